@@ -1,0 +1,239 @@
+"""The one seam to the machine: a filesystem root, the environment, and native calls in a child process."""
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from .native.runner import NativeTask, run_native
+
+_MAX_LINKS = 40  # like the kernel's ELOOP bound
+
+
+class Host:
+    """Everything a probe may know about the machine comes through here.
+
+    Paths handed in and out are *inside* paths: as a program running under ``root``
+    would see them ("/usr/local/cuda"). Symbolic links are resolved inside the root,
+    so an absolute link in a container image never escapes into the doctor's own machine.
+    """
+
+    def __init__(
+        self,
+        root: str = "/",
+        env: Optional[Mapping[str, str]] = None,
+        *,
+        native_timeout: float = 10.0,
+        allow_exec: Optional[bool] = None,
+        running_python: Optional[bool] = None,
+    ) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.env: Dict[str, str] = dict(os.environ if env is None else env)
+        self.native_timeout = native_timeout
+        is_live = str(self.root) == "/"
+        # Running programs (nvcc --version) and reading the running interpreter's sys.path
+        # only make sense for the live machine, not for an image mounted under --root.
+        self.allow_exec = is_live if allow_exec is None else allow_exec
+        self.running_python = is_live if running_python is None else running_python
+
+    # --- paths ---------------------------------------------------------
+
+    @property
+    def is_live(self) -> bool:
+        return str(self.root) == "/"
+
+    def outside(self, inside: str) -> Path:
+        """The doctor's own path for an inside path, without resolving links."""
+        inside = "/" + inside.lstrip("/")
+        return Path(str(self.root) + inside) if not self.is_live else Path(inside)
+
+    def inside(self, outside: os.PathLike) -> str:
+        """Map a doctor-side path back to how it appears under the root."""
+        text = os.fspath(outside)
+        if self.is_live:
+            return text
+        root = str(self.root)
+        if text == root:
+            return "/"
+        if text.startswith(root + "/"):
+            return text[len(root):]
+        return text
+
+    def readlink(self, inside: str) -> Optional[str]:
+        try:
+            return os.readlink(self.outside(inside))
+        except OSError:
+            return None
+
+    def realpath(self, inside: str) -> Tuple[str, bool]:
+        """Resolve every link in ``inside`` within the root. Returns (path, dangling)."""
+        if self.is_live:
+            real = os.path.realpath(inside)
+            return real, not os.path.exists(real)
+        parts = [p for p in inside.split("/") if p]
+        resolved: List[str] = []
+        hops = 0
+        while parts:
+            part = parts.pop(0)
+            if part == ".":
+                continue
+            if part == "..":
+                if resolved:
+                    resolved.pop()
+                continue
+            candidate = "/" + "/".join(resolved + [part])
+            target = self.readlink(candidate)
+            if target is None:
+                resolved.append(part)
+                continue
+            hops += 1
+            if hops > _MAX_LINKS:
+                return candidate, True
+            if target.startswith("/"):
+                resolved = []
+            parts = [p for p in target.split("/") if p] + parts
+        path = "/" + "/".join(resolved)
+        return path, not os.path.lexists(self.outside(path))
+
+    def link_chain(self, inside: str) -> Tuple[List[str], bool]:
+        """The chain of links from ``inside`` to the final file (``ln -s`` hops only)."""
+        chain = [inside]
+        current = inside
+        for _ in range(_MAX_LINKS):
+            target = self.readlink(current)
+            if target is None:
+                break
+            nxt = target if target.startswith("/") else os.path.normpath(os.path.join(os.path.dirname(current), target))
+            chain.append(nxt)
+            current = nxt
+        real, dangling = self.realpath(inside)
+        return chain, dangling
+
+    def real(self, inside: str) -> Path:
+        """The doctor-side path of the file an inside path finally names."""
+        path, _ = self.realpath(inside)
+        return self.outside(path)
+
+    def exists(self, inside: str) -> bool:
+        return os.path.exists(self.real(inside))
+
+    def lexists(self, inside: str) -> bool:
+        parent, _ = self.realpath(os.path.dirname(inside) or "/")
+        return os.path.lexists(self.outside(os.path.join(parent, os.path.basename(inside))))
+
+    def is_dir(self, inside: str) -> bool:
+        return os.path.isdir(self.real(inside))
+
+    def is_file(self, inside: str) -> bool:
+        return os.path.isfile(self.real(inside))
+
+    def is_link(self, inside: str) -> bool:
+        parent, _ = self.realpath(os.path.dirname(inside) or "/")
+        return os.path.islink(self.outside(os.path.join(parent, os.path.basename(inside))))
+
+    def lstat(self, inside: str) -> Optional[os.stat_result]:
+        try:
+            return os.lstat(self.real(inside))
+        except OSError:
+            return None
+
+    def listdir(self, inside: str) -> List[str]:
+        try:
+            return sorted(os.listdir(self.real(inside)))
+        except OSError:
+            return []
+
+    def read_bytes(self, inside: str, limit: int = 1 << 20) -> Optional[bytes]:
+        try:
+            with open(self.real(inside), "rb") as fh:
+                return fh.read(limit)
+        except OSError:
+            return None
+
+    def read_text(self, inside: str, limit: int = 1 << 20) -> Optional[str]:
+        data = self.read_bytes(inside, limit)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def world_readable(self, inside: str) -> Optional[bool]:
+        """True when 'other' may read the file and search every folder above it.
+
+        The check reads mode bits rather than calling access(): as root, access()
+        says yes to everything, which hides the D5 failure from the people who hit it.
+        """
+        path, dangling = self.realpath(inside)
+        if dangling:
+            return None
+        try:
+            st = os.stat(self.outside(path))
+        except OSError:
+            return None
+        if not st.st_mode & stat.S_IROTH:
+            return False
+        parent = os.path.dirname(path)
+        while parent and parent != "/":
+            try:
+                pst = os.stat(self.outside(parent))
+            except OSError:
+                return None
+            if not pst.st_mode & stat.S_IXOTH:
+                return False
+            parent = os.path.dirname(parent)
+        return True
+
+    def glob(self, pattern: str) -> List[str]:
+        """Expand shell wildcards component by component, inside the root."""
+        parts = [p for p in pattern.split("/") if p]
+        found = ["/"]
+        for part in parts:
+            nxt: List[str] = []
+            for base in found:
+                if any(ch in part for ch in "*?["):
+                    for name in self.listdir(base):
+                        if fnmatch.fnmatchcase(name, part):
+                            nxt.append(os.path.join(base, name))
+                else:
+                    cand = os.path.join(base, part)
+                    if self.lexists(cand):
+                        nxt.append(cand)
+            found = nxt
+            if not found:
+                break
+        return sorted(found)
+
+    # --- environment ---------------------------------------------------
+
+    def getenv(self, name: str) -> Optional[str]:
+        return self.env.get(name)
+
+    def env_paths(self, name: str) -> List[str]:
+        """A colon-separated path variable, in order, empty entries dropped."""
+        value = self.env.get(name) or ""
+        return [p for p in value.split(os.pathsep) if p]
+
+    # --- running things ------------------------------------------------
+
+    def run(self, argv: Sequence[str], timeout: float = 5.0) -> Optional[Tuple[int, str]]:
+        """Run a program of the live machine; None when not allowed or it cannot start."""
+        if not self.allow_exec:
+            return None
+        try:
+            proc = subprocess.run(
+                list(argv), capture_output=True, text=True, timeout=timeout, env=self.env, stdin=subprocess.DEVNULL
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return proc.returncode, proc.stdout + proc.stderr
+
+    def native(self, groups: Iterable[Sequence[NativeTask]]) -> List[List[dict]]:
+        """Run native calls (dlopen, NVML) in child processes; one list of results per group."""
+        return run_native(list(groups), timeout=self.native_timeout, env=self.env)
+
+    def python_site_dirs(self) -> List[str]:
+        """The running interpreter's site folders, when inspecting the live machine."""
+        if not self.running_python:
+            return []
+        return [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]

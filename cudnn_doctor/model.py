@@ -1,0 +1,247 @@
+"""Plain data passed between the stages: facts the probes saw, findings the rules made."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Dict, List, Optional
+
+
+def to_plain(obj: Any) -> Any:
+    """Turn nested dataclasses, enums and lists into JSON-ready values."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Enum):
+        return obj.value
+    if isinstance(obj, dict):
+        return {str(k): to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    return obj
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 0, "warning": 1, "error": 2}[self.value]
+
+
+@dataclass
+class Finding:
+    """One diagnosis: what is wrong, the evidence, why it matters and the exact fix."""
+
+    id: str  # stable code, e.g. "CD301"
+    severity: Severity
+    title: str
+    detail: str = ""  # why it matters
+    fix: str = ""  # the exact command or action; required for errors and warnings
+    evidence: Dict[str, Any] = field(default_factory=dict)
+    alias: str = ""  # kebab-case name, e.g. "cudnn-header-mismatch"
+    catalogue: List[str] = field(default_factory=list)  # failure-catalogue ids, e.g. ["D7"]
+
+
+# --- facts ---------------------------------------------------------------
+
+
+@dataclass
+class DriverFacts:
+    """The NVIDIA driver: user-space release, the CUDA it supports, and the kernel module."""
+
+    version: Optional[str] = None  # driver release, e.g. "580.159.04"
+    version_source: Optional[str] = None  # e.g. "nvml:/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"
+    cuda_version: Optional[str] = None  # max CUDA the driver supports, e.g. "13.0"
+    cuda_version_source: Optional[str] = None
+    kernel_module_version: Optional[str] = None  # from /proc/driver/nvidia/version
+    kernel_module_source: Optional[str] = None
+    kernel_module_loaded: Optional[bool] = None
+    libcuda_path: Optional[str] = None  # what libcuda.so.1 resolves to
+    libcuda_file_version: Optional[str] = None  # from libcuda.so.<ver>
+    libnvml_path: Optional[str] = None
+    libnvml_file_version: Optional[str] = None
+    nvml_error: Optional[str] = None  # NVML's own error text, e.g. "Driver/library version mismatch"
+    libcuda_error: Optional[str] = None
+    nvidia_pci_devices: List[Dict[str, Any]] = field(default_factory=list)
+    loaded_modules: List[str] = field(default_factory=list)  # nvidia*, nouveau, nova_core
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
+class GpuFacts:
+    index: int
+    name: Optional[str] = None
+    uuid: Optional[str] = None
+    compute_capability: Optional[str] = None  # "9.0"
+    memory_total_mib: Optional[int] = None
+    memory_free_mib: Optional[int] = None
+    mig_mode: Optional[bool] = None
+    mig_devices: List[str] = field(default_factory=list)
+    compute_mode: Optional[str] = None  # default, exclusive_thread, prohibited, exclusive_process
+    running_processes: Optional[int] = None
+    visible: Optional[bool] = None  # after CUDA_VISIBLE_DEVICES
+    source: Optional[str] = None
+
+
+@dataclass
+class VisibilityFacts:
+    """CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES and what they leave visible."""
+
+    cuda_visible_devices: Optional[str] = None  # raw value, None when unset
+    nvidia_visible_devices: Optional[str] = None
+    visible_indices: Optional[List[int]] = None  # None when unset (all visible)
+    problems: List[str] = field(default_factory=list)
+
+
+@dataclass
+class ToolkitFacts:
+    path: str  # as found, e.g. "/usr/local/cuda"
+    realpath: Optional[str] = None
+    version: Optional[str] = None  # "13.0.2" or "13.0"
+    version_source: Optional[str] = None  # "version.json", "version.txt", "cuda.h", "libcudart file name", ...
+    found_via: List[str] = field(default_factory=list)  # "CUDA_HOME", "/usr/local/cuda-*", "nvcc on PATH", ...
+    link_chain: List[str] = field(default_factory=list)
+    dangling: bool = False
+    nvcc_path: Optional[str] = None
+    nvcc_version: Optional[str] = None  # nvcc component version, e.g. "13.0.88"
+    cudart_path: Optional[str] = None
+    cudart_version: Optional[str] = None  # cudaRuntimeGetVersion decoded, e.g. "13.0"
+    bundled_driver: Optional[str] = None  # version.json nvidia_driver
+    kind: str = "system"  # system, conda, pip
+    error: Optional[str] = None
+
+
+@dataclass
+class LibFile:
+    """One file of a cuDNN copy (main library or sub-library)."""
+
+    name: str  # file name as found, e.g. "libcudnn_ops.so.9"
+    path: str
+    realpath: Optional[str] = None
+    file_version: Optional[str] = None  # from the resolved file name, e.g. "9.14.0"
+    is_link: bool = False
+    link_chain: List[str] = field(default_factory=list)
+    dangling: bool = False
+    readable: Optional[bool] = None  # world-readable (o+r) all along the chain
+    mode: Optional[str] = None  # "0644"
+    elf: Optional[str] = None  # "ok", "not-elf", "truncated", "elfclass32", "wrong-machine", "empty"
+
+
+@dataclass
+class CudnnCopy:
+    path: str  # the main library, e.g. "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"
+    directory: str
+    major: Optional[int] = None
+    version: Optional[str] = None  # what the library reports (cudnnGetVersion), e.g. "9.14.0"
+    version_source: Optional[str] = None  # "cudnnGetVersion", "file name", "package", "header"
+    cuda_version: Optional[str] = None  # cudnnGetCudartVersion decoded: the CUDA it was built for
+    cuda_version_source: Optional[str] = None
+    header_path: Optional[str] = None
+    header_version: Optional[str] = None
+    header_max_sm: Optional[str] = None  # CUDNN_MAX_SM_MAJOR/MINOR_NUMBER, e.g. "12.1"
+    origin: str = "other"  # toolkit, system, pip, conda, ld_library_path, other
+    package: Optional[str] = None  # "nvidia-cudnn-cu13 9.19.0.56", "deb libcudnn9-cuda-13 9.14.0.64-1"
+    found_via: List[str] = field(default_factory=list)
+    files: List[LibFile] = field(default_factory=list)  # main + sub-libraries
+    sublibraries_missing: List[str] = field(default_factory=list)
+    load_error: Optional[str] = None  # dlopen / call failure, crash or hang of the child process
+
+
+@dataclass
+class Resolution:
+    """Where the dynamic loader would find one soname, and what it passed over."""
+
+    name: str  # soname, e.g. "libcudnn.so.9"
+    path: Optional[str] = None
+    realpath: Optional[str] = None
+    via: Optional[str] = None  # "LD_LIBRARY_PATH", "ld.so.cache", "default path", "RUNPATH"
+    shadowed: List[Dict[str, str]] = field(default_factory=list)  # [{"path", "via"}] later candidates
+    problems: List[str] = field(default_factory=list)  # e.g. "wrong ELF class" of a skipped candidate
+
+
+@dataclass
+class LoaderFacts:
+    ld_library_path: List[str] = field(default_factory=list)
+    ld_preload: List[str] = field(default_factory=list)
+    conf_dirs: List[str] = field(default_factory=list)  # from /etc/ld.so.conf(.d)
+    cache_path: Optional[str] = None
+    cache_entries: Optional[int] = None
+    cache_error: Optional[str] = None
+    default_dirs: List[str] = field(default_factory=list)
+    resolved: Dict[str, Resolution] = field(default_factory=dict)
+
+
+@dataclass
+class FrameworkFacts:
+    name: str  # distribution name: torch, tensorflow, jaxlib, jax-cuda13-plugin, cupy-cuda13x, ...
+    version: str
+    location: str  # site-packages folder
+    cuda_build: Optional[bool] = None  # False for CPU-only builds
+    cuda_version: Optional[str] = None  # the CUDA it was built for
+    cudnn_version: Optional[str] = None  # the cuDNN it was built for, when recorded
+    requires: List[str] = field(default_factory=list)  # nvidia-* requirements (Requires-Dist)
+    source: Optional[str] = None  # where the build info came from
+    consumer_library: Optional[str] = None  # e.g. torch/lib/libtorch_cuda.so
+    resolved_cudnn: Optional[Resolution] = None  # the cuDNN this framework's library would load
+
+
+@dataclass
+class PythonEnvFacts:
+    site_dirs: List[str] = field(default_factory=list)
+    frameworks: List[FrameworkFacts] = field(default_factory=list)
+    nvidia_wheels: List[Dict[str, str]] = field(default_factory=list)  # {name, version, location}
+    conda_prefixes: List[str] = field(default_factory=list)
+    conda_packages: List[Dict[str, str]] = field(default_factory=list)  # {name, version, build, prefix}
+
+
+@dataclass
+class HostFacts:
+    root: str = "/"
+    platform: str = "linux"
+    machine: Optional[str] = None
+    kernel_release: Optional[str] = None
+    in_container: Optional[bool] = None
+    wsl: Optional[bool] = None
+    python: Optional[str] = None
+    dev_nodes: List[str] = field(default_factory=list)  # /dev/nvidia*, /dev/dxg present
+
+
+@dataclass
+class ProbeError:
+    probe: str
+    error: str
+
+
+@dataclass
+class Facts:
+    host: HostFacts = field(default_factory=HostFacts)
+    driver: DriverFacts = field(default_factory=DriverFacts)
+    gpus: List[GpuFacts] = field(default_factory=list)
+    visibility: VisibilityFacts = field(default_factory=VisibilityFacts)
+    toolkits: List[ToolkitFacts] = field(default_factory=list)
+    cudnn: List[CudnnCopy] = field(default_factory=list)
+    loader: LoaderFacts = field(default_factory=LoaderFacts)
+    python: PythonEnvFacts = field(default_factory=PythonEnvFacts)
+    searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
+    probe_errors: List[ProbeError] = field(default_factory=list)
+    timings_ms: Dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return to_plain(self)
+
+
+@dataclass
+class Report:
+    """Everything a renderer needs; the exit code is computed once, in the CLI."""
+
+    facts: Facts
+    findings: List[Finding] = field(default_factory=list)
+    rules_run: List[str] = field(default_factory=list)
+    extra: Dict[str, Any] = field(default_factory=dict)  # e.g. the smoke test result
+
+    @property
+    def verdict(self) -> str:
+        worst = max((f.severity.rank for f in self.findings), default=0)
+        return {0: "ok", 1: "warning", 2: "error"}[worst]

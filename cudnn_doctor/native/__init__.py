@@ -1,0 +1,1 @@
+"""Native calls (dlopen of vendor libraries, NVML), always made in a child process."""

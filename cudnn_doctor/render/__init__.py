@@ -1,0 +1,1 @@
+"""Renderers: turn a Report into text. They never choose the exit code."""

@@ -1,0 +1,54 @@
+"""Terminal conventions: which stream, whether to colour, and the one-line error exit."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import NoReturn, Optional, TextIO
+
+import typer
+from rich.console import Console
+
+# Exit codes are a contract (README "Exit codes").
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+EXIT_DOCTOR_FAILED = 3
+
+
+def want_color(stream: TextIO, flag: Optional[bool] = None) -> bool:
+    """--color/--no-color, then NO_COLOR, FORCE_COLOR, TERM=dumb, then whether it is a terminal."""
+    if flag is not None:
+        return flag
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def console(stderr: bool = False, color: Optional[bool] = None) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    colored = want_color(stream, color)
+    return Console(
+        file=stream,
+        force_terminal=colored,
+        no_color=not colored,
+        highlight=False,
+        soft_wrap=not colored,  # piped output keeps whole lines for grep
+        width=None if colored else 100,
+    )
+
+
+def error_exit(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """One clear line on stderr and a non-zero exit; never a traceback."""
+    sys.stderr.write("cudnn-doctor: error: %s\n" % message)
+    raise typer.Exit(code)
+
+
+def hint(message: str) -> None:
+    sys.stderr.write("%s\n" % message)
