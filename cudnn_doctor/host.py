@@ -7,7 +7,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .native.runner import NativeTask, run_native
 
@@ -153,6 +153,19 @@ class Host:
                 return fh.read(limit)
         except OSError:
             return None
+
+    def open_binary(self, inside: str) -> Optional[Tuple[BinaryIO, int]]:
+        """An open file and its size, for readers that seek (ELF, ld.so.cache); caller closes it."""
+        try:
+            fh = open(self.real(inside), "rb")
+        except OSError:
+            return None
+        try:
+            size = os.fstat(fh.fileno()).st_size
+        except OSError:
+            fh.close()
+            return None
+        return fh, size
 
     def read_text(self, inside: str, limit: int = 1 << 20) -> Optional[str]:
         data = self.read_bytes(inside, limit)

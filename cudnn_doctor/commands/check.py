@@ -1,0 +1,168 @@
+"""The `check` subcommand: probe the machine, judge it, render the report, choose the exit code."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import List, Mapping, Optional, Sequence
+
+import typer
+
+from ..host import Host
+from ..model import Facts, Finding, Report, Severity
+from ..ui import EXIT_OK, EXIT_PROBLEMS, error_exit
+
+
+def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None) -> Facts:
+    """Observe the machine (or the filesystem under ``root``) and return the facts."""
+    from ..probes import collect
+
+    return collect(Host(root=root, env=env))
+
+
+def probe_error_findings(facts: Facts) -> List[Finding]:
+    """A probe that failed is reported, so a blind spot is never mistaken for a healthy machine."""
+    return [
+        Finding(
+            id="CD001",
+            severity=Severity.WARNING,
+            title="The %s probe failed: %s" % (e.probe, e.error),
+            detail="cudnn-doctor could not inspect this part of the machine, so findings about it may be missing.",
+            fix="Re-run with `cudnn-doctor --debug check -v` and report it with `cudnn-doctor check --json` attached.",
+            alias="probe-failed",
+        )
+        for e in facts.probe_errors
+    ]
+
+
+def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
+                   target: Optional[str] = None, smoke: Optional[dict] = None,
+                   facts: Optional[Facts] = None) -> Report:
+    """Facts plus the judgement of every rule: the one result object every renderer reads."""
+    from ..rules import RuleContext, evaluate
+
+    facts = facts if facts is not None else collect_facts(root, env)
+    context = RuleContext(compat=_compat(), requires=list(requires), target=target, smoke=smoke)
+    findings, ran = evaluate(facts, context)
+    findings = probe_error_findings(facts) + findings
+    report = Report(facts=facts, findings=findings, rules_run=ran)
+    if smoke is not None:
+        report.extra["smoke"] = smoke
+    return report
+
+
+def _compat():
+    try:
+        from ..compat import load_compat
+    except ImportError:  # the knowledge base is optional for the probes, not for the verdicts
+        return None
+    return load_compat()
+
+
+def exit_code_for(report: Report, strict: bool) -> int:
+    """0: no errors; 1: an error (or, with --strict, a warning). Renderers never decide this."""
+    worst = max((f.severity.rank for f in report.findings), default=0)
+    threshold = Severity.WARNING.rank if strict else Severity.ERROR.rank
+    return EXIT_PROBLEMS if worst >= threshold else EXIT_OK
+
+
+def _pick_format(fmt: Optional[str], as_json: bool) -> str:
+    if as_json:
+        return "json"
+    if fmt:
+        return fmt
+    # In GitHub Actions with output going to a log, annotations are what people read.
+    if os.environ.get("GITHUB_ACTIONS") == "true" and not sys.stdout.isatty():
+        return "github"
+    return "human"
+
+
+def _validate_requires(requires: Sequence[str]) -> None:
+    try:
+        from ..rules.policy import parse_requirement
+    except ImportError:
+        return
+    for expr in requires:
+        try:
+            parse_requirement(expr)
+        except ValueError as exc:
+            error_exit("--require %r: %s" % (expr, exc))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        "check",
+        help=(
+            "Probe the driver, GPUs, CUDA toolkits, every cuDNN copy and the loader, judge them against the "
+            "compatibility data, and print diagnoses with fixes.\n\n"
+            "Exit codes: 0 no errors, 1 an error was found (--strict: or a warning), 2 usage error, "
+            "3 the doctor itself failed.\n\n"
+            "Examples:\n\n"
+            "  cudnn-doctor check\n\n"
+            "  cudnn-doctor check -v --require 'cudnn>=9' --require 'driver>=535'\n\n"
+            "  cudnn-doctor check --for dl4j==1.0.0-beta6\n\n"
+            "  cudnn-doctor check --root /mnt/image --json > facts.json"
+        ),
+    )
+    def check(
+        root: str = typer.Option("/", "--root", metavar="DIR",
+                                 help="Inspect the filesystem under DIR as if it were / (an image, chroot, disk)."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1) and nothing else."),
+        fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github",
+                                          help="Output format; github prints ::error/::warning annotations."),
+        verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show details and where facts came from."),
+        quiet: int = typer.Option(0, "--quiet", "-q", count=True, help="-q: findings only; -qq: nothing."),
+        strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+        require: List[str] = typer.Option([], "--require", metavar="EXPR",
+                                          help="A policy such as 'cuda>=11.8', 'cudnn>=8.9,<10', 'driver>=535', "
+                                               "'cc>=7.0' (repeatable)."),
+        target: Optional[str] = typer.Option(None, "--for", metavar="FRAMEWORK[==VERSION]",
+                                             help="Judge against a framework build: torch, tensorflow==2.15, "
+                                                  "jax, dl4j==1.0.0-beta6."),
+        junit_xml: Optional[Path] = typer.Option(None, "--junit-xml", metavar="PATH",
+                                                 help="Also write a JUnit XML report (one test case per rule)."),
+        smoke: bool = typer.Option(False, "--smoke", help="Also run a real convolution through cuDNN."),
+        color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
+    ) -> None:
+        fmt_name = _pick_format(fmt, as_json)
+        if fmt_name not in ("human", "json", "github"):
+            error_exit("--format must be human, json or github, not %r" % fmt_name)
+        if not os.path.isdir(root):
+            error_exit("--root %s is not a folder" % root)
+        _validate_requires(require)
+        facts = collect_facts(root)
+        smoke_result = _run_smoke(facts) if smoke else None
+        report = collect_report(root, requires=require, target=target, smoke=smoke_result, facts=facts)
+        code = exit_code_for(report, strict)
+        if junit_xml is not None:
+            from ..render.junit import write_junit
+
+            write_junit(report, junit_xml)
+        if fmt_name == "json":
+            from ..render.envelope import dumps
+            from ..render.json_report import report_json
+
+            sys.stdout.write(dumps(report_json(report, code)) + "\n")
+        elif fmt_name == "github":
+            from ..render.github import render_github
+
+            render_github(report, sys.stdout, os.environ.get("GITHUB_STEP_SUMMARY"))
+        elif quiet < 2:
+            from ..render.human import render_human
+            from ..ui import console
+
+            render_human(report, console(color=color), verbose=verbose, quiet=quiet)
+        raise typer.Exit(code)
+
+
+def _run_smoke(facts: Facts) -> dict:
+    """Run the cuDNN smoke test on the copy a plain process would load."""
+    try:
+        from ..smoke import run_smoke
+    except ImportError:
+        return {"ok": False, "summary": "the smoke test is not available in this build"}
+    res = next((r for name, r in sorted(facts.loader.resolved.items(), reverse=True)
+                if name.startswith("libcudnn.so.") and r.path), None)
+    if res is None:
+        return {"ok": False, "summary": "no cuDNN library that a plain process would load was found"}
+    return run_smoke(res.path).to_dict()

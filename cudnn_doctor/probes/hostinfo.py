@@ -1,0 +1,34 @@
+"""Host facts: kernel, container, WSL, device nodes; these change how other facts should be read."""
+from __future__ import annotations
+
+import platform
+import sys
+
+from ..model import HostFacts
+
+
+def probe(ctx) -> None:
+    host = ctx.host
+    facts = HostFacts(root=str(host.root))
+    facts.platform = sys.platform if host.is_live else "linux"
+    facts.machine = platform.machine() if host.is_live else None
+    facts.python = sys.executable if host.running_python else None
+    release = host.read_text("/proc/sys/kernel/osrelease")
+    if release is None and host.is_live:
+        release = platform.release()
+    facts.kernel_release = release.strip() if release else None
+    # WSL2 exposes the GPU as /dev/dxg and the driver under /usr/lib/wsl/lib (catalogue H4/H5).
+    facts.wsl = bool(
+        (facts.kernel_release and ("microsoft" in facts.kernel_release.lower() or "wsl" in facts.kernel_release.lower()))
+        or host.lexists("/dev/dxg")
+    )
+    cgroup = host.read_text("/proc/1/cgroup", limit=65536) or ""
+    facts.in_container = bool(
+        host.lexists("/.dockerenv")
+        or host.lexists("/run/.containerenv")
+        or host.getenv("container")
+        or any(word in cgroup for word in ("docker", "kubepods", "containerd", "libpod"))
+    )
+    facts.dev_nodes = [p for p in host.glob("/dev/nvidia*")] + (["/dev/dxg"] if host.lexists("/dev/dxg") else [])
+    ctx.facts.host = facts
+    ctx.searched("host", "/proc/sys/kernel/osrelease, /.dockerenv, /run/.containerenv, /proc/1/cgroup, /dev/nvidia*, /dev/dxg")

@@ -1,0 +1,136 @@
+"""Simulates the Linux dynamic loader's search (ld.so(8)) inside the Host's root, recording why each copy wins."""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from ..host import Host
+from ..model import LoaderFacts, Resolution
+from .elf import ElfInfo, read_elf
+from .ldcache import parse_ld_cache
+
+# Trusted folders ld.so searches last (Debian/Ubuntu multiarch first, then RHEL's lib64, then plain).
+DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+
+
+def read_conf_dirs(host: Host, path: str = "/etc/ld.so.conf", depth: int = 0) -> List[str]:
+    """Folders listed in ld.so.conf, following `include` globs as ldconfig does."""
+    text = host.read_text(path)
+    if text is None or depth > 8:
+        return []
+    dirs: List[str] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("include"):
+            for pattern in line.split()[1:]:
+                if not pattern.startswith("/"):
+                    pattern = os.path.join(os.path.dirname(path), pattern)
+                for inc in host.glob(pattern):
+                    dirs.extend(read_conf_dirs(host, inc, depth + 1))
+        elif line.startswith("hwcap"):
+            continue
+        else:
+            dirs.append(line.split("=")[0].rstrip("/") or "/")
+    return list(dict.fromkeys(dirs))
+
+
+class LoaderView:
+    """The search state of a plain process: LD_LIBRARY_PATH, ld.so.cache and the default folders."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.facts = LoaderFacts()
+        self.facts.ld_library_path = host.env_paths("LD_LIBRARY_PATH")
+        self.facts.ld_preload = [p for p in (host.getenv("LD_PRELOAD") or "").replace(":", " ").split() if p]
+        self.facts.conf_dirs = read_conf_dirs(host)
+        self.facts.default_dirs = [d for d in DEFAULT_DIRS if host.is_dir(d)]
+        self.cache: Optional[Dict[str, List[str]]] = None
+        self._elf_cache: Dict[str, ElfInfo] = {}
+        data = host.read_bytes("/etc/ld.so.cache", limit=64 << 20)
+        if data is None:
+            self.facts.cache_error = "no /etc/ld.so.cache"
+        else:
+            self.facts.cache_path = "/etc/ld.so.cache"
+            try:
+                self.cache, self.facts.cache_entries = parse_ld_cache(data)
+            except (ValueError, Exception) as exc:  # struct.error on garbage
+                self.facts.cache_error = "unreadable ld.so.cache: %s" % exc
+
+    def elf(self, inside: str, dynamic: bool = False) -> ElfInfo:
+        key = "%s|%d" % (inside, dynamic)
+        if key not in self._elf_cache:
+            opened = self.host.open_binary(inside)
+            if opened is None:
+                self._elf_cache[key] = ElfInfo("unreadable")
+            else:
+                fh, size = opened
+                try:
+                    self._elf_cache[key] = read_elf(fh, size, dynamic=dynamic)
+                except Exception:  # a hostile header must not stop the run
+                    self._elf_cache[key] = ElfInfo("truncated")
+                finally:
+                    fh.close()
+        return self._elf_cache[key]
+
+    def candidates(self, soname: str, runpath: Sequence[str] = (), rpath: Sequence[str] = (),
+                   origin: Optional[str] = None) -> List[Tuple[str, str]]:
+        """Every (path, how-found) a process would try for ``soname``, in ld.so's order."""
+        def expand(dirs: Sequence[str]) -> List[str]:
+            out = []
+            for d in dirs:
+                if origin is not None:
+                    d = d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)
+                out.append(os.path.normpath(d))
+            return out
+
+        steps: List[Tuple[str, List[str]]] = []
+        if rpath and not runpath:
+            steps.append(("RPATH", expand(rpath)))
+        steps.append(("LD_LIBRARY_PATH", list(self.facts.ld_library_path)))
+        if runpath:
+            steps.append(("RUNPATH", expand(runpath)))
+        found: List[Tuple[str, str]] = []
+        for via, dirs in steps:
+            for d in dirs:
+                path = os.path.join(d, soname)
+                if self.host.lexists(path):
+                    found.append((path, via))
+        if self.cache is not None:
+            for path in self.cache.get(soname, []):
+                found.append((path, "ld.so.cache"))
+        for d in self.facts.default_dirs:
+            path = os.path.join(d, soname)
+            if self.host.lexists(path):
+                found.append((path, "default path"))
+        # Keep the first mention of each file; later ones are the same copy seen again.
+        seen = set()
+        unique = []
+        for path, via in found:
+            real, _ = self.host.realpath(path)
+            if real in seen:
+                continue
+            seen.add(real)
+            unique.append((path, via))
+        return unique
+
+    def resolve(self, soname: str, runpath: Sequence[str] = (), rpath: Sequence[str] = (),
+                origin: Optional[str] = None) -> Resolution:
+        """The first candidate ld.so would accept; skipped and later candidates are recorded."""
+        res = Resolution(name=soname)
+        for path, via in self.candidates(soname, runpath, rpath, origin):
+            real, dangling = self.host.realpath(path)
+            if res.path is None:
+                if dangling:
+                    res.problems.append("%s (%s) is a dangling link, skipped" % (path, via))
+                    continue
+                info = self.elf(path)
+                if info.status != "ok":
+                    # ld.so passes over files of the wrong class/machine and keeps searching.
+                    res.problems.append("%s (%s) skipped: %s" % (path, via, info.status))
+                    continue
+                res.path, res.realpath, res.via = path, real, via
+            else:
+                res.shadowed.append({"path": path, "realpath": real, "via": via})
+        return res

@@ -1,0 +1,185 @@
+"""Python environments: NVIDIA wheels and GPU frameworks, read from package metadata and files, never imported."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Dict, List, Optional
+
+from ..model import FrameworkFacts, PythonEnvFacts
+
+# Cheap places other interpreters keep packages (virtual envs under /opt, distro pythons, conda).
+SITE_GLOBS = (
+    "/usr/lib/python3/dist-packages",
+    "/usr/lib/python3*/site-packages",
+    "/usr/local/lib/python3*/dist-packages",
+    "/usr/local/lib/python3*/site-packages",
+    "/opt/*/.venv/lib/python3*/site-packages",
+    "/opt/*/venv/lib/python3*/site-packages",
+    "/opt/*/lib/python3*/site-packages",
+    "/opt/conda/envs/*/lib/python3*/site-packages",
+    "/root/.local/lib/python3*/site-packages",
+)
+CONDA_GLOBS = ("/opt/conda", "/opt/conda/envs/*", "/opt/miniconda3", "/opt/miniconda3/envs/*",
+               "/root/miniconda3", "/root/miniconda3/envs/*", "/root/anaconda3")
+
+# Distributions that decide which CUDA/cuDNN a program needs.
+FRAMEWORK_PREFIXES = ("torch", "tensorflow", "tf-nightly", "jax", "jaxlib", "jax-cuda", "cupy", "onnxruntime",
+                      "paddlepaddle", "ctranslate2", "tensorrt")
+_DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-info$")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def site_dirs(ctx) -> List[str]:
+    host = ctx.host
+    found: List[str] = list(host.python_site_dirs())
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        value = host.getenv(var)
+        if value:
+            found.extend(host.glob(value.rstrip("/") + "/lib/python3*/site-packages"))
+    for pattern in SITE_GLOBS:
+        found.extend(host.glob(pattern))
+        ctx.searched("python", pattern)
+    out, seen = [], set()
+    for path in found:
+        real, _ = host.realpath(path)
+        if real not in seen and host.is_dir(path):
+            seen.add(real)
+            out.append(path)
+    return out
+
+
+def _metadata(ctx, site: str, dist_dir: str) -> Dict[str, List[str]]:
+    text = ctx.host.read_text("%s/%s/METADATA" % (site, dist_dir), limit=256 * 1024) or ""
+    fields: Dict[str, List[str]] = {}
+    for line in text.split("\n\n", 1)[0].splitlines():
+        if ":" in line and not line.startswith(" "):
+            key, value = line.split(":", 1)
+            fields.setdefault(key.strip(), []).append(value.strip())
+    return fields
+
+
+def probe(ctx) -> None:
+    host = ctx.host
+    env = PythonEnvFacts()
+    ctx.facts.python = env
+    env.site_dirs = site_dirs(ctx)
+    for site in env.site_dirs:
+        for entry in host.listdir(site):
+            m = _DIST_INFO.match(entry)
+            if not m:
+                continue
+            name, version = _norm(m.group("name")), m.group("version")
+            if name.startswith("nvidia-"):
+                env.nvidia_wheels.append({"name": name, "version": version, "location": site})
+            elif name.startswith(FRAMEWORK_PREFIXES) and name not in ("torchvision", "torchaudio"):
+                env.frameworks.append(_framework(ctx, site, entry, name, version))
+    _conda(ctx, env)
+
+
+def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> FrameworkFacts:
+    meta = _metadata(ctx, site, dist_dir)
+    fw = FrameworkFacts(name=name, version=version, location=site, source="%s/%s/METADATA" % (site, dist_dir))
+    fw.requires = [r for r in meta.get("Requires-Dist", []) if _norm(r).startswith("nvidia-")]
+    local = version.split("+", 1)[1] if "+" in version else ""
+    host = ctx.host
+    if name == "torch":
+        text = host.read_text(site + "/torch/version.py") or ""
+        m = re.search(r"^cuda\s*(?::\s*\S+)?\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", text, re.M)
+        if m:
+            fw.cuda_version = m.group(1) or m.group(2) or None
+            fw.cuda_build = fw.cuda_version is not None
+            fw.source = site + "/torch/version.py"
+        elif local == "cpu":
+            fw.cuda_build = False
+        fw.consumer_library = _first(ctx, site, ["torch/lib/libtorch_cuda.so"])
+    elif name.startswith("tensorflow") or name == "tf-nightly":
+        text = host.read_text(site + "/tensorflow/python/platform/build_info.py") or ""
+        for key, attr in (("cuda_version", "cuda_version"), ("cudnn_version", "cudnn_version")):
+            m = re.search(r"['\"]%s['\"]\s*:\s*['\"]([^'\"]*)['\"]" % key, text)
+            if m and m.group(1):
+                setattr(fw, attr, m.group(1))
+        m = re.search(r"['\"]is_cuda_build['\"]\s*:\s*(True|False)", text)
+        if m:
+            fw.cuda_build = m.group(1) == "True"
+        if text:
+            fw.source = site + "/tensorflow/python/platform/build_info.py"
+        fw.consumer_library = _first(ctx, site, ["tensorflow/libtensorflow_framework.so.2",
+                                                 "tensorflow/libtensorflow_cc.so.2"])
+    elif name.startswith("jax-cuda") or name == "jaxlib":
+        m = re.search(r"cuda(\d+)", name + local)
+        if m:
+            fw.cuda_version = m.group(1)
+            fw.cuda_build = True
+        m = re.search(r"cudnn(\d+)", local)  # old jaxlib local tags: +cuda11.cudnn86
+        if m:
+            digits = m.group(1)
+            fw.cudnn_version = "%s.%s" % (digits[0], digits[1:])
+        plugin = ctx.host.glob(site + "/jax_plugins/xla_cuda*/xla_cuda_plugin.so")
+        fw.consumer_library = plugin[0] if plugin else None
+    elif name.startswith("cupy"):
+        m = re.search(r"cuda(\d+)x", name)
+        fw.cuda_version = m.group(1) if m else None
+        fw.cuda_build = True
+    elif name.startswith("onnxruntime"):
+        fw.cuda_build = "gpu" in name
+        fw.consumer_library = _first(ctx, site, ["onnxruntime/capi/libonnxruntime_providers_cuda.so"])
+    elif name.startswith("paddlepaddle"):
+        fw.cuda_build = "gpu" in name
+        text = host.read_text(site + "/paddle/version/__init__.py") or ""
+        for key, attr in (("cuda_version", "cuda_version"), ("cudnn_version", "cudnn_version")):
+            m = re.search(r"^%s\s*=\s*['\"]([^'\"]*)['\"]" % key, text, re.M)
+            if m and m.group(1) not in ("", "False"):
+                setattr(fw, attr, m.group(1))
+    return fw
+
+
+def _first(ctx, site: str, rels: List[str]) -> Optional[str]:
+    for rel in rels:
+        path = "%s/%s" % (site, rel)
+        if ctx.host.lexists(path):
+            return path
+    return None
+
+
+def _conda(ctx, env: PythonEnvFacts) -> None:
+    host = ctx.host
+    prefixes = []
+    if host.getenv("CONDA_PREFIX"):
+        prefixes.append(host.getenv("CONDA_PREFIX"))
+    for pattern in CONDA_GLOBS:
+        prefixes.extend(host.glob(pattern))
+    for prefix in dict.fromkeys(prefixes):
+        if not host.is_dir(prefix + "/conda-meta"):
+            continue
+        env.conda_prefixes.append(prefix)
+        for entry in host.listdir(prefix + "/conda-meta"):
+            if not entry.endswith(".json"):
+                continue
+            if not re.match(r"^(cudnn|libcudnn|cuda-|cudatoolkit|pytorch|jaxlib|tensorflow|tensorrt|libcublas)", entry):
+                continue
+            try:
+                data = json.loads(host.read_text("%s/conda-meta/%s" % (prefix, entry), limit=4 << 20) or "{}")
+            except ValueError:
+                continue
+            env.conda_packages.append({"name": str(data.get("name", "")), "version": str(data.get("version", "")),
+                                       "build": str(data.get("build", "")), "prefix": prefix})
+
+
+def resolve_frameworks(ctx) -> None:
+    """Which cuDNN each framework's own library would load: its RUNPATH after LD_LIBRARY_PATH (catalogue E2)."""
+    for fw in ctx.facts.python.frameworks:
+        if not fw.consumer_library:
+            continue
+        info = ctx.loader.elf(fw.consumer_library, dynamic=True)
+        needed = [n for n in info.needed if n.startswith("libcudnn.so.")]
+        if not needed:
+            majors = [c.major for c in ctx.facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location)]
+            needed = ["libcudnn.so.%d" % majors[0]] if majors else []
+        if not needed:
+            continue
+        origin = os.path.dirname(fw.consumer_library)
+        fw.resolved_cudnn = ctx.loader.resolve(needed[0], runpath=info.runpath, rpath=info.rpath, origin=origin)

@@ -1,0 +1,196 @@
+"""The doctor-style terminal report: one marked section per layer, then the findings with their fixes."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from rich.console import Console
+from rich.text import Text
+
+from .. import __version__
+from ..model import Facts, Finding, Report, Severity
+
+MARKS = {"ok": ("[✓]", "green"), "info": ("[·]", "cyan"), "warning": ("[!]", "yellow"), "error": ("[✗]", "red")}
+SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+# Which section a finding belongs to, by the layer digit of its id (CD<layer>xx).
+SECTION_OF_LAYER = {"0": "doctor", "1": "driver", "8": "driver", "2": "gpus", "3": "toolkits", "4": "cudnn",
+                    "5": "cudnn", "6": "loader", "7": "python", "9": "policy"}
+
+
+def _section_state(findings: List[Finding]) -> str:
+    worst = max((f.severity.rank for f in findings), default=-1)
+    return {-1: "ok", 0: "info", 1: "warning", 2: "error"}[worst]
+
+
+def _head(console: Console, state: str, title: str) -> None:
+    mark, style = MARKS[state]
+    line = Text()
+    line.append(mark, style=style)
+    line.append(" " + title, style="bold")
+    console.print(line)
+
+
+def _detail(console: Console, text: str, style: Optional[str] = None) -> None:
+    console.print(Text("    " + text, style=style or ""))
+
+
+def _sections(facts: Facts, verbose: int) -> List[Tuple[str, str, List[str]]]:
+    d = facts.driver
+    driver_lines = []
+    if d.version or d.kernel_module_version:
+        driver_lines.append("driver %s · supports CUDA %s · kernel module %s" % (
+            d.version or "unknown", d.cuda_version or "unknown", d.kernel_module_version or "not loaded"))
+    else:
+        driver_lines.append("no NVIDIA driver found")
+    if d.nvml_error:
+        driver_lines.append("NVML: %s" % d.nvml_error)
+    if verbose:
+        driver_lines += ["version from %s" % d.version_source] if d.version_source else []
+        driver_lines += ["libcuda.so.1 -> %s" % d.libcuda_path] if d.libcuda_path else []
+        driver_lines += ["libnvidia-ml.so.1 -> %s" % d.libnvml_path] if d.libnvml_path else []
+        h = facts.host
+        driver_lines.append("host: kernel %s%s%s" % (h.kernel_release or "?", ", container" if h.in_container else "",
+                                                     ", WSL" if h.wsl else ""))
+
+    gpu_lines = []
+    for g in facts.gpus:
+        line = "GPU %d  %s  compute capability %s  %s MiB" % (
+            g.index, g.name or "?", g.compute_capability or "?", g.memory_total_mib if g.memory_total_mib else "?")
+        if g.visible is False:
+            line += "  (hidden by CUDA_VISIBLE_DEVICES)"
+        if g.mig_mode:
+            line += "  MIG on"
+        gpu_lines.append(line)
+        if verbose:
+            gpu_lines.append("  uuid %s · compute mode %s · %s process(es)" % (g.uuid, g.compute_mode,
+                                                                              g.running_processes))
+    if not facts.gpus:
+        gpu_lines.append("no GPU visible to NVML")
+    if facts.visibility.cuda_visible_devices is not None:
+        gpu_lines.append("CUDA_VISIBLE_DEVICES=%r" % facts.visibility.cuda_visible_devices)
+
+    tk_lines = []
+    for t in facts.toolkits:
+        where = t.path + (" -> %s" % t.realpath if t.realpath and t.realpath != t.path else "")
+        line = "CUDA %s  %s" % (t.version or "unknown version", where)
+        if t.kind != "system":
+            line += "  (%s)" % t.kind
+        tk_lines.append(line)
+        if verbose:
+            tk_lines.append("  version from %s · found via %s" % (t.version_source or "nothing readable",
+                                                                   ", ".join(t.found_via)))
+    if not facts.toolkits:
+        tk_lines.append("no CUDA toolkit found")
+
+    cudnn_lines = []
+    for c in facts.cudnn:
+        line = "cuDNN %s  built for CUDA %s  %s  [%s]" % (c.version or "unknown", c.cuda_version or "?", c.path,
+                                                         c.origin)
+        cudnn_lines.append(line)
+        extra = []
+        if c.header_path:
+            extra.append("header %s (%s)" % (c.header_version or "no version", c.header_path))
+        if c.package:
+            extra.append(c.package)
+        if c.load_error:
+            extra.append("load failed: %s" % c.load_error)
+        if extra:
+            cudnn_lines.append("  " + " · ".join(extra))
+        if verbose:
+            cudnn_lines.append("  version from %s · found via %s" % (c.version_source, ", ".join(c.found_via)))
+            subs = [f.name for f in c.files if f.name.startswith("libcudnn_") and f.name.count(".") == 2]
+            if subs:
+                cudnn_lines.append("  sub-libraries: %s" % ", ".join(subs))
+    if not facts.cudnn:
+        cudnn_lines.append("no cuDNN library found")
+
+    loader_lines = []
+    for name, res in sorted(facts.loader.resolved.items()):
+        if res.path:
+            line = "%s -> %s (%s)" % (name, res.realpath or res.path, res.via)
+            if res.shadowed:
+                line += ", shadows %d other cop%s" % (len(res.shadowed), "y" if len(res.shadowed) == 1 else "ies")
+        else:
+            line = "%s -> not found" % name
+        loader_lines.append(line)
+        if verbose:
+            loader_lines += ["  also: %s (%s)" % (s["path"], s["via"]) for s in res.shadowed]
+            loader_lines += ["  %s" % p for p in res.problems]
+    if verbose and facts.loader.ld_library_path:
+        loader_lines.append("LD_LIBRARY_PATH=%s" % ":".join(facts.loader.ld_library_path))
+
+    py_lines = []
+    for fw in facts.python.frameworks:
+        line = "%s %s" % (fw.name, fw.version)
+        if fw.cuda_build is False:
+            line += "  (CPU-only build)"
+        elif fw.cuda_version:
+            line += "  built for CUDA %s" % fw.cuda_version
+        if fw.resolved_cudnn and fw.resolved_cudnn.path:
+            line += "  loads %s" % (fw.resolved_cudnn.realpath or fw.resolved_cudnn.path)
+        py_lines.append(line)
+        if verbose:
+            py_lines.append("  in %s" % fw.location)
+    if not facts.python.frameworks:
+        py_lines.append("no GPU framework found in the Python environments searched")
+
+    return [
+        ("driver", "NVIDIA driver", driver_lines),
+        ("gpus", "GPUs (%d)" % len(facts.gpus), gpu_lines),
+        ("toolkits", "CUDA toolkits (%d)" % len(facts.toolkits), tk_lines),
+        ("cudnn", "cuDNN copies (%d)" % len(facts.cudnn), cudnn_lines),
+        ("loader", "What a plain process loads", loader_lines),
+        ("python", "Python frameworks (%d)" % len(facts.python.frameworks), py_lines),
+    ]
+
+
+def _finding(console: Console, f: Finding, verbose: int) -> None:
+    line = Text("  ")
+    line.append("%s %s" % ({Severity.ERROR: "✗", Severity.WARNING: "!", Severity.INFO: "·"}[f.severity], f.id),
+                style=SEVERITY_STYLE[f.severity])
+    line.append("  " + f.title)
+    console.print(line)
+    if f.severity != Severity.INFO or verbose:
+        if f.detail:
+            _detail(console, "Why: " + f.detail)
+        if f.fix:
+            _detail(console, "Fix: " + f.fix, style="bold")
+    if verbose and f.evidence:
+        for key, value in f.evidence.items():
+            _detail(console, "  %s: %s" % (key, value), style="dim")
+
+
+def render_human(report: Report, console: Console, verbose: int = 0, quiet: int = 0) -> None:
+    facts = report.facts
+    by_section: Dict[str, List[Finding]] = {}
+    for f in report.findings:
+        by_section.setdefault(SECTION_OF_LAYER.get(f.id[2:3], "doctor"), []).append(f)
+    if not quiet:
+        root = "" if facts.host.root == "/" else " · root %s" % facts.host.root
+        console.print(Text("cudnn-doctor %s%s" % (__version__, root), style="dim"))
+        for key, title, lines in _sections(facts, verbose):
+            _head(console, _section_state(by_section.get(key, [])), title)
+            for line in lines:
+                _detail(console, line)
+        if verbose and facts.searched:
+            console.print(Text("Searched", style="bold"))
+            for probe, places in facts.searched.items():
+                _detail(console, "%s: %d places" % (probe, len(places)))
+                if verbose > 1:
+                    for place in places:
+                        _detail(console, "  " + place, style="dim")
+        console.print()
+    shown = [f for f in report.findings if verbose or f.severity != Severity.INFO or not quiet]
+    if shown:
+        console.print(Text("Findings", style="bold"))
+        for f in shown:
+            _finding(console, f, verbose)
+        console.print()
+    errors = sum(1 for f in report.findings if f.severity == Severity.ERROR)
+    warnings = sum(1 for f in report.findings if f.severity == Severity.WARNING)
+    if errors or warnings:
+        summary = Text("%d problem%s (%d error%s, %d warning%s)" % (
+            errors + warnings, "" if errors + warnings == 1 else "s", errors, "" if errors == 1 else "s",
+            warnings, "" if warnings == 1 else "s"), style="bold red" if errors else "bold yellow")
+    else:
+        summary = Text("No problems found.", style="bold green")
+    console.print(summary)

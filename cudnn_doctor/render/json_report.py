@@ -1,0 +1,22 @@
+"""The `check --json` document: the versioned envelope around facts and findings (a contract; see tests)."""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from ..model import Report, to_plain
+from .envelope import envelope
+
+
+def report_json(report: Report, exit_code: int) -> Dict[str, Any]:
+    facts = report.facts.to_dict()
+    # A flat name -> path map beside the detailed resolutions, for scripts that only want the answer.
+    facts["loader"]["paths"] = {name: res["path"] for name, res in facts["loader"]["resolved"].items()}
+    return envelope(
+        "check",
+        exit_code,
+        verdict=report.verdict,
+        facts=facts,
+        findings=[to_plain(f) for f in report.findings],
+        rules_run=list(report.rules_run),
+        **({"smoke": report.extra["smoke"]} if "smoke" in report.extra else {}),
+    )
