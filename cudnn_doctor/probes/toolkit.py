@@ -65,6 +65,7 @@ def probe(ctx) -> None:
         value = host.getenv(var)
         if value:
             add(value, var)
+    add("/usr/local/cuda", "/usr/local/cuda")
     for d in host.env_paths("PATH"):
         nvcc = "%s/nvcc" % d.rstrip("/")
         if host.is_file(nvcc):
@@ -73,7 +74,6 @@ def probe(ctx) -> None:
                 add(top, "nvcc on PATH (%s)" % nvcc)
             else:
                 ctx.searched("toolkits", "%s is not inside a toolkit folder" % nvcc)
-    add("/usr/local/cuda", "/usr/local/cuda")
     for path in host.glob("/usr/local/cuda-*"):
         add(path, "/usr/local/cuda-*")
     add("/opt/cuda", "/opt/cuda")
