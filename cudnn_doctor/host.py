@@ -63,11 +63,16 @@ class Host:
             return text[len(root):]
         return text
 
-    def readlink(self, inside: str) -> Optional[str]:
+    def _readlink_direct(self, inside: str) -> Optional[str]:
+        """readlink of a path whose folders are already resolved (else the OS would follow them outside)."""
         try:
             return os.readlink(self.outside(inside))
         except OSError:
             return None
+
+    def readlink(self, inside: str) -> Optional[str]:
+        parent, _ = self.realpath(os.path.dirname(inside) or "/")
+        return self._readlink_direct(os.path.join(parent, os.path.basename(inside)))
 
     def realpath(self, inside: str) -> Tuple[str, bool]:
         """Resolve every link in ``inside`` within the root. Returns (path, dangling)."""
@@ -86,7 +91,7 @@ class Host:
                     resolved.pop()
                 continue
             candidate = "/" + "/".join(resolved + [part])
-            target = self.readlink(candidate)
+            target = self._readlink_direct(candidate)
             if target is None:
                 resolved.append(part)
                 continue

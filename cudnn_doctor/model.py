@@ -62,7 +62,8 @@ class DriverFacts:
     libcuda_file_version: Optional[str] = None  # from libcuda.so.<ver>
     libnvml_path: Optional[str] = None
     libnvml_file_version: Optional[str] = None
-    nvml_error: Optional[str] = None  # NVML's own error text, e.g. "Driver/library version mismatch"
+    nvml_error: Optional[str] = None  # NVML's own error text, e.g. "RM has detected an NVML/RM version mismatch."
+    nvml_error_code: Optional[int] = None  # nvmlReturn_t, e.g. 18 = NVML_ERROR_LIB_RM_VERSION_MISMATCH, 9 = not loaded
     libcuda_error: Optional[str] = None
     nvidia_pci_devices: List[Dict[str, Any]] = field(default_factory=list)
     loaded_modules: List[str] = field(default_factory=list)  # nvidia*, nouveau, nova_core

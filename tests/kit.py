@@ -212,6 +212,17 @@ class FakeMachine:
         short = ".".join(version.split(".")[:3])
         return self.cudnn(short, "%s/lib" % base, "%s/include" % base, cuda=cudart, versioned_names=False)
 
+    def consumer(self, inside: str, needed: Sequence[str], rpath: Optional[str] = None,
+                 runpath: Optional[str] = None) -> Path:
+        built = build_consumer(needed, rpath=rpath, runpath=runpath)
+        path = self.p(inside)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(built, path)
+        return path
+
+    def ld_cache(self) -> bool:
+        return build_ld_cache(self)
+
     def dist(self, site: str, name: str, version: str, requires: Sequence[str] = (),
              files: Optional[Dict[str, str]] = None) -> None:
         """An installed Python distribution (dist-info with METADATA) and optional package files."""
@@ -245,3 +256,44 @@ def cudnn_header(version: str, max_sm: Optional[str] = None) -> str:
         sm = (max_sm or "12.1").split(".")
         text += "#define CUDNN_MAX_SM_MAJOR_NUMBER %s\n#define CUDNN_MAX_SM_MINOR_NUMBER %s\n" % tuple(sm)
     return text + "#endif\n"
+
+
+def build_consumer(needed: Sequence[str], rpath: Optional[str] = None, runpath: Optional[str] = None) -> Path:
+    """A tiny library whose DT_NEEDED/RPATH/RUNPATH look like a framework's (libtorch_cuda.so, a JAX plugin)."""
+    src = _CACHE / "consumer.c"
+    _CACHE.mkdir(parents=True, exist_ok=True)
+    if not src.exists():
+        src.write_text("int consumer_marker(void) { return 1; }\n")
+    key = hashlib.sha256(repr((sorted(needed), rpath, runpath)).encode()).hexdigest()[:16]
+    out = _CACHE / ("consumer-%s.so" % key)
+    if out.exists():
+        return out
+    stubs = _CACHE / ("stubs-%s" % key)
+    stubs.mkdir(parents=True, exist_ok=True)
+    flags = ["-L%s" % stubs, "-Wl,--no-as-needed"]
+    for soname in needed:
+        stub = build_lib("cudnn", soname=soname)
+        shutil.copyfile(stub, stubs / soname)
+        flags.append("-l:%s" % soname)
+    if rpath:
+        flags += ["-Wl,--disable-new-dtags", "-Wl,-rpath,%s" % rpath]
+    if runpath:
+        flags += ["-Wl,--enable-new-dtags", "-Wl,-rpath,%s" % runpath]
+    tmp = out.with_suffix(".tmp%d" % os.getpid())
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp), str(src)] + flags, check=True)
+    os.replace(tmp, out)
+    return out
+
+
+def ldconfig_available() -> bool:
+    return os.geteuid() == 0 and shutil.which("ldconfig") is not None
+
+
+def build_ld_cache(machine: "FakeMachine") -> bool:
+    """Write a real /etc/ld.so.cache for the fake root with glibc's ldconfig (-X: leave links alone)."""
+    if not ldconfig_available():
+        return False
+    if not machine.p("/etc/ld.so.conf").exists():
+        machine.file("/etc/ld.so.conf", "")
+    proc = subprocess.run(["ldconfig", "-X", "-r", str(machine.root)], capture_output=True, text=True)
+    return proc.returncode == 0

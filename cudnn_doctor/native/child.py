@@ -91,7 +91,7 @@ def op_nvml(task):
     try:
         pynvml.nvmlInit()
     except Exception as exc:
-        return {"init_error": str(exc) or type(exc).__name__}
+        return {"init_error": str(exc) or type(exc).__name__, "init_error_code": getattr(exc, "value", None)}
     res = {"gpus": [], "errors": {}}
     try:
         value, err = _nvml_field(pynvml.nvmlSystemGetDriverVersion)

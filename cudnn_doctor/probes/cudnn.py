@@ -32,10 +32,21 @@ def _search_dirs(ctx) -> List[Tuple[str, str]]:
     return dirs
 
 
+def _canonical(ctx, dirs: List[Tuple[str, str]]) -> List[Tuple[str, str]]:
+    """Name each real folder once, preferring a path without links (/usr/lib/... over /lib/... on merged-/usr)."""
+    host = ctx.host
+    best: Dict[str, str] = {}
+    for d, _ in dirs:
+        real, _ = host.realpath(d)
+        if real not in best or (d == real and best[real] != real and not best[real].startswith("/usr/local/cuda")):
+            best[real] = d
+    return [(best[host.realpath(d)[0]], via) for d, via in dirs]
+
+
 def probe(ctx) -> None:
     host, facts = ctx.host, ctx.facts
     copies: Dict[Tuple[str, int], CudnnCopy] = {}
-    for directory, via in _search_dirs(ctx):
+    for directory, via in _canonical(ctx, _search_dirs(ctx)):
         ctx.searched("cudnn", "%s (%s)" % (directory, via))
         if not host.is_dir(directory):
             continue

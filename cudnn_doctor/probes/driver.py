@@ -93,6 +93,7 @@ def _apply_native(ctx, tasks: List[dict], results: List[dict]) -> None:
                 continue
             if res.get("init_error") or res.get("error"):
                 facts.nvml_error = res.get("init_error") or res.get("error")
+                facts.nvml_error_code = res.get("init_error_code")
                 continue
             if res.get("driver_version"):
                 facts.version, facts.version_source = res["driver_version"], source

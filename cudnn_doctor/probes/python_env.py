@@ -24,8 +24,9 @@ CONDA_GLOBS = ("/opt/conda", "/opt/conda/envs/*", "/opt/miniconda3", "/opt/minic
                "/root/miniconda3", "/root/miniconda3/envs/*", "/root/anaconda3")
 
 # Distributions that decide which CUDA/cuDNN a program needs.
-FRAMEWORK_PREFIXES = ("torch", "tensorflow", "tf-nightly", "jax", "jaxlib", "jax-cuda", "cupy", "onnxruntime",
-                      "paddlepaddle", "ctranslate2", "tensorrt")
+FRAMEWORKS = re.compile(
+    r"^(torch|tensorflow(-gpu|-cpu)?|tf-nightly|jaxlib|jax-cuda\d+-(plugin|pjrt)|cupy(-cuda\d+x?)?|"
+    r"onnxruntime(-gpu)?|paddlepaddle(-gpu)?|ctranslate2|tensorrt(-cu\d+)?)$")
 _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-info$")
 
 
@@ -75,7 +76,7 @@ def probe(ctx) -> None:
             name, version = _norm(m.group("name")), m.group("version")
             if name.startswith("nvidia-"):
                 env.nvidia_wheels.append({"name": name, "version": version, "location": site})
-            elif name.startswith(FRAMEWORK_PREFIXES) and name not in ("torchvision", "torchaudio"):
+            elif FRAMEWORKS.match(name):
                 env.frameworks.append(_framework(ctx, site, entry, name, version))
     _conda(ctx, env)
 
@@ -177,6 +178,7 @@ def resolve_frameworks(ctx) -> None:
         info = ctx.loader.elf(fw.consumer_library, dynamic=True)
         needed = [n for n in info.needed if n.startswith("libcudnn.so.")]
         if not needed:
+            # Plugins that dlopen cuDNN at run time (JAX, ONNX Runtime) search their RPATH/RUNPATH the same way.
             majors = [c.major for c in ctx.facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location)]
             needed = ["libcudnn.so.%d" % majors[0]] if majors else []
         if not needed:

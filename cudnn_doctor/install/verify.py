@@ -1,0 +1,97 @@
+"""After the files are in place: load check, loader-cache refresh, and the optional smoke test."""
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Iterable, List, Optional, Set
+
+from ..native.runner import run_native
+
+DEFAULT_LOADER_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
+
+
+def load_cudnn(lib: str, search_dir: str, timeout: float = 30.0) -> dict:
+    """cudnnGetVersion/cudnnGetCudartVersion of a library, in a child that may crash safely."""
+    return run_native([[{"op": "cudnn", "lib": lib, "search_dir": search_dir}]], timeout=timeout)[0][0]
+
+
+def loader_dirs(conf: str = "/etc/ld.so.conf") -> Set[str]:
+    """Folders the system loader searches: ld.so.conf (with its includes) plus the trusted defaults."""
+    found: List[str] = list(DEFAULT_LOADER_DIRS)
+    found += glob.glob("/lib/*-linux-gnu") + glob.glob("/usr/lib/*-linux-gnu")
+    _read_conf(conf, found, depth=0)
+    return {os.path.realpath(d) for d in found}
+
+
+def _read_conf(path: str, out: List[str], depth: int) -> None:
+    if depth > 8:
+        return
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("include"):
+            pattern = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
+            if not os.path.isabs(pattern):
+                pattern = os.path.join(os.path.dirname(path), pattern)
+            for inc in sorted(glob.glob(pattern)):
+                _read_conf(inc, out, depth + 1)
+        else:
+            out.append(line)
+
+
+def should_refresh_loader_cache(lib_dir: str, euid: int, system_dirs: Iterable[str], platform: str,
+                                temp_root: str) -> bool:
+    """Run ldconfig only as root, on Linux, for a folder the system loader reads, never in a temp dir.
+
+    ldconfig rewrites /etc/ld.so.cache for the whole machine; doing it for a test folder or a
+    private prefix would be a side effect outside the install.
+    """
+    if euid != 0 or not platform.startswith("linux"):
+        return False
+    real = os.path.realpath(lib_dir)
+    temp = os.path.realpath(temp_root)
+    if real == temp or real.startswith(temp.rstrip(os.sep) + os.sep):
+        return False
+    return real in {os.path.realpath(d) for d in system_dirs}
+
+
+def refresh_loader_cache(lib_dir: str) -> Optional[str]:
+    """ldconfig when the rule above says so; returns a note for the report."""
+    geteuid = getattr(os, "geteuid", lambda: -1)
+    if not should_refresh_loader_cache(lib_dir, geteuid(), loader_dirs(), sys.platform, tempfile.gettempdir()):
+        return None
+    try:
+        proc = subprocess.run(["ldconfig"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return "ldconfig could not run (%s); run `sudo ldconfig` yourself" % exc
+    if proc.returncode != 0:
+        return "ldconfig failed: %s" % (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+    return "refreshed the loader cache (ldconfig)"
+
+
+def smoke(library: str, timeout: float = 60.0) -> dict:
+    """The cuDNN smoke test when that module is available; its result as a plain dict."""
+    try:
+        from ..smoke import run_smoke  # imported lazily: it is optional for an install
+    except ImportError as exc:
+        return {"available": False, "ok": None, "summary": "smoke test not available (%s)" % exc}
+    try:
+        result = run_smoke(library, timeout=timeout)
+    except Exception as exc:  # the smoke test failing to run must not undo a verified install
+        return {"available": True, "ok": False, "summary": "smoke test could not run: %s: %s"
+                % (type(exc).__name__, exc)}
+    data = result.to_dict() if hasattr(result, "to_dict") else {}
+    data.update({"available": True, "ok": bool(getattr(result, "ok", False)),
+                 "summary": getattr(result, "summary", "")})
+    for key in ("diagnosis", "fix"):
+        data.setdefault(key, getattr(result, key, None))
+    return data

@@ -1,0 +1,48 @@
+"""run_smoke: one cuDNN copy's convolution, in a child process with a time limit, judged against the CPU."""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Mapping, Optional
+
+from ..native.runner import run_native
+from .result import SmokeResult, interpret
+
+CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
+
+
+def run_smoke(library: str, device: int = 0, timeout: float = 60.0, env: Optional[Mapping[str, str]] = None,
+              driver_library: Optional[str] = None) -> SmokeResult:
+    """Run the smoke convolution through ``library`` on CUDA device ``device``.
+
+    ``driver_library`` is the libcuda to use; by default the child loads "libcuda.so.1" by name.
+    Never raises for a broken library or machine: the result says what went wrong and how to fix it.
+    """
+    realpath = os.path.realpath(library)
+    child_env = dict(os.environ if env is None else env)
+    # Belt and braces with CUDNN_FMA_MATH: no TF32 for float32 anywhere in the child.
+    child_env["NVIDIA_TF32_OVERRIDE"] = "0"
+    with tempfile.TemporaryDirectory(prefix="cudnn-doctor-smoke-") as tmp:
+        progress = os.path.join(tmp, "stage")
+        task = {
+            "op": "smoke",
+            "lib": realpath,
+            # cuDNN 9's libcudnn.so.9 dlopens its sub-libraries by bare name: its own folder goes on the path.
+            "search_dir": os.path.dirname(realpath),
+            "device": int(device),
+            "driver_lib": driver_library,
+            "progress": progress,
+        }
+        [[raw]] = run_native([[task]], timeout=timeout, task_timeout=timeout, env=child_env, script=CHILD_SCRIPT)
+        stage = _read(progress)
+    raw = dict(raw)
+    raw.setdefault("device", {"index": int(device)})
+    return interpret(raw, library, realpath, stage)
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path) as fh:
+            return fh.read().strip() or None
+    except OSError:
+        return None

@@ -1,0 +1,64 @@
+"""Shared fixtures: a fake machine per test, a hermetic environment, and a guard against probing the real one."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from kit import FakeMachine, have_gcc  # noqa: E402
+
+# Variables that steer probes; a developer's or CI runner's own values must not leak into fake machines.
+_STEERING_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR",
+                 "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX", "GITHUB_ACTIONS",
+                 "GITHUB_STEP_SUMMARY", "NO_COLOR", "FORCE_COLOR", "container")
+
+
+@pytest.fixture(autouse=True)
+def hermetic_env(monkeypatch, request):
+    for name in _STEERING_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "120")
+    if request.node.get_closest_marker("gpu") or request.node.get_closest_marker("live"):
+        return
+    # No unmarked test may probe the real machine: the Host for "/" refuses to be built.
+    from cudnn_doctor import host as host_mod
+
+    original = host_mod.Host.__init__
+
+    def guarded(self, root="/", *args, **kwargs):
+        if os.path.abspath(root) == "/":
+            raise RuntimeError("test tried to probe the real machine; use a FakeMachine root or mark it 'live'")
+        original(self, root, *args, **kwargs)
+
+    monkeypatch.setattr(host_mod.Host, "__init__", guarded)
+
+
+@pytest.fixture
+def machine(tmp_path) -> FakeMachine:
+    if not have_gcc():
+        pytest.skip("gcc is needed to build the fake NVIDIA libraries")
+    return FakeMachine(tmp_path / "root")
+
+
+@pytest.fixture
+def check_json():
+    """Run `check --json --root` in-process and return (exit code, parsed document)."""
+    from typer.testing import CliRunner
+
+    from cudnn_doctor.cli import app
+
+    def run(m: FakeMachine, *args: str, env=None):
+        result = CliRunner().invoke(app, ["check", "--json", "--root", str(m.root), *args], env=env)
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+        return result.exit_code, json.loads(result.stdout)
+
+    return run
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "live: reads the real machine read-only (the installed command end to end)")
