@@ -124,7 +124,8 @@ class FakeMachine:
 
     def driver(self, version: str = "580.95.05", cuda: int = 13000, gpus: Iterable[Gpu] = (Gpu(),),
                kernel_module: Optional[str] = "same", libdir: str = MULTIARCH, nvml_init_rc: int = 0,
-               nvml_all_fail: bool = False, nvml: bool = True, libcuda: bool = True) -> None:
+               nvml_all_fail: bool = False, nvml: bool = True, libcuda: bool = True,
+               nvml_misbehave: Optional[str] = None) -> None:
         """User-space driver libraries, /proc/driver/nvidia/version, and device nodes."""
         gpus = list(gpus)
         if kernel_module:
@@ -142,6 +143,8 @@ class FakeMachine:
                 defines["FAKE_GPUS"] = ",".join(g.c_initializer() for g in gpus)
             if nvml_all_fail:
                 defines["FAKE_ALL_FAIL"] = True
+            if nvml_misbehave:  # "CRASH_IN_INIT" or "HANG_IN_INIT"
+                defines[nvml_misbehave] = True
             self.lib("%s/libnvidia-ml.so.%s" % (libdir, version), "nvml", soname="libnvidia-ml.so.1", **defines)
             self.link("%s/libnvidia-ml.so.1" % libdir, "libnvidia-ml.so.%s" % version)
         if libcuda:

@@ -340,3 +340,32 @@ def test_absolute_links_never_escape_the_root(machine):
     f = facts_of(machine)
     assert f.toolkits[0].dangling is True and f.toolkits[0].version is None
     assert f.cudnn == []
+
+
+@pytest.mark.parametrize("flavour,expect", [("CRASH_IN_INIT", "crashed (SIGSEGV)"), ("HANG_IN_INIT", "did not answer")])
+def test_nvml_that_crashes_or_hangs_is_reported(machine, flavour, expect):
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes import collect
+
+    machine.driver("580.95.05", cuda=13000, nvml_misbehave=flavour)
+    f = collect(Host(str(machine.root), env={"PATH": "/bin"}, native_timeout=3.0))
+    assert expect in f.driver.nvml_error
+    # libcuda still answered in a fresh child after NVML's child died.
+    assert f.driver.cuda_version == "13.0" and f.driver.version == "580.95.05"
+
+
+def test_unreadable_folder_is_skipped_not_fatal(machine, monkeypatch):
+    """As root chmod 000 is no obstacle, so the OS refusal is simulated at the one place folders are listed."""
+    machine.toolkit("12.4.1")
+    machine.cudnn("9.1.0", "/usr/local/cuda-12.4/lib64", None, cuda=12040)
+    real_listdir = os.listdir
+
+    def refuse(path):
+        if str(path).endswith("lib64"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", refuse)
+    f = facts_of(machine)
+    assert f.cudnn == [] and f.probe_errors == []
+    assert f.toolkits[0].version == "12.4.1"

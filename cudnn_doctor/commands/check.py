@@ -131,7 +131,7 @@ def register(app: typer.Typer) -> None:
             error_exit("--root %s is not a folder" % root)
         _validate_requires(require)
         facts = collect_facts(root)
-        smoke_result = _run_smoke(facts) if smoke else None
+        smoke_result = _run_smoke(facts, root) if smoke else None
         report = collect_report(root, requires=require, target=target, smoke=smoke_result, facts=facts)
         code = exit_code_for(report, strict)
         if junit_xml is not None:
@@ -155,7 +155,7 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(code)
 
 
-def _run_smoke(facts: Facts) -> dict:
+def _run_smoke(facts: Facts, root: str = "/") -> dict:
     """Run the cuDNN smoke test on the copy a plain process would load."""
     try:
         from ..smoke import run_smoke
@@ -165,4 +165,4 @@ def _run_smoke(facts: Facts) -> dict:
                 if name.startswith("libcudnn.so.") and r.path), None)
     if res is None:
         return {"ok": False, "summary": "no cuDNN library that a plain process would load was found"}
-    return run_smoke(res.path).to_dict()
+    return run_smoke(str(Host(root).real(res.path))).to_dict()

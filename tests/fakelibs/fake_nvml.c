@@ -1,7 +1,8 @@
 /* Fake libnvidia-ml.so.1 with the calls nvidia-ml-py makes for cudnn-doctor.
  * Configure with -DFAKE_DRIVER="\"580.95.05\"" -DFAKE_CUDA=13000 -DFAKE_GPUS='{...},{...}'
  * -DFAKE_INIT_RC=18 makes nvmlInit fail (18 = driver/library version mismatch);
- * -DFAKE_ALL_FAIL makes every query after init fail with NVML_ERROR_UNKNOWN. */
+ * -DFAKE_ALL_FAIL makes every query after init fail with NVML_ERROR_UNKNOWN;
+ * -DCRASH_IN_INIT / -DHANG_IN_INIT make a driver library that segfaults or never answers. */
 #include <string.h>
 #include <stdio.h>
 typedef struct { const char *name; int cc_major, cc_minor; unsigned long long mem_mib;
@@ -32,7 +33,18 @@ static int copy(char *dst, unsigned len, const char *src) {
     if (strlen(src) + 1 > len) return 7; /* insufficient size */
     strcpy(dst, src); return 0;
 }
-int nvmlInitWithFlags(unsigned flags) { (void)flags; return FAKE_INIT_RC; }
+#include <signal.h>
+#include <unistd.h>
+int nvmlInitWithFlags(unsigned flags) {
+    (void)flags;
+#ifdef CRASH_IN_INIT
+    raise(SIGSEGV);
+#endif
+#ifdef HANG_IN_INIT
+    for (;;) sleep(1000);
+#endif
+    return FAKE_INIT_RC;
+}
 int nvmlInit_v2(void) { return FAKE_INIT_RC; }
 int nvmlShutdown(void) { return 0; }
 const char *nvmlErrorString(int rc) {
