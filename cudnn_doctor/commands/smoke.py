@@ -1,6 +1,144 @@
-"""The `smoke` subcommand (being built; see the issue that owns it)."""
+"""The `smoke` subcommand: run a real convolution through cuDNN and check it against the CPU."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
 import typer
+from rich.text import Text
+
+from ..render.envelope import dumps, envelope
+from ..render.human import MARKS
+from ..ui import EXIT_DOCTOR_FAILED, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
+
+if TYPE_CHECKING:
+    from ..smoke import SmokeResult
+
+
+def _load_facts():
+    """The lead's `check` probes, imported only when no --library was given (they take a while)."""
+    from .check import collect_facts
+
+    return collect_facts(root="/", env=None)
+
+
+def _validate_library(path: str) -> None:
+    if not os.path.lexists(path):
+        error_exit("--library %s: no such file" % path, EXIT_USAGE)
+    if os.path.isdir(path):
+        error_exit("--library %s is a folder; give the library file, e.g. %s/libcudnn.so.9" % (path, path), EXIT_USAGE)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        error_exit("--library %s cannot be read: %s" % (path, exc.strerror or exc), EXIT_USAGE)
+    if magic != b"\x7fELF":
+        error_exit("--library %s is not a shared library (no ELF header)" % path, EXIT_USAGE)
+
+
+def _discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
+    """(libraries to test, libcuda to use, why none were found)."""
+    from ..smoke.choose import choose_libraries, driver_library
+
+    try:
+        facts = _load_facts()
+    except ImportError as exc:
+        error_exit("cannot look for cuDNN copies (%s); pass --library PATH" % exc, EXIT_DOCTOR_FAILED)
+    libraries = choose_libraries(facts, all_copies=all_copies)
+    why = ""
+    if not libraries:
+        if facts.cudnn:
+            count = len(facts.cudnn)
+            why = ("no cuDNN is on the loader's search path, but %d %s found elsewhere: test with "
+                   "`cudnn-doctor smoke --all` or `--library PATH`" % (count, "copy was" if count == 1 else "copies were"))
+        else:
+            why = "no cuDNN library was found; install one with `cudnn-doctor install`"
+    return libraries, driver_library(facts), why
+
+
+def _details(result: "SmokeResult") -> List[str]:
+    lines = []
+    parts = []
+    if result.cudart_version:
+        parts.append("built for CUDA %s" % result.cudart_version)
+    if result.driver_library:
+        drv = "driver %s" % result.driver_library
+        if result.driver_cuda_version:
+            drv += " (CUDA %s)" % result.driver_cuda_version
+        parts.append(drv)
+    if result.total_ms is not None:
+        parts.append("%.0f ms in all" % result.total_ms)
+    if parts:
+        lines.append(" · ".join(parts))
+    if not result.ok or result.fallback:
+        if result.error_message and result.error_message not in result.summary:
+            lines.append("error: %s" % result.error_message)
+        if result.cudnn_answer not in (None, "CUDNN_STATUS_SUCCESS") and result.status_api != "cudnn":
+            said = result.cudnn_answer
+            if result.cudnn_answer_detail:
+                said += " (%s)" % result.cudnn_answer_detail
+            lines.append("cuDNN's cudnnCreate: %s" % said)
+        if result.diagnosis:
+            lines.append("why: %s" % result.diagnosis)
+        if result.fix:
+            lines.append("fix: %s" % result.fix)
+    return lines
+
+
+def _render(results, problem: str) -> None:
+    out = console()
+    lines = [("error", problem, [])] if problem else []
+    lines += [("ok" if r.ok and not r.fallback else "warning" if r.ok else "error", r.summary, _details(r))
+              for r in results]
+    for state, summary, details in lines:
+        mark, style = MARKS[state]
+        head = Text()
+        head.append(mark, style=style)
+        head.append(" " + summary)
+        out.print(head)
+        for line in details:
+            out.print(Text("    " + line))
+
+
+def smoke(
+    library: Optional[str] = typer.Option(None, "--library", metavar="PATH",
+                                          help="Test this cuDNN library file instead of the one the loader picks."),
+    device: int = typer.Option(0, "--device", min=0, metavar="N", help="CUDA device index (after CUDA_VISIBLE_DEVICES)."),
+    all_copies: bool = typer.Option(False, "--all", help="Test every cuDNN copy found on this machine."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+    timeout: float = typer.Option(60.0, "--timeout", min=1.0, metavar="S", help="Seconds allowed per library."),
+    driver_lib: Optional[str] = typer.Option(None, "--driver-library", hidden=True, metavar="PATH",
+                                             help="Use this libcuda instead of the one the loader picks."),
+) -> None:
+    """Run a small float32 convolution through cuDNN on the GPU and compare it with the CPU.
+
+    Exit codes: 0 every library passed, 1 a library failed (or none was found), 2 bad input.
+    """
+    from ..smoke import run_smoke
+
+    if library and all_copies:
+        error_exit("--library and --all cannot be combined", EXIT_USAGE)
+    if driver_lib and not os.path.exists(driver_lib):
+        error_exit("--driver-library %s: no such file" % driver_lib, EXIT_USAGE)
+    problem = ""
+    if library:
+        _validate_library(library)
+        libraries, driver = [library], driver_lib
+    else:
+        libraries, driver, problem = _discover(all_copies)
+        driver = driver_lib or driver
+    results = [run_smoke(lib, device=device, timeout=timeout, driver_library=driver) for lib in libraries]
+    code = EXIT_OK if results and all(r.ok for r in results) else EXIT_PROBLEMS
+    if as_json:
+        payload = {"results": [r.to_dict() for r in results]}
+        if problem:
+            payload["problem"] = problem
+        typer.echo(dumps(envelope("smoke", code, **payload)))
+    else:
+        _render(results, problem)
+    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
+    app.command("smoke")(smoke)

@@ -22,15 +22,18 @@ def _emit(obj):
 
 
 class _Progress:
+    """Writes the stage about to run, and what is known so far, where the parent finds it after a crash."""
+
     def __init__(self, path):
         self.path = path
         self.stage = None
+        self.known = {}
 
     def __call__(self, stage):
         self.stage = stage
         if self.path:
             with open(self.path, "w") as fh:
-                fh.write(stage)
+                json.dump({"stage": stage, "known": self.known}, fh)
 
 
 def _ms(since):
@@ -49,7 +52,7 @@ def _open_driver(task, res, progress):
     try:
         try:
             res["driver_cuda_version"] = driver.version()  # works before cuInit
-        except api.ApiError:
+        except (api.ApiError, api.MissingSymbol):
             pass
         progress("cuInit")
         driver.init()
@@ -209,7 +212,9 @@ def _memory_status(code, version):
 def op_smoke(task, progress):
     started = time.perf_counter()
     res = {"library": task["lib"], "device": {"index": int(task.get("device", 0))}, "timings": {}}
+    progress.known = res
     driver, driver_error = _open_driver(task, res, progress)
+    res["driver_error"] = driver_error
 
     progress("load cuDNN")
     try:
@@ -218,7 +223,6 @@ def op_smoke(task, progress):
         res["cudart_version"] = dnn.cudart_version()
     except OSError as exc:
         res["error"] = {"api": "loader", "func": "dlopen", "message": str(exc)}
-        res["driver_error"] = driver_error
         return res
     except api.MissingSymbol as exc:
         res["error"] = {"api": "symbol", "func": str(exc)}
@@ -240,9 +244,7 @@ def op_smoke(task, progress):
                 raise
         res["timings"]["create_ms"] = _ms(started)
         if driver_error is not None:
-            # cuDNN was asked anyway so the report carries its own answer, but without the driver nothing can run.
-            res["driver_error"] = driver_error
-            return res
+            return res  # cuDNN was asked anyway for its own answer, but without the driver nothing can run
         _run_conv(driver, dnn, conv, res["version"], res, progress, started)
     except api.ApiError as exc:
         res["error"] = exc.to_dict()

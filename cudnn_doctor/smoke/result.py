@@ -56,12 +56,14 @@ class SmokeResult:
 def _short_bytes(n: Optional[int]) -> str:
     if n is None:
         return "?"
+    if n < 1024:
+        return "%d B" % n
     size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return ("%d %s" % (size, unit)) if unit == "B" else ("%.1f %s" % (size, unit))
+    for unit in ("KiB", "MiB", "GiB"):
         size /= 1024
-    return "%d B" % n
+        if size < 1024 or unit == "GiB":
+            break
+    return "%.1f %s" % (size, unit)
 
 
 def _algo_name(algo: Optional[int]) -> Optional[str]:
@@ -137,7 +139,12 @@ def interpret(raw: Dict[str, Any], library: str, realpath: Optional[str], stage:
     conv = raw.get("conv") or {}
     version = result.version_code
 
-    if "crashed" in raw:
+    if ("crashed" in raw or "timeout" in raw) and driver_error:
+        # The driver had already failed; cuDNN dying afterwards is a consequence, not the cause.
+        _explain_driver(result, driver_error, label)
+        what = "crashed (%s)" % raw["crashed"] if "crashed" in raw else "hung (no answer within %ss)" % raw["timeout"]
+        result.summary += "; then cuDNN %s during %s" % (what, stage or "start-up")
+    elif "crashed" in raw:
         _apply(result, "SMOKE_CRASHED", "smoke", call=stage, message="the child process died: %s" % raw["crashed"])
         result.summary = "%s: %s (%s during %s)" % (label, result.summary, raw["crashed"], stage or "start-up")
     elif "timeout" in raw:

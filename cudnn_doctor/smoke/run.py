@@ -1,9 +1,10 @@
 """run_smoke: one cuDNN copy's convolution, in a child process with a time limit, judged against the CPU."""
 from __future__ import annotations
 
+import json
 import os
 import tempfile
-from typing import Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..native.runner import run_native
 from .result import SmokeResult, interpret
@@ -34,15 +35,19 @@ def run_smoke(library: str, device: int = 0, timeout: float = 60.0, env: Optiona
             "progress": progress,
         }
         [[raw]] = run_native([[task]], timeout=timeout, task_timeout=timeout, env=child_env, script=CHILD_SCRIPT)
-        stage = _read(progress)
+        stage, known = _read(progress)
+    if "crashed" in raw or "timeout" in raw:
+        raw = dict(known, **raw)  # what the child learnt before it died still counts
     raw = dict(raw)
     raw.setdefault("device", {"index": int(device)})
     return interpret(raw, library, realpath, stage)
 
 
-def _read(path: str) -> Optional[str]:
+def _read(path: str) -> Tuple[Optional[str], Dict[str, Any]]:
+    """(last stage the child started, what it knew then); empty when it never got that far."""
     try:
         with open(path) as fh:
-            return fh.read().strip() or None
-    except OSError:
-        return None
+            data = json.load(fh)
+        return data.get("stage"), dict(data.get("known") or {})
+    except (OSError, ValueError, AttributeError):
+        return None, {}

@@ -14,7 +14,10 @@
  * -DPARTIAL_WRITE    leave the last output element unwritten
  * -DWS_BYTES=n       workspace of the preferred algorithm (default 0); -DPREFERRED_ALGO=n (default 1)
  * -DPERF_TENSOR_OP   heuristics list a tensor-op (TF32) algorithm first
+ * -DSUBLIB='"name"'  cudnnCreate dlopens this sub-library by bare name, as cuDNN 9's shim does, and
+ *                    fails with SUBLIBRARY_LOADING_FAILED (1008) when the loader cannot find it
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -89,6 +92,12 @@ void cudnnGetLastErrorString(char *message, size_t max_size) {
 int cudnnCreate(void **handle) {
     int rc = enter("create");
     if (rc) return rc;
+#ifdef SUBLIB
+    if (!dlopen(SUBLIB, RTLD_NOW | RTLD_LOCAL)) {
+        snprintf(last_error, sizeof last_error, "%s", dlerror());
+        return 1008;
+    }
+#endif
     handle_t *h = malloc(sizeof *h);
     h->magic = MAGIC_HANDLE;
     *handle = h;
