@@ -91,6 +91,7 @@ class DriverFloor:
     status: str = CONFIRMED
     source: str = ""
     label: str = ""
+    how: str = "toolkit driver"  # or "minor-version compatibility"
 
     @property
     def floor(self) -> Optional[Version]:
@@ -264,7 +265,8 @@ class Compat:
                 mvc = self.minor_compat_floor(str(major_of(cuda)), platform)
                 if mvc:
                     return DriverFloor(cuda=mm_text(cuda) or cuda, platform=platform, version=mvc.version,
-                                       status=mvc.status, source=mvc.source + " (Windows driver not bundled)")
+                                       status=mvc.status, source=mvc.source,
+                                       how="minor-version compatibility (no Windows driver bundled)")
                 continue
             if value or row.get("branch"):
                 return DriverFloor(cuda=mm_text(cuda) or cuda, platform=platform, version=value or None,
@@ -277,17 +279,19 @@ class Compat:
         for row in table.get("rows", []):
             if str(row["major"]) != str(major):
                 continue
-            status, source = _row_source(table, row)
+            status = str(row.get("status") or table.get("status") or CONFIRMED)
+            source = str(table.get("source", ""))
+            note = row.get("source")
             if platform == "windows":
                 status = str(row.get("windows_status") or status)
-                source = str(row.get("windows_source") or source)
+                note = row.get("windows_source") or note
                 value = row.get("windows")
             else:
                 value = row.get("linux")
             return DriverFloor(cuda="%s.x" % major, platform=platform, version=str(value),
                                branch=str(row.get("min_branch", "")) or None, status=status,
-                               source="NVIDIA CUDA Compatibility guide, minor version compatibility: " + source
-                               if "Compatibility" not in source else source)
+                               source=source + ("; " + str(note) if note else ""),
+                               how="minor-version compatibility")
         return None
 
     def cuda_runnable(self, driver: str, platform: str = "linux") -> List[CudaRun]:
@@ -497,6 +501,12 @@ class Compat:
                           "for it." % (release, label, tk_text))
         # The build is not known: is there any build of this release for the toolkit?
         if not builds:
+            eras = self.cudnn_requirements(str(release)).get("likely_variants", [])
+            era = next((e for e in eras if e["variant"] == "cuda%d" % tk_major), None)
+            if era and tk_major >= 11:
+                return True, ("cuDNN %s most likely has a %s build (%s) [%s: no support-matrix row for %s]; make "
+                              "sure that build is the one installed." % (release, era["variant"], era["source"],
+                                                                         era["status"], release))
             return None, ("Cannot tell: compat has no support-matrix row for cuDNN %s and the CUDA it was built "
                           "for is unknown." % release)
         fitting = [b for b in builds if tk and "%d.%d" % tk in b.cuda]

@@ -1,0 +1,305 @@
+"""Small helpers the rule modules share: finding construction, fact lookups, fix-command builders."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..compat import Compat, load_compat, major_of, mm, mm_text, ver
+from ..model import CudnnCopy, Facts, FrameworkFacts, Finding, GpuFacts, Resolution, Severity, ToolkitFacts
+
+ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+def finding(rule_id: str, severity: Severity, title: str, detail: str = "", fix: str = "",
+            evidence: Optional[Dict[str, Any]] = None, catalogue: Sequence[str] = ()) -> Finding:
+    return Finding(id=rule_id, severity=severity, title=title, detail=detail, fix=fix,
+                   evidence=dict(evidence or {}), catalogue=list(catalogue))
+
+
+def compat_of(ctx) -> Compat:
+    return ctx.compat if ctx is not None and ctx.compat is not None else load_compat()
+
+
+# --- driver and GPUs -------------------------------------------------------
+
+
+def platform_of(facts: Facts) -> str:
+    return "windows" if (facts.host.platform or "").lower().startswith("win") else "linux"
+
+
+def driver_version(facts: Facts) -> Optional[str]:
+    return facts.driver.version or facts.driver.kernel_module_version
+
+
+def driver_cuda(facts: Facts, compat: Compat) -> Optional[str]:
+    """The newest CUDA the driver supports: what it reports, else what its version implies."""
+    if facts.driver.cuda_version:
+        return facts.driver.cuda_version
+    version = driver_version(facts)
+    return compat.max_cuda_for_driver(version, platform_of(facts)) if version else None
+
+
+def has_driver(facts: Facts) -> bool:
+    d = facts.driver
+    return bool(d.version or d.kernel_module_version or d.libcuda_path or d.libnvml_path or facts.gpus)
+
+
+def visible_gpus(facts: Facts) -> List[GpuFacts]:
+    return [g for g in facts.gpus if g.visible is not False]
+
+
+def gpus_with_cc(facts: Facts) -> List[GpuFacts]:
+    return [g for g in visible_gpus(facts) if mm(g.compute_capability)]
+
+
+def cc_below(cc: str, floor: str) -> bool:
+    a, b = mm(cc), mm(floor)
+    return bool(a and b and a < b)
+
+
+def gpu_label(gpu: GpuFacts) -> str:
+    return "GPU %d (%s, compute capability %s)" % (gpu.index, gpu.name or "unknown model", gpu.compute_capability)
+
+
+def driver_upgrade_fix(floor_text: str) -> str:
+    return ("Install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's "
+            "installer from https://www.nvidia.com/Download/index.aspx), then reboot (`sudo reboot`)" % floor_text)
+
+
+def arch_driver_limit(facts: Facts, compat: Compat, branch: Optional[str]) -> str:
+    """A sentence when a GPU's architecture has no driver at `branch` or later (so upgrading cannot help)."""
+    if not branch or ver(branch) is None:
+        return ""
+    for gpu in gpus_with_cc(facts):
+        arch = compat.arch_for_cc(gpu.compute_capability)
+        if arch and arch.last_driver_branch and ver(arch.last_driver_branch) < ver(branch):
+            return (" Note: %s is a %s GPU, whose last driver branch is R%s, so no driver that new exists for it "
+                    "[%s]." % (gpu_label(gpu), arch.name, arch.last_driver_branch, arch.source))
+    return ""
+
+
+# --- cuDNN copies and the loader --------------------------------------------
+
+
+def same_file(a: Optional[str], b: Optional[str]) -> bool:
+    return bool(a and b and os.path.normpath(a) == os.path.normpath(b))
+
+
+def copy_for_path(facts: Facts, path: Optional[str], realpath: Optional[str] = None) -> Optional[CudnnCopy]:
+    """The cuDNN copy a resolved library path belongs to."""
+    if not path and not realpath:
+        return None
+    for copy in facts.cudnn:
+        for f in copy.files:
+            if same_file(f.path, path) or same_file(f.realpath, realpath) or same_file(f.realpath, path):
+                return copy
+        if same_file(copy.path, path):
+            return copy
+    folder = os.path.dirname(path or realpath or "")
+    for copy in facts.cudnn:
+        if same_file(copy.directory, folder):
+            return copy
+    return None
+
+
+def plain_resolutions(facts: Facts) -> List[Tuple[str, Resolution]]:
+    """(soname, resolution) for every libcudnn.so.N the loader was asked about, newest major first."""
+    out = [(name, res) for name, res in facts.loader.resolved.items() if re.fullmatch(r"libcudnn\.so\.\d+", name)]
+    return sorted(out, key=lambda item: -int(item[0].rsplit(".", 1)[1]))
+
+
+def consumers(facts: Facts) -> List[Tuple[str, Optional[CudnnCopy], Resolution]]:
+    """Who loads which cuDNN copy: ('a plain process (libcudnn.so.9)', copy, resolution), then each framework."""
+    out: List[Tuple[str, Optional[CudnnCopy], Resolution]] = []
+    for name, res in plain_resolutions(facts):
+        if res.path:
+            out.append(("a plain process asking for %s" % name, copy_for_path(facts, res.path, res.realpath), res))
+    for fw in facts.python.frameworks:
+        res = fw.resolved_cudnn
+        if res is not None and res.path:
+            out.append(("%s %s" % (fw.name, fw.version), copy_for_path(facts, res.path, res.realpath), res))
+    return out
+
+
+def used_copies(facts: Facts) -> List[CudnnCopy]:
+    seen: List[CudnnCopy] = []
+    for _, copy, _ in consumers(facts):
+        if copy is not None and all(copy is not s for s in seen):
+            seen.append(copy)
+    return seen
+
+
+def is_used(facts: Facts, copy: CudnnCopy) -> bool:
+    return any(copy is c for c in used_copies(facts))
+
+
+def is_pip_dir(path: str) -> bool:
+    return "/site-packages/" in path or "/dist-packages/" in path
+
+
+def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> str:
+    """The exact `export` line that drops `entries` from LD_LIBRARY_PATH (or `unset` when nothing is left)."""
+    drop = {os.path.normpath(e) for e in entries}
+    keep = [d for d in facts.loader.ld_library_path if os.path.normpath(d) not in drop]
+    if not keep:
+        return "unset LD_LIBRARY_PATH"
+    return "export LD_LIBRARY_PATH=%s" % ":".join(keep)
+
+
+def ld_entry_for(facts: Facts, path: Optional[str]) -> Optional[str]:
+    """The LD_LIBRARY_PATH entry a resolved file came from."""
+    if not path:
+        return None
+    folder = os.path.normpath(os.path.dirname(path))
+    for entry in facts.loader.ld_library_path:
+        if os.path.normpath(entry) == folder:
+            return entry
+    return None
+
+
+def cudnn_dir_fix(directory: str) -> str:
+    return ("echo %s | sudo tee /etc/ld.so.conf.d/cudnn.conf && sudo ldconfig   (or, for one shell: "
+            "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH})" % (directory, directory))
+
+
+# --- toolkits ----------------------------------------------------------------
+
+
+def primary_toolkit(facts: Facts) -> Optional[ToolkitFacts]:
+    """The toolkit builds and plain programs use: /usr/local/cuda, else CUDA_HOME/CUDA_PATH, else the only one."""
+    system = [t for t in facts.toolkits if t.kind != "pip" and not t.dangling and t.version]
+    for t in system:
+        if t.path.rstrip("/") == "/usr/local/cuda":
+            return t
+    for t in system:
+        if any(v in ("CUDA_HOME", "CUDA_PATH") for v in t.found_via):
+            return t
+    return system[0] if len(system) == 1 else None
+
+
+def toolkit_owning(facts: Facts, directory: str) -> Optional[ToolkitFacts]:
+    folder = os.path.normpath(directory)
+    best = None
+    for t in facts.toolkits:
+        for root in filter(None, (t.path, t.realpath)):
+            root = os.path.normpath(root)
+            if folder == root or folder.startswith(root + "/"):
+                if best is None or len(root) > len(best[1]):
+                    best = (t, root)
+    return best[0] if best else None
+
+
+# --- frameworks ----------------------------------------------------------------
+
+
+def framework_kind(fw: FrameworkFacts) -> Optional[str]:
+    name = fw.name.lower()
+    if name == "torch":
+        return "torch"
+    if name.startswith("tensorflow") or name == "tf-nightly":
+        return "tensorflow"
+    if name == "jaxlib" or name.startswith("jax-cuda"):
+        return "jax"
+    if name.startswith("paddlepaddle"):
+        return "paddle"
+    if name.startswith("onnxruntime"):
+        return "onnxruntime"
+    if name.startswith("cupy"):
+        return "cupy"
+    return None
+
+
+def local_tag(version: str) -> str:
+    return version.split("+", 1)[1] if "+" in version else ""
+
+
+def torch_variant_tag(cuda: str) -> str:
+    """'13.0' -> 'cu130' (PyTorch wheel index names)."""
+    pair = mm(cuda)
+    return "cu%d%d" % pair if pair else "cu?"
+
+
+def torch_install(version: Optional[str], cuda: str) -> str:
+    pin = "torch==%s" % version.split("+")[0] if version else "torch"
+    return "pip install --force-reinstall %s --index-url https://download.pytorch.org/whl/%s" % (
+        pin, torch_variant_tag(cuda))
+
+
+def best_torch_variant(facts: Facts, compat: Compat, torch_version: Optional[str]) -> Optional[Dict[str, Any]]:
+    """The newest PyTorch CUDA variant (of this torch minor when known) the driver and GPUs can run."""
+    rows = compat.framework_rows("pytorch")
+    if torch_version:
+        minor = mm_text(torch_version.split("+")[0])
+        same = [r for r in rows if r["torch"] == minor]
+        rows = same or rows
+    driver = driver_version(facts)
+    dcuda = driver_cuda(facts, compat)
+    fitting = []
+    for row in rows:
+        ok, _, _ = compat.driver_runs_cuda(driver or "", row["cuda"], platform_of(facts), dcuda)
+        if ok is False:
+            continue
+        arch = compat.pytorch_arch(row["torch"] + ".0", row["cuda"])
+        if arch and any(not compat.sass_runs(arch["arch"], arch.get("ptx"), g.compute_capability)
+                        for g in gpus_with_cc(facts)):
+            continue
+        fitting.append(row)
+    if not fitting:
+        return None
+    return max(fitting, key=lambda r: (ver(r["torch"]), ver(r["cuda"])))
+
+
+def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: int = 9, version: Optional[str] = None,
+                      origin: str = "system") -> str:
+    """The command that installs a cuDNN for a CUDA release (or major), in the channel the user already uses."""
+    cuda_text = mm_text(cuda) or (str(cuda) if cuda else "12")
+    cm = major_of(cuda_text) or 12
+    pin = "==%s.*" % version if version else ""
+    archive = compat.cudnn_archive_name(version or ("9.0.0" if cudnn_major >= 9 else "%d.0.0" % cudnn_major),
+                                        cuda_text if cm < 11 else str(cm))
+    if cm < 11:
+        # No pip wheels before CUDA 11: NVIDIA's per-minor debs or archives only.
+        deb = "libcudnn%d=%s-1+cuda%s" % (cudnn_major, (version or "%d.*" % cudnn_major) + ".*", cuda_text)
+        return ("download %s from NVIDIA's cuDNN archive and copy it with `sudo cp -P` into /usr/local/cuda-%s, or "
+                "`sudo apt install %s %s`" % (archive or "the build for CUDA %s" % cuda_text, cuda_text, deb,
+                                              deb.replace("libcudnn%d=" % cudnn_major,
+                                                          "libcudnn%d-dev=" % cudnn_major)))
+    if origin == "pip":
+        return 'pip install "nvidia-cudnn-cu%d%s"' % (cm, pin)
+    if origin == "conda":
+        return 'conda install -c conda-forge "cudnn%s"' % (("=" + version) if version else "=%d" % cudnn_major)
+    if cudnn_major >= 9:
+        apt = "sudo apt install libcudnn9-cuda-%d libcudnn9-dev-cuda-%d" % (cm, cm)
+    else:
+        apt = "sudo apt install libcudnn%d libcudnn%d-dev" % (cudnn_major, cudnn_major)
+    return "%s (NVIDIA's apt repository), or `pip install \"nvidia-cudnn-cu%d%s\"`, or the archive %s" % (
+        apt, cm, pin, archive or "for CUDA %d" % cm)
+
+
+def reinstall_fix(copy: CudnnCopy) -> str:
+    """Reinstall the package a cuDNN copy came from, so its files are whole and of one version again."""
+    pkg = copy.package or ""
+    if copy.origin == "pip" or pkg.startswith("nvidia-cudnn"):
+        name_ver = pkg.split()
+        spec = "%s==%s" % (name_ver[0], name_ver[1]) if len(name_ver) == 2 else "nvidia-cudnn-cu12"
+        return 'pip install --force-reinstall --no-deps "%s"' % spec
+    if pkg.startswith("deb "):
+        return "sudo apt install --reinstall %s" % pkg.split()[1]
+    if copy.origin == "conda" or pkg.startswith("conda"):
+        return "conda install --force-reinstall cudnn"
+    return ("re-extract the cuDNN archive and copy it again keeping the links: sudo cp -P <archive>/lib/libcudnn* %s/"
+            " && sudo ldconfig" % copy.directory)
+
+
+def describe_copy(copy: Optional[CudnnCopy]) -> str:
+    if copy is None:
+        return "an unknown copy"
+    parts = ["cuDNN %s" % (copy.version or "?")]
+    if copy.cuda_version:
+        parts.append("for CUDA %s" % copy.cuda_version)
+    parts.append("at %s" % copy.directory)
+    if copy.package:
+        parts.append("(%s)" % copy.package)
+    return " ".join(parts)
+

@@ -1,0 +1,95 @@
+"""CD8xx: containers and WSL2: GPU access inside a container, the WSL driver share."""
+from __future__ import annotations
+
+from typing import List
+
+from ..model import Facts, Finding
+from . import rule
+from .common import ERROR, INFO, finding
+
+_WSL_LIB = "/usr/lib/wsl/"
+
+
+def _nvidia_nodes(facts: Facts) -> List[str]:
+    return [n for n in facts.host.dev_nodes if n.startswith("/dev/nvidia")]
+
+
+def _libcuda(facts: Facts):
+    res = facts.loader.resolved.get("libcuda.so.1")
+    return (res.path if res else None) or facts.driver.libcuda_path
+
+
+@rule("CD801", "container-without-gpu", "Container started without GPU access")
+def container(facts: Facts, ctx) -> List[Finding]:
+    if not facts.host.in_container or facts.host.wsl:
+        return []
+    nodes = _nvidia_nodes(facts)
+    lib = _libcuda(facts)
+    nvd = facts.visibility.nvidia_visible_devices
+    if nodes and lib:
+        return []
+    if not nodes:
+        title = "This container has no NVIDIA devices (/dev/nvidia*)"
+        why = "It was started without GPU access"
+    else:
+        title = "This container has NVIDIA devices but no driver library (libcuda.so.1)"
+        why = "The NVIDIA Container Toolkit did not inject the driver's compute libraries"
+    if nvd in ("void", "none", ""):
+        why += " (NVIDIA_VISIBLE_DEVICES=%r asks for no GPU)" % nvd
+    return [finding(
+        "CD801", ERROR, title,
+        detail="%s, so CUDA reports no device or 'CUDA driver version is insufficient' and nvidia-smi is missing." %
+               why,
+        fix="Run the container with the GPU: `docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility "
+            "...` (compose: deploy.resources.reservations.devices with capabilities [gpu]); on the host install the "
+            "NVIDIA Container Toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl "
+            "restart docker`. If nvidia-smi says 'Failed to initialize NVML: Unknown Error' after running for a "
+            "while, restart the container.",
+        evidence={"dev_nodes": facts.host.dev_nodes, "libcuda": lib, "NVIDIA_VISIBLE_DEVICES": nvd},
+        catalogue=["H1", "H3"])]
+
+
+@rule("CD802", "wsl-linux-driver-installed", "A Linux NVIDIA driver is installed inside WSL")
+def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
+    if not facts.host.wsl:
+        return []
+    lib = _libcuda(facts)
+    if not lib or lib.startswith(_WSL_LIB):
+        return []
+    return [finding(
+        "CD802", ERROR, "libcuda.so.1 resolves to %s, not the WSL driver in /usr/lib/wsl/lib" % lib,
+        detail="WSL2 uses the Windows driver through /dev/dxg and /usr/lib/wsl/lib; a Linux driver installed in the "
+               "distro (often by the `cuda` meta-package or the runfile) shadows it and CUDA finds no device.",
+        fix="sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*' && sudo apt install cuda-toolkit-12-6 "
+            "(the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; then from Windows: "
+            "wsl --shutdown",
+        evidence={"libcuda": lib}, catalogue=["H4"])]
+
+
+@rule("CD803", "wsl-driver-share-not-symlinks", "WSL ships the driver as copies (benign ldconfig warning)")
+def wsl_share(facts: Facts, ctx) -> List[Finding]:
+    lib = _libcuda(facts)
+    if not facts.host.wsl or not lib or not lib.startswith(_WSL_LIB):
+        return []
+    return [finding(
+        "CD803", INFO, "WSL2 driver libraries in /usr/lib/wsl/lib are copies, not links",
+        detail="ldconfig prints '/usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link' on every apt run; that is "
+               "how WSL shares the Windows driver and it is harmless. The GPU is paravirtualised, so lspci shows "
+               "no NVIDIA device either.", evidence={"libcuda": lib}, catalogue=["H5"])]
+
+
+@rule("CD804", "wsl-driver-missing", "WSL2 without the Windows NVIDIA driver")
+def wsl_missing(facts: Facts, ctx) -> List[Finding]:
+    if not facts.host.wsl:
+        return []
+    has_dxg = "/dev/dxg" in facts.host.dev_nodes
+    lib = _libcuda(facts)
+    if has_dxg and lib:
+        return []
+    return [finding(
+        "CD804", ERROR, "WSL2 has no GPU: %s" % ("/dev/dxg is missing" if not has_dxg else
+                                                 "no libcuda.so.1 in /usr/lib/wsl/lib"),
+        detail="Under WSL2 the GPU comes from the Windows NVIDIA driver; without it CUDA finds no device.",
+        fix="Install or update the NVIDIA driver on Windows (not inside WSL), then run `wsl --shutdown` from Windows "
+            "and reopen the distro; check with `nvidia-smi` inside WSL.",
+        evidence={"dev_nodes": facts.host.dev_nodes, "libcuda": lib}, catalogue=["H4"])]

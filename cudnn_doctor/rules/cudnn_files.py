@@ -1,0 +1,243 @@
+"""CD4xx: cuDNN files on disk: presence, sub-libraries, versions, links, modes, integrity, headers."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict, List
+
+from ..compat import major_of, release3
+from ..model import CudnnCopy, Facts, Finding
+from . import rule
+from .common import (ERROR, INFO, WARNING, compat_of, driver_cuda, finding, has_driver, is_pip_dir, is_used,
+                     primary_toolkit, reinstall_fix, cudnn_install_fix)
+
+_SHORT_SONAME = re.compile(r"^(lib\w+\.so\.\d+)$")
+
+
+def _present(copy: CudnnCopy, soname: str) -> bool:
+    return any((f.name == soname or f.name.startswith(soname + ".")) and not f.dangling for f in copy.files)
+
+
+def _missing_sublibraries(facts: Facts, ctx, copy: CudnnCopy) -> List[str]:
+    layout = compat_of(ctx).cudnn_layout(copy.major or 0)
+    expected = list(layout.get("linux_sublibraries", []))
+    found = set(copy.sublibraries_missing)
+    if copy.files:
+        found |= {name for name in expected if not _present(copy, name)}
+    return sorted(found)
+
+
+@rule("CD401", "cudnn-not-found", "No cuDNN installed")
+def not_found(facts: Facts, ctx) -> List[Finding]:
+    if facts.cudnn:
+        return []
+    compat = compat_of(ctx)
+    tk = primary_toolkit(facts)
+    cuda = (tk.version if tk else None) or driver_cuda(facts, compat)
+    cuda_major = major_of(cuda) if cuda else None
+    wants = [fw for fw in facts.python.frameworks if fw.cuda_build]
+    severity = ERROR if wants or ctx.target else (WARNING if has_driver(facts) else INFO)
+    where = sorted({p for paths in facts.searched.values() for p in paths if "cudnn" in p.lower()})[:12]
+    return [finding(
+        "CD401", severity, "No cuDNN library was found on this machine",
+        detail="cuDNN is not part of the CUDA toolkit or the driver; programs that need it fail with "
+               "'libcudnn.so.N: cannot open shared object file'%s." % (
+                   " (installed: %s)" % ", ".join("%s %s" % (f.name, f.version) for f in wants) if wants else ""),
+        fix="Install cuDNN for CUDA %s: %s" % (cuda_major or "12", cudnn_install_fix(compat, cuda or cuda_major)),
+        evidence={"searched": where, "cuda": cuda, "has_driver": has_driver(facts)},
+        catalogue=["D1"])]
+
+
+@rule("CD402", "cudnn-sublibraries-missing", "cuDNN sub-libraries missing")
+def sublibraries(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for copy in facts.cudnn:
+        if (copy.major or 0) < 8:
+            continue
+        missing = _missing_sublibraries(facts, ctx, copy)
+        if not missing:
+            continue
+        out.append(finding(
+            "CD402", ERROR if is_used(facts, copy) else WARNING,
+            "cuDNN %s at %s lacks %d of its sub-libraries" % (copy.version or copy.major, copy.directory, len(missing)),
+            detail="Since cuDNN 8 libcudnn.so is a shim that loads its sub-libraries at first use; a missing one "
+                   "fails with 'Could not load library %s' / 'Unable to load any of {%s...}' and often aborts the "
+                   "process." % (missing[0], missing[0]),
+            fix=reinstall_fix(copy), evidence={"directory": copy.directory, "missing": missing},
+            catalogue=["D2"]))
+    return out
+
+
+@rule("CD403", "cudnn-mixed-versions", "cuDNN files of different versions mixed in one copy")
+def mixed(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for copy in facts.cudnn:
+        by_version: Dict[str, List[str]] = {}
+        for f in copy.files:
+            v = f.file_version or ""
+            if v.count(".") >= 2 and not f.dangling:
+                by_version.setdefault(str(release3(v)), []).append(f.name)
+        if len(by_version) > 1:
+            newest = max(by_version, key=release3)
+            stale = sorted(n for v, names in by_version.items() if v != newest for n in names)
+            out.append(finding(
+                "CD403", ERROR if is_used(facts, copy) else WARNING,
+                "cuDNN files of versions %s are mixed in %s" % (", ".join(sorted(by_version, key=release3)),
+                                                                copy.directory),
+                detail="A partial upgrade or two installs copied over each other: the main library and its "
+                       "sub-libraries must be one release, or loading fails with 'undefined symbol ... version "
+                       "libcudnn_...' or CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH.",
+                fix="%s; then remove the stale files (%s) from %s and run `sudo ldconfig`" % (
+                    reinstall_fix(copy), ", ".join(stale[:6]), copy.directory),
+                evidence={"directory": copy.directory, "versions": by_version}, catalogue=["D3"]))
+    return out
+
+
+@rule("CD404", "cudnn-not-a-symlink", "cuDNN soname is a copied file, not a link")
+def not_symlink(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for copy in facts.cudnn:
+        if copy.origin == "pip" or is_pip_dir(copy.directory):
+            continue  # wheels ship plain .so.N files by design
+        commands = []
+        names = []
+        for f in copy.files:
+            if f.is_link or f.dangling or not _SHORT_SONAME.match(f.name):
+                continue
+            full = sorted((g.name for g in copy.files if g.name.startswith(f.name + ".") and not g.is_link),
+                          key=lambda n: len(n))
+            if not full:
+                continue
+            names.append(f.name)
+            commands.append("sudo ln -sf %s %s" % (full[-1], f.name))
+        if not names:
+            continue
+        wsl = copy.directory.startswith("/usr/lib/wsl")
+        out.append(finding(
+            "CD404", INFO if wsl else WARNING,
+            "%s in %s %s regular file%s, not the symbolic link%s ldconfig expects" % (
+                ", ".join(names), copy.directory, "is a" if len(names) == 1 else "are",
+                "" if len(names) == 1 else "s", "" if len(names) == 1 else "s"),
+            detail="The files were copied without `cp -P`; every ldconfig run prints '... is not a symbolic link' "
+                   "and a later upgrade can leave an old copy answering to the soname." +
+                   (" Under /usr/lib/wsl this is how WSL ships the driver and is harmless." if wsl else ""),
+            fix="cd %s && %s && sudo ldconfig" % (copy.directory, " && ".join(commands)),
+            evidence={"directory": copy.directory, "files": names}, catalogue=["D4", "H5"] if wsl else ["D4"]))
+    return out
+
+
+@rule("CD405", "cudnn-permission-denied", "cuDNN files not readable by other users")
+def permissions(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for copy in facts.cudnn:
+        bad = [f for f in copy.files if f.readable is False]
+        if not bad:
+            continue
+        parents = []
+        for f in bad:
+            if f.mode and int(f.mode, 8) & 0o004:
+                # The file itself is readable: a folder above it is not searchable.
+                p = os.path.dirname(f.realpath or f.path)
+                while p and p != "/":
+                    parents.append(p)
+                    p = os.path.dirname(p)
+        chmod_files = "sudo chmod a+r %s" % " ".join(sorted({f.realpath or f.path for f in bad}))
+        chmod_dirs = (" && sudo chmod a+rx %s" % " ".join(sorted(set(parents)))) if parents else ""
+        out.append(finding(
+            "CD405", ERROR if is_used(facts, copy) else WARNING,
+            "%d cuDNN file(s) in %s are not readable by other users" % (len(bad), copy.directory),
+            detail="Programs not run as root fail with 'libcudnn...: cannot open shared object file: Permission "
+                   "denied' (it works under sudo only).",
+            fix=chmod_files + chmod_dirs,
+            evidence={"files": {f.name: f.mode for f in bad}}, catalogue=["D5"]))
+    return out
+
+
+@rule("CD406", "cudnn-file-corrupt", "cuDNN file empty, truncated or of the wrong architecture")
+def corrupt(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for copy in facts.cudnn:
+        bad = [f for f in copy.files if f.elf and f.elf != "ok" and not f.dangling]
+        if not bad:
+            continue
+        arch = [f for f in bad if f.elf in ("elfclass32", "wrong-machine")]
+        out.append(finding(
+            "CD406", ERROR if is_used(facts, copy) or not arch else WARNING,
+            "cuDNN file(s) in %s are unusable: %s" % (copy.directory, ", ".join(
+                "%s (%s)" % (f.name, f.elf) for f in bad)),
+            detail=("Files of another architecture are skipped by the loader ('wrong ELF class: ELFCLASS32')."
+                    if arch and len(arch) == len(bad) else
+                    "An interrupted download or extraction, a full disk or a placeholder left the file empty or "
+                    "short; loading it fails with 'file too short' or 'cannot read file data'."),
+            fix="%s; check free space first with `df -h %s`" % (reinstall_fix(copy), copy.directory),
+            evidence={"files": {f.name: f.elf for f in bad}}, catalogue=["D6", "F4"] if arch else ["D6"]))
+    return out
+
+
+@rule("CD407", "cudnn-header-mismatch", "cuDNN header and library versions differ")
+def header(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for copy in facts.cudnn:
+        if not copy.header_version or not copy.version:
+            continue
+        if release3(copy.header_version) == release3(copy.version):
+            continue
+        pkg = copy.package or ""
+        if pkg.startswith("deb "):
+            dev = pkg.split()[1].replace("libcudnn9-", "libcudnn9-dev-").replace("libcudnn8", "libcudnn8-dev")
+            fix = "sudo apt install %s=%s   (the dev package of the same version as the library)" % (
+                dev, pkg.split()[2] if len(pkg.split()) > 2 else "<library version>")
+        else:
+            fix = ("Replace %s with the header from the same cuDNN %s archive (sudo cp <archive>/include/cudnn*.h %s/)"
+                   ", or delete the stale header" % (copy.header_path, copy.version,
+                                                     os.path.dirname(copy.header_path)))
+        out.append(finding(
+            "CD407", WARNING, "The cuDNN header %s says %s but the library at %s is %s" % (
+                copy.header_path, copy.header_version, copy.directory, copy.version),
+            detail="Software built against this header expects another cuDNN than the one that loads (Theano: "
+                   "'Mixed dnn version'; CMake: 'Found cuDNN: v?'); cuDNN 8+ keeps the version in cudnn_version.h.",
+            fix=fix, evidence={"header": copy.header_path, "header_version": copy.header_version,
+                               "library_version": copy.version}, catalogue=["D7"]))
+    return out
+
+
+@rule("CD408", "cudnn-dangling-link", "cuDNN symbolic link points nowhere")
+def dangling(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for copy in facts.cudnn:
+        for f in copy.files:
+            if not f.dangling:
+                continue
+            stem = f.name.split(".so")[0] + ".so"
+            targets = sorted((g.name for g in copy.files if g.name.startswith(stem + ".") and not g.dangling
+                              and not g.is_link), key=len)
+            main = bool(_SHORT_SONAME.match(f.name))
+            out.append(finding(
+                "CD408", ERROR if main else WARNING,
+                "%s points to %s, which does not exist" % (f.path, f.link_chain[-1] if f.link_chain else "?"),
+                detail="Loading by this name fails with 'cannot open shared object file: No such file or directory'"
+                       + ("." if main else " (this unversioned link is used only when linking)."),
+                fix=("cd %s && sudo ln -sf %s %s && sudo ldconfig" % (copy.directory, targets[-1], f.name))
+                    if targets else reinstall_fix(copy),
+                evidence={"link": f.path, "chain": f.link_chain}, catalogue=["D4"]))
+    return out
+
+
+@rule("CD409", "cudnn-load-error", "cuDNN library failed to load")
+def load_error(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for copy in facts.cudnn:
+        if not copy.load_error:
+            continue
+        explained = any(f.readable is False or (f.elf and f.elf != "ok") or f.dangling for f in copy.files) or \
+            _missing_sublibraries(facts, ctx, copy)
+        if explained:
+            continue  # CD402/CD405/CD406/CD408 say why, with the fix
+        out.append(finding(
+            "CD409", ERROR if is_used(facts, copy) else WARNING,
+            "cuDNN at %s could not be loaded: %s" % (copy.path, copy.load_error),
+            detail="A program that loads this copy will fail the same way.",
+            fix=reinstall_fix(copy) + "; to see the loader's own message: LD_DEBUG=libs python3 -c "
+                "'import ctypes; ctypes.CDLL(\"%s\")'" % copy.path,
+            evidence={"path": copy.path, "error": copy.load_error}, catalogue=["D1", "D6"]))
+    return out

@@ -1,0 +1,285 @@
+"""CD5xx: cuDNN at run time: the CUDA and driver it was built for, what each consumer loads, known-bad releases."""
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Tuple
+
+from ..compat import major_of, mm, mm_text, release3, ver
+from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
+from . import rule
+from .common import (ERROR, INFO, WARNING, compat_of, consumers, copy_for_path, cudnn_install_fix, describe_copy,
+                     driver_cuda, driver_upgrade_fix, driver_version, finding, framework_kind, gpus_with_cc,
+                     has_driver, is_used, ld_entry_for, ld_library_path_without, platform_of, primary_toolkit,
+                     toolkit_owning)
+
+
+def _framework_copy(facts: Facts, fw: FrameworkFacts) -> Optional[CudnnCopy]:
+    res = fw.resolved_cudnn
+    return copy_for_path(facts, res.path, res.realpath) if res is not None and res.path else None
+
+
+def _compiled(fw: FrameworkFacts) -> Optional[str]:
+    """The cuDNN a framework was compiled against: its build info, else an == pin on the cuDNN wheel."""
+    if fw.cudnn_version:
+        return fw.cudnn_version
+    for req in fw.requires:
+        text = req.split(";")[0].replace(" ", "")
+        if text.lower().startswith("nvidia-cudnn") and "==" in text:
+            return text.split("==", 1)[1]
+    return None
+
+
+def _older(runtime: str, compiled: str) -> Tuple[bool, str]:
+    """(incompatible, why) under cuDNN's rule: same major, runtime minor >= compiled minor."""
+    r, c = ver(runtime), ver(compiled)
+    if r is None or c is None:
+        return False, ""
+    if r.release[0] != c.release[0]:
+        return True, "another major version"
+    if len(c.release) >= 2 and len(r.release) >= 2 and r.release[1] < c.release[1]:
+        return True, "an older minor version"
+    return False, ""
+
+
+@rule("CD501", "cudnn-cuda-mismatch", "cuDNN built for another CUDA than the one it is used with")
+def cuda_mismatch(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    primary = primary_toolkit(facts)
+    for copy in facts.cudnn:
+        if not copy.version:
+            continue
+        partners = []
+        if copy.origin == "toolkit":
+            tk = toolkit_owning(facts, copy.directory)
+            if tk and tk.version:
+                partners.append(("the CUDA %s toolkit it is installed into (%s)" % (tk.version, tk.path),
+                                 tk.version, ERROR, tk.version))
+        elif copy.origin in ("system", "other", "ld_library_path") and primary and primary.version:
+            partners.append(("the CUDA %s toolkit at %s" % (primary.version, primary.path), primary.version,
+                             WARNING, primary.version))
+        for fw in facts.python.frameworks:
+            fw_copy = _framework_copy(facts, fw)
+            if fw_copy is copy and fw.cuda_build and fw.cuda_version:
+                partners.append(("%s %s (built for CUDA %s), which loads it" % (fw.name, fw.version, fw.cuda_version),
+                                 fw.cuda_version, ERROR, fw.cuda_version))
+        for label, cuda, severity, target in partners:
+            ok, why = compat.cudnn_cuda_verdict(copy.version, copy.cuda_version, cuda)
+            if ok is False:
+                out.append(finding(
+                    "CD501", severity, "%s cannot be used with %s" % (describe_copy(copy), label),
+                    detail=why,
+                    fix="Install the cuDNN build for CUDA %s: %s" % (
+                        mm_text(target) or target, cudnn_install_fix(compat, target, copy.major or 9, copy.version,
+                                                  copy.origin if copy.origin in ("pip", "conda") else "system")),
+                    evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "path": copy.path,
+                              "used_with": cuda}, catalogue=["C5"]))
+            elif ok is None and is_used(facts, copy):
+                out.append(finding(
+                    "CD501", INFO, "Cannot tell whether %s works with %s" % (describe_copy(copy), label),
+                    detail=why, evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "used_with": cuda},
+                    catalogue=["C5"]))
+    return out
+
+
+@rule("CD502", "cudnn-needs-newer-driver", "Driver too old for the CUDA a cuDNN build needs")
+def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
+    if not has_driver(facts) or not driver_version(facts):
+        return []
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    for copy in facts.cudnn:
+        if not copy.cuda_version:
+            continue
+        ok, how, floor = compat.driver_runs_cuda(driver_version(facts), copy.cuda_version, platform_of(facts),
+                                                 facts.driver.cuda_version)
+        if ok is not False:
+            continue
+        out.append(finding(
+            "CD502", ERROR if is_used(facts, copy) else WARNING,
+            "%s needs a driver for CUDA %s; driver %s supports CUDA %s" % (
+                describe_copy(copy), copy.cuda_version, driver_version(facts), driver_cuda(facts, compat) or "?"),
+            detail="cuDNN then fails with CUDNN_STATUS_NOT_INITIALIZED / 'CUDA driver version is insufficient' "
+                   "[%s]." % (floor.source if floor else ""),
+            fix=driver_upgrade_fix(floor.text() if floor else "a newer release") +
+                "; or install the cuDNN build for CUDA %s: %s" % (
+                    driver_cuda(facts, compat) or "?", cudnn_install_fix(compat, driver_cuda(facts, compat),
+                                                                         copy.major or 9)),
+            evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "driver": driver_version(facts)},
+            catalogue=["C1"]))
+    return out
+
+
+@rule("CD503", "cudnn-older-than-framework-build", "Loaded cuDNN older than the framework was built with")
+def runtime_older(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for fw in facts.python.frameworks:
+        compiled = _compiled(fw)
+        copy = _framework_copy(facts, fw)
+        if not compiled or copy is None or not copy.version:
+            continue
+        bad, why = _older(copy.version, compiled)
+        if not bad:
+            continue
+        kind = framework_kind(fw)
+        entry = ld_entry_for(facts, fw.resolved_cudnn.path)
+        if entry:
+            fix = "%s   (so %s finds its own cuDNN again)" % (ld_library_path_without(facts, [entry]), fw.name)
+        elif kind == "tensorflow":
+            fix = 'pip install "tensorflow[and-cuda]==%s"' % fw.version.split("+")[0]
+        elif kind == "jax":
+            fix = 'pip install -U "jax[cuda%s]"' % str(fw.cuda_version or "12").split(".")[0]
+        elif copy.origin == "pip":
+            fix = 'pip install "%s>=%s"' % ((copy.package or "nvidia-cudnn-cu12").split()[0], compiled)
+        else:
+            fix = "Upgrade the cuDNN at %s to %s or newer (same major)" % (copy.directory, compiled)
+        out.append(finding(
+            "CD503", ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
+                fw.name, fw.version, compiled, copy.version, why),
+            detail="cuDNN needs the same major version and an equal or newer minor version than the build: TF/XLA "
+                   "print 'Loaded runtime CuDNN library: %s but source was compiled with: %s', PyTorch 'cuDNN "
+                   "version incompatibility', JAX 'Outdated cuDNN installation found' [%s]." % (
+                       copy.version, compiled, compat_of(ctx).table("cudnn", "api_compat").get("source")),
+            fix=fix, evidence={"framework": fw.name, "compiled_with": compiled, "loads": copy.path,
+                               "loads_version": copy.version, "via": fw.resolved_cudnn.via},
+            catalogue=["E1", "E2"]))
+    return out
+
+
+@rule("CD504", "cudnn-shadowed-by-ld-library-path", "LD_LIBRARY_PATH hands a framework a foreign cuDNN")
+def shadowed(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for fw in facts.python.frameworks:
+        res = fw.resolved_cudnn
+        if res is None or not res.path or res.via != "LD_LIBRARY_PATH":
+            continue
+        own = [c for c in facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location.rstrip("/") + "/")]
+        copy = copy_for_path(facts, res.path, res.realpath)
+        if not own or copy in own:
+            continue
+        compiled = _compiled(fw)
+        if compiled and copy and copy.version and _older(copy.version, compiled)[0]:
+            continue  # CD503 reports the incompatible case as an error
+        entry = ld_entry_for(facts, res.path) or os.path.dirname(res.path)
+        out.append(finding(
+            "CD504", WARNING, "%s loads %s through LD_LIBRARY_PATH instead of its own %s" % (
+                fw.name, describe_copy(copy), describe_copy(own[0])),
+            detail="LD_LIBRARY_PATH is searched before a library's RUNPATH, so an HPC module, a conda lib folder or "
+                   "/usr/local/cuda/lib64 beats the wheel the framework was tested with; a later upgrade of either "
+                   "turns this into 'cuDNN version incompatibility'.",
+            fix=ld_library_path_without(facts, [entry]) + "   (or `module unload cudnn`, or edit ~/.bashrc)",
+            evidence={"framework": fw.name, "loads": res.path, "own_copy": own[0].path,
+                      "LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["E2"]))
+    return out
+
+
+@rule("CD505", "two-cudnn-copies", "Different programs load different cuDNN copies")
+def two_copies(facts: Facts, ctx) -> List[Finding]:
+    who = consumers(facts)
+    by_major = {}
+    for label, copy, res in who:
+        if copy is None:
+            continue
+        by_major.setdefault(copy.major, []).append((label, copy, res))
+    out: List[Finding] = []
+    for major, rows in sorted(by_major.items(), key=lambda kv: -(kv[0] or 0)):
+        distinct = []
+        for _, copy, _ in rows:
+            if all(copy is not d for d in distinct):
+                distinct.append(copy)
+        if len(distinct) < 2:
+            continue
+        versions = {str(release3(c.version)) if c.version else "?" for c in distinct}
+        lines = ["%s loads %s (via %s)" % (label, describe_copy(copy), res.via or "?") for label, copy, res in rows]
+        plain = next((c for label, c, _ in rows if label.startswith("a plain process")), None)
+        frameworks = [(label, c) for label, c, _ in rows if not label.startswith("a plain process")]
+        fix = "Nothing to change if each program keeps to its own copy."
+        if plain is not None and frameworks:
+            fw_label, fw_copy = frameworks[0]
+            fix += (" To give programs that link cuDNN themselves (C/C++ builds, ctranslate2, cudnn-frontend) the "
+                    "same cuDNN as %s, put its folder first: export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:"
+                    "$LD_LIBRARY_PATH}, or upgrade the system copy at %s to %s." % (
+                        fw_label.split()[0], fw_copy.directory, plain.directory, fw_copy.version or "the same release"))
+        out.append(finding(
+            "CD505", WARNING if len(versions) > 1 else INFO,
+            "Two cuDNN %s copies are in use: %s" % (major, "; ".join(lines)),
+            detail="Which copy a process gets depends on who asks first: once one libcudnn.so.%s is loaded, every "
+                   "later request in that process gets the same one, so mixing consumers in one process can pair a "
+                   "framework with the other copy (or mix sub-libraries: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)."
+                   % major,
+            fix=fix, evidence={"consumers": [{"consumer": label, "path": res.path, "via": res.via,
+                                              "version": c.version if c else None} for label, c, res in rows]},
+            catalogue=["E2", "D3"]))
+    return out
+
+
+@rule("CD506", "cudnn-known-bad", "cuDNN release known to break")
+def known_bad(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    jax = [fw for fw in facts.python.frameworks if framework_kind(fw) == "jax"]
+    cublas = [w for w in facts.python.nvidia_wheels if w["name"].startswith("nvidia-cublas")]
+    for copy in facts.cudnn:
+        for bad in compat.known_bad("cudnn", copy.version):
+            if bad.get("with", "").startswith("cublas"):
+                need = bad["with"].split("cublas", 1)[1]
+                if not jax or not any(ver(w["version"]) and ver(w["version"]) in _spec(need) for w in cublas):
+                    continue
+            hits_jax = any(_framework_copy(facts, fw) is copy for fw in jax) or (jax and copy.origin == "pip")
+            severity = ERROR if bad.get("severity") == "error_if_jax" and hits_jax else (
+                INFO if bad.get("severity") == "info" else WARNING)
+            out.append(finding(
+                "CD506", severity, "cuDNN %s at %s is a known-bad release: %s" % (
+                    copy.version, copy.directory, bad["problem"]),
+                detail="Source: %s [%s]." % (bad["source"], bad["status"]),
+                fix="Upgrade to cuDNN %s or newer: %s" % (bad.get("fixed_in"), 'pip install -U "%s>=%s"' % (
+                    (copy.package or "nvidia-cudnn-cu12").split()[0], bad.get("fixed_in"))
+                    if copy.origin == "pip" else cudnn_install_fix(compat, copy.cuda_version or "12",
+                                                                    copy.major or 9, None, copy.origin)),
+                evidence={"cudnn": copy.version, "path": copy.path, "range": bad["version"]}, catalogue=["E1"]))
+    return out
+
+
+def _spec(text: str):
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(text)
+
+
+@rule("CD507", "cudnn-version-unknown", "cuDNN version could not be read")
+def version_unknown(facts: Facts, ctx) -> List[Finding]:
+    return [finding(
+        "CD507", INFO, "Cannot tell the version of the cuDNN copy at %s" % copy.directory,
+        detail="Neither cudnnGetVersion, the file names, the header nor a package said it; version checks skip "
+               "this copy.", evidence={"path": copy.path, "load_error": copy.load_error})
+        for copy in facts.cudnn if not copy.version]
+
+
+@rule("CD508", "cudnn-predates-gpu", "cuDNN build predates the GPU's architecture")
+def predates_gpu(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    bw = compat.blackwell_cuda12()
+    for copy in facts.cudnn:
+        for gpu in gpus_with_cc(facts):
+            cc = mm(gpu.compute_capability)
+            top = mm(copy.header_max_sm)
+            reason = None
+            if top and cc and cc > top:
+                reason = "its header says it knows GPUs up to compute capability %s" % copy.header_max_sm
+            elif (gpu.compute_capability in bw.get("ccs", []) and copy.cuda_version and
+                  major_of(copy.cuda_version) == 12 and mm(copy.cuda_version) < mm(bw.get("min_cuda"))):
+                reason = "Blackwell GPUs need the CUDA 12.8+ build (or the CUDA 13 build) [%s]" % bw.get("source")
+            if not reason:
+                continue
+            out.append(finding(
+                "CD508", WARNING, "%s may have no kernels for GPU %d (compute capability %s): %s" % (
+                    describe_copy(copy), gpu.index, gpu.compute_capability, reason),
+                detail="Convolutions then fail with 'no kernel image is available' or CUDNN_STATUS_ARCH_MISMATCH.",
+                fix="Install a newer cuDNN built for CUDA %s: %s" % (
+                    "13" if (cc and cc >= (10, 0)) else "12",
+                    cudnn_install_fix(compat, 13 if (cc and cc >= (10, 0)) else 12, 9, None,
+                                      copy.origin if copy.origin in ("pip", "conda") else "system")),
+                evidence={"cudnn": copy.version, "header_max_sm": copy.header_max_sm, "cc": gpu.compute_capability},
+                catalogue=["B1"]))
+    return out

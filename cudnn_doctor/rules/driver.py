@@ -1,0 +1,137 @@
+"""CD1xx: the NVIDIA driver and its kernel module."""
+from __future__ import annotations
+
+import os
+from typing import List
+
+from ..model import Facts, Finding
+from . import rule
+from .common import ERROR, INFO, compat_of, finding, has_driver
+
+_NOUVEAU = ("nouveau", "nova_core", "nova_drm", "nova-core")
+
+
+def _uses_compat_libcuda(facts: Facts) -> bool:
+    path = facts.driver.libcuda_path or ""
+    res = facts.loader.resolved.get("libcuda.so.1")
+    real = (res.realpath if res else None) or ""
+    return "/compat/" in path or "/compat/" in real
+
+
+@rule("CD101", "no-nvidia-driver", "No NVIDIA driver or GPU found")
+def no_driver(facts: Facts, ctx) -> List[Finding]:
+    if has_driver(facts) or facts.driver.nvidia_pci_devices:
+        return []
+    if facts.host.in_container or facts.host.wsl:
+        return []  # CD801 / CD804 say it for containers and WSL, with the right fix
+    return [finding(
+        "CD101", ERROR, "No NVIDIA driver or GPU was found on this machine",
+        detail="There is no NVIDIA kernel module, no driver library (libcuda.so.1, libnvidia-ml.so.1) and no NVIDIA "
+               "GPU on the PCI bus, so nothing can use CUDA or cuDNN here.",
+        fix="If the machine has an NVIDIA GPU, install the driver (Ubuntu: `sudo ubuntu-drivers install`; others: "
+            "the installer from https://www.nvidia.com/Download/index.aspx), reboot (`sudo reboot`) and check with "
+            "`nvidia-smi`. If it has no NVIDIA GPU, CUDA and cuDNN cannot run here: use a GPU machine.",
+        evidence={"kernel_module": None, "libcuda": None, "libnvidia-ml": None, "gpus": 0,
+                  "kernel": facts.host.kernel_release},
+    )]
+
+
+@rule("CD102", "kernel-module-not-loaded", "NVIDIA kernel module not loaded")
+def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
+    d = facts.driver
+    if facts.host.in_container or facts.host.wsl or d.kernel_module_loaded is not False:
+        return []
+    if any(m in d.loaded_modules for m in _NOUVEAU) or any(
+            (p.get("driver") or "") in _NOUVEAU for p in d.nvidia_pci_devices):
+        return []  # nouveau owns the GPU: CD103
+    if not (d.nvidia_pci_devices or d.libnvml_path or d.libcuda_path):
+        return []
+    kernel = facts.host.kernel_release or "$(uname -r)"
+    return [finding(
+        "CD102", ERROR, ("An NVIDIA GPU is present but the nvidia kernel module is not loaded" if d.nvidia_pci_devices
+                         else "NVIDIA driver libraries are installed but the nvidia kernel module is not loaded"),
+        detail="Without the kernel module nvidia-smi 'couldn't communicate with the NVIDIA driver' and CUDA finds no "
+               "device. The usual cause is a kernel update for which the module was never built (DKMS missing, "
+               "kernel headers missing, or the build failed); Secure Boot refusing an unsigned module is the other.",
+        fix="sudo apt install linux-headers-%s dkms && sudo dkms autoinstall && sudo reboot   (or reinstall the "
+            "driver package for this kernel; keep `dkms` installed so future kernels rebuild the module; with "
+            "Secure Boot on, enroll the module key with `sudo mokutil --import <key.der>`)" % kernel,
+        evidence={"pci_devices": d.nvidia_pci_devices, "kernel": facts.host.kernel_release,
+                  "loaded_modules": d.loaded_modules, "libnvidia-ml": d.libnvml_path, "libcuda": d.libcuda_path},
+        catalogue=["A1", "A2"],
+    )]
+
+
+@rule("CD103", "nouveau-owns-gpu", "nouveau (or nova_core) drives the GPU")
+def nouveau(facts: Facts, ctx) -> List[Finding]:
+    d = facts.driver
+    loaded = [m for m in d.loaded_modules if m in _NOUVEAU]
+    bound = [p for p in d.nvidia_pci_devices if (p.get("driver") or "") in _NOUVEAU]
+    if not loaded and not bound:
+        return []
+    nova = any("nova" in m for m in loaded) or any("nova" in (p.get("driver") or "") for p in bound)
+    lines = "blacklist nouveau\\noptions nouveau modeset=0\\n" + ("blacklist nova_core\\nblacklist nova_drm\\n" if nova else "")
+    return [finding(
+        "CD103", ERROR, "The open-source %s driver owns the NVIDIA GPU, so the NVIDIA driver cannot" % (
+            "nova_core" if nova else "nouveau"),
+        detail="The in-kernel driver bound the GPU first; the nvidia module then fails to load ('No NVIDIA devices "
+               "probed') and CUDA sees nothing.",
+        fix="printf '%s' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u "
+            "(Fedora/RHEL: sudo dracut -f) && sudo reboot" % lines,
+        evidence={"loaded_modules": loaded, "pci_devices": bound or d.nvidia_pci_devices},
+        catalogue=["A3"],
+    )]
+
+
+@rule("CD104", "driver-library-mismatch", "Driver libraries and kernel module differ")
+def mismatch(facts: Facts, ctx) -> List[Finding]:
+    d = facts.driver
+    kernel = d.kernel_module_version
+    pairs = []
+    if kernel and d.libnvml_file_version and d.libnvml_file_version != kernel:
+        pairs.append(("libnvidia-ml", d.libnvml_path, d.libnvml_file_version))
+    if kernel and d.libcuda_file_version and d.libcuda_file_version != kernel and not _uses_compat_libcuda(facts):
+        pairs.append(("libcuda", d.libcuda_path, d.libcuda_file_version))
+    nvml_says = bool(d.nvml_error and "mismatch" in d.nvml_error.lower())
+    if not pairs and not nvml_says:
+        return []
+    user = pairs[0][2] if pairs else "?"
+    return [finding(
+        "CD104", ERROR, "Driver/library version mismatch: kernel module %s, user-space libraries %s" % (
+            kernel or "?", user),
+        detail="The driver's libraries were upgraded (often by unattended-upgrades) while the old kernel module is "
+               "still loaded; NVML fails with 'Driver/library version mismatch' and CUDA cannot initialise.",
+        fix="sudo reboot   (or, with no GPU process running: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia "
+            "&& sudo modprobe nvidia); to stop it recurring: sudo apt-mark hold 'nvidia-*' 'libnvidia-*'",
+        evidence={"kernel_module": kernel, "nvml_error": d.nvml_error,
+                  "libraries": {name: {"path": path, "version": v} for name, path, v in pairs}},
+        catalogue=["A4", "I3"],
+    )]
+
+
+@rule("CD105", "driver-version-unknown", "Driver version could not be read")
+def version_unknown(facts: Facts, ctx) -> List[Finding]:
+    d = facts.driver
+    out: List[Finding] = []
+    if has_driver(facts) and not d.version:
+        out.append(finding(
+            "CD105", INFO, "Cannot tell the NVIDIA driver version",
+            detail="Parts of a driver are present but neither NVML, libcuda's file name nor the kernel module said "
+                   "its version; checks that depend on it are skipped.",
+            evidence={"nvml_error": d.nvml_error, "libcuda_error": d.libcuda_error, "libcuda": d.libcuda_path}))
+    elif d.nvml_error and "mismatch" not in d.nvml_error.lower():
+        out.append(finding(
+            "CD105", INFO, "NVML could not be used: %s" % d.nvml_error,
+            detail="GPU details (compute capability, memory, MIG, compute mode) come from NVML; without it those "
+                   "checks are skipped.", evidence={"nvml_error": d.nvml_error, "libnvidia-ml": d.libnvml_path}))
+    compat = compat_of(ctx)
+    for bad in compat.known_bad("driver", d.version):
+        out.append(finding(
+            "CD105", INFO, "Driver %s is in a known-bad range: %s" % (d.version, bad["problem"]),
+            detail="Source: %s [%s]." % (bad["source"], bad["status"]),
+            fix="Upgrade the driver to %s or newer if you rely on it." % bad.get("fixed_in", "a newer release"),
+            evidence={"driver": d.version, "range": bad["version"]}))
+    if d.libcuda_path and os.path.basename(d.libcuda_path) and d.libcuda_error and not out:
+        out.append(finding("CD105", INFO, "libcuda could not be queried: %s" % d.libcuda_error,
+                           evidence={"libcuda": d.libcuda_path}))
+    return out

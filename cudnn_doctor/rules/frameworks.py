@@ -1,0 +1,156 @@
+"""CD7xx: framework packaging: CPU-only builds, conflicting nvidia-* pins, unresolvable cuDNN, Windows TF."""
+from __future__ import annotations
+
+import re
+from typing import List, Optional
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from ..compat import major_of, ver
+from ..model import Facts, Finding, FrameworkFacts
+from . import rule
+from .common import (ERROR, WARNING, best_torch_variant, compat_of, cudnn_install_fix, driver_cuda, finding,
+                     framework_kind, has_driver, platform_of, torch_install)
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _gpu_install(facts: Facts, ctx, fw: FrameworkFacts) -> str:
+    compat = compat_of(ctx)
+    kind = framework_kind(fw)
+    if kind == "torch":
+        best = best_torch_variant(facts, compat, fw.version)
+        return "pip uninstall -y torch && %s" % torch_install(best["torch"] if best else None,
+                                                              best["cuda"] if best else "12.6")
+    if kind == "tensorflow":
+        return 'pip uninstall -y %s && pip install "tensorflow[and-cuda]"' % fw.name
+    if kind == "jax":
+        major = major_of(driver_cuda(facts, compat)) or 12
+        return 'pip install -U "jax[cuda%d]"' % (13 if major >= 13 else 12)
+    if kind == "paddle":
+        return "pip uninstall -y paddlepaddle && pip install paddlepaddle-gpu"
+    if kind == "onnxruntime":
+        return "pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu"
+    return "install the CUDA build of %s" % fw.name
+
+
+@rule("CD701", "cpu-only-framework", "A CPU-only framework build is installed")
+def cpu_only(facts: Facts, ctx) -> List[Finding]:
+    if not has_driver(facts):
+        return []
+    out: List[Finding] = []
+    names = {fw.name for fw in facts.python.frameworks}
+    for fw in facts.python.frameworks:
+        kind = framework_kind(fw)
+        if kind in ("torch", "tensorflow", "paddle", "onnxruntime") and fw.cuda_build is False:
+            if kind == "onnxruntime" and "onnxruntime-gpu" in names:
+                continue
+            out.append(finding(
+                "CD701", WARNING, "%s %s in %s is a CPU-only build" % (fw.name, fw.version, fw.location),
+                detail="It never uses the GPU ('Torch not compiled with CUDA enabled', "
+                       "tf.test.is_built_with_cuda() False), although this machine has an NVIDIA driver.",
+                fix=_gpu_install(facts, ctx, fw), evidence={"framework": fw.name, "version": fw.version,
+                                                             "source": fw.source}, catalogue=["G1"]))
+    if "onnxruntime" in names and "onnxruntime-gpu" in names:
+        out.append(finding(
+            "CD701", WARNING, "Both onnxruntime and onnxruntime-gpu are installed",
+            detail="They share the onnxruntime/ package folder and overwrite each other; often the CPU files win and "
+                   "the CUDA provider disappears.",
+            fix="pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu",
+            evidence={"frameworks": sorted(names)}, catalogue=["G1"]))
+    return out
+
+
+def _applies(req: Requirement, platform: str) -> Optional[bool]:
+    """Whether a requirement's marker holds here; None when it depends on an extra we cannot see."""
+    if req.marker is None:
+        return True
+    text = str(req.marker)
+    if "extra" in text:
+        return None
+    try:
+        return req.marker.evaluate({"platform_system": "Windows" if platform == "windows" else "Linux",
+                                    "sys_platform": "win32" if platform == "windows" else "linux",
+                                    "platform_machine": "x86_64"})
+    except Exception:  # an exotic marker: judge the requirement anyway
+        return True
+
+
+@rule("CD702", "framework-nvidia-pins-conflict", "Installed nvidia-* wheels do not satisfy a framework's pins")
+def pins(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    platform = platform_of(facts)
+    for fw in facts.python.frameworks:
+        wheels = {_norm(w["name"]): w for w in facts.python.nvidia_wheels if w.get("location") == fw.location}
+        for text in fw.requires:
+            try:
+                req = Requirement(text)
+            except InvalidRequirement:
+                continue
+            wheel = wheels.get(_norm(req.name))
+            applies = _applies(req, platform)
+            if wheel is None or applies is False or not req.specifier:
+                continue
+            try:
+                installed = Version(wheel["version"])
+            except InvalidVersion:
+                continue
+            if req.specifier.contains(installed, prereleases=True):
+                continue
+            is_cudnn = "cudnn" in req.name.lower()
+            out.append(finding(
+                "CD702", ERROR if is_cudnn else WARNING,
+                "%s %s requires %s%s but %s %s is installed in %s" % (
+                    fw.name, fw.version, req.name, req.specifier, wheel["name"], wheel["version"], fw.location),
+                detail="Another package (usually a second framework) installed its own pin; only one copy fits in "
+                       "site-packages/nvidia, so one framework runs with a library it was not built for ('Loaded "
+                       "runtime CuDNN library: X but source was compiled with: Y').",
+                fix='pip install "%s%s"   (in that environment; better: one virtual environment per framework)' % (
+                    req.name, req.specifier),
+                evidence={"framework": fw.name, "requirement": text, "installed": wheel["version"]},
+                catalogue=["G4", "E1"]))
+    return out
+
+
+@rule("CD703", "tensorflow-windows-no-gpu", "TensorFlow 2.11+ has no GPU support on native Windows")
+def tf_windows(facts: Facts, ctx) -> List[Finding]:
+    if platform_of(facts) != "windows":
+        return []
+    last = compat_of(ctx).framework_table("tensorflow_windows")
+    out: List[Finding] = []
+    for fw in facts.python.frameworks:
+        v = ver(fw.version.split("+")[0])
+        if framework_kind(fw) == "tensorflow" and v is not None and v > ver(last.get("last_native_gpu", "2.10.0")):
+            out.append(finding(
+                "CD703", WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
+                detail="TensorFlow 2.10 was the last release with native-Windows GPU support [%s]." % last.get("source"),
+                fix='Run TensorFlow in WSL2 with `pip install "tensorflow[and-cuda]"`, or `pip install '
+                    '"tensorflow<2.11"` with CUDA 11.2 and cuDNN 8.1.',
+                evidence={"framework": fw.name, "version": fw.version}, catalogue=["G2"]))
+    return out
+
+
+@rule("CD704", "framework-cudnn-unresolved", "A framework cannot find the cuDNN it links")
+def unresolved(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    for fw in facts.python.frameworks:
+        res = fw.resolved_cudnn
+        if res is None or res.path:
+            continue
+        major = int(res.name.rsplit(".", 1)[1]) if re.search(r"\.\d+$", res.name) else 9
+        others = [c for c in facts.cudnn if c.major != major]
+        cuda_major = major_of(fw.cuda_version) if fw.cuda_version else major_of(driver_cuda(facts, compat))
+        out.append(finding(
+            "CD704", ERROR, "%s %s needs %s and none is on its search path" % (fw.name, fw.version, res.name),
+            detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
+                res.name, (" Found other majors: %s." % ", ".join(
+                    "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),
+            fix=cudnn_install_fix(compat, fw.cuda_version or driver_cuda(facts, compat) or cuda_major, major, None,
+                                  "pip"),
+            evidence={"framework": fw.name, "needs": res.name, "consumer": fw.consumer_library,
+                      "other_copies": [c.path for c in others]}, catalogue=["D1", "G6"]))
+    return out

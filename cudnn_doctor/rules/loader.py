@@ -1,0 +1,157 @@
+"""CD6xx: the dynamic loader and the environment: search paths, unversioned names, bad candidates, visibility."""
+from __future__ import annotations
+
+import os
+import re
+from typing import List
+
+from ..model import Facts, Finding
+from . import rule
+from .common import (ERROR, INFO, WARNING, cudnn_dir_fix, finding, is_pip_dir, ld_library_path_without, visible_gpus)
+
+_SKIPPED = re.compile(r"^(?P<path>\S+) \((?P<via>[^)]*)\) skipped: (?P<why>\S+)")
+
+
+@rule("CD601", "lib-not-on-search-path", "cuDNN installed where the loader does not look")
+def off_path(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for major in sorted({c.major for c in facts.cudnn if c.major}, reverse=True):
+        name = "libcudnn.so.%d" % major
+        res = facts.loader.resolved.get(name)
+        if res is None or res.path:
+            continue
+        copies = [c for c in facts.cudnn if c.major == major]
+        loose = [c for c in copies if c.origin not in ("pip", "conda") and not is_pip_dir(c.directory)]
+        if loose:
+            c = loose[0]
+            out.append(finding(
+                "CD601", WARNING, "%s is installed in %s, but the loader does not search there" % (name, c.directory),
+                detail="Programs that need it fail with '%s: cannot open shared object file' although the file "
+                       "exists: the folder is in neither LD_LIBRARY_PATH, /etc/ld.so.conf.d nor the default paths "
+                       "(or ldconfig was not re-run after installing)." % name,
+                fix=cudnn_dir_fix(c.directory), evidence={"soname": name, "found_in": [x.directory for x in copies],
+                                                          "LD_LIBRARY_PATH": facts.loader.ld_library_path},
+                catalogue=["F1", "D1"]))
+        else:
+            c = copies[0]
+            out.append(finding(
+                "CD601", INFO, "%s exists only inside Python/conda environments (%s)" % (name, c.directory),
+                detail="Frameworks find their wheel's cuDNN through their own RUNPATH; programs outside them "
+                       "(C/C++ builds, Paddle, ONNX Runtime without torch) do not.",
+                fix="If such a program needs it: export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" %
+                    c.directory, evidence={"soname": name, "found_in": [x.directory for x in copies]},
+                catalogue=["F1"]))
+    return out
+
+
+def _cudnn8_in_use(facts: Facts) -> bool:
+    return any(c.major == 8 for c in facts.cudnn)
+
+
+@rule("CD602", "nvrtc-unversioned-missing", "cuDNN 8 cannot find the unversioned libnvrtc.so")
+def nvrtc(facts: Facts, ctx) -> List[Finding]:
+    res = facts.loader.resolved.get("libnvrtc.so")
+    if not _cudnn8_in_use(facts) or res is None or res.path:
+        return []
+    dirs = []
+    for wheel in facts.python.nvidia_wheels:
+        if wheel["name"].startswith("nvidia-cuda-nvrtc"):
+            dirs.append(wheel["location"].rstrip("/") + "/nvidia/cuda_nvrtc/lib")
+    where = dirs[0] if dirs else "<folder holding libnvrtc.so.X.Y>"
+    return [finding(
+        "CD602", WARNING, "cuDNN 8 is installed but nothing provides the unversioned libnvrtc.so",
+        detail="cuDNN 8's convolution library dlopens 'libnvrtc.so' by that exact name; pip wheels ship only "
+               "libnvrtc.so.X.Y, so convolutions fail with 'Could not load library libcudnn_cnn_infer.so.8. Error: "
+               "libnvrtc.so: cannot open shared object file' and the process aborts.",
+        fix='cd %s && ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so && export LD_LIBRARY_PATH=%s'
+            '${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}   (or put a CUDA toolkit lib64, which has libnvrtc.so, on the '
+            'path)' % (where, where),
+        evidence={"candidates": dirs, "searched": res.shadowed}, catalogue=["F2"])]
+
+
+@rule("CD603", "libcuda-unversioned-missing", "cuDNN 8 cannot find the unversioned libcuda.so")
+def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
+    res = facts.loader.resolved.get("libcuda.so")
+    real = facts.loader.resolved.get("libcuda.so.1")
+    if not _cudnn8_in_use(facts) or res is None or res.path or real is None or not real.path:
+        return []
+    if facts.host.wsl:
+        fix = "export LD_LIBRARY_PATH=/usr/lib/wsl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    else:
+        fix = ("mkdir -p ~/.local/lib/cuda-link && ln -sf %s ~/.local/lib/cuda-link/libcuda.so && export "
+               "LD_LIBRARY_PATH=~/.local/lib/cuda-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}   (or install the "
+               "driver's development package, which ships the libcuda.so link)" % real.path)
+    return [finding(
+        "CD603", WARNING, "cuDNN 8 is installed but only libcuda.so.1, not libcuda.so, is on the search path",
+        detail="cuDNN 8 dlopens the unversioned 'libcuda.so'; without it convolutions fail with 'Error: libcuda.so: "
+               "cannot open shared object file'.",
+        fix=fix, evidence={"libcuda.so.1": real.path}, catalogue=["F3"])]
+
+
+@rule("CD604", "wrong-elf-class-on-path", "A library of the wrong architecture sits on the search path")
+def wrong_class(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for name, res in sorted(facts.loader.resolved.items()):
+        for problem in res.problems:
+            m = _SKIPPED.match(problem)
+            if not m or m.group("why") not in ("elfclass32", "wrong-machine"):
+                continue
+            folder = os.path.dirname(m.group("path"))
+            from_ld = m.group("via") == "LD_LIBRARY_PATH"
+            out.append(finding(
+                "CD604", WARNING, "%s on the search path for %s is %s" % (m.group("path"), name, m.group("why")),
+                detail="The loader skips it, but programs that load it by path fail with 'wrong ELF class: "
+                       "ELFCLASS32', and it is a sign that a 32-bit or foreign folder is on the path.",
+                fix=ld_library_path_without(facts, [folder]) if from_ld else
+                    "remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % folder,
+                evidence={"soname": name, "candidate": m.group("path"), "via": m.group("via")}, catalogue=["F4"]))
+    return out
+
+
+@rule("CD605", "cuda-visible-devices-hides-gpus", "CUDA_VISIBLE_DEVICES hides GPUs")
+def visibility(facts: Facts, ctx) -> List[Finding]:
+    vis = facts.visibility
+    if vis.cuda_visible_devices is None or not facts.gpus:
+        return []
+    visible = visible_gpus(facts)
+    if not visible:
+        return [finding(
+            "CD605", ERROR, "CUDA_VISIBLE_DEVICES=%r hides every GPU" % vis.cuda_visible_devices,
+            detail="CUDA reports 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE) although nvidia-smi "
+                   "shows %d GPU(s). %s" % (len(facts.gpus), "; ".join(vis.problems)),
+            fix="unset CUDA_VISIBLE_DEVICES   (or export CUDA_VISIBLE_DEVICES=0)",
+            evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "gpus": len(facts.gpus),
+                      "problems": vis.problems}, catalogue=["F5"])]
+    if vis.problems:
+        return [finding(
+            "CD605", WARNING, "CUDA_VISIBLE_DEVICES=%r is partly invalid: %s" % (
+                vis.cuda_visible_devices, "; ".join(vis.problems)),
+            detail="CUDA stops reading the list at the first bad entry, so fewer GPUs are visible than intended.",
+            fix="export CUDA_VISIBLE_DEVICES=%s" % ",".join(str(g.index) for g in visible),
+            evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "visible": [g.index for g in visible]},
+            catalogue=["F5"])]
+    return []
+
+
+@rule("CD606", "ld-preload-cuda", "LD_PRELOAD forces a CUDA/cuDNN library")
+def preload(facts: Facts, ctx) -> List[Finding]:
+    hits = [p for p in facts.loader.ld_preload if re.search(r"lib(cudnn|cuda|cudart|cublas)", os.path.basename(p))]
+    if not hits:
+        return []
+    keep = [p for p in facts.loader.ld_preload if p not in hits]
+    return [finding(
+        "CD606", WARNING, "LD_PRELOAD forces %s into every process" % ", ".join(hits),
+        detail="A preloaded library wins over every search path, so frameworks get it instead of their own copy.",
+        fix=("export LD_PRELOAD=%s" % " ".join(keep)) if keep else "unset LD_PRELOAD",
+        evidence={"LD_PRELOAD": facts.loader.ld_preload}, catalogue=["E2"])]
+
+
+@rule("CD607", "loader-cache-unreadable", "ld.so.cache could not be read")
+def cache(facts: Facts, ctx) -> List[Finding]:
+    if not facts.loader.cache_error:
+        return []
+    return [finding(
+        "CD607", WARNING, "The loader cache could not be read: %s" % facts.loader.cache_error,
+        detail="Which library a program gets was worked out without the cache, so it may differ from what "
+               "ld.so does; a missing or stale cache also hides newly installed libraries.",
+        fix="sudo ldconfig", evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]

@@ -1,0 +1,260 @@
+"""CD3xx: CUDA toolkits and framework CUDA builds against the driver; forward-compat and stub libcuda."""
+from __future__ import annotations
+
+import os
+from typing import List, Optional
+
+from ..compat import major_of, mm
+from ..model import Facts, Finding
+from . import rule
+from .common import (ERROR, INFO, WARNING, arch_driver_limit, best_torch_variant, compat_of, driver_cuda,
+                     driver_upgrade_fix, driver_version, finding, framework_kind, has_driver, ld_entry_for,
+                     ld_library_path_without, platform_of, torch_install, visible_gpus)
+
+
+def _judge(facts: Facts, ctx, cuda: str):
+    compat = compat_of(ctx)
+    return compat.driver_runs_cuda(driver_version(facts) or "", cuda, platform_of(facts), facts.driver.cuda_version)
+
+
+@rule("CD301", "driver-too-old-for-toolkit", "Driver too old for an installed CUDA toolkit")
+def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
+    if not has_driver(facts):
+        return []
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    dcuda = driver_cuda(facts, compat)
+    for tk in facts.toolkits:
+        if not tk.version or tk.dangling:
+            continue
+        ok, how, floor = _judge(facts, ctx, tk.version)
+        if ok is False:
+            out.append(finding(
+                "CD301", ERROR, "Driver %s (CUDA %s) is too old for CUDA %s at %s" % (
+                    driver_version(facts) or "?", dcuda or "?", tk.version, tk.path),
+                detail="Programs built with this toolkit fail with 'CUDA driver version is insufficient for CUDA "
+                       "runtime version' (error 35). CUDA %s needs a driver %s [%s, %s]." % (
+                           tk.version, floor.text() if floor else "?", floor.source if floor else "", floor.status
+                           if floor else ""),
+                fix=driver_upgrade_fix(floor.text() if floor else "a newer release") +
+                    "; or use a CUDA %s toolkit that this driver supports." % (dcuda or "older") +
+                    arch_driver_limit(facts, compat, floor.branch if floor else None),
+                evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version,
+                          "path": tk.path, "needs": floor.text() if floor else None},
+                catalogue=["C1"]))
+        elif ok is None and driver_version(facts):
+            out.append(finding(
+                "CD301", INFO, "Cannot tell whether driver %s runs CUDA %s" % (driver_version(facts), tk.version),
+                detail=how, evidence={"toolkit": tk.version, "path": tk.path}, catalogue=["C1"]))
+    return out
+
+
+@rule("CD305", "toolkit-newer-than-driver", "Toolkit runs only through minor-version compatibility")
+def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
+    if not has_driver(facts):
+        return []
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    dcuda = driver_cuda(facts, compat)
+    for tk in facts.toolkits:
+        if not tk.version or tk.dangling or tk.kind == "pip":
+            continue
+        ok, how, floor = _judge(facts, ctx, tk.version)
+        if not ok or how == "exact":
+            continue
+        exact = compat.min_driver(tk.version, platform_of(facts)) or floor
+        out.append(finding(
+            "CD305", WARNING, "CUDA %s at %s runs on driver %s only through minor-version compatibility" % (
+                tk.version, tk.path, driver_version(facts)),
+            detail="Applications work, but PTX this toolkit generates cannot be JIT-compiled by the driver "
+                   "('the provided PTX was compiled with an unsupported toolchain', CUDA_ERROR_UNSUPPORTED_PTX_"
+                   "VERSION), which breaks JAX/Triton/custom kernels [%s]." % (floor.source if floor else ""),
+            fix=driver_upgrade_fix(exact.text()) + "; or compile for the real GPU architecture (SASS) instead of PTX.",
+            evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version},
+            catalogue=["C4"]))
+    return out
+
+
+@rule("CD302", "driver-too-old-for-framework", "Driver too old for a framework's CUDA build")
+def framework_vs_driver(facts: Facts, ctx) -> List[Finding]:
+    if not has_driver(facts):
+        return []
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    dcuda = driver_cuda(facts, compat)
+    for fw in facts.python.frameworks:
+        if not fw.cuda_build or not fw.cuda_version:
+            continue
+        ok, how, floor = _judge(facts, ctx, fw.cuda_version)
+        if ok is not False:
+            continue
+        fix = driver_upgrade_fix(floor.text() if floor else "a newer release")
+        if framework_kind(fw) == "torch":
+            better = best_torch_variant(facts, compat, fw.version)
+            if better:
+                fix += "; or install the build for CUDA %s: %s" % (better["cuda"], torch_install(fw.version,
+                                                                                                   better["cuda"]))
+        fix += arch_driver_limit(facts, compat, floor.branch if floor else None)
+        out.append(finding(
+            "CD302", ERROR, "%s %s is built for CUDA %s; driver %s supports CUDA %s" % (
+                fw.name, fw.version, fw.cuda_version, driver_version(facts) or "?", dcuda or "?"),
+            detail="It fails at start-up with 'CUDA driver version is insufficient' / 'The NVIDIA driver on your "
+                   "system is too old'. CUDA %s needs a driver %s [%s]." % (
+                       fw.cuda_version, floor.text() if floor else "?", floor.source if floor else ""),
+            fix=fix, evidence={"framework": fw.name, "version": fw.version, "framework_cuda": fw.cuda_version,
+                               "driver": driver_version(facts), "driver_cuda": dcuda},
+            catalogue=["C1"]))
+    return out
+
+
+def _compat_libcuda(facts: Facts) -> Optional[str]:
+    for name in ("libcuda.so.1", "libcuda.so"):
+        res = facts.loader.resolved.get(name)
+        for path in filter(None, (res.path if res else None, res.realpath if res else None)):
+            if "/compat/" in path:
+                return path
+    if facts.driver.libcuda_path and "/compat/" in facts.driver.libcuda_path:
+        return facts.driver.libcuda_path
+    return None
+
+
+@rule("CD303", "forward-compat-unsupported-gpu", "cuda-compat libcuda on a GPU without forward compatibility")
+def forward_compat(facts: Facts, ctx) -> List[Finding]:
+    path = _compat_libcuda(facts)
+    if not path:
+        return []
+    compat = compat_of(ctx)
+    fc = compat.table("cuda_driver", "forward_compat")
+    entry = ld_entry_for(facts, path)
+    remove = (ld_library_path_without(facts, [entry]) if entry else
+              "remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % os.path.dirname(path))
+    out: List[Finding] = []
+    for gpu in visible_gpus(facts) or [None]:
+        verdict = compat.forward_compat_gpu(gpu.name if gpu else None)
+        label = "GPU %d (%s)" % (gpu.index, gpu.name) if gpu else "this GPU"
+        evidence = {"libcuda": path, "gpu": gpu.name if gpu else None,
+                    "kernel_module": facts.driver.kernel_module_version}
+        if verdict is False:
+            out.append(finding(
+                "CD303", ERROR, "A forward-compatibility libcuda (%s) is loaded, but %s does not support forward "
+                                "compatibility" % (path, label),
+                detail="CUDA fails with error 804 'forward compatibility was attempted on non supported HW'. Forward "
+                       "compatibility works only on %s [%s]." % (", ".join(fc.get("supported_gpus", [])),
+                                                                 fc.get("source")),
+                fix="%s; then upgrade the host driver to what the application's CUDA needs, or use an image built "
+                    "for the host driver's CUDA." % remove,
+                evidence=evidence, catalogue=["C2"]))
+        elif verdict is None:
+            out.append(finding(
+                "CD303", WARNING, "A forward-compatibility libcuda (%s) is loaded; cannot tell whether %s supports "
+                                  "it" % (path, label),
+                detail="Forward compatibility works only on %s; other GPUs fail with error 804 [%s]." % (
+                    ", ".join(fc.get("supported_gpus", [])), fc.get("source")),
+                fix="If CUDA reports error 804: %s, and upgrade the host driver instead." % remove,
+                evidence=evidence, catalogue=["C2"]))
+        else:
+            out.append(finding(
+                "CD303", INFO, "CUDA forward compatibility is in use (%s) on %s, which supports it" % (path, label),
+                detail="The cuda-compat libcuda lets a newer CUDA run on the older kernel driver %s." % (
+                    facts.driver.kernel_module_version or "?"), evidence=evidence, catalogue=["C2"]))
+    return out
+
+
+@rule("CD304", "stub-libcuda", "The toolkit's stub libcuda is on the search path")
+def stub(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for name in ("libcuda.so.1", "libcuda.so"):
+        res = facts.loader.resolved.get(name)
+        if res and res.path and "/stubs/" in "/%s/" % os.path.dirname(res.path).strip("/") + "/":
+            entry = ld_entry_for(facts, res.path)
+            fix = ld_library_path_without(facts, [entry]) if entry else (
+                "remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % os.path.dirname(res.path))
+            out.append(finding(
+                "CD304", ERROR, "%s resolves to the link-time stub %s" % (name, res.path),
+                detail="The stub from the toolkit's stubs/ folder is for linking only; at run time CUDA fails with "
+                       "CUDA_ERROR_STUB_LIBRARY (34) or a misleading 'driver version is insufficient'.",
+                fix=fix + "   (use -L.../stubs only when linking)",
+                evidence={"soname": name, "path": res.path, "via": res.via}, catalogue=["C3"]))
+            return out
+    stubs = [d for d in facts.loader.ld_library_path if os.path.basename(d.rstrip("/")) == "stubs"]
+    if stubs:
+        out.append(finding(
+            "CD304", WARNING, "LD_LIBRARY_PATH contains the CUDA stubs folder %s" % stubs[0],
+            detail="Programs that ask for libcuda.so (cuDNN 8 does) get the link-time stub instead of the driver.",
+            fix=ld_library_path_without(facts, stubs), evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path},
+            catalogue=["C3"]))
+    return out
+
+
+@rule("CD306", "cuda-runtime-missing", "CUDA runtime a consumer needs is not on the search path")
+def runtime_missing(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for name, res in sorted(facts.loader.resolved.items()):
+        if not name.startswith("libcudart.so.") or res.path:
+            continue
+        major = major_of(name.rsplit(".so.", 1)[1])
+        if major is None or major < 11:
+            continue  # before CUDA 11 the soname carries the minor too (libcudart.so.10.2)
+        toolkits = [t for t in facts.toolkits if t.version and major_of(t.version) == major and not t.dangling]
+        if not toolkits:
+            continue  # the driver's CUDA major with no toolkit installed is normal (pip frameworks bundle it)
+        tk = toolkits[0]
+        lib = (tk.realpath or tk.path).rstrip("/") + "/lib64"
+        out.append(finding(
+            "CD306", WARNING, "CUDA %s is installed at %s but %s is not on the loader's search path" % (
+                tk.version, tk.path, name),
+            detail="Programs linked against the toolkit's runtime fail with '%s: cannot open shared object file'." %
+                   name,
+            fix="echo %s | sudo tee /etc/ld.so.conf.d/cuda.conf && sudo ldconfig   (or export LD_LIBRARY_PATH=%s"
+                "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH})" % (lib, lib),
+            evidence={"soname": name, "toolkit": tk.path}, catalogue=["C5", "F1"]))
+    for fw in facts.python.frameworks:
+        # TensorFlow before the [and-cuda] wheels (and any build without nvidia-* requirements) uses the system CUDA.
+        if framework_kind(fw) != "tensorflow" or not fw.cuda_build or not fw.cuda_version:
+            continue
+        if any(r.lower().startswith("nvidia-cuda-runtime") for r in fw.requires):
+            continue
+        want = mm(fw.cuda_version)
+        fits = [t for t in facts.toolkits if t.version and mm(t.version) and (
+            mm(t.version) == want or (want and want[0] >= 11 and mm(t.version)[0] == want[0]))]
+        if fits:
+            continue
+        out.append(finding(
+            "CD306", ERROR, "%s %s needs the CUDA %s runtime, which is not installed" % (
+                fw.name, fw.version, fw.cuda_version),
+            detail="It will log 'Could not load dynamic library libcudart.so...' and 'Cannot dlopen some GPU "
+                   "libraries', then run on CPU. Installed toolkits: %s." % (
+                       ", ".join("%s (%s)" % (t.version, t.path) for t in facts.toolkits) or "none"),
+            fix='pip install "tensorflow[and-cuda]==%s"   (TensorFlow 2.14+ on Linux), or install the CUDA %s '
+                'toolkit and its matching cuDNN from TensorFlow\'s tested-build table' % (
+                    fw.version.split("+")[0], fw.cuda_version),
+            evidence={"framework": fw.name, "cuda": fw.cuda_version}, catalogue=["C5", "G3"]))
+    return out
+
+
+@rule("CD307", "toolkit-link-dangling", "A CUDA toolkit link points nowhere")
+def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    alive = [t for t in facts.toolkits if not t.dangling and t.realpath and t.kind != "pip"]
+    for tk in facts.toolkits:
+        if not tk.dangling:
+            continue
+        target = alive[0].realpath if alive else None
+        out.append(finding(
+            "CD307", ERROR, "%s points to %s, which does not exist" % (tk.path, tk.realpath or "?"),
+            detail="Builds and programs that use this path find no CUDA (the toolkit it pointed to was removed).",
+            fix=("sudo ln -sfn %s %s" % (target, tk.path)) if target else
+                "Reinstall the CUDA toolkit (e.g. `sudo apt install cuda-toolkit-12-6`) or remove the link: "
+                "sudo rm %s" % tk.path,
+            evidence={"path": tk.path, "link_chain": tk.link_chain}, catalogue=["C5"]))
+    return out
+
+
+@rule("CD308", "toolkit-version-unknown", "CUDA toolkit version could not be read")
+def toolkit_unknown(facts: Facts, ctx) -> List[Finding]:
+    return [finding(
+        "CD308", INFO, "Cannot tell the version of the CUDA toolkit at %s" % tk.path,
+        detail="No version.json/version.txt, nvcc, cuda.h or versioned libcudart answered%s; checks against the "
+               "driver skip it." % ((": %s" % tk.error) if tk.error else ""),
+        evidence={"path": tk.path, "error": tk.error}, catalogue=["C1"])
+        for tk in facts.toolkits if not tk.version and not tk.dangling]

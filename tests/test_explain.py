@@ -1,0 +1,130 @@
+"""`cudnn-doctor explain`: pasted error text -> meaning -> the rules that decide it (section J of the catalogue)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cudnn_doctor.commands.explain import match_symptoms, routed_rules
+from cudnn_doctor.compat import load_compat
+from cudnn_doctor.model import Report
+from cudnn_doctor.rules import RuleContext, evaluate
+from facts_factory import real_machine
+
+CASES = [
+    ("W dso_loader.cc:64] Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open "
+     "shared object file: No such file or directory", "cudnn-so-missing", "CD401"),
+    ("Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object "
+     "file: No such file or directory", "cudnn-sublibrary-missing", "CD402"),
+    ("Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}",
+     "cudnn-sublibrary-missing", "CD402"),
+    ("Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: No such "
+     "file or directory", "nvrtc-unversioned", "CD602"),
+    ("Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file",
+     "libcuda-unversioned", "CD603"),
+    ("libcuda.so: wrong ELF class: ELFCLASS32", "wrong-elf-class", "CD604"),
+    ("/usr/local/cuda/lib64/libcudnn.so.6: file too short", "truncated-library", "CD406"),
+    ("libcudnn.so.8: cannot open shared object file: Permission denied", "permission-denied", "CD405"),
+    ("/sbin/ldconfig.real: /usr/local/cuda/lib64/libcudnn.so.7 is not a symbolic link", "not-a-symlink", "CD404"),
+    ("undefined symbol: _Z22cudnnGenericOpTensorNd, version libcudnn_ops_infer.so.8", "mixed-sublibraries", "CD403"),
+    ("cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", "mixed-sublibraries", "CD403"),
+    ("E cuda_dnn.cc:447] Loaded runtime CuDNN library: 8.7.0 but source was compiled with: 8.9.4.",
+     "cudnn-runtime-older", "CD503"),
+    ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime "
+     "version (8, 3, 3).", "torch-cudnn-incompatible", "CD504"),
+    ("XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed.", "cudnn-not-initialized", "CD401"),
+    ("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "cudnn-internal-error", "CD207"),
+    ("Check failed: status == CUDNN_STATUS_SUCCESS (6 vs. 0) CUDNN_STATUS_ARCH_MISMATCH", "arch-mismatch", "CD202"),
+    ("CUDA error: no kernel image is available for execution on the device", "no-kernel-image", "CD201"),
+    ("CUDA driver version is insufficient for CUDA runtime version", "driver-too-old", "CD301"),
+    ("Error 804: forward compatibility was attempted on non supported HW", "forward-compat-unsupported", "CD303"),
+    ("CUDA driver is a stub library", "stub-library", "CD304"),
+    ("the provided PTX was compiled with an unsupported toolchain", "ptx-toolchain", "CD305"),
+    ("OSError: libcudart.so.11.0: cannot open shared object file", "cuda-runtime-missing", "CD306"),
+    ("Failed to initialize NVML: Driver/library version mismatch", "nvml-mismatch", "CD104"),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", "cannot-talk-to-driver", "CD102"),
+    ("failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected", "no-device", "CD605"),
+    ("all CUDA-capable devices are busy or unavailable", "devices-busy", "CD205"),
+    ("AssertionError: Torch not compiled with CUDA enabled", "torch-cpu-only", "CD701"),
+    ("Cannot dlopen some GPU libraries. Please make sure the missing libraries", "tf-cannot-dlopen", "CD306"),
+    ("Could not load CudnnConvolutionHelper: no jnicudnn in java.library.path", "dl4j-cudnn", "CD920"),
+    ("RuntimeError: Mixed dnn version. The header is version 5005 while the library is version 5110.",
+     "mixed-dnn-header", "CD407"),
+    ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8", "container-requirement", "CD301"),
+]
+
+
+@pytest.mark.parametrize("text,symptom,rule_id", CASES, ids=[c[1] + "-" + str(i) for i, c in enumerate(CASES)])
+def test_match(text, symptom, rule_id):
+    matches = match_symptoms(text)
+    ids = [m.id for m in matches]
+    assert symptom in ids, ids
+    assert rule_id in routed_rules(matches)
+    hit = next(m for m in matches if m.id == symptom)
+    assert hit.meaning and hit.catalogue
+
+
+def test_unrelated_text_matches_nothing():
+    assert match_symptoms("Segmentation fault in my own code") == []
+    assert match_symptoms("") == []
+
+
+def test_routing_is_case_insensitive_and_deduplicated():
+    text = "could not load dynamic library 'LIBCUDNN.so.8' ... DNN library initialization failed"
+    matches = match_symptoms(text)
+    rules = routed_rules(matches)
+    assert {"cudnn-so-missing", "cudnn-not-initialized"} <= {m.id for m in matches}
+    assert len(rules) == len(set(rules))
+
+
+def test_every_routed_rule_is_registered():
+    import cudnn_doctor.rules.registry  # noqa: F401
+    from cudnn_doctor.rules import RULES
+
+    ids = {r.id for r in RULES}
+    for symptom in load_compat().symptoms():
+        assert set(symptom.rules) <= ids
+
+
+def _app():
+    from cudnn_doctor.cli import app
+    return app
+
+
+def test_cli_explain_without_checks():
+    result = CliRunner().invoke(_app(), ["explain", "--no-check", "Loaded runtime CuDNN library: 8.7.0 but source "
+                                                                  "was compiled with: 8.9.4"])
+    assert result.exit_code == 0, result.output
+    assert "cudnn-runtime-older" in result.stdout and "CD503" in result.stdout
+
+
+def test_cli_explain_runs_the_routed_checks(monkeypatch):
+    """The checks run through collect_report; here it judges the facts factory's machine with one fault."""
+    import cudnn_doctor.commands.check as check_mod
+
+    def fake_collect_report(root="/", env=None, requires=(), target=None, **kw):
+        facts = real_machine()
+        facts.loader.ld_library_path = ["/usr/lib/x86_64-linux-gnu"]
+        from facts_factory import resolution
+        facts.python.frameworks[0].resolved_cudnn = resolution(
+            "libcudnn.so.9", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9", via="LD_LIBRARY_PATH")
+        findings, ran = evaluate(facts, RuleContext(compat=load_compat()))
+        return Report(facts=facts, findings=findings, rules_run=ran)
+
+    monkeypatch.setattr(check_mod, "collect_report", fake_collect_report)
+    result = CliRunner().invoke(_app(), ["explain", "--json", "PyTorch was compiled against (9, 19, 0) but found "
+                                                              "runtime version (9, 14, 0)"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["command"] == "explain" and doc["matches"][0]["id"] == "torch-cudnn-incompatible"
+    assert any(f["id"] == "CD503" and f["severity"] == "error" for f in doc["findings"])
+    assert all(f["id"] in doc["rules"] for f in doc["findings"])
+
+
+def test_cli_explain_reads_stdin_and_rejects_empty():
+    runner = CliRunner()
+    result = runner.invoke(_app(), ["explain", "--no-check", "-"], input="wrong ELF class: ELFCLASS32\n")
+    assert result.exit_code == 0 and "wrong-elf-class" in result.stdout
+    result = runner.invoke(_app(), ["explain", "--no-check", "-"], input="   \n")
+    assert result.exit_code == 2 and "error text" in result.stderr
