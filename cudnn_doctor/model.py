@@ -67,6 +67,8 @@ class DriverFacts:
     libcuda_error: Optional[str] = None
     nvidia_pci_devices: List[Dict[str, Any]] = field(default_factory=list)
     loaded_modules: List[str] = field(default_factory=list)  # nvidia*, nouveau, nova_core
+    module_files: List[str] = field(default_factory=list)  # nvidia*.ko* under /lib/modules/<running kernel>
+    secure_boot: Optional[bool] = None  # UEFI SecureBoot variable, None when not readable
     notes: List[str] = field(default_factory=list)
 
 
@@ -170,6 +172,8 @@ class LoaderFacts:
     cache_path: Optional[str] = None
     cache_entries: Optional[int] = None
     cache_error: Optional[str] = None
+    cache_mtime: Optional[float] = None
+    stale_cache: List[str] = field(default_factory=list)  # libraries in ld.so.conf folders the cache does not list
     default_dirs: List[str] = field(default_factory=list)
     resolved: Dict[str, Resolution] = field(default_factory=dict)
 
@@ -195,6 +199,15 @@ class PythonEnvFacts:
     nvidia_wheels: List[Dict[str, str]] = field(default_factory=list)  # {name, version, location}
     conda_prefixes: List[str] = field(default_factory=list)
     conda_packages: List[Dict[str, str]] = field(default_factory=list)  # {name, version, build, prefix}
+
+
+@dataclass
+class JavaFacts:
+    """JavaCPP/Deeplearning4j artifacts in Maven/Gradle caches: they name the exact CUDA and cuDNN they need."""
+
+    javacpp_presets: List[Dict[str, str]] = field(default_factory=list)  # {artifact, version "10.2-7.6-1.5.3", path}
+    nd4j_backends: List[Dict[str, str]] = field(default_factory=list)  # {artifact "nd4j-cuda-10.2", version, path}
+    redist: List[Dict[str, str]] = field(default_factory=list)  # cuda-platform-redist: bundles cuDNN itself
 
 
 @dataclass
@@ -225,6 +238,7 @@ class Facts:
     cudnn: List[CudnnCopy] = field(default_factory=list)
     loader: LoaderFacts = field(default_factory=LoaderFacts)
     python: PythonEnvFacts = field(default_factory=PythonEnvFacts)
+    java: JavaFacts = field(default_factory=JavaFacts)
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
     probe_errors: List[ProbeError] = field(default_factory=list)
     timings_ms: Dict[str, float] = field(default_factory=dict)

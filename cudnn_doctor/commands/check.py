@@ -77,16 +77,26 @@ def _pick_format(fmt: Optional[str], as_json: bool) -> str:
     return "human"
 
 
-def _validate_requires(requires: Sequence[str]) -> None:
-    try:
-        from ..rules.policy import parse_requirement
-    except ImportError:
-        return
+def _validate_policy(requires: Sequence[str], target: Optional[str]) -> None:
+    """Bad --require/--for input is a usage error (exit 2) before anything is probed."""
+    from ..rules.policy import parse_requirement, parse_target
+
     for expr in requires:
         try:
             parse_requirement(expr)
         except ValueError as exc:
             error_exit("--require %r: %s" % (expr, exc))
+    if target is not None:
+        try:
+            parse_target(target)
+        except ValueError as exc:
+            error_exit("--for %r: %s" % (target, exc))
+
+
+def _require_help() -> str:
+    from ..rules.policy import REQUIRE_KEYS
+
+    return "\n\n".join("  %s: %s" % (key, text) for key, text in REQUIRE_KEYS.items())
 
 
 def register(app: typer.Typer) -> None:
@@ -101,7 +111,8 @@ def register(app: typer.Typer) -> None:
             "  cudnn-doctor check\n\n"
             "  cudnn-doctor check -v --require 'cudnn>=9' --require 'driver>=535'\n\n"
             "  cudnn-doctor check --for dl4j==1.0.0-beta6\n\n"
-            "  cudnn-doctor check --root /mnt/image --json > facts.json"
+            "  cudnn-doctor check --root /mnt/image --json > facts.json\n\n"
+            "What each --require key compares:\n\n" + _require_help()
         ),
     )
     def check(
@@ -129,7 +140,7 @@ def register(app: typer.Typer) -> None:
             error_exit("--format must be human, json or github, not %r" % fmt_name)
         if not os.path.isdir(root):
             error_exit("--root %s is not a folder" % root)
-        _validate_requires(require)
+        _validate_policy(require, target)
         facts = collect_facts(root)
         smoke_result = _run_smoke(facts, root) if smoke else None
         report = collect_report(root, requires=require, target=target, smoke=smoke_result, facts=facts)

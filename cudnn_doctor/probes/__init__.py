@@ -51,7 +51,7 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
 
 def collect(host: Host) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises."""
-    from . import cudnn, driver, hostinfo, python_env, toolkit
+    from . import cudnn, driver, hostinfo, java, python_env, toolkit
 
     ctx = Context(host)
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
@@ -61,12 +61,13 @@ def collect(host: Host) -> Facts:
         ("python", python_env.probe),
         ("toolkits", toolkit.probe),
         ("cudnn", cudnn.probe),
+        ("java", java.probe),
     )
     for name, fn in steps:
         _guard(ctx.facts, name, lambda fn=fn: fn(ctx))
     _guard(ctx.facts, "native", ctx.run_native)
     # After the native calls: which copy each consumer would load, and GPU visibility.
     for name, fn in (("loader", driver.resolve_loader), ("frameworks", python_env.resolve_frameworks),
-                     ("gpus", driver.apply_visibility)):
+                     ("gpus", driver.apply_visibility), ("ld.so.cache", lambda c: c.loader.find_stale_entries())):
         _guard(ctx.facts, name, lambda fn=fn: fn(ctx))
     return ctx.facts

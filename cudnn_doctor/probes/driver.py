@@ -43,6 +43,15 @@ def probe(ctx) -> None:
     elif facts.kernel_module_version:
         facts.kernel_module_loaded = True
     _pci_devices(ctx, facts)
+    kernel = (host.read_text("/proc/sys/kernel/osrelease") or "").strip()
+    if kernel:
+        facts.module_files = host.glob("/lib/modules/%s/*/nvidia*.ko*" % kernel) + host.glob(
+            "/lib/modules/%s/*/*/nvidia*.ko*" % kernel) + host.glob("/lib/modules/%s/*/*/*/nvidia*.ko*" % kernel)
+        ctx.searched("driver", "/lib/modules/%s/**/nvidia*.ko*" % kernel)
+    for var in host.glob("/sys/firmware/efi/efivars/SecureBoot-*"):
+        data = host.read_bytes(var, 64)
+        if data:
+            facts.secure_boot = data[-1] == 1  # 4 attribute bytes, then the value
 
     nvml = ctx.loader.resolve("libnvidia-ml.so.1")
     libcuda = ctx.loader.resolve("libcuda.so.1")
@@ -136,18 +145,34 @@ def _gpu(raw: dict, source: str) -> GpuFacts:
 def resolve_loader(ctx) -> None:
     """Which file a plain process gets for each soname that decides a CUDA/cuDNN stack."""
     facts = ctx.facts
-    majors = sorted({c.major for c in facts.cudnn if c.major} | {9}, reverse=True)
+    # JavaCPP presets (<cuda>-<cudnn>-<javacpp>) load these by soname from the system search path.
+    presets = [p["version"].split("-") for p in facts.java.javacpp_presets]
+    preset_cudnn = {int(p[1].split(".")[0]) for p in presets if len(p) >= 3 and p[1].split(".")[0].isdigit()}
+    majors = sorted({c.major for c in facts.cudnn if c.major} | {9} | preset_cudnn, reverse=True)
     names = ["libcudnn.so.%d" % m for m in majors]
-    cudart_majors = {int(t.version.split(".")[0]) for t in facts.toolkits if t.version}
-    if facts.driver.cuda_version:
-        cudart_majors.add(int(facts.driver.cuda_version.split(".")[0]))
-    names += ["libcudart.so.%d" % m for m in sorted(cudart_majors, reverse=True)]
+    names += cudart_sonames([t.version for t in facts.toolkits if t.version] + [facts.driver.cuda_version] +
+                            [p[0] for p in presets if len(p) >= 3])
     names.append("libcuda.so")  # unversioned: cuDNN 8 dlopens it by this name (catalogue F3)
     if 8 in majors:
         names.append("libnvrtc.so")  # cuDNN 8 runtime-compiled kernels dlopen it unversioned (F2)
     for name in names:
         if name not in facts.loader.resolved:
             facts.loader.resolved[name] = ctx.loader.resolve(name)
+
+
+def cudart_sonames(versions: List[Optional[str]]) -> List[str]:
+    """libcudart.so.13 from CUDA 11 on; before that the soname carried the minor too (libcudart.so.10.2)."""
+    names = []
+    for version in versions:
+        parts = (version or "").split(".")
+        if not parts[0].isdigit():
+            continue
+        major = int(parts[0])
+        if major >= 11:
+            names.append("libcudart.so.%d" % major)
+        elif len(parts) > 1 and parts[1].isdigit():
+            names.append("libcudart.so.%d.%s" % (major, parts[1]))
+    return sorted(dict.fromkeys(names), reverse=True)
 
 
 def parse_visible(value: Optional[str], gpus: List[GpuFacts]) -> VisibilityFacts:

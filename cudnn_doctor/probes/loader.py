@@ -48,6 +48,8 @@ class LoaderView:
         self.facts.default_dirs = [d for d in DEFAULT_DIRS if host.is_dir(d)]
         self.cache: Optional[Dict[str, List[str]]] = None
         self._elf_cache: Dict[str, ElfInfo] = {}
+        st = host.lstat("/etc/ld.so.cache")
+        self.facts.cache_mtime = st.st_mtime if st is not None else None
         data = host.read_bytes("/etc/ld.so.cache", limit=64 << 20)
         if data is None:
             self.facts.cache_error = "no /etc/ld.so.cache"
@@ -57,6 +59,26 @@ class LoaderView:
                 self.cache, self.facts.cache_entries = parse_ld_cache(data)
             except (ValueError, Exception) as exc:  # struct.error on garbage
                 self.facts.cache_error = "unreadable ld.so.cache: %s" % exc
+
+    def find_stale_entries(self, prefixes=("libcudnn", "libcudart", "libcuda.", "libnvidia-ml", "libnvrtc")) -> None:
+        """CUDA/cuDNN libraries in ld.so.conf folders that no cache entry reaches: ldconfig was not re-run (F1)."""
+        if self.cache is None:
+            return
+        # ldconfig registers sonames; a versioned file counts as cached when a cached name leads to it.
+        reached = {self.host.realpath(p)[0] for name, paths in self.cache.items() if name.startswith(prefixes)
+                   for p in paths}
+        for d in self.facts.conf_dirs:
+            for name in self.host.listdir(d):
+                if not name.startswith(prefixes) or ".so." not in name:
+                    continue
+                path = os.path.join(d, name)
+                real, dangling = self.host.realpath(path)
+                if dangling or real in reached:
+                    continue
+                # Only a file reached under its own SONAME is something ldconfig would have registered;
+                # a leftover versioned file that nothing links to is a different problem (D3).
+                if self.elf(path, dynamic=True).soname == name:
+                    self.facts.stale_cache.append(path)
 
     def elf(self, inside: str, dynamic: bool = False) -> ElfInfo:
         key = "%s|%d" % (inside, dynamic)

@@ -166,22 +166,39 @@ def _conda(ctx, env: PythonEnvFacts) -> None:
                 data = json.loads(host.read_text("%s/conda-meta/%s" % (prefix, entry), limit=4 << 20) or "{}")
             except ValueError:
                 continue
+            # A package's own cuDNN requirement lives in its depends list ("cudnn >=9.1.1.17,<10.0a0").
+            cudnn_deps = [d for d in data.get("depends", []) if isinstance(d, str) and d.split()[0] in
+                          ("cudnn", "libcudnn")]
             env.conda_packages.append({"name": str(data.get("name", "")), "version": str(data.get("version", "")),
-                                       "build": str(data.get("build", "")), "prefix": prefix})
+                                       "build": str(data.get("build", "")), "prefix": prefix,
+                                       "cudnn_depends": "; ".join(cudnn_deps)})
+
+
+def _wanted_cudnn_major(ctx, fw: FrameworkFacts) -> Optional[int]:
+    """The cuDNN major a framework asks for when its library does not name it (it dlopens cuDNN at run time)."""
+    if fw.cudnn_version and fw.cudnn_version.split(".")[0].isdigit():
+        return int(fw.cudnn_version.split(".")[0])
+    for req in fw.requires:
+        m = re.match(r"nvidia-cudnn-cu\d+\s*(?:==|>=|~=)\s*(\d+)", _norm(req.split(";")[0]).replace(" ", ""))
+        if m:
+            return int(m.group(1))
+    majors = [c.major for c in ctx.facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location)]
+    return majors[0] if majors else None
 
 
 def resolve_frameworks(ctx) -> None:
-    """Which cuDNN each framework's own library would load: its RUNPATH after LD_LIBRARY_PATH (catalogue E2)."""
+    """Which cuDNN each framework would load: its RPATH/RUNPATH around LD_LIBRARY_PATH, as ld.so does (E2)."""
     for fw in ctx.facts.python.frameworks:
-        if not fw.consumer_library:
+        if fw.cuda_build is False:
             continue
-        info = ctx.loader.elf(fw.consumer_library, dynamic=True)
-        needed = [n for n in info.needed if n.startswith("libcudnn.so.")]
+        info = ctx.loader.elf(fw.consumer_library, dynamic=True) if fw.consumer_library else None
+        needed = [n for n in (info.needed if info else []) if n.startswith("libcudnn.so.")]
         if not needed:
-            # Plugins that dlopen cuDNN at run time (JAX, ONNX Runtime) search their RPATH/RUNPATH the same way.
-            majors = [c.major for c in ctx.facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location)]
-            needed = ["libcudnn.so.%d" % majors[0]] if majors else []
+            # Plugins that dlopen cuDNN at run time (JAX, TensorFlow, ONNX Runtime) search the same way.
+            major = _wanted_cudnn_major(ctx, fw)
+            needed = ["libcudnn.so.%d" % major] if major else []
         if not needed:
             continue
-        origin = os.path.dirname(fw.consumer_library)
-        fw.resolved_cudnn = ctx.loader.resolve(needed[0], runpath=info.runpath, rpath=info.rpath, origin=origin)
+        origin = os.path.dirname(fw.consumer_library) if fw.consumer_library else None
+        fw.resolved_cudnn = ctx.loader.resolve(needed[0], runpath=info.runpath if info else (),
+                                               rpath=info.rpath if info else (), origin=origin)

@@ -5,7 +5,7 @@ from typing import List
 
 from ..model import Facts, Finding
 from . import rule
-from .common import ERROR, INFO, finding
+from .common import ERROR, WARNING, INFO, finding
 
 _WSL_LIB = "/usr/lib/wsl/"
 
@@ -54,7 +54,20 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
     if not facts.host.wsl:
         return []
     lib = _libcuda(facts)
-    if not lib or lib.startswith(_WSL_LIB):
+    if lib and lib.startswith(_WSL_LIB):
+        res = facts.loader.resolved.get("libcuda.so.1")
+        native = [s["path"] for s in (res.shadowed if res else []) if not s["path"].startswith(_WSL_LIB)]
+        if not native:
+            return []
+        return [finding(
+            "CD802", WARNING, "A Linux NVIDIA driver library is installed inside WSL: %s" % native[0],
+            detail="WSL2 must use the Windows driver in /usr/lib/wsl/lib. The Linux copy loses today only because of "
+                   "search order; an LD_LIBRARY_PATH entry or an ldconfig change makes CUDA load it and find no "
+                   "device.",
+            fix="sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*' (keep only cuda-toolkit-X-Y from "
+                "NVIDIA's wsl-ubuntu repository), then from Windows: wsl --shutdown",
+            evidence={"libcuda": lib, "native_copies": native}, catalogue=["H4"])]
+    if not lib:
         return []
     return [finding(
         "CD802", ERROR, "libcuda.so.1 resolves to %s, not the WSL driver in /usr/lib/wsl/lib" % lib,

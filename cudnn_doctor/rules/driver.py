@@ -47,18 +47,33 @@ def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
     if not (d.nvidia_pci_devices or d.libnvml_path or d.libcuda_path):
         return []
     kernel = facts.host.kernel_release or "$(uname -r)"
+    evidence = {"pci_devices": d.nvidia_pci_devices, "kernel": facts.host.kernel_release,
+                "loaded_modules": d.loaded_modules, "libnvidia-ml": d.libnvml_path, "libcuda": d.libcuda_path,
+                "module_files": d.module_files, "secure_boot": d.secure_boot}
+    subject = ("An NVIDIA GPU is present but the nvidia kernel module is not loaded" if d.nvidia_pci_devices
+               else "NVIDIA driver libraries are installed but the nvidia kernel module is not loaded")
+    if d.module_files and d.secure_boot:
+        # The module exists for this kernel yet is not loaded, and Secure Boot is on: it was refused (A2).
+        return [finding(
+            "CD102", ERROR, subject + ": Secure Boot is on and refused the module built for %s" % kernel,
+            detail="The kernel only loads signed out-of-tree modules while UEFI Secure Boot is on ('Key was "
+                   "rejected by service' in dmesg), so nvidia-smi 'couldn't communicate with the NVIDIA driver'.",
+            fix="Sign the module and enroll the key: `sudo mokutil --import /var/lib/dkms/mok.pub` (or the key your "
+                "distribution's signed driver package uses), reboot and complete the MOK enrollment screen; or "
+                "disable Secure Boot in the firmware settings.",
+            evidence=evidence, catalogue=["A2"])]
+    reason = ("no nvidia module was built for the running kernel %s (none under /lib/modules/%s)" % (kernel, kernel)
+              if not d.module_files and facts.host.kernel_release else
+              "the module exists but is not loaded")
     return [finding(
-        "CD102", ERROR, ("An NVIDIA GPU is present but the nvidia kernel module is not loaded" if d.nvidia_pci_devices
-                         else "NVIDIA driver libraries are installed but the nvidia kernel module is not loaded"),
+        "CD102", ERROR, "%s: %s" % (subject, reason),
         detail="Without the kernel module nvidia-smi 'couldn't communicate with the NVIDIA driver' and CUDA finds no "
                "device. The usual cause is a kernel update for which the module was never built (DKMS missing, "
                "kernel headers missing, or the build failed); Secure Boot refusing an unsigned module is the other.",
         fix="sudo apt install linux-headers-%s dkms && sudo dkms autoinstall && sudo reboot   (or reinstall the "
             "driver package for this kernel; keep `dkms` installed so future kernels rebuild the module; with "
             "Secure Boot on, enroll the module key with `sudo mokutil --import <key.der>`)" % kernel,
-        evidence={"pci_devices": d.nvidia_pci_devices, "kernel": facts.host.kernel_release,
-                  "loaded_modules": d.loaded_modules, "libnvidia-ml": d.libnvml_path, "libcuda": d.libcuda_path},
-        catalogue=["A1", "A2"],
+        evidence=evidence, catalogue=["A1", "A2"],
     )]
 
 

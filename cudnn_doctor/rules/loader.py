@@ -155,3 +155,16 @@ def cache(facts: Facts, ctx) -> List[Finding]:
         detail="Which library a program gets was worked out without the cache, so it may differ from what "
                "ld.so does; a missing or stale cache also hides newly installed libraries.",
         fix="sudo ldconfig", evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
+
+
+@rule("CD608", "ld-cache-stale", "ld.so.cache is older than the CUDA/cuDNN libraries in its folders")
+def stale_cache(facts: Facts, ctx) -> List[Finding]:
+    stale = facts.loader.stale_cache
+    if not stale:
+        return []
+    return [finding(
+        "CD608", WARNING, "ld.so.cache does not list %d CUDA/cuDNN librar%s in the loader's folders (e.g. %s)" % (
+            len(stale), "y" if len(stale) == 1 else "ies", stale[0]),
+        detail="The loader looks names up in /etc/ld.so.cache, not in the folders themselves: a library installed "
+               "without re-running ldconfig 'cannot open shared object file' although it is in a listed folder.",
+        fix="sudo ldconfig", evidence={"not_in_cache": stale[:20]}, catalogue=["F1"])]

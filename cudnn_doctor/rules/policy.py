@@ -468,9 +468,16 @@ def conda(facts: Facts, ctx) -> List[Finding]:
         prefix = cud.get("prefix", "")
         needs = []
         for p in pkgs:
+            if p.get("prefix") != prefix or p.get("name") in ("cudnn", "libcudnn"):
+                continue
             m = re.search(r"cudnn(\d+(?:\.\d+)+)", p.get("build", ""))
-            if p.get("prefix") == prefix and m and p.get("name") not in ("cudnn", "libcudnn"):
+            # conda-meta "depends": 'cudnn >=9.1.1.17,<10.0a0' names the floor the package was built against.
+            dep = re.search(r"(?:lib)?cudnn\s*>=\s*(\d+(?:\.\d+)+)", p.get("cudnn_depends", ""))
+            if m:
                 needs.append(("%s %s (conda build %s)" % (p["name"], p["version"], p["build"]), m.group(1)))
+            elif dep:
+                needs.append(("%s %s (depends %s)" % (p["name"], p["version"], p["cudnn_depends"]),
+                              ".".join(dep.group(1).split(".")[:2])))
         for fw in facts.python.frameworks:
             if prefix and fw.location.startswith(prefix.rstrip("/") + "/") and fw.cudnn_version:
                 needs.append(("%s %s" % (fw.name, fw.version), fw.cudnn_version))

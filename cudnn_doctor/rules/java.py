@@ -1,0 +1,79 @@
+"""CD705: Deeplearning4j/JavaCPP presets name an exact CUDA and cuDNN; check this machine provides them (G7)."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+from ..compat import mm
+from ..model import Facts, Finding
+from . import rule
+from .common import ERROR, INFO, copy_for_path, driver_cuda, driver_upgrade_fix, driver_version, finding, \
+    has_driver, platform_of, compat_of
+
+
+def preset_parts(version: str) -> Optional[tuple]:
+    """'10.2-7.6-1.5.3' -> ('10.2', '7.6', '1.5.3')."""
+    parts = version.split("-")
+    return tuple(parts[:3]) if len(parts) >= 3 and mm(parts[0]) and mm(parts[1]) else None
+
+
+def cudart_soname(cuda: str) -> str:
+    major, minor = mm(cuda)
+    return "libcudart.so.%d" % major if major >= 11 else "libcudart.so.%d.%d" % (major, minor)
+
+
+@rule("CD705", "javacpp-preset-unmet", "A JavaCPP/DL4J CUDA preset needs a CUDA/cuDNN this machine lacks")
+def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    bundled = {r["version"] for r in facts.java.redist}
+    for preset in facts.java.javacpp_presets:
+        parts = preset_parts(preset["version"])
+        if not parts:
+            continue
+        cuda, cudnn, javacpp = parts
+        label = "org.bytedeco:cuda:%s (CUDA %s, cuDNN %s)" % (preset["version"], cuda, cudnn)
+        evidence = {"preset": preset["version"], "path": preset["path"]}
+        problems: List[str] = []
+        fixes: List[str] = []
+        if has_driver(facts):
+            ok, how, floor = compat.driver_runs_cuda(driver_version(facts) or "", cuda, platform_of(facts),
+                                                      driver_cuda(facts, compat))
+            if ok is False:
+                problems.append("the driver (%s, CUDA %s) is too old for CUDA %s" % (
+                    driver_version(facts), driver_cuda(facts, compat), cuda))
+                fixes.append(driver_upgrade_fix(floor.text() if floor else "a newer branch"))
+        if preset["version"] not in bundled:
+            # Without cuda-platform-redist, JavaCPP loads cuDNN and cudart from the system search path.
+            soname = "libcudnn.so.%d" % mm(cudnn)[0]
+            res = facts.loader.resolved.get(soname)
+            copy = copy_for_path(facts, res.path, res.realpath) if res and res.path else None
+            evidence["cudnn"] = res.path if res else None
+            want = "cuDNN %s for CUDA %s" % (cudnn, cuda)
+            if copy is None:
+                problems.append("no %s on the loader's search path ('no jnicudnn in java.library.path', "
+                                "'Could not load CudnnConvolutionHelper')" % soname)
+                fixes.append("install %s (`cudnn-doctor matrix --cuda %s` lists the builds; `cudnn-doctor install "
+                              "<archive>` puts one into the toolkit)" % (want, cuda))
+            elif copy.version and mm(copy.version) and mm(copy.version) < mm(cudnn):
+                problems.append("the cuDNN the loader finds is %s at %s, older than the %s the preset was built "
+                                "with ('Loaded runtime CuDNN library ... but source was compiled with ...')" % (
+                                    copy.version, copy.path, cudnn))
+                fixes.append("install %s or newer %s.x" % (want, mm(cudnn)[0]))
+            rt = facts.loader.resolved.get(cudart_soname(cuda))
+            evidence["cudart"] = rt.path if rt else None
+            if rt is not None and not rt.path:
+                problems.append("no %s (the CUDA %s runtime) on the search path" % (cudart_soname(cuda), cuda))
+                fixes.append("install the CUDA %s toolkit (or its runtime libraries)" % cuda)
+            fixes.append("or add the dependency org.bytedeco:cuda-platform-redist:%s, which bundles CUDA and cuDNN"
+                         % preset["version"])
+        if problems:
+            out.append(finding(
+                "CD705", ERROR, "%s: %s" % (label, "; ".join(problems)),
+                detail="JavaCPP presets are built for one exact CUDA/cuDNN pair, encoded in the artifact version "
+                       "<cuda>-<cudnn>-<javacpp>; Deeplearning4j's CUDA backend and cuDNN helpers fail to load "
+                       "without it (debug with -Dorg.bytedeco.javacpp.logger.debug=true).",
+                fix="; ".join(fixes), evidence=evidence, catalogue=["G7"]))
+        else:
+            out.append(finding("CD705", INFO, "%s: this machine provides what it needs" % label,
+                               evidence=evidence, catalogue=["G7"]))
+    return out
