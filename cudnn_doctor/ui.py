@@ -36,8 +36,11 @@ def console(stderr: bool = False, color: Optional[bool] = None) -> Console:
     colored = want_color(stream, color)
     return Console(
         file=stream,
+        # Decided above, so rich must not second-guess it: force_terminal=False also means no bold/dim codes.
         force_terminal=colored,
         no_color=not colored,
+        # rich drops colour on TERM=dumb even when forced; the flag and FORCE_COLOR outrank TERM=dumb.
+        color_system=("standard" if colored and os.environ.get("TERM") == "dumb" else "auto"),
         highlight=False,
         soft_wrap=not colored,  # piped output keeps whole lines for grep
         width=None if colored else 100,
