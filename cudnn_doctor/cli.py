@@ -44,10 +44,14 @@ def root(
         False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
     ),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback if the doctor itself fails."),
+    color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off for every command."),
 ) -> None:
     """Check an NVIDIA CUDA/cuDNN stack before a framework crashes on it."""
     if debug:
         os.environ["CUDNN_DOCTOR_DEBUG"] = "1"
+    if color is not None:  # ui.want_color reads these; the flag must beat an inherited NO_COLOR/FORCE_COLOR
+        os.environ.pop("FORCE_COLOR" if not color else "NO_COLOR", None)
+        os.environ["NO_COLOR" if not color else "FORCE_COLOR"] = "1"
 
 
 for module in (check_cmd, matrix_cmd, explain_cmd, smoke_cmd, install_cmd):

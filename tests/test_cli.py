@@ -104,3 +104,16 @@ def test_installed_command_runs_end_to_end():
 def test_python_dash_m_matches_the_command():
     proc = subprocess.run([sys.executable, "-m", "cudnn_doctor", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == "cudnn-doctor %s" % __version__
+
+
+def test_list_checks_and_skip(machine, check_json):
+    listed = runner.invoke(app, ["check", "--list-checks"])
+    assert listed.exit_code == 0 and "CD101  no-nvidia-driver" in listed.stdout
+    machine.mkdir("/usr/lib/x86_64-linux-gnu")
+    code, doc = check_json(machine)
+    assert code == 1 and "CD101" in [f["id"] for f in doc["findings"]]
+    code, doc = check_json(machine, "--skip", "CD1*", "--skip", "cudnn-not-found")
+    ids = [f["id"] for f in doc["findings"]]
+    assert not any(i.startswith("CD1") for i in ids) and "CD401" not in ids and "CD101" not in doc["rules_run"]
+    bad = runner.invoke(app, ["check", "--skip", "CD999", "--root", str(machine.root)])
+    assert bad.exit_code == 2 and "matches no check" in bad.stderr

@@ -181,9 +181,10 @@ def test_matrix_and_explain_examples_run():
     assert ran >= 4
 
 
-def test_check_policy_examples_parse(tmp_path):
+def test_check_policy_examples_parse(tmp_path, monkeypatch):
     """--require/--for examples, run against an empty fake root: judged (0/1), never a usage error (2)."""
     (tmp_path / "usr" / "lib").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)  # examples write reports (--junit-xml cudnn-doctor.xml) to the current folder
     ran = 0
     for line, args in ALL:
         if args[:1] == ["check"] and ("--require" in args or "--for" in args) and "--root" not in args:

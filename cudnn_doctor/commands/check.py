@@ -1,6 +1,7 @@
 """The `check` subcommand: probe the machine, judge it, render the report, choose the exit code."""
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ def probe_error_findings(facts: Facts) -> List[Finding]:
 
 def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
                    target: Optional[str] = None, smoke: Optional[dict] = None,
-                   facts: Optional[Facts] = None) -> Report:
+                   facts: Optional[Facts] = None, skip: Sequence[str] = ()) -> Report:
     """Facts plus the judgement of every rule: the one result object every renderer reads."""
     from ..rules import RuleContext, evaluate
 
@@ -45,10 +46,35 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
     context = RuleContext(compat=_compat(), requires=list(requires), target=target, smoke=smoke)
     findings, ran = evaluate(facts, context)
     findings = probe_error_findings(facts) + findings
+    if skip:
+        findings = [f for f in findings if not _skipped(f.id, f.alias, skip)]
+        ran = [r for r in ran if not _skipped(r, "", skip)]
     report = Report(facts=facts, findings=findings, rules_run=ran)
     if smoke is not None:
         report.extra["smoke"] = smoke
     return report
+
+
+def _skipped(rule_id: str, alias: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(rule_id, p.upper()) or (alias and alias == p) for p in patterns)
+
+
+def _validate_skip(patterns: Sequence[str]) -> None:
+    from ..rules import RULES, evaluate  # noqa: F401  (evaluate loads the registry)
+    from ..rules import registry  # noqa: F401
+
+    known = [(r.id, r.alias) for r in RULES] + [("CD001", "probe-failed")]
+    for p in patterns:
+        if not any(_skipped(rid, alias, [p]) for rid, alias in known):
+            error_exit("--skip %r matches no check; see `cudnn-doctor check --list-checks`" % p)
+
+
+def _list_checks() -> None:
+    from ..rules import RULES
+    from ..rules import registry  # noqa: F401
+
+    for r in sorted(RULES, key=lambda r: r.id):
+        sys.stdout.write("%s  %-36s %s\n" % (r.id, r.alias, r.title))
 
 
 def _compat():
@@ -111,7 +137,7 @@ def register(app: typer.Typer) -> None:
             "  cudnn-doctor check\n\n"
             "  cudnn-doctor check -v --require 'cudnn>=9' --require 'driver>=535'\n\n"
             "  cudnn-doctor check --for dl4j==1.0.0-beta6\n\n"
-            "  cudnn-doctor check --root /mnt/image --json > facts.json\n\n"
+            "  cudnn-doctor check --root /mnt/image --skip 'CD1*' --skip 'CD2*' --skip 'CD8*' --json\n\n"
             "What each --require key compares:\n\n" + _require_help()
         ),
     )
@@ -132,18 +158,26 @@ def register(app: typer.Typer) -> None:
                                                   "jax, dl4j==1.0.0-beta6."),
         junit_xml: Optional[Path] = typer.Option(None, "--junit-xml", metavar="PATH",
                                                  help="Also write a JUnit XML report (one test case per rule)."),
+        skip: List[str] = typer.Option([], "--skip", metavar="ID",
+                                       help="Leave out a check by id, alias or pattern (repeatable): "
+                                            "--skip CD505, --skip 'CD8*' (e.g. driver/GPU layers for an image)."),
+        list_checks: bool = typer.Option(False, "--list-checks", help="List every check (id, alias, title) and exit."),
         smoke: bool = typer.Option(False, "--smoke", help="Also run a real convolution through cuDNN."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
     ) -> None:
+        if list_checks:
+            _list_checks()
+            raise typer.Exit(0)
         fmt_name = _pick_format(fmt, as_json)
         if fmt_name not in ("human", "json", "github"):
             error_exit("--format must be human, json or github, not %r" % fmt_name)
         if not os.path.isdir(root):
             error_exit("--root %s is not a folder" % root)
         _validate_policy(require, target)
+        _validate_skip(skip)
         facts = collect_facts(root)
         smoke_result = _run_smoke(facts, root) if smoke else None
-        report = collect_report(root, requires=require, target=target, smoke=smoke_result, facts=facts)
+        report = collect_report(root, requires=require, target=target, smoke=smoke_result, facts=facts, skip=skip)
         code = exit_code_for(report, strict)
         if junit_xml is not None:
             from ..render.junit import write_junit

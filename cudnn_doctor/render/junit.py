@@ -39,4 +39,7 @@ def write_junit(report: Report, path: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".junit-")
     with os.fdopen(fd, "wb") as fh:
         junit_tree(report).write(fh, encoding="utf-8", xml_declaration=True)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a CI report should be readable like any other file
     os.replace(tmp, path)
