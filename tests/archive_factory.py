@@ -5,6 +5,7 @@ import hashlib
 import io
 import os
 import stat
+import sys
 import subprocess
 import tarfile
 import zipfile
@@ -317,3 +318,81 @@ def sha256_file(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+# --- running the command ----------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cli_app():
+    """The real app; a fresh one with only install/rollback if cli.py is mid-edit and fails to import."""
+    try:
+        from cudnn_doctor.cli import app
+
+        return app
+    except Exception:  # pragma: no cover - only while another module is broken
+        import typer
+
+        from cudnn_doctor.commands import install as install_cmd
+
+        app = typer.Typer()
+        install_cmd.register(app)
+        return app
+
+
+def invoke(*args: str, env: Optional[Dict[str, str]] = None):
+    """In-process run through typer's CliRunner (stdout and stderr kept apart)."""
+    from typer.testing import CliRunner
+
+    return CliRunner().invoke(cli_app(), [str(a) for a in args], env=env)
+
+
+def run_cli(*args: str, env: Optional[Dict[str, str]] = None, timeout: float = 120,
+            wait: bool = True):
+    """The command in a fresh process, as a user runs it (so kills and tracebacks are real)."""
+    full_env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(REPO))
+    full_env.update(env or {})
+    cmd = [sys.executable, "-m", "cudnn_doctor"] + [str(a) for a in args]
+    if not wait:
+        return subprocess.Popen(cmd, cwd=str(REPO), env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+    return subprocess.run(cmd, cwd=str(REPO), env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+# --- toolkits for the other layouts ------------------------------------------------------
+
+
+def arm_toolkit(machine, version: str = "12.4.1", arch: str = "sbsa") -> Path:
+    """A toolkit whose include/ and lib64/ link into targets/<arch>-linux (as NVIDIA's packages lay it out)."""
+    prefix = "/usr/local/cuda-%s" % ".".join(version.split(".")[:2])
+    machine.mkdir("%s/targets/%s-linux/include" % (prefix, arch))
+    machine.mkdir("%s/targets/%s-linux/lib" % (prefix, arch))
+    machine.link("%s/include" % prefix, "targets/%s-linux/include" % arch)
+    machine.link("%s/lib64" % prefix, "targets/%s-linux/lib" % arch)
+    machine.file("%s/version.json" % prefix, '{"cuda": {"name": "CUDA SDK", "version": "%s"}}' % version)
+    machine.file("%s/include/cuda.h" % prefix, "#define CUDA_VERSION 12040\n")
+    machine.file("%s/bin/nvcc" % prefix, "#!/bin/sh\n", mode=0o755)
+    return machine.p(prefix)
+
+
+def windows_toolkit(machine, version: str = "12.4.1") -> Path:
+    """CUDA_PATH on Windows: bin (with .exe tools), include, lib\\x64."""
+    prefix = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v%s" % ".".join(version.split(".")[:2])
+    machine.file("%s/bin/nvcc.exe" % prefix, b"MZ fake nvcc")
+    machine.file("%s/bin/cudart64_12.dll" % prefix, b"MZ fake cudart")
+    machine.file("%s/lib/x64/cudart.lib" % prefix, b"fake import lib")
+    machine.file("%s/include/cuda.h" % prefix, "#define CUDA_VERSION %d\n" % _cudart_for(version))
+    machine.file("%s/version.json" % prefix, '{"cuda": {"name": "CUDA SDK", "version": "%s"}}' % version)
+    return machine.p(prefix)
+
+
+def macos_toolkit(machine, version: str = "10.2.89") -> Path:
+    """/Developer/NVIDIA/CUDA-10.2: lib with .dylib files, include, version.txt."""
+    prefix = "/Developer/NVIDIA/CUDA-%s" % ".".join(version.split(".")[:2])
+    machine.file("%s/lib/libcudart.10.2.dylib" % prefix, b"\xcf\xfa\xed\xfe fake cudart")
+    machine.link("%s/lib/libcudart.dylib" % prefix, "libcudart.10.2.dylib")
+    machine.file("%s/include/cuda.h" % prefix, "#define CUDA_VERSION 10020\n")
+    machine.file("%s/version.txt" % prefix, "CUDA Version %s\n" % version)
+    machine.mkdir("%s/bin" % prefix)
+    return machine.p(prefix)

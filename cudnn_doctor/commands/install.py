@@ -1,6 +1,238 @@
-"""The `install` subcommand (being built; see the issue that owns it)."""
+"""The `install` and `rollback` subcommands: a safe, verified, reversible cuDNN install."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable, List, Optional
+
 import typer
+
+from ..render.envelope import dumps, envelope
+from ..ui import EXIT_OK, EXIT_PROBLEMS, console, error_exit
+
+HELP = """Install cuDNN from an NVIDIA archive, a URL, or a release number, and undo it with `rollback`.
+
+SOURCE is a cuDNN tarball (.tar.xz, .tgz), a Windows .zip, an nvidia-cudnn-cuXX wheel, or an https
+URL of one; or leave it out and pass --version 9.1.0 --cuda 12 to fetch NVIDIA's release.
+
+Nothing is changed until the archive has been fully checked: unsafe members, a file that is not
+cuDNN, a checksum mismatch, or a cuDNN built for a CUDA the toolkit cannot use each stop it with
+one line. Files are staged next to the target, every replaced file is kept, and a journal lets the
+next run undo an install that was killed part-way. A second install into the same toolkit fails at
+once (or waits --lock-wait seconds).
+
+Examples:
+
+\b
+  cudnn-doctor install cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz --dry-run
+  sudo cudnn-doctor install --version 9.1.0 --cuda 12 --cuda-home /usr/local/cuda-12.4
+  cudnn-doctor install nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl --prefix ~/cudnn
+  sudo cudnn-doctor rollback --cuda-home /usr/local/cuda-12.4
+"""
+
+_MARK = {"new": "+", "replace": "~", "retire": "-"}
+
+
+def _progress_callback(enabled: bool) -> "tuple[Optional[Callable[[int, Optional[int]], None]], Callable[[], None]]":
+    """A download bar on stderr, only when stderr is a terminal (pipes and CI logs stay clean)."""
+    if not enabled or not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+    bar = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                   TransferSpeedColumn(), console=console(stderr=True), transient=True)
+    task = bar.add_task("downloading", total=None)
+    bar.start()
+
+    def update(done: int, total: Optional[int]) -> None:
+        bar.update(task, completed=done, total=total)
+
+    return update, bar.stop
+
+
+def _where(path: str, root: str) -> str:
+    return os.path.relpath(path, root) if path == root or path.startswith(root.rstrip("/") + "/") else path
+
+
+def _plan_lines(plan: dict, dry_run: bool) -> List[str]:
+    info, target = plan["archive"], plan["target"]
+    lines = []
+    built = info.get("built_for_cuda")
+    lines.append("cuDNN %s%s (%s%s) from %s" % (
+        info["cudnn_version"], " for CUDA %s" % built if built else "", info["system"],
+        "-" + info["arch"] if info.get("arch") else "", os.path.basename(info["archive"])))
+    if info.get("library_version"):
+        lines.append("  its library loads here and reports %s, built with CUDA %s"
+                     % (info["library_version"], info.get("library_cudart") or "?"))
+    if target["kind"] == "toolkit":
+        lines.append("Target: CUDA %s toolkit at %s" % (target.get("cuda_version") or "(version unknown)",
+                                                         target["root"]))
+    else:
+        lines.append("Target: folder %s" % target["root"])
+    compat = plan["compatibility"]
+    verdict = {True: "compatible", False: "NOT compatible", None: "not checked"}[compat["compatible"]]
+    lines.append("CUDA match: %s%s" % (verdict, " (%s)" % compat["reason"] if compat["reason"] else ""))
+    for problem in plan["mismatch"]:
+        lines.append("Platform: %s" % problem)
+    counts = plan["counts"]
+    lines.append("Files%s: %d new, %d replaced, %d retired to the backup" % (
+        " it would change" if dry_run else "", counts["new"], counts["replace"], counts["retire"]))
+    for f in plan["files"]:
+        dest = _where(f["dest"], target["root"])
+        text = "  %s %s" % (_MARK[f["action"]], dest)
+        if f.get("link_to"):
+            text += " -> %s" % f["link_to"]
+        if f["action"] == "replace":
+            text += "  (replaces the existing one)"
+        if f.get("reason"):
+            text += "  (%s)" % f["reason"]
+        if f.get("synthesized"):
+            text += "  (dev link added: wheels ship none)"
+        lines.append(text)
+    if plan["skipped"]:
+        lines.append("Not installed (not cuDNN library/header files): %s" % ", ".join(plan["skipped"][:8])
+                     + (" and %d more" % (len(plan["skipped"]) - 8) if len(plan["skipped"]) > 8 else ""))
+    for note in list(info.get("notes") or []) + list(plan.get("notes") or []):
+        lines.append("Note: %s" % note)
+    return lines
+
+
+def _result_lines(report: dict) -> List[str]:
+    lines = ["Repaired first: %s" % note for note in report.get("recovered", [])]
+    lines += _plan_lines(report["plan"], dry_run=False)
+    verify = report.get("verify") or {}
+    if verify.get("checked") and verify.get("ok"):
+        lines.append("Verified: %s loads and reports cuDNN %s" % (os.path.basename(verify["library"]),
+                                                                 verify.get("version")))
+    elif verify.get("checked"):
+        lines.append("Load check: FAILED (%s); kept only because of --force" % verify.get("error"))
+    elif verify:
+        lines.append("Load check: skipped (%s)" % verify.get("reason"))
+    if report.get("loader_cache"):
+        lines.append("Loader cache: %s" % report["loader_cache"])
+    smoke = report.get("smoke") or {}
+    if smoke:
+        state = {True: "passed", False: "FAILED", None: ""}[smoke.get("ok")]
+        text = "Smoke test: %s%s" % (state + ": " if state else "", smoke.get("summary") or "")
+        lines.append(text)
+        if smoke.get("ok") is False:
+            # A smoke failure is reported, not undone: the files were verified by the load
+            # check; the smoke test exercises the GPU and driver, which an install cannot fix.
+            if smoke.get("fix"):
+                lines.append("  fix: %s" % smoke["fix"])
+            lines.append("  (the install is kept: its files load and match; undo it with `%s`)"
+                         % report["rollback_hint"])
+    lines.append("Installed. Undo with: %s" % report["rollback_hint"])
+    return lines
+
+
+def _fail(message: str, code: int, as_json: bool, command: str) -> None:
+    if as_json:
+        typer.echo(dumps(envelope(command, code, error=message)))
+    error_exit(message, code)
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
+
+    @app.command("install", help=HELP)
+    def install_command(
+        source: Optional[str] = typer.Argument(None, metavar="SOURCE", help="Archive file, wheel or https URL."),
+        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", help="Toolkit to install into "
+                                                "(default: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)."),
+        prefix: Optional[str] = typer.Option(None, "--prefix", help="Install into DIR/include and DIR/lib "
+                                             "instead of a toolkit."),
+        sha256: Optional[str] = typer.Option(None, "--sha256", help="Expected SHA-256 of the archive."),
+        version: Optional[str] = typer.Option(None, "--version", help="cuDNN release to fetch, e.g. 9.1.0."),
+        cuda: Optional[str] = typer.Option(None, "--cuda", help="CUDA major of the build to fetch, e.g. 12."),
+        manifest_url: Optional[str] = typer.Option(None, "--manifest-url", help="redistrib_<version>.json "
+                                                   "to resolve --version with (default: NVIDIA's)."),
+        force: bool = typer.Option(False, "--force", help="Install even if the CUDA build, platform or "
+                                   "load check does not fit."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Show every file and where it goes; change nothing."),
+        no_smoke: bool = typer.Option(False, "--no-smoke", help="Skip the cuDNN smoke test after installing."),
+        as_json: bool = typer.Option(False, "--json", help="Print the plan/result as one JSON object."),
+        allow_http: bool = typer.Option(False, "--allow-http", help="Allow plain-http downloads."),
+        lock_wait: float = typer.Option(0.0, "--lock-wait", help="Seconds to wait for another install into "
+                                        "the same target (default: fail at once)."),
+    ) -> None:
+        from ..install import Refusal, Request, run_install
+
+        if cuda_home and prefix:
+            _fail("--cuda-home and --prefix exclude each other; pass one of them", 2, as_json, "install")
+        if source and version:
+            _fail("give either SOURCE or --version/--cuda, not both", 2, as_json, "install")
+        req = Request(source=source, version=version, cuda=cuda, manifest_url=manifest_url, cuda_home=cuda_home,
+                      prefix=prefix, sha256=sha256, force=force, dry_run=dry_run, smoke=not no_smoke,
+                      allow_http=allow_http, lock_wait=lock_wait, env=dict(os.environ))
+        progress, stop = _progress_callback(not as_json)
+        try:
+            report = run_install(req, progress=progress)
+        except Refusal as refusal:
+            stop()
+            _fail(str(refusal), refusal.code, as_json, "install")
+            return
+        except OSError as exc:
+            stop()
+            _fail("install failed: %s; the target was left as it was (the journal undid any change)" % exc,
+                  EXIT_PROBLEMS, as_json, "install")
+            return
+        stop()
+        code = report.get("refusal_code") or EXIT_OK
+        if as_json:
+            typer.echo(dumps(envelope("install", code, **report)))
+        else:
+            out = console()
+            lines = _plan_lines(report["plan"], True) if report["dry_run"] else _result_lines(report)
+            for line in lines:
+                out.print(line, markup=False, highlight=False)
+            if report["dry_run"] and not report.get("refusal"):
+                out.print("Dry run: nothing was changed.", markup=False)
+        if report.get("refusal"):
+            error_exit(report["refusal"], code)
+        raise typer.Exit(code)
+
+    @app.command("rollback", help="Undo the last `cudnn-doctor install` into a toolkit or prefix, byte for byte "
+                 "(links and modes too); repeat to undo earlier installs. Also repairs an install that was "
+                 "killed part-way.")
+    def rollback_command(
+        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", help="Toolkit (default: $CUDA_HOME, "
+                                                "$CUDA_PATH, /usr/local/cuda)."),
+        prefix: Optional[str] = typer.Option(None, "--prefix", help="The --prefix DIR of the install."),
+        as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+        lock_wait: float = typer.Option(0.0, "--lock-wait", help="Seconds to wait for a running install."),
+    ) -> None:
+        from ..install import Refusal, run_rollback
+
+        if cuda_home and prefix:
+            _fail("--cuda-home and --prefix exclude each other; pass one of them", 2, as_json, "rollback")
+        try:
+            report = run_rollback(cuda_home, prefix, dict(os.environ), lock_wait)
+        except Refusal as refusal:
+            _fail(str(refusal), refusal.code, as_json, "rollback")
+            return
+        except OSError as exc:
+            _fail("rollback failed: %s; run it again to finish (each step can be repeated safely)" % exc,
+                  EXIT_PROBLEMS, as_json, "rollback")
+            return
+        if as_json:
+            typer.echo(dumps(envelope("rollback", EXIT_OK, **report)))
+            raise typer.Exit(EXIT_OK)
+        out = console()
+        for note in report["recovered"]:
+            out.print("Repaired: %s" % note, markup=False)
+        done = report.get("rolled_back")
+        if done:
+            out.print("Rolled back cuDNN %s (installed %s from %s): removed %d files, restored %d."
+                      % (done.get("cudnn_version"), done.get("committed"), done.get("source"),
+                         len(done.get("removed") or []), len(done.get("restored") or [])), markup=False)
+            for path in done.get("restored") or []:
+                out.print("  restored %s" % path, markup=False)
+            for path in done.get("removed") or []:
+                out.print("  removed  %s" % path, markup=False)
+            out.print("Earlier installs left to roll back: %d" % done.get("left", 0), markup=False)
+            for note in report.get("loader_cache") or []:
+                out.print("Loader cache: %s" % note, markup=False)
+        else:
+            out.print("The interrupted install was undone; nothing else was rolled back.", markup=False)
+        raise typer.Exit(EXIT_OK)

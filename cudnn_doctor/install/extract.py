@@ -37,6 +37,7 @@ class Listing:
     archive: str
     top: Optional[str] = None  # the top folder (cuda, cudnn-...-archive, nvidia)
     dist_info: Optional[str] = None  # a wheel's *.dist-info folder
+    wheel: bool = False  # nvidia/cudnn/... members: the nvidia-cudnn-cuXX wheel layout
     entries: List[Entry] = field(default_factory=list)
     skipped: List[str] = field(default_factory=list)
     headers: Dict[str, str] = field(default_factory=dict)  # rel name -> text
@@ -79,8 +80,10 @@ def stream_into(archive: str, staging: Optional[str], keep: Keep, limits: Option
             if not name:
                 continue
             first = name.split("/")[0]
-            if listing.top is None:
+            if listing.top is None and not first.endswith(".dist-info"):
                 listing.top = first
+            if name.startswith("nvidia/cudnn/"):
+                listing.wheel = True
             if first.endswith(".dist-info") and listing.dist_info is None:
                 listing.dist_info = first
             placed = role_of(name) if member.kind in ("file", "symlink") else None

@@ -58,9 +58,13 @@ class ArchiveInfo:
 Loader = Callable[[str, str], dict]
 
 
+_DRY_RUN_LIBS = re.compile(r"^libcudnn(_graph)?\.so(\.\d+)*$")
+
+
 def keep_for_inspection(entry) -> bool:
-    """In a dry run only the headers and the main library are unpacked (to a temp folder)."""
-    return entry.role == "lib" and bool(MAIN_LIB.match(entry.rel))
+    """In a dry run only the headers, the main library and (9.x) the graph library it needs to
+    answer cudnnGetVersion are unpacked, to a temp folder; the big engine libraries are not."""
+    return entry.role == "lib" and bool(_DRY_RUN_LIBS.match(entry.rel))
 
 
 def inspect(listing: Listing, staged: Optional[str], load: Optional[Loader]) -> ArchiveInfo:

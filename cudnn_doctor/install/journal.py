@@ -99,12 +99,16 @@ class StateLock:
 
     def acquire(self) -> "StateLock":
         deadline = time.monotonic() + max(self.wait, 0.0)
+        races = 0
         while True:
             try:
                 os.makedirs(self.state_dir, mode=0o755, exist_ok=True)
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
             except FileNotFoundError:
-                continue  # another run removed the state folder between the two calls
+                races += 1  # another run removed the state folder between the two calls
+                if races > 100:
+                    raise
+                continue
             except PermissionError:
                 raise Refusal("no permission to write into %s" % os.path.dirname(self.state_dir),
                               "installing cuDNN there needs write access",
@@ -146,6 +150,11 @@ class StateLock:
         if self.fd < 0:
             return
         try:
+            for empty in (HISTORY, TXN):
+                try:
+                    os.rmdir(os.path.join(self.state_dir, empty))
+                except OSError:
+                    pass  # missing, or holds entries that must stay
             leftover = [n for n in os.listdir(self.state_dir) if n not in (LOCK, TRASH)]
             if not leftover:
                 empty_trash(self.state_dir)

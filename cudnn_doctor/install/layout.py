@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 ROLES = ("include", "lib", "implib", "bin")  # implib: Windows import libraries (lib\x64\*.lib)
 
@@ -43,8 +43,14 @@ def role_of(name: str) -> Optional[Tuple[str, str]]:
 
 
 def is_cudnn_name(filename: str) -> bool:
-    """cuDNN's own files: cudnn*.h, libcudnn* (.so/.a/.dylib), cudnn*.dll and cudnn*.lib."""
-    return filename.startswith("libcudnn") or (filename.startswith("cudnn") and not filename.endswith(".py"))
+    """cuDNN's own files: cudnn*.h, libcudnn* (.so/.a/.dylib), cudnn*.dll and cudnn*.lib.
+
+    cudnn_frontend*.h belongs to the separate header-only cuDNN frontend project, which users
+    install into the same include folder; it is neither installed nor retired here.
+    """
+    if filename.startswith("cudnn_frontend") or filename.endswith(".py"):
+        return False
+    return filename.startswith("libcudnn") or filename.startswith("cudnn")
 
 
 _SO_MAJOR = re.compile(r"\.so\.(\d+)(?:\.\d+)*$")
@@ -164,11 +170,3 @@ def same_arch(a: str, b: str) -> bool:
     """sbsa and aarch64 (Jetson) builds share the instruction set."""
     group = {"aarch64": "sbsa"}
     return group.get(a, a) == group.get(b, b)
-
-
-def main_library(names: Dict[str, str], system: str) -> Optional[str]:
-    """The library file to load for a version check: libcudnn.so.<major> on Linux."""
-    if system != "linux":
-        return None
-    candidates = sorted(n for n in names if re.match(r"^libcudnn\.so\.\d+$", n))
-    return candidates[0] if candidates else None

@@ -54,7 +54,9 @@ def clean_name(member: Member) -> str:
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise _refuse(member, "climbs out with '..'", "extracting it would write outside the install folder")
-    return "/".join(parts)
+    if not parts and member.kind != "dir":
+        raise _refuse(member, "has no name once '.' parts are dropped", "no real archive contains one")
+    return "/".join(parts)  # "" only for the "./" folder entry of `tar -C dir -cf x.tar .`
 
 
 @dataclass

@@ -1,0 +1,106 @@
+"""`cudnn-doctor install` vs NVIDIA's manual recipe (tar -xJf, cp -P, chmod a+r) on the real 9.1.0 archive.
+
+Builds (once, cached) cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz from the real
+nvidia-cudnn-cu12 wheel, then times each procedure as a whole process into a fresh fake CUDA
+12.4 toolkit, alternating the two, and prints the median of --runs runs and the ratio.
+
+    python3 benchmarks/install_bench.py [--runs 5] [--workdir DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+import archive_factory  # noqa: E402
+import realdata  # noqa: E402
+from kit import FakeMachine  # noqa: E402
+
+MANUAL = r"""set -e
+work="$(mktemp -d -p "$WORKDIR")"
+tar -xJf "$ARCHIVE" -C "$work"
+cp -P "$work"/cudnn-*-archive/include/cudnn*.h "$CUDA_HOME/include"
+cp -P "$work"/cudnn-*-archive/lib/libcudnn* "$CUDA_HOME/lib64"
+chmod a+r "$CUDA_HOME"/include/cudnn*.h "$CUDA_HOME"/lib64/libcudnn*
+"""
+
+
+def build_archive() -> Path:
+    site = realdata.real_wheel(*realdata.CUDNN9)
+    if site is None:
+        sys.exit("install_bench: the nvidia-cudnn-cu12 9.1.0.70 wheel could not be downloaded")
+    started = time.monotonic()
+    archive = archive_factory.repack_wheel_as_tarball(site, realdata.CACHE / "repacked", compression="xz")
+    if time.monotonic() - started > 1:
+        print("built %s in %.0f s" % (archive.name, time.monotonic() - started))
+    return archive
+
+
+def fresh_toolkit(base: Path, name: str) -> Path:
+    machine = FakeMachine(base / name)
+    return machine.p(machine.toolkit("12.4.1", link_as=None))
+
+
+def timed(cmd, env) -> float:
+    subprocess.run(["sync"], check=False)  # flush the previous run's writes so they are not billed here
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit("install_bench: %s failed: %s" % (cmd[:3], proc.stderr.strip()))
+    return elapsed
+
+
+def installed_set(home: Path):
+    lib = home / "lib64"
+    return sorted((n, os.readlink(lib / n) if os.path.islink(lib / n) else "file")
+                  for n in os.listdir(lib) if n.startswith("libcudnn"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--workdir", default=None, help="scratch folder (default: a temp folder)")
+    args = parser.parse_args()
+    archive = build_archive()
+    base = Path(tempfile.mkdtemp(prefix="cudnn-install-bench-", dir=args.workdir))
+    env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1", WORKDIR=str(base), ARCHIVE=str(archive))
+    ours, manual = [], []
+    try:
+        for i in range(args.runs):
+            for which in (("ours", "manual") if i % 2 == 0 else ("manual", "ours")):
+                home = fresh_toolkit(base, "%s-%d" % (which, i))
+                if which == "ours":
+                    cmd = [sys.executable, "-m", "cudnn_doctor", "install", str(archive), "--cuda-home", str(home),
+                           "--no-smoke"]
+                    ours.append(timed(cmd, env))
+                else:
+                    manual.append(timed(["bash", "-c", MANUAL], dict(env, CUDA_HOME=str(home))))
+            same = installed_set(base / ("ours-%d" % i) / "usr/local/cuda-12.4") == \
+                installed_set(base / ("manual-%d" % i) / "usr/local/cuda-12.4")
+            print("run %d: cudnn-doctor %.2f s, manual %.2f s%s" % (i + 1, ours[-1], manual[-1],
+                                                                    "" if same else "  (INSTALLED SETS DIFFER)"))
+            for entry in base.iterdir():
+                shutil.rmtree(entry, ignore_errors=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    mo, mm = statistics.median(ours), statistics.median(manual)
+    print()
+    print("archive: %s (%.0f MB)" % (archive.name, archive.stat().st_size / 1e6))
+    print("%-44s %10s %10s %10s" % ("procedure (whole process, %d runs)" % args.runs, "median s", "min s", "max s"))
+    print("%-44s %10.2f %10.2f %10.2f" % ("cudnn-doctor install --no-smoke", mo, min(ours), max(ours)))
+    print("%-44s %10.2f %10.2f %10.2f" % ("manual: tar -xJf; cp -P; chmod a+r", mm, min(manual), max(manual)))
+    print("ratio cudnn-doctor / manual: %.2f (%s)" % (mo / mm, "faster" if mo < mm else "slower"))
+
+
+if __name__ == "__main__":
+    main()
