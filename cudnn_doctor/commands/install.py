@@ -194,7 +194,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("rollback", help="Undo the last `cudnn-doctor install` into a toolkit or prefix, byte for byte "
                  "(links and modes too); repeat to undo earlier installs. Also repairs an install that was "
-                 "killed part-way.")
+                 "killed part-way.\n\nExamples:\n\n"
+                 "  sudo cudnn-doctor rollback --cuda-home /usr/local/cuda-12.4\n\n"
+                 "  cudnn-doctor rollback --prefix ~/cudnn --json")
     def rollback_command(
         cuda_home: Optional[str] = typer.Option(None, "--cuda-home", help="Toolkit (default: $CUDA_HOME, "
                                                 "$CUDA_PATH, /usr/local/cuda)."),

@@ -141,4 +141,12 @@ def smoke(
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
-    app.command("smoke")(smoke)
+    app.command("smoke", help=(
+        "Run a small float32 convolution through cuDNN on the GPU, in a child process, and compare it with a "
+        "CPU reference. It proves the library, driver and GPU work together, and turns any failure into a "
+        "diagnosis with a fix.\n\n"
+        "Exit codes: 0 every library passed, 1 one failed (or none was found), 2 bad input.\n\n"
+        "Examples:\n\n"
+        "  cudnn-doctor smoke                      # the cuDNN a plain process loads\n\n"
+        "  cudnn-doctor smoke --all                # every cuDNN copy on this machine\n\n"
+        "  cudnn-doctor smoke --library /usr/lib/x86_64-linux-gnu/libcudnn.so.9 --device 1 --json"))(smoke)
