@@ -29,8 +29,10 @@ def container(facts: Facts, ctx) -> List[Finding]:
     if nodes and lib:
         return []
     if not nodes:
-        title = "This container has no NVIDIA devices (/dev/nvidia*)"
-        why = "It was started without GPU access"
+        title = ("No NVIDIA GPU or driver is visible: this container has no /dev/nvidia* devices" if not lib else
+                 "This container has no NVIDIA devices (/dev/nvidia*)")
+        why = ("It was started without GPU access (or the host has no NVIDIA GPU, in which case CUDA and cuDNN "
+               "cannot run here at all)")
     else:
         title = "This container has NVIDIA devices but no driver library (libcuda.so.1)"
         why = "The NVIDIA Container Toolkit did not inject the driver's compute libraries"
@@ -40,7 +42,7 @@ def container(facts: Facts, ctx) -> List[Finding]:
         "CD801", ERROR, title,
         detail="%s, so CUDA reports no device or 'CUDA driver version is insufficient' and nvidia-smi is missing." %
                why,
-        fix="Run the container with the GPU: `docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility "
+        fix="Run the container with the GPU (on a host with an NVIDIA GPU and driver): `docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility "
             "...` (compose: deploy.resources.reservations.devices with capabilities [gpu]); on the host install the "
             "NVIDIA Container Toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl "
             "restart docker`. If nvidia-smi says 'Failed to initialize NVML: Unknown Error' after running for a "
