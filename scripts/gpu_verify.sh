@@ -19,7 +19,7 @@ import sys
 sys.path.insert(0, "tests")
 from pathlib import Path
 from archive_factory import repack_wheel_as_tarball
-version = [p.name.split("-")[1].replace(".dist-info", "") for p in Path(sys.argv[1]).glob("nvidia_cudnn_cu*-*.dist-info")][0]
+version = [p.name[:-len(".dist-info")].split("-")[1] for p in Path(sys.argv[1]).glob("nvidia_cudnn_cu*-*.dist-info")][0]
 print(repack_wheel_as_tarball(Path(sys.argv[1]), Path("/tmp/repack"), version=version, cuda="13", xz_level=0))
 PY
 archive=$(ls /tmp/repack/*.tar.xz | head -1)

@@ -200,5 +200,9 @@ def resolve_frameworks(ctx) -> None:
         if not needed:
             continue
         origin = os.path.dirname(fw.consumer_library) if fw.consumer_library else None
-        fw.resolved_cudnn = ctx.loader.resolve(needed[0], runpath=info.runpath if info else (),
-                                               rpath=info.rpath if info else (), origin=origin)
+        runpath, rpath = (info.runpath, info.rpath) if info else ([], [])
+        if fw.name.startswith("cupy") and not fw.consumer_library:
+            # CuPy finds cuDNN through cuda-pathfinder, which tries site-packages wheels before the system loader
+            # (LD_LIBRARY_PATH included): the same order an RPATH gives.
+            rpath = [fw.location.rstrip("/") + "/nvidia/cudnn/lib"]
+        fw.resolved_cudnn = ctx.loader.resolve(needed[0], runpath=runpath, rpath=rpath, origin=origin)

@@ -192,7 +192,8 @@ def two_copies(facts: Facts, ctx) -> List[Finding]:
         versions = {str(release3(c.version)) if c.version else "?" for c in distinct}
         lines = ["%s loads %s (via %s)" % (label, describe_copy(copy), res.via or "?") for label, copy, res in rows]
         plain = next((c for label, c, _ in rows if label.startswith("a plain process")), None)
-        frameworks = [(label, c) for label, c, _ in rows if not label.startswith("a plain process")]
+        # The copy to recommend is one a framework uses that a plain process does not already get.
+        frameworks = [(label, c) for label, c, _ in rows if not label.startswith("a plain process") and c is not plain]
         fix = "Nothing to change if each program keeps to its own copy."
         if plain is not None and frameworks:
             fw_label, fw_copy = frameworks[0]

@@ -48,8 +48,10 @@ def cpu_only(facts: Facts, ctx) -> List[Finding]:
         if kind in ("torch", "tensorflow", "paddle", "onnxruntime") and fw.cuda_build is False:
             if kind == "onnxruntime" and "onnxruntime-gpu" in names:
                 continue
+            # `onnxruntime` is the CPU package by name (the GPU one is `onnxruntime-gpu`): often a deliberate choice.
             out.append(finding(
-                "CD701", WARNING, "%s %s in %s is a CPU-only build" % (fw.name, fw.version, fw.location),
+                "CD701", INFO if kind == "onnxruntime" else WARNING,
+                "%s %s in %s is a CPU-only build" % (fw.name, fw.version, fw.location),
                 detail="It never uses the GPU ('Torch not compiled with CUDA enabled', "
                        "tf.test.is_built_with_cuda() False), although this machine has an NVIDIA driver.",
                 fix=_gpu_install(facts, ctx, fw), evidence={"framework": fw.name, "version": fw.version,
