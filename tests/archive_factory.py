@@ -8,6 +8,7 @@ import stat
 import sys
 import subprocess
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -396,3 +397,14 @@ def macos_toolkit(machine, version: str = "10.2.89") -> Path:
     machine.file("%s/version.txt" % prefix, "CUDA Version %s\n" % version)
     machine.mkdir("%s/bin" % prefix)
     return machine.p(prefix)
+
+
+def toolkit_with_cudnn9(machine, tmp_path: Path, monkeypatch) -> Dict[str, Path]:
+    """A CUDA 12.4 toolkit holding cuDNN 9.0.0, with Python's temp files kept inside tmp_path for the tests."""
+    home = machine.p(machine.toolkit("12.4.1"))
+    rel = str(home.relative_to(machine.root))
+    machine.cudnn("9.0.0", rel + "/lib64", rel + "/include", cuda=12040)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return {"home": home, "tmp": tmp_path, "temp": temp}

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import tempfile
 import threading
 from contextlib import contextmanager
 from functools import partial
@@ -42,15 +41,10 @@ def serve(directory: Path):
 
 @pytest.fixture
 def world(machine, tmp_path, monkeypatch):
-    home = machine.p(machine.toolkit("12.4.1"))
-    rel = str(home.relative_to(machine.root))
-    machine.cudnn("9.0.0", rel + "/lib64", rel + "/include", cuda=12040)
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    base = af.toolkit_with_cudnn9(machine, tmp_path, monkeypatch)
     web = tmp_path / "web"
     archive = af.make("linux-xz", web / "cudnn" / "linux-x86_64")
-    return {"home": home, "web": web, "archive": archive, "tmp": tmp_path, "temp": temp}
+    return dict(base, web=web, archive=archive)
 
 
 def _manifest(world, sha=None, size=None, variants=("12",)):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
 import zipfile
 
 import pytest
@@ -17,14 +16,9 @@ pytestmark = pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build t
 @pytest.fixture
 def world(machine, tmp_path, monkeypatch):
     """A toolkit with cuDNN 9.0 in it, an archive folder, and temp files kept inside tmp_path."""
-    home = machine.p(machine.toolkit("12.4.1"))
-    rel = str(home.relative_to(machine.root))
-    machine.cudnn("9.0.0", rel + "/lib64", rel + "/include", cuda=12040)
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    base = af.toolkit_with_cudnn9(machine, tmp_path, monkeypatch)
     (tmp_path / "dl").mkdir()
-    return {"home": home, "dl": tmp_path / "dl", "tmp": tmp_path}
+    return dict(base, dl=tmp_path / "dl")
 
 
 def refused(world, archive, *extra, code=1, expect=""):
