@@ -16,7 +16,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
-COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms")
+COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
+                "status_codes")
 CONFIRMED = "confirmed"
 
 
@@ -676,9 +677,10 @@ def _read_all() -> Tuple[Dict[str, Dict[str, Any]], str]:
         for name in COMPAT_FILES:
             data[name] = tomllib.loads(base.joinpath(name + ".toml").read_text(encoding="utf-8"))
         return data, str(base)
-    except (ModuleNotFoundError, FileNotFoundError, OSError, TypeError):
+    except Exception:  # older importlib.resources, or no installed data: try the folders themselves
         pass
-    folder = _source_tree_dir()
+    installed = Path(__file__).resolve().parent / "_compat"
+    folder = installed if (installed / "cudnn.toml").is_file() else _source_tree_dir()
     for name in COMPAT_FILES:
         with open(folder / (name + ".toml"), "rb") as fh:
             data[name] = tomllib.load(fh)

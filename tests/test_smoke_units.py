@@ -67,7 +67,7 @@ def test_poison_is_a_nan_and_is_counted():
 
 
 def test_every_same_as_points_at_an_entry_with_words():
-    entries = codes.table()["diagnosis"]
+    entries = codes.diagnosis_entries()
     for name, entry in entries.items():
         if "same_as" in entry:
             assert entry["same_as"] in entries, name

@@ -1,18 +1,10 @@
 """Status-code names and their diagnosis and fix, read from compat/status_codes.toml."""
 from __future__ import annotations
 
-import functools
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
-
-FILE_NAME = "status_codes.toml"
+from ..compat import load_compat
 
 
 @dataclass
@@ -24,16 +16,9 @@ class Explanation:
     catalogue: List[str] = field(default_factory=list)
 
 
-@functools.lru_cache(maxsize=1)
 def table() -> Dict[str, Any]:
-    """The parsed TOML: from the installed package, else from the source tree's compat/ folder."""
-    try:
-        from importlib.resources import files
-
-        text = (files("cudnn_doctor._compat") / FILE_NAME).read_bytes()
-    except (ImportError, ModuleNotFoundError, FileNotFoundError, TypeError):
-        text = (Path(__file__).resolve().parents[2] / "compat" / FILE_NAME).read_bytes()
-    return tomllib.loads(text.decode("utf-8"))
+    """compat/status_codes.toml, read once with the rest of the knowledge base."""
+    return load_compat().data["status_codes"]
 
 
 def cudnn_numbering(version: Optional[int]) -> str:
@@ -51,9 +36,14 @@ def status_name(api: str, code: int, cudnn_version: Optional[int] = None) -> str
     return "%s %d" % (label, code)
 
 
+def diagnosis_entries() -> Dict[str, Dict[str, Any]]:
+    """[diagnosis.NAME] entries, without the table's own source/status keys."""
+    return {k: v for k, v in table()["diagnosis"].items() if isinstance(v, dict)}
+
+
 def explain(name: str, code: Optional[int] = None, cudnn_version: Optional[int] = None) -> Explanation:
     """The words for a status name, following same_as; cuDNN 9 sub-codes fall back to their category."""
-    entries = table()["diagnosis"]
+    entries = diagnosis_entries()
     key = name
     if key not in entries and code is not None and cudnn_numbering(cudnn_version) == "cudnn_v9":
         key = status_name("cudnn", code // 1000 * 1000, cudnn_version)

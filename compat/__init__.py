@@ -1,0 +1,1 @@
+"""Data package: the compatibility knowledge base (TOML), shipped inside the wheel as cudnn_doctor._compat."""
