@@ -50,8 +50,10 @@ def console(stderr: bool = False, color: Optional[bool] = None) -> Console:
 def error_exit(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One clear line on stderr and a non-zero exit; never a traceback."""
     sys.stderr.write("cudnn-doctor: error: %s\n" % message)
+    sys.stderr.flush()  # before the exit unwinds: a wrapped stream (test runners, pipes) may not flush itself
     raise typer.Exit(code)
 
 
 def hint(message: str) -> None:
     sys.stderr.write("%s\n" % message)
+    sys.stderr.flush()

@@ -69,7 +69,7 @@ def generate(out: Path, python: str = sys.executable) -> List[Path]:
     written = []
     for shell in sorted(SHELLS):
         path = out / SHELLS[shell][0]
-        path.write_text(shim(shell, python), encoding="utf-8", newline="\n")
+        path.write_bytes(shim(shell, python).encode("utf-8"))
         written.append(path)
     return written
 

@@ -344,7 +344,7 @@ def cli_app():
 
 def invoke(*args: str, env: Optional[Dict[str, str]] = None):
     """In-process run through typer's CliRunner (stdout and stderr kept apart)."""
-    from typer.testing import CliRunner
+    from clirunner import CliRunner
 
     return CliRunner().invoke(cli_app(), [str(a) for a in args], env=env)
 

@@ -48,7 +48,7 @@ def machine(tmp_path) -> FakeMachine:
 @pytest.fixture
 def check_json():
     """Run `check --json --root` in-process and return (exit code, parsed document)."""
-    from typer.testing import CliRunner
+    from clirunner import CliRunner
 
     from cudnn_doctor.cli import app
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from typer.testing import CliRunner
+from clirunner import CliRunner
 
 from cudnn_doctor import __version__
 from cudnn_doctor.cli import app

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
+from clirunner import CliRunner
 
 from cudnn_doctor.commands.explain import match_symptoms, routed_rules
 from cudnn_doctor.compat import load_compat

@@ -65,7 +65,7 @@ def test_paths_are_reported_as_seen_inside_the_root(full_machine, check_json):
 def test_json_is_the_only_thing_on_stdout(full_machine):
     import json
 
-    from typer.testing import CliRunner
+    from clirunner import CliRunner
 
     from cudnn_doctor.cli import app
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 import typer
-from typer.testing import CliRunner
+from clirunner import CliRunner
 
 from cudnn_doctor.commands import matrix as matrix_cmd
 

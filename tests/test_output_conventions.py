@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import pytest
-from typer.testing import CliRunner
+from clirunner import CliRunner
 
 from cudnn_doctor import ui
 from cudnn_doctor.cli import app

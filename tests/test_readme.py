@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 import typer
-from typer.testing import CliRunner
+from clirunner import CliRunner
 
 from cudnn_doctor.cli import app
 
