@@ -533,6 +533,17 @@ class Compat:
     def cudnn_layout(self, major: int) -> Dict[str, Any]:
         return self.table("cudnn_layout", "v%d" % major)
 
+    def cudart_soname(self, cuda: str) -> Optional[str]:
+        """'libcudart.so.11.0' for CUDA 11.8: the name a program built for that CUDA asks the loader for."""
+        want = mm(cuda)
+        if want is None:
+            return None
+        version = Version("%d.%d" % want)
+        for row in self.table("cudnn_layout", "cudart_soname").get("rows", []):
+            if version in SpecifierSet(row["cuda"]):
+                return row["soname"].format(major=want[0], minor=want[1])
+        return None
+
     def cudnn_channels(self) -> List[Dict[str, Any]]:
         return list(self.table("cudnn_layout", "channels").get("rows", []))
 

@@ -176,31 +176,38 @@ class Host:
         data = self.read_bytes(inside, limit)
         return None if data is None else data.decode("utf-8", "replace")
 
-    def world_readable(self, inside: str) -> Optional[bool]:
-        """True when 'other' may read the file and search every folder above it.
+    def read_blocker(self, inside: str) -> Optional[str]:
+        """The first path that stops 'other' from reading ``inside``: the file without o+r, or a folder
+        above it without o+x. None when everyone can read it (or it cannot be examined).
 
-        The check reads mode bits rather than calling access(): as root, access()
-        says yes to everything, which hides the D5 failure from the people who hit it.
+        Mode bits, not access(): as root, access() says yes to everything, which hides the D5
+        failure from the people who hit it.
         """
         path, dangling = self.realpath(inside)
         if dangling:
             return None
-        try:
-            st = os.stat(self.outside(path))
-        except OSError:
-            return None
-        if not st.st_mode & stat.S_IROTH:
-            return False
+        parents = []
         parent = os.path.dirname(path)
         while parent and parent != "/":
+            parents.append(parent)
+            parent = os.path.dirname(parent)
+        for folder in reversed(parents):  # outermost first: that is the one to fix first
             try:
-                pst = os.stat(self.outside(parent))
+                if not os.stat(self.outside(folder)).st_mode & stat.S_IXOTH:
+                    return folder
             except OSError:
                 return None
-            if not pst.st_mode & stat.S_IXOTH:
-                return False
-            parent = os.path.dirname(parent)
-        return True
+        try:
+            return None if os.stat(self.outside(path)).st_mode & stat.S_IROTH else path
+        except OSError:
+            return None
+
+    def world_readable(self, inside: str) -> Optional[bool]:
+        """True when 'other' may read the file and search every folder above it (None: cannot tell)."""
+        path, dangling = self.realpath(inside)
+        if dangling or not os.path.exists(self.outside(path)):
+            return None
+        return self.read_blocker(inside) is None
 
     def glob(self, pattern: str) -> List[str]:
         """Expand shell wildcards component by component, inside the root."""

@@ -110,6 +110,7 @@ class ToolkitFacts:
     nvcc_path: Optional[str] = None
     nvcc_version: Optional[str] = None  # nvcc component version, e.g. "13.0.88"
     cudart_path: Optional[str] = None
+    cudart_soname: Optional[str] = None  # DT_SONAME of that file, e.g. "libcudart.so.11.0" for CUDA 11
     cudart_version: Optional[str] = None  # cudaRuntimeGetVersion decoded, e.g. "13.0"
     bundled_driver: Optional[str] = None  # version.json nvidia_driver
     kind: str = "system"  # system, conda, pip
@@ -128,6 +129,7 @@ class LibFile:
     link_chain: List[str] = field(default_factory=list)
     dangling: bool = False
     readable: Optional[bool] = None  # world-readable (o+r) all along the chain
+    read_blocker: Optional[str] = None  # the file lacking o+r, or the folder above it lacking o+x
     mode: Optional[str] = None  # "0644"
     elf: Optional[str] = None  # "ok", "not-elf", "truncated", "elfclass32", "wrong-machine", "empty"
 

@@ -69,9 +69,14 @@ def resolution(name: str, path: Optional[str], via: Optional[str] = "ld.so.cache
 
 def toolkit(version: str, path: str = "/usr/local/cuda", realpath: Optional[str] = None, **fields) -> ToolkitFacts:
     mm = ".".join(version.split(".")[:2])
-    t = ToolkitFacts(path=path, realpath=realpath or "/usr/local/cuda-%s" % mm, version=version,
+    from cudnn_doctor.compat import load_compat
+
+    real = realpath or "/usr/local/cuda-%s" % mm
+    soname = load_compat().cudart_soname(mm)
+    t = ToolkitFacts(path=path, realpath=real, version=version,
                      version_source="nvcc --version", found_via=["/usr/local/cuda"],
-                     cudart_version=mm, kind="system")
+                     cudart_version=mm, kind="system", cudart_path="%s/lib64/%s" % (path, soname),
+                     cudart_soname=soname)
     for key, value in fields.items():
         setattr(t, key, value)
     return t

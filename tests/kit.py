@@ -176,8 +176,10 @@ class FakeMachine:
         elif layout == "txt":
             self.file("%s/version.txt" % prefix, "CUDA Version %s\n" % version)
         cudart_file_version = "%s.%s.%s" % (major, minor, "89")
-        self.versioned_lib(libdir, "libcudart", cudart_file_version, "cudart",
-                           major=major if int(major) >= 11 else "%s.%s" % (major, minor), CUDART_V=code)
+        # The runtime's soname: libcudart.so.13 / .so.12, libcudart.so.11.0 for CUDA 11, .so.10.2 before that.
+        soname_version = major if int(major) >= 12 else ("11.0" if major == "11" else "%s.%s" % (major, minor))
+        self.versioned_lib(libdir, "libcudart", cudart_file_version, "cudart", major=soname_version,
+                           CUDART_V=code)
         self.file("%s/bin/nvcc" % prefix, "#!/bin/sh\necho 'Cuda compilation tools, release %s.%s, V%s'\n"
                   % (major, minor, cudart_file_version), mode=0o755)
         if link_as:

@@ -369,3 +369,23 @@ def test_unreadable_folder_is_skipped_not_fatal(machine, monkeypatch):
     f = facts_of(machine)
     assert f.cudnn == [] and f.probe_errors == []
     assert f.toolkits[0].version == "12.4.1"
+
+
+def test_cudart_soname_is_read_from_the_file(machine):
+    """CUDA 11's runtime is libcudart.so.11.0; the loader is asked for exactly that name."""
+    machine.toolkit("11.8.0")
+    machine.file("/etc/ld.so.conf", "/usr/local/cuda-11.8/lib64\n")
+    build_ld_cache(machine)
+    f = facts_of(machine)
+    [tk] = f.toolkits
+    assert tk.cudart_soname == "libcudart.so.11.0"
+    assert f.loader.resolved["libcudart.so.11.0"].path == "/usr/local/cuda-11.8/lib64/libcudart.so.11.0"
+
+
+def test_read_blocker_names_the_folder_to_fix(machine):
+    lib = "/opt/cudnn/lib64"
+    machine.cudnn("9.1.0", lib, None, cuda=12040)
+    os.chmod(machine.p("/opt/cudnn"), 0o750)
+    [c] = facts_of(machine, LD_LIBRARY_PATH=lib).cudnn
+    main = next(f for f in c.files if f.name == "libcudnn.so.9")
+    assert main.readable is False and main.read_blocker == "/opt/cudnn"

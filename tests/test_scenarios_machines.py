@@ -50,7 +50,21 @@ def cuda13_cudnn9_cc90(m):
     build_ld_cache(m)
 
 
+def cuda11_cudnn8(m):
+    """CUDA 11's runtime answers to libcudart.so.11.0, not .so.11: a healthy 11.8 stack must stay clean."""
+    system_ld(m)
+    m.driver("520.61.05", cuda=11080, gpus=[A100])
+    m.toolkit("11.8.0")
+    m.file("/etc/ld.so.conf.d/cuda-11-8.conf", "/usr/local/cuda-11.8/lib64\n")
+    m.cudnn("8.9.7", "/usr/local/cuda-11.8/lib64", "/usr/local/cuda-11.8/include", cuda=11080)
+    m.lib("/usr/local/cuda-11.8/lib64/libnvrtc.so.11.8.89", "cudart", soname="libnvrtc.so.11.2")
+    m.link("/usr/local/cuda-11.8/lib64/libnvrtc.so", "libnvrtc.so.11.8.89")
+    m.link(MA + "/libcuda.so", "libcuda.so.1")
+    build_ld_cache(m)
+
+
 PASSING: Dict[str, Tuple[Callable, List[str]]] = {
+    "cuda11.8-cudnn8.9-a100": (cuda11_cudnn8, []),
     "dl4j-beta6-cuda9.2-cudnn7.2": (dl4j_pair("9.2.148", "7.2.1", "396.37", 9020), ["--for", "dl4j==1.0.0-beta6"]),
     "dl4j-beta6-cuda10.0-cudnn7.4": (dl4j_pair("10.0.130", "7.4.2", "410.48", 10000), ["--for", "dl4j==1.0.0-beta6"]),
     "dl4j-beta6-cuda10.1-cudnn7.6": (dl4j_pair("10.1.243", "7.6.5", "418.39", 10010), ["--for", "dl4j==1.0.0-beta6"]),

@@ -114,6 +114,7 @@ def _lib_file(ctx, directory: str, name: str) -> LibFile:
         if st is not None:
             lf.mode = "%04o" % stat.S_IMODE(st.st_mode)
         lf.readable = host.world_readable(path)
+        lf.read_blocker = host.read_blocker(path) if lf.readable is False else None
         lf.elf = ctx.loader.elf(path).status
     return lf
 

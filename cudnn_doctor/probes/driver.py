@@ -150,29 +150,21 @@ def resolve_loader(ctx) -> None:
     preset_cudnn = {int(p[1].split(".")[0]) for p in presets if len(p) >= 3 and p[1].split(".")[0].isdigit()}
     majors = sorted({c.major for c in facts.cudnn if c.major} | {9} | preset_cudnn, reverse=True)
     names = ["libcudnn.so.%d" % m for m in majors]
-    names += cudart_sonames([t.version for t in facts.toolkits if t.version] + [facts.driver.cuda_version] +
-                            [p[0] for p in presets if len(p) >= 3])
+    # The runtime sonames programs ask for: each toolkit's own (from its file), plus the ones the driver's
+    # CUDA and JavaCPP presets imply (their naming is NVIDIA data, in compat/cudnn_layout.toml).
+    names += sorted({t.cudart_soname for t in facts.toolkits if t.cudart_soname}, reverse=True)
+    wanted = [facts.driver.cuda_version] + [p[0] for p in presets if len(p) >= 3]
+    if any(wanted):
+        from ..compat import load_compat
+
+        compat = load_compat()
+        names += [n for n in dict.fromkeys(compat.cudart_soname(v) for v in wanted if v) if n]
     names.append("libcuda.so")  # unversioned: cuDNN 8 dlopens it by this name (catalogue F3)
     if 8 in majors:
         names.append("libnvrtc.so")  # cuDNN 8 runtime-compiled kernels dlopen it unversioned (F2)
     for name in names:
         if name not in facts.loader.resolved:
             facts.loader.resolved[name] = ctx.loader.resolve(name)
-
-
-def cudart_sonames(versions: List[Optional[str]]) -> List[str]:
-    """libcudart.so.13 from CUDA 11 on; before that the soname carried the minor too (libcudart.so.10.2)."""
-    names = []
-    for version in versions:
-        parts = (version or "").split(".")
-        if not parts[0].isdigit():
-            continue
-        major = int(parts[0])
-        if major >= 11:
-            names.append("libcudart.so.%d" % major)
-        elif len(parts) > 1 and parts[1].isdigit():
-            names.append("libcudart.so.%d.%s" % (major, parts[1]))
-    return sorted(dict.fromkeys(names), reverse=True)
 
 
 def parse_visible(value: Optional[str], gpus: List[GpuFacts]) -> VisibilityFacts:

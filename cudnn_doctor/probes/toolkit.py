@@ -143,6 +143,7 @@ def _version(ctx, tk: ToolkitFacts) -> None:
             continue
         major_link = min(names, key=len)  # libcudart.so.13 (the soname) before libcudart.so.13.0.96
         tk.cudart_path = "%s/%s" % (d, major_link)
+        tk.cudart_soname = ctx.loader.elf(tk.cudart_path, dynamic=True).soname
         real, _ = host.realpath(tk.cudart_path)
         file_version = soname_version(os.path.basename(real)) or soname_version(major_link)
         if not tk.version and file_version and file_version.count(".") >= 1:

@@ -16,11 +16,6 @@ def preset_parts(version: str) -> Optional[tuple]:
     return tuple(parts[:3]) if len(parts) >= 3 and mm(parts[0]) and mm(parts[1]) else None
 
 
-def cudart_soname(cuda: str) -> str:
-    major, minor = mm(cuda)
-    return "libcudart.so.%d" % major if major >= 11 else "libcudart.so.%d.%d" % (major, minor)
-
-
 @rule("CD705", "javacpp-preset-unmet", "A JavaCPP/DL4J CUDA preset needs a CUDA/cuDNN this machine lacks")
 def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
@@ -59,10 +54,11 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
                                 "with ('Loaded runtime CuDNN library ... but source was compiled with ...')" % (
                                     copy.version, copy.path, cudnn))
                 fixes.append("install %s or newer %s.x" % (want, mm(cudnn)[0]))
-            rt = facts.loader.resolved.get(cudart_soname(cuda))
+            runtime = compat.cudart_soname(cuda)
+            rt = facts.loader.resolved.get(runtime) if runtime else None
             evidence["cudart"] = rt.path if rt else None
             if rt is not None and not rt.path:
-                problems.append("no %s (the CUDA %s runtime) on the search path" % (cudart_soname(cuda), cuda))
+                problems.append("no %s (the CUDA %s runtime) on the search path" % (runtime, cuda))
                 fixes.append("install the CUDA %s toolkit (or its runtime libraries)" % cuda)
             fixes.append("or add the dependency org.bytedeco:cuda-platform-redist:%s, which bundles CUDA and cuDNN"
                          % preset["version"])

@@ -189,25 +189,21 @@ def stub(facts: Facts, ctx) -> List[Finding]:
 @rule("CD306", "cuda-runtime-missing", "CUDA runtime a consumer needs is not on the search path")
 def runtime_missing(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
-    for name, res in sorted(facts.loader.resolved.items()):
-        if not name.startswith("libcudart.so.") or res.path:
+    for tk in facts.toolkits:
+        # Judge each toolkit by the soname its own runtime file carries (libcudart.so.11.0, .so.12, ...).
+        name = tk.cudart_soname
+        res = facts.loader.resolved.get(name) if name else None
+        if tk.dangling or tk.kind == "pip" or res is None or res.path:
             continue
-        major = major_of(name.rsplit(".so.", 1)[1])
-        if major is None or major < 11:
-            continue  # before CUDA 11 the soname carries the minor too (libcudart.so.10.2)
-        toolkits = [t for t in facts.toolkits if t.version and major_of(t.version) == major and not t.dangling]
-        if not toolkits:
-            continue  # the driver's CUDA major with no toolkit installed is normal (pip frameworks bundle it)
-        tk = toolkits[0]
-        lib = (tk.realpath or tk.path).rstrip("/") + "/lib64"
+        lib = os.path.dirname(tk.cudart_path)
         out.append(finding(
             "CD306", WARNING, "CUDA %s is installed at %s but %s is not on the loader's search path" % (
-                tk.version, tk.path, name),
+                tk.version or "", tk.path, name),
             detail="Programs linked against the toolkit's runtime fail with '%s: cannot open shared object file'." %
                    name,
             fix="echo %s | sudo tee /etc/ld.so.conf.d/cuda.conf && sudo ldconfig   (or export LD_LIBRARY_PATH=%s"
                 "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH})" % (lib, lib),
-            evidence={"soname": name, "toolkit": tk.path}, catalogue=["C5", "F1"]))
+            evidence={"soname": name, "toolkit": tk.path, "runtime": tk.cudart_path}, catalogue=["C5", "F1"]))
     for fw in facts.python.frameworks:
         # TensorFlow before the [and-cuda] wheels (and any build without nvidia-* requirements) uses the system CUDA.
         if framework_kind(fw) != "tensorflow" or not fw.cuda_build or not fw.cuda_version:
