@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import platform
 import stat
 import subprocess
 import sys
@@ -12,6 +13,10 @@ from typing import BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, 
 from .native.runner import NativeTask, run_native
 
 _MAX_LINKS = 40  # like the kernel's ELOOP bound
+
+
+def _normalize_machine(name: str) -> str:
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(name.lower(), name.lower())
 
 
 class Host:
@@ -39,6 +44,7 @@ class Host:
         # only make sense for the live machine, not for an image mounted under --root.
         self.allow_exec = is_live if allow_exec is None else allow_exec
         self.running_python = is_live if running_python is None else running_python
+        self._machine: Optional[str] = None
 
     # --- paths ---------------------------------------------------------
 
@@ -228,6 +234,33 @@ class Host:
             if not found:
                 break
         return sorted(found)
+
+    def machine(self) -> str:
+        """The CPU architecture programs under the root are built for: 'x86_64', 'aarch64', ...
+
+        Live: this machine's. Under --root: the ELF machine of the root's own shell or loader, so an arm64
+        image inspected from an x86_64 host is judged as arm64.
+        """
+        if self._machine is None:
+            self._machine = _normalize_machine(platform.machine()) if self.is_live else "x86_64"
+            if not self.is_live:
+                from .probes.elf import read_elf
+
+                for probe in ("/bin/sh", "/usr/bin/env", "/bin/ls"):
+                    opened = self.open_binary(probe)
+                    if opened is None:
+                        continue
+                    fh, size = opened
+                    try:
+                        info = read_elf(fh, size, expect_machine="", dynamic=False)
+                    except Exception:
+                        continue
+                    finally:
+                        fh.close()
+                    if info.machine:
+                        self._machine = info.machine
+                        break
+        return self._machine
 
     # --- environment ---------------------------------------------------
 

@@ -164,11 +164,13 @@ class Resolution:
     via: Optional[str] = None  # "LD_LIBRARY_PATH", "ld.so.cache", "default path", "RUNPATH"
     shadowed: List[Dict[str, str]] = field(default_factory=list)  # [{"path", "via"}] later candidates
     problems: List[str] = field(default_factory=list)  # e.g. "wrong ELF class" of a skipped candidate
+    error: Optional[str] = None  # the loader stops at ``path`` and fails: "file too short", "invalid ELF header"
 
 
 @dataclass
 class LoaderFacts:
     ld_library_path: List[str] = field(default_factory=list)
+    ld_library_path_cwd: bool = False  # an empty or relative entry: each program searches its current folder
     ld_preload: List[str] = field(default_factory=list)
     conf_dirs: List[str] = field(default_factory=list)  # from /etc/ld.so.conf(.d)
     cache_path: Optional[str] = None

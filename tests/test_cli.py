@@ -117,3 +117,9 @@ def test_list_checks_and_skip(machine, check_json):
     assert not any(i.startswith("CD1") for i in ids) and "CD401" not in ids and "CD101" not in doc["rules_run"]
     bad = runner.invoke(app, ["check", "--skip", "CD999", "--root", str(machine.root)])
     assert bad.exit_code == 2 and "matches no check" in bad.stderr
+
+
+def test_unwritable_junit_path_is_a_usage_error(machine):
+    machine.mkdir("/usr/lib")
+    result = runner.invoke(app, ["check", "--root", str(machine.root), "--junit-xml", "/proc/nope/x.xml", "-qq"])
+    assert result.exit_code == 2 and "cannot be written" in result.stderr and "Traceback" not in result.output

@@ -32,3 +32,34 @@ def test_simulation_matches_the_real_loader(soname):
     if not real and res.path is None:
         pytest.skip("%s is not on this machine" % soname)
     assert res.realpath and os.path.realpath(res.realpath) == real
+
+
+@pytest.mark.parametrize("kind", ["empty", "garbage", "truncated", "elfclass32"])
+def test_broken_first_candidate_matches_glibc(tmp_path, kind):
+    """glibc skips another ELF class but fails on a broken file: the simulation must say the same."""
+    import shutil
+    import subprocess as sp
+
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes.loader import LoaderView
+    from kit import build_lib, have_gcc
+
+    if not have_gcc():
+        pytest.skip("needs gcc")
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    good.mkdir()
+    bad.mkdir()
+    shutil.copyfile(build_lib("cuda", soname="libfoo.so.1"), good / "libfoo.so.1")
+    data = (good / "libfoo.so.1").read_bytes()
+    blob = {"empty": b"", "garbage": b"\x13\x37" * 1000, "truncated": data[:100],
+            "elfclass32": data[:4] + b"\x01" + data[5:]}[kind]
+    (bad / "libfoo.so.1").write_bytes(blob)
+    env = dict(os.environ, LD_LIBRARY_PATH="%s:%s" % (bad, good))
+    code = ("import ctypes\ntry:\n    ctypes.CDLL('libfoo.so.1'); print('LOADED')\n"
+            "except OSError as e:\n    print('ERROR', e)")
+    real = sp.run([sys.executable, "-c", code], capture_output=True, text=True, env=env).stdout.strip()
+    res = LoaderView(Host("/", env=env)).resolve("libfoo.so.1")
+    if real == "LOADED":
+        assert res.path == str(good / "libfoo.so.1") and res.error is None
+    else:
+        assert res.path == str(bad / "libfoo.so.1") and res.error and res.error in real

@@ -389,3 +389,27 @@ def test_read_blocker_names_the_folder_to_fix(machine):
     [c] = facts_of(machine, LD_LIBRARY_PATH=lib).cudnn
     main = next(f for f in c.files if f.name == "libcudnn.so.9")
     assert main.readable is False and main.read_blocker == "/opt/cudnn"
+
+
+def _as_aarch64(path) -> None:
+    """Rewrite e_machine to EM_AARCH64 (183): enough for the ELF and loader logic, which never run the code."""
+    data = bytearray(path.read_bytes())
+    data[18:20] = (183).to_bytes(2, "little")
+    path.write_bytes(bytes(data))
+
+
+def test_an_arm64_root_is_judged_as_arm64(machine):
+    """An sbsa/Grace image inspected from an x86_64 host: aarch64 libraries are the right ones there."""
+    lib = "/usr/lib/aarch64-linux-gnu"
+    _as_aarch64(machine.lib("/bin/sh", "cuda"))
+    machine.cudnn("9.14.0", lib, None, cuda=13000)
+    for f in machine.p(lib).iterdir():
+        if f.is_file() and not f.is_symlink():
+            _as_aarch64(f)
+    machine.lib("/usr/lib/x86_64-linux-gnu/libcudnn.so.9", "cudnn", soname="libcudnn.so.9")
+    f = facts_of(machine)
+    assert f.host.machine == "aarch64"
+    arm = next(c for c in f.cudnn if c.directory == lib)
+    assert all(lf.elf == "ok" for lf in arm.files if not lf.dangling)
+    assert f.loader.resolved["libcudnn.so.9"].path == lib + "/libcudnn.so.9"
+    assert lib in f.loader.default_dirs

@@ -284,7 +284,19 @@ def i1_conda(m):
            '"depends": ["cudnn >=9.1.1.17,<10.0a0", "python >=3.11,<3.12.0a0"]}')
 
 
+def d6_broken_first(m):
+    system_ld(m)
+    m.driver()
+    m.cudnn("9.14.0", MA, None, cuda=13000)
+    m.file("/opt/stale/libcudnn.so.9", b"")  # an interrupted copy, first on LD_LIBRARY_PATH
+    build_ld_cache(m)
+
+
 FAILING = {
+    "D6-broken-file-first-on-path": (d6_broken_first, {"LD_LIBRARY_PATH": "/opt/stale"}, [], "CD610", "error",
+                                     "out of LD_LIBRARY_PATH"),
+    "F1-ld-library-path-stray-colon": (lambda m: m.driver(), {"LD_LIBRARY_PATH": "/opt/cudnn/lib64:"}, [], "CD609",
+                                       "warning", "export LD_LIBRARY_PATH=/opt/cudnn/lib64"),
     # name: (builder, env, args, expected id, severity, fix must contain)
     "A1-module-not-built": (a1_module_missing, {}, [], "CD102", "error", "dkms autoinstall"),
     "A3-nouveau": (a3_nouveau, {}, [], "CD103", "error", "blacklist nouveau"),

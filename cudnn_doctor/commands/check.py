@@ -47,8 +47,11 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
     findings, ran = evaluate(facts, context)
     findings = probe_error_findings(facts) + findings
     if skip:
+        from ..rules import RULES
+
+        aliases = {r.id: r.alias for r in RULES}
         findings = [f for f in findings if not _skipped(f.id, f.alias, skip)]
-        ran = [r for r in ran if not _skipped(r, "", skip)]
+        ran = [r for r in ran if not _skipped(r, aliases.get(r, ""), skip)]
     report = Report(facts=facts, findings=findings, rules_run=ran)
     if smoke is not None:
         report.extra["smoke"] = smoke
@@ -182,7 +185,10 @@ def register(app: typer.Typer) -> None:
         if junit_xml is not None:
             from ..render.junit import write_junit
 
-            write_junit(report, junit_xml)
+            try:
+                write_junit(report, junit_xml)
+            except OSError as exc:
+                error_exit("--junit-xml %s cannot be written: %s" % (junit_xml, exc.strerror or exc))
         if fmt_name == "json":
             from ..render.envelope import dumps
             from ..render.json_report import report_json
@@ -201,13 +207,20 @@ def register(app: typer.Typer) -> None:
 
 
 def _run_smoke(facts: Facts, root: str = "/") -> dict:
-    """Run the cuDNN smoke test on the copy a plain process would load."""
-    try:
-        from ..smoke import run_smoke
-    except ImportError:
-        return {"ok": False, "summary": "the smoke test is not available in this build"}
+    """Run the cuDNN smoke test on the copy a plain process would load; paths reported as inside the root."""
+    from ..smoke import run_smoke
+
     res = next((r for name, r in sorted(facts.loader.resolved.items(), reverse=True)
                 if name.startswith("libcudnn.so.") and r.path), None)
     if res is None:
-        return {"ok": False, "summary": "no cuDNN library that a plain process would load was found"}
-    return run_smoke(str(Host(root).real(res.path))).to_dict()
+        return {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
+                "fix": "Install cuDNN (`cudnn-doctor install ARCHIVE`, or pip install nvidia-cudnn-cuXX)."}
+    host = Host(root)
+    # The driver library the loader picks (it may live only on LD_LIBRARY_PATH, which the child does not get).
+    libcuda = facts.loader.resolved.get("libcuda.so.1")
+    driver = str(host.real(libcuda.path)) if libcuda is not None and libcuda.path else None
+    result = run_smoke(str(host.real(res.path)), driver_library=driver).to_dict()
+    if host.is_live:
+        return result
+    prefix = str(host.root)
+    return {k: (v.replace(prefix, "") if isinstance(v, str) else v) for k, v in result.items()}

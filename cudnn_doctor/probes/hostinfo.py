@@ -11,7 +11,7 @@ def probe(ctx) -> None:
     host = ctx.host
     facts = HostFacts(root=str(host.root))
     facts.platform = sys.platform if host.is_live else "linux"
-    facts.machine = platform.machine() if host.is_live else None
+    facts.machine = host.machine()
     facts.python = sys.executable if host.running_python else None
     release = host.read_text("/proc/sys/kernel/osrelease")
     if release is None and host.is_live:

@@ -9,8 +9,13 @@ from ..model import LoaderFacts, Resolution
 from .elf import ElfInfo, read_elf
 from .ldcache import parse_ld_cache
 
-# Trusted folders ld.so searches last (Debian/Ubuntu multiarch first, then RHEL's lib64, then plain).
-DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64": "powerpc64le-linux-gnu"}
+
+
+def default_dirs(machine: str) -> tuple:
+    """Trusted folders ld.so searches last: Debian/Ubuntu multiarch first, then RHEL's lib64, then plain."""
+    triplet = TRIPLETS.get(machine, "%s-linux-gnu" % machine)
+    return ("/lib/%s" % triplet, "/usr/lib/%s" % triplet, "/lib64", "/usr/lib64", "/lib", "/usr/lib")
 
 
 def read_conf_dirs(host: Host, path: str = "/etc/ld.so.conf", depth: int = 0) -> List[str]:
@@ -36,6 +41,12 @@ def read_conf_dirs(host: Host, path: str = "/etc/ld.so.conf", depth: int = 0) ->
     return list(dict.fromkeys(dirs))
 
 
+# What ld.so does with a candidate file, by read_elf's verdict (glibc 2.36 elf/dl-load.c behaviour,
+# checked with real dlopen calls in tests/test_loader_live.py).
+SKIPPED_BY_LD_SO = ("elfclass32", "wrong-machine", "unreadable")
+LOADER_ERRORS = {"empty": "file too short", "truncated": "cannot read file data", "not-elf": "invalid ELF header"}
+
+
 class LoaderView:
     """The search state of a plain process: LD_LIBRARY_PATH, ld.so.cache and the default folders."""
 
@@ -43,9 +54,14 @@ class LoaderView:
         self.host = host
         self.facts = LoaderFacts()
         self.facts.ld_library_path = host.env_paths("LD_LIBRARY_PATH")
+        raw = host.getenv("LD_LIBRARY_PATH")
+        # glibc reads an empty entry (a stray ':' at either end, or '::') as the current folder.
+        self.facts.ld_library_path_cwd = raw is not None and any(
+            not p or not p.startswith("/") for p in raw.split(os.pathsep))
         self.facts.ld_preload = [p for p in (host.getenv("LD_PRELOAD") or "").replace(":", " ").split() if p]
         self.facts.conf_dirs = read_conf_dirs(host)
-        self.facts.default_dirs = [d for d in DEFAULT_DIRS if host.is_dir(d)]
+        self.machine = host.machine()
+        self.facts.default_dirs = [d for d in default_dirs(self.machine) if host.is_dir(d)]
         self.cache: Optional[Dict[str, List[str]]] = None
         self._elf_cache: Dict[str, ElfInfo] = {}
         st = host.lstat("/etc/ld.so.cache")
@@ -56,7 +72,7 @@ class LoaderView:
         else:
             self.facts.cache_path = "/etc/ld.so.cache"
             try:
-                self.cache, self.facts.cache_entries = parse_ld_cache(data)
+                self.cache, self.facts.cache_entries = parse_ld_cache(data, self.machine)
             except (ValueError, Exception) as exc:  # struct.error on garbage
                 self.facts.cache_error = "unreadable ld.so.cache: %s" % exc
 
@@ -89,7 +105,7 @@ class LoaderView:
             else:
                 fh, size = opened
                 try:
-                    self._elf_cache[key] = read_elf(fh, size, dynamic=dynamic)
+                    self._elf_cache[key] = read_elf(fh, size, expect_machine=self.machine, dynamic=dynamic)
                 except Exception:  # a hostile header must not stop the run
                     self._elf_cache[key] = ElfInfo("truncated")
                 finally:
@@ -139,7 +155,11 @@ class LoaderView:
 
     def resolve(self, soname: str, runpath: Sequence[str] = (), rpath: Sequence[str] = (),
                 origin: Optional[str] = None) -> Resolution:
-        """The first candidate ld.so would accept; skipped and later candidates are recorded."""
+        """The candidate ld.so settles on; skipped and later candidates are recorded.
+
+        glibc passes over files it cannot open and ELF files of another class or machine, but a file that
+        is not a valid ELF object (empty, truncated, garbage) ends the search: the load fails right there.
+        """
         res = Resolution(name=soname)
         for path, via in self.candidates(soname, runpath, rpath, origin):
             real, dangling = self.host.realpath(path)
@@ -148,11 +168,13 @@ class LoaderView:
                     res.problems.append("%s (%s) is a dangling link, skipped" % (path, via))
                     continue
                 info = self.elf(path)
-                if info.status != "ok":
-                    # ld.so passes over files of the wrong class/machine and keeps searching.
+                if info.status in SKIPPED_BY_LD_SO:
                     res.problems.append("%s (%s) skipped: %s" % (path, via, info.status))
                     continue
                 res.path, res.realpath, res.via = path, real, via
+                if info.status != "ok":
+                    res.error = LOADER_ERRORS.get(info.status, info.status)
+                    res.problems.append("%s (%s) stops the search: %s" % (path, via, res.error))
             else:
                 res.shadowed.append({"path": path, "realpath": real, "via": via})
         return res

@@ -14,6 +14,8 @@ SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severi
 # Which section a finding belongs to, by the layer digit of its id (CD<layer>xx).
 SECTION_OF_LAYER = {"0": "doctor", "1": "driver", "8": "driver", "2": "gpus", "3": "toolkits", "4": "cudnn",
                     "5": "cudnn", "6": "loader", "7": "python", "9": "policy"}
+# CD510 (the smoke test) has its own section; map it before the layer rule sends it to cuDNN.
+SECTION_OF_ID = {"CD510": "smoke"}
 
 
 def _section_state(findings: List[Finding]) -> str:
@@ -163,7 +165,7 @@ def render_human(report: Report, console: Console, verbose: int = 0, quiet: int 
     facts = report.facts
     by_section: Dict[str, List[Finding]] = {}
     for f in report.findings:
-        by_section.setdefault(SECTION_OF_LAYER.get(f.id[2:3], "doctor"), []).append(f)
+        by_section.setdefault(SECTION_OF_ID.get(f.id) or SECTION_OF_LAYER.get(f.id[2:3], "doctor"), []).append(f)
     if not quiet:
         root = "" if facts.host.root == "/" else " · root %s" % facts.host.root
         console.print(Text("cudnn-doctor %s%s" % (__version__, root), style="dim"))
@@ -171,6 +173,10 @@ def render_human(report: Report, console: Console, verbose: int = 0, quiet: int 
             _head(console, _section_state(by_section.get(key, [])), title)
             for line in lines:
                 _detail(console, line)
+        smoke = report.extra.get("smoke")
+        if smoke:
+            _head(console, "ok" if smoke.get("ok") else "error", "cuDNN smoke test")
+            _detail(console, smoke.get("summary") or ("passed" if smoke.get("ok") else "failed"))
         if verbose and facts.searched:
             console.print(Text("Searched", style="bold"))
             for probe, places in facts.searched.items():

@@ -40,7 +40,7 @@ def rule(id: str, alias: str, title: str) -> Callable:
 
 
 def evaluate(facts: Facts, context: RuleContext) -> Tuple[List[Finding], List[str]]:
-    """Run every rule; a rule that raises becomes an error finding instead of a crash."""
+    """Run every rule; a rule that raises becomes a warning finding (a doctor bug) instead of a crash."""
     import importlib.util
 
     if importlib.util.find_spec(__name__ + ".registry") is not None:

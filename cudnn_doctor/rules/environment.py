@@ -1,0 +1,65 @@
+"""CD510, CD609, CD610: the smoke test's verdict, and loader traps in the environment itself."""
+from __future__ import annotations
+
+import os
+from typing import List
+
+from ..model import Facts, Finding
+from . import rule
+from .common import ERROR, INFO, WARNING, finding
+
+
+@rule("CD510", "smoke-test-failed", "A real convolution through cuDNN failed")
+def smoke(facts: Facts, ctx) -> List[Finding]:
+    result = ctx.smoke if ctx is not None else None
+    if not result:
+        return []
+    library = result.get("library") or "?"
+    if result.get("ok"):
+        return [finding("CD510", INFO, "Smoke test passed: %s" % result.get("summary", library),
+                        evidence={"library": library, "max_rel_error": result.get("max_rel_error"),
+                                  "first_result_ms": result.get("first_result_ms")})]
+    return [finding(
+        "CD510", ERROR, "Smoke test failed: %s" % result.get("summary", "the convolution through cuDNN failed"),
+        detail=result.get("diagnosis") or "The files look right, but cuDNN could not run a convolution here, which "
+               "is what a framework would do first.",
+        fix=result.get("fix") or "Run `cudnn-doctor smoke --json` for the failing call and status.",
+        evidence={k: result.get(k) for k in ("library", "status", "failed_call", "gpu_name", "error_message")
+                  if result.get(k) is not None},
+        catalogue=["E3", "E4"])]
+
+
+@rule("CD609", "ld-library-path-current-folder", "LD_LIBRARY_PATH makes programs search their current folder")
+def cwd_in_path(facts: Facts, ctx) -> List[Finding]:
+    if not facts.loader.ld_library_path_cwd:
+        return []
+    clean = ":".join(p for p in facts.loader.ld_library_path if p.startswith("/"))
+    return [finding(
+        "CD609", WARNING, "LD_LIBRARY_PATH has an empty or relative entry (a stray ':' or '.')",
+        detail="The loader reads it as the current folder, so which libcudnn or libcuda a program loads depends on "
+               "where it is started: a copy lying in a project folder silently wins over the installed one.",
+        fix=("export LD_LIBRARY_PATH=%s" % clean) if clean else "unset LD_LIBRARY_PATH",
+        evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["F1", "E2"])]
+
+
+@rule("CD610", "loader-stops-at-broken-file", "The loader reaches a broken library file first")
+def broken_first(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for name, res in sorted(facts.loader.resolved.items()):
+        if not res.error or not res.path:
+            continue
+        where = os.path.dirname(res.path)
+        fix = "Replace the file: reinstall the package that owns it (`dpkg -S %s` or `rpm -qf %s` names it)" % (
+            res.path, res.path)
+        if res.via == "LD_LIBRARY_PATH":
+            fix += ", or take %s out of LD_LIBRARY_PATH" % where
+        out.append(finding(
+            "CD610", ERROR, "%s: the loader reaches %s first and fails (%s)" % (name, res.path, res.error),
+            detail="glibc passes over libraries built for another architecture, but a truncated or non-ELF file "
+                   "ends the search: every program asking for %s fails with '%s: %s', even though %s" % (
+                       name, res.path, res.error, "a good copy exists later on the path" if res.shadowed else
+                       "the rest of the stack may be fine"),
+            fix=fix, evidence={"soname": name, "path": res.path, "via": res.via, "error": res.error,
+                               "later_copies": [s["path"] for s in res.shadowed]},
+            catalogue=["D6", "F4"]))
+    return out
