@@ -146,7 +146,8 @@ class Host:
         parent, _ = self.realpath(os.path.dirname(inside) or "/")
         return os.path.islink(self.outside(os.path.join(parent, os.path.basename(inside))))
 
-    def lstat(self, inside: str) -> Optional[os.stat_result]:
+    def stat(self, inside: str) -> Optional[os.stat_result]:
+        """stat() of the file an inside path finally names (links followed inside the root)."""
         try:
             return os.lstat(self.real(inside))
         except OSError:

@@ -81,10 +81,8 @@ def _list_checks() -> None:
 
 
 def _compat():
-    try:
-        from ..compat import load_compat
-    except ImportError:  # the knowledge base is optional for the probes, not for the verdicts
-        return None
+    from ..compat import load_compat
+
     return load_compat()
 
 

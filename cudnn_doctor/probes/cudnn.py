@@ -110,7 +110,7 @@ def _lib_file(ctx, directory: str, name: str) -> LibFile:
                  link_chain=chain if len(chain) > 1 else [], dangling=dangling)
     lf.file_version = soname_version(os.path.basename(real)) or soname_version(name)
     if not dangling:
-        st = host.lstat(real)
+        st = host.stat(real)
         if st is not None:
             lf.mode = "%04o" % stat.S_IMODE(st.st_mode)
         lf.readable = host.world_readable(path)

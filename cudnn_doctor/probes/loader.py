@@ -64,7 +64,7 @@ class LoaderView:
         self.facts.default_dirs = [d for d in default_dirs(self.machine) if host.is_dir(d)]
         self.cache: Optional[Dict[str, List[str]]] = None
         self._elf_cache: Dict[str, ElfInfo] = {}
-        st = host.lstat("/etc/ld.so.cache")
+        st = host.stat("/etc/ld.so.cache")
         self.facts.cache_mtime = st.st_mtime if st is not None else None
         data = host.read_bytes("/etc/ld.so.cache", limit=64 << 20)
         if data is None:
@@ -73,7 +73,7 @@ class LoaderView:
             self.facts.cache_path = "/etc/ld.so.cache"
             try:
                 self.cache, self.facts.cache_entries = parse_ld_cache(data, self.machine)
-            except (ValueError, Exception) as exc:  # struct.error on garbage
+            except Exception as exc:  # ValueError, struct.error: garbage in the cache file
                 self.facts.cache_error = "unreadable ld.so.cache: %s" % exc
 
     def find_stale_entries(self, prefixes=("libcudnn", "libcudart", "libcuda.", "libnvidia-ml", "libnvrtc")) -> None:
