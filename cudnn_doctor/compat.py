@@ -295,6 +295,30 @@ class Compat:
                                how="minor-version compatibility")
         return None
 
+    def minor_compat_majors(self) -> List[int]:
+        """The CUDA majors NVIDIA lists for minor-version compatibility ([minor_version_compat] rows), oldest first."""
+        rows = self.table("cuda_driver", "minor_version_compat").get("rows", [])
+        majors = {major_of(row.get("major")) for row in rows}
+        return sorted(m for m in majors if m is not None)
+
+    def has_minor_compat(self, major: Any) -> bool:
+        """Whether programs built with any minor of this CUDA major run on every driver of the major's family.
+
+        NVIDIA introduced the promise with the first major the table lists and keeps it for later ones, so a
+        major newer than the table (a future release) keeps it too; older majors have one runtime per minor.
+        """
+        m = major_of(major)
+        majors = self.minor_compat_majors()
+        return m is not None and bool(majors) and m >= majors[0]
+
+    def toolkit_package(self, cuda: Any) -> Optional[str]:
+        """NVIDIA's package for one toolkit release without the driver: 'cuda-toolkit-13-0' for CUDA 13.0."""
+        pair = mm(cuda)
+        pattern = self.table("cuda_driver", "toolkit_packages").get("apt")
+        if pair is None or not pattern:
+            return None
+        return str(pattern).replace("<major>", str(pair[0])).replace("<minor>", str(pair[1]))
+
     def cuda_runnable(self, driver: str, platform: str = "linux") -> List[CudaRun]:
         """Every CUDA release this driver can run: exactly, or through minor-version compatibility."""
         d = ver(driver)
@@ -383,7 +407,34 @@ class Compat:
         return [b for b in self.cudnn_builds() if want in b.cuda]
 
     def family_since(self) -> Version:
-        return ver(self.table("cudnn", "build_family_rule").get("since", "8.3.0"))
+        """The first cuDNN release built once per CUDA major (compat/cudnn.toml [build_family_rule])."""
+        since = ver(self.table("cudnn", "build_family_rule").get("since"))
+        if since is None:
+            raise KeyError("compat/cudnn.toml [build_family_rule] has no 'since' release")
+        return since
+
+    def newest_cudnn_build(self, cuda: Any, cudnn_major: Optional[int] = None) -> Optional[str]:
+        """The newest cuDNN release compat knows a build of for this CUDA: for a major with minor-version
+        compatibility ('13', '13.0') any build of that major, before it ('10.2') a build for that exact minor."""
+        label = cuda_label(cuda)
+        cm = major_of(label) if label else None
+        if cm is None:
+            return None
+        family = self.has_minor_compat(cm)
+        exact = mm_text(label) if "." in str(label) else None
+        found: List[Version] = []
+        for b in self.cudnn_builds():
+            if (b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda):
+                found.append(release3(b.last))
+        era = self.variant_era(cm) if family else None
+        if era:
+            first, last = release3(era.get("first")), release3(era.get("last"))
+            for r in self.cudnn_releases():
+                rv = release3(r)
+                if rv is not None and (first is None or rv >= first) and (last is None or rv <= last):
+                    found.append(rv)
+        found = [r for r in found if r is not None and (cudnn_major is None or r.release[0] == cudnn_major)]
+        return str(max(found)) if found else None
 
     def variant_era(self, cuda_major: int) -> Optional[Dict[str, Any]]:
         for row in self.table("cudnn", "variant_eras").get("rows", []):
@@ -426,15 +477,16 @@ class Compat:
         if not builds:
             r = release3(release)
             eras = []
-            for major in (11, 12, 13):
-                era = self.variant_era(major)
-                if not era or r is None:
+            rows = sorted(self.table("cudnn", "variant_eras").get("rows", []),
+                          key=lambda e: major_of(cuda_label(e["variant"])) or 0)
+            for era in rows:
+                if r is None:
                     continue
                 if era.get("first") and r < release3(era["first"]):
                     continue
                 if era.get("last") and r > release3(era["last"]):
                     continue
-                eras.append({"variant": "cuda%d" % major, "status": era.get("status", "secondary"),
+                eras.append({"variant": era["variant"], "status": era.get("status", "secondary"),
                              "source": era.get("source", "")})
             out["likely_variants"] = eras
         return out
@@ -471,14 +523,15 @@ class Compat:
                 if tk_major != b.cuda_major:
                     return False, ("cuDNN %s built for CUDA %s needs a CUDA %d.x toolkit, not %s; install the "
                                    "build for CUDA %d (%s)." % (release, label, b.cuda_major, tk_text, tk_major, src))
-                if tk_major >= 11 and (b.family or release >= self.family_since()):
+                if self.has_minor_compat(tk_major) and (b.family or release >= self.family_since()):
                     return True, ("cuDNN %s's %s build lists CUDA %s; %s runs through CUDA minor-version "
                                   "compatibility (%s)." % (release, b.variant, b.cuda_text(), tk_text, src))
-                if tk_major >= 11:
+                if self.has_minor_compat(tk_major):
                     return None, ("Cannot tell: cuDNN %s's %s build lists CUDA %s, not %s (%s)."
                                   % (release, b.variant, b.cuda_text(), tk_text, src))
-                return False, ("cuDNN %s built for CUDA %s does not work with CUDA %s: before CUDA 11 every "
-                               "minor release has its own runtime soname (%s)." % (release, label, tk_text, src))
+                return False, ("cuDNN %s built for CUDA %s does not work with CUDA %s: before CUDA %s every "
+                               "minor release has its own runtime soname (%s)." % (release, label, tk_text,
+                                                                                  self._mvc_first(), src))
             if builds:
                 listed = ", ".join(sorted({b.variant for b in builds}))
                 if built_major != tk_major:
@@ -488,23 +541,23 @@ class Compat:
             if built_major != tk_major:
                 return False, ("cuDNN %s built for CUDA %s cannot be used with CUDA %s: the CUDA major differs "
                                "(%s)." % (release, label, tk_text, self._family_source()))
-            if tk_major >= 11 and release >= self.family_since():
+            if self.has_minor_compat(tk_major) and release >= self.family_since():
                 return True, ("cuDNN %s built for CUDA %s fits CUDA %s: from %s NVIDIA ships one build per CUDA "
                               "major for all its minors (%s) [no support-matrix row for %s in compat]."
                               % (release, label, tk_text, self.family_since(), self._family_source(), release))
-            if tk_major < 11 and tk and mm(label) == tk:
+            if not self.has_minor_compat(tk_major) and tk and mm(label) == tk:
                 return True, ("cuDNN %s built for CUDA %s matches the toolkit %s exactly [no support-matrix row "
                               "for %s in compat]." % (release, label, tk_text, release))
-            if tk_major < 11 and tk and mm(label) and mm(label) != tk:
-                return False, ("cuDNN %s built for CUDA %s does not work with CUDA %s: before CUDA 11 every minor "
-                               "release has its own runtime soname." % (release, label, tk_text))
+            if not self.has_minor_compat(tk_major) and tk and mm(label) and mm(label) != tk:
+                return False, ("cuDNN %s built for CUDA %s does not work with CUDA %s: before CUDA %s every minor "
+                               "release has its own runtime soname." % (release, label, tk_text, self._mvc_first()))
             return None, ("Cannot tell whether cuDNN %s built for CUDA %s works with CUDA %s: compat has no row "
                           "for it." % (release, label, tk_text))
         # The build is not known: is there any build of this release for the toolkit?
         if not builds:
             eras = self.cudnn_requirements(str(release)).get("likely_variants", [])
             era = next((e for e in eras if e["variant"] == "cuda%d" % tk_major), None)
-            if era and tk_major >= 11:
+            if era and self.has_minor_compat(tk_major):
                 return True, ("cuDNN %s most likely has a %s build (%s) [%s: no support-matrix row for %s]; make "
                               "sure that build is the one installed." % (release, era["variant"], era["source"],
                                                                          era["status"], release))
@@ -515,7 +568,7 @@ class Compat:
             b = fitting[0]
             return True, ("cuDNN %s has a %s build for CUDA %s (%s [%s]); make sure that build is the one "
                           "installed." % (release, b.variant, tk_text, b.source, b.status))
-        same_major = [b for b in builds if b.cuda_major == tk_major and tk_major >= 11 and b.family]
+        same_major = [b for b in builds if b.cuda_major == tk_major and self.has_minor_compat(tk_major) and b.family]
         if same_major:
             b = same_major[0]
             return True, ("cuDNN %s's %s build (CUDA %s) covers CUDA %s through minor-version compatibility "
@@ -523,6 +576,10 @@ class Compat:
         listed = ", ".join("%s (CUDA %s)" % (b.variant, b.cuda_text()) for b in builds)
         return False, ("cuDNN %s has no build for CUDA %s; its builds: %s (%s)."
                        % (release, tk_text, listed, builds[0].source))
+
+    def _mvc_first(self) -> str:
+        majors = self.minor_compat_majors()
+        return str(majors[0]) if majors else "?"
 
     def _family_source(self) -> str:
         return str(self.table("cudnn", "build_family_rule").get("source", ""))
@@ -547,16 +604,44 @@ class Compat:
     def cudnn_channels(self) -> List[Dict[str, Any]]:
         return list(self.table("cudnn_layout", "channels").get("rows", []))
 
-    def cudnn_archive_name(self, release: str, cuda: str, platform: str = "linux") -> Optional[str]:
-        """The official download file name for a cuDNN build ('<version>' keeps the build number open)."""
+    def cudnn_wheel(self, cuda_major: Any) -> Optional[str]:
+        """The pip project of the cuDNN build for a CUDA major ('nvidia-cudnn-cu13'); None where NVIDIA ships none."""
+        m = major_of(cuda_major)
+        for row in self.cudnn_channels():
+            if row.get("channel") != "pip":
+                continue
+            if m is None or str(m) not in [str(x) for x in row.get("cuda_majors", [])]:
+                return None
+            return str(row["package"]).replace("<cuda_major>", str(m))
+        return None
+
+    def cudnn_archive_name(self, release: str, cuda: str, platform: str = "linux",
+                           machine: str = "x86_64") -> Optional[str]:
+        """The official download file name for a cuDNN build ('<version>' keeps the build number open);
+        None where compat does not know the name for this machine type."""
         r = release3(release)
         table = self.table("cudnn_layout", "archives")
         for row in table.get("rows", []):
             if r is not None and release3(row["era_from"]) <= r <= release3(row["era_to"]):
                 pattern = str(row["windows" if platform == "windows" else "linux"])
+                if "<arch>" in pattern:
+                    arch = table.get("linux_arch", {}).get(machine or "x86_64")
+                    if not arch:
+                        return None
+                    pattern = pattern.replace("<arch>", str(arch))
+                elif platform != "windows" and machine not in (None, "", "x86_64"):
+                    return None  # the old names are x86_64 ones
                 major = major_of(cuda)
-                cuda_text = mm_text(cuda) or str(cuda)
-                return (pattern.replace("<cuda_major>", str(major)).replace("<cuda>", cuda_text)
+                cuda_text = mm_text(cuda)
+                if "<cuda>" in pattern:
+                    # Names that carry the minor: a one-per-major build is named after the newest CUDA its
+                    # support-matrix row lists; a per-minor build after its own minor.
+                    family = [b for b in self.cudnn_builds(str(r)) if b.cuda_major == major and b.cuda and b.family]
+                    if family:
+                        cuda_text = family[0].cuda[-1]
+                    elif cuda_text is None:
+                        return None
+                return (pattern.replace("<cuda_major>", str(major)).replace("<cuda>", cuda_text or str(cuda))
                         .replace("<version>", "%s.*" % r))
         return None
 

@@ -248,3 +248,56 @@ def test_sass_rules(compat):
     assert not compat.sass_runs(["5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0"], None, "12.0")
     assert compat.sass_runs(["7.5", "12.0"], "12.0", "12.1")
     assert not compat.sass_runs(["7.5", "8.0"], None, "6.1")
+
+
+# --- accessors that keep NVIDIA numbers out of the code ------------------------------------------------------------
+
+
+def test_minor_compat_majors_come_from_the_table(compat):
+    majors = sorted(int(r["major"]) for r in compat.table("cuda_driver", "minor_version_compat")["rows"])
+    assert compat.minor_compat_majors() == majors
+    first = majors[0]
+    assert not compat.has_minor_compat(first - 1) and compat.has_minor_compat(first)
+    assert compat.has_minor_compat(majors[-1] + 1)  # a newer major keeps the promise
+    assert not compat.has_minor_compat(None) and not compat.has_minor_compat("garbage")
+
+
+@pytest.mark.parametrize("cuda,expected_major,variant", [("13", 9, "cuda13"), ("13.0", 9, "cuda13"),
+                                                          ("12.4", 9, "cuda12"), ("11.8", 9, "cuda11")])
+def test_newest_cudnn_build_respects_variant_eras(compat, cuda, expected_major, variant):
+    newest = compat.newest_cudnn_build(cuda)
+    era = next(r for r in compat.table("cudnn", "variant_eras")["rows"] if r["variant"] == variant)
+    assert release3(newest).release[0] == expected_major
+    assert release3(newest) >= release3(era["first"])
+    if era.get("last"):
+        assert release3(newest) <= release3(era["last"])
+
+
+def test_newest_cudnn_build_before_minor_compat_is_per_minor(compat):
+    assert compat.newest_cudnn_build("10.2") == max(
+        (b.last for b in compat.cudnn_builds() if "10.2" in b.cuda), key=release3)
+    assert compat.newest_cudnn_build("10.2", 7) == "7.6.5"
+    assert compat.newest_cudnn_build("13", 8) is None
+    assert compat.newest_cudnn_build(None) is None
+
+
+def test_cudnn_wheels_and_toolkit_packages(compat):
+    assert [compat.cudnn_wheel(m) for m in (11, 12, 13)] == ["nvidia-cudnn-cu11", "nvidia-cudnn-cu12",
+                                                              "nvidia-cudnn-cu13"]
+    assert compat.cudnn_wheel(10) is None and compat.cudnn_wheel(None) is None
+    assert compat.toolkit_package("13.0.2") == "cuda-toolkit-13-0"
+    assert compat.toolkit_package("12.8") == "cuda-toolkit-12-8"
+    assert compat.toolkit_package("13") is None
+
+
+@pytest.mark.parametrize("release,cuda,machine,name", [
+    ("9.23.2", "13", "x86_64", "cudnn-linux-x86_64-9.23.2.*_cuda13-archive.tar.xz"),
+    ("9.23.2", "13.0", "aarch64", "cudnn-linux-sbsa-9.23.2.*_cuda13-archive.tar.xz"),
+    ("8.4.0", "10.2", "x86_64", "cudnn-linux-x86_64-8.4.0.*_cuda10.2-archive.tar.xz"),
+    ("8.4.0", "11", "x86_64", "cudnn-linux-x86_64-8.4.0.*_cuda11.6-archive.tar.xz"),
+    ("7.6.5", "10.2", "x86_64", "cudnn-10.2-linux-x64-v7.6.5.*.tgz"),
+    ("7.6.5", "10.2", "ppc64le", None),
+    ("9.23.2", "13", "ppc64le", None),
+])
+def test_archive_names(compat, release, cuda, machine, name):
+    assert compat.cudnn_archive_name(release, cuda, "linux", machine) == name

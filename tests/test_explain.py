@@ -128,3 +128,92 @@ def test_cli_explain_reads_stdin_and_rejects_empty():
     assert result.exit_code == 0 and "wrong-elf-class" in result.stdout
     result = runner.invoke(_app(), ["explain", "--no-check", "-"], input="   \n")
     assert result.exit_code == 2 and "error text" in result.stderr
+
+
+# --- library names in the pasted text -----------------------------------------------------------------------------------
+
+from cudnn_doctor.commands.explain import check_libraries, extract_sonames  # noqa: E402
+from cudnn_doctor.model import Resolution  # noqa: E402
+
+
+@pytest.mark.parametrize("text,names", [
+    ("OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory", ["libcudart.so.11.0"]),
+    ("Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file",
+     ["libcudnn_cnn_infer.so.8", "libnvrtc.so"]),
+    ("Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}",
+     ["libcudnn_ops.so.9.1.0", "libcudnn_ops.so.9.1", "libcudnn_ops.so.9", "libcudnn_ops.so"]),
+    ("/usr/local/cuda/lib64/libcudnn.so.6: file too short. libcudnn.so.6 again.", ["libcudnn.so.6"]),
+    ("Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found; cudnn64_8.dll",
+     ["cudart64_110.dll", "cudnn64_8.dll"]),
+    ("libstdc++.so.6: version `GLIBCXX_3.4.30' not found", ["libstdc++.so.6"]),
+    ("Segmentation fault", []),
+])
+def test_extract_sonames(text, names):
+    assert extract_sonames(text) == names
+
+
+def _missing(name):
+    return Resolution(name=name)
+
+
+def test_missing_cuda_runtime_names_the_installed_one_and_the_fix():
+    facts = real_machine()  # CUDA 13.0 toolkit (libcudart.so.13) at /usr/local/cuda, driver 580
+    [lib] = check_libraries(["libcudart.so.11.0"], facts, load_compat(), _missing)
+    assert lib.problem and lib.found is None
+    assert lib.message == ("libcudart.so.11.0 is not on the search path; installed: CUDA 13.0 (libcudart.so.13) "
+                           "at /usr/local/cuda")
+    newest_11 = [c for c in load_compat().cuda_releases() if c.startswith("11.")][-1]
+    assert "install the CUDA %s runtime" % newest_11 in lib.fix
+    assert "sudo apt install cuda-toolkit-%s" % newest_11.replace(".", "-") in lib.fix
+    assert "build for the installed CUDA 13.0" in lib.fix
+
+
+def test_resolved_name_is_not_a_problem_here():
+    facts = real_machine()
+    [lib] = check_libraries(["libcudnn.so.9"], facts, load_compat(), _missing)  # the probes resolved it
+    assert not lib.problem and lib.found == "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"
+    assert "another environment" in lib.message
+
+
+def test_resolver_answers_names_the_probes_did_not_ask_about():
+    facts = real_machine()
+    asked = []
+
+    def resolve(name):
+        asked.append(name)
+        return Resolution(name=name, path="/opt/x/" + name, realpath="/opt/x/" + name, via="LD_LIBRARY_PATH",
+                          error="file too short")
+
+    [lib] = check_libraries(["libcublas.so.13"], facts, load_compat(), resolve)
+    assert asked == ["libcublas.so.13"] and lib.problem and "file too short" in lib.message
+
+
+def test_cudnn_major_without_a_build_for_this_cuda():
+    facts = real_machine()
+    [lib] = check_libraries(["libcudnn.so.8"], facts, load_compat(), _missing)
+    assert lib.problem and "installed: cuDNN 9.14.0 (libcudnn.so.9)" in lib.message
+    assert "no cuDNN 8 build for CUDA 13.0" in lib.fix
+
+
+def test_windows_dll_is_named_not_resolved():
+    [lib] = check_libraries(["cudnn64_8.dll"], real_machine(), load_compat(), _missing)
+    assert not lib.problem and "Windows" in lib.message and "PATH" in lib.fix
+
+
+def test_cli_explain_decides_a_pasted_soname_on_a_fake_machine(machine):
+    """End to end over a fake root: CUDA 13.0 installed, the program wants CUDA 11's runtime."""
+    machine.driver()
+    machine.toolkit("13.0")
+    result = CliRunner().invoke(_app(), ["explain", "--json", "--root", str(machine.root),
+                                         "OSError: libcudart.so.11.0: cannot open shared object file"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["libraries_named"] == ["libcudart.so.11.0"]
+    [lib] = doc["libraries"]
+    assert lib["problem"] and lib["message"].startswith("libcudart.so.11.0 is not on the search path; installed: "
+                                                        "CUDA 13.0")
+    assert "cuda-toolkit-11-" in lib["fix"]
+    text = CliRunner().invoke(_app(), ["explain", "--root", str(machine.root),
+                                       "libcudart.so.11.0: cannot open shared object file"])
+    assert "None of these checks found a problem" not in text.stdout
+    assert "libcudart.so.11.0 is not on the search path" in text.stdout

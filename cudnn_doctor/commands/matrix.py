@@ -22,7 +22,7 @@ def _build_row(compat, b, platform: str) -> Dict[str, Any]:
         # The matrix gives a branch or nothing: the CUDA table says what the lowest listed CUDA needs.
         first = b.cuda[0] if b.cuda else None
         major = int(first.split(".")[0]) if first else 0
-        floor = (compat.minor_compat_floor(str(major), platform) if major >= 11 else None) or (
+        floor = (compat.minor_compat_floor(str(major), platform) if compat.has_minor_compat(major) else None) or (
             compat.min_driver(first, platform) if first else None)
     return {
         "cudnn": b.releases_text(), "variant": b.variant, "cuda": b.cuda,
@@ -50,13 +50,13 @@ def query_cuda(compat, cuda: str, platform: str) -> Dict[str, Any]:
         if floor:
             drivers.append({"platform": plat, "driver": floor.text(), "how": floor.how,
                             "status": floor.status, "source": floor.source})
-        mvc = compat.minor_compat_floor(str(major), plat) if major >= 11 else None
+        mvc = compat.minor_compat_floor(str(major), plat) if compat.has_minor_compat(major) else None
         if mvc:
             drivers.append({"platform": plat, "driver": mvc.text(), "how": "minor-version compatibility (CUDA %d.x)"
                             % major, "status": mvc.status, "source": mvc.source})
     builds = [_build_row(compat, b, platform) for b in compat.cudnn_builds_for_cuda(want)]
     later = []
-    if major >= 11:
+    if compat.has_minor_compat(major):
         era = compat.variant_era(major)
         if era:
             later.append({"variant": "cuda%d" % major, "from": era.get("first", ""), "to": era.get("last", ""),

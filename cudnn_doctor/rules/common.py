@@ -5,7 +5,7 @@ import os
 import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..compat import Compat, load_compat, major_of, mm, mm_text, ver
+from ..compat import Compat, cuda_label, major_of, mm, mm_text, ver
 from ..model import CudnnCopy, Facts, FrameworkFacts, Finding, GpuFacts, Resolution, Severity, ToolkitFacts
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -18,7 +18,11 @@ def finding(rule_id: str, severity: Severity, title: str, detail: str = "", fix:
 
 
 def compat_of(ctx) -> Compat:
-    return ctx.compat if ctx is not None and ctx.compat is not None else load_compat()
+    """The knowledge base the caller handed in (RuleContext.compat); rules never read files themselves."""
+    compat = getattr(ctx, "compat", None)
+    if compat is None:
+        raise RuntimeError("RuleContext.compat is not set: pass load_compat() when evaluating rules")
+    return compat
 
 
 # --- driver and GPUs -------------------------------------------------------
@@ -250,46 +254,172 @@ def best_torch_variant(facts: Facts, compat: Compat, torch_version: Optional[str
     return max(fitting, key=lambda r: (ver(r["torch"]), ver(r["cuda"])))
 
 
-def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: int = 9, version: Optional[str] = None,
-                      origin: str = "system") -> str:
-    """The command that installs a cuDNN for a CUDA release (or major), in the channel the user already uses."""
-    cuda_text = mm_text(cuda) or (str(cuda) if cuda else "12")
-    cm = major_of(cuda_text) or 12
+def machine_cuda(facts: Facts, compat: Compat) -> Optional[str]:
+    """The CUDA new installs should be built for: the toolkit programs use, else the newest the driver runs."""
+    tk = primary_toolkit(facts)
+    return (tk.version if tk else None) or driver_cuda(facts, compat)
+
+
+def cudnn_wheel_for(compat: Compat, *cudas: Any) -> Optional[str]:
+    """The nvidia-cudnn-cuN wheel for the first of `cudas` (most specific first) that NVIDIA builds wheels for."""
+    for cuda in cudas:
+        if cuda in (None, ""):
+            continue
+        name = compat.cudnn_wheel(major_of(cuda_label(cuda)))
+        if name:
+            return name
+    return None
+
+
+def copy_wheel(compat: Compat, copy: CudnnCopy, *fallback_cudas: Any) -> Optional[str]:
+    """The pip project a cuDNN copy came from, else the wheel for the CUDA it (or the machine) was built for."""
+    pkg = (copy.package or "").split()
+    if pkg and pkg[0].startswith("nvidia-cudnn"):
+        return pkg[0]
+    return cudnn_wheel_for(compat, copy.cuda_version, *fallback_cudas)
+
+
+def cudnn_older(runtime: Any, compiled: Any) -> Tuple[bool, str]:
+    """(incompatible, why) under cuDNN's rule: same major, and a runtime minor not older than the build's."""
+    r, c = ver(runtime), ver(compiled)
+    if r is None or c is None:
+        return False, ""
+    if r.release[0] != c.release[0]:
+        return True, "another major version"
+    if len(c.release) >= 2 and len(r.release) >= 2 and r.release[1] < c.release[1]:
+        return True, "an older minor version"
+    return False, ""
+
+
+def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = None, version: Optional[str] = None,
+                      origin: str = "system", platform: str = "linux", machine: Optional[str] = "x86_64") -> str:
+    """The command that installs a cuDNN for a CUDA release (or major), in the channel the user already uses.
+    Without `cudnn_major`, the newest cuDNN major compat has a build of for that CUDA."""
+    cuda_text = mm_text(cuda) or (cuda_label(cuda) if cuda not in (None, "") else None)
+    cm = major_of(cuda_text) if cuda_text else None
+    if cm is None:
+        return ("install the NVIDIA driver first (cuDNN is built per CUDA release), then the cuDNN build for the "
+                "CUDA the driver runs (`cudnn-doctor matrix --driver <driver version>` lists them)")
+    family = compat.has_minor_compat(cm)
+    key = cuda_text if not family else str(cm)
+    if cudnn_major is None:
+        cudnn_major = major_of(version or compat.newest_cudnn_build(key))
+        if cudnn_major is None:
+            return ("compat knows no cuDNN build for CUDA %s: install a CUDA release that cuDNN supports "
+                    "(`cudnn-doctor matrix --cuda <release>` lists the builds of each)" % cuda_text)
+    release = version or compat.newest_cudnn_build(key, cudnn_major)
+    archive = compat.cudnn_archive_name(release, cuda_text if not family else str(cm), platform,
+                                        machine or "x86_64") if release else None
+    archive_text = archive or "the cuDNN %s build for CUDA %s" % (release or cudnn_major, cuda_text)
+    wheel = compat.cudnn_wheel(cm)
     pin = "==%s.*" % version if version else ""
-    archive = compat.cudnn_archive_name(version or ("9.0.0" if cudnn_major >= 9 else "%d.0.0" % cudnn_major),
-                                        cuda_text if cm < 11 else str(cm))
-    if cm < 11:
-        # No pip wheels before CUDA 11: NVIDIA's per-minor debs or archives only.
-        deb = "libcudnn%d=%s-1+cuda%s" % (cudnn_major, (version or "%d.*" % cudnn_major) + ".*", cuda_text)
+    if not family:
+        # One runtime per CUDA minor: NVIDIA's per-minor debs or archives only (and no pip wheels).
+        deb_version = (version or release or str(cudnn_major)) + ".*"
+        deb = "libcudnn%d=%s-1+cuda%s" % (cudnn_major, deb_version, cuda_text)
         return ("download %s from NVIDIA's cuDNN archive and copy it with `sudo cp -P` into /usr/local/cuda-%s, or "
-                "`sudo apt install %s %s`" % (archive or "the build for CUDA %s" % cuda_text, cuda_text, deb,
+                "`sudo apt install %s %s`" % (archive_text, cuda_text, deb,
                                               deb.replace("libcudnn%d=" % cudnn_major,
                                                           "libcudnn%d-dev=" % cudnn_major)))
-    if origin == "pip":
-        return 'pip install "nvidia-cudnn-cu%d%s"' % (cm, pin)
+    if origin == "pip" and wheel:
+        return 'pip install "%s%s"' % (wheel, pin)
     if origin == "conda":
         return 'conda install -c conda-forge "cudnn%s"' % (("=" + version) if version else "=%d" % cudnn_major)
-    if cudnn_major >= 9:
-        apt = "sudo apt install libcudnn9-cuda-%d libcudnn9-dev-cuda-%d" % (cm, cm)
+    if platform == "windows":
+        return "download %s from NVIDIA and copy its bin, include and lib folders into the CUDA %s folder%s" % (
+            archive_text, cuda_text, (', or `pip install "%s%s"`' % (wheel, pin)) if wheel else "")
+    apt_row = next((r for r in compat.cudnn_channels() if r.get("channel") == "apt-v%d" % cudnn_major), None)
+    if apt_row and "<cuda_major>" in str(apt_row.get("install", "")):
+        apt = str(apt_row["install"]).replace("<cuda_major>", str(cm))
     else:
         apt = "sudo apt install libcudnn%d libcudnn%d-dev" % (cudnn_major, cudnn_major)
-    return "%s (NVIDIA's apt repository), or `pip install \"nvidia-cudnn-cu%d%s\"`, or the archive %s" % (
-        apt, cm, pin, archive or "for CUDA %d" % cm)
+    alternatives = [apt + " (NVIDIA's apt repository)"]
+    if wheel:
+        alternatives.append('`pip install "%s%s"`' % (wheel, pin))
+    alternatives.append("the archive %s" % archive_text)
+    return ", or ".join(alternatives)
 
 
-def reinstall_fix(copy: CudnnCopy) -> str:
+def machine_cudnn_fix(facts: Facts, compat: Compat, cuda: Any, cudnn_major: Optional[int] = None,
+                      version: Optional[str] = None,
+                      origin: str = "system") -> str:
+    """cudnn_install_fix for this machine's platform and processor."""
+    return cudnn_install_fix(compat, cuda, cudnn_major, version, origin, platform_of(facts),
+                             facts.host.machine or "x86_64")
+
+
+def toolkit_install_fix(facts: Facts, compat: Compat, cuda: Any = None) -> str:
+    """The command that installs a CUDA toolkit (no driver) for `cuda`, else for the driver's newest CUDA."""
+    target = cuda or driver_cuda(facts, compat)
+    package = compat.toolkit_package(target) if target else None
+    if package:
+        return "sudo apt install %s" % package
+    return ("install the CUDA toolkit matching the driver's CUDA version (the 'CUDA Version' nvidia-smi prints) "
+            "from https://developer.nvidia.com/cuda-downloads")
+
+
+def jax_choice(facts: Facts, compat: Compat, cuda_major: Any = None) -> Tuple[Optional[Dict[str, Any]], List[str]]:
+    """The JAX CUDA extra for this machine: of `cuda_major` when given, else the newest whose driver branch and
+    minimum GPU the machine meets. Returns (row, why-not reasons of the chosen row: empty when it fits)."""
+    rows = sorted(compat.framework_rows("jax"), key=lambda r: ver(r.get("built_cuda")) or ver("0"), reverse=True)
+    if cuda_major is not None:
+        same = [r for r in rows if major_of(r.get("built_cuda")) == major_of(cuda_major)]
+        rows = same or rows
+    driver = ver(driver_version(facts))
+    judged = []
+    for row in rows:
+        why = []
+        floor = ver(row.get("driver_linux"))
+        if driver is not None and floor is not None and driver.release[0] < floor.release[0]:
+            why.append("driver %s is older than the R%s branch jax[%s] needs" % (
+                driver_version(facts), row["driver_linux"], row["extra"]))
+        why += ["%s is below jax[%s]'s minimum compute capability %s" % (gpu_label(g), row["extra"], row["min_cc"])
+                for g in gpus_with_cc(facts) if row.get("min_cc") and cc_below(g.compute_capability, row["min_cc"])]
+        judged.append((row, why))
+    for row, why in judged:
+        if not why:
+            return row, []
+    return (judged[0] if judged else (None, []))
+
+
+def jax_install(facts: Facts, compat: Compat, cuda_major: Any = None) -> str:
+    row, why = jax_choice(facts, compat, cuda_major)
+    if row is None:
+        return "install JAX's CUDA build (compat has no JAX table)"
+    fix = 'pip install -U "jax[%s]"' % row["extra"]
+    if any("driver" in w for w in why):
+        fix = driver_upgrade_fix("the R%s branch or later" % row["driver_linux"]) + "; then " + fix
+    return fix
+
+
+def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None) -> str:
     """Reinstall the package a cuDNN copy came from, so its files are whole and of one version again."""
     pkg = copy.package or ""
     if copy.origin == "pip" or pkg.startswith("nvidia-cudnn"):
         name_ver = pkg.split()
-        spec = "%s==%s" % (name_ver[0], name_ver[1]) if len(name_ver) == 2 else "nvidia-cudnn-cu12"
+        name = copy_wheel(compat, copy, *((machine_cuda(facts, compat),) if facts is not None else ()))
+        if len(name_ver) == 2:
+            spec = "%s==%s" % (name_ver[0], name_ver[1])
+        elif name:
+            spec = "%s==%s.*" % (name, copy.version) if copy.version else name
+        else:
+            return ("reinstall the nvidia-cudnn-cuN wheel that provides %s (`pip show -f` names it) with "
+                    "`pip install --force-reinstall --no-deps`" % copy.directory)
         return 'pip install --force-reinstall --no-deps "%s"' % spec
     if pkg.startswith("deb "):
         return "sudo apt install --reinstall %s" % pkg.split()[1]
     if copy.origin == "conda" or pkg.startswith("conda"):
         return "conda install --force-reinstall cudnn"
-    return ("re-extract the cuDNN archive and copy it again keeping the links: sudo cp -P <archive>/lib/libcudnn* %s/"
-            " && sudo ldconfig" % copy.directory)
+    archive = None
+    if copy.version and copy.cuda_version:
+        archive = compat.cudnn_archive_name(copy.version, copy.cuda_version, platform_of(facts) if facts else "linux",
+                                            (facts.host.machine if facts else None) or "x86_64")
+    if archive and (facts is None or platform_of(facts) == "linux"):
+        lib = archive[:-len(".tar.xz")] + "/lib" if archive.endswith(".tar.xz") else "cuda/lib64"
+        return ("download %s from NVIDIA's cuDNN archive, `tar -xf` it and copy its libraries back keeping the "
+                "links: sudo cp -P %s/libcudnn* %s/ && sudo ldconfig" % (archive, lib, copy.directory))
+    return ("re-extract the cuDNN %s archive you installed from and copy its libraries back keeping the links "
+            "(`sudo cp -P` of its lib/libcudnn* into %s/), then `sudo ldconfig`" % (copy.version or "", copy.directory))
 
 
 def describe_copy(copy: Optional[CudnnCopy]) -> str:

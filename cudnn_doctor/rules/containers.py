@@ -5,13 +5,25 @@ from typing import List
 
 from ..model import Facts, Finding
 from . import rule
-from .common import ERROR, WARNING, INFO, finding
+from .common import ERROR, INFO, WARNING, compat_of, driver_cuda, finding, primary_toolkit
 
 _WSL_LIB = "/usr/lib/wsl/"
 
 
 def _nvidia_nodes(facts: Facts) -> List[str]:
     return [n for n in facts.host.dev_nodes if n.startswith("/dev/nvidia")]
+
+
+def _wsl_toolkit(facts: Facts, ctx) -> str:
+    """The toolkit package to keep or install in WSL: the installed toolkit's release, else the Windows driver's
+    CUDA (what nvidia-smi prints in WSL)."""
+    compat = compat_of(ctx)
+    tk = primary_toolkit(facts)
+    for cuda in ((tk.version if tk else None), driver_cuda(facts, compat)):
+        package = compat.toolkit_package(cuda) if cuda else None
+        if package:
+            return package
+    return "cuda-toolkit-<major>-<minor> for the CUDA version nvidia-smi prints"
 
 
 def _libcuda(facts: Facts):
@@ -66,8 +78,8 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
             detail="WSL2 must use the Windows driver in /usr/lib/wsl/lib. The Linux copy loses today only because of "
                    "search order; an LD_LIBRARY_PATH entry or an ldconfig change makes CUDA load it and find no "
                    "device.",
-            fix="sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*' (keep only cuda-toolkit-X-Y from "
-                "NVIDIA's wsl-ubuntu repository), then from Windows: wsl --shutdown",
+            fix="sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*' (keep only %s from NVIDIA's "
+                "wsl-ubuntu repository), then from Windows: wsl --shutdown" % _wsl_toolkit(facts, ctx),
             evidence={"libcuda": lib, "native_copies": native}, catalogue=["H4"])]
     if not lib:
         return []
@@ -75,9 +87,9 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
         "CD802", ERROR, "libcuda.so.1 resolves to %s, not the WSL driver in /usr/lib/wsl/lib" % lib,
         detail="WSL2 uses the Windows driver through /dev/dxg and /usr/lib/wsl/lib; a Linux driver installed in the "
                "distro (often by the `cuda` meta-package or the runfile) shadows it and CUDA finds no device.",
-        fix="sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*' && sudo apt install cuda-toolkit-12-6 "
+        fix="sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*' && sudo apt install %s "
             "(the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; then from Windows: "
-            "wsl --shutdown",
+            "wsl --shutdown" % _wsl_toolkit(facts, ctx),
         evidence={"libcuda": lib}, catalogue=["H4"])]
 
 

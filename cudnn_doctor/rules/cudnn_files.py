@@ -5,11 +5,11 @@ import os
 import re
 from typing import Dict, List
 
-from ..compat import major_of, release3
+from ..compat import major_of, mm_text, release3
 from ..model import CudnnCopy, Facts, Finding
 from . import rule
-from .common import (ERROR, INFO, WARNING, compat_of, driver_cuda, finding, has_driver, is_pip_dir, is_used,
-                     primary_toolkit, reinstall_fix, cudnn_install_fix)
+from .common import (ERROR, INFO, WARNING, compat_of, finding, has_driver, is_pip_dir, is_used, machine_cuda,
+                     machine_cudnn_fix, primary_toolkit, reinstall_fix)
 
 _SHORT_SONAME = re.compile(r"^(lib\w+\.so\.\d+)$")
 
@@ -32,10 +32,12 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
     if facts.cudnn:
         return []
     compat = compat_of(ctx)
-    tk = primary_toolkit(facts)
-    cuda = (tk.version if tk else None) or driver_cuda(facts, compat)
-    cuda_major = major_of(cuda) if cuda else None
     wants = [fw for fw in facts.python.frameworks if fw.cuda_build]
+    # The CUDA the cuDNN must be built for: the toolkit programs use, else a framework's build, else the driver's.
+    tk = primary_toolkit(facts)
+    cuda = ((tk.version if tk else None) or next((fw.cuda_version for fw in wants if fw.cuda_version), None)
+            or machine_cuda(facts, compat))
+    cuda_major = major_of(cuda) if cuda else None
     severity = ERROR if wants or ctx.target else (WARNING if has_driver(facts) else INFO)
     where = sorted({p for paths in facts.searched.values() for p in paths if "cudnn" in p.lower()})[:12]
     return [finding(
@@ -43,7 +45,9 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
         detail="cuDNN is not part of the CUDA toolkit or the driver; programs that need it fail with "
                "'libcudnn.so.N: cannot open shared object file'%s." % (
                    " (installed: %s)" % ", ".join("%s %s" % (f.name, f.version) for f in wants) if wants else ""),
-        fix="Install cuDNN for CUDA %s: %s" % (cuda_major or "12", cudnn_install_fix(compat, cuda or cuda_major)),
+        fix=("Install cuDNN for CUDA %s: %s" % (cuda_major if compat.has_minor_compat(cuda_major) else mm_text(cuda),
+                                                 machine_cudnn_fix(facts, compat, cuda))
+             if cuda_major else machine_cudnn_fix(facts, compat, None)),
         evidence={"searched": where, "cuda": cuda, "has_driver": has_driver(facts)},
         catalogue=["D1"])]
 
@@ -63,7 +67,7 @@ def sublibraries(facts: Facts, ctx) -> List[Finding]:
             detail="Since cuDNN 8 libcudnn.so is a shim that loads its sub-libraries at first use; a missing one "
                    "fails with 'Could not load library %s' / 'Unable to load any of {%s...}' and often aborts the "
                    "process." % (missing[0], missing[0]),
-            fix=reinstall_fix(copy), evidence={"directory": copy.directory, "missing": missing},
+            fix=reinstall_fix(compat_of(ctx), copy, facts), evidence={"directory": copy.directory, "missing": missing},
             catalogue=["D2"]))
     return out
 
@@ -88,7 +92,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
                        "sub-libraries must be one release, or loading fails with 'undefined symbol ... version "
                        "libcudnn_...' or CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH.",
                 fix="%s; then remove the stale files (%s) from %s and run `sudo ldconfig`" % (
-                    reinstall_fix(copy), ", ".join(stale[:6]), copy.directory),
+                    reinstall_fix(compat_of(ctx), copy, facts), ", ".join(stale[:6]), copy.directory),
                 evidence={"directory": copy.directory, "versions": by_version}, catalogue=["D3"]))
     return out
 
@@ -133,23 +137,36 @@ def permissions(facts: Facts, ctx) -> List[Finding]:
         bad = [f for f in copy.files if f.readable is False]
         if not bad:
             continue
-        parents = []
+        # The probe names what blocks each file: the file lacking o+r, or the outermost folder lacking o+x.
+        files, folders, unknown = set(), set(), set()
         for f in bad:
-            if f.mode and int(f.mode, 8) & 0o004:
-                # The file itself is readable: a folder above it is not searchable.
-                p = os.path.dirname(f.realpath or f.path)
-                while p and p != "/":
-                    parents.append(p)
-                    p = os.path.dirname(p)
-        chmod_files = "sudo chmod a+r %s" % " ".join(sorted({f.realpath or f.path for f in bad}))
-        chmod_dirs = (" && sudo chmod a+rx %s" % " ".join(sorted(set(parents)))) if parents else ""
+            target = f.realpath or f.path
+            blocker = f.read_blocker
+            if blocker is None:
+                # Facts without the probe's answer: the file's own mode still tells whether it lacks o+r.
+                (unknown if f.mode and int(f.mode, 8) & 0o004 else files).add(target)
+            elif os.path.normpath(blocker) == os.path.normpath(target):
+                files.add(target)
+            else:
+                folders.add(blocker)
+        commands = []
+        if files:
+            commands.append("sudo chmod a+r %s" % " ".join(sorted(files)))
+        if folders:
+            commands.append("sudo chmod o+x %s" % " ".join(sorted(folders)))
+        if unknown:
+            # Readable files behind a folder the probe did not name: show the modes along the way.
+            commands.append("namei -l %s   (then `sudo chmod o+x` the folder shown without x for others)"
+                            % " ".join(sorted(unknown)))
         out.append(finding(
             "CD405", ERROR if is_used(facts, copy) else WARNING,
             "%d cuDNN file(s) in %s are not readable by other users" % (len(bad), copy.directory),
             detail="Programs not run as root fail with 'libcudnn...: cannot open shared object file: Permission "
-                   "denied' (it works under sudo only).",
-            fix=chmod_files + chmod_dirs,
-            evidence={"files": {f.name: f.mode for f in bad}}, catalogue=["D5"]))
+                   "denied' (it works under sudo only).%s" % (
+                       " Blocked by: %s." % ", ".join(sorted(files | folders)) if files or folders else ""),
+            fix=" && ".join(commands),
+            evidence={"files": {f.name: f.mode for f in bad},
+                      "blocked_by": {f.name: f.read_blocker for f in bad}}, catalogue=["D5"]))
     return out
 
 
@@ -169,7 +186,8 @@ def corrupt(facts: Facts, ctx) -> List[Finding]:
                     if arch and len(arch) == len(bad) else
                     "An interrupted download or extraction, a full disk or a placeholder left the file empty or "
                     "short; loading it fails with 'file too short' or 'cannot read file data'."),
-            fix="%s; check free space first with `df -h %s`" % (reinstall_fix(copy), copy.directory),
+            fix="%s; check free space first with `df -h %s`" % (reinstall_fix(compat_of(ctx), copy, facts),
+                                                                 copy.directory),
             evidence={"files": {f.name: f.elf for f in bad}}, catalogue=["D6", "F4"] if arch else ["D6"]))
     return out
 
@@ -218,7 +236,7 @@ def dangling(facts: Facts, ctx) -> List[Finding]:
                 detail="Loading by this name fails with 'cannot open shared object file: No such file or directory'"
                        + ("." if main else " (this unversioned link is used only when linking)."),
                 fix=("cd %s && sudo ln -sf %s %s && sudo ldconfig" % (copy.directory, targets[-1], f.name))
-                    if targets else reinstall_fix(copy),
+                    if targets else reinstall_fix(compat_of(ctx), copy, facts),
                 evidence={"link": f.path, "chain": f.link_chain}, catalogue=["D4"]))
     return out
 
@@ -237,7 +255,8 @@ def load_error(facts: Facts, ctx) -> List[Finding]:
             "CD409", ERROR if is_used(facts, copy) else WARNING,
             "cuDNN at %s could not be loaded: %s" % (copy.path, copy.load_error),
             detail="A program that loads this copy will fail the same way.",
-            fix=reinstall_fix(copy) + "; to see the loader's own message: LD_DEBUG=libs python3 -c "
+            fix=reinstall_fix(compat_of(ctx), copy, facts) +
+                "; to see the loader's own message: LD_DEBUG=libs python3 -c "
                 "'import ctypes; ctypes.CDLL(\"%s\")'" % copy.path,
             evidence={"path": copy.path, "error": copy.load_error}, catalogue=["D1", "D6"]))
     return out

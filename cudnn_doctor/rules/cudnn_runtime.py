@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 from ..compat import major_of, mm, mm_text, release3, ver
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
 from . import rule
-from .common import (ERROR, INFO, WARNING, compat_of, consumers, copy_for_path, cudnn_install_fix, describe_copy,
-                     driver_cuda, driver_upgrade_fix, driver_version, finding, framework_kind, gpus_with_cc,
-                     has_driver, is_used, ld_entry_for, ld_library_path_without, platform_of, primary_toolkit,
-                     toolkit_owning)
+from .common import (ERROR, INFO, WARNING, compat_of, consumers, copy_for_path, copy_wheel, cudnn_older,
+                     describe_copy, driver_cuda, driver_upgrade_fix, driver_version, finding, framework_kind,
+                     gpus_with_cc, has_driver, is_used, jax_install, ld_entry_for, ld_library_path_without,
+                     machine_cuda, machine_cudnn_fix, platform_of, primary_toolkit, toolkit_owning)
 
 
 def _framework_copy(facts: Facts, fw: FrameworkFacts) -> Optional[CudnnCopy]:
@@ -27,18 +27,6 @@ def _compiled(fw: FrameworkFacts) -> Optional[str]:
         if text.lower().startswith("nvidia-cudnn") and "==" in text:
             return text.split("==", 1)[1]
     return None
-
-
-def _older(runtime: str, compiled: str) -> Tuple[bool, str]:
-    """(incompatible, why) under cuDNN's rule: same major, runtime minor >= compiled minor."""
-    r, c = ver(runtime), ver(compiled)
-    if r is None or c is None:
-        return False, ""
-    if r.release[0] != c.release[0]:
-        return True, "another major version"
-    if len(c.release) >= 2 and len(r.release) >= 2 and r.release[1] < c.release[1]:
-        return True, "an older minor version"
-    return False, ""
 
 
 @rule("CD501", "cudnn-cuda-mismatch", "cuDNN built for another CUDA than the one it is used with")
@@ -70,8 +58,9 @@ def cuda_mismatch(facts: Facts, ctx) -> List[Finding]:
                     "CD501", severity, "%s cannot be used with %s" % (describe_copy(copy), label),
                     detail=why,
                     fix="Install the cuDNN build for CUDA %s: %s" % (
-                        mm_text(target) or target, cudnn_install_fix(compat, target, copy.major or 9, copy.version,
-                                                  copy.origin if copy.origin in ("pip", "conda") else "system")),
+                        mm_text(target) or target, machine_cudnn_fix(
+                            facts, compat, target, copy.major, copy.version,
+                            copy.origin if copy.origin in ("pip", "conda") else "system")),
                     evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "path": copy.path,
                               "used_with": cuda}, catalogue=["C5"]))
             elif ok is None and is_used(facts, copy):
@@ -103,8 +92,8 @@ def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
                    "[%s]." % (floor.source if floor else ""),
             fix=driver_upgrade_fix(floor.text() if floor else "a newer release") +
                 "; or install the cuDNN build for CUDA %s: %s" % (
-                    driver_cuda(facts, compat) or "?", cudnn_install_fix(compat, driver_cuda(facts, compat),
-                                                                         copy.major or 9)),
+                    driver_cuda(facts, compat) or "?", machine_cudnn_fix(facts, compat, driver_cuda(facts, compat),
+                                                                         copy.major)),
             evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "driver": driver_version(facts)},
             catalogue=["C1"]))
     return out
@@ -112,13 +101,14 @@ def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD503", "cudnn-older-than-framework-build", "Loaded cuDNN older than the framework was built with")
 def runtime_older(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         compiled = _compiled(fw)
         copy = _framework_copy(facts, fw)
         if not compiled or copy is None or not copy.version:
             continue
-        bad, why = _older(copy.version, compiled)
+        bad, why = cudnn_older(copy.version, compiled)
         if not bad:
             continue
         kind = framework_kind(fw)
@@ -128,9 +118,10 @@ def runtime_older(facts: Facts, ctx) -> List[Finding]:
         elif kind == "tensorflow":
             fix = 'pip install "tensorflow[and-cuda]==%s"' % fw.version.split("+")[0]
         elif kind == "jax":
-            fix = 'pip install -U "jax[cuda%s]"' % str(fw.cuda_version or "12").split(".")[0]
-        elif copy.origin == "pip":
-            fix = 'pip install "%s>=%s"' % ((copy.package or "nvidia-cudnn-cu12").split()[0], compiled)
+            fix = jax_install(facts, compat, fw.cuda_version)
+        elif copy.origin == "pip" and copy_wheel(compat, copy, fw.cuda_version, machine_cuda(facts, compat)):
+            fix = 'pip install "%s>=%s"' % (copy_wheel(compat, copy, fw.cuda_version, machine_cuda(facts, compat)),
+                                            compiled)
         else:
             fix = "Upgrade the cuDNN at %s to %s or newer (same major)" % (copy.directory, compiled)
         out.append(finding(
@@ -139,7 +130,7 @@ def runtime_older(facts: Facts, ctx) -> List[Finding]:
             detail="cuDNN needs the same major version and an equal or newer minor version than the build: TF/XLA "
                    "print 'Loaded runtime CuDNN library: %s but source was compiled with: %s', PyTorch 'cuDNN "
                    "version incompatibility', JAX 'Outdated cuDNN installation found' [%s]." % (
-                       copy.version, compiled, compat_of(ctx).table("cudnn", "api_compat").get("source")),
+                       copy.version, compiled, compat.table("cudnn", "api_compat").get("source")),
             fix=fix, evidence={"framework": fw.name, "compiled_with": compiled, "loads": copy.path,
                                "loads_version": copy.version, "via": fw.resolved_cudnn.via},
             catalogue=["E1", "E2"]))
@@ -158,7 +149,7 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
         if not own or copy in own:
             continue
         compiled = _compiled(fw)
-        if compiled and copy and copy.version and _older(copy.version, compiled)[0]:
+        if compiled and copy and copy.version and cudnn_older(copy.version, compiled)[0]:
             continue  # CD503 reports the incompatible case as an error
         entry = ld_entry_for(facts, res.path) or os.path.dirname(res.path)
         out.append(finding(
@@ -229,14 +220,17 @@ def known_bad(facts: Facts, ctx) -> List[Finding]:
             hits_jax = any(_framework_copy(facts, fw) is copy for fw in jax) or (jax and copy.origin == "pip")
             severity = ERROR if bad.get("severity") == "error_if_jax" and hits_jax else (
                 INFO if bad.get("severity") == "info" else WARNING)
+            wheel = copy_wheel(compat, copy, machine_cuda(facts, compat))
+            if copy.origin == "pip" and wheel:
+                how = 'pip install -U "%s>=%s"' % (wheel, bad.get("fixed_in"))
+            else:
+                how = machine_cudnn_fix(facts, compat, copy.cuda_version or machine_cuda(facts, compat),
+                                        copy.major, None, copy.origin)
             out.append(finding(
                 "CD506", severity, "cuDNN %s at %s is a known-bad release: %s" % (
                     copy.version, copy.directory, bad["problem"]),
                 detail="Source: %s [%s]." % (bad["source"], bad["status"]),
-                fix="Upgrade to cuDNN %s or newer: %s" % (bad.get("fixed_in"), 'pip install -U "%s>=%s"' % (
-                    (copy.package or "nvidia-cudnn-cu12").split()[0], bad.get("fixed_in"))
-                    if copy.origin == "pip" else cudnn_install_fix(compat, copy.cuda_version or "12",
-                                                                    copy.major or 9, None, copy.origin)),
+                fix="Upgrade to cuDNN %s or newer: %s" % (bad.get("fixed_in"), how),
                 evidence={"cudnn": copy.version, "path": copy.path, "range": bad["version"]}, catalogue=["E1"]))
     return out
 
@@ -261,26 +255,40 @@ def predates_gpu(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     bw = compat.blackwell_cuda12()
+    bw_major = major_of(bw.get("min_cuda"))
+    dcuda = driver_cuda(facts, compat)
     for copy in facts.cudnn:
         for gpu in gpus_with_cc(facts):
             cc = mm(gpu.compute_capability)
             top = mm(copy.header_max_sm)
             reason = None
+            blackwell = False
             if top and cc and cc > top:
                 reason = "its header says it knows GPUs up to compute capability %s" % copy.header_max_sm
-            elif (gpu.compute_capability in bw.get("ccs", []) and copy.cuda_version and
-                  major_of(copy.cuda_version) == 12 and mm(copy.cuda_version) < mm(bw.get("min_cuda"))):
-                reason = "Blackwell GPUs need the CUDA 12.8+ build (or the CUDA 13 build) [%s]" % bw.get("source")
+            elif (bw_major is not None and gpu.compute_capability in bw.get("ccs", []) and copy.cuda_version and
+                  major_of(copy.cuda_version) == bw_major and mm(copy.cuda_version) < mm(bw.get("min_cuda"))):
+                blackwell = True
+                reason = ("compute capability %s needs cuDNN's CUDA %s+ build (or a build for a newer CUDA major) "
+                          "[%s]" % (gpu.compute_capability, bw.get("min_cuda"), bw.get("source")))
             if not reason:
                 continue
+            # Build for the newest CUDA this driver runs; for the Blackwell case at least the table's CUDA.
+            target = dcuda or machine_cuda(facts, compat)
+            steps = []
+            if blackwell and (target is None or mm(target) < mm(bw.get("min_cuda"))):
+                floor = bw.get("driver_windows" if platform_of(facts) == "windows" else "driver_linux")
+                steps.append(driver_upgrade_fix(">= %s" % floor))
+                target = bw.get("min_cuda")
+            origin = copy.origin if copy.origin in ("pip", "conda") else "system"
+            steps.append("install a newer cuDNN built for CUDA %s: %s" % (
+                mm_text(target) or target, machine_cudnn_fix(facts, compat, target, copy.major, None, origin)))
+            fix = "; then ".join(steps)
             out.append(finding(
                 "CD508", WARNING, "%s may have no kernels for GPU %d (compute capability %s): %s" % (
                     describe_copy(copy), gpu.index, gpu.compute_capability, reason),
                 detail="Convolutions then fail with 'no kernel image is available' or CUDNN_STATUS_ARCH_MISMATCH.",
-                fix="Install a newer cuDNN built for CUDA %s: %s" % (
-                    "13" if (cc and cc >= (10, 0)) else "12",
-                    cudnn_install_fix(compat, 13 if (cc and cc >= (10, 0)) else 12, 9, None,
-                                      copy.origin if copy.origin in ("pip", "conda") else "system")),
-                evidence={"cudnn": copy.version, "header_max_sm": copy.header_max_sm, "cc": gpu.compute_capability},
+                fix=fix[0].upper() + fix[1:],
+                evidence={"cudnn": copy.version, "header_max_sm": copy.header_max_sm, "cc": gpu.compute_capability,
+                          "driver_cuda": dcuda},
                 catalogue=["B1"]))
     return out

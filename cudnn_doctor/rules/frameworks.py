@@ -5,17 +5,14 @@ import re
 from typing import List, Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ..compat import major_of, ver
+from ..compat import major_of, mm_text, ver
 from ..model import Facts, Finding, FrameworkFacts
 from . import rule
-from .common import (ERROR, WARNING, best_torch_variant, compat_of, cudnn_install_fix, driver_cuda, finding,
-                     framework_kind, has_driver, platform_of, torch_install)
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+from .common import (ERROR, WARNING, best_torch_variant, compat_of, driver_cuda, driver_upgrade_fix, driver_version,
+                     finding, framework_kind, has_driver, jax_install, machine_cudnn_fix, platform_of, torch_install)
 
 
 def _gpu_install(facts: Facts, ctx, fw: FrameworkFacts) -> str:
@@ -23,13 +20,19 @@ def _gpu_install(facts: Facts, ctx, fw: FrameworkFacts) -> str:
     kind = framework_kind(fw)
     if kind == "torch":
         best = best_torch_variant(facts, compat, fw.version)
-        return "pip uninstall -y torch && %s" % torch_install(best["torch"] if best else None,
-                                                              best["cuda"] if best else "12.6")
+        if best:
+            return "pip uninstall -y torch && %s" % torch_install(best["torch"], best["cuda"])
+        # No CUDA build in compat runs on this driver and GPU: the driver has to move first.
+        rows = compat.framework_rows("pytorch")
+        newest = max(rows, key=lambda r: (ver(r["torch"]), ver(r["cuda"]))) if rows else None
+        return "%s; then pip uninstall -y torch && %s" % (
+            driver_upgrade_fix("one that runs a PyTorch CUDA build (driver %s is too old for all of them)" %
+                               (driver_version(facts) or "?")),
+            torch_install(newest["torch"], newest["cuda"]) if newest else "install PyTorch's CUDA build")
     if kind == "tensorflow":
         return 'pip uninstall -y %s && pip install "tensorflow[and-cuda]"' % fw.name
     if kind == "jax":
-        major = major_of(driver_cuda(facts, compat)) or 12
-        return 'pip install -U "jax[cuda%d]"' % (13 if major >= 13 else 12)
+        return jax_install(facts, compat)
     if kind == "paddle":
         return "pip uninstall -y paddlepaddle && pip install paddlepaddle-gpu"
     if kind == "onnxruntime":
@@ -86,13 +89,14 @@ def pins(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     platform = platform_of(facts)
     for fw in facts.python.frameworks:
-        wheels = {_norm(w["name"]): w for w in facts.python.nvidia_wheels if w.get("location") == fw.location}
+        wheels = {canonicalize_name(w["name"]): w for w in facts.python.nvidia_wheels
+                  if w.get("location") == fw.location}
         for text in fw.requires:
             try:
                 req = Requirement(text)
             except InvalidRequirement:
                 continue
-            wheel = wheels.get(_norm(req.name))
+            wheel = wheels.get(canonicalize_name(req.name))
             applies = _applies(req, platform)
             if wheel is None or applies is False or not req.specifier:
                 continue
@@ -121,16 +125,24 @@ def pins(facts: Facts, ctx) -> List[Finding]:
 def tf_windows(facts: Facts, ctx) -> List[Finding]:
     if platform_of(facts) != "windows":
         return []
-    last = compat_of(ctx).framework_table("tensorflow_windows")
+    compat = compat_of(ctx)
+    last = compat.framework_table("tensorflow_windows")
+    last_gpu = ver(last.get("last_native_gpu"))
+    if last_gpu is None:
+        return []  # compat does not say which release was the last: cannot tell
+    # The last native-Windows GPU release's tested build: the CUDA and cuDNN to pair it with.
+    row = next((r for r in compat.framework_rows("tensorflow_windows") if ver(r["tensorflow"]) == last_gpu), None)
+    pair = (" with CUDA %s and cuDNN %s (its tested build)" % (row["cuda"], row["cudnn"])) if row else ""
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         v = ver(fw.version.split("+")[0])
-        if framework_kind(fw) == "tensorflow" and v is not None and v > ver(last.get("last_native_gpu", "2.10.0")):
+        if framework_kind(fw) == "tensorflow" and v is not None and v > last_gpu:
             out.append(finding(
                 "CD703", WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
-                detail="TensorFlow 2.10 was the last release with native-Windows GPU support [%s]." % last.get("source"),
+                detail="TensorFlow %s was the last release with native-Windows GPU support [%s]." % (
+                    last.get("last_native_gpu"), last.get("source")),
                 fix='Run TensorFlow in WSL2 with `pip install "tensorflow[and-cuda]"`, or `pip install '
-                    '"tensorflow<2.11"` with CUDA 11.2 and cuDNN 8.1.',
+                    '"tensorflow==%s.*"`%s.' % (mm_text(last.get("last_native_gpu")), pair),
                 evidence={"framework": fw.name, "version": fw.version}, catalogue=["G2"]))
     return out
 
@@ -143,16 +155,15 @@ def unresolved(facts: Facts, ctx) -> List[Finding]:
         res = fw.resolved_cudnn
         if res is None or res.path:
             continue
-        major = int(res.name.rsplit(".", 1)[1]) if re.search(r"\.\d+$", res.name) else 9
+        # The soname's major; an unversioned name: the build's cuDNN, else the newest with a build for its CUDA.
+        major = int(res.name.rsplit(".", 1)[1]) if re.search(r"\.\d+$", res.name) else major_of(fw.cudnn_version)
         others = [c for c in facts.cudnn if c.major != major]
-        cuda_major = major_of(fw.cuda_version) if fw.cuda_version else major_of(driver_cuda(facts, compat))
         out.append(finding(
             "CD704", ERROR, "%s %s needs %s and none is on its search path" % (fw.name, fw.version, res.name),
             detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
                 res.name, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),
-            fix=cudnn_install_fix(compat, fw.cuda_version or driver_cuda(facts, compat) or cuda_major, major, None,
-                                  "pip"),
+            fix=machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip"),
             evidence={"framework": fw.name, "needs": res.name, "consumer": fw.consumer_library,
                       "other_copies": [c.path for c in others]}, catalogue=["D1", "G6"]))
     return out

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from ..compat import Compat, mm, release3
+from ..compat import Compat, major_of, mm, release3
 from ..model import Facts, Finding
 from . import rule
-from .common import (ERROR, INFO, WARNING, best_torch_variant, cc_below, compat_of, finding, framework_kind,
-                     gpu_label, gpus_with_cc, torch_install, used_copies, visible_gpus)
+from .common import (ERROR, INFO, WARNING, best_torch_variant, cc_below, compat_of, driver_cuda, driver_upgrade_fix,
+                     finding, framework_kind, gpu_label, gpus_with_cc, jax_choice, toolkit_install_fix, torch_install,
+                     used_copies, visible_gpus)
 
 
 def _newest_cudnn_for_cc(compat: Compat, cc: str, cuda_major: Optional[int]) -> Optional[str]:
@@ -21,6 +22,11 @@ def _newest_cudnn_for_cc(compat: Compat, cc: str, cuda_major: Optional[int]) -> 
         if best is None or release3(b.last) > release3(best.last):
             best = b
     return best.last if best else None
+
+
+def _newer_of(first: str, driver: Optional[str]) -> str:
+    """The CUDA to install for a GPU first supported in `first`: the driver's own CUDA when that is newer."""
+    return driver if driver and mm(driver) and mm(first) and mm(driver) > mm(first) else first
 
 
 @rule("CD201", "gpu-arch-not-in-framework-build", "Framework build has no code for this GPU")
@@ -61,15 +67,28 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                                        "ptx": row.get("ptx"), "gpu": gpu.name, "cc": gpu.compute_capability},
                     catalogue=["B1"]))
         elif kind == "jax":
-            major = str(fw.cuda_version).split(".")[0]
-            row = next((r for r in compat.framework_rows("jax") if r["extra"] == "cuda%s" % major), None)
+            row = next((r for r in compat.framework_rows("jax")
+                        if major_of(r.get("built_cuda")) == major_of(fw.cuda_version)), None)
             for gpu in gpus:
                 if row and cc_below(gpu.compute_capability, row["min_cc"]):
+                    # Another CUDA extra of JAX whose minimum GPU this one meets (compat's JAX table).
+                    other, why = jax_choice(facts, compat)
+                    if other is not None and other["extra"] != row["extra"] and not any(
+                            "compute capability" in w for w in why):
+                        fix = 'pip install -U "jax[%s]"   (JAX\'s %s wheels support SM %s+)' % (
+                            other["extra"], other["extra"], other["min_cc"])
+                        if why:
+                            fix = "%s; then %s" % (driver_upgrade_fix("the R%s branch or later" %
+                                                                      other["driver_linux"]), fix)
+                    else:
+                        fix = ("No JAX CUDA build in compat supports compute capability %s: run JAX on CPU "
+                               "(pip install -U jax) or on a GPU of compute capability %s or newer" % (
+                                   gpu.compute_capability, row["min_cc"]))
                     out.append(finding(
                         "CD201", ERROR, "%s needs compute capability %s or newer; %s" % (
                             fw.name, row["min_cc"], gpu_label(gpu)),
                         detail="JAX's %s wheels support SM %s+ [%s]." % (row["extra"], row["min_cc"], row["source"]),
-                        fix='pip install -U "jax[cuda12]" (SM 5.2+), or run on a newer GPU',
+                        fix=fix,
                         evidence={"framework": fw.name, "gpu": gpu.name, "cc": gpu.compute_capability},
                         catalogue=["B1", "B2"]))
         elif kind == "tensorflow":
@@ -138,8 +157,8 @@ def toolkit_too_new(facts: Facts, ctx) -> List[Finding]:
                 "CD203", ERROR, "CUDA %s at %s no longer supports %s" % (tk.version, tk.path, gpu_label(gpu)),
                 detail="CUDA %s.x compiles for and ships libraries for compute capability %s and newer only "
                        "[%s]." % (tk.version.split(".")[0], floor.low, floor.source),
-                fix=("Install CUDA %s (the last release for %s GPUs), e.g. `sudo apt install cuda-toolkit-%s`, and "
-                     "point /usr/local/cuda at it." % (last, arch.name, last.replace(".", "-"))) if last else
+                fix=("Install CUDA %s (the last release for %s GPUs), e.g. `%s`, and point /usr/local/cuda at it."
+                     % (last, arch.name, toolkit_install_fix(facts, compat, last))) if last else
                     "Install an older CUDA toolkit that still supports compute capability %s." % gpu.compute_capability,
                 evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability, "min_cc": floor.low},
                 catalogue=["B2"]))
@@ -162,8 +181,8 @@ def toolkit_too_old(facts: Facts, ctx) -> List[Finding]:
                     detail="nvcc from this toolkit cannot generate code for the GPU and its libraries carry no kernels "
                            "for it; programs built with it fail with 'no kernel image is available' unless they "
                            "ship PTX [%s]." % compat.table("gpu_arch", "architectures").get("source"),
-                    fix="Install CUDA %s or newer (e.g. `sudo apt install cuda-toolkit-%s`)." % (
-                        first, first.replace(".", "-")),
+                    fix="Install CUDA %s or newer (e.g. `%s`)." % (
+                        first, toolkit_install_fix(facts, compat, _newer_of(first, driver_cuda(facts, compat)))),
                     evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability},
                     catalogue=["B1"]))
     return out

@@ -8,11 +8,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ..compat import Compat, load_compat, major_of, mm, mm_text, release3, ver
+from ..compat import Compat, major_of, mm, mm_text, release3, ver
 from ..model import Facts, Finding
 from . import rule
-from .common import (ERROR, INFO, WARNING, compat_of, consumers, driver_cuda, driver_upgrade_fix, driver_version,
-                     finding, framework_kind, gpu_label, gpus_with_cc, has_driver, platform_of, torch_install)
+from .common import (ERROR, INFO, WARNING, compat_of, consumers, cudnn_older, cudnn_wheel_for, driver_cuda,
+                     driver_upgrade_fix, driver_version, finding, framework_kind, gpu_label, gpus_with_cc, has_driver,
+                     machine_cuda, platform_of, toolkit_install_fix, torch_install)
 
 # What each --require key is compared with (documented in `cudnn-doctor check --help` and the README).
 REQUIRE_KEYS: Dict[str, str] = {
@@ -68,8 +69,14 @@ def parse_requirement(expr: str) -> Requirement:
 
 
 def parse_target(text: str, compat: Optional[Compat] = None) -> Target:
-    """'dl4j==1.0.0-beta6' -> Target; a one-line ValueError when the framework or version is unknown."""
-    compat = compat or load_compat()
+    """'dl4j==1.0.0-beta6' -> Target; a one-line ValueError when the framework or version is unknown.
+
+    Rules pass RuleContext.compat. The default (None) is for the CLI's up-front validation only, which may read
+    the knowledge base; no rule calls this without compat."""
+    if compat is None:
+        from ..compat import load_compat
+
+        compat = load_compat()
     m = re.fullmatch(r"\s*([A-Za-z][A-Za-z0-9_-]*)\s*(?:==\s*(\S+))?\s*", text or "")
     if not m:
         raise ValueError("expected FRAMEWORK or FRAMEWORK==VERSION (frameworks: torch, tensorflow, jax, dl4j)")
@@ -169,10 +176,35 @@ def _require_fix(req: Requirement, facts: Facts, compat: Compat) -> str:
     if req.key in ("driver", "cuda"):
         return driver_upgrade_fix("a release that satisfies %s" % req.text)
     if req.key == "toolkit":
-        return "Install a CUDA toolkit that satisfies %s (e.g. `sudo apt install cuda-toolkit-X-Y`)" % req.text
+        # The newest CUDA release in compat that satisfies the requirement, preferring one this driver runs.
+        wanted = [c for c in compat.cuda_releases() if _ok(req.spec, c)]
+        runs = [c for c in wanted if _driver_problem(facts, compat, c) is None]
+        pick = (runs or wanted or [None])[-1]
+        if pick is None:
+            return "No CUDA release in compat satisfies %s; check the expression" % req.text
+        fix = "Install CUDA %s, which satisfies %s: %s" % (pick, req.text, toolkit_install_fix(facts, compat, pick))
+        if not runs and has_driver(facts):
+            floor = compat.min_driver(pick, platform_of(facts))
+            fix = driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % pick) + "; then " + fix[0].lower() \
+                + fix[1:]
+        return fix
     if req.key == "cudnn":
-        return ("Install a cuDNN that satisfies %s (e.g. `pip install \"nvidia-cudnn-cu12%s\"` or "
-                "`sudo apt install libcudnn9-cuda-12`) and make it the one programs load" % (req.text, req.spec))
+        cuda = machine_cuda(facts, compat)
+        wheel = cudnn_wheel_for(compat, cuda)
+        cm = major_of(cuda) if cuda else None
+        apt = next((r for r in compat.cudnn_channels() if r.get("channel") == "apt-v9"), None)
+        ways = []
+        if wheel:
+            ways.append('`pip install "%s%s"`' % (wheel, req.spec))
+        if apt and cm is not None and compat.has_minor_compat(cm) and any(
+                _ok(req.spec, r) for r in compat.cudnn_releases(9)):  # the apt-v9 channel carries cuDNN 9 only
+            ways.append("`%s`" % str(apt["install"]).replace("<cuda_major>", str(cm)))
+        if not ways:
+            return ("Install a cuDNN that satisfies %s built for this machine's CUDA %s (`cudnn-doctor matrix --cuda "
+                    "%s` lists the builds) and make it the one programs load" % (req.text, cuda or "?",
+                                                                                mm_text(cuda) or "?"))
+        return "Install a cuDNN that satisfies %s (%s) and make it the one programs load" % (
+            req.text, " or ".join(ways))
     return "Run on a GPU whose compute capability satisfies %s" % req.text
 
 
@@ -234,25 +266,21 @@ def _gpu_problems(facts: Facts, compat: Compat, cuda: str, min_cc: Optional[str]
     return problems
 
 
-def _toolkit_problem(facts: Facts, cuda: str) -> Optional[str]:
+def _toolkit_problem(facts: Facts, compat: Compat, cuda: str) -> Optional[str]:
     want = mm(cuda)
     for tk in facts.toolkits:
         have = mm(tk.version)
         if tk.dangling or have is None or want is None:
             continue
-        if have == want or (want[0] >= 11 and have[0] == want[0] and have >= want):
+        if have == want or (compat.has_minor_compat(want[0]) and have[0] == want[0] and have >= want):
             return None
     found = ", ".join("%s (%s)" % (t.version, t.path) for t in facts.toolkits if t.version) or "none"
     return "no CUDA %s toolkit is installed (found: %s)" % (cuda, found)
 
 
 def _cudnn_problem(facts: Facts, compat: Compat, cudnn: str, cuda: str) -> Optional[str]:
-    want = ver(cudnn)
     for copy in facts.cudnn:
-        have = ver(copy.version)
-        if have is None or want is None or have.release[0] != want.release[0]:
-            continue
-        if len(want.release) >= 2 and have.release[1] < want.release[1]:
+        if ver(copy.version) is None or ver(cudnn) is None or cudnn_older(copy.version, cudnn)[0]:
             continue
         ok, _ = compat.cudnn_cuda_verdict(copy.version, copy.cuda_version, cuda)
         if ok is not False:
@@ -324,18 +352,20 @@ def _judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         cuda, cudnn = row["cuda"], row["cudnn"]
         problems = [p for p in [_driver_problem(facts, compat, cuda)] if p]
         problems += _gpu_problems(facts, compat, cuda)
-        problems += [p for p in (_toolkit_problem(facts, cuda), _cudnn_problem(facts, compat, cudnn, cuda)) if p]
+        problems += [p for p in (_toolkit_problem(facts, compat, cuda), _cudnn_problem(facts, compat, cudnn, cuda))
+                     if p]
         newest = _newest_cudnn_release(compat, cudnn, cuda)
         steps = []
         driver_issue = _driver_problem(facts, compat, cuda)
         if driver_issue:
             floor = compat.min_driver(cuda, platform_of(facts))
             steps.append(driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % cuda))
-        if _toolkit_problem(facts, cuda):
+        if _toolkit_problem(facts, compat, cuda):
             steps.append("install the CUDA %s toolkit (https://developer.nvidia.com/cuda-toolkit-archive; apt: "
-                         "sudo apt install cuda-toolkit-%s)" % (cuda, cuda.replace(".", "-")))
+                         "%s)" % (cuda, toolkit_install_fix(facts, compat, cuda)))
         if _cudnn_problem(facts, compat, cudnn, cuda):
-            archive = compat.cudnn_archive_name(newest or cudnn + ".0", cuda) if newest else None
+            archive = compat.cudnn_archive_name(newest, cuda, platform_of(facts),
+                                                facts.host.machine or "x86_64") if newest else None
             steps.append("install cuDNN %s for CUDA %s%s" % (newest or cudnn, cuda,
                                                             (" (%s, then `sudo cp -P` its files into /usr/local/"
                                                              "cuda-%s)" % (archive, cuda)) if archive else ""))
@@ -374,17 +404,20 @@ def _judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     version = target.version or (installed.version.split("+")[0] if installed else
                                  compat.framework_rows("tensorflow_linux")[0]["tensorflow"])
     platform = platform_of(facts)
-    last_windows = ver(compat.framework_table("tensorflow_windows").get("last_native_gpu", "2.10.0"))
-    if platform == "windows" and ver(version) > last_windows:
+    last_windows = ver(compat.framework_table("tensorflow_windows").get("last_native_gpu"))
+    if platform == "windows" and last_windows is not None and ver(version) > last_windows:
         return [finding("CD920", ERROR, "TensorFlow %s has no GPU support on native Windows" % version,
-                        fix='Use WSL2 with `pip install "tensorflow[and-cuda]==%s"`, or TensorFlow 2.10' % version,
+                        fix='Use WSL2 with `pip install "tensorflow[and-cuda]==%s"`, or TensorFlow %s (`pip install '
+                            '"tensorflow==%s.*"`)' % (version, mm_text(str(last_windows)), mm_text(str(last_windows))),
                         catalogue=["G2"])]
     row = _tf_row(compat, version, platform)
     if row is None:
         return [finding("CD920", WARNING, "No compat data for TensorFlow %s" % version,
                         fix="See `cudnn-doctor matrix --for tensorflow`.")]
     cuda, cudnn = _cuda_of(row["cuda"]), row["cudnn"]
-    pip_wheels = ver(version) >= ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from", "2.14.0"))
+    # Without the table's answer, assume no [and-cuda] wheels: the toolkit and cuDNN are then checked too.
+    wheels_from = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
+    pip_wheels = wheels_from is not None and ver(version) >= wheels_from
     problems = [p for p in [_driver_problem(facts, compat, cuda)] if p]
     problems += [p for p in _gpu_problems(facts, compat, cuda,
                                           compat.framework_table("tensorflow_pip").get("min_cc"))
@@ -392,7 +425,8 @@ def _judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     if pip_wheels and platform != "windows":
         fix = 'pip install "tensorflow[and-cuda]==%s"' % version
     else:
-        problems += [p for p in (_toolkit_problem(facts, cuda), _cudnn_problem(facts, compat, cudnn, cuda)) if p]
+        problems += [p for p in (_toolkit_problem(facts, compat, cuda), _cudnn_problem(facts, compat, cudnn, cuda))
+                     if p]
         fix = "install CUDA %s and cuDNN %s for CUDA %s (TensorFlow's tested build), then pip install " \
               "tensorflow==%s" % (cuda, cudnn, cuda, version)
     if _driver_problem(facts, compat, cuda):
@@ -482,12 +516,8 @@ def conda(facts: Facts, ctx) -> List[Finding]:
             if prefix and fw.location.startswith(prefix.rstrip("/") + "/") and fw.cudnn_version:
                 needs.append(("%s %s" % (fw.name, fw.version), fw.cudnn_version))
         for who, compiled in needs:
-            have, want = ver(cud.get("version")), ver(compiled)
-            if have is None or want is None:
-                continue
-            older = have.release[0] != want.release[0] or (
-                len(want.release) > 1 and len(have.release) > 1 and have.release[1] < want.release[1])
-            if not older:
+            want = ver(compiled)
+            if ver(cud.get("version")) is None or want is None or not cudnn_older(cud.get("version"), compiled)[0]:
                 continue
             out.append(finding(
                 "CD901", ERROR, "The conda environment %s has cuDNN %s, but %s needs cuDNN %s" % (

@@ -2,32 +2,39 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional
+import re
+from typing import Iterator, List, Optional, Tuple
 
-from ..compat import major_of, mm
-from ..model import Facts, Finding
+from ..compat import Compat, DriverFloor, mm, ver
+from ..model import Facts, Finding, ToolkitFacts
 from . import rule
 from .common import (ERROR, INFO, WARNING, arch_driver_limit, best_torch_variant, compat_of, driver_cuda,
                      driver_upgrade_fix, driver_version, finding, framework_kind, has_driver, ld_entry_for,
-                     ld_library_path_without, platform_of, torch_install, visible_gpus)
+                     ld_library_path_without, platform_of, toolkit_install_fix, torch_install, visible_gpus)
 
 
-def _judge(facts: Facts, ctx, cuda: str):
-    compat = compat_of(ctx)
+def _judge(facts: Facts, compat: Compat, cuda: str):
     return compat.driver_runs_cuda(driver_version(facts) or "", cuda, platform_of(facts), facts.driver.cuda_version)
+
+
+def _toolkits_vs_driver(facts: Facts, compat: Compat, with_pip: bool = True
+                        ) -> Iterator[Tuple[ToolkitFacts, Optional[bool], str, Optional[DriverFloor]]]:
+    """(toolkit, verdict, how, floor) for every toolkit with a known version (CD301 and CD305 judge the same)."""
+    if not has_driver(facts):
+        return
+    for tk in facts.toolkits:
+        if not tk.version or tk.dangling or (tk.kind == "pip" and not with_pip):
+            continue
+        ok, how, floor = _judge(facts, compat, tk.version)
+        yield tk, ok, how, floor
 
 
 @rule("CD301", "driver-too-old-for-toolkit", "Driver too old for an installed CUDA toolkit")
 def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
-    if not has_driver(facts):
-        return []
     compat = compat_of(ctx)
     out: List[Finding] = []
     dcuda = driver_cuda(facts, compat)
-    for tk in facts.toolkits:
-        if not tk.version or tk.dangling:
-            continue
-        ok, how, floor = _judge(facts, ctx, tk.version)
+    for tk, ok, how, floor in _toolkits_vs_driver(facts, compat):
         if ok is False:
             out.append(finding(
                 "CD301", ERROR, "Driver %s (CUDA %s) is too old for CUDA %s at %s" % (
@@ -37,7 +44,9 @@ def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
                            tk.version, floor.text() if floor else "?", floor.source if floor else "", floor.status
                            if floor else ""),
                 fix=driver_upgrade_fix(floor.text() if floor else "a newer release") +
-                    "; or use a CUDA %s toolkit that this driver supports." % (dcuda or "older") +
+                    ("; or use the CUDA %s toolkit this driver supports: %s." % (
+                        dcuda, toolkit_install_fix(facts, compat, dcuda)) if dcuda else
+                     "; or use an older CUDA toolkit that this driver supports.") +
                     arch_driver_limit(facts, compat, floor.branch if floor else None),
                 evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version,
                           "path": tk.path, "needs": floor.text() if floor else None},
@@ -51,15 +60,10 @@ def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD305", "toolkit-newer-than-driver", "Toolkit runs only through minor-version compatibility")
 def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
-    if not has_driver(facts):
-        return []
     compat = compat_of(ctx)
     out: List[Finding] = []
     dcuda = driver_cuda(facts, compat)
-    for tk in facts.toolkits:
-        if not tk.version or tk.dangling or tk.kind == "pip":
-            continue
-        ok, how, floor = _judge(facts, ctx, tk.version)
+    for tk, ok, how, floor in _toolkits_vs_driver(facts, compat, with_pip=False):
         if not ok or how == "exact":
             continue
         exact = compat.min_driver(tk.version, platform_of(facts)) or floor
@@ -85,7 +89,7 @@ def framework_vs_driver(facts: Facts, ctx) -> List[Finding]:
     for fw in facts.python.frameworks:
         if not fw.cuda_build or not fw.cuda_version:
             continue
-        ok, how, floor = _judge(facts, ctx, fw.cuda_version)
+        ok, how, floor = _judge(facts, compat, fw.cuda_version)
         if ok is not False:
             continue
         fix = driver_upgrade_fix(floor.text() if floor else "a newer release")
@@ -188,6 +192,7 @@ def stub(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD306", "cuda-runtime-missing", "CUDA runtime a consumer needs is not on the search path")
 def runtime_missing(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
     out: List[Finding] = []
     for tk in facts.toolkits:
         # Judge each toolkit by the soname its own runtime file carries (libcudart.so.11.0, .so.12, ...).
@@ -212,7 +217,7 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
             continue
         want = mm(fw.cuda_version)
         fits = [t for t in facts.toolkits if t.version and mm(t.version) and (
-            mm(t.version) == want or (want and want[0] >= 11 and mm(t.version)[0] == want[0]))]
+            mm(t.version) == want or (want and compat.has_minor_compat(want[0]) and mm(t.version)[0] == want[0]))]
         if fits:
             continue
         out.append(finding(
@@ -221,27 +226,39 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
             detail="It will log 'Could not load dynamic library libcudart.so...' and 'Cannot dlopen some GPU "
                    "libraries', then run on CPU. Installed toolkits: %s." % (
                        ", ".join("%s (%s)" % (t.version, t.path) for t in facts.toolkits) or "none"),
-            fix='pip install "tensorflow[and-cuda]==%s"   (TensorFlow 2.14+ on Linux), or install the CUDA %s '
-                'toolkit and its matching cuDNN from TensorFlow\'s tested-build table' % (
-                    fw.version.split("+")[0], fw.cuda_version),
+            fix=_tf_runtime_fix(facts, compat, fw),
             evidence={"framework": fw.name, "cuda": fw.cuda_version}, catalogue=["C5", "G3"]))
     return out
 
 
+def _tf_runtime_fix(facts: Facts, compat: Compat, fw) -> str:
+    """The [and-cuda] wheels where this TensorFlow has them (Linux, from compat's release), else its tested CUDA."""
+    version = fw.version.split("+")[0]
+    system = "install the CUDA %s toolkit (%s) and the cuDNN of TensorFlow %s's tested build (`cudnn-doctor matrix " \
+             "--for tensorflow`)" % (fw.cuda_version, toolkit_install_fix(facts, compat, fw.cuda_version), version)
+    wheels_from = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
+    if platform_of(facts) == "linux" and wheels_from is not None and ver(version) and ver(version) >= wheels_from:
+        return 'pip install "tensorflow[and-cuda]==%s"   (NVIDIA\'s CUDA wheels), or %s' % (version, system)
+    return system[0].upper() + system[1:]
+
+
 @rule("CD307", "toolkit-link-dangling", "A CUDA toolkit link points nowhere")
 def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
     out: List[Finding] = []
     alive = [t for t in facts.toolkits if not t.dangling and t.realpath and t.kind != "pip"]
     for tk in facts.toolkits:
         if not tk.dangling:
             continue
         target = alive[0].realpath if alive else None
+        # The release the link pointed to (/usr/local/cuda-12.6), else the one the driver runs.
+        named = re.search(r"cuda-(\d+\.\d+)$", (tk.realpath or "").rstrip("/"))
         out.append(finding(
             "CD307", ERROR, "%s points to %s, which does not exist" % (tk.path, tk.realpath or "?"),
             detail="Builds and programs that use this path find no CUDA (the toolkit it pointed to was removed).",
             fix=("sudo ln -sfn %s %s" % (target, tk.path)) if target else
-                "Reinstall the CUDA toolkit (e.g. `sudo apt install cuda-toolkit-12-6`) or remove the link: "
-                "sudo rm %s" % tk.path,
+                "Reinstall the CUDA toolkit (%s) or remove the link: sudo rm %s" % (
+                    toolkit_install_fix(facts, compat, named.group(1) if named else None), tk.path),
             evidence={"path": tk.path, "link_chain": tk.link_chain}, catalogue=["C5"]))
     return out
 
