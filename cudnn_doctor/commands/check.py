@@ -115,7 +115,7 @@ def _validate_policy(requires: Sequence[str], target: Optional[str]) -> None:
             error_exit("--require %r: %s" % (expr, exc))
     if target is not None:
         try:
-            parse_target(target)
+            parse_target(target, _compat())
         except ValueError as exc:
             error_exit("--for %r: %s" % (target, exc))
 
