@@ -342,17 +342,24 @@ def cli_app():
         return app
 
 
+# Post-install steps read the machine (ld.so.conf, `check`); tests point them at a fake machine root,
+# by default one that does not exist (nothing on it), so no test probes the real machine.
+MACHINE_ENV = "CUDNN_DOCTOR_TEST_MACHINE_ROOT"
+NO_MACHINE = "/nonexistent/cudnn-doctor-test-machine"
+
+
 def invoke(*args: str, env: Optional[Dict[str, str]] = None):
     """In-process run through typer's CliRunner (stdout and stderr kept apart)."""
     from clirunner import CliRunner
 
-    return CliRunner().invoke(cli_app(), [str(a) for a in args], env=env)
+    return CliRunner().invoke(cli_app(), [str(a) for a in args], env=dict({MACHINE_ENV: NO_MACHINE}, **(env or {})))
 
 
 def run_cli(*args: str, env: Optional[Dict[str, str]] = None, timeout: float = 120,
             wait: bool = True):
     """The command in a fresh process, as a user runs it (so kills and tracebacks are real)."""
     full_env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(REPO))
+    full_env[MACHINE_ENV] = NO_MACHINE
     full_env.update(env or {})
     cmd = [sys.executable, "-m", "cudnn_doctor"] + [str(a) for a in args]
     if not wait:

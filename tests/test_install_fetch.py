@@ -93,7 +93,8 @@ def test_plain_http_is_refused_without_allow_http(world):
 
 def test_http_404_is_one_line(world):
     with serve(world["web"]) as base:
-        result = af.invoke("install", base + "missing.tar.xz", "--cuda-home", world["home"], "--allow-http")
+        result = af.invoke("install", base + "missing.tar.xz", "--cuda-home", world["home"], "--allow-http",
+                           "--sha256", "0" * 64)
     assert result.exit_code == 1 and "HTTP 404" in result.stderr and result.stderr.count("\n") == 1
 
 
@@ -101,7 +102,8 @@ def test_version_and_cuda_resolve_through_the_manifest(world):
     _manifest(world)
     with serve(world["web"]) as base:
         result = af.invoke("install", "--version", "9.1.0", "--cuda", "12", "--cuda-home", world["home"],
-                           "--no-smoke", "--allow-http", "--json", env={"CUDNN_DOCTOR_REDIST_URL": base})
+                           "--no-smoke", "--allow-http", "--sha256", af.sha256_file(world["archive"]), "--json",
+                           env={"CUDNN_DOCTOR_REDIST_URL": base})
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["source"]["kind"] == "manifest"
@@ -115,7 +117,7 @@ def test_manifest_url_option_and_wrong_checksum_in_manifest(world):
     before = af.snapshot(world["tmp"])
     with serve(world["web"]) as base:
         result = af.invoke("install", "--version", "9.1.0", "--cuda", "12", "--cuda-home", world["home"],
-                           "--allow-http", "--manifest-url", base + "redistrib_9.1.0.json")
+                           "--allow-http", "--sha256", "0" * 64, "--manifest-url", base + "redistrib_9.1.0.json")
     assert result.exit_code == 1 and "sha256 of" in result.stderr
     assert af.snapshot(world["tmp"]) == before
 
@@ -124,7 +126,8 @@ def test_manifest_without_the_cuda_variant(world):
     _manifest(world, variants=("11",))
     with serve(world["web"]) as base:
         result = af.invoke("install", "--version", "9.1.0", "--cuda", "12", "--cuda-home", world["home"],
-                           "--allow-http", env={"CUDNN_DOCTOR_REDIST_URL": base})
+                           "--allow-http", "--sha256", af.sha256_file(world["archive"]),
+                           env={"CUDNN_DOCTOR_REDIST_URL": base})
     assert result.exit_code == 1
     assert "no build for CUDA 12" in result.stderr and "--cuda with one of: 11" in result.stderr
 
@@ -132,7 +135,8 @@ def test_manifest_without_the_cuda_variant(world):
 def test_unknown_release_is_one_line(world):
     with serve(world["web"]) as base:
         result = af.invoke("install", "--version", "9.99.0", "--cuda", "12", "--cuda-home", world["home"],
-                           "--allow-http", env={"CUDNN_DOCTOR_REDIST_URL": base})
+                           "--allow-http", "--sha256", af.sha256_file(world["archive"]),
+                           env={"CUDNN_DOCTOR_REDIST_URL": base})
     assert result.exit_code == 1 and "no cuDNN release 9.99.0" in result.stderr
 
 
@@ -140,7 +144,8 @@ def test_manifest_size_mismatch(world):
     _manifest(world, size=123)
     with serve(world["web"]) as base:
         result = af.invoke("install", "--version", "9.1.0", "--cuda", "12", "--cuda-home", world["home"],
-                           "--allow-http", env={"CUDNN_DOCTOR_REDIST_URL": base})
+                           "--allow-http", "--sha256", af.sha256_file(world["archive"]),
+                           env={"CUDNN_DOCTOR_REDIST_URL": base})
     assert result.exit_code == 1 and "larger than expected" in result.stderr
 
 
@@ -172,3 +177,36 @@ def test_pick_from_manifest_single_variant_form():
         pick_from_manifest(data, "8.9.7", "11", "linux-x86_64")
     with pytest.raises(Refusal, match="not 9.1.0"):
         pick_from_manifest(data, "9.1.0", "12", "linux-x86_64")
+
+
+@pytest.mark.parametrize("how", ["url", "version"])
+def test_allow_http_without_sha256_is_refused_before_any_download(world, how):
+    """--allow-http alone would install an unverified archive; a checksum brought by the user is required."""
+    _manifest(world)
+    before = af.snapshot(world["tmp"])
+    requests = []
+
+    class Counting(_QuietHandler):
+        def do_GET(self):
+            requests.append(self.path)
+            super().do_GET()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Counting, directory=str(world["web"])))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        base = "http://127.0.0.1:%d/" % server.server_address[1]
+        source = [base + "cudnn/linux-x86_64/" + world["archive"].name] if how == "url" else \
+            ["--version", "9.1.0", "--cuda", "12"]
+        result = af.invoke("install", *source, "--cuda-home", world["home"], "--no-smoke", "--allow-http",
+                           env={"CUDNN_DOCTOR_REDIST_URL": base})
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert result.stderr.count("\n") == 1 and "without --sha256" in result.stderr
+    assert "fix: add --sha256" in result.stderr
+    assert requests == []  # refused before anything was fetched
+    assert af.snapshot(world["tmp"]) == before
+    assert not (world["home"] / "lib64" / "libcudnn.so.9.1.0").exists()

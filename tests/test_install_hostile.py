@@ -203,3 +203,24 @@ def test_refusals_in_a_real_process_have_no_traceback(world):
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "hard link" in proc.stderr
     assert json.loads(proc.stdout)["exit_code"] == 1
+
+
+@pytest.mark.parametrize("other", ["second-top/include/cudnn_version.h", "TOP/lib64/libcudnn.so.9.1.0"])
+def test_members_installing_to_the_same_place_are_refused(world, other):
+    """Two top folders (or lib and lib64) holding the same file: one line naming both, no internal paths."""
+    name, entries = af.linux_tree()
+    entries.append(entry(other.replace("TOP", name), data=af.cudnn_header("9.1.0").encode()))
+    archive = af.write_tar(world["dl"] / (name + ".tar.xz"), entries)
+    dest = "include/cudnn_version.h" if "include" in other else "lib/libcudnn.so.9.1.0"
+    line = refused(world, archive, expect="both install to %s" % dest)
+    assert other.replace("TOP", name) in line and "Errno" not in line and ".cudnn-doctor" not in line
+    result = af.invoke("install", archive, "--cuda-home", world["home"], "--dry-run")  # the dry run agrees
+    assert result.exit_code == 1 and "both install to %s" % dest in result.stderr
+    assert result.stderr.count("\n") == 1 and "Errno" not in result.stderr
+
+
+def test_archive_with_a_header_but_no_library_says_so_plainly(world):
+    name, entries = af.linux_tree()
+    entries = [e for e in entries if "/lib/" not in str(e["name"])]
+    line = refused(world, af.write_tar(world["dl"] / (name + ".tar.xz"), entries), expect="has no libcudnn library")
+    assert "no a " not in line

@@ -197,13 +197,18 @@ def test_ldconfig_decision_is_pure_and_conservative():
     assert decide("/usr/lib/x86_64-linux-gnu", 0, system, "darwin", "/tmp") is False
 
 
-def test_loader_dirs_follow_includes(tmp_path):
+def test_loader_dirs_are_read_like_the_probes_read_them(tmp_path):
+    """One ld.so.conf reader (probes.loader): includes followed, hwcap lines and `dir=type` suffixes handled."""
+    from cudnn_doctor.host import Host
     from cudnn_doctor.install.verify import loader_dirs
 
-    (tmp_path / "ld.so.conf.d").mkdir()
-    (tmp_path / "ld.so.conf").write_text("include %s/ld.so.conf.d/*.conf\n# comment\n" % tmp_path)
-    (tmp_path / "ld.so.conf.d" / "cuda.conf").write_text("/usr/local/cuda/targets/x86_64-linux/lib\n")
-    assert os.path.realpath("/usr/local/cuda/targets/x86_64-linux/lib") in loader_dirs(str(tmp_path / "ld.so.conf"))
+    (tmp_path / "etc" / "ld.so.conf.d").mkdir(parents=True)
+    (tmp_path / "etc" / "ld.so.conf").write_text("include ld.so.conf.d/*.conf\n# comment\nhwcap 0 nosegneg\n")
+    (tmp_path / "etc" / "ld.so.conf.d" / "cuda.conf").write_text("/usr/local/cuda/targets/x86_64-linux/lib\n"
+                                                               "/opt/old/lib=libc6\n")
+    found = loader_dirs(Host(str(tmp_path)))
+    assert {"/usr/local/cuda/targets/x86_64-linux/lib", "/opt/old/lib", "/usr/lib"} <= found
+    assert not any("hwcap" in d or "=" in d for d in found)
 
 
 def test_force_keeps_an_install_whose_load_check_fails_and_says_so(world):
@@ -222,3 +227,94 @@ def test_force_keeps_an_install_whose_load_check_fails_and_says_so(world):
     assert report["installed"] and report["verify"]["ok"] is False
     assert _header_version(world["home"]) == "9.1.0"
     assert any("kept only because of --force" in line for line in _result_lines(report))
+
+
+# --- what an OS error part-way says about the target ------------------------------------------------
+
+
+def _failing_moves(monkeypatch, first_bad, last_bad=None):
+    """transaction._move raising ENOSPC from call ``first_bad`` (to ``last_bad``), like a disk filling up."""
+    import errno
+
+    from cudnn_doctor.install import transaction
+
+    real, calls = transaction._move, []
+
+    def move(src, dst):
+        calls.append(dst)
+        if len(calls) >= first_bad and (last_bad is None or len(calls) <= last_bad):
+            raise OSError(errno.ENOSPC, "No space left on device", dst)
+        real(src, dst)
+
+    monkeypatch.setattr(transaction, "_move", move)
+
+
+def _one_line_failure(result, what="install failed"):
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    line = result.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line and line.startswith("cudnn-doctor: error: " + what)
+    return line
+
+
+def test_os_error_while_applying_is_undone_and_says_so(world, monkeypatch):
+    before = af.snapshot(world["home"])
+    _failing_moves(monkeypatch, 5, 5)
+    line = _one_line_failure(af.invoke("install", world["archive"], "--cuda-home", world["home"], "--no-smoke"))
+    assert "No space left" in line and "left as it was (the journal undid every change)" in line
+    assert af.snapshot(world["home"]) == before
+
+
+def test_os_error_while_undoing_says_the_target_is_part_way_and_rollback_repairs_it(world, monkeypatch):
+    before = af.snapshot(world["home"])
+    _failing_moves(monkeypatch, 5)  # the undo's own moves fail too
+    line = _one_line_failure(af.invoke("install", world["archive"], "--cuda-home", world["home"], "--no-smoke"))
+    assert "left as it was" not in line and "part-way" in line
+    assert "cudnn-doctor rollback --cuda-home %s" % world["home"] in line
+    monkeypatch.undo()
+    result = af.invoke("rollback", "--cuda-home", world["home"])
+    assert result.exit_code == 0 and "Repaired" in result.stdout, result.stderr
+    assert af.snapshot(world["home"]) == before
+
+
+def test_os_error_after_the_commit_says_the_install_stands(world, monkeypatch):
+    import errno
+
+    from cudnn_doctor.install import transaction
+
+    before = af.snapshot(world["home"])
+
+    def broken(*args):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(transaction, "_to_history", broken)
+    line = _one_line_failure(af.invoke("install", world["archive"], "--cuda-home", world["home"], "--no-smoke"),
+                             what="recording the finished install failed")
+    assert "left as it was" not in line and "9.1.0 is installed and verified" in line
+    assert _header_version(world["home"]) == "9.1.0"
+    monkeypatch.undo()
+    result = af.invoke("rollback", "--cuda-home", world["home"])
+    assert result.exit_code == 0 and "finished recording" in result.stdout, result.stderr
+    assert af.invoke("rollback", "--cuda-home", world["home"]).exit_code == 0
+    assert af.snapshot(world["home"]) == before
+
+
+def test_os_error_while_repairing_an_earlier_install_says_so(world, monkeypatch):
+    import errno
+
+    from cudnn_doctor.install import transaction
+
+    before = af.snapshot(world["home"])
+    proc = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke",
+                      env={"CUDNN_DOCTOR_TEST_CRASH_AT": "after-place-5"})
+    assert proc.returncode == -signal.SIGKILL
+
+    def broken(*args):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(transaction, "undo", broken)
+    line = _one_line_failure(af.invoke("install", world["archive"], "--cuda-home", world["home"], "--no-smoke"))
+    assert "Read-only" in line and "left as it was" not in line and "earlier interrupted install" in line
+    assert "cudnn-doctor rollback --cuda-home" in line
+    monkeypatch.undo()
+    assert af.invoke("rollback", "--cuda-home", world["home"]).exit_code == 0
+    assert af.snapshot(world["home"]) == before

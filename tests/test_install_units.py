@@ -116,3 +116,36 @@ def test_lying_member_is_bounded_while_writing(tmp_path):
             writer.write(b"\0" * (1 << 17))
     finally:
         os.close(fd)
+
+
+def test_toolkit_version_is_read_like_check_reads_it(tmp_path):
+    """One reader (probes.toolkit): a toolkit with neither version file nor cuda.h still has libcudart's name."""
+    import os
+
+    from cudnn_doctor.install.target import resolve
+
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "lib64").mkdir()
+    (tmp_path / "lib64" / "libcudart.so.12.4.127").write_bytes(b"not really ELF")
+    os.symlink("libcudart.so.12.4.127", tmp_path / "lib64" / "libcudart.so.12")
+    target = resolve(str(tmp_path), None, {})
+    assert target.cuda_version == "12.4" and "libcudart" in target.cuda_version_source
+    (tmp_path / "version.json").write_text('{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}')
+    target = resolve(str(tmp_path), None, {})
+    assert (target.cuda_version, target.cuda_version_source) == ("12.4.1", str(tmp_path / "version.json"))
+
+
+@pytest.mark.parametrize("machine,order,expected", [
+    (62, "little", "x86_64"), (183, "little", "sbsa"), (21, "little", "ppc64le"), (3, "little", None),
+])
+def test_elf_arch_uses_the_probes_elf_reader(tmp_path, machine, order, expected):
+    from cudnn_doctor.install.inspect import elf_arch
+
+    head = bytearray(64)
+    head[:4], head[4], head[5] = b"\x7fELF", 2, 1 if order == "little" else 2
+    head[18:20] = machine.to_bytes(2, order)
+    path = tmp_path / "lib.so"
+    path.write_bytes(bytes(head))
+    assert elf_arch(str(path)) == expected
+    path.write_bytes(b"MZ not elf")
+    assert elf_arch(str(path)) is None

@@ -21,6 +21,16 @@ one line. Files are staged next to the target, every replaced file is kept, and 
 next run undo an install that was killed part-way. A second install into the same toolkit fails at
 once (or waits --lock-wait seconds).
 
+After installing it loads the new library (a failed load check undoes the install and exits 1),
+runs `check` on the result (--no-check skips it) and the cuDNN smoke test (--no-smoke skips it).
+Exit status: 0 once the files are installed and load, even when `check` finds problems elsewhere
+or the smoke test fails: those need a GPU and driver, which an install cannot fix (run
+`cudnn-doctor smoke` after fixing them); 1 for a refusal or failure; 2 for a usage error.
+
+Each install keeps what it replaced (about 1 GB for a full cuDNN) in the target's .cudnn-doctor
+folder so `rollback` can restore it; the output says how much. `rollback --prune N` drops all but
+the newest N of those backups.
+
 Examples:
 
 \b
@@ -31,6 +41,7 @@ Examples:
 """
 
 _MARK = {"new": "+", "replace": "~", "retire": "-"}
+_SEVERITY = {"error": "x", "warning": "!", "info": "i"}
 
 
 def _progress_callback(enabled: bool) -> "tuple[Optional[Callable[[int, Optional[int]], None]], Callable[[], None]]":
@@ -97,6 +108,37 @@ def _plan_lines(plan: dict, dry_run: bool) -> List[str]:
     return lines
 
 
+def _check_lines(check: dict) -> List[str]:
+    if not check.get("ran"):
+        return ["Check: %s" % check.get("note")] if check.get("note") else []
+    seen = ", ".join("%s=%s" % kv for kv in sorted((check.get("seen_with") or {}).items()))
+    lines = ["Check: verdict %s (`cudnn-doctor check` with %s)" % (check["verdict"], seen)]
+    for f in check["findings"]:
+        lines.append("  %s %s  %s%s" % (_SEVERITY.get(f["severity"], "?"), f["id"], f["title"],
+                                        "" if f["about_install"] else "  (not tied to the installed folders)"))
+        if f.get("fix") and f["severity"] != "info":
+            lines.append("      fix: %s" % f["fix"])
+    if not check["findings"]:
+        lines.append("  nothing found about the installed cuDNN")
+    if check.get("other_findings"):
+        lines.append("  %d more finding(s) about the rest of this machine: run `cudnn-doctor check`"
+                     % check["other_findings"])
+    return lines
+
+
+def _backup_line(backup: dict) -> Optional[str]:
+    if backup.get("bytes") is None:
+        return None
+    from ..install.history import human_bytes
+
+    recorded = "%d install%s recorded, %s in all" % (backup["entries"], "" if backup["entries"] == 1 else "s",
+                                                     human_bytes(backup["total_bytes"]))
+    if not backup["bytes"]:
+        return "Backup: nothing was replaced, so nothing was kept (%s)" % recorded
+    return "Backup: %s of replaced files kept in %s for rollback (%s; `%s` drops older ones)" % (
+        human_bytes(backup["bytes"]), backup["entry"], recorded, backup["prune_hint"])
+
+
 def _result_lines(report: dict) -> List[str]:
     lines = ["Repaired first: %s" % note for note in report.get("recovered", [])]
     lines += _plan_lines(report["plan"], dry_run=False)
@@ -110,18 +152,23 @@ def _result_lines(report: dict) -> List[str]:
         lines.append("Load check: skipped (%s)" % verify.get("reason"))
     if report.get("loader_cache"):
         lines.append("Loader cache: %s" % report["loader_cache"])
+    backup = _backup_line(report.get("backup") or {})
+    if backup:
+        lines.append(backup)
+    lines += _check_lines(report.get("check") or {})
     smoke = report.get("smoke") or {}
+    if smoke.get("ok") is False:
+        # Policy: a smoke failure is reported, not undone, and exits 0. The load check proved the
+        # files; the smoke test exercises the GPU and driver, which an install cannot fix.
+        lines.append("Installed; smoke test failed: %s (exit 0: the files are in place; fix the driver/GPU and "
+                     "run `cudnn-doctor smoke`)" % (smoke.get("summary") or "no summary"))
+        if smoke.get("fix"):
+            lines.append("  fix: %s" % smoke["fix"])
+        lines.append("Undo with: %s" % report["rollback_hint"])
+        return lines
     if smoke:
-        state = {True: "passed", False: "FAILED", None: ""}[smoke.get("ok")]
-        text = "Smoke test: %s%s" % (state + ": " if state else "", smoke.get("summary") or "")
-        lines.append(text)
-        if smoke.get("ok") is False:
-            # A smoke failure is reported, not undone: the files were verified by the load
-            # check; the smoke test exercises the GPU and driver, which an install cannot fix.
-            if smoke.get("fix"):
-                lines.append("  fix: %s" % smoke["fix"])
-            lines.append("  (the install is kept: its files load and match; undo it with `%s`)"
-                         % report["rollback_hint"])
+        state = {True: "passed: ", None: ""}[smoke.get("ok")]
+        lines.append("Smoke test: %s%s" % (state, smoke.get("summary") or ""))
     lines.append("Installed. Undo with: %s" % report["rollback_hint"])
     return lines
 
@@ -151,8 +198,9 @@ def register(app: typer.Typer) -> None:
                                    "load check does not fit."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Show every file and where it goes; change nothing."),
         no_smoke: bool = typer.Option(False, "--no-smoke", help="Skip the cuDNN smoke test after installing."),
+        no_check: bool = typer.Option(False, "--no-check", help="Skip running `check` on the result."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan/result as one JSON object."),
-        allow_http: bool = typer.Option(False, "--allow-http", help="Allow plain-http downloads."),
+        allow_http: bool = typer.Option(False, "--allow-http", help="Allow a plain-http download; needs --sha256."),
         lock_wait: float = typer.Option(0.0, "--lock-wait", help="Seconds to wait for another install into "
                                         "the same target (default: fail at once)."),
     ) -> None:
@@ -164,7 +212,7 @@ def register(app: typer.Typer) -> None:
             _fail("give either SOURCE or --version/--cuda, not both", 2, as_json, "install")
         req = Request(source=source, version=version, cuda=cuda, manifest_url=manifest_url, cuda_home=cuda_home,
                       prefix=prefix, sha256=sha256, force=force, dry_run=dry_run, smoke=not no_smoke,
-                      allow_http=allow_http, lock_wait=lock_wait, env=dict(os.environ))
+                      allow_http=allow_http, lock_wait=lock_wait, env=dict(os.environ), check=not no_check)
         progress, stop = _progress_callback(not as_json)
         try:
             report = run_install(req, progress=progress)
@@ -172,10 +220,11 @@ def register(app: typer.Typer) -> None:
             stop()
             _fail(str(refusal), refusal.code, as_json, "install")
             return
-        except OSError as exc:
+        except OSError as exc:  # the engine reports its own OS errors as refusals; this is the last resort
             stop()
-            _fail("install failed: %s; the target was left as it was (the journal undid any change)" % exc,
-                  EXIT_PROBLEMS, as_json, "install")
+            _fail("install failed: %s; it is not known how far it got; fix: run `cudnn-doctor rollback` for this "
+                  "target, which undoes an unfinished install (or the last one)" % exc, EXIT_PROBLEMS, as_json,
+                  "install")
             return
         stop()
         code = report.get("refusal_code") or EXIT_OK
@@ -192,15 +241,15 @@ def register(app: typer.Typer) -> None:
             error_exit(report["refusal"], code)
         raise typer.Exit(code)
 
-    @app.command("rollback", help="Undo the last `cudnn-doctor install` into a toolkit or prefix, byte for byte "
-                 "(links and modes too); repeat to undo earlier installs. Also repairs an install that was "
-                 "killed part-way.\n\nExamples:\n\n"
-                 "  sudo cudnn-doctor rollback --cuda-home /usr/local/cuda-12.4\n\n"
-                 "  cudnn-doctor rollback --prefix ~/cudnn --json")
+    @app.command("rollback", help=ROLLBACK_HELP)
     def rollback_command(
         cuda_home: Optional[str] = typer.Option(None, "--cuda-home", help="Toolkit (default: $CUDA_HOME, "
                                                 "$CUDA_PATH, /usr/local/cuda)."),
         prefix: Optional[str] = typer.Option(None, "--prefix", help="The --prefix DIR of the install."),
+        force: bool = typer.Option(False, "--force", help="Roll back even if files changed since the install; "
+                                   "the changed files are moved into .cudnn-doctor/set-aside, not deleted."),
+        prune: Optional[int] = typer.Option(None, "--prune", min=0, metavar="KEEP", help="Roll nothing back; "
+                                            "drop the backups of all but the newest KEEP installs."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
         lock_wait: float = typer.Option(0.0, "--lock-wait", help="Seconds to wait for a running install."),
     ) -> None:
@@ -209,32 +258,58 @@ def register(app: typer.Typer) -> None:
         if cuda_home and prefix:
             _fail("--cuda-home and --prefix exclude each other; pass one of them", 2, as_json, "rollback")
         try:
-            report = run_rollback(cuda_home, prefix, dict(os.environ), lock_wait)
+            report = run_rollback(cuda_home, prefix, dict(os.environ), lock_wait, force=force, prune_keep=prune)
         except Refusal as refusal:
             _fail(str(refusal), refusal.code, as_json, "rollback")
             return
         except OSError as exc:
-            _fail("rollback failed: %s; run it again to finish (each step can be repeated safely)" % exc,
+            _fail("rollback failed: %s; it stopped part-way; fix: fix the cause and run the same rollback again, "
+                  "which resumes where this one stopped (each step can be repeated safely)" % exc,
                   EXIT_PROBLEMS, as_json, "rollback")
             return
         if as_json:
             typer.echo(dumps(envelope("rollback", EXIT_OK, **report)))
             raise typer.Exit(EXIT_OK)
         out = console()
-        for note in report["recovered"]:
-            out.print("Repaired: %s" % note, markup=False)
-        done = report.get("rolled_back")
-        if done:
-            out.print("Rolled back cuDNN %s (installed %s from %s): removed %d files, restored %d."
-                      % (done.get("cudnn_version"), done.get("committed"), done.get("source"),
-                         len(done.get("removed") or []), len(done.get("restored") or [])), markup=False)
-            for path in done.get("restored") or []:
-                out.print("  restored %s" % path, markup=False)
-            for path in done.get("removed") or []:
-                out.print("  removed  %s" % path, markup=False)
-            out.print("Earlier installs left to roll back: %d" % done.get("left", 0), markup=False)
-            for note in report.get("loader_cache") or []:
-                out.print("Loader cache: %s" % note, markup=False)
-        else:
-            out.print("The interrupted install was undone; nothing else was rolled back.", markup=False)
+        for line in _rollback_lines(report):
+            out.print(line, markup=False, highlight=False)
         raise typer.Exit(EXIT_OK)
+
+
+ROLLBACK_HELP = ("Undo the last `cudnn-doctor install` into a toolkit or prefix, byte for byte (links and modes "
+                 "too); repeat to undo earlier installs. Also repairs an install that was killed part-way.\n\n"
+                 "It refuses, changing nothing, when a file the install placed was changed since (say by apt or "
+                 "a manual copy); --force rolls back anyway and moves such files into the target's "
+                 ".cudnn-doctor/set-aside folder. --prune KEEP rolls nothing back: it frees the space of old "
+                 "backups (each install keeps what it replaced, about 1 GB for a cuDNN), keeping the newest KEEP "
+                 "installs undoable.\n\nExamples:\n\n"
+                 "  sudo cudnn-doctor rollback --cuda-home /usr/local/cuda-12.4\n\n"
+                 "  sudo cudnn-doctor rollback --cuda-home /usr/local/cuda-12.4 --prune 1\n\n"
+                 "  cudnn-doctor rollback --prefix ~/cudnn --json")
+
+
+def _rollback_lines(report: dict) -> List[str]:
+    from ..install.history import human_bytes
+
+    lines = ["Repaired: %s" % note for note in report["recovered"]]
+    if "pruned" in report:
+        freed = sum(d["backup_bytes"] for d in report["pruned"])
+        lines.append("Pruned %d history entr%s, freed %s; kept %d (%s) that can still be rolled back."
+                     % (len(report["pruned"]), "y" if len(report["pruned"]) == 1 else "ies", human_bytes(freed),
+                        report["kept"], human_bytes(report["kept_bytes"])))
+        for d in report["pruned"]:
+            lines.append("  dropped cuDNN %s installed %s" % (d.get("cudnn_version"), d.get("committed")))
+        return lines
+    done = report.get("rolled_back")
+    if not done:
+        return lines + ["The interrupted install was undone; nothing else was rolled back."]
+    lines.append("Rolled back cuDNN %s (installed %s from %s): removed %d files, restored %d."
+                 % (done.get("cudnn_version"), done.get("committed"), done.get("source"),
+                    len(done.get("removed") or []), len(done.get("restored") or [])))
+    for moved in done.get("set_aside") or []:
+        lines.append("  set aside %s -> %s (changed since the install)" % (moved["path"], moved["moved_to"]))
+    lines += ["  restored %s" % path for path in done.get("restored") or []]
+    lines += ["  removed  %s" % path for path in done.get("removed") or []]
+    lines.append("Earlier installs left to roll back: %d" % done.get("left", 0))
+    lines += ["Loader cache: %s" % note for note in report.get("loader_cache") or []]
+    return lines

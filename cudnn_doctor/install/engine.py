@@ -1,4 +1,4 @@
-"""The install and rollback procedures, start to finish; returns plain reports, raises Refusal."""
+"""The install procedure, start to finish; returns a plain report, raises Refusal (also for OS errors)."""
 from __future__ import annotations
 
 import os
@@ -10,16 +10,18 @@ from typing import Callable, List, Mapping, Optional
 
 from ..versions import decode_cudnn
 from . import hooks
+from .after import finish
 from .errors import Refusal
 from .extract import stream_into
 from .fetch import Progress, Source, download, from_manifest, is_url, local
+from .history import record_placed
 from .inspect import inspect, keep_for_inspection
 from .journal import StateLock, discard, write_journal
 from .layout import host_arch
 from .plan import Plan, make_plan, wheel_dev_links
 from .target import Target, resolve
-from .transaction import apply, commit, new_txn, recover, rollback_newest, undo
-from .verify import load_cudnn, refresh_loader_cache, smoke
+from .transaction import apply, commit, new_txn, recover, undo
+from .verify import load_cudnn, smoke
 
 Loader = Callable[[str, str], dict]
 Smoke = Callable[[str], dict]
@@ -42,6 +44,8 @@ class Request:
     allow_http: bool = False
     lock_wait: float = 0.0
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    check: bool = True  # run `check` on the result (--no-check skips it)
+    machine_root: Optional[str] = None  # the machine whose ld.so.conf and `check` judge it; None: "/" (see hooks)
 
 
 def _platform_of(target: Target) -> str:
@@ -118,7 +122,7 @@ def _verify_installed(plan: Plan, load: Loader) -> dict:
 
 def run_install(req: Request, progress: Optional[Progress] = None, load: Loader = load_cudnn,
                 smoke_fn: Smoke = smoke) -> dict:
-    """Plan, stage, apply, verify, commit; any failure before commit leaves the target as it was."""
+    """Plan, stage, apply, verify, commit; then the loader cache, `check` and the smoke test."""
     target = resolve(req.cuda_home, req.prefix, req.env)
     source = obtain(req, target, progress)
     try:
@@ -151,34 +155,45 @@ def _dry_run(req: Request, target: Target, source: Source, load: Loader) -> dict
             "refusal": str(refusal) if refusal else None, "refusal_code": refusal.code if refusal else 0}
 
 
+def rollback_command(target: Target) -> str:
+    return "cudnn-doctor rollback %s %s" % ("--prefix" if target.kind == "prefix" else "--cuda-home",
+                                            target.given or target.root)
+
+
+def failed(exc: OSError, state: str, fix: str) -> Refusal:
+    """An OS error part-way, as one line: the error, the exact state of the target, and what repairs it."""
+    return Refusal("install failed: %s" % exc, state, fix)
+
+
 def _install(req: Request, target: Target, source: Source, load: Loader, smoke_fn: Smoke) -> dict:
     root_created = False
-    if target.kind == "prefix" and not os.path.isdir(target.root):
-        os.mkdir(target.root, 0o755)
-        root_created = True
     report: dict = {"dry_run": False, "installed": False, "source": source.to_dict()}
-    lock = StateLock(target.state_dir, req.lock_wait)
+    retry = "fix the cause (disk space, permissions) and run the install again"
     try:
-        with lock:
-            report["recovered"] = recover(target.state_dir)
+        if target.kind == "prefix" and not os.path.isdir(target.root):
+            os.mkdir(target.root, 0o755)
+            root_created = True
+        with StateLock(target.state_dir, req.lock_wait):
+            try:
+                report["recovered"] = recover(target.state_dir)
+            except OSError as exc:
+                raise failed(exc, "repairing an earlier interrupted install or rollback recorded in %s did not "
+                             "finish, so its files may be part-way between two cuDNN releases" % target.state_dir,
+                             "fix the cause, then run `%s` (it finishes the repair; each step can be repeated)"
+                             % rollback_command(target))
             hooks.point("after-lock")
             report.update(_transaction(req, target, source, load, root_created))
-            report["loader_cache"] = refresh_loader_cache(report["plan"]["dest_dirs"].get("lib", target.root))
+    except OSError as exc:  # the transaction classifies its own errors; these came before it changed anything
+        raise failed(exc, "no cuDNN file in %s was changed" % target.root, retry)
     finally:
         if root_created and not report["installed"]:
             try:
                 os.rmdir(target.root)
             except OSError:
                 pass
-    main = report.pop("_main_lib", None)
-    if req.smoke and main:
-        report["smoke"] = smoke_fn(main)
-    elif req.smoke:
-        report["smoke"] = {"available": False, "ok": None, "summary": "not run: the library is not for this machine"}
-    else:
-        report["smoke"] = {"available": None, "ok": None, "summary": "skipped (--no-smoke)"}
-    report["rollback_hint"] = "cudnn-doctor rollback %s %s" % (
-        "--prefix" if target.kind == "prefix" else "--cuda-home", target.given or target.root)
+    report["rollback_hint"] = rollback_command(target)
+    machine = req.machine_root or hooks.machine_root()
+    finish(target, report, machine, req.env, smoke_fn if req.smoke else None, req.check)
     return report
 
 
@@ -209,44 +224,43 @@ def _transaction(req: Request, target: Target, source: Source, load: Loader, roo
                           % (info.main_lib, verified["error"]),
                           "a cuDNN that does not load or reports another version would break every user",
                           "download the archive again; pass --force to keep such an install anyway")
+        record_placed(journal)  # what rollback compares against, so it never destroys later files
         hooks.point("before-commit")
         entry = commit(target.state_dir, folder, journal)
         applying = False
-    except BaseException:
-        if applying:
-            undo(folder, journal)
-        if os.path.isdir(folder):
-            discard(target.state_dir, folder)
+    except BaseException as exc:
+        _unwind(exc, target, folder, journal, applying)
         raise
     main = os.path.join(plan.dest_dirs["lib"], info.main_lib) if verified["checked"] else None
     return {"installed": True, "plan": plan.to_dict(), "verify": verified, "history_entry": entry,
             "_main_lib": main}
 
 
-def run_rollback(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[str, str],
-                 lock_wait: float = 0.0) -> dict:
-    """Undoes the newest install (or first repairs an interrupted one, and stops there)."""
-    target = resolve(cuda_home, prefix, env)
-    if not os.path.isdir(target.state_dir):
-        raise Refusal("nothing to roll back in %s" % target.root,
-                      "cudnn-doctor has no record of an install there (it only undoes its own installs)",
-                      "nothing to do; a cuDNN copied by hand has to be removed by hand")
-    report: dict = {"target": target.root, "recovered": [], "rolled_back": None}
-    with StateLock(target.state_dir, lock_wait):
-        report["recovered"] = recover(target.state_dir)
-        if not report["recovered"]:
-            done = rollback_newest(target.state_dir)
-            if done is None:
-                raise Refusal("nothing to roll back in %s" % target.root, "every recorded install was already "
-                              "rolled back", "nothing to do")
-            report["rolled_back"] = {k: done.get(k) for k in ("id", "source", "cudnn_version", "committed",
-                                                               "restored", "removed", "left", "root_created")}
-            libdirs = {d["path"] for d in done.get("dirs", []) if os.path.isdir(d["path"])}
-            report["loader_cache"] = [n for n in (refresh_loader_cache(d) for d in sorted(libdirs)) if n]
-    rolled = report["rolled_back"] or {}
-    if rolled.get("root_created"):
+def _unwind(exc: BaseException, target: Target, folder: str, journal: dict, applying: bool) -> None:
+    """Undoes a failed transaction; an OSError becomes a Refusal that says exactly what the target holds now."""
+    version = journal.get("cudnn_version") or "the new cuDNN"
+    if journal.get("status") == "committed":  # the commit mark is on disk: the install stands
+        if isinstance(exc, OSError):
+            raise Refusal("recording the finished install failed: %s" % exc,
+                          "cuDNN %s is installed and verified, but its record did not reach the history" % version,
+                          "none needed: the next `cudnn-doctor install` or `%s` finishes recording it"
+                          % rollback_command(target)) from exc
+        return
+    if applying:
         try:
-            os.rmdir(target.root)
-        except OSError:
-            pass
-    return report
+            undo(folder, journal)
+        except OSError as again:
+            raise Refusal("install failed: %s" % (exc or type(exc).__name__),
+                          "undoing it failed too (%s), so the files in %s are part-way between the old cuDNN and %s; "
+                          "%s records every step" % (again, target.root, version, folder),
+                          "fix the cause, then run `%s` (it finishes undoing; each step can be repeated)"
+                          % rollback_command(target)) from exc
+    try:
+        if os.path.isdir(folder):
+            discard(target.state_dir, folder)
+    except OSError:
+        pass  # the staging folder is left; the next run removes it (its journal says what, if anything, to undo)
+    if isinstance(exc, OSError):
+        state = ("the target was left as it was (the journal undid every change)" if applying
+                 else "no cuDNN file in %s was changed" % target.root)
+        raise failed(exc, state, "fix the cause (disk space, permissions) and run the install again") from exc

@@ -5,7 +5,7 @@ import errno
 import os
 import posixpath
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from . import hooks
 from .archive import CHUNK, Member, members
@@ -61,6 +61,27 @@ def _refuse_link(name: str, target: str, why: str) -> Refusal:
                    "use the archive exactly as NVIDIA publishes it")
 
 
+def _refuse_collision(first: str, second: str, where: str) -> Refusal:
+    return Refusal("archive members %r and %r both install to %s" % (first, second, where),
+                   "one would silently replace the other, and which one wins would depend on the member order",
+                   "use the archive exactly as NVIDIA publishes it (one top folder, each file once)")
+
+
+def _claim(placed: Dict[Tuple[str, str], str], role: str, rel: str, name: str) -> None:
+    """Records that ``name`` installs to role/rel; refuses when another member already does (or is its folder)."""
+    parts = rel.split("/")
+    for i in range(1, len(parts) + 1):
+        owner = placed.get((role, "/".join(parts[:i])))
+        if owner is not None:
+            raise _refuse_collision(owner, name, "%s/%s" % (role, "/".join(parts[:i])))
+    for i in range(1, len(parts)):
+        placed.setdefault((role, "/".join(parts[:i]) + "/"), name)  # folders: only nested names reach them
+    owner = placed.get((role, rel + "/"))
+    if owner is not None:
+        raise _refuse_collision(owner, name, "%s/%s" % (role, rel))
+    placed[(role, rel)] = name
+
+
 def stream_into(archive: str, staging: Optional[str], keep: Keep, limits: Optional[Limits] = None) -> Listing:
     """Checks every member (see safety.Checker) and writes those ``keep`` accepts under staging/<role>/.
 
@@ -71,6 +92,7 @@ def stream_into(archive: str, staging: Optional[str], keep: Keep, limits: Option
     listing = Listing(archive=archive)
     link_dirs: Dict[str, str] = {}
     installed: Dict[str, str] = {}  # clean name -> kind
+    placed: Dict[Tuple[str, str], str] = {}  # (role, rel) -> the member installed there
     buf = bytearray(CHUNK)
     view = memoryview(buf)
     written = 0
@@ -86,12 +108,13 @@ def stream_into(archive: str, staging: Optional[str], keep: Keep, limits: Option
                 listing.wheel = True
             if first.endswith(".dist-info") and listing.dist_info is None:
                 listing.dist_info = first
-            placed = role_of(name) if member.kind in ("file", "symlink") else None
-            if placed is None:
+            where = role_of(name) if member.kind in ("file", "symlink") else None
+            if where is None:
                 if member.kind != "dir":
                     listing.skipped.append(name)
                 continue
-            role, rel = placed
+            role, rel = where
+            _claim(placed, role, rel, name)
             entry = Entry(role, rel, member.kind, member.size, member.mode, member.linkname)
             if member.kind == "symlink":
                 target = checker.links[name]

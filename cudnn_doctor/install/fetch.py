@@ -84,16 +84,23 @@ def local(path: str, sha256: Optional[str]) -> Source:
     return Source(path=os.path.abspath(path), kind="file", sha256=want)
 
 
-def _check_scheme(url: str, allow_http: bool) -> None:
+def _check_scheme(url: str, allow_http: bool, pinned: bool) -> None:
+    """https always; plain http only with --allow-http *and* a checksum the user brought (``pinned``)."""
     scheme = urlparse(url).scheme.lower()
-    if scheme == "https" or (scheme == "http" and allow_http):
+    if scheme == "https" or (scheme == "http" and allow_http and pinned):
         return
+    if scheme == "http" and allow_http:
+        raise Refusal("refusing to download over plain http without --sha256: %s" % url,
+                      "anyone on the path could swap the archive, and only a checksum obtained elsewhere "
+                      "proves it is the right file",
+                      "add --sha256 HEX (the archive's SHA-256 from NVIDIA's https redistrib_<version>.json), "
+                      "or use the https URL", code=2)
     if scheme == "http":
         raise Refusal("refusing to download over plain http: %s" % url,
                       "anyone on the path could swap the archive", "use the https URL, or pass --allow-http "
                       "together with --sha256 if you trust this mirror", code=2)
-    raise Refusal("unsupported URL scheme %r in %s" % (scheme, url), "only https (and http with --allow-http) "
-                  "downloads are supported", "download the file yourself and pass its path", code=2)
+    raise Refusal("unsupported URL scheme %r in %s" % (scheme, url), "only https (and http with --allow-http "
+                  "and --sha256) downloads are supported", "download the file yourself and pass its path", code=2)
 
 
 def _session():
@@ -106,7 +113,7 @@ def download(url: str, sha256: Optional[str], allow_http: bool, progress: Option
              size: Optional[int] = None, kind: str = "url") -> Source:
     """Streams ``url`` into a private temp folder, hashing as it goes; a mismatch deletes the file."""
     want = _normal_sha(sha256)
-    _check_scheme(url, allow_http)
+    _check_scheme(url, allow_http, bool(want))
     requests = _session()
     name = os.path.basename(unquote(urlparse(url).path)) or "cudnn-archive"
     temp_dir = tempfile.mkdtemp(prefix="cudnn-doctor-download-")
@@ -116,7 +123,7 @@ def download(url: str, sha256: Optional[str], allow_http: bool, progress: Option
         digest = hashlib.sha256()
         try:
             with requests.get(url, stream=True, timeout=(15, 120)) as resp:
-                _check_scheme(resp.url, allow_http)  # a redirect must not downgrade to http
+                _check_scheme(resp.url, allow_http, bool(want))  # a redirect must not downgrade to http
                 if resp.status_code != 200:
                     raise Refusal("download of %s failed: HTTP %d" % (url, resp.status_code),
                                   "the server did not return the archive",
@@ -201,7 +208,9 @@ def from_manifest(version: str, cuda: str, platform: str, override: Optional[str
                   allow_http: bool, env: Mapping[str, str], progress: Optional[Progress] = None) -> Source:
     """Resolves --version/--cuda through redistrib_<version>.json and downloads the archive it names."""
     url = manifest_url(version, override, env)
-    _check_scheme(url, allow_http)
+    want = _normal_sha(sha256)
+    # Over http the manifest itself could be forged (with a matching sha256), so the user's own pin is needed.
+    _check_scheme(url, allow_http, bool(want))
     requests = _session()
     try:
         resp = requests.get(url, timeout=(15, 60))
@@ -222,7 +231,6 @@ def from_manifest(version: str, cuda: str, platform: str, override: Optional[str
         raise Refusal("the cuDNN manifest %s is not JSON" % url, "it cannot say which file to download",
                       "check --manifest-url")
     chosen = pick_from_manifest(data, version, cuda, platform)
-    want = _normal_sha(sha256)
     if want and want != chosen["sha256"]:
         raise Refusal("--sha256 %s disagrees with the manifest's %s" % (want, chosen["sha256"]),
                       "one of them is not for this file", "drop --sha256 (the manifest's value is checked)", code=2)

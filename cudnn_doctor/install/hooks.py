@@ -1,4 +1,4 @@
-"""Test-only hooks: die or pause at named points so tests can prove crash recovery and locking."""
+"""Test-only hooks: die or pause at named points, and point post-install machine reads at a fake machine."""
 from __future__ import annotations
 
 import os
@@ -7,6 +7,12 @@ import time
 
 CRASH_ENV = "CUDNN_DOCTOR_TEST_CRASH_AT"  # e.g. "after-backup-3"
 SLEEP_ENV = "CUDNN_DOCTOR_TEST_SLEEP_AT"  # e.g. "after-lock:2.5"
+MACHINE_ENV = "CUDNN_DOCTOR_TEST_MACHINE_ROOT"  # the root that ld.so.conf and `check` are read under (default /)
+
+
+def machine_root() -> str:
+    """The machine an install serves: "/" unless a test points it at a fake machine root."""
+    return os.environ.get(MACHINE_ENV) or "/"
 
 
 def point(name: str) -> None:

@@ -4,14 +4,15 @@ from __future__ import annotations
 import os
 import platform
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
 from ..versions import decode_cuda, decode_cudnn, parse_cudnn_header
 from .errors import Refusal
 from .extract import HEADER_NAMES, Listing
-from .layout import (cuda_label_from_names, elf_arch, full_version_of, host_arch, platform_from_names,
-                     same_arch)
+from ..probes.elf import read_elf
+from .layout import cuda_label_from_names, full_version_of, host_arch, platform_from_names, same_arch
 
 MAIN_LIB = re.compile(r"^libcudnn\.so(\.\d+)*$")
 
@@ -75,7 +76,8 @@ def inspect(listing: Listing, staged: Optional[str], load: Optional[Loader]) -> 
     libs = [e for e in listing.entries if e.role in ("lib", "bin") and
             (e.rel.startswith("libcudnn") or e.rel.endswith(".dll"))]
     if header_rel is None or not libs:
-        missing = "a cudnn_version.h/cudnn.h with the version macros" if header_rel is None else "a libcudnn library"
+        missing = ("a cudnn_version.h or cudnn.h with the version macros" if header_rel is None
+                   else "libcudnn library (or cudnn*.dll)")
         raise Refusal("%s is not a cuDNN archive: it has no %s" % (name, missing),
                       "installing it would not give a working cuDNN",
                       "download the cuDNN tarball for your platform from NVIDIA "
@@ -124,6 +126,19 @@ def _take_load_result(info: ArchiveInfo, result: dict) -> None:
     if not result.get("loaded", False) or "version" not in result:
         info.load_error = str(result.get("error") or result.get("crashed") or result.get("timeout")
                               or result.get("version_error") or "unknown error")
+
+
+_NVIDIA_ARCH = {"x86_64": "x86_64", "aarch64": "sbsa", "ppc64": "ppc64le"}  # read_elf's names -> NVIDIA's
+
+
+def elf_arch(path: str) -> Optional[str]:
+    """x86_64 / sbsa / ppc64le from the ELF header, read by the probes' ELF reader (aarch64 is sbsa)."""
+    try:
+        with open(path, "rb") as fh:
+            info = read_elf(fh, os.fstat(fh.fileno()).st_size, expect_machine="", dynamic=False)
+    except (OSError, ValueError, struct.error):
+        return None
+    return _NVIDIA_ARCH.get(info.machine or "")
 
 
 def _system_of(libs) -> str:

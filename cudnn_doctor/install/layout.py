@@ -144,22 +144,6 @@ def cuda_label_from_names(*names: Optional[str]) -> Optional[str]:
     return None
 
 
-_ELF_MACHINES = {62: "x86_64", 183: "sbsa", 21: "ppc64le"}
-
-
-def elf_arch(path: str) -> Optional[str]:
-    """x86_64 / sbsa / ppc64le from an ELF header (aarch64 builds are reported as sbsa)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(20)
-    except OSError:
-        return None
-    if len(head) < 20 or head[:4] != b"\x7fELF":
-        return None
-    order = "little" if head[5] == 1 else "big"
-    return _ELF_MACHINES.get(int.from_bytes(head[18:20], order))
-
-
 def host_arch(machine: str) -> str:
     """platform.machine() in NVIDIA's platform words."""
     return {"amd64": "x86_64", "x86_64": "x86_64", "aarch64": "sbsa", "arm64": "sbsa",

@@ -8,7 +8,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional
 
-from ..versions import parse_cuda_h, parse_version_json, parse_version_txt
 from .errors import Refusal
 from .layout import host_arch
 
@@ -62,18 +61,25 @@ def _real(path: str) -> str:
 
 
 def toolkit_version(root: str) -> "tuple[Optional[str], Optional[str]]":
-    """(version, where it came from): version.json, version.txt, then include/cuda.h."""
-    for name, parse in (("version.json", lambda t: parse_version_json(t)[0]), ("version.txt", parse_version_txt),
-                        (os.path.join("include", "cuda.h"), parse_cuda_h)):
-        path = os.path.join(root, name)
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                found = parse(fh.read())
-        except OSError:
-            continue
-        if found:
-            return found, path
-    return None, None
+    """(version, where it came from), read exactly as `check` reads a toolkit (probes.toolkit).
+
+    The probe runs on a Host rooted at the toolkit folder itself: it reads only that folder,
+    and never the rest of the machine (the installer may run against a mounted or fake tree).
+    """
+    from ..host import Host
+    from ..model import ToolkitFacts
+    from ..probes import Context
+    from ..probes.toolkit import _version
+
+    facts = ToolkitFacts(path="")
+    try:
+        _version(Context(Host(root, env={})), facts)
+    except Exception:  # a hostile or half-installed toolkit must give "unknown", not a crash
+        return None, None
+    source = facts.version_source
+    if source and " " not in source:  # a file inside the toolkit ("version.json", "include/cuda.h")
+        source = os.path.join(root, source)
+    return facts.version, source if facts.version else None
 
 
 def toolkit_system(root: str) -> str:

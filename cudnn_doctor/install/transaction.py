@@ -5,7 +5,7 @@ Write-ahead rule: the journal (every destination, every action) is fsync'd with 
 so after a kill every path is either old or new, never half-written, and ``undo`` can work out
 from the file system alone what to put back. ``undo`` is idempotent: a kill during it is
 repaired by running it again. Committed transactions become history entries; rollback is the
-same ``undo`` applied to the newest entry.
+same ``undo`` applied to the newest entry, after history.py has checked nothing changed since.
 
 Durability: the journal and the folders are fsync'd; the library bytes are not fsync'd one by one
 (neither does `cp`, and it would double the install time). A killed process loses nothing the
@@ -151,10 +151,14 @@ def undo(folder: str, journal: dict) -> Dict[str, List[str]]:
 
 
 def commit(state_dir: str, folder: str, journal: dict) -> str:
-    """Marks the transaction done and keeps it (with its backups) as the newest history entry."""
-    journal["status"] = "committed"
-    journal["committed"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    write_journal(folder, journal)
+    """Marks the transaction done and keeps it (with its backups) as the newest history entry.
+
+    ``journal["status"]`` becomes "committed" only once that is on disk, so a caller that sees
+    an error can tell whether the install stands (the next run finishes recording it) or not.
+    """
+    marked = dict(journal, status="committed", committed=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    write_journal(folder, marked)
+    journal.update(marked)
     hooks.point("after-commit-mark")
     return _to_history(state_dir, folder, journal)
 
@@ -205,19 +209,3 @@ def _describe(journal: Optional[dict]) -> str:
     if not journal or not journal.get("cudnn_version"):
         return ""
     return " of cuDNN %s" % journal["cudnn_version"]
-
-
-def rollback_newest(state_dir: str) -> Optional[dict]:
-    """Undoes the newest committed install; None when there is none. Returns its journal + counts."""
-    entries = history_entries(state_dir)
-    if not entries:
-        return None
-    entry = entries[-1]
-    journal = read_journal(entry)
-    if journal is None:
-        raise RuntimeError("the history entry %s has no readable journal" % entry)
-    journal["status"] = "rolling-back"
-    write_journal(entry, journal)
-    result = undo(entry, journal)
-    discard(state_dir, entry)
-    return dict(journal, **result, left=len(entries) - 1)

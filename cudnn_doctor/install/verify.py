@@ -1,14 +1,15 @@
 """After the files are in place: load check, loader-cache refresh, and the optional smoke test."""
 from __future__ import annotations
 
-import glob
 import os
 import subprocess
 import sys
 import tempfile
-from typing import Iterable, List, Optional, Set
+from typing import Iterable, Optional, Set
 
+from ..host import Host
 from ..native.runner import run_native
+from ..probes.loader import read_conf_dirs
 
 DEFAULT_LOADER_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
 
@@ -18,34 +19,12 @@ def load_cudnn(lib: str, search_dir: str, timeout: float = 30.0) -> dict:
     return run_native([[{"op": "cudnn", "lib": lib, "search_dir": search_dir}]], timeout=timeout)[0][0]
 
 
-def loader_dirs(conf: str = "/etc/ld.so.conf") -> Set[str]:
-    """Folders the system loader searches: ld.so.conf (with its includes) plus the trusted defaults."""
-    found: List[str] = list(DEFAULT_LOADER_DIRS)
-    found += glob.glob("/lib/*-linux-gnu") + glob.glob("/usr/lib/*-linux-gnu")
-    _read_conf(conf, found, depth=0)
-    return {os.path.realpath(d) for d in found}
-
-
-def _read_conf(path: str, out: List[str], depth: int) -> None:
-    if depth > 8:
-        return
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return
-    for line in lines:
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if line.startswith("include"):
-            pattern = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
-            if not os.path.isabs(pattern):
-                pattern = os.path.join(os.path.dirname(path), pattern)
-            for inc in sorted(glob.glob(pattern)):
-                _read_conf(inc, out, depth + 1)
-        else:
-            out.append(line)
+def loader_dirs(host: Optional[Host] = None) -> Set[str]:
+    """Folders the system loader searches: ld.so.conf as the probes read it, plus the trusted defaults."""
+    host = host or Host("/")
+    found = list(DEFAULT_LOADER_DIRS) + host.glob("/lib/*-linux-gnu") + host.glob("/usr/lib/*-linux-gnu")
+    found += read_conf_dirs(host)
+    return {host.realpath(d)[0] for d in found}
 
 
 def should_refresh_loader_cache(lib_dir: str, euid: int, system_dirs: Iterable[str], platform: str,
@@ -64,10 +43,17 @@ def should_refresh_loader_cache(lib_dir: str, euid: int, system_dirs: Iterable[s
     return real in {os.path.realpath(d) for d in system_dirs}
 
 
-def refresh_loader_cache(lib_dir: str) -> Optional[str]:
-    """ldconfig when the rule above says so; returns a note for the report."""
+def refresh_loader_cache(lib_dir: str, machine_root: str = "/") -> Optional[str]:
+    """ldconfig when the rule above says so; returns a note for the report.
+
+    ``machine_root`` is the machine whose ld.so.conf is read; ldconfig only ever runs for the
+    live one ("/"), and the cheap conditions are decided before any file is read.
+    """
     geteuid = getattr(os, "geteuid", lambda: -1)
-    if not should_refresh_loader_cache(lib_dir, geteuid(), loader_dirs(), sys.platform, tempfile.gettempdir()):
+    if machine_root != "/" or geteuid() != 0 or not sys.platform.startswith("linux"):
+        return None
+    if not should_refresh_loader_cache(lib_dir, geteuid(), loader_dirs(Host(machine_root)), sys.platform,
+                                       tempfile.gettempdir()):
         return None
     try:
         proc = subprocess.run(["ldconfig"], capture_output=True, text=True, timeout=120)
