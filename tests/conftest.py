@@ -23,6 +23,8 @@ def hermetic_env(monkeypatch, request):
     for name in _STEERING_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COLUMNS", "120")
+    # The installer's after-install check and ld.so.conf reading look here instead of at the real machine.
+    monkeypatch.setenv("CUDNN_DOCTOR_TEST_MACHINE_ROOT", "/nonexistent/cudnn-doctor-test-machine")
     if request.node.get_closest_marker("gpu") or request.node.get_closest_marker("live"):
         return
     # No unmarked test may probe the real machine: the Host for "/" refuses to be built.

@@ -67,19 +67,15 @@ def toolkit_version(root: str) -> "tuple[Optional[str], Optional[str]]":
     and never the rest of the machine (the installer may run against a mounted or fake tree).
     """
     from ..host import Host
-    from ..model import ToolkitFacts
-    from ..probes import Context
-    from ..probes.toolkit import _version
+    from ..probes.toolkit import read_version
 
-    facts = ToolkitFacts(path="")
     try:
-        _version(Context(Host(root, env={})), facts)
+        version, source = read_version(Host(root, env={}), "")
     except Exception:  # a hostile or half-installed toolkit must give "unknown", not a crash
         return None, None
-    source = facts.version_source
     if source and " " not in source:  # a file inside the toolkit ("version.json", "include/cuda.h")
         source = os.path.join(root, source)
-    return facts.version, source if facts.version else None
+    return version, source if version else None
 
 
 def toolkit_system(root: str) -> str:

@@ -169,3 +169,12 @@ def toolkit_for(path: str, toolkits: List[ToolkitFacts], host) -> Optional[Toolk
         if tk.realpath and (real == tk.realpath or real.startswith(tk.realpath.rstrip("/") + "/")):
             return tk
     return None
+
+
+def read_version(host, path: str) -> "tuple[Optional[str], Optional[str]]":
+    """(version, source) of the toolkit at ``path``, read as `check` reads it, outside a probe run."""
+    from . import Context
+
+    tk = ToolkitFacts(path=path)
+    _version(Context(host), tk)
+    return tk.version, tk.version_source
