@@ -12,6 +12,8 @@ python3 -m cudnn_doctor check --json > "$out/check.json"; echo "check --json exi
 echo "== cudnn-doctor smoke --all"; python3 -m cudnn_doctor smoke --all; echo "exit=$?"
 python3 -m cudnn_doctor smoke --all --json > "$out/smoke.json"; echo "smoke --json exit=$?"
 echo "== cudnn-doctor check --smoke -q"; python3 -m cudnn_doctor check --smoke -q; echo "exit=$?"
+echo "== cudnn-doctor explain"; python3 -m cudnn_doctor explain "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (9, 19, 0) but found runtime version (9, 14, 0)"; echo "exit=$?"
+echo "== cudnn-doctor matrix --cuda 13.0"; python3 -m cudnn_doctor matrix --cuda 13.0 | head -20
 echo "== tests/gpu"; python3 -m pytest -q -rs -p no:cacheprovider tests/gpu; echo "exit=$?"
 echo "== install the pip cuDNN repacked as NVIDIA's tarball, with the smoke test, then roll back"
 python3 - "$site" <<'PY'
