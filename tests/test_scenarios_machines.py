@@ -326,6 +326,8 @@ FAILING = {
     "F5-visible-devices-hides-all": (lambda m: m.driver(), {"CUDA_VISIBLE_DEVICES": "-1"}, [], "CD605", "error",
                                      "CUDA_VISIBLE_DEVICES"),
     "G1-cpu-only-torch": (g1_cpu_torch, {}, [], "CD701", "warning", "pip"),
+    "G1-cpu-onnxruntime-is-info": (lambda m: (m.driver(), m.dist(SITE, "onnxruntime", "1.30.0")), {}, [], "CD701",
+                                   "info", "onnxruntime-gpu"),
     "G4-conflicting-pins": (g4_pins, {}, [], "CD702", "error", "pip"),
     "G7-javacpp-preset-needs-cudnn7": (g7_javacpp, {}, [], "CD705", "error", "cuda-platform-redist"),
     "H1-container-without-gpu": (h1_container, {}, [], "CD801", "error", "--gpus all"),

@@ -11,7 +11,7 @@ from packaging.version import InvalidVersion, Version
 from ..compat import major_of, mm_text, ver
 from ..model import Facts, Finding, FrameworkFacts
 from . import rule
-from .common import (ERROR, WARNING, best_torch_variant, compat_of, driver_cuda, driver_upgrade_fix, driver_version,
+from .common import (ERROR, INFO, WARNING, best_torch_variant, compat_of, driver_cuda, driver_upgrade_fix, driver_version,
                      finding, framework_kind, has_driver, jax_install, machine_cudnn_fix, platform_of, torch_install)
 
 
