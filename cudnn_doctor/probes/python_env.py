@@ -189,7 +189,8 @@ def _wanted_cudnn_major(ctx, fw: FrameworkFacts) -> Optional[int]:
 def resolve_frameworks(ctx) -> None:
     """Which cuDNN each framework would load: its RPATH/RUNPATH around LD_LIBRARY_PATH, as ld.so does (E2)."""
     for fw in ctx.facts.python.frameworks:
-        if fw.cuda_build is False:
+        # Without a library of its own to read, only a known GPU build is taken to load cuDNN at all.
+        if fw.cuda_build is False or (not fw.consumer_library and fw.cuda_build is not True):
             continue
         info = ctx.loader.elf(fw.consumer_library, dynamic=True) if fw.consumer_library else None
         needed = [n for n in (info.needed if info else []) if n.startswith("libcudnn.so.")]

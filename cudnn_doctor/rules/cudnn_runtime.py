@@ -181,7 +181,14 @@ def two_copies(facts: Facts, ctx) -> List[Finding]:
         if len(distinct) < 2:
             continue
         versions = {str(release3(c.version)) if c.version else "?" for c in distinct}
-        lines = ["%s loads %s (via %s)" % (label, describe_copy(copy), res.via or "?") for label, copy, res in rows]
+        # One clause per copy, naming every consumer that gets it: readable with many frameworks installed.
+        lines = []
+        for copy in distinct:
+            users = [(label, res) for label, c, res in rows if c is copy]
+            vias = sorted({res.via or "?" for _, res in users})
+            lines.append("%s load%s %s (via %s)" % (", ".join(label for label, _ in users),
+                                                   "s" if len(users) == 1 else "", describe_copy(copy),
+                                                   ", ".join(vias)))
         plain = next((c for label, c, _ in rows if label.startswith("a plain process")), None)
         # The copy to recommend is one a framework uses that a plain process does not already get.
         frameworks = [(label, c) for label, c, _ in rows if not label.startswith("a plain process") and c is not plain]
