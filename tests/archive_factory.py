@@ -415,3 +415,12 @@ def toolkit_with_cudnn9(machine, tmp_path: Path, monkeypatch) -> Dict[str, Path]
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     return {"home": home, "tmp": tmp_path, "temp": temp}
+
+
+def toolkit_and_tarball(machine, tmp_path: Path) -> Dict[str, object]:
+    """A CUDA 12.4 toolkit holding cuDNN 9.0.0, and a 9.1.0 tarball to install over it."""
+    home = machine.p(machine.toolkit("12.4.1"))
+    rel = str(home.relative_to(machine.root))
+    machine.cudnn("9.0.0", rel + "/lib64", rel + "/include", cuda=12040)
+    archive = make("linux-xz", tmp_path / "dl")
+    return {"home": home, "archive": archive, "machine": machine, "tmp": tmp_path}

@@ -16,12 +16,7 @@ pytestmark = pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build t
 
 @pytest.fixture
 def world(machine, tmp_path):
-    """A CUDA 12.4 toolkit holding cuDNN 9.0.0, and a 9.1.0 tarball to install over it."""
-    home = machine.p(machine.toolkit("12.4.1"))
-    rel = str(home.relative_to(machine.root))
-    machine.cudnn("9.0.0", rel + "/lib64", rel + "/include", cuda=12040)
-    archive = af.make("linux-xz", tmp_path / "dl")
-    return {"home": home, "archive": archive, "machine": machine, "tmp": tmp_path}
+    return af.toolkit_and_tarball(machine, tmp_path)
 
 
 def _header_version(home):
