@@ -60,6 +60,15 @@ def _copy_entry(src: str, dst: str) -> None:
             os.fsync(fh.fileno())
 
 
+def _copy_over(src: str, dst: str) -> None:
+    """Copy ``src`` to ``dst`` through a temporary name, so ``dst`` is never seen half-written."""
+    tmp = dst + ".cudnn-doctor-tmp"
+    if os.path.lexists(tmp):
+        os.unlink(tmp)  # left by a kill part-way through an earlier copy
+    _copy_entry(src, tmp)
+    os.replace(tmp, dst)
+
+
 def _move(src: str, dst: str) -> None:
     """os.replace, or copy-then-rename when src and dst are on different file systems."""
     try:
@@ -67,11 +76,7 @@ def _move(src: str, dst: str) -> None:
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-        tmp = dst + ".cudnn-doctor-tmp"
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        _copy_entry(src, tmp)
-        os.replace(tmp, dst)
+        _copy_over(src, dst)
         os.unlink(src)
 
 
@@ -85,11 +90,7 @@ def _keep_copy(dest: str, backup: str) -> None:
     except OSError as exc:
         if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP):
             raise
-        tmp = backup + ".tmp"
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        _copy_entry(dest, tmp)
-        os.replace(tmp, backup)
+        _copy_over(dest, backup)
 
 
 def apply(folder: str, journal: dict) -> None:
