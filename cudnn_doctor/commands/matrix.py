@@ -133,16 +133,28 @@ def query_framework(compat, name: str) -> Dict[str, Any]:
 # --- rendering -------------------------------------------------------------------
 
 
-def _table(title: str, columns: List[str], rows: List[List[Any]]):
+def _table(con, title: str, columns: List[str], rows: List[List[Any]]) -> None:
+    """Print a table; a 'source' column becomes [n] references listed once below it (sources are long)."""
     from rich.markup import escape
     from rich.table import Table
 
+    notes: List[str] = []
+    if "source" in columns:
+        at = columns.index("source")
+        rows = [list(r) for r in rows]
+        for r in rows:
+            text = "" if r[at] is None else str(r[at])
+            if text and text not in notes:
+                notes.append(text)
+            r[at] = "[%d]" % (notes.index(text) + 1) if text else ""
     t = Table(title=escape(title), title_justify="left", show_lines=False)
     for c in columns:
         t.add_column(escape(c), overflow="fold")
     for r in rows:
         t.add_row(*[escape("" if v is None else str(v)) for v in r])
-    return t
+    con.print(t)
+    for n, text in enumerate(notes, 1):
+        con.print("  [%d] %s" % (n, text), markup=False, highlight=False)
 
 
 def _render(kind: str, data: Dict[str, Any]) -> None:
@@ -152,12 +164,12 @@ def _render(kind: str, data: Dict[str, Any]) -> None:
     say = lambda text: con.print(text, markup=False)  # noqa: E731  (sources contain [brackets])
     if kind == "cuda":
         q = data["query"]["cuda"]
-        con.print(_table("Drivers for CUDA %s" % q, ["platform", "driver", "how", "status", "source"],
-                         [[d["platform"], d["driver"], d["how"], d["status"], d["source"]] for d in data["drivers"]]))
-        con.print(_table("cuDNN builds for CUDA %s" % q,
-                         ["cuDNN", "build", "CUDA", "driver", "min CC", "status", "source"],
-                         [[b["cudnn"], b["variant"], ", ".join(b["cuda"]), b["driver"], b["min_cc"], b["status"],
-                           b["source"]] for b in data["cudnn_builds"]]))
+        _table(con, "Drivers for CUDA %s" % q, ["platform", "driver", "how", "status", "source"],
+               [[d["platform"], d["driver"], d["how"], d["status"], d["source"]] for d in data["drivers"]])
+        _table(con, "cuDNN builds for CUDA %s" % q,
+               ["cuDNN", "build", "CUDA", "driver", "min CC", "status", "source"],
+               [[b["cudnn"], b["variant"], ", ".join(b["cuda"]), b["driver"], b["min_cc"], b["status"],
+                 b["source"]] for b in data["cudnn_builds"]])
         for fam in data["cudnn_by_family"]:
             say("Also: cuDNN %s%s %s builds (%s) [%s: %s]" % (
                 fam["from"] or "", ("-" + fam["to"]) if fam["to"] else " and later", fam["variant"], fam["note"],
@@ -167,10 +179,10 @@ def _render(kind: str, data: Dict[str, Any]) -> None:
     elif kind == "cudnn":
         q = data["query"]["cudnn"]
         if data["builds"]:
-            con.print(_table("cuDNN %s builds and requirements" % q,
-                             ["build", "CUDA", "driver", "min CC", "status", "source"],
-                             [[b["variant"], ", ".join(b["cuda"]), b["driver"], b["min_cc"], b["status"],
-                               b["source"]] for b in data["builds"]]))
+            _table(con, "cuDNN %s builds and requirements" % q,
+                   ["build", "CUDA", "driver", "min CC", "status", "source"],
+                   [[b["variant"], ", ".join(b["cuda"]), b["driver"], b["min_cc"], b["status"],
+                     b["source"]] for b in data["builds"]])
         else:
             say("cuDNN %s: no support-matrix row in compat." % q)
         for v in data["likely_variants"]:
@@ -184,18 +196,19 @@ def _render(kind: str, data: Dict[str, Any]) -> None:
             say("Known bad: %s (fixed in %s) [%s]" % (b["problem"], b["fixed_in"], b["source"]))
     elif kind == "driver":
         q = data["query"]["driver"]
-        con.print(_table("CUDA releases driver %s can run (newest by itself: CUDA %s)" % (q, data["max_cuda"] or "?"),
-                         ["CUDA", "runs", "how", "toolkit driver", "source"],
-                         [[r["cuda"], "yes" if r["runs"] else "no", r["how"], r["needs"], r["source"]]
-                          for r in data["cuda"]]))
+        _table(con, "CUDA releases driver %s can run (newest by itself: CUDA %s)" % (q, data["max_cuda"] or "?"),
+               ["CUDA", "runs", "how", "toolkit driver", "source"],
+               [[r["cuda"], "yes" if r["runs"] else "no", r["how"], r["needs"], r["source"]] for r in data["cuda"]])
     else:
         for name, table in data["tables"].items():
             rows = table["rows"]
             if not rows:
                 continue
             columns = [k for k in rows[0] if k not in ("source", "status")] + ["status", "source"]
-            con.print(_table("%s [%s]" % (name, table["source"]), columns,
-                             [[_fmt(r.get(c)) for c in columns] for r in rows]))
+            # Rows without a source of their own carry the table's.
+            _table(con, name, columns,
+                   [[_fmt(r.get(c)) if c != "source" else (r.get("source") or table["source"]) for c in columns]
+                    for r in rows])
 
 
 def _fmt(value: Any) -> str:
