@@ -13,6 +13,7 @@ from typing import BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, 
 from .native.runner import NativeTask, run_native
 
 _MAX_LINKS = 40  # like the kernel's ELOOP bound
+LINK_LOOP = "(link loop)"  # ends a link chain that comes back on itself
 
 
 def _normalize_machine(name: str) -> str:
@@ -119,6 +120,9 @@ class Host:
             if target is None:
                 break
             nxt = target if target.startswith("/") else os.path.normpath(os.path.join(os.path.dirname(current), target))
+            if nxt in chain:
+                chain.append(LINK_LOOP)  # the kernel's ELOOP: the chain never reaches a file
+                break
             chain.append(nxt)
             current = nxt
         real, dangling = self.realpath(inside)

@@ -55,8 +55,8 @@ def probe(ctx) -> None:
         dev_links: List[str] = []
         for name in host.listdir(directory):
             m = _CUDNN_FILE.match(name)
-            if not m:
-                continue
+            if not m or host.is_dir("%s/%s" % (directory, name)):
+                continue  # a folder that happens to carry a library's name is not a library
             if not m.group("ver"):
                 dev_links.append(name)
                 continue
@@ -73,7 +73,7 @@ def probe(ctx) -> None:
     for copy in facts.cudnn:
         main = host.real(copy.path)
         task = {"op": "cudnn", "lib": str(main), "search_dir": str(host.real(copy.directory))}
-        ctx.native("cudnn", [task], lambda results, copy=copy: _apply_native(copy, results[0]))
+        ctx.native("cudnn", [task], lambda results, copy=copy: _apply_native(copy, results[0], str(host.root)))
 
 
 def _dev_links_for(host, directory: str, dev_links: List[str], major: int) -> List[str]:
@@ -206,13 +206,15 @@ def _dpkg_version(ctx, package: str) -> Optional[str]:
     return m.group(1).strip() if m else None
 
 
-def _apply_native(copy: CudnnCopy, res: dict) -> None:
+def _apply_native(copy: CudnnCopy, res: dict, root: str = "/") -> None:
     if res.get("crashed"):
         copy.load_error = "loading it crashed the probe process (%s)" % res["crashed"]
     elif res.get("timeout"):
         copy.load_error = "loading it did not finish within %ss (hung)" % res["timeout"]
     elif res.get("error"):
         copy.load_error = res["error"]
+        if root and root != "/":
+            copy.load_error = copy.load_error.replace(root, "")  # the loader names doctor-side paths
     else:
         version = decode_cudnn(res.get("version"))
         if version:

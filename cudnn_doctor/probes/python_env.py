@@ -166,9 +166,11 @@ def _conda(ctx, env: PythonEnvFacts) -> None:
                 data = json.loads(host.read_text("%s/conda-meta/%s" % (prefix, entry), limit=4 << 20) or "{}")
             except ValueError:
                 continue
+            if not isinstance(data, dict):
+                continue  # a damaged record must not hide the rest of the environment
             # A package's own cuDNN requirement lives in its depends list ("cudnn >=9.1.1.17,<10.0a0").
-            cudnn_deps = [d for d in data.get("depends", []) if isinstance(d, str) and d.split()[0] in
-                          ("cudnn", "libcudnn")]
+            depends = data.get("depends") if isinstance(data.get("depends"), list) else []
+            cudnn_deps = [d for d in depends if isinstance(d, str) and d.split()[:1] in (["cudnn"], ["libcudnn"])]
             env.conda_packages.append({"name": str(data.get("name", "")), "version": str(data.get("version", "")),
                                        "build": str(data.get("build", "")), "prefix": prefix,
                                        "cudnn_depends": "; ".join(cudnn_deps)})
