@@ -224,3 +224,9 @@ def test_archive_with_a_header_but_no_library_says_so_plainly(world):
     entries = [e for e in entries if "/lib/" not in str(e["name"])]
     line = refused(world, af.write_tar(world["dl"] / (name + ".tar.xz"), entries), expect="has no libcudnn library")
     assert "no a " not in line
+
+
+def test_a_folder_is_not_an_archive(world, tmp_path):
+    result = af.invoke("install", str(tmp_path), "--cuda-home", str(world["home"]), "--dry-run")
+    assert result.exit_code == 2 and "is a folder, not an archive" in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output

@@ -74,6 +74,11 @@ def _mismatch(name: str, got: str, want: str, deleted: bool) -> Refusal:
 def local(path: str, sha256: Optional[str]) -> Source:
     """A file on disk; checked against --sha256 before anything is read from it."""
     want = _normal_sha(sha256)
+    if os.path.isdir(path):
+        raise Refusal("%s is a folder, not an archive" % path, "install takes NVIDIA's archive file (.tar.xz, .tgz, "
+                      ".zip) or an nvidia-cudnn-cuXX wheel, not an unpacked tree",
+                      "pass the archive itself, or pack the folder first: tar -cJf cudnn.tar.xz -C %s ." % path,
+                      code=2)
     if not os.path.isfile(path):
         raise Refusal("no such archive: %s" % path, "SOURCE must be a cuDNN archive file, a URL, or omitted "
                       "with --version/--cuda", "check the path", code=2)
