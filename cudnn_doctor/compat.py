@@ -69,6 +69,23 @@ def cuda_label(text: Any) -> Optional[str]:
     return s or None
 
 
+# DL4J's pre-release stages in the order they were published. The 1.0.0 milestones (M1, M1.1, M2, M2.1) came
+# after the betas (beta2 ... beta7), but PEP 440 would read "M" as nothing known and packaging sorts neither
+# consistently, so the order is spelled out here.
+_DL4J_STAGES = {"alpha": 0, "beta": 1, "m": 2}
+
+
+def dl4j_key(text: Any) -> Tuple[Tuple[int, ...], int, Tuple[int, ...]]:
+    """Sort key for DL4J versions: 1.0.0-beta6 < 1.0.0-M1 < 1.0.0-M1.1 < 1.0.0-M2.1 < 1.0.0."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)*)(?:-?([A-Za-z]+)\.?(\d+(?:\.\d+)*)?)?(?:-SNAPSHOT)?\s*", str(text or ""))
+    if not m:
+        return ((), -1, ())
+    base = tuple(int(x) for x in m.group(1).split("."))
+    stage = _DL4J_STAGES.get((m.group(2) or "").lower(), 3 if not m.group(2) else -1)
+    number = tuple(int(x) for x in m.group(3).split(".")) if m.group(3) else ()
+    return base, stage, number
+
+
 def release3(text: Any) -> Optional[Version]:
     """A cuDNN release without its build number: 9.19.0.56 -> 9.19.0."""
     v = ver(text)
@@ -726,7 +743,8 @@ class Compat:
         return None
 
     def dl4j_releases(self) -> List[str]:
-        return list(dict.fromkeys(r["dl4j"] for r in self.framework_rows("dl4j")))
+        """DL4J releases compat knows, newest first (see dl4j_key for how they order)."""
+        return sorted(dict.fromkeys(r["dl4j"] for r in self.framework_rows("dl4j")), key=dl4j_key, reverse=True)
 
     # --- known-bad and symptoms -------------------------------------------
 

@@ -217,3 +217,26 @@ def test_cli_explain_decides_a_pasted_soname_on_a_fake_machine(machine):
                                        "libcudart.so.11.0: cannot open shared object file"])
     assert "None of these checks found a problem" not in text.stdout
     assert "libcudart.so.11.0 is not on the search path" in text.stdout
+
+
+def test_execution_failed_is_generic_unless_the_text_is_from_dl4j():
+    ids = [m.id for m in match_symptoms("cuDNN error: CUDNN_STATUS_EXECUTION_FAILED")]
+    assert "cudnn-execution-failed" in ids and "dl4j-workspace" not in ids
+    assert {"CD207", "CD104"} <= set(routed_rules(match_symptoms("CUDNN_STATUS_EXECUTION_FAILED")))
+    java = "org.nd4j.linalg.api.ops.executioner ... cuDNN error: CUDNN_STATUS_EXECUTION_FAILED"
+    ids = [m.id for m in match_symptoms(java)]
+    assert "cudnn-execution-failed" in ids and "dl4j-workspace" in ids
+
+
+def test_missing_cudnn_fix_prefers_tensorflow_and_cuda_and_pins_the_major():
+    from cudnn_doctor.commands.explain import _library_fix
+    from facts_factory import framework
+
+    compat = load_compat()
+    f = real_machine()
+    f.cudnn = []
+    f.python.frameworks = [framework("tensorflow", "2.16.1", cuda_version="12.3")]
+    assert 'tensorflow[and-cuda]==2.16.1' in _library_fix(compat, f, "libcudnn.so.8")
+    f.python.frameworks = []
+    fix = _library_fix(compat, f, "libcudnn.so.9")
+    assert "nvidia-cudnn-cu13==9.*" in fix

@@ -119,3 +119,23 @@ def test_bad_input_is_one_line_exit_2(app, args, message):
     assert result.exit_code == 2
     err = result.stderr.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_driver_branch_means_any_release_of_the_branch(app):
+    doc = as_json(app, "--driver", "580")
+    rows = {r["cuda"]: r for r in doc["cuda"]}
+    assert doc["query"]["branch"] == "580"
+    assert rows["13.0"]["runs"] is True and rows["13.1"]["runs"] is True
+    assert "580.65.06" in rows["13.0"]["branch_releases"]
+    assert rows["12.4"]["branch_releases"] == "R580: any release"
+    result = invoke(app, "--driver", "580")
+    assert result.exit_code == 0 and "580.65.06" in result.output
+
+
+def test_for_accepts_framework_and_version(app):
+    doc = as_json(app, "--for", "torch==2.5.1")
+    assert doc["query"] == {"for": "torch", "version": "2.5.1"}
+    assert doc["tables"]["pytorch"]["rows"] and all(r["torch"] == "2.5" for r in doc["tables"]["pytorch"]["rows"])
+    doc = as_json(app, "--for", "dl4j==1.0.0-M2.1")
+    assert {r["dl4j"] for r in doc["tables"]["dl4j"]["rows"]} == {"1.0.0-M2.1"}
+    assert invoke(app, "--for", "torch==9.9").exit_code != 0

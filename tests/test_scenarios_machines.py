@@ -359,3 +359,45 @@ def test_no_gpu_no_driver_machine_exits_1_and_says_so(machine, check_json):
     assert code == 1
     [f] = [f for f in doc["findings"] if f["id"] == "CD101"]
     assert "No NVIDIA driver" in f["title"] and f["fix"]
+
+
+# --- a driver that cannot run anything is not "No problems found" -------------------------------------------------
+
+
+def _bare_metal_cuda12(m, **driver_kw):
+    system_ld(m)
+    m.driver("550.54.15", cuda=12040, **driver_kw)
+    m.toolkit("12.4.1")
+    m.file("/etc/ld.so.conf.d/cuda-12-4.conf", "/usr/local/cuda-12.4/lib64\n")
+    m.cudnn("9.1.0", MA, "/usr/include/x86_64-linux-gnu", cuda=12040, header_name="cudnn_version_v9.h")
+    build_ld_cache(m)
+
+
+def test_kernel_module_without_libcuda_is_an_error(machine, check_json):
+    _bare_metal_cuda12(machine, libcuda=False)
+    code, doc = check_json(machine)
+    hit = [f for f in doc["findings"] if f["id"] == "CD106"]
+    assert code != 0 and hit and hit[0]["severity"] == "error"
+    assert "libnvidia-compute-550" in hit[0]["fix"]
+
+
+@pytest.mark.parametrize("kw", [{"gpus": []}, {"nvml_all_fail": True}], ids=["no-gpus", "nvml-fails"])
+def test_driver_without_gpus_is_an_error(machine, check_json, kw):
+    _bare_metal_cuda12(machine, **kw)
+    code, doc = check_json(machine)
+    hit = [f for f in doc["findings"] if f["id"] == "CD107"]
+    assert code != 0 and hit and hit[0]["severity"] == "error"
+    assert "dmesg" in hit[0]["fix"]
+
+
+def test_kepler_is_never_told_to_upgrade_past_r470(machine, check_json):
+    system_ld(machine)
+    machine.driver("470.256.02", cuda=11040, gpus=[Gpu(name="Tesla K80", cc="3.7")])
+    build_ld_cache(machine)
+    for args in (["--for", "torch==2.5.1"], ["--for", "torch"], ["--for", "tensorflow==2.15.0"]):
+        code, doc = check_json(machine, *args)
+        cd920 = [f for f in doc["findings"] if f["id"] == "CD920"][0]
+        assert cd920["severity"] == "error", (args, cd920["title"])
+        assert "upgrade the NVIDIA driver" not in cd920["fix"], (args, cd920["fix"])
+    cd401 = [f for f in doc["findings"] if f["id"] == "CD401"][0]
+    assert "cu11==9" not in cd401["fix"] and "libcudnn9" not in cd401["fix"]

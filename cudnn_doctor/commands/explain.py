@@ -126,6 +126,23 @@ def _cuda_for_soname(compat, facts, stem: str, version: str) -> Optional[str]:
     return (runs or want or [None])[-1]
 
 
+def _tf_and_cuda(compat, facts) -> str:
+    """For an installed TensorFlow that has NVIDIA's [and-cuda] wheels (Linux, per compat), the pinned reinstall
+    that brings the cuDNN it was built with; empty otherwise."""
+    from ..compat import ver
+    from ..rules.common import framework_kind, platform_of
+
+    fw = next((f for f in facts.python.frameworks if framework_kind(f) == "tensorflow"), None)
+    if fw is None or platform_of(facts) != "linux":
+        return ""
+    version = fw.version.split("+")[0]
+    since = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
+    if since is None or ver(version) is None or ver(version) < since:
+        return ""
+    return 'pip install "tensorflow[and-cuda]==%s"   (TensorFlow %s with the cuDNN and CUDA wheels it was built ' \
+           'with)' % (version, version)
+
+
 def _library_fix(compat, facts, name: str) -> str:
     from ..rules.common import (cudnn_dir_fix, driver_upgrade_fix, machine_cuda, machine_cudnn_fix,
                                 toolkit_install_fix)
@@ -138,6 +155,9 @@ def _library_fix(compat, facts, name: str) -> str:
         if same:
             return "cuDNN %s is installed at %s but not on the search path: %s" % (
                 same[0].version or major, same[0].directory, cudnn_dir_fix(same[0].directory))
+        tf = _tf_and_cuda(compat, facts)
+        if tf:
+            return tf
         if major is None:
             return "install cuDNN for CUDA %s: %s" % (here or "?", machine_cudnn_fix(facts, compat, here))
         if here and compat.newest_cudnn_build(here, major) is None:

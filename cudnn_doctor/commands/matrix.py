@@ -101,7 +101,11 @@ def query_driver(compat, driver: str, platform: str) -> Dict[str, Any]:
 
     if ver(driver) is None:
         raise ValueError("--driver wants a driver version such as 535.104.05, not %r" % driver)
-    runnable = {r.cuda: r for r in compat.cuda_runnable(driver, platform)}
+    # A bare branch number (580) means "a driver of branch 580": judge the branch's newest release and say from
+    # which release of the branch each CUDA runs (580 alone is not the release 580.0).
+    branch = driver.strip() if driver.strip().isdigit() else None
+    probe = "%s.9999.9999" % branch if branch else driver
+    runnable = {r.cuda: r for r in compat.cuda_runnable(probe, platform)}
     rows = []
     for cuda in compat.cuda_releases():
         floor = compat.min_driver(cuda, platform)
@@ -114,19 +118,74 @@ def query_driver(compat, driver: str, platform: str) -> Dict[str, Any]:
             "source": (run.floor if run else floor).source if (run or floor) else "",
             "note": run.note if run else "",
         })
-    return {"query": {"driver": driver, "platform": platform},
-            "max_cuda": compat.max_cuda_for_driver(driver, platform), "cuda": rows}
+        if branch:
+            rows[-1]["branch_releases"] = _branch_releases(run.floor, branch) if run else None
+    query: Dict[str, Any] = {"driver": driver, "platform": platform}
+    if branch:
+        query["branch"] = branch
+    return {"query": query, "max_cuda": compat.max_cuda_for_driver(probe, platform), "cuda": rows}
+
+
+def _branch_releases(floor, branch: str) -> str:
+    """Which releases of driver branch `branch` clear `floor`: 'R580: 580.65.06 or later', or every one."""
+    from ..compat import ver
+
+    need = ver(floor.version) if floor.version else None
+    if need is not None and need.release[0] == int(branch):
+        return "R%s: %s or later" % (branch, floor.version)
+    return "R%s: any release" % branch
+
+
+def _rows_for_version(compat, table: str, version: str) -> List[Dict[str, Any]]:
+    """The rows of a framework table that describe one release (all rows for tables without versions)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from ..compat import mm_text, ver
+
+    rows = compat.framework_rows(table)
+    plain = version.split("+")[0]
+    if table == "pytorch":
+        return [r for r in rows if r["torch"] == mm_text(plain)]
+    if table == "pytorch_arch":
+        out = []
+        for r in rows:
+            try:
+                if ver(plain) is not None and ver(plain) in SpecifierSet(r["torch"]):
+                    out.append(r)
+            except InvalidSpecifier:
+                continue
+        return out
+    if table.startswith("tensorflow"):
+        from ..rules.policy import _tf_row
+
+        row = _tf_row(compat, plain, "windows" if table.endswith("windows") else "linux")
+        return [row] if row else []
+    if table == "dl4j":
+        return [r for r in rows if str(r["dl4j"]).lower() == plain.lower()]
+    return rows
 
 
 def query_framework(compat, name: str) -> Dict[str, Any]:
-    tables = FRAMEWORK_TABLES.get(name.lower())
+    text = name.strip()
+    version = None
+    if "==" in text:
+        text, version = (part.strip() for part in text.split("==", 1))
+        if not version:
+            raise ValueError("--for wants FRAMEWORK or FRAMEWORK==VERSION, not %r" % name)
+    tables = FRAMEWORK_TABLES.get(text.lower())
     if tables is None:
-        raise ValueError("--for wants one of dl4j, tensorflow, torch, jax, not %r" % name)
-    out: Dict[str, Any] = {"query": {"for": name.lower()}, "tables": {}}
+        raise ValueError("--for wants one of dl4j, tensorflow, torch, jax (optionally ==VERSION), not %r" % name)
+    query: Dict[str, Any] = {"for": text.lower()}
+    if version:
+        query["version"] = version
+    out: Dict[str, Any] = {"query": query, "tables": {}}
     for table in tables:
         meta = compat.framework_table(table)
-        out["tables"][table] = {"source": meta.get("source", ""), "status": meta.get("status", ""),
-                                "rows": compat.framework_rows(table)}
+        rows = _rows_for_version(compat, table, version) if version else compat.framework_rows(table)
+        out["tables"][table] = {"source": meta.get("source", ""), "status": meta.get("status", ""), "rows": rows}
+    if version and not out["tables"][tables[0]]["rows"]:
+        raise ValueError("no compat data for %s %s (`cudnn-doctor matrix --for %s` lists the known releases)" % (
+            text.lower(), version, text.lower()))
     return out
 
 
@@ -196,9 +255,14 @@ def _render(kind: str, data: Dict[str, Any]) -> None:
             say("Known bad: %s (fixed in %s) [%s]" % (b["problem"], b["fixed_in"], b["source"]))
     elif kind == "driver":
         q = data["query"]["driver"]
-        _table(con, "CUDA releases driver %s can run (newest by itself: CUDA %s)" % (q, data["max_cuda"] or "?"),
+        branch = data["query"].get("branch")
+        title = ("CUDA releases a driver of branch R%s can run" % branch if branch else
+                 "CUDA releases driver %s can run" % q)
+        _table(con, "%s (newest by itself: CUDA %s)" % (title, data["max_cuda"] or "?"),
                ["CUDA", "runs", "how", "toolkit driver", "source"],
-               [[r["cuda"], "yes" if r["runs"] else "no", r["how"], r["needs"], r["source"]] for r in data["cuda"]])
+               [[r["cuda"], "yes" if r["runs"] else "no",
+                 r["how"] + (" (%s)" % r["branch_releases"] if r.get("branch_releases") else ""), r["needs"],
+                 r["source"]] for r in data["cuda"]])
     else:
         for name, table in data["tables"].items():
             rows = table["rows"]
@@ -232,9 +296,10 @@ def register(app: typer.Typer) -> None:
     def matrix(
         cuda: Optional[str] = typer.Option(None, "--cuda", metavar="X.Y", help="A CUDA release, e.g. 12.4."),
         cudnn: Optional[str] = typer.Option(None, "--cudnn", metavar="X.Y.Z", help="A cuDNN release, e.g. 8.9.7."),
-        driver: Optional[str] = typer.Option(None, "--driver", metavar="VERSION", help="A driver, e.g. 535.104.05."),
-        framework: Optional[str] = typer.Option(None, "--for", metavar="FRAMEWORK",
-                                                help="dl4j, tensorflow, torch or jax."),
+        driver: Optional[str] = typer.Option(None, "--driver", metavar="VERSION",
+                                             help="A driver, e.g. 535.104.05, or a branch, e.g. 580."),
+        framework: Optional[str] = typer.Option(None, "--for", metavar="FRAMEWORK[==VERSION]",
+                                                help="dl4j, tensorflow, torch or jax, optionally ==VERSION."),
         platform: str = typer.Option("linux", "--platform", metavar="linux|windows",
                                      help="Which driver column to use (default linux)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1)."),

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..compat import Compat, cuda_label, major_of, mm, mm_text, ver
+from ..compat import Compat, cuda_label, major_of, mm, mm_text, release3, ver
 from ..model import CudnnCopy, Facts, FrameworkFacts, Finding, GpuFacts, Resolution, Severity, ToolkitFacts
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -49,6 +50,13 @@ def has_driver(facts: Facts) -> bool:
     return bool(d.version or d.kernel_module_version or d.libcuda_path or d.libnvml_path or facts.gpus)
 
 
+class _NoFloor:
+    low = "0.0"
+
+
+_NO_FLOOR = _NoFloor()
+
+
 def visible_gpus(facts: Facts) -> List[GpuFacts]:
     return [g for g in facts.gpus if g.visible is not False]
 
@@ -81,6 +89,25 @@ def arch_driver_limit(facts: Facts, compat: Compat, branch: Optional[str]) -> st
             return (" Note: %s is a %s GPU, whose last driver branch is R%s, so no driver that new exists for it "
                     "[%s]." % (gpu_label(gpu), arch.name, arch.last_driver_branch, arch.source))
     return ""
+
+
+def floor_branch(floor: Any) -> Optional[str]:
+    """The driver branch of a DriverFloor ('580' of 580.65.06)."""
+    if floor is None:
+        return None
+    return floor.branch or ((floor.version or "").split(".")[0] or None)
+
+
+def gpu_cudnn_problems(facts: Facts, compat: Compat, cudnn: Any, cuda: Any) -> List[str]:
+    """Why a cuDNN release's build for `cuda` cannot run on the visible GPUs (its minimum compute capability)."""
+    if not cudnn or ver(str(cudnn)) is None:
+        return []
+    floor = compat.cudnn_min_cc(str(cudnn), mm_text(cuda) or cuda_label(cuda))
+    if floor is None:
+        return []
+    return ["%s is below cuDNN %s's minimum compute capability %s" % (
+        gpu_label(g), cudnn, floor.low if floor.low == floor.high else "%s-%s" % (floor.low, floor.high))
+        for g in gpus_with_cc(facts) if cc_below(g.compute_capability, floor.high)]
 
 
 # --- cuDNN copies and the loader --------------------------------------------
@@ -142,13 +169,44 @@ def is_pip_dir(path: str) -> bool:
     return "/site-packages/" in path or "/dist-packages/" in path
 
 
+def q(path: Any) -> str:
+    """A path (or any word) quoted for a POSIX shell, so fixes survive spaces and metacharacters."""
+    return shlex.quote(str(path))
+
+
+def qs(paths: Iterable[Any]) -> str:
+    """Several paths, each quoted, separated by spaces."""
+    return " ".join(q(p) for p in paths)
+
+
+def export_path_line(entries: Sequence[str]) -> str:
+    """`export LD_LIBRARY_PATH=...` with the value quoted (or `unset` when nothing is left)."""
+    if not entries:
+        return "unset LD_LIBRARY_PATH"
+    return "export LD_LIBRARY_PATH=%s" % q(":".join(entries))
+
+
+def prepend_ld_path(directory: str) -> str:
+    """The export line that puts `directory` first on LD_LIBRARY_PATH, keeping what is there."""
+    return "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % q(directory)
+
+
+def ld_conf_name(directory: str) -> str:
+    """A /etc/ld.so.conf.d file name of this folder's own, so registering it never overwrites another file."""
+    slug = re.sub(r"[^A-Za-z0-9_.]+", "-", directory).strip("-.") or "root"
+    return "/etc/ld.so.conf.d/cudnn-doctor-%s.conf" % slug
+
+
+def ld_conf_fix(directory: str) -> str:
+    """Register a folder with the loader in a file named after it, then rebuild the cache."""
+    return "echo %s | sudo tee %s > /dev/null && sudo ldconfig" % (q(directory), q(ld_conf_name(directory)))
+
+
 def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> str:
     """The exact `export` line that drops `entries` from LD_LIBRARY_PATH (or `unset` when nothing is left)."""
     drop = {os.path.normpath(e) for e in entries}
     keep = [d for d in facts.loader.ld_library_path if os.path.normpath(d) not in drop]
-    if not keep:
-        return "unset LD_LIBRARY_PATH"
-    return "export LD_LIBRARY_PATH=%s" % ":".join(keep)
+    return export_path_line(keep)
 
 
 def ld_entry_for(facts: Facts, path: Optional[str]) -> Optional[str]:
@@ -163,8 +221,7 @@ def ld_entry_for(facts: Facts, path: Optional[str]) -> Optional[str]:
 
 
 def cudnn_dir_fix(directory: str) -> str:
-    return ("echo %s | sudo tee /etc/ld.so.conf.d/cudnn.conf && sudo ldconfig   (or, for one shell: "
-            "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH})" % (directory, directory))
+    return "%s   (or, for one shell: %s)" % (ld_conf_fix(directory), prepend_ld_path(directory))
 
 
 # --- toolkits ----------------------------------------------------------------
@@ -248,6 +305,12 @@ def best_torch_variant(facts: Facts, compat: Compat, torch_version: Optional[str
         if arch and any(not compat.sass_runs(arch["arch"], arch.get("ptx"), g.compute_capability)
                         for g in gpus_with_cc(facts)):
             continue
+        if gpu_cudnn_problems(facts, compat, row.get("cudnn"), row["cuda"]):
+            continue  # the bundled cuDNN no longer supports the GPU
+        if gpus_with_cc(facts) and not arch and any(
+                cc_below(g.compute_capability, (compat.cuda_min_cc(row["cuda"]) or _NO_FLOOR).low)
+                for g in gpus_with_cc(facts)):
+            continue  # the CUDA major dropped the GPU
         fitting.append(row)
     if not fitting:
         return None
@@ -291,10 +354,65 @@ def cudnn_older(runtime: Any, compiled: Any) -> Tuple[bool, str]:
     return False, ""
 
 
+def lowest_cc(facts: Facts) -> Optional[str]:
+    """The lowest compute capability among the visible GPUs (what every install must still run on)."""
+    ccs = [g.compute_capability for g in gpus_with_cc(facts)]
+    return min(ccs, key=lambda c: mm(c)) if ccs else None
+
+
+def cudnn_build_exists(compat: Compat, release: str, cuda: Any) -> Optional[bool]:
+    """Whether NVIDIA made a build of cuDNN `release` for `cuda` ('13' = any build of that major where the major has
+    minor-version compatibility, '10.2' = that exact minor before it); None when compat knows nothing of the release."""
+    label = cuda_label(cuda)
+    cm = major_of(label) if label else None
+    r = release3(release)
+    if cm is None or r is None:
+        return None
+    family = compat.has_minor_compat(cm)
+    exact = mm_text(label) if "." in str(label) else None
+    builds = compat.cudnn_builds(str(r))
+    if any((b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda) for b in builds):
+        return True
+    era = compat.variant_era(cm) if family else None
+    if era:
+        first, last = release3(era.get("first")), release3(era.get("last"))
+        if (first is None or r >= first) and (last is None or r <= last) and compat.cudnn_release_known(str(r)):
+            return True
+    return False if (builds or compat.cudnn_release_known(str(r))) else None
+
+
+def cudnn_runs_on_cc(compat: Compat, release: str, cuda: Any, cc: Optional[str], strict: bool = True) -> bool:
+    """Whether a cuDNN release's build for `cuda` supports a GPU of compute capability `cc` (strict: also where
+    compat only knows the floor lies in a range, take its top)."""
+    if not cc:
+        return True
+    floor = compat.cudnn_min_cc(release, mm_text(cuda) or cuda_label(cuda))
+    if floor is None:
+        return True
+    return not cc_below(cc, floor.high if strict else floor.low)
+
+
+def cudnn_release_for(compat: Compat, cuda: Any, cudnn_major: Optional[int] = None,
+                      min_cc: Optional[str] = None) -> Optional[str]:
+    """The newest cuDNN release (of `cudnn_major` when given) with a build for `cuda` that runs on `min_cc`."""
+    newest = compat.newest_cudnn_build(cuda, cudnn_major)
+    if not min_cc or newest is None:
+        return newest
+    for strict in (True, False):
+        releases = [r for r in compat.cudnn_releases(cudnn_major) if cudnn_build_exists(compat, r, cuda)]
+        releases = [r for r in releases if cudnn_runs_on_cc(compat, r, cuda, min_cc, strict)]
+        if releases:
+            return str(max(release3(r) for r in releases))
+    return None
+
+
 def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = None, version: Optional[str] = None,
-                      origin: str = "system", platform: str = "linux", machine: Optional[str] = "x86_64") -> str:
+                      origin: str = "system", platform: str = "linux", machine: Optional[str] = "x86_64",
+                      min_cc: Optional[str] = None) -> str:
     """The command that installs a cuDNN for a CUDA release (or major), in the channel the user already uses.
-    Without `cudnn_major`, the newest cuDNN major compat has a build of for that CUDA."""
+    Without `cudnn_major`, the newest cuDNN major compat has a build of for that CUDA. A `version` NVIDIA never
+    built for this CUDA is replaced by the newest release that has a build (of its major when one exists); with
+    `min_cc`, only releases that still support that GPU are named."""
     cuda_text = mm_text(cuda) or (cuda_label(cuda) if cuda not in (None, "") else None)
     cm = major_of(cuda_text) if cuda_text else None
     if cm is None:
@@ -302,17 +420,39 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
                 "CUDA the driver runs (`cudnn-doctor matrix --driver <driver version>` lists them)")
     family = compat.has_minor_compat(cm)
     key = cuda_text if not family else str(cm)
-    if cudnn_major is None:
-        cudnn_major = major_of(version or compat.newest_cudnn_build(key))
+    if version and (cudnn_build_exists(compat, version, key) is False
+                    or not cudnn_runs_on_cc(compat, version, key, min_cc, strict=False)):
+        # No such build (cuDNN 7.6.5 for CUDA 11.8, 9.1.0 for CUDA 13) or none for this GPU: name one that exists.
         if cudnn_major is None:
+            cudnn_major = major_of(version)
+        version = None
+        if cudnn_release_for(compat, key, cudnn_major, min_cc) is None:
+            cudnn_major = None
+    if cudnn_major is not None and version is None and cudnn_release_for(compat, key, cudnn_major, min_cc) is None \
+            and min_cc and cudnn_release_for(compat, key, None, min_cc) is not None:
+        cudnn_major = None  # this major has no build for the GPU: offer the one that does
+    if cudnn_major is None:
+        cudnn_major = major_of(version or cudnn_release_for(compat, key, None, min_cc))
+        if cudnn_major is None:
+            if min_cc and compat.newest_cudnn_build(key):
+                return ("compat knows no cuDNN build for CUDA %s that supports compute capability %s: install a "
+                        "CUDA release that still supports this GPU (`cudnn-doctor matrix --cuda <release>` lists "
+                        "the builds of each)" % (cuda_text, min_cc))
             return ("compat knows no cuDNN build for CUDA %s: install a CUDA release that cuDNN supports "
                     "(`cudnn-doctor matrix --cuda <release>` lists the builds of each)" % cuda_text)
-    release = version or compat.newest_cudnn_build(key, cudnn_major)
+    release = version or cudnn_release_for(compat, key, cudnn_major, min_cc)
     archive = compat.cudnn_archive_name(release, cuda_text if not family else str(cm), platform,
                                         machine or "x86_64") if release else None
     archive_text = archive or "the cuDNN %s build for CUDA %s" % (release or cudnn_major, cuda_text)
     wheel = compat.cudnn_wheel(cm)
-    pin = "==%s.*" % version if version else ""
+    # Always pin: an unpinned nvidia-cudnn-cuNN installs the newest major, whatever major was asked for. Where the
+    # newest release of the major no longer runs on the GPU, pin the release chosen for it.
+    if version:
+        pin = "==%s.*" % version
+    elif min_cc and release and release != compat.newest_cudnn_build(key, cudnn_major):
+        pin = "==%s.*" % release
+    else:
+        pin = "==%d.*" % cudnn_major
     if not family:
         # One runtime per CUDA minor: NVIDIA's per-minor debs or archives only (and no pip wheels).
         deb_version = (version or release or str(cudnn_major)) + ".*"
@@ -345,7 +485,7 @@ def machine_cudnn_fix(facts: Facts, compat: Compat, cuda: Any, cudnn_major: Opti
                       origin: str = "system") -> str:
     """cudnn_install_fix for this machine's platform and processor."""
     return cudnn_install_fix(compat, cuda, cudnn_major, version, origin, platform_of(facts),
-                             facts.host.machine or "x86_64")
+                             facts.host.machine or "x86_64", lowest_cc(facts))
 
 
 def toolkit_install_fix(facts: Facts, compat: Compat, cuda: Any = None) -> str:
@@ -417,9 +557,10 @@ def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None
     if archive and (facts is None or platform_of(facts) == "linux"):
         lib = archive[:-len(".tar.xz")] + "/lib" if archive.endswith(".tar.xz") else "cuda/lib64"
         return ("download %s from NVIDIA's cuDNN archive, `tar -xf` it and copy its libraries back keeping the "
-                "links: sudo cp -P %s/libcudnn* %s/ && sudo ldconfig" % (archive, lib, copy.directory))
+                "links: sudo cp -P %s/libcudnn* %s/ && sudo ldconfig" % (archive, q(lib), q(copy.directory + "/")))
     return ("re-extract the cuDNN %s archive you installed from and copy its libraries back keeping the links "
-            "(`sudo cp -P` of its lib/libcudnn* into %s/), then `sudo ldconfig`" % (copy.version or "", copy.directory))
+            "(`sudo cp -P` of its lib/libcudnn* into %s), then `sudo ldconfig`" % (copy.version or "",
+                                                                                  q(copy.directory + "/")))
 
 
 def describe_copy(copy: Optional[CudnnCopy]) -> str:

@@ -9,7 +9,7 @@ from ..compat import major_of, mm_text, release3
 from ..model import CudnnCopy, Facts, Finding
 from . import rule
 from .common import (ERROR, INFO, WARNING, compat_of, finding, has_driver, is_pip_dir, is_used, machine_cuda,
-                     machine_cudnn_fix, primary_toolkit, reinstall_fix)
+                     machine_cudnn_fix, primary_toolkit, q, qs, reinstall_fix)
 
 _SHORT_SONAME = re.compile(r"^(lib\w+\.so\.\d+)$")
 
@@ -83,7 +83,13 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
                 by_version.setdefault(str(release3(v)), []).append(f.name)
         if len(by_version) > 1:
             newest = max(by_version, key=release3)
-            stale = sorted(n for v, names in by_version.items() if v != newest for n in names)
+            # After the reinstall (`cp -P`) the sonames (libcudnn_ops.so, .so.9) are the new release's links again:
+            # only the full-version files of the other releases (libcudnn_ops.so.9.0.0) are left over to delete.
+            current = set(by_version[newest])
+            stale = sorted(n for v, names in by_version.items() if v != newest for n in names
+                           if re.search(r"\.so\.\d+\.\d+", n) and n not in current)
+            remove = ("; then remove the other release's files: cd %s && sudo rm %s && sudo ldconfig" % (
+                q(copy.directory), qs(stale))) if stale else ""
             out.append(finding(
                 "CD403", ERROR if is_used(facts, copy) else WARNING,
                 "cuDNN files of versions %s are mixed in %s" % (", ".join(sorted(by_version, key=release3)),
@@ -91,8 +97,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
                 detail="A partial upgrade or two installs copied over each other: the main library and its "
                        "sub-libraries must be one release, or loading fails with 'undefined symbol ... version "
                        "libcudnn_...' or CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH.",
-                fix="%s; then remove the stale files (%s) from %s and run `sudo ldconfig`" % (
-                    reinstall_fix(compat_of(ctx), copy, facts), ", ".join(stale[:6]), copy.directory),
+                fix=reinstall_fix(compat_of(ctx), copy, facts) + remove,
                 evidence={"directory": copy.directory, "versions": by_version}, catalogue=["D3"]))
     return out
 
@@ -113,7 +118,7 @@ def not_symlink(facts: Facts, ctx) -> List[Finding]:
             if not full:
                 continue
             names.append(f.name)
-            commands.append("sudo ln -sf %s %s" % (full[-1], f.name))
+            commands.append("sudo ln -sf %s %s" % (q(full[-1]), q(f.name)))
         if not names:
             continue
         wsl = copy.directory.startswith("/usr/lib/wsl")
@@ -125,7 +130,7 @@ def not_symlink(facts: Facts, ctx) -> List[Finding]:
             detail="The files were copied without `cp -P`; every ldconfig run prints '... is not a symbolic link' "
                    "and a later upgrade can leave an old copy answering to the soname." +
                    (" Under /usr/lib/wsl this is how WSL ships the driver and is harmless." if wsl else ""),
-            fix="cd %s && %s && sudo ldconfig" % (copy.directory, " && ".join(commands)),
+            fix="cd %s && %s && sudo ldconfig" % (q(copy.directory), " && ".join(commands)),
             evidence={"directory": copy.directory, "files": names}, catalogue=["D4", "H5"] if wsl else ["D4"]))
     return out
 
@@ -151,13 +156,13 @@ def permissions(facts: Facts, ctx) -> List[Finding]:
                 folders.add(blocker)
         commands = []
         if files:
-            commands.append("sudo chmod a+r %s" % " ".join(sorted(files)))
+            commands.append("sudo chmod a+r %s" % qs(sorted(files)))
         if folders:
-            commands.append("sudo chmod o+x %s" % " ".join(sorted(folders)))
+            commands.append("sudo chmod o+x %s" % qs(sorted(folders)))
         if unknown:
             # Readable files behind a folder the probe did not name: show the modes along the way.
             commands.append("namei -l %s   (then `sudo chmod o+x` the folder shown without x for others)"
-                            % " ".join(sorted(unknown)))
+                            % qs(sorted(unknown)))
         out.append(finding(
             "CD405", ERROR if is_used(facts, copy) else WARNING,
             "%d cuDNN file(s) in %s are not readable by other users" % (len(bad), copy.directory),
@@ -187,7 +192,7 @@ def corrupt(facts: Facts, ctx) -> List[Finding]:
                     "An interrupted download or extraction, a full disk or a placeholder left the file empty or "
                     "short; loading it fails with 'file too short' or 'cannot read file data'."),
             fix="%s; check free space first with `df -h %s`" % (reinstall_fix(compat_of(ctx), copy, facts),
-                                                                 copy.directory),
+                                                                 q(copy.directory)),
             evidence={"files": {f.name: f.elf for f in bad}}, catalogue=["D6", "F4"] if arch else ["D6"]))
     return out
 
@@ -206,9 +211,9 @@ def header(facts: Facts, ctx) -> List[Finding]:
             fix = "sudo apt install %s=%s   (the dev package of the same version as the library)" % (
                 dev, pkg.split()[2] if len(pkg.split()) > 2 else "<library version>")
         else:
-            fix = ("Replace %s with the header from the same cuDNN %s archive (sudo cp <archive>/include/cudnn*.h %s/)"
+            fix = ("Replace %s with the header from the same cuDNN %s archive (sudo cp <archive>/include/cudnn*.h %s)"
                    ", or delete the stale header" % (copy.header_path, copy.version,
-                                                     os.path.dirname(copy.header_path)))
+                                                     q(os.path.dirname(copy.header_path) + "/")))
         out.append(finding(
             "CD407", WARNING, "The cuDNN header %s says %s but the library at %s is %s" % (
                 copy.header_path, copy.header_version, copy.directory, copy.version),
@@ -235,7 +240,7 @@ def dangling(facts: Facts, ctx) -> List[Finding]:
                 "%s points to %s, which does not exist" % (f.path, f.link_chain[-1] if f.link_chain else "?"),
                 detail="Loading by this name fails with 'cannot open shared object file: No such file or directory'"
                        + ("." if main else " (this unversioned link is used only when linking)."),
-                fix=("cd %s && sudo ln -sf %s %s && sudo ldconfig" % (copy.directory, targets[-1], f.name))
+                fix=("cd %s && sudo ln -sf %s %s && sudo ldconfig" % (q(copy.directory), q(targets[-1]), q(f.name)))
                     if targets else reinstall_fix(compat_of(ctx), copy, facts),
                 evidence={"link": f.path, "chain": f.link_chain}, catalogue=["D4"]))
     return out

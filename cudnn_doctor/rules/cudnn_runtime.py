@@ -9,7 +9,7 @@ from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
 from . import rule
 from .common import (ERROR, INFO, WARNING, compat_of, consumers, copy_for_path, copy_wheel, cudnn_older,
                      describe_copy, driver_cuda, driver_upgrade_fix, driver_version, finding, framework_kind,
-                     gpus_with_cc, has_driver, is_used, jax_install, ld_entry_for, ld_library_path_without,
+                     gpus_with_cc, has_driver, is_used, jax_install, ld_entry_for, ld_library_path_without, prepend_ld_path,
                      machine_cuda, machine_cudnn_fix, platform_of, primary_toolkit, toolkit_owning)
 
 
@@ -196,9 +196,8 @@ def two_copies(facts: Facts, ctx) -> List[Finding]:
         if plain is not None and frameworks:
             fw_label, fw_copy = frameworks[0]
             fix += (" To give programs that link cuDNN themselves (C/C++ builds, ctranslate2, cudnn-frontend) the "
-                    "same cuDNN as %s, put its folder first: export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:"
-                    "$LD_LIBRARY_PATH}, or upgrade the system copy at %s to %s." % (
-                        fw_label.split()[0], fw_copy.directory, plain.directory, fw_copy.version or "the same release"))
+                    "same cuDNN as %s, put its folder first: %s, or upgrade the system copy at %s to %s." % (
+                        fw_label.split()[0], prepend_ld_path(fw_copy.directory), plain.directory, fw_copy.version or "the same release"))
         out.append(finding(
             "CD505", WARNING if len(versions) > 1 else INFO,
             "Two cuDNN %s copies are in use: %s" % (major, "; ".join(lines)),

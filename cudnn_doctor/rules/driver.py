@@ -150,3 +150,56 @@ def version_unknown(facts: Facts, ctx) -> List[Finding]:
         out.append(finding("CD105", INFO, "libcuda could not be queried: %s" % d.libcuda_error,
                            evidence={"libcuda": d.libcuda_path}))
     return out
+
+
+def _module_present(facts: Facts) -> bool:
+    d = facts.driver
+    return d.kernel_module_loaded is not False and bool(d.kernel_module_version or d.kernel_module_loaded)
+
+
+@rule("CD106", "libcuda-missing", "The NVIDIA kernel module is loaded but libcuda.so.1 is not installed")
+def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
+    if facts.host.in_container or facts.host.wsl or not _module_present(facts):
+        return []  # CD801 / CD804 speak for containers and WSL; CD102 for a module that is not loaded
+    d = facts.driver
+    res = facts.loader.resolved.get("libcuda.so.1")
+    if d.libcuda_path or (res is not None and res.path):
+        return []
+    module = d.kernel_module_version or d.version
+    branch = (module or "").split(".")[0]
+    if branch.isdigit():
+        fix = ("sudo apt install libnvidia-compute-%s   (Ubuntu/Debian: the user-space libraries of driver branch "
+               "%s, matching the loaded kernel module %s; other distributions: reinstall the driver %s with its "
+               "package or NVIDIA's installer), then `sudo ldconfig` and check with `nvidia-smi`" % (
+                   branch, branch, module, module))
+    else:
+        fix = ("Reinstall the NVIDIA driver (Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's installer), then "
+               "`sudo ldconfig` and check with `nvidia-smi`")
+    return [finding(
+        "CD106", ERROR, "The NVIDIA kernel module %s is loaded but libcuda.so.1 is not installed" % (module or ""),
+        detail="libcuda.so.1 is the driver's user-space half that every CUDA program (and cuDNN) loads; without it "
+               "they fail with 'libcuda.so.1: cannot open shared object file' or 'CUDA driver version is "
+               "insufficient' / 'no CUDA-capable device is detected'. A partial driver install or an autoremoved "
+               "libnvidia-compute package leaves this state.",
+        fix=fix, evidence={"kernel_module": d.kernel_module_version, "libcuda.so.1": None,
+                           "libnvidia-ml": d.libnvml_path}, catalogue=["A1"])]
+
+
+@rule("CD107", "driver-sees-no-gpu", "The driver is installed but NVML reports no usable GPU")
+def no_gpu_seen(facts: Facts, ctx) -> List[Finding]:
+    if facts.host.in_container or facts.host.wsl or not _module_present(facts):
+        return []
+    d = facts.driver
+    if facts.gpus or not d.libnvml_path or (d.nvml_error and "mismatch" in d.nvml_error.lower()):
+        return []  # GPUs answered, NVML is not installed (nothing asked), or CD104 explains the failure
+    why = ("NVML could not answer (%s)" % d.nvml_error) if d.nvml_error else "NVML reports 0 usable GPUs"
+    return [finding(
+        "CD107", ERROR, "The NVIDIA driver %s is installed but %s" % (d.version or d.kernel_module_version or "",
+                                                                      why),
+        detail="CUDA will report 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE). Usual causes: the GPU "
+               "fell off the bus ('GPU has fallen off the bus' / Xid 79 in dmesg), is disabled in the firmware or "
+               "by a power/thermal fault, is bound to vfio-pci for a VM, or needs a reboot after a driver install.",
+        fix="Run `nvidia-smi` to confirm, then look for NVRM/Xid errors with `sudo dmesg | grep -iE 'nvrm|xid'`; "
+            "enable the GPU in the firmware (or reseat it / check its power cables), then `sudo reboot`",
+        evidence={"driver": d.version, "kernel_module": d.kernel_module_version, "gpus": 0,
+                  "nvml_error": d.nvml_error, "pci_devices": d.nvidia_pci_devices}, catalogue=["A1"])]

@@ -6,7 +6,7 @@ from typing import List
 
 from ..model import Facts, Finding
 from . import rule
-from .common import ERROR, INFO, WARNING, finding
+from .common import ERROR, INFO, WARNING, export_path_line, finding
 
 
 @rule("CD510", "smoke-test-failed", "A real convolution through cuDNN failed")
@@ -33,12 +33,12 @@ def smoke(facts: Facts, ctx) -> List[Finding]:
 def cwd_in_path(facts: Facts, ctx) -> List[Finding]:
     if not facts.loader.ld_library_path_cwd:
         return []
-    clean = ":".join(p for p in facts.loader.ld_library_path if p.startswith("/"))
+    clean = [p for p in facts.loader.ld_library_path if p.startswith("/")]
     return [finding(
         "CD609", WARNING, "LD_LIBRARY_PATH has an empty or relative entry (a stray ':' or '.')",
         detail="The loader reads it as the current folder, so which libcudnn or libcuda a program loads depends on "
                "where it is started: a copy lying in a project folder silently wins over the installed one.",
-        fix=("export LD_LIBRARY_PATH=%s" % clean) if clean else "unset LD_LIBRARY_PATH",
+        fix=export_path_line(clean),
         evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["F1", "E2"])]
 
 

@@ -21,7 +21,10 @@ def _gpu_install(facts: Facts, ctx, fw: FrameworkFacts) -> str:
     if kind == "torch":
         best = best_torch_variant(facts, compat, fw.version)
         if best:
-            return "pip uninstall -y torch && %s" % torch_install(best["torch"], best["cuda"])
+            # Keep the installed release (2.5.1, not the table's minor 2.5, which pip reads as 2.5.0).
+            installed = fw.version.split("+")[0]
+            pin = installed if mm_text(installed) == best["torch"] else best["torch"]
+            return "pip uninstall -y torch && %s" % torch_install(pin, best["cuda"])
         # No CUDA build in compat runs on this driver and GPU: the driver has to move first.
         rows = compat.framework_rows("pytorch")
         newest = max(rows, key=lambda r: (ver(r["torch"]), ver(r["cuda"]))) if rows else None

@@ -210,7 +210,7 @@ def compute_mode(facts: Facts, ctx) -> List[Finding]:
 def mig(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     cvd = facts.visibility.cuda_visible_devices
-    for gpu in facts.gpus:
+    for gpu in visible_gpus(facts):  # a GPU CUDA_VISIBLE_DEVICES hides cannot fail a CUDA program
         if not gpu.mig_mode:
             continue
         if not gpu.mig_devices:

@@ -7,7 +7,8 @@ from typing import List
 
 from ..model import Facts, Finding
 from . import rule
-from .common import (ERROR, INFO, WARNING, cudnn_dir_fix, finding, is_pip_dir, ld_library_path_without, visible_gpus)
+from .common import (ERROR, INFO, WARNING, cudnn_dir_fix, finding, is_pip_dir, ld_library_path_without,
+                     prepend_ld_path, q, qs, visible_gpus)
 
 _SKIPPED = re.compile(r"^(?P<path>\S+) \((?P<via>[^)]*)\) skipped: (?P<why>\S+)")
 
@@ -22,6 +23,10 @@ def off_path(facts: Facts, ctx) -> List[Finding]:
             continue
         copies = [c for c in facts.cudnn if c.major == major]
         loose = [c for c in copies if c.origin not in ("pip", "conda") and not is_pip_dir(c.directory)]
+        # A folder the loader is configured for (or whose files the cache merely lacks) is CD608's: `sudo ldconfig`.
+        registered = {os.path.normpath(d) for d in facts.loader.conf_dirs}
+        stale_dirs = {os.path.normpath(os.path.dirname(p)) for p in facts.loader.stale_cache}
+        loose = [c for c in loose if os.path.normpath(c.directory) not in registered | stale_dirs]
         if loose:
             c = loose[0]
             out.append(finding(
@@ -32,14 +37,13 @@ def off_path(facts: Facts, ctx) -> List[Finding]:
                 fix=cudnn_dir_fix(c.directory), evidence={"soname": name, "found_in": [x.directory for x in copies],
                                                           "LD_LIBRARY_PATH": facts.loader.ld_library_path},
                 catalogue=["F1", "D1"]))
-        else:
+        elif all(c.origin in ("pip", "conda") or is_pip_dir(c.directory) for c in copies):
             c = copies[0]
             out.append(finding(
                 "CD601", INFO, "%s exists only inside Python/conda environments (%s)" % (name, c.directory),
                 detail="Frameworks find their wheel's cuDNN through their own RUNPATH; programs outside them "
                        "(C/C++ builds, Paddle, ONNX Runtime without torch) do not.",
-                fix="If such a program needs it: export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" %
-                    c.directory, evidence={"soname": name, "found_in": [x.directory for x in copies]},
+                fix="If such a program needs it: %s" % prepend_ld_path(c.directory), evidence={"soname": name, "found_in": [x.directory for x in copies]},
                 catalogue=["F1"]))
     return out
 
@@ -63,9 +67,8 @@ def nvrtc(facts: Facts, ctx) -> List[Finding]:
         detail="cuDNN 8's convolution library dlopens 'libnvrtc.so' by that exact name; pip wheels ship only "
                "libnvrtc.so.X.Y, so convolutions fail with 'Could not load library libcudnn_cnn_infer.so.8. Error: "
                "libnvrtc.so: cannot open shared object file' and the process aborts.",
-        fix='cd %s && ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so && export LD_LIBRARY_PATH=%s'
-            '${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}   (or put a CUDA toolkit lib64, which has libnvrtc.so, on the '
-            'path)' % (where, where),
+        fix='cd %s && ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so && %s   (or put a CUDA toolkit lib64, '
+            'which has libnvrtc.so, on the path)' % ((q(where), prepend_ld_path(where)) if dirs else (where, where)),
         evidence={"candidates": dirs, "searched": res.shadowed}, catalogue=["F2"])]
 
 
@@ -80,7 +83,7 @@ def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
     else:
         fix = ("mkdir -p ~/.local/lib/cuda-link && ln -sf %s ~/.local/lib/cuda-link/libcuda.so && export "
                "LD_LIBRARY_PATH=~/.local/lib/cuda-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}   (or install the "
-               "driver's development package, which ships the libcuda.so link)" % real.path)
+               "driver's development package, which ships the libcuda.so link)" % q(real.path))
     return [finding(
         "CD603", WARNING, "cuDNN 8 is installed but only libcuda.so.1, not libcuda.so, is on the search path",
         detail="cuDNN 8 dlopens the unversioned 'libcuda.so'; without it convolutions fail with 'Error: libcuda.so: "
@@ -127,10 +130,18 @@ def visibility(facts: Facts, ctx) -> List[Finding]:
             "CD605", WARNING, "CUDA_VISIBLE_DEVICES=%r is partly invalid: %s" % (
                 vis.cuda_visible_devices, "; ".join(vis.problems)),
             detail="CUDA stops reading the list at the first bad entry, so fewer GPUs are visible than intended.",
-            fix="export CUDA_VISIBLE_DEVICES=%s" % ",".join(str(g.index) for g in visible),
+            # Keep the user's order: CUDA numbers devices in the order the variable lists them.
+            fix="export CUDA_VISIBLE_DEVICES=%s" % ",".join(str(i) for i in _visible_order(facts)),
             evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "visible": [g.index for g in visible]},
             catalogue=["F5"])]
     return []
+
+
+def _visible_order(facts: Facts) -> List[int]:
+    """The visible GPU indices in the order CUDA_VISIBLE_DEVICES lists them (each once)."""
+    order = [i for i in (facts.visibility.visible_indices or []) if any(g.index == i for g in visible_gpus(facts))]
+    order = list(dict.fromkeys(order))
+    return order + [g.index for g in visible_gpus(facts) if g.index not in order]
 
 
 @rule("CD606", "ld-preload-cuda", "LD_PRELOAD forces a CUDA/cuDNN library")
@@ -142,7 +153,7 @@ def preload(facts: Facts, ctx) -> List[Finding]:
     return [finding(
         "CD606", WARNING, "LD_PRELOAD forces %s into every process" % ", ".join(hits),
         detail="A preloaded library wins over every search path, so frameworks get it instead of their own copy.",
-        fix=("export LD_PRELOAD=%s" % " ".join(keep)) if keep else "unset LD_PRELOAD",
+        fix=("export LD_PRELOAD=%s" % q(" ".join(keep))) if keep else "unset LD_PRELOAD",
         evidence={"LD_PRELOAD": facts.loader.ld_preload}, catalogue=["E2"])]
 
 

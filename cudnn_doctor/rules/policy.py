@@ -8,12 +8,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ..compat import Compat, major_of, mm, mm_text, release3, ver
+from ..compat import Compat, dl4j_key, major_of, mm, mm_text, release3, ver
 from ..model import Facts, Finding
 from . import rule
-from .common import (ERROR, INFO, WARNING, compat_of, consumers, cudnn_older, cudnn_wheel_for, driver_cuda,
-                     driver_upgrade_fix, driver_version, finding, framework_kind, gpu_label, gpus_with_cc, has_driver,
-                     machine_cuda, platform_of, toolkit_install_fix, torch_install)
+from .common import (ERROR, INFO, WARNING, arch_driver_limit, best_torch_variant, compat_of, consumers, cudnn_older,
+                     cudnn_wheel_for, driver_cuda, driver_upgrade_fix, driver_version, finding, floor_branch,
+                     framework_kind, gpu_cudnn_problems, gpu_label, gpus_with_cc, has_driver, machine_cuda,
+                     platform_of, toolkit_install_fix, torch_install)
 
 # What each --require key is compared with (documented in `cudnn-doctor check --help` and the README).
 REQUIRE_KEYS: Dict[str, str] = {
@@ -266,6 +267,28 @@ def _gpu_problems(facts: Facts, compat: Compat, cuda: str, min_cc: Optional[str]
     return problems
 
 
+def _arch_blocks_driver(facts: Facts, compat: Compat, cuda: str) -> str:
+    """The note when the driver CUDA `cuda` needs is newer than the GPU's last driver branch (upgrading cannot
+    help); empty otherwise."""
+    if not _driver_problem(facts, compat, cuda) or not has_driver(facts):
+        return ""
+    return arch_driver_limit(facts, compat, floor_branch(compat.min_driver(cuda, platform_of(facts))))
+
+
+def _with_driver_step(facts: Facts, compat: Compat, cuda: str, fix: str, floor_text: Optional[str] = None) -> str:
+    """`fix`, preceded by the driver upgrade CUDA `cuda` needs when the driver is too old, unless no driver that new
+    exists for the GPU: then say so instead of recommending one."""
+    if not _driver_problem(facts, compat, cuda) or not has_driver(facts):
+        return fix
+    blocked = _arch_blocks_driver(facts, compat, cuda)
+    if blocked:
+        return ("This build cannot run on this GPU: no driver for CUDA %s exists for it.%s Use a release built "
+                "for a CUDA the installed driver runs (`cudnn-doctor matrix --driver %s`), or a newer GPU." % (
+                    cuda, blocked, driver_version(facts) or "<driver version>"))
+    floor = compat.min_driver(cuda, platform_of(facts))
+    return driver_upgrade_fix(floor_text or (floor.text() if floor else "one for CUDA %s" % cuda)) + "; then " + fix
+
+
 def _toolkit_problem(facts: Facts, compat: Compat, cuda: str) -> Optional[str]:
     want = mm(cuda)
     for tk in facts.toolkits:
@@ -358,8 +381,12 @@ def _judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         steps = []
         driver_issue = _driver_problem(facts, compat, cuda)
         if driver_issue:
+            blocked = _arch_blocks_driver(facts, compat, cuda)
+            if blocked:
+                problems.append(blocked.strip())
             floor = compat.min_driver(cuda, platform_of(facts))
-            steps.append(driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % cuda))
+            steps.append(_with_driver_step(facts, compat, cuda, "") if blocked else
+                         driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % cuda))
         if _toolkit_problem(facts, compat, cuda):
             steps.append("install the CUDA %s toolkit (https://developer.nvidia.com/cuda-toolkit-archive; apt: "
                          "%s)" % (cuda, toolkit_install_fix(facts, compat, cuda)))
@@ -381,7 +408,8 @@ def _judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     blocked = [(row, _gpu_problems(facts, compat, row["cuda"])) for row in rows]
     if gpus_with_cc(facts) and all(problems for _, problems in blocked):
         # No backend of this release can drive the GPU: installing CUDA/cuDNN cannot help.
-        newer = [r for r in compat.framework_rows("dl4j") if not _gpu_problems(facts, compat, r["cuda"])]
+        newer = sorted((r for r in compat.framework_rows("dl4j") if not _gpu_problems(facts, compat, r["cuda"])),
+                       key=lambda r: (dl4j_key(r["dl4j"]), ver(r["cuda"])))
         newest = max(compat.framework_rows("dl4j"), key=lambda r: ver(r["cuda"]))
         fix = ("Use DL4J %s (CUDA %s backend %s), whose CUDA supports this GPU." % (
             newer[-1]["dl4j"], newer[-1]["cuda"], newer[-1]["backend"]) if newer else
@@ -422,6 +450,10 @@ def _judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     problems += [p for p in _gpu_problems(facts, compat, cuda,
                                           compat.framework_table("tensorflow_pip").get("min_cc"))
                  if "needs CUDA" not in p]
+    problems += [p for p in gpu_cudnn_problems(facts, compat, cudnn, cuda) if p not in problems]
+    blocked = _arch_blocks_driver(facts, compat, cuda)
+    if blocked:
+        problems.append(blocked.strip())
     if pip_wheels and platform != "windows":
         fix = 'pip install "tensorflow[and-cuda]==%s"' % version
     else:
@@ -429,9 +461,7 @@ def _judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
                      if p]
         fix = "install CUDA %s and cuDNN %s for CUDA %s (TensorFlow's tested build), then pip install " \
               "tensorflow==%s" % (cuda, cudnn, cuda, version)
-    if _driver_problem(facts, compat, cuda):
-        floor = compat.min_driver(cuda, platform)
-        fix = driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % cuda) + "; then " + fix
+    fix = _with_driver_step(facts, compat, cuda, fix)
     table = "tensorflow_windows" if platform == "windows" else "tensorflow_linux"
     return _verdict("TensorFlow %s (CUDA %s, cuDNN %s)" % (version, cuda, cudnn),
                     [("its tested build (CUDA %s, cuDNN %s)" % (cuda, cudnn), problems, fix)],
@@ -456,10 +486,18 @@ def _judge_torch(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         arch = compat.pytorch_arch(version.split("+")[0] if version.count(".") >= 2 else row["torch"] + ".0", cuda)
         problems = [p for p in [_driver_problem(facts, compat, cuda)] if p]
         problems += _gpu_problems(facts, compat, cuda, arch=arch)
-        fix = torch_install(version, cuda)
-        if _driver_problem(facts, compat, cuda):
-            floor = compat.min_driver(cuda, platform_of(facts))
-            fix = driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % cuda) + "; then " + fix
+        problems += [p for p in gpu_cudnn_problems(facts, compat, row.get("cudnn"), cuda) if p not in problems]
+        blocked = _arch_blocks_driver(facts, compat, cuda)
+        if blocked:
+            problems.append(blocked.strip())
+        fix = _with_driver_step(facts, compat, cuda, torch_install(version, cuda))
+        if blocked or any("compute capability" in p and "below" in p or "no kernels" in p for p in problems):
+            # The GPU itself rules this build out: name the newest PyTorch build that still runs here.
+            other = best_torch_variant(facts, compat, None)
+            if other is not None:
+                fix = ("This build cannot run on this GPU; the newest PyTorch build that does (with this driver) is "
+                       "%s for CUDA %s: %s" % (other["torch"], other["cuda"],
+                                               torch_install(other["torch"], other["cuda"])))
         options.append(("the CUDA %s build (bundled cuDNN %s)" % (cuda, row["cudnn"]), problems, fix))
     return _verdict("PyTorch %s" % version.split("+")[0], options,
                     compat.framework_table("pytorch").get("source", ""), ["C1", "B1"])
@@ -484,7 +522,10 @@ def _judge_jax(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         problems += ["cuDNN %s at %s is refused by JAX (known-bad)" % (c.version, c.directory) for c in bad]
         fix = 'pip install -U "jax[%s]"' % row["extra"]
         if any("driver" in p for p in problems):
-            fix = driver_upgrade_fix("the R%s branch" % row["driver_linux"]) + "; then " + fix
+            limit = arch_driver_limit(facts, compat, str(row["driver_linux"]).split(".")[0])
+            fix = ("No driver of the R%s branch exists for this GPU.%s JAX's current CUDA builds cannot run "
+                   "here." % (row["driver_linux"], limit) if limit else
+                   driver_upgrade_fix("the R%s branch" % row["driver_linux"]) + "; then " + fix)
         options.append(("jax[%s] (CUDA %s, cuDNN %s)" % (row["extra"], row["cuda"], row["cudnn"]), problems, fix))
     note = "" if not target.version else " (compat holds the current JAX requirements only)"
     return _verdict("JAX%s%s" % ((" " + target.version) if target.version else "", note), options,

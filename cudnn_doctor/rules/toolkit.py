@@ -10,7 +10,7 @@ from ..model import Facts, Finding, ToolkitFacts
 from . import rule
 from .common import (ERROR, INFO, WARNING, arch_driver_limit, best_torch_variant, compat_of, driver_cuda,
                      driver_upgrade_fix, driver_version, finding, framework_kind, has_driver, ld_entry_for,
-                     ld_library_path_without, platform_of, toolkit_install_fix, torch_install, visible_gpus)
+                     ld_library_path_without, ld_conf_fix, platform_of, prepend_ld_path, q, toolkit_install_fix, torch_install, visible_gpus)
 
 
 def _judge(facts: Facts, compat: Compat, cuda: str):
@@ -206,8 +206,7 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
                 tk.version or "", tk.path, name),
             detail="Programs linked against the toolkit's runtime fail with '%s: cannot open shared object file'." %
                    name,
-            fix="echo %s | sudo tee /etc/ld.so.conf.d/cuda.conf && sudo ldconfig   (or export LD_LIBRARY_PATH=%s"
-                "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH})" % (lib, lib),
+            fix="%s   (or %s)" % (ld_conf_fix(lib), prepend_ld_path(lib)),
             evidence={"soname": name, "toolkit": tk.path, "runtime": tk.cudart_path}, catalogue=["C5", "F1"]))
     for fw in facts.python.frameworks:
         # TensorFlow before the [and-cuda] wheels (and any build without nvidia-* requirements) uses the system CUDA.
@@ -256,9 +255,9 @@ def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
         out.append(finding(
             "CD307", ERROR, "%s points to %s, which does not exist" % (tk.path, tk.realpath or "?"),
             detail="Builds and programs that use this path find no CUDA (the toolkit it pointed to was removed).",
-            fix=("sudo ln -sfn %s %s" % (target, tk.path)) if target else
+            fix=("sudo ln -sfn %s %s" % (q(target), q(tk.path))) if target else
                 "Reinstall the CUDA toolkit (%s) or remove the link: sudo rm %s" % (
-                    toolkit_install_fix(facts, compat, named.group(1) if named else None), tk.path),
+                    toolkit_install_fix(facts, compat, named.group(1) if named else None), q(tk.path)),
             evidence={"path": tk.path, "link_chain": tk.link_chain}, catalogue=["C5"]))
     return out
 
