@@ -194,10 +194,12 @@ def two_copies(facts: Facts, ctx) -> List[Finding]:
         frameworks = [(label, c) for label, c, _ in rows if not label.startswith("a plain process") and c is not plain]
         fix = "Nothing to change if each program keeps to its own copy."
         if plain is not None and frameworks:
-            fw_label, fw_copy = frameworks[0]
+            # Name the framework people know best when several share that copy (the list is alphabetical).
+            fw_label, fw_copy = next((f for f in frameworks if f[0].split()[0] == "torch"), frameworks[0])
             fix += (" To give programs that link cuDNN themselves (C/C++ builds, ctranslate2, cudnn-frontend) the "
                     "same cuDNN as %s, put its folder first: %s, or upgrade the system copy at %s to %s." % (
-                        fw_label.split()[0], prepend_ld_path(fw_copy.directory), plain.directory, fw_copy.version or "the same release"))
+                        fw_label.split()[0], prepend_ld_path(fw_copy.directory), plain.directory,
+                        fw_copy.version or "the same release"))
         out.append(finding(
             "CD505", WARNING if len(versions) > 1 else INFO,
             "Two cuDNN %s copies are in use: %s" % (major, "; ".join(lines)),
