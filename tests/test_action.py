@@ -219,7 +219,7 @@ for n, sev in enumerate(filter(None, os.environ.get("CD_TEST_FINDINGS", "").spli
                         detail="line one\nline two", fix="do the thing")]
     rules.rule(rid, "injected-" + sev, "injected")(judge)
 if os.environ.get("CD_TEST_CRASH"):
-    import cudnn_doctor.commands.check as check
+    import cudnn_doctor.diagnose as check
     def boom(*args, **kwargs):
         raise RuntimeError("probe exploded")
     check.collect_facts = boom

@@ -254,11 +254,9 @@ def _read_text(text: Optional[str], file: Optional[str]) -> str:
 
 
 def _run_checks(rules: List[str], root: str) -> Optional[Dict[str, Any]]:
-    """The findings of the routed rules on this machine; None when the check command is not available."""
-    try:
-        from .check import collect_report
-    except ImportError:
-        return None
+    """The findings of the routed rules on this machine."""
+    from ..diagnose import collect_report
+
     report = collect_report(root=root)
     wanted = set(rules)
     relevant = [f for f in report.findings if f.id in wanted]
