@@ -1,9 +1,8 @@
-"""Decoding NVIDIA's version numbers and version files (pure functions, no I/O)."""
+"""Decoding and comparing NVIDIA's version numbers (pure functions, no I/O)."""
 from __future__ import annotations
 
-import json
 import re
-from typing import Dict, Optional, Tuple
+from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
@@ -40,70 +39,6 @@ def decode_cuda(value: Optional[int]) -> Optional[str]:
     if value is None or value <= 0:
         return None
     return "%d.%d" % (value // 1000, (value % 1000) // 10)
-
-
-_DEFINE = r"#\s*define\s+%s\s+(\d+)"
-
-
-def parse_cudnn_header(text: str) -> Optional[Dict[str, Optional[str]]]:
-    """Version macros from cudnn_version.h (8+) or cudnn.h (<=7). None when absent or garbage."""
-    found = {}
-    for key in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"):
-        m = re.search(_DEFINE % key, text)
-        if not m:
-            return None
-        found[key] = int(m.group(1))
-    out: Dict[str, Optional[str]] = {
-        "version": "%d.%d.%d" % (found["CUDNN_MAJOR"], found["CUDNN_MINOR"], found["CUDNN_PATCHLEVEL"]),
-        "max_sm": None,
-    }
-    sm_major = re.search(_DEFINE % "CUDNN_MAX_SM_MAJOR_NUMBER", text)
-    sm_minor = re.search(_DEFINE % "CUDNN_MAX_SM_MINOR_NUMBER", text)
-    if sm_major and sm_minor:
-        out["max_sm"] = "%s.%s" % (sm_major.group(1), sm_minor.group(1))
-    return out
-
-
-def parse_cuda_h(text: str) -> Optional[str]:
-    """'#define CUDA_VERSION 12040' in cuda.h -> '12.4'."""
-    m = re.search(r"#\s*define\s+CUDA_VERSION\s+(\d+)", text)
-    return decode_cuda(int(m.group(1))) if m else None
-
-
-def parse_cudart_h(text: str) -> Optional[str]:
-    m = re.search(r"#\s*define\s+CUDART_VERSION\s+(\d+)", text)
-    return decode_cuda(int(m.group(1))) if m else None
-
-
-def parse_version_json(text: str) -> Tuple[Optional[str], Optional[str]]:
-    """(toolkit version, bundled driver) from a CUDA 11+ version.json."""
-    try:
-        data = json.loads(text)
-        cuda = data.get("cuda", {}).get("version")
-        driver = (data.get("nvidia_driver") or {}).get("version")
-    except (ValueError, AttributeError):
-        return None, None
-    return (str(cuda) if cuda else None), (str(driver) if driver else None)
-
-
-def parse_version_txt(text: str) -> Optional[str]:
-    """'CUDA Version 10.1.243' (CUDA <= 10.2)."""
-    m = re.search(r"CUDA Version\s+(\d+\.\d+(?:\.\d+)?)", text)
-    return m.group(1) if m else None
-
-
-def parse_nvcc(text: str) -> Tuple[Optional[str], Optional[str]]:
-    """(release 'X.Y', nvcc component version 'X.Y.Z') from `nvcc --version`."""
-    m = re.search(r"release (\d+)\.(\d+), V(\d+\.\d+\.\d+)", text)
-    if not m:
-        return None, None
-    return "%s.%s" % (m.group(1), m.group(2)), m.group(3)
-
-
-def parse_kernel_module(text: str) -> Optional[str]:
-    """Driver version from /proc/driver/nvidia/version ('... Kernel Module  580.95.05 ...')."""
-    m = re.search(r"Kernel Module(?: for [\w-]+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
-    return m.group(1) if m else None
 
 
 _SO_VERSION = re.compile(r"\.so\.(\d+(?:\.\d+)*)$")

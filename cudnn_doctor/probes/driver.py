@@ -6,7 +6,8 @@ import re
 from typing import List, Optional
 
 from ..model import DriverFacts, GpuFacts, Resolution, VisibilityFacts
-from ..versions import decode_cuda, parse_kernel_module, soname_version
+from ..readers.version_files import parse_kernel_module
+from ..versions import decode_cuda, soname_version
 
 _COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
 _WATCHED_MODULES = ("nvidia", "nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nouveau", "nova_core", "nova_drm")
