@@ -37,7 +37,7 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
                    target: Optional[str] = None, smoke: Optional[dict] = None,
                    facts: Optional[Facts] = None, skip: Sequence[str] = ()) -> Report:
     """Facts plus the judgement of every rule: the one result object every renderer reads."""
-    from .compat import load_compat
+    from .knowledge import load_compat
     from .rules import RuleContext, evaluate
 
     facts = facts if facts is not None else collect_facts(root, env)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -48,3 +48,77 @@ def soname_version(filename: str) -> Optional[str]:
     """'libcudnn_ops.so.9.14.0' -> '9.14.0'; 'libcuda.so.580.95.05' -> '580.95.05'."""
     m = _SO_VERSION.search(filename)
     return m.group(1) if m else None
+
+
+# --- comparing versions (the knowledge base and the rules judge with these) ---------------------------------
+
+
+def ver(text: Any) -> Optional[Version]:
+    """A Version for '580.65.06', '9.14.0', 'r440', '13'; None for '', 'N/A' or garbage."""
+    if text is None:
+        return None
+    s = str(text).strip().lstrip("rR")
+    if not s or s.upper() == "N/A":
+        return None
+    try:
+        return Version(s)
+    except InvalidVersion:
+        return None
+
+
+def mm(text: Any) -> Optional[Tuple[int, int]]:
+    """(major, minor) of a CUDA or cuDNN version; '13' -> (13, 0) is *not* assumed: returns None."""
+    v = ver(text)
+    if v is None or len(v.release) < 2:
+        return None
+    return v.release[0], v.release[1]
+
+
+def mm_text(text: Any) -> Optional[str]:
+    pair = mm(text)
+    return "%d.%d" % pair if pair else None
+
+
+def major_of(text: Any) -> Optional[int]:
+    v = ver(text)
+    return v.release[0] if v is not None else None
+
+
+def cuda_label(text: Any) -> Optional[str]:
+    """Normalise how a CUDA build is named: 'cuda13', '13.x', 'cu130', '13.1' -> '13' / '13.1'."""
+    if text is None:
+        return None
+    s = str(text).strip().lower()
+    m = re.fullmatch(r"cu(\d{2,3})", s)  # wheel tags: cu118, cu130
+    if m:
+        digits = m.group(1)
+        return "%s.%s" % (digits[:-1], digits[-1])
+    s = re.sub(r"^cuda", "", s)
+    s = re.sub(r"\.x$", "", s)
+    return s or None
+
+
+# DL4J's pre-release stages in the order they were published. The 1.0.0 milestones (M1, M1.1, M2, M2.1) came
+# after the betas (beta2 ... beta7), but PEP 440 would read "M" as nothing known and packaging sorts neither
+# consistently, so the order is spelled out here.
+_DL4J_STAGES = {"alpha": 0, "beta": 1, "m": 2}
+
+
+def dl4j_key(text: Any) -> Tuple[Tuple[int, ...], int, Tuple[int, ...]]:
+    """Sort key for DL4J versions: 1.0.0-beta6 < 1.0.0-M1 < 1.0.0-M1.1 < 1.0.0-M2.1 < 1.0.0."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)*)(?:-?([A-Za-z]+)\.?(\d+(?:\.\d+)*)?)?(?:-SNAPSHOT)?\s*", str(text or ""))
+    if not m:
+        return ((), -1, ())
+    base = tuple(int(x) for x in m.group(1).split("."))
+    stage = _DL4J_STAGES.get((m.group(2) or "").lower(), 3 if not m.group(2) else -1)
+    number = tuple(int(x) for x in m.group(3).split(".")) if m.group(3) else ()
+    return base, stage, number
+
+
+def release3(text: Any) -> Optional[Version]:
+    """A cuDNN release without its build number: 9.19.0.56 -> 9.19.0."""
+    v = ver(text)
+    if v is None:
+        return None
+    parts = list(v.release[:3]) + [0] * (3 - len(v.release[:3]))
+    return Version("%d.%d.%d" % tuple(parts))

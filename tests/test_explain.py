@@ -7,7 +7,7 @@ import pytest
 from clirunner import CliRunner
 
 from cudnn_doctor.commands.explain import match_symptoms, routed_rules
-from cudnn_doctor.compat import load_compat
+from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Report
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import real_machine

@@ -24,7 +24,7 @@ def _list_checks() -> None:
 
 
 def _compat():
-    from ..compat import load_compat
+    from ..knowledge import load_compat
 
     return load_compat()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from ..compat import load_compat
+from ..knowledge import load_compat
 
 
 @dataclass
