@@ -1,4 +1,4 @@
-"""Releases known to be broken, and the error texts that point at a diagnosis (known_bad.toml, symptoms.toml)."""
+"""Known-bad releases, error-text symptoms and status codes (compat/known_bad, symptoms, status_codes .toml)."""
 from __future__ import annotations
 
 import re
@@ -32,7 +32,7 @@ class Symptom:
 
 
 class KnownBadKnowledge(Tables):
-    """Known-bad releases and symptom patterns."""
+    """Known-bad releases, symptom patterns and status codes."""
 
     def known_bad(self, component: str, version: Optional[str]) -> List[Dict[str, Any]]:
         v = release3(version) if component == "cudnn" else ver(version)
@@ -54,3 +54,7 @@ class KnownBadKnowledge(Tables):
         return [Symptom(id=s["id"], patterns=list(s["patterns"]), meaning=s["meaning"],
                         catalogue=list(s.get("catalogue", [])), rules=list(s.get("rules", [])))
                 for s in self.data.get("symptoms", {}).get("symptom", [])]
+
+    def status_codes(self) -> Dict[str, Any]:
+        """compat/status_codes.toml as read: CUDA/cuDNN status numbers by API and numbering, with their meaning."""
+        return self.data["status_codes"]

@@ -18,7 +18,7 @@ class Explanation:
 
 def table() -> Dict[str, Any]:
     """compat/status_codes.toml, read once with the rest of the knowledge base."""
-    return load_compat().data["status_codes"]
+    return load_compat().status_codes()
 
 
 def cudnn_numbering(version: Optional[int]) -> str:
