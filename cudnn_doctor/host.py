@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .native.runner import NativeTask, run_native
+from .readers.elf import read_elf
 
 _MAX_LINKS = 40  # like the kernel's ELOOP bound
 LINK_LOOP = "(link loop)"  # ends a link chain that comes back on itself
@@ -249,8 +250,6 @@ class Host:
         if self._machine is None:
             self._machine = _normalize_machine(platform.machine()) if self.is_live else "x86_64"
             if not self.is_live:
-                from .probes.elf import read_elf
-
                 for probe in ("/bin/sh", "/usr/bin/env", "/bin/ls"):
                     opened = self.open_binary(probe)
                     if opened is None:

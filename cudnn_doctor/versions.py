@@ -1,9 +1,8 @@
-"""Decoding NVIDIA's version numbers and version files (pure functions, no I/O)."""
+"""Decoding and comparing NVIDIA's version numbers (pure functions, no I/O)."""
 from __future__ import annotations
 
-import json
 import re
-from typing import Dict, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -42,70 +41,6 @@ def decode_cuda(value: Optional[int]) -> Optional[str]:
     return "%d.%d" % (value // 1000, (value % 1000) // 10)
 
 
-_DEFINE = r"#\s*define\s+%s\s+(\d+)"
-
-
-def parse_cudnn_header(text: str) -> Optional[Dict[str, Optional[str]]]:
-    """Version macros from cudnn_version.h (8+) or cudnn.h (<=7). None when absent or garbage."""
-    found = {}
-    for key in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"):
-        m = re.search(_DEFINE % key, text)
-        if not m:
-            return None
-        found[key] = int(m.group(1))
-    out: Dict[str, Optional[str]] = {
-        "version": "%d.%d.%d" % (found["CUDNN_MAJOR"], found["CUDNN_MINOR"], found["CUDNN_PATCHLEVEL"]),
-        "max_sm": None,
-    }
-    sm_major = re.search(_DEFINE % "CUDNN_MAX_SM_MAJOR_NUMBER", text)
-    sm_minor = re.search(_DEFINE % "CUDNN_MAX_SM_MINOR_NUMBER", text)
-    if sm_major and sm_minor:
-        out["max_sm"] = "%s.%s" % (sm_major.group(1), sm_minor.group(1))
-    return out
-
-
-def parse_cuda_h(text: str) -> Optional[str]:
-    """'#define CUDA_VERSION 12040' in cuda.h -> '12.4'."""
-    m = re.search(r"#\s*define\s+CUDA_VERSION\s+(\d+)", text)
-    return decode_cuda(int(m.group(1))) if m else None
-
-
-def parse_cudart_h(text: str) -> Optional[str]:
-    m = re.search(r"#\s*define\s+CUDART_VERSION\s+(\d+)", text)
-    return decode_cuda(int(m.group(1))) if m else None
-
-
-def parse_version_json(text: str) -> Tuple[Optional[str], Optional[str]]:
-    """(toolkit version, bundled driver) from a CUDA 11+ version.json."""
-    try:
-        data = json.loads(text)
-        cuda = data.get("cuda", {}).get("version")
-        driver = (data.get("nvidia_driver") or {}).get("version")
-    except (ValueError, AttributeError):
-        return None, None
-    return (str(cuda) if cuda else None), (str(driver) if driver else None)
-
-
-def parse_version_txt(text: str) -> Optional[str]:
-    """'CUDA Version 10.1.243' (CUDA <= 10.2)."""
-    m = re.search(r"CUDA Version\s+(\d+\.\d+(?:\.\d+)?)", text)
-    return m.group(1) if m else None
-
-
-def parse_nvcc(text: str) -> Tuple[Optional[str], Optional[str]]:
-    """(release 'X.Y', nvcc component version 'X.Y.Z') from `nvcc --version`."""
-    m = re.search(r"release (\d+)\.(\d+), V(\d+\.\d+\.\d+)", text)
-    if not m:
-        return None, None
-    return "%s.%s" % (m.group(1), m.group(2)), m.group(3)
-
-
-def parse_kernel_module(text: str) -> Optional[str]:
-    """Driver version from /proc/driver/nvidia/version ('... Kernel Module  580.95.05 ...')."""
-    m = re.search(r"Kernel Module(?: for [\w-]+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
-    return m.group(1) if m else None
-
-
 _SO_VERSION = re.compile(r"\.so\.(\d+(?:\.\d+)*)$")
 
 
@@ -113,3 +48,77 @@ def soname_version(filename: str) -> Optional[str]:
     """'libcudnn_ops.so.9.14.0' -> '9.14.0'; 'libcuda.so.580.95.05' -> '580.95.05'."""
     m = _SO_VERSION.search(filename)
     return m.group(1) if m else None
+
+
+# --- comparing versions (the knowledge base and the rules judge with these) ---------------------------------
+
+
+def ver(text: Any) -> Optional[Version]:
+    """A Version for '580.65.06', '9.14.0', 'r440', '13'; None for '', 'N/A' or garbage."""
+    if text is None:
+        return None
+    s = str(text).strip().lstrip("rR")
+    if not s or s.upper() == "N/A":
+        return None
+    try:
+        return Version(s)
+    except InvalidVersion:
+        return None
+
+
+def mm(text: Any) -> Optional[Tuple[int, int]]:
+    """(major, minor) of a CUDA or cuDNN version; '13' -> (13, 0) is *not* assumed: returns None."""
+    v = ver(text)
+    if v is None or len(v.release) < 2:
+        return None
+    return v.release[0], v.release[1]
+
+
+def mm_text(text: Any) -> Optional[str]:
+    pair = mm(text)
+    return "%d.%d" % pair if pair else None
+
+
+def major_of(text: Any) -> Optional[int]:
+    v = ver(text)
+    return v.release[0] if v is not None else None
+
+
+def cuda_label(text: Any) -> Optional[str]:
+    """Normalise how a CUDA build is named: 'cuda13', '13.x', 'cu130', '13.1' -> '13' / '13.1'."""
+    if text is None:
+        return None
+    s = str(text).strip().lower()
+    m = re.fullmatch(r"cu(\d{2,3})", s)  # wheel tags: cu118, cu130
+    if m:
+        digits = m.group(1)
+        return "%s.%s" % (digits[:-1], digits[-1])
+    s = re.sub(r"^cuda", "", s)
+    s = re.sub(r"\.x$", "", s)
+    return s or None
+
+
+# DL4J's pre-release stages in the order they were published. The 1.0.0 milestones (M1, M1.1, M2, M2.1) came
+# after the betas (beta2 ... beta7), but PEP 440 would read "M" as nothing known and packaging sorts neither
+# consistently, so the order is spelled out here.
+_DL4J_STAGES = {"alpha": 0, "beta": 1, "m": 2}
+
+
+def dl4j_key(text: Any) -> Tuple[Tuple[int, ...], int, Tuple[int, ...]]:
+    """Sort key for DL4J versions: 1.0.0-beta6 < 1.0.0-M1 < 1.0.0-M1.1 < 1.0.0-M2.1 < 1.0.0."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)*)(?:-?([A-Za-z]+)\.?(\d+(?:\.\d+)*)?)?(?:-SNAPSHOT)?\s*", str(text or ""))
+    if not m:
+        return ((), -1, ())
+    base = tuple(int(x) for x in m.group(1).split("."))
+    stage = _DL4J_STAGES.get((m.group(2) or "").lower(), 3 if not m.group(2) else -1)
+    number = tuple(int(x) for x in m.group(3).split(".")) if m.group(3) else ()
+    return base, stage, number
+
+
+def release3(text: Any) -> Optional[Version]:
+    """A cuDNN release without its build number: 9.19.0.56 -> 9.19.0."""
+    v = ver(text)
+    if v is None:
+        return None
+    parts = list(v.release[:3]) + [0] * (3 - len(v.release[:3]))
+    return Version("%d.%d.%d" % tuple(parts))

@@ -69,7 +69,7 @@ def resolution(name: str, path: Optional[str], via: Optional[str] = "ld.so.cache
 
 def toolkit(version: str, path: str = "/usr/local/cuda", realpath: Optional[str] = None, **fields) -> ToolkitFacts:
     mm = ".".join(version.split(".")[:2])
-    from cudnn_doctor.compat import load_compat
+    from cudnn_doctor.knowledge import load_compat
 
     real = realpath or "/usr/local/cuda-%s" % mm
     soname = load_compat().cudart_soname(mm)

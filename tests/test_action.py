@@ -219,7 +219,7 @@ for n, sev in enumerate(filter(None, os.environ.get("CD_TEST_FINDINGS", "").spli
                         detail="line one\nline two", fix="do the thing")]
     rules.rule(rid, "injected-" + sev, "injected")(judge)
 if os.environ.get("CD_TEST_CRASH"):
-    import cudnn_doctor.commands.check as check
+    import cudnn_doctor.diagnose as check
     def boom(*args, **kwargs):
         raise RuntimeError("probe exploded")
     check.collect_facts = boom
@@ -318,7 +318,7 @@ def test_install_step_for_real_then_check(action, tmp_path, fake_root):
     """The install step's own command: a venv and `pip install` of the action's checkout, then check with it."""
     checkout = tmp_path / "action"
     checkout.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(REPO / name, checkout / name)
     for name in ("cudnn_doctor", "compat"):
         shutil.copytree(REPO / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))

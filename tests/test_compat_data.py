@@ -8,7 +8,8 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from cudnn_doctor.compat import COMPAT_FILES, load_compat, mm, release3, ver
+from cudnn_doctor.knowledge import COMPAT_FILES, load_compat
+from cudnn_doctor.versions import mm, release3, ver
 
 try:
     import tomllib

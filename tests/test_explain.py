@@ -7,7 +7,7 @@ import pytest
 from clirunner import CliRunner
 
 from cudnn_doctor.commands.explain import match_symptoms, routed_rules
-from cudnn_doctor.compat import load_compat
+from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Report
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import real_machine
@@ -101,7 +101,7 @@ def test_cli_explain_without_checks():
 
 def test_cli_explain_runs_the_routed_checks(monkeypatch):
     """The checks run through collect_report; here it judges the facts factory's machine with one fault."""
-    import cudnn_doctor.commands.check as check_mod
+    import cudnn_doctor.diagnose as check_mod
 
     def fake_collect_report(root="/", env=None, requires=(), target=None, **kw):
         facts = real_machine()

@@ -22,7 +22,7 @@ def compat_ok(monkeypatch):
 
 def test_summary_keeps_the_findings_about_the_installed_copy(machine):
     """The reporting logic on a fake machine: a copied soname in the toolkit, another copy elsewhere."""
-    from cudnn_doctor.commands.check import collect_report
+    from cudnn_doctor.diagnose import collect_report
     from cudnn_doctor.install.checkup import summarise
 
     machine.toolkit("12.4.1")
@@ -86,7 +86,7 @@ def test_a_crashing_check_is_a_note_and_never_fails_the_install(machine, tmp_pat
     def boom(*args, **kwargs):
         raise RuntimeError("probe exploded")
 
-    monkeypatch.setattr("cudnn_doctor.commands.check.collect_report", boom)
+    monkeypatch.setattr("cudnn_doctor.diagnose.collect_report", boom)
     home = machine.p(machine.toolkit("12.4.1"))
     result = af.invoke("install", af.make("linux-xz", tmp_path / "dl"), "--cuda-home", home, "--no-smoke",
                        env={af.MACHINE_ENV: str(machine.root)})

@@ -209,7 +209,7 @@ def _boom(*args, **kwargs):
 
 
 def test_internal_error_is_one_line_and_exit_3(monkeypatch, capsys, root):
-    import cudnn_doctor.commands.check as check_mod
+    import cudnn_doctor.diagnose as check_mod
     from cudnn_doctor.cli import main
 
     monkeypatch.setattr(check_mod, "collect_facts", _boom)
@@ -222,7 +222,7 @@ def test_internal_error_is_one_line_and_exit_3(monkeypatch, capsys, root):
 
 
 def test_debug_shows_the_traceback(monkeypatch, root):
-    import cudnn_doctor.commands.check as check_mod
+    import cudnn_doctor.diagnose as check_mod
     from cudnn_doctor.cli import main
 
     monkeypatch.setenv("CUDNN_DOCTOR_DEBUG", "")  # restored afterwards, since --debug sets it
@@ -231,7 +231,7 @@ def test_debug_shows_the_traceback(monkeypatch, root):
         main(["--debug", "check", "--root", str(root)])
 
 
-CRASH = ("import sys, cudnn_doctor.commands.check as c\n"
+CRASH = ("import sys, cudnn_doctor.diagnose as c\n"
          "def boom(*a, **k): raise RuntimeError('probe exploded')\n"
          "c.collect_facts = boom\n"
          "from cudnn_doctor.cli import main\nmain()\n")

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from cudnn_doctor.commands.check import collect_facts
+from cudnn_doctor.diagnose import collect_facts
 from kit import Gpu, build_ld_cache, ldconfig_available
 
 MA = "/usr/lib/x86_64-linux-gnu"

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from cudnn_doctor.commands.check import collect_facts
+from cudnn_doctor.diagnose import collect_facts
 from realdata import CUDART12, CUDNN8, CUDNN9, real_wheel
 
 pytestmark = pytest.mark.realdata

@@ -10,7 +10,8 @@ from typing import List
 
 import pytest
 
-from cudnn_doctor.compat import Compat, load_compat, release3, ver
+from cudnn_doctor.knowledge import Compat, load_compat
+from cudnn_doctor.versions import release3, ver
 from cudnn_doctor.model import Facts, Finding, ToolkitFacts
 from cudnn_doctor.rules import RuleContext, evaluate
 from cudnn_doctor.rules.common import compat_of, cudnn_older, reinstall_fix
@@ -51,7 +52,7 @@ def test_compat_of_needs_the_context():
 
 
 def test_rules_never_load_compat_themselves(monkeypatch):
-    import cudnn_doctor.compat as compat_mod
+    import cudnn_doctor.knowledge as compat_mod
 
     given = load_compat()
     f = real_machine()
@@ -67,7 +68,7 @@ def test_rules_never_load_compat_themselves(monkeypatch):
 
 def test_parse_target_accepts_the_callers_compat(monkeypatch):
     from cudnn_doctor.rules.policy import parse_target
-    import cudnn_doctor.compat as compat_mod
+    import cudnn_doctor.knowledge as compat_mod
 
     given = load_compat()
     monkeypatch.setattr(compat_mod, "load_compat", lambda: (_ for _ in ()).throw(AssertionError("loaded")))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_doctor.compat import load_compat
+from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.rules import RuleContext, evaluate
 from cudnn_doctor.rules.policy import REQUIRE_KEYS, parse_requirement, parse_target
 from facts_factory import dl4j_machine, driver, gpu, no_gpu_machine, real_machine

@@ -4,7 +4,8 @@ from __future__ import annotations
 import shlex
 from typing import List
 
-from cudnn_doctor.compat import load_compat, dl4j_key
+from cudnn_doctor.knowledge import load_compat
+from cudnn_doctor.versions import dl4j_key
 from cudnn_doctor.model import Facts, Finding, LibFile, VisibilityFacts
 from cudnn_doctor.rules import RuleContext, evaluate
 from cudnn_doctor.rules.common import cudnn_build_exists, cudnn_install_fix, ld_conf_name

@@ -5,7 +5,7 @@ from typing import Callable, Dict, List
 
 import pytest
 
-from cudnn_doctor.compat import load_compat
+from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Facts, Finding, LibFile, Resolution, ToolkitFacts
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import (PIP_CUDNN, SYSLIB, TORCH_SITE, clone, cudnn_copy, dl4j_machine, driver, framework,

@@ -1,87 +1,30 @@
 """The `check` subcommand: probe the machine, judge it, render the report, choose the exit code."""
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 from pathlib import Path
-from typing import List, Mapping, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import typer
 
-from ..host import Host
-from ..model import Facts, Finding, Report, Severity
+from .. import diagnose
+from ..model import Report, Severity
 from ..ui import EXIT_OK, EXIT_PROBLEMS, error_exit
 
 
-def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None) -> Facts:
-    """Observe the machine (or the filesystem under ``root``) and return the facts."""
-    from ..probes import collect
-
-    return collect(Host(root=root, env=env))
-
-
-def probe_error_findings(facts: Facts) -> List[Finding]:
-    """A probe that failed is reported, so a blind spot is never mistaken for a healthy machine."""
-    return [
-        Finding(
-            id="CD001",
-            severity=Severity.WARNING,
-            title="The %s probe failed: %s" % (e.probe, e.error),
-            detail="cudnn-doctor could not inspect this part of the machine, so findings about it may be missing.",
-            fix="Re-run with `cudnn-doctor --debug check -v` and report it with `cudnn-doctor check --json` attached.",
-            alias="probe-failed",
-        )
-        for e in facts.probe_errors
-    ]
-
-
-def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
-                   target: Optional[str] = None, smoke: Optional[dict] = None,
-                   facts: Optional[Facts] = None, skip: Sequence[str] = ()) -> Report:
-    """Facts plus the judgement of every rule: the one result object every renderer reads."""
-    from ..rules import RuleContext, evaluate
-
-    facts = facts if facts is not None else collect_facts(root, env)
-    context = RuleContext(compat=_compat(), requires=list(requires), target=target, smoke=smoke)
-    findings, ran = evaluate(facts, context)
-    findings = probe_error_findings(facts) + findings
-    if skip:
-        from ..rules import RULES
-
-        aliases = {r.id: r.alias for r in RULES}
-        findings = [f for f in findings if not _skipped(f.id, f.alias, skip)]
-        ran = [r for r in ran if not _skipped(r, aliases.get(r, ""), skip)]
-    report = Report(facts=facts, findings=findings, rules_run=ran)
-    if smoke is not None:
-        report.extra["smoke"] = smoke
-    return report
-
-
-def _skipped(rule_id: str, alias: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatchcase(rule_id, p.upper()) or (alias and alias == p) for p in patterns)
-
-
 def _validate_skip(patterns: Sequence[str]) -> None:
-    from ..rules import RULES, evaluate  # noqa: F401  (evaluate loads the registry)
-    from ..rules import registry  # noqa: F401
-
-    known = [(r.id, r.alias) for r in RULES] + [("CD001", "probe-failed")]
-    for p in patterns:
-        if not any(_skipped(rid, alias, [p]) for rid, alias in known):
-            error_exit("--skip %r matches no check; see `cudnn-doctor check --list-checks`" % p)
+    for p in diagnose.unknown_skips(patterns):
+        error_exit("--skip %r matches no check; see `cudnn-doctor check --list-checks`" % p)
 
 
 def _list_checks() -> None:
-    from ..rules import RULES
-    from ..rules import registry  # noqa: F401
-
-    for r in sorted(RULES, key=lambda r: r.id):
-        sys.stdout.write("%s  %-36s %s\n" % (r.id, r.alias, r.title))
+    for rid, alias, title in diagnose.known_checks():
+        sys.stdout.write("%s  %-36s %s\n" % (rid, alias, title))
 
 
 def _compat():
-    from ..compat import load_compat
+    from ..knowledge import load_compat
 
     return load_compat()
 
@@ -176,9 +119,7 @@ def register(app: typer.Typer) -> None:
             error_exit("--root %s is not a folder" % root)
         _validate_policy(require, target)
         _validate_skip(skip)
-        facts = collect_facts(root)
-        smoke_result = _run_smoke(facts, root) if smoke else None
-        report = collect_report(root, requires=require, target=target, smoke=smoke_result, facts=facts, skip=skip)
+        report = diagnose.diagnose(root, requires=require, target=target, skip=skip, smoke=smoke)
         code = exit_code_for(report, strict)
         if junit_xml is not None:
             from ..render.junit import write_junit
@@ -203,22 +144,3 @@ def register(app: typer.Typer) -> None:
             render_human(report, console(color=color), verbose=verbose, quiet=quiet)
         raise typer.Exit(code)
 
-
-def _run_smoke(facts: Facts, root: str = "/") -> dict:
-    """Run the cuDNN smoke test on the copy a plain process would load; paths reported as inside the root."""
-    from ..smoke import run_smoke
-
-    res = next((r for name, r in sorted(facts.loader.resolved.items(), reverse=True)
-                if name.startswith("libcudnn.so.") and r.path), None)
-    if res is None:
-        return {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
-                "fix": "Install cuDNN (`cudnn-doctor install ARCHIVE`, or pip install nvidia-cudnn-cuXX)."}
-    host = Host(root)
-    # The driver library the loader picks (it may live only on LD_LIBRARY_PATH, which the child does not get).
-    libcuda = facts.loader.resolved.get("libcuda.so.1")
-    driver = str(host.real(libcuda.path)) if libcuda is not None and libcuda.path else None
-    result = run_smoke(str(host.real(res.path)), driver_library=driver).to_dict()
-    if host.is_live:
-        return result
-    prefix = str(host.root)
-    return {k: (v.replace(prefix, "") if isinstance(v, str) else v) for k, v in result.items()}

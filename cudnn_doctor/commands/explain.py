@@ -24,7 +24,7 @@ class SymptomMatch:
 
 def match_symptoms(text: str, compat=None) -> List[SymptomMatch]:
     """Every symptom row whose patterns occur in `text`, in table order. Pure: no machine access."""
-    from ..compat import load_compat
+    from ..knowledge import load_compat
 
     compat = compat or load_compat()
     out: List[SymptomMatch] = []
@@ -129,7 +129,7 @@ def _cuda_for_soname(compat, facts, stem: str, version: str) -> Optional[str]:
 def _tf_and_cuda(compat, facts) -> str:
     """For an installed TensorFlow that has NVIDIA's [and-cuda] wheels (Linux, per compat), the pinned reinstall
     that brings the cuDNN it was built with; empty otherwise."""
-    from ..compat import ver
+    from ..versions import ver
     from ..rules.common import framework_kind, platform_of
 
     fw = next((f for f in facts.python.frameworks if framework_kind(f) == "tensorflow"), None)
@@ -254,11 +254,9 @@ def _read_text(text: Optional[str], file: Optional[str]) -> str:
 
 
 def _run_checks(rules: List[str], root: str) -> Optional[Dict[str, Any]]:
-    """The findings of the routed rules on this machine; None when the check command is not available."""
-    try:
-        from .check import collect_report
-    except ImportError:
-        return None
+    """The findings of the routed rules on this machine."""
+    from ..diagnose import collect_report
+
     report = collect_report(root=root)
     wanted = set(rules)
     relevant = [f for f in report.findings if f.id in wanted]
@@ -338,7 +336,7 @@ def register(app: typer.Typer) -> None:
         body = _read_text(text, file)
         if not body.strip():
             error_exit("give the error text as an argument, with --file PATH, or on stdin (-)")
-        from ..compat import load_compat
+        from ..knowledge import load_compat
 
         compat = load_compat()
         matches = match_symptoms(body, compat)

@@ -35,7 +35,7 @@ def _build_row(compat, b, platform: str) -> Dict[str, Any]:
 
 
 def query_cuda(compat, cuda: str, platform: str) -> Dict[str, Any]:
-    from ..compat import major_of, mm, mm_text
+    from ..versions import major_of, mm, mm_text
 
     if mm(cuda) is None:
         raise ValueError("--cuda wants a CUDA version such as 12.4, not %r" % cuda)
@@ -73,7 +73,7 @@ def query_cuda(compat, cuda: str, platform: str) -> Dict[str, Any]:
 
 
 def query_cudnn(compat, cudnn: str, platform: str) -> Dict[str, Any]:
-    from ..compat import release3
+    from ..versions import release3
 
     if release3(cudnn) is None:
         raise ValueError("--cudnn wants a cuDNN version such as 8.9.7, not %r" % cudnn)
@@ -97,7 +97,7 @@ def query_cudnn(compat, cudnn: str, platform: str) -> Dict[str, Any]:
 
 
 def query_driver(compat, driver: str, platform: str) -> Dict[str, Any]:
-    from ..compat import ver
+    from ..versions import ver
 
     if ver(driver) is None:
         raise ValueError("--driver wants a driver version such as 535.104.05, not %r" % driver)
@@ -128,7 +128,7 @@ def query_driver(compat, driver: str, platform: str) -> Dict[str, Any]:
 
 def _branch_releases(floor, branch: str) -> str:
     """Which releases of driver branch `branch` clear `floor`: 'R580: 580.65.06 or later', or every one."""
-    from ..compat import ver
+    from ..versions import ver
 
     need = ver(floor.version) if floor.version else None
     if need is not None and need.release[0] == int(branch):
@@ -140,7 +140,7 @@ def _rows_for_version(compat, table: str, version: str) -> List[Dict[str, Any]]:
     """The rows of a framework table that describe one release (all rows for tables without versions)."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    from ..compat import mm_text, ver
+    from ..versions import mm_text, ver
 
     rows = compat.framework_rows(table)
     plain = version.split("+")[0]
@@ -309,7 +309,7 @@ def register(app: typer.Typer) -> None:
             error_exit("give exactly one of --cuda, --cudnn, --driver or --for")
         if platform not in ("linux", "windows"):
             error_exit("--platform must be linux or windows, not %r" % platform)
-        from ..compat import load_compat
+        from ..knowledge import load_compat
 
         compat = load_compat()
         kind, value = asked[0]

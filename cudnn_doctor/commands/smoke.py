@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 
 def _load_facts():
-    """The lead's `check` probes, imported only when no --library was given (they take a while)."""
-    from .check import collect_facts
+    """The `check` probes, imported only when no --library was given (they take a while)."""
+    from ..diagnose import collect_facts
 
     return collect_facts(root="/", env=None)
 

@@ -55,7 +55,7 @@ def check_install(kind: str, root: str, dest_dirs: Mapping[str, str], machine_ro
         seen_with = {"LD_LIBRARY_PATH": os.pathsep.join([lib] + [p for p in [env.get("LD_LIBRARY_PATH")] if p])}
     check_env.update(seen_with)
     try:
-        from ..commands.check import collect_report
+        from ..diagnose import collect_report
 
         result = summarise(collect_report(root=machine_root, env=check_env), [p for p in paths if p])
     except Exception as exc:  # a report, never a reason to fail a verified install

@@ -8,10 +8,11 @@ import struct
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
-from ..versions import decode_cuda, decode_cudnn, parse_cudnn_header
+from ..readers.elf import read_elf
+from ..readers.headers import parse_cudnn_header
+from ..versions import decode_cuda, decode_cudnn
 from .errors import Refusal
 from .extract import HEADER_NAMES, Listing
-from ..probes.elf import read_elf
 from .layout import cuda_label_from_names, full_version_of, host_arch, platform_from_names, same_arch
 
 MAIN_LIB = re.compile(r"^libcudnn\.so(\.\d+)*$")

@@ -72,9 +72,9 @@ class Plan:
 
 
 def compat_verdict(cudnn_version: str, built_for_cuda: Optional[str], toolkit_cuda: str) -> Tuple[Optional[bool], str]:
-    """The project's compatibility table decides (cudnn_doctor.compat); None when it cannot say."""
+    """The project's compatibility table decides (cudnn_doctor.knowledge); None when it cannot say."""
     try:
-        from ..compat import load_compat
+        from ..knowledge import load_compat
     except ImportError as exc:
         return None, "the compatibility table is not available (%s), so the CUDA match was not checked" % exc
     return load_compat().cudnn_cuda_verdict(cudnn_version, built_for_cuda, toolkit_cuda)

@@ -7,7 +7,9 @@ import stat
 from typing import Dict, List, Optional, Tuple
 
 from ..model import CudnnCopy, LibFile
-from ..versions import decode_cuda, decode_cudnn, parse_cudnn_header, soname_version
+from ..readers.headers import parse_cudnn_header
+from ..readers.package_meta import dpkg_status_version
+from ..versions import decode_cuda, decode_cudnn, soname_version
 from .toolkit import INCLUDE_SUBDIRS, lib_dirs, toolkit_for
 
 _CUDNN_FILE = re.compile(r"^libcudnn(?:_(?P<sub>[a-z_]+?))?\.so(?:\.(?P<ver>\d+(?:\.\d+)*))?$")
@@ -201,9 +203,7 @@ def _package(ctx, copy: CudnnCopy) -> Optional[str]:
 
 
 def _dpkg_version(ctx, package: str) -> Optional[str]:
-    text = ctx.host.read_text("/var/lib/dpkg/status", limit=64 << 20) or ""
-    m = re.search(r"^Package: %s\n(?:[^\n]+\n)*?Version: ([^\n]+)" % re.escape(package), text, re.M)
-    return m.group(1).strip() if m else None
+    return dpkg_status_version(ctx.host.read_text("/var/lib/dpkg/status", limit=64 << 20) or "", package)
 
 
 def _apply_native(copy: CudnnCopy, res: dict, root: str = "/") -> None:

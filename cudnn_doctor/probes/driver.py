@@ -6,7 +6,8 @@ import re
 from typing import List, Optional
 
 from ..model import DriverFacts, GpuFacts, Resolution, VisibilityFacts
-from ..versions import decode_cuda, parse_kernel_module, soname_version
+from ..readers.version_files import parse_kernel_module
+from ..versions import decode_cuda, soname_version
 
 _COMPUTE_MODES = {0: "default", 1: "exclusive_thread", 2: "prohibited", 3: "exclusive_process"}
 _WATCHED_MODULES = ("nvidia", "nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nouveau", "nova_core", "nova_drm")
@@ -155,7 +156,7 @@ def resolve_loader(ctx) -> None:
     names += sorted({t.cudart_soname for t in facts.toolkits if t.cudart_soname}, reverse=True)
     wanted = [facts.driver.cuda_version] + [p[0] for p in presets if len(p) >= 3]
     if any(wanted):
-        from ..compat import load_compat
+        from ..knowledge import load_compat
 
         compat = load_compat()
         names += [n for n in dict.fromkeys(compat.cudart_soname(v) for v in wanted if v) if n]

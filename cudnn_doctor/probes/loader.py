@@ -6,8 +6,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..host import Host
 from ..model import LoaderFacts, Resolution
-from .elf import ElfInfo, read_elf
-from .ldcache import parse_ld_cache
+from ..readers.elf import ElfInfo, read_elf
+from ..readers.ldcache import parse_ld_cache
+from ..readers.ldconf import parse_ld_so_conf
 
 TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64": "powerpc64le-linux-gnu"}
 
@@ -24,20 +25,13 @@ def read_conf_dirs(host: Host, path: str = "/etc/ld.so.conf", depth: int = 0) ->
     if text is None or depth > 8:
         return []
     dirs: List[str] = []
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if line.startswith("include"):
-            for pattern in line.split()[1:]:
-                if not pattern.startswith("/"):
-                    pattern = os.path.join(os.path.dirname(path), pattern)
-                for inc in host.glob(pattern):
-                    dirs.extend(read_conf_dirs(host, inc, depth + 1))
-        elif line.startswith("hwcap"):
-            continue
+    for kind, value in parse_ld_so_conf(text):
+        if kind == "include":
+            pattern = value if value.startswith("/") else os.path.join(os.path.dirname(path), value)
+            for inc in host.glob(pattern):
+                dirs.extend(read_conf_dirs(host, inc, depth + 1))
         else:
-            dirs.append(line.split("=")[0].rstrip("/") or "/")
+            dirs.append(value)
     return list(dict.fromkeys(dirs))
 
 

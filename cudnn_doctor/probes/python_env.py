@@ -1,12 +1,12 @@
 """Python environments: NVIDIA wheels and GPU frameworks, read from package metadata and files, never imported."""
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Dict, List, Optional
 
 from ..model import FrameworkFacts, PythonEnvFacts
+from ..readers.package_meta import dist_info_name, normalize_name, parse_conda_record, parse_metadata
 
 # Cheap places other interpreters keep packages (virtual envs under /opt, distro pythons, conda).
 SITE_GLOBS = (
@@ -27,11 +27,6 @@ CONDA_GLOBS = ("/opt/conda", "/opt/conda/envs/*", "/opt/miniconda3", "/opt/minic
 FRAMEWORKS = re.compile(
     r"^(torch|tensorflow(-gpu|-cpu)?|tf-nightly|jaxlib|jax-cuda\d+-(plugin|pjrt)|cupy(-cuda\d+x?)?|"
     r"onnxruntime(-gpu)?|paddlepaddle(-gpu)?|ctranslate2|tensorrt(-cu\d+)?)$")
-_DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-info$")
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def site_dirs(ctx) -> List[str]:
@@ -54,13 +49,7 @@ def site_dirs(ctx) -> List[str]:
 
 
 def _metadata(ctx, site: str, dist_dir: str) -> Dict[str, List[str]]:
-    text = ctx.host.read_text("%s/%s/METADATA" % (site, dist_dir), limit=256 * 1024) or ""
-    fields: Dict[str, List[str]] = {}
-    for line in text.split("\n\n", 1)[0].splitlines():
-        if ":" in line and not line.startswith(" "):
-            key, value = line.split(":", 1)
-            fields.setdefault(key.strip(), []).append(value.strip())
-    return fields
+    return parse_metadata(ctx.host.read_text("%s/%s/METADATA" % (site, dist_dir), limit=256 * 1024) or "")
 
 
 def probe(ctx) -> None:
@@ -70,10 +59,10 @@ def probe(ctx) -> None:
     env.site_dirs = site_dirs(ctx)
     for site in env.site_dirs:
         for entry in host.listdir(site):
-            m = _DIST_INFO.match(entry)
-            if not m:
+            parsed = dist_info_name(entry)
+            if not parsed:
                 continue
-            name, version = _norm(m.group("name")), m.group("version")
+            name, version = parsed
             if name.startswith("nvidia-"):
                 env.nvidia_wheels.append({"name": name, "version": version, "location": site})
             elif FRAMEWORKS.match(name):
@@ -84,7 +73,7 @@ def probe(ctx) -> None:
 def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> FrameworkFacts:
     meta = _metadata(ctx, site, dist_dir)
     fw = FrameworkFacts(name=name, version=version, location=site, source="%s/%s/METADATA" % (site, dist_dir))
-    fw.requires = [r for r in meta.get("Requires-Dist", []) if _norm(r).startswith("nvidia-")]
+    fw.requires = [r for r in meta.get("Requires-Dist", []) if normalize_name(r).startswith("nvidia-")]
     local = version.split("+", 1)[1] if "+" in version else ""
     host = ctx.host
     if name == "torch":
@@ -162,18 +151,12 @@ def _conda(ctx, env: PythonEnvFacts) -> None:
                 continue
             if not re.match(r"^(cudnn|libcudnn|cuda-|cudatoolkit|pytorch|jaxlib|tensorflow|tensorrt|libcublas)", entry):
                 continue
-            try:
-                data = json.loads(host.read_text("%s/conda-meta/%s" % (prefix, entry), limit=4 << 20) or "{}")
-            except ValueError:
-                continue
-            if not isinstance(data, dict):
+            record = parse_conda_record(host.read_text("%s/conda-meta/%s" % (prefix, entry), limit=4 << 20) or "")
+            if record is None:
                 continue  # a damaged record must not hide the rest of the environment
-            # A package's own cuDNN requirement lives in its depends list ("cudnn >=9.1.1.17,<10.0a0").
-            depends = data.get("depends") if isinstance(data.get("depends"), list) else []
-            cudnn_deps = [d for d in depends if isinstance(d, str) and d.split()[:1] in (["cudnn"], ["libcudnn"])]
-            env.conda_packages.append({"name": str(data.get("name", "")), "version": str(data.get("version", "")),
-                                       "build": str(data.get("build", "")), "prefix": prefix,
-                                       "cudnn_depends": "; ".join(cudnn_deps)})
+            env.conda_packages.append({"name": record["name"], "version": record["version"],
+                                       "build": record["build"], "prefix": prefix,
+                                       "cudnn_depends": record["cudnn_depends"]})
 
 
 def _wanted_cudnn_major(ctx, fw: FrameworkFacts) -> Optional[int]:
@@ -181,7 +164,7 @@ def _wanted_cudnn_major(ctx, fw: FrameworkFacts) -> Optional[int]:
     if fw.cudnn_version and fw.cudnn_version.split(".")[0].isdigit():
         return int(fw.cudnn_version.split(".")[0])
     for req in fw.requires:
-        m = re.match(r"nvidia-cudnn-cu\d+\s*(?:==|>=|~=)\s*(\d+)", _norm(req.split(";")[0]).replace(" ", ""))
+        m = re.match(r"nvidia-cudnn-cu\d+\s*(?:==|>=|~=)\s*(\d+)", normalize_name(req.split(";")[0]).replace(" ", ""))
         if m:
             return int(m.group(1))
     majors = [c.major for c in ctx.facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location)]

@@ -6,7 +6,9 @@ import re
 from typing import Dict, List, Optional
 
 from ..model import ToolkitFacts
-from ..versions import decode_cuda, parse_cuda_h, parse_cudart_h, parse_version_json, parse_version_txt, soname_version
+from ..readers.headers import parse_cuda_h, parse_cudart_h
+from ..readers.version_files import parse_version_json, parse_version_txt
+from ..versions import decode_cuda, soname_version
 
 LIB_SUBDIRS = ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib", "targets/aarch64-linux/lib")
 INCLUDE_SUBDIRS = ("include", "targets/x86_64-linux/include", "targets/sbsa-linux/include")

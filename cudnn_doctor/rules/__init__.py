@@ -12,7 +12,7 @@ from ..model import Facts, Finding
 class RuleContext:
     """What the user asked the judgement to consider, beyond the machine itself."""
 
-    compat: Any = None  # cudnn_doctor.compat.Compat
+    compat: Any = None  # cudnn_doctor.knowledge.Compat
     requires: List[str] = field(default_factory=list)  # --require expressions, e.g. "cuda>=11.8"
     target: Optional[str] = None  # --for FRAMEWORK[==VERSION], e.g. "dl4j==1.0.0-beta6"
     smoke: Optional[Dict[str, Any]] = None  # result of the cuDNN smoke test, when it ran

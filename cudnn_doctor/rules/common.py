@@ -6,7 +6,8 @@ import re
 import shlex
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..compat import Compat, cuda_label, major_of, mm, mm_text, release3, ver
+from ..knowledge import Compat
+from ..versions import cuda_label, major_of, mm, mm_text, release3, ver
 from ..model import CudnnCopy, Facts, FrameworkFacts, Finding, GpuFacts, Resolution, Severity, ToolkitFacts
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO

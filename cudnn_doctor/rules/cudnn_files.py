@@ -5,7 +5,7 @@ import os
 import re
 from typing import Dict, List
 
-from ..compat import major_of, mm_text, release3
+from ..versions import major_of, mm_text, release3
 from ..model import CudnnCopy, Facts, Finding
 from . import rule
 from .common import (ERROR, INFO, WARNING, compat_of, finding, has_driver, is_pip_dir, is_used, machine_cuda,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from ..compat import major_of, mm, mm_text, release3, ver
+from ..versions import major_of, mm, mm_text, release3, ver
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
 from . import rule
 from .common import (ERROR, INFO, WARNING, compat_of, consumers, copy_for_path, copy_wheel, cudnn_older,

@@ -8,7 +8,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ..compat import major_of, mm_text, ver
+from ..versions import major_of, mm_text, ver
 from ..model import Facts, Finding, FrameworkFacts
 from . import rule
 from .common import (ERROR, INFO, WARNING, best_torch_variant, compat_of, driver_cuda, driver_upgrade_fix, driver_version,

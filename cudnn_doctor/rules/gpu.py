@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from ..compat import Compat, major_of, mm, release3
+from ..knowledge import Compat
+from ..versions import major_of, mm, release3
 from ..model import Facts, Finding
 from . import rule
 from .common import (ERROR, INFO, WARNING, best_torch_variant, cc_below, compat_of, driver_cuda, driver_upgrade_fix,

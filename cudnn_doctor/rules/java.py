@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from ..compat import mm
+from ..versions import mm
 from ..model import Facts, Finding
 from . import rule
 from .common import ERROR, INFO, copy_for_path, driver_cuda, driver_upgrade_fix, driver_version, finding, \

@@ -8,7 +8,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ..compat import Compat, dl4j_key, major_of, mm, mm_text, release3, ver
+from ..knowledge import Compat
+from ..versions import dl4j_key, major_of, mm, mm_text, release3, ver
 from ..model import Facts, Finding
 from . import rule
 from .common import (ERROR, INFO, WARNING, arch_driver_limit, best_torch_variant, compat_of, consumers, cudnn_older,
@@ -75,7 +76,7 @@ def parse_target(text: str, compat: Optional[Compat] = None) -> Target:
     Rules pass RuleContext.compat. The default (None) is for the CLI's up-front validation only, which may read
     the knowledge base; no rule calls this without compat."""
     if compat is None:
-        from ..compat import load_compat
+        from ..knowledge import load_compat
 
         compat = load_compat()
     m = re.fullmatch(r"\s*([A-Za-z][A-Za-z0-9_-]*)\s*(?:==\s*(\S+))?\s*", text or "")

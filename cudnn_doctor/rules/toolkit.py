@@ -5,7 +5,8 @@ import os
 import re
 from typing import Iterator, List, Optional, Tuple
 
-from ..compat import Compat, DriverFloor, mm, ver
+from ..knowledge import Compat, DriverFloor
+from ..versions import mm, ver
 from ..model import Facts, Finding, ToolkitFacts
 from . import rule
 from .common import (ERROR, INFO, WARNING, arch_driver_limit, best_torch_variant, compat_of, driver_cuda,

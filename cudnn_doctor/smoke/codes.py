@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from ..compat import load_compat
+from ..knowledge import load_compat
 
 
 @dataclass
@@ -18,7 +18,7 @@ class Explanation:
 
 def table() -> Dict[str, Any]:
     """compat/status_codes.toml, read once with the rest of the knowledge base."""
-    return load_compat().data["status_codes"]
+    return load_compat().status_codes()
 
 
 def cudnn_numbering(version: Optional[int]) -> str:

@@ -118,7 +118,7 @@ def _driver_too_old(raw: Dict[str, Any]) -> bool:
     drv, built = raw.get("driver_cuda_version"), raw.get("cudart_version")
     if not drv or not built:
         return False
-    from ..compat import load_compat  # which CUDA majors have minor-version compatibility is compat data
+    from ..knowledge import load_compat  # which CUDA majors have minor-version compatibility is compat data
 
     if load_compat().has_minor_compat(built // 1000):
         return built // 1000 > drv // 1000

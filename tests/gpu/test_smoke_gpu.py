@@ -34,7 +34,7 @@ def copies() -> Tuple[List[str], Optional[str]]:
     found: List[str] = []
     driver = None
     try:
-        from cudnn_doctor.commands.check import collect_facts
+        from cudnn_doctor.diagnose import collect_facts
 
         facts = collect_facts(root="/", env=None)
         found = choose_libraries(facts, all_copies=True)

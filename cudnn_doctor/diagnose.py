@@ -1,0 +1,101 @@
+"""The diagnosis core: observe the machine, judge the facts, and return one Report (commands only render it)."""
+from __future__ import annotations
+
+import fnmatch
+from typing import List, Mapping, Optional, Sequence, Tuple
+
+from .host import Host
+from .model import Facts, Finding, Report, Severity
+
+# The one finding the core makes itself (every other id belongs to a rule).
+PROBE_FAILED = ("CD001", "probe-failed")
+
+
+def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None) -> Facts:
+    """Observe the machine (or the filesystem under ``root``) and return the facts."""
+    from .probes import collect
+
+    return collect(Host(root=root, env=env))
+
+
+def probe_error_findings(facts: Facts) -> List[Finding]:
+    """A probe that failed is reported, so a blind spot is never mistaken for a healthy machine."""
+    return [
+        Finding(
+            id=PROBE_FAILED[0],
+            severity=Severity.WARNING,
+            title="The %s probe failed: %s" % (e.probe, e.error),
+            detail="cudnn-doctor could not inspect this part of the machine, so findings about it may be missing.",
+            fix="Re-run with `cudnn-doctor --debug check -v` and report it with `cudnn-doctor check --json` attached.",
+            alias=PROBE_FAILED[1],
+        )
+        for e in facts.probe_errors
+    ]
+
+
+def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
+                   target: Optional[str] = None, smoke: Optional[dict] = None,
+                   facts: Optional[Facts] = None, skip: Sequence[str] = ()) -> Report:
+    """Facts plus the judgement of every rule: the one result object every renderer reads."""
+    from .knowledge import load_compat
+    from .rules import RuleContext, evaluate
+
+    facts = facts if facts is not None else collect_facts(root, env)
+    context = RuleContext(compat=load_compat(), requires=list(requires), target=target, smoke=smoke)
+    findings, ran = evaluate(facts, context)
+    findings = probe_error_findings(facts) + findings
+    if skip:
+        aliases = {rid: alias for rid, alias, _ in known_checks()}
+        findings = [f for f in findings if not skipped(f.id, f.alias, skip)]
+        ran = [r for r in ran if not skipped(r, aliases.get(r, ""), skip)]
+    report = Report(facts=facts, findings=findings, rules_run=ran)
+    if smoke is not None:
+        report.extra["smoke"] = smoke
+    return report
+
+
+def diagnose(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
+             target: Optional[str] = None, skip: Sequence[str] = (), smoke: bool = False) -> Report:
+    """Observe, optionally run the cuDNN smoke test on what was found, and judge: what `check` prints."""
+    facts = collect_facts(root, env)
+    smoke_result = run_smoke_on(facts, root) if smoke else None
+    return collect_report(root, env, requires=requires, target=target, smoke=smoke_result, facts=facts, skip=skip)
+
+
+def known_checks() -> List[Tuple[str, str, str]]:
+    """(id, alias, title) of every rule, sorted by id."""
+    from .rules import RULES
+    from .rules import registry  # noqa: F401  (importing it registers every rule)
+
+    return sorted(((r.id, r.alias, r.title) for r in RULES), key=lambda r: r[0])
+
+
+def skipped(rule_id: str, alias: str, patterns: Sequence[str]) -> bool:
+    """Whether --skip patterns (ids, id wildcards or aliases) leave this check out."""
+    return any(fnmatch.fnmatchcase(rule_id, p.upper()) or (alias and alias == p) for p in patterns)
+
+
+def unknown_skips(patterns: Sequence[str]) -> List[str]:
+    """The --skip patterns that match no check (the core's own probe-failed finding included)."""
+    known = [(rid, alias) for rid, alias, _ in known_checks()] + [PROBE_FAILED]
+    return [p for p in patterns if not any(skipped(rid, alias, [p]) for rid, alias in known)]
+
+
+def run_smoke_on(facts: Facts, root: str = "/") -> dict:
+    """Run the cuDNN smoke test on the copy a plain process would load; paths reported as inside the root."""
+    from .smoke import run_smoke
+
+    res = next((r for name, r in sorted(facts.loader.resolved.items(), reverse=True)
+                if name.startswith("libcudnn.so.") and r.path), None)
+    if res is None:
+        return {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
+                "fix": "Install cuDNN (`cudnn-doctor install ARCHIVE`, or pip install nvidia-cudnn-cuXX)."}
+    host = Host(root)
+    # The driver library the loader picks (it may live only on LD_LIBRARY_PATH, which the child does not get).
+    libcuda = facts.loader.resolved.get("libcuda.so.1")
+    driver = str(host.real(libcuda.path)) if libcuda is not None and libcuda.path else None
+    result = run_smoke(str(host.real(res.path)), driver_library=driver).to_dict()
+    if host.is_live:
+        return result
+    prefix = str(host.root)
+    return {k: (v.replace(prefix, "") if isinstance(v, str) else v) for k, v in result.items()}

@@ -1,0 +1,208 @@
+"""cuDNN releases and their builds: which CUDA, driver and GPUs each supports (compat/cudnn.toml)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+from packaging.version import Version
+
+from ..versions import cuda_label, major_of, mm_text, release3, ver
+from .driver import DriverKnowledge
+from .gpu import CcFloor
+from .known_bad import KnownBadKnowledge
+from .tables import CONFIRMED, row_source
+
+
+@dataclass
+class CudnnBuild:
+    """One build variant of a range of cuDNN releases, as a support matrix lists it."""
+
+    first: str
+    last: str
+    variant: str  # "cuda10.2", "cuda12"
+    cuda: List[str]
+    driver_linux: Optional[str] = None
+    driver_windows: Optional[str] = None
+    driver_branch: Optional[str] = None
+    min_cc: Optional[CcFloor] = None
+    status: str = CONFIRMED
+    source: str = ""
+    note: str = ""
+    cuda_update: str = ""
+
+    def covers(self, release: Any) -> bool:
+        r = release3(release)
+        return r is not None and release3(self.first) <= r <= release3(self.last)
+
+    @property
+    def cuda_major(self) -> Optional[int]:
+        return major_of(self.cuda[0]) if self.cuda else None
+
+    @property
+    def family(self) -> bool:
+        """One build for every minor of a CUDA major ('cuda12'), not one per minor ('cuda10.2')."""
+        return "." not in self.variant
+
+    def releases_text(self) -> str:
+        return self.first if self.first == self.last else "%s-%s" % (self.first, self.last)
+
+    def cuda_text(self) -> str:
+        if len(self.cuda) > 2:
+            return "%s-%s" % (self.cuda[0], self.cuda[-1])
+        return ", ".join(self.cuda)
+
+    def driver_text(self, platform: str = "linux") -> str:
+        exact = self.driver_windows if platform == "windows" else self.driver_linux
+        if exact and exact != "N/A":
+            return ">= %s" % exact
+        if exact == "N/A":
+            return "N/A"
+        if self.driver_branch:
+            return "r%s" % self.driver_branch
+        return "see CUDA %s" % (self.cuda[0] if self.cuda else "?")
+
+
+class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge):
+    """cuDNN releases, their build variants and what each needs."""
+
+    def cudnn_releases(self, major: Optional[int] = None) -> List[str]:
+        table = self.table("cudnn", "releases")
+        keys = ["v%d" % major] if major else ["v7", "v8", "v9"]
+        out: List[str] = []
+        for key in keys:
+            out += list(table.get(key, []))
+        return out
+
+    def cudnn_release_known(self, release: str) -> bool:
+        r = release3(release)
+        return any(release3(x) == r for x in self.cudnn_releases())
+
+    def cudnn_builds(self, release: Optional[str] = None) -> List[CudnnBuild]:
+        out: List[CudnnBuild] = []
+        for name in ("builds_v7", "builds_v8", "builds_v9"):
+            table = self.table("cudnn", name)
+            for row in table.get("rows", []):
+                status, source = row_source(table, row)
+                cc = None
+                if row.get("min_cc"):
+                    cc = CcFloor(str(row["min_cc"]), str(row["min_cc"]), status, source)
+                elif row.get("min_cc_range"):
+                    low, high = row["min_cc_range"]
+                    cc = CcFloor(str(low), str(high), "unconfirmed", source)
+                build = CudnnBuild(
+                    first=str(row["from"]), last=str(row["to"]), variant=str(row["variant"]),
+                    cuda=[str(c) for c in row.get("cuda", [])],
+                    driver_linux=row.get("driver_linux"), driver_windows=row.get("driver_windows"),
+                    driver_branch=row.get("driver_branch"), min_cc=cc, status=status, source=source,
+                    note=str(row.get("note", "")), cuda_update=str(row.get("cuda_update", "")))
+                if release is None or build.covers(release):
+                    out.append(build)
+        return out
+
+    def cudnn_builds_for_cuda(self, cuda: str) -> List[CudnnBuild]:
+        """Builds whose support-matrix row names this CUDA major.minor."""
+        want = mm_text(cuda)
+        return [b for b in self.cudnn_builds() if want in b.cuda]
+
+    def family_since(self) -> Version:
+        """The first cuDNN release built once per CUDA major (compat/cudnn.toml [build_family_rule])."""
+        since = ver(self.table("cudnn", "build_family_rule").get("since"))
+        if since is None:
+            raise KeyError("compat/cudnn.toml [build_family_rule] has no 'since' release")
+        return since
+
+    def newest_cudnn_build(self, cuda: Any, cudnn_major: Optional[int] = None) -> Optional[str]:
+        """The newest cuDNN release compat knows a build of for this CUDA: for a major with minor-version
+        compatibility ('13', '13.0') any build of that major, before it ('10.2') a build for that exact minor."""
+        label = cuda_label(cuda)
+        cm = major_of(label) if label else None
+        if cm is None:
+            return None
+        family = self.has_minor_compat(cm)
+        exact = mm_text(label) if "." in str(label) else None
+        found: List[Version] = []
+        for b in self.cudnn_builds():
+            if (b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda):
+                found.append(release3(b.last))
+        era = self.variant_era(cm) if family else None
+        if era:
+            first, last = release3(era.get("first")), release3(era.get("last"))
+            for r in self.cudnn_releases():
+                rv = release3(r)
+                if rv is not None and (first is None or rv >= first) and (last is None or rv <= last):
+                    found.append(rv)
+        found = [r for r in found if r is not None and (cudnn_major is None or r.release[0] == cudnn_major)]
+        return str(max(found)) if found else None
+
+    def variant_era(self, cuda_major: int) -> Optional[Dict[str, Any]]:
+        for row in self.table("cudnn", "variant_eras").get("rows", []):
+            if row["variant"] == "cuda%d" % cuda_major:
+                return row
+        return None
+
+    def cudnn_min_cc(self, release: str, built_for: Optional[str] = None) -> Optional[CcFloor]:
+        """Lowest compute capability of a cuDNN release (of the build for `built_for`, when given)."""
+        builds = self.cudnn_builds(release)
+        if built_for:
+            fitting = [b for b in builds if self._build_matches(b, built_for)]
+            builds = fitting or builds
+        floors = [b.min_cc for b in builds if b.min_cc]
+        if floors:
+            # Builds differ (cuda10.2 builds reach 3.0, cuda11 ones 3.5): without a build, the lowest is a bound.
+            return min(floors, key=lambda c: ver(c.low))
+        table = self.table("cudnn", "min_cc_eras")
+        for row in table.get("rows", []):
+            if release3(row["from"]) <= (release3(release) or Version("0")) <= release3(row["to"]):
+                status, source = row_source(table, row)
+                if row.get("min_cc"):
+                    return CcFloor(str(row["min_cc"]), str(row["min_cc"]), status, source)
+                low, high = row["min_cc_range"]
+                return CcFloor(str(low), str(high), status, source)
+        return None
+
+    def cudnn_requirements(self, release: str) -> Dict[str, Any]:
+        """Everything compat knows that a cuDNN release needs, for `matrix --cudnn`."""
+        builds = self.cudnn_builds(release)
+        bad = self.known_bad("cudnn", release)
+        floor = self.cudnn_min_cc(release)
+        out: Dict[str, Any] = {
+            "cudnn": release,
+            "known_release": self.cudnn_release_known(release),
+            "builds": builds,
+            "min_cc": floor,
+            "known_bad": bad,
+        }
+        if not builds:
+            r = release3(release)
+            eras = []
+            rows = sorted(self.table("cudnn", "variant_eras").get("rows", []),
+                          key=lambda e: major_of(cuda_label(e["variant"])) or 0)
+            for era in rows:
+                if r is None:
+                    continue
+                if era.get("first") and r < release3(era["first"]):
+                    continue
+                if era.get("last") and r > release3(era["last"]):
+                    continue
+                eras.append({"variant": era["variant"], "status": era.get("status", "secondary"),
+                             "source": era.get("source", "")})
+            out["likely_variants"] = eras
+        return out
+
+    def _build_matches(self, build: CudnnBuild, built_for: str) -> bool:
+        label = cuda_label(built_for)
+        if label is None:
+            return False
+        if "." in label:
+            return mm_text(label) in build.cuda or (build.family and major_of(label) == build.cuda_major)
+        return major_of(label) == build.cuda_major and (build.family or len(build.cuda) == 1)
+
+    def _mvc_first(self) -> str:
+        majors = self.minor_compat_majors()
+        return str(majors[0]) if majors else "?"
+
+    def _family_source(self) -> str:
+        return str(self.table("cudnn", "build_family_rule").get("source", ""))
+
+    def blackwell_cuda12(self) -> Dict[str, Any]:
+        return self.table("cudnn", "blackwell_cuda12")

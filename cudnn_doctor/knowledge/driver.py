@@ -1,0 +1,180 @@
+"""CUDA releases and the NVIDIA drivers that run them (compat/cuda_driver.toml)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+from packaging.version import Version
+
+from ..versions import major_of, mm, mm_text, ver
+from .tables import CONFIRMED, Tables, row_source
+
+
+@dataclass
+class DriverFloor:
+    """A minimum driver for running some CUDA release on one platform."""
+
+    cuda: str
+    platform: str
+    version: Optional[str]  # exact minimum, e.g. "525.60.13"; None when only a branch is known
+    branch: Optional[str] = None  # "580"
+    status: str = CONFIRMED
+    source: str = ""
+    label: str = ""
+    how: str = "toolkit driver"  # or "minor-version compatibility"
+
+    @property
+    def floor(self) -> Optional[Version]:
+        """What a driver must reach: the exact version, else the branch (R615 -> 615)."""
+        return ver(self.version) or ver(self.branch)
+
+    def text(self) -> str:
+        if self.version:
+            return ">= %s" % self.version
+        if self.branch:
+            return "R%s branch or later" % self.branch
+        return "unknown"
+
+
+@dataclass
+class CudaRun:
+    """One CUDA release a driver can run, and how."""
+
+    cuda: str
+    how: str  # "exact" (driver >= the toolkit's own driver) or "minor-version compatibility"
+    floor: DriverFloor
+    note: str = ""
+
+
+class DriverKnowledge(Tables):
+    """Which driver a CUDA release needs, and which CUDA releases a driver runs."""
+
+    def toolkit_rows(self) -> List[Dict[str, Any]]:
+        return list(self.table("cuda_driver", "toolkit_driver").get("rows", []))
+
+    def cuda_releases(self) -> List[str]:
+        """Distinct CUDA major.minor releases the driver table knows, oldest first."""
+        seen = {mm_text(r["cuda"]) for r in self.toolkit_rows()}
+        return sorted((s for s in seen if s), key=ver)
+
+    def min_driver(self, cuda: str, platform: str = "linux") -> Optional[DriverFloor]:
+        """The driver a CUDA release needs without minor-version compatibility (its toolkit driver)."""
+        table = self.table("cuda_driver", "toolkit_driver")
+        want = ver(cuda)
+        if want is None:
+            return None
+        exact = len(want.release) >= 3
+        key = "windows" if platform == "windows" else "linux"
+        rows = [r for r in table.get("rows", []) if mm(r["cuda"]) == mm(cuda)]
+        if exact:
+            rows = [r for r in rows if ver(r["cuda"]) == want] or rows
+        if not rows:
+            return None
+        # The GA (lowest) release of a minor decides what "CUDA X.Y" needs.
+        rows.sort(key=lambda r: ver(r["cuda"]))
+        for row in rows:
+            status, source = row_source(table, row)
+            value = str(row.get(key, ""))
+            if value.upper() == "N/A" and key == "windows":
+                # Not bundled on Windows from 13.1: the minor-version-compatibility floor is what NVIDIA states.
+                mvc = self.minor_compat_floor(str(major_of(cuda)), platform)
+                if mvc:
+                    return DriverFloor(cuda=mm_text(cuda) or cuda, platform=platform, version=mvc.version,
+                                       status=mvc.status, source=mvc.source,
+                                       how="minor-version compatibility (no Windows driver bundled)")
+                continue
+            if value or row.get("branch"):
+                return DriverFloor(cuda=mm_text(cuda) or cuda, platform=platform, version=value or None,
+                                   branch=str(row.get("branch") or "") or None, status=status,
+                                   source=source, label=str(row.get("label", "")))
+        return None
+
+    def minor_compat_floor(self, major: str, platform: str = "linux") -> Optional[DriverFloor]:
+        table = self.table("cuda_driver", "minor_version_compat")
+        for row in table.get("rows", []):
+            if str(row["major"]) != str(major):
+                continue
+            status = str(row.get("status") or table.get("status") or CONFIRMED)
+            source = str(table.get("source", ""))
+            note = row.get("source")
+            if platform == "windows":
+                status = str(row.get("windows_status") or status)
+                note = row.get("windows_source") or note
+                value = row.get("windows")
+            else:
+                value = row.get("linux")
+            return DriverFloor(cuda="%s.x" % major, platform=platform, version=str(value),
+                               branch=str(row.get("min_branch", "")) or None, status=status,
+                               source=source + ("; " + str(note) if note else ""),
+                               how="minor-version compatibility")
+        return None
+
+    def minor_compat_majors(self) -> List[int]:
+        """The CUDA majors NVIDIA lists for minor-version compatibility ([minor_version_compat] rows), oldest first."""
+        rows = self.table("cuda_driver", "minor_version_compat").get("rows", [])
+        majors = {major_of(row.get("major")) for row in rows}
+        return sorted(m for m in majors if m is not None)
+
+    def has_minor_compat(self, major: Any) -> bool:
+        """Whether programs built with any minor of this CUDA major run on every driver of the major's family.
+
+        NVIDIA introduced the promise with the first major the table lists and keeps it for later ones, so a
+        major newer than the table (a future release) keeps it too; older majors have one runtime per minor.
+        """
+        m = major_of(major)
+        majors = self.minor_compat_majors()
+        return m is not None and bool(majors) and m >= majors[0]
+
+    def toolkit_package(self, cuda: Any) -> Optional[str]:
+        """NVIDIA's package for one toolkit release without the driver: 'cuda-toolkit-13-0' for CUDA 13.0."""
+        pair = mm(cuda)
+        pattern = self.table("cuda_driver", "toolkit_packages").get("apt")
+        if pair is None or not pattern:
+            return None
+        return str(pattern).replace("<major>", str(pair[0])).replace("<minor>", str(pair[1]))
+
+    def cuda_runnable(self, driver: str, platform: str = "linux") -> List[CudaRun]:
+        """Every CUDA release this driver can run: exactly, or through minor-version compatibility."""
+        d = ver(driver)
+        if d is None:
+            return []
+        out: List[CudaRun] = []
+        for cuda in self.cuda_releases():
+            floor = self.min_driver(cuda, platform)
+            if floor and floor.floor is not None and d >= floor.floor:
+                out.append(CudaRun(cuda, "exact", floor))
+                continue
+            mvc = self.minor_compat_floor(str(major_of(cuda)), platform)
+            if mvc and mvc.floor is not None and d >= mvc.floor:
+                out.append(CudaRun(cuda, "minor-version compatibility", mvc,
+                                   note="PTX built by CUDA %s cannot be JIT-compiled by this driver" % cuda))
+        return out
+
+    def max_cuda_for_driver(self, driver: str, platform: str = "linux") -> Optional[str]:
+        """The newest CUDA the driver supports by itself (what nvidia-smi calls 'CUDA Version')."""
+        exact = [r.cuda for r in self.cuda_runnable(driver, platform) if r.how == "exact"]
+        return exact[-1] if exact else None
+
+    def driver_runs_cuda(self, driver: str, cuda: str, platform: str = "linux",
+                         driver_cuda: Optional[str] = None) -> Tuple[Optional[bool], str, Optional[DriverFloor]]:
+        """(verdict, how, floor). `driver_cuda` is the driver's own CUDA version when the probe knows it."""
+        d = ver(driver)
+        want = mm(cuda) or ((major_of(cuda), 0) if major_of(cuda) is not None else None)
+        if want is None:
+            return None, "the CUDA version %r is not understood" % cuda, None
+        target = "%d.%d" % want
+        floor = self.min_driver(target, platform)
+        own = mm(driver_cuda) if driver_cuda else None
+        if own is not None and own >= want:
+            return True, "exact", floor
+        if d is not None and floor and floor.floor is not None and d >= floor.floor:
+            return True, "exact", floor
+        mvc = self.minor_compat_floor(str(want[0]), platform)
+        if mvc and mvc.floor is not None and d is not None and d >= mvc.floor and (
+                own is None or own[0] >= want[0]):
+            return True, "minor-version compatibility", mvc
+        if d is None and own is None:
+            return None, "the driver version is unknown", floor
+        if floor is None and mvc is None:
+            return None, "compat has no driver row for CUDA %s" % target, None
+        return False, "too old", floor or mvc

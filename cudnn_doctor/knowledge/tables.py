@@ -1,0 +1,27 @@
+"""The knowledge base's tables as read from compat/*.toml, and where each row says it came from."""
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
+CONFIRMED = "confirmed"
+
+
+def row_source(table: Dict[str, Any], row: Dict[str, Any]) -> Tuple[str, str]:
+    """A row's own source/status, else its table's."""
+    return (str(row.get("status") or table.get("status") or CONFIRMED),
+            str(row.get("source") or table.get("source") or ""))
+
+
+class Tables:
+    """Read-only view of the compat tables; the domain modules add the questions each table answers."""
+
+    def __init__(self, data: Dict[str, Dict[str, Any]], origin: str = "") -> None:
+        self.data = data
+        self.origin = origin  # where the TOML files were read from
+
+    def table(self, file: str, name: str) -> Dict[str, Any]:
+        return self.data.get(file, {}).get(name, {})
+
+    def meta_source(self, file: str) -> str:
+        meta = self.data.get(file, {}).get("meta", {})
+        return "; ".join(meta.get("sources", [])) or str(meta.get("source", ""))

@@ -1,0 +1,39 @@
+"""Version macros of cuDNN and CUDA headers (cudnn_version.h, cudnn.h, cuda.h, cuda_runtime_api.h)."""
+from __future__ import annotations
+
+import re
+from typing import Dict, Optional
+
+from ..versions import decode_cuda
+
+_DEFINE = r"#\s*define\s+%s\s+(\d+)"
+
+
+def parse_cudnn_header(text: str) -> Optional[Dict[str, Optional[str]]]:
+    """Version macros from cudnn_version.h (8+) or cudnn.h (<=7). None when absent or garbage."""
+    found = {}
+    for key in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"):
+        m = re.search(_DEFINE % key, text)
+        if not m:
+            return None
+        found[key] = int(m.group(1))
+    out: Dict[str, Optional[str]] = {
+        "version": "%d.%d.%d" % (found["CUDNN_MAJOR"], found["CUDNN_MINOR"], found["CUDNN_PATCHLEVEL"]),
+        "max_sm": None,
+    }
+    sm_major = re.search(_DEFINE % "CUDNN_MAX_SM_MAJOR_NUMBER", text)
+    sm_minor = re.search(_DEFINE % "CUDNN_MAX_SM_MINOR_NUMBER", text)
+    if sm_major and sm_minor:
+        out["max_sm"] = "%s.%s" % (sm_major.group(1), sm_minor.group(1))
+    return out
+
+
+def parse_cuda_h(text: str) -> Optional[str]:
+    """'#define CUDA_VERSION 12040' in cuda.h -> '12.4'."""
+    m = re.search(r"#\s*define\s+CUDA_VERSION\s+(\d+)", text)
+    return decode_cuda(int(m.group(1))) if m else None
+
+
+def parse_cudart_h(text: str) -> Optional[str]:
+    m = re.search(r"#\s*define\s+CUDART_VERSION\s+(\d+)", text)
+    return decode_cuda(int(m.group(1))) if m else None

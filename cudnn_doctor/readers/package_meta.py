@@ -1,0 +1,50 @@
+"""Package records: wheel METADATA and *.dist-info names, conda-meta JSON, dpkg's status file."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Dict, List, Optional, Tuple
+
+_DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-info$")
+
+
+def normalize_name(name: str) -> str:
+    """PEP 503 normalisation: 'Nvidia_CUDNN.cu12' -> 'nvidia-cudnn-cu12'."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def dist_info_name(entry: str) -> Optional[Tuple[str, str]]:
+    """(normalised name, version) of a '<name>-<version>.dist-info' folder name; None for anything else."""
+    m = _DIST_INFO.match(entry)
+    return (normalize_name(m.group("name")), m.group("version")) if m else None
+
+
+def parse_metadata(text: str) -> Dict[str, List[str]]:
+    """The header fields of a wheel's METADATA (each may repeat, e.g. Requires-Dist); the body is ignored."""
+    fields: Dict[str, List[str]] = {}
+    for line in text.split("\n\n", 1)[0].splitlines():
+        if ":" in line and not line.startswith(" "):
+            key, value = line.split(":", 1)
+            fields.setdefault(key.strip(), []).append(value.strip())
+    return fields
+
+
+def parse_conda_record(text: str) -> Optional[Dict[str, str]]:
+    """name, version, build and the cuDNN requirement of a conda-meta/*.json record; None when damaged."""
+    try:
+        data = json.loads(text or "{}")
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    # A package's own cuDNN requirement lives in its depends list ("cudnn >=9.1.1.17,<10.0a0").
+    depends = data.get("depends") if isinstance(data.get("depends"), list) else []
+    cudnn_deps = [d for d in depends if isinstance(d, str) and d.split()[:1] in (["cudnn"], ["libcudnn"])]
+    return {"name": str(data.get("name", "")), "version": str(data.get("version", "")),
+            "build": str(data.get("build", "")), "cudnn_depends": "; ".join(cudnn_deps)}
+
+
+def dpkg_status_version(status_text: str, package: str) -> Optional[str]:
+    """The Version of ``package`` in /var/lib/dpkg/status; None when it is not listed."""
+    m = re.search(r"^Package: %s\n(?:[^\n]+\n)*?Version: ([^\n]+)" % re.escape(package), status_text, re.M)
+    return m.group(1).strip() if m else None
