@@ -194,6 +194,7 @@ class FrameworkFacts:
     source: Optional[str] = None  # where the build info came from
     consumer_library: Optional[str] = None  # e.g. torch/lib/libtorch_cuda.so
     resolved_cudnn: Optional[Resolution] = None  # the cuDNN this framework's library would load
+    gpu_code: List[Dict[str, Any]] = field(default_factory=list)  # per CUDA library: {library, sass, ptx, ...}
 
 
 @dataclass

@@ -1,0 +1,63 @@
+"""The GPU architectures each framework's CUDA libraries carry, read from their .nv_fatbin sections (B1)."""
+from __future__ import annotations
+
+import mmap
+import time
+from typing import Dict, List, Optional
+
+from ..readers.fatbin import gpu_code
+
+# Libraries (globs under site-packages) that hold each framework's own CUDA kernels.
+LIBRARIES = (
+    ("torch", ("torch/lib/libtorch_cuda.so",)),
+    ("jax", ("jax_plugins/xla_cuda*/xla_cuda_plugin.so", "jax_cuda*_plugin/*.so", "jaxlib/cuda/*.so")),
+    ("cupy", ("cupy/_core/*.so", "cupy/cuda/*.so", "cupy_backends/cuda/libs/*.so")),
+    ("onnxruntime", ("onnxruntime/capi/libonnxruntime_providers_cuda.so",)),
+    ("paddlepaddle", ("paddle/base/libpaddle.so", "paddle/fluid/libpaddle.so")),
+    ("tensorflow", ("tensorflow/python/_pywrap_tensorflow_internal.so",)),
+)
+
+
+def _libraries(ctx, fw) -> List[str]:
+    name = fw.name.lower()
+    for prefix, globs in LIBRARIES:
+        if name.startswith(prefix) or (prefix == "jax" and name.startswith("jax")):
+            found: List[str] = []
+            for pattern in globs:
+                found += sorted(ctx.host.glob("%s/%s" % (fw.location.rstrip("/"), pattern)))
+            return list(dict.fromkeys(found))
+    return []
+
+
+def read_library(host, path: str) -> Optional[Dict]:
+    """The GPU code of one library, touching only the ELF section table and the fat binary headers."""
+    opened = host.open_binary(path)
+    if opened is None:
+        return None
+    fh, size = opened
+    start = time.perf_counter()
+    try:
+        if size < 64:
+            return None
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            code = gpu_code(buf)
+    finally:
+        fh.close()
+    if code is None or not code.entries:
+        return None
+    return {"library": path, "sass": code.sass, "ptx": code.ptx, "containers": code.containers,
+            "entries": code.entries, "error": code.error, "ms": round((time.perf_counter() - start) * 1000, 1)}
+
+
+def probe(ctx) -> None:
+    for fw in ctx.facts.python.frameworks:
+        if fw.cuda_build is False:
+            continue
+        for path in _libraries(ctx, fw):
+            ctx.searched("gpu-code", path)
+            try:
+                found = read_library(ctx.host, path)
+            except (OSError, ValueError) as exc:  # unmappable or vanished file: the table fallback stays
+                found = {"library": path, "sass": [], "ptx": [], "error": str(exc)}
+            if found:
+                fw.gpu_code.append(found)
