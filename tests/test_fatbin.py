@@ -134,3 +134,7 @@ def test_cd201_error_when_the_binary_lacks_the_gpu(machine, check_json):
     [hit] = [f for f in doc["findings"] if f["id"] == "CD201"]
     assert hit["severity"] == "error" and "no kernels for" in hit["title"]
     assert "libtorch_cuda.so carries sm_80" in hit["detail"] and hit["fix"]
+
+
+def test_portable_cubin_named_before_arch_specific():
+    assert runs_on(GpuCode(sass=["sm_80", "sm_90", "sm_90a"]), "9.0") == "sm_90"

@@ -10,7 +10,8 @@ from ..readers.fatbin import gpu_code
 # Libraries (globs under site-packages) that hold each framework's own CUDA kernels.
 LIBRARIES = (
     ("torch", ("torch/lib/libtorch_cuda.so",)),
-    ("jax", ("jax_plugins/xla_cuda*/xla_cuda_plugin.so", "jax_cuda*_plugin/*.so", "jaxlib/cuda/*.so")),
+    ("jax-cuda", ("jax_plugins/xla_cuda*/xla_cuda_plugin.so", "jax_cuda*_plugin/*.so")),  # -pjrt and -plugin
+    ("jaxlib", ("jaxlib/cuda/*.so",)),  # jaxlib < 0.4.17 carried its CUDA kernels itself
     ("cupy", ("cupy/_core/*.so", "cupy/cuda/*.so", "cupy_backends/cuda/libs/*.so")),
     ("onnxruntime", ("onnxruntime/capi/libonnxruntime_providers_cuda.so",)),
     ("paddlepaddle", ("paddle/base/libpaddle.so", "paddle/fluid/libpaddle.so")),
@@ -21,7 +22,7 @@ LIBRARIES = (
 def _libraries(ctx, fw) -> List[str]:
     name = fw.name.lower()
     for prefix, globs in LIBRARIES:
-        if name.startswith(prefix) or (prefix == "jax" and name.startswith("jax")):
+        if name.startswith(prefix):
             found: List[str] = []
             for pattern in globs:
                 found += sorted(ctx.host.glob("%s/%s" % (fw.location.rstrip("/"), pattern)))

@@ -117,13 +117,15 @@ def runs_on(code: GpuCode, cc: str) -> Optional[str]:
         major, minor = (int(x) for x in cc.split(".")[:2])
     except ValueError:
         return None
-    best = None
+    best, best_key = None, (0, False)
     for name in code.sass:
         num = int("".join(c for c in name[3:] if c.isdigit()))
         a_major, a_minor = divmod(num, 10)
         exact = name.endswith("a")
         if a_major == major and (a_minor == minor if exact else a_minor <= minor):
-            best = name if best is None or _arch_key(name) > _arch_key(best) else best
+            key = (num, not exact)  # the highest fitting architecture; of sm_90 and sm_90a, the portable one
+            if best is None or key > best_key:
+                best, best_key = name, key
     if best:
         return best
     for name in reversed(code.ptx):
