@@ -244,6 +244,9 @@ class Facts:
     loader: LoaderFacts = field(default_factory=LoaderFacts)
     python: PythonEnvFacts = field(default_factory=PythonEnvFacts)
     java: JavaFacts = field(default_factory=JavaFacts)
+    cudnn_headers: List[Dict[str, Any]] = field(default_factory=list)  # {path, version}: what a C/C++ build includes
+    cudnn_leftovers: List[Dict[str, Any]] = field(default_factory=list)  # {kind, path, version, ...}: remains of copies
+    machine_state: Dict[str, Any] = field(default_factory=dict)  # catalogue observations (probes/machine_state.py)
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
     probe_errors: List[ProbeError] = field(default_factory=list)
     timings_ms: Dict[str, float] = field(default_factory=dict)
