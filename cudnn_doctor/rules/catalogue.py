@@ -82,7 +82,7 @@ def fabric_manager(facts: Facts, ctx) -> List[Finding]:
 @rule("CD208", "conv-workspace-may-not-fit", "Small GPU: fastest convolution algorithms may not fit")
 def workspace_hint(facts: Facts, ctx) -> List[Finding]:
     table = compat_of(ctx).table("catalogue", "workspace")
-    small = int(table.get("small_gpu_mib", 0))
+    small = int(table["small_gpu_mib"])
     users = [fw.name for fw in facts.python.frameworks if fw.cuda_build] + (
         ["deeplearning4j"] if facts.java.nd4j_backends or facts.java.javacpp_presets else [])
     out: List[Finding] = []
@@ -97,7 +97,7 @@ def workspace_hint(facts: Facts, ctx) -> List[Finding]:
                    "running the model shows it: `cudnn-doctor explain` routes the error text [%s]." % table["source"],
             fix="If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv layers; Paddle "
                 "export FLAGS_conv_workspace_size_limit=%d (MB); PyTorch torch.backends.cudnn.benchmark = False." % (
-                    table.get("paddle_default_limit_mb", 512)),
+                    table["paddle_default_limit_mb"]),
             evidence={"gpu": gpu.index, "total_mib": gpu.memory_total_mib, "frameworks": users}, catalogue=["E5"]))
     return out
 
@@ -106,7 +106,7 @@ def workspace_hint(facts: Facts, ctx) -> List[Finding]:
 def framework_libraries(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
-    since = compat.table("catalogue", "tensorflow_pip_cuda").get("since", "2.14")
+    since = compat.table("catalogue", "tensorflow_pip_cuda")["since"]
     for label, libs in sorted((facts.machine_state.get("framework_libraries") or {}).items()):
         missing = sorted(n for n, path in libs.items() if path is None)
         if not missing:
@@ -119,8 +119,8 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
                 "install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder on the "
                 "loader path" % (version, ", ".join(missing)))
         else:
-            fix = ('pip install "onnxruntime-gpu[cuda,cudnn]==%s" and call onnxruntime.preload_dlls() before creating '
-                   'the session (or `import torch` first)' % version.split("+")[0])
+            fix = ('python3 -m pip install "onnxruntime-gpu[cuda,cudnn]==%s"   (then call onnxruntime.preload_dlls() '
+                   'before creating the session, or import torch first)' % version.split("+")[0])
         out.append(finding(
             "CD706", ERROR, "%s cannot load %d CUDA librar%s: %s" % (label, len(missing),
                                                                  "y" if len(missing) == 1 else "ies", ", ".join(missing)),
@@ -214,7 +214,7 @@ def dev_char(facts: Facts, ctx) -> List[Finding]:
                "to device nodes /dev/char does not name: running containers then fail with 'Failed to initialize "
                "NVML: Unknown Error' until restarted.",
         fix=("sudo %s system create-dev-char-symlinks --create-all" % ctk) if ctk else
-            "Install the NVIDIA Container Toolkit 1.14 or newer, then sudo nvidia-ctk system create-dev-char-symlinks "
+            "sudo apt install nvidia-container-toolkit && sudo nvidia-ctk system create-dev-char-symlinks "
             "--create-all",
         evidence=dev, catalogue=["H3"])]
 
