@@ -14,6 +14,7 @@ CACHE = Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / 
 CUDNN9 = ("nvidia-cudnn-cu12", "9.1.0.70")
 CUDNN8 = ("nvidia-cudnn-cu12", "8.9.7.29")
 CUDART12 = ("nvidia-cuda-runtime-cu12", "12.4.127")
+CUDART11 = ("nvidia-cuda-runtime-cu11", "11.8.89")
 
 
 def wheel_file(name: str, version: str) -> Optional[Path]:

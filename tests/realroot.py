@@ -62,6 +62,27 @@ def debs() -> Optional[Path]:
     return where
 
 
+def nonfree_deb(name: str) -> Optional[Path]:
+    """A package from Debian 12's non-free section (Debian's own CUDA runtime, e.g. libcudart11.0), fetched with
+    apt-get and a private source list and state folder, so the machine's apt configuration stays untouched."""
+    where = CACHE / "debs-nonfree"
+    found = sorted(where.glob("%s_*.deb" % name))
+    if found:
+        return found[-1]
+    if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
+        return None
+    state = CACHE / "apt-nonfree"
+    (state / "lists/partial").mkdir(parents=True, exist_ok=True)
+    where.mkdir(parents=True, exist_ok=True)
+    (state / "sources.list").write_text("deb http://deb.debian.org/debian bookworm non-free\n")
+    opts = ["-o", "Dir::Etc::SourceList=%s" % (state / "sources.list"), "-o", "Dir::Etc::SourceParts=/dev/null",
+            "-o", "Dir::State::Lists=%s" % (state / "lists"), "-o", "Dir::Cache=%s" % (state / "cache")]
+    subprocess.run(["apt-get", "-q", *opts, "update"], capture_output=True, text=True)
+    subprocess.run(["apt-get", "-q", *opts, "download", name], cwd=where, capture_output=True, text=True)
+    found = sorted(where.glob("%s_*.deb" % name))
+    return found[-1] if found else None
+
+
 def base_root() -> Optional[Path]:
     """A minimal Debian root (cached): the packages unpacked with `dpkg -x` plus the probe program."""
     target = CACHE / "debian-root"

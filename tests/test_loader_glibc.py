@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import realroot  # noqa: E402
-from realdata import CUDNN9, real_wheel  # noqa: E402
+from realdata import CUDART11, CUDNN9, real_wheel  # noqa: E402
 
 SITE = "/opt/venv/lib/python3.11/site-packages"
 SHIM = "nvidia/cudnn/lib/libcudnn.so.9"
@@ -31,6 +31,7 @@ class Case:
         self.env: Dict[str, str] = {}
         self.first = "-"  # a consumer library glibc loads before asking for libcudnn.so.9
         self.framework = False
+        self.soname = "libcudnn.so.9"  # what the program asks for
 
     def cudnn(self, folder: str, size: Optional[int] = None) -> None:
         realroot.place(self.root, "%s/libcudnn.so.9" % folder, self.wheel / SHIM, size)
@@ -160,6 +161,26 @@ def _hwcaps_in_conf_folder(c: Case) -> None:
     c.ldconfig()
 
 
+def _debian_cudart(ldconfig: bool, wheel_on_path: bool):
+    """Debian's own libcudart11.0 (non-free), unpacked as dpkg would, beside NVIDIA's cu11 runtime wheel."""
+    def build(c: Case) -> None:
+        deb = realroot.nonfree_deb("libcudart11.0")
+        wheel = real_wheel(*CUDART11)
+        if deb is None or wheel is None:
+            pytest.skip("Debian's libcudart11.0 or the %s wheel could not be downloaded" % CUDART11[0])
+        import subprocess
+
+        subprocess.run(["dpkg", "-x", str(deb), str(c.root)], check=True)
+        c.soname = "libcudart.so.11.0"
+        if wheel_on_path:
+            folder = SITE + "/nvidia/cuda_runtime/lib"
+            realroot.place(c.root, folder + "/libcudart.so.11.0", wheel / "nvidia/cuda_runtime/lib/libcudart.so.11.0")
+            c.env["LD_LIBRARY_PATH"] = folder
+        if ldconfig:
+            c.ldconfig()  # what the package's trigger runs: it creates the soname link and the cache entry
+    return build
+
+
 def _x32_in_cache_folder(c: Case) -> None:
     c.x32("/opt/x32")
     c.conf("00-x32.conf", "/opt/x32")
@@ -192,13 +213,27 @@ CASES: Dict[str, Callable[[Case], None]] = {
     "glibc-hwcaps/x86-64-v2 subfolder": _hwcaps,
     "glibc-hwcaps subfolder of an ld.so.conf folder": _hwcaps_in_conf_folder,
     "32-bit file in an ld.so.conf folder": _x32_in_cache_folder,
+    "Debian libcudart11.0 unpacked, no cache (default folder)": _debian_cudart(False, False),
+    "Debian libcudart11.0 after ldconfig": _debian_cudart(True, False),
+    "Debian libcudart11.0 vs cu11 wheel on LD_LIBRARY_PATH": _debian_cudart(True, True),
 }
 
 
-def _predict(root: Path, env: Dict[str, str], framework: bool) -> Tuple[str, str]:
+def _predict(root: Path, env: Dict[str, str], framework: bool, soname: str = "libcudnn.so.9") -> Tuple[str, str]:
     from clirunner import CliRunner
 
     from cudnn_doctor.cli import app
+
+    if soname != "libcudnn.so.9":
+        # `check` asks about a runtime soname only when a toolkit or driver names it: ask its loader view directly.
+        from cudnn_doctor.host import Host
+        from cudnn_doctor.probes.loader import LoaderView
+
+        res = LoaderView(Host(str(root), env=env)).resolve(soname)
+        if res.error:
+            return "ERROR", "%s: %s" % (res.path, res.error)
+        return ("LOADED", os.path.normpath(res.path)) if res.path else (
+            "ERROR", "%s: cannot open shared object file" % soname)
 
     result = CliRunner().invoke(app, ["check", "--json", "--root", str(root)],
                                 env=dict(env, LD_LIBRARY_PATH=env.get("LD_LIBRARY_PATH", "")) if env else
@@ -219,10 +254,10 @@ def _predict(root: Path, env: Dict[str, str], framework: bool) -> Tuple[str, str
 def run_case(name: str, tmp: Path, wheel: Path):
     case = Case(realroot.new_root(tmp / "root"), wheel)
     CASES[name](case)
-    glibc = realroot.glibc_picks(case.root, "libcudnn.so.9", case.env, case.first)
+    glibc = realroot.glibc_picks(case.root, case.soname, case.env, case.first)
     if glibc[0] == "LOADED":
         glibc = ("LOADED", os.path.normpath(glibc[1]))
-    return glibc, _predict(case.root, case.env, case.framework)
+    return glibc, _predict(case.root, case.env, case.framework, case.soname)
 
 
 def agree(glibc: Tuple[str, str], predicted: Tuple[str, str]) -> bool:
