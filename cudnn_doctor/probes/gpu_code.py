@@ -1,31 +1,33 @@
 """The GPU architectures each framework's CUDA libraries carry, read from their .nv_fatbin sections (B1)."""
 from __future__ import annotations
 
+import fnmatch
 import mmap
 import time
 from typing import Dict, List, Optional
 
 from ..readers.fatbin import gpu_code
 
-# Libraries (globs under site-packages) that hold each framework's own CUDA kernels.
+# Distribution name pattern -> libraries (globs under site-packages) that hold its own CUDA kernels.
 LIBRARIES = (
     ("torch", ("torch/lib/libtorch_cuda.so",)),
-    ("jax-cuda", ("jax_plugins/xla_cuda*/xla_cuda_plugin.so", "jax_cuda*_plugin/*.so")),  # -pjrt and -plugin
+    ("jax-cuda*-pjrt", ("jax_plugins/xla_cuda*/xla_cuda_plugin.so",)),
+    ("jax-cuda*-plugin", ("jax_cuda*_plugin/*.so",)),
     ("jaxlib", ("jaxlib/cuda/*.so",)),  # jaxlib < 0.4.17 carried its CUDA kernels itself
-    ("cupy", ("cupy/_core/*.so", "cupy/cuda/*.so", "cupy_backends/cuda/libs/*.so")),
-    ("onnxruntime", ("onnxruntime/capi/libonnxruntime_providers_cuda.so",)),
-    ("paddlepaddle", ("paddle/base/libpaddle.so", "paddle/fluid/libpaddle.so")),
-    ("tensorflow", ("tensorflow/python/_pywrap_tensorflow_internal.so",)),
+    ("cupy*", ("cupy/_core/*.so", "cupy/cuda/*.so", "cupy_backends/cuda/libs/*.so")),
+    ("onnxruntime*", ("onnxruntime/capi/libonnxruntime_providers_cuda.so",)),
+    ("paddlepaddle*", ("paddle/base/libpaddle.so", "paddle/fluid/libpaddle.so")),
+    ("tensorflow*", ("tensorflow/python/_pywrap_tensorflow_internal.so",)),
 )
 
 
 def _libraries(ctx, fw) -> List[str]:
     name = fw.name.lower()
-    for prefix, globs in LIBRARIES:
-        if name.startswith(prefix):
+    for pattern, globs in LIBRARIES:
+        if fnmatch.fnmatchcase(name, pattern):
             found: List[str] = []
-            for pattern in globs:
-                found += sorted(ctx.host.glob("%s/%s" % (fw.location.rstrip("/"), pattern)))
+            for rel in globs:
+                found += sorted(ctx.host.glob("%s/%s" % (fw.location.rstrip("/"), rel)))
             return list(dict.fromkeys(found))
     return []
 
