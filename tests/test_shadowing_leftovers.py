@@ -89,3 +89,29 @@ def test_library_without_its_soname_link(machine, check_json):
     hits = [f for f in _only(doc, "CD410") if "soname link" in f["title"]]
     assert hits and "libcudnn_ops.so.9.1.0" in hits[0]["title"] and "libcudnn_ops.so.9" in hits[0]["title"]
     assert hits[0]["fix"].startswith("sudo ldconfig")
+
+
+def test_leftovers_beside_another_major_are_removed_first(machine, check_json):
+    _base(machine)
+    machine.cudnn("9.1.0", TK_LIB, TK_INC, cuda=12040)
+    machine.file("/etc/ld.so.conf.d/cuda.conf", TK_LIB + "\n")
+    machine.file("/usr/include/x86_64-linux-gnu/cudnn_version_v8.h",
+                 "#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 9\n#define CUDNN_PATCHLEVEL 7\n")
+    machine.link(MA + "/libcudnn.so", "libcudnn.so.8")
+    build_ld_cache(machine)
+    _, doc = check_json(machine)
+    [hit] = _only(doc, "CD410")
+    assert hit["severity"] == "warning" and "Leftovers of cuDNN 8.9.7" in hit["title"]
+    assert hit["fix"].startswith("Remove the leftovers: sudo rm -f /usr/include/x86_64-linux-gnu/cudnn_version_v8.h "
+                                 "%s/libcudnn.so   (or restore cuDNN 8.9.7: cudnn-doctor install --version 8.9.7 "
+                                 "--cuda 12 --cuda-home /usr/local/cuda)" % MA)
+
+
+def test_no_install_command_for_a_build_nvidia_never_made(machine, check_json):
+    """cuDNN 7.6.5 was never built for CUDA 12: only the removal is offered."""
+    _base(machine)
+    machine.file("/usr/include/cudnn.h", "#define CUDNN_MAJOR 7\n#define CUDNN_MINOR 6\n#define CUDNN_PATCHLEVEL 5\n")
+    build_ld_cache(machine)
+    _, doc = check_json(machine)
+    [hit] = _only(doc, "CD410")
+    assert hit["fix"] == "Remove the leftovers: sudo rm -f /usr/include/cudnn.h, then install cuDNN again."

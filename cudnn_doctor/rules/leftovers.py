@@ -7,7 +7,8 @@ from typing import Dict, List, Optional
 from ..compat import major_of
 from ..model import Facts, Finding
 from . import rule
-from .common import (ERROR, WARNING, compat_of, finding, machine_cuda, primary_toolkit, q, qs, toolkit_owning)
+from .common import (ERROR, WARNING, compat_of, cudnn_build_exists, finding, machine_cuda, primary_toolkit, q, qs,
+                     toolkit_owning)
 
 
 def install_command(facts: Facts, compat, version: str, directory: Optional[str] = None) -> Optional[str]:
@@ -15,8 +16,8 @@ def install_command(facts: Facts, compat, version: str, directory: Optional[str]
     tk = (toolkit_owning(facts, directory) if directory else None) or primary_toolkit(facts)
     cuda = (tk.version if tk else None) or machine_cuda(facts, compat)
     cuda_major = major_of(cuda) if cuda else None
-    if version.count(".") < 2 or cuda_major is None:
-        return None
+    if version.count(".") < 2 or cuda_major is None or cudnn_build_exists(compat, version, cuda_major) is False:
+        return None  # NVIDIA made no such build for this CUDA: the install would fail
     home = " --cuda-home %s" % q(tk.path.rstrip("/")) if tk else ""
     return "cudnn-doctor install --version %s --cuda %s%s" % (version, cuda_major, home)
 
@@ -30,6 +31,8 @@ def _version(items: List[Dict]) -> Optional[str]:
 def _fix(facts: Facts, version: Optional[str], restore: Optional[str], remove: str, items: List[Dict]) -> str:
     if not restore:
         return "Remove the leftovers: %s, then install cuDNN again." % remove
+    if facts.cudnn:  # another cuDNN is installed: the leftovers are most likely of one that was replaced
+        return "Remove the leftovers: %s   (or restore cuDNN %s: %s)" % (remove, version, restore)
     tk = primary_toolkit(facts)
     inside = tk is not None and all(toolkit_owning(facts, os.path.dirname(i["path"])) for i in items)
     if inside:  # the install puts the same files back where they were
