@@ -7,11 +7,16 @@ import re
 import time
 from typing import Dict, List, Optional
 
+WATCHED_PACKAGES = ("Package: nvidia-fabricmanager", "Package: libcudnn", "Package: cudnn")
+
+
 def _installed_packages(host) -> Dict[str, str]:
-    """dpkg's installed packages: name -> version (only what the checks ask about is kept small by the caller)."""
+    """Installed dpkg packages the checks ask about (cuDNN, Fabric Manager): name -> version."""
     text = host.read_text("/var/lib/dpkg/status", limit=64 << 20) or ""
     out: Dict[str, str] = {}
     for block in text.split("\n\n"):
+        if not block.lstrip("\n").startswith(WATCHED_PACKAGES):
+            continue
         name = re.search(r"^Package: (\S+)", block, re.M)
         status = re.search(r"^Status: (.+)$", block, re.M)
         version = re.search(r"^Version: (\S+)", block, re.M)
@@ -93,8 +98,6 @@ def _framework_libraries(ctx) -> Dict[str, Dict[str, Optional[str]]]:
     from ..compat import load_compat
 
     out: Dict[str, Dict[str, Optional[str]]] = {}
-    compat = load_compat()
-    rows = compat.table("catalogue", "tensorflow_sonames").get("rows", [])
     for fw in ctx.facts.python.frameworks:
         name = fw.name.lower()
         if not fw.cuda_build or not fw.consumer_library:
@@ -104,6 +107,7 @@ def _framework_libraries(ctx) -> Dict[str, Dict[str, Optional[str]]]:
             wanted = [n for n in info.needed if n.startswith(("libcu", "libnvJitLink", "libnvrtc"))]
         elif name.startswith(("tensorflow", "tf-nightly")) and fw.cuda_version:
             major = fw.cuda_version.split(".")[0]
+            rows = load_compat().table("catalogue", "tensorflow_sonames").get("rows", [])  # cached after the first
             wanted = next((list(r["sonames"]) for r in rows if str(r["cuda_major"]) == major), [])
         else:
             continue
