@@ -138,3 +138,20 @@ def test_cd201_error_when_the_binary_lacks_the_gpu(machine, check_json):
 
 def test_portable_cubin_named_before_arch_specific():
     assert runs_on(GpuCode(sass=["sm_80", "sm_90", "sm_90a"]), "9.0") == "sm_90"
+
+
+def test_each_jax_distribution_reads_its_own_libraries(machine, check_json):
+    from kit import Gpu
+
+    machine.ld_conf("x86_64-linux-gnu.conf", ["/usr/lib/x86_64-linux-gnu"])
+    machine.driver("580.95.05", cuda=13000, gpus=[Gpu()])
+    machine.dist(SITE, "jax-cuda13-pjrt", "0.7.1")
+    machine.dist(SITE, "jax-cuda13-plugin", "0.7.1")
+    machine.file(SITE + "/jax_plugins/xla_cuda13/xla_cuda_plugin.so", (DATA / "libtorch_cuda.so").read_bytes())
+    machine.file(SITE + "/jax_cuda13_plugin/_linalg.so", (DATA / "libptx_only.so").read_bytes())
+    _, doc = check_json(machine)
+    code = {fw["name"]: [g["library"].rsplit("/", 1)[1] for g in fw["gpu_code"]]
+            for fw in doc["facts"]["python"]["frameworks"]}
+    assert code["jax-cuda13-pjrt"] == ["xla_cuda_plugin.so"] and code["jax-cuda13-plugin"] == ["_linalg.so"]
+    plugin = [f for f in doc["findings"] if f["id"] == "CD201" and "jax-cuda13-plugin" in f["title"]]
+    assert plugin and "compute_75" in plugin[0]["title"] and "through compute_75 PTX" in plugin[0]["title"]
