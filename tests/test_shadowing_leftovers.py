@@ -115,3 +115,18 @@ def test_no_install_command_for_a_build_nvidia_never_made(machine, check_json):
     _, doc = check_json(machine)
     [hit] = _only(doc, "CD410")
     assert hit["fix"] == "Remove the leftovers: sudo rm -f /usr/include/cudnn.h, then install cuDNN again."
+
+
+def test_human_report_names_the_leftovers(machine):
+    from clirunner import CliRunner
+
+    from cudnn_doctor.cli import app
+
+    _base(machine)
+    machine.file("/usr/include/x86_64-linux-gnu/cudnn_version_v9.h",
+                 "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 0\n")
+    machine.link(MA + "/libcudnn.so", "libcudnn.so.9")
+    build_ld_cache(machine)
+    out = CliRunner().invoke(app, ["check", "--root", str(machine.root)], env={"NO_COLOR": "1"}).stdout
+    assert "leftover of cuDNN 9.1.0: /usr/include/x86_64-linux-gnu/cudnn_version_v9.h" in out
+    assert "No cuDNN library was found" not in out and "CD410" in out
