@@ -194,6 +194,7 @@ class FrameworkFacts:
     source: Optional[str] = None  # where the build info came from
     consumer_library: Optional[str] = None  # e.g. torch/lib/libtorch_cuda.so
     resolved_cudnn: Optional[Resolution] = None  # the cuDNN this framework's library would load
+    gpu_code: List[Dict[str, Any]] = field(default_factory=list)  # per CUDA library: {library, sass, ptx, ...}
 
 
 @dataclass
@@ -243,6 +244,9 @@ class Facts:
     loader: LoaderFacts = field(default_factory=LoaderFacts)
     python: PythonEnvFacts = field(default_factory=PythonEnvFacts)
     java: JavaFacts = field(default_factory=JavaFacts)
+    cudnn_headers: List[Dict[str, Any]] = field(default_factory=list)  # {path, version}: what a C/C++ build includes
+    cudnn_leftovers: List[Dict[str, Any]] = field(default_factory=list)  # {kind, path, version, ...}: remains of copies
+    machine_state: Dict[str, Any] = field(default_factory=dict)  # catalogue observations (probes/machine_state.py)
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
     probe_errors: List[ProbeError] = field(default_factory=list)
     timings_ms: Dict[str, float] = field(default_factory=dict)

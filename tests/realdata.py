@@ -14,12 +14,14 @@ CACHE = Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / 
 CUDNN9 = ("nvidia-cudnn-cu12", "9.1.0.70")
 CUDNN8 = ("nvidia-cudnn-cu12", "8.9.7.29")
 CUDART12 = ("nvidia-cuda-runtime-cu12", "12.4.127")
+CUDART11 = ("nvidia-cuda-runtime-cu11", "11.8.89")
 
 
 def wheel_file(name: str, version: str) -> Optional[Path]:
     """The cached .whl, downloading it on first use; None when offline or disabled."""
     wheels = CACHE / "wheels"
-    pattern = "%s-%s-*.whl" % (name.replace("-", "_"), version)
+    # Linux wheels only: the same cache holds win_amd64 wheels of the same name and version.
+    pattern = "%s-%s-*manylinux*x86_64.whl" % (name.replace("-", "_"), version)
     found = sorted(wheels.glob(pattern))
     if found:
         return found[0]

@@ -51,7 +51,7 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
 
 def collect(host: Host) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises."""
-    from . import cudnn, driver, hostinfo, java, python_env, toolkit
+    from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
 
     ctx = Context(host)
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
@@ -59,9 +59,12 @@ def collect(host: Host) -> Facts:
         ("host", hostinfo.probe),
         ("driver", driver.probe),
         ("python", python_env.probe),
+        ("gpu-code", gpu_code.probe),
         ("toolkits", toolkit.probe),
         ("cudnn", cudnn.probe),
+        ("cudnn-leftovers", leftovers.probe),
         ("java", java.probe),
+        ("machine-state", machine_state.probe),
     )
     for name, fn in steps:
         _guard(ctx.facts, name, lambda fn=fn: fn(ctx))

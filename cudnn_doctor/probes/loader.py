@@ -9,6 +9,7 @@ from ..model import LoaderFacts, Resolution
 from ..readers.elf import ElfInfo, read_elf
 from ..readers.ldcache import parse_ld_cache
 from ..readers.ldconf import parse_ld_so_conf
+from ..readers.ldso import hwcaps_subdirs, system_dirs
 
 TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64": "powerpc64le-linux-gnu"}
 
@@ -35,10 +36,9 @@ def read_conf_dirs(host: Host, path: str = "/etc/ld.so.conf", depth: int = 0) ->
     return list(dict.fromkeys(dirs))
 
 
-# What ld.so does with a candidate file, by read_elf's verdict (glibc 2.36 elf/dl-load.c behaviour,
-# checked with real dlopen calls in tests/test_loader_live.py).
+# Files ld.so passes over, by read_elf's verdict; any other file with a loader_error ends the search there
+# (glibc 2.36 elf/dl-load.c behaviour, checked in real roots by tests/test_loader_glibc.py).
 SKIPPED_BY_LD_SO = ("elfclass32", "wrong-machine", "unreadable")
-LOADER_ERRORS = {"empty": "file too short", "truncated": "cannot read file data", "not-elf": "invalid ELF header"}
 
 
 class LoaderView:
@@ -55,7 +55,13 @@ class LoaderView:
         self.facts.ld_preload = [p for p in (host.getenv("LD_PRELOAD") or "").replace(":", " ").split() if p]
         self.facts.conf_dirs = read_conf_dirs(host)
         self.machine = host.machine()
-        self.facts.default_dirs = [d for d in default_dirs(self.machine) if host.is_dir(d)]
+        # The root's own ld.so knows its system folders (Debian's has no /lib64, RHEL's only /lib64); the
+        # distribution-neutral list stays for roots without one.
+        ld_so = {"x86_64": "/lib64/ld-linux-x86-64.so.2", "aarch64": "/lib/ld-linux-aarch64.so.1"}.get(self.machine)
+        data = host.read_bytes(ld_so, limit=16 << 20) if ld_so else None
+        compiled_in = system_dirs(data) if data else []
+        self.facts.default_dirs = [d for d in (compiled_in or default_dirs(self.machine)) if host.is_dir(d)]
+        self.hwcaps = hwcaps_subdirs(host.read_text("/proc/cpuinfo")) if self.machine == "x86_64" else []
         self.cache: Optional[Dict[str, List[str]]] = None
         self._elf_cache: Dict[str, ElfInfo] = {}
         st = host.stat("/etc/ld.so.cache")
@@ -101,7 +107,7 @@ class LoaderView:
                 try:
                     self._elf_cache[key] = read_elf(fh, size, expect_machine=self.machine, dynamic=dynamic)
                 except Exception:  # a hostile header must not stop the run
-                    self._elf_cache[key] = ElfInfo("truncated")
+                    self._elf_cache[key] = ElfInfo("truncated", loader_error="cannot read file data")
                 finally:
                     fh.close()
         return self._elf_cache[key]
@@ -124,18 +130,17 @@ class LoaderView:
         if runpath:
             steps.append(("RUNPATH", expand(runpath)))
         found: List[Tuple[str, str]] = []
+        steps.append(("", []))  # the cache comes here
+        steps.append(("default path", list(self.facts.default_dirs)))
         for via, dirs in steps:
+            if not via and self.cache is not None:
+                found += [(path, "ld.so.cache") for path in self.cache.get(soname, [])]
             for d in dirs:
-                path = os.path.join(d, soname)
-                if self.host.lexists(path):
-                    found.append((path, via))
-        if self.cache is not None:
-            for path in self.cache.get(soname, []):
-                found.append((path, "ld.so.cache"))
-        for d in self.facts.default_dirs:
-            path = os.path.join(d, soname)
-            if self.host.lexists(path):
-                found.append((path, "default path"))
+                # glibc 2.33+ tries d/glibc-hwcaps/<level>/ first, for each level this CPU supports.
+                for sub in ["glibc-hwcaps/%s" % level for level in self.hwcaps] + [""]:
+                    path = os.path.join(d, sub, soname) if sub else os.path.join(d, soname)
+                    if self.host.lexists(path):
+                        found.append((path, via))
         # Keep the first mention of each file; later ones are the same copy seen again.
         seen = set()
         unique = []
@@ -166,8 +171,8 @@ class LoaderView:
                     res.problems.append("%s (%s) skipped: %s" % (path, via, info.status))
                     continue
                 res.path, res.realpath, res.via = path, real, via
-                if info.status != "ok":
-                    res.error = LOADER_ERRORS.get(info.status, info.status)
+                if info.loader_error:
+                    res.error = info.loader_error
                     res.problems.append("%s (%s) stops the search: %s" % (path, via, res.error))
             else:
                 res.shadowed.append({"path": path, "realpath": real, "via": via})

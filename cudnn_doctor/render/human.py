@@ -104,6 +104,9 @@ def _sections(facts: Facts, verbose: int) -> List[Tuple[str, str, List[str]]]:
                 cudnn_lines.append("  sub-libraries: %s" % ", ".join(subs))
     if not facts.cudnn:
         cudnn_lines.append("no cuDNN library found")
+    for item in facts.cudnn_leftovers:  # remains of a removed copy: named, not read as absence
+        if item["kind"] != "missing-soname-link":
+            cudnn_lines.append("leftover of cuDNN %s: %s" % (item.get("version") or "?", item["path"]))
 
     loader_lines = []
     for name, res in sorted(facts.loader.resolved.items()):

@@ -29,8 +29,8 @@ def _missing_sublibraries(facts: Facts, ctx, copy: CudnnCopy) -> List[str]:
 
 @rule("CD401", "cudnn-not-found", "No cuDNN installed")
 def not_found(facts: Facts, ctx) -> List[Finding]:
-    if facts.cudnn:
-        return []
+    if facts.cudnn or any(i["kind"] != "missing-soname-link" for i in facts.cudnn_leftovers):
+        return []  # CD410 names the leftovers and the version they say
     compat = compat_of(ctx)
     wants = [fw for fw in facts.python.frameworks if fw.cuda_build]
     # The CUDA the cuDNN must be built for: the toolkit programs use, else a framework's build, else the driver's.

@@ -6,7 +6,7 @@ from typing import List, Optional
 from ..knowledge import Compat
 from ..versions import major_of, mm, release3
 from ..model import Facts, Finding
-from . import rule
+from . import archs, rule
 from .common import (ERROR, INFO, WARNING, best_torch_variant, cc_below, compat_of, driver_cuda, driver_upgrade_fix,
                      finding, framework_kind, gpu_label, gpus_with_cc, jax_choice, toolkit_install_fix, torch_install,
                      used_copies, visible_gpus)
@@ -39,6 +39,9 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
         return out
     for fw in facts.python.frameworks:
         kind = framework_kind(fw)
+        if fw.cuda_build is not False and any(e.get("sass") or e.get("ptx") for e in fw.gpu_code):
+            out += archs.judge(facts, compat, fw, gpus)  # the binaries themselves beat any table
+            continue
         if not fw.cuda_build or not fw.cuda_version:
             continue
         if kind == "torch":

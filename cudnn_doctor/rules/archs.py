@@ -1,0 +1,67 @@
+"""CD201 from the binaries: the sm_XX cubins and compute_XX PTX a framework's CUDA libraries really carry."""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from ..model import Facts, FrameworkFacts, Finding, GpuFacts
+from ..readers.fatbin import GpuCode, runs_on
+from .common import ERROR, INFO, best_torch_variant, finding, framework_kind, gpu_label, torch_install
+
+
+def _code(entry: Dict[str, Any]) -> GpuCode:
+    return GpuCode(sass=list(entry.get("sass") or []), ptx=list(entry.get("ptx") or []))
+
+
+def _describe(entry: Dict[str, Any]) -> str:
+    parts = []
+    if entry.get("sass"):
+        parts.append("%s cubins" % ", ".join(entry["sass"]))
+    if entry.get("ptx"):
+        parts.append("%s PTX" % ", ".join(entry["ptx"]))
+    return " and ".join(parts) or "no GPU code"
+
+
+def _how(where: str) -> str:
+    return "natively (%s)" % where if where.startswith("sm_") else (
+        "through %s PTX, compiled by the driver at first use (slow start, no native kernels)" % where)
+
+
+def _fix(facts: Facts, compat, fw: FrameworkFacts, gpu: GpuFacts) -> str:
+    if framework_kind(fw) == "torch":
+        better = best_torch_variant(facts, compat, fw.version)
+        if better:
+            return torch_install(better["torch"], better["cuda"])
+        return ("Build PyTorch from source with TORCH_CUDA_ARCH_LIST=%s, or use a GPU the wheel has code for."
+                % gpu.compute_capability)
+    return "python3 -m pip install -U %s   (a release built for compute capability %s)" % (fw.name,
+                                                                                          gpu.compute_capability)
+
+
+def judge(facts: Facts, compat, fw: FrameworkFacts, gpus: List[GpuFacts]) -> List[Finding]:
+    """One finding per GPU: an error naming the library without code for it, or an answer saying how it runs."""
+    libs = [e for e in fw.gpu_code if e.get("sass") or e.get("ptx")]
+    out: List[Finding] = []
+    for gpu in gpus:
+        verdicts = [(e, runs_on(_code(e), gpu.compute_capability)) for e in libs]
+        missing = [e for e, where in verdicts if where is None]
+        main = libs[0]
+        evidence = {"framework": fw.name, "version": fw.version, "gpu": gpu.name, "cc": gpu.compute_capability,
+                    "libraries": [{"library": e["library"], "sass": e["sass"], "ptx": e["ptx"]} for e in libs],
+                    "source": ".nv_fatbin"}
+        if missing:
+            lib = missing[0]
+            out.append(finding(
+                "CD201", ERROR, "%s %s has no kernels for %s" % (fw.name, fw.version, gpu_label(gpu)),
+                detail="%s carries %s only (read from its .nv_fatbin section); every CUDA kernel in it fails with "
+                       "'no kernel image is available for execution on the device'." % (lib["library"],
+                                                                                      _describe(lib)),
+                fix=_fix(facts, compat, fw, gpu), evidence=evidence, catalogue=["B1"]))
+            continue
+        where = verdicts[0][1]
+        out.append(finding(
+            "CD201", INFO, "%s %s has %s: %s runs %s" % (fw.name, fw.version, _describe(main), gpu_label(gpu),
+                                                        _how(where)),
+            detail="Read from the .nv_fatbin section%s of %s." % (
+                "s" if len(libs) > 1 else "", ", ".join(e["library"] for e in libs)),
+            evidence=evidence, catalogue=["B1"]))
+    return out

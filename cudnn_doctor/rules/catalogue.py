@@ -1,0 +1,258 @@
+"""Failure-catalogue checks seen from files, NVML and the environment: A5 A6 E5 G3 G5 G6 G8 H2 H3 I2 I3."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict, List
+
+from ..versions import major_of, mm
+from ..model import Facts, Finding
+from . import rule
+from .common import (ERROR, INFO, WARNING, compat_of, driver_cuda, driver_upgrade_fix, driver_version, finding,
+                     machine_cudnn_fix, prepend_ld_path, q, qs, visible_gpus)
+
+
+@rule("CD108", "nvidia-uvm-missing", "The nvidia_uvm module or its device node is missing")
+def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
+    d = facts.driver
+    if not d.kernel_module_loaded or facts.host.wsl or facts.host.in_container and not facts.host.dev_nodes:
+        return []  # no driver (CD101/CD102 speak), WSL has no UVM node, a GPU-less container is CD801's
+    state = facts.machine_state
+    uvm_loaded = "nvidia_uvm" in d.loaded_modules
+    node = "/dev/nvidia-uvm" in facts.host.dev_nodes
+    modprobe = state.get("nvidia_modprobe")
+    if uvm_loaded and node:
+        return []
+    if not uvm_loaded and modprobe and not facts.host.in_container:
+        return [finding(
+            "CD108", INFO, "nvidia_uvm is not loaded yet",
+            detail="nvidia-modprobe loads it and creates /dev/nvidia-uvm the first time a CUDA program starts; if "
+                   "CUDA then fails with 'CUDA unknown error' / cuInit 999, the module is broken (often after "
+                   "suspend/resume).",
+            evidence={"loaded_modules": d.loaded_modules}, catalogue=["A5"])]
+    fix = ("sudo nvidia-modprobe -u -c 0" if modprobe else
+           "sudo modprobe nvidia_uvm && sudo mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices | "
+           "cut -d' ' -f1) 0")
+    if facts.host.in_container:
+        fix = ("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the container "
+               "with --gpus all so the runtime injects /dev/nvidia-uvm")
+    missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded), ("/dev/nvidia-uvm", node)) if not ok]
+    return [finding(
+        "CD108", ERROR, "CUDA cannot initialise: %s %s missing" % (" and ".join(missing),
+                                                                  "is" if len(missing) == 1 else "are"),
+        detail="CUDA's Unified Memory module backs every CUDA context: without it cuInit fails with "
+               "CUDA_ERROR_UNKNOWN (999), 'CUDA unknown error' in PyTorch, 'cuda driver library init failure: 999'.",
+        fix=fix, evidence={"loaded_modules": d.loaded_modules, "dev_nodes": facts.host.dev_nodes},
+        catalogue=["A5"])]
+
+
+@rule("CD109", "nvswitch-without-fabric-manager", "NVSwitch system without a matching Fabric Manager")
+def fabric_manager(facts: Facts, ctx) -> List[Finding]:
+    state = facts.machine_state
+    switches = state.get("nvswitches") or []
+    fm = state.get("fabric_manager") or {}
+    driver = driver_version(facts)
+    if not switches or not driver or facts.host.in_container:
+        return []
+    branch = driver.split(".")[0]
+    packages: Dict[str, str] = fm.get("packages") or {}
+    install = "sudo apt install 'nvidia-fabricmanager-%s=%s*' && sudo systemctl enable --now nvidia-fabricmanager" % (
+        branch, driver)
+    problem, fix = None, install
+    if not packages and not fm.get("binary"):
+        problem = "no nvidia-fabricmanager is installed"
+    else:
+        wrong = {p: v for p, v in packages.items() if not v.startswith(driver)}
+        if wrong:
+            problem = "nvidia-fabricmanager %s does not match driver %s" % (
+                ", ".join("%s %s" % kv for kv in sorted(wrong.items())), driver)
+        elif not fm.get("enabled"):
+            problem = "the nvidia-fabricmanager service is not enabled"
+            fix = "sudo systemctl enable --now nvidia-fabricmanager"
+    if problem is None:
+        return []
+    return [finding(
+        "CD109", ERROR, "This machine has %d NVSwitch device%s but %s" % (len(switches), "" if len(switches) == 1
+                                                                          else "s", problem),
+        detail="On HGX/DGX boards CUDA does not initialise until Fabric Manager (exactly the driver's version) has "
+               "configured the NVLink fabric: 'Error 802: system not yet initialized' (cudaErrorSystemNotReady).",
+        fix=fix, evidence={"nvswitches": switches[:8], "fabric_manager": fm, "driver": driver}, catalogue=["A6"])]
+
+
+@rule("CD208", "conv-workspace-may-not-fit", "Small GPU: fastest convolution algorithms may not fit")
+def workspace_hint(facts: Facts, ctx) -> List[Finding]:
+    table = compat_of(ctx).table("catalogue", "workspace")
+    small = int(table["small_gpu_mib"])
+    users = [fw.name for fw in facts.python.frameworks if fw.cuda_build] + (
+        ["deeplearning4j"] if facts.java.nd4j_backends or facts.java.javacpp_presets else [])
+    out: List[Finding] = []
+    for gpu in visible_gpus(facts):
+        if not users or not gpu.memory_total_mib or gpu.memory_total_mib >= small:
+            continue
+        out.append(finding(
+            "CD208", INFO, "GPU %d has %d MiB: the fastest convolution algorithms may not fit" % (
+                gpu.index, gpu.memory_total_mib),
+            detail="cuDNN's fastest algorithms (FFT, Winograd) can ask for workspaces of several GB; on a small GPU "
+                   "they fail as OutOfMemoryError / CUDNN_STATUS_EXECUTION_FAILED at some batch sizes only. Only "
+                   "running the model shows it: `cudnn-doctor explain` routes the error text [%s]." % table["source"],
+            fix="If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv layers; Paddle "
+                "export FLAGS_conv_workspace_size_limit=%d (MB); PyTorch torch.backends.cudnn.benchmark = False." % (
+                    table["paddle_default_limit_mb"]),
+            evidence={"gpu": gpu.index, "total_mib": gpu.memory_total_mib, "frameworks": users}, catalogue=["E5"]))
+    return out
+
+
+@rule("CD706", "framework-cuda-libraries-missing", "A framework's CUDA libraries cannot be found")
+def framework_libraries(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    since = compat.table("catalogue", "tensorflow_pip_cuda")["since"]
+    for label, libs in sorted((facts.machine_state.get("framework_libraries") or {}).items()):
+        missing = sorted(n for n, path in libs.items() if path is None)
+        if not missing:
+            continue
+        name, version = label.split(" ", 1)
+        tf = name.startswith(("tensorflow", "tf-nightly"))
+        if tf:
+            pip_ok = mm(version.split("+")[0]) and mm(version.split("+")[0]) >= mm(since)
+            fix = ('pip install "tensorflow[and-cuda]==%s"' % version.split("+")[0]) if pip_ok else (
+                "install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder on the "
+                "loader path" % (version, ", ".join(missing)))
+        else:
+            fix = ('python3 -m pip install "onnxruntime-gpu[cuda,cudnn]==%s"   (then call onnxruntime.preload_dlls() '
+                   'before creating the session, or import torch first)' % version.split("+")[0])
+        out.append(finding(
+            "CD706", ERROR, "%s cannot load %d CUDA librar%s: %s" % (label, len(missing),
+                                                                 "y" if len(missing) == 1 else "ies", ", ".join(missing)),
+            detail=("TensorFlow prints only 'Cannot dlopen some GPU libraries ... Skipping registering GPU devices' "
+                    "and runs on the CPU." if tf else
+                    "ONNX Runtime logs 'Failed to load library libonnxruntime_providers_cuda.so' and silently falls "
+                    "back to the CPU execution provider.") +
+                   " Each name was looked up as ld.so would (RPATH/RUNPATH, LD_LIBRARY_PATH, ld.so.cache, default "
+                   "folders) and found nowhere.",
+            fix=fix, evidence={"framework": label, "libraries": libs}, catalogue=["G3"] if tf else ["G6"]))
+    return out
+
+
+@rule("CD707", "paddle-cudnn-not-on-path", "PaddlePaddle cannot dlopen its cuDNN")
+def paddle(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    for fw in facts.python.frameworks:
+        if not fw.name.startswith("paddlepaddle") or not fw.cuda_build or not fw.cudnn_version:
+            continue
+        major = major_of(fw.cudnn_version)
+        name = "libcudnn.so.%s" % major
+        res = facts.loader.resolved.get(name)
+        if res is not None and res.path and not res.error:
+            continue
+        elsewhere = [c for c in facts.cudnn if c.major == major]
+        fix = (prepend_ld_path(elsewhere[0].directory) if elsewhere else
+               machine_cudnn_fix(facts, compat, fw.cuda_version, major))
+        out.append(finding(
+            "CD707", ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (
+                fw.name, fw.version, fw.cudnn_version),
+            detail="Paddle dlopens cuDNN by name at run time (not through DT_NEEDED), so only LD_LIBRARY_PATH, the "
+                   "loader cache and the default folders count: 'Cannot load cudnn shared library. Cannot invoke "
+                   "method cudnnGetVersion'.%s" % (" A copy exists at %s." % elsewhere[0].directory if elsewhere else ""),
+            fix=fix, evidence={"framework": fw.name, "cudnn": fw.cudnn_version, "soname": name}, catalogue=["G5"]))
+    return out
+
+
+@rule("CD708", "cupy-installed-twice", "More than one CuPy package in one environment")
+def cupy_twice(facts: Facts, ctx) -> List[Finding]:
+    by_site: Dict[str, List[str]] = {}
+    for fw in facts.python.frameworks:
+        if fw.name.lower().startswith("cupy"):
+            by_site.setdefault(fw.location, []).append(fw.name)
+    out: List[Finding] = []
+    for site, names in sorted(by_site.items()):
+        if len(names) < 2:
+            continue
+        cuda = driver_cuda(facts, compat_of(ctx))
+        wheel = "cupy-cuda%sx" % major_of(cuda) if cuda else sorted(names)[-1]
+        out.append(finding(
+            "CD708", ERROR, "%d CuPy packages share %s: %s" % (len(names), site, ", ".join(sorted(names))),
+            detail="They install into the same cupy/ folder and overwrite each other's files: 'module cupy.cuda has "
+                   "no attribute cudnn', missing cupy.cudnn, or a CuPy built for another CUDA.",
+            fix="python3 -m pip uninstall -y %s && python3 -m pip install %s" % (" ".join(sorted(names)), wheel),
+            evidence={"site": site, "packages": names}, catalogue=["G8"]))
+    return out
+
+
+@rule("CD805", "image-needs-newer-cuda", "The container image requires a newer CUDA than the host driver")
+def image_requirement(facts: Facts, ctx) -> List[Finding]:
+    req = facts.machine_state.get("require_cuda")
+    if not req:
+        return []
+    m = re.search(r"cuda>=\s*(\d+\.\d+)", req["value"])
+    have = driver_cuda(facts, compat_of(ctx))
+    if not m or not have or mm(have) >= mm(m.group(1)):
+        return []
+    return [finding(
+        "CD805", ERROR, "The image needs CUDA %s but the host driver %s supports CUDA %s" % (
+            m.group(1), driver_version(facts) or "", have),
+        detail="NVIDIA_REQUIRE_CUDA=%s (%s): nvidia-container-cli refuses to start it with 'unsatisfied condition: "
+               "cuda>=%s, please update your driver'." % (req["value"], req["source"], m.group(1)),
+        fix="%s; or use an image tag built for CUDA %s or older" % (
+            driver_upgrade_fix("one that supports CUDA %s" % m.group(1)), have),
+        evidence={"NVIDIA_REQUIRE_CUDA": req["value"], "driver_cuda": have}, catalogue=["H2"])]
+
+
+@rule("CD806", "dev-char-links-missing", "NVIDIA device nodes lack /dev/char links (containers lose the GPU)")
+def dev_char(facts: Facts, ctx) -> List[Finding]:
+    dev = facts.machine_state.get("devices") or {}
+    if facts.host.in_container or not dev.get("container_toolkit") or not dev.get("docker") or \
+            not dev.get("systemd_cgroup") or not dev.get("dev_char") or dev.get("nvidia_links"):
+        return []
+    if not any(n.startswith("/dev/nvidia") for n in facts.host.dev_nodes):
+        return []
+    ctk = dev.get("nvidia_ctk")
+    return [finding(
+        "CD806", WARNING, "/dev/char has no links to the NVIDIA device nodes",
+        detail="With the systemd cgroup driver, `systemctl daemon-reload` re-applies device rules and drops access "
+               "to device nodes /dev/char does not name: running containers then fail with 'Failed to initialize "
+               "NVML: Unknown Error' until restarted.",
+        fix=("sudo %s system create-dev-char-symlinks --create-all" % ctk) if ctk else
+            "sudo apt install nvidia-container-toolkit && sudo nvidia-ctk system create-dev-char-symlinks "
+            "--create-all",
+        evidence=dev, catalogue=["H3"])]
+
+
+@rule("CD902", "cudnn-local-repo-not-installed", "cuDNN local repository registered but nothing installed from it")
+def local_repo(facts: Facts, ctx) -> List[Finding]:
+    state = facts.machine_state
+    if state.get("cudnn_packages"):
+        return []
+    out: List[Finding] = []
+    for repo in state.get("cudnn_local_repos") or []:
+        packages = [p for p in repo["packages"] if re.match(r"^(lib)?cudnn\d*(-dev)?(-cuda-\d+)?$", p)] or \
+            [p for p in repo["packages"] if "sample" not in p and "doc" not in p]
+        if not packages:
+            continue
+        steps = []
+        if repo.get("keyring"):
+            steps.append("sudo cp %s /usr/share/keyrings/" % q(os.path.join(repo["repo"], repo["keyring"])))
+        steps += ["sudo apt update", "sudo apt install %s" % " ".join(packages)]
+        out.append(finding(
+            "CD902", ERROR, "%s is registered but no cuDNN package is installed from it" % repo["repo"],
+            detail="The cudnn-local-repo .deb only adds an apt source and its key; the libraries come from installing "
+                   "the packages it holds.",
+            fix=" && ".join(steps), evidence=repo, catalogue=["I2"]))
+    return out
+
+
+@rule("CD903", "driver-upgraded-since-boot", "Driver packages were upgraded after the last boot")
+def driver_upgraded(facts: Facts, ctx) -> List[Finding]:
+    upgrades = facts.machine_state.get("driver_upgrades_since_boot") or []
+    if not upgrades or facts.host.in_container:
+        return []
+    last = upgrades[-1]
+    packages = sorted({p for u in upgrades for p in u["packages"]})
+    return [finding(
+        "CD903", WARNING, "apt upgraded NVIDIA driver packages on %s, after this machine booted" % last["date"],
+        detail="The running kernel module stays at the old version until a reboot, while new programs load the new "
+               "libraries: 'Failed to initialize NVML: Driver/library version mismatch' (unattended-upgrades, or the "
+               "`cuda` meta-package pulling a new driver).",
+        fix="sudo reboot   (then keep them from moving unattended: sudo apt-mark hold %s)" % qs(packages),
+        evidence={"upgrades": upgrades}, catalogue=["I3", "A4"])]

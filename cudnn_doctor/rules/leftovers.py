@@ -1,0 +1,83 @@
+"""CD410: remains of a cuDNN that is gone or half-installed, named with the version they say, and how to restore it."""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional
+
+from ..versions import major_of
+from ..model import Facts, Finding
+from . import rule
+from .common import (ERROR, WARNING, compat_of, cudnn_build_exists, finding, machine_cuda, primary_toolkit, q, qs,
+                     toolkit_owning)
+
+
+def install_command(facts: Facts, compat, version: str, directory: Optional[str] = None) -> Optional[str]:
+    """`cudnn-doctor install` for this release into the toolkit that owns `directory` (else the main toolkit)."""
+    tk = (toolkit_owning(facts, directory) if directory else None) or primary_toolkit(facts)
+    cuda = (tk.version if tk else None) or machine_cuda(facts, compat)
+    cuda_major = major_of(cuda) if cuda else None
+    if version.count(".") < 2 or cuda_major is None or cudnn_build_exists(compat, version, cuda_major) is False:
+        return None  # NVIDIA made no such build for this CUDA: the install would fail
+    home = " --cuda-home %s" % q(tk.path.rstrip("/")) if tk else ""
+    return "cudnn-doctor install --version %s --cuda %s%s" % (version, cuda_major, home)
+
+
+def _version(items: List[Dict]) -> Optional[str]:
+    """The most precise version the remaining files say (a header's 9.1.0 beats a link target's 9)."""
+    versions = sorted((i["version"] for i in items if i.get("version")), key=lambda v: -v.count("."))
+    return versions[0] if versions else None
+
+
+def _fix(facts: Facts, version: Optional[str], restore: Optional[str], remove: str, items: List[Dict]) -> str:
+    if not restore:
+        return "Remove the leftovers: %s, then install cuDNN again." % remove
+    if facts.cudnn:  # another cuDNN is installed: the leftovers are most likely of one that was replaced
+        return "Remove the leftovers: %s   (or restore cuDNN %s: %s)" % (remove, version, restore)
+    tk = primary_toolkit(facts)
+    inside = tk is not None and all(toolkit_owning(facts, os.path.dirname(i["path"])) for i in items)
+    if inside:  # the install puts the same files back where they were
+        return "Restore cuDNN %s: %s   (or remove the leftovers: %s)" % (version, restore, remove)
+    return "Remove the leftovers and install cuDNN %s into the toolkit: %s && %s" % (version, remove, restore)
+
+
+@rule("CD410", "cudnn-leftovers", "Leftovers of a cuDNN that is gone or half-installed")
+def leftovers(facts: Facts, ctx) -> List[Finding]:
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    gone = [i for i in facts.cudnn_leftovers if i["kind"] in ("dangling-link", "header-without-library")]
+    by_major: Dict[Optional[int], List[Dict]] = {}
+    for item in gone:
+        by_major.setdefault(major_of(item.get("version")) if item.get("version") else None, []).append(item)
+    for major, items in sorted(by_major.items(), key=lambda kv: -(kv[0] or 0)):
+        version = _version(items)
+        libdir = next((i["directory"] for i in items if i.get("directory")), None)
+        restore = install_command(facts, compat, version, libdir) if version else None
+        remove = "sudo rm -f %s" % qs(sorted(i["path"] for i in items))
+        described = "; ".join(
+            "%s -> %s (points nowhere)" % (i["path"], i["target"]) if i["kind"] == "dangling-link" else
+            "%s (says %s, no library of that major anywhere)" % (i["path"], i["version"]) for i in items)
+        out.append(finding(
+            "CD410", ERROR if any(fw.cuda_build for fw in facts.python.frameworks) or not facts.cudnn else WARNING,
+            "Leftovers of cuDNN %s remain but its library files are gone: %s" % (version or "?", described),
+            detail="The library was deleted (or never finished installing) and ldconfig then dropped its soname link; "
+                   "what remains makes builds find cuDNN %s headers or link names while every program fails with "
+                   "'libcudnn.so.%s: cannot open shared object file'." % (version or "?", major or "N"),
+            fix=_fix(facts, version, restore, remove, items),
+            evidence={"leftovers": items, "version": version}, catalogue=["D1", "D4"]))
+    missing = [i for i in facts.cudnn_leftovers if i["kind"] == "missing-soname-link"]
+    by_dir: Dict[str, List[Dict]] = {}
+    for item in missing:
+        by_dir.setdefault(item["directory"], []).append(item)
+    for directory, items in sorted(by_dir.items()):
+        links = " && ".join("sudo ln -sfn %s %s" % (q(os.path.basename(i["path"])), q(i["soname"])) for i in items)
+        fix = ("sudo ldconfig   (it creates the soname links in folders it manages; by hand: cd %s && %s)" % (
+            q(directory), links)) if all(i.get("ldconfig_manages") for i in items) else "cd %s && %s" % (
+            q(directory), links)
+        out.append(finding(
+            "CD410", WARNING, "%s in %s lack%s the soname link%s the loader asks for: %s" % (
+                ", ".join(os.path.basename(i["path"]) for i in items), directory, "s" if len(items) == 1 else "",
+                "" if len(items) == 1 else "s", ", ".join(i["soname"] for i in items)),
+            detail="Programs ask for libcudnn.so.N (the SONAME), never for the full file name, so a file without its "
+                   "soname link is invisible to them: 'cannot open shared object file'.",
+            fix=fix, evidence={"directory": directory, "files": [i["path"] for i in items]}, catalogue=["D4"]))
+    return out

@@ -1,0 +1,71 @@
+"""CD611: the cuDNN a plain process loads differs from the one the headers a build compiles against describe."""
+from __future__ import annotations
+
+import os
+from typing import List
+
+from ..versions import release3
+from ..model import Facts, Finding
+from . import rule
+from .leftovers import install_command
+from .common import (WARNING, compat_of, copy_for_path, describe_copy, finding, ld_entry_for, ld_library_path_without,
+                     plain_resolutions, prepend_ld_path, q)
+
+
+def why_it_wins(facts: Facts, res) -> str:
+    """Which search-path entry hands out this copy, in the loader's own terms."""
+    if res.via == "LD_LIBRARY_PATH":
+        return "LD_LIBRARY_PATH entry %s is searched first" % (ld_entry_for(facts, res.path) or
+                                                                os.path.dirname(res.path))
+    if res.via == "ld.so.cache":
+        folder = os.path.dirname(res.path)
+        listed = [d for d in facts.loader.conf_dirs if os.path.normpath(d) == os.path.normpath(folder)]
+        return ("ld.so.cache lists %s first (its folder comes earlier in /etc/ld.so.conf.d)" % res.path
+                if listed else "ld.so.cache lists %s first" % res.path)
+    return "%s finds it first" % (res.via or "the loader")
+
+
+@rule("CD611", "cudnn-headers-differ-from-loaded", "Programs load another cuDNN than the headers builds compile with")
+def headers_vs_loaded(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    if not facts.cudnn_headers:
+        return out
+    for name, res in plain_resolutions(facts):
+        major = int(name.rsplit(".", 1)[1])
+        header = next((h for h in facts.cudnn_headers if int(h["version"].split(".")[0]) == major), None)
+        loaded = copy_for_path(facts, res.path, res.realpath) if res.path else None
+        if header is None or loaded is None or not loaded.version:
+            continue
+        if release3(loaded.version) == release3(header["version"]):
+            continue
+        # The copy the header belongs to, when it is on this machine: the one a build expects at run time.
+        matching = next((c for c in facts.cudnn if c is not loaded and c.version and
+                         release3(c.version) == release3(header["version"])), None)
+        entry = ld_entry_for(facts, res.path) if res.via == "LD_LIBRARY_PATH" else None
+        install = install_command(facts, compat_of(ctx), loaded.version, os.path.dirname(header["path"]))
+        if entry:
+            fix = ld_library_path_without(facts, [entry])
+        elif matching is not None:
+            fix = prepend_ld_path(matching.directory)
+        else:
+            fix = install or "sudo rm -f %s" % q(header["path"])
+        if matching is None and install and install != fix:
+            fix += "   (or bring the headers to %s: %s)" % (loaded.version, install)
+        elif matching is None and fix != "sudo rm -f %s" % q(header["path"]):
+            fix += "   (or remove the header no library matches: sudo rm -f %s)" % q(header["path"])
+        out.append(finding(
+            "CD611", WARNING,
+            "Programs load cuDNN %s but builds compile against cuDNN %s headers" % (loaded.version, header["version"]),
+            detail="A plain process asking for %s gets %s because %s; %s (the header nvcc and gcc find first) says "
+                   "%s%s. Code built here is compiled for one version and runs with another: TensorFlow-style "
+                   "'Loaded runtime CuDNN library: %s but source was compiled with: %s', or "
+                   "CUDNN_STATUS_VERSION_MISMATCH." % (
+                       name, describe_copy(loaded), why_it_wins(facts, res), header["path"], header["version"],
+                       (", which is %s" % describe_copy(matching)) if matching else "",
+                       loaded.version, header["version"]),
+            fix=fix,
+            evidence={"soname": name, "loads": res.path, "via": res.via, "header": header["path"],
+                      "header_version": header["version"], "loaded_version": loaded.version,
+                      "shadowed": [s["path"] for s in res.shadowed]},
+            catalogue=["E1", "E2", "D7"]))
+    return out
