@@ -13,6 +13,7 @@ EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
 EXIT_DOCTOR_FAILED = 3
+EXIT_INCOMPLETE = 4  # no error found, but something could not be checked (issue 16)
 
 
 def want_color(stream: TextIO, flag: Optional[bool] = None) -> bool:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, List, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from ..host import Host
 from ..model import Facts, ProbeError
@@ -49,10 +49,13 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
     facts.timings_ms[name] = facts.timings_ms.get(name, 0.0) + round((time.perf_counter() - start) * 1000, 2)
 
 
-def collect(host: Host) -> Facts:
-    """Observe the machine through ``host`` and return the facts; never prints, never raises."""
+def collect(host: Host, timeout: Optional[float] = None) -> Facts:
+    """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
+    each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py)."""
     from . import cudnn, driver, hostinfo, java, python_env, toolkit
+    from .executor import Deadline, record_not_regular, run_bounded
 
+    deadline = Deadline(timeout)
     ctx = Context(host)
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
     steps = (
@@ -64,10 +67,13 @@ def collect(host: Host) -> Facts:
         ("java", java.probe),
     )
     for name, fn in steps:
-        _guard(ctx.facts, name, lambda fn=fn: fn(ctx))
+        run_bounded(ctx.facts, name, lambda name=name, fn=fn: _guard(ctx.facts, name, lambda: fn(ctx)), deadline)
+    # The native child has its own time limit: what is left of the run's budget.
+    host.native_timeout = min(host.native_timeout, max(deadline.left(), 0.5))
     _guard(ctx.facts, "native", ctx.run_native)
     # After the native calls: which copy each consumer would load, and GPU visibility.
     for name, fn in (("loader", driver.resolve_loader), ("frameworks", python_env.resolve_frameworks),
                      ("gpus", driver.apply_visibility), ("ld.so.cache", lambda c: c.loader.find_stale_entries())):
-        _guard(ctx.facts, name, lambda fn=fn: fn(ctx))
+        run_bounded(ctx.facts, name, lambda name=name, fn=fn: _guard(ctx.facts, name, lambda: fn(ctx)), deadline)
+    record_not_regular(ctx.facts, host)
     return ctx.facts
