@@ -314,6 +314,12 @@ class Host:
         """Run native calls (dlopen, NVML) in child processes; one list of results per group."""
         return run_native(list(groups), timeout=self.native_timeout, env=self.env)
 
+    def native_session(self):
+        """One child for all of a run's native calls, fed as probes find libraries (native/session.py)."""
+        from .native.session import NativeSession
+
+        return NativeSession(env=self.env, task_timeout=max(1.0, self.native_timeout / 2))
+
     def python_site_dirs(self) -> List[str]:
         """The running interpreter's site folders, when inspecting the live machine."""
         if not self.running_python:

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn, Optional, TextIO
+from typing import TYPE_CHECKING, NoReturn, Optional, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 import typer
-from rich.console import Console
 
 # Exit codes are a contract (README "Exit codes").
 EXIT_OK = 0
@@ -32,7 +34,9 @@ def want_color(stream: TextIO, flag: Optional[bool] = None) -> bool:
         return False
 
 
-def console(stderr: bool = False, color: Optional[bool] = None) -> Console:
+def console(stderr: bool = False, color: Optional[bool] = None) -> "Console":
+    from rich.console import Console  # only the terminal renderers pay for rich; --json never imports it
+
     stream = sys.stderr if stderr else sys.stdout
     colored = want_color(stream, color)
     return Console(

@@ -5,10 +5,8 @@ import os
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import typer
-from rich.text import Text
 
 from ..render.envelope import dumps, envelope
-from ..render.human import MARKS
 from ..ui import EXIT_DOCTOR_FAILED, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
 
 if TYPE_CHECKING:
@@ -86,6 +84,10 @@ def _details(result: "SmokeResult") -> List[str]:
 
 
 def _render(results, problem: str) -> None:
+    from rich.text import Text  # imported here: every command's start-up would pay for it otherwise
+
+    from ..render.human import MARKS
+
     out = console()
     lines = [("error", problem, [])] if problem else []
     lines += [("ok" if r.ok and not r.fallback else "warning" if r.ok else "error", r.summary, _details(r))

@@ -8,6 +8,7 @@ so it can run as a plain script under any interpreter.
 import ctypes
 import json
 import os
+import signal
 import sys
 
 
@@ -163,17 +164,63 @@ def _mig_devices(pynvml, handle):
 OPS = {"cudnn": op_cudnn, "cudart": op_cudart, "cuda_driver": op_cuda_driver, "nvml": op_nvml}
 
 
-def main():
-    tasks = json.loads(sys.stdin.read() or "[]")
-    for index, task in enumerate(tasks):
-        _emit({"task": index, "state": "start"})
+def _run(index, task):
+    _emit({"task": index, "state": "start"})
+    try:
+        result = OPS[task["op"]](task)
+    except OSError as exc:  # dlopen failure: the loader's own message
+        result = {"loaded": False, "error": str(exc)}
+    except Exception as exc:
+        result = {"error": "%s: %s" % (type(exc).__name__, exc)}
+    _emit({"task": index, "result": result})
+
+
+def _run_isolated(index, task):
+    """Run one library's task in a forked copy of this process: each copy gets a fresh link map (no
+    sub-library of one cuDNN copy is reused by the next), and a crash ends only that copy's task."""
+    _emit({"task": index, "state": "start"})
+    pid = os.fork()
+    if pid == 0:  # this process is single-threaded, so fork is safe here
+        code = 0
         try:
             result = OPS[task["op"]](task)
-        except OSError as exc:  # dlopen failure: the loader's own message
+        except OSError as exc:
             result = {"loaded": False, "error": str(exc)}
-        except Exception as exc:
+        except BaseException as exc:
             result = {"error": "%s: %s" % (type(exc).__name__, exc)}
-        _emit({"task": index, "result": result})
+        try:
+            _emit({"task": index, "result": result})
+        except BaseException:
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        try:
+            name = signal.Signals(os.WTERMSIG(status)).name
+        except ValueError:
+            name = "signal %d" % os.WTERMSIG(status)
+        _emit({"task": index, "result": {"crashed": name}})
+    elif os.WEXITSTATUS(status) != 0:
+        _emit({"task": index, "result": {"crashed": "exit status %d" % os.WEXITSTATUS(status)}})
+
+
+# Vendor libraries of which several copies may be asked about in one run.
+_ISOLATED = ("cudnn", "cudart")
+
+
+def main():
+    if sys.argv[1:] == ["--stream"]:
+        # One task per line, numbered by the parent, run as they arrive (the parent keeps probing meanwhile).
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            task = json.loads(line)
+            runner = _run_isolated if task["op"] in _ISOLATED and hasattr(os, "fork") else _run
+            runner(task.pop("id"), task)
+        return
+    tasks = json.loads(sys.stdin.read() or "[]")
+    for index, task in enumerate(tasks):
+        _run(index, task)
 
 
 if __name__ == "__main__":
