@@ -53,12 +53,36 @@ def test_a_hostile_copy_marks_only_its_task(spawned, flavour, expect):
     ids = session.submit([_cudnn(90100), _cudnn(90200, **{flavour: True}), _cudnn(90300)])
     results = session.collect(8.0)
     assert results[ids[0]]["version"] == 90100 and results[ids[2]]["version"] == 90300
-    if isinstance(expect, dict):
-        assert results[ids[1]] == expect
-        assert len(spawned) == 1  # a copy's crash is its fork's, the child goes on
-    else:
-        assert results[ids[1]] == {"timeout": 1.0}
-        assert len(spawned) == 2  # the hung child was killed; a fresh one took the last task
+    assert results[ids[1]] == (expect if isinstance(expect, dict) else {"timeout": 1.0})
+    assert len(spawned) == 1  # the crash or hang was its own fork's; the child went on with the others
+
+
+def test_tasks_run_side_by_side():
+    """A slow task (NVML's init on a real GPU) does not hold up the copies queued after it."""
+    import time
+
+    from cudnn_doctor.native.session import NativeSession
+
+    session = NativeSession(env={"PATH": "/bin"}, task_timeout=1.5)
+    session.start()
+    start = time.monotonic()
+    ids = session.submit([_cudnn(90200, HANG_ON_LOAD=True), _cudnn(90100, HANG_ON_LOAD=True), _cudnn(90300)])
+    results = session.collect(8.0)
+    assert [results[i] for i in ids[:2]] == [{"timeout": 1.5}, {"timeout": 1.5}]
+    assert results[ids[2]]["version"] == 90300
+    assert time.monotonic() - start < 2 * 1.5  # both hangs were waited for at the same time
+
+
+def test_a_child_that_dies_is_replaced_for_the_unanswered_tasks(spawned, monkeypatch):
+    from cudnn_doctor.native import session as session_mod
+
+    session = session_mod.NativeSession(env={"PATH": "/bin"}, task_timeout=5.0)
+    session.start()
+    ids = session.submit([_cudnn(90100)])
+    session.proc.kill()  # the child itself dies (OOM killer, say) before answering
+    results = session.collect(8.0)
+    assert results[ids[0]]["version"] == 90100
+    assert len(spawned) == 2
 
 
 def test_a_child_that_cannot_start_gives_errors_not_a_hang():

@@ -2,10 +2,11 @@
 
 The interpreter's start and NVML's import cost the same for one task as for ten, so a run pays them
 once, and while the probes still walk the file system: the child starts first and works on each task
-(NVML, libcuda, each toolkit's libcudart, each cuDNN copy) as soon as a probe queues it. Each library
-copy is loaded in a fork of the child (child.py), so copies never share a link map and a crash ends
-only its own task. A child that dies or hangs anyway is killed with its process group; the task it was
-on is marked (``{"crashed": "SIGSEGV"}``, ``{"timeout": s}``) and a fresh child takes the rest.
+(NVML, libcuda, each toolkit's libcudart, each cuDNN copy) as soon as a probe queues it, each in its own
+fork of the child, side by side (child.py ``stream``): copies never share a link map, NVML's slow start
+overlaps the libraries' loads, and a crash or hang ends only its own task (``{"crashed": "SIGSEGV"}``,
+``{"timeout": s}``). A child that dies anyway is replaced by a fresh one for the tasks it had not
+answered; at the run's deadline the whole process group is killed.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ class NativeSession:
         try:
             # -S: the child needs no site hooks (sys.path comes through PYTHONPATH), which saves their imports.
             self.proc = subprocess.Popen(
-                [sys.executable, "-S", self.script, "--stream"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                [sys.executable, "-S", self.script, "--stream", str(self.task_timeout)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, env=_child_env(self.base_env, []), start_new_session=True)
         except OSError as exc:
             self.start_error = "could not start the native child: %s" % exc
