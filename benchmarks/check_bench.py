@@ -42,13 +42,17 @@ def tree_env(tree: str) -> dict:
     return dict(os.environ, PYTHONPATH=tree + os.pathsep + os.environ.get("PYTHONPATH", ""), NO_COLOR="1")
 
 
-def rows_for(label: str, python: str, tree: str, root: Optional[str]) -> List[Tuple[str, List[str], dict]]:
+def rows_for(label: str, python: str, tree: str, root: Optional[str],
+             smoke: bool) -> List[Tuple[str, List[str], dict]]:
     extra = ["--root", root] if root else []
     env = tree_env(tree)
-    return [
+    rows = [
         ("%scheck" % label, [python, "-m", "cudnn_doctor", "check"] + extra, env),
         ("%scheck --json" % label, [python, "-m", "cudnn_doctor", "check", "--json"] + extra, env),
     ]
+    if smoke:
+        rows.append(("%ssmoke --json" % label, [python, "-m", "cudnn_doctor", "smoke", "--json"], env))
+    return rows
 
 
 def timeout_overhead(runs: int, root: Optional[str]) -> None:
@@ -87,11 +91,13 @@ def main() -> None:
     parser.add_argument("--baseline-python", metavar="EXE", default=sys.executable)
     parser.add_argument("--root", metavar="DIR", help="pass --root DIR to check")
     parser.add_argument("--timeout-overhead", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="also time `smoke --json` (needs a GPU)")
     args = parser.parse_args()
 
-    commands = rows_for("", sys.executable, REPO, args.root)
+    commands = rows_for("", sys.executable, REPO, args.root, args.smoke)
     if args.baseline:
-        commands += rows_for("baseline: ", args.baseline_python, os.path.abspath(args.baseline), args.root)
+        commands += rows_for("baseline: ", args.baseline_python, os.path.abspath(args.baseline), args.root,
+                             args.smoke)
     smi = shutil.which("nvidia-smi")
     if smi:
         commands += [("nvidia-smi", [smi], None),
@@ -105,8 +111,8 @@ def main() -> None:
             if got is None:
                 continue
             wall, peak, code, out = got
-            if code not in (0, 1, 4) and name.endswith(("check", "--json")) or (code != 0 and "smi" in name):
-                continue
+            if code not in (0, 1, 4) and "cudnn_doctor" in argv or (code != 0 and "smi" in name):
+                continue  # a failed run is not a timing (check's 1 and 4 are completed runs)
             walls[name].append(wall)
             rss[name].append(peak)
             if name == "check --json":
@@ -126,7 +132,7 @@ def main() -> None:
         print("%-40s %7.3fs %7.3fs %7.1fMB %8s" % (name, med, min(values), max(rss[name]) / 1024, ratio))
     if args.baseline:
         print()
-        for suffix in ("check", "check --json"):
+        for suffix in ("check", "check --json", "smoke --json"):
             ours, base = walls.get(suffix), walls.get("baseline: " + suffix)
             if ours and base:
                 print("%-40s %.2f" % ("ratio %s / baseline" % suffix, statistics.median(ours) / statistics.median(base)))
