@@ -167,3 +167,16 @@ def test_check_help_documents_timeout_and_exit_code_4():
 
     out = CliRunner().invoke(app, ["check", "--help"], env={"COLUMNS": "200"}).output
     assert "--timeout" in out and "4 no error found but something could not be checked" in " ".join(out.split())
+
+
+def test_a_library_whose_load_never_returns_is_named(machine, check_json):
+    machine.ld_conf("x86_64-linux-gnu.conf", [MA])
+    machine.cudnn("9.14.0", MA, None, cuda=13000, HANG_ON_LOAD=True)
+    start = time.monotonic()
+    code, doc = check_json(machine, "--timeout", "3")
+    assert time.monotonic() - start < 3 + 1.5
+    [cd002] = [f for f in doc["findings"] if f["id"] == "CD002"]
+    assert cd002["evidence"]["probe"] == "cudnn" and cd002["evidence"]["path"].startswith(MA + "/libcudnn.so.9")
+    assert doc["incomplete"] is True and code in (1, 4)
+    # The steps after the native calls still ran: the loader's choice is in the report.
+    assert doc["facts"]["loader"]["paths"]["libcudnn.so.9"] == MA + "/libcudnn.so.9"

@@ -7,6 +7,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from ..host import Host
 from ..model import Facts, ProbeError
 from ..native.runner import NativeTask
+from .executor import record_native_timeouts
 from .loader import LoaderView
 
 ApplyFn = Callable[[List[dict]], None]
@@ -51,6 +52,7 @@ class Context:
             self._session.close()
         for probe, ids, apply in queued:
             _guard(self.facts, probe, lambda apply=apply, ids=ids: apply([results[i] for i in ids]))
+            record_native_timeouts(self.facts, self.host, probe, [(self._session.tasks[i], results[i]) for i in ids])
 
 
 def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
@@ -89,8 +91,9 @@ def collect(host: Host, timeout: Optional[float] = None) -> Facts:
     )
     for name, fn in steps:
         run_bounded(ctx.facts, name, lambda name=name, fn=fn: _guard(ctx.facts, name, lambda: fn(ctx)), deadline)
-    # The native child has its own time limit: what is left of the run's budget.
-    host.native_timeout = min(host.native_timeout, max(deadline.left(), 0.5))
+    # The native child has its own time limit: what is left of the run's budget, less a share kept for the
+    # steps after it (which copy each program loads: quick, and the heart of the report).
+    host.native_timeout = min(host.native_timeout, max(deadline.left() - deadline.reserve(), 0.2))
     _guard(ctx.facts, "native", ctx.run_native)
     # After the native calls: which copy each consumer would load, and GPU visibility.
     for name, fn in (("loader", driver.resolve_loader), ("frameworks", python_env.resolve_frameworks),

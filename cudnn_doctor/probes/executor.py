@@ -30,6 +30,10 @@ class Deadline:
     def left(self) -> float:
         return max(0.0, self.end - time.monotonic())
 
+    def reserve(self) -> float:
+        """Kept back from the native calls for the steps that follow them."""
+        return max(0.3, self.seconds * 0.1)
+
     def for_probe(self) -> float:
         return min(self.left(), max(0.5, self.seconds * PROBE_SHARE))
 
@@ -71,6 +75,15 @@ def record_not_regular(facts: Facts, host) -> None:
     """Move the host's list of FIFOs, sockets and devices met where files belong into the facts."""
     for probe, path, kind in host.not_regular:
         facts.blocked.append(BlockedPath(probe=probe, path=path, reason="not-a-regular-file", kind=kind))
+
+
+def record_native_timeouts(facts: Facts, host, probe: str, answered) -> None:
+    """A native call killed at its time limit is a blocked probe too (CD002), named by its library."""
+    for task, result in answered:
+        if "timeout" in result:
+            lib = task.get("lib")
+            facts.blocked.append(BlockedPath(probe=probe, path=host.inside(str(lib)) if lib else None,
+                                             reason="timed-out", seconds=result["timeout"]))
 
 
 def incomplete(facts: Facts) -> bool:

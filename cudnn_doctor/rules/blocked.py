@@ -33,8 +33,9 @@ def timed_out(facts: Facts, ctx) -> List[Finding]:
             found.append(finding(
                 "CD002", WARNING, "The %s probe stalled%s and was abandoned after %.1f s" % (b.probe, where,
                                                                                            b.seconds or 0),
-                detail="A read that does not return usually means a hung network mount. The rest of the report "
-                       "was produced without this probe, so findings about what it checks may be missing.",
+                detail="A read that does not return usually means a hung network mount (a library load that "
+                       "does not return: a driver that does not answer). The rest of the report was produced "
+                       "without it, so findings about what it checks may be missing.",
                 fix=_mount_fix(facts, b) if b.path else
                 "Run `cudnn-doctor check --timeout 60 -v` to give the probe more time.",
                 evidence={"probe": b.probe, "path": b.path, "seconds": b.seconds}))
