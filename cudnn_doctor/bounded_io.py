@@ -99,7 +99,7 @@ def open_regular(path: str) -> BinaryIO:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise NotRegularFile(path, kind_of(mode))
-        if hasattr(os, "set_blocking"):
+        if hasattr(os, "O_NONBLOCK"):
             os.set_blocking(fd, True)  # regular files ignore the flag; clear it so reads behave normally
         return os.fdopen(fd, "rb")
     except BaseException:

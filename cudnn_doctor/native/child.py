@@ -289,8 +289,14 @@ def stream(task_timeout):
 
 
 def main():
-    if sys.argv[1:2] == ["--stream"] and hasattr(os, "fork"):
-        stream(float(sys.argv[2]) if len(sys.argv) > 2 else 5.0)
+    if sys.argv[1:2] == ["--stream"]:
+        if hasattr(os, "fork"):
+            stream(float(sys.argv[2]) if len(sys.argv) > 2 else 5.0)
+        else:  # no fork (Windows): one task after another in this process; the parent restarts it on a crash
+            for line in sys.stdin:
+                if line.strip():
+                    task = json.loads(line)
+                    _run(task.pop("id"), task)
         return
     tasks = json.loads(sys.stdin.read() or "[]")
     for index, task in enumerate(tasks):
