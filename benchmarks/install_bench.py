@@ -75,10 +75,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--workdir", default=None, help="scratch folder (default: a temp folder)")
+    parser.add_argument("--archive", metavar="PATH", help="time this cuDNN .tar.xz instead of the real 9.1.0 one")
     parser.add_argument("--baseline", metavar="DIR", help="another source tree whose install is timed too")
     parser.add_argument("--baseline-python", metavar="EXE", default=sys.executable)
     args = parser.parse_args()
-    archive = build_archive()
+    archive = Path(args.archive) if args.archive else build_archive()
     base = Path(tempfile.mkdtemp(prefix="cudnn-install-bench-", dir=args.workdir))
     env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1", WORKDIR=str(base), ARCHIVE=str(archive))
     ours, manual, bare, baseline = [], [], [], []
