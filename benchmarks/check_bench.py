@@ -17,6 +17,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -27,8 +28,10 @@ def run_once(argv: Sequence[str], env: Optional[dict]) -> Optional[Tuple[float, 
     """(wall seconds, peak RSS in KiB, exit code, stdout) of one whole process; None when it cannot start."""
     start = time.perf_counter()
     try:
+        # From a neutral folder: `python -m` puts the current folder first on sys.path, which would make a
+        # baseline row import this checkout instead of its own tree.
         proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                                stdin=subprocess.DEVNULL)
+                                stdin=subprocess.DEVNULL, cwd=tempfile.gettempdir())
     except OSError:
         return None
     out = proc.stdout.read() if proc.stdout else b""

@@ -58,7 +58,9 @@ def fresh_toolkit(base: Path, name: str) -> Path:
 def timed(cmd, env) -> float:
     subprocess.run(["sync"], check=False)  # flush the previous run's writes so they are not billed here
     start = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # From a neutral folder, so `python -m` imports the tree PYTHONPATH names, not the current folder's.
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          cwd=tempfile.gettempdir())
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit("install_bench: %s failed: %s" % (cmd[:3], proc.stderr.strip()))
