@@ -41,6 +41,20 @@ def run_once(argv: Sequence[str], env: Optional[dict]) -> Optional[Tuple[float, 
     return wall, usage.ru_maxrss, proc.returncode, out.decode("utf-8", "replace")
 
 
+# Runs the doctor and prints its own peak RSS at exit: wait4's figure also counts the native child's forks.
+OWN_RSS = ("import atexit, resource, runpy, sys; atexit.register(lambda: sys.stderr.write('OWN_RSS %d\\n' % "
+           "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)); runpy.run_module('cudnn_doctor', "
+           "run_name='__main__', alter_sys=True)")
+
+
+def own_rss_kib(python: str, env: dict, args: Sequence[str]) -> Optional[int]:
+    """Peak RSS of the doctor's own process (KiB), children left out."""
+    proc = subprocess.run([python, "-c", OWN_RSS] + list(args), capture_output=True, text=True, env=env,
+                          cwd=tempfile.gettempdir())
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("OWN_RSS ")]
+    return int(lines[-1].split()[1]) if lines else None
+
+
 def tree_env(tree: str) -> dict:
     return dict(os.environ, PYTHONPATH=tree + os.pathsep + os.environ.get("PYTHONPATH", ""), NO_COLOR="1")
 
@@ -133,6 +147,14 @@ def main() -> None:
         med = statistics.median(values)
         ratio = "%7.1fx" % (med / smi_median) if smi_median else ""
         print("%-40s %7.3fs %7.3fs %7.1fMB %8s" % (name, med, min(values), max(rss[name]) / 1024, ratio))
+    print()
+    trees = [("", sys.executable, REPO)] + ([("baseline: ", args.baseline_python, os.path.abspath(args.baseline))]
+                                            if args.baseline else [])
+    for label, python, tree in trees:
+        extra = ["--root", args.root] if args.root else []
+        own = own_rss_kib(python, tree_env(tree), ["check", "--json"] + extra)
+        print("%-40s %s" % ("%scheck --json, own process peak RSS" % label,
+                            "%.1fMB" % (own / 1024) if own else "n/a"))
     if args.baseline:
         print()
         for suffix in ("check", "check --json", "smoke --json"):
