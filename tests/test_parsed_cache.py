@@ -83,3 +83,23 @@ def test_knowledge_base_from_cache_equals_a_fresh_parse(monkeypatch, tmp_path):
     assert list((tmp_path / "cache").iterdir())
     fresh = {name: tomllib.loads((compat.Path(origin) / (name + ".toml")).read_text()) for name in compat.COMPAT_FILES}
     assert first == cached == fresh
+
+
+def test_a_cache_that_does_not_answer_is_passed_over(tmp_path, cache, monkeypatch):
+    """A home folder on a hung network mount: the files are parsed instead of waiting for the cache."""
+    import threading
+    import time
+
+    from cudnn_doctor import parsed_cache
+
+    load, parses, _ = cache
+    (tmp_path / "a.json").write_text('{"v": 1}')
+    release = threading.Event()
+    monkeypatch.setattr(parsed_cache, "_cached", lambda *a: release.wait(30) or (None, None, None))
+    monkeypatch.setattr(parsed_cache, "CACHE_WAIT", 0.2)
+    start = time.monotonic()
+    try:
+        assert load({"a": tmp_path / "a.json"}) == {"a": {"v": 1}}
+    finally:
+        release.set()
+    assert time.monotonic() - start < 2 and len(parses) == 1
