@@ -1,55 +1,172 @@
-"""Times `cudnn-doctor check` as a whole process beside nvidia-smi and torch's collect_env; prints a table."""
+"""Times `cudnn-doctor check` as a whole process beside nvidia-smi; prints issue 12's table.
+
+    python3 benchmarks/check_bench.py [--runs 7] [--baseline DIR [--baseline-python EXE]] [--root DIR]
+                                      [--timeout-overhead]
+
+Every command runs as a fresh process, all of them interleaved run by run (so a busy machine slows each
+alike); the table gives medians, minimums and the peak RSS of each process (wait4). --baseline DIR adds the
+same rows for another source tree (e.g. main before a change), with its own interpreter if given.
+--timeout-overhead also times the probes in-process with and without the per-probe deadline threads.
+"""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def time_command(argv: Sequence[str], runs: int, env: Optional[dict] = None,
-                 ok_codes: Sequence[int] = (0,)) -> Optional[List[float]]:
-    """Wall seconds of each run; None when the command cannot run here."""
-    times = []
-    for _ in range(runs):
+def run_once(argv: Sequence[str], env: Optional[dict]) -> Optional[Tuple[float, int, int, str]]:
+    """(wall seconds, peak RSS in KiB, exit code, stdout) of one whole process; None when it cannot start."""
+    start = time.perf_counter()
+    try:
+        # From a neutral folder: `python -m` puts the current folder first on sys.path, which would make a
+        # baseline row import this checkout instead of its own tree.
+        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                                stdin=subprocess.DEVNULL, cwd=tempfile.gettempdir())
+    except OSError:
+        return None
+    out = proc.stdout.read() if proc.stdout else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss, proc.returncode, out.decode("utf-8", "replace")
+
+
+# Runs the doctor and prints its own peak RSS at exit: wait4's figure also counts the native child's forks.
+OWN_RSS = ("import atexit, resource, runpy, sys; atexit.register(lambda: sys.stderr.write('OWN_RSS %d\\n' % "
+           "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)); runpy.run_module('cudnn_doctor', "
+           "run_name='__main__', alter_sys=True)")
+
+
+def own_rss_kib(python: str, env: dict, args: Sequence[str]) -> Optional[int]:
+    """Peak RSS of the doctor's own process (KiB), children left out."""
+    proc = subprocess.run([python, "-c", OWN_RSS] + list(args), capture_output=True, text=True, env=env,
+                          cwd=tempfile.gettempdir())
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("OWN_RSS ")]
+    return int(lines[-1].split()[1]) if lines else None
+
+
+def tree_env(tree: str) -> dict:
+    return dict(os.environ, PYTHONPATH=tree + os.pathsep + os.environ.get("PYTHONPATH", ""), NO_COLOR="1")
+
+
+def rows_for(label: str, python: str, tree: str, root: Optional[str],
+             smoke: bool) -> List[Tuple[str, List[str], dict]]:
+    extra = ["--root", root] if root else []
+    env = tree_env(tree)
+    rows = [
+        ("%scheck" % label, [python, "-m", "cudnn_doctor", "check"] + extra, env),
+        ("%scheck --json" % label, [python, "-m", "cudnn_doctor", "check", "--json"] + extra, env),
+    ]
+    if smoke:
+        rows.append(("%ssmoke --json" % label, [python, "-m", "cudnn_doctor", "smoke", "--json"], env))
+    return rows
+
+
+def timeout_overhead(runs: int, root: Optional[str]) -> None:
+    """The probes in-process, with the deadline's worker threads and with plain calls (the old way)."""
+    sys.path.insert(0, REPO)
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes import collect, executor
+
+    def plain(facts, name, fn, deadline):
+        fn()
+        return True
+
+    real = executor.run_bounded
+    times: Dict[str, List[float]] = {"with deadline threads": [], "plain calls": []}
+    for i in range(runs * 2):
+        which = "with deadline threads" if i % 2 == 0 else "plain calls"
+        executor.run_bounded = real if i % 2 == 0 else plain
+        import cudnn_doctor.probes as probes_pkg
+
+        probes_pkg.run_bounded = executor.run_bounded  # collect() imports it by name at call time
         start = time.perf_counter()
-        try:
-            proc = subprocess.run(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                                  timeout=300)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        times.append(time.perf_counter() - start)
-        if proc.returncode not in ok_codes:
-            return None
-    return times
+        collect(Host(root or "/"))
+        times[which].append((time.perf_counter() - start) * 1e3)
+    executor.run_bounded = real
+    print()
+    print("%-28s %10s %10s  (collect() in-process, %d runs each, interleaved)" % ("probes", "median ms", "min ms",
+                                                                               runs))
+    for name, values in times.items():
+        print("%-28s %10.1f %10.1f" % (name, statistics.median(values), min(values)))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--baseline", metavar="DIR", help="another source tree to time beside this one")
+    parser.add_argument("--baseline-python", metavar="EXE", default=sys.executable)
+    parser.add_argument("--root", metavar="DIR", help="pass --root DIR to check")
+    parser.add_argument("--timeout-overhead", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="also time `smoke --json` (needs a GPU)")
     args = parser.parse_args()
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    rows = [
-        ("cudnn-doctor check", [sys.executable, "-m", "cudnn_doctor", "check"]),
-        ("cudnn-doctor check --json", [sys.executable, "-m", "cudnn_doctor", "check", "--json"]),
-        ("nvidia-smi", ["nvidia-smi"] if shutil.which("nvidia-smi") else None),
-        ("python -m torch.utils.collect_env", [sys.executable, "-m", "torch.utils.collect_env"]),
-    ]
-    print("%-36s %8s %8s %8s  %s" % ("command", "median", "min", "max", "runs"))
-    for name, argv in rows:
-        # check exits 1 when it finds an error (a GPU-less machine): that is a completed run.
-        ok = (0, 1) if name.startswith("cudnn-doctor") else (0,)
-        times = time_command(argv, args.runs, env, ok) if argv else None
-        if not times:
-            print("%-36s %8s %8s %8s  %s" % (name, "n/a", "", "", "not available here"))
+
+    commands = rows_for("", sys.executable, REPO, args.root, args.smoke)
+    if args.baseline:
+        commands += rows_for("baseline: ", args.baseline_python, os.path.abspath(args.baseline), args.root,
+                             args.smoke)
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        commands += [("nvidia-smi", [smi], None),
+                     ("nvidia-smi --query-gpu=name", [smi, "--query-gpu=name", "--format=csv,noheader"], None)]
+    walls: Dict[str, List[float]] = {name: [] for name, _, _ in commands}
+    rss: Dict[str, List[int]] = {name: [] for name, _, _ in commands}
+    report_ms: Dict[str, List[float]] = {}
+    for _ in range(args.runs):
+        for name, argv, env in commands:
+            got = run_once(argv, env)
+            if got is None:
+                continue
+            wall, peak, code, out = got
+            if code not in (0, 1, 4) and "cudnn_doctor" in argv or (code != 0 and "smi" in name):
+                continue  # a failed run is not a timing (check's 1 and 4 are completed runs)
+            walls[name].append(wall)
+            rss[name].append(peak)
+            if name == "check --json":
+                for probe, ms in json.loads(out)["facts"].get("timings_ms", {}).items():
+                    report_ms.setdefault(probe, []).append(ms)
+
+    smi_median = statistics.median(walls["nvidia-smi"]) if walls.get("nvidia-smi") else None
+    print("%-40s %8s %8s %9s %8s" % ("command (whole process, %d interleaved runs)" % args.runs, "median", "min",
+                                     "peak RSS", "/ smi"))
+    for name, _, _ in commands:
+        values = walls[name]
+        if not values:
+            print("%-40s %8s" % (name, "n/a"))
             continue
-        print("%-36s %7.3fs %7.3fs %7.3fs  %d" % (name, statistics.median(times), min(times), max(times), len(times)))
+        med = statistics.median(values)
+        ratio = "%7.1fx" % (med / smi_median) if smi_median else ""
+        print("%-40s %7.3fs %7.3fs %7.1fMB %8s" % (name, med, min(values), max(rss[name]) / 1024, ratio))
+    print()
+    trees = [("", sys.executable, REPO)] + ([("baseline: ", args.baseline_python, os.path.abspath(args.baseline))]
+                                            if args.baseline else [])
+    for label, python, tree in trees:
+        extra = ["--root", args.root] if args.root else []
+        own = own_rss_kib(python, tree_env(tree), ["check", "--json"] + extra)
+        print("%-40s %s" % ("%scheck --json, own process peak RSS" % label,
+                            "%.1fMB" % (own / 1024) if own else "n/a"))
+    if args.baseline:
+        print()
+        for suffix in ("check", "check --json", "smoke --json"):
+            ours, base = walls.get(suffix), walls.get("baseline: " + suffix)
+            if ours and base:
+                print("%-40s %.2f" % ("ratio %s / baseline" % suffix, statistics.median(ours) / statistics.median(base)))
+    if report_ms:
+        print()
+        print("the report's own timings (check --json, median ms): " + ", ".join(
+            "%s %.1f" % (k, statistics.median(v)) for k, v in sorted(report_ms.items(), key=lambda kv: -max(kv[1]))))
+    if args.timeout_overhead:
+        timeout_overhead(args.runs, args.root)
 
 
 if __name__ == "__main__":

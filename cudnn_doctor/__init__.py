@@ -1,7 +1,5 @@
 """cudnn-doctor: finds out why a CUDA/cuDNN stack will fail before a framework does."""
-try:
-    from importlib.metadata import PackageNotFoundError, version as _dist_version
 
-    __version__ = _dist_version("cudnn-doctor")
-except Exception:  # running from a source tree that was never installed
-    __version__ = "0.1.0"
+# The one place the version is written: pyproject.toml reads it from here (setuptools' dynamic version),
+# so no run pays for importlib.metadata (about 20 ms of imports) to print it.
+__version__ = "0.1.0"

@@ -11,11 +11,12 @@ from .model import Facts, Finding, Report, Severity
 PROBE_FAILED = ("CD001", "probe-failed")
 
 
-def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None) -> Facts:
-    """Observe the machine (or the filesystem under ``root``) and return the facts."""
+def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
+                  timeout: Optional[float] = None) -> Facts:
+    """Observe the machine (or the filesystem under ``root``) within ``timeout`` seconds; return the facts."""
     from .probes import collect
 
-    return collect(Host(root=root, env=env))
+    return collect(Host(root=root, env=env), timeout=timeout)
 
 
 def probe_error_findings(facts: Facts) -> List[Finding]:
@@ -55,9 +56,10 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
 
 
 def diagnose(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
-             target: Optional[str] = None, skip: Sequence[str] = (), smoke: bool = False) -> Report:
+             target: Optional[str] = None, skip: Sequence[str] = (), smoke: bool = False,
+             timeout: Optional[float] = None) -> Report:
     """Observe, optionally run the cuDNN smoke test on what was found, and judge: what `check` prints."""
-    facts = collect_facts(root, env)
+    facts = collect_facts(root, env, timeout=timeout)
     smoke_result = run_smoke_on(facts, root) if smoke else None
     return collect_report(root, env, requires=requires, target=target, smoke=smoke_result, facts=facts, skip=skip)
 

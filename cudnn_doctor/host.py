@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from . import bounded_io
 from .native.runner import NativeTask, run_native
 from .readers.elf import read_elf
 
@@ -47,6 +48,8 @@ class Host:
         self.allow_exec = is_live if allow_exec is None else allow_exec
         self.running_python = is_live if running_python is None else running_python
         self._machine: Optional[str] = None
+        # Paths that were not regular files where files were expected: (probe, inside path, kind), for CD003.
+        self.not_regular: List[Tuple[str, str, str]] = []
 
     # --- paths ---------------------------------------------------------
 
@@ -84,6 +87,7 @@ class Host:
 
     def realpath(self, inside: str) -> Tuple[str, bool]:
         """Resolve every link in ``inside`` within the root. Returns (path, dangling)."""
+        bounded_io.note(inside)
         if self.is_live:
             real = os.path.realpath(inside)
             return real, not os.path.exists(real)
@@ -153,28 +157,43 @@ class Host:
 
     def stat(self, inside: str) -> Optional[os.stat_result]:
         """stat() of the file an inside path finally names (links followed inside the root)."""
+        bounded_io.note(inside)
         try:
             return os.lstat(self.real(inside))
         except OSError:
             return None
 
     def listdir(self, inside: str) -> List[str]:
+        bounded_io.note(inside)
         try:
             return sorted(os.listdir(self.real(inside)))
         except OSError:
             return []
 
     def read_bytes(self, inside: str, limit: int = 1 << 20) -> Optional[bytes]:
-        try:
-            with open(self.real(inside), "rb") as fh:
-                return fh.read(limit)
-        except OSError:
+        opened = self.open_binary(inside)
+        if opened is None:
             return None
+        with opened[0] as fh:
+            try:
+                return fh.read(limit)
+            except OSError:
+                return None
 
     def open_binary(self, inside: str) -> Optional[Tuple[BinaryIO, int]]:
-        """An open file and its size, for readers that seek (ELF, ld.so.cache); caller closes it."""
+        """An open regular file and its size, for readers that seek (ELF, ld.so.cache); caller closes it.
+
+        A FIFO, socket or device is never read (it may block or never end): it is noted for CD003.
+        """
+        real, _ = self.realpath(inside)
+        bounded_io.note(real)
         try:
-            fh = open(self.real(inside), "rb")
+            fh = bounded_io.open_regular(str(self.outside(real)))
+        except bounded_io.NotRegularFile as exc:
+            seen = (bounded_io.current_probe(), real, exc.kind)  # the link's target is what is wrong
+            if not any(s[1:] == seen[1:] for s in self.not_regular):
+                self.not_regular.append(seen)
+            return None
         except OSError:
             return None
         try:
@@ -293,6 +312,12 @@ class Host:
     def native(self, groups: Iterable[Sequence[NativeTask]]) -> List[List[dict]]:
         """Run native calls (dlopen, NVML) in child processes; one list of results per group."""
         return run_native(list(groups), timeout=self.native_timeout, env=self.env)
+
+    def native_session(self):
+        """One child for all of a run's native calls, fed as probes find libraries (native/session.py)."""
+        from .native.session import NativeSession
+
+        return NativeSession(env=self.env, task_timeout=max(1.0, self.native_timeout / 2))
 
     def python_site_dirs(self) -> List[str]:
         """The running interpreter's site folders, when inspecting the live machine."""

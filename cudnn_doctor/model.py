@@ -234,6 +234,17 @@ class ProbeError:
 
 
 @dataclass
+class BlockedPath:
+    """A place a probe could not read: not a regular file (CD003), or it stalled past its deadline (CD002)."""
+
+    probe: str
+    path: Optional[str]  # inside path; None when the probe never started (the run's budget was spent)
+    reason: str  # "not-a-regular-file", "timed-out" or "not-run"
+    kind: Optional[str] = None  # "named pipe (FIFO)", "socket", ... for not-a-regular-file
+    seconds: Optional[float] = None  # the budget it overran
+
+
+@dataclass
 class Facts:
     host: HostFacts = field(default_factory=HostFacts)
     driver: DriverFacts = field(default_factory=DriverFacts)
@@ -249,6 +260,7 @@ class Facts:
     machine_state: Dict[str, Any] = field(default_factory=dict)  # catalogue observations (probes/machine_state.py)
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
     probe_errors: List[ProbeError] = field(default_factory=list)
+    blocked: List[BlockedPath] = field(default_factory=list)  # what could not be checked (report incomplete)
     timings_ms: Dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:

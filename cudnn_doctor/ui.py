@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn, Optional, TextIO
+from typing import TYPE_CHECKING, NoReturn, Optional, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 import typer
-from rich.console import Console
 
 # Exit codes are a contract (README "Exit codes").
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
 EXIT_DOCTOR_FAILED = 3
+EXIT_INCOMPLETE = 4  # no error found, but something could not be checked (issue 16)
 
 
 def want_color(stream: TextIO, flag: Optional[bool] = None) -> bool:
@@ -31,7 +34,9 @@ def want_color(stream: TextIO, flag: Optional[bool] = None) -> bool:
         return False
 
 
-def console(stderr: bool = False, color: Optional[bool] = None) -> Console:
+def console(stderr: bool = False, color: Optional[bool] = None) -> "Console":
+    from rich.console import Console  # only the terminal renderers pay for rich; --json never imports it
+
     stream = sys.stderr if stderr else sys.stdout
     colored = want_color(stream, color)
     return Console(

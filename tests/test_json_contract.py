@@ -8,7 +8,7 @@ from kit import Gpu
 MA = "/usr/lib/x86_64-linux-gnu"
 
 ENVELOPE = {"schema_version": str, "tool": dict, "command": str, "exit_code": int, "verdict": str,
-            "facts": dict, "findings": list, "rules_run": list}
+            "incomplete": bool, "facts": dict, "findings": list, "rules_run": list}
 DRIVER = {"version", "cuda_version", "kernel_module_version"}
 GPU = {"index": int, "name": str, "uuid": str, "compute_capability": str, "memory_total_mib": int}
 TOOLKIT = {"path", "version", "version_source"}
@@ -34,6 +34,7 @@ def test_envelope_and_fact_keys(full_machine, check_json):
     assert doc["tool"]["name"] == "cudnn-doctor" and doc["tool"]["version"]
     assert doc["verdict"] in ("ok", "warning", "error")
     assert doc["exit_code"] == code and code in (0, 1)
+    assert doc["incomplete"] is False and doc["facts"]["blocked"] == []
     facts = doc["facts"]
     assert DRIVER <= set(facts["driver"])
     assert facts["driver"]["version"] == "580.95.05" and facts["driver"]["cuda_version"] == "13.0"

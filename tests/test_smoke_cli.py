@@ -106,6 +106,7 @@ def _facts(cuda: str, loader_choice: str = None, copies=()) -> Facts:
 
 def _invoke(monkeypatch, facts: Facts, *args: str):
     monkeypatch.setattr(smoke_cmd, "_load_facts", lambda: facts)
+    monkeypatch.setattr(smoke_cmd, "_loader_facts", lambda: facts)
     result = CliRunner().invoke(app, ["smoke", *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result

@@ -10,7 +10,8 @@ import typer
 
 from .. import diagnose
 from ..model import Report, Severity
-from ..ui import EXIT_OK, EXIT_PROBLEMS, error_exit
+from ..probes.executor import DEFAULT_TIMEOUT
+from ..ui import EXIT_INCOMPLETE, EXIT_OK, EXIT_PROBLEMS, error_exit
 
 
 def _validate_skip(patterns: Sequence[str]) -> None:
@@ -30,10 +31,14 @@ def _compat():
 
 
 def exit_code_for(report: Report, strict: bool) -> int:
-    """0: no errors; 1: an error (or, with --strict, a warning). Renderers never decide this."""
+    """0: no errors; 1: an error (or, with --strict, a warning); 4: no error, but something could not be
+    checked (a probe abandoned or a path blocked). Renderers never decide this."""
     worst = max((f.severity.rank for f in report.findings), default=0)
-    threshold = Severity.WARNING.rank if strict else Severity.ERROR.rank
-    return EXIT_PROBLEMS if worst >= threshold else EXIT_OK
+    if worst >= Severity.ERROR.rank:
+        return EXIT_PROBLEMS
+    if report.facts.blocked:
+        return EXIT_INCOMPLETE
+    return EXIT_PROBLEMS if strict and worst >= Severity.WARNING.rank else EXIT_OK
 
 
 def _pick_format(fmt: Optional[str], as_json: bool) -> str:
@@ -76,7 +81,8 @@ def register(app: typer.Typer) -> None:
             "Probe the driver, GPUs, CUDA toolkits, every cuDNN copy and the loader, judge them against the "
             "compatibility data, and print diagnoses with fixes.\n\n"
             "Exit codes: 0 no errors, 1 an error was found (--strict: or a warning), 2 usage error, "
-            "3 the doctor itself failed.\n\n"
+            "3 the doctor itself failed, 4 no error found but something could not be checked (a probe ran past "
+            "--timeout or a file was a FIFO, socket or device).\n\n"
             "Examples:\n\n"
             "  cudnn-doctor check\n\n"
             "  cudnn-doctor check -v --require 'cudnn>=9' --require 'driver>=535'\n\n"
@@ -108,6 +114,10 @@ def register(app: typer.Typer) -> None:
         list_checks: bool = typer.Option(False, "--list-checks", help="List every check (id, alias, title) and exit."),
         smoke: bool = typer.Option(False, "--smoke", help="Also run a real convolution through cuDNN."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
+        timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS", min=0.1,
+                                      help="Time budget for the whole run; a probe stuck longer (a hung network "
+                                           "mount) is abandoned, named in the report (CD002) and the exit code "
+                                           "is 4."),
     ) -> None:
         if list_checks:
             _list_checks()
@@ -119,7 +129,8 @@ def register(app: typer.Typer) -> None:
             error_exit("--root %s is not a folder" % root)
         _validate_policy(require, target)
         _validate_skip(skip)
-        report = diagnose.diagnose(root, requires=require, target=target, skip=skip, smoke=smoke)
+        report = diagnose.diagnose(root, requires=require, target=target, skip=skip, smoke=smoke,
+                                   timeout=timeout)
         code = exit_code_for(report, strict)
         if junit_xml is not None:
             from ..render.junit import write_junit

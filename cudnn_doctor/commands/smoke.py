@@ -5,10 +5,8 @@ import os
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import typer
-from rich.text import Text
 
 from ..render.envelope import dumps, envelope
-from ..render.human import MARKS
 from ..ui import EXIT_DOCTOR_FAILED, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
 
 if TYPE_CHECKING:
@@ -20,6 +18,20 @@ def _load_facts():
     from ..diagnose import collect_facts
 
     return collect_facts(root="/", env=None)
+
+
+def _loader_facts(root: str = "/"):
+    """Only what the loader resolves for the cuDNN sonames and libcuda.so.1: a fraction of `check`'s probes."""
+    from ..host import Host
+    from ..model import Facts
+    from ..probes.loader import LoaderView
+    from ..smoke.choose import SONAMES
+
+    facts = Facts()
+    view = LoaderView(Host(root))
+    for name in SONAMES + ("libcuda.so.1",):
+        facts.loader.resolved[name] = view.resolve(name)
+    return facts
 
 
 def _validate_library(path: str) -> None:
@@ -41,10 +53,14 @@ def _discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
     from ..smoke.choose import choose_libraries, driver_library
 
     try:
-        facts = _load_facts()
+        # The copy a plain process loads needs only the loader's view; every probe only for --all or to say why.
+        facts = None if all_copies else _loader_facts()
+        libraries = choose_libraries(facts, all_copies=all_copies) if facts is not None else []
+        if not libraries:
+            facts = _load_facts()
+            libraries = choose_libraries(facts, all_copies=all_copies)
     except ImportError as exc:
         error_exit("cannot look for cuDNN copies (%s); pass --library PATH" % exc, EXIT_DOCTOR_FAILED)
-    libraries = choose_libraries(facts, all_copies=all_copies)
     why = ""
     if not libraries:
         if facts.cudnn:
@@ -86,6 +102,10 @@ def _details(result: "SmokeResult") -> List[str]:
 
 
 def _render(results, problem: str) -> None:
+    from rich.text import Text  # imported here: every command's start-up would pay for it otherwise
+
+    from ..render.human import MARKS
+
     out = console()
     lines = [("error", problem, [])] if problem else []
     lines += [("ok" if r.ok and not r.fallback else "warning" if r.ok else "error", r.summary, _details(r))

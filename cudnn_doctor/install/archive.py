@@ -95,6 +95,17 @@ def _damaged(path: str, detail: str) -> Refusal:
     )
 
 
+def _widen_pipe(stream: IO[bytes]) -> None:
+    """Let xz run ahead while this process writes files: with the default 64 KiB pipe, the decoder (the
+    slowest step, one core for a single-block .xz) stops each time a write here takes a moment."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), CHUNK)
+    except (ImportError, OSError, ValueError):
+        pass  # an older kernel or a lower pipe-max-size: the default pipe still works
+
+
 @contextmanager
 def _xz_stream(path: str) -> Iterator[Tuple[IO[bytes], "subprocess.Popen[bytes] | None"]]:
     """Decompressed bytes of a .xz file: `xz -dc -T0` on its own cores when present, else lzma."""
@@ -107,6 +118,7 @@ def _xz_stream(path: str) -> Iterator[Tuple[IO[bytes], "subprocess.Popen[bytes] 
                             bufsize=CHUNK)
     try:
         assert proc.stdout is not None
+        _widen_pipe(proc.stdout)
         yield proc.stdout, proc
     finally:
         if proc.poll() is None:

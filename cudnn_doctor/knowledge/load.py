@@ -19,20 +19,20 @@ def _source_tree_dir() -> Path:
 
 
 def read_all() -> Tuple[Dict[str, Dict[str, Any]], str]:
-    """Installed package data first; a source tree's compat/ when running with PYTHONPATH=."""
-    data: Dict[str, Dict[str, Any]] = {}
-    try:
-        from importlib.resources import files
+    """Installed package data first; a source tree's compat/ when running with PYTHONPATH=.
 
-        base = files("cudnn_doctor._compat")
-        for name in COMPAT_FILES:
-            data[name] = tomllib.loads(base.joinpath(name + ".toml").read_text(encoding="utf-8"))
-        return data, str(base)
-    except Exception:  # older importlib.resources, or no installed data: try the folders themselves
-        pass
+    Plain folders are read through a parse cache keyed on each file's identity (parsed_cache.py);
+    importlib.resources (zip installs) only when there is no folder.
+    """
     installed = Path(__file__).resolve().parents[1] / "_compat"
     folder = installed if (installed / "cudnn.toml").is_file() else _source_tree_dir()
-    for name in COMPAT_FILES:
-        with open(folder / (name + ".toml"), "rb") as fh:
-            data[name] = tomllib.load(fh)
-    return data, str(folder)
+    if (folder / "cudnn.toml").is_file():
+        from ..parsed_cache import load
+
+        paths = {name: folder / (name + ".toml") for name in COMPAT_FILES}
+        return load(paths, lambda raw: tomllib.loads(raw.decode("utf-8")), "compat"), str(folder)
+    from importlib.resources import files
+
+    base = files("cudnn_doctor._compat")
+    data = {name: tomllib.loads(base.joinpath(name + ".toml").read_text(encoding="utf-8")) for name in COMPAT_FILES}
+    return data, str(base)

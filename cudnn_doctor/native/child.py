@@ -2,12 +2,14 @@
 
 It reads a JSON list of tasks on stdin and writes one JSON line per event on stdout:
 ``{"task": i, "state": "start"}`` before a task and ``{"task": i, "result": {...}}`` after it.
-The parent knows which task was running if this process dies. Standard library plus pynvml only,
-so it can run as a plain script under any interpreter.
+The parent knows which task was running if this process dies. With ``--stream SECONDS`` (one child
+for a whole `check` run, native/session.py) tasks arrive one per line and each runs in its own fork.
+Standard library plus pynvml only, so it can run as a plain script under any interpreter.
 """
 import ctypes
 import json
 import os
+import signal
 import sys
 
 
@@ -82,12 +84,18 @@ def _text(value):
 
 
 def op_nvml(task):
+    if task.get("lib"):
+        lib = _load(task["lib"])
+    else:
+        try:  # what pynvml itself would load; without it, skip pynvml's import (most of this task's time)
+            lib = _load("libnvidia-ml.so.1")
+        except OSError:
+            return {"init_error": "NVML Shared Library Not Found", "init_error_code": 12}  # pynvml's own words
     import pynvml  # nvidia-ml-py
 
-    if task.get("lib"):
-        # pynvml dlopens "libnvidia-ml.so.1" by name unless a library is already set;
-        # setting it makes --root and test fakes load the file the doctor found.
-        pynvml.nvmlLib = _load(task["lib"])
+    # pynvml dlopens "libnvidia-ml.so.1" by name unless a library is already set;
+    # setting it makes --root and test fakes load the file the doctor found.
+    pynvml.nvmlLib = lib
     try:
         pynvml.nvmlInit()
     except Exception as exc:
@@ -163,17 +171,136 @@ def _mig_devices(pynvml, handle):
 OPS = {"cudnn": op_cudnn, "cudart": op_cudart, "cuda_driver": op_cuda_driver, "nvml": op_nvml}
 
 
-def main():
-    tasks = json.loads(sys.stdin.read() or "[]")
-    for index, task in enumerate(tasks):
-        _emit({"task": index, "state": "start"})
+def _run(index, task):
+    _emit({"task": index, "state": "start"})
+    try:
+        result = OPS[task["op"]](task)
+    except OSError as exc:  # dlopen failure: the loader's own message
+        result = {"loaded": False, "error": str(exc)}
+    except Exception as exc:
+        result = {"error": "%s: %s" % (type(exc).__name__, exc)}
+    _emit({"task": index, "result": result})
+
+
+def _worker(index, task, out_fd):
+    """In a forked copy of this process: run one task, write its result line to ``out_fd``, exit."""
+    code = 0
+    try:
         try:
             result = OPS[task["op"]](task)
-        except OSError as exc:  # dlopen failure: the loader's own message
+        except OSError as exc:
             result = {"loaded": False, "error": str(exc)}
-        except Exception as exc:
+        except BaseException as exc:
             result = {"error": "%s: %s" % (type(exc).__name__, exc)}
-        _emit({"task": index, "result": result})
+        data = (json.dumps({"task": index, "result": result}) + "\n").encode()
+        while data:
+            data = data[os.write(out_fd, data):]
+    except BaseException:
+        code = 1
+    os._exit(code)
+
+
+def _exit_reason(status):
+    if os.WIFSIGNALED(status):
+        try:
+            return {"crashed": signal.Signals(os.WTERMSIG(status)).name}
+        except ValueError:
+            return {"crashed": "signal %d" % os.WTERMSIG(status)}
+    return {"crashed": "exit status %d" % os.WEXITSTATUS(status)}
+
+
+def stream(task_timeout):
+    """Tasks arrive one JSON line each on stdin (with the parent's "id"); each runs at once in its own fork.
+
+    All tasks run side by side (NVML's slow init overlaps every cuDNN copy's load), each copy gets a fresh
+    link map (no sub-library of one cuDNN copy is reused by the next), and a crash or hang ends only that
+    task: a worker past ``task_timeout`` is killed and reported as ``{"timeout": s}``.
+    """
+    import selectors
+    import time
+
+    sel = selectors.DefaultSelector()
+    stdin = sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer
+    sel.register(stdin, selectors.EVENT_READ, None)
+    workers = {}  # pid -> [task id, read fd, started, buffer]
+    pending = b""
+    reading = True
+    while reading or workers:
+        for key, _ in sel.select(timeout=0.02):
+            if key.data is None:
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fd)
+                    reading = False
+                    continue
+                pending += chunk
+                while b"\n" in pending:
+                    line, pending = pending.split(b"\n", 1)
+                    if not line.strip():
+                        continue
+                    task = json.loads(line)
+                    index = task.pop("id")
+                    rfd, wfd = os.pipe()
+                    pid = os.fork()
+                    if pid == 0:
+                        os.close(rfd)
+                        _worker(index, task, wfd)
+                    os.close(wfd)
+                    workers[pid] = [index, rfd, time.monotonic(), b""]
+                    sel.register(rfd, selectors.EVENT_READ, pid)
+            else:
+                entry = workers.get(key.data)
+                chunk = os.read(key.fd, 65536)
+                if entry is not None and chunk:
+                    entry[3] += chunk
+                else:
+                    sel.unregister(key.fd)  # the worker closed its end (it exited); reaped below
+        now = time.monotonic()
+        for pid, entry in list(workers.items()):
+            index, rfd, started, buf = entry
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done == 0 and now - started <= task_timeout:
+                continue
+            if done == 0:  # overran: kill it and whatever it started
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                result = {"timeout": task_timeout}
+            else:
+                try:
+                    while True:  # whatever is left in the pipe
+                        more = os.read(rfd, 65536)
+                        if not more:
+                            break
+                        buf += more
+                except OSError:
+                    pass
+                result = None if buf.endswith(b"\n") and status == 0 else _exit_reason(status)
+            try:
+                sel.unregister(rfd)
+            except (KeyError, ValueError):
+                pass
+            os.close(rfd)
+            del workers[pid]
+            if result is None:
+                sys.stdout.buffer.write(buf)
+            else:
+                sys.stdout.buffer.write((json.dumps({"task": index, "result": result}) + "\n").encode())
+            sys.stdout.buffer.flush()
+
+
+def main():
+    if sys.argv[1:2] == ["--stream"]:
+        if hasattr(os, "fork"):
+            stream(float(sys.argv[2]) if len(sys.argv) > 2 else 5.0)
+        else:  # no fork (Windows): one task after another in this process; the parent restarts it on a crash
+            for line in sys.stdin:
+                if line.strip():
+                    task = json.loads(line)
+                    _run(task.pop("id"), task)
+        return
+    tasks = json.loads(sys.stdin.read() or "[]")
+    for index, task in enumerate(tasks):
+        _run(index, task)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ class _Child:
         self.started_at = time.monotonic()
         self.buffer = b""
         self.proc = subprocess.Popen(
-            [sys.executable, script],
+            # -S: no site hooks to import; the child gets sys.path through PYTHONPATH (_child_env).
+            [sys.executable, "-S", script],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, List, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from ..host import Host
 from ..model import Facts, ProbeError
 from ..native.runner import NativeTask
+from .executor import record_native_timeouts
 from .loader import LoaderView
 
 ApplyFn = Callable[[List[dict]], None]
@@ -15,28 +16,43 @@ ApplyFn = Callable[[List[dict]], None]
 class Context:
     """What probes share during one run: the host, the facts so far, the loader view, native calls to make."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, facts: Optional[Facts] = None, loader: Optional[LoaderView] = None) -> None:
         self.host = host
-        self.facts = Facts()
-        self.loader = LoaderView(host)
+        self.facts = facts if facts is not None else Facts()
+        self.loader = loader if loader is not None else LoaderView(host)
         self.facts.loader = self.loader.facts
-        self._native: List[Tuple[str, Sequence[NativeTask], ApplyFn]] = []
+        self._native: List[Tuple[str, List[int], ApplyFn]] = []
+        self._session = None  # NativeSession: one child for every native call of the run
+        self._native_done = False  # results collected; a late (abandoned) probe cannot queue more
+
+    def start_native(self) -> None:
+        """Start the native child now, so its start overlaps with the file-system probes."""
+        if self._session is None:
+            self._session = self.host.native_session()
+            self._session.start()
 
     def native(self, probe: str, tasks: Sequence[NativeTask], apply: ApplyFn) -> None:
-        """Queue a group of native tasks (one child process); ``apply`` gets one result per task."""
-        if tasks:
-            self._native.append((probe, list(tasks), apply))
+        """Queue a group of native tasks; the run's one native child starts on them at once and ``apply``
+        gets one result per task after the file-system probes."""
+        if tasks and not self._native_done:
+            self.start_native()
+            self._native.append((probe, self._session.submit(list(tasks)), apply))
 
     def searched(self, probe: str, place: str) -> None:
         self.facts.searched.setdefault(probe, []).append(place)
 
     def run_native(self) -> None:
-        if not self._native:
+        self._native_done = True
+        if self._session is None:
             return
         queued, self._native = self._native, []
-        results = self.host.native([tasks for _, tasks, _ in queued])
-        for (probe, _, apply), result in zip(queued, results):
-            _guard(self.facts, probe, lambda: apply(result))
+        try:
+            results = self._session.collect(self.host.native_timeout)
+        finally:
+            self._session.close()
+        for probe, ids, apply in queued:
+            _guard(self.facts, probe, lambda apply=apply, ids=ids: apply([results[i] for i in ids]))
+            record_native_timeouts(self.facts, self.host, probe, [(self._session.tasks[i], results[i]) for i in ids])
 
 
 def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
@@ -49,11 +65,21 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
     facts.timings_ms[name] = facts.timings_ms.get(name, 0.0) + round((time.perf_counter() - start) * 1000, 2)
 
 
-def collect(host: Host) -> Facts:
-    """Observe the machine through ``host`` and return the facts; never prints, never raises."""
+def collect(host: Host, timeout: Optional[float] = None) -> Facts:
+    """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
+    each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py)."""
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
+    from .executor import Deadline, record_not_regular, run_bounded
 
-    ctx = Context(host)
+    deadline = Deadline(timeout)
+    session = host.native_session()
+    session.start()  # first: the child's start overlaps with every file-system probe below
+    facts = Facts()
+    # Reading ld.so.conf and ld.so.cache can block like any other read, so it runs under the deadline too.
+    views: List[LoaderView] = []
+    run_bounded(facts, "ld.so", lambda: _guard(facts, "ld.so", lambda: views.append(LoaderView(host))), deadline)
+    ctx = Context(host, facts, views[0] if views else LoaderView.empty(host))
+    ctx._session = session
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
     steps = (
         ("host", hostinfo.probe),
@@ -67,10 +93,14 @@ def collect(host: Host) -> Facts:
         ("machine-state", machine_state.probe),
     )
     for name, fn in steps:
-        _guard(ctx.facts, name, lambda fn=fn: fn(ctx))
+        run_bounded(ctx.facts, name, lambda name=name, fn=fn: _guard(ctx.facts, name, lambda: fn(ctx)), deadline)
+    # The native child has its own time limit: what is left of the run's budget, less a share kept for the
+    # steps after it (which copy each program loads: quick, and the heart of the report).
+    host.native_timeout = min(host.native_timeout, max(deadline.left() - deadline.reserve(), 0.2))
     _guard(ctx.facts, "native", ctx.run_native)
     # After the native calls: which copy each consumer would load, and GPU visibility.
     for name, fn in (("loader", driver.resolve_loader), ("frameworks", python_env.resolve_frameworks),
                      ("gpus", driver.apply_visibility), ("ld.so.cache", lambda c: c.loader.find_stale_entries())):
-        _guard(ctx.facts, name, lambda fn=fn: fn(ctx))
+        run_bounded(ctx.facts, name, lambda name=name, fn=fn: _guard(ctx.facts, name, lambda: fn(ctx)), deadline)
+    record_not_regular(ctx.facts, host)
     return ctx.facts

@@ -76,6 +76,14 @@ class LoaderView:
             except Exception as exc:  # ValueError, struct.error: garbage in the cache file
                 self.facts.cache_error = "unreadable ld.so.cache: %s" % exc
 
+    @classmethod
+    def empty(cls, host: Host) -> "LoaderView":
+        """A view that read nothing: what probes get when reading the loader's files was abandoned (CD002)."""
+        view = cls.__new__(cls)
+        view.host, view.facts, view.machine, view.cache, view._elf_cache = host, LoaderFacts(), "x86_64", None, {}
+        view.facts.cache_error = "not read: the loader's files did not answer in time"
+        return view
+
     def find_stale_entries(self, prefixes=("libcudnn", "libcudart", "libcuda.", "libnvidia-ml", "libnvrtc")) -> None:
         """CUDA/cuDNN libraries in ld.so.conf folders that no cache entry reaches: ldconfig was not re-run (F1)."""
         if self.cache is None:

@@ -15,6 +15,7 @@ def report_json(report: Report, exit_code: int) -> Dict[str, Any]:
         "check",
         exit_code,
         verdict=report.verdict,
+        incomplete=bool(report.facts.blocked),  # something could not be checked (CD002/CD003, exit code 4)
         facts=facts,
         findings=[to_plain(f) for f in report.findings],
         rules_run=list(report.rules_run),

@@ -1,0 +1,94 @@
+"""The one native child of a `check` run: every native call through a single interpreter, started before the
+probes; a library that crashes or hangs marks only its own task and the others still get answers."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from kit import build_lib, have_gcc
+
+pytestmark = pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build the fake NVIDIA libraries")
+
+
+def _cudnn(code: int, **flags) -> dict:
+    lib = build_lib("cudnn", soname="libcudnn.so.9", CUDNN_V=code, CUDART_V=12040, **flags)
+    return {"op": "cudnn", "lib": str(lib), "search_dir": str(lib.parent)}
+
+
+@pytest.fixture
+def spawned(monkeypatch):
+    """Count the interpreters the session starts."""
+    starts = []
+    real = subprocess.Popen
+
+    def popen(*args, **kwargs):
+        if "--stream" in args[0]:
+            starts.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    return starts
+
+
+def test_all_tasks_share_one_child(spawned):
+    from cudnn_doctor.native.session import NativeSession
+
+    session = NativeSession(env={"PATH": "/bin"}, task_timeout=5.0)
+    session.start()
+    first = session.submit([_cudnn(90100)])
+    later = session.submit([_cudnn(81000), {"op": "cudart", "lib": "/nonexistent/libcudart.so.12"}])
+    results = session.collect(10.0)
+    assert len(spawned) == 1
+    assert results[first[0]]["version"] == 90100 and results[later[0]]["version"] == 81000
+    assert results[later[1]]["loaded"] is False and "nonexistent" in results[later[1]]["error"]
+
+
+@pytest.mark.parametrize("flavour,expect", [("CRASH_ON_LOAD", {"crashed": "SIGSEGV"}), ("HANG_ON_LOAD", "timeout")])
+def test_a_hostile_copy_marks_only_its_task(spawned, flavour, expect):
+    from cudnn_doctor.native.session import NativeSession
+
+    session = NativeSession(env={"PATH": "/bin"}, task_timeout=1.0)
+    session.start()
+    ids = session.submit([_cudnn(90100), _cudnn(90200, **{flavour: True}), _cudnn(90300)])
+    results = session.collect(8.0)
+    assert results[ids[0]]["version"] == 90100 and results[ids[2]]["version"] == 90300
+    assert results[ids[1]] == (expect if isinstance(expect, dict) else {"timeout": 1.0})
+    assert len(spawned) == 1  # the crash or hang was its own fork's; the child went on with the others
+
+
+def test_tasks_run_side_by_side():
+    """A slow task (NVML's init on a real GPU) does not hold up the copies queued after it."""
+    import time
+
+    from cudnn_doctor.native.session import NativeSession
+
+    session = NativeSession(env={"PATH": "/bin"}, task_timeout=1.5)
+    session.start()
+    start = time.monotonic()
+    ids = session.submit([_cudnn(90200, HANG_ON_LOAD=True), _cudnn(90100, HANG_ON_LOAD=True), _cudnn(90300)])
+    results = session.collect(8.0)
+    assert [results[i] for i in ids[:2]] == [{"timeout": 1.5}, {"timeout": 1.5}]
+    assert results[ids[2]]["version"] == 90300
+    assert time.monotonic() - start < 2 * 1.5  # both hangs were waited for at the same time
+
+
+def test_a_child_that_dies_is_replaced_for_the_unanswered_tasks(spawned, monkeypatch):
+    from cudnn_doctor.native import session as session_mod
+
+    session = session_mod.NativeSession(env={"PATH": "/bin"}, task_timeout=5.0)
+    session.start()
+    ids = session.submit([_cudnn(90100)])
+    session.proc.kill()  # the child itself dies (OOM killer, say) before answering
+    results = session.collect(8.0)
+    assert results[ids[0]]["version"] == 90100
+    assert len(spawned) == 2
+
+
+def test_a_child_that_cannot_start_gives_errors_not_a_hang():
+    from cudnn_doctor.native.session import NativeSession
+
+    session = NativeSession(env={"PATH": "/bin"}, script="/nonexistent/child.py")
+    ids = session.submit([_cudnn(90100), _cudnn(90200)])
+    results = session.collect(5.0)
+    assert [set(results[i]) for i in ids] == [{"error"}, {"error"}]

@@ -1,0 +1,41 @@
+"""Shortcuts taken for speed give the same answers as the long way."""
+from __future__ import annotations
+
+from kit import Gpu
+
+MA = "/usr/lib/x86_64-linux-gnu"
+
+
+def test_smoke_finds_the_same_copy_from_the_loader_view_alone(machine):
+    from cudnn_doctor.commands import smoke as smoke_cmd
+    from cudnn_doctor.diagnose import collect_facts
+    from cudnn_doctor.smoke.choose import choose_libraries, driver_library
+
+    machine.driver("580.95.05", cuda=13000, gpus=[Gpu()])
+    machine.ld_conf("x86_64-linux-gnu.conf", [MA])
+    machine.cudnn("9.14.0", MA, "/usr/include/x86_64-linux-gnu", cuda=13000)
+    machine.cudnn("8.9.7", "/opt/old/lib", None, cuda=12020)
+    assert machine.ld_cache()
+    quick = smoke_cmd._loader_facts(str(machine.root))
+    full = collect_facts(str(machine.root), env={"PATH": "/bin"})
+    assert choose_libraries(quick) == choose_libraries(full) == [MA + "/libcudnn.so.9"]
+    assert driver_library(quick) == driver_library(full) and driver_library(full)
+
+
+def test_check_json_imports_no_terminal_renderer_and_no_pydantic(machine):
+    """A --json run pays for neither rich nor pydantic nor importlib.metadata (issue 12's start-up cost)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    machine.ld_conf("x86_64-linux-gnu.conf", [MA])
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "cudnn_doctor", "check", "--json", "--root",
+                           str(machine.root)], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(repo)))
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "cudnn_doctor.cli" in modules
+    heavy = sorted(m for m in modules if m.split(".")[0] in ("rich", "pydantic", "pydantic_core")
+                   or m.startswith("importlib.metadata"))
+    assert heavy == []
