@@ -210,6 +210,12 @@ class Cudnn(base.Cudnn):
                   handle, a, b, op.cd, o, algo, ctypes.byref(size))
         return size.value
 
+    def set_math(self, op, math_type):
+        """Find reports each algorithm with the math type it was timed under; it must be set to run it so."""
+        if op.math != math_type:
+            self.call("cudnnSetConvolutionMathType", [c_void_p, c_int], op.cd, math_type)
+            op.math = math_type
+
     def run(self, handle, direction, op, algo, workspace, ws_bytes):
         a, ap, b, bp, o, op_ = self._operands(direction, op)
         alpha, beta = c_float(1.0), c_float(0.0)  # float scalars: every data type here computes in float

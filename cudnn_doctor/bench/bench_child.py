@@ -155,7 +155,8 @@ class ConvOp:
         self.g, self.dtype = g, dtype
         self.xd = sess.desc("Tensor", dnn.tensor_of(dtype, fmt, g.n, g.c, g.h, g.w))
         self.wd = sess.desc("Filter", dnn.filter_of(dtype, fmt, g.k, g.c, g.r, g.s))
-        self.cd = sess.desc("Convolution", dnn.conv_of(g.pad, g.stride, api.MATH[dtype]))
+        self.math = api.MATH[dtype]
+        self.cd = sess.desc("Convolution", dnn.conv_of(g.pad, g.stride, self.math))
         self.yd = sess.desc("Tensor", dnn.tensor_of(dtype, fmt, g.n, g.k, g.p, g.q))
         self.x, self.w, self.y, self.dy, self.dx, self.dw = (bufs[k] for k in ("x", "w", "y", "dy", "dx", "dw"))
 
@@ -176,32 +177,40 @@ def _perf_list(direction, perfs):
              "math": p.mathType} for p in perfs if p.status == 0]
 
 
+def choose(dnn, handle, direction, op, perfs):
+    """(algo, math type, workspace) of a Find result, with the workspace cuDNN really asks for at that math type
+    (Find's own figure can be short of it)."""
+    dnn.set_math(op, perfs.mathType)
+    need = dnn.workspace_for(handle, direction, op, perfs.algo)
+    return perfs.algo, perfs.mathType, max(need, perfs.memory)
+
+
 def bench_direction(sess, op, direction, ins, workspace, ws_limit, target_ms, seed):
-    """Find, check the first result against the CPU, time the fastest and the fastest without workspace."""
+    """Find, check the first result against the CPU, time the fastest; the fastest algorithm without workspace
+    and its slowdown come from the same Find (cuDNN times every algorithm on these very buffers)."""
     dnn = sess.dnn
+    dnn.set_math(op, api.MATH[op.dtype])  # search under the data type's own math type
     perfs = [p for p in dnn.find(sess.handle, direction, op, workspace, ws_limit) if p.status == 0]
     if not perfs:
         return {"error": {"api": "cudnn", "func": dnn._FIND[direction], "message": "no algorithm succeeded"}}
     best = perfs[0]
     no_ws = next((p for p in perfs if p.memory == 0), None)
+    algo, math_type, ws_bytes = choose(dnn, sess.handle, direction, op, best)
     out_ptr, count = op.output(direction)
     sess.poison(out_ptr, count * api.ELEMENT_BYTES[op.dtype])
-    dnn.run(sess.handle, direction, op, best.algo, workspace, best.memory)
+    dnn.run(sess.handle, direction, op, algo, workspace, ws_bytes)
     sess.driver.stream_sync(sess.stream)
     check = rc.check_conv(op.g, direction, ins, sess.fetcher(out_ptr, op.dtype), op.dtype, seed)
-
-    def enqueue(p):
-        return lambda: dnn.run(sess.handle, direction, op, p.algo, workspace, p.memory)
-    ms, how = sess.timed(enqueue(best), target_ms)
-    res = {"algo": _algo_name(direction, best.algo), "math": best.mathType, "workspace": best.memory,
-           "time_ms": ms, "timing": how, "check": check, "find": _perf_list(direction, perfs)}
+    ms, how = sess.timed(lambda: dnn.run(sess.handle, direction, op, algo, workspace, ws_bytes), target_ms)
+    res = {"algo": _algo_name(direction, algo), "math": math_type, "workspace": ws_bytes, "time_ms": ms,
+           "timing": how, "check": check, "find": _perf_list(direction, perfs)}
     if no_ws is None:
         res["no_workspace"] = None
-    elif no_ws is best:
-        res["no_workspace"] = {"algo": res["algo"], "time_ms": ms}
     else:
-        ms0, _ = sess.timed(enqueue(no_ws), target_ms)
-        res["no_workspace"] = {"algo": _algo_name(direction, no_ws.algo), "time_ms": ms0}
+        slowdown = no_ws.time / best.time if best.time > 0 else 1.0
+        res["no_workspace"] = {"algo": _algo_name(direction, no_ws.algo), "find_ms": no_ws.time,
+                               "slowdown": 1.0 if no_ws is best else slowdown,
+                               "time_ms": ms * (1.0 if no_ws is best else slowdown)}
     return res
 
 
@@ -387,18 +396,20 @@ class CudnnPath:
         key = (args[0], direction)
         if key not in self.algos:
             sess = self.net.sess
+            sess.dnn.set_math(op, api.MATH["fp32"])
             perfs = [p for p in sess.dnn.find(sess.handle, direction, op, self.workspace, self.ws_bytes)
                      if p.status == 0]
             if not perfs:
                 raise api.ApiError("cudnn", sess.dnn._FIND[direction], -1, "no algorithm succeeded")
-            self.algos[key] = (perfs[0].algo, perfs[0].memory)
+            self.algos[key] = choose(sess.dnn, sess.handle, direction, op, perfs[0])
 
     def enqueue(self, kind, args):
         sess, dnn, b = self.net.sess, self.net.sess.dnn, self.net.buf
         h = sess.handle
         if kind.startswith("conv_"):
             op = self._bind(args[0], kind, args)
-            algo, ws = self.algos[(args[0], kind[5:])]
+            algo, math_type, ws = self.algos[(args[0], kind[5:])]
+            dnn.set_math(op, math_type)
             dnn.run(h, kind[5:], op, algo, self.workspace, ws)
         elif kind == "relu_fwd":
             dnn.relu_forward(h, self.relu, self._tensor(args[0]), b[args[0]][0], b[args[1]][0])
@@ -577,8 +588,10 @@ def op_bench(task, progress):
         res["timings"]["start_ms"] = smoke_child._ms(started)
         if task.get("seed", True):
             _seed(sess, task, res, progress)
+            res["timings"]["seed_ms"] = smoke_child._ms(started)
         if task.get("layers"):
             bench_layers(sess, task, progress, deadline, res)
+            res["timings"]["layers_ms"] = smoke_child._ms(started)
         res["capture_error"] = sess.capture_error
     except OSError as exc:
         res["error"] = {"api": "loader", "func": "dlopen", "message": str(exc)}
@@ -603,8 +616,11 @@ def _seed(sess, task, res, progress):
     seed = res["seed"] = {"batch": batch}
     ws_bytes = 256 << 20
     workspace = sess.alloc(ws_bytes)
+    t0 = _now()
     seed["cudnn"] = run_seed(CudnnPath(net, workspace, ws_bytes), net, target, progress)
+    seed["cudnn"]["wall_ms"] = smoke_child._ms(t0)
     progress("seed cuDNN", advance=1)
+    t0 = _now()
     lib = task.get("nvrtc_lib")
     if not lib:
         seed["gpu_plain"] = {"skipped": "libnvrtc not found"}
@@ -615,6 +631,8 @@ def _seed(sess, task, res, progress):
             seed["gpu_plain"] = {"error": {"api": "loader", "func": "dlopen", "message": str(exc)}}
         except (api.ApiError, api.MissingSymbol) as exc:
             seed["gpu_plain"] = {"error": exc.to_dict() if isinstance(exc, api.ApiError) else {"func": str(exc)}}
+    if isinstance(seed.get("gpu_plain"), dict):
+        seed["gpu_plain"]["wall_ms"] = smoke_child._ms(t0)
     progress("seed plain CUDA", advance=1)
     sess.release(workspace)
 

@@ -32,11 +32,12 @@ def _plan(quick: bool, shapes: List[str], dtypes: List[str], no_cpu: bool, works
     layers = custom or resnet50(64)
     if quick and not custom:
         layers = [s for s in layers if s.name in QUICK_LAYERS]
-    plan = BenchPlan(layers=layers, dtypes=list(dtypes) or list(DTYPES), cpu=not no_cpu,
+    default_dtypes = ["fp16"] if quick else list(DTYPES)
+    plan = BenchPlan(layers=layers, dtypes=list(dtypes) or default_dtypes, cpu=not no_cpu,
                      workspace_limit=workspace_mib * MIB if workspace_mib else None)
     if quick:
         plan.directions = ["fwd"]
-        plan.budget_s, plan.target_ms, plan.seed_target_ms, plan.cpu_budget_s = 3.0, 3.0, 5.0, 1.0
+        plan.budget_s, plan.target_ms, plan.seed_target_ms, plan.cpu_budget_s = 4.0, 3.0, 5.0, 1.0
     return plan
 
 
@@ -119,6 +120,7 @@ def _pct(x: Optional[float]) -> str:
 
 def _render(report: Dict[str, Any]) -> None:
     out = console()
+    out.width = max(out.width, 132)  # the layer table has eleven columns; piped output must not wrap them
     gpu, nvml, peak = report["gpu"], report["nvml"], report.get("peak")
     out.print(Text("GPU %s: %s (compute %s, %s SMs) · cuDNN %s (%s)" % (
         gpu.get("index"), gpu.get("name"), gpu.get("cc"), gpu.get("sm_count"), report["cudnn"].get("version"),
@@ -164,12 +166,11 @@ def _render(report: Dict[str, Any]) -> None:
                     "slowdown", "ok"):
             table.add_column(col, justify="left" if col in ("layer", "type", "dir", "algo", "no-workspace algo")
                              else "right")
+        skipped = []
         for row in report["layers"]:
             if "skipped" in row or "error" in row:
-                table.add_row(row["layer"], row["dtype"], "", "skipped: %s" % (row.get("skipped") or
-                                                                             (row["error"].get("message") or
-                                                                              row["error"].get("func"))),
-                              *[""] * 7)
+                skipped.append("%s %s (%s)" % (row["layer"], row["dtype"], row.get("skipped") or
+                                               row["error"].get("message") or row["error"].get("func")))
                 continue
             for direction in ("fwd", "bwd_data", "bwd_filter"):
                 e = row.get(direction)
@@ -180,11 +181,14 @@ def _render(report: Dict[str, Any]) -> None:
                                   *[""] * 7)
                     continue
                 nw = e.get("no_workspace") or {}
-                table.add_row(row["layer"], row["dtype"], direction, e["algo"], "%.3f" % e["time_ms"],
+                algo = e["algo"] + (" (TC)" if e.get("math") in (1, 2) else "")
+                table.add_row(row["layer"], row["dtype"], direction, algo, "%.3f" % e["time_ms"],
                               "%.1f" % e["tflops"], _pct(e.get("peak_fraction")), _fmt_bytes(e["workspace"]),
                               nw.get("algo", "none"), "%.2f×" % nw["slowdown"] if nw.get("slowdown") else "–",
                               "✓" if e["check"]["ok"] else "WRONG")
         out.print(table)
+        if skipped:
+            out.print(Text("    not measured: " + ", ".join(skipped)))
         table = Table(title="All layers together (each weighted by its count in ResNet-50)", title_justify="left")
         for col in ("type", "dir", "TFLOP/s", "peak", "of peak", "largest workspace", "no-workspace TFLOP/s",
                     "slowdown"):
