@@ -4,7 +4,7 @@
            [--library PATH] [--dtype fp16 ...] [--shape N,C,H,W,K,R,S,stride,pad ...]
 
 bench runs first (`cudnn-doctor bench --json`, this interpreter); torch runs in --torch-python with
-torch.backends.cudnn.benchmark = True and channels_last, each direction captured in a CUDA graph and timed with
+torch.backends.cudnn.benchmark = True and channels_last for the tensor-core types (NCHW for strict float32, as bench), each direction captured in a CUDA graph and timed with
 CUDA events, exactly as bench times cuDNN. By default bench is pointed at the cuDNN torch itself loads, so both
 columns call the same library. Prints one row per layer, data type and direction, then the lowest ratio.
 """
@@ -55,11 +55,13 @@ for L in spec["layers"]:
     for dt in spec["dtypes"]:
         torch.backends.cudnn.allow_tf32 = dt == "tf32"
         t = dtypes[dt]
-        x = torch.randn(L["n"], L["c"], L["h"], L["w"], device=dev, dtype=t).to(memory_format=torch.channels_last)
-        w = torch.randn(L["k"], L["c"], L["r"], L["s"], device=dev, dtype=t).to(memory_format=torch.channels_last)
+        # bench's own layout for the type: channels_last for tensor cores, NCHW for strict float32
+        fmt = torch.channels_last if spec["layouts"].get(dt, "NHWC") == "NHWC" else torch.contiguous_format
+        x = torch.randn(L["n"], L["c"], L["h"], L["w"], device=dev, dtype=t).to(memory_format=fmt)
+        w = torch.randn(L["k"], L["c"], L["r"], L["s"], device=dev, dtype=t).to(memory_format=fmt)
         st, pad = [L["stride"]] * 2, [L["pad"]] * 2
         y = F.conv2d(x, w, stride=st, padding=pad)
-        dy = torch.randn_like(y).contiguous(memory_format=torch.channels_last)
+        dy = torch.randn_like(y).contiguous(memory_format=fmt)
         ops = {
             "fwd": lambda: F.conv2d(x, w, stride=st, padding=pad),
             "bwd_data": lambda: torch.ops.aten.convolution_backward(dy, x, w, None, st, pad, [1, 1], False, [0, 0], 1,
@@ -110,7 +112,9 @@ def main(argv: List[str]) -> int:
         shape = row["shape"]
         layers[row["layer"]] = {k: shape[k] for k in ("n", "c", "h", "w", "k", "r", "s", "stride", "pad")}
         layers[row["layer"]]["name"] = row["layer"]
+    layouts = {row["dtype"]: row.get("layout") or "NHWC" for row in doc["layers"]}
     spec = {"layers": list(layers.values()), "dtypes": doc["plan"]["dtypes"], "directions": doc["plan"]["directions"],
+            "layouts": layouts,
             "target_ms": 3.0 if args.quick else 20.0}
     tproc = subprocess.run([args.torch_python, "-c", TORCH_SCRIPT, json.dumps(spec)], capture_output=True, text=True)
     if tproc.returncode != 0:
@@ -119,7 +123,8 @@ def main(argv: List[str]) -> int:
     tdoc = json.loads(tproc.stdout.strip().splitlines()[-1])
     torch_ms: Dict[Tuple[str, str, str], float] = {(r["layer"], r["dtype"], r["dir"]): r["ms"] for r in tdoc["rows"]}
     print("bench: cuDNN %s at %s" % (doc["cudnn"]["version"], doc["cudnn"]["realpath"]))
-    print("torch %s: cuDNN %s (cudnn.benchmark=True, channels_last, CUDA graphs)" % (tdoc["torch"], tdoc["cudnn"]))
+    print("torch %s: cuDNN %s (cudnn.benchmark=True; bench's layout per type: %s; CUDA graphs)" % (
+        tdoc["torch"], tdoc["cudnn"], ", ".join("%s %s" % kv for kv in layouts.items())))
     head = "%-12s %-5s %-10s %-22s %10s %10s %7s" % ("layer", "type", "dir", "bench algo", "bench TF/s",
                                                      "torch TF/s", "ratio")
     print(head)

@@ -33,6 +33,8 @@ class BenchPlan:
     seed_target_ms: float = 30.0
     cpu_budget_s: float = 3.0
     workspace_limit: Optional[int] = None
+    seed_batch: int = 32  # tests shrink it: the fake cuDNN convolves on the CPU
+    min_iters: int = 3  # calls per timing at least
 
     def total_steps(self) -> int:
         return (2 if self.seed else 0) + len(self.layers) * len(self.dtypes) * len(self.directions)
@@ -74,7 +76,8 @@ def run_bench(library: str, plan: BenchPlan, device: int = 0, driver_library: Op
             "driver_lib": driver_library, "nvrtc_lib": nvrtc_library, "progress": progress,
             "seed": plan.seed, "layers": [_layer_task(s) for s in plan.layers], "dtypes": list(plan.dtypes),
             "directions": list(plan.directions), "budget_s": plan.budget_s, "target_ms": plan.target_ms,
-            "seed_target_ms": plan.seed_target_ms, "workspace_limit": plan.workspace_limit,
+            "seed_target_ms": plan.seed_target_ms, "seed_batch": plan.seed_batch,
+            "min_iters": plan.min_iters, "workspace_limit": plan.workspace_limit,
             "total_steps": plan.total_steps(),
         }
         box: Dict[str, Any] = {}
@@ -102,6 +105,8 @@ def run_bench(library: str, plan: BenchPlan, device: int = 0, driver_library: Op
     raw["nvrtc_library"] = nvrtc_library
     if cpu_result is not None:
         raw.setdefault("seed", {})["cpu"] = cpu_result
+    elif plan.seed and raw.get("seed"):
+        raw["seed"]["cpu"] = {"skipped": "--no-cpu"}
     if raw.get("seed"):
         raw["seed"]["step_flops"] = seed_step_flops(int(raw["seed"].get("batch", 32)))
     return raw

@@ -48,7 +48,8 @@ def layer_rows(raw_rows: List[Dict[str, Any]], shapes: List[ConvShape], peak: Op
         shape = by_name.get(raw.get("layer"))
         if shape is None:
             continue
-        row: Dict[str, Any] = {"layer": raw["layer"], "dtype": raw["dtype"], "shape": shape.to_dict()}
+        row: Dict[str, Any] = {"layer": raw["layer"], "dtype": raw["dtype"], "layout": raw.get("layout"),
+                               "shape": shape.to_dict()}
         for key in ("skipped", "error"):
             if key in raw:
                 row[key] = raw[key]

@@ -144,8 +144,9 @@ def _render(report: Dict[str, Any]) -> None:
             peak["model"], peak["boost_mhz"], peak["sm_count"],
             ", ".join("%s %g" % (k.upper(), v) for k, v in peak["tflops"].items()))))
     if report.get("seed"):
-        table = Table(title="The seed's CIFAR-10 network, one training step at batch 32, epoch = 45,000 images "
-                            "(dense layers left out)", title_justify="left")
+        table = Table(title="The seed's CIFAR-10 network, one training step at batch %d, epoch = 45,000 images "
+                            "(float32; dense layers left out)" % report["seed_raw"].get("batch", 32),
+                      title_justify="left")
         for col in ("path", "seed (GTX 1060, 2017)", "here: s/epoch", "ms/step", "× CPU", "checked"):
             table.add_column(col, justify="left" if col == "path" else "right")
         names = {"cpu": "CPU (numpy im2col + BLAS)", "gpu_plain": "GPU without cuDNN (NVRTC)", "cudnn": "cuDNN"}
@@ -161,7 +162,8 @@ def _render(report: Dict[str, Any]) -> None:
                               "", "", "")
         out.print(table)
     if report.get("layers"):
-        table = Table(title="Convolution layers (NHWC; cudnnFind*; time = CUDA-graph average)", title_justify="left")
+        table = Table(title="Convolution layers (cudnnFind*, its fastest candidates re-timed as CUDA graphs; TC = tensor-core "
+                            "math; FP32 in NCHW, the rest NHWC)", title_justify="left")
         for col in ("layer", "type", "dir", "algo", "ms", "TFLOP/s", "peak", "workspace", "no-workspace algo",
                     "slowdown", "ok"):
             table.add_column(col, justify="left" if col in ("layer", "type", "dir", "algo", "no-workspace algo")
@@ -243,6 +245,7 @@ def bench(
     timeout: float = typer.Option(120.0, "--timeout", min=5.0, metavar="S", help="Seconds allowed in all."),
     nvrtc: Optional[str] = typer.Option(None, "--nvrtc", metavar="PATH", help="libnvrtc for the no-cuDNN path."),
     driver_lib: Optional[str] = typer.Option(None, "--driver-library", hidden=True, metavar="PATH"),
+    seed_batch: int = typer.Option(32, "--seed-batch", hidden=True, min=1, metavar="N"),
 ) -> None:
     """Measure cuDNN on this GPU: the seed's CPU / plain CUDA / cuDNN comparison and ResNet-50's layers."""
     from ..bench.run import run_bench
@@ -250,6 +253,7 @@ def bench(
     started = time.monotonic()
     plan = _plan(quick, shapes, dtypes, no_cpu, workspace_mib)
     plan.budget_s = min(plan.budget_s, max(1.0, timeout - 10.0))
+    plan.seed_batch = seed_batch
     if driver_lib and not os.path.exists(driver_lib):
         error_exit("--driver-library %s: no such file" % driver_lib, EXIT_USAGE)
     if nvrtc and not os.path.exists(nvrtc):
