@@ -94,7 +94,7 @@ def main(argv: List[str]) -> int:
     args = ap.parse_args(argv)
     library = args.library or torch_cudnn_path(args.torch_python)
     cmd = [sys.executable, "-m", "cudnn_doctor", "bench", "--json", "--no-cpu", "--library", library,
-           "--timeout", "300"]
+           "--timeout", "400"]
     cmd += ["--quick"] if args.quick else []
     for d in args.dtype:
         cmd += ["--dtype", d]
@@ -115,7 +115,7 @@ def main(argv: List[str]) -> int:
     layouts = {row["dtype"]: row.get("layout") or "NHWC" for row in doc["layers"]}
     spec = {"layers": list(layers.values()), "dtypes": doc["plan"]["dtypes"], "directions": doc["plan"]["directions"],
             "layouts": layouts,
-            "target_ms": 3.0 if args.quick else 20.0}
+            "target_ms": 3.0 if args.quick else 10.0}
     tproc = subprocess.run([args.torch_python, "-c", TORCH_SCRIPT, json.dumps(spec)], capture_output=True, text=True)
     if tproc.returncode != 0:
         sys.stderr.write("torch failed: %s\n" % tproc.stderr.strip()[-2000:])

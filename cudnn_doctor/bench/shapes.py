@@ -69,7 +69,8 @@ def parse_shape(text: str) -> ConvShape:
     pad = values[8] if len(values) > 8 else 0
     if min(n, c, h, w, k, r, s, stride) < 1 or pad < 0:
         raise ValueError("--shape %r: sizes and stride must be at least 1, padding at least 0" % text)
-    shape = ConvShape(n, c, h, w, k, r, s, stride, pad, name="--shape %s" % ",".join(map(str, values)))
+    shape = ConvShape(n, c, h, w, k, r, s, stride, pad, name="%dx%dx%dx%d>%d %dx%d/%d+%d" % (
+        n, c, h, w, k, r, s, stride, pad))
     if shape.p < 1 or shape.q < 1:
         raise ValueError("--shape %r: the filter is larger than the padded input" % text)
     return shape

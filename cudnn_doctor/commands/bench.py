@@ -111,6 +111,8 @@ def build_report(raw: Dict[str, Any], plan, duration_s: float) -> Dict[str, Any]
 def _fmt_bytes(n: Optional[int]) -> str:
     if not n:
         return "0"
+    if n < MIB:
+        return "%.0f KiB" % max(1, n / 1024.0)
     return "%.0f MiB" % (n / MIB) if n < (1 << 30) else "%.1f GiB" % (n / float(1 << 30))
 
 
@@ -185,7 +187,7 @@ def _render(report: Dict[str, Any]) -> None:
                 nw = e.get("no_workspace") or {}
                 algo = e["algo"] + (" (TC)" if e.get("math") in (1, 2) else "")
                 table.add_row(row["layer"], row["dtype"], direction, algo, "%.3f" % e["time_ms"],
-                              "%.1f" % e["tflops"], _pct(e.get("peak_fraction")), _fmt_bytes(e["workspace"]),
+                              "%.3g" % e["tflops"], _pct(e.get("peak_fraction")), _fmt_bytes(e["workspace"]),
                               nw.get("algo", "none"), "%.2f×" % nw["slowdown"] if nw.get("slowdown") else "–",
                               "✓" if e["check"]["ok"] else "WRONG")
         out.print(table)
@@ -196,10 +198,10 @@ def _render(report: Dict[str, Any]) -> None:
                     "slowdown"):
             table.add_column(col, justify="left" if col in ("type", "dir") else "right")
         for t in report["totals"]:
-            table.add_row(t["dtype"], t["direction"], "%.1f" % t["tflops"],
+            table.add_row(t["dtype"], t["direction"], "%.3g" % t["tflops"],
                           "%g" % t["peak_tflops"] if t.get("peak_tflops") else "–", _pct(t.get("peak_fraction")),
                           _fmt_bytes(t.get("max_workspace")),
-                          "%.1f" % t["no_workspace_tflops"] if t.get("no_workspace_tflops") else "–",
+                          "%.3g" % t["no_workspace_tflops"] if t.get("no_workspace_tflops") else "–",
                           "%.2f×" % t["no_workspace_slowdown"] if t.get("no_workspace_slowdown") else "–")
         out.print(table)
     for f in report["findings"]:
@@ -242,7 +244,8 @@ def bench(
                                                 help="Workspace cuDNN may use while searching algorithms "
                                                      "(default: 4 GiB or half the free memory)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
-    timeout: float = typer.Option(120.0, "--timeout", min=5.0, metavar="S", help="Seconds allowed in all."),
+    timeout: float = typer.Option(60.0, "--timeout", min=5.0, metavar="S",
+                                  help="Seconds allowed in all; layers not reached by then are listed as skipped."),
     nvrtc: Optional[str] = typer.Option(None, "--nvrtc", metavar="PATH", help="libnvrtc for the no-cuDNN path."),
     driver_lib: Optional[str] = typer.Option(None, "--driver-library", hidden=True, metavar="PATH"),
     seed_batch: int = typer.Option(32, "--seed-batch", hidden=True, min=1, metavar="N"),
@@ -252,7 +255,7 @@ def bench(
 
     started = time.monotonic()
     plan = _plan(quick, shapes, dtypes, no_cpu, workspace_mib)
-    plan.budget_s = min(plan.budget_s, max(1.0, timeout - 10.0))
+    plan.budget_s = plan.budget_s if quick else max(1.0, timeout - 10.0)
     plan.seed_batch = seed_batch
     if driver_lib and not os.path.exists(driver_lib):
         error_exit("--driver-library %s: no such file" % driver_lib, EXIT_USAGE)
