@@ -175,9 +175,9 @@ def test_cpu_training_step_gradients_match_finite_differences():
     from cudnn_doctor.bench import cpu
 
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((2, 3, 32, 32))
+    x = rng.standard_normal((2, 32, 32, 3))  # channels-last, as the CPU path keeps activations
     weights = [rng.standard_normal((c.k, c.c, 3, 3)) * 0.2 for c in shapes.seed_convs(2)]
-    dloss = rng.standard_normal((2, 64, 6, 6))
+    dloss = rng.standard_normal((2, 6, 6, 64))
 
     def loss(ws):
         h = x
@@ -193,6 +193,16 @@ def test_cpu_training_step_gradients_match_finite_differences():
         bumped[layer][1, 0, 2, 1] += eps
         numeric = (loss(bumped) - loss(weights)) / eps
         assert numeric == pytest.approx(grad[1, 0, 2, 1], rel=1e-3, abs=1e-3), layer
+
+
+@needs_numpy
+def test_cpu_convolution_matches_the_reference_layout_for_layout():
+    from cudnn_doctor.bench import cpu
+
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((2, 3, 7, 7)), rng.standard_normal((4, 3, 3, 3))
+    y, _ = cpu.conv_forward(np.ascontiguousarray(x.transpose(0, 2, 3, 1)), w, 1)
+    assert np.allclose(y.transpose(0, 3, 1, 2), _conv_numpy(x, w, 1, 1))
 
 
 @needs_numpy
