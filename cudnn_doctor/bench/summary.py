@@ -61,7 +61,7 @@ def layer_rows(raw_rows: List[Dict[str, Any]], shapes: List[ConvShape], peak: Op
                 row[direction] = {"error": got["error"]}
                 continue
             seconds = got["time_ms"] / 1000.0
-            entry = {"algo": got["algo"], "math": got.get("math"), "time_ms": got["time_ms"], "tflops": tflops(shape.flops(), seconds),
+            entry = {"algo": got["algo"], "math": got.get("math"), "layout": got.get("layout"), "time_ms": got["time_ms"], "tflops": tflops(shape.flops(), seconds),
                      "workspace": got["workspace"], "check": got["check"], "timing": got.get("timing")}
             peak_value = peak.for_dtype(raw["dtype"]) if peak else None
             entry["peak_fraction"] = fraction(entry["tflops"], peak_value)

@@ -165,7 +165,7 @@ def _render(report: Dict[str, Any]) -> None:
         out.print(table)
     if report.get("layers"):
         table = Table(title="Convolution layers (cudnnFind*, its fastest candidates re-timed as CUDA graphs; TC = tensor-core "
-                            "math; FP32 in NCHW, the rest NHWC)", title_justify="left")
+                            "math; tensor-core types NHWC, FP32 the faster of NCHW and NHWC)", title_justify="left")
         for col in ("layer", "type", "dir", "algo", "ms", "TFLOP/s", "peak", "workspace", "no-workspace algo",
                     "slowdown", "ok"):
             table.add_column(col, justify="left" if col in ("layer", "type", "dir", "algo", "no-workspace algo")
@@ -185,7 +185,8 @@ def _render(report: Dict[str, Any]) -> None:
                                   *[""] * 7)
                     continue
                 nw = e.get("no_workspace") or {}
-                algo = e["algo"] + (" (TC)" if e.get("math") in (1, 2) else "")
+                algo = e["algo"] + (" (TC)" if e.get("math") in (1, 2) else "") + (
+                    " " + e["layout"] if e.get("layout") and "/" in (row.get("layout") or "") else "")
                 table.add_row(row["layer"], row["dtype"], direction, algo, "%.3f" % e["time_ms"],
                               "%.3g" % e["tflops"], _pct(e.get("peak_fraction")), _fmt_bytes(e["workspace"]),
                               nw.get("algo", "none"), "%.2f×" % nw["slowdown"] if nw.get("slowdown") else "–",
