@@ -197,8 +197,10 @@ def bench_direction(sess, op, direction, ins, workspace, ws_limit, target_ms, se
         return {"error": {"api": "cudnn", "func": dnn._FIND[direction], "message": "no algorithm succeeded"}}
     timed = []
     # Find's own ranking can be off by a wide margin (an algorithm it timed fast can run 20x slower in a loop):
-    # every candidate Find put within `within` of its fastest is timed here the way the others will be.
-    contenders = [p for p in perfs if p.time <= within * perfs[0].time][:candidates] or perfs[:1]
+    # every candidate Find put within `within` of its fastest is timed here the way the others will be,
+    # Find's three fastest always, as its best can itself be the misjudged one.
+    contenders = perfs[:3] + [p for p in perfs[3:] if p.time <= within * perfs[0].time]
+    contenders = contenders[:candidates]
     for perf in contenders:
         algo, math_type, ws_bytes = choose(dnn, sess.handle, direction, op, perf)
         if ws_bytes > ws_limit:
