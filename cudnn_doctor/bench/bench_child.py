@@ -186,7 +186,7 @@ def choose(dnn, handle, direction, op, perfs):
     return perfs.algo, perfs.mathType, max(need, perfs.memory)
 
 
-def bench_direction(sess, op, direction, ins, workspace, ws_limit, target_ms, seed, candidates=4, within=2.0):
+def bench_direction(sess, op, direction, ins, workspace, ws_limit, target_ms, seed, candidates=3):
     """Find, time cuDNN's few fastest candidates ourselves (Find's own ranking can be off by a wide margin for
     some shapes), check the winner's result against the CPU. The fastest algorithm without workspace and its
     slowdown come from the same Find: cuDNN timed every algorithm on these very buffers."""
@@ -197,10 +197,8 @@ def bench_direction(sess, op, direction, ins, workspace, ws_limit, target_ms, se
         return {"error": {"api": "cudnn", "func": dnn._FIND[direction], "message": "no algorithm succeeded"}}
     timed = []
     # Find's own ranking can be off by a wide margin (an algorithm it timed fast can run 20x slower in a loop):
-    # every candidate Find put within `within` of its fastest is timed here the way the others will be,
-    # Find's three fastest always, as its best can itself be the misjudged one.
-    contenders = perfs[:3] + [p for p in perfs[3:] if p.time <= within * perfs[0].time]
-    contenders = contenders[:candidates]
+    # its three fastest are timed here the way the winner will be, as its best can be the misjudged one.
+    contenders = perfs[:candidates]
     for perf in contenders:
         algo, math_type, ws_bytes = choose(dnn, sess.handle, direction, op, perf)
         if ws_bytes > ws_limit:

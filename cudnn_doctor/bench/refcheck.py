@@ -149,12 +149,12 @@ def sample_positions(dims, count, seed):
     return [tuple(rng.randrange(d) for d in dims) for _ in range(count)]
 
 
-def samples_for(terms, budget=60000, most=8):
+def samples_for(terms, budget=30000, most=8):
     """How many elements to check: as many as the budget of products allows, at least one."""
     return max(1, min(most, budget // max(1, terms)))
 
 
-def check_conv(conv, direction, ins, fetch, dtype, seed, budget=60000):
+def check_conv(conv, direction, ins, fetch, dtype, seed, budget=30000):
     """Compare sampled outputs (fetch(flat index) -> float) with the exact sums. Returns a result dict."""
     positions = sample_positions(conv.out_dims(direction), samples_for(conv.terms(direction), budget), seed)
     worst = 0.0
