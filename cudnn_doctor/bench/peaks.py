@@ -28,8 +28,9 @@ class Peak:
 
 
 def _rows(data: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
-    table = data if data is not None else load_compat().data["gpu_peaks"]
-    return list(table["gpus"]["rows"])
+    """The [gpus] rows, each carrying its status (the table's unless the row says otherwise)."""
+    table = (data if data is not None else load_compat().data["gpu_peaks"])["gpus"]
+    return [dict({"status": table.get("status", "confirmed")}, **row) for row in table["rows"]]
 
 
 def find_peak(name: str, sm_count: Optional[int] = None, data: Optional[Dict[str, Any]] = None) -> Optional[Peak]:
@@ -44,7 +45,7 @@ def find_peak(name: str, sm_count: Optional[int] = None, data: Optional[Dict[str
             continue
         return Peak(model=row["model"], cc=row["cc"], sm_count=int(row["sm_count"]), boost_mhz=int(row["boost_mhz"]),
                     tflops={k: float(row[k]) for k in ("fp32", "tf32", "fp16", "bf16") if k in row},
-                    status=row.get("status", "confirmed"))
+                    status=row["status"])
     return None
 
 
