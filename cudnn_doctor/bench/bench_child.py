@@ -102,7 +102,7 @@ class Session:
         self.driver.to_host(out.buffer_info()[0], ptr, count * 4)
         return out
 
-    def timed(self, enqueue, target_ms, most=200):
+    def timed(self, enqueue, target_ms, most=100):
         """(milliseconds per call, how): the calls captured in a CUDA graph when the driver allows, so the
         GPU's time is measured rather than Python's call overhead; a plain timed loop otherwise."""
         d = self.driver
@@ -233,11 +233,13 @@ def bench_direction(sess, op, direction, ins, workspace, ws_limit, target_ms, se
 LAYOUT_NAMES = {rc.NCHW: "NCHW", rc.NHWC: "NHWC"}
 
 
-def layouts(dtype):
+def layouts(dtype, direction=None):
     """Tensor-core types run NHWC, their native layout (torch's channels_last). Strict float32 has no such
-    preference: cuDNN's fastest FP32 kernels are NCHW for some directions (Winograd, FFT) and NHWC for others,
-    so both are tried and each direction keeps the faster."""
-    return [rc.NCHW, rc.NHWC] if dtype == "fp32" else [rc.NHWC]
+    preference: on the H100 its fastest forward and backward-data kernels were NCHW (Winograd, FFT) for every
+    ResNet-50 layer, while backward-filter went either way, so that direction tries both and keeps the faster."""
+    if dtype != "fp32":
+        return [rc.NHWC]
+    return [rc.NCHW, rc.NHWC] if direction in (None, "bwd_filter") else [rc.NCHW]
 
 
 def bench_layers(sess, task, progress, deadline, res):
@@ -286,7 +288,7 @@ def bench_layers(sess, task, progress, deadline, res):
             for direction in directions:
                 progress("%s %s %s" % (layer["name"], dtype, direction))
                 best = None
-                for fmt, op in ops:
+                for fmt, op in [(f, o) for f, o in ops if f in layouts(dtype, direction)] or ops:
                     try:
                         got = bench_direction(sess, op, direction, ins[direction], workspace, ws_limit, target_ms,
                                               seed=li * 7 + len(rows))
