@@ -4,8 +4,8 @@
            [--library PATH] [--dtype fp16 ...] [--shape N,C,H,W,K,R,S,stride,pad ...]
 
 bench runs first (`cudnn-doctor bench --json`, this interpreter); torch runs in --torch-python with
-torch.backends.cudnn.benchmark = True and channels_last for the tensor-core types and the faster of NCHW and channels_last for strict float32 (as bench does),
-each direction captured in a CUDA graph and timed with
+torch.backends.cudnn.benchmark = True and channels_last for the tensor-core types and the faster of NCHW and
+channels_last for strict float32, each direction captured in a CUDA graph and timed with
 CUDA events, exactly as bench times cuDNN. By default bench is pointed at the cuDNN torch itself loads, so both
 columns call the same library. Prints one row per layer, data type and direction, then the lowest ratio.
 """

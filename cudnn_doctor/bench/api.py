@@ -7,7 +7,8 @@ import ctypes
 
 import bindings as base  # smoke's bindings: the child puts smoke's folder on sys.path
 
-c_int, c_uint, c_size_t, c_void_p, c_float = ctypes.c_int, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_float
+c_int, c_uint, c_size_t, c_void_p = ctypes.c_int, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p
+c_float = ctypes.c_float
 P = ctypes.POINTER
 ApiError, MissingSymbol = base.ApiError, base.MissingSymbol
 

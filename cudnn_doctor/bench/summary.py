@@ -61,7 +61,8 @@ def layer_rows(raw_rows: List[Dict[str, Any]], shapes: List[ConvShape], peak: Op
                 row[direction] = {"error": got["error"]}
                 continue
             seconds = got["time_ms"] / 1000.0
-            entry = {"algo": got["algo"], "math": got.get("math"), "layout": got.get("layout"), "time_ms": got["time_ms"], "tflops": tflops(shape.flops(), seconds),
+            entry = {"algo": got["algo"], "math": got.get("math"), "layout": got.get("layout"),
+                     "time_ms": got["time_ms"], "tflops": tflops(shape.flops(), seconds),
                      "workspace": got["workspace"], "check": got["check"], "timing": got.get("timing")}
             peak_value = peak.for_dtype(raw["dtype"]) if peak else None
             entry["peak_fraction"] = fraction(entry["tflops"], peak_value)
@@ -101,7 +102,8 @@ def totals(rows: List[Dict[str, Any]], shapes: List[ConvShape], peak: Optional[P
                                          if row["dtype"] == dtype)}
             if len(no_ws) == len(timed):
                 item["no_workspace_tflops"] = weighted_tflops(no_ws)
-                item["no_workspace_slowdown"] = value / item["no_workspace_tflops"] if item["no_workspace_tflops"] else None
+                nws = item["no_workspace_tflops"]
+                item["no_workspace_slowdown"] = value / nws if nws else None
             out.append(item)
     return out
 
