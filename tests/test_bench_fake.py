@@ -150,3 +150,10 @@ def test_workspace_that_does_not_fit_gets_the_dl4j_advice():
     doc = json.loads(result.stdout)
     ws = [f for f in doc["findings"] if f["id"] == "CD954"]
     assert ws and "NO_WORKSPACE" in ws[0]["fix"] and ws[0]["severity"] == "warning"
+
+
+def test_types_the_gpu_generation_lacks_are_skipped_with_the_reason():
+    cuda = fake_cuda(CC_MAJOR=7, CC_MINOR=5)  # Turing: no TF32 or BF16 tensor cores
+    raw = run_bench(fake_cudnn(), plan(seed=False, dtypes=["tf32", "bf16"]), driver_library=cuda, timeout=60)
+    assert [r["skipped"] for r in raw["layers"]] == ["TF32 needs compute capability 8.0 or newer",
+                                                     "BF16 needs compute capability 8.0 or newer"]

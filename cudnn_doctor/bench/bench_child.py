@@ -233,6 +233,14 @@ def bench_direction(sess, op, direction, ins, workspace, ws_limit, target_ms, se
 LAYOUT_NAMES = {rc.NCHW: "NCHW", rc.NHWC: "NHWC"}
 
 
+def _cc_tuple(text):
+    """'8.6' -> (8, 6); None when unknown."""
+    try:
+        return tuple(int(p) for p in str(text).split("."))
+    except (TypeError, ValueError):
+        return None
+
+
 def layouts(dtype, direction=None):
     """Tensor-core types run NHWC, their native layout (torch's channels_last). Strict float32 has no such
     preference: on the H100 its fastest forward and backward-data kernels were NCHW (Winograd, FFT) for every
@@ -260,7 +268,15 @@ def bench_layers(sess, task, progress, deadline, res):
     workspace = sess.alloc(ws_limit) if ws_limit else 0
     res["workspace_limit"] = ws_limit
     rows = res.setdefault("layers", [])
+    cc = _cc_tuple(res["device"].get("cc"))
     for dtype in dtypes:
+        need = (task.get("dtype_min_cc") or {}).get(dtype)
+        if need and cc and cc < _cc_tuple(need):
+            for layer in layers:
+                rows.append({"layer": layer["name"], "dtype": dtype,
+                             "skipped": "%s needs compute capability %s or newer" % (dtype.upper(), need)})
+            progress("%s unsupported here" % dtype, advance=len(layers) * len(directions))
+            continue
         pats = {k: rc.Pattern(dtype, seed) for k, seed in (("x", 11), ("w", 12), ("dy", 13))}
         for key in pats:
             sess.fill(bufs[key], pats[key], counts[key])

@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from ..compat import load_compat
 from ..native.runner import run_native
 from . import cpu
 from .shapes import DIRECTIONS, ConvShape, seed_step_flops
@@ -77,7 +78,9 @@ def run_bench(library: str, plan: BenchPlan, device: int = 0, driver_library: Op
             "seed": plan.seed, "layers": [_layer_task(s) for s in plan.layers], "dtypes": list(plan.dtypes),
             "directions": list(plan.directions), "budget_s": plan.budget_s, "target_ms": plan.target_ms,
             "seed_target_ms": plan.seed_target_ms, "seed_batch": plan.seed_batch,
-            "min_iters": plan.min_iters, "workspace_limit": plan.workspace_limit,
+            "min_iters": plan.min_iters,
+            "dtype_min_cc": {k: v for k, v in load_compat().data["gpu_peaks"]["dtype_min_cc"].items()
+                             if k not in ("source", "status")}, "workspace_limit": plan.workspace_limit,
             "total_steps": plan.total_steps(),
         }
         box: Dict[str, Any] = {}
