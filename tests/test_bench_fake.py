@@ -157,3 +157,11 @@ def test_types_the_gpu_generation_lacks_are_skipped_with_the_reason():
     raw = run_bench(fake_cudnn(), plan(seed=False, dtypes=["tf32", "bf16"]), driver_library=cuda, timeout=60)
     assert [r["skipped"] for r in raw["layers"]] == ["TF32 needs compute capability 8.0 or newer",
                                                      "BF16 needs compute capability 8.0 or newer"]
+
+
+def test_a_crash_keeps_what_was_measured_and_names_the_stage():
+    result = bench_cli("--shape", SHAPE, "--dtype", "fp32", "--json", cudnn=fake_cudnn(CRASH_AT='"bwd_filter"'))
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert doc["error"]["crashed"] == "SIGSEGV" and "bwd_filter" in doc["error"]["stage"]
+    assert doc["gpu"]["name"] == "Fake GPU"  # learnt before the crash, still reported
