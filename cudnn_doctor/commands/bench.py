@@ -286,8 +286,11 @@ def bench(
     else:
         _render(report)
         if "error" in report:
-            sys.stderr.write("cudnn-doctor: error: bench stopped at %s: %s\n" % (
-                report["error"].get("stage") or report["error"].get("func"), report["error"]))
+            err = report["error"]
+            what = ("the child crashed (%s)" % err["crashed"] if err.get("crashed") else
+                    "it ran out of time (%ss)" % err["timeout"] if err.get("timeout") else
+                    "%s %s" % (err.get("func", ""), err.get("message") or err.get("detail") or err.get("code", "")))
+            sys.stderr.write("cudnn-doctor: error: bench stopped at %s: %s\n" % (err.get("stage") or "start", what))
     raise typer.Exit(code)
 
 
