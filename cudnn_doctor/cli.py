@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from . import __version__
+from .commands import bench as bench_cmd
 from .commands import check as check_cmd
 from .commands import explain as explain_cmd
 from .commands import install as install_cmd
@@ -54,7 +55,7 @@ def root(
         os.environ["NO_COLOR" if not color else "FORCE_COLOR"] = "1"
 
 
-for module in (check_cmd, matrix_cmd, explain_cmd, smoke_cmd, install_cmd):
+for module in (check_cmd, matrix_cmd, explain_cmd, smoke_cmd, install_cmd, bench_cmd):
     module.register(app)
 
 

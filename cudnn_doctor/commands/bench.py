@@ -1,0 +1,308 @@
+"""The `bench` subcommand: how fast cuDNN is on this GPU, against plain CUDA, the CPU, the datasheet and torch."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from ..model import Severity, to_plain
+from ..render.envelope import dumps, envelope
+from ..render.human import MARKS, SEVERITY_STYLE
+from ..ui import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
+
+MIB = 1 << 20
+
+
+def _plan(quick: bool, shapes: List[str], dtypes: List[str], no_cpu: bool, workspace_mib: Optional[int]):
+    from ..bench.run import BenchPlan
+    from ..bench.shapes import DTYPES, QUICK_LAYERS, parse_shape, resnet50
+
+    try:
+        custom = [parse_shape(s) for s in shapes]
+    except ValueError as exc:
+        error_exit(str(exc), EXIT_USAGE)
+    for d in dtypes:
+        if d not in DTYPES:
+            error_exit("--dtype %s: choose from %s" % (d, ", ".join(DTYPES)), EXIT_USAGE)
+    layers = custom or resnet50(64)
+    if quick and not custom:
+        layers = [s for s in layers if s.name in QUICK_LAYERS]
+    default_dtypes = ["fp16"] if quick else list(DTYPES)
+    plan = BenchPlan(layers=layers, dtypes=list(dtypes) or default_dtypes, cpu=not no_cpu,
+                     workspace_limit=workspace_mib * MIB if workspace_mib else None)
+    if quick:
+        plan.directions = ["fwd"]
+        plan.budget_s, plan.target_ms, plan.seed_target_ms, plan.cpu_budget_s = 4.0, 3.0, 5.0, 1.0
+    return plan
+
+
+def _locate(library: Optional[str], nvrtc: Optional[str]):
+    """(cuDNN library, libcuda, libnvrtc): given ones first, else what `check`'s probes found."""
+    from ..bench.run import find_nvrtc
+    from .smoke import _discover, _validate_library
+
+    if library:
+        _validate_library(library)
+        facts = None
+    else:
+        from ..diagnose import collect_facts
+
+        facts = collect_facts(root="/", env=None)
+        if not (facts.loader.resolved.get("libcuda.so.1") and facts.loader.resolved["libcuda.so.1"].path) \
+                and not facts.gpus:
+            error_exit("no NVIDIA GPU here (no driver library libcuda.so.1 and no GPU seen by NVML): bench needs one",
+                       EXIT_PROBLEMS)
+        libraries, _, why = _discover(False)
+        if not libraries:
+            error_exit(why, EXIT_PROBLEMS)
+        library = libraries[0]
+    from ..smoke.choose import driver_library
+
+    driver = driver_library(facts) if facts is not None else None
+    if nvrtc is None:
+        toolkits = [t.realpath or t.path for t in facts.toolkits] if facts is not None else []
+        sites = list(facts.python.site_dirs) if facts is not None else []
+        sites += [p for p in sys.path if p.endswith("site-packages")]
+        nvrtc = find_nvrtc(toolkits, sites)
+    return library, driver, nvrtc
+
+
+def build_report(raw: Dict[str, Any], plan, duration_s: float) -> Dict[str, Any]:
+    """The bench document (inside the envelope): facts measured, derived figures, findings."""
+    from ..bench import summary
+    from ..bench.verdicts import judge
+
+    peak = summary.gpu_peak(raw)
+    device = raw.get("device") or {}
+    layers = summary.layer_rows(raw.get("layers", []), plan.layers, peak)
+    report: Dict[str, Any] = {
+        "gpu": {k: device.get(k) for k in ("index", "name", "cc", "sm_count", "memory_free", "memory_total")},
+        "cudnn": {"library": raw.get("library"), "realpath": raw.get("library_realpath"),
+                  "version": raw.get("version")},
+        "driver_cuda_version": raw.get("driver_cuda_version"),
+        "nvml": raw.get("nvml") or {},
+        "peak": peak.to_dict() if peak else None,
+        "seed": summary.seed_table(raw["seed"]) if raw.get("seed") else [],
+        "seed_raw": raw.get("seed") or {},
+        "seed_source": summary.source_note(),
+        "layers": layers,
+        "totals": summary.totals(layers, plan.layers, peak),
+        "workspace_limit": raw.get("workspace_limit"),
+        "timing": "CUDA graph of N calls, timed with CUDA events" if not raw.get("capture_error")
+        else "timed loop (graph capture failed: %s)" % raw["capture_error"],
+        "nvrtc_library": raw.get("nvrtc_library"),
+        "plan": {"layers": [s.label() for s in plan.layers], "dtypes": plan.dtypes, "directions": plan.directions},
+        "duration_s": round(duration_s, 2),
+    }
+    if raw.get("error") or raw.get("crashed") or raw.get("timeout"):
+        report["error"] = raw.get("error") or {"crashed": raw.get("crashed"), "timeout": raw.get("timeout"),
+                                               "stage": raw.get("stage")}
+    report["findings"] = judge(report, os.environ)
+    return report
+
+
+# --- rendering ---------------------------------------------------------------------------------------------
+
+def _fmt_bytes(n: Optional[int]) -> str:
+    if not n:
+        return "0"
+    if n < MIB:
+        return "%.0f KiB" % max(1, n / 1024.0)
+    return "%.0f MiB" % (n / MIB) if n < (1 << 30) else "%.1f GiB" % (n / float(1 << 30))
+
+
+def _pct(x: Optional[float]) -> str:
+    return "%.0f%%" % (100 * x) if x is not None else "–"
+
+
+def _render(report: Dict[str, Any]) -> None:
+    out = console()
+    out.width = max(out.width, 132)  # the layer table has eleven columns; piped output must not wrap them
+    gpu, nvml, peak = report["gpu"], report["nvml"], report.get("peak")
+    out.print(Text("GPU %s: %s (compute %s, %s SMs) · cuDNN %s (%s)" % (
+        gpu.get("index"), gpu.get("name"), gpu.get("cc"), gpu.get("sm_count"), report["cudnn"].get("version"),
+        report["cudnn"].get("realpath")), style="bold"))
+    state = []
+    if nvml.get("sm_clock_mhz"):
+        state.append("SM clock %s of %s MHz" % (nvml["sm_clock_mhz"], nvml.get("sm_clock_max_mhz")))
+    if nvml.get("power_limit_w"):
+        state.append("power limit %.0f W (default %.0f W, drawing %.0f W)" % (
+            nvml["power_limit_w"], nvml.get("power_default_limit_w") or 0, nvml.get("power_w") or 0))
+    if "throttle_reasons" in nvml:
+        state.append("throttle: %s" % (", ".join(nvml["throttle_reasons"]) or "none"))
+    if nvml.get("pcie_gen"):
+        state.append("PCIe Gen%s x%s (max Gen%s x%s)" % (nvml["pcie_gen"], nvml.get("pcie_width"),
+                                                         nvml.get("pcie_gen_max"), nvml.get("pcie_width_max")))
+    if nvml.get("error"):
+        state.append("NVML: %s" % nvml["error"])
+    out.print(Text("    " + " · ".join(state)))
+    if peak:
+        out.print(Text("    datasheet (%s, boost %d MHz, %d SMs): dense %s TFLOP/s" % (
+            peak["model"], peak["boost_mhz"], peak["sm_count"],
+            ", ".join("%s %g" % (k.upper(), v) for k, v in peak["tflops"].items()))))
+    if report.get("seed"):
+        table = Table(title="The seed's CIFAR-10 network, one training step at batch %d, epoch = 45,000 images "
+                            "(float32; dense layers left out)" % report["seed_raw"].get("batch", 32),
+                      title_justify="left")
+        for col in ("path", "seed (GTX 1060, 2017)", "here: s/epoch", "ms/step", "× CPU", "checked"):
+            table.add_column(col, justify="left" if col == "path" else "right")
+        names = {"cpu": "CPU (numpy im2col + BLAS)", "gpu_plain": "GPU without cuDNN (NVRTC)", "cudnn": "cuDNN"}
+        for row in report["seed"]:
+            if "epoch_s" in row:
+                table.add_row(names[row["path"]], "%.0f s (%.1f×)" % (row["seed_epoch_s"], row["seed_speedup_vs_cpu"]),
+                              "%.2f" % row["epoch_s"], "%.3f" % row["step_ms"],
+                              "%.1f" % row["speedup_vs_cpu"] if row.get("speedup_vs_cpu") else "–",
+                              ("%d ops ok" % row["checked_ops"] if row.get("correct") else "WRONG")
+                              if "checked_ops" in row else "–")
+            else:
+                table.add_row(names[row["path"]], "%.0f s" % row["seed_epoch_s"], "skipped: %s" % row["skipped"],
+                              "", "", "")
+        out.print(table)
+    if report.get("layers"):
+        table = Table(title="Convolution layers (cudnnFind*, its fastest candidates re-timed as CUDA graphs; "
+                            "TC = tensor-core math; tensor-core types NHWC, FP32 NCHW, its bwd_filter the faster "
+                            "of NCHW and NHWC)", title_justify="left")
+        for col in ("layer", "type", "dir", "algo", "ms", "TFLOP/s", "peak", "workspace", "no-workspace algo",
+                    "slowdown", "ok"):
+            table.add_column(col, justify="left" if col in ("layer", "type", "dir", "algo", "no-workspace algo")
+                             else "right")
+        skipped = []
+        for row in report["layers"]:
+            if "skipped" in row or "error" in row:
+                skipped.append("%s %s (%s)" % (row["layer"], row["dtype"], row.get("skipped") or
+                                               row["error"].get("message") or row["error"].get("func")))
+                continue
+            for direction in ("fwd", "bwd_data", "bwd_filter"):
+                e = row.get(direction)
+                if not e:
+                    continue
+                if "error" in e:
+                    table.add_row(row["layer"], row["dtype"], direction, "error: %s" % e["error"].get("func"),
+                                  *[""] * 7)
+                    continue
+                nw = e.get("no_workspace") or {}
+                algo = e["algo"] + (" (TC)" if e.get("math") in (1, 2) else "") + (
+                    " " + e["layout"] if e.get("layout") and "/" in (row.get("layout") or "") else "")
+                table.add_row(row["layer"], row["dtype"], direction, algo, "%.3f" % e["time_ms"],
+                              "%.3g" % e["tflops"], _pct(e.get("peak_fraction")), _fmt_bytes(e["workspace"]),
+                              nw.get("algo", "none"), "%.2f×" % nw["slowdown"] if nw.get("slowdown") else "–",
+                              "✓" if e["check"]["ok"] else "WRONG")
+        out.print(table)
+        if skipped:
+            out.print(Text("    not measured: " + ", ".join(skipped)))
+        table = Table(title="All layers together (each weighted by its count in ResNet-50)", title_justify="left")
+        for col in ("type", "dir", "TFLOP/s", "peak", "of peak", "largest workspace", "no-workspace TFLOP/s",
+                    "slowdown"):
+            table.add_column(col, justify="left" if col in ("type", "dir") else "right")
+        for t in report["totals"]:
+            table.add_row(t["dtype"], t["direction"], "%.3g" % t["tflops"],
+                          "%g" % t["peak_tflops"] if t.get("peak_tflops") else "–", _pct(t.get("peak_fraction")),
+                          _fmt_bytes(t.get("max_workspace")),
+                          "%.3g" % t["no_workspace_tflops"] if t.get("no_workspace_tflops") else "–",
+                          "%.2f×" % t["no_workspace_slowdown"] if t.get("no_workspace_slowdown") else "–")
+        out.print(table)
+    for f in report["findings"]:
+        mark, style = MARKS[f.severity.value]
+        head = Text()
+        head.append(mark, style=style)
+        head.append(" %s %s" % (f.id, f.title), style=SEVERITY_STYLE[f.severity])
+        out.print(head)
+        if f.detail:
+            out.print(Text("    " + f.detail))
+        if f.fix:
+            out.print(Text("    fix: " + f.fix))
+    out.print(Text("%s · %.1f s" % (report["timing"], report["duration_s"]), style="dim"))
+
+
+def _progress_display(total: int):
+    """A rich progress bar on a terminal's stderr; None when piped (CI logs stay clean)."""
+    if not sys.stderr.isatty():
+        return None, None
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                   TimeElapsedColumn(), console=console(stderr=True), transient=True)
+    task_id = bar.add_task("starting", total=max(1, total))
+
+    def update(state: Dict[str, Any]) -> None:
+        bar.update(task_id, completed=state.get("done", 0), description=str(state.get("stage") or ""))
+    return bar, update
+
+
+def bench(
+    library: Optional[str] = typer.Option(None, "--library", metavar="PATH", help="Benchmark this cuDNN library."),
+    device: int = typer.Option(0, "--device", min=0, metavar="N", help="CUDA device index."),
+    quick: bool = typer.Option(False, "--quick", help="A few seconds: the seed network and three layers, forward."),
+    shapes: List[str] = typer.Option([], "--shape", metavar="N,C,H,W,K,R,S[,stride[,pad]]",
+                                     help="Your own convolution layer instead of ResNet-50's (repeatable)."),
+    dtypes: List[str] = typer.Option([], "--dtype", metavar="TYPE", help="fp32, tf32, fp16 or bf16 (repeatable)."),
+    no_cpu: bool = typer.Option(False, "--no-cpu", help="Skip the CPU baseline."),
+    workspace_mib: Optional[int] = typer.Option(None, "--workspace-limit", min=0, metavar="MIB",
+                                                help="Workspace cuDNN may use while searching algorithms "
+                                                     "(default: 4 GiB or half the free memory)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    timeout: float = typer.Option(60.0, "--timeout", min=5.0, metavar="S",
+                                  help="Seconds allowed in all; layers not reached by then are listed as skipped."),
+    nvrtc: Optional[str] = typer.Option(None, "--nvrtc", metavar="PATH", help="libnvrtc for the no-cuDNN path."),
+    driver_lib: Optional[str] = typer.Option(None, "--driver-library", hidden=True, metavar="PATH"),
+    seed_batch: int = typer.Option(32, "--seed-batch", hidden=True, min=1, metavar="N"),
+) -> None:
+    """Measure cuDNN on this GPU: the seed's CPU / plain CUDA / cuDNN comparison and ResNet-50's layers."""
+    from ..bench.run import run_bench
+
+    started = time.monotonic()
+    plan = _plan(quick, shapes, dtypes, no_cpu, workspace_mib)
+    plan.budget_s = plan.budget_s if quick else max(1.0, timeout - 10.0)
+    plan.seed_batch = seed_batch
+    if driver_lib and not os.path.exists(driver_lib):
+        error_exit("--driver-library %s: no such file" % driver_lib, EXIT_USAGE)
+    if nvrtc and not os.path.exists(nvrtc):
+        error_exit("--nvrtc %s: no such file" % nvrtc, EXIT_USAGE)
+    lib, driver, nvrtc_path = _locate(library, nvrtc)
+    bar, update = (None, None) if as_json else _progress_display(plan.total_steps())
+    if bar is not None:
+        bar.start()
+    try:
+        raw = run_bench(lib, plan, device=device, driver_library=driver_lib or driver, nvrtc_library=nvrtc_path,
+                        timeout=timeout, on_progress=update)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if (raw.get("error") or {}).get("api") in ("cuda", "loader") and "name" not in (raw.get("device") or {}):
+        err = raw["error"]
+        error_exit("no usable NVIDIA GPU: %s %s" % (err.get("func", ""), err.get("message") or
+                                                     "returned %s" % err.get("code")), EXIT_PROBLEMS)
+    report = build_report(raw, plan, time.monotonic() - started)
+    failed = "error" in report or any(f.severity == Severity.ERROR for f in report["findings"])
+    code = EXIT_PROBLEMS if failed else EXIT_OK
+    if as_json:
+        doc = dict(report, findings=[to_plain(f) for f in report["findings"]])
+        typer.echo(dumps(envelope("bench", code, **doc)))
+    else:
+        _render(report)
+        if "error" in report:
+            err = report["error"]
+            what = ("the child crashed (%s)" % err["crashed"] if err.get("crashed") else
+                    "it ran out of time (%ss)" % err["timeout"] if err.get("timeout") else
+                    "%s %s" % (err.get("func", ""), err.get("message") or err.get("detail") or err.get("code", "")))
+            sys.stderr.write("cudnn-doctor: error: bench stopped at %s: %s\n" % (err.get("stage") or "start", what))
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to the app."""
+    app.command("bench", help=(
+        "Measure how fast cuDNN runs on this GPU: the seed article's CPU / GPU-without-cuDNN / cuDNN training "
+        "comparison, ResNet-50's convolution layers per data type with cuDNN's chosen algorithms, their "
+        "workspace and the no-workspace alternative, against the GPU's datasheet peak. Every first result is "
+        "checked against the CPU.\n\n"
+        "Exit codes: 0 measured, 1 no GPU, no cuDNN or a wrong result, 2 bad input.\n\n"
+        "Examples:\n\n"
+        "  cudnn-doctor bench                       # about a minute\n\n"
+        "  cudnn-doctor bench --quick --json        # a few seconds, for CI\n\n"
+        "  cudnn-doctor bench --shape 32,256,28,28,256,3,3,1,1 --dtype fp16"))(bench)
