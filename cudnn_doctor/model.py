@@ -243,6 +243,7 @@ class Facts:
     loader: LoaderFacts = field(default_factory=LoaderFacts)
     python: PythonEnvFacts = field(default_factory=PythonEnvFacts)
     java: JavaFacts = field(default_factory=JavaFacts)
+    windows: Optional[Any] = None  # model_windows.WindowsFacts when the machine is Windows
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
     probe_errors: List[ProbeError] = field(default_factory=list)
     timings_ms: Dict[str, float] = field(default_factory=dict)

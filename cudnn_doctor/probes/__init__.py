@@ -54,6 +54,11 @@ def collect(host: Host) -> Facts:
     from . import cudnn, driver, hostinfo, java, python_env, toolkit
 
     ctx = Context(host)
+    from .windows import collect_windows, is_windows
+
+    if is_windows(host):  # a Windows machine, live or a drive under --root: its own probes
+        collect_windows(ctx)
+        return ctx.facts
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
     steps = (
         ("host", hostinfo.probe),

@@ -168,6 +168,8 @@ def render_human(report: Report, console: Console, verbose: int = 0, quiet: int 
         by_section.setdefault(SECTION_OF_ID.get(f.id) or SECTION_OF_LAYER.get(f.id[2:3], "doctor"), []).append(f)
     if not quiet:
         root = "" if facts.host.root == "/" else " · root %s" % facts.host.root
+        if facts.windows is not None:
+            root += " read as drive C: of a Windows machine" if root else " · Windows"
         console.print(Text("cudnn-doctor %s%s" % (__version__, root), style="dim"))
         for key, title, lines in _sections(facts, verbose):
             _head(console, _section_state(by_section.get(key, [])), title)

@@ -1,0 +1,206 @@
+"""CD95x: Windows DLL loading: cuDNN not found, mixed or shadowed copies, zlibwapi.dll (catalogue F6, F7, D1)."""
+from __future__ import annotations
+
+import ntpath
+from typing import Dict, List, Optional
+
+from ..compat import major_of, mm, ver
+from ..model import CudnnCopy, Facts, Finding
+from ..model_windows import WinLoad
+from . import rule
+from .common import ERROR, WARNING, compat_of, finding, machine_cudnn_fix
+
+PLAIN = "a program started from a shell"
+
+
+def ps_quote(text: str) -> str:
+    """A PowerShell single-quoted string (no expansion; a quote is doubled)."""
+    return "'%s'" % text.replace("'", "''")
+
+
+def path_add(folder: str, first: bool = False) -> str:
+    """PowerShell that puts ``folder`` on the machine-wide PATH (administrator shell), then a new shell."""
+    current = "[Environment]::GetEnvironmentVariable('Path', 'Machine')"
+    value = "%s + ';' + %s" % (ps_quote(folder), current) if first else "%s + ';' + %s" % (current, ps_quote(folder))
+    return ("[Environment]::SetEnvironmentVariable('Path', %s, 'Machine')   (in an administrator PowerShell; then "
+            "open a new shell)" % value)
+
+
+def path_remove(folder: str) -> str:
+    return ("[Environment]::SetEnvironmentVariable('Path', (([Environment]::GetEnvironmentVariable('Path', "
+            "'Machine') -split ';') | Where-Object { $_ -and $_.TrimEnd('\\') -ne %s }) -join ';', 'Machine')   "
+            "(in an administrator PowerShell; then open a new shell)" % ps_quote(folder.rstrip("\\")))
+
+
+def _windows(facts: Facts):
+    return getattr(facts, "windows", None)
+
+
+def _copy_at(facts: Facts, folder: Optional[str]) -> Optional[CudnnCopy]:
+    return next((c for c in facts.cudnn if folder and c.directory.lower() == folder.lower()), None)
+
+
+def _chains(loads: List[WinLoad]) -> Dict[str, List[WinLoad]]:
+    """A consumer's cuDNN loads grouped by major: cudnn64_9.dll first, then its sub-libraries."""
+    out: Dict[str, List[WinLoad]] = {}
+    for load in loads:
+        name = ntpath.basename(load.request).lower()
+        if name.startswith("cudnn") and name.endswith(".dll"):
+            out.setdefault("%s|%s" % (load.consumer, name.rsplit("64_", 1)[-1]), []).append(load)
+    return out
+
+
+def _newest(copies: List[CudnnCopy]) -> Optional[CudnnCopy]:
+    complete = [c for c in copies if not c.sublibraries_missing and ver(c.version)] or \
+        [c for c in copies if ver(c.version)]
+    return max(complete, key=lambda c: ver(c.version)) if complete else None
+
+
+def _on_path(win, folder: str) -> bool:
+    return any(p.lower().rstrip("\\") == folder.lower().rstrip("\\") for p in win.path)
+
+
+def _install_alternative(facts: Facts, compat, copy: CudnnCopy) -> str:
+    """`cudnn-doctor install` into the toolkit, where a toolkit and the archive name are known."""
+    tk = next((t for t in facts.toolkits if t.version and not t.error), None)
+    if tk is None or not copy.version:
+        return ""
+    archive = compat.cudnn_archive_name(copy.version, str(major_of(tk.version)), "windows", "x86_64")
+    if not archive:
+        return ""
+    return '; or let cudnn-doctor copy it into the toolkit (whose bin is on PATH): cudnn-doctor install %s ' \
+           '--cuda-home "%s"' % (archive, tk.path)
+
+
+@rule("CD950", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order")
+def not_found(facts: Facts, ctx) -> List[Finding]:
+    win = _windows(facts)
+    if win is None:
+        return []
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    for key, chain in _chains(win.loads).items():
+        failed = next((ld for ld in chain if ld.error and ld.consumer == PLAIN), None)
+        if failed is None:
+            continue
+        name = ntpath.basename(failed.missing or failed.request)
+        major = major_of(key.rsplit("_", 1)[-1].split(".")[0]) if key.rsplit("_", 1)[-1][:1].isdigit() else None
+        holders = [c for c in facts.cudnn if any(f.name.lower() == name.lower() for f in c.files)]
+        if failed.error == 193:
+            continue  # reported by CD952's machine-type check when it is zlib; a 32-bit cuDNN is rare
+        if holders:
+            best = _newest(holders) or holders[0]
+            fix = "put the folder that holds it on PATH: " + path_add(best.directory) + \
+                _install_alternative(facts, compat, best)
+            where = "; it is in %s, which is not searched" % ", ".join(h.directory for h in holders)
+        else:
+            fix = machine_cudnn_fix(facts, compat, None, major)
+            where = "; no copy on this machine has it"
+        out.append(finding(
+            "CD950", ERROR, "%s cannot load %s (error %s)%s" % (failed.consumer, name, failed.error, where),
+            detail="Windows looks in the program's folder, System32, the Windows folder, the current folder and "
+                   "then PATH; the cuDNN 9 installer puts the DLLs in ...\\CUDNN\\v9.x\\bin\\<cuda>\\ but adds only "
+                   "...\\bin to PATH ('Could not locate %s', 'LoadLibrary failed with error 126')." % name,
+            fix=fix, evidence={"request": failed.request, "missing": failed.missing, "path": win.path,
+                               "copies": [h.directory for h in holders]},
+            catalogue=["F6", "D1"]))
+    return out
+
+
+@rule("CD951", "windows-cudnn-mixed", "cuDNN's DLLs would come from two different copies")
+def mixed(facts: Facts, ctx) -> List[Finding]:
+    win = _windows(facts)
+    if win is None:
+        return []
+    out: List[Finding] = []
+    for key, chain in _chains(win.loads).items():
+        loaded = [ld for ld in chain if ld.path]
+        folders = {ntpath.dirname(ld.path).lower() for ld in loaded}
+        if len(loaded) < 2 or len(folders) < 2:
+            continue
+        main = loaded[0]
+        others = [ld for ld in loaded[1:] if ntpath.dirname(ld.path).lower() != ntpath.dirname(main.path).lower()]
+        versions = {d.path.lower(): d.version for d in win.dlls}
+        donors = sorted({ntpath.dirname(ld.path) for ld in others})
+        copies = [c for c in facts.cudnn if c.directory.lower() in {d.lower() for d in donors} |
+                  {ntpath.dirname(main.path).lower()}]
+        best = _newest(copies)
+        fix = ("put the complete copy first on PATH: " + path_add(best.directory, first=True)) if best else ""
+        main_dir = ntpath.dirname(main.path)
+        if best and best.directory.lower() != main_dir.lower() and _on_path(win, main_dir):
+            fix += "; or take the incomplete copy off PATH: " + path_remove(main_dir)
+        out.append(finding(
+            "CD951", ERROR, "%s would load %s %s from %s but %s from %s" % (
+                main.consumer, ntpath.basename(main.path), versions.get(main.path.lower()) or "", main_dir,
+                ", ".join(sorted({ntpath.basename(o.path) for o in others})), ", ".join(donors)),
+            detail="cuDNN's sub-libraries must be the same release as cudnn64_N.dll; a mix fails with "
+                   "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or missing symbols.",
+            fix=fix, evidence={"modules": {ntpath.basename(ld.path): ld.path for ld in loaded}},
+            catalogue=["F6", "D3"]))
+    return out
+
+
+@rule("CD952", "windows-zlibwapi", "cuDNN 8.3-8.9 needs an x64 zlibwapi.dll")
+def zlibwapi(facts: Facts, ctx) -> List[Finding]:
+    win = _windows(facts)
+    if win is None:
+        return []
+    table = compat_of(ctx).table("windows", "zlibwapi")
+    out: List[Finding] = []
+    for load in win.loads:
+        if load.request.lower() != "zlibwapi.dll" or load.path:
+            continue
+        cudnn = next((ld.path for ld in win.loads if ld.consumer == load.consumer and ld.path and
+                      ntpath.basename(ld.path).lower() == "cudnn64_8.dll"), None)
+        folder = ntpath.dirname(load.skipped[0]["path"]) if load.skipped else (ntpath.dirname(cudnn) if cudnn else "")
+        good = next((d.path for d in win.dlls if ntpath.basename(d.path).lower() == "zlibwapi.dll" and
+                     d.machine == "x64"), None)
+        if good:
+            get = "Copy-Item %s %s" % (ps_quote(good), ps_quote(folder))
+        else:
+            get = ("Invoke-WebRequest %s -OutFile $env:TEMP\\zlib.zip; Expand-Archive $env:TEMP\\zlib.zip "
+                   "$env:TEMP\\zlib -Force; Copy-Item $env:TEMP\\zlib\\%s %s -Force" % (
+                       table.get("download"), table.get("dll_in_zip"), ps_quote(folder)))
+        if load.skipped:
+            title = "%s finds only a %s zlibwapi.dll (%s): cuDNN 8 cannot load it (error 193)" % (
+                load.consumer, load.skipped[0]["machine"], load.skipped[0]["path"])
+        else:
+            title = "%s cannot load zlibwapi.dll, which cuDNN %s needs ('Could not locate zlibwapi.dll')" % (
+                load.consumer, next((d.version for d in win.dlls if cudnn and d.path == cudnn), "8"))
+        out.append(finding(
+            "CD952", ERROR, title,
+            detail="cuDNN %s up to %s loads zlibwapi.dll at run time; NVIDIA does not ship it [%s]." % (
+                table.get("cudnn_from"), table.get("cudnn_before"), table.get("source", "")[:80]),
+            fix="put the x64 zlibwapi.dll beside cuDNN: %s; or move to cuDNN 9, which does not need it" % get,
+            evidence={"skipped": load.skipped, "cudnn": cudnn}, catalogue=["F7"]))
+    return out
+
+
+@rule("CD953", "windows-cudnn-shadowed", "A program loads an older cuDNN than another copy on this machine")
+def shadowed(facts: Facts, ctx) -> List[Finding]:
+    win = _windows(facts)
+    if win is None:
+        return []
+    out: List[Finding] = []
+    for load in win.loads:
+        name = ntpath.basename(load.request).lower()
+        if load.consumer != PLAIN or not load.path or not name.startswith("cudnn64_"):
+            continue
+        mine = _copy_at(facts, ntpath.dirname(load.path))
+        same = [c for c in facts.cudnn if c.major == (mine.major if mine else None) and c is not mine]
+        newer = _newest([c for c in same if mine and ver(c.version) and ver(mine.version) and
+                         ver(c.version) > ver(mine.version)])
+        if mine is None or newer is None:
+            continue
+        fix = path_remove(mine.directory) if _on_path(win, mine.directory) else ""
+        if newer.origin not in ("torch", "pip"):
+            fix = path_add(newer.directory, first=True) + ("; or " + fix if fix else "")
+        out.append(finding(
+            "CD953", WARNING, "%s loads cuDNN %s from %s, older than %s in %s (%s)" % (
+                PLAIN, mine.version, mine.directory, newer.version, newer.directory, ", ".join(newer.found_via)),
+            detail="Windows takes the first cudnn64_%d.dll in its search order; a framework with its own copy "
+                   "(torch\\lib) still uses that one, but every other program gets the older copy." % mine.major,
+            fix=fix or "remove the older copy %s" % mine.directory,
+            evidence={"loaded": load.path, "via": load.via, "newer": newer.path, "shadowed": load.shadowed},
+            catalogue=["F6", "D7"]))
+    return out
