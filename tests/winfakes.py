@@ -152,13 +152,15 @@ int wmain(int argc, wchar_t **argv) {
             }
         }
     }
+    /* A name written +name is loaded as ctypes.CDLL(name) does on Python 3.8+: LOAD_LIBRARY_SEARCH_DEFAULT_DIRS. */
     for (int i = 5; i < argc; i++) {
-        HMODULE h = LoadLibraryExW(argv[i], NULL, 0);
-        if (h) { wchar_t buf[1024]; GetModuleFileNameW(h, buf, 1024); wprintf(L"LOAD %ls OK %ls\n", argv[i], buf); }
-        else wprintf(L"LOAD %ls ERR %lu\n", argv[i], GetLastError());
+        const wchar_t *name = argv[i][0] == L'+' ? argv[i] + 1 : argv[i];
+        HMODULE h = LoadLibraryExW(name, NULL, argv[i][0] == L'+' ? LOAD_LIBRARY_SEARCH_DEFAULT_DIRS : 0);
+        if (h) { wchar_t buf[1024]; GetModuleFileNameW(h, buf, 1024); wprintf(L"LOAD %ls OK %ls\n", name, buf); }
+        else wprintf(L"LOAD %ls ERR %lu\n", name, GetLastError());
         fflush(stdout);
     }
-    for (int i = 5; i < argc; i++) show(argv[i]);
+    for (int i = 5; i < argc; i++) show(argv[i][0] == L'+' ? argv[i] + 1 : argv[i]);
     return 0;
 }
 """

@@ -10,7 +10,7 @@ import json
 import ntpath
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List
 
@@ -26,8 +26,6 @@ CUDNN8 = ["cudnn64_8.dll", "cudnn_ops_infer64_8.dll", "cudnn_ops_train64_8.dll",
 class Scenario:
     name: str
     env: Dict[str, str]
-    # What the Wine program does, as the probe models it: (consumer, [python user dirs], [loads]).
-    programs: List[dict] = field(default_factory=list)
 
 
 Source = Callable[[str], Path]  # kind -> folder holding that kind's DLLs (and include/cudnn_version.h)
@@ -70,11 +68,6 @@ def base(drive: Path) -> None:
     win_to_host(drive, r"C:\Windows\System32").mkdir(parents=True, exist_ok=True)
 
 
-def plain(major: int, zlib: bool = False) -> dict:
-    names = CUDNN9 if major == 9 else CUDNN8
-    return {"consumer": "plain", "user_dirs": [], "loads": names + (["zlibwapi.dll"] if zlib else [])}
-
-
 def build(name: str, drive: Path, source: Source) -> Scenario:
     """Lay out scenario ``name`` under ``drive`` (read as C:) and return its environment and programs."""
     base(drive)
@@ -82,31 +75,30 @@ def build(name: str, drive: Path, source: Source) -> Scenario:
         tk = toolkit(drive, "12.4.127", source("cudart12"), "cudart64_12.dll")
         put(drive, source("cudnn9"), CUDNN9, tk + "\\bin")
         header(drive, source("cudnn9"), tk + "\\include")
-        return Scenario(name, {"CUDA_PATH": tk, "CUDA_PATH_V12_4": tk, "PATH": tk + "\\bin;" + tk + "\\libnvvp"},
-                        [plain(9)])
+        return Scenario(name, {"CUDA_PATH": tk, "CUDA_PATH_V12_4": tk, "PATH": tk + "\\bin;" + tk + "\\libnvvp"})
     if name == "installer-bin-only":  # cuDNN 9 installer: DLLs in bin\12.4, only bin on PATH
         tk = toolkit(drive, "12.4.127", source("cudart12"), "cudart64_12.dll")
         cudnn = r"C:\Program Files\NVIDIA\CUDNN\v9.1"
         put(drive, source("cudnn9"), CUDNN9, cudnn + "\\bin\\12.4")
         header(drive, source("cudnn9"), cudnn + "\\include\\12.4")
-        return Scenario(name, {"CUDA_PATH": tk, "PATH": tk + "\\bin;" + cudnn + "\\bin"}, [plain(9)])
+        return Scenario(name, {"CUDA_PATH": tk, "PATH": tk + "\\bin;" + cudnn + "\\bin"})
     if name == "cudnn89-no-zlib":  # cuDNN 8.9 in CUDA 11.8 without zlibwapi.dll
         tk = toolkit(drive, "11.8.89", source("cudart11"), "cudart64_110.dll")
         put(drive, source("cudnn8"), CUDNN8, tk + "\\bin")
         header(drive, source("cudnn8"), tk + "\\include")
-        return Scenario(name, {"CUDA_PATH": tk, "PATH": tk + "\\bin"}, [plain(8, zlib=True)])
+        return Scenario(name, {"CUDA_PATH": tk, "PATH": tk + "\\bin"})
     if name == "zlib-32bit":  # as above, with a 32-bit zlibwapi.dll beside cuDNN
         tk = toolkit(drive, "11.8.89", source("cudart11"), "cudart64_110.dll")
         put(drive, source("cudnn8"), CUDNN8, tk + "\\bin")
         header(drive, source("cudnn8"), tk + "\\include")
         put(drive, source("zlib32"), ["zlibwapi.dll"], tk + "\\bin")
-        return Scenario(name, {"CUDA_PATH": tk, "PATH": tk + "\\bin"}, [plain(8, zlib=True)])
+        return Scenario(name, {"CUDA_PATH": tk, "PATH": tk + "\\bin"})
     if name == "two-copies-wrong-order":  # an older, partial cudnn64_9.dll earlier on PATH than the toolkit's
         tk = toolkit(drive, "12.4.127", source("cudart12"), "cudart64_12.dll")
         put(drive, source("cudnn9"), CUDNN9, tk + "\\bin")
         header(drive, source("cudnn9"), tk + "\\include")
         put(drive, source("cudnn9-old"), ["cudnn64_9.dll"], r"C:\tools\cudnn\bin")
-        return Scenario(name, {"CUDA_PATH": tk, "PATH": r"C:\tools\cudnn\bin;" + tk + "\\bin"}, [plain(9)])
+        return Scenario(name, {"CUDA_PATH": tk, "PATH": r"C:\tools\cudnn\bin;" + tk + "\\bin"})
     if name == "torch-bundle-shadowed":  # torch\lib carries 9.1; an older complete 9.x copy is on PATH
         site = r"C:\Python311\Lib\site-packages"
         py = win_to_host(drive, r"C:\Python311")
@@ -120,9 +112,7 @@ def build(name: str, drive: Path, source: Source) -> Scenario:
         put(drive, source("cudnn9"), CUDNN9, site + "\\torch\\lib")
         old = r"C:\cudnn-9.0\bin"
         put(drive, source("cudnn9-old"), CUDNN9, old)
-        return Scenario(name, {"PATH": old + r";C:\Python311"}, [
-            plain(9), {"consumer": "torch", "user_dirs": [site + "\\torch\\lib"], "app": r"C:\Python311",
-                       "preload": site + "\\torch\\lib", "loads": CUDNN9}])
+        return Scenario(name, {"PATH": old + r";C:\Python311"})
     raise KeyError(name)
 
 

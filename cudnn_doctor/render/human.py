@@ -117,6 +117,10 @@ def _sections(facts: Facts, verbose: int) -> List[Tuple[str, str, List[str]]]:
         if verbose:
             loader_lines += ["  also: %s (%s)" % (s["path"], s["via"]) for s in res.shadowed]
             loader_lines += ["  %s" % p for p in res.problems]
+    if facts.windows is not None:
+        from .windows import loader_lines as windows_loader_lines
+
+        loader_lines = windows_loader_lines(facts, verbose)
     if verbose and facts.loader.ld_library_path:
         loader_lines.append("LD_LIBRARY_PATH=%s" % ":".join(facts.loader.ld_library_path))
 

@@ -1,4 +1,4 @@
-"""CD95x: Windows DLL loading: cuDNN not found, mixed or shadowed copies, zlibwapi.dll (catalogue F6, F7, D1)."""
+"""CD65x: Windows DLL loading: cuDNN not found, mixed or shadowed copies, zlibwapi.dll (catalogue F6, F7, D1)."""
 from __future__ import annotations
 
 import ntpath
@@ -72,7 +72,7 @@ def _install_alternative(facts: Facts, compat, copy: CudnnCopy) -> str:
            '--cuda-home "%s"' % (archive, tk.path)
 
 
-@rule("CD950", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order")
+@rule("CD650", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order")
 def not_found(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -87,7 +87,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
         major = major_of(key.rsplit("_", 1)[-1].split(".")[0]) if key.rsplit("_", 1)[-1][:1].isdigit() else None
         holders = [c for c in facts.cudnn if any(f.name.lower() == name.lower() for f in c.files)]
         if failed.error == 193:
-            continue  # reported by CD952's machine-type check when it is zlib; a 32-bit cuDNN is rare
+            continue  # reported by CD652's machine-type check when it is zlib; a 32-bit cuDNN is rare
         if holders:
             best = _newest(holders) or holders[0]
             fix = "put the folder that holds it on PATH: " + path_add(best.directory) + \
@@ -97,7 +97,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
             fix = machine_cudnn_fix(facts, compat, None, major)
             where = "; no copy on this machine has it"
         out.append(finding(
-            "CD950", ERROR, "%s cannot load %s (error %s)%s" % (failed.consumer, name, failed.error, where),
+            "CD650", ERROR, "%s cannot load %s (error %s)%s" % (failed.consumer, name, failed.error, where),
             detail="Windows looks in the program's folder, System32, the Windows folder, the current folder and "
                    "then PATH; the cuDNN 9 installer puts the DLLs in ...\\CUDNN\\v9.x\\bin\\<cuda>\\ but adds only "
                    "...\\bin to PATH ('Could not locate %s', 'LoadLibrary failed with error 126')." % name,
@@ -107,7 +107,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD951", "windows-cudnn-mixed", "cuDNN's DLLs would come from two different copies")
+@rule("CD651", "windows-cudnn-mixed", "cuDNN's DLLs would come from two different copies")
 def mixed(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -130,7 +130,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
         if best and best.directory.lower() != main_dir.lower() and _on_path(win, main_dir):
             fix += "; or take the incomplete copy off PATH: " + path_remove(main_dir)
         out.append(finding(
-            "CD951", ERROR, "%s would load %s %s from %s but %s from %s" % (
+            "CD651", ERROR, "%s would load %s %s from %s but %s from %s" % (
                 main.consumer, ntpath.basename(main.path), versions.get(main.path.lower()) or "", main_dir,
                 ", ".join(sorted({ntpath.basename(o.path) for o in others})), ", ".join(donors)),
             detail="cuDNN's sub-libraries must be the same release as cudnn64_N.dll; a mix fails with "
@@ -140,7 +140,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD952", "windows-zlibwapi", "cuDNN 8.3-8.9 needs an x64 zlibwapi.dll")
+@rule("CD652", "windows-zlibwapi", "cuDNN 8.3-8.9 needs an x64 zlibwapi.dll")
 def zlibwapi(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -168,7 +168,7 @@ def zlibwapi(facts: Facts, ctx) -> List[Finding]:
             title = "%s cannot load zlibwapi.dll, which cuDNN %s needs ('Could not locate zlibwapi.dll')" % (
                 load.consumer, next((d.version for d in win.dlls if cudnn and d.path == cudnn), "8"))
         out.append(finding(
-            "CD952", ERROR, title,
+            "CD652", ERROR, title,
             detail="cuDNN %s up to %s loads zlibwapi.dll at run time; NVIDIA does not ship it [%s]." % (
                 table.get("cudnn_from"), table.get("cudnn_before"), table.get("source", "")[:80]),
             fix="put the x64 zlibwapi.dll beside cuDNN: %s; or move to cuDNN 9, which does not need it" % get,
@@ -176,7 +176,7 @@ def zlibwapi(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD953", "windows-cudnn-shadowed", "A program loads an older cuDNN than another copy on this machine")
+@rule("CD653", "windows-cudnn-shadowed", "A program loads an older cuDNN than another copy on this machine")
 def shadowed(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -196,7 +196,7 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
         if newer.origin not in ("torch", "pip"):
             fix = path_add(newer.directory, first=True) + ("; or " + fix if fix else "")
         out.append(finding(
-            "CD953", WARNING, "%s loads cuDNN %s from %s, older than %s in %s (%s)" % (
+            "CD653", WARNING, "%s loads cuDNN %s from %s, older than %s in %s (%s)" % (
                 PLAIN, mine.version, mine.directory, newer.version, newer.directory, ", ".join(newer.found_via)),
             detail="Windows takes the first cudnn64_%d.dll in its search order; a framework with its own copy "
                    "(torch\\lib) still uses that one, but every other program gets the older copy." % mine.major,
@@ -204,3 +204,61 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
             evidence={"loaded": load.path, "via": load.via, "newer": newer.path, "shadowed": load.shadowed},
             catalogue=["F6", "D7"]))
     return out
+
+
+@rule("CD150", "windows-no-driver", "No NVIDIA driver on a Windows machine")
+def no_driver(facts: Facts, ctx) -> List[Finding]:
+    win = _windows(facts)
+    if win is None or facts.driver.version or facts.driver.libcuda_path or facts.gpus:
+        return []
+    return [finding(
+        "CD150", ERROR, "No NVIDIA driver: %s\\System32\\nvcuda.dll is missing" % win.windows_dir,
+        detail="nvcuda.dll (the CUDA driver) and nvml.dll come with the NVIDIA display driver; without them no "
+               "CUDA program runs.",
+        fix="install the NVIDIA driver for this GPU from https://www.nvidia.com/Download/index.aspx, restart, and "
+            "check with `nvidia-smi` in a new PowerShell",
+        evidence={"searched": facts.searched.get("driver", [])}, catalogue=["A1"])]
+
+
+@rule("CD450", "windows-cudnn-incomplete", "A cuDNN copy on Windows lacks some of its DLLs")
+def incomplete(facts: Facts, ctx) -> List[Finding]:
+    if _windows(facts) is None:
+        return []
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    for c in facts.cudnn:
+        if not c.sublibraries_missing:
+            continue
+        archive = compat.cudnn_archive_name(c.version, str(major_of(c.cuda_version) or 12), "windows", "x86_64") \
+            if c.version else None
+        out.append(finding(
+            "CD450", WARNING, "cuDNN %s at %s lacks %d of its DLLs: %s" % (
+                c.version or c.major, c.directory, len(c.sublibraries_missing), ", ".join(c.sublibraries_missing)),
+            detail="cudnn64_%s.dll loads its sub-libraries by name at first use; a program that finds this copy "
+                   "first fails with 'Could not locate %s'." % (c.major, c.sublibraries_missing[0]),
+            fix="copy the missing DLLs from the same release (in the folder where %s is extracted): Copy-Item "
+                "bin\\cudnn*.dll %s" % (archive or "the cuDNN archive", ps_quote(c.directory)),
+            evidence={"copy": c.path, "missing": c.sublibraries_missing}, catalogue=["D2", "F6"]))
+    return out
+
+
+# Rules that read Linux-only facts (ld.so, ELF files, symbolic links, the kernel module, containers): on a
+# Windows machine their facts are absent, so they would misreport; the CD150/CD450/CD65x rules replace them.
+LINUX_ONLY = frozenset(
+    "CD101 CD102 CD103 CD104 CD106 CD304 CD306 CD307 CD402 CD404 CD405 CD406 CD408 CD504 CD505 CD601 CD602 CD603 "
+    "CD604 CD606 CD607 CD608 CD609 CD610 CD704 CD705 CD801 CD802 CD803 CD804".split())
+
+
+def _linux_only(func):
+    def run(facts: Facts, ctx) -> List[Finding]:
+        return [] if _windows(facts) is not None else func(facts, ctx)
+    return run
+
+
+def _gate_linux_rules() -> None:
+    from . import RULES, Rule
+
+    RULES[:] = [Rule(r.id, r.alias, r.title, _linux_only(r.func)) if r.id in LINUX_ONLY else r for r in RULES]
+
+
+_gate_linux_rules()  # registry.py imports this module after the Linux rule modules

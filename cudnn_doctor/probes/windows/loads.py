@@ -8,10 +8,12 @@ from typing import List, Optional
 from ...model_windows import WinLoad
 from ...versions import parse_version
 from .inventory import State
-from .search import PYTHON_EXTENSION_FLAGS, Candidate, Load, Process
+from .search import PYTHON_EXTENSION_FLAGS, SEARCH_DEFAULT_DIRS, Candidate, Load, Process
 
 PLAIN = "a program started from a shell"
 PLAIN_MODE = "standard search order (the program's folder, System32, the Windows folder, the current folder, PATH)"
+PYTHON_MODE = ("Python 3.8+: ctypes and extension modules search the program's folder, os.add_dll_directory "
+               "folders and System32, not PATH")
 TORCH_MODE = ("torch's loader: os.add_dll_directory(torch\\lib), LoadLibraryExW of each torch\\lib\\*.dll with "
               "LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR; cuDNN then loads its "
               "sub-libraries by name")
@@ -59,10 +61,11 @@ def record(state: State, consumer: str, mode: str, load: Load) -> WinLoad:
     return out
 
 
-def plain_loads(state: State, proc: Process, major: int, consumer: str, mode: str) -> None:
-    """cudnn64_N.dll, its sub-libraries, then zlibwapi.dll where that cuDNN needs it."""
+def plain_loads(state: State, proc: Process, major: int, consumer: str, mode: str, first_flags: int = 0) -> None:
+    """cudnn64_N.dll (with ``first_flags``), its sub-libraries by name as cuDNN loads them, then zlibwapi.dll
+    where that cuDNN needs it."""
     sequence = cudnn_sequence(state, major)
-    main = record(state, consumer, mode, proc.load_library(sequence[0]))
+    main = record(state, consumer, mode, proc.load_library(sequence[0], first_flags))
     if not main.path:
         return
     for sub in sequence[1:]:
@@ -80,6 +83,10 @@ def predict(state: State) -> None:
     runtimes = sorted({ntpath.basename(tk.cudart_path) for tk in state.ctx.facts.toolkits if tk.cudart_path})
     for name in runtimes:
         record(state, PLAIN, PLAIN_MODE, process(state, path=state.win.path).load_library(name))
+    for python_dir in state.win.python_dirs:  # ctypes.CDLL("cudnn64_9.dll") or an extension module's import
+        for major in majors:
+            plain_loads(state, process(state, app_dir=python_dir, path=state.win.path), major,
+                        "Python 3.8+ in %s" % python_dir, PYTHON_MODE, SEARCH_DEFAULT_DIRS)
     for fw in state.ctx.facts.python.frameworks:
         if fw.name == "torch":
             torch_loads(state, fw.location, "torch %s" % fw.version)

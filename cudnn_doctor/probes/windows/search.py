@@ -76,7 +76,7 @@ class Process:
         self.app_dir = app_dir
         self.cwd = cwd
         self.path = [p for p in path if p]
-        self.user_dirs = list(user_dirs)
+        self.user_dirs = list(user_dirs)  # in the order they were added
         self.default_flags = default_flags  # SetDefaultDllDirectories
         self.machine = machine
         self.loaded: Dict[str, str] = {}  # lower-case file name -> path
@@ -93,7 +93,8 @@ class Process:
             if search & SEARCH_APPLICATION_DIR and self.app_dir:
                 out.append(Step(self.app_dir, "the program's folder"))
             if search & SEARCH_USER_DIRS:
-                out.extend(Step(d, "os.add_dll_directory / AddDllDirectory") for d in self.user_dirs)
+                # Microsoft leaves their order unspecified; Wine searches the folder added last first.
+                out.extend(Step(d, "os.add_dll_directory / AddDllDirectory") for d in reversed(self.user_dirs))
             if search & SEARCH_SYSTEM32:
                 out.append(Step(self.system32, "System32"))
             return out
