@@ -8,7 +8,7 @@ from ..compat import major_of, mm, ver
 from ..model import CudnnCopy, Facts, Finding
 from ..model_windows import WinLoad
 from . import rule
-from .common import ERROR, WARNING, compat_of, finding, machine_cudnn_fix
+from .common import ERROR, INFO, WARNING, compat_of, finding, machine_cudnn_fix
 
 PLAIN = "a program started from a shell"
 
@@ -203,6 +203,34 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
             fix=fix or "remove the older copy %s" % mine.directory,
             evidence={"loaded": load.path, "via": load.via, "newer": newer.path, "shadowed": load.shadowed},
             catalogue=["F6", "D7"]))
+    return out
+
+
+@rule("CD654", "windows-python-ignores-path", "Python 3.8+ does not search PATH for cuDNN's DLLs")
+def python_path(facts: Facts, ctx) -> List[Finding]:
+    win = _windows(facts)
+    if win is None:
+        return []
+    found = {ld.request.lower(): ld.path for ld in win.loads if ld.consumer == PLAIN and ld.path}
+    out: List[Finding] = []
+    for load in win.loads:
+        prefix = "Python 3.8+ in "
+        if not load.consumer.startswith(prefix) or load.path or load.request.lower() not in found:
+            continue
+        python_dir = load.consumer[len(prefix):]
+        folder = ntpath.dirname(found[load.request.lower()])
+        # torch adds its own torch\lib; other frameworks that link cuDNN need the folder added.
+        others = [fw for fw in facts.python.frameworks if fw.location.lower().startswith(python_dir.lower())
+                  and fw.name != "torch" and fw.cuda_build is not False]
+        out.append(finding(
+            "CD654", WARNING if others else INFO,
+            "%s cannot load %s although PATH has it (%s)" % (load.consumer, load.request, folder),
+            detail="Since Python 3.8, extension modules and ctypes look only in the program's folder, the "
+                   "os.add_dll_directory folders and System32, not PATH ('Could not locate %s', 'LoadLibrary "
+                   "failed with error 126').%s" % (load.request, (" Affected: %s." % ", ".join(
+                       "%s %s" % (fw.name, fw.version) for fw in others)) if others else ""),
+            fix="in the program, before importing the framework: import os; os.add_dll_directory(r\"%s\")" % folder,
+            evidence={"python": python_dir, "folder": folder}, catalogue=["F6"]))
     return out
 
 

@@ -155,9 +155,10 @@ def _apply_nvml(state: State, res: dict) -> None:
     if res.get("cuda_driver_version"):
         facts.cuda_version, facts.cuda_version_source = decode_cuda(res["cuda_driver_version"]), source
     state.ctx.facts.gpus = [_gpu(g, source) for g in res.get("gpus", [])]
+    models = {0: "WDDM", 1: "TCC", 2: "MCDM"}  # nvmlDriverModel_t
     for g in res.get("gpus", []):
-        if g.get("driver_model"):
-            state.win.driver_model[str(g["index"])] = g["driver_model"]
+        if g.get("driver_model") is not None:
+            state.win.driver_model[str(g["index"])] = models.get(g["driver_model"], str(g["driver_model"]))
 
 
 def toolkits(state: State) -> None:

@@ -1,0 +1,200 @@
+"""check on Windows: PE reading, the DLL search model, --root as drive C:, --env, and the six scenarios of
+issue 15 on drives built from NVIDIA's real win_amd64 DLLs (versions and import tables as NVIDIA ships them)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import winfakes
+import winkit
+from realdata import WIN_CUDART11, WIN_CUDART12, WIN_CUDNN8, WIN_CUDNN9, win_files
+
+from cudnn_doctor.probes.windows.inventory import driver_version_from_file, split_path
+from cudnn_doctor.probes.windows.search import (ERROR_BAD_EXE_FORMAT, ERROR_MOD_NOT_FOUND, PYTHON_EXTENSION_FLAGS,
+                                                SEARCH_DEFAULT_DIRS, Candidate, Process)
+from cudnn_doctor.readers.pe import PeInfo, product_version, read_pe
+
+
+# --- units: no files needed --------------------------------------------------------------------------------
+
+
+def _process(files, **kw):
+    """A Process over an in-memory drive: {folder: {name: (machine, imports)}}."""
+    def lookup(folder, name):
+        for f, names in files.items():
+            if f.lower() == folder.lower():
+                for n, (machine, imports) in names.items():
+                    if n.lower() == name.lower():
+                        return Candidate(path=f + "\\" + n, machine=machine, imports=imports)
+        return None
+    return Process(lookup, system32=r"C:\Windows\System32", windows_dir=r"C:\Windows", **kw)
+
+
+def test_standard_order_path_and_shadowing():
+    files = {r"C:\a": {"cudnn64_9.dll": ("x64", [])}, r"C:\b": {"cudnn64_9.dll": ("x64", [])}}
+    load = _process(files, path=[r"C:\a", r"C:\b"]).load_library("cudnn64_9.dll")
+    assert load.path == r"C:\a\cudnn64_9.dll" and load.via == "PATH"
+    assert load.shadowed == [{"path": r"C:\b\cudnn64_9.dll", "via": "PATH"}]
+
+
+def test_program_folder_before_path_and_imports_resolved_by_the_same_search():
+    files = {r"C:\app": {"cudnn_cnn64_9.dll": ("x64", ["cudnn_ops64_9.dll", "KERNEL32.dll"])},
+             r"C:\p": {"cudnn_ops64_9.dll": ("x64", ["cudnn_graph64_9.dll"]), "cudnn_cnn64_9.dll": ("x64", [])}}
+    load = _process(files, app_dir=r"C:\app", path=[r"C:\p"]).load_library("cudnn_cnn64_9.dll")
+    # cudnn_cnn64_9.dll comes from the program's folder, its import cudnn_ops64_9.dll from PATH, whose own import
+    # is nowhere: the whole call fails with 126, naming the file that was missing.
+    assert load.path is None and load.error == ERROR_MOD_NOT_FOUND and load.missing == "cudnn_graph64_9.dll"
+    assert load.shadowed == [{"path": r"C:\p\cudnn_cnn64_9.dll", "via": "PATH"}]
+
+
+def test_failed_load_unloads_everything_it_mapped():
+    files = {r"C:\p": {"cudnn_ops64_9.dll": ("x64", ["cudnn_graph64_9.dll"])}}
+    proc = _process(files, path=[r"C:\p"])
+    assert proc.load_library("cudnn_ops64_9.dll").error == ERROR_MOD_NOT_FOUND
+    assert proc.loaded == {}
+
+
+def test_search_flags_skip_path_and_use_added_folders_last_added_first():
+    files = {r"C:\p": {"x.dll": ("x64", [])}, r"C:\u1": {"x.dll": ("x64", [])}, r"C:\u2": {"x.dll": ("x64", [])}}
+    assert _process(files, path=[r"C:\p"]).load_library("x.dll", SEARCH_DEFAULT_DIRS).error == ERROR_MOD_NOT_FOUND
+    load = _process(files, path=[r"C:\p"], user_dirs=[r"C:\u1", r"C:\u2"]).load_library("x.dll", SEARCH_DEFAULT_DIRS)
+    assert load.path == r"C:\u2\x.dll"
+
+
+def test_dll_load_dir_serves_dependencies_of_a_full_path_load():
+    files = {r"C:\lib": {"a.dll": ("x64", ["b.dll"]), "b.dll": ("x64", [])}}
+    load = _process(files).load_library(r"C:\lib\a.dll", PYTHON_EXTENSION_FLAGS)
+    assert load.path == r"C:\lib\a.dll" and load.modules["b.dll"] == r"C:\lib\b.dll"
+    assert _process(files).load_library(r"C:\lib\a.dll").error == ERROR_MOD_NOT_FOUND  # plain: not its folder
+
+
+def test_wrong_machine_is_passed_over_and_reported():
+    files = {r"C:\x86": {"zlibwapi.dll": ("x86", [])}}
+    load = _process(files, path=[r"C:\x86"]).load_library("zlibwapi.dll")
+    assert load.error == ERROR_BAD_EXE_FORMAT and load.skipped[0]["machine"] == "x86"
+
+
+def test_windows_helpers():
+    assert driver_version_from_file("32.0.15.6094") == "560.94"
+    assert driver_version_from_file("31.0.15.3667") == "536.67"
+    assert split_path('C:\\a\\;"C:\\Program Files\\b";;C:\\') == [r"C:\a", r"C:\Program Files\b", "C:\\"]
+    assert read_pe(b"MZ not a pe").error and read_pe(b"").error
+    assert product_version(PeInfo(strings={"ProductName": "NVIDIA CUDA 12.4.127 Runtime"})) == "12.4.127"
+
+
+# --- --env and --root -----------------------------------------------------------------------------------------
+
+
+def _check(args, env=None):
+    from clirunner import CliRunner
+
+    from cudnn_doctor.cli import app
+
+    result = CliRunner().invoke(app, ["check", *args], env=env)
+    return result
+
+
+def test_env_must_be_name_value(tmp_path):
+    result = _check(["--root", str(tmp_path), "--env", "PATH"])
+    assert result.exit_code == 2 and "NAME=VALUE" in result.output
+
+
+def test_env_replaces_this_process_environment_on_a_linux_root(tmp_path):
+    lib = tmp_path / "opt" / "cudnn" / "lib"
+    lib.mkdir(parents=True)
+    result = _check(["--json", "--root", str(tmp_path), "--env", "LD_LIBRARY_PATH=/opt/cudnn/lib",
+                     "--env", "CUDA_HOME=/opt/cuda"], env={"LD_LIBRARY_PATH": "/elsewhere"})
+    doc = json.loads(result.stdout)
+    assert doc["facts"]["loader"]["ld_library_path"] == ["/opt/cudnn/lib"]
+    assert doc["facts"]["windows"] is None
+
+
+def test_root_with_windows_system32_is_read_as_drive_c(tmp_path):
+    (tmp_path / "Windows" / "System32").mkdir(parents=True)
+    result = _check(["--no-color", "--root", str(tmp_path), "--env", r"PATH=C:\nothing"])
+    assert "read as drive C: of a Windows machine" in result.stdout
+    assert "CD150" in result.stdout and "ld.so" not in result.stdout  # Linux-only rules stay silent
+
+
+# --- the scenarios on NVIDIA's real DLLs ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    kinds = {"cudnn9": win_files(*WIN_CUDNN9), "cudnn8": win_files(*WIN_CUDNN8),
+             "cudart12": win_files(*WIN_CUDART12), "cudart11": win_files(*WIN_CUDART11)}
+    if any(v is None for v in kinds.values()):
+        pytest.skip("NVIDIA's win_amd64 wheels could not be downloaded (offline?)")
+    work = tmp_path_factory.mktemp("realwin")
+    (work / "zlib32" / "bin").mkdir(parents=True)  # NVIDIA's own 32-bit DLL, named like zlib's
+    shutil.copyfile(kinds["cudart11"] / "bin" / "cudart32_110.dll", work / "zlib32" / "bin" / "zlibwapi.dll")
+    kinds["zlib32"] = work / "zlib32"
+    if winfakes.available() is None:  # an older cuDNN 9 than any wheel here: compiled, with its own version
+        kinds["cudnn9-old"] = winfakes.build_kind("cudnn9-old", work / "old")
+    return kinds
+
+
+# scenario -> (exit code, {finding id: severity}, {file name: version check reports})
+EXPECT = {
+    "dl4j-manual-copy": (1, {"CD150": "error"}, {"cudnn64_9.dll": "9.1.0.70", "cudnn_graph64_9.dll": "9.1.0"}),
+    "installer-bin-only": (1, {"CD150": "error", "CD650": "error"}, {"cudnn64_9.dll": "9.1.0.70"}),
+    "cudnn89-no-zlib": (1, {"CD150": "error", "CD652": "error"}, {"cudnn64_8.dll": "8.9.5.29"}),
+    "two-copies-wrong-order": (1, {"CD150": "error", "CD651": "error", "CD653": "warning", "CD450": "warning"},
+                               {"cudnn64_9.dll": "9.0.0.312"}),
+    "torch-bundle-shadowed": (1, {"CD150": "error", "CD653": "warning", "CD654": "info"},
+                              {"cudnn64_9.dll": "9.1.0.70"}),
+    "zlib-32bit": (1, {"CD150": "error", "CD652": "error"}, {"zlibwapi.dll": None}),
+}
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("name", winkit.SCENARIOS)
+def test_scenario_on_real_nvidia_dlls(real, name, tmp_path):
+    if name in ("two-copies-wrong-order", "torch-bundle-shadowed") and "cudnn9-old" not in real:
+        pytest.skip("the older cuDNN 9 copy is compiled with mingw-w64, which is not installed")
+    drive = tmp_path / "C"
+    scenario = winkit.build(name, drive, lambda kind: real[kind])
+    args = ["--json", "--root", str(drive)] + [a for kv in scenario.env.items() for a in ("--env", "%s=%s" % kv)]
+    result = _check(args)
+    doc = json.loads(result.stdout)
+    code, findings, versions = EXPECT[name]
+    got = {f["id"]: f["severity"] for f in doc["findings"]}
+    assert result.exit_code == code, result.stdout
+    assert got == findings, [(f["id"], f["title"]) for f in doc["findings"]]
+    dlls = {d["path"].rsplit("\\", 1)[-1]: d for d in doc["facts"]["windows"]["dlls"]}
+    for dll, version in versions.items():
+        if version is not None:
+            assert any(d["version"] == version for d in doc["facts"]["windows"]["dlls"]
+                       if d["path"].lower().endswith("\\" + dll)), (dll, dlls.get(dll))
+    for f in doc["findings"]:
+        assert "sudo" not in f["fix"] and "ldconfig" not in f["fix"], f  # Windows fixes only
+
+
+@pytest.mark.realdata
+def test_real_versions_and_fallbacks(real, tmp_path):
+    """Versions as NVIDIA's DLLs carry them; cudnn_graph64_9.dll 9.1.0 has no version resource."""
+    drive = tmp_path / "C"
+    scenario = winkit.build("installer-bin-only", drive, lambda kind: real[kind])
+    from cudnn_doctor.commands.check import collect_facts
+
+    facts = collect_facts(str(drive), scenario.env)
+    by_name = {d.path.rsplit("\\", 1)[-1]: d for d in facts.windows.dlls}
+    assert by_name["cudnn64_9.dll"].version_source == "PE version resource"
+    assert by_name["cudnn_graph64_9.dll"].version == "9.1.0"
+    assert by_name["cudnn_graph64_9.dll"].version_source.startswith("cudnn_version.h beside it")
+    assert by_name["cudnn_cnn64_9.dll"].imports[:2] == ["cudnn_ops64_9.dll", "cudnn_graph64_9.dll"]
+    assert by_name["cudart64_12.dll"].version == "12.4.127"
+    tk = facts.toolkits[0]
+    assert tk.version == "12.4.127" and tk.path == r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4"
+    copy = facts.cudnn[0]
+    assert copy.cuda_version == "12.4" and copy.header_path.endswith(r"include\12.4\cudnn_version.h")
+
+
+def test_check_help_documents_root_and_env():
+    result = _check(["--help"])
+    assert "--env" in result.stdout and "Windows/System32" in result.stdout
