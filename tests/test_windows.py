@@ -198,3 +198,29 @@ def test_real_versions_and_fallbacks(real, tmp_path):
 def test_check_help_documents_root_and_env():
     result = _check(["--help"])
     assert "--env" in result.stdout and "Windows/System32" in result.stdout
+
+
+# --- the native runner used on Windows (no select on pipes, no process groups): runs anywhere -----------------
+
+CHILD = r'''
+import json, os, sys, time
+tasks = json.loads(sys.stdin.read())
+for i, t in enumerate(tasks):
+    print(json.dumps({"task": i, "state": "start"}), flush=True)
+    if t["op"] == "hang":
+        time.sleep(60)
+    if t["op"] == "crash":
+        os._exit(7)
+    print(json.dumps({"task": i, "result": {"echo": t["op"]}}), flush=True)
+'''
+
+
+def test_portable_runner_survives_hangs_and_crashes(tmp_path):
+    from cudnn_doctor.native.portable import run_native_portable
+
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    groups = [[{"op": "a"}, {"op": "hang"}, {"op": "b"}], [{"op": "crash"}, {"op": "c"}]]
+    out = run_native_portable(groups, timeout=8, task_timeout=1, envs=[{}, {}], script=str(script))
+    assert out[0][0] == {"echo": "a"} and out[0][1] == {"timeout": 1} and out[0][2] == {"echo": "b"}
+    assert out[1][0] == {"crashed": "exit status 7"} and out[1][1] == {"echo": "c"}

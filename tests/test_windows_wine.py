@@ -5,6 +5,7 @@ import ntpath
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ WINE_CACHE = CACHE / "wine"
 
 def _ensure_tools() -> str:
     """Install wine64 and mingw-w64 when missing (as root, apt); '' when ready, else why not."""
+    if not sys.platform.startswith("linux"):
+        return "Wine and mingw-w64 are the Linux stand-ins for Windows' own loader"
     if shutil.which("wine") and winfakes.available() is None:
         return ""
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
