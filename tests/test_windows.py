@@ -136,6 +136,7 @@ def real(tmp_path_factory):
     kinds["zlib32"] = work / "zlib32"
     if winfakes.available() is None:  # an older cuDNN 9 than any wheel here: compiled, with its own version
         kinds["cudnn9-old"] = winfakes.build_kind("cudnn9-old", work / "old")
+        kinds["ort-cu11"] = winfakes.build_kind("ort-cu11", work / "ort")  # no real ORT DLL: a stand-in
     return kinds
 
 
@@ -149,14 +150,15 @@ EXPECT = {
     "torch-bundle-shadowed": (1, {"CD150": "error", "CD653": "warning", "CD654": "info"},
                               {"cudnn64_9.dll": "9.1.0.70"}),
     "zlib-32bit": (1, {"CD150": "error", "CD652": "error"}, {"zlibwapi.dll": None}),
+    "ort-needs-cudnn8": (1, {"CD150": "error", "CD654": "warning", "CD655": "error"}, {"cudnn64_9.dll": "9.1.0.70"}),
 }
 
 
 @pytest.mark.realdata
 @pytest.mark.parametrize("name", winkit.SCENARIOS)
 def test_scenario_on_real_nvidia_dlls(real, name, tmp_path):
-    if name in ("two-copies-wrong-order", "torch-bundle-shadowed") and "cudnn9-old" not in real:
-        pytest.skip("the older cuDNN 9 copy is compiled with mingw-w64, which is not installed")
+    if name in ("two-copies-wrong-order", "torch-bundle-shadowed", "ort-needs-cudnn8") and "cudnn9-old" not in real:
+        pytest.skip("the older cuDNN 9 copy and the ONNX Runtime stand-in are compiled with mingw-w64, not installed")
     drive = tmp_path / "C"
     scenario = winkit.build(name, drive, lambda kind: real[kind])
     args = ["--json", "--root", str(drive)] + [a for kv in scenario.env.items() for a in ("--env", "%s=%s" % kv)]

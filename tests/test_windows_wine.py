@@ -95,8 +95,12 @@ def programs(facts):
         elif consumer.startswith("Python 3.8+ in "):
             yield consumer, want, dict(app=consumer[len("Python 3.8+ in "):], mode="plain", preload="-",
                                        user_dirs=[], loads=["+" + names[0]] + names[1:])
-        else:
+        elif consumer == "a program started from a shell":
             yield consumer, want, dict(app=r"C:\loadtest", mode="plain", preload="-", user_dirs=[], loads=names)
+        else:  # a framework library loaded as an extension module: LoadLibraryExW(path, 0x1100)
+            site = next(fw.location for fw in facts.python.frameworks if consumer == "%s %s" % (fw.name, fw.version))
+            yield consumer, want, dict(app=ntpath.dirname(ntpath.dirname(site)), mode="plain", preload="-",
+                                       user_dirs=[], loads=["*" + n for n in names])
 
 
 VERDICTS = {}  # scenario -> [(consumer, request, predicted, wine)] for the closing table

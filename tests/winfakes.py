@@ -30,7 +30,11 @@ KINDS = {
     "cudnn8": (CHAIN8, "8.9.5.29", "NVIDIA cuDNN Library", set()),
     "cudart12": ({"cudart64_12.dll": []}, "6.14.11.12040", "NVIDIA CUDA 12.4.127 Runtime", set()),
     "cudart11": ({"cudart64_110.dll": []}, "6.14.11.11080", "NVIDIA CUDA 11.8.89 Runtime", set()),
+    # ONNX Runtime's CUDA provider of a CUDA 11 build: it imports cuDNN 8 and the CUDA 11 runtime.
+    "ort-cu11": ({"onnxruntime_providers_cuda.dll": ["cudnn64_8.dll", "cudart64_110.dll"]}, "1.16.3.0",
+                 "ONNX Runtime", set()),
 }
+EXTERNAL = {"cudnn64_8.dll": "cudnn8", "cudart64_110.dll": "cudart11"}  # imports built by another kind
 HEADERS = {"cudnn9": (9, 1, 0), "cudnn9-old": (9, 0, 0), "cudnn8": (8, 9, 5)}
 
 
@@ -76,6 +80,11 @@ def build_kind(kind: str, out: Path) -> Path:
     bin_dir = out / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     done: Dict[str, Path] = {}
+    for name, other in EXTERNAL.items():  # link against the other kind's build, as the real DLL does
+        if any(name in deps for deps in chain.values()):
+            ext = build_kind(other, out / other) if not (out / other / "bin" / name).exists() else out / other
+            chain = dict(chain, **{name: []})
+            done[name] = ext / "bin" / name
 
     def make(name: str) -> None:
         if name in done:
@@ -152,15 +161,18 @@ int wmain(int argc, wchar_t **argv) {
             }
         }
     }
-    /* A name written +name is loaded as ctypes.CDLL(name) does on Python 3.8+: LOAD_LIBRARY_SEARCH_DEFAULT_DIRS. */
+    /* +name: as ctypes.CDLL(name) on Python 3.8+ (LOAD_LIBRARY_SEARCH_DEFAULT_DIRS); *path: as Python loads an
+       extension module (LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR). */
     for (int i = 5; i < argc; i++) {
-        const wchar_t *name = argv[i][0] == L'+' ? argv[i] + 1 : argv[i];
-        HMODULE h = LoadLibraryExW(name, NULL, argv[i][0] == L'+' ? LOAD_LIBRARY_SEARCH_DEFAULT_DIRS : 0);
+        wchar_t mark = argv[i][0];
+        const wchar_t *name = (mark == L'+' || mark == L'*') ? argv[i] + 1 : argv[i];
+        DWORD flags = mark == L'+' ? 0x1000 : mark == L'*' ? 0x1100 : 0;
+        HMODULE h = LoadLibraryExW(name, NULL, flags);
         if (h) { wchar_t buf[1024]; GetModuleFileNameW(h, buf, 1024); wprintf(L"LOAD %ls OK %ls\n", name, buf); }
         else wprintf(L"LOAD %ls ERR %lu\n", name, GetLastError());
         fflush(stdout);
     }
-    for (int i = 5; i < argc; i++) show(argv[i][0] == L'+' ? argv[i] + 1 : argv[i]);
+    for (int i = 5; i < argc; i++) show((argv[i][0] == L'+' || argv[i][0] == L'*') ? argv[i] + 1 : argv[i]);
     return 0;
 }
 """

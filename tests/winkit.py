@@ -113,8 +113,22 @@ def build(name: str, drive: Path, source: Source) -> Scenario:
         old = r"C:\cudnn-9.0\bin"
         put(drive, source("cudnn9-old"), CUDNN9, old)
         return Scenario(name, {"PATH": old + r";C:\Python311"})
+    if name == "ort-needs-cudnn8":  # onnxruntime-gpu built for CUDA 11 / cuDNN 8 on a cuDNN 9 machine
+        tk = toolkit(drive, "12.4.127", source("cudart12"), "cudart64_12.dll")
+        put(drive, source("cudnn9"), CUDNN9, tk + "\\bin")
+        header(drive, source("cudnn9"), tk + "\\include")
+        tk11 = toolkit(drive, "11.8.89", source("cudart11"), "cudart64_110.dll")
+        site = r"C:\Python311\Lib\site-packages"
+        py = win_to_host(drive, r"C:\Python311")
+        py.mkdir(parents=True, exist_ok=True)
+        (py / "python.exe").write_bytes(b"MZ")
+        dist = win_to_host(drive, site + "\\onnxruntime_gpu-1.16.3.dist-info")
+        dist.mkdir(parents=True, exist_ok=True)
+        (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: onnxruntime-gpu\nVersion: 1.16.3\n\n")
+        put(drive, source("ort-cu11"), ["onnxruntime_providers_cuda.dll"], site + "\\onnxruntime\\capi")
+        return Scenario(name, {"CUDA_PATH": tk, "PATH": tk + "\\bin;" + tk11 + "\\bin;C:\\Python311"})
     raise KeyError(name)
 
 
 SCENARIOS = ["dl4j-manual-copy", "installer-bin-only", "cudnn89-no-zlib", "two-copies-wrong-order",
-             "torch-bundle-shadowed", "zlib-32bit"]
+             "torch-bundle-shadowed", "zlib-32bit", "ort-needs-cudnn8"]

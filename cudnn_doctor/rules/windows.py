@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ntpath
+import re
 from typing import Dict, List, Optional
 
 from ..compat import major_of, mm, ver
@@ -232,6 +233,64 @@ def python_path(facts: Facts, ctx) -> List[Finding]:
             fix="in the program, before importing the framework: import os; os.add_dll_directory(r\"%s\")" % folder,
             evidence={"python": python_dir, "folder": folder}, catalogue=["F6"]))
     return out
+
+
+@rule("CD655", "windows-framework-cannot-load", "A framework's library cannot load the cuDNN or CUDA runtime it imports")
+def framework_imports(facts: Facts, ctx) -> List[Finding]:
+    win = _windows(facts)
+    if win is None:
+        return []
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    for load in win.loads:
+        if not ntpath.isabs(load.request) or load.path or not load.missing:
+            continue
+        missing = ntpath.basename(load.missing)
+        m = re.match(r"^cudnn64_(\d+)\.dll$", missing, re.I)
+        holders = [c for c in facts.cudnn if c.path.lower().endswith("\\" + missing.lower())]
+        folder = holders[0].directory if holders else next(
+            (ntpath.dirname(d.path) for d in win.dlls if ntpath.basename(d.path).lower() == missing.lower()), None)
+        fw = next((f for f in facts.python.frameworks if load.consumer == "%s %s" % (f.name, f.version)), None)
+        add = "import os; os.add_dll_directory(r\"%s\") in the program before importing %s" % (
+            folder, fw.name if fw else "it")
+        if folder:
+            title = "%s: %s imports %s, which is only in %s, a folder Python 3.8+ does not search" % (
+                load.consumer, ntpath.basename(load.request), missing, folder)
+            fix = add
+        elif m:
+            major = int(m.group(1))
+            others = sorted({"cuDNN %s at %s" % (c.version, c.directory) for c in facts.cudnn if c.major != major})
+            title = "%s: %s needs cuDNN %d (%s), which is not installed%s" % (
+                load.consumer, ntpath.basename(load.request), major, missing,
+                (" (found %s)" % "; ".join(others)) if others else "")
+            cuda = next((i for i in (fw.cuda_version if fw else None,) if i), None)
+            fix = machine_cudnn_fix(facts, compat, cuda or (_cudart_cuda(load, win) or None), major, None, "pip") + \
+                "; then " + add.replace('"None"', '"<the folder of %s>"' % missing)
+        else:
+            title = "%s: %s imports %s, which is not installed" % (
+                load.consumer, ntpath.basename(load.request), missing)
+            fix = "install the CUDA runtime it was built for (the CUDA toolkit, or pip install " \
+                  "nvidia-cuda-runtime-cuNN), then " + add.replace('"None"', '"<the folder of %s>"' % missing)
+        out.append(finding(
+            "CD655", ERROR, title,
+            detail="Windows fails the whole load with error 126 ('LoadLibrary failed with error 126 \"\" when trying "
+                   "to load %s'); the framework falls back to CPU or stops." % load.request,
+            fix=fix, evidence={"library": load.request, "missing": missing, "imports":
+                               next((d.imports for d in win.dlls if d.path == load.request), [])},
+            catalogue=["F6", "G6", "D1"]))
+    return out
+
+
+def _cudart_cuda(load: WinLoad, win) -> Optional[str]:
+    """The CUDA major a consumer was built for, from the cudart64_NN.dll it imports (110 -> 11, 12 -> 12)."""
+    for d in win.dlls:
+        if d.path == load.request:
+            for name in d.imports:
+                m = re.match(r"^cudart64_(\d+)\.dll$", name, re.I)
+                if m:
+                    digits = m.group(1)
+                    return digits[:-1] if len(digits) == 3 else digits
+    return None
 
 
 @rule("CD150", "windows-no-driver", "No NVIDIA driver on a Windows machine")

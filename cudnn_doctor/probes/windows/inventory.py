@@ -97,7 +97,8 @@ def _read_pe_file(drive: WindowsDrive, path: str) -> PeInfo:
 
 
 def host(state: State) -> None:
-    facts = HostFacts(root=str(state.ctx.host.root), platform="windows", machine="x86_64")
+    host_ = state.ctx.host
+    facts = HostFacts(root="/" if host_.is_live else str(host_.root), platform="windows", machine="x86_64")
     kernel = state.pe(ntpath.join(state.system32, "kernel32.dll"))
     if kernel.machine == "arm64":
         facts.machine = "aarch64"
@@ -206,7 +207,7 @@ def python(state: State) -> None:
     for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
         if state.env.get(var):
             roots.append(state.env[var])
-    for base in (r"C:\\", r"C:\ProgramData", r"C:\Program Files"):
+    for base in ("C:\\", r"C:\ProgramData", r"C:\Program Files"):
         roots += state.drive.glob_dirs(base, "python3") + state.drive.glob_dirs(base, "miniconda3") + \
             state.drive.glob_dirs(base, "anaconda3")
     for user in state.drive.glob_dirs(r"C:\Users", ""):

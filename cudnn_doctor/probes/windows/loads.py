@@ -14,6 +14,8 @@ PLAIN = "a program started from a shell"
 PLAIN_MODE = "standard search order (the program's folder, System32, the Windows folder, the current folder, PATH)"
 PYTHON_MODE = ("Python 3.8+: ctypes and extension modules search the program's folder, os.add_dll_directory "
                "folders and System32, not PATH")
+PYTHON_EXT_MODE = ("Python 3.8+ extension module: the library's own folder, the program's folder, "
+                   "os.add_dll_directory folders and System32, not PATH")
 TORCH_MODE = ("torch's loader: os.add_dll_directory(torch\\lib), LoadLibraryExW of each torch\\lib\\*.dll with "
               "LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR; cuDNN then loads its "
               "sub-libraries by name")
@@ -90,6 +92,27 @@ def predict(state: State) -> None:
     for fw in state.ctx.facts.python.frameworks:
         if fw.name == "torch":
             torch_loads(state, fw.location, "torch %s" % fw.version)
+        else:
+            consumer_loads(state, fw)
+
+
+def consumer_loads(state: State, fw) -> None:
+    """A framework library that imports cuDNN or the CUDA runtime (its PE import table), loaded the way Python
+    3.8+ loads extension modules: its own folder, the program's folder, os.add_dll_directory folders, System32."""
+    from ...compat import load_compat
+
+    for row in load_compat().table("windows", "consumers").get("rows", []):
+        if row.get("dist") != fw.name:
+            continue
+        path = state.drive.find(ntpath.join(fw.location, ntpath.dirname(row["file"])), ntpath.basename(row["file"]))
+        if path is None:
+            continue
+        imports = [i.lower() for i in state.dll(path).imports]
+        if not any(re.match(r"^(cudnn64_\d+|cudart64_\d+)\.dll$", i) for i in imports):
+            continue
+        python_dir = ntpath.dirname(ntpath.dirname(fw.location))
+        proc = process(state, app_dir=python_dir, path=state.win.path)
+        record(state, "%s %s" % (fw.name, fw.version), PYTHON_EXT_MODE, proc.load_library(path, PYTHON_EXTENSION_FLAGS))
 
 
 def torch_loads(state: State, site: str, consumer: str) -> None:
