@@ -32,6 +32,7 @@ class WinLoad:
     skipped: List[Dict[str, str]] = field(default_factory=list)
     modules: Dict[str, str] = field(default_factory=dict)
     copy: Optional[str] = None  # the cuDNN copy folder this belongs to, when it is a cuDNN library
+    unresolved: List[str] = field(default_factory=list)  # every direct import its search cannot find, not just the first
 
 
 @dataclass

@@ -245,40 +245,47 @@ def framework_imports(facts: Facts, ctx) -> List[Finding]:
     for load in win.loads:
         if not ntpath.isabs(load.request) or load.path or not load.missing:
             continue
-        missing = ntpath.basename(load.missing)
-        m = re.match(r"^cudnn64_(\d+)\.dll$", missing, re.I)
-        holders = [c for c in facts.cudnn if c.path.lower().endswith("\\" + missing.lower())]
-        folder = holders[0].directory if holders else next(
-            (ntpath.dirname(d.path) for d in win.dlls if ntpath.basename(d.path).lower() == missing.lower()), None)
         fw = next((f for f in facts.python.frameworks if load.consumer == "%s %s" % (f.name, f.version)), None)
-        add = "import os; os.add_dll_directory(r\"%s\") in the program before importing %s" % (
-            folder, fw.name if fw else "it")
-        if folder:
-            title = "%s: %s imports %s, which is only in %s, a folder Python 3.8+ does not search" % (
-                load.consumer, ntpath.basename(load.request), missing, folder)
-            fix = add
-        elif m:
-            major = int(m.group(1))
-            others = sorted({"cuDNN %s at %s" % (c.version, c.directory) for c in facts.cudnn if c.major != major})
-            title = "%s: %s needs cuDNN %d (%s), which is not installed%s" % (
-                load.consumer, ntpath.basename(load.request), major, missing,
-                (" (found %s)" % "; ".join(others)) if others else "")
-            cuda = next((i for i in (fw.cuda_version if fw else None,) if i), None)
-            fix = machine_cudnn_fix(facts, compat, cuda or (_cudart_cuda(load, win) or None), major, None, "pip") + \
-                "; then " + add.replace('"None"', '"<the folder of %s>"' % missing)
-        else:
-            title = "%s: %s imports %s, which is not installed" % (
-                load.consumer, ntpath.basename(load.request), missing)
-            fix = "install the CUDA runtime it was built for (the CUDA toolkit, or pip install " \
-                  "nvidia-cuda-runtime-cuNN), then " + add.replace('"None"', '"<the folder of %s>"' % missing)
-        out.append(finding(
-            "CD655", ERROR, title,
-            detail="Windows fails the whole load with error 126 ('LoadLibrary failed with error 126 \"\" when trying "
-                   "to load %s'); the framework falls back to CPU or stops." % load.request,
-            fix=fix, evidence={"library": load.request, "missing": missing, "imports":
-                               next((d.imports for d in win.dlls if d.path == load.request), [])},
-            catalogue=["F6", "G6", "D1"]))
+        for missing in load.unresolved or [ntpath.basename(load.missing)]:
+            out.append(_unloadable(facts, compat, win, load, fw, missing))
     return out
+
+
+def _unloadable(facts: Facts, compat, win, load: WinLoad, fw, missing: str) -> Finding:
+    """CD655 for one import of a framework library that its search does not find."""
+    m = re.match(r"^cudnn64_(\d+)\.dll$", missing, re.I)
+    folder = next((ntpath.dirname(d.path) for d in win.dlls if ntpath.basename(d.path).lower() == missing.lower()),
+                  None)
+    lib = ntpath.basename(load.request)
+    add = "import os; os.add_dll_directory(r\"%s\") in the program before importing %s" % (
+        folder or "<the folder of %s>" % missing, fw.name if fw else "it")
+    if folder:
+        title = "%s: %s imports %s, which is only in %s, a folder Python 3.8+ does not search" % (
+            load.consumer, lib, missing, folder)
+        fix = add
+    elif m:
+        major = int(m.group(1))
+        others = sorted({"cuDNN %s at %s" % (c.version, c.directory) for c in facts.cudnn if c.major != major})
+        title = "%s: %s needs cuDNN %d (%s), which is not installed%s" % (
+            load.consumer, lib, major, missing, (" (found %s)" % "; ".join(others)) if others else "")
+        cuda = (fw.cuda_version if fw else None) or _cudart_cuda(load, win)
+        install = machine_cudnn_fix(facts, compat, cuda, major, None, "pip")
+        if fw is not None and install.startswith("pip install "):
+            # The wheel lands in <site>\nvidia\cudnn\bin, which that Python must be told about.
+            python = ntpath.join(ntpath.dirname(ntpath.dirname(fw.location)), "python.exe")
+            install = '& "%s" -m %s' % (python, install)
+            add = add.replace("<the folder of %s>" % missing, ntpath.join(fw.location, "nvidia", "cudnn", "bin"))
+        fix = install + "; then " + add
+    else:
+        title = "%s: %s imports %s, which is not installed" % (load.consumer, lib, missing)
+        fix = "install the CUDA runtime it was built for (the CUDA toolkit, or pip install nvidia-cuda-runtime-cuNN)" \
+              ", then " + add
+    return finding(
+        "CD655", ERROR, title,
+        detail="Windows fails the whole load with error 126 ('LoadLibrary failed with error 126 \"\" when trying to "
+               "load %s'); the framework falls back to CPU or stops." % load.request,
+        fix=fix, evidence={"library": load.request, "missing": missing, "unresolved": load.unresolved},
+        catalogue=["F6", "G6", "D1"])
 
 
 def _cudart_cuda(load: WinLoad, win) -> Optional[str]:

@@ -112,7 +112,10 @@ def consumer_loads(state: State, fw) -> None:
             continue
         python_dir = ntpath.dirname(ntpath.dirname(fw.location))
         proc = process(state, app_dir=python_dir, path=state.win.path)
-        record(state, "%s %s" % (fw.name, fw.version), PYTHON_EXT_MODE, proc.load_library(path, PYTHON_EXTENSION_FLAGS))
+        load = record(state, "%s %s" % (fw.name, fw.version), PYTHON_EXT_MODE,
+                      proc.load_library(path, PYTHON_EXTENSION_FLAGS))
+        if load.error:
+            load.unresolved = proc.unresolved_imports(path, state.dll(path).imports, PYTHON_EXTENSION_FLAGS)
 
 
 def torch_loads(state: State, site: str, consumer: str) -> None:

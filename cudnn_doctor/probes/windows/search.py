@@ -109,6 +109,12 @@ class Process:
         out.extend(Step(p, "PATH") for p in self.path)
         return out
 
+    def unresolved_imports(self, path: str, imports: Sequence[str], flags: int = 0) -> List[str]:
+        """The direct imports of the DLL at ``path`` that its load's search finds nowhere (system DLLs aside)."""
+        steps = self.steps(flags, path)
+        return [dep for dep in imports if not _is_system(dep.lower()) and dep.lower() not in self.loaded
+                and self._find(dep, steps)[0] is None]
+
     def load_library(self, request: str, flags: int = 0) -> Load:
         """LoadLibraryExW(request, NULL, flags): the module mapped, or the error and the file that caused it."""
         before = dict(self.loaded)
