@@ -12,7 +12,8 @@ class WinDll:
     path: str  # C:\Program Files\NVIDIA\CUDNN\v9.1\bin\12.4\cudnn64_9.dll
     machine: Optional[str] = None  # x64, x86 (a 32-bit DLL a 64-bit process cannot load)
     version: Optional[str] = None
-    version_source: Optional[str] = None  # "PE version resource", "cudnn_version.h beside it", "file name", "cudnnGetVersion"
+    # "PE version resource", "cudnn_version.h beside it", "file name", "cudnnGetVersion"
+    version_source: Optional[str] = None
     imports: List[str] = field(default_factory=list)
     error: Optional[str] = None
 
@@ -32,7 +33,7 @@ class WinLoad:
     skipped: List[Dict[str, str]] = field(default_factory=list)
     modules: Dict[str, str] = field(default_factory=dict)
     copy: Optional[str] = None  # the cuDNN copy folder this belongs to, when it is a cuDNN library
-    unresolved: List[str] = field(default_factory=list)  # every direct import its search cannot find, not just the first
+    unresolved: List[str] = field(default_factory=list)  # every direct import its search cannot find
 
 
 @dataclass

@@ -226,3 +226,12 @@ def test_portable_runner_survives_hangs_and_crashes(tmp_path):
     out = run_native_portable(groups, timeout=8, task_timeout=1, envs=[{}, {}], script=str(script))
     assert out[0][0] == {"echo": "a"} and out[0][1] == {"timeout": 1} and out[0][2] == {"echo": "b"}
     assert out[1][0] == {"crashed": "exit status 7"} and out[1][1] == {"echo": "c"}
+
+
+def test_a_drive_without_env_ignores_this_process_posix_path(tmp_path, monkeypatch):
+    from cudnn_doctor.commands.check import collect_facts
+
+    (tmp_path / "Windows" / "System32").mkdir(parents=True)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    facts = collect_facts(str(tmp_path))
+    assert facts.windows.path == [] and facts.host.platform == "windows"

@@ -25,9 +25,13 @@ def _ensure_tools() -> str:
         return ""
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         return "wine64/gcc-mingw-w64-x86-64 missing and cannot be installed here (needs root and apt-get)"
-    proc = subprocess.run(["apt-get", "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=900", "wine64", "wine",
-                           "gcc-mingw-w64-x86-64"], capture_output=True, text=True,
-                          env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+    apt_env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    install = ["apt-get", "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=900", "wine64", "wine",
+               "gcc-mingw-w64-x86-64"]
+    proc = subprocess.run(install, capture_output=True, text=True, env=apt_env)
+    if proc.returncode != 0:  # a fresh machine may have no package lists yet
+        subprocess.run(["apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=900"], capture_output=True, env=apt_env)
+        proc = subprocess.run(install, capture_output=True, text=True, env=apt_env)
     if proc.returncode != 0 or not shutil.which("wine") or winfakes.available():
         return "installing wine64/gcc-mingw-w64-x86-64 failed: %s" % proc.stderr.strip()[-300:]
     return ""

@@ -185,7 +185,8 @@ def register(app: typer.Typer) -> None:
         machine_env = parse_env(env)
         facts = collect_facts(root, machine_env)
         smoke_result = _run_smoke(facts, root) if smoke else None
-        report = collect_report(root, machine_env, requires=require, target=target, smoke=smoke_result, facts=facts, skip=skip)
+        report = collect_report(root, machine_env, requires=require, target=target, smoke=smoke_result, facts=facts,
+                                skip=skip)
         code = exit_code_for(report, strict)
         if junit_xml is not None:
             from ..render.junit import write_junit

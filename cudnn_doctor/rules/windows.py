@@ -235,7 +235,8 @@ def python_path(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD655", "windows-framework-cannot-load", "A framework's library cannot load the cuDNN or CUDA runtime it imports")
+@rule("CD655", "windows-framework-cannot-load",
+      "A framework's library cannot load the cuDNN or CUDA runtime it imports")
 def framework_imports(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:

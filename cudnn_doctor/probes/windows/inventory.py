@@ -27,8 +27,10 @@ class State:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.drive = WindowsDrive(ctx.host)
-        # Windows environment variable names ignore case.
-        self.env: Dict[str, str] = {k.upper(): v for k, v in ctx.host.env.items()}
+        # Windows environment variable names ignore case. A drive read from Linux without --env would get this
+        # process's POSIX values (PATH=/usr/bin:/bin): those say nothing about the Windows machine.
+        self.env: Dict[str, str] = {k.upper(): v for k, v in ctx.host.env.items()
+                                    if ctx.host.is_live or not v.startswith("/")}
         self.win = WindowsFacts(drive=None if ctx.host.is_live else str(ctx.host.root))
         ctx.facts.windows = self.win
         self.win.windows_dir = ntpath.normpath(self.env.get("SYSTEMROOT") or self.env.get("WINDIR") or r"C:\Windows")

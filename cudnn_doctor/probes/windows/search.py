@@ -89,7 +89,8 @@ class Process:
         out: List[Step] = []
         if search:
             if search & SEARCH_DLL_LOAD_DIR and requester and _has_path(requester):
-                out.append(Step(ntpath.dirname(requester), "the loaded DLL's own folder (LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR)"))
+                out.append(Step(ntpath.dirname(requester),
+                                "the loaded DLL's own folder (LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR)"))
             if search & SEARCH_APPLICATION_DIR and self.app_dir:
                 out.append(Step(self.app_dir, "the program's folder"))
             if search & SEARCH_USER_DIRS:
