@@ -235,3 +235,14 @@ def test_a_drive_without_env_ignores_this_process_posix_path(tmp_path, monkeypat
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     facts = collect_facts(str(tmp_path))
     assert facts.windows.path == [] and facts.host.platform == "windows"
+
+
+def test_tensorflow_after_2_10_on_native_windows_is_flagged(tmp_path):
+    (tmp_path / "Windows" / "System32").mkdir(parents=True)
+    dist = tmp_path / "Python311" / "Lib" / "site-packages" / "tensorflow-2.15.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.15.0\n\n")
+    (tmp_path / "Python311" / "python.exe").write_bytes(b"MZ")
+    result = _check(["--json", "--root", str(tmp_path), "--env", r"PATH=C:\Python311"])
+    found = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
+    assert "CD703" in found and "WSL2" in found["CD703"]["fix"]

@@ -63,14 +63,14 @@ def _on_path(win, folder: str) -> bool:
 
 def _install_alternative(facts: Facts, compat, copy: CudnnCopy) -> str:
     """`cudnn-doctor install` into the toolkit, where a toolkit and the archive name are known."""
-    tk = next((t for t in facts.toolkits if t.version and not t.error), None)
-    if tk is None or not copy.version:
+    tk = next((t for t in facts.toolkits if t.version and not t.error and _on_path(facts.windows,
+                                                                                 ntpath.join(t.path, "bin"))), None)
+    release = ".".join((copy.version or "").split(".")[:3])
+    if tk is None or not mm(release) or not compat.cudnn_archive_name(release, str(major_of(tk.version)), "windows",
+                                                                      "x86_64"):
         return ""
-    archive = compat.cudnn_archive_name(copy.version, str(major_of(tk.version)), "windows", "x86_64")
-    if not archive:
-        return ""
-    return '; or let cudnn-doctor copy it into the toolkit (whose bin is on PATH): cudnn-doctor install %s ' \
-           '--cuda-home "%s"' % (archive, tk.path)
+    return '; or let cudnn-doctor install cuDNN %s into the toolkit, whose bin is on PATH: cudnn-doctor install ' \
+           '--version %s --cuda %s --cuda-home "%s"' % (release, release, major_of(tk.version), tk.path)
 
 
 @rule("CD650", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order")
