@@ -246,3 +246,19 @@ def test_tensorflow_after_2_10_on_native_windows_is_flagged(tmp_path):
     result = _check(["--json", "--root", str(tmp_path), "--env", r"PATH=C:\Python311"])
     found = {f["id"]: f for f in json.loads(result.stdout)["findings"]}
     assert "CD703" in found and "WSL2" in found["CD703"]["fix"]
+
+
+def test_a_copy_missing_sub_libraries_everywhere_gets_an_install_fix(tmp_path):
+    """Only cudnn64_9.dll was copied: its sub-libraries are nowhere, so the fix installs cuDNN 9."""
+    if winfakes.available() is not None:
+        pytest.skip(winfakes.available())
+    kind = winfakes.build_kind("cudnn9", tmp_path / "fake")
+    drive = tmp_path / "C"
+    winkit.base(drive)
+    winkit.put(drive, kind, ["cudnn64_9.dll"], r"C:\app\bin")
+    result = _check(["--json", "--root", str(drive), "--env", r"PATH=C:\app\bin"])
+    found = [f for f in json.loads(result.stdout)["findings"] if f["id"] in ("CD650", "CD450")]
+    assert {f["id"] for f in found} == {"CD650", "CD450"}, found
+    cd650 = next(f for f in found if f["id"] == "CD650")
+    assert "cudnn_graph64_9.dll" in cd650["title"] and "no copy on this machine has it" in cd650["title"]
+    assert "Copy-Item bin\\cudnn*.dll 'C:\\app\\bin'" in cd650["fix"] and "9.1.0" in cd650["fix"]

@@ -85,7 +85,8 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
         if failed is None:
             continue
         name = ntpath.basename(failed.missing or failed.request)
-        major = major_of(key.rsplit("_", 1)[-1].split(".")[0]) if key.rsplit("_", 1)[-1][:1].isdigit() else None
+        m = re.search(r"64_(\d+)\.dll$", failed.request, re.I)
+        major = int(m.group(1)) if m else None
         holders = [c for c in facts.cudnn if any(f.name.lower() == name.lower() for f in c.files)]
         if failed.error == 193:
             continue  # reported by CD652's machine-type check when it is zlib; a 32-bit cuDNN is rare
@@ -95,7 +96,10 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
                 _install_alternative(facts, compat, best)
             where = "; it is in %s, which is not searched" % ", ".join(h.directory for h in holders)
         else:
-            fix = machine_cudnn_fix(facts, compat, None, major)
+            main = _copy_at(facts, ntpath.dirname(chain[0].path or ""))
+            tk = next((t for t in facts.toolkits if t.version), None)
+            fix = _complete_copy_fix(compat, main) if main else machine_cudnn_fix(
+                facts, compat, tk.version if tk else None, major)
             where = "; no copy on this machine has it"
         out.append(finding(
             "CD650", ERROR, "%s cannot load %s (error %s)%s" % (failed.consumer, name, failed.error, where),
@@ -324,17 +328,24 @@ def incomplete(facts: Facts, ctx) -> List[Finding]:
     for c in facts.cudnn:
         if not c.sublibraries_missing:
             continue
-        archive = compat.cudnn_archive_name(c.version, str(major_of(c.cuda_version) or 12), "windows", "x86_64") \
-            if c.version else None
         out.append(finding(
             "CD450", WARNING, "cuDNN %s at %s lacks %d of its DLLs: %s" % (
                 c.version or c.major, c.directory, len(c.sublibraries_missing), ", ".join(c.sublibraries_missing)),
             detail="cudnn64_%s.dll loads its sub-libraries by name at first use; a program that finds this copy "
                    "first fails with 'Could not locate %s'." % (c.major, c.sublibraries_missing[0]),
-            fix="copy the missing DLLs from the same release (in the folder where %s is extracted): Copy-Item "
-                "bin\\cudnn*.dll %s" % (archive or "the cuDNN archive", ps_quote(c.directory)),
+            fix=_complete_copy_fix(compat, c),
             evidence={"copy": c.path, "missing": c.sublibraries_missing}, catalogue=["D2", "F6"]))
     return out
+
+
+def _complete_copy_fix(compat, copy: CudnnCopy) -> str:
+    """Copy the DLLs a cuDNN copy lacks from its own release's archive (run where the archive is extracted)."""
+    release = ".".join((copy.version or "").split(".")[:3])
+    archive = compat.cudnn_archive_name(release, str(major_of(copy.cuda_version) or 12), "windows", "x86_64") \
+        if mm(release) else None
+    return ("copy the missing DLLs of the same release, in the folder where %s is extracted: Copy-Item "
+            "bin\\cudnn*.dll %s" % (archive or "cuDNN %s's Windows archive" % (copy.version or copy.major),
+                                      ps_quote(copy.directory)))
 
 
 # Rules that read Linux-only facts (ld.so, ELF files, symbolic links, the kernel module, containers): on a
