@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +11,8 @@ import winfakes
 import winkit
 from realdata import WIN_CUDART11, WIN_CUDART12, WIN_CUDNN8, WIN_CUDNN9, win_files
 
-from cudnn_doctor.probes.windows.inventory import driver_version_from_file, split_path
+from cudnn_doctor.probes.windows.machine import driver_version_from_file
+from cudnn_doctor.probes.windows.state import split_path
 from cudnn_doctor.probes.windows.search import (ERROR_BAD_EXE_FORMAT, ERROR_MOD_NOT_FOUND, PYTHON_EXTENSION_FLAGS,
                                                 SEARCH_DEFAULT_DIRS, Candidate, Process)
 from cudnn_doctor.readers.pe import PeInfo, product_version, read_pe
@@ -262,3 +260,21 @@ def test_a_copy_missing_sub_libraries_everywhere_gets_an_install_fix(tmp_path):
     cd650 = next(f for f in found if f["id"] == "CD650")
     assert "cudnn_graph64_9.dll" in cd650["title"] and "no copy on this machine has it" in cd650["title"]
     assert "Copy-Item bin\\cudnn*.dll 'C:\\app\\bin'" in cd650["fix"] and "9.1.0" in cd650["fix"]
+
+
+@pytest.mark.realdata
+def test_pip_wheel_copy_is_versioned_and_not_put_on_path(real, tmp_path):
+    """A pip wheel's cuDNN is the frameworks' own: versioned from its DLLs and its wheel, never a PATH fix."""
+    drive = tmp_path / "C"
+    winkit.base(drive)
+    site = r"C:\Python311\Lib\site-packages"
+    winkit.put(drive, real["cudnn9"], winkit.CUDNN9, site + r"\nvidia\cudnn\bin")
+    dist = winkit.win_to_host(drive, site + r"\nvidia_cudnn_cu12-9.1.0.70.dist-info")
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.1.0.70\n\n")
+    (winkit.win_to_host(drive, r"C:\Python311") / "python.exe").write_bytes(b"MZ")
+    doc = json.loads(_check(["--json", "--root", str(drive), "--env", r"PATH=C:\Python311"]).stdout)
+    copy = doc["facts"]["cudnn"][0]
+    assert (copy["origin"], copy["version"], copy["cuda_version"]) == ("pip", "9.1.0.70", "12")
+    assert copy["package"] == "nvidia-cudnn-cu12 9.1.0.70"
+    assert {f["id"] for f in doc["findings"]} == {"CD150"}

@@ -12,6 +12,7 @@ from . import rule
 from .common import ERROR, INFO, WARNING, compat_of, finding, machine_cudnn_fix
 
 PLAIN = "a program started from a shell"
+PROGRAM_COPIES = ("toolkit", "installer", "path")  # copies meant for any program, not a framework's own
 
 
 def ps_quote(text: str) -> str:
@@ -88,6 +89,9 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
         m = re.search(r"64_(\d+)\.dll$", failed.request, re.I)
         major = int(m.group(1)) if m else None
         holders = [c for c in facts.cudnn if any(f.name.lower() == name.lower() for f in c.files)]
+        if holders and not any(c.origin in PROGRAM_COPIES for c in holders):
+            continue  # only frameworks' own copies (pip, conda, torch\lib): they load those themselves
+        holders = [c for c in holders if c.origin in PROGRAM_COPIES]
         if failed.error == 193:
             continue  # reported by CD652's machine-type check when it is zlib; a 32-bit cuDNN is rare
         if holders:

@@ -9,11 +9,12 @@ __all__ = ["WindowsDrive", "is_windows", "collect_windows"]
 def collect_windows(ctx) -> None:
     """Fill ctx.facts for a Windows machine; each step guarded like the Linux probes."""
     from .. import _guard
-    from . import inventory, loads
+    from .state import State
+    from . import copies, loads, machine
 
-    state = inventory.State(ctx)
-    for name, fn in (("host", inventory.host), ("driver", inventory.driver), ("python", inventory.python),
-                     ("toolkits", inventory.toolkits), ("cudnn", inventory.cudnn)):
+    state = State(ctx)
+    for name, fn in (("host", machine.host), ("driver", machine.driver), ("python", copies.python),
+                     ("toolkits", machine.toolkits), ("cudnn", copies.cudnn)):
         _guard(ctx.facts, name, lambda fn=fn: fn(state))
     _guard(ctx.facts, "native", ctx.run_native)
     _guard(ctx.facts, "loader", lambda: loads.predict(state))

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 from ...model_windows import WinLoad
 from ...versions import parse_version
-from .inventory import State
+from .state import State
 from .search import PYTHON_EXTENSION_FLAGS, SEARCH_DEFAULT_DIRS, Candidate, Load, Process
 
 PLAIN = "a program started from a shell"
