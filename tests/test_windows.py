@@ -278,3 +278,22 @@ def test_pip_wheel_copy_is_versioned_and_not_put_on_path(real, tmp_path):
     assert (copy["origin"], copy["version"], copy["cuda_version"]) == ("pip", "9.1.0.70", "12")
     assert copy["package"] == "nvidia-cudnn-cu12 9.1.0.70"
     assert {f["id"] for f in doc["findings"]} == {"CD150"}
+
+
+@pytest.mark.parametrize("kind, version", [("driver536", "536.67"), ("driver456", "456.71")])
+def test_driver_version_from_nvcuda_dll_feeds_the_driver_rules(tmp_path, kind, version):
+    if winfakes.available() is not None:
+        pytest.skip(winfakes.available())
+    drive = tmp_path / "C"
+    winkit.base(drive)
+    winkit.put(drive, winfakes.build_kind(kind, tmp_path / kind), ["nvcuda.dll"], r"C:\Windows\System32")
+    cudart = winfakes.build_kind("cudart12", tmp_path / "rt")
+    tk = winkit.toolkit(drive, "12.4.127", cudart, "cudart64_12.dll")
+    doc = json.loads(_check(["--json", "--root", str(drive), "--env", "PATH=%s\\bin" % tk]).stdout)
+    assert doc["facts"]["driver"]["version"] == version
+    ids = {f["id"]: f for f in doc["findings"]}
+    assert "CD150" not in ids
+    if version == "456.71":  # CUDA 12.4 needs a newer driver on Windows
+        assert "CD301" in ids and "sudo" not in ids["CD301"]["fix"], ids.get("CD301")
+    else:
+        assert "CD301" not in ids

@@ -30,6 +30,9 @@ KINDS = {
     "cudnn8": (CHAIN8, "8.9.5.29", "NVIDIA cuDNN Library", set()),
     "cudart12": ({"cudart64_12.dll": []}, "6.14.11.12040", "NVIDIA CUDA 12.4.127 Runtime", set()),
     "cudart11": ({"cudart64_110.dll": []}, "6.14.11.11080", "NVIDIA CUDA 11.8.89 Runtime", set()),
+    # The driver's CUDA library: Windows file version 31.0.15.3667 is driver 536.67 (CUDA 12.2).
+    "driver536": ({"nvcuda.dll": []}, "31.0.15.3667", "NVIDIA CUDA Driver", set()),
+    "driver456": ({"nvcuda.dll": []}, "27.21.14.5671", "NVIDIA CUDA Driver", set()),
     # ONNX Runtime's CUDA provider of a CUDA 11 build: it imports cuDNN 8 and the CUDA 11 runtime.
     "ort-cu11": ({"onnxruntime_providers_cuda.dll": ["cudnn64_8.dll", "cudart64_110.dll"]}, "1.16.3.0",
                  "ONNX Runtime", set()),

@@ -365,10 +365,32 @@ def _linux_only(func):
     return run
 
 
+# The shared rules' fixes name Linux commands for the driver and the toolkit; on Windows the same advice is
+# NVIDIA's Windows installers. (A stopgap until fixes are values that know their platform.)
+WINDOWS_WORDING = (
+    (re.compile(r" \(Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's installer from (\S+)\), then reboot "
+                r"\(`sudo reboot`\)"), r" (NVIDIA's Windows installer from \1), then restart Windows"),
+    (re.compile(r"sudo apt install cuda-toolkit-(\d+)-(\d+)"),
+     r"install CUDA \1.\2 from https://developer.nvidia.com/cuda-toolkit-archive (Windows installer)"),
+)
+
+
+def _windows_wording(func):
+    def run(facts: Facts, ctx) -> List[Finding]:
+        found = func(facts, ctx)
+        if _windows(facts) is not None:
+            for f in found:
+                for pattern, replacement in WINDOWS_WORDING:
+                    f.fix = pattern.sub(replacement, f.fix)
+        return found
+    return run
+
+
 def _gate_linux_rules() -> None:
     from . import RULES, Rule
 
-    RULES[:] = [Rule(r.id, r.alias, r.title, _linux_only(r.func)) if r.id in LINUX_ONLY else r for r in RULES]
+    RULES[:] = [Rule(r.id, r.alias, r.title, _linux_only(r.func) if r.id in LINUX_ONLY else _windows_wording(r.func))
+                if r.func.__module__ != __name__ else r for r in RULES]
 
 
 _gate_linux_rules()  # registry.py imports this module after the Linux rule modules
