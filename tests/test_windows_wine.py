@@ -75,7 +75,7 @@ def run_program(wine, app: str, mode: str, env_path: str, preload: str, user_dir
     proc = subprocess.run(argv, env=wine["env"], capture_output=True, text=True, timeout=120)
     out = {}
     for line in proc.stdout.splitlines():
-        parts = line.strip().split(" ", 3)
+        parts = line.rstrip("\r\n").split("\t")  # tab-separated: paths hold spaces
         if parts[0] == "LOAD":
             out[parts[1].lower()] = parts[3] if parts[2] == "OK" else "ERR %s" % parts[3]
     assert out, "the loader test program printed nothing: %s %s" % (proc.stdout, proc.stderr[-500:])
@@ -199,3 +199,19 @@ def test_wrong_machine_is_skipped_like_wine(wine, tmp_path):
     got = run_program(wine, r"C:\loadtest", "plain", path, "-", [], ["zlibwapi.dll"])
     assert load.skipped and load.skipped[0]["machine"] == "x86"
     assert (load.path or "ERR %s" % load.error).lower() == got["zlibwapi.dll"].lower()
+
+
+@pytest.mark.parametrize("mark, flags", [("", 0), ("!", 0x8), ("*", 0x1100)])
+def test_a_full_path_load_searches_the_dlls_folder_only_when_asked(wine, mark, flags):
+    """LoadLibrary of ...\\bin\\12.4\\cudnn_cnn64_9.dll: its imports beside it are found only with
+    LOAD_WITH_ALTERED_SEARCH_PATH or LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR, not by a plain call."""
+    drive = wine["drive"]
+    for rel in SCENARIO_DIRS:
+        shutil.rmtree(drive / rel, ignore_errors=True)
+    scenario = winkit.build("installer-bin-only", drive, lambda kind: wine["kinds"][kind])
+    path = scenario.env["PATH"]
+    target = r"C:\Program Files\NVIDIA\CUDNN\v9.1\bin\12.4\cudnn_cnn64_9.dll"
+    load = _model(wine, app_dir=r"C:\loadtest", path=path.split(";")).load_library(target, flags)
+    got = run_program(wine, r"C:\loadtest", "plain", path, "-", [], [mark + target])
+    assert (load.path or "ERR %s" % load.error).lower() == got[target.lower()].lower()
+    assert (load.path is None) == (flags == 0)

@@ -134,8 +134,8 @@ LOADTEST = r"""
    MODE: plain | torch | default.  Prints one line per load and per module. */
 static void show(const wchar_t *name) {
     HMODULE h = GetModuleHandleW(name); wchar_t buf[1024];
-    if (h && GetModuleFileNameW(h, buf, 1024)) wprintf(L"MOD %ls %ls\n", name, buf);
-    else wprintf(L"MOD %ls -\n", name);
+    if (h && GetModuleFileNameW(h, buf, 1024)) wprintf(L"MOD\t%ls\t%ls\n", name, buf);
+    else wprintf(L"MOD\t%ls\t-\n", name);
 }
 int wmain(int argc, wchar_t **argv) {
     if (argc < 5) return 2;
@@ -165,17 +165,19 @@ int wmain(int argc, wchar_t **argv) {
         }
     }
     /* +name: as ctypes.CDLL(name) on Python 3.8+ (LOAD_LIBRARY_SEARCH_DEFAULT_DIRS); *path: as Python loads an
-       extension module (LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR). */
+       extension module (LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR); !path:
+       LOAD_WITH_ALTERED_SEARCH_PATH. */
     for (int i = 5; i < argc; i++) {
         wchar_t mark = argv[i][0];
-        const wchar_t *name = (mark == L'+' || mark == L'*') ? argv[i] + 1 : argv[i];
-        DWORD flags = mark == L'+' ? 0x1000 : mark == L'*' ? 0x1100 : 0;
+        const wchar_t *name = (mark == L'+' || mark == L'*' || mark == L'!') ? argv[i] + 1 : argv[i];
+        DWORD flags = mark == L'+' ? 0x1000 : mark == L'*' ? 0x1100 : mark == L'!' ? LOAD_WITH_ALTERED_SEARCH_PATH : 0;
         HMODULE h = LoadLibraryExW(name, NULL, flags);
-        if (h) { wchar_t buf[1024]; GetModuleFileNameW(h, buf, 1024); wprintf(L"LOAD %ls OK %ls\n", name, buf); }
-        else wprintf(L"LOAD %ls ERR %lu\n", name, GetLastError());
+        if (h) { wchar_t buf[1024]; GetModuleFileNameW(h, buf, 1024); wprintf(L"LOAD\t%ls\tOK\t%ls\n", name, buf); }
+        else wprintf(L"LOAD\t%ls\tERR\t%lu\n", name, GetLastError());
         fflush(stdout);
     }
-    for (int i = 5; i < argc; i++) show((argv[i][0] == L'+' || argv[i][0] == L'*') ? argv[i] + 1 : argv[i]);
+    for (int i = 5; i < argc; i++)
+        show((argv[i][0] == L'+' || argv[i][0] == L'*' || argv[i][0] == L'!') ? argv[i] + 1 : argv[i]);
     return 0;
 }
 """
