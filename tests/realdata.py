@@ -111,6 +111,7 @@ def win_files(name: str, version: str) -> Optional[Path]:
     shutil.rmtree(target, ignore_errors=True)
     os.replace(tmp, target)
     (target / ".complete").write_text("ok")
+    whl.unlink()  # keep only what the tests read: the cuDNN wheels are 0.7 GB each
     return target
 
 
