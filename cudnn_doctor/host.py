@@ -15,6 +15,7 @@ from .native.runner import NativeTask, run_native
 from .readers.elf import read_elf
 
 _MAX_LINKS = 40  # like the kernel's ELOOP bound
+_LIVE_ROOT = os.path.abspath(os.sep)  # "/" on POSIX, the current drive's root (C:\\) on Windows
 LINK_LOOP = "(link loop)"  # ends a link chain that comes back on itself
 
 
@@ -42,7 +43,7 @@ class Host:
         self.root = Path(os.path.abspath(root))
         self.env: Dict[str, str] = dict(os.environ if env is None else env)
         self.native_timeout = native_timeout
-        is_live = str(self.root) == "/"
+        is_live = str(self.root) == _LIVE_ROOT
         # Running programs (nvcc --version) and reading the running interpreter's sys.path
         # only make sense for the live machine, not for an image mounted under --root.
         self.allow_exec = is_live if allow_exec is None else allow_exec
@@ -55,7 +56,7 @@ class Host:
 
     @property
     def is_live(self) -> bool:
-        return str(self.root) == "/"
+        return str(self.root) == _LIVE_ROOT
 
     def outside(self, inside: str) -> Path:
         """The doctor's own path for an inside path, without resolving links."""

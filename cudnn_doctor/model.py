@@ -258,6 +258,7 @@ class Facts:
     cudnn_headers: List[Dict[str, Any]] = field(default_factory=list)  # {path, version}: what a C/C++ build includes
     cudnn_leftovers: List[Dict[str, Any]] = field(default_factory=list)  # {kind, path, version, ...}: remains of copies
     machine_state: Dict[str, Any] = field(default_factory=dict)  # catalogue observations (probes/machine_state.py)
+    windows: Optional[Any] = None  # model_windows.WindowsFacts when the machine is Windows
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
     probe_errors: List[ProbeError] = field(default_factory=list)
     blocked: List[BlockedPath] = field(default_factory=list)  # what could not be checked (report incomplete)

@@ -60,3 +60,83 @@ def real_wheel(name: str, version: str) -> Optional[Path]:
     os.replace(tmp, target)
     (target / ".complete").write_text("ok")
     return target
+
+
+# --- Windows (win_amd64) wheels: NVIDIA's real DLLs with version resources and import tables ---------------
+
+WIN_CUDNN9 = ("nvidia-cudnn-cu12", "9.1.0.70")
+WIN_CUDNN8 = ("nvidia-cudnn-cu11", "8.9.5.29")
+WIN_CUDART12 = ("nvidia-cuda-runtime-cu12", "12.4.127")
+WIN_CUDART11 = ("nvidia-cuda-runtime-cu11", "11.8.89")
+_SLIM_OVER = 16 << 20  # bigger DLLs keep only what pefile reads: headers, import and resource sections
+
+
+def win_wheel_file(name: str, version: str) -> Optional[Path]:
+    """The cached win_amd64 .whl, downloaded on first use; None when offline or disabled."""
+    wheels = CACHE / "wheels"
+    pattern = "%s-%s-*win_amd64.whl" % (name.replace("-", "_"), version)
+    found = sorted(wheels.glob(pattern))
+    if found or os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
+        return found[0] if found else None
+    wheels.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                    "--platform", "win_amd64", "--python-version", "3.11", "%s==%s" % (name, version),
+                    "-d", str(wheels)], capture_output=True, text=True)
+    found = sorted(wheels.glob(pattern))
+    return found[0] if found else None
+
+
+def win_files(name: str, version: str) -> Optional[Path]:
+    """The wheel's bin/ DLLs and include/cudnn_version.h, cached; DLLs over 16 MB kept as sparse files that
+    hold only the PE headers and the import/resource sections (all the probes read). None when unavailable."""
+    target = CACHE / "win" / ("%s-%s" % (name, version))
+    if (target / ".complete").exists():
+        return target
+    whl = win_wheel_file(name, version)
+    if whl is None:
+        return None
+    import shutil
+
+    tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
+    shutil.rmtree(tmp, ignore_errors=True)
+    with zipfile.ZipFile(whl) as zf:
+        for info in zf.infolist():
+            base = info.filename.rsplit("/", 1)[-1]
+            if not (base.lower().endswith(".dll") or base == "cudnn_version.h"):
+                continue
+            dest = tmp / ("bin" if base.lower().endswith(".dll") else "include") / base
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, open(dest, "wb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+            if info.file_size > _SLIM_OVER:
+                _slim_pe(dest)
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(tmp, target)
+    (target / ".complete").write_text("ok")
+    whl.unlink()  # keep only what the tests read: the cuDNN wheels are 0.7 GB each
+    return target
+
+
+def _slim_pe(path: Path) -> None:
+    """Rewrite a DLL as a sparse file of the same size keeping headers and the import/resource sections."""
+    import pefile
+
+    pe = pefile.PE(str(path), fast_load=True)
+    keep = [(0, pe.OPTIONAL_HEADER.SizeOfHeaders)]
+    for index in (pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_IMPORT"],
+                  pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_DELAY_IMPORT"],
+                  pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_RESOURCE"]):
+        rva = pe.OPTIONAL_HEADER.DATA_DIRECTORY[index].VirtualAddress
+        section = pe.get_section_by_rva(rva) if rva else None
+        if section is not None:
+            keep.append((section.PointerToRawData, section.SizeOfRawData))
+    size = path.stat().st_size
+    pe.close()
+    slim = path.with_name(path.name + ".slim")
+    with open(path, "rb") as src, open(slim, "wb") as out:
+        for start, length in keep:
+            src.seek(start)
+            out.seek(start)
+            out.write(src.read(length))
+        out.truncate(size)
+    os.replace(slim, path)

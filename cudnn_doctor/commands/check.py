@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Mapping, Optional, Sequence
 
 import typer
 
@@ -88,12 +88,18 @@ def register(app: typer.Typer) -> None:
             "  cudnn-doctor check -v --require 'cudnn>=9' --require 'driver>=535'\n\n"
             "  cudnn-doctor check --for dl4j==1.0.0-beta6\n\n"
             "  cudnn-doctor check --root /mnt/image --skip 'CD1*' --skip 'CD2*' --skip 'CD8*' --json\n\n"
+            "  cudnn-doctor check --root /mnt/c --env 'PATH=C:\\Program Files\\NVIDIA\\CUDNN\\v9.1\\bin' --json\n\n"
             "What each --require key compares:\n\n" + _require_help()
         ),
     )
     def check(
         root: str = typer.Option("/", "--root", metavar="DIR",
-                                 help="Inspect the filesystem under DIR as if it were / (an image, chroot, disk)."),
+                                 help="Inspect the filesystem under DIR as if it were / (an image, chroot, disk); "
+                                      "a DIR holding Windows/System32 is read as drive C: of a Windows machine."),
+        env: List[str] = typer.Option([], "--env", metavar="NAME=VALUE",
+                                      help="An environment variable of the inspected machine (repeatable); given "
+                                           "once, they replace this process's environment: PATH, CUDA_PATH, "
+                                           "LD_LIBRARY_PATH, CUDA_HOME, ..."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1) and nothing else."),
         fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github",
                                           help="Output format; github prints ::error/::warning annotations."),
@@ -129,7 +135,7 @@ def register(app: typer.Typer) -> None:
             error_exit("--root %s is not a folder" % root)
         _validate_policy(require, target)
         _validate_skip(skip)
-        report = diagnose.diagnose(root, requires=require, target=target, skip=skip, smoke=smoke,
+        report = diagnose.diagnose(root, parse_env(env), requires=require, target=target, skip=skip, smoke=smoke,
                                    timeout=timeout)
         code = exit_code_for(report, strict)
         if junit_xml is not None:
@@ -155,3 +161,15 @@ def register(app: typer.Typer) -> None:
             render_human(report, console(color=color), verbose=verbose, quiet=quiet)
         raise typer.Exit(code)
 
+
+def parse_env(pairs: Sequence[str]) -> Optional[Mapping[str, str]]:
+    """--env NAME=VALUE pairs as the inspected machine's environment; None (this process's) when none given."""
+    if not pairs:
+        return None
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            error_exit("--env %r: expected NAME=VALUE, e.g. --env 'PATH=C:\\CUDA\\bin'" % pair)
+        out[name.strip()] = value
+    return out

@@ -130,7 +130,7 @@ def op_nvml(task):
                 ("mig", pynvml.nvmlDeviceGetMigMode),
                 ("compute_mode", pynvml.nvmlDeviceGetComputeMode),
                 ("processes", pynvml.nvmlDeviceGetComputeRunningProcesses),
-            ):
+            ) + ((("driver_model", pynvml.nvmlDeviceGetCurrentDriverModel),) if sys.platform == "win32" else ()):
                 value, err = _nvml_field(fn, handle)
                 if err:
                     gpu["errors"][key] = err

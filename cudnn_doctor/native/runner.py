@@ -83,6 +83,10 @@ def run_native(
     """
     task_timeout = task_timeout or max(1.0, timeout / 2)
     base_env = dict(os.environ if env is None else env)
+    if sys.platform == "win32":  # selectors cannot wait on pipes there, and there are no process groups
+        from .portable import run_native_portable
+
+        return run_native_portable(groups, timeout, task_timeout, [_child_env(base_env, g) for g in groups], script)
     results: List[List[Optional[dict]]] = [[None] * len(g) for g in groups]
     deadline = time.monotonic() + timeout
     sel = selectors.DefaultSelector()

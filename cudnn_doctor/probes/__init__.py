@@ -71,7 +71,13 @@ def collect(host: Host, timeout: Optional[float] = None) -> Facts:
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
     from .executor import Deadline, record_not_regular, run_bounded
 
+    from .windows import collect_windows, is_windows
+
     deadline = Deadline(timeout)
+    if is_windows(host):  # a Windows machine, live or a drive under --root: its own probes
+        ctx = Context(host, Facts(), LoaderView.empty(host))
+        run_bounded(ctx.facts, "windows", lambda: _guard(ctx.facts, "windows", lambda: collect_windows(ctx)), deadline)
+        return ctx.facts
     session = host.native_session()
     session.start()  # first: the child's start overlaps with every file-system probe below
     facts = Facts()

@@ -120,6 +120,10 @@ def _sections(facts: Facts, verbose: int) -> List[Tuple[str, str, List[str]]]:
         if verbose:
             loader_lines += ["  also: %s (%s)" % (s["path"], s["via"]) for s in res.shadowed]
             loader_lines += ["  %s" % p for p in res.problems]
+    if facts.windows is not None:
+        from .windows import loader_lines as windows_loader_lines
+
+        loader_lines = windows_loader_lines(facts, verbose)
     if verbose and facts.loader.ld_library_path:
         loader_lines.append("LD_LIBRARY_PATH=%s" % ":".join(facts.loader.ld_library_path))
 
@@ -171,6 +175,8 @@ def render_human(report: Report, console: Console, verbose: int = 0, quiet: int 
         by_section.setdefault(SECTION_OF_ID.get(f.id) or SECTION_OF_LAYER.get(f.id[2:3], "doctor"), []).append(f)
     if not quiet:
         root = "" if facts.host.root == "/" else " · root %s" % facts.host.root
+        if facts.windows is not None:
+            root += " read as drive C: of a Windows machine" if root else " · Windows"
         console.print(Text("cudnn-doctor %s%s" % (__version__, root), style="dim"))
         for key, title, lines in _sections(facts, verbose):
             _head(console, _section_state(by_section.get(key, [])), title)

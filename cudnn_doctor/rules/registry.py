@@ -2,4 +2,5 @@
 from . import (  # noqa: F401
     blocked, driver, gpu, toolkit, cudnn_files, cudnn_runtime, loader, frameworks, java, containers, policy,
     environment, shadowing, leftovers, catalogue,
+    windows,  # last: it gates the Linux-only rules above on Windows machines
 )

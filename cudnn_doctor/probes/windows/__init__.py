@@ -1,0 +1,20 @@
+"""Windows probes: the same facts as on Linux, read the way Windows finds DLLs (drive C: under --root, or live)."""
+from __future__ import annotations
+
+from .drive import WindowsDrive, is_windows
+
+__all__ = ["WindowsDrive", "is_windows", "collect_windows"]
+
+
+def collect_windows(ctx) -> None:
+    """Fill ctx.facts for a Windows machine; each step guarded like the Linux probes."""
+    from .. import _guard
+    from .state import State
+    from . import copies, loads, machine
+
+    state = State(ctx)
+    for name, fn in (("host", machine.host), ("driver", machine.driver), ("python", copies.python),
+                     ("toolkits", machine.toolkits), ("cudnn", copies.cudnn)):
+        _guard(ctx.facts, name, lambda fn=fn: fn(state))
+    _guard(ctx.facts, "native", ctx.run_native)
+    _guard(ctx.facts, "loader", lambda: loads.predict(state))
