@@ -65,6 +65,9 @@ class Fix:
     def __radd__(self, before: str) -> "Fix":
         return dataclasses.replace(self, text=before + self.text)
 
+    def __contains__(self, words: str) -> bool:
+        return words in self.text
+
 
 def _runs_as_root(command: str) -> bool:
     return any(word in ("sudo", "su", "pkexec") for word in command.replace("|", " ").replace("&&", " ").split())

@@ -129,7 +129,7 @@ def test_healthy_machine_has_no_cd106_cd107():
 
 def test_pip_fix_pins_the_requested_major():
     fix = cudnn_install_fix(load_compat(), "12.4", 8, origin="pip")
-    assert fix == 'pip install "nvidia-cudnn-cu12==8.*"'
+    assert fix.commands == ['pip install "nvidia-cudnn-cu12==8.*"'] and fix.text == fix.commands[0]
     fix = cudnn_install_fix(load_compat(), "12.4", 9)
     assert '"nvidia-cudnn-cu12==9.*"' in fix
 

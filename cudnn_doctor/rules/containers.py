@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import List
 
 from ..model import Facts, Finding
+from ..remedies import run
 from . import rule
 from .common import ERROR, INFO, WARNING, compat_of, driver_cuda, finding, primary_toolkit
 
@@ -63,6 +64,9 @@ def container(facts: Facts, ctx) -> List[Finding]:
         catalogue=["H1", "H3"])]
 
 
+_PURGE_LINUX_DRIVER = "sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"
+
+
 @rule("CD802", "wsl-linux-driver-installed", "A Linux NVIDIA driver is installed inside WSL")
 def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
     if not facts.host.wsl:
@@ -78,8 +82,9 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
             detail="WSL2 must use the Windows driver in /usr/lib/wsl/lib. The Linux copy loses today only because of "
                    "search order; an LD_LIBRARY_PATH entry or an ldconfig change makes CUDA load it and find no "
                    "device.",
-            fix="sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*' (keep only %s from NVIDIA's "
-                "wsl-ubuntu repository), then from Windows: wsl --shutdown" % _wsl_toolkit(facts, ctx),
+            fix=run(_PURGE_LINUX_DRIVER, text="%s (keep only %s from NVIDIA's wsl-ubuntu repository), then from "
+                    "Windows: wsl --shutdown" % (_PURGE_LINUX_DRIVER, _wsl_toolkit(facts, ctx)),
+                    manual="then from Windows: wsl --shutdown"),
             evidence={"libcuda": lib, "native_copies": native}, catalogue=["H4"])]
     if not lib:
         return []
@@ -87,9 +92,10 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
         "CD802", ERROR, "libcuda.so.1 resolves to %s, not the WSL driver in /usr/lib/wsl/lib" % lib,
         detail="WSL2 uses the Windows driver through /dev/dxg and /usr/lib/wsl/lib; a Linux driver installed in the "
                "distro (often by the `cuda` meta-package or the runfile) shadows it and CUDA finds no device.",
-        fix="sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*' && sudo apt install %s "
-            "(the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; then from Windows: "
-            "wsl --shutdown" % _wsl_toolkit(facts, ctx),
+        fix=run(_PURGE_LINUX_DRIVER, "sudo apt install %s" % _wsl_toolkit(facts, ctx),
+                text="%s && sudo apt install %s (the toolkit only, from NVIDIA's wsl-ubuntu repository); update the "
+                "Windows driver; then from Windows: wsl --shutdown" % (_PURGE_LINUX_DRIVER, _wsl_toolkit(facts, ctx)),
+                manual="update the Windows driver; then from Windows: wsl --shutdown"),
         evidence={"libcuda": lib}, catalogue=["H4"])]
 
 

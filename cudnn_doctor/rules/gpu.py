@@ -5,6 +5,7 @@ from typing import List, Optional
 
 from ..compat import Compat, major_of, mm, release3
 from ..model import Facts, Finding
+from ..remedies import advice, or_else, run, say, then
 from . import rule
 from .common import (ERROR, INFO, WARNING, best_torch_variant, cc_below, compat_of, driver_cuda, driver_upgrade_fix,
                      finding, framework_kind, gpu_label, gpus_with_cc, jax_choice, toolkit_install_fix, torch_install,
@@ -55,8 +56,8 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                     continue
                 better = best_torch_variant(facts, compat, fw.version)
                 fix = (torch_install(better["torch"] if better else fw.version, better["cuda"]) if better else
-                       "Build PyTorch from source with TORCH_CUDA_ARCH_LIST=%s, or use a GPU of compute capability "
-                       "%s-%s." % (gpu.compute_capability, row["arch"][0], row["arch"][-1]))
+                       advice("Build PyTorch from source with TORCH_CUDA_ARCH_LIST=%s, or use a GPU of compute "
+                              "capability %s-%s." % (gpu.compute_capability, row["arch"][0], row["arch"][-1])))
                 out.append(finding(
                     "CD201", ERROR, "torch %s has no kernels for %s" % (fw.version, gpu_label(gpu)),
                     detail="The wheel carries code for compute capabilities %s%s only; every CUDA kernel fails with "
@@ -75,15 +76,14 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                     other, why = jax_choice(facts, compat)
                     if other is not None and other["extra"] != row["extra"] and not any(
                             "compute capability" in w for w in why):
-                        fix = 'pip install -U "jax[%s]"   (JAX\'s %s wheels support SM %s+)' % (
-                            other["extra"], other["extra"], other["min_cc"])
+                        fix = or_else(run('pip install -U "jax[%s]"' % other["extra"]), "JAX's %s wheels support "
+                                      "SM %s+" % (other["extra"], other["min_cc"]), "%s   (%s)")
                         if why:
-                            fix = "%s; then %s" % (driver_upgrade_fix("the R%s branch or later" %
-                                                                      other["driver_linux"]), fix)
+                            fix = then(driver_upgrade_fix("the R%s branch or later" % other["driver_linux"]), fix)
                     else:
-                        fix = ("No JAX CUDA build in compat supports compute capability %s: run JAX on CPU "
-                               "(pip install -U jax) or on a GPU of compute capability %s or newer" % (
-                                   gpu.compute_capability, row["min_cc"]))
+                        fix = advice("No JAX CUDA build in compat supports compute capability %s: run JAX on CPU "
+                                     "(pip install -U jax) or on a GPU of compute capability %s or newer" % (
+                                         gpu.compute_capability, row["min_cc"]))
                     out.append(finding(
                         "CD201", ERROR, "%s needs compute capability %s or newer; %s" % (
                             fw.name, row["min_cc"], gpu_label(gpu)),
@@ -157,8 +157,8 @@ def toolkit_too_new(facts: Facts, ctx) -> List[Finding]:
                 "CD203", ERROR, "CUDA %s at %s no longer supports %s" % (tk.version, tk.path, gpu_label(gpu)),
                 detail="CUDA %s.x compiles for and ships libraries for compute capability %s and newer only "
                        "[%s]." % (tk.version.split(".")[0], floor.low, floor.source),
-                fix=("Install CUDA %s (the last release for %s GPUs), e.g. `%s`, and point /usr/local/cuda at it."
-                     % (last, arch.name, toolkit_install_fix(facts, compat, last))) if last else
+                fix=say("Install CUDA %s (the last release for %s GPUs), e.g. `%s`, and point /usr/local/cuda at "
+                        "it.", last, arch.name, toolkit_install_fix(facts, compat, last)) if last else
                     "Install an older CUDA toolkit that still supports compute capability %s." % gpu.compute_capability,
                 evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability, "min_cc": floor.low},
                 catalogue=["B2"]))
@@ -181,8 +181,8 @@ def toolkit_too_old(facts: Facts, ctx) -> List[Finding]:
                     detail="nvcc from this toolkit cannot generate code for the GPU and its libraries carry no kernels "
                            "for it; programs built with it fail with 'no kernel image is available' unless they "
                            "ship PTX [%s]." % compat.table("gpu_arch", "architectures").get("source"),
-                    fix="Install CUDA %s or newer (e.g. `%s`)." % (
-                        first, toolkit_install_fix(facts, compat, _newer_of(first, driver_cuda(facts, compat)))),
+                    fix=say("Install CUDA %s or newer (e.g. `%s`).", first,
+                            toolkit_install_fix(facts, compat, _newer_of(first, driver_cuda(facts, compat)))),
                     evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability},
                     catalogue=["B1"]))
     return out
@@ -227,7 +227,7 @@ def mig(facts: Facts, ctx) -> List[Finding]:
                 "CD206", INFO, "GPU %d is split into %d MIG instances; CUDA uses one per process" % (
                     gpu.index, len(gpu.mig_devices)),
                 detail="Select the instance a process gets with its MIG UUID.",
-                fix="export CUDA_VISIBLE_DEVICES=%s" % gpu.mig_devices[0],
+                fix=run("export CUDA_VISIBLE_DEVICES=%s" % gpu.mig_devices[0]),
                 evidence={"gpu": gpu.index, "mig_devices": gpu.mig_devices, "CUDA_VISIBLE_DEVICES": cvd},
                 catalogue=["B4"]))
     return out

@@ -6,6 +6,7 @@ import re
 from typing import List
 
 from ..model import Facts, Finding
+from ..remedies import or_else, run, say, unregister_fix
 from . import rule
 from .common import (ERROR, INFO, WARNING, cudnn_dir_fix, finding, is_pip_dir, ld_library_path_without,
                      prepend_ld_path, q, qs, visible_gpus)
@@ -43,7 +44,8 @@ def off_path(facts: Facts, ctx) -> List[Finding]:
                 "CD601", INFO, "%s exists only inside Python/conda environments (%s)" % (name, c.directory),
                 detail="Frameworks find their wheel's cuDNN through their own RUNPATH; programs outside them "
                        "(C/C++ builds, Paddle, ONNX Runtime without torch) do not.",
-                fix="If such a program needs it: %s" % prepend_ld_path(c.directory), evidence={"soname": name, "found_in": [x.directory for x in copies]},
+                fix=say("If such a program needs it: %s", run(prepend_ld_path(c.directory))),
+                evidence={"soname": name, "found_in": [x.directory for x in copies]},
                 catalogue=["F1"]))
     return out
 
@@ -79,11 +81,11 @@ def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
     if not _cudnn8_in_use(facts) or res is None or res.path or real is None or not real.path:
         return []
     if facts.host.wsl:
-        fix = "export LD_LIBRARY_PATH=/usr/lib/wsl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        fix = run(prepend_ld_path("/usr/lib/wsl/lib"))
     else:
-        fix = ("mkdir -p ~/.local/lib/cuda-link && ln -sf %s ~/.local/lib/cuda-link/libcuda.so && export "
-               "LD_LIBRARY_PATH=~/.local/lib/cuda-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}   (or install the "
-               "driver's development package, which ships the libcuda.so link)" % q(real.path))
+        fix = or_else(run("mkdir -p ~/.local/lib/cuda-link", "ln -sf %s ~/.local/lib/cuda-link/libcuda.so" % q(real.path),
+                          "export LD_LIBRARY_PATH=~/.local/lib/cuda-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"),
+                      "install the driver's development package, which ships the libcuda.so link")
     return [finding(
         "CD603", WARNING, "cuDNN 8 is installed but only libcuda.so.1, not libcuda.so, is on the search path",
         detail="cuDNN 8 dlopens the unversioned 'libcuda.so'; without it convolutions fail with 'Error: libcuda.so: "
@@ -106,7 +108,7 @@ def wrong_class(facts: Facts, ctx) -> List[Finding]:
                 detail="The loader skips it, but programs that load it by path fail with 'wrong ELF class: "
                        "ELFCLASS32', and it is a sign that a 32-bit or foreign folder is on the path.",
                 fix=ld_library_path_without(facts, [folder]) if from_ld else
-                    "remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % folder,
+                    unregister_fix(folder),
                 evidence={"soname": name, "candidate": m.group("path"), "via": m.group("via")}, catalogue=["F4"]))
     return out
 
@@ -122,7 +124,7 @@ def visibility(facts: Facts, ctx) -> List[Finding]:
             "CD605", ERROR, "CUDA_VISIBLE_DEVICES=%r hides every GPU" % vis.cuda_visible_devices,
             detail="CUDA reports 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE) although nvidia-smi "
                    "shows %d GPU(s). %s" % (len(facts.gpus), "; ".join(vis.problems)),
-            fix="unset CUDA_VISIBLE_DEVICES   (or export CUDA_VISIBLE_DEVICES=0)",
+            fix=or_else(run("unset CUDA_VISIBLE_DEVICES"), "export CUDA_VISIBLE_DEVICES=0"),
             evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "gpus": len(facts.gpus),
                       "problems": vis.problems}, catalogue=["F5"])]
     if vis.problems:
@@ -131,7 +133,7 @@ def visibility(facts: Facts, ctx) -> List[Finding]:
                 vis.cuda_visible_devices, "; ".join(vis.problems)),
             detail="CUDA stops reading the list at the first bad entry, so fewer GPUs are visible than intended.",
             # Keep the user's order: CUDA numbers devices in the order the variable lists them.
-            fix="export CUDA_VISIBLE_DEVICES=%s" % ",".join(str(i) for i in _visible_order(facts)),
+            fix=run("export CUDA_VISIBLE_DEVICES=%s" % ",".join(str(i) for i in _visible_order(facts))),
             evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "visible": [g.index for g in visible]},
             catalogue=["F5"])]
     return []
@@ -153,7 +155,7 @@ def preload(facts: Facts, ctx) -> List[Finding]:
     return [finding(
         "CD606", WARNING, "LD_PRELOAD forces %s into every process" % ", ".join(hits),
         detail="A preloaded library wins over every search path, so frameworks get it instead of their own copy.",
-        fix=("export LD_PRELOAD=%s" % q(" ".join(keep))) if keep else "unset LD_PRELOAD",
+        fix=run(("export LD_PRELOAD=%s" % q(" ".join(keep))) if keep else "unset LD_PRELOAD"),
         evidence={"LD_PRELOAD": facts.loader.ld_preload}, catalogue=["E2"])]
 
 
@@ -165,7 +167,7 @@ def cache(facts: Facts, ctx) -> List[Finding]:
         "CD607", WARNING, "The loader cache could not be read: %s" % facts.loader.cache_error,
         detail="Which library a program gets was worked out without the cache, so it may differ from what "
                "ld.so does; a missing or stale cache also hides newly installed libraries.",
-        fix="sudo ldconfig", evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
+        fix=run("sudo ldconfig"), evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
 
 
 @rule("CD608", "ld-cache-stale", "ld.so.cache is older than the CUDA/cuDNN libraries in its folders")
@@ -178,4 +180,4 @@ def stale_cache(facts: Facts, ctx) -> List[Finding]:
             len(stale), "y" if len(stale) == 1 else "ies", stale[0]),
         detail="The loader looks names up in /etc/ld.so.cache, not in the folders themselves: a library installed "
                "without re-running ldconfig 'cannot open shared object file' although it is in a listed folder.",
-        fix="sudo ldconfig", evidence={"not_in_cache": stale[:20]}, catalogue=["F1"])]
+        fix=run("sudo ldconfig"), evidence={"not_in_cache": stale[:20]}, catalogue=["F1"])]

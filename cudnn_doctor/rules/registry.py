@@ -1,4 +1,5 @@
 """Imports every rule module so its rules register themselves, in layer order (CD1xx ... CD9xx)."""
 from . import (  # noqa: F401
-    driver, gpu, toolkit, cudnn_files, cudnn_runtime, loader, frameworks, java, containers, policy, environment,
+    driver, gpu, toolkit, cudnn_files, cudnn_runtime, loader, frameworks, java, containers, require, target, conda,
+    environment,
 )

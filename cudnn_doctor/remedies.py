@@ -1,0 +1,326 @@
+"""Remedies: the commands and advice that repair a finding, built as Fix values for the rules to hand on.
+
+Rules say what is wrong and which remedy applies; everything that writes shell (quoting, loader registration,
+package names per channel) lives here, so every fix can be checked for being runnable as printed."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shlex
+from typing import Any, Iterable, List, Optional, Sequence, Union
+
+from .compat import Compat, cuda_label, major_of, mm, mm_text, ver
+from .model import CudnnCopy, Facts, Fix
+from .queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, driver_cuda,
+                      gpu_label, gpus_with_cc, jax_choice, lowest_cc, machine_cuda, platform_of)
+
+
+def run(*commands: str, text: str = "", manual: str = "", writes: Sequence[str] = (), shell: str = "sh") -> Fix:
+    """A fix that is exactly these commands, run in order (the line shows them joined with &&)."""
+    return Fix(text=text, commands=list(commands), manual=manual, writes=list(writes), shell=shell)
+
+
+def advice(text: str) -> Fix:
+    """A fix no command can make (a choice, a download, hardware): said in words."""
+    return Fix(text=text, manual=text)
+
+
+Part = Union[Fix, str, int, float, None]
+
+
+def say(template: str, *parts: Part) -> Fix:
+    """`template` filled with `parts`; the commands of the Fix parts run one after another, in their order."""
+    fixes: List[Fix] = [p for p in parts if isinstance(p, Fix)]
+    text = template % tuple(p.text if isinstance(p, Fix) else p for p in parts) if parts else template
+    if not fixes:
+        return advice(text)
+    return Fix(text=text, commands=[c for f in fixes for c in f.commands], root=any(f.root for f in fixes),
+               shell=next((f.shell for f in fixes if f.shell), ""), doctor=next((f.doctor for f in fixes
+                                                                                 if f.doctor), ""),
+               manual="; then ".join(f.manual for f in fixes if f.manual),
+               writes=[w for f in fixes for w in f.writes])
+
+
+def or_else(main: Fix, alternative: Part, template: str = "%s   (or %s)") -> Fix:
+    """`main`, with another way to the same end said after it (the alternative's commands are not run)."""
+    other = alternative.text if isinstance(alternative, Fix) else str(alternative)
+    manual = "; ".join(filter(None, (main.manual, other)))
+    return Fix(text=template % (main.text, other), commands=list(main.commands), root=main.root, shell=main.shell,
+               doctor=main.doctor, manual=manual, writes=list(main.writes))
+
+
+def then(*steps: Fix, joint: str = "; then ") -> Fix:
+    """The steps one after the other."""
+    return say(joint.replace("%", "%%").join(["%s"] * len(steps)), *steps)
+
+
+def capitalized(fix: Fix) -> Fix:
+    """The same fix, its line starting with a capital letter (it opens the report's Fix: line)."""
+    return dataclasses.replace(fix, text=fix.text[:1].upper() + fix.text[1:])
+
+
+def driver_upgrade_fix(floor_text: str) -> Fix:
+    installer = "NVIDIA's installer from https://www.nvidia.com/Download/index.aspx"
+    return Fix(text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers install`, or %s), "
+                    "then reboot (`sudo reboot`)" % (floor_text, installer),
+               commands=["sudo ubuntu-drivers install", "sudo reboot"], manual=installer + ", then reboot")
+
+
+def arch_driver_limit(facts: Facts, compat: Compat, branch: Optional[str]) -> str:
+    """A sentence when a GPU's architecture has no driver at `branch` or later (so upgrading cannot help)."""
+    if not branch or ver(branch) is None:
+        return ""
+    for gpu in gpus_with_cc(facts):
+        arch = compat.arch_for_cc(gpu.compute_capability)
+        if arch and arch.last_driver_branch and ver(arch.last_driver_branch) < ver(branch):
+            return (" Note: %s is a %s GPU, whose last driver branch is R%s, so no driver that new exists for it "
+                    "[%s]." % (gpu_label(gpu), arch.name, arch.last_driver_branch, arch.source))
+    return ""
+
+
+def q(path: Any) -> str:
+    """A path (or any word) quoted for a POSIX shell, so fixes survive spaces and metacharacters."""
+    return shlex.quote(str(path))
+
+
+def qs(paths: Iterable[Any]) -> str:
+    """Several paths, each quoted, separated by spaces."""
+    return " ".join(q(p) for p in paths)
+
+
+def export_path_line(entries: Sequence[str]) -> str:
+    """`export LD_LIBRARY_PATH=...` with the value quoted (or `unset` when nothing is left)."""
+    if not entries:
+        return "unset LD_LIBRARY_PATH"
+    return "export LD_LIBRARY_PATH=%s" % q(":".join(entries))
+
+
+def prepend_ld_path(directory: str) -> str:
+    """The export line that puts `directory` first on LD_LIBRARY_PATH, keeping what is there."""
+    return "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % q(directory)
+
+
+def ld_conf_name(directory: str) -> str:
+    """A /etc/ld.so.conf.d file name of this folder's own, so registering it never overwrites another file."""
+    slug = re.sub(r"[^A-Za-z0-9_.]+", "-", directory).strip("-.") or "root"
+    return "/etc/ld.so.conf.d/cudnn-doctor-%s.conf" % slug
+
+
+def in_folder(directory: str, *commands: str) -> Fix:
+    """Commands run inside a library folder, then the loader cache rebuilt (links and files changed there)."""
+    return run("cd %s" % q(directory), *commands, "sudo ldconfig")
+
+
+def relink_fix(directory: str, links: Sequence[Sequence[str]]) -> Fix:
+    """Point each (target, link name) soname link in `directory` at its file again."""
+    return in_folder(directory, *("sudo ln -sf %s %s" % (q(target), q(name)) for target, name in links))
+
+
+def remove_files_fix(directory: str, names: Sequence[str]) -> Fix:
+    return in_folder(directory, "sudo rm %s" % qs(names))
+
+
+def readable_fix(files: Iterable[str], folders: Iterable[str], unknown: Iterable[str]) -> Fix:
+    """Let other users read `files` and enter `folders`; for `unknown`, show the modes along the way first."""
+    commands = []
+    if files:
+        commands.append("sudo chmod a+r %s" % qs(sorted(files)))
+    if folders:
+        commands.append("sudo chmod o+x %s" % qs(sorted(folders)))
+    text = " && ".join(commands)
+    if unknown:
+        look = "namei -l %s" % qs(sorted(unknown))
+        commands.append(look)
+        text = " && ".join(filter(None, (text, look + "   (then `sudo chmod o+x` the folder shown without x for "
+                                                       "others)")))
+    return run(*commands, text=text)
+
+
+def ld_conf_fix(directory: str) -> Fix:
+    """Register a folder with the loader in a file named after it, then rebuild the cache."""
+    conf = ld_conf_name(directory)
+    return run("echo %s | sudo tee %s > /dev/null" % (q(directory), q(conf)), "sudo ldconfig", writes=[conf])
+
+
+def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
+    """The exact `export` line that drops `entries` from LD_LIBRARY_PATH (or `unset` when nothing is left)."""
+    drop = {os.path.normpath(e) for e in entries}
+    keep = [d for d in facts.loader.ld_library_path if os.path.normpath(d) not in drop]
+    return run(export_path_line(keep))
+
+
+def unregister_fix(directory: str) -> Fix:
+    """Take a folder out of the loader's configuration (which file lists it is for the user to see)."""
+    return advice("remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % directory)
+
+
+def cudnn_dir_fix(directory: str) -> Fix:
+    return or_else(ld_conf_fix(directory), "for one shell: %s" % prepend_ld_path(directory),
+                   "%s   (or, %s)")
+
+
+def torch_variant_tag(cuda: str) -> str:
+    """'13.0' -> 'cu130' (PyTorch wheel index names)."""
+    pair = mm(cuda)
+    return "cu%d%d" % pair if pair else "cu?"
+
+
+def torch_install(version: Optional[str], cuda: str) -> Fix:
+    pin = "torch==%s" % version.split("+")[0] if version else "torch"
+    return run("pip install --force-reinstall %s --index-url https://download.pytorch.org/whl/%s" % (
+        pin, torch_variant_tag(cuda)))
+
+
+def cudnn_wheel_for(compat: Compat, *cudas: Any) -> Optional[str]:
+    """The nvidia-cudnn-cuN wheel for the first of `cudas` (most specific first) that NVIDIA builds wheels for."""
+    for cuda in cudas:
+        if cuda in (None, ""):
+            continue
+        name = compat.cudnn_wheel(major_of(cuda_label(cuda)))
+        if name:
+            return name
+    return None
+
+
+def copy_wheel(compat: Compat, copy: CudnnCopy, *fallback_cudas: Any) -> Optional[str]:
+    """The pip project a cuDNN copy came from, else the wheel for the CUDA it (or the machine) was built for."""
+    pkg = (copy.package or "").split()
+    if pkg and pkg[0].startswith("nvidia-cudnn"):
+        return pkg[0]
+    return cudnn_wheel_for(compat, copy.cuda_version, *fallback_cudas)
+
+
+def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = None, version: Optional[str] = None,
+                      origin: str = "system", platform: str = "linux", machine: Optional[str] = "x86_64",
+                      min_cc: Optional[str] = None) -> Fix:
+    """The command that installs a cuDNN for a CUDA release (or major), in the channel the user already uses.
+    Without `cudnn_major`, the newest cuDNN major compat has a build of for that CUDA. A `version` NVIDIA never
+    built for this CUDA is replaced by the newest release that has a build (of its major when one exists); with
+    `min_cc`, only releases that still support that GPU are named."""
+    cuda_text = mm_text(cuda) or (cuda_label(cuda) if cuda not in (None, "") else None)
+    cm = major_of(cuda_text) if cuda_text else None
+    if cm is None:
+        return advice("install the NVIDIA driver first (cuDNN is built per CUDA release), then the cuDNN build for "
+                      "the CUDA the driver runs (`cudnn-doctor matrix --driver <driver version>` lists them)")
+    family = compat.has_minor_compat(cm)
+    key = cuda_text if not family else str(cm)
+    if version and (cudnn_build_exists(compat, version, key) is False
+                    or not cudnn_runs_on_cc(compat, version, key, min_cc, strict=False)):
+        # No such build (cuDNN 7.6.5 for CUDA 11.8, 9.1.0 for CUDA 13) or none for this GPU: name one that exists.
+        if cudnn_major is None:
+            cudnn_major = major_of(version)
+        version = None
+        if cudnn_release_for(compat, key, cudnn_major, min_cc) is None:
+            cudnn_major = None
+    if cudnn_major is not None and version is None and cudnn_release_for(compat, key, cudnn_major, min_cc) is None \
+            and min_cc and cudnn_release_for(compat, key, None, min_cc) is not None:
+        cudnn_major = None  # this major has no build for the GPU: offer the one that does
+    if cudnn_major is None:
+        cudnn_major = major_of(version or cudnn_release_for(compat, key, None, min_cc))
+        if cudnn_major is None:
+            if min_cc and compat.newest_cudnn_build(key):
+                return advice("compat knows no cuDNN build for CUDA %s that supports compute capability %s: install "
+                              "a CUDA release that still supports this GPU (`cudnn-doctor matrix --cuda <release>` "
+                              "lists the builds of each)" % (cuda_text, min_cc))
+            return advice("compat knows no cuDNN build for CUDA %s: install a CUDA release that cuDNN supports "
+                          "(`cudnn-doctor matrix --cuda <release>` lists the builds of each)" % cuda_text)
+    release = version or cudnn_release_for(compat, key, cudnn_major, min_cc)
+    archive = compat.cudnn_archive_name(release, cuda_text if not family else str(cm), platform,
+                                        machine or "x86_64") if release else None
+    archive_text = archive or "the cuDNN %s build for CUDA %s" % (release or cudnn_major, cuda_text)
+    wheel = compat.cudnn_wheel(cm)
+    # Always pin: an unpinned nvidia-cudnn-cuNN installs the newest major, whatever major was asked for. Where the
+    # newest release of the major no longer runs on the GPU, pin the release chosen for it.
+    if version:
+        pin = "==%s.*" % version
+    elif min_cc and release and release != compat.newest_cudnn_build(key, cudnn_major):
+        pin = "==%s.*" % release
+    else:
+        pin = "==%d.*" % cudnn_major
+    if not family:
+        # One runtime per CUDA minor: NVIDIA's per-minor debs or archives only (and no pip wheels).
+        deb_version = (version or release or str(cudnn_major)) + ".*"
+        deb = "libcudnn%d=%s-1+cuda%s" % (cudnn_major, deb_version, cuda_text)
+        manual = "download %s from NVIDIA's cuDNN archive and copy it with `sudo cp -P` into /usr/local/cuda-%s" % (
+            archive_text, cuda_text)
+        apt = "sudo apt install %s %s" % (deb, deb.replace("libcudnn%d=" % cudnn_major, "libcudnn%d-dev=" % cudnn_major))
+        return run(apt, text="%s, or `%s`" % (manual, apt), manual=manual)
+    if origin == "pip" and wheel:
+        return run('pip install "%s%s"' % (wheel, pin))
+    if origin == "conda":
+        return run('conda install -c conda-forge "cudnn%s"' % (("=" + version) if version else "=%d" % cudnn_major))
+    if platform == "windows":
+        manual = "download %s from NVIDIA and copy its bin, include and lib folders into the CUDA %s folder" % (
+            archive_text, cuda_text)
+        if not wheel:
+            return advice(manual)
+        pip = 'pip install "%s%s"' % (wheel, pin)
+        return run(pip, text="%s, or `%s`" % (manual, pip), manual=manual, shell="cmd")
+    apt_row = next((r for r in compat.cudnn_channels() if r.get("channel") == "apt-v%d" % cudnn_major), None)
+    if apt_row and "<cuda_major>" in str(apt_row.get("install", "")):
+        apt = str(apt_row["install"]).replace("<cuda_major>", str(cm))
+    else:
+        apt = "sudo apt install libcudnn%d libcudnn%d-dev" % (cudnn_major, cudnn_major)
+    others = (['`pip install "%s%s"`' % (wheel, pin)] if wheel else []) + ["the archive %s" % archive_text]
+    return run(apt, text=", or ".join([apt + " (NVIDIA's apt repository)"] + others), manual=", or ".join(others))
+
+
+def machine_cudnn_fix(facts: Facts, compat: Compat, cuda: Any, cudnn_major: Optional[int] = None,
+                      version: Optional[str] = None,
+                      origin: str = "system") -> Fix:
+    """cudnn_install_fix for this machine's platform and processor."""
+    return cudnn_install_fix(compat, cuda, cudnn_major, version, origin, platform_of(facts),
+                             facts.host.machine or "x86_64", lowest_cc(facts))
+
+
+def toolkit_install_fix(facts: Facts, compat: Compat, cuda: Any = None) -> Fix:
+    """The command that installs a CUDA toolkit (no driver) for `cuda`, else for the driver's newest CUDA."""
+    target = cuda or driver_cuda(facts, compat)
+    package = compat.toolkit_package(target) if target else None
+    if package:
+        return run("sudo apt install %s" % package)
+    return advice("install the CUDA toolkit matching the driver's CUDA version (the 'CUDA Version' nvidia-smi "
+                  "prints) from https://developer.nvidia.com/cuda-downloads")
+
+
+def jax_install(facts: Facts, compat: Compat, cuda_major: Any = None) -> Fix:
+    row, why = jax_choice(facts, compat, cuda_major)
+    if row is None:
+        return advice("install JAX's CUDA build (compat has no JAX table)")
+    fix = run('pip install -U "jax[%s]"' % row["extra"])
+    if any("driver" in w for w in why):
+        fix = then(driver_upgrade_fix("the R%s branch or later" % row["driver_linux"]), fix)
+    return fix
+
+
+def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None) -> Fix:
+    """Reinstall the package a cuDNN copy came from, so its files are whole and of one version again."""
+    pkg = copy.package or ""
+    if copy.origin == "pip" or pkg.startswith("nvidia-cudnn"):
+        name_ver = pkg.split()
+        name = copy_wheel(compat, copy, *((machine_cuda(facts, compat),) if facts is not None else ()))
+        if len(name_ver) == 2:
+            spec = "%s==%s" % (name_ver[0], name_ver[1])
+        elif name:
+            spec = "%s==%s.*" % (name, copy.version) if copy.version else name
+        else:
+            return advice("reinstall the nvidia-cudnn-cuN wheel that provides %s (`pip show -f` names it) with "
+                          "`pip install --force-reinstall --no-deps`" % copy.directory)
+        return run('pip install --force-reinstall --no-deps "%s"' % spec)
+    if pkg.startswith("deb "):
+        return run("sudo apt install --reinstall %s" % pkg.split()[1])
+    if copy.origin == "conda" or pkg.startswith("conda"):
+        return run("conda install --force-reinstall cudnn")
+    archive = None
+    if copy.version and copy.cuda_version:
+        archive = compat.cudnn_archive_name(copy.version, copy.cuda_version, platform_of(facts) if facts else "linux",
+                                            (facts.host.machine if facts else None) or "x86_64")
+    if archive and (facts is None or platform_of(facts) == "linux"):
+        lib = archive[:-len(".tar.xz")] + "/lib" if archive.endswith(".tar.xz") else "cuda/lib64"
+        return advice("download %s from NVIDIA's cuDNN archive, `tar -xf` it and copy its libraries back keeping "
+                      "the links: sudo cp -P %s/libcudnn* %s/ && sudo ldconfig" % (archive, q(lib),
+                                                                                  q(copy.directory + "/")))
+    return advice("re-extract the cuDNN %s archive you installed from and copy its libraries back keeping the links "
+                  "(`sudo cp -P` of its lib/libcudnn* into %s), then `sudo ldconfig`" % (copy.version or "",
+                                                                                        q(copy.directory + "/")))
