@@ -221,7 +221,7 @@ def check_libraries(names: List[str], facts, compat, resolve: Optional[Callable[
         check.message = "%s is not on the search path; %s" % (
             name, ("installed: %s" % "; ".join(check.installed)) if check.installed else
             "no version of it is installed")
-        check.fix = _library_fix(compat, facts, name)
+        check.fix = str(_library_fix(compat, facts, name))  # a Fix from the remedies module reads as its line
         out.append(check)
     return out
 
