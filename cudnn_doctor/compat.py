@@ -17,7 +17,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
-                "status_codes")
+                "status_codes", "packages")
 CONFIRMED = "confirmed"
 
 

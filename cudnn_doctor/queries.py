@@ -321,3 +321,34 @@ def describe_copy(copy: Optional[CudnnCopy]) -> str:
     if copy.package:
         parts.append("(%s)" % copy.package)
     return " ".join(parts)
+
+
+def folder_aliases(facts: Facts, directory: str) -> List[str]:
+    """A folder under each name a toolkit link gives it (/usr/local/cuda/lib64 is /usr/local/cuda-13.0/lib64)."""
+    names = [os.path.normpath(directory)]
+    for t in facts.toolkits:
+        for a, b in ((t.path, t.realpath), (t.realpath, t.path)):
+            if not a or not b:
+                continue
+            a, b = os.path.normpath(a), os.path.normpath(b)
+            for name in list(names):
+                if name == a or name.startswith(a + "/"):
+                    names.append(b + name[len(a):])
+    return list(dict.fromkeys(names))
+
+
+def listed_in_ld_conf(facts: Facts, directory: str) -> Optional[str]:
+    """The /etc/ld.so.conf(.d) entry that already names this folder (itself or through a toolkit link), if any."""
+    listed = {os.path.normpath(d): d for d in facts.loader.conf_dirs}
+    return next((listed[n] for n in folder_aliases(facts, directory) if n in listed), None)
+
+
+def package_channel(facts: Facts, copy: Optional[CudnnCopy] = None) -> str:
+    """How this machine installs CUDA pieces, from what installed them so far: "pip" or "conda" for a copy from
+    there, "apt" where a Debian package is seen; "" when nothing says."""
+    if copy is not None and copy.origin in ("pip", "conda"):
+        return copy.origin
+    if any((c.package or "").startswith("deb ") for c in facts.cudnn):
+        return "apt"
+    return ""
+

@@ -10,10 +10,11 @@ import re
 import shlex
 from typing import Any, Iterable, List, Optional, Sequence, Union
 
-from .compat import Compat, cuda_label, major_of, mm, mm_text, ver
+from .compat import Compat, cuda_label, major_of, mm, mm_text, release3, ver
 from .model import CudnnCopy, Facts, Fix
 from .queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, driver_cuda,
-                      gpu_label, gpus_with_cc, jax_choice, lowest_cc, machine_cuda, platform_of)
+                      gpu_label, gpus_with_cc, jax_choice, listed_in_ld_conf, lowest_cc, machine_cuda,
+                      platform_of, primary_toolkit, toolkit_owning)
 
 
 def run(*commands: str, text: str = "", manual: str = "", writes: Sequence[str] = (), shell: str = "sh") -> Fix:
@@ -150,6 +151,16 @@ def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
     return run(export_path_line(keep))
 
 
+def loader_dir_fix(facts: Facts, directory: str) -> Fix:
+    """Let the loader find a folder's libraries: rebuild the cache where the configuration already lists the folder
+    (rewriting the file would change nothing), else register it in a file of its own."""
+    listed = listed_in_ld_conf(facts, directory)
+    if listed:
+        return run("sudo ldconfig", text="sudo ldconfig   (the loader's configuration already lists %s; only its "
+                                         "cache lacks the libraries)" % listed)
+    return or_else(ld_conf_fix(directory), prepend_ld_path(directory))
+
+
 def unregister_fix(directory: str) -> Fix:
     """Take a folder out of the loader's configuration (which file lists it is for the user to see)."""
     return advice("remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % directory)
@@ -201,8 +212,8 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
     cuda_text = mm_text(cuda) or (cuda_label(cuda) if cuda not in (None, "") else None)
     cm = major_of(cuda_text) if cuda_text else None
     if cm is None:
-        return advice("install the NVIDIA driver first (cuDNN is built per CUDA release), then the cuDNN build for "
-                      "the CUDA the driver runs (`cudnn-doctor matrix --driver <driver version>` lists them)")
+        return advice("install the NVIDIA driver first (cuDNN is built per CUDA release), then run `cudnn-doctor "
+                      "check` again: it names the cuDNN build for the CUDA the driver runs")
     family = compat.has_minor_compat(cm)
     key = cuda_text if not family else str(cm)
     if version and (cudnn_build_exists(compat, version, key) is False
@@ -221,10 +232,10 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         if cudnn_major is None:
             if min_cc and compat.newest_cudnn_build(key):
                 return advice("compat knows no cuDNN build for CUDA %s that supports compute capability %s: install "
-                              "a CUDA release that still supports this GPU (`cudnn-doctor matrix --cuda <release>` "
-                              "lists the builds of each)" % (cuda_text, min_cc))
+                              "a CUDA release that still supports this GPU (`cudnn-doctor matrix` lists the cuDNN "
+                              "builds of each CUDA release)" % (cuda_text, min_cc))
             return advice("compat knows no cuDNN build for CUDA %s: install a CUDA release that cuDNN supports "
-                          "(`cudnn-doctor matrix --cuda <release>` lists the builds of each)" % cuda_text)
+                          "(`cudnn-doctor matrix` lists the cuDNN builds of each CUDA release)" % cuda_text)
     release = version or cudnn_release_for(compat, key, cudnn_major, min_cc)
     archive = compat.cudnn_archive_name(release, cuda_text if not family else str(cm), platform,
                                         machine or "x86_64") if release else None
@@ -318,9 +329,115 @@ def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None
                                             (facts.host.machine if facts else None) or "x86_64")
     if archive and (facts is None or platform_of(facts) == "linux"):
         lib = archive[:-len(".tar.xz")] + "/lib" if archive.endswith(".tar.xz") else "cuda/lib64"
-        return advice("download %s from NVIDIA's cuDNN archive, `tar -xf` it and copy its libraries back keeping "
-                      "the links: sudo cp -P %s/libcudnn* %s/ && sudo ldconfig" % (archive, q(lib),
-                                                                                  q(copy.directory + "/")))
-    return advice("re-extract the cuDNN %s archive you installed from and copy its libraries back keeping the links "
-                  "(`sudo cp -P` of its lib/libcudnn* into %s), then `sudo ldconfig`" % (copy.version or "",
-                                                                                        q(copy.directory + "/")))
+        fix = advice("download %s from NVIDIA's cuDNN archive, `tar -xf` it and copy its libraries back keeping the "
+                     "links: sudo cp -P %s/libcudnn* %s && sudo ldconfig" % (archive, q(lib), q(folder_arg(
+                         copy.directory))))
+    else:
+        fix = advice("re-extract the cuDNN %s archive you installed from and copy its libraries back keeping the "
+                     "links (`sudo cp -P` of its lib/libcudnn* into %s), then `sudo ldconfig`" % (
+                         copy.version or "", q(folder_arg(copy.directory))))
+    return doctor_reinstall(facts, copy, fix) if facts is not None else fix
+
+
+def folder_arg(directory: str) -> str:
+    """A folder as the last argument of `cp`: one trailing slash, never two."""
+    return directory.rstrip("/") + "/"
+
+
+# cudnn-doctor fetches releases through NVIDIA's redistrib_<version>.json manifests, which compat records for
+# cuDNN 9 (compat/cudnn.toml's source); older releases keep the manual way only.
+_DOCTOR_FETCHES_FROM = 9
+
+
+def doctor_install(release: Optional[str], cuda: Any, cuda_home: str) -> Optional[str]:
+    """`cudnn-doctor install` fetching `release` built for `cuda` into the toolkit at `cuda_home`, where it can."""
+    major, cuda_major = major_of(release), major_of(cuda_label(cuda) if cuda not in (None, "") else None)
+    if major is None or major < _DOCTOR_FETCHES_FROM or cuda_major is None or release3(release) is None:
+        return None
+    return "sudo cudnn-doctor install --version %s --cuda %d --cuda-home %s" % (release3(release), cuda_major,
+                                                                              q(cuda_home))
+
+
+def with_doctor(command: Optional[str], manual: Fix, lead: str = "") -> Fix:
+    """The cudnn-doctor command that makes the repair, the manual way after it; `manual` alone without one."""
+    if not command:
+        return manual
+    return Fix(text="%s%s   (or by hand: %s)" % (lead, command, manual.text), commands=[command], doctor=command,
+               manual=manual.text)
+
+
+def doctor_reinstall(facts: Facts, copy: CudnnCopy, manual: Fix) -> Fix:
+    """Put the same cuDNN release back into the toolkit that holds this copy, through cudnn-doctor."""
+    tk = toolkit_owning(facts, copy.directory)
+    if tk is None or tk.kind == "pip" or platform_of(facts) != "linux" or not copy.cuda_version:
+        return manual
+    return with_doctor(doctor_install(copy.version, copy.cuda_version, tk.path), manual)
+
+
+def cudnn_into_toolkit(facts: Facts, compat: Compat, cuda: Any, manual: Fix) -> Fix:
+    """The cudnn-doctor command that installs the newest fitting cuDNN into the toolkit programs use, the manual
+    way after it (only `manual` where no toolkit takes it or cudnn-doctor cannot fetch the release)."""
+    tk = primary_toolkit(facts)
+    cm = major_of(cuda_label(cuda)) if cuda not in (None, "") else None
+    if tk is None or tk.kind != "system" or platform_of(facts) != "linux" or cm is None \
+            or not compat.has_minor_compat(cm):
+        return manual
+    release = cudnn_release_for(compat, str(cm), None, lowest_cc(facts))
+    return with_doctor(doctor_install(release, cm, tk.path), manual)
+
+
+def header_fix(compat: Compat, facts: Facts, copy: CudnnCopy) -> Fix:
+    """Make a cuDNN copy's header the library's release again, through the channel that installed it."""
+    pkg = (copy.package or "").split()
+    if pkg and pkg[0] == "deb":
+        dev = pkg[1].replace("libcudnn9-", "libcudnn9-dev-").replace("libcudnn8", "libcudnn8-dev")
+        # Without a recorded version, ask dpkg for the library package's own: the pair must match exactly.
+        version = pkg[2] if len(pkg) > 2 else "\"$(dpkg-query -W -f='${Version}' %s)\"" % pkg[1]
+        command = "sudo apt install %s=%s" % (dev, version)
+        return run(command, text=command + "   (the dev package of the same version as the library)")
+    if copy.origin in ("pip", "conda") or (pkg and pkg[0].startswith("nvidia-cudnn")):
+        return reinstall_fix(compat, copy, facts)
+    folder = folder_arg(os.path.dirname(copy.header_path or copy.directory))
+    archive = compat.cudnn_archive_name(copy.version, copy.cuda_version, platform_of(facts),
+                                        facts.host.machine or "x86_64") if copy.version and copy.cuda_version else None
+    if archive and archive.endswith(".tar.xz"):
+        manual = advice("Replace %s with the header of the same cuDNN %s archive: download %s, `tar -xf` it and "
+                        "sudo cp %s/include/cudnn*.h %s; or delete the stale header" % (
+                            copy.header_path, copy.version, archive, archive[:-len(".tar.xz")], q(folder)))
+    else:
+        manual = advice("Replace %s with the header from the same cuDNN %s archive (its include/cudnn*.h, copied "
+                        "with `sudo cp` into %s), or delete the stale header" % (copy.header_path, copy.version,
+                                                                                 q(folder)))
+    return doctor_reinstall(facts, copy, manual)
+
+
+def nvrtc_install_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, prefix: str = "") -> Fix:
+    """Install NVRTC of CUDA `cuda` with the machine's package manager so that the unversioned libnvrtc.so exists;
+    pip wheels lack that link, so the pip fix makes it (in the site-packages holding `prefix`'s cuDNN)."""
+    row = compat.table("packages", "nvrtc")
+    pair = mm(cuda)
+    if pair is None or not row:
+        return advice("install NVRTC (libnvrtc) of the CUDA release this cuDNN was built for")
+    major, minor = pair
+
+    def named(pattern: Any) -> str:
+        return str(pattern).replace("<major>", str(major)).replace("<minor>", str(minor))
+
+    wheel = row.get("pip", {}).get(str(major))
+    if channel == "pip" and wheel and prefix:
+        lib = "%s/%s" % (prefix.rstrip("/"), row.get("pip_folder", "nvidia/cuda_nvrtc/lib"))
+        return run('pip install "%s==%d.*"' % (wheel, major), "cd %s" % q(lib),
+                   'ln -sf "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so', prepend_ld_path(lib))
+    if channel == "conda":
+        where = ("-p %s " % q(prefix)) if prefix else ""
+        return run('conda install %s-c %s "%s=%d.%d"' % (where, row.get("conda_channel", "nvidia"), row["conda"],
+                                                         major, minor))
+    apt = "sudo apt install %s" % named(row["apt"])
+    if channel == "apt":
+        return run(apt)
+    others = ["dnf: `sudo dnf install %s`" % named(row["dnf"])]
+    if wheel:
+        others.append('pip: `pip install "%s==%d.*"`, then link libnvrtc.so to its libnvrtc.so.* in the wheel\'s '
+                      '%s folder' % (wheel, major, row.get("pip_folder", "nvidia/cuda_nvrtc/lib")))
+    return run(apt, text="%s   (NVIDIA's apt repository; %s)" % (apt, "; ".join(others)), manual="; ".join(others))
+

@@ -144,3 +144,99 @@ def test_walker_sees_what_a_shell_would_need():
     assert len(text_problems(bad)) == 2
     assert not text_problems(Finding(id="CD999", severity="warning", title="t",
                                      fix='conda install "cudnn>=9.1,<10" from https://example.com/x'))
+
+
+# --- the fixes issue 13 names, one by one ---------------------------------------------------------------------------
+
+from facts_factory import SYSLIB, TORCH_SITE, cudnn_copy, gpu, lib_files, resolution  # noqa: E402
+
+
+def _run(facts) -> List[Finding]:
+    return evaluate(facts, RuleContext(compat=load_compat()))[0]
+
+
+def _only(findings: List[Finding], rule_id: str) -> Finding:
+    hits = [f for f in findings if f.id == rule_id]
+    assert len(hits) == 1, [(f.id, f.title) for f in findings]
+    return hits[0]
+
+
+def test_cd306_only_rebuilds_the_cache_when_the_folder_is_already_configured():
+    f = real_machine()  # /etc/ld.so.conf.d lists /usr/local/cuda/targets/x86_64-linux/lib, the toolkit's link
+    f.loader.resolved["libcudart.so.13"] = resolution("libcudart.so.13", None)
+    remedy = _only(_run(f), "CD306").remedy
+    assert remedy.commands == ["sudo ldconfig"] and remedy.writes == [] and remedy.root
+    f.loader.conf_dirs = [SYSLIB]
+    remedy = _only(_run(f), "CD306").remedy
+    assert remedy.writes == ["/etc/ld.so.conf.d/cudnn-doctor-usr-local-cuda-13.0-targets-x86_64-linux-lib.conf"]
+    assert remedy.commands[-1] == "sudo ldconfig" and "tee" in remedy.commands[0]
+
+
+def _cudnn8_without_nvrtc(copy):
+    f = real_machine()
+    if copy.directory == "/opt/cudnn/lib":  # an archive install on a machine where no package says apt
+        f.cudnn = [c for c in f.cudnn if c.origin == "pip"]
+    f.cudnn.append(copy)
+    f.loader.resolved["libnvrtc.so"] = resolution("libnvrtc.so", None)
+    return _only(_run(f), "CD602")
+
+
+@pytest.mark.parametrize("copy,command", [
+    (cudnn_copy(SYSLIB, "8.9.7", "12.2", package="deb libcudnn8 8.9.7.29-1+cuda12.2"),
+     "sudo apt install cuda-nvrtc-dev-12-2"),
+    (cudnn_copy(TORCH_SITE + "/nvidia/cudnn/lib", "8.9.2", "12.1", origin="pip", links=False,
+                package="nvidia-cudnn-cu12 8.9.2.26"), 'pip install "nvidia-cuda-nvrtc-cu12==12.*"'),
+    (cudnn_copy("/opt/conda/lib", "8.9.7", "11.8", origin="conda"), 'conda install -c nvidia "cuda-nvrtc-dev=11.8"'),
+    (cudnn_copy("/opt/cudnn/lib", "8.9.7", "12.2"), "sudo apt install cuda-nvrtc-dev-12-2"),
+], ids=["deb", "pip", "conda", "unknown"])
+def test_cd602_installs_nvrtc_first_when_nothing_provides_it(copy, command):
+    hit = _cudnn8_without_nvrtc(copy)
+    assert hit.remedy.commands[0] == command, hit.fix
+    assert hit.fix.startswith("Install NVRTC, which nothing on this machine provides: ")
+    if copy.origin == "pip":  # the wheel has no libnvrtc.so: the fix makes the link in the wheel's folder
+        assert hit.remedy.commands[1] == "cd %s/nvidia/cuda_nvrtc/lib" % TORCH_SITE
+    if copy.directory == "/opt/cudnn/lib":  # nothing says which package manager: dnf and pip are named too
+        assert "sudo dnf install cuda-nvrtc-devel-12-2" in hit.fix and "nvidia-cuda-nvrtc-cu12" in hit.fix
+
+
+def test_cd401_is_the_cudnn_doctor_install_command_with_the_manual_way_after_it():
+    f = real_machine()
+    f.cudnn = []
+    f.loader.resolved["libcudnn.so.9"] = resolution("libcudnn.so.9", None)
+    f.python.frameworks[0].resolved_cudnn = resolution("libcudnn.so.9", None)
+    hit = _only(_run(f), "CD401")
+    command = hit.remedy.doctor
+    assert re.fullmatch(r"sudo cudnn-doctor install --version 9\.\d+\.\d+ --cuda 13 --cuda-home /usr/local/cuda",
+                        command), command
+    assert hit.remedy.commands == [command] and hit.fix.startswith("Install cuDNN for CUDA 13: " + command)
+    assert "(or by hand: sudo apt install libcudnn9-cuda-13" in hit.fix and hit.remedy.manual.startswith("sudo apt")
+
+
+def test_cd402_for_an_archive_copy_in_a_toolkit_reinstalls_through_cudnn_doctor():
+    f = real_machine()
+    lib = "/usr/local/cuda-13.0/lib64"
+    f.cudnn = [cudnn_copy(lib, "9.14.0", "13.0", origin="toolkit")]
+    f.cudnn[0].files = lib_files(lib, "9.14.0", sublibs=["graph", "ops"])
+    hit = _only(_run(f), "CD402")
+    assert hit.remedy.doctor == "sudo cudnn-doctor install --version 9.14.0 --cuda 13 --cuda-home /usr/local/cuda"
+    assert "sudo cp -P 'cudnn-linux-x86_64-9.14.0.*_cuda13-archive/lib'/libcudnn* /usr/local/cuda-13.0/lib64/ " \
+           "&& sudo ldconfig" in hit.remedy.manual
+    assert not text_problems(hit)
+
+
+def test_cd205_names_a_free_gpu_only_when_there_is_one():
+    f = real_machine()
+    f.gpus = [gpu(0, compute_mode="exclusive_process", running_processes=1), gpu(1)]
+    hit = _only(_run(f), "CD205")
+    assert hit.fix.startswith("Use another GPU (export CUDA_VISIBLE_DEVICES=1)")
+    assert hit.remedy.commands == ["sudo nvidia-smi -i 0 -c DEFAULT"]
+    f.gpus = f.gpus[:1]
+    assert "CUDA_VISIBLE_DEVICES" not in _only(_run(f), "CD205").fix
+
+
+def test_cd407_asks_dpkg_for_the_version_it_does_not_know():
+    f = real_machine()
+    f.cudnn[0].header_version, f.cudnn[0].package = "9.10.0", "deb libcudnn9-cuda-13"
+    hit = _only(_run(f), "CD407")
+    assert hit.remedy.commands == [
+        "sudo apt install libcudnn9-dev-cuda-13=\"$(dpkg-query -W -f='${Version}' libcudnn9-cuda-13)\""]

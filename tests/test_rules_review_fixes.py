@@ -52,6 +52,7 @@ def test_cd403_removes_only_the_other_releases_versioned_files():
 def test_cd306_registers_the_folder_in_a_file_of_its_own():
     f = real_machine()
     f.loader.resolved["libcudart.so.13"] = resolution("libcudart.so.13", None)
+    f.loader.conf_dirs = [SYSLIB]  # the toolkit's folder is not configured yet
     fix = only(run(f), "CD306")[0].fix
     assert "/etc/ld.so.conf.d/cuda.conf" not in fix
     assert ld_conf_name("/usr/local/cuda-13.0/targets/x86_64-linux/lib") in fix

@@ -7,7 +7,7 @@ from typing import Dict, List
 
 from ..compat import major_of, mm_text, release3
 from ..model import CudnnCopy, Facts, Finding
-from ..remedies import advice, readable_fix, relink_fix, remove_files_fix, run, say, then
+from ..remedies import cudnn_into_toolkit, header_fix, readable_fix, relink_fix, remove_files_fix, say, then
 from . import rule
 from .common import (ERROR, INFO, WARNING, compat_of, finding, has_driver, is_pip_dir, is_used, machine_cuda,
                      machine_cudnn_fix, primary_toolkit, q, reinstall_fix)
@@ -47,7 +47,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
                "'libcudnn.so.N: cannot open shared object file'%s." % (
                    " (installed: %s)" % ", ".join("%s %s" % (f.name, f.version) for f in wants) if wants else ""),
         fix=(say("Install cuDNN for CUDA %s: %s", cuda_major if compat.has_minor_compat(cuda_major) else mm_text(cuda),
-                 machine_cudnn_fix(facts, compat, cuda))
+                 cudnn_into_toolkit(facts, compat, cuda, machine_cudnn_fix(facts, compat, cuda)))
              if cuda_major else machine_cudnn_fix(facts, compat, None)),
         evidence={"searched": where, "cuda": cuda, "has_driver": has_driver(facts)},
         catalogue=["D1"])]
@@ -198,15 +198,7 @@ def header(facts: Facts, ctx) -> List[Finding]:
             continue
         if release3(copy.header_version) == release3(copy.version):
             continue
-        pkg = copy.package or ""
-        if pkg.startswith("deb "):
-            dev = pkg.split()[1].replace("libcudnn9-", "libcudnn9-dev-").replace("libcudnn8", "libcudnn8-dev")
-            command = "sudo apt install %s=%s" % (dev, pkg.split()[2] if len(pkg.split()) > 2 else "<library version>")
-            fix = run(command, text=command + "   (the dev package of the same version as the library)")
-        else:
-            fix = advice("Replace %s with the header from the same cuDNN %s archive (sudo cp <archive>/include/cudnn*.h "
-                         "%s), or delete the stale header" % (copy.header_path, copy.version,
-                                                              q(os.path.dirname(copy.header_path) + "/")))
+        fix = header_fix(compat_of(ctx), facts, copy)
         out.append(finding(
             "CD407", WARNING, "The cuDNN header %s says %s but the library at %s is %s" % (
                 copy.header_path, copy.header_version, copy.directory, copy.version),

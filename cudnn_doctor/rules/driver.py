@@ -5,6 +5,7 @@ import os
 from typing import List
 
 from ..model import Facts, Finding
+from ..remedies import or_else, run
 from . import rule
 from .common import ERROR, INFO, compat_of, finding, has_driver
 
@@ -70,9 +71,10 @@ def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
         detail="Without the kernel module nvidia-smi 'couldn't communicate with the NVIDIA driver' and CUDA finds no "
                "device. The usual cause is a kernel update for which the module was never built (DKMS missing, "
                "kernel headers missing, or the build failed); Secure Boot refusing an unsigned module is the other.",
-        fix="sudo apt install linux-headers-%s dkms && sudo dkms autoinstall && sudo reboot   (or reinstall the "
-            "driver package for this kernel; keep `dkms` installed so future kernels rebuild the module; with "
-            "Secure Boot on, enroll the module key with `sudo mokutil --import <key.der>`)" % kernel,
+        fix=or_else(run("sudo apt install linux-headers-%s dkms" % kernel, "sudo dkms autoinstall", "sudo reboot"),
+                    "reinstall the driver package for this kernel; keep `dkms` installed so future kernels rebuild "
+                    "the module; with Secure Boot on, enroll DKMS's module key with `sudo mokutil --import "
+                    "/var/lib/dkms/mok.pub`"),
         evidence=evidence, catalogue=["A1", "A2"],
     )]
 

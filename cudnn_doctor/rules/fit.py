@@ -57,9 +57,9 @@ def with_driver_step(facts: Facts, compat: Compat, cuda: str, fix: Fix, floor_te
         return fix
     blocked = arch_blocks_driver(facts, compat, cuda)
     if blocked:
+        matrix = "cudnn-doctor matrix" + (" --driver %s" % driver_version(facts) if driver_version(facts) else "")
         return advice("This build cannot run on this GPU: no driver for CUDA %s exists for it.%s Use a release "
-                      "built for a CUDA the installed driver runs (`cudnn-doctor matrix --driver %s`), or a newer "
-                      "GPU." % (cuda, blocked, driver_version(facts) or "<driver version>"))
+                      "built for a CUDA the installed driver runs (`%s`), or a newer GPU." % (cuda, blocked, matrix))
     floor = compat.min_driver(cuda, platform_of(facts))
     return then(driver_upgrade_fix(floor_text or (floor.text() if floor else "one for CUDA %s" % cuda)), fix)
 

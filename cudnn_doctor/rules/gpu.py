@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from ..compat import Compat, major_of, mm, release3
-from ..model import Facts, Finding
+from ..model import Facts, Finding, Fix
 from ..remedies import advice, or_else, run, say, then
 from . import rule
 from .common import (ERROR, INFO, WARNING, best_torch_variant, cc_below, compat_of, driver_cuda, driver_upgrade_fix,
@@ -199,11 +199,20 @@ def compute_mode(facts: Facts, ctx) -> List[Finding]:
                 "CD205", ERROR if mode == "prohibited" or len(visible_gpus(facts)) == 1 else WARNING,
                 "GPU %d is in %s compute mode%s" % (gpu.index, mode.upper(), " and already in use" if busy else ""),
                 detail="New CUDA contexts fail with 'all CUDA-capable devices are busy or unavailable' (error 46).",
-                fix="Use another GPU (export CUDA_VISIBLE_DEVICES=<free index>), stop the process holding it "
-                    "(`nvidia-smi` lists it), or, as root: sudo nvidia-smi -i %d -c DEFAULT" % gpu.index,
+                fix=_exclusive_fix(facts, gpu),
                 evidence={"gpu": gpu.index, "compute_mode": gpu.compute_mode, "processes": gpu.running_processes},
                 catalogue=["B3"]))
     return out
+
+
+def _exclusive_fix(facts: Facts, gpu) -> Fix:
+    """Another visible GPU that is free, else stop the holder, else reset the compute mode (as root)."""
+    free = [g.index for g in visible_gpus(facts) if g is not gpu and (g.compute_mode or "default").lower() == "default"
+            and not g.running_processes]
+    reset = "sudo nvidia-smi -i %d -c DEFAULT" % gpu.index
+    other = ("Use another GPU (export CUDA_VISIBLE_DEVICES=%d), stop" % free[0]) if free else "Stop"
+    return run(reset, text="%s the process holding it (`nvidia-smi` lists it), or, as root: %s" % (other, reset),
+               manual="%s the process holding it (`nvidia-smi` lists it)" % other)
 
 
 @rule("CD206", "mig-misconfigured", "MIG enabled without usable instances")
@@ -218,9 +227,11 @@ def mig(facts: Facts, ctx) -> List[Finding]:
                 "CD206", ERROR, "MIG is enabled on GPU %d but no MIG instances exist" % gpu.index,
                 detail="With MIG on, CUDA can only use MIG instances; with none created it reports "
                        "CUDA_ERROR_NO_DEVICE although nvidia-smi lists the GPU.",
-                fix="Create instances (list profiles: `sudo nvidia-smi mig -i %d -lgip`; then `sudo nvidia-smi mig "
-                    "-i %d -cgi <profile> -C`), or turn MIG off: sudo nvidia-smi -i %d -mig 0" % (
-                        gpu.index, gpu.index, gpu.index),
+                # Profile 0 is the whole-GPU instance on every MIG-capable GPU (7g on A100/H100, 4g on A30).
+                fix=or_else(run("sudo nvidia-smi mig -i %d -cgi 0 -C" % gpu.index, text="Create an instance: `sudo "
+                                "nvidia-smi mig -i %d -cgi 0 -C` (profile 0 spans the whole GPU; `sudo nvidia-smi mig "
+                                "-i %d -lgip` lists the smaller ones)" % (gpu.index, gpu.index)),
+                            "sudo nvidia-smi -i %d -mig 0" % gpu.index, "%s, or turn MIG off: %s"),
                 evidence={"gpu": gpu.index, "name": gpu.name}, catalogue=["B4"]))
         elif cvd is None or not any(t.strip().startswith("MIG-") for t in cvd.split(",")):
             out.append(finding(

@@ -48,8 +48,9 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
             if copy is None:
                 problems.append("no %s on the loader's search path ('no jnicudnn in java.library.path', "
                                 "'Could not load CudnnConvolutionHelper')" % soname)
-                fixes.append(advice("install %s (`cudnn-doctor matrix --cuda %s` lists the builds; `cudnn-doctor "
-                                    "install <archive>` puts one into the toolkit)" % (want, cuda)))
+                fixes.append(advice("install %s (`cudnn-doctor matrix --cuda %s` lists the builds; give the "
+                                    "downloaded archive to `sudo cudnn-doctor install` to put it into the toolkit)"
+                                    % (want, cuda)))
             elif copy.version and mm(copy.version) and mm(copy.version) < mm(cudnn):
                 problems.append("the cuDNN the loader finds is %s at %s, older than the %s the preset was built "
                                 "with ('Loaded runtime CuDNN library ... but source was compiled with ...')" % (

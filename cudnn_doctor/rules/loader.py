@@ -6,10 +6,11 @@ import re
 from typing import List
 
 from ..model import Facts, Finding
-from ..remedies import or_else, run, say, unregister_fix
+from ..queries import package_channel
+from ..remedies import nvrtc_install_fix, or_else, run, say, unregister_fix
 from . import rule
-from .common import (ERROR, INFO, WARNING, cudnn_dir_fix, finding, is_pip_dir, ld_library_path_without,
-                     prepend_ld_path, q, qs, visible_gpus)
+from .common import (ERROR, INFO, WARNING, compat_of, cudnn_dir_fix, finding, is_pip_dir, ld_library_path_without,
+                     machine_cuda, prepend_ld_path, q, visible_gpus)
 
 _SKIPPED = re.compile(r"^(?P<path>\S+) \((?P<via>[^)]*)\) skipped: (?P<why>\S+)")
 
@@ -63,15 +64,31 @@ def nvrtc(facts: Facts, ctx) -> List[Finding]:
     for wheel in facts.python.nvidia_wheels:
         if wheel["name"].startswith("nvidia-cuda-nvrtc"):
             dirs.append(wheel["location"].rstrip("/") + "/nvidia/cuda_nvrtc/lib")
-    where = dirs[0] if dirs else "<folder holding libnvrtc.so.X.Y>"
+    if dirs:
+        fix = or_else(run("cd %s" % q(dirs[0]), 'ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so',
+                          prepend_ld_path(dirs[0])), "put a CUDA toolkit lib64, which has libnvrtc.so, on the path")
+    else:
+        # No NVRTC anywhere: install it first, with the package manager that installed this cuDNN 8.
+        compat = compat_of(ctx)
+        copy = next(c for c in facts.cudnn if c.major == 8)
+        fix = say("Install NVRTC, which nothing on this machine provides: %s", nvrtc_install_fix(
+            facts, compat, copy.cuda_version or machine_cuda(facts, compat), package_channel(facts, copy),
+            _prefix_of(facts, copy)))
     return [finding(
         "CD602", WARNING, "cuDNN 8 is installed but nothing provides the unversioned libnvrtc.so",
         detail="cuDNN 8's convolution library dlopens 'libnvrtc.so' by that exact name; pip wheels ship only "
                "libnvrtc.so.X.Y, so convolutions fail with 'Could not load library libcudnn_cnn_infer.so.8. Error: "
                "libnvrtc.so: cannot open shared object file' and the process aborts.",
-        fix='cd %s && ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so && %s   (or put a CUDA toolkit lib64, '
-            'which has libnvrtc.so, on the path)' % ((q(where), prepend_ld_path(where)) if dirs else (where, where)),
-        evidence={"candidates": dirs, "searched": res.shadowed}, catalogue=["F2"])]
+        fix=fix, evidence={"candidates": dirs, "searched": res.shadowed}, catalogue=["F2"])]
+
+
+def _prefix_of(facts: Facts, copy) -> str:
+    """The site-packages folder (pip) or environment (conda) a cuDNN copy lives in; "" for other copies."""
+    folder = copy.directory.rstrip("/") + "/"
+    for mark in ("/site-packages/", "/dist-packages/"):
+        if mark in folder:
+            return folder.split(mark)[0] + mark.rstrip("/")
+    return next((p for p in facts.python.conda_prefixes if folder.startswith(p.rstrip("/") + "/")), "")
 
 
 @rule("CD603", "libcuda-unversioned-missing", "cuDNN 8 cannot find the unversioned libcuda.so")

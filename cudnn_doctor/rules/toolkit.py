@@ -7,11 +7,11 @@ from typing import Iterator, List, Optional, Tuple
 
 from ..compat import Compat, DriverFloor, mm, ver
 from ..model import Facts, Finding, Fix, ToolkitFacts
-from ..remedies import capitalized, or_else, run, say, unregister_fix
+from ..remedies import capitalized, loader_dir_fix, or_else, run, say, unregister_fix
 from . import rule
 from .common import (ERROR, INFO, WARNING, arch_driver_limit, best_torch_variant, compat_of, driver_cuda,
                      driver_upgrade_fix, driver_version, finding, framework_kind, has_driver, ld_entry_for,
-                     ld_library_path_without, ld_conf_fix, platform_of, prepend_ld_path, q, toolkit_install_fix, torch_install, visible_gpus)
+                     ld_library_path_without, platform_of, q, toolkit_install_fix, torch_install, visible_gpus)
 
 
 def _judge(facts: Facts, compat: Compat, cuda: str):
@@ -206,7 +206,7 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
                 tk.version or "", tk.path, name),
             detail="Programs linked against the toolkit's runtime fail with '%s: cannot open shared object file'." %
                    name,
-            fix=or_else(ld_conf_fix(lib), prepend_ld_path(lib)),
+            fix=loader_dir_fix(facts, lib),
             evidence={"soname": name, "toolkit": tk.path, "runtime": tk.cudart_path}, catalogue=["C5", "F1"]))
     for fw in facts.python.frameworks:
         # TensorFlow before the [and-cuda] wheels (and any build without nvidia-* requirements) uses the system CUDA.
