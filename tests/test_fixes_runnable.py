@@ -49,9 +49,11 @@ def assumed_paths(commands: Iterable[str]) -> List[str]:
         return os.path.normpath(os.path.join(cwd, path)) if cwd and "$" not in path and "~" not in path else None
 
     for command in commands:
+        words = _words(command)
+        if words and words[0] == "cudnn-doctor" and "--cuda-home" in words[:-1]:
+            out.append(where(words[words.index("--cuda-home") + 1]))  # the toolkit it installs into
         if INSTALLS.search(command):
             break
-        words = _words(command)
         if not words:
             continue
         args = [w for w in words[1:] if not w.startswith("-")]
@@ -140,10 +142,24 @@ def test_walker_sees_what_a_shell_would_need():
         "/usr/lib", "/usr/lib/libcudnn.so.9.1.0"]
     assert assumed_paths(["sudo chmod a+r /a/b '/c d'"]) == ["/a/b", "/c d"]
     assert assumed_paths(['pip install "x"', "cd /site/nvidia/cuda_nvrtc/lib"]) == []  # installed first
+    assert assumed_paths(["sudo cudnn-doctor install --version 9.14.0 --cuda 13 --cuda-home /usr/local/cuda"]) == [
+        "/usr/local/cuda"]
     bad = Finding(id="CD999", severity="warning", title="t", fix="cd <folder> && sudo cp -P a /usr/lib//")
     assert len(text_problems(bad)) == 2
     assert not text_problems(Finding(id="CD999", severity="warning", title="t",
                                      fix='conda install "cudnn>=9.1,<10" from https://example.com/x'))
+
+
+def test_walker_reports_a_path_the_machine_lacks(tmp_path):
+    from cudnn_doctor.model import Fix
+
+    (tmp_path / "usr/lib").mkdir(parents=True)
+    (tmp_path / "usr/lib/libcudnn.so.9.1.0").write_bytes(b"")
+    ok = Finding(id="CD404", severity="warning", title="t", fix=Fix(commands=[
+        "cd /usr/lib", "sudo ln -sf libcudnn.so.9.1.0 libcudnn.so.9", "sudo ldconfig"]))
+    assert path_problems(ok, str(tmp_path)) == []
+    gone = Finding(id="CD404", severity="warning", title="t", fix=Fix(commands=["cd /usr/lib64", "sudo ldconfig"]))
+    assert path_problems(gone, str(tmp_path)) and "/usr/lib64" in path_problems(gone, str(tmp_path))[0]
 
 
 # --- the fixes issue 13 names, one by one ---------------------------------------------------------------------------
