@@ -1,186 +1,15 @@
-"""Remedies: the commands and advice that repair a finding, built as Fix values for the rules to hand on.
-
-Rules say what is wrong and which remedy applies; everything that writes shell (quoting, loader registration,
-package names per channel) lives here, so every fix can be checked for being runnable as printed."""
+"""Installing, reinstalling and repairing cuDNN: the channel the copy came from, or `cudnn-doctor install` with
+the manual way after it."""
 from __future__ import annotations
 
-import dataclasses
 import os
-import re
-import shlex
-from typing import Any, Iterable, List, Optional, Sequence, Union
+from typing import Any, Optional
 
-from .compat import Compat, cuda_label, major_of, mm, mm_text, release3, ver
-from .model import CudnnCopy, Facts, Fix
-from .queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, driver_cuda,
-                      gpu_label, gpus_with_cc, jax_choice, listed_in_ld_conf, lowest_cc, machine_cuda,
-                      platform_of, primary_toolkit, toolkit_owning)
-
-
-def run(*commands: str, text: str = "", manual: str = "", writes: Sequence[str] = (), shell: str = "sh") -> Fix:
-    """A fix that is exactly these commands, run in order (the line shows them joined with &&)."""
-    return Fix(text=text, commands=list(commands), manual=manual, writes=list(writes), shell=shell)
-
-
-def advice(text: str) -> Fix:
-    """A fix no command can make (a choice, a download, hardware): said in words."""
-    return Fix(text=text, manual=text)
-
-
-Part = Union[Fix, str, int, float, None]
-
-
-def say(template: str, *parts: Part) -> Fix:
-    """`template` filled with `parts`; the commands of the Fix parts run one after another, in their order."""
-    fixes: List[Fix] = [p for p in parts if isinstance(p, Fix)]
-    text = template % tuple(p.text if isinstance(p, Fix) else p for p in parts) if parts else template
-    if not fixes:
-        return advice(text)
-    return Fix(text=text, commands=[c for f in fixes for c in f.commands], root=any(f.root for f in fixes),
-               shell=next((f.shell for f in fixes if f.shell), ""), doctor=next((f.doctor for f in fixes
-                                                                                 if f.doctor), ""),
-               manual="; then ".join(f.manual for f in fixes if f.manual),
-               writes=[w for f in fixes for w in f.writes])
-
-
-def or_else(main: Fix, alternative: Part, template: str = "%s   (or %s)") -> Fix:
-    """`main`, with another way to the same end said after it (the alternative's commands are not run)."""
-    other = alternative.text if isinstance(alternative, Fix) else str(alternative)
-    manual = "; ".join(filter(None, (main.manual, other)))
-    return Fix(text=template % (main.text, other), commands=list(main.commands), root=main.root, shell=main.shell,
-               doctor=main.doctor, manual=manual, writes=list(main.writes))
-
-
-def then(*steps: Fix, joint: str = "; then ") -> Fix:
-    """The steps one after the other."""
-    return say(joint.replace("%", "%%").join(["%s"] * len(steps)), *steps)
-
-
-def capitalized(fix: Fix) -> Fix:
-    """The same fix, its line starting with a capital letter (it opens the report's Fix: line)."""
-    return dataclasses.replace(fix, text=fix.text[:1].upper() + fix.text[1:])
-
-
-def driver_upgrade_fix(floor_text: str) -> Fix:
-    installer = "NVIDIA's installer from https://www.nvidia.com/Download/index.aspx"
-    return Fix(text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers install`, or %s), "
-                    "then reboot (`sudo reboot`)" % (floor_text, installer),
-               commands=["sudo ubuntu-drivers install", "sudo reboot"], manual=installer + ", then reboot")
-
-
-def arch_driver_limit(facts: Facts, compat: Compat, branch: Optional[str]) -> str:
-    """A sentence when a GPU's architecture has no driver at `branch` or later (so upgrading cannot help)."""
-    if not branch or ver(branch) is None:
-        return ""
-    for gpu in gpus_with_cc(facts):
-        arch = compat.arch_for_cc(gpu.compute_capability)
-        if arch and arch.last_driver_branch and ver(arch.last_driver_branch) < ver(branch):
-            return (" Note: %s is a %s GPU, whose last driver branch is R%s, so no driver that new exists for it "
-                    "[%s]." % (gpu_label(gpu), arch.name, arch.last_driver_branch, arch.source))
-    return ""
-
-
-def q(path: Any) -> str:
-    """A path (or any word) quoted for a POSIX shell, so fixes survive spaces and metacharacters."""
-    return shlex.quote(str(path))
-
-
-def qs(paths: Iterable[Any]) -> str:
-    """Several paths, each quoted, separated by spaces."""
-    return " ".join(q(p) for p in paths)
-
-
-def export_path_line(entries: Sequence[str]) -> str:
-    """`export LD_LIBRARY_PATH=...` with the value quoted (or `unset` when nothing is left)."""
-    if not entries:
-        return "unset LD_LIBRARY_PATH"
-    return "export LD_LIBRARY_PATH=%s" % q(":".join(entries))
-
-
-def prepend_ld_path(directory: str) -> str:
-    """The export line that puts `directory` first on LD_LIBRARY_PATH, keeping what is there."""
-    return "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % q(directory)
-
-
-def ld_conf_name(directory: str) -> str:
-    """A /etc/ld.so.conf.d file name of this folder's own, so registering it never overwrites another file."""
-    slug = re.sub(r"[^A-Za-z0-9_.]+", "-", directory).strip("-.") or "root"
-    return "/etc/ld.so.conf.d/cudnn-doctor-%s.conf" % slug
-
-
-def in_folder(directory: str, *commands: str) -> Fix:
-    """Commands run inside a library folder, then the loader cache rebuilt (links and files changed there)."""
-    return run("cd %s" % q(directory), *commands, "sudo ldconfig")
-
-
-def relink_fix(directory: str, links: Sequence[Sequence[str]]) -> Fix:
-    """Point each (target, link name) soname link in `directory` at its file again."""
-    return in_folder(directory, *("sudo ln -sf %s %s" % (q(target), q(name)) for target, name in links))
-
-
-def remove_files_fix(directory: str, names: Sequence[str]) -> Fix:
-    return in_folder(directory, "sudo rm %s" % qs(names))
-
-
-def readable_fix(files: Iterable[str], folders: Iterable[str], unknown: Iterable[str]) -> Fix:
-    """Let other users read `files` and enter `folders`; for `unknown`, show the modes along the way first."""
-    commands = []
-    if files:
-        commands.append("sudo chmod a+r %s" % qs(sorted(files)))
-    if folders:
-        commands.append("sudo chmod o+x %s" % qs(sorted(folders)))
-    text = " && ".join(commands)
-    if unknown:
-        look = "namei -l %s" % qs(sorted(unknown))
-        commands.append(look)
-        text = " && ".join(filter(None, (text, look + "   (then `sudo chmod o+x` the folder shown without x for "
-                                                       "others)")))
-    return run(*commands, text=text)
-
-
-def ld_conf_fix(directory: str) -> Fix:
-    """Register a folder with the loader in a file named after it, then rebuild the cache."""
-    conf = ld_conf_name(directory)
-    return run("echo %s | sudo tee %s > /dev/null" % (q(directory), q(conf)), "sudo ldconfig", writes=[conf])
-
-
-def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
-    """The exact `export` line that drops `entries` from LD_LIBRARY_PATH (or `unset` when nothing is left)."""
-    drop = {os.path.normpath(e) for e in entries}
-    keep = [d for d in facts.loader.ld_library_path if os.path.normpath(d) not in drop]
-    return run(export_path_line(keep))
-
-
-def loader_dir_fix(facts: Facts, directory: str) -> Fix:
-    """Let the loader find a folder's libraries: rebuild the cache where the configuration already lists the folder
-    (rewriting the file would change nothing), else register it in a file of its own."""
-    listed = listed_in_ld_conf(facts, directory)
-    if listed:
-        return run("sudo ldconfig", text="sudo ldconfig   (the loader's configuration already lists %s; only its "
-                                         "cache lacks the libraries)" % listed)
-    return or_else(ld_conf_fix(directory), prepend_ld_path(directory))
-
-
-def unregister_fix(directory: str) -> Fix:
-    """Take a folder out of the loader's configuration (which file lists it is for the user to see)."""
-    return advice("remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % directory)
-
-
-def cudnn_dir_fix(directory: str) -> Fix:
-    return or_else(ld_conf_fix(directory), "for one shell: %s" % prepend_ld_path(directory),
-                   "%s   (or, %s)")
-
-
-def torch_variant_tag(cuda: str) -> str:
-    """'13.0' -> 'cu130' (PyTorch wheel index names)."""
-    pair = mm(cuda)
-    return "cu%d%d" % pair if pair else "cu?"
-
-
-def torch_install(version: Optional[str], cuda: str) -> Fix:
-    pin = "torch==%s" % version.split("+")[0] if version else "torch"
-    return run("pip install --force-reinstall %s --index-url https://download.pytorch.org/whl/%s" % (
-        pin, torch_variant_tag(cuda)))
+from ..compat import Compat, cuda_label, major_of, mm_text, release3
+from ..model import CudnnCopy, Facts, Fix
+from ..queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, lowest_cc, machine_cuda, platform_of,
+                       primary_toolkit, toolkit_owning)
+from .shell import advice, folder_arg, q, run
 
 
 def cudnn_wheel_for(compat: Compat, *cudas: Any) -> Optional[str]:
@@ -285,26 +114,6 @@ def machine_cudnn_fix(facts: Facts, compat: Compat, cuda: Any, cudnn_major: Opti
                              facts.host.machine or "x86_64", lowest_cc(facts))
 
 
-def toolkit_install_fix(facts: Facts, compat: Compat, cuda: Any = None) -> Fix:
-    """The command that installs a CUDA toolkit (no driver) for `cuda`, else for the driver's newest CUDA."""
-    target = cuda or driver_cuda(facts, compat)
-    package = compat.toolkit_package(target) if target else None
-    if package:
-        return run("sudo apt install %s" % package)
-    return advice("install the CUDA toolkit matching the driver's CUDA version (the 'CUDA Version' nvidia-smi "
-                  "prints) from https://developer.nvidia.com/cuda-downloads")
-
-
-def jax_install(facts: Facts, compat: Compat, cuda_major: Any = None) -> Fix:
-    row, why = jax_choice(facts, compat, cuda_major)
-    if row is None:
-        return advice("install JAX's CUDA build (compat has no JAX table)")
-    fix = run('pip install -U "jax[%s]"' % row["extra"])
-    if any("driver" in w for w in why):
-        fix = then(driver_upgrade_fix("the R%s branch or later" % row["driver_linux"]), fix)
-    return fix
-
-
 def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None) -> Fix:
     """Reinstall the package a cuDNN copy came from, so its files are whole and of one version again."""
     pkg = copy.package or ""
@@ -337,11 +146,6 @@ def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None
                      "links (`sudo cp -P` of its lib/libcudnn* into %s), then `sudo ldconfig`" % (
                          copy.version or "", q(folder_arg(copy.directory))))
     return doctor_reinstall(facts, copy, fix) if facts is not None else fix
-
-
-def folder_arg(directory: str) -> str:
-    """A folder as the last argument of `cp`: one trailing slash, never two."""
-    return directory.rstrip("/") + "/"
 
 
 # cudnn-doctor fetches releases through NVIDIA's redistrib_<version>.json manifests, which compat records for
@@ -409,35 +213,4 @@ def header_fix(compat: Compat, facts: Facts, copy: CudnnCopy) -> Fix:
                         "with `sudo cp` into %s), or delete the stale header" % (copy.header_path, copy.version,
                                                                                  q(folder)))
     return doctor_reinstall(facts, copy, manual)
-
-
-def nvrtc_install_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, prefix: str = "") -> Fix:
-    """Install NVRTC of CUDA `cuda` with the machine's package manager so that the unversioned libnvrtc.so exists;
-    pip wheels lack that link, so the pip fix makes it (in the site-packages holding `prefix`'s cuDNN)."""
-    row = compat.table("packages", "nvrtc")
-    pair = mm(cuda)
-    if pair is None or not row:
-        return advice("install NVRTC (libnvrtc) of the CUDA release this cuDNN was built for")
-    major, minor = pair
-
-    def named(pattern: Any) -> str:
-        return str(pattern).replace("<major>", str(major)).replace("<minor>", str(minor))
-
-    wheel = row.get("pip", {}).get(str(major))
-    if channel == "pip" and wheel and prefix:
-        lib = "%s/%s" % (prefix.rstrip("/"), row.get("pip_folder", "nvidia/cuda_nvrtc/lib"))
-        return run('pip install "%s==%d.*"' % (wheel, major), "cd %s" % q(lib),
-                   'ln -sf "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so', prepend_ld_path(lib))
-    if channel == "conda":
-        where = ("-p %s " % q(prefix)) if prefix else ""
-        return run('conda install %s-c %s "%s=%d.%d"' % (where, row.get("conda_channel", "nvidia"), row["conda"],
-                                                         major, minor))
-    apt = "sudo apt install %s" % named(row["apt"])
-    if channel == "apt":
-        return run(apt)
-    others = ["dnf: `sudo dnf install %s`" % named(row["dnf"])]
-    if wheel:
-        others.append('pip: `pip install "%s==%d.*"`, then link libnvrtc.so to its libnvrtc.so.* in the wheel\'s '
-                      '%s folder' % (wheel, major, row.get("pip_folder", "nvidia/cuda_nvrtc/lib")))
-    return run(apt, text="%s   (NVIDIA's apt repository; %s)" % (apt, "; ".join(others)), manual="; ".join(others))
 
