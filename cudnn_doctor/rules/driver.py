@@ -5,7 +5,7 @@ import os
 from typing import List
 
 from ..model import Facts, Finding
-from ..remedies import or_else, run
+from ..remedies import or_else, run, say
 from . import rule
 from .common import ERROR, INFO, compat_of, finding, has_driver
 
@@ -93,11 +93,16 @@ def nouveau(facts: Facts, ctx) -> List[Finding]:
             "nova_core" if nova else "nouveau"),
         detail="The in-kernel driver bound the GPU first; the nvidia module then fails to load ('No NVIDIA devices "
                "probed') and CUDA sees nothing.",
-        fix="printf '%s' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u "
-            "(Fedora/RHEL: sudo dracut -f) && sudo reboot" % lines,
+        fix=run("printf '%s' | sudo tee %s" % (lines, _BLACKLIST), "sudo update-initramfs -u", "sudo reboot",
+                text="printf '%s' | sudo tee %s && sudo update-initramfs -u (Fedora/RHEL: sudo dracut -f) && sudo "
+                     "reboot" % (lines, _BLACKLIST), manual="Fedora/RHEL: sudo dracut -f instead of update-initramfs",
+                writes=[_BLACKLIST]),
         evidence={"loaded_modules": loaded, "pci_devices": bound or d.nvidia_pci_devices},
         catalogue=["A3"],
     )]
+
+
+_BLACKLIST = "/etc/modprobe.d/blacklist-nouveau.conf"
 
 
 @rule("CD104", "driver-library-mismatch", "Driver libraries and kernel module differ")
@@ -118,8 +123,9 @@ def mismatch(facts: Facts, ctx) -> List[Finding]:
             kernel or "?", user),
         detail="The driver's libraries were upgraded (often by unattended-upgrades) while the old kernel module is "
                "still loaded; NVML fails with 'Driver/library version mismatch' and CUDA cannot initialise.",
-        fix="sudo reboot   (or, with no GPU process running: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia "
-            "&& sudo modprobe nvidia); to stop it recurring: sudo apt-mark hold 'nvidia-*' 'libnvidia-*'",
+        fix=say("%s; to stop it recurring: sudo apt-mark hold 'nvidia-*' 'libnvidia-*'", or_else(
+            run("sudo reboot"), "with no GPU process running: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia "
+            "&& sudo modprobe nvidia", "%s   (or, %s)")),
         evidence={"kernel_module": kernel, "nvml_error": d.nvml_error,
                   "libraries": {name: {"path": path, "version": v} for name, path, v in pairs}},
         catalogue=["A4", "I3"],
@@ -170,10 +176,12 @@ def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
     module = d.kernel_module_version or d.version
     branch = (module or "").split(".")[0]
     if branch.isdigit():
-        fix = ("sudo apt install libnvidia-compute-%s   (Ubuntu/Debian: the user-space libraries of driver branch "
-               "%s, matching the loaded kernel module %s; other distributions: reinstall the driver %s with its "
-               "package or NVIDIA's installer), then `sudo ldconfig` and check with `nvidia-smi`" % (
-                   branch, branch, module, module))
+        install = "sudo apt install libnvidia-compute-%s" % branch
+        fix = run(install, "sudo ldconfig", "nvidia-smi", text="%s   (Ubuntu/Debian: the user-space libraries of "
+                  "driver branch %s, matching the loaded kernel module %s; other distributions: reinstall the driver "
+                  "%s with its package or NVIDIA's installer), then `sudo ldconfig` and check with `nvidia-smi`" % (
+                      install, branch, module, module),
+                  manual="other distributions: reinstall the driver %s with its package or NVIDIA's installer" % module)
     else:
         fix = ("Reinstall the NVIDIA driver (Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's installer), then "
                "`sudo ldconfig` and check with `nvidia-smi`")
