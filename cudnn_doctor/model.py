@@ -277,6 +277,7 @@ class HostFacts:
     wsl: Optional[bool] = None
     python: Optional[str] = None
     dev_nodes: List[str] = field(default_factory=list)  # /dev/nvidia*, /dev/dxg present
+    package_manager: Optional[str] = None  # "apt", "dnf", "yum", "zypper": the first found in the root's /usr/bin
 
 
 @dataclass

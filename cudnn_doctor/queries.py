@@ -345,10 +345,11 @@ def listed_in_ld_conf(facts: Facts, directory: str) -> Optional[str]:
 
 def package_channel(facts: Facts, copy: Optional[CudnnCopy] = None) -> str:
     """How this machine installs CUDA pieces, from what installed them so far: "pip" or "conda" for a copy from
-    there, "apt" where a Debian package is seen; "" when nothing says."""
+    there, "apt" where a Debian package is seen, else the package manager the root has ("dnf" for yum too);
+    "" when nothing says."""
     if copy is not None and copy.origin in ("pip", "conda"):
         return copy.origin
     if any((c.package or "").startswith("deb ") for c in facts.cudnn):
         return "apt"
-    return ""
+    return {"yum": "dnf"}.get(facts.host.package_manager or "", facts.host.package_manager or "")
 

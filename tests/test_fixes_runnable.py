@@ -188,10 +188,11 @@ def test_cd306_only_rebuilds_the_cache_when_the_folder_is_already_configured():
     assert remedy.commands[-1] == "sudo ldconfig" and "tee" in remedy.commands[0]
 
 
-def _cudnn8_without_nvrtc(copy):
+def _cudnn8_without_nvrtc(copy, package_manager=None):
     f = real_machine()
     if copy.directory == "/opt/cudnn/lib":  # an archive install on a machine where no package says apt
         f.cudnn = [c for c in f.cudnn if c.origin == "pip"]
+        f.host.package_manager = package_manager
     f.cudnn.append(copy)
     f.loader.resolved["libnvrtc.so"] = resolution("libnvrtc.so", None)
     return _only(_run(f), "CD602")
@@ -213,6 +214,15 @@ def test_cd602_installs_nvrtc_first_when_nothing_provides_it(copy, command):
         assert hit.remedy.commands[1] == "cd %s/nvidia/cuda_nvrtc/lib" % TORCH_SITE
     if copy.directory == "/opt/cudnn/lib":  # nothing says which package manager: dnf and pip are named too
         assert "sudo dnf install cuda-nvrtc-devel-12-2" in hit.fix and "nvidia-cuda-nvrtc-cu12" in hit.fix
+
+
+def test_cd602_uses_the_package_manager_the_root_has(machine, check_json):
+    hit = _cudnn8_without_nvrtc(cudnn_copy("/opt/cudnn/lib", "8.9.7", "12.2"), package_manager="dnf")
+    assert hit.remedy.commands == ["sudo dnf install cuda-nvrtc-devel-12-2"]
+    machine.file("/usr/bin/dnf")
+    machine.driver()
+    _, doc = check_json(machine)
+    assert doc["facts"]["host"]["package_manager"] == "dnf"
 
 
 def test_cd401_is_the_cudnn_doctor_install_command_with_the_manual_way_after_it():

@@ -84,6 +84,8 @@ def nvrtc_install_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, pre
     apt = "sudo apt install %s" % named(row["apt"])
     if channel == "apt":
         return run(apt)
+    if channel == "dnf":
+        return run("sudo dnf install %s" % named(row["dnf"]))
     others = ["dnf: `sudo dnf install %s`" % named(row["dnf"])]
     if wheel:
         others.append('pip: `pip install "%s==%d.*"`, then link libnvrtc.so to its libnvrtc.so.* in the wheel\'s '
