@@ -58,7 +58,8 @@ class Fix:
     def __bool__(self) -> bool:
         return bool(self.text or self.commands)
 
-    # Rule modules written before fixes were values format and extend them as strings; both keep working.
+    # Rule modules written before fixes were values treat them as strings (format, extend, slice, search them);
+    # all of that keeps working on the line, so branches written concurrently still merge.
     def __add__(self, more: str) -> "Fix":
         return dataclasses.replace(self, text=self.text + more)
 
@@ -67,6 +68,14 @@ class Fix:
 
     def __contains__(self, words: str) -> bool:
         return words in self.text
+
+    def __getitem__(self, index: Any) -> str:
+        return self.text[index]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name == "text":  # only str's public methods (upper, startswith, ...)
+            raise AttributeError(name)
+        return getattr(self.text, name)
 
 
 def _runs_as_root(command: str) -> bool:

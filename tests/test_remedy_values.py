@@ -20,6 +20,12 @@ def test_a_plain_string_fix_is_wrapped_and_a_fix_value_becomes_the_remedy():
     assert Finding(id="CD999", severity=Severity.INFO, title="t").remedy is None
 
 
+def test_a_fix_still_reads_as_its_line_for_rule_code_written_before_fixes_were_values():
+    fix = run("sudo ldconfig")
+    assert "%s!" % fix == "sudo ldconfig!" and "ldconfig" in fix and fix[0].upper() + fix[1:] == "Sudo ldconfig"
+    assert fix.startswith("sudo") and (fix + " now").commands == ["sudo ldconfig"]
+
+
 def test_composed_fixes_keep_their_commands_in_order_and_say_the_alternative_in_words():
     register = ld_conf_fix("/opt/cudnn/lib")
     assert register.writes == ["/etc/ld.so.conf.d/cudnn-doctor-opt-cudnn-lib.conf"]

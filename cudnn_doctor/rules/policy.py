@@ -122,5 +122,4 @@ def cuda_of(text: str) -> str:
     return text if "." in text else text + ".0"
 
 
-
 _tf_row = tf_row  # the name commands/matrix.py imports
