@@ -29,9 +29,12 @@ def no_driver(facts: Facts, ctx) -> List[Finding]:
         "CD101", ERROR, "No NVIDIA driver or GPU was found on this machine",
         detail="There is no NVIDIA kernel module, no driver library (libcuda.so.1, libnvidia-ml.so.1) and no NVIDIA "
                "GPU on the PCI bus, so nothing can use CUDA or cuDNN here.",
-        fix="If the machine has an NVIDIA GPU, install the driver (Ubuntu: `sudo ubuntu-drivers install`; others: "
-            "the installer from https://www.nvidia.com/Download/index.aspx), reboot (`sudo reboot`) and check with "
-            "`nvidia-smi`. If it has no NVIDIA GPU, CUDA and cuDNN cannot run here: use a GPU machine.",
+        fix=run("sudo ubuntu-drivers install", "sudo reboot", text="If the machine has an NVIDIA GPU, install the "
+                "driver (Ubuntu: `sudo ubuntu-drivers install`; others: the installer from "
+                "https://www.nvidia.com/Download/index.aspx), reboot (`sudo reboot`) and check with `nvidia-smi`. If "
+                "it has no NVIDIA GPU, CUDA and cuDNN cannot run here: use a GPU machine.",
+                manual="others than Ubuntu: the installer from https://www.nvidia.com/Download/index.aspx, then "
+                       "reboot; no NVIDIA GPU: use a GPU machine"),
         evidence={"kernel_module": None, "libcuda": None, "libnvidia-ml": None, "gpus": 0,
                   "kernel": facts.host.kernel_release},
     )]
@@ -209,7 +212,9 @@ def no_gpu_seen(facts: Facts, ctx) -> List[Finding]:
         detail="CUDA will report 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE). Usual causes: the GPU "
                "fell off the bus ('GPU has fallen off the bus' / Xid 79 in dmesg), is disabled in the firmware or "
                "by a power/thermal fault, is bound to vfio-pci for a VM, or needs a reboot after a driver install.",
-        fix="Run `nvidia-smi` to confirm, then look for NVRM/Xid errors with `sudo dmesg | grep -iE 'nvrm|xid'`; "
-            "enable the GPU in the firmware (or reseat it / check its power cables), then `sudo reboot`",
+        fix=run("nvidia-smi", "sudo dmesg | grep -iE 'nvrm|xid'", text="Run `nvidia-smi` to confirm, then look for "
+                "NVRM/Xid errors with `sudo dmesg | grep -iE 'nvrm|xid'`; enable the GPU in the firmware (or reseat "
+                "it / check its power cables), then `sudo reboot`",
+                manual="enable the GPU in the firmware (or reseat it / check its power cables), then `sudo reboot`"),
         evidence={"driver": d.version, "kernel_module": d.kernel_module_version, "gpus": 0,
                   "nvml_error": d.nvml_error, "pci_devices": d.nvidia_pci_devices}, catalogue=["A1"])]
