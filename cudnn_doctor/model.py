@@ -31,6 +31,58 @@ class Severity(str, Enum):
 
 
 @dataclass
+class Fix:
+    """A remedy as a value: the commands that repair a finding, with what they need and touch.
+
+    Built by cudnn_doctor.remedies, said by the renderers. `text` is the one line the report prints after "Fix:";
+    the other fields let tools check, render per shell or run the repair without parsing that line."""
+
+    text: str = ""  # the advice as one line, commands shown as they are to be typed
+    commands: List[str] = field(default_factory=list)  # shell commands, in order, each runnable as printed
+    root: bool = False  # some command needs root (it says `sudo`)
+    shell: str = ""  # the shell the commands are written for: "sh" (any POSIX shell), "cmd", "powershell"; "" none
+    doctor: str = ""  # the cudnn-doctor command that makes the repair itself, where there is one
+    manual: str = ""  # the manual alternative (or the only way, where no command can do it)
+    writes: List[str] = field(default_factory=list)  # files the commands would create or rewrite
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            self.text = " && ".join(self.commands) or self.manual
+        if self.commands and not self.shell:
+            self.shell = "sh"
+        self.root = self.root or any(_runs_as_root(c) for c in self.commands)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __bool__(self) -> bool:
+        return bool(self.text or self.commands)
+
+    # Rule modules written before fixes were values treat them as strings (format, extend, slice, search them);
+    # all of that keeps working on the line, so branches written concurrently still merge.
+    def __add__(self, more: str) -> "Fix":
+        return dataclasses.replace(self, text=self.text + more)
+
+    def __radd__(self, before: str) -> "Fix":
+        return dataclasses.replace(self, text=before + self.text)
+
+    def __contains__(self, words: str) -> bool:
+        return words in self.text
+
+    def __getitem__(self, index: Any) -> str:
+        return self.text[index]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name == "text":  # only str's public methods (upper, startswith, ...)
+            raise AttributeError(name)
+        return getattr(self.text, name)
+
+
+def _runs_as_root(command: str) -> bool:
+    return any(word in ("sudo", "su", "pkexec") for word in command.replace("|", " ").replace("&&", " ").split())
+
+
+@dataclass
 class Finding:
     """One diagnosis: what is wrong, the evidence, why it matters and the exact fix."""
 
@@ -38,10 +90,20 @@ class Finding:
     severity: Severity
     title: str
     detail: str = ""  # why it matters
-    fix: str = ""  # the exact command or action; required for errors and warnings
+    fix: str = ""  # the remedy's one line (a Fix or a plain string may be passed; see __post_init__)
     evidence: Dict[str, Any] = field(default_factory=dict)
     alias: str = ""  # kebab-case name, e.g. "cudnn-header-mismatch"
     catalogue: List[str] = field(default_factory=list)  # failure-catalogue ids, e.g. ["D7"]
+    remedy: Optional[Fix] = None  # the fix as a value; required for errors and warnings
+
+    def __post_init__(self) -> None:
+        # A Fix passed as `fix` becomes the remedy; a plain string (older rule modules) is wrapped as advice.
+        if isinstance(self.fix, Fix):
+            self.remedy, self.fix = self.fix, self.fix.text
+        elif self.remedy is None and self.fix:
+            self.remedy = Fix(text=str(self.fix))
+        elif self.remedy is not None and not self.fix:
+            self.fix = self.remedy.text
 
 
 # --- facts ---------------------------------------------------------------
@@ -225,6 +287,7 @@ class HostFacts:
     wsl: Optional[bool] = None
     python: Optional[str] = None
     dev_nodes: List[str] = field(default_factory=list)  # /dev/nvidia*, /dev/dxg present
+    package_manager: Optional[str] = None  # "apt", "dnf", "yum", "zypper": the first found in the root's /usr/bin
 
 
 @dataclass

@@ -14,6 +14,7 @@ GPU = {"index": int, "name": str, "uuid": str, "compute_capability": str, "memor
 TOOLKIT = {"path", "version", "version_source"}
 CUDNN = {"path", "version", "cuda_version", "header_path", "header_version", "origin", "package"}
 FINDING = {"id": str, "severity": str, "title": str, "detail": str, "fix": str}
+REMEDY = {"text": str, "commands": list, "root": bool, "shell": str, "doctor": str, "manual": str, "writes": list}
 
 
 @pytest.fixture
@@ -55,6 +56,15 @@ def test_envelope_and_fact_keys(full_machine, check_json):
         for key, typ in FINDING.items():
             assert isinstance(finding[key], typ), key
         assert finding["severity"] in ("error", "warning", "info")
+        remedy = finding["remedy"]
+        if finding["fix"]:
+            for key, typ in REMEDY.items():
+                assert isinstance(remedy[key], typ), key
+            assert remedy["text"] == finding["fix"]
+            assert all(isinstance(c, str) and c for c in remedy["commands"])
+            assert remedy["shell"] in (("sh", "cmd", "powershell") if remedy["commands"] else ("",))
+        else:
+            assert remedy is None
 
 
 def test_paths_are_reported_as_seen_inside_the_root(full_machine, check_json):

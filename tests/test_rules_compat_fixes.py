@@ -168,7 +168,8 @@ def test_cd506_pip_copy_without_package_name_gets_its_builds_wheel():
 def test_reinstall_fix_keeps_the_wheel_of_the_copy():
     compat = load_compat()
     named = cudnn_copy(PIP_CUDNN, "9.19.0", "13.1", origin="pip", links=False, package="nvidia-cudnn-cu13")
-    assert reinstall_fix(compat, named) == 'pip install --force-reinstall --no-deps "nvidia-cudnn-cu13==9.19.0.*"'
+    assert reinstall_fix(compat, named).commands == [
+        'pip install --force-reinstall --no-deps "nvidia-cudnn-cu13==9.19.0.*"']
     unnamed = cudnn_copy(PIP_CUDNN, "9.5.1", "12.6", origin="pip", links=False)
     assert "nvidia-cudnn-cu12==9.5.1.*" in reinstall_fix(compat, unnamed)
 

@@ -53,6 +53,7 @@ def test_cd403_removes_only_the_other_releases_versioned_files():
 def test_cd306_registers_the_folder_in_a_file_of_its_own():
     f = real_machine()
     f.loader.resolved["libcudart.so.13"] = resolution("libcudart.so.13", None)
+    f.loader.conf_dirs = [SYSLIB]  # the toolkit's folder is not configured yet
     fix = only(run(f), "CD306")[0].fix
     assert "/etc/ld.so.conf.d/cuda.conf" not in fix
     assert ld_conf_name("/usr/local/cuda-13.0/targets/x86_64-linux/lib") in fix
@@ -130,7 +131,7 @@ def test_healthy_machine_has_no_cd106_cd107():
 
 def test_pip_fix_pins_the_requested_major():
     fix = cudnn_install_fix(load_compat(), "12.4", 8, origin="pip")
-    assert fix == 'pip install "nvidia-cudnn-cu12==8.*"'
+    assert fix.commands == ['pip install "nvidia-cudnn-cu12==8.*"'] and fix.text == fix.commands[0]
     fix = cudnn_install_fix(load_compat(), "12.4", 9)
     assert '"nvidia-cudnn-cu12==9.*"' in fix
 

@@ -374,7 +374,8 @@ SCENARIOS: Dict[str, tuple] = {
     "C4": (mutate(lambda f: (_old_driver(f), setattr(f, "toolkits", [toolkit("12.4")]))), "CD305", "warning",
            ">= 550.54.14", {}),
     "C5-framework": (mutate(_tf_without_cuda), "CD306", "error", "sudo apt install cuda-toolkit-11-2", {}),
-    "C5-path": (mutate(_runtime_missing), "CD306", "warning", "/etc/ld.so.conf.d/cudnn-doctor-usr-local-cuda-13.0-targets-x86_64-linux-lib.conf", {}),
+    # The folder is already in /etc/ld.so.conf.d (through the /usr/local/cuda link): only the cache is stale.
+    "C5-path": (mutate(_runtime_missing), "CD306", "warning", "sudo ldconfig   (the loader's configuration already", {}),
     "C5-toolkit-link": (mutate(_dangling_toolkit), "CD307", "error", "sudo ln -sfn /usr/local/cuda-13.0", {}),
     "C5-cudnn-build": (_cudnn_wrong_cuda, "CD501", "error", "cudnn-10.2-linux-x64-v7.6.5", {}),
     "C1-cudnn": (mutate(_cudnn_needs_driver), "CD502", "error", "ubuntu-drivers install", {}),

@@ -302,7 +302,7 @@ FAILING = {
     "A3-nouveau": (a3_nouveau, {}, [], "CD103", "error", "blacklist nouveau"),
     "A4-driver-library-mismatch": (a4_mismatch, {}, [], "CD104", "error", "reboot"),
     "B2-gpu-too-old-for-cudnn": (b2_gpu_too_old, {}, [], "CD202", "error", ""),
-    "B3-exclusive-process": (b3_exclusive, {}, [], "CD205", "error", "CUDA_VISIBLE_DEVICES"),
+    "B3-exclusive-process": (b3_exclusive, {}, [], "CD205", "error", "sudo nvidia-smi -i 0 -c DEFAULT"),
     "B4-mig-no-instances": (b4_mig_without_instances, {}, [], "CD206", "error", "nvidia-smi mig"),
     "C1-driver-too-old": (c1_driver_too_old, {}, [], "CD301", "error", "sudo ubuntu-drivers install"),
     "C2-forward-compat-geforce": (c2_forward_compat_on_geforce, {"LD_LIBRARY_PATH": "/usr/local/cuda-12.4/compat"},

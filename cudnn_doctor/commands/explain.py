@@ -176,9 +176,9 @@ def _library_fix(compat, facts, name: str) -> str:
             if other:
                 fix += ", or install the failing program's build for the installed CUDA %s" % ", ".join(other)
             return fix
-    return ("find the file with `find / -name '%s*' 2>/dev/null` and add its folder to the search path: "
-            "echo <folder> | sudo tee /etc/ld.so.conf.d/%s.conf && sudo ldconfig, or install the package that "
-            "provides it" % (name, stem.replace("lib", "", 1) or "extra"))
+    return ("find the file with `find / -name '%s*' 2>/dev/null`, write the folder it prints into "
+            "/etc/ld.so.conf.d/%s.conf and run `sudo ldconfig`; or install the package that provides it" % (
+                name, stem.replace("lib", "", 1) or "extra"))
 
 
 def check_libraries(names: List[str], facts, compat, resolve: Optional[Callable[[str], Any]] = None
@@ -221,7 +221,7 @@ def check_libraries(names: List[str], facts, compat, resolve: Optional[Callable[
         check.message = "%s is not on the search path; %s" % (
             name, ("installed: %s" % "; ".join(check.installed)) if check.installed else
             "no version of it is installed")
-        check.fix = _library_fix(compat, facts, name)
+        check.fix = str(_library_fix(compat, facts, name))  # a Fix from the remedies module reads as its line
         out.append(check)
     return out
 

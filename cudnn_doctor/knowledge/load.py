@@ -11,7 +11,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
-                "status_codes", "catalogue", "gpu_peaks", "windows")
+                "status_codes", "catalogue", "gpu_peaks", "windows", "packages")
 
 
 def _source_tree_dir() -> Path:

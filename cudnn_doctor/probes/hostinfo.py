@@ -30,5 +30,11 @@ def probe(ctx) -> None:
         or any(word in cgroup for word in ("docker", "kubepods", "containerd", "libpod"))
     )
     facts.dev_nodes = [p for p in host.glob("/dev/nvidia*")] + (["/dev/dxg"] if host.lexists("/dev/dxg") else [])
+    # Fixes name packages for the machine's own package manager (apt-get is apt's stable command).
+    facts.package_manager = next((name for tool, name in _PACKAGE_MANAGERS if host.lexists("/usr/bin/" + tool)), None)
     ctx.facts.host = facts
-    ctx.searched("host", "/proc/sys/kernel/osrelease, /.dockerenv, /run/.containerenv, /proc/1/cgroup, /dev/nvidia*, /dev/dxg")
+    ctx.searched("host", "/proc/sys/kernel/osrelease, /.dockerenv, /run/.containerenv, /proc/1/cgroup, /dev/nvidia*, "
+                         "/dev/dxg, /usr/bin/{apt-get,dnf,yum,zypper}")
+
+
+_PACKAGE_MANAGERS = (("apt-get", "apt"), ("dnf", "dnf"), ("yum", "yum"), ("zypper", "zypper"))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional, TextIO
 
-from ..model import Report, Severity
+from ..model import Fix, Report, Severity
 
 
 def _escape_data(text: str) -> str:
@@ -14,6 +14,13 @@ def _escape_prop(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _command_lines(fix: Fix) -> str:
+    """The fix's commands one per line, ready to copy, where the one-line text wraps them in prose."""
+    if not fix.commands or fix.text == " && ".join(fix.commands):
+        return ""
+    return "".join("\n$ " + command for command in fix.commands)
+
+
 def annotations(report: Report) -> str:
     lines = []
     for f in report.findings:
@@ -21,8 +28,8 @@ def annotations(report: Report) -> str:
         body = f.title
         if f.detail:
             body += "\n" + f.detail
-        if f.fix:
-            body += "\nFix: " + f.fix
+        if f.remedy:
+            body += "\nFix: " + f.remedy.text + _command_lines(f.remedy)
         lines.append("::%s title=%s::%s" % (level, _escape_prop("%s %s" % (f.id, f.alias or "")), _escape_data(body)))
     return "".join(line + "\n" for line in lines)
 

@@ -161,8 +161,8 @@ def _finding(console: Console, f: Finding, verbose: int) -> None:
     if f.severity != Severity.INFO or verbose:
         if f.detail:
             _detail(console, "Why: " + f.detail)
-        if f.fix:
-            _detail(console, "Fix: " + f.fix, style="bold")
+        if f.remedy:
+            _detail(console, "Fix: " + f.remedy.text, style="bold")
     if verbose and f.evidence:
         for key, value in f.evidence.items():
             _detail(console, "  %s: %s" % (key, value), style="dim")

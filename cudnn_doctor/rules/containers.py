@@ -1,9 +1,10 @@
 """CD8xx: containers and WSL2: GPU access inside a container, the WSL driver share."""
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from ..model import Facts, Finding
+from ..remedies import run
 from . import rule
 from .common import ERROR, INFO, WARNING, compat_of, driver_cuda, finding, primary_toolkit
 
@@ -14,7 +15,7 @@ def _nvidia_nodes(facts: Facts) -> List[str]:
     return [n for n in facts.host.dev_nodes if n.startswith("/dev/nvidia")]
 
 
-def _wsl_toolkit(facts: Facts, ctx) -> str:
+def _wsl_toolkit(facts: Facts, ctx) -> Optional[str]:
     """The toolkit package to keep or install in WSL: the installed toolkit's release, else the Windows driver's
     CUDA (what nvidia-smi prints in WSL)."""
     compat = compat_of(ctx)
@@ -23,7 +24,10 @@ def _wsl_toolkit(facts: Facts, ctx) -> str:
         package = compat.toolkit_package(cuda) if cuda else None
         if package:
             return package
-    return "cuda-toolkit-<major>-<minor> for the CUDA version nvidia-smi prints"
+    return None
+
+
+_ANY_TOOLKIT = "the cuda-toolkit package of the CUDA version nvidia-smi prints (cuda-toolkit-12-4 for 12.4)"
 
 
 def _libcuda(facts: Facts):
@@ -63,6 +67,9 @@ def container(facts: Facts, ctx) -> List[Finding]:
         catalogue=["H1", "H3"])]
 
 
+_PURGE_LINUX_DRIVER = "sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"
+
+
 @rule("CD802", "wsl-linux-driver-installed", "A Linux NVIDIA driver is installed inside WSL")
 def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
     if not facts.host.wsl:
@@ -78,18 +85,22 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
             detail="WSL2 must use the Windows driver in /usr/lib/wsl/lib. The Linux copy loses today only because of "
                    "search order; an LD_LIBRARY_PATH entry or an ldconfig change makes CUDA load it and find no "
                    "device.",
-            fix="sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*' (keep only %s from NVIDIA's "
-                "wsl-ubuntu repository), then from Windows: wsl --shutdown" % _wsl_toolkit(facts, ctx),
+            fix=run(_PURGE_LINUX_DRIVER, text="%s (keep only %s from NVIDIA's wsl-ubuntu repository), then from "
+                    "Windows: wsl --shutdown" % (_PURGE_LINUX_DRIVER, _wsl_toolkit(facts, ctx) or _ANY_TOOLKIT),
+                    manual="then from Windows: wsl --shutdown"),
             evidence={"libcuda": lib, "native_copies": native}, catalogue=["H4"])]
     if not lib:
         return []
+    package = _wsl_toolkit(facts, ctx)
+    install = ("sudo apt install %s" % package) if package else "then install %s" % _ANY_TOOLKIT
     return [finding(
         "CD802", ERROR, "libcuda.so.1 resolves to %s, not the WSL driver in /usr/lib/wsl/lib" % lib,
         detail="WSL2 uses the Windows driver through /dev/dxg and /usr/lib/wsl/lib; a Linux driver installed in the "
                "distro (often by the `cuda` meta-package or the runfile) shadows it and CUDA finds no device.",
-        fix="sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*' && sudo apt install %s "
-            "(the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; then from Windows: "
-            "wsl --shutdown" % _wsl_toolkit(facts, ctx),
+        fix=run(_PURGE_LINUX_DRIVER, *([install] if package else []),
+                text="%s %s %s (the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; "
+                "then from Windows: wsl --shutdown" % (_PURGE_LINUX_DRIVER, "&&" if package else ";", install),
+                manual="update the Windows driver; then from Windows: wsl --shutdown"),
         evidence={"libcuda": lib}, catalogue=["H4"])]
 
 

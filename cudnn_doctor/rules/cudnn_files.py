@@ -7,9 +7,10 @@ from typing import Dict, List
 
 from ..versions import major_of, mm_text, release3
 from ..model import CudnnCopy, Facts, Finding
+from ..remedies import cudnn_into_toolkit, header_fix, readable_fix, relink_fix, remove_files_fix, say, then
 from . import rule
 from .common import (ERROR, INFO, WARNING, compat_of, finding, has_driver, is_pip_dir, is_used, machine_cuda,
-                     machine_cudnn_fix, primary_toolkit, q, qs, reinstall_fix)
+                     machine_cudnn_fix, primary_toolkit, q, reinstall_fix)
 
 _SHORT_SONAME = re.compile(r"^(lib\w+\.so\.\d+)$")
 
@@ -45,8 +46,8 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
         detail="cuDNN is not part of the CUDA toolkit or the driver; programs that need it fail with "
                "'libcudnn.so.N: cannot open shared object file'%s." % (
                    " (installed: %s)" % ", ".join("%s %s" % (f.name, f.version) for f in wants) if wants else ""),
-        fix=("Install cuDNN for CUDA %s: %s" % (cuda_major if compat.has_minor_compat(cuda_major) else mm_text(cuda),
-                                                 machine_cudnn_fix(facts, compat, cuda))
+        fix=(say("Install cuDNN for CUDA %s: %s", cuda_major if compat.has_minor_compat(cuda_major) else mm_text(cuda),
+                 cudnn_into_toolkit(facts, compat, cuda, machine_cudnn_fix(facts, compat, cuda)))
              if cuda_major else machine_cudnn_fix(facts, compat, None)),
         evidence={"searched": where, "cuda": cuda, "has_driver": has_driver(facts)},
         catalogue=["D1"])]
@@ -88,8 +89,9 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
             current = set(by_version[newest])
             stale = sorted(n for v, names in by_version.items() if v != newest for n in names
                            if re.search(r"\.so\.\d+\.\d+", n) and n not in current)
-            remove = ("; then remove the other release's files: cd %s && sudo rm %s && sudo ldconfig" % (
-                q(copy.directory), qs(stale))) if stale else ""
+            fix = reinstall_fix(compat_of(ctx), copy, facts)
+            if stale:
+                fix = then(fix, remove_files_fix(copy.directory, stale), joint="; then remove the other release's files: ")
             out.append(finding(
                 "CD403", ERROR if is_used(facts, copy) else WARNING,
                 "cuDNN files of versions %s are mixed in %s" % (", ".join(sorted(by_version, key=release3)),
@@ -97,7 +99,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
                 detail="A partial upgrade or two installs copied over each other: the main library and its "
                        "sub-libraries must be one release, or loading fails with 'undefined symbol ... version "
                        "libcudnn_...' or CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH.",
-                fix=reinstall_fix(compat_of(ctx), copy, facts) + remove,
+                fix=fix,
                 evidence={"directory": copy.directory, "versions": by_version}, catalogue=["D3"]))
     return out
 
@@ -108,7 +110,7 @@ def not_symlink(facts: Facts, ctx) -> List[Finding]:
     for copy in facts.cudnn:
         if copy.origin == "pip" or is_pip_dir(copy.directory):
             continue  # wheels ship plain .so.N files by design
-        commands = []
+        links = []
         names = []
         for f in copy.files:
             if f.is_link or f.dangling or not _SHORT_SONAME.match(f.name):
@@ -118,7 +120,7 @@ def not_symlink(facts: Facts, ctx) -> List[Finding]:
             if not full:
                 continue
             names.append(f.name)
-            commands.append("sudo ln -sf %s %s" % (q(full[-1]), q(f.name)))
+            links.append((full[-1], f.name))
         if not names:
             continue
         wsl = copy.directory.startswith("/usr/lib/wsl")
@@ -130,7 +132,7 @@ def not_symlink(facts: Facts, ctx) -> List[Finding]:
             detail="The files were copied without `cp -P`; every ldconfig run prints '... is not a symbolic link' "
                    "and a later upgrade can leave an old copy answering to the soname." +
                    (" Under /usr/lib/wsl this is how WSL ships the driver and is harmless." if wsl else ""),
-            fix="cd %s && %s && sudo ldconfig" % (q(copy.directory), " && ".join(commands)),
+            fix=relink_fix(copy.directory, links),
             evidence={"directory": copy.directory, "files": names}, catalogue=["D4", "H5"] if wsl else ["D4"]))
     return out
 
@@ -154,22 +156,13 @@ def permissions(facts: Facts, ctx) -> List[Finding]:
                 files.add(target)
             else:
                 folders.add(blocker)
-        commands = []
-        if files:
-            commands.append("sudo chmod a+r %s" % qs(sorted(files)))
-        if folders:
-            commands.append("sudo chmod o+x %s" % qs(sorted(folders)))
-        if unknown:
-            # Readable files behind a folder the probe did not name: show the modes along the way.
-            commands.append("namei -l %s   (then `sudo chmod o+x` the folder shown without x for others)"
-                            % qs(sorted(unknown)))
         out.append(finding(
             "CD405", ERROR if is_used(facts, copy) else WARNING,
             "%d cuDNN file(s) in %s are not readable by other users" % (len(bad), copy.directory),
             detail="Programs not run as root fail with 'libcudnn...: cannot open shared object file: Permission "
                    "denied' (it works under sudo only).%s" % (
                        " Blocked by: %s." % ", ".join(sorted(files | folders)) if files or folders else ""),
-            fix=" && ".join(commands),
+            fix=readable_fix(files, folders, unknown),  # unknown: readable files behind a folder not named
             evidence={"files": {f.name: f.mode for f in bad},
                       "blocked_by": {f.name: f.read_blocker for f in bad}}, catalogue=["D5"]))
     return out
@@ -191,8 +184,8 @@ def corrupt(facts: Facts, ctx) -> List[Finding]:
                     if arch and len(arch) == len(bad) else
                     "An interrupted download or extraction, a full disk or a placeholder left the file empty or "
                     "short; loading it fails with 'file too short' or 'cannot read file data'."),
-            fix="%s; check free space first with `df -h %s`" % (reinstall_fix(compat_of(ctx), copy, facts),
-                                                                 q(copy.directory)),
+            fix=say("%s; check free space first with `df -h %s`", reinstall_fix(compat_of(ctx), copy, facts),
+                    q(copy.directory)),
             evidence={"files": {f.name: f.elf for f in bad}}, catalogue=["D6", "F4"] if arch else ["D6"]))
     return out
 
@@ -205,15 +198,7 @@ def header(facts: Facts, ctx) -> List[Finding]:
             continue
         if release3(copy.header_version) == release3(copy.version):
             continue
-        pkg = copy.package or ""
-        if pkg.startswith("deb "):
-            dev = pkg.split()[1].replace("libcudnn9-", "libcudnn9-dev-").replace("libcudnn8", "libcudnn8-dev")
-            fix = "sudo apt install %s=%s   (the dev package of the same version as the library)" % (
-                dev, pkg.split()[2] if len(pkg.split()) > 2 else "<library version>")
-        else:
-            fix = ("Replace %s with the header from the same cuDNN %s archive (sudo cp <archive>/include/cudnn*.h %s)"
-                   ", or delete the stale header" % (copy.header_path, copy.version,
-                                                     q(os.path.dirname(copy.header_path) + "/")))
+        fix = header_fix(compat_of(ctx), facts, copy)
         out.append(finding(
             "CD407", WARNING, "The cuDNN header %s says %s but the library at %s is %s" % (
                 copy.header_path, copy.header_version, copy.directory, copy.version),
@@ -240,8 +225,8 @@ def dangling(facts: Facts, ctx) -> List[Finding]:
                 "%s points to %s, which does not exist" % (f.path, f.link_chain[-1] if f.link_chain else "?"),
                 detail="Loading by this name fails with 'cannot open shared object file: No such file or directory'"
                        + ("." if main else " (this unversioned link is used only when linking)."),
-                fix=("cd %s && sudo ln -sf %s %s && sudo ldconfig" % (q(copy.directory), q(targets[-1]), q(f.name)))
-                    if targets else reinstall_fix(compat_of(ctx), copy, facts),
+                fix=relink_fix(copy.directory, [(targets[-1], f.name)]) if targets else
+                    reinstall_fix(compat_of(ctx), copy, facts),
                 evidence={"link": f.path, "chain": f.link_chain}, catalogue=["D4"]))
     return out
 
@@ -260,8 +245,7 @@ def load_error(facts: Facts, ctx) -> List[Finding]:
             "CD409", ERROR if is_used(facts, copy) else WARNING,
             "cuDNN at %s could not be loaded: %s" % (copy.path, copy.load_error),
             detail="A program that loads this copy will fail the same way.",
-            fix=reinstall_fix(compat_of(ctx), copy, facts) +
-                "; to see the loader's own message: LD_DEBUG=libs python3 -c "
-                "'import ctypes; ctypes.CDLL(\"%s\")'" % copy.path,
+            fix=say("%s; to see the loader's own message: %s", reinstall_fix(compat_of(ctx), copy, facts),
+                    "LD_DEBUG=libs python3 -c 'import ctypes; ctypes.CDLL(\"%s\")'" % copy.path),
             evidence={"path": copy.path, "error": copy.load_error}, catalogue=["D1", "D6"]))
     return out

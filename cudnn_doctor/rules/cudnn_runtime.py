@@ -6,6 +6,7 @@ from typing import List, Optional
 
 from ..versions import major_of, mm, mm_text, release3, ver
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
+from ..remedies import advice, capitalized, or_else, run, say, then
 from . import rule
 from .common import (ERROR, INFO, WARNING, compat_of, consumers, copy_for_path, copy_wheel, cudnn_older,
                      describe_copy, driver_cuda, driver_upgrade_fix, driver_version, finding, framework_kind,
@@ -57,10 +58,9 @@ def cuda_mismatch(facts: Facts, ctx) -> List[Finding]:
                 out.append(finding(
                     "CD501", severity, "%s cannot be used with %s" % (describe_copy(copy), label),
                     detail=why,
-                    fix="Install the cuDNN build for CUDA %s: %s" % (
-                        mm_text(target) or target, machine_cudnn_fix(
-                            facts, compat, target, copy.major, copy.version,
-                            copy.origin if copy.origin in ("pip", "conda") else "system")),
+                    fix=say("Install the cuDNN build for CUDA %s: %s", mm_text(target) or target, machine_cudnn_fix(
+                        facts, compat, target, copy.major, copy.version,
+                        copy.origin if copy.origin in ("pip", "conda") else "system")),
                     evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "path": copy.path,
                               "used_with": cuda}, catalogue=["C5"]))
             elif ok is None and is_used(facts, copy):
@@ -90,10 +90,9 @@ def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
                 describe_copy(copy), copy.cuda_version, driver_version(facts), driver_cuda(facts, compat) or "?"),
             detail="cuDNN then fails with CUDNN_STATUS_NOT_INITIALIZED / 'CUDA driver version is insufficient' "
                    "[%s]." % (floor.source if floor else ""),
-            fix=driver_upgrade_fix(floor.text() if floor else "a newer release") +
-                "; or install the cuDNN build for CUDA %s: %s" % (
-                    driver_cuda(facts, compat) or "?", machine_cudnn_fix(facts, compat, driver_cuda(facts, compat),
-                                                                         copy.major)),
+            fix=or_else(driver_upgrade_fix(floor.text() if floor else "a newer release"),
+                        say("install the cuDNN build for CUDA %s: %s", driver_cuda(facts, compat) or "?",
+                            machine_cudnn_fix(facts, compat, driver_cuda(facts, compat), copy.major)), "%s; or %s"),
             evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "driver": driver_version(facts)},
             catalogue=["C1"]))
     return out
@@ -114,16 +113,16 @@ def runtime_older(facts: Facts, ctx) -> List[Finding]:
         kind = framework_kind(fw)
         entry = ld_entry_for(facts, fw.resolved_cudnn.path)
         if entry:
-            fix = "%s   (so %s finds its own cuDNN again)" % (ld_library_path_without(facts, [entry]), fw.name)
+            fix = say("%s   (so %s finds its own cuDNN again)", ld_library_path_without(facts, [entry]), fw.name)
         elif kind == "tensorflow":
-            fix = 'pip install "tensorflow[and-cuda]==%s"' % fw.version.split("+")[0]
+            fix = run('pip install "tensorflow[and-cuda]==%s"' % fw.version.split("+")[0])
         elif kind == "jax":
             fix = jax_install(facts, compat, fw.cuda_version)
         elif copy.origin == "pip" and copy_wheel(compat, copy, fw.cuda_version, machine_cuda(facts, compat)):
-            fix = 'pip install "%s>=%s"' % (copy_wheel(compat, copy, fw.cuda_version, machine_cuda(facts, compat)),
-                                            compiled)
+            fix = run('pip install "%s>=%s"' % (copy_wheel(compat, copy, fw.cuda_version, machine_cuda(facts, compat)),
+                                                compiled))
         else:
-            fix = "Upgrade the cuDNN at %s to %s or newer (same major)" % (copy.directory, compiled)
+            fix = advice("Upgrade the cuDNN at %s to %s or newer (same major)" % (copy.directory, compiled))
         out.append(finding(
             "CD503", ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
                 fw.name, fw.version, compiled, copy.version, why),
@@ -158,7 +157,7 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
             detail="LD_LIBRARY_PATH is searched before a library's RUNPATH, so an HPC module, a conda lib folder or "
                    "/usr/local/cuda/lib64 beats the wheel the framework was tested with; a later upgrade of either "
                    "turns this into 'cuDNN version incompatibility'.",
-            fix=ld_library_path_without(facts, [entry]) + "   (or `module unload cudnn`, or edit ~/.bashrc)",
+            fix=or_else(ld_library_path_without(facts, [entry]), "`module unload cudnn`, or edit ~/.bashrc"),
             evidence={"framework": fw.name, "loads": res.path, "own_copy": own[0].path,
                       "LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["E2"]))
     return out
@@ -192,14 +191,14 @@ def two_copies(facts: Facts, ctx) -> List[Finding]:
         plain = next((c for label, c, _ in rows if label.startswith("a plain process")), None)
         # The copy to recommend is one a framework uses that a plain process does not already get.
         frameworks = [(label, c) for label, c, _ in rows if not label.startswith("a plain process") and c is not plain]
-        fix = "Nothing to change if each program keeps to its own copy."
+        fix = advice("Nothing to change if each program keeps to its own copy.")
         if plain is not None and frameworks:
             # Name the framework people know best when several share that copy (the list is alphabetical).
             fw_label, fw_copy = next((f for f in frameworks if f[0].split()[0] == "torch"), frameworks[0])
-            fix += (" To give programs that link cuDNN themselves (C/C++ builds, ctranslate2, cudnn-frontend) the "
-                    "same cuDNN as %s, put its folder first: %s, or upgrade the system copy at %s to %s." % (
-                        fw_label.split()[0], prepend_ld_path(fw_copy.directory), plain.directory,
-                        fw_copy.version or "the same release"))
+            fix = say("Nothing to change if each program keeps to its own copy. To give programs that link cuDNN "
+                      "themselves (C/C++ builds, ctranslate2, cudnn-frontend) the same cuDNN as %s, put its folder "
+                      "first: %s, or upgrade the system copy at %s to %s.", fw_label.split()[0],
+                      run(prepend_ld_path(fw_copy.directory)), plain.directory, fw_copy.version or "the same release")
         out.append(finding(
             "CD505", WARNING if len(versions) > 1 else INFO,
             "Two cuDNN %s copies are in use: %s" % (major, "; ".join(lines)),
@@ -230,7 +229,7 @@ def known_bad(facts: Facts, ctx) -> List[Finding]:
                 INFO if bad.get("severity") == "info" else WARNING)
             wheel = copy_wheel(compat, copy, machine_cuda(facts, compat))
             if copy.origin == "pip" and wheel:
-                how = 'pip install -U "%s>=%s"' % (wheel, bad.get("fixed_in"))
+                how = run('pip install -U "%s>=%s"' % (wheel, bad.get("fixed_in")))
             else:
                 how = machine_cudnn_fix(facts, compat, copy.cuda_version or machine_cuda(facts, compat),
                                         copy.major, None, copy.origin)
@@ -238,7 +237,7 @@ def known_bad(facts: Facts, ctx) -> List[Finding]:
                 "CD506", severity, "cuDNN %s at %s is a known-bad release: %s" % (
                     copy.version, copy.directory, bad["problem"]),
                 detail="Source: %s [%s]." % (bad["source"], bad["status"]),
-                fix="Upgrade to cuDNN %s or newer: %s" % (bad.get("fixed_in"), how),
+                fix=say("Upgrade to cuDNN %s or newer: %s", bad.get("fixed_in"), how),
                 evidence={"cudnn": copy.version, "path": copy.path, "range": bad["version"]}, catalogue=["E1"]))
     return out
 
@@ -288,14 +287,14 @@ def predates_gpu(facts: Facts, ctx) -> List[Finding]:
                 steps.append(driver_upgrade_fix(">= %s" % floor))
                 target = bw.get("min_cuda")
             origin = copy.origin if copy.origin in ("pip", "conda") else "system"
-            steps.append("install a newer cuDNN built for CUDA %s: %s" % (
-                mm_text(target) or target, machine_cudnn_fix(facts, compat, target, copy.major, None, origin)))
-            fix = "; then ".join(steps)
+            steps.append(say("install a newer cuDNN built for CUDA %s: %s", mm_text(target) or target,
+                             machine_cudnn_fix(facts, compat, target, copy.major, None, origin)))
+            fix = then(*steps)
             out.append(finding(
                 "CD508", WARNING, "%s may have no kernels for GPU %d (compute capability %s): %s" % (
                     describe_copy(copy), gpu.index, gpu.compute_capability, reason),
                 detail="Convolutions then fail with 'no kernel image is available' or CUDNN_STATUS_ARCH_MISMATCH.",
-                fix=fix[0].upper() + fix[1:],
+                fix=capitalized(fix),
                 evidence={"cudnn": copy.version, "header_max_sm": copy.header_max_sm, "cc": gpu.compute_capability,
                           "driver_cuda": dcuda},
                 catalogue=["B1"]))

@@ -5,6 +5,7 @@ import os
 from typing import List
 
 from ..model import Facts, Finding
+from ..remedies import or_else, run, say
 from . import rule
 from .common import ERROR, INFO, compat_of, finding, has_driver
 
@@ -28,9 +29,12 @@ def no_driver(facts: Facts, ctx) -> List[Finding]:
         "CD101", ERROR, "No NVIDIA driver or GPU was found on this machine",
         detail="There is no NVIDIA kernel module, no driver library (libcuda.so.1, libnvidia-ml.so.1) and no NVIDIA "
                "GPU on the PCI bus, so nothing can use CUDA or cuDNN here.",
-        fix="If the machine has an NVIDIA GPU, install the driver (Ubuntu: `sudo ubuntu-drivers install`; others: "
-            "the installer from https://www.nvidia.com/Download/index.aspx), reboot (`sudo reboot`) and check with "
-            "`nvidia-smi`. If it has no NVIDIA GPU, CUDA and cuDNN cannot run here: use a GPU machine.",
+        fix=run("sudo ubuntu-drivers install", "sudo reboot", text="If the machine has an NVIDIA GPU, install the "
+                "driver (Ubuntu: `sudo ubuntu-drivers install`; others: the installer from "
+                "https://www.nvidia.com/Download/index.aspx), reboot (`sudo reboot`) and check with `nvidia-smi`. If "
+                "it has no NVIDIA GPU, CUDA and cuDNN cannot run here: use a GPU machine.",
+                manual="others than Ubuntu: the installer from https://www.nvidia.com/Download/index.aspx, then "
+                       "reboot; no NVIDIA GPU: use a GPU machine"),
         evidence={"kernel_module": None, "libcuda": None, "libnvidia-ml": None, "gpus": 0,
                   "kernel": facts.host.kernel_release},
     )]
@@ -70,9 +74,10 @@ def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
         detail="Without the kernel module nvidia-smi 'couldn't communicate with the NVIDIA driver' and CUDA finds no "
                "device. The usual cause is a kernel update for which the module was never built (DKMS missing, "
                "kernel headers missing, or the build failed); Secure Boot refusing an unsigned module is the other.",
-        fix="sudo apt install linux-headers-%s dkms && sudo dkms autoinstall && sudo reboot   (or reinstall the "
-            "driver package for this kernel; keep `dkms` installed so future kernels rebuild the module; with "
-            "Secure Boot on, enroll the module key with `sudo mokutil --import <key.der>`)" % kernel,
+        fix=or_else(run("sudo apt install linux-headers-%s dkms" % kernel, "sudo dkms autoinstall", "sudo reboot"),
+                    "reinstall the driver package for this kernel; keep `dkms` installed so future kernels rebuild "
+                    "the module; with Secure Boot on, enroll DKMS's module key with `sudo mokutil --import "
+                    "/var/lib/dkms/mok.pub`"),
         evidence=evidence, catalogue=["A1", "A2"],
     )]
 
@@ -91,11 +96,16 @@ def nouveau(facts: Facts, ctx) -> List[Finding]:
             "nova_core" if nova else "nouveau"),
         detail="The in-kernel driver bound the GPU first; the nvidia module then fails to load ('No NVIDIA devices "
                "probed') and CUDA sees nothing.",
-        fix="printf '%s' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u "
-            "(Fedora/RHEL: sudo dracut -f) && sudo reboot" % lines,
+        fix=run("printf '%s' | sudo tee %s" % (lines, _BLACKLIST), "sudo update-initramfs -u", "sudo reboot",
+                text="printf '%s' | sudo tee %s && sudo update-initramfs -u (Fedora/RHEL: sudo dracut -f) && sudo "
+                     "reboot" % (lines, _BLACKLIST), manual="Fedora/RHEL: sudo dracut -f instead of update-initramfs",
+                writes=[_BLACKLIST]),
         evidence={"loaded_modules": loaded, "pci_devices": bound or d.nvidia_pci_devices},
         catalogue=["A3"],
     )]
+
+
+_BLACKLIST = "/etc/modprobe.d/blacklist-nouveau.conf"
 
 
 @rule("CD104", "driver-library-mismatch", "Driver libraries and kernel module differ")
@@ -116,8 +126,9 @@ def mismatch(facts: Facts, ctx) -> List[Finding]:
             kernel or "?", user),
         detail="The driver's libraries were upgraded (often by unattended-upgrades) while the old kernel module is "
                "still loaded; NVML fails with 'Driver/library version mismatch' and CUDA cannot initialise.",
-        fix="sudo reboot   (or, with no GPU process running: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia "
-            "&& sudo modprobe nvidia); to stop it recurring: sudo apt-mark hold 'nvidia-*' 'libnvidia-*'",
+        fix=say("%s; to stop it recurring: sudo apt-mark hold 'nvidia-*' 'libnvidia-*'", or_else(
+            run("sudo reboot"), "with no GPU process running: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia "
+            "&& sudo modprobe nvidia", "%s   (or, %s)")),
         evidence={"kernel_module": kernel, "nvml_error": d.nvml_error,
                   "libraries": {name: {"path": path, "version": v} for name, path, v in pairs}},
         catalogue=["A4", "I3"],
@@ -168,10 +179,12 @@ def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
     module = d.kernel_module_version or d.version
     branch = (module or "").split(".")[0]
     if branch.isdigit():
-        fix = ("sudo apt install libnvidia-compute-%s   (Ubuntu/Debian: the user-space libraries of driver branch "
-               "%s, matching the loaded kernel module %s; other distributions: reinstall the driver %s with its "
-               "package or NVIDIA's installer), then `sudo ldconfig` and check with `nvidia-smi`" % (
-                   branch, branch, module, module))
+        install = "sudo apt install libnvidia-compute-%s" % branch
+        fix = run(install, "sudo ldconfig", "nvidia-smi", text="%s   (Ubuntu/Debian: the user-space libraries of "
+                  "driver branch %s, matching the loaded kernel module %s; other distributions: reinstall the driver "
+                  "%s with its package or NVIDIA's installer), then `sudo ldconfig` and check with `nvidia-smi`" % (
+                      install, branch, module, module),
+                  manual="other distributions: reinstall the driver %s with its package or NVIDIA's installer" % module)
     else:
         fix = ("Reinstall the NVIDIA driver (Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's installer), then "
                "`sudo ldconfig` and check with `nvidia-smi`")
@@ -199,7 +212,9 @@ def no_gpu_seen(facts: Facts, ctx) -> List[Finding]:
         detail="CUDA will report 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE). Usual causes: the GPU "
                "fell off the bus ('GPU has fallen off the bus' / Xid 79 in dmesg), is disabled in the firmware or "
                "by a power/thermal fault, is bound to vfio-pci for a VM, or needs a reboot after a driver install.",
-        fix="Run `nvidia-smi` to confirm, then look for NVRM/Xid errors with `sudo dmesg | grep -iE 'nvrm|xid'`; "
-            "enable the GPU in the firmware (or reseat it / check its power cables), then `sudo reboot`",
+        fix=run("nvidia-smi", "sudo dmesg | grep -iE 'nvrm|xid'", text="Run `nvidia-smi` to confirm, then look for "
+                "NVRM/Xid errors with `sudo dmesg | grep -iE 'nvrm|xid'`; enable the GPU in the firmware (or reseat "
+                "it / check its power cables), then `sudo reboot`",
+                manual="enable the GPU in the firmware (or reseat it / check its power cables), then `sudo reboot`"),
         evidence={"driver": d.version, "kernel_module": d.kernel_module_version, "gpus": 0,
                   "nvml_error": d.nvml_error, "pci_devices": d.nvidia_pci_devices}, catalogue=["A1"])]

@@ -5,6 +5,7 @@ import os
 from typing import List
 
 from ..model import Facts, Finding
+from ..remedies import advice, or_else, run, say
 from . import rule
 from .common import ERROR, INFO, WARNING, export_path_line, finding
 
@@ -23,7 +24,7 @@ def smoke(facts: Facts, ctx) -> List[Finding]:
         "CD510", ERROR, "Smoke test failed: %s" % result.get("summary", "the convolution through cuDNN failed"),
         detail=result.get("diagnosis") or "The files look right, but cuDNN could not run a convolution here, which "
                "is what a framework would do first.",
-        fix=result.get("fix") or "Run `cudnn-doctor smoke --json` for the failing call and status.",
+        fix=result.get("fix") or advice("Run `cudnn-doctor smoke --json` for the failing call and status."),
         evidence={k: result.get(k) for k in ("library", "status", "failed_call", "gpu_name", "error_message")
                   if result.get(k) is not None},
         catalogue=["E3", "E4"])]
@@ -38,7 +39,7 @@ def cwd_in_path(facts: Facts, ctx) -> List[Finding]:
         "CD609", WARNING, "LD_LIBRARY_PATH has an empty or relative entry (a stray ':' or '.')",
         detail="The loader reads it as the current folder, so which libcudnn or libcuda a program loads depends on "
                "where it is started: a copy lying in a project folder silently wins over the installed one.",
-        fix=export_path_line(clean),
+        fix=run(export_path_line(clean)),
         evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["F1", "E2"])]
 
 
@@ -49,10 +50,10 @@ def broken_first(facts: Facts, ctx) -> List[Finding]:
         if not res.error or not res.path:
             continue
         where = os.path.dirname(res.path)
-        fix = "Replace the file: reinstall the package that owns it (`dpkg -S %s` or `rpm -qf %s` names it)" % (
-            res.path, res.path)
+        fix = advice("Replace the file: reinstall the package that owns it (`dpkg -S %s` or `rpm -qf %s` names it)"
+                     % (res.path, res.path))
         if res.via == "LD_LIBRARY_PATH":
-            fix += ", or take %s out of LD_LIBRARY_PATH" % where
+            fix = or_else(fix, say("take %s out of LD_LIBRARY_PATH", where), "%s, or %s")
         out.append(finding(
             "CD610", ERROR, "%s: the loader reaches %s first and fails (%s)" % (name, res.path, res.error),
             detail="glibc passes over libraries built for another architecture, but a truncated or non-ELF file "

@@ -10,6 +10,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..versions import major_of, mm_text, ver
 from ..model import Facts, Finding, FrameworkFacts
+from ..remedies import advice, or_else, run, say, then
 from . import rule
 from .common import (ERROR, INFO, WARNING, best_torch_variant, compat_of, driver_cuda, driver_upgrade_fix, driver_version,
                      finding, framework_kind, has_driver, jax_install, machine_cudnn_fix, platform_of, torch_install)
@@ -24,23 +25,26 @@ def _gpu_install(facts: Facts, ctx, fw: FrameworkFacts) -> str:
             # Keep the installed release (2.5.1, not the table's minor 2.5, which pip reads as 2.5.0).
             installed = fw.version.split("+")[0]
             pin = installed if mm_text(installed) == best["torch"] else best["torch"]
-            return "pip uninstall -y torch && %s" % torch_install(pin, best["cuda"])
+            return then(run("pip uninstall -y torch"), torch_install(pin, best["cuda"]), joint=" && ")
         # No CUDA build in compat runs on this driver and GPU: the driver has to move first.
         rows = compat.framework_rows("pytorch")
         newest = max(rows, key=lambda r: (ver(r["torch"]), ver(r["cuda"]))) if rows else None
-        return "%s; then pip uninstall -y torch && %s" % (
-            driver_upgrade_fix("one that runs a PyTorch CUDA build (driver %s is too old for all of them)" %
-                               (driver_version(facts) or "?")),
-            torch_install(newest["torch"], newest["cuda"]) if newest else "install PyTorch's CUDA build")
+        return say("%s; then %s && %s",
+                   driver_upgrade_fix("one that runs a PyTorch CUDA build (driver %s is too old for all of them)" %
+                                      (driver_version(facts) or "?")), run("pip uninstall -y torch"),
+                   torch_install(newest["torch"], newest["cuda"]) if newest else "install PyTorch's CUDA build")
     if kind == "tensorflow":
-        return 'pip uninstall -y %s && pip install "tensorflow[and-cuda]"' % fw.name
+        return run("pip uninstall -y %s" % fw.name, 'pip install "tensorflow[and-cuda]"')
     if kind == "jax":
         return jax_install(facts, compat)
     if kind == "paddle":
-        return "pip uninstall -y paddlepaddle && pip install paddlepaddle-gpu"
+        return run("pip uninstall -y paddlepaddle", "pip install paddlepaddle-gpu")
     if kind == "onnxruntime":
-        return "pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu"
-    return "install the CUDA build of %s" % fw.name
+        return _ONNXRUNTIME_GPU
+    return advice("install the CUDA build of %s" % fw.name)
+
+
+_ONNXRUNTIME_GPU = run("pip uninstall -y onnxruntime onnxruntime-gpu", "pip install onnxruntime-gpu")
 
 
 @rule("CD701", "cpu-only-framework", "A CPU-only framework build is installed")
@@ -67,7 +71,7 @@ def cpu_only(facts: Facts, ctx) -> List[Finding]:
             "CD701", WARNING, "Both onnxruntime and onnxruntime-gpu are installed",
             detail="They share the onnxruntime/ package folder and overwrite each other; often the CPU files win and "
                    "the CUDA provider disappears.",
-            fix="pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu",
+            fix=_ONNXRUNTIME_GPU,
             evidence={"frameworks": sorted(names)}, catalogue=["G1"]))
     return out
 
@@ -117,8 +121,8 @@ def pins(facts: Facts, ctx) -> List[Finding]:
                 detail="Another package (usually a second framework) installed its own pin; only one copy fits in "
                        "site-packages/nvidia, so one framework runs with a library it was not built for ('Loaded "
                        "runtime CuDNN library: X but source was compiled with: Y').",
-                fix='pip install "%s%s"   (in that environment; better: one virtual environment per framework)' % (
-                    req.name, req.specifier),
+                fix=or_else(run('pip install "%s%s"' % (req.name, req.specifier)),
+                            "in that environment; better: one virtual environment per framework", "%s   (%s)"),
                 evidence={"framework": fw.name, "requirement": text, "installed": wheel["version"]},
                 catalogue=["G4", "E1"]))
     return out
@@ -144,8 +148,8 @@ def tf_windows(facts: Facts, ctx) -> List[Finding]:
                 "CD703", WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
                 detail="TensorFlow %s was the last release with native-Windows GPU support [%s]." % (
                     last.get("last_native_gpu"), last.get("source")),
-                fix='Run TensorFlow in WSL2 with `pip install "tensorflow[and-cuda]"`, or `pip install '
-                    '"tensorflow==%s.*"`%s.' % (mm_text(last.get("last_native_gpu")), pair),
+                fix=advice('Run TensorFlow in WSL2 with `pip install "tensorflow[and-cuda]"`, or `pip install '
+                           '"tensorflow==%s.*"`%s.' % (mm_text(last.get("last_native_gpu")), pair)),
                 evidence={"framework": fw.name, "version": fw.version}, catalogue=["G2"]))
     return out
 

@@ -5,7 +5,8 @@ from typing import List, Optional
 
 from ..knowledge import Compat
 from ..versions import major_of, mm, release3
-from ..model import Facts, Finding
+from ..model import Facts, Finding, Fix
+from ..remedies import advice, or_else, run, say, then
 from . import archs, rule
 from .common import (ERROR, INFO, WARNING, best_torch_variant, cc_below, compat_of, driver_cuda, driver_upgrade_fix,
                      finding, framework_kind, gpu_label, gpus_with_cc, jax_choice, toolkit_install_fix, torch_install,
@@ -59,8 +60,8 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                     continue
                 better = best_torch_variant(facts, compat, fw.version)
                 fix = (torch_install(better["torch"] if better else fw.version, better["cuda"]) if better else
-                       "Build PyTorch from source with TORCH_CUDA_ARCH_LIST=%s, or use a GPU of compute capability "
-                       "%s-%s." % (gpu.compute_capability, row["arch"][0], row["arch"][-1]))
+                       advice("Build PyTorch from source with TORCH_CUDA_ARCH_LIST=%s, or use a GPU of compute "
+                              "capability %s-%s." % (gpu.compute_capability, row["arch"][0], row["arch"][-1])))
                 out.append(finding(
                     "CD201", ERROR, "torch %s has no kernels for %s" % (fw.version, gpu_label(gpu)),
                     detail="The wheel carries code for compute capabilities %s%s only; every CUDA kernel fails with "
@@ -79,15 +80,14 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                     other, why = jax_choice(facts, compat)
                     if other is not None and other["extra"] != row["extra"] and not any(
                             "compute capability" in w for w in why):
-                        fix = 'pip install -U "jax[%s]"   (JAX\'s %s wheels support SM %s+)' % (
-                            other["extra"], other["extra"], other["min_cc"])
+                        fix = or_else(run('pip install -U "jax[%s]"' % other["extra"]), "JAX's %s wheels support "
+                                      "SM %s+" % (other["extra"], other["min_cc"]), "%s   (%s)")
                         if why:
-                            fix = "%s; then %s" % (driver_upgrade_fix("the R%s branch or later" %
-                                                                      other["driver_linux"]), fix)
+                            fix = then(driver_upgrade_fix("the R%s branch or later" % other["driver_linux"]), fix)
                     else:
-                        fix = ("No JAX CUDA build in compat supports compute capability %s: run JAX on CPU "
-                               "(pip install -U jax) or on a GPU of compute capability %s or newer" % (
-                                   gpu.compute_capability, row["min_cc"]))
+                        fix = advice("No JAX CUDA build in compat supports compute capability %s: run JAX on CPU "
+                                     "(pip install -U jax) or on a GPU of compute capability %s or newer" % (
+                                         gpu.compute_capability, row["min_cc"]))
                     out.append(finding(
                         "CD201", ERROR, "%s needs compute capability %s or newer; %s" % (
                             fw.name, row["min_cc"], gpu_label(gpu)),
@@ -161,8 +161,8 @@ def toolkit_too_new(facts: Facts, ctx) -> List[Finding]:
                 "CD203", ERROR, "CUDA %s at %s no longer supports %s" % (tk.version, tk.path, gpu_label(gpu)),
                 detail="CUDA %s.x compiles for and ships libraries for compute capability %s and newer only "
                        "[%s]." % (tk.version.split(".")[0], floor.low, floor.source),
-                fix=("Install CUDA %s (the last release for %s GPUs), e.g. `%s`, and point /usr/local/cuda at it."
-                     % (last, arch.name, toolkit_install_fix(facts, compat, last))) if last else
+                fix=say("Install CUDA %s (the last release for %s GPUs), e.g. `%s`, and point /usr/local/cuda at "
+                        "it.", last, arch.name, toolkit_install_fix(facts, compat, last)) if last else
                     "Install an older CUDA toolkit that still supports compute capability %s." % gpu.compute_capability,
                 evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability, "min_cc": floor.low},
                 catalogue=["B2"]))
@@ -185,8 +185,8 @@ def toolkit_too_old(facts: Facts, ctx) -> List[Finding]:
                     detail="nvcc from this toolkit cannot generate code for the GPU and its libraries carry no kernels "
                            "for it; programs built with it fail with 'no kernel image is available' unless they "
                            "ship PTX [%s]." % compat.table("gpu_arch", "architectures").get("source"),
-                    fix="Install CUDA %s or newer (e.g. `%s`)." % (
-                        first, toolkit_install_fix(facts, compat, _newer_of(first, driver_cuda(facts, compat)))),
+                    fix=say("Install CUDA %s or newer (e.g. `%s`).", first,
+                            toolkit_install_fix(facts, compat, _newer_of(first, driver_cuda(facts, compat)))),
                     evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability},
                     catalogue=["B1"]))
     return out
@@ -203,11 +203,20 @@ def compute_mode(facts: Facts, ctx) -> List[Finding]:
                 "CD205", ERROR if mode == "prohibited" or len(visible_gpus(facts)) == 1 else WARNING,
                 "GPU %d is in %s compute mode%s" % (gpu.index, mode.upper(), " and already in use" if busy else ""),
                 detail="New CUDA contexts fail with 'all CUDA-capable devices are busy or unavailable' (error 46).",
-                fix="Use another GPU (export CUDA_VISIBLE_DEVICES=<free index>), stop the process holding it "
-                    "(`nvidia-smi` lists it), or, as root: sudo nvidia-smi -i %d -c DEFAULT" % gpu.index,
+                fix=_exclusive_fix(facts, gpu),
                 evidence={"gpu": gpu.index, "compute_mode": gpu.compute_mode, "processes": gpu.running_processes},
                 catalogue=["B3"]))
     return out
+
+
+def _exclusive_fix(facts: Facts, gpu) -> Fix:
+    """Another visible GPU that is free, else stop the holder, else reset the compute mode (as root)."""
+    free = [g.index for g in visible_gpus(facts) if g is not gpu and (g.compute_mode or "default").lower() == "default"
+            and not g.running_processes]
+    reset = "sudo nvidia-smi -i %d -c DEFAULT" % gpu.index
+    other = ("Use another GPU (export CUDA_VISIBLE_DEVICES=%d), stop" % free[0]) if free else "Stop"
+    return run(reset, text="%s the process holding it (`nvidia-smi` lists it), or, as root: %s" % (other, reset),
+               manual="%s the process holding it (`nvidia-smi` lists it)" % other)
 
 
 @rule("CD206", "mig-misconfigured", "MIG enabled without usable instances")
@@ -222,16 +231,18 @@ def mig(facts: Facts, ctx) -> List[Finding]:
                 "CD206", ERROR, "MIG is enabled on GPU %d but no MIG instances exist" % gpu.index,
                 detail="With MIG on, CUDA can only use MIG instances; with none created it reports "
                        "CUDA_ERROR_NO_DEVICE although nvidia-smi lists the GPU.",
-                fix="Create instances (list profiles: `sudo nvidia-smi mig -i %d -lgip`; then `sudo nvidia-smi mig "
-                    "-i %d -cgi <profile> -C`), or turn MIG off: sudo nvidia-smi -i %d -mig 0" % (
-                        gpu.index, gpu.index, gpu.index),
+                # Profile 0 is the whole-GPU instance on every MIG-capable GPU (7g on A100/H100, 4g on A30).
+                fix=or_else(run("sudo nvidia-smi mig -i %d -cgi 0 -C" % gpu.index, text="Create an instance: `sudo "
+                                "nvidia-smi mig -i %d -cgi 0 -C` (profile 0 spans the whole GPU; `sudo nvidia-smi mig "
+                                "-i %d -lgip` lists the smaller ones)" % (gpu.index, gpu.index)),
+                            "sudo nvidia-smi -i %d -mig 0" % gpu.index, "%s, or turn MIG off: %s"),
                 evidence={"gpu": gpu.index, "name": gpu.name}, catalogue=["B4"]))
         elif cvd is None or not any(t.strip().startswith("MIG-") for t in cvd.split(",")):
             out.append(finding(
                 "CD206", INFO, "GPU %d is split into %d MIG instances; CUDA uses one per process" % (
                     gpu.index, len(gpu.mig_devices)),
                 detail="Select the instance a process gets with its MIG UUID.",
-                fix="export CUDA_VISIBLE_DEVICES=%s" % gpu.mig_devices[0],
+                fix=run("export CUDA_VISIBLE_DEVICES=%s" % gpu.mig_devices[0]),
                 evidence={"gpu": gpu.index, "mig_devices": gpu.mig_devices, "CUDA_VISIBLE_DEVICES": cvd},
                 catalogue=["B4"]))
     return out

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import List, Optional
 
 from ..versions import mm
-from ..model import Facts, Finding
+from ..model import Facts, Finding, Fix
+from ..remedies import advice, then
 from . import rule
 from .common import ERROR, INFO, copy_for_path, driver_cuda, driver_upgrade_fix, driver_version, finding, \
     has_driver, platform_of, compat_of
@@ -29,7 +30,7 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
         label = "org.bytedeco:cuda:%s (CUDA %s, cuDNN %s)" % (preset["version"], cuda, cudnn)
         evidence = {"preset": preset["version"], "path": preset["path"]}
         problems: List[str] = []
-        fixes: List[str] = []
+        fixes: List[Fix] = []
         if has_driver(facts):
             ok, how, floor = compat.driver_runs_cuda(driver_version(facts) or "", cuda, platform_of(facts),
                                                       driver_cuda(facts, compat))
@@ -47,28 +48,29 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
             if copy is None:
                 problems.append("no %s on the loader's search path ('no jnicudnn in java.library.path', "
                                 "'Could not load CudnnConvolutionHelper')" % soname)
-                fixes.append("install %s (`cudnn-doctor matrix --cuda %s` lists the builds; `cudnn-doctor install "
-                              "<archive>` puts one into the toolkit)" % (want, cuda))
+                fixes.append(advice("install %s (`cudnn-doctor matrix --cuda %s` lists the builds; give the "
+                                    "downloaded archive to `sudo cudnn-doctor install` to put it into the toolkit)"
+                                    % (want, cuda)))
             elif copy.version and mm(copy.version) and mm(copy.version) < mm(cudnn):
                 problems.append("the cuDNN the loader finds is %s at %s, older than the %s the preset was built "
                                 "with ('Loaded runtime CuDNN library ... but source was compiled with ...')" % (
                                     copy.version, copy.path, cudnn))
-                fixes.append("install %s or newer %s.x" % (want, mm(cudnn)[0]))
+                fixes.append(advice("install %s or newer %s.x" % (want, mm(cudnn)[0])))
             runtime = compat.cudart_soname(cuda)
             rt = facts.loader.resolved.get(runtime) if runtime else None
             evidence["cudart"] = rt.path if rt else None
             if rt is not None and not rt.path:
                 problems.append("no %s (the CUDA %s runtime) on the search path" % (runtime, cuda))
-                fixes.append("install the CUDA %s toolkit (or its runtime libraries)" % cuda)
-            fixes.append("or add the dependency org.bytedeco:cuda-platform-redist:%s, which bundles CUDA and cuDNN"
-                         % preset["version"])
+                fixes.append(advice("install the CUDA %s toolkit (or its runtime libraries)" % cuda))
+            fixes.append(advice("or add the dependency org.bytedeco:cuda-platform-redist:%s, which bundles CUDA and "
+                                "cuDNN" % preset["version"]))
         if problems:
             out.append(finding(
                 "CD705", ERROR, "%s: %s" % (label, "; ".join(problems)),
                 detail="JavaCPP presets are built for one exact CUDA/cuDNN pair, encoded in the artifact version "
                        "<cuda>-<cudnn>-<javacpp>; Deeplearning4j's CUDA backend and cuDNN helpers fail to load "
                        "without it (debug with -Dorg.bytedeco.javacpp.logger.debug=true).",
-                fix="; ".join(fixes), evidence=evidence, catalogue=["G7"]))
+                fix=then(*fixes, joint="; "), evidence=evidence, catalogue=["G7"]))
         else:
             out.append(finding("CD705", INFO, "%s: this machine provides what it needs" % label,
                                evidence=evidence, catalogue=["G7"]))

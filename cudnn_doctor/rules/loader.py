@@ -6,9 +6,11 @@ import re
 from typing import List
 
 from ..model import Facts, Finding
+from ..queries import package_channel
+from ..remedies import nvrtc_install_fix, or_else, run, say, unregister_fix
 from . import rule
-from .common import (ERROR, INFO, WARNING, cudnn_dir_fix, finding, is_pip_dir, ld_library_path_without,
-                     prepend_ld_path, q, qs, visible_gpus)
+from .common import (ERROR, INFO, WARNING, compat_of, cudnn_dir_fix, finding, is_pip_dir, ld_library_path_without,
+                     machine_cuda, prepend_ld_path, q, visible_gpus)
 
 _SKIPPED = re.compile(r"^(?P<path>\S+) \((?P<via>[^)]*)\) skipped: (?P<why>\S+)")
 
@@ -43,7 +45,8 @@ def off_path(facts: Facts, ctx) -> List[Finding]:
                 "CD601", INFO, "%s exists only inside Python/conda environments (%s)" % (name, c.directory),
                 detail="Frameworks find their wheel's cuDNN through their own RUNPATH; programs outside them "
                        "(C/C++ builds, Paddle, ONNX Runtime without torch) do not.",
-                fix="If such a program needs it: %s" % prepend_ld_path(c.directory), evidence={"soname": name, "found_in": [x.directory for x in copies]},
+                fix=say("If such a program needs it: %s", run(prepend_ld_path(c.directory))),
+                evidence={"soname": name, "found_in": [x.directory for x in copies]},
                 catalogue=["F1"]))
     return out
 
@@ -61,15 +64,31 @@ def nvrtc(facts: Facts, ctx) -> List[Finding]:
     for wheel in facts.python.nvidia_wheels:
         if wheel["name"].startswith("nvidia-cuda-nvrtc"):
             dirs.append(wheel["location"].rstrip("/") + "/nvidia/cuda_nvrtc/lib")
-    where = dirs[0] if dirs else "<folder holding libnvrtc.so.X.Y>"
+    if dirs:
+        fix = or_else(run("cd %s" % q(dirs[0]), 'ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so',
+                          prepend_ld_path(dirs[0])), "put a CUDA toolkit lib64, which has libnvrtc.so, on the path")
+    else:
+        # No NVRTC anywhere: install it first, with the package manager that installed this cuDNN 8.
+        compat = compat_of(ctx)
+        copy = next(c for c in facts.cudnn if c.major == 8)
+        fix = say("Install NVRTC, which nothing on this machine provides: %s", nvrtc_install_fix(
+            facts, compat, copy.cuda_version or machine_cuda(facts, compat), package_channel(facts, copy),
+            _prefix_of(facts, copy)))
     return [finding(
         "CD602", WARNING, "cuDNN 8 is installed but nothing provides the unversioned libnvrtc.so",
         detail="cuDNN 8's convolution library dlopens 'libnvrtc.so' by that exact name; pip wheels ship only "
                "libnvrtc.so.X.Y, so convolutions fail with 'Could not load library libcudnn_cnn_infer.so.8. Error: "
                "libnvrtc.so: cannot open shared object file' and the process aborts.",
-        fix='cd %s && ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so && %s   (or put a CUDA toolkit lib64, '
-            'which has libnvrtc.so, on the path)' % ((q(where), prepend_ld_path(where)) if dirs else (where, where)),
-        evidence={"candidates": dirs, "searched": res.shadowed}, catalogue=["F2"])]
+        fix=fix, evidence={"candidates": dirs, "searched": res.shadowed}, catalogue=["F2"])]
+
+
+def _prefix_of(facts: Facts, copy) -> str:
+    """The site-packages folder (pip) or environment (conda) a cuDNN copy lives in; "" for other copies."""
+    folder = copy.directory.rstrip("/") + "/"
+    for mark in ("/site-packages/", "/dist-packages/"):
+        if mark in folder:
+            return folder.split(mark)[0] + mark.rstrip("/")
+    return next((p for p in facts.python.conda_prefixes if folder.startswith(p.rstrip("/") + "/")), "")
 
 
 @rule("CD603", "libcuda-unversioned-missing", "cuDNN 8 cannot find the unversioned libcuda.so")
@@ -79,11 +98,11 @@ def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
     if not _cudnn8_in_use(facts) or res is None or res.path or real is None or not real.path:
         return []
     if facts.host.wsl:
-        fix = "export LD_LIBRARY_PATH=/usr/lib/wsl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        fix = run(prepend_ld_path("/usr/lib/wsl/lib"))
     else:
-        fix = ("mkdir -p ~/.local/lib/cuda-link && ln -sf %s ~/.local/lib/cuda-link/libcuda.so && export "
-               "LD_LIBRARY_PATH=~/.local/lib/cuda-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}   (or install the "
-               "driver's development package, which ships the libcuda.so link)" % q(real.path))
+        fix = or_else(run("mkdir -p ~/.local/lib/cuda-link", "ln -sf %s ~/.local/lib/cuda-link/libcuda.so" % q(real.path),
+                          "export LD_LIBRARY_PATH=~/.local/lib/cuda-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"),
+                      "install the driver's development package, which ships the libcuda.so link")
     return [finding(
         "CD603", WARNING, "cuDNN 8 is installed but only libcuda.so.1, not libcuda.so, is on the search path",
         detail="cuDNN 8 dlopens the unversioned 'libcuda.so'; without it convolutions fail with 'Error: libcuda.so: "
@@ -106,7 +125,7 @@ def wrong_class(facts: Facts, ctx) -> List[Finding]:
                 detail="The loader skips it, but programs that load it by path fail with 'wrong ELF class: "
                        "ELFCLASS32', and it is a sign that a 32-bit or foreign folder is on the path.",
                 fix=ld_library_path_without(facts, [folder]) if from_ld else
-                    "remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % folder,
+                    unregister_fix(folder),
                 evidence={"soname": name, "candidate": m.group("path"), "via": m.group("via")}, catalogue=["F4"]))
     return out
 
@@ -122,7 +141,7 @@ def visibility(facts: Facts, ctx) -> List[Finding]:
             "CD605", ERROR, "CUDA_VISIBLE_DEVICES=%r hides every GPU" % vis.cuda_visible_devices,
             detail="CUDA reports 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE) although nvidia-smi "
                    "shows %d GPU(s). %s" % (len(facts.gpus), "; ".join(vis.problems)),
-            fix="unset CUDA_VISIBLE_DEVICES   (or export CUDA_VISIBLE_DEVICES=0)",
+            fix=or_else(run("unset CUDA_VISIBLE_DEVICES"), "export CUDA_VISIBLE_DEVICES=0"),
             evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "gpus": len(facts.gpus),
                       "problems": vis.problems}, catalogue=["F5"])]
     if vis.problems:
@@ -131,7 +150,7 @@ def visibility(facts: Facts, ctx) -> List[Finding]:
                 vis.cuda_visible_devices, "; ".join(vis.problems)),
             detail="CUDA stops reading the list at the first bad entry, so fewer GPUs are visible than intended.",
             # Keep the user's order: CUDA numbers devices in the order the variable lists them.
-            fix="export CUDA_VISIBLE_DEVICES=%s" % ",".join(str(i) for i in _visible_order(facts)),
+            fix=run("export CUDA_VISIBLE_DEVICES=%s" % ",".join(str(i) for i in _visible_order(facts))),
             evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "visible": [g.index for g in visible]},
             catalogue=["F5"])]
     return []
@@ -153,7 +172,7 @@ def preload(facts: Facts, ctx) -> List[Finding]:
     return [finding(
         "CD606", WARNING, "LD_PRELOAD forces %s into every process" % ", ".join(hits),
         detail="A preloaded library wins over every search path, so frameworks get it instead of their own copy.",
-        fix=("export LD_PRELOAD=%s" % q(" ".join(keep))) if keep else "unset LD_PRELOAD",
+        fix=run(("export LD_PRELOAD=%s" % q(" ".join(keep))) if keep else "unset LD_PRELOAD"),
         evidence={"LD_PRELOAD": facts.loader.ld_preload}, catalogue=["E2"])]
 
 
@@ -165,7 +184,7 @@ def cache(facts: Facts, ctx) -> List[Finding]:
         "CD607", WARNING, "The loader cache could not be read: %s" % facts.loader.cache_error,
         detail="Which library a program gets was worked out without the cache, so it may differ from what "
                "ld.so does; a missing or stale cache also hides newly installed libraries.",
-        fix="sudo ldconfig", evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
+        fix=run("sudo ldconfig"), evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
 
 
 @rule("CD608", "ld-cache-stale", "ld.so.cache is older than the CUDA/cuDNN libraries in its folders")
@@ -178,4 +197,4 @@ def stale_cache(facts: Facts, ctx) -> List[Finding]:
             len(stale), "y" if len(stale) == 1 else "ies", stale[0]),
         detail="The loader looks names up in /etc/ld.so.cache, not in the folders themselves: a library installed "
                "without re-running ldconfig 'cannot open shared object file' although it is in a listed folder.",
-        fix="sudo ldconfig", evidence={"not_in_cache": stale[:20]}, catalogue=["F1"])]
+        fix=run("sudo ldconfig"), evidence={"not_in_cache": stale[:20]}, catalogue=["F1"])]

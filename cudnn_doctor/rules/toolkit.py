@@ -7,11 +7,12 @@ from typing import Iterator, List, Optional, Tuple
 
 from ..knowledge import Compat, DriverFloor
 from ..versions import mm, ver
-from ..model import Facts, Finding, ToolkitFacts
+from ..model import Facts, Finding, Fix, ToolkitFacts
+from ..remedies import capitalized, loader_dir_fix, or_else, run, say, unregister_fix
 from . import rule
 from .common import (ERROR, INFO, WARNING, arch_driver_limit, best_torch_variant, compat_of, driver_cuda,
                      driver_upgrade_fix, driver_version, finding, framework_kind, has_driver, ld_entry_for,
-                     ld_library_path_without, ld_conf_fix, platform_of, prepend_ld_path, q, toolkit_install_fix, torch_install, visible_gpus)
+                     ld_library_path_without, platform_of, q, toolkit_install_fix, torch_install, visible_gpus)
 
 
 def _judge(facts: Facts, compat: Compat, cuda: str):
@@ -44,10 +45,10 @@ def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
                        "runtime version' (error 35). CUDA %s needs a driver %s [%s, %s]." % (
                            tk.version, floor.text() if floor else "?", floor.source if floor else "", floor.status
                            if floor else ""),
-                fix=driver_upgrade_fix(floor.text() if floor else "a newer release") +
-                    ("; or use the CUDA %s toolkit this driver supports: %s." % (
-                        dcuda, toolkit_install_fix(facts, compat, dcuda)) if dcuda else
-                     "; or use an older CUDA toolkit that this driver supports.") +
+                fix=or_else(driver_upgrade_fix(floor.text() if floor else "a newer release"),
+                            say("use the CUDA %s toolkit this driver supports: %s.", dcuda,
+                                toolkit_install_fix(facts, compat, dcuda)) if dcuda else
+                            "use an older CUDA toolkit that this driver supports.", "%s; or %s") +
                     arch_driver_limit(facts, compat, floor.branch if floor else None),
                 evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version,
                           "path": tk.path, "needs": floor.text() if floor else None},
@@ -74,7 +75,8 @@ def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
             detail="Applications work, but PTX this toolkit generates cannot be JIT-compiled by the driver "
                    "('the provided PTX was compiled with an unsupported toolchain', CUDA_ERROR_UNSUPPORTED_PTX_"
                    "VERSION), which breaks JAX/Triton/custom kernels [%s]." % (floor.source if floor else ""),
-            fix=driver_upgrade_fix(exact.text()) + "; or compile for the real GPU architecture (SASS) instead of PTX.",
+            fix=or_else(driver_upgrade_fix(exact.text()), "compile for the real GPU architecture (SASS) instead of PTX.",
+                        "%s; or %s"),
             evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version},
             catalogue=["C4"]))
     return out
@@ -97,8 +99,8 @@ def framework_vs_driver(facts: Facts, ctx) -> List[Finding]:
         if framework_kind(fw) == "torch":
             better = best_torch_variant(facts, compat, fw.version)
             if better:
-                fix += "; or install the build for CUDA %s: %s" % (better["cuda"], torch_install(fw.version,
-                                                                                                   better["cuda"]))
+                fix = or_else(fix, say("install the build for CUDA %s: %s", better["cuda"],
+                                       torch_install(fw.version, better["cuda"])), "%s; or %s")
         fix += arch_driver_limit(facts, compat, floor.branch if floor else None)
         out.append(finding(
             "CD302", ERROR, "%s %s is built for CUDA %s; driver %s supports CUDA %s" % (
@@ -131,8 +133,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     fc = compat.table("cuda_driver", "forward_compat")
     entry = ld_entry_for(facts, path)
-    remove = (ld_library_path_without(facts, [entry]) if entry else
-              "remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % os.path.dirname(path))
+    remove = ld_library_path_without(facts, [entry]) if entry else unregister_fix(os.path.dirname(path))
     out: List[Finding] = []
     for gpu in visible_gpus(facts) or [None]:
         verdict = compat.forward_compat_gpu(gpu.name if gpu else None)
@@ -146,8 +147,8 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
                 detail="CUDA fails with error 804 'forward compatibility was attempted on non supported HW'. Forward "
                        "compatibility works only on %s [%s]." % (", ".join(fc.get("supported_gpus", [])),
                                                                  fc.get("source")),
-                fix="%s; then upgrade the host driver to what the application's CUDA needs, or use an image built "
-                    "for the host driver's CUDA." % remove,
+                fix=say("%s; then upgrade the host driver to what the application's CUDA needs, or use an image "
+                        "built for the host driver's CUDA.", remove),
                 evidence=evidence, catalogue=["C2"]))
         elif verdict is None:
             out.append(finding(
@@ -155,7 +156,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
                                   "it" % (path, label),
                 detail="Forward compatibility works only on %s; other GPUs fail with error 804 [%s]." % (
                     ", ".join(fc.get("supported_gpus", [])), fc.get("source")),
-                fix="If CUDA reports error 804: %s, and upgrade the host driver instead." % remove,
+                fix=say("If CUDA reports error 804: %s, and upgrade the host driver instead.", remove),
                 evidence=evidence, catalogue=["C2"]))
         else:
             out.append(finding(
@@ -172,13 +173,12 @@ def stub(facts: Facts, ctx) -> List[Finding]:
         res = facts.loader.resolved.get(name)
         if res and res.path and "/stubs/" in "/%s/" % os.path.dirname(res.path).strip("/") + "/":
             entry = ld_entry_for(facts, res.path)
-            fix = ld_library_path_without(facts, [entry]) if entry else (
-                "remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % os.path.dirname(res.path))
+            fix = ld_library_path_without(facts, [entry]) if entry else unregister_fix(os.path.dirname(res.path))
             out.append(finding(
                 "CD304", ERROR, "%s resolves to the link-time stub %s" % (name, res.path),
                 detail="The stub from the toolkit's stubs/ folder is for linking only; at run time CUDA fails with "
                        "CUDA_ERROR_STUB_LIBRARY (34) or a misleading 'driver version is insufficient'.",
-                fix=fix + "   (use -L.../stubs only when linking)",
+                fix=say("%s   (use -L.../stubs only when linking)", fix),
                 evidence={"soname": name, "path": res.path, "via": res.via}, catalogue=["C3"]))
             return out
     stubs = [d for d in facts.loader.ld_library_path if os.path.basename(d.rstrip("/")) == "stubs"]
@@ -207,7 +207,7 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
                 tk.version or "", tk.path, name),
             detail="Programs linked against the toolkit's runtime fail with '%s: cannot open shared object file'." %
                    name,
-            fix="%s   (or %s)" % (ld_conf_fix(lib), prepend_ld_path(lib)),
+            fix=loader_dir_fix(facts, lib),
             evidence={"soname": name, "toolkit": tk.path, "runtime": tk.cudart_path}, catalogue=["C5", "F1"]))
     for fw in facts.python.frameworks:
         # TensorFlow before the [and-cuda] wheels (and any build without nvidia-* requirements) uses the system CUDA.
@@ -231,15 +231,17 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-def _tf_runtime_fix(facts: Facts, compat: Compat, fw) -> str:
+def _tf_runtime_fix(facts: Facts, compat: Compat, fw) -> Fix:
     """The [and-cuda] wheels where this TensorFlow has them (Linux, from compat's release), else its tested CUDA."""
     version = fw.version.split("+")[0]
-    system = "install the CUDA %s toolkit (%s) and the cuDNN of TensorFlow %s's tested build (`cudnn-doctor matrix " \
-             "--for tensorflow`)" % (fw.cuda_version, toolkit_install_fix(facts, compat, fw.cuda_version), version)
+    system = say("install the CUDA %s toolkit (%s) and the cuDNN of TensorFlow %s's tested build (`cudnn-doctor "
+                 "matrix --for tensorflow`)", fw.cuda_version, toolkit_install_fix(facts, compat, fw.cuda_version),
+                 version)
     wheels_from = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
     if platform_of(facts) == "linux" and wheels_from is not None and ver(version) and ver(version) >= wheels_from:
-        return 'pip install "tensorflow[and-cuda]==%s"   (NVIDIA\'s CUDA wheels), or %s' % (version, system)
-    return system[0].upper() + system[1:]
+        return or_else(run('pip install "tensorflow[and-cuda]==%s"' % version), system,
+                       "%s   (NVIDIA's CUDA wheels), or %s")
+    return capitalized(system)
 
 
 @rule("CD307", "toolkit-link-dangling", "A CUDA toolkit link points nowhere")
@@ -256,9 +258,10 @@ def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
         out.append(finding(
             "CD307", ERROR, "%s points to %s, which does not exist" % (tk.path, tk.realpath or "?"),
             detail="Builds and programs that use this path find no CUDA (the toolkit it pointed to was removed).",
-            fix=("sudo ln -sfn %s %s" % (q(target), q(tk.path))) if target else
-                "Reinstall the CUDA toolkit (%s) or remove the link: sudo rm %s" % (
-                    toolkit_install_fix(facts, compat, named.group(1) if named else None), q(tk.path)),
+            fix=run("sudo ln -sfn %s %s" % (q(target), q(tk.path))) if target else
+                or_else(say("Reinstall the CUDA toolkit (%s)", toolkit_install_fix(
+                    facts, compat, named.group(1) if named else None)), "sudo rm %s" % q(tk.path),
+                        "%s or remove the link: %s"),
             evidence={"path": tk.path, "link_chain": tk.link_chain}, catalogue=["C5"]))
     return out
 

@@ -6,7 +6,7 @@ import re
 from typing import Dict, List, Optional
 
 from ..versions import major_of, mm, ver
-from ..model import CudnnCopy, Facts, Finding
+from ..model import CudnnCopy, Facts, Finding, Fix
 from ..model_windows import WinLoad
 from . import rule
 from .common import ERROR, INFO, WARNING, compat_of, finding, machine_cudnn_fix
@@ -380,8 +380,11 @@ def _windows_wording(func):
         found = func(facts, ctx)
         if _windows(facts) is not None:
             for f in found:
+                text = f.fix
                 for pattern, replacement in WINDOWS_WORDING:
-                    f.fix = pattern.sub(replacement, f.fix)
+                    text = pattern.sub(replacement, text)
+                if text != f.fix:  # the Linux commands in the remedy no longer apply: Windows advice instead
+                    f.fix, f.remedy = text, Fix(text=text)
         return found
     return run
 

@@ -1,0 +1,356 @@
+"""Questions about the facts (which copy a process loads, which GPUs count, which toolkit builds use); pure functions.
+
+Knowledge (compat) is passed in by the caller where a question needs it; nothing here reads the machine."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from .knowledge import Compat
+from .versions import cuda_label, major_of, mm, mm_text, release3, ver
+from .model import CudnnCopy, Facts, FrameworkFacts, GpuFacts, Resolution, ToolkitFacts
+
+
+def platform_of(facts: Facts) -> str:
+    return "windows" if (facts.host.platform or "").lower().startswith("win") else "linux"
+
+
+def driver_version(facts: Facts) -> Optional[str]:
+    return facts.driver.version or facts.driver.kernel_module_version
+
+
+def driver_cuda(facts: Facts, compat: Compat) -> Optional[str]:
+    """The newest CUDA the driver supports: what it reports, else what its version implies."""
+    if facts.driver.cuda_version:
+        return facts.driver.cuda_version
+    version = driver_version(facts)
+    return compat.max_cuda_for_driver(version, platform_of(facts)) if version else None
+
+
+def has_driver(facts: Facts) -> bool:
+    d = facts.driver
+    return bool(d.version or d.kernel_module_version or d.libcuda_path or d.libnvml_path or facts.gpus)
+
+
+class _NoFloor:
+    low = "0.0"
+
+
+_NO_FLOOR = _NoFloor()
+
+
+def visible_gpus(facts: Facts) -> List[GpuFacts]:
+    return [g for g in facts.gpus if g.visible is not False]
+
+
+def gpus_with_cc(facts: Facts) -> List[GpuFacts]:
+    return [g for g in visible_gpus(facts) if mm(g.compute_capability)]
+
+
+def cc_below(cc: str, floor: str) -> bool:
+    a, b = mm(cc), mm(floor)
+    return bool(a and b and a < b)
+
+
+def gpu_label(gpu: GpuFacts) -> str:
+    return "GPU %d (%s, compute capability %s)" % (gpu.index, gpu.name or "unknown model", gpu.compute_capability)
+
+
+def floor_branch(floor: Any) -> Optional[str]:
+    """The driver branch of a DriverFloor ('580' of 580.65.06)."""
+    if floor is None:
+        return None
+    return floor.branch or ((floor.version or "").split(".")[0] or None)
+
+
+def gpu_cudnn_problems(facts: Facts, compat: Compat, cudnn: Any, cuda: Any) -> List[str]:
+    """Why a cuDNN release's build for `cuda` cannot run on the visible GPUs (its minimum compute capability)."""
+    if not cudnn or ver(str(cudnn)) is None:
+        return []
+    floor = compat.cudnn_min_cc(str(cudnn), mm_text(cuda) or cuda_label(cuda))
+    if floor is None:
+        return []
+    return ["%s is below cuDNN %s's minimum compute capability %s" % (
+        gpu_label(g), cudnn, floor.low if floor.low == floor.high else "%s-%s" % (floor.low, floor.high))
+        for g in gpus_with_cc(facts) if cc_below(g.compute_capability, floor.high)]
+
+
+def same_file(a: Optional[str], b: Optional[str]) -> bool:
+    return bool(a and b and os.path.normpath(a) == os.path.normpath(b))
+
+
+def copy_for_path(facts: Facts, path: Optional[str], realpath: Optional[str] = None) -> Optional[CudnnCopy]:
+    """The cuDNN copy a resolved library path belongs to."""
+    if not path and not realpath:
+        return None
+    for copy in facts.cudnn:
+        for f in copy.files:
+            if same_file(f.path, path) or same_file(f.realpath, realpath) or same_file(f.realpath, path):
+                return copy
+        if same_file(copy.path, path):
+            return copy
+    folder = os.path.dirname(path or realpath or "")
+    for copy in facts.cudnn:
+        if same_file(copy.directory, folder):
+            return copy
+    return None
+
+
+def plain_resolutions(facts: Facts) -> List[Tuple[str, Resolution]]:
+    """(soname, resolution) for every libcudnn.so.N the loader was asked about, newest major first."""
+    out = [(name, res) for name, res in facts.loader.resolved.items() if re.fullmatch(r"libcudnn\.so\.\d+", name)]
+    return sorted(out, key=lambda item: -int(item[0].rsplit(".", 1)[1]))
+
+
+def consumers(facts: Facts) -> List[Tuple[str, Optional[CudnnCopy], Resolution]]:
+    """Who loads which cuDNN copy: ('a plain process (libcudnn.so.9)', copy, resolution), then each framework."""
+    out: List[Tuple[str, Optional[CudnnCopy], Resolution]] = []
+    for name, res in plain_resolutions(facts):
+        if res.path:
+            out.append(("a plain process asking for %s" % name, copy_for_path(facts, res.path, res.realpath), res))
+    for fw in facts.python.frameworks:
+        res = fw.resolved_cudnn
+        if res is not None and res.path:
+            out.append(("%s %s" % (fw.name, fw.version), copy_for_path(facts, res.path, res.realpath), res))
+    return out
+
+
+def used_copies(facts: Facts) -> List[CudnnCopy]:
+    seen: List[CudnnCopy] = []
+    for _, copy, _ in consumers(facts):
+        if copy is not None and all(copy is not s for s in seen):
+            seen.append(copy)
+    return seen
+
+
+def is_used(facts: Facts, copy: CudnnCopy) -> bool:
+    return any(copy is c for c in used_copies(facts))
+
+
+def is_pip_dir(path: str) -> bool:
+    return "/site-packages/" in path or "/dist-packages/" in path
+
+
+def ld_entry_for(facts: Facts, path: Optional[str]) -> Optional[str]:
+    """The LD_LIBRARY_PATH entry a resolved file came from."""
+    if not path:
+        return None
+    folder = os.path.normpath(os.path.dirname(path))
+    for entry in facts.loader.ld_library_path:
+        if os.path.normpath(entry) == folder:
+            return entry
+    return None
+
+
+def primary_toolkit(facts: Facts) -> Optional[ToolkitFacts]:
+    """The toolkit builds and plain programs use: /usr/local/cuda, else CUDA_HOME/CUDA_PATH, else the only one."""
+    system = [t for t in facts.toolkits if t.kind != "pip" and not t.dangling and t.version]
+    for t in system:
+        if t.path.rstrip("/") == "/usr/local/cuda":
+            return t
+    for t in system:
+        if any(v in ("CUDA_HOME", "CUDA_PATH") for v in t.found_via):
+            return t
+    return system[0] if len(system) == 1 else None
+
+
+def toolkit_owning(facts: Facts, directory: str) -> Optional[ToolkitFacts]:
+    folder = os.path.normpath(directory)
+    best = None
+    for t in facts.toolkits:
+        for root in filter(None, (t.path, t.realpath)):
+            root = os.path.normpath(root)
+            if folder == root or folder.startswith(root + "/"):
+                if best is None or len(root) > len(best[1]):
+                    best = (t, root)
+    return best[0] if best else None
+
+
+def framework_kind(fw: FrameworkFacts) -> Optional[str]:
+    name = fw.name.lower()
+    if name == "torch":
+        return "torch"
+    if name.startswith("tensorflow") or name == "tf-nightly":
+        return "tensorflow"
+    if name == "jaxlib" or name.startswith("jax-cuda"):
+        return "jax"
+    if name.startswith("paddlepaddle"):
+        return "paddle"
+    if name.startswith("onnxruntime"):
+        return "onnxruntime"
+    if name.startswith("cupy"):
+        return "cupy"
+    return None
+
+
+def local_tag(version: str) -> str:
+    return version.split("+", 1)[1] if "+" in version else ""
+
+
+def best_torch_variant(facts: Facts, compat: Compat, torch_version: Optional[str]) -> Optional[Dict[str, Any]]:
+    """The newest PyTorch CUDA variant (of this torch minor when known) the driver and GPUs can run."""
+    rows = compat.framework_rows("pytorch")
+    if torch_version:
+        minor = mm_text(torch_version.split("+")[0])
+        same = [r for r in rows if r["torch"] == minor]
+        rows = same or rows
+    driver = driver_version(facts)
+    dcuda = driver_cuda(facts, compat)
+    fitting = []
+    for row in rows:
+        ok, _, _ = compat.driver_runs_cuda(driver or "", row["cuda"], platform_of(facts), dcuda)
+        if ok is False:
+            continue
+        arch = compat.pytorch_arch(row["torch"] + ".0", row["cuda"])
+        if arch and any(not compat.sass_runs(arch["arch"], arch.get("ptx"), g.compute_capability)
+                        for g in gpus_with_cc(facts)):
+            continue
+        if gpu_cudnn_problems(facts, compat, row.get("cudnn"), row["cuda"]):
+            continue  # the bundled cuDNN no longer supports the GPU
+        if gpus_with_cc(facts) and not arch and any(
+                cc_below(g.compute_capability, (compat.cuda_min_cc(row["cuda"]) or _NO_FLOOR).low)
+                for g in gpus_with_cc(facts)):
+            continue  # the CUDA major dropped the GPU
+        fitting.append(row)
+    if not fitting:
+        return None
+    return max(fitting, key=lambda r: (ver(r["torch"]), ver(r["cuda"])))
+
+
+def machine_cuda(facts: Facts, compat: Compat) -> Optional[str]:
+    """The CUDA new installs should be built for: the toolkit programs use, else the newest the driver runs."""
+    tk = primary_toolkit(facts)
+    return (tk.version if tk else None) or driver_cuda(facts, compat)
+
+
+def cudnn_older(runtime: Any, compiled: Any) -> Tuple[bool, str]:
+    """(incompatible, why) under cuDNN's rule: same major, and a runtime minor not older than the build's."""
+    r, c = ver(runtime), ver(compiled)
+    if r is None or c is None:
+        return False, ""
+    if r.release[0] != c.release[0]:
+        return True, "another major version"
+    if len(c.release) >= 2 and len(r.release) >= 2 and r.release[1] < c.release[1]:
+        return True, "an older minor version"
+    return False, ""
+
+
+def lowest_cc(facts: Facts) -> Optional[str]:
+    """The lowest compute capability among the visible GPUs (what every install must still run on)."""
+    ccs = [g.compute_capability for g in gpus_with_cc(facts)]
+    return min(ccs, key=lambda c: mm(c)) if ccs else None
+
+
+def cudnn_build_exists(compat: Compat, release: str, cuda: Any) -> Optional[bool]:
+    """Whether NVIDIA made a build of cuDNN `release` for `cuda` ('13' = any build of that major where the major has
+    minor-version compatibility, '10.2' = that exact minor before it); None when compat knows nothing of the release."""
+    label = cuda_label(cuda)
+    cm = major_of(label) if label else None
+    r = release3(release)
+    if cm is None or r is None:
+        return None
+    family = compat.has_minor_compat(cm)
+    exact = mm_text(label) if "." in str(label) else None
+    builds = compat.cudnn_builds(str(r))
+    if any((b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda) for b in builds):
+        return True
+    era = compat.variant_era(cm) if family else None
+    if era:
+        first, last = release3(era.get("first")), release3(era.get("last"))
+        if (first is None or r >= first) and (last is None or r <= last) and compat.cudnn_release_known(str(r)):
+            return True
+    return False if (builds or compat.cudnn_release_known(str(r))) else None
+
+
+def cudnn_runs_on_cc(compat: Compat, release: str, cuda: Any, cc: Optional[str], strict: bool = True) -> bool:
+    """Whether a cuDNN release's build for `cuda` supports a GPU of compute capability `cc` (strict: also where
+    compat only knows the floor lies in a range, take its top)."""
+    if not cc:
+        return True
+    floor = compat.cudnn_min_cc(release, mm_text(cuda) or cuda_label(cuda))
+    if floor is None:
+        return True
+    return not cc_below(cc, floor.high if strict else floor.low)
+
+
+def cudnn_release_for(compat: Compat, cuda: Any, cudnn_major: Optional[int] = None,
+                      min_cc: Optional[str] = None) -> Optional[str]:
+    """The newest cuDNN release (of `cudnn_major` when given) with a build for `cuda` that runs on `min_cc`."""
+    newest = compat.newest_cudnn_build(cuda, cudnn_major)
+    if not min_cc or newest is None:
+        return newest
+    for strict in (True, False):
+        releases = [r for r in compat.cudnn_releases(cudnn_major) if cudnn_build_exists(compat, r, cuda)]
+        releases = [r for r in releases if cudnn_runs_on_cc(compat, r, cuda, min_cc, strict)]
+        if releases:
+            return str(max(release3(r) for r in releases))
+    return None
+
+
+def jax_choice(facts: Facts, compat: Compat, cuda_major: Any = None) -> Tuple[Optional[Dict[str, Any]], List[str]]:
+    """The JAX CUDA extra for this machine: of `cuda_major` when given, else the newest whose driver branch and
+    minimum GPU the machine meets. Returns (row, why-not reasons of the chosen row: empty when it fits)."""
+    rows = sorted(compat.framework_rows("jax"), key=lambda r: ver(r.get("built_cuda")) or ver("0"), reverse=True)
+    if cuda_major is not None:
+        same = [r for r in rows if major_of(r.get("built_cuda")) == major_of(cuda_major)]
+        rows = same or rows
+    driver = ver(driver_version(facts))
+    judged = []
+    for row in rows:
+        why = []
+        floor = ver(row.get("driver_linux"))
+        if driver is not None and floor is not None and driver.release[0] < floor.release[0]:
+            why.append("driver %s is older than the R%s branch jax[%s] needs" % (
+                driver_version(facts), row["driver_linux"], row["extra"]))
+        why += ["%s is below jax[%s]'s minimum compute capability %s" % (gpu_label(g), row["extra"], row["min_cc"])
+                for g in gpus_with_cc(facts) if row.get("min_cc") and cc_below(g.compute_capability, row["min_cc"])]
+        judged.append((row, why))
+    for row, why in judged:
+        if not why:
+            return row, []
+    return (judged[0] if judged else (None, []))
+
+
+def describe_copy(copy: Optional[CudnnCopy]) -> str:
+    if copy is None:
+        return "an unknown copy"
+    parts = ["cuDNN %s" % (copy.version or "?")]
+    if copy.cuda_version:
+        parts.append("for CUDA %s" % copy.cuda_version)
+    parts.append("at %s" % copy.directory)
+    if copy.package:
+        parts.append("(%s)" % copy.package)
+    return " ".join(parts)
+
+
+def folder_aliases(facts: Facts, directory: str) -> List[str]:
+    """A folder under each name a toolkit link gives it (/usr/local/cuda/lib64 is /usr/local/cuda-13.0/lib64)."""
+    names = [os.path.normpath(directory)]
+    for t in facts.toolkits:
+        for a, b in ((t.path, t.realpath), (t.realpath, t.path)):
+            if not a or not b:
+                continue
+            a, b = os.path.normpath(a), os.path.normpath(b)
+            for name in list(names):
+                if name == a or name.startswith(a + "/"):
+                    names.append(b + name[len(a):])
+    return list(dict.fromkeys(names))
+
+
+def listed_in_ld_conf(facts: Facts, directory: str) -> Optional[str]:
+    """The /etc/ld.so.conf(.d) entry that already names this folder (itself or through a toolkit link), if any."""
+    listed = {os.path.normpath(d): d for d in facts.loader.conf_dirs}
+    return next((listed[n] for n in folder_aliases(facts, directory) if n in listed), None)
+
+
+def package_channel(facts: Facts, copy: Optional[CudnnCopy] = None) -> str:
+    """How this machine installs CUDA pieces, from what installed them so far: "pip" or "conda" for a copy from
+    there, "apt" where a Debian package is seen, else the package manager the root has ("dnf" for yum too);
+    "" when nothing says."""
+    if copy is not None and copy.origin in ("pip", "conda"):
+        return copy.origin
+    if any((c.package or "").startswith("deb ") for c in facts.cudnn):
+        return "apt"
+    return {"yum": "dnf"}.get(facts.host.package_manager or "", facts.host.package_manager or "")
+

@@ -1,0 +1,15 @@
+"""Remedies: the commands and advice that repair a finding, built as Fix values for the rules to hand on.
+
+Rules say what is wrong and which remedy applies; everything that writes shell (quoting, loader registration,
+package names per channel, the cudnn-doctor command that does the repair) lives here, so every fix can be checked
+for being runnable as printed (tests/test_fixes_runnable.py)."""
+from .cudnn import (  # noqa: F401
+    copy_wheel, cudnn_install_fix, cudnn_into_toolkit, cudnn_wheel_for, doctor_install, doctor_reinstall,
+    header_fix, machine_cudnn_fix, reinstall_fix, with_doctor)
+from .shell import (  # noqa: F401
+    advice, capitalized, cudnn_dir_fix, export_path_line, folder_arg, in_folder, ld_conf_fix, ld_conf_name,
+    ld_library_path_without, loader_dir_fix, or_else, prepend_ld_path, q, qs, readable_fix, relink_fix,
+    remove_files_fix, run, say, then, unregister_fix)
+from .software import (  # noqa: F401
+    arch_driver_limit, driver_upgrade_fix, jax_install, nvrtc_install_fix, toolkit_install_fix, torch_install,
+    torch_variant_tag)

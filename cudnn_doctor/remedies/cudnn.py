@@ -1,0 +1,217 @@
+"""Installing, reinstalling and repairing cuDNN: the channel the copy came from, or `cudnn-doctor install` with
+the manual way after it."""
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+from ..knowledge import Compat
+from ..versions import cuda_label, major_of, mm_text, release3
+from ..model import CudnnCopy, Facts, Fix
+from ..queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, lowest_cc, machine_cuda, platform_of,
+                       primary_toolkit, toolkit_owning)
+from .shell import advice, folder_arg, q, run
+
+
+def cudnn_wheel_for(compat: Compat, *cudas: Any) -> Optional[str]:
+    """The nvidia-cudnn-cuN wheel for the first of `cudas` (most specific first) that NVIDIA builds wheels for."""
+    for cuda in cudas:
+        if cuda in (None, ""):
+            continue
+        name = compat.cudnn_wheel(major_of(cuda_label(cuda)))
+        if name:
+            return name
+    return None
+
+
+def copy_wheel(compat: Compat, copy: CudnnCopy, *fallback_cudas: Any) -> Optional[str]:
+    """The pip project a cuDNN copy came from, else the wheel for the CUDA it (or the machine) was built for."""
+    pkg = (copy.package or "").split()
+    if pkg and pkg[0].startswith("nvidia-cudnn"):
+        return pkg[0]
+    return cudnn_wheel_for(compat, copy.cuda_version, *fallback_cudas)
+
+
+def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = None, version: Optional[str] = None,
+                      origin: str = "system", platform: str = "linux", machine: Optional[str] = "x86_64",
+                      min_cc: Optional[str] = None) -> Fix:
+    """The command that installs a cuDNN for a CUDA release (or major), in the channel the user already uses.
+    Without `cudnn_major`, the newest cuDNN major compat has a build of for that CUDA. A `version` NVIDIA never
+    built for this CUDA is replaced by the newest release that has a build (of its major when one exists); with
+    `min_cc`, only releases that still support that GPU are named."""
+    cuda_text = mm_text(cuda) or (cuda_label(cuda) if cuda not in (None, "") else None)
+    cm = major_of(cuda_text) if cuda_text else None
+    if cm is None:
+        return advice("install the NVIDIA driver first (cuDNN is built per CUDA release), then run `cudnn-doctor "
+                      "check` again: it names the cuDNN build for the CUDA the driver runs")
+    family = compat.has_minor_compat(cm)
+    key = cuda_text if not family else str(cm)
+    if version and (cudnn_build_exists(compat, version, key) is False
+                    or not cudnn_runs_on_cc(compat, version, key, min_cc, strict=False)):
+        # No such build (cuDNN 7.6.5 for CUDA 11.8, 9.1.0 for CUDA 13) or none for this GPU: name one that exists.
+        if cudnn_major is None:
+            cudnn_major = major_of(version)
+        version = None
+        if cudnn_release_for(compat, key, cudnn_major, min_cc) is None:
+            cudnn_major = None
+    if cudnn_major is not None and version is None and cudnn_release_for(compat, key, cudnn_major, min_cc) is None \
+            and min_cc and cudnn_release_for(compat, key, None, min_cc) is not None:
+        cudnn_major = None  # this major has no build for the GPU: offer the one that does
+    if cudnn_major is None:
+        cudnn_major = major_of(version or cudnn_release_for(compat, key, None, min_cc))
+        if cudnn_major is None:
+            if min_cc and compat.newest_cudnn_build(key):
+                return advice("compat knows no cuDNN build for CUDA %s that supports compute capability %s: install "
+                              "a CUDA release that still supports this GPU (`cudnn-doctor matrix` lists the cuDNN "
+                              "builds of each CUDA release)" % (cuda_text, min_cc))
+            return advice("compat knows no cuDNN build for CUDA %s: install a CUDA release that cuDNN supports "
+                          "(`cudnn-doctor matrix` lists the cuDNN builds of each CUDA release)" % cuda_text)
+    release = version or cudnn_release_for(compat, key, cudnn_major, min_cc)
+    archive = compat.cudnn_archive_name(release, cuda_text if not family else str(cm), platform,
+                                        machine or "x86_64") if release else None
+    archive_text = archive or "the cuDNN %s build for CUDA %s" % (release or cudnn_major, cuda_text)
+    wheel = compat.cudnn_wheel(cm)
+    # Always pin: an unpinned nvidia-cudnn-cuNN installs the newest major, whatever major was asked for. Where the
+    # newest release of the major no longer runs on the GPU, pin the release chosen for it.
+    if version:
+        pin = "==%s.*" % version
+    elif min_cc and release and release != compat.newest_cudnn_build(key, cudnn_major):
+        pin = "==%s.*" % release
+    else:
+        pin = "==%d.*" % cudnn_major
+    if not family:
+        # One runtime per CUDA minor: NVIDIA's per-minor debs or archives only (and no pip wheels).
+        deb_version = (version or release or str(cudnn_major)) + ".*"
+        deb = "libcudnn%d=%s-1+cuda%s" % (cudnn_major, deb_version, cuda_text)
+        manual = "download %s from NVIDIA's cuDNN archive and copy it with `sudo cp -P` into /usr/local/cuda-%s" % (
+            archive_text, cuda_text)
+        apt = "sudo apt install %s %s" % (deb, deb.replace("libcudnn%d=" % cudnn_major, "libcudnn%d-dev=" % cudnn_major))
+        return run(apt, text="%s, or `%s`" % (manual, apt), manual=manual)
+    if origin == "pip" and wheel:
+        return run('pip install "%s%s"' % (wheel, pin))
+    if origin == "conda":
+        return run('conda install -c conda-forge "cudnn%s"' % (("=" + version) if version else "=%d" % cudnn_major))
+    if platform == "windows":
+        manual = "download %s from NVIDIA and copy its bin, include and lib folders into the CUDA %s folder" % (
+            archive_text, cuda_text)
+        if not wheel:
+            return advice(manual)
+        pip = 'pip install "%s%s"' % (wheel, pin)
+        return run(pip, text="%s, or `%s`" % (manual, pip), manual=manual, shell="cmd")
+    apt_row = next((r for r in compat.cudnn_channels() if r.get("channel") == "apt-v%d" % cudnn_major), None)
+    if apt_row and "<cuda_major>" in str(apt_row.get("install", "")):
+        apt = str(apt_row["install"]).replace("<cuda_major>", str(cm))
+    else:
+        apt = "sudo apt install libcudnn%d libcudnn%d-dev" % (cudnn_major, cudnn_major)
+    others = (['`pip install "%s%s"`' % (wheel, pin)] if wheel else []) + ["the archive %s" % archive_text]
+    return run(apt, text=", or ".join([apt + " (NVIDIA's apt repository)"] + others), manual=", or ".join(others))
+
+
+def machine_cudnn_fix(facts: Facts, compat: Compat, cuda: Any, cudnn_major: Optional[int] = None,
+                      version: Optional[str] = None,
+                      origin: str = "system") -> Fix:
+    """cudnn_install_fix for this machine's platform and processor."""
+    return cudnn_install_fix(compat, cuda, cudnn_major, version, origin, platform_of(facts),
+                             facts.host.machine or "x86_64", lowest_cc(facts))
+
+
+def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None) -> Fix:
+    """Reinstall the package a cuDNN copy came from, so its files are whole and of one version again."""
+    pkg = copy.package or ""
+    if copy.origin == "pip" or pkg.startswith("nvidia-cudnn"):
+        name_ver = pkg.split()
+        name = copy_wheel(compat, copy, *((machine_cuda(facts, compat),) if facts is not None else ()))
+        if len(name_ver) == 2:
+            spec = "%s==%s" % (name_ver[0], name_ver[1])
+        elif name:
+            spec = "%s==%s.*" % (name, copy.version) if copy.version else name
+        else:
+            return advice("reinstall the nvidia-cudnn-cuN wheel that provides %s (`pip show -f` names it) with "
+                          "`pip install --force-reinstall --no-deps`" % copy.directory)
+        return run('pip install --force-reinstall --no-deps "%s"' % spec)
+    if pkg.startswith("deb "):
+        return run("sudo apt install --reinstall %s" % pkg.split()[1])
+    if copy.origin == "conda" or pkg.startswith("conda"):
+        return run("conda install --force-reinstall cudnn")
+    archive = None
+    if copy.version and copy.cuda_version:
+        archive = compat.cudnn_archive_name(copy.version, copy.cuda_version, platform_of(facts) if facts else "linux",
+                                            (facts.host.machine if facts else None) or "x86_64")
+    if archive and (facts is None or platform_of(facts) == "linux"):
+        lib = archive[:-len(".tar.xz")] + "/lib" if archive.endswith(".tar.xz") else "cuda/lib64"
+        fix = advice("download %s from NVIDIA's cuDNN archive, `tar -xf` it and copy its libraries back keeping the "
+                     "links: sudo cp -P %s/libcudnn* %s && sudo ldconfig" % (archive, q(lib), q(folder_arg(
+                         copy.directory))))
+    else:
+        fix = advice("re-extract the cuDNN %s archive you installed from and copy its libraries back keeping the "
+                     "links (`sudo cp -P` of its lib/libcudnn* into %s), then `sudo ldconfig`" % (
+                         copy.version or "", q(folder_arg(copy.directory))))
+    return doctor_reinstall(facts, copy, fix) if facts is not None else fix
+
+
+# cudnn-doctor fetches releases through NVIDIA's redistrib_<version>.json manifests, which compat records for
+# cuDNN 9 (compat/cudnn.toml's source); older releases keep the manual way only.
+_DOCTOR_FETCHES_FROM = 9
+
+
+def doctor_install(release: Optional[str], cuda: Any, cuda_home: str) -> Optional[str]:
+    """`cudnn-doctor install` fetching `release` built for `cuda` into the toolkit at `cuda_home`, where it can."""
+    major, cuda_major = major_of(release), major_of(cuda_label(cuda) if cuda not in (None, "") else None)
+    if major is None or major < _DOCTOR_FETCHES_FROM or cuda_major is None or release3(release) is None:
+        return None
+    return "sudo cudnn-doctor install --version %s --cuda %d --cuda-home %s" % (release3(release), cuda_major,
+                                                                              q(cuda_home))
+
+
+def with_doctor(command: Optional[str], manual: Fix, lead: str = "") -> Fix:
+    """The cudnn-doctor command that makes the repair, the manual way after it; `manual` alone without one."""
+    if not command:
+        return manual
+    return Fix(text="%s%s   (or by hand: %s)" % (lead, command, manual.text), commands=[command], doctor=command,
+               manual=manual.text)
+
+
+def doctor_reinstall(facts: Facts, copy: CudnnCopy, manual: Fix) -> Fix:
+    """Put the same cuDNN release back into the toolkit that holds this copy, through cudnn-doctor."""
+    tk = toolkit_owning(facts, copy.directory)
+    if tk is None or tk.kind == "pip" or platform_of(facts) != "linux" or not copy.cuda_version:
+        return manual
+    return with_doctor(doctor_install(copy.version, copy.cuda_version, tk.path), manual)
+
+
+def cudnn_into_toolkit(facts: Facts, compat: Compat, cuda: Any, manual: Fix) -> Fix:
+    """The cudnn-doctor command that installs the newest fitting cuDNN into the toolkit programs use, the manual
+    way after it (only `manual` where no toolkit takes it or cudnn-doctor cannot fetch the release)."""
+    tk = primary_toolkit(facts)
+    cm = major_of(cuda_label(cuda)) if cuda not in (None, "") else None
+    if tk is None or tk.kind != "system" or platform_of(facts) != "linux" or cm is None \
+            or not compat.has_minor_compat(cm):
+        return manual
+    release = cudnn_release_for(compat, str(cm), None, lowest_cc(facts))
+    return with_doctor(doctor_install(release, cm, tk.path), manual)
+
+
+def header_fix(compat: Compat, facts: Facts, copy: CudnnCopy) -> Fix:
+    """Make a cuDNN copy's header the library's release again, through the channel that installed it."""
+    pkg = (copy.package or "").split()
+    if pkg and pkg[0] == "deb":
+        dev = pkg[1].replace("libcudnn9-", "libcudnn9-dev-").replace("libcudnn8", "libcudnn8-dev")
+        # Without a recorded version, ask dpkg for the library package's own: the pair must match exactly.
+        version = pkg[2] if len(pkg) > 2 else "\"$(dpkg-query -W -f='${Version}' %s)\"" % pkg[1]
+        command = "sudo apt install %s=%s" % (dev, version)
+        return run(command, text=command + "   (the dev package of the same version as the library)")
+    if copy.origin in ("pip", "conda") or (pkg and pkg[0].startswith("nvidia-cudnn")):
+        return reinstall_fix(compat, copy, facts)
+    folder = folder_arg(os.path.dirname(copy.header_path or copy.directory))
+    archive = compat.cudnn_archive_name(copy.version, copy.cuda_version, platform_of(facts),
+                                        facts.host.machine or "x86_64") if copy.version and copy.cuda_version else None
+    if archive and archive.endswith(".tar.xz"):
+        manual = advice("Replace %s with the header of the same cuDNN %s archive: download %s, `tar -xf` it and "
+                        "sudo cp %s/include/cudnn*.h %s; or delete the stale header" % (
+                            copy.header_path, copy.version, archive, archive[:-len(".tar.xz")], q(folder)))
+    else:
+        manual = advice("Replace %s with the header from the same cuDNN %s archive (its include/cudnn*.h, copied "
+                        "with `sudo cp` into %s), or delete the stale header" % (copy.header_path, copy.version,
+                                                                                 q(folder)))
+    return doctor_reinstall(facts, copy, manual)
+

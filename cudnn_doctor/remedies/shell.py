@@ -1,0 +1,153 @@
+"""The building blocks of fixes: Fix values from commands and words, composed in order, and the shell lines
+(quoting, LD_LIBRARY_PATH, ld.so.conf.d files, links) every remedy writes the same way."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shlex
+from typing import Any, Iterable, List, Sequence, Union
+
+from ..model import Facts, Fix
+from ..queries import listed_in_ld_conf
+
+
+def run(*commands: str, text: str = "", manual: str = "", writes: Sequence[str] = (), shell: str = "sh") -> Fix:
+    """A fix that is exactly these commands, run in order (the line shows them joined with &&)."""
+    return Fix(text=text, commands=list(commands), manual=manual, writes=list(writes), shell=shell)
+
+
+def advice(text: str) -> Fix:
+    """A fix no command can make (a choice, a download, hardware): said in words."""
+    return Fix(text=text, manual=text)
+
+
+Part = Union[Fix, str, int, float, None]
+
+
+def say(template: str, *parts: Part) -> Fix:
+    """`template` filled with `parts`; the commands of the Fix parts run one after another, in their order."""
+    fixes: List[Fix] = [p for p in parts if isinstance(p, Fix)]
+    text = template % tuple(p.text if isinstance(p, Fix) else p for p in parts) if parts else template
+    if not fixes:
+        return advice(text)
+    return Fix(text=text, commands=[c for f in fixes for c in f.commands], root=any(f.root for f in fixes),
+               shell=next((f.shell for f in fixes if f.shell), ""), doctor=next((f.doctor for f in fixes
+                                                                                 if f.doctor), ""),
+               manual="; then ".join(f.manual for f in fixes if f.manual),
+               writes=[w for f in fixes for w in f.writes])
+
+
+def or_else(main: Fix, alternative: Part, template: str = "%s   (or %s)") -> Fix:
+    """`main`, with another way to the same end said after it (the alternative's commands are not run)."""
+    other = alternative.text if isinstance(alternative, Fix) else str(alternative)
+    manual = "; ".join(filter(None, (main.manual, other)))
+    return Fix(text=template % (main.text, other), commands=list(main.commands), root=main.root, shell=main.shell,
+               doctor=main.doctor, manual=manual, writes=list(main.writes))
+
+
+def then(*steps: Fix, joint: str = "; then ") -> Fix:
+    """The steps one after the other."""
+    return say(joint.replace("%", "%%").join(["%s"] * len(steps)), *steps)
+
+
+def capitalized(fix: Fix) -> Fix:
+    """The same fix, its line starting with a capital letter (it opens the report's Fix: line)."""
+    return dataclasses.replace(fix, text=fix.text[:1].upper() + fix.text[1:])
+
+
+def q(path: Any) -> str:
+    """A path (or any word) quoted for a POSIX shell, so fixes survive spaces and metacharacters."""
+    return shlex.quote(str(path))
+
+
+def qs(paths: Iterable[Any]) -> str:
+    """Several paths, each quoted, separated by spaces."""
+    return " ".join(q(p) for p in paths)
+
+
+def export_path_line(entries: Sequence[str]) -> str:
+    """`export LD_LIBRARY_PATH=...` with the value quoted (or `unset` when nothing is left)."""
+    if not entries:
+        return "unset LD_LIBRARY_PATH"
+    return "export LD_LIBRARY_PATH=%s" % q(":".join(entries))
+
+
+def prepend_ld_path(directory: str) -> str:
+    """The export line that puts `directory` first on LD_LIBRARY_PATH, keeping what is there."""
+    return "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % q(directory)
+
+
+def ld_conf_name(directory: str) -> str:
+    """A /etc/ld.so.conf.d file name of this folder's own, so registering it never overwrites another file."""
+    slug = re.sub(r"[^A-Za-z0-9_.]+", "-", directory).strip("-.") or "root"
+    return "/etc/ld.so.conf.d/cudnn-doctor-%s.conf" % slug
+
+
+def in_folder(directory: str, *commands: str) -> Fix:
+    """Commands run inside a library folder, then the loader cache rebuilt (links and files changed there)."""
+    return run("cd %s" % q(directory), *commands, "sudo ldconfig")
+
+
+def relink_fix(directory: str, links: Sequence[Sequence[str]]) -> Fix:
+    """Point each (target, link name) soname link in `directory` at its file again."""
+    return in_folder(directory, *("sudo ln -sf %s %s" % (q(target), q(name)) for target, name in links))
+
+
+def remove_files_fix(directory: str, names: Sequence[str]) -> Fix:
+    return in_folder(directory, "sudo rm %s" % qs(names))
+
+
+def readable_fix(files: Iterable[str], folders: Iterable[str], unknown: Iterable[str]) -> Fix:
+    """Let other users read `files` and enter `folders`; for `unknown`, show the modes along the way first."""
+    commands = []
+    if files:
+        commands.append("sudo chmod a+r %s" % qs(sorted(files)))
+    if folders:
+        commands.append("sudo chmod o+x %s" % qs(sorted(folders)))
+    text = " && ".join(commands)
+    if unknown:
+        look = "namei -l %s" % qs(sorted(unknown))
+        commands.append(look)
+        text = " && ".join(filter(None, (text, look + "   (then `sudo chmod o+x` the folder shown without x for "
+                                                       "others)")))
+    return run(*commands, text=text)
+
+
+def ld_conf_fix(directory: str) -> Fix:
+    """Register a folder with the loader in a file named after it, then rebuild the cache."""
+    conf = ld_conf_name(directory)
+    return run("echo %s | sudo tee %s > /dev/null" % (q(directory), q(conf)), "sudo ldconfig", writes=[conf])
+
+
+def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
+    """The exact `export` line that drops `entries` from LD_LIBRARY_PATH (or `unset` when nothing is left)."""
+    drop = {os.path.normpath(e) for e in entries}
+    keep = [d for d in facts.loader.ld_library_path if os.path.normpath(d) not in drop]
+    return run(export_path_line(keep))
+
+
+def loader_dir_fix(facts: Facts, directory: str) -> Fix:
+    """Let the loader find a folder's libraries: rebuild the cache where the configuration already lists the folder
+    (rewriting the file would change nothing), else register it in a file of its own."""
+    listed = listed_in_ld_conf(facts, directory)
+    if listed:
+        return run("sudo ldconfig", text="sudo ldconfig   (the loader's configuration already lists %s; only its "
+                                         "cache lacks the libraries)" % listed)
+    return or_else(ld_conf_fix(directory), prepend_ld_path(directory))
+
+
+def unregister_fix(directory: str) -> Fix:
+    """Take a folder out of the loader's configuration (which file lists it is for the user to see)."""
+    return advice("remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % directory)
+
+
+def cudnn_dir_fix(directory: str) -> Fix:
+    return or_else(ld_conf_fix(directory), "for one shell: %s" % prepend_ld_path(directory),
+                   "%s   (or, %s)")
+
+
+def folder_arg(directory: str) -> str:
+    """A folder as the last argument of `cp`: one trailing slash, never two."""
+    return directory.rstrip("/") + "/"
+

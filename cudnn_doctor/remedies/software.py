@@ -1,0 +1,95 @@
+"""Installing what a fix needs besides cuDNN: the driver, a CUDA toolkit, NVRTC, PyTorch and JAX builds."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..knowledge import Compat
+from ..versions import mm, ver
+from ..model import Facts, Fix
+from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice
+from .shell import advice, prepend_ld_path, q, run, then
+
+
+def driver_upgrade_fix(floor_text: str) -> Fix:
+    installer = "NVIDIA's installer from https://www.nvidia.com/Download/index.aspx"
+    return Fix(text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers install`, or %s), "
+                    "then reboot (`sudo reboot`)" % (floor_text, installer),
+               commands=["sudo ubuntu-drivers install", "sudo reboot"], manual=installer + ", then reboot")
+
+
+def arch_driver_limit(facts: Facts, compat: Compat, branch: Optional[str]) -> str:
+    """A sentence when a GPU's architecture has no driver at `branch` or later (so upgrading cannot help)."""
+    if not branch or ver(branch) is None:
+        return ""
+    for gpu in gpus_with_cc(facts):
+        arch = compat.arch_for_cc(gpu.compute_capability)
+        if arch and arch.last_driver_branch and ver(arch.last_driver_branch) < ver(branch):
+            return (" Note: %s is a %s GPU, whose last driver branch is R%s, so no driver that new exists for it "
+                    "[%s]." % (gpu_label(gpu), arch.name, arch.last_driver_branch, arch.source))
+    return ""
+
+
+def torch_variant_tag(cuda: str) -> str:
+    """'13.0' -> 'cu130' (PyTorch wheel index names)."""
+    pair = mm(cuda)
+    return "cu%d%d" % pair if pair else "cu?"
+
+
+def torch_install(version: Optional[str], cuda: str) -> Fix:
+    pin = "torch==%s" % version.split("+")[0] if version else "torch"
+    return run("pip install --force-reinstall %s --index-url https://download.pytorch.org/whl/%s" % (
+        pin, torch_variant_tag(cuda)))
+
+
+def toolkit_install_fix(facts: Facts, compat: Compat, cuda: Any = None) -> Fix:
+    """The command that installs a CUDA toolkit (no driver) for `cuda`, else for the driver's newest CUDA."""
+    target = cuda or driver_cuda(facts, compat)
+    package = compat.toolkit_package(target) if target else None
+    if package:
+        return run("sudo apt install %s" % package)
+    return advice("install the CUDA toolkit matching the driver's CUDA version (the 'CUDA Version' nvidia-smi "
+                  "prints) from https://developer.nvidia.com/cuda-downloads")
+
+
+def jax_install(facts: Facts, compat: Compat, cuda_major: Any = None) -> Fix:
+    row, why = jax_choice(facts, compat, cuda_major)
+    if row is None:
+        return advice("install JAX's CUDA build (compat has no JAX table)")
+    fix = run('pip install -U "jax[%s]"' % row["extra"])
+    if any("driver" in w for w in why):
+        fix = then(driver_upgrade_fix("the R%s branch or later" % row["driver_linux"]), fix)
+    return fix
+
+
+def nvrtc_install_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, prefix: str = "") -> Fix:
+    """Install NVRTC of CUDA `cuda` with the machine's package manager so that the unversioned libnvrtc.so exists;
+    pip wheels lack that link, so the pip fix makes it (in the site-packages holding `prefix`'s cuDNN)."""
+    row = compat.table("packages", "nvrtc")
+    pair = mm(cuda)
+    if pair is None or not row:
+        return advice("install NVRTC (libnvrtc) of the CUDA release this cuDNN was built for")
+    major, minor = pair
+
+    def named(pattern: Any) -> str:
+        return str(pattern).replace("<major>", str(major)).replace("<minor>", str(minor))
+
+    wheel = row.get("pip", {}).get(str(major))
+    if channel == "pip" and wheel and prefix:
+        lib = "%s/%s" % (prefix.rstrip("/"), row.get("pip_folder", "nvidia/cuda_nvrtc/lib"))
+        return run('pip install "%s==%d.*"' % (wheel, major), "cd %s" % q(lib),
+                   'ln -sf "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so', prepend_ld_path(lib))
+    if channel == "conda":
+        where = ("-p %s " % q(prefix)) if prefix else ""
+        return run('conda install %s-c %s "%s=%d.%d"' % (where, row.get("conda_channel", "nvidia"), row["conda"],
+                                                         major, minor))
+    apt = "sudo apt install %s" % named(row["apt"])
+    if channel == "apt":
+        return run(apt)
+    if channel == "dnf":
+        return run("sudo dnf install %s" % named(row["dnf"]))
+    others = ["dnf: `sudo dnf install %s`" % named(row["dnf"])]
+    if wheel:
+        others.append('pip: `pip install "%s==%d.*"`, then link libnvrtc.so to its libnvrtc.so.* in the wheel\'s '
+                      '%s folder' % (wheel, major, row.get("pip_folder", "nvidia/cuda_nvrtc/lib")))
+    return run(apt, text="%s   (NVIDIA's apt repository; %s)" % (apt, "; ".join(others)), manual="; ".join(others))
+

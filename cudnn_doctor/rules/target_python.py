@@ -1,0 +1,120 @@
+"""--for torch / tensorflow / jax: each framework build's CUDA, cuDNN, driver and GPU needs, against this machine."""
+from __future__ import annotations
+
+from typing import List
+
+from ..knowledge import Compat
+from ..versions import mm_text, ver
+from ..model import Facts, Finding
+from ..remedies import advice, run, say, then
+from .common import (ERROR, WARNING, arch_driver_limit, best_torch_variant, driver_upgrade_fix, driver_version, finding,
+                     framework_kind, gpu_cudnn_problems, has_driver, platform_of, torch_install)
+from .fit import (arch_blocks_driver, cudnn_problem, driver_problem, gpu_problems, toolkit_problem, verdict,
+                  with_driver_step)
+from .policy import Target, cuda_of, tf_row, torch_rows
+
+
+def judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
+    installed = next((fw for fw in facts.python.frameworks if framework_kind(fw) == "tensorflow"), None)
+    version = target.version or (installed.version.split("+")[0] if installed else
+                                 compat.framework_rows("tensorflow_linux")[0]["tensorflow"])
+    platform = platform_of(facts)
+    last_windows = ver(compat.framework_table("tensorflow_windows").get("last_native_gpu"))
+    if platform == "windows" and last_windows is not None and ver(version) > last_windows:
+        return [finding("CD920", ERROR, "TensorFlow %s has no GPU support on native Windows" % version,
+                        fix='Use WSL2 with `pip install "tensorflow[and-cuda]==%s"`, or TensorFlow %s (`pip install '
+                            '"tensorflow==%s.*"`)' % (version, mm_text(str(last_windows)), mm_text(str(last_windows))),
+                        catalogue=["G2"])]
+    row = tf_row(compat, version, platform)
+    if row is None:
+        return [finding("CD920", WARNING, "No compat data for TensorFlow %s" % version,
+                        fix="See `cudnn-doctor matrix --for tensorflow`.")]
+    cuda, cudnn = cuda_of(row["cuda"]), row["cudnn"]
+    # Without the table's answer, assume no [and-cuda] wheels: the toolkit and cuDNN are then checked too.
+    wheels_from = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
+    pip_wheels = wheels_from is not None and ver(version) >= wheels_from
+    problems = [p for p in [driver_problem(facts, compat, cuda)] if p]
+    problems += [p for p in gpu_problems(facts, compat, cuda,
+                                          compat.framework_table("tensorflow_pip").get("min_cc"))
+                 if "needs CUDA" not in p]
+    problems += [p for p in gpu_cudnn_problems(facts, compat, cudnn, cuda) if p not in problems]
+    blocked = arch_blocks_driver(facts, compat, cuda)
+    if blocked:
+        problems.append(blocked.strip())
+    if pip_wheels and platform != "windows":
+        fix = run('pip install "tensorflow[and-cuda]==%s"' % version)
+    else:
+        problems += [p for p in (toolkit_problem(facts, compat, cuda), cudnn_problem(facts, compat, cudnn, cuda))
+                     if p]
+        fix = say("install CUDA %s and cuDNN %s for CUDA %s (TensorFlow's tested build), then %s", cuda, cudnn, cuda,
+                  run("pip install tensorflow==%s" % version))
+    fix = with_driver_step(facts, compat, cuda, fix)
+    table = "tensorflow_windows" if platform == "windows" else "tensorflow_linux"
+    return verdict("TensorFlow %s (CUDA %s, cuDNN %s)" % (version, cuda, cudnn),
+                    [("its tested build (CUDA %s, cuDNN %s)" % (cuda, cudnn), problems, fix)],
+                    compat.framework_table(table).get("source", ""), ["C1", "E1"])
+
+
+def judge_torch(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
+    installed = next((fw for fw in facts.python.frameworks if framework_kind(fw) == "torch"), None)
+    version = target.version or (installed.version if installed else None)
+    rows = torch_rows(compat, version) if version else []
+    if not rows:
+        newest = max(compat.framework_rows("pytorch"), key=lambda r: ver(r["torch"]))["torch"]
+        version, rows = newest, torch_rows(compat, newest)
+    tag = version.split("+", 1)[1] if "+" in version else ""
+    if tag.startswith("cu"):
+        wanted = "%s.%s" % (tag[2:-1], tag[-1])
+        rows = [r for r in rows if r["cuda"] == wanted] or rows
+    options = []
+    # Newest CUDA build first: pip users get the newest that fits.
+    for row in sorted(rows, key=lambda r: ver(r["cuda"]), reverse=True):
+        cuda = row["cuda"]
+        arch = compat.pytorch_arch(version.split("+")[0] if version.count(".") >= 2 else row["torch"] + ".0", cuda)
+        problems = [p for p in [driver_problem(facts, compat, cuda)] if p]
+        problems += gpu_problems(facts, compat, cuda, arch=arch)
+        problems += [p for p in gpu_cudnn_problems(facts, compat, row.get("cudnn"), cuda) if p not in problems]
+        blocked = arch_blocks_driver(facts, compat, cuda)
+        if blocked:
+            problems.append(blocked.strip())
+        fix = with_driver_step(facts, compat, cuda, torch_install(version, cuda))
+        if blocked or any("compute capability" in p and "below" in p or "no kernels" in p for p in problems):
+            # The GPU itself rules this build out: name the newest PyTorch build that still runs here.
+            other = best_torch_variant(facts, compat, None)
+            if other is not None:
+                fix = say("This build cannot run on this GPU; the newest PyTorch build that does (with this driver) "
+                          "is %s for CUDA %s: %s", other["torch"], other["cuda"],
+                          torch_install(other["torch"], other["cuda"]))
+        options.append(("the CUDA %s build (bundled cuDNN %s)" % (cuda, row["cudnn"]), problems, fix))
+    return verdict("PyTorch %s" % version.split("+")[0], options,
+                    compat.framework_table("pytorch").get("source", ""), ["C1", "B1"])
+
+
+def judge_jax(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
+    options = []
+    bad = [c for c in facts.cudnn if any(b.get("severity") == "error_if_jax" for b in compat.known_bad("cudnn", c.version))]
+    for row in compat.framework_rows("jax"):
+        problems = []
+        if platform_of(facts) == "windows":
+            problems.append("JAX has no native-Windows GPU build (use WSL2)")
+        if not has_driver(facts):
+            problems.append("no NVIDIA driver is installed")
+        elif driver_version(facts) and ver(driver_version(facts)) < ver(row["driver_linux"]):
+            problems.append("driver %s is older than the R%s branch JAX %s needs" % (
+                driver_version(facts), row["driver_linux"], row["extra"]))
+        elif not driver_version(facts):
+            problems.append("cannot tell the driver version")
+        problems += gpu_problems(facts, compat, cuda_of(row["built_cuda"].split(".")[0]), row["min_cc"])
+        problems = [p for p in problems if "needs CUDA" not in p]
+        problems += ["cuDNN %s at %s is refused by JAX (known-bad)" % (c.version, c.directory) for c in bad]
+        fix = run('pip install -U "jax[%s]"' % row["extra"])
+        if any("driver" in p for p in problems):
+            limit = arch_driver_limit(facts, compat, str(row["driver_linux"]).split(".")[0])
+            fix = (advice("No driver of the R%s branch exists for this GPU.%s JAX's current CUDA builds cannot run "
+                          "here." % (row["driver_linux"], limit)) if limit else
+                   then(driver_upgrade_fix("the R%s branch" % row["driver_linux"]), fix))
+        options.append(("jax[%s] (CUDA %s, cuDNN %s)" % (row["extra"], row["cuda"], row["cudnn"]), problems, fix))
+    note = "" if not target.version else " (compat holds the current JAX requirements only)"
+    return verdict("JAX%s%s" % ((" " + target.version) if target.version else "", note), options,
+                    compat.framework_table("jax").get("source", ""), ["C1", "E1"])
+
