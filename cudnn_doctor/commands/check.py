@@ -11,6 +11,7 @@ import typer
 
 from ..host import Host
 from ..model import Facts, Finding, Report, Severity
+from ..runclock import RunClock
 from ..ui import EXIT_OK, EXIT_PROBLEMS, error_exit
 
 
@@ -146,8 +147,15 @@ def register(app: typer.Typer) -> None:
         root: str = typer.Option("/", "--root", metavar="DIR",
                                  help="Inspect the filesystem under DIR as if it were / (an image, chroot, disk)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1) and nothing else."),
-        fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github",
-                                          help="Output format; github prints ::error/::warning annotations."),
+        fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github|prometheus",
+                                          help="Output format; github prints ::error/::warning annotations; "
+                                               "prometheus writes node_exporter textfile metrics."),
+        output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", metavar="PATH",
+                                                   help="Write the report to PATH atomically (temporary file, "
+                                                        "then rename) instead of stdout."),
+        node_name: Optional[str] = typer.Option(None, "--node-name", metavar="NAME",
+                                                help="The node's name in --json and prometheus reports "
+                                                     "(default: the host name; e.g. $SLURMD_NODENAME)."),
         verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show details and where facts came from."),
         quiet: int = typer.Option(0, "--quiet", "-q", count=True, help="-q: findings only; -qq: nothing."),
         strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
@@ -166,12 +174,15 @@ def register(app: typer.Typer) -> None:
         smoke: bool = typer.Option(False, "--smoke", help="Also run a real convolution through cuDNN."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
     ) -> None:
+        clock = RunClock()
         if list_checks:
             _list_checks()
             raise typer.Exit(0)
         fmt_name = _pick_format(fmt, as_json)
-        if fmt_name not in ("human", "json", "github"):
-            error_exit("--format must be human, json or github, not %r" % fmt_name)
+        if fmt_name not in ("human", "json", "github", "prometheus"):
+            error_exit("--format must be human, json, github or prometheus, not %r" % fmt_name)
+        if output_file is not None and fmt_name not in ("json", "prometheus"):
+            error_exit("--output-file needs --json or --format prometheus")
         if not os.path.isdir(root):
             error_exit("--root %s is not a folder" % root)
         _validate_policy(require, target)
@@ -180,6 +191,7 @@ def register(app: typer.Typer) -> None:
         smoke_result = _run_smoke(facts, root) if smoke else None
         report = collect_report(root, requires=require, target=target, smoke=smoke_result, facts=facts, skip=skip)
         code = exit_code_for(report, strict)
+        report.extra["run"] = clock.finish(node_name or facts.host.hostname)
         if junit_xml is not None:
             from ..render.junit import write_junit
 
@@ -187,11 +199,10 @@ def register(app: typer.Typer) -> None:
                 write_junit(report, junit_xml)
             except OSError as exc:
                 error_exit("--junit-xml %s cannot be written: %s" % (junit_xml, exc.strerror or exc))
-        if fmt_name == "json":
-            from ..render.envelope import dumps
-            from ..render.json_report import report_json
+        if fmt_name in ("json", "prometheus"):
+            from ..render.machine import emit_machine_report
 
-            sys.stdout.write(dumps(report_json(report, code)) + "\n")
+            emit_machine_report(report, code, fmt_name, output_file)
         elif fmt_name == "github":
             from ..render.github import render_github
 

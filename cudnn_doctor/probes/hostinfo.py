@@ -12,6 +12,7 @@ def probe(ctx) -> None:
     facts = HostFacts(root=str(host.root))
     facts.platform = sys.platform if host.is_live else "linux"
     facts.machine = host.machine()
+    facts.hostname = _hostname(host)
     facts.python = sys.executable if host.running_python else None
     release = host.read_text("/proc/sys/kernel/osrelease")
     if release is None and host.is_live:
@@ -32,3 +33,11 @@ def probe(ctx) -> None:
     facts.dev_nodes = [p for p in host.glob("/dev/nvidia*")] + (["/dev/dxg"] if host.lexists("/dev/dxg") else [])
     ctx.facts.host = facts
     ctx.searched("host", "/proc/sys/kernel/osrelease, /.dockerenv, /run/.containerenv, /proc/1/cgroup, /dev/nvidia*, /dev/dxg")
+
+
+def _hostname(host) -> "str | None":
+    """This machine's node name; under --root, the image's /etc/hostname (a mounted node root names that node)."""
+    if host.is_live:
+        return platform.node() or None
+    text = host.read_text("/etc/hostname", limit=4096)
+    return text.strip().split()[0] if text and text.strip() else None
