@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import platform
 import sys
 from pathlib import Path
 from typing import List, Mapping, Optional, Sequence
@@ -191,7 +192,7 @@ def register(app: typer.Typer) -> None:
         smoke_result = _run_smoke(facts, root) if smoke else None
         report = collect_report(root, requires=require, target=target, smoke=smoke_result, facts=facts, skip=skip)
         code = exit_code_for(report, strict)
-        report.extra["run"] = clock.finish(node_name or facts.host.hostname)
+        report.extra["run"] = clock.finish(node_name or facts.host.hostname or platform.node())
         if junit_xml is not None:
             from ..render.junit import write_junit
 

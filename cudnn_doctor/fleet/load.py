@@ -85,11 +85,13 @@ def split_documents(name: str, text: str) -> Iterator[Tuple[str, Union[Any, Reje
         try:
             doc, pos = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            cut = exc.pos >= n or not text[exc.pos:].strip()
+            # Cut off: the input ran out mid-document (JSON strings hold no raw newline, so an unterminated
+            # one means the line or file ended inside it).
+            cut = exc.pos >= n or not text[exc.pos:].strip() or exc.msg.startswith("Unterminated string")
             yield label, Rejected("truncated" if cut else "unreadable", label,
                                   "ends in the middle of the JSON document" if cut else "not JSON: %s" % exc.msg)
             nl = text.find("\n", exc.pos)
-            if cut or name != STDIN or nl < 0:
+            if name != STDIN or nl < 0:
                 return
             pos = nl + 1  # on stdin, resynchronise on the next line: one bad line must not hide the rest
             continue

@@ -86,19 +86,25 @@ def _render_report_problems(fleet: Fleet, console: Console) -> None:
 def _render_groups(fleet: Fleet, console: Console, verbose: int) -> None:
     console.print()
     table = Table(title="Configuration groups (* differs from the majority of its GPU class)",
-                  title_justify="left", title_style="bold", show_lines=False)
-    for col in ("nodes", "driver", "gpu", "cuda", "cudnn", "frameworks", "kernel", "fingerprint"):
-        table.add_column({"gpu": "GPU", "cuda": "CUDA", "cudnn": "cuDNN"}.get(col, col.capitalize()),
-                         overflow="fold")
+                  title_justify="left", title_style="bold")
+    # Kernel and fingerprint columns only where they help: -v, or a group whose kernel differs.
+    columns = ["driver", "gpu", "cuda", "cudnn", "frameworks"]
+    if verbose or any("kernel" in g.columns_differing for g in fleet.groups):
+        columns.append("kernel")
+    table.add_column("Nodes", overflow="fold")
+    for col in columns:
+        table.add_column({"gpu": "GPU", "cuda": "CUDA", "cudnn": "cuDNN"}.get(col, col.capitalize()), overflow="fold")
+    if verbose:
+        table.add_column("Fingerprint", no_wrap=True)
     for g in fleet.groups:
         summary = g.summary
         outliers = set(g.columns_differing)
         hosts = compress(g.hosts)
-        nodes_cell = "%d %s" % (len(g.hosts), hosts if verbose or len(hosts) <= 40 else hosts[:37] + "...")
-        cells = [Text(nodes_cell)]
-        for col in ("driver", "gpu", "cuda", "cudnn", "frameworks", "kernel"):
-            cells.append(Text(summary[col] + " *", style=OUTLIER_STYLE) if col in outliers else Text(summary[col]))
-        cells.append(Text(g.fingerprint))
+        cells = [Text("%d %s" % (len(g.hosts), hosts if verbose or len(hosts) <= 40 else hosts[:37] + "..."))]
+        cells += [Text("* " + summary[col], style=OUTLIER_STYLE) if col in outliers else Text(summary[col])
+                  for col in columns]
+        if verbose:
+            cells.append(Text(g.fingerprint))
         table.add_row(*cells)
     console.print(table)
 
