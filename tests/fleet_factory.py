@@ -1,7 +1,6 @@
 """Node reports for fleet tests and benchmarks: real `check --json` documents from Facts variants, stamped per node."""
 from __future__ import annotations
 
-import json
 import random
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, Iterator, List, Tuple
@@ -9,6 +8,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 from facts_factory import gpu, real_machine
 
 from cudnn_doctor.commands.check import collect_report, exit_code_for
+from cudnn_doctor.render.envelope import dumps
 from cudnn_doctor.render.json_report import report_json
 
 T0 = datetime(2026, 11, 23, 6, 0, 0, tzinfo=timezone.utc)
@@ -87,13 +87,4 @@ def fleet_reports(n: int, seed: int = 1, prefix: str = "gpu") -> Iterator[Tuple[
         name = rng.choices(names, weights)[0]
         host = "%s%05d" % (prefix, i)
         yield host, stamp(templates[name], host, T0 + timedelta(seconds=rng.uniform(0, 600)), rng)
-
-
-def write_fleet(folder, n: int, seed: int = 1) -> Dict[str, str]:
-    """Write n reports as FOLDER/<host>.json; returns host -> variant fingerprint id."""
-    out = {}
-    for host, doc in fleet_reports(n, seed):
-        (folder / ("%s.json" % host)).write_text(json.dumps(doc))
-        out[host] = doc["fingerprint"]["id"]
-    return out
 

@@ -186,3 +186,22 @@ def test_fleet_reads_reports_only(tmp_path, templates, monkeypatch):
     write(tmp_path, "a.json", node(templates, "h100x8", "gpu001"))
     assert fleet_json(str(tmp_path))[1]["nodes"] == 1
     assert io  # stdin path covered above
+
+
+def test_quick_parse_of_check_output_equals_the_full_parse(tmp_path, templates):
+    """The fast path cuts `facts` out of indent-2 reports; it must change nothing else."""
+    from cudnn_doctor.fleet.load import quick_document
+    from cudnn_doctor.render.envelope import dumps
+
+    doc = node(templates, "old-module", "gpu001")
+    doc["facts"]["searched"]["tricky"] = ['\n  "findings": [] "verdict": "ok"', "}\n  \"x\": 1"]
+    quick = quick_document(dumps(doc).encode())
+    assert quick == {k: v for k, v in doc.items() if k != "facts"}
+    assert quick_document(json.dumps(doc).encode()) == doc  # compact: nothing to cut, parsed whole
+    assert quick_document(dumps(doc).encode()[:-300]) is None  # cut off: the full parse names it truncated
+    (tmp_path / "pretty").mkdir(), (tmp_path / "compact").mkdir()
+    for host, d in fleet_reports(12, seed=5):
+        (tmp_path / "pretty" / (host + ".json")).write_text(dumps(d) + "\n")
+        (tmp_path / "compact" / (host + ".json")).write_text(json.dumps(d))
+    a, b = fleet_json(str(tmp_path / "pretty"))[1], fleet_json(str(tmp_path / "compact"))[1]
+    assert a == b
