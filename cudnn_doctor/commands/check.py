@@ -203,7 +203,10 @@ def register(app: typer.Typer) -> None:
         if fmt_name in ("json", "prometheus"):
             from ..render.machine import emit_machine_report
 
-            emit_machine_report(report, code, fmt_name, output_file)
+            try:
+                emit_machine_report(report, code, fmt_name, output_file)
+            except OSError as exc:
+                error_exit("--output-file %s cannot be written: %s" % (output_file, exc.strerror or exc))
         elif fmt_name == "github":
             from ..render.github import render_github
 

@@ -1,14 +1,13 @@
-"""Machine-read reports (JSON, Prometheus text) to stdout or, atomically, to a file that others poll."""
+"""Machine-read reports (JSON, Prometheus text) for stdout or, atomically, for a file that others poll."""
 from __future__ import annotations
 
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 from ..model import Report
-from ..ui import error_exit
 
 
 def render_machine_report(report: Report, exit_code: int, fmt: str) -> str:
@@ -23,25 +22,25 @@ def render_machine_report(report: Report, exit_code: int, fmt: str) -> str:
 
 
 def emit_machine_report(report: Report, exit_code: int, fmt: str, output_file: Optional[Path]) -> None:
+    """To stdout, or to ``output_file`` atomically (OSError when it cannot be written: the caller says so)."""
     text = render_machine_report(report, exit_code, fmt)
     if output_file is None:
         sys.stdout.write(text)
-        return
-    try:
+    else:
         write_atomic(Path(output_file), text)
-    except OSError as exc:
-        error_exit("--output-file %s cannot be written: %s" % (output_file, exc.strerror or exc))
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """A reader (node_exporter, a fleet merge) sees the old file or the new one, never half of one."""
+def write_atomic(path: Path, data: Union[str, bytes]) -> None:
+    """A reader (node_exporter, a CI step, a fleet merge) sees the old file or the new one, never half of one."""
     fd, tmp = tempfile.mkstemp(prefix=".%s." % path.name, suffix=".tmp", dir=str(path.parent))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data.encode("utf-8") if isinstance(data, str) else data)
             out.flush()
             os.fsync(out.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; collectors often run as another user
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; collectors and CI steps often read as another user
         os.replace(tmp, path)
     except BaseException:
         try:
