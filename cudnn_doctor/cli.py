@@ -11,6 +11,7 @@ from . import __version__
 from .commands import bench as bench_cmd
 from .commands import check as check_cmd
 from .commands import explain as explain_cmd
+from .commands import fleet as fleet_cmd
 from .commands import install as install_cmd
 from .commands import matrix as matrix_cmd
 from .commands import smoke as smoke_cmd
@@ -55,7 +56,7 @@ def root(
         os.environ["NO_COLOR" if not color else "FORCE_COLOR"] = "1"
 
 
-for module in (check_cmd, matrix_cmd, explain_cmd, smoke_cmd, install_cmd, bench_cmd):
+for module in (check_cmd, matrix_cmd, explain_cmd, smoke_cmd, install_cmd, bench_cmd, fleet_cmd):
     module.register(app)
 
 

@@ -281,6 +281,7 @@ class JavaFacts:
 class HostFacts:
     root: str = "/"
     platform: str = "linux"
+    hostname: Optional[str] = None  # the node's name (the root's /etc/hostname under --root)
     machine: Optional[str] = None
     kernel_release: Optional[str] = None
     in_container: Optional[bool] = None

@@ -34,3 +34,21 @@ def test_an_upward_import_breaks_the_contract(tmp_path):
     proc = _lint_imports(tmp_path)
     assert proc.returncode != 0
     assert "cudnn_doctor.host is not allowed to import cudnn_doctor.probes" in proc.stdout, proc.stdout
+
+
+def test_every_module_has_a_layer():
+    """A module the contract does not name is checked by nothing: each top-level module and package has a layer."""
+    import re
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    contract = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]
+    declared = {name.strip("() ") for layer in contract["layers"] for name in re.split(r"[|:]", layer)}
+    package = REPO / "cudnn_doctor"
+    present = {"cudnn_doctor." + (p.stem if p.is_file() else p.name) for p in package.iterdir()
+               if (p.suffix == ".py" and p.stem not in ("__init__", "__main__")) or (p / "__init__.py").is_file()}
+    present.discard("cudnn_doctor._compat")
+    assert present - declared == set()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import sys
 from pathlib import Path
 from typing import List, Mapping, Optional, Sequence
@@ -11,6 +12,7 @@ import typer
 from .. import diagnose
 from ..model import Report, Severity
 from ..probes.executor import DEFAULT_TIMEOUT
+from ..runclock import RunClock
 from ..ui import EXIT_INCOMPLETE, EXIT_OK, EXIT_PROBLEMS, error_exit
 
 
@@ -101,8 +103,15 @@ def register(app: typer.Typer) -> None:
                                            "once, they replace this process's environment: PATH, CUDA_PATH, "
                                            "LD_LIBRARY_PATH, CUDA_HOME, ..."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1) and nothing else."),
-        fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github",
-                                          help="Output format; github prints ::error/::warning annotations."),
+        fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github|prometheus",
+                                          help="Output format; github prints ::error/::warning annotations; "
+                                               "prometheus writes node_exporter textfile metrics."),
+        output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", metavar="PATH",
+                                                   help="Write the report to PATH atomically (temporary file, "
+                                                        "then rename) instead of stdout."),
+        node_name: Optional[str] = typer.Option(None, "--node-name", metavar="NAME",
+                                                help="The node's name in --json and prometheus reports "
+                                                     "(default: the host name; e.g. $SLURMD_NODENAME)."),
         verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show details and where facts came from."),
         quiet: int = typer.Option(0, "--quiet", "-q", count=True, help="-q: findings only; -qq: nothing."),
         strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
@@ -125,12 +134,15 @@ def register(app: typer.Typer) -> None:
                                            "mount) is abandoned, named in the report (CD002) and the exit code "
                                            "is 4."),
     ) -> None:
+        clock = RunClock()
         if list_checks:
             _list_checks()
             raise typer.Exit(0)
         fmt_name = _pick_format(fmt, as_json)
-        if fmt_name not in ("human", "json", "github"):
-            error_exit("--format must be human, json or github, not %r" % fmt_name)
+        if fmt_name not in ("human", "json", "github", "prometheus"):
+            error_exit("--format must be human, json, github or prometheus, not %r" % fmt_name)
+        if output_file is not None and fmt_name not in ("json", "prometheus"):
+            error_exit("--output-file needs --json or --format prometheus")
         if not os.path.isdir(root):
             error_exit("--root %s is not a folder" % root)
         _validate_policy(require, target)
@@ -138,6 +150,7 @@ def register(app: typer.Typer) -> None:
         report = diagnose.diagnose(root, parse_env(env), requires=require, target=target, skip=skip, smoke=smoke,
                                    timeout=timeout)
         code = exit_code_for(report, strict)
+        report.extra["run"] = clock.finish(node_name or report.facts.host.hostname or platform.node())
         if junit_xml is not None:
             from ..render.junit import write_junit
 
@@ -145,11 +158,13 @@ def register(app: typer.Typer) -> None:
                 write_junit(report, junit_xml)
             except OSError as exc:
                 error_exit("--junit-xml %s cannot be written: %s" % (junit_xml, exc.strerror or exc))
-        if fmt_name == "json":
-            from ..render.envelope import dumps
-            from ..render.json_report import report_json
+        if fmt_name in ("json", "prometheus"):
+            from ..render.machine import emit_machine_report
 
-            sys.stdout.write(dumps(report_json(report, code)) + "\n")
+            try:
+                emit_machine_report(report, code, fmt_name, output_file)
+            except OSError as exc:
+                error_exit("--output-file %s cannot be written: %s" % (output_file, exc.strerror or exc))
         elif fmt_name == "github":
             from ..render.github import render_github
 

@@ -12,6 +12,7 @@ def probe(ctx) -> None:
     facts = HostFacts(root=str(host.root))
     facts.platform = sys.platform if host.is_live else "linux"
     facts.machine = host.machine()
+    facts.hostname = _hostname(host)
     facts.python = sys.executable if host.running_python else None
     release = host.read_text("/proc/sys/kernel/osrelease")
     if release is None and host.is_live:
@@ -38,3 +39,11 @@ def probe(ctx) -> None:
 
 
 _PACKAGE_MANAGERS = (("apt-get", "apt"), ("dnf", "dnf"), ("yum", "yum"), ("zypper", "zypper"))
+
+
+def _hostname(host) -> "str | None":
+    """This machine's node name; under --root, the image's /etc/hostname (a mounted node root names that node)."""
+    if host.is_live:
+        return platform.node() or None
+    text = host.read_text("/etc/hostname", limit=4096)
+    return text.strip().split()[0] if text and text.strip() else None

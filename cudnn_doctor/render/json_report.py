@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from ..fingerprint import fingerprint
 from ..model import Report, to_plain
 from .envelope import envelope
 
@@ -19,5 +20,17 @@ def report_json(report: Report, exit_code: int) -> Dict[str, Any]:
         facts=facts,
         findings=[to_plain(f) for f in report.findings],
         rules_run=list(report.rules_run),
+        **merge_fields(report),
         **({"smoke": report.extra["smoke"]} if "smoke" in report.extra else {}),
     )
+
+
+def merge_fields(report: Report) -> Dict[str, Any]:
+    """What `cudnn-doctor fleet` merges reports by: node name, when the run started, how long, the fingerprint."""
+    run = report.extra.get("run", {})
+    return {
+        "host": run.get("host") or report.facts.host.hostname,
+        "started_at": run.get("started_at"),
+        "duration_s": run.get("duration_s"),
+        "fingerprint": fingerprint(report.facts),
+    }

@@ -1,12 +1,12 @@
 """JUnit XML: one test case per rule that ran, so CI systems show the doctor like a test suite."""
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ..model import Report, Severity
+from .machine import write_atomic
 
 
 def junit_tree(report: Report) -> ET.ElementTree:
@@ -36,10 +36,6 @@ def write_junit(report: Report, path: Path) -> None:
     """Written to a temporary file and renamed, so a reader never sees half a report."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".junit-")
-    with os.fdopen(fd, "wb") as fh:
-        junit_tree(report).write(fh, encoding="utf-8", xml_declaration=True)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a CI report should be readable like any other file
-    os.replace(tmp, path)
+    buffer = io.BytesIO()
+    junit_tree(report).write(buffer, encoding="utf-8", xml_declaration=True)
+    write_atomic(path, buffer.getvalue())

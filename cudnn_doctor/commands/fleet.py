@@ -1,0 +1,90 @@
+"""The `fleet` subcommand: merge node reports written by `check --json` and say which nodes to look at first."""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import List, Optional
+
+import typer
+
+from ..ui import EXIT_OK, EXIT_PROBLEMS, error_exit
+
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+
+
+def parse_age(text: str) -> float:
+    """90, 90s, 30m, 24h, 7d -> seconds."""
+    m = _AGE.match(text)
+    if not m:
+        raise ValueError("expected a number with an optional unit s, m, h or d, such as 24h")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+
+
+def fleet_exit_code(fleet, strict: bool) -> int:
+    """1: a node has an error, or no usable report; --strict: or a warning, or a report that could not be used."""
+    verdicts = fleet.hosts_by_verdict
+    if verdicts.get("error") or not fleet.nodes:
+        return EXIT_PROBLEMS
+    if strict and (verdicts.get("warning") or fleet.rejected or fleet.stale):
+        return EXIT_PROBLEMS
+    return EXIT_OK
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        "fleet",
+        help=(
+            "Merge many nodes' `check --json` reports: nodes by verdict, configuration groups with the outliers "
+            "highlighted, and each finding with the nodes that have it (Slurm hostlist notation). Reads reports "
+            "only; it never probes a machine.\n\n"
+            "Exit codes: 0 no node has an error, 1 a node has an error or no report was usable (--strict: or a "
+            "warning, or a report that could not be used), 2 usage error.\n\n"
+            "Examples:\n\n"
+            "  cudnn-doctor fleet /shared/cudnn-doctor/reports\n\n"
+            "  cat node*.json | cudnn-doctor fleet - --json\n\n"
+            "  cudnn-doctor fleet reports/ --max-age 24h --strict"
+        ),
+    )
+    def fleet(
+        sources: List[str] = typer.Argument(..., metavar="SOURCE...",
+                                            help="Report files, folders (searched recursively for *.json) or - "
+                                                 "for reports on stdin (one per line or concatenated)."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1) and nothing else."),
+        max_age: Optional[str] = typer.Option(None, "--max-age", metavar="AGE",
+                                              help="Leave out (and name) reports older than AGE: 90s, 30m, 24h, 7d."),
+        strict: bool = typer.Option(False, "--strict",
+                                    help="Exit 1 on warnings and on reports that could not be used too."),
+        verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show full host lists."),
+        color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
+    ) -> None:
+        max_age_s = None
+        if max_age is not None:
+            try:
+                max_age_s = parse_age(max_age)
+            except ValueError as exc:
+                error_exit("--max-age %r: %s" % (max_age, exc))
+        for source in sources:
+            if source != "-" and not os.path.lexists(source):
+                error_exit("SOURCE %s does not exist" % source)
+        if sources.count("-") > 1:
+            error_exit("- (stdin) can be given once")
+        from ..fleet.load import load
+        from ..fleet.merge import merge
+
+        nodes, rejected, catalogue = load(sources, sys.stdin)
+        merged = merge(nodes, rejected, catalogue, max_age_s=max_age_s)
+        code = fleet_exit_code(merged, strict)
+        if as_json:
+            from ..fleet.render import fleet_json
+            from ..render.envelope import dumps
+
+            sys.stdout.write(dumps(fleet_json(merged, code)) + "\n")
+        else:
+            from ..fleet.render import render_fleet
+            from ..ui import console
+
+            render_fleet(merged, console(color=color), verbose=verbose)
+            if not merged.nodes:
+                sys.stderr.write("cudnn-doctor: no usable report in %s\n" % " ".join(sources))
+        raise typer.Exit(code)

@@ -1,0 +1,182 @@
+"""Find and read `check --json` reports: files, folders (recursively) and stdin; a bad report is a value, not a crash."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+from ..render.envelope import SCHEMA_VERSION
+
+_DECODER = json.JSONDecoder()
+_WHITESPACE = " \t\r\n"
+STDIN = "<stdin>"
+
+
+@dataclass
+class NodeReport:
+    """What the merge keeps of one report: small, so tens of thousands fit in memory."""
+
+    host: str
+    source: str
+    started_at: str
+    started_ts: float
+    verdict: str
+    exit_code: int
+    fingerprint: str
+    tool_version: str
+    findings: Tuple[Tuple[str, str], ...]  # (id, severity)
+
+
+@dataclass
+class Rejected:
+    """A report that could not be used: kind is unreadable, truncated, other-schema, old-tool or not-a-report."""
+
+    kind: str
+    source: str
+    reason: str
+    host: Optional[str] = None
+
+
+@dataclass
+class Catalogue:
+    """Shared by all reports: one fingerprint's fields and one example per finding id (first seen)."""
+
+    fields: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    examples: Dict[str, Dict[str, str]] = field(default_factory=dict)
+
+
+def iter_texts(sources: List[str], stdin) -> Iterator[Tuple[str, Union[bytes, str, OSError]]]:
+    """(name, content or the error reading it) for every report file named or found under a folder."""
+    for source in sources:
+        if source == "-":
+            yield STDIN, stdin.read()
+        elif os.path.isdir(source):
+            for folder, dirs, files in os.walk(source):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.endswith(".json") and not name.startswith("."):
+                        yield _read(os.path.join(folder, name))
+        else:
+            yield _read(source)
+
+
+def _read(path: str) -> Tuple[str, Union[bytes, OSError]]:
+    try:
+        with open(path, "rb") as f:
+            return path, f.read()
+    except OSError as exc:
+        return path, exc
+
+
+_FACTS_KEY = b'\n  "facts": '
+_FINDINGS_KEY = b'\n  "findings": '
+
+
+def quick_document(data: bytes) -> Optional[Any]:
+    """Parse a report as `check --json` writes it, without its bulky `facts` (the merge never reads them): several
+    times faster at fleet scale. With indent=2 a line opening with exactly two spaces and a quote is a top-level
+    key (JSON strings hold no raw newline), and with sorted keys `findings` follows `facts`, so the cut is exact
+    (tests/test_fleet.py compares it with the full parse). Anything else returns None or the whole document."""
+    start = data.find(_FACTS_KEY, 0, 4096)  # near the top: after command, duration_s, exit_code
+    if start >= 0:
+        end = data.rfind(_FINDINGS_KEY, start)  # searched from the end: findings are near it, facts are long
+        if end < 0:
+            return None
+        data = data[:start] + data[end:]
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def split_documents(name: str, text: str) -> Iterator[Tuple[str, Union[Any, Rejected]]]:
+    """One or more JSON documents, one per line or concatenated; a cut-off last one is `truncated`."""
+    pos, n, index = 0, len(text), 0
+    while True:
+        while pos < n and text[pos] in _WHITESPACE:
+            pos += 1
+        if pos >= n:
+            if index == 0:
+                yield name, Rejected("truncated", name, "empty")
+            return
+        index += 1
+        label = name if index == 1 and name != STDIN else "%s#%d" % (name, index)
+        try:
+            doc, pos = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            # Cut off: the input ran out mid-document (JSON strings hold no raw newline, so an unterminated
+            # one means the line or file ended inside it).
+            cut = exc.pos >= n or not text[exc.pos:].strip() or exc.msg.startswith("Unterminated string")
+            yield label, Rejected("truncated" if cut else "unreadable", label,
+                                  "ends in the middle of the JSON document" if cut else "not JSON: %s" % exc.msg)
+            nl = text.find("\n", exc.pos)
+            if name != STDIN or nl < 0:
+                return
+            pos = nl + 1  # on stdin, resynchronise on the next line: one bad line must not hide the rest
+            continue
+        yield label, doc
+
+
+def parse_time(value: Any) -> Optional[float]:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def to_node(label: str, doc: Any, catalogue: Catalogue) -> Union[NodeReport, Rejected]:
+    """Keep what the merge needs; say exactly why a document is not a usable check report."""
+    if not isinstance(doc, dict) or doc.get("command") != "check" or \
+            not isinstance(doc.get("tool"), dict) or doc["tool"].get("name") != "cudnn-doctor":
+        return Rejected("not-a-report", label, "not a `cudnn-doctor check --json` report")
+    tool_version = str(doc["tool"].get("version"))
+    if str(doc.get("schema_version")) != SCHEMA_VERSION:
+        return Rejected("other-schema", label, "schema_version %s (this fleet reads %s), from cudnn-doctor %s"
+                        % (doc.get("schema_version"), SCHEMA_VERSION, tool_version))
+    fp, host, started = doc.get("fingerprint"), doc.get("host"), parse_time(doc.get("started_at"))
+    if not isinstance(fp, dict) or not isinstance(fp.get("id"), str) or not host or started is None:
+        return Rejected("old-tool", label, "no host, started_at or fingerprint: cudnn-doctor %s is too old to merge; "
+                                           "upgrade it on that node" % tool_version, host if isinstance(host, str) else None)
+    if fp["id"] not in catalogue.fields:
+        catalogue.fields[fp["id"]] = fp.get("fields") or {}
+    findings = doc.get("findings") or []
+    pairs = []
+    for f in findings:
+        if not isinstance(f, dict):
+            continue
+        fid, sev = str(f.get("id")), str(f.get("severity"))
+        pairs.append((fid, sev))
+        if fid not in catalogue.examples:
+            catalogue.examples[fid] = {"title": str(f.get("title", "")), "fix": str(f.get("fix", "")), "severity": sev}
+    return NodeReport(host=str(host), source=label, started_at=doc["started_at"], started_ts=started,
+                      verdict=str(doc.get("verdict")), exit_code=int(doc.get("exit_code", 0) or 0),
+                      fingerprint=fp["id"], tool_version=tool_version, findings=tuple(pairs))
+
+
+def load(sources: List[str], stdin) -> Tuple[List[NodeReport], List[Rejected], Catalogue]:
+    catalogue = Catalogue()
+    nodes: List[NodeReport] = []
+    rejected: List[Rejected] = []
+    for name, content in iter_texts(sources, stdin):
+        if isinstance(content, OSError):
+            rejected.append(Rejected("unreadable", name, content.strerror or str(content)))
+            continue
+        quick = quick_document(content) if isinstance(content, bytes) else None
+        if quick is not None:
+            documents: Iterator = iter([(name, quick)])
+        else:
+            try:
+                text = content.decode("utf-8") if isinstance(content, bytes) else content
+            except UnicodeDecodeError as exc:
+                rejected.append(Rejected("unreadable", name, "not UTF-8 text: %s" % exc.reason))
+                continue
+            documents = split_documents(name, text)
+        for label, doc in documents:
+            item = doc if isinstance(doc, Rejected) else to_node(label, doc, catalogue)
+            (rejected if isinstance(item, Rejected) else nodes).append(item)
+    return nodes, rejected, catalogue

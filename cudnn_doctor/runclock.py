@@ -1,0 +1,22 @@
+"""When a run started (UTC, ISO 8601) and how long it took: the time stamps of mergeable reports."""
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Any, Dict, Optional
+
+
+class RunClock:
+    """Started when a command starts; ``finish`` gives the report's run fields."""
+
+    def __init__(self) -> None:
+        self.wall = time.time()
+        self.mono = time.monotonic()
+
+    @property
+    def started_at(self) -> str:
+        return datetime.fromtimestamp(self.wall, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def finish(self, host: Optional[str] = None) -> Dict[str, Any]:
+        return {"host": host, "started_at": self.started_at, "duration_s": round(time.monotonic() - self.mono, 3),
+                "finished_unix": round(time.time(), 3)}
