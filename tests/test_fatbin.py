@@ -155,3 +155,14 @@ def test_each_jax_distribution_reads_its_own_libraries(machine, check_json):
     assert code["jax-cuda13-pjrt"] == ["xla_cuda_plugin.so"] and code["jax-cuda13-plugin"] == ["_linalg.so"]
     plugin = [f for f in doc["findings"] if f["id"] == "CD201" and "jax-cuda13-plugin" in f["title"]]
     assert plugin and "compute_75" in plugin[0]["title"] and "through compute_75 PTX" in plugin[0]["title"]
+
+
+def test_the_probe_reads_a_library_by_pread_with_the_same_answer(tmp_path):
+    """The probe reads headers with pread (no mmap pages left in memory) and must see what a full read sees."""
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes.gpu_code import read_library
+
+    lib = DATA / "libtorch_cuda.so"
+    whole = gpu_code(lib.read_bytes())
+    found = read_library(Host("/"), str(lib))
+    assert found["sass"] == whole.sass and found["ptx"] == whole.ptx and found["entries"] == whole.entries

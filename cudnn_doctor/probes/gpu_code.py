@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import fnmatch
-import mmap
+import os
 import time
 from typing import Dict, List, Optional
 
@@ -32,6 +32,21 @@ def _libraries(ctx, fw) -> List[str]:
     return []
 
 
+class _FileView:
+    """A file as len() and slices, each slice one pread: unlike mmap, reading the headers scattered through a
+    1 GB library leaves no pages in this process's memory (mmap's fault-around cost 100 MB of RSS)."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size = fd, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, where: slice) -> bytes:
+        start, stop, _ = where.indices(self.size)
+        return os.pread(self.fd, max(0, stop - start), start) if stop > start else b""
+
+
 def read_library(host, path: str) -> Optional[Dict]:
     """The GPU code of one library, touching only the ELF section table and the fat binary headers."""
     opened = host.open_binary(path)
@@ -42,8 +57,7 @@ def read_library(host, path: str) -> Optional[Dict]:
     try:
         if size < 64:
             return None
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            code = gpu_code(buf)
+        code = gpu_code(_FileView(fh.fileno(), size))
     finally:
         fh.close()
     if code is None or not code.entries:

@@ -35,23 +35,34 @@ def _arch_key(name: str) -> Tuple[int, str]:
     return int(digits or 0), name
 
 
+def _at(buf, fmt: str, offset: int) -> tuple:
+    """struct.unpack of fmt at offset, through slicing: buf may be bytes or a file read on demand."""
+    return struct.unpack(fmt, bytes(buf[offset:offset + struct.calcsize(fmt)]))
+
+
 def section(buf, name: str) -> Optional[Tuple[int, int]]:
-    """(file offset, size) of the named section of a 64-bit little-endian ELF file, or None."""
-    if len(buf) < 64 or bytes(buf[:4]) != b"\x7fELF" or buf[4] != 2 or buf[5] != 1:
+    """(file offset, size) of the named section of a 64-bit little-endian ELF file, or None.
+
+    ``buf`` is anything with len() and slicing that returns bytes: the file's bytes, or a view that reads
+    each slice from the file (probes/gpu_code.py), so a 1 GB library costs a few kilobytes of reads."""
+    ident = bytes(buf[:6])
+    if len(buf) < 64 or ident[:4] != b"\x7fELF" or ident[4] != 2 or ident[5] != 1:
         return None
-    e_shoff, = struct.unpack_from("<Q", buf, 40)
-    e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHH", buf, 58)
+    e_shoff, = _at(buf, "<Q", 40)
+    e_shentsize, e_shnum, e_shstrndx = _at(buf, "<HHH", 58)
     if not e_shoff or e_shentsize < 64 or e_shoff + e_shnum * e_shentsize > len(buf) or e_shstrndx >= e_shnum:
         return None
-    str_off, str_size = struct.unpack_from("<QQ", buf, e_shoff + e_shstrndx * e_shentsize + 24)
+    str_off, str_size = _at(buf, "<QQ", e_shoff + e_shstrndx * e_shentsize + 24)
     if str_off + str_size > len(buf):
         return None
     want = name.encode() + b"\0"
+    table = bytes(buf[e_shoff:e_shoff + e_shnum * e_shentsize])  # one read of the whole section table
+    names = bytes(buf[str_off:str_off + str_size])
     for i in range(e_shnum):
-        at = e_shoff + i * e_shentsize
-        sh_name, = struct.unpack_from("<I", buf, at)
-        if bytes(buf[str_off + sh_name:str_off + sh_name + len(want)]) == want:
-            off, size = struct.unpack_from("<QQ", buf, at + 24)
+        at = i * e_shentsize
+        sh_name, = struct.unpack_from("<I", table, at)
+        if names[sh_name:sh_name + len(want)] == want:
+            off, size = struct.unpack_from("<QQ", table, at + 24)
             return (off, size) if off + size <= len(buf) else (off, max(0, len(buf) - off))
     return None
 
@@ -64,7 +75,7 @@ def read_fatbins(buf, start: int = 0, size: Optional[int] = None) -> GpuCode:
     out = GpuCode()
     at = start
     while at + _HEADER.size <= end:
-        magic, _version, hsize, fsize = _HEADER.unpack_from(buf, at)
+        magic, _version, hsize, fsize = _HEADER.unpack(bytes(buf[at:at + _HEADER.size]))
         if magic != FATBIN_MAGIC:
             if magic == 0:  # padding between containers (they are 8-byte aligned)
                 at += 8 - at % 8
@@ -77,12 +88,13 @@ def read_fatbins(buf, start: int = 0, size: Optional[int] = None) -> GpuCode:
         out.containers += 1
         entry, stop = at + hsize, at + hsize + fsize
         while entry + 32 <= stop:
-            kind, _, ehsize, payload = _ENTRY.unpack_from(buf, entry)
+            head = bytes(buf[entry:entry + 48])  # one small read: the payload is never touched
+            kind, _, ehsize, payload = _ENTRY.unpack_from(head, 0)
             if ehsize < 32 or entry + ehsize > stop:
                 out.error = "damaged fat binary entry at offset %d" % entry
                 break
-            arch, = struct.unpack_from("<I", buf, entry + 28)
-            flags = struct.unpack_from("<Q", buf, entry + 40)[0] if ehsize >= 48 else 0
+            arch, = struct.unpack_from("<I", head, 28)
+            flags = struct.unpack_from("<Q", head, 40)[0] if ehsize >= 48 and len(head) >= 48 else 0
             out.entries += 1
             if kind == KIND_PTX:
                 ptx.add("compute_%d" % arch)
