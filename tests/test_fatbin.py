@@ -162,7 +162,9 @@ def test_the_probe_reads_a_library_by_pread_with_the_same_answer(tmp_path):
     from cudnn_doctor.host import Host
     from cudnn_doctor.probes.gpu_code import read_library
 
-    lib = DATA / "libtorch_cuda.so"
+    (tmp_path / "lib").mkdir()
+    lib = tmp_path / "lib" / "libtorch_cuda.so"
+    lib.write_bytes((DATA / "libtorch_cuda.so").read_bytes())
     whole = gpu_code(lib.read_bytes())
-    found = read_library(Host("/"), str(lib))
+    found = read_library(Host(str(tmp_path)), "/lib/libtorch_cuda.so")
     assert found["sass"] == whole.sass and found["ptx"] == whole.ptx and found["entries"] == whole.entries
