@@ -45,14 +45,23 @@ def decode_cuda(value: Optional[int]) -> Optional[str]:
 _DEFINE = r"#\s*define\s+%s\s+(\d+)"
 
 
+def small_int(text: Optional[str], digits: int = 18) -> Optional[int]:
+    """A plain ASCII decimal of at most ``digits`` digits, else None: a version field in a damaged file may hold
+    thousands of digits (int() refuses more than 4300) or non-ASCII digits that str.isdigit() accepts."""
+    if not text or len(text) > digits or not (text.isascii() and text.isdigit()):
+        return None
+    return int(text)
+
+
 def parse_cudnn_header(text: str) -> Optional[Dict[str, Optional[str]]]:
     """Version macros from cudnn_version.h (8+) or cudnn.h (<=7). None when absent or garbage."""
     found = {}
     for key in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"):
         m = re.search(_DEFINE % key, text)
-        if not m:
+        value = small_int(m.group(1)) if m else None
+        if value is None:
             return None
-        found[key] = int(m.group(1))
+        found[key] = value
     out: Dict[str, Optional[str]] = {
         "version": "%d.%d.%d" % (found["CUDNN_MAJOR"], found["CUDNN_MINOR"], found["CUDNN_PATCHLEVEL"]),
         "max_sm": None,
@@ -67,12 +76,12 @@ def parse_cudnn_header(text: str) -> Optional[Dict[str, Optional[str]]]:
 def parse_cuda_h(text: str) -> Optional[str]:
     """'#define CUDA_VERSION 12040' in cuda.h -> '12.4'."""
     m = re.search(r"#\s*define\s+CUDA_VERSION\s+(\d+)", text)
-    return decode_cuda(int(m.group(1))) if m else None
+    return decode_cuda(small_int(m.group(1))) if m else None
 
 
 def parse_cudart_h(text: str) -> Optional[str]:
     m = re.search(r"#\s*define\s+CUDART_VERSION\s+(\d+)", text)
-    return decode_cuda(int(m.group(1))) if m else None
+    return decode_cuda(small_int(m.group(1))) if m else None
 
 
 def parse_version_json(text: str) -> Tuple[Optional[str], Optional[str]]:
@@ -81,7 +90,7 @@ def parse_version_json(text: str) -> Tuple[Optional[str], Optional[str]]:
         data = json.loads(text)
         cuda = data.get("cuda", {}).get("version")
         driver = (data.get("nvidia_driver") or {}).get("version")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
         return None, None
     return (str(cuda) if cuda else None), (str(driver) if driver else None)
 
