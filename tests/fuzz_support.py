@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from kit import FakeMachine, Gpu, cudnn_header
@@ -28,10 +28,12 @@ _SCALE = {"ci": 1, "long": 20}
 _QUIET_CHECKS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large,
                  HealthCheck.large_base_example, HealthCheck.filter_too_much]
 
+# The explain phase re-runs a failing example dozens of times (minutes here); the shrunk example is enough.
+_PHASES = [p for p in Phase if p.name != "explain"]
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True,
-                          suppress_health_check=_QUIET_CHECKS, max_examples=25)
+                          suppress_health_check=_QUIET_CHECKS, max_examples=25, phases=_PHASES)
 settings.register_profile("long", derandomize=False, deadline=None, print_blob=True,
-                          suppress_health_check=_QUIET_CHECKS, max_examples=500)
+                          suppress_health_check=_QUIET_CHECKS, max_examples=500, phases=_PHASES)
 PROFILE = os.environ.get(PROFILE_ENV, "ci")
 if PROFILE not in _SCALE:
     raise SystemExit("%s must be one of %s, not %r" % (PROFILE_ENV, ", ".join(_SCALE), PROFILE))

@@ -49,7 +49,7 @@ def _assert_sound(root, report, code, doc, text, took):
     assert at < 0, "a doctor-side path leaked into the report: ...%s..." % leaked[max(0, at - 200):at + 100]
 
 
-@fz.budget(60)
+@fz.budget(40)
 @given(ops=st.lists(fz.damage(), min_size=1, max_size=6), ld_path=st.one_of(st.none(), fz.ld_library_path()))
 @example(ops=[("conf_loop", True), ("conf_long", 1000, ["include /etc/ld.so.conf", fz.MA, "relative"])],
          ld_path="::.:..")
@@ -71,7 +71,7 @@ def test_damaged_root_gives_a_valid_report(ops, ld_path):
         fz.discard_root(root)
 
 
-@fz.budget(8)
+@fz.budget(6)
 @given(ops=st.lists(fz.damage(), min_size=1, max_size=4), ld_path=st.one_of(st.none(), fz.ld_library_path()))
 def test_damaged_root_through_the_real_command(ops, ld_path):
     root = fz.fresh_root()
