@@ -227,7 +227,15 @@ def damage(fifo: bool = False) -> st.SearchStrategy:
 
 
 def apply(root: Path, op: Sequence) -> None:
-    """Applies one generated piece of damage inside ``root`` (never outside it)."""
+    """Applies one generated piece of damage inside ``root`` (never outside it); skipped where an earlier piece
+    already turned a folder on the way into a file or link."""
+    try:
+        _apply(root, op)
+    except (NotADirectoryError, FileExistsError, FileNotFoundError):
+        pass
+
+
+def _apply(root: Path, op: Sequence) -> None:
     kind = op[0]
     target = root / str(op[1]).lstrip("/") if len(op) > 1 and isinstance(op[1], str) else None
 

@@ -91,7 +91,7 @@ def test_damaged_root_through_the_real_command(ops, ld_path):
 
 # --- FIFOs and hung reads: need the run's deadline (`check --timeout`) --------------------------------------
 
-needs_timeout = pytest.mark.skipif("not fz.have_timeout_option()", reason=fz.NO_TIMEOUT_REASON)
+needs_timeout = pytest.mark.skipif(not fz.have_timeout_option(), reason=fz.NO_TIMEOUT_REASON)
 TIMEOUT_S = 3
 
 

@@ -67,3 +67,17 @@ def test_libcuda_load_error_names_the_path_inside_the_root(machine, check_json):
     error = doc["facts"]["driver"]["libcuda_error"]
     assert error and str(machine.root) not in error
     assert "/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05" in error
+
+
+def test_nul_bytes_in_ld_so_conf_end_the_line_as_in_ldconfig(tmp_path):
+    """A binary ld.so.conf gave folder names with NUL bytes: the cuDNN and ld.so.cache probes raised ValueError."""
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "ld.so.conf").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\n/opt/lib\x00junk\n")
+    assert read_conf_dirs(Host(str(tmp_path))) == ["\x7fELF\x02\x01\x01", "/opt/lib"]
+
+
+def test_binary_ld_so_conf_gives_a_report_without_probe_errors(machine, check_json):
+    machine.driver("580.95.05")
+    machine.file("/etc/ld.so.conf", b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 40 + b"\n")
+    code, doc = check_json(machine)
+    assert not [f for f in doc["findings"] if f["id"] == "CD001"], doc["findings"]

@@ -189,3 +189,51 @@ def test_kill_at_a_random_file_operation(fake, where, follow):
 def test_kill_after_a_random_delay(fake, where, follow):
     """Between numbered operations too: inside a write, an fsync, the loader's child, interpreter start."""
     _kill_and_recover(fake["archive"], fake["new"], follow, delay=where * fake["took"], label=" (delay)")
+
+
+# --- NVIDIA's real files: cuDNN 9.1.0 installed over a real 8.9.7 copy ------------------------------------------
+
+
+def _real_old(site: Path):
+    """Places the real 8.9.7 wheel's libraries as NVIDIA's tarball lays them out (.so.8.9.7 plus links)."""
+    def place(machine, rel):
+        for so in sorted((site / "nvidia" / "cudnn" / "lib").glob("libcudnn*.so.8")):
+            stem = so.name.split(".so.")[0]
+            dest = machine.p("%s/lib64/%s.so.8.9.7" % (rel, stem))
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(so, dest)
+            os.chmod(dest, 0o755)
+            machine.link("%s/lib64/%s.so.8" % (rel, stem), "%s.so.8.9.7" % stem)
+            machine.link("%s/lib64/%s.so" % (rel, stem), "%s.so.8" % stem)
+        for header in sorted((site / "nvidia" / "cudnn" / "include").glob("*.h")):
+            machine.file("%s/include/%s" % (rel, header.name), header.read_bytes())
+    return place
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    import realdata
+
+    new_site, old_site = realdata.real_wheel(*realdata.CUDNN9), realdata.real_wheel(*realdata.CUDNN8)
+    if new_site is None or old_site is None:
+        pytest.skip("the nvidia-cudnn-cu12 9.1.0.70 and 8.9.7.29 wheels are not available (offline?)")
+    archive = af.repack_wheel_as_tarball(new_site, realdata.CACHE / "repacked", compression="")
+    ref = _reference(archive, tmp_path_factory.mktemp("log"), old=_real_old(old_site))
+    ref["old"] = _real_old(old_site)
+    return ref
+
+
+@pytest.mark.realdata
+@fz.budget(2)
+@given(where=st.floats(0, 1, exclude_max=True), follow=st.sampled_from(["rollback", "install"]))
+def test_real_cudnn_killed_at_a_random_file_operation(real, where, follow):
+    _kill_and_recover(real["archive"], real["new"], follow, kill_at=1 + int(where * real["ops"]), old=real["old"],
+                      label=" (real 9.1.0 over 8.9.7)")
+
+
+@pytest.mark.realdata
+def test_real_cudnn_killed_during_the_loader_cache_refresh(real):
+    if "ldconfig-running" not in real["marks"]:
+        pytest.skip("ldconfig needs root")
+    _kill_and_recover(real["archive"], real["new"], "rollback", kill_at=real["marks"]["ldconfig-running"],
+                      old=real["old"], label=" (real 9.1.0 over 8.9.7) at ldconfig-running")

@@ -35,7 +35,7 @@ def read_conf_dirs(host: Host, path: str = "/etc/ld.so.conf", depth: int = 0,
         return []
     dirs: List[str] = []
     for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
+        line = raw.split("\0", 1)[0].split("#", 1)[0].strip()  # ldconfig reads C strings: a NUL ends the line
         if not line:
             continue
         if line.startswith("include"):
