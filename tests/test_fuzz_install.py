@@ -54,7 +54,8 @@ def good_entries():
 
 def _archive_bytes(entries, fmt, cut, tmp):
     path = Path(tmp) / ("%s.%s" % (TOP, {"xz": "tar.xz", "gz": "tar.gz", "": "tar", "zip": "zip"}[fmt]))
-    if fmt == "zip":
+    if fmt == "zip":  # zip has no hard links or block devices: such members become plain files
+        entries = [dict(e, kind="file") if e["kind"] in ("hardlink", "blockdev") else e for e in entries]
         af.write_zip(path, entries)
     else:
         af.write_tar(path, entries, fmt)

@@ -81,3 +81,19 @@ def test_binary_ld_so_conf_gives_a_report_without_probe_errors(machine, check_js
     machine.file("/etc/ld.so.conf", b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 40 + b"\n")
     code, doc = check_json(machine)
     assert not [f for f in doc["findings"] if f["id"] == "CD001"], doc["findings"]
+
+
+def test_zip_member_with_an_empty_name_is_refused_not_a_crash(tmp_path):
+    """zipfile's is_dir() raises IndexError on a '' name; `install` crashed with exit 3 instead of refusing."""
+    import archive_factory as af
+    from clirunner import CliRunner
+
+    from cudnn_doctor.cli import app
+
+    entries = af.linux_tree()[1][2:] + [af.entry("", data=b"")]
+    archive = af.write_zip(tmp_path / "dl" / "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.zip", entries)
+    prefix = tmp_path / "prefix"
+    result = CliRunner().invoke(app, ["install", str(archive), "--prefix", str(prefix), "--no-smoke"])
+    assert result.exit_code == 1, (result.stderr, result.exception)
+    assert "empty or NUL-containing name" in result.stderr
+    assert not prefix.exists()
