@@ -71,7 +71,7 @@ def test_damaged_root_gives_a_valid_report(ops, ld_path):
         fz.discard_root(root)
 
 
-@fz.budget(6)
+@fz.budget(4)
 @given(ops=st.lists(fz.damage(), min_size=1, max_size=4), ld_path=st.one_of(st.none(), fz.ld_library_path()))
 def test_damaged_root_through_the_real_command(ops, ld_path):
     root = fz.fresh_root()
@@ -92,7 +92,7 @@ def test_damaged_root_through_the_real_command(ops, ld_path):
 # --- FIFOs and hung reads: need the run's deadline (`check --timeout`) --------------------------------------
 
 needs_timeout = pytest.mark.skipif(not fz.have_timeout_option(), reason=fz.NO_TIMEOUT_REASON)
-TIMEOUT_S = 3
+TIMEOUT_S = 2
 
 
 def _assert_names(doc, inside, ids):
@@ -138,7 +138,7 @@ def test_hung_read_is_abandoned_at_the_deadline(inside):
 
 
 @needs_timeout
-@fz.budget(6)
+@fz.budget(3)
 @given(ops=st.lists(fz.damage(fifo=True), min_size=1, max_size=4))
 def test_damaged_root_with_fifos_ends_within_the_deadline(ops):
     root = fz.fresh_root()
