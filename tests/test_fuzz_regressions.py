@@ -53,8 +53,11 @@ def test_small_int_takes_only_plain_ascii_decimals():
 def test_huge_cudnn_requirement_in_metadata_is_ignored(machine, check_json):
     machine.dist("/opt/venv/lib/python3.12/site-packages", "torch", "2.5.1",
                  requires=["nvidia-cudnn-cu12==%s" % ("9" * 5000)])
+    machine.file("/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so", b"")
     code, doc = check_json(machine, env={"VIRTUAL_ENV": "/opt/venv"})
     assert code in (0, 1)
+    assert [fw["name"] for fw in doc["facts"]["python"]["frameworks"]] == ["torch"]
+    assert not [f for f in doc["findings"] if f["id"] == "CD001"], doc["findings"]
 
 
 def test_libcuda_load_error_names_the_path_inside_the_root(machine, check_json):
