@@ -225,7 +225,7 @@ def real(tmp_path_factory):
 
 
 @pytest.mark.realdata
-@fz.budget(2)
+@fz.budget(1)
 @given(where=st.floats(0, 1, exclude_max=True), follow=st.sampled_from(["rollback", "install"]))
 def test_real_cudnn_killed_at_a_random_file_operation(real, where, follow):
     _kill_and_recover(real["archive"], real["new"], follow, kill_at=1 + int(where * real["ops"]), old=real["old"],
