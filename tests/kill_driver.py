@@ -35,7 +35,10 @@ def _hook(event, args):
     if event == _MARK:
         where = args[0]
     elif event in _EVENTS:
-        where = next((p for p in _paths(args) if p.startswith(_UNDER)), None)
+        candidates = list(_paths(args))
+        if event in ("os.rename", "os.symlink", "os.link", "shutil.copyfile"):
+            candidates.reverse()  # name a move or copy by where it lands
+        where = next((p for p in candidates if p.startswith(_UNDER)), None)
         if where is None:  # reads count too: a kill while reading the journal back is a point like any other
             return
     else:

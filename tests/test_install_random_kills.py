@@ -154,6 +154,10 @@ def _reference(archive, logdir, old=None):
     finally:
         world.close()
     marks = {}
+    # Renames onto the toolkit's own files (new cuDNN files moving in): the middle one is mid-apply.
+    moves = [i for i, (event, where) in enumerate(ops, 1) if event == "os.rename" and "/%s/" % STATE not in where]
+    if moves:
+        marks["apply-middle"] = moves[len(moves) // 2]
     for i, (event, where) in enumerate(ops, 1):
         if "journal.json" in where:
             marks.setdefault("journal-" + event, i)
@@ -164,13 +168,14 @@ def _reference(archive, logdir, old=None):
 
 def test_reference_run_passes_the_journal_and_the_loader_cache(fake):
     assert fake["ops"] > 50
-    assert {"journal-open", "journal-os.rename"} <= set(fake["marks"])
+    assert {"journal-open", "journal-os.rename", "apply-middle"} <= set(fake["marks"])
     if ldconfig_available():
         assert {"ldconfig-start", "ldconfig-running", "ldconfig-done"} <= set(fake["marks"])
 
 
 @pytest.mark.parametrize("mark, follow", [("journal-open", "rollback"), ("journal-open", "install"),
                                           ("journal-os.rename", "rollback"), ("journal-os.rename", "install"),
+                                          ("apply-middle", "rollback"), ("apply-middle", "install"),
                                           ("ldconfig-start", "install"), ("ldconfig-running", "rollback"),
                                           ("ldconfig-done", "install")])
 def test_kill_at_the_journal_write_and_the_loader_cache_refresh(fake, mark, follow):
