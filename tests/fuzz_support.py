@@ -231,7 +231,7 @@ def apply(root: Path, op: Sequence) -> None:
     already turned a folder on the way into a file or link."""
     try:
         _apply(root, op)
-    except (NotADirectoryError, FileExistsError, FileNotFoundError):
+    except OSError:  # ENOTDIR, ELOOP, EEXIST...: the damage cannot land there; the root stays as damaged as it is
         pass
 
 
