@@ -41,6 +41,14 @@ def decode_cuda(value: Optional[int]) -> Optional[str]:
     return "%d.%d" % (value // 1000, (value % 1000) // 10)
 
 
+def small_int(text: Optional[str], digits: int = 18) -> Optional[int]:
+    """A plain ASCII decimal of at most ``digits`` digits, else None: a version field in a damaged file may hold
+    thousands of digits (int() refuses more than 4300) or non-ASCII digits that str.isdigit() accepts."""
+    if not text or len(text) > digits or not (text.isascii() and text.isdigit()):
+        return None
+    return int(text)
+
+
 _SO_VERSION = re.compile(r"\.so\.(\d+(?:\.\d+)*)$")
 
 

@@ -70,7 +70,7 @@ def _tar_kind(info: tarfile.TarInfo) -> str:
 def _zip_member(info: zipfile.ZipInfo) -> Member:
     unix_mode = (info.external_attr >> 16) & 0xFFFF
     ftype = stat.S_IFMT(unix_mode)
-    if info.is_dir() or ftype == stat.S_IFDIR:
+    if info.filename.endswith("/") or ftype == stat.S_IFDIR:  # not is_dir(): it raises IndexError on a '' name
         kind = "dir"
     elif ftype in (0, stat.S_IFREG):  # zips made on Windows carry no Unix type
         kind = "file"

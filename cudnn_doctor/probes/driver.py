@@ -91,6 +91,12 @@ def _pci_devices(ctx, facts: DriverFacts) -> None:
     ctx.searched("driver", "/sys/bus/pci/devices/*/{vendor,class,driver}")
 
 
+def _as_seen_inside(ctx, text: Optional[str]) -> Optional[str]:
+    """A loader message names doctor-side paths (/mnt/image/usr/lib/...); the report names them as inside ones."""
+    root = str(ctx.host.root)
+    return text.replace(root, "") if text and root != "/" else text
+
+
 def _apply_native(ctx, tasks: List[dict], results: List[dict]) -> None:
     facts = ctx.facts.driver
     for task, res in zip(tasks, results):
@@ -102,7 +108,7 @@ def _apply_native(ctx, tasks: List[dict], results: List[dict]) -> None:
                 facts.nvml_error = "NVML %s" % failure
                 continue
             if res.get("init_error") or res.get("error"):
-                facts.nvml_error = res.get("init_error") or res.get("error")
+                facts.nvml_error = _as_seen_inside(ctx, res.get("init_error") or res.get("error"))
                 facts.nvml_error_code = res.get("init_error_code")
                 continue
             if res.get("driver_version"):
@@ -113,7 +119,7 @@ def _apply_native(ctx, tasks: List[dict], results: List[dict]) -> None:
             ctx.facts.gpus = [_gpu(g, source) for g in res.get("gpus", [])]
         elif task["op"] == "cuda_driver":
             if failure or res.get("error"):
-                facts.libcuda_error = failure or res.get("error")
+                facts.libcuda_error = failure or _as_seen_inside(ctx, res.get("error"))
                 continue
             if not facts.cuda_version and res.get("status") == 0 and res.get("version"):
                 facts.cuda_version = decode_cuda(res["version"])

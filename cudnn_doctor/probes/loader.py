@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ..host import Host
 from ..model import LoaderFacts, Resolution
@@ -20,17 +20,27 @@ def default_dirs(machine: str) -> tuple:
     return ("/lib/%s" % triplet, "/usr/lib/%s" % triplet, "/lib64", "/usr/lib64", "/lib", "/usr/lib")
 
 
-def read_conf_dirs(host: Host, path: str = "/etc/ld.so.conf", depth: int = 0) -> List[str]:
-    """Folders listed in ld.so.conf, following `include` globs as ldconfig does."""
+def read_conf_dirs(host: Host, path: str = "/etc/ld.so.conf", depth: int = 0,
+                   seen: Optional[Set[str]] = None) -> List[str]:
+    """Folders listed in ld.so.conf, following `include` globs as ldconfig does.
+
+    Each file is read once per call: a file that includes itself (or a cycle of them) would otherwise be read
+    once per path through the include graph, exponentially many times.
+    """
+    seen = set() if seen is None else seen
+    real = host.realpath(path)[0]
+    if depth > 8 or real in seen:
+        return []
+    seen.add(real)
     text = host.read_text(path)
-    if text is None or depth > 8:
+    if text is None:
         return []
     dirs: List[str] = []
     for kind, value in parse_ld_so_conf(text):
         if kind == "include":
             pattern = value if value.startswith("/") else os.path.join(os.path.dirname(path), value)
             for inc in host.glob(pattern):
-                dirs.extend(read_conf_dirs(host, inc, depth + 1))
+                dirs.extend(read_conf_dirs(host, inc, depth + 1, seen))
         else:
             dirs.append(value)
     return list(dict.fromkeys(dirs))

@@ -7,6 +7,7 @@ from typing import Dict, List, Optional
 
 from ..model import FrameworkFacts, PythonEnvFacts
 from ..readers.package_meta import dist_info_name, normalize_name, parse_conda_record, parse_metadata
+from ..versions import small_int
 
 # Cheap places other interpreters keep packages (virtual envs under /opt, distro pythons, conda).
 SITE_GLOBS = (
@@ -161,12 +162,13 @@ def _conda(ctx, env: PythonEnvFacts) -> None:
 
 def _wanted_cudnn_major(ctx, fw: FrameworkFacts) -> Optional[int]:
     """The cuDNN major a framework asks for when its library does not name it (it dlopens cuDNN at run time)."""
-    if fw.cudnn_version and fw.cudnn_version.split(".")[0].isdigit():
-        return int(fw.cudnn_version.split(".")[0])
+    major = small_int((fw.cudnn_version or "").split(".")[0])
+    if major is not None:
+        return major
     for req in fw.requires:
         m = re.match(r"nvidia-cudnn-cu\d+\s*(?:==|>=|~=)\s*(\d+)", normalize_name(req.split(";")[0]).replace(" ", ""))
-        if m:
-            return int(m.group(1))
+        if m and small_int(m.group(1)) is not None:
+            return small_int(m.group(1))
     majors = [c.major for c in ctx.facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location)]
     return majors[0] if majors else None
 

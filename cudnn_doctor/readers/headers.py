@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Optional
 
-from ..versions import decode_cuda
+from ..versions import decode_cuda, small_int
 
 _DEFINE = r"#\s*define\s+%s\s+(\d+)"
 
@@ -14,9 +14,10 @@ def parse_cudnn_header(text: str) -> Optional[Dict[str, Optional[str]]]:
     found = {}
     for key in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"):
         m = re.search(_DEFINE % key, text)
-        if not m:
+        value = small_int(m.group(1)) if m else None  # a damaged header may hold thousands of digits
+        if value is None:
             return None
-        found[key] = int(m.group(1))
+        found[key] = value
     out: Dict[str, Optional[str]] = {
         "version": "%d.%d.%d" % (found["CUDNN_MAJOR"], found["CUDNN_MINOR"], found["CUDNN_PATCHLEVEL"]),
         "max_sm": None,
@@ -31,9 +32,9 @@ def parse_cudnn_header(text: str) -> Optional[Dict[str, Optional[str]]]:
 def parse_cuda_h(text: str) -> Optional[str]:
     """'#define CUDA_VERSION 12040' in cuda.h -> '12.4'."""
     m = re.search(r"#\s*define\s+CUDA_VERSION\s+(\d+)", text)
-    return decode_cuda(int(m.group(1))) if m else None
+    return decode_cuda(small_int(m.group(1))) if m else None
 
 
 def parse_cudart_h(text: str) -> Optional[str]:
     m = re.search(r"#\s*define\s+CUDART_VERSION\s+(\d+)", text)
-    return decode_cuda(int(m.group(1))) if m else None
+    return decode_cuda(small_int(m.group(1))) if m else None

@@ -12,7 +12,7 @@ def parse_ld_so_conf(text: str) -> List[Tuple[str, str]]:
     """
     out: List[Tuple[str, str]] = []
     for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
+        line = raw.split("\0", 1)[0].split("#", 1)[0].strip()  # ldconfig reads C strings: a NUL ends the line
         if not line:
             continue
         if line.startswith("include"):

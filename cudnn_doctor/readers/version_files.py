@@ -11,7 +11,7 @@ def parse_version_json(text: str) -> Tuple[Optional[str], Optional[str]]:
         data = json.loads(text)
         cuda = data.get("cuda", {}).get("version")
         driver = (data.get("nvidia_driver") or {}).get("version")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
         return None, None
     return (str(cuda) if cuda else None), (str(driver) if driver else None)
 
