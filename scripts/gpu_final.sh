@@ -2,7 +2,7 @@
 # On the GPU machine: what this round must show there. Two parts, so each call stays well inside its limit:
 #   bash scripts/gpu_final.sh check [BASELINE_TREE]  -> check/smoke reports, the speed table (beside a baseline
 #                                                        source tree when given), tests/gpu
-#   bash scripts/gpu_final.sh bench                  -> bench, bench --quick (timed), bench beside torch
+#   bash scripts/gpu_final.sh bench [--no-torch]     -> bench, bench --quick (timed), bench beside torch
 # Output to stdout and $OUT (or /tmp).
 set -u
 part=${1:-check}
@@ -28,13 +28,15 @@ if [ "$part" = check ]; then
 elif [ "$part" = bench ]; then
   echo "== cudnn-doctor bench"
   start=$(date +%s.%N)
-  run_installed cudnn-doctor bench; code=$?
-  echo "exit=$code wall=$(python3 -c "print('%.1f s' % ($(date +%s.%N) - $start))")"
+  run_installed cudnn-doctor bench 2>&1 | tee "$out/bench.txt"; code=${PIPESTATUS[0]}
+  echo "exit=$code wall=$(python3 -c "print('%.1f s' % ($(date +%s.%N) - $start))")" | tee -a "$out/bench.txt"
   echo "== cudnn-doctor bench --quick"
   start=$(date +%s.%N)
-  run_installed cudnn-doctor bench --quick; code=$?
-  echo "exit=$code wall=$(python3 -c "print('%.2f s' % ($(date +%s.%N) - $start))")"
+  run_installed cudnn-doctor bench --quick 2>&1 | tee "$out/bench-quick.txt"; code=${PIPESTATUS[0]}
+  echo "exit=$code wall=$(python3 -c "print('%.2f s' % ($(date +%s.%N) - $start))")" | tee -a "$out/bench-quick.txt"
   run_installed cudnn-doctor bench --quick --json > "$out/bench-quick.json"; echo "bench --quick --json exit=$?"
-  echo "== benchmarks/bench_vs_torch.py"
-  PYTHONPATH=$site python3 benchmarks/bench_vs_torch.py
+  if [ "$baseline" != --no-torch ]; then
+    echo "== benchmarks/bench_vs_torch.py"
+    PYTHONPATH=$site python3 benchmarks/bench_vs_torch.py 2>&1 | tee "$out/bench-vs-torch.txt"
+  fi
 fi
