@@ -8,14 +8,18 @@ from ..model import Finding, Severity
 from .shapes import DIRECTIONS
 
 GIB = float(1 << 30)
-# The seeds' DL4J advice (seeds/000) and the other frameworks' real knobs for the same trade-off.
-WORKSPACE_FIXES = (
-    "DL4J: `.cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE)` on the NeuralNetConfiguration.Builder or "
-    "the ConvolutionLayer.Builder; "
-    "PyTorch: `export CUDNN_CONV_WSCAP_DBG=<MiB>` (cuDNN's own workspace cap) and `torch.backends.cudnn.benchmark "
-    "= False`; "
-    "TensorFlow: `export TF_CUDNN_WORKSPACE_LIMIT_IN_MB=<MiB>` (default 4096)"
-)
+MIB = 1 << 20
+
+
+def workspace_fix(cap_bytes: float) -> str:
+    """The seeds' DL4J advice (seeds/000) and the other frameworks' real knobs for the same trade-off, with the
+    cap measured here (so the line runs as printed)."""
+    cap = max(1, int(cap_bytes // MIB))
+    return ("DL4J: `.cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE)` on the NeuralNetConfiguration.Builder "
+            "or the ConvolutionLayer.Builder; "
+            "PyTorch: `export CUDNN_CONV_WSCAP_DBG=%d` (cuDNN's own workspace cap, MiB) and "
+            "`torch.backends.cudnn.benchmark = False`; "
+            "TensorFlow: `export TF_CUDNN_WORKSPACE_LIMIT_IN_MB=%d` (default 4096)" % (cap, cap))
 BAD_THROTTLES = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
                  "hw_power_brake_slowdown")
 
@@ -127,11 +131,13 @@ def _workspace(report: Dict[str, Any]) -> List[Finding]:
     free = (report.get("gpu") or {}).get("memory_free")
     heavy = []
     slowdowns = []
+    largest = 0
     for row in report.get("layers", []):
         for direction in DIRECTIONS:
             entry = row.get(direction) or {}
             if "workspace" not in entry:
                 continue
+            largest = max(largest, entry["workspace"])
             if free and entry["workspace"] > _healthy()["workspace_warn_fraction"] * free:
                 heavy.append((entry["workspace"], row["layer"], row["dtype"], direction, entry))
             if entry.get("no_workspace") and entry["no_workspace"].get("slowdown"):
@@ -148,7 +154,9 @@ def _workspace(report: Dict[str, Any]) -> List[Finding]:
             detail=("With a real model's activations beside it this may not fit, and frameworks then fail at start-up "
                     "with odd errors (DL4J's warning in seeds/000). The fastest algorithm without workspace, %s, "
                     "is %.2fx slower on this layer." % (nows.get("algo", "none"), nows.get("slowdown") or 0)),
-            fix=WORKSPACE_FIXES, evidence={"layers": [h[1:4] + (h[0],) for h in heavy[:10]], "free": free},
+            # The cap: the share of free memory a workspace may take before it crowds out the model.
+            fix=workspace_fix(_healthy()["workspace_warn_fraction"] * free),
+            evidence={"layers": [h[1:4] + (h[0],) for h in heavy[:10]], "free": free},
             alias="bench-workspace"))
     if slowdowns:
         worst = max(slowdowns)
@@ -157,7 +165,9 @@ def _workspace(report: Dict[str, Any]) -> List[Finding]:
             "No-workspace algorithms cost up to %.1fx on these layers" % worst,
             detail=("What DL4J's NO_WORKSPACE mode (and a workspace cap elsewhere) trades for memory here, measured "
                     "layer by layer; the totals table shows it for all layers together."),
-            fix=WORKSPACE_FIXES, evidence={"worst_slowdown": worst}, alias="bench-no-workspace-cost"))
+            # A cap at the largest workspace measured keeps every fastest algorithm: what memory that much buys.
+            fix=workspace_fix(largest), evidence={"worst_slowdown": worst, "largest_workspace": largest},
+            alias="bench-no-workspace-cost"))
     return out
 
 
