@@ -4,7 +4,6 @@ Speaks native/child.py's protocol (a JSON task list on stdin, one result line pe
 native.runner.run_native can cut it off after a crash or hang. Standard library (+ pynvml when present) only;
 its siblings and smoke's bindings are imported by file location. Progress goes to task["progress"] as JSON.
 """
-import json
 import os
 import sys
 
@@ -266,16 +265,7 @@ def op_bench(task, progress):
 
 
 def main():
-    tasks = json.loads(sys.stdin.read() or "[]")
-    for index, task in enumerate(tasks):
-        smoke_child._emit({"task": index, "state": "start"})
-        progress = Progress(task.get("progress"))
-        try:
-            result = op_bench(task, progress)
-        except Exception as exc:
-            result = {"error": {"api": "child", "func": progress.stage,
-                                "message": "%s: %s" % (type(exc).__name__, exc)}}
-        smoke_child._emit({"task": index, "result": result})
+    smoke_child.serve(op_bench, Progress)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,19 @@ CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.p
 _STRIPPED_ENV = ("LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONSTARTUP", "PYTHONPATH")
 
 
+def split_events(buffer: bytes) -> "tuple[List[dict], bytes]":
+    """The child protocol's complete JSON lines in ``buffer`` and the incomplete rest; a garbled line (a library
+    writing to stdout) is skipped."""
+    events = []
+    while b"\n" in buffer:
+        line, buffer = buffer.split(b"\n", 1)
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events, buffer
+
+
 def _signal_name(code: int) -> str:
     try:
         return signal.Signals(-code).name
@@ -156,13 +169,8 @@ def run_native(
                     live.pop(gi)
                     sel.unregister(child.proc.stdout)
                 continue
-            child.buffer += chunk
-            while b"\n" in child.buffer:
-                line, child.buffer = child.buffer.split(b"\n", 1)
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
+            events, child.buffer = split_events(child.buffer + chunk)
+            for event in events:
                 if event.get("state") == "start":
                     child.current = event["task"]
                     child.started_at = time.monotonic()

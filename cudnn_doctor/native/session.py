@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Dict, List, Mapping, Optional
 
-from .runner import CHILD_SCRIPT, NativeTask, _child_env, _signal_name
+from .runner import CHILD_SCRIPT, NativeTask, _child_env, _signal_name, split_events
 
 _KILL_GRACE = 0.05  # seconds between the select polls that watch the per-task limit
 
@@ -166,13 +166,8 @@ class NativeSession:
                 self._events(chunk)
 
     def _events(self, chunk: bytes) -> None:
-        self.buffer += chunk
-        while b"\n" in self.buffer:
-            line, self.buffer = self.buffer.split(b"\n", 1)
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
+        events, self.buffer = split_events(self.buffer + chunk)
+        for event in events:
             if event.get("state") == "start":
                 self.current = event["task"]
                 self.started_at = time.monotonic()

@@ -259,17 +259,23 @@ def op_smoke(task, progress):
     return res
 
 
-def main():
+def serve(op, progress_type):
+    """The child protocol: tasks as JSON on stdin, a start line and a result line per task on stdout; an
+    exception in one task is that task's error, naming the stage it reached (bench's child serves the same way)."""
     tasks = json.loads(sys.stdin.read() or "[]")
     for index, task in enumerate(tasks):
         _emit({"task": index, "state": "start"})
-        progress = _Progress(task.get("progress"))
+        progress = progress_type(task.get("progress"))
         try:
-            result = op_smoke(task, progress)
+            result = op(task, progress)
         except Exception as exc:
             result = {"error": {"api": "child", "func": progress.stage,
                                 "message": "%s: %s" % (type(exc).__name__, exc)}}
         _emit({"task": index, "result": result})
+
+
+def main():
+    serve(op_smoke, _Progress)
 
 
 if __name__ == "__main__":
