@@ -14,7 +14,9 @@ from cudnn_doctor.knowledge import Compat, load_compat
 from cudnn_doctor.versions import release3, ver
 from cudnn_doctor.model import Facts, Finding, ToolkitFacts
 from cudnn_doctor.rules import RuleContext, evaluate
-from cudnn_doctor.rules.common import compat_of, cudnn_older, reinstall_fix
+from cudnn_doctor.queries import cudnn_older
+from cudnn_doctor.remedies import reinstall_fix
+from cudnn_doctor.rules.common import compat_of
 from facts_factory import (PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, dl4j_machine, driver, framework, gpu,
                            real_machine, resolution, toolkit)
 

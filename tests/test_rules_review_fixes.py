@@ -8,7 +8,8 @@ from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.versions import dl4j_key
 from cudnn_doctor.model import Facts, Finding, LibFile, VisibilityFacts
 from cudnn_doctor.rules import RuleContext, evaluate
-from cudnn_doctor.rules.common import cudnn_build_exists, cudnn_install_fix, ld_conf_name
+from cudnn_doctor.queries import cudnn_build_exists
+from cudnn_doctor.remedies import cudnn_install_fix, ld_conf_name
 from facts_factory import (SYSLIB, TORCH_SITE, cudnn_copy, driver, framework, gpu, real_machine, resolution,
                            toolkit)
 

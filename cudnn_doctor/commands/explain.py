@@ -112,7 +112,7 @@ def _installed(facts, name: str) -> List[str]:
 
 def _cuda_for_soname(compat, facts, stem: str, version: str) -> Optional[str]:
     """The newest CUDA release whose library carries this soname version (preferring one this driver runs)."""
-    from ..rules.common import driver_version, platform_of
+    from ..queries import driver_version, platform_of
 
     first = version.split(".")[0] if version else ""
     if not first.isdigit():
@@ -130,7 +130,7 @@ def _tf_and_cuda(compat, facts) -> str:
     """For an installed TensorFlow that has NVIDIA's [and-cuda] wheels (Linux, per compat), the pinned reinstall
     that brings the cuDNN it was built with; empty otherwise."""
     from ..versions import ver
-    from ..rules.common import framework_kind, platform_of
+    from ..queries import framework_kind, platform_of
 
     fw = next((f for f in facts.python.frameworks if framework_kind(f) == "tensorflow"), None)
     if fw is None or platform_of(facts) != "linux":
@@ -144,8 +144,8 @@ def _tf_and_cuda(compat, facts) -> str:
 
 
 def _library_fix(compat, facts, name: str) -> str:
-    from ..rules.common import (cudnn_dir_fix, driver_upgrade_fix, machine_cuda, machine_cudnn_fix,
-                                toolkit_install_fix)
+    from ..queries import machine_cuda
+    from ..remedies import cudnn_dir_fix, driver_upgrade_fix, machine_cudnn_fix, toolkit_install_fix
 
     stem, version = _split(name)
     here = machine_cuda(facts, compat)

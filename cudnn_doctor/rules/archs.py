@@ -5,7 +5,9 @@ from typing import Any, Dict, List
 
 from ..model import Facts, FrameworkFacts, Finding, GpuFacts
 from ..readers.fatbin import GpuCode, runs_on
-from .common import ERROR, INFO, best_torch_variant, finding, framework_kind, gpu_label, torch_install
+from ..queries import best_torch_variant, framework_kind, gpu_label
+from ..remedies import torch_install
+from .common import ERROR, INFO, finding
 
 
 def _code(entry: Dict[str, Any]) -> GpuCode:

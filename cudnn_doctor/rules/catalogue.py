@@ -8,8 +8,9 @@ from typing import Dict, List
 from ..versions import major_of, mm
 from ..model import Facts, Finding
 from . import rule
-from .common import (ERROR, INFO, WARNING, compat_of, driver_cuda, driver_upgrade_fix, driver_version, finding,
-                     machine_cudnn_fix, prepend_ld_path, q, qs, visible_gpus)
+from ..queries import driver_cuda, driver_version, visible_gpus
+from ..remedies import driver_upgrade_fix, machine_cudnn_fix, prepend_ld_path, q, qs
+from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
 @rule("CD108", "nvidia-uvm-missing", "The nvidia_uvm module or its device node is missing")

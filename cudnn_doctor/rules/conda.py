@@ -8,7 +8,8 @@ from ..versions import ver
 from ..model import Facts, Finding
 from ..remedies import or_else, q, run
 from . import rule
-from .common import ERROR, cudnn_older, finding
+from ..queries import cudnn_older
+from .common import ERROR, finding
 
 
 @rule("CD901", "conda-cudnn-mismatch", "A conda environment's cuDNN does not fit its frameworks")

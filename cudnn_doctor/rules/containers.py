@@ -6,7 +6,8 @@ from typing import List, Optional
 from ..model import Facts, Finding
 from ..remedies import run
 from . import rule
-from .common import ERROR, INFO, WARNING, compat_of, driver_cuda, finding, primary_toolkit
+from ..queries import driver_cuda, primary_toolkit
+from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _WSL_LIB = "/usr/lib/wsl/"
 

@@ -9,8 +9,9 @@ from ..versions import major_of, mm_text, release3
 from ..model import CudnnCopy, Facts, Finding
 from ..remedies import cudnn_into_toolkit, header_fix, readable_fix, relink_fix, remove_files_fix, say, then
 from . import rule
-from .common import (ERROR, INFO, WARNING, compat_of, finding, has_driver, is_pip_dir, is_used, machine_cuda,
-                     machine_cudnn_fix, primary_toolkit, q, reinstall_fix)
+from ..queries import has_driver, is_pip_dir, is_used, machine_cuda, primary_toolkit
+from ..remedies import machine_cudnn_fix, q, reinstall_fix
+from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _SHORT_SONAME = re.compile(r"^(lib\w+\.so\.\d+)$")
 

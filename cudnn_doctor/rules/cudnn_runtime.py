@@ -8,10 +8,11 @@ from ..versions import major_of, mm, mm_text, release3, ver
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
 from ..remedies import advice, capitalized, or_else, run, say, then
 from . import rule
-from .common import (ERROR, INFO, WARNING, compat_of, consumers, copy_for_path, copy_wheel, cudnn_older,
-                     describe_copy, driver_cuda, driver_upgrade_fix, driver_version, finding, framework_kind,
-                     gpus_with_cc, has_driver, is_used, jax_install, ld_entry_for, ld_library_path_without, prepend_ld_path,
-                     machine_cuda, machine_cudnn_fix, platform_of, primary_toolkit, toolkit_owning)
+from ..queries import (consumers, copy_for_path, cudnn_older, describe_copy, driver_cuda, driver_version, framework_kind,
+    gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda, platform_of, primary_toolkit,
+    toolkit_owning)
+from ..remedies import (copy_wheel, driver_upgrade_fix, jax_install, ld_library_path_without, prepend_ld_path, machine_cudnn_fix)
+from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
 def _framework_copy(facts: Facts, fw: FrameworkFacts) -> Optional[CudnnCopy]:

@@ -7,7 +7,8 @@ from typing import List
 from ..model import Facts, Finding
 from ..remedies import or_else, run, say
 from . import rule
-from .common import ERROR, INFO, compat_of, finding, has_driver
+from ..queries import has_driver
+from .common import ERROR, INFO, compat_of, finding
 
 _NOUVEAU = ("nouveau", "nova_core", "nova_drm", "nova-core")
 

@@ -7,7 +7,8 @@ from typing import List
 from ..model import Facts, Finding
 from ..remedies import advice, or_else, run, say
 from . import rule
-from .common import ERROR, INFO, WARNING, export_path_line, finding
+from ..remedies import export_path_line
+from .common import ERROR, INFO, WARNING, finding
 
 
 @rule("CD510", "smoke-test-failed", "A real convolution through cuDNN failed")

@@ -7,8 +7,9 @@ from ..knowledge import Compat
 from ..versions import major_of, mm, release3, ver
 from ..model import Facts, Finding, Fix
 from ..remedies import advice, then
-from .common import (ERROR, INFO, WARNING, arch_driver_limit, cudnn_older, driver_cuda, driver_upgrade_fix,
-                     driver_version, finding, floor_branch, gpu_label, gpus_with_cc, has_driver, platform_of)
+from ..queries import (cudnn_older, driver_cuda, driver_version, floor_branch, gpu_label, gpus_with_cc, has_driver, platform_of)
+from ..remedies import arch_driver_limit, driver_upgrade_fix
+from .common import ERROR, INFO, WARNING, finding
 
 
 def driver_problem(facts: Facts, compat: Compat, cuda: str) -> Optional[str]:

@@ -12,8 +12,9 @@ from ..versions import major_of, mm_text, ver
 from ..model import Facts, Finding, FrameworkFacts
 from ..remedies import advice, or_else, run, say, then
 from . import rule
-from .common import (ERROR, INFO, WARNING, best_torch_variant, compat_of, driver_cuda, driver_upgrade_fix, driver_version,
-                     finding, framework_kind, has_driver, jax_install, machine_cudnn_fix, platform_of, torch_install)
+from ..queries import best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, platform_of
+from ..remedies import driver_upgrade_fix, jax_install, machine_cudnn_fix, torch_install
+from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
 def _gpu_install(facts: Facts, ctx, fw: FrameworkFacts) -> str:

@@ -8,9 +8,10 @@ from ..versions import major_of, mm, release3
 from ..model import Facts, Finding, Fix
 from ..remedies import advice, or_else, run, say, then
 from . import archs, rule
-from .common import (ERROR, INFO, WARNING, best_torch_variant, cc_below, compat_of, driver_cuda, driver_upgrade_fix,
-                     finding, framework_kind, gpu_label, gpus_with_cc, jax_choice, toolkit_install_fix, torch_install,
-                     used_copies, visible_gpus)
+from ..queries import (best_torch_variant, cc_below, driver_cuda, framework_kind, gpu_label, gpus_with_cc, jax_choice,
+    used_copies, visible_gpus)
+from ..remedies import driver_upgrade_fix, toolkit_install_fix, torch_install
+from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
 def _newest_cudnn_for_cc(compat: Compat, cc: str, cuda_major: Optional[int]) -> Optional[str]:

@@ -7,8 +7,9 @@ from ..versions import mm
 from ..model import Facts, Finding, Fix
 from ..remedies import advice, then
 from . import rule
-from .common import ERROR, INFO, copy_for_path, driver_cuda, driver_upgrade_fix, driver_version, finding, \
-    has_driver, platform_of, compat_of
+from ..queries import copy_for_path, driver_cuda, driver_version, has_driver, platform_of
+from ..remedies import driver_upgrade_fix
+from .common import ERROR, INFO, finding, compat_of
 
 
 def preset_parts(version: str) -> Optional[tuple]:

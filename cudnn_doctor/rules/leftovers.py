@@ -7,8 +7,9 @@ from typing import Dict, List, Optional
 from ..versions import major_of
 from ..model import Facts, Finding
 from . import rule
-from .common import (ERROR, WARNING, compat_of, cudnn_build_exists, finding, machine_cuda, primary_toolkit, q, qs,
-                     toolkit_owning)
+from ..queries import cudnn_build_exists, machine_cuda, primary_toolkit, toolkit_owning
+from ..remedies import q, qs
+from .common import ERROR, WARNING, compat_of, finding
 
 
 def install_command(facts: Facts, compat, version: str, directory: Optional[str] = None) -> Optional[str]:

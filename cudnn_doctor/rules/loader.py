@@ -9,8 +9,9 @@ from ..model import Facts, Finding
 from ..queries import package_channel
 from ..remedies import nvrtc_install_fix, or_else, run, say, unregister_fix
 from . import rule
-from .common import (ERROR, INFO, WARNING, compat_of, cudnn_dir_fix, finding, is_pip_dir, ld_library_path_without,
-                     machine_cuda, prepend_ld_path, q, visible_gpus)
+from ..queries import is_pip_dir, machine_cuda, visible_gpus
+from ..remedies import cudnn_dir_fix, ld_library_path_without, prepend_ld_path, q
+from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _SKIPPED = re.compile(r"^(?P<path>\S+) \((?P<via>[^)]*)\) skipped: (?P<why>\S+)")
 

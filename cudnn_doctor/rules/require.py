@@ -11,8 +11,9 @@ from ..versions import major_of, mm_text
 from ..model import Facts, Finding, Fix
 from ..remedies import advice, capitalized, run, say, then
 from . import rule
-from .common import (ERROR, INFO, WARNING, compat_of, consumers, cudnn_wheel_for, driver_cuda, driver_upgrade_fix,
-                     driver_version, finding, gpus_with_cc, has_driver, machine_cuda, platform_of, toolkit_install_fix)
+from ..queries import consumers, driver_cuda, driver_version, gpus_with_cc, has_driver, machine_cuda, platform_of
+from ..remedies import cudnn_wheel_for, driver_upgrade_fix, toolkit_install_fix
+from .common import ERROR, INFO, WARNING, compat_of, finding
 from .fit import driver_problem
 from .policy import REQUIRE_KEYS, Requirement, parse_requirement
 

@@ -8,8 +8,9 @@ from ..versions import release3
 from ..model import Facts, Finding
 from . import rule
 from .leftovers import install_command
-from .common import (WARNING, compat_of, copy_for_path, describe_copy, finding, ld_entry_for, ld_library_path_without,
-                     plain_resolutions, prepend_ld_path, q)
+from ..queries import copy_for_path, describe_copy, ld_entry_for, plain_resolutions
+from ..remedies import ld_library_path_without, prepend_ld_path, q
+from .common import WARNING, compat_of, finding
 
 
 def why_it_wins(facts: Facts, res) -> str:

@@ -7,7 +7,9 @@ from ..knowledge import Compat
 from ..versions import dl4j_key, ver
 from ..model import Facts, Finding
 from ..remedies import advice, say, then
-from .common import (ERROR, WARNING, driver_upgrade_fix, finding, gpus_with_cc, platform_of, toolkit_install_fix)
+from ..queries import gpus_with_cc, platform_of
+from ..remedies import driver_upgrade_fix, toolkit_install_fix
+from .common import ERROR, WARNING, finding
 from .fit import (arch_blocks_driver, cudnn_problem, driver_problem, gpu_problems, newest_cudnn_release,
                   toolkit_problem, verdict, with_driver_step)
 from .policy import Target

@@ -7,8 +7,9 @@ from ..knowledge import Compat
 from ..versions import mm_text, ver
 from ..model import Facts, Finding
 from ..remedies import advice, run, say, then
-from .common import (ERROR, WARNING, arch_driver_limit, best_torch_variant, driver_upgrade_fix, driver_version, finding,
-                     framework_kind, gpu_cudnn_problems, has_driver, platform_of, torch_install)
+from ..queries import (best_torch_variant, driver_version, framework_kind, gpu_cudnn_problems, has_driver, platform_of)
+from ..remedies import arch_driver_limit, driver_upgrade_fix, torch_install
+from .common import ERROR, WARNING, finding
 from .fit import (arch_blocks_driver, cudnn_problem, driver_problem, gpu_problems, toolkit_problem, verdict,
                   with_driver_step)
 from .policy import Target, cuda_of, tf_row, torch_rows

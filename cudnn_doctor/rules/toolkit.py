@@ -10,9 +10,10 @@ from ..versions import mm, ver
 from ..model import Facts, Finding, Fix, ToolkitFacts
 from ..remedies import capitalized, loader_dir_fix, or_else, run, say, unregister_fix
 from . import rule
-from .common import (ERROR, INFO, WARNING, arch_driver_limit, best_torch_variant, compat_of, driver_cuda,
-                     driver_upgrade_fix, driver_version, finding, framework_kind, has_driver, ld_entry_for,
-                     ld_library_path_without, platform_of, q, toolkit_install_fix, torch_install, visible_gpus)
+from ..queries import (best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, ld_entry_for, platform_of,
+    visible_gpus)
+from ..remedies import (arch_driver_limit, driver_upgrade_fix, ld_library_path_without, q, toolkit_install_fix, torch_install)
+from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
 def _judge(facts: Facts, compat: Compat, cuda: str):

@@ -9,7 +9,8 @@ from ..versions import major_of, mm, ver
 from ..model import CudnnCopy, Facts, Finding, Fix
 from ..model_windows import WinLoad
 from . import rule
-from .common import ERROR, INFO, WARNING, compat_of, finding, machine_cudnn_fix
+from ..remedies import machine_cudnn_fix
+from .common import ERROR, INFO, WARNING, compat_of, finding
 
 PLAIN = "a program started from a shell"
 PROGRAM_COPIES = ("toolkit", "installer", "path")  # copies meant for any program, not a framework's own
