@@ -8,30 +8,31 @@ from typing import List, Optional
 import typer
 
 from . import __version__
-from .commands import bench as bench_cmd
-from .commands import check as check_cmd
-from .commands import explain as explain_cmd
-from .commands import fleet as fleet_cmd
-from .commands import install as install_cmd
-from .commands import matrix as matrix_cmd
-from .commands import smoke as smoke_cmd
 from .ui import EXIT_DOCTOR_FAILED
 
-app = typer.Typer(
-    name="cudnn-doctor",
-    help=(
-        "Check an NVIDIA CUDA/cuDNN stack before a framework crashes on it, and install cuDNN safely.\n\n"
-        "Examples:\n\n"
-        "  cudnn-doctor check            # what is installed, what will load, what is wrong\n\n"
-        "  cudnn-doctor check --json     # the same as one JSON object, for CI and bug reports\n\n"
-        "  cudnn-doctor matrix --cuda 12.4\n\n"
-        "  cudnn-doctor explain \"Could not load library libcudnn_ops_infer.so.8\""
-    ),
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+# Subcommand -> the module that registers it (and any others it defines). A run imports only the module of the
+# command it names: each module pulls in what its command needs, and `check` is run thousands of times a day.
+COMMANDS = {"check": "check", "matrix": "matrix", "explain": "explain", "smoke": "smoke", "install": "install",
+            "rollback": "install", "bench": "bench", "fleet": "fleet"}
+MODULE_ORDER = ("check", "matrix", "explain", "smoke", "install", "bench", "fleet")  # order in --help
+
+
+def _new_app() -> typer.Typer:
+    return typer.Typer(
+        name="cudnn-doctor",
+        help=(
+            "Check an NVIDIA CUDA/cuDNN stack before a framework crashes on it, and install cuDNN safely.\n\n"
+            "Examples:\n\n"
+            "  cudnn-doctor check            # what is installed, what will load, what is wrong\n\n"
+            "  cudnn-doctor check --json     # the same as one JSON object, for CI and bug reports\n\n"
+            "  cudnn-doctor matrix --cuda 12.4\n\n"
+            "  cudnn-doctor explain \"Could not load library libcudnn_ops_infer.so.8\""
+        ),
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
 
 
 def _version_callback(value: bool) -> None:
@@ -40,7 +41,6 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def root(
     version: bool = typer.Option(
         False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
@@ -56,15 +56,42 @@ def root(
         os.environ["NO_COLOR" if not color else "FORCE_COLOR"] = "1"
 
 
-for module in (check_cmd, matrix_cmd, explain_cmd, smoke_cmd, install_cmd, bench_cmd, fleet_cmd):
-    module.register(app)
+def build_app(only: Optional[str] = None) -> typer.Typer:
+    """The typer app with every command, or with just the module of command ``only`` (what `main` runs)."""
+    import importlib
+
+    new = _new_app()
+    new.callback()(root)
+    modules = (COMMANDS[only],) if only in COMMANDS else MODULE_ORDER
+    for name in modules:
+        importlib.import_module("cudnn_doctor.commands." + name).register(new)
+    return new
+
+
+def _command_named(argv: List[str]) -> Optional[str]:
+    """The subcommand argv names, after the root options; None for --help, --version or nothing."""
+    for arg in argv:
+        if arg in ("--debug", "--color", "--no-color"):
+            continue
+        return arg if arg in COMMANDS else None
+    return None
+
+
+def __getattr__(name: str):
+    # `from cudnn_doctor.cli import app` (tests, completions) gets the app with every command, built on first use.
+    if name == "app":
+        global app
+        app = build_app()
+        return app
+    raise AttributeError(name)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry: the doctor's own failures exit 3 with one line, not a traceback."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:]) or os.environ.get("CUDNN_DOCTOR_DEBUG")
     try:
-        app(args=argv, prog_name="cudnn-doctor", standalone_mode=True)
+        args = list(argv if argv is not None else sys.argv[1:])
+        build_app(_command_named(args))(args=args, prog_name="cudnn-doctor", standalone_mode=True)
     except SystemExit:
         raise
     except KeyboardInterrupt:

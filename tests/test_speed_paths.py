@@ -39,3 +39,19 @@ def test_check_json_imports_no_terminal_renderer_and_no_pydantic(machine):
     heavy = sorted(m for m in modules if m.split(".")[0] in ("rich", "pydantic", "pydantic_core")
                    or m.startswith("importlib.metadata"))
     assert heavy == []
+    # Only the command being run is imported: `check` does not pay for bench, fleet, install, explain or matrix.
+    others = sorted(m for m in modules if m.startswith("cudnn_doctor.commands.") and m != "cudnn_doctor.commands.check")
+    assert others == []
+    assert not any(m.startswith(("cudnn_doctor.bench", "cudnn_doctor.fleet", "cudnn_doctor.install")) for m in modules)
+
+
+def test_every_command_is_reached_through_the_lazy_entry_point():
+    """main() registers only the named command's module; each name must map to the module that defines it."""
+    from cudnn_doctor.cli import COMMANDS, build_app
+
+    import typer.main
+
+    for name in COMMANDS:
+        group = typer.main.get_command(build_app(name))
+        assert name in group.commands, name
+    assert set(typer.main.get_command(build_app()).commands) == set(COMMANDS)
