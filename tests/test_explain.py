@@ -127,6 +127,8 @@ def test_cli_explain_reads_stdin_and_rejects_empty():
     result = runner.invoke(_app(), ["explain", "--no-check", "-"], input="wrong ELF class: ELFCLASS32\n")
     assert result.exit_code == 0 and "wrong-elf-class" in result.stdout
     result = runner.invoke(_app(), ["explain", "--no-check", "-"], input="   \n")
+    assert result.exit_code == 2 and "stdin (-) was empty" in result.stderr and "| cudnn-doctor explain -" in result.stderr
+    result = runner.invoke(_app(), ["explain", "--no-check", ""])
     assert result.exit_code == 2 and "error text" in result.stderr
 
 

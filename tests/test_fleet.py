@@ -101,20 +101,24 @@ def test_bad_reports_are_counted_and_named_never_a_crash(tmp_path, templates):
     write(tmp_path, "empty.json", "")
     write(tmp_path, "v2.json", dict(good, schema_version="2", host="gpu003"))
     old = {k: v for k, v in good.items() if k not in ("fingerprint", "host", "started_at")}
-    write(tmp_path, "old.json", old)
+    write(tmp_path, "old.json", dict(old, tool={"name": "cudnn-doctor", "version": "0.0.9"}))
+    write(tmp_path, "edited.json", old)  # this very version writes those fields: damaged, not old
+    write(tmp_path, "odd-host.json", dict(good, host={"name": "h3"}, facts="x"))
     write(tmp_path, "matrix.json", {"schema_version": "1", "tool": {"name": "cudnn-doctor"}, "command": "matrix"})
     os.symlink(str(tmp_path / "gone"), str(tmp_path / "dangling.json"))
     code, doc = fleet_json(str(tmp_path))
     assert doc["nodes"] == 1 and doc["verdicts"]["error"] == 0  # the newest gpu001 report won, not the error one
     rejected = {k: [r["source"].rsplit("/", 1)[-1] for r in v] for k, v in doc["reports"]["rejected"].items()}
     assert rejected == {"unreadable": ["dangling.json", "garbage.json"], "truncated": ["cut.json", "empty.json"],
-                        "other-schema": ["v2.json"], "old-tool": ["old.json"], "not-a-report": ["matrix.json"]}
+                        "other-schema": ["v2.json"], "old-tool": ["old.json"],
+                        "not-a-report": ["edited.json", "matrix.json", "odd-host.json"]}
     [dup] = doc["reports"]["duplicated"]
     assert dup["host"] == "gpu001" and dup["source"].endswith("gpu001-old.json") and dup["kept"].endswith("gpu001.json")
     assert code == 0  # no node has an error; the bad reports only fail --strict
     assert fleet_json(str(tmp_path), "--strict")[0] == 1
     text = run_fleet(str(tmp_path), "--no-color").stdout
     assert "1 other-schema: " in text and "v2.json" in text and "1 duplicated" in text
+    assert "{'name'" not in text  # a malformed host is named as such, never shown as a Python repr
 
 
 def test_stale_reports_are_left_out_and_named(tmp_path, templates):
@@ -206,3 +210,14 @@ def test_quick_parse_of_check_output_equals_the_full_parse(tmp_path, templates):
         (tmp_path / "compact" / (host + ".json")).write_text(json.dumps(d))
     a, b = fleet_json(str(tmp_path / "pretty"))[1], fleet_json(str(tmp_path / "compact"))[1]
     assert a == b
+
+
+def test_fixes_are_printed_as_text_not_markup(tmp_path, templates):
+    """A fix such as CD801's `capabilities [gpu]` must reach the terminal as written (rich would eat `[gpu]`)."""
+    doc = node(templates, "h100x8", "gpu001")
+    doc["findings"] = [{"id": "CD801", "severity": "error", "title": "No GPU visible",
+                        "fix": "compose: devices with capabilities [gpu]", "detail": "", "evidence": {}}]
+    doc["verdict"] = "error"
+    write(tmp_path, "gpu001.json", doc)
+    text = run_fleet(str(tmp_path), "--no-color").stdout
+    assert "[gpu]" in " ".join(text.replace("│", " ").split())

@@ -335,6 +335,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         body = _read_text(text, file)
         if not body.strip():
+            if text == "-":
+                error_exit("stdin (-) was empty: pipe the failing program's output, e.g. "
+                           "python train.py 2>&1 | cudnn-doctor explain -")
+            if file:
+                error_exit("--file %s is empty: give the file that holds the error text" % file)
             error_exit("give the error text as an argument, with --file PATH, or on stdin (-)")
         from ..knowledge import load_compat
 

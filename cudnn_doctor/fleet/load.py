@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
+from .. import __version__
 from ..render.envelope import SCHEMA_VERSION
 
 _DECODER = json.JSONDecoder()
@@ -140,8 +141,15 @@ def to_node(label: str, doc: Any, catalogue: Catalogue) -> Union[NodeReport, Rej
                         % (doc.get("schema_version"), SCHEMA_VERSION, tool_version))
     fp, host, started = doc.get("fingerprint"), doc.get("host"), parse_time(doc.get("started_at"))
     if not isinstance(fp, dict) or not isinstance(fp.get("id"), str) or not host or started is None:
+        if tool_version == __version__ or host is not None and not isinstance(host, str):
+            # This very version writes those fields: the report was damaged or edited, not written by an old tool.
+            return Rejected("not-a-report", label, "a `check --json` report without a usable host, started_at or "
+                                                   "fingerprint (damaged or edited)")
         return Rejected("old-tool", label, "no host, started_at or fingerprint: cudnn-doctor %s is too old to merge; "
                                            "upgrade it on that node" % tool_version, host if isinstance(host, str) else None)
+    if not isinstance(host, str) or not isinstance(doc.get("findings", []), list) or \
+            not isinstance(doc.get("facts", {}), dict):
+        return Rejected("not-a-report", label, "a `check --json` report with a malformed host, facts or findings")
     if fp["id"] not in catalogue.fields:
         catalogue.fields[fp["id"]] = fp.get("fields") or {}
     findings = doc.get("findings") or []

@@ -116,7 +116,7 @@ def _render_findings(fleet: Fleet, console: Console) -> None:
         table.add_column(col, overflow="fold")
     for f in fleet.findings:
         table.add_row(f.id, Text(f.severity, style=VERDICT_STYLE.get(f.severity, "")), str(len(f.hosts)),
-                      compress(f.hosts), f.title, f.fix)
+                      compress(f.hosts), Text(f.title), Text(f.fix))  # Text: a fix's `[gpu]` is not markup
     console.print(table)
 
 
