@@ -242,3 +242,13 @@ def test_missing_cudnn_fix_prefers_tensorflow_and_cuda_and_pins_the_major():
     f.python.frameworks = []
     fix = _library_fix(compat, f, "libcudnn.so.9")
     assert "nvidia-cudnn-cu13==9.*" in fix
+
+
+def test_cli_explain_leads_with_information_the_error_routes_to(machine):
+    """No cuDNN at all is only information for `check`, but it is the likeliest cause of NOT_INITIALIZED: explain
+    must show it with its fix, not say that nothing was found (a machine without a GPU, where CD401 is info)."""
+    machine.toolkit("13.0")
+    text = CliRunner().invoke(_app(), ["explain", "--root", str(machine.root), "CUDNN_STATUS_NOT_INITIALIZED"]).stdout
+    assert "None of these checks found a problem" not in text
+    assert "bears on this error" in text and "CD401" in text
+    assert "cudnn-doctor install --version" in text.split("CD401", 1)[1]

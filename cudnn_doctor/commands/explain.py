@@ -300,13 +300,17 @@ def _render(matches: List[SymptomMatch], checks: Optional[Dict[str, Any]], ran_c
     findings = checks["findings"]
     con.print("\nOn this machine (%s):" % ", ".join(checks["ran"]), markup=False)
     problems = [f for f in findings if f.severity.value != "info"] + [lib for lib in libraries if lib.problem]
-    if not problems:
+    if not problems and not findings:
         con.print("  None of these checks found a problem here. Run the failing program's environment through "
                   "`cudnn-doctor check` (same shell, venv and LD_LIBRARY_PATH); out-of-memory and crashes need the "
                   "GPU at work to show.", markup=False)
+    elif not problems:
+        # Information from a check this error routes to is the lead here (no cuDNN at all behind
+        # CUDNN_STATUS_NOT_INITIALIZED, say), though `check` alone would not call it a problem.
+        con.print("  No warning or error, but what these checks saw bears on this error:", markup=False)
     for f in findings:
         con.print("  %s %s %s" % (f.severity.value.upper(), f.id, f.title), markup=False)
-        if f.fix and f.severity.value != "info":
+        if f.fix and (f.severity.value != "info" or not problems):
             con.print("    fix: %s" % f.fix, markup=False)
     _render_libraries(con, libraries)
 
