@@ -1,7 +1,7 @@
 """`cudnn-doctor bench` beside torch, shape by shape: TFLOP/s of the same convolutions through the same cuDNN.
 
     python3 benchmarks/bench_vs_torch.py [--torch-python /opt/torch/.venv/bin/python] [--quick]
-           [--library PATH] [--dtype fp16 ...] [--shape N,C,H,W,K,R,S,stride,pad ...]
+           [--library PATH] [--dtype fp16 ...] [--shape N,C,H,W,K,R,S,stride,pad ...] [--save-bench FILE]
 
 bench runs first (`cudnn-doctor bench --json`, this interpreter); torch runs in --torch-python with
 torch.backends.cudnn.benchmark = True and channels_last for the tensor-core types and the faster of NCHW and
@@ -75,10 +75,10 @@ for L in spec["layers"]:
             }
             for d in spec["directions"]:
                 ms = timed(ops[d], spec["target_ms"])
-                best[d] = min(best.get(d, ms), ms)
+                best[d] = min(best.get(d, (ms, name)), (ms, name))
             del x, w, y, dy
         for d in spec["directions"]:
-            out["rows"].append({"layer": L["name"], "dtype": dt, "dir": d, "ms": best[d]})
+            out["rows"].append({"layer": L["name"], "dtype": dt, "dir": d, "ms": best[d][0], "layout": best[d][1]})
 print(json.dumps(out))
 """
 
@@ -98,6 +98,7 @@ def main(argv: List[str]) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--dtype", action="append", default=[])
     ap.add_argument("--shape", action="append", default=[])
+    ap.add_argument("--save-bench", metavar="FILE", help="also write bench's JSON document there")
     args = ap.parse_args(argv)
     library = args.library or torch_cudnn_path(args.torch_python)
     cmd = [sys.executable, "-m", "cudnn_doctor", "bench", "--json", "--no-cpu", "--library", library,
@@ -114,6 +115,8 @@ def main(argv: List[str]) -> int:
     except ValueError:
         sys.stderr.write("bench failed (exit %d): %s\n" % (proc.returncode, proc.stderr.strip()[-2000:]))
         return 1
+    if args.save_bench:
+        Path(args.save_bench).write_text(proc.stdout)
     layers = {}
     for row in doc["layers"]:
         shape = row["shape"]
@@ -129,11 +132,12 @@ def main(argv: List[str]) -> int:
         return 1
     tdoc = json.loads(tproc.stdout.strip().splitlines()[-1])
     torch_ms: Dict[Tuple[str, str, str], float] = {(r["layer"], r["dtype"], r["dir"]): r["ms"] for r in tdoc["rows"]}
+    torch_layout = {(r["layer"], r["dtype"], r["dir"]): r.get("layout", "") for r in tdoc["rows"]}
     print("bench: cuDNN %s at %s" % (doc["cudnn"]["version"], doc["cudnn"]["realpath"]))
     print("torch %s: cuDNN %s (cudnn.benchmark=True; bench's layout per type: %s; CUDA graphs)" % (
         tdoc["torch"], tdoc["cudnn"], ", ".join("%s %s" % kv for kv in layouts.items())))
-    head = "%-12s %-5s %-10s %-22s %10s %10s %7s" % ("layer", "type", "dir", "bench algo", "bench TF/s",
-                                                     "torch TF/s", "ratio")
+    head = "%-12s %-5s %-10s %-28s %10s %10s %7s" % ("layer", "type", "dir", "bench algo (layout)", "bench TF/s",
+                                                     "torch TF/s (layout)", "ratio")
     print(head)
     print("-" * len(head))
     ratios, sums = [], {}
@@ -154,8 +158,10 @@ def main(argv: List[str]) -> int:
             acc[0] += flops * count
             acc[1] += e["time_ms"] * count
             acc[2] += t * count
-            print("%-12s %-5s %-10s %-22s %10.1f %10.1f %6.2fx" % (row["layer"], row["dtype"], d, e["algo"], b_tf,
-                                                                   t_tf, ratio))
+            algo = "%s (%s)" % (e["algo"], e.get("layout") or "")
+            t_text = "%.1f (%s)" % (t_tf, torch_layout.get((row["layer"], row["dtype"], d)))
+            print("%-12s %-5s %-10s %-28s %10.1f %19s %6.2fx" % (row["layer"], row["dtype"], d, algo, b_tf, t_text,
+                                                                 ratio))
     print()
     print("%-5s %-10s %12s %12s %7s" % ("type", "dir", "bench TF/s", "torch TF/s", "ratio"))
     for (dt, d), (fl, bms, tms) in sums.items():

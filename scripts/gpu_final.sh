@@ -37,6 +37,6 @@ elif [ "$part" = bench ]; then
   run_installed cudnn-doctor bench --quick --json > "$out/bench-quick.json"; echo "bench --quick --json exit=$?"
   if [ "$baseline" != --no-torch ]; then
     echo "== benchmarks/bench_vs_torch.py"
-    PYTHONPATH=$site python3 benchmarks/bench_vs_torch.py 2>&1 | tee "$out/bench-vs-torch.txt"
+    PYTHONPATH=$site python3 benchmarks/bench_vs_torch.py --save-bench "$out/vs-bench.json" 2>&1 | tee "$out/bench-vs-torch.txt"
   fi
 fi

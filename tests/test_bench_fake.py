@@ -30,7 +30,7 @@ def fake_cuda(**defines) -> str:
 
 
 def fake_cudnn(**defines) -> str:
-    defines.setdefault("INCLUDED", _included("fake_cudnn_conv.c"))
+    defines.setdefault("INCLUDED", _included("fake_cudnn_conv.c", "fake_cudnn_graph.c"))
     return str(build_lib("bench_cudnn", source=FAKELIBS / "fake_cudnn_bench.c", **defines))
 
 
@@ -74,6 +74,37 @@ def test_each_direction_of_a_layer_is_found_timed_and_checked(healthy):
         assert entry["no_workspace"]["slowdown"] == pytest.approx(2.0)  # the fake's algorithm 0 is twice as slow
         assert {c["algo"] for c in entry["candidates"]} >= {entry["algo"]}
     assert "error" not in healthy and healthy["version"] == 90100
+
+
+def test_the_backend_api_engines_are_contenders_filtered_as_torch_filters_them(healthy):
+    assert healthy["graph_api"] is True
+    for direction in ("fwd", "bwd_data", "bwd_filter"):
+        entry = healthy["layers"][0][direction]
+        names = [c["algo"] for c in entry["candidates"]]
+        # engine 0 is timed; 1 (tensor cores: TF32, not strict float32) and 2 (down-converts) never run
+        assert "graph eng0" in names and "graph eng1" not in names and "graph eng2" not in names
+        assert "graph_error" not in entry
+        # three engines offered by the instant heuristics, engine 0 again by the fallback list (as torch, both
+        # are tried: the real library repeats an engine with other knob choices)
+        assert entry["graph"]["offered"] == 2 and entry["graph"]["ran"] == 2 and entry["graph"]["compiled"] == 0
+        assert entry["algo"] == "ALGO_1" or entry["algo"] == "IMPLICIT_PRECOMP_GEMM"  # the fake's fastest
+
+
+def test_a_fast_wrong_engine_of_the_backend_api_is_caught():
+    result = bench_cli("--shape", SHAPE, "--dtype", "fp32", "--json", cudnn=fake_cudnn(GRAPH_BAD=True))
+    assert result.exit_code == 1, result.stderr
+    doc = json.loads(result.stdout)
+    row = doc["layers"][0]
+    assert {row[d]["algo"] for d in ("fwd", "bwd_data", "bwd_filter")} == {"graph eng0"}
+    assert all(row[d]["check"]["ok"] is False for d in ("fwd", "bwd_data", "bwd_filter"))
+    assert "CD950" in [f["id"] for f in doc["findings"]]
+
+
+def test_a_library_without_the_backend_api_is_benched_through_the_legacy_one():
+    raw = run_bench(fake_cudnn(NO_GRAPH_API=True), plan(seed=False), driver_library=fake_cuda(), timeout=120)
+    assert raw["graph_api"] is False
+    entry = raw["layers"][0]["fwd"]
+    assert entry["check"]["ok"] and not any(c["algo"].startswith("graph") for c in entry["candidates"])
 
 
 def test_a_wrong_backward_data_is_an_error_finding_and_exit_1():

@@ -11,6 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, os.path.join(os.path.dirname(HERE), "smoke"))
 
 import api  # noqa: E402  (bench's bindings, built on smoke's)
+import graph_api  # noqa: E402  (cuDNN's backend API: the engines frameworks reach)
 import refcheck as rc  # noqa: E402
 import child as smoke_child  # noqa: E402  (smoke's driver start-up and helpers)
 from child_common import DIRECTIONS, ConvOp, Progress, Session, _algo_name, _now, _perf_list, choose  # noqa: E402,F401
@@ -18,48 +19,131 @@ from seed_child import _seed  # noqa: E402
 
 
 
-def bench_direction(sess, op, direction, ins, workspace, ws_limit, target_ms, seed, candidates=3):
-    """Find, time cuDNN's few fastest candidates ourselves (Find's own ranking can be off by a wide margin for
-    some shapes), check the winner's result against the CPU. The fastest algorithm without workspace and its
-    slowdown come from the same Find: cuDNN timed every algorithm on these very buffers."""
+class Contender:
+    """One way cuDNN can run this convolution, timed: a legacy algorithm or a backend-API engine."""
+
+    def __init__(self, name, math, workspace, call, ms, how, quick_ms=None):
+        self.name, self.math, self.workspace, self.call = name, math, workspace, call
+        self.ms, self.how, self.quick_ms = ms, how, quick_ms
+
+    def summary(self):
+        return {"algo": self.name, "math": self.math, "time_ms": self.ms, "workspace": self.workspace}
+
+
+def legacy_contenders(sess, op, direction, workspace, ws_limit, target_ms, candidates=3):
+    """cudnnFind*Ex, then its few fastest re-timed the way the winner will be (Find's own ranking can be off by a
+    wide margin: an algorithm it timed fast can run 20x slower in a loop). Returns (contenders, Find's list)."""
     dnn = sess.dnn
     dnn.set_math(op, api.MATH[op.dtype])  # search under the data type's own math type
     perfs = [p for p in dnn.find(sess.handle, direction, op, workspace, ws_limit) if p.status == 0]
-    if not perfs:
-        return {"error": {"api": "cudnn", "func": dnn._FIND[direction], "message": "no algorithm succeeded"}}
-    timed = []
-    # Find's own ranking can be off by a wide margin (an algorithm it timed fast can run 20x slower in a loop):
-    # its three fastest are timed here the way the winner will be, as its best can be the misjudged one.
-    contenders = perfs[:candidates]
-    for perf in contenders:
+    out = []
+    for perf in perfs[:candidates]:
         algo, math_type, ws_bytes = choose(dnn, sess.handle, direction, op, perf)
         if ws_bytes > ws_limit:
             continue
 
-        def call(a=algo, w=ws_bytes):
+        def call(a=algo, m=math_type, w=ws_bytes):
+            dnn.set_math(op, m)
             dnn.run(sess.handle, direction, op, a, workspace, w)
         ms, how = sess.timed(call, target_ms / 2.0)
-        timed.append((ms, how, perf, algo, math_type, ws_bytes, call))
-    ms, how, best, algo, math_type, ws_bytes, call = min(timed, key=lambda t: t[0])
-    dnn.set_math(op, math_type)
-    out_ptr, count = op.output(direction)
-    sess.poison(out_ptr, count * api.ELEMENT_BYTES[op.dtype])
-    call()
-    sess.driver.stream_sync(sess.stream)
-    check = rc.check_conv(op.g, direction, ins, sess.fetcher(out_ptr, op.dtype), op.dtype, seed)
-    res = {"algo": _algo_name(direction, algo), "math": math_type, "workspace": ws_bytes, "time_ms": ms,
-           "timing": how, "check": check, "find": _perf_list(direction, perfs),
-           "candidates": [{"algo": _algo_name(direction, t[3]), "math": t[4], "time_ms": t[0]} for t in timed]}
-    no_ws = next((p for p in perfs if p.memory == 0), None)
-    if no_ws is None:
-        res["no_workspace"] = None
-    elif no_ws.algo == best.algo and no_ws.mathType == best.mathType:
-        res["no_workspace"] = {"algo": res["algo"], "find_ms": no_ws.time, "slowdown": 1.0, "time_ms": ms}
-    else:
-        slowdown = max(1.0, no_ws.time / best.time) if best.time > 0 else 1.0
-        res["no_workspace"] = {"algo": _algo_name(direction, no_ws.algo), "find_ms": no_ws.time,
-                               "slowdown": slowdown, "time_ms": ms * slowdown}
+        out.append(Contender(_algo_name(direction, algo), math_type, ws_bytes, call, ms, how))
+    return out, perfs
+
+
+def graph_contenders(sess, op, direction, fmt, workspace, ws_limit, target_ms, keep=2):
+    """The backend API's engines for this convolution (those torch's cudnn.benchmark would try): every plan that
+    builds is run once and timed, the ``keep`` fastest are re-timed as the legacy ones are. Also returns the
+    fastest engine that needs no workspace (from the single timings) and what the search cost."""
+    clock = [_now()]
+    stats = {}
+
+    def lap(name):
+        now = _now()
+        stats[name + "_ms"] = round(stats.get(name + "_ms", 0.0) + (now - clock[0]) * 1000.0, 1)
+        clock[0] = now
+
+    conv = graph_api.GraphConv(sess.dnn, sess.handle, op, direction, fmt)
+    sess.graph_convs.append(conv)  # its descriptors live as long as the session's captured graphs may
+    offered = conv.engines(lambda e: graph_api.usable(e, op.dtype) and (sess.graph_compile or not e.compiles),
+                           most=sess.graph_engines)
+    lap("heuristics")
+    quick = []
+    for engine in offered:
+        built = conv.build(engine)
+        lap("build")
+        if not built or engine.workspace > ws_limit:
+            continue
+
+        def call(e=engine):
+            conv.execute(e, workspace)
+        try:
+            call()  # the first run loads the engine's kernels
+            quick.append((sess.once(call), engine, call))
+        except api.ApiError:
+            pass  # an engine that builds but will not run here is no contender
+        lap("first_run")
+    quick.sort(key=lambda t: t[0])
+    out = []
+    for once_ms, engine, call in quick[:keep]:
+        ms, how = sess.timed(call, target_ms / 2.0, sticky=False)
+        out.append(Contender(engine.name, None, engine.workspace, call, ms, how, quick_ms=once_ms))
+    lap("timing")
+    no_ws = next(((ms, e) for ms, e, _ in quick if e.workspace == 0), None)
+    stats.update(offered=len(offered), ran=len(quick), compiled=sum(e.compiles for e in offered))
+    return out, no_ws, stats
+
+
+def bench_direction(sess, op, direction, fmt, ins, workspace, ws_limit, target_ms, seed, legacy=True):
+    """Time cuDNN's candidates for one direction through both APIs, check the fastest against the CPU, and give
+    the fastest algorithm that needs no workspace (DL4J's NO_WORKSPACE) with its slowdown."""
+    contenders, perfs, graph_no_ws, notes = [], [], None, {}
+    if legacy:
+        contenders, perfs = legacy_contenders(sess, op, direction, workspace, ws_limit, target_ms)
+    if sess.graph_api:
+        try:
+            more, graph_no_ws, notes["graph"] = graph_contenders(sess, op, direction, fmt, workspace, ws_limit,
+                                                                 target_ms)
+            contenders += more
+        except api.ApiError as exc:  # the graph could not be described here: the legacy algorithms stand alone
+            notes["graph_error"] = exc.to_dict()
+    try:
+        if not contenders:
+            func = sess.dnn._FIND[direction] if legacy else "cudnnBackendFinalize"
+            return dict(notes, error={"api": "cudnn", "func": func, "message": "no algorithm succeeded"})
+        best = min(contenders, key=lambda c: c.ms)
+        out_ptr, count = op.output(direction)
+        sess.poison(out_ptr, count * api.ELEMENT_BYTES[op.dtype])
+        best.call()
+        sess.driver.stream_sync(sess.stream)
+        check = rc.check_conv(op.g, direction, ins, sess.fetcher(out_ptr, op.dtype), op.dtype, seed)
+    finally:
+        sess.close_graph_convs()  # plans hold their kernels; a run makes hundreds of them
+    res = dict(notes, algo=best.name, math=best.math, workspace=best.workspace, time_ms=best.ms, timing=best.how,
+               check=check, find=_perf_list(direction, perfs), candidates=[c.summary() for c in contenders])
+    res["no_workspace"] = no_workspace(direction, best, contenders, perfs, graph_no_ws)
     return res
+
+
+def no_workspace(direction, best, contenders, perfs, graph_no_ws):
+    """The fastest way to run with no workspace and its slowdown against ``best``. Legacy algorithms are scaled
+    from cuDNN's own Find timings (it timed every one on these buffers); engines from their single timing."""
+    if best.workspace == 0:
+        return {"algo": best.name, "slowdown": 1.0, "time_ms": best.ms}
+    options = []
+    legacy_best = min((c for c in contenders if c.quick_ms is None), key=lambda c: c.ms, default=None)
+    found = next((p for p in perfs if p.memory == 0), None)
+    if found is not None and perfs and perfs[0].time > 0 and legacy_best is not None:
+        options.append((legacy_best.ms * found.time / perfs[0].time, _algo_name(direction, found.algo), found.time))
+    if graph_no_ws is not None:
+        options.append((graph_no_ws[0], graph_no_ws[1].name, None))
+    if not options:
+        return None
+    ms, name, find_ms = min(options, key=lambda o: o[0])
+    out = {"algo": name, "slowdown": max(1.0, ms / best.ms) if best.ms > 0 else 1.0}
+    out["time_ms"] = best.ms * out["slowdown"]
+    if find_ms is not None:
+        out["find_ms"] = find_ms
+    return out
 
 
 LAYOUT_NAMES = {rc.NCHW: "NCHW", rc.NHWC: "NHWC"}
@@ -74,9 +158,10 @@ def _cc_tuple(text):
 
 
 def layouts(dtype, direction=None):
-    """Tensor-core types run NHWC, their native layout (torch's channels_last). Strict float32 has no such
-    preference: on the H100 its fastest forward and backward-data kernels were NCHW (Winograd, FFT) for every
-    ResNet-50 layer, while backward-filter went either way, so that direction tries both and keeps the faster."""
+    """Where the legacy algorithms are searched. Tensor-core types run NHWC, their native layout (torch's
+    channels_last). Strict float32 has no such preference: on the H100 its fastest legacy forward and
+    backward-data algorithms were NCHW (Winograd, FFT) for every ResNet-50 layer, while backward-filter went
+    either way, so that direction tries both. Backend-API engines are tried in every layout of layouts(dtype)."""
     if dtype != "fp32":
         return [rc.NHWC]
     return [rc.NCHW, rc.NHWC] if direction in (None, "bwd_filter") else [rc.NCHW]
@@ -136,10 +221,13 @@ def bench_layers(sess, task, progress, deadline, res):
             for direction in directions:
                 progress("%s %s %s" % (layer["name"], dtype, direction))
                 best = None
-                for fmt, op in [(f, o) for f, o in ops if f in layouts(dtype, direction)] or ops:
+                legacy_fmts = [f for f, _ in ops if f in layouts(dtype, direction)] or [f for f, _ in ops]
+                for fmt, op in ops:
+                    if fmt not in legacy_fmts and not sess.graph_api:
+                        continue
                     try:
-                        got = bench_direction(sess, op, direction, ins[direction], workspace, ws_limit, target_ms,
-                                              seed=li * 7 + len(rows))
+                        got = bench_direction(sess, op, direction, fmt, ins[direction], workspace, ws_limit,
+                                              target_ms, seed=li * 7 + len(rows), legacy=fmt in legacy_fmts)
                     except api.ApiError as exc:
                         got = {"error": exc.to_dict()}
                     got["layout"] = LAYOUT_NAMES[fmt]
@@ -238,6 +326,11 @@ def op_bench(task, progress):
         progress("cudnnCreate")
         sess = Session(driver, dnn, dev)
         sess.min_iters = int(task.get("min_iters", 3))
+        # The backend API (cuDNN 8+): the engines torch's cudnn.benchmark reaches, beside the legacy algorithms.
+        sess.graph_api = bool(task.get("graph_api", True)) and graph_api.available(dnn)
+        sess.graph_engines = int(task.get("graph_engines", 10))
+        sess.graph_compile = bool(task.get("graph_compile", True))
+        res["graph_api"] = sess.graph_api
         res["timings"]["start_ms"] = smoke_child._ms(started)
         if task.get("seed", True):
             _seed(sess, task, res, progress)

@@ -45,6 +45,9 @@ class Session:
         self.ev0, self.ev1 = driver.event(), driver.event()
         self.capture_error = None
         self.min_iters = 3
+        self.graph_api = False  # whether the backend (graph) API's engines are tried too (bench_child sets it)
+        self.graph_convs = []
+        self.graph_engines, self.graph_compile = 10, True
 
     def alloc(self, nbytes):
         ptr = self.driver.alloc(max(1, nbytes))
@@ -93,14 +96,20 @@ class Session:
         self.driver.to_host(out.buffer_info()[0], ptr, count * 4)
         return out
 
-    def timed(self, enqueue, target_ms, most=100):
-        """(milliseconds per call, how): the calls captured in a CUDA graph when the driver allows, so the
-        GPU's time is measured rather than Python's call overhead; a plain timed loop otherwise."""
+    def once(self, enqueue):
+        """Milliseconds of one call, between two events on the stream."""
         d = self.driver
         d.record(self.ev0, self.stream)
         enqueue()
         d.record(self.ev1, self.stream)
-        single = max(d.elapsed_ms(self.ev0, self.ev1), 1e-3)
+        return d.elapsed_ms(self.ev0, self.ev1)
+
+    def timed(self, enqueue, target_ms, most=100, sticky=True):
+        """(milliseconds per call, how): the calls captured in a CUDA graph when the driver allows, so the
+        GPU's time is measured rather than Python's call overhead; a plain timed loop otherwise. A failed
+        capture stops capturing for the rest of the run (``sticky``) or, for one engine's calls, for them alone."""
+        d = self.driver
+        single = max(self.once(enqueue), 1e-3)
         iters = int(max(self.min_iters, min(most, target_ms / single)))
         if self.capture_error is None:
             try:
@@ -120,7 +129,8 @@ class Session:
                 smoke_child._quietly(d.destroy_graph, exe)
                 return ms, "graph"
             except (api.ApiError, api.MissingSymbol) as exc:
-                self.capture_error = str(exc)  # not capturable here: time a loop from now on
+                if sticky:
+                    self.capture_error = str(exc)  # not capturable here: time a loop from now on
                 smoke_child._quietly(d.synchronize)
         d.record(self.ev0, self.stream)
         for _ in range(iters):
@@ -128,7 +138,13 @@ class Session:
         d.record(self.ev1, self.stream)
         return d.elapsed_ms(self.ev0, self.ev1) / iters, "loop"
 
+    def close_graph_convs(self):
+        for conv in self.graph_convs:
+            conv.close()
+        self.graph_convs = []
+
     def close(self):
+        self.close_graph_convs()
         for exe in self.graphs:
             smoke_child._quietly(self.driver.destroy_graph, exe)
         for kind, value in reversed(self.descs):

@@ -36,6 +36,8 @@ class BenchPlan:
     workspace_limit: Optional[int] = None
     seed_batch: int = 32  # tests shrink it: the fake cuDNN convolves on the CPU
     min_iters: int = 3  # calls per timing at least
+    graph_engines: int = 10  # backend-API engine configurations tried per convolution (torch's benchmark_limit)
+    graph_compile: bool = True  # also those that compile their kernel when the plan is built
 
     def total_steps(self) -> int:
         return (2 if self.seed else 0) + len(self.layers) * len(self.dtypes) * len(self.directions)
@@ -81,7 +83,8 @@ def run_bench(library: str, plan: BenchPlan, device: int = 0, driver_library: Op
             "min_iters": plan.min_iters,
             "dtype_min_cc": {k: v for k, v in load_compat().data["gpu_peaks"]["dtype_min_cc"].items()
                              if k not in ("source", "status")}, "workspace_limit": plan.workspace_limit,
-            "total_steps": plan.total_steps(),
+            "total_steps": plan.total_steps(), "graph_engines": plan.graph_engines,
+            "graph_compile": plan.graph_compile,
         }
         box: Dict[str, Any] = {}
 

@@ -35,6 +35,7 @@ def _plan(quick: bool, shapes: List[str], dtypes: List[str], no_cpu: bool, works
     if quick:
         plan.directions = ["fwd"]
         plan.budget_s, plan.target_ms, plan.seed_target_ms, plan.cpu_budget_s = 4.0, 3.0, 5.0, 1.0
+        plan.graph_compile = False  # an engine that compiles its kernel costs about a second: not in seconds
     return plan
 
 
@@ -80,7 +81,7 @@ def build_report(raw: Dict[str, Any], plan, duration_s: float) -> Dict[str, Any]
     report: Dict[str, Any] = {
         "gpu": {k: device.get(k) for k in ("index", "name", "cc", "sm_count", "memory_free", "memory_total")},
         "cudnn": {"library": raw.get("library"), "realpath": raw.get("library_realpath"),
-                  "version": raw.get("version")},
+                  "version": raw.get("version"), "graph_api": raw.get("graph_api")},
         "driver_cuda_version": raw.get("driver_cuda_version"),
         "nvml": raw.get("nvml") or {},
         "peak": peak.to_dict() if peak else None,

@@ -67,9 +67,10 @@ def render_bench(report: Dict[str, Any], out) -> None:
                               "", "", "")
         out.print(table)
     if report.get("layers"):
-        table = Table(title="Convolution layers (cudnnFind*, its fastest candidates re-timed as CUDA graphs; "
-                            "TC = tensor-core math; tensor-core types NHWC, FP32 NCHW, its bwd_filter the faster "
-                            "of NCHW and NHWC)", title_justify="left")
+        graph = report["cudnn"].get("graph_api")
+        table = Table(title="Convolution layers (cudnnFind*%s, the fastest candidates re-timed as CUDA graphs; "
+                            "TC = tensor-core math; tensor-core types NHWC, FP32 the faster of NCHW and NHWC)"
+                      % (" and the backend API's engines (graph engN)" if graph else ""), title_justify="left")
         for col in ("layer", "type", "dir", "algo", "ms", "TFLOP/s", "peak", "workspace", "no-workspace algo",
                     "slowdown", "ok"):
             table.add_column(col, justify="left" if col in ("layer", "type", "dir", "algo", "no-workspace algo")
