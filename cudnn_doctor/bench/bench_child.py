@@ -104,49 +104,83 @@ def graph_contenders(sess, op, direction, fmt, workspace, ws_limit, target_ms, k
     return out, no_ws, stats
 
 
-def bench_direction(sess, op, direction, fmt, ins, workspace, ws_limit, target_ms, seed, legacy=True):
-    """Time cuDNN's candidates for one direction through both APIs, check the fastest against the CPU, and give
-    the fastest algorithm that needs no workspace (DL4J's NO_WORKSPACE) with its slowdown."""
-    contenders, perfs, graph_no_ws, notes = [], [], None, {}
+class Search:
+    """What one layout's search found: its contenders, cuDNN's Find list, what it cost."""
+
+    def __init__(self, op, fmt):
+        self.op, self.fmt = op, fmt
+        self.contenders, self.perfs, self.graph_no_ws, self.notes = [], [], None, {}
+
+
+def search_layout(sess, op, fmt, direction, workspace, ws_limit, target_ms, legacy=True):
+    """Time cuDNN's candidates for one direction in one layout, through the legacy API and the backend API."""
+    found = Search(op, fmt)
     if legacy:
-        contenders, perfs, notes["legacy"] = legacy_contenders(sess, op, direction, workspace, ws_limit, target_ms)
+        found.contenders, found.perfs, found.notes["legacy"] = legacy_contenders(sess, op, direction, workspace,
+                                                                                 ws_limit, target_ms)
     if sess.graph_api:
         try:
-            more, graph_no_ws, notes["graph"] = graph_contenders(sess, op, direction, fmt, workspace, ws_limit,
-                                                                 target_ms)
-            contenders += more
+            more, found.graph_no_ws, found.notes["graph"] = graph_contenders(sess, op, direction, fmt, workspace,
+                                                                             ws_limit, target_ms)
+            found.contenders += more
         except api.ApiError as exc:  # the graph could not be described here: the legacy algorithms stand alone
-            notes["graph_error"] = exc.to_dict()
+            found.notes["graph_error"] = exc.to_dict()
+    if not found.contenders:
+        func = sess.dnn._FIND[direction] if legacy else "cudnnBackendFinalize"
+        found.notes["error"] = {"api": "cudnn", "func": func, "message": "no algorithm succeeded"}
+    return found
+
+
+def bench_direction(sess, ops, direction, ins, workspace, ws_limit, target_ms, seed, legacy_fmts):
+    """Search every layout, check the fastest contender of all against the CPU (once: a reference sum can take
+    a fifth of a second), and give the fastest way with no workspace (DL4J's NO_WORKSPACE) and its slowdown."""
+    started, searches = _now(), []
     try:
-        if not contenders:
-            func = sess.dnn._FIND[direction] if legacy else "cudnnBackendFinalize"
-            return dict(notes, error={"api": "cudnn", "func": func, "message": "no algorithm succeeded"})
-        best = min(contenders, key=lambda c: c.ms)
-        out_ptr, count = op.output(direction)
-        sess.poison(out_ptr, count * api.ELEMENT_BYTES[op.dtype])
+        for fmt, op in ops:
+            if fmt not in legacy_fmts and not sess.graph_api:
+                continue
+            try:
+                searches.append(search_layout(sess, op, fmt, direction, workspace, ws_limit, target_ms,
+                                              legacy=fmt in legacy_fmts))
+            except api.ApiError as exc:
+                searches.append(Search(op, fmt))
+                searches[-1].notes["error"] = exc.to_dict()
+        ranked = [(c, found) for found in searches for c in found.contenders]
+        if not ranked:
+            failed = next((f for f in searches if "error" in f.notes), None)
+            return {"error": failed.notes["error"] if failed else {"api": "cudnn", "message": "nothing to try"}}
+        best, where = min(ranked, key=lambda pair: pair[0].ms)
+        out_ptr, count = where.op.output(direction)
+        sess.poison(out_ptr, count * api.ELEMENT_BYTES[where.op.dtype])
         best.call()
         sess.driver.stream_sync(sess.stream)
-        check = rc.check_conv(op.g, direction, ins, sess.fetcher(out_ptr, op.dtype), op.dtype, seed)
+        check = rc.check_conv(where.op.g, direction, ins, sess.fetcher(out_ptr, where.op.dtype), where.op.dtype,
+                              seed)
     finally:
         sess.close_graph_convs()  # plans hold their kernels; a run makes hundreds of them
-    res = dict(notes, algo=best.name, math=best.math, workspace=best.workspace, time_ms=best.ms, timing=best.how,
-               check=check, find=_perf_list(direction, perfs), candidates=[c.summary() for c in contenders])
-    res["no_workspace"] = no_workspace(direction, best, contenders, perfs, graph_no_ws)
+    res = dict(where.notes, algo=best.name, math=best.math, workspace=best.workspace, time_ms=best.ms,
+               timing=best.how, check=check, layout=LAYOUT_NAMES[where.fmt],
+               find=_perf_list(direction, where.perfs),
+               candidates=[dict(c.summary(), layout=LAYOUT_NAMES[f.fmt]) for f in searches for c in f.contenders])
+    res["no_workspace"] = no_workspace(direction, best, searches)
+    res["spent_ms"] = round((_now() - started) * 1000.0, 1)  # the whole search, every layout
     return res
 
 
-def no_workspace(direction, best, contenders, perfs, graph_no_ws):
+def no_workspace(direction, best, searches):
     """The fastest way to run with no workspace and its slowdown against ``best``. Legacy algorithms are scaled
     from cuDNN's own Find timings (it timed every one on these buffers); engines from their single timing."""
     if best.workspace == 0:
         return {"algo": best.name, "slowdown": 1.0, "time_ms": best.ms}
     options = []
-    legacy_best = min((c for c in contenders if c.quick_ms is None), key=lambda c: c.ms, default=None)
-    found = next((p for p in perfs if p.memory == 0), None)
-    if found is not None and perfs and perfs[0].time > 0 and legacy_best is not None:
-        options.append((legacy_best.ms * found.time / perfs[0].time, _algo_name(direction, found.algo), found.time))
-    if graph_no_ws is not None:
-        options.append((graph_no_ws[0], graph_no_ws[1].name, None))
+    for found in searches:
+        legacy_best = min((c for c in found.contenders if c.quick_ms is None), key=lambda c: c.ms, default=None)
+        perfs = found.perfs
+        free = next((p for p in perfs if p.memory == 0), None)
+        if free is not None and perfs[0].time > 0 and legacy_best is not None:
+            options.append((legacy_best.ms * free.time / perfs[0].time, _algo_name(direction, free.algo), free.time))
+        if found.graph_no_ws is not None:
+            options.append((found.graph_no_ws[0], found.graph_no_ws[1].name, None))
     if not options:
         return None
     ms, name, find_ms = min(options, key=lambda o: o[0])
@@ -232,24 +266,10 @@ def bench_layers(sess, task, progress, deadline, res):
                    "bwd_filter": (pats["x"], pats["dy"])}
             for direction in directions:
                 progress("%s %s %s" % (layer["name"], dtype, direction))
-                best, spent = None, 0.0
-                legacy_fmts = [f for f, _ in ops if f in layouts(dtype, direction, sess.graph_api)] or [f for f, _ in ops]
-                for fmt, op in ops:
-                    if fmt not in legacy_fmts and not sess.graph_api:
-                        continue
-                    started = _now()
-                    try:
-                        got = bench_direction(sess, op, direction, fmt, ins[direction], workspace, ws_limit,
-                                              target_ms, seed=li * 7 + len(rows), legacy=fmt in legacy_fmts)
-                    except api.ApiError as exc:
-                        got = {"error": exc.to_dict()}
-                    got["layout"] = LAYOUT_NAMES[fmt]
-                    spent += _now() - started
-                    if best is None or "error" in best or ("error" not in got and got["time_ms"] < best["time_ms"]):
-                        best = got
-                if best is not None:
-                    best["spent_ms"] = round(spent * 1000.0, 1)  # the whole search, every layout
-                row[direction] = best
+                legacy_fmts = ([f for f, _ in ops if f in layouts(dtype, direction, sess.graph_api)]
+                               or [f for f, _ in ops])
+                row[direction] = bench_direction(sess, ops, direction, ins[direction], workspace, ws_limit,
+                                                 target_ms, seed=li * 7 + len(rows), legacy_fmts=legacy_fmts)
                 progress("%s %s %s" % (layer["name"], dtype, direction), advance=1)
 
 
