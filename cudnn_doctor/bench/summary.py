@@ -65,7 +65,7 @@ def layer_rows(raw_rows: List[Dict[str, Any]], shapes: List[ConvShape], peak: Op
                      "time_ms": got["time_ms"], "tflops": tflops(shape.flops(), seconds),
                      "workspace": got["workspace"], "check": got["check"], "timing": got.get("timing"),
                      "candidates": got.get("candidates") or [], "graph": got.get("graph"),
-                     "legacy": got.get("legacy"), "spent_ms": got.get("spent_ms")}
+                     "legacy": got.get("legacy"), "spent_ms": got.get("spent_ms"), "close_ms": got.get("close_ms")}
             peak_value = peak.for_dtype(raw["dtype"]) if peak else None
             entry["peak_fraction"] = fraction(entry["tflops"], peak_value)
             no_ws = got.get("no_workspace")

@@ -96,6 +96,7 @@ def build_report(raw: Dict[str, Any], plan, duration_s: float) -> Dict[str, Any]
         "nvrtc_library": raw.get("nvrtc_library"),
         "plan": {"layers": [s.label() for s in plan.layers], "dtypes": plan.dtypes, "directions": plan.directions},
         "duration_s": round(duration_s, 2),
+        "child_timings_ms": raw.get("timings") or {},  # where the child's time went: start, seed, layers
     }
     if raw.get("error") or raw.get("crashed") or raw.get("timeout"):
         report["error"] = raw.get("error") or {"crashed": raw.get("crashed"), "timeout": raw.get("timeout"),
