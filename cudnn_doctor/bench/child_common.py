@@ -18,19 +18,33 @@ def _now():
 
 
 class Progress:
-    """Stage, step counts and what is known so far, where the parent (and a crash report) can read them."""
+    """Stage and step counts where the parent can read them at once (PATH), and what is known so far for a crash
+    report (PATH.known): the latter is a snapshot at most once a second, as it grows with every layer measured
+    and writing it at every step would cost more than the steps."""
+
+    KNOWN_EVERY_S = 1.0
 
     def __init__(self, path):
         self.path, self.stage, self.known, self.done, self.total = path, None, {}, 0, 0
+        self.known_at = None
 
     def __call__(self, stage, advance=0):
         self.stage = stage
         self.done += advance
-        if self.path:
-            tmp = self.path + ".tmp"
-            with open(tmp, "w") as fh:
-                json.dump({"stage": stage, "done": self.done, "total": self.total, "known": self.known}, fh)
-            os.replace(tmp, self.path)
+        if not self.path:
+            return
+        _write_json(self.path, {"stage": stage, "done": self.done, "total": self.total})
+        # Small until layers are measured: written every time; then at most once a second.
+        if not self.known.get("layers") or self.known_at is None or _now() - self.known_at >= self.KNOWN_EVERY_S:
+            _write_json(self.path + ".known", self.known)
+            self.known_at = _now()
+
+
+def _write_json(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(obj, fh)
+    os.replace(tmp, path)
 
 
 class Session:

@@ -104,7 +104,7 @@ def run_bench(library: str, plan: BenchPlan, device: int = 0, driver_library: Op
         raw = dict(box.get("raw") or {"error": {"api": "child", "message": "no result"}})
         if "crashed" in raw or "timeout" in raw:
             state = _read(progress)
-            raw = dict(state.get("known") or {}, **raw)
+            raw = dict(_read(progress + ".known"), **raw)  # what the child knew at its last snapshot
             raw["stage"] = state.get("stage")
     raw["library"] = library
     raw["library_realpath"] = realpath
