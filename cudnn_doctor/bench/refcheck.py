@@ -137,7 +137,8 @@ class Conv:
         ResNet stage-1 layer), so rows are indexed by stride rather than element by element. Same terms, same
         order as the plain loops."""
         x, dy = ins
-        xv, dv, xp, dp = x.values, dy.values, len(x.values), len(dy.values)
+        xv, dv = getattr(x, "values", x), getattr(dy, "values", dy)  # a Pattern repeats its values; a list is whole
+        xp, dp = len(xv), len(dv)
         st, pad = self.stride, self.pad
         nhwc = self.fmt == NHWC
         qs = [q for q in range(self.q) if 0 <= q * st - pad + s < self.w]
