@@ -55,3 +55,53 @@ def test_every_command_is_reached_through_the_lazy_entry_point():
         group = typer.main.get_command(build_app(name))
         assert name in group.commands, name
     assert set(typer.main.get_command(build_app()).commands) == set(COMMANDS)
+
+
+def test_realpath_memo_lives_only_inside_a_snapshot(tmp_path):
+    """Host.snapshot resolves each path once; outside it (and after it) a changed link is seen at once."""
+    import os
+
+    from cudnn_doctor.host import Host
+
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+    os.symlink("a", str(tmp_path / "cur"))
+    host = Host(str(tmp_path))
+    assert host.realpath("/cur") == ("/a", False)
+    with host.snapshot():
+        assert host.realpath("/cur") == ("/a", False)
+        with host.snapshot():  # nested: the outer block's memo stays
+            os.remove(str(tmp_path / "cur"))
+            os.symlink("b", str(tmp_path / "cur"))
+        assert host.realpath("/cur") == ("/a", False)  # the run's snapshot, taken once
+    assert host.realpath("/cur") == ("/b", False)  # the memo is gone with the block
+    with host.snapshot():
+        assert host.realpath("/cur") == ("/b", False)
+        assert host.realpath("/missing") == ("/missing", True)
+
+
+def test_realpath_memo_changes_no_fact(machine):
+    """A whole collect with the memo gives the same facts as one that resolves every path afresh."""
+    import contextlib
+    import dataclasses
+    import json
+
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes import collect
+
+    machine.driver("580.95.05", cuda=13000, gpus=[Gpu()])
+    machine.ld_conf("x86_64-linux-gnu.conf", [MA])
+    machine.cudnn("9.14.0", MA, "/usr/include/x86_64-linux-gnu", cuda=13000)
+    machine.cudnn("8.9.7", "/opt/old/lib", None, cuda=12020)
+    machine.link("/usr/local/cuda", "/opt/old")
+    assert machine.ld_cache()
+
+    def facts(memo: bool) -> dict:
+        host = Host(str(machine.root), env={"PATH": "/bin"})
+        if not memo:
+            host.snapshot = contextlib.nullcontext  # every realpath resolves afresh
+        out = dataclasses.asdict(collect(host))
+        out.pop("timings_ms")
+        return json.loads(json.dumps(out, default=str))
+
+    assert facts(memo=True) == facts(memo=False)

@@ -68,6 +68,11 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
 def collect(host: Host, timeout: Optional[float] = None) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
     each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py)."""
+    with host.snapshot():  # links resolved once per path for the run (Host.snapshot says why that is safe)
+        return _collect(host, timeout)
+
+
+def _collect(host: Host, timeout: Optional[float]) -> Facts:
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
     from .executor import Deadline, record_not_regular, run_bounded
 
