@@ -105,3 +105,25 @@ def test_realpath_memo_changes_no_fact(machine):
         return json.loads(json.dumps(out, default=str))
 
     assert facts(memo=True) == facts(memo=False)
+
+
+def test_version_answers_without_typer_and_says_what_the_app_says(capsys):
+    """`--version` skips building the app (typer and every command module) and prints the same line."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from cudnn_doctor.cli import build_app
+
+    repo = Path(__file__).resolve().parent.parent
+    for argv in (["--version"], ["--debug", "--no-color", "--version"]):
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "cudnn_doctor"] + argv, capture_output=True,
+                              text=True, env=dict(os.environ, PYTHONPATH=str(repo)))
+        modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
+                   if line.startswith("import time:")}
+        assert proc.returncode == 0 and "typer" not in modules, proc.stderr[-2000:]
+        full = CliRunner().invoke(build_app(), argv)
+        assert full.exit_code == 0 and proc.stdout == full.output
