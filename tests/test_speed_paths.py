@@ -127,3 +127,20 @@ def test_version_answers_without_typer_and_says_what_the_app_says(capsys):
         assert proc.returncode == 0 and "typer" not in modules, proc.stderr[-2000:]
         full = CliRunner().invoke(build_app(), argv)
         assert full.exit_code == 0 and proc.stdout == full.output
+
+
+def test_rules_are_imported_while_the_native_child_works(monkeypatch):
+    """collect runs its ``meanwhile`` after the file-system probes and before waiting for the native child;
+    a failure there is ignored (the caller meets it again)."""
+    from cudnn_doctor import probes
+    from cudnn_doctor.host import Host
+
+    order = []
+    monkeypatch.setattr(probes.Context, "run_native", lambda self: order.append("native"))
+
+    def meanwhile():
+        order.append("meanwhile")
+        raise RuntimeError("ignored")
+
+    facts = probes.collect(Host("/"), meanwhile=meanwhile)
+    assert order == ["meanwhile", "native"] and not facts.probe_errors
