@@ -129,7 +129,7 @@ def test_version_answers_without_typer_and_says_what_the_app_says(capsys):
         assert full.exit_code == 0 and proc.stdout == full.output
 
 
-def test_rules_are_imported_while_the_native_child_works(monkeypatch):
+def test_rules_are_imported_while_the_native_child_works(monkeypatch, machine):
     """collect runs its ``meanwhile`` after the file-system probes and before waiting for the native child;
     a failure there is ignored (the caller meets it again)."""
     from cudnn_doctor import probes
@@ -142,5 +142,6 @@ def test_rules_are_imported_while_the_native_child_works(monkeypatch):
         order.append("meanwhile")
         raise RuntimeError("ignored")
 
-    facts = probes.collect(Host("/"), meanwhile=meanwhile)
+    machine.ld_conf("x86_64-linux-gnu.conf", [MA])
+    facts = probes.collect(Host(str(machine.root), env={"PATH": "/bin"}), meanwhile=meanwhile)
     assert order == ["meanwhile", "native"] and not facts.probe_errors
