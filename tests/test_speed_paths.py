@@ -145,3 +145,22 @@ def test_rules_are_imported_while_the_native_child_works(monkeypatch, machine):
     machine.ld_conf("x86_64-linux-gnu.conf", [MA])
     facts = probes.collect(Host(str(machine.root), env={"PATH": "/bin"}), meanwhile=meanwhile)
     assert order == ["meanwhile", "native"] and not facts.probe_errors
+
+
+def test_version_parsing_memo_answers_as_packaging_does():
+    """ver/parse_version/release3 keep a memo keyed on the text alone: the same answers as packaging's."""
+    from packaging.version import Version
+
+    from cudnn_doctor.versions import parse_version, release3, ver
+
+    for text in ("9.1.0.70", " 12.4 ", "r580.65.06", "N/A", "", "garbage!", "13", 580):
+        for _ in range(2):  # the second answer comes from the memo
+            got = ver(text)
+            stripped = str(text).strip().lstrip("rR")
+            try:
+                want = Version(stripped) if stripped and stripped != "N/A" else None
+            except Exception:
+                want = None
+            assert got == want and (got is None or str(got) == str(want))
+    assert parse_version("9.1.0") is parse_version(" 9.1.0") and parse_version("x.y") is None
+    assert release3("9.19.0.56") == Version("9.19.0") and release3("9") == Version("9.0.0")
