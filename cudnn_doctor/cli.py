@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional
-
-import typer
+from typing import TYPE_CHECKING, List, Optional
 
 from . import __version__
 from .ui import EXIT_DOCTOR_FAILED
+
+if TYPE_CHECKING:
+    import typer  # imported when the app is built: `--version` answers without it
 
 # Subcommand -> the module that registers it (and any others it defines). A run imports only the module of the
 # command it names: each module pulls in what its command needs, and `check` is run thousands of times a day.
@@ -17,7 +18,12 @@ COMMANDS = {"check": "check", "matrix": "matrix", "explain": "explain", "smoke":
 MODULE_ORDER = ("check", "matrix", "explain", "smoke", "install", "bench", "fleet")  # order in --help
 
 
-def _new_app() -> typer.Typer:
+ROOT_FLAGS = ("--debug", "--color", "--no-color")  # options of the app itself, before the command
+
+
+def _new_app() -> "typer.Typer":
+    import typer
+
     return typer.Typer(
         name="cudnn-doctor",
         help=(
@@ -35,33 +41,43 @@ def _new_app() -> typer.Typer:
     )
 
 
-def _version_callback(value: bool) -> None:
-    if value:
-        typer.echo("cudnn-doctor %s" % __version__)
-        raise typer.Exit(0)
+def _version_text() -> str:
+    return "cudnn-doctor %s" % __version__
 
 
-def root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
-    ),
-    debug: bool = typer.Option(False, "--debug", help="Show a traceback if the doctor itself fails."),
-    color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off for every command."),
-) -> None:
-    """Check an NVIDIA CUDA/cuDNN stack before a framework crashes on it."""
-    if debug:
-        os.environ["CUDNN_DOCTOR_DEBUG"] = "1"
-    if color is not None:  # ui.want_color reads these; the flag must beat an inherited NO_COLOR/FORCE_COLOR
-        os.environ.pop("FORCE_COLOR" if not color else "NO_COLOR", None)
-        os.environ["NO_COLOR" if not color else "FORCE_COLOR"] = "1"
+def _root_callback():
+    """The app's own options; typer's Option defaults need typer, so the function is made with the app."""
+    import typer
+
+    def version_callback(value: bool) -> None:
+        if value:
+            typer.echo(_version_text())
+            raise typer.Exit(0)
+
+    def root(
+        version: bool = typer.Option(
+            False, "--version", callback=version_callback, is_eager=True, help="Print the version and exit."
+        ),
+        debug: bool = typer.Option(False, "--debug", help="Show a traceback if the doctor itself fails."),
+        color: Optional[bool] = typer.Option(None, "--color/--no-color",
+                                             help="Force colour on or off for every command."),
+    ) -> None:
+        """Check an NVIDIA CUDA/cuDNN stack before a framework crashes on it."""
+        if debug:
+            os.environ["CUDNN_DOCTOR_DEBUG"] = "1"
+        if color is not None:  # ui.want_color reads these; the flag must beat an inherited NO_COLOR/FORCE_COLOR
+            os.environ.pop("FORCE_COLOR" if not color else "NO_COLOR", None)
+            os.environ["NO_COLOR" if not color else "FORCE_COLOR"] = "1"
+
+    return root
 
 
-def build_app(only: Optional[str] = None) -> typer.Typer:
+def build_app(only: Optional[str] = None) -> "typer.Typer":
     """The typer app with every command, or with just the module of command ``only`` (what `main` runs)."""
     import importlib
 
     new = _new_app()
-    new.callback()(root)
+    new.callback()(_root_callback())
     modules = (COMMANDS[only],) if only in COMMANDS else MODULE_ORDER
     for name in modules:
         importlib.import_module("cudnn_doctor.commands." + name).register(new)
@@ -71,10 +87,16 @@ def build_app(only: Optional[str] = None) -> typer.Typer:
 def _command_named(argv: List[str]) -> Optional[str]:
     """The subcommand argv names, after the root options; None for --help, --version or nothing."""
     for arg in argv:
-        if arg in ("--debug", "--color", "--no-color"):
+        if arg in ROOT_FLAGS:
             continue
         return arg if arg in COMMANDS else None
     return None
+
+
+def _only_version(argv: List[str]) -> bool:
+    """`cudnn-doctor [--debug|--color|--no-color] --version` and nothing else: answered without building the
+    app (typer and every command module), which is what the full path would print anyway."""
+    return [a for a in argv if a not in ROOT_FLAGS] == ["--version"]
 
 
 def __getattr__(name: str):
@@ -91,6 +113,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:]) or os.environ.get("CUDNN_DOCTOR_DEBUG")
     try:
         args = list(argv if argv is not None else sys.argv[1:])
+        if _only_version(args):
+            sys.stdout.write(_version_text() + "\n")
+            sys.exit(0)
         build_app(_command_named(args))(args=args, prog_name="cudnn-doctor", standalone_mode=True)
     except SystemExit:
         raise

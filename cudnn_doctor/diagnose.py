@@ -16,7 +16,16 @@ def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
     """Observe the machine (or the filesystem under ``root``) within ``timeout`` seconds; return the facts."""
     from .probes import collect
 
-    return collect(Host(root=root, env=env), timeout=timeout)
+    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge)
+
+
+def _ready_to_judge() -> None:
+    """Import every rule and read the knowledge base (both kept for the process): collect runs this while the
+    native child finishes its calls, which would otherwise leave the main thread waiting."""
+    from .knowledge import load_compat
+    from .rules import registry  # noqa: F401  (importing it registers every rule)
+
+    load_compat()
 
 
 def probe_error_findings(facts: Facts) -> List[Finding]:

@@ -7,8 +7,9 @@ import platform
 import stat
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import BinaryIO, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import bounded_io
 from .native.runner import NativeTask, run_native
@@ -51,6 +52,8 @@ class Host:
         self._machine: Optional[str] = None
         # Paths that were not regular files where files were expected: (probe, inside path, kind), for CD003.
         self.not_regular: List[Tuple[str, str, str]] = []
+        # realpath answers while a snapshot is open (see ``snapshot``); None when closed: every call resolves.
+        self._realpaths: Optional[Dict[str, Tuple[str, bool]]] = None
 
     # --- paths ---------------------------------------------------------
 
@@ -86,9 +89,34 @@ class Host:
         parent, _ = self.realpath(os.path.dirname(inside) or "/")
         return self._readlink_direct(os.path.join(parent, os.path.basename(inside)))
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Within the block, each path's links are resolved once: one `check` asks for the same folders
+        hundreds of times (every library search walks /usr/lib, /usr/local/cuda/lib64, ...), and a run is a
+        snapshot of the machine anyway. Probes never write, so nothing inside the block can make an answer
+        stale; the memo is dropped when the block ends, so a Host that outlives it (an installer that
+        changes files and then looks again) resolves afresh."""
+        outer = self._realpaths
+        if outer is None:
+            self._realpaths = {}
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._realpaths = None
+
     def realpath(self, inside: str) -> Tuple[str, bool]:
         """Resolve every link in ``inside`` within the root. Returns (path, dangling)."""
         bounded_io.note(inside)
+        memo = self._realpaths
+        if memo is None:
+            return self._resolve(inside)
+        found = memo.get(inside)
+        if found is None:
+            found = memo[inside] = self._resolve(inside)
+        return found
+
+    def _resolve(self, inside: str) -> Tuple[str, bool]:
         if self.is_live:
             real = os.path.realpath(inside)
             return real, not os.path.exists(real)

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, NoReturn, Optional, TextIO
 if TYPE_CHECKING:
     from rich.console import Console
 
-import typer
 
 # Exit codes are a contract (README "Exit codes").
 EXIT_OK = 0
@@ -56,6 +55,8 @@ def error_exit(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One clear line on stderr and a non-zero exit; never a traceback."""
     sys.stderr.write("cudnn-doctor: error: %s\n" % message)
     sys.stderr.flush()  # before the exit unwinds: a wrapped stream (test runners, pipes) may not flush itself
+    import typer  # loaded already by the command that calls this; ui itself is imported by `--version`
+
     raise typer.Exit(code)
 
 

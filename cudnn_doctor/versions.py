@@ -1,6 +1,7 @@
 """Decoding and comparing NVIDIA's version numbers (pure functions, no I/O)."""
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Optional, Tuple
 
@@ -11,8 +12,15 @@ def parse_version(text: Optional[str]) -> Optional[Version]:
     """A packaging Version, or None for missing/garbage text."""
     if not text:
         return None
+    return _parse(str(text).strip())
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> Optional[Version]:
+    # Rules and the knowledge base parse the same few hundred texts (table rows, found versions) thousands of
+    # times a run; the answer depends on the text alone, and a Version is never changed once made.
     try:
-        return Version(str(text).strip())
+        return Version(text)
     except InvalidVersion:
         return None
 
@@ -68,10 +76,7 @@ def ver(text: Any) -> Optional[Version]:
     s = str(text).strip().lstrip("rR")
     if not s or s.upper() == "N/A":
         return None
-    try:
-        return Version(s)
-    except InvalidVersion:
-        return None
+    return _parse(s)
 
 
 def mm(text: Any) -> Optional[Tuple[int, int]]:
@@ -129,4 +134,4 @@ def release3(text: Any) -> Optional[Version]:
     if v is None:
         return None
     parts = list(v.release[:3]) + [0] * (3 - len(v.release[:3]))
-    return Version("%d.%d.%d" % tuple(parts))
+    return _parse("%d.%d.%d" % tuple(parts))

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import platform
 import sys
 from pathlib import Path
 from typing import List, Mapping, Optional, Sequence
@@ -17,6 +16,8 @@ from ..ui import EXIT_INCOMPLETE, EXIT_OK, EXIT_PROBLEMS, error_exit
 
 
 def _validate_skip(patterns: Sequence[str]) -> None:
+    if not patterns:  # knowing the checks means importing every rule: not before the probes, when none is named
+        return
     for p in diagnose.unknown_skips(patterns):
         error_exit("--skip %r matches no check; see `cudnn-doctor check --list-checks`" % p)
 
@@ -30,6 +31,12 @@ def _compat():
     from ..knowledge import load_compat
 
     return load_compat()
+
+
+def _node() -> str:
+    import platform  # only when the host probe found no name: not worth its import on every run
+
+    return platform.node()
 
 
 def exit_code_for(report: Report, strict: bool) -> int:
@@ -56,6 +63,8 @@ def _pick_format(fmt: Optional[str], as_json: bool) -> str:
 
 def _validate_policy(requires: Sequence[str], target: Optional[str]) -> None:
     """Bad --require/--for input is a usage error (exit 2) before anything is probed."""
+    if not requires and target is None:
+        return  # a plain check does not pay for the parsers (packaging.specifiers, the knowledge base) up front
     from ..rules.policy import parse_requirement, parse_target
 
     for expr in requires:
@@ -71,7 +80,7 @@ def _validate_policy(requires: Sequence[str], target: Optional[str]) -> None:
 
 
 def _require_help() -> str:
-    from ..rules.policy import REQUIRE_KEYS
+    from ..rules.require_keys import REQUIRE_KEYS
 
     return "\n\n".join("  %s: %s" % (key, text) for key, text in REQUIRE_KEYS.items())
 
@@ -150,7 +159,7 @@ def register(app: typer.Typer) -> None:
         report = diagnose.diagnose(root, parse_env(env), requires=require, target=target, skip=skip, smoke=smoke,
                                    timeout=timeout)
         code = exit_code_for(report, strict)
-        report.extra["run"] = clock.finish(node_name or report.facts.host.hostname or platform.node())
+        report.extra["run"] = clock.finish(node_name or report.facts.host.hostname or _node())
         if junit_xml is not None:
             from ..render.junit import write_junit
 

@@ -5,13 +5,17 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
-
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
                 "status_codes", "catalogue", "gpu_peaks", "windows", "packages")
+
+
+def _parse_toml(text: str) -> Dict[str, Any]:
+    # Imported here: a run that finds the files unchanged reads the parse cache and never needs a TOML parser.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10 only
+        import tomli as tomllib
+    return tomllib.loads(text)
 
 
 def _source_tree_dir() -> Path:
@@ -30,9 +34,9 @@ def read_all() -> Tuple[Dict[str, Dict[str, Any]], str]:
         from ..parsed_cache import load
 
         paths = {name: folder / (name + ".toml") for name in COMPAT_FILES}
-        return load(paths, lambda raw: tomllib.loads(raw.decode("utf-8")), "compat"), str(folder)
+        return load(paths, lambda raw: _parse_toml(raw.decode("utf-8")), "compat"), str(folder)
     from importlib.resources import files
 
     base = files("cudnn_doctor._compat")
-    data = {name: tomllib.loads(base.joinpath(name + ".toml").read_text(encoding="utf-8")) for name in COMPAT_FILES}
+    data = {name: _parse_toml(base.joinpath(name + ".toml").read_text(encoding="utf-8")) for name in COMPAT_FILES}
     return data, str(base)

@@ -65,9 +65,17 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
     facts.timings_ms[name] = facts.timings_ms.get(name, 0.0) + round((time.perf_counter() - start) * 1000, 2)
 
 
-def collect(host: Host, timeout: Optional[float] = None) -> Facts:
+def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
-    each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py)."""
+    each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py).
+
+    ``meanwhile`` (the caller's own work, e.g. importing the rules) runs after the file-system probes while the
+    native child may still be busy, so the main thread works instead of waiting; what it raises is ignored."""
+    with host.snapshot():  # links resolved once per path for the run (Host.snapshot says why that is safe)
+        return _collect(host, timeout, meanwhile)
+
+
+def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]]) -> Facts:
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
     from .executor import Deadline, record_not_regular, run_bounded
 
@@ -100,6 +108,11 @@ def collect(host: Host, timeout: Optional[float] = None) -> Facts:
     )
     for name, fn in steps:
         run_bounded(ctx.facts, name, lambda name=name, fn=fn: _guard(ctx.facts, name, lambda: fn(ctx)), deadline)
+    if meanwhile is not None:
+        try:
+            meanwhile()
+        except Exception:
+            pass  # only a head start: the caller does the same work again and meets the error there
     # The native child has its own time limit: what is left of the run's budget, less a share kept for the
     # steps after it (which copy each program loads: quick, and the heart of the report).
     host.native_timeout = min(host.native_timeout, max(deadline.left() - deadline.reserve(), 0.2))

@@ -80,15 +80,19 @@ def _apt_upgrades_since_boot(ctx) -> List[Dict[str, object]]:
     boot = int(m.group(1))
     out = []
     for entry in (host.read_text("/var/log/apt/history.log", limit=8 << 20) or "").split("\n\n"):
+        if "nvidia" not in entry:  # every driver package name below has it: the other entries cannot count
+            continue
         start = re.search(r"^Start-Date: (\d{4}-\d\d-\d\d)\s+(\d\d:\d\d:\d\d)", entry, re.M)
         lines = re.findall(r"^(?:Upgrade|Install): (.+)$", entry, re.M)
         if not start or not lines:
             continue
-        when = time.mktime(time.strptime("%s %s" % start.groups(), "%Y-%m-%d %H:%M:%S"))  # the log is local time
         names = sorted({m.split(":")[0] for line in lines for m in re.findall(r"([\w.+-]+(?::[\w-]+)?) \(", line)})
         driver = [n for n in names if n.startswith(("libnvidia-", "nvidia-driver", "nvidia-kernel", "nvidia-dkms",
                                                       "nvidia-utils", "nvidia-compute"))]
-        if driver and when > boot:
+        if not driver:
+            continue
+        when = time.mktime(time.strptime("%s %s" % start.groups(), "%Y-%m-%d %H:%M:%S"))  # the log is local time
+        if when > boot:
             out.append({"date": "%s %s" % start.groups(), "packages": driver})
     return out
 

@@ -10,18 +10,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..knowledge import Compat
 from ..versions import mm_text, ver
+from .require_keys import REQUIRE_KEYS
 
-# What each --require key is compared with (documented in `cudnn-doctor check --help` and the README).
-REQUIRE_KEYS: Dict[str, str] = {
-    "driver": "the NVIDIA driver version (NVML, else libcuda's file name, else the kernel module)",
-    "cuda": "the newest CUDA version the driver supports, as nvidia-smi prints it (cuDriverGetVersion; derived "
-            "from the driver version through compat/cuda_driver.toml when not reported). Minor-version "
-            "compatibility does not count: use 'toolkit' for the installed toolkit",
-    "toolkit": "the version of an installed CUDA toolkit (met when any installed toolkit matches)",
-    "cudnn": "every cuDNN copy that gets loaded: the one a plain process finds (libcudnn.so.N through the loader) "
-             "and the one each installed framework finds; when nothing would load one, any installed copy",
-    "cc": "the compute capability of every visible GPU",
-}
 _KEY_ALIASES = {"compute_capability": "cc", "sm": "cc", "nvidia-driver": "driver", "cuda-toolkit": "toolkit"}
 
 _FRAMEWORKS = {"torch": "torch", "pytorch": "torch", "tensorflow": "tensorflow", "tf": "tensorflow",

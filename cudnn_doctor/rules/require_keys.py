@@ -1,0 +1,16 @@
+"""What each --require key is compared with: read by `check --help` (which must not pay for the rules) and policy.py."""
+from __future__ import annotations
+
+from typing import Dict
+
+# Documented in `cudnn-doctor check --help` and the README.
+REQUIRE_KEYS: Dict[str, str] = {
+    "driver": "the NVIDIA driver version (NVML, else libcuda's file name, else the kernel module)",
+    "cuda": "the newest CUDA version the driver supports, as nvidia-smi prints it (cuDriverGetVersion; derived "
+            "from the driver version through compat/cuda_driver.toml when not reported). Minor-version "
+            "compatibility does not count: use 'toolkit' for the installed toolkit",
+    "toolkit": "the version of an installed CUDA toolkit (met when any installed toolkit matches)",
+    "cudnn": "every cuDNN copy that gets loaded: the one a plain process finds (libcudnn.so.N through the loader) "
+             "and the one each installed framework finds; when nothing would load one, any installed copy",
+    "cc": "the compute capability of every visible GPU",
+}
