@@ -111,6 +111,12 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="also time `smoke --json` (needs a GPU)")
     args = parser.parse_args()
 
+    # An installed package has its bytecode (pip compiles at install); a source tree may not, and with
+    # PYTHONDONTWRITEBYTECODE set every run would compile every module again: time both as installed.
+    for tree, python in ((REPO, sys.executable), (args.baseline, args.baseline_python)):
+        if tree:
+            subprocess.run([python, "-m", "compileall", "-q", os.path.join(os.path.abspath(tree), "cudnn_doctor")],
+                           stdout=subprocess.DEVNULL, env=dict(os.environ, PYTHONDONTWRITEBYTECODE=""))
     commands = rows_for("", sys.executable, REPO, args.root, args.smoke)
     if args.baseline:
         commands += rows_for("baseline: ", args.baseline_python, os.path.abspath(args.baseline), args.root,

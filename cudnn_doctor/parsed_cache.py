@@ -91,3 +91,33 @@ def _store(target: Path, key: Tuple, data: Dict[str, Any]) -> None:
         os.replace(tmp, target)  # readers see the old file or the whole new one
     except (OSError, ValueError):
         pass
+
+
+def remember(tag: str, identity: Tuple, compute: Callable[[], Any]) -> Tuple[Any, bool]:
+    """(compute()'s value, whether it came from the cache) for one file: cached while ``identity`` (its path,
+    size, inode, device, mtime and ctime, from the open file) is the same. Values must be marshal-able."""
+    folder = cache_dir()
+    key = (FORMAT, tag, sys.version, identity)
+    target = folder / ("%s-%s.marshal" % (tag, hashlib.sha256(repr(key).encode()).hexdigest()[:20])) if folder else None
+    found: List[Any] = []
+
+    def read() -> None:
+        try:
+            with open(target, "rb") as fh:
+                stored_key, value = marshal.loads(fh.read())
+            if stored_key == key:
+                found.append(value)
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    if target is not None:
+        worker = threading.Thread(target=read, daemon=True)
+        worker.start()
+        worker.join(CACHE_WAIT)  # a hung home folder costs at most this, then the work is done here
+        if found:
+            return found[0], True
+    value = compute()
+    if target is not None:
+        writer = threading.Thread(target=_store, args=(target, key, value), daemon=True)
+        writer.start()
+        writer.join(CACHE_WAIT)
+    return value, False

@@ -1,6 +1,7 @@
 """The .nv_fatbin reader: real nvcc-built libraries, fat binaries built byte by byte, and CD201 end to end."""
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -168,3 +169,32 @@ def test_the_probe_reads_a_library_by_pread_with_the_same_answer(tmp_path):
     whole = gpu_code(lib.read_bytes())
     found = read_library(Host(str(tmp_path)), "/lib/libtorch_cuda.so")
     assert found["sass"] == whole.sass and found["ptx"] == whole.ptx and found["entries"] == whole.entries
+
+
+def test_a_library_scan_is_remembered_while_the_file_is_the_same_and_read_again_when_it_changes(tmp_path,
+                                                                                                  monkeypatch):
+    from cudnn_doctor import parsed_cache
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes import gpu_code as probe
+
+    monkeypatch.setenv("CUDNN_DOCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    scans = []
+    real_scan = probe._scan
+    monkeypatch.setattr(probe, "_scan", lambda fd, size: scans.append(size) or real_scan(fd, size))
+    (tmp_path / "lib").mkdir()
+    lib = tmp_path / "lib" / "libtorch_cuda.so"
+    lib.write_bytes((DATA / "libtorch_cuda.so").read_bytes())
+    host = Host(str(tmp_path))
+    first = probe.read_library(host, "/lib/libtorch_cuda.so")
+    again = probe.read_library(host, "/lib/libtorch_cuda.so")
+    assert len(scans) == 1 and {k: v for k, v in again.items() if k != "ms"} == {
+        k: v for k, v in first.items() if k != "ms"}
+    # a rebuild of the same size in place (new mtime and ctime) is read afresh, and so is a replaced file
+    os.utime(lib, ns=(1, 1))
+    probe.read_library(host, "/lib/libtorch_cuda.so")
+    lib.unlink()
+    (tmp_path / "lib" / "libtorch_cuda.so").write_bytes(b"\0" * 100)
+    assert probe.read_library(host, "/lib/libtorch_cuda.so") is None
+    assert len(scans) == 3
+    monkeypatch.setenv("CUDNN_DOCTOR_CACHE_DIR", "off")
+    assert parsed_cache.remember("t", ("x",), lambda: 5) == (5, False)

@@ -6,6 +6,7 @@ import os
 import time
 from typing import Dict, List, Optional
 
+from .. import parsed_cache
 from ..readers.fatbin import gpu_code
 
 # Distribution name pattern -> libraries (globs under site-packages) that hold its own CUDA kernels.
@@ -57,13 +58,24 @@ def read_library(host, path: str) -> Optional[Dict]:
     try:
         if size < 64:
             return None
-        code = gpu_code(_FileView(fh.fileno(), size))
+        st = os.fstat(fh.fileno())
+        # A framework's library is hundreds of MB: its headers are read once per build of it, not once a run
+        # (the file's identity is the key, so a reinstall or an edit is read afresh).
+        identity = (path, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns)
+        found, _ = parsed_cache.remember("fatbin", identity, lambda: _scan(fh.fileno(), size))
     finally:
         fh.close()
+    if found is None:
+        return None
+    return dict({"library": path}, **found, ms=round((time.perf_counter() - start) * 1000, 1))
+
+
+def _scan(fd: int, size: int) -> Optional[Dict]:
+    code = gpu_code(_FileView(fd, size))
     if code is None or not code.entries:
         return None
-    return {"library": path, "sass": code.sass, "ptx": code.ptx, "containers": code.containers,
-            "entries": code.entries, "error": code.error, "ms": round((time.perf_counter() - start) * 1000, 1)}
+    return {"sass": code.sass, "ptx": code.ptx, "containers": code.containers, "entries": code.entries,
+            "error": code.error}
 
 
 def probe(ctx) -> None:
