@@ -28,59 +28,77 @@ def cache_dir() -> Optional[Path]:
     return Path(base) / "cudnn-doctor"
 
 
-def _identity(paths: Sequence[Path], tag: str) -> Tuple:
+def _identity(paths: Sequence[Path]) -> Tuple:
     ids = []
     for path in paths:
         st = os.stat(path)
         ids.append((str(path), st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns))
-    return (FORMAT, tag, sys.version, tuple(ids))
+    return tuple(ids)
 
 
 def load(paths: Dict[str, Path], parse: Callable[[bytes], Any], tag: str) -> Dict[str, Any]:
-    """``{name: parse(bytes of paths[name])}``, from the cache when every file is unchanged.
+    """``{name: parse(bytes of paths[name])}``, from the cache when every file is unchanged."""
+    names = sorted(paths)
+
+    def parse_all() -> Dict[str, Any]:
+        data = {}
+        for name in names:
+            with open(paths[name], "rb") as fh:
+                data[name] = parse(fh.read())
+        return data
+    return _remembered(tag, lambda: _identity([paths[n] for n in names]), parse_all,
+                       valid=lambda data: isinstance(data, dict) and sorted(data) == names)
+
+
+def remember(tag: str, identity: Tuple, compute: Callable[[], Any]) -> Any:
+    """compute()'s value for one file, from the cache while ``identity`` (its path, size, inode, device, mtime
+    and ctime, from the open file) is the same. Values must be marshal-able."""
+    return _remembered(tag, lambda: identity, compute)
+
+
+def _remembered(tag: str, identify: Callable[[], Tuple], compute: Callable[[], Any],
+                valid: Callable[[Any], bool] = lambda value: True) -> Any:
+    """compute()'s value, or the cached one stored under the same identity.
 
     The cache usually lives in the home folder, which on a cluster may be a network mount that hangs: it is
-    read in a worker thread given ``CACHE_WAIT`` seconds, after which the files are simply parsed.
+    read (the identity taken too) in a worker thread given ``CACHE_WAIT`` seconds, after which the work is
+    simply done here.
     """
-    names = sorted(paths)
     folder = cache_dir()
     found: List[Any] = []
     if folder is not None:
-        worker = threading.Thread(target=lambda: found.append(_cached(folder, paths, names, tag)), daemon=True)
+        worker = threading.Thread(target=lambda: found.append(_cached(folder, tag, identify, valid)), daemon=True)
         worker.start()
         worker.join(CACHE_WAIT)
-    hit, key, target = found[0] if found else (None, None, None)
-    if hit is not None:
-        return hit
-    data = {}
-    for name in names:
-        with open(paths[name], "rb") as fh:
-            data[name] = parse(fh.read())
+    hit, value, key, target = found[0] if found else (False, None, None, None)
+    if hit:
+        return value
+    value = compute()
     if target is not None:
-        writer = threading.Thread(target=_store, args=(target, key, data), daemon=True)
+        writer = threading.Thread(target=_store, args=(target, key, value), daemon=True)
         writer.start()
         writer.join(CACHE_WAIT)
-    return data
+    return value
 
 
-def _cached(folder: Path, paths: Dict[str, Path], names: List[str], tag: str):
-    """(data or None, key, cache file) for these source files."""
+def _cached(folder: Path, tag: str, identify: Callable[[], Tuple], valid: Callable[[Any], bool]):
+    """(hit, value, key, cache file) for this identity; a value may itself be None."""
     try:
-        key = _identity([paths[n] for n in names], tag)
+        key = (FORMAT, tag, sys.version, identify())
         target = folder / ("%s-%s.marshal" % (tag, hashlib.sha256(repr(key).encode()).hexdigest()[:20]))
     except (OSError, ValueError):
-        return None, None, None
+        return False, None, None, None
     try:
         with open(target, "rb") as fh:
-            stored_key, data = marshal.loads(fh.read())
-        if stored_key == key and isinstance(data, dict) and sorted(data) == names:
-            return data, key, target
+            stored_key, value = marshal.loads(fh.read())
+        if stored_key == key and valid(value):
+            return True, value, key, target
     except (OSError, ValueError, EOFError, TypeError):
         pass
-    return None, key, target
+    return False, None, key, target
 
 
-def _store(target: Path, key: Tuple, data: Dict[str, Any]) -> None:
+def _store(target: Path, key: Tuple, data: Any) -> None:
     try:
         blob = marshal.dumps((key, data))
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -91,33 +109,3 @@ def _store(target: Path, key: Tuple, data: Dict[str, Any]) -> None:
         os.replace(tmp, target)  # readers see the old file or the whole new one
     except (OSError, ValueError):
         pass
-
-
-def remember(tag: str, identity: Tuple, compute: Callable[[], Any]) -> Tuple[Any, bool]:
-    """(compute()'s value, whether it came from the cache) for one file: cached while ``identity`` (its path,
-    size, inode, device, mtime and ctime, from the open file) is the same. Values must be marshal-able."""
-    folder = cache_dir()
-    key = (FORMAT, tag, sys.version, identity)
-    target = folder / ("%s-%s.marshal" % (tag, hashlib.sha256(repr(key).encode()).hexdigest()[:20])) if folder else None
-    found: List[Any] = []
-
-    def read() -> None:
-        try:
-            with open(target, "rb") as fh:
-                stored_key, value = marshal.loads(fh.read())
-            if stored_key == key:
-                found.append(value)
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
-    if target is not None:
-        worker = threading.Thread(target=read, daemon=True)
-        worker.start()
-        worker.join(CACHE_WAIT)  # a hung home folder costs at most this, then the work is done here
-        if found:
-            return found[0], True
-    value = compute()
-    if target is not None:
-        writer = threading.Thread(target=_store, args=(target, key, value), daemon=True)
-        writer.start()
-        writer.join(CACHE_WAIT)
-    return value, False

@@ -195,6 +195,9 @@ def test_a_library_scan_is_remembered_while_the_file_is_the_same_and_read_again_
     lib.unlink()
     (tmp_path / "lib" / "libtorch_cuda.so").write_bytes(b"\0" * 100)
     assert probe.read_library(host, "/lib/libtorch_cuda.so") is None
+    assert probe.read_library(host, "/lib/libtorch_cuda.so") is None  # "no GPU code" is remembered too
     assert len(scans) == 3
     monkeypatch.setenv("CUDNN_DOCTOR_CACHE_DIR", "off")
-    assert parsed_cache.remember("t", ("x",), lambda: 5) == (5, False)
+    calls = []
+    assert parsed_cache.remember("t", ("x",), lambda: calls.append(1) or 5) == 5
+    assert parsed_cache.remember("t", ("x",), lambda: calls.append(1) or 5) == 5 and len(calls) == 2

@@ -97,7 +97,7 @@ def test_a_cache_that_does_not_answer_is_passed_over(tmp_path, cache, monkeypatc
     load, parses, _ = cache
     (tmp_path / "a.json").write_text('{"v": 1}')
     release = threading.Event()
-    monkeypatch.setattr(parsed_cache, "_cached", lambda *a: release.wait(30) or (None, None, None))
+    monkeypatch.setattr(parsed_cache, "_cached", lambda *a: release.wait(30) or (False, None, None, None))
     monkeypatch.setattr(parsed_cache, "CACHE_WAIT", 0.2)
     start = time.monotonic()
     try:

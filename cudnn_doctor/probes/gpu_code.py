@@ -62,7 +62,7 @@ def read_library(host, path: str) -> Optional[Dict]:
         # A framework's library is hundreds of MB: its headers are read once per build of it, not once a run
         # (the file's identity is the key, so a reinstall or an edit is read afresh).
         identity = (path, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns)
-        found, _ = parsed_cache.remember("fatbin", identity, lambda: _scan(fh.fileno(), size))
+        found = parsed_cache.remember("fatbin", identity, lambda: _scan(fh.fileno(), size))
     finally:
         fh.close()
     if found is None:
