@@ -35,7 +35,8 @@ FIND_SLOWER = 5.0  # a Find result this many times slower than its fastest (and 
 
 def legacy_contenders(sess, op, direction, workspace, ws_limit, target_ms, candidates=3):
     """cudnnFind*Ex, then its few fastest re-timed the way the winner will be (Find's own ranking can be off by a
-    wide margin: an algorithm it timed fast can run 20x slower in a loop). Returns (contenders, Find's list)."""
+    wide margin: an algorithm it timed fast can run 20x slower in a loop). Returns (contenders, Find's list,
+    what the search cost)."""
     dnn = sess.dnn
     started = _now()
     dnn.set_math(op, api.MATH[op.dtype])  # search under the data type's own math type
@@ -74,7 +75,7 @@ def graph_contenders(sess, op, direction, fmt, workspace, ws_limit, target_ms, k
         clock[0] = now
 
     conv = graph_api.GraphConv(sess.dnn, sess.handle, op, direction, fmt)
-    sess.graph_convs.append(conv)  # its descriptors live as long as the session's captured graphs may
+    sess.graph_convs.append(conv)  # closed once the direction's winner is checked (or by the session, on error)
     offered = conv.engines(lambda e: graph_api.usable(e, op.dtype) and (sess.graph_compile or not e.compiles),
                            most=sess.graph_engines)
     lap("heuristics")
