@@ -6,6 +6,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 
 from .host import Host
 from .model import Facts, Finding, Report, Severity
+from .probes.executor import DEFAULT_TIMEOUT  # noqa: F401  (the commands' --timeout default)
 
 # The one finding the core makes itself (every other id belongs to a rule).
 PROBE_FAILED = ("CD001", "probe-failed")
@@ -17,6 +18,17 @@ def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
     from .probes import collect
 
     return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge)
+
+
+def loader_facts(names: Sequence[str], root: str = "/") -> Facts:
+    """Only what the loader resolves for ``names``: a fraction of the probes, for `smoke` and `bench`."""
+    from .probes.loader import LoaderView
+
+    facts = Facts()
+    view = LoaderView(Host(root))
+    for name in names:
+        facts.loader.resolved[name] = view.resolve(name)
+    return facts
 
 
 def _ready_to_judge() -> None:

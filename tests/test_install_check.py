@@ -53,7 +53,7 @@ def test_a_path_that_only_starts_like_the_target_is_not_about_it():
 
 
 def test_install_reports_the_check_of_the_result(machine, tmp_path, compat_ok):
-    from cudnn_doctor.commands.install import _result_lines
+    from cudnn_doctor.render.install_human import result_lines as _result_lines
     from cudnn_doctor.install import Request, run_install
 
     home = machine.p(machine.toolkit("12.4.1"))

@@ -207,7 +207,7 @@ def test_loader_dirs_are_read_like_the_probes_read_them(tmp_path):
 
 
 def test_force_keeps_an_install_whose_load_check_fails_and_says_so(world):
-    from cudnn_doctor.commands.install import _result_lines
+    from cudnn_doctor.render.install_human import result_lines as _result_lines
     from cudnn_doctor.install import Request, run_install
     from cudnn_doctor.install.verify import load_cudnn
 

@@ -13,7 +13,7 @@ from clirunner import CliRunner
 from kit import FAKELIBS, build_lib, have_gcc
 
 from cudnn_doctor.cli import app
-from cudnn_doctor.commands import smoke as smoke_cmd
+from cudnn_doctor.commands import libraries as libraries_cmd
 from cudnn_doctor.model import CudnnCopy, Facts, Resolution
 
 pytestmark = pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build the fake NVIDIA libraries")
@@ -105,8 +105,8 @@ def _facts(cuda: str, loader_choice: str = None, copies=()) -> Facts:
 
 
 def _invoke(monkeypatch, facts: Facts, *args: str):
-    monkeypatch.setattr(smoke_cmd, "_load_facts", lambda: facts)
-    monkeypatch.setattr(smoke_cmd, "_loader_facts", lambda: facts)
+    monkeypatch.setattr(libraries_cmd, "_load_facts", lambda: facts)
+    monkeypatch.setattr(libraries_cmd, "_loader_facts", lambda: facts)
     result = CliRunner().invoke(app, ["smoke", *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result

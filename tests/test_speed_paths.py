@@ -7,7 +7,7 @@ MA = "/usr/lib/x86_64-linux-gnu"
 
 
 def test_smoke_finds_the_same_copy_from_the_loader_view_alone(machine):
-    from cudnn_doctor.commands import smoke as smoke_cmd
+    from cudnn_doctor.commands import libraries as libraries_cmd
     from cudnn_doctor.diagnose import collect_facts
     from cudnn_doctor.smoke.choose import choose_libraries, driver_library
 
@@ -16,7 +16,7 @@ def test_smoke_finds_the_same_copy_from_the_loader_view_alone(machine):
     machine.cudnn("9.14.0", MA, "/usr/include/x86_64-linux-gnu", cuda=13000)
     machine.cudnn("8.9.7", "/opt/old/lib", None, cuda=12020)
     assert machine.ld_cache()
-    quick = smoke_cmd._loader_facts(str(machine.root))
+    quick = libraries_cmd._loader_facts(str(machine.root))
     full = collect_facts(str(machine.root), env={"PATH": "/bin"})
     assert choose_libraries(quick) == choose_libraries(full) == [MA + "/libcudnn.so.9"]
     assert driver_library(quick) == driver_library(full) and driver_library(full)

@@ -42,7 +42,7 @@ def _plan(quick: bool, shapes: List[str], dtypes: List[str], no_cpu: bool, works
 def _locate(library: Optional[str], nvrtc: Optional[str]):
     """(cuDNN library, libcuda, libnvrtc): given ones first, else what `check`'s probes found."""
     from ..bench.run import find_nvrtc
-    from .smoke import _discover, _validate_library
+    from .libraries import discover as _discover, validate_library as _validate_library
 
     if library:
         _validate_library(library)

@@ -9,8 +9,8 @@ from typing import List, Mapping, Optional, Sequence
 import typer
 
 from .. import diagnose
+from ..diagnose import DEFAULT_TIMEOUT
 from ..model import Report, Severity
-from ..probes.executor import DEFAULT_TIMEOUT
 from ..runclock import RunClock
 from ..ui import EXIT_INCOMPLETE, EXIT_OK, EXIT_PROBLEMS, error_exit
 

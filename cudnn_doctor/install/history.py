@@ -179,12 +179,3 @@ def prune(state_dir: str, keep: int) -> List[dict]:
         dropped.append({"id": journal.get("id", os.path.basename(entry)), "cudnn_version": journal.get("cudnn_version"),
                         "committed": journal.get("committed"), "backup_bytes": size})
     return dropped
-
-
-def human_bytes(n: int) -> str:
-    """1234567 -> '1.2 MB' (decimal units, like df -H)."""
-    for unit in ("bytes", "kB", "MB", "GB", "TB"):
-        if n < 1000 or unit == "TB":
-            return "%d %s" % (n, unit) if unit == "bytes" else "%.1f %s" % (n, unit)
-        n /= 1000.0  # type: ignore[assignment]
-    return "%d bytes" % n
