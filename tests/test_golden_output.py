@@ -138,3 +138,35 @@ def test_install_output_is_unchanged(tmp_path, monkeypatch):
                            env={af.MACHINE_ENV: str(machine.root)})
         text = "exit %d\n%s\n--- stderr\n%s" % (result.exit_code, result.stdout, result.stderr)
         compare("install-cuda-home.%s.txt" % fmt, normalise(text, tmp_path))
+
+
+REAL_WINDOWS = ["dl4j-manual-copy", "installer-bin-only", "cudnn89-no-zlib", "zlib-32bit"]
+
+
+@pytest.fixture(scope="module")
+def real_windows_dlls(tmp_path_factory):
+    import shutil
+
+    from realdata import WIN_CUDART11, WIN_CUDART12, WIN_CUDNN8, WIN_CUDNN9, win_files
+
+    kinds = {"cudnn9": win_files(*WIN_CUDNN9), "cudnn8": win_files(*WIN_CUDNN8),
+             "cudart12": win_files(*WIN_CUDART12), "cudart11": win_files(*WIN_CUDART11)}
+    if any(v is None for v in kinds.values()):
+        pytest.skip("NVIDIA's win_amd64 wheels could not be downloaded (offline?)")
+    zlib = tmp_path_factory.mktemp("zlib32")
+    (zlib / "bin").mkdir()
+    shutil.copyfile(kinds["cudart11"] / "bin" / "cudart32_110.dll", zlib / "bin" / "zlibwapi.dll")
+    kinds["zlib32"] = zlib
+    return kinds
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("name", REAL_WINDOWS)
+def test_check_output_of_a_windows_drive_with_nvidia_dlls_is_unchanged(real_windows_dlls, tmp_path, name):
+    import winkit
+
+    drive = tmp_path / "C"
+    scenario = winkit.build(name, drive, lambda kind: real_windows_dlls[kind])
+    args = [a for kv in scenario.env.items() for a in ("--env", "%s=%s" % kv)]
+    for fmt, fmt_args in dict(FORMATS, verbose=["-v"]).items():
+        compare("windows-%s.%s.txt" % (name, fmt), normalise(_check(drive, args + fmt_args, {}), tmp_path))
