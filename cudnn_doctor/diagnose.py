@@ -42,13 +42,15 @@ def _ready_to_judge() -> None:
 
 def probe_error_findings(facts: Facts) -> List[Finding]:
     """A probe that failed is reported, so a blind spot is never mistaken for a healthy machine."""
+    from .remedies.doctor import probe_failed_fix
+
     return [
         Finding(
             id=PROBE_FAILED[0],
             severity=Severity.WARNING,
             title="The %s probe failed: %s" % (e.probe, e.error),
             detail="cudnn-doctor could not inspect this part of the machine, so findings about it may be missing.",
-            fix="Re-run with `cudnn-doctor --debug check -v` and report it with `cudnn-doctor check --json` attached.",
+            remedy=probe_failed_fix(),
             alias=PROBE_FAILED[1],
         )
         for e in facts.probe_errors

@@ -10,7 +10,9 @@ from typing import Any, Dict, List, Optional
 def to_plain(obj: Any) -> Any:
     """Turn nested dataclasses, enums and lists into JSON-ready values."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        plain = {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        plain.update((name, to_plain(getattr(obj, name))) for name in getattr(obj, "DERIVED", ()))
+        return plain
     if isinstance(obj, Enum):
         return obj.value
     if isinstance(obj, dict):
@@ -30,7 +32,7 @@ class Severity(str, Enum):
         return {"info": 0, "warning": 1, "error": 2}[self.value]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Fix:
     """A remedy as a value: the commands that repair a finding, with what they need and touch.
 
@@ -45,43 +47,8 @@ class Fix:
     manual: str = ""  # the manual alternative (or the only way, where no command can do it)
     writes: List[str] = field(default_factory=list)  # files the commands would create or rewrite
 
-    def __post_init__(self) -> None:
-        if not self.text:
-            self.text = " && ".join(self.commands) or self.manual
-        if self.commands and not self.shell:
-            self.shell = "sh"
-        self.root = self.root or any(_runs_as_root(c) for c in self.commands)
-
-    def __str__(self) -> str:
-        return self.text
-
     def __bool__(self) -> bool:
         return bool(self.text or self.commands)
-
-    # Rule modules written before fixes were values treat them as strings (format, extend, slice, search them);
-    # all of that keeps working on the line, so branches written concurrently still merge.
-    def __add__(self, more: str) -> "Fix":
-        return dataclasses.replace(self, text=self.text + more)
-
-    def __radd__(self, before: str) -> "Fix":
-        return dataclasses.replace(self, text=before + self.text)
-
-    def __contains__(self, words: str) -> bool:
-        return words in self.text
-
-    def __getitem__(self, index: Any) -> str:
-        return self.text[index]
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name == "text":  # only str's public methods (upper, startswith, ...)
-            raise AttributeError(name)
-        return getattr(self.text, name)
-
-
-def _runs_as_root(command: str) -> bool:
-    return any(word in ("sudo", "su", "pkexec") for word in command.replace("|", " ").replace("&&", " ").split())
-
-
 @dataclass
 class Finding:
     """One diagnosis: what is wrong, the evidence, why it matters and the exact fix."""
@@ -90,20 +57,22 @@ class Finding:
     severity: Severity
     title: str
     detail: str = ""  # why it matters
-    fix: str = ""  # the remedy's one line (a Fix or a plain string may be passed; see __post_init__)
     evidence: Dict[str, Any] = field(default_factory=dict)
     alias: str = ""  # kebab-case name, e.g. "cudnn-header-mismatch"
     catalogue: List[str] = field(default_factory=list)  # failure-catalogue ids, e.g. ["D7"]
-    remedy: Optional[Fix] = None  # the fix as a value; required for errors and warnings
+    remedy: Optional[Fix] = None  # the fix as a value (from cudnn_doctor.remedies); required for errors and warnings
+
+    # Written into the JSON beside the fields: the remedy's one line, for readers that want only the words.
+    DERIVED = ("fix",)
 
     def __post_init__(self) -> None:
-        # A Fix passed as `fix` becomes the remedy; a plain string (older rule modules) is wrapped as advice.
-        if isinstance(self.fix, Fix):
-            self.remedy, self.fix = self.fix, self.fix.text
-        elif self.remedy is None and self.fix:
-            self.remedy = Fix(text=str(self.fix))
-        elif self.remedy is not None and not self.fix:
-            self.fix = self.remedy.text
+        if self.remedy is not None and not isinstance(self.remedy, Fix):
+            raise TypeError("Finding.remedy must be a Fix built by cudnn_doctor.remedies, not %r" % (self.remedy,))
+
+    @property
+    def fix(self) -> str:
+        """The remedy's one line ("" when there is none)."""
+        return self.remedy.text if self.remedy else ""
 
 
 # --- facts ---------------------------------------------------------------

@@ -208,6 +208,7 @@ if os.environ.get("CD_TEST_ARGV"):
 import importlib, importlib.util
 from cudnn_doctor import rules
 from cudnn_doctor.model import Finding, Severity
+from cudnn_doctor.remedies import stated
 # Only the injected findings: these tests are about the action, not about which rules exist today.
 if importlib.util.find_spec("cudnn_doctor.rules.registry") is not None:
     importlib.import_module("cudnn_doctor.rules.registry")
@@ -216,7 +217,7 @@ for n, sev in enumerate(filter(None, os.environ.get("CD_TEST_FINDINGS", "").spli
     rid = "CD99%%d" %% n
     def judge(facts, ctx, rid=rid, sev=sev):
         return [Finding(id=rid, severity=Severity(sev), title="Injected " + sev + ", 100%%, a: b",
-                        detail="line one\nline two", fix="do the thing")]
+                        detail="line one\nline two", remedy=stated("do the thing"))]
     rules.rule(rid, "injected-" + sev, "injected")(judge)
 if os.environ.get("CD_TEST_CRASH"):
     import cudnn_doctor.diagnose as check

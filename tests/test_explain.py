@@ -231,17 +231,17 @@ def test_execution_failed_is_generic_unless_the_text_is_from_dl4j():
 
 
 def test_missing_cudnn_fix_prefers_tensorflow_and_cuda_and_pins_the_major():
-    from cudnn_doctor.commands.explain import _library_fix
+    from cudnn_doctor.remedies.libraries import missing_library_fix
     from facts_factory import framework
 
     compat = load_compat()
     f = real_machine()
     f.cudnn = []
     f.python.frameworks = [framework("tensorflow", "2.16.1", cuda_version="12.3")]
-    assert 'tensorflow[and-cuda]==2.16.1' in _library_fix(compat, f, "libcudnn.so.8")
+    assert 'tensorflow[and-cuda]==2.16.1' in missing_library_fix(compat, f, "libcudnn.so.8").text
     f.python.frameworks = []
-    fix = _library_fix(compat, f, "libcudnn.so.9")
-    assert "nvidia-cudnn-cu13==9.*" in fix
+    fix = missing_library_fix(compat, f, "libcudnn.so.9")
+    assert "nvidia-cudnn-cu13==9.*" in fix.text
 
 
 def test_cli_explain_leads_with_information_the_error_routes_to(machine):

@@ -11,6 +11,7 @@ import pytest
 
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Finding
+from cudnn_doctor.remedies import run, stated
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import real_machine
 
@@ -124,12 +125,10 @@ def test_fixes_on_scenario_machines_are_runnable(machine, check_json, name):
     build, env, args = MACHINE_SCENARIOS[name]
     build(machine)
     _, doc = check_json(machine, *args, env=env)
-    findings = [Finding(id=f["id"], severity=f["severity"], title=f["title"], fix=f["fix"]) for f in doc["findings"]]
-    for f, raw in zip(findings, doc["findings"]):
-        if raw.get("remedy"):
-            from cudnn_doctor.model import Fix
+    from cudnn_doctor.model import Fix
 
-            f.remedy = Fix(**raw["remedy"])
+    findings = [Finding(id=f["id"], severity=f["severity"], title=f["title"],
+                        remedy=Fix(**f["remedy"]) if f.get("remedy") else None) for f in doc["findings"]]
     problems = [p for f in findings for p in text_problems(f) + path_problems(f, str(machine.root))]
     assert problems == []
 
@@ -144,21 +143,19 @@ def test_walker_sees_what_a_shell_would_need():
     assert assumed_paths(['pip install "x"', "cd /site/nvidia/cuda_nvrtc/lib"]) == []  # installed first
     assert assumed_paths(["sudo cudnn-doctor install --version 9.14.0 --cuda 13 --cuda-home /usr/local/cuda"]) == [
         "/usr/local/cuda"]
-    bad = Finding(id="CD999", severity="warning", title="t", fix="cd <folder> && sudo cp -P a /usr/lib//")
+    bad = Finding(id="CD999", severity="warning", title="t", remedy=stated("cd <folder> && sudo cp -P a /usr/lib//"))
     assert len(text_problems(bad)) == 2
     assert not text_problems(Finding(id="CD999", severity="warning", title="t",
-                                     fix='conda install "cudnn>=9.1,<10" from https://example.com/x'))
+                                     remedy=stated('conda install "cudnn>=9.1,<10" from https://example.com/x')))
 
 
 def test_walker_reports_a_path_the_machine_lacks(tmp_path):
-    from cudnn_doctor.model import Fix
-
     (tmp_path / "usr/lib").mkdir(parents=True)
     (tmp_path / "usr/lib/libcudnn.so.9.1.0").write_bytes(b"")
-    ok = Finding(id="CD404", severity="warning", title="t", fix=Fix(commands=[
+    ok = Finding(id="CD404", severity="warning", title="t", remedy=run(*[
         "cd /usr/lib", "sudo ln -sf libcudnn.so.9.1.0 libcudnn.so.9", "sudo ldconfig"]))
     assert path_problems(ok, str(tmp_path)) == []
-    gone = Finding(id="CD404", severity="warning", title="t", fix=Fix(commands=["cd /usr/lib64", "sudo ldconfig"]))
+    gone = Finding(id="CD404", severity="warning", title="t", remedy=run("cd /usr/lib64", "sudo ldconfig"))
     assert path_problems(gone, str(tmp_path)) and "/usr/lib64" in path_problems(gone, str(tmp_path))[0]
 
 

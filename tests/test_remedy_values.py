@@ -1,29 +1,50 @@
-"""Fixes as values: a Finding carries a Fix; plain strings still work; renderers say the same line and add structure."""
+"""Fixes as values: a Finding carries a Fix (never a string); renderers say the same line and add structure."""
 from __future__ import annotations
 
+import dataclasses
 import io
+
+import pytest
 
 from rich.console import Console
 
 from cudnn_doctor.model import Facts, Finding, Fix, Report, Severity
-from cudnn_doctor.remedies import advice, ld_conf_fix, or_else, run, say, then
+from cudnn_doctor.remedies import advice, ld_conf_fix, noted, or_else, run, say, then
+from cudnn_doctor.remedies.shells import cmd_quote, command_fix, powershell_quote
 from cudnn_doctor.render.github import annotations
 from cudnn_doctor.render.human import render_human
 from cudnn_doctor.render.json_report import report_json
 
 
-def test_a_plain_string_fix_is_wrapped_and_a_fix_value_becomes_the_remedy():
-    old = Finding(id="CD999", severity=Severity.WARNING, title="t", fix="do the thing")
-    assert old.fix == "do the thing" and old.remedy == Fix(text="do the thing")
-    new = Finding(id="CD999", severity=Severity.WARNING, title="t", fix=run("sudo ldconfig"))
+def test_a_finding_takes_its_remedy_as_a_fix_value_and_derives_the_line():
+    new = Finding(id="CD999", severity=Severity.WARNING, title="t", remedy=run("sudo ldconfig"))
     assert new.fix == "sudo ldconfig" and new.remedy.commands == ["sudo ldconfig"] and new.remedy.root
-    assert Finding(id="CD999", severity=Severity.INFO, title="t").remedy is None
+    assert new.remedy.shell == "sh"
+    bare = Finding(id="CD999", severity=Severity.INFO, title="t")
+    assert bare.remedy is None and bare.fix == ""
+    with pytest.raises(TypeError):
+        Finding(id="CD999", severity=Severity.WARNING, title="t", remedy="do the thing")
+    with pytest.raises(TypeError):
+        Finding(id="CD999", severity=Severity.WARNING, title="t", fix="do the thing")
 
 
-def test_a_fix_still_reads_as_its_line_for_rule_code_written_before_fixes_were_values():
+def test_a_fix_is_a_plain_frozen_value_not_a_string():
     fix = run("sudo ldconfig")
-    assert "%s!" % fix == "sudo ldconfig!" and "ldconfig" in fix and fix[0].upper() + fix[1:] == "Sudo ldconfig"
-    assert fix.startswith("sudo") and (fix + " now").commands == ["sudo ldconfig"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fix.text = "other"  # type: ignore[misc]
+    for imitation in ("__add__", "__radd__", "__getitem__", "__contains__", "startswith", "upper"):
+        assert not hasattr(fix, imitation), imitation
+    with pytest.raises(TypeError):
+        fix + " now"  # type: ignore[operator]
+    assert noted(fix, " now").text == "sudo ldconfig now" and noted(fix, " now").commands == ["sudo ldconfig"]
+
+
+def test_each_shell_runs_its_commands_its_own_way():
+    assert run("a", "b").text == "a && b"
+    ps = command_fix(["Copy-Item a b", "Remove-Item c"], shell="powershell")
+    assert ps.text == "Copy-Item a b; Remove-Item c" and ps.shell == "powershell" and not ps.root
+    assert command_fix(["copy a b", "del c"], shell="cmd").text == "copy a b && del c"
+    assert powershell_quote("it's") == "'it''s'" and cmd_quote("C:\\Program Files") == '"C:\\Program Files"'
 
 
 def test_composed_fixes_keep_their_commands_in_order_and_say_the_alternative_in_words():
@@ -41,7 +62,8 @@ def test_composed_fixes_keep_their_commands_in_order_and_say_the_alternative_in_
 def _report() -> Report:
     fix = or_else(run("cd /usr/lib", "sudo ln -sf libcudnn.so.9.1.0 libcudnn.so.9", "sudo ldconfig"),
                   "reinstall the package")
-    return Report(facts=Facts(), findings=[Finding(id="CD404", severity=Severity.WARNING, title="copied", fix=fix)])
+    return Report(facts=Facts(), findings=[Finding(id="CD404", severity=Severity.WARNING, title="copied",
+                                                   remedy=fix)])
 
 
 def test_renderers_say_the_same_line_and_add_the_structure():

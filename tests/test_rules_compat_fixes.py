@@ -173,13 +173,13 @@ def test_reinstall_fix_keeps_the_wheel_of_the_copy():
     assert reinstall_fix(compat, named).commands == [
         'pip install --force-reinstall --no-deps "nvidia-cudnn-cu13==9.19.0.*"']
     unnamed = cudnn_copy(PIP_CUDNN, "9.5.1", "12.6", origin="pip", links=False)
-    assert "nvidia-cudnn-cu12==9.5.1.*" in reinstall_fix(compat, unnamed)
+    assert "nvidia-cudnn-cu12==9.5.1.*" in reinstall_fix(compat, unnamed).text
 
 
 def test_reinstall_fix_for_a_copied_archive_names_the_file():
     compat = load_compat()
     copied = cudnn_copy("/usr/local/cuda-13.0/lib64", "9.14.0", "13.0", origin="toolkit")
-    text = reinstall_fix(compat, copied)
+    text = reinstall_fix(compat, copied).text
     assert "cudnn-linux-x86_64-9.14.0.*_cuda13-archive.tar.xz" in text and "<archive>" not in text
 
 

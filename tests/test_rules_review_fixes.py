@@ -134,7 +134,7 @@ def test_pip_fix_pins_the_requested_major():
     fix = cudnn_install_fix(load_compat(), "12.4", 8, origin="pip")
     assert fix.commands == ['pip install "nvidia-cudnn-cu12==8.*"'] and fix.text == fix.commands[0]
     fix = cudnn_install_fix(load_compat(), "12.4", 9)
-    assert '"nvidia-cudnn-cu12==9.*"' in fix
+    assert '"nvidia-cudnn-cu12==9.*"' in fix.text
 
 
 def test_no_fix_names_a_build_that_does_not_exist():
@@ -143,9 +143,9 @@ def test_no_fix_names_a_build_that_does_not_exist():
     assert cudnn_build_exists(compat, "9.1.0", "13") is False
     assert cudnn_build_exists(compat, "9.1.0", "12") is True
     fix = cudnn_install_fix(compat, "11.8", 7, "7.6.5", origin="pip")
-    assert "7.6.5" not in fix and "nvidia-cudnn-cu11==" in fix
+    assert "7.6.5" not in fix.text and "nvidia-cudnn-cu11==" in fix.text
     fix = cudnn_install_fix(compat, "13.0", 9, "9.1.0")
-    assert "9.1.0" not in fix and "cuda13" in fix
+    assert "9.1.0" not in fix.text and "cuda13" in fix.text
 
 
 def test_cd501_for_a_jax_cuda13_plugin_names_an_existing_cuda13_build():

@@ -5,21 +5,13 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ..knowledge import load_compat
 from ..model import Finding, Severity
+from ..remedies.bench import (cudnn_slower_than_plain_fix, pcie_link_fix, slow_gpu_fix, throttled_fix,
+                               unknown_peak_fix, workspace_fix, wrong_results_fix)
 from .shapes import DIRECTIONS
 
 GIB = float(1 << 30)
-MIB = 1 << 20
 
 
-def workspace_fix(cap_bytes: float) -> str:
-    """The seeds' DL4J advice (seeds/000) and the other frameworks' real knobs for the same trade-off, with the
-    cap measured here (so the line runs as printed)."""
-    cap = max(1, int(cap_bytes // MIB))
-    return ("DL4J: `.cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE)` on the NeuralNetConfiguration.Builder "
-            "or the ConvolutionLayer.Builder; "
-            "PyTorch: `export CUDNN_CONV_WSCAP_DBG=%d` (cuDNN's own workspace cap, MiB) and "
-            "`torch.backends.cudnn.benchmark = False`; "
-            "TensorFlow: `export TF_CUDNN_WORKSPACE_LIMIT_IN_MB=%d` (default 4096)" % (cap, cap))
 BAD_THROTTLES = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
                  "hw_power_brake_slowdown")
 
@@ -50,8 +42,7 @@ def _wrong_results(report: Dict[str, Any]) -> List[Finding]:
         detail=("The first result of %d operation(s) differs from the CPU reference. A fast wrong answer trains a "
                 "wrong model: usually a cuDNN build that does not match this driver or GPU, or failing GPU memory."
                 % len(bad)),
-        fix="cudnn-doctor check  # then `cudnn-doctor smoke --all` to test each cuDNN copy, and "
-            "`nvidia-smi -q -d ECC,PAGE_RETIREMENT` for memory errors",
+        remedy=wrong_results_fix(),
         evidence={"failures": bad[:10]}, alias="bench-wrong-result")]
 
 
@@ -85,11 +76,6 @@ def _slow(report: Dict[str, Any], env: Mapping[str, str]) -> List[Finding]:
         if floor is None or total["peak_fraction"] >= floor:
             continue
         causes = _causes(nvml, total["dtype"], env)
-        fix = ("sudo nvidia-smi -pl %.0f  # restore the default power limit" % nvml["power_default_limit_w"]
-               if any("power limit" in c for c in causes) else
-               "nvidia-smi -q -d PERFORMANCE,CLOCK,POWER  # see what holds the clocks down; check cooling and power")
-        if any("TF32_OVERRIDE" in c for c in causes):
-            fix = "unset NVIDIA_TF32_OVERRIDE"
         out.append(Finding(
             "CD951", Severity.WARNING,
             "cuDNN reaches %.0f%% of this GPU's %s peak (%.1f of %.0f TFLOP/s)" % (
@@ -99,7 +85,7 @@ def _slow(report: Dict[str, Any], env: Mapping[str, str]) -> List[Finding]:
                 "; ".join(causes) if causes else
                 "no throttling is visible, so suspect a cuDNN build without precompiled engines for this GPU "
                 "(compute capability %s) or a debug/fallback path" % (report.get("gpu") or {}).get("cc"))),
-            fix=fix, evidence={"total": total, "causes": causes}, alias="bench-slow"))
+            remedy=slow_gpu_fix(causes, nvml), evidence={"total": total, "causes": causes}, alias="bench-slow"))
     return out
 
 
@@ -111,7 +97,7 @@ def _throttled(report: Dict[str, Any]) -> List[Finding]:
         out.append(Finding(
             "CD952", Severity.WARNING, "The GPU was throttled: %s" % ", ".join(reasons),
             detail="Throttled clocks slow every kernel, cuDNN's included.",
-            fix="nvidia-smi -q -d PERFORMANCE  # then check cooling, power cables and `nvidia-smi -q -d POWER`",
+            remedy=throttled_fix(),
             evidence={k: nvml.get(k) for k in ("throttle_reasons", "sm_clock_mhz", "sm_clock_max_mhz",
                                                "power_limit_w", "power_default_limit_w", "temperature_c")},
             alias="gpu-throttled"))
@@ -121,7 +107,7 @@ def _throttled(report: Dict[str, Any]) -> List[Finding]:
             "CD953", Severity.WARNING, "PCIe link runs at x%d of x%d lanes" % (width, width_max),
             detail=("A narrow link slows every host-device copy (data loading, checkpoints); convolutions on the GPU "
                     "are not affected. An idle link may lower its generation to save power, but not its width."),
-            fix="nvidia-smi -q -d PCIE  # reseat the card or move it to a full-width slot",
+            remedy=pcie_link_fix(),
             evidence={k: nvml.get(k) for k in ("pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max")},
             alias="pcie-link-degraded"))
     return out
@@ -155,7 +141,7 @@ def _workspace(report: Dict[str, Any]) -> List[Finding]:
                     "with odd errors (DL4J's warning in seeds/000). The fastest algorithm without workspace, %s, "
                     "is %.2fx slower on this layer." % (nows.get("algo", "none"), nows.get("slowdown") or 0)),
             # The cap: the share of free memory a workspace may take before it crowds out the model.
-            fix=workspace_fix(_healthy()["workspace_warn_fraction"] * free),
+            remedy=workspace_fix(_healthy()["workspace_warn_fraction"] * free),
             evidence={"layers": [h[1:4] + (h[0],) for h in heavy[:10]], "free": free},
             alias="bench-workspace"))
     if slowdowns:
@@ -166,7 +152,7 @@ def _workspace(report: Dict[str, Any]) -> List[Finding]:
             detail=("What DL4J's NO_WORKSPACE mode (and a workspace cap elsewhere) trades for memory here, measured "
                     "layer by layer; the totals table shows it for all layers together."),
             # A cap at the largest workspace measured keeps every fastest algorithm: what memory that much buys.
-            fix=workspace_fix(largest), evidence={"worst_slowdown": worst, "largest_workspace": largest},
+            remedy=workspace_fix(largest), evidence={"worst_slowdown": worst, "largest_workspace": largest},
             alias="bench-no-workspace-cost"))
     return out
 
@@ -179,8 +165,7 @@ def _plain_faster(report: Dict[str, Any]) -> List[Finding]:
             "CD956", Severity.WARNING,
             "cuDNN (%.2f ms a step) is slower than naive CUDA kernels (%.2f ms) on the seed network" % (dnn, plain),
             detail="cuDNN should be several times faster than plain loops; it is likely running a fallback path.",
-            fix="cudnn-doctor check  # is this cuDNN built for this GPU and CUDA?", evidence={"cudnn_ms": dnn,
-                                                                                          "plain_ms": plain},
+            remedy=cudnn_slower_than_plain_fix(), evidence={"cudnn_ms": dnn, "plain_ms": plain},
             alias="bench-cudnn-slower-than-cuda")]
     return []
 
@@ -191,7 +176,7 @@ def _unknown_gpu(report: Dict[str, Any]) -> List[Finding]:
     return [Finding(
         "CD957", Severity.INFO, "No datasheet peak is known for %s" % report["gpu"].get("name"),
         detail="bench measures it anyway; the fractions of peak are left out.",
-        fix="Add its dense peaks to compat/gpu_peaks.toml with the datasheet as source",
+        remedy=unknown_peak_fix(),
         evidence={"name": report["gpu"].get("name"), "sm_count": report["gpu"].get("sm_count")},
         alias="gpu-peak-unknown")]
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 import typer
 
+from ..remedies.libraries import is_toolkit_lib as _is_toolkit_lib, missing_library_fix, split_soname as _split
 from ..ui import EXIT_OK, EXIT_PROBLEMS, error_exit
 
 
@@ -69,18 +70,6 @@ def extract_sonames(text: str) -> List[str]:
     return names[:_MAX_NAMES]
 
 
-def _split(name: str) -> Tuple[str, str]:
-    """'libcudart.so.11.0' -> ('libcudart', '11.0'); 'libnvrtc.so' -> ('libnvrtc', '')."""
-    stem, _, rest = name.partition(".so")
-    return stem, rest.lstrip(".")
-
-
-def _is_toolkit_lib(stem: str) -> bool:
-    """A library the CUDA toolkit ships (libcudart, libcublas, libnvrtc...), not the driver's or cuDNN's."""
-    return (stem.startswith("libcu") or stem.startswith("libnv")) and stem not in ("libcuda", "libnvidia-ml") and \
-        not stem.startswith("libcudnn") and not stem.startswith("libnvidia")
-
-
 def _installed(facts, name: str) -> List[str]:
     """Copies and toolkits on this machine that provide some version of `name`'s library."""
     stem, _ = _split(name)
@@ -108,77 +97,6 @@ def _installed(facts, name: str) -> List[str]:
             continue
         out.append("%s at %s" % (other, res.path))
     return out
-
-
-def _cuda_for_soname(compat, facts, stem: str, version: str) -> Optional[str]:
-    """The newest CUDA release whose library carries this soname version (preferring one this driver runs)."""
-    from ..queries import driver_version, platform_of
-
-    first = version.split(".")[0] if version else ""
-    if not first.isdigit():
-        return None
-    if stem == "libcudart":
-        want = [c for c in compat.cuda_releases() if compat.cudart_soname(c) == "libcudart.so." + version]
-    else:
-        want = [c for c in compat.cuda_releases() if c.split(".")[0] == first]
-    runs = [c for c in want if compat.driver_runs_cuda(driver_version(facts) or "", c, platform_of(facts),
-                                                         facts.driver.cuda_version)[0] is not False]
-    return (runs or want or [None])[-1]
-
-
-def _tf_and_cuda(compat, facts) -> str:
-    """For an installed TensorFlow that has NVIDIA's [and-cuda] wheels (Linux, per compat), the pinned reinstall
-    that brings the cuDNN it was built with; empty otherwise."""
-    from ..versions import ver
-    from ..queries import framework_kind, platform_of
-
-    fw = next((f for f in facts.python.frameworks if framework_kind(f) == "tensorflow"), None)
-    if fw is None or platform_of(facts) != "linux":
-        return ""
-    version = fw.version.split("+")[0]
-    since = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
-    if since is None or ver(version) is None or ver(version) < since:
-        return ""
-    return 'pip install "tensorflow[and-cuda]==%s"   (TensorFlow %s with the cuDNN and CUDA wheels it was built ' \
-           'with)' % (version, version)
-
-
-def _library_fix(compat, facts, name: str) -> str:
-    from ..queries import machine_cuda
-    from ..remedies import cudnn_dir_fix, driver_upgrade_fix, machine_cudnn_fix, toolkit_install_fix
-
-    stem, version = _split(name)
-    here = machine_cuda(facts, compat)
-    if stem.startswith("libcudnn"):
-        major = int(version.split(".")[0]) if version.split(".")[0].isdigit() else None
-        same = [c for c in facts.cudnn if major is not None and c.major == major]
-        if same:
-            return "cuDNN %s is installed at %s but not on the search path: %s" % (
-                same[0].version or major, same[0].directory, cudnn_dir_fix(same[0].directory))
-        tf = _tf_and_cuda(compat, facts)
-        if tf:
-            return tf
-        if major is None:
-            return "install cuDNN for CUDA %s: %s" % (here or "?", machine_cudnn_fix(facts, compat, here))
-        if here and compat.newest_cudnn_build(here, major) is None:
-            have = sorted({c.major for c in facts.cudnn if c.major is not None})
-            return ("compat knows no cuDNN %d build for CUDA %s: install the failing program's build for this "
-                    "machine (CUDA %s%s) instead" % (major, here, here, (", cuDNN %s" % "/".join(
-                        str(h) for h in have)) if have else ""))
-        return "install cuDNN %d for CUDA %s: %s" % (major, here or "?", machine_cudnn_fix(facts, compat, here, major))
-    if stem == "libcuda":
-        return driver_upgrade_fix("a current release") + "; inside a container, start it with `--gpus all`"
-    if _is_toolkit_lib(stem):
-        cuda = _cuda_for_soname(compat, facts, stem, version)
-        if cuda:
-            other = [t.version for t in facts.toolkits if t.version and not t.dangling and t.kind != "pip"]
-            fix = "install the CUDA %s runtime it was built for (%s)" % (cuda, toolkit_install_fix(facts, compat, cuda))
-            if other:
-                fix += ", or install the failing program's build for the installed CUDA %s" % ", ".join(other)
-            return fix
-    return ("find the file with `find / -name '%s*' 2>/dev/null`, write the folder it prints into "
-            "/etc/ld.so.conf.d/%s.conf and run `sudo ldconfig`; or install the package that provides it" % (
-                name, stem.replace("lib", "", 1) or "extra"))
 
 
 def check_libraries(names: List[str], facts, compat, resolve: Optional[Callable[[str], Any]] = None
@@ -221,7 +139,7 @@ def check_libraries(names: List[str], facts, compat, resolve: Optional[Callable[
         check.message = "%s is not on the search path; %s" % (
             name, ("installed: %s" % "; ".join(check.installed)) if check.installed else
             "no version of it is installed")
-        check.fix = str(_library_fix(compat, facts, name))  # a Fix from the remedies module reads as its line
+        check.fix = missing_library_fix(compat, facts, name).text
         out.append(check)
     return out
 

@@ -8,8 +8,8 @@ from .cudnn import (  # noqa: F401
     header_fix, machine_cudnn_fix, reinstall_fix, with_doctor)
 from .shell import (  # noqa: F401
     advice, capitalized, cudnn_dir_fix, export_path_line, folder_arg, in_folder, ld_conf_fix, ld_conf_name,
-    ld_library_path_without, loader_dir_fix, or_else, prepend_ld_path, q, qs, readable_fix, relink_fix,
-    remove_files_fix, run, say, then, unregister_fix)
+    ld_library_path_without, loader_dir_fix, noted, or_else, prepend_ld_path, q, qs, readable_fix, relink_fix,
+    remove_files_fix, run, say, stated, then, unregister_fix)
 from .software import (  # noqa: F401
-    arch_driver_limit, driver_upgrade_fix, jax_install, nvrtc_install_fix, toolkit_install_fix, torch_install,
+    arch_driver_limit, driver_or_older_image_fix, driver_upgrade_fix, jax_install, nvrtc_install_fix, toolkit_install_fix, torch_install,
     torch_variant_tag)

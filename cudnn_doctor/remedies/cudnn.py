@@ -11,6 +11,7 @@ from ..model import CudnnCopy, Facts, Fix
 from ..queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, lowest_cc, machine_cuda, platform_of,
                        primary_toolkit, toolkit_owning)
 from .shell import advice, folder_arg, q, run
+from .shells import command_fix
 
 
 def cudnn_wheel_for(compat: Compat, *cudas: Any) -> Optional[str]:
@@ -167,8 +168,8 @@ def with_doctor(command: Optional[str], manual: Fix, lead: str = "") -> Fix:
     """The cudnn-doctor command that makes the repair, the manual way after it; `manual` alone without one."""
     if not command:
         return manual
-    return Fix(text="%s%s   (or by hand: %s)" % (lead, command, manual.text), commands=[command], doctor=command,
-               manual=manual.text)
+    return command_fix([command], text="%s%s   (or by hand: %s)" % (lead, command, manual.text), doctor=command,
+                       manual=manual.text)
 
 
 def doctor_reinstall(facts: Facts, copy: CudnnCopy, manual: Fix) -> Fix:

@@ -5,16 +5,21 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import shlex
 from typing import Any, Iterable, List, Sequence, Union
 
 from ..model import Facts, Fix
 from ..queries import listed_in_ld_conf
+from .shells import command_fix, needs_root, sh_quote
 
 
 def run(*commands: str, text: str = "", manual: str = "", writes: Sequence[str] = (), shell: str = "sh") -> Fix:
-    """A fix that is exactly these commands, run in order (the line shows them joined with &&)."""
-    return Fix(text=text, commands=list(commands), manual=manual, writes=list(writes), shell=shell)
+    """A fix that is exactly these commands, run in order (the line shows them as ``shell`` runs them)."""
+    return command_fix(commands, shell=shell, text=text, manual=manual, writes=writes)
+
+
+def stated(text: str) -> Fix:
+    """A fix whose one line is the whole of it: the words are not split into commands and a manual way."""
+    return Fix(text=text)
 
 
 def advice(text: str) -> Fix:
@@ -31,9 +36,10 @@ def say(template: str, *parts: Part) -> Fix:
     text = template % tuple(p.text if isinstance(p, Fix) else p for p in parts) if parts else template
     if not fixes:
         return advice(text)
-    return Fix(text=text, commands=[c for f in fixes for c in f.commands], root=any(f.root for f in fixes),
-               shell=next((f.shell for f in fixes if f.shell), ""), doctor=next((f.doctor for f in fixes
-                                                                                 if f.doctor), ""),
+    commands = [c for f in fixes for c in f.commands]
+    return Fix(text=text, commands=commands, root=any(f.root for f in fixes) or needs_root(commands),
+               shell=next((f.shell for f in fixes if f.shell), "sh" if commands else ""),
+               doctor=next((f.doctor for f in fixes if f.doctor), ""),
                manual="; then ".join(f.manual for f in fixes if f.manual),
                writes=[w for f in fixes for w in f.writes])
 
@@ -51,6 +57,11 @@ def then(*steps: Fix, joint: str = "; then ") -> Fix:
     return say(joint.replace("%", "%%").join(["%s"] * len(steps)), *steps)
 
 
+def noted(fix: Fix, note: str) -> Fix:
+    """The same fix with a note said after its line (the note's words run nothing)."""
+    return dataclasses.replace(fix, text=fix.text + note) if note else fix
+
+
 def capitalized(fix: Fix) -> Fix:
     """The same fix, its line starting with a capital letter (it opens the report's Fix: line)."""
     return dataclasses.replace(fix, text=fix.text[:1].upper() + fix.text[1:])
@@ -58,7 +69,7 @@ def capitalized(fix: Fix) -> Fix:
 
 def q(path: Any) -> str:
     """A path (or any word) quoted for a POSIX shell, so fixes survive spaces and metacharacters."""
-    return shlex.quote(str(path))
+    return sh_quote(path)
 
 
 def qs(paths: Iterable[Any]) -> str:

@@ -7,14 +7,21 @@ from ..knowledge import Compat
 from ..versions import mm, ver
 from ..model import Facts, Fix
 from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice
-from .shell import advice, prepend_ld_path, q, run, then
+from .shell import advice, prepend_ld_path, q, run, stated, then
+from .shells import command_fix
 
 
 def driver_upgrade_fix(floor_text: str) -> Fix:
     installer = "NVIDIA's installer from https://www.nvidia.com/Download/index.aspx"
-    return Fix(text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers install`, or %s), "
-                    "then reboot (`sudo reboot`)" % (floor_text, installer),
-               commands=["sudo ubuntu-drivers install", "sudo reboot"], manual=installer + ", then reboot")
+    return command_fix(["sudo ubuntu-drivers install", "sudo reboot"],
+                       text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers install`, or %s), "
+                            "then reboot (`sudo reboot`)" % (floor_text, installer), manual=installer + ", then reboot")
+
+
+def driver_or_older_image_fix(needs_cuda: str, have_cuda: str) -> Fix:
+    """A container image needs a newer CUDA than the host driver: upgrade the driver, or pick an older image."""
+    return stated("%s; or use an image tag built for CUDA %s or older" % (
+        driver_upgrade_fix("one that supports CUDA %s" % needs_cuda).text, have_cuda))
 
 
 def arch_driver_limit(facts: Facts, compat: Compat, branch: Optional[str]) -> str:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-import importlib
+
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..model import Facts, Finding
@@ -57,6 +57,7 @@ def evaluate(facts: Facts, context: RuleContext) -> Tuple[List[Finding], List[st
                 findings.append(f)
         except Exception as exc:  # a rule bug must not hide the other diagnoses
             from ..model import Severity
+            from ..remedies.doctor import rule_crashed_fix
 
             findings.append(
                 Finding(
@@ -64,7 +65,7 @@ def evaluate(facts: Facts, context: RuleContext) -> Tuple[List[Finding], List[st
                     severity=Severity.WARNING,
                     title="Rule %s (%s) could not run: %s: %s" % (r.id, r.alias, type(exc).__name__, exc),
                     detail="This is a cudnn-doctor bug; the other checks are unaffected.",
-                    fix="Report it with the output of `cudnn-doctor check --json` attached.",
+                    remedy=rule_crashed_fix(),
                     alias=r.alias,
                 )
             )

@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 from ..model import Facts, FrameworkFacts, Finding, GpuFacts
 from ..readers.fatbin import GpuCode, runs_on
 from ..queries import best_torch_variant, framework_kind, gpu_label
-from ..remedies import torch_install
+from ..remedies import torch_install, stated
 from .common import ERROR, INFO, finding
 
 
@@ -33,10 +33,10 @@ def _fix(facts: Facts, compat, fw: FrameworkFacts, gpu: GpuFacts) -> str:
         better = best_torch_variant(facts, compat, fw.version)
         if better:
             return torch_install(better["torch"], better["cuda"])
-        return ("Build PyTorch from source with TORCH_CUDA_ARCH_LIST=%s, or use a GPU the wheel has code for."
-                % gpu.compute_capability)
-    return "python3 -m pip install -U %s   (a release built for compute capability %s)" % (fw.name,
-                                                                                          gpu.compute_capability)
+        return (stated("Build PyTorch from source with TORCH_CUDA_ARCH_LIST=%s, or use a GPU the wheel has code for."
+                % gpu.compute_capability))
+    return stated("python3 -m pip install -U %s   (a release built for compute capability %s)" % (fw.name,
+                                                                                          gpu.compute_capability))
 
 
 def judge(facts: Facts, compat, fw: FrameworkFacts, gpus: List[GpuFacts]) -> List[Finding]:
@@ -57,7 +57,7 @@ def judge(facts: Facts, compat, fw: FrameworkFacts, gpus: List[GpuFacts]) -> Lis
                 detail="%s carries %s only (read from its .nv_fatbin section); every CUDA kernel in it fails with "
                        "'no kernel image is available for execution on the device'." % (lib["library"],
                                                                                       _describe(lib)),
-                fix=_fix(facts, compat, fw, gpu), evidence=evidence, catalogue=["B1"]))
+                remedy=_fix(facts, compat, fw, gpu), evidence=evidence, catalogue=["B1"]))
             continue
         where = verdicts[0][1]
         out.append(finding(

@@ -9,7 +9,7 @@ from ..versions import major_of, mm
 from ..model import Facts, Finding
 from . import rule
 from ..queries import driver_cuda, driver_version, visible_gpus
-from ..remedies import driver_upgrade_fix, machine_cudnn_fix, prepend_ld_path, q, qs
+from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, prepend_ld_path, q, qs, stated
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -31,19 +31,19 @@ def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
                    "CUDA then fails with 'CUDA unknown error' / cuInit 999, the module is broken (often after "
                    "suspend/resume).",
             evidence={"loaded_modules": d.loaded_modules}, catalogue=["A5"])]
-    fix = ("sudo nvidia-modprobe -u -c 0" if modprobe else
-           "sudo modprobe nvidia_uvm && sudo mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices | "
-           "cut -d' ' -f1) 0")
+    fix = (stated("sudo nvidia-modprobe -u -c 0") if modprobe else
+           stated("sudo modprobe nvidia_uvm && sudo mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices | "
+           "cut -d' ' -f1) 0"))
     if facts.host.in_container:
-        fix = ("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the container "
-               "with --gpus all so the runtime injects /dev/nvidia-uvm")
+        fix = (stated("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the container "
+               "with --gpus all so the runtime injects /dev/nvidia-uvm"))
     missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded), ("/dev/nvidia-uvm", node)) if not ok]
     return [finding(
         "CD108", ERROR, "CUDA cannot initialise: %s %s missing" % (" and ".join(missing),
                                                                   "is" if len(missing) == 1 else "are"),
         detail="CUDA's Unified Memory module backs every CUDA context: without it cuInit fails with "
                "CUDA_ERROR_UNKNOWN (999), 'CUDA unknown error' in PyTorch, 'cuda driver library init failure: 999'.",
-        fix=fix, evidence={"loaded_modules": d.loaded_modules, "dev_nodes": facts.host.dev_nodes},
+        remedy=fix, evidence={"loaded_modules": d.loaded_modules, "dev_nodes": facts.host.dev_nodes},
         catalogue=["A5"])]
 
 
@@ -57,8 +57,8 @@ def fabric_manager(facts: Facts, ctx) -> List[Finding]:
         return []
     branch = driver.split(".")[0]
     packages: Dict[str, str] = fm.get("packages") or {}
-    install = "sudo apt install 'nvidia-fabricmanager-%s=%s*' && sudo systemctl enable --now nvidia-fabricmanager" % (
-        branch, driver)
+    install = stated("sudo apt install 'nvidia-fabricmanager-%s=%s*' && sudo systemctl enable --now "
+                     "nvidia-fabricmanager" % (branch, driver))
     problem, fix = None, install
     if not packages and not fm.get("binary"):
         problem = "no nvidia-fabricmanager is installed"
@@ -69,7 +69,7 @@ def fabric_manager(facts: Facts, ctx) -> List[Finding]:
                 ", ".join("%s %s" % kv for kv in sorted(wrong.items())), driver)
         elif not fm.get("enabled"):
             problem = "the nvidia-fabricmanager service is not enabled"
-            fix = "sudo systemctl enable --now nvidia-fabricmanager"
+            fix = stated("sudo systemctl enable --now nvidia-fabricmanager")
     if problem is None:
         return []
     return [finding(
@@ -77,7 +77,7 @@ def fabric_manager(facts: Facts, ctx) -> List[Finding]:
                                                                           else "s", problem),
         detail="On HGX/DGX boards CUDA does not initialise until Fabric Manager (exactly the driver's version) has "
                "configured the NVLink fabric: 'Error 802: system not yet initialized' (cudaErrorSystemNotReady).",
-        fix=fix, evidence={"nvswitches": switches[:8], "fabric_manager": fm, "driver": driver}, catalogue=["A6"])]
+        remedy=fix, evidence={"nvswitches": switches[:8], "fabric_manager": fm, "driver": driver}, catalogue=["A6"])]
 
 
 @rule("CD208", "conv-workspace-may-not-fit", "Small GPU: fastest convolution algorithms may not fit")
@@ -96,9 +96,9 @@ def workspace_hint(facts: Facts, ctx) -> List[Finding]:
             detail="cuDNN's fastest algorithms (FFT, Winograd) can ask for workspaces of several GB; on a small GPU "
                    "they fail as OutOfMemoryError / CUDNN_STATUS_EXECUTION_FAILED at some batch sizes only. Only "
                    "running the model shows it: `cudnn-doctor explain` routes the error text [%s]." % table["source"],
-            fix="If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv layers; Paddle "
+            remedy=stated("If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv layers; Paddle "
                 "export FLAGS_conv_workspace_size_limit=%d (MB); PyTorch torch.backends.cudnn.benchmark = False." % (
-                    table["paddle_default_limit_mb"]),
+                    table["paddle_default_limit_mb"])),
             evidence={"gpu": gpu.index, "total_mib": gpu.memory_total_mib, "frameworks": users}, catalogue=["E5"]))
     return out
 
@@ -116,12 +116,12 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
         tf = name.startswith(("tensorflow", "tf-nightly"))
         if tf:
             pip_ok = mm(version.split("+")[0]) and mm(version.split("+")[0]) >= mm(since)
-            fix = ('pip install "tensorflow[and-cuda]==%s"' % version.split("+")[0]) if pip_ok else (
-                "install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder on the "
-                "loader path" % (version, ", ".join(missing)))
+            fix = (stated('pip install "tensorflow[and-cuda]==%s"' % version.split("+")[0])) if pip_ok else (
+                stated("install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder on the "
+                "loader path" % (version, ", ".join(missing))))
         else:
-            fix = ('python3 -m pip install "onnxruntime-gpu[cuda,cudnn]==%s"   (then call onnxruntime.preload_dlls() '
-                   'before creating the session, or import torch first)' % version.split("+")[0])
+            fix = (stated('python3 -m pip install "onnxruntime-gpu[cuda,cudnn]==%s"   (then call onnxruntime.preload_dlls() '
+                   'before creating the session, or import torch first)' % version.split("+")[0]))
         out.append(finding(
             "CD706", ERROR, "%s cannot load %d CUDA librar%s: %s" % (label, len(missing),
                                                                  "y" if len(missing) == 1 else "ies", ", ".join(missing)),
@@ -131,7 +131,7 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
                     "back to the CPU execution provider.") +
                    " Each name was looked up as ld.so would (RPATH/RUNPATH, LD_LIBRARY_PATH, ld.so.cache, default "
                    "folders) and found nowhere.",
-            fix=fix, evidence={"framework": label, "libraries": libs}, catalogue=["G3"] if tf else ["G6"]))
+            remedy=fix, evidence={"framework": label, "libraries": libs}, catalogue=["G3"] if tf else ["G6"]))
     return out
 
 
@@ -148,7 +148,7 @@ def paddle(facts: Facts, ctx) -> List[Finding]:
         if res is not None and res.path and not res.error:
             continue
         elsewhere = [c for c in facts.cudnn if c.major == major]
-        fix = (prepend_ld_path(elsewhere[0].directory) if elsewhere else
+        fix = (stated(prepend_ld_path(elsewhere[0].directory)) if elsewhere else
                machine_cudnn_fix(facts, compat, fw.cuda_version, major))
         out.append(finding(
             "CD707", ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (
@@ -156,7 +156,7 @@ def paddle(facts: Facts, ctx) -> List[Finding]:
             detail="Paddle dlopens cuDNN by name at run time (not through DT_NEEDED), so only LD_LIBRARY_PATH, the "
                    "loader cache and the default folders count: 'Cannot load cudnn shared library. Cannot invoke "
                    "method cudnnGetVersion'.%s" % (" A copy exists at %s." % elsewhere[0].directory if elsewhere else ""),
-            fix=fix, evidence={"framework": fw.name, "cudnn": fw.cudnn_version, "soname": name}, catalogue=["G5"]))
+            remedy=fix, evidence={"framework": fw.name, "cudnn": fw.cudnn_version, "soname": name}, catalogue=["G5"]))
     return out
 
 
@@ -176,7 +176,7 @@ def cupy_twice(facts: Facts, ctx) -> List[Finding]:
             "CD708", ERROR, "%d CuPy packages share %s: %s" % (len(names), site, ", ".join(sorted(names))),
             detail="They install into the same cupy/ folder and overwrite each other's files: 'module cupy.cuda has "
                    "no attribute cudnn', missing cupy.cudnn, or a CuPy built for another CUDA.",
-            fix="python3 -m pip uninstall -y %s && python3 -m pip install %s" % (" ".join(sorted(names)), wheel),
+            remedy=stated("python3 -m pip uninstall -y %s && python3 -m pip install %s" % (" ".join(sorted(names)), wheel)),
             evidence={"site": site, "packages": names}, catalogue=["G8"]))
     return out
 
@@ -195,8 +195,7 @@ def image_requirement(facts: Facts, ctx) -> List[Finding]:
             m.group(1), driver_version(facts) or "", have),
         detail="NVIDIA_REQUIRE_CUDA=%s (%s): nvidia-container-cli refuses to start it with 'unsatisfied condition: "
                "cuda>=%s, please update your driver'." % (req["value"], req["source"], m.group(1)),
-        fix="%s; or use an image tag built for CUDA %s or older" % (
-            driver_upgrade_fix("one that supports CUDA %s" % m.group(1)), have),
+        remedy=driver_or_older_image_fix(m.group(1), have),
         evidence={"NVIDIA_REQUIRE_CUDA": req["value"], "driver_cuda": have}, catalogue=["H2"])]
 
 
@@ -214,9 +213,9 @@ def dev_char(facts: Facts, ctx) -> List[Finding]:
         detail="With the systemd cgroup driver, `systemctl daemon-reload` re-applies device rules and drops access "
                "to device nodes /dev/char does not name: running containers then fail with 'Failed to initialize "
                "NVML: Unknown Error' until restarted.",
-        fix=("sudo %s system create-dev-char-symlinks --create-all" % ctk) if ctk else
-            "sudo apt install nvidia-container-toolkit && sudo nvidia-ctk system create-dev-char-symlinks "
-            "--create-all",
+        remedy=(stated("sudo %s system create-dev-char-symlinks --create-all" % ctk)) if ctk else
+            stated("sudo apt install nvidia-container-toolkit && sudo nvidia-ctk system create-dev-char-symlinks "
+            "--create-all"),
         evidence=dev, catalogue=["H3"])]
 
 
@@ -239,7 +238,7 @@ def local_repo(facts: Facts, ctx) -> List[Finding]:
             "CD902", ERROR, "%s is registered but no cuDNN package is installed from it" % repo["repo"],
             detail="The cudnn-local-repo .deb only adds an apt source and its key; the libraries come from installing "
                    "the packages it holds.",
-            fix=" && ".join(steps), evidence=repo, catalogue=["I2"]))
+            remedy=stated(" && ".join(steps)), evidence=repo, catalogue=["I2"]))
     return out
 
 
@@ -255,5 +254,5 @@ def driver_upgraded(facts: Facts, ctx) -> List[Finding]:
         detail="The running kernel module stays at the old version until a reboot, while new programs load the new "
                "libraries: 'Failed to initialize NVML: Driver/library version mismatch' (unattended-upgrades, or the "
                "`cuda` meta-package pulling a new driver).",
-        fix="sudo reboot   (then keep them from moving unattended: sudo apt-mark hold %s)" % qs(packages),
+        remedy=stated("sudo reboot   (then keep them from moving unattended: sudo apt-mark hold %s)" % qs(packages)),
         evidence={"upgrades": upgrades}, catalogue=["I3", "A4"])]

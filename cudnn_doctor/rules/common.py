@@ -6,15 +6,15 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Sequence
 
 from ..knowledge import Compat
-from ..model import Finding, Severity
+from ..model import Finding, Fix, Severity
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 
-def finding(rule_id: str, severity: Severity, title: str, detail: str = "", fix: Any = "",
+def finding(rule_id: str, severity: Severity, title: str, detail: str = "", remedy: Optional[Fix] = None,
             evidence: Optional[Dict[str, Any]] = None, catalogue: Sequence[str] = ()) -> Finding:
-    """A Finding; `fix` is a Fix from cudnn_doctor.remedies (a plain string is still accepted and wrapped)."""
-    return Finding(id=rule_id, severity=severity, title=title, detail=detail, fix=fix,
+    """A Finding; `remedy` is a Fix from a cudnn_doctor.remedies builder (None for an info without one)."""
+    return Finding(id=rule_id, severity=severity, title=title, detail=detail, remedy=remedy,
                    evidence=dict(evidence or {}), catalogue=list(catalogue))
 
 

@@ -43,7 +43,7 @@ def conda(facts: Facts, ctx) -> List[Finding]:
                 detail="The environment resolved a cuDNN older than (or of another major than) the one the "
                        "framework was built with: 'Outdated cuDNN installation found' / 'Loaded runtime CuDNN "
                        "library: X but source was compiled with: Y'.",
-                fix=or_else(run('conda install -p %s -c conda-forge "cudnn>=%s,<%d"' % (
+                remedy=or_else(run('conda install -p %s -c conda-forge "cudnn>=%s,<%d"' % (
                     q(prefix), compiled, want.release[0] + 1)), "and avoid mixing pip nvidia-* wheels into conda "
                     "environments", "%s   (%s)"),
                 evidence={"prefix": prefix, "cudnn": cud.get("version"), "consumer": who, "needs": compiled},

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from ..model import Facts, Finding
-from ..remedies import run
+from ..remedies import run, stated
 from . import rule
 from ..queries import driver_cuda, primary_toolkit
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -59,11 +59,11 @@ def container(facts: Facts, ctx) -> List[Finding]:
         "CD801", ERROR, title,
         detail="%s, so CUDA reports no device or 'CUDA driver version is insufficient' and nvidia-smi is missing." %
                why,
-        fix="Run the container with the GPU (on a host with an NVIDIA GPU and driver): `docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility "
+        remedy=stated("Run the container with the GPU (on a host with an NVIDIA GPU and driver): `docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility "
             "...` (compose: deploy.resources.reservations.devices with capabilities [gpu]); on the host install the "
             "NVIDIA Container Toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl "
             "restart docker`. If nvidia-smi says 'Failed to initialize NVML: Unknown Error' after running for a "
-            "while, restart the container.",
+            "while, restart the container."),
         evidence={"dev_nodes": facts.host.dev_nodes, "libcuda": lib, "NVIDIA_VISIBLE_DEVICES": nvd},
         catalogue=["H1", "H3"])]
 
@@ -86,7 +86,7 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
             detail="WSL2 must use the Windows driver in /usr/lib/wsl/lib. The Linux copy loses today only because of "
                    "search order; an LD_LIBRARY_PATH entry or an ldconfig change makes CUDA load it and find no "
                    "device.",
-            fix=run(_PURGE_LINUX_DRIVER, text="%s (keep only %s from NVIDIA's wsl-ubuntu repository), then from "
+            remedy=run(_PURGE_LINUX_DRIVER, text="%s (keep only %s from NVIDIA's wsl-ubuntu repository), then from "
                     "Windows: wsl --shutdown" % (_PURGE_LINUX_DRIVER, _wsl_toolkit(facts, ctx) or _ANY_TOOLKIT),
                     manual="then from Windows: wsl --shutdown"),
             evidence={"libcuda": lib, "native_copies": native}, catalogue=["H4"])]
@@ -98,7 +98,7 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
         "CD802", ERROR, "libcuda.so.1 resolves to %s, not the WSL driver in /usr/lib/wsl/lib" % lib,
         detail="WSL2 uses the Windows driver through /dev/dxg and /usr/lib/wsl/lib; a Linux driver installed in the "
                "distro (often by the `cuda` meta-package or the runfile) shadows it and CUDA finds no device.",
-        fix=run(_PURGE_LINUX_DRIVER, *([install] if package else []),
+        remedy=run(_PURGE_LINUX_DRIVER, *([install] if package else []),
                 text="%s %s %s (the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; "
                 "then from Windows: wsl --shutdown" % (_PURGE_LINUX_DRIVER, "&&" if package else ";", install),
                 manual="update the Windows driver; then from Windows: wsl --shutdown"),
@@ -129,6 +129,6 @@ def wsl_missing(facts: Facts, ctx) -> List[Finding]:
         "CD804", ERROR, "WSL2 has no GPU: %s" % ("/dev/dxg is missing" if not has_dxg else
                                                  "no libcuda.so.1 in /usr/lib/wsl/lib"),
         detail="Under WSL2 the GPU comes from the Windows NVIDIA driver; without it CUDA finds no device.",
-        fix="Install or update the NVIDIA driver on Windows (not inside WSL), then run `wsl --shutdown` from Windows "
-            "and reopen the distro; check with `nvidia-smi` inside WSL.",
+        remedy=stated("Install or update the NVIDIA driver on Windows (not inside WSL), then run `wsl --shutdown` from Windows "
+            "and reopen the distro; check with `nvidia-smi` inside WSL."),
         evidence={"dev_nodes": facts.host.dev_nodes, "libcuda": lib}, catalogue=["H4"])]

@@ -47,7 +47,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
         detail="cuDNN is not part of the CUDA toolkit or the driver; programs that need it fail with "
                "'libcudnn.so.N: cannot open shared object file'%s." % (
                    " (installed: %s)" % ", ".join("%s %s" % (f.name, f.version) for f in wants) if wants else ""),
-        fix=(say("Install cuDNN for CUDA %s: %s", cuda_major if compat.has_minor_compat(cuda_major) else mm_text(cuda),
+        remedy=(say("Install cuDNN for CUDA %s: %s", cuda_major if compat.has_minor_compat(cuda_major) else mm_text(cuda),
                  cudnn_into_toolkit(facts, compat, cuda, machine_cudnn_fix(facts, compat, cuda)))
              if cuda_major else machine_cudnn_fix(facts, compat, None)),
         evidence={"searched": where, "cuda": cuda, "has_driver": has_driver(facts)},
@@ -69,7 +69,7 @@ def sublibraries(facts: Facts, ctx) -> List[Finding]:
             detail="Since cuDNN 8 libcudnn.so is a shim that loads its sub-libraries at first use; a missing one "
                    "fails with 'Could not load library %s' / 'Unable to load any of {%s...}' and often aborts the "
                    "process." % (missing[0], missing[0]),
-            fix=reinstall_fix(compat_of(ctx), copy, facts), evidence={"directory": copy.directory, "missing": missing},
+            remedy=reinstall_fix(compat_of(ctx), copy, facts), evidence={"directory": copy.directory, "missing": missing},
             catalogue=["D2"]))
     return out
 
@@ -100,7 +100,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
                 detail="A partial upgrade or two installs copied over each other: the main library and its "
                        "sub-libraries must be one release, or loading fails with 'undefined symbol ... version "
                        "libcudnn_...' or CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH.",
-                fix=fix,
+                remedy=fix,
                 evidence={"directory": copy.directory, "versions": by_version}, catalogue=["D3"]))
     return out
 
@@ -133,7 +133,7 @@ def not_symlink(facts: Facts, ctx) -> List[Finding]:
             detail="The files were copied without `cp -P`; every ldconfig run prints '... is not a symbolic link' "
                    "and a later upgrade can leave an old copy answering to the soname." +
                    (" Under /usr/lib/wsl this is how WSL ships the driver and is harmless." if wsl else ""),
-            fix=relink_fix(copy.directory, links),
+            remedy=relink_fix(copy.directory, links),
             evidence={"directory": copy.directory, "files": names}, catalogue=["D4", "H5"] if wsl else ["D4"]))
     return out
 
@@ -163,7 +163,7 @@ def permissions(facts: Facts, ctx) -> List[Finding]:
             detail="Programs not run as root fail with 'libcudnn...: cannot open shared object file: Permission "
                    "denied' (it works under sudo only).%s" % (
                        " Blocked by: %s." % ", ".join(sorted(files | folders)) if files or folders else ""),
-            fix=readable_fix(files, folders, unknown),  # unknown: readable files behind a folder not named
+            remedy=readable_fix(files, folders, unknown),  # unknown: readable files behind a folder not named
             evidence={"files": {f.name: f.mode for f in bad},
                       "blocked_by": {f.name: f.read_blocker for f in bad}}, catalogue=["D5"]))
     return out
@@ -185,7 +185,7 @@ def corrupt(facts: Facts, ctx) -> List[Finding]:
                     if arch and len(arch) == len(bad) else
                     "An interrupted download or extraction, a full disk or a placeholder left the file empty or "
                     "short; loading it fails with 'file too short' or 'cannot read file data'."),
-            fix=say("%s; check free space first with `df -h %s`", reinstall_fix(compat_of(ctx), copy, facts),
+            remedy=say("%s; check free space first with `df -h %s`", reinstall_fix(compat_of(ctx), copy, facts),
                     q(copy.directory)),
             evidence={"files": {f.name: f.elf for f in bad}}, catalogue=["D6", "F4"] if arch else ["D6"]))
     return out
@@ -205,7 +205,7 @@ def header(facts: Facts, ctx) -> List[Finding]:
                 copy.header_path, copy.header_version, copy.directory, copy.version),
             detail="Software built against this header expects another cuDNN than the one that loads (Theano: "
                    "'Mixed dnn version'; CMake: 'Found cuDNN: v?'); cuDNN 8+ keeps the version in cudnn_version.h.",
-            fix=fix, evidence={"header": copy.header_path, "header_version": copy.header_version,
+            remedy=fix, evidence={"header": copy.header_path, "header_version": copy.header_version,
                                "library_version": copy.version}, catalogue=["D7"]))
     return out
 
@@ -226,7 +226,7 @@ def dangling(facts: Facts, ctx) -> List[Finding]:
                 "%s points to %s, which does not exist" % (f.path, f.link_chain[-1] if f.link_chain else "?"),
                 detail="Loading by this name fails with 'cannot open shared object file: No such file or directory'"
                        + ("." if main else " (this unversioned link is used only when linking)."),
-                fix=relink_fix(copy.directory, [(targets[-1], f.name)]) if targets else
+                remedy=relink_fix(copy.directory, [(targets[-1], f.name)]) if targets else
                     reinstall_fix(compat_of(ctx), copy, facts),
                 evidence={"link": f.path, "chain": f.link_chain}, catalogue=["D4"]))
     return out
@@ -246,7 +246,7 @@ def load_error(facts: Facts, ctx) -> List[Finding]:
             "CD409", ERROR if is_used(facts, copy) else WARNING,
             "cuDNN at %s could not be loaded: %s" % (copy.path, copy.load_error),
             detail="A program that loads this copy will fail the same way.",
-            fix=say("%s; to see the loader's own message: %s", reinstall_fix(compat_of(ctx), copy, facts),
+            remedy=say("%s; to see the loader's own message: %s", reinstall_fix(compat_of(ctx), copy, facts),
                     "LD_DEBUG=libs python3 -c 'import ctypes; ctypes.CDLL(\"%s\")'" % copy.path),
             evidence={"path": copy.path, "error": copy.load_error}, catalogue=["D1", "D6"]))
     return out

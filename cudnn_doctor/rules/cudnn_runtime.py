@@ -59,7 +59,7 @@ def cuda_mismatch(facts: Facts, ctx) -> List[Finding]:
                 out.append(finding(
                     "CD501", severity, "%s cannot be used with %s" % (describe_copy(copy), label),
                     detail=why,
-                    fix=say("Install the cuDNN build for CUDA %s: %s", mm_text(target) or target, machine_cudnn_fix(
+                    remedy=say("Install the cuDNN build for CUDA %s: %s", mm_text(target) or target, machine_cudnn_fix(
                         facts, compat, target, copy.major, copy.version,
                         copy.origin if copy.origin in ("pip", "conda") else "system")),
                     evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "path": copy.path,
@@ -91,7 +91,7 @@ def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
                 describe_copy(copy), copy.cuda_version, driver_version(facts), driver_cuda(facts, compat) or "?"),
             detail="cuDNN then fails with CUDNN_STATUS_NOT_INITIALIZED / 'CUDA driver version is insufficient' "
                    "[%s]." % (floor.source if floor else ""),
-            fix=or_else(driver_upgrade_fix(floor.text() if floor else "a newer release"),
+            remedy=or_else(driver_upgrade_fix(floor.text() if floor else "a newer release"),
                         say("install the cuDNN build for CUDA %s: %s", driver_cuda(facts, compat) or "?",
                             machine_cudnn_fix(facts, compat, driver_cuda(facts, compat), copy.major)), "%s; or %s"),
             evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "driver": driver_version(facts)},
@@ -131,7 +131,7 @@ def runtime_older(facts: Facts, ctx) -> List[Finding]:
                    "print 'Loaded runtime CuDNN library: %s but source was compiled with: %s', PyTorch 'cuDNN "
                    "version incompatibility', JAX 'Outdated cuDNN installation found' [%s]." % (
                        copy.version, compiled, compat.table("cudnn", "api_compat").get("source")),
-            fix=fix, evidence={"framework": fw.name, "compiled_with": compiled, "loads": copy.path,
+            remedy=fix, evidence={"framework": fw.name, "compiled_with": compiled, "loads": copy.path,
                                "loads_version": copy.version, "via": fw.resolved_cudnn.via},
             catalogue=["E1", "E2"]))
     return out
@@ -158,7 +158,7 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
             detail="LD_LIBRARY_PATH is searched before a library's RUNPATH, so an HPC module, a conda lib folder or "
                    "/usr/local/cuda/lib64 beats the wheel the framework was tested with; a later upgrade of either "
                    "turns this into 'cuDNN version incompatibility'.",
-            fix=or_else(ld_library_path_without(facts, [entry]), "`module unload cudnn`, or edit ~/.bashrc"),
+            remedy=or_else(ld_library_path_without(facts, [entry]), "`module unload cudnn`, or edit ~/.bashrc"),
             evidence={"framework": fw.name, "loads": res.path, "own_copy": own[0].path,
                       "LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["E2"]))
     return out
@@ -207,7 +207,7 @@ def two_copies(facts: Facts, ctx) -> List[Finding]:
                    "later request in that process gets the same one, so mixing consumers in one process can pair a "
                    "framework with the other copy (or mix sub-libraries: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)."
                    % major,
-            fix=fix, evidence={"consumers": [{"consumer": label, "path": res.path, "via": res.via,
+            remedy=fix, evidence={"consumers": [{"consumer": label, "path": res.path, "via": res.via,
                                               "version": c.version if c else None} for label, c, res in rows]},
             catalogue=["E2", "D3"]))
     return out
@@ -238,7 +238,7 @@ def known_bad(facts: Facts, ctx) -> List[Finding]:
                 "CD506", severity, "cuDNN %s at %s is a known-bad release: %s" % (
                     copy.version, copy.directory, bad["problem"]),
                 detail="Source: %s [%s]." % (bad["source"], bad["status"]),
-                fix=say("Upgrade to cuDNN %s or newer: %s", bad.get("fixed_in"), how),
+                remedy=say("Upgrade to cuDNN %s or newer: %s", bad.get("fixed_in"), how),
                 evidence={"cudnn": copy.version, "path": copy.path, "range": bad["version"]}, catalogue=["E1"]))
     return out
 
@@ -295,7 +295,7 @@ def predates_gpu(facts: Facts, ctx) -> List[Finding]:
                 "CD508", WARNING, "%s may have no kernels for GPU %d (compute capability %s): %s" % (
                     describe_copy(copy), gpu.index, gpu.compute_capability, reason),
                 detail="Convolutions then fail with 'no kernel image is available' or CUDNN_STATUS_ARCH_MISMATCH.",
-                fix=capitalized(fix),
+                remedy=capitalized(fix),
                 evidence={"cudnn": copy.version, "header_max_sm": copy.header_max_sm, "cc": gpu.compute_capability,
                           "driver_cuda": dcuda},
                 catalogue=["B1"]))

@@ -5,7 +5,7 @@ import os
 from typing import List
 
 from ..model import Facts, Finding
-from ..remedies import or_else, run, say
+from ..remedies import or_else, run, say, stated
 from . import rule
 from ..queries import has_driver
 from .common import ERROR, INFO, compat_of, finding
@@ -30,7 +30,7 @@ def no_driver(facts: Facts, ctx) -> List[Finding]:
         "CD101", ERROR, "No NVIDIA driver or GPU was found on this machine",
         detail="There is no NVIDIA kernel module, no driver library (libcuda.so.1, libnvidia-ml.so.1) and no NVIDIA "
                "GPU on the PCI bus, so nothing can use CUDA or cuDNN here.",
-        fix=run("sudo ubuntu-drivers install", "sudo reboot", text="If the machine has an NVIDIA GPU, install the "
+        remedy=run("sudo ubuntu-drivers install", "sudo reboot", text="If the machine has an NVIDIA GPU, install the "
                 "driver (Ubuntu: `sudo ubuntu-drivers install`; others: the installer from "
                 "https://www.nvidia.com/Download/index.aspx), reboot (`sudo reboot`) and check with `nvidia-smi`. If "
                 "it has no NVIDIA GPU, CUDA and cuDNN cannot run here: use a GPU machine.",
@@ -63,9 +63,9 @@ def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
             "CD102", ERROR, subject + ": Secure Boot is on and refused the module built for %s" % kernel,
             detail="The kernel only loads signed out-of-tree modules while UEFI Secure Boot is on ('Key was "
                    "rejected by service' in dmesg), so nvidia-smi 'couldn't communicate with the NVIDIA driver'.",
-            fix="Sign the module and enroll the key: `sudo mokutil --import /var/lib/dkms/mok.pub` (or the key your "
+            remedy=stated("Sign the module and enroll the key: `sudo mokutil --import /var/lib/dkms/mok.pub` (or the key your "
                 "distribution's signed driver package uses), reboot and complete the MOK enrollment screen; or "
-                "disable Secure Boot in the firmware settings.",
+                "disable Secure Boot in the firmware settings."),
             evidence=evidence, catalogue=["A2"])]
     reason = ("no nvidia module was built for the running kernel %s (none under /lib/modules/%s)" % (kernel, kernel)
               if not d.module_files and facts.host.kernel_release else
@@ -75,7 +75,7 @@ def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
         detail="Without the kernel module nvidia-smi 'couldn't communicate with the NVIDIA driver' and CUDA finds no "
                "device. The usual cause is a kernel update for which the module was never built (DKMS missing, "
                "kernel headers missing, or the build failed); Secure Boot refusing an unsigned module is the other.",
-        fix=or_else(run("sudo apt install linux-headers-%s dkms" % kernel, "sudo dkms autoinstall", "sudo reboot"),
+        remedy=or_else(run("sudo apt install linux-headers-%s dkms" % kernel, "sudo dkms autoinstall", "sudo reboot"),
                     "reinstall the driver package for this kernel; keep `dkms` installed so future kernels rebuild "
                     "the module; with Secure Boot on, enroll DKMS's module key with `sudo mokutil --import "
                     "/var/lib/dkms/mok.pub`"),
@@ -97,7 +97,7 @@ def nouveau(facts: Facts, ctx) -> List[Finding]:
             "nova_core" if nova else "nouveau"),
         detail="The in-kernel driver bound the GPU first; the nvidia module then fails to load ('No NVIDIA devices "
                "probed') and CUDA sees nothing.",
-        fix=run("printf '%s' | sudo tee %s" % (lines, _BLACKLIST), "sudo update-initramfs -u", "sudo reboot",
+        remedy=run("printf '%s' | sudo tee %s" % (lines, _BLACKLIST), "sudo update-initramfs -u", "sudo reboot",
                 text="printf '%s' | sudo tee %s && sudo update-initramfs -u (Fedora/RHEL: sudo dracut -f) && sudo "
                      "reboot" % (lines, _BLACKLIST), manual="Fedora/RHEL: sudo dracut -f instead of update-initramfs",
                 writes=[_BLACKLIST]),
@@ -127,7 +127,7 @@ def mismatch(facts: Facts, ctx) -> List[Finding]:
             kernel or "?", user),
         detail="The driver's libraries were upgraded (often by unattended-upgrades) while the old kernel module is "
                "still loaded; NVML fails with 'Driver/library version mismatch' and CUDA cannot initialise.",
-        fix=say("%s; to stop it recurring: sudo apt-mark hold 'nvidia-*' 'libnvidia-*'", or_else(
+        remedy=say("%s; to stop it recurring: sudo apt-mark hold 'nvidia-*' 'libnvidia-*'", or_else(
             run("sudo reboot"), "with no GPU process running: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia "
             "&& sudo modprobe nvidia", "%s   (or, %s)")),
         evidence={"kernel_module": kernel, "nvml_error": d.nvml_error,
@@ -156,7 +156,7 @@ def version_unknown(facts: Facts, ctx) -> List[Finding]:
         out.append(finding(
             "CD105", INFO, "Driver %s is in a known-bad range: %s" % (d.version, bad["problem"]),
             detail="Source: %s [%s]." % (bad["source"], bad["status"]),
-            fix="Upgrade the driver to %s or newer if you rely on it." % bad.get("fixed_in", "a newer release"),
+            remedy=stated("Upgrade the driver to %s or newer if you rely on it." % bad.get("fixed_in", "a newer release")),
             evidence={"driver": d.version, "range": bad["version"]}))
     if d.libcuda_path and os.path.basename(d.libcuda_path) and d.libcuda_error and not out:
         out.append(finding("CD105", INFO, "libcuda could not be queried: %s" % d.libcuda_error,
@@ -187,15 +187,15 @@ def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
                       install, branch, module, module),
                   manual="other distributions: reinstall the driver %s with its package or NVIDIA's installer" % module)
     else:
-        fix = ("Reinstall the NVIDIA driver (Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's installer), then "
-               "`sudo ldconfig` and check with `nvidia-smi`")
+        fix = (stated("Reinstall the NVIDIA driver (Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's installer), then "
+               "`sudo ldconfig` and check with `nvidia-smi`"))
     return [finding(
         "CD106", ERROR, "The NVIDIA kernel module %s is loaded but libcuda.so.1 is not installed" % (module or ""),
         detail="libcuda.so.1 is the driver's user-space half that every CUDA program (and cuDNN) loads; without it "
                "they fail with 'libcuda.so.1: cannot open shared object file' or 'CUDA driver version is "
                "insufficient' / 'no CUDA-capable device is detected'. A partial driver install or an autoremoved "
                "libnvidia-compute package leaves this state.",
-        fix=fix, evidence={"kernel_module": d.kernel_module_version, "libcuda.so.1": None,
+        remedy=fix, evidence={"kernel_module": d.kernel_module_version, "libcuda.so.1": None,
                            "libnvidia-ml": d.libnvml_path}, catalogue=["A1"])]
 
 
@@ -213,7 +213,7 @@ def no_gpu_seen(facts: Facts, ctx) -> List[Finding]:
         detail="CUDA will report 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE). Usual causes: the GPU "
                "fell off the bus ('GPU has fallen off the bus' / Xid 79 in dmesg), is disabled in the firmware or "
                "by a power/thermal fault, is bound to vfio-pci for a VM, or needs a reboot after a driver install.",
-        fix=run("nvidia-smi", "sudo dmesg | grep -iE 'nvrm|xid'", text="Run `nvidia-smi` to confirm, then look for "
+        remedy=run("nvidia-smi", "sudo dmesg | grep -iE 'nvrm|xid'", text="Run `nvidia-smi` to confirm, then look for "
                 "NVRM/Xid errors with `sudo dmesg | grep -iE 'nvrm|xid'`; enable the GPU in the firmware (or reseat "
                 "it / check its power cables), then `sudo reboot`",
                 manual="enable the GPU in the firmware (or reseat it / check its power cables), then `sudo reboot`"),

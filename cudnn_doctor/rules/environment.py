@@ -6,6 +6,7 @@ from typing import List
 
 from ..model import Facts, Finding
 from ..remedies import advice, or_else, run, say
+from ..remedies.doctor import smoke_failure_fix
 from . import rule
 from ..remedies import export_path_line
 from .common import ERROR, INFO, WARNING, finding
@@ -25,7 +26,7 @@ def smoke(facts: Facts, ctx) -> List[Finding]:
         "CD510", ERROR, "Smoke test failed: %s" % result.get("summary", "the convolution through cuDNN failed"),
         detail=result.get("diagnosis") or "The files look right, but cuDNN could not run a convolution here, which "
                "is what a framework would do first.",
-        fix=result.get("fix") or advice("Run `cudnn-doctor smoke --json` for the failing call and status."),
+        remedy=smoke_failure_fix(result.get("fix") or ""),
         evidence={k: result.get(k) for k in ("library", "status", "failed_call", "gpu_name", "error_message")
                   if result.get(k) is not None},
         catalogue=["E3", "E4"])]
@@ -40,7 +41,7 @@ def cwd_in_path(facts: Facts, ctx) -> List[Finding]:
         "CD609", WARNING, "LD_LIBRARY_PATH has an empty or relative entry (a stray ':' or '.')",
         detail="The loader reads it as the current folder, so which libcudnn or libcuda a program loads depends on "
                "where it is started: a copy lying in a project folder silently wins over the installed one.",
-        fix=run(export_path_line(clean)),
+        remedy=run(export_path_line(clean)),
         evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["F1", "E2"])]
 
 
@@ -61,7 +62,7 @@ def broken_first(facts: Facts, ctx) -> List[Finding]:
                    "ends the search: every program asking for %s fails with '%s: %s', even though %s" % (
                        name, res.path, res.error, "a good copy exists later on the path" if res.shadowed else
                        "the rest of the stack may be fine"),
-            fix=fix, evidence={"soname": name, "path": res.path, "via": res.via, "error": res.error,
+            remedy=fix, evidence={"soname": name, "path": res.path, "via": res.via, "error": res.error,
                                "later_copies": [s["path"] for s in res.shadowed]},
             catalogue=["D6", "F4"]))
     return out

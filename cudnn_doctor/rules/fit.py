@@ -114,11 +114,11 @@ def verdict(target_label: str, options: List[Tuple[str, List[str], Fix]], source
         label, _, fix = fitting[0]
         return [finding("CD920", INFO, "This machine fits %s through %s" % (target_label, label),
                         detail="Checked driver, GPU, toolkit and cuDNN against %s." % source,
-                        fix=fix or fits_fix, evidence=evidence, catalogue=catalogue)]
+                        remedy=fix or fits_fix, evidence=evidence, catalogue=catalogue)]
     only_unknown = all(all(p.startswith("cannot tell") for p in problems) for _, problems, _ in options)
     best = min(options, key=lambda o: (len(o[1]), any("driver" in p for p in o[1])))
     reasons = "; ".join("%s: %s" % (label, ", ".join(problems)) for label, problems, _ in options)
     return [finding(
         "CD920", WARNING if only_unknown else ERROR, "This machine does not fit %s" % target_label,
-        detail="%s [%s]." % (reasons, source), fix=best[2], evidence=evidence, catalogue=catalogue)]
+        detail="%s [%s]." % (reasons, source), remedy=best[2], evidence=evidence, catalogue=catalogue)]
 

@@ -65,14 +65,14 @@ def cpu_only(facts: Facts, ctx) -> List[Finding]:
                 "%s %s in %s is a CPU-only build" % (fw.name, fw.version, fw.location),
                 detail="It never uses the GPU ('Torch not compiled with CUDA enabled', "
                        "tf.test.is_built_with_cuda() False), although this machine has an NVIDIA driver.",
-                fix=_gpu_install(facts, ctx, fw), evidence={"framework": fw.name, "version": fw.version,
+                remedy=_gpu_install(facts, ctx, fw), evidence={"framework": fw.name, "version": fw.version,
                                                              "source": fw.source}, catalogue=["G1"]))
     if "onnxruntime" in names and "onnxruntime-gpu" in names:
         out.append(finding(
             "CD701", WARNING, "Both onnxruntime and onnxruntime-gpu are installed",
             detail="They share the onnxruntime/ package folder and overwrite each other; often the CPU files win and "
                    "the CUDA provider disappears.",
-            fix=_ONNXRUNTIME_GPU,
+            remedy=_ONNXRUNTIME_GPU,
             evidence={"frameworks": sorted(names)}, catalogue=["G1"]))
     return out
 
@@ -122,7 +122,7 @@ def pins(facts: Facts, ctx) -> List[Finding]:
                 detail="Another package (usually a second framework) installed its own pin; only one copy fits in "
                        "site-packages/nvidia, so one framework runs with a library it was not built for ('Loaded "
                        "runtime CuDNN library: X but source was compiled with: Y').",
-                fix=or_else(run('pip install "%s%s"' % (req.name, req.specifier)),
+                remedy=or_else(run('pip install "%s%s"' % (req.name, req.specifier)),
                             "in that environment; better: one virtual environment per framework", "%s   (%s)"),
                 evidence={"framework": fw.name, "requirement": text, "installed": wheel["version"]},
                 catalogue=["G4", "E1"]))
@@ -149,7 +149,7 @@ def tf_windows(facts: Facts, ctx) -> List[Finding]:
                 "CD703", WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
                 detail="TensorFlow %s was the last release with native-Windows GPU support [%s]." % (
                     last.get("last_native_gpu"), last.get("source")),
-                fix=advice('Run TensorFlow in WSL2 with `pip install "tensorflow[and-cuda]"`, or `pip install '
+                remedy=advice('Run TensorFlow in WSL2 with `pip install "tensorflow[and-cuda]"`, or `pip install '
                            '"tensorflow==%s.*"`%s.' % (mm_text(last.get("last_native_gpu")), pair)),
                 evidence={"framework": fw.name, "version": fw.version}, catalogue=["G2"]))
     return out
@@ -171,7 +171,7 @@ def unresolved(facts: Facts, ctx) -> List[Finding]:
             detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
                 res.name, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),
-            fix=machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip"),
+            remedy=machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip"),
             evidence={"framework": fw.name, "needs": res.name, "consumer": fw.consumer_library,
                       "other_copies": [c.path for c in others]}, catalogue=["D1", "G6"]))
     return out

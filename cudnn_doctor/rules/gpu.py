@@ -6,7 +6,7 @@ from typing import List, Optional
 from ..knowledge import Compat
 from ..versions import major_of, mm, release3
 from ..model import Facts, Finding, Fix
-from ..remedies import advice, or_else, run, say, then
+from ..remedies import advice, or_else, run, say, stated, then
 from . import archs, rule
 from ..queries import (best_torch_variant, cc_below, driver_cuda, framework_kind, gpu_label, gpus_with_cc, jax_choice,
     used_copies, visible_gpus)
@@ -69,7 +69,7 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                            "'no kernel image is available for execution on the device' [%s, %s]." % (
                                ", ".join(row["arch"]), (" (+PTX %s)" % row["ptx"]) if row.get("ptx") else "",
                                row["source"], row["status"]),
-                    fix=fix, evidence={"framework": fw.name, "version": fw.version, "arch_list": row["arch"],
+                    remedy=fix, evidence={"framework": fw.name, "version": fw.version, "arch_list": row["arch"],
                                        "ptx": row.get("ptx"), "gpu": gpu.name, "cc": gpu.compute_capability},
                     catalogue=["B1"]))
         elif kind == "jax":
@@ -93,7 +93,7 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                         "CD201", ERROR, "%s needs compute capability %s or newer; %s" % (
                             fw.name, row["min_cc"], gpu_label(gpu)),
                         detail="JAX's %s wheels support SM %s+ [%s]." % (row["extra"], row["min_cc"], row["source"]),
-                        fix=fix,
+                        remedy=fix,
                         evidence={"framework": fw.name, "gpu": gpu.name, "cc": gpu.compute_capability},
                         catalogue=["B1", "B2"]))
         elif kind == "tensorflow":
@@ -104,7 +104,7 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                         "CD201", ERROR, "TensorFlow needs compute capability %s or newer; %s" % (floor, gpu_label(gpu)),
                         detail="TensorFlow ignores the GPU ('minimum required Cuda capability is %s') [%s]." % (
                             floor, compat.framework_table("tensorflow_pip").get("source")),
-                        fix="Run TensorFlow on CPU or on a GPU of compute capability %s or newer." % floor,
+                        remedy=stated("Run TensorFlow on CPU or on a GPU of compute capability %s or newer." % floor),
                         evidence={"framework": fw.name, "cc": gpu.compute_capability}, catalogue=["B2"]))
     return out
 
@@ -129,9 +129,9 @@ def cudnn_arch(facts: Facts, ctx) -> List[Finding]:
                     "cuDNN %s does not support %s (needs %s or newer)" % (copy.version, gpu_label(gpu), floor.low),
                     detail="cuDNN fails with CUDNN_STATUS_ARCH_MISMATCH or 'DNN library initialization failed' on "
                            "GPUs below its minimum compute capability [%s, %s]." % (floor.source, floor.status),
-                    fix=("Install cuDNN %s or older (the newest release in compat that still supports compute "
-                         "capability %s), run on CPU, or use a newer GPU." % (older, cc)) if older else
-                        "Use a cuDNN release that supports compute capability %s, or a newer GPU." % cc,
+                    remedy=(stated("Install cuDNN %s or older (the newest release in compat that still supports compute "
+                         "capability %s), run on CPU, or use a newer GPU." % (older, cc))) if older else
+                        stated("Use a cuDNN release that supports compute capability %s, or a newer GPU." % cc),
                     evidence={"cudnn": copy.version, "path": copy.path, "min_cc": floor.low, "cc": cc},
                     catalogue=["B2"]))
             elif not floor.known and cc_below(cc, floor.high):
@@ -162,9 +162,9 @@ def toolkit_too_new(facts: Facts, ctx) -> List[Finding]:
                 "CD203", ERROR, "CUDA %s at %s no longer supports %s" % (tk.version, tk.path, gpu_label(gpu)),
                 detail="CUDA %s.x compiles for and ships libraries for compute capability %s and newer only "
                        "[%s]." % (tk.version.split(".")[0], floor.low, floor.source),
-                fix=say("Install CUDA %s (the last release for %s GPUs), e.g. `%s`, and point /usr/local/cuda at "
+                remedy=say("Install CUDA %s (the last release for %s GPUs), e.g. `%s`, and point /usr/local/cuda at "
                         "it.", last, arch.name, toolkit_install_fix(facts, compat, last)) if last else
-                    "Install an older CUDA toolkit that still supports compute capability %s." % gpu.compute_capability,
+                    stated("Install an older CUDA toolkit that still supports compute capability %s." % gpu.compute_capability),
                 evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability, "min_cc": floor.low},
                 catalogue=["B2"]))
     return out
@@ -186,7 +186,7 @@ def toolkit_too_old(facts: Facts, ctx) -> List[Finding]:
                     detail="nvcc from this toolkit cannot generate code for the GPU and its libraries carry no kernels "
                            "for it; programs built with it fail with 'no kernel image is available' unless they "
                            "ship PTX [%s]." % compat.table("gpu_arch", "architectures").get("source"),
-                    fix=say("Install CUDA %s or newer (e.g. `%s`).", first,
+                    remedy=say("Install CUDA %s or newer (e.g. `%s`).", first,
                             toolkit_install_fix(facts, compat, _newer_of(first, driver_cuda(facts, compat)))),
                     evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability},
                     catalogue=["B1"]))
@@ -204,7 +204,7 @@ def compute_mode(facts: Facts, ctx) -> List[Finding]:
                 "CD205", ERROR if mode == "prohibited" or len(visible_gpus(facts)) == 1 else WARNING,
                 "GPU %d is in %s compute mode%s" % (gpu.index, mode.upper(), " and already in use" if busy else ""),
                 detail="New CUDA contexts fail with 'all CUDA-capable devices are busy or unavailable' (error 46).",
-                fix=_exclusive_fix(facts, gpu),
+                remedy=_exclusive_fix(facts, gpu),
                 evidence={"gpu": gpu.index, "compute_mode": gpu.compute_mode, "processes": gpu.running_processes},
                 catalogue=["B3"]))
     return out
@@ -233,7 +233,7 @@ def mig(facts: Facts, ctx) -> List[Finding]:
                 detail="With MIG on, CUDA can only use MIG instances; with none created it reports "
                        "CUDA_ERROR_NO_DEVICE although nvidia-smi lists the GPU.",
                 # Profile 0 is the whole-GPU instance on every MIG-capable GPU (7g on A100/H100, 4g on A30).
-                fix=or_else(run("sudo nvidia-smi mig -i %d -cgi 0 -C" % gpu.index, text="Create an instance: `sudo "
+                remedy=or_else(run("sudo nvidia-smi mig -i %d -cgi 0 -C" % gpu.index, text="Create an instance: `sudo "
                                 "nvidia-smi mig -i %d -cgi 0 -C` (profile 0 spans the whole GPU; `sudo nvidia-smi mig "
                                 "-i %d -lgip` lists the smaller ones)" % (gpu.index, gpu.index)),
                             "sudo nvidia-smi -i %d -mig 0" % gpu.index, "%s, or turn MIG off: %s"),
@@ -243,7 +243,7 @@ def mig(facts: Facts, ctx) -> List[Finding]:
                 "CD206", INFO, "GPU %d is split into %d MIG instances; CUDA uses one per process" % (
                     gpu.index, len(gpu.mig_devices)),
                 detail="Select the instance a process gets with its MIG UUID.",
-                fix=run("export CUDA_VISIBLE_DEVICES=%s" % gpu.mig_devices[0]),
+                remedy=run("export CUDA_VISIBLE_DEVICES=%s" % gpu.mig_devices[0]),
                 evidence={"gpu": gpu.index, "mig_devices": gpu.mig_devices, "CUDA_VISIBLE_DEVICES": cvd},
                 catalogue=["B4"]))
     return out
@@ -262,9 +262,9 @@ def memory(facts: Facts, ctx) -> List[Finding]:
                 "CD207", WARNING, "GPU %d has only %d MiB of %d MiB free" % (gpu.index, free, total),
                 detail="cuDNN handle creation and convolution workspaces then fail with CUDNN_STATUS_INTERNAL_ERROR, "
                        "CUDNN_STATUS_NOT_INITIALIZED or 'Failed to get convolution algorithm'.",
-                fix="Free the GPU (`nvidia-smi` lists the processes holding it) or pick another one; stop frameworks "
+                remedy=stated("Free the GPU (`nvidia-smi` lists the processes holding it) or pick another one; stop frameworks "
                     "from grabbing all memory: export TF_FORCE_GPU_ALLOW_GROWTH=true (TensorFlow), "
-                    "export XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX).",
+                    "export XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX)."),
                 evidence={"gpu": gpu.index, "free_mib": free, "total_mib": total,
                           "processes": gpu.running_processes},
                 catalogue=["B5", "E4"]))

@@ -71,7 +71,7 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
                 detail="JavaCPP presets are built for one exact CUDA/cuDNN pair, encoded in the artifact version "
                        "<cuda>-<cudnn>-<javacpp>; Deeplearning4j's CUDA backend and cuDNN helpers fail to load "
                        "without it (debug with -Dorg.bytedeco.javacpp.logger.debug=true).",
-                fix=then(*fixes, joint="; "), evidence=evidence, catalogue=["G7"]))
+                remedy=then(*fixes, joint="; "), evidence=evidence, catalogue=["G7"]))
         else:
             out.append(finding("CD705", INFO, "%s: this machine provides what it needs" % label,
                                evidence=evidence, catalogue=["G7"]))

@@ -8,7 +8,7 @@ from ..versions import major_of
 from ..model import Facts, Finding
 from . import rule
 from ..queries import cudnn_build_exists, machine_cuda, primary_toolkit, toolkit_owning
-from ..remedies import q, qs
+from ..remedies import q, qs, stated
 from .common import ERROR, WARNING, compat_of, finding
 
 
@@ -31,14 +31,14 @@ def _version(items: List[Dict]) -> Optional[str]:
 
 def _fix(facts: Facts, version: Optional[str], restore: Optional[str], remove: str, items: List[Dict]) -> str:
     if not restore:
-        return "Remove the leftovers: %s, then install cuDNN again." % remove
+        return stated("Remove the leftovers: %s, then install cuDNN again." % remove)
     if facts.cudnn:  # another cuDNN is installed: the leftovers are most likely of one that was replaced
-        return "Remove the leftovers: %s   (or restore cuDNN %s: %s)" % (remove, version, restore)
+        return stated("Remove the leftovers: %s   (or restore cuDNN %s: %s)" % (remove, version, restore))
     tk = primary_toolkit(facts)
     inside = tk is not None and all(toolkit_owning(facts, os.path.dirname(i["path"])) for i in items)
     if inside:  # the install puts the same files back where they were
-        return "Restore cuDNN %s: %s   (or remove the leftovers: %s)" % (version, restore, remove)
-    return "Remove the leftovers and install cuDNN %s into the toolkit: %s && %s" % (version, remove, restore)
+        return stated("Restore cuDNN %s: %s   (or remove the leftovers: %s)" % (version, restore, remove))
+    return stated("Remove the leftovers and install cuDNN %s into the toolkit: %s && %s" % (version, remove, restore))
 
 
 @rule("CD410", "cudnn-leftovers", "Leftovers of a cuDNN that is gone or half-installed")
@@ -63,7 +63,7 @@ def leftovers(facts: Facts, ctx) -> List[Finding]:
             detail="The library was deleted (or never finished installing) and ldconfig then dropped its soname link; "
                    "what remains makes builds find cuDNN %s headers or link names while every program fails with "
                    "'libcudnn.so.%s: cannot open shared object file'." % (version or "?", major or "N"),
-            fix=_fix(facts, version, restore, remove, items),
+            remedy=_fix(facts, version, restore, remove, items),
             evidence={"leftovers": items, "version": version}, catalogue=["D1", "D4"]))
     missing = [i for i in facts.cudnn_leftovers if i["kind"] == "missing-soname-link"]
     by_dir: Dict[str, List[Dict]] = {}
@@ -71,14 +71,14 @@ def leftovers(facts: Facts, ctx) -> List[Finding]:
         by_dir.setdefault(item["directory"], []).append(item)
     for directory, items in sorted(by_dir.items()):
         links = " && ".join("sudo ln -sfn %s %s" % (q(os.path.basename(i["path"])), q(i["soname"])) for i in items)
-        fix = ("sudo ldconfig   (it creates the soname links in folders it manages; by hand: cd %s && %s)" % (
-            q(directory), links)) if all(i.get("ldconfig_manages") for i in items) else "cd %s && %s" % (
-            q(directory), links)
+        fix = (stated("sudo ldconfig   (it creates the soname links in folders it manages; by hand: cd %s && %s)" % (
+            q(directory), links))) if all(i.get("ldconfig_manages") for i in items) else stated("cd %s && %s" % (
+            q(directory), links))
         out.append(finding(
             "CD410", WARNING, "%s in %s lack%s the soname link%s the loader asks for: %s" % (
                 ", ".join(os.path.basename(i["path"]) for i in items), directory, "s" if len(items) == 1 else "",
                 "" if len(items) == 1 else "s", ", ".join(i["soname"] for i in items)),
             detail="Programs ask for libcudnn.so.N (the SONAME), never for the full file name, so a file without its "
                    "soname link is invisible to them: 'cannot open shared object file'.",
-            fix=fix, evidence={"directory": directory, "files": [i["path"] for i in items]}, catalogue=["D4"]))
+            remedy=fix, evidence={"directory": directory, "files": [i["path"] for i in items]}, catalogue=["D4"]))
     return out

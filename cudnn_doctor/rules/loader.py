@@ -37,7 +37,7 @@ def off_path(facts: Facts, ctx) -> List[Finding]:
                 detail="Programs that need it fail with '%s: cannot open shared object file' although the file "
                        "exists: the folder is in neither LD_LIBRARY_PATH, /etc/ld.so.conf.d nor the default paths "
                        "(or ldconfig was not re-run after installing)." % name,
-                fix=cudnn_dir_fix(c.directory), evidence={"soname": name, "found_in": [x.directory for x in copies],
+                remedy=cudnn_dir_fix(c.directory), evidence={"soname": name, "found_in": [x.directory for x in copies],
                                                           "LD_LIBRARY_PATH": facts.loader.ld_library_path},
                 catalogue=["F1", "D1"]))
         elif all(c.origin in ("pip", "conda") or is_pip_dir(c.directory) for c in copies):
@@ -46,7 +46,7 @@ def off_path(facts: Facts, ctx) -> List[Finding]:
                 "CD601", INFO, "%s exists only inside Python/conda environments (%s)" % (name, c.directory),
                 detail="Frameworks find their wheel's cuDNN through their own RUNPATH; programs outside them "
                        "(C/C++ builds, Paddle, ONNX Runtime without torch) do not.",
-                fix=say("If such a program needs it: %s", run(prepend_ld_path(c.directory))),
+                remedy=say("If such a program needs it: %s", run(prepend_ld_path(c.directory))),
                 evidence={"soname": name, "found_in": [x.directory for x in copies]},
                 catalogue=["F1"]))
     return out
@@ -80,7 +80,7 @@ def nvrtc(facts: Facts, ctx) -> List[Finding]:
         detail="cuDNN 8's convolution library dlopens 'libnvrtc.so' by that exact name; pip wheels ship only "
                "libnvrtc.so.X.Y, so convolutions fail with 'Could not load library libcudnn_cnn_infer.so.8. Error: "
                "libnvrtc.so: cannot open shared object file' and the process aborts.",
-        fix=fix, evidence={"candidates": dirs, "searched": res.shadowed}, catalogue=["F2"])]
+        remedy=fix, evidence={"candidates": dirs, "searched": res.shadowed}, catalogue=["F2"])]
 
 
 def _prefix_of(facts: Facts, copy) -> str:
@@ -108,7 +108,7 @@ def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
         "CD603", WARNING, "cuDNN 8 is installed but only libcuda.so.1, not libcuda.so, is on the search path",
         detail="cuDNN 8 dlopens the unversioned 'libcuda.so'; without it convolutions fail with 'Error: libcuda.so: "
                "cannot open shared object file'.",
-        fix=fix, evidence={"libcuda.so.1": real.path}, catalogue=["F3"])]
+        remedy=fix, evidence={"libcuda.so.1": real.path}, catalogue=["F3"])]
 
 
 @rule("CD604", "wrong-elf-class-on-path", "A library of the wrong architecture sits on the search path")
@@ -125,7 +125,7 @@ def wrong_class(facts: Facts, ctx) -> List[Finding]:
                 "CD604", WARNING, "%s on the search path for %s is %s" % (m.group("path"), name, m.group("why")),
                 detail="The loader skips it, but programs that load it by path fail with 'wrong ELF class: "
                        "ELFCLASS32', and it is a sign that a 32-bit or foreign folder is on the path.",
-                fix=ld_library_path_without(facts, [folder]) if from_ld else
+                remedy=ld_library_path_without(facts, [folder]) if from_ld else
                     unregister_fix(folder),
                 evidence={"soname": name, "candidate": m.group("path"), "via": m.group("via")}, catalogue=["F4"]))
     return out
@@ -142,7 +142,7 @@ def visibility(facts: Facts, ctx) -> List[Finding]:
             "CD605", ERROR, "CUDA_VISIBLE_DEVICES=%r hides every GPU" % vis.cuda_visible_devices,
             detail="CUDA reports 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE) although nvidia-smi "
                    "shows %d GPU(s). %s" % (len(facts.gpus), "; ".join(vis.problems)),
-            fix=or_else(run("unset CUDA_VISIBLE_DEVICES"), "export CUDA_VISIBLE_DEVICES=0"),
+            remedy=or_else(run("unset CUDA_VISIBLE_DEVICES"), "export CUDA_VISIBLE_DEVICES=0"),
             evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "gpus": len(facts.gpus),
                       "problems": vis.problems}, catalogue=["F5"])]
     if vis.problems:
@@ -151,7 +151,7 @@ def visibility(facts: Facts, ctx) -> List[Finding]:
                 vis.cuda_visible_devices, "; ".join(vis.problems)),
             detail="CUDA stops reading the list at the first bad entry, so fewer GPUs are visible than intended.",
             # Keep the user's order: CUDA numbers devices in the order the variable lists them.
-            fix=run("export CUDA_VISIBLE_DEVICES=%s" % ",".join(str(i) for i in _visible_order(facts))),
+            remedy=run("export CUDA_VISIBLE_DEVICES=%s" % ",".join(str(i) for i in _visible_order(facts))),
             evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "visible": [g.index for g in visible]},
             catalogue=["F5"])]
     return []
@@ -173,7 +173,7 @@ def preload(facts: Facts, ctx) -> List[Finding]:
     return [finding(
         "CD606", WARNING, "LD_PRELOAD forces %s into every process" % ", ".join(hits),
         detail="A preloaded library wins over every search path, so frameworks get it instead of their own copy.",
-        fix=run(("export LD_PRELOAD=%s" % q(" ".join(keep))) if keep else "unset LD_PRELOAD"),
+        remedy=run(("export LD_PRELOAD=%s" % q(" ".join(keep))) if keep else "unset LD_PRELOAD"),
         evidence={"LD_PRELOAD": facts.loader.ld_preload}, catalogue=["E2"])]
 
 
@@ -185,7 +185,7 @@ def cache(facts: Facts, ctx) -> List[Finding]:
         "CD607", WARNING, "The loader cache could not be read: %s" % facts.loader.cache_error,
         detail="Which library a program gets was worked out without the cache, so it may differ from what "
                "ld.so does; a missing or stale cache also hides newly installed libraries.",
-        fix=run("sudo ldconfig"), evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
+        remedy=run("sudo ldconfig"), evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
 
 
 @rule("CD608", "ld-cache-stale", "ld.so.cache is older than the CUDA/cuDNN libraries in its folders")
@@ -198,4 +198,4 @@ def stale_cache(facts: Facts, ctx) -> List[Finding]:
             len(stale), "y" if len(stale) == 1 else "ies", stale[0]),
         detail="The loader looks names up in /etc/ld.so.cache, not in the folders themselves: a library installed "
                "without re-running ldconfig 'cannot open shared object file' although it is in a listed folder.",
-        fix=run("sudo ldconfig"), evidence={"not_in_cache": stale[:20]}, catalogue=["F1"])]
+        remedy=run("sudo ldconfig"), evidence={"not_in_cache": stale[:20]}, catalogue=["F1"])]

@@ -9,7 +9,7 @@ from packaging.version import InvalidVersion, Version
 from ..knowledge import Compat
 from ..versions import major_of, mm_text
 from ..model import Facts, Finding, Fix
-from ..remedies import advice, capitalized, run, say, then
+from ..remedies import advice, capitalized, run, say, stated, then
 from . import rule
 from ..queries import consumers, driver_cuda, driver_version, gpus_with_cc, has_driver, machine_cuda, platform_of
 from ..remedies import cudnn_wheel_for, driver_upgrade_fix, toolkit_install_fix
@@ -50,7 +50,7 @@ def requirements(facts: Facts, ctx) -> List[Finding]:
             req = parse_requirement(expr)
         except ValueError as exc:
             out.append(finding("CD910", ERROR, "--require %r cannot be read: %s" % (expr, exc),
-                               fix="Write it as a key and a version comparison, e.g. --require 'cudnn>=8.9,<10'"))
+                               remedy=stated("Write it as a key and a version comparison, e.g. --require 'cudnn>=8.9,<10'")))
             continue
         values, why = _values(facts, compat, req.key)
         if req.key == "toolkit":
@@ -65,11 +65,11 @@ def requirements(facts: Facts, ctx) -> List[Finding]:
                 ("Cannot tell whether %s holds: %s" % (req.text, why)) if present else
                 "%s is not met: %s" % (req.text, why),
                 detail="%s means %s." % (req.key, REQUIRE_KEYS[req.key]),
-                fix=_require_fix(req, facts, compat), evidence={"requirement": req.text}))
+                remedy=_require_fix(req, facts, compat), evidence={"requirement": req.text}))
         elif bad:
             out.append(finding(
                 "CD910", ERROR, "%s is not met: %s" % (req.text, ", ".join("%s at %s" % (v, w) for v, w in bad)),
-                detail="%s means %s." % (req.key, REQUIRE_KEYS[req.key]), fix=_require_fix(req, facts, compat),
+                detail="%s means %s." % (req.key, REQUIRE_KEYS[req.key]), remedy=_require_fix(req, facts, compat),
                 evidence={"requirement": req.text, "values": [{"value": v, "where": w} for v, w in values]}))
         else:
             out.append(finding(

@@ -9,7 +9,7 @@ from ..model import Facts, Finding
 from . import rule
 from .leftovers import install_command
 from ..queries import copy_for_path, describe_copy, ld_entry_for, plain_resolutions
-from ..remedies import ld_library_path_without, prepend_ld_path, q
+from ..remedies import ld_library_path_without, prepend_ld_path, q, stated
 from .common import WARNING, compat_of, finding
 
 
@@ -47,7 +47,7 @@ def headers_vs_loaded(facts: Facts, ctx) -> List[Finding]:
         if entry:
             fix = ld_library_path_without(facts, [entry])
         elif matching is not None:
-            fix = prepend_ld_path(matching.directory)
+            fix = stated(prepend_ld_path(matching.directory))
         else:
             fix = install or "sudo rm -f %s" % q(header["path"])
         if matching is None and install and install != fix:
@@ -64,7 +64,7 @@ def headers_vs_loaded(facts: Facts, ctx) -> List[Finding]:
                        name, describe_copy(loaded), why_it_wins(facts, res), header["path"], header["version"],
                        (", which is %s" % describe_copy(matching)) if matching else "",
                        loaded.version, header["version"]),
-            fix=fix,
+            remedy=fix,
             evidence={"soname": name, "loads": res.path, "via": res.via, "header": header["path"],
                       "header_version": header["version"], "loaded_version": loaded.version,
                       "shadowed": [s["path"] for s in res.shadowed]},

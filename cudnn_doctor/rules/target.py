@@ -5,6 +5,7 @@ from typing import List
 
 from ..model import Facts, Finding
 from . import rule
+from ..remedies import stated
 from .common import ERROR, compat_of, finding
 from .policy import parse_target
 from .target_dl4j import judge_dl4j
@@ -26,6 +27,6 @@ def for_target(facts: Facts, ctx) -> List[Finding]:
         return _judge_target(facts, ctx)
     except ValueError as exc:
         return [finding("CD920", ERROR, "--for %r cannot be judged: %s" % (ctx.target, exc),
-                        fix="Use torch, tensorflow, jax or dl4j, optionally ==VERSION (see `cudnn-doctor matrix "
-                            "--for dl4j`)")]
+                        remedy=stated("Use torch, tensorflow, jax or dl4j, optionally ==VERSION (see `cudnn-doctor matrix "
+                            "--for dl4j`)"))]
 

@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional, Tuple
 from ..knowledge import Compat, DriverFloor
 from ..versions import mm, ver
 from ..model import Facts, Finding, Fix, ToolkitFacts
-from ..remedies import capitalized, loader_dir_fix, or_else, run, say, unregister_fix
+from ..remedies import capitalized, loader_dir_fix, noted, or_else, run, say, unregister_fix
 from . import rule
 from ..queries import (best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, ld_entry_for, platform_of,
     visible_gpus)
@@ -46,11 +46,11 @@ def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
                        "runtime version' (error 35). CUDA %s needs a driver %s [%s, %s]." % (
                            tk.version, floor.text() if floor else "?", floor.source if floor else "", floor.status
                            if floor else ""),
-                fix=or_else(driver_upgrade_fix(floor.text() if floor else "a newer release"),
+                remedy=noted(or_else(driver_upgrade_fix(floor.text() if floor else "a newer release"),
                             say("use the CUDA %s toolkit this driver supports: %s.", dcuda,
                                 toolkit_install_fix(facts, compat, dcuda)) if dcuda else
-                            "use an older CUDA toolkit that this driver supports.", "%s; or %s") +
-                    arch_driver_limit(facts, compat, floor.branch if floor else None),
+                            "use an older CUDA toolkit that this driver supports.", "%s; or %s"),
+                    arch_driver_limit(facts, compat, floor.branch if floor else None)),
                 evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version,
                           "path": tk.path, "needs": floor.text() if floor else None},
                 catalogue=["C1"]))
@@ -76,7 +76,7 @@ def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
             detail="Applications work, but PTX this toolkit generates cannot be JIT-compiled by the driver "
                    "('the provided PTX was compiled with an unsupported toolchain', CUDA_ERROR_UNSUPPORTED_PTX_"
                    "VERSION), which breaks JAX/Triton/custom kernels [%s]." % (floor.source if floor else ""),
-            fix=or_else(driver_upgrade_fix(exact.text()), "compile for the real GPU architecture (SASS) instead of PTX.",
+            remedy=or_else(driver_upgrade_fix(exact.text()), "compile for the real GPU architecture (SASS) instead of PTX.",
                         "%s; or %s"),
             evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version},
             catalogue=["C4"]))
@@ -102,14 +102,14 @@ def framework_vs_driver(facts: Facts, ctx) -> List[Finding]:
             if better:
                 fix = or_else(fix, say("install the build for CUDA %s: %s", better["cuda"],
                                        torch_install(fw.version, better["cuda"])), "%s; or %s")
-        fix += arch_driver_limit(facts, compat, floor.branch if floor else None)
+        fix = noted(fix, arch_driver_limit(facts, compat, floor.branch if floor else None))
         out.append(finding(
             "CD302", ERROR, "%s %s is built for CUDA %s; driver %s supports CUDA %s" % (
                 fw.name, fw.version, fw.cuda_version, driver_version(facts) or "?", dcuda or "?"),
             detail="It fails at start-up with 'CUDA driver version is insufficient' / 'The NVIDIA driver on your "
                    "system is too old'. CUDA %s needs a driver %s [%s]." % (
                        fw.cuda_version, floor.text() if floor else "?", floor.source if floor else ""),
-            fix=fix, evidence={"framework": fw.name, "version": fw.version, "framework_cuda": fw.cuda_version,
+            remedy=fix, evidence={"framework": fw.name, "version": fw.version, "framework_cuda": fw.cuda_version,
                                "driver": driver_version(facts), "driver_cuda": dcuda},
             catalogue=["C1"]))
     return out
@@ -148,7 +148,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
                 detail="CUDA fails with error 804 'forward compatibility was attempted on non supported HW'. Forward "
                        "compatibility works only on %s [%s]." % (", ".join(fc.get("supported_gpus", [])),
                                                                  fc.get("source")),
-                fix=say("%s; then upgrade the host driver to what the application's CUDA needs, or use an image "
+                remedy=say("%s; then upgrade the host driver to what the application's CUDA needs, or use an image "
                         "built for the host driver's CUDA.", remove),
                 evidence=evidence, catalogue=["C2"]))
         elif verdict is None:
@@ -157,7 +157,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
                                   "it" % (path, label),
                 detail="Forward compatibility works only on %s; other GPUs fail with error 804 [%s]." % (
                     ", ".join(fc.get("supported_gpus", [])), fc.get("source")),
-                fix=say("If CUDA reports error 804: %s, and upgrade the host driver instead.", remove),
+                remedy=say("If CUDA reports error 804: %s, and upgrade the host driver instead.", remove),
                 evidence=evidence, catalogue=["C2"]))
         else:
             out.append(finding(
@@ -179,7 +179,7 @@ def stub(facts: Facts, ctx) -> List[Finding]:
                 "CD304", ERROR, "%s resolves to the link-time stub %s" % (name, res.path),
                 detail="The stub from the toolkit's stubs/ folder is for linking only; at run time CUDA fails with "
                        "CUDA_ERROR_STUB_LIBRARY (34) or a misleading 'driver version is insufficient'.",
-                fix=say("%s   (use -L.../stubs only when linking)", fix),
+                remedy=say("%s   (use -L.../stubs only when linking)", fix),
                 evidence={"soname": name, "path": res.path, "via": res.via}, catalogue=["C3"]))
             return out
     stubs = [d for d in facts.loader.ld_library_path if os.path.basename(d.rstrip("/")) == "stubs"]
@@ -187,7 +187,7 @@ def stub(facts: Facts, ctx) -> List[Finding]:
         out.append(finding(
             "CD304", WARNING, "LD_LIBRARY_PATH contains the CUDA stubs folder %s" % stubs[0],
             detail="Programs that ask for libcuda.so (cuDNN 8 does) get the link-time stub instead of the driver.",
-            fix=ld_library_path_without(facts, stubs), evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path},
+            remedy=ld_library_path_without(facts, stubs), evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path},
             catalogue=["C3"]))
     return out
 
@@ -208,7 +208,7 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
                 tk.version or "", tk.path, name),
             detail="Programs linked against the toolkit's runtime fail with '%s: cannot open shared object file'." %
                    name,
-            fix=loader_dir_fix(facts, lib),
+            remedy=loader_dir_fix(facts, lib),
             evidence={"soname": name, "toolkit": tk.path, "runtime": tk.cudart_path}, catalogue=["C5", "F1"]))
     for fw in facts.python.frameworks:
         # TensorFlow before the [and-cuda] wheels (and any build without nvidia-* requirements) uses the system CUDA.
@@ -227,7 +227,7 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
             detail="It will log 'Could not load dynamic library libcudart.so...' and 'Cannot dlopen some GPU "
                    "libraries', then run on CPU. Installed toolkits: %s." % (
                        ", ".join("%s (%s)" % (t.version, t.path) for t in facts.toolkits) or "none"),
-            fix=_tf_runtime_fix(facts, compat, fw),
+            remedy=_tf_runtime_fix(facts, compat, fw),
             evidence={"framework": fw.name, "cuda": fw.cuda_version}, catalogue=["C5", "G3"]))
     return out
 
@@ -259,7 +259,7 @@ def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
         out.append(finding(
             "CD307", ERROR, "%s points to %s, which does not exist" % (tk.path, tk.realpath or "?"),
             detail="Builds and programs that use this path find no CUDA (the toolkit it pointed to was removed).",
-            fix=run("sudo ln -sfn %s %s" % (q(target), q(tk.path))) if target else
+            remedy=run("sudo ln -sfn %s %s" % (q(target), q(tk.path))) if target else
                 or_else(say("Reinstall the CUDA toolkit (%s)", toolkit_install_fix(
                     facts, compat, named.group(1) if named else None)), "sudo rm %s" % q(tk.path),
                         "%s or remove the link: %s"),

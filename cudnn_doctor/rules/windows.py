@@ -5,34 +5,18 @@ import ntpath
 import re
 from typing import Dict, List, Optional
 
-from ..versions import major_of, mm, ver
-from ..model import CudnnCopy, Facts, Finding, Fix
+from ..versions import ver
+from ..model import CudnnCopy, Facts, Finding
 from ..model_windows import WinLoad
 from . import rule
-from ..remedies import machine_cudnn_fix
+from ..remedies import machine_cudnn_fix, stated
+from ..remedies.windows import (add_dll_directory, complete_copy_fix, cuda_runtime_fix, framework_cudnn_fix,
+                                framework_import_fix, mixed_copies_fix, newer_copy_first_fix, python_dll_directory_fix,
+                                search_path_fix, windows_driver_fix, zlibwapi_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 PLAIN = "a program started from a shell"
 PROGRAM_COPIES = ("toolkit", "installer", "path")  # copies meant for any program, not a framework's own
-
-
-def ps_quote(text: str) -> str:
-    """A PowerShell single-quoted string (no expansion; a quote is doubled)."""
-    return "'%s'" % text.replace("'", "''")
-
-
-def path_add(folder: str, first: bool = False) -> str:
-    """PowerShell that puts ``folder`` on the machine-wide PATH (administrator shell), then a new shell."""
-    current = "[Environment]::GetEnvironmentVariable('Path', 'Machine')"
-    value = "%s + ';' + %s" % (ps_quote(folder), current) if first else "%s + ';' + %s" % (current, ps_quote(folder))
-    return ("[Environment]::SetEnvironmentVariable('Path', %s, 'Machine')   (in an administrator PowerShell; then "
-            "open a new shell)" % value)
-
-
-def path_remove(folder: str) -> str:
-    return ("[Environment]::SetEnvironmentVariable('Path', (([Environment]::GetEnvironmentVariable('Path', "
-            "'Machine') -split ';') | Where-Object { $_ -and $_.TrimEnd('\\') -ne %s }) -join ';', 'Machine')   "
-            "(in an administrator PowerShell; then open a new shell)" % ps_quote(folder.rstrip("\\")))
 
 
 def _windows(facts: Facts):
@@ -59,22 +43,6 @@ def _newest(copies: List[CudnnCopy]) -> Optional[CudnnCopy]:
     return max(complete, key=lambda c: ver(c.version)) if complete else None
 
 
-def _on_path(win, folder: str) -> bool:
-    return any(p.lower().rstrip("\\") == folder.lower().rstrip("\\") for p in win.path)
-
-
-def _install_alternative(facts: Facts, compat, copy: CudnnCopy) -> str:
-    """`cudnn-doctor install` into the toolkit, where a toolkit and the archive name are known."""
-    tk = next((t for t in facts.toolkits if t.version and not t.error and _on_path(facts.windows,
-                                                                                 ntpath.join(t.path, "bin"))), None)
-    release = ".".join((copy.version or "").split(".")[:3])
-    if tk is None or not mm(release) or not compat.cudnn_archive_name(release, str(major_of(tk.version)), "windows",
-                                                                      "x86_64"):
-        return ""
-    return '; or let cudnn-doctor install cuDNN %s into the toolkit, whose bin is on PATH: cudnn-doctor install ' \
-           '--version %s --cuda %s --cuda-home "%s"' % (release, release, major_of(tk.version), tk.path)
-
-
 @rule("CD650", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order")
 def not_found(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
@@ -96,14 +64,12 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
         if failed.error == 193:
             continue  # reported by CD652's machine-type check when it is zlib; a 32-bit cuDNN is rare
         if holders:
-            best = _newest(holders) or holders[0]
-            fix = "put the folder that holds it on PATH: " + path_add(best.directory) + \
-                _install_alternative(facts, compat, best)
+            fix = search_path_fix(facts, compat, _newest(holders) or holders[0])
             where = "; it is in %s, which is not searched" % ", ".join(h.directory for h in holders)
         else:
             main = _copy_at(facts, ntpath.dirname(chain[0].path or ""))
             tk = next((t for t in facts.toolkits if t.version), None)
-            fix = _complete_copy_fix(compat, main) if main else machine_cudnn_fix(
+            fix = complete_copy_fix(compat, main) if main else machine_cudnn_fix(
                 facts, compat, tk.version if tk else None, major)
             where = "; no copy on this machine has it"
         out.append(finding(
@@ -111,7 +77,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
             detail="Windows looks in the program's folder, System32, the Windows folder, the current folder and "
                    "then PATH; the cuDNN 9 installer puts the DLLs in ...\\CUDNN\\v9.x\\bin\\<cuda>\\ but adds only "
                    "...\\bin to PATH ('Could not locate %s', 'LoadLibrary failed with error 126')." % name,
-            fix=fix, evidence={"request": failed.request, "missing": failed.missing, "path": win.path,
+            remedy=fix, evidence={"request": failed.request, "missing": failed.missing, "path": win.path,
                                "copies": [h.directory for h in holders]},
             catalogue=["F6", "D1"]))
     return out
@@ -134,18 +100,15 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
         donors = sorted({ntpath.dirname(ld.path) for ld in others})
         copies = [c for c in facts.cudnn if c.directory.lower() in {d.lower() for d in donors} |
                   {ntpath.dirname(main.path).lower()}]
-        best = _newest(copies)
-        fix = ("put the complete copy first on PATH: " + path_add(best.directory, first=True)) if best else ""
         main_dir = ntpath.dirname(main.path)
-        if best and best.directory.lower() != main_dir.lower() and _on_path(win, main_dir):
-            fix += "; or take the incomplete copy off PATH: " + path_remove(main_dir)
+        fix = mixed_copies_fix(win, _newest(copies), main_dir)
         out.append(finding(
             "CD651", ERROR, "%s would load %s %s from %s but %s from %s" % (
                 main.consumer, ntpath.basename(main.path), versions.get(main.path.lower()) or "", main_dir,
                 ", ".join(sorted({ntpath.basename(o.path) for o in others})), ", ".join(donors)),
             detail="cuDNN's sub-libraries must be the same release as cudnn64_N.dll; a mix fails with "
                    "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or missing symbols.",
-            fix=fix, evidence={"modules": {ntpath.basename(ld.path): ld.path for ld in loaded}},
+            remedy=fix, evidence={"modules": {ntpath.basename(ld.path): ld.path for ld in loaded}},
             catalogue=["F6", "D3"]))
     return out
 
@@ -165,12 +128,6 @@ def zlibwapi(facts: Facts, ctx) -> List[Finding]:
         folder = ntpath.dirname(load.skipped[0]["path"]) if load.skipped else (ntpath.dirname(cudnn) if cudnn else "")
         good = next((d.path for d in win.dlls if ntpath.basename(d.path).lower() == "zlibwapi.dll" and
                      d.machine == "x64"), None)
-        if good:
-            get = "Copy-Item %s %s" % (ps_quote(good), ps_quote(folder))
-        else:
-            get = ("Invoke-WebRequest %s -OutFile $env:TEMP\\zlib.zip; Expand-Archive $env:TEMP\\zlib.zip "
-                   "$env:TEMP\\zlib -Force; Copy-Item $env:TEMP\\zlib\\%s %s -Force" % (
-                       table.get("download"), table.get("dll_in_zip"), ps_quote(folder)))
         if load.skipped:
             title = "%s finds only a %s zlibwapi.dll (%s): cuDNN 8 cannot load it (error 193)" % (
                 load.consumer, load.skipped[0]["machine"], load.skipped[0]["path"])
@@ -181,7 +138,7 @@ def zlibwapi(facts: Facts, ctx) -> List[Finding]:
             "CD652", ERROR, title,
             detail="cuDNN %s up to %s loads zlibwapi.dll at run time; NVIDIA does not ship it [%s]." % (
                 table.get("cudnn_from"), table.get("cudnn_before"), table.get("source", "")[:80]),
-            fix="put the x64 zlibwapi.dll beside cuDNN: %s; or move to cuDNN 9, which does not need it" % get,
+            remedy=zlibwapi_fix(folder, good, table.get("download"), table.get("dll_in_zip")),
             evidence={"skipped": load.skipped, "cudnn": cudnn}, catalogue=["F7"]))
     return out
 
@@ -202,15 +159,12 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
                          ver(c.version) > ver(mine.version)])
         if mine is None or newer is None:
             continue
-        fix = path_remove(mine.directory) if _on_path(win, mine.directory) else ""
-        if newer.origin not in ("torch", "pip"):
-            fix = path_add(newer.directory, first=True) + ("; or " + fix if fix else "")
         out.append(finding(
             "CD653", WARNING, "%s loads cuDNN %s from %s, older than %s in %s (%s)" % (
                 PLAIN, mine.version, mine.directory, newer.version, newer.directory, ", ".join(newer.found_via)),
             detail="Windows takes the first cudnn64_%d.dll in its search order; a framework with its own copy "
                    "(torch\\lib) still uses that one, but every other program gets the older copy." % mine.major,
-            fix=fix or "remove the older copy %s" % mine.directory,
+            remedy=newer_copy_first_fix(win, mine, newer),
             evidence={"loaded": load.path, "via": load.via, "newer": newer.path, "shadowed": load.shadowed},
             catalogue=["F6", "D7"]))
     return out
@@ -239,7 +193,7 @@ def python_path(facts: Facts, ctx) -> List[Finding]:
                    "os.add_dll_directory folders and System32, not PATH ('Could not locate %s', 'LoadLibrary "
                    "failed with error 126').%s" % (load.request, (" Affected: %s." % ", ".join(
                        "%s %s" % (fw.name, fw.version) for fw in others)) if others else ""),
-            fix="in the program, before importing the framework: import os; os.add_dll_directory(r\"%s\")" % folder,
+            remedy=python_dll_directory_fix(folder),
             evidence={"python": python_dir, "folder": folder}, catalogue=["F6"]))
     return out
 
@@ -267,12 +221,11 @@ def _unloadable(facts: Facts, compat, win, load: WinLoad, fw, missing: str) -> F
     folder = next((ntpath.dirname(d.path) for d in win.dlls if ntpath.basename(d.path).lower() == missing.lower()),
                   None)
     lib = ntpath.basename(load.request)
-    add = "import os; os.add_dll_directory(r\"%s\") in the program before importing %s" % (
-        folder or "<the folder of %s>" % missing, fw.name if fw else "it")
+    importer = fw.name if fw else "it"
     if folder:
         title = "%s: %s imports %s, which is only in %s, a folder Python 3.8+ does not search" % (
             load.consumer, lib, missing, folder)
-        fix = add
+        fix = framework_import_fix(add_dll_directory(folder, importer))
     elif m:
         major = int(m.group(1))
         others = sorted({"cuDNN %s at %s" % (c.version, c.directory) for c in facts.cudnn if c.major != major})
@@ -280,21 +233,15 @@ def _unloadable(facts: Facts, compat, win, load: WinLoad, fw, missing: str) -> F
             load.consumer, lib, major, missing, (" (found %s)" % "; ".join(others)) if others else "")
         cuda = (fw.cuda_version if fw else None) or _cudart_cuda(load, win)
         install = machine_cudnn_fix(facts, compat, cuda, major, None, "pip")
-        if fw is not None and install.startswith("pip install "):
-            # The wheel lands in <site>\nvidia\cudnn\bin, which that Python must be told about.
-            python = ntpath.join(ntpath.dirname(ntpath.dirname(fw.location)), "python.exe")
-            install = '& "%s" -m %s' % (python, install)
-            add = add.replace("<the folder of %s>" % missing, ntpath.join(fw.location, "nvidia", "cudnn", "bin"))
-        fix = install + "; then " + add
+        fix = framework_cudnn_fix(install, missing, importer, fw.location if fw is not None else None)
     else:
         title = "%s: %s imports %s, which is not installed" % (load.consumer, lib, missing)
-        fix = "install the CUDA runtime it was built for (the CUDA toolkit, or pip install nvidia-cuda-runtime-cuNN)" \
-              ", then " + add
+        fix = cuda_runtime_fix(add_dll_directory("<the folder of %s>" % missing, importer))
     return finding(
         "CD655", ERROR, title,
         detail="Windows fails the whole load with error 126 ('LoadLibrary failed with error 126 \"\" when trying to "
                "load %s'); the framework falls back to CPU or stops." % load.request,
-        fix=fix, evidence={"library": load.request, "missing": missing, "unresolved": load.unresolved},
+        remedy=fix, evidence={"library": load.request, "missing": missing, "unresolved": load.unresolved},
         catalogue=["F6", "G6", "D1"])
 
 
@@ -319,8 +266,7 @@ def no_driver(facts: Facts, ctx) -> List[Finding]:
         "CD150", ERROR, "No NVIDIA driver: %s\\System32\\nvcuda.dll is missing" % win.windows_dir,
         detail="nvcuda.dll (the CUDA driver) and nvml.dll come with the NVIDIA display driver; without them no "
                "CUDA program runs.",
-        fix="install the NVIDIA driver for this GPU from https://www.nvidia.com/Download/index.aspx, restart, and "
-            "check with `nvidia-smi` in a new PowerShell",
+        remedy=windows_driver_fix(),
         evidence={"searched": facts.searched.get("driver", [])}, catalogue=["A1"])]
 
 
@@ -338,19 +284,9 @@ def incomplete(facts: Facts, ctx) -> List[Finding]:
                 c.version or c.major, c.directory, len(c.sublibraries_missing), ", ".join(c.sublibraries_missing)),
             detail="cudnn64_%s.dll loads its sub-libraries by name at first use; a program that finds this copy "
                    "first fails with 'Could not locate %s'." % (c.major, c.sublibraries_missing[0]),
-            fix=_complete_copy_fix(compat, c),
+            remedy=complete_copy_fix(compat, c),
             evidence={"copy": c.path, "missing": c.sublibraries_missing}, catalogue=["D2", "F6"]))
     return out
-
-
-def _complete_copy_fix(compat, copy: CudnnCopy) -> str:
-    """Copy the DLLs a cuDNN copy lacks from its own release's archive (run where the archive is extracted)."""
-    release = ".".join((copy.version or "").split(".")[:3])
-    archive = compat.cudnn_archive_name(release, str(major_of(copy.cuda_version) or 12), "windows", "x86_64") \
-        if mm(release) else None
-    return ("copy the missing DLLs of the same release, in the folder where %s is extracted: Copy-Item "
-            "bin\\cudnn*.dll %s" % (archive or "cuDNN %s's Windows archive" % (copy.version or copy.major),
-                                      ps_quote(copy.directory)))
 
 
 # Rules that read Linux-only facts (ld.so, ELF files, symbolic links, the kernel module, containers): on a
@@ -385,7 +321,7 @@ def _windows_wording(func):
                 for pattern, replacement in WINDOWS_WORDING:
                     text = pattern.sub(replacement, text)
                 if text != f.fix:  # the Linux commands in the remedy no longer apply: Windows advice instead
-                    f.fix, f.remedy = text, Fix(text=text)
+                    f.remedy = stated(text)
         return found
     return run
 

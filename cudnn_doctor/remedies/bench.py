@@ -1,0 +1,51 @@
+"""Fixes for what `bench` measures: wrong numbers, a slow or throttled GPU, a narrow PCIe link, workspace size."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..model import Fix
+from .shell import stated
+
+MIB = 1 << 20
+
+
+def workspace_fix(cap_bytes: float) -> Fix:
+    """The seeds' DL4J advice (seeds/000) and the other frameworks' real knobs for the same trade-off, with the
+    cap measured here (so the line runs as printed)."""
+    cap = max(1, int(cap_bytes // MIB))
+    return stated("DL4J: `.cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE)` on the NeuralNetConfiguration.Builder "
+                  "or the ConvolutionLayer.Builder; "
+                  "PyTorch: `export CUDNN_CONV_WSCAP_DBG=%d` (cuDNN's own workspace cap, MiB) and "
+                  "`torch.backends.cudnn.benchmark = False`; "
+                  "TensorFlow: `export TF_CUDNN_WORKSPACE_LIMIT_IN_MB=%d` (default 4096)" % (cap, cap))
+
+
+def wrong_results_fix() -> Fix:
+    return stated("cudnn-doctor check  # then `cudnn-doctor smoke --all` to test each cuDNN copy, and "
+                  "`nvidia-smi -q -d ECC,PAGE_RETIREMENT` for memory errors")
+
+
+def slow_gpu_fix(causes: Sequence[str], nvml: Mapping[str, Any]) -> Fix:
+    """What to do about a GPU below its healthy share of peak, by the cause seen."""
+    if any("TF32_OVERRIDE" in c for c in causes):
+        return stated("unset NVIDIA_TF32_OVERRIDE")
+    if any("power limit" in c for c in causes):
+        return stated("sudo nvidia-smi -pl %.0f  # restore the default power limit" % nvml["power_default_limit_w"])
+    return stated("nvidia-smi -q -d PERFORMANCE,CLOCK,POWER  # see what holds the clocks down; check cooling and "
+                  "power")
+
+
+def throttled_fix() -> Fix:
+    return stated("nvidia-smi -q -d PERFORMANCE  # then check cooling, power cables and `nvidia-smi -q -d POWER`")
+
+
+def pcie_link_fix() -> Fix:
+    return stated("nvidia-smi -q -d PCIE  # reseat the card or move it to a full-width slot")
+
+
+def cudnn_slower_than_plain_fix() -> Fix:
+    return stated("cudnn-doctor check  # is this cuDNN built for this GPU and CUDA?")
+
+
+def unknown_peak_fix() -> Fix:
+    return stated("Add its dense peaks to compat/gpu_peaks.toml with the datasheet as source")

@@ -1,0 +1,50 @@
+"""One renderer per shell: how each shell quotes a word and runs commands one after another, and the Fix value
+whose line shows them that way (sh for Linux, PowerShell and cmd for Windows)."""
+from __future__ import annotations
+
+import shlex
+from typing import Any, Callable, Dict, Sequence
+
+from ..model import Fix
+
+
+def sh_quote(word: Any) -> str:
+    """A word quoted for a POSIX shell, so fixes survive spaces and metacharacters."""
+    return shlex.quote(str(word))
+
+
+def powershell_quote(word: Any) -> str:
+    """A PowerShell single-quoted string (no expansion; a quote is doubled)."""
+    return "'%s'" % str(word).replace("'", "''")
+
+
+def cmd_quote(word: Any) -> str:
+    """A cmd.exe argument: double quotes where a space or metacharacter would split or redirect it."""
+    text = str(word)
+    return '"%s"' % text if any(c in text for c in ' &|<>^()') else text
+
+
+# How each shell runs commands in order, each only if the one before it succeeded (PowerShell 5 has no &&).
+_SEQUENCE: Dict[str, Callable[[Sequence[str]], str]] = {
+    "sh": lambda commands: " && ".join(commands),
+    "powershell": lambda commands: "; ".join(commands),
+    "cmd": lambda commands: " && ".join(commands),
+}
+
+
+def line(commands: Sequence[str], shell: str = "sh") -> str:
+    """The commands as one line to type into ``shell``."""
+    return _SEQUENCE[shell](commands)
+
+
+def needs_root(commands: Sequence[str]) -> bool:
+    """Whether some command raises its privileges (sudo and friends; an administrator shell says so in words)."""
+    return any(word in ("sudo", "su", "pkexec") for c in commands
+               for word in c.replace("|", " ").replace("&&", " ").split())
+
+
+def command_fix(commands: Sequence[str], shell: str = "sh", text: str = "", manual: str = "",
+                writes: Sequence[str] = (), doctor: str = "") -> Fix:
+    """A fix made of commands for ``shell``; its line is ``text``, else the commands as that shell runs them."""
+    return Fix(text=text or line(commands, shell) or manual, commands=list(commands), root=needs_root(commands),
+               shell=shell if commands else "", doctor=doctor, manual=manual, writes=list(writes))
