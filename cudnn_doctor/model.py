@@ -22,6 +22,10 @@ def to_plain(obj: Any) -> Any:
     return obj
 
 
+# The directions of a convolution bench times and checks: forward, gradient of the data, gradient of the filter.
+BENCH_DIRECTIONS = ("fwd", "bwd_data", "bwd_filter")
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"

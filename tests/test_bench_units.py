@@ -6,6 +6,8 @@ import math
 import pytest
 
 from cudnn_doctor.bench import peaks, refcheck, shapes, summary, verdicts
+from cudnn_doctor.knowledge import load_compat
+from cudnn_doctor.rules import bench as bench_rules
 from cudnn_doctor.bench.shapes import ConvShape
 
 try:
@@ -263,7 +265,7 @@ def test_a_huge_workspace_gets_the_frameworks_real_settings():
     assert "CUDNN_CONV_WSCAP_DBG" in ws.fix and "TF_CUDNN_WORKSPACE_LIMIT_IN_MB" in ws.fix
     assert "<" not in ws.fix  # the cap is a number measured here, not a placeholder
     free = _report()["gpu"]["memory_free"]
-    cap = int(verdicts._healthy()["workspace_warn_fraction"] * free) >> 20
+    cap = int(bench_rules.healthy(load_compat())["workspace_warn_fraction"] * free) >> 20
     assert "CUDNN_CONV_WSCAP_DBG=%d`" % cap in ws.fix and "TF_CUDNN_WORKSPACE_LIMIT_IN_MB=%d`" % cap in ws.fix
     info = next(f for f in found if f.id == "CD955")
     assert "CUDNN_CONV_WSCAP_DBG=%d`" % (30 << 10) in info.fix  # the largest workspace measured, in MiB

@@ -6,8 +6,10 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Dict, List, Tuple
 
+from ..model import BENCH_DIRECTIONS
+
 DTYPES = ("fp32", "tf32", "fp16", "bf16")
-DIRECTIONS = ("fwd", "bwd_data", "bwd_filter")
+DIRECTIONS = BENCH_DIRECTIONS
 
 # The seed's CIFAR-10 network (../shared/seeds/004): 3x32x32 images, conv32-conv32-maxpool-conv64-conv64-maxpool,
 # ReLU after each convolution, Keras' layout ("same" then "valid" padding), batch 32, 45,000 training images.

@@ -1,27 +1,37 @@
 """Installing what a fix needs besides cuDNN: the driver, a CUDA toolkit, NVRTC, PyTorch and JAX builds."""
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from ..knowledge import Compat
 from ..versions import mm, ver
 from ..model import Facts, Fix
-from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice
+from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice, platform_of
 from .shell import advice, prepend_ld_path, q, run, stated, then
 from .shells import command_fix
 
 
-def driver_upgrade_fix(floor_text: str) -> Fix:
-    installer = "NVIDIA's installer from https://www.nvidia.com/Download/index.aspx"
+DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
+TOOLKIT_ARCHIVE = "https://developer.nvidia.com/cuda-toolkit-archive"
+
+
+def driver_upgrade_fix(floor_text: str, platform: str = "linux") -> Fix:
+    """Install a driver at least ``floor_text``: Ubuntu's tool or NVIDIA's installer, then a reboot (on Windows,
+    NVIDIA's Windows installer and a restart)."""
+    if platform == "windows":
+        return stated("Install or upgrade the NVIDIA driver to %s (NVIDIA's Windows installer from %s), then restart "
+                      "Windows" % (floor_text, DRIVER_DOWNLOAD))
+    installer = "NVIDIA's installer from %s" % DRIVER_DOWNLOAD
     return command_fix(["sudo ubuntu-drivers install", "sudo reboot"],
                        text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers install`, or %s), "
                             "then reboot (`sudo reboot`)" % (floor_text, installer), manual=installer + ", then reboot")
 
 
-def driver_or_older_image_fix(needs_cuda: str, have_cuda: str) -> Fix:
+def driver_or_older_image_fix(needs_cuda: str, have_cuda: str, platform: str = "linux") -> Fix:
     """A container image needs a newer CUDA than the host driver: upgrade the driver, or pick an older image."""
     return stated("%s; or use an image tag built for CUDA %s or older" % (
-        driver_upgrade_fix("one that supports CUDA %s" % needs_cuda).text, have_cuda))
+        driver_upgrade_fix("one that supports CUDA %s" % needs_cuda, platform).text, have_cuda))
 
 
 def arch_driver_limit(facts: Facts, compat: Compat, branch: Optional[str]) -> str:
@@ -52,6 +62,10 @@ def toolkit_install_fix(facts: Facts, compat: Compat, cuda: Any = None) -> Fix:
     """The command that installs a CUDA toolkit (no driver) for `cuda`, else for the driver's newest CUDA."""
     target = cuda or driver_cuda(facts, compat)
     package = compat.toolkit_package(target) if target else None
+    windows = re.match(r"^cuda-toolkit-(\d+)-(\d+)$", package or "") if platform_of(facts) == "windows" else None
+    if windows:
+        return stated("install CUDA %s.%s from %s (Windows installer)" % (windows.group(1), windows.group(2),
+                                                                         TOOLKIT_ARCHIVE))
     if package:
         return run("sudo apt install %s" % package)
     return advice("install the CUDA toolkit matching the driver's CUDA version (the 'CUDA Version' nvidia-smi "
@@ -64,7 +78,7 @@ def jax_install(facts: Facts, compat: Compat, cuda_major: Any = None) -> Fix:
         return advice("install JAX's CUDA build (compat has no JAX table)")
     fix = run('pip install -U "jax[%s]"' % row["extra"])
     if any("driver" in w for w in why):
-        fix = then(driver_upgrade_fix("the R%s branch or later" % row["driver_linux"]), fix)
+        fix = then(driver_upgrade_fix("the R%s branch or later" % row["driver_linux"], platform_of(facts)), fix)
     return fix
 
 

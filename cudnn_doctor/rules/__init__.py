@@ -2,10 +2,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from ..model import Facts, Finding
+
+# Where a rule applies: the machines whose facts it reads. A rule for the other platform is passed over (and still
+# counted as run: it had nothing to judge there).
+LINUX: FrozenSet[str] = frozenset({"linux"})
+WINDOWS: FrozenSet[str] = frozenset({"windows"})
+ANY_PLATFORM: FrozenSet[str] = LINUX | WINDOWS
+# When a rule runs: `check` judges the machine; `bench` judges a benchmark run (RuleContext.bench).
+CHECK, BENCH = "check", "bench"
 
 
 @dataclass
@@ -16,6 +23,8 @@ class RuleContext:
     requires: List[str] = field(default_factory=list)  # --require expressions, e.g. "cuda>=11.8"
     target: Optional[str] = None  # --for FRAMEWORK[==VERSION], e.g. "dl4j==1.0.0-beta6"
     smoke: Optional[Dict[str, Any]] = None  # result of the cuDNN smoke test, when it ran
+    bench: Optional[Dict[str, Any]] = None  # the bench run being judged (bench stage only)
+    env: Mapping[str, str] = field(default_factory=dict)  # the environment a bench run measured in
 
 
 @dataclass(frozen=True)
@@ -24,32 +33,47 @@ class Rule:
     alias: str  # kebab-case name
     title: str
     func: Callable[[Facts, RuleContext], List[Finding]]
+    platforms: FrozenSet[str] = ANY_PLATFORM  # the machines it applies to
+    stage: str = CHECK  # the command whose result it judges
 
 
 RULES: List[Rule] = []
 
 
-def rule(id: str, alias: str, title: str) -> Callable:
-    """Register a rule function under a stable id."""
+def rule(id: str, alias: str, title: str, platforms: FrozenSet[str] = ANY_PLATFORM, stage: str = CHECK) -> Callable:
+    """Register a rule function under a stable id, with the platforms it applies to and the stage it judges."""
 
     def wrap(func: Callable[[Facts, RuleContext], List[Finding]]) -> Callable:
-        RULES.append(Rule(id, alias, title, func))
+        RULES.append(Rule(id, alias, title, func, frozenset(platforms), stage))
         return func
 
     return wrap
 
 
-def evaluate(facts: Facts, context: RuleContext) -> Tuple[List[Finding], List[str]]:
-    """Run every rule; a rule that raises becomes a warning finding (a doctor bug) instead of a crash."""
+def platform_of_facts(facts: Facts) -> str:
+    """The platform rules are chosen for: a Windows machine is one the Windows probes read."""
+    return "windows" if facts.windows is not None else "linux"
+
+
+def registered(stage: str) -> List[Rule]:
+    """Every rule of one stage, in registration order (the rule modules register themselves on import)."""
     import importlib.util
 
     if importlib.util.find_spec(__name__ + ".registry") is not None:
-        importlib.import_module(__name__ + ".registry")  # the rule modules register themselves on import
+        importlib.import_module(__name__ + ".registry")
+    return [r for r in RULES if r.stage == stage]
 
+
+def evaluate(facts: Facts, context: RuleContext, stage: str = CHECK) -> Tuple[List[Finding], List[str]]:
+    """Run every rule of the stage that applies to this platform; a rule that raises becomes a warning finding
+    (a doctor bug) instead of a crash."""
+    platform = platform_of_facts(facts)
     findings: List[Finding] = []
     ran: List[str] = []
-    for r in RULES:
+    for r in registered(stage):
         ran.append(r.id)
+        if platform not in r.platforms:
+            continue
         try:
             for f in r.func(facts, context):
                 if not f.alias:

@@ -8,7 +8,7 @@ from typing import Dict, List
 from ..versions import major_of, mm
 from ..model import Facts, Finding
 from . import rule
-from ..queries import driver_cuda, driver_version, visible_gpus
+from ..queries import driver_cuda, driver_version, platform_of, visible_gpus
 from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, prepend_ld_path, q, qs, stated
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
@@ -195,7 +195,7 @@ def image_requirement(facts: Facts, ctx) -> List[Finding]:
             m.group(1), driver_version(facts) or "", have),
         detail="NVIDIA_REQUIRE_CUDA=%s (%s): nvidia-container-cli refuses to start it with 'unsatisfied condition: "
                "cuda>=%s, please update your driver'." % (req["value"], req["source"], m.group(1)),
-        remedy=driver_or_older_image_fix(m.group(1), have),
+        remedy=driver_or_older_image_fix(m.group(1), have, platform_of(facts)),
         evidence={"NVIDIA_REQUIRE_CUDA": req["value"], "driver_cuda": have}, catalogue=["H2"])]
 
 

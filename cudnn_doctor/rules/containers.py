@@ -5,7 +5,7 @@ from typing import List, Optional
 
 from ..model import Facts, Finding
 from ..remedies import run, stated
-from . import rule
+from . import LINUX, rule
 from ..queries import driver_cuda, primary_toolkit
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
@@ -36,7 +36,7 @@ def _libcuda(facts: Facts):
     return (res.path if res else None) or facts.driver.libcuda_path
 
 
-@rule("CD801", "container-without-gpu", "Container started without GPU access")
+@rule("CD801", "container-without-gpu", "Container started without GPU access", platforms=LINUX)
 def container(facts: Facts, ctx) -> List[Finding]:
     if not facts.host.in_container or facts.host.wsl:
         return []
@@ -71,7 +71,7 @@ def container(facts: Facts, ctx) -> List[Finding]:
 _PURGE_LINUX_DRIVER = "sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"
 
 
-@rule("CD802", "wsl-linux-driver-installed", "A Linux NVIDIA driver is installed inside WSL")
+@rule("CD802", "wsl-linux-driver-installed", "A Linux NVIDIA driver is installed inside WSL", platforms=LINUX)
 def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
     if not facts.host.wsl:
         return []
@@ -105,7 +105,7 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
         evidence={"libcuda": lib}, catalogue=["H4"])]
 
 
-@rule("CD803", "wsl-driver-share-not-symlinks", "WSL ships the driver as copies (benign ldconfig warning)")
+@rule("CD803", "wsl-driver-share-not-symlinks", "WSL ships the driver as copies (benign ldconfig warning)", platforms=LINUX)
 def wsl_share(facts: Facts, ctx) -> List[Finding]:
     lib = _libcuda(facts)
     if not facts.host.wsl or not lib or not lib.startswith(_WSL_LIB):
@@ -117,7 +117,7 @@ def wsl_share(facts: Facts, ctx) -> List[Finding]:
                "no NVIDIA device either.", evidence={"libcuda": lib}, catalogue=["H5"])]
 
 
-@rule("CD804", "wsl-driver-missing", "WSL2 without the Windows NVIDIA driver")
+@rule("CD804", "wsl-driver-missing", "WSL2 without the Windows NVIDIA driver", platforms=LINUX)
 def wsl_missing(facts: Facts, ctx) -> List[Finding]:
     if not facts.host.wsl:
         return []

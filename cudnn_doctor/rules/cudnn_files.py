@@ -8,7 +8,7 @@ from typing import Dict, List
 from ..versions import major_of, mm_text, release3
 from ..model import CudnnCopy, Facts, Finding
 from ..remedies import cudnn_into_toolkit, header_fix, readable_fix, relink_fix, remove_files_fix, say, then
-from . import rule
+from . import LINUX, rule
 from ..queries import has_driver, is_pip_dir, is_used, machine_cuda, primary_toolkit
 from ..remedies import machine_cudnn_fix, q, reinstall_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -54,7 +54,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
         catalogue=["D1"])]
 
 
-@rule("CD402", "cudnn-sublibraries-missing", "cuDNN sub-libraries missing")
+@rule("CD402", "cudnn-sublibraries-missing", "cuDNN sub-libraries missing", platforms=LINUX)
 def sublibraries(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -105,7 +105,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD404", "cudnn-not-a-symlink", "cuDNN soname is a copied file, not a link")
+@rule("CD404", "cudnn-not-a-symlink", "cuDNN soname is a copied file, not a link", platforms=LINUX)
 def not_symlink(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -138,7 +138,7 @@ def not_symlink(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD405", "cudnn-permission-denied", "cuDNN files not readable by other users")
+@rule("CD405", "cudnn-permission-denied", "cuDNN files not readable by other users", platforms=LINUX)
 def permissions(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -169,7 +169,7 @@ def permissions(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD406", "cudnn-file-corrupt", "cuDNN file empty, truncated or of the wrong architecture")
+@rule("CD406", "cudnn-file-corrupt", "cuDNN file empty, truncated or of the wrong architecture", platforms=LINUX)
 def corrupt(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -210,7 +210,7 @@ def header(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD408", "cudnn-dangling-link", "cuDNN symbolic link points nowhere")
+@rule("CD408", "cudnn-dangling-link", "cuDNN symbolic link points nowhere", platforms=LINUX)
 def dangling(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:

@@ -7,7 +7,7 @@ from typing import List, Optional
 from ..versions import major_of, mm, mm_text, release3, ver
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
 from ..remedies import advice, capitalized, or_else, run, say, then
-from . import rule
+from . import LINUX, rule
 from ..queries import (consumers, copy_for_path, cudnn_older, describe_copy, driver_cuda, driver_version, framework_kind,
     gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda, platform_of, primary_toolkit,
     toolkit_owning)
@@ -91,7 +91,7 @@ def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
                 describe_copy(copy), copy.cuda_version, driver_version(facts), driver_cuda(facts, compat) or "?"),
             detail="cuDNN then fails with CUDNN_STATUS_NOT_INITIALIZED / 'CUDA driver version is insufficient' "
                    "[%s]." % (floor.source if floor else ""),
-            remedy=or_else(driver_upgrade_fix(floor.text() if floor else "a newer release"),
+            remedy=or_else(driver_upgrade_fix(floor.text() if floor else "a newer release", platform_of(facts)),
                         say("install the cuDNN build for CUDA %s: %s", driver_cuda(facts, compat) or "?",
                             machine_cudnn_fix(facts, compat, driver_cuda(facts, compat), copy.major)), "%s; or %s"),
             evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "driver": driver_version(facts)},
@@ -137,7 +137,7 @@ def runtime_older(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD504", "cudnn-shadowed-by-ld-library-path", "LD_LIBRARY_PATH hands a framework a foreign cuDNN")
+@rule("CD504", "cudnn-shadowed-by-ld-library-path", "LD_LIBRARY_PATH hands a framework a foreign cuDNN", platforms=LINUX)
 def shadowed(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
@@ -164,7 +164,7 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD505", "two-cudnn-copies", "Different programs load different cuDNN copies")
+@rule("CD505", "two-cudnn-copies", "Different programs load different cuDNN copies", platforms=LINUX)
 def two_copies(facts: Facts, ctx) -> List[Finding]:
     who = consumers(facts)
     by_major = {}
@@ -285,7 +285,7 @@ def predates_gpu(facts: Facts, ctx) -> List[Finding]:
             steps = []
             if blackwell and (target is None or mm(target) < mm(bw.get("min_cuda"))):
                 floor = bw.get("driver_windows" if platform_of(facts) == "windows" else "driver_linux")
-                steps.append(driver_upgrade_fix(">= %s" % floor))
+                steps.append(driver_upgrade_fix(">= %s" % floor, platform_of(facts)))
                 target = bw.get("min_cuda")
             origin = copy.origin if copy.origin in ("pip", "conda") else "system"
             steps.append(say("install a newer cuDNN built for CUDA %s: %s", mm_text(target) or target,

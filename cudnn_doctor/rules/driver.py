@@ -6,7 +6,7 @@ from typing import List
 
 from ..model import Facts, Finding
 from ..remedies import or_else, run, say, stated
-from . import rule
+from . import LINUX, rule
 from ..queries import has_driver
 from .common import ERROR, INFO, compat_of, finding
 
@@ -20,7 +20,7 @@ def _uses_compat_libcuda(facts: Facts) -> bool:
     return "/compat/" in path or "/compat/" in real
 
 
-@rule("CD101", "no-nvidia-driver", "No NVIDIA driver or GPU found")
+@rule("CD101", "no-nvidia-driver", "No NVIDIA driver or GPU found", platforms=LINUX)
 def no_driver(facts: Facts, ctx) -> List[Finding]:
     if has_driver(facts) or facts.driver.nvidia_pci_devices:
         return []
@@ -41,7 +41,7 @@ def no_driver(facts: Facts, ctx) -> List[Finding]:
     )]
 
 
-@rule("CD102", "kernel-module-not-loaded", "NVIDIA kernel module not loaded")
+@rule("CD102", "kernel-module-not-loaded", "NVIDIA kernel module not loaded", platforms=LINUX)
 def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
     d = facts.driver
     if facts.host.in_container or facts.host.wsl or d.kernel_module_loaded is not False:
@@ -83,7 +83,7 @@ def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
     )]
 
 
-@rule("CD103", "nouveau-owns-gpu", "nouveau (or nova_core) drives the GPU")
+@rule("CD103", "nouveau-owns-gpu", "nouveau (or nova_core) drives the GPU", platforms=LINUX)
 def nouveau(facts: Facts, ctx) -> List[Finding]:
     d = facts.driver
     loaded = [m for m in d.loaded_modules if m in _NOUVEAU]
@@ -109,7 +109,7 @@ def nouveau(facts: Facts, ctx) -> List[Finding]:
 _BLACKLIST = "/etc/modprobe.d/blacklist-nouveau.conf"
 
 
-@rule("CD104", "driver-library-mismatch", "Driver libraries and kernel module differ")
+@rule("CD104", "driver-library-mismatch", "Driver libraries and kernel module differ", platforms=LINUX)
 def mismatch(facts: Facts, ctx) -> List[Finding]:
     d = facts.driver
     kernel = d.kernel_module_version
@@ -169,7 +169,7 @@ def _module_present(facts: Facts) -> bool:
     return d.kernel_module_loaded is not False and bool(d.kernel_module_version or d.kernel_module_loaded)
 
 
-@rule("CD106", "libcuda-missing", "The NVIDIA kernel module is loaded but libcuda.so.1 is not installed")
+@rule("CD106", "libcuda-missing", "The NVIDIA kernel module is loaded but libcuda.so.1 is not installed", platforms=LINUX)
 def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
     if facts.host.in_container or facts.host.wsl or not _module_present(facts):
         return []  # CD801 / CD804 speak for containers and WSL; CD102 for a module that is not loaded

@@ -7,7 +7,7 @@ from typing import List
 from ..model import Facts, Finding
 from ..remedies import advice, or_else, run, say
 from ..remedies.doctor import smoke_failure_fix
-from . import rule
+from . import LINUX, rule
 from ..remedies import export_path_line
 from .common import ERROR, INFO, WARNING, finding
 
@@ -32,7 +32,7 @@ def smoke(facts: Facts, ctx) -> List[Finding]:
         catalogue=["E3", "E4"])]
 
 
-@rule("CD609", "ld-library-path-current-folder", "LD_LIBRARY_PATH makes programs search their current folder")
+@rule("CD609", "ld-library-path-current-folder", "LD_LIBRARY_PATH makes programs search their current folder", platforms=LINUX)
 def cwd_in_path(facts: Facts, ctx) -> List[Finding]:
     if not facts.loader.ld_library_path_cwd:
         return []
@@ -45,7 +45,7 @@ def cwd_in_path(facts: Facts, ctx) -> List[Finding]:
         evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["F1", "E2"])]
 
 
-@rule("CD610", "loader-stops-at-broken-file", "The loader reaches a broken library file first")
+@rule("CD610", "loader-stops-at-broken-file", "The loader reaches a broken library file first", platforms=LINUX)
 def broken_first(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for name, res in sorted(facts.loader.resolved.items()):

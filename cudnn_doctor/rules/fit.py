@@ -63,7 +63,7 @@ def with_driver_step(facts: Facts, compat: Compat, cuda: str, fix: Fix, floor_te
         return advice("This build cannot run on this GPU: no driver for CUDA %s exists for it.%s Use a release "
                       "built for a CUDA the installed driver runs (`%s`), or a newer GPU." % (cuda, blocked, matrix))
     floor = compat.min_driver(cuda, platform_of(facts))
-    return then(driver_upgrade_fix(floor_text or (floor.text() if floor else "one for CUDA %s" % cuda)), fix)
+    return then(driver_upgrade_fix(floor_text or (floor.text() if floor else "one for CUDA %s" % cuda), platform_of(facts)), fix)
 
 
 def toolkit_problem(facts: Facts, compat: Compat, cuda: str) -> Optional[str]:

@@ -11,7 +11,7 @@ from packaging.version import InvalidVersion, Version
 from ..versions import major_of, mm_text, ver
 from ..model import Facts, Finding, FrameworkFacts
 from ..remedies import advice, or_else, run, say, then
-from . import rule
+from . import LINUX, rule
 from ..queries import best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, platform_of
 from ..remedies import driver_upgrade_fix, jax_install, machine_cudnn_fix, torch_install
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -32,7 +32,7 @@ def _gpu_install(facts: Facts, ctx, fw: FrameworkFacts) -> str:
         newest = max(rows, key=lambda r: (ver(r["torch"]), ver(r["cuda"]))) if rows else None
         return say("%s; then %s && %s",
                    driver_upgrade_fix("one that runs a PyTorch CUDA build (driver %s is too old for all of them)" %
-                                      (driver_version(facts) or "?")), run("pip uninstall -y torch"),
+                                      (driver_version(facts) or "?"), platform_of(facts)), run("pip uninstall -y torch"),
                    torch_install(newest["torch"], newest["cuda"]) if newest else "install PyTorch's CUDA build")
     if kind == "tensorflow":
         return run("pip uninstall -y %s" % fw.name, 'pip install "tensorflow[and-cuda]"')
@@ -155,7 +155,7 @@ def tf_windows(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD704", "framework-cudnn-unresolved", "A framework cannot find the cuDNN it links")
+@rule("CD704", "framework-cudnn-unresolved", "A framework cannot find the cuDNN it links", platforms=LINUX)
 def unresolved(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []

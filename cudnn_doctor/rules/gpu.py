@@ -9,6 +9,7 @@ from ..model import Facts, Finding, Fix
 from ..remedies import advice, or_else, run, say, stated, then
 from . import archs, rule
 from ..queries import (best_torch_variant, cc_below, driver_cuda, framework_kind, gpu_label, gpus_with_cc, jax_choice,
+                       platform_of,
     used_copies, visible_gpus)
 from ..remedies import driver_upgrade_fix, toolkit_install_fix, torch_install
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -84,7 +85,7 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                         fix = or_else(run('pip install -U "jax[%s]"' % other["extra"]), "JAX's %s wheels support "
                                       "SM %s+" % (other["extra"], other["min_cc"]), "%s   (%s)")
                         if why:
-                            fix = then(driver_upgrade_fix("the R%s branch or later" % other["driver_linux"]), fix)
+                            fix = then(driver_upgrade_fix("the R%s branch or later" % other["driver_linux"], platform_of(facts)), fix)
                     else:
                         fix = advice("No JAX CUDA build in compat supports compute capability %s: run JAX on CPU "
                                      "(pip install -U jax) or on a GPU of compute capability %s or newer" % (

@@ -6,7 +6,7 @@ from typing import List, Optional
 from ..versions import mm
 from ..model import Facts, Finding, Fix
 from ..remedies import advice, then
-from . import rule
+from . import LINUX, rule
 from ..queries import copy_for_path, driver_cuda, driver_version, has_driver, platform_of
 from ..remedies import driver_upgrade_fix
 from .common import ERROR, INFO, finding, compat_of
@@ -18,7 +18,7 @@ def preset_parts(version: str) -> Optional[tuple]:
     return tuple(parts[:3]) if len(parts) >= 3 and mm(parts[0]) and mm(parts[1]) else None
 
 
-@rule("CD705", "javacpp-preset-unmet", "A JavaCPP/DL4J CUDA preset needs a CUDA/cuDNN this machine lacks")
+@rule("CD705", "javacpp-preset-unmet", "A JavaCPP/DL4J CUDA preset needs a CUDA/cuDNN this machine lacks", platforms=LINUX)
 def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -38,7 +38,7 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
             if ok is False:
                 problems.append("the driver (%s, CUDA %s) is too old for CUDA %s" % (
                     driver_version(facts), driver_cuda(facts, compat), cuda))
-                fixes.append(driver_upgrade_fix(floor.text() if floor else "a newer branch"))
+                fixes.append(driver_upgrade_fix(floor.text() if floor else "a newer branch", platform_of(facts)))
         if preset["version"] not in bundled:
             # Without cuda-platform-redist, JavaCPP loads cuDNN and cudart from the system search path.
             soname = "libcudnn.so.%d" % mm(cudnn)[0]

@@ -8,7 +8,7 @@ from typing import List
 from ..model import Facts, Finding
 from ..queries import package_channel
 from ..remedies import nvrtc_install_fix, or_else, run, say, unregister_fix
-from . import rule
+from . import LINUX, rule
 from ..queries import is_pip_dir, machine_cuda, visible_gpus
 from ..remedies import cudnn_dir_fix, ld_library_path_without, prepend_ld_path, q
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -16,7 +16,7 @@ from .common import ERROR, INFO, WARNING, compat_of, finding
 _SKIPPED = re.compile(r"^(?P<path>\S+) \((?P<via>[^)]*)\) skipped: (?P<why>\S+)")
 
 
-@rule("CD601", "lib-not-on-search-path", "cuDNN installed where the loader does not look")
+@rule("CD601", "lib-not-on-search-path", "cuDNN installed where the loader does not look", platforms=LINUX)
 def off_path(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for major in sorted({c.major for c in facts.cudnn if c.major}, reverse=True):
@@ -56,7 +56,7 @@ def _cudnn8_in_use(facts: Facts) -> bool:
     return any(c.major == 8 for c in facts.cudnn)
 
 
-@rule("CD602", "nvrtc-unversioned-missing", "cuDNN 8 cannot find the unversioned libnvrtc.so")
+@rule("CD602", "nvrtc-unversioned-missing", "cuDNN 8 cannot find the unversioned libnvrtc.so", platforms=LINUX)
 def nvrtc(facts: Facts, ctx) -> List[Finding]:
     res = facts.loader.resolved.get("libnvrtc.so")
     if not _cudnn8_in_use(facts) or res is None or res.path:
@@ -92,7 +92,7 @@ def _prefix_of(facts: Facts, copy) -> str:
     return next((p for p in facts.python.conda_prefixes if folder.startswith(p.rstrip("/") + "/")), "")
 
 
-@rule("CD603", "libcuda-unversioned-missing", "cuDNN 8 cannot find the unversioned libcuda.so")
+@rule("CD603", "libcuda-unversioned-missing", "cuDNN 8 cannot find the unversioned libcuda.so", platforms=LINUX)
 def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
     res = facts.loader.resolved.get("libcuda.so")
     real = facts.loader.resolved.get("libcuda.so.1")
@@ -111,7 +111,7 @@ def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
         remedy=fix, evidence={"libcuda.so.1": real.path}, catalogue=["F3"])]
 
 
-@rule("CD604", "wrong-elf-class-on-path", "A library of the wrong architecture sits on the search path")
+@rule("CD604", "wrong-elf-class-on-path", "A library of the wrong architecture sits on the search path", platforms=LINUX)
 def wrong_class(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for name, res in sorted(facts.loader.resolved.items()):
@@ -164,7 +164,7 @@ def _visible_order(facts: Facts) -> List[int]:
     return order + [g.index for g in visible_gpus(facts) if g.index not in order]
 
 
-@rule("CD606", "ld-preload-cuda", "LD_PRELOAD forces a CUDA/cuDNN library")
+@rule("CD606", "ld-preload-cuda", "LD_PRELOAD forces a CUDA/cuDNN library", platforms=LINUX)
 def preload(facts: Facts, ctx) -> List[Finding]:
     hits = [p for p in facts.loader.ld_preload if re.search(r"lib(cudnn|cuda|cudart|cublas)", os.path.basename(p))]
     if not hits:
@@ -177,7 +177,7 @@ def preload(facts: Facts, ctx) -> List[Finding]:
         evidence={"LD_PRELOAD": facts.loader.ld_preload}, catalogue=["E2"])]
 
 
-@rule("CD607", "loader-cache-unreadable", "ld.so.cache could not be read")
+@rule("CD607", "loader-cache-unreadable", "ld.so.cache could not be read", platforms=LINUX)
 def cache(facts: Facts, ctx) -> List[Finding]:
     if not facts.loader.cache_error:
         return []
@@ -188,7 +188,7 @@ def cache(facts: Facts, ctx) -> List[Finding]:
         remedy=run("sudo ldconfig"), evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
 
 
-@rule("CD608", "ld-cache-stale", "ld.so.cache is older than the CUDA/cuDNN libraries in its folders")
+@rule("CD608", "ld-cache-stale", "ld.so.cache is older than the CUDA/cuDNN libraries in its folders", platforms=LINUX)
 def stale_cache(facts: Facts, ctx) -> List[Finding]:
     stale = facts.loader.stale_cache
     if not stale:

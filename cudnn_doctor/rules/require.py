@@ -87,7 +87,7 @@ def _ok(spec: SpecifierSet, value: str) -> bool:
 
 def _require_fix(req: Requirement, facts: Facts, compat: Compat) -> Fix:
     if req.key in ("driver", "cuda"):
-        return driver_upgrade_fix("a release that satisfies %s" % req.text)
+        return driver_upgrade_fix("a release that satisfies %s" % req.text, platform_of(facts))
     if req.key == "toolkit":
         # The newest CUDA release in compat that satisfies the requirement, preferring one this driver runs.
         wanted = [c for c in compat.cuda_releases() if _ok(req.spec, c)]
@@ -98,7 +98,7 @@ def _require_fix(req: Requirement, facts: Facts, compat: Compat) -> Fix:
         fix = say("install CUDA %s, which satisfies %s: %s", pick, req.text, toolkit_install_fix(facts, compat, pick))
         if not runs and has_driver(facts):
             floor = compat.min_driver(pick, platform_of(facts))
-            return then(driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % pick), fix)
+            return then(driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % pick, platform_of(facts)), fix)
         return capitalized(fix)
     if req.key == "cudnn":
         cuda = machine_cuda(facts, compat)

@@ -36,7 +36,7 @@ def judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
                 problems.append(blocked.strip())
             floor = compat.min_driver(cuda, platform_of(facts))
             steps.append(with_driver_step(facts, compat, cuda, advice("")) if blocked else
-                         driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % cuda))
+                         driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % cuda, platform_of(facts)))
         if toolkit_problem(facts, compat, cuda):
             steps.append(say("install the CUDA %s toolkit (https://developer.nvidia.com/cuda-toolkit-archive; apt: "
                              "%s)", cuda, toolkit_install_fix(facts, compat, cuda)))

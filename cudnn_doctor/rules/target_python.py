@@ -113,7 +113,7 @@ def judge_jax(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
             limit = arch_driver_limit(facts, compat, str(row["driver_linux"]).split(".")[0])
             fix = (advice("No driver of the R%s branch exists for this GPU.%s JAX's current CUDA builds cannot run "
                           "here." % (row["driver_linux"], limit)) if limit else
-                   then(driver_upgrade_fix("the R%s branch" % row["driver_linux"]), fix))
+                   then(driver_upgrade_fix("the R%s branch" % row["driver_linux"], platform_of(facts)), fix))
         options.append(("jax[%s] (CUDA %s, cuDNN %s)" % (row["extra"], row["cuda"], row["cudnn"]), problems, fix))
     note = "" if not target.version else " (compat holds the current JAX requirements only)"
     return verdict("JAX%s%s" % ((" " + target.version) if target.version else "", note), options,

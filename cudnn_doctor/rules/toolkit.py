@@ -9,7 +9,7 @@ from ..knowledge import Compat, DriverFloor
 from ..versions import mm, ver
 from ..model import Facts, Finding, Fix, ToolkitFacts
 from ..remedies import capitalized, loader_dir_fix, noted, or_else, run, say, unregister_fix
-from . import rule
+from . import LINUX, rule
 from ..queries import (best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, ld_entry_for, platform_of,
     visible_gpus)
 from ..remedies import (arch_driver_limit, driver_upgrade_fix, ld_library_path_without, q, toolkit_install_fix, torch_install)
@@ -46,7 +46,7 @@ def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
                        "runtime version' (error 35). CUDA %s needs a driver %s [%s, %s]." % (
                            tk.version, floor.text() if floor else "?", floor.source if floor else "", floor.status
                            if floor else ""),
-                remedy=noted(or_else(driver_upgrade_fix(floor.text() if floor else "a newer release"),
+                remedy=noted(or_else(driver_upgrade_fix(floor.text() if floor else "a newer release", platform_of(facts)),
                             say("use the CUDA %s toolkit this driver supports: %s.", dcuda,
                                 toolkit_install_fix(facts, compat, dcuda)) if dcuda else
                             "use an older CUDA toolkit that this driver supports.", "%s; or %s"),
@@ -76,7 +76,7 @@ def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
             detail="Applications work, but PTX this toolkit generates cannot be JIT-compiled by the driver "
                    "('the provided PTX was compiled with an unsupported toolchain', CUDA_ERROR_UNSUPPORTED_PTX_"
                    "VERSION), which breaks JAX/Triton/custom kernels [%s]." % (floor.source if floor else ""),
-            remedy=or_else(driver_upgrade_fix(exact.text()), "compile for the real GPU architecture (SASS) instead of PTX.",
+            remedy=or_else(driver_upgrade_fix(exact.text(), platform_of(facts)), "compile for the real GPU architecture (SASS) instead of PTX.",
                         "%s; or %s"),
             evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version},
             catalogue=["C4"]))
@@ -96,7 +96,7 @@ def framework_vs_driver(facts: Facts, ctx) -> List[Finding]:
         ok, how, floor = _judge(facts, compat, fw.cuda_version)
         if ok is not False:
             continue
-        fix = driver_upgrade_fix(floor.text() if floor else "a newer release")
+        fix = driver_upgrade_fix(floor.text() if floor else "a newer release", platform_of(facts))
         if framework_kind(fw) == "torch":
             better = best_torch_variant(facts, compat, fw.version)
             if better:
@@ -167,7 +167,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD304", "stub-libcuda", "The toolkit's stub libcuda is on the search path")
+@rule("CD304", "stub-libcuda", "The toolkit's stub libcuda is on the search path", platforms=LINUX)
 def stub(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for name in ("libcuda.so.1", "libcuda.so"):
@@ -192,7 +192,7 @@ def stub(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD306", "cuda-runtime-missing", "CUDA runtime a consumer needs is not on the search path")
+@rule("CD306", "cuda-runtime-missing", "CUDA runtime a consumer needs is not on the search path", platforms=LINUX)
 def runtime_missing(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -245,7 +245,7 @@ def _tf_runtime_fix(facts: Facts, compat: Compat, fw) -> Fix:
     return capitalized(system)
 
 
-@rule("CD307", "toolkit-link-dangling", "A CUDA toolkit link points nowhere")
+@rule("CD307", "toolkit-link-dangling", "A CUDA toolkit link points nowhere", platforms=LINUX)
 def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []

@@ -8,8 +8,8 @@ from typing import Dict, List, Optional
 from ..versions import ver
 from ..model import CudnnCopy, Facts, Finding
 from ..model_windows import WinLoad
-from . import rule
-from ..remedies import machine_cudnn_fix, stated
+from . import WINDOWS, rule
+from ..remedies import machine_cudnn_fix
 from ..remedies.windows import (add_dll_directory, complete_copy_fix, cuda_runtime_fix, framework_cudnn_fix,
                                 framework_import_fix, mixed_copies_fix, newer_copy_first_fix, python_dll_directory_fix,
                                 search_path_fix, windows_driver_fix, zlibwapi_fix)
@@ -43,7 +43,7 @@ def _newest(copies: List[CudnnCopy]) -> Optional[CudnnCopy]:
     return max(complete, key=lambda c: ver(c.version)) if complete else None
 
 
-@rule("CD650", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order")
+@rule("CD650", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order", platforms=WINDOWS)
 def not_found(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -83,7 +83,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD651", "windows-cudnn-mixed", "cuDNN's DLLs would come from two different copies")
+@rule("CD651", "windows-cudnn-mixed", "cuDNN's DLLs would come from two different copies", platforms=WINDOWS)
 def mixed(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -113,7 +113,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD652", "windows-zlibwapi", "cuDNN 8.3-8.9 needs an x64 zlibwapi.dll")
+@rule("CD652", "windows-zlibwapi", "cuDNN 8.3-8.9 needs an x64 zlibwapi.dll", platforms=WINDOWS)
 def zlibwapi(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -143,7 +143,7 @@ def zlibwapi(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD653", "windows-cudnn-shadowed", "A program loads an older cuDNN than another copy on this machine")
+@rule("CD653", "windows-cudnn-shadowed", "A program loads an older cuDNN than another copy on this machine", platforms=WINDOWS)
 def shadowed(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -170,7 +170,7 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD654", "windows-python-ignores-path", "Python 3.8+ does not search PATH for cuDNN's DLLs")
+@rule("CD654", "windows-python-ignores-path", "Python 3.8+ does not search PATH for cuDNN's DLLs", platforms=WINDOWS)
 def python_path(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -199,7 +199,7 @@ def python_path(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD655", "windows-framework-cannot-load",
-      "A framework's library cannot load the cuDNN or CUDA runtime it imports")
+      "A framework's library cannot load the cuDNN or CUDA runtime it imports", platforms=WINDOWS)
 def framework_imports(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -257,7 +257,7 @@ def _cudart_cuda(load: WinLoad, win) -> Optional[str]:
     return None
 
 
-@rule("CD150", "windows-no-driver", "No NVIDIA driver on a Windows machine")
+@rule("CD150", "windows-no-driver", "No NVIDIA driver on a Windows machine", platforms=WINDOWS)
 def no_driver(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None or facts.driver.version or facts.driver.libcuda_path or facts.gpus:
@@ -270,7 +270,7 @@ def no_driver(facts: Facts, ctx) -> List[Finding]:
         evidence={"searched": facts.searched.get("driver", [])}, catalogue=["A1"])]
 
 
-@rule("CD450", "windows-cudnn-incomplete", "A cuDNN copy on Windows lacks some of its DLLs")
+@rule("CD450", "windows-cudnn-incomplete", "A cuDNN copy on Windows lacks some of its DLLs", platforms=WINDOWS)
 def incomplete(facts: Facts, ctx) -> List[Finding]:
     if _windows(facts) is None:
         return []
@@ -287,50 +287,3 @@ def incomplete(facts: Facts, ctx) -> List[Finding]:
             remedy=complete_copy_fix(compat, c),
             evidence={"copy": c.path, "missing": c.sublibraries_missing}, catalogue=["D2", "F6"]))
     return out
-
-
-# Rules that read Linux-only facts (ld.so, ELF files, symbolic links, the kernel module, containers): on a
-# Windows machine their facts are absent, so they would misreport; the CD150/CD450/CD65x rules replace them.
-LINUX_ONLY = frozenset(
-    "CD101 CD102 CD103 CD104 CD106 CD304 CD306 CD307 CD402 CD404 CD405 CD406 CD408 CD504 CD505 CD601 CD602 CD603 "
-    "CD604 CD606 CD607 CD608 CD609 CD610 CD704 CD705 CD801 CD802 CD803 CD804".split())
-
-
-def _linux_only(func):
-    def run(facts: Facts, ctx) -> List[Finding]:
-        return [] if _windows(facts) is not None else func(facts, ctx)
-    return run
-
-
-# The shared rules' fixes name Linux commands for the driver and the toolkit; on Windows the same advice is
-# NVIDIA's Windows installers. (A stopgap until fixes are values that know their platform.)
-WINDOWS_WORDING = (
-    (re.compile(r" \(Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's installer from (\S+)\), then reboot "
-                r"\(`sudo reboot`\)"), r" (NVIDIA's Windows installer from \1), then restart Windows"),
-    (re.compile(r"sudo apt install cuda-toolkit-(\d+)-(\d+)"),
-     r"install CUDA \1.\2 from https://developer.nvidia.com/cuda-toolkit-archive (Windows installer)"),
-)
-
-
-def _windows_wording(func):
-    def run(facts: Facts, ctx) -> List[Finding]:
-        found = func(facts, ctx)
-        if _windows(facts) is not None:
-            for f in found:
-                text = f.fix
-                for pattern, replacement in WINDOWS_WORDING:
-                    text = pattern.sub(replacement, text)
-                if text != f.fix:  # the Linux commands in the remedy no longer apply: Windows advice instead
-                    f.remedy = stated(text)
-        return found
-    return run
-
-
-def _gate_linux_rules() -> None:
-    from . import RULES, Rule
-
-    RULES[:] = [Rule(r.id, r.alias, r.title, _linux_only(r.func) if r.id in LINUX_ONLY else _windows_wording(r.func))
-                if r.func.__module__ != __name__ else r for r in RULES]
-
-
-_gate_linux_rules()  # registry.py imports this module after the Linux rule modules

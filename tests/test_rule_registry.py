@@ -1,0 +1,63 @@
+"""The rule registry: each rule says where it applies and which command it judges; nothing rewrites the registry."""
+from __future__ import annotations
+
+from clirunner import CliRunner
+
+from cudnn_doctor.cli import app
+from cudnn_doctor.knowledge import load_compat
+from cudnn_doctor.model import Facts, Finding, Severity
+from cudnn_doctor.model_windows import WindowsFacts
+from cudnn_doctor.remedies import driver_upgrade_fix, stated
+from cudnn_doctor.rules import (BENCH, CHECK, LINUX, RULES, WINDOWS, Rule, RuleContext, evaluate, registered)
+
+
+def _ids(stage: str, platforms) -> set:
+    return {r.id for r in registered(stage) if r.platforms == platforms}
+
+
+def test_windows_rules_and_linux_only_rules_are_declared_at_registration():
+    assert _ids(CHECK, WINDOWS) == {"CD150", "CD450", "CD650", "CD651", "CD652", "CD653", "CD654", "CD655"}
+    linux = _ids(CHECK, LINUX)
+    assert {"CD101", "CD404", "CD601", "CD607", "CD801"} <= linux and not linux & _ids(CHECK, WINDOWS)
+    # Every entry is the rule module's own function: nothing wraps or replaces the registered rules.
+    assert all(r.func.__module__.startswith("cudnn_doctor.rules.") and r.func.__qualname__ == r.func.__name__
+               for r in registered(CHECK) + registered(BENCH))
+
+
+def test_bench_rules_are_in_the_registry_and_in_list_checks():
+    assert [r.id for r in registered(BENCH)] == ["CD950", "CD951", "CD952", "CD953", "CD954", "CD955", "CD956",
+                                                 "CD957"]
+    listed = CliRunner().invoke(app, ["check", "--list-checks"]).stdout
+    for rid in ("CD950", "CD955", "CD957", "CD650", "CD101"):
+        assert rid in listed
+
+
+def test_a_rule_for_the_other_platform_is_passed_over_but_counted():
+    seen = []
+
+    def judge(facts, ctx):
+        seen.append(facts)
+        return [Finding(id="CD998", severity=Severity.WARNING, title="t", remedy=stated("x"))]
+
+    RULES.append(Rule("CD998", "linux-probe", "t", judge, LINUX))
+    try:
+        windows = Facts()
+        windows.windows = WindowsFacts()
+        _, ran = evaluate(windows, RuleContext(compat=load_compat()))
+        assert "CD998" in ran and seen == []
+        findings, _ = evaluate(Facts(), RuleContext(compat=load_compat()))
+        assert [f.id for f in findings if f.id == "CD998"] == ["CD998"] and len(seen) == 1
+    finally:
+        RULES[:] = [r for r in RULES if r.id != "CD998"]
+
+
+def test_check_never_runs_bench_rules():
+    _, ran = evaluate(Facts(), RuleContext(compat=load_compat()))
+    assert not any(r.startswith("CD95") for r in ran)
+
+
+def test_the_driver_fix_is_written_for_the_platform_it_is_for():
+    linux = driver_upgrade_fix("550 or newer")
+    assert linux.commands == ["sudo ubuntu-drivers install", "sudo reboot"] and linux.root
+    windows = driver_upgrade_fix("550 or newer", "windows")
+    assert "Windows installer" in windows.text and "sudo" not in windows.text and windows.commands == []
