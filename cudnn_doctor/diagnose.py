@@ -108,10 +108,10 @@ def unknown_skips(patterns: Sequence[str]) -> List[str]:
 
 def run_smoke_on(facts: Facts, root: str = "/") -> dict:
     """Run the cuDNN smoke test on the copy a plain process would load; paths reported as inside the root."""
+    from .queries import loaded_cudnn
     from .smoke import run_smoke
 
-    res = next((r for name, r in sorted(facts.loader.resolved.items(), reverse=True)
-                if name.startswith("libcudnn.so.") and r.path), None)
+    res = loaded_cudnn(facts)
     if res is None:
         return {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
                 "fix": "Install cuDNN (`cudnn-doctor install ARCHIVE`, or pip install nvidia-cudnn-cuXX)."}

@@ -103,6 +103,11 @@ def plain_resolutions(facts: Facts) -> List[Tuple[str, Resolution]]:
     return sorted(out, key=lambda item: -int(item[0].rsplit(".", 1)[1]))
 
 
+def loaded_cudnn(facts: Facts) -> Optional[Resolution]:
+    """The cuDNN a plain process loads: the newest major (by number: .so.10 before .so.9) the loader finds."""
+    return next((res for _, res in plain_resolutions(facts) if res.path), None)
+
+
 def consumers(facts: Facts) -> List[Tuple[str, Optional[CudnnCopy], Resolution]]:
     """Who loads which cuDNN copy: ('a plain process (libcudnn.so.9)', copy, resolution), then each framework."""
     out: List[Tuple[str, Optional[CudnnCopy], Resolution]] = []

@@ -6,6 +6,7 @@ from typing import Dict, Iterable, List, Optional
 
 from .. import __version__
 from ..model import Report, Severity
+from ..queries import loaded_cudnn
 
 PREFIX = "cudnn_doctor"
 
@@ -33,8 +34,8 @@ def _number(value: float) -> str:
 
 def _versions(report: Report) -> Dict[str, str]:
     facts = report.facts
-    loaded = next((r.path for n, r in sorted(facts.loader.resolved.items(), reverse=True)
-                   if n.startswith("libcudnn.so.") and r.path), None)
+    res = loaded_cudnn(facts)
+    loaded = res.path if res is not None else None
     cudnn = next((c for c in facts.cudnn if c.path == loaded), facts.cudnn[0] if facts.cudnn else None)
     toolkit = facts.toolkits[0] if facts.toolkits else None
     return {
