@@ -4,7 +4,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, TypedDict
+
+from .model_windows import WindowsFacts
 
 
 def to_plain(obj: Any) -> Any:
@@ -281,6 +283,20 @@ class BlockedPath:
     seconds: Optional[float] = None  # the budget it overran
 
 
+class MachineState(TypedDict, total=False):
+    """What probes/machine_state.py observes for the catalogue rules (keys absent when that probe did not run)."""
+
+    nvidia_modprobe: bool  # /usr/bin/nvidia-modprobe exists
+    nvswitches: List[str]  # NVSwitch devices seen
+    fabric_manager: Dict[str, Any]  # {packages: {name: version}, binary: bool, enabled: bool}, with NVSwitches only
+    require_cuda: Optional[Dict[str, Any]]  # an image's NVIDIA_REQUIRE_CUDA: {value, source}
+    devices: Dict[str, Any]  # /dev/char links, the container toolkit, docker, systemd's cgroup driver
+    cudnn_local_repos: List[Dict[str, Any]]  # cuDNN local apt repositories left configured
+    cudnn_packages: List[str]  # installed libcudnn*/cudnn* packages
+    driver_upgrades_since_boot: List[Dict[str, Any]]  # apt upgrades of the driver since the last boot
+    framework_libraries: Dict[str, Dict[str, Optional[str]]]  # "name version" -> soname -> resolved path or None
+
+
 @dataclass
 class Facts:
     host: HostFacts = field(default_factory=HostFacts)
@@ -294,8 +310,8 @@ class Facts:
     java: JavaFacts = field(default_factory=JavaFacts)
     cudnn_headers: List[Dict[str, Any]] = field(default_factory=list)  # {path, version}: what a C/C++ build includes
     cudnn_leftovers: List[Dict[str, Any]] = field(default_factory=list)  # {kind, path, version, ...}: remains of copies
-    machine_state: Dict[str, Any] = field(default_factory=dict)  # catalogue observations (probes/machine_state.py)
-    windows: Optional[Any] = None  # model_windows.WindowsFacts when the machine is Windows
+    machine_state: MachineState = field(default_factory=dict)  # type: ignore[assignment]  # catalogue observations
+    windows: Optional[WindowsFacts] = None  # when the machine is Windows (probes/windows)
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
     probe_errors: List[ProbeError] = field(default_factory=list)
     blocked: List[BlockedPath] = field(default_factory=list)  # what could not be checked (report incomplete)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
+from ..knowledge import Compat
 from ..model import Facts, Finding
 
 # Where a rule applies: the machines whose facts it reads. A rule for the other platform is passed over (and still
@@ -19,7 +20,7 @@ CHECK, BENCH = "check", "bench"
 class RuleContext:
     """What the user asked the judgement to consider, beyond the machine itself."""
 
-    compat: Any = None  # cudnn_doctor.knowledge.Compat
+    compat: Optional[Compat] = None  # the knowledge base (load_compat()); rules read nothing else
     requires: List[str] = field(default_factory=list)  # --require expressions, e.g. "cuda>=11.8"
     target: Optional[str] = None  # --for FRAMEWORK[==VERSION], e.g. "dl4j==1.0.0-beta6"
     smoke: Optional[Dict[str, Any]] = None  # result of the cuDNN smoke test, when it ran
