@@ -1,0 +1,229 @@
+"""Writes the published JSON Schemas of every --json output into schema/ (shipped in the wheel).
+
+    python scripts/write_schemas.py          # rewrite schema/*.json
+    python scripts/write_schemas.py --check  # exit 1 if a file differs from what the model says
+
+The facts, findings and fixes are generated from the dataclasses in cudnn_doctor/model.py (a field added there
+appears here on the next run; tests/test_schemas.py fails until the files are rewritten); the envelopes around
+them are written out below. Draft 2020-12; each file's $id is a URN so they reference each other offline.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import sys
+import typing
+from pathlib import Path
+from typing import Any, Dict
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cudnn_doctor import model, model_windows  # noqa: E402
+from cudnn_doctor.smoke.result import SmokeResult  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[1] / "schema"
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+NULL = {"type": "null"}
+
+
+def urn(name: str) -> str:
+    return "urn:cudnn-doctor:schema:%s" % name
+
+
+def _nullable(schema: Dict[str, Any]) -> Dict[str, Any]:
+    return {"anyOf": [schema, NULL]}
+
+
+def type_schema(tp: Any, defs: Dict[str, Any]) -> Dict[str, Any]:
+    """The JSON Schema of a Python annotation as to_plain() writes it."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if tp is Any or tp is object:
+        return {}
+    if origin is typing.Union:
+        rest = [a for a in args if a is not type(None)]
+        inner = type_schema(rest[0], defs) if len(rest) == 1 else {"anyOf": [type_schema(a, defs) for a in rest]}
+        return _nullable(inner) if type(None) in args else inner
+    if origin in (list, tuple, typing.List, typing.Tuple):
+        item = args[0] if args else Any
+        return {"type": "array", "items": type_schema(item, defs)}
+    if origin in (dict, typing.Dict):
+        return {"type": "object", "additionalProperties": type_schema(args[1], defs) if args else {}}
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"enum": [m.value for m in tp]}
+    if dataclasses.is_dataclass(tp):
+        return {"$ref": "#/$defs/%s" % dataclass_def(tp, defs)}
+    if typing.is_typeddict(tp):
+        return typeddict_schema(tp, defs)
+    return {str: {"type": "string"}, bool: {"type": "boolean"}, int: {"type": "integer"},
+            float: {"type": "number"}}[tp]
+
+
+def _hints(cls: type) -> Dict[str, Any]:
+    module = sys.modules[cls.__module__]
+    return typing.get_type_hints(cls, vars(module))
+
+
+def dataclass_def(cls: type, defs: Dict[str, Any]) -> str:
+    """Add ``cls`` to $defs (an object with exactly its fields, plus those its JSON derives) and name it."""
+    name = cls.__name__
+    if name in defs:
+        return name
+    defs[name] = {}  # a placeholder, so a class that refers to itself stops here
+    hints = _hints(cls)
+    props = {f.name: type_schema(hints[f.name], defs) for f in dataclasses.fields(cls)}
+    for derived in getattr(cls, "DERIVED", ()):
+        props[derived] = type_schema(typing.get_type_hints(getattr(cls, derived).fget)["return"], defs)
+    defs[name] = {"type": "object", "properties": props, "required": sorted(props), "additionalProperties": False}
+    if cls.__doc__:
+        defs[name]["description"] = cls.__doc__.strip().splitlines()[0]
+    return name
+
+
+def typeddict_schema(cls: type, defs: Dict[str, Any]) -> Dict[str, Any]:
+    hints = _hints(cls)
+    return {"type": "object", "properties": {k: type_schema(v, defs) for k, v in hints.items()},
+            "additionalProperties": False}
+
+
+def envelope(command: str, payload: Dict[str, Any], required: list) -> Dict[str, Any]:
+    """The fields every --json output starts with, then the command's own; a refusal carries only `error`."""
+    base = {
+        "schema_version": {"const": "1"},
+        "tool": {"type": "object", "properties": {"name": {"const": "cudnn-doctor"}, "version": {"type": "string"}},
+                 "required": ["name", "version"]},
+        "command": {"const": command},
+        "exit_code": {"type": "integer", "minimum": 0},
+    }
+    ok = {"type": "object", "properties": dict(base, **payload), "required": sorted(list(base) + required)}
+    error = {"type": "object", "properties": dict(base, error={"type": "string", "minLength": 1}),
+             "required": sorted(list(base) + ["error"]), "additionalProperties": False}
+    return {"anyOf": [ok, error]}
+
+
+def document(name: str, title: str, body: Dict[str, Any], defs: Dict[str, Any]) -> Dict[str, Any]:
+    out = {"$schema": DRAFT, "$id": urn(name), "title": title}
+    out.update(body)
+    if defs:
+        out["$defs"] = defs
+    return out
+
+
+FINDING = {"$ref": urn("report-v1") + "#/$defs/Finding"}
+
+
+def report_schema() -> Dict[str, Any]:
+    defs: Dict[str, Any] = {}
+    dataclass_def(model.Finding, defs)
+    facts = dataclass_def(model.Facts, defs)
+    # json_report adds a flat soname -> path map beside the detailed resolutions.
+    defs["LoaderFacts"]["properties"]["paths"] = {"type": "object", "additionalProperties": {"type": ["string",
+                                                                                                     "null"]}}
+    defs["LoaderFacts"]["required"] = sorted(defs["LoaderFacts"]["properties"])
+    defs["Finding"]["properties"]["id"] = {"type": "string", "pattern": "^CD[0-9]{3}$"}
+    defs["Fix"]["properties"]["shell"] = {"enum": ["", "sh", "powershell", "cmd"]}
+    payload = {
+        "verdict": {"enum": ["ok", "warning", "error"]},
+        "incomplete": {"type": "boolean"},
+        "facts": {"$ref": "#/$defs/%s" % facts},
+        "findings": {"type": "array", "items": {"$ref": "#/$defs/Finding"}},
+        "rules_run": {"type": "array", "items": {"type": "string", "pattern": "^CD[0-9]{3}$"}},
+        "host": {"type": ["string", "null"]},
+        "started_at": {"type": ["string", "null"]},
+        "duration_s": {"type": ["number", "null"]},
+        "fingerprint": {"type": "object", "required": ["id", "version", "fields"],
+                        "properties": {"id": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+                                       "version": {"type": "integer"}, "fields": {"type": "object"}}},
+        "smoke": {"type": "object"},
+    }
+    required = ["verdict", "incomplete", "facts", "findings", "rules_run", "host", "started_at", "duration_s",
+                "fingerprint"]
+    return document("report-v1", "cudnn-doctor check --json", envelope("check", payload, required), defs)
+
+
+def smoke_schema() -> Dict[str, Any]:
+    defs: Dict[str, Any] = {}
+    dataclass_def(SmokeResult, defs)
+    payload = {"results": {"type": "array", "items": {"$ref": "#/$defs/SmokeResult"}},
+               "problem": {"type": "string"}}
+    return document("smoke-v1", "cudnn-doctor smoke --json", envelope("smoke", payload, ["results"]), defs)
+
+
+def bench_schema() -> Dict[str, Any]:
+    payload = {
+        "findings": {"type": "array", "items": FINDING},
+        "gpu": {"type": ["object", "null"]}, "cudnn": {"type": ["object", "null"]}, "plan": {"type": "object"},
+        "layers": {"type": "array", "items": {"type": "object"}}, "totals": {"type": "array"},
+        "seed": {"type": "array"}, "peak": {"type": ["object", "null"]}, "nvml": {"type": ["object", "null"]},
+        "duration_s": {"type": "number"},
+    }
+    return document("bench-v1", "cudnn-doctor bench --json",
+                    envelope("bench", payload, ["findings", "plan", "layers", "totals", "duration_s"]), {})
+
+
+def install_schema() -> Dict[str, Any]:
+    check_finding = {"type": "object", "required": ["id", "severity", "title", "fix", "about_install"],
+                     "properties": {"id": {"type": "string", "pattern": "^CD[0-9]{3}$"},
+                                    "severity": {"enum": ["error", "warning", "info"]}, "title": {"type": "string"},
+                                    "fix": {"type": "string"}, "about_install": {"type": "boolean"}},
+                     "additionalProperties": False}
+    payload = {
+        "dry_run": {"type": "boolean"}, "installed": {"type": "boolean"},
+        "plan": {"type": "object", "required": ["archive", "target", "compatibility", "counts", "files"]},
+        "check": {"type": "object", "required": ["ran"],
+                  "properties": {"ran": {"type": "boolean"}, "findings": {"type": "array", "items": check_finding},
+                                 "verdict": {"enum": ["ok", "warning", "error"]}}},
+        "verify": {"type": "object"}, "smoke": {"type": "object"}, "backup": {"type": "object"},
+        "source": {"type": "object"}, "rollback_hint": {"type": "string"}, "recovered": {"type": "array"},
+        "refusal": {"type": ["string", "null"]},
+    }
+    return document("install-v1", "cudnn-doctor install --json",
+                    envelope("install", payload, ["dry_run", "plan"]), {})
+
+
+def fleet_schema() -> Dict[str, Any]:
+    counts = {"type": "object", "properties": {v: {"type": "integer", "minimum": 0} for v in ("ok", "warning",
+                                                                                            "error")},
+              "required": ["ok", "warning", "error"], "additionalProperties": False}
+    finding = {"type": "object", "required": ["id", "severity", "count", "hosts", "title", "fix"],
+               "properties": {"id": {"type": "string", "pattern": "^CD[0-9]{3}$"},
+                              "severity": {"enum": ["error", "warning", "info"]},
+                              "count": {"type": "integer", "minimum": 1}, "hosts": {"type": "string"},
+                              "title": {"type": "string"}, "fix": {"type": "string"}},
+               "additionalProperties": False}
+    payload = {
+        "nodes": {"type": "integer", "minimum": 0}, "verdicts": counts,
+        "hosts_by_verdict": {"type": "object", "additionalProperties": {"type": "string"}},
+        "reports": {"type": "object", "required": ["used", "rejected", "duplicated", "stale", "max_age_s"]},
+        "tool_versions": {"type": "object"}, "groups": {"type": "array", "items": {"type": "object"}},
+        "findings": {"type": "array", "items": finding},
+    }
+    return document("fleet-v1", "cudnn-doctor fleet --json",
+                    envelope("fleet", payload, ["nodes", "verdicts", "hosts_by_verdict", "reports", "groups",
+                                                "findings"]), {})
+
+
+SCHEMAS = {"report-v1.json": report_schema, "smoke-v1.json": smoke_schema, "bench-v1.json": bench_schema,
+           "install-v1.json": install_schema, "fleet-v1.json": fleet_schema}
+
+
+def rendered() -> Dict[str, str]:
+    return {name: json.dumps(build(), indent=2, sort_keys=True) + "\n" for name, build in SCHEMAS.items()}
+
+
+def main() -> int:
+    texts = rendered()
+    if "--check" in sys.argv[1:]:
+        stale = [n for n, t in texts.items() if not (OUT / n).exists() or (OUT / n).read_text() != t]
+        for name in stale:
+            print("schema/%s differs from the model: run python scripts/write_schemas.py" % name)
+        return 1 if stale else 0
+    OUT.mkdir(exist_ok=True)
+    for name, text in texts.items():
+        (OUT / name).write_text(text)
+    print("wrote %s" % ", ".join(sorted(texts)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
