@@ -1,1 +1,1 @@
-"""`bench`: how fast cuDNN runs here, against plain CUDA, the CPU, the GPU's datasheet peak and torch."""
+"""`bench`: times cuDNN against plain CUDA, the CPU, the peak and torch. Imports the core and below, never commands."""

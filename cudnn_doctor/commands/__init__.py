@@ -1,1 +1,1 @@
-"""One module per subcommand; each exposes register(app)."""
+"""Subcommands: parse arguments, call the core, hand the result to a renderer. Never host, native, probes or fixes."""

@@ -1,1 +1,1 @@
-"""`cudnn-doctor fleet`: merge many nodes' `check --json` reports into one picture; it never probes a machine."""
+"""`fleet`: merges nodes' `check --json` reports, probing nothing. Imports render and below, never commands."""

@@ -1,4 +1,4 @@
-"""A safe, verified, reversible cuDNN installer: fetch, check, stage, journal, apply, verify, roll back.
+"""A safe, verified, reversible cuDNN installer. Imports the core, render and below, never commands.
 
 Modules, in the order an install uses them: fetch (sources), archive (reading), safety (member
 rules), extract (one streaming pass into staging), layout (names and folders), inspect (what the

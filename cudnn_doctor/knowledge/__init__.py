@@ -1,4 +1,4 @@
-"""The knowledge base (compat/*.toml): one Compat facade over modules that each answer questions about their tables."""
+"""The knowledge base (compat/*.toml) behind the Compat facade. Imports versions and parsed_cache, never the machine."""
 from __future__ import annotations
 
 import functools

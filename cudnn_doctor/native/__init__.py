@@ -1,1 +1,1 @@
-"""Native calls (dlopen of vendor libraries, NVML), always made in a child process."""
+"""Native calls (dlopen, NVML), always in a child process with a time limit. Imports nothing of cudnn_doctor."""

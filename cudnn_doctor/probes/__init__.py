@@ -1,4 +1,4 @@
-"""Runs the probes in order: file-system steps first, then one batch of native calls, then what depends on both."""
+"""Probes observe the machine through the host seam into Facts. Never rules, remedies or render."""
 from __future__ import annotations
 
 import time

@@ -1,1 +1,1 @@
-"""Readers of file formats: pure functions of bytes and text, shared by probes and the installer."""
+"""Readers of file formats: pure functions of bytes and text. Import versions only."""

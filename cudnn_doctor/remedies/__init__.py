@@ -1,4 +1,4 @@
-"""Remedies: the commands and advice that repair a finding, built as Fix values for the rules to hand on.
+"""Remedies: every fix as a Fix value, rendered per shell. Import queries, knowledge and model, never the machine.
 
 Rules say what is wrong and which remedy applies; everything that writes shell (quoting, loader registration,
 package names per channel, the cudnn-doctor command that does the repair) lives here, so every fix can be checked
@@ -11,5 +11,5 @@ from .shell import (  # noqa: F401
     ld_library_path_without, loader_dir_fix, noted, or_else, prepend_ld_path, q, qs, readable_fix, relink_fix,
     remove_files_fix, run, say, stated, then, unregister_fix)
 from .software import (  # noqa: F401
-    arch_driver_limit, driver_or_older_image_fix, driver_upgrade_fix, jax_install, nvrtc_install_fix, toolkit_install_fix, torch_install,
-    torch_variant_tag)
+    arch_driver_limit, driver_or_older_image_fix, driver_upgrade_fix, jax_install, nvrtc_install_fix,
+    toolkit_install_fix, torch_install, torch_variant_tag)

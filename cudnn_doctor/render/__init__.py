@@ -1,1 +1,1 @@
-"""Renderers: turn a Report into text. They never choose the exit code."""
+"""Renderers: a result to text or JSON, never the exit code. Import model and queries, never probes, host or native."""

@@ -1,4 +1,4 @@
-"""Rules: pure functions of (facts, compat data, options) that return findings."""
+"""Rules: pure functions of (Facts, RuleContext) returning findings. Import remedies and below, never the machine."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

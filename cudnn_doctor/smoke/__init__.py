@@ -1,4 +1,4 @@
-"""Smoke test: a real float32 convolution through a cuDNN copy, checked against a CPU reference."""
+"""Smoke test: a real convolution through cuDNN in a child. Imports native, knowledge and model, never probes."""
 from .result import SmokeResult
 from .run import run_smoke
 

@@ -1,4 +1,4 @@
-"""Windows probes: the same facts as on Linux, read the way Windows finds DLLs (drive C: under --root, or live)."""
+"""Windows probes: the same facts, read the way Windows finds DLLs. Imports as probes do, never rules or render."""
 from __future__ import annotations
 
 from .drive import WindowsDrive, is_windows
