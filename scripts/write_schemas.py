@@ -20,7 +20,7 @@ from typing import Any, Dict
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cudnn_doctor import model, model_windows  # noqa: E402
-from cudnn_doctor.smoke.result import SmokeResult  # noqa: E402
+from cudnn_doctor.results import BenchResult, SmokeResult  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "schema"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -109,9 +109,6 @@ def document(name: str, title: str, body: Dict[str, Any], defs: Dict[str, Any]) 
     return out
 
 
-FINDING = {"$ref": urn("report-v1") + "#/$defs/Finding"}
-
-
 def report_schema() -> Dict[str, Any]:
     defs: Dict[str, Any] = {}
     dataclass_def(model.Finding, defs)
@@ -150,15 +147,12 @@ def smoke_schema() -> Dict[str, Any]:
 
 
 def bench_schema() -> Dict[str, Any]:
-    payload = {
-        "findings": {"type": "array", "items": FINDING},
-        "gpu": {"type": ["object", "null"]}, "cudnn": {"type": ["object", "null"]}, "plan": {"type": "object"},
-        "layers": {"type": "array", "items": {"type": "object"}}, "totals": {"type": "array"},
-        "seed": {"type": "array"}, "peak": {"type": ["object", "null"]}, "nvml": {"type": ["object", "null"]},
-        "duration_s": {"type": "number"},
-    }
-    return document("bench-v1", "cudnn-doctor bench --json",
-                    envelope("bench", payload, ["findings", "plan", "layers", "totals", "duration_s"]), {})
+    defs: Dict[str, Any] = {}
+    result = defs[dataclass_def(BenchResult, defs)]
+    del defs["BenchResult"]
+    defs["Finding"]["properties"]["id"] = {"type": "string", "pattern": "^CD9[0-9]{2}$"}
+    required = [name for name in result["required"] if name != "error"]  # present only when the run stopped
+    return document("bench-v1", "cudnn-doctor bench --json", envelope("bench", result["properties"], required), defs)
 
 
 def install_schema() -> Dict[str, Any]:

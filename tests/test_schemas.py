@@ -114,3 +114,10 @@ def test_fleet_json_validates(tmp_path):
         (tmp_path / (name + ".json")).write_text(json.dumps(doc))
     doc = _json("fleet", "--json", str(tmp_path))
     assert doc["nodes"] == 6 and errors("fleet-v1.json", doc) == []
+
+
+def test_the_smoke_threshold_is_the_one_the_child_checks_against():
+    from cudnn_doctor.results import SMOKE_THRESHOLD
+    from cudnn_doctor.smoke.conv_math import THRESHOLD
+
+    assert SMOKE_THRESHOLD == THRESHOLD

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from ..model import Severity, to_plain
+from ..model import Severity
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
 
@@ -68,41 +68,6 @@ def _locate(library: Optional[str], nvrtc: Optional[str]):
         sites += [p for p in sys.path if p.endswith("site-packages")]
         nvrtc = find_nvrtc(toolkits, sites)
     return library, driver, nvrtc
-
-
-def build_report(raw: Dict[str, Any], plan, duration_s: float) -> Dict[str, Any]:
-    """The bench document (inside the envelope): facts measured, derived figures, findings."""
-    from ..bench import summary
-    from ..bench.verdicts import judge
-
-    peak = summary.gpu_peak(raw)
-    device = raw.get("device") or {}
-    layers = summary.layer_rows(raw.get("layers", []), plan.layers, peak)
-    report: Dict[str, Any] = {
-        "gpu": {k: device.get(k) for k in ("index", "name", "cc", "sm_count", "memory_free", "memory_total")},
-        "cudnn": {"library": raw.get("library"), "realpath": raw.get("library_realpath"),
-                  "version": raw.get("version"), "graph_api": raw.get("graph_api")},
-        "driver_cuda_version": raw.get("driver_cuda_version"),
-        "nvml": raw.get("nvml") or {},
-        "peak": peak.to_dict() if peak else None,
-        "seed": summary.seed_table(raw["seed"]) if raw.get("seed") else [],
-        "seed_raw": raw.get("seed") or {},
-        "seed_source": summary.source_note(),
-        "layers": layers,
-        "totals": summary.totals(layers, plan.layers, peak),
-        "workspace_limit": raw.get("workspace_limit"),
-        "timing": "CUDA graph of N calls, timed with CUDA events" if not raw.get("capture_error")
-        else "timed loop (graph capture failed: %s)" % raw["capture_error"],
-        "nvrtc_library": raw.get("nvrtc_library"),
-        "plan": {"layers": [s.label() for s in plan.layers], "dtypes": plan.dtypes, "directions": plan.directions},
-        "duration_s": round(duration_s, 2),
-        "child_timings_ms": raw.get("timings") or {},  # where the child's time went: start, seed, layers
-    }
-    if raw.get("error") or raw.get("crashed") or raw.get("timeout"):
-        report["error"] = raw.get("error") or {"crashed": raw.get("crashed"), "timeout": raw.get("timeout"),
-                                               "stage": raw.get("stage")}
-    report["findings"] = judge(report, os.environ)
-    return report
 
 
 # --- rendering ---------------------------------------------------------------------------------------------
@@ -165,18 +130,19 @@ def bench(
         err = raw["error"]
         error_exit("no usable NVIDIA GPU: %s %s" % (err.get("func", ""), err.get("message") or
                                                      "returned %s" % err.get("code")), EXIT_PROBLEMS)
-    report = build_report(raw, plan, time.monotonic() - started)
-    failed = "error" in report or any(f.severity == Severity.ERROR for f in report["findings"])
+    from ..bench.report import build_result
+
+    result = build_result(raw, plan, time.monotonic() - started, os.environ)
+    failed = result.error is not None or any(f.severity == Severity.ERROR for f in result.findings)
     code = EXIT_PROBLEMS if failed else EXIT_OK
     if as_json:
-        doc = dict(report, findings=[to_plain(f) for f in report["findings"]])
-        typer.echo(dumps(envelope("bench", code, **doc)))
+        typer.echo(dumps(envelope("bench", code, **result.to_dict())))
     else:
         from ..render.bench_human import render_bench
 
-        render_bench(report, console())
-        if "error" in report:
-            err = report["error"]
+        render_bench(result, console())
+        if result.error is not None:
+            err = result.error
             what = ("the child crashed (%s)" % err["crashed"] if err.get("crashed") else
                     "it ran out of time (%ss)" % err["timeout"] if err.get("timeout") else
                     "%s %s" % (err.get("func", ""), err.get("message") or err.get("detail") or err.get("code", "")))

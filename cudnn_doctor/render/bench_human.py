@@ -1,11 +1,12 @@
 """The human `bench` report: the seed comparison, the per-layer tables and the verdicts, drawn with rich."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Optional
 
 from rich.table import Table
 from rich.text import Text
 
+from ..results import BenchResult
 from .human import MARKS, SEVERITY_STYLE
 
 MIB = 1 << 20
@@ -23,8 +24,9 @@ def _pct(x: Optional[float]) -> str:
     return "%.0f%%" % (100 * x) if x is not None else "–"
 
 
-def render_bench(report: Dict[str, Any], out) -> None:
-    """Print a bench report (as built by commands/bench.build_report) on the rich console ``out``."""
+def render_bench(result: BenchResult, out) -> None:
+    """Print a bench run (bench/report.build_result) on the rich console ``out``."""
+    report = result.fields()
     out.width = max(out.width, 132)  # the layer table has eleven columns; piped output must not wrap them
     gpu, nvml, peak = report["gpu"], report["nvml"], report.get("peak")
     out.print(Text("GPU %s: %s (compute %s, %s SMs) · cuDNN %s (%s)" % (

@@ -1,56 +1,12 @@
 """Turns what the smoke child reported into a SmokeResult: pass or fail, one summary line, diagnosis and fix."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
-from ..model import to_plain
+from ..results import SmokeResult
 from ..versions import decode_cuda, decode_cudnn
 from . import codes
 from .bindings import FWD_ALGOS
-from .conv_math import THRESHOLD
-
-
-@dataclass
-class SmokeResult:
-    """One cuDNN copy's smoke test. Timings are measured inside the child from the start of its task."""
-
-    ok: bool
-    library: str  # as given
-    summary: str = ""  # one line
-    diagnosis: str = ""
-    fix: str = ""
-    status: Optional[str] = None  # e.g. CUDNN_STATUS_NOT_INITIALIZED, CUDA_ERROR_NO_DEVICE, SMOKE_MISMATCH
-    status_code: Optional[int] = None
-    status_api: Optional[str] = None  # cudnn, cuda, cuda_runtime, smoke
-    failed_call: Optional[str] = None  # the call or stage that failed, e.g. cudnnCreate
-    error_message: Optional[str] = None  # the library's or loader's own words
-    cudnn_answer: Optional[str] = None  # what cudnnCreate said, also when the driver was the problem
-    cudnn_answer_detail: Optional[str] = None  # cuDNN 9's cudnnGetLastErrorString for that answer
-    catalogue: List[str] = field(default_factory=list)
-    library_realpath: Optional[str] = None
-    version: Optional[str] = None  # cudnnGetVersion decoded
-    version_code: Optional[int] = None
-    cudart_version: Optional[str] = None  # the CUDA this cuDNN was built for
-    driver_library: Optional[str] = None
-    driver_cuda_version: Optional[str] = None
-    device_index: int = 0
-    device_count: Optional[int] = None
-    gpu_name: Optional[str] = None
-    gpu_cc: Optional[str] = None
-    algorithm: Optional[str] = None
-    workspace_bytes: Optional[int] = None
-    fallback: Optional[str] = None  # why the no-workspace algorithm was used instead
-    max_rel_error: Optional[float] = None  # max|gpu - cpu| / max|cpu|
-    threshold: float = THRESHOLD
-    nonfinite: Optional[int] = None
-    unwritten: Optional[int] = None  # output elements still holding the poison
-    seed: Optional[int] = None
-    first_result_ms: Optional[float] = None  # cold: dlopen + handle + first convolution copied back
-    total_ms: Optional[float] = None
-
-    def to_dict(self) -> Dict[str, Any]:
-        return to_plain(self)
 
 
 def _short_bytes(n: Optional[int]) -> str:
