@@ -88,3 +88,19 @@ class BenchResult:
 
     def to_dict(self) -> Dict[str, Any]:
         return {name: to_plain(value) for name, value in self.fields().items()}
+
+
+@dataclass
+class FleetResult:
+    """Many nodes' `check --json` reports merged: who is ok, what differs, which findings on how many hosts."""
+
+    nodes: int
+    verdicts: Dict[str, int]  # ok / warning / error -> node count
+    hosts_by_verdict: Dict[str, str]  # verdict -> compressed host list, e.g. "gpu[001-004]"
+    reports: Dict[str, Any]  # used, rejected (by kind), duplicated, stale, max_age_s
+    tool_versions: Dict[str, Any]
+    groups: List[Dict[str, Any]]  # nodes with one configuration fingerprint, and how they differ
+    findings: List[Dict[str, Any]]  # id, severity, count, hosts, title, fix
+
+    def to_dict(self) -> Dict[str, Any]:
+        return to_plain(self)

@@ -19,8 +19,8 @@ from typing import Any, Dict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cudnn_doctor import model, model_windows  # noqa: E402
-from cudnn_doctor.results import BenchResult, SmokeResult  # noqa: E402
+from cudnn_doctor import model  # noqa: E402
+from cudnn_doctor.results import BenchResult, FleetResult, SmokeResult  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "schema"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -192,6 +192,8 @@ def fleet_schema() -> Dict[str, Any]:
         "tool_versions": {"type": "object"}, "groups": {"type": "array", "items": {"type": "object"}},
         "findings": {"type": "array", "items": finding},
     }
+    # The hand-written shapes above cover exactly the typed result's fields.
+    assert set(payload) == {f.name for f in dataclasses.fields(FleetResult)}, sorted(payload)
     return document("fleet-v1", "cudnn-doctor fleet --json",
                     envelope("fleet", payload, ["nodes", "verdicts", "hosts_by_verdict", "reports", "groups",
                                                 "findings"]), {})

@@ -11,39 +11,15 @@ from rich.text import Text
 from ..render.envelope import envelope
 from .hostlist import compress
 from .merge import Fleet
+from .result import REJECTED_KINDS, fleet_result
 
-REJECTED_KINDS = ("unreadable", "truncated", "other-schema", "old-tool", "not-a-report")
 VERDICT_STYLE = {"ok": "green", "warning": "yellow", "error": "bold red"}
 OUTLIER_STYLE = "bold red"
 
 
 def fleet_json(fleet: Fleet, exit_code: int) -> Dict[str, Any]:
-    by_verdict = fleet.hosts_by_verdict
-    rejected: Dict[str, List[Dict[str, Any]]] = {k: [] for k in REJECTED_KINDS}
-    for r in fleet.rejected:
-        rejected.setdefault(r.kind, []).append({"source": r.source, "reason": r.reason, "host": r.host})
-    return envelope(
-        "fleet",
-        exit_code,
-        nodes=len(fleet.nodes),
-        verdicts={v: len(by_verdict.get(v, [])) for v in ("ok", "warning", "error")},
-        hosts_by_verdict={v: compress(by_verdict.get(v, [])) for v in ("ok", "warning", "error")},
-        reports={
-            "used": len(fleet.nodes),
-            "rejected": rejected,
-            "duplicated": [{"host": old.host, "source": old.source, "started_at": old.started_at,
-                            "kept": new.source} for old, new in fleet.duplicated],
-            "stale": [{"host": n.host, "source": n.source, "started_at": n.started_at,
-                       "age_s": round(fleet.now - n.started_ts, 1)} for n in fleet.stale],
-            "max_age_s": fleet.max_age_s,
-        },
-        tool_versions=fleet.tool_versions,
-        groups=[{"fingerprint": g.fingerprint, "count": len(g.hosts), "hosts": compress(g.hosts),
-                 "gpu_class": g.gpu_class, "majority": g.majority, "differs": g.differs,
-                 "summary": g.summary, "fields": g.fields} for g in fleet.groups],
-        findings=[{"id": f.id, "severity": f.severity, "count": len(f.hosts), "hosts": compress(f.hosts),
-                   "title": f.title, "fix": f.fix} for f in fleet.findings],
-    )
+    """The `fleet --json` document: the envelope around the FleetResult."""
+    return envelope("fleet", exit_code, **fleet_result(fleet).to_dict())
 
 
 def render_fleet(fleet: Fleet, console: Console, verbose: int = 0) -> None:
