@@ -104,3 +104,33 @@ class FleetResult:
 
     def to_dict(self) -> Dict[str, Any]:
         return to_plain(self)
+
+
+@dataclass
+class InstallResult:
+    """What `install` did (or, with --dry-run, would do): the plan, the load check, the history entry, and what
+    `check` and the smoke test said afterwards."""
+
+    dry_run: bool
+    source: Dict[str, Any]  # kind, path, url, sha256
+    installed: bool = False
+    plan: Dict[str, Any] = field(default_factory=dict)  # archive, target, compatibility, counts, files, notes
+    refusal: Optional[str] = None  # dry run: why the install would be refused
+    refusal_code: int = 0
+    recovered: List[str] = field(default_factory=list)  # earlier interrupted installs undone first
+    verify: Dict[str, Any] = field(default_factory=dict)  # the installed library's load check
+    history_entry: Optional[str] = None
+    rollback_hint: str = ""
+    loader_cache: Optional[str] = None
+    backup: Dict[str, Any] = field(default_factory=dict)
+    check: Dict[str, Any] = field(default_factory=dict)  # `check` on the result: ran, verdict, findings
+    smoke: Dict[str, Any] = field(default_factory=dict)  # the smoke test on the installed library
+
+    DRY_RUN_FIELDS = ("dry_run", "installed", "source", "plan", "refusal", "refusal_code")
+    INSTALL_FIELDS = ("dry_run", "installed", "source", "recovered", "plan", "verify", "history_entry",
+                      "rollback_hint", "loader_cache", "backup", "check", "smoke")
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A dry run says what it would do and whether it would be refused; an install, what it did."""
+        return {name: to_plain(getattr(self, name))
+                for name in (self.DRY_RUN_FIELDS if self.dry_run else self.INSTALL_FIELDS)}

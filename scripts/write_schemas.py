@@ -20,7 +20,7 @@ from typing import Any, Dict
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cudnn_doctor import model  # noqa: E402
-from cudnn_doctor.results import BenchResult, FleetResult, SmokeResult  # noqa: E402
+from cudnn_doctor.results import BenchResult, FleetResult, InstallResult, SmokeResult  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "schema"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -169,8 +169,11 @@ def install_schema() -> Dict[str, Any]:
                                  "verdict": {"enum": ["ok", "warning", "error"]}}},
         "verify": {"type": "object"}, "smoke": {"type": "object"}, "backup": {"type": "object"},
         "source": {"type": "object"}, "rollback_hint": {"type": "string"}, "recovered": {"type": "array"},
-        "refusal": {"type": ["string", "null"]},
+        "refusal": {"type": ["string", "null"]}, "refusal_code": {"type": "integer", "minimum": 0},
+        "history_entry": {"type": ["string", "null"]}, "loader_cache": {"type": ["string", "null"]},
     }
+    # The hand-written shapes above name every field the typed result writes, in a dry run or an install.
+    assert set(InstallResult.DRY_RUN_FIELDS) | set(InstallResult.INSTALL_FIELDS) == set(payload), sorted(payload)
     return document("install-v1", "cudnn-doctor install --json",
                     envelope("install", payload, ["dry_run", "plan"]), {})
 

@@ -61,7 +61,7 @@ def test_install_reports_the_check_of_the_result(machine, tmp_path, compat_ok):
     req = Request(source=str(archive), cuda_home=str(home), smoke=False, machine_root=str(machine.root),
                   env=dict(machine.env))
     report = run_install(req)
-    check = report["check"]
+    check = report.check
     assert check["ran"] is True and check["seen_with"] == {"CUDA_HOME": TOOLKIT}
     assert check["verdict"] in ("ok", "warning", "error")
     assert not any(f["id"] == "CD401" for f in check["findings"])  # the installed copy was found
@@ -112,6 +112,6 @@ def test_a_prefix_is_judged_as_used_through_ld_library_path(machine, compat_ok, 
     machine.mkdir("/opt")
     req = Request(source=str(af.make("wheel", tmp_path / "dl")), prefix=str(prefix), smoke=False,
                   machine_root=str(machine.root), env=dict(machine.env))
-    check = run_install(req)["check"]
+    check = run_install(req).check
     assert check["ran"] and check["seen_with"] == {"LD_LIBRARY_PATH": "/opt/cudnn/lib"}
     assert not any(f["id"] == "CD401" for f in check["findings"])

@@ -219,7 +219,7 @@ def test_force_keeps_an_install_whose_load_check_fails_and_says_so(world):
 
     req = Request(source=str(world["archive"]), cuda_home=str(world["home"]), smoke=False, force=True)
     report = run_install(req, load=load)
-    assert report["installed"] and report["verify"]["ok"] is False
+    assert report.installed and report.verify["ok"] is False
     assert _header_version(world["home"]) == "9.1.0"
     assert any("kept only because of --force" in line for line in _result_lines(report))
 

@@ -112,18 +112,18 @@ def register(app: typer.Typer) -> None:
                   "install")
             return
         stop()
-        code = report.get("refusal_code") or EXIT_OK
+        code = report.refusal_code or EXIT_OK
         if as_json:
-            typer.echo(dumps(envelope("install", code, **report)))
+            typer.echo(dumps(envelope("install", code, **report.to_dict())))
         else:
             out = console()
-            lines = plan_lines(report["plan"], True) if report["dry_run"] else result_lines(report)
+            lines = plan_lines(report.plan, True) if report.dry_run else result_lines(report)
             for line in lines:
                 out.print(line, markup=False, highlight=False)
-            if report["dry_run"] and not report.get("refusal"):
+            if report.dry_run and not report.refusal:
                 out.print("Dry run: nothing was changed.", markup=False)
-        if report.get("refusal"):
-            error_exit(report["refusal"], code)
+        if report.refusal:
+            error_exit(report.refusal, code)
         raise typer.Exit(code)
 
     @app.command("rollback", help=ROLLBACK_HELP)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Optional
 
+from ..results import InstallResult
 from .checkup import check_install
 from .history import backup_bytes
 from .journal import history_entries
@@ -12,30 +13,30 @@ from .verify import refresh_loader_cache
 NOT_HERE = "not run: the library is not for this machine"
 
 
-def finish(target: Target, report: dict, machine: str, env: Mapping[str, str],
+def finish(target: Target, report: InstallResult, main: Optional[str], machine: str, env: Mapping[str, str],
            smoke_fn: Optional[Callable[[str], dict]], check: bool) -> None:
-    """Adds loader_cache, backup, check and smoke to ``report`` (smoke_fn None: --no-smoke)."""
-    dest_dirs = report["plan"]["dest_dirs"]
+    """Fills loader_cache, backup, check and smoke of ``report`` (main: the installed library when it loads here;
+    smoke_fn None: --no-smoke)."""
+    dest_dirs = report.plan["dest_dirs"]
     lib = dest_dirs.get("lib", target.root)
     try:
-        report["loader_cache"] = refresh_loader_cache(lib, machine)
+        report.loader_cache = refresh_loader_cache(lib, machine)
     except Exception as exc:  # it reports its own ldconfig failures; this is for reading the configuration
-        report["loader_cache"] = "could not decide whether to run ldconfig (%s); run `sudo ldconfig` if %s is " \
-                                 "in ld.so.conf" % (exc, lib)
-    report["backup"] = backup_report(target, report["history_entry"], report["rollback_hint"])
-    main = report.pop("_main_lib", None)
+        report.loader_cache = "could not decide whether to run ldconfig (%s); run `sudo ldconfig` if %s is " \
+                              "in ld.so.conf" % (exc, lib)
+    report.backup = backup_report(target, report.history_entry, report.rollback_hint)
     if not check:
-        report["check"] = {"ran": False, "note": "skipped (--no-check)"}
+        report.check = {"ran": False, "note": "skipped (--no-check)"}
     elif not main:
-        report["check"] = {"ran": False, "note": NOT_HERE}
+        report.check = {"ran": False, "note": NOT_HERE}
     else:
-        report["check"] = check_install(target.kind, target.root, dest_dirs, machine, env)
+        report.check = check_install(target.kind, target.root, dest_dirs, machine, env)
     if smoke_fn is None:
-        report["smoke"] = {"available": None, "ok": None, "summary": "skipped (--no-smoke)"}
+        report.smoke = {"available": None, "ok": None, "summary": "skipped (--no-smoke)"}
     elif not main:
-        report["smoke"] = {"available": False, "ok": None, "summary": NOT_HERE}
+        report.smoke = {"available": False, "ok": None, "summary": NOT_HERE}
     else:
-        report["smoke"] = smoke_fn(main)
+        report.smoke = smoke_fn(main)
 
 
 def backup_report(target: Target, entry: str, rollback_hint: str) -> dict:

@@ -8,6 +8,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, List, Mapping, Optional
 
+from ..results import InstallResult
 from ..versions import decode_cudnn
 from . import hooks
 from .after import finish
@@ -121,7 +122,7 @@ def _verify_installed(plan: Plan, load: Loader) -> dict:
 
 
 def run_install(req: Request, progress: Optional[Progress] = None, load: Loader = load_cudnn,
-                smoke_fn: Smoke = smoke) -> dict:
+                smoke_fn: Smoke = smoke) -> InstallResult:
     """Plan, stage, apply, verify, commit; then the loader cache, `check` and the smoke test."""
     target = resolve(req.cuda_home, req.prefix, req.env)
     source = obtain(req, target, progress)
@@ -133,7 +134,7 @@ def run_install(req: Request, progress: Optional[Progress] = None, load: Loader 
         source.cleanup()
 
 
-def _dry_run(req: Request, target: Target, source: Source, load: Loader) -> dict:
+def _dry_run(req: Request, target: Target, source: Source, load: Loader) -> InstallResult:
     temp = tempfile.mkdtemp(prefix="cudnn-doctor-inspect-")
     try:
         listing = stream_into(source.path, temp, keep_for_inspection)
@@ -151,8 +152,8 @@ def _dry_run(req: Request, target: Target, source: Source, load: Loader) -> dict
         plan.notes.append("an unfinished install is recorded in %s (interrupted, or running now); the install "
                           "waits for the lock and undoes it first if it was interrupted" % target.state_dir)
     refusal = _refusals(plan, req.force)
-    return {"dry_run": True, "installed": False, "source": source.to_dict(), "plan": plan.to_dict(),
-            "refusal": str(refusal) if refusal else None, "refusal_code": refusal.code if refusal else 0}
+    return InstallResult(dry_run=True, source=source.to_dict(), plan=plan.to_dict(),
+                         refusal=str(refusal) if refusal else None, refusal_code=refusal.code if refusal else 0)
 
 
 def rollback_command(target: Target) -> str:
@@ -165,9 +166,10 @@ def failed(exc: OSError, state: str, fix: str) -> Refusal:
     return Refusal("install failed: %s" % exc, state, fix)
 
 
-def _install(req: Request, target: Target, source: Source, load: Loader, smoke_fn: Smoke) -> dict:
+def _install(req: Request, target: Target, source: Source, load: Loader, smoke_fn: Smoke) -> InstallResult:
     root_created = False
-    report: dict = {"dry_run": False, "installed": False, "source": source.to_dict()}
+    report = InstallResult(dry_run=False, source=source.to_dict())
+    main_lib: Optional[str] = None
     retry = "fix the cause (disk space, permissions) and run the install again"
     try:
         if target.kind == "prefix" and not os.path.isdir(target.root):
@@ -175,29 +177,31 @@ def _install(req: Request, target: Target, source: Source, load: Loader, smoke_f
             root_created = True
         with StateLock(target.state_dir, req.lock_wait):
             try:
-                report["recovered"] = recover(target.state_dir)
+                report.recovered = recover(target.state_dir)
             except OSError as exc:
                 raise failed(exc, "repairing an earlier interrupted install or rollback recorded in %s did not "
                              "finish, so its files may be part-way between two cuDNN releases" % target.state_dir,
                              "fix the cause, then run `%s` (it finishes the repair; each step can be repeated)"
                              % rollback_command(target))
             hooks.point("after-lock")
-            report.update(_transaction(req, target, source, load, root_created))
+            main_lib = _transaction(req, target, source, load, root_created, report)
     except OSError as exc:  # the transaction classifies its own errors; these came before it changed anything
         raise failed(exc, "no cuDNN file in %s was changed" % target.root, retry)
     finally:
-        if root_created and not report["installed"]:
+        if root_created and not report.installed:
             try:
                 os.rmdir(target.root)
             except OSError:
                 pass
-    report["rollback_hint"] = rollback_command(target)
+    report.rollback_hint = rollback_command(target)
     machine = req.machine_root or hooks.machine_root()
-    finish(target, report, machine, req.env, smoke_fn if req.smoke else None, req.check)
+    finish(target, report, main_lib, machine, req.env, smoke_fn if req.smoke else None, req.check)
     return report
 
 
-def _transaction(req: Request, target: Target, source: Source, load: Loader, root_created: bool) -> dict:
+def _transaction(req: Request, target: Target, source: Source, load: Loader, root_created: bool,
+                 report: InstallResult) -> Optional[str]:
+    """Stage, apply, verify and commit, filling ``report``; returns the installed main library when it loads here."""
     folder, journal = new_txn(target.state_dir, {"source": source.url or source.path, "target": target.root,
                                                  "root_created": root_created})
     staging = os.path.join(folder, "staging")
@@ -231,9 +235,8 @@ def _transaction(req: Request, target: Target, source: Source, load: Loader, roo
     except BaseException as exc:
         _unwind(exc, target, folder, journal, applying)
         raise
-    main = os.path.join(plan.dest_dirs["lib"], info.main_lib) if verified["checked"] else None
-    return {"installed": True, "plan": plan.to_dict(), "verify": verified, "history_entry": entry,
-            "_main_lib": main}
+    report.installed, report.plan, report.verify, report.history_entry = True, plan.to_dict(), verified, entry
+    return os.path.join(plan.dest_dirs["lib"], info.main_lib) if verified["checked"] else None
 
 
 def _unwind(exc: BaseException, target: Target, folder: str, journal: dict, applying: bool) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
+from ..results import InstallResult
+
 
 def human_bytes(n: int) -> str:
     """1234567 -> '1.2 MB' (decimal units, like df -H)."""
@@ -94,7 +96,8 @@ def _backup_line(backup: dict) -> Optional[str]:
         human_bytes(backup["bytes"]), backup["entry"], recorded, backup["prune_hint"])
 
 
-def result_lines(report: dict) -> List[str]:
+def result_lines(result: InstallResult) -> List[str]:
+    report = result.to_dict()
     lines = ["Repaired first: %s" % note for note in report.get("recovered", [])]
     lines += plan_lines(report["plan"], dry_run=False)
     verify = report.get("verify") or {}
