@@ -79,7 +79,7 @@ def test_a_child_that_dies_is_replaced_for_the_unanswered_tasks(spawned, monkeyp
     session = session_mod.NativeSession(env={"PATH": "/bin"}, task_timeout=5.0)
     session.start()
     ids = session.submit([_cudnn(90100)])
-    session.proc.kill()  # the child itself dies (OOM killer, say) before answering
+    session.child.proc.kill()  # the child itself dies (OOM killer, say) before answering
     results = session.collect(8.0)
     assert results[ids[0]]["version"] == 90100
     assert len(spawned) == 2

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
-import subprocess
 import sys
 import time
 from typing import Dict, List, Mapping, Optional
 
-from .runner import CHILD_SCRIPT, NativeTask, _child_env, _signal_name, split_events
+from .driver import DEADLINE, ENDED, ChildProcess, pump
+from .runner import CHILD_SCRIPT, NativeTask, _child_env
 
 _KILL_GRACE = 0.05  # seconds between the select polls that watch the per-task limit
 
@@ -33,11 +32,8 @@ class NativeSession:
         self.script = script
         self.tasks: List[NativeTask] = []
         self.results: Dict[int, dict] = {}
-        self.proc: Optional[subprocess.Popen] = None
+        self.child: Optional[ChildProcess] = None
         self.sent: List[int] = []  # task ids the live child was given, in order
-        self.current: Optional[int] = None
-        self.started_at = 0.0
-        self.buffer = b""
         self.start_error: Optional[str] = None
         self.exits_without_work = 0  # children that ended before starting any task (a broken interpreter)
 
@@ -45,43 +41,27 @@ class NativeSession:
 
     def start(self) -> None:
         """Start the child now, so its interpreter and imports overlap with the file-system probes."""
-        if self.proc is not None or self.start_error:
+        if self.child is not None or self.start_error:
             return
         try:
             # -S: the child needs no site hooks (sys.path comes through PYTHONPATH), which saves their imports.
-            self.proc = subprocess.Popen(
-                [sys.executable, "-S", self.script, "--stream", str(self.task_timeout)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, env=_child_env(self.base_env, []), start_new_session=True)
+            self.child = ChildProcess([sys.executable, "-S", self.script, "--stream", str(self.task_timeout)],
+                                      _child_env(self.base_env, []))
         except OSError as exc:
             self.start_error = "could not start the native child: %s" % exc
             return
-        self.sent, self.current, self.buffer = [], None, b""
+        self.sent = []
 
     def _send(self, task_id: int) -> None:
-        assert self.proc is not None and self.proc.stdin is not None
-        line = json.dumps(dict(self.tasks[task_id], id=task_id)) + "\n"
-        try:
-            self.proc.stdin.write(line.encode())
-            self.proc.stdin.flush()
-        except OSError:
-            pass  # the child died; collect() sees it and restarts for what is left
+        assert self.child is not None
+        # A child that died takes no more; collect() sees its end and restarts for what is left.
+        self.child.write((json.dumps(dict(self.tasks[task_id], id=task_id)) + "\n").encode())
         self.sent.append(task_id)
 
     def _kill(self) -> None:
-        if self.proc is None:
-            return
-        try:
-            os.killpg(self.proc.pid, 9)
-        except OSError:
-            pass
-        self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
-        self.proc = None
+        if self.child is not None:
+            self.child.kill()
+            self.child = None
 
     # --- public --------------------------------------------------------------
 
@@ -92,7 +72,7 @@ class NativeSession:
             self.tasks.append(task)
             ids.append(len(self.tasks) - 1)
         self.start()
-        if self.proc is not None:
+        if self.child is not None:
             for task_id in ids:
                 self._send(task_id)
         return ids
@@ -102,15 +82,15 @@ class NativeSession:
         deadline = time.monotonic() + timeout
         while len(self.results) < len(self.tasks):
             pending = [i for i in range(len(self.tasks)) if i not in self.results]
-            if self.proc is None:
+            if self.child is None:
                 if self.start_error or time.monotonic() >= deadline:
                     break
                 self.start()
-                if self.proc is None:
+                if self.child is None:
                     break
                 for task_id in pending:
                     self._send(task_id)
-            self._close_stdin()
+            self.child.close_stdin()  # end of tasks: the child exits after the last one
             self._drain(deadline)
             if time.monotonic() >= deadline:
                 break
@@ -125,59 +105,39 @@ class NativeSession:
 
     # --- reading ---------------------------------------------------------------
 
-    def _close_stdin(self) -> None:
-        try:
-            if self.proc is not None and self.proc.stdin is not None and not self.proc.stdin.closed:
-                self.proc.stdin.close()  # end of tasks: the child exits after the last one
-        except OSError:
-            pass
-
     def _drain(self, deadline: float) -> None:
         """Read events until the child exits, dies, overruns a task or the deadline passes."""
-        assert self.proc is not None and self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while True:
-                now = time.monotonic()
-                if now >= deadline:
-                    self._give_up({"timeout": round(deadline - self.started_at, 2)} if self.current is not None
-                                  else None)
-                    return
-                if self.current is not None and now - self.started_at > self.task_timeout:
-                    self._give_up({"timeout": self.task_timeout})
-                    return
-                if not sel.select(timeout=min(_KILL_GRACE * 2, deadline - now)):
-                    continue
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    code = self.proc.wait()
-                    if self.current is not None:
-                        self._give_up({"crashed": _signal_name(code) if code < 0 else "exit status %d" % code})
-                    else:
-                        # Finished, or died between tasks: tasks it never reached go to a fresh child,
-                        # unless children keep ending without doing anything.
-                        if code != 0 and not any(i in self.results for i in self.sent):
-                            self.exits_without_work += 1
-                            if self.exits_without_work >= 2:
-                                self.start_error = "the native child exited with status %d" % code
-                        self._kill()
-                    return
-                self._events(chunk)
+        assert self.child is not None
+        children = {0: self.child}
 
-    def _events(self, chunk: bytes) -> None:
-        events, self.buffer = split_events(self.buffer + chunk)
-        for event in events:
-            if event.get("state") == "start":
-                self.current = event["task"]
-                self.started_at = time.monotonic()
-            elif "result" in event:
-                self.results.setdefault(event["task"], event["result"])
-                self.current = None
+        def on_result(_: int, task: int, result: dict) -> None:
+            self.results.setdefault(task, result)
+
+        def on_stop(_: int, why: str) -> None:
+            child = children.pop(0)
+            if why == DEADLINE:
+                self._give_up({"timeout": round(deadline - child.started_at, 2)} if child.current is not None
+                              else None)
+            elif why == ENDED:
+                reason = child.died_in_task()
+                if reason is not None and child.current is not None:
+                    self._give_up(reason)
+                    return
+                # Finished, or died between tasks: tasks it never reached go to a fresh child, unless children
+                # keep ending without doing anything.
+                code = child.exit_code()
+                if code != 0 and not any(i in self.results for i in self.sent):
+                    self.exits_without_work += 1
+                    if self.exits_without_work >= 2:
+                        self.start_error = "the native child exited with status %d" % code
+                self._kill()
+            else:
+                self._give_up({"timeout": self.task_timeout})
+
+        pump(children, deadline, self.task_timeout, on_result, on_stop, poll=_KILL_GRACE * 2)
 
     def _give_up(self, reason: Optional[dict]) -> None:
         """Kill the child; the task it was on gets ``reason``; the rest go to a fresh child."""
-        if self.current is not None and reason is not None:
-            self.results.setdefault(self.current, reason)
-        self.current = None
+        if self.child is not None and self.child.current is not None and reason is not None:
+            self.results.setdefault(self.child.current, reason)
         self._kill()
