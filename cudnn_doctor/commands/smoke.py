@@ -2,65 +2,13 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, List, Optional
+from typing import Optional
 
 import typer
 
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
 from .libraries import discover as _discover, validate_library as _validate_library
-
-if TYPE_CHECKING:
-    from ..smoke import SmokeResult
-
-
-def _details(result: "SmokeResult") -> List[str]:
-    lines = []
-    parts = []
-    if result.cudart_version:
-        parts.append("built for CUDA %s" % result.cudart_version)
-    if result.driver_library:
-        drv = "driver %s" % result.driver_library
-        if result.driver_cuda_version:
-            drv += " (CUDA %s)" % result.driver_cuda_version
-        parts.append(drv)
-    if result.total_ms is not None:
-        parts.append("%.0f ms in all" % result.total_ms)
-    if parts:
-        lines.append(" · ".join(parts))
-    if not result.ok or result.fallback:
-        if result.error_message and result.error_message not in result.summary:
-            lines.append("error: %s" % result.error_message)
-        if result.cudnn_answer not in (None, "CUDNN_STATUS_SUCCESS") and result.status_api != "cudnn":
-            said = result.cudnn_answer
-            if result.cudnn_answer_detail:
-                said += " (%s)" % result.cudnn_answer_detail
-            lines.append("cuDNN's cudnnCreate: %s" % said)
-        if result.diagnosis:
-            lines.append("why: %s" % result.diagnosis)
-        if result.fix:
-            lines.append("fix: %s" % result.fix)
-    return lines
-
-
-def _render(results, problem: str) -> None:
-    from rich.text import Text  # imported here: every command's start-up would pay for it otherwise
-
-    from ..render.human import MARKS
-
-    out = console()
-    lines = [("error", problem, [])] if problem else []
-    lines += [("ok" if r.ok and not r.fallback else "warning" if r.ok else "error", r.summary, _details(r))
-              for r in results]
-    for state, summary, details in lines:
-        mark, style = MARKS[state]
-        head = Text()
-        head.append(mark, style=style)
-        head.append(" " + summary)
-        out.print(head)
-        for line in details:
-            out.print(Text("    " + line))
-
 
 def smoke(
     library: Optional[str] = typer.Option(None, "--library", metavar="PATH",
@@ -97,7 +45,9 @@ def smoke(
             payload["problem"] = problem
         typer.echo(dumps(envelope("smoke", code, **payload)))
     else:
-        _render(results, problem)
+        from ..render.smoke_human import render_smoke
+
+        render_smoke(results, problem, console())
     raise typer.Exit(code)
 
 
