@@ -7,7 +7,7 @@ from ..results import SmokeResult
 from .human import MARKS
 
 
-def details(result: SmokeResult) -> List[str]:
+def detail_lines(result: SmokeResult) -> List[str]:
     """The lines under a result's summary: what was loaded, and for a failure the error, why and the fix."""
     lines = []
     parts = []
@@ -42,7 +42,7 @@ def render_smoke(results: Sequence[SmokeResult], problem: str, out) -> None:
     from rich.text import Text  # imported here: every command's start-up would pay for it otherwise
 
     lines = [("error", problem, [])] if problem else []
-    lines += [("ok" if r.ok and not r.fallback else "warning" if r.ok else "error", r.summary, details(r))
+    lines += [("ok" if r.ok and not r.fallback else "warning" if r.ok else "error", r.summary, detail_lines(r))
               for r in results]
     for state, summary, details in lines:
         mark, style = MARKS[state]
