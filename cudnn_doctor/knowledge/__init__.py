@@ -12,16 +12,18 @@ from .known_bad import Symptom
 from .layout import LayoutKnowledge
 from .load import COMPAT_FILES, read_all
 from .tables import CONFIRMED
+from .theano import TheanoKnowledge
 
 __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor",
            "Symptom", "load_compat"]
 
 
-class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge):
+class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, TheanoKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; file layouts, wheels and
-    archive names: layout.py; GPUs: gpu.py; frameworks: frameworks.py; known-bad releases and symptoms: known_bad.py.
+    archive names: layout.py; GPUs: gpu.py; frameworks: frameworks.py; known-bad releases and symptoms: known_bad.py;
+    Theano releases and the cuDNN they accept: theano.py.
     """
 
 
