@@ -77,6 +77,7 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
 
 def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]]) -> Facts:
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
+    from . import theano
     from .executor import Deadline, record_not_regular, run_bounded
 
     from .windows import collect_windows, is_windows
@@ -101,6 +102,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         ("python", python_env.probe),
         ("gpu-code", gpu_code.probe),
         ("toolkits", toolkit.probe),
+        ("theano", theano.probe),  # before cudnn: its dnn.library_path folders are searched for copies too
         ("cudnn", cudnn.probe),
         ("cudnn-leftovers", leftovers.probe),
         ("java", java.probe),
