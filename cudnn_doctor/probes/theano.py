@@ -76,7 +76,7 @@ def probe(ctx) -> None:
 def _backends(ctx, site: str) -> List[str]:
     host = ctx.host
     found = []
-    if host.exists(site + "/theano/sandbox/cuda/__init__.py"):
+    if host.exists(site + "/theano/sandbox/cuda/dnn.py"):  # 1.0 keeps only an __init__.py that refuses
         found.append("cuda")
     if host.exists(site + "/theano/gpuarray/dnn.py") or host.exists(site + "/theano/sandbox/gpuarray/dnn.py"):
         found.append("gpuarray")
