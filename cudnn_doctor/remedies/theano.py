@@ -20,9 +20,10 @@ def theano_flags_line(theano: TheanoFacts, changes: Dict[str, Optional[str]]) ->
     """`export THEANO_FLAGS=...` keeping the flags already set, with `changes` applied (None drops a key)."""
     flags, _ = parse_flags(theano.flags or "")
     for key, value in changes.items():
-        flags.pop(key, None)
-        if value is not None:
-            flags[key] = value
+        if value is None:
+            flags.pop(key, None)
+        else:
+            flags[key] = value  # a key already set keeps its place
     if not flags:
         return "unset THEANO_FLAGS"
     return "export THEANO_FLAGS=%s" % q(",".join("%s=%s" % (k, _flag_value(v)) for k, v in flags.items()))
