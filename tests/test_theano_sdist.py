@@ -164,3 +164,26 @@ def test_rc_files_like_theano_itself(theanorc):
     for version in ("0.8.2", "1.0.5"):
         files = _theano_function(version, "config_files_from_theanorc", env)()
         assert rc_files(theanorc, "/home/u") == files
+
+
+@pytest.mark.parametrize("version,backends", [("0.9.0", ["cuda", "gpuarray"]), ("1.0.5", ["gpuarray"])])
+def test_probe_reads_a_real_pip_install(machine, check_json, version, backends):
+    """The sdist installed by pip itself (its own dist-info and tree), copied into a machine's site-packages."""
+    import shutil
+
+    from theano_sdist import installed_tree
+
+    installed = installed_tree(version)
+    if installed is None:
+        pytest.skip("Theano %s cannot be installed from PyPI here" % version)
+    site = machine.mkdir("/usr/lib/python3/dist-packages")
+    for entry in installed.iterdir():
+        if entry.name.lower().startswith("theano"):
+            shutil.copytree(entry, site / entry.name, symlinks=True)
+    machine.file("/root/.theanorc", "[global]\ndevice = cuda0\n")
+    _, doc = check_json(machine, "--env", "HOME=/root", "--env", "PATH=/usr/bin")
+    [inst] = doc["facts"]["theano"]["installs"]
+    assert inst["version"] == version and inst["backends"] == backends
+    assert inst["metadata"].endswith(".dist-info")
+    [info] = [f for f in doc["findings"] if f["id"] == "CD760"]
+    assert "finds no cuDNN" in info["title"]  # nothing else on this machine
