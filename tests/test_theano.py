@@ -7,7 +7,9 @@ from typing import Dict, List, Optional
 
 import pytest
 
+from cudnn_doctor.model import Finding, Fix, Severity
 from kit import Gpu
+from test_fixes_runnable import assumed_paths, text_problems
 
 MA = "/usr/lib/x86_64-linux-gnu"
 SITE = "/usr/local/lib/python3.6/dist-packages"
@@ -48,7 +50,15 @@ def check(m, check_json, flags: Optional[str] = None, extra: Optional[Dict[str, 
     args: List[str] = []
     for key, value in env.items():
         args += ["--env", "%s=%s" % (key, value)]
-    return check_json(m, *args)
+    code, doc = check_json(m, *args)
+    for f in doc["findings"]:  # every fix runnable as printed (the walker of test_fixes_runnable.py)
+        if f["id"].startswith("CD76") and f["remedy"]:
+            fix = Fix(**f["remedy"])
+            problems = text_problems(Finding(id=f["id"], severity=Severity(f["severity"]), title="", fix=fix))
+            assert not problems and not [p for p in assumed_paths(fix.commands) if not m.p(p).is_symlink()
+                                         and not m.p(p).exists()], (problems, fix.commands)
+            assert f["severity"] == "info" or fix.commands or fix.manual, f
+    return code, doc
 
 
 def found(doc, rule: str, severity: Optional[str] = None) -> List[dict]:
@@ -85,7 +95,7 @@ def test_the_seeds_stack_keras_on_theano_0_9_with_cudnn_5(machine, check_json):
     assert ok["severity"] == "info" and "accepts" in ok["title"] and "5.0.5" in ok["title"]
     assert not found(doc, "CD761") and not found(doc, "CD764")  # lib.cnmem is the old back-end's own flag
     [old] = found(doc, "CD763", "warning")  # 0.9 prints: the cuda backend is deprecated
-    assert "export THEANO_FLAGS=device=cuda" in old["fix"]
+    assert old["remedy"]["commands"] == ['export THEANO_FLAGS="${THEANO_FLAGS:+$THEANO_FLAGS,}device=cuda"']
 
 
 def test_newer_cudnn_breaks_the_old_backend_and_the_fix_moves_to_gpuarray(machine, check_json):
@@ -96,7 +106,7 @@ def test_newer_cudnn_breaks_the_old_backend_and_the_fix_moves_to_gpuarray(machin
     _, doc = check(machine, check_json)
     [err] = found(doc, "CD760", "error")
     assert "cudnnSetFilterNdDescriptor_v4" in err["title"] and "7.0.5" in err["title"]
-    assert err["remedy"]["commands"] == ["export THEANO_FLAGS=device=cuda0"]
+    assert err["remedy"]["commands"] == ['export THEANO_FLAGS="${THEANO_FLAGS:+$THEANO_FLAGS,}device=cuda0"']
     env = applied(err["remedy"], {"PATH": "/usr/bin:/bin"})
     _, after = check(machine, check_json, flags=env["THEANO_FLAGS"])
     assert not found(after, "CD760", "error") and not found(after, "CD763")
@@ -206,9 +216,9 @@ def test_device_gpu_is_refused_by_theano_1_and_cnmem_is_ignored(machine, check_j
     [cnmem] = found(doc, "CD764", "warning")
     assert "Theano does not recognise this flag: lib.cnmem" in cnmem["title"]
     assert cnmem["remedy"]["commands"] == ["export THEANO_FLAGS=device=gpu0,gpuarray.preallocate=0.8"]
-    # One fix at a time, checking again in between: each export line rewrites THEANO_FLAGS from what it saw.
+    # A new value is appended (Theano keeps a key's last value); dropping lib.cnmem rewrites what the check saw.
     env = applied(err["remedy"], {"PATH": "/usr/bin:/bin", "THEANO_FLAGS": "device=gpu0,lib.cnmem=0.8"})
-    assert env["THEANO_FLAGS"] == "device=cuda0,lib.cnmem=0.8"
+    assert env["THEANO_FLAGS"] == "device=gpu0,lib.cnmem=0.8,device=cuda0"
     _, middle = check(machine, check_json, flags=env["THEANO_FLAGS"])
     assert not found(middle, "CD763")
     [cnmem] = found(middle, "CD764", "warning")

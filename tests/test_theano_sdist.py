@@ -187,3 +187,22 @@ def test_probe_reads_a_real_pip_install(machine, check_json, version, backends):
     assert inst["metadata"].endswith(".dist-info")
     [info] = [f for f in doc["findings"] if f["id"] == "CD760"]
     assert "finds no cuDNN" in info["title"]  # nothing else on this machine
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=12)
+       .filter(lambda v: v == v.strip()))  # Theano strips each key=value pair: no value can end in a space
+def test_a_printed_flags_line_gives_theano_the_value(value):
+    """The export line a fix prints, run by bash, then split by Theano's own parser, yields the value unchanged."""
+    import subprocess
+
+    from cudnn_doctor.model import TheanoFacts
+    from cudnn_doctor.remedies import theano_flags_line
+
+    theano_parse = _theano_function("1.0.5", "parse_config_string", {})
+    for before in (None, "device=cuda0"):
+        line = theano_flags_line(TheanoFacts(flags=before), {"dnn.library_path": value})
+        env = {"PATH": "/usr/bin:/bin", **({"THEANO_FLAGS": before} if before else {})}
+        out = subprocess.run(["bash", "-ec", line + '\nprintf "%s" "$THEANO_FLAGS"'], capture_output=True,
+                             text=True, env=env, check=True).stdout
+        assert theano_parse(out)["dnn.library_path"] == value, (line, out)

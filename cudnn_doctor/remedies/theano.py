@@ -11,13 +11,23 @@ from .shell import or_else, prepend_ld_path, q, run
 
 def _flag_value(value: str) -> str:
     """A value as THEANO_FLAGS must spell it: Theano splits on ',' with shlex, so quote values that hold one."""
-    if any(c in value for c in ',"\'\\ '):
+    if any(c in value for c in ',"\'\\ #'):  # shlex: '#' would start a comment
         return '"%s"' % value.replace("\\", "\\\\").replace('"', '\\"')
     return value
 
 
+def _double_quoted(text: str) -> str:
+    """Text safe inside a POSIX shell's double quotes."""
+    return "".join("\\" + c if c in '"$`\\' else c for c in text)
+
+
 def theano_flags_line(theano: TheanoFacts, changes: Dict[str, Optional[str]]) -> str:
-    """`export THEANO_FLAGS=...` keeping the flags already set, with `changes` applied (None drops a key)."""
+    """The shell line that applies `changes` (None drops a key) to THEANO_FLAGS. New values are appended to what
+    the shell already has (Theano keeps the last value of a key), so several fixes compose in one shell; dropping
+    a key rewrites the whole value from what the check saw."""
+    pairs = ",".join("%s=%s" % (k, _flag_value(v)) for k, v in changes.items() if v is not None)
+    if all(v is not None for v in changes.values()):
+        return 'export THEANO_FLAGS="${THEANO_FLAGS:+$THEANO_FLAGS,}%s"' % _double_quoted(pairs)
     flags, _ = parse_flags(theano.flags or "")
     for key, value in changes.items():
         if value is None:

@@ -118,7 +118,9 @@ def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
     backend, device = backend_of(facts)
     enabled = _setting(facts, "dnn.enabled", "auto")
     for inst in facts.theano.installs:
-        label = "Theano %s (device=%s)" % (inst.version, device)
+        keras = [k for k in facts.theano.keras if k.get("backend") == "theano" and k["location"] == inst.location]
+        label = "Theano %s (device=%s%s)" % (inst.version, device,
+                                            "; Keras %s runs on it" % keras[0]["version"] if keras else "")
         if backend is None or enabled == "False":
             out.append(finding("CD760", INFO, "%s: cuDNN is not used (%s)" % (
                 label, "dnn.enabled=False" if backend else "no GPU device configured"), catalogue=CATALOGUE))
@@ -167,10 +169,10 @@ def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
             continue
         out.append(finding(
             "CD760", severity, problem,
-            detail="Theano %s's %s back-end accepts cuDNN %s (%s). Each Theano release checks cudnnGetVersion() "
-                   "when it first looks for cuDNN; C code written for older cuDNN releases stops compiling once "
-                   "cuDNN removes the functions it calls." % (inst.version, backend_judged, check["supports"],
-                                                              check["source"]),
+            detail="Theano %s's %s back-end accepts cuDNN %s: it checks cudnnGetVersion() when it first looks "
+                   "for cuDNN, and its C code, written for those releases, stops compiling once cuDNN removes a "
+                   "function it calls. Source: %s" % (inst.version, backend_judged, check["supports"],
+                                                      check["source"]),
             fix=(backend_judged == "cuda" and _gpuarray_instead(facts, compat, inst, version))
             or _repair(facts, compat, inst, backend_judged, check), evidence=evidence, catalogue=CATALOGUE))
     return out
