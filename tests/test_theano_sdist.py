@@ -3,12 +3,11 @@ parser run) and must agree with every row; skipped when PyPI cannot be reached."
 from __future__ import annotations
 
 import ast
-import os
 import re
 import shlex
 import warnings
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, Set
 
 import pytest
 from hypothesis import given, settings, strategies as st

@@ -7,10 +7,10 @@ from typing import Dict, List, Optional, Tuple
 
 from ..knowledge.theano import cudnn_code
 from ..model import CudnnCopy, Facts, Finding, Fix, TheanoInstall
-from ..queries import copy_for_path, cudnn_build_exists, lowest_cc, machine_cuda, visible_gpus
+from ..queries import copy_for_path, cudnn_build_exists, machine_cuda, visible_gpus
 from ..remedies import (advice, machine_cudnn_fix, theano_cudnn_choice, theano_dev_link_fix, theano_device_fix,
                         theano_setting_fix, theano_without_cudnn)
-from ..versions import mm, release3
+from ..versions import mm, release3, soname_version
 from . import rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
@@ -44,7 +44,6 @@ def theano_cudnn(facts: Facts, inst: TheanoInstall) -> Tuple[Optional[CudnnCopy]
         facts, inst.link_path, inst.link_realpath)
     version = copy.version if copy and copy.version else None
     if version is None and inst.link_realpath:
-        from ..versions import soname_version
         file_version = soname_version(os.path.basename(inst.link_realpath))
         version = file_version if file_version and file_version.count(".") >= 2 else None
     return copy, version
@@ -261,7 +260,7 @@ def _other_copy(facts: Facts, key: str) -> Optional[str]:
     return None
 
 
-@rule("CD763", "theano-old-gpu-backend", "device=gpu asks for Theano's old CUDA back-end, deprecated in 0.9, gone in 1.0")
+@rule("CD763", "theano-old-gpu-backend", "device=gpu: Theano's old CUDA back-end, deprecated in 0.9, gone in 1.0")
 def theano_old_backend(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     text = compat.theano_config().get("old_backend_text", "")
