@@ -111,7 +111,7 @@ def test_newer_cudnn_breaks_the_old_backend_and_the_fix_moves_to_gpuarray(machin
     _, after = check(machine, check_json, flags=env["THEANO_FLAGS"])
     assert not found(after, "CD760", "error") and not found(after, "CD763")
     [warn] = found(after, "CD760", "warning")  # gpuarray in 0.9 builds with 7.0.5, and says it is newer than 5.1
-    assert "newer than it supports (5.1)" in warn["title"]
+    assert "warns about cuDNN 7.0.5 (it warns from 5.2.0 on)" in warn["title"]
 
 
 def test_cudnn_8_cannot_build_theano_1_0_and_the_fix_points_at_a_cudnn_7_copy(machine, check_json):
@@ -134,7 +134,9 @@ def test_cudnn_8_cannot_build_theano_1_0_and_the_fix_points_at_a_cudnn_7_copy(ma
     # Theano 1.0 links with -Wl,-rpath,<dnn.library_path>: the module loads that copy without LD_LIBRARY_PATH.
     assert inst["load_path"] == "/opt/cudnn-7.6.5/lib64/libcudnn.so.7" and inst["load_via"] == "RUNPATH"
     assert not found(after, "CD760", "error") and not found(after, "CD761")
-    assert "newer than it supports (5 to 7)" in found(after, "CD760", "warning")[0]["title"]
+    [warn] = found(after, "CD760", "warning")
+    assert "warns about cuDNN 7.6.5 (it warns from 7.2.0 on)" in warn["title"]
+    assert "from 5.0.0 to below 7.2.0" in warn["fix"]  # compat knows no 7.0/7.1 build for CUDA 10.2
 
 
 def test_theano_0_9_needs_the_folder_on_the_loader_path_too(machine, check_json):
@@ -268,3 +270,29 @@ def test_no_theano_no_theano_findings(machine, check_json):
     _, doc = check(machine, check_json, flags="device=gpu,lib.cnmem=1")
     assert doc["facts"]["theano"]["installs"] == [] and doc["facts"]["theano"]["settings"] == {}
     assert not [f for f in doc["findings"] if f["id"].startswith("CD76")]
+
+
+def test_the_printed_fixes_compose_in_one_shell(machine, check_json):
+    """docs/theano.md's example: Keras on Theano 1.0.5 with the 2017 guide's .theanorc and a system cuDNN 8."""
+    m = machine
+    m.driver("440.33.01", cuda=10020, gpus=[Gpu(name="GeForce GTX 1060 6GB", cc="6.1", memory_mib=6078)])
+    m.ld_conf("x86_64-linux-gnu.conf", [MA])
+    m.toolkit("10.2.89", layout="txt")
+    m.cudnn("8.0.5", MA, "/usr/include/x86_64-linux-gnu", cuda=10020)
+    m.link("/usr/include/cudnn.h", "x86_64-linux-gnu/cudnn_version.h")
+    m.cudnn("7.6.5", "/opt/cudnn-7.6.5/lib64", "/opt/cudnn-7.6.5/include", cuda=10020)
+    venv = HOME + "/venv/lib/python3.6/site-packages"
+    theano(m, "1.0.5", site=venv)
+    m.dist(venv, "Keras", "2.2.4")
+    m.file(HOME + "/.theanorc", "[global]\ndevice = gpu\nfloatX = float32\n\n[lib]\ncnmem = 0.8\n")
+    m.file(HOME + "/.keras/keras.json", '{"backend": "theano"}')
+    _, doc = check(m, check_json, extra={"VIRTUAL_ENV": HOME + "/venv"})
+    fixes = [f["remedy"] for f in doc["findings"] if f["id"] in ("CD760", "CD763", "CD764")]
+    assert [f["severity"] for f in doc["findings"] if f["id"].startswith("CD76")] == ["error", "error", "warning"]
+    assert "Keras 2.2.4 runs on it" in found(doc, "CD760")[0]["title"]
+    env = {"PATH": "/usr/bin:/bin"}
+    for fix in fixes:
+        env.update(applied(fix, env))
+    _, after = check(m, check_json, flags=env["THEANO_FLAGS"], extra={"VIRTUAL_ENV": HOME + "/venv"})
+    left = [(f["id"], f["severity"]) for f in after["findings"] if f["id"].startswith("CD76")]
+    assert left == [("CD760", "warning"), ("CD764", "info")]

@@ -26,9 +26,9 @@ def theano_flags_line(theano: TheanoFacts, changes: Dict[str, Optional[str]]) ->
     the shell already has (Theano keeps the last value of a key), so several fixes compose in one shell; dropping
     a key rewrites the whole value from what the check saw."""
     pairs = ",".join("%s=%s" % (k, _flag_value(v)) for k, v in changes.items() if v is not None)
-    if all(v is not None for v in changes.values()):
-        return 'export THEANO_FLAGS="${THEANO_FLAGS:+$THEANO_FLAGS,}%s"' % _double_quoted(pairs)
     flags, _ = parse_flags(theano.flags or "")
+    if pairs and not any(v is None and k in flags for k, v in changes.items()):  # a key set only in a file
+        return 'export THEANO_FLAGS="${THEANO_FLAGS:+$THEANO_FLAGS,}%s"' % _double_quoted(pairs)
     for key, value in changes.items():
         if value is None:
             flags.pop(key, None)
@@ -61,7 +61,7 @@ def theano_setting_fix(theano: TheanoFacts, changes: Dict[str, Optional[str]], w
     `extra` commands run after it (e.g. the LD_LIBRARY_PATH a release without a run path needs)."""
     line = theano_flags_line(theano, changes)
     keep = "to keep it, %s%s" % (_rc_words(theano, changes),
-                                 " and take the key out of THEANO_FLAGS" if theano.flags else "")
+                                 " (then drop it from THEANO_FLAGS)" if theano.flags else "")
     commands = [line] + list(extra)
     return run(*commands, text="%s%s   (THEANO_FLAGS beats .theanorc; %s)" % (" && ".join(commands), why, keep),
                manual=keep)

@@ -10,7 +10,7 @@ from ..model import CudnnCopy, Facts, Finding, Fix, TheanoInstall
 from ..queries import copy_for_path, cudnn_build_exists, machine_cuda, visible_gpus
 from ..remedies import (advice, machine_cudnn_fix, theano_cudnn_choice, theano_dev_link_fix, theano_device_fix,
                         theano_setting_fix, theano_without_cudnn)
-from ..versions import mm, release3, soname_version
+from ..versions import decode_cudnn, mm, release3, soname_version
 from . import rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
@@ -74,27 +74,35 @@ def _loader_misses(facts: Facts, copy: CudnnCopy, release: dict) -> bool:
     return not (res and res.path and copy_for_path(facts, res.path, res.realpath) is copy)
 
 
-def _repair(facts: Facts, compat, inst: TheanoInstall, backend: str, check: dict) -> Fix:
-    """A cuDNN this Theano accepts: a copy already here, else one compat knows a build of, else none at all."""
+def _repair(facts: Facts, compat, inst: TheanoInstall, backend: str, check: dict, current: Optional[str] = None,
+            quiet_only: bool = False) -> Fix:
+    """A cuDNN this Theano accepts: a copy already here, else one compat knows a build of, else none at all.
+    `quiet_only`: only releases Theano does not even warn about (the fix for its warning), never `current`."""
     first_break = compat.theano_first_break(inst.version, backend)
     cuda = machine_cuda(facts, compat)
     release = compat.theano_release(inst.version) or {}
-    for warn_ok in (False, True):
+    passes = (False,) if quiet_only else (False, True)
+    for warn_ok in passes:
         for copy in facts.cudnn:
             if copy.version and _accepted(check, first_break, copy.version, warn_ok) and not copy.load_error \
-                    and _fits_cuda(compat, copy, cuda):
+                    and _fits_cuda(compat, copy, cuda) and copy.version != current:
                 include = os.path.dirname(copy.header_path) if copy.header_version == copy.version else None
                 return theano_cudnn_choice(facts.theano, include, copy.directory, None,
                                            theano_without_cudnn(facts.theano),
                                            "cuDNN %s, which Theano %s accepts" % (copy.version, inst.version),
                                            _loader_misses(facts, copy, release))
-    for warn_ok in (False, True):
+    for warn_ok in passes:
         releases = [r for r in compat.cudnn_releases() if _accepted(check, first_break, r, warn_ok)
-                    and cuda and cudnn_build_exists(compat, r, cuda)]
+                    and cuda and cudnn_build_exists(compat, r, cuda) and r != current]
         if releases:
             best = str(max(releases, key=release3))
             install = machine_cudnn_fix(facts, compat, cuda, mm(best)[0], best)
             return theano_cudnn_choice(facts.theano, None, None, install, theano_without_cudnn(facts.theano), "")
+    if quiet_only:
+        return advice("Theano %s runs with cuDNN %s and only warns; if its cuDNN ops misbehave, use a cuDNN from %s "
+                      "to below %s (compat knows no such build for CUDA %s)" % (
+                          inst.version, current, decode_cudnn(check["refuse_below"]),
+                          decode_cudnn(check["warn_from"]), cuda or "(none found)"))
     return theano_cudnn_choice(facts.theano, None, None, advice(
         "Theano %s's %s back-end accepts cuDNN %s, and compat knows no such build for CUDA %s" % (
             inst.version, backend, check["supports"], cuda or "(none found)")), theano_without_cudnn(facts.theano), "")
@@ -160,8 +168,14 @@ def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
             problem, severity = ("%s refuses cuDNN %s on %s: '%s'" % (
                 label, version, volta[0].name or "a Volta or newer GPU", check["volta_text"])), strict
         elif check.get("warn_from") and code >= check["warn_from"]:
-            problem, severity = ("%s warns that cuDNN %s is newer than it supports (%s): '%s'" % (
-                label, version, check["supports"], check["warn_text"])), WARNING
+            out.append(finding(
+                "CD760", WARNING, "%s warns about cuDNN %s (it warns from %s on): '%s'" % (
+                    label, version, decode_cudnn(check["warn_from"]), check["warn_text"]),
+                detail="Theano %s's %s back-end uses this cuDNN; it was tested with cuDNN %s. Source: %s" % (
+                    inst.version, backend_judged, check["supports"], check["source"]),
+                fix=_repair(facts, compat, inst, backend_judged, check, version, quiet_only=True),
+                evidence=evidence, catalogue=CATALOGUE))
+            continue
         else:
             out.append(finding("CD760", INFO, "%s uses cuDNN %s at %s: a release it accepts" % (
                 label, version, evidence["library"]), evidence=evidence, catalogue=CATALOGUE))
@@ -297,9 +311,14 @@ def theano_cnmem(facts: Facts, ctx) -> List[Finding]:
     backend, device = backend_of(facts)
     if not cnmem:
         return out
+    preallocate = facts.theano.settings.get("gpuarray.preallocate")
     for inst in facts.theano.installs:
         known = (compat.theano_release(inst.version) or {}).get("lib_cnmem")
         if known is None or (known and backend != "gpuarray"):
+            continue
+        if preallocate and cnmem["from"] != "THEANO_FLAGS":  # moved over already; the file's line is inert
+            out.append(finding("CD764", INFO, "lib.cnmem=%s (from %s) is not read; gpuarray.preallocate=%s is" % (
+                cnmem["value"], cnmem["from"], preallocate["value"]), catalogue=CATALOGUE))
             continue
         why = ("Theano %s has no lib.cnmem flag%s" % (inst.version, " ('%s')" % (
             compat.theano_config().get("unknown_flag_text", "%s") % "lib.cnmem") if cnmem["from"] == "THEANO_FLAGS"
