@@ -22,6 +22,7 @@ def sdist_file(version: str) -> Optional[Path]:
         return found[0] if found else None
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                    "--timeout", "15", "--retries", "1",
                     "Theano==%s" % version, "-d", str(folder)], capture_output=True, text=True)
     found = sorted(folder.glob("Theano-%s.tar.gz" % version))
     return found[0] if found else None
@@ -59,7 +60,7 @@ def installed_tree(version: str) -> Optional[Path]:
     if archive is None:
         return None
     tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--timeout", "15",
                            "--target", str(tmp), str(archive)], capture_output=True, text=True)
     if proc.returncode != 0:
         return None
