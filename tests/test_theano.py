@@ -296,3 +296,21 @@ def test_the_printed_fixes_compose_in_one_shell(machine, check_json):
     _, after = check(m, check_json, flags=env["THEANO_FLAGS"], extra={"VIRTUAL_ENV": HOME + "/venv"})
     left = [(f["id"], f["severity"]) for f in after["findings"] if f["id"].startswith("CD76")]
     assert left == [("CD760", "warning"), ("CD764", "info")]
+
+
+def test_a_library_without_its_header(machine, check_json):
+    """Catalogue G9: 'cannot compile with cuDNN ... cudnn.h: No such file or directory'."""
+    machine_cuda9(machine, None)
+    machine.cudnn("7.1.4", "/usr/local/cuda-9.0/lib64", None, cuda=9000)  # the runtime package only
+    theano(machine, "1.0.3")
+    _, doc = check(machine, check_json, flags="device=cuda0,dnn.enabled=True")
+    [err] = found(doc, "CD760", "error")
+    assert "finds no cudnn.h" in err["title"]
+    assert "libcudnn7-dev=7.1.4.*-1+cuda9.0" in err["fix"]
+    machine.cudnn("7.1.4", "/opt/cudnn-7.1.4/lib64", "/opt/cudnn-7.1.4/include", cuda=9000)  # NVIDIA's archive
+    _, doc = check(machine, check_json, flags="device=cuda0,dnn.enabled=True")
+    [err] = found(doc, "CD760", "error")
+    env = applied(err["remedy"], {"PATH": "/usr/bin:/bin", "THEANO_FLAGS": "device=cuda0,dnn.enabled=True"})
+    _, after = check(machine, check_json, flags=env["THEANO_FLAGS"])
+    [ok] = found(after, "CD760")
+    assert ok["severity"] == "info" and "7.1.4" in ok["title"] and not found(after, "CD761")

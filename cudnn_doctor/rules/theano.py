@@ -108,6 +108,16 @@ def _repair(facts: Facts, compat, inst: TheanoInstall, backend: str, check: dict
             inst.version, backend, check["supports"], cuda or "(none found)")), theano_without_cudnn(facts.theano), "")
 
 
+def _header_fix(facts: Facts, compat, copy: Optional[CudnnCopy], version: str) -> Fix:
+    """The header of the cuDNN Theano links, where the machine has it; else that release's development files."""
+    for c in ([copy] if copy else []) + list(facts.cudnn):
+        if c.header_path and c.header_version and release3(c.header_version) == release3(version):
+            return theano_setting_fix(facts.theano, {"dnn.include_path": os.path.dirname(c.header_path)},
+                                      "   (cuDNN %s's header)" % version)
+    cuda = (copy.cuda_version if copy else None) or machine_cuda(facts, compat)
+    return machine_cudnn_fix(facts, compat, cuda, mm(version)[0], ".".join(version.split(".")[:3]))
+
+
 def _gpuarray_instead(facts: Facts, compat, inst: TheanoInstall, version: str) -> Optional[Fix]:
     """On the old back-end, device=cuda* where this release's gpuarray back-end builds with the cuDNN found."""
     check = compat.theano_cudnn_check(inst.version, "gpuarray")
@@ -130,7 +140,7 @@ def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
                                             "; Keras %s runs on it" % keras[0]["version"] if keras else "")
         if backend is None or enabled == "False":
             out.append(finding("CD760", INFO, "%s: cuDNN is not used (%s)" % (
-                label, "dnn.enabled=False" if backend else "no GPU device configured"), catalogue=CATALOGUE))
+                label, "dnn.enabled=False" if backend else "no CUDA device configured"), catalogue=CATALOGUE))
             continue
         release = compat.theano_release(inst.version) or {}
         if backend == "cuda" and "cuda" not in release.get("backends", ["cuda"]):
@@ -152,6 +162,15 @@ def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
                 detail="Theano compiles its cuDNN ops against dnn.include_path/cudnn.h and links them with -lcudnn "
                        "from dnn.library_path; with dnn.enabled=auto it silently falls back to slower code.",
                 fix=_repair(facts, compat, inst, backend_judged, check), evidence=evidence, catalogue=CATALOGUE))
+            continue
+        if inst.header_path is None:
+            out.append(finding(
+                "CD760", strict, "%s finds no cudnn.h: 'cannot compile with cuDNN' (%s)" % (
+                    label, "dnn.include_path=%s" % inst.include_path if inst.include_path
+                    else "dnn.include_path is unset"),
+                detail="Theano compiles its cuDNN ops when it first uses them, so it needs cuDNN's header as well "
+                       "as its library (the -dev package, or the include folder of NVIDIA's archive).",
+                fix=_header_fix(facts, compat, copy, version), evidence=evidence, catalogue=CATALOGUE))
             continue
         code = cudnn_code(version)
         removed = compat.theano_api_removed(inst.version, backend_judged, version)
