@@ -314,3 +314,50 @@ def test_a_library_without_its_header(machine, check_json):
     _, after = check(machine, check_json, flags=env["THEANO_FLAGS"])
     [ok] = found(after, "CD760")
     assert ok["severity"] == "info" and "7.1.4" in ok["title"] and not found(after, "CD761")
+
+
+# --- rules on Facts built in Python (no files) -------------------------------------------------------------------
+
+def _judge(facts) -> List[dict]:
+    from cudnn_doctor.knowledge import load_compat
+    from cudnn_doctor.model import to_plain
+    from cudnn_doctor.rules import RuleContext, evaluate
+
+    findings, _ = evaluate(facts, RuleContext(compat=load_compat()))
+    return [to_plain(f) for f in findings if f.id.startswith("CD76")]
+
+
+def _theano_on_real_machine(version: str, settings: Dict[str, str]):
+    from cudnn_doctor.model import TheanoFacts, TheanoInstall
+    from facts_factory import SYSLIB, real_machine
+
+    facts = real_machine()  # H100, CUDA 13.0, system cuDNN 9.14
+    inst = TheanoInstall(version=version, location="/opt/legacy/lib/python3.6/site-packages", metadata="m",
+                         backends=["gpuarray"], header_path="/usr/include/cudnn.h", header_version="9.14.0",
+                         link_path=SYSLIB + "/libcudnn.so", link_realpath=SYSLIB + "/libcudnn.so.9.14.0",
+                         load_path=SYSLIB + "/libcudnn.so.9", load_realpath=SYSLIB + "/libcudnn.so.9.14.0",
+                         load_via="ld.so.cache")
+    facts.theano = TheanoFacts(installs=[inst], rc_files=[HOME + "/.theanorc"],
+                               settings={k: {"value": v, "from": "THEANO_FLAGS"} for k, v in settings.items()},
+                               flags=",".join("%s=%s" % kv for kv in settings.items()))
+    return facts
+
+
+def test_a_cuda_13_machine_has_no_cudnn_theano_can_build_with():
+    [f] = [f for f in _judge(_theano_on_real_machine("1.0.5", {"device": "cuda0"})) if f["id"] == "CD760"]
+    assert f["severity"] == "error" and "cudnnGetConvolutionForwardAlgorithm" in f["title"]
+    assert "accepts cuDNN 5 to 7, and compat knows no such build for CUDA 13.0" in f["fix"]
+    # Nothing to install: the command is the one that lets Theano run, without cuDNN.
+    assert f["remedy"]["commands"] == ['export THEANO_FLAGS="${THEANO_FLAGS:+$THEANO_FLAGS,}dnn.enabled=False"']
+
+
+@pytest.mark.parametrize("device,expected", [("gpu", []), ("cuda", ["warning"])])
+def test_cnmem_is_read_by_the_old_backend_of_0_9_only(device, expected):
+    facts = _theano_on_real_machine("0.9.0", {"device": device, "lib.cnmem": "0.5", "dnn.enabled": "False"})
+    assert [f["severity"] for f in _judge(facts) if f["id"] == "CD764"] == expected
+
+
+def test_opencl_and_cpu_devices_do_not_use_cudnn():
+    for device in ("opencl0:0", "cpu"):
+        [f] = _judge(_theano_on_real_machine("1.0.5", {"device": device}))
+        assert f["severity"] == "info" and "no CUDA device configured" in f["title"], f["title"]

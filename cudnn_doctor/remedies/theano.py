@@ -6,7 +6,7 @@ from typing import Dict, List, Optional, Sequence
 
 from ..model import Fix, TheanoFacts
 from ..readers.theano_config import parse_flags
-from .shell import or_else, prepend_ld_path, q, run
+from .shell import or_else, prepend_ld_path, q, run, say
 
 
 def _flag_value(value: str) -> str:
@@ -88,6 +88,8 @@ def theano_cudnn_choice(theano: TheanoFacts, include: Optional[str], library: Op
         main = theano_setting_fix(theano, changes, "   (%s)" % what if what else "",
                                   [prepend_ld_path(library)] if loader_misses else [])
         return or_else(main, fallback, "%s; or run without cuDNN: %s")
+    if install is not None and not install.commands:  # nothing to install: running without cuDNN is the command
+        return say("%s; until then, run without cuDNN: %s", install, fallback)
     if install is not None:
         return or_else(install, fallback, "%s; or run without cuDNN: %s")
     return fallback
