@@ -19,17 +19,18 @@ _SYSTEM_INCLUDES = ("/usr/local/include", "/usr/include/x86_64-linux-gnu", "/usr
                     "/usr/include")
 
 
-def _dists(ctx, site: str, wanted: str) -> List[Tuple[str, str]]:
-    """(version, metadata path) of each install of `wanted` in one site folder."""
+def _dists(ctx, site: str) -> List[Tuple[str, str, str]]:
+    """(name, version, metadata path) of each Theano and Keras install in one site folder."""
     out = []
     for entry in ctx.host.listdir(site):
         m = _META.match(entry)
-        if m and normalize_name(m.group("name")) == wanted:
+        name = normalize_name(m.group("name")) if m else None
+        if name in ("theano", "keras"):
             path = "%s/%s" % (site, entry)
             meta_file = path + ("/METADATA" if entry.endswith(".dist-info") else "/PKG-INFO")
             text = ctx.host.read_text(meta_file if ctx.host.is_dir(path) else path, limit=64 * 1024) or ""
             version = (parse_metadata(text).get("Version") or [m.group("version")])[0]
-            out.append((version, path))
+            out.append((name, version, path))
     return out
 
 
@@ -38,11 +39,12 @@ def probe(ctx) -> None:
     th = TheanoFacts()
     facts.theano = th
     for site in facts.python.site_dirs:
-        for version, meta in _dists(ctx, site, "theano"):
-            th.installs.append(TheanoInstall(version=version, location=site, metadata=meta,
-                                             backends=_backends(ctx, site)))
-        for version, meta in _dists(ctx, site, "keras"):
-            th.keras.append({"version": version, "location": site, "metadata": meta})
+        for name, version, meta in _dists(ctx, site):
+            if name == "theano":
+                th.installs.append(TheanoInstall(version=version, location=site, metadata=meta,
+                                                 backends=_backends(ctx, site)))
+            else:
+                th.keras.append({"version": version, "location": site, "metadata": meta})
     if not th.installs and not th.keras:
         return
     home = host.getenv("HOME") or "/root"
