@@ -15,7 +15,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudnn_doctor.knowledge import load_compat
-from cudnn_doctor.readers.theano_config import parse_flags, rc_files
+from cudnn_doctor.readers.theano_config import effective, parse_flags, parse_rc, rc_files
 from theano_sdist import RELEASES, sdist_tree
 
 COMPAT = load_compat()
@@ -205,3 +205,48 @@ def test_a_printed_flags_line_gives_theano_the_value(value):
         out = subprocess.run(["bash", "-ec", line + '\nprintf "%s" "$THEANO_FLAGS"'], capture_output=True,
                              text=True, env=env, check=True).stdout
         assert theano_parse(out)["dnn.library_path"] == value, (line, out)
+
+
+ini_line = st.one_of(
+    st.sampled_from(["[global]", "[dnn]", "[dnn.conv]", "[lib]", "", "# a comment"]),
+    st.builds("{} = {}".format, st.sampled_from(["device", "library_path", "enabled", "cnmem", "algo_fwd"]),
+              st.text(alphabet="abc/%()s01 .", max_size=10)))
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.lists(ini_line, max_size=8), min_size=1, max_size=2), flag_text)
+def test_settings_are_what_theano_itself_looks_up(tmp_path_factory, files, flags):
+    """parse_rc + effective against Theano's own fetch_val_for_key over the same files and flags."""
+    import configparser
+
+    folder = tmp_path_factory.mktemp("rc")
+    paths = []
+    for i, lines in enumerate(files):
+        path = folder / ("rc%d" % i)
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(str(path))
+    defaults = {"USER": "ann", "LSCRATCH": "", "TMPDIR": "", "TEMP": "", "TMP": "", "PID": "0"}
+    flag_line = ",".join("%s=%s" % (k, v) if with_value else k for k, v, with_value in flags)
+    ours_flags, error = parse_flags(flag_line)
+    if error:
+        return  # Theano's import fails on an unbalanced quote; test_flags_split_like_theano_itself covers it
+    ours, problems = parse_rc([(p, Path(p).read_text()) for p in paths], defaults)
+    theirs_cfg, theirs_raw = configparser.ConfigParser(defaults), configparser.RawConfigParser()
+    try:
+        theirs_cfg.read(paths)
+        theirs_raw.read(paths)
+    except configparser.Error:
+        assert problems  # Theano cannot be imported with these files, and we say so
+        return
+    assert not problems
+    fetch = _theano_function("1.0.5", "fetch_val_for_key", {})
+    fetch.__globals__.update(THEANO_FLAGS_DICT=dict(ours_flags), theano_cfg=theirs_cfg, theano_raw_cfg=theirs_raw,
+                             ConfigParser=configparser)
+    keys = {k for k in ours} | set(ours_flags) | {"device", "dnn.library_path", "dnn.conv.algo_fwd", "lib.cnmem"}
+    for key in keys:
+        try:
+            expected = fetch(key)
+        except KeyError:
+            expected = None
+        got = effective(ours_flags, ours, key)
+        assert (got[0] if got else None) == expected, key

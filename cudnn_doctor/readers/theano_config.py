@@ -64,12 +64,11 @@ def parse_rc(files: Sequence[Tuple[str, str]], defaults: Optional[Dict[str, str]
             parser.read_string(text, source=path)
             raw.read_string(text, source=path)
         except configparser.Error as exc:
-            problems.append("%s: %s" % (path, " ".join(str(exc).split())))
+            said = " ".join(str(exc).split())  # configparser quotes the offending line, which may be huge
+            problems.append("%s: %s" % (path, said if len(said) <= 200 else said[:197] + "..."))
             continue
         for section in parser.sections():
             for option in raw.options(section):
-                if option in (defaults or {}) and not raw.has_option(section, option):
-                    continue
                 try:
                     value = parser.get(section, option)
                 except (configparser.InterpolationError, ValueError):
