@@ -361,3 +361,12 @@ def test_opencl_and_cpu_devices_do_not_use_cudnn():
     for device in ("opencl0:0", "cpu"):
         [f] = _judge(_theano_on_real_machine("1.0.5", {"device": device}))
         assert f["severity"] == "info" and "no CUDA device configured" in f["title"], f["title"]
+
+
+def test_a_dnn_enabled_value_the_release_does_not_know():
+    facts = _theano_on_real_machine("0.9.0", {"device": "cuda", "dnn.enabled": "no_check"})
+    [f] = [f for f in _judge(facts) if f["id"] == "CD765"]
+    assert f["severity"] == "error" and "is not one of auto, True, False" in f["title"]
+    assert f["remedy"]["commands"] == ['export THEANO_FLAGS="${THEANO_FLAGS:+$THEANO_FLAGS,}dnn.enabled=auto"']
+    assert not [f for f in _judge(_theano_on_real_machine("1.0.5", {"device": "cuda", "dnn.enabled": "no_check"}))
+                if f["id"] == "CD765"]

@@ -2,6 +2,6 @@
 from . import (  # noqa: F401
     blocked, driver, gpu, toolkit, cudnn_files, cudnn_runtime, loader, frameworks, java, containers, require,
     target, conda, environment, shadowing, leftovers, catalogue,
-    theano,
+    theano, theano_flags,
     windows,  # last: it gates the Linux-only rules above on Windows machines
 )

@@ -1,9 +1,9 @@
-"""CD760-CD765: Theano (and Keras on Theano) against the cuDNN its dnn.* paths hold, judged by the checks each Theano
+"""CD760-CD762: Theano (and Keras on Theano) against the cuDNN its dnn.* paths hold, judged by the checks each Theano
 release runs (compat/theano.toml, read from the releases' own source)."""
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from ..knowledge.theano import cudnn_code
 from ..model import CudnnCopy, Facts, Finding, Fix, TheanoInstall
@@ -17,25 +17,27 @@ from .common import ERROR, INFO, WARNING, compat_of, finding
 CATALOGUE = ["G9"]  # Theano / old Keras: cuDNN headers needed at run time, version window
 
 
-def _setting(facts: Facts, key: str, default: str = "") -> str:
+def setting_value(facts: Facts, key: str, default: str = "") -> str:
+    """A Theano setting as Theano looks it up (THEANO_FLAGS, then the rc files), else `default`."""
     return facts.theano.settings.get(key, {}).get("value", default)
 
 
-def _explicit(facts: Facts, key: str) -> Optional[str]:
+def setting_source(facts: Facts, key: str) -> Optional[str]:
+    """Where a setting came from ("THEANO_FLAGS" or an rc file); None when Theano's default applies."""
     return facts.theano.settings.get(key, {}).get("from")
 
 
 def backend_of(facts: Facts) -> Tuple[Optional[str], str]:
     """(back-end, device): "cuda" for device=gpu*, "gpuarray" for cuda*; None when the GPU is not used."""
     for key in ("device", "init_gpu_device"):
-        device = _setting(facts, key).strip()
+        device = setting_value(facts, key).strip()
         if device.startswith("gpu"):
             return "cuda", device
         if device.startswith("cuda"):
             return "gpuarray", device
-    if _setting(facts, "contexts"):
-        return "gpuarray", _setting(facts, "contexts")
-    return None, _setting(facts, "device") or "cpu"
+    if setting_value(facts, "contexts"):
+        return "gpuarray", setting_value(facts, "contexts")
+    return None, setting_value(facts, "device") or "cpu"
 
 
 def theano_cudnn(facts: Facts, inst: TheanoInstall) -> Tuple[Optional[CudnnCopy], Optional[str]]:
@@ -124,7 +126,7 @@ def _gpuarray_instead(facts: Facts, compat, inst: TheanoInstall, version: str) -
     first_break = compat.theano_first_break(inst.version, "gpuarray")
     if check is None or not _accepted(check, first_break, version, True):
         return None
-    device = _setting(facts, "device") if _setting(facts, "device").startswith("gpu") else "gpu"
+    device = setting_value(facts, "device") if setting_value(facts, "device").startswith("gpu") else "gpu"
     return theano_device_fix(facts.theano, "device", device)
 
 
@@ -133,7 +135,7 @@ def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     backend, device = backend_of(facts)
-    enabled = _setting(facts, "dnn.enabled", "auto")
+    enabled = setting_value(facts, "dnn.enabled", "auto")
     for inst in facts.theano.installs:
         keras = [k for k in facts.theano.keras if k.get("backend") == "theano" and k["location"] == inst.location]
         label = "Theano %s (device=%s%s)" % (inst.version, device,
@@ -215,7 +217,7 @@ def theano_cudnn_mixed(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     backend, _ = backend_of(facts)
-    if backend is None or _setting(facts, "dnn.enabled", "auto") == "False":
+    if backend is None or setting_value(facts, "dnn.enabled", "auto") == "False":
         return out
     for inst in facts.theano.installs:
         copy, version = theano_cudnn(facts, inst)
@@ -251,8 +253,8 @@ def theano_cudnn_mixed(facts: Facts, ctx) -> List[Finding]:
 def theano_dnn_paths(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for inst in facts.theano.installs:
-        for key, value, origin in (("dnn.include_path", inst.include_path, _explicit(facts, "dnn.include_path")),
-                                   ("dnn.library_path", inst.library_path, _explicit(facts, "dnn.library_path"))):
+        for key, value, origin in (("dnn.include_path", inst.include_path, setting_source(facts, "dnn.include_path")),
+                                   ("dnn.library_path", inst.library_path, setting_source(facts, "dnn.library_path"))):
             if not value or not origin:
                 continue  # Theano's own default: a cuDNN elsewhere on the system is normal
             if key == "dnn.include_path":
@@ -264,7 +266,7 @@ def theano_dnn_paths(facts: Facts, ctx) -> List[Finding]:
                 fix = theano_setting_fix(facts.theano, {key: other} if other else {key: None},
                                          "" if other else "   (Theano then uses its default)")
                 out.append(finding(
-                    "CD762", ERROR if _setting(facts, "dnn.enabled", "auto") == "True" else WARNING,
+                    "CD762", ERROR if setting_value(facts, "dnn.enabled", "auto") == "True" else WARNING,
                     "Theano %s: %s=%s (from %s) holds no cuDNN %s" % (
                         inst.version, key, value, origin, "header (cudnn.h)" if key.endswith("include_path")
                         else "library (libcudnn.so*)"),
@@ -291,83 +293,3 @@ def _other_copy(facts: Facts, key: str) -> Optional[str]:
         if key == "dnn.include_path" and copy.header_path and os.path.basename(copy.header_path) == "cudnn.h":
             return os.path.dirname(copy.header_path)
     return None
-
-
-@rule("CD763", "theano-old-gpu-backend", "device=gpu: Theano's old CUDA back-end, deprecated in 0.9, gone in 1.0")
-def theano_old_backend(facts: Facts, ctx) -> List[Finding]:
-    compat = compat_of(ctx)
-    text = compat.theano_config().get("old_backend_text", "")
-    guide = compat.theano_config().get("old_backend_guide", "")
-    out: List[Finding] = []
-    for key in ("device", "init_gpu_device"):
-        device = _setting(facts, key).strip()
-        if not device.startswith("gpu"):
-            continue
-        for inst in facts.theano.installs:
-            state = (compat.theano_release(inst.version) or {}).get("device_gpu")
-            if state not in ("removed", "deprecated"):
-                continue
-            removed = state == "removed"
-            out.append(finding(
-                "CD763", ERROR if removed else WARNING,
-                "Theano %s: %s=%s (from %s) %s" % (
-                    inst.version, key, device, _explicit(facts, key),
-                    "is refused: '%s'" % text if removed else "uses the old CUDA back-end, deprecated in 0.9 and "
-                                                             "removed in 1.0"),
-                detail="The old back-end (theano.sandbox.cuda) was removed in Theano 1.0; the gpuarray back-end "
-                       "takes device=cuda*. Converting: %s" % guide,
-                fix=theano_device_fix(facts.theano, key, device),
-                evidence={"setting": key, "value": device, "source": compat.theano_source("releases")},
-                catalogue=CATALOGUE))
-    return out
-
-
-@rule("CD764", "theano-cnmem-ignored", "lib.cnmem only configures the old CUDA back-end")
-def theano_cnmem(facts: Facts, ctx) -> List[Finding]:
-    compat = compat_of(ctx)
-    out: List[Finding] = []
-    cnmem = facts.theano.settings.get("lib.cnmem")
-    backend, device = backend_of(facts)
-    if not cnmem:
-        return out
-    preallocate = facts.theano.settings.get("gpuarray.preallocate")
-    for inst in facts.theano.installs:
-        known = (compat.theano_release(inst.version) or {}).get("lib_cnmem")
-        if known is None or (known and backend != "gpuarray"):
-            continue
-        if preallocate and cnmem["from"] != "THEANO_FLAGS":  # moved over already; the file's line is inert
-            out.append(finding("CD764", INFO, "lib.cnmem=%s (from %s) is not read; gpuarray.preallocate=%s is" % (
-                cnmem["value"], cnmem["from"], preallocate["value"]), catalogue=CATALOGUE))
-            continue
-        why = ("Theano %s has no lib.cnmem flag%s" % (inst.version, " ('%s')" % (
-            compat.theano_config().get("unknown_flag_text", "%s") % "lib.cnmem") if cnmem["from"] == "THEANO_FLAGS"
-            else "") if not known else "device=%s is the gpuarray back-end, which does not read lib.cnmem" % device)
-        value = cnmem["value"].strip()
-        try:
-            number = float(value)
-        except ValueError:
-            number = -1.0
-        changes: Dict[str, Optional[str]] = {"lib.cnmem": None}
-        if number > 0 and number != 1:  # same meaning in both: a fraction of the memory below 1, MB above it
-            changes["gpuarray.preallocate"] = value
-        out.append(finding(
-            "CD764", WARNING, "lib.cnmem=%s (from %s) is ignored: %s" % (value, cnmem["from"], why),
-            detail="CNMeM was the old back-end's memory pool; the gpuarray back-end preallocates with "
-                   "gpuarray.preallocate (a fraction of GPU memory below 1, megabytes from 1 up).",
-            fix=theano_setting_fix(facts.theano, changes), evidence={"value": value, "from": cnmem["from"],
-                                                                     "source": compat.theano_source("releases")},
-            catalogue=CATALOGUE))
-    return out
-
-
-@rule("CD765", "theano-config-unreadable", "Theano cannot read its configuration: `import theano` fails")
-def theano_config_unreadable(facts: Facts, ctx) -> List[Finding]:
-    if not facts.theano.installs:
-        return []
-    return [finding("CD765", ERROR, "Theano cannot read its configuration: %s" % problem,
-                    detail="Theano parses THEANO_FLAGS and every .theanorc when it is imported; a file Python's "
-                           "configparser rejects, or an unbalanced quote in THEANO_FLAGS, stops the import.",
-                    fix=advice("correct %s (an INI file: [section] headers, `key = value` lines)" % problem.split(
-                        ": ")[0] if not problem.startswith("THEANO_FLAGS") else "balance the quotes in THEANO_FLAGS"),
-                    evidence={"problem": problem}, catalogue=CATALOGUE)
-            for problem in facts.theano.problems]
