@@ -56,6 +56,8 @@ def probe(ctx) -> None:
     texts = []
     for path in th.rc_files:
         ctx.searched("theano", path)
+        if host.is_dir(path):
+            continue  # Theano's configparser skips what it cannot open as a file
         text = host.read_text(path, limit=1 << 20)
         if text is not None:
             th.rc_found.append(path)
