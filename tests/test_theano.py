@@ -370,3 +370,15 @@ def test_a_dnn_enabled_value_the_release_does_not_know():
     assert f["remedy"]["commands"] == ['export THEANO_FLAGS="${THEANO_FLAGS:+$THEANO_FLAGS,}dnn.enabled=auto"']
     assert not [f for f in _judge(_theano_on_real_machine("1.0.5", {"device": "cuda", "dnn.enabled": "no_check"}))
                 if f["id"] == "CD765"]
+
+
+def test_a_fifo_or_folder_in_theanorc_neither_hangs_nor_misleads(machine, check_json):
+    import os
+
+    machine_cuda9(machine, "7.0.5")
+    theano(machine, "1.0.5")
+    machine.mkdir(HOME + "/conf.d")
+    os.mkfifo(str(machine.p(HOME + "/.theanorc")))
+    code, doc = check(machine, check_json, flags="device=cuda", extra={"THEANORC": "~/.theanorc:~/conf.d"})
+    assert [b["path"] for b in doc["facts"]["blocked"]] == [HOME + "/.theanorc"] and code == 4
+    assert doc["facts"]["theano"]["rc_found"] == [] and not found(doc, "CD765")
