@@ -73,6 +73,7 @@ def build_cuda_image(work: Path) -> Tuple[Path, Path]:
     _copy(cudnn8 / "nvidia/cudnn/lib/libcudnn.so.8", x86 / "libcudnn.so.8.9.7")
     os.symlink("libcudnn.so.8.9.7", x86 / "libcudnn.so.8")
     (root / "etc/ld.so.conf.d").mkdir(parents=True)
+    (root / "etc/ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
     (root / "etc/ld.so.conf.d/cuda.conf").write_text("/usr/local/cuda-12.4/lib64\n")
     _run("umoci", "repack", "--image", "%s:base" % layout, str(bundle))
     shutil.rmtree(bundle)

@@ -140,7 +140,9 @@ def _docker(source: Source, ref: ImageRef) -> Resolved:
     if not isinstance(manifest, list) or not manifest:
         raise ImageError("--image %s: manifest.json lists no image" % ref)
     if ref.tag:
-        picked = [m for m in manifest if ref.tag in (m.get("RepoTags") or [])]
+        # docker save writes names fully qualified: cuda/test:v2 is docker.io/cuda/test:v2, ubuntu is library/ubuntu
+        wanted = {ref.tag, "docker.io/" + ref.tag, "docker.io/library/" + ref.tag}
+        picked = [m for m in manifest if wanted & set(m.get("RepoTags") or [])]
         if not picked:
             have = sorted(t for m in manifest for t in m.get("RepoTags") or [])
             raise ImageError("--image %s: no image tagged %s (tags: %s)" % (ref, ref.tag, ", ".join(have) or "none"))

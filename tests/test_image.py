@@ -1,0 +1,197 @@
+"""check --image / --against and fleet --image on real images (umoci/skopeo, real NVIDIA libraries from PyPI
+wheels) and on hostile layers written by hand."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+from clirunner import CliRunner
+
+import image_factory as factory
+from cudnn_doctor.cli import app
+from cudnn_doctor.commands.check_image import read_image_facts
+from cudnn_doctor.diagnose import collect_facts
+
+pytestmark = pytest.mark.realdata
+runner = CliRunner()
+
+
+@pytest.fixture(scope="session")
+def cuda_image(tmp_path_factory):
+    why = factory.tools_missing()
+    if why:
+        pytest.skip(why)
+    work = tmp_path_factory.mktemp("image")
+    try:
+        layout, rootfs = factory.build_cuda_image(work)
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    return layout, rootfs, work
+
+
+def _comparable(facts) -> dict:
+    """Facts as the report holds them, less what says where and how fast they were read."""
+    doc = facts.to_dict()
+    for key in ("timings_ms", "image"):
+        doc.pop(key, None)
+    doc["host"].pop("root")
+    return doc
+
+
+def _node_report(folder: Path, host: str, driver: str, cuda: str, gpu: str = "NVIDIA A100-SXM4-80GB",
+                 cc: str = "8.0", count: int = 8) -> Path:
+    fields = {"arch": "x86_64", "kernel": "6.8.0", "driver": driver, "driver_cuda": cuda, "kernel_module": driver,
+              "gpus": [{"name": gpu, "compute_capability": cc, "mig": False, "count": count}], "toolkits": [],
+              "cudnn": [], "frameworks": [], "loads_cudnn": []}
+    doc = {"schema_version": "1", "tool": {"name": "cudnn-doctor", "version": "0.1.0"}, "command": "check",
+           "exit_code": 0, "host": host, "started_at": "2026-11-24T01:00:00Z", "verdict": "ok",
+           "fingerprint": {"id": "%016x" % (hash((driver, cuda, gpu, count)) & (1 << 64) - 1), "version": 1,
+                           "fields": fields}, "facts": {}, "findings": []}
+    path = folder / ("%s.json" % host)
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True))
+    return path
+
+
+def test_oci_layout_reads_to_the_same_facts_as_root_on_the_unpacked_image(cuda_image):
+    layout, rootfs, _ = cuda_image
+    from_image = read_image_facts("oci:%s:v2" % layout, None)
+    from_root = collect_facts(str(rootfs), factory.ENV)
+    assert _comparable(from_image) == _comparable(from_root)
+    assert [c.version for c in from_image.cudnn] == ["9.1.0"]  # the cuDNN 8 of layer 1 is whited out
+    assert from_image.toolkits[0].version == "12.4" and from_image.toolkits[0].link_chain[-1] == "/usr/local/cuda-12.4"
+
+
+@pytest.mark.parametrize("transport", ["docker-archive", "oci-archive"])
+def test_archives_read_to_the_same_facts_as_the_layout(cuda_image, transport):
+    layout, rootfs, work = cuda_image
+    dest = work / ("%s.tar" % transport)
+    if not dest.exists():
+        (factory.docker_archive if transport == "docker-archive" else factory.oci_archive)(layout, dest)
+    ref = "%s:%s" % (transport, dest) + (":cuda/test:v2" if transport == "docker-archive" else "")
+    assert _comparable(read_image_facts(ref, None)) == _comparable(collect_facts(str(rootfs), factory.ENV))
+
+
+def test_layers_whiteouts_and_overrides_are_applied_in_order(cuda_image):
+    layout, _, _ = cuda_image
+    facts = read_image_facts("oci:%s:v2" % layout, None)
+    img = facts.image
+    assert len(img.layers) == 2 and img.layers[1]["whiteouts"] == 2
+    assert "/usr/lib/x86_64-linux-gnu/libcudnn.so.8" in img.layers[1]["removed"]
+    assert facts.loader.conf_dirs == ["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"]  # layer 2's file
+    assert img.requirements == [factory.ENV["NVIDIA_REQUIRE_CUDA"]] and img.env["CUDA_VERSION"] == "12.4.1"
+
+
+def test_check_image_alone_leaves_driver_and_gpus_to_the_node(cuda_image):
+    layout, _, _ = cuda_image
+    result = runner.invoke(app, ["check", "--image", "oci:%s:v2" % layout, "--json"])
+    doc = json.loads(result.stdout)
+    ids = {f["id"] for f in doc["findings"]}
+    assert "CD810" in ids and not any(i.startswith(("CD1", "CD2")) for i in ids)
+    assert doc["facts"]["host"]["root"] == "oci:%s:v2" % layout
+
+
+def test_against_finds_the_runtime_refusal_on_an_old_driver_and_nothing_on_a_fitting_node(cuda_image, tmp_path):
+    layout, _, _ = cuda_image
+    old = _node_report(tmp_path, "old001", "535.183.01", "12.2")
+    new = _node_report(tmp_path, "new001", "580.95.05", "13.0")
+    refused = runner.invoke(app, ["check", "--image", "oci:%s:v2" % layout, "--against", str(old), "--json"])
+    hit = [f for f in json.loads(refused.stdout)["findings"] if f["id"] == "CD811"]
+    assert refused.exit_code == 1 and hit[0]["severity"] == "error"
+    assert "unsatisfied condition: cuda>=12.4, please update your driver" in hit[0]["title"]
+    fits = runner.invoke(app, ["check", "--image", "oci:%s:v2" % layout, "--against", str(new), "--json"])
+    assert [f["severity"] for f in json.loads(fits.stdout)["findings"] if f["id"] == "CD811"] == ["info"]
+
+
+def test_fleet_image_names_which_nodes_can_run_it(cuda_image, tmp_path):
+    layout, _, _ = cuda_image
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for i in range(1, 4):
+        _node_report(reports, "gpu%03d" % i, "580.95.05", "13.0")
+    for i in range(4, 6):
+        _node_report(reports, "gpu%03d" % i, "535.183.01", "12.2")
+    result = runner.invoke(app, ["fleet", str(reports), "--image", "oci:%s:v2" % layout, "--json"])
+    doc = json.loads(result.stdout)
+    assert doc["command"] == "fleet" and doc["schema_version"] == "1"
+    assert doc["hosts_by_image_verdict"]["refused"] == "gpu[004-005]"
+    assert doc["image_verdicts"]["refused"] == 2 and doc["nodes"] == 5
+    refused = [c for c in doc["node_classes"] if c["verdict"] == "refused"][0]
+    assert "cuda>=12.4" in refused["condition"] and refused["hosts"] == "gpu[004-005]"
+    assert result.exit_code == 1
+    human = runner.invoke(app, ["fleet", str(reports), "--image", "oci:%s:v2" % layout, "--no-color"])
+    assert "gpu[004-005]" in human.stdout and "refused" in human.stdout
+
+
+def test_podman_sees_the_same_files_as_image(cuda_image, tmp_path):
+    layout, _, _ = cuda_image
+    if not shutil.which("podman"):
+        pytest.skip("podman is not installed here")
+    proc = subprocess.run(["podman", "run", "--rm", "oci:%s:v2" % layout, "/bin/sh", "-c", "ls /usr/lib/x86_64-linux-gnu"],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode:
+        pytest.skip("podman cannot run a container here: %s" % proc.stderr.strip()[-200:])
+    facts = read_image_facts("oci:%s:v2" % layout, None)
+    assert sorted(proc.stdout.split()) == sorted(os.path.basename(f.path) for c in facts.cudnn for f in c.files)
+
+
+# --- hostile layers: one line, exit 2, nothing left behind --------------------------------------------------------
+
+E = factory.entry
+HOSTILE = {
+    "absolute": [E("/etc/evil", b"x")],
+    "dotdot": [E("usr/../../evil", b"x")],
+    "device": [E("dev/sda", kind=tarfile.CHRTYPE)],
+    "link-loop-above-a-file": [E("a", kind=tarfile.SYMTYPE, link="b"), E("b", kind=tarfile.SYMTYPE, link="a"),
+                               E("a/x", b"x")],
+    "hardlink-out": [E("x", kind=tarfile.LNKTYPE, link="../../etc/passwd")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_layers_are_refused_with_one_line(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    layout = factory.write_layout(tmp_path / "img", [factory.tar_bytes(HOSTILE[name])], factory.ENV)
+    result = runner.invoke(app, ["check", "--image", "oci:%s" % layout])
+    assert result.exit_code == 2, result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cudnn-doctor: error: --image") and "Traceback" not in result.stderr
+    assert list((tmp_path / "tmp").iterdir()) == []  # the temporary root is gone
+    assert not (Path("/") / "evil").exists()
+
+
+def test_a_huge_file_is_refused_before_a_byte_is_written(tmp_path):
+    info = tarfile.TarInfo("usr/lib/huge.so")
+    info.size = 20 << 30
+    layer = info.tobuf(tarfile.PAX_FORMAT) + b"\0" * 1024
+    layout = factory.write_layout(tmp_path / "img", [factory.tar_bytes([]), __import__("gzip").compress(layer)],
+                                  factory.ENV)
+    result = runner.invoke(app, ["check", "--image", "oci:%s" % layout])
+    assert result.exit_code == 2 and "over the 16.0 GiB limit for one file" in result.stderr
+
+
+def test_opaque_folders_and_plain_link_loops(tmp_path):
+    lower = factory.tar_bytes([E("opt/", kind=tarfile.DIRTYPE), E("opt/old", b"1"), E("opt/keep/", kind=tarfile.DIRTYPE),
+                               E("loop1", kind=tarfile.SYMTYPE, link="loop2"),
+                               E("loop2", kind=tarfile.SYMTYPE, link="loop1")])
+    upper = factory.tar_bytes([E("opt/", kind=tarfile.DIRTYPE), E("opt/.wh..wh..opq", b""), E("opt/new", b"2")])
+    layout = factory.write_layout(tmp_path / "img", [lower, upper], {"PATH": "/usr/bin"})
+    from cudnn_doctor.image import open_image
+
+    with open_image("oci:%s" % layout) as opened:
+        assert sorted(os.listdir(os.path.join(opened.root, "opt"))) == ["new"]
+        assert os.readlink(os.path.join(opened.root, "loop1")) == "loop2"  # kept: the probes see a dangling loop
+        assert opened.facts.layers[1]["opaque"] == ["/opt"]
+
+
+def test_bad_references_are_one_line(tmp_path):
+    for ref in ("oci:%s/none" % tmp_path, "docker:foo", "oci-archive:%s" % tmp_path):
+        result = runner.invoke(app, ["check", "--image", ref])
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1, (ref, result.stderr)
+    assert runner.invoke(app, ["check", "--against", "x.json"]).exit_code == 2
