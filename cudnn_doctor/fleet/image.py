@@ -15,7 +15,6 @@ from rich.text import Text
 from .. import diagnose
 from ..image.node import node_from_fields
 from ..model import Facts, Finding, Severity
-from ..render.envelope import envelope
 from .hostlist import compress
 from .load import Catalogue
 from .merge import Fleet
@@ -82,16 +81,15 @@ def hosts_by_verdict(classes: List[NodeClass]) -> Dict[str, List[str]]:
 
 
 def image_fleet_json(fleet: Fleet, classes: List[NodeClass], image_facts: Facts, exit_code: int) -> Dict[str, Any]:
+    """`fleet --json` (same envelope, groups, findings and reports, so its readers keep working) plus the image's
+    answer per node: image_verdicts, hosts_by_image_verdict and node_classes."""
     by_verdict = hosts_by_verdict(classes)
-    base = fleet_json(fleet, exit_code)
+    doc = fleet_json(fleet, exit_code)
     img = image_facts.image
-    return envelope(
-        "fleet",
-        exit_code,
+    doc.update(
         image={"reference": img.reference, "digest": img.digest, "requirements": img.requirements,
                "disable_require": img.disable_require, "layers": len(img.layers),
                "compat_libcuda": img.compat_libcuda} if img else None,
-        nodes=len(fleet.nodes),
         image_verdicts={v: len(by_verdict[v]) for v in VERDICTS},
         hosts_by_image_verdict={v: compress(by_verdict[v]) for v in VERDICTS},
         node_classes=[{"verdict": c.verdict, "condition": c.condition, "count": len(c.hosts),
@@ -99,9 +97,8 @@ def image_fleet_json(fleet: Fleet, classes: List[NodeClass], image_facts: Facts,
                        "driver_cuda": c.fields.get("driver_cuda"), "gpus": c.fields.get("gpus") or [],
                        "findings": [{"id": f.id, "severity": f.severity.value, "title": f.title, "fix": f.fix}
                                     for f in c.findings]} for c in classes],
-        reports=base["reports"],
-        tool_versions=base["tool_versions"],
     )
+    return doc
 
 
 def render_image_fleet(fleet: Fleet, classes: List[NodeClass], image_facts: Facts, console: Console) -> None:
