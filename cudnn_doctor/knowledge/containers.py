@@ -12,6 +12,10 @@ class ContainerKnowledge(Tables):
         """The brand words a GPU can show to a `brand=` requirement (every other NVML brand reads 'Unknown')."""
         return list(self.table("containers", "runtime").get("brands", []))
 
+    def refusal_prefix(self) -> str:
+        """What the runtime's refusal lines start with (the CLI that prints them)."""
+        return str(self.table("containers", "runtime").get("refusal_prefix", ""))
+
     def runtime_source(self) -> str:
         return str(self.table("containers", "runtime").get("source", ""))
 

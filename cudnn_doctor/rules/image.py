@@ -88,7 +88,7 @@ def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
                                  want, cuda))
         return [finding(
             "CD811", ERROR, "The runtime refuses the image %s: %s%s" % (
-                _on(img), compat.table("containers", "runtime").get("refusal_prefix", ""), outcome.message),
+                _on(img), compat.refusal_prefix(), outcome.message),
             detail="NVIDIA_REQUIRE_* %r judged against driver %s (CUDA %s) and %d GPU(s), as libnvidia-container "
                    "does: the container is never created." % (outcome.requirement, driver or "?", cuda or "?",
                                                                  len(gpus)),
