@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import subprocess
 import tarfile
@@ -200,7 +199,8 @@ def test_a_huge_file_is_refused_before_a_byte_is_written(tmp_path):
 
 
 def test_opaque_folders_and_plain_link_loops(tmp_path):
-    lower = factory.tar_bytes([E("opt/", kind=tarfile.DIRTYPE), E("opt/old", b"1"), E("opt/keep/", kind=tarfile.DIRTYPE),
+    lower = factory.tar_bytes([E("opt/", kind=tarfile.DIRTYPE), E("opt/old", b"1"),
+                               E("opt/keep/", kind=tarfile.DIRTYPE),
                                E("loop1", kind=tarfile.SYMTYPE, link="loop2"),
                                E("loop2", kind=tarfile.SYMTYPE, link="loop1")])
     upper = factory.tar_bytes([E("opt/", kind=tarfile.DIRTYPE), E("opt/.wh..wh..opq", b""), E("opt/new", b"2")])
@@ -218,3 +218,30 @@ def test_bad_references_are_one_line(tmp_path):
         result = runner.invoke(app, ["check", "--image", ref])
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, (ref, result.stderr)
     assert runner.invoke(app, ["check", "--against", "x.json"]).exit_code == 2
+
+
+def test_writes_through_an_image_link_stay_inside_the_image(tmp_path):
+    """`etc2 -> /etc` then `etc2/passwd`: the image's absolute link means the image's own /etc."""
+    layer = factory.tar_bytes([E("etc/", kind=tarfile.DIRTYPE), E("etc2", kind=tarfile.SYMTYPE, link="/etc"),
+                               E("etc2/passwd", b"image's own\n"), E("x", b"data"),
+                               E("y", kind=tarfile.LNKTYPE, link="x")])
+    layout = factory.write_layout(tmp_path / "img", [layer], {"PATH": "/usr/bin"})
+    from cudnn_doctor.image import open_image
+
+    host_passwd = Path("/etc/passwd").read_bytes()
+    with open_image("oci:%s" % layout) as opened:
+        assert Path(opened.root, "etc/passwd").read_text() == "image's own\n"
+        assert os.stat(os.path.join(opened.root, "y")).st_ino == os.stat(os.path.join(opened.root, "x")).st_ino
+    assert Path("/etc/passwd").read_bytes() == host_passwd
+
+
+def test_total_size_entries_and_time_are_bounded(tmp_path):
+    from cudnn_doctor.image import ImageError, Limits, open_image
+
+    many = factory.tar_bytes([E("f%04d" % i, b"0123456789") for i in range(600)])
+    layout = factory.write_layout(tmp_path / "img", [many], {"PATH": "/usr/bin"})
+    for limits, words in ((Limits(max_bytes=100), "unpacks to more than"), (Limits(max_entries=50), "more than 50"),
+                          (Limits(seconds=0), "took longer than")):
+        with pytest.raises(ImageError, match=words):
+            with open_image("oci:%s" % layout, limits):
+                pass

@@ -115,7 +115,8 @@ def render_image_fleet(fleet: Fleet, classes: List[NodeClass], image_facts: Fact
     for c in classes:
         gpus = ", ".join("%sx %s (%s)" % (g.get("count"), g.get("name"), g.get("compute_capability"))
                          for g in c.fields.get("gpus") or [] if isinstance(g, dict)) or "none"
-        table.add_row(Text(c.verdict, style=VERDICT_STYLE[c.verdict]), Text("%d %s" % (len(c.hosts), compress(c.hosts))),
+        table.add_row(Text(c.verdict, style=VERDICT_STYLE[c.verdict]),
+                      Text("%d %s" % (len(c.hosts), compress(c.hosts))),
                       Text("%s (%s)" % (c.fields.get("driver") or "none", c.fields.get("driver_cuda") or "?")),
                       Text(gpus), Text(c.condition))
     console.print(table)

@@ -73,6 +73,8 @@ def _unpack(ref_text: str, workdir: str, limits: Limits) -> OpenedImage:
     source = Source(ref)
     try:
         resolved = resolve(source)
+        if resolved.config.get("os") not in (None, "linux"):
+            raise ImageError("--image %s is a %s image: only Linux images are read" % (ref, resolved.config["os"]))
         tree, budget = Tree(root, vetting), _Budget(limits, root)
         layers = []
         for number, layer in enumerate(resolved.layers, 1):

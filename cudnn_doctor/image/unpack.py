@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import tarfile
 import time
 from dataclasses import dataclass, field

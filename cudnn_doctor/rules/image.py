@@ -58,7 +58,8 @@ def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
     evidence = {"requirements": img.requirements, "node": img.node, "source": compat.runtime_source()}
     if img.requirement_error:
         return [finding(
-            "CD811", ERROR, "The NVIDIA Container Toolkit cannot read the image's requirement: %s" % img.requirement_error,
+            "CD811", ERROR,
+            "The NVIDIA Container Toolkit cannot read the image's requirement: %s" % img.requirement_error,
             detail="CUDA_VERSION without NVIDIA_REQUIRE_CUDA makes a legacy image, whose CUDA_VERSION must be a "
                    "version; the container is not created on any node.",
             fix=advice("Set CUDA_VERSION to the image's CUDA release (e.g. `ENV CUDA_VERSION=12.4.1`) and rebuild"),
