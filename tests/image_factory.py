@@ -154,3 +154,26 @@ def write_layout(folder: Path, layers: List[bytes], env: Dict[str, str], tag: st
     (folder / "index.json").write_text(json.dumps(index))
     (folder / "oci-layout").write_text(json.dumps({"imageLayoutVersion": "1.0.0"}))
     return folder
+
+
+CUPY = ("cupy-cuda12x", "13.3.0")
+
+
+def add_cupy_layer(layout: Path, work: Path) -> Optional[str]:
+    """A third layer over `v2`, tagged `cupy`: CuPy's dist-info and its CUB kernels (a real fat binary with sm_50 to
+    sm_90 cubins and compute_90 PTX) in /usr/local/lib/python3.11/site-packages. None when the wheel cannot be had."""
+    import zipfile
+
+    wheel = realdata.wheel_file(*CUPY)
+    if wheel is None:
+        return None
+    bundle = work / "b3"
+    _run("umoci", "unpack", "--rootless", "--image", "%s:v2" % layout, str(bundle))
+    site = bundle / "rootfs/usr/local/lib/python3.11/site-packages"
+    with zipfile.ZipFile(wheel) as zf:
+        for name in zf.namelist():
+            if name.startswith(("cupy_cuda12x-13.3.0.dist-info/", "cupy/cuda/cub.")):
+                zf.extract(name, site)
+    _run("umoci", "repack", "--image", "%s:cupy" % layout, str(bundle))
+    shutil.rmtree(bundle)
+    return "%s:cupy" % layout

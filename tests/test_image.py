@@ -245,3 +245,24 @@ def test_total_size_entries_and_time_are_bounded(tmp_path):
         with pytest.raises(ImageError, match=words):
             with open_image("oci:%s" % layout, limits):
                 pass
+
+
+@pytest.fixture(scope="session")
+def cupy_image(cuda_image):
+    layout, _, work = cuda_image
+    ref = factory.add_cupy_layer(layout, work)
+    if ref is None:
+        pytest.skip("the cupy-cuda12x wheel could not be downloaded")
+    return "oci:" + ref
+
+
+def test_framework_cubins_are_judged_against_the_node_gpus(cupy_image, tmp_path):
+    """CuPy's CUB carries sm_50..sm_90 cubins: a Kepler node has no kernels for it, an H100 node runs it natively."""
+    kepler = _node_report(tmp_path, "k80node", "470.256.02", "11.4", gpu="Tesla K80", cc="3.7", count=4)
+    hopper = _node_report(tmp_path, "h100node", "580.95.05", "13.0", gpu="NVIDIA H100 80GB HBM3", cc="9.0")
+    old = json.loads(runner.invoke(app, ["check", "--image", cupy_image, "--against", str(kepler), "--json"]).stdout)
+    cd201 = [f for f in old["findings"] if f["id"] == "CD201"]
+    assert cd201 and cd201[0]["severity"] == "error" and "Tesla K80" in cd201[0]["title"]
+    new = json.loads(runner.invoke(app, ["check", "--image", cupy_image, "--against", str(hopper), "--json"]).stdout)
+    assert {f["severity"] for f in new["findings"] if f["id"] == "CD201"} == {"info"}  # one per GPU
+    assert [fw["name"] for fw in new["facts"]["python"]["frameworks"]] == ["cupy-cuda12x"]
