@@ -107,19 +107,19 @@ def _image_fleet(merged, catalogue, image_facts, as_json: bool, strict: bool, co
     warns), or no report was usable."""
     from ..fleet.image import hosts_by_verdict, image_fleet_json, judge_fleet, render_image_fleet
 
-    classes = judge_fleet(merged, catalogue, image_facts)
-    by_verdict = hosts_by_verdict(classes)
+    judged = judge_fleet(merged, catalogue, image_facts)
+    by_verdict = hosts_by_verdict(judged.classes)
     bad = by_verdict["refused"] or by_verdict["fails"] or not merged.nodes or strict and (
         by_verdict["warnings"] or merged.rejected or merged.stale)
     code = EXIT_PROBLEMS if bad else EXIT_OK
     if as_json:
         from ..render.envelope import dumps
 
-        sys.stdout.write(dumps(image_fleet_json(merged, classes, image_facts, code)) + "\n")
+        sys.stdout.write(dumps(image_fleet_json(merged, judged, image_facts, code)) + "\n")
     else:
         from ..ui import console
 
-        render_image_fleet(merged, classes, image_facts, console(color=color))
+        render_image_fleet(merged, judged, image_facts, console(color=color))
         if not merged.nodes:
             sys.stderr.write("cudnn-doctor: no usable report\n")
     raise typer.Exit(code)

@@ -33,8 +33,14 @@ class NodeClass:
     fields: Dict[str, Any]
     hosts: List[str] = field(default_factory=list)
     verdict: str = "runs"
-    condition: str = ""  # the runtime's refusal, or the first error/warning title
-    findings: List[Finding] = field(default_factory=list)
+    condition: str = ""  # the runtime's refusal, or the first error/warning title (the node's own first)
+    findings: List[Finding] = field(default_factory=list)  # errors and warnings the image alone does not have
+
+
+@dataclass
+class ImageFleet:
+    classes: List[NodeClass]
+    image_findings: List[Finding]  # the image's own errors and warnings: the same on every node
 
 
 def _node_key(fields: Dict[str, Any]) -> str:
@@ -42,8 +48,13 @@ def _node_key(fields: Dict[str, Any]) -> str:
                        fields.get("gpus")], sort_keys=True, default=str)
 
 
+def _problems(findings: List[Finding]) -> List[Finding]:
+    return [f for f in findings if f.severity != Severity.INFO]
+
+
 def verdict_of(findings: List[Finding]) -> Tuple[str, str]:
-    """(verdict, condition): refused by the runtime, starts but fails, runs with warnings, or runs."""
+    """(verdict, condition): refused by the runtime, starts but fails, runs with warnings, or runs; the first
+    finding of the worst kind names the condition (callers put the node's own findings first)."""
     for f in findings:
         if f.id == REFUSAL and f.severity == Severity.ERROR:
             return "refused", f.title
@@ -56,7 +67,7 @@ def verdict_of(findings: List[Finding]) -> Tuple[str, str]:
     return "runs", ""
 
 
-def judge_fleet(fleet: Fleet, catalogue: Catalogue, image_facts: Facts) -> List[NodeClass]:
+def judge_fleet(fleet: Fleet, catalogue: Catalogue, image_facts: Facts) -> ImageFleet:
     classes: Dict[str, NodeClass] = {}
     for node in fleet.nodes:
         fields = catalogue.fields.get(node.fingerprint, {})
@@ -65,12 +76,23 @@ def judge_fleet(fleet: Fleet, catalogue: Catalogue, image_facts: Facts) -> List[
         if cls is None:
             cls = classes[key] = NodeClass(key, fields)
         cls.hosts.append(node.host)
+    own = _problems(diagnose.image_report(image_facts).findings)
+    seen = {(f.id, f.title) for f in own}
     for cls in classes.values():
         view = node_from_fields(compress(cls.hosts), cls.fields)  # findings name the class's hosts
-        report = diagnose.image_report(image_facts, view)
-        cls.findings = [f for f in report.findings if f.severity != Severity.INFO]
-        cls.verdict, cls.condition = verdict_of(report.findings)
-    return sorted(classes.values(), key=lambda c: (-VERDICTS.index(c.verdict), -len(c.hosts), c.key))
+        found = _problems(diagnose.image_report(image_facts, view).findings)
+        cls.findings = [f for f in found if (f.id, f.title) not in seen]
+        cls.verdict, cls.condition = verdict_of(cls.findings + [f for f in found if (f.id, f.title) in seen])
+    ordered = sorted(classes.values(), key=lambda c: (-VERDICTS.index(c.verdict), -len(c.hosts), c.key))
+    return ImageFleet(ordered, own)
+
+
+def collapsed(findings: List[Finding]) -> List[Tuple[Finding, int]]:
+    """One line per check id (per-GPU repeats folded): (first finding, how many more like it)."""
+    out: Dict[str, List[Finding]] = {}
+    for f in findings:
+        out.setdefault(f.id, []).append(f)
+    return [(group[0], len(group) - 1) for group in out.values()]
 
 
 def hosts_by_verdict(classes: List[NodeClass]) -> Dict[str, List[str]]:
@@ -80,9 +102,14 @@ def hosts_by_verdict(classes: List[NodeClass]) -> Dict[str, List[str]]:
     return out
 
 
-def image_fleet_json(fleet: Fleet, classes: List[NodeClass], image_facts: Facts, exit_code: int) -> Dict[str, Any]:
+def _finding_json(f: Finding) -> Dict[str, Any]:
+    return {"id": f.id, "severity": f.severity.value, "title": f.title, "fix": f.fix}
+
+
+def image_fleet_json(fleet: Fleet, judged: ImageFleet, image_facts: Facts, exit_code: int) -> Dict[str, Any]:
     """`fleet --json` (same envelope, groups, findings and reports, so its readers keep working) plus the image's
-    answer per node: image_verdicts, hosts_by_image_verdict and node_classes."""
+    answer per node: image_verdicts, hosts_by_image_verdict, image_findings and node_classes."""
+    classes = judged.classes
     by_verdict = hosts_by_verdict(classes)
     doc = fleet_json(fleet, exit_code)
     img = image_facts.image
@@ -92,16 +119,26 @@ def image_fleet_json(fleet: Fleet, classes: List[NodeClass], image_facts: Facts,
                "compat_libcuda": img.compat_libcuda} if img else None,
         image_verdicts={v: len(by_verdict[v]) for v in VERDICTS},
         hosts_by_image_verdict={v: compress(by_verdict[v]) for v in VERDICTS},
+        image_findings=[_finding_json(f) for f in judged.image_findings],
         node_classes=[{"verdict": c.verdict, "condition": c.condition, "count": len(c.hosts),
                        "hosts": compress(c.hosts), "driver": c.fields.get("driver"),
                        "driver_cuda": c.fields.get("driver_cuda"), "gpus": c.fields.get("gpus") or [],
-                       "findings": [{"id": f.id, "severity": f.severity.value, "title": f.title, "fix": f.fix}
-                                    for f in c.findings]} for c in classes],
+                       "findings": [_finding_json(f) for f in c.findings]} for c in classes],
     )
     return doc
 
 
-def render_image_fleet(fleet: Fleet, classes: List[NodeClass], image_facts: Facts, console: Console) -> None:
+def _say(console: Console, f: Finding, more: int, indent: str) -> None:
+    mark = {Severity.ERROR: "✗", Severity.WARNING: "!"}.get(f.severity, "·")
+    style = "bold red" if f.severity == Severity.ERROR else "yellow"
+    console.print(Text("%s%s %s  %s%s" % (indent, mark, f.id, f.title, " (and %d more like it)" % more if more else ""),
+                       style=style))
+    if f.fix:
+        console.print(Text("%s    Fix: %s" % (indent, f.fix)))
+
+
+def render_image_fleet(fleet: Fleet, judged: ImageFleet, image_facts: Facts, console: Console) -> None:
+    classes = judged.classes
     by_verdict = hosts_by_verdict(classes)
     img = image_facts.image
     head = Text("%s on %d node%s: " % (img.reference if img else "image", len(fleet.nodes),
@@ -120,12 +157,14 @@ def render_image_fleet(fleet: Fleet, classes: List[NodeClass], image_facts: Fact
                       Text("%s (%s)" % (c.fields.get("driver") or "none", c.fields.get("driver_cuda") or "?")),
                       Text(gpus), Text(c.condition))
     console.print(table)
-    shown = [(c, f) for c in classes for f in c.findings]
-    if shown:
+    if judged.image_findings:
         console.print()
-        console.print(Text("Findings", style="bold"))
-        for c, f in shown:
-            console.print(Text("  %s %s" % (f.id, f.title), style=VERDICT_STYLE["warnings" if f.severity ==
-                                                                              Severity.WARNING else "fails"]))
-            if f.fix:
-                console.print(Text("      Fix: %s" % f.fix))
+        console.print(Text("The image itself (on every node)", style="bold"))
+        for f, more in collapsed(judged.image_findings):
+            _say(console, f, more, "  ")
+    for c in classes:
+        if c.findings:
+            console.print()
+            console.print(Text("%s (%s)" % (compress(c.hosts), c.verdict), style="bold"))
+            for f, more in collapsed(c.findings):
+                _say(console, f, more, "  ")
