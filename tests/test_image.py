@@ -122,6 +122,10 @@ def test_fleet_image_names_which_nodes_can_run_it(cuda_image, tmp_path):
     assert doc["image_verdicts"]["refused"] == 2 and doc["nodes"] == 5
     refused = [c for c in doc["node_classes"] if c["verdict"] == "refused"][0]
     assert "cuda>=12.4" in refused["condition"] and refused["hosts"] == "gpu[004-005]"
+    # cuDNN 9 without its sub-libraries is the image's own problem: said once, not per node class
+    assert "CD402" in {f["id"] for f in doc["image_findings"]}
+    assert not any(f["id"] == "CD402" for c in doc["node_classes"] for f in c["findings"])
+    assert doc["hosts_by_image_verdict"]["fails"] == "gpu[001-003]" and "groups" in doc and "reports" in doc
     assert result.exit_code == 1
     human = runner.invoke(app, ["fleet", str(reports), "--image", "oci:%s:v2" % layout, "--no-color"])
     assert "gpu[004-005]" in human.stdout and "refused" in human.stdout
