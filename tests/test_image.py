@@ -270,3 +270,12 @@ def test_framework_cubins_are_judged_against_the_node_gpus(cupy_image, tmp_path)
     new = json.loads(runner.invoke(app, ["check", "--image", cupy_image, "--against", str(hopper), "--json"]).stdout)
     assert {f["severity"] for f in new["findings"] if f["id"] == "CD201"} == {"info"}  # one per GPU
     assert [fw["name"] for fw in new["facts"]["python"]["frameworks"]] == ["cupy-cuda12x"]
+
+
+def test_a_layer_that_does_not_match_its_digest_is_refused(tmp_path):
+    layout = factory.write_layout(tmp_path / "img", [factory.tar_bytes([E("etc/x", b"honest")])], {"PATH": "/bin"})
+    blob = max((tmp_path / "img/blobs/sha256").iterdir(), key=lambda p: p.stat().st_size if p.read_bytes()[:2] ==
+               b"\x1f\x8b" else -1)
+    blob.write_bytes(factory.tar_bytes([E("etc/x", b"altered")]))
+    result = runner.invoke(app, ["check", "--image", "oci:%s" % layout])
+    assert result.exit_code == 2 and "does not match its digest" in result.stderr

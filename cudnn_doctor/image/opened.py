@@ -3,6 +3,8 @@ environment, which is what every probe and native call of the run sees."""
 from __future__ import annotations
 
 import glob
+import hashlib
+import io
 import os
 import re
 import tempfile
@@ -40,18 +42,51 @@ def _config_env(config: dict) -> Dict[str, str]:
     return env
 
 
+class _Digested(io.RawIOBase):
+    """A blob read through SHA-256, so a layer that does not match the digest its manifest names is refused."""
+
+    def __init__(self, fh, label: str, digest: str) -> None:
+        super().__init__()
+        self.fh, self.label, self.digest = fh, label, digest
+        self.hash = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.fh.read(len(buffer))
+        self.hash.update(data)
+        buffer[:len(data)] = data
+        return len(data)
+
+    def verify(self) -> None:
+        while True:  # a tar reader may stop before the blob ends (end-of-archive padding, compression trailers)
+            data = self.fh.read(1 << 20)
+            if not data:
+                break
+            self.hash.update(data)
+        if self.hash.hexdigest() != self.digest.split(":", 1)[1]:
+            raise ImageError("%s does not match its digest %s (damaged or altered)" % (self.label, self.digest))
+
+    def close(self) -> None:
+        self.fh.close()
+        super().close()
+
+
 def _layer_stream(source: Source, layer: Layer, label: str):
-    fh = source.open(layer.name)
-    head = fh.read(4)
-    fh.seek(0)
+    raw = source.open(layer.name)
+    head = raw.read(4)
+    raw.seek(0)
+    digested = _Digested(raw, label, layer.digest) if layer.digest.startswith("sha256:") else None
+    fh = digested or raw
     if head == _ZSTD_MAGIC:
         try:
             import zstandard  # optional: only zstd-compressed layers need it
         except ImportError:
             fh.close()
             raise ImageError("%s is zstd-compressed: `python3 -m pip install zstandard` to read it" % label)
-        return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)
-    return fh
+        return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True), digested
+    return fh, digested
 
 
 def compat_copies(root: str) -> List[Dict[str, str]]:
@@ -80,9 +115,11 @@ def _unpack(ref_text: str, workdir: str, limits: Limits) -> OpenedImage:
         for number, layer in enumerate(resolved.layers, 1):
             label = "--image %s: layer %d (%s)" % (ref, number, layer.digest[:19])
             stats = LayerStats(layer.digest)
-            stream = _layer_stream(source, layer, label)
+            stream, digested = _layer_stream(source, layer, label)
             try:
                 apply_layer(tree, stream, stats, budget, label)
+                if digested is not None:  # OCI blobs are named by their SHA-256: what was read must match
+                    digested.verify()
             finally:
                 stream.close()
             layers.append({"digest": layer.digest, "entries": stats.entries, "bytes": stats.bytes,
