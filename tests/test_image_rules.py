@@ -50,6 +50,12 @@ def test_refusal_and_acceptance_on_a_node():
 def test_brand_dependent_refusal_is_a_warning_naming_the_brands():
     found = by_id(image_report(image_facts(), node("470.57.02", "11.4")), "CD811")[0]
     assert found.severity.value == "warning" and "GeForce" in found.title and "Tesla" not in found.title
+    # the name narrows the brand: a Tesla is a Tesla, so 470 passes through the forward-compatibility alternative
+    tesla = by_id(image_report(image_facts(), node("470.57.02", "11.4", gpu="Tesla K80", cc="3.7")), "CD811")[0]
+    assert tesla.severity.value == "info"
+    geforce = by_id(image_report(image_facts(), node("470.57.02", "11.4", gpu="NVIDIA GeForce RTX 3090", cc="8.6")),
+                    "CD811")[0]
+    assert geforce.severity.value == "warning" and geforce.evidence["refused_brands"] == ["GeForce"]
 
 
 def test_an_invalid_requirement_is_refused_everywhere():

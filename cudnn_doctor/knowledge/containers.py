@@ -2,7 +2,7 @@
 capabilities, and where forward compatibility through an image's cuda-compat libcuda works."""
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 from .tables import Tables
 
@@ -11,6 +11,19 @@ class ContainerKnowledge(Tables):
     def runtime_brands(self) -> List[str]:
         """The brand words a GPU can show to a `brand=` requirement (every other NVML brand reads 'Unknown')."""
         return list(self.table("containers", "runtime").get("brands", []))
+
+    def runtime_brands_for(self, gpu_names: Iterable[Optional[str]]) -> List[str]:
+        """The brand words GPUs of these names can show the runtime ([brand_by_name]); every word when unsure."""
+        every = self.runtime_brands()
+        found: List[str] = []
+        for name in gpu_names:
+            words = (name or "").lower().split()
+            row = next((r for r in self.table("containers", "brand_by_name").get("rows", [])
+                        if str(r.get("word", "")).lower() in words), None)
+            if row is None:
+                return every
+            found += [b for b in row.get("brands", []) if b not in found]
+        return found or every
 
     def refusal_prefix(self) -> str:
         """What the runtime's refusal lines start with (the CLI that prints them)."""

@@ -73,7 +73,8 @@ def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
             evidence=evidence)]
     cuda, driver = driver_cuda(facts, compat), driver_version(facts)
     gpus = [NodeValues(cuda, driver, g.compute_capability, None) for g in visible_gpus(facts)]
-    verdict = judge_brands(img.requirements, gpus, NodeValues(cuda, driver, gpu=False), compat.runtime_brands())
+    brands = compat.runtime_brands_for({g.name for g in visible_gpus(facts)})
+    verdict = judge_brands(img.requirements, gpus, NodeValues(cuda, driver, gpu=False), brands)
     evidence.update(driver=driver, driver_cuda=cuda, gpus=[g.arch for g in gpus])
     outcome = verdict.outcome
     if outcome is not None and outcome.ok:
@@ -99,8 +100,8 @@ def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
         return [finding(
             "CD811", WARNING, "The runtime refuses the image %s if its GPUs' brand reads as %s" % (
                 _on(img), " or ".join(verdict.refused_brands)),
-            detail="The requirement names GPU brands; a node report does not record the NVML brand the runtime "
-                   "compares, so both answers are possible.",
+            detail="The requirement names GPU brands; a node report records the GPU's name but not the NVML brand "
+                   "the runtime compares (%s), so both answers are possible." % ", ".join(brands),
             fix=advice("Run `nvidia-smi -q | grep 'Product Brand'` on the node to see which it is"),
             evidence=evidence, catalogue=["H2"])]
     return [finding(
