@@ -17,7 +17,6 @@ from cudnn_doctor.cli import app
 from cudnn_doctor.commands.check_image import read_image_facts
 from cudnn_doctor.diagnose import collect_facts
 
-pytestmark = pytest.mark.realdata
 runner = CliRunner()
 
 
@@ -57,6 +56,7 @@ def _node_report(folder: Path, host: str, driver: str, cuda: str, gpu: str = "NV
     return path
 
 
+@pytest.mark.realdata
 def test_oci_layout_reads_to_the_same_facts_as_root_on_the_unpacked_image(cuda_image):
     layout, rootfs, _ = cuda_image
     from_image = read_image_facts("oci:%s:v2" % layout, None)
@@ -66,6 +66,7 @@ def test_oci_layout_reads_to_the_same_facts_as_root_on_the_unpacked_image(cuda_i
     assert from_image.toolkits[0].version == "12.4" and from_image.toolkits[0].link_chain[-1] == "/usr/local/cuda-12.4"
 
 
+@pytest.mark.realdata
 @pytest.mark.parametrize("transport", ["docker-archive", "oci-archive"])
 def test_archives_read_to_the_same_facts_as_the_layout(cuda_image, transport):
     layout, rootfs, work = cuda_image
@@ -76,6 +77,7 @@ def test_archives_read_to_the_same_facts_as_the_layout(cuda_image, transport):
     assert _comparable(read_image_facts(ref, None)) == _comparable(collect_facts(str(rootfs), factory.ENV))
 
 
+@pytest.mark.realdata
 def test_layers_whiteouts_and_overrides_are_applied_in_order(cuda_image):
     layout, _, _ = cuda_image
     facts = read_image_facts("oci:%s:v2" % layout, None)
@@ -86,6 +88,7 @@ def test_layers_whiteouts_and_overrides_are_applied_in_order(cuda_image):
     assert img.requirements == [factory.ENV["NVIDIA_REQUIRE_CUDA"]] and img.env["CUDA_VERSION"] == "12.4.1"
 
 
+@pytest.mark.realdata
 def test_check_image_alone_leaves_driver_and_gpus_to_the_node(cuda_image):
     layout, _, _ = cuda_image
     result = runner.invoke(app, ["check", "--image", "oci:%s:v2" % layout, "--json"])
@@ -95,6 +98,7 @@ def test_check_image_alone_leaves_driver_and_gpus_to_the_node(cuda_image):
     assert doc["facts"]["host"]["root"] == "oci:%s:v2" % layout
 
 
+@pytest.mark.realdata
 def test_against_finds_the_runtime_refusal_on_an_old_driver_and_nothing_on_a_fitting_node(cuda_image, tmp_path):
     layout, _, _ = cuda_image
     old = _node_report(tmp_path, "old001", "535.183.01", "12.2")
@@ -107,6 +111,7 @@ def test_against_finds_the_runtime_refusal_on_an_old_driver_and_nothing_on_a_fit
     assert [f["severity"] for f in json.loads(fits.stdout)["findings"] if f["id"] == "CD811"] == ["info"]
 
 
+@pytest.mark.realdata
 def test_fleet_image_names_which_nodes_can_run_it(cuda_image, tmp_path):
     layout, _, _ = cuda_image
     reports = tmp_path / "reports"
@@ -140,6 +145,7 @@ def _listing(root: str, folders) -> list:
     return sorted(out)
 
 
+@pytest.mark.realdata
 def test_podman_lists_the_same_files_as_image(cuda_image, tmp_path):
     """Where podman can run a container, a shell inside it lists exactly the files --image read."""
     layout, _, work = cuda_image
@@ -260,6 +266,7 @@ def cupy_image(cuda_image):
     return "oci:" + ref
 
 
+@pytest.mark.realdata
 def test_framework_cubins_are_judged_against_the_node_gpus(cupy_image, tmp_path):
     """CuPy's CUB carries sm_50..sm_90 cubins: a Kepler node has no kernels for it, an H100 node runs it natively."""
     kepler = _node_report(tmp_path, "k80node", "470.256.02", "11.4", gpu="Tesla K80", cc="3.7", count=4)
