@@ -204,6 +204,9 @@ def render_human(report: Report, console: Console, verbose: int = 0, quiet: int 
     shown = [f for f in report.findings if verbose or f.severity != Severity.INFO or not quiet]
     if shown:
         console.print(Text("Findings", style="bold"))
+        if facts.image is not None:  # check --image: the machine a fix is for is the image (or the named node)
+            _detail(console, "Fixes about the image's own files go into its build, as RUN lines without sudo; fixes "
+                             "that name a node are for that node.", style="dim")
         for f in shown:
             _finding(console, f, verbose)
         console.print()
