@@ -70,7 +70,13 @@ class Source:
                 raise ImageError("--image %s: %s is missing or not a regular file" % (self.ref, name))
             return open(path, "rb")
         member = self._members.get(os.path.normpath(name))
-        handle = self._tar.extractfile(member) if member is not None and member.isfile() else None
+        # docker save may store a layer once and link to it from a second name: tarfile follows such links inside
+        # the archive only
+        usable = member is not None and (member.isfile() or member.issym() or member.islnk())
+        try:
+            handle = self._tar.extractfile(member) if usable else None
+        except (KeyError, tarfile.TarError):
+            handle = None
         if handle is None:
             raise ImageError("--image %s: the archive has no file %s" % (self.ref, name))
         return handle  # type: ignore[return-value]
@@ -153,9 +159,20 @@ def _docker(source: Source, ref: ImageRef) -> Resolved:
         raise ImageError("--image %s holds %d images: name one with :NAME:TAG" % (ref, len(manifest)))
     config_name = str(entry.get("Config") or "")
     config = source.json(config_name)
-    layers = [Layer(str(name), str(name), source.size(str(name))) for name in entry.get("Layers") or []]
+    layers = [Layer(str(name), _content_digest(str(name)), source.size(str(name)))
+              for name in entry.get("Layers") or []]
     digest = "sha256:" + os.path.basename(config_name).split(".")[0]
     return Resolved(config, layers, digest, tuple(entry.get("RepoTags") or ()))
+
+
+_CONTENT_NAME = re.compile(r"^(?:blobs/sha256/)?([0-9a-f]{64})(?:\.tar)?$")
+
+
+def _content_digest(name: str) -> str:
+    """skopeo and docker 25+ name layers by their SHA-256 (checked as they are read); older `docker save` names
+    them by a layer id, which is no digest (kept as the name, not checked)."""
+    m = _CONTENT_NAME.match(name)
+    return "sha256:" + m.group(1) if m else name
 
 
 def resolve(source: Source) -> Resolved:
