@@ -250,3 +250,15 @@ def test_settings_are_what_theano_itself_looks_up(tmp_path_factory, files, flags
             expected = None
         got = effective(ours_flags, ours, key)
         assert (got[0] if got else None) == expected, key
+
+
+@pytest.mark.parametrize("version,record", [("0.9.0", "generated_version.py"), ("1.0.5", "_version.py")])
+def test_a_theano_folder_without_metadata_says_its_version(machine, check_json, version, record):
+    """A source tree's theano/ copied into site-packages (no dist-info): the version its own files record."""
+    import shutil
+
+    site = machine.mkdir("/usr/local/lib/python3.6/site-packages")
+    shutil.copytree(tree(version) / "theano", site / "theano")
+    _, doc = check_json(machine, "--env", "HOME=/root", "--env", "PATH=/usr/bin")
+    [inst] = doc["facts"]["theano"]["installs"]
+    assert inst["version"] == version and inst["metadata"].endswith("/theano/" + record)

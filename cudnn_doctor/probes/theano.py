@@ -39,7 +39,10 @@ def probe(ctx) -> None:
     th = TheanoFacts()
     facts.theano = th
     for site in facts.python.site_dirs:
-        for name, version, meta in _dists(ctx, site):
+        dists = _dists(ctx, site)
+        if not any(name == "theano" for name, _, _ in dists):
+            dists += _bare_theano(ctx, site)
+        for name, version, meta in dists:
             if name == "theano":
                 th.installs.append(TheanoInstall(version=version, location=site, metadata=meta,
                                                  backends=_backends(ctx, site)))
@@ -75,6 +78,17 @@ def probe(ctx) -> None:
     for inst in th.installs:
         _paths(ctx, inst, flags, rc, compat.theano_release(inst.version) or {})
     _keras_backend(ctx, th, home)
+
+
+def _bare_theano(ctx, site: str) -> List[Tuple[str, str, str]]:
+    """A theano/ folder copied in without its metadata: the version its own files record (1.0: _version.py,
+    written by versioneer; 0.x: generated_version.py, written by setup.py)."""
+    for rel, pattern in (("theano/_version.py", r'"version":\s*"([^"]+)"'),
+                         ("theano/generated_version.py", r"^version\s*=\s*'([^']+)'")):
+        m = re.search(pattern, ctx.host.read_text("%s/%s" % (site, rel), limit=64 * 1024) or "", re.M)
+        if m:
+            return [("theano", m.group(1), "%s/%s" % (site, rel))]
+    return []
 
 
 def _backends(ctx, site: str) -> List[str]:
