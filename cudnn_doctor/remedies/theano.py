@@ -28,6 +28,8 @@ def theano_flags_line(theano: TheanoFacts, changes: Dict[str, Optional[str]]) ->
     pairs = ",".join("%s=%s" % (k, _flag_value(v)) for k, v in changes.items() if v is not None)
     flags, _ = parse_flags(theano.flags or "")
     if pairs and not any(v is None and k in flags for k, v in changes.items()):  # a key set only in a file
+        if "!" in pairs:  # interactive bash expands ! inside double quotes: keep the new part single-quoted
+            return 'export THEANO_FLAGS="${THEANO_FLAGS:+$THEANO_FLAGS,}"%s' % q(pairs)
         return 'export THEANO_FLAGS="${THEANO_FLAGS:+$THEANO_FLAGS,}%s"' % _double_quoted(pairs)
     for key, value in changes.items():
         if value is None:
