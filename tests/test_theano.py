@@ -382,3 +382,20 @@ def test_a_fifo_or_folder_in_theanorc_neither_hangs_nor_misleads(machine, check_
     code, doc = check(machine, check_json, flags="device=cuda", extra={"THEANORC": "~/.theanorc:~/conf.d"})
     assert [b["path"] for b in doc["facts"]["blocked"]] == [HOME + "/.theanorc"] and code == 4
     assert doc["facts"]["theano"]["rc_found"] == [] and not found(doc, "CD765")
+
+
+@pytest.mark.parametrize("text,rule", [
+    ("RuntimeError: Mixed dnn version. The header is version 5110 while the library is version 7605.", "CD761"),
+    ("UserWarning: Your cuDNN version is more recent than Theano. If you encounter problems, try updating Theano or "
+     "downgrading cuDNN to a version >= v5 and <= v7.", "CD760"),
+    ("dnn_fwd.c:323:15: error: 'cudnnGetConvolutionForwardAlgorithm' was not declared in this scope", "CD760"),
+    ("ValueError: You are tring to use the old GPU back-end. It was removed from Theano. Use device=cuda* now.",
+     "CD763"),
+    ("UserWarning: Theano does not recognise this flag: lib.cnmem", "CD764"),
+    ('ValueError: Invalid value ("no_check") for configuration variable "dnn.enabled". Valid options are '
+     "('auto', 'True', 'False')", "CD765"),
+])
+def test_explain_routes_theanos_own_messages(text, rule):
+    from cudnn_doctor.commands.explain import match_symptoms, routed_rules
+
+    assert rule in routed_rules(match_symptoms(text))

@@ -262,3 +262,23 @@ def test_a_theano_folder_without_metadata_says_its_version(machine, check_json, 
     _, doc = check_json(machine, "--env", "HOME=/root", "--env", "PATH=/usr/bin")
     [inst] = doc["facts"]["theano"]["installs"]
     assert inst["version"] == version and inst["metadata"].endswith("/theano/" + record)
+
+
+def test_explain_patterns_are_theanos_own_words():
+    files = ("theano/configdefaults.py", "theano/configparser.py", "theano/gpuarray/dnn.py",
+             "theano/sandbox/gpuarray/dnn.py", "theano/sandbox/cuda/__init__.py", "theano/sandbox/cuda/dnn_base.c")
+    said = []
+    for version in RELEASES:
+        root = tree(version)
+        for rel in files:
+            if (root / rel).exists():
+                path = root / rel
+                said.append(" ".join(strings(path)) if rel.endswith(".py") else path.read_text())
+    text = "\n".join(said)
+    for symptom in COMPAT.data["theano"]["symptom"]:
+        for pattern in symptom["patterns"]:
+            if pattern.startswith("re:"):
+                continue  # the compiler's words, not Theano's
+            # Theano fills in the flag's name: 'for configuration variable "%s"', 'this flag: {0}'.
+            template = pattern.replace('"dnn.enabled"', '"%s"').replace("flag: lib.cnmem", "flag: {0}")
+            assert template in text, (symptom["id"], pattern)
