@@ -399,3 +399,12 @@ def test_explain_routes_theanos_own_messages(text, rule):
     from cudnn_doctor.commands.explain import match_symptoms, routed_rules
 
     assert rule in routed_rules(match_symptoms(text))
+
+
+def test_dnn_bin_path_is_the_run_path_of_theano_1(machine, check_json):
+    machine_cuda9(machine, "7.0.5")
+    machine.cudnn("7.0.5", "/opt/run/lib64", "/opt/run/include", cuda=9000)
+    theano(machine, "1.0.4")
+    _, doc = check(machine, check_json, flags="device=cuda,dnn.bin_path=/opt/run/lib64")
+    [inst] = doc["facts"]["theano"]["installs"]
+    assert inst["load_path"] == "/opt/run/lib64/libcudnn.so.7" and inst["load_via"] == "RUNPATH"

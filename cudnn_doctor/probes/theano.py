@@ -138,7 +138,11 @@ def _paths(ctx, inst: TheanoInstall, flags: Dict[str, str], rc: Dict[str, Settin
         setattr(inst, key + "_from", origin)
     cuda_include = [os.path.join(root, "include")] if root else []
     _header(ctx, inst, ([inst.include_path] if inst.include_path else []) + cuda_include + list(_SYSTEM_INCLUDES))
-    _library(ctx, inst, release.get("dnn_paths") != "cuda.root")
+    # Theano 1.0 links its cuDNN ops with -Wl,-rpath,<dnn.bin_path> (on Linux: dnn.library_path unless set); 0.x
+    # adds no run path for cuDNN.
+    bin_path = effective(flags, rc, "dnn.bin_path")
+    run_path = (bin_path[0] if bin_path else inst.library_path) if release.get("dnn_paths") != "cuda.root" else None
+    _library(ctx, inst, run_path or None)
 
 
 def _header(ctx, inst: TheanoInstall, folders: List[str]) -> None:
@@ -155,7 +159,7 @@ def _header(ctx, inst: TheanoInstall, folders: List[str]) -> None:
         return
 
 
-def _library(ctx, inst: TheanoInstall, runpath: bool) -> None:
+def _library(ctx, inst: TheanoInstall, run_path: Optional[str]) -> None:
     """What `-lcudnn` links (library_path's libcudnn.so, else the system's) and what the module loads."""
     host = ctx.host
     folder = inst.library_path
@@ -171,8 +175,7 @@ def _library(ctx, inst: TheanoInstall, runpath: bool) -> None:
     if not version:
         return
     soname = "libcudnn.so.%s" % version.split(".")[0]
-    # Theano 1.0 links its cuDNN ops with -Wl,-rpath,<dnn.bin_path> (= library_path on Linux); 0.x adds none.
-    res = ctx.loader.resolve(soname, runpath=[folder] if runpath and folder else ())
+    res = ctx.loader.resolve(soname, runpath=[run_path] if run_path else ())
     inst.load_path, inst.load_realpath, inst.load_via = res.path, res.realpath, res.via
 
 
