@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-_VERSION = {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)*$"}
+_VERSION = {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)*(\.post[0-9]+)?$"}
 _MINOR = {"type": "string", "pattern": r"^[0-9]+\.[0-9]+$"}
 _SOURCE = {"type": "string", "minLength": 1}
 
