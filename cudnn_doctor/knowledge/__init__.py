@@ -4,7 +4,8 @@ from __future__ import annotations
 import functools
 
 from .cudnn import CudnnBuild
-from .cudnn_fit import CudnnFitKnowledge
+from .lookup import LookupKnowledge
+from .pair import PairVerdict
 from .driver import CudaRun, DriverFloor
 from .frameworks import FrameworkKnowledge
 from .gpu import Arch, CcFloor, GpuKnowledge
@@ -14,10 +15,10 @@ from .load import COMPAT_FILES, read_all
 from .tables import CONFIRMED
 
 __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor",
-           "Symptom", "load_compat"]
+           "PairVerdict", "Symptom", "load_compat"]
 
 
-class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge):
+class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; file layouts, wheels and

@@ -157,9 +157,11 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
         firsts = [r for r in with_major if r is not None] + [release3(b.first) for b in rows]
         if not firsts:
             return None
-        newest = self.newest_cudnn_release()
         last = max(r for r in with_major if r is not None) if with_major else max(release3(b.last) for b in rows)
-        ended = newest is not None and last < Version(newest)
+        # The era ended when a newer minor release has no build for this major (a patch for another build does
+        # not end it: 9.28.1 shipped for CUDA 13 only).
+        ended = any(release3(e["release"]).release[:2] > last.release[:2] and str(cuda_major) not in e["cuda_majors"]
+                    for e in self.derived_cudnn_releases())
         return {"variant": "cuda%d" % cuda_major, "first": str(min(firsts)), "last": str(last) if ended else "",
                 "status": "confirmed",
                 "source": "the releases of https://pypi.org/project/nvidia-cudnn-cu%d/ and NVIDIA's redistrib "
