@@ -59,6 +59,7 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
         findings = [f for f in findings if not skipped(f.id, f.alias, skip)]
         ran = [r for r in ran if not skipped(r, aliases.get(r, ""), skip)]
     report = Report(facts=facts, findings=findings, rules_run=ran)
+    report.extra["knowledge"] = context.compat.knowledge_summary()  # how current the answers are (-v, --json)
     if smoke is not None:
         report.extra["smoke"] = smoke
     return report

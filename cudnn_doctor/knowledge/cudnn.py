@@ -144,7 +144,9 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
             first, last = release3(era.get("first")), release3(era.get("last"))
             for r in self.cudnn_releases():
                 rv = release3(r)
-                if rv is not None and (first is None or rv >= first) and (last is None or rv <= last):
+                majors = self.cudnn_release_cuda_majors(r)
+                if rv is not None and (first is None or rv >= first) and (last is None or rv <= last) and (
+                        not majors or cm in majors):  # 9.28.1 shipped for CUDA 13 only
                     found.append(rv)
         found = [r for r in found if r is not None and (cudnn_major is None or r.release[0] == cudnn_major)]
         return str(max(found)) if found else None

@@ -68,6 +68,20 @@ class DerivedKnowledge(Tables):
         found = [v for v in found if v is not None]
         return str(max(found)) if found else None
 
+    def newest_known_driver(self) -> Optional[str]:
+        """The newest Linux driver the knowledge names (the toolkit table and NVIDIA's manifests)."""
+        rows = list(self.data.get("cuda_driver", {}).get("toolkit_driver", {}).get("rows", []))
+        found = [ver(r.get("linux")) for r in rows] + [ver(r.get("driver_linux")) for r in self.derived_toolkit_rows()]
+        found += [ver(r.get("branch")) for r in rows]
+        found = [v for v in found if v is not None]
+        return str(max(found)) if found else None
+
+    def knowledge_summary(self) -> Dict[str, Any]:
+        """How current the knowledge is, for check's -v and --json."""
+        return {"date": self.knowledge_date(), "origin": self.knowledge_origin(),
+                "newest_cudnn": self.newest_cudnn_release(), "newest_cuda": self.newest_cuda_release(),
+                "update": "cudnn-doctor update"}
+
     def is_newer_than_knowledge(self, kind: str, version: Optional[str]) -> bool:
         """Whether a version seen on a machine is newer than anything the knowledge knows of its kind:
         'cudnn' (a cuDNN release), 'cuda' (a CUDA major.minor), or a framework name."""

@@ -20,6 +20,8 @@ PYTHON_TAGS = ("cp311", "cp310", "cp39", "cp312", "cp313")
 # Releases older than these pinned no NVIDIA wheels (torch 1.13 was the first with nvidia-cudnn-cu11).
 FIRST_PINNING = {"torch": "1.13.0", "tensorflow": "2.14.0", "jax-cuda12-plugin": "0.4.0", "jax-cuda13-plugin": "0.0"}
 
+MAX_NEW_RELEASES = 12  # framework releases one update reads metadata for (the newest ones)
+
 Sources = Dict[str, Any]
 
 
@@ -49,9 +51,12 @@ def _requires(session, budget, out: Sources, project: str, known: Set[str], log)
     from packaging.version import Version
 
     table = out["requires"].setdefault(project, {})
-    for version, _date in pypi_releases(out["pypi"][project]):
-        if version in known or Version(version) < Version(FIRST_PINNING[project]):
-            continue
+    newest_known = max((Version(v) for v in known), default=None)
+    candidates = [v for v, _ in pypi_releases(out["pypi"][project])
+                  if v not in known and Version(v) >= Version(FIRST_PINNING[project])
+                  and (newest_known is None or Version(v) > newest_known)]
+    # Bounded: releases newer than the knowledge's newest (all of them when recording from scratch).
+    for version in candidates[-MAX_NEW_RELEASES:] if known else candidates:
         wheel = next((w for tag in PYTHON_TAGS for w in [linux_wheel(out["pypi"][project], version, tag)] if w),
                      None)
         if wheel is None or not wheel.get("url"):
@@ -73,8 +78,10 @@ def _manifests(session, budget, out: Sources, log) -> None:
     """NVIDIA's manifests for the cuDNN releases PyPI names (one per major.minor.patch)."""
     from ..versions import release3
 
+    from packaging.version import Version
+
     labels = sorted({str(release3(v)) for p in CUDNN_PROJECTS if p in out["pypi"]
-                     for v, _ in pypi_releases(out["pypi"][p])})
+                     for v, _ in pypi_releases(out["pypi"][p])}, key=Version)
     for label in labels[-3:]:  # the newest few: older ones are in the shipped data
         url = fetch.CUDNN_MANIFEST % label
         try:
