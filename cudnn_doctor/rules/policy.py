@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..knowledge import Compat
-from ..versions import mm_text, ver
+from ..versions import ver
 from .require_keys import REQUIRE_KEYS
 
 _KEY_ALIASES = {"compute_capability": "cc", "sm": "cc", "nvidia-driver": "driver", "cuda-toolkit": "toolkit"}
