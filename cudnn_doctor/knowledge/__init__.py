@@ -12,13 +12,14 @@ from .gpu import Arch, CcFloor, GpuKnowledge
 from .known_bad import Symptom
 from .layout import LayoutKnowledge
 from .load import COMPAT_FILES, read_all
+from .reference import ReferenceKnowledge
 from .tables import CONFIRMED
 
 __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor",
            "PairVerdict", "Symptom", "load_compat"]
 
 
-class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge):
+class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ReferenceKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; file layouts, wheels and

@@ -192,7 +192,7 @@ class PairKnowledge(CudnnFitKnowledge):
         first = self.first_cuda_for_cc(cc)
         if first and mm(first) and mm(cuda) < mm(first):
             out.append(Reason("gpu", False, "Compute capability %s needs CUDA %s or newer; CUDA %s has no code for "
-                              "it." % (cc, first, cuda), self.table("gpu_arch", "architectures").get("source", "")))
+                              "it." % (cc, first, cuda), self.architectures_source()))
         cuda_floor = self.cuda_min_cc(major_of(cuda))
         if cuda_floor and have < mm(cuda_floor.low):
             out.append(Reason("gpu", False, "CUDA %s builds for compute capability %s and newer; this GPU is %s."

@@ -64,7 +64,7 @@ def jax_install(facts: Facts, compat: Compat, cuda_major: Any = None) -> Fix:
 def nvrtc_install_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, prefix: str = "") -> Fix:
     """Install NVRTC of CUDA `cuda` with the machine's package manager so that the unversioned libnvrtc.so exists;
     pip wheels lack that link, so the pip fix makes it (in the site-packages holding `prefix`'s cuDNN)."""
-    row = compat.table("packages", "nvrtc")
+    row = compat.nvrtc_packages()
     pair = mm(cuda)
     if pair is None or not row:
         return advice("install NVRTC (libnvrtc) of the CUDA release this cuDNN was built for")
