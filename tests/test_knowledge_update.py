@@ -19,12 +19,13 @@ import facts_factory as ff
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPI = ROOT / "tests" / "data" / "knowledge" / "pypi"
+REDIST = ROOT / "tests" / "data" / "knowledge" / "redistrib"
 NEW = "9.29.0.12"
 
 
 class _Answer:
-    def __init__(self, url: str, doc) -> None:
-        self.url, self._doc, self.status_code = url, doc, 200
+    def __init__(self, url: str, doc, text: str = "") -> None:
+        self.url, self._doc, self.status_code, self.text = url, doc, 200, text
 
     def raise_for_status(self) -> None:
         pass
@@ -40,9 +41,13 @@ class RecordedPyPI:
     def __init__(self, new: bool = True, down: bool = False) -> None:
         self.new, self.down, self.asked = new, down, []
 
+    nvidia = False  # True: NVIDIA's redist host answers from the recorded manifests (and one newer cuDNN one)
+
     def get(self, url, timeout=None, headers=None):
         self.asked.append(url)
         assert timeout is not None and timeout <= 60, "every request is bounded"
+        if self.nvidia and "developer.download.nvidia.com" in url:
+            return self._nvidia(url)
         if self.down or "pypi.org" not in url:
             raise requests.ConnectionError("Name or service not known")
         name = url.rstrip("/").split("/")[-2]
@@ -54,6 +59,23 @@ class RecordedPyPI:
             doc["releases"][NEW] = [{"filename": "nvidia_cudnn_%s-%s-py3-none-manylinux_2_27_x86_64.whl" % (
                 name[-4:], NEW), "upload_time": "2026-12-01T10:00:00", "yanked": False, "url": ""}]
         return _Answer(url, doc)
+
+    def _nvidia(self, url):
+        kind = "cudnn" if "/cudnn/" in url else "cuda"
+        docs = {json.loads(p.read_text())["release_label"]: json.loads(p.read_text())
+                for p in REDIST.glob("redistrib_%s_*.json" % kind)}
+        if kind == "cudnn":  # a release newer than the shipped knowledge, shaped like 9.27.0's manifest
+            newer = copy.deepcopy(docs["9.27.0"])
+            newer.update(release_label="9.30.0", release_date="2026-12-10")
+            newer["cudnn"]["version"] = "9.30.0.7"
+            docs["9.30.0"] = newer
+        if url.endswith("/redist/"):
+            page = "".join('<a href="redistrib_%s.json">redistrib_%s.json</a>\n' % (k, k) for k in docs)
+            return _Answer(url, None, text=page)
+        label = url.rsplit("redistrib_", 1)[1][:-5]
+        if label not in docs:
+            raise requests.HTTPError("404 for %s" % url)
+        return _Answer(url, docs[label])
 
     def head(self, url, **kw):
         raise requests.ConnectionError("no wheel downloads in this test")
@@ -85,6 +107,20 @@ def test_update_adds_a_release_newer_than_the_shipped_knowledge(cache):
     assert compat.newest_cudnn_release() == "9.29.0" and compat.knowledge_date() == "2026-12-02"
     assert compat.knowledge_origin() == str(cache)
     assert all(url.startswith("https://") for url in session.asked)
+
+
+def test_update_reads_nvidia_index_pages_and_manifests(cache):
+    session = RecordedPyPI()
+    session.nvidia = True
+    current = _current()
+    current["toolkit_driver"] = [r for r in current["toolkit_driver"] if r["cuda"] != "13.3.0"]
+    doc = update_mod.run_update(current, session=session, seconds=30, today="2026-12-11",
+                                known_toolkits=["13.1.0", "13.2.1"])
+    new = [e for e in doc["cudnn_releases"] if e["release"] == "9.30.0"]
+    assert new and new[0]["cuda_majors"] == {"12": "9.30.0.7", "13": "9.30.0.7"}
+    assert "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_13.3.0.json" in session.asked
+    assert {"cuda": "13.3.0", "driver_linux": "610.43.02", "date": "2026-05-26"} in doc["toolkit_driver"]
+    assert not [e for e in doc.get("errors", []) if "nvidia.com" in e]
 
 
 def test_shipped_knowledge_is_kept_when_the_update_cannot_read_pypi(cache):

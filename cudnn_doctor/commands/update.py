@@ -42,10 +42,12 @@ def register(app: typer.Typer) -> None:
         from ..knowledge.load import updated_path
         from ..refresh.update import UpdateFailed, run_update
 
-        current = dict(load_compat().derived())
+        compat = load_compat()
+        current = dict(compat.derived())
+        toolkits = [str(r["cuda"]) for r in compat.toolkit_rows()]
         say = (lambda _: None) if as_json else (lambda line: sys.stderr.write(line + "\n"))
         try:
-            doc = run_update(current, seconds=timeout, log=say)
+            doc = run_update(current, seconds=timeout, log=say, known_toolkits=toolkits)
         except UpdateFailed as exc:
             error_exit(str(exc), EXIT_PROBLEMS)
         except OSError as exc:

@@ -21,6 +21,7 @@ PYTHON_TAGS = ("cp311", "cp310", "cp39", "cp312", "cp313")
 FIRST_PINNING = {"torch": "1.13.0", "tensorflow": "2.14.0", "jax-cuda12-plugin": "0.4.0", "jax-cuda13-plugin": "0.0"}
 
 MAX_NEW_RELEASES = 12  # framework releases one update reads metadata for (the newest ones)
+MAX_MANIFESTS = 3  # newest NVIDIA manifests per product one update reads
 
 Sources = Dict[str, Any]
 
@@ -30,7 +31,8 @@ def empty() -> Sources:
 
 
 def collect_live(session: requests.Session, budget: fetch.Budget, known_requires: Dict[str, Set[str]],
-                 manifests: bool = True, log: Callable[[str], None] = lambda _: None) -> Sources:
+                 manifests: bool = True, log: Callable[[str], None] = lambda _: None,
+                 known_cuda: Set[str] = frozenset()) -> Sources:
     """Everything the sources answer now; a source that fails is named in `errors`, the rest still count."""
     out = empty()
     for project in CUDNN_PROJECTS + CUDART_PROJECTS + tuple(FRAMEWORKS):
@@ -43,7 +45,7 @@ def collect_live(session: requests.Session, budget: fetch.Budget, known_requires
         if project in out["pypi"]:
             _requires(session, budget, out, project, known_requires.get(project, set()), log)
     if manifests:
-        _manifests(session, budget, out, log)
+        _manifests(session, budget, out, log, known_cuda)
     return out
 
 
@@ -74,26 +76,33 @@ def _requires(session, budget, out: Sources, project: str, known: Set[str], log)
             log("read %s %s metadata" % (project, version))
 
 
-def _manifests(session, budget, out: Sources, log) -> None:
-    """NVIDIA's manifests for the cuDNN releases PyPI names (one per major.minor.patch)."""
-    from ..versions import release3
-
+def _manifests(session, budget, out: Sources, log, known_cuda: Set[str] = frozenset()) -> None:
+    """NVIDIA's newest manifests, found through their index pages: cuDNN (which CUDA majors each release was built
+    for) and CUDA (the driver packaged with each toolkit release). The host being unreachable is one error line."""
     from packaging.version import Version
 
-    labels = sorted({str(release3(v)) for p in CUDNN_PROJECTS if p in out["pypi"]
-                     for v, _ in pypi_releases(out["pypi"][p])}, key=Version)
-    for label in labels[-3:]:  # the newest few: older ones are in the shipped data
-        url = fetch.CUDNN_MANIFEST % label
+    for kind, index, pattern in (("cudnn", fetch.CUDNN_INDEX, fetch.CUDNN_MANIFEST),
+                                 ("cuda", fetch.CUDA_INDEX, fetch.CUDA_MANIFEST)):
         try:
-            doc = fetch.get_json(session, url, budget)
+            labels = fetch.manifest_labels(session, index, budget)
         except (requests.RequestException, ValueError) as exc:
-            out["errors"].append("%s: %s" % (url, _short(exc)))
+            out["errors"].append("%s: %s" % (index, _short(exc)))
             if isinstance(exc, (requests.ConnectionError, requests.Timeout)):
                 return  # the host is not reachable: one line says so
             continue
-        doc["_recorded"] = {"url": url}
-        out["manifests"]["cudnn"].append(doc)
-        log("read %s" % url)
+        if kind == "cuda":
+            newest = max((Version(c) for c in known_cuda), default=None)
+            labels = [label for label in labels if newest is None or Version(label) > newest]
+        for label in labels[-MAX_MANIFESTS:]:
+            url = pattern % label
+            try:
+                doc = fetch.get_json(session, url, budget)
+            except (requests.RequestException, ValueError) as exc:
+                out["errors"].append("%s: %s" % (url, _short(exc)))
+                continue
+            doc["_recorded"] = {"url": url}
+            out["manifests"][kind].append(doc)
+            log("read %s" % url)
 
 
 def _short(exc: BaseException) -> str:

@@ -10,8 +10,10 @@ from urllib.parse import urljoin
 import requests
 
 PYPI_JSON = "https://pypi.org/pypi/%s/json"
-CUDNN_MANIFEST = "https://developer.download.nvidia.com/compute/cudnn/redist/redistrib_%s.json"
-CUDA_MANIFEST = "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_%s.json"
+CUDNN_INDEX = "https://developer.download.nvidia.com/compute/cudnn/redist/"
+CUDA_INDEX = "https://developer.download.nvidia.com/compute/cuda/redist/"
+CUDNN_MANIFEST = CUDNN_INDEX + "redistrib_%s.json"
+CUDA_MANIFEST = CUDA_INDEX + "redistrib_%s.json"
 
 
 class Budget:
@@ -36,6 +38,24 @@ def get_json(session: requests.Session, url: str, budget: Budget) -> Dict[str, A
         raise ValueError("%s did not answer a JSON object" % url)
     doc["_url"] = got.url
     return doc
+
+
+def manifest_labels(session: requests.Session, index_url: str, budget: Budget) -> list:
+    """The release labels an NVIDIA redist index page lists (its redistrib_<label>.json links), oldest first."""
+    import re
+
+    from packaging.version import InvalidVersion, Version
+
+    got = session.get(index_url, timeout=budget.timeout())
+    got.raise_for_status()
+    labels = set(re.findall(r"redistrib_([0-9]+(?:\.[0-9]+)+)\.json", got.text))
+    out = []
+    for label in labels:
+        try:
+            out.append((Version(label), label))
+        except InvalidVersion:
+            continue
+    return [label for _, label in sorted(out)]
 
 
 def pypi_project(session: requests.Session, project: str, budget: Budget) -> Dict[str, Any]:

@@ -77,12 +77,14 @@ def write_atomically(path: Path, doc: Dict[str, Any]) -> None:
 
 def run_update(current: Dict[str, Any], session: Optional[requests.Session] = None, seconds: float = 60.0,
                target: Optional[Path] = None, today: Optional[str] = None,
-               log: Callable[[str], None] = lambda _: None) -> Dict[str, Any]:
+               log: Callable[[str], None] = lambda _: None, known_toolkits: Optional[List[str]] = None
+               ) -> Dict[str, Any]:
     """Refresh the knowledge; returns the document written. Raises UpdateFailed (nothing written) when no
     source answered or the result does not validate."""
     session = session or requests.Session()
     budget = fetch.Budget(seconds)
-    sources = collect.collect_live(session, budget, _known_frameworks(current), log=log)
+    known_cuda = {r["cuda"] for r in current.get("toolkit_driver", [])} | set(known_toolkits or ())
+    sources = collect.collect_live(session, budget, _known_frameworks(current), log=log, known_cuda=known_cuda)
     if not any(name in sources["pypi"] for name in collect.CUDNN_PROJECTS):
         raise UpdateFailed("could not read PyPI (%s); the knowledge stays as it was (dated %s)" % (
             "; ".join(sources["errors"][:2]) or "no answer", current.get("date", "?")))
