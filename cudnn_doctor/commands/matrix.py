@@ -64,9 +64,9 @@ def _render(kind: str, data: Dict[str, Any]) -> None:
         q = data["query"]["cudnn"]
         if data["builds"]:
             _table(con, "cuDNN %s builds and requirements" % q,
-                   ["build", "CUDA", "driver", "min CC", "status", "source"],
-                   [[b["variant"], _cuda_text(b["cuda"]), b["driver"], b["min_cc"], b["status"],
-                     b["source"]] for b in data["builds"]])
+                   ["build", "CUDA", "static linking", "driver", "min CC", "status", "source"],
+                   [[b["variant"], _cuda_text(b["cuda"]), _cuda_text(b["static_link"]) or "?", b["driver"],
+                     b["min_cc"], b["status"], b["source"]] for b in data["builds"]])
         else:
             say("cuDNN %s: no support-matrix row in compat." % q)
         for v in data["likely_variants"]:
