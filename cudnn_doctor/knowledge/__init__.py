@@ -22,8 +22,10 @@ __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", 
 class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ReferenceKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
-    Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; file layouts, wheels and
-    archive names: layout.py; GPUs: gpu.py; frameworks: frameworks.py; known-bad releases and symptoms: known_bad.py.
+    Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; the pair verdict (cuDNN x CUDA
+    x driver x GPU): pair.py; matrix's look-ups: lookup.py; what PyPI and NVIDIA's manifests add and how current
+    the knowledge is: derived.py; file layouts, wheels and archive names: layout.py; GPUs: gpu.py; frameworks:
+    frameworks.py; known-bad releases and symptoms: known_bad.py; smaller reference tables: reference.py.
     """
 
 

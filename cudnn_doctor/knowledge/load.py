@@ -77,11 +77,24 @@ def _with_update(data: Dict[str, Any]) -> Dict[str, Any]:
 
 def read_updated(path: Path) -> Optional[Dict[str, Any]]:
     """The updated knowledge at `path` if it is there and valid against the schema; else None (the shipped copy
-    is used, so a damaged cache never breaks a run)."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    is used, so a damaged cache never breaks a run). Validation is remembered per file identity (parse cache)."""
+    if not path.is_file():
         return None
+    from ..parsed_cache import load
+
+    try:
+        doc = load({"updated": path}, _validated, "knowledge-update")["updated"]
+    except OSError:
+        return None
+    return doc or None
+
+
+def _validated(raw: bytes) -> Dict[str, Any]:
+    """The document when it is valid derived knowledge, else {} (so an invalid copy is remembered as such)."""
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return {}
     from .schema import problems
 
-    return doc if isinstance(doc, dict) and not problems(doc) else None
+    return doc if isinstance(doc, dict) and not problems(doc) else {}
