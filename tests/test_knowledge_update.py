@@ -195,3 +195,14 @@ def test_update_against_the_real_pypi(cache):
         pytest.skip("PyPI is not reachable: %s" % exc)
     doc = update_mod.run_update(_current(), seconds=30)
     assert problems(doc) == [] and doc["cudnn_releases"] and cache.is_file()
+
+
+def test_cd401_suggests_the_newest_release_the_knowledge_has_for_the_cuda_major():
+    facts = ff.make_facts()
+    facts.cudnn = []
+    facts.python.frameworks = []
+    compat = load_compat()
+    findings, _ = evaluate(facts, RuleContext(compat=compat))
+    (f,) = [f for f in findings if f.id == "CD401"]
+    newest = compat.newest_cudnn_release(13)
+    assert "install --version %s --cuda 13" % newest in str(f.fix) and newest != "9.23.2"
