@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 
+from .containers import ContainerKnowledge
 from .cudnn import CudnnBuild
 from .lookup import LookupKnowledge
 from .pair import PairVerdict
@@ -19,7 +20,8 @@ __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", 
            "PairVerdict", "Symptom", "load_compat"]
 
 
-class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ReferenceKnowledge):
+class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ReferenceKnowledge,
+             ContainerKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; the pair verdict (cuDNN x CUDA
