@@ -9,7 +9,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudnn_doctor.knowledge import COMPAT_FILES, load_compat
-from cudnn_doctor.versions import mm, mm_text, release3, ver
+from cudnn_doctor.versions import mm, mm_text, release3
 
 try:
     import tomllib
