@@ -197,3 +197,9 @@ def test_pair_question_answers_with_a_verdict_and_sources(app, args, verdict, co
 def test_pair_newer_than_the_knowledge_says_update(app):
     doc = as_json(app, "--cuda", "12.4", "--cudnn", "9.99.0")
     assert "cudnn-doctor update" in doc["reasons"][0]["text"]
+
+
+def test_for_a_framework_release_shows_its_wheel_pins(app):
+    doc = as_json(app, "--for", "torch==2.4.0")
+    (pin,) = doc["tables"]["pypi_pins"]["rows"]
+    assert pin["cudnn"] == "==9.1.0.70" and pin["cuda"] == "12.1" and "pypi.org/project/torch/2.4.0" in pin["source"]

@@ -150,6 +150,16 @@ class LookupKnowledge(PairKnowledge):
             meta = self.framework_table(table)
             rows = self.framework_release_rows(table, version) if version else self.framework_rows(table)
             out["tables"][table] = {"source": meta.get("source", ""), "status": meta.get("status", ""), "rows": rows}
+        pins = self.framework_pins(_pin_name(text.lower()))
+        if version:
+            pins = [p for p in pins if p["version"] == version.split("+")[0]
+                    or ".".join(p["version"].split(".")[:2]) == version.split("+")[0]]
+        if pins:
+            out["tables"]["pypi_pins"] = {
+                "source": "Requires-Dist of each release's Linux wheel on https://pypi.org (compat/derived.json)",
+                "status": "confirmed",
+                "rows": [dict({k: p[k] for k in ("project", "version", "cuda", "cudnn", "cuda_runtime", "source")},
+                              status="confirmed") for p in pins]}
         if version and not out["tables"][tables[0]]["rows"]:
             raise ValueError("no knowledge of %s %s (`cudnn-doctor matrix --for %s` lists the known releases)%s" % (
                 text.lower(), version, text.lower(), self._stale_hint(_pin_name(text.lower()), version)))
