@@ -47,7 +47,10 @@ SCHEMA: Dict[str, Any] = {
 
 def problems(doc: Any) -> List[str]:
     """Why `doc` is not valid derived knowledge (empty when it is)."""
-    import jsonschema
+    try:
+        import jsonschema
+    except ImportError:  # a copy without it (the single-file zipapp) cannot vouch for an update: the shipped data wins
+        return ["cannot validate: the jsonschema package is not installed"]
 
     validator = jsonschema.Draft202012Validator(SCHEMA)
     return ["%s: %s" % ("/".join(str(p) for p in e.absolute_path) or "(top)", e.message)
