@@ -20,7 +20,7 @@ BAD_THROTTLES = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_therm
 
 def healthy(compat) -> Dict[str, Any]:
     """What a healthy GPU reaches (compat/gpu_peaks.toml [healthy])."""
-    return compat.table("gpu_peaks", "healthy")
+    return compat.gpu_peaks()["healthy"]
 
 
 @rule("CD950", "bench-wrong-result", "cuDNN returned numbers that differ from the CPU reference", stage=BENCH)
