@@ -154,7 +154,8 @@ def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
     app.command("bench", help=(
         "Measure how fast cuDNN runs on this GPU: a small network's training step on the CPU, on the GPU "
-        "without cuDNN and with cuDNN, ResNet-50's convolution layers per data type with cuDNN's chosen algorithms, their "
+        "without cuDNN and with cuDNN, ResNet-50's convolution layers per data type with cuDNN's chosen "
+        "algorithms, their "
         "workspace and the no-workspace alternative, against the GPU's datasheet peak. Every first result is "
         "checked against the CPU.\n\n"
         "Exit codes: 0 measured, 1 no GPU, no cuDNN or a wrong result, 2 bad input.\n\n"

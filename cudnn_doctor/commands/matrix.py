@@ -178,7 +178,8 @@ def register(app: typer.Typer) -> None:
             "Examples:\n\n"
             "  cudnn-doctor matrix --cuda 12.4                    # cuDNN builds for CUDA 12.4 and its drivers\n\n"
             "  cudnn-doctor matrix --cudnn 9.1.0                  # its CUDA builds, driver and GPU needs\n\n"
-            "  cudnn-doctor matrix --cuda 12.4 --cudnn 9.1.0      # does this pair work? (add --driver, --gpu, --cc)\n\n"
+            "  cudnn-doctor matrix --cuda 12.4 --cudnn 9.1.0      # does this pair work? (add --driver, --gpu, "
+            "--cc)\n\n"
             "  cudnn-doctor matrix --driver 418.39                # which CUDA releases that driver can run\n\n"
             "  cudnn-doctor matrix --for dl4j --json              # Deeplearning4j's CUDA/cuDNN pairs"
         ),

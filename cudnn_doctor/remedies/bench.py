@@ -13,7 +13,8 @@ def workspace_fix(cap_bytes: float) -> Fix:
     """The seeds' DL4J advice (seeds/000) and the other frameworks' real knobs for the same trade-off, with the
     cap measured here (so the line runs as printed)."""
     cap = max(1, int(cap_bytes // MIB))
-    return stated("DL4J: `.cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE)` on the NeuralNetConfiguration.Builder "
+    return stated("DL4J: `.cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE)` on the "
+                  "NeuralNetConfiguration.Builder "
                   "or the ConvolutionLayer.Builder; "
                   "PyTorch: `export CUDNN_CONV_WSCAP_DBG=%d` (cuDNN's own workspace cap, MiB) and "
                   "`torch.backends.cudnn.benchmark = False`; "

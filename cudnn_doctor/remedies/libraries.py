@@ -74,7 +74,8 @@ def missing_library_fix(compat, facts: Facts, name: str) -> Fix:
         return stated("install cuDNN %d for CUDA %s: %s" % (major, here or "?",
                                                            machine_cudnn_fix(facts, compat, here, major).text))
     if stem == "libcuda":
-        return noted(driver_upgrade_fix("a current release", platform_of(facts)), "; inside a container, start it with `--gpus all`")
+        return noted(driver_upgrade_fix("a current release", platform_of(facts)), "; inside a container, start it "
+                                                                                  "with `--gpus all`")
     if is_toolkit_lib(stem):
         cuda = cuda_for_soname(compat, facts, stem, version)
         if cuda:

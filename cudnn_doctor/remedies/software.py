@@ -24,7 +24,8 @@ def driver_upgrade_fix(floor_text: str, platform: str = "linux") -> Fix:
                       "Windows" % (floor_text, DRIVER_DOWNLOAD))
     installer = "NVIDIA's installer from %s" % DRIVER_DOWNLOAD
     return command_fix(["sudo ubuntu-drivers install", "sudo reboot"],
-                       text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers install`, or %s), "
+                       text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers install`, "
+                            "or %s), "
                             "then reboot (`sudo reboot`)" % (floor_text, installer), manual=installer + ", then reboot")
 
 

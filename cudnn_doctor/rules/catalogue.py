@@ -35,7 +35,8 @@ def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
            stated("sudo modprobe nvidia_uvm && sudo mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices | "
            "cut -d' ' -f1) 0"))
     if facts.host.in_container:
-        fix = (stated("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the container "
+        fix = (stated("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the "
+                      "container "
                "with --gpus all so the runtime injects /dev/nvidia-uvm"))
     missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded), ("/dev/nvidia-uvm", node)) if not ok]
     return [finding(
@@ -96,7 +97,8 @@ def workspace_hint(facts: Facts, ctx) -> List[Finding]:
             detail="cuDNN's fastest algorithms (FFT, Winograd) can ask for workspaces of several GB; on a small GPU "
                    "they fail as OutOfMemoryError / CUDNN_STATUS_EXECUTION_FAILED at some batch sizes only. Only "
                    "running the model shows it: `cudnn-doctor explain` routes the error text [%s]." % table["source"],
-            remedy=stated("If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv layers; Paddle "
+            remedy=stated("If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv "
+                          "layers; Paddle "
                 "export FLAGS_conv_workspace_size_limit=%d (MB); PyTorch torch.backends.cudnn.benchmark = False." % (
                     table["paddle_default_limit_mb"])),
             evidence={"gpu": gpu.index, "total_mib": gpu.memory_total_mib, "frameworks": users}, catalogue=["E5"]))
@@ -117,7 +119,8 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
         if tf:
             pip_ok = mm(version.split("+")[0]) and mm(version.split("+")[0]) >= mm(since)
             fix = (stated('pip install "tensorflow[and-cuda]==%s"' % version.split("+")[0])) if pip_ok else (
-                stated("install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder on the "
+                stated("install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder "
+                       "on the "
                 "loader path" % (version, ", ".join(missing))))
         else:
             fix = (stated('python3 -m pip install "onnxruntime-gpu[cuda,cudnn]==%s"   (then call onnxruntime.preload_dlls() '

@@ -59,7 +59,8 @@ def container(facts: Facts, ctx) -> List[Finding]:
         "CD801", ERROR, title,
         detail="%s, so CUDA reports no device or 'CUDA driver version is insufficient' and nvidia-smi is missing." %
                why,
-        remedy=stated("Run the container with the GPU (on a host with an NVIDIA GPU and driver): `docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility "
+        remedy=stated("Run the container with the GPU (on a host with an NVIDIA GPU and driver): `docker run "
+                      "--gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility "
             "...` (compose: deploy.resources.reservations.devices with capabilities [gpu]); on the host install the "
             "NVIDIA Container Toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl "
             "restart docker`. If nvidia-smi says 'Failed to initialize NVML: Unknown Error' after running for a "
@@ -105,7 +106,8 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
         evidence={"libcuda": lib}, catalogue=["H4"])]
 
 
-@rule("CD803", "wsl-driver-share-not-symlinks", "WSL ships the driver as copies (benign ldconfig warning)", platforms=LINUX)
+@rule("CD803", "wsl-driver-share-not-symlinks", "WSL ships the driver as copies (benign ldconfig warning)",
+      platforms=LINUX)
 def wsl_share(facts: Facts, ctx) -> List[Finding]:
     lib = _libcuda(facts)
     if not facts.host.wsl or not lib or not lib.startswith(_WSL_LIB):
@@ -129,6 +131,7 @@ def wsl_missing(facts: Facts, ctx) -> List[Finding]:
         "CD804", ERROR, "WSL2 has no GPU: %s" % ("/dev/dxg is missing" if not has_dxg else
                                                  "no libcuda.so.1 in /usr/lib/wsl/lib"),
         detail="Under WSL2 the GPU comes from the Windows NVIDIA driver; without it CUDA finds no device.",
-        remedy=stated("Install or update the NVIDIA driver on Windows (not inside WSL), then run `wsl --shutdown` from Windows "
+        remedy=stated("Install or update the NVIDIA driver on Windows (not inside WSL), then run `wsl --shutdown` "
+                      "from Windows "
             "and reopen the distro; check with `nvidia-smi` inside WSL."),
         evidence={"dev_nodes": facts.host.dev_nodes, "libcuda": lib}, catalogue=["H4"])]

@@ -137,7 +137,8 @@ def runtime_older(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD504", "cudnn-shadowed-by-ld-library-path", "LD_LIBRARY_PATH hands a framework a foreign cuDNN", platforms=LINUX)
+@rule("CD504", "cudnn-shadowed-by-ld-library-path", "LD_LIBRARY_PATH hands a framework a foreign cuDNN",
+      platforms=LINUX)
 def shadowed(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:

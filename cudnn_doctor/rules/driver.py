@@ -63,7 +63,8 @@ def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
             "CD102", ERROR, subject + ": Secure Boot is on and refused the module built for %s" % kernel,
             detail="The kernel only loads signed out-of-tree modules while UEFI Secure Boot is on ('Key was "
                    "rejected by service' in dmesg), so nvidia-smi 'couldn't communicate with the NVIDIA driver'.",
-            remedy=stated("Sign the module and enroll the key: `sudo mokutil --import /var/lib/dkms/mok.pub` (or the key your "
+            remedy=stated("Sign the module and enroll the key: `sudo mokutil --import /var/lib/dkms/mok.pub` (or "
+                          "the key your "
                 "distribution's signed driver package uses), reboot and complete the MOK enrollment screen; or "
                 "disable Secure Boot in the firmware settings."),
             evidence=evidence, catalogue=["A2"])]
@@ -156,7 +157,8 @@ def version_unknown(facts: Facts, ctx) -> List[Finding]:
         out.append(finding(
             "CD105", INFO, "Driver %s is in a known-bad range: %s" % (d.version, bad["problem"]),
             detail="Source: %s [%s]." % (bad["source"], bad["status"]),
-            remedy=stated("Upgrade the driver to %s or newer if you rely on it." % bad.get("fixed_in", "a newer release")),
+            remedy=stated("Upgrade the driver to %s or newer if you rely on it." % bad.get("fixed_in", "a newer "
+                                                                                                       "release")),
             evidence={"driver": d.version, "range": bad["version"]}))
     if d.libcuda_path and os.path.basename(d.libcuda_path) and d.libcuda_error and not out:
         out.append(finding("CD105", INFO, "libcuda could not be queried: %s" % d.libcuda_error,
@@ -169,7 +171,8 @@ def _module_present(facts: Facts) -> bool:
     return d.kernel_module_loaded is not False and bool(d.kernel_module_version or d.kernel_module_loaded)
 
 
-@rule("CD106", "libcuda-missing", "The NVIDIA kernel module is loaded but libcuda.so.1 is not installed", platforms=LINUX)
+@rule("CD106", "libcuda-missing", "The NVIDIA kernel module is loaded but libcuda.so.1 is not installed",
+      platforms=LINUX)
 def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
     if facts.host.in_container or facts.host.wsl or not _module_present(facts):
         return []  # CD801 / CD804 speak for containers and WSL; CD102 for a module that is not loaded
@@ -187,7 +190,8 @@ def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
                       install, branch, module, module),
                   manual="other distributions: reinstall the driver %s with its package or NVIDIA's installer" % module)
     else:
-        fix = (stated("Reinstall the NVIDIA driver (Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's installer), then "
+        fix = (stated("Reinstall the NVIDIA driver (Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's "
+                      "installer), then "
                "`sudo ldconfig` and check with `nvidia-smi`"))
     return [finding(
         "CD106", ERROR, "The NVIDIA kernel module %s is loaded but libcuda.so.1 is not installed" % (module or ""),

@@ -32,7 +32,8 @@ def smoke(facts: Facts, ctx) -> List[Finding]:
         catalogue=["E3", "E4"])]
 
 
-@rule("CD609", "ld-library-path-current-folder", "LD_LIBRARY_PATH makes programs search their current folder", platforms=LINUX)
+@rule("CD609", "ld-library-path-current-folder", "LD_LIBRARY_PATH makes programs search their current folder",
+      platforms=LINUX)
 def cwd_in_path(facts: Facts, ctx) -> List[Finding]:
     if not facts.loader.ld_library_path_cwd:
         return []

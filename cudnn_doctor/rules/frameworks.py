@@ -32,7 +32,8 @@ def _gpu_install(facts: Facts, ctx, fw: FrameworkFacts) -> str:
         newest = max(rows, key=lambda r: (ver(r["torch"]), ver(r["cuda"]))) if rows else None
         return say("%s; then %s && %s",
                    driver_upgrade_fix("one that runs a PyTorch CUDA build (driver %s is too old for all of them)" %
-                                      (driver_version(facts) or "?"), platform_of(facts)), run("pip uninstall -y torch"),
+                                      (driver_version(facts) or "?"), platform_of(facts)), run("pip uninstall -y "
+                                                                                               "torch"),
                    torch_install(newest["torch"], newest["cuda"]) if newest else "install PyTorch's CUDA build")
     if kind == "tensorflow":
         return run("pip uninstall -y %s" % fw.name, 'pip install "tensorflow[and-cuda]"')

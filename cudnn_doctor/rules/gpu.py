@@ -130,7 +130,8 @@ def cudnn_arch(facts: Facts, ctx) -> List[Finding]:
                     "cuDNN %s does not support %s (needs %s or newer)" % (copy.version, gpu_label(gpu), floor.low),
                     detail="cuDNN fails with CUDNN_STATUS_ARCH_MISMATCH or 'DNN library initialization failed' on "
                            "GPUs below its minimum compute capability [%s, %s]." % (floor.source, floor.status),
-                    remedy=(stated("Install cuDNN %s or older (the newest release in compat that still supports compute "
+                    remedy=(stated("Install cuDNN %s or older (the newest release in compat that still supports "
+                                   "compute "
                          "capability %s), run on CPU, or use a newer GPU." % (older, cc))) if older else
                         stated("Use a cuDNN release that supports compute capability %s, or a newer GPU." % cc),
                     evidence={"cudnn": copy.version, "path": copy.path, "min_cc": floor.low, "cc": cc},
@@ -263,7 +264,8 @@ def memory(facts: Facts, ctx) -> List[Finding]:
                 "CD207", WARNING, "GPU %d has only %d MiB of %d MiB free" % (gpu.index, free, total),
                 detail="cuDNN handle creation and convolution workspaces then fail with CUDNN_STATUS_INTERNAL_ERROR, "
                        "CUDNN_STATUS_NOT_INITIALIZED or 'Failed to get convolution algorithm'.",
-                remedy=stated("Free the GPU (`nvidia-smi` lists the processes holding it) or pick another one; stop frameworks "
+                remedy=stated("Free the GPU (`nvidia-smi` lists the processes holding it) or pick another one; "
+                              "stop frameworks "
                     "from grabbing all memory: export TF_FORCE_GPU_ALLOW_GROWTH=true (TensorFlow), "
                     "export XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX)."),
                 evidence={"gpu": gpu.index, "free_mib": free, "total_mib": total,

@@ -18,7 +18,8 @@ def preset_parts(version: str) -> Optional[tuple]:
     return tuple(parts[:3]) if len(parts) >= 3 and mm(parts[0]) and mm(parts[1]) else None
 
 
-@rule("CD705", "javacpp-preset-unmet", "A JavaCPP/DL4J CUDA preset needs a CUDA/cuDNN this machine lacks", platforms=LINUX)
+@rule("CD705", "javacpp-preset-unmet", "A JavaCPP/DL4J CUDA preset needs a CUDA/cuDNN this machine lacks",
+      platforms=LINUX)
 def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []

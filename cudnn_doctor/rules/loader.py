@@ -111,7 +111,8 @@ def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
         remedy=fix, evidence={"libcuda.so.1": real.path}, catalogue=["F3"])]
 
 
-@rule("CD604", "wrong-elf-class-on-path", "A library of the wrong architecture sits on the search path", platforms=LINUX)
+@rule("CD604", "wrong-elf-class-on-path", "A library of the wrong architecture sits on the search path",
+      platforms=LINUX)
 def wrong_class(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for name, res in sorted(facts.loader.resolved.items()):

@@ -50,7 +50,8 @@ def requirements(facts: Facts, ctx) -> List[Finding]:
             req = parse_requirement(expr)
         except ValueError as exc:
             out.append(finding("CD910", ERROR, "--require %r cannot be read: %s" % (expr, exc),
-                               remedy=stated("Write it as a key and a version comparison, e.g. --require 'cudnn>=8.9,<10'")))
+                               remedy=stated("Write it as a key and a version comparison, e.g. --require "
+                                             "'cudnn>=8.9,<10'")))
             continue
         values, why = _values(facts, compat, req.key)
         if req.key == "toolkit":

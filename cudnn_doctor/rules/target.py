@@ -27,6 +27,7 @@ def for_target(facts: Facts, ctx) -> List[Finding]:
         return _judge_target(facts, ctx)
     except ValueError as exc:
         return [finding("CD920", ERROR, "--for %r cannot be judged: %s" % (ctx.target, exc),
-                        remedy=stated("Use torch, tensorflow, jax or dl4j, optionally ==VERSION (see `cudnn-doctor matrix "
+                        remedy=stated("Use torch, tensorflow, jax or dl4j, optionally ==VERSION (see "
+                                      "`cudnn-doctor matrix "
                             "--for dl4j`)"))]
 

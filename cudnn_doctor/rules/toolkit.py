@@ -76,7 +76,8 @@ def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
             detail="Applications work, but PTX this toolkit generates cannot be JIT-compiled by the driver "
                    "('the provided PTX was compiled with an unsupported toolchain', CUDA_ERROR_UNSUPPORTED_PTX_"
                    "VERSION), which breaks JAX/Triton/custom kernels [%s]." % (floor.source if floor else ""),
-            remedy=or_else(driver_upgrade_fix(exact.text(), platform_of(facts)), "compile for the real GPU architecture (SASS) instead of PTX.",
+            remedy=or_else(driver_upgrade_fix(exact.text(), platform_of(facts)), "compile for the real GPU "
+                                                                                 "architecture (SASS) instead of PTX.",
                         "%s; or %s"),
             evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version},
             catalogue=["C4"]))

@@ -43,7 +43,8 @@ def _newest(copies: List[CudnnCopy]) -> Optional[CudnnCopy]:
     return max(complete, key=lambda c: ver(c.version)) if complete else None
 
 
-@rule("CD650", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order", platforms=WINDOWS)
+@rule("CD650", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order",
+      platforms=WINDOWS)
 def not_found(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -143,7 +144,8 @@ def zlibwapi(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-@rule("CD653", "windows-cudnn-shadowed", "A program loads an older cuDNN than another copy on this machine", platforms=WINDOWS)
+@rule("CD653", "windows-cudnn-shadowed", "A program loads an older cuDNN than another copy on this machine",
+      platforms=WINDOWS)
 def shadowed(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
