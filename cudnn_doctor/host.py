@@ -9,10 +9,9 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import BinaryIO, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import bounded_io
-from .native.runner import NativeTask, run_native
 from .readers.elf import read_elf
 
 _MAX_LINKS = 40  # like the kernel's ELOOP bound
@@ -337,10 +336,6 @@ class Host:
         except (OSError, subprocess.SubprocessError):
             return None
         return proc.returncode, proc.stdout + proc.stderr
-
-    def native(self, groups: Iterable[Sequence[NativeTask]]) -> List[List[dict]]:
-        """Run native calls (dlopen, NVML) in child processes; one list of results per group."""
-        return run_native(list(groups), timeout=self.native_timeout, env=self.env)
 
     def native_session(self):
         """One child for all of a run's native calls, fed as probes find libraries (native/session.py)."""
