@@ -321,7 +321,7 @@ def test_install_step_for_real_then_check(action, tmp_path, fake_root):
     checkout.mkdir()
     for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(REPO / name, checkout / name)
-    for name in ("cudnn_doctor", "compat"):
+    for name in ("cudnn_doctor", "compat", "schema"):
         shutil.copytree(REPO / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     work = tmp_path / "work"
     work.mkdir()
