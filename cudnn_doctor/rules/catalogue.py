@@ -1,7 +1,6 @@
 """Failure-catalogue checks seen from files, NVML and the environment: A5 A6 E5 G3 G5 G6 G8 H2 H3 I2 I3."""
 from __future__ import annotations
 
-import os
 import re
 from typing import Dict, List
 
@@ -9,7 +8,10 @@ from ..versions import major_of, mm
 from ..model import Facts, Finding
 from . import rule
 from ..queries import driver_cuda, driver_version, platform_of, visible_gpus
-from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, prepend_ld_path, q, qs, stated
+from ..remedies import driver_or_older_image_fix, machine_cudnn_fix
+from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, ld_path_first_fix, local_repo_fix,
+                                 one_cupy_fix, onnxruntime_libraries_fix, reboot_and_hold_fix,
+                                 tensorflow_libraries_fix, uvm_fix, workspace_limit_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -31,13 +33,7 @@ def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
                    "CUDA then fails with 'CUDA unknown error' / cuInit 999, the module is broken (often after "
                    "suspend/resume).",
             evidence={"loaded_modules": d.loaded_modules}, catalogue=["A5"])]
-    fix = (stated("sudo nvidia-modprobe -u -c 0") if modprobe else
-           stated("sudo modprobe nvidia_uvm && sudo mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices | "
-           "cut -d' ' -f1) 0"))
-    if facts.host.in_container:
-        fix = (stated("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the "
-                      "container "
-               "with --gpus all so the runtime injects /dev/nvidia-uvm"))
+    fix = uvm_fix(modprobe, facts.host.in_container)
     missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded), ("/dev/nvidia-uvm", node)) if not ok]
     return [finding(
         "CD108", ERROR, "CUDA cannot initialise: %s %s missing" % (" and ".join(missing),
@@ -58,9 +54,7 @@ def fabric_manager(facts: Facts, ctx) -> List[Finding]:
         return []
     branch = driver.split(".")[0]
     packages: Dict[str, str] = fm.get("packages") or {}
-    install = stated("sudo apt install 'nvidia-fabricmanager-%s=%s*' && sudo systemctl enable --now "
-                     "nvidia-fabricmanager" % (branch, driver))
-    problem, fix = None, install
+    problem, fix = None, fabric_manager_fix(branch, driver, installed=False)
     if not packages and not fm.get("binary"):
         problem = "no nvidia-fabricmanager is installed"
     else:
@@ -70,7 +64,7 @@ def fabric_manager(facts: Facts, ctx) -> List[Finding]:
                 ", ".join("%s %s" % kv for kv in sorted(wrong.items())), driver)
         elif not fm.get("enabled"):
             problem = "the nvidia-fabricmanager service is not enabled"
-            fix = stated("sudo systemctl enable --now nvidia-fabricmanager")
+            fix = fabric_manager_fix(branch, driver, installed=True)
     if problem is None:
         return []
     return [finding(
@@ -97,10 +91,7 @@ def workspace_hint(facts: Facts, ctx) -> List[Finding]:
             detail="cuDNN's fastest algorithms (FFT, Winograd) can ask for workspaces of several GB; on a small GPU "
                    "they fail as OutOfMemoryError / CUDNN_STATUS_EXECUTION_FAILED at some batch sizes only. Only "
                    "running the model shows it: `cudnn-doctor explain` routes the error text [%s]." % table["source"],
-            remedy=stated("If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv "
-                          "layers; Paddle "
-                "export FLAGS_conv_workspace_size_limit=%d (MB); PyTorch torch.backends.cudnn.benchmark = False." % (
-                    table["paddle_default_limit_mb"])),
+            remedy=workspace_limit_fix(table["paddle_default_limit_mb"]),
             evidence={"gpu": gpu.index, "total_mib": gpu.memory_total_mib, "frameworks": users}, catalogue=["E5"]))
     return out
 
@@ -118,13 +109,9 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
         tf = name.startswith(("tensorflow", "tf-nightly"))
         if tf:
             pip_ok = mm(version.split("+")[0]) and mm(version.split("+")[0]) >= mm(since)
-            fix = (stated('pip install "tensorflow[and-cuda]==%s"' % version.split("+")[0])) if pip_ok else (
-                stated("install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder "
-                       "on the "
-                "loader path" % (version, ", ".join(missing))))
+            fix = tensorflow_libraries_fix(version, missing, bool(pip_ok))
         else:
-            fix = (stated('python3 -m pip install "onnxruntime-gpu[cuda,cudnn]==%s"   (then call onnxruntime.preload_dlls() '
-                   'before creating the session, or import torch first)' % version.split("+")[0]))
+            fix = onnxruntime_libraries_fix(version)
         out.append(finding(
             "CD706", ERROR, "%s cannot load %d CUDA librar%s: %s" % (label, len(missing),
                                                                  "y" if len(missing) == 1 else "ies", ", ".join(missing)),
@@ -151,7 +138,7 @@ def paddle(facts: Facts, ctx) -> List[Finding]:
         if res is not None and res.path and not res.error:
             continue
         elsewhere = [c for c in facts.cudnn if c.major == major]
-        fix = (stated(prepend_ld_path(elsewhere[0].directory)) if elsewhere else
+        fix = (ld_path_first_fix(elsewhere[0].directory) if elsewhere else
                machine_cudnn_fix(facts, compat, fw.cuda_version, major))
         out.append(finding(
             "CD707", ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (
@@ -179,7 +166,7 @@ def cupy_twice(facts: Facts, ctx) -> List[Finding]:
             "CD708", ERROR, "%d CuPy packages share %s: %s" % (len(names), site, ", ".join(sorted(names))),
             detail="They install into the same cupy/ folder and overwrite each other's files: 'module cupy.cuda has "
                    "no attribute cudnn', missing cupy.cudnn, or a CuPy built for another CUDA.",
-            remedy=stated("python3 -m pip uninstall -y %s && python3 -m pip install %s" % (" ".join(sorted(names)), wheel)),
+            remedy=one_cupy_fix(names, wheel),
             evidence={"site": site, "packages": names}, catalogue=["G8"]))
     return out
 
@@ -216,9 +203,7 @@ def dev_char(facts: Facts, ctx) -> List[Finding]:
         detail="With the systemd cgroup driver, `systemctl daemon-reload` re-applies device rules and drops access "
                "to device nodes /dev/char does not name: running containers then fail with 'Failed to initialize "
                "NVML: Unknown Error' until restarted.",
-        remedy=(stated("sudo %s system create-dev-char-symlinks --create-all" % ctk)) if ctk else
-            stated("sudo apt install nvidia-container-toolkit && sudo nvidia-ctk system create-dev-char-symlinks "
-            "--create-all"),
+        remedy=dev_char_links_fix(ctk),
         evidence=dev, catalogue=["H3"])]
 
 
@@ -233,15 +218,11 @@ def local_repo(facts: Facts, ctx) -> List[Finding]:
             [p for p in repo["packages"] if "sample" not in p and "doc" not in p]
         if not packages:
             continue
-        steps = []
-        if repo.get("keyring"):
-            steps.append("sudo cp %s /usr/share/keyrings/" % q(os.path.join(repo["repo"], repo["keyring"])))
-        steps += ["sudo apt update", "sudo apt install %s" % " ".join(packages)]
         out.append(finding(
             "CD902", ERROR, "%s is registered but no cuDNN package is installed from it" % repo["repo"],
             detail="The cudnn-local-repo .deb only adds an apt source and its key; the libraries come from installing "
                    "the packages it holds.",
-            remedy=stated(" && ".join(steps)), evidence=repo, catalogue=["I2"]))
+            remedy=local_repo_fix(repo, packages), evidence=repo, catalogue=["I2"]))
     return out
 
 
@@ -257,5 +238,5 @@ def driver_upgraded(facts: Facts, ctx) -> List[Finding]:
         detail="The running kernel module stays at the old version until a reboot, while new programs load the new "
                "libraries: 'Failed to initialize NVML: Driver/library version mismatch' (unattended-upgrades, or the "
                "`cuda` meta-package pulling a new driver).",
-        remedy=stated("sudo reboot   (then keep them from moving unattended: sudo apt-mark hold %s)" % qs(packages)),
+        remedy=reboot_and_hold_fix(packages),
         evidence={"upgrades": upgrades}, catalogue=["I3", "A4"])]

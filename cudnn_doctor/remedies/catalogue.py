@@ -1,0 +1,78 @@
+"""Fixes for the failure catalogue's machine-state entries: nvidia_uvm, Fabric Manager, CUDA libraries a framework
+cannot load, CuPy twice, /dev/char links, cuDNN local repositories, driver upgrades waiting for a reboot."""
+from __future__ import annotations
+
+import os
+from typing import Dict, Optional, Sequence
+
+from ..model import Fix
+from .shell import prepend_ld_path, q, qs, stated
+
+
+def uvm_fix(modprobe: bool, in_container: bool) -> Fix:
+    """Load nvidia_uvm and create /dev/nvidia-uvm (on the host when this is a container)."""
+    if in_container:
+        return stated("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the "
+                      "container with --gpus all so the runtime injects /dev/nvidia-uvm")
+    if modprobe:
+        return stated("sudo nvidia-modprobe -u -c 0")
+    return stated("sudo modprobe nvidia_uvm && sudo mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices "
+                  "| cut -d' ' -f1) 0")
+
+
+def fabric_manager_fix(branch: str, driver: str, installed: bool) -> Fix:
+    """Fabric Manager of exactly the driver's version, enabled; only enabled when that one is installed."""
+    if installed:
+        return stated("sudo systemctl enable --now nvidia-fabricmanager")
+    return stated("sudo apt install 'nvidia-fabricmanager-%s=%s*' && sudo systemctl enable --now "
+                  "nvidia-fabricmanager" % (branch, driver))
+
+
+def workspace_limit_fix(paddle_default_limit_mb: int) -> Fix:
+    return stated("If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv layers; "
+                  "Paddle export FLAGS_conv_workspace_size_limit=%d (MB); PyTorch torch.backends.cudnn.benchmark = "
+                  "False." % paddle_default_limit_mb)
+
+
+def tensorflow_libraries_fix(version: str, missing: Sequence[str], pip_wheels: bool) -> Fix:
+    """TensorFlow's CUDA libraries: its [and-cuda] wheels where it has them, else the toolkit libraries on the path."""
+    release = version.split("+")[0]
+    if pip_wheels:
+        return stated('pip install "tensorflow[and-cuda]==%s"' % release)
+    return stated("install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder on the "
+                  "loader path" % (version, ", ".join(missing)))
+
+
+def onnxruntime_libraries_fix(version: str) -> Fix:
+    return stated('python3 -m pip install "onnxruntime-gpu[cuda,cudnn]==%s"   (then call onnxruntime.preload_dlls() '
+                  'before creating the session, or import torch first)' % version.split("+")[0])
+
+
+def ld_path_first_fix(directory: str) -> Fix:
+    """The export that puts a folder first on LD_LIBRARY_PATH, for programs that dlopen by bare name."""
+    return stated(prepend_ld_path(directory))
+
+
+def one_cupy_fix(names: Sequence[str], wheel: str) -> Fix:
+    return stated("python3 -m pip uninstall -y %s && python3 -m pip install %s" % (" ".join(sorted(names)), wheel))
+
+
+def dev_char_links_fix(ctk: Optional[str]) -> Fix:
+    """The /dev/char links systemd's cgroup driver needs, made by the NVIDIA Container Toolkit."""
+    if ctk:
+        return stated("sudo %s system create-dev-char-symlinks --create-all" % ctk)
+    return stated("sudo apt install nvidia-container-toolkit && sudo nvidia-ctk system create-dev-char-symlinks "
+                  "--create-all")
+
+
+def local_repo_fix(repo: Dict[str, str], packages: Sequence[str]) -> Fix:
+    """Install the cuDNN packages a registered local repository holds (its key first, where it has one)."""
+    steps = []
+    if repo.get("keyring"):
+        steps.append("sudo cp %s /usr/share/keyrings/" % q(os.path.join(repo["repo"], repo["keyring"])))
+    steps += ["sudo apt update", "sudo apt install %s" % " ".join(packages)]
+    return stated(" && ".join(steps))
+
+
+def reboot_and_hold_fix(packages: Sequence[str]) -> Fix:
+    return stated("sudo reboot   (then keep them from moving unattended: sudo apt-mark hold %s)" % qs(packages))
