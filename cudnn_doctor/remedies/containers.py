@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..model import Fix
-from .shell import advice, say
+from .shell import advice, say, stated
 from .software import driver_upgrade_fix
 
 
@@ -40,3 +40,17 @@ def forward_compat_gpu_fix(node: Optional[str], floor_text: str) -> Fix:
 def compat_older_fix() -> Fix:
     return advice("Keep the image's /usr/local/cuda/compat off LD_LIBRARY_PATH and /etc/ld.so.conf.d on this node "
                   "(the node's driver is newer than the compat libcuda), or rebuild the image without cuda-compat")
+
+
+def container_gpu_fix() -> Fix:
+    """Start the container with the GPU, and give the host's Docker the NVIDIA runtime."""
+    return stated("Run the container with the GPU (on a host with an NVIDIA GPU and driver): `docker run --gpus all "
+                  "-e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...` (compose: deploy.resources.reservations.devices "
+                  "with capabilities [gpu]); on the host install the NVIDIA Container Toolkit, then `sudo nvidia-ctk "
+                  "runtime configure --runtime=docker && sudo systemctl restart docker`. If nvidia-smi says 'Failed "
+                  "to initialize NVML: Unknown Error' after running for a while, restart the container.")
+
+
+def wsl_driver_fix() -> Fix:
+    return stated("Install or update the NVIDIA driver on Windows (not inside WSL), then run `wsl --shutdown` from "
+                  "Windows and reopen the distro; check with `nvidia-smi` inside WSL.")

@@ -1,8 +1,10 @@
 """Fixes for the doctor's own trouble: a probe that failed, a rule that raised."""
 from __future__ import annotations
 
+import os
+
 from ..model import Fix
-from .shell import advice, stated
+from .shell import advice, q, stated
 
 
 def probe_failed_fix() -> Fix:
@@ -17,3 +19,25 @@ def rule_crashed_fix() -> Fix:
 def smoke_failure_fix(known: str = "") -> Fix:
     """The fix the smoke test's status table gives for its failure (compat/status_codes.toml), else how to see more."""
     return stated(known) if known else advice("Run `cudnn-doctor smoke --json` for the failing call and status.")
+
+
+def hung_mount_fix(path: str) -> Fix:
+    """See whether the file system under a path that blocked answers, then check again (``path`` as typed here)."""
+    folder = q(os.path.dirname(path) or "/")
+    return stated("See whether the file system under it answers (a hung NFS/Lustre mount blocks every read): "
+                  "`timeout 5 stat %s; findmnt -T %s`, then `timeout 5 ls -l %s`; remount or restore the server, "
+                  "then run the check again." % (folder, folder, q(path)))
+
+
+def more_time_fix() -> Fix:
+    return stated("Run `cudnn-doctor check --timeout 60 -v` to give the probe more time.")
+
+
+def probes_not_run_fix() -> Fix:
+    return stated("Fix what the other CD002 findings name, or run `cudnn-doctor check --timeout 60`.")
+
+
+def special_file_fix(path: str) -> Fix:
+    """A FIFO, socket or device where a file belongs: look at it, then put the real file back."""
+    return stated("Look at what it is and replace it with the real file: `ls -l %s` (and `findmnt -T %s` if a file "
+                  "system is mounted there)." % (q(path), q(path)))

@@ -1,13 +1,11 @@
 """CD002, CD003: what the probes could not read, so a blind spot is never taken for a healthy machine."""
 from __future__ import annotations
 
-import os
-import shlex
 from typing import List
 
-from ..model import BlockedPath, Facts, Finding
+from ..model import BlockedPath, Facts, Finding, Fix
 from . import rule
-from ..remedies import stated
+from ..remedies.doctor import hung_mount_fix, more_time_fix, probes_not_run_fix, special_file_fix
 from .common import WARNING, finding
 
 
@@ -17,12 +15,8 @@ def _outside(facts: Facts, path: str) -> str:
     return path if root == "/" else root.rstrip("/") + path
 
 
-def _mount_fix(facts: Facts, b: BlockedPath) -> str:
-    path = _outside(facts, b.path or "/")
-    folder = shlex.quote(os.path.dirname(path) or "/")
-    return (stated("See whether the file system under it answers (a hung NFS/Lustre mount blocks every read): "
-            "`timeout 5 stat %s; findmnt -T %s`, then `timeout 5 ls -l %s`; remount or restore the server, "
-            "then run the check again." % (folder, folder, shlex.quote(path))))
+def _mount_fix(facts: Facts, b: BlockedPath) -> Fix:
+    return hung_mount_fix(_outside(facts, b.path or "/"))
 
 
 @rule("CD002", "probe-timed-out", "A probe ran past its time budget and was abandoned")
@@ -38,14 +32,14 @@ def timed_out(facts: Facts, ctx) -> List[Finding]:
                        "does not return: a driver that does not answer). The rest of the report was produced "
                        "without it, so findings about what it checks may be missing.",
                 remedy=_mount_fix(facts, b) if b.path else
-                stated("Run `cudnn-doctor check --timeout 60 -v` to give the probe more time."),
+                more_time_fix(),
                 evidence={"probe": b.probe, "path": b.path, "seconds": b.seconds}))
         elif b.reason == "not-run":
             found.append(finding(
                 "CD002", WARNING, "The %s probe did not run: the run's %.1f s budget was spent" % (b.probe,
                                                                                                   b.seconds or 0),
                 detail="Earlier probes used the whole time budget, so this part of the machine was not checked.",
-                remedy=stated("Fix what the other CD002 findings name, or run `cudnn-doctor check --timeout 60`."),
+                remedy=probes_not_run_fix(),
                 evidence={"probe": b.probe}))
     return found
 
@@ -61,7 +55,6 @@ def not_regular(facts: Facts, ctx) -> List[Finding]:
             "CD003", WARNING, "%s is a %s, not a regular file" % (b.path, b.kind),
             detail="Programs that read it will block or fail (a pipe waits for a writer forever), so it was not "
                    "read and what it should say was not checked.",
-            remedy=stated("Look at what it is and replace it with the real file: `ls -l %s` (and `findmnt -T %s` if a "
-                "file system is mounted there)." % (shlex.quote(path), shlex.quote(path))),
+            remedy=special_file_fix(path),
             evidence={"probe": b.probe, "path": b.path, "kind": b.kind}))
     return found

@@ -4,9 +4,10 @@ from __future__ import annotations
 from typing import List, Optional
 
 from ..model import Facts, Finding
-from ..remedies import run, stated
+from ..remedies import run
 from . import LINUX, rule
 from ..queries import driver_cuda, primary_toolkit
+from ..remedies.containers import container_gpu_fix, wsl_driver_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _WSL_LIB = "/usr/lib/wsl/"
@@ -59,12 +60,7 @@ def container(facts: Facts, ctx) -> List[Finding]:
         "CD801", ERROR, title,
         detail="%s, so CUDA reports no device or 'CUDA driver version is insufficient' and nvidia-smi is missing." %
                why,
-        remedy=stated("Run the container with the GPU (on a host with an NVIDIA GPU and driver): `docker run "
-                      "--gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility "
-            "...` (compose: deploy.resources.reservations.devices with capabilities [gpu]); on the host install the "
-            "NVIDIA Container Toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl "
-            "restart docker`. If nvidia-smi says 'Failed to initialize NVML: Unknown Error' after running for a "
-            "while, restart the container."),
+        remedy=container_gpu_fix(),
         evidence={"dev_nodes": facts.host.dev_nodes, "libcuda": lib, "NVIDIA_VISIBLE_DEVICES": nvd},
         catalogue=["H1", "H3"])]
 
@@ -131,7 +127,5 @@ def wsl_missing(facts: Facts, ctx) -> List[Finding]:
         "CD804", ERROR, "WSL2 has no GPU: %s" % ("/dev/dxg is missing" if not has_dxg else
                                                  "no libcuda.so.1 in /usr/lib/wsl/lib"),
         detail="Under WSL2 the GPU comes from the Windows NVIDIA driver; without it CUDA finds no device.",
-        remedy=stated("Install or update the NVIDIA driver on Windows (not inside WSL), then run `wsl --shutdown` "
-                      "from Windows "
-            "and reopen the distro; check with `nvidia-smi` inside WSL."),
+        remedy=wsl_driver_fix(),
         evidence={"dev_nodes": facts.host.dev_nodes, "libcuda": lib}, catalogue=["H4"])]

@@ -5,9 +5,10 @@ import os
 from typing import List
 
 from ..model import Facts, Finding
-from ..remedies import or_else, run, say, stated
+from ..remedies import or_else, run, say
 from . import LINUX, rule
 from ..queries import has_driver
+from ..remedies.driver import known_bad_driver_fix, reinstall_driver_fix, secure_boot_fix
 from .common import ERROR, INFO, compat_of, finding
 
 _NOUVEAU = ("nouveau", "nova_core", "nova_drm", "nova-core")
@@ -63,10 +64,7 @@ def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
             "CD102", ERROR, subject + ": Secure Boot is on and refused the module built for %s" % kernel,
             detail="The kernel only loads signed out-of-tree modules while UEFI Secure Boot is on ('Key was "
                    "rejected by service' in dmesg), so nvidia-smi 'couldn't communicate with the NVIDIA driver'.",
-            remedy=stated("Sign the module and enroll the key: `sudo mokutil --import /var/lib/dkms/mok.pub` (or "
-                          "the key your "
-                "distribution's signed driver package uses), reboot and complete the MOK enrollment screen; or "
-                "disable Secure Boot in the firmware settings."),
+            remedy=secure_boot_fix(),
             evidence=evidence, catalogue=["A2"])]
     reason = ("no nvidia module was built for the running kernel %s (none under /lib/modules/%s)" % (kernel, kernel)
               if not d.module_files and facts.host.kernel_release else
@@ -157,8 +155,7 @@ def version_unknown(facts: Facts, ctx) -> List[Finding]:
         out.append(finding(
             "CD105", INFO, "Driver %s is in a known-bad range: %s" % (d.version, bad["problem"]),
             detail="Source: %s [%s]." % (bad["source"], bad["status"]),
-            remedy=stated("Upgrade the driver to %s or newer if you rely on it." % bad.get("fixed_in", "a newer "
-                                                                                                       "release")),
+            remedy=known_bad_driver_fix(bad.get("fixed_in", "a newer release")),
             evidence={"driver": d.version, "range": bad["version"]}))
     if d.libcuda_path and os.path.basename(d.libcuda_path) and d.libcuda_error and not out:
         out.append(finding("CD105", INFO, "libcuda could not be queried: %s" % d.libcuda_error,
@@ -190,9 +187,7 @@ def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
                       install, branch, module, module),
                   manual="other distributions: reinstall the driver %s with its package or NVIDIA's installer" % module)
     else:
-        fix = (stated("Reinstall the NVIDIA driver (Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's "
-                      "installer), then "
-               "`sudo ldconfig` and check with `nvidia-smi`"))
+        fix = reinstall_driver_fix()
     return [finding(
         "CD106", ERROR, "The NVIDIA kernel module %s is loaded but libcuda.so.1 is not installed" % (module or ""),
         detail="libcuda.so.1 is the driver's user-space half that every CUDA program (and cuDNN) loads; without it "

@@ -5,10 +5,11 @@ import os
 from typing import Dict, List, Optional
 
 from ..versions import major_of
-from ..model import Facts, Finding
+from ..model import Facts, Finding, Fix
 from . import rule
 from ..queries import cudnn_build_exists, machine_cuda, primary_toolkit, toolkit_owning
-from ..remedies import q, qs, stated
+from ..remedies import q, qs
+from ..remedies.leftovers import leftovers_fix, soname_links_fix
 from .common import ERROR, WARNING, compat_of, finding
 
 
@@ -29,16 +30,10 @@ def _version(items: List[Dict]) -> Optional[str]:
     return versions[0] if versions else None
 
 
-def _fix(facts: Facts, version: Optional[str], restore: Optional[str], remove: str, items: List[Dict]) -> str:
-    if not restore:
-        return stated("Remove the leftovers: %s, then install cuDNN again." % remove)
-    if facts.cudnn:  # another cuDNN is installed: the leftovers are most likely of one that was replaced
-        return stated("Remove the leftovers: %s   (or restore cuDNN %s: %s)" % (remove, version, restore))
+def _fix(facts: Facts, version: Optional[str], restore: Optional[str], remove: str, items: List[Dict]) -> Fix:
     tk = primary_toolkit(facts)
     inside = tk is not None and all(toolkit_owning(facts, os.path.dirname(i["path"])) for i in items)
-    if inside:  # the install puts the same files back where they were
-        return stated("Restore cuDNN %s: %s   (or remove the leftovers: %s)" % (version, restore, remove))
-    return stated("Remove the leftovers and install cuDNN %s into the toolkit: %s && %s" % (version, remove, restore))
+    return leftovers_fix(remove, version, restore, bool(facts.cudnn), inside)
 
 
 @rule("CD410", "cudnn-leftovers", "Leftovers of a cuDNN that is gone or half-installed")
@@ -70,10 +65,7 @@ def leftovers(facts: Facts, ctx) -> List[Finding]:
     for item in missing:
         by_dir.setdefault(item["directory"], []).append(item)
     for directory, items in sorted(by_dir.items()):
-        links = " && ".join("sudo ln -sfn %s %s" % (q(os.path.basename(i["path"])), q(i["soname"])) for i in items)
-        fix = (stated("sudo ldconfig   (it creates the soname links in folders it manages; by hand: cd %s && %s)" % (
-            q(directory), links))) if all(i.get("ldconfig_manages") for i in items) else stated("cd %s && %s" % (
-            q(directory), links))
+        fix = soname_links_fix(directory, items, all(i.get("ldconfig_manages") for i in items))
         out.append(finding(
             "CD410", WARNING, "%s in %s lack%s the soname link%s the loader asks for: %s" % (
                 ", ".join(os.path.basename(i["path"]) for i in items), directory, "s" if len(items) == 1 else "",

@@ -1,0 +1,31 @@
+"""Fixes for the remains of a cuDNN that is gone: remove them or put the release back; soname links to restore."""
+from __future__ import annotations
+
+import os
+from typing import Dict, Optional, Sequence
+
+from ..model import Fix
+from .shell import q, stated
+
+
+def leftovers_fix(remove: str, version: Optional[str], restore: Optional[str], another_copy: bool,
+                  inside_toolkit: bool) -> Fix:
+    """Remove the leftovers or restore their release: restoring first when they sit in the toolkit it goes back
+    into, removing first when another cuDNN is installed (they most likely belong to one it replaced)."""
+    if not restore:
+        return stated("Remove the leftovers: %s, then install cuDNN again." % remove)
+    if another_copy:
+        return stated("Remove the leftovers: %s   (or restore cuDNN %s: %s)" % (remove, version, restore))
+    if inside_toolkit:
+        return stated("Restore cuDNN %s: %s   (or remove the leftovers: %s)" % (version, restore, remove))
+    return stated("Remove the leftovers and install cuDNN %s into the toolkit: %s && %s" % (version, remove, restore))
+
+
+def soname_links_fix(directory: str, items: Sequence[Dict[str, str]], ldconfig_manages: bool) -> Fix:
+    """The soname links the loader asks for, pointing at the files that are there (ldconfig makes them where it
+    manages the folder)."""
+    links = " && ".join("sudo ln -sfn %s %s" % (q(os.path.basename(i["path"])), q(i["soname"])) for i in items)
+    if ldconfig_manages:
+        return stated("sudo ldconfig   (it creates the soname links in folders it manages; by hand: cd %s && %s)"
+                      % (q(directory), links))
+    return stated("cd %s && %s" % (q(directory), links))
