@@ -77,3 +77,16 @@ def test_renderers_say_the_same_line_and_add_the_structure():
     assert doc["remedy"]["commands"][1] == "sudo ln -sf libcudnn.so.9.1.0 libcudnn.so.9" and doc["remedy"]["root"]
     # GitHub: the same line, then each command on its own line to copy.
     assert "Fix: %s%%0A$ cd /usr/lib%%0A$ sudo ln -sf" % line in annotations(report)
+
+
+def test_header_mismatch_fix_keeps_the_unset_commands_and_says_the_other_way():
+    from cudnn_doctor.remedies.leftovers import header_mismatch_fix
+
+    unset = run("unset LD_LIBRARY_PATH")
+    fix = header_mismatch_fix(unset, None, "sudo cudnn-doctor install --version 9.1.0", "/usr/include/cudnn.h", "9.1.0")
+    assert fix.commands == ["unset LD_LIBRARY_PATH"]
+    assert fix.text == "unset LD_LIBRARY_PATH   (or bring the headers to 9.1.0: sudo cudnn-doctor install --version 9.1.0)"
+    assert header_mismatch_fix(unset, None, None, "/usr/include/cudnn.h", "9.1.0").text.endswith(
+        "(or remove the header no library matches: sudo rm -f /usr/include/cudnn.h)")
+    assert header_mismatch_fix(unset, "/opt/cudnn/lib", None, "/usr/include/cudnn.h", "9.1.0") is unset
+    assert header_mismatch_fix(None, None, None, "/usr/include/cudnn.h", "9.1.0").text == "sudo rm -f /usr/include/cudnn.h"

@@ -1,11 +1,11 @@
-"""Fixes for the remains of a cuDNN that is gone: remove them or put the release back; soname links to restore."""
+"""Fixes for the remains of a cuDNN: leftovers to remove or restore, soname links, headers of another release."""
 from __future__ import annotations
 
 import os
 from typing import Dict, Optional, Sequence
 
 from ..model import Fix
-from .shell import q, stated
+from .shell import noted, prepend_ld_path, q, stated
 
 
 def leftovers_fix(remove: str, version: Optional[str], restore: Optional[str], another_copy: bool,
@@ -29,3 +29,20 @@ def soname_links_fix(directory: str, items: Sequence[Dict[str, str]], ldconfig_m
         return stated("sudo ldconfig   (it creates the soname links in folders it manages; by hand: cd %s && %s)"
                       % (q(directory), links))
     return stated("cd %s && %s" % (q(directory), links))
+
+
+def header_mismatch_fix(unset: Optional[Fix], matching_dir: Optional[str], install: Optional[str], header: str,
+                        loaded_version: str) -> Fix:
+    """Builds see other cuDNN headers than programs load: drop the LD_LIBRARY_PATH entry that picks the library
+    (``unset``), else load the copy the headers belong to (``matching_dir``), else bring both to one release."""
+    remove = "sudo rm -f %s" % q(header)
+    if unset is not None:
+        if matching_dir is not None:
+            return unset
+        return noted(unset, "   (or bring the headers to %s: %s)" % (loaded_version, install) if install else
+                     "   (or remove the header no library matches: %s)" % remove)
+    if matching_dir is not None:
+        return stated(prepend_ld_path(matching_dir))
+    if install:
+        return stated("%s   (or remove the header no library matches: %s)" % (install, remove))
+    return stated(remove)

@@ -9,7 +9,8 @@ from ..model import Facts, Finding
 from . import rule
 from .leftovers import install_command
 from ..queries import copy_for_path, describe_copy, ld_entry_for, plain_resolutions
-from ..remedies import ld_library_path_without, prepend_ld_path, q, stated
+from ..remedies import ld_library_path_without
+from ..remedies.leftovers import header_mismatch_fix
 from .common import WARNING, compat_of, finding
 
 
@@ -44,16 +45,9 @@ def headers_vs_loaded(facts: Facts, ctx) -> List[Finding]:
                          release3(c.version) == release3(header["version"])), None)
         entry = ld_entry_for(facts, res.path) if res.via == "LD_LIBRARY_PATH" else None
         install = install_command(facts, compat_of(ctx), loaded.version, os.path.dirname(header["path"]))
-        if entry:
-            fix = ld_library_path_without(facts, [entry])
-        elif matching is not None:
-            fix = stated(prepend_ld_path(matching.directory))
-        else:
-            fix = install or "sudo rm -f %s" % q(header["path"])
-        if matching is None and install and install != fix:
-            fix += "   (or bring the headers to %s: %s)" % (loaded.version, install)
-        elif matching is None and fix != "sudo rm -f %s" % q(header["path"]):
-            fix += "   (or remove the header no library matches: sudo rm -f %s)" % q(header["path"])
+        unset = ld_library_path_without(facts, [entry]) if entry else None
+        fix = header_mismatch_fix(unset, matching.directory if matching is not None else None, install,
+                                  header["path"], loaded.version)
         out.append(finding(
             "CD611", WARNING,
             "Programs load cuDNN %s but builds compile against cuDNN %s headers" % (loaded.version, header["version"]),
