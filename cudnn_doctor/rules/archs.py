@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..model import Facts, FrameworkFacts, Finding, GpuFacts
+from ..model import Facts, Finding, Fix, FrameworkFacts, GpuFacts
 from ..readers.fatbin import GpuCode, runs_on
 from ..queries import best_torch_variant, framework_kind, gpu_label
-from ..remedies import torch_install, stated
+from ..remedies import torch_install
+from ..remedies.targets import framework_upgrade_for_cc_fix, torch_from_source_fix
 from .common import ERROR, INFO, finding
 
 
@@ -28,16 +29,13 @@ def _how(where: str) -> str:
         "through %s PTX, compiled by the driver at first use (slow start, no native kernels)" % where)
 
 
-def _fix(facts: Facts, compat, fw: FrameworkFacts, gpu: GpuFacts) -> str:
+def _fix(facts: Facts, compat, fw: FrameworkFacts, gpu: GpuFacts) -> Fix:
     if framework_kind(fw) == "torch":
         better = best_torch_variant(facts, compat, fw.version)
         if better:
             return torch_install(better["torch"], better["cuda"])
-        return (stated("Build PyTorch from source with TORCH_CUDA_ARCH_LIST=%s, or use a GPU the wheel has code for."
-                % gpu.compute_capability))
-    return stated("python3 -m pip install -U %s   (a release built for compute capability %s)" % (fw.name,
-                                                                                          gpu.compute_capability))
-
+        return torch_from_source_fix(gpu.compute_capability)
+    return framework_upgrade_for_cc_fix(fw.name, gpu.compute_capability)
 
 def judge(facts: Facts, compat, fw: FrameworkFacts, gpus: List[GpuFacts]) -> List[Finding]:
     """One finding per GPU: an error naming the library without code for it, or an answer saying how it runs."""

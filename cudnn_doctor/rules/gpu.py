@@ -6,12 +6,14 @@ from typing import List, Optional
 from ..knowledge import Compat
 from ..versions import major_of, mm, release3
 from ..model import Facts, Finding, Fix
-from ..remedies import advice, or_else, run, say, stated, then
+from ..remedies import advice, or_else, run, say, then
 from . import archs, rule
 from ..queries import (best_torch_variant, cc_below, driver_cuda, framework_kind, gpu_label, gpus_with_cc, jax_choice,
                        platform_of,
     used_copies, visible_gpus)
 from ..remedies import driver_upgrade_fix, toolkit_install_fix, torch_install
+from ..remedies.targets import (free_gpu_memory_fix, older_cudnn_for_gpu_fix, older_toolkit_for_gpu_fix,
+                               tensorflow_cpu_or_newer_gpu_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -105,7 +107,7 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                         "CD201", ERROR, "TensorFlow needs compute capability %s or newer; %s" % (floor, gpu_label(gpu)),
                         detail="TensorFlow ignores the GPU ('minimum required Cuda capability is %s') [%s]." % (
                             floor, compat.framework_table("tensorflow_pip").get("source")),
-                        remedy=stated("Run TensorFlow on CPU or on a GPU of compute capability %s or newer." % floor),
+                        remedy=tensorflow_cpu_or_newer_gpu_fix(floor),
                         evidence={"framework": fw.name, "cc": gpu.compute_capability}, catalogue=["B2"]))
     return out
 
@@ -130,10 +132,7 @@ def cudnn_arch(facts: Facts, ctx) -> List[Finding]:
                     "cuDNN %s does not support %s (needs %s or newer)" % (copy.version, gpu_label(gpu), floor.low),
                     detail="cuDNN fails with CUDNN_STATUS_ARCH_MISMATCH or 'DNN library initialization failed' on "
                            "GPUs below its minimum compute capability [%s, %s]." % (floor.source, floor.status),
-                    remedy=(stated("Install cuDNN %s or older (the newest release in compat that still supports "
-                                   "compute "
-                         "capability %s), run on CPU, or use a newer GPU." % (older, cc))) if older else
-                        stated("Use a cuDNN release that supports compute capability %s, or a newer GPU." % cc),
+                    remedy=older_cudnn_for_gpu_fix(older, cc),
                     evidence={"cudnn": copy.version, "path": copy.path, "min_cc": floor.low, "cc": cc},
                     catalogue=["B2"]))
             elif not floor.known and cc_below(cc, floor.high):
@@ -166,7 +165,7 @@ def toolkit_too_new(facts: Facts, ctx) -> List[Finding]:
                        "[%s]." % (tk.version.split(".")[0], floor.low, floor.source),
                 remedy=say("Install CUDA %s (the last release for %s GPUs), e.g. `%s`, and point /usr/local/cuda at "
                         "it.", last, arch.name, toolkit_install_fix(facts, compat, last)) if last else
-                    stated("Install an older CUDA toolkit that still supports compute capability %s." % gpu.compute_capability),
+                    older_toolkit_for_gpu_fix(gpu.compute_capability),
                 evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability, "min_cc": floor.low},
                 catalogue=["B2"]))
     return out
@@ -264,10 +263,7 @@ def memory(facts: Facts, ctx) -> List[Finding]:
                 "CD207", WARNING, "GPU %d has only %d MiB of %d MiB free" % (gpu.index, free, total),
                 detail="cuDNN handle creation and convolution workspaces then fail with CUDNN_STATUS_INTERNAL_ERROR, "
                        "CUDNN_STATUS_NOT_INITIALIZED or 'Failed to get convolution algorithm'.",
-                remedy=stated("Free the GPU (`nvidia-smi` lists the processes holding it) or pick another one; "
-                              "stop frameworks "
-                    "from grabbing all memory: export TF_FORCE_GPU_ALLOW_GROWTH=true (TensorFlow), "
-                    "export XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX)."),
+                remedy=free_gpu_memory_fix(),
                 evidence={"gpu": gpu.index, "free_mib": free, "total_mib": total,
                           "processes": gpu.running_processes},
                 catalogue=["B5", "E4"]))

@@ -9,10 +9,11 @@ from packaging.version import InvalidVersion, Version
 from ..knowledge import Compat
 from ..versions import major_of, mm_text
 from ..model import Facts, Finding, Fix
-from ..remedies import advice, capitalized, run, say, stated, then
+from ..remedies import advice, capitalized, run, say, then
 from . import rule
 from ..queries import consumers, driver_cuda, driver_version, gpus_with_cc, has_driver, machine_cuda, platform_of
 from ..remedies import cudnn_wheel_for, driver_upgrade_fix, toolkit_install_fix
+from ..remedies.targets import requirement_syntax_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 from .fit import driver_problem
 from .policy import REQUIRE_KEYS, Requirement, parse_requirement
@@ -50,8 +51,7 @@ def requirements(facts: Facts, ctx) -> List[Finding]:
             req = parse_requirement(expr)
         except ValueError as exc:
             out.append(finding("CD910", ERROR, "--require %r cannot be read: %s" % (expr, exc),
-                               remedy=stated("Write it as a key and a version comparison, e.g. --require "
-                                             "'cudnn>=8.9,<10'")))
+                               remedy=requirement_syntax_fix()))
             continue
         values, why = _values(facts, compat, req.key)
         if req.key == "toolkit":

@@ -5,7 +5,7 @@ from typing import List
 
 from ..model import Facts, Finding
 from . import rule
-from ..remedies import stated
+from ..remedies.targets import target_syntax_fix
 from .common import ERROR, compat_of, finding
 from .policy import parse_target
 from .target_dl4j import judge_dl4j
@@ -27,7 +27,5 @@ def for_target(facts: Facts, ctx) -> List[Finding]:
         return _judge_target(facts, ctx)
     except ValueError as exc:
         return [finding("CD920", ERROR, "--for %r cannot be judged: %s" % (ctx.target, exc),
-                        remedy=stated("Use torch, tensorflow, jax or dl4j, optionally ==VERSION (see "
-                                      "`cudnn-doctor matrix "
-                            "--for dl4j`)"))]
+                        remedy=target_syntax_fix())]
 

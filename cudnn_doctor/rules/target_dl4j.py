@@ -6,9 +6,10 @@ from typing import List
 from ..knowledge import Compat
 from ..versions import dl4j_key, ver
 from ..model import Facts, Finding
-from ..remedies import advice, say, stated, then
+from ..remedies import advice, say, then
 from ..queries import gpus_with_cc, platform_of
 from ..remedies import driver_upgrade_fix, toolkit_install_fix
+from ..remedies.targets import dl4j_for_this_gpu_fix, dl4j_matrix_fix
 from .common import ERROR, WARNING, finding
 from .fit import (arch_blocks_driver, cudnn_problem, driver_problem, gpu_problems, newest_cudnn_release,
                   toolkit_problem, verdict, with_driver_step)
@@ -53,7 +54,7 @@ def judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         options.append(("CUDA %s + cuDNN %s (%s)" % (cuda, cudnn, row["backend"]), problems, then(*steps, joint="; ")))
     if not options:
         return [finding("CD920", WARNING, "No CUDA/cuDNN pairs known for DL4J %s" % release,
-                        remedy=stated("See `cudnn-doctor matrix --for dl4j` for the releases compat knows."))]
+                        remedy=dl4j_matrix_fix())]
     source = compat.framework_table("dl4j").get("source", "")
     blocked = [(row, gpu_problems(facts, compat, row["cuda"])) for row in rows]
     if gpus_with_cc(facts) and all(problems for _, problems in blocked):
@@ -61,11 +62,7 @@ def judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         newer = sorted((r for r in compat.framework_rows("dl4j") if not gpu_problems(facts, compat, r["cuda"])),
                        key=lambda r: (dl4j_key(r["dl4j"]), ver(r["cuda"])))
         newest = max(compat.framework_rows("dl4j"), key=lambda r: ver(r["cuda"]))
-        fix = (stated("Use DL4J %s (CUDA %s backend %s), whose CUDA supports this GPU." % (
-            newer[-1]["dl4j"], newer[-1]["cuda"], newer[-1]["backend"])) if newer else
-               stated("No DL4J release in compat has a CUDA backend for this GPU (newest backend: CUDA %s in DL4J %s); "
-               "run DL4J on a GPU that CUDA %s supports, or on CPU with the nd4j-native backend." % (
-                   newest["cuda"], newest["dl4j"], newest["cuda"])))
+        fix = dl4j_for_this_gpu_fix(newer[-1] if newer else None, newest)
         return [finding(
             "CD920", ERROR, "This machine does not fit DL4J %s: its GPU is not supported by any of the release's "
                             "CUDA backends" % release,

@@ -6,9 +6,10 @@ from typing import List
 from ..knowledge import Compat
 from ..versions import mm_text, ver
 from ..model import Facts, Finding
-from ..remedies import advice, run, say, stated, then
+from ..remedies import advice, run, say, then
 from ..queries import (best_torch_variant, driver_version, framework_kind, gpu_cudnn_problems, has_driver, platform_of)
 from ..remedies import arch_driver_limit, driver_upgrade_fix, torch_install
+from ..remedies.targets import matrix_fix, tensorflow_on_windows_fix
 from .common import ERROR, WARNING, finding
 from .fit import (arch_blocks_driver, cudnn_problem, driver_problem, gpu_problems, toolkit_problem, verdict,
                   with_driver_step)
@@ -23,13 +24,12 @@ def judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     last_windows = ver(compat.framework_table("tensorflow_windows").get("last_native_gpu"))
     if platform == "windows" and last_windows is not None and ver(version) > last_windows:
         return [finding("CD920", ERROR, "TensorFlow %s has no GPU support on native Windows" % version,
-                        remedy=stated('Use WSL2 with `pip install "tensorflow[and-cuda]==%s"`, or TensorFlow %s (`pip install '
-                            '"tensorflow==%s.*"`)' % (version, mm_text(str(last_windows)), mm_text(str(last_windows)))),
+                        remedy=tensorflow_on_windows_fix(version, mm_text(str(last_windows))),
                         catalogue=["G2"])]
     row = tf_row(compat, version, platform)
     if row is None:
         return [finding("CD920", WARNING, "No compat data for TensorFlow %s" % version,
-                        remedy=stated("See `cudnn-doctor matrix --for tensorflow`."))]
+                        remedy=matrix_fix("tensorflow"))]
     cuda, cudnn = cuda_of(row["cuda"]), row["cudnn"]
     # Without the table's answer, assume no [and-cuda] wheels: the toolkit and cuDNN are then checked too.
     wheels_from = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
