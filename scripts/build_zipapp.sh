@@ -34,14 +34,31 @@ fi
   "${target[@]}" "$wheel" "tomli>=1.1" 2> >(grep -v "^WARNING: \(Location\|Running pip as\)" >&2)
 rm -rf "$work/site-packages/bin"  # console scripts with the resolver's shebang; the zipapp has its own entry
 
+# The oldest Python every packed release accepts (their Requires-Python), so that an older interpreter gets one
+# clear line instead of an ImportError deep in a dependency.
+min_python=$("$python" -I - "$work/site-packages" <<'PY'
+import email, glob, sys
+sys.path.insert(0, sys.argv[1])  # packaging is among the packed dependencies
+from packaging.specifiers import SpecifierSet
+specs = []
+for meta in glob.glob(sys.argv[1] + "/*.dist-info/METADATA"):
+    with open(meta, encoding="utf-8") as fh:
+        spec = email.message_from_file(fh).get("Requires-Python")
+    if spec:
+        specs.append(SpecifierSet(spec))
+print(next("3.%d" % m for m in range(9, 40) if all(s.contains("3.%d.0" % m) for s in specs)))
+PY
+)
+
 # The entry point, stamped with a digest of everything packed beside it (the folder each build unpacks into).
 build_id=$(cd "$work/site-packages" && find . -type f ! -path '*/__pycache__/*' -print0 | LC_ALL=C sort -z \
   | xargs -0 sha256sum | sha256sum | cut -c1-16)
 find "$work/site-packages" -name __pycache__ -prune -exec rm -rf {} +
-sed "s/@BUILD_ID@/$build_id/" scripts/zipapp_main.py > "$work/site-packages/__main__.py"
+sed -e "s/@BUILD_ID@/$build_id/" -e "s/@MIN_PYTHON@/$min_python/" scripts/zipapp_main.py > "$work/site-packages/__main__.py"
 
 mkdir -p "$(dirname "$out")"
 "$python" -m zipapp "$work/site-packages" --output "$out.tmp" --python "/usr/bin/env python3" --compress
 mv -f "$out.tmp" "$out"
-echo "built $out ($(du -h "$out" | cut -f1), build $build_id, dependencies resolved by $("$resolver" -V 2>&1))"
+echo "built $out ($(du -h "$out" | cut -f1), build $build_id, for Python >= $min_python, dependencies resolved by $("$resolver" -V 2>&1))"
+[ "$min_python" = 3.9 ] || echo "build_zipapp: this file needs Python >= $min_python; set RESOLVE_PYTHON to a Python 3.9 to build one for 3.9" >&2
 echo "  $("$python" -I "$out" --version)"

@@ -9,6 +9,7 @@ import os
 import sys
 
 BUILD_ID = "@BUILD_ID@"  # a digest of everything in the zip, so a new build never runs an old unpacked copy
+MIN_PYTHON = "@MIN_PYTHON@"  # the oldest Python every packed dependency accepts
 DONE = ".unpacked"
 
 
@@ -70,6 +71,10 @@ def _home():
 
 
 if __name__ == "__main__":
+    if sys.version_info[:2] < tuple(int(n) for n in MIN_PYTHON.split(".")):
+        sys.stderr.write("cudnn-doctor: this zipapp needs Python %s or newer; this is %s (%s)\n"
+                         % (MIN_PYTHON, sys.version.split()[0], sys.executable))
+        sys.exit(3)
     sys.path.insert(0, _home())
     from cudnn_doctor.cli import main
 

@@ -34,10 +34,15 @@ def _run(argv: List[str], env: Dict[str, str], timeout: int = 120) -> subprocess
     return subprocess.run(argv, capture_output=True, text=True, env=env, cwd="/", timeout=timeout)
 
 
-def _build_id(pyz: Path) -> str:
+def _stamp(pyz: Path, name: str) -> str:
+    """A value scripts/build_zipapp.sh wrote into the zipapp's __main__.py."""
     with zipfile.ZipFile(str(pyz)) as zf:
         main = zf.read("__main__.py").decode()
-    return main.split('BUILD_ID = "', 1)[1].split('"', 1)[0]
+    return main.split('%s = "' % name, 1)[1].split('"', 1)[0]
+
+
+def _build_id(pyz: Path) -> str:
+    return _stamp(pyz, "BUILD_ID")
 
 
 def test_bare_interpreter_empty_environment_gives_a_report(pyz):
@@ -62,6 +67,10 @@ def test_bare_interpreter_empty_environment_gives_a_report(pyz):
 def test_runs_on_every_supported_interpreter(pyz, tmp_path, version, python):
     env = {"CUDNN_DOCTOR_ZIPAPP_DIR": str(tmp_path / "unpacked")}
     proc = _run([python, "-I", str(pyz), "--version"], env)
+    floor = tuple(int(n) for n in _stamp(pyz, "MIN_PYTHON").split("."))
+    if tuple(int(n) for n in version.split(".")) < floor:  # built without a 3.9 resolver: one clear line
+        assert proc.returncode == 3 and "needs Python %d.%d or newer" % floor in proc.stderr, proc.stderr
+        return
     assert proc.returncode == 0 and proc.stdout.strip() == "cudnn-doctor %s" % __version__, proc.stderr
     root = tmp_path / "root"
     (root / "usr" / "lib").mkdir(parents=True)
@@ -140,3 +149,12 @@ def test_a_temp_folder_someone_else_can_write_is_refused(pyz, tmp_path):
     proc = _run([SYSTEM_PYTHON, "-I", str(pyz), "--version"], {"HOME": "/proc/self", "TMPDIR": str(tmp)})
     assert proc.returncode == 3 and "CUDNN_DOCTOR_ZIPAPP_DIR" in proc.stderr and "Traceback" not in proc.stderr
     assert list(planted.iterdir()) == []
+
+
+def test_an_interpreter_older_than_the_dependencies_gets_one_line(tmp_path):
+    main = Path(__file__).resolve().parent.parent / "scripts" / "zipapp_main.py"
+    script = tmp_path / "__main__.py"
+    script.write_text(main.read_text().replace("@MIN_PYTHON@", "3.99").replace("@BUILD_ID@", "test"))
+    proc = _run([sys.executable, "-I", str(script), "--version"], {"CUDNN_DOCTOR_ZIPAPP_DIR": str(tmp_path / "u")})
+    assert proc.returncode == 3 and proc.stderr.startswith("cudnn-doctor: this zipapp needs Python 3.99 or newer")
+    assert not (tmp_path / "u").exists()  # refused before unpacking anything
