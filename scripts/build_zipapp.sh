@@ -20,11 +20,14 @@ wheel=$(ls "$work"/wheel/cudnn_doctor-*.whl)
 
 # The dependencies, pure-Python wheels only, resolved for the oldest Python the project supports (3.9), so the
 # file runs on any python3 >= 3.9. Best resolved by a 3.9 interpreter ($RESOLVE_PYTHON, else python3.9 when it
-# runs): pip then honours each release's Requires-Python (typer 0.27 needs 3.10) and evaluates environment
+# runs, else pyenv's): pip then honours each release's Requires-Python (typer 0.27 needs 3.10) and evaluates environment
 # markers for 3.9. Without one, pip is told the target (--python-version 3.9), which checks Requires-Python only
 # where the index publishes it, and evaluates markers for the building interpreter: so tomli (3.9/3.10's TOML
 # parser; marker python_version < '3.11') is named explicitly. Newer interpreters never import it.
 resolver=${RESOLVE_PYTHON:-python3.9}
+if ! "$resolver" -V >/dev/null 2>&1; then  # pyenv's 3.9, where there is one
+  for found in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.9.*/bin/python3; do [ -x "$found" ] && resolver=$found; done
+fi
 target=(--platform any --implementation py --abi none)
 if ! "$resolver" -c 'import sys; assert sys.version_info[:2] == (3, 9)' >/dev/null 2>&1; then
   resolver=$python
