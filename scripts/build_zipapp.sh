@@ -57,10 +57,15 @@ PY
 build_id=$(cd "$work/site-packages" && find . -type f ! -path '*/__pycache__/*' -print0 | LC_ALL=C sort -z \
   | xargs -0 sha256sum | sha256sum | cut -c1-16)
 find "$work/site-packages" -name __pycache__ -prune -exec rm -rf {} +
-sed -e "s/@BUILD_ID@/$build_id/" -e "s/@MIN_PYTHON@/$min_python/" scripts/zipapp_main.py > "$work/site-packages/__main__.py"
+mkdir "$work/app"
+sed -e "s/@BUILD_ID@/$build_id/" -e "s/@MIN_PYTHON@/$min_python/" scripts/zipapp_main.py > "$work/app/__main__.py"
+# Everything else goes in as one inner archive: Python reads a zipapp's whole directory at every start, and two
+# entries are read faster than a thousand.
+"$python" -I -c 'import shutil, sys; shutil.make_archive(sys.argv[1], "zip", sys.argv[2])' \
+  "$work/app/payload" "$work/site-packages"
 
 mkdir -p "$(dirname "$out")"
-"$python" -m zipapp "$work/site-packages" --output "$out.tmp" --python "/usr/bin/env python3" --compress
+"$python" -m zipapp "$work/app" --output "$out.tmp" --python "/usr/bin/env python3"
 mv -f "$out.tmp" "$out"
 echo "built $out ($(du -h "$out" | cut -f1), build $build_id, for Python >= $min_python, dependencies resolved by $("$resolver" -V 2>&1))"
 [ "$min_python" = 3.9 ] || echo "build_zipapp: this file needs Python >= $min_python; set RESOLVE_PYTHON to a Python 3.9 to build one for 3.9" >&2

@@ -46,8 +46,9 @@ def _unpack(archive, base):
 
     staging = tempfile.mkdtemp(prefix=".unpacking-", dir=base)
     try:
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(staging, [n for n in zf.namelist() if n != "__main__.py"])
+        # The code is one inner archive (payload.zip, stored), so that every start reads a two-entry directory.
+        with zipfile.ZipFile(archive) as outer, outer.open("payload.zip") as raw, zipfile.ZipFile(raw) as zf:
+            zf.extractall(staging)
         open(os.path.join(staging, DONE), "w").close()
         os.rename(staging, os.path.join(base, BUILD_ID))
     except OSError:
@@ -75,7 +76,9 @@ if __name__ == "__main__":
         sys.stderr.write("cudnn-doctor: this zipapp needs Python %s or newer; this is %s (%s)\n"
                          % (MIN_PYTHON, sys.version.split()[0], sys.executable))
         sys.exit(3)
-    sys.path.insert(0, _home())
+    home = _home()
+    # The zip itself leaves sys.path: every later import would look in it first, and find nothing there.
+    sys.path[:] = [home] + [p for p in sys.path if p != os.path.dirname(os.path.abspath(__file__))]
     from cudnn_doctor.cli import main
 
     main()

@@ -45,6 +45,14 @@ def _build_id(pyz: Path) -> str:
     return _stamp(pyz, "BUILD_ID")
 
 
+def _payload(pyz: Path) -> Dict[str, bytes]:
+    """The packed files: the zipapp holds its entry point and one inner archive with everything else."""
+    with zipfile.ZipFile(str(pyz)) as outer:
+        assert sorted(outer.namelist()) == ["__main__.py", "payload.zip"]
+        with outer.open("payload.zip") as raw, zipfile.ZipFile(raw) as inner:
+            return {n: inner.read(n) for n in inner.namelist() if not n.endswith("/")}
+
+
 def test_bare_interpreter_empty_environment_gives_a_report(pyz):
     """Exactly as on a node: `cd / && env -i python3 -I cudnn-doctor.pyz check --json`."""
     home = Path(os.path.expanduser("~")) / ".cache" / "cudnn-doctor" / "zipapp" / _build_id(pyz)
@@ -88,8 +96,7 @@ def test_knowledge_comes_from_inside_the_zipapp(pyz, tmp_path):
     env = {"CUDNN_DOCTOR_ZIPAPP_DIR": str(unpacked)}
     assert _run([SYSTEM_PYTHON, "-I", str(pyz), "--version"], env).returncode == 0
     home = unpacked / _build_id(pyz)
-    with zipfile.ZipFile(str(pyz)) as zf:
-        shipped = {n for n in zf.namelist() if n.startswith("cudnn_doctor/_compat/") and n.endswith(".toml")}
+    shipped = {n for n in _payload(pyz) if n.startswith("cudnn_doctor/_compat/") and n.endswith(".toml")}
     repo = Path(__file__).resolve().parent.parent
     assert shipped == {"cudnn_doctor/_compat/%s" % p.name for p in (repo / "compat").glob("*.toml")}
     proc = _run([SYSTEM_PYTHON, "-I", "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
@@ -98,9 +105,9 @@ def test_knowledge_comes_from_inside_the_zipapp(pyz, tmp_path):
 
 
 def test_only_pure_python_and_every_dependency_inside(pyz):
-    with zipfile.ZipFile(str(pyz)) as zf:
-        names = zf.namelist()
-        metas = [email.message_from_bytes(zf.read(n)) for n in names if n.endswith(".dist-info/METADATA")]
+    files = _payload(pyz)
+    names = list(files)
+    metas = [email.message_from_bytes(files[n]) for n in names if n.endswith(".dist-info/METADATA")]
     assert not [n for n in names if n.endswith((".so", ".pyd", ".dll", ".dylib"))]
     have = {m["Name"].lower().replace("_", "-") for m in metas}
     assert {"cudnn-doctor", "typer", "rich", "packaging", "nvidia-ml-py", "pefile", "tomli", "requests"} <= have
