@@ -318,7 +318,7 @@ def test_install_step_for_real_then_check(action, tmp_path, fake_root):
     """The install step's own command: a venv and `pip install` of the action's checkout, then check with it."""
     checkout = tmp_path / "action"
     checkout.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy2(REPO / name, checkout / name)
     for name in ("cudnn_doctor", "compat"):
         shutil.copytree(REPO / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))

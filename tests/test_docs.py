@@ -46,9 +46,9 @@ RUN_IDS = ["%s: %s" % (page, " ".join(args))[:80] for page, _, args in RUNNABLE]
 NEEDS = {
     "smoke": "a GPU",
     "bench": "a GPU",
-    "install": "root and a cuDNN archive or NVIDIA's download servers",
-    "rollback": "root and a previous install",
 }
+# install and rollback run on a fake toolkit with fake cuDNN archives named as in the docs (gcc-built libraries);
+# `install --version` downloads from NVIDIA's servers, and is only checked against the command line.
 
 
 def _have_gpu() -> bool:
@@ -161,10 +161,49 @@ def _runnable(args: List[str], root_dir: Path, work: Path, reports: Path) -> Tup
     return root_opts + [name] + out, ""
 
 
+def _install_example(args: List[str], tmp_path: Path, monkeypatch) -> Tuple[Optional[List[str]], str]:
+    """install/rollback examples on a fake CUDA 12.4 toolkit, the archive or wheel they name made in the
+    working folder, the smoke test (a GPU's) left out; a rollback example follows an install of its own."""
+    import archive_factory as af
+    from kit import FakeMachine, have_gcc
+
+    if "--version" in args:
+        return None, "downloads the release from NVIDIA's servers"
+    if not have_gcc():
+        return None, "gcc is needed to build the fake cuDNN archives"
+    machine = FakeMachine(tmp_path / "machine")
+    home = str(machine.p(machine.toolkit("12.4.1")))
+    monkeypatch.setenv("CUDA_HOME", home)  # the default target of an example without --cuda-home or --prefix
+    downloads = Path.cwd()
+    af.make("linux-xz", downloads, version="9.1.0", build="70", cuda="12")
+    af.make("wheel", downloads, version="9.1.0.70", cuda_major=12)
+    out = []
+    it = iter(args)
+    for tok in it:
+        if tok == "--cuda-home":
+            out += [tok, home]
+            next(it)
+        elif tok == "--prefix":
+            out += [tok, str(tmp_path / "prefix")]
+            next(it)
+        else:
+            out.append(tok)
+    if out[0] == "install":
+        return out + ["--no-smoke"], ""
+    setup = runner.invoke(app, ["install", str(downloads / "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz"),
+                                "--cuda-home", home, "--no-smoke", "--no-check"])
+    assert setup.exit_code == 0, setup.stderr
+    return out, ""
+
+
 @pytest.mark.parametrize("page, line, args", RUNNABLE, ids=RUN_IDS)
-def test_every_example_runs(page, line, args, empty_machine):
+def test_every_example_runs(page, line, args, empty_machine, monkeypatch):
     root_dir, work, reports = empty_machine
-    argv, why = _runnable(args, root_dir, work, reports)
+    if args[0] in ("install", "rollback"):
+        monkeypatch.setenv("CUDNN_DOCTOR_TEST_MACHINE_ROOT", str(root_dir))  # the after-install check's machine
+        argv, why = _install_example(args, work.parent, monkeypatch)
+    else:
+        argv, why = _runnable(args, root_dir, work, reports)
     if argv is None:
         if why.startswith("needs") and "GPU" in why and _have_gpu():
             pytest.skip("run by the GPU tests (tests/gpu/) on a machine with a GPU")  # never faked here
@@ -179,6 +218,10 @@ def test_every_example_runs(page, line, args, empty_machine):
         page, line, argv, result.exit_code, result.stdout[-1500:], result.stderr[-1500:])
     if "--json" in argv:
         assert json.loads(result.stdout)["schema_version"]
+    if argv[0] in ("install", "rollback"):  # installed (or planned, or undone), not refused
+        assert result.exit_code == 0, result.stdout[-1500:] + result.stderr[-1500:]
+        if argv[0] == "install" and "--dry-run" not in argv:
+            assert "Installed" in result.stdout + result.stderr, result.stdout[-1500:]
 
 
 # --- what the pages promise, against the code ---------------------------------------------------------------
