@@ -46,6 +46,7 @@ RUN_IDS = ["%s: %s" % (page, " ".join(args))[:80] for page, _, args in RUNNABLE]
 NEEDS = {
     "smoke": "a GPU",
     "bench": "a GPU",
+    "update": "PyPI and NVIDIA's servers (its tests use recorded answers)",
 }
 # install and rollback run on a fake toolkit with fake cuDNN archives named as in the docs (gcc-built libraries);
 # `install --version` downloads from NVIDIA's servers, and is only checked against the command line.
