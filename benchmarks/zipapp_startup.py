@@ -60,12 +60,18 @@ def main() -> int:
         warm_env = dict(BARE_ENV, CUDNN_DOCTOR_ZIPAPP_DIR=os.path.join(scratch, "unpacked"))
         pyz = [args.python, "-I", args.pyz]
         subprocess.run(pyz + ["--version"], env=warm_env, stdout=subprocess.DEVNULL, check=True)  # unpacked once
+        unpacked = os.path.join(warm_env["CUDNN_DOCTOR_ZIPAPP_DIR"], os.listdir(warm_env["CUDNN_DOCTOR_ZIPAPP_DIR"])[0])
+        # The unpacked code imported directly, by each interpreter: what the zip adds, apart from the interpreter.
+        direct = "import sys; sys.path.insert(0, %r); from cudnn_doctor.cli import main; main()" % unpacked
         rows = [
             ("interpreter alone: python3 -I -c pass", [args.python, "-I", "-c", "pass"], BARE_ENV),
             ("installed: cudnn-doctor --version", [exe, "--version"], BARE_ENV),
             ("zipapp: python3 -I cudnn-doctor.pyz --version", pyz + ["--version"], warm_env),
             ("installed: cudnn-doctor check --json", [exe, "check", "--json"], BARE_ENV),
             ("zipapp: python3 -I cudnn-doctor.pyz check --json", pyz + ["check", "--json"], warm_env),
+            ("unpacked, python3 -I -c: check --json", [args.python, "-I", "-c", direct, "check", "--json"], BARE_ENV),
+            ("unpacked, the venv's python -c: check --json",
+             [os.path.join(venv, "bin", "python"), "-I", "-c", direct, "check", "--json"], BARE_ENV),
         ]
         times: Dict[str, List[float]] = {name: [] for name, _, _ in rows}
         first: List[float] = []
