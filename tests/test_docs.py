@@ -215,7 +215,12 @@ def test_every_example_runs(page, line, args, empty_machine, monkeypatch):
     if argv[-1:] == ["-"] or " - " in " %s " % " ".join(argv):
         stdin = "".join((reports / r).read_text() for r in sorted(os.listdir(reports))) \
             if "fleet" in argv else "Could not load library libcudnn_ops_infer.so.8\n"
-    result = runner.invoke(app, argv, input=stdin)
+    saved = dict(os.environ)
+    try:
+        result = runner.invoke(app, argv, input=stdin)
+    finally:  # root options (--debug, --color) export themselves for the run's children; not past this test
+        os.environ.clear()
+        os.environ.update(saved)
     # Judged (0, 1, or 4 for something unchecked), never a usage error (2) or the doctor failing (3).
     assert result.exit_code in (0, 1, 4), "%s: %s\n-> %r exit %s\n%s%s" % (
         page, line, argv, result.exit_code, result.stdout[-1500:], result.stderr[-1500:])
