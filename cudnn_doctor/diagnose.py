@@ -12,11 +12,12 @@ PROBE_FAILED = ("CD001", "probe-failed")
 
 
 def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
-                  timeout: Optional[float] = None) -> Facts:
-    """Observe the machine (or the filesystem under ``root``) within ``timeout`` seconds; return the facts."""
+                  timeout: Optional[float] = None, sonames: Sequence[str] = ()) -> Facts:
+    """Observe the machine (or the filesystem under ``root``) within ``timeout`` seconds; return the facts.
+    ``sonames``: more library names for the loader probe to resolve (explain's pasted names)."""
     from .probes import collect
 
-    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge)
+    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge, sonames=sonames)
 
 
 def _ready_to_judge() -> None:
@@ -66,9 +67,9 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
 
 def diagnose(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
              target: Optional[str] = None, skip: Sequence[str] = (), smoke: bool = False,
-             timeout: Optional[float] = None) -> Report:
+             timeout: Optional[float] = None, sonames: Sequence[str] = ()) -> Report:
     """Observe, optionally run the cuDNN smoke test on what was found, and judge: what `check` prints."""
-    facts = collect_facts(root, env, timeout=timeout)
+    facts = collect_facts(root, env, timeout=timeout, sonames=sonames)
     smoke_result = run_smoke_on(facts, root) if smoke else None
     return collect_report(root, env, requires=requires, target=target, smoke=smoke_result, facts=facts, skip=skip)
 

@@ -11,13 +11,14 @@ from .gpu import Arch, CcFloor, GpuKnowledge
 from .known_bad import Symptom
 from .layout import LayoutKnowledge
 from .load import COMPAT_FILES, read_all
+from .pastes import ErrorText, PastesKnowledge
 from .tables import CONFIRMED
 
-__all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor",
+__all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor", "ErrorText",
            "Symptom", "load_compat"]
 
 
-class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge):
+class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, PastesKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; file layouts, wheels and

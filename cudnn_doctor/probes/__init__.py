@@ -24,6 +24,7 @@ class Context:
         self._native: List[Tuple[str, List[int], ApplyFn]] = []
         self._session = None  # NativeSession: one child for every native call of the run
         self._native_done = False  # results collected; a late (abandoned) probe cannot queue more
+        self.also_resolve: Tuple[str, ...] = ()  # names the caller asks the loader step about (explain)
 
     def start_native(self) -> None:
         """Start the native child now, so its start overlaps with the file-system probes."""
@@ -65,17 +66,20 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
     facts.timings_ms[name] = facts.timings_ms.get(name, 0.0) + round((time.perf_counter() - start) * 1000, 2)
 
 
-def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None) -> Facts:
+def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None,
+            sonames: Sequence[str] = ()) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
     each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py).
 
     ``meanwhile`` (the caller's own work, e.g. importing the rules) runs after the file-system probes while the
-    native child may still be busy, so the main thread works instead of waiting; what it raises is ignored."""
+    native child may still be busy, so the main thread works instead of waiting; what it raises is ignored.
+    ``sonames``: more library names for the loader step to resolve, as a plain process would."""
     with host.snapshot():  # links resolved once per path for the run (Host.snapshot says why that is safe)
-        return _collect(host, timeout, meanwhile)
+        return _collect(host, timeout, meanwhile, tuple(sonames))
 
 
-def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]]) -> Facts:
+def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]],
+             sonames: Tuple[str, ...] = ()) -> Facts:
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
     from .executor import Deadline, record_not_regular, run_bounded
 
@@ -94,6 +98,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     run_bounded(facts, "ld.so", lambda: _guard(facts, "ld.so", lambda: views.append(LoaderView(host))), deadline)
     ctx = Context(host, facts, views[0] if views else LoaderView.empty(host))
     ctx._session = session
+    ctx.also_resolve = sonames
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
     steps = (
         ("host", hostinfo.probe),

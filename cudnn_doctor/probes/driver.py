@@ -169,6 +169,7 @@ def resolve_loader(ctx) -> None:
     names.append("libcuda.so")  # unversioned: cuDNN 8 dlopens it by this name (catalogue F3)
     if 8 in majors:
         names.append("libnvrtc.so")  # cuDNN 8 runtime-compiled kernels dlopen it unversioned (F2)
+    names += [n for n in getattr(ctx, "also_resolve", ()) if n not in names]
     for name in names:
         if name not in facts.loader.resolved:
             facts.loader.resolved[name] = ctx.loader.resolve(name)
