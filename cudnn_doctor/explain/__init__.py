@@ -8,9 +8,10 @@ from typing import List, Mapping, Optional
 
 from ..knowledge import ErrorText, load_compat
 from ..model import Facts, Fix, Report, Severity
-from .judge import machine_has, needs, one_fix, versions_unmet
+from .judge import gaps, machine_has, needs, one_fix
 from .libraries import LibraryCheck, check_libraries
-from .parse import PastedVersions, SymptomMatch, extract_sonames, match_symptoms, parse_versions, routed_rules
+from .parse import (PastedVersions, SymptomMatch, alternatives, extract_sonames, match_symptoms, parse_versions,
+                    routed_rules)
 
 __all__ = ["Explanation", "LibraryCheck", "PastedVersions", "SymptomMatch", "explain", "extract_sonames",
            "match_symptoms", "parse_versions", "routed_rules"]
@@ -26,6 +27,7 @@ class Explanation:
     versions: PastedVersions = field(default_factory=PastedVersions)
     needs: List[str] = field(default_factory=list)
     has: List[str] = field(default_factory=list)  # empty when the machine was not inspected
+    gaps: List[str] = field(default_factory=list)  # what the pasted versions need and this machine lacks
     libraries: List[LibraryCheck] = field(default_factory=list)
     fix: Optional[Fix] = None
     checked: bool = False  # this machine was diagnosed
@@ -59,8 +61,9 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     report.findings = [f for f in full.findings if f.id in wanted or f.id == "CD001"]
     ex.checked = True
     ex.has = machine_has(full.facts)
-    ex.libraries = check_libraries(ex.sonames, full.facts, compat)
+    ex.libraries = check_libraries(ex.sonames, full.facts, compat, alternatives(text))
+    ex.gaps = gaps(full.facts, ex.versions)
     ex.fix = one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries)
     ex.problem = (any(f.severity == Severity.ERROR for f in report.findings) or
-                  any(lib.problem for lib in ex.libraries) or versions_unmet(full.facts, ex.versions))
+                  any(lib.problem for lib in ex.libraries) or bool(ex.gaps))
     return report

@@ -92,11 +92,16 @@ def machine_has(facts: Facts) -> List[str]:
     return out
 
 
-def versions_unmet(facts: Facts, versions: PastedVersions) -> bool:
-    """Whether nothing on this machine is a cuDNN the pasted program (built with `compiled`) can load."""
-    if not versions.compiled:
-        return False
-    return not any(c.version and not cudnn_older(c.version, versions.compiled)[0] for c in facts.cudnn)
+def gaps(facts: Facts, versions: PastedVersions) -> List[str]:
+    """What the pasted versions need that this machine lacks: no cuDNN copy the program (built with `compiled`)
+    can load."""
+    if not versions.compiled or any(c.version and not cudnn_older(c.version, versions.compiled)[0]
+                                    for c in facts.cudnn):
+        return []
+    why = "; ".join("%s is %s" % (c.version, cudnn_older(c.version, versions.compiled)[1]) for c in facts.cudnn
+                    if c.version)
+    return ["no cuDNN %s or newer cuDNN %s.x is installed%s" % (versions.compiled, major_of(versions.compiled),
+                                                               (" (%s)" % why) if why else "")]
 
 
 def _failing_first(text: str, libraries: List[LibraryCheck]) -> List[LibraryCheck]:

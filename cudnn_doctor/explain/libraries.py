@@ -3,7 +3,7 @@ versions are installed, and the fix when it is missing. Pure: reads facts only."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
@@ -55,9 +55,26 @@ def installed_versions(facts: Facts, name: str) -> List[str]:
     return out
 
 
-def check_libraries(names: List[str], facts: Facts, compat: Compat) -> List[LibraryCheck]:
+def check_libraries(names: List[str], facts: Facts, compat: Compat,
+                    alternatives: Sequence[Sequence[str]] = ()) -> List[LibraryCheck]:
     """For each library name: the loader's answer from the diagnosis (explain asks the loader probe to resolve
-    every name in the text), the other versions here, and the fix when it is missing."""
+    every name in the text), the other versions here, and the fix when it is missing. Names the program tries in
+    turn (`alternatives`) are missing only when none of their list resolves."""
+    out = _check_each(names, facts, compat)
+    by_name = {lib.name: lib for lib in out}
+    for group in alternatives:
+        found = next((by_name[n] for n in group if n in by_name and by_name[n].found and not by_name[n].error), None)
+        if found is None:
+            continue
+        for n in group:
+            lib = by_name.get(n)
+            if lib is not None and lib is not found and lib.problem and not lib.found:
+                lib.problem, lib.fix = False, None
+                lib.message = "%s is not needed here: %s, of the same list, resolves" % (n, found.name)
+    return out
+
+
+def _check_each(names: List[str], facts: Facts, compat: Compat) -> List[LibraryCheck]:
     out: List[LibraryCheck] = []
     for name in names:
         check = LibraryCheck(name=name)

@@ -103,3 +103,9 @@ def parse_versions(text: str) -> PastedVersions:
     if cuda:
         out.cuda_required = cuda.group(1)
     return out
+
+
+def alternatives(text: str) -> List[List[str]]:
+    """Lists of names a program tries in turn ("Unable to load any of {a, b, c}"): one of each list is enough."""
+    return [[n.strip() for n in group.split(",") if n.strip()]
+            for group in re.findall(r"Unable to load any of \{([^}]*)\}", text or "")]

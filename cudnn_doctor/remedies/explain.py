@@ -2,6 +2,7 @@
 one a program was built with. `explain` picks one of these for the machine it diagnosed."""
 from __future__ import annotations
 
+import os
 from typing import List, Optional
 
 from ..knowledge import Compat
@@ -9,7 +10,7 @@ from ..model import CudnnCopy, Facts, Fix
 from ..queries import (framework_kind, machine_cuda, platform_of, primary_toolkit)
 from ..versions import major_of, release3, soname_major, split_soname, ver
 from .cudnn import cudnn_install_fix, machine_cudnn_fix, reinstall_fix, with_doctor
-from .shell import advice, cudnn_dir_fix, q, run, say
+from .shell import advice, cudnn_dir_fix, ld_library_path_without, q, relink_fix, run, say
 from .software import driver_upgrade_fix, toolkit_install_fix
 
 
@@ -76,8 +77,15 @@ def cudnn_for_program(compat: Compat, facts: Facts, major: int, at_least: Option
                                     manual)
     other = _cuda_with_build(compat, major, at_least)
     if other is None:
-        return advice("NVIDIA built no cuDNN %d%s that compat knows of: install the failing program's build for "
-                      "this machine's cuDNN instead" % (major, (" of %s or later" % at_least) if at_least else ""))
+        # cuDNN 5, 6 (or a release newer than any build on record): no download fits any CUDA of today.
+        copy = next((c for c in facts.cudnn if c.version), None)
+        wanted = "cuDNN %d%s" % (major, (" (%s or later)" % at_least) if at_least else "")
+        if copy is not None:
+            return advice("%s has no build for a CUDA release this machine can run: rebuild the program against "
+                          "the cuDNN %s at %s, or install a build of it made for cuDNN %s" % (
+                              wanted, copy.version, copy.directory, copy.major))
+        return say("%s has no build for a CUDA release this machine can run: rebuild the program against a current "
+                   "cuDNN; %s", wanted, machine_cudnn_fix(facts, compat, here))
     pip = cudnn_install_fix(compat, other, major, str(release3(at_least)) if at_least else None, origin="pip")
     if not here:
         return pip
@@ -101,6 +109,11 @@ def library_fix(compat: Compat, facts: Facts, name: str) -> Fix:
                        reinstall_fix(compat, same[0], facts))
         return cudnn_for_program(compat, facts, major)
     if stem == "libcuda":
+        if not version and facts.driver.libcuda_path:
+            # The driver is here; only the unversioned link cuDNN opens is missing (catalogue F3).
+            folder = os.path.dirname(facts.driver.libcuda_path)
+            return say("the driver's libcuda.so.1 is at %s, but the unversioned link libcuda.so is missing: %s",
+                       facts.driver.libcuda_path, relink_fix(folder, [("libcuda.so.1", "libcuda.so")]))
         return say("%s; inside a container, start it with `--gpus all`", driver_upgrade_fix("a current release"))
     if is_toolkit_library(stem):
         cuda = cuda_for_soname(compat, facts, stem, version)
@@ -142,4 +155,12 @@ def cudnn_version_fix(compat: Compat, facts: Facts, runtime: Optional[str], comp
     major = major_of(compiled)
     if major is None:
         return advice("run `cudnn-doctor check` in the failing program's own environment to see which cuDNN it loads")
+    # An older copy that LD_LIBRARY_PATH puts first (an HPC module, /usr/local/cuda/lib64) beats the program's own.
+    entries = {os.path.normpath(e) for e in facts.loader.ld_library_path}
+    older = [c.directory for c in facts.cudnn if c.major == major and os.path.normpath(c.directory) in entries
+             and c.version and ver(c.version) is not None and ver(c.version) < release3(compiled)]
+    fitting = [c for c in facts.cudnn if _fits(c, major, compiled)]
+    if older and fitting:
+        return say("LD_LIBRARY_PATH puts the older cuDNN in %s first: %s", ", ".join(older),
+                   ld_library_path_without(facts, older))
     return cudnn_for_program(compat, facts, major, compiled)

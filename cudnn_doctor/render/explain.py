@@ -42,13 +42,15 @@ def render_explain(report: Report, con: Any, verbose: int = 0) -> None:
         say("On this machine")
         for line in ex.has:
             say("  " + line)
+        for line in ex.gaps:
+            say("  ERROR " + line)
         for lib in ex.libraries:
             if lib.problem or verbose:
                 say("  %s %s" % ("ERROR" if lib.problem else "INFO ", lib.message))
         for f in report.findings:
             if f.severity.value != "info" or verbose or not ex.problem:
                 say("  %s %s %s" % (f.severity.value.upper().ljust(5), f.id, f.title))
-        if not report.findings and not any(lib.problem for lib in ex.libraries):
+        if not report.findings and not ex.problem:
             ran = ", ".join(report.rules_run)
             say("  The checks this error routes to%s found nothing wrong here." % ((" (%s)" % ran) if ran and verbose
                                                                                   else ""))
@@ -73,7 +75,7 @@ def explain_payload(report: Report) -> Dict[str, Any]:
     }
     if ex.checked:
         payload.update(
-            findings=to_plain(report.findings), checks_ran=report.rules_run, has=ex.has,
+            findings=to_plain(report.findings), checks_ran=report.rules_run, has=ex.has, gaps=ex.gaps,
             libraries=[dict(to_plain(lib), fix=_fix_text(lib.fix)) for lib in ex.libraries],
             fix=_fix_text(ex.fix), remedy=to_plain(ex.fix))
     return payload
