@@ -54,7 +54,10 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
     facts = facts if facts is not None else collect_facts(root, env)
     context = RuleContext(compat=load_compat(), requires=list(requires), target=target, smoke=smoke)
     findings, ran = evaluate(facts, context)
-    findings = probe_error_findings(facts) + findings
+    # Fixes as typed on this machine: no sudo for root, `ldconfig -r ROOT` and the root's files under --root.
+    from .remedies.machine import finding_for_machine
+
+    findings = [finding_for_machine(f, facts) for f in probe_error_findings(facts) + findings]
     if skip:
         aliases = {rid: alias for rid, alias, _ in known_checks()}
         findings = [f for f in findings if not skipped(f.id, f.alias, skip)]

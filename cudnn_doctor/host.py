@@ -316,6 +316,11 @@ class Host:
 
     # --- environment ---------------------------------------------------
 
+    def euid(self) -> Optional[int]:
+        """The effective user id of this run on a live machine (None under --root, where the fixes are for the
+        root's owner, and on systems without uids)."""
+        return os.geteuid() if self.is_live and hasattr(os, "geteuid") else None
+
     def getenv(self, name: str) -> Optional[str]:
         return self.env.get(name)
 

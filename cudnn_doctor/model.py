@@ -289,6 +289,7 @@ class HostFacts:
     python: Optional[str] = None
     dev_nodes: List[str] = field(default_factory=list)  # /dev/nvidia*, /dev/dxg present
     package_manager: Optional[str] = None  # "apt", "dnf", "yum", "zypper": the first found in the root's /usr/bin
+    euid: Optional[int] = None  # who runs the doctor on a live machine (0: root, fixes need no sudo); None: unknown
 
 
 @dataclass

@@ -1,0 +1,77 @@
+"""Fixes as they must be typed on the machine that runs them: no `sudo` for a root shell, and under --root the
+loader cache and files of that root (`ldconfig -r ROOT`, ROOT/etc/ld.so.conf.d/...), decided from the facts."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Optional
+
+from ..model import Facts, Finding, Fix
+from .shell import q
+
+_SUDO = re.compile(r"\bsudo\s+(?:-E\s+)?")
+_LDCONFIG = re.compile(r"\bldconfig\b(?!\s+-r\b)(?![.\w-])")
+_INTO_ETC = re.compile(r"(\btee\s+(?:-a\s+)?)(['\"]?)(/etc/)")
+_CD = re.compile(r"^cd (['\"]?)/")
+
+
+def _in_root(line: str, root: str) -> str:
+    """One command or sentence, its loader cache and ld.so.conf.d writes pointed at `root`."""
+    line = _LDCONFIG.sub("ldconfig -r %s" % q(root), line)
+    return _INTO_ETC.sub(lambda m: m.group(1) + m.group(2) + root.rstrip("/") + m.group(3), line)
+
+
+_ON_HOST = "on the host"
+
+
+def _split_host(text: str):
+    at = text.lower().find(_ON_HOST)
+    return (text, "") if at < 0 else (text[:at], text[at:])
+
+
+def _as_root(line: str) -> str:
+    return _SUDO.sub("", line)
+
+
+def for_machine(fix: Optional[Fix], facts: Facts) -> Optional[Fix]:
+    """`fix` rewritten for the machine the facts describe (unchanged where nothing applies)."""
+    if fix is None:
+        return None
+    root = facts.host.root or "/"
+    under_root = root != "/"
+    as_root = facts.host.euid == 0
+    if not under_root and not as_root:
+        return fix
+
+    # Words after "on the host" are for the machine outside a container: its user is not this run's.
+    host_at = fix.text.lower().find(_ON_HOST)
+
+    def line(text: str) -> str:
+        here, there = _split_host(text)
+        if under_root:
+            here = _in_root(here, root)
+        return (_as_root(here) if as_root else here) + there
+
+    def command(c: str) -> str:
+        at = fix.text.find(c)
+        return c if host_at >= 0 and at > host_at else line(c)
+
+    commands = [command(c) for c in fix.commands]
+    if under_root:  # a library folder is entered inside the root, so links made there land in the root
+        commands = [_CD.sub(lambda m: "cd %s%s/" % (m.group(1), root.rstrip("/")), c) for c in commands]
+    writes = [root.rstrip("/") + w if under_root and w.startswith("/") else w for w in fix.writes]
+    text = line(fix.text)
+    if under_root:
+        for old, new in zip(fix.commands, commands):
+            if old.startswith("cd ") and old != new:
+                text = text.replace(line(old), new)
+    return dataclasses.replace(fix, text=text, commands=commands, manual=line(fix.manual),
+                               doctor=line(fix.doctor), writes=writes)
+
+
+def finding_for_machine(finding: Finding, facts: Facts) -> Finding:
+    """The finding with its fix as it must be typed on this machine."""
+    remedy = for_machine(finding.remedy, facts)
+    if remedy is finding.remedy:
+        return finding
+    return dataclasses.replace(finding, remedy=remedy, fix=remedy.text if remedy is not None else finding.fix)
