@@ -179,7 +179,12 @@ def doctor_reinstall(facts: Facts, copy: CudnnCopy, manual: Fix, compat: Optiona
     tk = toolkit_owning(facts, copy.directory)
     if tk is None or tk.kind == "pip" or platform_of(facts) != "linux" or not copy.cuda_version:
         return manual
-    return with_doctor(doctor_install(copy.version, copy.cuda_version, tk.path, compat), manual)
+    release = copy.version
+    if compat is not None and not compat.installer_fetches(release) and copy.major is not None:
+        # No manifest for this exact release (cuDNN 8.9.2, say): the newest fetchable one of its major that is not
+        # older replaces the whole set, and programs built with the old one still run on it.
+        release = compat.newest_fetchable(copy.major, copy.version) or release
+    return with_doctor(doctor_install(release, copy.cuda_version, tk.path, compat), manual)
 
 
 def cudnn_into_toolkit(facts: Facts, compat: Compat, cuda: Any, manual: Fix) -> Fix:

@@ -11,14 +11,22 @@ from .shell import q
 
 _SUDO = re.compile(r"\bsudo\s+(?:-E\s+)?")
 _LDCONFIG = re.compile(r"\bldconfig\b(?!\s+-r\b)(?![.\w-])")
-_INTO_ETC = re.compile(r"(\btee\s+(?:-a\s+)?)(['\"]?)(/etc/)")
-_CD = re.compile(r"^cd (['\"]?)/")
+# An absolute path of the machine's own tree, as a command argument (quoted or not).
+_ABS = re.compile(r"(?<![\w=:$/.~-])(/(?:etc|usr|opt|lib|lib32|lib64|var|home|root|srv|sbin|bin|tmp)\b[^\s'\"|;&)`]*)")
+
+
+def _paths_in_root(command: str, root: str) -> str:
+    """A command with the paths it reads or writes moved inside `root`; what `echo` writes into a file and the
+    environment a program inside the root gets (export) keep the root's own view."""
+    if command.startswith(("export ", "unset ")):
+        return command
+    head, sep, tail = command.partition("|") if command.startswith("echo ") else ("", "", command)
+    return head + sep + _ABS.sub(lambda m: root.rstrip("/") + m.group(1), tail)
 
 
 def _in_root(line: str, root: str) -> str:
-    """One command or sentence, its loader cache and ld.so.conf.d writes pointed at `root`."""
-    line = _LDCONFIG.sub("ldconfig -r %s" % q(root), line)
-    return _INTO_ETC.sub(lambda m: m.group(1) + m.group(2) + root.rstrip("/") + m.group(3), line)
+    """The loader cache of `root`, not this machine's."""
+    return _LDCONFIG.sub("ldconfig -r %s" % q(root), line)
 
 
 _ON_HOST = "on the host"
@@ -54,17 +62,17 @@ def for_machine(fix: Optional[Fix], facts: Facts) -> Optional[Fix]:
 
     def command(c: str) -> str:
         at = fix.text.find(c)
-        return c if host_at >= 0 and at > host_at else line(c)
+        if host_at >= 0 and at > host_at:
+            return c
+        # Files are read and written inside the root: the fix runs outside it, as `ldconfig -r` does.
+        return line(_paths_in_root(c, root) if under_root else c)
 
     commands = [command(c) for c in fix.commands]
-    if under_root:  # a library folder is entered inside the root, so links made there land in the root
-        commands = [_CD.sub(lambda m: "cd %s%s/" % (m.group(1), root.rstrip("/")), c) for c in commands]
     writes = [root.rstrip("/") + w if under_root and w.startswith("/") else w for w in fix.writes]
-    text = line(fix.text)
-    if under_root:
-        for old, new in zip(fix.commands, commands):
-            if old.startswith("cd ") and old != new:
-                text = text.replace(line(old), new)
+    text = fix.text
+    for old, new in zip(fix.commands, commands):
+        text = text.replace(old, new)
+    text = line(text)
     return dataclasses.replace(fix, text=text, commands=commands, manual=line(fix.manual),
                                doctor=line(fix.doctor), writes=writes)
 
