@@ -29,8 +29,8 @@ def _new_app() -> "typer.Typer":
         help=(
             "Check an NVIDIA CUDA/cuDNN stack before a framework crashes on it, and install cuDNN safely.\n\n"
             "Examples:\n\n"
-            "  cudnn-doctor check            # what is installed, what will load, what is wrong\n\n"
-            "  cudnn-doctor check --json     # the same as one JSON object, for CI and bug reports\n\n"
+            "  cudnn-doctor check          # what is installed, what loads, what is wrong\n\n"
+            "  cudnn-doctor check --json   # the same as JSON, for CI and bug reports\n\n"
             "  cudnn-doctor matrix --cuda 12.4\n\n"
             "  cudnn-doctor explain \"Could not load library libcudnn_ops_infer.so.8\""
         ),

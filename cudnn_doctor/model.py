@@ -129,6 +129,7 @@ class DriverFacts:
     libcuda_error: Optional[str] = None
     nvidia_pci_devices: List[Dict[str, Any]] = field(default_factory=list)
     loaded_modules: List[str] = field(default_factory=list)  # nvidia*, nouveau, nova_core
+    modules_listed: bool = False  # /proc/modules was read (else loaded_modules says nothing about absence)
     module_files: List[str] = field(default_factory=list)  # nvidia*.ko* under /lib/modules/<running kernel>
     secure_boot: Optional[bool] = None  # UEFI SecureBoot variable, None when not readable
     notes: List[str] = field(default_factory=list)

@@ -121,8 +121,10 @@ def register(app: typer.Typer) -> None:
         node_name: Optional[str] = typer.Option(None, "--node-name", metavar="NAME",
                                                 help="The node's name in --json and prometheus reports "
                                                      "(default: the host name; e.g. $SLURMD_NODENAME)."),
-        verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show details and where facts came from."),
-        quiet: int = typer.Option(0, "--quiet", "-q", count=True, help="-q: findings only; -qq: nothing."),
+        verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False,
+                                    help="Show details and where facts came from (-vv: every place searched)."),
+        quiet: int = typer.Option(0, "--quiet", "-q", count=True, show_default=False,
+                                  help="-q: findings only; -qq: nothing."),
         strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
         require: List[str] = typer.Option([], "--require", metavar="EXPR",
                                           help="A policy such as 'cuda>=11.8', 'cudnn>=8.9,<10', 'driver>=535', "

@@ -55,7 +55,8 @@ def register(app: typer.Typer) -> None:
                                               help="Leave out (and name) reports older than AGE: 90s, 30m, 24h, 7d."),
         strict: bool = typer.Option(False, "--strict",
                                     help="Exit 1 on warnings and on reports that could not be used too."),
-        verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show full host lists."),
+        verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False,
+                                    help="Show full host lists."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
     ) -> None:
         max_age_s = None

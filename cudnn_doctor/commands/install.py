@@ -185,14 +185,14 @@ def register(app: typer.Typer) -> None:
     @app.command("install", help=HELP)
     def install_command(
         source: Optional[str] = typer.Argument(None, metavar="SOURCE", help="Archive file, wheel or https URL."),
-        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", help="Toolkit to install into "
+        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", metavar="DIR", help="Toolkit to install into "
                                                 "(default: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)."),
-        prefix: Optional[str] = typer.Option(None, "--prefix", help="Install into DIR/include and DIR/lib "
+        prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR", help="Install into DIR/include and DIR/lib "
                                              "instead of a toolkit."),
-        sha256: Optional[str] = typer.Option(None, "--sha256", help="Expected SHA-256 of the archive."),
-        version: Optional[str] = typer.Option(None, "--version", help="cuDNN release to fetch, e.g. 9.1.0."),
-        cuda: Optional[str] = typer.Option(None, "--cuda", help="CUDA major of the build to fetch, e.g. 12."),
-        manifest_url: Optional[str] = typer.Option(None, "--manifest-url", help="redistrib_<version>.json "
+        sha256: Optional[str] = typer.Option(None, "--sha256", metavar="HEX", help="Expected SHA-256 of the archive."),
+        version: Optional[str] = typer.Option(None, "--version", metavar="X.Y.Z", help="cuDNN release to fetch, e.g. 9.1.0."),
+        cuda: Optional[str] = typer.Option(None, "--cuda", metavar="N", help="CUDA major of the build to fetch, e.g. 12."),
+        manifest_url: Optional[str] = typer.Option(None, "--manifest-url", metavar="URL", help="redistrib_<version>.json "
                                                    "to resolve --version with (default: NVIDIA's)."),
         force: bool = typer.Option(False, "--force", help="Install even if the CUDA build, platform or "
                                    "load check does not fit."),
@@ -201,7 +201,8 @@ def register(app: typer.Typer) -> None:
         no_check: bool = typer.Option(False, "--no-check", help="Skip running `check` on the result."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan/result as one JSON object."),
         allow_http: bool = typer.Option(False, "--allow-http", help="Allow a plain-http download; needs --sha256."),
-        lock_wait: float = typer.Option(0.0, "--lock-wait", help="Seconds to wait for another install into "
+        lock_wait: float = typer.Option(0.0, "--lock-wait", metavar="S", show_default=False,
+                                        help="Seconds to wait for another install into "
                                         "the same target (default: fail at once)."),
     ) -> None:
         from ..install import Refusal, Request, run_install
@@ -243,15 +244,16 @@ def register(app: typer.Typer) -> None:
 
     @app.command("rollback", help=ROLLBACK_HELP)
     def rollback_command(
-        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", help="Toolkit (default: $CUDA_HOME, "
+        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", metavar="DIR", help="Toolkit (default: $CUDA_HOME, "
                                                 "$CUDA_PATH, /usr/local/cuda)."),
-        prefix: Optional[str] = typer.Option(None, "--prefix", help="The --prefix DIR of the install."),
+        prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR", help="The --prefix DIR of the install."),
         force: bool = typer.Option(False, "--force", help="Roll back even if files changed since the install; "
                                    "the changed files are moved into .cudnn-doctor/set-aside, not deleted."),
         prune: Optional[int] = typer.Option(None, "--prune", min=0, metavar="KEEP", help="Roll nothing back; "
                                             "drop the backups of all but the newest KEEP installs."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
-        lock_wait: float = typer.Option(0.0, "--lock-wait", help="Seconds to wait for a running install."),
+        lock_wait: float = typer.Option(0.0, "--lock-wait", metavar="S", show_default=False,
+                                        help="Seconds to wait for a running install (default: fail at once)."),
     ) -> None:
         from ..install import Refusal, run_rollback
 

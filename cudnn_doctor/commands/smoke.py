@@ -48,7 +48,7 @@ def _validate_library(path: str) -> None:
         error_exit("--library %s is not a shared library (no ELF header)" % path, EXIT_USAGE)
 
 
-def _discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
+def _discover(all_copies: bool, driver_given: bool = False) -> Tuple[List[str], Optional[str], str]:
     """(libraries to test, libcuda to use, why none were found)."""
     from ..smoke.choose import choose_libraries, driver_library
 
@@ -62,6 +62,13 @@ def _discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
     except ImportError as exc:
         error_exit("cannot look for cuDNN copies (%s); pass --library PATH" % exc, EXIT_DOCTOR_FAILED)
     why = ""
+    driver = driver_library(facts)
+    if driver is None and not driver_given and "libcuda.so.1" in facts.loader.resolved:
+        # The layer below cuDNN is missing: no convolution can run, whatever cuDNN there is (or is not).
+        why = ("no NVIDIA driver was found (libcuda.so.1 is not on the loader's search path), so no GPU can run "
+               "the test: install the NVIDIA driver, or start the container with `--gpus all`; then run "
+               "`cudnn-doctor check`%s" % ("" if libraries else ", which also says how to install cuDNN"))
+        return [], None, why
     if not libraries:
         if facts.cudnn:
             count = len(facts.cudnn)
@@ -69,7 +76,7 @@ def _discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
                    "`cudnn-doctor smoke --all` or `--library PATH`" % (count, "copy was" if count == 1 else "copies were"))
         else:
             why = "no cuDNN library was found; install one with `cudnn-doctor install`"
-    return libraries, driver_library(facts), why
+    return libraries, driver, why
 
 
 def _details(result: "SmokeResult") -> List[str]:
@@ -145,7 +152,7 @@ def smoke(
         _validate_library(library)
         libraries, driver = [library], driver_lib
     else:
-        libraries, driver, problem = _discover(all_copies)
+        libraries, driver, problem = _discover(all_copies, driver_given=bool(driver_lib))
         driver = driver_lib or driver
     results = [run_smoke(lib, device=device, timeout=timeout, driver_library=driver) for lib in libraries]
     code = EXIT_OK if results and all(r.ok for r in results) else EXIT_PROBLEMS

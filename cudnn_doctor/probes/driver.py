@@ -41,6 +41,7 @@ def probe(ctx) -> None:
         names = [line.split()[0] for line in modules.splitlines() if line.strip()]
         facts.loaded_modules = [m for m in names if m in _WATCHED_MODULES]
         facts.kernel_module_loaded = "nvidia" in names
+        facts.modules_listed = True
     elif facts.kernel_module_version:
         facts.kernel_module_loaded = True
     _pci_devices(ctx, facts)
