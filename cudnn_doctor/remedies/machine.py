@@ -73,8 +73,9 @@ def for_machine(fix: Optional[Fix], facts: Facts) -> Optional[Fix]:
     for old, new in zip(fix.commands, commands):
         text = text.replace(old, new)
     text = line(text)
-    return dataclasses.replace(fix, text=text, commands=commands, manual=line(fix.manual),
-                               doctor=line(fix.doctor), writes=writes)
+    doctor = dict(zip(fix.commands, commands)).get(fix.doctor, line(fix.doctor))
+    return dataclasses.replace(fix, text=text, commands=commands, manual=line(fix.manual), doctor=doctor,
+                               writes=writes)
 
 
 def finding_for_machine(finding: Finding, facts: Facts) -> Finding:
