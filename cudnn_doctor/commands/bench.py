@@ -11,6 +11,7 @@ import typer
 from ..model import Severity, to_plain
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
+from . import completion as values
 
 MIB = 1 << 20
 
@@ -128,7 +129,8 @@ def bench(
     quick: bool = typer.Option(False, "--quick", help="A few seconds: the seed network and three layers, forward."),
     shapes: List[str] = typer.Option([], "--shape", metavar="N,C,H,W,K,R,S[,stride[,pad]]",
                                      help="Your own convolution layer instead of ResNet-50's (repeatable)."),
-    dtypes: List[str] = typer.Option([], "--dtype", metavar="TYPE", help="fp32, tf32, fp16 or bf16 (repeatable)."),
+    dtypes: List[str] = typer.Option([], "--dtype", metavar="TYPE", autocompletion=values.dtypes,
+                                     help="fp32, tf32, fp16 or bf16 (repeatable)."),
     no_cpu: bool = typer.Option(False, "--no-cpu", help="Skip the CPU baseline."),
     workspace_mib: Optional[int] = typer.Option(None, "--workspace-limit", min=0, metavar="MIB",
                                                 help="Workspace cuDNN may use while searching algorithms "

@@ -13,6 +13,7 @@ from ..model import Report, Severity
 from ..probes.executor import DEFAULT_TIMEOUT
 from ..runclock import RunClock
 from ..ui import EXIT_INCOMPLETE, EXIT_OK, EXIT_PROBLEMS, error_exit
+from . import completion as values
 
 
 def _validate_skip(patterns: Sequence[str]) -> None:
@@ -112,7 +113,7 @@ def register(app: typer.Typer) -> None:
                                            "once, they replace this process's environment: PATH, CUDA_PATH, "
                                            "LD_LIBRARY_PATH, CUDA_HOME, ..."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1) and nothing else."),
-        fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github|prometheus",
+        fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github|prometheus", autocompletion=values.formats,
                                           help="Output format; github prints ::error/::warning annotations; "
                                                "prometheus writes node_exporter textfile metrics."),
         output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", metavar="PATH",
@@ -129,12 +130,12 @@ def register(app: typer.Typer) -> None:
         require: List[str] = typer.Option([], "--require", metavar="EXPR",
                                           help="A policy such as 'cuda>=11.8', 'cudnn>=8.9,<10', 'driver>=535', "
                                                "'cc>=7.0' (repeatable)."),
-        target: Optional[str] = typer.Option(None, "--for", metavar="FRAMEWORK[==VERSION]",
+        target: Optional[str] = typer.Option(None, "--for", metavar="FRAMEWORK[==VERSION]", autocompletion=values.targets,
                                              help="Judge against a framework build: torch, tensorflow==2.15, "
                                                   "jax, dl4j==1.0.0-beta6."),
         junit_xml: Optional[Path] = typer.Option(None, "--junit-xml", metavar="PATH",
                                                  help="Also write a JUnit XML report (one test case per rule)."),
-        skip: List[str] = typer.Option([], "--skip", metavar="ID",
+        skip: List[str] = typer.Option([], "--skip", metavar="ID", autocompletion=values.checks,
                                        help="Leave out a check by id, alias or pattern (repeatable): "
                                             "--skip CD505, --skip 'CD8*' (e.g. driver/GPU layers for an image)."),
         list_checks: bool = typer.Option(False, "--list-checks", help="List every check (id, alias, title) and exit."),

@@ -9,6 +9,7 @@ import typer
 
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, console, error_exit
+from . import completion as values
 
 HELP = """Install cuDNN from an NVIDIA archive, a URL, or a release number, and undo it with `rollback`.
 
@@ -190,8 +191,10 @@ def register(app: typer.Typer) -> None:
         prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR", help="Install into DIR/include and DIR/lib "
                                              "instead of a toolkit."),
         sha256: Optional[str] = typer.Option(None, "--sha256", metavar="HEX", help="Expected SHA-256 of the archive."),
-        version: Optional[str] = typer.Option(None, "--version", metavar="X.Y.Z", help="cuDNN release to fetch, e.g. 9.1.0."),
-        cuda: Optional[str] = typer.Option(None, "--cuda", metavar="N", help="CUDA major of the build to fetch, e.g. 12."),
+        version: Optional[str] = typer.Option(None, "--version", metavar="X.Y.Z", autocompletion=values.cudnn_versions,
+                                               help="cuDNN release to fetch, e.g. 9.1.0."),
+        cuda: Optional[str] = typer.Option(None, "--cuda", metavar="N", autocompletion=values.cuda_majors,
+                                            help="CUDA major of the build to fetch, e.g. 12."),
         manifest_url: Optional[str] = typer.Option(None, "--manifest-url", metavar="URL", help="redistrib_<version>.json "
                                                    "to resolve --version with (default: NVIDIA's)."),
         force: bool = typer.Option(False, "--force", help="Install even if the CUDA build, platform or "
