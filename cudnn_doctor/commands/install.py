@@ -45,21 +45,26 @@ _MARK = {"new": "+", "replace": "~", "retire": "-"}
 _SEVERITY = {"error": "x", "warning": "!", "info": "i"}
 
 
-def _progress_callback(enabled: bool) -> "tuple[Optional[Callable[[int, Optional[int]], None]], Callable[[], None]]":
-    """A download bar on stderr, only when stderr is a terminal (pipes and CI logs stay clean)."""
+def _progress_callback(enabled: bool):
+    """(download update, stage update, stop): one bar on stderr over downloading, unpacking and verifying, only
+    when stderr is a terminal (pipes and CI logs stay clean)."""
     if not enabled or not sys.stderr.isatty():
-        return None, lambda: None
-    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+        return None, None, lambda: None
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeElapsedColumn, TransferSpeedColumn
 
     bar = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                   TransferSpeedColumn(), console=console(stderr=True), transient=True)
+                   TransferSpeedColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True)
     task = bar.add_task("downloading", total=None)
     bar.start()
 
     def update(done: int, total: Optional[int]) -> None:
         bar.update(task, completed=done, total=total)
 
-    return update, bar.stop
+    def stage(what: str, done: int) -> None:
+        # Unpacking has no total in advance (a .tar.xz is read once, front to back): the bar pulses and counts.
+        bar.update(task, description=what if len(what) <= 60 else what[:57] + "...", completed=done, total=None)
+
+    return update, stage, bar.stop
 
 
 def _where(path: str, root: str) -> str:
@@ -217,7 +222,7 @@ def register(app: typer.Typer) -> None:
         req = Request(source=source, version=version, cuda=cuda, manifest_url=manifest_url, cuda_home=cuda_home,
                       prefix=prefix, sha256=sha256, force=force, dry_run=dry_run, smoke=not no_smoke,
                       allow_http=allow_http, lock_wait=lock_wait, env=dict(os.environ), check=not no_check)
-        progress, stop = _progress_callback(not as_json)
+        progress, req.on_stage, stop = _progress_callback(not as_json)
         try:
             report = run_install(req, progress=progress)
         except Refusal as refusal:

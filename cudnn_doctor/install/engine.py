@@ -46,6 +46,12 @@ class Request:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     check: bool = True  # run `check` on the result (--no-check skips it)
     machine_root: Optional[str] = None  # the machine whose ld.so.conf and `check` judge it; None: "/" (see hooks)
+    # Told what the install is doing, between downloading and finishing: (what, bytes unpacked so far).
+    on_stage: Optional[Callable[[str, int], None]] = None
+
+    def stage(self, what: str, done: int = 0) -> None:
+        if self.on_stage is not None:
+            self.on_stage(what, done)
 
 
 def _platform_of(target: Target) -> str:
@@ -203,7 +209,9 @@ def _transaction(req: Request, target: Target, source: Source, load: Loader, roo
     staging = os.path.join(folder, "staging")
     applying = False
     try:
-        listing = stream_into(source.path, staging, lambda entry: True)
+        listing = stream_into(source.path, staging, lambda entry: True,
+                              on_member=lambda name, done: req.stage("unpacking %s" % name, done))
+        req.stage("verifying that the unpacked library loads", listing.total_bytes)
         info = inspect(listing, staging, load)
         extra = wheel_dev_links(listing)
         plan = make_plan(target, info, listing, extra)
@@ -217,7 +225,9 @@ def _transaction(req: Request, target: Target, source: Source, load: Loader, roo
         write_journal(folder, journal)
         applying = True
         hooks.point("after-journal")
+        req.stage("installing files into %s" % target.root, listing.total_bytes)
         apply(folder, journal)
+        req.stage("verifying the installed library", listing.total_bytes)
         verified = _verify_installed(plan, load)
         if verified["checked"] and not verified["ok"] and not req.force:
             raise Refusal("the installed %s failed its load check (%s); the install was undone"
