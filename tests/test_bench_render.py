@@ -40,3 +40,14 @@ def test_fft_and_winograd_rows_are_effective_rates_with_the_reason():
 def test_no_note_without_fft_or_winograd():
     text = _render(_report(["IMPLICIT_GEMM"]))
     assert "fewer multiply-adds" not in text
+
+
+def test_bench_modules_stay_under_400_lines():
+    """The house keeps modules short; bench_child.py had grown to 412 lines before its NVML part moved out."""
+    from pathlib import Path
+
+    import cudnn_doctor.bench as bench
+
+    long = {p.name: n for p in Path(bench.__file__).parent.glob("*.py")
+            if (n := len(p.read_text().splitlines())) >= 400}
+    assert long == {}
