@@ -142,3 +142,10 @@ def test_an_older_copy_first_on_ld_library_path_is_taken_off_it(tmp_path):
                      env={"LD_LIBRARY_PATH": "/opt/old/lib", "PATH": "/usr/bin"})
     fix = report.extra["explain"].fix
     assert "older cuDNN in /opt/old/lib first" in fix.text and fix.commands == ["unset LD_LIBRARY_PATH"]
+
+
+def test_a_windows_dll_is_named_as_one_and_its_fix_is_path(box):
+    ex = explain("Could not load dynamic library 'cudnn64_8.dll'; dlerror: cudnn64_8.dll not found",
+                 root=str(box.root)).extra["explain"]
+    assert any("Windows library" in line for line in ex.needs)
+    assert "on PATH" in ex.fix.text and "where cudnn64_8.dll" in ex.fix.text

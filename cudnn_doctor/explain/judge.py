@@ -52,6 +52,8 @@ def needs(compat: Compat, names: List[str], versions: PastedVersions) -> List[st
         stem, version = split_soname(name)
         major = soname_major(name)
         if name.lower().endswith(".dll"):
+            out.append("%s is a Windows library: Windows finds it next to the program or on PATH, not through a "
+                       "Linux loader" % name)
             continue
         if stem.startswith("libcudnn") and major is not None and major not in majors_said:
             majors_said.add(major)
@@ -130,5 +132,8 @@ def one_fix(compat: Compat, facts: Facts, text: str, versions: PastedVersions, f
         hit = next((f for f in findings if f.severity == severity and f.remedy), None)
         if hit is not None:
             return hit.remedy
+    dll = next((lib for lib in libraries if lib.name.lower().endswith(".dll") and lib.fix is not None), None)
+    if dll is not None:
+        return dll.fix
     return advice("run `cudnn-doctor check` in the failing program's own shell, venv or container (same "
                   "LD_LIBRARY_PATH): out-of-memory errors and crashes need the GPU at work to show")
