@@ -126,7 +126,9 @@ def test_missing_unversioned_libcuda_link_is_made_next_to_the_driver(box):
     report = explain("Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object "
                      "file: No such file or directory", root=str(box.root))
     fix = report.extra["explain"].fix
-    assert fix.commands == ["cd /usr/lib/x86_64-linux-gnu", "sudo ln -sf libcuda.so.1 libcuda.so", "sudo ldconfig"]
+    root = str(box.root)  # under --root the link is made in the root, and the root's cache rebuilt
+    assert fix.commands == ["cd %s/usr/lib/x86_64-linux-gnu" % root, "sudo ln -sf libcuda.so.1 libcuda.so",
+                            "sudo ldconfig -r %s" % root]
 
 
 def test_an_older_copy_first_on_ld_library_path_is_taken_off_it(tmp_path):

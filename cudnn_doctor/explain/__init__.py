@@ -8,6 +8,7 @@ from typing import List, Mapping, Optional
 
 from ..knowledge import ErrorText, load_compat
 from ..model import Facts, Fix, Report, Severity
+from ..remedies.machine import for_machine
 from .judge import gaps, machine_has, needs, one_fix
 from .libraries import LibraryCheck, check_libraries
 from .parse import (PastedVersions, SymptomMatch, alternatives, extract_sonames, match_symptoms, parse_versions,
@@ -63,7 +64,10 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     ex.has = machine_has(full.facts)
     ex.libraries = check_libraries(ex.sonames, full.facts, compat, alternatives(text))
     ex.gaps = gaps(full.facts, ex.versions)
-    ex.fix = one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries)
+    # Typed for this machine, as check's fixes are: no sudo for root, the root's files under --root.
+    for lib in ex.libraries:
+        lib.fix = for_machine(lib.fix, full.facts)
+    ex.fix = for_machine(one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries), full.facts)
     ex.problem = (any(f.severity == Severity.ERROR for f in report.findings) or
                   any(lib.problem for lib in ex.libraries) or bool(ex.gaps))
     return report

@@ -21,7 +21,13 @@ def _paths_in_root(command: str, root: str) -> str:
     if command.startswith(("export ", "unset ")):
         return command
     head, sep, tail = command.partition("|") if command.startswith("echo ") else ("", "", command)
-    return head + sep + _ABS.sub(lambda m: root.rstrip("/") + m.group(1), tail)
+    base = root.rstrip("/")
+
+    def inside(m: "re.Match[str]") -> str:  # a path already inside the root stays (the rewrite is idempotent)
+        path = m.group(1)
+        return path if path == base or path.startswith(base + "/") else base + path
+
+    return head + sep + _ABS.sub(inside, tail)
 
 
 def _in_root(line: str, root: str) -> str:
