@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 
+from .containers import ContainerKnowledge
 from .cudnn import CudnnBuild
 from .cudnn_fit import CudnnFitKnowledge
 from .driver import CudaRun, DriverFloor
@@ -14,11 +15,12 @@ from .load import COMPAT_FILES, read_all
 from .pastes import ErrorText, PastesKnowledge
 from .tables import CONFIRMED
 
-__all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor", "ErrorText",
-           "Symptom", "load_compat"]
+__all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor",
+           "ErrorText", "Symptom", "load_compat"]
 
 
-class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, PastesKnowledge):
+class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ContainerKnowledge,
+             PastesKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; file layouts, wheels and

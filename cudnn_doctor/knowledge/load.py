@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any, Dict, Tuple
 
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
-                "status_codes", "catalogue", "gpu_peaks", "windows", "packages", "error_texts", "cudnn_redist")
+                "status_codes", "catalogue", "gpu_peaks", "windows", "packages", "containers", "error_texts",
+                "cudnn_redist")
 
 
 def _parse_toml(text: str) -> Dict[str, Any]:

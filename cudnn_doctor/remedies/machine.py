@@ -52,7 +52,8 @@ def for_machine(fix: Optional[Fix], facts: Facts) -> Optional[Fix]:
     if fix is None:
         return None
     root = facts.host.root or "/"
-    under_root = root != "/"
+    # An image's report (facts.image) names the image, not a folder: its fixes go into the image's build as written.
+    under_root = root != "/" and root.startswith("/") and getattr(facts, "image", None) is None
     as_root = facts.host.euid == 0
     if not under_root and not as_root:
         return fix
