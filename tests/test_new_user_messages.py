@@ -179,3 +179,18 @@ def test_top_level_examples_fit_an_80_column_terminal():
     examples = text.split("Examples:", 1)[1].split("Options:", 1)[0]
     lines = [line for line in examples.splitlines() if line.strip()]
     assert lines and all(line.lstrip().startswith("cudnn-doctor ") for line in lines), examples
+
+
+def test_under_root_the_by_hand_way_names_the_roots_files_and_link_targets_stay():
+    from cudnn_doctor.remedies.machine import for_machine
+
+    facts = real_machine()
+    facts.host.root = "/mnt/node7"
+    manual = "copy its libraries back: sudo cp -P lib/libcudnn* /usr/local/cuda/lib64/ && sudo ldconfig"
+    fix = for_machine(Fix(text="cudnn-doctor install ...   (or by hand: %s)" % manual, manual=manual,
+                          commands=["ln -sf /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/local/lib/libcuda.so",
+                                    "export LD_LIBRARY_PATH=/usr/local/lib"]), facts)
+    assert "sudo cp -P lib/libcudnn* /mnt/node7/usr/local/cuda/lib64/ && sudo ldconfig -r /mnt/node7" in fix.text
+    assert fix.manual.endswith("/mnt/node7/usr/local/cuda/lib64/ && sudo ldconfig -r /mnt/node7")
+    assert fix.commands == ["ln -sf /usr/lib/x86_64-linux-gnu/libcuda.so.1 /mnt/node7/usr/local/lib/libcuda.so",
+                            "export LD_LIBRARY_PATH=/usr/local/lib"]

@@ -11,6 +11,7 @@ from .shell import q
 
 _SUDO = re.compile(r"\bsudo\s+(?:-E\s+)?")
 _LDCONFIG = re.compile(r"\bldconfig\b(?!\s+-r\b)(?![.\w-])")
+_LN = re.compile(r"^((?:sudo\s+)?ln(?:\s+-\w+)*\s+\S+)(.*)$")
 # An absolute path of the machine's own tree, as a command argument (quoted or not).
 _ABS = re.compile(r"(?<![\w=:$/.~-])(/(?:etc|usr|opt|lib|lib32|lib64|var|home|root|srv|sbin|bin|tmp)\b[^\s'\"|;&)`]*)")
 
@@ -20,7 +21,9 @@ def _paths_in_root(command: str, root: str) -> str:
     environment a program inside the root gets (export) keep the root's own view."""
     if command.startswith(("export ", "unset ")):
         return command
-    head, sep, tail = command.partition("|") if command.startswith("echo ") else ("", "", command)
+    link = _LN.match(command)  # a link's target is what the link will say inside the root: kept as it is
+    head, sep, tail = ((link.group(1), "", link.group(2)) if link else
+                       command.partition("|") if command.startswith("echo ") else ("", "", command))
     base = root.rstrip("/")
 
     def inside(m: "re.Match[str]") -> str:  # a path already inside the root stays (the rewrite is idempotent)
@@ -28,6 +31,15 @@ def _paths_in_root(command: str, root: str) -> str:
         return path if path == base or path.startswith(base + "/") else base + path
 
     return head + sep + _ABS.sub(inside, tail)
+
+
+# A command quoted inside prose ("copy it with `sudo cp -P a b`", "by hand: sudo cp -P ... && sudo ldconfig").
+_PROSE_COMMAND = re.compile(r"\b((?:sudo\s+)?(?:cp|ln|rm|chmod|mkdir|cd|tee|mv)\b[^`;&|)]*)")
+
+
+def _prose_in_root(text: str, root: str) -> str:
+    """The file arguments of commands written into a sentence, moved inside `root` like the commands'."""
+    return _PROSE_COMMAND.sub(lambda m: _paths_in_root(m.group(1), root), text)
 
 
 def _in_root(line: str, root: str) -> str:
@@ -79,9 +91,15 @@ def for_machine(fix: Optional[Fix], facts: Facts) -> Optional[Fix]:
     text = fix.text
     for old, new in zip(fix.commands, commands):
         text = text.replace(old, new)
+    manual = fix.manual
+    if under_root:  # the by-hand way names the same files as the commands do
+        here, there = _split_host(text)
+        text = _prose_in_root(here, root) + there
+        here, there = _split_host(manual)
+        manual = _prose_in_root(here, root) + there
     text = line(text)
     doctor = dict(zip(fix.commands, commands)).get(fix.doctor, line(fix.doctor))
-    return dataclasses.replace(fix, text=text, commands=commands, manual=line(fix.manual), doctor=doctor,
+    return dataclasses.replace(fix, text=text, commands=commands, manual=line(manual), doctor=doctor,
                                writes=writes)
 
 
