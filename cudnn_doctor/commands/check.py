@@ -114,7 +114,8 @@ def register(app: typer.Typer) -> None:
                                            "once, they replace this process's environment: PATH, CUDA_PATH, "
                                            "LD_LIBRARY_PATH, CUDA_HOME, ..."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1) and nothing else."),
-        fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github|prometheus", autocompletion=values.formats,
+        fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github|prometheus",
+                                          autocompletion=values.formats,
                                           help="Output format; github prints ::error/::warning annotations; "
                                                "prometheus writes node_exporter textfile metrics."),
         output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", metavar="PATH",
@@ -131,7 +132,8 @@ def register(app: typer.Typer) -> None:
         require: List[str] = typer.Option([], "--require", metavar="EXPR",
                                           help="A policy such as 'cuda>=11.8', 'cudnn>=8.9,<10', 'driver>=535', "
                                                "'cc>=7.0' (repeatable)."),
-        target: Optional[str] = typer.Option(None, "--for", metavar="FRAMEWORK[==VERSION]", autocompletion=values.targets,
+        target: Optional[str] = typer.Option(None, "--for", metavar="FRAMEWORK[==VERSION]",
+                                             autocompletion=values.targets,
                                              help="Judge against a framework build: torch, tensorflow==2.15, "
                                                   "jax, dl4j==1.0.0-beta6."),
         junit_xml: Optional[Path] = typer.Option(None, "--junit-xml", metavar="PATH",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 import typer
 
@@ -191,17 +191,19 @@ def register(app: typer.Typer) -> None:
     @app.command("install", help=HELP)
     def install_command(
         source: Optional[str] = typer.Argument(None, metavar="SOURCE", help="Archive file, wheel or https URL."),
-        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", metavar="DIR", help="Toolkit to install into "
-                                                "(default: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)."),
-        prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR", help="Install into DIR/include and DIR/lib "
-                                             "instead of a toolkit."),
+        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", metavar="DIR",
+                                                help="Toolkit to install into (default: $CUDA_HOME, $CUDA_PATH, "
+                                                     "/usr/local/cuda)."),
+        prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR",
+                                             help="Install into DIR/include and DIR/lib instead of a toolkit."),
         sha256: Optional[str] = typer.Option(None, "--sha256", metavar="HEX", help="Expected SHA-256 of the archive."),
         version: Optional[str] = typer.Option(None, "--version", metavar="X.Y.Z", autocompletion=values.cudnn_versions,
                                                help="cuDNN release to fetch, e.g. 9.1.0."),
         cuda: Optional[str] = typer.Option(None, "--cuda", metavar="N", autocompletion=values.cuda_majors,
                                             help="CUDA major of the build to fetch, e.g. 12."),
-        manifest_url: Optional[str] = typer.Option(None, "--manifest-url", metavar="URL", help="redistrib_<version>.json "
-                                                   "to resolve --version with (default: NVIDIA's)."),
+        manifest_url: Optional[str] = typer.Option(None, "--manifest-url", metavar="URL",
+                                                   help="redistrib_<version>.json to resolve --version with "
+                                                        "(default: NVIDIA's)."),
         force: bool = typer.Option(False, "--force", help="Install even if the CUDA build, platform or "
                                    "load check does not fit."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Show every file and where it goes; change nothing."),
@@ -252,8 +254,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("rollback", help=ROLLBACK_HELP)
     def rollback_command(
-        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", metavar="DIR", help="Toolkit (default: $CUDA_HOME, "
-                                                "$CUDA_PATH, /usr/local/cuda)."),
+        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", metavar="DIR",
+                                                help="Toolkit (default: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)."),
         prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR", help="The --prefix DIR of the install."),
         force: bool = typer.Option(False, "--force", help="Roll back even if files changed since the install; "
                                    "the changed files are moved into .cudnn-doctor/set-aside, not deleted."),
