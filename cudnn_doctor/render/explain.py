@@ -50,6 +50,8 @@ def render_explain(report: Report, con: Any, verbose: int = 0) -> None:
         for f in report.findings:
             if f.severity.value != "info" or verbose or not ex.problem:
                 say("  %s %s %s" % (f.severity.value.upper().ljust(5), f.id, f.title))
+        if verbose and report.rules_run:
+            say("  (checks run: %s)" % ", ".join(report.rules_run))
         if not report.findings and not ex.problem:
             ran = ", ".join(report.rules_run)
             say("  The checks this error routes to%s found nothing wrong here." % ((" (%s)" % ran) if ran and verbose
