@@ -8,8 +8,7 @@ from typing import List, Optional
 from ..knowledge import Compat
 from ..model import Facts, Finding, Fix, Severity
 from ..queries import copy_for_path, cudnn_older, plain_resolutions
-from ..remedies import advice
-from ..remedies.explain import cuda_for_soname, cudnn_version_fix, is_toolkit_library
+from ..remedies.explain import cuda_for_soname, cudnn_version_fix, in_program_environment, is_toolkit_library
 from ..versions import major_of, release3, soname_major, split_soname, ver
 from .libraries import LibraryCheck
 from .parse import PastedVersions
@@ -135,5 +134,5 @@ def one_fix(compat: Compat, facts: Facts, text: str, versions: PastedVersions, f
     dll = next((lib for lib in libraries if lib.name.lower().endswith(".dll") and lib.fix is not None), None)
     if dll is not None:
         return dll.fix
-    return advice("run `cudnn-doctor check` in the failing program's own shell, venv or container (same "
-                  "LD_LIBRARY_PATH): out-of-memory errors and crashes need the GPU at work to show")
+    return in_program_environment(" (same LD_LIBRARY_PATH): out-of-memory errors and crashes need the GPU at work "
+                                  "to show")

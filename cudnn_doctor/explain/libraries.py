@@ -7,8 +7,8 @@ from typing import List, Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
-from ..remedies import advice, run
-from ..remedies.explain import is_toolkit_library, library_fix
+from ..remedies.explain import (broken_file_fix, in_program_environment, is_toolkit_library, library_fix,
+                                windows_dll_fix)
 from ..versions import split_soname
 
 
@@ -82,8 +82,7 @@ def _check_each(names: List[str], facts: Facts, compat: Compat) -> List[LibraryC
         if name.lower().endswith(".dll"):
             check.message = ("%s is a Windows DLL: Windows looks for it next to the program and on PATH; "
                              "cudnn-doctor inspects Linux library paths only" % name)
-            check.fix = advice("put the bin folder of the CUDA/cuDNN release that ships %s on PATH (`where %s` in "
-                               "cmd shows whether one is found)" % (name, name))
+            check.fix = windows_dll_fix(name)
             continue
         res = facts.loader.resolved.get(name)
         check.installed = installed_versions(facts, name)
@@ -97,12 +96,11 @@ def _check_each(names: List[str], facts: Facts, compat: Compat) -> List[LibraryC
                 check.message = "%s resolves to %s (via %s), but loading stops there: %s" % (
                     name, res.path, res.via or "?", res.error)
                 broken = res.realpath or res.path
-                check.fix = run("dpkg -S %s" % broken, text="replace the broken file %s (reinstall the package "
-                                "that owns it: `dpkg -S %s` names it)" % (broken, broken))
+                check.fix = broken_file_fix(broken)
             else:
                 check.message = ("%s resolves to %s (via %s) here, so the failing program runs with another "
                                  "environment (LD_LIBRARY_PATH, venv, container)" % (name, res.path, res.via or "?"))
-                check.fix = advice("run `cudnn-doctor check` in the failing program's own shell, venv or container")
+                check.fix = in_program_environment()
             continue
         check.problem = True
         check.message = "%s is not on the search path; %s" % (

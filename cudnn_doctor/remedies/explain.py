@@ -164,3 +164,20 @@ def cudnn_version_fix(compat: Compat, facts: Facts, runtime: Optional[str], comp
         return say("LD_LIBRARY_PATH puts the older cuDNN in %s first: %s", ", ".join(older),
                    ld_library_path_without(facts, older))
     return cudnn_for_program(compat, facts, major, compiled)
+
+
+def windows_dll_fix(name: str) -> Fix:
+    """A DLL named in a Windows error: Windows finds it next to the program or on PATH."""
+    return advice("put the bin folder of the CUDA/cuDNN release that ships %s on PATH (`where %s` in cmd shows "
+                  "whether one is found)" % (name, name))
+
+
+def broken_file_fix(path: str) -> Fix:
+    """A library the loader finds but cannot load: the package that owns it puts it back."""
+    return run("dpkg -S %s" % q(path), text="replace the broken file %s (reinstall the package that owns it: "
+                                             "`dpkg -S %s` names it)" % (path, q(path)))
+
+
+def in_program_environment(why: str = "") -> Fix:
+    """Nothing here stands in the way: look where the failing program runs."""
+    return advice("run `cudnn-doctor check` in the failing program's own shell, venv or container%s" % why)
