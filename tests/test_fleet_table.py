@@ -30,7 +30,7 @@ def _write(folder, host, template):
     (folder / (host + ".json")).write_text(json.dumps(doc))
 
 
-def _run(folder, width="100", verbose=0):
+def _run(folder, width="100", verbose=0, wide=False):
     """The fleet summary as a terminal `width` columns wide shows it."""
     import io
     import sys
@@ -44,7 +44,7 @@ def _run(folder, width="100", verbose=0):
     nodes, rejected, catalogue = load([str(folder)], sys.stdin)
     out = io.StringIO()
     render_fleet(merge(nodes, rejected, catalogue), Console(file=out, width=int(width), color_system=None),
-                 verbose=verbose)
+                 verbose=verbose, wide=wide)
     return out.getvalue()
 
 
@@ -85,3 +85,21 @@ def test_a_root_report_has_no_question_mark_kernel(tmp_path):
     _write(tmp_path, "img1", _report(under_root))
     text = _run(tmp_path, "250", verbose=1)
     assert "not recorded (x86_64)" in text and "? x86_64" not in text
+
+
+def test_wide_keeps_every_cell_on_one_line(tmp_path):
+    base = _report()
+    for i in range(1, 3):
+        _write(tmp_path, "gpu%03d" % i, base)
+    narrow, wide = _run(tmp_path, "80"), _run(tmp_path, "80", wide=True)
+    cell = "9.14.0 (system, CUDA 13.0), 9.19.0 (pip, CUDA 13.1)"
+    assert not any(cell in line for line in narrow.splitlines())
+    assert any(cell in line and "8x NVIDIA H100 80GB HBM3 (9.0)" in line for line in wide.splitlines())
+
+
+def test_fleet_has_a_wide_switch():
+    from clirunner import CliRunner
+
+    from cudnn_doctor.cli import app
+
+    assert "--wide" in CliRunner().invoke(app, ["fleet", "--help"], env={"COLUMNS": "120"}).output

@@ -46,7 +46,10 @@ def fleet_json(fleet: Fleet, exit_code: int) -> Dict[str, Any]:
     )
 
 
-def render_fleet(fleet: Fleet, console: Console, verbose: int = 0) -> None:
+def render_fleet(fleet: Fleet, console: Console, verbose: int = 0, wide: bool = False) -> None:
+    """The summary; `wide`: every cell on one line, the tables as wide as their content (--wide)."""
+    if wide:
+        console.width = max(console.width, 100000)  # rich lays a table out within this; rows carry no padding
     by_verdict = fleet.hosts_by_verdict
     head = Text("%d node%s: " % (len(fleet.nodes), "" if len(fleet.nodes) == 1 else "s"), style="bold")
     for i, v in enumerate(("ok", "warning", "error")):
