@@ -59,13 +59,35 @@ def _as_root(line: str) -> str:
     return _SUDO.sub("", line)
 
 
+# Commands that act on files by path, which can be pointed into a root from outside it. A fix with any other command
+# (a package manager, a service, a driver tool) must run inside the root, as it is written.
+_FILE_COMMANDS = {"cp", "ln", "rm", "chmod", "chown", "mkdir", "cd", "tee", "mv", "ldconfig", "echo", "cudnn-doctor",
+                  "namei", "ls", "find", "export", "unset", "df"}
+
+
+_SYSTEM_TOOL = re.compile(r"\b(?:apt|apt-get|dnf|yum|zypper|pip|pip3|conda|systemctl|modprobe|nvidia-[\w-]+|"
+                          r"ubuntu-drivers|reboot|dpkg|rpm|docker)\s")
+
+
+def _runs_from_outside(commands, text: str) -> bool:
+    if _SYSTEM_TOOL.search(text):  # said in words too: "... && sudo apt update && sudo apt install ..."
+        return False
+    for command in commands:
+        for part in re.split(r"&&|\|\||\||;", command):
+            words = [w for w in part.split() if w not in ("sudo", "-E")]
+            if words and words[0] not in _FILE_COMMANDS:
+                return False
+    return True
+
+
 def for_machine(fix: Optional[Fix], facts: Facts) -> Optional[Fix]:
     """`fix` rewritten for the machine the facts describe (unchanged where nothing applies)."""
     if fix is None:
         return None
     root = facts.host.root or "/"
     # An image's report (facts.image) names the image, not a folder: its fixes go into the image's build as written.
-    under_root = root != "/" and root.startswith("/") and getattr(facts, "image", None) is None
+    under_root = (root != "/" and root.startswith("/") and getattr(facts, "image", None) is None
+                  and _runs_from_outside(fix.commands, fix.text))
     as_root = facts.host.euid == 0
     if not under_root and not as_root:
         return fix
