@@ -34,7 +34,7 @@ def _paths_in_root(command: str, root: str) -> str:
 
 
 # A command quoted inside prose ("copy it with `sudo cp -P a b`", "by hand: sudo cp -P ... && sudo ldconfig").
-_PROSE_COMMAND = re.compile(r"\b((?:sudo\s+)?(?:cp|ln|rm|chmod|mkdir|cd|tee|mv)\b[^`;&|)]*)")
+_PROSE_COMMAND = re.compile(r"\b((?:sudo\s+)?(?:cp|ln|rm|chmod|mkdir|cd|tee|mv|cudnn-doctor)\b[^`;&|)]*)")
 
 
 def _prose_in_root(text: str, root: str) -> str:
