@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from ..host import Host
 from ..model import Facts, ProbeError
@@ -16,8 +16,10 @@ ApplyFn = Callable[[List[dict]], None]
 class Context:
     """What probes share during one run: the host, the facts so far, the loader view, native calls to make."""
 
-    def __init__(self, host: Host, facts: Optional[Facts] = None, loader: Optional[LoaderView] = None) -> None:
+    def __init__(self, host: Host, facts: Optional[Facts] = None, loader: Optional[LoaderView] = None,
+                 compat: Optional[Any] = None) -> None:
         self.host = host
+        self._compat = compat  # the knowledge the caller passes in (diagnose does); read lazily otherwise
         self.facts = facts if facts is not None else Facts()
         self.loader = loader if loader is not None else LoaderView(host)
         self.facts.loader = self.loader.facts
@@ -25,6 +27,15 @@ class Context:
         self._session = None  # NativeSession: one child for every native call of the run
         self._native_done = False  # results collected; a late (abandoned) probe cannot queue more
         self.also_resolve: Tuple[str, ...] = ()  # names the caller asks the loader step about (explain)
+
+    @property
+    def knowledge(self) -> Any:
+        """The knowledge base probes consult (sonames, layouts): the one passed in, else the process's copy."""
+        if self._compat is None:
+            from ..knowledge import load_compat
+
+            self._compat = load_compat()
+        return self._compat
 
     def start_native(self) -> None:
         """Start the native child now, so its start overlaps with the file-system probes."""
@@ -67,7 +78,7 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
 
 
 def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None,
-            sonames: Sequence[str] = ()) -> Facts:
+            compat: Optional[Any] = None, sonames: Sequence[str] = ()) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
     each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py).
 
@@ -75,19 +86,20 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
     native child may still be busy, so the main thread works instead of waiting; what it raises is ignored.
     ``sonames``: more library names for the loader step to resolve, as a plain process would."""
     with host.snapshot():  # links resolved once per path for the run (Host.snapshot says why that is safe)
-        return _collect(host, timeout, meanwhile, tuple(sonames))
+        return _collect(host, timeout, meanwhile, compat, tuple(sonames))
 
 
 def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]],
-             sonames: Tuple[str, ...] = ()) -> Facts:
+             compat: Optional[Any] = None, sonames: Tuple[str, ...] = ()) -> Facts:
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
+    from . import theano
     from .executor import Deadline, record_not_regular, run_bounded
 
     from .windows import collect_windows, is_windows
 
     deadline = Deadline(timeout)
     if is_windows(host):  # a Windows machine, live or a drive under --root: its own probes
-        ctx = Context(host, Facts(), LoaderView.empty(host))
+        ctx = Context(host, Facts(), LoaderView.empty(host), compat)
         run_bounded(ctx.facts, "windows", lambda: _guard(ctx.facts, "windows", lambda: collect_windows(ctx)), deadline)
         return ctx.facts
     session = host.native_session()
@@ -96,7 +108,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     # Reading ld.so.conf and ld.so.cache can block like any other read, so it runs under the deadline too.
     views: List[LoaderView] = []
     run_bounded(facts, "ld.so", lambda: _guard(facts, "ld.so", lambda: views.append(LoaderView(host))), deadline)
-    ctx = Context(host, facts, views[0] if views else LoaderView.empty(host))
+    ctx = Context(host, facts, views[0] if views else LoaderView.empty(host), compat)
     ctx._session = session
     ctx.also_resolve = sonames
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
@@ -106,6 +118,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         ("python", python_env.probe),
         ("gpu-code", gpu_code.probe),
         ("toolkits", toolkit.probe),
+        ("theano", theano.probe),  # before cudnn: its dnn.library_path folders are searched for copies too
         ("cudnn", cudnn.probe),
         ("cudnn-leftovers", leftovers.probe),
         ("java", java.probe),
