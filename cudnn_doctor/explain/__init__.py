@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import List, Mapping, Optional
 
 from ..knowledge import ErrorText, load_compat
-from ..model import Facts, Fix, Report, Severity
+from ..model import Facts, Finding, Fix, Report, Severity
 from ..remedies.machine import for_machine
 from .judge import gaps, machine_has, needs, one_fix
 from .libraries import LibraryCheck, check_libraries
@@ -15,7 +15,7 @@ from .parse import (PastedVersions, SymptomMatch, alternatives, extract_sonames,
                     routed_rules)
 
 __all__ = ["Explanation", "LibraryCheck", "PastedVersions", "SymptomMatch", "explain", "extract_sonames",
-           "match_symptoms", "parse_versions", "routed_rules"]
+           "match_symptoms", "parse_versions", "routed_findings", "routed_rules"]
 
 
 @dataclass
@@ -40,6 +40,13 @@ class Explanation:
         return bool(self.matches or self.sonames or self.versions.compiled)
 
 
+def routed_findings(findings: List[Finding], rules: List[str]) -> List[Finding]:
+    """The findings of the checks a text routes to; a probe that failed is kept (CD001): without it a blind spot
+    would read as "nothing found"."""
+    wanted = set(rules)
+    return [f for f in findings if f.id in wanted or f.id == "CD001"]
+
+
 def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None, check: bool = True,
             timeout: Optional[float] = None) -> Report:
     """Explain `text` on the machine under `root` (or, with check=False, from the text alone)."""
@@ -56,10 +63,8 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
 
     # The loader probe resolves the pasted names with everything else, within the run's deadline.
     full = diagnose(root, env, timeout=timeout, sonames=[n for n in ex.sonames if not n.lower().endswith(".dll")])
-    wanted = set(ex.rules)
     report.facts, report.rules_run = full.facts, [r for r in ex.rules if r in full.rules_run]
-    # A probe that failed is kept: without it a blind spot would read as "nothing found".
-    report.findings = [f for f in full.findings if f.id in wanted or f.id == "CD001"]
+    report.findings = routed_findings(full.findings, ex.rules)
     ex.checked = True
     ex.has = machine_has(full.facts)
     ex.libraries = check_libraries(ex.sonames, full.facts, compat, alternatives(text))
