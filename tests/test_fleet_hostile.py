@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+import archive_factory as af
 from clirunner import CliRunner
 from fleet_factory import fleet_reports
 from fuzz_support import budget
@@ -14,7 +15,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cudnn_doctor.cli import app
-from cudnn_doctor.fleet.reading import split_documents
 from cudnn_doctor.render.envelope import dumps
 
 DEEP = "[" * 100_000 + "\n"
@@ -68,7 +68,8 @@ def test_an_oversized_report_is_refused_without_reading_it(tmp_path, reports):
 def test_a_fifo_in_a_folder_is_named_not_opened(tmp_path, reports):
     (tmp_path / "a.json").write_text(reports[0][1])
     os.mkfifo(str(tmp_path / "pipe.json"))  # opening it for reading would wait for a writer forever
-    doc = fleet_json(str(tmp_path))
+    proc = af.run_cli("fleet", str(tmp_path), "--json", timeout=60)  # a real process: a hang fails, not blocks
+    doc = json.loads(proc.stdout)
     assert doc["nodes"] == 1 and "named pipe" in rejected_sources(doc)["pipe.json"][1]
 
 
@@ -85,15 +86,17 @@ def test_twenty_thousand_reports_with_one_poisoned_file(tmp_path, reports):
     assert list(rejected_sources(doc)) == ["node10000-poisoned.json"]
 
 
-def _reader(text):
-    return io.StringIO(text).read
+def _documents(text):
+    from cudnn_doctor.fleet.reading import split_documents
+
+    return split_documents("<stdin>", io.StringIO(text).read)
 
 
 @given(depth=st.integers(1, 50_000), opener=st.sampled_from("[{"), tail=st.text(max_size=20))
 @budget(30)
 def test_any_nesting_is_a_document_or_a_named_rejection(depth, opener, tail):
     text = (opener if opener == "[" else '{"a":') * depth + tail
-    for label, item in split_documents("<stdin>", _reader(text)):
+    for label, item in _documents(text):
         assert label.startswith("<stdin>")
         assert hasattr(item, "reason") or isinstance(item, (dict, list))
 
@@ -103,6 +106,6 @@ def test_any_nesting_is_a_document_or_a_named_rejection(depth, opener, tail):
 def test_junk_between_good_lines_on_stdin_never_loses_them(junk, at):
     lines = [json.dumps({"good": i, "marker": "zq9"}) for i in range(3)]
     lines.insert(at, junk.decode("utf-8", "replace").replace("\n", " "))
-    docs = [item for _, item in split_documents("<stdin>", _reader("\n".join(lines) + "\n"))
+    docs = [item for _, item in _documents("\n".join(lines) + "\n")
             if isinstance(item, dict) and item.get("marker") == "zq9"]
     assert [d["good"] for d in docs] == [0, 1, 2]

@@ -1,0 +1,115 @@
+"""Nothing is left behind: `install` and `rollback` killed by SIGTERM or SIGHUP in a real process undo to the old
+state and remove their staging files; a full disk during staging removes the staged copies; a prefix the install
+created goes with its rollback."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import time
+
+import pytest
+
+import archive_factory as af
+from kit import have_gcc
+
+pytestmark = pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build the fake NVIDIA libraries")
+
+STATE = ".cudnn-doctor"
+
+
+@pytest.fixture
+def world(machine, tmp_path):
+    return af.toolkit_and_tarball(machine, tmp_path)
+
+
+def _wait_for(predicate, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _staged_files(home):
+    staging = home / STATE / "txn" / "staging"
+    return [os.path.join(d, f) for d, _, files in os.walk(staging) for f in files]
+
+
+def _killed_at(world, point, signum, *extra):
+    """Starts a real `install` that pauses at ``point``, sends ``signum`` once it is there, and waits for it."""
+    proc = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke", *extra,
+                      env={"CUDNN_DOCTOR_TEST_SLEEP_AT": "%s:60" % point},
+                      wait=False)
+    journal = world["home"] / STATE / "txn" / "journal.json"
+
+    def paused():
+        if point.startswith("staged"):
+            return len(_staged_files(world["home"])) >= int(point.split("-")[1])
+        try:
+            return json.loads(journal.read_text()).get("status") == "applying" and \
+                (world["home"] / "lib64" / "libcudnn.so.9.1.0").exists()
+        except (OSError, ValueError):
+            return False
+
+    assert _wait_for(paused), "the install never reached %s" % point
+    time.sleep(0.3)  # inside the hook's sleep now
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("signum, point", [(signal.SIGTERM, "staged-3"), (signal.SIGHUP, "staged-3"),
+                                           (signal.SIGTERM, "after-place-3")])
+def test_a_signal_mid_install_undoes_it_and_leaves_no_staging(world, signum, point):
+    before = af.snapshot(world["home"])
+    code, out, err = _killed_at(world, point, signum)
+    assert code == 128 + signum, err
+    assert err.count("\n") == 1 and "interrupted by %s" % signal.Signals(signum).name in err
+    assert "Traceback" not in err and "nothing was changed" in err
+    assert not (world["home"] / STATE).exists()  # no staging folder, no journal, no lock
+    assert af.snapshot(world["home"]) == before
+
+
+def test_sigterm_mid_install_with_json_still_prints_an_envelope(world):
+    code, out, err = _killed_at(world, "staged-2", signal.SIGTERM, "--json")
+    assert code == 143 and json.loads(out)["exit_code"] == 143 and "SIGTERM" in json.loads(out)["error"]
+
+
+def test_a_full_disk_while_staging_removes_the_staged_files(world, monkeypatch):
+    """ENOSPC from the writer seam; the trash folder cannot be made either while the staged copies fill the disk."""
+    from cudnn_doctor.install import journal, safety
+
+    before = af.snapshot(world["home"])
+    real_write, real_makedirs, written = safety.CountingWriter.write, os.makedirs, []
+
+    def write(self, data):
+        if len(written) >= 4:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(len(data))
+        return real_write(self, data)
+
+    def makedirs(path, *a, **k):
+        if os.path.basename(path) == journal.TRASH and _staged_files(world["home"]):
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        return real_makedirs(path, *a, **k)
+
+    monkeypatch.setattr(safety.CountingWriter, "write", write)
+    monkeypatch.setattr(journal.os, "makedirs", makedirs)
+    result = af.invoke("install", world["archive"], "--cuda-home", world["home"], "--no-smoke")
+    assert result.exit_code == 1 and "is full" in result.stderr, result.stderr
+    assert not (world["home"] / STATE).exists()
+    assert af.snapshot(world["home"]) == before
+
+
+def test_rollback_after_a_killed_install_removes_the_prefix_it_created(world, tmp_path):
+    prefix = tmp_path / "new-prefix"
+    proc = af.run_cli("install", world["archive"], "--prefix", prefix, "--no-smoke",
+                      env={"CUDNN_DOCTOR_TEST_CRASH_AT": "after-place-3"})
+    assert proc.returncode == -signal.SIGKILL and (prefix / STATE / "txn").is_dir()
+    result = af.invoke("rollback", "--prefix", prefix)
+    assert result.exit_code == 0, result.stderr
+    assert "Removed the folder %s" % prefix in result.stdout
+    assert not prefix.exists()
