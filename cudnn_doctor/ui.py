@@ -112,7 +112,9 @@ def error_exit(message: str, code: int = EXIT_USAGE) -> NoReturn:
     sys.stderr.flush()  # before the exit unwinds: a wrapped stream (test runners, pipes) may not flush itself
     import typer  # loaded already by the command that calls this; ui itself is imported by `--version`
 
-    raise typer.Exit(code)
+    stop = typer.Exit(code)
+    stop.message = message  # type: ignore[attr-defined]  # for a --json command to put in its envelope
+    raise stop
 
 
 def hint(message: str) -> None:

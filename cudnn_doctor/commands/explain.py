@@ -337,6 +337,10 @@ def register(app: typer.Typer) -> None:
         root: str = typer.Option("/", "--root", metavar="DIR", help="Inspect the filesystem under DIR."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1)."),
     ) -> None:
+        from ..bounded_io import not_a_folder
+
+        if not_a_folder(root):
+            error_exit("--root %s %s" % (root, not_a_folder(root)))
         body = _read_text(text, file)
         if not body.strip():
             if text == "-":

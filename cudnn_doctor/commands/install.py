@@ -9,6 +9,7 @@ import typer
 
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, console, error_exit
+from .options import seconds
 
 HELP = """Install cuDNN from an NVIDIA archive, a URL, or a release number, and undo it with `rollback`.
 
@@ -214,7 +215,7 @@ def register(app: typer.Typer) -> None:
         no_check: bool = typer.Option(False, "--no-check", help="Skip running `check` on the result."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan/result as one JSON object."),
         allow_http: bool = typer.Option(False, "--allow-http", help="Allow a plain-http download; needs --sha256."),
-        lock_wait: float = typer.Option(0.0, "--lock-wait", help="Seconds to wait for another install into "
+        lock_wait: float = typer.Option(0.0, "--lock-wait", callback=seconds(0.0), help="Seconds to wait for another install into "
                                         "the same target (default: fail at once)."),
     ) -> None:
         from ..install import Refusal, Request, run_install
@@ -270,7 +271,7 @@ def register(app: typer.Typer) -> None:
         prune: Optional[int] = typer.Option(None, "--prune", min=0, metavar="KEEP", help="Roll nothing back; "
                                             "drop the backups of all but the newest KEEP installs."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
-        lock_wait: float = typer.Option(0.0, "--lock-wait", help="Seconds to wait for a running install."),
+        lock_wait: float = typer.Option(0.0, "--lock-wait", callback=seconds(0.0), help="Seconds to wait for a running install."),
     ) -> None:
         from ..install import Refusal, run_rollback
         from ..install.signals import Interrupted, interrupt_on_signals
