@@ -113,3 +113,21 @@ def test_rollback_after_a_killed_install_removes_the_prefix_it_created(world, tm
     assert result.exit_code == 0, result.stderr
     assert "Removed the folder %s" % prefix in result.stdout
     assert not prefix.exists()
+
+
+@pytest.mark.parametrize("point", ["staged-2", "after-place-3"])
+def test_check_names_an_interrupted_install_with_rollback_as_its_fix(world, point, check_json):
+    machine, home = world["machine"], world["home"]
+    proc = af.run_cli("install", world["archive"], "--cuda-home", home, "--no-smoke",
+                      env={"CUDNN_DOCTOR_TEST_CRASH_AT": point})
+    assert proc.returncode == -signal.SIGKILL
+    code, doc = check_json(machine)
+    [found] = [f for f in doc["findings"] if f["id"] == "CD411"]
+    target = found["evidence"]["target"]  # the toolkit as check found it (/usr/local/cuda, a link to the 12.4 one)
+    assert target in ("/usr/local/cuda", "/" + str(home.relative_to(machine.root)))
+    assert found["evidence"]["path"] == target + "/.cudnn-doctor/txn"
+    assert "cudnn-doctor rollback --cuda-home %s" % target in found["fix"]
+    assert found["evidence"]["status"] == ("staging" if point.startswith("staged") else "applying")
+    result = af.invoke("rollback", "--cuda-home", home)  # the fix, run on this machine
+    assert result.exit_code == 0, result.stderr
+    assert not [f for f in check_json(machine)[1]["findings"] if f["id"] == "CD411"]

@@ -76,7 +76,7 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
 
 
 def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]]) -> Facts:
-    from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
+    from . import cudnn, driver, gpu_code, hostinfo, install_state, java, leftovers, machine_state, python_env, toolkit
     from .executor import Deadline, record_not_regular, run_bounded
 
     from .windows import collect_windows, is_windows
@@ -103,6 +103,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         ("toolkits", toolkit.probe),
         ("cudnn", cudnn.probe),
         ("cudnn-leftovers", leftovers.probe),
+        ("install-state", install_state.probe),
         ("java", java.probe),
         ("machine-state", machine_state.probe),
     )
