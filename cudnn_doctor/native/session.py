@@ -37,7 +37,6 @@ class NativeSession:
         self.sent: List[int] = []  # task ids the live child was given, in order
         self.current: Optional[int] = None
         self.started_at = 0.0
-        self.ever_started = False  # a task started: the child works, so tasks left at the deadline were not run
         self.buffer = b""
         self.start_error: Optional[str] = None
         self.exits_without_work = 0  # children that ended before starting any task (a broken interpreter)
@@ -118,10 +117,7 @@ class NativeSession:
         self._kill()
         for i in range(len(self.tasks)):
             if i not in self.results:
-                # Only the call that was running when the deadline came stalled (it got its "timeout" from
-                # _give_up); the ones behind it never started, and must not be blamed for it.
-                self.results[i] = ({"error": self.start_error} if self.start_error else
-                                   {"not_run": round(timeout, 2)} if self.ever_started else {"timeout": timeout})
+                self.results[i] = ({"error": self.start_error} if self.start_error else {"timeout": timeout})
         return [self.results[i] for i in range(len(self.tasks))]
 
     def close(self) -> None:
@@ -175,7 +171,6 @@ class NativeSession:
             if event.get("state") == "start":
                 self.current = event["task"]
                 self.started_at = time.monotonic()
-                self.ever_started = True
             elif "result" in event:
                 self.results.setdefault(event["task"], event["result"])
                 self.current = None

@@ -79,19 +79,12 @@ def record_not_regular(facts: Facts, host) -> None:
 
 
 def record_native_timeouts(facts: Facts, host, probe: str, answered) -> None:
-    """A native call killed at its time limit is a blocked probe too (CD002), named by its library; calls the
-    child never started (an earlier one stalled until the deadline) make their probe "not run", not stalled."""
-    not_run = None
+    """A native call killed at its time limit is a blocked probe too (CD002), named by its library."""
     for task, result in answered:
         if "timeout" in result:
             lib = task.get("lib")
             facts.blocked.append(BlockedPath(probe=probe, path=host.inside(str(lib)) if lib else None,
                                              reason="timed-out", seconds=result["timeout"]))
-        elif "not_run" in result:
-            not_run = result["not_run"]
-    stalled_itself = any(b.probe == probe and b.reason == "timed-out" for b in facts.blocked)
-    if not_run is not None and not stalled_itself:  # never started because another probe's call stalled
-        facts.blocked.append(BlockedPath(probe=probe, path=None, reason="not-run", seconds=not_run))
 
 
 def incomplete(facts: Facts) -> bool:
