@@ -154,3 +154,19 @@ def test_bench_tables_on_an_ascii_stream(env):
     text = _readable(run("bench", "--library", fake_cudnn(), "--driver-library", fake_cuda(), "--no-cpu",
                          "--seed-batch", "1", "--shape", SHAPE, "--dtype", "fp32", env=env))
     assert "+--" in text or "|" in text  # rich drew its tables in ASCII
+
+
+@given(text=st.text(), encoding=st.sampled_from(["ascii", "latin-1", "cp1252"]))
+@budget(60)
+def test_any_text_through_the_ascii_stream_is_encodable(text, encoding):
+    import io
+
+    from cudnn_doctor.ui import AsciiSafeStream
+
+    raw = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors="strict")
+    stream = AsciiSafeStream(raw)
+    assert stream.write(text) == len(text)
+    stream.flush()
+    raw.buffer.getvalue().decode(encoding)  # it wrote only what the encoding holds
+    with pytest.raises(TypeError):
+        stream.write(b"bytes")  # click's probe for a binary stream must see a text one

@@ -11,6 +11,10 @@ import time
 
 import pytest
 
+from fuzz_support import budget
+from hypothesis import given
+from hypothesis import strategies as st
+
 import archive_factory as af
 from kit import have_gcc
 
@@ -131,3 +135,35 @@ def test_check_names_an_interrupted_install_with_rollback_as_its_fix(world, poin
     result = af.invoke("rollback", "--cuda-home", home)  # the fix, run on this machine
     assert result.exit_code == 0, result.stderr
     assert not [f for f in check_json(machine)[1]["findings"] if f["id"] == "CD411"]
+
+
+@given(after=st.integers(0, 40))
+@budget(10)
+def test_a_full_disk_at_any_write_leaves_nothing(tmp_path_factory, after):
+    """ENOSPC from the writer seam after any number of writes: the target and its state folder are as before."""
+    from unittest import mock
+
+    from kit import FakeMachine
+
+    from cudnn_doctor.install import Request, Refusal, run_install, safety
+
+    m = FakeMachine(tmp_path_factory.mktemp("full") / "root")
+    w = af.toolkit_and_tarball(m, m.root.parent)
+    before = af.snapshot(w["home"])
+    real_write, count = safety.CountingWriter.write, [0]
+
+    def write(self, data):
+        count[0] += 1
+        if count[0] > after:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(self, data)
+
+    with mock.patch.object(safety.CountingWriter, "write", write):
+        try:
+            run_install(Request(source=str(w["archive"]), cuda_home=str(w["home"]), smoke=False, check=False))
+            installed = True
+        except Refusal as refusal:
+            assert "is full" in str(refusal)
+            installed = False
+    if not installed:
+        assert af.snapshot(w["home"]) == before and not (w["home"] / STATE).exists()
