@@ -16,7 +16,10 @@ def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
     """Observe the machine (or the filesystem under ``root``) within ``timeout`` seconds; return the facts."""
     from .probes import collect
 
-    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge)
+    from .knowledge import load_compat
+
+    # The knowledge is handed to the probes (they never load it themselves); reading it is one cached call.
+    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge, compat=load_compat())
 
 
 def _ready_to_judge() -> None:
@@ -59,6 +62,7 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
         findings = [f for f in findings if not skipped(f.id, f.alias, skip)]
         ran = [r for r in ran if not skipped(r, aliases.get(r, ""), skip)]
     report = Report(facts=facts, findings=findings, rules_run=ran)
+    report.extra["knowledge"] = context.compat.knowledge_summary()  # how current the answers are (-v, --json)
     if smoke is not None:
         report.extra["smoke"] = smoke
     return report
@@ -110,3 +114,16 @@ def run_smoke_on(facts: Facts, root: str = "/") -> dict:
         return result
     prefix = str(host.root)
     return {k: (v.replace(prefix, "") if isinstance(v, str) else v) for k, v in result.items()}
+
+
+def image_report(facts: Facts, node=None, requires: Sequence[str] = (), target: Optional[str] = None,
+                 skip: Sequence[str] = ()) -> Report:
+    """An image's facts judged alone (the driver and GPU checks left to the node) or on a node: the node's driver
+    and GPUs (image/node.py's NodeView) in place of the image's, its own driver health left to its own report."""
+    from .image.node import on_node
+    from .rules.image import NODE_CHECKS, NODE_OWN_CHECKS
+
+    if node is not None:
+        facts = on_node(facts, node)
+    node_side = NODE_OWN_CHECKS if node is not None else NODE_CHECKS
+    return collect_report(requires=requires, target=target, facts=facts, skip=list(skip) + list(node_side))
