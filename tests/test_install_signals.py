@@ -167,3 +167,30 @@ def test_a_full_disk_at_any_write_leaves_nothing(tmp_path_factory, after):
             installed = False
     if not installed:
         assert af.snapshot(w["home"]) == before and not (w["home"] / STATE).exists()
+
+
+def test_sigterm_mid_rollback_says_so_and_the_same_rollback_finishes_it(world):
+    before = af.snapshot(world["home"])
+    assert af.invoke("install", world["archive"], "--cuda-home", world["home"], "--no-smoke").exit_code == 0
+    proc = af.run_cli("rollback", "--cuda-home", world["home"], env={"CUDNN_DOCTOR_TEST_SLEEP_AT": "after-restore-3:60"},
+                      wait=False)
+    history = world["home"] / STATE / "history"
+
+    def rolling_back():
+        for entry in history.iterdir() if history.is_dir() else []:
+            try:
+                if json.loads((entry / "journal.json").read_text()).get("status") == "rolling-back":
+                    return True
+            except (OSError, ValueError):
+                pass
+        return False
+
+    assert _wait_for(rolling_back)
+    time.sleep(0.5)  # inside the hook's sleep after the third restore
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and err.count("\n") == 1 and "interrupted by SIGTERM" in err, err
+    assert "run the same rollback again" in err
+    result = af.invoke("rollback", "--cuda-home", world["home"])
+    assert result.exit_code == 0 and "finished an interrupted rollback" in result.stdout, result.stderr
+    assert af.snapshot(world["home"]) == {k: v for k, v in before.items()}
