@@ -44,22 +44,15 @@ def _staged_files(home):
 
 def _killed_at(world, point, signum, *extra):
     """Starts a real `install` that pauses at ``point``, sends ``signum`` once it is there, and waits for it."""
+    paused = world["tmp"] / ("paused-%s-%d" % (point, time.monotonic_ns()))
     proc = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke", *extra,
-                      env={"CUDNN_DOCTOR_TEST_SLEEP_AT": "%s:60" % point},
+                      env={"CUDNN_DOCTOR_TEST_SLEEP_AT": "%s:60" % point, "CUDNN_DOCTOR_TEST_PAUSED_FILE": str(paused)},
                       wait=False)
-    journal = world["home"] / STATE / "txn" / "journal.json"
-
-    def paused():
-        if point.startswith("staged"):
-            return len(_staged_files(world["home"])) >= int(point.split("-")[1])
-        try:
-            return json.loads(journal.read_text()).get("status") == "applying" and \
-                (world["home"] / "lib64" / "libcudnn.so.9.1.0").exists()
-        except (OSError, ValueError):
-            return False
-
-    assert _wait_for(paused), "the install never reached %s" % point
-    time.sleep(0.3)  # inside the hook's sleep now
+    reached = _wait_for(paused.exists)
+    if not reached:
+        proc.kill()
+    assert reached, "the install never reached %s: %s" % (point, proc.communicate()[1])
+    time.sleep(0.1)  # from the marker to the sleep itself
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     return proc.returncode, out, err
@@ -194,3 +187,18 @@ def test_sigterm_mid_rollback_says_so_and_the_same_rollback_finishes_it(world):
     result = af.invoke("rollback", "--cuda-home", world["home"])
     assert result.exit_code == 0 and "finished an interrupted rollback" in result.stdout, result.stderr
     assert af.snapshot(world["home"]) == {k: v for k, v in before.items()}
+
+
+@given(signum=st.sampled_from([signal.SIGINT, signal.SIGTERM, signal.SIGHUP]),
+       point=st.sampled_from(["after-lock", "staged-1", "staged-3", "after-journal", "after-backup-2",
+                              "after-place-1", "after-place-6"]))
+@budget(6)
+def test_any_signal_at_any_step_leaves_the_toolkit_as_it_was(tmp_path_factory, signum, point):
+    from kit import FakeMachine
+
+    m = FakeMachine(tmp_path_factory.mktemp("sig") / "root")
+    w = af.toolkit_and_tarball(m, m.root.parent)
+    before = af.snapshot(w["home"])
+    code, out, err = _killed_at(w, point, signum)
+    assert code == 128 + signum and "interrupted by %s" % signal.Signals(signum).name in err, err
+    assert af.snapshot(w["home"]) == before and not (w["home"] / STATE).exists()
