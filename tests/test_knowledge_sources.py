@@ -99,24 +99,45 @@ def test_tensorflow_rows_match_the_pins_of_its_pypi_wheels(compat):
     assert checked >= 3
 
 
-def _sources_of(table):
-    yield table.get("source", "")
-    for row in table.get("rows", []):
-        for key in ("source", "edition", "windows_source"):
-            if row.get(key):
-                yield row[key]
+PLACEHOLDERS = ("each row's edition", "the editions cited by the builds tables")
+SOURCE_KEYS = ("source", "sources", "edition")
 
 
-@pytest.mark.parametrize("file", ["cudnn", "cuda_driver", "frameworks", "known_bad"])
-def test_every_source_is_a_url(compat, file):
-    for name, table in compat.data[file].items():
-        if not isinstance(table, dict) or name == "meta":
+def _sources_in(node, where):
+    """Every source text in a parsed compat file: `source`/`sources`/`edition` and any `*_source` key, at any depth."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in SOURCE_KEYS or key.endswith("_source"):
+                for text in value if isinstance(value, list) else [value]:
+                    yield "%s.%s" % (where, key), text
+            else:
+                yield from _sources_in(value, "%s.%s" % (where, key))
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _sources_in(item, "%s[%d]" % (where, i))
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "compat").glob("*.toml")), ids=lambda p: p.stem)
+def test_every_source_is_a_url(path):
+    """A user can open every source: each names a URL (placeholders pointing at the rows' own URLs aside)."""
+    from cudnn_doctor.knowledge.load import parse_toml
+
+    found = list(_sources_in(parse_toml(path.read_text(encoding="utf-8")), path.stem))
+    for where, text in found:
+        if text in PLACEHOLDERS or text.startswith("each row:"):
             continue
-        for text in _sources_of(table):
-            if text in ("each row's edition", "the editions cited by the builds tables") or text.startswith(
-                    "each row:"):
-                continue
-            assert re.search(r"https?://", text), (file, name, text)
+        assert re.search(r"https?://", str(text)), (where, text)
+
+
+def test_the_url_check_walks_every_compat_file():
+    """The check above would miss a file or a nested key if the walk stopped early; it must see them all."""
+    from cudnn_doctor.knowledge.load import parse_toml
+
+    seen = {p.stem for p in (ROOT / "compat").glob("*.toml")
+            if any(True for _ in _sources_in(parse_toml(p.read_text(encoding="utf-8")), p.stem))}
+    assert {"cudnn", "windows", "catalogue", "status_codes", "symptoms", "gpu_peaks"} <= seen
+    nested = dict(_sources_in({"t": {"rows": [{"cuda_majors_source": "x"}]}}, "f"))
+    assert nested == {"f.t.rows[0].cuda_majors_source": "x"}
 
 
 def test_no_internal_notes_reach_users():
