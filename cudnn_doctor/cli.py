@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING, List, Optional
 
 from . import __version__
-from .ui import EXIT_DOCTOR_FAILED
+from .ui import EXIT_DOCTOR_FAILED, ascii_safe_streams
 
 if TYPE_CHECKING:
     import typer  # imported when the app is built: `--version` answers without it
@@ -111,6 +111,7 @@ def __getattr__(name: str):
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry: the doctor's own failures exit 3 with one line, not a traceback."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:]) or os.environ.get("CUDNN_DOCTOR_DEBUG")
+    ascii_safe_streams()  # before anything prints: an ASCII terminal gets ASCII marks, not UnicodeEncodeError
     try:
         args = list(argv if argv is not None else sys.argv[1:])
         if _only_version(args):

@@ -343,6 +343,7 @@ class BlockedPath:
     reason: str  # "not-a-regular-file", "timed-out" or "not-run"
     kind: Optional[str] = None  # "named pipe (FIFO)", "socket", ... for not-a-regular-file
     seconds: Optional[float] = None  # the budget it overran
+    resolved: Optional[str] = None  # what ``path`` (as the probe was given it) resolved to, when links led elsewhere
 
 
 @dataclass

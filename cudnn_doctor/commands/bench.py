@@ -1,6 +1,7 @@
 """The `bench` subcommand: how fast cuDNN is on this GPU, against plain CUDA, the CPU, the datasheet and torch."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -12,6 +13,7 @@ from ..model import Severity, to_plain
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
 from . import completion as values
+from .options import seconds
 
 MIB = 1 << 20
 
@@ -123,6 +125,21 @@ def _progress_display(total: int):
     return bar, update
 
 
+def _envelope_on_error(command):
+    """--json promises one JSON object on stdout, also when bench cannot start (no GPU, no cuDNN, bad input):
+    an error_exit under --json prints the envelope with the error before it exits."""
+    @functools.wraps(command)  # typer reads the options from the wrapped signature
+    def run(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except typer.Exit as stop:
+            if kwargs.get("as_json") and getattr(stop, "message", None):
+                typer.echo(dumps(envelope("bench", stop.exit_code, error=stop.message)))
+            raise
+    return run
+
+
+@_envelope_on_error
 def bench(
     library: Optional[str] = typer.Option(None, "--library", metavar="PATH", help="Benchmark this cuDNN library."),
     device: int = typer.Option(0, "--device", min=0, metavar="N", help="CUDA device index."),
@@ -136,7 +153,7 @@ def bench(
                                                 help="Workspace cuDNN may use while searching algorithms "
                                                      "(default: 4 GiB or half the free memory)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
-    timeout: float = typer.Option(60.0, "--timeout", min=5.0, metavar="S",
+    timeout: float = typer.Option(60.0, "--timeout", callback=seconds(5.0), metavar="S",
                                   help="Seconds allowed in all; layers not reached by then are listed as skipped."),
     nvrtc: Optional[str] = typer.Option(None, "--nvrtc", metavar="PATH", help="libnvrtc for the no-cuDNN path."),
     driver_lib: Optional[str] = typer.Option(None, "--driver-library", hidden=True, metavar="PATH"),

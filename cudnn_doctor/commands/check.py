@@ -9,11 +9,13 @@ from typing import List, Mapping, Optional, Sequence
 import typer
 
 from .. import diagnose
+from ..bounded_io import not_a_folder
 from ..model import Report, Severity
 from ..probes.executor import DEFAULT_TIMEOUT
 from ..runclock import RunClock
 from ..ui import EXIT_INCOMPLETE, EXIT_OK, EXIT_PROBLEMS, error_exit
 from . import completion as values
+from .options import seconds
 
 
 def _validate_skip(patterns: Sequence[str]) -> None:
@@ -151,7 +153,7 @@ def register(app: typer.Typer) -> None:
         list_checks: bool = typer.Option(False, "--list-checks", help="List every check (id, alias, title) and exit."),
         smoke: bool = typer.Option(False, "--smoke", help="Also run a real convolution through cuDNN."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
-        timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS", min=0.1,
+        timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS", callback=seconds(0.1),
                                       help="Time budget for the whole run; a probe stuck longer (a hung network "
                                            "mount) is abandoned, named in the report (CD002) and the exit code "
                                            "is 4."),
@@ -165,8 +167,9 @@ def register(app: typer.Typer) -> None:
             error_exit("--format must be human, json, github or prometheus, not %r" % fmt_name)
         if output_file is not None and fmt_name not in ("json", "prometheus"):
             error_exit("--output-file needs --json or --format prometheus")
-        if not os.path.isdir(root):
-            error_exit("--root %s is not a folder" % root)
+        problem = not_a_folder(root)
+        if problem:
+            error_exit("--root %s %s" % (root, problem))
         if image is None and against is not None:
             error_exit("--against needs --image REF: the image to judge on that node")
         if image is not None and (root != "/" or env or smoke):

@@ -47,6 +47,10 @@ def register(app: typer.Typer) -> None:
                                     help="Also name the matched patterns, failure-catalogue entries and public "
                                          "reports of the same error."),
     ) -> None:
+        from ..bounded_io import not_a_folder
+
+        if not_a_folder(root):
+            error_exit("--root %s %s" % (root, not_a_folder(root)))
         body = _read_text(text, file)
         if not body.strip():
             if text == "-":

@@ -10,6 +10,7 @@ import typer
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, console, error_exit
 from . import completion as values
+from .options import seconds
 
 HELP = """Install cuDNN from an NVIDIA archive, a URL, or a release number, and undo it with `rollback`.
 
@@ -185,6 +186,19 @@ def _fail(message: str, code: int, as_json: bool, command: str) -> None:
     error_exit(message, code)
 
 
+def _interrupted(signalled, command: str, as_json: bool) -> None:
+    """One line for an install or rollback stopped by SIGINT, SIGTERM or SIGHUP, and the shell's 128+N code."""
+    if command == "rollback":
+        state = ("the rollback stopped part-way; fix: run the same rollback again, which finishes it (each step "
+                 "can be repeated)")
+    elif signalled.installed:
+        state = ("the install had finished and stands; only the checks after it were cut short; fix: run "
+                 "`cudnn-doctor check` (or `cudnn-doctor rollback` to undo it)")
+    else:
+        state = "the install was undone and its staged files removed: nothing was changed"
+    _fail("interrupted by %s; %s" % (signalled.name, state), signalled.exit_code, as_json, command)
+
+
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
 
@@ -211,11 +225,12 @@ def register(app: typer.Typer) -> None:
         no_check: bool = typer.Option(False, "--no-check", help="Skip running `check` on the result."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan/result as one JSON object."),
         allow_http: bool = typer.Option(False, "--allow-http", help="Allow a plain-http download; needs --sha256."),
-        lock_wait: float = typer.Option(0.0, "--lock-wait", metavar="S", show_default=False,
+        lock_wait: float = typer.Option(0.0, "--lock-wait", metavar="S", show_default=False, callback=seconds(0.0),
                                         help="Seconds to wait for another install into "
                                         "the same target (default: fail at once)."),
     ) -> None:
         from ..install import Refusal, Request, run_install
+        from ..install.signals import Interrupted, interrupt_on_signals
 
         if cuda_home and prefix:
             _fail("--cuda-home and --prefix exclude each other; pass one of them", 2, as_json, "install")
@@ -226,7 +241,12 @@ def register(app: typer.Typer) -> None:
                       allow_http=allow_http, lock_wait=lock_wait, env=dict(os.environ), check=not no_check)
         progress, req.on_stage, stop = _progress_callback(not as_json)
         try:
-            report = run_install(req, progress=progress)
+            with interrupt_on_signals():
+                report = run_install(req, progress=progress)
+        except Interrupted as signalled:
+            stop()
+            _interrupted(signalled, "install", as_json)
+            return
         except Refusal as refusal:
             stop()
             _fail(str(refusal), refusal.code, as_json, "install")
@@ -262,15 +282,20 @@ def register(app: typer.Typer) -> None:
         prune: Optional[int] = typer.Option(None, "--prune", min=0, metavar="KEEP", help="Roll nothing back; "
                                             "drop the backups of all but the newest KEEP installs."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
-        lock_wait: float = typer.Option(0.0, "--lock-wait", metavar="S", show_default=False,
+        lock_wait: float = typer.Option(0.0, "--lock-wait", metavar="S", show_default=False, callback=seconds(0.0),
                                         help="Seconds to wait for a running install (default: fail at once)."),
     ) -> None:
         from ..install import Refusal, run_rollback
+        from ..install.signals import Interrupted, interrupt_on_signals
 
         if cuda_home and prefix:
             _fail("--cuda-home and --prefix exclude each other; pass one of them", 2, as_json, "rollback")
         try:
-            report = run_rollback(cuda_home, prefix, dict(os.environ), lock_wait, force=force, prune_keep=prune)
+            with interrupt_on_signals():
+                report = run_rollback(cuda_home, prefix, dict(os.environ), lock_wait, force=force, prune_keep=prune)
+        except Interrupted as signalled:
+            _interrupted(signalled, "rollback", as_json)
+            return
         except Refusal as refusal:
             _fail(str(refusal), refusal.code, as_json, "rollback")
             return
@@ -313,8 +338,10 @@ def _rollback_lines(report: dict) -> List[str]:
             lines.append("  dropped cuDNN %s installed %s" % (d.get("cudnn_version"), d.get("committed")))
         return lines
     done = report.get("rolled_back")
+    removed = ["Removed the folder %s, which the install had created." % report["removed_prefix"]] \
+        if report.get("removed_prefix") else []
     if not done:
-        return lines + ["The interrupted install was undone; nothing else was rolled back."]
+        return lines + ["The interrupted install was undone; nothing else was rolled back."] + removed
     lines.append("Rolled back cuDNN %s (installed %s from %s): removed %d files, restored %d."
                  % (done.get("cudnn_version"), done.get("committed"), done.get("source"),
                     len(done.get("removed") or []), len(done.get("restored") or [])))
@@ -324,4 +351,4 @@ def _rollback_lines(report: dict) -> List[str]:
     lines += ["  removed  %s" % path for path in done.get("removed") or []]
     lines.append("Earlier installs left to roll back: %d" % done.get("left", 0))
     lines += ["Loader cache: %s" % note for note in report.get("loader_cache") or []]
-    return lines
+    return lines + removed

@@ -8,6 +8,7 @@ import typer
 
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_DOCTOR_FAILED, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
+from .options import seconds
 
 if TYPE_CHECKING:
     from ..smoke import SmokeResult
@@ -39,9 +40,13 @@ def _validate_library(path: str) -> None:
         error_exit("--library %s: no such file" % path, EXIT_USAGE)
     if os.path.isdir(path):
         error_exit("--library %s is a folder; give the library file, e.g. %s/libcudnn.so.9" % (path, path), EXIT_USAGE)
+    from ..bounded_io import NotRegularFile, open_regular
+
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO here would block the open until a writer came
             magic = fh.read(4)
+    except NotRegularFile as exc:
+        error_exit("--library %s is a %s, not a library file" % (path, exc.kind), EXIT_USAGE)
     except OSError as exc:
         error_exit("--library %s cannot be read: %s" % (path, exc.strerror or exc), EXIT_USAGE)
     if magic != b"\x7fELF":
@@ -133,7 +138,7 @@ def smoke(
     device: int = typer.Option(0, "--device", min=0, metavar="N", help="CUDA device index (after CUDA_VISIBLE_DEVICES)."),
     all_copies: bool = typer.Option(False, "--all", help="Test every cuDNN copy found on this machine."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
-    timeout: float = typer.Option(60.0, "--timeout", min=1.0, metavar="S", help="Seconds allowed per library."),
+    timeout: float = typer.Option(60.0, "--timeout", callback=seconds(1.0), metavar="S", help="Seconds allowed per library."),
     driver_lib: Optional[str] = typer.Option(None, "--driver-library", hidden=True, metavar="PATH",
                                              help="Use this libcuda instead of the one the loader picks."),
 ) -> None:

@@ -19,6 +19,7 @@ from .inspect import inspect, keep_for_inspection
 from .journal import StateLock, discard, write_journal
 from .layout import host_arch
 from .plan import Plan, make_plan, wheel_dev_links
+from .signals import Interrupted
 from .target import Target, resolve
 from .transaction import apply, commit, new_txn, recover, undo
 from .verify import load_cudnn, smoke
@@ -199,7 +200,11 @@ def _install(req: Request, target: Target, source: Source, load: Loader, smoke_f
                 pass
     report["rollback_hint"] = rollback_command(target)
     machine = req.machine_root or hooks.machine_root()
-    finish(target, report, machine, req.env, smoke_fn if req.smoke else None, req.check)
+    try:
+        finish(target, report, machine, req.env, smoke_fn if req.smoke else None, req.check)
+    except Interrupted as exc:  # the install stands; only the checks after it were cut short
+        exc.installed = True
+        raise
     return report
 
 
@@ -250,6 +255,8 @@ def _unwind(exc: BaseException, target: Target, folder: str, journal: dict, appl
     """Undoes a failed transaction; an OSError becomes a Refusal that says exactly what the target holds now."""
     version = journal.get("cudnn_version") or "the new cuDNN"
     if journal.get("status") == "committed":  # the commit mark is on disk: the install stands
+        if isinstance(exc, Interrupted):
+            exc.installed = True
         if isinstance(exc, OSError):
             raise Refusal("recording the finished install failed: %s" % exc,
                           "cuDNN %s is installed and verified, but its record did not reach the history" % version,

@@ -223,3 +223,12 @@ def header_fix(compat: Compat, facts: Facts, copy: CudnnCopy) -> Fix:
                                                                                  q(folder)))
     return doctor_reinstall(facts, copy, manual, compat)
 
+
+
+def interrupted_install_fix(target: str, target_kind: str, needs_root: bool) -> Fix:
+    """`cudnn-doctor rollback` for a toolkit or prefix holding an interrupted install: it undoes what the journal
+    says was changed, removes the staging folder (and a prefix the install had created)."""
+    flag = "--prefix" if target_kind == "prefix" else "--cuda-home"
+    command = "%scudnn-doctor rollback %s %s" % ("sudo " if needs_root else "", flag, q(target))
+    return Fix(text="%s   (it undoes the unfinished install and removes its staged files; nothing else is rolled "
+                    "back)" % command, commands=[command], doctor=command)
