@@ -193,8 +193,9 @@ def _install_example(args: List[str], tmp_path: Path, monkeypatch) -> Tuple[Opti
             out.append(tok)
     if out[0] == "install":
         return out + ["--no-smoke"], ""
+    target = ["--prefix", out[out.index("--prefix") + 1]] if "--prefix" in out else ["--cuda-home", home]
     setup = runner.invoke(app, ["install", str(downloads / "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz"),
-                                "--cuda-home", home, "--no-smoke", "--no-check"])
+                                *target, "--no-smoke", "--no-check"])
     assert setup.exit_code == 0, setup.stderr
     return out, ""
 
