@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-# Exit codes are a contract (README "Exit codes").
+# Exit codes are a contract (docs/json.md).
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .load import Catalogue, NodeReport, Rejected
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-# Table columns and the fingerprint fields shown in each (README "Fleet": the fields of the fingerprint).
+# Table columns and the fingerprint fields shown in each (docs/fleet.md: the fields of the fingerprint).
 COLUMNS: Dict[str, Tuple[str, ...]] = {
     "driver": ("driver", "driver_cuda", "kernel_module"),
     "gpu": ("gpus",),
