@@ -46,6 +46,7 @@ int main(int argc, char **argv) {
         struct link_map *map = NULL;
         dlinfo(h, RTLD_DI_LINKMAP, &map);
         printf("OPEN %s %s\n", argv[2], map->l_name);
+        fflush(stdout);  /* cudnnGetVersion may already load (and abort in) a sub-library */
         version_fn v = (version_fn)dlsym(h, "cudnnGetVersion");
         if (v) printf("VERSION %zu\n", v());
         dump_maps();
