@@ -127,8 +127,14 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
 
 
 def about(finding, fw_name: str, fw_version: str) -> bool:
+    """Whether a finding judges this framework's cuDNN (what the oracle sees); CD706 also names cuBLAS, cuFFT and
+    the rest, which the oracle does not load, so it counts only where a cuDNN library is among the missing."""
     ev = finding.evidence or {}
-    return ev.get("framework") == fw_name or "%s %s" % (fw_name, fw_version) in finding.title
+    if finding.id == "CD706" and not any("cudnn" in name for name, path in (ev.get("libraries") or {}).items()
+                                         if path is None):
+        return False
+    return ev.get("framework") in (fw_name, "%s %s" % (fw_name, fw_version)) or \
+        "%s %s" % (fw_name, fw_version) in finding.title
 
 
 def predict(stack: stacks.Stack) -> Tuple[Verdict, Report]:

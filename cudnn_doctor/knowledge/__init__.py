@@ -6,6 +6,7 @@ import functools
 from .cudnn import CudnnBuild
 from .cudnn_fit import CudnnFitKnowledge
 from .driver import CudaRun, DriverFloor
+from .framework_features import FrameworkFeatureKnowledge
 from .frameworks import FrameworkKnowledge
 from .gpu import Arch, CcFloor, GpuKnowledge
 from .known_bad import Symptom
@@ -17,7 +18,7 @@ __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", 
            "Symptom", "load_compat"]
 
 
-class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge):
+class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, FrameworkFeatureKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; file layouts, wheels and

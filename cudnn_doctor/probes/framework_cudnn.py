@@ -148,5 +148,7 @@ def resolve_frameworks(ctx) -> None:
             # CuPy finds cuDNN through cuda-pathfinder, which tries site-packages wheels before the system loader
             # (LD_LIBRARY_PATH included): the same order an RPATH gives.
             rpath = [fw.location.rstrip("/") + "/nvidia/cudnn/lib"]
+        fw.library_search_path = [os.path.normpath(d.replace("${ORIGIN}", origin or "").replace("$ORIGIN", origin or ""))
+                                   for d in (runpath or rpath)]
         fw.resolved_cudnn = ctx.loader.resolve("libcudnn.so.%d" % major, runpath=runpath, rpath=rpath, origin=origin)
         fw.resolved_cudnn_parts = resolve_sublibraries(ctx, fw)

@@ -130,6 +130,9 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
         m = re.search(r"cuda(\d+)x", name)
         fw.cuda_version = m.group(1) if m else None
         fw.cuda_build = True
+        # CuPy <= 13 links cuDNN from this module (DT_NEEDED, no RPATH); newer CuPy has none and uses cuda-pathfinder.
+        module = host.glob(site + "/cupy_backends/cuda/libs/cudnn.*.so")
+        fw.consumer_library = module[0] if module else None
     elif name.startswith("onnxruntime"):
         fw.cuda_build = "gpu" in name
         fw.consumer_library = _first(ctx, site, ["onnxruntime/capi/libonnxruntime_providers_cuda.so"])

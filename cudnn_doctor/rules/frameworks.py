@@ -1,6 +1,7 @@
 """CD7xx: framework packaging: CPU-only builds, conflicting nvidia-* pins, unresolvable cuDNN, Windows TF."""
 from __future__ import annotations
 
+import os
 import re
 from typing import List, Optional, Tuple
 
@@ -10,10 +11,11 @@ from packaging.version import InvalidVersion, Version
 
 from ..versions import major_of, mm_text, ver
 from ..model import Facts, Finding, FrameworkFacts, Severity
-from ..remedies import advice, or_else, run, say, then
+from ..remedies import advice, or_else, prepend_ld_path, run, say, then
 from . import rule
-from ..queries import best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, platform_of
-from ..remedies import driver_upgrade_fix, jax_install, machine_cudnn_fix, torch_install
+from ..queries import (best_torch_variant, cudnn_pin_floor, driver_cuda, driver_version, framework_kind, has_driver,
+                       platform_of)
+from ..remedies import driver_upgrade_fix, jax_install, machine_cudnn_fix, onnxruntime_cuda_fix, torch_install
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -185,6 +187,33 @@ def tf_windows(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
+def _unresolved_fix(facts: Facts, compat, fw: FrameworkFacts, major: Optional[int]):
+    """The framework's own cuDNN pin of that major where it has one (what its installer would have put there);
+    ONNX Runtime's release-aware way; else the cuDNN build for its CUDA."""
+    if framework_kind(fw) == "onnxruntime":
+        return onnxruntime_cuda_fix(compat, fw.version, fw.location)
+    fix = _cudnn_wheel_fix(facts, compat, fw, major)
+    wheel_dir = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
+    if fix.commands and fix.commands[0].startswith("pip ") and wheel_dir not in fw.library_search_path:
+        # Its library searches no site-packages/nvidia folder (CuPy 13's has no RPATH at all): the wheel's folder
+        # has to be on the plain search path.
+        fix = then(fix, run(prepend_ld_path(wheel_dir)), joint=" && ")
+    return fix
+
+
+def _cudnn_wheel_fix(facts: Facts, compat, fw: FrameworkFacts, major: Optional[int]):
+    for text in fw.requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        floor = cudnn_pin_floor(fw, major)
+        if canonicalize_name(req.name).startswith("nvidia-cudnn-") and floor is not None and req.specifier.contains(
+                floor, prereleases=True):
+            return run('pip install "%s%s"' % (req.name, req.specifier))
+    return machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip")
+
+
 @rule("CD704", "framework-cudnn-unresolved", "A framework cannot find the cuDNN it links")
 def unresolved(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
@@ -201,7 +230,7 @@ def unresolved(facts: Facts, ctx) -> List[Finding]:
             detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
                 res.name, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),
-            fix=machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip"),
+            fix=_unresolved_fix(facts, compat, fw, major),
             evidence={"framework": fw.name, "needs": res.name, "consumer": fw.consumer_library,
                       "other_copies": [c.path for c in others]}, catalogue=["D1", "G6"]))
     return out
