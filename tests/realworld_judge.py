@@ -147,7 +147,7 @@ def predict(stack: stacks.Stack) -> Tuple[Verdict, Report]:
     errors = [f for f in report.findings if f.severity == Severity.ERROR and fw is not None
               and about(f, fw.name, fw.version)]
     res = fw.resolved_cudnn if fw else None
-    parts = {k: _real(r.realpath or r.path) for k, r in (fw.resolved_cudnn_parts if fw else {}).items()}
+    parts = {k: _real(r.realpath or r.path) for k, r in (getattr(fw, "resolved_cudnn_parts", {}) if fw else {}).items()}
     main = _real(res.realpath or res.path) if res else None
     if res is None:
         summary = "no cuDNN"

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# REALWORLD_DOCTOR: another checkout's cudnn-doctor to judge (e.g. `git archive main`), to show a case failing there.
+sys.path.insert(0, os.environ.get("REALWORLD_DOCTOR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import realworld_judge as judge  # noqa: E402
 import realworld_stacks as stacks  # noqa: E402

@@ -1,0 +1,80 @@
+"""What a framework asks for and what fixes exist for it: requirement lines as the real wheels write them, the
+onnxruntime-gpu releases' features, and the words CD702 uses (the real-world corpus proves the whole path)."""
+from __future__ import annotations
+
+from packaging.requirements import Requirement
+
+from cudnn_doctor.knowledge import load_compat
+from cudnn_doctor.model import Resolution
+from cudnn_doctor.probes.framework_cudnn import requirement_cudnn_major, specifier_major
+from cudnn_doctor.remedies import onnxruntime_cuda_fix
+from cudnn_doctor.rules import RuleContext, evaluate
+from facts_factory import TORCH_SITE, framework, make_facts
+
+# Requires-Dist lines copied from the METADATA of the wheels the corpus uses.
+TF_2_15 = "nvidia-cudnn-cu12 (==8.9.4.25) ; extra == 'and-cuda'"
+TF_2_18 = "nvidia-cudnn-cu12 ==9.3.0.75 ; extra == 'and-cuda'"
+JAX_0_4_30 = "nvidia-cudnn-cu12 <10.0,>=9.0 ; extra == 'with_cuda'"
+JAX_0_5_3 = 'nvidia-cudnn-cu12<10.0,>=9.1; extra == "with-cuda"'
+ORT_1_22 = 'nvidia-cudnn-cu12~=9.0; extra == "cudnn"'
+TORCH_2_5 = 'nvidia-cudnn-cu12 (==9.1.0.70) ; platform_system == "Linux" and platform_machine == "x86_64"'
+
+
+def test_pinned_major_is_read_from_each_real_requirement_under_its_extra():
+    assert requirement_cudnn_major([TF_2_15], ["and-cuda"])[0] == 8
+    assert requirement_cudnn_major([TF_2_18], ["and-cuda"])[0] == 9
+    assert requirement_cudnn_major([JAX_0_4_30], ["with_cuda"])[0] == 9
+    assert requirement_cudnn_major([JAX_0_5_3], ["with-cuda"])[0] == 9
+    assert requirement_cudnn_major([ORT_1_22], ["cuda", "cudnn"])[0] == 9
+    assert requirement_cudnn_major([TORCH_2_5], [])[0] == 9
+    assert requirement_cudnn_major([TF_2_15], []) is None  # the extra is not installed: no claim
+    assert requirement_cudnn_major(['nvidia-cudnn-cu12==9.1.0.70; sys_platform == "win32"'], []) is None
+
+
+def test_the_major_is_what_pip_would_install():
+    for spec, major in (("==8.9.*", 8), (">=9.1,<10", 9), ("<10", 9), ("~=8.9", 8), ("==9.24.0.43", 9)):
+        assert specifier_major(Requirement("nvidia-cudnn-cu12" + spec)) == major, spec
+
+
+def test_onnxruntime_features_by_release():
+    compat = load_compat()
+    assert compat.framework_feature("onnxruntime_gpu", "preload_dlls", "1.20.2") is False
+    assert compat.framework_feature("onnxruntime_gpu", "preload_dlls", "1.21.0") is True
+    assert compat.framework_feature("onnxruntime_gpu", "pip_extras", "1.18.0") is False
+    assert compat.framework_build("onnxruntime_gpu", "1.18.0")["cudnn_wheel"] == "nvidia-cudnn-cu11"
+    assert compat.framework_build("onnxruntime_gpu", "1.22.0")["cudnn_major"] == 9
+
+
+def test_onnxruntime_fix_offers_only_what_the_release_has():
+    compat = load_compat()
+    old = onnxruntime_cuda_fix(compat, "1.18.0", TORCH_SITE)
+    assert old.commands[0] == 'pip install "nvidia-cudnn-cu11==8.9.*"'
+    assert "[cuda,cudnn]==1.18.0" not in old.text and "has neither" in old.text
+    new = onnxruntime_cuda_fix(compat, "1.22.0", TORCH_SITE)
+    assert '"onnxruntime-gpu[cuda,cudnn]==1.22.0"' in new.text and "preload_dlls()" in new.text
+    assert all("onnxruntime-gpu[" not in c for c in new.commands)  # the commands are what works everywhere
+
+
+def _cd702(requirement: str, wheel: str, version: str, resolved: Resolution):
+    facts = make_facts()
+    fw = framework("tensorflow", "2.15.1", requires=[requirement], resolved_cudnn=resolved)
+    facts.python.frameworks = [fw]
+    facts.python.nvidia_wheels = [{"name": wheel, "version": version, "location": TORCH_SITE}]
+    findings, _ = evaluate(facts, RuleContext(compat=load_compat()))
+    return [f for f in findings if f.id == "CD702"]
+
+
+def test_cd702_quotes_the_failure_that_really_happens():
+    [f] = _cd702(TF_2_15, "nvidia-cudnn-cu12", "9.1.0.70", Resolution(name="libcudnn.so.8"))
+    assert f.severity.value == "error" and "cannot open shared object file" in f.detail
+    assert "Loaded runtime CuDNN" not in f.detail
+    newer = _cd702(TF_2_15, "nvidia-cudnn-cu12", "8.9.7.29", Resolution(
+        name="libcudnn.so.8", path=TORCH_SITE + "/nvidia/cudnn/lib/libcudnn.so.8"))
+    assert newer[0].severity.value == "warning"  # a newer 8.9 loads: the oracle saw it run
+
+
+def test_cd702_speaks_of_the_library_it_is_about():
+    [f] = _cd702("nvidia-cublas-cu12 (==12.2.5.6) ; extra == 'and-cuda'", "nvidia-cublas-cu12", "12.4.5.8",
+                 Resolution(name="libcudnn.so.8"))
+    assert "cudnn" not in f.detail.lower() and "nvidia-cublas-cu12" in f.detail
+
