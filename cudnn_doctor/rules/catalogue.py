@@ -109,7 +109,8 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     since = compat.table("catalogue", "tensorflow_pip_cuda")["since"]
     for label, libs in sorted((facts.machine_state.get("framework_libraries") or {}).items()):
-        missing = sorted(n for n, path in libs.items() if path is None)
+        # cuDNN has its own finding (CD704, with the framework's own pin); this one names the other CUDA libraries.
+        missing = sorted(n for n, path in libs.items() if path is None and not n.startswith("libcudnn"))
         if not missing:
             continue
         name, version = label.split(" ", 1)

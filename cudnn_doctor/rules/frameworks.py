@@ -194,7 +194,8 @@ def _unresolved_fix(facts: Facts, compat, fw: FrameworkFacts, major: Optional[in
         return onnxruntime_cuda_fix(compat, fw.version, fw.location)
     fix = _cudnn_wheel_fix(facts, compat, fw, major)
     wheel_dir = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
-    if fix.commands and fix.commands[0].startswith("pip ") and wheel_dir not in fw.library_search_path:
+    if fix.commands and fix.commands[0].startswith("pip ") and fw.library_search_path is not None and \
+            wheel_dir not in fw.library_search_path:
         # Its library searches no site-packages/nvidia folder (CuPy 13's has no RPATH at all): the wheel's folder
         # has to be on the plain search path.
         fix = then(fix, run(prepend_ld_path(wheel_dir)), joint=" && ")
@@ -208,6 +209,9 @@ def _cudnn_wheel_fix(facts: Facts, compat, fw: FrameworkFacts, major: Optional[i
         except InvalidRequirement:
             continue
         floor = cudnn_pin_floor(fw, major)
+        own_wheel = compat.cudnn_wheel(fw.cuda_version) if fw.cuda_version else None
+        if own_wheel and canonicalize_name(req.name) != canonicalize_name(own_wheel):
+            continue  # a pin for another CUDA than the framework's build: not what its installer would put there
         if canonicalize_name(req.name).startswith("nvidia-cudnn-") and floor is not None and req.specifier.contains(
                 floor, prereleases=True):
             return run('pip install "%s%s"' % (req.name, req.specifier))
