@@ -14,7 +14,10 @@ JAX_0530_PLUGIN = ("jax-cuda12-plugin", "0.5.3")  # pins >=9.1,<10 under [with-c
 JAXLIB_CPU = ("jaxlib", "0.10.2")
 ORT_CU11 = ("onnxruntime-gpu", "1.18.0")  # CUDA 11.8 + cuDNN 8 (DT_NEEDED libcudnn.so.8), no extras
 ORT_CU12 = ("onnxruntime-gpu", "1.22.0")  # CUDA 12 + cuDNN 9, [cuda,cudnn] extras, preload_dlls(), no RPATH
-CUPY = ("cupy-cuda12x", "13.3.0")  # cupy_backends' cudnn module: DT_NEEDED libcudnn.so.8, no RPATH
+CUPY = ("cupy-cuda12x", "13.3.0")
+TORCH_CPU = ("torch", "2.13.0+cpu")
+TF_CPU = ("tensorflow-cpu", "2.21.0")
+ORT_CPU = ("onnxruntime", "1.30.0")  # cupy_backends' cudnn module: DT_NEEDED libcudnn.so.8, no RPATH
 
 CUDNN_9_1 = ("nvidia-cudnn-cu12", "9.1.0.70")
 CUDNN_9_3 = ("nvidia-cudnn-cu12", "9.3.0.75")
@@ -65,7 +68,9 @@ CASES = [
     Case("jax0530-cudnn95", JAX_0530, site=[JAX_0530_PLUGIN, CUDNN_9_5]),
     Case("jax0530-mixed-graph93", JAX_0530, site=[JAX_0530_PLUGIN, CUDNN_9_5], ld_path=["g93"],
          folders=[Folder("g93", CUDNN_9_3, GRAPH)]),
-    Case("jaxlib-cpu", JAXLIB_CPU, site=[CUDNN_9_5], was_wrong="CPU-only jaxlib", note="no CUDA plugin"),
+    Case("jaxlib-cpu", JAXLIB_CPU, site=[CUDNN_9_5], note="no CUDA plugin"),
+    Case("jax-plugin-without-pjrt", JAX_0430_PLUGIN, site=[JAXLIB_CPU, CUDNN_9_5], was_wrong="CPU-only jaxlib",
+         note="the plugin wheel without its PJRT wheel: JAX has no CUDA backend"),
     # --- ONNX Runtime: DT_NEEDED libcudnn.so.N of its CUDA provider -----------------------------------------
     Case("ort118-cu11-wheel", ORT_CU11, site=[CUDNN_8_9_CU11], note="its RPATH does not reach site-packages/nvidia"),
     Case("ort118-cu11-ld", ORT_CU11, site=[CUDNN_8_9_CU11], ld_path=["@site-cudnn"]),
@@ -73,6 +78,10 @@ CASES = [
     Case("ort122-wheel-only", ORT_CU12, site=[CUDNN_9_3], note="no RPATH: needs preload_dlls() or the path"),
     Case("ort122-ld", ORT_CU12, site=[CUDNN_9_3], ld_path=["@site-cudnn"]),
     Case("ort122-system-95", ORT_CU12, system=Folder("sys", CUDNN_9_5)),
+    # --- CPU-only builds beside a cuDNN wheel: nothing loads it -------------------------------------------------
+    Case("torch-cpu", TORCH_CPU, site=[CUDNN_9_5]),
+    Case("tensorflow-cpu", TF_CPU, site=[CUDNN_9_5], was_wrong="CPU-only TensorFlow (build info as OrderedDict)"),
+    Case("onnxruntime-cpu", ORT_CPU, site=[CUDNN_9_5]),
     # --- CuPy 13: cupy_backends' cudnn module (no RPATH) ------------------------------------------------------
     Case("cupy13-ld-cudnn89", CUPY, ld_path=["c89"], folders=[Folder("c89", CUDNN_8_9)]),
     Case("cupy13-ld-cudnn91", CUPY, ld_path=["c91"], folders=[Folder("c91", CUDNN_9_1)]),

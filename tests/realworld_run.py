@@ -74,7 +74,7 @@ def main(argv: List[str]) -> int:
     wanted = [c for c in CASES if not argv or any(a in c.name for a in argv)]
     print("%-26s | %-52s | %-44s | %-5s | %s" % ("case", "oracle (real glibc loader)", "cudnn-doctor predicts",
                                                   "agree", "fix"))
-    bad = 0
+    bad, start = 0, time.perf_counter()
     for case in wanted:
         row = run_case(case)
         bad += (not row.agree) or row.fix not in ("-", "proven")
@@ -82,7 +82,8 @@ def main(argv: List[str]) -> int:
                                                       "yes" if row.agree else "NO", row.fix), flush=True)
         for problem in row.problems:
             print("    %s" % problem)
-    print("%d cases, %d with a disagreement or an unproven fix" % (len(wanted), bad))
+    print("%d cases, %d with a disagreement or an unproven fix, %.0f s" % (len(wanted), bad,
+                                                                         time.perf_counter() - start))
     return 1 if bad else 0
 
 

@@ -69,8 +69,9 @@ class Stack:
         return self.root / "etc/ld.so.conf"
 
     def library(self) -> Optional[Path]:
+        """The framework's library that loads cuDNN; None for a CPU-only build (it has none)."""
         rel = FRAMEWORK_LIBRARY.get(self.case.framework[0])
-        return self.site / rel if rel else None
+        return self.site / rel if rel and (self.site / rel).exists() else None
 
 
 def _unpacked(wheel: Wheel) -> Optional[Path]:

@@ -30,6 +30,8 @@ KEEP = {
     "jax-cuda12-plugin": ("jax_cuda12_plugin/version.py", "jax_cuda12_plugin/__init__.py",
                           "jax_cuda12_plugin/_versions.so"),
     "jaxlib": ("jaxlib/version.py", "jaxlib/__init__.py"),
+    "tensorflow-cpu": ("tensorflow/python/platform/build_info.py", "tensorflow/libtensorflow_framework.so.2"),
+    "onnxruntime": ("onnxruntime/__init__.py", "onnxruntime/capi/*.so*"),
     "cupy-cuda12x": ("cupy/_environment.py", "cupy/.data/_wheel.json", "cupy/__init__.py",
                      "cupy_backends/cuda/libs/cudnn.*.so"),
 }
@@ -83,6 +85,8 @@ def tree(name: str, version: str) -> Optional[Path]:
     shutil.rmtree(target, ignore_errors=True)
     os.replace(tmp, target)
     (target / ".complete").write_text("ok")
+    if not name.startswith("nvidia-") and not os.environ.get("CUDNN_DOCTOR_KEEP_WHEELS"):
+        whl.unlink()  # a framework wheel is read once; only NVIDIA's are installed again (by the fixes, with pip)
     return target
 
 

@@ -7,6 +7,7 @@ from packaging.requirements import Requirement
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Resolution
 from cudnn_doctor.probes.framework_cudnn import requirement_cudnn_major, specifier_major
+from cudnn_doctor.readers.package_meta import parse_tf_build_info
 from cudnn_doctor.remedies import onnxruntime_cuda_fix
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import TORCH_SITE, framework, make_facts
@@ -78,3 +79,14 @@ def test_cd702_speaks_of_the_library_it_is_about():
                  Resolution(name="libcudnn.so.8"))
     assert "cudnn" not in f.detail.lower() and "nvidia-cublas-cu12" in f.detail
 
+
+
+def test_tensorflow_build_info_in_both_forms_the_wheels_use():
+    # 2.15.1's file (an OrderedDict of pairs) and 2.21.0's CPU build, as shipped; older releases wrote a dict.
+    gpu = ("import collections\nbuild_info = collections.OrderedDict([('cuda_version', '12.2'), ('cudnn_version', '8'), "
+           "('is_cuda_build', True), ('is_rocm_build', False)])\n")
+    cpu = "build_info = collections.OrderedDict([('is_cuda_build', False), ('is_rocm_build', False)])\n"
+    assert parse_tf_build_info(gpu)["cudnn_version"] == "8" and parse_tf_build_info(gpu)["is_cuda_build"] is True
+    assert parse_tf_build_info(cpu) == {"is_cuda_build": False, "is_rocm_build": False}
+    assert parse_tf_build_info("build_info = {'cuda_version': '11.2', 'is_cuda_build': True}")["cuda_version"] == "11.2"
+    assert parse_tf_build_info("build_info = [garbage") == {}

@@ -135,6 +135,8 @@ def resolve_frameworks(ctx) -> None:
         # Without a library of its own to read, only a known GPU build is taken to load cuDNN at all.
         if fw.cuda_build is False or (not fw.consumer_library and fw.cuda_build is not True):
             continue
+        if fw.name.startswith("jax-cuda") and not fw.consumer_library:
+            continue  # without its PJRT library JAX has no CUDA backend: nothing loads cuDNN
         if fw.consumer_library and fw.consumer_library in resolved:
             continue  # JAX's plugin and PJRT wheels share one library: one process loads it once
         resolved.add(fw.consumer_library)

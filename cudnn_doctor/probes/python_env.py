@@ -9,7 +9,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from ..model import FrameworkFacts, PythonEnvFacts
-from ..readers.package_meta import dist_info_name, parse_conda_record, parse_metadata
+from ..readers.package_meta import dist_info_name, parse_conda_record, parse_metadata, parse_tf_build_info
 from .framework_cudnn import resolve_frameworks  # noqa: F401  (run by probes/__init__ after the loader)
 
 # Cheap places other interpreters keep packages (virtual envs under /opt, distro pythons, conda).
@@ -94,14 +94,13 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
         fw.consumer_library = _first(ctx, site, ["torch/lib/libtorch_cuda.so"])
     elif name.startswith("tensorflow") or name == "tf-nightly":
         text = host.read_text(site + "/tensorflow/python/platform/build_info.py") or ""
-        for key, attr in (("cuda_version", "cuda_version"), ("cudnn_version", "cudnn_version")):
-            m = re.search(r"['\"]%s['\"]\s*:\s*['\"]([^'\"]*)['\"]" % key, text)
-            if m and m.group(1):
-                setattr(fw, attr, m.group(1))
-        m = re.search(r"['\"]is_cuda_build['\"]\s*:\s*(True|False)", text)
-        if m:
-            fw.cuda_build = m.group(1) == "True"
-        if text:
+        info = parse_tf_build_info(text)
+        for key in ("cuda_version", "cudnn_version"):
+            if info.get(key):
+                setattr(fw, key, str(info[key]))
+        if isinstance(info.get("is_cuda_build"), bool):
+            fw.cuda_build = info["is_cuda_build"]
+        if info:
             fw.source = site + "/tensorflow/python/platform/build_info.py"
         fw.consumer_library = _first(ctx, site, ["tensorflow/libtensorflow_framework.so.2",
                                                  "tensorflow/libtensorflow_cc.so.2"])
