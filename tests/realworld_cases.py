@@ -14,10 +14,11 @@ JAX_0530_PLUGIN = ("jax-cuda12-plugin", "0.5.3")  # pins >=9.1,<10 under [with-c
 JAXLIB_CPU = ("jaxlib", "0.10.2")
 ORT_CU11 = ("onnxruntime-gpu", "1.18.0")  # CUDA 11.8 + cuDNN 8 (DT_NEEDED libcudnn.so.8), no extras
 ORT_CU12 = ("onnxruntime-gpu", "1.22.0")  # CUDA 12 + cuDNN 9, [cuda,cudnn] extras, preload_dlls(), no RPATH
-CUPY = ("cupy-cuda12x", "13.3.0")
+CUPY = ("cupy-cuda12x", "13.3.0")  # cupy_backends' cudnn module: DT_NEEDED libcudnn.so.8, no RPATH
+CUPY_14 = ("cupy-cuda12x", "14.2.0")  # no cuDNN module at all (cupy.cuda.cudnn is gone)
 TORCH_CPU = ("torch", "2.13.0+cpu")
 TF_CPU = ("tensorflow-cpu", "2.21.0")
-ORT_CPU = ("onnxruntime", "1.30.0")  # cupy_backends' cudnn module: DT_NEEDED libcudnn.so.8, no RPATH
+ORT_CPU = ("onnxruntime", "1.30.0")
 
 CUDNN_9_1 = ("nvidia-cudnn-cu12", "9.1.0.70")
 CUDNN_9_3 = ("nvidia-cudnn-cu12", "9.3.0.75")
@@ -38,7 +39,8 @@ CASES = [
          folders=[Folder("g95", CUDNN_9_5, GRAPH)], note="9.24 shim, 9.5's graph library through LD_LIBRARY_PATH"),
     Case("torch251-cu12-plain", TORCH_CU12, site=[CUDNN_9_1]),
     Case("torch251-newer-minor", TORCH_CU12, site=[CUDNN_9_3], note="a newer 9.x than the pin still loads"),
-    Case("torch251-mixed-graph93", TORCH_CU12, site=[CUDNN_9_1], ld_path=["g93"], folders=[Folder("g93", CUDNN_9_3, GRAPH)],
+    Case("torch251-mixed-graph93", TORCH_CU12, site=[CUDNN_9_1], ld_path=["g93"],
+         folders=[Folder("g93", CUDNN_9_3, GRAPH)],
          was_wrong="mixed copy through a sub-library load", note="9.1 shim, 9.3's graph library via LD_LIBRARY_PATH"),
     Case("torch251-ld-after-site", TORCH_CU12, site=[CUDNN_9_1], ld_path=["@site-cudnn", "g93"],
          folders=[Folder("g93", CUDNN_9_3, GRAPH)], note="the wheel's own folder first on LD_LIBRARY_PATH"),
@@ -85,4 +87,6 @@ CASES = [
     # --- CuPy 13: cupy_backends' cudnn module (no RPATH) ------------------------------------------------------
     Case("cupy13-ld-cudnn89", CUPY, ld_path=["c89"], folders=[Folder("c89", CUDNN_8_9)]),
     Case("cupy13-ld-cudnn91", CUPY, ld_path=["c91"], folders=[Folder("c91", CUDNN_9_1)]),
+    Case("cupy14-beside-cudnn9", CUPY_14, site=[CUDNN_9_5], was_wrong="CuPy 14 said to load cuDNN (GPU record)",
+         note="CuPy 14 has no cuDNN module: loads none"),
 ]

@@ -32,7 +32,7 @@ KEEP = {
     "jaxlib": ("jaxlib/version.py", "jaxlib/__init__.py"),
     "tensorflow-cpu": ("tensorflow/python/platform/build_info.py", "tensorflow/libtensorflow_framework.so.2"),
     "onnxruntime": ("onnxruntime/__init__.py", "onnxruntime/capi/*.so*"),
-    "cupy-cuda12x": ("cupy/_environment.py", "cupy/.data/_wheel.json", "cupy/__init__.py",
+    "cupy-cuda12x": ("cupy/_environment.py", "cupy/.data/_wheel.json", "cupy/__init__.py", "cupy/cuda/__init__.py",
                      "cupy_backends/cuda/libs/cudnn.*.so"),
 }
 

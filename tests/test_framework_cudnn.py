@@ -83,8 +83,8 @@ def test_cd702_speaks_of_the_library_it_is_about():
 
 def test_tensorflow_build_info_in_both_forms_the_wheels_use():
     # 2.15.1's file (an OrderedDict of pairs) and 2.21.0's CPU build, as shipped; older releases wrote a dict.
-    gpu = ("import collections\nbuild_info = collections.OrderedDict([('cuda_version', '12.2'), ('cudnn_version', '8'), "
-           "('is_cuda_build', True), ('is_rocm_build', False)])\n")
+    gpu = ("import collections\nbuild_info = collections.OrderedDict([('cuda_version', '12.2'), "
+           "('cudnn_version', '8'), ('is_cuda_build', True), ('is_rocm_build', False)])\n")
     cpu = "build_info = collections.OrderedDict([('is_cuda_build', False), ('is_rocm_build', False)])\n"
     assert parse_tf_build_info(gpu)["cudnn_version"] == "8" and parse_tf_build_info(gpu)["is_cuda_build"] is True
     assert parse_tf_build_info(cpu) == {"is_cuda_build": False, "is_rocm_build": False}

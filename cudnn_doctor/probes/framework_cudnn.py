@@ -135,8 +135,10 @@ def resolve_frameworks(ctx) -> None:
         # Without a library of its own to read, only a known GPU build is taken to load cuDNN at all.
         if fw.cuda_build is False or (not fw.consumer_library and fw.cuda_build is not True):
             continue
-        if fw.name.startswith("jax-cuda") and not fw.consumer_library:
-            continue  # without its PJRT library JAX has no CUDA backend: nothing loads cuDNN
+        if fw.name.startswith(("jax-cuda", "cupy")) and not fw.consumer_library:
+            # Without its PJRT library JAX has no CUDA backend; CuPy 14 dropped its cuDNN module (cupy.cuda.cudnn):
+            # nothing of theirs loads cuDNN.
+            continue
         if fw.consumer_library and fw.consumer_library in resolved:
             continue  # JAX's plugin and PJRT wheels share one library: one process loads it once
         resolved.add(fw.consumer_library)
@@ -146,11 +148,8 @@ def resolve_frameworks(ctx) -> None:
             continue
         origin = os.path.dirname(fw.consumer_library) if fw.consumer_library else None
         runpath, rpath = (info.runpath, info.rpath) if info else ([], [])
-        if fw.name.startswith("cupy") and not fw.consumer_library:
-            # CuPy finds cuDNN through cuda-pathfinder, which tries site-packages wheels before the system loader
-            # (LD_LIBRARY_PATH included): the same order an RPATH gives.
-            rpath = [fw.location.rstrip("/") + "/nvidia/cudnn/lib"]
-        fw.library_search_path = [os.path.normpath(d.replace("${ORIGIN}", origin or "").replace("$ORIGIN", origin or ""))
-                                   for d in (runpath or rpath)]
+        where = origin or ""
+        fw.library_search_path = [os.path.normpath(d.replace("${ORIGIN}", where).replace("$ORIGIN", where))
+                                  for d in (runpath or rpath)]
         fw.resolved_cudnn = ctx.loader.resolve("libcudnn.so.%d" % major, runpath=runpath, rpath=rpath, origin=origin)
         fw.resolved_cudnn_parts = resolve_sublibraries(ctx, fw)
