@@ -98,7 +98,7 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
     """The oracle's side: the real loader, the framework's own checks."""
     lib = stack.library()
     if lib is None:  # a CPU-only build, or CuPy 14 (no cuDNN module): nothing loads cuDNN, which is fine
-        return Verdict(None, works=True, summary="loads no cuDNN (no library of it does)"), None
+        return Verdict(None, works=True, summary="loads no cuDNN (CPU-only, or no cuDNN module)"), None
     major, minor, _ = compiled_cudnn(stack)
     if stack.case.framework[0] == "jax-cuda12-pjrt":
         # JAX's own check (jax_cuda12_plugin._versions) names the version it was built for, and loads cuDNN itself.
