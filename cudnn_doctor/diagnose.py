@@ -110,3 +110,16 @@ def run_smoke_on(facts: Facts, root: str = "/") -> dict:
         return result
     prefix = str(host.root)
     return {k: (v.replace(prefix, "") if isinstance(v, str) else v) for k, v in result.items()}
+
+
+def image_report(facts: Facts, node=None, requires: Sequence[str] = (), target: Optional[str] = None,
+                 skip: Sequence[str] = ()) -> Report:
+    """An image's facts judged alone (the driver and GPU checks left to the node) or on a node: the node's driver
+    and GPUs (image/node.py's NodeView) in place of the image's, its own driver health left to its own report."""
+    from .image.node import on_node
+    from .rules.image import NODE_CHECKS, NODE_OWN_CHECKS
+
+    if node is not None:
+        facts = on_node(facts, node)
+    node_side = NODE_OWN_CHECKS if node is not None else NODE_CHECKS
+    return collect_report(requires=requires, target=target, facts=facts, skip=list(skip) + list(node_side))

@@ -314,6 +314,24 @@ class BlockedPath:
 
 
 @dataclass
+class ImageFacts:
+    """A container image read from its layers (check --image): what the runtime will be told, and by whom judged."""
+
+    reference: str  # as given: oci:DIR:TAG, oci-archive:FILE, docker-archive:FILE
+    digest: Optional[str] = None  # the manifest's digest (OCI) or the config's (docker-archive)
+    tags: List[str] = field(default_factory=list)
+    architecture: Optional[str] = None  # the config's, e.g. "amd64"
+    layers: List[Dict[str, Any]] = field(default_factory=list)  # {digest, entries, bytes, whiteouts, opaque}
+    env: Dict[str, str] = field(default_factory=dict)  # the config's Env (what every probe was given)
+    requirements: List[str] = field(default_factory=list)  # what nvidia-container-cli gets as --require
+    requirement_error: Optional[str] = None  # the toolkit cannot even form them (a bad legacy CUDA_VERSION)
+    disable_require: bool = False  # NVIDIA_DISABLE_REQUIRE is a true boolean: requirements are not checked
+    compat_libcuda: List[Dict[str, str]] = field(default_factory=list)  # cuda-compat copies: {path, version}
+    node: Optional[str] = None  # the node whose report the image is judged against (--against); None: no node
+    node_source: Optional[str] = None  # that report's file
+
+
+@dataclass
 class Facts:
     host: HostFacts = field(default_factory=HostFacts)
     driver: DriverFacts = field(default_factory=DriverFacts)
@@ -328,6 +346,7 @@ class Facts:
     cudnn_leftovers: List[Dict[str, Any]] = field(default_factory=list)  # {kind, path, version, ...}: remains of copies
     machine_state: Dict[str, Any] = field(default_factory=dict)  # catalogue observations (probes/machine_state.py)
     windows: Optional[Any] = None  # model_windows.WindowsFacts when the machine is Windows
+    image: Optional[ImageFacts] = None  # check --image: the image whose layers are the root
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
     probe_errors: List[ProbeError] = field(default_factory=list)
     blocked: List[BlockedPath] = field(default_factory=list)  # what could not be checked (report incomplete)

@@ -100,6 +100,7 @@ def register(app: typer.Typer) -> None:
             "  cudnn-doctor check --for dl4j==1.0.0-beta6\n\n"
             "  cudnn-doctor check --root /mnt/image --skip 'CD1*' --skip 'CD2*' --skip 'CD8*' --json\n\n"
             "  cudnn-doctor check --root /mnt/c --env 'PATH=C:\\Program Files\\NVIDIA\\CUDNN\\v9.1\\bin' --json\n\n"
+            "  cudnn-doctor check --image oci:./layout:v2 --against node17.json\n\n"
             "What each --require key compares:\n\n" + _require_help()
         ),
     )
@@ -135,6 +136,13 @@ def register(app: typer.Typer) -> None:
         skip: List[str] = typer.Option([], "--skip", metavar="ID",
                                        help="Leave out a check by id, alias or pattern (repeatable): "
                                             "--skip CD505, --skip 'CD8*' (e.g. driver/GPU layers for an image)."),
+        image: Optional[str] = typer.Option(None, "--image", metavar="REF",
+                                            help="Read a container image without running it: oci:DIR[:TAG], "
+                                                 "oci-archive:FILE[:TAG] or docker-archive:FILE[:NAME:TAG]; its "
+                                                 "config's Env is the environment."),
+        against: Optional[str] = typer.Option(None, "--against", metavar="REPORT.json",
+                                              help="With --image: judge the image on the node whose `check --json` "
+                                                   "report this is (its driver and GPUs)."),
         list_checks: bool = typer.Option(False, "--list-checks", help="List every check (id, alias, title) and exit."),
         smoke: bool = typer.Option(False, "--smoke", help="Also run a real convolution through cuDNN."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
@@ -154,10 +162,19 @@ def register(app: typer.Typer) -> None:
             error_exit("--output-file needs --json or --format prometheus")
         if not os.path.isdir(root):
             error_exit("--root %s is not a folder" % root)
+        if image is None and against is not None:
+            error_exit("--against needs --image REF: the image to judge on that node")
+        if image is not None and (root != "/" or env or smoke):
+            error_exit("--image reads the image's own files and Env: it cannot go with --root, --env or --smoke")
         _validate_policy(require, target)
         _validate_skip(skip)
-        report = diagnose.diagnose(root, parse_env(env), requires=require, target=target, skip=skip, smoke=smoke,
-                                   timeout=timeout)
+        if image is not None:
+            from .check_image import image_check
+
+            report = image_check(image, against, require, target, skip, timeout)
+        else:
+            report = diagnose.diagnose(root, parse_env(env), requires=require, target=target, skip=skip, smoke=smoke,
+                                       timeout=timeout)
         code = exit_code_for(report, strict)
         report.extra["run"] = clock.finish(node_name or report.facts.host.hostname or _node())
         if junit_xml is not None:

@@ -43,7 +43,8 @@ def register(app: typer.Typer) -> None:
             "Examples:\n\n"
             "  cudnn-doctor fleet /shared/cudnn-doctor/reports\n\n"
             "  cat node*.json | cudnn-doctor fleet - --json\n\n"
-            "  cudnn-doctor fleet reports/ --max-age 24h --strict"
+            "  cudnn-doctor fleet reports/ --max-age 24h --strict\n\n"
+            "  cudnn-doctor fleet reports/ --image oci-archive:train.tar   (which nodes can run this image)"
         ),
     )
     def fleet(
@@ -57,6 +58,10 @@ def register(app: typer.Typer) -> None:
                                     help="Exit 1 on warnings and on reports that could not be used too."),
         verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show full host lists."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
+        image: Optional[str] = typer.Option(None, "--image", metavar="REF",
+                                            help="Judge this container image on every node (oci:DIR[:TAG], "
+                                                 "oci-archive:FILE, docker-archive:FILE): runs, refused by the "
+                                                 "runtime, fails, or runs with warnings."),
     ) -> None:
         max_age_s = None
         if max_age is not None:
@@ -72,8 +77,15 @@ def register(app: typer.Typer) -> None:
         from ..fleet.load import load
         from ..fleet.merge import merge
 
+        image_facts = None
+        if image is not None:  # read first: a refused image is one line before any report is parsed
+            from .check_image import read_image_facts
+
+            image_facts = read_image_facts(image, None)
         nodes, rejected, catalogue = load(sources, sys.stdin)
         merged = merge(nodes, rejected, catalogue, max_age_s=max_age_s)
+        if image_facts is not None:
+            _image_fleet(merged, catalogue, image_facts, as_json, strict, color)
         code = fleet_exit_code(merged, strict)
         if as_json:
             from ..fleet.render import fleet_json
@@ -88,3 +100,26 @@ def register(app: typer.Typer) -> None:
             if not merged.nodes:
                 sys.stderr.write("cudnn-doctor: no usable report in %s\n" % " ".join(sources))
         raise typer.Exit(code)
+
+
+def _image_fleet(merged, catalogue, image_facts, as_json: bool, strict: bool, color: Optional[bool]) -> None:
+    """fleet --image: each node's answer to the image; exit 1 when a node refuses it or would fail (--strict: or
+    warns), or no report was usable."""
+    from ..fleet.image import hosts_by_verdict, image_fleet_json, judge_fleet, render_image_fleet
+
+    judged = judge_fleet(merged, catalogue, image_facts)
+    by_verdict = hosts_by_verdict(judged.classes)
+    bad = by_verdict["refused"] or by_verdict["fails"] or not merged.nodes or strict and (
+        by_verdict["warnings"] or merged.rejected or merged.stale)
+    code = EXIT_PROBLEMS if bad else EXIT_OK
+    if as_json:
+        from ..render.envelope import dumps
+
+        sys.stdout.write(dumps(image_fleet_json(merged, judged, image_facts, code)) + "\n")
+    else:
+        from ..ui import console
+
+        render_image_fleet(merged, judged, image_facts, console(color=color))
+        if not merged.nodes:
+            sys.stderr.write("cudnn-doctor: no usable report\n")
+    raise typer.Exit(code)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 
+from .containers import ContainerKnowledge
 from .cudnn import CudnnBuild
 from .cudnn_fit import CudnnFitKnowledge
 from .driver import CudaRun, DriverFloor
@@ -18,7 +19,8 @@ __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", 
            "Symptom", "load_compat"]
 
 
-class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, FrameworkFeatureKnowledge):
+class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ContainerKnowledge,
+             FrameworkFeatureKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; file layouts, wheels and

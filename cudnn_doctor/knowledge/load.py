@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Dict, Tuple
 
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
-                "status_codes", "catalogue", "gpu_peaks", "windows", "packages", "framework_features")
+                "status_codes", "catalogue", "gpu_peaks", "windows", "packages", "containers", "framework_features")
 
 
 def _parse_toml(text: str) -> Dict[str, Any]:

@@ -142,6 +142,13 @@ def _sections(facts: Facts, verbose: int) -> List[Tuple[str, str, List[str]]]:
     if not facts.python.frameworks:
         py_lines.append("no GPU framework found in the Python environments searched")
 
+    if facts.image is not None:  # check --image: the driver and GPUs are the node's, or still to come
+        if facts.image.node is None:
+            driver_lines = ["to be judged on the node: the runtime mounts the node's driver into the container"]
+            gpu_lines = ["to be judged on the node (--against NODE.json, or fleet --image)"]
+        else:
+            driver_lines.insert(0, "from %s's report" % facts.image.node)
+            gpu_lines.insert(0, "from %s's report" % facts.image.node)
     return [
         ("driver", "NVIDIA driver", driver_lines),
         ("gpus", "GPUs (%d)" % len(facts.gpus), gpu_lines),
@@ -197,6 +204,9 @@ def render_human(report: Report, console: Console, verbose: int = 0, quiet: int 
     shown = [f for f in report.findings if verbose or f.severity != Severity.INFO or not quiet]
     if shown:
         console.print(Text("Findings", style="bold"))
+        if facts.image is not None:  # check --image: the machine a fix is for is the image (or the named node)
+            _detail(console, "Fixes about the image's own files go into its build, as RUN lines without sudo; fixes "
+                             "that name a node are for that node.", style="dim")
         for f in shown:
             _finding(console, f, verbose)
         console.print()

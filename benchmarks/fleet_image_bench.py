@@ -1,0 +1,88 @@
+"""Times `cudnn-doctor fleet DIR --image REF` on 1k/10k generated node reports (a quarter on a driver too old for
+the image) beside plain `fleet DIR`: wall seconds, CPU seconds, peak memory. The image is a real one built with
+umoci from NVIDIA's PyPI wheels (tests/image_factory.py), else a hand-written layout with the same Env."""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import List, Tuple
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO))
+
+from fleet_bench import measure  # noqa: E402  (the same wrapper: a fresh process per run)
+
+
+def make_image(work: Path) -> str:
+    import image_factory
+
+    if image_factory.tools_missing() is None:
+        try:
+            layout, _ = image_factory.build_cuda_image(work)
+            return "oci:%s:v2" % layout
+        except RuntimeError:
+            pass
+    layout = image_factory.write_layout(work / "plain", [image_factory.tar_bytes([])], image_factory.ENV, "v2")
+    return "oci:%s:v2" % layout
+
+
+def generate(folder: Path, n: int) -> int:
+    """n reports as `check --json` writes them; every fourth node's driver is R535 (CUDA 12.2)."""
+    from fleet_factory import fleet_reports
+
+    from cudnn_doctor.fingerprint import fingerprint_id
+    from cudnn_doctor.render.envelope import dumps
+
+    rng, size = random.Random(n), 0
+    for host, doc in fleet_reports(n, seed=n):
+        if rng.random() < 0.25:
+            fields = dict(doc["fingerprint"]["fields"], driver="535.183.01", driver_cuda="12.2",
+                          kernel_module="535.183.01")
+            doc = dict(doc, fingerprint=dict(doc["fingerprint"], id=fingerprint_id(fields), fields=fields))
+        text = dumps(doc) + "\n"
+        size += len(text)
+        (folder / ("%s.json" % host)).write_text(text)
+    return size
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    fleet = [sys.executable, "-m", "cudnn_doctor", "fleet"]
+    work = Path(tempfile.mkdtemp(prefix="fleet-image-bench-"))
+    rows: List[Tuple[str, ...]] = []
+    load = os.getloadavg()
+    try:
+        ref = make_image(work)
+        for n in (int(s) for s in args.sizes.split(",")):
+            folder = work / ("reports-%d" % n)
+            folder.mkdir()
+            size = generate(folder, n)
+            for name, argv in (("fleet DIR", fleet + [str(folder)]),
+                               ("fleet DIR --image REF", fleet + [str(folder), "--image", ref]),
+                               ("fleet DIR --image REF --json", fleet + [str(folder), "--image", ref, "--json"])):
+                got = measure(argv, env, args.runs)
+                rows.append((str(n), "%.0f" % (size / 2**20), name, "%.2f" % got[0] if got else "n/a",
+                             "%.2f" % got[1] if got else "n/a", "%.0f" % got[2] if got else "n/a"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("Image: %s" % ref.split(":")[0] + (" (real: umoci, NVIDIA wheels)" if "layout" in ref else " (Env only)"))
+    print("Load average before the runs: %.2f %.2f %.2f on %d cores" % (load + (os.cpu_count() or 0,)))
+    print("| reports | MiB of JSON | command | best wall s (of %d) | best CPU s | peak RSS MiB |" % args.runs)
+    print("|---:|---:|---|---:|---:|---:|")
+    for row in rows:
+        print("| %s |" % " | ".join(row))
+
+
+if __name__ == "__main__":
+    main()

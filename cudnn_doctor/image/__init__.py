@@ -1,0 +1,4 @@
+"""Container images read without a daemon: OCI layouts and archives, layers applied into a folder the doctor owns."""
+from .errors import ImageError  # noqa: F401
+from .opened import Limits, OpenedImage, open_image  # noqa: F401
+from .reference import ImageRef, parse_reference  # noqa: F401
