@@ -127,11 +127,10 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
 
 
 def about(finding, fw_name: str, fw_version: str) -> bool:
-    """Whether a finding judges this framework's cuDNN (what the oracle sees); CD706 also names cuBLAS, cuFFT and
-    the rest, which the oracle does not load, so it counts only where a cuDNN library is among the missing."""
+    """Whether a finding judges this framework's cuDNN (what the oracle sees). CD706 names cuBLAS, cuFFT and the
+    rest (cuDNN has CD704), which the corpus does not install and the oracle does not load: not counted."""
     ev = finding.evidence or {}
-    if finding.id == "CD706" and not any("cudnn" in name for name, path in (ev.get("libraries") or {}).items()
-                                         if path is None):
+    if finding.id == "CD706":
         return False
     return ev.get("framework") in (fw_name, "%s %s" % (fw_name, fw_version)) or \
         "%s %s" % (fw_name, fw_version) in finding.title

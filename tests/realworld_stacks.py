@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -92,11 +93,11 @@ def missing_wheels(case: Case) -> List[Wheel]:
 
 
 def make_venv(root: Path) -> None:
-    """A real venv (system site-packages visible, so `python3 -m pip` works inside it), with a `pip` of its own."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(root / "venv")],
-                   check=True)
+    """A real venv without pip of its own: its `pip` is the test's pip working on it (`pip --python`, pip >= 22.3),
+    so a fix's `pip install` lands in the case's site-packages whatever the interpreter has installed."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
     pip = root / "venv/bin/pip"
-    pip.write_text('#!/bin/sh\nexec "$(dirname "$0")/python" -m pip "$@"\n')
+    pip.write_text('#!/bin/sh\nexec %s -m pip --python "$(dirname "$0")/python" "$@"\n' % shlex.quote(sys.executable))
     pip.chmod(0o755)
 
 
