@@ -90,3 +90,21 @@ def test_tensorflow_build_info_in_both_forms_the_wheels_use():
     assert parse_tf_build_info(cpu) == {"is_cuda_build": False, "is_rocm_build": False}
     assert parse_tf_build_info("build_info = {'cuda_version': '11.2', 'is_cuda_build': True}")["cuda_version"] == "11.2"
     assert parse_tf_build_info("build_info = [garbage") == {}
+
+
+def test_a_dlopen_from_an_rpath_object_searches_its_loaders_rpath_before_ld_library_path(tmp_path):
+    # glibc (elf/dl-load.c): the caller's RPATH, then the RPATHs of the objects that loaded it, then
+    # LD_LIBRARY_PATH; a caller with RUNPATH inherits nothing. The corpus shows both kinds of real cuDNN shim.
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes.loader import LoaderView
+
+    for folder in ("fw/lib", "loader-rpath", "ld-path"):
+        (tmp_path / folder).mkdir(parents=True)
+    for folder in ("loader-rpath", "ld-path"):
+        (tmp_path / folder / "libcudnn_graph.so.9").write_bytes(b"")
+    view = LoaderView(Host(str(tmp_path), env={"LD_LIBRARY_PATH": "/ld-path"}))
+    chain = [(["$ORIGIN/../../loader-rpath"], "/fw/lib")]
+    rpath = view.candidates("libcudnn_graph.so.9", rpath=["/nowhere"], origin="/shim", inherited_rpath=chain)
+    assert [via for _, via in rpath] == ["RPATH of its loader", "LD_LIBRARY_PATH"]
+    runpath = view.candidates("libcudnn_graph.so.9", runpath=["/nowhere"], origin="/shim", inherited_rpath=chain)
+    assert [via for _, via in runpath] == ["LD_LIBRARY_PATH"]
