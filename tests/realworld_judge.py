@@ -100,24 +100,31 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
     if lib is None:  # a CPU-only build, or CuPy 14 (no cuDNN module): nothing loads cuDNN, which is fine
         return Verdict(None, works=True, summary="loads no cuDNN (CPU-only, or no cuDNN module)"), None
     major, minor, _ = compiled_cudnn(stack)
+    own_check = None  # the framework's own GPU-less verdict, where it has one
     if stack.case.framework[0] == "jax-cuda12-pjrt":
-        # JAX's own check (jax_cuda12_plugin._versions) names the version it was built for, and loads cuDNN itself.
+        # JAX's own check (jax_cuda12_plugin._versions, what jax's CUDA version check calls) names the version it
+        # was built for and loads cuDNN itself: it must find one at least that new.
         build, got = oracle.jax_versions(stack.site, oracle.loader_for(work, stack.cache), stack.env)
         if build:
             major, minor = build // 10000, build // 100 % 100
+            own_check = got if not (got.isdigit() and int(got) >= build) else ""
     result = oracle.run(lib, "libcudnn.so.%d" % major, work, stack.cache, stack.env)
     parts = {os.path.basename(m): _real(m) for m in result.maps if os.path.basename(m) != result.asked}
     v = result.version
     accepted = v is not None and v // (10000 if v >= 90000 else 1000) == major and (
         (v // 100 % 100 if v >= 90000 else v // 100 % 10) >= minor)
     checks_ok = all(status == 0 for status in result.checks.values())
-    works = result.opened is not None and accepted and checks_ok and not result.crashed
+    works = result.opened is not None and accepted and checks_ok and not result.crashed and not own_check
+    if own_check:
+        summary = "jax says %s; " % own_check
+    else:
+        summary = ""
     if result.opened is None:
-        summary = "%s: %s" % (result.asked, result.error)
+        summary += "%s: %s" % (result.asked, result.error)
     else:
         bad = ["%s=%d" % (k.replace("VersionCheck", "").replace("cudnn", ""), s) for k, s in result.checks.items()
                if s] + ([result.crashed] if result.crashed else [])
-        summary = "%s %s%s%s" % (_version_text(v), short(os.path.dirname(_real(result.opened)), stack),
+        summary += "%s %s%s%s" % (_version_text(v), short(os.path.dirname(_real(result.opened)), stack),
                                  "" if accepted else " (built for %d.%d)" % (major, minor),
                                  (" FAILS " + ",".join(bad)) if bad else "")
         others = sorted({os.path.dirname(p) for p in parts.values() if p} - {os.path.dirname(_real(result.opened))})
