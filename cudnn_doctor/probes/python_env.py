@@ -129,7 +129,7 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
         m = re.search(r"cuda(\d+)x", name)
         fw.cuda_version = m.group(1) if m else None
         fw.cuda_build = True
-        # CuPy <= 13 links cuDNN from this module (DT_NEEDED, no RPATH); newer CuPy has none and uses cuda-pathfinder.
+        # CuPy <= 13 links cuDNN from this module (DT_NEEDED, no RPATH); CuPy 14 has no cuDNN module at all.
         module = host.glob(site + "/cupy_backends/cuda/libs/cudnn.*.so")
         fw.consumer_library = module[0] if module else None
     elif name.startswith("onnxruntime"):
