@@ -14,7 +14,9 @@ from realworld_cases import CASES
 from realworld_run import WORK, run_case
 from realworld_stacks import missing_wheels
 
-pytestmark = pytest.mark.realworld
+# live: the real loader resolves absolute paths, so the doctor reads this machine too (with each case's environment
+# and its own ld.so.conf/ld.so.cache standing in for /etc's).
+pytestmark = [pytest.mark.realworld, pytest.mark.live]
 
 
 def _why_not():
