@@ -10,7 +10,7 @@ from cudnn_doctor.probes.framework_cudnn import requirement_cudnn_major, specifi
 from cudnn_doctor.readers.package_meta import parse_tf_build_info
 from cudnn_doctor.remedies import onnxruntime_cuda_fix
 from cudnn_doctor.rules import RuleContext, evaluate
-from facts_factory import TORCH_SITE, framework, make_facts
+from facts_factory import PIP_CUDNN as PIP_CUDNN_DIR, TORCH_SITE, framework, make_facts
 
 # Requires-Dist lines copied from the METADATA of the wheels the corpus uses.
 TF_2_15 = "nvidia-cudnn-cu12 (==8.9.4.25) ; extra == 'and-cuda'"
@@ -108,3 +108,34 @@ def test_a_dlopen_from_an_rpath_object_searches_its_loaders_rpath_before_ld_libr
     assert [via for _, via in rpath] == ["RPATH of its loader", "LD_LIBRARY_PATH"]
     runpath = view.candidates("libcudnn_graph.so.9", runpath=["/nowhere"], origin="/shim", inherited_rpath=chain)
     assert [via for _, via in runpath] == ["LD_LIBRARY_PATH"]
+
+
+def _sublibrary_facts(graph_dir: str, all_there: bool = False):
+    from facts_factory import PIP_CUDNN, cudnn_copy, resolution
+
+    facts = make_facts()
+    other = "/opt/other-cudnn/lib"
+    facts.cudnn = [cudnn_copy(PIP_CUDNN, "9.1.0", "12.4", origin="pip", links=False,
+                              package="nvidia-cudnn-cu12 9.1.0.70"),
+                   cudnn_copy(other, "9.3.0", "12.6", origin="ld_library_path", links=False)]
+    facts.loader.ld_library_path = [other]
+    fw = framework("torch", "2.5.1", resolved_cudnn=resolution("libcudnn.so.9", PIP_CUDNN + "/libcudnn.so.9", "RPATH"))
+    names = ["libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9"]
+    fw.resolved_cudnn_parts = {
+        n: resolution(n, "%s/%s" % (graph_dir if (n == names[0] or all_there) else PIP_CUDNN, n), "LD_LIBRARY_PATH")
+        for n in names}
+    facts.python.frameworks = [fw]
+    findings, _ = evaluate(facts, RuleContext(compat=load_compat()))
+    return [f for f in findings if f.id == "CD709"]
+
+
+def test_cd709_two_releases_in_one_process_is_an_error_fixed_by_dropping_the_folder():
+    [f] = _sublibrary_facts("/opt/other-cudnn/lib")
+    assert f.severity.value == "error" and "libcudnn_graph.so.9" in f.title and "9.3.0" in f.title
+    assert f.remedy.commands == ["unset LD_LIBRARY_PATH"]
+
+
+def test_cd709_all_sub_libraries_of_one_other_release_load_but_are_named():
+    [f] = _sublibrary_facts("/opt/other-cudnn/lib", all_there=True)
+    assert f.severity.value == "warning"
+    assert _sublibrary_facts(PIP_CUDNN_DIR) == []
