@@ -28,6 +28,8 @@ CUDNN_8_9_CU11 = ("nvidia-cudnn-cu11", "8.9.6.50")
 CUDNN_9_24_CU13 = ("nvidia-cudnn-cu13", "9.24.0.43")
 
 GRAPH = ("libcudnn_graph.so.9",)
+# What the printed fixes install (pip, offline, from the wheel cache): TensorFlow 2.15's exact pin besides the above.
+FIX_WHEELS = (("nvidia-cudnn-cu12", "8.9.4.25"), CUDNN_8_9, CUDNN_8_9_CU11, CUDNN_9_5, CUDNN_9_24_CU13)
 
 CASES = [
     # --- PyTorch: cuDNN found through its RPATH into site-packages/nvidia -----------------------------------

@@ -16,7 +16,8 @@ sys.path.insert(0, os.environ.get("REALWORLD_DOCTOR") or os.path.dirname(os.path
 import realworld_judge as judge  # noqa: E402
 import realworld_stacks as stacks  # noqa: E402
 from realdata import CACHE  # noqa: E402
-from realworld_cases import CASES  # noqa: E402
+import realworld_wheels as wheels  # noqa: E402
+from realworld_cases import CASES, FIX_WHEELS  # noqa: E402
 
 WORK = CACHE / "realworld-cases"
 
@@ -39,6 +40,8 @@ class Row:
 def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
     start = time.perf_counter()
     row = Row(case.name)
+    for name, version in FIX_WHEELS:  # a fix installs these with pip, offline: they must be in the cache first
+        wheels.wheel_file(name, version)
     missing = stacks.missing_wheels(case)
     if missing:
         row.problems.append("wheels not available: %s" % missing)

@@ -78,6 +78,7 @@ class Stack:
 def _unpacked(wheel: Wheel) -> Optional[Path]:
     name, version = wheel
     if name.startswith("nvidia-"):
+        wheels.wheel_file(name, version)  # fetched for any manylinux tag (cuDNN 9.24's wheel is manylinux_2_27)
         return realdata.real_wheel(name, version)  # NVIDIA's wheels whole: every sub-library is a candidate
     return wheels.tree(name, version)
 
