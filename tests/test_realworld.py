@@ -34,7 +34,11 @@ def test_doctor_agrees_with_the_real_loader_and_its_fix_works(case):
     missing = missing_wheels(case)
     if missing:
         pytest.skip("wheels not available here: %s" % missing)
-    row = run_case(case, WORK / ("pytest-%d" % os.getpid()))  # under the cache: hard links need one filesystem
+    work = WORK / ("pytest-%d" % os.getpid())  # under the cache: hard links need one filesystem
+    try:
+        row = run_case(case, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     assert row.agree, "%s\n  oracle: %s\n  doctor: %s\n  %s" % (case.name, row.oracle, row.prediction,
                                                               "\n  ".join(row.problems))
     assert row.fix in ("-", "proven"), "%s: the fix %s: %s" % (case.name, row.commands, row.fix)
