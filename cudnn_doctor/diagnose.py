@@ -16,7 +16,10 @@ def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
     """Observe the machine (or the filesystem under ``root``) within ``timeout`` seconds; return the facts."""
     from .probes import collect
 
-    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge)
+    from .knowledge import load_compat
+
+    # The knowledge is handed to the probes (they never load it themselves); reading it is one cached call.
+    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge, compat=load_compat())
 
 
 def _ready_to_judge() -> None:
@@ -59,6 +62,7 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
         findings = [f for f in findings if not skipped(f.id, f.alias, skip)]
         ran = [r for r in ran if not skipped(r, aliases.get(r, ""), skip)]
     report = Report(facts=facts, findings=findings, rules_run=ran)
+    report.extra["knowledge"] = context.compat.knowledge_summary()  # how current the answers are (-v, --json)
     if smoke is not None:
         report.extra["smoke"] = smoke
     return report

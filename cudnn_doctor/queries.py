@@ -264,24 +264,8 @@ def lowest_cc(facts: Facts) -> Optional[str]:
 
 
 def cudnn_build_exists(compat: Compat, release: str, cuda: Any) -> Optional[bool]:
-    """Whether NVIDIA made a build of cuDNN `release` for `cuda` ('13' = any build of that major where the major has
-    minor-version compatibility, '10.2' = that exact minor before it); None when compat knows nothing of the release."""
-    label = cuda_label(cuda)
-    cm = major_of(label) if label else None
-    r = release3(release)
-    if cm is None or r is None:
-        return None
-    family = compat.has_minor_compat(cm)
-    exact = mm_text(label) if "." in str(label) else None
-    builds = compat.cudnn_builds(str(r))
-    if any((b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda) for b in builds):
-        return True
-    era = compat.variant_era(cm) if family else None
-    if era:
-        first, last = release3(era.get("first")), release3(era.get("last"))
-        if (first is None or r >= first) and (last is None or r <= last) and compat.cudnn_release_known(str(r)):
-            return True
-    return False if (builds or compat.cudnn_release_known(str(r))) else None
+    """Whether NVIDIA made a build of cuDNN `release` for `cuda` (the knowledge answers: Compat.cudnn_build_exists)."""
+    return compat.cudnn_build_exists(release, cuda)
 
 
 def cudnn_runs_on_cc(compat: Compat, release: str, cuda: Any, cc: Optional[str], strict: bool = True) -> bool:

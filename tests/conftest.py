@@ -15,7 +15,8 @@ from kit import FakeMachine, have_gcc  # noqa: E402
 # Variables that steer probes; a developer's or CI runner's own values must not leak into fake machines.
 _STEERING_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR",
                  "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX", "GITHUB_ACTIONS",
-                 "GITHUB_STEP_SUMMARY", "NO_COLOR", "FORCE_COLOR", "container")
+                 "GITHUB_STEP_SUMMARY", "NO_COLOR", "FORCE_COLOR", "container",
+                 "THEANO_FLAGS", "THEANORC", "KERAS_BACKEND")  # Theano's configuration (probes/theano.py)
 
 
 @pytest.fixture(autouse=True)

@@ -57,17 +57,21 @@ def test_cudnn_8_9_7(app):
     assert result.exit_code == 0, result.output
     assert "cuda12" in result.stdout and "cuda11" in result.stdout and "5.0" in result.stdout
     doc = as_json(app, "--cudnn", "8.9.7")
+    # No 8.9.7 edition was found: the CUDA 12 row is what its wheel reports (built with 12.2), and the CUDA 11
+    # build is known from NVIDIA's manifest only.
     variants = {b["variant"]: b for b in doc["builds"]}
-    assert set(variants) == {"cuda11", "cuda12"}
-    assert variants["cuda12"]["driver"] == ">= 525.60.13" and variants["cuda11"]["driver"] == ">= 450.80.02"
+    assert set(variants) == {"cuda12"} and variants["cuda12"]["cuda"][-1] == "12.2"
+    assert variants["cuda12"]["status"] == "secondary" and "pypi.org" in variants["cuda12"]["source"]
+    assert variants["cuda12"]["driver"] == ">= 525.60.13"
+    assert [v["variant"] for v in doc["likely_variants"]] == ["cuda11"]
     assert doc["min_cc"]["cc"] == "5.0"
     windows = as_json(app, "--cudnn", "8.9.7", "--platform", "windows")
-    assert {b["driver"] for b in windows["builds"]} == {">= 527.41", ">= 452.39"}
+    assert {b["driver"] for b in windows["builds"]} == {">= 527.41"}
 
 
 def test_cudnn_without_a_matrix_row_says_so(app):
-    doc = as_json(app, "--cudnn", "9.14.0")
-    assert doc["builds"] == [] and {v["variant"] for v in doc["likely_variants"]} == {"cuda12", "cuda13"}
+    doc = as_json(app, "--cudnn", "8.0.4")
+    assert doc["builds"] == [] and {v["variant"] for v in doc["likely_variants"]} == {"cuda11"}
     assert "No support-matrix row" in doc["note"]
 
 
@@ -105,11 +109,16 @@ def test_for_dl4j_has_the_beta6_pairs(app):
 
 
 @pytest.mark.parametrize("args,message", [
-    ((), "exactly one of"),
-    (("--cuda", "10.1", "--driver", "418.39"), "exactly one of"),
+    ((), "give one of"),
+    (("--cuda", "10.1", "--driver", "418.39"), "give one of"),
     (("--cuda", "banana"), "--cuda wants"),
-    (("--cuda", "10.3"), "not in compat"),
-    (("--cudnn", "8.9.9"), "not a release compat knows"),
+    (("--cuda", "10.3"), "not a release the knowledge knows"),
+    (("--cudnn", "8.9.9"), "not a release the knowledge knows"),
+    (("--cuda", "12.4", "--cc", "8.0"), "--gpu and --cc go with a pair"),
+    (("--cuda", "12.4", "--cudnn", "9.1.0", "--cc", "eight"), "--cc wants"),
+    (("--cuda", "12.4", "--cudnn", "9.1.0", "--gpu", "Voodoo 3"), "not a GPU the knowledge knows"),
+    (("--cuda", "12.4", "--cudnn", "9.1.0", "--gpu", "H100", "--cc", "9.0"), "not both"),
+    (("--cuda", "12.4", "--cudnn", "banana"), "--cudnn wants"),
     (("--driver", "abc"), "--driver wants"),
     (("--for", "caffe"), "--for wants"),
     (("--cuda", "12.4", "--platform", "mac"), "--platform"),
@@ -139,3 +148,58 @@ def test_for_accepts_framework_and_version(app):
     doc = as_json(app, "--for", "dl4j==1.0.0-M2.1")
     assert {r["dl4j"] for r in doc["tables"]["dl4j"]["rows"]} == {"1.0.0-M2.1"}
     assert invoke(app, "--for", "torch==9.9").exit_code != 0
+
+
+def test_cudnn_9_1_0_lists_cuda_12_4(app):
+    doc = as_json(app, "--cudnn", "9.1.0")
+    (cuda12,) = [b for b in doc["builds"] if b["variant"] == "cuda12"]
+    assert cuda12["cuda"] == ["12.0", "12.1", "12.2", "12.3", "12.4"] and cuda12["status"] == "confirmed"
+    assert cuda12["source"].startswith("https://docs.nvidia.com/deeplearning/cudnn/")
+
+
+def test_cuda_12_4_lists_every_cudnn_release_that_covers_it(app):
+    from cudnn_doctor.knowledge import load_compat
+    from cudnn_doctor.versions import release3
+
+    doc = as_json(app, "--cuda", "12.4")
+    compat = load_compat()
+    covering = {r for r in compat.cudnn_releases() if any(
+        "12.4" in b.cuda for b in compat.cudnn_builds(r))}
+    shown = {r for r in compat.cudnn_releases() for b in doc["cudnn_builds"]
+             if release3(b["cudnn"].split("-")[0]) <= release3(r) <= release3(b["cudnn"].split("-")[-1])
+             and b["variant"] == "cuda12"}
+    assert covering == shown and {"9.1.0", "9.2.0", "9.3.0", "9.28.0"} <= shown
+    older = {b["cudnn"] for b in doc["cudnn_builds_minor_compat"]}
+    assert {"9.0.0", "8.9.7", "8.9.5"} <= older  # their editions stop at 12.3 / 12.2: minor-version compatibility
+    assert not any(r.startswith("8.9") for r in covering)  # no 8.9 edition or wheel lists 12.4
+
+
+@pytest.mark.parametrize("args,verdict,code", [
+    (("--cuda", "12.4", "--cudnn", "9.1.0"), "works", 0),
+    (("--cuda", "12.6", "--cudnn", "9.1.0"), "works through minor-version compatibility", 0),
+    (("--cuda", "13.0", "--cudnn", "9.1.0"), "does not work", 1),
+    (("--cuda", "12.4", "--cudnn", "9.1.0", "--driver", "535"), "works through minor-version compatibility", 0),
+    (("--cuda", "12.4", "--cudnn", "9.1.0", "--driver", "470.82.01"), "does not work", 1),
+    (("--cuda", "12.4", "--cudnn", "9.10.2", "--cc", "12.0"), "does not work", 1),
+    (("--cuda", "12.8", "--cudnn", "9.10.2", "--gpu", "NVIDIA B200"), "works", 0),
+    (("--cuda", "12.4", "--cudnn", "9.99.0"), "cannot tell", 0),
+])
+def test_pair_question_answers_with_a_verdict_and_sources(app, args, verdict, code):
+    result = invoke(app, *args, "--json")
+    assert result.exit_code == code, result.output
+    doc = json.loads(result.stdout)
+    assert doc["verdict"] == verdict and doc["reasons"]
+    assert all(r["source"] for r in doc["reasons"] if r["ok"] is not None)
+    text = invoke(app, *args)
+    assert text.exit_code == code and verdict.upper() in text.stdout
+
+
+def test_pair_newer_than_the_knowledge_says_update(app):
+    doc = as_json(app, "--cuda", "12.4", "--cudnn", "9.99.0")
+    assert "cudnn-doctor update" in doc["reasons"][0]["text"]
+
+
+def test_for_a_framework_release_shows_its_wheel_pins(app):
+    doc = as_json(app, "--for", "torch==2.4.0")
+    (pin,) = doc["tables"]["pypi_pins"]["rows"]
+    assert pin["cudnn"] == "==9.1.0.70" and pin["cuda"] == "12.1" and "pypi.org/project/torch/2.4.0" in pin["source"]

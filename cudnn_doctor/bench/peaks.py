@@ -29,7 +29,7 @@ class Peak:
 
 def _rows(data: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
     """The [gpus] rows, each carrying its status (the table's unless the row says otherwise)."""
-    table = (data if data is not None else load_compat().data["gpu_peaks"])["gpus"]
+    table = (data if data is not None else load_compat().gpu_peaks())["gpus"]
     return [dict({"status": table.get("status", "confirmed")}, **row) for row in table["rows"]]
 
 

@@ -81,7 +81,7 @@ def run_bench(library: str, plan: BenchPlan, device: int = 0, driver_library: Op
             "directions": list(plan.directions), "budget_s": plan.budget_s, "target_ms": plan.target_ms,
             "seed_target_ms": plan.seed_target_ms, "seed_batch": plan.seed_batch,
             "min_iters": plan.min_iters,
-            "dtype_min_cc": {k: v for k, v in load_compat().data["gpu_peaks"]["dtype_min_cc"].items()
+            "dtype_min_cc": {k: v for k, v in load_compat().gpu_peaks()["dtype_min_cc"].items()
                              if k not in ("source", "status")}, "workspace_limit": plan.workspace_limit,
             "total_steps": plan.total_steps(), "graph_engines": plan.graph_engines,
             "graph_compile": plan.graph_compile,

@@ -25,7 +25,7 @@ BAD_THROTTLES = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_therm
 
 
 def _healthy() -> Dict[str, Any]:
-    return load_compat().data["gpu_peaks"]["healthy"]
+    return load_compat().gpu_peaks()["healthy"]
 
 
 def _wrong_results(report: Dict[str, Any]) -> List[Finding]:

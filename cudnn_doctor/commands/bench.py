@@ -125,7 +125,7 @@ def _progress_display(total: int):
 def bench(
     library: Optional[str] = typer.Option(None, "--library", metavar="PATH", help="Benchmark this cuDNN library."),
     device: int = typer.Option(0, "--device", min=0, metavar="N", help="CUDA device index."),
-    quick: bool = typer.Option(False, "--quick", help="A few seconds: the seed network and three layers, forward."),
+    quick: bool = typer.Option(False, "--quick", help="A few seconds: the small network and three layers, forward."),
     shapes: List[str] = typer.Option([], "--shape", metavar="N,C,H,W,K,R,S[,stride[,pad]]",
                                      help="Your own convolution layer instead of ResNet-50's (repeatable)."),
     dtypes: List[str] = typer.Option([], "--dtype", metavar="TYPE", help="fp32, tf32, fp16 or bf16 (repeatable)."),
@@ -140,7 +140,7 @@ def bench(
     driver_lib: Optional[str] = typer.Option(None, "--driver-library", hidden=True, metavar="PATH"),
     seed_batch: int = typer.Option(32, "--seed-batch", hidden=True, min=1, metavar="N"),
 ) -> None:
-    """Measure cuDNN on this GPU: the seed's CPU / plain CUDA / cuDNN comparison and ResNet-50's layers."""
+    """Measure cuDNN on this GPU: a small network on the CPU / plain CUDA / cuDNN, and ResNet-50's layers."""
     from ..bench.run import run_bench
 
     started = time.monotonic()
@@ -187,8 +187,8 @@ def bench(
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
     app.command("bench", help=(
-        "Measure how fast cuDNN runs on this GPU: the seed article's CPU / GPU-without-cuDNN / cuDNN training "
-        "comparison, ResNet-50's convolution layers per data type with cuDNN's chosen algorithms, their "
+        "Measure how fast cuDNN runs on this GPU: a small network's training step on the CPU, on the GPU "
+        "without cuDNN and with cuDNN, ResNet-50's convolution layers per data type with cuDNN's chosen algorithms, their "
         "workspace and the no-workspace alternative, against the GPU's datasheet peak. Every first result is "
         "checked against the CPU.\n\n"
         "Exit codes: 0 measured, 1 no GPU, no cuDNN or a wrong result, 2 bad input.\n\n"

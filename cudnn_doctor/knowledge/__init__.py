@@ -5,7 +5,8 @@ import functools
 
 from .containers import ContainerKnowledge
 from .cudnn import CudnnBuild
-from .cudnn_fit import CudnnFitKnowledge
+from .lookup import LookupKnowledge
+from .pair import PairVerdict
 from .driver import CudaRun, DriverFloor
 from .framework_features import FrameworkFeatureKnowledge
 from .frameworks import FrameworkKnowledge
@@ -13,18 +14,23 @@ from .gpu import Arch, CcFloor, GpuKnowledge
 from .known_bad import Symptom
 from .layout import LayoutKnowledge
 from .load import COMPAT_FILES, read_all
+from .reference import ReferenceKnowledge
 from .tables import CONFIRMED
+from .theano import TheanoKnowledge
 
 __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor",
-           "Symptom", "load_compat"]
+           "PairVerdict", "Symptom", "load_compat"]
 
 
-class Compat(CudnnFitKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ContainerKnowledge,
-             FrameworkFeatureKnowledge):
+class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ReferenceKnowledge,
+             ContainerKnowledge, TheanoKnowledge, FrameworkFeatureKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
-    Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; file layouts, wheels and
-    archive names: layout.py; GPUs: gpu.py; frameworks: frameworks.py; known-bad releases and symptoms: known_bad.py.
+    Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; the pair verdict (cuDNN x CUDA
+    x driver x GPU): pair.py; matrix's look-ups: lookup.py; what PyPI and NVIDIA's manifests add and how current
+    the knowledge is: derived.py; file layouts, wheels and archive names: layout.py; GPUs: gpu.py; frameworks:
+    frameworks.py; known-bad releases and symptoms: known_bad.py; smaller reference tables: reference.py; Theano
+    releases and the cuDNN they accept: theano.py.
     """
 
 

@@ -1,12 +1,13 @@
 """cuDNN releases and their builds: which CUDA, driver and GPUs each supports (compat/cudnn.toml)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from packaging.version import Version
 
 from ..versions import cuda_label, major_of, mm_text, release3, ver
+from .derived import DerivedKnowledge
 from .driver import DriverKnowledge
 from .gpu import CcFloor
 from .known_bad import KnownBadKnowledge
@@ -29,6 +30,8 @@ class CudnnBuild:
     source: str = ""
     note: str = ""
     cuda_update: str = ""
+    static_link: List[str] = field(default_factory=list)
+    built_with: str = ""  # derived rows: the CUDA the library reports it was built with
 
     def covers(self, release: Any) -> bool:
         r = release3(release)
@@ -62,42 +65,54 @@ class CudnnBuild:
         return "see CUDA %s" % (self.cuda[0] if self.cuda else "?")
 
 
-class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge):
+class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
     """cuDNN releases, their build variants and what each needs."""
 
     def cudnn_releases(self, major: Optional[int] = None) -> List[str]:
+        """Every cuDNN release the knowledge knows, oldest first: the hand-kept lists (7.x, early 8.x) and the
+        releases PyPI and NVIDIA's manifests list (derived knowledge)."""
         table = self.table("cudnn", "releases")
-        keys = ["v%d" % major] if major else ["v7", "v8", "v9"]
-        out: List[str] = []
-        for key in keys:
-            out += list(table.get(key, []))
-        return out
+        found = {str(release3(x)) for key in ("v7", "v8", "v9") for x in table.get(key, [])}
+        found |= {str(release3(e["release"])) for e in self.derived_cudnn_releases()}
+        out = sorted((r for r in found if r != "None"), key=Version)
+        return [r for r in out if major is None or Version(r).major == major]
 
     def cudnn_release_known(self, release: str) -> bool:
         r = release3(release)
         return any(release3(x) == r for x in self.cudnn_releases())
 
     def cudnn_builds(self, release: Optional[str] = None) -> List[CudnnBuild]:
+        """Build rows: those transcribed from each release's support-matrix edition, then those derived from
+        what the wheels' libraries report (for releases without a transcribed row)."""
         out: List[CudnnBuild] = []
         for name in ("builds_v7", "builds_v8", "builds_v9"):
             table = self.table("cudnn", name)
             for row in table.get("rows", []):
                 status, source = row_source(table, row)
-                cc = None
-                if row.get("min_cc"):
-                    cc = CcFloor(str(row["min_cc"]), str(row["min_cc"]), status, source)
-                elif row.get("min_cc_range"):
-                    low, high = row["min_cc_range"]
-                    cc = CcFloor(str(low), str(high), "unconfirmed", source)
-                build = CudnnBuild(
-                    first=str(row["from"]), last=str(row["to"]), variant=str(row["variant"]),
-                    cuda=[str(c) for c in row.get("cuda", [])],
-                    driver_linux=row.get("driver_linux"), driver_windows=row.get("driver_windows"),
-                    driver_branch=row.get("driver_branch"), min_cc=cc, status=status, source=source,
-                    note=str(row.get("note", "")), cuda_update=str(row.get("cuda_update", "")))
-                if release is None or build.covers(release):
-                    out.append(build)
-        return out
+                source = str(row.get("edition") or source)
+                out.append(self._build(row, status, source))
+        for row in self.derived_build_rows():
+            out.append(self._build(row, str(row["status"]), str(row["source"])))
+        out.sort(key=lambda b: (release3(b.first), b.cuda_major or 0))
+        return [b for b in out if release is None or b.covers(release)]
+
+    def _build(self, row: Dict[str, Any], status: str, source: str) -> CudnnBuild:
+        cc = None
+        if row.get("min_cc"):
+            cc = CcFloor(str(row["min_cc"]), str(row["min_cc"]), status, source)
+        elif row.get("min_cc_range"):
+            low, high = row["min_cc_range"]
+            cc = CcFloor(str(low), str(high), "unconfirmed", source)
+        build = CudnnBuild(
+            first=str(row["from"]), last=str(row["to"]), variant=str(row["variant"]),
+            cuda=[str(c) for c in row.get("cuda", [])],
+            driver_linux=row.get("driver_linux"), driver_windows=row.get("driver_windows"),
+            driver_branch=row.get("driver_branch"), min_cc=cc, status=status, source=source,
+            note=str(row.get("note", "")), cuda_update=str(row.get("cuda_update", "")),
+            static_link=[str(c) for c in row.get("static_link", [])], built_with=str(row.get("built_with", "")))
+        if build.min_cc is None:
+            build.min_cc = self._era_min_cc(build.first)
+        return build
 
     def cudnn_builds_for_cuda(self, cuda: str) -> List[CudnnBuild]:
         """Builds whose support-matrix row names this CUDA major.minor."""
@@ -129,16 +144,34 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge):
             first, last = release3(era.get("first")), release3(era.get("last"))
             for r in self.cudnn_releases():
                 rv = release3(r)
-                if rv is not None and (first is None or rv >= first) and (last is None or rv <= last):
+                majors = self.cudnn_release_cuda_majors(r)
+                if rv is not None and (first is None or rv >= first) and (last is None or rv <= last) and (
+                        not majors or cm in majors):  # 9.28.1 shipped for CUDA 13 only
                     found.append(rv)
         found = [r for r in found if r is not None and (cudnn_major is None or r.release[0] == cudnn_major)]
         return str(max(found)) if found else None
 
     def variant_era(self, cuda_major: int) -> Optional[Dict[str, Any]]:
-        for row in self.table("cudnn", "variant_eras").get("rows", []):
-            if row["variant"] == "cuda%d" % cuda_major:
-                return row
-        return None
+        """The first and (when it ended) last cuDNN release built for a CUDA major, with where that comes from."""
+        with_major = [release3(e["release"]) for e in self.derived_cudnn_releases()
+                      if str(cuda_major) in e.get("cuda_majors", {})]
+        rows = [b for b in self._hand_builds() if b.cuda_major == cuda_major]
+        firsts = [r for r in with_major if r is not None] + [release3(b.first) for b in rows]
+        if not firsts:
+            return None
+        last = max(r for r in with_major if r is not None) if with_major else max(release3(b.last) for b in rows)
+        # The era ended when a newer minor release has no build for this major (a patch for another build does
+        # not end it: 9.28.1 shipped for CUDA 13 only).
+        ended = any(release3(e["release"]).release[:2] > last.release[:2] and str(cuda_major) not in e["cuda_majors"]
+                    for e in self.derived_cudnn_releases())
+        return {"variant": "cuda%d" % cuda_major, "first": str(min(firsts)), "last": str(last) if ended else "",
+                "status": "confirmed",
+                "source": "the releases of https://pypi.org/project/nvidia-cudnn-cu%d/ and NVIDIA's redistrib "
+                          "manifests (cuda_variant)" % cuda_major}
+
+    def _hand_builds(self) -> List[CudnnBuild]:
+        hand = [b for b in self.cudnn_builds() if not b.built_with]
+        return hand
 
     def cudnn_min_cc(self, release: str, built_for: Optional[str] = None) -> Optional[CcFloor]:
         """Lowest compute capability of a cuDNN release (of the build for `built_for`, when given)."""
@@ -150,6 +183,9 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge):
         if floors:
             # Builds differ (cuda10.2 builds reach 3.0, cuda11 ones 3.5): without a build, the lowest is a bound.
             return min(floors, key=lambda c: ver(c.low))
+        return self._era_min_cc(release)
+
+    def _era_min_cc(self, release: str) -> Optional[CcFloor]:
         table = self.table("cudnn", "min_cc_eras")
         for row in table.get("rows", []):
             if release3(row["from"]) <= (release3(release) or Version("0")) <= release3(row["to"]):
@@ -172,21 +208,24 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge):
             "min_cc": floor,
             "known_bad": bad,
         }
-        if not builds:
-            r = release3(release)
-            eras = []
-            rows = sorted(self.table("cudnn", "variant_eras").get("rows", []),
-                          key=lambda e: major_of(cuda_label(e["variant"])) or 0)
-            for era in rows:
-                if r is None:
-                    continue
-                if era.get("first") and r < release3(era["first"]):
-                    continue
-                if era.get("last") and r > release3(era["last"]):
-                    continue
-                eras.append({"variant": era["variant"], "status": era.get("status", "secondary"),
-                             "source": era.get("source", "")})
-            out["likely_variants"] = eras
+        # Builds NVIDIA shipped (PyPI, manifests) that no row describes: named, with what is known of them.
+        r = release3(release)
+        have = {b.cuda_major for b in builds}
+        eras = []
+        for major in (11, 12, 13):
+            era = self.variant_era(major)
+            if r is None or era is None or major in have:
+                continue
+            if era.get("first") and r < release3(era["first"]):
+                continue
+            if era.get("last") and r > release3(era["last"]):
+                continue
+            listed = major in self.cudnn_release_cuda_majors(release)
+            if builds and not listed:
+                continue
+            eras.append({"variant": era["variant"], "status": "confirmed" if listed else "secondary",
+                         "source": era.get("source", "")})
+        out["likely_variants"] = eras
         return out
 
     def _build_matches(self, build: CudnnBuild, built_for: str) -> bool:

@@ -50,11 +50,24 @@ class DriverKnowledge(Tables):
     """Which driver a CUDA release needs, and which CUDA releases a driver runs."""
 
     def toolkit_rows(self) -> List[Dict[str, Any]]:
-        return list(self.table("cuda_driver", "toolkit_driver").get("rows", []))
+        """The toolkit -> driver rows: NVIDIA's release-notes table, then releases only the derived knowledge has
+        (the driver packaged with them, from NVIDIA's redistrib manifests)."""
+        table = self.table("cuda_driver", "toolkit_driver")
+        rows = list(table.get("rows", []))
+        have = {str(r["cuda"]) for r in rows}
+        for row in self.data.get("derived", {}).get("toolkit_driver", []):
+            if str(row["cuda"]) not in have:
+                rows.append({"cuda": row["cuda"], "linux": row["driver_linux"], "windows": "",
+                             "branch": str(row["driver_linux"]).split(".")[0], "status": "confirmed",
+                             "source": "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_%s.json "
+                                       "(cuda_compat: the driver packaged with the release)" % row["cuda"]})
+        return rows
 
     def cuda_releases(self) -> List[str]:
-        """Distinct CUDA major.minor releases the driver table knows, oldest first."""
+        """Distinct CUDA major.minor releases the knowledge knows, oldest first: the toolkit table's and those
+        the CUDA runtime wheels exist for (derived knowledge)."""
         seen = {mm_text(r["cuda"]) for r in self.toolkit_rows()}
+        seen |= {mm_text(r["cuda"]) for r in self.data.get("derived", {}).get("cuda_releases", [])}
         return sorted((s for s in seen if s), key=ver)
 
     def min_driver(self, cuda: str, platform: str = "linux") -> Optional[DriverFloor]:
@@ -65,7 +78,7 @@ class DriverKnowledge(Tables):
             return None
         exact = len(want.release) >= 3
         key = "windows" if platform == "windows" else "linux"
-        rows = [r for r in table.get("rows", []) if mm(r["cuda"]) == mm(cuda)]
+        rows = [r for r in self.toolkit_rows() if mm(r["cuda"]) == mm(cuda)]
         if exact:
             rows = [r for r in rows if ver(r["cuda"]) == want] or rows
         if not rows:

@@ -37,6 +37,24 @@ class FrameworkKnowledge(Tables):
                 return row
         return None
 
+    def tensorflow_row(self, version: str, platform: str = "linux") -> Optional[Dict[str, Any]]:
+        """The tested-build row of a TensorFlow release (the table names the first release of each series)."""
+        v = ver(version)
+        if v is None:
+            return None
+        table = "tensorflow_windows" if platform == "windows" else "tensorflow_linux"
+        rows = sorted(self.framework_rows(table), key=lambda r: ver(r["tensorflow"]))
+        for row in rows:
+            rv = ver(row["tensorflow"])
+            if rv.release[0] == v.release[0] and rv >= ver(mm_text(version) or version):
+                return row
+        return None
+
+    def torch_rows(self, version: str) -> List[Dict[str, Any]]:
+        """The CUDA variants of a PyTorch release (major.minor) with the cuDNN each pins."""
+        minor = mm_text(version.split("+")[0])
+        return [r for r in self.framework_rows("pytorch") if r["torch"] == minor]
+
     def dl4j_releases(self) -> List[str]:
         """DL4J releases compat knows, newest first (see dl4j_key for how they order)."""
         return sorted(dict.fromkeys(r["dl4j"] for r in self.framework_rows("dl4j")), key=dl4j_key, reverse=True)

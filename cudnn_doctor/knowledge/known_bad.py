@@ -53,7 +53,8 @@ class KnownBadKnowledge(Tables):
     def symptoms(self) -> List[Symptom]:
         return [Symptom(id=s["id"], patterns=list(s["patterns"]), meaning=s["meaning"],
                         catalogue=list(s.get("catalogue", [])), rules=list(s.get("rules", [])))
-                for s in self.data.get("symptoms", {}).get("symptom", [])]
+                for s in (self.data.get("symptoms", {}).get("symptom", [])
+                          + self.data.get("theano", {}).get("symptom", []))]  # Theano's texts: compat/theano.toml
 
     def status_codes(self) -> Dict[str, Any]:
         """compat/status_codes.toml as read: CUDA/cuDNN status numbers by API and numbering, with their meaning."""

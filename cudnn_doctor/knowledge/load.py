@@ -1,15 +1,21 @@
-"""Reading compat/*.toml once per process: from the installed package data, else the source tree."""
+"""Reading compat/*.toml once per process (package data, else the source tree), and the derived knowledge:
+compat/derived.json as shipped, or the newer copy `cudnn-doctor update` wrote to the user's cache."""
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
-                "status_codes", "catalogue", "gpu_peaks", "windows", "packages", "containers", "framework_features")
+                "status_codes", "catalogue", "gpu_peaks", "windows", "packages", "containers", "theano",
+                "framework_features")
+DERIVED = "derived"  # compat/derived.json: written by scripts/refresh_knowledge.py, never by hand
+UPDATED_NAME = "knowledge.json"  # what `cudnn-doctor update` writes under the cache folder
 
 
-def _parse_toml(text: str) -> Dict[str, Any]:
+def parse_toml(text: str) -> Dict[str, Any]:
     # Imported here: a run that finds the files unchanged reads the parse cache and never needs a TOML parser.
     if sys.version_info >= (3, 11):
         import tomllib
@@ -18,8 +24,22 @@ def _parse_toml(text: str) -> Dict[str, Any]:
     return tomllib.loads(text)
 
 
+_parse_toml = parse_toml
+
+
 def _source_tree_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "compat"
+
+
+def compat_dir() -> Path:
+    installed = Path(__file__).resolve().parents[1] / "_compat"
+    return installed if (installed / "cudnn.toml").is_file() else _source_tree_dir()
+
+
+def updated_path() -> Path:
+    """Where `cudnn-doctor update` keeps the refreshed knowledge: $XDG_CACHE_HOME/cudnn-doctor/knowledge.json."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cudnn-doctor" / UPDATED_NAME
 
 
 def read_all() -> Tuple[Dict[str, Dict[str, Any]], str]:
@@ -28,15 +48,54 @@ def read_all() -> Tuple[Dict[str, Dict[str, Any]], str]:
     Plain folders are read through a parse cache keyed on each file's identity (parsed_cache.py);
     importlib.resources (zip installs) only when there is no folder.
     """
-    installed = Path(__file__).resolve().parents[1] / "_compat"
-    folder = installed if (installed / "cudnn.toml").is_file() else _source_tree_dir()
+    folder = compat_dir()
     if (folder / "cudnn.toml").is_file():
         from ..parsed_cache import load
 
         paths = {name: folder / (name + ".toml") for name in COMPAT_FILES}
-        return load(paths, lambda raw: _parse_toml(raw.decode("utf-8")), "compat"), str(folder)
+        data = load(paths, lambda raw: parse_toml(raw.decode("utf-8")), "compat")
+        shipped = folder / (DERIVED + ".json")
+        data[DERIVED] = json.loads(shipped.read_text(encoding="utf-8")) if shipped.is_file() else {}
+        return _with_update(data), str(folder)
     from importlib.resources import files
 
     base = files("cudnn_doctor._compat")
-    data = {name: _parse_toml(base.joinpath(name + ".toml").read_text(encoding="utf-8")) for name in COMPAT_FILES}
-    return data, str(base)
+    data = {name: parse_toml(base.joinpath(name + ".toml").read_text(encoding="utf-8")) for name in COMPAT_FILES}
+    data[DERIVED] = json.loads(base.joinpath(DERIVED + ".json").read_text(encoding="utf-8"))
+    return _with_update(data), str(base)
+
+
+def _with_update(data: Dict[str, Any]) -> Dict[str, Any]:
+    """The user's updated copy replaces the shipped derived knowledge when it is valid and not older."""
+    updated = read_updated(updated_path())
+    shipped = data.get(DERIVED) or {}
+    if updated is not None and str(updated.get("date", "")) >= str(shipped.get("date", "")):
+        data[DERIVED] = dict(updated, origin=str(updated_path()))
+    elif shipped:
+        data[DERIVED] = dict(shipped, origin="shipped")
+    return data
+
+
+def read_updated(path: Path) -> Optional[Dict[str, Any]]:
+    """The updated knowledge at `path` if it is there and valid against the schema; else None (the shipped copy
+    is used, so a damaged cache never breaks a run). Validation is remembered per file identity (parse cache)."""
+    if not path.is_file():
+        return None
+    from ..parsed_cache import load
+
+    try:
+        doc = load({"updated": path}, _validated, "knowledge-update")["updated"]
+    except OSError:
+        return None
+    return doc or None
+
+
+def _validated(raw: bytes) -> Dict[str, Any]:
+    """The document when it is valid derived knowledge, else {} (so an invalid copy is remembered as such)."""
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return {}
+    from .schema import problems
+
+    return doc if isinstance(doc, dict) and not problems(doc) else {}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from ..host import Host
 from ..model import Facts, ProbeError
@@ -16,14 +16,25 @@ ApplyFn = Callable[[List[dict]], None]
 class Context:
     """What probes share during one run: the host, the facts so far, the loader view, native calls to make."""
 
-    def __init__(self, host: Host, facts: Optional[Facts] = None, loader: Optional[LoaderView] = None) -> None:
+    def __init__(self, host: Host, facts: Optional[Facts] = None, loader: Optional[LoaderView] = None,
+                 compat: Optional[Any] = None) -> None:
         self.host = host
+        self._compat = compat  # the knowledge the caller passes in (diagnose does); read lazily otherwise
         self.facts = facts if facts is not None else Facts()
         self.loader = loader if loader is not None else LoaderView(host)
         self.facts.loader = self.loader.facts
         self._native: List[Tuple[str, List[int], ApplyFn]] = []
         self._session = None  # NativeSession: one child for every native call of the run
         self._native_done = False  # results collected; a late (abandoned) probe cannot queue more
+
+    @property
+    def knowledge(self) -> Any:
+        """The knowledge base probes consult (sonames, layouts): the one passed in, else the process's copy."""
+        if self._compat is None:
+            from ..knowledge import load_compat
+
+            self._compat = load_compat()
+        return self._compat
 
     def start_native(self) -> None:
         """Start the native child now, so its start overlaps with the file-system probes."""
@@ -65,25 +76,28 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
     facts.timings_ms[name] = facts.timings_ms.get(name, 0.0) + round((time.perf_counter() - start) * 1000, 2)
 
 
-def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None) -> Facts:
+def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None,
+            compat: Optional[Any] = None) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
     each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py).
 
     ``meanwhile`` (the caller's own work, e.g. importing the rules) runs after the file-system probes while the
     native child may still be busy, so the main thread works instead of waiting; what it raises is ignored."""
     with host.snapshot():  # links resolved once per path for the run (Host.snapshot says why that is safe)
-        return _collect(host, timeout, meanwhile)
+        return _collect(host, timeout, meanwhile, compat)
 
 
-def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]]) -> Facts:
+def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]],
+             compat: Optional[Any] = None) -> Facts:
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
+    from . import theano
     from .executor import Deadline, record_not_regular, run_bounded
 
     from .windows import collect_windows, is_windows
 
     deadline = Deadline(timeout)
     if is_windows(host):  # a Windows machine, live or a drive under --root: its own probes
-        ctx = Context(host, Facts(), LoaderView.empty(host))
+        ctx = Context(host, Facts(), LoaderView.empty(host), compat)
         run_bounded(ctx.facts, "windows", lambda: _guard(ctx.facts, "windows", lambda: collect_windows(ctx)), deadline)
         return ctx.facts
     session = host.native_session()
@@ -92,7 +106,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     # Reading ld.so.conf and ld.so.cache can block like any other read, so it runs under the deadline too.
     views: List[LoaderView] = []
     run_bounded(facts, "ld.so", lambda: _guard(facts, "ld.so", lambda: views.append(LoaderView(host))), deadline)
-    ctx = Context(host, facts, views[0] if views else LoaderView.empty(host))
+    ctx = Context(host, facts, views[0] if views else LoaderView.empty(host), compat)
     ctx._session = session
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
     steps = (
@@ -101,6 +115,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         ("python", python_env.probe),
         ("gpu-code", gpu_code.probe),
         ("toolkits", toolkit.probe),
+        ("theano", theano.probe),  # before cudnn: its dnn.library_path folders are searched for copies too
         ("cudnn", cudnn.probe),
         ("cudnn-leftovers", leftovers.probe),
         ("java", java.probe),

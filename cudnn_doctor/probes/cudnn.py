@@ -31,6 +31,9 @@ def _search_dirs(ctx) -> List[Tuple[str, str]]:
         dirs.append((prefix + "/lib", "conda (%s)" % prefix))
     for pattern in ("/opt/cudnn*/lib*", "/usr/local/cudnn*/lib*", "/opt/nvidia/cudnn*/lib*"):
         dirs += [(d, "standalone (%s)" % pattern) for d in host.glob(pattern)]
+    for inst in facts.theano.installs:  # wherever Theano's configuration points it
+        if inst.library_path:
+            dirs.append((inst.library_path, "Theano dnn.library_path"))
     return dirs
 
 

@@ -162,9 +162,7 @@ def resolve_loader(ctx) -> None:
     names += sorted({t.cudart_soname for t in facts.toolkits if t.cudart_soname}, reverse=True)
     wanted = [facts.driver.cuda_version] + [p[0] for p in presets if len(p) >= 3]
     if any(wanted):
-        from ..knowledge import load_compat
-
-        compat = load_compat()
+        compat = ctx.knowledge
         names += [n for n in dict.fromkeys(compat.cudart_soname(v) for v in wanted if v) if n]
     names.append("libcuda.so")  # unversioned: cuDNN 8 dlopens it by this name (catalogue F3)
     if 8 in majors:

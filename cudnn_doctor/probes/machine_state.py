@@ -99,8 +99,6 @@ def _apt_upgrades_since_boot(ctx) -> List[Dict[str, object]]:
 
 def _framework_libraries(ctx) -> Dict[str, Dict[str, Optional[str]]]:
     """Where each CUDA library TensorFlow dlopens and ONNX Runtime's CUDA provider links would come from (G3, G6)."""
-    from ..knowledge import load_compat
-
     out: Dict[str, Dict[str, Optional[str]]] = {}
     for fw in ctx.facts.python.frameworks:
         name = fw.name.lower()
@@ -111,8 +109,7 @@ def _framework_libraries(ctx) -> Dict[str, Dict[str, Optional[str]]]:
             wanted = [n for n in info.needed if n.startswith(("libcu", "libnvJitLink", "libnvrtc"))]
         elif name.startswith(("tensorflow", "tf-nightly")) and fw.cuda_version:
             major = fw.cuda_version.split(".")[0]
-            rows = load_compat().table("catalogue", "tensorflow_sonames").get("rows", [])  # cached after the first
-            wanted = next((list(r["sonames"]) for r in rows if str(r["cuda_major"]) == major), [])
+            wanted = ctx.knowledge.tensorflow_sonames(major)
         else:
             continue
         origin = os.path.dirname(fw.consumer_library)

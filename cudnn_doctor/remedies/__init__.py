@@ -11,6 +11,9 @@ from .shell import (  # noqa: F401
     advice, capitalized, cudnn_dir_fix, export_path_line, folder_arg, in_folder, ld_conf_fix, ld_conf_name,
     ld_library_path_without, loader_dir_fix, or_else, prepend_ld_path, q, qs, readable_fix, relink_fix,
     remove_files_fix, run, say, then, unregister_fix)
+from .theano import (  # noqa: F401
+    theano_cudnn_choice, theano_dev_link_fix, theano_device_fix, theano_flags_line, theano_setting_fix,
+    theano_without_cudnn)
 from .software import (  # noqa: F401
     arch_driver_limit, driver_upgrade_fix, jax_install, nvrtc_install_fix, toolkit_install_fix, torch_install,
     torch_variant_tag)

@@ -64,7 +64,7 @@ def jax_install(facts: Facts, compat: Compat, cuda_major: Any = None) -> Fix:
 def nvrtc_install_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, prefix: str = "") -> Fix:
     """Install NVRTC of CUDA `cuda` with the machine's package manager so that the unversioned libnvrtc.so exists;
     pip wheels lack that link, so the pip fix makes it (in the site-packages holding `prefix`'s cuDNN)."""
-    row = compat.table("packages", "nvrtc")
+    row = compat.nvrtc_packages()
     pair = mm(cuda)
     if pair is None or not row:
         return advice("install NVRTC (libnvrtc) of the CUDA release this cuDNN was built for")
@@ -93,3 +93,11 @@ def nvrtc_install_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, pre
                       '%s folder' % (wheel, major, row.get("pip_folder", "nvidia/cuda_nvrtc/lib")))
     return run(apt, text="%s   (NVIDIA's apt repository; %s)" % (apt, "; ".join(others)), manual="; ".join(others))
 
+
+
+def knowledge_update_fix(date: str) -> Fix:
+    """Refresh the knowledge from NVIDIA's and PyPI's machine-readable sources (cudnn-doctor does it itself)."""
+    command = "cudnn-doctor update"
+    return Fix(text="%s   (refreshes the knowledge, dated %s, from PyPI and NVIDIA's manifests; then run the check "
+                    "again)" % (command, date or "?"), commands=[command], doctor=command,
+               manual="upgrade cudnn-doctor (pip install -U cudnn-doctor)")

@@ -193,6 +193,11 @@ def render_human(report: Report, console: Console, verbose: int = 0, quiet: int 
         if smoke:
             _head(console, "ok" if smoke.get("ok") else "error", "cuDNN smoke test")
             _detail(console, smoke.get("summary") or ("passed" if smoke.get("ok") else "failed"))
+        knowledge = report.extra.get("knowledge")
+        if verbose and knowledge:  # how current the answers are (issue 20)
+            _detail(console, "Knowledge: dated %s (%s); newest cuDNN %s, CUDA %s; `%s` refreshes it" % (
+                knowledge.get("date") or "?", knowledge.get("origin"), knowledge.get("newest_cudnn") or "?",
+                knowledge.get("newest_cuda") or "?", knowledge.get("update")))
         if verbose and facts.searched:
             console.print(Text("Searched", style="bold"))
             for probe, places in facts.searched.items():

@@ -22,6 +22,7 @@ def report_json(report: Report, exit_code: int) -> Dict[str, Any]:
         rules_run=list(report.rules_run),
         **merge_fields(report),
         **({"smoke": report.extra["smoke"]} if "smoke" in report.extra else {}),
+        **({"knowledge": report.extra["knowledge"]} if "knowledge" in report.extra else {}),
     )
 
 

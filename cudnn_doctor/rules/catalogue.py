@@ -82,7 +82,7 @@ def fabric_manager(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD208", "conv-workspace-may-not-fit", "Small GPU: fastest convolution algorithms may not fit")
 def workspace_hint(facts: Facts, ctx) -> List[Finding]:
-    table = compat_of(ctx).table("catalogue", "workspace")
+    table = compat_of(ctx).workspace_advice()
     small = int(table["small_gpu_mib"])
     users = [fw.name for fw in facts.python.frameworks if fw.cuda_build] + (
         ["deeplearning4j"] if facts.java.nd4j_backends or facts.java.javacpp_presets else [])
@@ -107,7 +107,7 @@ def workspace_hint(facts: Facts, ctx) -> List[Finding]:
 def framework_libraries(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
-    since = compat.table("catalogue", "tensorflow_pip_cuda")["since"]
+    since = compat.tensorflow_pip_cuda_since()
     for label, libs in sorted((facts.machine_state.get("framework_libraries") or {}).items()):
         # cuDNN has its own finding (CD704, with the framework's own pin); this one names the other CUDA libraries.
         missing = sorted(n for n, path in libs.items() if path is None and not n.startswith("libcudnn"))

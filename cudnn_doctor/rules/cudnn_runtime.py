@@ -130,7 +130,7 @@ def runtime_older(facts: Facts, ctx) -> List[Finding]:
             detail="cuDNN needs the same major version and an equal or newer minor version than the build: TF/XLA "
                    "print 'Loaded runtime CuDNN library: %s but source was compiled with: %s', PyTorch 'cuDNN "
                    "version incompatibility', JAX 'Outdated cuDNN installation found' [%s]." % (
-                       copy.version, compiled, compat.table("cudnn", "api_compat").get("source")),
+                       copy.version, compiled, compat.api_compat_source()),
             fix=fix, evidence={"framework": fw.name, "compiled_with": compiled, "loads": copy.path,
                                "loads_version": copy.version, "via": fw.resolved_cudnn.via},
             catalogue=["E1", "E2"]))

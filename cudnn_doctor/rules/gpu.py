@@ -185,7 +185,7 @@ def toolkit_too_old(facts: Facts, ctx) -> List[Finding]:
                         tk.version, gpu_label(gpu), first),
                     detail="nvcc from this toolkit cannot generate code for the GPU and its libraries carry no kernels "
                            "for it; programs built with it fail with 'no kernel image is available' unless they "
-                           "ship PTX [%s]." % compat.table("gpu_arch", "architectures").get("source"),
+                           "ship PTX [%s]." % compat.architectures_source(),
                     fix=say("Install CUDA %s or newer (e.g. `%s`).", first,
                             toolkit_install_fix(facts, compat, _newer_of(first, driver_cuda(facts, compat)))),
                     evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability},

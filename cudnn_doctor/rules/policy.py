@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..knowledge import Compat
-from ..versions import mm_text, ver
+from ..versions import ver
 from .require_keys import REQUIRE_KEYS
 
 _KEY_ALIASES = {"compute_capability": "cc", "sm": "cc", "nvidia-driver": "driver", "cuda-toolkit": "toolkit"}
@@ -91,26 +91,14 @@ def parse_target(text: str, compat: Optional[Compat] = None) -> Target:
 
 
 def tf_row(compat: Compat, version: str, platform: str) -> Optional[Dict[str, Any]]:
-    v = ver(version)
-    if v is None:
-        return None
-    table = "tensorflow_windows" if platform == "windows" else "tensorflow_linux"
-    rows = sorted(compat.framework_rows(table), key=lambda r: ver(r["tensorflow"]))
-    for row in rows:
-        rv = ver(row["tensorflow"])
-        if rv.release[0] == v.release[0] and rv >= ver(mm_text(version) or version):
-            return row
-    return None
+    return compat.tensorflow_row(version, platform)
 
 
 def torch_rows(compat: Compat, version: str) -> List[Dict[str, Any]]:
-    minor = mm_text(version.split("+")[0])
-    return [r for r in compat.framework_rows("pytorch") if r["torch"] == minor]
+    return compat.torch_rows(version)
 
 
 def cuda_of(text: str) -> str:
     """TensorFlow's table writes '9' and '10' for 9.0 and 10.0."""
     return text if "." in text else text + ".0"
 
-
-_tf_row = tf_row  # the name commands/matrix.py imports

@@ -132,7 +132,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
     if not path:
         return []
     compat = compat_of(ctx)
-    fc = compat.table("cuda_driver", "forward_compat")
+    fc = compat.forward_compat()
     entry = ld_entry_for(facts, path)
     remove = ld_library_path_without(facts, [entry]) if entry else unregister_fix(os.path.dirname(path))
     out: List[Finding] = []

@@ -155,7 +155,7 @@ def zlibwapi(facts: Facts, ctx) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
-    table = compat_of(ctx).table("windows", "zlibwapi")
+    table = compat_of(ctx).zlibwapi()
     out: List[Finding] = []
     for load in win.loads:
         if load.request.lower() != "zlibwapi.dll" or load.path:

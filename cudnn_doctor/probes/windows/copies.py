@@ -112,9 +112,7 @@ def cudnn_folders(state: State) -> Dict[str, Tuple[str, List[str]]]:
 
 
 def cudnn(state: State) -> None:
-    from ...knowledge import load_compat
-
-    compat = load_compat()
+    compat = state.ctx.knowledge
     folders = cudnn_folders(state)
     state.ctx.searched("cudnn", "; ".join(folders))
     for folder, (origin, via) in folders.items():

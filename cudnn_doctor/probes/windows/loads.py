@@ -37,17 +37,13 @@ def process(state: State, **kw) -> Process:
 
 def cudnn_sequence(state: State, major: int) -> List[str]:
     """What a program using cuDNN `major` loads, in order: cudnn64_N.dll, then its sub-libraries by name."""
-    from ...knowledge import load_compat
-
-    layout = load_compat().cudnn_layout(major)
+    layout = state.ctx.knowledge.cudnn_layout(major)
     return [layout.get("windows_main") or "cudnn64_%d.dll" % major] + list(layout.get("windows_sublibraries", []))
 
 
-def needs_zlib(version: Optional[str]) -> bool:
+def needs_zlib(version: Optional[str], compat) -> bool:
     """cuDNN 8.3 up to 9 loads zlibwapi.dll at run time (compat/windows.toml [zlibwapi])."""
-    from ...knowledge import load_compat
-
-    table = load_compat().table("windows", "zlibwapi")
+    table = compat.zlibwapi()
     v = parse_version(version)
     lo, hi = parse_version(table.get("cudnn_from")), parse_version(table.get("cudnn_before"))
     return v is not None and lo is not None and hi is not None and lo <= v < hi
@@ -73,7 +69,7 @@ def plain_loads(state: State, proc: Process, major: int, consumer: str, mode: st
     for sub in sequence[1:]:
         record(state, consumer, mode, proc.load_library(sub))
     version = next((d.version for d in state.win.dlls if d.path.lower() == main.path.lower()), None)
-    if major == 8 and needs_zlib(version):
+    if major == 8 and needs_zlib(version, state.ctx.knowledge):
         record(state, consumer, mode, proc.load_library("zlibwapi.dll"))
 
 
@@ -99,9 +95,7 @@ def predict(state: State) -> None:
 def consumer_loads(state: State, fw) -> None:
     """A framework library that imports cuDNN or the CUDA runtime (its PE import table), loaded the way Python
     3.8+ loads extension modules: its own folder, the program's folder, os.add_dll_directory folders, System32."""
-    from ...knowledge import load_compat
-
-    for row in load_compat().table("windows", "consumers").get("rows", []):
+    for row in state.ctx.knowledge.windows_consumers():
         if row.get("dist") != fw.name:
             continue
         path = state.drive.find(ntpath.join(fw.location, ntpath.dirname(row["file"])), ntpath.basename(row["file"]))

@@ -1,0 +1,215 @@
+"""The pair question: does cuDNN X work with CUDA Y (and driver Z, on a GPU of compute capability W)?
+
+One answer for everyone: `matrix --cuda --cudnn`, check's rules, install's CUDA-match line and explain all reach
+the same two questions underneath, cudnn_cuda_verdict() (the build against the toolkit) and driver_runs_cuda()
+(the driver against the toolkit); this module only puts them and the GPU checks together, with sources."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from ..versions import cuda_label, major_of, mm, mm_text, release3, ver
+from .cudnn import CudnnBuild
+from .cudnn_fit import CudnnFitKnowledge
+
+WORKS = "works"
+WORKS_MVC = "works through minor-version compatibility"
+DOES_NOT = "does not work"
+CANNOT_TELL = "cannot tell"
+
+
+@dataclass
+class Reason:
+    """One step of a verdict: what was checked, what it found, and where that comes from."""
+
+    check: str  # "cudnn-cuda", "driver", "gpu", "knowledge"
+    ok: Optional[bool]
+    text: str
+    source: str = ""
+    via_mvc: bool = False
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"check": self.check, "ok": self.ok, "text": self.text, "source": self.source,
+                "minor_version_compatibility": self.via_mvc}
+
+
+@dataclass
+class PairVerdict:
+    cudnn: str
+    cuda: str
+    build: str = ""  # the build variant judged ("cuda12")
+    driver: Optional[str] = None
+    platform: str = "linux"
+    cc: Optional[str] = None
+    reasons: List[Reason] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        oks = [r.ok for r in self.reasons]
+        if False in oks:
+            return DOES_NOT
+        if None in oks or not oks:
+            return CANNOT_TELL
+        return WORKS_MVC if any(r.via_mvc for r in self.reasons) else WORKS
+
+    @property
+    def ok(self) -> Optional[bool]:
+        return {WORKS: True, WORKS_MVC: True, DOES_NOT: False}.get(self.verdict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"cudnn": self.cudnn, "cuda": self.cuda, "build": self.build, "driver": self.driver,
+                "platform": self.platform, "cc": self.cc, "verdict": self.verdict, "ok": self.ok,
+                "reasons": [r.to_dict() for r in self.reasons]}
+
+
+class PairKnowledge(CudnnFitKnowledge):
+    """The cuDNN x CUDA x driver x GPU verdict."""
+
+    def build_for(self, cudnn: str, cuda: str) -> Optional[CudnnBuild]:
+        """The build of a cuDNN release meant for this CUDA: the per-minor one that names it, else the one per
+        major; None when no row describes one."""
+        major = major_of(cuda)
+        builds = [b for b in self.cudnn_builds(cudnn) if b.cuda_major == major]
+        exact = [b for b in builds if mm_text(cuda) in b.cuda]
+        family = [b for b in builds if b.family]
+        return (exact or family or builds or [None])[0]
+
+    def pair_verdict(self, cuda: str, cudnn: str, driver: Optional[str] = None, platform: str = "linux",
+                     cc: Optional[str] = None) -> PairVerdict:
+        want = mm_text(cuda) or str(cuda)
+        out = PairVerdict(cudnn=str(release3(cudnn) or cudnn), cuda=want, driver=driver, platform=platform, cc=cc)
+        if not self._known_enough(out):
+            return out
+        build = self.build_for(cudnn, want)
+        out.build = build.variant if build else "cuda%s" % major_of(want)
+        if build is None and not self._has_build_for_major(out.cudnn, major_of(want)):
+            era = self.variant_era(major_of(want) or 0)
+            out.reasons.append(Reason("cudnn-cuda", False, "cuDNN %s has no build for CUDA %s (it was built for CUDA "
+                                      "%s)." % (out.cudnn, major_of(want), ", ".join(
+                                          "%d.x" % m for m in self._build_majors(out.cudnn))),
+                                      era["source"] if era else self._family_source()))
+        else:
+            ok, why = self.cudnn_cuda_verdict(cudnn, build.variant[4:] if build else str(major_of(want)), want)
+            via = ok is True and "minor-version compatibility" in why
+            out.reasons.append(Reason("cudnn-cuda", ok, why, build.source if build else self._family_source(), via))
+        if driver:
+            out.reasons.extend(self._driver_reasons(want, driver, platform, build))
+        if cc:
+            out.reasons.extend(self._gpu_reasons(want, cudnn, cc, build))
+        return out
+
+    def cudnn_build_exists(self, release: str, cuda: Any) -> Optional[bool]:
+        """Whether NVIDIA made a build of cuDNN `release` for `cuda` ('13' = any build of that major where the major
+        has minor-version compatibility, '10.2' = that exact minor before it); None when nothing is known of it."""
+        label = cuda_label(cuda)
+        cm = major_of(label) if label else None
+        r = release3(release)
+        if cm is None or r is None:
+            return None
+        family = self.has_minor_compat(cm)
+        exact = mm_text(label) if "." in str(label) else None
+        builds = self.cudnn_builds(str(r))
+        if any((b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda) for b in builds):
+            return True
+        majors = self.cudnn_release_cuda_majors(str(r))
+        if family and majors:  # PyPI and NVIDIA's manifests list the release's builds (9.28.1: CUDA 13 only)
+            return cm in majors
+        era = self.variant_era(cm) if family else None
+        if era:
+            first, last = release3(era.get("first")), release3(era.get("last"))
+            if (first is None or r >= first) and (last is None or r <= last) and self.cudnn_release_known(str(r)):
+                return True
+        return False if (builds or self.cudnn_release_known(str(r))) else None
+
+    def _build_majors(self, cudnn: str) -> List[int]:
+        rows = {b.cuda_major for b in self.cudnn_builds(cudnn) if b.cuda_major is not None}
+        return sorted(rows | set(self.cudnn_release_cuda_majors(cudnn)))
+
+    def _has_build_for_major(self, cudnn: str, major: Optional[int]) -> bool:
+        """Whether a release was built for a CUDA major: its rows or PyPI/manifests say so, or (releases the
+        derived knowledge does not list) the major's era of builds covers it."""
+        majors = self._build_majors(cudnn)
+        if majors:
+            return major in majors
+        era = self.variant_era(major or 0)
+        r = release3(cudnn)
+        return bool(era and r and release3(era["first"]) <= r and (not era["last"] or r <= release3(era["last"])))
+
+    def _known_enough(self, out: PairVerdict) -> bool:
+        """False (with the reason) when the release is one the knowledge cannot judge."""
+        if release3(out.cudnn) is None or mm(out.cuda) is None:
+            out.reasons.append(Reason("knowledge", None, "cuDNN %r or CUDA %r is not a version." % (
+                out.cudnn, out.cuda)))
+            return False
+        if self.cudnn_release_known(out.cudnn) or self.cudnn_builds(out.cudnn):
+            return True
+        newer = self.is_newer_than_knowledge("cudnn", out.cudnn)
+        out.reasons.append(Reason(
+            "knowledge", None, "cuDNN %s is %s the knowledge (dated %s, newest release %s)%s." % (
+                out.cudnn, "newer than" if newer else "not a release in", self.knowledge_date() or "?",
+                self.newest_cudnn_release() or "?", ": run `cudnn-doctor update`" if newer else ""),
+            "; ".join(self.knowledge_sources()[:3])))
+        return False
+
+    def _driver_reasons(self, cuda: str, driver: str, platform: str, build: Optional[CudnnBuild]) -> List[Reason]:
+        # A bare branch ("580") means any driver of that branch: judge its newest release.
+        probe = "%s.9999.9999" % driver if driver.strip().isdigit() else driver
+        ok, how, floor = self.driver_runs_cuda(probe, cuda, platform)
+        where = "driver %s" % (("branch R%s" % driver) if driver.strip().isdigit() else driver)
+        out = []
+        if ok is None:
+            out.append(Reason("driver", None, "Cannot tell whether %s runs CUDA %s: %s." % (where, cuda, how),
+                              floor.source if floor else ""))
+        elif ok:
+            out.append(Reason("driver", True, "%s runs CUDA %s (%s; needs %s)." % (
+                where, cuda, how if how != "exact" else "its own driver floor", floor.text() if floor else "?"),
+                floor.source if floor else "", how == "minor-version compatibility"))
+        else:
+            out.append(Reason("driver", False, "%s is too old for CUDA %s (needs %s)." % (
+                where, cuda, floor.text() if floor else "a newer driver"), floor.source if floor else ""))
+        need = (build.driver_windows if platform == "windows" else build.driver_linux) if build else None
+        d = ver(probe)
+        if need and need != "N/A" and d is not None and ver(need) is not None and d < ver(need):
+            out.append(Reason("driver", False, "cuDNN %s's %s build lists driver >= %s; %s is older." % (
+                build.releases_text(), build.variant, need, where), build.source))
+        return out
+
+    def _gpu_reasons(self, cuda: str, cudnn: str, cc: str, build: Optional[CudnnBuild]) -> List[Reason]:
+        out = []
+        have = mm(cc)
+        if have is None:
+            return [Reason("gpu", None, "compute capability %r is not a version" % cc)]
+        floor = build.min_cc if build and build.min_cc else self.cudnn_min_cc(cudnn)
+        if floor and floor.known:
+            fits = have >= mm(floor.low)
+            out.append(Reason("gpu", fits, "cuDNN %s %s GPUs of compute capability %s and newer; this one is %s." % (
+                cudnn, "supports" if fits else "supports only", floor.low, cc), floor.source))
+        elif floor:
+            below, above = have < mm(floor.low), have >= mm(floor.high)
+            out.append(Reason("gpu", False if below else (True if above else None),
+                              "cuDNN %s's lowest compute capability is between %s and %s (unconfirmed); this GPU "
+                              "is %s." % (cudnn, floor.low, floor.high, cc), floor.source))
+        first = self.first_cuda_for_cc(cc)
+        if first and mm(first) and mm(cuda) < mm(first):
+            out.append(Reason("gpu", False, "Compute capability %s needs CUDA %s or newer; CUDA %s has no code for "
+                              "it." % (cc, first, cuda), self.architectures_source()))
+        cuda_floor = self.cuda_min_cc(major_of(cuda))
+        if cuda_floor and have < mm(cuda_floor.low):
+            out.append(Reason("gpu", False, "CUDA %s builds for compute capability %s and newer; this GPU is %s."
+                              % (major_of(cuda), cuda_floor.low, cc), cuda_floor.source))
+        bw = self.blackwell_cuda12()
+        if (major_of(cuda) == 12 and mm_text(cc) in bw.get("ccs", []) and mm(cuda) < mm(bw.get("min_cuda"))
+                and (release3(cudnn) or release3("0")).release[0] == 9):
+            out.append(Reason("gpu", False, "Blackwell (compute capability %s) needs cuDNN's CUDA 12 build with CUDA "
+                              "%s or newer." % (cc, bw.get("min_cuda")), str(bw.get("source", ""))))
+        return out
+
+    def cc_for_gpu(self, name: str) -> Optional[str]:
+        """The compute capability of a GPU named as the driver names it ('NVIDIA H100 80GB HBM3'), where compat
+        knows the model (data-centre GPUs); None otherwise."""
+        import re
+
+        for row in self.table("gpu_peaks", "gpus").get("rows", []):
+            if any(re.search(p, name, re.I) for p in row.get("match", [])):
+                return str(row["cc"])
+        return None

@@ -1,0 +1,98 @@
+"""`cudnn-doctor update`: read the live sources, fold what they add into the current derived knowledge, validate it
+against the schema and write it atomically to the user's cache. The shipped copy stays the offline fallback."""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+import requests
+from packaging.version import Version
+
+from ..knowledge.load import compat_dir, updated_path
+from ..knowledge.schema import problems
+from . import collect, fetch
+from .build import derived_doc
+
+
+class UpdateFailed(Exception):
+    """No source could be read, or what they said is not valid knowledge: nothing was written."""
+
+
+def _known_frameworks(current: Dict[str, Any]) -> Dict[str, set]:
+    out: Dict[str, set] = {}
+    for row in current.get("frameworks", []):
+        out.setdefault(row["project"], set()).add(row["version"])
+    return out
+
+
+def merge(current: Dict[str, Any], fresh: Dict[str, Any], date: str, errors: List[str]) -> Dict[str, Any]:
+    """The current knowledge with what the fresh sources add: new releases, their builds' CUDA majors, CUDA
+    minors, driver rows and framework pins. Rows the current copy has are kept (a source that forgot a release
+    does not make the knowledge forget it)."""
+    out = json.loads(json.dumps(current))
+    out.pop("origin", None)
+    releases = {e["release"]: e for e in out.get("cudnn_releases", [])}
+    for e in fresh["cudnn_releases"]:
+        old = releases.setdefault(e["release"], {"release": e["release"], "cuda_majors": {}, "date": e["date"]})
+        old["cuda_majors"] = dict(sorted({**old["cuda_majors"], **e["cuda_majors"]}.items(), key=lambda kv: int(kv[0])))
+    out["cudnn_releases"] = sorted(releases.values(), key=lambda e: Version(e["release"]))
+    minors = {r["cuda"]: r for r in out.get("cuda_releases", [])}
+    for r in fresh["cuda_releases"]:
+        if r["runtime"] or r["cuda"] not in minors:
+            minors[r["cuda"]] = r
+    out["cuda_releases"] = sorted(minors.values(), key=lambda r: Version(r["cuda"]))
+    drivers = {r["cuda"]: r for r in out.get("toolkit_driver", [])}
+    drivers.update({r["cuda"]: r for r in fresh["toolkit_driver"]})
+    out["toolkit_driver"] = sorted(drivers.values(), key=lambda r: Version(r["cuda"]))
+    pins = {(r["project"], r["version"], r["cuda_major"]): r for r in out.get("frameworks", [])}
+    pins.update({(r["project"], r["version"], r["cuda_major"]): r for r in fresh["frameworks"]})
+    out["frameworks"] = sorted(pins.values(), key=lambda r: (r["project"], Version(r["version"]), r["cuda_major"]))
+    out["sources"] = sorted(set(out.get("sources", [])) | set(fresh["sources"]))
+    out.update(date=date, generated_by="cudnn-doctor update", errors=list(errors))
+    return out
+
+
+def write_atomically(path: Path, doc: Dict[str, Any]) -> None:
+    """Write next to the target, flush to disk, then rename over it: a crash leaves the old copy or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".knowledge-", suffix=".tmp", dir=str(path.parent))
+    try:
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the knowledge is not a secret
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(doc, indent=1) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def run_update(current: Dict[str, Any], session: Optional[requests.Session] = None, seconds: float = 60.0,
+               target: Optional[Path] = None, today: Optional[str] = None,
+               log: Callable[[str], None] = lambda _: None, known_toolkits: Optional[List[str]] = None
+               ) -> Dict[str, Any]:
+    """Refresh the knowledge; returns the document written. Raises UpdateFailed (nothing written) when no
+    source answered or the result does not validate."""
+    session = session or requests.Session()
+    budget = fetch.Budget(seconds)
+    known_cuda = {r["cuda"] for r in current.get("toolkit_driver", [])} | set(known_toolkits or ())
+    sources = collect.collect_live(session, budget, _known_frameworks(current), log=log, known_cuda=known_cuda)
+    if not any(name in sources["pypi"] for name in collect.CUDNN_PROJECTS):
+        raise UpdateFailed("could not read PyPI (%s); the knowledge stays as it was (dated %s)" % (
+            "; ".join(sources["errors"][:2]) or "no answer", current.get("date", "?")))
+    date = today or datetime.date.today().isoformat()
+    fresh = derived_doc(sources, compat_dir(), "cudnn-doctor update", date)
+    doc = merge(current, fresh, date, sources["errors"])
+    found = problems(doc)
+    if found:
+        raise UpdateFailed("the sources' answers do not make valid knowledge (%s); nothing was written" % found[0])
+    write_atomically(target or updated_path(), doc)
+    return doc
