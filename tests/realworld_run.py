@@ -7,7 +7,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # REALWORLD_DOCTOR: another checkout's cudnn-doctor to judge (e.g. `git archive main`), to show a case failing there.

@@ -1,7 +1,6 @@
 """Python environments: NVIDIA wheels and GPU frameworks, read from package metadata and files, never imported."""
 from __future__ import annotations
 
-import os
 import re
 from typing import Dict, List, Optional
 
