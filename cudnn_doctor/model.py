@@ -129,6 +129,7 @@ class DriverFacts:
     libcuda_error: Optional[str] = None
     nvidia_pci_devices: List[Dict[str, Any]] = field(default_factory=list)
     loaded_modules: List[str] = field(default_factory=list)  # nvidia*, nouveau, nova_core
+    modules_listed: bool = False  # /proc/modules was read (else loaded_modules says nothing about absence)
     module_files: List[str] = field(default_factory=list)  # nvidia*.ko* under /lib/modules/<running kernel>
     secure_boot: Optional[bool] = None  # UEFI SecureBoot variable, None when not readable
     notes: List[str] = field(default_factory=list)
@@ -329,6 +330,7 @@ class HostFacts:
     python: Optional[str] = None
     dev_nodes: List[str] = field(default_factory=list)  # /dev/nvidia*, /dev/dxg present
     package_manager: Optional[str] = None  # "apt", "dnf", "yum", "zypper": the first found in the root's /usr/bin
+    euid: Optional[int] = None  # who runs the doctor on a live machine (0: root, fixes need no sudo); None: unknown
 
 
 @dataclass
@@ -346,6 +348,7 @@ class BlockedPath:
     reason: str  # "not-a-regular-file", "timed-out" or "not-run"
     kind: Optional[str] = None  # "named pipe (FIFO)", "socket", ... for not-a-regular-file
     seconds: Optional[float] = None  # the budget it overran
+    resolved: Optional[str] = None  # what ``path`` (as the probe was given it) resolved to, when links led elsewhere
 
 
 @dataclass

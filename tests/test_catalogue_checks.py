@@ -233,6 +233,7 @@ def test_i3_driver_upgraded_after_boot(machine, check_json):
     ("Could not load dynamic library 'libcudnn.so.8'", "CD902"),
 ])
 def test_explain_routes_the_catalogue_checks(text, rule_id):
-    from cudnn_doctor.commands.explain import match_symptoms, routed_rules
+    from cudnn_doctor.explain import match_symptoms, routed_rules
+    from cudnn_doctor.knowledge import load_compat
 
-    assert rule_id in routed_rules(match_symptoms(text))
+    assert rule_id in routed_rules(match_symptoms(text, load_compat()))

@@ -8,6 +8,7 @@ import typer
 
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_DOCTOR_FAILED, EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
+from .options import seconds
 
 if TYPE_CHECKING:
     from ..smoke import SmokeResult
@@ -39,16 +40,20 @@ def _validate_library(path: str) -> None:
         error_exit("--library %s: no such file" % path, EXIT_USAGE)
     if os.path.isdir(path):
         error_exit("--library %s is a folder; give the library file, e.g. %s/libcudnn.so.9" % (path, path), EXIT_USAGE)
+    from ..bounded_io import NotRegularFile, open_regular
+
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO here would block the open until a writer came
             magic = fh.read(4)
+    except NotRegularFile as exc:
+        error_exit("--library %s is a %s, not a library file" % (path, exc.kind), EXIT_USAGE)
     except OSError as exc:
         error_exit("--library %s cannot be read: %s" % (path, exc.strerror or exc), EXIT_USAGE)
     if magic != b"\x7fELF":
         error_exit("--library %s is not a shared library (no ELF header)" % path, EXIT_USAGE)
 
 
-def _discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
+def _discover(all_copies: bool, driver_given: bool = False) -> Tuple[List[str], Optional[str], str]:
     """(libraries to test, libcuda to use, why none were found)."""
     from ..smoke.choose import choose_libraries, driver_library
 
@@ -62,6 +67,13 @@ def _discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
     except ImportError as exc:
         error_exit("cannot look for cuDNN copies (%s); pass --library PATH" % exc, EXIT_DOCTOR_FAILED)
     why = ""
+    driver = driver_library(facts)
+    if driver is None and not driver_given and "libcuda.so.1" in facts.loader.resolved:
+        # The layer below cuDNN is missing: no convolution can run, whatever cuDNN there is (or is not).
+        why = ("no NVIDIA driver was found (libcuda.so.1 is not on the loader's search path), so no GPU can run "
+               "the test: install the NVIDIA driver, or start the container with `--gpus all`; then run "
+               "`cudnn-doctor check`%s" % ("" if libraries else ", which also says how to install cuDNN"))
+        return [], None, why
     if not libraries:
         if facts.cudnn:
             count = len(facts.cudnn)
@@ -69,7 +81,7 @@ def _discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
                    "`cudnn-doctor smoke --all` or `--library PATH`" % (count, "copy was" if count == 1 else "copies were"))
         else:
             why = "no cuDNN library was found; install one with `cudnn-doctor install`"
-    return libraries, driver_library(facts), why
+    return libraries, driver, why
 
 
 def _details(result: "SmokeResult") -> List[str]:
@@ -126,7 +138,7 @@ def smoke(
     device: int = typer.Option(0, "--device", min=0, metavar="N", help="CUDA device index (after CUDA_VISIBLE_DEVICES)."),
     all_copies: bool = typer.Option(False, "--all", help="Test every cuDNN copy found on this machine."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
-    timeout: float = typer.Option(60.0, "--timeout", min=1.0, metavar="S", help="Seconds allowed per library."),
+    timeout: float = typer.Option(60.0, "--timeout", callback=seconds(1.0), metavar="S", help="Seconds allowed per library."),
     driver_lib: Optional[str] = typer.Option(None, "--driver-library", hidden=True, metavar="PATH",
                                              help="Use this libcuda instead of the one the loader picks."),
 ) -> None:
@@ -145,7 +157,7 @@ def smoke(
         _validate_library(library)
         libraries, driver = [library], driver_lib
     else:
-        libraries, driver, problem = _discover(all_copies)
+        libraries, driver, problem = _discover(all_copies, driver_given=bool(driver_lib))
         driver = driver_lib or driver
     results = [run_smoke(lib, device=device, timeout=timeout, driver_library=driver) for lib in libraries]
     code = EXIT_OK if results and all(r.ok for r in results) else EXIT_PROBLEMS

@@ -19,12 +19,13 @@ def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
     if not d.kernel_module_loaded or facts.host.wsl or facts.host.in_container and not facts.host.dev_nodes:
         return []  # no driver (CD101/CD102 speak), WSL has no UVM node, a GPU-less container is CD801's
     state = facts.machine_state
-    uvm_loaded = "nvidia_uvm" in d.loaded_modules
+    # Without /proc/modules (unreadable, or a --root without it) the module list says nothing: judge the node only.
+    uvm_loaded = ("nvidia_uvm" in d.loaded_modules) if d.modules_listed else None
     node = "/dev/nvidia-uvm" in facts.host.dev_nodes
     modprobe = state.get("nvidia_modprobe")
-    if uvm_loaded and node:
+    if uvm_loaded is not False and node:
         return []
-    if not uvm_loaded and modprobe and not facts.host.in_container:
+    if uvm_loaded is False and modprobe and not facts.host.in_container:
         return [finding(
             "CD108", INFO, "nvidia_uvm is not loaded yet",
             detail="nvidia-modprobe loads it and creates /dev/nvidia-uvm the first time a CUDA program starts; if "
@@ -37,7 +38,8 @@ def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
     if facts.host.in_container:
         fix = ("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the container "
                "with --gpus all so the runtime injects /dev/nvidia-uvm")
-    missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded), ("/dev/nvidia-uvm", node)) if not ok]
+    missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded is not False), ("/dev/nvidia-uvm", node))
+               if not ok]
     return [finding(
         "CD108", ERROR, "CUDA cannot initialise: %s %s missing" % (" and ".join(missing),
                                                                   "is" if len(missing) == 1 else "are"),
