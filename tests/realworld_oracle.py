@@ -62,8 +62,7 @@ def loader_for(workdir: Path, cache: Path) -> Path:
     """The machine's own ld.so with its cache path pointing at the case's ld.so.cache (made by ldconfig -C):
     the real loader, searching a cache the test may write without touching /etc."""
     workdir.mkdir(parents=True, exist_ok=True)
-    link = "/tmp/rw%06d.lc" % (abs(hash(str(workdir))) % 10 ** 6)
-    assert len(link) == len(SYSTEM_CACHE)
+    link = cache_link(workdir)
     if os.path.lexists(link):
         os.unlink(link)
     os.symlink(cache, link)
@@ -72,6 +71,19 @@ def loader_for(workdir: Path, cache: Path) -> Path:
     out.write_bytes(data)
     out.chmod(0o755)
     return out
+
+
+def cache_link(workdir: Path) -> str:
+    """A path as long as /etc/ld.so.cache (the patched loader's string keeps its length), one per work folder."""
+    link = "/tmp/rw%06d.lc" % (abs(hash(str(workdir))) % 10 ** 6)
+    assert len(link) == len(SYSTEM_CACHE)
+    return link
+
+
+def forget(workdir: Path) -> None:
+    """Remove what the oracle left outside its work folder (the cache link in /tmp)."""
+    if os.path.lexists(cache_link(workdir)):
+        os.unlink(cache_link(workdir))
 
 
 def needed_soname(library: Path) -> Optional[str]:

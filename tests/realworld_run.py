@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.environ.get("REALWORLD_DOCTOR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import realworld_judge as judge  # noqa: E402
+import realworld_oracle as oracle  # noqa: E402
 import realworld_stacks as stacks  # noqa: E402
 from realdata import CACHE  # noqa: E402
 import realworld_wheels as wheels  # noqa: E402
@@ -49,6 +50,7 @@ def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
     root = work / case.name
     stack = stacks.build(case, root)
     seen, _ = judge.observe(stack, root / "oracle")
+    oracle.forget(root / "oracle")
     said, report = judge.predict(stack)
     row.oracle, row.prediction = seen.summary, said.summary
     row.problems = judge.disagreements(seen, said)
@@ -59,6 +61,7 @@ def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
             row.fix = how
         else:
             after, _ = judge.observe(fixed, fixed.root / "oracle")
+            oracle.forget(fixed.root / "oracle")
             again, _ = judge.predict(fixed)
             if after.works and again.works:
                 row.fix = "proven"
