@@ -123,7 +123,8 @@ def test_check_names_an_interrupted_install_with_rollback_as_its_fix(world, poin
     target = found["evidence"]["target"]  # the toolkit as check found it (/usr/local/cuda, a link to the 12.4 one)
     assert target in ("/usr/local/cuda", "/" + str(home.relative_to(machine.root)))
     assert found["evidence"]["path"] == target + "/.cudnn-doctor/txn"
-    assert "cudnn-doctor rollback --cuda-home %s" % target in found["fix"]
+    # Under --root the fix runs from outside the root, so it names the toolkit inside it.
+    assert "cudnn-doctor rollback --cuda-home %s%s " % (machine.root, target) in found["fix"]
     assert found["evidence"]["status"] == ("staging" if point.startswith("staged") else "applying")
     result = af.invoke("rollback", "--cuda-home", home)  # the fix, run on this machine
     assert result.exit_code == 0, result.stderr
