@@ -257,6 +257,11 @@ class FrameworkFacts:
     source: Optional[str] = None  # where the build info came from
     consumer_library: Optional[str] = None  # e.g. torch/lib/libtorch_cuda.so
     resolved_cudnn: Optional[Resolution] = None  # the cuDNN this framework's library would load
+    cudnn_soname_source: Optional[str] = None  # where the cuDNN soname it asks for was read (DT_NEEDED, build record..)
+    resolved_cudnn_parts: Dict[str, Resolution] = field(default_factory=dict)  # sub-libraries libcudnn.so.N dlopens
+    library_search_path: Optional[List[str]] = None  # its library's RPATH/RUNPATH, $ORIGIN expanded; None: unread
+    extras: List[str] = field(default_factory=list)  # Provides-Extra of its METADATA (markers name them)
+    requires_source: Optional[str] = None  # the METADATA `requires` came from (a JAX plugin's, for its PJRT part)
     gpu_code: List[Dict[str, Any]] = field(default_factory=list)  # per CUDA library: {library, sass, ptx, ...}
 
 

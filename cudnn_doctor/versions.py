@@ -21,7 +21,7 @@ def _parse(text: str) -> Optional[Version]:
     # times a run; the answer depends on the text alone, and a Version is never changed once made.
     try:
         return Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a field of more than 4300 digits (int()'s limit)
         return None
 
 

@@ -8,6 +8,7 @@ from .cudnn import CudnnBuild
 from .lookup import LookupKnowledge
 from .pair import PairVerdict
 from .driver import CudaRun, DriverFloor
+from .framework_features import FrameworkFeatureKnowledge
 from .frameworks import FrameworkKnowledge
 from .gpu import Arch, CcFloor, GpuKnowledge
 from .known_bad import Symptom
@@ -23,7 +24,7 @@ __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", 
 
 
 class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ReferenceKnowledge,
-             ContainerKnowledge, TheanoKnowledge, PastesKnowledge):
+             ContainerKnowledge, TheanoKnowledge, PastesKnowledge, FrameworkFeatureKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; the pair verdict (cuDNN x CUDA

@@ -9,7 +9,7 @@ from ..versions import major_of, mm
 from ..model import Facts, Finding
 from . import rule
 from ..queries import driver_cuda, driver_version, visible_gpus
-from ..remedies import driver_upgrade_fix, machine_cudnn_fix, prepend_ld_path, q, qs
+from ..remedies import driver_upgrade_fix, machine_cudnn_fix, onnxruntime_cuda_fix, prepend_ld_path, q, qs
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -111,7 +111,8 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     since = compat.tensorflow_pip_cuda_since()
     for label, libs in sorted((facts.machine_state.get("framework_libraries") or {}).items()):
-        missing = sorted(n for n, path in libs.items() if path is None)
+        # cuDNN has its own finding (CD704, with the framework's own pin); this one names the other CUDA libraries.
+        missing = sorted(n for n, path in libs.items() if path is None and not n.startswith("libcudnn"))
         if not missing:
             continue
         name, version = label.split(" ", 1)
@@ -122,8 +123,9 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
                 "install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder on the "
                 "loader path" % (version, ", ".join(missing)))
         else:
-            fix = ('python3 -m pip install "onnxruntime-gpu[cuda,cudnn]==%s"   (then call onnxruntime.preload_dlls() '
-                   'before creating the session, or import torch first)' % version.split("+")[0])
+            site = next((fw.location for fw in facts.python.frameworks if "%s %s" % (fw.name, fw.version) == label),
+                        None)
+            fix = onnxruntime_cuda_fix(compat, version, site, missing)
         out.append(finding(
             "CD706", ERROR, "%s cannot load %d CUDA librar%s: %s" % (label, len(missing),
                                                                  "y" if len(missing) == 1 else "ies", ", ".join(missing)),

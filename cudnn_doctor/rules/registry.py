@@ -2,6 +2,6 @@
 from . import (  # noqa: F401
     blocked, driver, gpu, toolkit, cudnn_files, cudnn_runtime, loader, frameworks, java, containers, image, require,
     target, conda, environment, shadowing, leftovers, install_state, catalogue, knowledge_age,
-    theano, theano_flags,
+    theano, theano_flags, framework_loads,
     windows,  # last: it gates the Linux-only rules above on Windows machines
 )
