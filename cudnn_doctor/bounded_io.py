@@ -53,6 +53,29 @@ def kind_of(mode: int) -> str:
     return "regular file" if stat.S_ISREG(mode) else "special file"
 
 
+def what_is(path: str) -> str:
+    """What ``path`` names, for a usage error: "missing", "dangling link", or a kind_of() name ("folder",
+    "named pipe (FIFO)", "regular file", ...). Never opens it, so a FIFO or device costs nothing."""
+    try:
+        return kind_of(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return "dangling link" if os.path.islink(path) else "missing"
+    except OSError as exc:
+        return "unreadable path (%s)" % (exc.strerror or exc)
+
+
+def not_a_folder(path: str) -> Optional[str]:
+    """Why ``path`` cannot be used as a folder ("does not exist", "is a named pipe (FIFO)"), or None."""
+    kind = what_is(path)
+    if kind == "folder":
+        return None
+    if kind == "missing":
+        return "does not exist"
+    if kind == "dangling link":
+        return "is a link to %s, which does not exist" % os.readlink(path)
+    return "is a %s, not a folder" % kind
+
+
 def note(path: str) -> None:
     """Record that this thread is about to touch ``path`` (read back if it stalls there)."""
     ident = threading.get_ident()

@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING, List, Optional
 
 from . import __version__
-from .ui import EXIT_DOCTOR_FAILED
+from .ui import EXIT_DOCTOR_FAILED, ascii_safe_streams
 
 if TYPE_CHECKING:
     import typer  # imported when the app is built: `--version` answers without it
@@ -29,8 +29,8 @@ def _new_app() -> "typer.Typer":
         help=(
             "Check an NVIDIA CUDA/cuDNN stack before a framework crashes on it, and install cuDNN safely.\n\n"
             "Examples:\n\n"
-            "  cudnn-doctor check            # what is installed, what will load, what is wrong\n\n"
-            "  cudnn-doctor check --json     # the same as one JSON object, for CI and bug reports\n\n"
+            "  cudnn-doctor check          # what is installed, what loads, what is wrong\n\n"
+            "  cudnn-doctor check --json   # the same as JSON, for CI and bug reports\n\n"
             "  cudnn-doctor matrix --cuda 12.4\n\n"
             "  cudnn-doctor explain \"Could not load library libcudnn_ops_infer.so.8\""
         ),
@@ -111,6 +111,7 @@ def __getattr__(name: str):
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry: the doctor's own failures exit 3 with one line, not a traceback."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:]) or os.environ.get("CUDNN_DOCTOR_DEBUG")
+    ascii_safe_streams()  # before anything prints: an ASCII terminal gets ASCII marks, not UnicodeEncodeError
     try:
         args = list(argv if argv is not None else sys.argv[1:])
         if _only_version(args):

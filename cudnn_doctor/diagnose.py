@@ -13,14 +13,16 @@ PROBE_FAILED = ("CD001", "probe-failed")
 
 
 def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
-                  timeout: Optional[float] = None) -> Facts:
-    """Observe the machine (or the filesystem under ``root``) within ``timeout`` seconds; return the facts."""
+                  timeout: Optional[float] = None, sonames: Sequence[str] = ()) -> Facts:
+    """Observe the machine (or the filesystem under ``root``) within ``timeout`` seconds; return the facts.
+    ``sonames``: more library names for the loader probe to resolve (explain's pasted names)."""
     from .probes import collect
 
     from .knowledge import load_compat
 
     # The knowledge is handed to the probes (they never load it themselves); reading it is one cached call.
-    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge, compat=load_compat())
+    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge, compat=load_compat(),
+                   sonames=sonames)
 
 
 def loader_facts(names: Sequence[str], root: str = "/") -> Facts:
@@ -70,7 +72,10 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
     facts = facts if facts is not None else collect_facts(root, env)
     context = RuleContext(compat=load_compat(), requires=list(requires), target=target, smoke=smoke)
     findings, ran = evaluate(facts, context)
-    findings = probe_error_findings(facts) + findings
+    # Fixes as typed on this machine: no sudo for root, `ldconfig -r ROOT` and the root's files under --root.
+    from .remedies.machine import finding_for_machine
+
+    findings = [finding_for_machine(f, facts) for f in probe_error_findings(facts) + findings]
     if skip:
         aliases = {rid: alias for rid, alias, _ in known_checks()}
         findings = [f for f in findings if not skipped(f.id, f.alias, skip)]
@@ -84,9 +89,9 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
 
 def diagnose(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
              target: Optional[str] = None, skip: Sequence[str] = (), smoke: bool = False,
-             timeout: Optional[float] = None) -> Report:
+             timeout: Optional[float] = None, sonames: Sequence[str] = ()) -> Report:
     """Observe, optionally run the cuDNN smoke test on what was found, and judge: what `check` prints."""
-    facts = collect_facts(root, env, timeout=timeout)
+    facts = collect_facts(root, env, timeout=timeout, sonames=sonames)
     smoke_result = run_smoke_on(facts, root) if smoke else None
     return collect_report(root, env, requires=requires, target=target, smoke=smoke_result, facts=facts, skip=skip)
 

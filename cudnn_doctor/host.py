@@ -50,7 +50,7 @@ class Host:
         self.running_python = is_live if running_python is None else running_python
         self._machine: Optional[str] = None
         # Paths that were not regular files where files were expected: (probe, inside path, kind), for CD003.
-        self.not_regular: List[Tuple[str, str, str]] = []
+        self.not_regular: List[Tuple[str, str, str, str]] = []  # (probe, given path, kind, resolved path)
         # realpath answers while a snapshot is open (see ``snapshot``); None when closed: every call resolves.
         self._realpaths: Optional[Dict[str, Tuple[str, bool]]] = None
 
@@ -218,9 +218,7 @@ class Host:
         try:
             fh = bounded_io.open_regular(str(self.outside(real)))
         except bounded_io.NotRegularFile as exc:
-            seen = (bounded_io.current_probe(), real, exc.kind)  # the link's target is what is wrong
-            if not any(s[1:] == seen[1:] for s in self.not_regular):
-                self.not_regular.append(seen)
+            self.note_not_regular(inside, real, exc.kind)
             return None
         except OSError:
             return None
@@ -230,6 +228,20 @@ class Host:
             fh.close()
             return None
         return fh, size
+
+    def note_not_regular(self, inside: str, real: str, kind: str, probe: Optional[str] = None) -> None:
+        """Note a FIFO, socket, device or folder met where a file belongs, for CD003: by the path the probe was
+        given, then what it resolved to; once per resolved file (two links to one FIFO are one finding)."""
+        if not any(s[2:] == (kind, real) for s in self.not_regular):
+            self.not_regular.append((probe or bounded_io.current_probe(), inside, kind, real))
+
+    def regular_file_kind(self, inside: str) -> Optional[str]:
+        """None when ``inside`` finally names a regular file (or nothing); else what it is ("named pipe (FIFO)",
+        "folder", ...). Only stat()s: a FIFO is never opened."""
+        st = self.stat(inside)
+        if st is None or stat.S_ISREG(st.st_mode):
+            return None
+        return bounded_io.kind_of(st.st_mode)
 
     def read_text(self, inside: str, limit: int = 1 << 20) -> Optional[str]:
         data = self.read_bytes(inside, limit)
@@ -314,6 +326,11 @@ class Host:
         return self._machine
 
     # --- environment ---------------------------------------------------
+
+    def euid(self) -> Optional[int]:
+        """The effective user id of this run on a live machine (None under --root, where the fixes are for the
+        root's owner, and on systems without uids)."""
+        return os.geteuid() if self.is_live and hasattr(os, "geteuid") else None
 
     def getenv(self, name: str) -> Optional[str]:
         return self.env.get(name)

@@ -106,6 +106,7 @@ class DriverFacts:
     libcuda_error: Optional[str] = None
     nvidia_pci_devices: List[Dict[str, Any]] = field(default_factory=list)
     loaded_modules: List[str] = field(default_factory=list)  # nvidia*, nouveau, nova_core
+    modules_listed: bool = False  # /proc/modules was read (else loaded_modules says nothing about absence)
     module_files: List[str] = field(default_factory=list)  # nvidia*.ko* under /lib/modules/<running kernel>
     secure_boot: Optional[bool] = None  # UEFI SecureBoot variable, None when not readable
     notes: List[str] = field(default_factory=list)
@@ -233,6 +234,11 @@ class FrameworkFacts:
     source: Optional[str] = None  # where the build info came from
     consumer_library: Optional[str] = None  # e.g. torch/lib/libtorch_cuda.so
     resolved_cudnn: Optional[Resolution] = None  # the cuDNN this framework's library would load
+    cudnn_soname_source: Optional[str] = None  # where the cuDNN soname it asks for was read (DT_NEEDED, build record..)
+    resolved_cudnn_parts: Dict[str, Resolution] = field(default_factory=dict)  # sub-libraries libcudnn.so.N dlopens
+    library_search_path: Optional[List[str]] = None  # its library's RPATH/RUNPATH, $ORIGIN expanded; None: unread
+    extras: List[str] = field(default_factory=list)  # Provides-Extra of its METADATA (markers name them)
+    requires_source: Optional[str] = None  # the METADATA `requires` came from (a JAX plugin's, for its PJRT part)
     gpu_code: List[Dict[str, Any]] = field(default_factory=list)  # per CUDA library: {library, sass, ptx, ...}
 
 
@@ -301,6 +307,7 @@ class HostFacts:
     python: Optional[str] = None
     dev_nodes: List[str] = field(default_factory=list)  # /dev/nvidia*, /dev/dxg present
     package_manager: Optional[str] = None  # "apt", "dnf", "yum", "zypper": the first found in the root's /usr/bin
+    euid: Optional[int] = None  # who runs the doctor on a live machine (0: root, fixes need no sudo); None: unknown
 
 
 @dataclass
@@ -318,6 +325,7 @@ class BlockedPath:
     reason: str  # "not-a-regular-file", "timed-out" or "not-run"
     kind: Optional[str] = None  # "named pipe (FIFO)", "socket", ... for not-a-regular-file
     seconds: Optional[float] = None  # the budget it overran
+    resolved: Optional[str] = None  # what ``path`` (as the probe was given it) resolved to, when links led elsewhere
 
 
 class MachineState(TypedDict, total=False):

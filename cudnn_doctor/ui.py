@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-# Exit codes are a contract (README "Exit codes").
+# Exit codes are a contract (docs/json.md).
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
@@ -51,13 +51,70 @@ def console(stderr: bool = False, color: Optional[bool] = None) -> "Console":
     )
 
 
+# Text the doctor prints, spelled in ASCII for a stream that cannot encode it (LC_ALL=C, PYTHONIOENCODING=ascii):
+# the section marks first as whole marks, then single characters; anything else (a non-ASCII path) is escaped.
+_ASCII_MARKS = (("[\u2713]", "[ok]"), ("[\u2717]", "[x]"), ("[\u00b7]", "[i]"))
+_ASCII_CHARS = str.maketrans({"\u2713": "ok", "\u2717": "x", "\u00b7": "-", "\u00d7": "x", "\u2013": "-",
+                              "\u2014": "--", "\u2026": "...", "\u2192": "->", "\u26a0": "!", "\u2265": ">=",
+                              "\u2264": "<=", "\u2022": "*"})
+_MARKS_PROBE = "\u2713\u2717\u00b7\u00d7\u2013"
+
+
+def cannot_encode_marks(stream: Optional[TextIO]) -> bool:
+    """True when ``stream``'s encoding cannot hold the marks the doctor prints (an ASCII or Latin-1 locale)."""
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        _MARKS_PROBE.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return True
+    return False
+
+
+class AsciiSafeStream:
+    """A text stream that writes the doctor's marks in ASCII and escapes what its encoding cannot hold, so that
+    an ASCII terminal gets a readable report and the right exit code instead of UnicodeEncodeError.
+
+    It keeps the stream's own ``encoding``, so rich sees an ASCII-only console and draws its tables and bars in
+    ASCII; it has no ``buffer``, so click cannot go around it and write UTF-8 bytes the terminal cannot show."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.encoding = getattr(stream, "encoding", None) or "ascii"
+        self.errors = "backslashreplace"
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):  # click probes for a binary stream this way; it must see a text one
+            raise TypeError("write() argument must be str, not %s" % type(text).__name__)
+        out = text
+        for mark, plain in _ASCII_MARKS:
+            out = out.replace(mark, plain)
+        out = out.translate(_ASCII_CHARS).encode(self.encoding, "backslashreplace").decode(self.encoding)
+        self._stream.write(out)
+        return len(text)
+
+    def __getattr__(self, name: str):
+        if name == "buffer":
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
+def ascii_safe_streams() -> None:
+    """Wrap stdout and stderr when their encoding cannot hold the marks (called once, by the entry point)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, AsciiSafeStream) and cannot_encode_marks(stream):
+            setattr(sys, name, AsciiSafeStream(stream))
+
+
 def error_exit(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One clear line on stderr and a non-zero exit; never a traceback."""
     sys.stderr.write("cudnn-doctor: error: %s\n" % message)
     sys.stderr.flush()  # before the exit unwinds: a wrapped stream (test runners, pipes) may not flush itself
     import typer  # loaded already by the command that calls this; ui itself is imported by `--version`
 
-    raise typer.Exit(code)
+    stop = typer.Exit(code)
+    stop.message = message  # type: ignore[attr-defined]  # for a --json command to put in its envelope
+    raise stop
 
 
 def hint(message: str) -> None:

@@ -21,7 +21,7 @@ def _parse(text: str) -> Optional[Version]:
     # times a run; the answer depends on the text alone, and a Version is never changed once made.
     try:
         return Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a field of more than 4300 digits (int()'s limit)
         return None
 
 
@@ -135,3 +135,15 @@ def release3(text: Any) -> Optional[Version]:
         return None
     parts = list(v.release[:3]) + [0] * (3 - len(v.release[:3]))
     return _parse("%d.%d.%d" % tuple(parts))
+
+
+def split_soname(name: str) -> Tuple[str, str]:
+    """'libcudart.so.11.0' -> ('libcudart', '11.0'); 'libnvrtc.so' -> ('libnvrtc', '')."""
+    stem, _, rest = name.partition(".so")
+    return stem, rest.lstrip(".")
+
+
+def soname_major(name: str) -> Optional[int]:
+    """The major version a soname asks for: 'libcudnn_ops_infer.so.8' -> 8; None when unversioned."""
+    first = split_soname(name)[1].split(".")[0]
+    return int(first) if first.isdigit() else None

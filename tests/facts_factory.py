@@ -99,7 +99,7 @@ def driver(version: str = "580.159.04", cuda: Optional[str] = "13.0", **fields) 
                     libnvml_path=SYSLIB + "/libnvidia-ml.so.1", libnvml_file_version=version,
                     nvidia_pci_devices=[{"address": "0000:01:00.0", "class": "0x030200", "device": "0x2330",
                                          "driver": "nvidia"}],
-                    loaded_modules=["nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm"])
+                    loaded_modules=["nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm"], modules_listed=True)
     for key, value in fields.items():
         setattr(d, key, value)
     return d

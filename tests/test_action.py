@@ -319,7 +319,7 @@ def test_install_step_for_real_then_check(action, tmp_path, fake_root):
     """The install step's own command: a venv and `pip install` of the action's checkout, then check with it."""
     checkout = tmp_path / "action"
     checkout.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy2(REPO / name, checkout / name)
     for name in ("cudnn_doctor", "compat", "schema"):
         shutil.copytree(REPO / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -390,8 +390,68 @@ def test_glob_characters_in_inputs_stay_literal(check_step, fake_root, tmp_path)
 def test_usage_error_and_doctor_failure(check_step, tmp_path, fake_root):
     code, runner = check_step({"root": str(tmp_path / "missing")})
     assert code == 2 and runner.outputs()["verdict"] == "usage-error"
-    assert "is not a folder" in runner.logs["check"].stderr
+    stderr = runner.logs["check"].stderr  # one line naming the bad --root, whatever its wording
+    assert stderr.startswith("cudnn-doctor: error: --root ") and "missing" in stderr and len(stderr.splitlines()) == 1
 
     code, runner = check_step({"root": str(fake_root)}, CD_TEST_CRASH="1")
     assert code == 3 and runner.outputs()["verdict"] == "failed" and runner.outputs()["exit-code"] == "3"
     assert "internal error" in runner.logs["check"].stderr and "Traceback" not in runner.logs["check"].stderr
+
+
+# --- the workflow the documentation shows ---------------------------------------------------------------------
+
+
+def _documented_workflow() -> Dict[str, Any]:
+    page = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    block = re.search(r"^```yaml\n(jobs:\n.*?)^```$", page, re.M | re.S)
+    assert block, "docs/ci.md shows no workflow"
+    return load_action(block.group(1))
+
+
+def test_no_placeholder_owner_anywhere_a_user_reads():
+    for path in [REPO / "README.md", ACTION] + sorted((REPO / "docs").glob("*.md")):
+        assert "OWNER/" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_documented_uses_resolves_to_this_action():
+    """`uses: ./` is the root of the workflow's checkout: this repository, whose action.yml is the one tested here."""
+    steps = _documented_workflow()["jobs"]["train"]["steps"]
+    local = [s for s in steps if str(s.get("uses", "")).startswith("./")]
+    assert [s["uses"] for s in local] == ["./"]
+    assert (REPO / local[0]["uses"] / "action.yml").resolve() == ACTION.resolve()
+    assert set(local[0]["with"]) <= set(load_action(ACTION.read_text(encoding="utf-8"))["inputs"])
+
+
+def test_documented_workflow_runs_as_written(action, tmp_path, fake_root):
+    """The docs' job, step by step as a runner would: checkout (this tree), the action with the documented inputs
+    (installed for real from the checkout), then the next step reading the action's outputs. The machine checked
+    is an empty fake root rather than the runner's own (the one input added)."""
+    steps = _documented_workflow()["jobs"]["train"]["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout@")
+    doctor, after = steps[1], steps[2]
+    checkout = tmp_path / "workspace"
+    checkout.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "action.yml"):
+        shutil.copy2(REPO / name, checkout / name)
+    for name in ("cudnn_doctor", "compat"):
+        shutil.copytree(REPO / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    work = checkout  # a workflow's steps run in the checkout (GITHUB_WORKSPACE)
+    with_ = {k: str(v) for k, v in doctor["with"].items()}
+    with_.update(root=str(fake_root), python=sys.executable)
+    runner = Runner(load_action((checkout / doctor["uses"] / "action.yml").read_text(encoding="utf-8")), work, with_,
+                    checkout / doctor["uses"], _base_env(pythonpath=False))
+    code = runner.run()
+    assert runner.logs["install"].returncode == 0, runner.logs["install"].stderr[-2000:]
+    check = runner.logs["check"]
+    args_seen = check.stdout + check.stderr
+    assert "usage" not in args_seen.lower(), args_seen  # the documented require/for/args are all accepted
+    assert (work / "cudnn-doctor.xml").is_file()  # args: -v --junit-xml cudnn-doctor.xml
+    outputs = runner.outputs()
+    assert outputs["exit-code"] == str(code) and outputs["verdict"] == "error"  # an empty root has no driver
+    # The next step, `if: always()`, with the action's outputs filled in as the runner fills them.
+    assert after.get("if") == "always()"
+    script = EXPR.sub(lambda m: outputs[m.group(1).split(".")[-1]] if m.group(1).startswith("steps.doctor.outputs.")
+                      else m.group(0), after["run"])
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], capture_output=True,
+                          text=True, cwd=str(work))
+    assert proc.stdout.strip() == "verdict error, exit %d" % code

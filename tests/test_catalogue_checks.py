@@ -113,7 +113,8 @@ def test_g6_onnxruntime_provider_needs_a_missing_library(machine, check_json):
     _, doc = check_json(machine)
     [hit] = _hits(doc, "CD706", "error")
     assert "cannot load 1 CUDA library: libcublasLt.so.12" in hit["title"] and hit["catalogue"] == ["G6"]
-    assert "onnxruntime-gpu[cuda,cudnn]==1.20.1" in hit["fix"]
+    # 1.20.1 has neither the [cuda,cudnn] extras nor preload_dlls() (both from 1.21.0): the fix installs cuBLAS.
+    assert "onnxruntime-gpu[cuda,cudnn]==1.20.1" not in hit["fix"] and '"nvidia-cublas-cu12"' in hit["fix"]
 
 
 # --- G5 PaddlePaddle ------------------------------------------------------------------------------------------------
@@ -232,6 +233,7 @@ def test_i3_driver_upgraded_after_boot(machine, check_json):
     ("Could not load dynamic library 'libcudnn.so.8'", "CD902"),
 ])
 def test_explain_routes_the_catalogue_checks(text, rule_id):
-    from cudnn_doctor.commands.explain import match_symptoms, routed_rules
+    from cudnn_doctor.explain import match_symptoms, routed_rules
+    from cudnn_doctor.knowledge import load_compat
 
-    assert rule_id in routed_rules(match_symptoms(text))
+    assert rule_id in routed_rules(match_symptoms(text, load_compat()))

@@ -34,7 +34,7 @@ def test_help_lists_commands_with_examples():
 def test_missing_root_is_a_usage_error_in_one_line(tmp_path):
     result = runner.invoke(app, ["check", "--root", str(tmp_path / "nope")])
     assert result.exit_code == 2
-    assert result.stderr.count("\n") == 1 and "is not a folder" in result.stderr
+    assert result.stderr.count("\n") == 1 and "does not exist" in result.stderr  # the reason (issue 22)
     assert "Traceback" not in result.output
 
 

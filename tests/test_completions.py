@@ -166,3 +166,48 @@ def test_install_completion_writes_under_home(bindir, tmp_path):
     installed = home / ".bash_completions" / "cudnn-doctor.sh"
     assert "_CUDNN_DOCTOR_COMPLETE=complete_bash" in installed.read_text()
     assert str(installed) in (home / ".bashrc").read_text()
+
+
+# --- option values, in every shell's protocol -----------------------------------------------------------------
+
+
+def _complete(shell: str, line: str) -> str:
+    """What the program answers the `shell` shim for the command line `line` (TAB pressed at its end)."""
+    extra = {"_CUDNN_DOCTOR_COMPLETE": "complete_%s" % shell}
+    words = line.split(" ")
+    if shell == "bash":
+        extra.update(COMP_WORDS=line, COMP_CWORD=str(len(words) - 1))
+    else:
+        extra["_TYPER_COMPLETE_ARGS"] = line
+    if shell == "fish":
+        extra["_TYPER_COMPLETE_FISH_ACTION"] = "get-args"
+    if shell == "powershell":
+        extra["_TYPER_COMPLETE_WORD_TO_COMPLETE"] = words[-1]
+    proc = subprocess.run([sys.executable, "-m", "cudnn_doctor"], capture_output=True, text=True, timeout=60,
+                          env=_env(**extra))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "powershell"])
+def test_option_values_complete_in_every_shell(shell):
+    out = _complete(shell, "cudnn-doctor check --format ")
+    for value in ("human", "json", "github", "prometheus"):
+        assert value in out, (shell, out)
+    narrowed = _complete(shell, "cudnn-doctor check --format g")
+    assert "github" in narrowed and "human" not in narrowed, (shell, narrowed)
+    assert "fp16" in _complete(shell, "cudnn-doctor bench --dtype ")
+    cuda = _complete(shell, "cudnn-doctor install --cuda ")
+    assert "12" in cuda and "13" in cuda
+    assert "8.9.7" in _complete(shell, "cudnn-doctor install --version 8.9")
+    assert "CD401" in _complete(shell, "cudnn-doctor check --skip CD40")
+
+
+def test_bash_tab_completes_an_option_value_end_to_end(bindir):
+    script = ('source "$1"\n'
+              'COMP_WORDS=(cudnn-doctor check --format j); COMP_CWORD=3; _cudnn_doctor_completion cudnn-doctor\n'
+              'printf "%s\\n" "${COMPREPLY[@]}"\n')
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-c", script, "bash",
+                           str(COMPLETIONS / "cudnn-doctor.bash")], capture_output=True, text=True, timeout=60,
+                          env=_env(PATH="%s%s%s" % (bindir, os.pathsep, os.environ.get("PATH", ""))))
+    assert proc.stdout.split() == ["json"], proc.stdout + proc.stderr

@@ -77,7 +77,9 @@ def path_problems(f: Finding, root: str) -> List[str]:
     if not f.remedy:
         return []
     return ["%s: %r assumes %s, which does not exist in the machine" % (f.id, f.remedy.text, p)
-            for p in assumed_paths(f.remedy.commands) if not os.path.lexists(root + p)]
+            for p in assumed_paths(f.remedy.commands)
+            # Under --root a fix names the root's files from outside it (as `ldconfig -r ROOT` does).
+            if not os.path.lexists(p if p.startswith(root.rstrip("/") + "/") else root + p)]
 
 
 # --- Facts scenarios (no files: placeholders and slashes) ---------------------------------------------------------

@@ -161,7 +161,7 @@ def test_usage_errors(world):
     r = af.invoke("install", str(world["tmp"] / "nope.tar.xz"), "--cuda-home", world["home"])
     assert r.exit_code == 2 and "no such archive" in r.stderr
     r = af.invoke("install", world["archive"], "--cuda-home", world["tmp"] / "nowhere")
-    assert r.exit_code == 1 and "no CUDA toolkit" in r.stderr
+    assert r.exit_code == 2 and "--cuda-home" in r.stderr and "does not exist" in r.stderr  # a usage error (issue 22)
 
 
 def test_pick_from_manifest_single_variant_form():

@@ -8,7 +8,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import facts_factory as ff
-from cudnn_doctor.commands import explain as explain_mod
 from cudnn_doctor.commands.matrix import pair_answer
 from cudnn_doctor.install.plan import compat_verdict
 from cudnn_doctor.knowledge import load_compat
@@ -65,14 +64,10 @@ def test_matrix_rules_install_and_explain_agree(cudnn, cuda, branch):
 
 
 def _explain_findings(report, rules):
-    import cudnn_doctor.diagnose as diagnose
+    """What explain shows of a diagnosis for a text routed to `rules` (explain.routed_findings)."""
+    from cudnn_doctor.explain import routed_findings
 
-    original = diagnose.collect_report
-    diagnose.collect_report = lambda root="/", **kw: report
-    try:
-        return explain_mod._run_checks(rules, "/")["findings"]
-    finally:
-        diagnose.collect_report = original
+    return routed_findings(report.findings, rules)
 
 
 @pytest.mark.parametrize("cudnn,cuda,expected", [

@@ -77,6 +77,8 @@ FORBIDDEN = [
      "cudnn_doctor.commands is not allowed to import cudnn_doctor.remedies"),
     ("commands/bench.py", "from . import smoke", "each command stands alone",
      "cudnn_doctor.commands.bench is not allowed to import cudnn_doctor.commands.smoke"),
+    ("explain/judge.py", "from ..host import Host", "explain probes nothing itself",
+     "cudnn_doctor.explain is not allowed to import cudnn_doctor.host"),
 ]
 
 
@@ -117,3 +119,12 @@ def test_every_module_has_a_layer():
     assert present - declared == set()
 
 
+def test_explain_probing_by_itself_breaks_the_contract(tmp_path):
+    """explain reads the machine only through diagnose: a loader view of its own fails CI."""
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copytree(REPO / "cudnn_doctor", tmp_path / "cudnn_doctor", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(tmp_path / "cudnn_doctor" / "commands" / "explain.py", "a") as fh:
+        fh.write("\nfrom ..probes.loader import LoaderView  # noqa: E402,F401\n")
+    proc = _lint_imports(tmp_path)
+    assert proc.returncode != 0
+    assert "explain probes nothing itself" in proc.stdout and "BROKEN" in proc.stdout, proc.stdout

@@ -246,8 +246,9 @@ def g1_cpu_torch(m):
 def g4_pins(m):
     m.driver()
     m.pip_cudnn(SITE, "9.3.0.75", cuda_major=12, cudart=12040)
-    m.dist(SITE, "torch", "2.5.1", requires=["nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\""],
-           files={"torch/version.py": "cuda = '12.4'\n"})
+    # Another major than the pin: a newer minor of the pinned major loads fine (tests/realworld_cases.py proves it).
+    m.dist(SITE, "torch", "2.3.1", requires=["nvidia-cudnn-cu12==8.9.2.26; platform_system == \"Linux\""],
+           files={"torch/version.py": "cuda = '12.1'\n"})
 
 
 def g7_javacpp(m):

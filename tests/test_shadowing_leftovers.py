@@ -73,9 +73,11 @@ def test_deleted_library_leaves_a_dangling_link_and_a_header(machine, check_json
     assert "Leftovers of cuDNN 9.1.0" in hit["title"]
     assert MA + "/libcudnn.so -> libcudnn.so.9" in hit["title"]
     assert "/usr/include/x86_64-linux-gnu/cudnn_version_v9.h" in hit["title"]
-    assert "cudnn-doctor install --version 9.1.0 --cuda 12 --cuda-home /usr/local/cuda" in hit["fix"]
+    # Under --root the fix names the root's files from outside it (remedies/machine.py).
+    r = str(machine.root)
+    assert "cudnn-doctor install --version 9.1.0 --cuda 12 --cuda-home %s/usr/local/cuda" % r in hit["fix"]
     assert hit["fix"].startswith("Remove the leftovers and install cuDNN 9.1.0 into the toolkit: sudo rm -f "
-                                 "/usr/include/x86_64-linux-gnu/cudnn_version_v9.h %s/libcudnn.so && " % MA)
+                                 "%s/usr/include/x86_64-linux-gnu/cudnn_version_v9.h %s%s/libcudnn.so && " % (r, r, MA))
     assert "//" not in hit["fix"].replace("https://", "")
 
 
@@ -102,9 +104,10 @@ def test_leftovers_beside_another_major_are_removed_first(machine, check_json):
     _, doc = check_json(machine)
     [hit] = _only(doc, "CD410")
     assert hit["severity"] == "warning" and "Leftovers of cuDNN 8.9.7" in hit["title"]
-    assert hit["fix"].startswith("Remove the leftovers: sudo rm -f /usr/include/x86_64-linux-gnu/cudnn_version_v8.h "
-                                 "%s/libcudnn.so   (or restore cuDNN 8.9.7: cudnn-doctor install --version 8.9.7 "
-                                 "--cuda 12 --cuda-home /usr/local/cuda)" % MA)
+    r = str(machine.root)  # under --root the fix names the root's files from outside it
+    assert hit["fix"].startswith("Remove the leftovers: sudo rm -f %s/usr/include/x86_64-linux-gnu/cudnn_version_v8.h "
+                                 "%s%s/libcudnn.so   (or restore cuDNN 8.9.7: cudnn-doctor install --version 8.9.7 "
+                                 "--cuda 12 --cuda-home %s/usr/local/cuda)" % (r, r, MA, r))
 
 
 def test_no_install_command_for_a_build_nvidia_never_made(machine, check_json):
@@ -114,7 +117,8 @@ def test_no_install_command_for_a_build_nvidia_never_made(machine, check_json):
     build_ld_cache(machine)
     _, doc = check_json(machine)
     [hit] = _only(doc, "CD410")
-    assert hit["fix"] == "Remove the leftovers: sudo rm -f /usr/include/cudnn.h, then install cuDNN again."
+    assert hit["fix"] == ("Remove the leftovers: sudo rm -f %s/usr/include/cudnn.h, then install cuDNN again."
+                          % machine.root)  # under --root, the root's file named from outside it
 
 
 def test_human_report_names_the_leftovers(machine):

@@ -1,6 +1,7 @@
 """The `bench` subcommand: how fast cuDNN is on this GPU, against plain CUDA, the CPU, the datasheet and torch."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -11,6 +12,8 @@ import typer
 from ..model import Severity
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
+from . import completion as values
+from .options import seconds
 
 MIB = 1 << 20
 
@@ -87,19 +90,35 @@ def _progress_display(total: int):
     return bar, update
 
 
+def _envelope_on_error(command):
+    """--json promises one JSON object on stdout, also when bench cannot start (no GPU, no cuDNN, bad input):
+    an error_exit under --json prints the envelope with the error before it exits."""
+    @functools.wraps(command)  # typer reads the options from the wrapped signature
+    def run(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except typer.Exit as stop:
+            if kwargs.get("as_json") and getattr(stop, "message", None):
+                typer.echo(dumps(envelope("bench", stop.exit_code, error=stop.message)))
+            raise
+    return run
+
+
+@_envelope_on_error
 def bench(
     library: Optional[str] = typer.Option(None, "--library", metavar="PATH", help="Benchmark this cuDNN library."),
     device: int = typer.Option(0, "--device", min=0, metavar="N", help="CUDA device index."),
     quick: bool = typer.Option(False, "--quick", help="A few seconds: the small network and three layers, forward."),
     shapes: List[str] = typer.Option([], "--shape", metavar="N,C,H,W,K,R,S[,stride[,pad]]",
                                      help="Your own convolution layer instead of ResNet-50's (repeatable)."),
-    dtypes: List[str] = typer.Option([], "--dtype", metavar="TYPE", help="fp32, tf32, fp16 or bf16 (repeatable)."),
+    dtypes: List[str] = typer.Option([], "--dtype", metavar="TYPE", autocompletion=values.dtypes,
+                                     help="fp32, tf32, fp16 or bf16 (repeatable)."),
     no_cpu: bool = typer.Option(False, "--no-cpu", help="Skip the CPU baseline."),
     workspace_mib: Optional[int] = typer.Option(None, "--workspace-limit", min=0, metavar="MIB",
                                                 help="Workspace cuDNN may use while searching algorithms "
                                                      "(default: 4 GiB or half the free memory)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
-    timeout: float = typer.Option(60.0, "--timeout", min=5.0, metavar="S",
+    timeout: float = typer.Option(60.0, "--timeout", callback=seconds(5.0), metavar="S",
                                   help="Seconds allowed in all; layers not reached by then are listed as skipped."),
     nvrtc: Optional[str] = typer.Option(None, "--nvrtc", metavar="PATH", help="libnvrtc for the no-cuDNN path."),
     driver_lib: Optional[str] = typer.Option(None, "--driver-library", hidden=True, metavar="PATH"),

@@ -9,10 +9,13 @@ from typing import List, Mapping, Optional, Sequence
 import typer
 
 from .. import diagnose
+from ..bounded_io import not_a_folder
 from ..diagnose import DEFAULT_TIMEOUT
 from ..model import Report, Severity
 from ..runclock import RunClock
 from ..ui import EXIT_INCOMPLETE, EXIT_OK, EXIT_PROBLEMS, error_exit
+from . import completion as values
+from .options import seconds
 
 
 def _validate_skip(patterns: Sequence[str]) -> None:
@@ -114,6 +117,7 @@ def register(app: typer.Typer) -> None:
                                            "LD_LIBRARY_PATH, CUDA_HOME, ..."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1) and nothing else."),
         fmt: Optional[str] = typer.Option(None, "--format", metavar="human|json|github|prometheus",
+                                          autocompletion=values.formats,
                                           help="Output format; github prints ::error/::warning annotations; "
                                                "prometheus writes node_exporter textfile metrics."),
         output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", metavar="PATH",
@@ -122,18 +126,21 @@ def register(app: typer.Typer) -> None:
         node_name: Optional[str] = typer.Option(None, "--node-name", metavar="NAME",
                                                 help="The node's name in --json and prometheus reports "
                                                      "(default: the host name; e.g. $SLURMD_NODENAME)."),
-        verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show details and where facts came from."),
-        quiet: int = typer.Option(0, "--quiet", "-q", count=True, help="-q: findings only; -qq: nothing."),
+        verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False,
+                                    help="Show details and where facts came from (-vv: every place searched)."),
+        quiet: int = typer.Option(0, "--quiet", "-q", count=True, show_default=False,
+                                  help="-q: findings only; -qq: nothing."),
         strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
         require: List[str] = typer.Option([], "--require", metavar="EXPR",
                                           help="A policy such as 'cuda>=11.8', 'cudnn>=8.9,<10', 'driver>=535', "
                                                "'cc>=7.0' (repeatable)."),
         target: Optional[str] = typer.Option(None, "--for", metavar="FRAMEWORK[==VERSION]",
+                                             autocompletion=values.targets,
                                              help="Judge against a framework build: torch, tensorflow==2.15, "
                                                   "jax, dl4j==1.0.0-beta6."),
         junit_xml: Optional[Path] = typer.Option(None, "--junit-xml", metavar="PATH",
                                                  help="Also write a JUnit XML report (one test case per rule)."),
-        skip: List[str] = typer.Option([], "--skip", metavar="ID",
+        skip: List[str] = typer.Option([], "--skip", metavar="ID", autocompletion=values.checks,
                                        help="Leave out a check by id, alias or pattern (repeatable): "
                                             "--skip CD505, --skip 'CD8*' (e.g. driver/GPU layers for an image)."),
         image: Optional[str] = typer.Option(None, "--image", metavar="REF",
@@ -146,7 +153,7 @@ def register(app: typer.Typer) -> None:
         list_checks: bool = typer.Option(False, "--list-checks", help="List every check (id, alias, title) and exit."),
         smoke: bool = typer.Option(False, "--smoke", help="Also run a real convolution through cuDNN."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
-        timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS", min=0.1,
+        timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS", callback=seconds(0.1),
                                       help="Time budget for the whole run; a probe stuck longer (a hung network "
                                            "mount) is abandoned, named in the report (CD002) and the exit code "
                                            "is 4."),
@@ -160,8 +167,9 @@ def register(app: typer.Typer) -> None:
             error_exit("--format must be human, json, github or prometheus, not %r" % fmt_name)
         if output_file is not None and fmt_name not in ("json", "prometheus"):
             error_exit("--output-file needs --json or --format prometheus")
-        if not os.path.isdir(root):
-            error_exit("--root %s is not a folder" % root)
+        problem = not_a_folder(root)
+        if problem:
+            error_exit("--root %s %s" % (root, problem))
         if image is None and against is not None:
             error_exit("--against needs --image REF: the image to judge on that node")
         if image is not None and (root != "/" or env or smoke):

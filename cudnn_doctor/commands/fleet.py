@@ -56,8 +56,10 @@ def register(app: typer.Typer) -> None:
                                               help="Leave out (and name) reports older than AGE: 90s, 30m, 24h, 7d."),
         strict: bool = typer.Option(False, "--strict",
                                     help="Exit 1 on warnings and on reports that could not be used too."),
-        verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show full host lists."),
+        verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False,
+                                    help="Show full host lists."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
+        wide: bool = typer.Option(False, "--wide", help="Never wrap or cut a table cell (for a pager or a file)."),
         image: Optional[str] = typer.Option(None, "--image", metavar="REF",
                                             help="Judge this container image on every node (oci:DIR[:TAG], "
                                                  "oci-archive:FILE, docker-archive:FILE): runs, refused by the "
@@ -96,7 +98,7 @@ def register(app: typer.Typer) -> None:
             from ..fleet.render import render_fleet
             from ..ui import console
 
-            render_fleet(merged, console(color=color), verbose=verbose)
+            render_fleet(merged, console(color=color), verbose=verbose, wide=wide)
             if not merged.nodes:
                 sys.stderr.write("cudnn-doctor: no usable report in %s\n" % " ".join(sources))
         raise typer.Exit(code)

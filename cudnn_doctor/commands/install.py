@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Optional
+from typing import Optional
 
 import typer
 
 from ..render.envelope import dumps, envelope
 from ..render.install_human import plan_lines, result_lines, rollback_lines
 from ..ui import EXIT_OK, EXIT_PROBLEMS, console, error_exit
+from . import completion as values
+from .options import seconds
 
 HELP = """Install cuDNN from an NVIDIA archive, a URL, or a release number, and undo it with `rollback`.
 
@@ -41,21 +43,26 @@ Examples:
   sudo cudnn-doctor rollback --cuda-home /usr/local/cuda-12.4
 """
 
-def _progress_callback(enabled: bool) -> "tuple[Optional[Callable[[int, Optional[int]], None]], Callable[[], None]]":
-    """A download bar on stderr, only when stderr is a terminal (pipes and CI logs stay clean)."""
+def _progress_callback(enabled: bool):
+    """(download update, stage update, stop): one bar on stderr over downloading, unpacking and verifying, only
+    when stderr is a terminal (pipes and CI logs stay clean)."""
     if not enabled or not sys.stderr.isatty():
-        return None, lambda: None
-    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+        return None, None, lambda: None
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeElapsedColumn, TransferSpeedColumn
 
     bar = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                   TransferSpeedColumn(), console=console(stderr=True), transient=True)
+                   TransferSpeedColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True)
     task = bar.add_task("downloading", total=None)
     bar.start()
 
     def update(done: int, total: Optional[int]) -> None:
         bar.update(task, completed=done, total=total)
 
-    return update, bar.stop
+    def stage(what: str, done: int) -> None:
+        # Unpacking has no total in advance (a .tar.xz is read once, front to back): the bar pulses and counts.
+        bar.update(task, description=what if len(what) <= 60 else what[:57] + "...", completed=done, total=None)
+
+    return update, stage, bar.stop
 
 
 def _fail(message: str, code: int, as_json: bool, command: str) -> None:
@@ -64,21 +71,38 @@ def _fail(message: str, code: int, as_json: bool, command: str) -> None:
     error_exit(message, code)
 
 
+def _interrupted(signalled, command: str, as_json: bool) -> None:
+    """One line for an install or rollback stopped by SIGINT, SIGTERM or SIGHUP, and the shell's 128+N code."""
+    if command == "rollback":
+        state = ("the rollback stopped part-way; fix: run the same rollback again, which finishes it (each step "
+                 "can be repeated)")
+    elif signalled.installed:
+        state = ("the install had finished and stands; only the checks after it were cut short; fix: run "
+                 "`cudnn-doctor check` (or `cudnn-doctor rollback` to undo it)")
+    else:
+        state = "the install was undone and its staged files removed: nothing was changed"
+    _fail("interrupted by %s; %s" % (signalled.name, state), signalled.exit_code, as_json, command)
+
+
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
 
     @app.command("install", help=HELP)
     def install_command(
         source: Optional[str] = typer.Argument(None, metavar="SOURCE", help="Archive file, wheel or https URL."),
-        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", help="Toolkit to install into "
-                                                "(default: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)."),
-        prefix: Optional[str] = typer.Option(None, "--prefix", help="Install into DIR/include and DIR/lib "
-                                             "instead of a toolkit."),
-        sha256: Optional[str] = typer.Option(None, "--sha256", help="Expected SHA-256 of the archive."),
-        version: Optional[str] = typer.Option(None, "--version", help="cuDNN release to fetch, e.g. 9.1.0."),
-        cuda: Optional[str] = typer.Option(None, "--cuda", help="CUDA major of the build to fetch, e.g. 12."),
-        manifest_url: Optional[str] = typer.Option(None, "--manifest-url", help="redistrib_<version>.json "
-                                                   "to resolve --version with (default: NVIDIA's)."),
+        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", metavar="DIR",
+                                                help="Toolkit to install into (default: $CUDA_HOME, $CUDA_PATH, "
+                                                     "/usr/local/cuda)."),
+        prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR",
+                                             help="Install into DIR/include and DIR/lib instead of a toolkit."),
+        sha256: Optional[str] = typer.Option(None, "--sha256", metavar="HEX", help="Expected SHA-256 of the archive."),
+        version: Optional[str] = typer.Option(None, "--version", metavar="X.Y.Z", autocompletion=values.cudnn_versions,
+                                               help="cuDNN release to fetch, e.g. 9.1.0."),
+        cuda: Optional[str] = typer.Option(None, "--cuda", metavar="N", autocompletion=values.cuda_majors,
+                                            help="CUDA major of the build to fetch, e.g. 12."),
+        manifest_url: Optional[str] = typer.Option(None, "--manifest-url", metavar="URL",
+                                                   help="redistrib_<version>.json to resolve --version with "
+                                                        "(default: NVIDIA's)."),
         force: bool = typer.Option(False, "--force", help="Install even if the CUDA build, platform or "
                                    "load check does not fit."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Show every file and where it goes; change nothing."),
@@ -86,10 +110,12 @@ def register(app: typer.Typer) -> None:
         no_check: bool = typer.Option(False, "--no-check", help="Skip running `check` on the result."),
         as_json: bool = typer.Option(False, "--json", help="Print the plan/result as one JSON object."),
         allow_http: bool = typer.Option(False, "--allow-http", help="Allow a plain-http download; needs --sha256."),
-        lock_wait: float = typer.Option(0.0, "--lock-wait", help="Seconds to wait for another install into "
+        lock_wait: float = typer.Option(0.0, "--lock-wait", metavar="S", show_default=False, callback=seconds(0.0),
+                                        help="Seconds to wait for another install into "
                                         "the same target (default: fail at once)."),
     ) -> None:
         from ..install import Refusal, Request, run_install
+        from ..install.signals import Interrupted, interrupt_on_signals
 
         if cuda_home and prefix:
             _fail("--cuda-home and --prefix exclude each other; pass one of them", 2, as_json, "install")
@@ -98,9 +124,14 @@ def register(app: typer.Typer) -> None:
         req = Request(source=source, version=version, cuda=cuda, manifest_url=manifest_url, cuda_home=cuda_home,
                       prefix=prefix, sha256=sha256, force=force, dry_run=dry_run, smoke=not no_smoke,
                       allow_http=allow_http, lock_wait=lock_wait, env=dict(os.environ), check=not no_check)
-        progress, stop = _progress_callback(not as_json)
+        progress, req.on_stage, stop = _progress_callback(not as_json)
         try:
-            report = run_install(req, progress=progress)
+            with interrupt_on_signals():
+                report = run_install(req, progress=progress)
+        except Interrupted as signalled:
+            stop()
+            _interrupted(signalled, "install", as_json)
+            return
         except Refusal as refusal:
             stop()
             _fail(str(refusal), refusal.code, as_json, "install")
@@ -128,22 +159,28 @@ def register(app: typer.Typer) -> None:
 
     @app.command("rollback", help=ROLLBACK_HELP)
     def rollback_command(
-        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", help="Toolkit (default: $CUDA_HOME, "
-                                                "$CUDA_PATH, /usr/local/cuda)."),
-        prefix: Optional[str] = typer.Option(None, "--prefix", help="The --prefix DIR of the install."),
+        cuda_home: Optional[str] = typer.Option(None, "--cuda-home", metavar="DIR",
+                                                help="Toolkit (default: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)."),
+        prefix: Optional[str] = typer.Option(None, "--prefix", metavar="DIR", help="The --prefix DIR of the install."),
         force: bool = typer.Option(False, "--force", help="Roll back even if files changed since the install; "
                                    "the changed files are moved into .cudnn-doctor/set-aside, not deleted."),
         prune: Optional[int] = typer.Option(None, "--prune", min=0, metavar="KEEP", help="Roll nothing back; "
                                             "drop the backups of all but the newest KEEP installs."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
-        lock_wait: float = typer.Option(0.0, "--lock-wait", help="Seconds to wait for a running install."),
+        lock_wait: float = typer.Option(0.0, "--lock-wait", metavar="S", show_default=False, callback=seconds(0.0),
+                                        help="Seconds to wait for a running install (default: fail at once)."),
     ) -> None:
         from ..install import Refusal, run_rollback
+        from ..install.signals import Interrupted, interrupt_on_signals
 
         if cuda_home and prefix:
             _fail("--cuda-home and --prefix exclude each other; pass one of them", 2, as_json, "rollback")
         try:
-            report = run_rollback(cuda_home, prefix, dict(os.environ), lock_wait, force=force, prune_keep=prune)
+            with interrupt_on_signals():
+                report = run_rollback(cuda_home, prefix, dict(os.environ), lock_wait, force=force, prune_keep=prune)
+        except Interrupted as signalled:
+            _interrupted(signalled, "rollback", as_json)
+            return
         except Refusal as refusal:
             _fail(str(refusal), refusal.code, as_json, "rollback")
             return

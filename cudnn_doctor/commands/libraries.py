@@ -27,16 +27,20 @@ def validate_library(path: str) -> None:
         error_exit("--library %s: no such file" % path, EXIT_USAGE)
     if os.path.isdir(path):
         error_exit("--library %s is a folder; give the library file, e.g. %s/libcudnn.so.9" % (path, path), EXIT_USAGE)
+    from ..bounded_io import NotRegularFile, open_regular
+
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO here would block the open until a writer came
             magic = fh.read(4)
+    except NotRegularFile as exc:
+        error_exit("--library %s is a %s, not a library file" % (path, exc.kind), EXIT_USAGE)
     except OSError as exc:
         error_exit("--library %s cannot be read: %s" % (path, exc.strerror or exc), EXIT_USAGE)
     if magic != b"\x7fELF":
         error_exit("--library %s is not a shared library (no ELF header)" % path, EXIT_USAGE)
 
 
-def discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
+def discover(all_copies: bool, driver_given: bool = False) -> Tuple[List[str], Optional[str], str]:
     """(libraries to test, libcuda to use, why none were found)."""
     from ..smoke.choose import choose_libraries, driver_library
 
@@ -50,6 +54,13 @@ def discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
     except ImportError as exc:
         error_exit("cannot look for cuDNN copies (%s); pass --library PATH" % exc, EXIT_DOCTOR_FAILED)
     why = ""
+    driver = driver_library(facts)
+    if driver is None and not driver_given and "libcuda.so.1" in facts.loader.resolved:
+        # The layer below cuDNN is missing: no convolution can run, whatever cuDNN there is (or is not).
+        why = ("no NVIDIA driver was found (libcuda.so.1 is not on the loader's search path), so no GPU can run "
+               "the test: install the NVIDIA driver, or start the container with `--gpus all`; then run "
+               "`cudnn-doctor check`%s" % ("" if libraries else ", which also says how to install cuDNN"))
+        return [], None, why
     if not libraries:
         if facts.cudnn:
             count = len(facts.cudnn)
@@ -57,4 +68,4 @@ def discover(all_copies: bool) -> Tuple[List[str], Optional[str], str]:
                    "`cudnn-doctor smoke --all` or `--library PATH`" % (count, "copy was" if count == 1 else "copies were"))
         else:
             why = "no cuDNN library was found; install one with `cudnn-doctor install`"
-    return libraries, driver_library(facts), why
+    return libraries, driver, why

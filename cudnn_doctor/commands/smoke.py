@@ -9,6 +9,7 @@ import typer
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
 from .libraries import discover as _discover, validate_library as _validate_library
+from .options import seconds
 
 def smoke(
     library: Optional[str] = typer.Option(None, "--library", metavar="PATH",
@@ -16,7 +17,8 @@ def smoke(
     device: int = typer.Option(0, "--device", min=0, metavar="N", help="CUDA device index (after CUDA_VISIBLE_DEVICES)."),
     all_copies: bool = typer.Option(False, "--all", help="Test every cuDNN copy found on this machine."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
-    timeout: float = typer.Option(60.0, "--timeout", min=1.0, metavar="S", help="Seconds allowed per library."),
+    timeout: float = typer.Option(60.0, "--timeout", callback=seconds(1.0), metavar="S",
+                                 help="Seconds allowed per library."),
     driver_lib: Optional[str] = typer.Option(None, "--driver-library", hidden=True, metavar="PATH",
                                              help="Use this libcuda instead of the one the loader picks."),
 ) -> None:
@@ -35,7 +37,7 @@ def smoke(
         _validate_library(library)
         libraries, driver = [library], driver_lib
     else:
-        libraries, driver, problem = _discover(all_copies)
+        libraries, driver, problem = _discover(all_copies, driver_given=bool(driver_lib))
         driver = driver_lib or driver
     results = [run_smoke(lib, device=device, timeout=timeout, driver_library=driver) for lib in libraries]
     code = EXIT_OK if results and all(r.ok for r in results) else EXIT_PROBLEMS

@@ -1,18 +1,16 @@
 """Find and read `check --json` reports: files, folders (recursively) and stdin; a bad report is a value, not a crash."""
 from __future__ import annotations
 
+import io
 import json
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from .. import __version__
 from ..render.envelope import SCHEMA_VERSION
-
-_DECODER = json.JSONDecoder()
-_WHITESPACE = " \t\r\n"
-STDIN = "<stdin>"
+from .reading import STDIN, Bad, read_report, split_documents, stdin_reader
 
 
 @dataclass
@@ -48,27 +46,21 @@ class Catalogue:
     examples: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
 
-def iter_texts(sources: List[str], stdin) -> Iterator[Tuple[str, Union[bytes, str, OSError]]]:
-    """(name, content or the error reading it) for every report file named or found under a folder."""
+def iter_texts(sources: List[str], stdin) -> Iterator[Tuple[str, Union[bytes, Bad, Callable[[int], str]]]]:
+    """(name, content, the reason it cannot be read, or a reader of stdin) for every report file named or found
+    under a folder."""
     for source in sources:
         if source == "-":
-            yield STDIN, stdin.read()
+            yield STDIN, stdin_reader(stdin)
         elif os.path.isdir(source):
             for folder, dirs, files in os.walk(source):
                 dirs.sort()
                 for name in sorted(files):
                     if name.endswith(".json") and not name.startswith("."):
-                        yield _read(os.path.join(folder, name))
+                        path = os.path.join(folder, name)
+                        yield path, read_report(path, in_folder=True)
         else:
-            yield _read(source)
-
-
-def _read(path: str) -> Tuple[str, Union[bytes, OSError]]:
-    try:
-        with open(path, "rb") as f:
-            return path, f.read()
-    except OSError as exc:
-        return path, exc
+            yield source, read_report(source, in_folder=False)
 
 
 _FACTS_KEY = b'\n  "facts": '
@@ -88,37 +80,9 @@ def quick_document(data: bytes) -> Optional[Any]:
         data = data[:start] + data[end:]
     try:
         doc = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # the full parse names what is wrong
         return None
     return doc if isinstance(doc, dict) else None
-
-
-def split_documents(name: str, text: str) -> Iterator[Tuple[str, Union[Any, Rejected]]]:
-    """One or more JSON documents, one per line or concatenated; a cut-off last one is `truncated`."""
-    pos, n, index = 0, len(text), 0
-    while True:
-        while pos < n and text[pos] in _WHITESPACE:
-            pos += 1
-        if pos >= n:
-            if index == 0:
-                yield name, Rejected("truncated", name, "empty")
-            return
-        index += 1
-        label = name if index == 1 and name != STDIN else "%s#%d" % (name, index)
-        try:
-            doc, pos = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            # Cut off: the input ran out mid-document (JSON strings hold no raw newline, so an unterminated
-            # one means the line or file ended inside it).
-            cut = exc.pos >= n or not text[exc.pos:].strip() or exc.msg.startswith("Unterminated string")
-            yield label, Rejected("truncated" if cut else "unreadable", label,
-                                  "ends in the middle of the JSON document" if cut else "not JSON: %s" % exc.msg)
-            nl = text.find("\n", exc.pos)
-            if name != STDIN or nl < 0:
-                return
-            pos = nl + 1  # on stdin, resynchronise on the next line: one bad line must not hide the rest
-            continue
-        yield label, doc
 
 
 def parse_time(value: Any) -> Optional[float]:
@@ -171,20 +135,21 @@ def load(sources: List[str], stdin) -> Tuple[List[NodeReport], List[Rejected], C
     nodes: List[NodeReport] = []
     rejected: List[Rejected] = []
     for name, content in iter_texts(sources, stdin):
-        if isinstance(content, OSError):
-            rejected.append(Rejected("unreadable", name, content.strerror or str(content)))
+        if isinstance(content, Bad):
+            rejected.append(Rejected(content.kind, name, content.reason))
             continue
         quick = quick_document(content) if isinstance(content, bytes) else None
         if quick is not None:
             documents: Iterator = iter([(name, quick)])
-        else:
+        elif isinstance(content, bytes):
             try:
-                text = content.decode("utf-8") if isinstance(content, bytes) else content
+                documents = split_documents(name, io.StringIO(content.decode("utf-8")).read)
             except UnicodeDecodeError as exc:
                 rejected.append(Rejected("unreadable", name, "not UTF-8 text: %s" % exc.reason))
                 continue
-            documents = split_documents(name, text)
+        else:
+            documents = split_documents(name, content)
         for label, doc in documents:
-            item = doc if isinstance(doc, Rejected) else to_node(label, doc, catalogue)
+            item = Rejected(doc.kind, label, doc.reason) if isinstance(doc, Bad) else to_node(label, doc, catalogue)
             (rejected if isinstance(item, Rejected) else nodes).append(item)
     return nodes, rejected, catalogue

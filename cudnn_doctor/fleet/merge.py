@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .load import Catalogue, NodeReport, Rejected
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-# Table columns and the fingerprint fields shown in each (README "Fleet": the fields of the fingerprint).
+# Table columns and the fingerprint fields shown in each (docs/fleet.md: the fields of the fingerprint).
 COLUMNS: Dict[str, Tuple[str, ...]] = {
     "driver": ("driver", "driver_cuda", "kernel_module"),
     "gpu": ("gpus",),
@@ -150,6 +150,9 @@ def summarise(fields: Dict[str, Any]) -> Dict[str, str]:
     cudnn = ", ".join("%s (%s, CUDA %s)" % (c.get("version"), c.get("origin"), c.get("cuda"))
                       for c in items("cudnn")) or "none"
     frameworks = ", ".join("%s %s" % (f.get("name"), f.get("version")) for f in items("frameworks")) or "none"
-    kernel = "%s %s" % (fields.get("kernel") or "?", fields.get("arch") or "")
+    # A report made under --root has no running kernel of its own: say so rather than "? x86_64".
+    kernel = fields.get("kernel") or "not recorded"
+    if fields.get("arch"):
+        kernel += " (%s)" % fields["arch"]
     return {"driver": driver, "gpu": gpus, "cuda": cuda, "cudnn": cudnn, "frameworks": frameworks,
-            "kernel": kernel.strip()}
+            "kernel": kernel}

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from ..render.envelope import envelope
 from .hostlist import compress
-from .merge import Fleet
+from .merge import COLUMNS, Fleet
 from .result import REJECTED_KINDS, fleet_result
 
 VERDICT_STYLE = {"ok": "green", "warning": "yellow", "error": "bold red"}
@@ -22,7 +22,10 @@ def fleet_json(fleet: Fleet, exit_code: int) -> Dict[str, Any]:
     return envelope("fleet", exit_code, **fleet_result(fleet).to_dict())
 
 
-def render_fleet(fleet: Fleet, console: Console, verbose: int = 0) -> None:
+def render_fleet(fleet: Fleet, console: Console, verbose: int = 0, wide: bool = False) -> None:
+    """The summary; `wide`: every cell on one line, the tables as wide as their content (--wide)."""
+    if wide:
+        console.width = max(console.width, 100000)  # rich lays a table out within this; rows carry no padding
     by_verdict = fleet.hosts_by_verdict
     head = Text("%d node%s: " % (len(fleet.nodes), "" if len(fleet.nodes) == 1 else "s"), style="bold")
     for i, v in enumerate(("ok", "warning", "error")):
@@ -59,6 +62,35 @@ def _render_report_problems(fleet: Fleet, console: Console) -> None:
             console.print("  " + line, markup=False, highlight=False)
 
 
+def _cells_against_majority(fleet: Fleet, columns: List[str]) -> Dict[str, Dict[str, Text]]:
+    """Each group's cells; a cell is marked only where its text differs from the majority's of its GPU class (a
+    differing field the summary does not show is named in the cell, so the mark is never on equal text)."""
+    majority = {g.gpu_class: g for g in fleet.groups if g.majority}
+    out: Dict[str, Dict[str, Text]] = {}
+    for g in fleet.groups:
+        summary, base = g.summary, majority.get(g.gpu_class)
+        cells: Dict[str, Text] = {}
+        for col in columns:
+            text = summary[col]
+            if base is not None and base is not g and col in g.columns_differing:
+                if text == base.summary[col]:
+                    keys = [k for k in COLUMNS[col] if k in g.differs]
+                    text += " (%s: %s)" % (", ".join(keys), "; ".join(_short(g.fields.get(k)) for k in keys))
+                cells[col] = Text("* " + text, style=OUTLIER_STYLE)
+            else:
+                cells[col] = Text(text)
+        out[g.fingerprint] = cells
+    return out
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(_short(v) for v in value) or "none"
+    if isinstance(value, dict):
+        return " ".join(str(v) for v in value.values() if v not in (None, ""))
+    return "none" if value in (None, "") else str(value)
+
+
 def _render_groups(fleet: Fleet, console: Console, verbose: int) -> None:
     console.print()
     table = Table(title="Configuration groups (* differs from the majority of its GPU class)",
@@ -67,33 +99,39 @@ def _render_groups(fleet: Fleet, console: Console, verbose: int) -> None:
     columns = ["driver", "gpu", "cuda", "cudnn", "frameworks"]
     if verbose or any("kernel" in g.columns_differing for g in fleet.groups):
         columns.append("kernel")
-    table.add_column("Nodes", overflow="fold")
+    # Cells wrap between words only: a host list, version or path is never cut in two.
+    table.add_column("Nodes", overflow="ellipsis")
     for col in columns:
-        table.add_column({"gpu": "GPU", "cuda": "CUDA", "cudnn": "cuDNN"}.get(col, col.capitalize()), overflow="fold")
+        table.add_column({"gpu": "GPU", "cuda": "CUDA", "cudnn": "cuDNN"}.get(col, col.capitalize()),
+                         overflow="ellipsis")
     if verbose:
         table.add_column("Fingerprint", no_wrap=True)
+    cells = _cells_against_majority(fleet, columns)
     for g in fleet.groups:
-        summary = g.summary
-        outliers = set(g.columns_differing)
         hosts = compress(g.hosts)
-        cells = [Text("%d %s" % (len(g.hosts), hosts if verbose or len(hosts) <= 40 else hosts[:37] + "..."))]
-        cells += [Text("* " + summary[col], style=OUTLIER_STYLE) if col in outliers else Text(summary[col])
-                  for col in columns]
+        row = [Text("%d %s" % (len(g.hosts), hosts if verbose or len(hosts) <= 40 else hosts[:37] + "..."))]
+        row += [cells[g.fingerprint][col] for col in columns]
         if verbose:
-            cells.append(Text(g.fingerprint))
-        table.add_row(*cells)
+            row.append(Text(g.fingerprint))
+        table.add_row(*row)
     console.print(table)
 
 
 def _render_findings(fleet: Fleet, console: Console) -> None:
     console.print()
-    table = Table(title="Findings across the fleet", title_justify="left", title_style="bold")
-    for col in ("ID", "Severity", "Nodes", "Hosts", "Example", "Fix"):
-        table.add_column(col, overflow="fold")
+    table = Table(title="Findings across the fleet (fixes in full below)", title_justify="left", title_style="bold")
+    for col in ("ID", "Severity", "Nodes", "Hosts", "Example"):
+        table.add_column(col, overflow="ellipsis")
     for f in fleet.findings:
         table.add_row(f.id, Text(f.severity, style=VERDICT_STYLE.get(f.severity, "")), str(len(f.hosts)),
-                      compress(f.hosts), Text(f.title), Text(f.fix))  # Text: a fix's `[gpu]` is not markup
+                      compress(f.hosts), Text(f.title))
     console.print(table)
+    # Commands and URLs are printed whole, one line each (the terminal may fold them, but copying gets them
+    # intact); Text: a fix's `[gpu]` is not markup.
+    console.print(Text("Fixes", style="bold"))
+    for f in fleet.findings:
+        if f.fix:
+            console.print(Text("  %s: %s" % (f.id, f.fix)), soft_wrap=True)
 
 
 def utc(ts: float) -> str:

@@ -20,6 +20,7 @@ from .inspect import inspect, keep_for_inspection
 from .journal import StateLock, discard, write_journal
 from .layout import host_arch
 from .plan import Plan, make_plan, wheel_dev_links
+from .signals import Interrupted
 from .target import Target, resolve
 from .transaction import apply, commit, new_txn, recover, undo
 from .verify import load_cudnn, smoke
@@ -47,6 +48,12 @@ class Request:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     check: bool = True  # run `check` on the result (--no-check skips it)
     machine_root: Optional[str] = None  # the machine whose ld.so.conf and `check` judge it; None: "/" (see hooks)
+    # Told what the install is doing, between downloading and finishing: (what, bytes unpacked so far).
+    on_stage: Optional[Callable[[str, int], None]] = None
+
+    def stage(self, what: str, done: int = 0) -> None:
+        if self.on_stage is not None:
+            self.on_stage(what, done)
 
 
 def _platform_of(target: Target) -> str:
@@ -195,7 +202,11 @@ def _install(req: Request, target: Target, source: Source, load: Loader, smoke_f
                 pass
     report.rollback_hint = rollback_command(target)
     machine = req.machine_root or hooks.machine_root()
-    finish(target, report, main_lib, machine, req.env, smoke_fn if req.smoke else None, req.check)
+    try:
+        finish(target, report, main_lib, machine, req.env, smoke_fn if req.smoke else None, req.check)
+    except Interrupted as exc:  # the install stands; only the checks after it were cut short
+        exc.installed = True
+        raise
     return report
 
 
@@ -207,7 +218,9 @@ def _transaction(req: Request, target: Target, source: Source, load: Loader, roo
     staging = os.path.join(folder, "staging")
     applying = False
     try:
-        listing = stream_into(source.path, staging, lambda entry: True)
+        listing = stream_into(source.path, staging, lambda entry: True,
+                              on_member=lambda name, done: req.stage("unpacking %s" % name, done))
+        req.stage("verifying that the unpacked library loads", listing.total_bytes)
         info = inspect(listing, staging, load)
         extra = wheel_dev_links(listing)
         plan = make_plan(target, info, listing, extra)
@@ -221,7 +234,9 @@ def _transaction(req: Request, target: Target, source: Source, load: Loader, roo
         write_journal(folder, journal)
         applying = True
         hooks.point("after-journal")
+        req.stage("installing files into %s" % target.root, listing.total_bytes)
         apply(folder, journal)
+        req.stage("verifying the installed library", listing.total_bytes)
         verified = _verify_installed(plan, load)
         if verified["checked"] and not verified["ok"] and not req.force:
             raise Refusal("the installed %s failed its load check (%s); the install was undone"
@@ -243,6 +258,8 @@ def _unwind(exc: BaseException, target: Target, folder: str, journal: dict, appl
     """Undoes a failed transaction; an OSError becomes a Refusal that says exactly what the target holds now."""
     version = journal.get("cudnn_version") or "the new cuDNN"
     if journal.get("status") == "committed":  # the commit mark is on disk: the install stands
+        if isinstance(exc, Interrupted):
+            exc.installed = True
         if isinstance(exc, OSError):
             raise Refusal("recording the finished install failed: %s" % exc,
                           "cuDNN %s is installed and verified, but its record did not reach the history" % version,

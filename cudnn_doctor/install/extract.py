@@ -82,8 +82,10 @@ def _claim(placed: Dict[Tuple[str, str], str], role: str, rel: str, name: str) -
     placed[(role, rel)] = name
 
 
-def stream_into(archive: str, staging: Optional[str], keep: Keep, limits: Optional[Limits] = None) -> Listing:
-    """Checks every member (see safety.Checker) and writes those ``keep`` accepts under staging/<role>/.
+def stream_into(archive: str, staging: Optional[str], keep: Keep, limits: Optional[Limits] = None,
+                on_member: Optional[Callable[[str, int], None]] = None) -> Listing:
+    """Checks every member (see safety.Checker) and writes those ``keep`` accepts under staging/<role>/;
+    ``on_member(name, bytes so far)`` is told of each file before it is written (the progress bar).
 
     A refusal can come after some members were written: the caller owns ``staging`` and removes it.
     """
@@ -135,6 +137,8 @@ def stream_into(archive: str, staging: Optional[str], keep: Keep, limits: Option
                 if path:
                     os.symlink(member.linkname, path)
                 continue
+            if on_member is not None and path:
+                on_member(posixpath.basename(name), listing.total_bytes)
             text = _write(reader, path, member, limits, view, capture)
             if capture and text is not None:
                 listing.headers[rel] = text

@@ -80,8 +80,13 @@ def local(path: str, sha256: Optional[str]) -> Source:
                       "pass the archive itself, or pack the folder first: tar -cJf cudnn.tar.xz -C %s ." % path,
                       code=2)
     if not os.path.isfile(path):
-        raise Refusal("no such archive: %s" % path, "SOURCE must be a cuDNN archive file, a URL, or omitted "
-                      "with --version/--cuda", "check the path", code=2)
+        from ..bounded_io import what_is
+
+        kind = what_is(path)
+        what = "no such archive: %s" % path if kind in ("missing", "dangling link") else \
+            "%s is a %s, not an archive file" % (path, kind)
+        raise Refusal(what, "SOURCE must be a cuDNN archive file, a URL, or omitted with --version/--cuda",
+                      "check the path" if kind == "missing" else "pass the archive file itself", code=2)
     if want:
         got = sha256_of(path)
         if got != want:

@@ -7,6 +7,7 @@ import time
 
 CRASH_ENV = "CUDNN_DOCTOR_TEST_CRASH_AT"  # e.g. "after-backup-3"
 SLEEP_ENV = "CUDNN_DOCTOR_TEST_SLEEP_AT"  # e.g. "after-lock:2.5"
+PAUSED_ENV = "CUDNN_DOCTOR_TEST_PAUSED_FILE"  # created when the sleep starts: a test knows the run is there now
 MACHINE_ENV = "CUDNN_DOCTOR_TEST_MACHINE_ROOT"  # the root that ld.so.conf and `check` are read under (default /)
 
 
@@ -23,4 +24,7 @@ def point(name: str) -> None:
     if wanted:
         where, _, seconds = wanted.partition(":")
         if where == name:
+            paused = os.environ.get(PAUSED_ENV)
+            if paused:
+                open(paused, "w").close()
             time.sleep(float(seconds or 1))

@@ -70,8 +70,15 @@ def next_history_name(state_dir: str, txid: str) -> str:
 def discard(state_dir: str, folder: str) -> None:
     """Deletes a transaction/history folder: rename into trash/ first, so a kill mid-delete is harmless."""
     trash = os.path.join(state_dir, TRASH)
-    os.makedirs(trash, exist_ok=True)
     dest = os.path.join(trash, "%s-%d" % (os.path.basename(folder), time.time_ns()))
+    try:
+        os.makedirs(trash, exist_ok=True)
+    except OSError:
+        # A full disk (ENOSPC in the middle of staging) has no block for the trash folder. The staged copies are
+        # what filled it, and nothing needs them once a transaction is given up (undo works from the journal and
+        # the backups), so they go first, in place; that frees the space the rest of the discard needs.
+        shutil.rmtree(os.path.join(folder, "staging"), ignore_errors=True)
+        os.makedirs(trash, exist_ok=True)
     os.rename(folder, dest)
     fsync_dir(os.path.dirname(folder))
     empty_trash(state_dir)

@@ -7,7 +7,7 @@ from typing import Mapping, Optional
 from . import hooks
 from .errors import Refusal
 from .history import backup_bytes, prune, rollback_newest
-from .journal import StateLock, history_entries
+from .journal import TXN, StateLock, history_entries, read_journal
 from .target import resolve
 from .transaction import recover
 from .verify import refresh_loader_cache
@@ -26,6 +26,8 @@ def run_rollback(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[s
                       "nothing to do; a cuDNN copied by hand has to be removed by hand")
     report: dict = {"target": target.root, "recovered": [], "rolled_back": None}
     with StateLock(target.state_dir, lock_wait):
+        # An install killed part-way into a prefix it had created: undoing it must take the prefix away too.
+        interrupted = read_journal(os.path.join(target.state_dir, TXN)) or {}
         report["recovered"] = recover(target.state_dir)
         if prune_keep is not None:
             report["pruned"] = prune(target.state_dir, prune_keep)
@@ -44,9 +46,11 @@ def run_rollback(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[s
             machine = machine_root or hooks.machine_root()
             report["loader_cache"] = [n for n in (refresh_loader_cache(d, machine) for d in sorted(libdirs)) if n]
     rolled = report["rolled_back"] or {}
-    if rolled.get("root_created"):
+    created = rolled.get("root_created") or interrupted.get("root_created") and not history_entries(target.state_dir)
+    if created and target.kind == "prefix":
         try:
             os.rmdir(target.root)
+            report["removed_prefix"] = target.root
         except OSError:
-            pass
+            pass  # something else was put there since: it stays
     return report

@@ -106,7 +106,9 @@ def resolve(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[str, s
     if prefix:
         root = os.path.realpath(os.path.abspath(prefix))
         if os.path.lexists(root) and not os.path.isdir(root):
-            raise Refusal("--prefix %s is not a folder" % prefix, "cuDNN is installed into DIR/include and DIR/lib",
+            from ..bounded_io import not_a_folder
+
+            raise Refusal("--prefix %s %s" % (prefix, not_a_folder(root) or "is not a folder"), "cuDNN is installed into DIR/include and DIR/lib",
                           "pass a folder (it is created if missing)", code=2)
         if not os.path.isdir(os.path.dirname(root)):
             raise Refusal("the parent of --prefix %s does not exist" % prefix, "only the last folder is created",
@@ -117,6 +119,13 @@ def resolve(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[str, s
     where = "--cuda-home" if cuda_home else ("CUDA_HOME" if env.get("CUDA_HOME") else
                                             "CUDA_PATH" if env.get("CUDA_PATH") else "the default")
     root = os.path.realpath(os.path.abspath(given))
+    if cuda_home and not os.path.isdir(root):  # named on the command line: a usage error, with what it is instead
+        from ..bounded_io import not_a_folder
+
+        raise Refusal("--cuda-home %s %s" % (cuda_home, not_a_folder(cuda_home) or "is not a folder"),
+                      "cuDNN is installed into a toolkit's include and lib64 folders",
+                      "pass the toolkit folder (e.g. /usr/local/cuda-12.4), or install into a plain folder with "
+                      "--prefix DIR", code=2)
     if not os.path.isdir(root):
         raise Refusal("no CUDA toolkit at %s (%s)" % (given, where),
                       "cuDNN is installed into a toolkit's include and lib64 folders",

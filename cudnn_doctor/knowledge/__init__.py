@@ -8,21 +8,23 @@ from .cudnn import CudnnBuild
 from .lookup import LookupKnowledge
 from .pair import PairVerdict
 from .driver import CudaRun, DriverFloor
+from .framework_features import FrameworkFeatureKnowledge
 from .frameworks import FrameworkKnowledge
 from .gpu import Arch, CcFloor, GpuKnowledge
 from .known_bad import Symptom
 from .layout import LayoutKnowledge
 from .load import COMPAT_FILES, read_all
+from .pastes import ErrorText, PastesKnowledge
 from .reference import ReferenceKnowledge
 from .tables import CONFIRMED
 from .theano import TheanoKnowledge
 
 __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor",
-           "PairVerdict", "Symptom", "load_compat"]
+           "ErrorText", "PairVerdict", "Symptom", "load_compat"]
 
 
 class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ReferenceKnowledge,
-             ContainerKnowledge, TheanoKnowledge):
+             ContainerKnowledge, TheanoKnowledge, PastesKnowledge, FrameworkFeatureKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; the pair verdict (cuDNN x CUDA

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..host import Host
 from ..model import Facts, ProbeError
@@ -26,6 +26,7 @@ class Context:
         self._native: List[Tuple[str, List[int], ApplyFn]] = []
         self._session = None  # NativeSession: one child for every native call of the run
         self._native_done = False  # results collected; a late (abandoned) probe cannot queue more
+        self.also_resolve: Tuple[str, ...] = ()  # names the caller asks the loader step about (explain)
 
     @property
     def knowledge(self) -> Any:
@@ -45,18 +46,39 @@ class Context:
     def native(self, probe: str, tasks: Sequence[NativeTask], apply: ApplyFn) -> None:
         """Queue a group of native tasks; the run's one native child starts on them at once and ``apply``
         gets one result per task after the file-system probes."""
-        if tasks and not self._native_done:
+        if not tasks or self._native_done:
+            return
+        # A FIFO, socket or device where a library belongs would block the child's dlopen until the run's deadline
+        # (opening a FIFO waits for a writer): such a task is answered here, never sent, and the path noted (CD003).
+        sendable, answers = [], {}
+        for index, task in enumerate(tasks):
+            lib = str(task.get("lib") or "")
+            inside = self.host.inside(lib) if lib.startswith("/") else None
+            kind = self.host.regular_file_kind(inside) if inside else None
+            if kind is None:
+                sendable.append(task)
+                continue
+            self.host.note_not_regular(inside, self.host.realpath(inside)[0], kind, probe)
+            answers[index] = {"error": "%s is a %s, not a library file; it was not loaded" % (inside, kind)}
+        ids: List[int] = []
+        if sendable:
             self.start_native()
-            self._native.append((probe, self._session.submit(list(tasks)), apply))
+            ids = self._session.submit(sendable)
+        if answers:
+            count, given = len(tasks), apply
+            apply = lambda results: given(_merge(results, answers, count))  # noqa: E731
+        self._native.append((probe, ids, apply))
 
     def searched(self, probe: str, place: str) -> None:
         self.facts.searched.setdefault(probe, []).append(place)
 
     def run_native(self) -> None:
         self._native_done = True
-        if self._session is None:
-            return
         queued, self._native = self._native, []
+        if self._session is None:  # nothing was sent (every task answered here), or nothing was queued
+            for probe, _ids, apply in queued:
+                _guard(self.facts, probe, lambda apply=apply: apply([]))
+            return
         try:
             results = self._session.collect(self.host.native_timeout)
         finally:
@@ -64,6 +86,12 @@ class Context:
         for probe, ids, apply in queued:
             _guard(self.facts, probe, lambda apply=apply, ids=ids: apply([results[i] for i in ids]))
             record_native_timeouts(self.facts, self.host, probe, [(self._session.tasks[i], results[i]) for i in ids])
+
+
+def _merge(results: List[dict], answers: Dict[int, dict], count: int) -> List[dict]:
+    """The child's results for the tasks sent, with the answers given without it, in the tasks' order."""
+    sent = iter(results)
+    return [answers[i] if i in answers else next(sent) for i in range(count)]
 
 
 def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
@@ -77,20 +105,21 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
 
 
 def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None,
-            compat: Optional[Any] = None) -> Facts:
+            compat: Optional[Any] = None, sonames: Sequence[str] = ()) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
     each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py).
 
     ``meanwhile`` (the caller's own work, e.g. importing the rules) runs after the file-system probes while the
-    native child may still be busy, so the main thread works instead of waiting; what it raises is ignored."""
+    native child may still be busy, so the main thread works instead of waiting; what it raises is ignored.
+    ``sonames``: more library names for the loader step to resolve, as a plain process would."""
     with host.snapshot():  # links resolved once per path for the run (Host.snapshot says why that is safe)
-        return _collect(host, timeout, meanwhile, compat)
+        return _collect(host, timeout, meanwhile, compat, tuple(sonames))
 
 
 def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]],
-             compat: Optional[Any] = None) -> Facts:
+             compat: Optional[Any] = None, sonames: Tuple[str, ...] = ()) -> Facts:
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
-    from . import theano
+    from . import install_state, theano
     from .executor import Deadline, record_not_regular, run_bounded
 
     from .windows import collect_windows, is_windows
@@ -108,6 +137,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     run_bounded(facts, "ld.so", lambda: _guard(facts, "ld.so", lambda: views.append(LoaderView(host))), deadline)
     ctx = Context(host, facts, views[0] if views else LoaderView.empty(host), compat)
     ctx._session = session
+    ctx.also_resolve = sonames
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
     steps = (
         ("host", hostinfo.probe),
@@ -118,6 +148,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         ("theano", theano.probe),  # before cudnn: its dnn.library_path folders are searched for copies too
         ("cudnn", cudnn.probe),
         ("cudnn-leftovers", leftovers.probe),
+        ("install-state", install_state.probe),
         ("java", java.probe),
         ("machine-state", machine_state.probe),
     )

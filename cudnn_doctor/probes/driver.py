@@ -41,6 +41,7 @@ def probe(ctx) -> None:
         names = [line.split()[0] for line in modules.splitlines() if line.strip()]
         facts.loaded_modules = [m for m in names if m in _WATCHED_MODULES]
         facts.kernel_module_loaded = "nvidia" in names
+        facts.modules_listed = True
     elif facts.kernel_module_version:
         facts.kernel_module_loaded = True
     _pci_devices(ctx, facts)
@@ -167,6 +168,7 @@ def resolve_loader(ctx) -> None:
     names.append("libcuda.so")  # unversioned: cuDNN 8 dlopens it by this name (catalogue F3)
     if 8 in majors:
         names.append("libnvrtc.so")  # cuDNN 8 runtime-compiled kernels dlopen it unversioned (F2)
+    names += [n for n in getattr(ctx, "also_resolve", ()) if n not in names]
     for name in names:
         if name not in facts.loader.resolved:
             facts.loader.resolved[name] = ctx.loader.resolve(name)

@@ -73,8 +73,9 @@ def run_bounded(facts: Facts, name: str, fn: Callable[[], None], deadline: Deadl
 
 def record_not_regular(facts: Facts, host) -> None:
     """Move the host's list of FIFOs, sockets and devices met where files belong into the facts."""
-    for probe, path, kind in host.not_regular:
-        facts.blocked.append(BlockedPath(probe=probe, path=path, reason="not-a-regular-file", kind=kind))
+    for probe, path, kind, real in host.not_regular:
+        facts.blocked.append(BlockedPath(probe=probe, path=path, reason="not-a-regular-file", kind=kind,
+                                         resolved=real if real != path else None))
 
 
 def record_native_timeouts(facts: Facts, host, probe: str, answered) -> None:

@@ -33,9 +33,11 @@ def probe(ctx) -> None:
     facts.dev_nodes = [p for p in host.glob("/dev/nvidia*")] + (["/dev/dxg"] if host.lexists("/dev/dxg") else [])
     # Fixes name packages for the machine's own package manager (apt-get is apt's stable command).
     facts.package_manager = next((name for tool, name in _PACKAGE_MANAGERS if host.lexists("/usr/bin/" + tool)), None)
+    facts.euid = host.euid()
     ctx.facts.host = facts
-    ctx.searched("host", "/proc/sys/kernel/osrelease, /.dockerenv, /run/.containerenv, /proc/1/cgroup, /dev/nvidia*, "
-                         "/dev/dxg, /usr/bin/{apt-get,dnf,yum,zypper}")
+    for place in ("/proc/sys/kernel/osrelease", "/.dockerenv", "/run/.containerenv", "/proc/1/cgroup", "/dev/nvidia*",
+                  "/dev/dxg", "/usr/bin/{apt-get,dnf,yum,zypper}"):
+        ctx.searched("host", place)
 
 
 _PACKAGE_MANAGERS = (("apt-get", "apt"), ("dnf", "dnf"), ("yum", "yum"), ("zypper", "zypper"))

@@ -131,19 +131,25 @@ class LoaderView:
         return self._elf_cache[key]
 
     def candidates(self, soname: str, runpath: Sequence[str] = (), rpath: Sequence[str] = (),
-                   origin: Optional[str] = None) -> List[Tuple[str, str]]:
-        """Every (path, how-found) a process would try for ``soname``, in ld.so's order."""
-        def expand(dirs: Sequence[str]) -> List[str]:
+                   origin: Optional[str] = None,
+                   inherited_rpath: Sequence[Tuple[Sequence[str], Optional[str]]] = ()) -> List[Tuple[str, str]]:
+        """Every (path, how-found) a process would try for ``soname``, in ld.so's order.
+
+        ``inherited_rpath``: (RPATH, $ORIGIN) of the objects that loaded the caller, nearest first; glibc searches
+        them after the caller's own RPATH when the caller has no RUNPATH (elf/dl-load.c, _dl_map_object)."""
+        def expand(dirs: Sequence[str], where: Optional[str] = origin) -> List[str]:
             out = []
             for d in dirs:
-                if origin is not None:
-                    d = d.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)
+                if where is not None:
+                    d = d.replace("$ORIGIN", where).replace("${ORIGIN}", where)
                 out.append(os.path.normpath(d))
             return out
 
         steps: List[Tuple[str, List[str]]] = []
         if rpath and not runpath:
             steps.append(("RPATH", expand(rpath)))
+        if not runpath:
+            steps += [("RPATH of its loader", expand(dirs, where)) for dirs, where in inherited_rpath if dirs]
         steps.append(("LD_LIBRARY_PATH", list(self.facts.ld_library_path)))
         if runpath:
             steps.append(("RUNPATH", expand(runpath)))
@@ -171,14 +177,15 @@ class LoaderView:
         return unique
 
     def resolve(self, soname: str, runpath: Sequence[str] = (), rpath: Sequence[str] = (),
-                origin: Optional[str] = None) -> Resolution:
+                origin: Optional[str] = None,
+                inherited_rpath: Sequence[Tuple[Sequence[str], Optional[str]]] = ()) -> Resolution:
         """The candidate ld.so settles on; skipped and later candidates are recorded.
 
         glibc passes over files it cannot open and ELF files of another class or machine, but a file that
         is not a valid ELF object (empty, truncated, garbage) ends the search: the load fails right there.
         """
         res = Resolution(name=soname)
-        for path, via in self.candidates(soname, runpath, rpath, origin):
+        for path, via in self.candidates(soname, runpath, rpath, origin, inherited_rpath):
             real, dangling = self.host.realpath(path)
             if res.path is None:
                 if dangling:

@@ -137,5 +137,6 @@ def probe(ctx) -> None:
     state["cudnn_packages"] = sorted(p for p in installed if p.startswith(("libcudnn", "cudnn")))
     state["driver_upgrades_since_boot"] = _apt_upgrades_since_boot(ctx)
     state["framework_libraries"] = _framework_libraries(ctx)
-    ctx.searched("machine-state", "/proc/driver/nvidia-nvswitch, /var/lib/dpkg/status, /proc/1/environ, /dev/char, "
-                 "/var/cudnn-local-repo-*, /var/log/apt/history.log, /proc/stat")
+    for place in ("/proc/driver/nvidia-nvswitch", "/var/lib/dpkg/status", "/proc/1/environ", "/dev/char",
+                  "/var/cudnn-local-repo-*", "/var/log/apt/history.log", "/proc/stat"):
+        ctx.searched("machine-state", place)  # one place each: `-vv` lists them, and each counts once

@@ -1,13 +1,15 @@
 """Python environments: NVIDIA wheels and GPU frameworks, read from package metadata and files, never imported."""
 from __future__ import annotations
 
-import os
 import re
 from typing import Dict, List, Optional
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 from ..model import FrameworkFacts, PythonEnvFacts
-from ..readers.package_meta import dist_info_name, normalize_name, parse_conda_record, parse_metadata
-from ..versions import small_int
+from ..readers.package_meta import dist_info_name, parse_conda_record, parse_metadata, parse_tf_build_info
+from .framework_cudnn import resolve_frameworks  # noqa: F401  (run by probes/__init__ after the loader)
 
 # Cheap places other interpreters keep packages (virtual envs under /opt, distro pythons, conda).
 SITE_GLOBS = (
@@ -74,7 +76,9 @@ def probe(ctx) -> None:
 def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> FrameworkFacts:
     meta = _metadata(ctx, site, dist_dir)
     fw = FrameworkFacts(name=name, version=version, location=site, source="%s/%s/METADATA" % (site, dist_dir))
-    fw.requires = [r for r in meta.get("Requires-Dist", []) if normalize_name(r).startswith("nvidia-")]
+    fw.requires = _nvidia_requirements(meta)
+    fw.extras = meta.get("Provides-Extra", [])
+    fw.requires_source = fw.source
     local = version.split("+", 1)[1] if "+" in version else ""
     host = ctx.host
     if name == "torch":
@@ -89,14 +93,13 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
         fw.consumer_library = _first(ctx, site, ["torch/lib/libtorch_cuda.so"])
     elif name.startswith("tensorflow") or name == "tf-nightly":
         text = host.read_text(site + "/tensorflow/python/platform/build_info.py") or ""
-        for key, attr in (("cuda_version", "cuda_version"), ("cudnn_version", "cudnn_version")):
-            m = re.search(r"['\"]%s['\"]\s*:\s*['\"]([^'\"]*)['\"]" % key, text)
-            if m and m.group(1):
-                setattr(fw, attr, m.group(1))
-        m = re.search(r"['\"]is_cuda_build['\"]\s*:\s*(True|False)", text)
-        if m:
-            fw.cuda_build = m.group(1) == "True"
-        if text:
+        info = parse_tf_build_info(text)
+        for key in ("cuda_version", "cudnn_version"):
+            if info.get(key):
+                setattr(fw, key, str(info[key]))
+        if isinstance(info.get("is_cuda_build"), bool):
+            fw.cuda_build = info["is_cuda_build"]
+        if info:
             fw.source = site + "/tensorflow/python/platform/build_info.py"
         fw.consumer_library = _first(ctx, site, ["tensorflow/libtensorflow_framework.so.2",
                                                  "tensorflow/libtensorflow_cc.so.2"])
@@ -105,6 +108,16 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
         if m:
             fw.cuda_version = m.group(1)
             fw.cuda_build = True
+        elif name == "jaxlib":
+            fw.cuda_build = False  # jaxlib without a +cuda tag is the CPU core; the jax-cudaNN-* wheels add the GPU
+            return fw
+        if name.endswith("-pjrt"):
+            # The PJRT wheel holds the library that dlopens cuDNN; the plugin wheel beside it holds the cuDNN pin.
+            plugin = [e for e in host.listdir(site) if (dist_info_name(e) or ("", ""))[0] == name[:-5] + "-plugin"]
+            if plugin:
+                fw.requires_source = "%s/%s/METADATA" % (site, plugin[0])
+                extra = _metadata(ctx, site, plugin[0])
+                fw.requires, fw.extras = _nvidia_requirements(extra), extra.get("Provides-Extra", [])
         m = re.search(r"cudnn(\d+)", local)  # old jaxlib local tags: +cuda11.cudnn86
         if m:
             digits = m.group(1)
@@ -115,6 +128,9 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
         m = re.search(r"cuda(\d+)x", name)
         fw.cuda_version = m.group(1) if m else None
         fw.cuda_build = True
+        # CuPy <= 13 links cuDNN from this module (DT_NEEDED, no RPATH); CuPy 14 has no cuDNN module at all.
+        module = host.glob(site + "/cupy_backends/cuda/libs/cudnn.*.so")
+        fw.consumer_library = module[0] if module else None
     elif name.startswith("onnxruntime"):
         fw.cuda_build = "gpu" in name
         fw.consumer_library = _first(ctx, site, ["onnxruntime/capi/libonnxruntime_providers_cuda.so"])
@@ -126,6 +142,17 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
             if m and m.group(1) not in ("", "False"):
                 setattr(fw, attr, m.group(1))
     return fw
+
+
+def _nvidia_requirements(meta: Dict[str, List[str]]) -> List[str]:
+    out = []
+    for text in meta.get("Requires-Dist", []):
+        try:
+            if canonicalize_name(Requirement(text).name).startswith("nvidia-"):
+                out.append(text)
+        except InvalidRequirement:
+            continue
+    return out
 
 
 def _first(ctx, site: str, rels: List[str]) -> Optional[str]:
@@ -158,39 +185,3 @@ def _conda(ctx, env: PythonEnvFacts) -> None:
             env.conda_packages.append({"name": record["name"], "version": record["version"],
                                        "build": record["build"], "prefix": prefix,
                                        "cudnn_depends": record["cudnn_depends"]})
-
-
-def _wanted_cudnn_major(ctx, fw: FrameworkFacts) -> Optional[int]:
-    """The cuDNN major a framework asks for when its library does not name it (it dlopens cuDNN at run time)."""
-    major = small_int((fw.cudnn_version or "").split(".")[0])
-    if major is not None:
-        return major
-    for req in fw.requires:
-        m = re.match(r"nvidia-cudnn-cu\d+\s*(?:==|>=|~=)\s*(\d+)", normalize_name(req.split(";")[0]).replace(" ", ""))
-        if m and small_int(m.group(1)) is not None:
-            return small_int(m.group(1))
-    majors = [c.major for c in ctx.facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location)]
-    return majors[0] if majors else None
-
-
-def resolve_frameworks(ctx) -> None:
-    """Which cuDNN each framework would load: its RPATH/RUNPATH around LD_LIBRARY_PATH, as ld.so does (E2)."""
-    for fw in ctx.facts.python.frameworks:
-        # Without a library of its own to read, only a known GPU build is taken to load cuDNN at all.
-        if fw.cuda_build is False or (not fw.consumer_library and fw.cuda_build is not True):
-            continue
-        info = ctx.loader.elf(fw.consumer_library, dynamic=True) if fw.consumer_library else None
-        needed = [n for n in (info.needed if info else []) if n.startswith("libcudnn.so.")]
-        if not needed:
-            # Plugins that dlopen cuDNN at run time (JAX, TensorFlow, ONNX Runtime) search the same way.
-            major = _wanted_cudnn_major(ctx, fw)
-            needed = ["libcudnn.so.%d" % major] if major else []
-        if not needed:
-            continue
-        origin = os.path.dirname(fw.consumer_library) if fw.consumer_library else None
-        runpath, rpath = (info.runpath, info.rpath) if info else ([], [])
-        if fw.name.startswith("cupy") and not fw.consumer_library:
-            # CuPy finds cuDNN through cuda-pathfinder, which tries site-packages wheels before the system loader
-            # (LD_LIBRARY_PATH included): the same order an RPATH gives.
-            rpath = [fw.location.rstrip("/") + "/nvidia/cudnn/lib"]
-        fw.resolved_cudnn = ctx.loader.resolve(needed[0], runpath=runpath, rpath=rpath, origin=origin)

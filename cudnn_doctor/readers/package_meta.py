@@ -48,3 +48,30 @@ def dpkg_status_version(status_text: str, package: str) -> Optional[str]:
     """The Version of ``package`` in /var/lib/dpkg/status; None when it is not listed."""
     m = re.search(r"^Package: %s\n(?:[^\n]+\n)*?Version: ([^\n]+)" % re.escape(package), status_text, re.M)
     return m.group(1).strip() if m else None
+
+
+def parse_tf_build_info(text: str) -> Dict[str, object]:
+    """tensorflow/python/platform/build_info.py's `build_info` (what tf.sysconfig.get_build_info() returns), read
+    without running it: a dict literal (`{'cuda_version': '12.2'}`) or OrderedDict([('cuda_version', '12.2'), ...])."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "build_info"
+                                                     for t in node.targets)):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and value.args:  # collections.OrderedDict([...])
+            value = value.args[0]
+        try:
+            found = ast.literal_eval(value)
+        except (ValueError, SyntaxError, TypeError):
+            return {}
+        try:
+            return {str(k): v for k, v in dict(found).items()}
+        except (TypeError, ValueError):
+            return {}
+    return {}

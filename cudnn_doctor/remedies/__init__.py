@@ -5,7 +5,8 @@ package names per channel, the cudnn-doctor command that does the repair) lives 
 for being runnable as printed (tests/test_fixes_runnable.py)."""
 from .cudnn import (  # noqa: F401
     copy_wheel, cudnn_install_fix, cudnn_into_toolkit, cudnn_wheel_for, doctor_install, doctor_reinstall,
-    header_fix, machine_cudnn_fix, reinstall_fix, with_doctor)
+    header_fix, interrupted_install_fix, machine_cudnn_fix, reinstall_fix, with_doctor)
+from .onnxruntime import onnxruntime_cuda_fix  # noqa: F401
 from .shell import (  # noqa: F401
     advice, capitalized, cudnn_dir_fix, export_path_line, folder_arg, in_folder, ld_conf_fix, ld_conf_name,
     ld_library_path_without, loader_dir_fix, noted, or_else, prepend_ld_path, q, qs, readable_fix, relink_fix,

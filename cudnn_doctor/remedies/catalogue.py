@@ -43,11 +43,6 @@ def tensorflow_libraries_fix(version: str, missing: Sequence[str], pip_wheels: b
                   "loader path" % (version, ", ".join(missing)))
 
 
-def onnxruntime_libraries_fix(version: str) -> Fix:
-    return stated('python3 -m pip install "onnxruntime-gpu[cuda,cudnn]==%s"   (then call onnxruntime.preload_dlls() '
-                  'before creating the session, or import torch first)' % version.split("+")[0])
-
-
 def ld_path_first_fix(directory: str) -> Fix:
     """The export that puts a folder first on LD_LIBRARY_PATH, for programs that dlopen by bare name."""
     return stated(prepend_ld_path(directory))

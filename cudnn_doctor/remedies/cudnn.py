@@ -147,18 +147,20 @@ def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None
         fix = advice("re-extract the cuDNN %s archive you installed from and copy its libraries back keeping the "
                      "links (`sudo cp -P` of its lib/libcudnn* into %s), then `sudo ldconfig`" % (
                          copy.version or "", q(folder_arg(copy.directory))))
-    return doctor_reinstall(facts, copy, fix) if facts is not None else fix
+    return doctor_reinstall(facts, copy, fix, compat) if facts is not None else fix
 
 
-# cudnn-doctor fetches releases through NVIDIA's redistrib_<version>.json manifests, which compat records for
-# cuDNN 9 (compat/cudnn.toml's source); older releases keep the manual way only.
+# cudnn-doctor fetches releases through NVIDIA's redistrib_<version>.json manifests: every cuDNN 9 release and
+# the cuDNN 8 releases compat/cudnn_redist.toml lists; the others keep the manual way only.
 _DOCTOR_FETCHES_FROM = 9
 
 
-def doctor_install(release: Optional[str], cuda: Any, cuda_home: str) -> Optional[str]:
+def doctor_install(release: Optional[str], cuda: Any, cuda_home: str, compat: Optional[Compat] = None
+                   ) -> Optional[str]:
     """`cudnn-doctor install` fetching `release` built for `cuda` into the toolkit at `cuda_home`, where it can."""
     major, cuda_major = major_of(release), major_of(cuda_label(cuda) if cuda not in (None, "") else None)
-    if major is None or major < _DOCTOR_FETCHES_FROM or cuda_major is None or release3(release) is None:
+    fetches = compat.installer_fetches(release) if compat is not None else (major or 0) >= _DOCTOR_FETCHES_FROM
+    if major is None or not fetches or cuda_major is None or release3(release) is None:
         return None
     return "sudo cudnn-doctor install --version %s --cuda %d --cuda-home %s" % (release3(release), cuda_major,
                                                                               q(cuda_home))
@@ -172,12 +174,18 @@ def with_doctor(command: Optional[str], manual: Fix, lead: str = "") -> Fix:
                        manual=manual.text)
 
 
-def doctor_reinstall(facts: Facts, copy: CudnnCopy, manual: Fix) -> Fix:
-    """Put the same cuDNN release back into the toolkit that holds this copy, through cudnn-doctor."""
+def doctor_reinstall(facts: Facts, copy: CudnnCopy, manual: Fix, compat: Optional[Compat] = None) -> Fix:
+    """Put the same cuDNN release back into the toolkit that holds this copy, through cudnn-doctor (cuDNN 8 too,
+    where NVIDIA publishes the release's manifest)."""
     tk = toolkit_owning(facts, copy.directory)
     if tk is None or tk.kind == "pip" or platform_of(facts) != "linux" or not copy.cuda_version:
         return manual
-    return with_doctor(doctor_install(copy.version, copy.cuda_version, tk.path), manual)
+    release = copy.version
+    if compat is not None and not compat.installer_fetches(release) and copy.major is not None:
+        # No manifest for this exact release (cuDNN 8.9.2, say): the newest fetchable one of its major that is not
+        # older replaces the whole set, and programs built with the old one still run on it.
+        release = compat.newest_fetchable(copy.major, copy.version) or release
+    return with_doctor(doctor_install(release, copy.cuda_version, tk.path, compat), manual)
 
 
 def cudnn_into_toolkit(facts: Facts, compat: Compat, cuda: Any, manual: Fix) -> Fix:
@@ -189,7 +197,7 @@ def cudnn_into_toolkit(facts: Facts, compat: Compat, cuda: Any, manual: Fix) -> 
             or not compat.has_minor_compat(cm):
         return manual
     release = cudnn_release_for(compat, str(cm), None, lowest_cc(facts))
-    return with_doctor(doctor_install(release, cm, tk.path), manual)
+    return with_doctor(doctor_install(release, cm, tk.path, compat), manual)
 
 
 def header_fix(compat: Compat, facts: Facts, copy: CudnnCopy) -> Fix:
@@ -214,5 +222,14 @@ def header_fix(compat: Compat, facts: Facts, copy: CudnnCopy) -> Fix:
         manual = advice("Replace %s with the header from the same cuDNN %s archive (its include/cudnn*.h, copied "
                         "with `sudo cp` into %s), or delete the stale header" % (copy.header_path, copy.version,
                                                                                  q(folder)))
-    return doctor_reinstall(facts, copy, manual)
+    return doctor_reinstall(facts, copy, manual, compat)
 
+
+
+def interrupted_install_fix(target: str, target_kind: str, needs_root: bool) -> Fix:
+    """`cudnn-doctor rollback` for a toolkit or prefix holding an interrupted install: it undoes what the journal
+    says was changed, removes the staging folder (and a prefix the install had created)."""
+    flag = "--prefix" if target_kind == "prefix" else "--cuda-home"
+    command = "%scudnn-doctor rollback %s %s" % ("sudo " if needs_root else "", flag, q(target))
+    return command_fix([command], text="%s   (it undoes the unfinished install and removes its staged files; "
+                       "nothing else is rolled back)" % command, doctor=command)

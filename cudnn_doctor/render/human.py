@@ -18,9 +18,36 @@ SECTION_OF_LAYER = {"0": "doctor", "1": "driver", "8": "driver", "2": "gpus", "3
 SECTION_OF_ID = {"CD510": "smoke"}
 
 
-def _section_state(findings: List[Finding]) -> str:
+_STATES = ("ok", "info", "warning", "error")
+
+
+def _section_state(findings: List[Finding], floor: str = "ok") -> str:
+    """The worst of the section's findings, never better than what the section itself shows (`floor`)."""
     worst = max((f.severity.rank for f in findings), default=-1)
-    return {-1: "ok", 0: "info", 1: "warning", 2: "error"}[worst]
+    return max({-1: "ok", 0: "info", 1: "warning", 2: "error"}[worst], floor, key=_STATES.index)
+
+
+def _floor(key: str, facts: Facts) -> str:
+    """✓ only where something was found and is fine: a required layer found empty is a warning (a GPU, a toolkit,
+    the driver library a plain process must load), an optional one empty is information."""
+    if key == "gpus" and not facts.gpus:
+        return "warning"
+    if key == "toolkits" and not facts.toolkits:
+        return "warning"
+    if key == "driver" and not facts.driver.version:
+        return "warning"
+    if key == "loader":
+        resolved = facts.loader.resolved
+        libcuda = resolved.get("libcuda.so.1")
+        if libcuda is not None and not libcuda.path:
+            return "warning"
+        if not resolved or any(not r.path for r in resolved.values()):
+            return "info"
+    if key == "cudnn" and not facts.cudnn:
+        return "info"
+    if key == "python" and not facts.python.frameworks:
+        return "info"
+    return "ok"
 
 
 def _head(console: Console, state: str, title: str) -> None:
@@ -186,7 +213,8 @@ def render_human(report: Report, console: Console, verbose: int = 0, quiet: int 
             root += " read as drive C: of a Windows machine" if root else " · Windows"
         console.print(Text("cudnn-doctor %s%s" % (__version__, root), style="dim"))
         for key, title, lines in _sections(facts, verbose):
-            _head(console, _section_state(by_section.get(key, [])), title)
+            floor = _floor(key, facts) if facts.windows is None else "ok"
+            _head(console, _section_state(by_section.get(key, []), floor), title)
             for line in lines:
                 _detail(console, line)
         smoke = report.extra.get("smoke")
@@ -201,7 +229,7 @@ def render_human(report: Report, console: Console, verbose: int = 0, quiet: int 
         if verbose and facts.searched:
             console.print(Text("Searched", style="bold"))
             for probe, places in facts.searched.items():
-                _detail(console, "%s: %d places" % (probe, len(places)))
+                _detail(console, "%s: %d place%s" % (probe, len(places), "" if len(places) == 1 else "s"))
                 if verbose > 1:
                     for place in places:
                         _detail(console, "  " + place, style="dim")

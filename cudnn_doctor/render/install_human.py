@@ -143,8 +143,10 @@ def rollback_lines(report: dict) -> List[str]:
             lines.append("  dropped cuDNN %s installed %s" % (d.get("cudnn_version"), d.get("committed")))
         return lines
     done = report.get("rolled_back")
+    removed = ["Removed the folder %s, which the install had created." % report["removed_prefix"]] \
+        if report.get("removed_prefix") else []
     if not done:
-        return lines + ["The interrupted install was undone; nothing else was rolled back."]
+        return lines + ["The interrupted install was undone; nothing else was rolled back."] + removed
     lines.append("Rolled back cuDNN %s (installed %s from %s): removed %d files, restored %d."
                  % (done.get("cudnn_version"), done.get("committed"), done.get("source"),
                     len(done.get("removed") or []), len(done.get("restored") or [])))
@@ -154,4 +156,4 @@ def rollback_lines(report: dict) -> List[str]:
     lines += ["  removed  %s" % path for path in done.get("removed") or []]
     lines.append("Earlier installs left to roll back: %d" % done.get("left", 0))
     lines += ["Loader cache: %s" % note for note in report.get("loader_cache") or []]
-    return lines
+    return lines + removed

@@ -50,11 +50,13 @@ def not_regular(facts: Facts, ctx) -> List[Finding]:
     for b in facts.blocked:
         if b.reason != "not-a-regular-file":
             continue
-        path = _outside(facts, b.path or "")
+        path = _outside(facts, b.resolved or b.path or "")  # the file to replace is the one the links lead to
+        # The path as the probe met it first, then what it resolved to: "/ is a folder" alone names nothing.
+        named = "%s (resolves to %s)" % (b.path, b.resolved) if b.resolved else b.path
         found.append(finding(
-            "CD003", WARNING, "%s is a %s, not a regular file" % (b.path, b.kind),
+            "CD003", WARNING, "%s is a %s, not a regular file" % (named, b.kind),
             detail="Programs that read it will block or fail (a pipe waits for a writer forever), so it was not "
                    "read and what it should say was not checked.",
             remedy=special_file_fix(path),
-            evidence={"probe": b.probe, "path": b.path, "kind": b.kind}))
+            evidence={"probe": b.probe, "path": b.path, "kind": b.kind, "resolved": b.resolved}))
     return found

@@ -8,10 +8,10 @@ from ..versions import major_of, mm
 from ..model import Facts, Finding
 from . import rule
 from ..queries import driver_cuda, driver_version, platform_of, visible_gpus
-from ..remedies import driver_or_older_image_fix, machine_cudnn_fix
+from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, onnxruntime_cuda_fix
 from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, ld_path_first_fix, local_repo_fix,
-                                 one_cupy_fix, onnxruntime_libraries_fix, reboot_and_hold_fix,
-                                 tensorflow_libraries_fix, uvm_fix, workspace_limit_fix)
+                                 one_cupy_fix, reboot_and_hold_fix, tensorflow_libraries_fix, uvm_fix,
+                                 workspace_limit_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -21,12 +21,13 @@ def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
     if not d.kernel_module_loaded or facts.host.wsl or facts.host.in_container and not facts.host.dev_nodes:
         return []  # no driver (CD101/CD102 speak), WSL has no UVM node, a GPU-less container is CD801's
     state = facts.machine_state
-    uvm_loaded = "nvidia_uvm" in d.loaded_modules
+    # Without /proc/modules (unreadable, or a --root without it) the module list says nothing: judge the node only.
+    uvm_loaded = ("nvidia_uvm" in d.loaded_modules) if d.modules_listed else None
     node = "/dev/nvidia-uvm" in facts.host.dev_nodes
     modprobe = state.get("nvidia_modprobe")
-    if uvm_loaded and node:
+    if uvm_loaded is not False and node:
         return []
-    if not uvm_loaded and modprobe and not facts.host.in_container:
+    if uvm_loaded is False and modprobe and not facts.host.in_container:
         return [finding(
             "CD108", INFO, "nvidia_uvm is not loaded yet",
             detail="nvidia-modprobe loads it and creates /dev/nvidia-uvm the first time a CUDA program starts; if "
@@ -34,7 +35,8 @@ def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
                    "suspend/resume).",
             evidence={"loaded_modules": d.loaded_modules}, catalogue=["A5"])]
     fix = uvm_fix(modprobe, facts.host.in_container)
-    missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded), ("/dev/nvidia-uvm", node)) if not ok]
+    missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded is not False), ("/dev/nvidia-uvm", node))
+               if not ok]
     return [finding(
         "CD108", ERROR, "CUDA cannot initialise: %s %s missing" % (" and ".join(missing),
                                                                   "is" if len(missing) == 1 else "are"),
@@ -102,7 +104,8 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     since = compat.tensorflow_pip_cuda_since()
     for label, libs in sorted((facts.machine_state.get("framework_libraries") or {}).items()):
-        missing = sorted(n for n, path in libs.items() if path is None)
+        # cuDNN has its own finding (CD704, with the framework's own pin); this one names the other CUDA libraries.
+        missing = sorted(n for n, path in libs.items() if path is None and not n.startswith("libcudnn"))
         if not missing:
             continue
         name, version = label.split(" ", 1)
@@ -111,7 +114,9 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
             pip_ok = mm(version.split("+")[0]) and mm(version.split("+")[0]) >= mm(since)
             fix = tensorflow_libraries_fix(version, missing, bool(pip_ok))
         else:
-            fix = onnxruntime_libraries_fix(version)
+            site = next((fw.location for fw in facts.python.frameworks if "%s %s" % (fw.name, fw.version) == label),
+                        None)
+            fix = onnxruntime_cuda_fix(compat, version, site, missing)
         out.append(finding(
             "CD706", ERROR, "%s cannot load %d CUDA librar%s: %s" % (label, len(missing),
                                                                  "y" if len(missing) == 1 else "ies", ", ".join(missing)),

@@ -41,7 +41,10 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
             or machine_cuda(facts, compat))
     cuda_major = major_of(cuda) if cuda else None
     severity = ERROR if wants or ctx.target else (WARNING if has_driver(facts) else INFO)
-    where = sorted({p for paths in facts.searched.values() for p in paths if "cudnn" in p.lower()})[:12]
+    # The places the cuDNN probe looked (not every file another probe read that happens to name cuDNN).
+    places = list(dict.fromkeys(facts.searched.get("cudnn", [])))
+    where = places[:12] + (["... and %d more (`cudnn-doctor check -vv` lists them)" % (len(places) - 12)]
+                           if len(places) > 12 else [])
     return [finding(
         "CD401", severity, "No cuDNN library was found on this machine",
         detail="cuDNN is not part of the CUDA toolkit or the driver; programs that need it fail with "

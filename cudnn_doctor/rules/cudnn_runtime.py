@@ -8,7 +8,8 @@ from ..versions import major_of, mm, mm_text, release3, ver
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
 from ..remedies import advice, capitalized, or_else, run, say, then
 from . import LINUX, rule
-from ..queries import (consumers, copy_for_path, cudnn_older, describe_copy, driver_cuda, driver_version, framework_kind,
+from ..queries import (consumers, copy_for_path, cudnn_older, cudnn_pin_floor, describe_copy, driver_cuda,
+                       driver_version, framework_kind,
     gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda, platform_of, primary_toolkit,
     toolkit_owning)
 from ..remedies import (copy_wheel, driver_upgrade_fix, jax_install, ld_library_path_without, prepend_ld_path, machine_cudnn_fix)
@@ -21,14 +22,13 @@ def _framework_copy(facts: Facts, fw: FrameworkFacts) -> Optional[CudnnCopy]:
 
 
 def _compiled(fw: FrameworkFacts) -> Optional[str]:
-    """The cuDNN a framework was compiled against: its build info, else an == pin on the cuDNN wheel."""
-    if fw.cudnn_version:
-        return fw.cudnn_version
-    for req in fw.requires:
-        text = req.split(";")[0].replace(" ", "")
-        if text.lower().startswith("nvidia-cudnn") and "==" in text:
-            return text.split("==", 1)[1]
-    return None
+    """The cuDNN a framework was compiled against: its build info when that names a minor, else the floor of its own
+    cuDNN pin of that major (TensorFlow records only '9'; its [and-cuda] pin says 9.3.0.75)."""
+    recorded = fw.cudnn_version
+    if recorded and "." in recorded:
+        return recorded
+    floor = cudnn_pin_floor(fw, major_of(recorded) if recorded else None)
+    return str(floor) if floor is not None else recorded
 
 
 @rule("CD501", "cudnn-cuda-mismatch", "cuDNN built for another CUDA than the one it is used with")

@@ -1,19 +1,21 @@
 """CD7xx: framework packaging: CPU-only builds, conflicting nvidia-* pins, unresolvable cuDNN, Windows TF."""
 from __future__ import annotations
 
+import os
 import re
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from ..versions import major_of, mm_text, ver
-from ..model import Facts, Finding, FrameworkFacts
-from ..remedies import advice, or_else, run, say, then
+from ..model import Facts, Finding, FrameworkFacts, Severity
+from ..remedies import advice, or_else, prepend_ld_path, run, say, then
 from . import LINUX, rule
-from ..queries import best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, platform_of
-from ..remedies import driver_upgrade_fix, jax_install, machine_cudnn_fix, torch_install
+from ..queries import (best_torch_variant, cudnn_pin_floor, driver_cuda, driver_version, framework_kind, has_driver,
+                       platform_of)
+from ..remedies import driver_upgrade_fix, jax_install, machine_cudnn_fix, onnxruntime_cuda_fix, torch_install
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -97,6 +99,7 @@ def _applies(req: Requirement, platform: str) -> Optional[bool]:
 def pins(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     platform = platform_of(facts)
+    judged = set()  # JAX's PJRT wheel carries its plugin wheel's pins: one finding per pin and folder
     for fw in facts.python.frameworks:
         wheels = {canonicalize_name(w["name"]): w for w in facts.python.nvidia_wheels
                   if w.get("location") == fw.location}
@@ -113,21 +116,50 @@ def pins(facts: Facts, ctx) -> List[Finding]:
                 installed = Version(wheel["version"])
             except InvalidVersion:
                 continue
-            if req.specifier.contains(installed, prereleases=True):
+            if req.specifier.contains(installed, prereleases=True) or (fw.location, text) in judged:
                 continue
-            is_cudnn = "cudnn" in req.name.lower()
+            judged.add((fw.location, text))
+            is_cudnn = canonicalize_name(req.name).startswith("nvidia-cudnn-")
+            severity, detail = (_cudnn_pin_verdict(fw, req, installed) if is_cudnn else (WARNING, (
+                "Only one copy of %s fits in that site-packages/nvidia folder, so %s runs with the release another "
+                "package asked for instead of the one it was built and tested with; it usually loads (same soname) "
+                "but `pip check` reports the conflict." % (req.name, fw.name))))
             out.append(finding(
-                "CD702", ERROR if is_cudnn else WARNING,
+                "CD702", severity,
                 "%s %s requires %s%s but %s %s is installed in %s" % (
                     fw.name, fw.version, req.name, req.specifier, wheel["name"], wheel["version"], fw.location),
-                detail="Another package (usually a second framework) installed its own pin; only one copy fits in "
-                       "site-packages/nvidia, so one framework runs with a library it was not built for ('Loaded "
-                       "runtime CuDNN library: X but source was compiled with: Y').",
+                detail=detail,
                 remedy=or_else(run('pip install "%s%s"' % (req.name, req.specifier)),
                             "in that environment; better: one virtual environment per framework", "%s   (%s)"),
                 evidence={"framework": fw.name, "requirement": text, "installed": wheel["version"]},
                 catalogue=["G4", "E1"]))
     return out
+
+
+def _cudnn_pin_verdict(fw: FrameworkFacts, req: Requirement, installed: Version) -> Tuple[Severity, str]:
+    """How a cuDNN wheel outside a framework's pin really fails: not at all (a newer minor of the same major), with
+    the framework's version check (an older minor it loads), or as a missing soname (another major)."""
+    res = fw.resolved_cudnn
+    pinned = [Version(s.version.replace(".*", "")) for s in req.specifier if s.operator in ("==", ">=", "~=")
+              and ver(s.version.replace(".*", "")) is not None]
+    want = pinned[0] if pinned else None
+    own_folder = fw.location.rstrip("/") + "/"
+    loads_it = res is not None and bool(res.path) and (res.realpath or res.path).startswith(own_folder)
+    if want is None:
+        return WARNING, "The framework was not built for this cuDNN; `pip check` reports the conflict."
+    if want.release[0] != installed.release[0]:
+        if res is not None and not res.path:
+            return ERROR, ("It asks the loader for %s, which this wheel does not provide: '%s: cannot open shared "
+                           "object file: No such file or directory'." % (res.name, res.name))
+        return WARNING, ("This wheel is another major than the framework's; it loads %s from %s instead." % (
+            res.name, res.path) if res is not None and res.path else "This wheel is another major than the "
+            "framework's, which cannot use it.")
+    if installed.release[:2] < want.release[:2]:
+        return (ERROR if loads_it else WARNING), (
+            "It loads this older minor and stops: 'Loaded runtime CuDNN library: %s but source was compiled with: "
+            "%s' (cuDNN runs only programs built with an older or equal minor)." % (installed, want))
+    return WARNING, ("cuDNN %s still runs a program built with %s (same major, newer or equal minor), so it loads; "
+                     "`pip check` reports the conflict." % (installed, want))
 
 
 @rule("CD703", "tensorflow-windows-no-gpu", "TensorFlow 2.11+ has no GPU support on native Windows")
@@ -156,6 +188,37 @@ def tf_windows(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
+def _unresolved_fix(facts: Facts, compat, fw: FrameworkFacts, major: Optional[int]):
+    """The framework's own cuDNN pin of that major where it has one (what its installer would have put there);
+    ONNX Runtime's release-aware way; else the cuDNN build for its CUDA."""
+    if framework_kind(fw) == "onnxruntime":
+        return onnxruntime_cuda_fix(compat, fw.version, fw.location)
+    fix = _cudnn_wheel_fix(facts, compat, fw, major)
+    wheel_dir = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
+    if fix.commands and fix.commands[0].startswith("pip ") and fw.library_search_path is not None and \
+            wheel_dir not in fw.library_search_path:
+        # Its library searches no site-packages/nvidia folder (CuPy 13's has no RPATH at all): the wheel's folder
+        # has to be on the plain search path.
+        fix = then(fix, run(prepend_ld_path(wheel_dir)), joint=" && ")
+    return fix
+
+
+def _cudnn_wheel_fix(facts: Facts, compat, fw: FrameworkFacts, major: Optional[int]):
+    for text in fw.requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        floor = cudnn_pin_floor(fw, major)
+        own_wheel = compat.cudnn_wheel(fw.cuda_version) if fw.cuda_version else None
+        if own_wheel and canonicalize_name(req.name) != canonicalize_name(own_wheel):
+            continue  # a pin for another CUDA than the framework's build: not what its installer would put there
+        if canonicalize_name(req.name).startswith("nvidia-cudnn-") and floor is not None and req.specifier.contains(
+                floor, prereleases=True):
+            return run('pip install "%s%s"' % (req.name, req.specifier))
+    return machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip")
+
+
 @rule("CD704", "framework-cudnn-unresolved", "A framework cannot find the cuDNN it links", platforms=LINUX)
 def unresolved(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
@@ -172,7 +235,7 @@ def unresolved(facts: Facts, ctx) -> List[Finding]:
             detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
                 res.name, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),
-            remedy=machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip"),
+            remedy=_unresolved_fix(facts, compat, fw, major),
             evidence={"framework": fw.name, "needs": res.name, "consumer": fw.consumer_library,
                       "other_copies": [c.path for c in others]}, catalogue=["D1", "G6"]))
     return out

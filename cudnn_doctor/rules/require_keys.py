@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Dict
 
-# Documented in `cudnn-doctor check --help` and the README.
+# Documented in `cudnn-doctor check --help` and docs/check.md.
 REQUIRE_KEYS: Dict[str, str] = {
     "driver": "the NVIDIA driver version (NVML, else libcuda's file name, else the kernel module)",
     "cuda": "the newest CUDA version the driver supports, as nvidia-smi prints it (cuDriverGetVersion; derived "

@@ -1,0 +1,155 @@
+"""Which cuDNN each framework loads: the soname its binary or metadata names (and where that was read), then ld.so's
+search for it from the framework's library, and for each sub-library libcudnn.so.N itself dlopens at first use."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from .. import parsed_cache
+from ..model import FrameworkFacts, Resolution
+from ..versions import small_int
+
+# A literal soname in a library that dlopens cuDNN by name (CuPy's, ONNX Runtime's); XLA and TensorFlow build the
+# name at run time from their build's version, which their own records say instead.
+_SONAME_TEXT = re.compile(rb"libcudnn\.so\.(\d{1,2})(?![\d.])")
+_CHUNK = 16 << 20
+_PLATFORM = {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64",
+             "os_name": "posix"}
+
+
+def binary_cudnn_majors(host, path: str) -> List[int]:
+    """The cuDNN majors a library names as `libcudnn.so.N` anywhere in its bytes (remembered per file identity)."""
+    opened = host.open_binary(path)
+    if opened is None:
+        return []
+    fh, size = opened
+    try:
+        st = os.fstat(fh.fileno())
+        identity = (path, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns)
+        return list(parsed_cache.remember("cudnn-soname", identity, lambda: _scan(fh.fileno(), size)) or [])
+    finally:
+        fh.close()
+
+
+def _scan(fd: int, size: int) -> List[int]:
+    found, offset, tail = set(), 0, b""
+    while offset < size:
+        block = tail + os.pread(fd, _CHUNK, offset)
+        found.update(int(m.group(1)) for m in _SONAME_TEXT.finditer(block))
+        tail = block[-24:]  # a name split across two reads
+        offset += _CHUNK
+    return sorted(found)
+
+
+def requirement_cudnn_major(requires: Sequence[str], extras: Sequence[str]) -> Optional[Tuple[int, str]]:
+    """(major, requirement) of the nvidia-cudnn-* requirement that applies here (its marker true without an extra,
+    else under one of the package's extras: TensorFlow's `and-cuda`, JAX's `with-cuda`, ONNX Runtime's `cudnn`)."""
+    parsed = []
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name).startswith("nvidia-cudnn-") and req.specifier:
+            parsed.append((text, req))
+    for extra in [""] + list(extras):
+        for text, req in parsed:
+            try:
+                applies = req.marker is None or req.marker.evaluate(dict(_PLATFORM, extra=extra))
+            except Exception:  # an exotic marker: judge the next requirement
+                continue
+            major = specifier_major(req)
+            if applies and major is not None:
+                return major, text
+    return None
+
+
+def specifier_major(req: Requirement) -> Optional[int]:
+    """The cuDNN major pip would install for a specifier: the newest major it admits (==8.9.* -> 8, >=9.1,<10 -> 9)."""
+    candidates = []
+    for spec in req.specifier:
+        text = spec.version.replace(".*", "")
+        head = small_int(text.split(".")[0])
+        if head is not None:
+            candidates.append(text)
+            candidates += ["%d.%s" % (m, tail) for m in (head - 1, head) if m >= 0 for tail in ("0", "99.99.99")]
+    admitted = [Version(v).major for v in candidates if req.specifier.contains(Version(v), prereleases=True)]
+    return max(admitted) if admitted else None
+
+
+def wanted_cudnn(ctx, fw: FrameworkFacts, needed: Sequence[str]) -> Tuple[Optional[int], Optional[str]]:
+    """(major, where that was read) of the cuDNN a framework asks for, best evidence first: the loader's own
+    DT_NEEDED, the framework's build record, a soname in its binary, its requirements, the wheel beside it."""
+    for name in needed:
+        if name.startswith("libcudnn.so."):
+            return small_int(name.rsplit(".", 1)[1]), "DT_NEEDED of %s" % fw.consumer_library
+    major = small_int((fw.cudnn_version or "").split(".")[0])
+    if major is not None:
+        return major, fw.source
+    if fw.consumer_library:
+        majors = binary_cudnn_majors(ctx.host, fw.consumer_library)
+        if len(majors) == 1:
+            return majors[0], "libcudnn.so.%d named in %s" % (majors[0], fw.consumer_library)
+    found = requirement_cudnn_major(fw.requires, fw.extras)
+    if found:
+        return found[0], "Requires-Dist: %s (%s)" % (found[1], fw.requires_source or fw.source)
+    copies = [c for c in ctx.facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location)]
+    if copies and copies[0].major is not None:
+        return copies[0].major, "the cuDNN wheel installed beside it (%s)" % copies[0].directory
+    return None, None
+
+
+def _loader_chain(ctx, fw: FrameworkFacts) -> List[Tuple[List[str], Optional[str]]]:
+    """(RPATH, $ORIGIN) of the framework library, inherited by a dlopen from an object without RUNPATH."""
+    if not fw.consumer_library:
+        return []
+    info = ctx.loader.elf(fw.consumer_library, dynamic=True)
+    return [] if info.runpath else [(list(info.rpath), os.path.dirname(fw.consumer_library))]
+
+
+def resolve_sublibraries(ctx, fw: FrameworkFacts) -> Dict[str, Resolution]:
+    """Where the sub-libraries the loaded libcudnn.so.N dlopens come from: glibc searches with the shim's own RUNPATH
+    after LD_LIBRARY_PATH (or its RPATH, then its loaders', before it), so another copy can supply some of them."""
+    res = fw.resolved_cudnn
+    if res is None or not res.path or res.error or not re.fullmatch(r"libcudnn\.so\.\d+", res.name):
+        return {}
+    from ..knowledge import load_compat
+
+    names = load_compat().cudnn_layout(int(res.name.rsplit(".", 1)[1])).get("linux_sublibraries", [])
+    info = ctx.loader.elf(res.path, dynamic=True)
+    origin = os.path.dirname(res.path)
+    inherited = [] if info.runpath else _loader_chain(ctx, fw)
+    return {name: ctx.loader.resolve(name, runpath=info.runpath, rpath=info.rpath, origin=origin,
+                                     inherited_rpath=inherited) for name in names}
+
+
+def resolve_frameworks(ctx) -> None:
+    """Which cuDNN each framework would load: its RPATH/RUNPATH around LD_LIBRARY_PATH, as ld.so does (E2)."""
+    resolved = set()
+    for fw in ctx.facts.python.frameworks:
+        # Without a library of its own to read, only a known GPU build is taken to load cuDNN at all.
+        if fw.cuda_build is False or (not fw.consumer_library and fw.cuda_build is not True):
+            continue
+        if fw.name.startswith(("jax-cuda", "cupy")) and not fw.consumer_library:
+            # Without its PJRT library JAX has no CUDA backend; CuPy 14 dropped its cuDNN module (cupy.cuda.cudnn):
+            # nothing of theirs loads cuDNN.
+            continue
+        if fw.consumer_library and fw.consumer_library in resolved:
+            continue  # JAX's plugin and PJRT wheels share one library: one process loads it once
+        resolved.add(fw.consumer_library)
+        info = ctx.loader.elf(fw.consumer_library, dynamic=True) if fw.consumer_library else None
+        major, fw.cudnn_soname_source = wanted_cudnn(ctx, fw, info.needed if info else [])
+        if major is None:
+            continue
+        origin = os.path.dirname(fw.consumer_library) if fw.consumer_library else None
+        runpath, rpath = (info.runpath, info.rpath) if info else ([], [])
+        where = origin or ""
+        fw.library_search_path = [os.path.normpath(d.replace("${ORIGIN}", where).replace("$ORIGIN", where))
+                                  for d in (runpath or rpath)]
+        fw.resolved_cudnn = ctx.loader.resolve("libcudnn.so.%d" % major, runpath=runpath, rpath=rpath, origin=origin)
+        fw.resolved_cudnn_parts = resolve_sublibraries(ctx, fw)

@@ -1,0 +1,183 @@
+"""Fixes for what a pasted error text asks for: a library the loader did not find, a cuDNN release older than the
+one a program was built with. `explain` picks one of these for the machine it diagnosed."""
+from __future__ import annotations
+
+import os
+from typing import List, Optional
+
+from ..knowledge import Compat
+from ..model import CudnnCopy, Facts, Fix
+from ..queries import (framework_kind, machine_cuda, platform_of, primary_toolkit)
+from ..versions import major_of, release3, soname_major, split_soname, ver
+from .cudnn import cudnn_install_fix, machine_cudnn_fix, reinstall_fix, with_doctor
+from .shell import advice, cudnn_dir_fix, ld_library_path_without, q, relink_fix, run, say
+from .software import driver_upgrade_fix, toolkit_install_fix
+
+
+def _fits(copy: CudnnCopy, major: int, at_least: Optional[str]) -> bool:
+    if copy.major != major:
+        return False
+    return at_least is None or (ver(copy.version) is not None and ver(copy.version) >= release3(at_least))
+
+
+def tensorflow_and_cuda(compat: Compat, facts: Facts) -> Optional[Fix]:
+    """For an installed TensorFlow with NVIDIA's [and-cuda] wheels (Linux, per compat), the pinned reinstall that
+    brings the cuDNN it was built with."""
+    fw = next((f for f in facts.python.frameworks if framework_kind(f) == "tensorflow"), None)
+    if fw is None or platform_of(facts) != "linux":
+        return None
+    version = fw.version.split("+")[0]
+    since = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
+    if since is None or ver(version) is None or ver(version) < since:
+        return None
+    return run('pip install "tensorflow[and-cuda]==%s"' % version,
+               text='pip install "tensorflow[and-cuda]==%s"   (TensorFlow %s with the cuDNN and CUDA wheels it was '
+                    'built with)' % (version, version))
+
+
+def _cuda_with_build(compat: Compat, major: int, at_least: Optional[str]) -> Optional[str]:
+    """The newest CUDA (a family's major where minor versions are compatible) with a cuDNN `major` build not older
+    than `at_least`."""
+    for cuda in reversed(compat.cuda_releases()):
+        cm = major_of(cuda)
+        key = str(cm) if compat.has_minor_compat(cm) else cuda
+        newest = compat.newest_cudnn_build(key, major)
+        if newest and (at_least is None or ver(newest) >= release3(at_least)):
+            return key
+    return None
+
+
+def _doctor_into_toolkit(compat: Compat, facts: Facts, release: Optional[str], cuda: str, manual: Fix) -> Fix:
+    """`cudnn-doctor install` of `release` into the toolkit programs use, where NVIDIA publishes its manifest."""
+    from .cudnn import doctor_install
+
+    tk = primary_toolkit(facts)
+    if tk is None or tk.kind != "system" or platform_of(facts) != "linux" or major_of(tk.version) != major_of(cuda) \
+            or not compat.installer_fetches(release):
+        return manual
+    return with_doctor(doctor_install(release, cuda, tk.path, compat), manual)
+
+
+def cudnn_for_program(compat: Compat, facts: Facts, major: int, at_least: Optional[str] = None) -> Fix:
+    """Give a program the cuDNN `major` (not older than `at_least`) it was built for, on this machine."""
+    here = machine_cuda(facts, compat)
+    fitting = [c for c in facts.cudnn if _fits(c, major, at_least)]
+    if fitting:
+        copy = fitting[0]
+        return say("cuDNN %s is already installed at %s, but not where the loader looks first: %s",
+                   copy.version or major, copy.directory, cudnn_dir_fix(copy.directory))
+    tf = tensorflow_and_cuda(compat, facts)
+    if tf is not None:
+        return tf
+    key = str(major_of(here)) if here and compat.has_minor_compat(major_of(here)) else here
+    release = compat.newest_cudnn_build(key, major) if key else None
+    if release and (at_least is None or ver(release) >= release3(at_least)):
+        manual = machine_cudnn_fix(facts, compat, here, major, at_least)
+        return _doctor_into_toolkit(compat, facts, release if at_least is None else str(release3(at_least)), here,
+                                    manual)
+    other = _cuda_with_build(compat, major, at_least)
+    if other is None:
+        # cuDNN 5, 6 (or a release newer than any build on record): no download fits any CUDA of today.
+        copy = next((c for c in facts.cudnn if c.version), None)
+        wanted = "cuDNN %d%s" % (major, (" (%s or later)" % at_least) if at_least else "")
+        if copy is not None:
+            return advice("%s has no build for a CUDA release this machine can run: rebuild the program against "
+                          "the cuDNN %s at %s, or install a build of it made for cuDNN %s" % (
+                              wanted, copy.version, copy.directory, copy.major))
+        return say("%s has no build for a CUDA release this machine can run: rebuild the program against a current "
+                   "cuDNN; %s", wanted, machine_cudnn_fix(facts, compat, here))
+    pip = cudnn_install_fix(compat, other, major, str(release3(at_least)) if at_least else None, origin="pip")
+    if not here:
+        return pip
+    own = major_of(compat.newest_cudnn_build(key)) if key else None
+    return say("This machine's CUDA %s has no cuDNN %d build (NVIDIA built cuDNN %d up to CUDA %s). In the failing "
+               "program's Python environment: %s%s", here, major, major, other, pip,
+               ("   (or install the program's build for cuDNN %d, which CUDA %s has)" % (own, here)) if own else "")
+
+
+def library_fix(compat: Compat, facts: Facts, name: str) -> Fix:
+    """The fix for a library the loader does not find, by what the library is."""
+    stem, version = split_soname(name)
+    major = soname_major(name)
+    if stem.startswith("libcudnn"):
+        if major is None:
+            here = machine_cuda(facts, compat)
+            return say("install cuDNN for CUDA %s: %s", here or "?", machine_cudnn_fix(facts, compat, here))
+        same = [c for c in facts.cudnn if c.major == major]
+        if same and stem != "libcudnn":
+            return say("the cuDNN %s copy at %s lacks %s: %s", same[0].version or major, same[0].directory, name,
+                       reinstall_fix(compat, same[0], facts))
+        return cudnn_for_program(compat, facts, major)
+    if stem == "libcuda":
+        if not version and facts.driver.libcuda_path:
+            # The driver is here; only the unversioned link cuDNN opens is missing (catalogue F3).
+            folder = os.path.dirname(facts.driver.libcuda_path)
+            return say("the driver's libcuda.so.1 is at %s, but the unversioned link libcuda.so is missing: %s",
+                       facts.driver.libcuda_path, relink_fix(folder, [("libcuda.so.1", "libcuda.so")]))
+        return say("%s; inside a container, start it with `--gpus all`", driver_upgrade_fix("a current release"))
+    if is_toolkit_library(stem):
+        cuda = cuda_for_soname(compat, facts, stem, version)
+        if cuda:
+            other = [t.version for t in facts.toolkits if t.version and not t.dangling and t.kind != "pip"]
+            return say("install the CUDA %s runtime it was built for (%s)%s", cuda,
+                       toolkit_install_fix(facts, compat, cuda),
+                       (", or install the failing program's build for the installed CUDA %s" % ", ".join(other))
+                       if other else "")
+    return advice("find the file with `find / -name %s 2>/dev/null`, write the folder it prints into "
+                  "/etc/ld.so.conf.d/%s.conf and run `sudo ldconfig`; or install the package that provides it" % (
+                      q(name + "*"), stem.replace("lib", "", 1) or "extra"))
+
+
+def is_toolkit_library(stem: str) -> bool:
+    """A library the CUDA toolkit ships (libcudart, libcublas, libnvrtc...), not the driver's or cuDNN's."""
+    return (stem.startswith("libcu") or stem.startswith("libnv")) and stem not in ("libcuda", "libnvidia-ml") and \
+        not stem.startswith("libcudnn") and not stem.startswith("libnvidia")
+
+
+def cuda_for_soname(compat: Compat, facts: Facts, stem: str, version: str) -> Optional[str]:
+    """The newest CUDA release whose library carries this soname version (preferring one this driver runs)."""
+    from ..queries import driver_version
+
+    first = version.split(".")[0] if version else ""
+    if not first.isdigit():
+        return None
+    if stem == "libcudart":
+        want: List[str] = [c for c in compat.cuda_releases() if compat.cudart_soname(c) == "libcudart.so." + version]
+    else:
+        want = [c for c in compat.cuda_releases() if c.split(".")[0] == first]
+    runs = [c for c in want if compat.driver_runs_cuda(driver_version(facts) or "", c, platform_of(facts),
+                                                         facts.driver.cuda_version)[0] is not False]
+    return (runs or want or [None])[-1]
+
+
+def cudnn_version_fix(compat: Compat, facts: Facts, runtime: Optional[str], compiled: Optional[str]) -> Fix:
+    """A program built with cuDNN `compiled` loaded the older (or other-major) `runtime`: give it one that fits."""
+    major = major_of(compiled)
+    if major is None:
+        return advice("run `cudnn-doctor check` in the failing program's own environment to see which cuDNN it loads")
+    # An older copy that LD_LIBRARY_PATH puts first (an HPC module, /usr/local/cuda/lib64) beats the program's own.
+    entries = {os.path.normpath(e) for e in facts.loader.ld_library_path}
+    older = [c.directory for c in facts.cudnn if c.major == major and os.path.normpath(c.directory) in entries
+             and c.version and ver(c.version) is not None and ver(c.version) < release3(compiled)]
+    fitting = [c for c in facts.cudnn if _fits(c, major, compiled)]
+    if older and fitting:
+        return say("LD_LIBRARY_PATH puts the older cuDNN in %s first: %s", ", ".join(older),
+                   ld_library_path_without(facts, older))
+    return cudnn_for_program(compat, facts, major, compiled)
+
+
+def windows_dll_fix(name: str) -> Fix:
+    """A DLL named in a Windows error: Windows finds it next to the program or on PATH."""
+    return advice("put the bin folder of the CUDA/cuDNN release that ships %s on PATH (`where %s` in cmd shows "
+                  "whether one is found)" % (name, name))
+
+
+def broken_file_fix(path: str) -> Fix:
+    """A library the loader finds but cannot load: the package that owns it puts it back."""
+    return run("dpkg -S %s" % q(path), text="replace the broken file %s (reinstall the package that owns it: "
+                                             "`dpkg -S %s` names it)" % (path, q(path)))
+
+
+def in_program_environment(why: str = "") -> Fix:
+    """Nothing here stands in the way: look where the failing program runs."""
+    return advice("run `cudnn-doctor check` in the failing program's own shell, venv or container%s" % why)

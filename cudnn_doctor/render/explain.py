@@ -1,0 +1,83 @@
+"""`explain`'s output: what the pasted text says, what that needs, what this machine has, and one fix (human), or
+the same as one JSON envelope. Reads the Report that cudnn_doctor.explain returns; decides nothing."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List
+
+from ..model import Report, to_plain
+
+
+def _fix_text(fix: Any) -> str:
+    return fix.text if fix is not None else ""
+
+
+def render_explain(report: Report, con: Any, verbose: int = 0) -> None:
+    """Human text; catalogue letters, patterns and public reports only with -v."""
+    ex = report.extra["explain"]
+    say = lambda line="": con.print(line, markup=False, highlight=False)  # noqa: E731
+    if not ex.understood:
+        say("No known CUDA/cuDNN error pattern, library name or version matched this text.")
+        say("Run `cudnn-doctor check` for a full diagnosis of this machine.")
+        return
+    say("What the text says")
+    for m in ex.matches:
+        say("  " + m.meaning)
+        if verbose:
+            say("    (%s: matched %r; failure catalogue %s)" % (m.id, m.pattern, ", ".join(m.catalogue)))
+    read: List[str] = list(ex.sonames)
+    if ex.versions.compiled:
+        read.append("%sbuilt with cuDNN %s, loaded cuDNN %s" % ((ex.versions.framework + " ")
+                                                               if ex.versions.framework else "",
+                                                               ex.versions.compiled, ex.versions.runtime or "?"))
+    if ex.versions.cuda_required:
+        read.append("CUDA %s or newer required" % ex.versions.cuda_required)
+    if read:
+        say("  Read from it: " + "; ".join(read))
+    if ex.needs:
+        say("What that needs")
+        for line in ex.needs:
+            say("  " + line)
+    if ex.checked:
+        say("On this machine")
+        for line in ex.has:
+            say("  " + line)
+        for line in ex.gaps:
+            say("  ERROR " + line)
+        for lib in ex.libraries:
+            if lib.problem or verbose:
+                say("  %s %s" % ("ERROR" if lib.problem else "INFO ", lib.message))
+        for f in report.findings:
+            if f.severity.value != "info" or verbose or not ex.problem:
+                say("  %s %s %s" % (f.severity.value.upper().ljust(5), f.id, f.title))
+        if verbose and report.rules_run:
+            say("  (checks run: %s)" % ", ".join(report.rules_run))
+        if not report.findings and not ex.problem:
+            ran = ", ".join(report.rules_run)
+            say("  The checks this error routes to%s found nothing wrong here." % ((" (%s)" % ran) if ran and verbose
+                                                                                  else ""))
+    elif ex.rules:
+        say("Run it without --no-check to see what this machine has%s." % (
+            (" (checks %s)" % ", ".join(ex.rules)) if verbose else ""))
+    if ex.fix is not None:
+        say("Fix")
+        say("  " + ex.fix.text)
+    if verbose:
+        for r in ex.reports:
+            say("Reported before: %s" % r.source)
+
+
+def explain_payload(report: Report) -> Dict[str, Any]:
+    """The JSON fields of `explain --json` (inside the shared envelope)."""
+    ex = report.extra["explain"]
+    payload: Dict[str, Any] = {
+        "matches": [dataclasses.asdict(m) for m in ex.matches], "rules": ex.rules, "libraries_named": ex.sonames,
+        "versions": dataclasses.asdict(ex.versions), "needs": ex.needs,
+        "reports": [r.source for r in ex.reports],
+    }
+    if ex.checked:
+        payload.update(
+            findings=to_plain(report.findings), checks_ran=report.rules_run, has=ex.has, gaps=ex.gaps,
+            libraries=[dict(to_plain(lib), fix=_fix_text(lib.fix)) for lib in ex.libraries],
+            fix=_fix_text(ex.fix), remedy=to_plain(ex.fix))
+    return payload

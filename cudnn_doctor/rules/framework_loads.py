@@ -1,0 +1,81 @@
+"""CD709: what a framework really loads: a cuDNN whose shim takes its sub-libraries from another copy (its own
+dlopen searches LD_LIBRARY_PATH before its RUNPATH), or finds none of them."""
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Tuple
+
+from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Fix
+from ..queries import copy_for_path, ld_entry_for
+from ..remedies import advice, ld_library_path_without, reinstall_fix
+from . import rule
+from .common import ERROR, WARNING, compat_of, finding
+
+
+def _folder(path: Optional[str]) -> str:
+    return os.path.normpath(os.path.dirname(path or ""))
+
+
+def _foreign_parts(facts: Facts, fw: FrameworkFacts, main: Optional[CudnnCopy], home: str) -> List[Tuple]:
+    """(soname, resolution, copy) of each sub-library found outside the shim's folder in another release."""
+    out = []
+    for name, part in sorted(fw.resolved_cudnn_parts.items()):
+        if not part.path or _folder(part.realpath or part.path) == home:
+            continue
+        other = copy_for_path(facts, part.path, part.realpath)
+        if other is None or main is None or other.version != main.version:
+            out.append((name, part, other))
+    return out
+
+
+def _reinstall(facts: Facts, ctx, main: Optional[CudnnCopy], home: str) -> Fix:
+    return reinstall_fix(compat_of(ctx), main, facts) if main else advice(
+        "reinstall the cuDNN package that put libcudnn.so.N into %s, so all its sub-libraries are there" % home)
+
+
+@rule("CD709", "framework-cudnn-mixed-copy", "A framework's cuDNN takes sub-libraries from another copy, or lacks them")
+def mixed_copy(facts: Facts, ctx) -> List[Finding]:
+    out: List[Finding] = []
+    for fw in facts.python.frameworks:
+        res = fw.resolved_cudnn
+        if res is None or not res.path or res.error or not fw.resolved_cudnn_parts:
+            continue
+        main = copy_for_path(facts, res.path, res.realpath)
+        home = _folder(res.realpath or res.path)
+        missing = sorted(name for name, part in fw.resolved_cudnn_parts.items() if not part.path)
+        foreign = _foreign_parts(facts, fw, main, home)
+        if not missing and not foreign:
+            continue
+        # Sub-libraries of one release behind another release's shim pass cuDNN's own version checks (the shim only
+        # forwards); sub-libraries of two releases, or a missing one, fail at the first call that needs them.
+        releases = {(other.version if other else _folder(p.path)) for _, p, other in foreign}
+        if len(foreign) < len(fw.resolved_cudnn_parts) - len(missing):
+            releases.add(main.version if main else home)
+        severity = ERROR if missing or len(releases) > 1 else WARNING
+        label = "%s %s" % (fw.name, fw.version)
+        what = "cuDNN %s at %s" % ((main.version if main else None) or res.name, home)
+        if foreign:
+            name, part, other = foreign[0]
+            entries = [e for e in (ld_entry_for(facts, p.path) for _, p, _ in foreign) if e]
+            fix = ld_library_path_without(facts, entries) if entries and len(entries) == len(foreign) else \
+                _reinstall(facts, ctx, main, home)
+            release = "cuDNN %s" % other.version if other and other.version else "another copy"
+            title = "%s loads %s but its %s from %s (%s)" % (label, what, name, _folder(part.path), release)
+            detail = ("libcudnn.so.N is a shim that dlopens its sub-libraries at first use; glibc searches for them "
+                      "from the shim, with its RPATH before LD_LIBRARY_PATH or its RUNPATH ($ORIGIN) after it, so %s "
+                      "came through %s. Two releases in one process fail with CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH "
+                      "or abort inside cuDNN; cudnnGetVersion() may even report the other release." % (
+                          ", ".join(n for n, _, _ in foreign), part.via))
+            if severity == WARNING:
+                detail += (" Here every sub-library comes from that one copy, so it loads, but cudnnGetVersion() "
+                           "reports %s and an upgrade of either copy breaks it." % release)
+        else:
+            fix = _reinstall(facts, ctx, main, home)
+            title = "%s loads %s, which lacks %s" % (label, what, ", ".join(missing))
+            detail = ("No search path of the shim (%s) holds them: the first call that needs one fails with "
+                      "'Could not load library %s' and CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED." % (
+                          res.name, missing[0]))
+        out.append(finding("CD709", severity, title, detail=detail, remedy=fix, evidence={
+            "framework": fw.name, "version": fw.version, "cudnn": res.path,
+            "foreign": {n: p.path for n, p, _ in foreign}, "missing": missing}, catalogue=["D2", "E2"]))
+    return out

@@ -1,0 +1,101 @@
+"""The corpus: real framework releases crossed with real cuDNN releases and the ways people set up their machines."""
+from __future__ import annotations
+
+from realworld_stacks import Case, Folder
+
+TORCH_CU13 = ("torch", "2.14.1")  # CUDA 13, pins nvidia-cudnn-cu13==9.24.0.43, RPATH into site-packages/nvidia
+TORCH_CU12 = ("torch", "2.5.1")  # CUDA 12.4, pins nvidia-cudnn-cu12==9.1.0.70
+TF_CUDNN8 = ("tensorflow", "2.15.1")  # build_info cudnn 8, pins ==8.9.4.25 under [and-cuda], RUNPATH
+TF_CUDNN9 = ("tensorflow", "2.18.0")  # build_info cudnn 9, pins ==9.3.0.75 under [and-cuda]
+JAX_0430 = ("jax-cuda12-pjrt", "0.4.30")
+JAX_0430_PLUGIN = ("jax-cuda12-plugin", "0.4.30")  # pins nvidia-cudnn-cu12>=9.0,<10 under [with_cuda]
+JAX_0530 = ("jax-cuda12-pjrt", "0.5.3")
+JAX_0530_PLUGIN = ("jax-cuda12-plugin", "0.5.3")  # pins >=9.1,<10 under [with-cuda]
+JAXLIB_CPU = ("jaxlib", "0.10.2")
+ORT_CU11 = ("onnxruntime-gpu", "1.18.0")  # CUDA 11.8 + cuDNN 8 (DT_NEEDED libcudnn.so.8), no extras
+ORT_CU12 = ("onnxruntime-gpu", "1.22.0")  # CUDA 12 + cuDNN 9, [cuda,cudnn] extras, preload_dlls(), no RPATH
+CUPY = ("cupy-cuda12x", "13.3.0")  # cupy_backends' cudnn module: DT_NEEDED libcudnn.so.8, no RPATH
+CUPY_14 = ("cupy-cuda12x", "14.2.0")  # no cuDNN module at all (cupy.cuda.cudnn is gone)
+TORCH_CPU = ("torch", "2.13.0+cpu")
+TF_CPU = ("tensorflow-cpu", "2.21.0")
+ORT_CPU = ("onnxruntime", "1.30.0")
+
+CUDNN_9_1 = ("nvidia-cudnn-cu12", "9.1.0.70")
+CUDNN_9_3 = ("nvidia-cudnn-cu12", "9.3.0.75")
+CUDNN_9_5 = ("nvidia-cudnn-cu12", "9.5.1.17")
+CUDNN_8_9 = ("nvidia-cudnn-cu12", "8.9.7.29")
+CUDNN_8_9_CU11 = ("nvidia-cudnn-cu11", "8.9.6.50")
+CUDNN_9_24_CU13 = ("nvidia-cudnn-cu13", "9.24.0.43")
+
+GRAPH = ("libcudnn_graph.so.9",)
+# What the printed fixes install (pip, offline, from the wheel cache): TensorFlow 2.15's exact pin besides the above.
+FIX_WHEELS = (("nvidia-cudnn-cu12", "8.9.4.25"), CUDNN_8_9, CUDNN_8_9_CU11, CUDNN_9_5, CUDNN_9_24_CU13)
+
+CASES = [
+    # --- PyTorch: cuDNN found through its RPATH into site-packages/nvidia -----------------------------------
+    Case("torch214-cu13-plain", TORCH_CU13, site=[CUDNN_9_24_CU13]),
+    Case("torch214-no-cudnn", TORCH_CU13, note="no cuDNN wheel at all"),
+    Case("torch214-ld-cudnn8", TORCH_CU13, site=[CUDNN_9_24_CU13], ld_path=["c89"], folders=[Folder("c89", CUDNN_8_9)],
+         note="another major on LD_LIBRARY_PATH does not matter"),
+    Case("torch214-mixed-graph95", TORCH_CU13, site=[CUDNN_9_24_CU13], ld_path=["g95"],
+         folders=[Folder("g95", CUDNN_9_5, GRAPH)], note="9.24 shim, 9.5's graph library through LD_LIBRARY_PATH"),
+    Case("torch251-cu12-plain", TORCH_CU12, site=[CUDNN_9_1]),
+    Case("torch251-newer-minor", TORCH_CU12, site=[CUDNN_9_3], note="a newer 9.x than the pin still loads"),
+    Case("torch251-mixed-graph93", TORCH_CU12, site=[CUDNN_9_1], ld_path=["g93"],
+         folders=[Folder("g93", CUDNN_9_3, GRAPH)],
+         was_wrong="mixed copy through a sub-library load", note="9.1 shim, 9.3's graph library via LD_LIBRARY_PATH"),
+    Case("torch251-ld-after-site", TORCH_CU12, site=[CUDNN_9_1], ld_path=["@site-cudnn", "g93"],
+         folders=[Folder("g93", CUDNN_9_3, GRAPH)], note="the wheel's own folder first on LD_LIBRARY_PATH"),
+    Case("torch251-system-93", TORCH_CU12, system=Folder("sys", CUDNN_9_3), note="no wheel: ld.so.cache finds 9.3"),
+    Case("torch251-system-89", TORCH_CU12, system=Folder("sys", CUDNN_8_9), note="only cuDNN 8 in the cache"),
+    Case("torch251-conda-95", TORCH_CU12, site=[CUDNN_9_1], conda=Folder("conda", CUDNN_9_5),
+         note="an active conda prefix's lib on LD_LIBRARY_PATH"),
+    Case("torch251-graph-missing", TORCH_CU12, site=[CUDNN_9_1], drop_from_site=["libcudnn_graph.so.9"],
+         note="the wheel's graph library deleted"),
+    # --- TensorFlow: dlopen from libtensorflow_framework (RUNPATH), the soname from its build -----------------
+    Case("tf215-cudnn89", TF_CUDNN8, site=[CUDNN_8_9]),
+    Case("tf215-with-cudnn9", TF_CUDNN8, site=[CUDNN_9_1], was_wrong="pinned major read from a mangled requirement",
+         note="built for cuDNN 8, only a cuDNN 9 wheel"),
+    Case("tf215-ld-cudnn89", TF_CUDNN8, site=[CUDNN_9_1], ld_path=["c89"], folders=[Folder("c89", CUDNN_8_9)]),
+    Case("tf215-system-89", TF_CUDNN8, system=Folder("sys", CUDNN_8_9)),
+    Case("tf215-conda-89", TF_CUDNN8, conda=Folder("conda", CUDNN_8_9), note="only an active conda prefix has cuDNN"),
+    Case("tf218-cudnn93", TF_CUDNN9, site=[CUDNN_9_3]),
+    Case("tf218-older-minor", TF_CUDNN9, site=[CUDNN_9_1], note="built with 9.3, finds 9.1"),
+    Case("tf218-newer-minor", TF_CUDNN9, site=[CUDNN_9_5]),
+    Case("tf218-cudnn8-only", TF_CUDNN9, site=[CUDNN_8_9]),
+    Case("tf218-wheel-and-system-91", TF_CUDNN9, site=[CUDNN_9_3], system=Folder("sys", CUDNN_9_1),
+         note="RUNPATH is searched before ld.so.cache: the wheel wins"),
+    Case("tf218-ld-older-first", TF_CUDNN9, site=[CUDNN_9_3], ld_path=["c91"], folders=[Folder("c91", CUDNN_9_1)],
+         note="RUNPATH: LD_LIBRARY_PATH's 9.1 wins over the wheel"),
+    # --- JAX: the PJRT plugin dlopens cuDNN; the plugin wheel carries the pin --------------------------------
+    Case("jax0430-cudnn93", JAX_0430, site=[JAX_0430_PLUGIN, CUDNN_9_3]),
+    Case("jax0430-with-cudnn8", JAX_0430, site=[JAX_0430_PLUGIN, CUDNN_8_9],
+         was_wrong="pinned major read from a mangled requirement", note="plugin needs cuDNN 9, a cuDNN 8 wheel"),
+    Case("jax0430-system-95", JAX_0430, site=[JAX_0430_PLUGIN], system=Folder("sys", CUDNN_9_5)),
+    Case("jax0530-cudnn95", JAX_0530, site=[JAX_0530_PLUGIN, CUDNN_9_5]),
+    Case("jax0530-mixed-graph93", JAX_0530, site=[JAX_0530_PLUGIN, CUDNN_9_5], ld_path=["g93"],
+         folders=[Folder("g93", CUDNN_9_3, GRAPH)]),
+    Case("jax0530-conda-93", JAX_0530, site=[JAX_0530_PLUGIN, CUDNN_9_5], conda=Folder("conda", CUDNN_9_3),
+         note="9.5 shim through RPATH, every sub-library from the conda prefix's 9.3"),
+    Case("jaxlib-cpu", JAXLIB_CPU, site=[CUDNN_9_5], note="no CUDA plugin"),
+    Case("jax-plugin-without-pjrt", JAX_0430_PLUGIN, site=[JAXLIB_CPU, CUDNN_9_5], was_wrong="CPU-only jaxlib",
+         note="the plugin wheel without its PJRT wheel: JAX has no CUDA backend"),
+    # --- ONNX Runtime: DT_NEEDED libcudnn.so.N of its CUDA provider -----------------------------------------
+    Case("ort118-cu11-wheel", ORT_CU11, site=[CUDNN_8_9_CU11], note="its RPATH does not reach site-packages/nvidia"),
+    Case("ort118-cu11-ld", ORT_CU11, site=[CUDNN_8_9_CU11], ld_path=["@site-cudnn"]),
+    Case("ort118-with-cudnn9", ORT_CU11, ld_path=["c91"], folders=[Folder("c91", CUDNN_9_1)]),
+    Case("ort122-wheel-only", ORT_CU12, site=[CUDNN_9_3], note="no RPATH: needs preload_dlls() or the path"),
+    Case("ort122-ld", ORT_CU12, site=[CUDNN_9_3], ld_path=["@site-cudnn"]),
+    Case("ort122-system-95", ORT_CU12, system=Folder("sys", CUDNN_9_5)),
+    Case("ort122-wheel-and-system-91", ORT_CU12, site=[CUDNN_9_3], system=Folder("sys", CUDNN_9_1),
+         note="no RPATH: the cache's 9.1 is loaded, not the wheel's 9.3"),
+    # --- CPU-only builds beside a cuDNN wheel: nothing loads it -------------------------------------------------
+    Case("torch-cpu", TORCH_CPU, site=[CUDNN_9_5]),
+    Case("tensorflow-cpu", TF_CPU, site=[CUDNN_9_5], was_wrong="CPU-only TensorFlow (build info as OrderedDict)"),
+    Case("onnxruntime-cpu", ORT_CPU, site=[CUDNN_9_5]),
+    # --- CuPy 13: cupy_backends' cudnn module (no RPATH) ------------------------------------------------------
+    Case("cupy13-ld-cudnn89", CUPY, ld_path=["c89"], folders=[Folder("c89", CUDNN_8_9)]),
+    Case("cupy13-ld-cudnn91", CUPY, ld_path=["c91"], folders=[Folder("c91", CUDNN_9_1)]),
+    Case("cupy14-beside-cudnn9", CUPY_14, site=[CUDNN_9_5], was_wrong="CuPy 14 said to load cuDNN (GPU record)",
+         note="CuPy 14 has no cuDNN module: loads none"),
+]

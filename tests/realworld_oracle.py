@@ -1,0 +1,140 @@
+"""The real-world oracle: the real glibc loader loads cuDNN as a framework's library would, with no GPU, and the
+framework's own GPU-less checks say which cuDNN it accepts (JAX's version module, TensorFlow's build info)."""
+from __future__ import annotations
+
+import os
+import re
+import runpy
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from realdata import CACHE
+
+HERE = Path(__file__).resolve().parent / "realworld"
+BIN = CACHE / "realworld-bin"
+LD_SO = "/lib64/ld-linux-x86-64.so.2"
+SYSTEM_CACHE = b"/etc/ld.so.cache"
+
+
+@dataclass
+class OracleResult:
+    asked: str  # the soname the framework's library asks for
+    opened: Optional[str] = None  # the file glibc mapped for it
+    error: Optional[str] = None  # dlerror() when it failed
+    version: Optional[int] = None  # cudnnGetVersion() of what was mapped
+    checks: Dict[str, int] = field(default_factory=dict)  # each sub-library's VersionCheck status (0: success)
+    maps: List[str] = field(default_factory=list)  # every libcudnn* file in /proc/self/maps
+    crashed: Optional[str] = None  # the process died (a sub-library of another release called into)
+
+    def sublibrary(self, soname: str) -> Optional[str]:
+        return next((m for m in self.maps if os.path.basename(m) == soname), None)
+
+
+def oracle_binary() -> Path:
+    out = BIN / "oracle"
+    if not out.exists():
+        BIN.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["gcc", "-O1", "-o", str(out) + ".tmp", str(HERE / "oracle.c"), "-ldl"], check=True)
+        os.replace(str(out) + ".tmp", out)
+    return out
+
+
+def shim_for(library: Path, workdir: Path) -> Path:
+    """A library that dlopens with `library`'s search path: its RPATH or RUNPATH copied, $ORIGIN expanded."""
+    dyn = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True).stdout
+    m = re.search(r"\((RPATH|RUNPATH)\)\s+Library (?:rpath|runpath): \[(.*)\]", dyn)
+    argv = ["gcc", "-shared", "-fPIC", "-o", str(workdir / "shim.so"), str(HERE / "shim.c"), "-ldl"]
+    if m:
+        dirs = m.group(2).replace("$ORIGIN", str(library.parent)).replace("${ORIGIN}", str(library.parent))
+        tags = "--enable-new-dtags" if m.group(1) == "RUNPATH" else "--disable-new-dtags"
+        argv.append("-Wl,%s,-rpath,%s" % (tags, dirs))
+    else:
+        argv.append("-Wl,--disable-new-dtags")
+    subprocess.run(argv, check=True)
+    return workdir / "shim.so"
+
+
+def loader_for(workdir: Path, cache: Path) -> Path:
+    """The machine's own ld.so with its cache path pointing at the case's ld.so.cache (made by ldconfig -C):
+    the real loader, searching a cache the test may write without touching /etc."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    link = cache_link(workdir)
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(cache, link)
+    data = Path(LD_SO).read_bytes().replace(SYSTEM_CACHE, link.encode())
+    out = workdir / "ld.so"
+    out.write_bytes(data)
+    out.chmod(0o755)
+    return out
+
+
+def cache_link(workdir: Path) -> str:
+    """A path as long as /etc/ld.so.cache (the patched loader's string keeps its length), one per work folder."""
+    link = "/tmp/rw%06d.lc" % (abs(hash(str(workdir))) % 10 ** 6)
+    assert len(link) == len(SYSTEM_CACHE)
+    return link
+
+
+def forget(workdir: Path) -> None:
+    """Remove what the oracle left outside its work folder (the cache link in /tmp)."""
+    if os.path.lexists(cache_link(workdir)):
+        os.unlink(cache_link(workdir))
+
+
+def needed_soname(library: Path) -> Optional[str]:
+    dyn = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True).stdout
+    m = re.search(r"\(NEEDED\)\s+Shared library: \[(libcudnn\.so\.\d+)\]", dyn)
+    return m.group(1) if m else None
+
+
+def tf_build_info(site: Path) -> Dict[str, object]:
+    """tf.sysconfig.get_build_info(), read from the file it returns (importing TensorFlow needs its whole stack)."""
+    return dict(runpy.run_path(str(site / "tensorflow/python/platform/build_info.py"))["build_info"])
+
+
+def jax_versions(site: Path, loader: Path, env: Dict[str, str]) -> Tuple[Optional[int], str]:
+    """(cudnn_build_version(), cudnn_get_version() or its error) from jax_cuda12_plugin._versions, the module JAX's
+    own CUDA version check calls; run under the case's loader and environment."""
+    code = ("import jax_cuda12_plugin._versions as v\nprint(v.cudnn_build_version())\n"
+            "try:\n    print(v.cudnn_get_version())\nexcept Exception as e:\n    print('ERROR', e)\n")
+    proc = subprocess.run([str(loader), sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(env, PYTHONPATH=str(site), PYTHONNOUSERSITE="1"))
+    lines = proc.stdout.split("\n")
+    build = int(lines[0]) if lines and lines[0].isdigit() else None
+    return build, (lines[1] if len(lines) > 1 else proc.stderr.strip()[-300:])
+
+
+def run(library: Path, soname: str, workdir: Path, cache: Path, env: Dict[str, str]) -> OracleResult:
+    workdir.mkdir(parents=True, exist_ok=True)
+    shim = shim_for(library, workdir)
+    loader = loader_for(workdir, cache)
+    proc = subprocess.run([str(loader), str(oracle_binary()), str(shim), soname], capture_output=True, text=True,
+                          timeout=120, env=env)
+    out = OracleResult(asked=soname)
+    for line in proc.stdout.splitlines():
+        word, _, rest = line.partition(" ")
+        if word == "OPEN":
+            out.opened = rest.split(" ", 1)[1]
+        elif word in ("ERROR", "SHIMERROR"):
+            out.error = rest
+        elif word == "VERSION":
+            out.version = int(rest)
+        elif word == "CHECK":
+            name, status = rest.split()
+            out.checks[name] = int(status)
+        elif word == "MAP" and rest not in out.maps:
+            out.maps.append(rest)
+    if proc.returncode < 0:  # a mixed copy can crash in the sub-library's own code
+        out.crashed = "killed by signal %d" % -proc.returncode
+    if out.opened is None and out.error is None:
+        out.error = "oracle died: %s" % (proc.stderr.strip()[-300:] or proc.returncode)
+    return out
+
+
+def clean(workdir: Path) -> None:
+    shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,104 @@
+"""Real framework and NVIDIA wheels for the real-world corpus: downloaded once through pip, unpacked once (the parts a
+framework loads cuDNN with), then hard-linked into each case so a case costs no disk and $ORIGIN stays exact."""
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Optional, Sequence
+
+from realdata import CACHE
+
+WHEELS = CACHE / "wheels"
+TREES = CACHE / "realworld-trees"
+PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x86_64", "manylinux_2_28_x86_64",
+             "manylinux1_x86_64")
+
+# What of each framework wheel the corpus needs: its metadata, build records and the library that loads cuDNN.
+# NVIDIA's own wheels are unpacked whole (every sub-library is a file the loader may pick).
+KEEP = {
+    "torch": ("torch/version.py", "torch/lib/libtorch_cuda.so", "torch/__init__.py"),
+    "tensorflow": ("tensorflow/python/platform/build_info.py", "tensorflow/libtensorflow_framework.so.2"),
+    "onnxruntime-gpu": ("onnxruntime/__init__.py", "onnxruntime/capi/_ld_preload.py",
+                        "onnxruntime/capi/libonnxruntime_providers_cuda.so",
+                        "onnxruntime/capi/libonnxruntime_providers_shared.so"),
+    "jax-cuda12-pjrt": ("jax_plugins/*",),
+    "jax-cuda12-plugin": ("jax_cuda12_plugin/version.py", "jax_cuda12_plugin/__init__.py",
+                          "jax_cuda12_plugin/_versions.so"),
+    "jaxlib": ("jaxlib/version.py", "jaxlib/__init__.py"),
+    "tensorflow-cpu": ("tensorflow/python/platform/build_info.py", "tensorflow/libtensorflow_framework.so.2"),
+    "onnxruntime": ("onnxruntime/__init__.py", "onnxruntime/capi/*.so*"),
+    "cupy-cuda12x": ("cupy/_environment.py", "cupy/.data/_wheel.json", "cupy/__init__.py", "cupy/cuda/__init__.py",
+                     "cupy_backends/cuda/libs/cudnn.*.so"),
+}
+
+
+def _stem(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def wheel_file(name: str, version: str) -> Optional[Path]:
+    """The cached Linux wheel, fetched by `pip download` (through pip's own HTTP cache) on first use."""
+    pattern = "%s-%s-*x86_64.whl" % (_stem(name), version)
+    found = sorted(WHEELS.glob(pattern))
+    if found or os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
+        return found[0] if found else None
+    WHEELS.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+            "--python-version", "3.11", "-d", str(WHEELS), "%s==%s" % (name, version)]
+    for platform in PLATFORMS:
+        argv[4:4] = ["--platform", platform]
+    subprocess.run(argv, capture_output=True, text=True)
+    found = sorted(WHEELS.glob(pattern))
+    return found[0] if found else None
+
+
+def _wanted(name: str, member: str) -> bool:
+    if ".dist-info/" in member:
+        return True
+    keep = KEEP.get(name)
+    return keep is None or any(fnmatch.fnmatchcase(member, pat) for pat in keep)
+
+
+def tree(name: str, version: str) -> Optional[Path]:
+    """The wheel unpacked as a site-packages folder holding only what the corpus reads (cached, done once)."""
+    target = TREES / ("%s-%s" % (name, version))
+    if (target / ".complete").exists():
+        return target
+    whl = wheel_file(name, version)
+    if whl is None:
+        return None
+    tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
+    shutil.rmtree(tmp, ignore_errors=True)
+    with zipfile.ZipFile(whl) as zf:
+        for info in zf.infolist():
+            if info.is_dir() or not _wanted(name, info.filename):
+                continue
+            zf.extract(info, tmp)
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:  # zip drops the exec bits pip keeps
+                os.chmod(tmp / info.filename, mode)
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(tmp, target)
+    (target / ".complete").write_text("ok")
+    if not name.startswith("nvidia-") and not os.environ.get("CUDNN_DOCTOR_KEEP_WHEELS"):
+        whl.unlink()  # a framework wheel is read once; only NVIDIA's are installed again (by the fixes, with pip)
+    return target
+
+
+def link_into(src: Path, dest: Path, only: Sequence[str] = ()) -> None:
+    """Hard-link a cached tree into a case folder (as `pip install --no-deps --target` would lay it out);
+    `only`: file-name globs to keep (a cuDNN copy with some sub-libraries missing)."""
+    for folder, _, files in os.walk(src):
+        rel = os.path.relpath(folder, src)
+        for name in files:
+            if name == ".complete" or (only and not any(fnmatch.fnmatchcase(name, p) for p in only)):
+                continue
+            out = dest / rel / name
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if not out.exists():
+                os.link(os.path.join(folder, name), out)
