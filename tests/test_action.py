@@ -433,7 +433,7 @@ def test_documented_workflow_runs_as_written(action, tmp_path, fake_root):
     checkout.mkdir()
     for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "action.yml"):
         shutil.copy2(REPO / name, checkout / name)
-    for name in ("cudnn_doctor", "compat"):
+    for name in ("cudnn_doctor", "compat", "schema"):
         shutil.copytree(REPO / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     work = checkout  # a workflow's steps run in the checkout (GITHUB_WORKSPACE)
     with_ = {k: str(v) for k, v in doctor["with"].items()}

@@ -20,7 +20,7 @@ def _sources() -> Iterator[Path]:
     yield REPO / "setup.py"
     yield REPO / "scripts" / "build_zipapp.sh"
     yield REPO / "scripts" / "zipapp_main.py"
-    for folder in ("cudnn_doctor", "compat"):
+    for folder in ("cudnn_doctor", "compat", "schema"):
         yield from sorted(p for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
