@@ -5,7 +5,7 @@ Each script is the shim that the program prints for `_CUDNN_DOCTOR_COMPLETE=sour
 (the text `cudnn-doctor --show-completion <shell>` shows), under a short header. The shims hold no command
 list: at TAB time they run `cudnn-doctor` again with `_CUDNN_DOCTOR_COMPLETE=complete_<shell>`, so new
 commands and options complete without regenerating. Regenerate only when typer changes its templates;
-tests/test_completions.py fails, naming this script, when the committed files drift.
+tests/commands/test_completions.py fails, naming this script, when the committed files drift.
 
     python scripts/gen_completions.py              # rewrite completions/
     python scripts/gen_completions.py --out DIR    # write elsewhere (the drift test uses this)

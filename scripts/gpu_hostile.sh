@@ -38,6 +38,6 @@ for cmd in "check" "smoke" "bench --quick"; do
   echo "$cmd: exit=$code non-ascii-lines=$(grep -cP '[^\x00-\x7F]' "$out/ascii.txt")"; head -8 "$out/ascii.txt"
 done
 echo "== tests that touch the native guard and signals"
-python3 -m pytest -q -p no:cacheprovider tests/test_probe_budget.py tests/test_install_signals.py tests/test_deadline.py
+python3 -m pytest -q -p no:cacheprovider tests/probes/test_probe_budget.py tests/install/test_install_signals.py tests/probes/test_deadline.py
 echo "exit=$?"
 } 2>&1 | tee "$out/hostile.txt"

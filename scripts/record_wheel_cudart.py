@@ -3,7 +3,7 @@
 For every release on PyPI (or those named), reads only the small libcudnn.so.<major> out of the manylinux x86_64
 wheel (HTTP range requests on the zip; no 600 MB download), then asks it cudnnGetVersion() and
 cudnnGetCudartVersion() through ctypes in a child process (neither needs a GPU). Writes
-tests/data/knowledge/wheel_cudart.json, which tests/test_knowledge_sources.py checks compat/cudnn.toml against.
+tests/data/knowledge/wheel_cudart.json, which tests/knowledge/test_knowledge_sources.py checks compat/cudnn.toml against.
 
     python scripts/record_wheel_cudart.py                 # every release of cu11, cu12, cu13
     python scripts/record_wheel_cudart.py nvidia-cudnn-cu12==9.1.0.70

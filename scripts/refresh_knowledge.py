@@ -3,7 +3,7 @@
 The recorded sources live in tests/data/knowledge (PyPI answers, wheel Requires-Dist lines, NVIDIA redistrib
 manifests, what each cuDNN wheel's library reports); scripts/record_pypi.py and scripts/record_wheel_cudart.py
 refresh them. Rows transcribed by hand from NVIDIA's documents stay in compat/*.toml; this script never edits them.
-tests/test_knowledge_refresh.py proves the shipped compat/derived.json is exactly what this script writes.
+tests/knowledge/test_knowledge_refresh.py proves the shipped compat/derived.json is exactly what this script writes.
 
     python scripts/refresh_knowledge.py            # rewrite compat/derived.json
     python scripts/refresh_knowledge.py --check    # exit 1 when it would change

@@ -4,7 +4,7 @@
     python scripts/write_schemas.py --check  # exit 1 if a file differs from what the model says
 
 The facts, findings and fixes are generated from the dataclasses in cudnn_doctor/model.py (a field added there
-appears here on the next run; tests/test_schemas.py fails until the files are rewritten); the envelopes around
+appears here on the next run; tests/commands/test_schemas.py fails until the files are rewritten); the envelopes around
 them are written out below. Draft 2020-12; each file's $id is a URN so they reference each other offline.
 """
 from __future__ import annotations

@@ -328,7 +328,7 @@ DOCUMENTED_CHECK_CODES = {0, 1, 2, 3, 4}
 
 
 def assert_report_contract(doc: dict, code: int) -> None:
-    """The `check --json` contract (tests/test_json_contract.py) on any report, damaged machine or not."""
+    """The `check --json` contract (tests/commands/test_check_json_contract.py) on any report, damaged machine or not."""
     from test_check_json_contract import ENVELOPE, FINDING
 
     for key, typ in ENVELOPE.items():

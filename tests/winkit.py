@@ -2,7 +2,7 @@
 
 A scenario takes DLL sources by kind ("cudnn9", "cudnn9-old", "cudnn8", "cudart12", "cudart11", "zlib32"):
 NVIDIA's real DLLs (tests/realdata.py) for the probe tests, or small DLLs compiled with mingw-w64 with the same
-names, import chains, versions and machine types for the Wine proof (tests/test_windows_wine.py).
+names, import chains, versions and machine types for the Wine proof (tests/windows/test_windows_wine.py).
 """
 from __future__ import annotations
 

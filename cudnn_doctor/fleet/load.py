@@ -71,7 +71,7 @@ def quick_document(data: bytes) -> Optional[Any]:
     """Parse a report as `check --json` writes it, without its bulky `facts` (the merge never reads them): several
     times faster at fleet scale. With indent=2 a line opening with exactly two spaces and a quote is a top-level
     key (JSON strings hold no raw newline), and with sorted keys `findings` follows `facts`, so the cut is exact
-    (tests/test_fleet.py compares it with the full parse). Anything else returns None or the whole document."""
+    (tests/fleet/test_fleet.py compares it with the full parse). Anything else returns None or the whole document."""
     start = data.find(_FACTS_KEY, 0, 4096)  # near the top: after command, duration_s, exit_code
     if start >= 0:
         end = data.rfind(_FINDINGS_KEY, start)  # searched from the end: findings are near it, facts are long

@@ -47,7 +47,7 @@ def read_conf_dirs(host: Host, path: str = "/etc/ld.so.conf", depth: int = 0,
 
 
 # Files ld.so passes over, by read_elf's verdict; any other file with a loader_error ends the search there
-# (glibc 2.36 elf/dl-load.c behaviour, checked in real roots by tests/test_loader_glibc.py).
+# (glibc 2.36 elf/dl-load.c behaviour, checked in real roots by tests/probes/test_loader_glibc.py).
 SKIPPED_BY_LD_SO = ("elfclass32", "wrong-machine", "unreadable")
 
 

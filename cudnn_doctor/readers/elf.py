@@ -33,7 +33,7 @@ def _read_cstr(fh: BinaryIO, offset: int, limit: int = 4096) -> str:
 def read_elf(fh: BinaryIO, size: int, expect_machine: str = "x86_64", dynamic: bool = True) -> ElfInfo:
     """Judge an ELF header (the D6/F4 failures) and, if asked, read SONAME/NEEDED/RPATH/RUNPATH."""
     # loader_error: what glibc 2.36's ld.so says when it reaches this file (checked in chroots of Debian's own
-    # libc6 by tests/test_loader_glibc.py): any file under an ELF header's 64 bytes is "file too short".
+    # libc6 by tests/probes/test_loader_glibc.py): any file under an ELF header's 64 bytes is "file too short".
     if size == 0:
         return ElfInfo("empty", loader_error=TOO_SHORT)
     head = fh.read(64)

@@ -2,7 +2,7 @@
 
 Rules say what is wrong and which remedy applies; everything that writes shell (quoting, loader registration,
 package names per channel, the cudnn-doctor command that does the repair) lives here, so every fix can be checked
-for being runnable as printed (tests/test_fixes_runnable.py)."""
+for being runnable as printed (tests/remedies/test_fixes_runnable.py)."""
 from .cudnn import (  # noqa: F401
     copy_wheel, cudnn_install_fix, cudnn_into_toolkit, cudnn_wheel_for, doctor_install, doctor_reinstall,
     header_fix, interrupted_install_fix, machine_cudnn_fix, reinstall_fix, with_doctor)

@@ -2,7 +2,7 @@
 machines, so a refactor proves it changed no byte a user or a parser sees.
 
 After an intended change, rewrite them with ``CUDNN_DOCTOR_UPDATE_GOLDEN=1 python -m pytest
-tests/test_golden_output.py`` and review the diff. Only what differs between two runs is normalised: the
+tests/commands/test_golden_output.py`` and review the diff. Only what differs between two runs is normalised: the
 temporary folder, timings, time stamps and the installer's history entry names (time and process id).
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each case lays out copies of the real libcudnn.so.9 (nvidia-cudnn-cu12 wheel), runs a program that dlopen()s it
 inside `chroot ROOT` (the root's own ld.so decides), and compares the file glibc picked with what
-`cudnn-doctor check --root ROOT --json` predicts. `python tests/test_loader_glibc.py` prints the matrix.
+`cudnn-doctor check --root ROOT --json` predicts. `python tests/probes/test_loader_glibc.py` prints the matrix.
 """
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def test_sdist_carries_what_a_release_is_checked_with(dists):
     with tarfile.open(str(dists["sdist"])) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     for needed in ("LICENSE", "README.md", "pyproject.toml", "setup.py", "compat/cudnn.toml", "mkdocs.yml",
-                   "tests/test_dist.py", "tests/kit.py", "action.yml", "scripts/build_zipapp.sh", "docs/index.md"):
+                   "tests/project/test_dist.py", "tests/kit.py", "action.yml", "scripts/build_zipapp.sh", "docs/index.md"):
         assert needed in names, needed
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
 

@@ -144,7 +144,7 @@ def _runnable(args: List[str], root_dir: Path, work: Path, reports: Path) -> Tup
     name = cmd.name
     if name in NEEDS or "--smoke" in rest:
         return None, "needs %s" % NEEDS.get(name, "a GPU")
-    if "--image" in rest:  # tests/test_image.py runs these on images it builds
+    if "--image" in rest:  # tests/image/test_image.py runs these on images it builds
         return None, "needs the container image it names"
     out: List[str] = []
     i = 0

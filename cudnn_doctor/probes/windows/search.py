@@ -1,7 +1,7 @@
 """Windows' DLL search order, simulated: which file each LoadLibrary call maps, and what it passed over.
 
 Modelled on the documented order (Microsoft, "Dynamic-link library search order") and proven file for file
-against Wine's loader by tests/test_windows_wine.py. Standard order (SafeDllSearchMode): the program's folder,
+against Wine's loader by tests/windows/test_windows_wine.py. Standard order (SafeDllSearchMode): the program's folder,
 System32, System, the Windows folder, the current folder, then PATH. With LOAD_LIBRARY_SEARCH_* flags (how
 Python 3.8+ loads extension modules and ctypes libraries) PATH and the current folder are not searched: the
 loaded DLL's own folder, the program's folder, the AddDllDirectory (os.add_dll_directory) folders, System32.

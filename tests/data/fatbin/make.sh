@@ -1,6 +1,6 @@
 #!/bin/sh
 # Rebuilds the real fat-binary fixtures with nvcc (CUDA 13.0 made the checked-in ones); the -gencode lists are
-# the expectations tests/test_fatbin.py checks, independent of cuobjdump.
+# the expectations tests/readers/test_fatbin.py checks, independent of cuobjdump.
 set -e
 cd "$(dirname "$0")"
 cat > /tmp/axpy.cu <<'CU'
