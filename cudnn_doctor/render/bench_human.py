@@ -1,7 +1,7 @@
 """The human `bench` report: the seed comparison, the per-layer tables and the verdicts, drawn with rich."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Mapping, Optional, Union
 
 from rich.table import Table
 from rich.text import Text
@@ -35,9 +35,9 @@ def _fewer_macs(algo: str) -> bool:
     return "FFT" in algo.upper() or "WINOGRAD" in algo.upper()
 
 
-def render_bench(result: BenchResult, out) -> None:
-    """Print a bench run (bench/report.build_result) on the rich console ``out``."""
-    report = result.fields()
+def render_bench(result: Union[BenchResult, Mapping[str, Any]], out) -> None:
+    """Print a bench run (bench/report.build_result, or its fields by name) on the rich console ``out``."""
+    report = result.fields() if isinstance(result, BenchResult) else result
     out.width = max(out.width, 132)  # the layer table has eleven columns; piped output must not wrap them
     gpu, nvml, peak = report["gpu"], report["nvml"], report.get("peak")
     out.print(Text("GPU %s: %s (compute %s, %s SMs) · cuDNN %s (%s)" % (

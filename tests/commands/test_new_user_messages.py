@@ -78,12 +78,12 @@ def test_root_runs_fixes_without_sudo_but_the_containers_host_keeps_it():
     facts = real_machine()
     facts.host.euid = 0
     fix = Fix(text="sudo ldconfig; on the host: `sudo systemctl restart docker`",
-              commands=["sudo ldconfig", "sudo systemctl restart docker"])
-    f = finding_for_machine(Finding("CD999", Severity.WARNING, "t", fix=fix), facts)
+              commands=["sudo ldconfig", "sudo systemctl restart docker"], root=True, shell="sh")
+    f = finding_for_machine(Finding("CD999", Severity.WARNING, "t", remedy=fix), facts)
     assert f.remedy.commands == ["ldconfig", "sudo systemctl restart docker"]
     assert f.fix == "ldconfig; on the host: `sudo systemctl restart docker`"
     facts.host.euid = 1000
-    assert finding_for_machine(Finding("CD999", Severity.WARNING, "t", fix=fix), facts).fix == fix.text
+    assert finding_for_machine(Finding("CD999", Severity.WARNING, "t", remedy=fix), facts).fix == fix.text
 
 
 def test_under_root_ldconfig_and_files_are_the_roots(machine, check_json):
@@ -148,7 +148,7 @@ def test_cd108_needs_a_module_list_that_was_read():
 # --- smoke --------------------------------------------------------------------------------------------------------
 
 def test_smoke_without_a_driver_blames_the_driver(monkeypatch):
-    import cudnn_doctor.commands.smoke as smoke_cmd
+    import cudnn_doctor.commands.libraries as smoke_cmd  # where smoke and bench choose the library to test
 
     def no_driver(root="/"):
         facts = Facts()
