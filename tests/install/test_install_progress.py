@@ -21,7 +21,7 @@ def test_unpacking_and_verifying_are_reported_in_order(world):
     seen = []
     req = Request(source=str(world["archive"]), cuda_home=str(world["home"]), smoke=False, check=False,
                   on_stage=lambda what, done: seen.append((what, done)))
-    assert run_install(req)["installed"]
+    assert run_install(req).installed
     names = [what for what, _ in seen]
     unpacked = [n for n in names if n.startswith("unpacking ")]
     assert unpacked and any("libcudnn.so" in n for n in unpacked)
