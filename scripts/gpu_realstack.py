@@ -133,16 +133,19 @@ def main():
                 dirs = sorted({os.path.dirname(os.path.realpath(p)) for p in oracle["maps"]})
                 pred = predicted(report, fw)
                 pred_paths = [os.path.realpath(p) for _, p, _ in pred if p]
-                agree = bool(shim) and any(os.path.realpath(shim[0]) == p for p in pred_paths)
+                # Agreement: the shim the process mapped is the file predicted, or nothing mapped and none predicted.
+                agree = (any(os.path.realpath(shim[0]) == p for p in pred_paths) if shim else not pred_paths)
                 mixed = len(dirs) > 1
+                mixed_found = "CD709" in ids
                 results.append({"setup": label, "framework": fw, "oracle": oracle, "predicted": pred,
                                 "findings": ids, "mixed": mixed, "agree": agree})
-                print("%-40s %-6s oracle: %s from %s%s | predicted: %s (%s) | %s" % (
+                print("%-40s %-6s oracle: %s from %s%s | predicted: %s (%s)%s | %s" % (
                     label, fw, oracle.get("reported") or sorted(set(oracle["versions"].values())),
                     ", ".join(dirs) or "nothing", " MIXED" if mixed else "",
                     ", ".join(p for p in pred_paths) or "nothing",
                     ", ".join(str(copy_version(report, p)) for p in pred_paths),
-                    "AGREE" if agree else "DIFFER"))
+                    " + mixed copies (CD709)" if mixed_found else "",
+                    "AGREE" if agree and mixed == mixed_found else "DIFFER"))
                 if oracle.get("error"):
                     print("    framework error: %s" % oracle["error"])
             print("    check findings: %s" % ", ".join(ids))
