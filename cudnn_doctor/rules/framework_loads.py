@@ -6,7 +6,8 @@ import os
 from typing import List, Optional, Tuple
 
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Fix
-from ..queries import copy_for_path, ld_entry_for
+from ..versions import soname_major, ver
+from ..queries import copy_for_path, cudnn_pin_floor, ld_entry_for
 from ..remedies import advice, ld_library_path_without, reinstall_fix
 from . import rule
 from .common import ERROR, WARNING, compat_of, finding
@@ -52,6 +53,15 @@ def mixed_copy(facts: Facts, ctx) -> List[Finding]:
         if len(foreign) < len(fw.resolved_cudnn_parts) - len(missing):
             releases.add(main.version if main else home)
         severity = ERROR if missing or len(releases) > 1 else WARNING
+        # One other release behind the shim loads, but cudnnGetVersion() then reports that release: a framework
+        # built with a newer minor refuses it at its own version check (seen on an H100: torch 2.11 built with 9.19
+        # stopped at "PyTorch was compiled against (9, 19, 0) but found runtime version (9, 14, 0)").
+        built = fw.cudnn_version and ver(fw.cudnn_version) or cudnn_pin_floor(fw, major=soname_major(res.name))
+        reported = ver(foreign[0][2].version) if foreign and foreign[0][2] and foreign[0][2].version else None
+        refused = severity == WARNING and built is not None and reported is not None and \
+            built.release[:2] > reported.release[:2]
+        if refused:
+            severity = ERROR
         label = "%s %s" % (fw.name, fw.version)
         what = "cuDNN %s at %s" % ((main.version if main else None) or res.name, home)
         if foreign:
@@ -66,7 +76,12 @@ def mixed_copy(facts: Facts, ctx) -> List[Finding]:
                       "came through %s. Two releases in one process fail with CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH "
                       "or abort inside cuDNN; cudnnGetVersion() may even report the other release." % (
                           ", ".join(n for n, _, _ in foreign), part.via))
-            if severity == WARNING:
+            if refused:
+                detail += (" Here every sub-library comes from that one copy, so cuDNN loads, but cudnnGetVersion() "
+                           "reports %s and %s, built with cuDNN %s, stops at its own version check (torch: 'cuDNN "
+                           "version incompatibility: PyTorch was compiled against ... but found runtime version ...')."
+                           % (release, label, built))
+            elif severity == WARNING:
                 detail += (" Here every sub-library comes from that one copy, so it loads, but cudnnGetVersion() "
                            "reports %s and an upgrade of either copy breaks it." % release)
         else:

@@ -110,16 +110,17 @@ def test_a_dlopen_from_an_rpath_object_searches_its_loaders_rpath_before_ld_libr
     assert [via for _, via in runpath] == ["LD_LIBRARY_PATH"]
 
 
-def _sublibrary_facts(graph_dir: str, all_there: bool = False):
+def _sublibrary_facts(graph_dir: str, all_there: bool = False, other_version: str = "9.3.0", requires=()):
     from facts_factory import PIP_CUDNN, cudnn_copy, resolution
 
     facts = make_facts()
     other = "/opt/other-cudnn/lib"
     facts.cudnn = [cudnn_copy(PIP_CUDNN, "9.1.0", "12.4", origin="pip", links=False,
                               package="nvidia-cudnn-cu12 9.1.0.70"),
-                   cudnn_copy(other, "9.3.0", "12.6", origin="ld_library_path", links=False)]
+                   cudnn_copy(other, other_version, "12.6", origin="ld_library_path", links=False)]
     facts.loader.ld_library_path = [other]
     fw = framework("torch", "2.5.1", resolved_cudnn=resolution("libcudnn.so.9", PIP_CUDNN + "/libcudnn.so.9", "RPATH"))
+    fw.requires = list(requires)
     names = ["libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9"]
     fw.resolved_cudnn_parts = {
         n: resolution(n, "%s/%s" % (graph_dir if (n == names[0] or all_there) else PIP_CUDNN, n), "LD_LIBRARY_PATH")
@@ -139,3 +140,17 @@ def test_cd709_all_sub_libraries_of_one_other_release_load_but_are_named():
     [f] = _sublibrary_facts("/opt/other-cudnn/lib", all_there=True)
     assert f.severity.value == "warning"
     assert _sublibrary_facts(PIP_CUDNN_DIR) == []
+
+
+def test_cd709_one_older_release_behind_the_shim_stops_a_framework_built_with_a_newer_minor():
+    # Seen on an H100 (tests/data/gpu/realstack-h100-round.json): torch 2.11, built with the 9.19 wheel it pins, with
+    # the system 9.14 sub-libraries on LD_LIBRARY_PATH, stopped at "PyTorch was compiled against (9, 19, 0) but
+    # found runtime version (9, 14, 0)". Here: the shim is 9.1.0, every sub-library 9.0.0, the pin 9.1.0.70.
+    [f] = _sublibrary_facts("/opt/other-cudnn/lib", all_there=True, other_version="9.0.0",
+                            requires=["nvidia-cudnn-cu12==9.1.0.70; platform_system == 'Linux'"])
+    assert f.severity.value == "error"
+    assert "built with cuDNN 9.1.0.70" in f.detail and "own version check" in f.detail
+    # Built with an older minor than the release it would report: cuDNN's own compatibility holds, a warning.
+    [f] = _sublibrary_facts("/opt/other-cudnn/lib", all_there=True, other_version="9.3.0",
+                            requires=["nvidia-cudnn-cu12==9.1.0.70"])
+    assert f.severity.value == "warning"
