@@ -11,7 +11,6 @@ tests/data/knowledge/wheel_cudart.json, which tests/knowledge/test_knowledge_sou
 from __future__ import annotations
 
 import datetime
-import io
 import json
 import os
 import subprocess
@@ -24,9 +23,15 @@ from urllib.parse import urljoin
 
 import requests
 
+# Run as a script from anywhere: the package beside scripts/ is importable.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cudnn_doctor.refresh.fetch import Budget, RangeFile  # noqa: E402
+
 PROJECTS = ("nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13")
 OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "knowledge" / "wheel_cudart.json"
 TIMEOUT = 30
+# No deadline for the whole run, only TIMEOUT per request: the package's RangeFile reads through a Budget.
+PER_REQUEST = Budget(float("inf"), per_request=TIMEOUT)
 # Where each major's dispatcher finds cudnnGetVersion/cudnnGetCudartVersion.
 SUBLIB = {"8": "libcudnn_ops_infer.so.8", "9": "libcudnn_graph.so.9"}
 
@@ -37,39 +42,6 @@ for name in ("cudnnGetVersion", "cudnnGetCudartVersion"):
     getattr(lib, name).restype = ctypes.c_size_t
 print(lib.cudnnGetVersion(), lib.cudnnGetCudartVersion())
 """
-
-
-class RangeFile(io.RawIOBase):
-    """A read-only, seekable view of a remote file through HTTP range requests (what zipfile needs)."""
-
-    def __init__(self, session: requests.Session, url: str) -> None:
-        self.session, self.url, self.pos = session, url, 0
-        head = session.head(url, allow_redirects=True, timeout=TIMEOUT)
-        head.raise_for_status()
-        self.url = head.url
-        self.size = int(head.headers["Content-Length"])
-
-    def seekable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self.pos
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        self.pos = {0: offset, 1: self.pos + offset, 2: self.size + offset}[whence]
-        return self.pos
-
-    def read(self, n: int = -1) -> bytes:
-        end = self.size if n is None or n < 0 else min(self.size, self.pos + n)
-        if end <= self.pos:
-            return b""
-        got = self.session.get(self.url, headers={"Range": "bytes=%d-%d" % (self.pos, end - 1)}, timeout=TIMEOUT)
-        got.raise_for_status()
-        self.pos += len(got.content)
-        return got.content
 
 
 _PROJECTS: Dict[str, dict] = {}
@@ -104,7 +76,7 @@ def ask(session: requests.Session, project: str, version: str) -> Optional[Dict[
     major = version.split(".")[0]
     # The dispatcher libcudnn.so.<major> forwards both calls to one sub-library: fetch just those two.
     wanted = {"libcudnn.so.%s" % major, SUBLIB.get(major, "")}
-    with zipfile.ZipFile(RangeFile(session, url)) as zf, tempfile.TemporaryDirectory() as tmp:
+    with zipfile.ZipFile(RangeFile(session, url, PER_REQUEST)) as zf, tempfile.TemporaryDirectory() as tmp:
         for name in zf.namelist():
             if name.rsplit("/", 1)[-1] in wanted:
                 (Path(tmp) / name.rsplit("/", 1)[-1]).write_bytes(zf.read(name))
