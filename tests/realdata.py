@@ -6,7 +6,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 CACHE = Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / "cudnn-doctor-tests"))
 
@@ -17,25 +17,29 @@ CUDART12 = ("nvidia-cuda-runtime-cu12", "12.4.127")
 CUDART11 = ("nvidia-cuda-runtime-cu11", "11.8.89")
 
 
+def download_wheel(name: str, version: str, pattern: str, platforms: Sequence[str],
+                   require_success: bool = False) -> Optional[Path]:
+    """The cached .whl matching `pattern`, fetched by `pip download` for `platforms` on first use; None when
+    offline or disabled (and, with `require_success`, when pip failed)."""
+    wheels = CACHE / "wheels"
+    found = sorted(wheels.glob(pattern))
+    if found or os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
+        return found[0] if found else None
+    wheels.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+    for platform in platforms:
+        argv += ["--platform", platform]
+    argv += ["--python-version", "3.11", "%s==%s" % (name, version), "-d", str(wheels)]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    found = sorted(wheels.glob(pattern))
+    return found[0] if found and (proc.returncode == 0 or not require_success) else None
+
+
 def wheel_file(name: str, version: str) -> Optional[Path]:
     """The cached .whl, downloading it on first use; None when offline or disabled."""
-    wheels = CACHE / "wheels"
     # Linux wheels only: the same cache holds win_amd64 wheels of the same name and version.
     pattern = "%s-%s-*manylinux*x86_64.whl" % (name.replace("-", "_"), version)
-    found = sorted(wheels.glob(pattern))
-    if found:
-        return found[0]
-    if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
-        return None
-    wheels.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-         "--platform", "manylinux2014_x86_64", "--python-version", "3.11",
-         "%s==%s" % (name, version), "-d", str(wheels)],
-        capture_output=True, text=True,
-    )
-    found = sorted(wheels.glob(pattern))
-    return found[0] if proc.returncode == 0 and found else None
+    return download_wheel(name, version, pattern, ("manylinux2014_x86_64",), require_success=True)
 
 
 def real_wheel(name: str, version: str) -> Optional[Path]:
@@ -73,17 +77,8 @@ _SLIM_OVER = 16 << 20  # bigger DLLs keep only what pefile reads: headers, impor
 
 def win_wheel_file(name: str, version: str) -> Optional[Path]:
     """The cached win_amd64 .whl, downloaded on first use; None when offline or disabled."""
-    wheels = CACHE / "wheels"
     pattern = "%s-%s-*win_amd64.whl" % (name.replace("-", "_"), version)
-    found = sorted(wheels.glob(pattern))
-    if found or os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
-        return found[0] if found else None
-    wheels.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                    "--platform", "win_amd64", "--python-version", "3.11", "%s==%s" % (name, version),
-                    "-d", str(wheels)], capture_output=True, text=True)
-    found = sorted(wheels.glob(pattern))
-    return found[0] if found else None
+    return download_wheel(name, version, pattern, ("win_amd64",))
 
 
 def win_files(name: str, version: str) -> Optional[Path]:

@@ -5,13 +5,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Optional, Sequence
 
-from realdata import CACHE
+from realdata import CACHE, download_wheel
 
 WHEELS = CACHE / "wheels"
 TREES = CACHE / "realworld-trees"
@@ -43,18 +41,7 @@ def _stem(name: str) -> str:
 
 def wheel_file(name: str, version: str) -> Optional[Path]:
     """The cached Linux wheel, fetched by `pip download` (through pip's own HTTP cache) on first use."""
-    pattern = "%s-%s-*x86_64.whl" % (_stem(name), version)
-    found = sorted(WHEELS.glob(pattern))
-    if found or os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
-        return found[0] if found else None
-    WHEELS.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-            "--python-version", "3.11", "-d", str(WHEELS), "%s==%s" % (name, version)]
-    for platform in PLATFORMS:
-        argv[4:4] = ["--platform", platform]
-    subprocess.run(argv, capture_output=True, text=True)
-    found = sorted(WHEELS.glob(pattern))
-    return found[0] if found else None
+    return download_wheel(name, version, "%s-%s-*x86_64.whl" % (_stem(name), version), PLATFORMS)
 
 
 def _wanted(name: str, member: str) -> bool:
