@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
@@ -14,6 +12,7 @@ from packaging.version import Version
 
 from ..knowledge.load import compat_dir, updated_path
 from ..knowledge.schema import problems
+from ..render.machine import write_atomic
 from . import collect, fetch
 from .build import derived_doc
 
@@ -59,20 +58,8 @@ def merge(current: Dict[str, Any], fresh: Dict[str, Any], date: str, errors: Lis
 def write_atomically(path: Path, doc: Dict[str, Any]) -> None:
     """Write next to the target, flush to disk, then rename over it: a crash leaves the old copy or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".knowledge-", suffix=".tmp", dir=str(path.parent))
-    try:
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; the knowledge is not a secret
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(doc, indent=1) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    # 0644 whatever the umask: the knowledge is not a secret.
+    write_atomic(path, json.dumps(doc, indent=1) + "\n", prefix=".knowledge-", mode=0o644)
 
 
 def run_update(current: Dict[str, Any], session: Optional[requests.Session] = None, seconds: float = 60.0,

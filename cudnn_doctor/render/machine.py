@@ -30,17 +30,21 @@ def emit_machine_report(report: Report, exit_code: int, fmt: str, output_file: O
         write_atomic(Path(output_file), text)
 
 
-def write_atomic(path: Path, data: Union[str, bytes]) -> None:
-    """A reader (node_exporter, a CI step, a fleet merge) sees the old file or the new one, never half of one."""
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % path.name, suffix=".tmp", dir=str(path.parent))
+def write_atomic(path: Path, data: Union[str, bytes], prefix: Optional[str] = None,
+                 mode: Optional[int] = None) -> None:
+    """A reader (node_exporter, a CI step, a fleet merge) sees the old file or the new one, never half of one.
+    `prefix` names the temporary file; `mode` defaults to what the umask allows a new file."""
+    fd, tmp = tempfile.mkstemp(prefix=prefix or ".%s." % path.name, suffix=".tmp", dir=str(path.parent))
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data.encode("utf-8") if isinstance(data, str) else data)
             out.flush()
             os.fsync(out.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; collectors and CI steps often read as another user
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)  # mkstemp makes 0600; collectors and CI steps often read as another user
         os.replace(tmp, path)
     except BaseException:
         try:
