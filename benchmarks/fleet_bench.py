@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))  # the report generator shared with the tests
@@ -45,13 +45,16 @@ _WRAPPER = (
 )
 
 
-def generate(folder: Path, n: int) -> int:
+def generate(folder: Path, n: int, edit: Optional[Callable[[dict], dict]] = None) -> int:
+    """n reports written into folder (edit, if given, changes each first); returns their total size."""
     from fleet_factory import fleet_reports
 
     from cudnn_doctor.render.envelope import dumps
 
     size = 0
     for host, doc in fleet_reports(n, seed=n):
+        if edit is not None:
+            doc = edit(doc)
         text = dumps(doc) + "\n"  # exactly as `check --json` writes it
         size += len(text)
         (folder / ("%s.json" % host)).write_text(text)

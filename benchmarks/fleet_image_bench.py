@@ -17,6 +17,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO))
 
+import fleet_bench  # noqa: E402  (the same report writer)
 from fleet_bench import measure  # noqa: E402  (the same wrapper: a fresh process per run)
 
 
@@ -35,21 +36,18 @@ def make_image(work: Path) -> str:
 
 def generate(folder: Path, n: int) -> int:
     """n reports as `check --json` writes them; every fourth node's driver is R535 (CUDA 12.2)."""
-    from fleet_factory import fleet_reports
-
     from cudnn_doctor.fingerprint import fingerprint_id
-    from cudnn_doctor.render.envelope import dumps
 
-    rng, size = random.Random(n), 0
-    for host, doc in fleet_reports(n, seed=n):
+    rng = random.Random(n)
+
+    def old_driver(doc: dict) -> dict:
         if rng.random() < 0.25:
             fields = dict(doc["fingerprint"]["fields"], driver="535.183.01", driver_cuda="12.2",
                           kernel_module="535.183.01")
             doc = dict(doc, fingerprint=dict(doc["fingerprint"], id=fingerprint_id(fields), fields=fields))
-        text = dumps(doc) + "\n"
-        size += len(text)
-        (folder / ("%s.json" % host)).write_text(text)
-    return size
+        return doc
+
+    return fleet_bench.generate(folder, n, edit=old_driver)
 
 
 def main() -> None:
