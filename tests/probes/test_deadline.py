@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from kit import Gpu
 
 MA = "/usr/lib/x86_64-linux-gnu"
 REPO = Path(__file__).resolve().parents[2]
@@ -21,15 +20,6 @@ HEADER = "/usr/include/x86_64-linux-gnu/cudnn_version.h"
 # The five files issue 16 found hanging `check` when each was a FIFO.
 FIFO_PLACES = [MA + "/libcudnn_ops.so.9", HEADER, "/usr/local/cuda-13.0/version.json", "/etc/ld.so.conf",
                "/proc/driver/nvidia/version"]
-
-
-@pytest.fixture
-def gpu_machine(machine):
-    machine.driver("580.95.05", cuda=13000, gpus=[Gpu()])
-    machine.ld_conf("x86_64-linux-gnu.conf", [MA])
-    machine.toolkit("13.0.2")
-    machine.cudnn("9.14.0", MA, "/usr/include/x86_64-linux-gnu", cuda=13000)
-    return machine
 
 
 def _check_process(root: Path, *args: str, limit: float = 30.0):

@@ -18,15 +18,6 @@ TK = "/usr/local/cuda-13.0"
 
 
 @pytest.fixture
-def gpu_machine(machine):
-    machine.driver("580.95.05", cuda=13000, gpus=[Gpu()])
-    machine.ld_conf("x86_64-linux-gnu.conf", [MA])
-    machine.toolkit("13.0.2")
-    machine.cudnn("9.14.0", MA, "/usr/include/x86_64-linux-gnu", cuda=13000)
-    return machine
-
-
-@pytest.fixture
 def sent_to_child(monkeypatch):
     """Every library path the run hands to the native child."""
     from cudnn_doctor.native.session import NativeSession
