@@ -126,14 +126,21 @@ def test_failed_load_check_after_install_undoes_it(world, monkeypatch):
     assert af.snapshot(world["home"]) == before
 
 
-def test_second_concurrent_install_fails_fast_and_the_first_completes(world):
-    before = af.snapshot(world["home"])
+def _install_holding_the_lock(world, seconds):
+    """An install started in the background that sleeps `seconds` once it holds the lock; returns when the lock
+    file names its pid (or after 30 s)."""
     first = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke",
-                       env={"CUDNN_DOCTOR_TEST_SLEEP_AT": "after-lock:3"}, wait=False)
+                       env={"CUDNN_DOCTOR_TEST_SLEEP_AT": "after-lock:%d" % seconds}, wait=False)
     lock = world["home"] / ".cudnn-doctor" / "lock"
     deadline = time.time() + 30
     while not (lock.exists() and lock.read_text().startswith("pid")) and time.time() < deadline:
         time.sleep(0.05)
+    return first
+
+
+def test_second_concurrent_install_fails_fast_and_the_first_completes(world):
+    before = af.snapshot(world["home"])
+    first = _install_holding_the_lock(world, seconds=3)
     second = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke")
     out, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
@@ -148,12 +155,7 @@ def test_second_concurrent_install_fails_fast_and_the_first_completes(world):
 
 def test_second_install_with_lock_wait_runs_after_the_first(world):
     before = af.snapshot(world["home"])
-    first = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke",
-                       env={"CUDNN_DOCTOR_TEST_SLEEP_AT": "after-lock:2"}, wait=False)
-    lock = world["home"] / ".cudnn-doctor" / "lock"
-    deadline = time.time() + 30
-    while not (lock.exists() and lock.read_text().startswith("pid")) and time.time() < deadline:
-        time.sleep(0.05)
+    first = _install_holding_the_lock(world, seconds=2)
     second = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke", "--lock-wait", "60")
     first.communicate(timeout=60)
     assert first.returncode == 0 and second.returncode == 0, second.stderr
