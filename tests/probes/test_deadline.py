@@ -76,14 +76,21 @@ def _hang_on(monkeypatch, part: str) -> threading.Event:
     return release
 
 
-def test_a_read_that_never_returns_is_abandoned(gpu_machine, check_json, monkeypatch):
-    release = _hang_on(monkeypatch, "/version.json")
+def _check_while_hung(monkeypatch, check_json, machine, part: str, timeout: str):
+    """`check --timeout T` while opens of paths containing ``part`` hang: (exit code, report, seconds taken).
+    The hung opens are released afterwards, whatever happened."""
+    release = _hang_on(monkeypatch, part)
     try:
         start = time.monotonic()
-        code, doc = check_json(gpu_machine, "--timeout", "2")
+        code, doc = check_json(machine, "--timeout", timeout)
         took = time.monotonic() - start
     finally:
         release.set()
+    return code, doc, took
+
+
+def test_a_read_that_never_returns_is_abandoned(gpu_machine, check_json, monkeypatch):
+    code, doc, took = _check_while_hung(monkeypatch, check_json, gpu_machine, "/version.json", "2")
     assert took < 2 + 1.5, took
     [cd002] = [f for f in doc["findings"] if f["id"] == "CD002"]
     assert cd002["evidence"]["probe"] == "toolkits"
@@ -98,13 +105,8 @@ def test_a_read_that_never_returns_is_abandoned(gpu_machine, check_json, monkeyp
 
 def test_a_budget_spent_leaves_later_probes_named(gpu_machine, check_json, monkeypatch):
     """Two hung places use up the run's budget: what could not start is named too, and the run still ends."""
-    release = _hang_on(monkeypatch, "version")  # /proc/driver/nvidia/version, the toolkit's version.json, ...
-    try:
-        start = time.monotonic()
-        code, doc = check_json(gpu_machine, "--timeout", "1")
-        took = time.monotonic() - start
-    finally:
-        release.set()
+    # "version": /proc/driver/nvidia/version, the toolkit's version.json, ...
+    code, doc, took = _check_while_hung(monkeypatch, check_json, gpu_machine, "version", "1")
     assert took < 1 + 2.5, took
     titles = [f["title"] for f in doc["findings"] if f["id"] == "CD002"]
     assert any("driver probe stalled on /proc/driver/nvidia/version" in t for t in titles), titles
