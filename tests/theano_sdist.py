@@ -6,7 +6,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from realdata import CACHE
 
@@ -28,46 +28,47 @@ def sdist_file(version: str) -> Optional[Path]:
     return found[0] if found else None
 
 
-def sdist_tree(version: str) -> Optional[Path]:
-    """The sdist unpacked (tarfile's data filter: no links out, no device files); None when it cannot be had."""
-    target = CACHE / "sdists" / "unpacked" / ("Theano-%s" % version)
+def _cached_tree(target: Path, version: str, build: Callable[[Path, Path], bool], inner: str = "") -> Optional[Path]:
+    """`target`, built once from the sdist: build(archive, tmp) fills a scratch folder (False: it could not), whose
+    `inner` folder then moves into place. None when the sdist or the build cannot be had."""
     if (target / ".complete").exists():
         return target
     archive = sdist_file(version)
     if archive is None:
         return None
     tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
-    with tarfile.open(archive) as tar:
-        tar.extractall(tmp, filter="data")
-    inner = tmp / ("Theano-%s" % version)
+    if not build(archive, tmp):
+        return None
     if target.exists():
         import shutil
 
         shutil.rmtree(target)
-    os.replace(inner, target)
-    tmp.rmdir()
+    os.replace(tmp / inner if inner else tmp, target)
+    if inner:
+        tmp.rmdir()
     (target / ".complete").write_text("ok")
     return target
+
+
+def sdist_tree(version: str) -> Optional[Path]:
+    """The sdist unpacked (tarfile's data filter: no links out, no device files); None when it cannot be had."""
+
+    def unpack(archive: Path, tmp: Path) -> bool:
+        with tarfile.open(archive) as tar:
+            tar.extractall(tmp, filter="data")
+        return True
+
+    return _cached_tree(CACHE / "sdists" / "unpacked" / ("Theano-%s" % version), version, unpack,
+                        inner="Theano-%s" % version)
 
 
 def installed_tree(version: str) -> Optional[Path]:
     """The sdist installed by pip (`pip install --no-deps --target`): the real site-packages layout, with the
     dist-info pip writes; None when it cannot be had."""
-    target = CACHE / "sdists" / "installed" / ("Theano-%s" % version)
-    if (target / ".complete").exists():
-        return target
-    archive = sdist_file(version)
-    if archive is None:
-        return None
-    tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--timeout", "15",
-                           "--target", str(tmp), str(archive)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        return None
-    if target.exists():
-        import shutil
 
-        shutil.rmtree(target)
-    os.replace(tmp, target)
-    (target / ".complete").write_text("ok")
-    return target
+    def install(archive: Path, tmp: Path) -> bool:
+        proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
+                               "--timeout", "15", "--target", str(tmp), str(archive)], capture_output=True, text=True)
+        return proc.returncode == 0
+
+    return _cached_tree(CACHE / "sdists" / "installed" / ("Theano-%s" % version), version, install)
