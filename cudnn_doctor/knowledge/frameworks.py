@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..versions import dl4j_key, mm_text, ver
-from .tables import Tables, row_source
+from .tables import Tables
 
 
 class FrameworkKnowledge(Tables):
@@ -15,12 +15,7 @@ class FrameworkKnowledge(Tables):
     def framework_rows(self, name: str) -> List[Dict[str, Any]]:
         """Rows of a framework table with status/source filled in: pytorch, pytorch_arch, tensorflow_linux,
         tensorflow_windows, jax, dl4j."""
-        table = self.table("frameworks", name)
-        out = []
-        for row in table.get("rows", []):
-            status, source = row_source(table, row)
-            out.append(dict(row, status=status, source=source))
-        return out
+        return self.sourced_rows("frameworks", name)
 
     def framework_table(self, name: str) -> Dict[str, Any]:
         return self.table("frameworks", name)

@@ -1,7 +1,7 @@
 """The knowledge base's tables as read from compat/*.toml, and where each row says it came from."""
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Tuple
 
 CONFIRMED = "confirmed"
 
@@ -21,6 +21,15 @@ class Tables:
 
     def table(self, file: str, name: str) -> Dict[str, Any]:
         return self.data.get(file, {}).get(name, {})
+
+    def sourced_rows(self, file: str, name: str) -> List[Dict[str, Any]]:
+        """A table's rows, each with its status and source filled in (its own, else the table's)."""
+        table = self.table(file, name)
+        out = []
+        for row in table.get("rows", []):
+            status, source = row_source(table, row)
+            out.append(dict(row, status=status, source=source))
+        return out
 
     def meta_source(self, file: str) -> str:
         meta = self.data.get(file, {}).get("meta", {})

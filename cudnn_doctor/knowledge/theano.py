@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..versions import release3, ver
-from .tables import Tables, row_source
+from .tables import Tables
 
 
 def cudnn_code(version: Any) -> Optional[int]:
@@ -33,12 +33,7 @@ class TheanoKnowledge(Tables):
     """Which Theano release has which back-end, reads which flags, and accepts which cuDNN."""
 
     def _rows(self, name: str) -> List[Dict[str, Any]]:
-        table = self.table("theano", name)
-        out = []
-        for row in table.get("rows", []):
-            status, source = row_source(table, row)
-            out.append(dict(row, status=status, source=source))
-        return out
+        return self.sourced_rows("theano", name)
 
     def theano_release(self, version: Any) -> Optional[Dict[str, Any]]:
         """The release row for an installed Theano; a later patch of a known minor takes that minor's newest row."""
