@@ -122,30 +122,29 @@ def test_manifest_url_option_and_wrong_checksum_in_manifest(world):
     assert af.snapshot(world["tmp"]) == before
 
 
+def _install_from_redist(world, version):
+    """`install --version V --cuda 12` from the test server's redist index, with the archive's own sha256."""
+    with serve(world["web"]) as base:
+        return af.invoke("install", "--version", version, "--cuda", "12", "--cuda-home", world["home"],
+                         "--allow-http", "--sha256", af.sha256_file(world["archive"]),
+                         env={"CUDNN_DOCTOR_REDIST_URL": base})
+
+
 def test_manifest_without_the_cuda_variant(world):
     _manifest(world, variants=("11",))
-    with serve(world["web"]) as base:
-        result = af.invoke("install", "--version", "9.1.0", "--cuda", "12", "--cuda-home", world["home"],
-                           "--allow-http", "--sha256", af.sha256_file(world["archive"]),
-                           env={"CUDNN_DOCTOR_REDIST_URL": base})
+    result = _install_from_redist(world, "9.1.0")
     assert result.exit_code == 1
     assert "no build for CUDA 12" in result.stderr and "--cuda with one of: 11" in result.stderr
 
 
 def test_unknown_release_is_one_line(world):
-    with serve(world["web"]) as base:
-        result = af.invoke("install", "--version", "9.99.0", "--cuda", "12", "--cuda-home", world["home"],
-                           "--allow-http", "--sha256", af.sha256_file(world["archive"]),
-                           env={"CUDNN_DOCTOR_REDIST_URL": base})
+    result = _install_from_redist(world, "9.99.0")
     assert result.exit_code == 1 and "no cuDNN release 9.99.0" in result.stderr
 
 
 def test_manifest_size_mismatch(world):
     _manifest(world, size=123)
-    with serve(world["web"]) as base:
-        result = af.invoke("install", "--version", "9.1.0", "--cuda", "12", "--cuda-home", world["home"],
-                           "--allow-http", "--sha256", af.sha256_file(world["archive"]),
-                           env={"CUDNN_DOCTOR_REDIST_URL": base})
+    result = _install_from_redist(world, "9.1.0")
     assert result.exit_code == 1 and "larger than expected" in result.stderr
 
 
