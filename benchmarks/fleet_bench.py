@@ -61,6 +61,19 @@ def generate(folder: Path, n: int, edit: Optional[Callable[[dict], dict]] = None
     return size
 
 
+def table_row(n: int, size: int, name: str, got: Optional[Tuple[float, float, float]]) -> Tuple[str, ...]:
+    """One table row: reports, MiB of JSON, command, then measure()'s figures (n/a where it failed)."""
+    return (str(n), "%.0f" % (size / 2**20), name, "%.2f" % got[0] if got else "n/a",
+            "%.2f" % got[1] if got else "n/a", "%.0f" % got[2] if got else "n/a")
+
+
+def print_table(rows: List[Tuple[str, ...]], runs: int) -> None:
+    print("| reports | MiB of JSON | command | best wall s (of %d) | best CPU s | peak RSS MiB |" % runs)
+    print("|---:|---:|---|---:|---:|---:|")
+    for row in rows:
+        print("| %s |" % " | ".join(row))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,50000")
@@ -83,17 +96,12 @@ def main() -> None:
                 tools.append(("jq -c .verdict on every report",
                               ["sh", "-c", "find %s -name '*.json' -exec jq -c .verdict {} +" % folder]))
             for name, argv in tools:
-                got = measure(argv, env, args.runs)
-                rows.append((str(n), "%.0f" % (size / 2**20), name, "%.2f" % got[0] if got else "n/a",
-                             "%.2f" % got[1] if got else "n/a", "%.0f" % got[2] if got else "n/a"))
+                rows.append(table_row(n, size, name, measure(argv, env, args.runs)))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     print("Load average before the runs: %.2f %.2f %.2f on %d cores" % (load + (os.cpu_count() or 0,)))
     print("Load average after the runs: %.2f %.2f %.2f" % os.getloadavg())
-    print("| reports | MiB of JSON | command | best wall s (of %d) | best CPU s | peak RSS MiB |" % args.runs)
-    print("|---:|---:|---|---:|---:|---:|")
-    for row in rows:
-        print("| %s |" % " | ".join(row))
+    print_table(rows, args.runs)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO))
 
-import fleet_bench  # noqa: E402  (the same report writer)
+import fleet_bench  # noqa: E402  (the same report writer and table)
 from fleet_bench import measure  # noqa: E402  (the same wrapper: a fresh process per run)
 
 
@@ -69,17 +69,12 @@ def main() -> None:
             for name, argv in (("fleet DIR", fleet + [str(folder)]),
                                ("fleet DIR --image REF", fleet + [str(folder), "--image", ref]),
                                ("fleet DIR --image REF --json", fleet + [str(folder), "--image", ref, "--json"])):
-                got = measure(argv, env, args.runs)
-                rows.append((str(n), "%.0f" % (size / 2**20), name, "%.2f" % got[0] if got else "n/a",
-                             "%.2f" % got[1] if got else "n/a", "%.0f" % got[2] if got else "n/a"))
+                rows.append(fleet_bench.table_row(n, size, name, measure(argv, env, args.runs)))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("Image: %s" % ref.split(":")[0] + (" (real: umoci, NVIDIA wheels)" if "layout" in ref else " (Env only)"))
     print("Load average before the runs: %.2f %.2f %.2f on %d cores" % (load + (os.cpu_count() or 0,)))
-    print("| reports | MiB of JSON | command | best wall s (of %d) | best CPU s | peak RSS MiB |" % args.runs)
-    print("|---:|---:|---|---:|---:|---:|")
-    for row in rows:
-        print("| %s |" % " | ".join(row))
+    fleet_bench.print_table(rows, args.runs)
 
 
 if __name__ == "__main__":
