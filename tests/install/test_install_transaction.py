@@ -25,13 +25,18 @@ def _header_version(home):
                     if line.split()[1:2] in (["CUDNN_MAJOR"], ["CUDNN_MINOR"], ["CUDNN_PATCHLEVEL"]))
 
 
+def _install_killed_at(world, point):
+    """An install that SIGKILLs itself at `point` (one of the transaction's crash points)."""
+    proc = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke",
+                      env={"CUDNN_DOCTOR_TEST_CRASH_AT": point})
+    assert proc.returncode == -signal.SIGKILL, (proc.stdout, proc.stderr)
+
+
 @pytest.mark.parametrize("point", ["staged-3", "after-journal", "after-backup-1", "after-backup-3",
                                    "after-place-1", "after-place-9", "after-place-20", "before-commit"])
 def test_killed_install_is_undone_by_the_next_rollback(world, point):
     before = af.snapshot(world["home"])
-    proc = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke",
-                      env={"CUDNN_DOCTOR_TEST_CRASH_AT": point})
-    assert proc.returncode == -signal.SIGKILL, (proc.stdout, proc.stderr)
+    _install_killed_at(world, point)
     assert os.path.isdir(world["home"] / ".cudnn-doctor" / "txn")
     proc = af.run_cli("rollback", "--cuda-home", world["home"])
     assert proc.returncode == 0, proc.stderr
@@ -41,9 +46,7 @@ def test_killed_install_is_undone_by_the_next_rollback(world, point):
 
 def test_killed_install_is_undone_by_the_next_install_which_then_succeeds(world):
     before = af.snapshot(world["home"])
-    proc = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke",
-                      env={"CUDNN_DOCTOR_TEST_CRASH_AT": "after-place-5"})
-    assert proc.returncode == -signal.SIGKILL
+    _install_killed_at(world, "after-place-5")
     proc = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke")
     assert proc.returncode == 0, proc.stderr
     assert "Repaired first: undid an interrupted install of cuDNN 9.1.0" in proc.stdout
@@ -55,9 +58,7 @@ def test_killed_install_is_undone_by_the_next_install_which_then_succeeds(world)
 
 def test_kill_after_the_commit_mark_keeps_the_install(world):
     before = af.snapshot(world["home"])
-    proc = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke",
-                      env={"CUDNN_DOCTOR_TEST_CRASH_AT": "after-commit-mark"})
-    assert proc.returncode == -signal.SIGKILL
+    _install_killed_at(world, "after-commit-mark")
     assert _header_version(world["home"]) == "9.1.0"
     proc = af.run_cli("rollback", "--cuda-home", world["home"])  # first repairs: records the finished install
     assert proc.returncode == 0 and "finished recording" in proc.stdout
@@ -301,9 +302,7 @@ def test_os_error_while_repairing_an_earlier_install_says_so(world, monkeypatch)
     from cudnn_doctor.install import transaction
 
     before = af.snapshot(world["home"])
-    proc = af.run_cli("install", world["archive"], "--cuda-home", world["home"], "--no-smoke",
-                      env={"CUDNN_DOCTOR_TEST_CRASH_AT": "after-place-5"})
-    assert proc.returncode == -signal.SIGKILL
+    _install_killed_at(world, "after-place-5")
 
     def broken(*args):
         raise OSError(errno.EROFS, "Read-only file system")
