@@ -19,10 +19,18 @@ _STEERING_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUD
                  "THEANO_FLAGS", "THEANORC", "KERAS_BACKEND")  # Theano's configuration (probes/theano.py)
 
 
+@pytest.fixture(scope="session")
+def _test_cache_home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
 @pytest.fixture(autouse=True)
-def hermetic_env(monkeypatch, request):
+def hermetic_env(monkeypatch, request, _test_cache_home):
     for name in _STEERING_ENV:
         monkeypatch.delenv(name, raising=False)
+    # A knowledge copy the developer's own `cudnn-doctor update` wrote (~/.cache/cudnn-doctor/knowledge.json) must not
+    # leak into reports: every test reads the shipped knowledge unless it points XDG_CACHE_HOME elsewhere itself.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_test_cache_home))
     monkeypatch.setenv("COLUMNS", "120")
     # The installer's after-install check and ld.so.conf reading look here instead of at the real machine.
     monkeypatch.setenv("CUDNN_DOCTOR_TEST_MACHINE_ROOT", "/nonexistent/cudnn-doctor-test-machine")
