@@ -1,0 +1,156 @@
+"""Fix text is written only in remedies/, and tables are read only in knowledge/: checked on the source's syntax tree.
+
+import-linter checks which modules import which; it cannot see *what* is imported or passed. These checks can:
+- outside remedies/ no module builds a Fix (``Fix(...)``) or imports the text primitives remedies compose fixes
+  from (``run``, ``say``, ``advice``, ...), so a rule can only pick a named builder such as ``header_fix``;
+- no rule hands a remedies builder a sentence or a command (a string literal with a space in it): the words of a
+  fix belong to its builder, where tests/remedies can run and check them;
+- outside knowledge/ nobody reads a compat table raw (``.table(...)``, ``.data[...]``), and probes, rules and
+  remedies never load the knowledge base themselves: it is handed to them.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Iterator, List, Set, Tuple
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "cudnn_doctor"
+
+# The pieces remedies/ composes fixes from: text templates, shell quoting, sequencing. Only remedies/ may use them.
+PRIMITIVES = {"run", "say", "advice", "or_else", "then", "noted", "stated", "capitalized", "q", "qs",
+              "command_fix", "line", "sh_quote", "powershell_quote", "cmd_quote", "ps_quote", "in_folder",
+              "folder_arg", "export_path_line", "prepend_ld_path", "ld_library_path_without", "add_dll_directory",
+              "path_add", "path_remove"}
+
+
+# Modules still being moved behind these lines (issue 21); each must leave this list as it is moved: strict xfail
+# fails the run once a listed module already passes, so the list can only shrink.
+NOT_YET_MOVED = {
+    # group A: cuDNN copies, frameworks and targets
+    "rules/conda.py", "rules/cudnn_files.py", "rules/cudnn_runtime.py", "rules/fit.py", "rules/framework_loads.py",
+    "rules/frameworks.py", "rules/java.py", "rules/leftovers.py", "rules/require.py", "rules/target_dl4j.py",
+    "rules/target_python.py", "rules/theano.py", "rules/theano_flags.py",
+    # group B: driver, GPU, toolkit, loader, environment, containers
+    "rules/containers.py", "rules/driver.py", "rules/environment.py", "rules/gpu.py", "rules/image.py",
+    "rules/loader.py", "rules/shadowing.py", "rules/toolkit.py",
+    # Windows
+    "rules/windows.py",
+    # knowledge handed in
+    "raw-table-reads", "load_compat:probes", "load_compat:rules",
+}
+
+
+# Listed above for their imports, but they already hand remedies no words.
+NO_WORDS_ALREADY = {"rules/leftovers.py", "rules/shadowing.py"}
+
+
+def _pending(key: str):
+    """xfail(strict) for a module not yet moved, so the test both tolerates it now and notices when it is done."""
+    if key in NOT_YET_MOVED:
+        return pytest.mark.xfail(strict=True, reason="%s: issue 21, still being moved" % key)
+    return ()
+
+
+def _params(paths, already=frozenset()):
+    keys = [str(p.relative_to(PACKAGE)) for p in paths]
+    return [pytest.param(p, id=_name(p), marks=() if k in already else _pending(k)) for p, k in zip(paths, keys)]
+
+
+def _modules(*parts: str) -> List[Path]:
+    base = PACKAGE.joinpath(*parts)
+    return sorted(base.rglob("*.py")) if base.is_dir() else [base]
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(PACKAGE.parent))
+
+
+def _tree(path: Path) -> ast.AST:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def _outside(folder: str) -> List[Path]:
+    inside = PACKAGE / folder
+    return [p for p in _modules() if inside not in p.parents]
+
+
+def _remedy_imports(tree: ast.AST) -> Iterator[Tuple[str, int]]:
+    """(name, line) of every name imported from cudnn_doctor.remedies (any of its modules)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and (
+                node.module == "remedies" or node.module.startswith("remedies.")
+                or ".remedies" in "." + node.module):
+            for alias in node.names:
+                yield alias.name, node.lineno
+
+
+@pytest.mark.parametrize("path", _params(_outside("remedies")))
+def test_no_module_outside_remedies_imports_a_text_primitive(path: Path):
+    bad = ["%d imports %s" % (line, name) for name, line in _remedy_imports(_tree(path)) if name in PRIMITIVES]
+    assert not bad, "%s composes fix text itself; call a named remedies/ builder instead:\n%s" % (
+        _name(path), "\n".join(bad))
+
+
+def test_no_module_outside_remedies_builds_a_fix():
+    allowed = {PACKAGE / "model.py"}  # where Fix is defined
+    bad = []
+    for path in _outside("remedies"):
+        if path in allowed:
+            continue
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Fix":
+                bad.append("%s:%d" % (_name(path), node.lineno))
+    assert not bad, "Fix built outside remedies/:\n" + "\n".join(bad)
+
+
+def _sentences(node: ast.AST) -> Iterator[ast.AST]:
+    """String literals with a space in them (words or a command), anywhere inside ``node``."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and " " in sub.value.strip():
+            yield sub
+        elif isinstance(sub, ast.JoinedStr):
+            yield sub
+
+
+@pytest.mark.parametrize("path", _params(_modules("rules"), NO_WORDS_ALREADY))
+def test_rules_hand_remedies_no_words(path: Path):
+    tree = _tree(path)
+    builders: Set[str] = {name for name, _ in _remedy_imports(tree)}
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in builders:
+            for arg in list(node.args) + [k.value for k in node.keywords]:
+                for lit in _sentences(arg):
+                    bad.append("%d: %s(...) is given %s" % (lit.lineno, node.func.id, ast.unparse(lit)[:70]))
+    assert not bad, "%s writes fix words itself; move them into a remedies/ builder:\n%s" % (
+        _name(path), "\n".join(bad))
+
+
+def _raw_table_reads(tree: ast.AST) -> Iterator[int]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "table":
+            yield node.lineno
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "data" \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id == "compat":
+            yield node.lineno
+
+
+@pytest.mark.parametrize("key", [pytest.param("raw-table-reads", marks=_pending("raw-table-reads"))])
+def test_no_raw_table_read_outside_knowledge(key):
+    bad = ["%s:%d" % (_name(p), line) for p in _outside("knowledge") for line in _raw_table_reads(_tree(p))]
+    assert not bad, "compat tables read past the knowledge facade:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("folder", [pytest.param(f, marks=_pending("load_compat:" + f))
+                                    for f in ("probes", "rules", "remedies")])
+def test_knowledge_is_handed_in_not_loaded(folder: str):
+    bad = []
+    for path in _modules(folder):
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == \
+                    "load_compat":
+                bad.append("%s:%d" % (_name(path), node.lineno))
+    assert not bad, "%s/ loads the knowledge base itself instead of using the one handed in:\n%s" % (
+        folder, "\n".join(bad))
