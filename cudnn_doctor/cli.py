@@ -21,10 +21,56 @@ MODULE_ORDER = ("check", "matrix", "explain", "smoke", "install", "bench", "flee
 ROOT_FLAGS = ("--debug", "--color", "--no-color")  # options of the app itself, before the command
 
 
+def _wants_json(args: List[str]) -> bool:
+    """Whether a command line asks for --json (after `--`, a word is an argument, not an option)."""
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+def _json_errors_group():
+    """The app's group: a command run with --json that stops on bad input (a usage error, or an error_exit) also
+    prints the versioned envelope with that error on stdout, so a CI step that parses stdout gets one object."""
+    import typer
+    from typer.core import TyperGroup
+
+    from . import ui
+
+    # click's exception class, whether typer uses the click package or (typer 0.2x) a copy of its own.
+    click_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+    class JsonErrorsGroup(TyperGroup):
+        def invoke(self, ctx):
+            # What follows the root options: [command, its arguments...] (click keeps the first apart).
+            rest = [*(getattr(ctx, "_protected_args", None) or getattr(ctx, "protected_args", [])), *ctx.args]
+            command = rest[0] if rest and rest[0] in COMMANDS else None
+            ui.last_error = None
+            try:
+                return super().invoke(ctx)
+            except click_error as exc:
+                code, message = exc.exit_code, exc.format_message()
+                if command and _wants_json(rest):
+                    _print_error_envelope(command, code, message)
+                raise
+            except typer.Exit as stop:
+                if command and ui.last_error and _wants_json(rest):
+                    _print_error_envelope(command, stop.exit_code, ui.last_error)
+                raise
+
+    return JsonErrorsGroup
+
+
+def _print_error_envelope(command: str, code: int, message: str) -> None:
+    import typer
+
+    from .render.envelope import dumps, envelope
+
+    typer.echo(dumps(envelope(command, code, error=message)))
+
+
 def _new_app() -> "typer.Typer":
     import typer
 
     return typer.Typer(
+        cls=_json_errors_group(),
         name="cudnn-doctor",
         help=(
             "Check an NVIDIA CUDA/cuDNN stack before a framework crashes on it, and install cuDNN safely.\n\n"

@@ -1,7 +1,6 @@
 """The `bench` subcommand: how fast cuDNN is on this GPU, against plain CUDA, the CPU, the datasheet and torch."""
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import time
@@ -90,21 +89,6 @@ def _progress_display(total: int):
     return bar, update
 
 
-def _envelope_on_error(command):
-    """--json promises one JSON object on stdout, also when bench cannot start (no GPU, no cuDNN, bad input):
-    an error_exit under --json prints the envelope with the error before it exits."""
-    @functools.wraps(command)  # typer reads the options from the wrapped signature
-    def run(*args, **kwargs):
-        try:
-            return command(*args, **kwargs)
-        except typer.Exit as stop:
-            if kwargs.get("as_json") and getattr(stop, "message", None):
-                typer.echo(dumps(envelope("bench", stop.exit_code, error=stop.message)))
-            raise
-    return run
-
-
-@_envelope_on_error
 def bench(
     library: Optional[str] = typer.Option(None, "--library", metavar="PATH", help="Benchmark this cuDNN library."),
     device: int = typer.Option(0, "--device", min=0, metavar="N", help="CUDA device index."),

@@ -65,13 +65,7 @@ def _progress_callback(enabled: bool):
     return update, stage, bar.stop
 
 
-def _fail(message: str, code: int, as_json: bool, command: str) -> None:
-    if as_json:
-        typer.echo(dumps(envelope(command, code, error=message)))
-    error_exit(message, code)
-
-
-def _interrupted(signalled, command: str, as_json: bool) -> None:
+def _interrupted(signalled, command: str) -> None:
     """One line for an install or rollback stopped by SIGINT, SIGTERM or SIGHUP, and the shell's 128+N code."""
     if command == "rollback":
         state = ("the rollback stopped part-way; fix: run the same rollback again, which finishes it (each step "
@@ -81,7 +75,7 @@ def _interrupted(signalled, command: str, as_json: bool) -> None:
                  "`cudnn-doctor check` (or `cudnn-doctor rollback` to undo it)")
     else:
         state = "the install was undone and its staged files removed: nothing was changed"
-    _fail("interrupted by %s; %s" % (signalled.name, state), signalled.exit_code, as_json, command)
+    error_exit("interrupted by %s; %s" % (signalled.name, state), signalled.exit_code)
 
 
 def register(app: typer.Typer) -> None:
@@ -118,9 +112,9 @@ def register(app: typer.Typer) -> None:
         from ..install.signals import Interrupted, interrupt_on_signals
 
         if cuda_home and prefix:
-            _fail("--cuda-home and --prefix exclude each other; pass one of them", 2, as_json, "install")
+            error_exit("--cuda-home and --prefix exclude each other; pass one of them", 2)
         if source and version:
-            _fail("give either SOURCE or --version/--cuda, not both", 2, as_json, "install")
+            error_exit("give either SOURCE or --version/--cuda, not both", 2)
         req = Request(source=source, version=version, cuda=cuda, manifest_url=manifest_url, cuda_home=cuda_home,
                       prefix=prefix, sha256=sha256, force=force, dry_run=dry_run, smoke=not no_smoke,
                       allow_http=allow_http, lock_wait=lock_wait, env=dict(os.environ), check=not no_check)
@@ -130,17 +124,16 @@ def register(app: typer.Typer) -> None:
                 report = run_install(req, progress=progress)
         except Interrupted as signalled:
             stop()
-            _interrupted(signalled, "install", as_json)
+            _interrupted(signalled, "install")
             return
         except Refusal as refusal:
             stop()
-            _fail(str(refusal), refusal.code, as_json, "install")
+            error_exit(str(refusal), refusal.code)
             return
         except OSError as exc:  # the engine reports its own OS errors as refusals; this is the last resort
             stop()
-            _fail("install failed: %s; it is not known how far it got; fix: run `cudnn-doctor rollback` for this "
-                  "target, which undoes an unfinished install (or the last one)" % exc, EXIT_PROBLEMS, as_json,
-                  "install")
+            error_exit("install failed: %s; it is not known how far it got; fix: run `cudnn-doctor rollback` for "
+                       "this target, which undoes an unfinished install (or the last one)" % exc, EXIT_PROBLEMS)
             return
         stop()
         code = report.refusal_code or EXIT_OK
@@ -174,20 +167,20 @@ def register(app: typer.Typer) -> None:
         from ..install.signals import Interrupted, interrupt_on_signals
 
         if cuda_home and prefix:
-            _fail("--cuda-home and --prefix exclude each other; pass one of them", 2, as_json, "rollback")
+            error_exit("--cuda-home and --prefix exclude each other; pass one of them", 2)
         try:
             with interrupt_on_signals():
                 report = run_rollback(cuda_home, prefix, dict(os.environ), lock_wait, force=force, prune_keep=prune)
         except Interrupted as signalled:
-            _interrupted(signalled, "rollback", as_json)
+            _interrupted(signalled, "rollback")
             return
         except Refusal as refusal:
-            _fail(str(refusal), refusal.code, as_json, "rollback")
+            error_exit(str(refusal), refusal.code)
             return
         except OSError as exc:
-            _fail("rollback failed: %s; it stopped part-way; fix: fix the cause and run the same rollback again, "
-                  "which resumes where this one stopped (each step can be repeated safely)" % exc,
-                  EXIT_PROBLEMS, as_json, "rollback")
+            error_exit("rollback failed: %s; it stopped part-way; fix: fix the cause and run the same rollback "
+                       "again, which resumes where this one stopped (each step can be repeated safely)" % exc,
+                       EXIT_PROBLEMS)
             return
         if as_json:
             typer.echo(dumps(envelope("rollback", EXIT_OK, **report)))
