@@ -13,11 +13,18 @@ import marshal
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 FORMAT = "1"
 CACHE_WAIT = 0.5  # seconds the cache may take to answer before the files are parsed instead
+# Each new identity (an upgraded wheel, a new driver, another Python) leaves a new file and nothing ever asks for the
+# old one again: a store keeps each tag's most recently used files and removes the rest, and leftovers of writers
+# that died. A hit marks its file as used (at most once a day, so a warm run does not write).
+KEEP_PER_TAG = 256
+STALE_SECONDS = 30 * 86400
+TOUCH_AFTER = 86400
 
 
 def cache_dir() -> Optional[Path]:
@@ -92,6 +99,7 @@ def _cached(folder: Path, tag: str, identify: Callable[[], Tuple], valid: Callab
         with open(target, "rb") as fh:
             stored_key, value = marshal.loads(fh.read())
         if stored_key == key and valid(value):
+            _mark_used(target)
             return True, value, key, target
     except (OSError, ValueError, EOFError, TypeError):
         pass
@@ -108,4 +116,42 @@ def _store(target: Path, key: Tuple, data: Any) -> None:
             fh.write(blob)
         os.replace(tmp, target)  # readers see the old file or the whole new one
     except (OSError, ValueError):
+        return
+    prune(target.parent, target.name.rsplit("-", 1)[0])
+
+
+def _mark_used(target: Path) -> None:
+    try:
+        if os.stat(target).st_mtime < time.time() - TOUCH_AFTER:
+            os.utime(target)
+    except OSError:
         pass
+
+
+def prune(folder: Path, tag: str, keep: int = KEEP_PER_TAG, stale: float = STALE_SECONDS) -> List[str]:
+    """Remove ``tag``'s cache files beyond the ``keep`` most recently used, those unused for ``stale`` seconds,
+    and temporary files a killed writer left a day ago or more; returns the names removed."""
+    now = time.time()
+    entries = []
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                if not entry.name.startswith(tag + "-") or not entry.is_file(follow_symlinks=False):
+                    continue
+                rest = entry.name[len(tag) + 1:]
+                if "-" in rest.split(".marshal", 1)[0]:  # another tag that starts with this one ("compat-x-...")
+                    continue
+                entries.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
+    except OSError:
+        return []
+    done = [name for mtime, name in entries if ".marshal.tmp-" in name and mtime < now - 86400]
+    kept = sorted(((m, n) for m, n in entries if n.endswith(".marshal")), reverse=True)
+    done += [name for i, (mtime, name) in enumerate(kept) if i >= keep or mtime < now - stale]
+    removed = []
+    for name in done:
+        try:
+            os.unlink(folder / name)
+            removed.append(name)
+        except OSError:
+            pass
+    return removed

@@ -11,6 +11,7 @@ import sys
 BUILD_ID = "@BUILD_ID@"  # a digest of everything in the zip, so a new build never runs an old unpacked copy
 MIN_PYTHON = "@MIN_PYTHON@"  # the oldest Python every packed dependency accepts
 DONE = ".unpacked"
+RETIRE_AFTER = 14 * 86400  # an unpacked build no run has used for this long is removed when another is unpacked
 
 
 def _candidates():
@@ -56,6 +57,47 @@ def _unpack(archive, base):
             raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    _retire_old_builds(base)
+
+
+def _retire_old_builds(base):
+    """Each upgrade unpacks a new build beside the old ones (a few MB each): remove the builds no run has started
+    for RETIRE_AFTER, and staging folders of unpacks killed a day ago or more. A build in use is marked at each
+    start (``_mark_used``), so a long-lived old version keeps its folder."""
+    import shutil
+    import time
+
+    now = time.time()
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            if name == BUILD_ID or os.path.islink(path) or not os.path.isdir(path):
+                continue
+            if name.startswith(".unpacking-"):
+                stale = os.lstat(path).st_mtime < now - 86400
+            else:
+                marker = os.path.join(path, DONE)
+                stale = os.path.isfile(marker) and os.stat(marker).st_mtime < now - RETIRE_AFTER
+            if stale:
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _mark_used(folder):
+    """Touch the build's marker at most once a day: retiring goes by it, and a warm start stays write-free."""
+    import time
+
+    marker = os.path.join(folder, DONE)
+    try:
+        if os.stat(marker).st_mtime < time.time() - 86400:
+            os.utime(marker)
+    except OSError:
+        pass
 
 
 def _home():
@@ -63,6 +105,7 @@ def _home():
     for base, private in _candidates():
         folder = os.path.join(base, BUILD_ID)
         if os.path.isfile(os.path.join(folder, DONE)):
+            _mark_used(folder)
             return folder
         if _usable(base, private):
             _unpack(archive, base)

@@ -134,6 +134,31 @@ def test_first_runs_at_once_share_one_unpacked_copy(pyz, tmp_path):
     assert [p.name for p in (tmp_path / "unpacked").iterdir()] == [_build_id(pyz)]  # no staging folder left
 
 
+def test_unpacking_a_new_build_retires_builds_unused_for_two_weeks(pyz, tmp_path):
+    base = tmp_path / "unpacked"
+    weeks_ago = __import__("time").time() - 15 * 86400
+    old, recent, killed = base / "0000000000000000", base / "1111111111111111", base / ".unpacking-dead"
+    for folder in (old, recent, killed):
+        folder.mkdir(parents=True)
+        (folder / ".unpacked").touch()
+    os.utime(old / ".unpacked", (weeks_ago, weeks_ago))
+    os.utime(killed, (weeks_ago, weeks_ago))
+    proc = _run([SYSTEM_PYTHON, "-I", str(pyz), "--version"], {"CUDNN_DOCTOR_ZIPAPP_DIR": str(base)})
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in base.iterdir()) == sorted([_build_id(pyz), recent.name])
+
+
+def test_a_start_marks_its_build_as_used(pyz, tmp_path):
+    base = tmp_path / "unpacked"
+    env = {"CUDNN_DOCTOR_ZIPAPP_DIR": str(base)}
+    assert _run([SYSTEM_PYTHON, "-I", str(pyz), "--version"], env).returncode == 0
+    marker = base / _build_id(pyz) / ".unpacked"
+    weeks_ago = __import__("time").time() - 15 * 86400
+    os.utime(marker, (weeks_ago, weeks_ago))
+    assert _run([SYSTEM_PYTHON, "-I", str(pyz), "--version"], env).returncode == 0
+    assert marker.stat().st_mtime > weeks_ago + 86400
+
+
 def test_unwritable_home_falls_back_to_a_private_temp_folder(pyz, tmp_path):
     if os.geteuid() == 0:
         home = Path("/proc/self")  # even root cannot create folders there

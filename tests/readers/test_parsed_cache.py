@@ -107,3 +107,55 @@ def test_a_cache_that_does_not_answer_is_passed_over(tmp_path, cache, monkeypatc
     finally:
         release.set()
     assert time.monotonic() - start < 2 and len(parses) == 1
+
+
+def _aged(path, days: float) -> None:
+    import time
+
+    then = time.time() - days * 86400
+    os.utime(path, (then, then))
+
+
+def test_a_store_removes_files_unused_for_a_month_and_dead_writers_leftovers(tmp_path, cache):
+    load, parses, folder = cache
+    (tmp_path / "a.json").write_text('{"v": 1}')
+    load({"a": tmp_path / "a.json"})
+    [current] = folder.glob("test-*.marshal")
+    old = folder / "test-0123456789abcdef0123.marshal"
+    old.write_bytes(b"x")
+    _aged(old, 31)
+    dead_writer = folder / ("%s.tmp-node-1" % current.name)
+    dead_writer.write_bytes(b"x")
+    _aged(dead_writer, 2)
+    other_tag = folder / "test-other-0123456789abcdef0123.marshal"  # tag "test-other", not "test"
+    other_tag.write_bytes(b"x")
+    _aged(other_tag, 400)
+    (tmp_path / "a.json").write_text('{"v": 22}')  # a new identity: a miss, so a store, so a prune
+    assert load({"a": tmp_path / "a.json"}) == {"a": {"v": 22}}
+    assert not old.exists() and not dead_writer.exists()
+    assert current.exists() and other_tag.exists()
+    assert len(list(folder.glob("test-*.marshal"))) == 3  # the two identities of a.json, and the other tag
+
+
+def test_prune_keeps_the_most_recently_used(tmp_path):
+    from cudnn_doctor.parsed_cache import prune
+
+    for i in range(6):
+        f = tmp_path / ("fatbin-%020d.marshal" % i)
+        f.write_bytes(b"x")
+        _aged(f, 6 - i)  # file 5 is the newest
+    removed = prune(tmp_path, "fatbin", keep=4)
+    assert sorted(removed) == ["fatbin-%020d.marshal" % i for i in (0, 1)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fatbin-%020d.marshal" % i for i in (2, 3, 4, 5)]
+
+
+def test_a_hit_marks_an_old_file_as_used(tmp_path, cache):
+    load, parses, folder = cache
+    (tmp_path / "a.json").write_text('{"v": 1}')
+    load({"a": tmp_path / "a.json"})
+    [stored] = folder.glob("test-*.marshal")
+    _aged(stored, 20)
+    assert load({"a": tmp_path / "a.json"}) == {"a": {"v": 1}} and len(parses) == 1
+    import time
+
+    assert os.stat(stored).st_mtime > time.time() - 3600
