@@ -133,6 +133,34 @@ class LookupKnowledge(PairKnowledge):
             return "R%s: %s or later" % (branch, floor.version)
         return "R%s: any release" % branch
 
+    def pair_lookup(self, cuda: str, cudnn: str, driver: Optional[str] = None, platform: str = "linux",
+                    gpu: Optional[str] = None, cc: Optional[str] = None) -> Dict[str, Any]:
+        """The pair question as `matrix --cuda --cudnn` answers it: the inputs checked (ValueError says what is
+        wrong with one), the verdict of pair_verdict, the query and the knowledge's date."""
+        if mm(cuda) is None:
+            raise ValueError("--cuda wants a CUDA version such as 12.4, not %r" % cuda)
+        if release3(cudnn) is None:
+            raise ValueError("--cudnn wants a cuDNN version such as 9.1.0, not %r" % cudnn)
+        if driver is not None and not (driver.strip().isdigit() or ver(driver) is not None):
+            raise ValueError("--driver wants a driver version such as 535.104.05 or a branch such as 580, not %r"
+                             % driver)
+        if gpu and cc:
+            raise ValueError("give --gpu or --cc, not both")
+        if cc is not None and mm(cc) is None:
+            raise ValueError("--cc wants a compute capability such as 8.0, not %r" % cc)
+        if gpu:
+            cc = self.cc_for_gpu(gpu)
+            if cc is None:
+                raise ValueError("--gpu %r is not a GPU the knowledge knows; give its compute capability with --cc "
+                                 "(nvidia-smi --query-gpu=compute_cap --format=csv)" % gpu)
+        verdict = self.pair_verdict(cuda, cudnn, driver=driver, platform=platform, cc=cc)
+        query: Dict[str, Any] = {"cuda": verdict.cuda, "cudnn": verdict.cudnn, "platform": platform}
+        for key, value in (("driver", driver), ("gpu", gpu), ("cc", cc)):
+            if value:
+                query[key] = value
+        return dict(verdict.to_dict(), query=query,
+                    knowledge={"date": self.knowledge_date(), "origin": self.knowledge_origin()})
+
     def framework_lookup(self, name: str) -> Dict[str, Any]:
         text, version = name.strip(), None
         if "==" in text:

@@ -8,7 +8,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import facts_factory as ff
-from cudnn_doctor.commands.matrix import pair_answer
 from cudnn_doctor.install.plan import compat_verdict
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Report
@@ -35,7 +34,7 @@ def _machine(cudnn: str, built_for: str, cuda: str, driver: str):
 @given(cudnn=st.sampled_from(RELEASES), cuda=st.sampled_from(MINORS), branch=st.sampled_from(BRANCHES))
 def test_matrix_rules_install_and_explain_agree(cudnn, cuda, branch):
     driver = "%s.999.99" % branch
-    answer = pair_answer(COMPAT, cuda, cudnn, driver, "linux", None, None)
+    answer = COMPAT.pair_lookup(cuda, cudnn, driver, "linux", None, None)
     verdict = COMPAT.pair_verdict(cuda, cudnn, driver=driver)
     assert answer["verdict"] == verdict.verdict  # matrix prints the knowledge's verdict, nothing of its own
     by_check = {}
