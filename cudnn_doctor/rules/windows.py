@@ -10,9 +10,9 @@ from ..model import CudnnCopy, Facts, Finding
 from ..model_windows import WinLoad
 from . import WINDOWS, rule
 from ..remedies import machine_cudnn_fix
-from ..remedies.windows import (add_dll_directory, complete_copy_fix, cuda_runtime_fix, framework_cudnn_fix,
-                                framework_import_fix, mixed_copies_fix, newer_copy_first_fix, python_dll_directory_fix,
-                                search_path_fix, windows_driver_fix, zlibwapi_fix)
+from ..remedies.windows import (complete_copy_fix, cuda_runtime_fix, framework_cudnn_fix, framework_import_fix,
+                                mixed_copies_fix, newer_copy_first_fix, python_dll_directory_fix, search_path_fix,
+                                windows_driver_fix, zlibwapi_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 PLAIN = "a program started from a shell"
@@ -223,11 +223,11 @@ def _unloadable(facts: Facts, compat, win, load: WinLoad, fw, missing: str) -> F
     folder = next((ntpath.dirname(d.path) for d in win.dlls if ntpath.basename(d.path).lower() == missing.lower()),
                   None)
     lib = ntpath.basename(load.request)
-    importer = fw.name if fw else "it"
+    importer = fw.name if fw else None
     if folder:
         title = "%s: %s imports %s, which is only in %s, a folder Python 3.8+ does not search" % (
             load.consumer, lib, missing, folder)
-        fix = framework_import_fix(add_dll_directory(folder, importer))
+        fix = framework_import_fix(folder, importer)
     elif m:
         major = int(m.group(1))
         others = sorted({"cuDNN %s at %s" % (c.version, c.directory) for c in facts.cudnn if c.major != major})
@@ -238,7 +238,7 @@ def _unloadable(facts: Facts, compat, win, load: WinLoad, fw, missing: str) -> F
         fix = framework_cudnn_fix(install, missing, importer, fw.location if fw is not None else None)
     else:
         title = "%s: %s imports %s, which is not installed" % (load.consumer, lib, missing)
-        fix = cuda_runtime_fix(add_dll_directory("<the folder of %s>" % missing, importer))
+        fix = cuda_runtime_fix(missing, importer)
     return finding(
         "CD655", ERROR, title,
         detail="Windows fails the whole load with error 126 ('LoadLibrary failed with error 126 \"\" when trying to "

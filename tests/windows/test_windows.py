@@ -9,6 +9,7 @@ import pytest
 
 import winfakes
 import winkit
+from powershell_lexer import quoted_arguments
 from realdata import WIN_CUDART11, WIN_CUDART12, WIN_CUDNN8, WIN_CUDNN9, win_files
 
 from cudnn_doctor.probes.windows.machine import driver_version_from_file
@@ -173,6 +174,16 @@ def test_scenario_on_real_nvidia_dlls(real, name, tmp_path):
                        if d["path"].lower().endswith("\\" + dll)), (dll, dlls.get(dll))
     for f in doc["findings"]:
         assert "sudo" not in f["fix"] and "ldconfig" not in f["fix"], f  # Windows fixes only
+        remedy = f["remedy"]
+        if remedy["commands"]:  # commands on a Windows drive are PowerShell, each read whole and shown in the line
+            assert remedy["shell"] == "powershell", f
+            for command in remedy["commands"] + [remedy["doctor"]]:
+                quoted_arguments(command)  # fails on what PowerShell would not read
+            assert "; ".join(remedy["commands"]) in remedy["text"], f
+            if any("'Machine')" in c for c in remedy["commands"]):
+                assert remedy["root"], f  # the machine-wide PATH: an administrator shell
+        else:
+            assert remedy["manual"], f  # words only: the manual way, for a person to do
 
 
 @pytest.mark.realdata
