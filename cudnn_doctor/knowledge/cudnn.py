@@ -92,9 +92,24 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
                 source = str(row.get("edition") or source)
                 out.append(self._build(row, status, source))
         for row in self.derived_build_rows():
-            out.append(self._build(row, str(row["status"]), str(row["source"])))
+            for piece in self._split_at_eras(row):
+                out.append(self._build(piece, str(row["status"]), str(row["source"])))
         out.sort(key=lambda b: (release3(b.first), b.cuda_major or 0))
         return [b for b in out if release is None or b.covers(release)]
+
+    def _split_at_eras(self, row: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """A row without a floor of its own, cut where the lowest compute capability changes (min_cc_eras), so
+        each piece takes the floor of its own releases rather than that of the row's first one."""
+        if row.get("min_cc") or row.get("min_cc_range"):
+            return [row]
+        first, last = release3(row["from"]), release3(row["to"])
+        pieces = []
+        for era in self.table("cudnn", "min_cc_eras").get("rows", []):
+            low, high = max(first, release3(era["from"])), min(last, release3(era["to"]))
+            if low <= high:
+                pieces.append(dict(row, **{"from": str(row["from"]) if low == first else str(era["from"]),
+                                           "to": str(row["to"]) if high == last else str(era["to"])}))
+        return pieces or [row]
 
     def _build(self, row: Dict[str, Any], status: str, source: str) -> CudnnBuild:
         cc = None
