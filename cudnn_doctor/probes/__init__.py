@@ -4,9 +4,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..host import Host
+from ..host import Host, NativeTask
 from ..model import Facts, ProbeError
-from ..native.runner import NativeTask
 from .executor import record_native_timeouts
 from .loader import LoaderView
 
