@@ -37,8 +37,6 @@ NOT_YET_MOVED = {
     "rules/loader.py", "rules/shadowing.py", "rules/toolkit.py",
     # Windows
     "rules/windows.py",
-    # knowledge handed in
-    "raw-table-reads", "load_compat:probes", "load_compat:rules",
 }
 
 
