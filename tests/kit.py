@@ -314,3 +314,15 @@ def native_host():
     from cudnn_doctor.host import Host
 
     return Host(NATIVE_ONLY_ROOT)
+
+
+def commands_run_native_here(monkeypatch) -> None:
+    """`smoke` and `bench` invoked in this process run their child through native_host(), as the command would through
+    the live machine's Host."""
+    import functools
+
+    from cudnn_doctor import smoke as smoke_pkg
+    from cudnn_doctor.bench import run as bench_run
+
+    monkeypatch.setattr(smoke_pkg, "run_smoke", functools.partial(smoke_pkg.run_smoke, host=native_host()))
+    monkeypatch.setattr(bench_run, "run_bench", functools.partial(bench_run.run_bench, host=native_host()))

@@ -2,16 +2,14 @@
 pooling, ReLU) runs; the fake cuDNN computes on the CPU, so every check against the reference is real."""
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 
 import pytest
 
 from clirunner import CliRunner
-from kit import FAKELIBS, build_lib, have_gcc, native_host
+from kit import FAKELIBS, build_lib, commands_run_native_here, have_gcc, native_host
 
-from cudnn_doctor.bench import run as bench_run
 from cudnn_doctor.bench.run import BenchPlan, run_bench
 from cudnn_doctor.bench.shapes import parse_shape
 from cudnn_doctor.cli import app
@@ -46,7 +44,7 @@ def plan(**over) -> BenchPlan:
 @pytest.fixture(autouse=True)
 def bench_through_a_test_host(monkeypatch):
     """`bench` in this process runs its child through a test's Host: the live one is refused here (conftest.py)."""
-    monkeypatch.setattr(bench_run, "run_bench", functools.partial(run_bench, host=native_host()))
+    commands_run_native_here(monkeypatch)
 
 
 def bench_cli(*args, cudnn=None, cuda=None):

@@ -1,7 +1,6 @@
 """`cudnn-doctor smoke`: exit codes, one-line errors, the JSON envelope, and which copies --all tests."""
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
@@ -11,9 +10,8 @@ from pathlib import Path
 import pytest
 from clirunner import CliRunner
 
-from kit import FAKELIBS, build_lib, have_gcc, native_host
+from kit import FAKELIBS, build_lib, commands_run_native_here, have_gcc
 
-from cudnn_doctor import smoke as smoke_pkg
 from cudnn_doctor.cli import app
 from cudnn_doctor.commands import libraries as libraries_cmd
 from cudnn_doctor.model import CudnnCopy, Facts, Resolution
@@ -109,8 +107,7 @@ def _facts(cuda: str, loader_choice: str = None, copies=()) -> Facts:
 def _invoke(monkeypatch, facts: Facts, *args: str):
     monkeypatch.setattr(libraries_cmd, "_load_facts", lambda: facts)
     monkeypatch.setattr(libraries_cmd, "_loader_facts", lambda: facts)
-    # The child runs through a test's Host: the live one is refused in this process (conftest.py).
-    monkeypatch.setattr(smoke_pkg, "run_smoke", functools.partial(smoke_pkg.run_smoke, host=native_host()))
+    commands_run_native_here(monkeypatch)  # the live machine's Host is refused in this process (conftest.py)
     result = CliRunner().invoke(app, ["smoke", *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result
