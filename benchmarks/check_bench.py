@@ -76,6 +76,7 @@ def timeout_overhead(runs: int, root: Optional[str]) -> None:
     """The probes in-process, with the deadline's worker threads and with plain calls (the old way)."""
     sys.path.insert(0, REPO)
     from cudnn_doctor.host import Host
+    from cudnn_doctor.knowledge import load_compat
     from cudnn_doctor.probes import collect, executor
 
     def plain(facts, name, fn, deadline):
@@ -91,7 +92,7 @@ def timeout_overhead(runs: int, root: Optional[str]) -> None:
 
         probes_pkg.run_bounded = executor.run_bounded  # collect() imports it by name at call time
         start = time.perf_counter()
-        collect(Host(root or "/"))
+        collect(Host(root or "/"), compat=load_compat())
         times[which].append((time.perf_counter() - start) * 1e3)
     executor.run_bounded = real
     print()

@@ -128,7 +128,7 @@ def run_smoke_on(facts: Facts, root: str = "/") -> dict:
     # The driver library the loader picks (it may live only on LD_LIBRARY_PATH, which the child does not get).
     libcuda = facts.loader.resolved.get("libcuda.so.1")
     driver = str(host.real(libcuda.path)) if libcuda is not None and libcuda.path else None
-    result = run_smoke(str(host.real(res.path)), driver_library=driver).to_dict()
+    result = run_smoke(str(host.real(res.path)), driver_library=driver, host=host).to_dict()
     if host.is_live:
         return result
     prefix = str(host.root)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import bounded_io
+from .native.driver import NativeTask
 from .readers.elf import read_elf
 
 _MAX_LINKS = 40  # like the kernel's ELOOP bound
@@ -359,6 +360,18 @@ class Host:
         from .native.session import NativeSession
 
         return NativeSession(env=self.env, task_timeout=max(1.0, self.native_timeout / 2))
+
+    def run_native(self, groups: List[Sequence[NativeTask]], timeout: Optional[float] = None,
+                   task_timeout: Optional[float] = None, env: Optional[Mapping[str, str]] = None,
+                   script: Optional[str] = None) -> List[List[dict]]:
+        """Each group of native tasks in a child of its own, all within ``timeout`` (native/runner.py), one result
+        per task; with this host's environment unless ``env`` is given. ``script`` is another child program that
+        speaks the same line protocol (smoke's and bench's children)."""
+        from .native.runner import CHILD_SCRIPT, run_native
+
+        return run_native(groups, timeout=self.native_timeout if timeout is None else timeout,
+                          task_timeout=task_timeout, env=self.env if env is None else env,
+                          script=script or CHILD_SCRIPT)
 
     def python_site_dirs(self) -> List[str]:
         """The running interpreter's site folders, when inspecting the live machine."""

@@ -302,3 +302,27 @@ def build_ld_cache(machine: "FakeMachine") -> bool:
         machine.file("/etc/ld.so.conf", "")
     proc = subprocess.run(["ldconfig", "-X", "-r", str(machine.root)], capture_output=True, text=True)
     return proc.returncode == 0
+
+
+# A fake machine with no files: smoke, bench and the installer's load check read nothing through their Host, they only
+# run the native child (on libraries given by absolute path) with its environment.
+NATIVE_ONLY_ROOT = "/nonexistent/cudnn-doctor-native-only"
+
+
+def native_host():
+    """The Host a test hands smoke, bench or the load check: the live one ("/") is refused in unmarked tests."""
+    from cudnn_doctor.host import Host
+
+    return Host(NATIVE_ONLY_ROOT)
+
+
+def commands_run_native_here(monkeypatch) -> None:
+    """`smoke` and `bench` invoked in this process run their child through native_host(), as the command would through
+    the live machine's Host."""
+    import functools
+
+    from cudnn_doctor import smoke as smoke_pkg
+    from cudnn_doctor.bench import run as bench_run
+
+    monkeypatch.setattr(smoke_pkg, "run_smoke", functools.partial(smoke_pkg.run_smoke, host=native_host()))
+    monkeypatch.setattr(bench_run, "run_bench", functools.partial(bench_run.run_bench, host=native_host()))

@@ -17,6 +17,7 @@ import realworld_stacks as stacks
 import realworld_wheels as wheels
 from cudnn_doctor.diagnose import collect_report
 from cudnn_doctor.host import Host
+from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Report, Severity
 from cudnn_doctor.probes import collect
 
@@ -145,7 +146,7 @@ def about(finding, fw_name: str, fw_version: str) -> bool:
 
 def predict(stack: stacks.Stack) -> Tuple[Verdict, Report]:
     """cudnn-doctor's side: its facts about the framework and its error findings."""
-    facts = collect(CaseHost(stack), timeout=600)  # a cold page cache on a busy CI machine: no deadline cut
+    facts = collect(CaseHost(stack), timeout=600, compat=load_compat())  # a cold page cache on a busy CI machine: no deadline cut
     report = collect_report(facts=facts)
     name, version = stack.case.framework
     fws = [f for f in facts.python.frameworks if f.name == name and f.location == str(stack.site)]

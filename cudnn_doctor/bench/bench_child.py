@@ -1,7 +1,7 @@
 """Bench child: times the seed network and convolution layers through cuDNN, plain CUDA (NVRTC) and reports them.
 
 Speaks native/child.py's protocol (a JSON task list on stdin, one result line per task on stdout) so
-native.runner.run_native can cut it off after a crash or hang. Standard library (+ pynvml when present) only;
+Host.run_native (native/runner.py) can cut it off after a crash or hang. Standard library (+ pynvml when present) only;
 its siblings and smoke's bindings are imported by file location. Progress goes to task["progress"] as JSON.
 """
 import os

@@ -10,8 +10,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from ..host import Host
 from ..knowledge import load_compat
-from ..native.runner import run_native
 from . import cpu
 from .shapes import DIRECTIONS, ConvShape, seed_step_flops
 
@@ -67,11 +67,13 @@ def _layer_task(shape: ConvShape) -> Dict[str, Any]:
 def run_bench(library: str, plan: BenchPlan, device: int = 0, driver_library: Optional[str] = None,
               nvrtc_library: Optional[str] = None, timeout: float = 120.0,
               on_progress: Optional[Callable[[Dict[str, Any]], None]] = None,
-              env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
-    """Run the child (and the CPU baseline alongside it). Never raises for a broken GPU stack: the returned
-    dict carries "error" (or "crashed"/"timeout") and the stage it happened in."""
+              env: Optional[Dict[str, str]] = None, host: Optional[Host] = None) -> Dict[str, Any]:
+    """Run the child (and the CPU baseline alongside it) through ``host`` (the live machine's when none is given),
+    with its environment unless ``env`` is given. Never raises for a broken GPU stack: the returned dict carries
+    "error" (or "crashed"/"timeout") and the stage it happened in."""
+    host = host if host is not None else Host()
     realpath = os.path.realpath(library)
-    child_env = dict(os.environ if env is None else env)
+    child_env = dict(host.env if env is None else env)
     with tempfile.TemporaryDirectory(prefix="cudnn-doctor-bench-") as tmp:
         progress = os.path.join(tmp, "progress")
         task = {
@@ -89,8 +91,8 @@ def run_bench(library: str, plan: BenchPlan, device: int = 0, driver_library: Op
         box: Dict[str, Any] = {}
 
         def child() -> None:
-            [[box["raw"]]] = run_native([[task]], timeout=timeout, task_timeout=timeout, env=child_env,
-                                        script=CHILD_SCRIPT)
+            [[box["raw"]]] = host.run_native([[task]], timeout=timeout, task_timeout=timeout, env=child_env,
+                                             script=CHILD_SCRIPT)
         worker = threading.Thread(target=child, daemon=True)
         worker.start()
         # The CPU baseline runs here meanwhile: it competes only for host cores the child barely uses.

@@ -8,15 +8,17 @@ import tempfile
 from typing import Iterable, Optional, Set
 
 from ..host import Host
-from ..native.runner import run_native
 from ..probes.loader import read_conf_dirs
+from .hooks import machine_root
 
 DEFAULT_LOADER_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
 
 
-def load_cudnn(lib: str, search_dir: str, timeout: float = 30.0) -> dict:
-    """cudnnGetVersion/cudnnGetCudartVersion of a library, in a child that may crash safely."""
-    return run_native([[{"op": "cudnn", "lib": lib, "search_dir": search_dir}]], timeout=timeout)[0][0]
+def load_cudnn(lib: str, search_dir: str, timeout: float = 30.0, host: Optional[Host] = None) -> dict:
+    """cudnnGetVersion/cudnnGetCudartVersion of a library, in a child that may crash safely; through ``host``
+    (the machine the install serves when none is given)."""
+    host = host if host is not None else Host(machine_root())
+    return host.run_native([[{"op": "cudnn", "lib": lib, "search_dir": search_dir}]], timeout=timeout)[0][0]
 
 
 def loader_dirs(host: Optional[Host] = None) -> Set[str]:
@@ -64,14 +66,15 @@ def refresh_loader_cache(lib_dir: str, machine_root: str = "/") -> Optional[str]
     return "refreshed the loader cache (ldconfig)"
 
 
-def smoke(library: str, timeout: float = 60.0) -> dict:
-    """The cuDNN smoke test when that module is available; its result as a plain dict."""
+def smoke(library: str, timeout: float = 60.0, host: Optional[Host] = None) -> dict:
+    """The cuDNN smoke test when that module is available, through ``host`` (the machine the install serves when
+    none is given); its result as a plain dict."""
     try:
         from ..smoke import run_smoke  # imported lazily: it is optional for an install
     except ImportError as exc:
         return {"available": False, "ok": None, "summary": "smoke test not available (%s)" % exc}
     try:
-        result = run_smoke(library, timeout=timeout)
+        result = run_smoke(library, timeout=timeout, host=host if host is not None else Host(machine_root()))
     except Exception as exc:  # the smoke test failing to run must not undo a verified install
         return {"available": True, "ok": False, "summary": "smoke test could not run: %s: %s"
                 % (type(exc).__name__, exc)}

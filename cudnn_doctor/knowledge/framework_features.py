@@ -1,7 +1,7 @@
 """Which extras, functions and builds each framework release offers (compat/framework_features.toml)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from packaging.specifiers import SpecifierSet
 
@@ -29,3 +29,25 @@ class FrameworkFeatureKnowledge(Tables):
             if have is not None and SpecifierSet(row["releases"]).contains(have, prereleases=True):
                 return dict(row, source=table.get("source"))
         return None
+
+    def framework_features_source(self, framework: str) -> Optional[str]:
+        """Where compat read a framework's features (its release pages), for the [source] a fix cites."""
+        return self.table("framework_features", framework).get("source")
+
+    def framework_extras(self, framework: str) -> List[str]:
+        """The pip extras a framework's newer releases offer (onnxruntime-gpu: cuda, cudnn)."""
+        return list(self.table("framework_features", framework).get("pip_extras", []))
+
+    def framework_feature_since(self, framework: str, feature: str) -> Optional[str]:
+        """The first release of `framework` that has `feature` (preload_dlls), as compat writes it; None if unknown."""
+        return self.table("framework_features", framework).get("%s_since" % feature)
+
+    def framework_newest_cudnn_major(self, framework: str) -> int:
+        """The cuDNN major the framework's newest default builds use."""
+        return max(r["cudnn_major"] for r in self.table("framework_features", framework)["rows"])
+
+    def cuda_wheel(self, soname: str) -> Optional[Dict[str, Any]]:
+        """The pip ``wheel`` ({major}: the CUDA major) and site-packages ``folder`` of a CUDA library named by its
+        soname, matched by prefix (libcublasLt.so.12: the cuBLAS wheel); None for a library compat does not list."""
+        rows = self.table("framework_features", "cuda_wheels").get("rows", [])
+        return next((r for r in rows if soname.split(".so")[0].startswith(r["soname"])), None)

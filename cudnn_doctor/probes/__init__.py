@@ -4,9 +4,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..host import Host
+from ..host import Host, NativeTask
 from ..model import Facts, ProbeError
-from ..native.runner import NativeTask
 from .executor import record_native_timeouts
 from .loader import LoaderView
 
@@ -19,7 +18,7 @@ class Context:
     def __init__(self, host: Host, facts: Optional[Facts] = None, loader: Optional[LoaderView] = None,
                  compat: Optional[Any] = None) -> None:
         self.host = host
-        self._compat = compat  # the knowledge the caller passes in (diagnose does); read lazily otherwise
+        self._compat = compat  # the knowledge the caller hands in (collect's caller; diagnose loads it)
         self.facts = facts if facts is not None else Facts()
         self.loader = loader if loader is not None else LoaderView(host)
         self.facts.loader = self.loader.facts
@@ -30,11 +29,9 @@ class Context:
 
     @property
     def knowledge(self) -> Any:
-        """The knowledge base probes consult (sonames, layouts): the one passed in, else the process's copy."""
+        """The knowledge base probes consult (sonames, layouts): the one handed in; probes never load it."""
         if self._compat is None:
-            from ..knowledge import load_compat
-
-            self._compat = load_compat()
+            raise RuntimeError("the probes were given no knowledge base: pass compat= to collect()")
         return self._compat
 
     def start_native(self) -> None:
@@ -104,10 +101,12 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
     facts.timings_ms[name] = facts.timings_ms.get(name, 0.0) + round((time.perf_counter() - start) * 1000, 2)
 
 
-def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None,
-            compat: Optional[Any] = None, sonames: Sequence[str] = ()) -> Facts:
+def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None, *,
+            compat: Any, sonames: Sequence[str] = ()) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
     each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py).
+
+    ``compat``: the knowledge base the probes consult (sonames, layouts, release defaults); probes never load it.
 
     ``meanwhile`` (the caller's own work, e.g. importing the rules) runs after the file-system probes while the
     native child may still be busy, so the main thread works instead of waiting; what it raises is ignored.
@@ -117,7 +116,7 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
 
 
 def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]],
-             compat: Optional[Any] = None, sonames: Tuple[str, ...] = ()) -> Facts:
+             compat: Any, sonames: Tuple[str, ...] = ()) -> Facts:
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
     from . import install_state, theano
     from .executor import Deadline, record_not_regular, run_bounded

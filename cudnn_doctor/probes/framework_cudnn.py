@@ -118,9 +118,7 @@ def resolve_sublibraries(ctx, fw: FrameworkFacts) -> Dict[str, Resolution]:
     res = fw.resolved_cudnn
     if res is None or not res.path or res.error or not re.fullmatch(r"libcudnn\.so\.\d+", res.name):
         return {}
-    from ..knowledge import load_compat
-
-    names = load_compat().cudnn_layout(int(res.name.rsplit(".", 1)[1])).get("linux_sublibraries", [])
+    names = ctx.knowledge.cudnn_layout(int(res.name.rsplit(".", 1)[1])).get("linux_sublibraries", [])
     info = ctx.loader.elf(res.path, dynamic=True)
     origin = os.path.dirname(res.path)
     inherited = [] if info.runpath else _loader_chain(ctx, fw)

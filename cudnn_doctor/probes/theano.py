@@ -72,11 +72,8 @@ def probe(ctx) -> None:
     for key in list(rc) + list(flags):
         value, origin = effective(flags, rc, key)
         th.settings[key] = {"value": value, "from": origin}
-    from ..knowledge import load_compat  # the release's own defaults (which folder dnn.* default to)
-
-    compat = load_compat()
-    for inst in th.installs:
-        _paths(ctx, inst, flags, rc, compat.theano_release(inst.version) or {})
+    for inst in th.installs:  # the release's own defaults (which folder dnn.* default to)
+        _paths(ctx, inst, flags, rc, ctx.knowledge.theano_release(inst.version) or {})
     _keras_backend(ctx, th, home)
 
 

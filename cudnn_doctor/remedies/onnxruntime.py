@@ -13,17 +13,16 @@ def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], miss
     """Install the wheels of the `missing` libraries (cuDNN when none is named) for the CUDA this release was built
     for and put their folders on LD_LIBRARY_PATH (works for every release); name the release's own extras and
     preload_dlls() only where it has them, else the newer onnxruntime-gpu that has them."""
-    table = compat.table("framework_features", "onnxruntime_gpu")
+    source = compat.framework_features_source("onnxruntime_gpu")
     build = compat.framework_build("onnxruntime_gpu", version)
     release = version.split("+")[0]
     if build is None:
         return advice("install the CUDA and cuDNN libraries onnxruntime-gpu %s was built for and put their folder on "
-                      "LD_LIBRARY_PATH [%s]" % (release, table.get("source")))
+                      "LD_LIBRARY_PATH [%s]" % (release, source))
     cuda_major = str(build["cuda"]).split(".")[0]
     wheels, folders = [], []
     for soname in [n for n in missing if not n.startswith("libcudnn")]:
-        row = next((r for r in compat.table("framework_features", "cuda_wheels").get("rows", [])
-                    if soname.split(".so")[0].startswith(r["soname"])), None)  # libcublasLt: the cuBLAS wheel
+        row = compat.cuda_wheel(soname)  # libcublasLt: the cuBLAS wheel
         if row is not None and row["wheel"].format(major=cuda_major) not in wheels:
             wheels.append(row["wheel"].format(major=cuda_major))
             folders.append(row["folder"])
@@ -32,18 +31,18 @@ def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], miss
         folders.append("nvidia/cudnn/lib")
     if not wheels:
         return advice("install %s of CUDA %s and put their folder on LD_LIBRARY_PATH [%s]" % (
-            ", ".join(missing), build["cuda"], table.get("source")))
+            ", ".join(missing), build["cuda"], source))
     commands = ["pip install %s" % " ".join('"%s"' % w for w in wheels)]
     if site:
         commands += [prepend_ld_path("%s/%s" % (site.rstrip("/"), f)) for f in reversed(folders)]
     fix = run(*commands)
     if compat.framework_feature("onnxruntime_gpu", "preload_dlls", release):
         other = ('or `pip install "onnxruntime-gpu[%s]==%s"` and call onnxruntime.preload_dlls() before creating '
-                 'the session' % (",".join(table.get("pip_extras", [])), release))
+                 'the session' % (",".join(compat.framework_extras("onnxruntime_gpu")), release))
     else:
-        newer = table.get("preload_dlls_since")
+        newer = compat.framework_feature_since("onnxruntime_gpu", "preload_dlls")
+        newest = compat.framework_newest_cudnn_major("onnxruntime_gpu")
         other = ("onnxruntime-gpu %s has neither the [cuda,cudnn] extras nor onnxruntime.preload_dlls(), which exist "
                  "from %s; or move to one built for cuDNN %s: `pip install \"onnxruntime-gpu[cuda,cudnn]>=%s\"` and "
-                 "call onnxruntime.preload_dlls()" % (release, newer, max(r["cudnn_major"] for r in table["rows"]),
-                                                     newer))
-    return or_else(fix, other + " [%s]" % table.get("source"), "%s   (%s)")
+                 "call onnxruntime.preload_dlls()" % (release, newer, newest, newer))
+    return or_else(fix, other + " [%s]" % source, "%s   (%s)")

@@ -56,15 +56,10 @@ def parse_requirement(expr: str) -> Requirement:
     return Requirement(key, spec, expr.strip())
 
 
-def parse_target(text: str, compat: Optional[Compat] = None) -> Target:
+def parse_target(text: str, compat: Compat) -> Target:
     """'dl4j==1.0.0-beta6' -> Target; a one-line ValueError when the framework or version is unknown.
 
-    Rules pass RuleContext.compat. The default (None) is for the CLI's up-front validation only, which may read
-    the knowledge base; no rule calls this without compat."""
-    if compat is None:
-        from ..knowledge import load_compat
-
-        compat = load_compat()
+    Rules pass RuleContext.compat; the CLI's up-front validation passes the knowledge base it loaded."""
     m = re.fullmatch(r"\s*([A-Za-z][A-Za-z0-9_-]*)\s*(?:==\s*(\S+))?\s*", text or "")
     if not m:
         raise ValueError("expected FRAMEWORK or FRAMEWORK==VERSION (frameworks: torch, tensorflow, jax, dl4j)")

@@ -1,8 +1,8 @@
 """Smoke child: runs one float32 convolution through a cuDNN copy and checks it against the CPU.
 
 Speaks the protocol of native/child.py (a JSON task list on stdin; ``{"task": i, "state": "start"}`` then
-``{"task": i, "result": {...}}`` on stdout), so native.runner.run_native can run it and survive a crash or
-hang. Before each native call it writes the stage name to ``task["progress"]`` so the parent can tell where
+``{"task": i, "result": {...}}`` on stdout), so Host.run_native (native/runner.py) can run it and survive a crash
+or hang. Before each native call it writes the stage name to ``task["progress"]`` so the parent can tell where
 a crash or hang happened. Standard library only; it imports its sibling modules by file location.
 """
 import json

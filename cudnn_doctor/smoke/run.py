@@ -6,21 +6,23 @@ import os
 import tempfile
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from ..native.runner import run_native
+from ..host import Host
 from .result import SmokeResult, interpret
 
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
 
 
 def run_smoke(library: str, device: int = 0, timeout: float = 60.0, env: Optional[Mapping[str, str]] = None,
-              driver_library: Optional[str] = None) -> SmokeResult:
+              driver_library: Optional[str] = None, host: Optional[Host] = None) -> SmokeResult:
     """Run the smoke convolution through ``library`` on CUDA device ``device``.
 
-    ``driver_library`` is the libcuda to use; by default the child loads "libcuda.so.1" by name.
+    ``driver_library`` is the libcuda to use; by default the child loads "libcuda.so.1" by name. The child runs
+    through ``host`` (the live machine's when none is given), with its environment unless ``env`` is given.
     Never raises for a broken library or machine: the result says what went wrong and how to fix it.
     """
+    host = host if host is not None else Host()
     realpath = os.path.realpath(library)
-    child_env = dict(os.environ if env is None else env)
+    child_env = dict(host.env if env is None else env)
     # Belt and braces with CUDNN_FMA_MATH: no TF32 for float32 anywhere in the child.
     child_env["NVIDIA_TF32_OVERRIDE"] = "0"
     with tempfile.TemporaryDirectory(prefix="cudnn-doctor-smoke-") as tmp:
@@ -34,7 +36,7 @@ def run_smoke(library: str, device: int = 0, timeout: float = 60.0, env: Optiona
             "driver_lib": driver_library,
             "progress": progress,
         }
-        [[raw]] = run_native([[task]], timeout=timeout, task_timeout=timeout, env=child_env, script=CHILD_SCRIPT)
+        [[raw]] = host.run_native([[task]], timeout=timeout, task_timeout=timeout, env=child_env, script=CHILD_SCRIPT)
         stage, known = _read(progress)
     if "crashed" in raw or "timeout" in raw:
         raw = dict(known, **raw)  # what the child learnt before it died still counts

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from clirunner import CliRunner
-from kit import FAKELIBS, build_lib, have_gcc
+from kit import FAKELIBS, build_lib, commands_run_native_here, have_gcc, native_host
 
 from cudnn_doctor.bench.run import BenchPlan, run_bench
 from cudnn_doctor.bench.shapes import parse_shape
@@ -41,6 +41,12 @@ def plan(**over) -> BenchPlan:
     return BenchPlan(**base)
 
 
+@pytest.fixture(autouse=True)
+def bench_through_a_test_host(monkeypatch):
+    """`bench` in this process runs its child through a test's Host: the live one is refused here (conftest.py)."""
+    commands_run_native_here(monkeypatch)
+
+
 def bench_cli(*args, cudnn=None, cuda=None):
     argv = ["bench", "--library", cudnn or fake_cudnn(), "--driver-library", cuda or fake_cuda(), "--seed-batch", "1",
             "--no-cpu"] + list(args)
@@ -49,7 +55,7 @@ def bench_cli(*args, cudnn=None, cuda=None):
 
 @pytest.fixture(scope="module")
 def healthy():
-    return run_bench(fake_cudnn(), plan(), driver_library=fake_cuda(), timeout=120)
+    return run_bench(fake_cudnn(), plan(), driver_library=fake_cuda(), timeout=120, host=native_host())
 
 
 def test_seed_network_step_runs_through_cudnn_and_every_op_is_checked(healthy):
@@ -101,7 +107,8 @@ def test_a_fast_wrong_engine_of_the_backend_api_is_caught():
 
 
 def test_a_library_without_the_backend_api_is_benched_through_the_legacy_one():
-    raw = run_bench(fake_cudnn(NO_GRAPH_API=True), plan(seed=False), driver_library=fake_cuda(), timeout=120)
+    raw = run_bench(fake_cudnn(NO_GRAPH_API=True), plan(seed=False), driver_library=fake_cuda(), timeout=120,
+                    host=native_host())
     assert raw["graph_api"] is False
     entry = raw["layers"][0]["fwd"]
     assert entry["check"]["ok"] and not any(c["algo"].startswith("graph") for c in entry["candidates"])
@@ -165,7 +172,7 @@ def test_no_driver_at_all_is_one_line_and_exit_1(monkeypatch):
 
 def test_a_hang_is_cut_off_and_named_by_its_stage():
     raw = run_bench(fake_cudnn(HANG_AT='"find_bwd_filter"'), plan(seed=False), driver_library=fake_cuda(),
-                    timeout=8)
+                    timeout=8, host=native_host())
     assert raw["timeout"] and "bwd_filter" in raw["stage"]
 
 
@@ -185,7 +192,8 @@ def test_workspace_that_does_not_fit_gets_the_dl4j_advice():
 
 def test_types_the_gpu_generation_lacks_are_skipped_with_the_reason():
     cuda = fake_cuda(CC_MAJOR=7, CC_MINOR=5)  # Turing: no TF32 or BF16 tensor cores
-    raw = run_bench(fake_cudnn(), plan(seed=False, dtypes=["tf32", "bf16"]), driver_library=cuda, timeout=60)
+    raw = run_bench(fake_cudnn(), plan(seed=False, dtypes=["tf32", "bf16"]), driver_library=cuda, timeout=60,
+                    host=native_host())
     assert [r["skipped"] for r in raw["layers"]] == ["TF32 needs compute capability 8.0 or newer",
                                                      "BF16 needs compute capability 8.0 or newer"]
 

@@ -14,7 +14,7 @@ import archive_factory as af
 import fleet_factory
 import test_check_on_fake_machines as sm
 from clirunner import CliRunner
-from kit import FakeMachine, have_gcc
+from kit import FakeMachine, commands_run_native_here, have_gcc
 
 from cudnn_doctor.cli import app
 
@@ -75,8 +75,10 @@ def test_a_finding_with_a_string_remedy_or_an_unknown_severity_is_rejected(tmp_p
 
 
 @needs_gcc
-def test_smoke_json_validates():
+def test_smoke_json_validates(monkeypatch):
     from test_smoke_cli import fake_cuda, fake_cudnn
+
+    commands_run_native_here(monkeypatch)
 
     doc = _json("smoke", "--library", fake_cudnn(), "--driver-library", fake_cuda(), "--json")
     assert doc["results"] and errors("smoke-v1.json", doc) == []
@@ -86,8 +88,10 @@ def test_smoke_json_validates():
 
 
 @needs_gcc
-def test_bench_json_validates():
+def test_bench_json_validates(monkeypatch):
     from test_bench_fake import SHAPE, bench_cli
+
+    commands_run_native_here(monkeypatch)
 
     doc = json.loads(bench_cli("--json", "--shape", SHAPE, "--dtype", "fp32").stdout)
     assert doc["findings"] is not None and errors("bench-v1.json", doc) == []

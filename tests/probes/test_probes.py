@@ -266,13 +266,14 @@ def test_garbage_header_and_non_elf_main_library(machine):
 @pytest.mark.parametrize("flavour,expect", [("CRASH_ON_LOAD", "crashed"), ("HANG_ON_LOAD", "did not finish")])
 def test_library_that_crashes_or_hangs_cannot_take_the_doctor_down(machine, flavour, expect):
     from cudnn_doctor.host import Host
+    from cudnn_doctor.knowledge import load_compat
     from cudnn_doctor.probes import collect
 
     machine.ld_conf("x86_64-linux-gnu.conf", [MA])
     machine.cudnn("9.14.0", MA, None, cuda=13000, **{flavour: True})
     machine.cudnn("8.9.7", "/opt/good/lib", "/opt/good/include", cuda=12020)
     host = Host(str(machine.root), env={"PATH": "/bin", "LD_LIBRARY_PATH": "/opt/good/lib"}, native_timeout=3.0)
-    f = collect(host)
+    f = collect(host, compat=load_compat())
     bad = next(c for c in f.cudnn if c.major == 9)
     good = next(c for c in f.cudnn if c.major == 8)
     assert expect in bad.load_error and bad.version == "9.14.0" and bad.version_source == "file name"
@@ -346,10 +347,11 @@ def test_absolute_links_never_escape_the_root(machine):
 @pytest.mark.parametrize("flavour,expect", [("CRASH_IN_INIT", "crashed (SIGSEGV)"), ("HANG_IN_INIT", "did not answer")])
 def test_nvml_that_crashes_or_hangs_is_reported(machine, flavour, expect):
     from cudnn_doctor.host import Host
+    from cudnn_doctor.knowledge import load_compat
     from cudnn_doctor.probes import collect
 
     machine.driver("580.95.05", cuda=13000, nvml_misbehave=flavour)
-    f = collect(Host(str(machine.root), env={"PATH": "/bin"}, native_timeout=3.0))
+    f = collect(Host(str(machine.root), env={"PATH": "/bin"}, native_timeout=3.0), compat=load_compat())
     assert expect in f.driver.nvml_error
     # libcuda still answered in a fresh child after NVML's child died.
     assert f.driver.cuda_version == "13.0" and f.driver.version == "580.95.05"

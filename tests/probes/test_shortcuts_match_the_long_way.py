@@ -89,6 +89,7 @@ def test_realpath_memo_changes_no_fact(machine):
     import json
 
     from cudnn_doctor.host import Host
+    from cudnn_doctor.knowledge import load_compat
     from cudnn_doctor.probes import collect
 
     machine.driver("580.95.05", cuda=13000, gpus=[Gpu()])
@@ -102,7 +103,7 @@ def test_realpath_memo_changes_no_fact(machine):
         host = Host(str(machine.root), env={"PATH": "/bin"})
         if not memo:
             host.snapshot = contextlib.nullcontext  # every realpath resolves afresh
-        out = dataclasses.asdict(collect(host))
+        out = dataclasses.asdict(collect(host, compat=load_compat()))
         out.pop("timings_ms")
         return json.loads(json.dumps(out, default=str))
 
@@ -136,6 +137,7 @@ def test_rules_are_imported_while_the_native_child_works(monkeypatch, machine):
     a failure there is ignored (the caller meets it again)."""
     from cudnn_doctor import probes
     from cudnn_doctor.host import Host
+    from cudnn_doctor.knowledge import load_compat
 
     order = []
     monkeypatch.setattr(probes.Context, "run_native", lambda self: order.append("native"))
@@ -145,7 +147,7 @@ def test_rules_are_imported_while_the_native_child_works(monkeypatch, machine):
         raise RuntimeError("ignored")
 
     machine.ld_conf("x86_64-linux-gnu.conf", [MA])
-    facts = probes.collect(Host(str(machine.root), env={"PATH": "/bin"}), meanwhile=meanwhile)
+    facts = probes.collect(Host(str(machine.root), env={"PATH": "/bin"}), meanwhile=meanwhile, compat=load_compat())
     assert order == ["meanwhile", "native"] and not facts.probe_errors
 
 

@@ -79,6 +79,14 @@ FORBIDDEN = [
      "cudnn_doctor.commands.bench is not allowed to import cudnn_doctor.commands.smoke"),
     ("explain/judge.py", "from ..host import Host", "explain probes nothing itself",
      "cudnn_doctor.explain is not allowed to import cudnn_doctor.host"),
+    ("smoke/run.py", "from ..native.runner import run_native", "only the host seam runs native code",
+     "cudnn_doctor.smoke is not allowed to import cudnn_doctor.native"),
+    ("bench/run.py", "from ..native import runner", "only the host seam runs native code",
+     "cudnn_doctor.bench is not allowed to import cudnn_doctor.native"),
+    ("install/verify.py", "from ..native.runner import run_native", "only the host seam runs native code",
+     "cudnn_doctor.install is not allowed to import cudnn_doctor.native"),
+    ("probes/driver.py", "from ..native.session import NativeSession", "only the host seam runs native code",
+     "cudnn_doctor.probes is not allowed to import cudnn_doctor.native"),
 ]
 
 
@@ -128,3 +136,31 @@ def test_explain_probing_by_itself_breaks_the_contract(tmp_path):
     proc = _lint_imports(tmp_path)
     assert proc.returncode != 0
     assert "explain probes nothing itself" in proc.stdout and "BROKEN" in proc.stdout, proc.stdout
+
+
+# The programs run as the native child, and the folders they put first on sys.path (bench_child.py adds smoke's).
+CHILD_SCRIPTS = {"native/child.py": ["native"], "smoke/child.py": ["smoke"], "bench/bench_child.py": ["bench", "smoke"]}
+
+
+def test_child_scripts_import_nothing_of_the_package():
+    """The child scripts import their siblings by bare name, which the linter does not follow: none of the modules
+    they reach may import the package (relatively or by name), so only the host seam's child driver runs them."""
+    import ast
+
+    package = REPO / "cudnn_doctor"
+    for script, folders in CHILD_SCRIPTS.items():
+        todo, seen = [package / script], set()
+        while todo:
+            path = todo.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("cudnn_doctor")):
+                    pytest.fail("%s imports the package: %s" % (path.relative_to(REPO), ast.unparse(node)))
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module] if isinstance(node, ast.ImportFrom) and node.module != "__future__" else [])
+                for name in names:
+                    assert not name.startswith("cudnn_doctor"), "%s imports %s" % (path.relative_to(REPO), name)
+                    todo += [package / f / (name + ".py") for f in folders if (package / f / (name + ".py")).is_file()]
+        assert len(seen) > 1 or script == "native/child.py", seen  # the walk found the siblings it imports

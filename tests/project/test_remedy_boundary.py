@@ -35,8 +35,6 @@ NOT_YET_MOVED = {
     # group B: driver, GPU, toolkit, loader, environment, containers
     "rules/containers.py", "rules/driver.py", "rules/environment.py", "rules/gpu.py", "rules/image.py",
     "rules/loader.py", "rules/shadowing.py", "rules/toolkit.py",
-    # knowledge handed in
-    "raw-table-reads", "load_compat:probes", "load_compat:rules",
 }
 
 

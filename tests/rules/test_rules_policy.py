@@ -75,7 +75,7 @@ def test_requirement_cannot_tell():
     ("pytorch==2.11.0+cu130", "torch", "2.11.0+cu130"),
 ])
 def test_parse_target(text, framework, version):
-    t = parse_target(text)
+    t = parse_target(text, load_compat())
     assert (t.framework, t.version) == (framework, version)
 
 
@@ -86,7 +86,7 @@ def test_parse_target(text, framework, version):
 ])
 def test_parse_target_rejects(text, message):
     with pytest.raises(ValueError) as exc:
-        parse_target(text)
+        parse_target(text, load_compat())
     assert message in str(exc.value)
 
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from kit import FAKELIBS, build_lib, have_gcc
+from kit import FAKELIBS, build_lib, have_gcc, native_host
 
 from cudnn_doctor.smoke import SmokeResult, run_smoke
 
@@ -28,7 +28,7 @@ def fake_cudnn(**defines) -> str:
 
 def smoke(cudnn: str, cuda: str = None, **kwargs) -> SmokeResult:
     kwargs.setdefault("timeout", 30.0)
-    return run_smoke(cudnn, driver_library=cuda or fake_cuda(), **kwargs)
+    return run_smoke(cudnn, driver_library=cuda or fake_cuda(), host=native_host(), **kwargs)
 
 
 def assert_clean_failure(result: SmokeResult) -> None:
@@ -322,6 +322,6 @@ def test_libcuda_is_loaded_by_name_when_no_path_is_given(tmp_path):
     shutil.copy(fake_cudnn(), tmp_path / "libcudnn.so.9")
     shutil.copy(build_lib("smoke_cuda", soname="libcuda.so.1", source=FAKELIBS / "fake_cuda_mem.c",
                           GPU_NAME='"By Name"'), tmp_path / "libcuda.so.1")
-    result = run_smoke(str(tmp_path / "libcudnn.so.9"), timeout=30.0)
+    result = run_smoke(str(tmp_path / "libcudnn.so.9"), timeout=30.0, host=native_host())
     assert result.ok and result.gpu_name == "By Name"
     assert result.driver_library == str((tmp_path / "libcuda.so.1").resolve())

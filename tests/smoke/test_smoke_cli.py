@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from clirunner import CliRunner
 
-from kit import FAKELIBS, build_lib, have_gcc
+from kit import FAKELIBS, build_lib, commands_run_native_here, have_gcc
 
 from cudnn_doctor.cli import app
 from cudnn_doctor.commands import libraries as libraries_cmd
@@ -107,6 +107,7 @@ def _facts(cuda: str, loader_choice: str = None, copies=()) -> Facts:
 def _invoke(monkeypatch, facts: Facts, *args: str):
     monkeypatch.setattr(libraries_cmd, "_load_facts", lambda: facts)
     monkeypatch.setattr(libraries_cmd, "_loader_facts", lambda: facts)
+    commands_run_native_here(monkeypatch)  # the live machine's Host is refused in this process (conftest.py)
     result = CliRunner().invoke(app, ["smoke", *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result

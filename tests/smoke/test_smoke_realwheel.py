@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import FAKELIBS, build_lib, have_gcc
+from kit import FAKELIBS, build_lib, have_gcc, native_host
 from realdata import CUDNN9, real_wheel
 
 from cudnn_doctor.smoke import run_smoke
@@ -34,7 +34,7 @@ def cudnn9() -> str:
 
 
 def test_real_cudnn_answers_not_initialized_and_is_diagnosed_as_no_driver(cudnn9):
-    result = run_smoke(cudnn9, timeout=60.0)
+    result = run_smoke(cudnn9, timeout=60.0, host=native_host())
     assert not result.ok
     assert result.version == "9.1.0" and result.version_code == 90100 and result.cudart_version == "12.4"
     # What the library itself says: its CUDA runtime found no device.
@@ -48,7 +48,7 @@ def test_real_cudnn_answers_not_initialized_and_is_diagnosed_as_no_driver(cudnn9
 @pytest.mark.skipif(not have_gcc(), reason="gcc builds the fake libcuda")
 def test_real_cudnn_beside_a_driver_that_sees_no_gpu(cudnn9):
     cuda = str(build_lib("smoke_cuda", source=FAKELIBS / "fake_cuda_mem.c", INITRC=100))
-    result = run_smoke(cudnn9, driver_library=cuda, timeout=60.0)
+    result = run_smoke(cudnn9, driver_library=cuda, timeout=60.0, host=native_host())
     assert (result.status, result.failed_call) == ("CUDA_ERROR_NO_DEVICE", "cuInit")
     assert result.cudnn_answer == "CUDNN_STATUS_NOT_INITIALIZED"
     assert "no usable NVIDIA driver/GPU" in result.summary and "CUDA_VISIBLE_DEVICES" in result.fix
