@@ -12,6 +12,7 @@ from ..model import Severity
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
 from . import completion as values
+from .libraries import validate_library
 from .options import seconds
 
 MIB = 1 << 20
@@ -39,37 +40,6 @@ def _plan(quick: bool, shapes: List[str], dtypes: List[str], no_cpu: bool, works
         plan.budget_s, plan.target_ms, plan.seed_target_ms, plan.cpu_budget_s = 4.0, 3.0, 5.0, 1.0
         plan.graph_compile = False  # an engine that compiles its kernel costs about a second: not in seconds
     return plan
-
-
-def _locate(library: Optional[str], nvrtc: Optional[str]):
-    """(cuDNN library, libcuda, libnvrtc): given ones first, else what `check`'s probes found."""
-    from ..bench.run import find_nvrtc
-    from .libraries import discover as _discover, validate_library as _validate_library
-
-    if library:
-        _validate_library(library)
-        facts = None
-    else:
-        from ..diagnose import collect_facts
-
-        facts = collect_facts(root="/", env=None)
-        if not (facts.loader.resolved.get("libcuda.so.1") and facts.loader.resolved["libcuda.so.1"].path) \
-                and not facts.gpus:
-            error_exit("no NVIDIA GPU here (no driver library libcuda.so.1 and no GPU seen by NVML): bench needs one",
-                       EXIT_PROBLEMS)
-        libraries, _, why = _discover(False)
-        if not libraries:
-            error_exit(why, EXIT_PROBLEMS)
-        library = libraries[0]
-    from ..smoke.choose import driver_library
-
-    driver = driver_library(facts) if facts is not None else None
-    if nvrtc is None:
-        toolkits = [t.realpath or t.path for t in facts.toolkits] if facts is not None else []
-        sites = list(facts.python.site_dirs) if facts is not None else []
-        sites += [p for p in sys.path if p.endswith("site-packages")]
-        nvrtc = find_nvrtc(toolkits, sites)
-    return library, driver, nvrtc
 
 
 # --- rendering ---------------------------------------------------------------------------------------------
@@ -119,7 +89,14 @@ def bench(
         error_exit("--driver-library %s: no such file" % driver_lib, EXIT_USAGE)
     if nvrtc and not os.path.exists(nvrtc):
         error_exit("--nvrtc %s: no such file" % nvrtc, EXIT_USAGE)
-    lib, driver, nvrtc_path = _locate(library, nvrtc)
+    if library:
+        validate_library(library)
+    from ..which_cudnn import CannotTest, bench_libraries
+
+    try:
+        lib, driver, nvrtc_path = bench_libraries(library, nvrtc)
+    except CannotTest as stop:
+        error_exit(stop.message, stop.code)
     bar, update = (None, None) if as_json else _progress_display(plan.total_steps())
     if bar is not None:
         bar.start()

@@ -8,7 +8,7 @@ import typer
 
 from ..render.envelope import dumps, envelope
 from ..ui import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, console, error_exit
-from .libraries import discover as _discover, validate_library as _validate_library
+from .libraries import validate_library
 from .options import seconds
 
 def smoke(
@@ -34,11 +34,16 @@ def smoke(
         error_exit("--driver-library %s: no such file" % driver_lib, EXIT_USAGE)
     problem = ""
     if library:
-        _validate_library(library)
+        validate_library(library)
         libraries, driver = [library], driver_lib
     else:
-        libraries, driver, problem = _discover(all_copies, driver_given=bool(driver_lib))
-        driver = driver_lib or driver
+        from ..which_cudnn import CannotTest, find_libraries
+
+        try:
+            choice = find_libraries(all_copies, driver_given=bool(driver_lib))
+        except CannotTest as stop:
+            error_exit(stop.message, stop.code)
+        libraries, driver, problem = choice.libraries, driver_lib or choice.driver, choice.problem
     results = [run_smoke(lib, device=device, timeout=timeout, driver_library=driver) for lib in libraries]
     code = EXIT_OK if results and all(r.ok for r in results) else EXIT_PROBLEMS
     if as_json:

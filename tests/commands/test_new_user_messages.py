@@ -148,7 +148,7 @@ def test_cd108_needs_a_module_list_that_was_read():
 # --- smoke --------------------------------------------------------------------------------------------------------
 
 def test_smoke_without_a_driver_blames_the_driver(monkeypatch):
-    import cudnn_doctor.commands.libraries as smoke_cmd  # where smoke and bench choose the library to test
+    import cudnn_doctor.which_cudnn as smoke_cmd  # where smoke and bench choose the library to test
 
     def no_driver(root="/"):
         facts = Facts()

@@ -7,7 +7,7 @@ MA = "/usr/lib/x86_64-linux-gnu"
 
 
 def test_smoke_finds_the_same_copy_from_the_loader_view_alone(machine):
-    from cudnn_doctor.commands import libraries as libraries_cmd
+    from cudnn_doctor import which_cudnn as libraries_cmd
     from cudnn_doctor.diagnose import collect_facts
     from cudnn_doctor.smoke.choose import choose_libraries, driver_library
 

@@ -13,7 +13,7 @@ from clirunner import CliRunner
 from kit import FAKELIBS, build_lib, commands_run_native_here, have_gcc
 
 from cudnn_doctor.cli import app
-from cudnn_doctor.commands import libraries as libraries_cmd
+from cudnn_doctor import which_cudnn as libraries_cmd
 from cudnn_doctor.model import CudnnCopy, Facts, Resolution
 
 pytestmark = pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build the fake NVIDIA libraries")

@@ -1,0 +1,96 @@
+"""Which cuDNN library `smoke` and `bench` test, with the libcuda (and for bench the libnvrtc) beside it: the copy a
+plain process loads, or every copy, found through `check`'s probes. May import diagnose and smoke; never commands."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from .ui import EXIT_DOCTOR_FAILED, EXIT_PROBLEMS
+
+
+class CannotTest(Exception):
+    """No library can be tested here: the one line to say, and the exit code it ends the command with."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.message, self.code = message, code
+
+
+@dataclass
+class Choice:
+    libraries: List[str]  # the cuDNN libraries to test, in order
+    driver: Optional[str]  # the libcuda the loader picks, where one is found
+    problem: str = ""  # why there is nothing to test, with its fix ("" when libraries were found)
+
+
+def _load_facts():
+    """The `check` probes, imported only when no --library was given (they take a while)."""
+    from .diagnose import collect_facts
+
+    return collect_facts(root="/", env=None)
+
+
+def _loader_facts(root: str = "/"):
+    """Only what the loader resolves for the cuDNN sonames and libcuda.so.1: a fraction of `check`'s probes."""
+    from .diagnose import loader_facts
+    from .smoke.choose import SONAMES
+
+    return loader_facts(SONAMES + ("libcuda.so.1",), root)
+
+
+def find_libraries(all_copies: bool, driver_given: bool = False) -> Choice:
+    """The copy a plain process loads (or, with ``all_copies``, every copy) and the libcuda to use."""
+    from .smoke.choose import choose_libraries, driver_library
+
+    try:
+        # The copy a plain process loads needs only the loader's view; every probe only for --all or to say why.
+        facts = None if all_copies else _loader_facts()
+        libraries = choose_libraries(facts, all_copies=all_copies) if facts is not None else []
+        if not libraries:
+            facts = _load_facts()
+            libraries = choose_libraries(facts, all_copies=all_copies)
+    except ImportError as exc:
+        raise CannotTest("cannot look for cuDNN copies (%s); pass --library PATH" % exc, EXIT_DOCTOR_FAILED)
+    driver = driver_library(facts)
+    if driver is None and not driver_given and "libcuda.so.1" in facts.loader.resolved:
+        # The layer below cuDNN is missing: no convolution can run, whatever cuDNN there is (or is not).
+        return Choice([], None, "no NVIDIA driver was found (libcuda.so.1 is not on the loader's search path), so no "
+                      "GPU can run the test: install the NVIDIA driver, or start the container with `--gpus all`; "
+                      "then run `cudnn-doctor check`%s" % ("" if libraries else ", which also says how to install "
+                                                                                "cuDNN"))
+    problem = ""
+    if not libraries:
+        if facts.cudnn:
+            count = len(facts.cudnn)
+            problem = ("no cuDNN is on the loader's search path, but %d %s found elsewhere: test with "
+                       "`cudnn-doctor smoke --all` or `--library PATH`" % (
+                           count, "copy was" if count == 1 else "copies were"))
+        else:
+            problem = "no cuDNN library was found; install one with `cudnn-doctor install`"
+    return Choice(libraries, driver, problem)
+
+
+def bench_libraries(library: Optional[str], nvrtc: Optional[str]) -> Tuple[str, Optional[str], Optional[str]]:
+    """(cuDNN library, libcuda, libnvrtc) for bench: the given ones first, else what `check`'s probes found."""
+    from .bench.run import find_nvrtc
+    from .smoke.choose import driver_library
+
+    facts = None
+    if not library:
+        facts = _load_facts()
+        if not (facts.loader.resolved.get("libcuda.so.1") and facts.loader.resolved["libcuda.so.1"].path) \
+                and not facts.gpus:
+            raise CannotTest("no NVIDIA GPU here (no driver library libcuda.so.1 and no GPU seen by NVML): bench "
+                             "needs one", EXIT_PROBLEMS)
+        choice = find_libraries(False)
+        if not choice.libraries:
+            raise CannotTest(choice.problem, EXIT_PROBLEMS)
+        library = choice.libraries[0]
+    driver = driver_library(facts) if facts is not None else None
+    if nvrtc is None:
+        toolkits = [t.realpath or t.path for t in facts.toolkits] if facts is not None else []
+        sites = list(facts.python.site_dirs) if facts is not None else []
+        sites += [p for p in sys.path if p.endswith("site-packages")]
+        nvrtc = find_nvrtc(toolkits, sites)
+    return library, driver, nvrtc
