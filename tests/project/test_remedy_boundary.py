@@ -32,8 +32,6 @@ NOT_YET_MOVED = {
     "rules/conda.py", "rules/cudnn_files.py", "rules/cudnn_runtime.py", "rules/fit.py", "rules/framework_loads.py",
     "rules/frameworks.py", "rules/java.py", "rules/leftovers.py", "rules/require.py", "rules/target_dl4j.py",
     "rules/target_python.py", "rules/theano.py", "rules/theano_flags.py",
-    # group B: driver, GPU, toolkit, loader, environment, containers
-    "rules/toolkit.py",
     # Windows
     "rules/windows.py",
     # knowledge handed in
