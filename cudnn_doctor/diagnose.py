@@ -118,12 +118,13 @@ def unknown_skips(patterns: Sequence[str]) -> List[str]:
 def run_smoke_on(facts: Facts, root: str = "/") -> dict:
     """Run the cuDNN smoke test on the copy a plain process would load; paths reported as inside the root."""
     from .queries import loaded_cudnn
+    from .remedies.doctor import no_cudnn_to_smoke_fix
     from .smoke import run_smoke
 
     res = loaded_cudnn(facts)
     if res is None:
         return {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
-                "fix": "Install cuDNN (`cudnn-doctor install ARCHIVE`, or pip install nvidia-cudnn-cuXX)."}
+                "fix": no_cudnn_to_smoke_fix().text}
     host = Host(root)
     # The driver library the loader picks (it may live only on LD_LIBRARY_PATH, which the child does not get).
     libcuda = facts.loader.resolved.get("libcuda.so.1")

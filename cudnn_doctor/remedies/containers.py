@@ -1,20 +1,28 @@
-"""Fixes for an image judged against a node: the node's driver, the image's environment, or another image."""
+"""Fixes for containers: a container or WSL without the GPU or driver it needs, and an image judged against a node
+(the node's driver, the image's environment, or another image)."""
 from __future__ import annotations
 
 from typing import Optional
 
+from ..knowledge import DriverFloor
 from ..model import Fix
-from .shell import advice, say, stated
+from .shell import advice, run, say, stated
 from .software import driver_upgrade_fix
 
 
-def image_on_node_fix(node: Optional[str], floor_text: str, image_cuda: Optional[str],
+def _driver_for(floor: Optional[DriverFloor], image_cuda: Optional[str]) -> str:
+    """The driver the image's CUDA needs: the table's floor, else said by the CUDA it must support."""
+    return floor.text() if floor else "one that supports CUDA %s" % (image_cuda or "?")
+
+
+def image_on_node_fix(node: Optional[str], floor: Optional[DriverFloor], image_cuda: Optional[str],
                       node_cuda: Optional[str]) -> Fix:
     """Upgrade the node's driver (on that node), or run an image built for the CUDA the node's driver has."""
     older = ("or use an image built for CUDA %s or older" % node_cuda) if node_cuda else \
         "or use an image built for an older CUDA"
     where = "on %s: " % node if node else ""
-    return say("%s%s; %s (this one needs CUDA %s)", where, driver_upgrade_fix(floor_text), older, image_cuda or "?")
+    return say("%s%s; %s (this one needs CUDA %s)", where, driver_upgrade_fix(_driver_for(floor, image_cuda)), older,
+               image_cuda or "?")
 
 
 def capabilities_fix(missing: str) -> Fix:
@@ -30,11 +38,32 @@ def visible_devices_fix() -> Fix:
                   "NVIDIA_VISIBLE_DEVICES=void/none from the image")
 
 
-def forward_compat_gpu_fix(node: Optional[str], floor_text: str) -> Fix:
+def forward_compat_gpu_fix(node: Optional[str], floor: Optional[DriverFloor], image_cuda: Optional[str]) -> Fix:
     """Forward compatibility cannot work on this GPU: only a driver new enough for the image's CUDA helps."""
     where = "on %s: " % node if node else ""
     return say("%s%s; or run the image on data-center GPUs, where its cuda-compat libcuda works", where,
-               driver_upgrade_fix(floor_text))
+               driver_upgrade_fix(_driver_for(floor, image_cuda)))
+
+
+def legacy_cuda_version_fix() -> Fix:
+    """A legacy image (no NVIDIA_REQUIRE_CUDA) whose CUDA_VERSION the runtime cannot read."""
+    return advice("Set CUDA_VERSION to the image's CUDA release (e.g. `ENV CUDA_VERSION=12.4.1`) and rebuild")
+
+
+def invalid_requirement_fix(requirement: str) -> Fix:
+    """A NVIDIA_REQUIRE_* value the runtime cannot parse refuses every node: correct it, or switch the check off."""
+    return advice("Correct the image's NVIDIA_REQUIRE_* value (%r), or start it with -e NVIDIA_DISABLE_REQUIRE=true"
+                  % requirement)
+
+
+def product_brand_fix() -> Fix:
+    """The runtime's verdict hangs on the GPU's NVML brand, which a node report does not record."""
+    return advice("Run `nvidia-smi -q | grep 'Product Brand'` on the node to see which it is")
+
+
+def node_report_again_fix() -> Fix:
+    """The node report lacks what the runtime compares: save it again on the node."""
+    return advice("Save the node's report again with `cudnn-doctor check --json -o NODE.json` on the node")
 
 
 def compat_older_fix() -> Fix:
@@ -54,3 +83,23 @@ def container_gpu_fix() -> Fix:
 def wsl_driver_fix() -> Fix:
     return stated("Install or update the NVIDIA driver on Windows (not inside WSL), then run `wsl --shutdown` from "
                   "Windows and reopen the distro; check with `nvidia-smi` inside WSL.")
+
+
+PURGE_LINUX_DRIVER = "sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"
+ANY_WSL_TOOLKIT = "the cuda-toolkit package of the CUDA version nvidia-smi prints (cuda-toolkit-12-4 for 12.4)"
+
+
+def purge_unused_wsl_linux_driver_fix(toolkit_package: Optional[str]) -> Fix:
+    """A Linux driver inside WSL that loses to the WSL share today: purge it, keep only the toolkit, restart WSL."""
+    return run(PURGE_LINUX_DRIVER, text="%s (keep only %s from NVIDIA's wsl-ubuntu repository), then from Windows: "
+               "wsl --shutdown" % (PURGE_LINUX_DRIVER, toolkit_package or ANY_WSL_TOOLKIT),
+               manual="then from Windows: wsl --shutdown")
+
+
+def replace_wsl_linux_driver_fix(toolkit_package: Optional[str]) -> Fix:
+    """A Linux driver inside WSL that hides the Windows one: purge it, install the toolkit alone, restart WSL."""
+    install = ("sudo apt install %s" % toolkit_package) if toolkit_package else "then install %s" % ANY_WSL_TOOLKIT
+    return run(PURGE_LINUX_DRIVER, *([install] if toolkit_package else []),
+               text="%s %s %s (the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; "
+               "then from Windows: wsl --shutdown" % (PURGE_LINUX_DRIVER, "&&" if toolkit_package else ";", install),
+               manual="update the Windows driver; then from Windows: wsl --shutdown")

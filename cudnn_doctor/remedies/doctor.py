@@ -21,6 +21,11 @@ def smoke_failure_fix(known: str = "") -> Fix:
     return stated(known) if known else advice("Run `cudnn-doctor smoke --json` for the failing call and status.")
 
 
+def no_cudnn_to_smoke_fix() -> Fix:
+    """The smoke test found no cuDNN a plain process would load: install one."""
+    return stated("Install cuDNN (`cudnn-doctor install ARCHIVE`, or pip install nvidia-cudnn-cuXX).")
+
+
 def hung_mount_fix(path: str) -> Fix:
     """See whether the file system under a path that blocked answers, then check again (``path`` as typed here)."""
     folder = q(os.path.dirname(path) or "/")

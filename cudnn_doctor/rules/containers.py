@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import List, Optional
 
 from ..model import Facts, Finding
-from ..remedies import run
 from . import LINUX, rule
 from ..queries import driver_cuda, primary_toolkit
-from ..remedies.containers import container_gpu_fix, wsl_driver_fix
+from ..remedies.containers import (container_gpu_fix, purge_unused_wsl_linux_driver_fix, replace_wsl_linux_driver_fix,
+                                   wsl_driver_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _WSL_LIB = "/usr/lib/wsl/"
@@ -27,9 +27,6 @@ def _wsl_toolkit(facts: Facts, ctx) -> Optional[str]:
         if package:
             return package
     return None
-
-
-_ANY_TOOLKIT = "the cuda-toolkit package of the CUDA version nvidia-smi prints (cuda-toolkit-12-4 for 12.4)"
 
 
 def _libcuda(facts: Facts):
@@ -65,9 +62,6 @@ def container(facts: Facts, ctx) -> List[Finding]:
         catalogue=["H1", "H3"])]
 
 
-_PURGE_LINUX_DRIVER = "sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"
-
-
 @rule("CD802", "wsl-linux-driver-installed", "A Linux NVIDIA driver is installed inside WSL", platforms=LINUX)
 def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
     if not facts.host.wsl:
@@ -83,22 +77,15 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
             detail="WSL2 must use the Windows driver in /usr/lib/wsl/lib. The Linux copy loses today only because of "
                    "search order; an LD_LIBRARY_PATH entry or an ldconfig change makes CUDA load it and find no "
                    "device.",
-            remedy=run(_PURGE_LINUX_DRIVER, text="%s (keep only %s from NVIDIA's wsl-ubuntu repository), then from "
-                    "Windows: wsl --shutdown" % (_PURGE_LINUX_DRIVER, _wsl_toolkit(facts, ctx) or _ANY_TOOLKIT),
-                    manual="then from Windows: wsl --shutdown"),
+            remedy=purge_unused_wsl_linux_driver_fix(_wsl_toolkit(facts, ctx)),
             evidence={"libcuda": lib, "native_copies": native}, catalogue=["H4"])]
     if not lib:
         return []
-    package = _wsl_toolkit(facts, ctx)
-    install = ("sudo apt install %s" % package) if package else "then install %s" % _ANY_TOOLKIT
     return [finding(
         "CD802", ERROR, "libcuda.so.1 resolves to %s, not the WSL driver in /usr/lib/wsl/lib" % lib,
         detail="WSL2 uses the Windows driver through /dev/dxg and /usr/lib/wsl/lib; a Linux driver installed in the "
                "distro (often by the `cuda` meta-package or the runfile) shadows it and CUDA finds no device.",
-        remedy=run(_PURGE_LINUX_DRIVER, *([install] if package else []),
-                text="%s %s %s (the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; "
-                "then from Windows: wsl --shutdown" % (_PURGE_LINUX_DRIVER, "&&" if package else ";", install),
-                manual="update the Windows driver; then from Windows: wsl --shutdown"),
+        remedy=replace_wsl_linux_driver_fix(_wsl_toolkit(facts, ctx)),
         evidence={"libcuda": lib}, catalogue=["H4"])]
 
 

@@ -5,10 +5,10 @@ import os
 from typing import List
 
 from ..model import Facts, Finding
-from ..remedies import or_else, run, say
 from . import LINUX, rule
 from ..queries import has_driver
-from ..remedies.driver import known_bad_driver_fix, reinstall_driver_fix, secure_boot_fix
+from ..remedies.driver import (blacklist_nouveau_fix, compute_libraries_fix, driver_reload_fix, gpu_unseen_fix,
+                              install_driver_fix, known_bad_driver_fix, rebuild_kernel_module_fix, secure_boot_fix)
 from .common import ERROR, INFO, compat_of, finding
 
 _NOUVEAU = ("nouveau", "nova_core", "nova_drm", "nova-core")
@@ -31,12 +31,7 @@ def no_driver(facts: Facts, ctx) -> List[Finding]:
         "CD101", ERROR, "No NVIDIA driver or GPU was found on this machine",
         detail="There is no NVIDIA kernel module, no driver library (libcuda.so.1, libnvidia-ml.so.1) and no NVIDIA "
                "GPU on the PCI bus, so nothing can use CUDA or cuDNN here.",
-        remedy=run("sudo ubuntu-drivers install", "sudo reboot", text="If the machine has an NVIDIA GPU, install the "
-                "driver (Ubuntu: `sudo ubuntu-drivers install`; others: the installer from "
-                "https://www.nvidia.com/Download/index.aspx), reboot (`sudo reboot`) and check with `nvidia-smi`. If "
-                "it has no NVIDIA GPU, CUDA and cuDNN cannot run here: use a GPU machine.",
-                manual="others than Ubuntu: the installer from https://www.nvidia.com/Download/index.aspx, then "
-                       "reboot; no NVIDIA GPU: use a GPU machine"),
+        remedy=install_driver_fix(),
         evidence={"kernel_module": None, "libcuda": None, "libnvidia-ml": None, "gpus": 0,
                   "kernel": facts.host.kernel_release},
     )]
@@ -74,10 +69,7 @@ def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
         detail="Without the kernel module nvidia-smi 'couldn't communicate with the NVIDIA driver' and CUDA finds no "
                "device. The usual cause is a kernel update for which the module was never built (DKMS missing, "
                "kernel headers missing, or the build failed); Secure Boot refusing an unsigned module is the other.",
-        remedy=or_else(run("sudo apt install linux-headers-%s dkms" % kernel, "sudo dkms autoinstall", "sudo reboot"),
-                    "reinstall the driver package for this kernel; keep `dkms` installed so future kernels rebuild "
-                    "the module; with Secure Boot on, enroll DKMS's module key with `sudo mokutil --import "
-                    "/var/lib/dkms/mok.pub`"),
+        remedy=rebuild_kernel_module_fix(kernel),
         evidence=evidence, catalogue=["A1", "A2"],
     )]
 
@@ -90,22 +82,15 @@ def nouveau(facts: Facts, ctx) -> List[Finding]:
     if not loaded and not bound:
         return []
     nova = any("nova" in m for m in loaded) or any("nova" in (p.get("driver") or "") for p in bound)
-    lines = "blacklist nouveau\\noptions nouveau modeset=0\\n" + ("blacklist nova_core\\nblacklist nova_drm\\n" if nova else "")
     return [finding(
         "CD103", ERROR, "The open-source %s driver owns the NVIDIA GPU, so the NVIDIA driver cannot" % (
             "nova_core" if nova else "nouveau"),
         detail="The in-kernel driver bound the GPU first; the nvidia module then fails to load ('No NVIDIA devices "
                "probed') and CUDA sees nothing.",
-        remedy=run("printf '%s' | sudo tee %s" % (lines, _BLACKLIST), "sudo update-initramfs -u", "sudo reboot",
-                text="printf '%s' | sudo tee %s && sudo update-initramfs -u (Fedora/RHEL: sudo dracut -f) && sudo "
-                     "reboot" % (lines, _BLACKLIST), manual="Fedora/RHEL: sudo dracut -f instead of update-initramfs",
-                writes=[_BLACKLIST]),
+        remedy=blacklist_nouveau_fix(nova),
         evidence={"loaded_modules": loaded, "pci_devices": bound or d.nvidia_pci_devices},
         catalogue=["A3"],
     )]
-
-
-_BLACKLIST = "/etc/modprobe.d/blacklist-nouveau.conf"
 
 
 @rule("CD104", "driver-library-mismatch", "Driver libraries and kernel module differ", platforms=LINUX)
@@ -126,9 +111,7 @@ def mismatch(facts: Facts, ctx) -> List[Finding]:
             kernel or "?", user),
         detail="The driver's libraries were upgraded (often by unattended-upgrades) while the old kernel module is "
                "still loaded; NVML fails with 'Driver/library version mismatch' and CUDA cannot initialise.",
-        remedy=say("%s; to stop it recurring: sudo apt-mark hold 'nvidia-*' 'libnvidia-*'", or_else(
-            run("sudo reboot"), "with no GPU process running: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia "
-            "&& sudo modprobe nvidia", "%s   (or, %s)")),
+        remedy=driver_reload_fix(),
         evidence={"kernel_module": kernel, "nvml_error": d.nvml_error,
                   "libraries": {name: {"path": path, "version": v} for name, path, v in pairs}},
         catalogue=["A4", "I3"],
@@ -155,7 +138,7 @@ def version_unknown(facts: Facts, ctx) -> List[Finding]:
         out.append(finding(
             "CD105", INFO, "Driver %s is in a known-bad range: %s" % (d.version, bad["problem"]),
             detail="Source: %s [%s]." % (bad["source"], bad["status"]),
-            remedy=known_bad_driver_fix(bad.get("fixed_in", "a newer release")),
+            remedy=known_bad_driver_fix(bad.get("fixed_in")),
             evidence={"driver": d.version, "range": bad["version"]}))
     if d.libcuda_path and os.path.basename(d.libcuda_path) and d.libcuda_error and not out:
         out.append(finding("CD105", INFO, "libcuda could not be queried: %s" % d.libcuda_error,
@@ -178,24 +161,15 @@ def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
     if d.libcuda_path or (res is not None and res.path):
         return []
     module = d.kernel_module_version or d.version
-    branch = (module or "").split(".")[0]
-    if branch.isdigit():
-        install = "sudo apt install libnvidia-compute-%s" % branch
-        fix = run(install, "sudo ldconfig", "nvidia-smi", text="%s   (Ubuntu/Debian: the user-space libraries of "
-                  "driver branch %s, matching the loaded kernel module %s; other distributions: reinstall the driver "
-                  "%s with its package or NVIDIA's installer), then `sudo ldconfig` and check with `nvidia-smi`" % (
-                      install, branch, module, module),
-                  manual="other distributions: reinstall the driver %s with its package or NVIDIA's installer" % module)
-    else:
-        fix = reinstall_driver_fix()
     return [finding(
         "CD106", ERROR, "The NVIDIA kernel module %s is loaded but libcuda.so.1 is not installed" % (module or ""),
         detail="libcuda.so.1 is the driver's user-space half that every CUDA program (and cuDNN) loads; without it "
                "they fail with 'libcuda.so.1: cannot open shared object file' or 'CUDA driver version is "
                "insufficient' / 'no CUDA-capable device is detected'. A partial driver install or an autoremoved "
                "libnvidia-compute package leaves this state.",
-        remedy=fix, evidence={"kernel_module": d.kernel_module_version, "libcuda.so.1": None,
-                           "libnvidia-ml": d.libnvml_path}, catalogue=["A1"])]
+        remedy=compute_libraries_fix(module), evidence={"kernel_module": d.kernel_module_version,
+                                                         "libcuda.so.1": None, "libnvidia-ml": d.libnvml_path},
+        catalogue=["A1"])]
 
 
 @rule("CD107", "driver-sees-no-gpu", "The driver is installed but NVML reports no usable GPU")
@@ -212,9 +186,6 @@ def no_gpu_seen(facts: Facts, ctx) -> List[Finding]:
         detail="CUDA will report 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE). Usual causes: the GPU "
                "fell off the bus ('GPU has fallen off the bus' / Xid 79 in dmesg), is disabled in the firmware or "
                "by a power/thermal fault, is bound to vfio-pci for a VM, or needs a reboot after a driver install.",
-        remedy=run("nvidia-smi", "sudo dmesg | grep -iE 'nvrm|xid'", text="Run `nvidia-smi` to confirm, then look for "
-                "NVRM/Xid errors with `sudo dmesg | grep -iE 'nvrm|xid'`; enable the GPU in the firmware (or reseat "
-                "it / check its power cables), then `sudo reboot`",
-                manual="enable the GPU in the firmware (or reseat it / check its power cables), then `sudo reboot`"),
+        remedy=gpu_unseen_fix(),
         evidence={"driver": d.version, "kernel_module": d.kernel_module_version, "gpus": 0,
                   "nvml_error": d.nvml_error, "pci_devices": d.nvidia_pci_devices}, catalogue=["A1"])]

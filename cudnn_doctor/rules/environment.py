@@ -1,14 +1,12 @@
 """CD510, CD609, CD610: the smoke test's verdict, and loader traps in the environment itself."""
 from __future__ import annotations
 
-import os
 from typing import List
 
 from ..model import Facts, Finding
-from ..remedies import advice, or_else, run, say
 from ..remedies.doctor import smoke_failure_fix
+from ..remedies.loader import absolute_ld_library_path_fix, broken_library_fix
 from . import LINUX, rule
-from ..remedies import export_path_line
 from .common import ERROR, INFO, WARNING, finding
 
 
@@ -37,12 +35,11 @@ def smoke(facts: Facts, ctx) -> List[Finding]:
 def cwd_in_path(facts: Facts, ctx) -> List[Finding]:
     if not facts.loader.ld_library_path_cwd:
         return []
-    clean = [p for p in facts.loader.ld_library_path if p.startswith("/")]
     return [finding(
         "CD609", WARNING, "LD_LIBRARY_PATH has an empty or relative entry (a stray ':' or '.')",
         detail="The loader reads it as the current folder, so which libcudnn or libcuda a program loads depends on "
                "where it is started: a copy lying in a project folder silently wins over the installed one.",
-        remedy=run(export_path_line(clean)),
+        remedy=absolute_ld_library_path_fix(facts),
         evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["F1", "E2"])]
 
 
@@ -52,18 +49,14 @@ def broken_first(facts: Facts, ctx) -> List[Finding]:
     for name, res in sorted(facts.loader.resolved.items()):
         if not res.error or not res.path:
             continue
-        where = os.path.dirname(res.path)
-        fix = advice("Replace the file: reinstall the package that owns it (`dpkg -S %s` or `rpm -qf %s` names it)"
-                     % (res.path, res.path))
-        if res.via == "LD_LIBRARY_PATH":
-            fix = or_else(fix, say("take %s out of LD_LIBRARY_PATH", where), "%s, or %s")
         out.append(finding(
             "CD610", ERROR, "%s: the loader reaches %s first and fails (%s)" % (name, res.path, res.error),
             detail="glibc passes over libraries built for another architecture, but a truncated or non-ELF file "
                    "ends the search: every program asking for %s fails with '%s: %s', even though %s" % (
                        name, res.path, res.error, "a good copy exists later on the path" if res.shadowed else
                        "the rest of the stack may be fine"),
-            remedy=fix, evidence={"soname": name, "path": res.path, "via": res.via, "error": res.error,
-                               "later_copies": [s["path"] for s in res.shadowed]},
+            remedy=broken_library_fix(res.path, res.via == "LD_LIBRARY_PATH"),
+            evidence={"soname": name, "path": res.path, "via": res.via, "error": res.error,
+                      "later_copies": [s["path"] for s in res.shadowed]},
             catalogue=["D6", "F4"]))
     return out

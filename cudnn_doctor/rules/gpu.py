@@ -5,13 +5,14 @@ from typing import List, Optional
 
 from ..knowledge import Compat
 from ..versions import major_of, mm, release3
-from ..model import Facts, Finding, Fix
-from ..remedies import advice, or_else, run, say, then
+from ..model import Facts, Finding
 from . import archs, rule
 from ..queries import (best_torch_variant, cc_below, driver_cuda, framework_kind, gpu_label, gpus_with_cc, jax_choice,
-                       platform_of,
-    used_copies, visible_gpus)
-from ..remedies import driver_upgrade_fix, toolkit_install_fix, torch_install
+                       platform_of, used_copies, visible_gpus)
+from ..remedies import torch_install
+from ..remedies.gpu import (create_mig_instance_fix, cuda_visible_devices_fix, exclusive_gpu_fix,
+                            jax_build_for_gpu_fix, jax_on_cpu_fix, last_toolkit_for_gpu_fix, newer_toolkit_for_gpu_fix,
+                            torch_source_build_fix)
 from ..remedies.targets import (free_gpu_memory_fix, older_cudnn_for_gpu_fix, older_toolkit_for_gpu_fix,
                                tensorflow_cpu_or_newer_gpu_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -64,8 +65,7 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                     continue
                 better = best_torch_variant(facts, compat, fw.version)
                 fix = (torch_install(better["torch"] if better else fw.version, better["cuda"]) if better else
-                       advice("Build PyTorch from source with TORCH_CUDA_ARCH_LIST=%s, or use a GPU of compute "
-                              "capability %s-%s." % (gpu.compute_capability, row["arch"][0], row["arch"][-1])))
+                       torch_source_build_fix(gpu.compute_capability, row["arch"][0], row["arch"][-1]))
                 out.append(finding(
                     "CD201", ERROR, "torch %s has no kernels for %s" % (fw.version, gpu_label(gpu)),
                     detail="The wheel carries code for compute capabilities %s%s only; every CUDA kernel fails with "
@@ -84,14 +84,9 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                     other, why = jax_choice(facts, compat)
                     if other is not None and other["extra"] != row["extra"] and not any(
                             "compute capability" in w for w in why):
-                        fix = or_else(run('pip install -U "jax[%s]"' % other["extra"]), "JAX's %s wheels support "
-                                      "SM %s+" % (other["extra"], other["min_cc"]), "%s   (%s)")
-                        if why:
-                            fix = then(driver_upgrade_fix("the R%s branch or later" % other["driver_linux"], platform_of(facts)), fix)
+                        fix = jax_build_for_gpu_fix(other, bool(why), platform_of(facts))
                     else:
-                        fix = advice("No JAX CUDA build in compat supports compute capability %s: run JAX on CPU "
-                                     "(pip install -U jax) or on a GPU of compute capability %s or newer" % (
-                                         gpu.compute_capability, row["min_cc"]))
+                        fix = jax_on_cpu_fix(gpu.compute_capability, row["min_cc"])
                     out.append(finding(
                         "CD201", ERROR, "%s needs compute capability %s or newer; %s" % (
                             fw.name, row["min_cc"], gpu_label(gpu)),
@@ -163,9 +158,8 @@ def toolkit_too_new(facts: Facts, ctx) -> List[Finding]:
                 "CD203", ERROR, "CUDA %s at %s no longer supports %s" % (tk.version, tk.path, gpu_label(gpu)),
                 detail="CUDA %s.x compiles for and ships libraries for compute capability %s and newer only "
                        "[%s]." % (tk.version.split(".")[0], floor.low, floor.source),
-                remedy=say("Install CUDA %s (the last release for %s GPUs), e.g. `%s`, and point /usr/local/cuda at "
-                        "it.", last, arch.name, toolkit_install_fix(facts, compat, last)) if last else
-                    older_toolkit_for_gpu_fix(gpu.compute_capability),
+                remedy=last_toolkit_for_gpu_fix(facts, compat, last, arch.name) if last else
+                older_toolkit_for_gpu_fix(gpu.compute_capability),
                 evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability, "min_cc": floor.low},
                 catalogue=["B2"]))
     return out
@@ -187,8 +181,8 @@ def toolkit_too_old(facts: Facts, ctx) -> List[Finding]:
                     detail="nvcc from this toolkit cannot generate code for the GPU and its libraries carry no kernels "
                            "for it; programs built with it fail with 'no kernel image is available' unless they "
                            "ship PTX [%s]." % compat.architectures_source(),
-                    remedy=say("Install CUDA %s or newer (e.g. `%s`).", first,
-                            toolkit_install_fix(facts, compat, _newer_of(first, driver_cuda(facts, compat)))),
+                    remedy=newer_toolkit_for_gpu_fix(facts, compat, first,
+                                                     _newer_of(first, driver_cuda(facts, compat))),
                     evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability},
                     catalogue=["B1"]))
     return out
@@ -205,20 +199,17 @@ def compute_mode(facts: Facts, ctx) -> List[Finding]:
                 "CD205", ERROR if mode == "prohibited" or len(visible_gpus(facts)) == 1 else WARNING,
                 "GPU %d is in %s compute mode%s" % (gpu.index, mode.upper(), " and already in use" if busy else ""),
                 detail="New CUDA contexts fail with 'all CUDA-capable devices are busy or unavailable' (error 46).",
-                remedy=_exclusive_fix(facts, gpu),
+                remedy=exclusive_gpu_fix(gpu.index, _free_gpu(facts, gpu)),
                 evidence={"gpu": gpu.index, "compute_mode": gpu.compute_mode, "processes": gpu.running_processes},
                 catalogue=["B3"]))
     return out
 
 
-def _exclusive_fix(facts: Facts, gpu) -> Fix:
-    """Another visible GPU that is free, else stop the holder, else reset the compute mode (as root)."""
+def _free_gpu(facts: Facts, gpu) -> Optional[int]:
+    """The index of another visible GPU in default compute mode that runs nothing (where the busy one's work can go)."""
     free = [g.index for g in visible_gpus(facts) if g is not gpu and (g.compute_mode or "default").lower() == "default"
             and not g.running_processes]
-    reset = "sudo nvidia-smi -i %d -c DEFAULT" % gpu.index
-    other = ("Use another GPU (export CUDA_VISIBLE_DEVICES=%d), stop" % free[0]) if free else "Stop"
-    return run(reset, text="%s the process holding it (`nvidia-smi` lists it), or, as root: %s" % (other, reset),
-               manual="%s the process holding it (`nvidia-smi` lists it)" % other)
+    return free[0] if free else None
 
 
 @rule("CD206", "mig-misconfigured", "MIG enabled without usable instances")
@@ -233,18 +224,14 @@ def mig(facts: Facts, ctx) -> List[Finding]:
                 "CD206", ERROR, "MIG is enabled on GPU %d but no MIG instances exist" % gpu.index,
                 detail="With MIG on, CUDA can only use MIG instances; with none created it reports "
                        "CUDA_ERROR_NO_DEVICE although nvidia-smi lists the GPU.",
-                # Profile 0 is the whole-GPU instance on every MIG-capable GPU (7g on A100/H100, 4g on A30).
-                remedy=or_else(run("sudo nvidia-smi mig -i %d -cgi 0 -C" % gpu.index, text="Create an instance: `sudo "
-                                "nvidia-smi mig -i %d -cgi 0 -C` (profile 0 spans the whole GPU; `sudo nvidia-smi mig "
-                                "-i %d -lgip` lists the smaller ones)" % (gpu.index, gpu.index)),
-                            "sudo nvidia-smi -i %d -mig 0" % gpu.index, "%s, or turn MIG off: %s"),
+                remedy=create_mig_instance_fix(gpu.index),
                 evidence={"gpu": gpu.index, "name": gpu.name}, catalogue=["B4"]))
         elif cvd is None or not any(t.strip().startswith("MIG-") for t in cvd.split(",")):
             out.append(finding(
                 "CD206", INFO, "GPU %d is split into %d MIG instances; CUDA uses one per process" % (
                     gpu.index, len(gpu.mig_devices)),
                 detail="Select the instance a process gets with its MIG UUID.",
-                remedy=run("export CUDA_VISIBLE_DEVICES=%s" % gpu.mig_devices[0]),
+                remedy=cuda_visible_devices_fix(gpu.mig_devices[0]),
                 evidence={"gpu": gpu.index, "mig_devices": gpu.mig_devices, "CUDA_VISIBLE_DEVICES": cvd},
                 catalogue=["B4"]))
     return out

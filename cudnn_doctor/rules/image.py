@@ -6,9 +6,9 @@ from typing import List, Optional
 from ..model import Facts, Finding, ImageFacts
 from ..queries import driver_cuda, driver_version, primary_toolkit, visible_gpus
 from ..readers.nvidia_require import NodeValues, judge_brands
-from ..remedies import advice
 from ..remedies.containers import (capabilities_fix, compat_older_fix, forward_compat_gpu_fix, image_on_node_fix,
-                                   visible_devices_fix)
+                                   invalid_requirement_fix, legacy_cuda_version_fix, node_report_again_fix,
+                                   product_brand_fix, visible_devices_fix)
 from ..versions import mm, ver
 from . import rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -62,7 +62,7 @@ def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
             "The NVIDIA Container Toolkit cannot read the image's requirement: %s" % img.requirement_error,
             detail="CUDA_VERSION without NVIDIA_REQUIRE_CUDA makes a legacy image, whose CUDA_VERSION must be a "
                    "version; the container is not created on any node.",
-            remedy=advice("Set CUDA_VERSION to the image's CUDA release (e.g. `ENV CUDA_VERSION=12.4.1`) and rebuild"),
+            remedy=legacy_cuda_version_fix(),
             evidence=evidence)]
     if not img.requirements:
         return []
@@ -84,10 +84,8 @@ def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
         evidence["refused_by"] = outcome.requirement
         want = image_cuda(facts)
         floor = compat.min_driver(want) if want else None
-        fix = (advice("Correct the image's NVIDIA_REQUIRE_* value (%r), or start it with -e NVIDIA_DISABLE_REQUIRE=true"
-                      % outcome.requirement) if outcome.invalid else
-               image_on_node_fix(img.node, floor.text() if floor else "one that supports CUDA %s" % (want or "?"),
-                                 want, cuda))
+        fix = (invalid_requirement_fix(outcome.requirement) if outcome.invalid else
+               image_on_node_fix(img.node, floor, want, cuda))
         return [finding(
             "CD811", ERROR, "The runtime refuses the image %s: %s%s" % (
                 _on(img), compat.refusal_prefix(), outcome.message),
@@ -102,12 +100,12 @@ def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
                 _on(img), " or ".join(verdict.refused_brands)),
             detail="The requirement names GPU brands; a node report records the GPU's name but not the NVML brand "
                    "the runtime compares (%s), so both answers are possible." % ", ".join(brands),
-            remedy=advice("Run `nvidia-smi -q | grep 'Product Brand'` on the node to see which it is"),
+            remedy=product_brand_fix(),
             evidence=evidence, catalogue=["H2"])]
     return [finding(
         "CD811", WARNING, "Cannot judge the image's requirement %s: the node report lacks the driver's %s" % (
             _on(img), verdict.unknown),
-        remedy=advice("Save the node's report again with `cudnn-doctor check --json -o NODE.json` on the node"),
+        remedy=node_report_again_fix(),
         evidence=evidence)]
 
 
@@ -130,7 +128,7 @@ def requirements_disabled(facts: Facts, ctx) -> List[Finding]:
                           "driver %s %s runs" % (want, have, driver_version(facts) or "?", _on(img)),
         detail="The container starts, and its first CUDA call fails ('CUDA driver version is insufficient') unless "
                "forward compatibility works there (CD813).",
-        remedy=image_on_node_fix(img.node, floor.text() if floor else "one that supports CUDA %s" % want, want, have),
+        remedy=image_on_node_fix(img.node, floor, want, have),
         evidence=evidence, catalogue=["H2"])]
 
 
@@ -166,14 +164,14 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
                 detail="The image's cuda-compat libcuda %s works only on %s; here CUDA fails with %s [%s]." % (
                     newest["version"], ", ".join(rule_facts.get("supported_gpus", [])),
                     rule_facts.get("error_unsupported_gpu"), rule_facts.get("source")),
-                remedy=forward_compat_gpu_fix(img.node, floor.text() if floor else "one that supports CUDA %s" % want),
+                remedy=forward_compat_gpu_fix(img.node, floor, want),
                 evidence=evidence, catalogue=["C2"]))
         elif works is None:
             out.append(finding(
                 "CD813", WARNING, "CUDA %s needs forward compatibility on %s; cannot tell whether its GPU supports it"
                 % (want, label), detail="It works only on %s [%s]." % (
                     ", ".join(rule_facts.get("supported_gpus", [])), rule_facts.get("source")),
-                remedy=forward_compat_gpu_fix(img.node, floor.text() if floor else "one that supports CUDA %s" % want),
+                remedy=forward_compat_gpu_fix(img.node, floor, want),
                 evidence=evidence, catalogue=["C2"]))
         else:
             out.append(finding(

@@ -7,10 +7,12 @@ from typing import List
 
 from ..model import Facts, Finding
 from ..queries import package_channel
-from ..remedies import nvrtc_install_fix, or_else, run, say, unregister_fix
 from . import LINUX, rule
 from ..queries import is_pip_dir, machine_cuda, visible_gpus
-from ..remedies import cudnn_dir_fix, ld_library_path_without, prepend_ld_path, q
+from ..remedies import cudnn_dir_fix
+from ..remedies.gpu import cuda_visible_devices_fix, unhide_gpus_fix
+from ..remedies.loader import (cudnn_for_other_programs_fix, ld_preload_fix, libcuda_link_fix, missing_nvrtc_fix,
+                               nvrtc_link_fix, off_search_path_fix, rebuild_loader_cache_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _SKIPPED = re.compile(r"^(?P<path>\S+) \((?P<via>[^)]*)\) skipped: (?P<why>\S+)")
@@ -46,7 +48,7 @@ def off_path(facts: Facts, ctx) -> List[Finding]:
                 "CD601", INFO, "%s exists only inside Python/conda environments (%s)" % (name, c.directory),
                 detail="Frameworks find their wheel's cuDNN through their own RUNPATH; programs outside them "
                        "(C/C++ builds, Paddle, ONNX Runtime without torch) do not.",
-                remedy=say("If such a program needs it: %s", run(prepend_ld_path(c.directory))),
+                remedy=cudnn_for_other_programs_fix(c.directory),
                 evidence={"soname": name, "found_in": [x.directory for x in copies]},
                 catalogue=["F1"]))
     return out
@@ -66,15 +68,13 @@ def nvrtc(facts: Facts, ctx) -> List[Finding]:
         if wheel["name"].startswith("nvidia-cuda-nvrtc"):
             dirs.append(wheel["location"].rstrip("/") + "/nvidia/cuda_nvrtc/lib")
     if dirs:
-        fix = or_else(run("cd %s" % q(dirs[0]), 'ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so',
-                          prepend_ld_path(dirs[0])), "put a CUDA toolkit lib64, which has libnvrtc.so, on the path")
+        fix = nvrtc_link_fix(dirs[0])
     else:
         # No NVRTC anywhere: install it first, with the package manager that installed this cuDNN 8.
         compat = compat_of(ctx)
         copy = next(c for c in facts.cudnn if c.major == 8)
-        fix = say("Install NVRTC, which nothing on this machine provides: %s", nvrtc_install_fix(
-            facts, compat, copy.cuda_version or machine_cuda(facts, compat), package_channel(facts, copy),
-            _prefix_of(facts, copy)))
+        fix = missing_nvrtc_fix(facts, compat, copy.cuda_version or machine_cuda(facts, compat),
+                                package_channel(facts, copy), _prefix_of(facts, copy))
     return [finding(
         "CD602", WARNING, "cuDNN 8 is installed but nothing provides the unversioned libnvrtc.so",
         detail="cuDNN 8's convolution library dlopens 'libnvrtc.so' by that exact name; pip wheels ship only "
@@ -98,17 +98,12 @@ def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
     real = facts.loader.resolved.get("libcuda.so.1")
     if not _cudnn8_in_use(facts) or res is None or res.path or real is None or not real.path:
         return []
-    if facts.host.wsl:
-        fix = run(prepend_ld_path("/usr/lib/wsl/lib"))
-    else:
-        fix = or_else(run("mkdir -p ~/.local/lib/cuda-link", "ln -sf %s ~/.local/lib/cuda-link/libcuda.so" % q(real.path),
-                          "export LD_LIBRARY_PATH=~/.local/lib/cuda-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"),
-                      "install the driver's development package, which ships the libcuda.so link")
     return [finding(
         "CD603", WARNING, "cuDNN 8 is installed but only libcuda.so.1, not libcuda.so, is on the search path",
         detail="cuDNN 8 dlopens the unversioned 'libcuda.so'; without it convolutions fail with 'Error: libcuda.so: "
                "cannot open shared object file'.",
-        remedy=fix, evidence={"libcuda.so.1": real.path}, catalogue=["F3"])]
+        remedy=libcuda_link_fix(real.path, facts.host.wsl), evidence={"libcuda.so.1": real.path},
+        catalogue=["F3"])]
 
 
 @rule("CD604", "wrong-elf-class-on-path", "A library of the wrong architecture sits on the search path",
@@ -126,8 +121,7 @@ def wrong_class(facts: Facts, ctx) -> List[Finding]:
                 "CD604", WARNING, "%s on the search path for %s is %s" % (m.group("path"), name, m.group("why")),
                 detail="The loader skips it, but programs that load it by path fail with 'wrong ELF class: "
                        "ELFCLASS32', and it is a sign that a 32-bit or foreign folder is on the path.",
-                remedy=ld_library_path_without(facts, [folder]) if from_ld else
-                    unregister_fix(folder),
+                remedy=off_search_path_fix(facts, folder if from_ld else None, folder),
                 evidence={"soname": name, "candidate": m.group("path"), "via": m.group("via")}, catalogue=["F4"]))
     return out
 
@@ -143,7 +137,7 @@ def visibility(facts: Facts, ctx) -> List[Finding]:
             "CD605", ERROR, "CUDA_VISIBLE_DEVICES=%r hides every GPU" % vis.cuda_visible_devices,
             detail="CUDA reports 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE) although nvidia-smi "
                    "shows %d GPU(s). %s" % (len(facts.gpus), "; ".join(vis.problems)),
-            remedy=or_else(run("unset CUDA_VISIBLE_DEVICES"), "export CUDA_VISIBLE_DEVICES=0"),
+            remedy=unhide_gpus_fix(),
             evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "gpus": len(facts.gpus),
                       "problems": vis.problems}, catalogue=["F5"])]
     if vis.problems:
@@ -152,7 +146,7 @@ def visibility(facts: Facts, ctx) -> List[Finding]:
                 vis.cuda_visible_devices, "; ".join(vis.problems)),
             detail="CUDA stops reading the list at the first bad entry, so fewer GPUs are visible than intended.",
             # Keep the user's order: CUDA numbers devices in the order the variable lists them.
-            remedy=run("export CUDA_VISIBLE_DEVICES=%s" % ",".join(str(i) for i in _visible_order(facts))),
+            remedy=cuda_visible_devices_fix(",".join(str(i) for i in _visible_order(facts))),
             evidence={"CUDA_VISIBLE_DEVICES": vis.cuda_visible_devices, "visible": [g.index for g in visible]},
             catalogue=["F5"])]
     return []
@@ -174,7 +168,7 @@ def preload(facts: Facts, ctx) -> List[Finding]:
     return [finding(
         "CD606", WARNING, "LD_PRELOAD forces %s into every process" % ", ".join(hits),
         detail="A preloaded library wins over every search path, so frameworks get it instead of their own copy.",
-        remedy=run(("export LD_PRELOAD=%s" % q(" ".join(keep))) if keep else "unset LD_PRELOAD"),
+        remedy=ld_preload_fix(keep),
         evidence={"LD_PRELOAD": facts.loader.ld_preload}, catalogue=["E2"])]
 
 
@@ -186,7 +180,7 @@ def cache(facts: Facts, ctx) -> List[Finding]:
         "CD607", WARNING, "The loader cache could not be read: %s" % facts.loader.cache_error,
         detail="Which library a program gets was worked out without the cache, so it may differ from what "
                "ld.so does; a missing or stale cache also hides newly installed libraries.",
-        remedy=run("sudo ldconfig"), evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
+        remedy=rebuild_loader_cache_fix(), evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
 
 
 @rule("CD608", "ld-cache-stale", "ld.so.cache is older than the CUDA/cuDNN libraries in its folders", platforms=LINUX)
@@ -199,4 +193,4 @@ def stale_cache(facts: Facts, ctx) -> List[Finding]:
             len(stale), "y" if len(stale) == 1 else "ies", stale[0]),
         detail="The loader looks names up in /etc/ld.so.cache, not in the folders themselves: a library installed "
                "without re-running ldconfig 'cannot open shared object file' although it is in a listed folder.",
-        remedy=run("sudo ldconfig"), evidence={"not_in_cache": stale[:20]}, catalogue=["F1"])]
+        remedy=rebuild_loader_cache_fix(), evidence={"not_in_cache": stale[:20]}, catalogue=["F1"])]

@@ -9,8 +9,8 @@ from ..model import Facts, Finding
 from . import rule
 from .leftovers import install_command
 from ..queries import copy_for_path, describe_copy, ld_entry_for, plain_resolutions
-from ..remedies import ld_library_path_without
 from ..remedies.leftovers import header_mismatch_fix
+from ..remedies.loader import off_ld_library_path_fix
 from .common import WARNING, compat_of, finding
 
 
@@ -45,7 +45,7 @@ def headers_vs_loaded(facts: Facts, ctx) -> List[Finding]:
                          release3(c.version) == release3(header["version"])), None)
         entry = ld_entry_for(facts, res.path) if res.via == "LD_LIBRARY_PATH" else None
         install = install_command(facts, compat_of(ctx), loaded.version, os.path.dirname(header["path"]))
-        unset = ld_library_path_without(facts, [entry]) if entry else None
+        unset = off_ld_library_path_fix(facts, [entry]) if entry else None
         fix = header_mismatch_fix(unset, matching.directory if matching is not None else None, install,
                                   header["path"], loaded.version)
         out.append(finding(

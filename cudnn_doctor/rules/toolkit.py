@@ -6,13 +6,16 @@ import re
 from typing import Iterator, List, Optional, Tuple
 
 from ..knowledge import Compat, DriverFloor
-from ..versions import mm, ver
-from ..model import Facts, Finding, Fix, ToolkitFacts
-from ..remedies import capitalized, loader_dir_fix, noted, or_else, run, say, unregister_fix
+from ..versions import mm
+from ..model import Facts, Finding, ToolkitFacts
+from ..remedies import loader_dir_fix
+from ..remedies.loader import off_ld_library_path_fix
+from ..remedies.toolkit import (driver_for_framework_fix, driver_for_toolkit_fix, drop_compat_libcuda_fix,
+                                drop_compat_libcuda_on_804_fix, drop_stub_libcuda_fix, exact_driver_for_ptx_fix,
+                                reinstall_toolkit_fix, relink_toolkit_fix, tensorflow_cuda_runtime_fix)
 from . import LINUX, rule
-from ..queries import (best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, ld_entry_for, platform_of,
-    visible_gpus)
-from ..remedies import (arch_driver_limit, driver_upgrade_fix, ld_library_path_without, q, toolkit_install_fix, torch_install)
+from ..queries import (best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, ld_entry_for,
+                       platform_of, visible_gpus)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -46,11 +49,7 @@ def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
                        "runtime version' (error 35). CUDA %s needs a driver %s [%s, %s]." % (
                            tk.version, floor.text() if floor else "?", floor.source if floor else "", floor.status
                            if floor else ""),
-                remedy=noted(or_else(driver_upgrade_fix(floor.text() if floor else "a newer release", platform_of(facts)),
-                            say("use the CUDA %s toolkit this driver supports: %s.", dcuda,
-                                toolkit_install_fix(facts, compat, dcuda)) if dcuda else
-                            "use an older CUDA toolkit that this driver supports.", "%s; or %s"),
-                    arch_driver_limit(facts, compat, floor.branch if floor else None)),
+                remedy=driver_for_toolkit_fix(facts, compat, floor, dcuda),
                 evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version,
                           "path": tk.path, "needs": floor.text() if floor else None},
                 catalogue=["C1"]))
@@ -76,9 +75,7 @@ def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
             detail="Applications work, but PTX this toolkit generates cannot be JIT-compiled by the driver "
                    "('the provided PTX was compiled with an unsupported toolchain', CUDA_ERROR_UNSUPPORTED_PTX_"
                    "VERSION), which breaks JAX/Triton/custom kernels [%s]." % (floor.source if floor else ""),
-            remedy=or_else(driver_upgrade_fix(exact.text(), platform_of(facts)), "compile for the real GPU "
-                                                                                 "architecture (SASS) instead of PTX.",
-                        "%s; or %s"),
+            remedy=exact_driver_for_ptx_fix(exact, platform_of(facts)),
             evidence={"driver": driver_version(facts), "driver_cuda": dcuda, "toolkit": tk.version},
             catalogue=["C4"]))
     return out
@@ -97,20 +94,15 @@ def framework_vs_driver(facts: Facts, ctx) -> List[Finding]:
         ok, how, floor = _judge(facts, compat, fw.cuda_version)
         if ok is not False:
             continue
-        fix = driver_upgrade_fix(floor.text() if floor else "a newer release", platform_of(facts))
-        if framework_kind(fw) == "torch":
-            better = best_torch_variant(facts, compat, fw.version)
-            if better:
-                fix = or_else(fix, say("install the build for CUDA %s: %s", better["cuda"],
-                                       torch_install(fw.version, better["cuda"])), "%s; or %s")
-        fix = noted(fix, arch_driver_limit(facts, compat, floor.branch if floor else None))
+        better = best_torch_variant(facts, compat, fw.version) if framework_kind(fw) == "torch" else None
         out.append(finding(
             "CD302", ERROR, "%s %s is built for CUDA %s; driver %s supports CUDA %s" % (
                 fw.name, fw.version, fw.cuda_version, driver_version(facts) or "?", dcuda or "?"),
             detail="It fails at start-up with 'CUDA driver version is insufficient' / 'The NVIDIA driver on your "
                    "system is too old'. CUDA %s needs a driver %s [%s]." % (
                        fw.cuda_version, floor.text() if floor else "?", floor.source if floor else ""),
-            remedy=fix, evidence={"framework": fw.name, "version": fw.version, "framework_cuda": fw.cuda_version,
+            remedy=driver_for_framework_fix(facts, compat, floor, fw.version, better["cuda"] if better else None),
+            evidence={"framework": fw.name, "version": fw.version, "framework_cuda": fw.cuda_version,
                                "driver": driver_version(facts), "driver_cuda": dcuda},
             catalogue=["C1"]))
     return out
@@ -135,7 +127,6 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
     compat = compat_of(ctx)
     fc = compat.forward_compat()
     entry = ld_entry_for(facts, path)
-    remove = ld_library_path_without(facts, [entry]) if entry else unregister_fix(os.path.dirname(path))
     out: List[Finding] = []
     for gpu in visible_gpus(facts) or [None]:
         verdict = compat.forward_compat_gpu(gpu.name if gpu else None)
@@ -149,8 +140,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
                 detail="CUDA fails with error 804 'forward compatibility was attempted on non supported HW'. Forward "
                        "compatibility works only on %s [%s]." % (", ".join(fc.get("supported_gpus", [])),
                                                                  fc.get("source")),
-                remedy=say("%s; then upgrade the host driver to what the application's CUDA needs, or use an image "
-                        "built for the host driver's CUDA.", remove),
+                remedy=drop_compat_libcuda_fix(facts, entry, os.path.dirname(path)),
                 evidence=evidence, catalogue=["C2"]))
         elif verdict is None:
             out.append(finding(
@@ -158,7 +148,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
                                   "it" % (path, label),
                 detail="Forward compatibility works only on %s; other GPUs fail with error 804 [%s]." % (
                     ", ".join(fc.get("supported_gpus", [])), fc.get("source")),
-                remedy=say("If CUDA reports error 804: %s, and upgrade the host driver instead.", remove),
+                remedy=drop_compat_libcuda_on_804_fix(facts, entry, os.path.dirname(path)),
                 evidence=evidence, catalogue=["C2"]))
         else:
             out.append(finding(
@@ -175,12 +165,11 @@ def stub(facts: Facts, ctx) -> List[Finding]:
         res = facts.loader.resolved.get(name)
         if res and res.path and "/stubs/" in "/%s/" % os.path.dirname(res.path).strip("/") + "/":
             entry = ld_entry_for(facts, res.path)
-            fix = ld_library_path_without(facts, [entry]) if entry else unregister_fix(os.path.dirname(res.path))
             out.append(finding(
                 "CD304", ERROR, "%s resolves to the link-time stub %s" % (name, res.path),
                 detail="The stub from the toolkit's stubs/ folder is for linking only; at run time CUDA fails with "
                        "CUDA_ERROR_STUB_LIBRARY (34) or a misleading 'driver version is insufficient'.",
-                remedy=say("%s   (use -L.../stubs only when linking)", fix),
+                remedy=drop_stub_libcuda_fix(facts, entry, os.path.dirname(res.path)),
                 evidence={"soname": name, "path": res.path, "via": res.via}, catalogue=["C3"]))
             return out
     stubs = [d for d in facts.loader.ld_library_path if os.path.basename(d.rstrip("/")) == "stubs"]
@@ -188,7 +177,7 @@ def stub(facts: Facts, ctx) -> List[Finding]:
         out.append(finding(
             "CD304", WARNING, "LD_LIBRARY_PATH contains the CUDA stubs folder %s" % stubs[0],
             detail="Programs that ask for libcuda.so (cuDNN 8 does) get the link-time stub instead of the driver.",
-            remedy=ld_library_path_without(facts, stubs), evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path},
+            remedy=off_ld_library_path_fix(facts, stubs), evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path},
             catalogue=["C3"]))
     return out
 
@@ -228,22 +217,9 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
             detail="It will log 'Could not load dynamic library libcudart.so...' and 'Cannot dlopen some GPU "
                    "libraries', then run on CPU. Installed toolkits: %s." % (
                        ", ".join("%s (%s)" % (t.version, t.path) for t in facts.toolkits) or "none"),
-            remedy=_tf_runtime_fix(facts, compat, fw),
+            remedy=tensorflow_cuda_runtime_fix(facts, compat, fw),
             evidence={"framework": fw.name, "cuda": fw.cuda_version}, catalogue=["C5", "G3"]))
     return out
-
-
-def _tf_runtime_fix(facts: Facts, compat: Compat, fw) -> Fix:
-    """The [and-cuda] wheels where this TensorFlow has them (Linux, from compat's release), else its tested CUDA."""
-    version = fw.version.split("+")[0]
-    system = say("install the CUDA %s toolkit (%s) and the cuDNN of TensorFlow %s's tested build (`cudnn-doctor "
-                 "matrix --for tensorflow`)", fw.cuda_version, toolkit_install_fix(facts, compat, fw.cuda_version),
-                 version)
-    wheels_from = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
-    if platform_of(facts) == "linux" and wheels_from is not None and ver(version) and ver(version) >= wheels_from:
-        return or_else(run('pip install "tensorflow[and-cuda]==%s"' % version), system,
-                       "%s   (NVIDIA's CUDA wheels), or %s")
-    return capitalized(system)
 
 
 @rule("CD307", "toolkit-link-dangling", "A CUDA toolkit link points nowhere", platforms=LINUX)
@@ -260,10 +236,8 @@ def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
         out.append(finding(
             "CD307", ERROR, "%s points to %s, which does not exist" % (tk.path, tk.realpath or "?"),
             detail="Builds and programs that use this path find no CUDA (the toolkit it pointed to was removed).",
-            remedy=run("sudo ln -sfn %s %s" % (q(target), q(tk.path))) if target else
-                or_else(say("Reinstall the CUDA toolkit (%s)", toolkit_install_fix(
-                    facts, compat, named.group(1) if named else None)), "sudo rm %s" % q(tk.path),
-                        "%s or remove the link: %s"),
+            remedy=relink_toolkit_fix(target, tk.path) if target else
+            reinstall_toolkit_fix(facts, compat, named.group(1) if named else None, tk.path),
             evidence={"path": tk.path, "link_chain": tk.link_chain}, catalogue=["C5"]))
     return out
 

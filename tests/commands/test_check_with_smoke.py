@@ -41,3 +41,14 @@ def test_failing_smoke_is_an_error_with_its_fix_and_exit_1(machine, check_json):
     assert f["severity"] == "error" and f["fix"] and code == 1
     human = CliRunner().invoke(app, ["check", "--smoke", "--root", str(machine.root), "--no-color"])
     assert "[✗] cuDNN smoke test" in human.stdout and human.exit_code == 1
+
+
+def test_smoke_without_a_loadable_cudnn_fails_and_says_to_install_one(machine, check_json):
+    machine.ld_conf("x86_64-linux-gnu.conf", [MA])
+    machine.driver("580.95.05", cuda=13000)
+    code, doc = check_json(machine, "--smoke")
+    [f] = [f for f in doc["findings"] if f["id"] == "CD510"]
+    assert f["severity"] == "error" and code == 1
+    assert f["fix"] == "Install cuDNN (`cudnn-doctor install ARCHIVE`, or pip install nvidia-cudnn-cuXX)."
+    assert doc["smoke"] == {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
+                            "fix": f["fix"]}

@@ -32,14 +32,11 @@ NOT_YET_MOVED = {
     "rules/conda.py", "rules/cudnn_files.py", "rules/cudnn_runtime.py", "rules/fit.py", "rules/framework_loads.py",
     "rules/frameworks.py", "rules/java.py", "rules/leftovers.py", "rules/require.py", "rules/target_dl4j.py",
     "rules/target_python.py", "rules/theano.py", "rules/theano_flags.py",
-    # group B: driver, GPU, toolkit, loader, environment, containers
-    "rules/containers.py", "rules/driver.py", "rules/environment.py", "rules/gpu.py", "rules/image.py",
-    "rules/loader.py", "rules/shadowing.py", "rules/toolkit.py",
 }
 
 
 # Listed above for their imports, but they already hand remedies no words.
-NO_WORDS_ALREADY = {"rules/leftovers.py", "rules/shadowing.py"}
+NO_WORDS_ALREADY = {"rules/leftovers.py"}
 
 
 def _pending(key: str):
