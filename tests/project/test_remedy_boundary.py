@@ -28,8 +28,6 @@ PRIMITIVES = {"run", "say", "advice", "or_else", "then", "noted", "stated", "cap
 # Modules still being moved behind these lines (issue 21); each must leave this list as it is moved: strict xfail
 # fails the run once a listed module already passes, so the list can only shrink.
 NOT_YET_MOVED = {
-    # group A: cuDNN copies, frameworks and targets
-    "rules/theano.py", "rules/theano_flags.py",
     # group B: driver, GPU, toolkit, loader, environment, containers
     "rules/containers.py", "rules/driver.py", "rules/environment.py", "rules/gpu.py", "rules/image.py",
     "rules/loader.py", "rules/shadowing.py", "rules/toolkit.py",
