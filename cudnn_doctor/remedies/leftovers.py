@@ -4,14 +4,29 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional, Sequence
 
-from ..model import Fix
-from .shell import noted, prepend_ld_path, q, stated
+from ..knowledge import Compat
+from ..model import Facts, Fix
+from ..queries import cudnn_build_exists, machine_cuda, primary_toolkit, toolkit_owning
+from ..versions import major_of
+from .shell import noted, prepend_ld_path, q, qs, stated
 
 
-def leftovers_fix(remove: str, version: Optional[str], restore: Optional[str], another_copy: bool,
+def install_command(facts: Facts, compat: Compat, version: str, directory: Optional[str] = None) -> Optional[str]:
+    """`cudnn-doctor install` for this release into the toolkit that owns `directory` (else the main toolkit)."""
+    tk = (toolkit_owning(facts, directory) if directory else None) or primary_toolkit(facts)
+    cuda = (tk.version if tk else None) or machine_cuda(facts, compat)
+    cuda_major = major_of(cuda) if cuda else None
+    if version.count(".") < 2 or cuda_major is None or cudnn_build_exists(compat, version, cuda_major) is False:
+        return None  # NVIDIA made no such build for this CUDA: the install would fail
+    home = " --cuda-home %s" % q(tk.path.rstrip("/")) if tk else ""
+    return "cudnn-doctor install --version %s --cuda %s%s" % (version, cuda_major, home)
+
+
+def leftovers_fix(paths: Sequence[str], version: Optional[str], restore: Optional[str], another_copy: bool,
                   inside_toolkit: bool) -> Fix:
-    """Remove the leftovers or restore their release: restoring first when they sit in the toolkit it goes back
-    into, removing first when another cuDNN is installed (they most likely belong to one it replaced)."""
+    """Remove the leftovers at `paths` or restore their release: restoring first when they sit in the toolkit it
+    goes back into, removing first when another cuDNN is installed (they most likely belong to one it replaced)."""
+    remove = "sudo rm -f %s" % qs(sorted(paths))
     if not restore:
         return stated("Remove the leftovers: %s, then install cuDNN again." % remove)
     if another_copy:

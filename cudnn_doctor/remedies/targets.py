@@ -1,10 +1,13 @@
 """Fixes when a machine does not fit a framework, a --for target or a GPU: another release, build, or machine."""
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
-from ..model import Fix
-from .shell import stated
+from ..knowledge import Compat
+from ..model import Facts, Fix
+from ..queries import platform_of
+from .shell import advice, run, say, stated, then
+from .software import TOOLKIT_ARCHIVE, arch_driver_limit, driver_upgrade_fix, toolkit_install_fix, torch_install
 
 
 def matrix_fix(framework: str) -> Fix:
@@ -66,3 +69,67 @@ def free_gpu_memory_fix() -> Fix:
     return stated("Free the GPU (`nvidia-smi` lists the processes holding it) or pick another one; stop frameworks "
                   "from grabbing all memory: export TF_FORCE_GPU_ALLOW_GROWTH=true (TensorFlow), "
                   "export XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX).")
+
+
+def no_driver_for_gpu_fix(cuda: str, limit: str, driver: Optional[str]) -> Fix:
+    """A build whose CUDA needs a driver newer than the GPU's last driver branch: another build, or another GPU."""
+    matrix = "cudnn-doctor matrix" + (" --driver %s" % driver if driver else "")
+    return advice("This build cannot run on this GPU: no driver for CUDA %s exists for it.%s Use a release built "
+                  "for a CUDA the installed driver runs (`%s`), or a newer GPU." % (cuda, limit, matrix))
+
+
+def cuda_driver_fix(facts: Facts, compat: Compat, cuda: str, floor_text: Optional[str] = None) -> Fix:
+    """The driver upgrade CUDA `cuda` needs (at least `floor_text` where given, else compat's floor)."""
+    floor = compat.min_driver(cuda, platform_of(facts))
+    return driver_upgrade_fix(floor_text or (floor.text() if floor else "one for CUDA %s" % cuda), platform_of(facts))
+
+
+def driver_first_fix(facts: Facts, compat: Compat, cuda: str, fix: Fix, floor_text: Optional[str] = None) -> Fix:
+    """`fix`, after the driver upgrade CUDA `cuda` needs."""
+    return then(cuda_driver_fix(facts, compat, cuda, floor_text), fix)
+
+
+def tensorflow_tested_build_fix(version: str, cuda: str, cudnn: str) -> Fix:
+    """TensorFlow without CUDA wheels: the toolkit and cuDNN of its tested build, then TensorFlow itself."""
+    return say("install CUDA %s and cuDNN %s for CUDA %s (TensorFlow's tested build), then %s", cuda, cudnn, cuda,
+               run("pip install tensorflow==%s" % version))
+
+
+def torch_build_for_gpu_fix(torch: str, cuda: str) -> Fix:
+    """The newest PyTorch build that still runs on this GPU, where the one asked for cannot."""
+    return say("This build cannot run on this GPU; the newest PyTorch build that does (with this driver) is %s for "
+               "CUDA %s: %s", torch, cuda, torch_install(torch, cuda))
+
+
+def jax_build_fix(facts: Facts, compat: Compat, row: Dict[str, Any], driver_too_old: bool) -> Fix:
+    """JAX's CUDA build of a compat row, after the driver branch it needs (or why no such driver exists)."""
+    fix = run('pip install -U "jax[%s]"' % row["extra"])
+    if not driver_too_old:
+        return fix
+    limit = arch_driver_limit(facts, compat, str(row["driver_linux"]).split(".")[0])
+    if limit:
+        return advice("No driver of the R%s branch exists for this GPU.%s JAX's current CUDA builds cannot run here."
+                      % (row["driver_linux"], limit))
+    return then(driver_upgrade_fix("the R%s branch" % row["driver_linux"], platform_of(facts)), fix)
+
+
+def dl4j_pair_fix(facts: Facts, compat: Compat, row: Dict[str, Any], release: str, newest: Optional[str],
+                  driver: Optional[Fix] = None, needs_toolkit: bool = False, needs_cudnn: bool = False) -> Fix:
+    """The steps to one CUDA/cuDNN pair a DL4J release has a backend for: the driver, toolkit and cuDNN it lacks,
+    then the backend artifacts (or the redist artifact that bundles CUDA and cuDNN)."""
+    cuda, cudnn = row["cuda"], row["cudnn"]
+    steps = [driver] if driver is not None else []
+    if needs_toolkit:
+        steps.append(say("install the CUDA %s toolkit (%s; apt: %s)", cuda, TOOLKIT_ARCHIVE,
+                         toolkit_install_fix(facts, compat, cuda)))
+    if needs_cudnn:
+        archive = compat.cudnn_archive_name(newest, cuda, platform_of(facts),
+                                            facts.host.machine or "x86_64") if newest else None
+        steps.append(advice("install cuDNN %s for CUDA %s%s" % (
+            newest or cudnn, cuda, (" (%s, then `sudo cp -P` its files into /usr/local/cuda-%s)" % (archive, cuda))
+            if archive else "")))
+    steps.append(advice("use the %s backend (and deeplearning4j-cuda-%s for cuDNN) at version %s" % (
+        row["backend"], cuda, release)))
+    if row.get("redist"):
+        steps.append(advice("or add %s, which bundles CUDA and cuDNN, instead of installing them" % row["redist"]))
+    return then(*steps, joint="; ")

@@ -6,7 +6,7 @@ from typing import Dict, List, Optional, Sequence
 
 from ..model import Fix, TheanoFacts
 from ..readers.theano_config import parse_flags
-from .shell import or_else, prepend_ld_path, q, run, say
+from .shell import advice, or_else, prepend_ld_path, q, run, say
 
 
 def _flag_value(value: str) -> str:
@@ -101,3 +101,66 @@ def theano_device_fix(theano: TheanoFacts, key: str, device: str) -> Fix:
     """device=gpuN (the old back-end) becomes device=cudaN (the gpuarray back-end, which needs pygpu)."""
     return theano_setting_fix(theano, {key: "cuda" + device[3:]},
                               "   (the gpuarray back-end imports pygpu, libgpuarray's Python module)")
+
+
+def theano_accepted_copy_fix(theano: TheanoFacts, include: Optional[str], library: str, version: str,
+                             theano_version: str, loader_misses: bool) -> Fix:
+    """Point Theano at a cuDNN copy on this machine that its release accepts, else run without cuDNN."""
+    return theano_cudnn_choice(theano, include, library, None, theano_without_cudnn(theano),
+                               "cuDNN %s, which Theano %s accepts" % (version, theano_version), loader_misses)
+
+
+def theano_install_cudnn_fix(theano: TheanoFacts, install: Fix) -> Fix:
+    """Install a cuDNN Theano accepts (`install`), else run without cuDNN."""
+    return theano_cudnn_choice(theano, None, None, install, theano_without_cudnn(theano), "")
+
+
+def theano_no_cudnn_build_fix(theano: TheanoFacts, theano_version: str, backend: str, supports: str,
+                              cuda: Optional[str]) -> Fix:
+    """No cuDNN build Theano accepts exists for this CUDA: say so, and run without cuDNN."""
+    return theano_install_cudnn_fix(theano, advice(
+        "Theano %s's %s back-end accepts cuDNN %s, and compat knows no such build for CUDA %s" % (
+            theano_version, backend, supports, cuda or "(none found)")))
+
+
+def theano_quiet_cudnn_advice(theano_version: str, current: Optional[str], low: str, high: str,
+                              cuda: Optional[str]) -> Fix:
+    """Theano only warns about this cuDNN and no release it does not warn about has a build here: which to use."""
+    return advice("Theano %s runs with cuDNN %s and only warns; if its cuDNN ops misbehave, use a cuDNN from %s to "
+                  "below %s (compat knows no such build for CUDA %s)" % (theano_version, current, low, high,
+                                                                         cuda or "(none found)"))
+
+
+def theano_header_fix(theano: TheanoFacts, folder: str, version: str) -> Fix:
+    """dnn.include_path at the folder holding the header of the cuDNN release Theano links."""
+    return theano_setting_fix(theano, {"dnn.include_path": folder}, "   (cuDNN %s's header)" % version)
+
+
+def theano_loaded_header_fix(theano: TheanoFacts, folder: str, version: str) -> Fix:
+    """dnn.include_path at the header of the cuDNN Theano loads, so header and library are one release."""
+    return theano_setting_fix(theano, {"dnn.include_path": folder},
+                              "   (the header of the cuDNN %s it loads)" % version)
+
+
+def theano_header_library_fix(theano: TheanoFacts, folder: str, header_version: str) -> Fix:
+    """dnn.library_path at the library of the release Theano's header says, so header and library are one release."""
+    return theano_setting_fix(theano, {"dnn.library_path": folder},
+                              "   (the library of the cuDNN %s header)" % header_version)
+
+
+def theano_one_release_fix() -> Fix:
+    return advice("set dnn.include_path and dnn.library_path to the include and lib64 folders of one cuDNN release")
+
+
+def theano_dnn_path_fix(theano: TheanoFacts, key: str, folder: Optional[str]) -> Fix:
+    """A dnn.*_path that holds no cuDNN: point it at a folder that does, else drop it (Theano's default applies)."""
+    if folder:
+        return theano_setting_fix(theano, {key: folder})
+    return theano_setting_fix(theano, {key: None}, "   (Theano then uses its default)")
+
+
+def theano_config_syntax_fix(problem: str) -> Fix:
+    """Correct the configuration Theano cannot parse: an rc file (an INI file), or THEANO_FLAGS' quotes."""
+    if problem.startswith("THEANO_FLAGS"):
+        return advice("balance the quotes in THEANO_FLAGS")
+    return advice("correct %s (an INI file: [section] headers, `key = value` lines)" % problem.split(": ")[0])

@@ -6,7 +6,7 @@ from typing import List
 
 from ..versions import ver
 from ..model import Facts, Finding
-from ..remedies import or_else, q, run
+from ..remedies.runtime import conda_cudnn_upgrade_fix
 from . import rule
 from ..queries import cudnn_older
 from .common import ERROR, finding
@@ -43,9 +43,7 @@ def conda(facts: Facts, ctx) -> List[Finding]:
                 detail="The environment resolved a cuDNN older than (or of another major than) the one the "
                        "framework was built with: 'Outdated cuDNN installation found' / 'Loaded runtime CuDNN "
                        "library: X but source was compiled with: Y'.",
-                remedy=or_else(run('conda install -p %s -c conda-forge "cudnn>=%s,<%d"' % (
-                    q(prefix), compiled, want.release[0] + 1)), "and avoid mixing pip nvidia-* wheels into conda "
-                    "environments", "%s   (%s)"),
+                remedy=conda_cudnn_upgrade_fix(prefix, compiled, want.release[0]),
                 evidence={"prefix": prefix, "cudnn": cud.get("version"), "consumer": who, "needs": compiled},
                 catalogue=["I1"]))
     return out

@@ -5,12 +5,12 @@ import os
 import re
 from typing import Dict, List
 
-from ..versions import major_of, mm_text, release3
+from ..versions import release3
 from ..model import CudnnCopy, Facts, Finding
-from ..remedies import cudnn_into_toolkit, header_fix, readable_fix, relink_fix, remove_files_fix, say, then
+from ..remedies import header_fix, readable_fix, reinstall_fix, relink_fix
+from ..remedies.cudnn_files import corrupt_files_fix, cudnn_missing_fix, mixed_releases_fix, unloadable_copy_fix
 from . import LINUX, rule
 from ..queries import has_driver, is_pip_dir, is_used, machine_cuda, primary_toolkit
-from ..remedies import machine_cudnn_fix, q, reinstall_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _SHORT_SONAME = re.compile(r"^(lib\w+\.so\.\d+)$")
@@ -39,7 +39,6 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
     tk = primary_toolkit(facts)
     cuda = ((tk.version if tk else None) or next((fw.cuda_version for fw in wants if fw.cuda_version), None)
             or machine_cuda(facts, compat))
-    cuda_major = major_of(cuda) if cuda else None
     severity = ERROR if wants or ctx.target else (WARNING if has_driver(facts) else INFO)
     # The places the cuDNN probe looked (not every file another probe read that happens to name cuDNN).
     places = list(dict.fromkeys(facts.searched.get("cudnn", [])))
@@ -50,9 +49,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
         detail="cuDNN is not part of the CUDA toolkit or the driver; programs that need it fail with "
                "'libcudnn.so.N: cannot open shared object file'%s." % (
                    " (installed: %s)" % ", ".join("%s %s" % (f.name, f.version) for f in wants) if wants else ""),
-        remedy=(say("Install cuDNN for CUDA %s: %s", cuda_major if compat.has_minor_compat(cuda_major) else mm_text(cuda),
-                 cudnn_into_toolkit(facts, compat, cuda, machine_cudnn_fix(facts, compat, cuda)))
-             if cuda_major else machine_cudnn_fix(facts, compat, None)),
+        remedy=cudnn_missing_fix(facts, compat, cuda),
         evidence={"searched": where, "cuda": cuda, "has_driver": has_driver(facts)},
         catalogue=["D1"])]
 
@@ -93,9 +90,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
             current = set(by_version[newest])
             stale = sorted(n for v, names in by_version.items() if v != newest for n in names
                            if re.search(r"\.so\.\d+\.\d+", n) and n not in current)
-            fix = reinstall_fix(compat_of(ctx), copy, facts)
-            if stale:
-                fix = then(fix, remove_files_fix(copy.directory, stale), joint="; then remove the other release's files: ")
+            fix = mixed_releases_fix(facts, compat_of(ctx), copy, stale)
             out.append(finding(
                 "CD403", ERROR if is_used(facts, copy) else WARNING,
                 "cuDNN files of versions %s are mixed in %s" % (", ".join(sorted(by_version, key=release3)),
@@ -188,8 +183,7 @@ def corrupt(facts: Facts, ctx) -> List[Finding]:
                     if arch and len(arch) == len(bad) else
                     "An interrupted download or extraction, a full disk or a placeholder left the file empty or "
                     "short; loading it fails with 'file too short' or 'cannot read file data'."),
-            remedy=say("%s; check free space first with `df -h %s`", reinstall_fix(compat_of(ctx), copy, facts),
-                    q(copy.directory)),
+            remedy=corrupt_files_fix(facts, compat_of(ctx), copy),
             evidence={"files": {f.name: f.elf for f in bad}}, catalogue=["D6", "F4"] if arch else ["D6"]))
     return out
 
@@ -249,7 +243,6 @@ def load_error(facts: Facts, ctx) -> List[Finding]:
             "CD409", ERROR if is_used(facts, copy) else WARNING,
             "cuDNN at %s could not be loaded: %s" % (copy.path, copy.load_error),
             detail="A program that loads this copy will fail the same way.",
-            remedy=say("%s; to see the loader's own message: %s", reinstall_fix(compat_of(ctx), copy, facts),
-                    "LD_DEBUG=libs python3 -c 'import ctypes; ctypes.CDLL(\"%s\")'" % copy.path),
+            remedy=unloadable_copy_fix(facts, compat_of(ctx), copy),
             evidence={"path": copy.path, "error": copy.load_error}, catalogue=["D1", "D6"]))
     return out

@@ -4,15 +4,16 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from ..versions import major_of, mm, mm_text, release3, ver
+from ..versions import major_of, mm, release3, ver
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
-from ..remedies import advice, capitalized, or_else, run, say, then
 from . import LINUX, rule
 from ..queries import (consumers, copy_for_path, cudnn_older, cudnn_pin_floor, describe_copy, driver_cuda,
                        driver_version, framework_kind,
     gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda, platform_of, primary_toolkit,
     toolkit_owning)
-from ..remedies import (copy_wheel, driver_upgrade_fix, jax_install, ld_library_path_without, prepend_ld_path, machine_cudnn_fix)
+from ..remedies.frameworks import ld_library_path_cudnn_fix
+from ..remedies.runtime import (cudnn_for_cuda_fix, cudnn_for_newer_gpu_fix, cudnn_not_older_than_build_fix,
+                                driver_or_cudnn_for_driver_fix, keep_own_copies_fix, known_bad_upgrade_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -59,9 +60,7 @@ def cuda_mismatch(facts: Facts, ctx) -> List[Finding]:
                 out.append(finding(
                     "CD501", severity, "%s cannot be used with %s" % (describe_copy(copy), label),
                     detail=why,
-                    remedy=say("Install the cuDNN build for CUDA %s: %s", mm_text(target) or target, machine_cudnn_fix(
-                        facts, compat, target, copy.major, copy.version,
-                        copy.origin if copy.origin in ("pip", "conda") else "system")),
+                    remedy=cudnn_for_cuda_fix(facts, compat, copy, target),
                     evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "path": copy.path,
                               "used_with": cuda}, catalogue=["C5"]))
             elif ok is None and is_used(facts, copy):
@@ -91,9 +90,7 @@ def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
                 describe_copy(copy), copy.cuda_version, driver_version(facts), driver_cuda(facts, compat) or "?"),
             detail="cuDNN then fails with CUDNN_STATUS_NOT_INITIALIZED / 'CUDA driver version is insufficient' "
                    "[%s]." % (floor.source if floor else ""),
-            remedy=or_else(driver_upgrade_fix(floor.text() if floor else "a newer release", platform_of(facts)),
-                        say("install the cuDNN build for CUDA %s: %s", driver_cuda(facts, compat) or "?",
-                            machine_cudnn_fix(facts, compat, driver_cuda(facts, compat), copy.major)), "%s; or %s"),
+            remedy=driver_or_cudnn_for_driver_fix(facts, compat, copy, floor, driver_cuda(facts, compat)),
             evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "driver": driver_version(facts)},
             catalogue=["C1"]))
     return out
@@ -111,19 +108,8 @@ def runtime_older(facts: Facts, ctx) -> List[Finding]:
         bad, why = cudnn_older(copy.version, compiled)
         if not bad:
             continue
-        kind = framework_kind(fw)
-        entry = ld_entry_for(facts, fw.resolved_cudnn.path)
-        if entry:
-            fix = say("%s   (so %s finds its own cuDNN again)", ld_library_path_without(facts, [entry]), fw.name)
-        elif kind == "tensorflow":
-            fix = run('pip install "tensorflow[and-cuda]==%s"' % fw.version.split("+")[0])
-        elif kind == "jax":
-            fix = jax_install(facts, compat, fw.cuda_version)
-        elif copy.origin == "pip" and copy_wheel(compat, copy, fw.cuda_version, machine_cuda(facts, compat)):
-            fix = run('pip install "%s>=%s"' % (copy_wheel(compat, copy, fw.cuda_version, machine_cuda(facts, compat)),
-                                                compiled))
-        else:
-            fix = advice("Upgrade the cuDNN at %s to %s or newer (same major)" % (copy.directory, compiled))
+        fix = cudnn_not_older_than_build_fix(facts, compat, fw, copy, compiled,
+                                             ld_entry_for(facts, fw.resolved_cudnn.path))
         out.append(finding(
             "CD503", ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
                 fw.name, fw.version, compiled, copy.version, why),
@@ -159,7 +145,7 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
             detail="LD_LIBRARY_PATH is searched before a library's RUNPATH, so an HPC module, a conda lib folder or "
                    "/usr/local/cuda/lib64 beats the wheel the framework was tested with; a later upgrade of either "
                    "turns this into 'cuDNN version incompatibility'.",
-            remedy=or_else(ld_library_path_without(facts, [entry]), "`module unload cudnn`, or edit ~/.bashrc"),
+            remedy=ld_library_path_cudnn_fix(facts, entry),
             evidence={"framework": fw.name, "loads": res.path, "own_copy": own[0].path,
                       "LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["E2"]))
     return out
@@ -193,14 +179,11 @@ def two_copies(facts: Facts, ctx) -> List[Finding]:
         plain = next((c for label, c, _ in rows if label.startswith("a plain process")), None)
         # The copy to recommend is one a framework uses that a plain process does not already get.
         frameworks = [(label, c) for label, c, _ in rows if not label.startswith("a plain process") and c is not plain]
-        fix = advice("Nothing to change if each program keeps to its own copy.")
+        fix = keep_own_copies_fix()
         if plain is not None and frameworks:
             # Name the framework people know best when several share that copy (the list is alphabetical).
             fw_label, fw_copy = next((f for f in frameworks if f[0].split()[0] == "torch"), frameworks[0])
-            fix = say("Nothing to change if each program keeps to its own copy. To give programs that link cuDNN "
-                      "themselves (C/C++ builds, ctranslate2, cudnn-frontend) the same cuDNN as %s, put its folder "
-                      "first: %s, or upgrade the system copy at %s to %s.", fw_label.split()[0],
-                      run(prepend_ld_path(fw_copy.directory)), plain.directory, fw_copy.version or "the same release")
+            fix = keep_own_copies_fix(fw_label.split()[0], fw_copy, plain)
         out.append(finding(
             "CD505", WARNING if len(versions) > 1 else INFO,
             "Two cuDNN %s copies are in use: %s" % (major, "; ".join(lines)),
@@ -229,17 +212,11 @@ def known_bad(facts: Facts, ctx) -> List[Finding]:
             hits_jax = any(_framework_copy(facts, fw) is copy for fw in jax) or (jax and copy.origin == "pip")
             severity = ERROR if bad.get("severity") == "error_if_jax" and hits_jax else (
                 INFO if bad.get("severity") == "info" else WARNING)
-            wheel = copy_wheel(compat, copy, machine_cuda(facts, compat))
-            if copy.origin == "pip" and wheel:
-                how = run('pip install -U "%s>=%s"' % (wheel, bad.get("fixed_in")))
-            else:
-                how = machine_cudnn_fix(facts, compat, copy.cuda_version or machine_cuda(facts, compat),
-                                        copy.major, None, copy.origin)
             out.append(finding(
                 "CD506", severity, "cuDNN %s at %s is a known-bad release: %s" % (
                     copy.version, copy.directory, bad["problem"]),
                 detail="Source: %s [%s]." % (bad["source"], bad["status"]),
-                remedy=say("Upgrade to cuDNN %s or newer: %s", bad.get("fixed_in"), how),
+                remedy=known_bad_upgrade_fix(facts, compat, copy, bad.get("fixed_in")),
                 evidence={"cudnn": copy.version, "path": copy.path, "range": bad["version"]}, catalogue=["E1"]))
     return out
 
@@ -283,20 +260,15 @@ def predates_gpu(facts: Facts, ctx) -> List[Finding]:
                 continue
             # Build for the newest CUDA this driver runs; for the Blackwell case at least the table's CUDA.
             target = dcuda or machine_cuda(facts, compat)
-            steps = []
+            floor = None
             if blackwell and (target is None or mm(target) < mm(bw.get("min_cuda"))):
                 floor = bw.get("driver_windows" if platform_of(facts) == "windows" else "driver_linux")
-                steps.append(driver_upgrade_fix(">= %s" % floor, platform_of(facts)))
                 target = bw.get("min_cuda")
-            origin = copy.origin if copy.origin in ("pip", "conda") else "system"
-            steps.append(say("install a newer cuDNN built for CUDA %s: %s", mm_text(target) or target,
-                             machine_cudnn_fix(facts, compat, target, copy.major, None, origin)))
-            fix = then(*steps)
             out.append(finding(
                 "CD508", WARNING, "%s may have no kernels for GPU %d (compute capability %s): %s" % (
                     describe_copy(copy), gpu.index, gpu.compute_capability, reason),
                 detail="Convolutions then fail with 'no kernel image is available' or CUDNN_STATUS_ARCH_MISMATCH.",
-                remedy=capitalized(fix),
+                remedy=cudnn_for_newer_gpu_fix(facts, compat, copy, target, floor),
                 evidence={"cudnn": copy.version, "header_max_sm": copy.header_max_sm, "cc": gpu.compute_capability,
                           "driver_cuda": dcuda},
                 catalogue=["B1"]))

@@ -6,9 +6,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..knowledge import Compat
 from ..versions import major_of, mm, release3, ver
 from ..model import Facts, Finding, Fix
-from ..remedies import advice, then
 from ..queries import (cudnn_older, driver_cuda, driver_version, floor_branch, gpu_label, gpus_with_cc, has_driver, platform_of)
-from ..remedies import arch_driver_limit, driver_upgrade_fix
+from ..remedies import arch_driver_limit
+from ..remedies.targets import driver_first_fix, no_driver_for_gpu_fix
 from .common import ERROR, INFO, WARNING, finding
 
 
@@ -59,11 +59,8 @@ def with_driver_step(facts: Facts, compat: Compat, cuda: str, fix: Fix, floor_te
         return fix
     blocked = arch_blocks_driver(facts, compat, cuda)
     if blocked:
-        matrix = "cudnn-doctor matrix" + (" --driver %s" % driver_version(facts) if driver_version(facts) else "")
-        return advice("This build cannot run on this GPU: no driver for CUDA %s exists for it.%s Use a release "
-                      "built for a CUDA the installed driver runs (`%s`), or a newer GPU." % (cuda, blocked, matrix))
-    floor = compat.min_driver(cuda, platform_of(facts))
-    return then(driver_upgrade_fix(floor_text or (floor.text() if floor else "one for CUDA %s" % cuda), platform_of(facts)), fix)
+        return no_driver_for_gpu_fix(cuda, blocked, driver_version(facts))
+    return driver_first_fix(facts, compat, cuda, fix, floor_text)
 
 
 def toolkit_problem(facts: Facts, compat: Compat, cuda: str) -> Optional[str]:

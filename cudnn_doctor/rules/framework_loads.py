@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from typing import List, Optional, Tuple
 
-from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Fix
+from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
 from ..versions import soname_major, ver
 from ..queries import copy_for_path, cudnn_pin_floor, ld_entry_for
-from ..remedies import advice, ld_library_path_without, reinstall_fix
+from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from . import rule
 from .common import ERROR, WARNING, compat_of, finding
 
@@ -27,11 +27,6 @@ def _foreign_parts(facts: Facts, fw: FrameworkFacts, main: Optional[CudnnCopy], 
         if other is None or main is None or other.version != main.version:
             out.append((name, part, other))
     return out
-
-
-def _reinstall(facts: Facts, ctx, main: Optional[CudnnCopy], home: str) -> Fix:
-    return reinstall_fix(compat_of(ctx), main, facts) if main else advice(
-        "reinstall the cuDNN package that put libcudnn.so.N into %s, so all its sub-libraries are there" % home)
 
 
 @rule("CD709", "framework-cudnn-mixed-copy", "A framework's cuDNN takes sub-libraries from another copy, or lacks them")
@@ -67,8 +62,8 @@ def mixed_copy(facts: Facts, ctx) -> List[Finding]:
         if foreign:
             name, part, other = foreign[0]
             entries = [e for e in (ld_entry_for(facts, p.path) for _, p, _ in foreign) if e]
-            fix = ld_library_path_without(facts, entries) if entries and len(entries) == len(foreign) else \
-                _reinstall(facts, ctx, main, home)
+            fix = foreign_sublibraries_fix(facts, entries) if entries and len(entries) == len(foreign) else \
+                cudnn_package_reinstall_fix(facts, compat_of(ctx), main, home)
             release = "cuDNN %s" % other.version if other and other.version else "another copy"
             title = "%s loads %s but its %s from %s (%s)" % (label, what, name, _folder(part.path), release)
             detail = ("libcudnn.so.N is a shim that dlopens its sub-libraries at first use; glibc searches for them "
@@ -85,7 +80,7 @@ def mixed_copy(facts: Facts, ctx) -> List[Finding]:
                 detail += (" Here every sub-library comes from that one copy, so it loads, but cudnnGetVersion() "
                            "reports %s and an upgrade of either copy breaks it." % release)
         else:
-            fix = _reinstall(facts, ctx, main, home)
+            fix = cudnn_package_reinstall_fix(facts, compat_of(ctx), main, home)
             title = "%s loads %s, which lacks %s" % (label, what, ", ".join(missing))
             detail = ("No search path of the shim (%s) holds them: the first call that needs one fails with "
                       "'Could not load library %s' and CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED." % (

@@ -1,7 +1,6 @@
 """CD7xx: framework packaging: CPU-only builds, conflicting nvidia-* pins, unresolvable cuDNN, Windows TF."""
 from __future__ import annotations
 
-import os
 import re
 from typing import List, Optional, Tuple
 
@@ -9,46 +8,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ..versions import major_of, mm_text, ver
+from ..versions import major_of, ver
 from ..model import Facts, Finding, FrameworkFacts, Severity
-from ..remedies import advice, or_else, prepend_ld_path, run, say, then
 from . import LINUX, rule
-from ..queries import (best_torch_variant, cudnn_pin_floor, driver_cuda, driver_version, framework_kind, has_driver,
-                       platform_of)
-from ..remedies import driver_upgrade_fix, jax_install, machine_cudnn_fix, onnxruntime_cuda_fix, torch_install
+from ..queries import framework_kind, has_driver, platform_of
+from ..remedies.frameworks import (framework_cudnn_fix, framework_gpu_build_fix, framework_pin_fix,
+                                   onnxruntime_gpu_fix, tensorflow_native_windows_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
-
-
-def _gpu_install(facts: Facts, ctx, fw: FrameworkFacts) -> str:
-    compat = compat_of(ctx)
-    kind = framework_kind(fw)
-    if kind == "torch":
-        best = best_torch_variant(facts, compat, fw.version)
-        if best:
-            # Keep the installed release (2.5.1, not the table's minor 2.5, which pip reads as 2.5.0).
-            installed = fw.version.split("+")[0]
-            pin = installed if mm_text(installed) == best["torch"] else best["torch"]
-            return then(run("pip uninstall -y torch"), torch_install(pin, best["cuda"]), joint=" && ")
-        # No CUDA build in compat runs on this driver and GPU: the driver has to move first.
-        rows = compat.framework_rows("pytorch")
-        newest = max(rows, key=lambda r: (ver(r["torch"]), ver(r["cuda"]))) if rows else None
-        return say("%s; then %s && %s",
-                   driver_upgrade_fix("one that runs a PyTorch CUDA build (driver %s is too old for all of them)" %
-                                      (driver_version(facts) or "?"), platform_of(facts)), run("pip uninstall -y "
-                                                                                               "torch"),
-                   torch_install(newest["torch"], newest["cuda"]) if newest else "install PyTorch's CUDA build")
-    if kind == "tensorflow":
-        return run("pip uninstall -y %s" % fw.name, 'pip install "tensorflow[and-cuda]"')
-    if kind == "jax":
-        return jax_install(facts, compat)
-    if kind == "paddle":
-        return run("pip uninstall -y paddlepaddle", "pip install paddlepaddle-gpu")
-    if kind == "onnxruntime":
-        return _ONNXRUNTIME_GPU
-    return advice("install the CUDA build of %s" % fw.name)
-
-
-_ONNXRUNTIME_GPU = run("pip uninstall -y onnxruntime onnxruntime-gpu", "pip install onnxruntime-gpu")
 
 
 @rule("CD701", "cpu-only-framework", "A CPU-only framework build is installed")
@@ -68,14 +34,14 @@ def cpu_only(facts: Facts, ctx) -> List[Finding]:
                 "%s %s in %s is a CPU-only build" % (fw.name, fw.version, fw.location),
                 detail="It never uses the GPU ('Torch not compiled with CUDA enabled', "
                        "tf.test.is_built_with_cuda() False), although this machine has an NVIDIA driver.",
-                remedy=_gpu_install(facts, ctx, fw), evidence={"framework": fw.name, "version": fw.version,
+                remedy=framework_gpu_build_fix(facts, compat_of(ctx), fw), evidence={"framework": fw.name, "version": fw.version,
                                                              "source": fw.source}, catalogue=["G1"]))
     if "onnxruntime" in names and "onnxruntime-gpu" in names:
         out.append(finding(
             "CD701", WARNING, "Both onnxruntime and onnxruntime-gpu are installed",
             detail="They share the onnxruntime/ package folder and overwrite each other; often the CPU files win and "
                    "the CUDA provider disappears.",
-            remedy=_ONNXRUNTIME_GPU,
+            remedy=onnxruntime_gpu_fix(),
             evidence={"frameworks": sorted(names)}, catalogue=["G1"]))
     return out
 
@@ -129,8 +95,7 @@ def pins(facts: Facts, ctx) -> List[Finding]:
                 "%s %s requires %s%s but %s %s is installed in %s" % (
                     fw.name, fw.version, req.name, req.specifier, wheel["name"], wheel["version"], fw.location),
                 detail=detail,
-                remedy=or_else(run('pip install "%s%s"' % (req.name, req.specifier)),
-                            "in that environment; better: one virtual environment per framework", "%s   (%s)"),
+                remedy=framework_pin_fix(req.name, req.specifier),
                 evidence={"framework": fw.name, "requirement": text, "installed": wheel["version"]},
                 catalogue=["G4", "E1"]))
     return out
@@ -173,7 +138,6 @@ def tf_windows(facts: Facts, ctx) -> List[Finding]:
         return []  # compat does not say which release was the last: cannot tell
     # The last native-Windows GPU release's tested build: the CUDA and cuDNN to pair it with.
     row = next((r for r in compat.framework_rows("tensorflow_windows") if ver(r["tensorflow"]) == last_gpu), None)
-    pair = (" with CUDA %s and cuDNN %s (its tested build)" % (row["cuda"], row["cudnn"])) if row else ""
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         v = ver(fw.version.split("+")[0])
@@ -182,41 +146,9 @@ def tf_windows(facts: Facts, ctx) -> List[Finding]:
                 "CD703", WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
                 detail="TensorFlow %s was the last release with native-Windows GPU support [%s]." % (
                     last.get("last_native_gpu"), last.get("source")),
-                remedy=advice('Run TensorFlow in WSL2 with `pip install "tensorflow[and-cuda]"`, or `pip install '
-                           '"tensorflow==%s.*"`%s.' % (mm_text(last.get("last_native_gpu")), pair)),
+                remedy=tensorflow_native_windows_fix(last.get("last_native_gpu"), row),
                 evidence={"framework": fw.name, "version": fw.version}, catalogue=["G2"]))
     return out
-
-
-def _unresolved_fix(facts: Facts, compat, fw: FrameworkFacts, major: Optional[int]):
-    """The framework's own cuDNN pin of that major where it has one (what its installer would have put there);
-    ONNX Runtime's release-aware way; else the cuDNN build for its CUDA."""
-    if framework_kind(fw) == "onnxruntime":
-        return onnxruntime_cuda_fix(compat, fw.version, fw.location)
-    fix = _cudnn_wheel_fix(facts, compat, fw, major)
-    wheel_dir = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
-    if fix.commands and fix.commands[0].startswith("pip ") and fw.library_search_path is not None and \
-            wheel_dir not in fw.library_search_path:
-        # Its library searches no site-packages/nvidia folder (CuPy 13's has no RPATH at all): the wheel's folder
-        # has to be on the plain search path.
-        fix = then(fix, run(prepend_ld_path(wheel_dir)), joint=" && ")
-    return fix
-
-
-def _cudnn_wheel_fix(facts: Facts, compat, fw: FrameworkFacts, major: Optional[int]):
-    for text in fw.requires:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
-        floor = cudnn_pin_floor(fw, major)
-        own_wheel = compat.cudnn_wheel(fw.cuda_version) if fw.cuda_version else None
-        if own_wheel and canonicalize_name(req.name) != canonicalize_name(own_wheel):
-            continue  # a pin for another CUDA than the framework's build: not what its installer would put there
-        if canonicalize_name(req.name).startswith("nvidia-cudnn-") and floor is not None and req.specifier.contains(
-                floor, prereleases=True):
-            return run('pip install "%s%s"' % (req.name, req.specifier))
-    return machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip")
 
 
 @rule("CD704", "framework-cudnn-unresolved", "A framework cannot find the cuDNN it links", platforms=LINUX)
@@ -235,7 +167,7 @@ def unresolved(facts: Facts, ctx) -> List[Finding]:
             detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
                 res.name, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),
-            remedy=_unresolved_fix(facts, compat, fw, major),
+            remedy=framework_cudnn_fix(facts, compat, fw, major),
             evidence={"framework": fw.name, "needs": res.name, "consumer": fw.consumer_library,
                       "other_copies": [c.path for c in others]}, catalogue=["D1", "G6"]))
     return out

@@ -5,10 +5,10 @@ from typing import List, Optional
 
 from ..versions import mm
 from ..model import Facts, Finding, Fix
-from ..remedies import advice, then
 from . import LINUX, rule
 from ..queries import copy_for_path, driver_cuda, driver_version, has_driver, platform_of
-from ..remedies import driver_upgrade_fix
+from ..remedies.java import (javacpp_preset_fix, preset_cuda_runtime_fix, preset_cudnn_install_fix,
+                             preset_cudnn_upgrade_fix, preset_driver_fix, preset_redist_fix)
 from .common import ERROR, INFO, finding, compat_of
 
 
@@ -39,40 +39,36 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
             if ok is False:
                 problems.append("the driver (%s, CUDA %s) is too old for CUDA %s" % (
                     driver_version(facts), driver_cuda(facts, compat), cuda))
-                fixes.append(driver_upgrade_fix(floor.text() if floor else "a newer branch", platform_of(facts)))
+                fixes.append(preset_driver_fix(floor, platform_of(facts)))
         if preset["version"] not in bundled:
             # Without cuda-platform-redist, JavaCPP loads cuDNN and cudart from the system search path.
             soname = "libcudnn.so.%d" % mm(cudnn)[0]
             res = facts.loader.resolved.get(soname)
             copy = copy_for_path(facts, res.path, res.realpath) if res and res.path else None
             evidence["cudnn"] = res.path if res else None
-            want = "cuDNN %s for CUDA %s" % (cudnn, cuda)
             if copy is None:
                 problems.append("no %s on the loader's search path ('no jnicudnn in java.library.path', "
                                 "'Could not load CudnnConvolutionHelper')" % soname)
-                fixes.append(advice("install %s (`cudnn-doctor matrix --cuda %s` lists the builds; give the "
-                                    "downloaded archive to `sudo cudnn-doctor install` to put it into the toolkit)"
-                                    % (want, cuda)))
+                fixes.append(preset_cudnn_install_fix(cudnn, cuda))
             elif copy.version and mm(copy.version) and mm(copy.version) < mm(cudnn):
                 problems.append("the cuDNN the loader finds is %s at %s, older than the %s the preset was built "
                                 "with ('Loaded runtime CuDNN library ... but source was compiled with ...')" % (
                                     copy.version, copy.path, cudnn))
-                fixes.append(advice("install %s or newer %s.x" % (want, mm(cudnn)[0])))
+                fixes.append(preset_cudnn_upgrade_fix(cudnn, cuda, mm(cudnn)[0]))
             runtime = compat.cudart_soname(cuda)
             rt = facts.loader.resolved.get(runtime) if runtime else None
             evidence["cudart"] = rt.path if rt else None
             if rt is not None and not rt.path:
                 problems.append("no %s (the CUDA %s runtime) on the search path" % (runtime, cuda))
-                fixes.append(advice("install the CUDA %s toolkit (or its runtime libraries)" % cuda))
-            fixes.append(advice("or add the dependency org.bytedeco:cuda-platform-redist:%s, which bundles CUDA and "
-                                "cuDNN" % preset["version"]))
+                fixes.append(preset_cuda_runtime_fix(cuda))
+            fixes.append(preset_redist_fix(preset["version"]))
         if problems:
             out.append(finding(
                 "CD705", ERROR, "%s: %s" % (label, "; ".join(problems)),
                 detail="JavaCPP presets are built for one exact CUDA/cuDNN pair, encoded in the artifact version "
                        "<cuda>-<cudnn>-<javacpp>; Deeplearning4j's CUDA backend and cuDNN helpers fail to load "
                        "without it (debug with -Dorg.bytedeco.javacpp.logger.debug=true).",
-                remedy=then(*fixes, joint="; "), evidence=evidence, catalogue=["G7"]))
+                remedy=javacpp_preset_fix(fixes), evidence=evidence, catalogue=["G7"]))
         else:
             out.append(finding("CD705", INFO, "%s: this machine provides what it needs" % label,
                                evidence=evidence, catalogue=["G7"]))

@@ -7,21 +7,10 @@ from typing import Dict, List, Optional
 from ..versions import major_of
 from ..model import Facts, Finding, Fix
 from . import rule
-from ..queries import cudnn_build_exists, machine_cuda, primary_toolkit, toolkit_owning
-from ..remedies import q, qs
-from ..remedies.leftovers import leftovers_fix, soname_links_fix
+from ..queries import primary_toolkit, toolkit_owning
+# rules/shadowing.py takes install_command from here too.
+from ..remedies.leftovers import install_command, leftovers_fix, soname_links_fix
 from .common import ERROR, WARNING, compat_of, finding
-
-
-def install_command(facts: Facts, compat, version: str, directory: Optional[str] = None) -> Optional[str]:
-    """`cudnn-doctor install` for this release into the toolkit that owns `directory` (else the main toolkit)."""
-    tk = (toolkit_owning(facts, directory) if directory else None) or primary_toolkit(facts)
-    cuda = (tk.version if tk else None) or machine_cuda(facts, compat)
-    cuda_major = major_of(cuda) if cuda else None
-    if version.count(".") < 2 or cuda_major is None or cudnn_build_exists(compat, version, cuda_major) is False:
-        return None  # NVIDIA made no such build for this CUDA: the install would fail
-    home = " --cuda-home %s" % q(tk.path.rstrip("/")) if tk else ""
-    return "cudnn-doctor install --version %s --cuda %s%s" % (version, cuda_major, home)
 
 
 def _version(items: List[Dict]) -> Optional[str]:
@@ -30,10 +19,10 @@ def _version(items: List[Dict]) -> Optional[str]:
     return versions[0] if versions else None
 
 
-def _fix(facts: Facts, version: Optional[str], restore: Optional[str], remove: str, items: List[Dict]) -> Fix:
+def _fix(facts: Facts, version: Optional[str], restore: Optional[str], items: List[Dict]) -> Fix:
     tk = primary_toolkit(facts)
     inside = tk is not None and all(toolkit_owning(facts, os.path.dirname(i["path"])) for i in items)
-    return leftovers_fix(remove, version, restore, bool(facts.cudnn), inside)
+    return leftovers_fix([i["path"] for i in items], version, restore, bool(facts.cudnn), inside)
 
 
 @rule("CD410", "cudnn-leftovers", "Leftovers of a cuDNN that is gone or half-installed")
@@ -48,7 +37,6 @@ def leftovers(facts: Facts, ctx) -> List[Finding]:
         version = _version(items)
         libdir = next((i["directory"] for i in items if i.get("directory")), None)
         restore = install_command(facts, compat, version, libdir) if version else None
-        remove = "sudo rm -f %s" % qs(sorted(i["path"] for i in items))
         described = "; ".join(
             "%s -> %s (points nowhere)" % (i["path"], i["target"]) if i["kind"] == "dangling-link" else
             "%s (says %s, no library of that major anywhere)" % (i["path"], i["version"]) for i in items)
@@ -58,7 +46,7 @@ def leftovers(facts: Facts, ctx) -> List[Finding]:
             detail="The library was deleted (or never finished installing) and ldconfig then dropped its soname link; "
                    "what remains makes builds find cuDNN %s headers or link names while every program fails with "
                    "'libcudnn.so.%s: cannot open shared object file'." % (version or "?", major or "N"),
-            remedy=_fix(facts, version, restore, remove, items),
+            remedy=_fix(facts, version, restore, items),
             evidence={"leftovers": items, "version": version}, catalogue=["D1", "D4"]))
     missing = [i for i in facts.cudnn_leftovers if i["kind"] == "missing-soname-link"]
     by_dir: Dict[str, List[Dict]] = {}

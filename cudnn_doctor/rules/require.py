@@ -7,12 +7,11 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..knowledge import Compat
-from ..versions import major_of, mm_text
 from ..model import Facts, Finding, Fix
-from ..remedies import advice, capitalized, run, say, then
 from . import rule
 from ..queries import consumers, driver_cuda, driver_version, gpus_with_cc, has_driver, machine_cuda, platform_of
-from ..remedies import cudnn_wheel_for, driver_upgrade_fix, toolkit_install_fix
+from ..remedies.requirements import (requirement_cudnn_fix, requirement_driver_fix, requirement_gpu_fix,
+                                     requirement_toolkit_fix)
 from ..remedies.targets import requirement_syntax_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 from .fit import driver_problem
@@ -88,35 +87,15 @@ def _ok(spec: SpecifierSet, value: str) -> bool:
 
 def _require_fix(req: Requirement, facts: Facts, compat: Compat) -> Fix:
     if req.key in ("driver", "cuda"):
-        return driver_upgrade_fix("a release that satisfies %s" % req.text, platform_of(facts))
+        return requirement_driver_fix(req.text, platform_of(facts))
     if req.key == "toolkit":
         # The newest CUDA release in compat that satisfies the requirement, preferring one this driver runs.
         wanted = [c for c in compat.cuda_releases() if _ok(req.spec, c)]
         runs = [c for c in wanted if driver_problem(facts, compat, c) is None]
         pick = (runs or wanted or [None])[-1]
-        if pick is None:
-            return advice("No CUDA release in compat satisfies %s; check the expression" % req.text)
-        fix = say("install CUDA %s, which satisfies %s: %s", pick, req.text, toolkit_install_fix(facts, compat, pick))
-        if not runs and has_driver(facts):
-            floor = compat.min_driver(pick, platform_of(facts))
-            return then(driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % pick, platform_of(facts)), fix)
-        return capitalized(fix)
+        return requirement_toolkit_fix(facts, compat, req.text, pick, not runs and has_driver(facts))
     if req.key == "cudnn":
-        cuda = machine_cuda(facts, compat)
-        wheel = cudnn_wheel_for(compat, cuda)
-        cm = major_of(cuda) if cuda else None
-        apt = next((r for r in compat.cudnn_channels() if r.get("channel") == "apt-v9"), None)
-        ways = []
-        if wheel:
-            ways.append('pip install "%s%s"' % (wheel, req.spec))
-        if apt and cm is not None and compat.has_minor_compat(cm) and any(
-                _ok(req.spec, r) for r in compat.cudnn_releases(9)):  # the apt-v9 channel carries cuDNN 9 only
-            ways.append(str(apt["install"]).replace("<cuda_major>", str(cm)))
-        if not ways:
-            return advice("Install a cuDNN that satisfies %s built for this machine's CUDA %s (`cudnn-doctor matrix "
-                          "--cuda %s` lists the builds) and make it the one programs load" % (
-                              req.text, cuda or "?", mm_text(cuda) or "?"))
-        return run(ways[0], text="Install a cuDNN that satisfies %s (%s) and make it the one programs load" % (
-            req.text, " or ".join("`%s`" % way for way in ways)), manual=" or ".join(ways[1:]))
-    return advice("Run on a GPU whose compute capability satisfies %s" % req.text)
-
+        # NVIDIA's apt-v9 channel carries cuDNN 9 only: it is a way only where a cuDNN 9 release satisfies it.
+        return requirement_cudnn_fix(compat, req.text, req.spec, machine_cuda(facts, compat),
+                                     any(_ok(req.spec, r) for r in compat.cudnn_releases(9)))
+    return requirement_gpu_fix(req.text)

@@ -6,13 +6,12 @@ from typing import List
 from ..knowledge import Compat
 from ..versions import dl4j_key, ver
 from ..model import Facts, Finding
-from ..remedies import advice, say, then
-from ..queries import gpus_with_cc, platform_of
-from ..remedies import driver_upgrade_fix, toolkit_install_fix
-from ..remedies.targets import dl4j_for_this_gpu_fix, dl4j_matrix_fix
+from ..queries import driver_version, gpus_with_cc
+from ..remedies.targets import (cuda_driver_fix, dl4j_for_this_gpu_fix, dl4j_matrix_fix, dl4j_pair_fix,
+                                no_driver_for_gpu_fix)
 from .common import ERROR, WARNING, finding
 from .fit import (arch_blocks_driver, cudnn_problem, driver_problem, gpu_problems, newest_cudnn_release,
-                  toolkit_problem, verdict, with_driver_step)
+                  toolkit_problem, verdict)
 from .policy import Target
 
 
@@ -29,29 +28,17 @@ def judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         problems += [p for p in (toolkit_problem(facts, compat, cuda), cudnn_problem(facts, compat, cudnn, cuda))
                      if p]
         newest = newest_cudnn_release(compat, cudnn, cuda)
-        steps = []
-        driver_issue = driver_problem(facts, compat, cuda)
-        if driver_issue:
+        driver = None
+        if driver_problem(facts, compat, cuda):
             blocked = arch_blocks_driver(facts, compat, cuda)
             if blocked:
                 problems.append(blocked.strip())
-            floor = compat.min_driver(cuda, platform_of(facts))
-            steps.append(with_driver_step(facts, compat, cuda, advice("")) if blocked else
-                         driver_upgrade_fix(floor.text() if floor else "one for CUDA %s" % cuda, platform_of(facts)))
-        if toolkit_problem(facts, compat, cuda):
-            steps.append(say("install the CUDA %s toolkit (https://developer.nvidia.com/cuda-toolkit-archive; apt: "
-                             "%s)", cuda, toolkit_install_fix(facts, compat, cuda)))
-        if cudnn_problem(facts, compat, cudnn, cuda):
-            archive = compat.cudnn_archive_name(newest, cuda, platform_of(facts),
-                                                facts.host.machine or "x86_64") if newest else None
-            steps.append(advice("install cuDNN %s for CUDA %s%s" % (
-                newest or cudnn, cuda, (" (%s, then `sudo cp -P` its files into /usr/local/cuda-%s)" % (archive, cuda))
-                if archive else "")))
-        steps.append(advice("use the %s backend (and deeplearning4j-cuda-%s for cuDNN) at version %s" % (
-            row["backend"], cuda, release)))
-        if row.get("redist"):
-            steps.append(advice("or add %s, which bundles CUDA and cuDNN, instead of installing them" % row["redist"]))
-        options.append(("CUDA %s + cuDNN %s (%s)" % (cuda, cudnn, row["backend"]), problems, then(*steps, joint="; ")))
+            # A GPU past its last driver branch: say so rather than recommend a driver that does not exist.
+            driver = (no_driver_for_gpu_fix(cuda, blocked, driver_version(facts)) if blocked else
+                      cuda_driver_fix(facts, compat, cuda))
+        fix = dl4j_pair_fix(facts, compat, row, release, newest, driver, bool(toolkit_problem(facts, compat, cuda)),
+                            bool(cudnn_problem(facts, compat, cudnn, cuda)))
+        options.append(("CUDA %s + cuDNN %s (%s)" % (cuda, cudnn, row["backend"]), problems, fix))
     if not options:
         return [finding("CD920", WARNING, "No CUDA/cuDNN pairs known for DL4J %s" % release,
                         remedy=dl4j_matrix_fix())]

@@ -6,10 +6,11 @@ from typing import List
 from ..knowledge import Compat
 from ..versions import mm_text, ver
 from ..model import Facts, Finding
-from ..remedies import advice, run, say, then
 from ..queries import (best_torch_variant, driver_version, framework_kind, gpu_cudnn_problems, has_driver, platform_of)
-from ..remedies import arch_driver_limit, driver_upgrade_fix, torch_install
-from ..remedies.targets import matrix_fix, tensorflow_on_windows_fix
+from ..remedies import torch_install
+from ..remedies.frameworks import tensorflow_wheels_fix
+from ..remedies.targets import (jax_build_fix, matrix_fix, tensorflow_on_windows_fix, tensorflow_tested_build_fix,
+                                torch_build_for_gpu_fix)
 from .common import ERROR, WARNING, finding
 from .fit import (arch_blocks_driver, cudnn_problem, driver_problem, gpu_problems, toolkit_problem, verdict,
                   with_driver_step)
@@ -43,12 +44,11 @@ def judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     if blocked:
         problems.append(blocked.strip())
     if pip_wheels and platform != "windows":
-        fix = run('pip install "tensorflow[and-cuda]==%s"' % version)
+        fix = tensorflow_wheels_fix(version)
     else:
         problems += [p for p in (toolkit_problem(facts, compat, cuda), cudnn_problem(facts, compat, cudnn, cuda))
                      if p]
-        fix = say("install CUDA %s and cuDNN %s for CUDA %s (TensorFlow's tested build), then %s", cuda, cudnn, cuda,
-                  run("pip install tensorflow==%s" % version))
+        fix = tensorflow_tested_build_fix(version, cuda, cudnn)
     fix = with_driver_step(facts, compat, cuda, fix)
     table = "tensorflow_windows" if platform == "windows" else "tensorflow_linux"
     return verdict("TensorFlow %s (CUDA %s, cuDNN %s)" % (version, cuda, cudnn),
@@ -83,9 +83,7 @@ def judge_torch(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
             # The GPU itself rules this build out: name the newest PyTorch build that still runs here.
             other = best_torch_variant(facts, compat, None)
             if other is not None:
-                fix = say("This build cannot run on this GPU; the newest PyTorch build that does (with this driver) "
-                          "is %s for CUDA %s: %s", other["torch"], other["cuda"],
-                          torch_install(other["torch"], other["cuda"]))
+                fix = torch_build_for_gpu_fix(other["torch"], other["cuda"])
         options.append(("the CUDA %s build (bundled cuDNN %s)" % (cuda, row["cudnn"]), problems, fix))
     return verdict("PyTorch %s" % version.split("+")[0], options,
                     compat.framework_table("pytorch").get("source", ""), ["C1", "B1"])
@@ -108,12 +106,7 @@ def judge_jax(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         problems += gpu_problems(facts, compat, cuda_of(row["built_cuda"].split(".")[0]), row["min_cc"])
         problems = [p for p in problems if "needs CUDA" not in p]
         problems += ["cuDNN %s at %s is refused by JAX (known-bad)" % (c.version, c.directory) for c in bad]
-        fix = run('pip install -U "jax[%s]"' % row["extra"])
-        if any("driver" in p for p in problems):
-            limit = arch_driver_limit(facts, compat, str(row["driver_linux"]).split(".")[0])
-            fix = (advice("No driver of the R%s branch exists for this GPU.%s JAX's current CUDA builds cannot run "
-                          "here." % (row["driver_linux"], limit)) if limit else
-                   then(driver_upgrade_fix("the R%s branch" % row["driver_linux"], platform_of(facts)), fix))
+        fix = jax_build_fix(facts, compat, row, any("driver" in p for p in problems))
         options.append(("jax[%s] (CUDA %s, cuDNN %s)" % (row["extra"], row["cuda"], row["cudnn"]), problems, fix))
     note = "" if not target.version else " (compat holds the current JAX requirements only)"
     return verdict("JAX%s%s" % ((" " + target.version) if target.version else "", note), options,

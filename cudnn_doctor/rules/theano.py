@@ -8,8 +8,10 @@ from typing import List, Optional, Tuple
 from ..knowledge.theano import cudnn_code
 from ..model import CudnnCopy, Facts, Finding, Fix, TheanoInstall
 from ..queries import copy_for_path, cudnn_build_exists, machine_cuda, visible_gpus
-from ..remedies import (advice, machine_cudnn_fix, theano_cudnn_choice, theano_dev_link_fix, theano_device_fix,
-                        theano_setting_fix, theano_without_cudnn)
+from ..remedies import machine_cudnn_fix, theano_dev_link_fix, theano_device_fix
+from ..remedies.theano import (theano_accepted_copy_fix, theano_dnn_path_fix, theano_header_fix,
+                               theano_header_library_fix, theano_install_cudnn_fix, theano_loaded_header_fix,
+                               theano_no_cudnn_build_fix, theano_one_release_fix, theano_quiet_cudnn_advice)
 from ..versions import decode_cudnn, mm, release3, soname_version
 from . import rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -89,33 +91,26 @@ def _repair(facts: Facts, compat, inst: TheanoInstall, backend: str, check: dict
             if copy.version and _accepted(check, first_break, copy.version, warn_ok) and not copy.load_error \
                     and _fits_cuda(compat, copy, cuda) and copy.version != current:
                 include = os.path.dirname(copy.header_path) if copy.header_version == copy.version else None
-                return theano_cudnn_choice(facts.theano, include, copy.directory, None,
-                                           theano_without_cudnn(facts.theano),
-                                           "cuDNN %s, which Theano %s accepts" % (copy.version, inst.version),
-                                           _loader_misses(facts, copy, release))
+                return theano_accepted_copy_fix(facts.theano, include, copy.directory, copy.version, inst.version,
+                                                _loader_misses(facts, copy, release))
     for warn_ok in passes:
         releases = [r for r in compat.cudnn_releases() if _accepted(check, first_break, r, warn_ok)
                     and cuda and cudnn_build_exists(compat, r, cuda) and r != current]
         if releases:
             best = str(max(releases, key=release3))
             install = machine_cudnn_fix(facts, compat, cuda, mm(best)[0], best)
-            return theano_cudnn_choice(facts.theano, None, None, install, theano_without_cudnn(facts.theano), "")
+            return theano_install_cudnn_fix(facts.theano, install)
     if quiet_only:
-        return advice("Theano %s runs with cuDNN %s and only warns; if its cuDNN ops misbehave, use a cuDNN from %s "
-                      "to below %s (compat knows no such build for CUDA %s)" % (
-                          inst.version, current, decode_cudnn(check["refuse_below"]),
-                          decode_cudnn(check["warn_from"]), cuda or "(none found)"))
-    return theano_cudnn_choice(facts.theano, None, None, advice(
-        "Theano %s's %s back-end accepts cuDNN %s, and compat knows no such build for CUDA %s" % (
-            inst.version, backend, check["supports"], cuda or "(none found)")), theano_without_cudnn(facts.theano), "")
+        return theano_quiet_cudnn_advice(inst.version, current, decode_cudnn(check["refuse_below"]),
+                                         decode_cudnn(check["warn_from"]), cuda)
+    return theano_no_cudnn_build_fix(facts.theano, inst.version, backend, check["supports"], cuda)
 
 
 def _header_fix(facts: Facts, compat, copy: Optional[CudnnCopy], version: str) -> Fix:
     """The header of the cuDNN Theano links, where the machine has it; else that release's development files."""
     for c in ([copy] if copy else []) + list(facts.cudnn):
         if c.header_path and c.header_version and release3(c.header_version) == release3(version):
-            return theano_setting_fix(facts.theano, {"dnn.include_path": os.path.dirname(c.header_path)},
-                                      "   (cuDNN %s's header)" % version)
+            return theano_header_fix(facts.theano, os.path.dirname(c.header_path), version)
     cuda = (copy.cuda_version if copy else None) or machine_cuda(facts, compat)
     return machine_cudnn_fix(facts, compat, cuda, mm(version)[0], ".".join(version.split(".")[:3]))
 
@@ -226,14 +221,12 @@ def theano_cudnn_mixed(facts: Facts, ctx) -> List[Finding]:
         # Which side to move: a copy whose header and library agree, matching what Theano already uses.
         fix: Optional[Fix] = None
         if copy and copy.header_path and copy.header_version == copy.version:
-            fix = theano_setting_fix(facts.theano, {"dnn.include_path": os.path.dirname(copy.header_path)},
-                                     "   (the header of the cuDNN %s it loads)" % version)
+            fix = theano_loaded_header_fix(facts.theano, os.path.dirname(copy.header_path), version)
         else:
             same = next((c for c in facts.cudnn if c.version and release3(c.version) == release3(
                 inst.header_version)), None)
             if same:
-                fix = theano_setting_fix(facts.theano, {"dnn.library_path": same.directory},
-                                         "   (the library of the cuDNN %s header)" % inst.header_version)
+                fix = theano_header_library_fix(facts.theano, same.directory, inst.header_version)
         text = compat.theano_config().get("mixed_text", "%s %s")
         out.append(finding(
             "CD761", ERROR, "Theano %s compiles against cuDNN %s (%s) but loads cuDNN %s (%s): '%s'" % (
@@ -242,8 +235,7 @@ def theano_cudnn_mixed(facts: Facts, ctx) -> List[Finding]:
             detail="Theano compares CUDNN_VERSION from the cudnn.h it compiles with against cudnnGetVersion() of "
                    "the library its module loads and raises RuntimeError when they differ, even with "
                    "dnn.enabled=auto. dnn.include_path and dnn.library_path must name one cuDNN release.",
-            remedy=fix or advice("set dnn.include_path and dnn.library_path to the include and lib64 folders of one "
-                              "cuDNN release"),
+            remedy=fix or theano_one_release_fix(),
             evidence={"header": inst.header_path, "library": inst.load_path or inst.link_path,
                       "source": compat.theano_source("config")}, catalogue=CATALOGUE + ["D7"]))
     return out
@@ -262,9 +254,7 @@ def theano_dnn_paths(facts: Facts, ctx) -> List[Finding]:
             else:
                 holds = any(n.startswith("libcudnn.so") for n in inst.library_files)
             if not holds:
-                other = _other_copy(facts, key)
-                fix = theano_setting_fix(facts.theano, {key: other} if other else {key: None},
-                                         "" if other else "   (Theano then uses its default)")
+                fix = theano_dnn_path_fix(facts.theano, key, _other_copy(facts, key))
                 out.append(finding(
                     "CD762", ERROR if setting_value(facts, "dnn.enabled", "auto") == "True" else WARNING,
                     "Theano %s: %s=%s (from %s) holds no cuDNN %s" % (

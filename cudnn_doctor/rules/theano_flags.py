@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Dict, List, Optional
 
 from ..model import Facts, Finding
-from ..remedies import advice, theano_device_fix, theano_setting_fix
+from ..remedies import theano_device_fix, theano_setting_fix
+from ..remedies.theano import theano_config_syntax_fix
 from . import rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 from .theano import CATALOGUE, backend_of, setting_source, setting_value
@@ -86,8 +87,7 @@ def theano_config_unreadable(facts: Facts, ctx) -> List[Finding]:
     out = [finding("CD765", ERROR, "Theano cannot read its configuration: %s" % problem,
                    detail="Theano parses THEANO_FLAGS and every .theanorc when it is imported; a file Python's "
                           "configparser rejects, or an unbalanced quote in THEANO_FLAGS, stops the import.",
-                   remedy=advice("correct %s (an INI file: [section] headers, `key = value` lines)" % problem.split(
-                       ": ")[0] if not problem.startswith("THEANO_FLAGS") else "balance the quotes in THEANO_FLAGS"),
+                   remedy=theano_config_syntax_fix(problem),
                    evidence={"problem": problem}, catalogue=CATALOGUE)
            for problem in facts.theano.problems]
     enabled = facts.theano.settings.get("dnn.enabled")

@@ -25,32 +25,6 @@ PRIMITIVES = {"run", "say", "advice", "or_else", "then", "noted", "stated", "cap
               "path_add", "path_remove"}
 
 
-# Modules still being moved behind these lines (issue 21); each must leave this list as it is moved: strict xfail
-# fails the run once a listed module already passes, so the list can only shrink.
-NOT_YET_MOVED = {
-    # group A: cuDNN copies, frameworks and targets
-    "rules/conda.py", "rules/cudnn_files.py", "rules/cudnn_runtime.py", "rules/fit.py", "rules/framework_loads.py",
-    "rules/frameworks.py", "rules/java.py", "rules/leftovers.py", "rules/require.py", "rules/target_dl4j.py",
-    "rules/target_python.py", "rules/theano.py", "rules/theano_flags.py",
-}
-
-
-# Listed above for their imports, but they already hand remedies no words.
-NO_WORDS_ALREADY = {"rules/leftovers.py"}
-
-
-def _pending(key: str):
-    """xfail(strict) for a module not yet moved, so the test both tolerates it now and notices when it is done."""
-    if key in NOT_YET_MOVED:
-        return pytest.mark.xfail(strict=True, reason="%s: issue 21, still being moved" % key)
-    return ()
-
-
-def _params(paths, already=frozenset()):
-    keys = [str(p.relative_to(PACKAGE)) for p in paths]
-    return [pytest.param(p, id=_name(p), marks=() if k in already else _pending(k)) for p, k in zip(paths, keys)]
-
-
 def _modules(*parts: str) -> List[Path]:
     base = PACKAGE.joinpath(*parts)
     return sorted(base.rglob("*.py")) if base.is_dir() else [base]
@@ -79,7 +53,7 @@ def _remedy_imports(tree: ast.AST) -> Iterator[Tuple[str, int]]:
                 yield alias.name, node.lineno
 
 
-@pytest.mark.parametrize("path", _params(_outside("remedies")))
+@pytest.mark.parametrize("path", _outside("remedies"), ids=_name)
 def test_no_module_outside_remedies_imports_a_text_primitive(path: Path):
     bad = ["%d imports %s" % (line, name) for name, line in _remedy_imports(_tree(path)) if name in PRIMITIVES]
     assert not bad, "%s composes fix text itself; call a named remedies/ builder instead:\n%s" % (
@@ -107,7 +81,7 @@ def _sentences(node: ast.AST) -> Iterator[ast.AST]:
             yield sub
 
 
-@pytest.mark.parametrize("path", _params(_modules("rules"), NO_WORDS_ALREADY))
+@pytest.mark.parametrize("path", _modules("rules"), ids=_name)
 def test_rules_hand_remedies_no_words(path: Path):
     tree = _tree(path)
     builders: Set[str] = {name for name, _ in _remedy_imports(tree)}
@@ -130,14 +104,12 @@ def _raw_table_reads(tree: ast.AST) -> Iterator[int]:
             yield node.lineno
 
 
-@pytest.mark.parametrize("key", [pytest.param("raw-table-reads", marks=_pending("raw-table-reads"))])
-def test_no_raw_table_read_outside_knowledge(key):
+def test_no_raw_table_read_outside_knowledge():
     bad = ["%s:%d" % (_name(p), line) for p in _outside("knowledge") for line in _raw_table_reads(_tree(p))]
     assert not bad, "compat tables read past the knowledge facade:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("folder", [pytest.param(f, marks=_pending("load_compat:" + f))
-                                    for f in ("probes", "rules", "remedies")])
+@pytest.mark.parametrize("folder", ["probes", "rules", "remedies"])
 def test_knowledge_is_handed_in_not_loaded(folder: str):
     bad = []
     for path in _modules(folder):

@@ -1,0 +1,39 @@
+"""Fixes for a cuDNN copy's own files: none installed, files of two releases mixed, files corrupt or unloadable."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..knowledge import Compat
+from ..model import CudnnCopy, Facts, Fix
+from ..versions import major_of, mm_text
+from .cudnn import cudnn_into_toolkit, machine_cudnn_fix, reinstall_fix
+from .shell import q, remove_files_fix, say, then
+
+
+def cudnn_missing_fix(facts: Facts, compat: Compat, cuda: Any) -> Fix:
+    """Install cuDNN for the CUDA programs use (through cudnn-doctor into the toolkit where it can); without a
+    CUDA, what to install first."""
+    cuda_major = major_of(cuda) if cuda else None
+    if not cuda_major:
+        return machine_cudnn_fix(facts, compat, None)
+    return say("Install cuDNN for CUDA %s: %s", cuda_major if compat.has_minor_compat(cuda_major) else mm_text(cuda),
+               cudnn_into_toolkit(facts, compat, cuda, machine_cudnn_fix(facts, compat, cuda)))
+
+
+def mixed_releases_fix(facts: Facts, compat: Compat, copy: CudnnCopy, stale: Sequence[str]) -> Fix:
+    """Reinstall the copy, then delete the full-version files of the other releases the reinstall leaves behind."""
+    fix = reinstall_fix(compat, copy, facts)
+    if stale:
+        fix = then(fix, remove_files_fix(copy.directory, stale), joint="; then remove the other release's files: ")
+    return fix
+
+
+def corrupt_files_fix(facts: Facts, compat: Compat, copy: CudnnCopy) -> Fix:
+    """Reinstall a copy whose files are empty, short or of another architecture (a full disk is a common cause)."""
+    return say("%s; check free space first with `df -h %s`", reinstall_fix(compat, copy, facts), q(copy.directory))
+
+
+def unloadable_copy_fix(facts: Facts, compat: Compat, copy: CudnnCopy) -> Fix:
+    """Reinstall a copy that fails to load, and how to see the loader's own message."""
+    return say("%s; to see the loader's own message: %s", reinstall_fix(compat, copy, facts),
+               "LD_DEBUG=libs python3 -c 'import ctypes; ctypes.CDLL(\"%s\")'" % copy.path)

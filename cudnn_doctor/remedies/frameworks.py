@@ -1,0 +1,124 @@
+"""Fixes for Python frameworks and their cuDNN: the CUDA build of a CPU-only install, a wheel a framework pins, the
+cuDNN it cannot find, and LD_LIBRARY_PATH entries that hand it another copy."""
+from __future__ import annotations
+
+import os
+from typing import Iterable, Optional
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from ..knowledge import Compat
+from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
+from ..queries import best_torch_variant, cudnn_pin_floor, driver_cuda, driver_version, framework_kind, platform_of
+from ..versions import mm_text, ver
+from .cudnn import machine_cudnn_fix, reinstall_fix
+from .onnxruntime import onnxruntime_cuda_fix
+from .shell import advice, ld_library_path_without, or_else, prepend_ld_path, run, say, then
+from .software import driver_upgrade_fix, jax_install, torch_install
+
+
+def onnxruntime_gpu_fix() -> Fix:
+    """Keep onnxruntime-gpu alone: both packages share one folder and overwrite each other."""
+    return run("pip uninstall -y onnxruntime onnxruntime-gpu", "pip install onnxruntime-gpu")
+
+
+def framework_gpu_build_fix(facts: Facts, compat: Compat, fw: FrameworkFacts) -> Fix:
+    """Replace a CPU-only framework build with its CUDA build (for PyTorch, the variant this driver and GPU run)."""
+    kind = framework_kind(fw)
+    if kind == "torch":
+        best = best_torch_variant(facts, compat, fw.version)
+        if best:
+            # Keep the installed release (2.5.1, not the table's minor 2.5, which pip reads as 2.5.0).
+            installed = fw.version.split("+")[0]
+            pin = installed if mm_text(installed) == best["torch"] else best["torch"]
+            return then(run("pip uninstall -y torch"), torch_install(pin, best["cuda"]), joint=" && ")
+        # No CUDA build in compat runs on this driver and GPU: the driver has to move first.
+        rows = compat.framework_rows("pytorch")
+        newest = max(rows, key=lambda r: (ver(r["torch"]), ver(r["cuda"]))) if rows else None
+        return say("%s; then %s && %s",
+                   driver_upgrade_fix("one that runs a PyTorch CUDA build (driver %s is too old for all of them)" %
+                                      (driver_version(facts) or "?"), platform_of(facts)),
+                   run("pip uninstall -y torch"),
+                   torch_install(newest["torch"], newest["cuda"]) if newest else "install PyTorch's CUDA build")
+    if kind == "tensorflow":
+        return run("pip uninstall -y %s" % fw.name, 'pip install "tensorflow[and-cuda]"')
+    if kind == "jax":
+        return jax_install(facts, compat)
+    if kind == "paddle":
+        return run("pip uninstall -y paddlepaddle", "pip install paddlepaddle-gpu")
+    if kind == "onnxruntime":
+        return onnxruntime_gpu_fix()
+    return advice("install the CUDA build of %s" % fw.name)
+
+
+def framework_pin_fix(name: str, specifier: object) -> Fix:
+    """Install the release of a wheel a framework pins, in the framework's environment."""
+    return or_else(run('pip install "%s%s"' % (name, specifier)),
+                   "in that environment; better: one virtual environment per framework", "%s   (%s)")
+
+
+def tensorflow_wheels_fix(version: str) -> Fix:
+    """TensorFlow with the CUDA and cuDNN wheels it was tested with (its [and-cuda] extra)."""
+    return run('pip install "tensorflow[and-cuda]==%s"' % version)
+
+
+def tensorflow_native_windows_fix(last_native_gpu: str, tested: Optional[dict]) -> Fix:
+    """TensorFlow past its last native-Windows GPU release: WSL2, or that release (with its tested CUDA and cuDNN)."""
+    pair = (" with CUDA %s and cuDNN %s (its tested build)" % (tested["cuda"], tested["cudnn"])) if tested else ""
+    return advice('Run TensorFlow in WSL2 with `pip install "tensorflow[and-cuda]"`, or `pip install '
+                  '"tensorflow==%s.*"`%s.' % (mm_text(last_native_gpu), pair))
+
+
+def _pinned_cudnn_wheel_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major: Optional[int]) -> Fix:
+    for text in fw.requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        floor = cudnn_pin_floor(fw, major)
+        own_wheel = compat.cudnn_wheel(fw.cuda_version) if fw.cuda_version else None
+        if own_wheel and canonicalize_name(req.name) != canonicalize_name(own_wheel):
+            continue  # a pin for another CUDA than the framework's build: not what its installer would put there
+        if canonicalize_name(req.name).startswith("nvidia-cudnn-") and floor is not None and req.specifier.contains(
+                floor, prereleases=True):
+            return run('pip install "%s%s"' % (req.name, req.specifier))
+    return machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip")
+
+
+def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major: Optional[int]) -> Fix:
+    """The cuDNN a framework links but cannot find: its own pin of that major where it has one (what its installer
+    would have put there); ONNX Runtime's release-aware way; else the cuDNN build for its CUDA."""
+    if framework_kind(fw) == "onnxruntime":
+        return onnxruntime_cuda_fix(compat, fw.version, fw.location)
+    fix = _pinned_cudnn_wheel_fix(facts, compat, fw, major)
+    wheel_dir = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
+    if fix.commands and fix.commands[0].startswith("pip ") and fw.library_search_path is not None and \
+            wheel_dir not in fw.library_search_path:
+        # Its library searches no site-packages/nvidia folder (CuPy 13's has no RPATH at all): the wheel's folder
+        # has to be on the plain search path.
+        fix = then(fix, run(prepend_ld_path(wheel_dir)), joint=" && ")
+    return fix
+
+
+def foreign_sublibraries_fix(facts: Facts, entries: Iterable[str]) -> Fix:
+    """Drop the LD_LIBRARY_PATH entries that hand a cuDNN shim another copy's sub-libraries."""
+    return ld_library_path_without(facts, entries)
+
+
+def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[CudnnCopy], folder: str) -> Fix:
+    """Reinstall the cuDNN whose shim lacks sub-libraries (named by its folder where no copy is known)."""
+    if copy:
+        return reinstall_fix(compat, copy, facts)
+    return advice("reinstall the cuDNN package that put libcudnn.so.N into %s, so all its sub-libraries are there"
+                  % folder)
+
+
+def own_cudnn_again_fix(facts: Facts, entry: str, framework: str) -> Fix:
+    """Drop the LD_LIBRARY_PATH entry that hands a framework an older cuDNN than its own."""
+    return say("%s   (so %s finds its own cuDNN again)", ld_library_path_without(facts, [entry]), framework)
+
+
+def ld_library_path_cudnn_fix(facts: Facts, entry: str) -> Fix:
+    """Drop the LD_LIBRARY_PATH entry that beats a framework's own cuDNN (or unload the module that adds it)."""
+    return or_else(ld_library_path_without(facts, [entry]), "`module unload cudnn`, or edit ~/.bashrc")

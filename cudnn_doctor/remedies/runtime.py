@@ -1,0 +1,91 @@
+"""Fixes for the cuDNN programs load at run time: a build for the right CUDA, driver or GPU, a release not older than
+a framework's build or known to break, and which of two copies a program gets."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..knowledge import Compat
+from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
+from ..queries import framework_kind, machine_cuda, platform_of
+from ..versions import mm_text
+from .cudnn import copy_wheel, machine_cudnn_fix
+from .frameworks import own_cudnn_again_fix, tensorflow_wheels_fix
+from .shell import advice, capitalized, or_else, prepend_ld_path, q, run, say, then
+from .software import driver_upgrade_fix, jax_install
+
+
+def _channel(copy: CudnnCopy) -> str:
+    """The channel a replacement comes through: the copy's own package manager, else the system's."""
+    return copy.origin if copy.origin in ("pip", "conda") else "system"
+
+
+def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any) -> Fix:
+    """The build of the same cuDNN release for the CUDA it is used with, from the channel the copy came from."""
+    return say("Install the cuDNN build for CUDA %s: %s", mm_text(cuda) or cuda,
+               machine_cudnn_fix(facts, compat, cuda, copy.major, copy.version, _channel(copy)))
+
+
+def driver_or_cudnn_for_driver_fix(facts: Facts, compat: Compat, copy: CudnnCopy, floor: Any,
+                                   driver_cuda: Optional[str]) -> Fix:
+    """A driver new enough for the CUDA a cuDNN build needs, or the cuDNN build for the CUDA the driver runs."""
+    return or_else(driver_upgrade_fix(floor.text() if floor else "a newer release", platform_of(facts)),
+                   say("install the cuDNN build for CUDA %s: %s", driver_cuda or "?",
+                       machine_cudnn_fix(facts, compat, driver_cuda, copy.major)), "%s; or %s")
+
+
+def cudnn_not_older_than_build_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, copy: CudnnCopy,
+                                   compiled: str, entry: Optional[str]) -> Fix:
+    """Let a framework load a cuDNN at least the one it was built with: drop the LD_LIBRARY_PATH entry that hands it
+    the older one, else reinstall the framework's own CUDA wheels, else upgrade the cuDNN it loads."""
+    if entry:
+        return own_cudnn_again_fix(facts, entry, fw.name)
+    kind = framework_kind(fw)
+    if kind == "tensorflow":
+        return tensorflow_wheels_fix(fw.version.split("+")[0])
+    if kind == "jax":
+        return jax_install(facts, compat, fw.cuda_version)
+    wheel = copy_wheel(compat, copy, fw.cuda_version, machine_cuda(facts, compat)) if copy.origin == "pip" else None
+    if wheel:
+        return run('pip install "%s>=%s"' % (wheel, compiled))
+    return advice("Upgrade the cuDNN at %s to %s or newer (same major)" % (copy.directory, compiled))
+
+
+def keep_own_copies_fix(framework: Optional[str] = None, shared: Optional[CudnnCopy] = None,
+                        system: Optional[CudnnCopy] = None) -> Fix:
+    """Two cuDNN copies in use: nothing to change, or, to give every program the copy `framework` uses, put its
+    folder first or bring the system copy to its release."""
+    if framework is None or shared is None or system is None:
+        return advice("Nothing to change if each program keeps to its own copy.")
+    return say("Nothing to change if each program keeps to its own copy. To give programs that link cuDNN "
+               "themselves (C/C++ builds, ctranslate2, cudnn-frontend) the same cuDNN as %s, put its folder "
+               "first: %s, or upgrade the system copy at %s to %s.", framework,
+               run(prepend_ld_path(shared.directory)), system.directory, shared.version or "the same release")
+
+
+def known_bad_upgrade_fix(facts: Facts, compat: Compat, copy: CudnnCopy, fixed_in: Any) -> Fix:
+    """Move past a known-bad cuDNN release: its wheel at the fixed release, else the build for the copy's CUDA."""
+    wheel = copy_wheel(compat, copy, machine_cuda(facts, compat))
+    if copy.origin == "pip" and wheel:
+        how = run('pip install -U "%s>=%s"' % (wheel, fixed_in))
+    else:
+        how = machine_cudnn_fix(facts, compat, copy.cuda_version or machine_cuda(facts, compat), copy.major, None,
+                                copy.origin)
+    return say("Upgrade to cuDNN %s or newer: %s", fixed_in, how)
+
+
+def cudnn_for_newer_gpu_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
+                            driver_floor: Optional[str] = None) -> Fix:
+    """A newer cuDNN built for CUDA `cuda`, which has kernels for the GPU; first the driver `driver_floor` where
+    that CUDA needs one."""
+    steps = []
+    if driver_floor is not None:
+        steps.append(driver_upgrade_fix(">= %s" % driver_floor, platform_of(facts)))
+    steps.append(say("install a newer cuDNN built for CUDA %s: %s", mm_text(cuda) or cuda,
+                     machine_cudnn_fix(facts, compat, cuda, copy.major, None, _channel(copy))))
+    return capitalized(then(*steps))
+
+
+def conda_cudnn_upgrade_fix(prefix: str, minimum: str, major: int) -> Fix:
+    """A conda environment's cuDNN raised to `minimum` within its major, from conda-forge."""
+    return or_else(run('conda install -p %s -c conda-forge "cudnn>=%s,<%d"' % (q(prefix), minimum, major + 1)),
+                   "and avoid mixing pip nvidia-* wheels into conda environments", "%s   (%s)")
