@@ -8,7 +8,6 @@ from ..versions import major_of
 from ..model import Facts, Finding, Fix
 from . import rule
 from ..queries import primary_toolkit, toolkit_owning
-# rules/shadowing.py takes install_command from here too.
 from ..remedies.leftovers import install_command, leftovers_fix, soname_links_fix
 from .common import ERROR, WARNING, compat_of, finding
 

@@ -7,9 +7,8 @@ from typing import List
 from ..versions import release3
 from ..model import Facts, Finding
 from . import rule
-from .leftovers import install_command
 from ..queries import copy_for_path, describe_copy, ld_entry_for, plain_resolutions
-from ..remedies.leftovers import header_mismatch_fix
+from ..remedies.leftovers import header_mismatch_fix, install_command
 from ..remedies.loader import off_ld_library_path_fix
 from .common import WARNING, compat_of, finding
 
