@@ -1,7 +1,7 @@
 """Imports every rule module so its rules register themselves, in layer order (CD1xx ... CD9xx)."""
 from . import (  # noqa: F401
     blocked, driver, gpu, toolkit, cudnn_files, cudnn_runtime, loader, frameworks, java, containers, image, require,
-    target, conda, environment, shadowing, leftovers, install_state, catalogue, knowledge_age,
+    target, conda, environment, leftovers, shadowing, install_state, catalogue, knowledge_age,
     theano, theano_flags, framework_loads, windows,
     bench,  # the bench stage's rules (CD95x)
 )
