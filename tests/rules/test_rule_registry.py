@@ -61,3 +61,17 @@ def test_the_driver_fix_is_written_for_the_platform_it_is_for():
     assert linux.commands == ["sudo ubuntu-drivers install", "sudo reboot"] and linux.root
     windows = driver_upgrade_fix("550 or newer", "windows")
     assert "Windows installer" in windows.text and "sudo" not in windows.text and windows.commands == []
+
+
+def test_rules_run_in_the_order_registry_lists_their_modules():
+    """rules_run (and so every report) follows rules/registry.py, not whichever rule module another imports first."""
+    import ast
+    from pathlib import Path
+
+    import cudnn_doctor.rules.registry as registry
+    from cudnn_doctor.rules import RULES
+
+    tree = ast.parse(Path(registry.__file__).read_text())
+    listed = [alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names]
+    positions = [listed.index(r.func.__module__.rsplit(".", 1)[1]) for r in RULES]
+    assert positions == sorted(positions), [r.id for r in RULES]
