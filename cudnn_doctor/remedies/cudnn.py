@@ -80,6 +80,10 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         pin = "==%s.*" % release
     else:
         pin = "==%d.*" % cudnn_major
+    windows_manual = "download %s from NVIDIA and copy its bin, include and lib folders into the CUDA %s folder" % (
+        archive_text, cuda_text)
+    if not family and platform == "windows":
+        return advice(windows_manual)  # one build per CUDA minor: its archive only (no apt, no pip wheel)
     if not family:
         # One runtime per CUDA minor: NVIDIA's per-minor debs or archives only (and no pip wheels).
         deb_version = (version or release or str(cudnn_major)) + ".*"
@@ -93,12 +97,10 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
     if origin == "conda":
         return run('conda install -c conda-forge "cudnn%s"' % (("=" + version) if version else "=%d" % cudnn_major))
     if platform == "windows":
-        manual = "download %s from NVIDIA and copy its bin, include and lib folders into the CUDA %s folder" % (
-            archive_text, cuda_text)
         if not wheel:
-            return advice(manual)
+            return advice(windows_manual)
         pip = 'pip install "%s%s"' % (wheel, pin)
-        return run(pip, text="%s, or `%s`" % (manual, pip), manual=manual, shell="cmd")
+        return run(pip, text="%s, or `%s`" % (windows_manual, pip), manual=windows_manual, shell="cmd")
     apt_row = next((r for r in compat.cudnn_channels() if r.get("channel") == "apt-v%d" % cudnn_major), None)
     if apt_row and "<cuda_major>" in str(apt_row.get("install", "")):
         apt = str(apt_row["install"]).replace("<cuda_major>", str(cm))

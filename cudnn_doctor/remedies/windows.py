@@ -11,8 +11,8 @@ from ..versions import major_of, mm
 from .shell import advice
 from .shells import command_fix, line
 from .shells import powershell_quote as ps_quote
+from .software import DRIVER_DOWNLOAD
 
-DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
 _NEW_SHELL = "(in an administrator PowerShell; then open a new shell)"
 # Folders only an administrator may write to: a command that copies or installs there needs an elevated shell.
 _ADMIN_ONLY = ("\\program files", "\\windows")

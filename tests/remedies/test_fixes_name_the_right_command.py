@@ -266,3 +266,12 @@ def test_cd501_for_cudnn7_in_a_cuda11_toolkit_names_a_build_that_exists():
     fix = only(run(f), "CD501")[0].fix
     assert "7.6.5" not in fix and "cu11==7" not in fix
     assert "nvidia-cudnn-cu11==" in fix
+
+
+def test_windows_with_a_cuda_minor_of_its_own_gets_the_archive_never_apt():
+    """CUDA 10.2 has one cuDNN build per minor and no wheel: on Windows that is NVIDIA's archive, not `sudo apt`."""
+    fix = cudnn_install_fix(load_compat(), "10.2", 7, platform="windows")
+    assert not fix.commands and "apt" not in fix.text and "sudo" not in fix.text
+    assert "copy its bin, include and lib folders into the CUDA 10.2 folder" in fix.text
+    linux = cudnn_install_fix(load_compat(), "10.2", 7)
+    assert linux.commands and linux.commands[0].startswith("sudo apt install libcudnn7=")
