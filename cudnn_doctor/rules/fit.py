@@ -102,7 +102,7 @@ def newest_cudnn_release(compat: Compat, cudnn: str, cuda: str) -> Optional[str]
 
 
 def verdict(target_label: str, options: List[Tuple[str, List[str], Fix]], source: str,
-            catalogue: Sequence[str], fits_fix: str = "") -> List[Finding]:
+            catalogue: Sequence[str]) -> List[Finding]:
     """options: (label, problems, fix). INFO when one fits, ERROR (WARNING when only unknowns) otherwise."""
     fitting = [o for o in options if not o[1]]
     evidence = {"options": [{"option": label, "problems": problems} for label, problems, _ in options],
@@ -111,7 +111,7 @@ def verdict(target_label: str, options: List[Tuple[str, List[str], Fix]], source
         label, _, fix = fitting[0]
         return [finding("CD920", INFO, "This machine fits %s through %s" % (target_label, label),
                         detail="Checked driver, GPU, toolkit and cuDNN against %s." % source,
-                        remedy=fix or fits_fix, evidence=evidence, catalogue=catalogue)]
+                        remedy=fix or None, evidence=evidence, catalogue=catalogue)]
     only_unknown = all(all(p.startswith("cannot tell") for p in problems) for _, problems, _ in options)
     best = min(options, key=lambda o: (len(o[1]), any("driver" in p for p in o[1])))
     reasons = "; ".join("%s: %s" % (label, ", ".join(problems)) for label, problems, _ in options)
