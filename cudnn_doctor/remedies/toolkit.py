@@ -38,9 +38,10 @@ def driver_for_framework_fix(facts: Facts, compat: Compat, floor: Optional[Drive
     return noted(fix, arch_driver_limit(facts, compat, floor.branch if floor else None))
 
 
-def exact_driver_for_ptx_fix(floor: DriverFloor, platform: str) -> Fix:
+def exact_driver_for_ptx_fix(floor: Optional[DriverFloor], platform: str) -> Fix:
     """The driver that runs a toolkit without minor-version compatibility, so its PTX JIT-compiles."""
-    return or_else(driver_upgrade_fix(floor.text(), platform), "compile for the real GPU architecture (SASS) instead "
+    wanted = floor.text() if floor else "the toolkit's own driver release"  # knowledge without a floor: say so
+    return or_else(driver_upgrade_fix(wanted, platform), "compile for the real GPU architecture (SASS) instead "
                                                                 "of PTX.", "%s; or %s")
 
 

@@ -72,3 +72,12 @@ def test_wsl_finds_the_unversioned_libcuda_in_its_driver_share():
         "export LD_LIBRARY_PATH=/usr/lib/wsl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"]
     linked = libcuda_link_fix("/usr/lib/x86_64-linux-gnu/libcuda.so.1", False)
     assert linked.commands[1] == "ln -sf /usr/lib/x86_64-linux-gnu/libcuda.so.1 ~/.local/lib/cuda-link/libcuda.so"
+
+
+def test_the_ptx_driver_fix_without_a_known_floor_still_reads_and_runs():
+    """CD305 where the knowledge has no driver floor for the toolkit: words instead of a crash on None."""
+    from cudnn_doctor.remedies.toolkit import exact_driver_for_ptx_fix
+
+    fix = exact_driver_for_ptx_fix(None, "linux")
+    assert "the toolkit's own driver release" in fix.text and "None" not in fix.text
+    assert fix.commands == ["sudo ubuntu-drivers install", "sudo reboot"]
