@@ -1,4 +1,5 @@
-"""Smoke test: a real convolution through cuDNN in a child. Imports native, knowledge and model, never probes."""
+"""Smoke test: a real convolution through cuDNN in a child started through the host seam. Imports host, knowledge
+and model, never probes or native."""
 from .result import SmokeResult
 from .run import run_smoke
 
