@@ -64,14 +64,20 @@ def test_the_driver_fix_is_written_for_the_platform_it_is_for():
 
 
 def test_rules_run_in_the_order_registry_lists_their_modules():
-    """rules_run (and so every report) follows rules/registry.py, not whichever rule module another imports first."""
-    import ast
-    from pathlib import Path
+    """rules_run (and so every report) follows rules/registry.py, even when another module imported a rule module
+    first (a rule module imported by itself registers its rules before the registry's earlier ones)."""
+    import importlib
 
+    import cudnn_doctor.rules as rules_pkg
     import cudnn_doctor.rules.registry as registry
-    from cudnn_doctor.rules import RULES
 
-    tree = ast.parse(Path(registry.__file__).read_text())
-    listed = [alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names]
-    positions = [listed.index(r.func.__module__.rsplit(".", 1)[1]) for r in RULES]
-    assert positions == sorted(positions), [r.id for r in RULES]
+    saved = list(rules_pkg.RULES)
+    try:
+        theano = [r for r in rules_pkg.RULES if r.func.__module__.endswith(".theano")]
+        rules_pkg.RULES[:] = theano + [r for r in rules_pkg.RULES if r not in theano]  # as if imported first
+        importlib.reload(registry)
+        modules = [r.func.__module__ for r in rules_pkg.RULES]
+        assert [registry._ORDER.index(m) for m in modules] == sorted(registry._ORDER.index(m) for m in modules)
+        assert modules.index("cudnn_doctor.rules.leftovers") < modules.index("cudnn_doctor.rules.shadowing")
+    finally:
+        rules_pkg.RULES[:] = saved
