@@ -117,6 +117,7 @@ def unknown_skips(patterns: Sequence[str]) -> List[str]:
 
 def run_smoke_on(facts: Facts, root: str = "/") -> dict:
     """Run the cuDNN smoke test on the copy a plain process would load; paths reported as inside the root."""
+    from .knowledge import load_compat
     from .queries import loaded_cudnn
     from .remedies.doctor import no_cudnn_to_smoke_fix
     from .smoke import run_smoke
@@ -124,7 +125,7 @@ def run_smoke_on(facts: Facts, root: str = "/") -> dict:
     res = loaded_cudnn(facts)
     if res is None:
         return {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
-                "fix": no_cudnn_to_smoke_fix().text}
+                "fix": no_cudnn_to_smoke_fix(facts, load_compat()).text}
     host = Host(root)
     # The driver library the loader picks (it may live only on LD_LIBRARY_PATH, which the child does not get).
     libcuda = facts.loader.resolved.get("libcuda.so.1")

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import os
 
-from ..model import Fix
+from ..knowledge import Compat
+from ..model import Facts, Fix
+from ..queries import machine_cuda
+from .cudnn import machine_cudnn_fix
 from .shell import advice, q, stated
 
 
@@ -21,9 +24,14 @@ def smoke_failure_fix(known: str = "") -> Fix:
     return stated(known) if known else advice("Run `cudnn-doctor smoke --json` for the failing call and status.")
 
 
-def no_cudnn_to_smoke_fix() -> Fix:
-    """The smoke test found no cuDNN a plain process would load: install one."""
-    return stated("Install cuDNN (`cudnn-doctor install ARCHIVE`, or pip install nvidia-cudnn-cuXX).")
+def no_cudnn_to_smoke_fix(facts: Facts, compat: Compat) -> Fix:
+    """No cuDNN a plain process would load, so nothing to smoke-test: the install command for this machine's CUDA
+    (as the other install fixes give it), or, with no CUDA known, what to install first."""
+    cuda = machine_cuda(facts, compat)
+    if cuda:
+        return machine_cudnn_fix(facts, compat, cuda)
+    return advice("Install the NVIDIA driver (or a CUDA toolkit) first; `cudnn-doctor check` then names the cuDNN "
+                  "build to install for it.")
 
 
 def hung_mount_fix(path: str) -> Fix:
