@@ -93,7 +93,8 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         apt = "sudo apt install %s %s" % (deb, deb.replace("libcudnn%d=" % cudnn_major, "libcudnn%d-dev=" % cudnn_major))
         return run(apt, text="%s, or `%s`" % (manual, apt), manual=manual)
     if origin == "pip" and wheel:
-        return run('pip install "%s%s"' % (wheel, pin))
+        # pip's command line reads the same in every shell; on Windows it is typed into cmd or PowerShell, not sh.
+        return run('pip install "%s%s"' % (wheel, pin), shell="cmd" if platform == "windows" else "sh")
     if origin == "conda":
         return run('conda install -c conda-forge "cudnn%s"' % (("=" + version) if version else "=%d" % cudnn_major))
     if platform == "windows":

@@ -155,7 +155,8 @@ def framework_import_fix(folder: str, framework: Optional[str]) -> Fix:
     return advice(_dll_directory_line(folder, framework))
 
 
-def framework_cudnn_fix(install: Fix, missing: str, framework: Optional[str], fw_location: Optional[str]) -> Fix:
+def windows_framework_cudnn_fix(install: Fix, missing: str, framework: Optional[str],
+                                fw_location: Optional[str]) -> Fix:
     """Install the cuDNN a framework library imports (with that framework's own Python where it is a pip wheel,
     whose DLLs land in <site>\\nvidia\\cudnn\\bin), then let Python find it."""
     pip = [c for c in install.commands if c.startswith("pip install ")]

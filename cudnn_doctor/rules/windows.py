@@ -10,9 +10,9 @@ from ..model import CudnnCopy, Facts, Finding
 from ..model_windows import WinLoad
 from . import WINDOWS, rule
 from ..remedies import machine_cudnn_fix
-from ..remedies.windows import (complete_copy_fix, cuda_runtime_fix, framework_cudnn_fix, framework_import_fix,
-                                mixed_copies_fix, newer_copy_first_fix, python_dll_directory_fix, search_path_fix,
-                                windows_driver_fix, zlibwapi_fix)
+from ..remedies.windows import (complete_copy_fix, cuda_runtime_fix, framework_import_fix, mixed_copies_fix,
+                                newer_copy_first_fix, python_dll_directory_fix, search_path_fix,
+                                windows_driver_fix, windows_framework_cudnn_fix, zlibwapi_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 PLAIN = "a program started from a shell"
@@ -235,7 +235,7 @@ def _unloadable(facts: Facts, compat, win, load: WinLoad, fw, missing: str) -> F
             load.consumer, lib, major, missing, (" (found %s)" % "; ".join(others)) if others else "")
         cuda = (fw.cuda_version if fw else None) or _cudart_cuda(load, win)
         install = machine_cudnn_fix(facts, compat, cuda, major, None, "pip")
-        fix = framework_cudnn_fix(install, missing, importer, fw.location if fw is not None else None)
+        fix = windows_framework_cudnn_fix(install, missing, importer, fw.location if fw is not None else None)
     else:
         title = "%s: %s imports %s, which is not installed" % (load.consumer, lib, missing)
         fix = cuda_runtime_fix(missing, importer)

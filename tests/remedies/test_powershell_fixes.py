@@ -14,7 +14,7 @@ from cudnn_doctor.model import CudnnCopy, Facts, Fix, ToolkitFacts
 from cudnn_doctor.model_windows import WindowsFacts
 from cudnn_doctor.remedies.shell import advice, run
 from cudnn_doctor.remedies.shells import line
-from cudnn_doctor.remedies.windows import (complete_copy_fix, cuda_runtime_fix, framework_cudnn_fix,
+from cudnn_doctor.remedies.windows import (complete_copy_fix, cuda_runtime_fix, windows_framework_cudnn_fix,
                                            framework_import_fix, mixed_copies_fix, newer_copy_first_fix, path_add,
                                            python_dll_directory_fix, search_path_fix, windows_driver_fix,
                                            zlibwapi_fix)
@@ -147,7 +147,8 @@ def test_zlibwapi_fix_quotes_a_download_or_archive_path_that_is_not_a_plain_word
 
 def test_pip_wheel_fix_runs_the_frameworks_own_python_and_says_the_python_line():
     site = r"C:\Users\O'Neil\My Python\Lib\site-packages"
-    fix = framework_cudnn_fix(run('pip install "nvidia-cudnn-cu11==8.*"'), "cudnn64_8.dll", "onnxruntime-gpu", site)
+    fix = windows_framework_cudnn_fix(run('pip install "nvidia-cudnn-cu11==8.*"'), "cudnn64_8.dll", "onnxruntime-gpu",
+                                      site)
     assert_powershell(fix)
     assert fix.commands == ["& 'C:\\Users\\O''Neil\\My Python\\python.exe' -m pip install \"nvidia-cudnn-cu11==8.*\""]
     assert arguments(fix.commands[0]) == [r"C:\Users\O'Neil\My Python\python.exe"]
@@ -158,12 +159,12 @@ def test_pip_wheel_fix_runs_the_frameworks_own_python_and_says_the_python_line()
 
 
 def test_cudnn_install_fix_without_the_frameworks_python_keeps_pip_and_names_the_missing_dll():
-    fix = framework_cudnn_fix(run('pip install "nvidia-cudnn-cu12==9.*"'), "cudnn64_9.dll", None, None)
+    fix = windows_framework_cudnn_fix(run('pip install "nvidia-cudnn-cu12==9.*"'), "cudnn64_9.dll", None, None)
     assert_powershell(fix)
     assert fix.commands == ['pip install "nvidia-cudnn-cu12==9.*"']
     assert fix.manual == ('import os; os.add_dll_directory(r"<the folder of cudnn64_9.dll>") in the program before '
                           'importing it')
-    words = framework_cudnn_fix(advice("install the NVIDIA driver first"), "cudnn64_9.dll", "torch", None)
+    words = windows_framework_cudnn_fix(advice("install the NVIDIA driver first"), "cudnn64_9.dll", "torch", None)
     assert words.commands == [] and words.shell == "" and words.manual.startswith("install the NVIDIA driver first; "
                                                                                   "then import os")
 
