@@ -134,5 +134,4 @@ def one_fix(compat: Compat, facts: Facts, text: str, versions: PastedVersions, f
     dll = next((lib for lib in libraries if lib.name.lower().endswith(".dll") and lib.fix is not None), None)
     if dll is not None:
         return dll.fix
-    return in_program_environment(" (same LD_LIBRARY_PATH): out-of-memory errors and crashes need the GPU at work "
-                                  "to show")
+    return in_program_environment(nothing_found=True)

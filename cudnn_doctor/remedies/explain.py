@@ -178,6 +178,9 @@ def broken_file_fix(path: str) -> Fix:
                                              "`dpkg -S %s` names it)" % (path, q(path)))
 
 
-def in_program_environment(why: str = "") -> Fix:
-    """Nothing here stands in the way: look where the failing program runs."""
+def in_program_environment(nothing_found: bool = False) -> Fix:
+    """Nothing here stands in the way: look where the failing program runs (``nothing_found``: this machine shows no
+    cause at all, so say what only a run of the program itself can show)."""
+    why = (" (same LD_LIBRARY_PATH): out-of-memory errors and crashes need the GPU at work to show"
+           if nothing_found else "")
     return advice("run `cudnn-doctor check` in the failing program's own shell, venv or container%s" % why)

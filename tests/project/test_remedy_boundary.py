@@ -3,8 +3,8 @@
 import-linter checks which modules import which; it cannot see *what* is imported or passed. These checks can:
 - outside remedies/ no module builds a Fix (``Fix(...)``) or imports the text primitives remedies compose fixes
   from (``run``, ``say``, ``advice``, ...), so a rule can only pick a named builder such as ``header_fix``;
-- no rule hands a remedies builder a sentence or a command (a string literal with a space in it): the words of a
-  fix belong to its builder, where tests/remedies can run and check them;
+- no module hands a remedies builder (called by name or through its module) a sentence or a command (a string
+  literal with a space in it): the words of a fix belong to its builder, where tests/remedies can run and check them;
 - outside knowledge/ nobody reads a compat table raw (``.table(...)``, ``.data[...]``), and probes, rules and
   remedies never load the knowledge base themselves: it is handed to them.
 """
@@ -81,16 +81,28 @@ def _sentences(node: ast.AST) -> Iterator[ast.AST]:
             yield sub
 
 
-@pytest.mark.parametrize("path", _modules("rules"), ids=_name)
-def test_rules_hand_remedies_no_words(path: Path):
+def _callee_names(call: ast.Call) -> Set[str]:
+    """The names a call goes through: ``f(...)`` -> {f}; ``mod.f(...)`` -> {mod, f}."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return {func.id}
+    if isinstance(func, ast.Attribute):
+        return {func.attr} | ({func.value.id} if isinstance(func.value, ast.Name) else set())
+    return set()
+
+
+@pytest.mark.parametrize("path", _outside("remedies"), ids=_name)
+def test_no_module_hands_remedies_words(path: Path):
+    """Rules, explain, bench, install, smoke, diagnose...: a remedies builder (or module) is given values only."""
     tree = _tree(path)
     builders: Set[str] = {name for name, _ in _remedy_imports(tree)}
     bad = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in builders:
+        if isinstance(node, ast.Call) and _callee_names(node) & builders:
             for arg in list(node.args) + [k.value for k in node.keywords]:
                 for lit in _sentences(arg):
-                    bad.append("%d: %s(...) is given %s" % (lit.lineno, node.func.id, ast.unparse(lit)[:70]))
+                    bad.append("%d: %s(...) is given %s" % (lit.lineno, ast.unparse(node.func),
+                                                            ast.unparse(lit)[:70]))
     assert not bad, "%s writes fix words itself; move them into a remedies/ builder:\n%s" % (
         _name(path), "\n".join(bad))
 
@@ -99,9 +111,12 @@ def _raw_table_reads(tree: ast.AST) -> Iterator[int]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "table":
             yield node.lineno
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "data" \
-                and isinstance(node.value.value, ast.Name) and node.value.value.id == "compat":
-            yield node.lineno
+        # compat.data[...], ctx.compat.data[...], self.compat.data[...]: the facade's raw dict, however reached.
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "data":
+            owner = node.value.value
+            if (isinstance(owner, ast.Name) and owner.id == "compat") or \
+                    (isinstance(owner, ast.Attribute) and owner.attr == "compat"):
+                yield node.lineno
 
 
 def test_no_raw_table_read_outside_knowledge():
