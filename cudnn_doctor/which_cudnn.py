@@ -6,6 +6,7 @@ import sys
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from .remedies.doctor import install_cudnn_to_test_fix, no_driver_to_test_fix, smoke_every_copy_fix
 from .ui import EXIT_DOCTOR_FAILED, EXIT_PROBLEMS
 
 
@@ -56,18 +57,15 @@ def find_libraries(all_copies: bool, driver_given: bool = False) -> Choice:
     if driver is None and not driver_given and "libcuda.so.1" in facts.loader.resolved:
         # The layer below cuDNN is missing: no convolution can run, whatever cuDNN there is (or is not).
         return Choice([], None, "no NVIDIA driver was found (libcuda.so.1 is not on the loader's search path), so no "
-                      "GPU can run the test: install the NVIDIA driver, or start the container with `--gpus all`; "
-                      "then run `cudnn-doctor check`%s" % ("" if libraries else ", which also says how to install "
-                                                                                "cuDNN"))
+                      "GPU can run the test: " + no_driver_to_test_fix(bool(libraries)).text)
     problem = ""
     if not libraries:
         if facts.cudnn:
             count = len(facts.cudnn)
-            problem = ("no cuDNN is on the loader's search path, but %d %s found elsewhere: test with "
-                       "`cudnn-doctor smoke --all` or `--library PATH`" % (
-                           count, "copy was" if count == 1 else "copies were"))
+            problem = "no cuDNN is on the loader's search path, but %d %s found elsewhere: %s" % (
+                count, "copy was" if count == 1 else "copies were", smoke_every_copy_fix().text)
         else:
-            problem = "no cuDNN library was found; install one with `cudnn-doctor install`"
+            problem = "no cuDNN library was found; " + install_cudnn_to_test_fix().text
     return Choice(libraries, driver, problem)
 
 

@@ -54,3 +54,20 @@ def special_file_fix(path: str) -> Fix:
     """A FIFO, socket or device where a file belongs: look at it, then put the real file back."""
     return stated("Look at what it is and replace it with the real file: `ls -l %s` (and `findmnt -T %s` if a file "
                   "system is mounted there)." % (q(path), q(path)))
+
+
+def no_driver_to_test_fix(cudnn_found: bool) -> Fix:
+    """smoke/bench found no libcuda: the driver (or the container's GPU access) comes first."""
+    return advice("install the NVIDIA driver, or start the container with `--gpus all`; then run `cudnn-doctor check`%s"
+                  % ("" if cudnn_found else ", which also says how to install cuDNN"))
+
+
+def smoke_every_copy_fix() -> Fix:
+    """No cuDNN on the loader's path, but copies elsewhere: test those."""
+    return advice("test with `cudnn-doctor smoke --all` or `--library PATH`")
+
+
+def install_cudnn_to_test_fix() -> Fix:
+    """No cuDNN anywhere: cudnn-doctor installs one."""
+    return advice("install one with `cudnn-doctor install`")
+
