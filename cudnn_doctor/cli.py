@@ -32,8 +32,6 @@ def _json_errors_group():
     import typer
     from typer.core import TyperGroup
 
-    from . import ui
-
     # click's exception class, whether typer uses the click package or (typer 0.2x) a copy of its own.
     click_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
@@ -42,7 +40,6 @@ def _json_errors_group():
             # What follows the root options: [command, its arguments...] (click keeps the first apart).
             rest = [*(getattr(ctx, "_protected_args", None) or getattr(ctx, "protected_args", [])), *ctx.args]
             command = rest[0] if rest and rest[0] in COMMANDS else None
-            ui.last_error = None
             try:
                 return super().invoke(ctx)
             except click_error as exc:
@@ -51,8 +48,9 @@ def _json_errors_group():
                     _print_error_envelope(command, code, message)
                 raise
             except typer.Exit as stop:
-                if command and ui.last_error and _wants_json(rest):
-                    _print_error_envelope(command, stop.exit_code, ui.last_error)
+                message = getattr(stop, "message", None)  # set by ui.error_exit
+                if command and message and _wants_json(rest):
+                    _print_error_envelope(command, stop.exit_code, message)
                 raise
 
     return JsonErrorsGroup

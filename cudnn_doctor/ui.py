@@ -106,18 +106,15 @@ def ascii_safe_streams() -> None:
             setattr(sys, name, AsciiSafeStream(stream))
 
 
-last_error: Optional[str] = None  # the message of the error_exit that ended this run, if one did
-
-
 def error_exit(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One clear line on stderr and a non-zero exit; never a traceback."""
     sys.stderr.write("cudnn-doctor: error: %s\n" % message)
     sys.stderr.flush()  # before the exit unwinds: a wrapped stream (test runners, pipes) may not flush itself
     import typer  # loaded already by the command that calls this; ui itself is imported by `--version`
 
-    global last_error
-    last_error = message  # the entry point puts it in the --json envelope (cli.main)
-    raise typer.Exit(code)
+    stop = typer.Exit(code)
+    stop.message = message  # type: ignore[attr-defined]  # the app's group puts it in the --json envelope (cli.py)
+    raise stop
 
 
 def hint(message: str) -> None:
