@@ -117,6 +117,23 @@ def check_after_interrupt_fix() -> Fix:
     return run("cudnn-doctor check", text="run `cudnn-doctor check` (or `cudnn-doctor rollback` to undo it)")
 
 
+# --- after the install (notes in its report; the install stands) ---------------------------------------------------
+
+def ldconfig_if_listed_fix(lib_dir: str) -> Fix:
+    """Whether ldconfig should run could not be decided: run it where the loader's configuration lists ``lib_dir``."""
+    return stated("run `sudo ldconfig` if %s is in ld.so.conf" % lib_dir)
+
+
+def ldconfig_by_hand_fix() -> Fix:
+    """ldconfig could not be started after the install: run it by hand."""
+    return run("sudo ldconfig", text="run `sudo ldconfig` yourself")
+
+
+def check_by_hand_fix() -> Fix:
+    """The check after the install could not run: run it by hand."""
+    return run("cudnn-doctor check", text="run `cudnn-doctor check` yourself")
+
+
 # --- rollback -----------------------------------------------------------------------------------------------------
 
 def roll_back_changed_fix(set_aside: str) -> Fix:
