@@ -67,15 +67,10 @@ def _progress_callback(enabled: bool):
 
 def _interrupted(signalled, command: str) -> None:
     """One line for an install or rollback stopped by SIGINT, SIGTERM or SIGHUP, and the shell's 128+N code."""
-    if command == "rollback":
-        state = ("the rollback stopped part-way; fix: run the same rollback again, which finishes it (each step "
-                 "can be repeated)")
-    elif signalled.installed:
-        state = ("the install had finished and stands; only the checks after it were cut short; fix: run "
-                 "`cudnn-doctor check` (or `cudnn-doctor rollback` to undo it)")
-    else:
-        state = "the install was undone and its staged files removed: nothing was changed"
-    error_exit("interrupted by %s; %s" % (signalled.name, state), signalled.exit_code)
+    from ..install.errors import interruption
+
+    refusal = interruption(signalled, command)
+    error_exit(str(refusal), refusal.code)
 
 
 def register(app: typer.Typer) -> None:
@@ -109,6 +104,7 @@ def register(app: typer.Typer) -> None:
                                         "the same target (default: fail at once)."),
     ) -> None:
         from ..install import Refusal, Request, run_install
+        from ..install.errors import unexpected_failure
         from ..install.signals import Interrupted, interrupt_on_signals
 
         if cuda_home and prefix:
@@ -132,8 +128,7 @@ def register(app: typer.Typer) -> None:
             return
         except OSError as exc:  # the engine reports its own OS errors as refusals; this is the last resort
             stop()
-            error_exit("install failed: %s; it is not known how far it got; fix: run `cudnn-doctor rollback` for "
-                       "this target, which undoes an unfinished install (or the last one)" % exc, EXIT_PROBLEMS)
+            error_exit(str(unexpected_failure("install", exc)), EXIT_PROBLEMS)
             return
         stop()
         code = report.refusal_code or EXIT_OK
@@ -164,6 +159,7 @@ def register(app: typer.Typer) -> None:
                                         help="Seconds to wait for a running install (default: fail at once)."),
     ) -> None:
         from ..install import Refusal, run_rollback
+        from ..install.errors import unexpected_failure
         from ..install.signals import Interrupted, interrupt_on_signals
 
         if cuda_home and prefix:
@@ -178,9 +174,7 @@ def register(app: typer.Typer) -> None:
             error_exit(str(refusal), refusal.code)
             return
         except OSError as exc:
-            error_exit("rollback failed: %s; it stopped part-way; fix: fix the cause and run the same rollback "
-                       "again, which resumes where this one stopped (each step can be repeated safely)" % exc,
-                       EXIT_PROBLEMS)
+            error_exit(str(unexpected_failure("rollback", exc)), EXIT_PROBLEMS)
             return
         if as_json:
             typer.echo(dumps(envelope("rollback", EXIT_OK, **report)))

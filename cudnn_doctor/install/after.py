@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Optional
 
+from ..remedies.install import ldconfig_if_listed_fix
 from ..results import InstallResult
 from .checkup import check_install
 from .history import backup_bytes
@@ -22,8 +23,8 @@ def finish(target: Target, report: InstallResult, main: Optional[str], machine: 
     try:
         report.loader_cache = refresh_loader_cache(lib, machine)
     except Exception as exc:  # it reports its own ldconfig failures; this is for reading the configuration
-        report.loader_cache = "could not decide whether to run ldconfig (%s); run `sudo ldconfig` if %s is " \
-                              "in ld.so.conf" % (exc, lib)
+        report.loader_cache = "could not decide whether to run ldconfig (%s); %s" % (exc,
+                                                                                    ldconfig_if_listed_fix(lib).text)
     report.backup = backup_report(target, report.history_entry, report.rollback_hint)
     if not check:
         report.check = {"ran": False, "note": "skipped (--no-check)"}

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Iterator, Optional, Tuple
 
+from ..remedies.install_archive import cudnn_archive_kind_fix, damaged_archive_fix
 from .errors import Refusal
 
 CHUNK = 1 << 20
@@ -47,7 +48,7 @@ def sniff(path: str) -> str:
     raise Refusal(
         "%s is not a cuDNN archive format this installer reads" % os.path.basename(path),
         "it is not a .tar.xz, .tgz, .tar, .zip or .whl file (checked by content, not by name)",
-        "download the tarball (Linux), zip (Windows) or nvidia-cudnn-cuXX wheel from NVIDIA or PyPI",
+        cudnn_archive_kind_fix(),
     )
 
 
@@ -91,7 +92,7 @@ def _damaged(path: str, detail: str) -> Refusal:
     return Refusal(
         "%s is damaged or incomplete (%s)" % (os.path.basename(path), detail),
         "installing part of an archive would leave a mixed or broken cuDNN",
-        "download it again and compare its sha256 with NVIDIA's (pass it as --sha256)",
+        damaged_archive_fix(),
     )
 
 

@@ -6,6 +6,8 @@ import os
 import re
 from typing import Iterable, List, Mapping, Optional
 
+from ..remedies.install import check_by_hand_fix
+
 NOT_RUN = "not run"
 
 
@@ -59,7 +61,7 @@ def check_install(kind: str, root: str, dest_dirs: Mapping[str, str], machine_ro
 
         result = summarise(collect_report(root=machine_root, env=check_env), [p for p in paths if p])
     except Exception as exc:  # a report, never a reason to fail a verified install
-        return {"ran": False, "note": "the check could not run (%s: %s); run `cudnn-doctor check` yourself"
-                % (type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")}
+        return {"ran": False, "note": "the check could not run (%s: %s); %s"
+                % (type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "", check_by_hand_fix().text)}
     result["seen_with"] = seen_with
     return result

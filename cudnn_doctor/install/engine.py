@@ -8,6 +8,10 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, List, Mapping, Optional
 
+from ..model import Fix
+from ..remedies.install import (add_cuda_major_fix, cuda_build_fix, failed_load_check_fix, finish_recording_fix,
+                                finish_repair_fix, finish_undo_fix, missing_dependency_fix, name_a_source_fix,
+                                platform_archive_fix, retry_install_fix)
 from ..results import InstallResult
 from ..versions import decode_cudnn
 from . import hooks
@@ -67,12 +71,12 @@ def obtain(req: Request, target: Target, progress: Optional[Progress]) -> Source
     if req.version:
         if not req.cuda:
             raise Refusal("--version needs --cuda", "NVIDIA builds each cuDNN release per CUDA major",
-                          "add --cuda 12 (or the major of your toolkit)", code=2)
+                          add_cuda_major_fix(), code=2)
         return from_manifest(req.version, req.cuda, _platform_of(target), req.manifest_url, req.sha256,
                              req.allow_http, req.env, progress)
     if not req.source:
         raise Refusal("nothing to install", "give an archive, a URL, or --version X --cuda N",
-                      "e.g. cudnn-doctor install cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz", code=2)
+                      name_a_source_fix(), code=2)
     if is_url(req.source):
         return download(req.source, req.sha256, req.allow_http, progress)
     return local(req.source, req.sha256)
@@ -85,19 +89,18 @@ def _refusals(plan: Plan, force: bool) -> Optional[Refusal]:
         return None
     if plan.mismatch:
         return Refusal(plan.mismatch[0], "its files would not be usable from there",
-                       "use the cuDNN archive for this platform, or pass --force if this is deliberate")
+                       platform_archive_fix())
     if plan.compatible is False:
         major = (target.cuda_version or "").split(".")[0]
         return Refusal("cuDNN %s built for CUDA %s does not fit the CUDA %s toolkit at %s (%s)"
                        % (info.cudnn_version, info.built_for_cuda or "?", target.cuda_version, target.root,
                           plan.compat_reason),
                        "frameworks would fail to load or run its kernels",
-                       "install the cuDNN build for CUDA %s (e.g. --version %s --cuda %s), or pass --force"
-                       % (major, info.cudnn_version, major))
+                       cuda_build_fix(major, info.cudnn_version))
     if info.load_error:
         return Refusal("the archive's %s does not load on this machine: %s" % (info.main_lib, info.load_error),
                        "an install that cannot load would break every program using this toolkit",
-                       "install what the loader says is missing, or pass --force to install anyway")
+                       missing_dependency_fix())
     return None
 
 
@@ -168,7 +171,7 @@ def rollback_command(target: Target) -> str:
                                             target.given or target.root)
 
 
-def failed(exc: OSError, state: str, fix: str) -> Refusal:
+def failed(exc: OSError, state: str, fix: Fix) -> Refusal:
     """An OS error part-way, as one line: the error, the exact state of the target, and what repairs it."""
     return Refusal("install failed: %s" % exc, state, fix)
 
@@ -177,7 +180,6 @@ def _install(req: Request, target: Target, source: Source, load: Loader, smoke_f
     root_created = False
     report = InstallResult(dry_run=False, source=source.to_dict())
     main_lib: Optional[str] = None
-    retry = "fix the cause (disk space, permissions) and run the install again"
     try:
         if target.kind == "prefix" and not os.path.isdir(target.root):
             os.mkdir(target.root, 0o755)
@@ -188,12 +190,11 @@ def _install(req: Request, target: Target, source: Source, load: Loader, smoke_f
             except OSError as exc:
                 raise failed(exc, "repairing an earlier interrupted install or rollback recorded in %s did not "
                              "finish, so its files may be part-way between two cuDNN releases" % target.state_dir,
-                             "fix the cause, then run `%s` (it finishes the repair; each step can be repeated)"
-                             % rollback_command(target))
+                             finish_repair_fix(rollback_command(target)))
             hooks.point("after-lock")
             main_lib = _transaction(req, target, source, load, root_created, report)
     except OSError as exc:  # the transaction classifies its own errors; these came before it changed anything
-        raise failed(exc, "no cuDNN file in %s was changed" % target.root, retry)
+        raise failed(exc, "no cuDNN file in %s was changed" % target.root, retry_install_fix())
     finally:
         if root_created and not report.installed:
             try:
@@ -242,7 +243,7 @@ def _transaction(req: Request, target: Target, source: Source, load: Loader, roo
             raise Refusal("the installed %s failed its load check (%s); the install was undone"
                           % (info.main_lib, verified["error"]),
                           "a cuDNN that does not load or reports another version would break every user",
-                          "download the archive again; pass --force to keep such an install anyway")
+                          failed_load_check_fix())
         record_placed(journal)  # what rollback compares against, so it never destroys later files
         hooks.point("before-commit")
         entry = commit(target.state_dir, folder, journal)
@@ -263,8 +264,7 @@ def _unwind(exc: BaseException, target: Target, folder: str, journal: dict, appl
         if isinstance(exc, OSError):
             raise Refusal("recording the finished install failed: %s" % exc,
                           "cuDNN %s is installed and verified, but its record did not reach the history" % version,
-                          "none needed: the next `cudnn-doctor install` or `%s` finishes recording it"
-                          % rollback_command(target)) from exc
+                          finish_recording_fix(rollback_command(target))) from exc
         return
     if applying:
         try:
@@ -273,8 +273,7 @@ def _unwind(exc: BaseException, target: Target, folder: str, journal: dict, appl
             raise Refusal("install failed: %s" % (exc or type(exc).__name__),
                           "undoing it failed too (%s), so the files in %s are part-way between the old cuDNN and %s; "
                           "%s records every step" % (again, target.root, version, folder),
-                          "fix the cause, then run `%s` (it finishes undoing; each step can be repeated)"
-                          % rollback_command(target)) from exc
+                          finish_undo_fix(rollback_command(target))) from exc
     try:
         if os.path.isdir(folder):
             discard(target.state_dir, folder)
@@ -283,4 +282,4 @@ def _unwind(exc: BaseException, target: Target, folder: str, journal: dict, appl
     if isinstance(exc, OSError):
         state = ("the target was left as it was (the journal undid every change)" if applying
                  else "no cuDNN file in %s was changed" % target.root)
-        raise failed(exc, state, "fix the cause (disk space, permissions) and run the install again") from exc
+        raise failed(exc, state, retry_install_fix()) from exc

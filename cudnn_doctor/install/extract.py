@@ -7,6 +7,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
+from ..remedies.install_archive import archive_as_published_fix, free_disk_space_fix, one_copy_per_file_fix
 from . import hooks
 from .archive import CHUNK, Member, members
 from .errors import Refusal
@@ -58,13 +59,13 @@ def final_mode(mode: int) -> int:
 def _refuse_link(name: str, target: str, why: str) -> Refusal:
     return Refusal("archive member %r is a link to %r that %s" % (name, target, why),
                    "after installing it would dangle or point at another folder (failure D4)",
-                   "use the archive exactly as NVIDIA publishes it")
+                   archive_as_published_fix())
 
 
 def _refuse_collision(first: str, second: str, where: str) -> Refusal:
     return Refusal("archive members %r and %r both install to %s" % (first, second, where),
                    "one would silently replace the other, and which one wins would depend on the member order",
-                   "use the archive exactly as NVIDIA publishes it (one top folder, each file once)")
+                   one_copy_per_file_fix())
 
 
 def _claim(placed: Dict[Tuple[str, str], str], role: str, rel: str, name: str) -> None:
@@ -173,7 +174,7 @@ def _write(reader, path: Optional[str], member: Member, limits: Limits, view: me
         if exc.errno == errno.ENOSPC:
             raise Refusal("the disk holding %s is full" % os.path.dirname(path or "."),
                           "the archive unpacks to more than the free space",
-                          "free some space (the staged copy needs about the archive's unpacked size) and retry")
+                          free_disk_space_fix())
         raise
     finally:
         if fd >= 0:

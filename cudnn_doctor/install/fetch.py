@@ -10,6 +10,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 from urllib.parse import unquote, urljoin, urlparse
 
+from ..remedies.install_archive import (archive_path_fix, checksum_mismatch_fix, download_by_hand_fix,
+                                         download_network_fix, download_status_fix, drop_sha256_fix,
+                                         http_needs_sha256_fix, listed_cuda_majors_fix, manifest_release_fix,
+                                         manifest_retry_fix, manifest_unreachable_fix, manifest_url_fix,
+                                         only_cuda_major_fix, oversized_download_fix, pack_folder_fix,
+                                         release_label_fix, sha256_value_fix, short_download_fix,
+                                         supported_platform_fix, use_https_fix)
 from .errors import Refusal
 
 REDIST_BASE = "https://developer.download.nvidia.com/compute/cudnn/redist/"
@@ -53,7 +60,7 @@ def _normal_sha(value: Optional[str]) -> Optional[str]:
     value = value.strip().lower()
     if not re.fullmatch(r"[0-9a-f]{64}", value):
         raise Refusal("--sha256 %r is not a SHA-256 digest" % value, "it must be 64 hexadecimal digits",
-                      "copy the value from NVIDIA's redistrib_<version>.json or `sha256sum FILE`", code=2)
+                      sha256_value_fix(), code=2)
     return value
 
 
@@ -68,7 +75,7 @@ def sha256_of(path: str) -> str:
 def _mismatch(name: str, got: str, want: str, deleted: bool) -> Refusal:
     return Refusal("sha256 of %s is %s, expected %s%s" % (name, got, want, " (download deleted)" if deleted else ""),
                    "the file is not the one you meant: a damaged or tampered download",
-                   "download it again from NVIDIA and check the value in redistrib_<version>.json")
+                   checksum_mismatch_fix())
 
 
 def local(path: str, sha256: Optional[str]) -> Source:
@@ -77,8 +84,7 @@ def local(path: str, sha256: Optional[str]) -> Source:
     if os.path.isdir(path):
         raise Refusal("%s is a folder, not an archive" % path, "install takes NVIDIA's archive file (.tar.xz, .tgz, "
                       ".zip) or an nvidia-cudnn-cuXX wheel, not an unpacked tree",
-                      "pass the archive itself, or pack the folder first: tar -cJf cudnn.tar.xz -C %s ." % path,
-                      code=2)
+                      pack_folder_fix(path), code=2)
     if not os.path.isfile(path):
         from ..bounded_io import what_is
 
@@ -86,7 +92,7 @@ def local(path: str, sha256: Optional[str]) -> Source:
         what = "no such archive: %s" % path if kind in ("missing", "dangling link") else \
             "%s is a %s, not an archive file" % (path, kind)
         raise Refusal(what, "SOURCE must be a cuDNN archive file, a URL, or omitted with --version/--cuda",
-                      "check the path" if kind == "missing" else "pass the archive file itself", code=2)
+                      archive_path_fix(kind == "missing"), code=2)
     if want:
         got = sha256_of(path)
         if got != want:
@@ -103,14 +109,12 @@ def _check_scheme(url: str, allow_http: bool, pinned: bool) -> None:
         raise Refusal("refusing to download over plain http without --sha256: %s" % url,
                       "anyone on the path could swap the archive, and only a checksum obtained elsewhere "
                       "proves it is the right file",
-                      "add --sha256 HEX (the archive's SHA-256 from NVIDIA's https redistrib_<version>.json), "
-                      "or use the https URL", code=2)
+                      http_needs_sha256_fix(), code=2)
     if scheme == "http":
         raise Refusal("refusing to download over plain http: %s" % url,
-                      "anyone on the path could swap the archive", "use the https URL, or pass --allow-http "
-                      "together with --sha256 if you trust this mirror", code=2)
+                      "anyone on the path could swap the archive", use_https_fix(), code=2)
     raise Refusal("unsupported URL scheme %r in %s" % (scheme, url), "only https (and http with --allow-http "
-                  "and --sha256) downloads are supported", "download the file yourself and pass its path", code=2)
+                  "and --sha256) downloads are supported", download_by_hand_fix(), code=2)
 
 
 def _session():
@@ -137,7 +141,7 @@ def download(url: str, sha256: Optional[str], allow_http: bool, progress: Option
                 if resp.status_code != 200:
                     raise Refusal("download of %s failed: HTTP %d" % (url, resp.status_code),
                                   "the server did not return the archive",
-                                  "check the URL (and --version/--cuda), or download it yourself and pass the file")
+                                  download_status_fix())
                 total = int(resp.headers.get("Content-Length") or 0) or size
                 done = 0
                 with open(path, "wb") as out:
@@ -146,7 +150,7 @@ def download(url: str, sha256: Optional[str], allow_http: bool, progress: Option
                         if done > MAX_DOWNLOAD or (size is not None and done > size):
                             raise Refusal("download of %s is larger than expected" % url,
                                           "the server sent more than %d bytes" % (size or MAX_DOWNLOAD),
-                                          "check the URL; a mirror may be serving the wrong file")
+                                          oversized_download_fix())
                         digest.update(chunk)
                         out.write(chunk)
                         if progress:
@@ -154,11 +158,11 @@ def download(url: str, sha256: Optional[str], allow_http: bool, progress: Option
         except requests.RequestException as exc:
             raise Refusal("could not download %s (%s)" % (url, type(exc).__name__),
                           str(exc).splitlines()[0][:200] if str(exc) else "network error",
-                          "check the URL and the network, or download the file yourself and pass its path")
+                          download_network_fix())
         got = digest.hexdigest()
         if size is not None and done != size:
             raise Refusal("download of %s is %d bytes, the manifest says %d" % (url, done, size),
-                          "a cut-off or wrong file", "retry; if it persists, the mirror is broken")
+                          "a cut-off or wrong file", short_download_fix())
         if want and got != want:
             raise _mismatch(name, got, want, deleted=True)
         source.sha256 = got if want else None
@@ -182,16 +186,16 @@ def pick_from_manifest(data: dict, version: str, cuda: str, platform: str) -> di
     cudnn = data.get("cudnn") if isinstance(data, dict) else None
     if not isinstance(cudnn, dict):
         raise Refusal("the manifest has no \"cudnn\" entry", "it is not a cuDNN redistrib_<version>.json",
-                      "check --manifest-url")
+                      manifest_url_fix())
     found = str(cudnn.get("version", ""))
     if found and not (found == version or found.startswith(version + ".")):
         raise Refusal("the manifest describes cuDNN %s, not %s" % (found, version),
-                      "installing it would give another release than asked", "check --version and --manifest-url")
+                      "installing it would give another release than asked", manifest_release_fix())
     per_platform = cudnn.get(platform)
     if not isinstance(per_platform, dict):
         have = sorted(k for k, v in cudnn.items() if isinstance(v, dict))
         raise Refusal("cuDNN %s has no %s build" % (version, platform), "available: %s" % ", ".join(have),
-                      "install on a supported platform, or pass an archive yourself")
+                      supported_platform_fix())
     variant = "cuda" + cuda.split(".")[0]
     if "relative_path" in per_platform:  # releases with a single CUDA variant list it directly
         chosen = per_platform
@@ -199,16 +203,16 @@ def pick_from_manifest(data: dict, version: str, cuda: str, platform: str) -> di
         if named and named.group(1) != cuda.split(".")[0]:
             raise Refusal("cuDNN %s for %s is only built for CUDA %s" % (version, platform, named.group(1)),
                           "a cuDNN built for another CUDA major does not work with your toolkit",
-                          "pass --cuda %s, or pick another cuDNN release" % named.group(1))
+                          only_cuda_major_fix(named.group(1)))
     else:
         chosen = per_platform.get(variant)
         if not isinstance(chosen, dict):
             have = ", ".join(sorted(k[4:] for k in per_platform if k.startswith("cuda"))) or "none"
             raise Refusal("cuDNN %s has no build for CUDA %s on %s" % (version, cuda.split(".")[0], platform),
-                          "the manifest lists CUDA %s" % have, "pass --cuda with one of: %s" % have)
+                          "the manifest lists CUDA %s" % have, listed_cuda_majors_fix(have))
     if not chosen.get("relative_path") or not chosen.get("sha256"):
         raise Refusal("the manifest entry for %s/%s lacks relative_path or sha256" % (platform, variant),
-                      "without a checksum the download cannot be verified", "check --manifest-url")
+                      "without a checksum the download cannot be verified", manifest_url_fix())
     return {"relative_path": chosen["relative_path"], "sha256": str(chosen["sha256"]).lower(),
             "size": int(chosen["size"]) if str(chosen.get("size", "")).isdigit() else None,
             "version": found or version, "platform": platform, "variant": variant}
@@ -227,23 +231,23 @@ def from_manifest(version: str, cuda: str, platform: str, override: Optional[str
     except requests.RequestException as exc:
         raise Refusal("could not fetch the cuDNN manifest %s (%s)" % (url, type(exc).__name__),
                       "it lists the archive, its size and its sha256",
-                      "check the network, or download the archive yourself and pass it as SOURCE")
+                      manifest_unreachable_fix())
     if resp.status_code == 404:
         raise Refusal("NVIDIA lists no cuDNN release %s (%s: HTTP 404)" % (version, url),
                       "the version must be a release label like 9.1.0",
-                      "check the version at %s" % (env.get(REDIST_ENV) or REDIST_BASE))
+                      release_label_fix(env.get(REDIST_ENV) or REDIST_BASE))
     if resp.status_code != 200 or len(resp.content) > MAX_MANIFEST:
         raise Refusal("could not fetch the cuDNN manifest %s (HTTP %d)" % (url, resp.status_code),
-                      "it lists the archive, its size and its sha256", "retry later, or pass the archive yourself")
+                      "it lists the archive, its size and its sha256", manifest_retry_fix())
     try:
         data = resp.json()
     except ValueError:
         raise Refusal("the cuDNN manifest %s is not JSON" % url, "it cannot say which file to download",
-                      "check --manifest-url")
+                      manifest_url_fix())
     chosen = pick_from_manifest(data, version, cuda, platform)
     if want and want != chosen["sha256"]:
         raise Refusal("--sha256 %s disagrees with the manifest's %s" % (want, chosen["sha256"]),
-                      "one of them is not for this file", "drop --sha256 (the manifest's value is checked)", code=2)
+                      "one of them is not for this file", drop_sha256_fix(), code=2)
     source = download(urljoin(resp.url or url, chosen["relative_path"]), chosen["sha256"], allow_http, progress,
                       size=chosen["size"], kind="manifest")
     source.manifest = dict(chosen, url=url)

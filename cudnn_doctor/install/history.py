@@ -14,6 +14,7 @@ import shutil
 import stat
 from typing import Dict, List, Optional, Set, Tuple
 
+from ..remedies.install import restore_by_hand_fix, roll_back_changed_fix
 from .errors import Refusal
 from .journal import discard, history_entries, read_journal, write_journal
 from .transaction import dest_path, undo
@@ -103,8 +104,7 @@ def refuse_changed(state_dir: str, journal: dict, changed: List[Tuple[str, str]]
                                                                       how, more),
                    "rolling back would delete or overwrite it, and it may be a newer cuDNN put there by apt, "
                    "pip or a manual copy",
-                   "check what wrote it; to roll back anyway re-run with --force (changed files are moved to %s, "
-                   "not deleted)" % os.path.join(state_dir, SET_ASIDE, journal.get("id", "?")))
+                   roll_back_changed_fix(os.path.join(state_dir, SET_ASIDE, journal.get("id", "?"))))
 
 
 def rollback_newest(state_dir: str, force: bool = False) -> Optional[dict]:
@@ -121,7 +121,7 @@ def rollback_newest(state_dir: str, force: bool = False) -> Optional[dict]:
     if journal is None:
         raise Refusal("the history entry %s has no readable journal" % entry,
                       "without it cudnn-doctor cannot tell what that install changed",
-                      "restore the files by hand from %s/backup, then delete that folder" % entry)
+                      restore_by_hand_fix(entry))
     changed = changed_since(journal)
     if changed and not force:
         raise refuse_changed(state_dir, journal, changed)

@@ -10,6 +10,7 @@ from typing import Callable, List, Optional
 
 from ..readers.elf import read_elf
 from ..readers.headers import parse_cudnn_header
+from ..remedies.install_archive import cudnn_archive_fix, download_again_fix
 from ..versions import decode_cuda, decode_cudnn
 from .errors import Refusal
 from .extract import HEADER_NAMES, Listing
@@ -81,8 +82,7 @@ def inspect(listing: Listing, staged: Optional[str], load: Optional[Loader]) -> 
                    else "libcudnn library (or cudnn*.dll)")
         raise Refusal("%s is not a cuDNN archive: it has no %s" % (name, missing),
                       "installing it would not give a working cuDNN",
-                      "download the cuDNN tarball for your platform from NVIDIA "
-                      "(or pass an nvidia-cudnn-cuXX wheel)")
+                      cudnn_archive_fix())
     version = parse_cudnn_header(listing.headers[header_rel])["version"]  # type: ignore[index]
     system = _system_of(libs)
     os_name, arch = platform_from_names(listing.top, listing.dist_info, name)
@@ -96,7 +96,7 @@ def inspect(listing: Listing, staged: Optional[str], load: Optional[Loader]) -> 
         if found and found != version:
             raise Refusal("%s mixes cuDNN releases: its header says %s but it has %s" % (name, version, entry.rel),
                           "mixed sub-library versions fail at run time (failure D3)",
-                          "download the archive again from NVIDIA")
+                          download_again_fix())
     mains = sorted((e.rel for e in libs if e.role == "lib" and MAIN_LIB.match(e.rel)), key=len)
     info.main_lib = next((m for m in mains if re.match(r"^libcudnn\.so\.\d+$", m)), mains[0] if mains else None)
     if system == "linux" and staged and info.main_lib:
@@ -115,7 +115,7 @@ def inspect(listing: Listing, staged: Optional[str], load: Optional[Loader]) -> 
         raise Refusal("%s is inconsistent: its header says cuDNN %s but its library reports %s"
                       % (name, version, info.library_version),
                       "a header that does not match the library breaks builds (failure D7)",
-                      "download the archive again from NVIDIA")
+                      download_again_fix())
     return info
 
 

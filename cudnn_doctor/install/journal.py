@@ -9,6 +9,7 @@ import shutil
 import time
 from typing import List, Optional
 
+from ..remedies.install import wait_for_lock_fix, write_access_fix
 from .errors import Refusal
 
 LOCK = "lock"
@@ -119,7 +120,7 @@ class StateLock:
             except PermissionError:
                 raise Refusal("no permission to write into %s" % os.path.dirname(self.state_dir),
                               "installing cuDNN there needs write access",
-                              "run it with sudo, or install into a folder you own with --prefix DIR")
+                              write_access_fix())
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -130,7 +131,7 @@ class StateLock:
                     raise Refusal("another cudnn-doctor install or rollback (%s) is working on %s"
                                   % (self._holder(), os.path.dirname(self.state_dir)),
                                   "two installs into one toolkit would interleave and mix versions",
-                                  "wait for it to finish, or retry with --lock-wait 600")
+                                  wait_for_lock_fix())
                 time.sleep(0.1)
                 continue
             try:

@@ -7,6 +7,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from ..remedies.install import move_folder_fix, write_access_fix
 from ..versions import major_minor
 from .errors import Refusal
 from .extract import Entry, Listing
@@ -136,7 +137,7 @@ def make_plan(target: Target, info: ArchiveInfo, listing: Listing, extra: List[E
         if os.path.isdir(dest) and not os.path.islink(dest):
             raise Refusal("%s is a folder where the archive puts a file" % dest,
                           "replacing a folder with a file would lose what is in it",
-                          "move that folder away, then install again")
+                          move_folder_fix())
         plan.actions.append(Action(e.role, e.rel, dest, "replace" if os.path.lexists(dest) else "new",
                                    e.kind, e.linkname, synthesized=e.synthesized))
         if "/" not in e.rel:
@@ -166,7 +167,7 @@ def _check_writable(plan: Plan) -> None:
             path = os.path.dirname(path)
         if not os.access(path, os.W_OK):
             raise Refusal("no permission to write into %s" % path, "installing cuDNN there needs write access",
-                          "run it with sudo, or install into a folder you own with --prefix DIR")
+                          write_access_fix())
 
 
 def _check_fit(plan: Plan) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional
 
+from ..remedies.install import nothing_to_do_fix, remove_by_hand_fix
 from . import hooks
 from .errors import Refusal
 from .history import backup_bytes, prune, rollback_newest
@@ -23,7 +24,7 @@ def run_rollback(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[s
     if not os.path.isdir(target.state_dir):
         raise Refusal("nothing to roll back in %s" % target.root,
                       "cudnn-doctor has no record of an install there (it only undoes its own installs)",
-                      "nothing to do; a cuDNN copied by hand has to be removed by hand")
+                      remove_by_hand_fix())
     report: dict = {"target": target.root, "recovered": [], "rolled_back": None}
     with StateLock(target.state_dir, lock_wait):
         # An install killed part-way into a prefix it had created: undoing it must take the prefix away too.
@@ -38,7 +39,7 @@ def run_rollback(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[s
             done = rollback_newest(target.state_dir, force)
             if done is None:
                 raise Refusal("nothing to roll back in %s" % target.root, "every recorded install was already "
-                              "rolled back", "nothing to do")
+                              "rolled back", nothing_to_do_fix())
             report["rolled_back"] = {k: done.get(k) for k in ("id", "source", "cudnn_version", "committed",
                                                                "restored", "removed", "set_aside", "left",
                                                                "root_created")}

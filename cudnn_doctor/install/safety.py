@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Set
 
+from ..remedies.install_archive import hostile_archive_fix
 from .archive import Member
 from .errors import Refusal
 
@@ -37,11 +38,8 @@ class Limits:
         return limits
 
 
-_HOSTILE_FIX = "use the archive exactly as NVIDIA publishes it (or the nvidia-cudnn-cuXX wheel from PyPI)"
-
-
 def _refuse(member: Member, problem: str, why: str) -> Refusal:
-    return Refusal("archive member %r %s" % (member.name, problem), why, _HOSTILE_FIX)
+    return Refusal("archive member %r %s" % (member.name, problem), why, hostile_archive_fix())
 
 
 def clean_name(member: Member) -> str:
@@ -75,7 +73,8 @@ class Checker:
         self.count += 1
         if self.count > self.limits.max_members:
             raise Refusal("the archive has more than %d members" % self.limits.max_members,
-                          "no cuDNN release has that many files; this looks like an archive bomb", _HOSTILE_FIX)
+                          "no cuDNN release has that many files; this looks like an archive bomb",
+                          hostile_archive_fix())
         if member.kind == "hardlink":
             raise _refuse(member, "is a hard link", "hard links can alias files outside the install; "
                           "NVIDIA archives use symbolic links only")
@@ -100,7 +99,8 @@ class Checker:
             self.total += member.size
             if self.total > self.limits.max_total:
                 raise Refusal("the archive unpacks to more than %d bytes" % self.limits.max_total,
-                              "no cuDNN release is that large; this looks like an archive bomb", _HOSTILE_FIX)
+                              "no cuDNN release is that large; this looks like an archive bomb",
+                              hostile_archive_fix())
             if (member.compressed_size is not None and member.size > (1 << 20)
                     and member.size > self.limits.max_ratio * max(member.compressed_size, 1)):
                 raise _refuse(member, "expands %d times" % (member.size // max(member.compressed_size, 1)),

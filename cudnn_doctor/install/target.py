@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional
 
+from ..remedies.install import (create_parent_fix, name_the_toolkit_fix, prefix_folder_fix, toolkit_folder_fix,
+                                toolkit_or_prefix_fix)
 from .errors import Refusal
 from .layout import host_arch
 
@@ -109,10 +111,10 @@ def resolve(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[str, s
             from ..bounded_io import not_a_folder
 
             raise Refusal("--prefix %s %s" % (prefix, not_a_folder(root) or "is not a folder"), "cuDNN is installed into DIR/include and DIR/lib",
-                          "pass a folder (it is created if missing)", code=2)
+                          prefix_folder_fix(), code=2)
         if not os.path.isdir(os.path.dirname(root)):
             raise Refusal("the parent of --prefix %s does not exist" % prefix, "only the last folder is created",
-                          "create %s first" % os.path.dirname(root), code=2)
+                          create_parent_fix(os.path.dirname(root)), code=2)
         return Target(root=root, kind="prefix", system=_host_system(), given=prefix,
                       root_exists=os.path.isdir(root))
     given = cuda_home or env.get("CUDA_HOME") or env.get("CUDA_PATH") or "/usr/local/cuda"
@@ -124,20 +126,18 @@ def resolve(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[str, s
 
         raise Refusal("--cuda-home %s %s" % (cuda_home, not_a_folder(cuda_home) or "is not a folder"),
                       "cuDNN is installed into a toolkit's include and lib64 folders",
-                      "pass the toolkit folder (e.g. /usr/local/cuda-12.4), or install into a plain folder with "
-                      "--prefix DIR", code=2)
+                      toolkit_folder_fix(), code=2)
     if not os.path.isdir(root):
         raise Refusal("no CUDA toolkit at %s (%s)" % (given, where),
                       "cuDNN is installed into a toolkit's include and lib64 folders",
-                      "pass the toolkit with --cuda-home DIR, or install into a plain folder with --prefix DIR")
+                      name_the_toolkit_fix())
     version, source = toolkit_version(root)
     looks_like_toolkit = version or os.path.isdir(os.path.join(root, "bin")) or os.path.lexists(
         os.path.join(root, "lib64"))
     if not looks_like_toolkit:
         raise Refusal("%s does not look like a CUDA toolkit" % given,
                       "it has no version.json, version.txt, include/cuda.h, bin or lib64",
-                      "pass the toolkit folder (e.g. /usr/local/cuda-12.4) with --cuda-home, "
-                      "or use --prefix %s to install into it as a plain folder" % given)
+                      toolkit_or_prefix_fix(given))
     system = toolkit_system(root)
     target = Target(root=root, kind="toolkit", system=system, cuda_version=version, cuda_version_source=source,
                     given=given, arch=toolkit_arch(root) if system == "linux" else None)

@@ -9,6 +9,7 @@ from typing import Iterable, Optional, Set
 
 from ..host import Host
 from ..probes.loader import read_conf_dirs
+from ..remedies.install import ldconfig_by_hand_fix
 from .hooks import machine_root
 
 DEFAULT_LOADER_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
@@ -60,7 +61,7 @@ def refresh_loader_cache(lib_dir: str, machine_root: str = "/") -> Optional[str]
     try:
         proc = subprocess.run(["ldconfig"], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return "ldconfig could not run (%s); run `sudo ldconfig` yourself" % exc
+        return "ldconfig could not run (%s); %s" % (exc, ldconfig_by_hand_fix().text)
     if proc.returncode != 0:
         return "ldconfig failed: %s" % (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
     return "refreshed the loader cache (ldconfig)"

@@ -107,6 +107,23 @@ def test_no_module_hands_remedies_words(path: Path):
         _name(path), "\n".join(bad))
 
 
+def _refusal_fixes(tree: ast.AST) -> Iterator[Tuple[int, ast.AST]]:
+    """(line, argument) of the fix handed to every ``Refusal(what, why, fix, code)``: third positional or ``fix=``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Refusal":
+            given = node.args[2:3] + [k.value for k in node.keywords if k.arg == "fix"]
+            for arg in given:
+                yield node.lineno, arg
+
+
+@pytest.mark.parametrize("path", _modules("install"), ids=_name)
+def test_installer_hands_refusals_no_words(path: Path):
+    bad = ["%d: Refusal(...) is given %s" % (line, ast.unparse(lit)[:70])
+           for line, arg in _refusal_fixes(_tree(path)) for lit in _sentences(arg)]
+    assert not bad, "%s writes a refusal's fix itself; build it with a remedies/ builder (remedies/install*.py):\n%s" \
+        % (_name(path), "\n".join(bad))
+
+
 def _raw_table_reads(tree: ast.AST) -> Iterator[int]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "table":
