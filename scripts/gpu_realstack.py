@@ -136,9 +136,13 @@ def main():
                 # Agreement: the shim the process mapped is the file predicted, or nothing mapped and none predicted.
                 agree = (any(os.path.realpath(shim[0]) == p for p in pred_paths) if shim else not pred_paths)
                 mixed = len(dirs) > 1
-                mixed_found = "CD709" in ids
+                # CD709 names the framework whose cuDNN it finds mixed; another framework's CD709 is not this one's.
+                mixed_found = any(f["id"] == "CD709" and
+                                  str(f["evidence"].get("framework", "")).startswith(FW_NAMES[fw])
+                                  for f in report["findings"])
                 results.append({"setup": label, "framework": fw, "oracle": oracle, "predicted": pred,
-                                "findings": ids, "mixed": mixed, "agree": agree})
+                                "findings": ids, "mixed": mixed, "cd709": mixed_found,
+                                "agree": agree and mixed == mixed_found})
                 print("%-40s %-6s oracle: %s from %s%s | predicted: %s (%s)%s | %s" % (
                     label, fw, oracle.get("reported") or sorted(set(oracle["versions"].values())),
                     ", ".join(dirs) or "nothing", " MIXED" if mixed else "",
