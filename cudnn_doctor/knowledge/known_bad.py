@@ -59,3 +59,39 @@ class KnownBadKnowledge(Tables):
     def status_codes(self) -> Dict[str, Any]:
         """compat/status_codes.toml as read: CUDA/cuDNN status numbers by API and numbering, with their meaning."""
         return self.data["status_codes"]
+
+    def status_name(self, api: str, code: int, cudnn_version: Optional[int] = None) -> str:
+        """'CUDNN_STATUS_NOT_INITIALIZED' for ("cudnn", 1001, 90100); an honest placeholder when unknown."""
+        section = {"cudnn": _cudnn_numbering(cudnn_version), "cuda": "cuda_driver"}.get(api, api)
+        name = self.status_codes().get(section, {}).get(str(code))
+        if name:
+            return name
+        label = {"cudnn": "cudnnStatus_t", "cuda": "CUresult", "cuda_runtime": "cudaError_t"}.get(api, api)
+        return "%s %d" % (label, code)
+
+    def status_entries(self) -> Dict[str, Dict[str, Any]]:
+        """[diagnosis.NAME] entries (headline, diagnosis, fix, catalogue), without the table's source/status keys."""
+        return {k: v for k, v in self.status_codes()["diagnosis"].items() if isinstance(v, dict)}
+
+    def status_words(self, name: str, code: Optional[int] = None,
+                     cudnn_version: Optional[int] = None) -> Dict[str, Any]:
+        """The entry for a status name, following same_as; cuDNN 9 sub-codes fall back to their category, and an
+        unknown name to SMOKE_CHILD_ERROR's words under its own headline."""
+        entries = self.status_entries()
+        key = name
+        if key not in entries and code is not None and _cudnn_numbering(cudnn_version) == "cudnn_v9":
+            key = self.status_name("cudnn", code // 1000 * 1000, cudnn_version)
+        seen = set()
+        while key in entries and "same_as" in entries[key] and key not in seen:
+            seen.add(key)
+            key = entries[key]["same_as"]
+        entry = entries.get(key)
+        if entry is None:
+            entry = dict(entries["SMOKE_CHILD_ERROR"], headline="unexpected status %s" % name)
+        return entry
+
+
+def _cudnn_numbering(version: Optional[int]) -> str:
+    """cuDNN 9 renumbered every status (1001, 2000, ...); 7.x and 8.x share the small numbers."""
+    return "cudnn_v9" if version is not None and version >= 90000 else "cudnn_legacy"
+

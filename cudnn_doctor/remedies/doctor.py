@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any, Mapping, Optional
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
@@ -19,9 +20,18 @@ def rule_crashed_fix() -> Fix:
     return stated("Report it with the output of `cudnn-doctor check --json` attached.")
 
 
-def smoke_failure_fix(known: str = "") -> Fix:
-    """The fix the smoke test's status table gives for its failure (compat/status_codes.toml), else how to see more."""
-    return stated(known) if known else advice("Run `cudnn-doctor smoke --json` for the failing call and status.")
+def smoke_status_fix(compat: Compat, status: Optional[str], code: Optional[int] = None,
+                     cudnn_version: Optional[int] = None) -> Fix:
+    """The fix NVIDIA's status table gives for a smoke failure (compat/status_codes.toml), else how to see more."""
+    words = compat.status_words(status, code, cudnn_version).get("fix", "") if status else ""
+    return stated(words) if words else advice("Run `cudnn-doctor smoke --json` for the failing call and status.")
+
+
+def smoke_result_fix(compat: Compat, result: Mapping[str, Any]) -> Fix:
+    """CD510: the fix for a failed smoke result, as its JSON carries it (cuDNN's version counts only for a status
+    cuDNN itself returned: cuDNN 9 renumbered its statuses)."""
+    return smoke_status_fix(compat, result.get("status"), result.get("status_code"),
+                            result.get("version_code") if result.get("status_api") == "cudnn" else None)
 
 
 def no_cudnn_to_smoke_fix(facts: Facts, compat: Compat) -> Fix:

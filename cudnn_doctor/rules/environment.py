@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List
 
 from ..model import Facts, Finding
-from ..remedies.doctor import no_cudnn_to_smoke_fix, smoke_failure_fix
+from ..remedies.doctor import no_cudnn_to_smoke_fix, smoke_result_fix
 from ..remedies.loader import absolute_ld_library_path_fix, broken_library_fix
 from . import LINUX, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -25,7 +25,7 @@ def smoke(facts: Facts, ctx) -> List[Finding]:
         detail=result.get("diagnosis") or "The files look right, but cuDNN could not run a convolution here, which "
                "is what a framework would do first.",
         # Nothing loaded, nothing ran: the install command for this machine, as a whole Fix (not the dict's line).
-        remedy=smoke_failure_fix(result.get("fix") or "") if result.get("library") else
+        remedy=smoke_result_fix(compat_of(ctx), result) if result.get("library") else
         no_cudnn_to_smoke_fix(facts, compat_of(ctx)),
         evidence={k: result.get(k) for k in ("library", "status", "failed_call", "gpu_name", "error_message")
                   if result.get(k) is not None},

@@ -11,7 +11,7 @@ from cudnn_doctor.model import CudnnCopy, Facts, Resolution
 from cudnn_doctor.smoke import codes
 from cudnn_doctor.smoke import conv_math as cm
 from cudnn_doctor.smoke.choose import choose_libraries, driver_library, plain_process_choice
-from cudnn_doctor.smoke.result import interpret
+from cudnn_doctor.smoke.result import SmokeResult, interpret
 
 # --- the CPU reference -----------------------------------------------------------------
 
@@ -181,3 +181,32 @@ def test_nothing_resolves_and_nothing_found():
     assert choose_libraries(_facts()) == [] and choose_libraries(_facts(), all_copies=True) == []
     assert choose_libraries(_facts(copies=["/x/libcudnn.so.9"])) == []
     assert driver_library(_facts()) is None
+
+
+def _failed_with(name, api, code=None, version=None):
+    from cudnn_doctor.smoke.result import _apply
+
+    result = SmokeResult(ok=False, library="/x/libcudnn.so.9", version_code=version)
+    _apply(result, name, api, code, "cudnnCreate", None, version)
+    return result
+
+
+@pytest.mark.parametrize("name, api, code, version", [
+    *[(n, "smoke", None, None) for n in codes.diagnosis_entries() if n.startswith("SMOKE_")],
+    ("CUDNN_STATUS_NOT_INITIALIZED", "cudnn", 1001, 90100),
+    ("CUDNN_STATUS_EXECUTION_FAILED_CUBLAS", "cudnn", 5002, 90100),  # a cuDNN 9 sub-code: its category's words
+    ("cudnnStatus_t 77", "cudnn", 77, 8907),
+    ("CUresult 999", "cuda", 999, None),  # unknown CUDA code on a cuDNN 9 copy: never cuDNN's category
+    ("CUDA_ERROR_NO_DEVICE", "cuda", 100, None),
+    ("cudaErrorInsufficientDriver", "cuda_runtime", 35, None),
+])
+def test_cd510_builds_the_same_fix_the_smoke_result_says(name, api, code, version):
+    """CD510 rebuilds its Fix from the result's status (remedies.doctor.smoke_result_fix), never from the line the
+    result carries; both must say the same, cuDNN 9's renumbering included."""
+    from cudnn_doctor.knowledge import load_compat
+    from cudnn_doctor.remedies.doctor import smoke_result_fix
+
+    result = _failed_with(name, api, code, version if api == "cudnn" else None)
+    result.version_code = 91400  # the copy's version, which a CUDA status must not be read with
+    fix = smoke_result_fix(load_compat(), result.to_dict())
+    assert fix.text == (result.fix or "Run `cudnn-doctor smoke --json` for the failing call and status.")
