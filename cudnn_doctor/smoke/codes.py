@@ -16,11 +16,6 @@ class Explanation:
     catalogue: List[str] = field(default_factory=list)
 
 
-def table() -> Dict[str, Any]:
-    """compat/status_codes.toml, read once with the rest of the knowledge base."""
-    return load_compat().status_codes()
-
-
 def status_name(api: str, code: int, cudnn_version: Optional[int] = None) -> str:
     """'CUDNN_STATUS_NOT_INITIALIZED' for ("cudnn", 1001, 90100); an honest placeholder when unknown."""
     return load_compat().status_name(api, code, cudnn_version)
