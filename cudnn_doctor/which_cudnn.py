@@ -40,15 +40,18 @@ def _loader_facts(root: str = "/"):
     return loader_facts(SONAMES + ("libcuda.so.1",), root)
 
 
-def find_libraries(all_copies: bool, driver_given: bool = False) -> Choice:
-    """The copy a plain process loads (or, with ``all_copies``, every copy) and the libcuda to use."""
+def find_libraries(all_copies: bool, driver_given: bool = False, facts=None) -> Choice:
+    """The copy a plain process loads (or, with ``all_copies``, every copy) and the libcuda to use; ``facts`` are
+    `check`'s, where the caller has collected them already (then nothing is probed again)."""
     from .smoke.choose import choose_libraries, driver_library
 
     try:
+        whole = facts is not None
         # The copy a plain process loads needs only the loader's view; every probe only for --all or to say why.
-        facts = None if all_copies else _loader_facts()
+        if not whole and not all_copies:
+            facts = _loader_facts()
         libraries = choose_libraries(facts, all_copies=all_copies) if facts is not None else []
-        if not libraries:
+        if not libraries and not whole:
             facts = _load_facts()
             libraries = choose_libraries(facts, all_copies=all_copies)
     except ImportError as exc:
@@ -81,7 +84,7 @@ def bench_libraries(library: Optional[str], nvrtc: Optional[str]) -> Tuple[str, 
                 and not facts.gpus:
             raise CannotTest("no NVIDIA GPU here (no driver library libcuda.so.1 and no GPU seen by NVML): bench "
                              "needs one", EXIT_PROBLEMS)
-        choice = find_libraries(False)
+        choice = find_libraries(False, facts=facts)
         if not choice.libraries:
             raise CannotTest(choice.problem, EXIT_PROBLEMS)
         library = choice.libraries[0]
