@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 CACHE = Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / "cudnn-doctor-tests"))
 
@@ -42,28 +43,38 @@ def wheel_file(name: str, version: str) -> Optional[Path]:
     return download_wheel(name, version, pattern, ("manylinux2014_x86_64",), require_success=True)
 
 
-def real_wheel(name: str, version: str) -> Optional[Path]:
-    """The wheel unpacked as a site-packages folder (cached); None when it cannot be had."""
-    target = CACHE / "unpacked" / ("%s-%s" % (name, version))
+def unpacked_wheel(target: Path, get_wheel: Callable[[], Optional[Path]],
+                   fill: Callable[[zipfile.ZipFile, Path], None], keep_wheel: bool = True) -> Optional[Path]:
+    """``target`` filled once from the wheel ``get_wheel()`` fetches (only when not done before) by
+    ``fill(zip, folder)``: into a temporary sibling, moved into place whole and marked complete, so a run killed
+    half-way leaves nothing a later run would take for done. None when the wheel is unavailable;
+    ``keep_wheel=False`` deletes it afterwards (the tests need only what was unpacked)."""
     if (target / ".complete").exists():
         return target
-    whl = wheel_file(name, version)
-    if whl is None:
+    wheel = get_wheel()
+    if wheel is None:
         return None
     tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
-    with zipfile.ZipFile(whl) as zf:
-        zf.extractall(tmp)
-    for info in zipfile.ZipFile(whl).infolist():  # zip drops the exec bits pip would keep
-        mode = (info.external_attr >> 16) & 0o777
-        if mode:
-            os.chmod(tmp / info.filename, mode)
-    if target.exists():
-        import shutil
-
-        shutil.rmtree(target)
+    shutil.rmtree(tmp, ignore_errors=True)
+    with zipfile.ZipFile(wheel) as zf:
+        fill(zf, tmp)
+    shutil.rmtree(target, ignore_errors=True)
     os.replace(tmp, target)
     (target / ".complete").write_text("ok")
+    if not keep_wheel:
+        wheel.unlink()
     return target
+
+
+def real_wheel(name: str, version: str) -> Optional[Path]:
+    """The wheel unpacked as a site-packages folder (cached); None when it cannot be had."""
+    def fill(zf: zipfile.ZipFile, tmp: Path) -> None:
+        zf.extractall(tmp)
+        for info in zf.infolist():  # zip drops the exec bits pip would keep
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                os.chmod(tmp / info.filename, mode)
+    return unpacked_wheel(CACHE / "unpacked" / ("%s-%s" % (name, version)), lambda: wheel_file(name, version), fill)
 
 
 # --- Windows (win_amd64) wheels: NVIDIA's real DLLs with version resources and import tables ---------------
@@ -84,17 +95,7 @@ def win_wheel_file(name: str, version: str) -> Optional[Path]:
 def win_files(name: str, version: str) -> Optional[Path]:
     """The wheel's bin/ DLLs and include/cudnn_version.h, cached; DLLs over 16 MB kept as sparse files that
     hold only the PE headers and the import/resource sections (all the probes read). None when unavailable."""
-    target = CACHE / "win" / ("%s-%s" % (name, version))
-    if (target / ".complete").exists():
-        return target
-    whl = win_wheel_file(name, version)
-    if whl is None:
-        return None
-    import shutil
-
-    tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
-    shutil.rmtree(tmp, ignore_errors=True)
-    with zipfile.ZipFile(whl) as zf:
+    def fill(zf: zipfile.ZipFile, tmp: Path) -> None:
         for info in zf.infolist():
             base = info.filename.rsplit("/", 1)[-1]
             if not (base.lower().endswith(".dll") or base == "cudnn_version.h"):
@@ -105,11 +106,9 @@ def win_files(name: str, version: str) -> Optional[Path]:
                 shutil.copyfileobj(src, out, 1 << 20)
             if info.file_size > _SLIM_OVER:
                 _slim_pe(dest)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(tmp, target)
-    (target / ".complete").write_text("ok")
-    whl.unlink()  # keep only what the tests read: the cuDNN wheels are 0.7 GB each
-    return target
+    # keep only what the tests read: the cuDNN wheels are 0.7 GB each
+    return unpacked_wheel(CACHE / "win" / ("%s-%s" % (name, version)), lambda: win_wheel_file(name, version), fill,
+                          keep_wheel=False)
 
 
 def _slim_pe(path: Path) -> None:

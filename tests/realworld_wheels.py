@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import shutil
 import zipfile
 from pathlib import Path
 from typing import Optional, Sequence
 
-from realdata import CACHE, download_wheel
+from realdata import CACHE, download_wheel, unpacked_wheel
 
 WHEELS = CACHE / "wheels"
 TREES = CACHE / "realworld-trees"
@@ -53,15 +52,7 @@ def _wanted(name: str, member: str) -> bool:
 
 def tree(name: str, version: str) -> Optional[Path]:
     """The wheel unpacked as a site-packages folder holding only what the corpus reads (cached, done once)."""
-    target = TREES / ("%s-%s" % (name, version))
-    if (target / ".complete").exists():
-        return target
-    whl = wheel_file(name, version)
-    if whl is None:
-        return None
-    tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
-    shutil.rmtree(tmp, ignore_errors=True)
-    with zipfile.ZipFile(whl) as zf:
+    def fill(zf: zipfile.ZipFile, tmp: Path) -> None:
         for info in zf.infolist():
             if info.is_dir() or not _wanted(name, info.filename):
                 continue
@@ -69,12 +60,10 @@ def tree(name: str, version: str) -> Optional[Path]:
             mode = (info.external_attr >> 16) & 0o777
             if mode:  # zip drops the exec bits pip keeps
                 os.chmod(tmp / info.filename, mode)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(tmp, target)
-    (target / ".complete").write_text("ok")
-    if not name.startswith("nvidia-") and not os.environ.get("CUDNN_DOCTOR_KEEP_WHEELS"):
-        whl.unlink()  # a framework wheel is read once; only NVIDIA's are installed again (by the fixes, with pip)
-    return target
+    # A framework wheel is read once; only NVIDIA's are installed again (by the fixes, with pip).
+    keep = name.startswith("nvidia-") or bool(os.environ.get("CUDNN_DOCTOR_KEEP_WHEELS"))
+    return unpacked_wheel(TREES / ("%s-%s" % (name, version)), lambda: wheel_file(name, version), fill,
+                          keep_wheel=keep)
 
 
 def link_into(src: Path, dest: Path, only: Sequence[str] = ()) -> None:
