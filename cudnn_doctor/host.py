@@ -5,7 +5,6 @@ import fnmatch
 import os
 import platform
 import stat
-import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,16 +37,14 @@ class Host:
         env: Optional[Mapping[str, str]] = None,
         *,
         native_timeout: float = 10.0,
-        allow_exec: Optional[bool] = None,
         running_python: Optional[bool] = None,
     ) -> None:
         self.root = Path(os.path.abspath(root))
         self.env: Dict[str, str] = dict(os.environ if env is None else env)
         self.native_timeout = native_timeout
         is_live = str(self.root) == _LIVE_ROOT
-        # Running programs (nvcc --version) and reading the running interpreter's sys.path
-        # only make sense for the live machine, not for an image mounted under --root.
-        self.allow_exec = is_live if allow_exec is None else allow_exec
+        # Reading the running interpreter's sys.path only makes sense for the live machine, not for an image mounted
+        # under --root.
         self.running_python = is_live if running_python is None else running_python
         self._machine: Optional[str] = None
         # Paths that were not regular files where files were expected: (probe, inside path, kind), for CD003.
@@ -342,18 +339,6 @@ class Host:
         return [p for p in value.split(os.pathsep) if p]
 
     # --- running things ------------------------------------------------
-
-    def run(self, argv: Sequence[str], timeout: float = 5.0) -> Optional[Tuple[int, str]]:
-        """Run a program of the live machine; None when not allowed or it cannot start."""
-        if not self.allow_exec:
-            return None
-        try:
-            proc = subprocess.run(
-                list(argv), capture_output=True, text=True, timeout=timeout, env=self.env, stdin=subprocess.DEVNULL
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return proc.returncode, proc.stdout + proc.stderr
 
     def native_session(self):
         """One child for all of a run's native calls, fed as probes find libraries (native/session.py)."""

@@ -24,7 +24,6 @@ class Layer:
     name: str  # the blob's path in the layout or archive
     digest: str
     size: Optional[int]
-    media_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -134,7 +133,7 @@ def _oci(source: Source, ref: ImageRef) -> Resolved:
             entry = _pick(list(manifest.get("manifests") or []), None, ref)
             continue
         config = source.json(_blob((manifest.get("config") or {}).get("digest")))
-        layers = [Layer(_blob(layer.get("digest")), layer["digest"], layer.get("size"), layer.get("mediaType", ""))
+        layers = [Layer(_blob(layer.get("digest")), layer["digest"], layer.get("size"))
                   for layer in manifest.get("layers") or []]
         tag = (entry.get("annotations") or {}).get(_REF_NAME)
         return Resolved(config, layers, str(entry.get("digest")), (tag,) if tag else ())

@@ -39,7 +39,7 @@ def interrupt_on_signals() -> Iterator[List[int]]:
         return
     received: List[int] = []
 
-    def handler(signum: int, frame: object) -> None:
+    def handler(signum: int, _frame: object) -> None:
         received.append(signum)
         if len(received) == 1:
             raise Interrupted(signum)

@@ -158,9 +158,5 @@ def _write(path: Path, doc: Any) -> None:
     tmp.replace(path)
 
 
-def newest_requires(sources: Sources) -> Dict[str, List[str]]:
-    return {p: sorted(r, key=_vkey) for p, r in sources["requires"].items()}
-
-
 def frameworks_known(sources: Optional[Sources]) -> Dict[str, Set[str]]:
     return {p: set(r) for p, r in (sources or empty())["requires"].items()}

@@ -5,7 +5,7 @@ from typing import List, Optional
 
 from ..versions import mm
 from ..model import Facts, Finding, Fix
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import copy_for_path, driver_cuda, driver_version, has_driver, platform_of
 from ..remedies.java import (javacpp_preset_fix, preset_cuda_runtime_fix, preset_cudnn_install_fix,
                              preset_cudnn_upgrade_fix, preset_driver_fix, preset_redist_fix)
@@ -20,7 +20,7 @@ def preset_parts(version: str) -> Optional[tuple]:
 
 @rule("CD705", "javacpp-preset-unmet", "A JavaCPP/DL4J CUDA preset needs a CUDA/cuDNN this machine lacks",
       platforms=LINUX)
-def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
+def javacpp_presets(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     bundled = {r["version"] for r in facts.java.redist}
@@ -28,7 +28,7 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
         parts = preset_parts(preset["version"])
         if not parts:
             continue
-        cuda, cudnn, javacpp = parts
+        cuda, cudnn, _javacpp = parts
         label = "org.bytedeco:cuda:%s (CUDA %s, cuDNN %s)" % (preset["version"], cuda, cudnn)
         evidence = {"preset": preset["version"], "path": preset["path"]}
         problems: List[str] = []
