@@ -383,7 +383,8 @@ class Facts:
     timings_ms: Dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
-        return to_plain(self)
+        plain: Dict[str, Any] = to_plain(self)  # a dataclass becomes a dict
+        return plain
 
 
 @dataclass

@@ -9,7 +9,7 @@ from ..versions import release3
 from ..model import CudnnCopy, Facts, Finding
 from ..remedies import header_fix, readable_fix, reinstall_fix, relink_fix
 from ..remedies.cudnn_files import corrupt_files_fix, cudnn_missing_fix, mixed_releases_fix, unloadable_copy_fix
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import has_driver, is_pip_dir, is_used, machine_cuda, primary_toolkit
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
@@ -20,7 +20,7 @@ def _present(copy: CudnnCopy, soname: str) -> bool:
     return any((f.name == soname or f.name.startswith(soname + ".")) and not f.dangling for f in copy.files)
 
 
-def _missing_sublibraries(facts: Facts, ctx, copy: CudnnCopy) -> List[str]:
+def _missing_sublibraries(facts: Facts, ctx: RuleContext, copy: CudnnCopy) -> List[str]:
     layout = compat_of(ctx).cudnn_layout(copy.major or 0)
     expected = list(layout.get("linux_sublibraries", []))
     found = set(copy.sublibraries_missing)
@@ -30,7 +30,7 @@ def _missing_sublibraries(facts: Facts, ctx, copy: CudnnCopy) -> List[str]:
 
 
 @rule("CD401", "cudnn-not-found", "No cuDNN installed")
-def not_found(facts: Facts, ctx) -> List[Finding]:
+def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if facts.cudnn or any(i["kind"] != "missing-soname-link" for i in facts.cudnn_leftovers):
         return []  # CD410 names the leftovers and the version they say
     compat = compat_of(ctx)
@@ -55,7 +55,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD402", "cudnn-sublibraries-missing", "cuDNN sub-libraries missing", platforms=LINUX)
-def sublibraries(facts: Facts, ctx) -> List[Finding]:
+def sublibraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         if (copy.major or 0) < 8:
@@ -75,7 +75,7 @@ def sublibraries(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD403", "cudnn-mixed-versions", "cuDNN files of different versions mixed in one copy")
-def mixed(facts: Facts, ctx) -> List[Finding]:
+def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         by_version: Dict[str, List[str]] = {}
@@ -104,7 +104,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD404", "cudnn-not-a-symlink", "cuDNN soname is a copied file, not a link", platforms=LINUX)
-def not_symlink(facts: Facts, ctx) -> List[Finding]:
+def not_symlink(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         if copy.origin == "pip" or is_pip_dir(copy.directory):
@@ -137,7 +137,7 @@ def not_symlink(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD405", "cudnn-permission-denied", "cuDNN files not readable by other users", platforms=LINUX)
-def permissions(facts: Facts, ctx) -> List[Finding]:
+def permissions(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         bad = [f for f in copy.files if f.readable is False]
@@ -168,7 +168,7 @@ def permissions(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD406", "cudnn-file-corrupt", "cuDNN file empty, truncated or of the wrong architecture", platforms=LINUX)
-def corrupt(facts: Facts, ctx) -> List[Finding]:
+def corrupt(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         bad = [f for f in copy.files if f.elf and f.elf != "ok" and not f.dangling]
@@ -189,7 +189,7 @@ def corrupt(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD407", "cudnn-header-mismatch", "cuDNN header and library versions differ")
-def header(facts: Facts, ctx) -> List[Finding]:
+def header(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         if not copy.header_version or not copy.version:
@@ -208,7 +208,7 @@ def header(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD408", "cudnn-dangling-link", "cuDNN symbolic link points nowhere", platforms=LINUX)
-def dangling(facts: Facts, ctx) -> List[Finding]:
+def dangling(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         for f in copy.files:
@@ -230,7 +230,7 @@ def dangling(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD409", "cudnn-load-error", "cuDNN library failed to load")
-def load_error(facts: Facts, ctx) -> List[Finding]:
+def load_error(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         if not copy.load_error:

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 from ..versions import major_of, mm, release3, ver
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import (consumers, copy_for_path, cudnn_older, cudnn_pin_floor, describe_copy, driver_cuda,
                        driver_version, framework_kind,
     gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda, platform_of, primary_toolkit,
@@ -33,7 +33,7 @@ def _compiled(fw: FrameworkFacts) -> Optional[str]:
 
 
 @rule("CD501", "cudnn-cuda-mismatch", "cuDNN built for another CUDA than the one it is used with")
-def cuda_mismatch(facts: Facts, ctx) -> List[Finding]:
+def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     primary = primary_toolkit(facts)
@@ -72,7 +72,7 @@ def cuda_mismatch(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD502", "cudnn-needs-newer-driver", "Driver too old for the CUDA a cuDNN build needs")
-def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
+def cudnn_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not has_driver(facts) or not driver_version(facts):
         return []
     compat = compat_of(ctx)
@@ -97,7 +97,7 @@ def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD503", "cudnn-older-than-framework-build", "Loaded cuDNN older than the framework was built with")
-def runtime_older(facts: Facts, ctx) -> List[Finding]:
+def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for fw in facts.python.frameworks:
@@ -125,7 +125,7 @@ def runtime_older(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD504", "cudnn-shadowed-by-ld-library-path", "LD_LIBRARY_PATH hands a framework a foreign cuDNN",
       platforms=LINUX)
-def shadowed(facts: Facts, ctx) -> List[Finding]:
+def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         res = fw.resolved_cudnn
@@ -152,7 +152,7 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD505", "two-cudnn-copies", "Different programs load different cuDNN copies", platforms=LINUX)
-def two_copies(facts: Facts, ctx) -> List[Finding]:
+def two_copies(facts: Facts, ctx: RuleContext) -> List[Finding]:
     who = consumers(facts)
     by_major = {}
     for label, copy, res in who:
@@ -198,7 +198,7 @@ def two_copies(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD506", "cudnn-known-bad", "cuDNN release known to break")
-def known_bad(facts: Facts, ctx) -> List[Finding]:
+def known_bad(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     jax = [fw for fw in facts.python.frameworks if framework_kind(fw) == "jax"]
@@ -228,7 +228,7 @@ def _spec(text: str):
 
 
 @rule("CD507", "cudnn-version-unknown", "cuDNN version could not be read")
-def version_unknown(facts: Facts, ctx) -> List[Finding]:
+def version_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return [finding(
         "CD507", INFO, "Cannot tell the version of the cuDNN copy at %s" % copy.directory,
         detail="Neither cudnnGetVersion, the file names, the header nor a package said it; version checks skip "
@@ -237,7 +237,7 @@ def version_unknown(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD508", "cudnn-predates-gpu", "cuDNN build predates the GPU's architecture")
-def predates_gpu(facts: Facts, ctx) -> List[Finding]:
+def predates_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     bw = compat.blackwell_cuda12()

@@ -9,7 +9,7 @@ from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
 from ..versions import soname_major, ver
 from ..queries import copy_for_path, cudnn_pin_floor, ld_entry_for
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
-from . import rule
+from . import RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
 
@@ -30,7 +30,7 @@ def _foreign_parts(facts: Facts, fw: FrameworkFacts, main: Optional[CudnnCopy], 
 
 
 @rule("CD709", "framework-cudnn-mixed-copy", "A framework's cuDNN takes sub-libraries from another copy, or lacks them")
-def mixed_copy(facts: Facts, ctx) -> List[Finding]:
+def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         res = fw.resolved_cudnn

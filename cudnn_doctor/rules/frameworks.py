@@ -10,7 +10,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..versions import major_of, ver
 from ..model import Facts, Finding, FrameworkFacts, Severity
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import framework_kind, has_driver, platform_of
 from ..remedies.frameworks import (framework_cudnn_fix, framework_gpu_build_fix, framework_pin_fix,
                                    onnxruntime_gpu_fix, tensorflow_native_windows_fix)
@@ -18,7 +18,7 @@ from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
 @rule("CD701", "cpu-only-framework", "A CPU-only framework build is installed")
-def cpu_only(facts: Facts, ctx) -> List[Finding]:
+def cpu_only(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not has_driver(facts):
         return []
     out: List[Finding] = []
@@ -62,7 +62,7 @@ def _applies(req: Requirement, platform: str) -> Optional[bool]:
 
 
 @rule("CD702", "framework-nvidia-pins-conflict", "Installed nvidia-* wheels do not satisfy a framework's pins")
-def pins(facts: Facts, ctx) -> List[Finding]:
+def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     platform = platform_of(facts)
     judged = set()  # JAX's PJRT wheel carries its plugin wheel's pins: one finding per pin and folder
@@ -128,7 +128,7 @@ def _cudnn_pin_verdict(fw: FrameworkFacts, req: Requirement, installed: Version)
 
 
 @rule("CD703", "tensorflow-windows-no-gpu", "TensorFlow 2.11+ has no GPU support on native Windows")
-def tf_windows(facts: Facts, ctx) -> List[Finding]:
+def tf_windows(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if platform_of(facts) != "windows":
         return []
     compat = compat_of(ctx)
@@ -152,7 +152,7 @@ def tf_windows(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD704", "framework-cudnn-unresolved", "A framework cannot find the cuDNN it links", platforms=LINUX)
-def unresolved(facts: Facts, ctx) -> List[Finding]:
+def unresolved(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for fw in facts.python.frameworks:

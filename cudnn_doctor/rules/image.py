@@ -10,7 +10,7 @@ from ..remedies.containers import (capabilities_fix, compat_older_fix, forward_c
                                    invalid_requirement_fix, legacy_cuda_version_fix, node_report_again_fix,
                                    product_brand_fix, visible_devices_fix)
 from ..versions import mm, ver
-from . import rule
+from . import RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 # Checks that judge the node's own driver and GPUs: an image alone leaves them to the node ("to be judged on the
@@ -37,7 +37,7 @@ def _needs_cuda(facts: Facts) -> bool:
 
 
 @rule("CD810", "image-node-pending", "Driver and GPU checks of an image wait for a node")
-def node_pending(facts: Facts, ctx) -> List[Finding]:
+def node_pending(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None or img.node is not None:
         return []
@@ -50,7 +50,7 @@ def node_pending(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD811", "image-runtime-refuses", "The NVIDIA container runtime refuses the image on the node")
-def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
+def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None:
         return []
@@ -110,7 +110,7 @@ def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD812", "image-requirements-disabled", "The image turns the runtime's requirement check off")
-def requirements_disabled(facts: Facts, ctx) -> List[Finding]:
+def requirements_disabled(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None or not img.disable_require:
         return []
@@ -133,7 +133,7 @@ def requirements_disabled(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD813", "image-forward-compat", "The image's cuda-compat libcuda on the node's GPUs")
-def forward_compat(facts: Facts, ctx) -> List[Finding]:
+def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None or img.node is None or not img.compat_libcuda:
         return []
@@ -181,7 +181,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD814", "image-driver-capabilities", "The image does not ask the runtime for the compute libraries")
-def driver_capabilities(facts: Facts, ctx) -> List[Finding]:
+def driver_capabilities(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None:
         return []
@@ -207,7 +207,7 @@ def driver_capabilities(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD815", "image-no-gpu", "The image asks for no GPU")
-def no_gpu(facts: Facts, ctx) -> List[Finding]:
+def no_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None:
         return []

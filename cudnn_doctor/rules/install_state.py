@@ -5,7 +5,7 @@ from typing import List
 
 from ..model import Facts, Finding
 from ..remedies import interrupted_install_fix
-from . import rule
+from . import RuleContext, rule
 from .common import WARNING, finding
 
 _STATE = {
@@ -16,7 +16,7 @@ _STATE = {
 
 
 @rule("CD411", "interrupted-install", "An interrupted cudnn-doctor install left staging files behind")
-def interrupted_install(facts: Facts, ctx) -> List[Finding]:
+def interrupted_install(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for item in facts.cudnn_leftovers:
         if item.get("kind") != "interrupted-install":

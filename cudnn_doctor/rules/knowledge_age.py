@@ -7,7 +7,7 @@ from ..model import Facts, Finding
 from ..queries import driver_version
 from ..remedies.software import knowledge_update_fix
 from ..versions import ver
-from . import rule
+from . import RuleContext, rule
 from .common import INFO, compat_of, finding
 
 # Framework distributions whose releases the knowledge tracks (Requires-Dist of their wheels).
@@ -37,7 +37,7 @@ def _newer(facts: Facts, compat) -> List[Tuple[str, str, str]]:
 
 
 @rule("CD004", "knowledge-older-than-machine", "Something on this machine is newer than the knowledge")
-def knowledge_older_than_machine(facts: Facts, ctx) -> List[Finding]:
+def knowledge_older_than_machine(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     newer = _newer(facts, compat)
     if not newer:

@@ -6,7 +6,7 @@ from typing import Dict, List, Optional
 
 from ..versions import major_of
 from ..model import Facts, Finding, Fix
-from . import rule
+from . import RuleContext, rule
 from ..queries import primary_toolkit, toolkit_owning
 from ..remedies.leftovers import install_command, leftovers_fix, soname_links_fix
 from .common import ERROR, WARNING, compat_of, finding
@@ -25,7 +25,7 @@ def _fix(facts: Facts, version: Optional[str], restore: Optional[str], items: Li
 
 
 @rule("CD410", "cudnn-leftovers", "Leftovers of a cuDNN that is gone or half-installed")
-def leftovers(facts: Facts, ctx) -> List[Finding]:
+def leftovers(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     gone = [i for i in facts.cudnn_leftovers if i["kind"] in ("dangling-link", "header-without-library")]

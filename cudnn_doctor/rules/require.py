@@ -8,14 +8,15 @@ from packaging.version import InvalidVersion, Version
 
 from ..knowledge import Compat
 from ..model import Facts, Finding, Fix
-from . import rule
+from . import RuleContext, rule
 from ..queries import consumers, driver_cuda, driver_version, gpus_with_cc, has_driver, machine_cuda, platform_of
 from ..remedies.requirements import (requirement_cudnn_fix, requirement_driver_fix, requirement_gpu_fix,
                                      requirement_toolkit_fix)
 from ..remedies.targets import requirement_syntax_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 from .fit import driver_problem
-from .policy import REQUIRE_KEYS, Requirement, parse_requirement
+from .policy import Requirement, parse_requirement
+from .require_keys import REQUIRE_KEYS
 
 
 def _values(facts: Facts, compat: Compat, key: str) -> Tuple[List[Tuple[str, str]], str]:
@@ -42,7 +43,7 @@ def _values(facts: Facts, compat: Compat, key: str) -> Tuple[List[Tuple[str, str
 
 
 @rule("CD910", "require-policy", "A --require policy is not met")
-def requirements(facts: Facts, ctx) -> List[Finding]:
+def requirements(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for expr in ctx.requires or []:

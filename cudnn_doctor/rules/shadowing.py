@@ -6,7 +6,7 @@ from typing import List
 
 from ..versions import release3
 from ..model import Facts, Finding
-from . import rule
+from . import RuleContext, rule
 from ..queries import copy_for_path, describe_copy, ld_entry_for, plain_resolutions
 from ..remedies.leftovers import header_mismatch_fix, install_command
 from ..remedies.loader import off_ld_library_path_fix
@@ -27,7 +27,7 @@ def why_it_wins(facts: Facts, res) -> str:
 
 
 @rule("CD611", "cudnn-headers-differ-from-loaded", "Programs load another cuDNN than the headers builds compile with")
-def headers_vs_loaded(facts: Facts, ctx) -> List[Finding]:
+def headers_vs_loaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     if not facts.cudnn_headers:
         return out

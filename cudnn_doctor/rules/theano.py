@@ -13,7 +13,7 @@ from ..remedies.theano import (theano_accepted_copy_fix, theano_dnn_path_fix, th
                                theano_header_library_fix, theano_install_cudnn_fix, theano_loaded_header_fix,
                                theano_no_cudnn_build_fix, theano_one_release_fix, theano_quiet_cudnn_advice)
 from ..versions import decode_cudnn, mm, release3, soname_version
-from . import rule
+from . import RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 CATALOGUE = ["G9"]  # Theano / old Keras: cuDNN headers needed at run time, version window
@@ -126,7 +126,7 @@ def _gpuarray_instead(facts: Facts, compat, inst: TheanoInstall, version: str) -
 
 
 @rule("CD760", "theano-cudnn-version", "The cuDNN Theano finds is one its release refuses, warns about or cannot build")
-def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
+def theano_cudnn_version(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     backend, device = backend_of(facts)
@@ -208,7 +208,7 @@ def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD761", "theano-cudnn-mixed", "Theano compiles against one cuDNN header and loads another cuDNN library")
-def theano_cudnn_mixed(facts: Facts, ctx) -> List[Finding]:
+def theano_cudnn_mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     backend, _ = backend_of(facts)
@@ -242,7 +242,7 @@ def theano_cudnn_mixed(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD762", "theano-dnn-path-empty", "A dnn.include_path or dnn.library_path Theano is given holds no cuDNN")
-def theano_dnn_paths(facts: Facts, ctx) -> List[Finding]:
+def theano_dnn_paths(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for inst in facts.theano.installs:
         for key, value, origin in (("dnn.include_path", inst.include_path, setting_source(facts, "dnn.include_path")),

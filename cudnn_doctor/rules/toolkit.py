@@ -13,7 +13,7 @@ from ..remedies.loader import off_ld_library_path_fix
 from ..remedies.toolkit import (driver_for_framework_fix, driver_for_toolkit_fix, drop_compat_libcuda_fix,
                                 drop_compat_libcuda_on_804_fix, drop_stub_libcuda_fix, exact_driver_for_ptx_fix,
                                 reinstall_toolkit_fix, relink_toolkit_fix, tensorflow_cuda_runtime_fix)
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import (best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, ld_entry_for,
                        platform_of, visible_gpus)
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -36,7 +36,7 @@ def _toolkits_vs_driver(facts: Facts, compat: Compat, with_pip: bool = True
 
 
 @rule("CD301", "driver-too-old-for-toolkit", "Driver too old for an installed CUDA toolkit")
-def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
+def toolkit_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     dcuda = driver_cuda(facts, compat)
@@ -61,7 +61,7 @@ def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD305", "toolkit-newer-than-driver", "Toolkit runs only through minor-version compatibility")
-def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
+def toolkit_minor_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     dcuda = driver_cuda(facts, compat)
@@ -82,7 +82,7 @@ def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD302", "driver-too-old-for-framework", "Driver too old for a framework's CUDA build")
-def framework_vs_driver(facts: Facts, ctx) -> List[Finding]:
+def framework_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not has_driver(facts):
         return []
     compat = compat_of(ctx)
@@ -120,7 +120,7 @@ def _compat_libcuda(facts: Facts) -> Optional[str]:
 
 
 @rule("CD303", "forward-compat-unsupported-gpu", "cuda-compat libcuda on a GPU without forward compatibility")
-def forward_compat(facts: Facts, ctx) -> List[Finding]:
+def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     path = _compat_libcuda(facts)
     if not path:
         return []
@@ -159,7 +159,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD304", "stub-libcuda", "The toolkit's stub libcuda is on the search path", platforms=LINUX)
-def stub(facts: Facts, ctx) -> List[Finding]:
+def stub(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for name in ("libcuda.so.1", "libcuda.so"):
         res = facts.loader.resolved.get(name)
@@ -183,7 +183,7 @@ def stub(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD306", "cuda-runtime-missing", "CUDA runtime a consumer needs is not on the search path", platforms=LINUX)
-def runtime_missing(facts: Facts, ctx) -> List[Finding]:
+def runtime_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for tk in facts.toolkits:
@@ -223,7 +223,7 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD307", "toolkit-link-dangling", "A CUDA toolkit link points nowhere", platforms=LINUX)
-def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
+def dangling_toolkit(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     alive = [t for t in facts.toolkits if not t.dangling and t.realpath and t.kind != "pip"]
@@ -243,7 +243,7 @@ def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD308", "toolkit-version-unknown", "CUDA toolkit version could not be read")
-def toolkit_unknown(facts: Facts, ctx) -> List[Finding]:
+def toolkit_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return [finding(
         "CD308", INFO, "Cannot tell the version of the CUDA toolkit at %s" % tk.path,
         detail="No version.json/version.txt, nvcc, cuda.h or versioned libcudart answered%s; checks against the "

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional
 from ..versions import ver
 from ..model import CudnnCopy, Facts, Finding
 from ..model_windows import WinLoad
-from . import WINDOWS, rule
+from . import WINDOWS, RuleContext, rule
 from ..remedies import machine_cudnn_fix
 from ..remedies.windows import (complete_copy_fix, cuda_runtime_fix, framework_import_fix, mixed_copies_fix,
                                 newer_copy_first_fix, python_dll_directory_fix, search_path_fix,
@@ -45,7 +45,7 @@ def _newest(copies: List[CudnnCopy]) -> Optional[CudnnCopy]:
 
 @rule("CD650", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order",
       platforms=WINDOWS)
-def not_found(facts: Facts, ctx) -> List[Finding]:
+def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -85,7 +85,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD651", "windows-cudnn-mixed", "cuDNN's DLLs would come from two different copies", platforms=WINDOWS)
-def mixed(facts: Facts, ctx) -> List[Finding]:
+def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -115,7 +115,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD652", "windows-zlibwapi", "cuDNN 8.3-8.9 needs an x64 zlibwapi.dll", platforms=WINDOWS)
-def zlibwapi(facts: Facts, ctx) -> List[Finding]:
+def zlibwapi(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -146,7 +146,7 @@ def zlibwapi(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD653", "windows-cudnn-shadowed", "A program loads an older cuDNN than another copy on this machine",
       platforms=WINDOWS)
-def shadowed(facts: Facts, ctx) -> List[Finding]:
+def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -173,7 +173,7 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD654", "windows-python-ignores-path", "Python 3.8+ does not search PATH for cuDNN's DLLs", platforms=WINDOWS)
-def python_path(facts: Facts, ctx) -> List[Finding]:
+def python_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -202,7 +202,7 @@ def python_path(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD655", "windows-framework-cannot-load",
       "A framework's library cannot load the cuDNN or CUDA runtime it imports", platforms=WINDOWS)
-def framework_imports(facts: Facts, ctx) -> List[Finding]:
+def framework_imports(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -260,7 +260,7 @@ def _cudart_cuda(load: WinLoad, win) -> Optional[str]:
 
 
 @rule("CD150", "windows-no-driver", "No NVIDIA driver on a Windows machine", platforms=WINDOWS)
-def no_driver(facts: Facts, ctx) -> List[Finding]:
+def no_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None or facts.driver.version or facts.driver.libcuda_path or facts.gpus:
         return []
@@ -273,7 +273,7 @@ def no_driver(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD450", "windows-cudnn-incomplete", "A cuDNN copy on Windows lacks some of its DLLs", platforms=WINDOWS)
-def incomplete(facts: Facts, ctx) -> List[Finding]:
+def incomplete(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if _windows(facts) is None:
         return []
     compat = compat_of(ctx)
