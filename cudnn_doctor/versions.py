@@ -93,6 +93,18 @@ def mm_before(a: Any, b: Any) -> bool:
     return pa is not None and pb is not None and pa < pb
 
 
+def mm_at_least(a: Any, b: Any) -> bool:
+    """Whether major.minor of ``a`` is that of ``b`` or newer; False when either is missing or unreadable."""
+    pa, pb = mm(a), mm(b)
+    return pa is not None and pb is not None and pa >= pb
+
+
+def newer_than(a: Any, b: Any) -> bool:
+    """Whether version ``a`` is newer than ``b``; False when either is missing or unreadable."""
+    va, vb = ver(a), ver(b)
+    return va is not None and vb is not None and va > vb
+
+
 def version_of(text: Any) -> Version:
     """The Version of a text already known to be one (a knowledge-table cell the schema checked, a version a caller
     parsed before); a ValueError names the text otherwise, where a comparison with None would raise a TypeError."""

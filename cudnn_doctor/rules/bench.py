@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Tuple
 
+from ..knowledge import Compat
 from ..model import BENCH_DIRECTIONS as DIRECTIONS, Facts, Finding, Severity
 from ..remedies.bench import (cudnn_slower_than_plain_fix, pcie_link_fix, slow_gpu_fix, throttled_fix,
                               unknown_peak_fix, workspace_fix, wrong_results_fix)
@@ -18,9 +19,10 @@ BAD_THROTTLES = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_therm
                  "hw_power_brake_slowdown")
 
 
-def healthy(compat) -> Dict[str, Any]:
+def healthy(compat: Compat) -> Dict[str, Any]:
     """What a healthy GPU reaches (compat/gpu_peaks.toml [healthy])."""
-    return compat.gpu_peaks()["healthy"]
+    shares: Dict[str, Any] = compat.gpu_peaks()["healthy"]
+    return shares
 
 
 @rule("CD950", "bench-wrong-result", "cuDNN returned numbers that differ from the CPU reference", stage=BENCH)
@@ -126,11 +128,14 @@ def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
         alias="pcie-link-degraded")]
 
 
-def _workspace_scan(report: Dict[str, Any], compat) -> Tuple[list, list, int]:
+HeavyLayer = Tuple[int, str, str, str, Dict[str, Any]]  # (workspace bytes, layer, dtype, direction, its entry)
+
+
+def _workspace_scan(report: Dict[str, Any], compat: Compat) -> Tuple[List[HeavyLayer], List[float], int]:
     """(layers whose fastest algorithm needs too much workspace, no-workspace slowdowns, largest workspace)."""
     free = (report.get("gpu") or {}).get("memory_free")
-    heavy = []
-    slowdowns = []
+    heavy: List[HeavyLayer] = []
+    slowdowns: List[float] = []
     largest = 0
     for row in report.get("layers", []):
         for direction in DIRECTIONS:
@@ -151,7 +156,7 @@ def workspace(facts: Facts, ctx: RuleContext) -> List[Finding]:
     free = (report.get("gpu") or {}).get("memory_free")
     heavy, _, _ = _workspace_scan(report, compat)
     out: List[Finding] = []
-    if heavy:
+    if heavy and free:  # a layer is heavy only against a known free memory
         heavy.sort(reverse=True)
         ws, layer, dtype, direction, entry = heavy[0]
         nows = entry.get("no_workspace") or {}

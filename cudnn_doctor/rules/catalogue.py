@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List
 
-from ..versions import major_of, mm
+from ..versions import major_of, mm_at_least
 from ..model import Facts, Finding
 from . import RuleContext, rule
 from ..queries import driver_cuda, driver_version, platform_of, visible_gpus
@@ -34,7 +34,7 @@ def nvidia_uvm(facts: Facts, ctx: RuleContext) -> List[Finding]:
                    "CUDA then fails with 'CUDA unknown error' / cuInit 999, the module is broken (often after "
                    "suspend/resume).",
             evidence={"loaded_modules": d.loaded_modules}, catalogue=["A5"])]
-    fix = uvm_fix(modprobe, facts.host.in_container)
+    fix = uvm_fix(bool(modprobe), bool(facts.host.in_container))
     missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded is not False), ("/dev/nvidia-uvm", node))
                if not ok]
     return [finding(
@@ -111,8 +111,8 @@ def framework_libraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
         name, version = label.split(" ", 1)
         tf = name.startswith(("tensorflow", "tf-nightly"))
         if tf:
-            pip_ok = mm(version.split("+")[0]) and mm(version.split("+")[0]) >= mm(since)
-            fix = tensorflow_libraries_fix(version, missing, bool(pip_ok))
+            pip_ok = mm_at_least(version.split("+")[0], since)
+            fix = tensorflow_libraries_fix(version, missing, pip_ok)
         else:
             site = next((fw.location for fw in facts.python.frameworks if "%s %s" % (fw.name, fw.version) == label),
                         None)
@@ -183,7 +183,7 @@ def image_requirement(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     m = re.search(r"cuda>=\s*(\d+\.\d+)", req["value"])
     have = driver_cuda(facts, compat_of(ctx))
-    if not m or not have or mm(have) >= mm(m.group(1)):
+    if not m or not have or mm_at_least(have, m.group(1)):
         return []
     return [finding(
         "CD805", ERROR, "The image needs CUDA %s but the host driver %s supports CUDA %s" % (

@@ -29,7 +29,7 @@ def _wsl_toolkit(facts: Facts, ctx: RuleContext) -> Optional[str]:
     return None
 
 
-def _libcuda(facts: Facts):
+def _libcuda(facts: Facts) -> Optional[str]:
     res = facts.loader.resolved.get("libcuda.so.1")
     return (res.path if res else None) or facts.driver.libcuda_path
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List
+from typing import Dict, List, Set
 
-from ..versions import release3
+from ..versions import release3, release3_of
 from ..model import CudnnCopy, Facts, Finding
 from ..remedies import header_fix, readable_fix, reinstall_fix, relink_fix
 from ..remedies.cudnn_files import corrupt_files_fix, cudnn_missing_fix, mixed_releases_fix, unloadable_copy_fix
@@ -84,7 +84,7 @@ def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
             if v.count(".") >= 2 and not f.dangling:
                 by_version.setdefault(str(release3(v)), []).append(f.name)
         if len(by_version) > 1:
-            newest = max(by_version, key=release3)
+            newest = max(by_version, key=release3_of)
             # After the reinstall (`cp -P`) the sonames (libcudnn_ops.so, .so.9) are the new release's links again:
             # only the full-version files of the other releases (libcudnn_ops.so.9.0.0) are left over to delete.
             current = set(by_version[newest])
@@ -93,7 +93,7 @@ def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
             fix = mixed_releases_fix(facts, compat_of(ctx), copy, stale)
             out.append(finding(
                 "CD403", ERROR if is_used(facts, copy) else WARNING,
-                "cuDNN files of versions %s are mixed in %s" % (", ".join(sorted(by_version, key=release3)),
+                "cuDNN files of versions %s are mixed in %s" % (", ".join(sorted(by_version, key=release3_of)),
                                                                 copy.directory),
                 detail="A partial upgrade or two installs copied over each other: the main library and its "
                        "sub-libraries must be one release, or loading fails with 'undefined symbol ... version "
@@ -144,7 +144,9 @@ def permissions(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not bad:
             continue
         # The probe names what blocks each file: the file lacking o+r, or the outermost folder lacking o+x.
-        files, folders, unknown = set(), set(), set()
+        files: Set[str] = set()
+        folders: Set[str] = set()
+        unknown: Set[str] = set()
         for f in bad:
             target = f.realpath or f.path
             blocker = f.read_blocker

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
-from ..versions import major_of, mm, release3, ver
-from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
+from ..versions import major_of, mm_before, release3, ver
+from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
 from . import LINUX, RuleContext, rule
 from ..queries import (consumers, copy_for_path, cudnn_older, cudnn_pin_floor, describe_copy, driver_cuda,
                        driver_version, framework_kind,
@@ -80,7 +80,7 @@ def cudnn_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     for copy in facts.cudnn:
         if not copy.cuda_version:
             continue
-        ok, how, floor = compat.driver_runs_cuda(driver_version(facts), copy.cuda_version, platform_of(facts),
+        ok, how, floor = compat.driver_runs_cuda(driver_version(facts) or "", copy.cuda_version, platform_of(facts),
                                                  facts.driver.cuda_version)
         if ok is not False:
             continue
@@ -102,14 +102,14 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         compiled = _compiled(fw)
-        copy = _framework_copy(facts, fw)
-        if not compiled or copy is None or not copy.version:
+        copy, res = _framework_copy(facts, fw), fw.resolved_cudnn
+        if not compiled or copy is None or not copy.version or res is None:
             continue
         bad, why = cudnn_older(copy.version, compiled)
         if not bad:
             continue
         fix = cudnn_not_older_than_build_fix(facts, compat, fw, copy, compiled,
-                                             ld_entry_for(facts, fw.resolved_cudnn.path))
+                                             ld_entry_for(facts, res.path))
         out.append(finding(
             "CD503", ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
                 fw.name, fw.version, compiled, copy.version, why),
@@ -118,7 +118,7 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
                    "version incompatibility', JAX 'Outdated cuDNN installation found' [%s]." % (
                        copy.version, compiled, compat.api_compat_source()),
             remedy=fix, evidence={"framework": fw.name, "compiled_with": compiled, "loads": copy.path,
-                               "loads_version": copy.version, "via": fw.resolved_cudnn.via},
+                               "loads_version": copy.version, "via": res.via},
             catalogue=["E1", "E2"]))
     return out
 
@@ -154,14 +154,14 @@ def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
 @rule("CD505", "two-cudnn-copies", "Different programs load different cuDNN copies", platforms=LINUX)
 def two_copies(facts: Facts, ctx: RuleContext) -> List[Finding]:
     who = consumers(facts)
-    by_major = {}
+    by_major: Dict[Optional[int], List[Tuple[str, CudnnCopy, Resolution]]] = {}
     for label, copy, res in who:
         if copy is None:
             continue
         by_major.setdefault(copy.major, []).append((label, copy, res))
     out: List[Finding] = []
     for major, rows in sorted(by_major.items(), key=lambda kv: -(kv[0] or 0)):
-        distinct = []
+        distinct: List[CudnnCopy] = []
         for _, copy, _ in rows:
             if all(copy is not d for d in distinct):
                 distinct.append(copy)
@@ -207,7 +207,7 @@ def known_bad(facts: Facts, ctx: RuleContext) -> List[Finding]:
         for bad in compat.known_bad("cudnn", copy.version):
             if bad.get("with", "").startswith("cublas"):
                 need = bad["with"].split("cublas", 1)[1]
-                if not jax or not any(ver(w["version"]) and ver(w["version"]) in _spec(need) for w in cublas):
+                if not jax or not any(_matches(w["version"], need) for w in cublas):
                     continue
             hits_jax = any(_framework_copy(facts, fw) is copy for fw in jax) or (jax and copy.origin == "pip")
             severity = ERROR if bad.get("severity") == "error_if_jax" and hits_jax else (
@@ -221,10 +221,12 @@ def known_bad(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-def _spec(text: str):
+def _matches(version: str, spec: str) -> bool:
+    """Whether a version text is one a specifier (">=12.4,<12.5") admits; False when it does not parse."""
     from packaging.specifiers import SpecifierSet
 
-    return SpecifierSet(text)
+    v = ver(version)
+    return v is not None and v in SpecifierSet(spec)
 
 
 @rule("CD507", "cudnn-version-unknown", "cuDNN version could not be read")
@@ -245,14 +247,12 @@ def predates_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     dcuda = driver_cuda(facts, compat)
     for copy in facts.cudnn:
         for gpu in gpus_with_cc(facts):
-            cc = mm(gpu.compute_capability)
-            top = mm(copy.header_max_sm)
             reason = None
             blackwell = False
-            if top and cc and cc > top:
+            if mm_before(copy.header_max_sm, gpu.compute_capability):
                 reason = "its header says it knows GPUs up to compute capability %s" % copy.header_max_sm
             elif (bw_major is not None and gpu.compute_capability in bw.get("ccs", []) and copy.cuda_version and
-                  major_of(copy.cuda_version) == bw_major and mm(copy.cuda_version) < mm(bw.get("min_cuda"))):
+                  major_of(copy.cuda_version) == bw_major and mm_before(copy.cuda_version, bw.get("min_cuda"))):
                 blackwell = True
                 reason = ("compute capability %s needs cuDNN's CUDA %s+ build (or a build for a newer CUDA major) "
                           "[%s]" % (gpu.compute_capability, bw.get("min_cuda"), bw.get("source")))
@@ -261,7 +261,7 @@ def predates_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
             # Build for the newest CUDA this driver runs; for the Blackwell case at least the table's CUDA.
             target = dcuda or machine_cuda(facts, compat)
             floor = None
-            if blackwell and (target is None or mm(target) < mm(bw.get("min_cuda"))):
+            if blackwell and (target is None or mm_before(target, bw.get("min_cuda"))):
                 floor = bw.get("driver_windows" if platform_of(facts) == "windows" else "driver_linux")
                 target = bw.get("min_cuda")
             out.append(finding(

@@ -109,7 +109,7 @@ def _cudnn_pin_verdict(fw: FrameworkFacts, req: Requirement, installed: Version)
               and ver(s.version.replace(".*", "")) is not None]
     want = pinned[0] if pinned else None
     own_folder = fw.location.rstrip("/") + "/"
-    loads_it = res is not None and bool(res.path) and (res.realpath or res.path).startswith(own_folder)
+    loads_it = bool(res is not None and res.path and (res.realpath or res.path).startswith(own_folder))
     if want is None:
         return WARNING, "The framework was not built for this cuDNN; `pip check` reports the conflict."
     if want.release[0] != installed.release[0]:
@@ -146,7 +146,7 @@ def tf_windows(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 "CD703", WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
                 detail="TensorFlow %s was the last release with native-Windows GPU support [%s]." % (
                     last.get("last_native_gpu"), last.get("source")),
-                remedy=tensorflow_native_windows_fix(last.get("last_native_gpu"), row),
+                remedy=tensorflow_native_windows_fix(str(last["last_native_gpu"]), row),
                 evidence={"framework": fw.name, "version": fw.version}, catalogue=["G2"]))
     return out
 

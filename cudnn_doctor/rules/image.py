@@ -1,7 +1,7 @@
 """CD81x: a container image (check --image) as the NVIDIA runtime will treat it, alone or on a node (--against)."""
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from ..model import Facts, Finding, ImageFacts
 from ..queries import driver_cuda, driver_version, primary_toolkit, visible_gpus
@@ -9,7 +9,7 @@ from ..readers.nvidia_require import NodeValues, judge_brands
 from ..remedies.containers import (capabilities_fix, compat_older_fix, forward_compat_gpu_fix, image_on_node_fix,
                                    invalid_requirement_fix, legacy_cuda_version_fix, node_report_again_fix,
                                    product_brand_fix, visible_devices_fix)
-from ..versions import mm, ver
+from ..versions import mm_before, ver, version_key
 from . import RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
@@ -55,7 +55,7 @@ def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if img is None:
         return []
     compat = compat_of(ctx)
-    evidence = {"requirements": img.requirements, "node": img.node, "source": compat.runtime_source()}
+    evidence: Dict[str, Any] = {"requirements": img.requirements, "node": img.node, "source": compat.runtime_source()}
     if img.requirement_error:
         return [finding(
             "CD811", ERROR,
@@ -118,8 +118,8 @@ def requirements_disabled(facts: Facts, ctx: RuleContext) -> List[Finding]:
     want, have = image_cuda(facts), driver_cuda(facts, compat)
     evidence = {"NVIDIA_DISABLE_REQUIRE": img.env.get("NVIDIA_DISABLE_REQUIRE"), "image_cuda": want,
                 "driver_cuda": have, "node": img.node}
-    short = img.node is not None and mm(want) and mm(have) and mm(want) > mm(have)
-    if not short:
+    short = img.node is not None and mm_before(have, want)
+    if not short or want is None:
         return [finding("CD812", INFO, "NVIDIA_DISABLE_REQUIRE=%s: the runtime starts the image without checking its "
                                        "requirements" % img.env.get("NVIDIA_DISABLE_REQUIRE"), evidence=evidence)]
     floor = compat.min_driver(want)
@@ -140,17 +140,18 @@ def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     rule_facts = compat.forward_compat_rule()
     want, have, driver = image_cuda(facts), driver_cuda(facts, compat), driver_version(facts)
-    newest = max(img.compat_libcuda, key=lambda c: ver(c["version"]) or ver("0"))
+    newest = max(img.compat_libcuda, key=lambda c: version_key(c["version"]))
     evidence = {"compat_libcuda": img.compat_libcuda, "driver": driver, "image_cuda": want, "driver_cuda": have,
                 "source": rule_facts.get("source")}
-    if driver and ver(newest["version"]) and ver(driver) and ver(newest["version"]) <= ver(driver):
+    libcuda, running = ver(newest["version"]), ver(driver)
+    if libcuda is not None and running is not None and libcuda <= running:
         return [finding(
             "CD813", WARNING, "The image's cuda-compat libcuda %s is not newer than driver %s %s" % (
                 newest["version"], driver, _on(img)),
             detail="Loaded there it fails with %s [%s]; it is only wanted on older drivers." % (
                 rule_facts.get("error_older_than_driver"), rule_facts.get("source")),
             remedy=compat_older_fix(), evidence=evidence, catalogue=["C2"])]
-    if not (mm(want) and mm(have) and mm(want) > mm(have)):
+    if want is None or not mm_before(have, want):
         return []
     floor = compat.min_driver(want)
     out: List[Finding] = []

@@ -5,7 +5,7 @@ import os
 import re
 from typing import List
 
-from ..model import Facts, Finding
+from ..model import CudnnCopy, Facts, Finding
 from ..queries import package_channel
 from . import LINUX, RuleContext, rule
 from ..queries import is_pip_dir, machine_cuda, visible_gpus
@@ -83,7 +83,7 @@ def nvrtc(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=fix, evidence={"candidates": dirs, "searched": res.shadowed}, catalogue=["F2"])]
 
 
-def _prefix_of(facts: Facts, copy) -> str:
+def _prefix_of(facts: Facts, copy: CudnnCopy) -> str:
     """The site-packages folder (pip) or environment (conda) a cuDNN copy lives in; "" for other copies."""
     folder = copy.directory.rstrip("/") + "/"
     for mark in ("/site-packages/", "/dist-packages/"):
@@ -102,7 +102,7 @@ def libcuda_unversioned(facts: Facts, ctx: RuleContext) -> List[Finding]:
         "CD603", WARNING, "cuDNN 8 is installed but only libcuda.so.1, not libcuda.so, is on the search path",
         detail="cuDNN 8 dlopens the unversioned 'libcuda.so'; without it convolutions fail with 'Error: libcuda.so: "
                "cannot open shared object file'.",
-        remedy=libcuda_link_fix(real.path, facts.host.wsl), evidence={"libcuda.so.1": real.path},
+        remedy=libcuda_link_fix(real.path, bool(facts.host.wsl)), evidence={"libcuda.so.1": real.path},
         catalogue=["F3"])]
 
 

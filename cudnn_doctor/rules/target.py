@@ -12,9 +12,9 @@ from .target_dl4j import judge_dl4j
 from .target_python import judge_jax, judge_tf, judge_torch
 
 
-def _judge_target(facts: Facts, ctx: RuleContext) -> List[Finding]:
+def _judge_target(facts: Facts, ctx: RuleContext, text: str) -> List[Finding]:
     compat = compat_of(ctx)
-    target = parse_target(ctx.target, compat)
+    target = parse_target(text, compat)
     judge = {"dl4j": judge_dl4j, "tensorflow": judge_tf, "torch": judge_torch, "jax": judge_jax}[target.framework]
     return judge(facts, compat, target)
 
@@ -24,7 +24,7 @@ def for_target(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not ctx.target:
         return []
     try:
-        return _judge_target(facts, ctx)
+        return _judge_target(facts, ctx, ctx.target)
     except ValueError as exc:
         return [finding("CD920", ERROR, "--for %r cannot be judged: %s" % (ctx.target, exc),
                         remedy=target_syntax_fix())]
