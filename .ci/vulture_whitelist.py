@@ -36,6 +36,9 @@ _.recovered
 _.loader_cache
 _.elf_class  # readers/elf.py's ElfInfo: the class (32/64-bit) the header names, beside the status it decides
 
+# TypedDict keys, read by subscript (readers/headers.py CudnnHeader["max_sm"]).
+_.max_sm
+
 # Knowledge rows built from compat/*.toml with every key of the row (knowledge/cudnn.py CudnnBuild).
 _.cuda_update
 

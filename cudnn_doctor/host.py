@@ -8,11 +8,14 @@ import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import bounded_io
 from .native.driver import NativeTask
 from .readers.elf import read_elf
+
+if TYPE_CHECKING:
+    from .native.session import NativeSession
 
 _MAX_LINKS = 40  # like the kernel's ELOOP bound
 _LIVE_ROOT = os.path.abspath(os.sep)  # "/" on POSIX, the current drive's root (C:\\) on Windows
@@ -63,7 +66,7 @@ class Host:
         inside = "/" + inside.lstrip("/")
         return Path(str(self.root) + inside) if not self.is_live else Path(inside)
 
-    def inside(self, outside: os.PathLike) -> str:
+    def inside(self, outside: Union[str, "os.PathLike[str]"]) -> str:
         """Map a doctor-side path back to how it appears under the root."""
         text = os.fspath(outside)
         if self.is_live:
@@ -340,7 +343,7 @@ class Host:
 
     # --- running things ------------------------------------------------
 
-    def native_session(self):
+    def native_session(self) -> NativeSession:
         """One child for all of a run's native calls, fed as probes find libraries (native/session.py)."""
         from .native.session import NativeSession
 

@@ -44,7 +44,7 @@ def layer_rows(raw_rows: List[Dict[str, Any]], shapes: List[ConvShape], peak: Op
     by_name = {s.label(): s for s in shapes}
     out = []
     for raw in raw_rows:
-        shape = by_name.get(raw.get("layer"))
+        shape = by_name.get(str(raw.get("layer")))
         if shape is None:
             continue
         row: Dict[str, Any] = {"layer": raw["layer"], "dtype": raw["dtype"], "layout": raw.get("layout"),

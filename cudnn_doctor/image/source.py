@@ -71,14 +71,14 @@ class Source:
         member = self._members.get(os.path.normpath(name))
         # docker save may store a layer once and link to it from a second name: tarfile follows such links inside
         # the archive only
-        usable = member is not None and (member.isfile() or member.issym() or member.islnk())
+        usable = member if member is not None and (member.isfile() or member.issym() or member.islnk()) else None
         try:
-            handle = self._tar.extractfile(member) if usable else None
+            handle = self._tar.extractfile(usable) if usable is not None else None
         except (KeyError, tarfile.TarError):
             handle = None
         if handle is None:
             raise ImageError("--image %s: the archive has no file %s" % (self.ref, name))
-        return handle  # type: ignore[return-value]
+        return handle  # type: ignore[return-value]  # tarfile's ExFileObject: a BufferedReader, typed IO[bytes]
 
     def json(self, name: str) -> Any:
         size = self.size(name)

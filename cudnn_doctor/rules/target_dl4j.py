@@ -18,8 +18,8 @@ from .policy import Target
 def judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     release = target.version or compat.dl4j_releases()[0]
     # Newest CUDA first, so the suggested pair is the most current one when several fit equally.
-    rows = sorted((r for r in compat.framework_rows("dl4j") if r["dl4j"] == release), key=lambda r: version_of(r["cuda"]),
-                  reverse=True)
+    rows = sorted((r for r in compat.framework_rows("dl4j") if r["dl4j"] == release),
+                  key=lambda r: version_of(r["cuda"]), reverse=True)
     options = []
     for row in rows:
         cuda, cudnn = row["cuda"], row["cudnn"]

@@ -92,8 +92,8 @@ def _repair(facts: Facts, compat: Compat, inst: TheanoInstall, backend: str, che
         for copy in facts.cudnn:
             if copy.version and _accepted(check, first_break, copy.version, warn_ok) and not copy.load_error \
                     and _fits_cuda(compat, copy, cuda) and copy.version != current:
-                include = os.path.dirname(copy.header_path) if copy.header_path and copy.header_version == copy.version \
-                    else None
+                include = (os.path.dirname(copy.header_path)
+                           if copy.header_path and copy.header_version == copy.version else None)
                 return theano_accepted_copy_fix(facts.theano, include, copy.directory, copy.version, inst.version,
                                                 _loader_misses(facts, copy, release))
     for warn_ok in passes:

@@ -11,7 +11,7 @@ from rich.console import Console
 from cudnn_doctor.model import Facts, Finding, Report, Severity
 from cudnn_doctor.remedies import advice, ld_conf_fix, noted, or_else, run, say, then
 from cudnn_doctor.remedies.shells import command_fix, powershell_quote
-from cudnn_doctor.render.github import annotations
+from cudnn_doctor.render.github import annotation_commands
 from cudnn_doctor.render.human import render_human
 from cudnn_doctor.render.json_report import report_json
 
@@ -76,7 +76,7 @@ def test_renderers_say_the_same_line_and_add_the_structure():
     assert doc["fix"] == line and doc["remedy"]["text"] == line
     assert doc["remedy"]["commands"][1] == "sudo ln -sf libcudnn.so.9.1.0 libcudnn.so.9" and doc["remedy"]["root"]
     # GitHub: the same line, then each command on its own line to copy.
-    assert "Fix: %s%%0A$ cd /usr/lib%%0A$ sudo ln -sf" % line in annotations(report)
+    assert "Fix: %s%%0A$ cd /usr/lib%%0A$ sudo ln -sf" % line in annotation_commands(report)
 
 
 def test_header_mismatch_fix_keeps_the_unset_commands_and_says_the_other_way():
