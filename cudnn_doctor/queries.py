@@ -12,7 +12,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .knowledge import Compat
-from .versions import cuda_label, major_of, mm, mm_before, mm_text, release3, ver, version_key, version_of
+from .versions import (cuda_label, major_of, mm, mm_before, mm_of, mm_text, release3_of, ver, version_key,
+                       version_of)
 from .model import CudnnCopy, Facts, FrameworkFacts, GpuFacts, Resolution, ToolkitFacts
 
 
@@ -61,6 +62,7 @@ def known_cc(gpu: GpuFacts) -> str:
 
 
 def cc_below(cc: Optional[str], floor: Optional[str]) -> bool:
+    """Whether a GPU of compute capability `cc` is below `floor`; False when either is unknown."""
     return mm_before(cc, floor)
 
 
@@ -267,8 +269,8 @@ def cudnn_older(runtime: Any, compiled: Any) -> Tuple[bool, str]:
 
 def lowest_cc(facts: Facts) -> Optional[str]:
     """The lowest compute capability among the visible GPUs (what every install must still run on)."""
-    ccs = [g.compute_capability for g in gpus_with_cc(facts)]
-    return min(ccs, key=lambda c: mm(c) or (0, 0)) if ccs else None  # every one parses (gpus_with_cc)
+    ccs = [known_cc(g) for g in gpus_with_cc(facts)]
+    return min(ccs, key=mm_of) if ccs else None
 
 
 def cudnn_build_exists(compat: Compat, release: str, cuda: Any) -> Optional[bool]:
@@ -297,7 +299,7 @@ def cudnn_release_for(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         releases = [r for r in compat.cudnn_releases(cudnn_major) if cudnn_build_exists(compat, r, cuda)]
         releases = [r for r in releases if cudnn_runs_on_cc(compat, r, cuda, min_cc, strict)]
         if releases:
-            return str(max(version_of(release3(r)) for r in releases))
+            return str(max(release3_of(r) for r in releases))
     return None
 
 
