@@ -104,6 +104,8 @@ def abandon(thread_id: Optional[int]) -> None:
 
 def forget(thread_id: Optional[int]) -> None:
     """Drop what was noted for a thread that has finished."""
+    if thread_id is None:
+        return
     _WHERE.pop(thread_id, None)
     _PROBE.pop(thread_id, None)
     _ABANDONED.discard(thread_id)  # thread ids are reused once a thread ends

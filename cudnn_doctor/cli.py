@@ -143,7 +143,10 @@ def _only_version(argv: List[str]) -> bool:
     return [a for a in argv if a not in ROOT_FLAGS] == ["--version"]
 
 
-def __getattr__(name: str):
+app: typer.Typer  # declared only: the first `cli.app` reaches __getattr__, which builds it and binds the name
+
+
+def __getattr__(name: str) -> typer.Typer:
     # `from cudnn_doctor.cli import app` (tests, completions) gets the app with every command, built on first use.
     if name == "app":
         global app

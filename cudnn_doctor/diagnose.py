@@ -70,7 +70,8 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
     from .rules import RuleContext, evaluate
 
     facts = facts if facts is not None else collect_facts(root, env)
-    context = RuleContext(compat=load_compat(), requires=list(requires), target=target, smoke=smoke)
+    compat = load_compat()
+    context = RuleContext(compat=compat, requires=list(requires), target=target, smoke=smoke)
     findings, ran = evaluate(facts, context)
     # Fixes as typed on this machine: no sudo for root, `ldconfig -r ROOT` and the root's files under --root.
     from .remedies.machine import finding_for_machine
@@ -81,7 +82,7 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
         findings = [f for f in findings if not skipped(f.id, f.alias, skip)]
         ran = [r for r in ran if not skipped(r, aliases.get(r, ""), skip)]
     report = Report(facts=facts, findings=findings, rules_run=ran)
-    report.extra["knowledge"] = context.compat.knowledge_summary()  # how current the answers are (-v, --json)
+    report.extra["knowledge"] = compat.knowledge_summary()  # how current the answers are (-v, --json)
     if smoke is not None:
         report.extra["smoke"] = smoke
     return report
@@ -123,7 +124,7 @@ def run_smoke_on(facts: Facts, root: str = "/") -> dict:
     from .smoke import run_smoke
 
     res = loaded_cudnn(facts)
-    if res is None:
+    if res is None or res.path is None:  # loaded_cudnn answers only with a found path
         return {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
                 "fix": no_cudnn_to_smoke_fix(facts, load_compat()).text}
     host = Host(root)

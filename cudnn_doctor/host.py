@@ -5,15 +5,17 @@ import fnmatch
 import os
 import platform
 import stat
-import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, BinaryIO, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import bounded_io
 from .native.driver import NativeTask
 from .readers.elf import read_elf
+
+if TYPE_CHECKING:
+    from .native.session import NativeSession
 
 _MAX_LINKS = 40  # like the kernel's ELOOP bound
 _LIVE_ROOT = os.path.abspath(os.sep)  # "/" on POSIX, the current drive's root (C:\\) on Windows
@@ -38,16 +40,14 @@ class Host:
         env: Optional[Mapping[str, str]] = None,
         *,
         native_timeout: float = 10.0,
-        allow_exec: Optional[bool] = None,
         running_python: Optional[bool] = None,
     ) -> None:
         self.root = Path(os.path.abspath(root))
         self.env: Dict[str, str] = dict(os.environ if env is None else env)
         self.native_timeout = native_timeout
         is_live = str(self.root) == _LIVE_ROOT
-        # Running programs (nvcc --version) and reading the running interpreter's sys.path
-        # only make sense for the live machine, not for an image mounted under --root.
-        self.allow_exec = is_live if allow_exec is None else allow_exec
+        # Reading the running interpreter's sys.path only makes sense for the live machine, not for an image mounted
+        # under --root.
         self.running_python = is_live if running_python is None else running_python
         self._machine: Optional[str] = None
         # Paths that were not regular files where files were expected: (probe, inside path, kind), for CD003.
@@ -66,7 +66,7 @@ class Host:
         inside = "/" + inside.lstrip("/")
         return Path(str(self.root) + inside) if not self.is_live else Path(inside)
 
-    def inside(self, outside: os.PathLike) -> str:
+    def inside(self, outside: Union[str, "os.PathLike[str]"]) -> str:
         """Map a doctor-side path back to how it appears under the root."""
         text = os.fspath(outside)
         if self.is_live:
@@ -343,19 +343,7 @@ class Host:
 
     # --- running things ------------------------------------------------
 
-    def run(self, argv: Sequence[str], timeout: float = 5.0) -> Optional[Tuple[int, str]]:
-        """Run a program of the live machine; None when not allowed or it cannot start."""
-        if not self.allow_exec:
-            return None
-        try:
-            proc = subprocess.run(
-                list(argv), capture_output=True, text=True, timeout=timeout, env=self.env, stdin=subprocess.DEVNULL
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return proc.returncode, proc.stdout + proc.stderr
-
-    def native_session(self):
+    def native_session(self) -> NativeSession:
         """One child for all of a run's native calls, fed as probes find libraries (native/session.py)."""
         from .native.session import NativeSession
 

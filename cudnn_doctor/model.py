@@ -374,7 +374,7 @@ class Facts:
     theano: TheanoFacts = field(default_factory=TheanoFacts)  # Theano/Keras installs and their cuDNN
     cudnn_headers: List[Dict[str, Any]] = field(default_factory=list)  # {path, version}: what a C/C++ build includes
     cudnn_leftovers: List[Dict[str, Any]] = field(default_factory=list)  # {kind, path, version, ...}: remains of copies
-    machine_state: MachineState = field(default_factory=dict)  # type: ignore[assignment]  # catalogue observations
+    machine_state: MachineState = field(default_factory=MachineState)  # catalogue observations
     windows: Optional[WindowsFacts] = None  # when the machine is Windows (probes/windows)
     image: Optional[ImageFacts] = None  # check --image: the image whose layers are the root
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
@@ -383,7 +383,8 @@ class Facts:
     timings_ms: Dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
-        return to_plain(self)
+        plain: Dict[str, Any] = to_plain(self)  # a dataclass becomes a dict
+        return plain
 
 
 @dataclass

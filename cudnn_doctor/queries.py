@@ -12,7 +12,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .knowledge import Compat
-from .versions import cuda_label, major_of, mm, mm_text, release3, ver
+from .versions import (cuda_label, major_of, mm, mm_before, mm_of, mm_text, release3_of, ver, version_key,
+                       version_of)
 from .model import CudnnCopy, Facts, FrameworkFacts, GpuFacts, Resolution, ToolkitFacts
 
 
@@ -49,12 +50,20 @@ def visible_gpus(facts: Facts) -> List[GpuFacts]:
 
 
 def gpus_with_cc(facts: Facts) -> List[GpuFacts]:
+    """The visible GPUs whose compute capability is known and reads as major.minor (known_cc answers for them)."""
     return [g for g in visible_gpus(facts) if mm(g.compute_capability)]
 
 
-def cc_below(cc: str, floor: str) -> bool:
-    a, b = mm(cc), mm(floor)
-    return bool(a and b and a < b)
+def known_cc(gpu: GpuFacts) -> str:
+    """The compute capability of a GPU gpus_with_cc returned; a ValueError for any other GPU without one."""
+    if gpu.compute_capability is None or mm(gpu.compute_capability) is None:
+        raise ValueError("GPU %s has no readable compute capability" % gpu.index)
+    return gpu.compute_capability
+
+
+def cc_below(cc: Optional[str], floor: Optional[str]) -> bool:
+    """Whether a GPU of compute capability `cc` is below `floor`; False when either is unknown."""
+    return mm_before(cc, floor)
 
 
 def gpu_label(gpu: GpuFacts) -> str:
@@ -119,9 +128,9 @@ def consumers(facts: Facts) -> List[Tuple[str, Optional[CudnnCopy], Resolution]]
         if res.path:
             out.append(("a plain process asking for %s" % name, copy_for_path(facts, res.path, res.realpath), res))
     for fw in facts.python.frameworks:
-        res = fw.resolved_cudnn
-        if res is not None and res.path:
-            out.append(("%s %s" % (fw.name, fw.version), copy_for_path(facts, res.path, res.realpath), res))
+        loaded = fw.resolved_cudnn
+        if loaded is not None and loaded.path:
+            out.append(("%s %s" % (fw.name, fw.version), copy_for_path(facts, loaded.path, loaded.realpath), loaded))
     return out
 
 
@@ -210,10 +219,6 @@ def cudnn_pin_floor(fw: FrameworkFacts, major: Optional[int] = None) -> Optional
     return None
 
 
-def local_tag(version: str) -> str:
-    return version.split("+", 1)[1] if "+" in version else ""
-
-
 def best_torch_variant(facts: Facts, compat: Compat, torch_version: Optional[str]) -> Optional[Dict[str, Any]]:
     """The newest PyTorch CUDA variant (of this torch minor when known) the driver and GPUs can run."""
     rows = compat.framework_rows("pytorch")
@@ -241,7 +246,7 @@ def best_torch_variant(facts: Facts, compat: Compat, torch_version: Optional[str
         fitting.append(row)
     if not fitting:
         return None
-    return max(fitting, key=lambda r: (ver(r["torch"]), ver(r["cuda"])))
+    return max(fitting, key=lambda r: (version_of(r["torch"]), version_of(r["cuda"])))
 
 
 def machine_cuda(facts: Facts, compat: Compat) -> Optional[str]:
@@ -264,8 +269,8 @@ def cudnn_older(runtime: Any, compiled: Any) -> Tuple[bool, str]:
 
 def lowest_cc(facts: Facts) -> Optional[str]:
     """The lowest compute capability among the visible GPUs (what every install must still run on)."""
-    ccs = [g.compute_capability for g in gpus_with_cc(facts)]
-    return min(ccs, key=lambda c: mm(c)) if ccs else None
+    ccs = [known_cc(g) for g in gpus_with_cc(facts)]
+    return min(ccs, key=mm_of) if ccs else None
 
 
 def cudnn_build_exists(compat: Compat, release: str, cuda: Any) -> Optional[bool]:
@@ -294,14 +299,14 @@ def cudnn_release_for(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         releases = [r for r in compat.cudnn_releases(cudnn_major) if cudnn_build_exists(compat, r, cuda)]
         releases = [r for r in releases if cudnn_runs_on_cc(compat, r, cuda, min_cc, strict)]
         if releases:
-            return str(max(release3(r) for r in releases))
+            return str(max(release3_of(r) for r in releases))
     return None
 
 
 def jax_choice(facts: Facts, compat: Compat, cuda_major: Any = None) -> Tuple[Optional[Dict[str, Any]], List[str]]:
     """The JAX CUDA extra for this machine: of `cuda_major` when given, else the newest whose driver branch and
     minimum GPU the machine meets. Returns (row, why-not reasons of the chosen row: empty when it fits)."""
-    rows = sorted(compat.framework_rows("jax"), key=lambda r: ver(r.get("built_cuda")) or ver("0"), reverse=True)
+    rows = sorted(compat.framework_rows("jax"), key=lambda r: version_key(r.get("built_cuda")), reverse=True)
     if cuda_major is not None:
         same = [r for r in rows if major_of(r.get("built_cuda")) == major_of(cuda_major)]
         rows = same or rows

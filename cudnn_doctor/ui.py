@@ -115,8 +115,3 @@ def error_exit(message: str, code: int = EXIT_USAGE) -> NoReturn:
     stop = typer.Exit(code)
     stop.message = message  # type: ignore[attr-defined]  # the app's group puts it in the --json envelope (cli.py)
     raise stop
-
-
-def hint(message: str) -> None:
-    sys.stderr.write("%s\n" % message)
-    sys.stderr.flush()

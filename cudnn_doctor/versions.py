@@ -87,6 +87,50 @@ def mm(text: Any) -> Optional[Tuple[int, int]]:
     return v.release[0], v.release[1]
 
 
+def mm_before(a: Any, b: Any) -> bool:
+    """Whether major.minor of ``a`` is older than that of ``b``; False when either is missing or unreadable."""
+    pa, pb = mm(a), mm(b)
+    return pa is not None and pb is not None and pa < pb
+
+
+def mm_at_least(a: Any, b: Any) -> bool:
+    """Whether major.minor of ``a`` is that of ``b`` or newer; False when either is missing or unreadable."""
+    pa, pb = mm(a), mm(b)
+    return pa is not None and pb is not None and pa >= pb
+
+
+def newer_than(a: Any, b: Any) -> bool:
+    """Whether version ``a`` is newer than ``b``; False when either is missing or unreadable."""
+    va, vb = ver(a), ver(b)
+    return va is not None and vb is not None and va > vb
+
+
+def version_of(text: Any) -> Version:
+    """The Version of a text already known to be one (a knowledge-table cell the schema checked, a version a caller
+    parsed before); a ValueError names the text otherwise, where a comparison with None would raise a TypeError."""
+    v = ver(text)
+    if v is None:
+        raise ValueError("not a version: %r" % (text,))
+    return v
+
+
+def mm_of(text: Any) -> Tuple[int, int]:
+    """(major, minor) of a text already known to carry both (a knowledge-table cell, a checked fact); a ValueError
+    names the text otherwise."""
+    pair = mm(text)
+    if pair is None:
+        raise ValueError("not a major.minor version: %r" % (text,))
+    return pair
+
+
+def version_key(text: Any) -> Version:
+    """Sort key for texts that may not parse: the unreadable ones sort first (as 0), instead of raising."""
+    return ver(text) or _ZERO
+
+
+_ZERO = Version("0")
+
+
 def mm_text(text: Any) -> Optional[str]:
     pair = mm(text)
     return "%d.%d" % pair if pair else None
@@ -135,6 +179,18 @@ def release3(text: Any) -> Optional[Version]:
         return None
     parts = list(v.release[:3]) + [0] * (3 - len(v.release[:3]))
     return _parse("%d.%d.%d" % tuple(parts))
+
+
+def release3_of(text: Any) -> Version:
+    """release3 of a text already known to be a version (a knowledge-table cell); a ValueError otherwise."""
+    return version_of(release3(text))
+
+
+def reaches(text: Any, floor: Any) -> bool:
+    """Whether version ``text`` is cuDNN release ``floor`` (without its build number) or newer; False when either
+    does not parse."""
+    v, f = ver(text), release3(floor)
+    return v is not None and f is not None and v >= f
 
 
 def split_soname(name: str) -> Tuple[str, str]:

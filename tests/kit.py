@@ -169,7 +169,8 @@ class FakeMachine:
         self.file("%s/include/cuda_runtime_api.h" % prefix, "#define CUDART_VERSION %d\n" % code)
         if layout == "runfile":
             data = {"cuda": {"name": "CUDA SDK", "version": version},
-                    "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": version}}
+                    "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": version},
+                    "cuda_nvcc": {"name": "CUDA NVCC", "version": "%s.%s.89" % (major, minor)}}
             if bundled_driver:
                 data["nvidia_driver"] = {"name": "NVIDIA Linux Driver", "version": bundled_driver}
             self.file("%s/version.json" % prefix, json.dumps(data, indent=3))

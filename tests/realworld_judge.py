@@ -30,7 +30,7 @@ class CaseHost(Host):
     """The live machine, with the case's environment and its own ld.so.conf/ld.so.cache standing in for /etc's."""
 
     def __init__(self, stack: stacks.Stack) -> None:
-        super().__init__("/", env=stack.env, allow_exec=False, running_python=False)
+        super().__init__("/", env=stack.env, running_python=False)
         self._swap = {"/etc/ld.so.cache": stack.cache, "/etc/ld.so.conf": stack.conf}
 
     def outside(self, inside: str) -> Path:

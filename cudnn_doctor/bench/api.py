@@ -17,7 +17,6 @@ DATA = {"fp32": 0, "tf32": 0, "fp16": 2, "bf16": 9}
 ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 NCHW, NHWC = 0, 1
 MATH = {"fp32": 3, "tf32": 1, "fp16": 1, "bf16": 1}  # FMA (no TF32) for fp32; TENSOR_OP for the rest
-MATH_DEFAULT = 0
 ALGOS = {
     "fwd": ("IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING", "WINOGRAD",
             "WINOGRAD_NONFUSED"),

@@ -54,10 +54,3 @@ def fraction(measured_tflops: Optional[float], peak_tflops: Optional[float]) -> 
     if not measured_tflops or not peak_tflops:
         return None
     return measured_tflops / peak_tflops
-
-
-def clock_scaled(peak_tflops: float, sm_clock_mhz: Optional[int], boost_mhz: int) -> float:
-    """The peak at the clock the GPU runs now: throughput scales with the SM clock."""
-    if not sm_clock_mhz or not boost_mhz:
-        return peak_tflops
-    return peak_tflops * min(1.0, sm_clock_mhz / boost_mhz)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from .peaks import Peak, clock_scaled, find_peak, fraction
+from .peaks import Peak, find_peak, fraction
 from .shapes import (DIRECTIONS, SEED_BATCH, SEED_EPOCH_IMAGES, SEED_FIGURES_S, SEED_SOURCE, ConvShape,
                      epoch_seconds, tflops, weighted_tflops)
 
@@ -38,14 +38,13 @@ def seed_table(seed: Dict[str, Any]) -> List[Dict[str, Any]]:
     return rows
 
 
-def layer_rows(raw_rows: List[Dict[str, Any]], shapes: List[ConvShape], peak: Optional[Peak],
-               sm_clock: Optional[int] = None) -> List[Dict[str, Any]]:
+def layer_rows(raw_rows: List[Dict[str, Any]], shapes: List[ConvShape], peak: Optional[Peak]) -> List[Dict[str, Any]]:
     """Per layer and data type: each direction's algorithm, time, TFLOP/s, fraction of peak, workspace, and the
     fastest algorithm without workspace with its slowdown."""
     by_name = {s.label(): s for s in shapes}
     out = []
     for raw in raw_rows:
-        shape = by_name.get(raw.get("layer"))
+        shape = by_name.get(str(raw.get("layer")))
         if shape is None:
             continue
         row: Dict[str, Any] = {"layer": raw["layer"], "dtype": raw["dtype"], "layout": raw.get("layout"),
@@ -113,13 +112,6 @@ def totals(rows: List[Dict[str, Any]], shapes: List[ConvShape], peak: Optional[P
 def gpu_peak(raw: Dict[str, Any]) -> Optional[Peak]:
     device = raw.get("device") or {}
     return find_peak(device.get("name") or "", device.get("sm_count"))
-
-
-def clock_adjusted_peak(peak: Peak, dtype: str, nvml: Dict[str, Any]) -> Optional[float]:
-    value = peak.for_dtype(dtype)
-    if value is None:
-        return None
-    return clock_scaled(value, nvml.get("sm_clock_mhz"), peak.boost_mhz)
 
 
 def source_note() -> str:

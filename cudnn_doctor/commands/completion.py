@@ -39,19 +39,19 @@ def targets(incomplete: str) -> List[Tuple[str, str]]:
 def cudnn_versions(incomplete: str) -> List[Tuple[str, str]]:
     """The cuDNN releases `install --version` can fetch (NVIDIA publishes their manifests), newest first."""
     from ..knowledge import load_compat
-    from ..versions import ver
+    from ..versions import version_of
 
     compat = load_compat()
     fetchable = [r for r in compat.cudnn_releases() if compat.installer_fetches(r)]
-    return _starting([(r, "cuDNN %s" % r) for r in sorted(set(fetchable), key=ver, reverse=True)], incomplete)
+    return _starting([(r, "cuDNN %s" % r) for r in sorted(set(fetchable), key=version_of, reverse=True)], incomplete)
 
 
 def cuda_majors(incomplete: str) -> List[Tuple[str, str]]:
     """CUDA majors NVIDIA builds cuDNN for, one release per major (what `install --cuda` takes)."""
     from ..knowledge import load_compat
-    from ..versions import major_of
+    from ..versions import mm_of
 
     compat = load_compat()
-    majors = sorted({major_of(c) for c in compat.cuda_releases() if compat.has_minor_compat(major_of(c))
-                     and compat.newest_cudnn_build(str(major_of(c)))}, reverse=True)
+    majors = sorted({mm_of(c)[0] for c in compat.cuda_releases() if compat.has_minor_compat(mm_of(c)[0])
+                     and compat.newest_cudnn_build(str(mm_of(c)[0]))}, reverse=True)
     return _starting([(str(m), "CUDA %d.x" % m) for m in majors], incomplete)

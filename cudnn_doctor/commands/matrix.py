@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
         compat = load_compat()
         kind, value = ("pair", "") if pair else asked[0]
         try:
-            if pair:
+            if pair and cuda and cudnn:
                 data = compat.pair_lookup(cuda, cudnn, driver, platform, gpu, cc)
             elif kind == "cuda":
                 data = compat.cuda_lookup(value, platform)

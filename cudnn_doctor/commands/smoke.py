@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, Dict, Optional
 
 import typer
 
@@ -47,7 +47,7 @@ def smoke(
     results = [run_smoke(lib, device=device, timeout=timeout, driver_library=driver) for lib in libraries]
     code = EXIT_OK if results and all(r.ok for r in results) else EXIT_PROBLEMS
     if as_json:
-        payload = {"results": [r.to_dict() for r in results]}
+        payload: Dict[str, Any] = {"results": [r.to_dict() for r in results]}
         if problem:
             payload["problem"] = problem
         typer.echo(dumps(envelope("smoke", code, **payload)))

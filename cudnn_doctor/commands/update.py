@@ -45,7 +45,10 @@ def register(app: typer.Typer) -> None:
         compat = load_compat()
         current = dict(compat.derived())
         toolkits = [str(r["cuda"]) for r in compat.toolkit_rows()]
-        say = (lambda _: None) if as_json else (lambda line: sys.stderr.write(line + "\n"))
+        def say(line: str) -> None:
+            if not as_json:
+                sys.stderr.write(line + "\n")
+
         try:
             doc = run_update(current, seconds=timeout, log=say, known_toolkits=toolkits)
         except UpdateFailed as exc:

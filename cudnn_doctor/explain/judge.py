@@ -9,7 +9,7 @@ from ..knowledge import Compat
 from ..model import Facts, Finding, Fix, Severity
 from ..queries import copy_for_path, cudnn_older, plain_resolutions
 from ..remedies.explain import cuda_for_soname, cudnn_version_fix, in_program_environment, is_toolkit_library
-from ..versions import major_of, release3, soname_major, split_soname, ver
+from ..versions import major_of, reaches, soname_major, split_soname
 from .libraries import LibraryCheck
 from .parse import PastedVersions
 
@@ -21,7 +21,7 @@ def _families_with(compat: Compat, major: int, at_least: Optional[str]) -> List[
         cm = major_of(cuda)
         key = str(cm) if compat.has_minor_compat(cm) else cuda
         newest = compat.newest_cudnn_build(key, major)
-        if newest and (at_least is None or ver(newest) >= release3(at_least)) and key not in out:
+        if newest and (at_least is None or reaches(newest, at_least)) and key not in out:
             out.append(key)
     return out
 
@@ -38,8 +38,9 @@ def _cudnn_need(compat: Compat, major: int, at_least: Optional[str] = None) -> s
 def needs(compat: Compat, names: List[str], versions: PastedVersions) -> List[str]:
     """What the pasted libraries and versions require, one sentence each."""
     out: List[str] = []
-    if versions.compiled and major_of(versions.compiled) is not None:
-        line = _cudnn_need(compat, major_of(versions.compiled), versions.compiled)
+    compiled_major = major_of(versions.compiled)
+    if versions.compiled and compiled_major is not None:
+        line = _cudnn_need(compat, compiled_major, versions.compiled)
         if versions.runtime:
             bad, why = cudnn_older(versions.runtime, versions.compiled)
             line += "; the cuDNN %s that loaded %s" % (versions.runtime, ("is " + why) if bad and why else
@@ -117,21 +118,22 @@ def one_fix(compat: Compat, facts: Facts, text: str, versions: PastedVersions, f
     """The one fix explain leads with: a routed check's error, else the pasted versions' gap, else the library
     the loader failed on, else a routed warning or information; else where to look next."""
     for severity in (Severity.ERROR,):
-        hit = next((f for f in findings if f.severity == severity and f.remedy), None)
-        if hit is not None:
-            return hit.remedy
+        remedy = next((f.remedy for f in findings if f.severity == severity and f.remedy), None)
+        if remedy is not None:
+            return remedy
     if versions.compiled:
         return cudnn_version_fix(compat, facts, versions.runtime, versions.compiled)
     failing = _failing_first(text, libraries)
-    if failing and failing[0].fix is not None:
-        return failing[0].fix
+    first_fix = failing[0].fix if failing else None
+    if first_fix is not None:
+        return first_fix
     # A warning, else information with a fix (no cuDNN at all behind CUDNN_STATUS_NOT_INITIALIZED, say): what
     # `check` alone would not call a problem can still be the cause of this error.
     for severity in (Severity.WARNING, Severity.INFO):
-        hit = next((f for f in findings if f.severity == severity and f.remedy), None)
-        if hit is not None:
-            return hit.remedy
-    dll = next((lib for lib in libraries if lib.name.lower().endswith(".dll") and lib.fix is not None), None)
-    if dll is not None:
-        return dll.fix
+        remedy = next((f.remedy for f in findings if f.severity == severity and f.remedy), None)
+        if remedy is not None:
+            return remedy
+    dll_fix = next((lib.fix for lib in libraries if lib.name.lower().endswith(".dll") and lib.fix is not None), None)
+    if dll_fix is not None:
+        return dll_fix
     return in_program_environment(nothing_found=True)

@@ -151,5 +151,8 @@ def load(sources: List[str], stdin) -> Tuple[List[NodeReport], List[Rejected], C
             documents = split_documents(name, content)
         for label, doc in documents:
             item = Rejected(doc.kind, label, doc.reason) if isinstance(doc, Bad) else to_node(label, doc, catalogue)
-            (rejected if isinstance(item, Rejected) else nodes).append(item)
+            if isinstance(item, Rejected):
+                rejected.append(item)
+            else:
+                nodes.append(item)
     return nodes, rejected, catalogue

@@ -24,7 +24,6 @@ class Layer:
     name: str  # the blob's path in the layout or archive
     digest: str
     size: Optional[int]
-    media_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -72,14 +71,14 @@ class Source:
         member = self._members.get(os.path.normpath(name))
         # docker save may store a layer once and link to it from a second name: tarfile follows such links inside
         # the archive only
-        usable = member is not None and (member.isfile() or member.issym() or member.islnk())
+        usable = member if member is not None and (member.isfile() or member.issym() or member.islnk()) else None
         try:
-            handle = self._tar.extractfile(member) if usable else None
+            handle = self._tar.extractfile(usable) if usable is not None else None
         except (KeyError, tarfile.TarError):
             handle = None
         if handle is None:
             raise ImageError("--image %s: the archive has no file %s" % (self.ref, name))
-        return handle  # type: ignore[return-value]
+        return handle  # type: ignore[return-value]  # tarfile's ExFileObject: a BufferedReader, typed IO[bytes]
 
     def json(self, name: str) -> Any:
         size = self.size(name)
@@ -134,7 +133,7 @@ def _oci(source: Source, ref: ImageRef) -> Resolved:
             entry = _pick(list(manifest.get("manifests") or []), None, ref)
             continue
         config = source.json(_blob((manifest.get("config") or {}).get("digest")))
-        layers = [Layer(_blob(layer.get("digest")), layer["digest"], layer.get("size"), layer.get("mediaType", ""))
+        layers = [Layer(_blob(layer.get("digest")), layer["digest"], layer.get("size"))
                   for layer in manifest.get("layers") or []]
         tag = (entry.get("annotations") or {}).get(_REF_NAME)
         return Resolved(config, layers, str(entry.get("digest")), (tag,) if tag else ())

@@ -219,6 +219,7 @@ def apply_layer(tree: Tree, fileobj: BinaryIO, stats: LayerStats, budget: _Budge
                 budget.grow(where, vetted.size)
                 stats.bytes += vetted.size
                 src = stream.extractfile(member)
+                # extractfile answers None only for members that are not regular files, and this one is
                 _copy(src, target, vetted.size, vetted.mode, where)  # type: ignore[arg-type]
             elif vetted.issym():
                 os.symlink(vetted.linkname, target)

@@ -1,7 +1,7 @@
 """After the commit: loader cache, backup size, `check` and the smoke test; reports that never undo or fail it."""
 from __future__ import annotations
 
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
 
 from ..remedies.install import ldconfig_if_listed_fix
 from ..results import InstallResult
@@ -25,7 +25,8 @@ def finish(target: Target, report: InstallResult, main: Optional[str], machine: 
     except Exception as exc:  # it reports its own ldconfig failures; this is for reading the configuration
         report.loader_cache = "could not decide whether to run ldconfig (%s); %s" % (exc,
                                                                                     ldconfig_if_listed_fix(lib).text)
-    report.backup = backup_report(target, report.history_entry, report.rollback_hint)
+    if report.history_entry is not None:  # the committed transaction's entry: always set when finish runs
+        report.backup = backup_report(target, report.history_entry, report.rollback_hint)
     if not check:
         report.check = {"ran": False, "note": "skipped (--no-check)"}
     elif not main:
@@ -40,7 +41,7 @@ def finish(target: Target, report: InstallResult, main: Optional[str], machine: 
         report.smoke = smoke_fn(main)
 
 
-def backup_report(target: Target, entry: str, rollback_hint: str) -> dict:
+def backup_report(target: Target, entry: str, rollback_hint: str) -> Dict[str, Any]:
     """The space this install's backup holds, and the whole history's (each install keeps what it replaced)."""
     try:
         sizes = [backup_bytes(e) for e in history_entries(target.state_dir)]

@@ -11,12 +11,15 @@ import zipfile
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Iterator, Optional, Tuple
+from typing import IO, Dict, Iterator, Literal, Optional, Tuple
 
 from ..remedies.install_archive import cudnn_archive_kind_fix, damaged_archive_fix
 from .errors import Refusal
 
 CHUNK = 1 << 20
+
+# How each tar format is read as a stream (tarfile's mode strings are literals to the type checker).
+_STREAM_MODES: Dict[str, Literal["r|gz", "r|bz2", "r|"]] = {"tar.gz": "r|gz", "tar.bz2": "r|bz2", "tar": "r|"}
 
 
 @dataclass
@@ -158,7 +161,7 @@ class _GuardedReader:
 
     def readinto(self, buf: "bytearray | memoryview") -> int:
         with _guard(self._path):
-            return self._fh.readinto(buf)  # type: ignore[attr-defined]
+            return self._fh.readinto(buf)  # type: ignore[attr-defined]  # the streams are files and pipes: buffered
 
 
 @contextmanager
@@ -182,9 +185,8 @@ def members(path: str) -> Iterator[Iterator[Tuple[Member, Optional[_GuardedReade
             with tar:
                 yield _tar_iter(tar, path, raw, proc)
     else:
-        comp = {"tar.gz": "gz", "tar.bz2": "bz2", "tar": ""}[fmt]
         with _guard(path):
-            tar = tarfile.open(path, mode="r|" + comp, bufsize=CHUNK)
+            tar = tarfile.open(path, mode=_STREAM_MODES[fmt], bufsize=CHUNK)
         with tar:
             yield _tar_iter(tar, path, None, None)
 

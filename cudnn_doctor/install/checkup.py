@@ -46,8 +46,9 @@ def check_install(kind: str, root: str, dest_dirs: Mapping[str, str], machine_ro
     A toolkit is judged as the primary one (CUDA_HOME set to it); a prefix as if its lib folder
     led LD_LIBRARY_PATH, which is how such a copy is used.
     """
-    paths = [inside_path(p, machine_root) for p in [root] + sorted(set(dest_dirs.values()))]
-    if any(p is None for p in paths):
+    found = [inside_path(p, machine_root) for p in [root] + sorted(set(dest_dirs.values()))]
+    paths = [p for p in found if p is not None]
+    if len(paths) < len(found):
         return {"ran": False, "note": "%s: the target lies outside the machine root %s" % (NOT_RUN, machine_root)}
     check_env = dict(env)
     if kind == "toolkit":

@@ -252,7 +252,7 @@ def _transaction(req: Request, target: Target, source: Source, load: Loader, roo
         _unwind(exc, target, folder, journal, applying)
         raise
     report.installed, report.plan, report.verify, report.history_entry = True, plan.to_dict(), verified, entry
-    return os.path.join(plan.dest_dirs["lib"], info.main_lib) if verified["checked"] else None
+    return os.path.join(plan.dest_dirs["lib"], info.main_lib) if verified["checked"] and info.main_lib else None
 
 
 def _unwind(exc: BaseException, target: Target, folder: str, journal: dict, applying: bool) -> None:

@@ -131,7 +131,7 @@ def stream_into(archive: str, staging: Optional[str], keep: Keep, limits: Option
             capture = role == "include" and rel in HEADER_NAMES and member.kind == "file"
             if not want and not capture:
                 continue
-            path = os.path.join(staging, role, *rel.split("/")) if want else None
+            path = os.path.join(staging, role, *rel.split("/")) if want and staging is not None else None
             if path:
                 os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
             if member.kind == "symlink":

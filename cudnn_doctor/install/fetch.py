@@ -7,7 +7,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
 from urllib.parse import unquote, urljoin, urlparse
 
 from ..remedies.install_archive import (archive_path_fix, checksum_mismatch_fix, download_by_hand_fix,
@@ -43,8 +43,8 @@ class Source:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
             self.temp_dir = None
 
-    def to_dict(self) -> dict:
-        out = {"path": self.path, "kind": self.kind, "url": self.url, "sha256": self.sha256}
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"path": self.path, "kind": self.kind, "url": self.url, "sha256": self.sha256}
         if self.manifest:
             out["manifest"] = self.manifest
         return out
@@ -193,8 +193,8 @@ def pick_from_manifest(data: dict, version: str, cuda: str, platform: str) -> di
                       "installing it would give another release than asked", manifest_release_fix())
     per_platform = cudnn.get(platform)
     if not isinstance(per_platform, dict):
-        have = sorted(k for k, v in cudnn.items() if isinstance(v, dict))
-        raise Refusal("cuDNN %s has no %s build" % (version, platform), "available: %s" % ", ".join(have),
+        platforms = sorted(k for k, v in cudnn.items() if isinstance(v, dict))
+        raise Refusal("cuDNN %s has no %s build" % (version, platform), "available: %s" % ", ".join(platforms),
                       supported_platform_fix())
     variant = "cuda" + cuda.split(".")[0]
     if "relative_path" in per_platform:  # releases with a single CUDA variant list it directly
@@ -205,11 +205,12 @@ def pick_from_manifest(data: dict, version: str, cuda: str, platform: str) -> di
                           "a cuDNN built for another CUDA major does not work with your toolkit",
                           only_cuda_major_fix(named.group(1)))
     else:
-        chosen = per_platform.get(variant)
-        if not isinstance(chosen, dict):
+        entry = per_platform.get(variant)
+        if not isinstance(entry, dict):
             have = ", ".join(sorted(k[4:] for k in per_platform if k.startswith("cuda"))) or "none"
             raise Refusal("cuDNN %s has no build for CUDA %s on %s" % (version, cuda.split(".")[0], platform),
                           "the manifest lists CUDA %s" % have, listed_cuda_majors_fix(have))
+        chosen = entry
     if not chosen.get("relative_path") or not chosen.get("sha256"):
         raise Refusal("the manifest entry for %s/%s lacks relative_path or sha256" % (platform, variant),
                       "without a checksum the download cannot be verified", manifest_url_fix())

@@ -73,17 +73,17 @@ def keep_for_inspection(entry) -> bool:
 def inspect(listing: Listing, staged: Optional[str], load: Optional[Loader]) -> ArchiveInfo:
     """Refuses archives that are not cuDNN or that mix releases; loads the library when it can."""
     name = os.path.basename(listing.archive)
-    header_rel = next((h for h in HEADER_NAMES if h in listing.headers
-                       and parse_cudnn_header(listing.headers[h])), None)
+    headers = [(h, parse_cudnn_header(listing.headers[h])) for h in HEADER_NAMES if h in listing.headers]
+    header = next(((h, parsed) for h, parsed in headers if parsed is not None), None)
     libs = [e for e in listing.entries if e.role in ("lib", "bin") and
             (e.rel.startswith("libcudnn") or e.rel.endswith(".dll"))]
-    if header_rel is None or not libs:
-        missing = ("a cudnn_version.h or cudnn.h with the version macros" if header_rel is None
+    if header is None or not libs:
+        missing = ("a cudnn_version.h or cudnn.h with the version macros" if header is None
                    else "libcudnn library (or cudnn*.dll)")
         raise Refusal("%s is not a cuDNN archive: it has no %s" % (name, missing),
                       "installing it would not give a working cuDNN",
                       cudnn_archive_fix())
-    version = parse_cudnn_header(listing.headers[header_rel])["version"]  # type: ignore[index]
+    header_rel, version = header[0], header[1]["version"]
     system = _system_of(libs)
     os_name, arch = platform_from_names(listing.top, listing.dist_info, name)
     info = ArchiveInfo(archive=listing.archive, cudnn_version=version, major=int(version.split(".")[0]),

@@ -4,8 +4,6 @@ from __future__ import annotations
 import re
 from typing import Iterable, List, Optional, Tuple
 
-ROLES = ("include", "lib", "implib", "bin")  # implib: Windows import libraries (lib\x64\*.lib)
-
 
 def role_of(name: str) -> Optional[Tuple[str, str]]:
     """(role, path inside the role folder) for a clean member name, or None when not installed.

@@ -5,7 +5,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..remedies.install import move_folder_fix, write_access_fix
 from ..versions import major_minor
@@ -29,8 +29,8 @@ class Action:
     reason: str = ""
     synthesized: bool = False
 
-    def to_dict(self) -> dict:
-        out = {"dest": self.dest, "action": self.action, "kind": self.kind, "role": self.role}
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"dest": self.dest, "action": self.action, "kind": self.kind, "role": self.role}
         if self.action != "retire" and not self.synthesized:
             out["from_archive"] = "%s/%s" % (self.role, self.rel)
         if self.linkname:

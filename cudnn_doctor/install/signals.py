@@ -39,7 +39,7 @@ def interrupt_on_signals() -> Iterator[List[int]]:
         return
     received: List[int] = []
 
-    def handler(signum: int, frame: object) -> None:
+    def handler(signum: int, _frame: object) -> None:
         received.append(signum)
         if len(received) == 1:
             raise Interrupted(signum)
@@ -51,4 +51,5 @@ def interrupt_on_signals() -> Iterator[List[int]]:
         yield received
     finally:
         for signum, old in zip(CAUGHT, previous):
+            # typeshed: signal.signal returns handlers it would not take back (a C handler's int); these are Python's
             signal.signal(signum, old if old is not None else signal.SIG_DFL)  # type: ignore[arg-type]

@@ -27,7 +27,6 @@ class Target:
     cuda_version: Optional[str] = None
     cuda_version_source: Optional[str] = None
     given: str = ""  # what the user named (before links were followed)
-    root_exists: bool = True
     notes: List[str] = field(default_factory=list)
 
     @property
@@ -115,8 +114,7 @@ def resolve(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[str, s
         if not os.path.isdir(os.path.dirname(root)):
             raise Refusal("the parent of --prefix %s does not exist" % prefix, "only the last folder is created",
                           create_parent_fix(os.path.dirname(root)), code=2)
-        return Target(root=root, kind="prefix", system=_host_system(), given=prefix,
-                      root_exists=os.path.isdir(root))
+        return Target(root=root, kind="prefix", system=_host_system(), given=prefix)
     given = cuda_home or env.get("CUDA_HOME") or env.get("CUDA_PATH") or "/usr/local/cuda"
     where = "--cuda-home" if cuda_home else ("CUDA_HOME" if env.get("CUDA_HOME") else
                                             "CUDA_PATH" if env.get("CUDA_PATH") else "the default")

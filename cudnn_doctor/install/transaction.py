@@ -185,13 +185,13 @@ def recover(state_dir: str) -> List[str]:
         journal = read_journal(folder)
         status = (journal or {}).get("status")
         what = _describe(journal)
-        if status == "applying":
-            undo(folder, journal)  # type: ignore[arg-type]
+        if journal is not None and status == "applying":
+            undo(folder, journal)
             discard(state_dir, folder)
             notes.append("undid an interrupted install%s (pid %s); the previous files are back"
                          % (what, (journal or {}).get("pid", "?")))
-        elif status == "committed":
-            _to_history(state_dir, folder, journal)  # type: ignore[arg-type]
+        elif journal is not None and status == "committed":
+            _to_history(state_dir, folder, journal)
             notes.append("finished recording an install%s that was interrupted after it completed" % what)
         else:  # staging, or killed before the first journal write: nothing outside was touched
             discard(state_dir, folder)

@@ -23,7 +23,7 @@ __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", 
            "ErrorText", "PairVerdict", "Symptom", "load_compat"]
 
 
-class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ReferenceKnowledge,
+class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, ReferenceKnowledge, FrameworkKnowledge,
              ContainerKnowledge, TheanoKnowledge, PastesKnowledge, FrameworkFeatureKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 

@@ -2,7 +2,7 @@
 capabilities, and where forward compatibility through an image's cuda-compat libcuda works."""
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from .tables import Tables
 
@@ -54,6 +54,6 @@ class ContainerKnowledge(Tables):
     def capabilities_source(self) -> str:
         return str(self.table("containers", "driver_capabilities").get("source", ""))
 
-    def forward_compat_rule(self) -> dict:
+    def forward_compat_rule(self) -> Dict[str, Any]:
         """[forward_compat]: the GPUs it works on, its errors, its source."""
         return dict(self.table("containers", "forward_compat"))

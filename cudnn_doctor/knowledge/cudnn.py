@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional
 
 from packaging.version import Version
 
-from ..versions import cuda_label, major_of, mm_text, release3, ver
+from ..versions import cuda_label, major_of, mm_text, release3, release3_of, ver, version_of
 from .derived import DerivedKnowledge
 from .driver import DriverKnowledge
 from .gpu import CcFloor
@@ -35,7 +35,7 @@ class CudnnBuild:
 
     def covers(self, release: Any) -> bool:
         r = release3(release)
-        return r is not None and release3(self.first) <= r <= release3(self.last)
+        return r is not None and release3_of(self.first) <= r <= release3_of(self.last)
 
     @property
     def cuda_major(self) -> Optional[int]:
@@ -102,10 +102,10 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
         each piece takes the floor of its own releases rather than that of the row's first one."""
         if row.get("min_cc") or row.get("min_cc_range"):
             return [row]
-        first, last = release3(row["from"]), release3(row["to"])
+        first, last = release3_of(row["from"]), release3_of(row["to"])
         pieces = []
         for era in self.table("cudnn", "min_cc_eras").get("rows", []):
-            low, high = max(first, release3(era["from"])), min(last, release3(era["to"]))
+            low, high = max(first, release3_of(era["from"])), min(last, release3_of(era["to"]))
             if low <= high:
                 pieces.append(dict(row, **{"from": str(row["from"]) if low == first else str(era["from"]),
                                            "to": str(row["to"]) if high == last else str(era["to"])}))
@@ -153,7 +153,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
         found: List[Version] = []
         for b in self.cudnn_builds():
             if (b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda):
-                found.append(release3(b.last))
+                found.append(release3_of(b.last))
         era = self.variant_era(cm) if family else None
         if era:
             first, last = release3(era.get("first")), release3(era.get("last"))
@@ -163,7 +163,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
                 if rv is not None and (first is None or rv >= first) and (last is None or rv <= last) and (
                         not majors or cm in majors):  # 9.28.1 shipped for CUDA 13 only
                     found.append(rv)
-        found = [r for r in found if r is not None and (cudnn_major is None or r.release[0] == cudnn_major)]
+        found = [r for r in found if cudnn_major is None or r.release[0] == cudnn_major]
         return str(max(found)) if found else None
 
     def variant_era(self, cuda_major: int) -> Optional[Dict[str, Any]]:
@@ -171,13 +171,14 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
         with_major = [release3(e["release"]) for e in self.derived_cudnn_releases()
                       if str(cuda_major) in e.get("cuda_majors", {})]
         rows = [b for b in self._hand_builds() if b.cuda_major == cuda_major]
-        firsts = [r for r in with_major if r is not None] + [release3(b.first) for b in rows]
+        known = [r for r in with_major if r is not None]
+        firsts = known + [release3_of(b.first) for b in rows]
         if not firsts:
             return None
-        last = max(r for r in with_major if r is not None) if with_major else max(release3(b.last) for b in rows)
+        last = max(known) if known else max(release3_of(b.last) for b in rows)
         # The era ended when a newer minor release has no build for this major (a patch for another build does
         # not end it: 9.28.1 shipped for CUDA 13 only).
-        ended = any(release3(e["release"]).release[:2] > last.release[:2] and str(cuda_major) not in e["cuda_majors"]
+        ended = any(release3_of(e["release"]).release[:2] > last.release[:2] and str(cuda_major) not in e["cuda_majors"]
                     for e in self.derived_cudnn_releases())
         return {"variant": "cuda%d" % cuda_major, "first": str(min(firsts)), "last": str(last) if ended else "",
                 "status": "confirmed",
@@ -197,13 +198,13 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
         floors = [b.min_cc for b in builds if b.min_cc]
         if floors:
             # Builds differ (cuda10.2 builds reach 3.0, cuda11 ones 3.5): without a build, the lowest is a bound.
-            return min(floors, key=lambda c: ver(c.low))
+            return min(floors, key=lambda c: version_of(c.low))
         return self._era_min_cc(release)
 
     def _era_min_cc(self, release: str) -> Optional[CcFloor]:
         table = self.table("cudnn", "min_cc_eras")
         for row in table.get("rows", []):
-            if release3(row["from"]) <= (release3(release) or Version("0")) <= release3(row["to"]):
+            if release3_of(row["from"]) <= (release3(release) or Version("0")) <= release3_of(row["to"]):
                 status, source = row_source(table, row)
                 if row.get("min_cc"):
                     return CcFloor(str(row["min_cc"]), str(row["min_cc"]), status, source)
@@ -231,9 +232,9 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
             era = self.variant_era(major)
             if r is None or era is None or major in have:
                 continue
-            if era.get("first") and r < release3(era["first"]):
+            if era.get("first") and r < release3_of(era["first"]):
                 continue
-            if era.get("last") and r > release3(era["last"]):
+            if era.get("last") and r > release3_of(era["last"]):
                 continue
             listed = major in self.cudnn_release_cuda_majors(release)
             if builds and not listed:

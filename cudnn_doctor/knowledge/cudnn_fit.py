@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from ..versions import cuda_label, major_of, mm, release3
+from ..versions import cuda_label, major_of, mm, mm_of, release3
 from .cudnn import CudnnKnowledge
 
 
@@ -31,12 +31,12 @@ class CudnnFitKnowledge(CudnnKnowledge):
                 src = "%s [%s]" % (b.source, b.status)
                 if tk and "%d.%d" % tk in b.cuda:
                     return True, ("cuDNN %s's %s build supports CUDA %s (%s)." % (release, b.variant, tk_text, src))
-                if tk_major == b.cuda_major and tk and b.family and tk < min(mm(c) for c in b.cuda):
+                if tk_major == b.cuda_major and tk and b.family and tk < min(mm_of(c) for c in b.cuda):
                     return False, ("cuDNN %s's %s build lists CUDA %s; %s is older than every CUDA it lists "
                                    "(%s)." % (release, b.variant, b.cuda_text(), tk_text, src))
                 if tk_major != b.cuda_major:
                     return False, ("cuDNN %s built for CUDA %s needs a CUDA %d.x toolkit, not %s; install the "
-                                   "build for CUDA %d (%s)." % (release, label, b.cuda_major, tk_text, tk_major, src))
+                                   "build for CUDA %d (%s)." % (release, label, built_major, tk_text, tk_major, src))
                 if self.has_minor_compat(tk_major) and (b.family or release >= self.family_since()):
                     return True, ("cuDNN %s's %s build lists CUDA %s; %s runs through CUDA minor-version "
                                   "compatibility (%s)." % (release, b.variant, b.cuda_text(), tk_text, src))

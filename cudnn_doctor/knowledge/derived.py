@@ -41,15 +41,13 @@ class DerivedKnowledge(Tables):
     def newest_cudnn_release(self, cuda_major: Optional[Any] = None) -> Optional[str]:
         """The newest cuDNN release the knowledge knows (built for `cuda_major` when given)."""
         want = major_of(cuda_major) if cuda_major is not None else None
-        found = [release3(e["release"]) for e in self.derived_cudnn_releases()
-                 if want is None or str(want) in e.get("cuda_majors", {})]
-        found = [r for r in found if r is not None]
+        found = [r for r in (release3(e["release"]) for e in self.derived_cudnn_releases()
+                             if want is None or str(want) in e.get("cuda_majors", {})) if r is not None]
         return str(max(found)) if found else None
 
     def newest_cuda_release(self) -> Optional[str]:
         """The newest CUDA major.minor the knowledge knows (runtime wheels and the toolkit table)."""
-        found = [ver(r["cuda"]) for r in self.derived().get("cuda_releases", [])]
-        found = [v for v in found if v is not None]
+        found = [v for v in (ver(r["cuda"]) for r in self.derived().get("cuda_releases", [])) if v is not None]
         return "%d.%d" % max(found).release[:2] if found else None
 
     def derived_build_rows(self) -> List[Dict[str, Any]]:
@@ -64,16 +62,14 @@ class DerivedKnowledge(Tables):
                 if framework is None or r.get("framework") == framework]
 
     def newest_framework_release(self, framework: str) -> Optional[str]:
-        found = [ver(r["version"]) for r in self.framework_pins(framework)]
-        found = [v for v in found if v is not None]
+        found = [v for v in (ver(r["version"]) for r in self.framework_pins(framework)) if v is not None]
         return str(max(found)) if found else None
 
     def newest_known_driver(self) -> Optional[str]:
         """The newest Linux driver the knowledge names (the toolkit table and NVIDIA's manifests)."""
         rows = list(self.data.get("cuda_driver", {}).get("toolkit_driver", {}).get("rows", []))
-        found = [ver(r.get("linux")) for r in rows] + [ver(r.get("driver_linux")) for r in self.derived_toolkit_rows()]
-        found += [ver(r.get("branch")) for r in rows]
-        found = [v for v in found if v is not None]
+        texts = [r.get("linux") for r in rows] + [r.get("driver_linux") for r in self.derived_toolkit_rows()]
+        found = [v for v in (ver(t) for t in texts + [r.get("branch") for r in rows]) if v is not None]
         return str(max(found)) if found else None
 
     def knowledge_summary(self) -> Dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from packaging.version import Version
 
-from ..versions import major_of, mm, mm_text, ver
+from ..versions import major_of, mm, mm_text, ver, version_of
 from .tables import CONFIRMED, Tables, row_source
 
 
@@ -68,7 +68,7 @@ class DriverKnowledge(Tables):
         the CUDA runtime wheels exist for (derived knowledge)."""
         seen = {mm_text(r["cuda"]) for r in self.toolkit_rows()}
         seen |= {mm_text(r["cuda"]) for r in self.data.get("derived", {}).get("cuda_releases", [])}
-        return sorted((s for s in seen if s), key=ver)
+        return sorted((s for s in seen if s), key=version_of)
 
     def min_driver(self, cuda: str, platform: str = "linux") -> Optional[DriverFloor]:
         """The driver a CUDA release needs without minor-version compatibility (its toolkit driver)."""
@@ -84,7 +84,7 @@ class DriverKnowledge(Tables):
         if not rows:
             return None
         # The GA (lowest) release of a minor decides what "CUDA X.Y" needs.
-        rows.sort(key=lambda r: ver(r["cuda"]))
+        rows.sort(key=lambda r: version_of(r["cuda"]))
         for row in rows:
             status, source = row_source(table, row)
             value = str(row.get(key, ""))
@@ -172,7 +172,8 @@ class DriverKnowledge(Tables):
                          driver_cuda: Optional[str] = None) -> Tuple[Optional[bool], str, Optional[DriverFloor]]:
         """(verdict, how, floor). `driver_cuda` is the driver's own CUDA version when the probe knows it."""
         d = ver(driver)
-        want = mm(cuda) or ((major_of(cuda), 0) if major_of(cuda) is not None else None)
+        major = major_of(cuda)
+        want = mm(cuda) or ((major, 0) if major is not None else None)
         if want is None:
             return None, "the CUDA version %r is not understood" % cuda, None
         target = "%d.%d" % want

@@ -44,7 +44,7 @@ class FrameworkFeatureKnowledge(Tables):
 
     def framework_newest_cudnn_major(self, framework: str) -> int:
         """The cuDNN major the framework's newest default builds use."""
-        return max(r["cudnn_major"] for r in self.table("framework_features", framework)["rows"])
+        return max(int(r["cudnn_major"]) for r in self.table("framework_features", framework)["rows"])
 
     def cuda_wheel(self, soname: str) -> Optional[Dict[str, Any]]:
         """The pip ``wheel`` ({major}: the CUDA major) and site-packages ``folder`` of a CUDA library named by its

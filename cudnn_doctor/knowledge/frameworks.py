@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from ..versions import dl4j_key, mm_text, ver
+from ..versions import dl4j_key, mm_text, ver, version_of
 from .tables import Tables
 
 
@@ -38,10 +38,11 @@ class FrameworkKnowledge(Tables):
         if v is None:
             return None
         table = "tensorflow_windows" if platform == "windows" else "tensorflow_linux"
-        rows = sorted(self.framework_rows(table), key=lambda r: ver(r["tensorflow"]))
+        rows = sorted(self.framework_rows(table), key=lambda r: version_of(r["tensorflow"]))
+        series = version_of(mm_text(version) or version)
         for row in rows:
-            rv = ver(row["tensorflow"])
-            if rv.release[0] == v.release[0] and rv >= ver(mm_text(version) or version):
+            rv = version_of(row["tensorflow"])
+            if rv.release[0] == v.release[0] and rv >= series:
                 return row
         return None
 

@@ -47,7 +47,7 @@ class GpuKnowledge(Tables):
                      first_cuda_by_cc=dict(r.get("first_cuda_by_cc", {})), source=str(table.get("source", "")))
                 for r in table.get("rows", [])]
 
-    def arch_for_cc(self, cc: str) -> Optional[Arch]:
+    def arch_for_cc(self, cc: Optional[str]) -> Optional[Arch]:
         want = mm_text(cc)
         for arch in self.architectures():
             if want in arch.ccs:
@@ -62,9 +62,9 @@ class GpuKnowledge(Tables):
                 return CcFloor(str(row["min_cc"]), str(row["min_cc"]), status, source)
         return None
 
-    def first_cuda_for_cc(self, cc: str) -> Optional[str]:
-        arch = self.arch_for_cc(cc)
-        return arch.first_cuda_for(mm_text(cc)) if arch else None
+    def first_cuda_for_cc(self, cc: Optional[str]) -> Optional[str]:
+        arch, text = self.arch_for_cc(cc), mm_text(cc)
+        return arch.first_cuda_for(text) if arch and text else None
 
     def forward_compat_gpu(self, name: Optional[str]) -> Optional[bool]:
         """True: forward compatibility supported; False: not (GeForce); None: cannot tell from the name."""
@@ -79,7 +79,7 @@ class GpuKnowledge(Tables):
                 return True
         return None
 
-    def sass_runs(self, arch_list: Iterable[str], ptx: Optional[str], cc: str) -> bool:
+    def sass_runs(self, arch_list: Iterable[str], ptx: Optional[str], cc: Optional[str]) -> bool:
         """Whether a binary with SASS for `arch_list` (plus PTX for `ptx`) has code for a GPU of `cc`."""
         gpu = mm(cc)
         if gpu is None:

@@ -65,7 +65,7 @@ class KnownBadKnowledge(Tables):
         section = {"cudnn": _cudnn_numbering(cudnn_version), "cuda": "cuda_driver"}.get(api, api)
         name = self.status_codes().get(section, {}).get(str(code))
         if name:
-            return name
+            return str(name)
         label = {"cudnn": "cudnnStatus_t", "cuda": "CUresult", "cuda_runtime": "cudaError_t"}.get(api, api)
         return "%s %d" % (label, code)
 

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from ..versions import major_of, mm, mm_text, release3
+from ..versions import major_of, mm, mm_text, release3, release3_of
 from .cudnn import CudnnKnowledge
 
 
@@ -24,7 +24,7 @@ class LayoutKnowledge(CudnnKnowledge):
         version = Version("%d.%d" % want)
         for row in self.table("cudnn_layout", "cudart_soname").get("rows", []):
             if version in SpecifierSet(row["cuda"]):
-                return row["soname"].format(major=want[0], minor=want[1])
+                return str(row["soname"]).format(major=want[0], minor=want[1])
         return None
 
     def cudnn_channels(self) -> List[Dict[str, Any]]:
@@ -48,7 +48,7 @@ class LayoutKnowledge(CudnnKnowledge):
         r = release3(release)
         table = self.table("cudnn_layout", "archives")
         for row in table.get("rows", []):
-            if r is not None and release3(row["era_from"]) <= r <= release3(row["era_to"]):
+            if r is not None and release3_of(row["era_from"]) <= r <= release3_of(row["era_to"]):
                 pattern = str(row["windows" if platform == "windows" else "linux"])
                 if "<arch>" in pattern:
                     arch = table.get("linux_arch", {}).get(machine or "x86_64")

@@ -6,8 +6,10 @@ from typing import Any, Dict, List, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from ..versions import major_of, mm, mm_text, release3, ver
+from ..versions import major_of, mm, mm_before, mm_of, mm_text, release3, release3_of, ver
 from .cudnn import CudnnBuild
+from .driver import DriverFloor
+from .frameworks import FrameworkKnowledge
 from .pair import PairKnowledge
 
 FRAMEWORK_TABLES = {
@@ -18,7 +20,7 @@ FRAMEWORK_TABLES = {
 }
 
 
-class LookupKnowledge(PairKnowledge):
+class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
     """Typed questions behind `cudnn-doctor matrix`; each raises ValueError with one clear line on bad input."""
 
     def build_summary(self, b: CudnnBuild, platform: str) -> Dict[str, Any]:
@@ -43,11 +45,11 @@ class LookupKnowledge(PairKnowledge):
     def cuda_lookup(self, cuda: str, platform: str = "linux") -> Dict[str, Any]:
         if mm(cuda) is None:
             raise ValueError("--cuda wants a CUDA version such as 12.4, not %r" % cuda)
-        want = mm_text(cuda)
+        want = str(mm_text(cuda))
         if want not in self.cuda_releases():
             raise ValueError("CUDA %s is not a release the knowledge knows (known: %s%s)" % (
                 want, ", ".join(self.cuda_releases()), self._stale_hint("cuda", want)))
-        major = major_of(want)
+        major = mm_of(want)[0]
         drivers = []
         for plat in ("linux", "windows"):
             floor = self.min_driver(want, plat)
@@ -62,7 +64,7 @@ class LookupKnowledge(PairKnowledge):
         # Builds of the same major made for older minors run on this one through minor-version compatibility.
         older = [self.build_summary(b, platform) for b in self.cudnn_builds()
                  if self.has_minor_compat(major) and b.family and b.cuda_major == major and b.cuda
-                 and mm(b.cuda[-1]) < mm(want) and release3(b.first) >= self.family_since()]
+                 and mm_before(b.cuda[-1], want) and release3_of(b.first) >= self.family_since()]
         later = []
         era = self.variant_era(major) if self.has_minor_compat(major) else None
         if era:
@@ -73,18 +75,19 @@ class LookupKnowledge(PairKnowledge):
         floor_cc = self.cuda_min_cc(major)
         gpus = [{"arch": a.name, "ccs": a.ccs, "first_cuda": a.first_cuda, "last_cuda": a.last_cuda or "current"}
                 for a in self.architectures()
-                if floor_cc and mm(a.ccs[-1]) >= mm(floor_cc.low) and mm(a.first_cuda) <= mm(want)]
+                if floor_cc and not mm_before(a.ccs[-1], floor_cc.low) and not mm_before(want, a.first_cuda)]
         return {"query": {"cuda": want, "platform": platform}, "drivers": drivers, "cudnn_builds": builds,
                 "cudnn_builds_minor_compat": older, "cudnn_by_family": later,
                 "min_cc": {"cc": floor_cc.low, "source": floor_cc.source} if floor_cc else None,
                 "architectures": gpus}
 
     def cudnn_lookup(self, cudnn: str, platform: str = "linux") -> Dict[str, Any]:
-        if release3(cudnn) is None:
+        release = release3(cudnn)
+        if release is None:
             raise ValueError("--cudnn wants a cuDNN version such as 8.9.7, not %r" % cudnn)
         req = self.cudnn_requirements(cudnn)
         if not req["known_release"] and not req["builds"]:
-            major = release3(cudnn).release[0]
+            major = release.release[0]
             raise ValueError("cuDNN %s is not a release the knowledge knows (known %d.x: %s)%s" % (
                 cudnn, major, ", ".join(self.cudnn_releases(major)) or "none", self._stale_hint("cudnn", cudnn)))
         floor = req["min_cc"]
@@ -126,7 +129,7 @@ class LookupKnowledge(PairKnowledge):
         return {"query": query, "max_cuda": self.max_cuda_for_driver(probe, platform), "cuda": rows}
 
     @staticmethod
-    def _branch_releases(floor, branch: str) -> str:
+    def _branch_releases(floor: DriverFloor, branch: str) -> str:
         """Which releases of driver branch `branch` clear `floor`: 'R580: 580.65.06 or later', or every one."""
         need = ver(floor.version) if floor.version else None
         if need is not None and need.release[0] == int(branch):
@@ -201,9 +204,10 @@ class LookupKnowledge(PairKnowledge):
             return self.torch_rows(plain)
         if table == "pytorch_arch":
             out = []
+            wanted = ver(plain)
             for r in rows:
                 try:
-                    if ver(plain) is not None and ver(plain) in SpecifierSet(r["torch"]):
+                    if wanted is not None and wanted in SpecifierSet(r["torch"]):
                         out.append(r)
                 except InvalidSpecifier:
                     continue

@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from ..versions import cuda_label, major_of, mm, mm_text, release3, ver
+from ..versions import cuda_label, major_of, mm, mm_before, mm_of, mm_text, release3, release3_of, ver
 from .cudnn import CudnnBuild
 from .cudnn_fit import CudnnFitKnowledge
+from .gpu import GpuKnowledge
+from .reference import ReferenceKnowledge
 
 WORKS = "works"
 WORKS_MVC = "works through minor-version compatibility"
@@ -62,7 +64,7 @@ class PairVerdict:
                 "reasons": [r.to_dict() for r in self.reasons]}
 
 
-class PairKnowledge(CudnnFitKnowledge):
+class PairKnowledge(CudnnFitKnowledge, GpuKnowledge, ReferenceKnowledge):
     """The cuDNN x CUDA x driver x GPU verdict."""
 
     def build_for(self, cudnn: str, cuda: str) -> Optional[CudnnBuild]:
@@ -72,7 +74,8 @@ class PairKnowledge(CudnnFitKnowledge):
         builds = [b for b in self.cudnn_builds(cudnn) if b.cuda_major == major]
         exact = [b for b in builds if mm_text(cuda) in b.cuda]
         family = [b for b in builds if b.family]
-        return (exact or family or builds or [None])[0]
+        found = exact or family or builds
+        return found[0] if found else None
 
     def pair_verdict(self, cuda: str, cudnn: str, driver: Optional[str] = None, platform: str = "linux",
                      cc: Optional[str] = None) -> PairVerdict:
@@ -133,7 +136,7 @@ class PairKnowledge(CudnnFitKnowledge):
             return major in majors
         era = self.variant_era(major or 0)
         r = release3(cudnn)
-        return bool(era and r and release3(era["first"]) <= r and (not era["last"] or r <= release3(era["last"])))
+        return bool(era and r and release3_of(era["first"]) <= r and (not era["last"] or r <= release3_of(era["last"])))
 
     def _known_enough(self, out: PairVerdict) -> bool:
         """False (with the reason) when the release is one the knowledge cannot judge."""
@@ -167,39 +170,43 @@ class PairKnowledge(CudnnFitKnowledge):
         else:
             out.append(Reason("driver", False, "%s is too old for CUDA %s (needs %s)." % (
                 where, cuda, floor.text() if floor else "a newer driver"), floor.source if floor else ""))
-        need = (build.driver_windows if platform == "windows" else build.driver_linux) if build else None
-        d = ver(probe)
-        if need and need != "N/A" and d is not None and ver(need) is not None and d < ver(need):
+        if build is None:
+            return out
+        need = build.driver_windows if platform == "windows" else build.driver_linux
+        d, floor_version = ver(probe), ver(need)
+        if d is not None and floor_version is not None and d < floor_version:  # ver("N/A") is None
             out.append(Reason("driver", False, "cuDNN %s's %s build lists driver >= %s; %s is older." % (
                 build.releases_text(), build.variant, need, where), build.source))
         return out
 
     def _gpu_reasons(self, cuda: str, cudnn: str, cc: str, build: Optional[CudnnBuild]) -> List[Reason]:
+        """`cuda` is a major.minor text (pair_verdict checked it)."""
         out = []
+        want = mm_of(cuda)
         have = mm(cc)
         if have is None:
             return [Reason("gpu", None, "compute capability %r is not a version" % cc)]
         floor = build.min_cc if build and build.min_cc else self.cudnn_min_cc(cudnn)
         if floor and floor.known:
-            fits = have >= mm(floor.low)
+            fits = have >= mm_of(floor.low)
             out.append(Reason("gpu", fits, "cuDNN %s %s GPUs of compute capability %s and newer; this one is %s." % (
                 cudnn, "supports" if fits else "supports only", floor.low, cc), floor.source))
         elif floor:
-            below, above = have < mm(floor.low), have >= mm(floor.high)
+            below, above = have < mm_of(floor.low), have >= mm_of(floor.high)
             out.append(Reason("gpu", False if below else (True if above else None),
                               "cuDNN %s's lowest compute capability is between %s and %s (unconfirmed); this GPU "
                               "is %s." % (cudnn, floor.low, floor.high, cc), floor.source))
         first = self.first_cuda_for_cc(cc)
-        if first and mm(first) and mm(cuda) < mm(first):
+        if first and mm_before(cuda, first):
             out.append(Reason("gpu", False, "Compute capability %s needs CUDA %s or newer; CUDA %s has no code for "
                               "it." % (cc, first, cuda), self.architectures_source()))
         cuda_floor = self.cuda_min_cc(major_of(cuda))
-        if cuda_floor and have < mm(cuda_floor.low):
+        if cuda_floor and have < mm_of(cuda_floor.low):
             out.append(Reason("gpu", False, "CUDA %s builds for compute capability %s and newer; this GPU is %s."
                               % (major_of(cuda), cuda_floor.low, cc), cuda_floor.source))
         bw = self.blackwell_cuda12()
-        if (major_of(cuda) == 12 and mm_text(cc) in bw.get("ccs", []) and mm(cuda) < mm(bw.get("min_cuda"))
-                and (release3(cudnn) or release3("0")).release[0] == 9):
+        if (major_of(cuda) == 12 and mm_text(cc) in bw.get("ccs", []) and mm_before(want, bw.get("min_cuda"))
+                and major_of(release3(cudnn)) == 9):
             out.append(Reason("gpu", False, "Blackwell (compute capability %s) needs cuDNN's CUDA 12 build with CUDA "
                               "%s or newer." % (cc, bw.get("min_cuda")), str(bw.get("source", ""))))
         return out

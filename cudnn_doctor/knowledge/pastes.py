@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from ..versions import release3, ver
+from ..versions import major_of, release3, ver, version_of
 from .tables import Tables
 
 
@@ -45,6 +45,6 @@ class PastesKnowledge(Tables):
         """The newest release of a cuDNN major (below 9) with a redist manifest, not older than `at_least`."""
         table = self.data.get("cudnn_redist", {}).get("redist", {})
         floor = release3(at_least)
-        fits = [r for r in table.get("releases", []) if ver(r) is not None and ver(r).major == major
-                and (floor is None or ver(r) >= floor)]
-        return max(fits, key=ver) if fits else None
+        fits = [r for r in table.get("releases", []) if major_of(r) == major
+                and (floor is None or version_of(r) >= floor)]
+        return max(fits, key=version_of) if fits else None

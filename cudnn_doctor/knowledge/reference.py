@@ -46,4 +46,5 @@ class ReferenceKnowledge(Tables):
 
     def gpu_peaks(self) -> Dict[str, Any]:
         """bench's ceiling: compat/gpu_peaks.toml as read (gpus, healthy shares, dtype_min_cc)."""
-        return self.data["gpu_peaks"]
+        peaks: Dict[str, Any] = self.data["gpu_peaks"]
+        return peaks

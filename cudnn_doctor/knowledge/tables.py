@@ -20,7 +20,8 @@ class Tables:
         self.origin = origin  # where the TOML files were read from
 
     def table(self, file: str, name: str) -> Dict[str, Any]:
-        return self.data.get(file, {}).get(name, {})
+        found: Dict[str, Any] = self.data.get(file, {}).get(name, {})
+        return found
 
     def sourced_rows(self, file: str, name: str) -> List[Dict[str, Any]]:
         """A table's rows, each with its status and source filled in (its own, else the table's)."""
@@ -30,7 +31,3 @@ class Tables:
             status, source = row_source(table, row)
             out.append(dict(row, status=status, source=source))
         return out
-
-    def meta_source(self, file: str) -> str:
-        meta = self.data.get(file, {}).get("meta", {})
-        return "; ".join(meta.get("sources", [])) or str(meta.get("source", ""))

@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from ..versions import release3, ver
+from ..versions import release3, release3_of, ver, version_of
 from .tables import Tables
 
 
@@ -44,11 +44,8 @@ class TheanoKnowledge(Tables):
         for row in rows:
             if ver(row["theano"]) == v:
                 return row
-        same_minor = [r for r in rows if ver(r["theano"]).release[:2] == v.release[:2]]
-        return max(same_minor, key=lambda r: ver(r["theano"])) if same_minor else None
-
-    def theano_releases(self) -> List[Dict[str, Any]]:
-        return self._rows("releases")
+        same_minor = [r for r in rows if version_of(r["theano"]).release[:2] == v.release[:2]]
+        return max(same_minor, key=lambda r: version_of(r["theano"])) if same_minor else None
 
     def theano_cudnn_check(self, version: Any, backend: str) -> Optional[Dict[str, Any]]:
         """The cuDNN version check of one back-end ("cuda" or "gpuarray") of a Theano release."""
@@ -61,12 +58,12 @@ class TheanoKnowledge(Tables):
         if v is None:
             return []
         return [r for r in self._rows("cudnn_api_removed")
-                if r["backend"] == backend and _in(r["theano"], version) and v >= release3(r["cudnn_from"])]
+                if r["backend"] == backend and _in(r["theano"], version) and v >= release3_of(r["cudnn_from"])]
 
     def theano_first_break(self, version: Any, backend: str) -> Optional[str]:
         """The first cuDNN release this back-end's C code no longer compiles with."""
         rows = [r for r in self._rows("cudnn_api_removed") if r["backend"] == backend and _in(r["theano"], version)]
-        return min((r["cudnn_from"] for r in rows), key=release3) if rows else None
+        return min((str(r["cudnn_from"]) for r in rows), key=release3_of) if rows else None
 
     def theano_config(self) -> Dict[str, Any]:
         """How Theano reads .theanorc and THEANO_FLAGS, with the texts it prints."""

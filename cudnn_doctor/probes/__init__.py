@@ -1,13 +1,17 @@
 """Probes observe the machine through the host seam into Facts. Never rules, remedies or render."""
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..host import Host, NativeTask
 from ..model import Facts, ProbeError
 from .executor import record_native_timeouts
 from .loader import LoaderView
+
+if TYPE_CHECKING:
+    from ..host import NativeSession  # the child native/session.py drives; only host imports native/
 
 ApplyFn = Callable[[List[dict]], None]
 
@@ -23,7 +27,7 @@ class Context:
         self.loader = loader if loader is not None else LoaderView(host)
         self.facts.loader = self.loader.facts
         self._native: List[Tuple[str, List[int], ApplyFn]] = []
-        self._session = None  # NativeSession: one child for every native call of the run
+        self._session: Optional[NativeSession] = None  # one child for every native call of the run
         self._native_done = False  # results collected; a late (abandoned) probe cannot queue more
         self.also_resolve: Tuple[str, ...] = ()  # names the caller asks the loader step about (explain)
 
@@ -34,11 +38,12 @@ class Context:
             raise RuntimeError("the probes were given no knowledge base: pass compat= to collect()")
         return self._compat
 
-    def start_native(self) -> None:
+    def start_native(self) -> NativeSession:
         """Start the native child now, so its start overlaps with the file-system probes."""
         if self._session is None:
             self._session = self.host.native_session()
             self._session.start()
+        return self._session
 
     def native(self, probe: str, tasks: Sequence[NativeTask], apply: ApplyFn) -> None:
         """Queue a group of native tasks; the run's one native child starts on them at once and ``apply``
@@ -55,15 +60,15 @@ class Context:
             if kind is None:
                 sendable.append(task)
                 continue
-            self.host.note_not_regular(inside, self.host.realpath(inside)[0], kind, probe)
+            if inside is not None:  # a kind is only found for a path inside the root
+                self.host.note_not_regular(inside, self.host.realpath(inside)[0], kind, probe)
             answers[index] = {"error": "%s is a %s, not a library file; it was not loaded" % (inside, kind)}
         ids: List[int] = []
         if sendable:
-            self.start_native()
-            ids = self._session.submit(sendable)
+            ids = self.start_native().submit(sendable)
         if answers:
             count, given = len(tasks), apply
-            apply = lambda results: given(_merge(results, answers, count))  # noqa: E731
+            apply = functools.partial(_merged, given, answers, count)
         self._native.append((probe, ids, apply))
 
     def searched(self, probe: str, place: str) -> None:
@@ -74,15 +79,31 @@ class Context:
         queued, self._native = self._native, []
         if self._session is None:  # nothing was sent (every task answered here), or nothing was queued
             for probe, _ids, apply in queued:
-                _guard(self.facts, probe, lambda apply=apply: apply([]))
+                _guard(self.facts, probe, functools.partial(apply, []))
             return
+        session = self._session
         try:
-            results = self._session.collect(self.host.native_timeout)
+            results = session.collect(self.host.native_timeout)
         finally:
-            self._session.close()
+            session.close()
         for probe, ids, apply in queued:
-            _guard(self.facts, probe, lambda apply=apply, ids=ids: apply([results[i] for i in ids]))
-            record_native_timeouts(self.facts, self.host, probe, [(self._session.tasks[i], results[i]) for i in ids])
+            _guard(self.facts, probe, functools.partial(_apply_picked, apply, results, ids))
+            record_native_timeouts(self.facts, self.host, probe, [(session.tasks[i], results[i]) for i in ids])
+
+
+def _merged(apply: ApplyFn, answers: Dict[int, Dict[str, Any]], count: int, results: List[Dict[str, Any]]) -> None:
+    """``apply`` given the child's results merged with the answers given without it (_merge)."""
+    apply(_merge(results, answers, count))
+
+
+def _apply_picked(apply: ApplyFn, results: List[Dict[str, Any]], ids: List[int]) -> None:
+    """``apply`` given the results of its own tasks (picked inside the guard: a short answer is a probe error)."""
+    apply([results[i] for i in ids])
+
+
+def _guarded(facts: Facts, name: str, fn: Callable[[], None]) -> Callable[[], None]:
+    """``fn`` under _guard, as run_bounded takes it."""
+    return functools.partial(_guard, facts, name, fn)
 
 
 def _merge(results: List[dict], answers: Dict[int, dict], count: int) -> List[dict]:
@@ -152,7 +173,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         ("machine-state", machine_state.probe),
     )
     for name, fn in steps:
-        run_bounded(ctx.facts, name, lambda name=name, fn=fn: _guard(ctx.facts, name, lambda: fn(ctx)), deadline)
+        run_bounded(ctx.facts, name, _guarded(ctx.facts, name, functools.partial(fn, ctx)), deadline)
     if meanwhile is not None:
         try:
             meanwhile()
@@ -165,6 +186,6 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     # After the native calls: which copy each consumer would load, and GPU visibility.
     for name, fn in (("loader", driver.resolve_loader), ("frameworks", python_env.resolve_frameworks),
                      ("gpus", driver.apply_visibility), ("ld.so.cache", lambda c: c.loader.find_stale_entries())):
-        run_bounded(ctx.facts, name, lambda name=name, fn=fn: _guard(ctx.facts, name, lambda: fn(ctx)), deadline)
+        run_bounded(ctx.facts, name, _guarded(ctx.facts, name, functools.partial(fn, ctx)), deadline)
     record_not_regular(ctx.facts, host)
     return ctx.facts

@@ -101,7 +101,7 @@ def _copy(ctx, directory: str, major: int, names: List[str], via: str) -> CudnnC
     copy = CudnnCopy(path="%s/%s" % (directory, main), directory=directory, major=major, found_via=[via])
     copy.files = [_lib_file(ctx, directory, name) for name in sorted(names)]
     copy.origin = _origin(ctx, directory, via)
-    _header(ctx, copy)
+    _header(ctx, copy, major)
     copy.package = _package(ctx, copy)
     return copy
 
@@ -145,9 +145,8 @@ def _origin(ctx, directory: str, via: str) -> str:
     return "other"
 
 
-def _header_candidates(ctx, copy: CudnnCopy) -> List[str]:
+def _header_candidates(ctx, copy: CudnnCopy, major: int) -> List[str]:
     host, facts = ctx.host, ctx.facts
-    major = copy.major
     names = ["cudnn_version_v%d.h" % major, "cudnn_version.h", "cudnn_v%d.h" % major, "cudnn.h"]
     dirs = [os.path.normpath(copy.directory + "/../include")]
     tk = toolkit_for(copy.directory, facts.toolkits, host)
@@ -160,10 +159,10 @@ def _header_candidates(ctx, copy: CudnnCopy) -> List[str]:
     return ["%s/%s" % (d, n) for d in dict.fromkeys(dirs) for n in names]
 
 
-def _header(ctx, copy: CudnnCopy) -> None:
+def _header(ctx, copy: CudnnCopy, major: int) -> None:
     """The header beside this copy: cudnn.h up to 7, cudnn_version.h from 8 (Debian: cudnn_version_v9.h)."""
-    fallback = None
-    for path in _header_candidates(ctx, copy):
+    fallback: Optional[Tuple[str, Optional[str], Optional[str]]] = None
+    for path in _header_candidates(ctx, copy, major):
         ctx.searched("cudnn", path)
         text = ctx.host.read_text(path, limit=1 << 20)
         if text is None:
@@ -173,7 +172,7 @@ def _header(ctx, copy: CudnnCopy) -> None:
             if fallback is None and os.path.basename(path) != "cudnn.h":
                 fallback = (path, None, None)  # a header with no version macros: garbage or truncated
             continue
-        if parsed["version"].split(".")[0] == str(copy.major):
+        if (parsed["version"] or "").split(".")[0] == str(major):
             copy.header_path, copy.header_version, copy.header_max_sm = path, parsed["version"], parsed["max_sm"]
             return
         if fallback is None or fallback[1] is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -37,7 +37,8 @@ def binary_cudnn_majors(host, path: str) -> List[int]:
 
 
 def _scan(fd: int, size: int) -> List[int]:
-    found, offset, tail = set(), 0, b""
+    found: Set[int] = set()
+    offset, tail = 0, b""
     while offset < size:
         block = tail + os.pread(fd, _CHUNK, offset)
         found.update(int(m.group(1)) for m in _SONAME_TEXT.finditer(block))

@@ -78,7 +78,7 @@ def _apt_upgrades_since_boot(ctx) -> List[Dict[str, object]]:
     if not m:
         return []
     boot = int(m.group(1))
-    out = []
+    out: List[Dict[str, object]] = []
     for entry in (host.read_text("/var/log/apt/history.log", limit=8 << 20) or "").split("\n\n"):
         if "nvidia" not in entry:  # every driver package name below has it: the other entries cannot count
             continue

@@ -97,8 +97,9 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
         for key in ("cuda_version", "cudnn_version"):
             if info.get(key):
                 setattr(fw, key, str(info[key]))
-        if isinstance(info.get("is_cuda_build"), bool):
-            fw.cuda_build = info["is_cuda_build"]
+        flag = info.get("is_cuda_build")
+        if isinstance(flag, bool):
+            fw.cuda_build = flag
         if info:
             fw.source = site + "/tensorflow/python/platform/build_info.py"
         fw.consumer_library = _first(ctx, site, ["tensorflow/libtensorflow_framework.so.2",

@@ -25,7 +25,7 @@ def _dists(ctx, site: str) -> List[Tuple[str, str, str]]:
     for entry in ctx.host.listdir(site):
         m = _META.match(entry)
         name = normalize_name(m.group("name")) if m else None
-        if name in ("theano", "keras"):
+        if m and name in ("theano", "keras"):
             path = "%s/%s" % (site, entry)
             meta_file = path + ("/METADATA" if entry.endswith(".dist-info") else "/PKG-INFO")
             text = ctx.host.read_text(meta_file if ctx.host.is_dir(path) else path, limit=64 * 1024) or ""
@@ -70,8 +70,9 @@ def probe(ctx) -> None:
     rc, problems = parse_rc(texts, defaults)
     th.problems.extend(problems)
     for key in list(rc) + list(flags):
-        value, origin = effective(flags, rc, key)
-        th.settings[key] = {"value": value, "from": origin}
+        found = effective(flags, rc, key)
+        if found is not None:  # always: the key comes from one of the two
+            th.settings[key] = {"value": found[0], "from": found[1]}
     for inst in th.installs:  # the release's own defaults (which folder dnn.* default to)
         _paths(ctx, inst, flags, rc, ctx.knowledge.theano_release(inst.version) or {})
     _keras_backend(ctx, th, home)
@@ -127,6 +128,7 @@ def _paths(ctx, inst: TheanoInstall, flags: Dict[str, str], rc: Dict[str, Settin
             base_from = "default (dnn.base_path=%s)" % base
     for key, sub in (("include_path", "include"), ("library_path", "lib64")):
         chosen = effective(flags, rc, "dnn." + key)
+        origin: Optional[str]
         if chosen is not None:
             value, origin = chosen
         else:

@@ -7,7 +7,7 @@ from typing import Dict, List, Optional
 
 from ..model import ToolkitFacts
 from ..readers.headers import parse_cuda_h, parse_cudart_h
-from ..readers.version_files import parse_version_json, parse_version_txt
+from ..readers.version_files import parse_nvcc_json, parse_version_json, parse_version_txt
 from ..versions import decode_cuda, soname_version
 
 LIB_SUBDIRS = ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib", "targets/aarch64-linux/lib")
@@ -118,16 +118,20 @@ def _version(ctx, tk: ToolkitFacts) -> None:
     host, path = ctx.host, tk.path
     if tk.kind == "pip":
         _pip_version(ctx, tk)
+    has_nvcc = host.is_file(path + "/bin/nvcc")
     text = host.read_text(path + "/version.json")
+    if text and has_nvcc:
+        tk.nvcc_version = parse_nvcc_json(text)
     if text and not tk.version:
         version, driver = parse_version_json(text)
         if version:
             tk.version, tk.version_source, tk.bundled_driver = version, "version.json", driver
     text = host.read_text(path + "/version.txt")
-    if text and not tk.version:
-        version = parse_version_txt(text)
-        if version:
-            tk.version, tk.version_source = version, "version.txt"
+    txt_version = parse_version_txt(text) if text else None
+    if txt_version and not tk.version:
+        tk.version, tk.version_source = txt_version, "version.txt"
+    if txt_version and has_nvcc and not tk.nvcc_version and txt_version.count(".") == 2:
+        tk.nvcc_version = txt_version  # CUDA <= 10.2: "CUDA Version 10.2.89" is the compiler's "V10.2.89"
     for inc in INCLUDE_SUBDIRS:
         if tk.version:
             break
@@ -137,7 +141,7 @@ def _version(ctx, tk: ToolkitFacts) -> None:
             if version:
                 tk.version, tk.version_source = version, "%s/%s" % (inc, header)
                 break
-    if host.is_file(path + "/bin/nvcc"):
+    if has_nvcc:
         tk.nvcc_path = path + "/bin/nvcc"
     for d in lib_dirs(host, path):
         names = [n for n in host.listdir(d) if n.startswith("libcudart.so.")]

@@ -10,13 +10,22 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import List, Optional, Set, Tuple
+from typing import Any, List, Optional, Protocol, Set, Tuple
 
 FATBIN_MAGIC = 0xBA55ED50
 KIND_PTX, KIND_CUBIN = 1, 2
 FLAG_ARCH_SPECIFIC = 0x100000  # set on sm_90a / sm_100a code: it runs on exactly that GPU family member
 _HEADER = struct.Struct("<IHHQ")
 _ENTRY = struct.Struct("<HHIQ")
+
+
+class Buffer(Protocol):
+    """What the reader slices: bytes, or a file whose slices are read on demand."""
+
+    def __getitem__(self, key: slice) -> bytes: ...
+
+    def __len__(self) -> int: ...
+
 
 
 @dataclass
@@ -35,12 +44,12 @@ def _arch_key(name: str) -> Tuple[int, str]:
     return int(digits or 0), name
 
 
-def _at(buf, fmt: str, offset: int) -> tuple:
+def _at(buf: Buffer, fmt: str, offset: int) -> Tuple[Any, ...]:
     """struct.unpack of fmt at offset, through slicing: buf may be bytes or a file read on demand."""
     return struct.unpack(fmt, bytes(buf[offset:offset + struct.calcsize(fmt)]))
 
 
-def section(buf, name: str) -> Optional[Tuple[int, int]]:
+def section(buf: Buffer, name: str) -> Optional[Tuple[int, int]]:
     """(file offset, size) of the named section of a 64-bit little-endian ELF file, or None.
 
     ``buf`` is anything with len() and slicing that returns bytes: the file's bytes, or a view that reads
@@ -67,7 +76,7 @@ def section(buf, name: str) -> Optional[Tuple[int, int]]:
     return None
 
 
-def read_fatbins(buf, start: int = 0, size: Optional[int] = None) -> GpuCode:
+def read_fatbins(buf: Buffer, start: int = 0, size: Optional[int] = None) -> GpuCode:
     """Every container in buf[start:start+size]: the architectures of its cubins and PTX."""
     end = len(buf) if size is None else min(len(buf), start + size)
     sass: Set[str] = set()
@@ -109,7 +118,7 @@ def read_fatbins(buf, start: int = 0, size: Optional[int] = None) -> GpuCode:
     return out
 
 
-def gpu_code(buf) -> Optional[GpuCode]:
+def gpu_code(buf: Buffer) -> Optional[GpuCode]:
     """The GPU code an ELF file carries, from its .nv_fatbin section; None when it has none."""
     where = section(buf, ".nv_fatbin")
     if where is None:

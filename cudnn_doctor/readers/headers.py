@@ -2,14 +2,21 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional
+from typing import Dict, Optional, TypedDict
 
 from ..versions import decode_cuda, small_int
 
 _DEFINE = r"#\s*define\s+%s\s+(\d+)"
 
 
-def parse_cudnn_header(text: str) -> Optional[Dict[str, Optional[str]]]:
+class CudnnHeader(TypedDict):
+    """What a cuDNN version header says: the release, and the newest GPU it knows (cuDNN 9.x headers only)."""
+
+    version: str  # "9.14.0"
+    max_sm: Optional[str]  # "12.0" from CUDNN_MAX_SM_MAJOR/MINOR_NUMBER
+
+
+def parse_cudnn_header(text: str) -> Optional[CudnnHeader]:
     """Version macros from cudnn_version.h (8+) or cudnn.h (<=7). None when absent or garbage."""
     found = {}
     for key in ("CUDNN_MAJOR", "CUDNN_MINOR", "CUDNN_PATCHLEVEL"):
@@ -18,7 +25,7 @@ def parse_cudnn_header(text: str) -> Optional[Dict[str, Optional[str]]]:
         if value is None:
             return None
         found[key] = value
-    out: Dict[str, Optional[str]] = {
+    out: CudnnHeader = {
         "version": "%d.%d.%d" % (found["CUDNN_MAJOR"], found["CUDNN_MINOR"], found["CUDNN_PATCHLEVEL"]),
         "max_sm": None,
     }

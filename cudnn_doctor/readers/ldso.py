@@ -32,7 +32,7 @@ def hwcaps_subdirs(cpuinfo: Optional[str]) -> List[str]:
         return ["x86-64-v2"]
     m = re.search(r"^flags\s*:\s*(.*)$", cpuinfo, re.M)
     flags = set(m.group(1).split()) if m else set()
-    levels = []
+    levels: List[str] = []
     for name, needs in reversed(X86_64_LEVELS):
         if not all(f in flags for f in needs):
             break

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-info$")
 
@@ -38,7 +38,7 @@ def parse_conda_record(text: str) -> Optional[Dict[str, str]]:
     if not isinstance(data, dict):
         return None
     # A package's own cuDNN requirement lives in its depends list ("cudnn >=9.1.1.17,<10.0a0").
-    depends = data.get("depends") if isinstance(data.get("depends"), list) else []
+    depends: List[Any] = data["depends"] if isinstance(data.get("depends"), list) else []
     cudnn_deps = [d for d in depends if isinstance(d, str) and d.split()[:1] in (["cudnn"], ["libcudnn"])]
     return {"name": str(data.get("name", "")), "version": str(data.get("version", "")),
             "build": str(data.get("build", "")), "cudnn_depends": "; ".join(cudnn_deps)}

@@ -1,4 +1,4 @@
-"""Version texts NVIDIA software writes: version.json, version.txt, `nvcc --version`, /proc/driver/nvidia/version."""
+"""Version texts NVIDIA software writes: version.json, version.txt, /proc/driver/nvidia/version."""
 from __future__ import annotations
 
 import json
@@ -22,12 +22,14 @@ def parse_version_txt(text: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
-def parse_nvcc(text: str) -> Tuple[Optional[str], Optional[str]]:
-    """(release 'X.Y', nvcc component version 'X.Y.Z') from `nvcc --version`."""
-    m = re.search(r"release (\d+)\.(\d+), V(\d+\.\d+\.\d+)", text)
-    if not m:
-        return None, None
-    return "%s.%s" % (m.group(1), m.group(2)), m.group(3)
+def parse_nvcc_json(text: str) -> Optional[str]:
+    """The nvcc component's version ('13.0.88', what `nvcc --version` prints after V) from a CUDA 11+ version.json:
+    reading it costs no child process and answers for a toolkit of another machine (--root) too."""
+    try:
+        version = (json.loads(text).get("cuda_nvcc") or {}).get("version")
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    return str(version) if version else None
 
 
 def parse_kernel_module(text: str) -> Optional[str]:

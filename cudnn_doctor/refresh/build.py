@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Optional, Set, Tuple
 
-from ..versions import release3
+from ..versions import release3, release3_of
 from .derive import derive
 
 
@@ -21,7 +21,7 @@ def hand_facts(compat_dir: Path, releases: Optional[list] = None) -> Tuple[Set[T
             variant = str(row["variant"]).split(".")[0]  # per-minor builds ("cuda11.0") count for their major
             for rel in releases or []:
                 r = release3(rel)
-                if r is not None and release3(row["from"]) <= r <= release3(row["to"]):
+                if r is not None and release3_of(row["from"]) <= r <= release3_of(row["to"]):
                     pairs.add((rel, variant))
     minors = set()
     for row in driver.get("toolkit_driver", {}).get("rows", []):

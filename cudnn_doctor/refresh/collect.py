@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import AbstractSet, Any, Callable, Dict, List, Optional, Set
 
 import requests
 
@@ -32,7 +32,7 @@ def empty() -> Sources:
 
 def collect_live(session: requests.Session, budget: fetch.Budget, known_requires: Dict[str, Set[str]],
                  manifests: bool = True, log: Callable[[str], None] = lambda _: None,
-                 known_cuda: Set[str] = frozenset()) -> Sources:
+                 known_cuda: AbstractSet[str] = frozenset()) -> Sources:
     """Everything the sources answer now; a source that fails is named in `errors`, the rest still count."""
     out = empty()
     for project in CUDNN_PROJECTS + CUDART_PROJECTS + tuple(FRAMEWORKS):
@@ -76,7 +76,7 @@ def _requires(session, budget, out: Sources, project: str, known: Set[str], log)
             log("read %s %s metadata" % (project, version))
 
 
-def _manifests(session, budget, out: Sources, log, known_cuda: Set[str] = frozenset()) -> None:
+def _manifests(session, budget, out: Sources, log, known_cuda: AbstractSet[str] = frozenset()) -> None:
     """NVIDIA's newest manifests, found through their index pages: cuDNN (which CUDA majors each release was built
     for) and CUDA (the driver packaged with each toolkit release). The host being unreachable is one error line."""
     from packaging.version import Version
@@ -156,10 +156,6 @@ def _write(path: Path, doc: Any) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
     tmp.replace(path)
-
-
-def newest_requires(sources: Sources) -> Dict[str, List[str]]:
-    return {p: sorted(r, key=_vkey) for p, r in sources["requires"].items()}
 
 
 def frameworks_known(sources: Optional[Sources]) -> Dict[str, Set[str]]:

@@ -54,10 +54,11 @@ def requires(metadata: str, extras: Tuple[str, ...] = ()) -> Dict[str, str]:
             req = Requirement(line)
         except InvalidRequirement:
             continue
-        applies = req.marker is None
-        if not applies:
+        marker = req.marker
+        applies = marker is None
+        if marker is not None:
             try:
-                applies = any(req.marker.evaluate(dict(LINUX_X86_64, extra=e)) for e in ("",) + extras)
+                applies = any(marker.evaluate(dict(LINUX_X86_64, extra=e)) for e in ("",) + extras)
             except (InvalidMarker, KeyError):
                 applies = False
         if applies:

@@ -42,7 +42,7 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
     `min_cc`, only releases that still support that GPU are named."""
     cuda_text = mm_text(cuda) or (cuda_label(cuda) if cuda not in (None, "") else None)
     cm = major_of(cuda_text) if cuda_text else None
-    if cm is None:
+    if cuda_text is None or cm is None:
         return advice("install the NVIDIA driver first (cuDNN is built per CUDA release), then run `cudnn-doctor "
                       "check` again: it names the cuDNN build for the CUDA the driver runs")
     family = compat.has_minor_compat(cm)

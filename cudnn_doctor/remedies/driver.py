@@ -65,7 +65,7 @@ def driver_reload_fix() -> Fix:
         "&& sudo modprobe nvidia", "%s   (or, %s)"))
 
 
-def compute_libraries_fix(module: str) -> Fix:
+def compute_libraries_fix(module: Optional[str]) -> Fix:
     """Install the user-space libraries (libcuda) of the loaded kernel module's branch; without a known branch,
     reinstall the driver."""
     branch = (module or "").split(".")[0]

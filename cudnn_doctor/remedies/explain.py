@@ -8,7 +8,7 @@ from typing import List, Optional
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix
 from ..queries import (framework_kind, machine_cuda, platform_of, primary_toolkit)
-from ..versions import major_of, release3, soname_major, split_soname, ver
+from ..versions import major_of, reaches, release3, soname_major, split_soname, ver
 from .cudnn import cudnn_install_fix, machine_cudnn_fix, reinstall_fix, with_doctor
 from .shell import advice, cudnn_dir_fix, ld_library_path_without, q, relink_fix, run, say
 from .software import driver_upgrade_fix, toolkit_install_fix
@@ -17,7 +17,7 @@ from .software import driver_upgrade_fix, toolkit_install_fix
 def _fits(copy: CudnnCopy, major: int, at_least: Optional[str]) -> bool:
     if copy.major != major:
         return False
-    return at_least is None or (ver(copy.version) is not None and ver(copy.version) >= release3(at_least))
+    return at_least is None or reaches(copy.version, at_least)
 
 
 def tensorflow_and_cuda(compat: Compat, facts: Facts) -> Optional[Fix]:
@@ -27,8 +27,8 @@ def tensorflow_and_cuda(compat: Compat, facts: Facts) -> Optional[Fix]:
     if fw is None or platform_of(facts) != "linux":
         return None
     version = fw.version.split("+")[0]
-    since = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
-    if since is None or ver(version) is None or ver(version) < since:
+    since, release = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from")), ver(version)
+    if since is None or release is None or release < since:
         return None
     return run('pip install "tensorflow[and-cuda]==%s"' % version,
                text='pip install "tensorflow[and-cuda]==%s"   (TensorFlow %s with the cuDNN and CUDA wheels it was '
@@ -42,7 +42,7 @@ def _cuda_with_build(compat: Compat, major: int, at_least: Optional[str]) -> Opt
         cm = major_of(cuda)
         key = str(cm) if compat.has_minor_compat(cm) else cuda
         newest = compat.newest_cudnn_build(key, major)
-        if newest and (at_least is None or ver(newest) >= release3(at_least)):
+        if newest and (at_least is None or reaches(newest, at_least)):
             return key
     return None
 
@@ -71,19 +71,19 @@ def cudnn_for_program(compat: Compat, facts: Facts, major: int, at_least: Option
         return tf
     key = str(major_of(here)) if here and compat.has_minor_compat(major_of(here)) else here
     release = compat.newest_cudnn_build(key, major) if key else None
-    if release and (at_least is None or ver(release) >= release3(at_least)):
+    if here and release and (at_least is None or reaches(release, at_least)):
         manual = machine_cudnn_fix(facts, compat, here, major, at_least)
         return _doctor_into_toolkit(compat, facts, release if at_least is None else str(release3(at_least)), here,
                                     manual)
     other = _cuda_with_build(compat, major, at_least)
     if other is None:
         # cuDNN 5, 6 (or a release newer than any build on record): no download fits any CUDA of today.
-        copy = next((c for c in facts.cudnn if c.version), None)
+        known = next((c for c in facts.cudnn if c.version), None)
         wanted = "cuDNN %d%s" % (major, (" (%s or later)" % at_least) if at_least else "")
-        if copy is not None:
+        if known is not None:
             return advice("%s has no build for a CUDA release this machine can run: rebuild the program against "
                           "the cuDNN %s at %s, or install a build of it made for cuDNN %s" % (
-                              wanted, copy.version, copy.directory, copy.major))
+                              wanted, known.version, known.directory, known.major))
         return say("%s has no build for a CUDA release this machine can run: rebuild the program against a current "
                    "cuDNN; %s", wanted, machine_cudnn_fix(facts, compat, here))
     pip = cudnn_install_fix(compat, other, major, str(release3(at_least)) if at_least else None, origin="pip")
@@ -147,7 +147,8 @@ def cuda_for_soname(compat: Compat, facts: Facts, stem: str, version: str) -> Op
         want = [c for c in compat.cuda_releases() if c.split(".")[0] == first]
     runs = [c for c in want if compat.driver_runs_cuda(driver_version(facts) or "", c, platform_of(facts),
                                                          facts.driver.cuda_version)[0] is not False]
-    return (runs or want or [None])[-1]
+    found = runs or want
+    return found[-1] if found else None
 
 
 def cudnn_version_fix(compat: Compat, facts: Facts, runtime: Optional[str], compiled: Optional[str]) -> Fix:
@@ -158,7 +159,7 @@ def cudnn_version_fix(compat: Compat, facts: Facts, runtime: Optional[str], comp
     # An older copy that LD_LIBRARY_PATH puts first (an HPC module, /usr/local/cuda/lib64) beats the program's own.
     entries = {os.path.normpath(e) for e in facts.loader.ld_library_path}
     older = [c.directory for c in facts.cudnn if c.major == major and os.path.normpath(c.directory) in entries
-             and c.version and ver(c.version) is not None and ver(c.version) < release3(compiled)]
+             and c.version and ver(c.version) is not None and not reaches(c.version, compiled)]
     fitting = [c for c in facts.cudnn if _fits(c, major, compiled)]
     if older and fitting:
         return say("LD_LIBRARY_PATH puts the older cuDNN in %s first: %s", ", ".join(older),

@@ -3,7 +3,7 @@ cuDNN it cannot find, and LD_LIBRARY_PATH entries that hand it another copy."""
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from typing import Any, Dict, Iterable, Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -63,7 +63,7 @@ def tensorflow_wheels_fix(version: str) -> Fix:
     return run('pip install "tensorflow[and-cuda]==%s"' % version)
 
 
-def tensorflow_native_windows_fix(last_native_gpu: str, tested: Optional[dict]) -> Fix:
+def tensorflow_native_windows_fix(last_native_gpu: str, tested: Optional[Dict[str, Any]]) -> Fix:
     """TensorFlow past its last native-Windows GPU release: WSL2, or that release (with its tested CUDA and cuDNN)."""
     pair = (" with CUDA %s and cuDNN %s (its tested build)" % (tested["cuda"], tested["cudnn"])) if tested else ""
     return advice('Run TensorFlow in WSL2 with `pip install "tensorflow[and-cuda]"`, or `pip install '

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Optional
+from typing import Optional, Sequence, Tuple
 
 from ..model import Facts, Finding, Fix
 from .shell import q
@@ -50,7 +50,7 @@ def _in_root(line: str, root: str) -> str:
 _ON_HOST = "on the host"
 
 
-def _split_host(text: str):
+def _split_host(text: str) -> Tuple[str, str]:
     at = text.lower().find(_ON_HOST)
     return (text, "") if at < 0 else (text[:at], text[at:])
 
@@ -69,7 +69,7 @@ _SYSTEM_TOOL = re.compile(r"\b(?:apt|apt-get|dnf|yum|zypper|pip|pip3|conda|syste
                           r"ubuntu-drivers|reboot|dpkg|rpm|docker)\s")
 
 
-def _runs_from_outside(commands, text: str) -> bool:
+def _runs_from_outside(commands: Sequence[str], text: str) -> bool:
     if _SYSTEM_TOOL.search(text):  # said in words too: "... && sudo apt update && sudo apt install ..."
         return False
     for command in commands:

@@ -18,12 +18,6 @@ def powershell_quote(word: Any) -> str:
     return "'%s'" % str(word).replace("'", "''")
 
 
-def cmd_quote(word: Any) -> str:
-    """A cmd.exe argument: double quotes where a space or metacharacter would split or redirect it."""
-    text = str(word)
-    return '"%s"' % text if any(c in text for c in ' &|<>^()') else text
-
-
 # How each shell runs commands in order, each only if the one before it succeeded (PowerShell 5 has no &&).
 _SEQUENCE: Dict[str, Callable[[Sequence[str]], str]] = {
     "sh": lambda commands: " && ".join(commands),

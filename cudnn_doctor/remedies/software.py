@@ -5,7 +5,7 @@ import re
 from typing import Any, Optional
 
 from ..knowledge import Compat
-from ..versions import mm, ver
+from ..versions import mm, ver, version_of
 from ..model import Facts, Fix
 from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice, platform_of
 from .shell import advice, prepend_ld_path, q, run, stated, then
@@ -41,7 +41,7 @@ def arch_driver_limit(facts: Facts, compat: Compat, branch: Optional[str]) -> st
         return ""
     for gpu in gpus_with_cc(facts):
         arch = compat.arch_for_cc(gpu.compute_capability)
-        if arch and arch.last_driver_branch and ver(arch.last_driver_branch) < ver(branch):
+        if arch and arch.last_driver_branch and version_of(arch.last_driver_branch) < version_of(branch):
             return (" Note: %s is a %s GPU, whose last driver branch is R%s, so no driver that new exists for it "
                     "[%s]." % (gpu_label(gpu), arch.name, arch.last_driver_branch, arch.source))
     return ""

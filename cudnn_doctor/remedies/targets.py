@@ -32,7 +32,7 @@ def tensorflow_on_windows_fix(version: str, last_native: str) -> Fix:
                   '"tensorflow==%s.*"`)' % (version, last_native, last_native))
 
 
-def dl4j_for_this_gpu_fix(newer: Optional[Dict[str, str]], newest: Dict[str, str]) -> Fix:
+def dl4j_for_this_gpu_fix(newer: Optional[Dict[str, Any]], newest: Dict[str, Any]) -> Fix:
     """The DL4J release whose CUDA backend drives this GPU, or where none does, another GPU or the CPU."""
     if newer:
         return stated("Use DL4J %s (CUDA %s backend %s), whose CUDA supports this GPU." % (

@@ -69,7 +69,8 @@ def tensorflow_cuda_runtime_fix(facts: Facts, compat: Compat, fw: FrameworkFacts
                  "matrix --for tensorflow`)", fw.cuda_version, toolkit_install_fix(facts, compat, fw.cuda_version),
                  version)
     wheels_from = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
-    if platform_of(facts) == "linux" and wheels_from is not None and ver(version) and ver(version) >= wheels_from:
+    release = ver(version)
+    if platform_of(facts) == "linux" and wheels_from is not None and release is not None and release >= wheels_from:
         return or_else(run('pip install "tensorflow[and-cuda]==%s"' % version), system,
                        "%s   (NVIDIA's CUDA wheels), or %s")
     return capitalized(system)

@@ -6,7 +6,9 @@ import ntpath
 import re
 from typing import Optional, Sequence
 
+from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix
+from ..model_windows import WindowsFacts
 from ..versions import major_of, mm
 from .shell import advice
 from .shells import command_fix, line
@@ -57,15 +59,16 @@ def powershell_fix(commands: Sequence[str], text: str, root: bool = False, docto
     return command_fix(commands, shell="powershell", text=text, root=root, doctor=doctor, manual=manual)
 
 
-def on_path(win, folder: str) -> bool:
+def on_path(win: WindowsFacts, folder: str) -> bool:
     return any(p.lower().rstrip("\\") == folder.lower().rstrip("\\") for p in win.path)
 
 
-def _doctor_into_toolkit(facts: Facts, compat, copy: CudnnCopy) -> Optional[str]:
+def _doctor_into_toolkit(facts: Facts, compat: Compat, copy: CudnnCopy) -> Optional[str]:
     """`cudnn-doctor install` of the copy's release into the toolkit whose bin is on PATH, where the archive is
     known; None otherwise."""
-    tk = next((t for t in facts.toolkits if t.version and not t.error and on_path(facts.windows,
-                                                                                ntpath.join(t.path, "bin"))), None)
+    win = facts.windows
+    tk = next((t for t in facts.toolkits if t.version and not t.error and win is not None
+               and on_path(win, ntpath.join(t.path, "bin"))), None)
     release = ".".join((copy.version or "").split(".")[:3])
     if tk is None or not mm(release) or not compat.cudnn_archive_name(release, str(major_of(tk.version)), "windows",
                                                                       "x86_64"):
@@ -74,7 +77,7 @@ def _doctor_into_toolkit(facts: Facts, compat, copy: CudnnCopy) -> Optional[str]
                                                                          ps_quote(tk.path))
 
 
-def search_path_fix(facts: Facts, compat, holder: CudnnCopy) -> Fix:
+def search_path_fix(facts: Facts, compat: Compat, holder: CudnnCopy) -> Fix:
     """Put the folder of a copy the search order misses on PATH (or install into the toolkit, whose bin is)."""
     command = path_add(holder.directory)
     text = "put the folder that holds it on PATH: " + _elevated(command)
@@ -85,7 +88,7 @@ def search_path_fix(facts: Facts, compat, holder: CudnnCopy) -> Fix:
     return powershell_fix([command], text, root=True, doctor=doctor or "")
 
 
-def complete_copy_fix(compat, copy: CudnnCopy) -> Fix:
+def complete_copy_fix(compat: Compat, copy: CudnnCopy) -> Fix:
     """Copy the DLLs a cuDNN copy lacks from its own release's archive (run where the archive is extracted)."""
     release = ".".join((copy.version or "").split(".")[:3])
     archive = compat.cudnn_archive_name(release, str(major_of(copy.cuda_version) or 12), "windows", "x86_64") \
@@ -98,7 +101,7 @@ def complete_copy_fix(compat, copy: CudnnCopy) -> Fix:
                                  % source)
 
 
-def mixed_copies_fix(win, best: Optional[CudnnCopy], main_dir: str) -> Optional[Fix]:
+def mixed_copies_fix(win: WindowsFacts, best: Optional[CudnnCopy], main_dir: str) -> Optional[Fix]:
     """Put the complete copy first on PATH, or take the incomplete one off it; None when no copy is complete."""
     if best is None:
         return None
@@ -125,7 +128,7 @@ def zlibwapi_fix(folder: str, good: Optional[str], download: str, dll_in_zip: st
         line(commands, "powershell"), other), root=_admin_only(folder), manual=other)
 
 
-def newer_copy_first_fix(win, older: CudnnCopy, newer: CudnnCopy) -> Fix:
+def newer_copy_first_fix(win: WindowsFacts, older: CudnnCopy, newer: CudnnCopy) -> Fix:
     """Let programs find the newer copy first: PATH edits, or removing the older copy."""
     commands = []
     if newer.origin not in ("torch", "pip"):

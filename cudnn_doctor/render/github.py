@@ -21,7 +21,7 @@ def _command_lines(fix: Fix) -> str:
     return "".join("\n$ " + command for command in fix.commands)
 
 
-def annotations(report: Report) -> str:
+def annotation_commands(report: Report) -> str:
     lines = []
     for f in report.findings:
         level = {Severity.ERROR: "error", Severity.WARNING: "warning"}.get(f.severity, "notice")
@@ -61,7 +61,7 @@ def summary_markdown(report: Report) -> str:
 
 
 def render_github(report: Report, out: TextIO, summary_path: Optional[str]) -> None:
-    out.write(annotations(report))
+    out.write(annotation_commands(report))
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in Severity}
     out.write("cudnn-doctor: %s (%d errors, %d warnings)\n" % (report.verdict, counts[Severity.ERROR],
                                                                counts[Severity.WARNING]))

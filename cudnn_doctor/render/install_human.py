@@ -9,11 +9,12 @@ from ..results import InstallResult
 
 def human_bytes(n: int) -> str:
     """1234567 -> '1.2 MB' (decimal units, like df -H)."""
+    size = float(n)
     for unit in ("bytes", "kB", "MB", "GB", "TB"):
-        if n < 1000 or unit == "TB":
-            return "%d %s" % (n, unit) if unit == "bytes" else "%.1f %s" % (n, unit)
-        n /= 1000.0  # type: ignore[assignment]
-    return "%d bytes" % n
+        if size < 1000 or unit == "TB":
+            return "%d %s" % (size, unit) if unit == "bytes" else "%.1f %s" % (size, unit)
+        size /= 1000.0
+    return "%d bytes" % size
 
 
 _MARK = {"new": "+", "replace": "~", "retire": "-"}

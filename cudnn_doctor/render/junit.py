@@ -4,13 +4,14 @@ from __future__ import annotations
 import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Dict, List
 
-from ..model import Report, Severity
+from ..model import Finding, Report, Severity
 from .machine import write_atomic
 
 
 def junit_tree(report: Report) -> ET.ElementTree:
-    by_rule = {}
+    by_rule: Dict[str, List[Finding]] = {}
     for f in report.findings:
         by_rule.setdefault(f.id, []).append(f)
     ids = list(dict.fromkeys(list(report.rules_run) + [f.id for f in report.findings]))

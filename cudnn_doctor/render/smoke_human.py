@@ -1,7 +1,7 @@
 """`smoke`'s human output: a marked summary line per cuDNN library tested, with its details below."""
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import List, Sequence, Tuple
 
 from ..results import SmokeResult
 from .human import MARKS
@@ -41,7 +41,7 @@ def render_smoke(results: Sequence[SmokeResult], problem: str, out) -> None:
     """One marked line per library tested (and one for why none was found), its details indented below."""
     from rich.text import Text  # imported here: every command's start-up would pay for it otherwise
 
-    lines = [("error", problem, [])] if problem else []
+    lines: List[Tuple[str, str, List[str]]] = [("error", problem, [])] if problem else []
     lines += [("ok" if r.ok and not r.fallback else "warning" if r.ok else "error", r.summary, detail_lines(r))
               for r in results]
     for state, summary, details in lines:

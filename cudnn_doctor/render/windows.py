@@ -9,6 +9,8 @@ from ..model import Facts
 
 def loader_lines(facts: Facts, verbose: int) -> List[str]:
     win = facts.windows
+    if win is None:  # not a Windows machine: the Linux lines speak
+        return []
     lines: List[str] = []
     for load in win.loads:
         name = ntpath.basename(load.request)

@@ -28,12 +28,15 @@ class RuleContext:
     env: Mapping[str, str] = field(default_factory=dict)  # the environment a bench run measured in
 
 
+RuleFunc = Callable[[Facts, "RuleContext"], List[Finding]]
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str  # stable code, e.g. "CD101"
     alias: str  # kebab-case name
     title: str
-    func: Callable[[Facts, RuleContext], List[Finding]]
+    func: RuleFunc
     platforms: FrozenSet[str] = ANY_PLATFORM  # the machines it applies to
     stage: str = CHECK  # the command whose result it judges
 
@@ -41,10 +44,11 @@ class Rule:
 RULES: List[Rule] = []
 
 
-def rule(id: str, alias: str, title: str, platforms: FrozenSet[str] = ANY_PLATFORM, stage: str = CHECK) -> Callable:
+def rule(id: str, alias: str, title: str, platforms: FrozenSet[str] = ANY_PLATFORM,
+         stage: str = CHECK) -> Callable[[RuleFunc], RuleFunc]:
     """Register a rule function under a stable id, with the platforms it applies to and the stage it judges."""
 
-    def wrap(func: Callable[[Facts, RuleContext], List[Finding]]) -> Callable:
+    def wrap(func: RuleFunc) -> RuleFunc:
         RULES.append(Rule(id, alias, title, func, frozenset(platforms), stage))
         return func
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
+from ..knowledge import Compat
 from ..model import Facts, Finding, Fix, FrameworkFacts, GpuFacts
 from ..readers.fatbin import GpuCode, runs_on
-from ..queries import best_torch_variant, framework_kind, gpu_label
+from ..queries import best_torch_variant, framework_kind, gpu_label, known_cc
 from ..remedies import torch_install
 from ..remedies.targets import framework_upgrade_for_cc_fix, torch_from_source_fix
 from .common import ERROR, INFO, finding
@@ -29,20 +30,21 @@ def _how(where: str) -> str:
         "through %s PTX, compiled by the driver at first use (slow start, no native kernels)" % where)
 
 
-def _fix(facts: Facts, compat, fw: FrameworkFacts, gpu: GpuFacts) -> Fix:
+def _fix(facts: Facts, compat: Compat, fw: FrameworkFacts, gpu: GpuFacts) -> Fix:
     if framework_kind(fw) == "torch":
         better = best_torch_variant(facts, compat, fw.version)
         if better:
             return torch_install(better["torch"], better["cuda"])
-        return torch_from_source_fix(gpu.compute_capability)
-    return framework_upgrade_for_cc_fix(fw.name, gpu.compute_capability)
+        return torch_from_source_fix(known_cc(gpu))
+    return framework_upgrade_for_cc_fix(fw.name, known_cc(gpu))
 
-def judge(facts: Facts, compat, fw: FrameworkFacts, gpus: List[GpuFacts]) -> List[Finding]:
-    """One finding per GPU: an error naming the library without code for it, or an answer saying how it runs."""
+def judge(facts: Facts, compat: Compat, fw: FrameworkFacts, gpus: List[GpuFacts]) -> List[Finding]:
+    """One finding per GPU (of gpus_with_cc): an error naming the library without code for it, or an answer saying
+    how it runs."""
     libs = [e for e in fw.gpu_code if e.get("sass") or e.get("ptx")]
     out: List[Finding] = []
     for gpu in gpus:
-        verdicts = [(e, runs_on(_code(e), gpu.compute_capability)) for e in libs]
+        verdicts = [(e, runs_on(_code(e), known_cc(gpu))) for e in libs]
         missing = [e for e, where in verdicts if where is None]
         main = libs[0]
         evidence = {"framework": fw.name, "version": fw.version, "gpu": gpu.name, "cc": gpu.compute_capability,
@@ -57,7 +59,7 @@ def judge(facts: Facts, compat, fw: FrameworkFacts, gpus: List[GpuFacts]) -> Lis
                                                                                       _describe(lib)),
                 remedy=_fix(facts, compat, fw, gpu), evidence=evidence, catalogue=["B1"]))
             continue
-        where = verdicts[0][1]
+        where = next(w for _, w in verdicts if w is not None)  # none is missing: every library runs on it
         out.append(finding(
             "CD201", INFO, "%s %s has %s: %s runs %s" % (fw.name, fw.version, _describe(main), gpu_label(gpu),
                                                         _how(where)),

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Tuple
 
+from ..knowledge import Compat
 from ..model import BENCH_DIRECTIONS as DIRECTIONS, Facts, Finding, Severity
 from ..remedies.bench import (cudnn_slower_than_plain_fix, pcie_link_fix, slow_gpu_fix, throttled_fix,
                               unknown_peak_fix, workspace_fix, wrong_results_fix)
-from . import BENCH, rule
+from . import BENCH, RuleContext, rule
 from .common import compat_of
 
 GIB = float(1 << 30)
@@ -18,13 +19,14 @@ BAD_THROTTLES = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_therm
                  "hw_power_brake_slowdown")
 
 
-def healthy(compat) -> Dict[str, Any]:
+def healthy(compat: Compat) -> Dict[str, Any]:
     """What a healthy GPU reaches (compat/gpu_peaks.toml [healthy])."""
-    return compat.gpu_peaks()["healthy"]
+    shares: Dict[str, Any] = compat.gpu_peaks()["healthy"]
+    return shares
 
 
 @rule("CD950", "bench-wrong-result", "cuDNN returned numbers that differ from the CPU reference", stage=BENCH)
-def wrong_results(facts: Facts, ctx) -> List[Finding]:
+def wrong_results(facts: Facts, ctx: RuleContext) -> List[Finding]:
     report = ctx.bench or {}
     bad = []
     for path in ("cudnn", "gpu_plain"):
@@ -68,7 +70,7 @@ def _causes(nvml: Mapping[str, Any], dtype: str, env: Mapping[str, str]) -> List
 
 
 @rule("CD951", "bench-slow", "cuDNN reaches less of the GPU's peak than a healthy GPU", stage=BENCH)
-def slow(facts: Facts, ctx) -> List[Finding]:
+def slow(facts: Facts, ctx: RuleContext) -> List[Finding]:
     report, env, compat = ctx.bench or {}, ctx.env or {}, compat_of(ctx)
     peak = report.get("peak")
     if not peak:
@@ -97,7 +99,7 @@ def slow(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD952", "gpu-throttled", "The GPU was throttled while bench ran", stage=BENCH)
-def throttled(facts: Facts, ctx) -> List[Finding]:
+def throttled(facts: Facts, ctx: RuleContext) -> List[Finding]:
     nvml = (ctx.bench or {}).get("nvml") or {}
     reasons = [r for r in nvml.get("throttle_reasons", []) if r in BAD_THROTTLES]
     if not reasons:
@@ -112,7 +114,7 @@ def throttled(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD953", "pcie-link-degraded", "The GPU's PCIe link runs narrower than it can", stage=BENCH)
-def pcie_link(facts: Facts, ctx) -> List[Finding]:
+def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
     nvml = (ctx.bench or {}).get("nvml") or {}
     width, width_max = nvml.get("pcie_width"), nvml.get("pcie_width_max")
     if not (width and width_max and width < width_max):
@@ -126,11 +128,14 @@ def pcie_link(facts: Facts, ctx) -> List[Finding]:
         alias="pcie-link-degraded")]
 
 
-def _workspace_scan(report: Dict[str, Any], compat) -> Tuple[list, list, int]:
+HeavyLayer = Tuple[int, str, str, str, Dict[str, Any]]  # (workspace bytes, layer, dtype, direction, its entry)
+
+
+def _workspace_scan(report: Dict[str, Any], compat: Compat) -> Tuple[List[HeavyLayer], List[float], int]:
     """(layers whose fastest algorithm needs too much workspace, no-workspace slowdowns, largest workspace)."""
     free = (report.get("gpu") or {}).get("memory_free")
-    heavy = []
-    slowdowns = []
+    heavy: List[HeavyLayer] = []
+    slowdowns: List[float] = []
     largest = 0
     for row in report.get("layers", []):
         for direction in DIRECTIONS:
@@ -146,12 +151,12 @@ def _workspace_scan(report: Dict[str, Any], compat) -> Tuple[list, list, int]:
 
 
 @rule("CD954", "bench-workspace", "cuDNN's fastest algorithm needs much of the free GPU memory", stage=BENCH)
-def workspace(facts: Facts, ctx) -> List[Finding]:
+def workspace(facts: Facts, ctx: RuleContext) -> List[Finding]:
     report, compat = ctx.bench or {}, compat_of(ctx)
     free = (report.get("gpu") or {}).get("memory_free")
     heavy, _, _ = _workspace_scan(report, compat)
     out: List[Finding] = []
-    if heavy:
+    if heavy and free:  # a layer is heavy only against a known free memory
         heavy.sort(reverse=True)
         ws, layer, dtype, direction, entry = heavy[0]
         nows = entry.get("no_workspace") or {}
@@ -170,7 +175,7 @@ def workspace(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD955", "bench-no-workspace-cost", "What algorithms without workspace cost on these layers", stage=BENCH)
-def no_workspace_cost(facts: Facts, ctx) -> List[Finding]:
+def no_workspace_cost(facts: Facts, ctx: RuleContext) -> List[Finding]:
     _, slowdowns, largest = _workspace_scan(ctx.bench or {}, compat_of(ctx))
     out: List[Finding] = []
     if slowdowns:
@@ -187,7 +192,7 @@ def no_workspace_cost(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD956", "bench-cudnn-slower-than-cuda", "cuDNN is slower than naive CUDA kernels", stage=BENCH)
-def plain_faster(facts: Facts, ctx) -> List[Finding]:
+def plain_faster(facts: Facts, ctx: RuleContext) -> List[Finding]:
     report = ctx.bench or {}
     rows = {r["path"]: r for r in report.get("seed", [])}
     dnn, plain = rows.get("cudnn", {}).get("step_ms"), rows.get("gpu_plain", {}).get("step_ms")
@@ -202,7 +207,7 @@ def plain_faster(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD957", "gpu-peak-unknown", "No datasheet peak is known for the GPU", stage=BENCH)
-def unknown_gpu(facts: Facts, ctx) -> List[Finding]:
+def unknown_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     report = ctx.bench or {}
     if report.get("peak") or not report.get("gpu"):
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List
 
 from ..model import BlockedPath, Facts, Finding, Fix
-from . import rule
+from . import RuleContext, rule
 from ..remedies.doctor import hung_mount_fix, more_time_fix, probes_not_run_fix, special_file_fix
 from .common import WARNING, finding
 
@@ -20,7 +20,7 @@ def _mount_fix(facts: Facts, b: BlockedPath) -> Fix:
 
 
 @rule("CD002", "probe-timed-out", "A probe ran past its time budget and was abandoned")
-def timed_out(facts: Facts, ctx) -> List[Finding]:
+def timed_out(facts: Facts, ctx: RuleContext) -> List[Finding]:
     found = []
     for b in facts.blocked:
         if b.reason == "timed-out":
@@ -45,7 +45,7 @@ def timed_out(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD003", "not-a-regular-file", "A FIFO, socket or device lies where a file belongs")
-def not_regular(facts: Facts, ctx) -> List[Finding]:
+def not_regular(facts: Facts, ctx: RuleContext) -> List[Finding]:
     found = []
     for b in facts.blocked:
         if b.reason != "not-a-regular-file":

@@ -4,9 +4,9 @@ from __future__ import annotations
 import re
 from typing import Dict, List
 
-from ..versions import major_of, mm
+from ..versions import major_of, mm_at_least
 from ..model import Facts, Finding
-from . import rule
+from . import RuleContext, rule
 from ..queries import driver_cuda, driver_version, platform_of, visible_gpus
 from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, onnxruntime_cuda_fix
 from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, ld_path_first_fix, local_repo_fix,
@@ -16,7 +16,7 @@ from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
 @rule("CD108", "nvidia-uvm-missing", "The nvidia_uvm module or its device node is missing")
-def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
+def nvidia_uvm(facts: Facts, ctx: RuleContext) -> List[Finding]:
     d = facts.driver
     if not d.kernel_module_loaded or facts.host.wsl or facts.host.in_container and not facts.host.dev_nodes:
         return []  # no driver (CD101/CD102 speak), WSL has no UVM node, a GPU-less container is CD801's
@@ -34,7 +34,7 @@ def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
                    "CUDA then fails with 'CUDA unknown error' / cuInit 999, the module is broken (often after "
                    "suspend/resume).",
             evidence={"loaded_modules": d.loaded_modules}, catalogue=["A5"])]
-    fix = uvm_fix(modprobe, facts.host.in_container)
+    fix = uvm_fix(bool(modprobe), bool(facts.host.in_container))
     missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded is not False), ("/dev/nvidia-uvm", node))
                if not ok]
     return [finding(
@@ -47,7 +47,7 @@ def nvidia_uvm(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD109", "nvswitch-without-fabric-manager", "NVSwitch system without a matching Fabric Manager")
-def fabric_manager(facts: Facts, ctx) -> List[Finding]:
+def fabric_manager(facts: Facts, ctx: RuleContext) -> List[Finding]:
     state = facts.machine_state
     switches = state.get("nvswitches") or []
     fm = state.get("fabric_manager") or {}
@@ -78,7 +78,7 @@ def fabric_manager(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD208", "conv-workspace-may-not-fit", "Small GPU: fastest convolution algorithms may not fit")
-def workspace_hint(facts: Facts, ctx) -> List[Finding]:
+def workspace_hint(facts: Facts, ctx: RuleContext) -> List[Finding]:
     table = compat_of(ctx).workspace_advice()
     small = int(table["small_gpu_mib"])
     users = [fw.name for fw in facts.python.frameworks if fw.cuda_build] + (
@@ -99,7 +99,7 @@ def workspace_hint(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD706", "framework-cuda-libraries-missing", "A framework's CUDA libraries cannot be found")
-def framework_libraries(facts: Facts, ctx) -> List[Finding]:
+def framework_libraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     since = compat.tensorflow_pip_cuda_since()
@@ -111,8 +111,8 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
         name, version = label.split(" ", 1)
         tf = name.startswith(("tensorflow", "tf-nightly"))
         if tf:
-            pip_ok = mm(version.split("+")[0]) and mm(version.split("+")[0]) >= mm(since)
-            fix = tensorflow_libraries_fix(version, missing, bool(pip_ok))
+            pip_ok = mm_at_least(version.split("+")[0], since)
+            fix = tensorflow_libraries_fix(version, missing, pip_ok)
         else:
             site = next((fw.location for fw in facts.python.frameworks if "%s %s" % (fw.name, fw.version) == label),
                         None)
@@ -131,7 +131,7 @@ def framework_libraries(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD707", "paddle-cudnn-not-on-path", "PaddlePaddle cannot dlopen its cuDNN")
-def paddle(facts: Facts, ctx) -> List[Finding]:
+def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for fw in facts.python.frameworks:
@@ -156,7 +156,7 @@ def paddle(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD708", "cupy-installed-twice", "More than one CuPy package in one environment")
-def cupy_twice(facts: Facts, ctx) -> List[Finding]:
+def cupy_twice(facts: Facts, ctx: RuleContext) -> List[Finding]:
     by_site: Dict[str, List[str]] = {}
     for fw in facts.python.frameworks:
         if fw.name.lower().startswith("cupy"):
@@ -177,13 +177,13 @@ def cupy_twice(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD805", "image-needs-newer-cuda", "The container image requires a newer CUDA than the host driver")
-def image_requirement(facts: Facts, ctx) -> List[Finding]:
+def image_requirement(facts: Facts, ctx: RuleContext) -> List[Finding]:
     req = facts.machine_state.get("require_cuda")
     if not req:
         return []
     m = re.search(r"cuda>=\s*(\d+\.\d+)", req["value"])
     have = driver_cuda(facts, compat_of(ctx))
-    if not m or not have or mm(have) >= mm(m.group(1)):
+    if not m or not have or mm_at_least(have, m.group(1)):
         return []
     return [finding(
         "CD805", ERROR, "The image needs CUDA %s but the host driver %s supports CUDA %s" % (
@@ -195,7 +195,7 @@ def image_requirement(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD806", "dev-char-links-missing", "NVIDIA device nodes lack /dev/char links (containers lose the GPU)")
-def dev_char(facts: Facts, ctx) -> List[Finding]:
+def dev_char(facts: Facts, ctx: RuleContext) -> List[Finding]:
     dev = facts.machine_state.get("devices") or {}
     if facts.host.in_container or not dev.get("container_toolkit") or not dev.get("docker") or \
             not dev.get("systemd_cgroup") or not dev.get("dev_char") or dev.get("nvidia_links"):
@@ -213,7 +213,7 @@ def dev_char(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD902", "cudnn-local-repo-not-installed", "cuDNN local repository registered but nothing installed from it")
-def local_repo(facts: Facts, ctx) -> List[Finding]:
+def local_repo(facts: Facts, ctx: RuleContext) -> List[Finding]:
     state = facts.machine_state
     if state.get("cudnn_packages"):
         return []
@@ -232,7 +232,7 @@ def local_repo(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD903", "driver-upgraded-since-boot", "Driver packages were upgraded after the last boot")
-def driver_upgraded(facts: Facts, ctx) -> List[Finding]:
+def driver_upgraded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     upgrades = facts.machine_state.get("driver_upgrades_since_boot") or []
     if not upgrades or facts.host.in_container:
         return []

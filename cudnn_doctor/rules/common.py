@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Sequence
 
 from ..knowledge import Compat
+from . import RuleContext
 from ..model import Finding, Fix, Severity
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -18,9 +19,9 @@ def finding(rule_id: str, severity: Severity, title: str, detail: str = "", reme
                    evidence=dict(evidence or {}), catalogue=list(catalogue))
 
 
-def compat_of(ctx) -> Compat:
+def compat_of(ctx: RuleContext) -> Compat:
     """The knowledge base the caller handed in (RuleContext.compat); rules never read files themselves."""
-    compat = getattr(ctx, "compat", None)
+    compat = ctx.compat
     if compat is None:
         raise RuntimeError("RuleContext.compat is not set: pass load_compat() when evaluating rules")
     return compat

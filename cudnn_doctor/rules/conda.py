@@ -7,13 +7,13 @@ from typing import List
 from ..versions import ver
 from ..model import Facts, Finding
 from ..remedies.runtime import conda_cudnn_upgrade_fix
-from . import rule
+from . import RuleContext, rule
 from ..queries import cudnn_older
 from .common import ERROR, finding
 
 
 @rule("CD901", "conda-cudnn-mismatch", "A conda environment's cuDNN does not fit its frameworks")
-def conda(facts: Facts, ctx) -> List[Finding]:
+def conda(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     pkgs = facts.python.conda_packages
     for cud in [p for p in pkgs if p.get("name") in ("cudnn", "libcudnn")]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from ..model import Facts, Finding
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import driver_cuda, primary_toolkit
 from ..remedies.containers import (container_gpu_fix, purge_unused_wsl_linux_driver_fix, replace_wsl_linux_driver_fix,
                                    wsl_driver_fix)
@@ -17,7 +17,7 @@ def _nvidia_nodes(facts: Facts) -> List[str]:
     return [n for n in facts.host.dev_nodes if n.startswith("/dev/nvidia")]
 
 
-def _wsl_toolkit(facts: Facts, ctx) -> Optional[str]:
+def _wsl_toolkit(facts: Facts, ctx: RuleContext) -> Optional[str]:
     """The toolkit package to keep or install in WSL: the installed toolkit's release, else the Windows driver's
     CUDA (what nvidia-smi prints in WSL)."""
     compat = compat_of(ctx)
@@ -29,13 +29,13 @@ def _wsl_toolkit(facts: Facts, ctx) -> Optional[str]:
     return None
 
 
-def _libcuda(facts: Facts):
+def _libcuda(facts: Facts) -> Optional[str]:
     res = facts.loader.resolved.get("libcuda.so.1")
     return (res.path if res else None) or facts.driver.libcuda_path
 
 
 @rule("CD801", "container-without-gpu", "Container started without GPU access", platforms=LINUX)
-def container(facts: Facts, ctx) -> List[Finding]:
+def container(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.host.in_container or facts.host.wsl:
         return []
     nodes = _nvidia_nodes(facts)
@@ -63,7 +63,7 @@ def container(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD802", "wsl-linux-driver-installed", "A Linux NVIDIA driver is installed inside WSL", platforms=LINUX)
-def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
+def wsl_linux_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.host.wsl:
         return []
     lib = _libcuda(facts)
@@ -91,7 +91,7 @@ def wsl_linux_driver(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD803", "wsl-driver-share-not-symlinks", "WSL ships the driver as copies (benign ldconfig warning)",
       platforms=LINUX)
-def wsl_share(facts: Facts, ctx) -> List[Finding]:
+def wsl_share(facts: Facts, ctx: RuleContext) -> List[Finding]:
     lib = _libcuda(facts)
     if not facts.host.wsl or not lib or not lib.startswith(_WSL_LIB):
         return []
@@ -103,7 +103,7 @@ def wsl_share(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD804", "wsl-driver-missing", "WSL2 without the Windows NVIDIA driver", platforms=LINUX)
-def wsl_missing(facts: Facts, ctx) -> List[Finding]:
+def wsl_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.host.wsl:
         return []
     has_dxg = "/dev/dxg" in facts.host.dev_nodes

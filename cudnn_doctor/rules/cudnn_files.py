@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List
+from typing import Dict, List, Set
 
-from ..versions import release3
+from ..versions import release3, release3_of
 from ..model import CudnnCopy, Facts, Finding
 from ..remedies import header_fix, readable_fix, reinstall_fix, relink_fix
 from ..remedies.cudnn_files import corrupt_files_fix, cudnn_missing_fix, mixed_releases_fix, unloadable_copy_fix
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import has_driver, is_pip_dir, is_used, machine_cuda, primary_toolkit
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
@@ -20,7 +20,7 @@ def _present(copy: CudnnCopy, soname: str) -> bool:
     return any((f.name == soname or f.name.startswith(soname + ".")) and not f.dangling for f in copy.files)
 
 
-def _missing_sublibraries(facts: Facts, ctx, copy: CudnnCopy) -> List[str]:
+def _missing_sublibraries(facts: Facts, ctx: RuleContext, copy: CudnnCopy) -> List[str]:
     layout = compat_of(ctx).cudnn_layout(copy.major or 0)
     expected = list(layout.get("linux_sublibraries", []))
     found = set(copy.sublibraries_missing)
@@ -30,7 +30,7 @@ def _missing_sublibraries(facts: Facts, ctx, copy: CudnnCopy) -> List[str]:
 
 
 @rule("CD401", "cudnn-not-found", "No cuDNN installed")
-def not_found(facts: Facts, ctx) -> List[Finding]:
+def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if facts.cudnn or any(i["kind"] != "missing-soname-link" for i in facts.cudnn_leftovers):
         return []  # CD410 names the leftovers and the version they say
     compat = compat_of(ctx)
@@ -55,7 +55,7 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD402", "cudnn-sublibraries-missing", "cuDNN sub-libraries missing", platforms=LINUX)
-def sublibraries(facts: Facts, ctx) -> List[Finding]:
+def sublibraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         if (copy.major or 0) < 8:
@@ -75,7 +75,7 @@ def sublibraries(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD403", "cudnn-mixed-versions", "cuDNN files of different versions mixed in one copy")
-def mixed(facts: Facts, ctx) -> List[Finding]:
+def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         by_version: Dict[str, List[str]] = {}
@@ -84,7 +84,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
             if v.count(".") >= 2 and not f.dangling:
                 by_version.setdefault(str(release3(v)), []).append(f.name)
         if len(by_version) > 1:
-            newest = max(by_version, key=release3)
+            newest = max(by_version, key=release3_of)
             # After the reinstall (`cp -P`) the sonames (libcudnn_ops.so, .so.9) are the new release's links again:
             # only the full-version files of the other releases (libcudnn_ops.so.9.0.0) are left over to delete.
             current = set(by_version[newest])
@@ -93,7 +93,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
             fix = mixed_releases_fix(facts, compat_of(ctx), copy, stale)
             out.append(finding(
                 "CD403", ERROR if is_used(facts, copy) else WARNING,
-                "cuDNN files of versions %s are mixed in %s" % (", ".join(sorted(by_version, key=release3)),
+                "cuDNN files of versions %s are mixed in %s" % (", ".join(sorted(by_version, key=release3_of)),
                                                                 copy.directory),
                 detail="A partial upgrade or two installs copied over each other: the main library and its "
                        "sub-libraries must be one release, or loading fails with 'undefined symbol ... version "
@@ -104,7 +104,7 @@ def mixed(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD404", "cudnn-not-a-symlink", "cuDNN soname is a copied file, not a link", platforms=LINUX)
-def not_symlink(facts: Facts, ctx) -> List[Finding]:
+def not_symlink(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         if copy.origin == "pip" or is_pip_dir(copy.directory):
@@ -137,14 +137,16 @@ def not_symlink(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD405", "cudnn-permission-denied", "cuDNN files not readable by other users", platforms=LINUX)
-def permissions(facts: Facts, ctx) -> List[Finding]:
+def permissions(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         bad = [f for f in copy.files if f.readable is False]
         if not bad:
             continue
         # The probe names what blocks each file: the file lacking o+r, or the outermost folder lacking o+x.
-        files, folders, unknown = set(), set(), set()
+        files: Set[str] = set()
+        folders: Set[str] = set()
+        unknown: Set[str] = set()
         for f in bad:
             target = f.realpath or f.path
             blocker = f.read_blocker
@@ -168,7 +170,7 @@ def permissions(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD406", "cudnn-file-corrupt", "cuDNN file empty, truncated or of the wrong architecture", platforms=LINUX)
-def corrupt(facts: Facts, ctx) -> List[Finding]:
+def corrupt(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         bad = [f for f in copy.files if f.elf and f.elf != "ok" and not f.dangling]
@@ -189,7 +191,7 @@ def corrupt(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD407", "cudnn-header-mismatch", "cuDNN header and library versions differ")
-def header(facts: Facts, ctx) -> List[Finding]:
+def header(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         if not copy.header_version or not copy.version:
@@ -208,7 +210,7 @@ def header(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD408", "cudnn-dangling-link", "cuDNN symbolic link points nowhere", platforms=LINUX)
-def dangling(facts: Facts, ctx) -> List[Finding]:
+def dangling(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         for f in copy.files:
@@ -230,7 +232,7 @@ def dangling(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD409", "cudnn-load-error", "cuDNN library failed to load")
-def load_error(facts: Facts, ctx) -> List[Finding]:
+def load_error(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         if not copy.load_error:

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
-from ..versions import major_of, mm, release3, ver
-from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
-from . import LINUX, rule
+from ..versions import major_of, mm_before, release3, ver
+from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
+from . import LINUX, RuleContext, rule
 from ..queries import (consumers, copy_for_path, cudnn_older, cudnn_pin_floor, describe_copy, driver_cuda,
                        driver_version, framework_kind,
     gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda, platform_of, primary_toolkit,
@@ -33,7 +33,7 @@ def _compiled(fw: FrameworkFacts) -> Optional[str]:
 
 
 @rule("CD501", "cudnn-cuda-mismatch", "cuDNN built for another CUDA than the one it is used with")
-def cuda_mismatch(facts: Facts, ctx) -> List[Finding]:
+def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     primary = primary_toolkit(facts)
@@ -72,7 +72,7 @@ def cuda_mismatch(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD502", "cudnn-needs-newer-driver", "Driver too old for the CUDA a cuDNN build needs")
-def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
+def cudnn_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not has_driver(facts) or not driver_version(facts):
         return []
     compat = compat_of(ctx)
@@ -80,7 +80,7 @@ def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
     for copy in facts.cudnn:
         if not copy.cuda_version:
             continue
-        ok, how, floor = compat.driver_runs_cuda(driver_version(facts), copy.cuda_version, platform_of(facts),
+        ok, how, floor = compat.driver_runs_cuda(driver_version(facts) or "", copy.cuda_version, platform_of(facts),
                                                  facts.driver.cuda_version)
         if ok is not False:
             continue
@@ -97,19 +97,19 @@ def cudnn_driver(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD503", "cudnn-older-than-framework-build", "Loaded cuDNN older than the framework was built with")
-def runtime_older(facts: Facts, ctx) -> List[Finding]:
+def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         compiled = _compiled(fw)
-        copy = _framework_copy(facts, fw)
-        if not compiled or copy is None or not copy.version:
+        copy, res = _framework_copy(facts, fw), fw.resolved_cudnn
+        if not compiled or copy is None or not copy.version or res is None:
             continue
         bad, why = cudnn_older(copy.version, compiled)
         if not bad:
             continue
         fix = cudnn_not_older_than_build_fix(facts, compat, fw, copy, compiled,
-                                             ld_entry_for(facts, fw.resolved_cudnn.path))
+                                             ld_entry_for(facts, res.path))
         out.append(finding(
             "CD503", ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
                 fw.name, fw.version, compiled, copy.version, why),
@@ -118,14 +118,14 @@ def runtime_older(facts: Facts, ctx) -> List[Finding]:
                    "version incompatibility', JAX 'Outdated cuDNN installation found' [%s]." % (
                        copy.version, compiled, compat.api_compat_source()),
             remedy=fix, evidence={"framework": fw.name, "compiled_with": compiled, "loads": copy.path,
-                               "loads_version": copy.version, "via": fw.resolved_cudnn.via},
+                               "loads_version": copy.version, "via": res.via},
             catalogue=["E1", "E2"]))
     return out
 
 
 @rule("CD504", "cudnn-shadowed-by-ld-library-path", "LD_LIBRARY_PATH hands a framework a foreign cuDNN",
       platforms=LINUX)
-def shadowed(facts: Facts, ctx) -> List[Finding]:
+def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         res = fw.resolved_cudnn
@@ -152,16 +152,16 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD505", "two-cudnn-copies", "Different programs load different cuDNN copies", platforms=LINUX)
-def two_copies(facts: Facts, ctx) -> List[Finding]:
+def two_copies(facts: Facts, ctx: RuleContext) -> List[Finding]:
     who = consumers(facts)
-    by_major = {}
+    by_major: Dict[Optional[int], List[Tuple[str, CudnnCopy, Resolution]]] = {}
     for label, copy, res in who:
         if copy is None:
             continue
         by_major.setdefault(copy.major, []).append((label, copy, res))
     out: List[Finding] = []
     for major, rows in sorted(by_major.items(), key=lambda kv: -(kv[0] or 0)):
-        distinct = []
+        distinct: List[CudnnCopy] = []
         for _, copy, _ in rows:
             if all(copy is not d for d in distinct):
                 distinct.append(copy)
@@ -198,7 +198,7 @@ def two_copies(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD506", "cudnn-known-bad", "cuDNN release known to break")
-def known_bad(facts: Facts, ctx) -> List[Finding]:
+def known_bad(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     jax = [fw for fw in facts.python.frameworks if framework_kind(fw) == "jax"]
@@ -207,7 +207,7 @@ def known_bad(facts: Facts, ctx) -> List[Finding]:
         for bad in compat.known_bad("cudnn", copy.version):
             if bad.get("with", "").startswith("cublas"):
                 need = bad["with"].split("cublas", 1)[1]
-                if not jax or not any(ver(w["version"]) and ver(w["version"]) in _spec(need) for w in cublas):
+                if not jax or not any(_matches(w["version"], need) for w in cublas):
                     continue
             hits_jax = any(_framework_copy(facts, fw) is copy for fw in jax) or (jax and copy.origin == "pip")
             severity = ERROR if bad.get("severity") == "error_if_jax" and hits_jax else (
@@ -221,14 +221,16 @@ def known_bad(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-def _spec(text: str):
+def _matches(version: str, spec: str) -> bool:
+    """Whether a version text is one a specifier (">=12.4,<12.5") admits; False when it does not parse."""
     from packaging.specifiers import SpecifierSet
 
-    return SpecifierSet(text)
+    v = ver(version)
+    return v is not None and v in SpecifierSet(spec)
 
 
 @rule("CD507", "cudnn-version-unknown", "cuDNN version could not be read")
-def version_unknown(facts: Facts, ctx) -> List[Finding]:
+def version_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return [finding(
         "CD507", INFO, "Cannot tell the version of the cuDNN copy at %s" % copy.directory,
         detail="Neither cudnnGetVersion, the file names, the header nor a package said it; version checks skip "
@@ -237,7 +239,7 @@ def version_unknown(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD508", "cudnn-predates-gpu", "cuDNN build predates the GPU's architecture")
-def predates_gpu(facts: Facts, ctx) -> List[Finding]:
+def predates_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     bw = compat.blackwell_cuda12()
@@ -245,14 +247,12 @@ def predates_gpu(facts: Facts, ctx) -> List[Finding]:
     dcuda = driver_cuda(facts, compat)
     for copy in facts.cudnn:
         for gpu in gpus_with_cc(facts):
-            cc = mm(gpu.compute_capability)
-            top = mm(copy.header_max_sm)
             reason = None
             blackwell = False
-            if top and cc and cc > top:
+            if mm_before(copy.header_max_sm, gpu.compute_capability):
                 reason = "its header says it knows GPUs up to compute capability %s" % copy.header_max_sm
             elif (bw_major is not None and gpu.compute_capability in bw.get("ccs", []) and copy.cuda_version and
-                  major_of(copy.cuda_version) == bw_major and mm(copy.cuda_version) < mm(bw.get("min_cuda"))):
+                  major_of(copy.cuda_version) == bw_major and mm_before(copy.cuda_version, bw.get("min_cuda"))):
                 blackwell = True
                 reason = ("compute capability %s needs cuDNN's CUDA %s+ build (or a build for a newer CUDA major) "
                           "[%s]" % (gpu.compute_capability, bw.get("min_cuda"), bw.get("source")))
@@ -261,7 +261,7 @@ def predates_gpu(facts: Facts, ctx) -> List[Finding]:
             # Build for the newest CUDA this driver runs; for the Blackwell case at least the table's CUDA.
             target = dcuda or machine_cuda(facts, compat)
             floor = None
-            if blackwell and (target is None or mm(target) < mm(bw.get("min_cuda"))):
+            if blackwell and (target is None or mm_before(target, bw.get("min_cuda"))):
                 floor = bw.get("driver_windows" if platform_of(facts) == "windows" else "driver_linux")
                 target = bw.get("min_cuda")
             out.append(finding(

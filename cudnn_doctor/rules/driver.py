@@ -5,7 +5,7 @@ import os
 from typing import List
 
 from ..model import Facts, Finding
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import has_driver
 from ..remedies.driver import (blacklist_nouveau_fix, compute_libraries_fix, driver_reload_fix, gpu_unseen_fix,
                               install_driver_fix, known_bad_driver_fix, rebuild_kernel_module_fix, secure_boot_fix)
@@ -22,7 +22,7 @@ def _uses_compat_libcuda(facts: Facts) -> bool:
 
 
 @rule("CD101", "no-nvidia-driver", "No NVIDIA driver or GPU found", platforms=LINUX)
-def no_driver(facts: Facts, ctx) -> List[Finding]:
+def no_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if has_driver(facts) or facts.driver.nvidia_pci_devices:
         return []
     if facts.host.in_container or facts.host.wsl:
@@ -38,7 +38,7 @@ def no_driver(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD102", "kernel-module-not-loaded", "NVIDIA kernel module not loaded", platforms=LINUX)
-def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
+def module_not_loaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     d = facts.driver
     if facts.host.in_container or facts.host.wsl or d.kernel_module_loaded is not False:
         return []
@@ -75,7 +75,7 @@ def module_not_loaded(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD103", "nouveau-owns-gpu", "nouveau (or nova_core) drives the GPU", platforms=LINUX)
-def nouveau(facts: Facts, ctx) -> List[Finding]:
+def nouveau(facts: Facts, ctx: RuleContext) -> List[Finding]:
     d = facts.driver
     loaded = [m for m in d.loaded_modules if m in _NOUVEAU]
     bound = [p for p in d.nvidia_pci_devices if (p.get("driver") or "") in _NOUVEAU]
@@ -94,7 +94,7 @@ def nouveau(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD104", "driver-library-mismatch", "Driver libraries and kernel module differ", platforms=LINUX)
-def mismatch(facts: Facts, ctx) -> List[Finding]:
+def mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     d = facts.driver
     kernel = d.kernel_module_version
     pairs = []
@@ -119,7 +119,7 @@ def mismatch(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD105", "driver-version-unknown", "Driver version could not be read")
-def version_unknown(facts: Facts, ctx) -> List[Finding]:
+def version_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     d = facts.driver
     out: List[Finding] = []
     if has_driver(facts) and not d.version:
@@ -153,7 +153,7 @@ def _module_present(facts: Facts) -> bool:
 
 @rule("CD106", "libcuda-missing", "The NVIDIA kernel module is loaded but libcuda.so.1 is not installed",
       platforms=LINUX)
-def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
+def libcuda_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if facts.host.in_container or facts.host.wsl or not _module_present(facts):
         return []  # CD801 / CD804 speak for containers and WSL; CD102 for a module that is not loaded
     d = facts.driver
@@ -173,7 +173,7 @@ def libcuda_missing(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD107", "driver-sees-no-gpu", "The driver is installed but NVML reports no usable GPU")
-def no_gpu_seen(facts: Facts, ctx) -> List[Finding]:
+def no_gpu_seen(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if facts.host.in_container or facts.host.wsl or not _module_present(facts):
         return []
     d = facts.driver

@@ -6,12 +6,12 @@ from typing import List
 from ..model import Facts, Finding
 from ..remedies.doctor import no_cudnn_to_smoke_fix, smoke_result_fix
 from ..remedies.loader import absolute_ld_library_path_fix, broken_library_fix
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
 @rule("CD510", "smoke-test-failed", "A real convolution through cuDNN failed")
-def smoke(facts: Facts, ctx) -> List[Finding]:
+def smoke(facts: Facts, ctx: RuleContext) -> List[Finding]:
     result = ctx.smoke if ctx is not None else None
     if not result:
         return []
@@ -34,7 +34,7 @@ def smoke(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD609", "ld-library-path-current-folder", "LD_LIBRARY_PATH makes programs search their current folder",
       platforms=LINUX)
-def cwd_in_path(facts: Facts, ctx) -> List[Finding]:
+def cwd_in_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.loader.ld_library_path_cwd:
         return []
     return [finding(
@@ -46,7 +46,7 @@ def cwd_in_path(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD610", "loader-stops-at-broken-file", "The loader reaches a broken library file first", platforms=LINUX)
-def broken_first(facts: Facts, ctx) -> List[Finding]:
+def broken_first(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for name, res in sorted(facts.loader.resolved.items()):
         if not res.error or not res.path:

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from packaging.version import Version
+
 from ..knowledge import Compat
-from ..versions import major_of, mm, release3, ver
+from ..versions import major_of, mm, mm_before, release3, release3_of, ver
 from ..model import Facts, Finding, Fix
-from ..queries import (cudnn_older, driver_cuda, driver_version, floor_branch, gpu_label, gpus_with_cc, has_driver, platform_of)
+from ..queries import (cudnn_older, driver_cuda, driver_version, floor_branch, gpu_label, gpus_with_cc, has_driver,
+                       known_cc, platform_of)
 from ..remedies import arch_driver_limit
 from ..remedies.targets import driver_first_fix, no_driver_for_gpu_fix
 from .common import ERROR, INFO, WARNING, finding
@@ -30,16 +33,16 @@ def gpu_problems(facts: Facts, compat: Compat, cuda: str, min_cc: Optional[str] 
     problems = []
     floor = compat.cuda_min_cc(cuda)
     for gpu in gpus_with_cc(facts):
-        cc = gpu.compute_capability
+        cc = known_cc(gpu)
         if arch is not None and not compat.sass_runs(arch["arch"], arch.get("ptx"), cc):
             problems.append("%s has no kernels in this build (built for %s)" % (gpu_label(gpu), ", ".join(arch["arch"])))
             continue
-        if floor and mm(cc) < mm(floor.low):
+        if floor and mm_before(cc, floor.low):
             problems.append("%s is below CUDA %s's minimum %s" % (gpu_label(gpu), major_of(cuda), floor.low))
-        elif min_cc and mm(cc) < mm(min_cc):
+        elif min_cc and mm_before(cc, min_cc):
             problems.append("%s is below the build's minimum compute capability %s" % (gpu_label(gpu), min_cc))
         first = compat.first_cuda_for_cc(cc)
-        if arch is None and first and mm(first) and mm(cuda) and mm(first) > mm(cuda):
+        if arch is None and first and mm_before(cuda, first):
             problems.append("%s needs CUDA %s or newer" % (gpu_label(gpu), first))
     return problems
 
@@ -77,7 +80,8 @@ def toolkit_problem(facts: Facts, compat: Compat, cuda: str) -> Optional[str]:
 
 def cudnn_problem(facts: Facts, compat: Compat, cudnn: str, cuda: str) -> Optional[str]:
     for copy in facts.cudnn:
-        if ver(copy.version) is None or ver(cudnn) is None or cudnn_older(copy.version, cudnn)[0]:
+        if copy.version is None or ver(copy.version) is None or ver(cudnn) is None \
+                or cudnn_older(copy.version, cudnn)[0]:
             continue
         ok, _ = compat.cudnn_cuda_verdict(copy.version, copy.cuda_version, cuda)
         if ok is not False:
@@ -91,9 +95,9 @@ def cudnn_problem(facts: Facts, compat: Compat, cudnn: str, cuda: str) -> Option
 def newest_cudnn_release(compat: Compat, cudnn: str, cuda: str) -> Optional[str]:
     """The newest release of a cuDNN major.minor with a build for this CUDA, for the download hint."""
     want = mm(cudnn) or (major_of(cudnn), 0)
-    best = None
+    best: Optional[Version] = None
     for b in compat.cudnn_builds_for_cuda(cuda):
-        last = release3(b.last)
+        last = release3_of(b.last)
         if (last.release[0], last.release[1]) == tuple(want) or (len(cudnn.split(".")) == 1 and last.release[0]
                                                                   == want[0]):
             if best is None or last > best:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from typing import List, Optional, Tuple
 
-from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
+from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
 from ..versions import soname_major, ver
 from ..queries import copy_for_path, cudnn_pin_floor, ld_entry_for
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
-from . import rule
+from . import RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
 
@@ -17,7 +17,8 @@ def _folder(path: Optional[str]) -> str:
     return os.path.normpath(os.path.dirname(path or ""))
 
 
-def _foreign_parts(facts: Facts, fw: FrameworkFacts, main: Optional[CudnnCopy], home: str) -> List[Tuple]:
+def _foreign_parts(facts: Facts, fw: FrameworkFacts, main: Optional[CudnnCopy],
+                   home: str) -> List[Tuple[str, Resolution, Optional[CudnnCopy]]]:
     """(soname, resolution, copy) of each sub-library found outside the shim's folder in another release."""
     out = []
     for name, part in sorted(fw.resolved_cudnn_parts.items()):
@@ -30,7 +31,7 @@ def _foreign_parts(facts: Facts, fw: FrameworkFacts, main: Optional[CudnnCopy], 
 
 
 @rule("CD709", "framework-cudnn-mixed-copy", "A framework's cuDNN takes sub-libraries from another copy, or lacks them")
-def mixed_copy(facts: Facts, ctx) -> List[Finding]:
+def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         res = fw.resolved_cudnn

@@ -10,7 +10,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..versions import major_of, ver
 from ..model import Facts, Finding, FrameworkFacts, Severity
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import framework_kind, has_driver, platform_of
 from ..remedies.frameworks import (framework_cudnn_fix, framework_gpu_build_fix, framework_pin_fix,
                                    onnxruntime_gpu_fix, tensorflow_native_windows_fix)
@@ -18,7 +18,7 @@ from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
 @rule("CD701", "cpu-only-framework", "A CPU-only framework build is installed")
-def cpu_only(facts: Facts, ctx) -> List[Finding]:
+def cpu_only(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not has_driver(facts):
         return []
     out: List[Finding] = []
@@ -62,7 +62,7 @@ def _applies(req: Requirement, platform: str) -> Optional[bool]:
 
 
 @rule("CD702", "framework-nvidia-pins-conflict", "Installed nvidia-* wheels do not satisfy a framework's pins")
-def pins(facts: Facts, ctx) -> List[Finding]:
+def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     platform = platform_of(facts)
     judged = set()  # JAX's PJRT wheel carries its plugin wheel's pins: one finding per pin and folder
@@ -109,7 +109,7 @@ def _cudnn_pin_verdict(fw: FrameworkFacts, req: Requirement, installed: Version)
               and ver(s.version.replace(".*", "")) is not None]
     want = pinned[0] if pinned else None
     own_folder = fw.location.rstrip("/") + "/"
-    loads_it = res is not None and bool(res.path) and (res.realpath or res.path).startswith(own_folder)
+    loads_it = bool(res is not None and res.path and (res.realpath or res.path).startswith(own_folder))
     if want is None:
         return WARNING, "The framework was not built for this cuDNN; `pip check` reports the conflict."
     if want.release[0] != installed.release[0]:
@@ -128,7 +128,7 @@ def _cudnn_pin_verdict(fw: FrameworkFacts, req: Requirement, installed: Version)
 
 
 @rule("CD703", "tensorflow-windows-no-gpu", "TensorFlow 2.11+ has no GPU support on native Windows")
-def tf_windows(facts: Facts, ctx) -> List[Finding]:
+def tf_windows(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if platform_of(facts) != "windows":
         return []
     compat = compat_of(ctx)
@@ -146,13 +146,13 @@ def tf_windows(facts: Facts, ctx) -> List[Finding]:
                 "CD703", WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
                 detail="TensorFlow %s was the last release with native-Windows GPU support [%s]." % (
                     last.get("last_native_gpu"), last.get("source")),
-                remedy=tensorflow_native_windows_fix(last.get("last_native_gpu"), row),
+                remedy=tensorflow_native_windows_fix(str(last["last_native_gpu"]), row),
                 evidence={"framework": fw.name, "version": fw.version}, catalogue=["G2"]))
     return out
 
 
 @rule("CD704", "framework-cudnn-unresolved", "A framework cannot find the cuDNN it links", platforms=LINUX)
-def unresolved(facts: Facts, ctx) -> List[Finding]:
+def unresolved(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for fw in facts.python.frameworks:

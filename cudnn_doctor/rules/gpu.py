@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from ..knowledge import Compat
-from ..versions import major_of, mm, release3
-from ..model import Facts, Finding
-from . import archs, rule
+from ..knowledge import Compat, CudnnBuild
+from ..versions import major_of, mm_before, release3_of
+from ..model import Facts, Finding, GpuFacts
+from . import RuleContext, archs, rule
 from ..queries import (best_torch_variant, cc_below, driver_cuda, framework_kind, gpu_label, gpus_with_cc, jax_choice,
-                       platform_of, used_copies, visible_gpus)
+                       known_cc, platform_of, used_copies, visible_gpus)
 from ..remedies import torch_install
 from ..remedies.gpu import (create_mig_instance_fix, cuda_visible_devices_fix, exclusive_gpu_fix,
                             jax_build_for_gpu_fix, jax_on_cpu_fix, last_toolkit_for_gpu_fix, newer_toolkit_for_gpu_fix,
@@ -20,24 +20,24 @@ from .common import ERROR, INFO, WARNING, compat_of, finding
 
 def _newest_cudnn_for_cc(compat: Compat, cc: str, cuda_major: Optional[int]) -> Optional[str]:
     """The newest cuDNN release whose confirmed minimum compute capability still covers `cc`."""
-    best = None
+    best: Optional[CudnnBuild] = None
     for b in compat.cudnn_builds():
         if b.min_cc is None or not b.min_cc.known or cc_below(cc, b.min_cc.low):
             continue
         if cuda_major is not None and b.cuda_major != cuda_major:
             continue
-        if best is None or release3(b.last) > release3(best.last):
+        if best is None or release3_of(b.last) > release3_of(best.last):
             best = b
     return best.last if best else None
 
 
 def _newer_of(first: str, driver: Optional[str]) -> str:
     """The CUDA to install for a GPU first supported in `first`: the driver's own CUDA when that is newer."""
-    return driver if driver and mm(driver) and mm(first) and mm(driver) > mm(first) else first
+    return driver if driver and mm_before(first, driver) else first
 
 
 @rule("CD201", "gpu-arch-not-in-framework-build", "Framework build has no code for this GPU")
-def framework_arch(facts: Facts, ctx) -> List[Finding]:
+def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     gpus = gpus_with_cc(facts)
@@ -61,11 +61,11 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                     evidence={"framework": fw.name, "version": fw.version, "cuda": fw.cuda_version}))
                 continue
             for gpu in gpus:
-                if compat.sass_runs(row["arch"], row.get("ptx"), gpu.compute_capability):
+                if compat.sass_runs(row["arch"], row.get("ptx"), known_cc(gpu)):
                     continue
                 better = best_torch_variant(facts, compat, fw.version)
                 fix = (torch_install(better["torch"] if better else fw.version, better["cuda"]) if better else
-                       torch_source_build_fix(gpu.compute_capability, row["arch"][0], row["arch"][-1]))
+                       torch_source_build_fix(known_cc(gpu), row["arch"][0], row["arch"][-1]))
                 out.append(finding(
                     "CD201", ERROR, "torch %s has no kernels for %s" % (fw.version, gpu_label(gpu)),
                     detail="The wheel carries code for compute capabilities %s%s only; every CUDA kernel fails with "
@@ -73,42 +73,42 @@ def framework_arch(facts: Facts, ctx) -> List[Finding]:
                                ", ".join(row["arch"]), (" (+PTX %s)" % row["ptx"]) if row.get("ptx") else "",
                                row["source"], row["status"]),
                     remedy=fix, evidence={"framework": fw.name, "version": fw.version, "arch_list": row["arch"],
-                                       "ptx": row.get("ptx"), "gpu": gpu.name, "cc": gpu.compute_capability},
+                                       "ptx": row.get("ptx"), "gpu": gpu.name, "cc": known_cc(gpu)},
                     catalogue=["B1"]))
         elif kind == "jax":
             row = next((r for r in compat.framework_rows("jax")
                         if major_of(r.get("built_cuda")) == major_of(fw.cuda_version)), None)
             for gpu in gpus:
-                if row and cc_below(gpu.compute_capability, row["min_cc"]):
+                if row and cc_below(known_cc(gpu), row["min_cc"]):
                     # Another CUDA extra of JAX whose minimum GPU this one meets (compat's JAX table).
                     other, why = jax_choice(facts, compat)
                     if other is not None and other["extra"] != row["extra"] and not any(
                             "compute capability" in w for w in why):
                         fix = jax_build_for_gpu_fix(other, bool(why), platform_of(facts))
                     else:
-                        fix = jax_on_cpu_fix(gpu.compute_capability, row["min_cc"])
+                        fix = jax_on_cpu_fix(known_cc(gpu), row["min_cc"])
                     out.append(finding(
                         "CD201", ERROR, "%s needs compute capability %s or newer; %s" % (
                             fw.name, row["min_cc"], gpu_label(gpu)),
                         detail="JAX's %s wheels support SM %s+ [%s]." % (row["extra"], row["min_cc"], row["source"]),
                         remedy=fix,
-                        evidence={"framework": fw.name, "gpu": gpu.name, "cc": gpu.compute_capability},
+                        evidence={"framework": fw.name, "gpu": gpu.name, "cc": known_cc(gpu)},
                         catalogue=["B1", "B2"]))
         elif kind == "tensorflow":
             floor = compat.framework_table("tensorflow_pip").get("min_cc")
             for gpu in gpus:
-                if floor and cc_below(gpu.compute_capability, floor):
+                if floor and cc_below(known_cc(gpu), floor):
                     out.append(finding(
                         "CD201", ERROR, "TensorFlow needs compute capability %s or newer; %s" % (floor, gpu_label(gpu)),
                         detail="TensorFlow ignores the GPU ('minimum required Cuda capability is %s') [%s]." % (
                             floor, compat.framework_table("tensorflow_pip").get("source")),
                         remedy=tensorflow_cpu_or_newer_gpu_fix(floor),
-                        evidence={"framework": fw.name, "cc": gpu.compute_capability}, catalogue=["B2"]))
+                        evidence={"framework": fw.name, "cc": known_cc(gpu)}, catalogue=["B2"]))
     return out
 
 
 @rule("CD202", "gpu-too-old-for-cudnn", "GPU older than the cuDNN build supports")
-def cudnn_arch(facts: Facts, ctx) -> List[Finding]:
+def cudnn_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -118,7 +118,7 @@ def cudnn_arch(facts: Facts, ctx) -> List[Finding]:
         if floor is None:
             continue
         for gpu in gpus_with_cc(facts):
-            cc = gpu.compute_capability
+            cc = known_cc(gpu)
             if cc_below(cc, floor.low):
                 cuda_major = int(copy.cuda_version.split(".")[0]) if copy.cuda_version else None
                 older = _newest_cudnn_for_cc(compat, cc, cuda_major) or _newest_cudnn_for_cc(compat, cc, None)
@@ -140,7 +140,7 @@ def cudnn_arch(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD203", "gpu-too-old-for-toolkit", "GPU older than the CUDA toolkit supports")
-def toolkit_too_new(facts: Facts, ctx) -> List[Finding]:
+def toolkit_too_new(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for tk in facts.toolkits:
@@ -150,31 +150,30 @@ def toolkit_too_new(facts: Facts, ctx) -> List[Finding]:
         if floor is None:
             continue
         for gpu in gpus_with_cc(facts):
-            if not cc_below(gpu.compute_capability, floor.low):
+            if not cc_below(known_cc(gpu), floor.low):
                 continue
-            arch = compat.arch_for_cc(gpu.compute_capability)
-            last = arch.last_cuda if arch and arch.last_cuda else None
+            arch = compat.arch_for_cc(known_cc(gpu))
             out.append(finding(
                 "CD203", ERROR, "CUDA %s at %s no longer supports %s" % (tk.version, tk.path, gpu_label(gpu)),
                 detail="CUDA %s.x compiles for and ships libraries for compute capability %s and newer only "
                        "[%s]." % (tk.version.split(".")[0], floor.low, floor.source),
-                remedy=last_toolkit_for_gpu_fix(facts, compat, last, arch.name) if last else
-                older_toolkit_for_gpu_fix(gpu.compute_capability),
-                evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability, "min_cc": floor.low},
+                remedy=last_toolkit_for_gpu_fix(facts, compat, arch.last_cuda, arch.name) if arch and arch.last_cuda
+                else older_toolkit_for_gpu_fix(known_cc(gpu)),
+                evidence={"toolkit": tk.version, "path": tk.path, "cc": known_cc(gpu), "min_cc": floor.low},
                 catalogue=["B2"]))
     return out
 
 
 @rule("CD204", "gpu-newer-than-toolkit", "GPU newer than the CUDA toolkit knows")
-def toolkit_too_old(facts: Facts, ctx) -> List[Finding]:
+def toolkit_too_old(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for tk in facts.toolkits:
         if not tk.version or tk.dangling or tk.kind == "pip":
             continue
         for gpu in gpus_with_cc(facts):
-            first = compat.first_cuda_for_cc(gpu.compute_capability)
-            if first and mm(tk.version) and mm(first) and mm(tk.version) < mm(first):
+            first = compat.first_cuda_for_cc(known_cc(gpu))
+            if first and mm_before(tk.version, first):
                 out.append(finding(
                     "CD204", WARNING, "CUDA %s predates %s (first supported in CUDA %s)" % (
                         tk.version, gpu_label(gpu), first),
@@ -183,13 +182,13 @@ def toolkit_too_old(facts: Facts, ctx) -> List[Finding]:
                            "ship PTX [%s]." % compat.architectures_source(),
                     remedy=newer_toolkit_for_gpu_fix(facts, compat, first,
                                                      _newer_of(first, driver_cuda(facts, compat))),
-                    evidence={"toolkit": tk.version, "path": tk.path, "cc": gpu.compute_capability},
+                    evidence={"toolkit": tk.version, "path": tk.path, "cc": known_cc(gpu)},
                     catalogue=["B1"]))
     return out
 
 
 @rule("CD205", "gpu-compute-mode", "GPU compute mode refuses new processes")
-def compute_mode(facts: Facts, ctx) -> List[Finding]:
+def compute_mode(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for gpu in visible_gpus(facts):
         mode = (gpu.compute_mode or "").lower()
@@ -205,7 +204,7 @@ def compute_mode(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-def _free_gpu(facts: Facts, gpu) -> Optional[int]:
+def _free_gpu(facts: Facts, gpu: GpuFacts) -> Optional[int]:
     """The index of another visible GPU in default compute mode that runs nothing (where the busy one's work can go)."""
     free = [g.index for g in visible_gpus(facts) if g is not gpu and (g.compute_mode or "default").lower() == "default"
             and not g.running_processes]
@@ -213,7 +212,7 @@ def _free_gpu(facts: Facts, gpu) -> Optional[int]:
 
 
 @rule("CD206", "mig-misconfigured", "MIG enabled without usable instances")
-def mig(facts: Facts, ctx) -> List[Finding]:
+def mig(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     cvd = facts.visibility.cuda_visible_devices
     for gpu in visible_gpus(facts):  # a GPU CUDA_VISIBLE_DEVICES hides cannot fail a CUDA program
@@ -238,7 +237,7 @@ def mig(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD207", "gpu-memory-low", "GPU memory nearly full")
-def memory(facts: Facts, ctx) -> List[Finding]:
+def memory(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for gpu in visible_gpus(facts):
         total, free = gpu.memory_total_mib, gpu.memory_free_mib

@@ -1,7 +1,7 @@
 """CD81x: a container image (check --image) as the NVIDIA runtime will treat it, alone or on a node (--against)."""
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from ..model import Facts, Finding, ImageFacts
 from ..queries import driver_cuda, driver_version, primary_toolkit, visible_gpus
@@ -9,8 +9,8 @@ from ..readers.nvidia_require import NodeValues, judge_brands
 from ..remedies.containers import (capabilities_fix, compat_older_fix, forward_compat_gpu_fix, image_on_node_fix,
                                    invalid_requirement_fix, legacy_cuda_version_fix, node_report_again_fix,
                                    product_brand_fix, visible_devices_fix)
-from ..versions import mm, ver
-from . import rule
+from ..versions import mm_before, ver, version_key
+from . import RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 # Checks that judge the node's own driver and GPUs: an image alone leaves them to the node ("to be judged on the
@@ -37,7 +37,7 @@ def _needs_cuda(facts: Facts) -> bool:
 
 
 @rule("CD810", "image-node-pending", "Driver and GPU checks of an image wait for a node")
-def node_pending(facts: Facts, ctx) -> List[Finding]:
+def node_pending(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None or img.node is not None:
         return []
@@ -50,12 +50,12 @@ def node_pending(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD811", "image-runtime-refuses", "The NVIDIA container runtime refuses the image on the node")
-def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
+def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None:
         return []
     compat = compat_of(ctx)
-    evidence = {"requirements": img.requirements, "node": img.node, "source": compat.runtime_source()}
+    evidence: Dict[str, Any] = {"requirements": img.requirements, "node": img.node, "source": compat.runtime_source()}
     if img.requirement_error:
         return [finding(
             "CD811", ERROR,
@@ -110,7 +110,7 @@ def runtime_refuses(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD812", "image-requirements-disabled", "The image turns the runtime's requirement check off")
-def requirements_disabled(facts: Facts, ctx) -> List[Finding]:
+def requirements_disabled(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None or not img.disable_require:
         return []
@@ -118,8 +118,8 @@ def requirements_disabled(facts: Facts, ctx) -> List[Finding]:
     want, have = image_cuda(facts), driver_cuda(facts, compat)
     evidence = {"NVIDIA_DISABLE_REQUIRE": img.env.get("NVIDIA_DISABLE_REQUIRE"), "image_cuda": want,
                 "driver_cuda": have, "node": img.node}
-    short = img.node is not None and mm(want) and mm(have) and mm(want) > mm(have)
-    if not short:
+    short = img.node is not None and mm_before(have, want)
+    if not short or want is None:
         return [finding("CD812", INFO, "NVIDIA_DISABLE_REQUIRE=%s: the runtime starts the image without checking its "
                                        "requirements" % img.env.get("NVIDIA_DISABLE_REQUIRE"), evidence=evidence)]
     floor = compat.min_driver(want)
@@ -133,24 +133,25 @@ def requirements_disabled(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD813", "image-forward-compat", "The image's cuda-compat libcuda on the node's GPUs")
-def forward_compat(facts: Facts, ctx) -> List[Finding]:
+def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None or img.node is None or not img.compat_libcuda:
         return []
     compat = compat_of(ctx)
     rule_facts = compat.forward_compat_rule()
     want, have, driver = image_cuda(facts), driver_cuda(facts, compat), driver_version(facts)
-    newest = max(img.compat_libcuda, key=lambda c: ver(c["version"]) or ver("0"))
+    newest = max(img.compat_libcuda, key=lambda c: version_key(c["version"]))
     evidence = {"compat_libcuda": img.compat_libcuda, "driver": driver, "image_cuda": want, "driver_cuda": have,
                 "source": rule_facts.get("source")}
-    if driver and ver(newest["version"]) and ver(driver) and ver(newest["version"]) <= ver(driver):
+    libcuda, running = ver(newest["version"]), ver(driver)
+    if libcuda is not None and running is not None and libcuda <= running:
         return [finding(
             "CD813", WARNING, "The image's cuda-compat libcuda %s is not newer than driver %s %s" % (
                 newest["version"], driver, _on(img)),
             detail="Loaded there it fails with %s [%s]; it is only wanted on older drivers." % (
                 rule_facts.get("error_older_than_driver"), rule_facts.get("source")),
             remedy=compat_older_fix(), evidence=evidence, catalogue=["C2"])]
-    if not (mm(want) and mm(have) and mm(want) > mm(have)):
+    if want is None or not mm_before(have, want):
         return []
     floor = compat.min_driver(want)
     out: List[Finding] = []
@@ -181,7 +182,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD814", "image-driver-capabilities", "The image does not ask the runtime for the compute libraries")
-def driver_capabilities(facts: Facts, ctx) -> List[Finding]:
+def driver_capabilities(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None:
         return []
@@ -207,7 +208,7 @@ def driver_capabilities(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD815", "image-no-gpu", "The image asks for no GPU")
-def no_gpu(facts: Facts, ctx) -> List[Finding]:
+def no_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None:
         return []

@@ -5,7 +5,7 @@ from typing import List
 
 from ..model import Facts, Finding
 from ..remedies import interrupted_install_fix
-from . import rule
+from . import RuleContext, rule
 from .common import WARNING, finding
 
 _STATE = {
@@ -16,7 +16,7 @@ _STATE = {
 
 
 @rule("CD411", "interrupted-install", "An interrupted cudnn-doctor install left staging files behind")
-def interrupted_install(facts: Facts, ctx) -> List[Finding]:
+def interrupted_install(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for item in facts.cudnn_leftovers:
         if item.get("kind") != "interrupted-install":
@@ -29,7 +29,7 @@ def interrupted_install(facts: Facts, ctx) -> List[Finding]:
             "An install of %s into %s was interrupted and left %s%s" % (what, item["target"], item["path"], size),
             detail="%s (journal status %r, pid %s). Until it is undone, the staged copy takes disk space and the "
                    "next install into this %s first has to repair it." % (
-                       _STATE.get(item.get("status"), "the journal could not be read"), item.get("status"),
+                       _STATE.get(str(item.get("status")), "the journal could not be read"), item.get("status"),
                        item.get("pid", "?"), item.get("target_kind")),
             remedy=interrupted_install_fix(item["target"], item.get("target_kind") or "toolkit",
                                         item.get("owner_uid") == 0),

@@ -1,26 +1,26 @@
 """CD705: Deeplearning4j/JavaCPP presets name an exact CUDA and cuDNN; check this machine provides them (G7)."""
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
-from ..versions import mm
+from ..versions import mm, mm_before, mm_of
 from ..model import Facts, Finding, Fix
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import copy_for_path, driver_cuda, driver_version, has_driver, platform_of
 from ..remedies.java import (javacpp_preset_fix, preset_cuda_runtime_fix, preset_cudnn_install_fix,
                              preset_cudnn_upgrade_fix, preset_driver_fix, preset_redist_fix)
 from .common import ERROR, INFO, finding, compat_of
 
 
-def preset_parts(version: str) -> Optional[tuple]:
+def preset_parts(version: str) -> Optional[Tuple[str, str, str]]:
     """'10.2-7.6-1.5.3' -> ('10.2', '7.6', '1.5.3')."""
     parts = version.split("-")
-    return tuple(parts[:3]) if len(parts) >= 3 and mm(parts[0]) and mm(parts[1]) else None
+    return (parts[0], parts[1], parts[2]) if len(parts) >= 3 and mm(parts[0]) and mm(parts[1]) else None
 
 
 @rule("CD705", "javacpp-preset-unmet", "A JavaCPP/DL4J CUDA preset needs a CUDA/cuDNN this machine lacks",
       platforms=LINUX)
-def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
+def javacpp_presets(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     bundled = {r["version"] for r in facts.java.redist}
@@ -28,9 +28,9 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
         parts = preset_parts(preset["version"])
         if not parts:
             continue
-        cuda, cudnn, javacpp = parts
+        cuda, cudnn, _javacpp = parts
         label = "org.bytedeco:cuda:%s (CUDA %s, cuDNN %s)" % (preset["version"], cuda, cudnn)
-        evidence = {"preset": preset["version"], "path": preset["path"]}
+        evidence: Dict[str, Optional[str]] = {"preset": preset["version"], "path": preset["path"]}
         problems: List[str] = []
         fixes: List[Fix] = []
         if has_driver(facts):
@@ -42,7 +42,7 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
                 fixes.append(preset_driver_fix(floor, platform_of(facts)))
         if preset["version"] not in bundled:
             # Without cuda-platform-redist, JavaCPP loads cuDNN and cudart from the system search path.
-            soname = "libcudnn.so.%d" % mm(cudnn)[0]
+            soname = "libcudnn.so.%d" % mm_of(cudnn)[0]
             res = facts.loader.resolved.get(soname)
             copy = copy_for_path(facts, res.path, res.realpath) if res and res.path else None
             evidence["cudnn"] = res.path if res else None
@@ -50,11 +50,11 @@ def javacpp_presets(facts: Facts, ctx) -> List[Finding]:
                 problems.append("no %s on the loader's search path ('no jnicudnn in java.library.path', "
                                 "'Could not load CudnnConvolutionHelper')" % soname)
                 fixes.append(preset_cudnn_install_fix(cudnn, cuda))
-            elif copy.version and mm(copy.version) and mm(copy.version) < mm(cudnn):
+            elif mm_before(copy.version, cudnn):
                 problems.append("the cuDNN the loader finds is %s at %s, older than the %s the preset was built "
                                 "with ('Loaded runtime CuDNN library ... but source was compiled with ...')" % (
                                     copy.version, copy.path, cudnn))
-                fixes.append(preset_cudnn_upgrade_fix(cudnn, cuda, mm(cudnn)[0]))
+                fixes.append(preset_cudnn_upgrade_fix(cudnn, cuda, mm_of(cudnn)[0]))
             runtime = compat.cudart_soname(cuda)
             rt = facts.loader.resolved.get(runtime) if runtime else None
             evidence["cudart"] = rt.path if rt else None

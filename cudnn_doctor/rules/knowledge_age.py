@@ -3,18 +3,19 @@ from __future__ import annotations
 
 from typing import List, Tuple
 
+from ..knowledge import Compat
 from ..model import Facts, Finding
 from ..queries import driver_version
 from ..remedies.software import knowledge_update_fix
-from ..versions import ver
-from . import rule
+from ..versions import major_of
+from . import RuleContext, rule
 from .common import INFO, compat_of, finding
 
 # Framework distributions whose releases the knowledge tracks (Requires-Dist of their wheels).
 _FRAMEWORKS = {"torch": "torch", "tensorflow": "tensorflow", "jax-cuda12-plugin": "jax", "jax-cuda13-plugin": "jax"}
 
 
-def _newer(facts: Facts, compat) -> List[Tuple[str, str, str]]:
+def _newer(facts: Facts, compat: Compat) -> List[Tuple[str, str, str]]:
     """(what, version on the machine, the newest the knowledge knows) for each thing newer than the knowledge."""
     out = []
     for copy in facts.cudnn:
@@ -23,8 +24,9 @@ def _newer(facts: Facts, compat) -> List[Tuple[str, str, str]]:
                         "cuDNN %s" % compat.newest_cudnn_release()))
     driver = driver_version(facts)
     newest_driver = compat.newest_known_driver()
-    if driver and newest_driver and ver(driver) and ver(driver).release[0] > ver(newest_driver).release[0]:
-        out.append(("driver %s" % driver, driver, "driver branch R%s" % ver(newest_driver).release[0]))
+    branch, newest_branch = major_of(driver), major_of(newest_driver)
+    if driver and branch is not None and newest_branch is not None and branch > newest_branch:
+        out.append(("driver %s" % driver, driver, "driver branch R%s" % newest_branch))
     if facts.driver.cuda_version and compat.is_newer_than_knowledge("cuda", facts.driver.cuda_version):
         out.append(("the driver's CUDA %s" % facts.driver.cuda_version, facts.driver.cuda_version,
                     "CUDA %s" % compat.newest_cuda_release()))
@@ -37,7 +39,7 @@ def _newer(facts: Facts, compat) -> List[Tuple[str, str, str]]:
 
 
 @rule("CD004", "knowledge-older-than-machine", "Something on this machine is newer than the knowledge")
-def knowledge_older_than_machine(facts: Facts, ctx) -> List[Finding]:
+def knowledge_older_than_machine(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     newer = _newer(facts, compat)
     if not newer:

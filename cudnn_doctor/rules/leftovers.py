@@ -2,34 +2,34 @@
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ..versions import major_of
 from ..model import Facts, Finding, Fix
-from . import rule
+from . import RuleContext, rule
 from ..queries import primary_toolkit, toolkit_owning
 from ..remedies.leftovers import install_command, leftovers_fix, soname_links_fix
 from .common import ERROR, WARNING, compat_of, finding
 
 
-def _version(items: List[Dict]) -> Optional[str]:
+def _version(items: List[Dict[str, Any]]) -> Optional[str]:
     """The most precise version the remaining files say (a header's 9.1.0 beats a link target's 9)."""
     versions = sorted((i["version"] for i in items if i.get("version")), key=lambda v: -v.count("."))
     return versions[0] if versions else None
 
 
-def _fix(facts: Facts, version: Optional[str], restore: Optional[str], items: List[Dict]) -> Fix:
+def _fix(facts: Facts, version: Optional[str], restore: Optional[str], items: List[Dict[str, Any]]) -> Fix:
     tk = primary_toolkit(facts)
     inside = tk is not None and all(toolkit_owning(facts, os.path.dirname(i["path"])) for i in items)
     return leftovers_fix([i["path"] for i in items], version, restore, bool(facts.cudnn), inside)
 
 
 @rule("CD410", "cudnn-leftovers", "Leftovers of a cuDNN that is gone or half-installed")
-def leftovers(facts: Facts, ctx) -> List[Finding]:
+def leftovers(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     gone = [i for i in facts.cudnn_leftovers if i["kind"] in ("dangling-link", "header-without-library")]
-    by_major: Dict[Optional[int], List[Dict]] = {}
+    by_major: Dict[Optional[int], List[Dict[str, Any]]] = {}
     for item in gone:
         by_major.setdefault(major_of(item.get("version")) if item.get("version") else None, []).append(item)
     for major, items in sorted(by_major.items(), key=lambda kv: -(kv[0] or 0)):
@@ -48,7 +48,7 @@ def leftovers(facts: Facts, ctx) -> List[Finding]:
             remedy=_fix(facts, version, restore, items),
             evidence={"leftovers": items, "version": version}, catalogue=["D1", "D4"]))
     missing = [i for i in facts.cudnn_leftovers if i["kind"] == "missing-soname-link"]
-    by_dir: Dict[str, List[Dict]] = {}
+    by_dir: Dict[str, List[Dict[str, Any]]] = {}
     for item in missing:
         by_dir.setdefault(item["directory"], []).append(item)
     for directory, items in sorted(by_dir.items()):

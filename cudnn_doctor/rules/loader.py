@@ -5,9 +5,9 @@ import os
 import re
 from typing import List
 
-from ..model import Facts, Finding
+from ..model import CudnnCopy, Facts, Finding
 from ..queries import package_channel
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import is_pip_dir, machine_cuda, visible_gpus
 from ..remedies import cudnn_dir_fix
 from ..remedies.gpu import cuda_visible_devices_fix, unhide_gpus_fix
@@ -19,7 +19,7 @@ _SKIPPED = re.compile(r"^(?P<path>\S+) \((?P<via>[^)]*)\) skipped: (?P<why>\S+)"
 
 
 @rule("CD601", "lib-not-on-search-path", "cuDNN installed where the loader does not look", platforms=LINUX)
-def off_path(facts: Facts, ctx) -> List[Finding]:
+def off_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for major in sorted({c.major for c in facts.cudnn if c.major}, reverse=True):
         name = "libcudnn.so.%d" % major
@@ -59,7 +59,7 @@ def _cudnn8_in_use(facts: Facts) -> bool:
 
 
 @rule("CD602", "nvrtc-unversioned-missing", "cuDNN 8 cannot find the unversioned libnvrtc.so", platforms=LINUX)
-def nvrtc(facts: Facts, ctx) -> List[Finding]:
+def nvrtc(facts: Facts, ctx: RuleContext) -> List[Finding]:
     res = facts.loader.resolved.get("libnvrtc.so")
     if not _cudnn8_in_use(facts) or res is None or res.path:
         return []
@@ -83,7 +83,7 @@ def nvrtc(facts: Facts, ctx) -> List[Finding]:
         remedy=fix, evidence={"candidates": dirs, "searched": res.shadowed}, catalogue=["F2"])]
 
 
-def _prefix_of(facts: Facts, copy) -> str:
+def _prefix_of(facts: Facts, copy: CudnnCopy) -> str:
     """The site-packages folder (pip) or environment (conda) a cuDNN copy lives in; "" for other copies."""
     folder = copy.directory.rstrip("/") + "/"
     for mark in ("/site-packages/", "/dist-packages/"):
@@ -93,7 +93,7 @@ def _prefix_of(facts: Facts, copy) -> str:
 
 
 @rule("CD603", "libcuda-unversioned-missing", "cuDNN 8 cannot find the unversioned libcuda.so", platforms=LINUX)
-def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
+def libcuda_unversioned(facts: Facts, ctx: RuleContext) -> List[Finding]:
     res = facts.loader.resolved.get("libcuda.so")
     real = facts.loader.resolved.get("libcuda.so.1")
     if not _cudnn8_in_use(facts) or res is None or res.path or real is None or not real.path:
@@ -102,13 +102,13 @@ def libcuda_unversioned(facts: Facts, ctx) -> List[Finding]:
         "CD603", WARNING, "cuDNN 8 is installed but only libcuda.so.1, not libcuda.so, is on the search path",
         detail="cuDNN 8 dlopens the unversioned 'libcuda.so'; without it convolutions fail with 'Error: libcuda.so: "
                "cannot open shared object file'.",
-        remedy=libcuda_link_fix(real.path, facts.host.wsl), evidence={"libcuda.so.1": real.path},
+        remedy=libcuda_link_fix(real.path, bool(facts.host.wsl)), evidence={"libcuda.so.1": real.path},
         catalogue=["F3"])]
 
 
 @rule("CD604", "wrong-elf-class-on-path", "A library of the wrong architecture sits on the search path",
       platforms=LINUX)
-def wrong_class(facts: Facts, ctx) -> List[Finding]:
+def wrong_class(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for name, res in sorted(facts.loader.resolved.items()):
         for problem in res.problems:
@@ -127,7 +127,7 @@ def wrong_class(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD605", "cuda-visible-devices-hides-gpus", "CUDA_VISIBLE_DEVICES hides GPUs")
-def visibility(facts: Facts, ctx) -> List[Finding]:
+def visibility(facts: Facts, ctx: RuleContext) -> List[Finding]:
     vis = facts.visibility
     if vis.cuda_visible_devices is None or not facts.gpus:
         return []
@@ -160,7 +160,7 @@ def _visible_order(facts: Facts) -> List[int]:
 
 
 @rule("CD606", "ld-preload-cuda", "LD_PRELOAD forces a CUDA/cuDNN library", platforms=LINUX)
-def preload(facts: Facts, ctx) -> List[Finding]:
+def preload(facts: Facts, ctx: RuleContext) -> List[Finding]:
     hits = [p for p in facts.loader.ld_preload if re.search(r"lib(cudnn|cuda|cudart|cublas)", os.path.basename(p))]
     if not hits:
         return []
@@ -173,7 +173,7 @@ def preload(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD607", "loader-cache-unreadable", "ld.so.cache could not be read", platforms=LINUX)
-def cache(facts: Facts, ctx) -> List[Finding]:
+def cache(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.loader.cache_error:
         return []
     return [finding(
@@ -184,7 +184,7 @@ def cache(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD608", "ld-cache-stale", "ld.so.cache is older than the CUDA/cuDNN libraries in its folders", platforms=LINUX)
-def stale_cache(facts: Facts, ctx) -> List[Finding]:
+def stale_cache(facts: Facts, ctx: RuleContext) -> List[Finding]:
     stale = facts.loader.stale_cache
     if not stale:
         return []

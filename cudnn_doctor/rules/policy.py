@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..knowledge import Compat
-from ..versions import ver
+from ..versions import ver, version_of
 from .require_keys import REQUIRE_KEYS
 
 _KEY_ALIASES = {"compute_capability": "cc", "sm": "cc", "nvidia-driver": "driver", "cuda-toolkit": "toolkit"}
@@ -79,7 +79,7 @@ def parse_target(text: str, compat: Compat) -> Target:
                 version, compat.framework_rows("tensorflow_linux")[0]["tensorflow"]))
         elif name == "torch" and not torch_rows(compat, version):
             raise ValueError("no compat data for PyTorch %s (known: %s)" % (
-                version, ", ".join(sorted({r["torch"] for r in compat.framework_rows("pytorch")}, key=ver))))
+                version, ", ".join(sorted({r["torch"] for r in compat.framework_rows("pytorch")}, key=version_of))))
         elif ver(version.split("+")[0]) is None:
             raise ValueError("%r is not a version" % version)
     return Target(name, version, text.strip())

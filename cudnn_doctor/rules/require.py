@@ -8,14 +8,16 @@ from packaging.version import InvalidVersion, Version
 
 from ..knowledge import Compat
 from ..model import Facts, Finding, Fix
-from . import rule
-from ..queries import consumers, driver_cuda, driver_version, gpus_with_cc, has_driver, machine_cuda, platform_of
+from . import RuleContext, rule
+from ..queries import (consumers, driver_cuda, driver_version, gpus_with_cc, has_driver, known_cc, machine_cuda,
+                       platform_of)
 from ..remedies.requirements import (requirement_cudnn_fix, requirement_driver_fix, requirement_gpu_fix,
                                      requirement_toolkit_fix)
 from ..remedies.targets import requirement_syntax_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 from .fit import driver_problem
-from .policy import REQUIRE_KEYS, Requirement, parse_requirement
+from .policy import Requirement, parse_requirement
+from .require_keys import REQUIRE_KEYS
 
 
 def _values(facts: Facts, compat: Compat, key: str) -> Tuple[List[Tuple[str, str]], str]:
@@ -36,13 +38,13 @@ def _values(facts: Facts, compat: Compat, key: str) -> Tuple[List[Tuple[str, str
             return loaded, ""
         return [(c.version, c.directory) for c in facts.cudnn if c.version], "no cuDNN with a known version found"
     if key == "cc":
-        vals = [(g.compute_capability, "GPU %d (%s)" % (g.index, g.name)) for g in gpus_with_cc(facts)]
+        vals = [(known_cc(g), "GPU %d (%s)" % (g.index, g.name)) for g in gpus_with_cc(facts)]
         return vals, "no GPU compute capability known"
     return [], "unknown key"
 
 
 @rule("CD910", "require-policy", "A --require policy is not met")
-def requirements(facts: Facts, ctx) -> List[Finding]:
+def requirements(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for expr in ctx.requires or []:
@@ -92,7 +94,8 @@ def _require_fix(req: Requirement, facts: Facts, compat: Compat) -> Fix:
         # The newest CUDA release in compat that satisfies the requirement, preferring one this driver runs.
         wanted = [c for c in compat.cuda_releases() if _ok(req.spec, c)]
         runs = [c for c in wanted if driver_problem(facts, compat, c) is None]
-        pick = (runs or wanted or [None])[-1]
+        found = runs or wanted
+        pick = found[-1] if found else None
         return requirement_toolkit_fix(facts, compat, req.text, pick, not runs and has_driver(facts))
     if req.key == "cudnn":
         # NVIDIA's apt-v9 channel carries cuDNN 9 only: it is a way only where a cuDNN 9 release satisfies it.

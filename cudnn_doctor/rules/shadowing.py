@@ -5,16 +5,18 @@ import os
 from typing import List
 
 from ..versions import release3
-from ..model import Facts, Finding
-from . import rule
+from ..model import Facts, Finding, Resolution
+from . import RuleContext, rule
 from ..queries import copy_for_path, describe_copy, ld_entry_for, plain_resolutions
 from ..remedies.leftovers import header_mismatch_fix, install_command
 from ..remedies.loader import off_ld_library_path_fix
 from .common import WARNING, compat_of, finding
 
 
-def why_it_wins(facts: Facts, res) -> str:
+def why_it_wins(facts: Facts, res: Resolution) -> str:
     """Which search-path entry hands out this copy, in the loader's own terms."""
+    if res.path is None:
+        return "%s finds it first" % (res.via or "the loader")
     if res.via == "LD_LIBRARY_PATH":
         return "LD_LIBRARY_PATH entry %s is searched first" % (ld_entry_for(facts, res.path) or
                                                                 os.path.dirname(res.path))
@@ -27,7 +29,7 @@ def why_it_wins(facts: Facts, res) -> str:
 
 
 @rule("CD611", "cudnn-headers-differ-from-loaded", "Programs load another cuDNN than the headers builds compile with")
-def headers_vs_loaded(facts: Facts, ctx) -> List[Finding]:
+def headers_vs_loaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     if not facts.cudnn_headers:
         return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List
 
 from ..knowledge import Compat
-from ..versions import dl4j_key, ver
+from ..versions import dl4j_key, version_of
 from ..model import Facts, Finding
 from ..queries import driver_version, gpus_with_cc
 from ..remedies.targets import (cuda_driver_fix, dl4j_for_this_gpu_fix, dl4j_matrix_fix, dl4j_pair_fix,
@@ -18,8 +18,8 @@ from .policy import Target
 def judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     release = target.version or compat.dl4j_releases()[0]
     # Newest CUDA first, so the suggested pair is the most current one when several fit equally.
-    rows = sorted((r for r in compat.framework_rows("dl4j") if r["dl4j"] == release), key=lambda r: ver(r["cuda"]),
-                  reverse=True)
+    rows = sorted((r for r in compat.framework_rows("dl4j") if r["dl4j"] == release),
+                  key=lambda r: version_of(r["cuda"]), reverse=True)
     options = []
     for row in rows:
         cuda, cudnn = row["cuda"], row["cudnn"]
@@ -43,20 +43,20 @@ def judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         return [finding("CD920", WARNING, "No CUDA/cuDNN pairs known for DL4J %s" % release,
                         remedy=dl4j_matrix_fix())]
     source = compat.framework_table("dl4j").get("source", "")
-    blocked = [(row, gpu_problems(facts, compat, row["cuda"])) for row in rows]
-    if gpus_with_cc(facts) and all(problems for _, problems in blocked):
+    judged = [(row, gpu_problems(facts, compat, row["cuda"])) for row in rows]
+    if gpus_with_cc(facts) and all(problems for _, problems in judged):
         # No backend of this release can drive the GPU: installing CUDA/cuDNN cannot help.
         newer = sorted((r for r in compat.framework_rows("dl4j") if not gpu_problems(facts, compat, r["cuda"])),
-                       key=lambda r: (dl4j_key(r["dl4j"]), ver(r["cuda"])))
-        newest = max(compat.framework_rows("dl4j"), key=lambda r: ver(r["cuda"]))
-        fix = dl4j_for_this_gpu_fix(newer[-1] if newer else None, newest)
+                       key=lambda r: (dl4j_key(r["dl4j"]), version_of(r["cuda"])))
+        newest_row = max(compat.framework_rows("dl4j"), key=lambda r: version_of(r["cuda"]))
+        fix = dl4j_for_this_gpu_fix(newer[-1] if newer else None, newest_row)
         return [finding(
             "CD920", ERROR, "This machine does not fit DL4J %s: its GPU is not supported by any of the release's "
                             "CUDA backends" % release,
-            detail="; ".join("CUDA %s: %s" % (row["cuda"], ", ".join(problems)) for row, problems in blocked) +
+            detail="; ".join("CUDA %s: %s" % (row["cuda"], ", ".join(problems)) for row, problems in judged) +
                    " [%s]." % source,
             remedy=fix, evidence={"options": [{"cuda": r["cuda"], "cudnn": r["cudnn"], "problems": p}
-                                           for r, p in blocked]}, catalogue=["G7"])]
+                                           for r, p in judged]}, catalogue=["G7"])]
     return verdict("DL4J %s" % release + ("" if target.version else " (newest DL4J in compat)"), options, source,
                     ["G7"])
 

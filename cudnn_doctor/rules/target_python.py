@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List
 
 from ..knowledge import Compat
-from ..versions import mm_text, ver
+from ..versions import mm_text, newer_than, ver, version_of
 from ..model import Facts, Finding
 from ..queries import (best_torch_variant, driver_version, framework_kind, gpu_cudnn_problems, has_driver, platform_of)
 from ..remedies import torch_install
@@ -23,9 +23,9 @@ def judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
                                  compat.framework_rows("tensorflow_linux")[0]["tensorflow"])
     platform = platform_of(facts)
     last_windows = ver(compat.framework_table("tensorflow_windows").get("last_native_gpu"))
-    if platform == "windows" and last_windows is not None and ver(version) > last_windows:
+    if platform == "windows" and last_windows is not None and newer_than(version, last_windows):
         return [finding("CD920", ERROR, "TensorFlow %s has no GPU support on native Windows" % version,
-                        remedy=tensorflow_on_windows_fix(version, mm_text(str(last_windows))),
+                        remedy=tensorflow_on_windows_fix(version, mm_text(str(last_windows)) or str(last_windows)),
                         catalogue=["G2"])]
     row = tf_row(compat, version, platform)
     if row is None:
@@ -34,7 +34,8 @@ def judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     cuda, cudnn = cuda_of(row["cuda"]), row["cudnn"]
     # Without the table's answer, assume no [and-cuda] wheels: the toolkit and cuDNN are then checked too.
     wheels_from = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
-    pip_wheels = wheels_from is not None and ver(version) >= wheels_from
+    release = ver(version)
+    pip_wheels = wheels_from is not None and release is not None and release >= wheels_from
     problems = [p for p in [driver_problem(facts, compat, cuda)] if p]
     problems += [p for p in gpu_problems(facts, compat, cuda,
                                           compat.framework_table("tensorflow_pip").get("min_cc"))
@@ -60,8 +61,8 @@ def judge_torch(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     installed = next((fw for fw in facts.python.frameworks if framework_kind(fw) == "torch"), None)
     version = target.version or (installed.version if installed else None)
     rows = torch_rows(compat, version) if version else []
-    if not rows:
-        newest = max(compat.framework_rows("pytorch"), key=lambda r: ver(r["torch"]))["torch"]
+    if not version or not rows:
+        newest = str(max(compat.framework_rows("pytorch"), key=lambda r: version_of(r["torch"]))["torch"])
         version, rows = newest, torch_rows(compat, newest)
     tag = version.split("+", 1)[1] if "+" in version else ""
     if tag.startswith("cu"):
@@ -69,7 +70,7 @@ def judge_torch(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         rows = [r for r in rows if r["cuda"] == wanted] or rows
     options = []
     # Newest CUDA build first: pip users get the newest that fits.
-    for row in sorted(rows, key=lambda r: ver(r["cuda"]), reverse=True):
+    for row in sorted(rows, key=lambda r: version_of(r["cuda"]), reverse=True):
         cuda = row["cuda"]
         arch = compat.pytorch_arch(version.split("+")[0] if version.count(".") >= 2 else row["torch"] + ".0", cuda)
         problems = [p for p in [driver_problem(facts, compat, cuda)] if p]
@@ -98,7 +99,7 @@ def judge_jax(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
             problems.append("JAX has no native-Windows GPU build (use WSL2)")
         if not has_driver(facts):
             problems.append("no NVIDIA driver is installed")
-        elif driver_version(facts) and ver(driver_version(facts)) < ver(row["driver_linux"]):
+        elif driver_version(facts) and newer_than(row["driver_linux"], driver_version(facts)):
             problems.append("driver %s is older than the R%s branch JAX %s needs" % (
                 driver_version(facts), row["driver_linux"], row["extra"]))
         elif not driver_version(facts):

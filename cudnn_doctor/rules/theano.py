@@ -3,8 +3,9 @@ release runs (compat/theano.toml, read from the releases' own source)."""
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
+from ..knowledge import Compat
 from ..knowledge.theano import cudnn_code
 from ..model import CudnnCopy, Facts, Finding, Fix, TheanoInstall
 from ..queries import copy_for_path, cudnn_build_exists, machine_cuda, visible_gpus
@@ -12,8 +13,8 @@ from ..remedies import machine_cudnn_fix, theano_dev_link_fix, theano_device_fix
 from ..remedies.theano import (theano_accepted_copy_fix, theano_dnn_path_fix, theano_header_fix,
                                theano_header_library_fix, theano_install_cudnn_fix, theano_loaded_header_fix,
                                theano_no_cudnn_build_fix, theano_one_release_fix, theano_quiet_cudnn_advice)
-from ..versions import decode_cudnn, mm, release3, soname_version
-from . import rule
+from ..versions import decode_cudnn, major_of, mm, mm_of, reaches, release3, release3_of, soname_version
+from . import RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 CATALOGUE = ["G9"]  # Theano / old Keras: cuDNN headers needed at run time, version window
@@ -53,16 +54,16 @@ def theano_cudnn(facts: Facts, inst: TheanoInstall) -> Tuple[Optional[CudnnCopy]
     return copy, version
 
 
-def _accepted(check: dict, first_break: Optional[str], version: str, warn_ok: bool) -> bool:
+def _accepted(check: Dict[str, Any], first_break: Optional[str], version: str, warn_ok: bool) -> bool:
     code = cudnn_code(version)
     if code is None or code < check["refuse_below"]:
         return False
-    if first_break and release3(version) >= release3(first_break):
+    if first_break and reaches(version, first_break):
         return False
     return warn_ok or "warn_from" not in check or code < check["warn_from"]
 
 
-def _fits_cuda(compat, copy: CudnnCopy, cuda: Optional[str]) -> bool:
+def _fits_cuda(compat: Compat, copy: CudnnCopy, cuda: Optional[str]) -> bool:
     """A copy built for the CUDA this machine runs (per minor before CUDA 11's minor-version compatibility)."""
     a, b = mm(copy.cuda_version), mm(cuda)
     if a is None or b is None:
@@ -70,7 +71,7 @@ def _fits_cuda(compat, copy: CudnnCopy, cuda: Optional[str]) -> bool:
     return a[0] == b[0] and (compat.has_minor_compat(a[0]) or a[1] == b[1])
 
 
-def _loader_misses(facts: Facts, copy: CudnnCopy, release: dict) -> bool:
+def _loader_misses(facts: Facts, copy: CudnnCopy, release: Dict[str, Any]) -> bool:
     """Theano 0.x adds no run path for dnn.library_path: the loader must find the copy by itself."""
     if release.get("dnn_paths") != "cuda.root":
         return False
@@ -78,7 +79,8 @@ def _loader_misses(facts: Facts, copy: CudnnCopy, release: dict) -> bool:
     return not (res and res.path and copy_for_path(facts, res.path, res.realpath) is copy)
 
 
-def _repair(facts: Facts, compat, inst: TheanoInstall, backend: str, check: dict, current: Optional[str] = None,
+def _repair(facts: Facts, compat: Compat, inst: TheanoInstall, backend: str, check: Dict[str, Any],
+            current: Optional[str] = None,
             quiet_only: bool = False) -> Fix:
     """A cuDNN this Theano accepts: a copy already here, else one compat knows a build of, else none at all.
     `quiet_only`: only releases Theano does not even warn about (the fix for its warning), never `current`."""
@@ -90,32 +92,33 @@ def _repair(facts: Facts, compat, inst: TheanoInstall, backend: str, check: dict
         for copy in facts.cudnn:
             if copy.version and _accepted(check, first_break, copy.version, warn_ok) and not copy.load_error \
                     and _fits_cuda(compat, copy, cuda) and copy.version != current:
-                include = os.path.dirname(copy.header_path) if copy.header_version == copy.version else None
+                include = (os.path.dirname(copy.header_path)
+                           if copy.header_path and copy.header_version == copy.version else None)
                 return theano_accepted_copy_fix(facts.theano, include, copy.directory, copy.version, inst.version,
                                                 _loader_misses(facts, copy, release))
     for warn_ok in passes:
         releases = [r for r in compat.cudnn_releases() if _accepted(check, first_break, r, warn_ok)
                     and cuda and cudnn_build_exists(compat, r, cuda) and r != current]
         if releases:
-            best = str(max(releases, key=release3))
-            install = machine_cudnn_fix(facts, compat, cuda, mm(best)[0], best)
+            best = str(max(releases, key=release3_of))
+            install = machine_cudnn_fix(facts, compat, cuda, mm_of(best)[0], best)
             return theano_install_cudnn_fix(facts.theano, install)
     if quiet_only:
-        return theano_quiet_cudnn_advice(inst.version, current, decode_cudnn(check["refuse_below"]),
-                                         decode_cudnn(check["warn_from"]), cuda)
+        return theano_quiet_cudnn_advice(inst.version, current, decode_cudnn(check["refuse_below"]) or "?",
+                                         decode_cudnn(check["warn_from"]) or "?", cuda)
     return theano_no_cudnn_build_fix(facts.theano, inst.version, backend, check["supports"], cuda)
 
 
-def _header_fix(facts: Facts, compat, copy: Optional[CudnnCopy], version: str) -> Fix:
+def _header_fix(facts: Facts, compat: Compat, copy: Optional[CudnnCopy], version: str) -> Fix:
     """The header of the cuDNN Theano links, where the machine has it; else that release's development files."""
     for c in ([copy] if copy else []) + list(facts.cudnn):
         if c.header_path and c.header_version and release3(c.header_version) == release3(version):
             return theano_header_fix(facts.theano, os.path.dirname(c.header_path), version)
     cuda = (copy.cuda_version if copy else None) or machine_cuda(facts, compat)
-    return machine_cudnn_fix(facts, compat, cuda, mm(version)[0], ".".join(version.split(".")[:3]))
+    return machine_cudnn_fix(facts, compat, cuda, major_of(version), ".".join(version.split(".")[:3]))
 
 
-def _gpuarray_instead(facts: Facts, compat, inst: TheanoInstall, version: str) -> Optional[Fix]:
+def _gpuarray_instead(facts: Facts, compat: Compat, inst: TheanoInstall, version: str) -> Optional[Fix]:
     """On the old back-end, device=cuda* where this release's gpuarray back-end builds with the cuDNN found."""
     check = compat.theano_cudnn_check(inst.version, "gpuarray")
     first_break = compat.theano_first_break(inst.version, "gpuarray")
@@ -126,7 +129,7 @@ def _gpuarray_instead(facts: Facts, compat, inst: TheanoInstall, version: str) -
 
 
 @rule("CD760", "theano-cudnn-version", "The cuDNN Theano finds is one its release refuses, warns about or cannot build")
-def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
+def theano_cudnn_version(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     backend, device = backend_of(facts)
@@ -170,8 +173,10 @@ def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
                 remedy=_header_fix(facts, compat, copy, version), evidence=evidence, catalogue=CATALOGUE))
             continue
         code = cudnn_code(version)
+        if code is None:
+            continue  # a version Theano could not compare either: say nothing rather than guess
         removed = compat.theano_api_removed(inst.version, backend_judged, version)
-        volta = [g for g in visible_gpus(facts) if g.compute_capability and mm(g.compute_capability) >= (7, 0)]
+        volta = [g for g in visible_gpus(facts) if (mm(g.compute_capability) or (0, 0)) >= (7, 0)]
         if code < check["refuse_below"]:
             problem, severity = ("%s refuses cuDNN %s as too old: '%s'" % (
                 label, version, check["refuse_text"] % code)), strict
@@ -208,7 +213,7 @@ def theano_cudnn_version(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD761", "theano-cudnn-mixed", "Theano compiles against one cuDNN header and loads another cuDNN library")
-def theano_cudnn_mixed(facts: Facts, ctx) -> List[Finding]:
+def theano_cudnn_mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     backend, _ = backend_of(facts)
@@ -242,7 +247,7 @@ def theano_cudnn_mixed(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD762", "theano-dnn-path-empty", "A dnn.include_path or dnn.library_path Theano is given holds no cuDNN")
-def theano_dnn_paths(facts: Facts, ctx) -> List[Finding]:
+def theano_dnn_paths(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for inst in facts.theano.installs:
         for key, value, origin in (("dnn.include_path", inst.include_path, setting_source(facts, "dnn.include_path")),

@@ -7,13 +7,13 @@ from typing import Dict, List, Optional
 from ..model import Facts, Finding
 from ..remedies import theano_device_fix, theano_setting_fix
 from ..remedies.theano import theano_config_syntax_fix
-from . import rule
+from . import RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 from .theano import CATALOGUE, backend_of, setting_source, setting_value
 
 
 @rule("CD763", "theano-old-gpu-backend", "device=gpu: Theano's old CUDA back-end, deprecated in 0.9, gone in 1.0")
-def theano_old_backend(facts: Facts, ctx) -> List[Finding]:
+def theano_old_backend(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     text = compat.theano_config().get("old_backend_text", "")
     guide = compat.theano_config().get("old_backend_guide", "")
@@ -42,7 +42,7 @@ def theano_old_backend(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD764", "theano-cnmem-ignored", "lib.cnmem only configures the old CUDA back-end")
-def theano_cnmem(facts: Facts, ctx) -> List[Finding]:
+def theano_cnmem(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     cnmem = facts.theano.settings.get("lib.cnmem")
@@ -80,7 +80,7 @@ def theano_cnmem(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD765", "theano-config-unreadable", "Theano cannot read its configuration: `import theano` fails")
-def theano_config_unreadable(facts: Facts, ctx) -> List[Finding]:
+def theano_config_unreadable(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.theano.installs:
         return []
     compat = compat_of(ctx)

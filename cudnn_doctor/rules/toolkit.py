@@ -7,40 +7,48 @@ from typing import Iterator, List, Optional, Tuple
 
 from ..knowledge import Compat, DriverFloor
 from ..versions import mm
-from ..model import Facts, Finding, ToolkitFacts
+from ..model import Facts, Finding, GpuFacts, ToolkitFacts
 from ..remedies import loader_dir_fix
 from ..remedies.loader import off_ld_library_path_fix
 from ..remedies.toolkit import (driver_for_framework_fix, driver_for_toolkit_fix, drop_compat_libcuda_fix,
                                 drop_compat_libcuda_on_804_fix, drop_stub_libcuda_fix, exact_driver_for_ptx_fix,
                                 reinstall_toolkit_fix, relink_toolkit_fix, tensorflow_cuda_runtime_fix)
-from . import LINUX, rule
+from . import LINUX, RuleContext, rule
 from ..queries import (best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, ld_entry_for,
                        platform_of, visible_gpus)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
-def _judge(facts: Facts, compat: Compat, cuda: str):
+def _judge(facts: Facts, compat: Compat, cuda: str) -> Tuple[Optional[bool], str, Optional[DriverFloor]]:
     return compat.driver_runs_cuda(driver_version(facts) or "", cuda, platform_of(facts), facts.driver.cuda_version)
 
 
 def _toolkits_vs_driver(facts: Facts, compat: Compat, with_pip: bool = True
-                        ) -> Iterator[Tuple[ToolkitFacts, Optional[bool], str, Optional[DriverFloor]]]:
-    """(toolkit, verdict, how, floor) for every toolkit with a known version (CD301 and CD305 judge the same)."""
+                        ) -> Iterator[Tuple[ToolkitFacts, str, Optional[bool], str, Optional[DriverFloor]]]:
+    """(toolkit, its version, verdict, how, floor) for every toolkit with a known version (CD301 and CD305 judge the
+    same)."""
     if not has_driver(facts):
         return
     for tk in facts.toolkits:
         if not tk.version or tk.dangling or (tk.kind == "pip" and not with_pip):
             continue
         ok, how, floor = _judge(facts, compat, tk.version)
-        yield tk, ok, how, floor
+        yield tk, tk.version, ok, how, floor
+
+
+def _serves(compat: Compat, have: Optional[Tuple[int, int]], want: Optional[Tuple[int, int]]) -> bool:
+    """Whether a toolkit of CUDA `have` serves a build for CUDA `want`: the same minor, or the same major where
+    minor-version compatibility holds."""
+    return have is not None and (have == want or (want is not None and compat.has_minor_compat(want[0])
+                                                  and have[0] == want[0]))
 
 
 @rule("CD301", "driver-too-old-for-toolkit", "Driver too old for an installed CUDA toolkit")
-def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
+def toolkit_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     dcuda = driver_cuda(facts, compat)
-    for tk, ok, how, floor in _toolkits_vs_driver(facts, compat):
+    for tk, _, ok, how, floor in _toolkits_vs_driver(facts, compat):
         if ok is False:
             out.append(finding(
                 "CD301", ERROR, "Driver %s (CUDA %s) is too old for CUDA %s at %s" % (
@@ -61,14 +69,14 @@ def toolkit_vs_driver(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD305", "toolkit-newer-than-driver", "Toolkit runs only through minor-version compatibility")
-def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
+def toolkit_minor_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     dcuda = driver_cuda(facts, compat)
-    for tk, ok, how, floor in _toolkits_vs_driver(facts, compat, with_pip=False):
+    for tk, version, ok, how, floor in _toolkits_vs_driver(facts, compat, with_pip=False):
         if not ok or how == "exact":
             continue
-        exact = compat.min_driver(tk.version, platform_of(facts)) or floor
+        exact = compat.min_driver(version, platform_of(facts)) or floor
         out.append(finding(
             "CD305", WARNING, "CUDA %s at %s runs on driver %s only through minor-version compatibility" % (
                 tk.version, tk.path, driver_version(facts)),
@@ -82,7 +90,7 @@ def toolkit_minor_compat(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD302", "driver-too-old-for-framework", "Driver too old for a framework's CUDA build")
-def framework_vs_driver(facts: Facts, ctx) -> List[Finding]:
+def framework_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not has_driver(facts):
         return []
     compat = compat_of(ctx)
@@ -120,7 +128,7 @@ def _compat_libcuda(facts: Facts) -> Optional[str]:
 
 
 @rule("CD303", "forward-compat-unsupported-gpu", "cuda-compat libcuda on a GPU without forward compatibility")
-def forward_compat(facts: Facts, ctx) -> List[Finding]:
+def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     path = _compat_libcuda(facts)
     if not path:
         return []
@@ -128,7 +136,8 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
     fc = compat.forward_compat()
     entry = ld_entry_for(facts, path)
     out: List[Finding] = []
-    for gpu in visible_gpus(facts) or [None]:
+    gpus: List[Optional[GpuFacts]] = list(visible_gpus(facts)) or [None]
+    for gpu in gpus:
         verdict = compat.forward_compat_gpu(gpu.name if gpu else None)
         label = "GPU %d (%s)" % (gpu.index, gpu.name) if gpu else "this GPU"
         evidence = {"libcuda": path, "gpu": gpu.name if gpu else None,
@@ -159,7 +168,7 @@ def forward_compat(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD304", "stub-libcuda", "The toolkit's stub libcuda is on the search path", platforms=LINUX)
-def stub(facts: Facts, ctx) -> List[Finding]:
+def stub(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for name in ("libcuda.so.1", "libcuda.so"):
         res = facts.loader.resolved.get(name)
@@ -183,14 +192,14 @@ def stub(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD306", "cuda-runtime-missing", "CUDA runtime a consumer needs is not on the search path", platforms=LINUX)
-def runtime_missing(facts: Facts, ctx) -> List[Finding]:
+def runtime_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for tk in facts.toolkits:
         # Judge each toolkit by the soname its own runtime file carries (libcudart.so.11.0, .so.12, ...).
         name = tk.cudart_soname
         res = facts.loader.resolved.get(name) if name else None
-        if tk.dangling or tk.kind == "pip" or res is None or res.path:
+        if tk.dangling or tk.kind == "pip" or res is None or res.path or tk.cudart_path is None:
             continue
         lib = os.path.dirname(tk.cudart_path)
         out.append(finding(
@@ -207,8 +216,7 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
         if any(r.lower().startswith("nvidia-cuda-runtime") for r in fw.requires):
             continue
         want = mm(fw.cuda_version)
-        fits = [t for t in facts.toolkits if t.version and mm(t.version) and (
-            mm(t.version) == want or (want and compat.has_minor_compat(want[0]) and mm(t.version)[0] == want[0]))]
+        fits = [t for t in facts.toolkits if _serves(compat, mm(t.version), want)]
         if fits:
             continue
         out.append(finding(
@@ -223,7 +231,7 @@ def runtime_missing(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD307", "toolkit-link-dangling", "A CUDA toolkit link points nowhere", platforms=LINUX)
-def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
+def dangling_toolkit(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     alive = [t for t in facts.toolkits if not t.dangling and t.realpath and t.kind != "pip"]
@@ -243,7 +251,7 @@ def dangling_toolkit(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD308", "toolkit-version-unknown", "CUDA toolkit version could not be read")
-def toolkit_unknown(facts: Facts, ctx) -> List[Finding]:
+def toolkit_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return [finding(
         "CD308", INFO, "Cannot tell the version of the CUDA toolkit at %s" % tk.path,
         detail="No version.json/version.txt, nvcc, cuda.h or versioned libcudart answered%s; checks against the "

@@ -5,10 +5,11 @@ import ntpath
 import re
 from typing import Dict, List, Optional
 
-from ..versions import ver
-from ..model import CudnnCopy, Facts, Finding
-from ..model_windows import WinLoad
-from . import WINDOWS, rule
+from ..knowledge import Compat
+from ..versions import newer_than, ver, version_of
+from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
+from ..model_windows import WindowsFacts, WinLoad
+from . import WINDOWS, RuleContext, rule
 from ..remedies import machine_cudnn_fix
 from ..remedies.windows import (complete_copy_fix, cuda_runtime_fix, framework_import_fix, mixed_copies_fix,
                                 newer_copy_first_fix, python_dll_directory_fix, search_path_fix,
@@ -19,8 +20,8 @@ PLAIN = "a program started from a shell"
 PROGRAM_COPIES = ("toolkit", "installer", "path")  # copies meant for any program, not a framework's own
 
 
-def _windows(facts: Facts):
-    return getattr(facts, "windows", None)
+def _windows(facts: Facts) -> Optional[WindowsFacts]:
+    return facts.windows
 
 
 def _copy_at(facts: Facts, folder: Optional[str]) -> Optional[CudnnCopy]:
@@ -40,12 +41,12 @@ def _chains(loads: List[WinLoad]) -> Dict[str, List[WinLoad]]:
 def _newest(copies: List[CudnnCopy]) -> Optional[CudnnCopy]:
     complete = [c for c in copies if not c.sublibraries_missing and ver(c.version)] or \
         [c for c in copies if ver(c.version)]
-    return max(complete, key=lambda c: ver(c.version)) if complete else None
+    return max(complete, key=lambda c: version_of(c.version)) if complete else None
 
 
 @rule("CD650", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order",
       platforms=WINDOWS)
-def not_found(facts: Facts, ctx) -> List[Finding]:
+def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -85,37 +86,36 @@ def not_found(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD651", "windows-cudnn-mixed", "cuDNN's DLLs would come from two different copies", platforms=WINDOWS)
-def mixed(facts: Facts, ctx) -> List[Finding]:
+def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
     out: List[Finding] = []
     for key, chain in _chains(win.loads).items():
-        loaded = [ld for ld in chain if ld.path]
-        folders = {ntpath.dirname(ld.path).lower() for ld in loaded}
+        loaded = [(ld, ld.path) for ld in chain if ld.path]
+        folders = {ntpath.dirname(path).lower() for _, path in loaded}
         if len(loaded) < 2 or len(folders) < 2:
             continue
-        main = loaded[0]
-        others = [ld for ld in loaded[1:] if ntpath.dirname(ld.path).lower() != ntpath.dirname(main.path).lower()]
+        main, main_path = loaded[0]
+        main_dir = ntpath.dirname(main_path)
+        others = [path for _, path in loaded[1:] if ntpath.dirname(path).lower() != main_dir.lower()]
         versions = {d.path.lower(): d.version for d in win.dlls}
-        donors = sorted({ntpath.dirname(ld.path) for ld in others})
-        copies = [c for c in facts.cudnn if c.directory.lower() in {d.lower() for d in donors} |
-                  {ntpath.dirname(main.path).lower()}]
-        main_dir = ntpath.dirname(main.path)
+        donors = sorted({ntpath.dirname(path) for path in others})
+        copies = [c for c in facts.cudnn if c.directory.lower() in {d.lower() for d in donors} | {main_dir.lower()}]
         fix = mixed_copies_fix(win, _newest(copies), main_dir)
         out.append(finding(
             "CD651", ERROR, "%s would load %s %s from %s but %s from %s" % (
-                main.consumer, ntpath.basename(main.path), versions.get(main.path.lower()) or "", main_dir,
-                ", ".join(sorted({ntpath.basename(o.path) for o in others})), ", ".join(donors)),
+                main.consumer, ntpath.basename(main_path), versions.get(main_path.lower()) or "", main_dir,
+                ", ".join(sorted({ntpath.basename(path) for path in others})), ", ".join(donors)),
             detail="cuDNN's sub-libraries must be the same release as cudnn64_N.dll; a mix fails with "
                    "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or missing symbols.",
-            remedy=fix, evidence={"modules": {ntpath.basename(ld.path): ld.path for ld in loaded}},
+            remedy=fix, evidence={"modules": {ntpath.basename(path): path for _, path in loaded}},
             catalogue=["F6", "D3"]))
     return out
 
 
 @rule("CD652", "windows-zlibwapi", "cuDNN 8.3-8.9 needs an x64 zlibwapi.dll", platforms=WINDOWS)
-def zlibwapi(facts: Facts, ctx) -> List[Finding]:
+def zlibwapi(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -139,14 +139,14 @@ def zlibwapi(facts: Facts, ctx) -> List[Finding]:
             "CD652", ERROR, title,
             detail="cuDNN %s up to %s loads zlibwapi.dll at run time; NVIDIA does not ship it [%s]." % (
                 table.get("cudnn_from"), table.get("cudnn_before"), table.get("source", "")[:80]),
-            remedy=zlibwapi_fix(folder, good, table.get("download"), table.get("dll_in_zip")),
+            remedy=zlibwapi_fix(folder, good, str(table["download"]), str(table["dll_in_zip"])),
             evidence={"skipped": load.skipped, "cudnn": cudnn}, catalogue=["F7"]))
     return out
 
 
 @rule("CD653", "windows-cudnn-shadowed", "A program loads an older cuDNN than another copy on this machine",
       platforms=WINDOWS)
-def shadowed(facts: Facts, ctx) -> List[Finding]:
+def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -157,9 +157,8 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
             continue
         mine = _copy_at(facts, ntpath.dirname(load.path))
         same = [c for c in facts.cudnn if c.major == (mine.major if mine else None) and c is not mine]
-        newer = _newest([c for c in same if mine and ver(c.version) and ver(mine.version) and
-                         ver(c.version) > ver(mine.version)])
-        if mine is None or newer is None:
+        newer = _newest([c for c in same if mine and newer_than(c.version, mine.version)])
+        if mine is None or mine.major is None or newer is None:
             continue
         out.append(finding(
             "CD653", WARNING, "%s loads cuDNN %s from %s, older than %s in %s (%s)" % (
@@ -173,7 +172,7 @@ def shadowed(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD654", "windows-python-ignores-path", "Python 3.8+ does not search PATH for cuDNN's DLLs", platforms=WINDOWS)
-def python_path(facts: Facts, ctx) -> List[Finding]:
+def python_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -202,7 +201,7 @@ def python_path(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD655", "windows-framework-cannot-load",
       "A framework's library cannot load the cuDNN or CUDA runtime it imports", platforms=WINDOWS)
-def framework_imports(facts: Facts, ctx) -> List[Finding]:
+def framework_imports(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
         return []
@@ -217,7 +216,8 @@ def framework_imports(facts: Facts, ctx) -> List[Finding]:
     return out
 
 
-def _unloadable(facts: Facts, compat, win, load: WinLoad, fw, missing: str) -> Finding:
+def _unloadable(facts: Facts, compat: Compat, win: WindowsFacts, load: WinLoad, fw: Optional[FrameworkFacts],
+                missing: str) -> Finding:
     """CD655 for one import of a framework library that its search does not find."""
     m = re.match(r"^cudnn64_(\d+)\.dll$", missing, re.I)
     folder = next((ntpath.dirname(d.path) for d in win.dlls if ntpath.basename(d.path).lower() == missing.lower()),
@@ -247,7 +247,7 @@ def _unloadable(facts: Facts, compat, win, load: WinLoad, fw, missing: str) -> F
         catalogue=["F6", "G6", "D1"])
 
 
-def _cudart_cuda(load: WinLoad, win) -> Optional[str]:
+def _cudart_cuda(load: WinLoad, win: WindowsFacts) -> Optional[str]:
     """The CUDA major a consumer was built for, from the cudart64_NN.dll it imports (110 -> 11, 12 -> 12)."""
     for d in win.dlls:
         if d.path == load.request:
@@ -260,7 +260,7 @@ def _cudart_cuda(load: WinLoad, win) -> Optional[str]:
 
 
 @rule("CD150", "windows-no-driver", "No NVIDIA driver on a Windows machine", platforms=WINDOWS)
-def no_driver(facts: Facts, ctx) -> List[Finding]:
+def no_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None or facts.driver.version or facts.driver.libcuda_path or facts.gpus:
         return []
@@ -273,7 +273,7 @@ def no_driver(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD450", "windows-cudnn-incomplete", "A cuDNN copy on Windows lacks some of its DLLs", platforms=WINDOWS)
-def incomplete(facts: Facts, ctx) -> List[Finding]:
+def incomplete(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if _windows(facts) is None:
         return []
     compat = compat_of(ctx)

@@ -229,7 +229,8 @@ class Cudnn(_Lib):
         dims = [c_int(0) for _ in range(4)]
         self.call("cudnnGetConvolution2dForwardOutputDim", [c_void_p] * 3 + [ctypes.POINTER(c_int)] * 4,
                   conv, x, w, *[ctypes.byref(d) for d in dims])
-        return tuple(d.value for d in dims)  # type: ignore[return-value]
+        n, c, h, w = (d.value for d in dims)
+        return n, c, h, w
 
     def heuristics(self, handle: int, x: int, w: int, conv: int, y: int) -> List[FwdAlgoPerf]:
         """cuDNN's ranked algorithm choices (no benchmarking, no memory): cudnnGetConvolutionForwardAlgorithm_v7."""

@@ -21,11 +21,6 @@ def status_name(api: str, code: int, cudnn_version: Optional[int] = None) -> str
     return load_compat().status_name(api, code, cudnn_version)
 
 
-def diagnosis_entries() -> Dict[str, Dict[str, Any]]:
-    """[diagnosis.NAME] entries, without the table's own source/status keys."""
-    return load_compat().status_entries()
-
-
 def explain(name: str, code: Optional[int] = None, cudnn_version: Optional[int] = None) -> Explanation:
     """The words for a status name, following same_as; cuDNN 9 sub-codes fall back to their category."""
     entry = load_compat().status_words(name, code, cudnn_version)

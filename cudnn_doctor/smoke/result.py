@@ -158,7 +158,7 @@ def _explain_driver(result: SmokeResult, err: Dict[str, Any], label: str) -> Non
         what = "%s could not be loaded" % err.get("library")
     elif err.get("api") == "loader":
         _apply(result, "SMOKE_DRIVER_SYMBOL_MISSING", "smoke", call=err.get("func"), message=err.get("message"))
-        what = err.get("message")
+        what = str(err.get("message"))
     else:
         name = codes.status_name("cuda", err["code"])
         _apply(result, name, "cuda", err["code"], err.get("func"))

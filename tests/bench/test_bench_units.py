@@ -88,11 +88,9 @@ def test_peaks_tell_boards_apart_by_sm_count_and_know_pre_ampere_has_no_tf32():
     assert h100.tflops["fp16"] == h100.tflops["bf16"] == pytest.approx(2 * h100.tflops["tf32"], rel=0.01)
 
 
-def test_peak_fractions_and_clock_scaling():
+def test_peak_fractions():
     assert peaks.fraction(219.0, 989.5) == pytest.approx(0.2213, abs=1e-4)
     assert peaks.fraction(None, 10) is None and peaks.fraction(5, None) is None
-    assert peaks.clock_scaled(989.5, 990, 1980) == pytest.approx(494.75)
-    assert peaks.clock_scaled(989.5, 2100, 1980) == 989.5  # never above the datasheet
 
 
 def _conv_numpy(x, w, stride, pad):

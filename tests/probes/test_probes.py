@@ -82,20 +82,29 @@ def test_cuda_visible_devices(machine, value, visible, problem):
         assert f.visibility.problems == []
 
 
-@pytest.mark.parametrize("version,layout,expect,source", [
-    ("9.2.148", "txt", "9.2.148", "version.txt"),
-    ("10.2.89", "txt", "10.2.89", "version.txt"),
-    ("11.8.20220929", "runfile", "11.8.20220929", "version.json"),
-    ("12.4.1", "runfile", "12.4.1", "version.json"),
-    ("13.0.2", "deb", "13.0", "include/cuda.h"),
+@pytest.mark.parametrize("version,layout,expect,source,nvcc", [
+    ("9.2.148", "txt", "9.2.148", "version.txt", "9.2.148"),  # version.txt's number is nvcc's "V9.2.148"
+    ("10.2.89", "txt", "10.2.89", "version.txt", "10.2.89"),
+    ("11.8.20220929", "runfile", "11.8.20220929", "version.json", "11.8.89"),  # version.json's cuda_nvcc
+    ("12.4.1", "runfile", "12.4.1", "version.json", "12.4.89"),
+    ("13.0.2", "deb", "13.0", "include/cuda.h", None),  # deb installs have neither file
 ])
-def test_toolkit_versions_and_sources(machine, version, layout, expect, source):
+def test_toolkit_versions_and_sources(machine, version, layout, expect, source, nvcc):
     machine.toolkit(version, layout=layout)
     f = facts_of(machine)
     tk = next(t for t in f.toolkits if t.path == "/usr/local/cuda")
     assert tk.version == expect and tk.version_source.endswith(source)
     assert tk.realpath.startswith("/usr/local/cuda-")
     assert tk.cudart_version == ".".join(version.split(".")[:2])
+    assert tk.nvcc_path == "/usr/local/cuda/bin/nvcc" and tk.nvcc_version == nvcc
+
+
+def test_nvcc_version_needs_the_compiler(machine):
+    """A toolkit whose version.json names nvcc but whose bin/ lacks it (a runtime-only install) has no nvcc."""
+    prefix = machine.toolkit("12.4.1")
+    machine.p("%s/bin/nvcc" % prefix).unlink()
+    tk = next(t for t in facts_of(machine).toolkits if t.path == "/usr/local/cuda")
+    assert tk.nvcc_path is None and tk.nvcc_version is None
 
 
 def test_toolkit_links_resolve_inside_the_root(machine):

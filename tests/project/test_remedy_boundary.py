@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "cudnn_doctor"
 
 # The pieces remedies/ composes fixes from: text templates, shell quoting, sequencing. Only remedies/ may use them.
 PRIMITIVES = {"run", "say", "advice", "or_else", "then", "noted", "stated", "capitalized", "q", "qs",
-              "command_fix", "line", "sh_quote", "powershell_quote", "cmd_quote", "ps_quote", "in_folder",
+              "command_fix", "line", "sh_quote", "powershell_quote", "ps_quote", "in_folder",
               "folder_arg", "export_path_line", "prepend_ld_path", "ld_library_path_without", "add_dll_directory",
               "path_add", "path_remove"}
 

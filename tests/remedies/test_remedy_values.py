@@ -10,8 +10,8 @@ from rich.console import Console
 
 from cudnn_doctor.model import Facts, Finding, Report, Severity
 from cudnn_doctor.remedies import advice, ld_conf_fix, noted, or_else, run, say, then
-from cudnn_doctor.remedies.shells import cmd_quote, command_fix, powershell_quote
-from cudnn_doctor.render.github import annotations
+from cudnn_doctor.remedies.shells import command_fix, powershell_quote
+from cudnn_doctor.render.github import annotation_commands
 from cudnn_doctor.render.human import render_human
 from cudnn_doctor.render.json_report import report_json
 
@@ -44,7 +44,7 @@ def test_each_shell_runs_its_commands_its_own_way():
     ps = command_fix(["Copy-Item a b", "Remove-Item c"], shell="powershell")
     assert ps.text == "Copy-Item a b; Remove-Item c" and ps.shell == "powershell" and not ps.root
     assert command_fix(["copy a b", "del c"], shell="cmd").text == "copy a b && del c"
-    assert powershell_quote("it's") == "'it''s'" and cmd_quote("C:\\Program Files") == '"C:\\Program Files"'
+    assert powershell_quote("it's") == "'it''s'"
 
 
 def test_composed_fixes_keep_their_commands_in_order_and_say_the_alternative_in_words():
@@ -76,7 +76,7 @@ def test_renderers_say_the_same_line_and_add_the_structure():
     assert doc["fix"] == line and doc["remedy"]["text"] == line
     assert doc["remedy"]["commands"][1] == "sudo ln -sf libcudnn.so.9.1.0 libcudnn.so.9" and doc["remedy"]["root"]
     # GitHub: the same line, then each command on its own line to copy.
-    assert "Fix: %s%%0A$ cd /usr/lib%%0A$ sudo ln -sf" % line in annotations(report)
+    assert "Fix: %s%%0A$ cd /usr/lib%%0A$ sudo ln -sf" % line in annotation_commands(report)
 
 
 def test_header_mismatch_fix_keeps_the_unset_commands_and_says_the_other_way():

@@ -504,3 +504,13 @@ def test_catalogue_coverage():
     for x in run(f):
         seen |= set(x.catalogue)
     assert wanted - seen == set()
+
+
+def test_cudnn_cuda_known_by_major_only_on_blackwell():
+    """A cuDNN copy whose CUDA is known only by its major (Windows reads "12" from a cu12 wheel's name) on a
+    Blackwell GPU: CD508 cannot tell whether that build is new enough and says nothing; it crashed comparing None with
+    a version until mypy found the comparison."""
+    f = modern_cuda12()
+    f.gpus = [gpu(name="NVIDIA GeForce RTX 5090", cc="12.0")]
+    _system(f).cuda_version, _system(f).header_max_sm = "12", "12.0"
+    assert [x.id for x in run(f) if x.id == "CD508"] == []

@@ -7,6 +7,7 @@ from array import array
 
 import pytest
 
+from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import CudnnCopy, Facts, Resolution
 from cudnn_doctor.smoke import codes
 from cudnn_doctor.smoke import conv_math as cm
@@ -67,7 +68,7 @@ def test_poison_is_a_nan_and_is_counted():
 
 
 def test_every_same_as_points_at_an_entry_with_words():
-    entries = codes.diagnosis_entries()
+    entries = load_compat().status_entries()
     for name, entry in entries.items():
         if "same_as" in entry:
             assert entry["same_as"] in entries, name
@@ -192,7 +193,7 @@ def _failed_with(name, api, code=None, version=None):
 
 
 @pytest.mark.parametrize("name, api, code, version", [
-    *[(n, "smoke", None, None) for n in codes.diagnosis_entries() if n.startswith("SMOKE_")],
+    *[(n, "smoke", None, None) for n in load_compat().status_entries() if n.startswith("SMOKE_")],
     ("CUDNN_STATUS_NOT_INITIALIZED", "cudnn", 1001, 90100),
     ("CUDNN_STATUS_EXECUTION_FAILED_CUBLAS", "cudnn", 5002, 90100),  # a cuDNN 9 sub-code: its category's words
     ("cudnnStatus_t 77", "cudnn", 77, 8907),

@@ -1,6 +1,8 @@
 """Windows probes: the same facts, read the way Windows finds DLLs. Imports as probes do, never rules or render."""
 from __future__ import annotations
 
+import functools
+
 from .drive import WindowsDrive, is_windows
 
 __all__ = ["WindowsDrive", "is_windows", "collect_windows"]
@@ -15,6 +17,6 @@ def collect_windows(ctx) -> None:
     state = State(ctx)
     for name, fn in (("host", machine.host), ("driver", machine.driver), ("python", copies.python),
                      ("toolkits", machine.toolkits), ("cudnn", copies.cudnn)):
-        _guard(ctx.facts, name, lambda fn=fn: fn(state))
+        _guard(ctx.facts, name, functools.partial(fn, state))
     _guard(ctx.facts, "native", ctx.run_native)
     _guard(ctx.facts, "loader", lambda: loads.predict(state))

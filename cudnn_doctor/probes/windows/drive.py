@@ -8,7 +8,7 @@ from __future__ import annotations
 import ntpath
 import os
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import BinaryIO, Dict, List, Optional, Tuple
 
 from ...host import Host
 
@@ -94,7 +94,7 @@ class WindowsDrive:
         inside = self.inside(winpath)
         return None if inside is None else self.host.read_text(inside, limit)
 
-    def open_binary(self, winpath: str) -> Optional[Tuple[object, int]]:
+    def open_binary(self, winpath: str) -> Optional[Tuple[BinaryIO, int]]:
         inside = self.inside(winpath)
         return None if inside is None else self.host.open_binary(inside)
 

@@ -6,7 +6,7 @@ import re
 from typing import Dict, List, Optional
 
 from ...model import DriverFacts, HostFacts, ToolkitFacts
-from ...readers.version_files import parse_version_json
+from ...readers.version_files import parse_nvcc_json, parse_version_json
 from .state import State
 
 TOOLKIT_ROOT = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA"
@@ -99,6 +99,10 @@ def toolkits(state: State) -> None:
         if text:
             tk.version, tk.bundled_driver = parse_version_json(text)
             tk.version_source = "version.json"
+        nvcc = ntpath.join(folder, "bin", "nvcc.exe")
+        if state.drive.is_file(nvcc):
+            tk.nvcc_path = nvcc
+            tk.nvcc_version = parse_nvcc_json(text) if text else None
         for name in state.drive.listdir(ntpath.join(folder, "bin")):
             if _CUDART.match(name):
                 tk.cudart_path = ntpath.join(folder, "bin", name)
