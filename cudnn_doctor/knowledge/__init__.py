@@ -16,11 +16,12 @@ from .layout import LayoutKnowledge
 from .load import COMPAT_FILES, read_all
 from .pastes import ErrorText, PastesKnowledge
 from .reference import ReferenceKnowledge
+from .status import StatusCode
 from .tables import CONFIRMED
 from .theano import TheanoKnowledge
 
 __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor",
-           "ErrorText", "PairVerdict", "Symptom", "load_compat"]
+           "ErrorText", "PairVerdict", "StatusCode", "Symptom", "load_compat"]
 
 
 class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ReferenceKnowledge,
