@@ -22,6 +22,7 @@ class StatusCode:
     name: str
     number: int
     meaning: str
+    message: str  # what the library's own error-string function prints for it ('' where not asked)
     source: str
 
     @property
@@ -61,7 +62,7 @@ class StatusKnowledge(Tables):
 def _codes(kb: StatusKnowledge, api: str) -> Tuple[StatusCode, ...]:
     table = kb.status_apis().get(api) or {}
     return tuple(StatusCode(api, str(table.get("type", "")), str(row["name"]), int(row["number"]),
-                            str(row.get("meaning", "")), str(table.get("source", "")))
+                            str(row.get("meaning", "")), str(row.get("message", "")), str(table.get("source", "")))
                  for row in table.get("codes", []))  # type: ignore[union-attr]
 
 
