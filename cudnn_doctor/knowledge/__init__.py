@@ -16,16 +16,17 @@ from .layout import LayoutKnowledge
 from .load import COMPAT_FILES, read_all
 from .pastes import ErrorText, PastesKnowledge
 from .reference import ReferenceKnowledge
+from .sonames import Shipped, SonameKnowledge
 from .status import StatusCode
 from .tables import CONFIRMED
 from .theano import TheanoKnowledge
 
 __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor",
-           "ErrorText", "PairVerdict", "StatusCode", "Symptom", "load_compat"]
+           "ErrorText", "PairVerdict", "Shipped", "StatusCode", "Symptom", "load_compat"]
 
 
 class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, FrameworkKnowledge, ReferenceKnowledge,
-             ContainerKnowledge, TheanoKnowledge, PastesKnowledge, FrameworkFeatureKnowledge):
+             ContainerKnowledge, TheanoKnowledge, PastesKnowledge, FrameworkFeatureKnowledge, SonameKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 
     Drivers and CUDA: knowledge/driver.py; cuDNN builds: cudnn.py and cudnn_fit.py; the pair verdict (cuDNN x CUDA
