@@ -80,3 +80,11 @@ class SonameKnowledge(DriverKnowledge):
         if known and all(str(r["major"]) != major for r in known):
             return None  # libcudnn_ops_infer.so.9 was never shipped
         return Shipped(name, "cuDNN", major, major, table["source"])
+
+    def pip_project(self, stem: str, cuda_major: int) -> Optional[str]:
+        """The PyPI project that ships a toolkit library for a CUDA major ('nvidia-cublas-cu11'); None if none."""
+        table = self.table("sonames", "pip_projects")
+        base = table.get("projects", {}).get(stem)
+        if base is None or cuda_major < 11:
+            return None
+        return "%s-cu%d" % (base, cuda_major) if cuda_major <= int(table.get("suffixed_until", 12)) else base

@@ -1,0 +1,120 @@
+"""The answer a paste alone gives: its cause, one fix, and whether it is a problem at all, from the decoded
+evidence in a fixed order of how decisive each kind is. Pure: evidence and knowledge in, sentences and a Fix out."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, List, Optional
+
+from ..knowledge import Compat
+from ..model import Fix
+from ..remedies import paste, paste_runtime as rt
+from ..versions import major_of
+from .evidence import Evidence
+
+_RULE_WORDS = {"same-minor": "the same major and minor", "same-major-newer-minor": "the same major and an equal or "
+               "newer minor", "not-older": "the same or a newer release", "same-major": "the same major",
+               "exact": "the very same release"}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the paste says went wrong and what to do; `problem` is False for a harmless line."""
+
+    cause: str
+    fix: Fix
+    problem: bool = True
+
+
+def _checks(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    bad = next((c for c in ev.checks if not c.fits), None)
+    if bad is None:
+        return None
+    said = ("loaded %s %s" % (bad.library, bad.runtime)) if bad.runtime else "found none it accepts"
+    cause = "%s was built with %s %s and %s; its check needs %s" % (
+        bad.framework, bad.library, bad.compiled, said, _RULE_WORDS.get(bad.rule, bad.rule))
+    major = major_of(bad.compiled)
+    if bad.library == "TensorRT":
+        return Answer(cause, rt.trt_rebuild_fix())
+    if bad.library != "cuDNN" or major is None:
+        return Answer(cause, paste.toolkit_release_fix(compat, bad.compiled, ev.platform))
+    cuda = next(iter(ev.cuda), None)
+    at_least = None if bad.rule == "same-major" else bad.compiled
+    return Answer(cause, paste.cudnn_release_fix(compat, major, at_least, bad.rule in ("same-minor", "exact"), cuda))
+
+
+def _symbol_floor(symbol: str) -> Optional[str]:
+    m = re.search(r"_(\d+)_(\d+)$", symbol)
+    return "%s.%s" % m.groups() if m else None
+
+
+def _loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    for f in ev.loader:
+        if f.kind == "undefined-symbol" and f.node:
+            floor = _symbol_floor(f.symbol)
+            return Answer("%s needs %s from %s%s, but an older %s was loaded first" % (
+                f.caller or "a library", f.symbol, f.node, (" (CUDA %s or newer)" % floor) if floor else "",
+                f.node), paste.shadowed_library_fix(f.node, floor, ev.platform))
+        if f.kind == "node-not-defined":
+            return Answer("two copies of %s are mixed: the one loaded lacks %s, which its sibling library was "
+                          "linked against" % (f.library, f.symbol), paste.shadowed_library_fix(f.node, None,
+                                                                                             ev.platform))
+        if f.kind == "version-not-found" and f.library.startswith("libstdc++"):
+            return Answer("the libstdc++.so.6 that loads is older than %s needs (%s)" % (
+                f.caller or "a library", f.node), paste.libstdcxx_fix(f.node, ev.platform))
+        if f.kind == "version-not-found":
+            return Answer("the %s that loads is older than %s needs (version node %s)" % (
+                f.library, f.caller or "the program", f.node), paste.shadowed_library_fix(f.library, None,
+                                                                                          ev.platform))
+        if f.kind == "wrong-elf-class":
+            return Answer("a %s of the wrong architecture (32-bit) is found first" % f.library,
+                          paste.wrong_class_fix(f.library))
+    missing = [f for f in ev.loader if f.kind in ("missing", "permission")]
+    return _missing(ev, compat, [f.library for f in missing]) if missing else None
+
+
+def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]:
+    shipped = [s for s in ev.libraries if s.name in names] or [s for s in ev.libraries if s.name.endswith(".dll")]
+    if not shipped:
+        return None
+    first = shipped[0]
+    stem = re.split(r"\.so|64_", first.name)[0]
+    stem = stem if stem.startswith("lib") else "lib" + stem
+    cause = "%s is not found; it is %s's" % (first.name, first.label)
+    if first.product == "cuDNN":
+        cuda = next((s.high for s in ev.libraries if s.product == "CUDA"), None) or next(iter(ev.cuda), None)
+        return Answer(cause, paste.cudnn_release_fix(compat, int(first.low), cuda=cuda))
+    return Answer(cause, paste.toolkit_library_fix(compat, first, stem))
+
+
+def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    for w in ev.windows:
+        what = w.dll or "a DLL"
+        if w.code == 1455:
+            return Answer("Windows' paging file is too small to map %s (error 1455)" % what, rt.paging_file_fix())
+        if w.code == 127:
+            return Answer("Windows loaded a %s of another version, without a function its caller imports (error "
+                          "127)" % what, paste.shadowed_library_fix(w.dll or what, None, "windows"))
+        if w.code == 193:
+            return Answer("%s is a 32-bit (or damaged) DLL in a 64-bit process (error 193)" % what,
+                          rt.windows_32bit_fix(w.dll))
+        if w.code == 126:
+            found = _missing(ev, compat, [w.dll]) if w.dll else None
+            return found or Answer("%s or a DLL it imports is not on the DLL search path (error 126)" % what,
+                                   rt.windows_missing_dll_fix(w.dll))
+    return None
+
+
+Step = Callable[[Evidence, Compat], Optional[Answer]]
+
+
+def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """The first answer the evidence gives, most decisive kind first; None when it gives none."""
+    from .answer_signals import from_signals, from_statuses
+
+    steps: List[Step] = [_checks, _loader, _windows, from_signals, from_statuses]
+    for step in steps:
+        found = step(ev, compat)
+        if found is not None:
+            return found
+    return _missing(ev, compat, [s.name for s in ev.libraries])

@@ -1,0 +1,98 @@
+"""Answers from the named conditions a paste shows (containers, architecture, suspend, XLA, TensorRT, harmless
+lines) and from the status codes it names, when no loader failure or version check decides it."""
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+from ..knowledge import Compat
+from ..remedies import paste, paste_runtime as rt
+from ..versions import major_of
+from .answer import Answer
+from .evidence import Evidence
+
+# Status names whose cause is one of the named conditions below.
+_STATUS_SIGNAL: Dict[str, str] = {
+    "cudaErrorInsufficientDriver": "driver-too-old", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": "system-driver-mismatch",
+    "cudaErrorSystemDriverMismatch": "system-driver-mismatch", "cudaErrorLaunchFailure": "launch-failure",
+    "CUDA_ERROR_LAUNCH_FAILED": "launch-failure", "cudaErrorNoKernelImageForDevice": "no-kernel-image",
+    "CUDA_ERROR_NO_BINARY_FOR_GPU": "no-kernel-image", "cudaErrorMemoryAllocation": "out-of-memory",
+    "CUDA_ERROR_OUT_OF_MEMORY": "out-of-memory", "CUDNN_STATUS_ALLOC_FAILED": "out-of-memory",
+    "cudaErrorUnknown": "launch-failure", "CUDA_ERROR_UNKNOWN": "launch-failure",
+    "cudaErrorNoDevice": "no-device", "CUDA_ERROR_NO_DEVICE": "no-device",
+}
+
+
+def _framework(ev: Evidence) -> str:
+    return "PyTorch" if "torch" in " ".join(s.detail for s in ev.signals).lower() or ev.gpu_cc else ""
+
+
+def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
+    platform = ev.platform
+    cuda = next(iter(ev.cuda), None)
+    if kind == "tf-duplicate-factory":
+        return Answer("TensorFlow's 'Unable to register ... factory' line is harmless", paste.harmless(), False)
+    if kind == "docker-no-gpu-runtime":
+        return Answer("Docker has no GPU runtime: the NVIDIA Container Toolkit is missing or not registered",
+                      rt.container_toolkit_fix())
+    if kind == "cdi-unresolved":
+        return Answer("the container asks for a CDI device that has no specification on the host", rt.cdi_spec_fix())
+    if kind in ("container-cli-no-driver", "cannot-talk-to-driver"):
+        return Answer("the host's NVIDIA driver is not loaded (or not installed)", paste.driver_fix(None, platform))
+    if kind == "nvml-unknown-error-container":
+        return Answer("the running container lost its GPU device permissions", rt.container_restart_fix())
+    if kind == "container-requirement" and cuda:
+        floor = compat.min_driver(cuda, platform)
+        return Answer("the image needs CUDA %s, newer than the host driver runs" % cuda,
+                      paste.driver_fix(floor.version if floor else None, platform))
+    if kind == "driver-too-old":
+        floor = compat.min_driver(cuda, platform) if cuda else None
+        return Answer("the NVIDIA driver is older than the CUDA runtime%s needs" % ((" " + cuda) if cuda else ""),
+                      paste.driver_fix(floor.version if floor else None, platform))
+    if kind in ("system-driver-mismatch", "nvml-mismatch"):
+        return Answer("the driver's libraries and its loaded kernel module are different releases",
+                      rt.mismatched_driver_fix(platform))
+    if kind in ("launch-failure", "cuda-unknown-error"):
+        return Answer("a GPU fault: after a suspend/resume the nvidia_uvm module is broken", rt.uvm_reload_fix(platform))
+    if kind in ("no-kernel-image", "arch-mismatch"):
+        cc = ev.gpu_cc
+        return Answer("the build has no kernels for this GPU%s" % ((" (compute capability %s)" % cc) if cc else ""),
+                      rt.arch_fix(compat, cc, _framework(ev) or "PyTorch"))
+    if kind in ("xla-libdevice", "xla-ptxas"):
+        return Answer("XLA cannot find the CUDA compiler tools (ptxas, libdevice) it needs",
+                      rt.xla_cuda_tools_fix(major_of(cuda) or 12))
+    if kind == "trt-engine-version":
+        return Answer("the TensorRT engine was built by another TensorRT version", rt.trt_rebuild_fix())
+    if kind in ("out-of-memory", "cudnn-workspace-oom", "cudnn-no-engine"):
+        return Answer("GPU memory ran out (or the build has no engine for this GPU)", rt.memory_fix())
+    if kind == "windows-paging-file":
+        return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
+    return None
+
+
+def from_signals(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """The first named condition with an answer; a harmless line only when nothing else is there."""
+    kinds = [k for k in ev.kinds() if k != "tf-duplicate-factory"]
+    for kind in kinds:
+        found = _signal(kind, ev, compat)
+        if found is not None:
+            return found
+    if "tf-duplicate-factory" in ev.kinds() and not ev.statuses and not ev.loader:
+        return _signal("tf-duplicate-factory", ev, compat)
+    return None
+
+
+def from_statuses(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """The first status code with an answer: through its named condition, else NVIDIA's meaning and the
+    doctor's reading of it (compat/status_codes.toml)."""
+    for seen in ev.statuses:
+        kind = _STATUS_SIGNAL.get(seen.code.name)
+        found = _signal(kind, ev, compat) if kind else None
+        if found is not None:
+            return found
+        if seen.code.api == "nccl":
+            return Answer("NCCL: %s" % seen.code.words, rt.nccl_fix())
+        known = seen.code.name in compat.status_entries()
+        fix = compat.status_words(seen.code.name, seen.code.number).get("fix") if known else None
+        return Answer("%s %s (%d): %s" % (seen.code.library, seen.code.name, seen.code.number, seen.code.words),
+                      rt.status_words_fix(fix or seen.code.words))
+    return None

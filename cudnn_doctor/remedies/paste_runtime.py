@@ -1,0 +1,126 @@
+"""Fixes for what a pasted text says about the running stack, from the text alone: driver and runtime status
+codes, containers, GPU architecture, XLA's tools, TensorRT engines and Windows' loader errors."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..knowledge import Compat
+from ..model import Fix
+from .shell import advice, run, say, stated
+from .shells import command_fix
+from .software import torch_install
+
+
+def uvm_reload_fix(platform: str) -> Fix:
+    """The unified-memory module broke (after suspend/resume): reload it, or restart."""
+    if platform == "windows":
+        return advice("restart Windows (a GPU fault after sleep leaves the driver unusable until then); if it "
+                      "happens without sleep, update the NVIDIA driver")
+    return run("sudo rmmod nvidia_uvm", "sudo modprobe nvidia_uvm",
+               text="if the machine was suspended since the driver loaded: `sudo rmmod nvidia_uvm && sudo modprobe "
+                    "nvidia_uvm` (or reboot); if not, the program's own kernel faulted: rerun it with "
+                    "CUDA_LAUNCH_BLOCKING=1 to see which call")
+
+
+def mismatched_driver_fix(platform: str) -> Fix:
+    """The CUDA driver library and the kernel module/display driver are different releases."""
+    if platform == "windows":
+        return advice("reinstall the NVIDIA driver (clean installation option) and restart Windows")
+    return run("sudo reboot", text="the driver's libraries were upgraded but the old kernel module is still "
+                                   "loaded (or a cuda-compat libcuda is on the path): reboot (`sudo reboot`); if "
+                                   "it persists, take any .../cuda-*/compat folder off LD_LIBRARY_PATH")
+
+
+def container_toolkit_fix() -> Fix:
+    """Docker has no GPU runtime: install and register the NVIDIA Container Toolkit."""
+    return run("sudo apt-get install -y nvidia-container-toolkit",
+               "sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker",
+               text="install the NVIDIA Container Toolkit (`sudo apt-get install -y nvidia-container-toolkit` after "
+                    "adding NVIDIA's repository), register it with `sudo nvidia-ctk runtime configure "
+                    "--runtime=docker` and `sudo systemctl restart docker`")
+
+
+def cdi_spec_fix() -> Fix:
+    """The host has no (current) CDI specification for its GPUs."""
+    return run("sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
+               text="generate the CDI specification for this driver: `sudo nvidia-ctk cdi generate "
+                    "--output=/etc/cdi/nvidia.yaml` (again after every driver upgrade)")
+
+
+def container_restart_fix() -> Fix:
+    """A running container lost its device cgroup rules (systemctl daemon-reload on the host)."""
+    return advice("restart the container; to stop it recurring, run containers through CDI (`nvidia-ctk cdi "
+                  "generate`) or set `\"exec-opts\": [\"native.cgroupdriver=cgroupfs\"]` in /etc/docker/daemon.json")
+
+
+def nccl_fix() -> Fix:
+    """NCCL's system/cuda errors: see its own report first; in containers shared memory is the usual cause."""
+    return run("NCCL_DEBUG=INFO python your_program.py",
+               text="rerun with NCCL_DEBUG=INFO to see the failing call; in Docker give NCCL shared memory "
+                    "(`--ipc=host` or `--shm-size=16g`), and make every rank use the same NCCL and driver")
+
+
+def memory_fix() -> Fix:
+    """GPU memory ran out (or a workspace did not fit)."""
+    return advice("free GPU memory (`nvidia-smi` lists the processes holding it), lower the batch size, and stop "
+                  "frameworks preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false)")
+
+
+def arch_fix(compat: Compat, cc: Optional[str], framework: str) -> Fix:
+    """The framework build has no kernels for this GPU: a build for a CUDA that knows it."""
+    first = compat.first_cuda_for_cc(cc) if cc else None
+    if framework == "PyTorch" and first:
+        cuda = first if ver_tuple(first) >= (11, 0) else "11.8"
+        return say("install a PyTorch build for CUDA %s or newer, which has sm_%s kernels: %s", first,
+                   cc.replace(".", "") if cc else "", torch_install(None, cuda))
+    return advice("install a build of the framework compiled for this GPU%s (its release notes list the "
+                  "architectures), or build it from source with this architecture" % (
+                      (" (compute capability %s, CUDA %s or newer)" % (cc, first)) if first else ""))
+
+
+def ver_tuple(text: str) -> tuple:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+
+def xla_cuda_tools_fix(cuda_major: int) -> Fix:
+    """XLA could not find ptxas or libdevice: the nvcc wheel brings both; or point XLA at a toolkit."""
+    project = "nvidia-cuda-nvcc-cu%d" % cuda_major if cuda_major <= 12 else "nvidia-cuda-nvcc"
+    return run('pip install -U "%s"' % project,
+               text='pip install -U "%s" (it ships ptxas and libdevice where JAX and TensorFlow look), or point XLA '
+                    'at a CUDA toolkit: export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda' % project)
+
+
+def trt_rebuild_fix() -> Fix:
+    """A TensorRT engine serialized by another TensorRT version (or GPU)."""
+    return run("trtexec --onnx=model.onnx --saveEngine=model.engine",
+               text="rebuild the engine with the TensorRT that runs it (from the ONNX model: `trtexec "
+                    "--onnx=model.onnx --saveEngine=model.engine`), or run it on the TensorRT version that built it")
+
+
+def paging_file_fix() -> Fix:
+    """Windows' commit limit was reached loading the CUDA DLLs."""
+    return command_fix(["Get-CimInstance Win32_ComputerSystem | Set-CimInstance -Property "
+                        "@{AutomaticManagedPagefile=$true}"], shell="powershell", root=True,
+                       text="let Windows manage a larger paging file (administrator PowerShell: `Get-CimInstance "
+                            "Win32_ComputerSystem | Set-CimInstance -Property @{AutomaticManagedPagefile=$true}`, "
+                            "then restart), and use fewer DataLoader workers (num_workers)")
+
+
+def windows_missing_dll_fix(dll: str) -> Fix:
+    """A DLL (or one of its imports) is nowhere on the DLL search path."""
+    return command_fix(["Get-Command %s -All" % (dll or "cudnn64_*.dll")], shell="powershell",
+                       text="install the CUDA/cuDNN release that ships %s and put its bin folder on PATH "
+                            "(`Get-Command %s -All` shows what Windows finds); Python 3.8+ also needs "
+                            "os.add_dll_directory(<that folder>) before the import" % (dll or "the DLL",
+                                                                                      dll or "<name>.dll"))
+
+
+def windows_32bit_fix(dll: str) -> Fix:
+    """A 32-bit DLL in a 64-bit process (193)."""
+    return stated("replace the 32-bit %s with the 64-bit one (x64 download) and take the 32-bit copy's folder off "
+                  "PATH" % (dll or "DLL"))
+
+
+def status_words_fix(words: str) -> Fix:
+    """A status code without a builder of its own: NVIDIA's meaning and cudnn-doctor's reading of it."""
+    return advice(words)
