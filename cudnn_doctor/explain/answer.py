@@ -69,8 +69,12 @@ def _loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
         if f.kind == "wrong-elf-class":
             return Answer("a %s of the wrong architecture (32-bit) is found first" % f.library,
                           paste.wrong_class_fix(f.library))
-    missing = [f for f in ev.loader if f.kind in ("missing", "permission")]
-    return _missing(ev, compat, [f.library for f in missing]) if missing else None
+    return None
+
+
+def _loader_missing(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    missing = [f.library for f in ev.loader if f.kind in ("missing", "permission")]
+    return _missing(ev, compat, missing) if missing else None
 
 
 def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]:
@@ -83,8 +87,10 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
     cause = "%s is not found; it is %s's" % (first.name, first.label)
     if first.product == "cuDNN":
         cuda = next((s.high for s in ev.libraries if s.product == "CUDA"), None) or next(iter(ev.cuda), None)
-        return Answer(cause, paste.cudnn_release_fix(compat, int(first.low), cuda=cuda))
-    return Answer(cause, paste.toolkit_library_fix(compat, first, stem))
+        fix = paste.cudnn_release_fix(compat, int(first.low), cuda=cuda)
+    else:
+        fix = paste.toolkit_library_fix(compat, first, stem)
+    return Answer(cause, paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix)
 
 
 def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
@@ -112,7 +118,7 @@ def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The first answer the evidence gives, most decisive kind first; None when it gives none."""
     from .answer_signals import from_signals, from_statuses
 
-    steps: List[Step] = [_checks, _loader, _windows, from_signals, from_statuses]
+    steps: List[Step] = [_checks, _loader, _windows, from_signals, _loader_missing, from_statuses]
     for step in steps:
         found = step(ev, compat)
         if found is not None:

@@ -64,6 +64,12 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("the TensorRT engine was built by another TensorRT version", rt.trt_rebuild_fix())
     if kind in ("out-of-memory", "cudnn-workspace-oom", "cudnn-no-engine"):
         return Answer("GPU memory ran out (or the build has no engine for this GPU)", rt.memory_fix())
+    if kind == "libcuda-unversioned":
+        return Answer("the unversioned libcuda.so link (which cuDNN opens) is missing beside the driver's "
+                      "libcuda.so.1", rt.libcuda_link_fix(platform))
+    if kind == "nvrtc-unversioned":
+        return Answer("cuDNN 8 opens the unversioned libnvrtc.so, which only a CUDA toolkit's development "
+                      "files provide", rt.nvrtc_link_fix())
     if kind == "windows-paging-file":
         return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
     return None
@@ -91,8 +97,8 @@ def from_statuses(ev: Evidence, compat: Compat) -> Optional[Answer]:
             return found
         if seen.code.api == "nccl":
             return Answer("NCCL: %s" % seen.code.words, rt.nccl_fix())
-        known = seen.code.name in compat.status_entries()
-        fix = compat.status_words(seen.code.name, seen.code.number).get("fix") if known else None
-        return Answer("%s %s (%d): %s" % (seen.code.library, seen.code.name, seen.code.number, seen.code.words),
-                      rt.status_words_fix(fix or seen.code.words))
+        entry = compat.status_words(seen.code.name, seen.code.number) \
+            if seen.code.name in compat.status_entries() else {}
+        return Answer("%s: %s" % (seen.code.name, entry.get("diagnosis") or seen.code.meaning or seen.code.words),
+                      rt.status_words_fix(entry.get("fix") or seen.code.words))
     return None

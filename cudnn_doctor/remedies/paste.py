@@ -10,7 +10,7 @@ from ..model import Fix
 from ..versions import major_of, mm_text, ver
 from .shell import advice, q, run, say, stated
 from .shells import command_fix
-from .software import DRIVER_DOWNLOAD, TOOLKIT_ARCHIVE
+from .software import TOOLKIT_ARCHIVE
 
 CUDNN_ARCHIVE = "https://developer.nvidia.com/rdp/cudnn-archive"
 
@@ -81,7 +81,7 @@ def toolkit_release_fix(compat: Compat, release: str, platform: str) -> Fix:
 
 def shadowed_library_fix(node: str, newer_than: Optional[str], platform: str) -> Fix:
     """An older copy of `node` shadows the one the caller needs: find it on the search path, drop it."""
-    want = (" %s or newer" % newer_than) if newer_than else ""
+    want = (" %s or newer" % newer_than) if newer_than else " matching"
     if platform == "windows":
         return command_fix(["Get-Command %s -All | Format-List Source" % q(node)], shell="powershell",
                            text="find every %s Windows can load (`Get-Command %s -All`) and take the older one's "
@@ -116,4 +116,11 @@ def driver_fix(floor: Optional[str], platform: str) -> Fix:
     """Install or upgrade the NVIDIA driver (to `floor` when the text says which CUDA it must run)."""
     from .software import driver_upgrade_fix
 
-    return driver_upgrade_fix(floor or "the newest release for this GPU (%s)" % DRIVER_DOWNLOAD, platform)
+    return driver_upgrade_fix(floor or "the newest release for this GPU", platform)
+
+
+def on_windows_path(install: Fix, dll: str) -> Fix:
+    """An install on Windows, then the DLL's folder where Windows and Python look for it."""
+    from .paste_runtime import windows_missing_dll_fix
+
+    return say("%s; then %s", install, windows_missing_dll_fix(dll))

@@ -109,10 +109,10 @@ def paging_file_fix() -> Fix:
 def windows_missing_dll_fix(dll: str) -> Fix:
     """A DLL (or one of its imports) is nowhere on the DLL search path."""
     return command_fix(["Get-Command %s -All" % (dll or "cudnn64_*.dll")], shell="powershell",
-                       text="install the CUDA/cuDNN release that ships %s and put its bin folder on PATH "
-                            "(`Get-Command %s -All` shows what Windows finds); Python 3.8+ also needs "
-                            "os.add_dll_directory(<that folder>) before the import" % (dll or "the DLL",
-                                                                                      dll or "<name>.dll"))
+                       text="put the folder that holds %s on PATH (`Get-Command %s -All` shows what Windows "
+                            "finds; pip's wheels keep it in site-packages\\nvidia\\<library>\\bin); Python 3.8+ "
+                            "also needs os.add_dll_directory(<that folder>) before the import" % (
+                                dll or "the DLL", dll or "<name>.dll"))
 
 
 def windows_32bit_fix(dll: str) -> Fix:
@@ -124,3 +124,27 @@ def windows_32bit_fix(dll: str) -> Fix:
 def status_words_fix(words: str) -> Fix:
     """A status code without a builder of its own: NVIDIA's meaning and cudnn-doctor's reading of it."""
     return advice(words)
+
+
+def no_gpu_fix() -> Fix:
+    """The driver is there but no GPU is visible to programs."""
+    return run("nvidia-smi -L", text="check `nvidia-smi -L` lists the GPU; unset CUDA_VISIBLE_DEVICES (or set it to "
+                                     "the GPU's index); start containers with `--gpus all`")
+
+
+def libcuda_link_fix(platform: str) -> Fix:
+    """The unversioned libcuda.so is missing next to the driver's libcuda.so.1 (WSL, minimal driver installs)."""
+    if platform == "windows":
+        return advice("reinstall the NVIDIA driver for Windows (it provides nvcuda.dll) and restart")
+    folder = "$(dirname $(ldconfig -p | grep -m1 'libcuda.so.1 ' | awk '{print $NF}'))"
+    return run("cd %s" % folder, "sudo ln -sf libcuda.so.1 libcuda.so", "sudo ldconfig",
+               text="make the link next to the driver's libcuda.so.1: `cd %s && sudo ln -sf libcuda.so.1 libcuda.so "
+                    "&& sudo ldconfig` (on WSL the folder is /usr/lib/wsl/lib: add it to /etc/ld.so.conf.d)" % folder)
+
+
+def nvrtc_link_fix() -> Fix:
+    """cuDNN 8's runtime-compiled kernels open libnvrtc.so, which only development packages link."""
+    folder = "$(python -c 'import nvidia.cuda_nvrtc, os; print(os.path.dirname(nvidia.cuda_nvrtc.__file__))')/lib"
+    return run("cd %s" % folder, "ln -sf libnvrtc.so.* libnvrtc.so",
+               text="link libnvrtc.so to the versioned NVRTC the program has: for pip's NVRTC `cd %s && ln -sf "
+                    "libnvrtc.so.* libnvrtc.so`; for a toolkit install its cuda-nvrtc-dev package" % folder)
