@@ -35,8 +35,8 @@ def fits(rule: str, runtime: str, compiled: str) -> bool:
         return r[:2] == c[:2]
     if rule == "same-major-newer-minor":
         return r[0] == c[0] and r[1] >= c[1]
-    if rule == "not-older":
-        return r >= c
+    if rule == "not-older":  # major.minor, as the checks compare them
+        return r[:2] >= c[:2]
     if rule == "same-major":
         return r[0] == c[0]
     return ver(runtime) == ver(compiled)
