@@ -77,15 +77,20 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.BitOr: operator.or_, a
 
 
 def wheel_path(enum: Enum, cache: Path = CACHE) -> Path:
-    """The cached manylinux x86_64 wheel, fetched with `pip download` on first use."""
-    pattern = "%s-%s-*x86_64.whl" % (enum.wheel.replace("-", "_"), enum.version)
+    """The cached manylinux x86_64 wheel of an enum's header."""
+    return fetch_wheel(enum.wheel, enum.version, cache)
+
+
+def fetch_wheel(project: str, version: str, cache: Path = CACHE) -> Path:
+    """The cached manylinux x86_64 wheel of project==version, fetched with `pip download` on first use."""
+    pattern = "%s-%s-*x86_64.whl" % (project.replace("-", "_"), version)
     found = sorted(p for p in cache.glob(pattern) if "win" not in p.name)
     if not found:
         cache.mkdir(parents=True, exist_ok=True)
         argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
         for platform in PLATFORMS:
             argv += ["--platform", platform]
-        subprocess.run(argv + ["--python-version", "3.11", "%s==%s" % (enum.wheel, enum.version), "-d", str(cache)],
+        subprocess.run(argv + ["--python-version", "3.11", "%s==%s" % (project, version), "-d", str(cache)],
                        check=True)
         found = sorted(p for p in cache.glob(pattern) if "win" not in p.name)
     return found[0]
