@@ -40,7 +40,13 @@ def _checks(ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer(cause, paste.toolkit_release_fix(compat, bad.compiled, ev.platform))
     cuda = next(iter(ev.cuda), None)
     at_least = None if bad.rule == "same-major" else bad.compiled
-    return Answer(cause, paste.cudnn_release_fix(compat, major, at_least, bad.rule in ("same-minor", "exact"), cuda))
+    install = paste.cudnn_release_fix(compat, major, at_least, bad.rule in ("same-minor", "exact"), cuda)
+    if bad.framework == "PyTorch" and bad.runtime:  # it bundles its cuDNN: an older one found first shadows it
+        return Answer(cause + "; PyTorch bundles cuDNN %s, so another copy (%s) found first shadows it" % (
+            bad.compiled, bad.runtime), paste.shadow_or_install(paste.shadowed_library_fix(
+                "libcudnn.so.%d" % major if ev.platform != "windows" else "cudnn64_%d.dll" % major, bad.compiled,
+                ev.platform), install))
+    return Answer(cause, install)
 
 
 def _symbol_floor(symbol: str) -> Optional[str]:
@@ -52,9 +58,14 @@ def _loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
     for f in ev.loader:
         if f.kind == "undefined-symbol" and f.node:
             floor = _symbol_floor(f.symbol)
-            return Answer("%s needs %s from %s%s, but an older %s was loaded first" % (
+            return Answer("%s needs %s from %s%s, but another copy of %s (an older one) was loaded first" % (
                 f.caller or "a library", f.symbol, f.node, (" (CUDA %s or newer)" % floor) if floor else "",
                 f.node), paste.shadowed_library_fix(f.node, floor, ev.platform))
+        if f.kind == "node-not-defined" and any(g.kind == "no-version-info" and g.library == f.library
+                                                for g in ev.loader):
+            return Answer("the %s that loads has no symbol version information (another build of it) while the "
+                          "program was linked against NVIDIA's versioned %s" % (f.library, f.node),
+                          paste.shadowed_library_fix(f.node, None, ev.platform))
         if f.kind == "node-not-defined":
             return Answer("two copies of %s are mixed: the one loaded lacks %s, which its sibling library was "
                           "linked against" % (f.library, f.symbol), paste.shadowed_library_fix(f.node, None,
@@ -101,14 +112,29 @@ def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
         if w.code == 127:
             return Answer("Windows loaded a %s of another version, without a function its caller imports (error "
                           "127)" % what, paste.shadowed_library_fix(w.dll or what, None, "windows"))
+        package = _site_package(w.dll, ev)
         if w.code == 193:
-            return Answer("%s is a 32-bit (or damaged) DLL in a 64-bit process (error 193)" % what,
-                          rt.windows_32bit_fix(w.dll))
+            return Answer("%s (or a DLL it depends on) is not a loadable 64-bit image: 32-bit, or a damaged "
+                          "download (error 193)" % what,
+                          rt.reinstall_package_fix(package) if package else rt.windows_32bit_fix(w.dll))
         if w.code == 126:
+            cause = "%s or one of the DLLs it depends on is not found (error 126)" % what
+            if package:
+                return Answer(cause, rt.reinstall_package_fix(package))
+            shipped = compat.shipped_by(w.dll) if w.dll else None
+            zlib = compat.zlibwapi()
+            if shipped is not None and shipped.product == "cuDNN" and shipped.low == "8" and zlib:
+                return Answer(cause + "; cuDNN 8.3 to 8.9 on Windows also need zlibwapi.dll",
+                              paste.on_windows_path(rt.zlib_fix(zlib["download"]), w.dll))
             found = _missing(ev, compat, [w.dll]) if w.dll else None
-            return found or Answer("%s or a DLL it imports is not on the DLL search path (error 126)" % what,
-                                   rt.windows_missing_dll_fix(w.dll))
+            return Answer(cause, found.fix if found else rt.windows_missing_dll_fix(w.dll))
     return None
+
+
+def _site_package(dll: str, ev: Evidence) -> Optional[str]:
+    """The Python package whose own folder holds a failing DLL (site-packages\\torch\\lib\\x.dll -> torch)."""
+    m = re.search(r"site-packages[\\/]+(\w+)[\\/][^\"'\n]*?%s" % re.escape(dll), ev.text, re.I) if dll else None
+    return m.group(1) if m and m.group(1) != "nvidia" else None
 
 
 Step = Callable[[Evidence, Compat], Optional[Answer]]
@@ -118,7 +144,7 @@ def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The first answer the evidence gives, most decisive kind first; None when it gives none."""
     from .answer_signals import from_signals, from_statuses
 
-    steps: List[Step] = [_checks, _loader, _windows, from_signals, _loader_missing, from_statuses]
+    steps: List[Step] = [_loader, _checks, _windows, from_signals, _loader_missing, from_statuses]
     for step in steps:
         found = step(ev, compat)
         if found is not None:

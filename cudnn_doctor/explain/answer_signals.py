@@ -19,6 +19,10 @@ _STATUS_SIGNAL: Dict[str, str] = {
     "CUDA_ERROR_OUT_OF_MEMORY": "out-of-memory", "CUDNN_STATUS_ALLOC_FAILED": "out-of-memory",
     "cudaErrorUnknown": "launch-failure", "CUDA_ERROR_UNKNOWN": "launch-failure",
     "cudaErrorNoDevice": "no-device", "CUDA_ERROR_NO_DEVICE": "no-device",
+    "cudaErrorUnsupportedPtxVersion": "ptx-toolchain", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "ptx-toolchain",
+    "CUBLAS_STATUS_NOT_INITIALIZED": "cublas-handle", "CUBLAS_STATUS_ALLOC_FAILED": "cublas-handle",
+    "CUDNN_STATUS_EXECUTION_FAILED": "execution-failed", "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE": "nvrtc-builtins",
+    "CUDNN_STATUS_NOT_INITIALIZED": "cudnn-not-initialized",
 }
 
 
@@ -46,8 +50,30 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       paste.driver_fix(floor.version if floor else None, platform))
     if kind == "driver-too-old":
         floor = compat.min_driver(cuda, platform) if cuda else None
-        return Answer("the NVIDIA driver is older than the CUDA runtime%s needs" % ((" " + cuda) if cuda else ""),
-                      paste.driver_fix(floor.version if floor else None, platform))
+        return Answer("the NVIDIA driver%s is older than the CUDA runtime%s needs%s" % (
+            (" " + ev.drivers[0]) if ev.drivers else "", (" " + cuda) if cuda else "",
+            (" (driver %s or newer)" % floor.version) if floor else ""),
+            paste.driver_fix(floor.version if floor else None, platform))
+    if kind == "ptx-toolchain":
+        return Answer("the PTX was compiled by a CUDA toolkit newer than the driver%s can JIT (cudaError 222)" % (
+            (" " + ev.drivers[0]) if ev.drivers else ""), rt.ptx_driver_fix(platform))
+    if kind == "cublas-handle":
+        return Answer("cuBLAS could not create its handle (CUBLAS_STATUS_NOT_INITIALIZED): almost always GPU "
+                      "memory ran out", rt.memory_fix())
+    if kind == "execution-failed":
+        return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
+                      "build predates this GPU's architecture (compute capability), else memory or the driver",
+                      rt.arch_fix(compat, ev.gpu_cc, "PyTorch"))
+    if kind == "nvrtc-builtins":
+        return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
+            major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
+    if kind == "cudnn-not-initialized":
+        return Answer("cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): no usable driver or GPU, GPU "
+                      "memory exhausted, or a cuDNN that does not fit the CUDA runtime and driver",
+                      rt.cudnn_startup_fix())
+    if kind == "not-a-symlink" and "/usr/lib/wsl" in " ".join(s.detail for s in ev.signals):
+        return Answer("ldconfig's warning that WSL's driver files are copies, not symbolic links, is harmless",
+                      paste.harmless(), False)
     if kind in ("system-driver-mismatch", "nvml-mismatch"):
         return Answer("the driver's libraries and its loaded kernel module are different releases",
                       rt.mismatched_driver_fix(platform))
@@ -58,12 +84,19 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("the build has no kernels for this GPU%s" % ((" (compute capability %s)" % cc) if cc else ""),
                       rt.arch_fix(compat, cc, _framework(ev) or "PyTorch"))
     if kind in ("xla-libdevice", "xla-ptxas"):
-        return Answer("XLA cannot find the CUDA compiler tools (ptxas, libdevice) it needs",
+        said = next((s.detail for s in ev.signals if s.kind == kind), "")
+        return Answer("XLA cannot find or use the CUDA compiler tools (ptxas, libdevice) it needs: %s" % said,
                       rt.xla_cuda_tools_fix(major_of(cuda) or 12))
     if kind == "trt-engine-version":
         return Answer("the TensorRT engine was built by another TensorRT version", rt.trt_rebuild_fix())
-    if kind in ("out-of-memory", "cudnn-workspace-oom", "cudnn-no-engine"):
-        return Answer("GPU memory ran out (or the build has no engine for this GPU)", rt.memory_fix())
+    if kind == "cudnn-no-engine":
+        return Answer("cuDNN found no engine for this convolution: the framework's CUDA/cuDNN build does not fit "
+                      "this GPU or driver, or GPU memory ran out", rt.engine_fix(compat, ev.gpu_cc))
+    if kind in ("out-of-memory", "cudnn-workspace-oom"):
+        return Answer("GPU memory ran out", rt.memory_fix())
+    if kind == "dl4j-cudnn" and cuda:
+        return Answer("DL4J's cuDNN helper cannot load: the cuDNN built for its CUDA %s is missing (or a DLL it "
+                      "depends on)" % cuda, paste.cudnn_for_cuda_fix(compat, cuda, ev.platform))
     if kind == "libcuda-unversioned":
         return Answer("the unversioned libcuda.so link (which cuDNN opens) is missing beside the driver's "
                       "libcuda.so.1", rt.libcuda_link_fix(platform))
@@ -96,7 +129,8 @@ def from_statuses(ev: Evidence, compat: Compat) -> Optional[Answer]:
         if found is not None:
             return found
         if seen.code.api == "nccl":
-            return Answer("NCCL: %s" % seen.code.words, rt.nccl_fix())
+            return Answer("NCCL %s (%d): %s; NCCL_DEBUG=INFO names the failing call, in containers usually too "
+                          "little shared memory" % (seen.code.name, seen.code.number, seen.code.words), rt.nccl_fix())
         entry = compat.status_words(seen.code.name, seen.code.number) \
             if seen.code.name in compat.status_entries() else {}
         return Answer("%s: %s" % (seen.code.name, entry.get("diagnosis") or seen.code.meaning or seen.code.words),

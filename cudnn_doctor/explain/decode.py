@@ -14,7 +14,8 @@ from .evidence import Evidence, Signal
 from .parse import extract_sonames, match_symptoms
 
 _WINDOWS = re.compile(r"\.dll\b|WinError|\b[A-Z]:\\|PowerShell|\\site-packages\\|Program Files", re.I)
-_CUDA = (re.compile(r"found (?:CUDA )?version (\d{4,5})\b", re.I), re.compile(r"cuda[-_ ]?(\d{1,2}\.\d)(?![\d.])", re.I),
+_CUDA = (re.compile(r"found (?:CUDA )?version (\d{4,5})\b", re.I), re.compile(r"\bimage (\d{1,2}\.\d)\.\d"),
+         re.compile(r"toolkit/r(\d{1,2}\.\d)\b"), re.compile(r"cuda[-_ ]?(\d{1,2}\.\d)(?![\d.])", re.I),
          re.compile(r"cuda>=\s*(\d+\.\d+)"), re.compile(r"CUDA (?:version|runtime|toolkit)?\s*(\d{1,2}\.\d)\b", re.I))
 _CC = (re.compile(r"\bsm_(\d{2,3})\b"), re.compile(r"(?:compute|cuda) capability\s*(?:of\s*)?(\d{1,2}\.\d)", re.I))
 
@@ -28,6 +29,21 @@ def _cudas(text: str) -> List[str]:
             if cuda and cuda not in out:
                 out.append(cuda)
     return out
+
+
+_DRIVER = re.compile(r"(?:driver(?: version)?|NVML library version|Kernel Module|NVIDIA-SMI)\s*:?\s*(\d{3}\.\d{2,3}"
+                     r"(?:\.\d{1,3})?)\b", re.I)
+
+
+def _line(text: str, pattern: str) -> str:
+    """The line of `text` where a symptom pattern matched: what the text said about it."""
+    if pattern.startswith("re:"):
+        m = re.search(pattern[3:], text, re.I)
+        start = m.start() if m else 0
+    else:
+        start = max(text.lower().find(pattern.lower()), 0)
+    end = text.find("\n", start)
+    return text[text.rfind("\n", 0, start) + 1:end if end >= 0 else len(text)].strip()
 
 
 def _gpu_cc(text: str) -> Optional[str]:
@@ -47,5 +63,6 @@ def decode(text: str, compat: Compat) -> Evidence:
         statuses=decode_statuses(text, compat), loader=decode_loader(text), windows=decode_windows(text, compat),
         libraries=[s for s in (compat.shipped_by(n) for n in names) if s is not None],
         checks=decode_checks(text, compat),
-        signals=[Signal(m.id, m.pattern) for m in match_symptoms(text, compat)],
-        cuda=_cudas(text), gpu_cc=_gpu_cc(text), platform="windows" if _WINDOWS.search(text) else "linux")
+        signals=[Signal(m.id, _line(text, m.pattern)) for m in match_symptoms(text, compat)],
+        cuda=_cudas(text), gpu_cc=_gpu_cc(text), drivers=list(dict.fromkeys(_DRIVER.findall(text))),
+        platform="windows" if _WINDOWS.search(text) else "linux", text=text)

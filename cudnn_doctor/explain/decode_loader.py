@@ -15,6 +15,7 @@ _PATTERNS = (
     ("missing", re.compile(r"Could not load (?:dynamic )?library '?(lib[\w.+-]+\.so[\w.]*)")),
     ("missing", re.compile(r"(?:Unable to load|cannot load|Failed to load)\s+(?:library\s+)?'?(lib[\w.+-]+\.so[\w.]*)",
                            re.I)),
+    ("missing", re.compile(r"failed to open (lib[\w.+-]+\.so[\w.]*)")),
     ("wrong-elf-class", re.compile(_LIB + r": wrong ELF class")),
 )
 _UNDEFINED = re.compile(_LIB + r":\s*undefined symbol:\s*(\w+)(?:,\s*version\s+([\w.+-]+))?|"

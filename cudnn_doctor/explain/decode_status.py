@@ -16,7 +16,8 @@ _NUMBER: Tuple[Tuple["re.Pattern[str]", Tuple[str, ...]], ...] = (
     (re.compile(r"\bcudnn\s*(?:status|error)\s*[:=]?\s*(\d{1,4})\b(?!\.\d)", re.I), ("cudnn",)),
     (re.compile(r"\bCUDA\s*(?:error|failure|err)\s*(?:code\s*)?[:=#]?\s*\(?(\d{1,4})\b(?!\.\d)", re.I),
      ("cuda_runtime", "cuda_driver")),
-    (re.compile(r"\bcudaError\s*[:=]?\s*(\d{1,4})\b|\b[Ee]rror (\d{1,4}):\s", re.I),
+    (re.compile(r"\bcudaError\s*[:=]?\s*(\d{1,4})\b|\b[Ee]rror (\d{1,4}):\s|(?:failed with error|returned)\s*#?\s*"
+                r"(\d{1,4})\b|\berror\s*#\s*(\d{1,4})\b", re.I),
      ("cuda_runtime", "cuda_driver")),
 )
 _MIN_MESSAGE = 12  # shorter messages ("no error", "invalid value") say too little to name a code by
@@ -34,7 +35,7 @@ def _by_message(text: str, compat: Compat) -> List[StatusSeen]:
         return out
     for api in ("cuda_runtime", "nccl", "cublas"):
         for code in compat.status_codes_of(api):
-            said = code.message.split(" (run with")[0].strip()
+            said = code.message.split(" (run with")[0].strip().rstrip(".")
             if code.number and len(said) >= _MIN_MESSAGE and said != code.name and said.lower() in low:
                 out.append(StatusSeen(code, said))
     return out

@@ -71,7 +71,9 @@ class Evidence:
     signals: List[Signal] = field(default_factory=list)
     cuda: List[str] = field(default_factory=list)  # CUDA releases the text states ("found version 11000")
     gpu_cc: Optional[str] = None  # the GPU's compute capability, where the text states it
+    drivers: List[str] = field(default_factory=list)  # NVIDIA driver releases the text states ("driver 515.65.01")
     platform: str = "linux"
+    text: str = ""  # the paste itself, for the few answers that read where a file sits
 
     def __bool__(self) -> bool:
         return bool(self.statuses or self.loader or self.windows or self.libraries or self.checks or self.signals)

@@ -34,6 +34,9 @@ class StatusCode:
         """The header's meaning, else the name's own words (NCCL, NVRTC and cuBLAS document theirs elsewhere)."""
         if self.meaning:
             return self.meaning
+        said = self.message.split(" (run with")[0]
+        if said and said != self.name:
+            return said
         stem = self.name.split("STATUS_", 1)[-1].split("ERROR_", 1)[-1]
         if stem == self.name and self.name.startswith("nccl"):
             stem = self.name[4:]

@@ -59,12 +59,13 @@ def toolkit_library_fix(compat: Compat, shipped: Shipped, stem: str) -> Fix:
     project = compat.pip_project(stem, cuda_major) if cuda_major else None
     if project is not None and shipped.low != shipped.high:  # one release only: its toolkit, below
         pin = '"%s==%s.*"' % (project, cuda_major) if project.endswith("cu%d" % cuda_major) else project
-        return say("install the CUDA %s library it was built for: %s, or a %s toolkit; or install the "
-                   "program's build for the CUDA you have", cuda_major,
+        return say("install the CUDA %s library it was built for: %s, or a %s toolkit with its lib64 on "
+                   "LD_LIBRARY_PATH; or install the program's build for the CUDA you have", cuda_major,
                    _pip("pip install %s" % pin, "ships %s" % shipped.name), shipped.label)
-    return advice("install the %s toolkit (%s) and put its lib64 folder on the loader path, or install the "
-                  "program's build for the CUDA you have (%s is %s only)" % (shipped.label, TOOLKIT_ARCHIVE,
-                                                                           shipped.name, shipped.label))
+    return advice("install the %s toolkit (%s) and put its lib64 folder on LD_LIBRARY_PATH (or in "
+                  "/etc/ld.so.conf.d, then `sudo ldconfig`); or reinstall the program's build for the CUDA you have "
+                  "(pip install the package's variant for it; %s is %s only)" % (
+                      shipped.label, TOOLKIT_ARCHIVE, shipped.name, shipped.label))
 
 
 def toolkit_release_fix(compat: Compat, release: str, platform: str) -> Fix:
@@ -124,3 +125,18 @@ def on_windows_path(install: Fix, dll: str) -> Fix:
     from .paste_runtime import windows_missing_dll_fix
 
     return say("%s; then %s", install, windows_missing_dll_fix(dll))
+
+
+def shadow_or_install(shadow: Fix, install: Fix) -> Fix:
+    """Take the shadowing copy away, or else install the release the program wants."""
+    return say("%s; or %s", shadow, install)
+
+
+def cudnn_for_cuda_fix(compat: Compat, cuda: str, platform: str) -> Fix:
+    """The newest cuDNN NVIDIA built for CUDA `cuda`, from the archive (on PATH on Windows)."""
+    builds = [r for r in compat.cudnn_releases() if any(cuda in b.cuda for b in compat.cudnn_builds(r))]
+    if not builds:
+        return advice("install the cuDNN built for CUDA %s from %s" % (cuda, CUDNN_ARCHIVE))
+    release = max(builds, key=ver)
+    where = "its bin folder on PATH" if platform == "windows" else "its lib64 folder on LD_LIBRARY_PATH"
+    return advice("install cuDNN %s for CUDA %s (%s) with %s" % (release, cuda, CUDNN_ARCHIVE, where))

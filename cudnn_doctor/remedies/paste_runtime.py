@@ -67,8 +67,11 @@ def memory_fix() -> Fix:
 
 
 def arch_fix(compat: Compat, cc: Optional[str], framework: str) -> Fix:
-    """The framework build has no kernels for this GPU: a build for a CUDA that knows it."""
-    first = compat.first_cuda_for_cc(cc) if cc else None
+    """The framework build has no kernels for this GPU: a build for a CUDA that knows it (the newest
+    architecture's CUDA when the GPU is not named: that build runs on every GPU before it too)."""
+    ccs = [c for a in compat.architectures() for c in a.ccs if c.replace(".", "").isdigit()]
+    newest = max(ccs, key=lambda c: tuple(int(p) for p in c.split("."))) if ccs else None
+    first = compat.first_cuda_for_cc(cc or newest) if (cc or newest) else None
     if framework == "PyTorch" and first:
         cuda = first if ver_tuple(first) >= (11, 0) else "11.8"
         return say("install a PyTorch build for CUDA %s or newer, which has sm_%s kernels: %s", first,
@@ -148,3 +151,43 @@ def nvrtc_link_fix() -> Fix:
     return run("cd %s" % folder, "ln -sf libnvrtc.so.* libnvrtc.so",
                text="link libnvrtc.so to the versioned NVRTC the program has: for pip's NVRTC `cd %s && ln -sf "
                     "libnvrtc.so.* libnvrtc.so`; for a toolkit install its cuda-nvrtc-dev package" % folder)
+
+
+def reinstall_package_fix(package: str) -> Fix:
+    """A Python package's own DLL (or one it imports) will not load: reinstall the package whole."""
+    return run("pip install --force-reinstall %s" % package,
+               text="reinstall %s whole (`pip install --force-reinstall %s`, the CUDA variant you use), and install "
+                    "the latest Microsoft Visual C++ Redistributable (x64) its DLLs import" % (package, package))
+
+
+def zlib_fix(download: str) -> Fix:
+    """cuDNN 8.3-8.9 on Windows load zlibwapi.dll at run time."""
+    return advice("put zlibwapi.dll (the x64 one from %s) next to the cuDNN DLLs or in a folder on PATH" % download)
+
+
+def ptx_driver_fix(platform: str) -> Fix:
+    """PTX from a newer toolkit than the driver can JIT."""
+    from .paste import driver_fix
+
+    return say("%s; or build with the CUDA toolkit the driver supports (`nvidia-smi` shows its CUDA version)",
+               driver_fix(None, platform))
+
+
+def nvrtc_builtins_fix(cuda_major: int) -> Fix:
+    """NVRTC could not open its builtins library (it sits beside libnvrtc in the same release)."""
+    project = "nvidia-cuda-nvrtc-cu%d" % cuda_major if cuda_major <= 12 else "nvidia-cuda-nvrtc"
+    return run('pip install --force-reinstall "%s"' % project,
+               text="give NVRTC its libnvrtc-builtins from the same release: `pip install --force-reinstall \"%s\"`, "
+                    "or put the toolkit's lib64 (which holds both) on LD_LIBRARY_PATH" % project)
+
+
+def cudnn_startup_fix() -> Fix:
+    """cuDNN could not start: driver, memory, or a cuDNN that does not fit the CUDA it runs with."""
+    return advice("check `nvidia-smi` works (else repair the driver), free GPU memory, and reinstall the cuDNN "
+                  "build made for the program's CUDA (pip install nvidia-cudnn-cuXX of its CUDA major, or the "
+                  "framework's own [and-cuda]/bundled build)")
+
+
+def engine_fix(compat: Compat, cc: Optional[str]) -> Fix:
+    """No cuDNN engine: the framework build for this GPU and driver, then memory."""
+    return say("%s; and if memory is tight: %s", arch_fix(compat, cc, "PyTorch"), memory_fix())

@@ -95,7 +95,8 @@ def explain_payload(report: Report) -> Dict[str, Any]:
     payload: Dict[str, Any] = {
         "matches": [dataclasses.asdict(m) for m in ex.matches], "rules": ex.rules, "libraries_named": ex.sonames,
         "versions": dataclasses.asdict(ex.versions), "needs": ex.needs,
-        "reports": [r.source for r in ex.reports], "evidence": to_plain(ex.evidence),
+        "reports": [r.source for r in ex.reports], "understood": ex.understood,
+        "evidence": {k: v for k, v in to_plain(ex.evidence).items() if k != "text"},
         "cause": ex.answer.cause if ex.answer is not None else "", "problem": ex.problem,
         "fix": _fix_text(ex.fix), "remedy": to_plain(ex.fix),
         "also": [{"for": label, "fix": fix.text} for label, fix in ex.also],
