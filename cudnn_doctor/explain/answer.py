@@ -114,11 +114,11 @@ def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
                           "127)" % what, paste.shadowed_library_fix(w.dll or what, None, "windows"))
         package = _site_package(w.dll, ev)
         if w.code == 193:
-            return Answer("%s (or a DLL it depends on) is not a loadable 64-bit image: 32-bit, or a damaged "
+            return Answer("%s (or one of its dependencies) is not a loadable 64-bit image: 32-bit, or a damaged "
                           "download (error 193)" % what,
                           rt.reinstall_package_fix(package) if package else rt.windows_32bit_fix(w.dll))
         if w.code == 126:
-            cause = "%s or one of the DLLs it depends on is not found (error 126)" % what
+            cause = "%s or one of its dependencies (a DLL it imports) is not found (error 126)" % what
             if package:
                 return Answer(cause, rt.reinstall_package_fix(package))
             shipped = compat.shipped_by(w.dll) if w.dll else None

@@ -2,6 +2,7 @@
 lines) and from the status codes it names, when no loader failure or version check decides it."""
 from __future__ import annotations
 
+import re
 from typing import Dict, Optional
 
 from ..knowledge import Compat
@@ -27,7 +28,8 @@ _STATUS_SIGNAL: Dict[str, str] = {
 
 
 def _framework(ev: Evidence) -> str:
-    return "PyTorch" if "torch" in " ".join(s.detail for s in ev.signals).lower() or ev.gpu_cc else ""
+    """PyTorch where the text is PyTorch's (its build is what to replace), else '' (the program is rebuilt)."""
+    return "PyTorch" if re.search(r"torch|pytorch", ev.text, re.I) else ""
 
 
 def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
@@ -63,7 +65,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "execution-failed":
         return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
                       "build predates this GPU's architecture (compute capability), else memory or the driver",
-                      rt.arch_fix(compat, ev.gpu_cc, "PyTorch"))
+                      rt.arch_fix(compat, ev.gpu_cc, _framework(ev) or "PyTorch"))
     if kind == "nvrtc-builtins":
         return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
             major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
@@ -82,7 +84,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind in ("no-kernel-image", "arch-mismatch"):
         cc = ev.gpu_cc
         return Answer("the build has no kernels for this GPU%s" % ((" (compute capability %s)" % cc) if cc else ""),
-                      rt.arch_fix(compat, cc, _framework(ev) or "PyTorch"))
+                      rt.arch_fix(compat, cc, _framework(ev)))
     if kind in ("xla-libdevice", "xla-ptxas"):
         said = next((s.detail for s in ev.signals if s.kind == kind), "")
         return Answer("XLA cannot find or use the CUDA compiler tools (ptxas, libdevice) it needs: %s" % said,

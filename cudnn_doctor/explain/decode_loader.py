@@ -23,7 +23,7 @@ _UNDEFINED = re.compile(_LIB + r":\s*undefined symbol:\s*(\w+)(?:,\s*version\s+(
 _NODE = re.compile(r"symbol\s+(\w+)(?:,)?\s+version\s+([\w.+-]+)\s+not defined in file\s+" + _LIB)
 _VERSION = re.compile(_LIB + r":\s*version [`'‘]([\w.+-]+)['’] not found(?:\s*\(required by ([^)]+)\))?")
 _NO_INFO = re.compile(_LIB + r":\s*no version information available(?:\s*\(required by ([^)]+)\))?")
-_DLL = re.compile(r"[\w.-]+\.dll", re.I)
+_DLL = re.compile(r"[\w-]+(?:\.\w+)*?\.dll", re.I)
 _WIN_CODE = re.compile(r"(?:WinError|error(?: code)?|LoadLibrary\w*\s+failed with error)\s*:?\s*(126|127|193|1455)\b",
                        re.I)
 
@@ -57,6 +57,6 @@ def decode_windows(text: str, compat: Compat) -> List[WindowsLoad]:
     dlls = _DLL.findall(text)
     for row in compat.windows_loader_errors():
         by_number = any(int(m.group(1)) == row["code"] for m in _WIN_CODE.finditer(text))
-        if by_number or row["message"].lower() in text.lower():
+        if (by_number or row["message"].lower() in text.lower()) and row["code"] not in [w.code for w in out]:
             out.append(WindowsLoad(row["code"], row["message"], dlls[0] if dlls else ""))
     return out

@@ -74,11 +74,14 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str) -> Fix:
     first = compat.first_cuda_for_cc(cc or newest) if (cc or newest) else None
     if framework == "PyTorch" and first:
         cuda = first if ver_tuple(first) >= (11, 0) else "11.8"
-        return say("install a PyTorch build for CUDA %s or newer, which has sm_%s kernels: %s", first,
-                   cc.replace(".", "") if cc else "", torch_install(None, cuda))
-    return advice("install a build of the framework compiled for this GPU%s (its release notes list the "
-                  "architectures), or build it from source with this architecture" % (
-                      (" (compute capability %s, CUDA %s or newer)" % (cc, first)) if first else ""))
+        kernels = ("sm_%s kernels" % cc.replace(".", "")) if cc else "kernels for every GPU up to the newest"
+        return say("install a PyTorch build for CUDA %s or newer, which has %s: %s", first, kernels,
+                   torch_install(None, cuda))
+    arch = cc.replace(".", "") if cc else "<cc>"
+    return advice("rebuild the program for this GPU's architecture%s: nvcc -gencode arch=compute_%s,code=sm_%s "
+                  "(CMAKE_CUDA_ARCHITECTURES=%s; TORCH_CUDA_ARCH_LIST for PyTorch extensions), or install a build "
+                  "of it compiled for this compute capability" % ((" (compute capability %s)" % cc) if cc else "",
+                                                                  arch, arch, arch))
 
 
 def ver_tuple(text: str) -> tuple:
