@@ -90,6 +90,8 @@ def _loader_missing(ev: Evidence, compat: Compat) -> Optional[Answer]:
 
 def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]:
     shipped = [s for s in ev.libraries if s.name in names] or [s for s in ev.libraries if s.name.endswith(".dll")]
+    if not shipped and names and ev.platform != "windows":  # a name no table dates: where it is, on the path
+        return Answer("the loader does not find %s" % names[0], paste.find_library_fix(names[0]))
     if not shipped:
         return None
     first = shipped[0]

@@ -46,6 +46,12 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("the host's NVIDIA driver is not loaded (or not installed)", paste.driver_fix(None, platform))
     if kind == "nvml-unknown-error-container":
         return Answer("the running container lost its GPU device permissions", rt.container_restart_fix())
+    if kind == "container-requirement" and re.search(r"driver 0\.0\b", ev.text):
+        return Answer("the container runtime reads driver 0.0: it cannot reach the host's NVIDIA driver (not loaded, "
+                      "or libraries and module out of step after an upgrade)", paste.driver_fix(None, platform))
+    if kind == "driver-library-missing":
+        return Answer("the driver library libcuda.so.1 is not found: no NVIDIA driver here, or (WSL) /usr/lib/wsl/lib "
+                      "is not on the loader path", rt.driver_library_fix(platform))
     if kind == "container-requirement" and cuda:
         floor = compat.min_driver(cuda, platform)
         return Answer("the image needs CUDA %s, newer than the host driver runs" % cuda,

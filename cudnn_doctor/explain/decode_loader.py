@@ -8,14 +8,16 @@ from typing import List
 from ..knowledge import Compat
 from .evidence import LoaderFailure, WindowsLoad
 
-_LIB = r"(?:[\w.+-]*/)?([\w.+-]+\.so[\w.]*)"
+_SO = r"[\w.+-]+?\.so(?:\.\d+)*"
+_LIB = r"(?:[\w.+-]*/)?(" + _SO + ")"
+_NAMED = r"lib[\w.+-]*?\.so(?:\.\d+)*"  # a library name where no folder precedes it
 _PATTERNS = (
     ("permission", re.compile(_LIB + r": cannot open shared object file: Permission denied")),
     ("missing", re.compile(_LIB + r": cannot open shared object file")),
-    ("missing", re.compile(r"Could not load (?:dynamic )?library '?(lib[\w.+-]+\.so[\w.]*)")),
-    ("missing", re.compile(r"(?:Unable to load|cannot load|Failed to load)\s+(?:library\s+)?'?(lib[\w.+-]+\.so[\w.]*)",
+    ("missing", re.compile(r"Could not load (?:dynamic )?library '?(" + _NAMED + ")")),
+    ("missing", re.compile(r"(?:Unable to load|cannot load|Failed to load)\s+(?:library\s+)?'?(" + _NAMED + ")",
                            re.I)),
-    ("missing", re.compile(r"failed to open (lib[\w.+-]+\.so[\w.]*)")),
+    ("missing", re.compile(r"failed to open (" + _NAMED + ")")),
     ("wrong-elf-class", re.compile(_LIB + r": wrong ELF class")),
 )
 _UNDEFINED = re.compile(_LIB + r":\s*undefined symbol:\s*(\w+)(?:,\s*version\s+([\w.+-]+))?|"

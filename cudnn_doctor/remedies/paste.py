@@ -140,3 +140,12 @@ def cudnn_for_cuda_fix(compat: Compat, cuda: str, platform: str) -> Fix:
     release = max(builds, key=ver)
     where = "its bin folder on PATH" if platform == "windows" else "its lib64 folder on LD_LIBRARY_PATH"
     return advice("install cuDNN %s for CUDA %s (%s) with %s" % (release, cuda, CUDNN_ARCHIVE, where))
+
+
+def find_library_fix(name: str) -> Fix:
+    """A library no table dates: find the file and put its folder where the loader looks."""
+    stem = name.split(".so")[0]
+    return run("find / -name %s 2>/dev/null" % q(stem + ".so*"),
+               text="find it (`find / -name %s 2>/dev/null`), then put its folder on LD_LIBRARY_PATH or in "
+                    "/etc/ld.so.conf.d/%s.conf and run `sudo ldconfig`; if it is nowhere, install the package that "
+                    "ships it" % (q(stem + ".so*"), stem.replace("lib", "", 1) or "extra"))

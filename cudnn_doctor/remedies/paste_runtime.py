@@ -194,3 +194,13 @@ def cudnn_startup_fix() -> Fix:
 def engine_fix(compat: Compat, cc: Optional[str]) -> Fix:
     """No cuDNN engine: the framework build for this GPU and driver, then memory."""
     return say("%s; and if memory is tight: %s", arch_fix(compat, cc, "PyTorch"), memory_fix())
+
+
+def driver_library_fix(platform: str) -> Fix:
+    """libcuda.so.1 is not found: put WSL's driver folder on the path, else install the driver."""
+    from .paste import driver_fix
+
+    if platform == "windows":
+        return driver_fix(None, platform)
+    return say("on WSL: `export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH` (for good: add that folder to "
+               "/etc/ld.so.conf.d and run `sudo ldconfig`); elsewhere: %s", driver_fix(None, platform))

@@ -25,7 +25,7 @@ EXAMPLES = [
     ("E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:9261] Unable to register cuDNN factory: Attempting "
      "to register factory for plugin cuDNN when one has already been registered", "harmless", "nothing to fix"),
     ("ImportError: /venv/lib/python3.11/site-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: "
-     "undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12", "older libnvJitLink.so.12",
+     "undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12", "another copy of libnvJitLink.so.12",
      "LD_LIBRARY_PATH"),
     ("OSError: /opt/conda/lib/python3.8/site-packages/nvidia/cublas/lib/libcublas.so.11: symbol free_gemm_select "
      "version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference",
