@@ -22,7 +22,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 OUT = Path(__file__).resolve().parents[1] / "compat" / "status_tables.toml"
 CACHE = Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / "cudnn-doctor-tests")) / "wheels"
@@ -72,7 +72,7 @@ ENUMS = (
 _ENTRY = re.compile(r"(?P<name>[A-Za-z_]\w*)(?:\s+[A-Z_]+)?\s*(?:=\s*(?P<value>[^,/]+?))?\s*"
                     r"(?P<trail>(?:/\*.*?\*/|//[^\n]*)\s*)*(?:,|$)", re.S)
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.BitOr: operator.or_, ast.LShift: operator.lshift,
+_OPS: Dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.BitOr: operator.or_, ast.LShift: operator.lshift,
         ast.USub: operator.neg}
 
 

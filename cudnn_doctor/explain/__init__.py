@@ -89,9 +89,9 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
                               full.facts)
     machine_problem = (any(f.severity == Severity.ERROR for f in report.findings) or
                        any(lib.problem for lib in ex.libraries) or bool(ex.gaps))
-    if ex.answer is None:
+    if ex.answer is None or ex.fix is None:
         ex.fix, ex.problem = machine_fix, machine_problem
-    elif ex.fix is not None and machine_fix.text not in (ex.fix.text, in_program_environment(True).text):
+    elif machine_fix is not None and machine_fix.text not in (ex.fix.text, in_program_environment(True).text):
         ex.also.append(("and here", machine_fix))  # the machine adds its own repair; the paste's answer stands
     blocker = startup_blocker(ex.evidence, full.facts, compat)
     if blocker is not None and ex.fix is not None:  # no driver or GPU here: that comes before what the text asks

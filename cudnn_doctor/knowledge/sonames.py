@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from ..versions import ver
 from .driver import DriverKnowledge
@@ -44,9 +45,15 @@ def split_library(name: str) -> Optional[Tuple[str, str]]:
     return stem, ("%d.%d" % divmod(n, 10) if n >= 80 else str(n))
 
 
+def _released(text: str) -> Version:
+    """A release as a Version; one that does not parse sorts first."""
+    return ver(text) or Version("0")
+
+
 class SonameKnowledge(DriverKnowledge):
     def _cuda_span(self, spec: str) -> List[str]:
-        return [r for r in self.cuda_releases() if ver(r) is not None and ver(r) in SpecifierSet(spec)]
+        wanted = SpecifierSet(spec)
+        return [r for r in self.cuda_releases() if _released(r) in wanted]
 
     def shipped_by(self, name: str) -> Optional[Shipped]:
         """The releases that ship `name` ('libcublas.so.9.0' -> CUDA 9.0; 'cudart64_110.dll' -> CUDA 11.0 to
@@ -61,7 +68,7 @@ class SonameKnowledge(DriverKnowledge):
         if stem.endswith("64") or not version:
             return None
         exact = re.match(r"^(\d+)\.(\d+)$", version)
-        if exact and (stem in table.get("exact_always", []) or ver(version) < ver(table.get("exact_before", "0"))):
+        if exact and (stem in table.get("exact_always", []) or _released(version) < _released(table.get("exact_before", "0"))):
             if version in self.cuda_releases():
                 return Shipped(name, "CUDA", version, version, table["source"])
             return None

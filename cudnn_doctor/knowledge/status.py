@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .tables import Tables
 
@@ -63,10 +63,10 @@ class StatusKnowledge(Tables):
 
 @functools.lru_cache(maxsize=64)
 def _codes(kb: StatusKnowledge, api: str) -> Tuple[StatusCode, ...]:
-    table = kb.status_apis().get(api) or {}
+    table: Dict[str, Any] = dict(kb.status_apis().get(api) or {})
     return tuple(StatusCode(api, str(table.get("type", "")), str(row["name"]), int(row["number"]),
                             str(row.get("meaning", "")), str(row.get("message", "")), str(table.get("source", "")))
-                 for row in table.get("codes", []))  # type: ignore[union-attr]
+                 for row in table.get("codes", []))
 
 
 def _by_name(kb: StatusKnowledge) -> Dict[str, StatusCode]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
+from packaging.version import Version
+
 from ..knowledge import Compat, Shipped
 from ..model import Fix
 from ..versions import major_of, mm_text, ver
@@ -15,17 +17,22 @@ from .software import TOOLKIT_ARCHIVE
 CUDNN_ARCHIVE = "https://developer.nvidia.com/rdp/cudnn-archive"
 
 
+def _released(text: Optional[str]) -> Version:
+    """A release as a Version; one that does not parse sorts first."""
+    return ver(text) or Version("0")
+
+
 def cudnn_choice(compat: Compat, major: int, at_least: Optional[str] = None,
                  same_minor: bool = False) -> Optional[Tuple[str, List[str]]]:
     """The one place explain picks a cuDNN release: the newest of `major` not older than `at_least` (of its very
     major.minor with `same_minor`), with the CUDA releases NVIDIA built it for; None when the knowledge has none."""
-    floor = ver(at_least) if at_least else None
-    fits = [r for r in compat.cudnn_releases(major) if ver(r) is not None and (floor is None or ver(r) >= floor)
+    floor = _released(at_least) if at_least else None
+    fits = [r for r in compat.cudnn_releases(major) if (floor is None or _released(r) >= floor)
             and (not same_minor or mm_text(r) == mm_text(at_least))]
     if not fits:
         return None
-    release = max(fits, key=ver)
-    cudas = sorted({c for b in compat.cudnn_builds(release) for c in b.cuda}, key=ver)
+    release = max(fits, key=_released)
+    cudas = sorted({c for b in compat.cudnn_builds(release) for c in b.cuda}, key=_released)
     return release, cudas
 
 
@@ -55,7 +62,7 @@ def cudnn_release_fix(compat: Compat, major: int, at_least: Optional[str] = None
 
 def toolkit_library_fix(compat: Compat, shipped: Shipped, stem: str) -> Fix:
     """A missing CUDA library: the wheel (CUDA 11 on) or the toolkit release that ships it."""
-    cuda_major = major_of(shipped.high)
+    cuda_major = major_of(shipped.high) or 0
     project = compat.pip_project(stem, cuda_major) if cuda_major else None
     if project is not None and shipped.low != shipped.high:  # one release only: its toolkit, below
         pin = '"%s==%s.*"' % (project, cuda_major) if project.endswith("cu%d" % cuda_major) else project
@@ -70,7 +77,7 @@ def toolkit_library_fix(compat: Compat, shipped: Shipped, stem: str) -> Fix:
 
 def toolkit_release_fix(compat: Compat, release: str, platform: str) -> Fix:
     """A program built for CUDA `release` needs that CUDA major's runtime (and a driver that runs it)."""
-    major = major_of(release)
+    major = major_of(release) or 0
     project = compat.pip_project("libcudart", major) if major else None
     floor = compat.min_driver(release, platform) if release.count(".") else None
     driver = (", with a driver %s or newer" % floor.version) if floor is not None else ""
@@ -137,7 +144,7 @@ def cudnn_for_cuda_fix(compat: Compat, cuda: str, platform: str) -> Fix:
     builds = [r for r in compat.cudnn_releases() if any(cuda in b.cuda for b in compat.cudnn_builds(r))]
     if not builds:
         return advice("install the cuDNN built for CUDA %s from %s" % (cuda, CUDNN_ARCHIVE))
-    release = max(builds, key=ver)
+    release = max(builds, key=_released)
     where = "its bin folder on PATH" if platform == "windows" else "its lib64 folder on LD_LIBRARY_PATH"
     return advice("install cuDNN %s for CUDA %s (%s) with %s" % (release, cuda, CUDNN_ARCHIVE, where))
 

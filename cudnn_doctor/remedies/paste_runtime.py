@@ -71,7 +71,8 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str) -> Fix:
     architecture's CUDA when the GPU is not named: that build runs on every GPU before it too)."""
     ccs = [c for a in compat.architectures() for c in a.ccs if c.replace(".", "").isdigit()]
     newest = max(ccs, key=lambda c: tuple(int(p) for p in c.split("."))) if ccs else None
-    first = compat.first_cuda_for_cc(cc or newest) if (cc or newest) else None
+    wanted = cc or newest
+    first = compat.first_cuda_for_cc(wanted) if wanted else None
     if framework == "PyTorch" and first:
         cuda = first if ver_tuple(first) >= (11, 0) else "11.8"
         kernels = ("sm_%s kernels" % cc.replace(".", "")) if cc else "kernels for every GPU up to the newest"
