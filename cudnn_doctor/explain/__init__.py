@@ -63,9 +63,9 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     ex = Explanation(matches=match_symptoms(text, compat), sonames=extract_sonames(text),
                      versions=parse_versions(text))
     ex.rules = routed_rules(ex.matches)
-    ex.needs = needs(compat, ex.sonames, ex.versions)
     ex.reports = compat.reports_of([m.id for m in ex.matches])
     ex.evidence = decode(text, compat)
+    ex.needs = needs(compat, ex.sonames, ex.versions, ex.evidence.checks)
     ex.answer = answer(ex.evidence, compat)
     if ex.answer is not None:
         ex.fix, ex.problem = ex.answer.fix, ex.answer.problem

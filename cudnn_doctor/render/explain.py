@@ -26,7 +26,7 @@ def render_explain(report: Report, con: Any, verbose: int = 0) -> None:
         if verbose:
             say("    (%s: matched %r; failure catalogue %s)" % (m.id, m.pattern, ", ".join(m.catalogue)))
     read: List[str] = list(ex.sonames)
-    if ex.versions.compiled:
+    if ex.versions.compiled and not ex.evidence.checks:  # a decoded check says it below, with its verdict
         read.append("%sbuilt with cuDNN %s, loaded cuDNN %s" % ((ex.versions.framework + " ")
                                                                if ex.versions.framework else "",
                                                                ex.versions.compiled, ex.versions.runtime or "?"))
@@ -81,9 +81,9 @@ def decoded_lines(ev: Any) -> List[str]:
     out = ["%s %s%s: %s" % (s.code.library, s.code.name, "" if s.said == s.code.name else " (%s %d)" % (
         s.code.ctype, s.code.number), s.code.meaning or s.code.message or s.code.words) for s in ev.statuses]
     out += ["%s ships with %s" % (lib.name, lib.label) for lib in ev.libraries]
-    out += ["%s: built with %s %s, loaded %s (%s)" % (c.framework, c.library, c.compiled, c.runtime or "none",
-                                                     "fits" if c.fits else "does not fit its check")
-            for c in ev.checks]
+    out += ["%s: built with %s %s, loaded %s (%s)" % (
+        c.framework, c.library, c.compiled, ("%s %s" % (c.library, c.runtime)) if c.runtime else "none",
+        "fits its check" if c.fits else "does not fit its check") for c in ev.checks]
     if ev.gpu_cc:
         out.append("the GPU has compute capability %s" % ev.gpu_cc)
     return out
