@@ -141,7 +141,7 @@ def xid(facts: Facts, ctx) -> List[Finding]:
         gpu = by_bus.get(event["pci"][:10])
         where = "GPU %d" % gpu if gpu is not None else "PCI %s" % event["pci"]
         if event["kind"] == "SXid":
-            fatal = compat.sxid_fatal_word().lower() in event["text"].lower().split(",")[0].lower()
+            fatal = event["text"].split(",")[0].strip().lower() == compat.sxid_fatal_word().lower()  # not Non-fatal
             severity, fix = (ERROR, drain_and_reset_fix([g.index for g in facts.node.gpus])) if fatal else (
                 WARNING, None)
         elif row is None:

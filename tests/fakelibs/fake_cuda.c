@@ -54,6 +54,7 @@ int cuCtxDestroy_v2(void *ctx) { (void)ctx; return 0; }
 int cuGetErrorName(int rc, const char **name) {
     switch (rc) {
     case 2: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return 0;
+    case 46: *name = "CUDA_ERROR_DEVICE_UNAVAILABLE"; return 0;
     case 100: *name = "CUDA_ERROR_NO_DEVICE"; return 0;
     case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; return 0;
     case 218: *name = "CUDA_ERROR_INVALID_PTX"; return 0;

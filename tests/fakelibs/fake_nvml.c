@@ -5,7 +5,8 @@
  * -DCRASH_IN_INIT / -DHANG_IN_INIT make a driver library that segfaults or never answers.
  * Health (one entry per GPU, in order; healthy when absent): -DFAKE_HEALTH='{...},{...}' (fake_health below);
  * -DFAKE_P2P=n the P2P status of every pair (0 OK), -DFAKE_TOPO=n their common ancestor (nvml.h levels),
- * -DFAKE_FABRIC=n the fabric state of every GPU (3 completed; absent: not supported). */
+ * -DFAKE_FABRIC=n the fabric state of every GPU (3 completed; absent: not supported);
+ * -DCRASH_IN_HEALTH makes the row remapping read segfault. */
 #include <string.h>
 #include <stdio.h>
 typedef struct { const char *name; int cc_major, cc_minor; unsigned long long mem_mib;
@@ -120,6 +121,9 @@ int nvmlDeviceGetEccMode(void *h, unsigned *cur, unsigned *pend) {
 int nvmlDeviceGetTotalEccErrors(void *h, int type, int counter, unsigned long long *n) {
     if (Q_RC) return Q_RC; (void)counter; *n = type == 1 ? H(h)->ecc_unc : 0; return 0; }
 int nvmlDeviceGetRemappedRows(void *h, unsigned *corr, unsigned *unc, unsigned *pend, unsigned *fail) {
+#ifdef CRASH_IN_HEALTH
+    raise(SIGSEGV);
+#endif
     if (Q_RC) return Q_RC; if (H(h)->no_remap) return 3;
     *corr = H(h)->remap_corr; *unc = H(h)->remap_unc; *pend = H(h)->remap_pending; *fail = H(h)->remap_failed; return 0; }
 int nvmlDeviceGetRetiredPagesPendingStatus(void *h, unsigned *pend) {
