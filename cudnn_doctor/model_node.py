@@ -19,7 +19,7 @@ class GpuHealth:
     ecc_volatile_uncorrected: Optional[int] = None  # since the driver loaded
     remapped_rows: Optional[Dict[str, Any]] = None  # {correctable, uncorrectable, pending, failed} (Ampere and later)
     retired_pages_pending: Optional[bool] = None  # older GPUs: a page retirement waits for a reset
-    clock_events: Optional[List[str]] = None  # why the clocks are held down: hw_slowdown, sw_thermal, ...
+    clock_events: Optional[List[str]] = None  # why the clocks are held down: hw_slowdown, sw_thermal_slowdown, ...
     pcie: Dict[str, Optional[int]] = field(default_factory=dict)  # gen, gen_max, width, width_max
     nvlinks: int = 0  # links the GPU has
     nvlinks_down: List[int] = field(default_factory=list)  # those not up

@@ -36,9 +36,9 @@ out = sys.argv[1]
 doc = json.load(open(out + "/check.json"))
 node = doc["facts"]["node"]
 rows = list(csv.reader(open(out + "/smi-query.csv"), skipinitialspace=True))
-bits = [("gpu_idle", 0x1), ("applications_clocks", 0x2), ("sw_power_cap", 0x4), ("hw_slowdown", 0x8),
-        ("sync_boost", 0x10), ("sw_thermal", 0x20), ("hw_thermal", 0x40), ("hw_power_brake", 0x80),
-        ("display_clocks", 0x100)]
+bits = [("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap", 0x4), ("hw_slowdown", 0x8),
+        ("sync_boost", 0x10), ("sw_thermal_slowdown", 0x20), ("hw_thermal_slowdown", 0x40),
+        ("hw_power_brake_slowdown", 0x80), ("display_clock_setting", 0x100)]
 mismatch = 0
 def show(what, ours, theirs):
     global mismatch

@@ -13,10 +13,10 @@ _GPU_IS_LOST = 15
 _P2P_READ, _P2P_NVLINK = 0, 2
 # nvml.h nvmlNvLinkErrorCounter_t, by the names nvidia-smi nvlink -e prints.
 _NVLINK_COUNTERS = (("replay", 0), ("recovery", 1), ("crc_flit", 2), ("crc_data", 3))
-# nvml.h clock event (throttle) reason bits, by name.
-_REASONS = (("gpu_idle", 0x1), ("applications_clocks", 0x2), ("sw_power_cap", 0x4), ("hw_slowdown", 0x8),
-            ("sync_boost", 0x10), ("sw_thermal", 0x20), ("hw_thermal", 0x40), ("hw_power_brake", 0x80),
-            ("display_clocks", 0x100))
+# nvml.h clock event (throttle) reason bits, by the names bench's child records them (bench/nvml_state.py).
+_REASONS = (("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap", 0x4), ("hw_slowdown", 0x8),
+            ("sync_boost", 0x10), ("sw_thermal_slowdown", 0x20), ("hw_thermal_slowdown", 0x40),
+            ("hw_power_brake_slowdown", 0x80), ("display_clock_setting", 0x100))
 
 
 def node_health(pynvml):

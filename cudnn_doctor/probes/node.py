@@ -54,7 +54,7 @@ def _failure(res: dict) -> Optional[str]:
 
 
 def _apply_health(node: NodeFacts, results: List[dict]) -> None:
-    res = results[0] if results else {"error": "not run"}
+    res: dict = results[0] if results else {"error": "not run"}
     failed = _failure(res)
     if failed:
         node.health_error = failed

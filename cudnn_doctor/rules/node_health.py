@@ -118,8 +118,8 @@ def clocks(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD216", "gpu-pcie-link-degraded", "A GPU's PCIe link runs narrower than it can", platforms=LINUX)
 def pcie_link(facts: Facts, ctx) -> List[Finding]:
-    narrow = {g.index: g.pcie for g in _healthy(facts)
-              if g.pcie.get("width") and g.pcie.get("width_max") and g.pcie["width"] < g.pcie["width_max"]}
+    narrow = {g.index: g.pcie for g in _healthy(facts) if (g.pcie.get("width") or 0) < (g.pcie.get("width_max") or 0)
+              and g.pcie.get("width")}
     if not narrow:
         return []
     first = narrow[min(narrow)]
