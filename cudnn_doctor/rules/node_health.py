@@ -164,6 +164,8 @@ def xid(facts: Facts, ctx) -> List[Finding]:
 
 @rule("CD218", "cuda-not-ready", "NVML sees the GPU but CUDA does not run on it", platforms=LINUX)
 def not_ready(facts: Facts, ctx) -> List[Finding]:
+    if any(g.mig_mode for g in facts.gpus):
+        return []  # CUDA numbers MIG instances, not GPUs, there: the kernel's GPU numbers would not be NVML's
     # An exclusive-process GPU another program holds refuses a second context: busy, not broken.
     failed = [r for r in facts.node.ready or [] if not r.ok and r.error != "CUDA_ERROR_DEVICE_UNAVAILABLE"]
     if not failed:

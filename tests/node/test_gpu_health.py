@@ -135,6 +135,15 @@ def test_a_busy_exclusive_gpu_is_not_reported_as_broken(machine):
     assert "CD218" not in found
 
 
+def test_mig_gpus_are_not_judged_by_gpu_number(machine):
+    from kit import Gpu
+
+    machine.driver("580.95.05", cuda=13000, gpus=[Gpu(mig=1)], cuda_defines={"CTX_RC": 999})
+    facts, found = judge(machine, ready=True)
+    assert facts.gpus[0].mig_mode and not facts.node.ready[0].ok
+    assert "CD218" not in found
+
+
 def test_a_driver_that_crashes_in_a_health_read_keeps_every_other_fact(machine):
     node(machine, gpus=2, nvml={"CRASH_IN_HEALTH": True})
     facts, _ = judge(machine)
