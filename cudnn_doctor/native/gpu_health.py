@@ -11,8 +11,9 @@ import ctypes
 _GPU_IS_LOST = 15
 # nvml.h nvmlGpuP2PCapsIndex_t: READ = 0, NVLINK = 2 (pynvml spells READ as a tuple, so the numbers are used).
 _P2P_READ, _P2P_NVLINK = 0, 2
-# nvml.h nvmlNvLinkErrorCounter_t, by the names nvidia-smi nvlink -e prints.
-_NVLINK_COUNTERS = (("replay", 0), ("recovery", 1), ("crc_flit", 2), ("crc_data", 3))
+# By the names nvidia-smi nvlink -e prints: nvml.h nvmlNvLinkErrorCounter_t per link, and the field id of the
+# total over the links (NVML_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL).
+_NVLINK_COUNTERS = (("replay", 0, 52), ("recovery", 1, 59), ("crc_flit", 2, 38), ("crc_data", 3, 45))
 # nvml.h clock event (throttle) reason bits, by the names bench's child records them (bench/nvml_state.py).
 _REASONS = (("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap", 0x4), ("hw_slowdown", 0x8),
             ("sync_boost", 0x10), ("sw_thermal_slowdown", 0x20), ("hw_thermal_slowdown", 0x40),
@@ -82,6 +83,7 @@ def gpu_health(pynvml, handle, max_links):
         link[key] = _read(errors, "pcie_" + key, getattr(pynvml, fn), handle)
     out["pcie"] = link
     out["nvlinks"] = _nvlinks(pynvml, handle, max_links, errors)
+    out["nvlink_errors"] = nvlink_errors(pynvml, handle, out["nvlinks"])
     out["fabric"] = _fabric(pynvml, handle, errors)
     return out
 
@@ -98,16 +100,33 @@ def _nvlinks(pynvml, handle, max_links, errors):
             break  # links are numbered from 0: the first one NVML refuses ends the list
         entry = {"link": link, "active": bool(active)}
         if active:
-            counters = {}
-            for name, counter in _NVLINK_COUNTERS:
-                value = _read({}, name, pynvml.nvmlDeviceGetNvLinkErrorCounter, handle, link, counter)
-                if value is not None:
-                    counters[name] = int(value)
-            entry["errors"] = counters
             remote = _read({}, "remote", pynvml.nvmlDeviceGetNvLinkRemotePciInfo, handle, link)
             entry["remote_bus_id"] = _text(remote.busId) if remote is not None else None
         links.append(entry)
     return links
+
+
+def nvlink_errors(pynvml, handle, links):
+    """Each error counter summed over the GPU's active links: one field-values call (what DCGM reads), else one
+    call per link and counter (drivers without the totals)."""
+    active = [entry["link"] for entry in links if entry["active"]]
+    if not active:
+        return {}
+    try:
+        values = pynvml.nvmlDeviceGetFieldValues(handle, [field for _, _, field in _NVLINK_COUNTERS])
+        totals = {name: int(v.value.ullVal) for (name, _, _), v in zip(_NVLINK_COUNTERS, values)
+                  if v.nvmlReturn == 0}
+        if len(totals) == len(_NVLINK_COUNTERS):
+            return totals
+    except Exception:
+        pass
+    totals = {}
+    for link in active:
+        for name, counter, _ in _NVLINK_COUNTERS:
+            value = _read({}, name, pynvml.nvmlDeviceGetNvLinkErrorCounter, handle, link, counter)
+            if value is not None:
+                totals[name] = totals.get(name, 0) + int(value)
+    return totals
 
 
 def _fabric(pynvml, handle, errors):

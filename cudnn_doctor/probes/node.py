@@ -82,9 +82,8 @@ def _gpu(raw: dict) -> GpuHealth:
     links = raw.get("nvlinks") or []
     gpu.nvlinks = len(links)
     gpu.nvlinks_down = [entry["link"] for entry in links if not entry.get("active")]
+    gpu.nvlink_errors = {k: int(v) for k, v in (raw.get("nvlink_errors") or {}).items()}
     for entry in links:
-        for name, value in (entry.get("errors") or {}).items():
-            gpu.nvlink_errors[name] = gpu.nvlink_errors.get(name, 0) + int(value)
         far = bus_id(entry.get("remote_bus_id"))
         if entry.get("active") and far:
             gpu.nvlink_peers[far] = gpu.nvlink_peers.get(far, 0) + 1

@@ -139,6 +139,17 @@ int nvmlDeviceGetNvLinkState(void *h, unsigned link, unsigned *up) {
     *up = link >= H(h)->nvlinks_down; return 0; }
 int nvmlDeviceGetNvLinkErrorCounter(void *h, unsigned link, int counter, unsigned long long *n) {
     if (Q_RC) return Q_RC; (void)link; *n = counter == 0 ? H(h)->nvlink_replay : 0; return 0; }
+typedef struct { unsigned field, scope; long long timestamp, latency; unsigned type, rc;
+                 unsigned long long value; } field_t;
+int nvmlDeviceGetFieldValues(void *h, int count, field_t *values) {  /* the NVLink error totals over the links */
+    if (Q_RC) return Q_RC;
+    for (int i = 0; i < count; i++) {
+        values[i].rc = 0; values[i].type = 3;
+        values[i].value = values[i].field == 52 ? H(h)->nvlink_replay * (H(h)->nvlinks - H(h)->nvlinks_down) : 0;
+        if (values[i].field != 52 && values[i].field != 59 && values[i].field != 38 && values[i].field != 45) values[i].rc = 3;
+    }
+    return 0;
+}
 int nvmlDeviceGetNvLinkRemotePciInfo_v2(void *h, unsigned link, pci_t *p) {  /* two GPUs joined link to link */
     if (Q_RC) return Q_RC; (void)link; fill_pci(gpu_index(h) ^ 1, p); return 0; }
 #ifndef FAKE_P2P
