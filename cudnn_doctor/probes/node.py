@@ -95,12 +95,16 @@ def _gpu(raw: dict) -> GpuHealth:
 def _link(a: GpuHealth, b: GpuHealth, pair: GpuPair, by_bus: Dict[str, int], ancestor: Optional[int]) -> Optional[str]:
     """NV<links> where NVLink joins the two (directly, or through NVSwitches: every link up), else the PCIe level."""
     direct = a.nvlink_peers.get(b.bus_id or "", 0)
-    if not direct and pair.p2p_nvlink == "OK":
-        switched = [n for bus, n in a.nvlink_peers.items() if bus not in by_bus]
-        direct = min(sum(switched), sum(n for bus, n in b.nvlink_peers.items() if bus not in by_bus))
+    if not direct and pair.p2p_nvlink == "OK":  # through NVSwitches (whose far ends NVML may not name)
+        direct = min(_links_off_gpus(a, by_bus), _links_off_gpus(b, by_bus))
     if direct:
         return "NV%d" % direct
     return _TOPOLOGY.get(ancestor) if isinstance(ancestor, int) else None
+
+
+def _links_off_gpus(gpu: GpuHealth, by_bus: Dict[str, int]) -> int:
+    """The GPU's active links that do not end at another GPU: those to NVSwitches."""
+    return gpu.nvlinks - len(gpu.nvlinks_down) - sum(n for bus, n in gpu.nvlink_peers.items() if bus in by_bus)
 
 
 def _apply_ready(node: NodeFacts, results: List[dict]) -> None:

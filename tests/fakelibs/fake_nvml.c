@@ -6,7 +6,7 @@
  * Health (one entry per GPU, in order; healthy when absent): -DFAKE_HEALTH='{...},{...}' (fake_health below);
  * -DFAKE_P2P=n the P2P status of every pair (0 OK), -DFAKE_TOPO=n their common ancestor (nvml.h levels),
  * -DFAKE_FABRIC=n the fabric state of every GPU (3 completed; absent: not supported);
- * -DCRASH_IN_HEALTH makes the row remapping read segfault. */
+ * -DCRASH_IN_HEALTH makes the row remapping read segfault; -DFAKE_NVSWITCH joins the GPUs' links to NVSwitches. */
 #include <string.h>
 #include <stdio.h>
 typedef struct { const char *name; int cc_major, cc_minor; unsigned long long mem_mib;
@@ -150,8 +150,13 @@ int nvmlDeviceGetFieldValues(void *h, int count, field_t *values) {  /* the NVLi
     }
     return 0;
 }
-int nvmlDeviceGetNvLinkRemotePciInfo_v2(void *h, unsigned link, pci_t *p) {  /* two GPUs joined link to link */
-    if (Q_RC) return Q_RC; (void)link; fill_pci(gpu_index(h) ^ 1, p); return 0; }
+int nvmlDeviceGetNvLinkRemotePciInfo_v2(void *h, unsigned link, pci_t *p) {
+    if (Q_RC) return Q_RC; (void)link;
+#ifdef FAKE_NVSWITCH  /* every link ends at an NVSwitch (bus 0x05 + link / 5, as an HGX board's four) */
+    memset(p, 0, sizeof(*p)); snprintf(p->bus_id, sizeof(p->bus_id), "00000000:%02X:00.0", 0x05 + link / 5);
+    return 0;
+#endif
+    fill_pci(gpu_index(h) ^ 1, p); return 0; }  /* else pairs of GPUs joined link to link (0-1, 2-3, ...) */
 #ifndef FAKE_P2P
 #define FAKE_P2P 0
 #endif

@@ -19,6 +19,18 @@ def test_two_gpus_joined_by_18_links_read_as_nvidia_smi_prints_them(machine):
     assert not {"CD219", "CD220", "CD221", "CD222"} & set(found)
 
 
+def test_gpus_on_nvswitches_are_nv18_between_every_pair(machine):
+    facts, found = judge(node(machine, gpus=4, health=[Health(nvlinks=18)] * 4, nvml={"FAKE_NVSWITCH": True}))
+    assert [(p.gpus, p.link) for p in facts.node.pairs] == [([a, b], "NV18") for a in range(4) for b in range(a + 1, 4)]
+    assert "CD222" not in found and "CD220" not in found
+
+
+def test_gpus_bridged_in_pairs_are_nvlinked_only_to_their_partner(machine):
+    facts, _ = judge(node(machine, gpus=4, health=[Health(nvlinks=4)] * 4, nvml={"FAKE_TOPO": 50}))
+    links = {tuple(p.gpus): p.link for p in facts.node.pairs}
+    assert links[(0, 1)] == links[(2, 3)] == "NV4" and links[(0, 2)] == links[(1, 3)] == "SYS"
+
+
 @pytest.mark.parametrize("topology, word", [(10, "PIX"), (20, "PXB"), (30, "PHB"), (40, "NODE"), (50, "SYS")])
 def test_gpus_without_nvlink_are_named_by_their_common_pcie_ancestor(machine, topology, word):
     facts, _ = judge(node(machine, gpus=2, nvml={"FAKE_TOPO": topology}))
