@@ -76,7 +76,3 @@ def runtime_configure_fix(runtime: str) -> Fix:
 def cdi_generate_fix() -> Fix:
     return run("sudo nvidia-ctk cdi generate --output=%s" % CDI_SPEC)
 
-
-def container_toolkit_fix() -> Fix:
-    return advice("install the NVIDIA Container Toolkit (nvidia-container-toolkit, from NVIDIA's repository: "
-                  "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html)")
