@@ -12,10 +12,11 @@ step() { echo; echo "== $*"; }
 {
 step "machine"; date -u; timeout 20 nvidia-smi -L; timeout 20 nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1
 step "cudnn-doctor check --json (timed)"
-/usr/bin/time -f "check wall %e s" timeout 60 $py -m cudnn_doctor check --json --output-file "$out/check.json"; echo "exit=$?"
+TIMEFORMAT="check wall %R s"
+time timeout 60 $py -m cudnn_doctor check --json --output-file "$out/check.json"; echo "exit=$?"
 step "cudnn-doctor check --ready --json (timed)"
-/usr/bin/time -f "check --ready wall %e s" timeout 60 $py -m cudnn_doctor check --ready --json \
-    --output-file "$out/ready.json"; echo "exit=$?"
+TIMEFORMAT="check --ready wall %R s"
+time timeout 60 $py -m cudnn_doctor check --ready --json --output-file "$out/ready.json"; echo "exit=$?"
 step "nvidia-smi outputs (saved beside)"
 timeout 30 nvidia-smi -q > "$out/smi-q.txt"; echo "nvidia-smi -q exit=$? ($(wc -l < "$out/smi-q.txt") lines)"
 fields=index,pci.bus_id,persistence_mode,ecc.mode.current,ecc.errors.uncorrected.volatile.total,remapped_rows.pending,remapped_rows.failure,REASONS,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max
