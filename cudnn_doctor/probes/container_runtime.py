@@ -68,4 +68,7 @@ def probe(ctx) -> None:
         if _which(host, program):
             container["runtimes"][runtime] = {"configured": _configured(host, runtime, files)}
     ctx.facts.node.container = container
-    ctx.searched("container-runtime", "nvidia-ctk; docker, containerd and podman configs; /etc/cdi, /var/run/cdi")
+    places = ["%s/%s" % (d, name) for d in _BIN_DIRS for name in _TOOLKIT]
+    places += [f for _, files in _RUNTIMES.values() for f in files] + [d + "/*" for d in _CDI_DIRS]
+    for place in places:
+        ctx.searched("container-runtime", place)

@@ -136,7 +136,8 @@ def _iommu(ctx, node: NodeFacts, gpus: List[str]) -> None:
             kind = host.read_text("/sys/kernel/iommu_groups/%s/type" % os.path.basename(group), 64)
             if kind:
                 node.iommu["gpu_domains"][address] = kind.strip()
-    ctx.searched("node", "/proc/cmdline, /sys/class/iommu, /sys/kernel/iommu_groups/*/type")
+    for place in ("/proc/cmdline", "/sys/class/iommu", "/sys/kernel/iommu_groups/*/type"):
+        ctx.searched("node", place)
 
 
 def _acs(ctx, node: NodeFacts, gpus: List[str]) -> None:
@@ -157,4 +158,4 @@ def _acs(ctx, node: NodeFacts, gpus: List[str]) -> None:
             control = acs_control(config)
             if control:
                 node.acs.append({"bridge": bridge, "gpu": address, "control": control})
-    ctx.searched("node", "/sys/bus/pci/devices/*/config (ACS)")
+    ctx.searched("node", "/sys/bus/pci/devices/*/config")
