@@ -96,6 +96,7 @@ class PairKnowledge(CudnnFitKnowledge):
             out.reasons.extend(self._driver_reasons(want, driver, platform, build))
         if cc:
             out.reasons.extend(self._gpu_reasons(want, cudnn, cc, build))
+        out.reasons.extend(self._driver_gpu_reasons(driver, cc))
         return out
 
     def cudnn_build_exists(self, release: str, cuda: Any) -> Optional[bool]:
@@ -189,6 +190,17 @@ class PairKnowledge(CudnnFitKnowledge):
             out.append(Reason("gpu", False if below else (True if above else None),
                               "cuDNN %s's lowest compute capability is between %s and %s (unconfirmed); this GPU "
                               "is %s." % (cudnn, floor.low, floor.high, cc), floor.source))
+        out.extend(self._cuda_gpu_reasons(cuda, cc))
+        bw = self.blackwell_cuda12()
+        if (major_of(cuda) == 12 and mm_text(cc) in bw.get("ccs", []) and mm(cuda) < mm(bw.get("min_cuda"))
+                and (release3(cudnn) or release3("0")).release[0] == 9):
+            out.append(Reason("gpu", False, "Blackwell (compute capability %s) needs cuDNN's CUDA 12 build with CUDA "
+                              "%s or newer." % (cc, bw.get("min_cuda")), str(bw.get("source", ""))))
+        return out
+
+    def _cuda_gpu_reasons(self, cuda: str, cc: str) -> List[Reason]:
+        """Whether a CUDA release has code for a GPU: not before its architecture, not after CUDA dropped it."""
+        out, have = [], mm(cc)
         first = self.first_cuda_for_cc(cc)
         if first and mm(first) and mm(cuda) < mm(first):
             out.append(Reason("gpu", False, "Compute capability %s needs CUDA %s or newer; CUDA %s has no code for "
@@ -197,18 +209,35 @@ class PairKnowledge(CudnnFitKnowledge):
         if cuda_floor and have < mm(cuda_floor.low):
             out.append(Reason("gpu", False, "CUDA %s builds for compute capability %s and newer; this GPU is %s."
                               % (major_of(cuda), cuda_floor.low, cc), cuda_floor.source))
-        bw = self.blackwell_cuda12()
-        if (major_of(cuda) == 12 and mm_text(cc) in bw.get("ccs", []) and mm(cuda) < mm(bw.get("min_cuda"))
-                and (release3(cudnn) or release3("0")).release[0] == 9):
-            out.append(Reason("gpu", False, "Blackwell (compute capability %s) needs cuDNN's CUDA 12 build with CUDA "
-                              "%s or newer." % (cc, bw.get("min_cuda")), str(bw.get("source", ""))))
         return out
 
+    def cuda_driver_verdict(self, cuda: str, driver: Optional[str], platform: str = "linux",
+                            cc: Optional[str] = None) -> PairVerdict:
+        """CUDA with a driver (and a GPU), without a cuDNN: `matrix --cuda 12.8 --driver 550`."""
+        want = mm_text(cuda) or str(cuda)
+        out = PairVerdict(cudnn="", cuda=want, driver=driver, platform=platform, cc=cc)
+        if driver:
+            out.reasons.extend(self._driver_reasons(want, driver, platform, None))
+        if cc:
+            out.reasons.extend(self._cuda_gpu_reasons(want, cc))
+        out.reasons.extend(self._driver_gpu_reasons(driver, cc))
+        return out
+
+    def _driver_gpu_reasons(self, driver: Optional[str], cc: Optional[str]) -> List[Reason]:
+        """Whether the driver drives the GPU at all (R470 has no Hopper, R550 no Blackwell); [] without both."""
+        if not (driver and cc):
+            return []
+        ok, why, source = self.driver_drives_gpu(driver, cc)
+        return [Reason("driver", ok, why + ".", source)]
+
     def cc_for_gpu(self, name: str) -> Optional[str]:
-        """The compute capability of a GPU named as the driver names it ('NVIDIA H100 80GB HBM3'), where compat
-        knows the model (data-centre GPUs); None otherwise."""
+        """The compute capability of a GPU by name, as a user or the driver names it ('RTX 4090', 'NVIDIA H100 80GB
+        HBM3'), from NVIDIA's CUDA GPUs list (gpu_names), else the data-centre models of gpu_peaks; None otherwise."""
         import re
 
+        listed = self.gpu_by_name(name)
+        if listed is not None:
+            return listed.cc
         for row in self.table("gpu_peaks", "gpus").get("rows", []):
             if any(re.search(p, name, re.I) for p in row.get("match", [])):
                 return str(row["cc"])
