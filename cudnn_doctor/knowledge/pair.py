@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional
 
 from ..versions import cuda_label, major_of, mm, mm_text, release3, ver
 from .cudnn import CudnnBuild
-from .cudnn_fit import CudnnFitKnowledge
+from .exists import ExistsKnowledge
 
 WORKS = "works"
 WORKS_MVC = "works through minor-version compatibility"
@@ -62,7 +62,7 @@ class PairVerdict:
                 "reasons": [r.to_dict() for r in self.reasons]}
 
 
-class PairKnowledge(CudnnFitKnowledge):
+class PairKnowledge(ExistsKnowledge):
     """The cuDNN x CUDA x driver x GPU verdict."""
 
     def build_for(self, cudnn: str, cuda: str) -> Optional[CudnnBuild]:
@@ -98,29 +98,6 @@ class PairKnowledge(CudnnFitKnowledge):
             out.reasons.extend(self._gpu_reasons(want, cudnn, cc, build))
         out.reasons.extend(self._driver_gpu_reasons(driver, cc))
         return out
-
-    def cudnn_build_exists(self, release: str, cuda: Any) -> Optional[bool]:
-        """Whether NVIDIA made a build of cuDNN `release` for `cuda` ('13' = any build of that major where the major
-        has minor-version compatibility, '10.2' = that exact minor before it); None when nothing is known of it."""
-        label = cuda_label(cuda)
-        cm = major_of(label) if label else None
-        r = release3(release)
-        if cm is None or r is None:
-            return None
-        family = self.has_minor_compat(cm)
-        exact = mm_text(label) if "." in str(label) else None
-        builds = self.cudnn_builds(str(r))
-        if any((b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda) for b in builds):
-            return True
-        majors = self.cudnn_release_cuda_majors(str(r))
-        if family and majors:  # PyPI and NVIDIA's manifests list the release's builds (9.28.1: CUDA 13 only)
-            return cm in majors
-        era = self.variant_era(cm) if family else None
-        if era:
-            first, last = release3(era.get("first")), release3(era.get("last"))
-            if (first is None or r >= first) and (last is None or r <= last) and self.cudnn_release_known(str(r)):
-                return True
-        return False if (builds or self.cudnn_release_known(str(r))) else None
 
     def _build_majors(self, cudnn: str) -> List[int]:
         rows = {b.cuda_major for b in self.cudnn_builds(cudnn) if b.cuda_major is not None}
