@@ -8,6 +8,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, List, Mapping, Optional
 
+from ..knowledge import load_compat
 from ..model import Fix
 from ..remedies.install import (add_cuda_major_fix, cuda_build_fix, failed_load_check_fix, finish_recording_fix,
                                 finish_repair_fix, finish_undo_fix, missing_dependency_fix, name_a_source_fix,
@@ -96,7 +97,7 @@ def _refusals(plan: Plan, force: bool) -> Optional[Refusal]:
                        % (info.cudnn_version, info.built_for_cuda or "?", target.cuda_version, target.root,
                           plan.compat_reason),
                        "frameworks would fail to load or run its kernels",
-                       cuda_build_fix(major, info.cudnn_version))
+                       cuda_build_fix(load_compat(), major, info.cudnn_version))
     if info.load_error:
         return Refusal("the archive's %s does not load on this machine: %s" % (info.main_lib, info.load_error),
                        "an install that cannot load would break every program using this toolkit",

@@ -74,8 +74,10 @@ def cudnn_for_program(compat: Compat, facts: Facts, major: int, at_least: Option
     release = compat.newest_cudnn_build(key, major) if key else None
     if release and (at_least is None or ver(release) >= release3(at_least)):
         manual = machine_cudnn_fix(facts, compat, here, major, at_least)
-        return _doctor_into_toolkit(compat, facts, release if at_least is None else str(release3(at_least)), here,
-                                    manual)
+        # The release named must exist for this CUDA: the one the program was built with where NVIDIA made it
+        # for this CUDA, else the newest of its major that was (the knowledge's validator picks).
+        named = compat.cudnn_release_to_name(key, str(release3(at_least)), major) if at_least else release
+        return _doctor_into_toolkit(compat, facts, named, here, manual)
     other = _cuda_with_build(compat, major, at_least)
     if other is None:
         # cuDNN 5, 6 (or a release newer than any build on record): no download fits any CUDA of today.
