@@ -231,6 +231,12 @@ def _transaction(req: Request, target: Target, source: Source, load: Loader, roo
             raise refusal
         for link in extra:
             os.symlink(link.linkname, os.path.join(staging, link.role, link.rel))
+        if plan.already_in_place(staging):
+            # The same release, byte for byte: nothing to replace, back up or record; say so and stop here.
+            discard(target.state_dir, folder)
+            verified = _verify_installed(plan, load)
+            report.installed, report.plan, report.verify = True, dict(plan.to_dict(), unchanged=True), verified
+            return os.path.join(plan.dest_dirs["lib"], info.main_lib) if verified["checked"] else None
         journal.update(status="applying", cudnn_version=info.cudnn_version, built_for_cuda=info.built_for_cuda,
                        dirs=plan.dirs, ops=_journal_ops(plan))
         write_journal(folder, journal)

@@ -154,16 +154,6 @@ def restore_by_hand_fix(entry: str) -> Fix:
     return advice("restore the files by hand from %s/backup, then delete that folder" % entry)
 
 
-def remove_by_hand_fix() -> Fix:
-    """No install of cudnn-doctor's to undo: a cuDNN copied by hand goes the same way."""
-    return advice("nothing to do; a cuDNN copied by hand has to be removed by hand")
-
-
-def nothing_to_do_fix() -> Fix:
-    """Every recorded install was rolled back already."""
-    return advice("nothing to do")
-
-
 def repeat_rollback_fix() -> Fix:
     """A rollback stopped by a signal: the same rollback finishes it."""
     return advice("run the same rollback again, which finishes it (each step can be repeated)")

@@ -90,7 +90,8 @@ def test_two_installs_then_two_rollbacks(world):
     assert af.invoke("rollback", "--cuda-home", world["home"]).exit_code == 0
     assert af.snapshot(world["home"]) == original
     third = af.invoke("rollback", "--cuda-home", world["home"])
-    assert third.exit_code == 1 and "nothing to roll back" in third.stderr
+    assert third.exit_code == 0 and third.stdout.strip().startswith("Nothing to roll back in") \
+        and len(third.stdout.strip().splitlines()) == 1 and not third.stderr
 
 
 def test_rollback_restores_modes_links_and_bytes(world):
