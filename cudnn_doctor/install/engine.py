@@ -19,12 +19,13 @@ from . import hooks
 from .after import finish
 from .errors import Refusal
 from .extract import stream_into
-from .fetch import Progress, Source, download, from_manifest, is_url, local
+from .fetch import Progress, Source, Unreachable, download, from_manifest, is_url, local
 from .history import record_placed
 from .inspect import inspect, keep_for_inspection
 from .journal import StateLock, discard, write_journal
 from .layout import host_arch
 from .plan import Plan, make_plan, wheel_dev_links
+from .pypi import from_pypi
 from .signals import Interrupted
 from .target import Target, resolve
 from .transaction import apply, commit, new_txn, recover, undo
@@ -73,8 +74,17 @@ def obtain(req: Request, target: Target, progress: Optional[Progress]) -> Source
         if not req.cuda:
             raise Refusal("--version needs --cuda", "NVIDIA builds each cuDNN release per CUDA major",
                           add_cuda_major_fix(), code=2)
-        return from_manifest(req.version, req.cuda, _platform_of(target), req.manifest_url, req.sha256,
-                             req.allow_http, req.env, progress)
+        try:
+            return from_manifest(req.version, req.cuda, _platform_of(target), req.manifest_url, req.sha256,
+                                 req.allow_http, req.env, progress)
+        except Unreachable as unreachable:
+            project = load_compat().cudnn_wheel(req.cuda)
+            if project is None:  # NVIDIA ships no wheels for this CUDA major
+                raise
+            source = from_pypi(project, req.version, _platform_of(target), req.sha256, req.allow_http, req.env,
+                               progress)
+            source.manifest["why"] = unreachable.what
+            return source
     if not req.source:
         raise Refusal("nothing to install", "give an archive, a URL, or --version X --cuda N",
                       name_a_source_fix(), code=2)

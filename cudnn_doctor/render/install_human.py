@@ -99,7 +99,12 @@ def _backup_line(backup: dict) -> Optional[str]:
 def result_lines(result: InstallResult) -> List[str]:
     report = result.to_dict()
     lines = ["Repaired first: %s" % note for note in report.get("recovered", [])]
-    plan = report["plan"]
+    plan, source = report["plan"], report.get("source") or {}
+    if source.get("kind") == "pypi":
+        got = source.get("manifest") or {}
+        lines.append("Source: %s, so NVIDIA's wheel %s came from PyPI instead (sha256 from PyPI, %s files checked "
+                     "against its RECORD)" % (got.get("why") or "NVIDIA's download host could not be reached",
+                                              got.get("wheel"), got.get("record_checked")))
     if plan.get("unchanged"):
         lines.append("cuDNN %s is already installed in %s, file for file the same as %s: nothing was changed (no "
                      "backup, no history entry)." % (plan["archive"]["cudnn_version"], plan["target"]["root"],
