@@ -7,7 +7,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Tuple
 from urllib.parse import unquote, urljoin, urlparse
 
 from ..remedies.install_archive import (archive_path_fix, checksum_mismatch_fix, download_by_hand_fix,
@@ -177,6 +177,20 @@ def download(url: str, sha256: Optional[str], allow_http: bool, progress: Option
         raise
 
 
+def fetch_index(url: str, sha256: Optional[str], allow_http: bool,
+                unreachable: Callable[[str], Refusal]) -> Tuple[Any, Optional[str]]:
+    """GET a small JSON index (NVIDIA's manifest, PyPI's project page): (the response, the user's sha256 pin). Over
+    http the index itself could be forged (with a matching sha256), so http needs the user's own pin; a network
+    error raises ``unreachable(its name)``."""
+    want = normal_sha(sha256)
+    check_scheme(url, allow_http, bool(want))
+    requests = http_client()
+    try:
+        return requests.get(url, timeout=(15, 60)), want
+    except requests.RequestException as exc:
+        raise unreachable(type(exc).__name__)
+
+
 def manifest_url(version: str, override: Optional[str], env: Mapping[str, str]) -> str:
     """redistrib_<major.minor.patch>.json under NVIDIA's redist folder (or a mirror's)."""
     if override:
@@ -227,16 +241,9 @@ def from_manifest(version: str, cuda: str, platform: str, override: Optional[str
                   allow_http: bool, env: Mapping[str, str], progress: Optional[Progress] = None) -> Source:
     """Resolves --version/--cuda through redistrib_<version>.json and downloads the archive it names."""
     url = manifest_url(version, override, env)
-    want = normal_sha(sha256)
-    # Over http the manifest itself could be forged (with a matching sha256), so the user's own pin is needed.
-    check_scheme(url, allow_http, bool(want))
-    requests = http_client()
-    try:
-        resp = requests.get(url, timeout=(15, 60))
-    except requests.RequestException as exc:
-        raise Unreachable("could not fetch the cuDNN manifest %s (%s)" % (url, type(exc).__name__),
-                          "it lists the archive, its size and its sha256",
-                          manifest_unreachable_fix())
+    resp, want = fetch_index(url, sha256, allow_http, lambda error: Unreachable(
+        "could not fetch the cuDNN manifest %s (%s)" % (url, error), "it lists the archive, its size and its sha256",
+        manifest_unreachable_fix()))
     if resp.status_code == 404:
         raise Refusal("NVIDIA lists no cuDNN release %s (%s: HTTP 404)" % (version, url),
                       "the version must be a release label like 9.1.0",

@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 from ..remedies.install_archive import (drop_sha256_fix, manifest_retry_fix, pypi_release_fix, pypi_unreachable_fix,
                                         wheel_record_fix)
 from .errors import Refusal
-from .fetch import Progress, Source, check_scheme, download, http_client, normal_sha
+from .fetch import Progress, Source, download, fetch_index
 
 PYPI_BASE = "https://pypi.org/pypi/"
 PYPI_ENV = "CUDNN_DOCTOR_PYPI_URL"  # another JSON API base (a mirror, tests)
@@ -34,7 +34,7 @@ def _release(releases: Mapping[str, list], version: str) -> Optional[str]:
         except InvalidVersion:
             return None
     found = [k for k in releases if (k == version or k.startswith(version + ".")) and parsed(k) and releases[k]]
-    return max(found, key=parsed) if found else None
+    return max(found, key=lambda k: parsed(k) or Version("0")) if found else None
 
 
 def _wheel(files: list, platform: str) -> Optional[dict]:
@@ -77,14 +77,9 @@ def from_pypi(project: str, version: str, platform: str, sha256: Optional[str], 
     """Downloads the wheel of cuDNN `version` for `platform` from PyPI, checked against PyPI's sha256 and its RECORD."""
     base = env.get(PYPI_ENV) or PYPI_BASE
     url = urljoin(base if base.endswith("/") else base + "/", "%s/json" % project)
-    want = normal_sha(sha256)
-    check_scheme(url, allow_http, bool(want))
-    requests = http_client()
-    try:
-        resp = requests.get(url, timeout=(15, 60))
-    except requests.RequestException as exc:
-        raise Refusal("neither NVIDIA's download host nor PyPI (%s) could be reached (%s)" % (url, type(exc).__name__),
-                      "PyPI's wheel of the release is the other place it comes from", pypi_unreachable_fix())
+    resp, want = fetch_index(url, sha256, allow_http, lambda error: Refusal(
+        "neither NVIDIA's download host nor PyPI (%s) could be reached (%s)" % (url, error),
+        "PyPI's wheel of the release is the other place it comes from", pypi_unreachable_fix()))
     if resp.status_code != 200:
         raise Refusal("PyPI answered HTTP %d for %s" % (resp.status_code, url), "it lists the project's wheels",
                       manifest_retry_fix())

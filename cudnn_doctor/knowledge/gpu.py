@@ -83,7 +83,7 @@ class GpuKnowledge(Tables):
 
     def gpu_names(self) -> List[GpuName]:
         table = self.table("gpu_arch", "gpu_names")
-        out = []
+        out: List[GpuName] = []
         for row in table.get("rows", []):
             status, source = row_source(table, row)
             out.extend(GpuName(n, str(row["cc"]), str(row.get("class", "")), status, source) for n in row["names"])
@@ -102,15 +102,15 @@ class GpuKnowledge(Tables):
     def driver_drives_gpu(self, driver: str, cc: str) -> Tuple[Optional[bool], str, str]:
         """Whether a driver (a version or a bare branch) supports a GPU at all: its architecture's first driver branch
         and, for architectures NVIDIA retired, its last one. (ok, why, source)."""
-        arch, branch = self.arch_for_cc(cc), major_of(driver)
+        arch, branch, key = self.arch_for_cc(cc), major_of(driver), mm_text(cc) or cc
         if arch is None or branch is None:
             return None, "compute capability %s is not an architecture the knowledge knows" % cc, ""
         table = self.table("gpu_arch", "architectures")
-        first, last = arch.first_driver_for(mm_text(cc)), arch.last_driver_branch
+        first, last = arch.first_driver_for(key), arch.last_driver_branch
         where = "driver branch R%d" % branch
         if first and branch < int(first):
             return False, "%s predates %s: compute capability %s needs R%s or newer (the driver of CUDA %s)" % (
-                where, arch.name, cc, first, arch.first_cuda_for(mm_text(cc))), str(table.get("first_driver_source"))
+                where, arch.name, cc, first, arch.first_cuda_for(key)), str(table.get("first_driver_source"))
         if last and branch > int(last):
             return False, "%s no longer drives %s: R%s was the last branch for compute capability %s" % (
                 where, arch.name, last, cc), arch.source

@@ -21,7 +21,8 @@ CUDNNS = [r for r in COMPAT.cudnn_releases() if r.split(".")[0] in ("7", "8", "9
 DRIVERS = sorted({r["linux"] for r in COMPAT.toolkit_rows() if r.get("linux") and r["cuda"] >= "10"})
 GPUS = COMPAT.gpu_names()
 TORCHES = COMPAT.framework_releases("torch")
-TARGETS = [None, "torch", "tensorflow", "jax"] + ["torch==%s" % v for v in TORCHES[-8:]] + ["torch==2.5"]
+TARGETS = [None, "torch", "tensorflow", "jax"] + ["torch==%s" % v for v in TORCHES[-8:]] + ["torch==2.5",
+                                                                                          "torch==2.5.7"]
 
 
 def named_versions(text: str) -> List[Tuple[str, str, str]]:
@@ -76,6 +77,7 @@ def machines(draw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(machines())
 @example((real_machine(), "torch==2.5"))
+@example((real_machine(), "torch==2.5.7"))  # no such release: the pin is the table's 2.5 (2.5.0)
 def test_no_fix_names_a_build_that_does_not_exist(drawn):
     facts, target = drawn
     findings, _ = evaluate(facts, RuleContext(compat=COMPAT, target=target))
