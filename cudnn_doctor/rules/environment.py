@@ -17,11 +17,11 @@ def smoke(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     library = result.get("library") or "?"
     if result.get("ok"):
-        return [finding("CD510", INFO, "Smoke test passed: %s" % result.get("summary", library),
+        return [finding(INFO, "Smoke test passed: %s" % result.get("summary", library),
                         evidence={"library": library, "max_rel_error": result.get("max_rel_error"),
                                   "first_result_ms": result.get("first_result_ms")})]
     return [finding(
-        "CD510", ERROR, "Smoke test failed: %s" % result.get("summary", "the convolution through cuDNN failed"),
+        ERROR, "Smoke test failed: %s" % result.get("summary", "the convolution through cuDNN failed"),
         detail=result.get("diagnosis") or "The files look right, but cuDNN could not run a convolution here, which "
                "is what a framework would do first.",
         # Nothing loaded, nothing ran: the install command for this machine, as a whole Fix (not the dict's line).
@@ -38,7 +38,7 @@ def cwd_in_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.loader.ld_library_path_cwd:
         return []
     return [finding(
-        "CD609", WARNING, "LD_LIBRARY_PATH has an empty or relative entry (a stray ':' or '.')",
+        WARNING, "LD_LIBRARY_PATH has an empty or relative entry (a stray ':' or '.')",
         detail="The loader reads it as the current folder, so which libcudnn or libcuda a program loads depends on "
                "where it is started: a copy lying in a project folder silently wins over the installed one.",
         remedy=absolute_ld_library_path_fix(facts),
@@ -52,7 +52,7 @@ def broken_first(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not res.error or not res.path:
             continue
         out.append(finding(
-            "CD610", ERROR, "%s: the loader reaches %s first and fails (%s)" % (name, res.path, res.error),
+            ERROR, "%s: the loader reaches %s first and fails (%s)" % (name, res.path, res.error),
             detail="glibc passes over libraries built for another architecture, but a truncated or non-ELF file "
                    "ends the search: every program asking for %s fails with '%s: %s', even though %s" % (
                        name, res.path, res.error, "a good copy exists later on the path" if res.shadowed else
