@@ -114,6 +114,8 @@ class DriverFacts:
 
 @dataclass
 class GpuFacts:
+    """One GPU as NVML sees it: name, compute capability, memory, MIG, and whether CUDA may use it."""
+
     index: int
     name: Optional[str] = None
     uuid: Optional[str] = None
@@ -140,6 +142,8 @@ class VisibilityFacts:
 
 @dataclass
 class ToolkitFacts:
+    """One CUDA toolkit found on the machine: where, which version, and how it was found."""
+
     path: str  # as found, e.g. "/usr/local/cuda"
     realpath: Optional[str] = None
     version: Optional[str] = None  # "13.0.2" or "13.0"
@@ -176,6 +180,8 @@ class LibFile:
 
 @dataclass
 class CudnnCopy:
+    """One copy of the cuDNN library: its files, version, the CUDA it was built for, and who owns it."""
+
     path: str  # the main library, e.g. "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"
     directory: str
     major: Optional[int] = None
@@ -209,6 +215,8 @@ class Resolution:
 
 @dataclass
 class LoaderFacts:
+    """What the dynamic loader does: LD_LIBRARY_PATH, ld.so.conf and its cache, and what each soname resolves to."""
+
     ld_library_path: List[str] = field(default_factory=list)
     ld_library_path_cwd: bool = False  # an empty or relative entry: each program searches its current folder
     ld_preload: List[str] = field(default_factory=list)
@@ -224,6 +232,8 @@ class LoaderFacts:
 
 @dataclass
 class FrameworkFacts:
+    """One installed deep-learning framework (or CUDA wheel): its version, build and the libraries it brings."""
+
     name: str  # distribution name: torch, tensorflow, jaxlib, jax-cuda13-plugin, cupy-cuda13x, ...
     version: str
     location: str  # site-packages folder
@@ -244,6 +254,8 @@ class FrameworkFacts:
 
 @dataclass
 class PythonEnvFacts:
+    """The Python environments read: their site folders and the frameworks installed in them."""
+
     site_dirs: List[str] = field(default_factory=list)
     frameworks: List[FrameworkFacts] = field(default_factory=list)
     nvidia_wheels: List[Dict[str, str]] = field(default_factory=list)  # {name, version, location}
@@ -297,6 +309,8 @@ class TheanoFacts:
 
 @dataclass
 class HostFacts:
+    """The machine itself: the root read, its platform, name, kernel, container and who runs the doctor."""
+
     root: str = "/"
     platform: str = "linux"
     hostname: Optional[str] = None  # the node's name (the root's /etc/hostname under --root)
@@ -312,6 +326,8 @@ class HostFacts:
 
 @dataclass
 class ProbeError:
+    """A probe that raised: which one and the error (the report's CD001)."""
+
     probe: str
     error: str
 
@@ -362,6 +378,8 @@ class ImageFacts:
 
 @dataclass
 class Facts:
+    """Everything the probes observed on one machine; rules judge nothing else."""
+
     host: HostFacts = field(default_factory=HostFacts)
     driver: DriverFacts = field(default_factory=DriverFacts)
     gpus: List[GpuFacts] = field(default_factory=list)
