@@ -376,6 +376,14 @@ class ImageFacts:
     node_source: Optional[str] = None  # that report's file
 
 
+# Environment variables that change how CUDA runs every program started from this environment; facts.environment
+# holds those that are set. A check that judges another one adds its name here: probes/environment.py reads every
+# name listed, on Linux and Windows alike.
+CUDA_ENVIRONMENT = (
+    "CUDA_LAUNCH_BLOCKING",  # 1: every kernel launch waits for the kernel to finish (a debugging aid)
+)
+
+
 @dataclass
 class Facts:
     """Everything the probes observed on one machine; rules judge nothing else."""
@@ -393,6 +401,7 @@ class Facts:
     cudnn_headers: List[Dict[str, Any]] = field(default_factory=list)  # {path, version}: what a C/C++ build includes
     cudnn_leftovers: List[Dict[str, Any]] = field(default_factory=list)  # {kind, path, version, ...}: remains of copies
     machine_state: MachineState = field(default_factory=MachineState)  # catalogue observations
+    environment: Dict[str, str] = field(default_factory=dict)  # the CUDA_ENVIRONMENT variables set, as set
     windows: Optional[WindowsFacts] = None  # when the machine is Windows (probes/windows)
     image: Optional[ImageFacts] = None  # check --image: the image whose layers are the root
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at

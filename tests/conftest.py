@@ -12,11 +12,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from kit import FakeMachine, have_gcc  # noqa: E402
 
+from cudnn_doctor.model import CUDA_ENVIRONMENT  # noqa: E402
+
 # Variables that steer probes; a developer's or CI runner's own values must not leak into fake machines.
 _STEERING_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR",
                  "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX", "GITHUB_ACTIONS",
                  "GITHUB_STEP_SUMMARY", "NO_COLOR", "FORCE_COLOR", "container",
-                 "THEANO_FLAGS", "THEANORC", "KERAS_BACKEND")  # Theano's configuration (probes/theano.py)
+                 "THEANO_FLAGS", "THEANORC", "KERAS_BACKEND",  # Theano's configuration (probes/theano.py)
+                 *CUDA_ENVIRONMENT)  # what facts.environment records
 
 
 @pytest.fixture(scope="session")

@@ -138,7 +138,7 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
 
 def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]],
              compat: Any, sonames: Tuple[str, ...] = ()) -> Facts:
-    from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
+    from . import cudnn, driver, environment, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
     from . import install_state, theano
     from .executor import Deadline, record_not_regular, run_bounded
 
@@ -148,6 +148,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     if is_windows(host):  # a Windows machine, live or a drive under --root: its own probes
         ctx = Context(host, Facts(), LoaderView.empty(host), compat)
         run_bounded(ctx.facts, "windows", lambda: _guard(ctx.facts, "windows", lambda: collect_windows(ctx)), deadline)
+        _guard(ctx.facts, "environment", lambda: environment.probe(ctx))
         return ctx.facts
     session = host.native_session()
     session.start()  # first: the child's start overlaps with every file-system probe below
@@ -161,6 +162,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
     steps = (
         ("host", hostinfo.probe),
+        ("environment", environment.probe),
         ("driver", driver.probe),
         ("python", python_env.probe),
         ("gpu-code", gpu_code.probe),

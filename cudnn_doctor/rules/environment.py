@@ -1,10 +1,13 @@
-"""CD510, CD609, CD610: the smoke test's verdict, and loader traps in the environment itself."""
+"""CD510, CD609, CD610, CD612: the smoke test's verdict, loader traps in the environment itself, and CUDA
+environment variables that slow every program down."""
 from __future__ import annotations
 
 from typing import List
 
 from ..model import Facts, Finding
+from ..queries import platform_of
 from ..remedies.doctor import no_cudnn_to_smoke_fix, smoke_result_fix
+from ..remedies.environment import environment_variable_fix
 from ..remedies.loader import absolute_ld_library_path_fix, broken_library_fix
 from . import LINUX, RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -62,3 +65,17 @@ def broken_first(facts: Facts, ctx: RuleContext) -> List[Finding]:
                       "later_copies": [s["path"] for s in res.shadowed]},
             catalogue=["D6", "F4"]))
     return out
+
+
+@rule("CD612", "cuda-launch-blocking", "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch wait")
+def launch_blocking(facts: Facts, ctx) -> List[Finding]:
+    value = facts.environment.get("CUDA_LAUNCH_BLOCKING")
+    if value is None or value.strip() != "1":
+        return []
+    return [finding(
+        WARNING, "CUDA_LAUNCH_BLOCKING=1 is set: every CUDA kernel launch waits for the kernel to finish",
+        detail="A debugging aid (errors are reported at the launch that caused them): the CPU can no longer queue "
+               "work ahead of the GPU, so training and inference run slower, often several times. Set it for one "
+               "debugging run, not for every program.",
+        remedy=environment_variable_fix("CUDA_LAUNCH_BLOCKING", platform_of(facts)),
+        evidence={"CUDA_LAUNCH_BLOCKING": value})]
