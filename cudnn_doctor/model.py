@@ -381,6 +381,7 @@ class ImageFacts:
 # name listed, on Linux and Windows alike.
 CUDA_ENVIRONMENT = (
     "CUDA_LAUNCH_BLOCKING",  # 1: every kernel launch waits for the kernel to finish (a debugging aid)
+    "CUDA_MODULE_LOADING",  # EAGER: every kernel of every library is loaded when a program starts
 )
 
 

@@ -1,4 +1,4 @@
-"""CD510, CD609, CD610, CD612: the smoke test's verdict, loader traps in the environment itself, and CUDA
+"""CD510, CD609, CD610, CD612, CD613: the smoke test's verdict, loader traps in the environment itself, and CUDA
 environment variables that slow every program down."""
 from __future__ import annotations
 
@@ -79,3 +79,17 @@ def launch_blocking(facts: Facts, ctx) -> List[Finding]:
                "debugging run, not for every program.",
         remedy=environment_variable_fix("CUDA_LAUNCH_BLOCKING", platform_of(facts)),
         evidence={"CUDA_LAUNCH_BLOCKING": value})]
+
+
+@rule("CD613", "cuda-module-loading-eager", "CUDA_MODULE_LOADING=EAGER loads every kernel at start-up")
+def eager_loading(facts: Facts, ctx) -> List[Finding]:
+    value = facts.environment.get("CUDA_MODULE_LOADING")
+    if value is None or value.strip().upper() != "EAGER":
+        return []
+    return [finding(
+        INFO, "CUDA_MODULE_LOADING=EAGER is set: CUDA loads every kernel of every library when a program starts",
+        detail="Lazy loading (CUDA's default in current releases) loads a kernel when it is first used; eager loading "
+               "makes every program start slower and hold more GPU memory, most of it for cuDNN and cuBLAS kernels "
+               "it never runs. Keep it only where a program relies on every kernel being loaded up front.",
+        remedy=environment_variable_fix("CUDA_MODULE_LOADING", platform_of(facts), "LAZY"),
+        evidence={"CUDA_MODULE_LOADING": value})]
