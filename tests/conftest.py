@@ -82,12 +82,34 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "live: reads the real machine read-only (the installed command end to end)")
 
 
+# The quick tier (`python -m pytest -m "not slow"`, README) leaves these out: what fetches or unpacks real NVIDIA
+# wheels, builds images, zipapps, wheels or other interpreters' venvs, runs Wine or deployment tools, or draws
+# hundreds of random machines. Measured with --durations on 2 cores; the full run (CI) keeps them all.
+_SLOW_MARKERS = ("realdata", "realworld", "gpu", "live")
+_SLOW_FILES = (
+    "deploy/", "fuzz/", "image/",
+    "install/test_install_random_kills.py", "install/test_install_signals.py", "install/test_install_realdata.py",
+    "project/test_dist.py", "project/test_zipapp.py", "project/test_layers.py", "project/test_docs.py",
+    "theano/test_theano_sdist.py", "windows/test_windows_wine.py", "smoke/test_smoke_realwheel.py",
+)
+
+
+def _mark_slow(items) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        where = Path(str(item.fspath)).resolve().relative_to(tests).as_posix()
+        if where.startswith(_SLOW_FILES) or any(item.get_closest_marker(m) for m in _SLOW_MARKERS):
+            item.add_marker(pytest.mark.slow)
+
+
 # On native Windows (the GitHub Actions Windows job) only these modules run: the others build ELF libraries with
 # gcc, use ldconfig, dlopen and POSIX file modes, none of which exist there.
 WINDOWS_MODULES = frozenset({"test_windows.py", "test_compat_data.py"})
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config, items):
+    _mark_slow(items)
     if sys.platform != "win32":
         return
     skip = pytest.mark.skip(reason="needs POSIX tools (gcc-built ELF libraries, ldconfig, dlopen, file modes)")
