@@ -66,31 +66,42 @@ def wheel_file(name: str, version: str) -> Optional[Path]:
     return download_wheel(name, version, pattern, ("manylinux2014_x86_64",), require_success=True)
 
 
-def unpacked_wheel(target: Path, get_wheel: Callable[[], Optional[Path]],
-                   fill: Callable[[zipfile.ZipFile, Path], None], keep_wheel: bool = True) -> Optional[Path]:
-    """``target`` filled once from the wheel ``get_wheel()`` fetches (only when not done before) by
-    ``fill(zip, folder)``: into a temporary sibling, moved into place whole and marked complete, so a run killed
-    half-way leaves nothing a later run would take for done. None when the wheel is unavailable;
-    ``keep_wheel=False`` deletes it afterwards (the tests need only what was unpacked). Runs sharing the cache take
-    turns (cache_lock): the second finds the tree complete and never replaces it under the first."""
+def filled_once(target: Path, fill: Callable[[Path], bool]) -> Optional[Path]:
+    """``target`` made once by ``fill(folder)`` (False: it cannot be had now): into a temporary sibling, moved into
+    place whole and marked complete, so a run killed half-way leaves nothing a later run would take for done. Runs
+    sharing the cache take turns (cache_lock): the second finds it complete and never replaces it under the first."""
     if (target / ".complete").exists():
         return target
     with cache_lock(target):
         if (target / ".complete").exists():  # another run filled it while this one waited
             return target
-        wheel = get_wheel()
-        if wheel is None:
-            return None
         tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
         shutil.rmtree(tmp, ignore_errors=True)
-        with zipfile.ZipFile(wheel) as zf:
-            fill(zf, tmp)
-        shutil.rmtree(target, ignore_errors=True)  # an incomplete tree a killed run left
+        if not fill(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+            return None
+        shutil.rmtree(target, ignore_errors=True)  # an incomplete one a killed run left
         os.replace(tmp, target)
         (target / ".complete").write_text("ok")
+    return target
+
+
+def unpacked_wheel(target: Path, get_wheel: Callable[[], Optional[Path]],
+                   fill: Callable[[zipfile.ZipFile, Path], None], keep_wheel: bool = True) -> Optional[Path]:
+    """``target`` filled once (filled_once) from the wheel ``get_wheel()`` fetches by ``fill(zip, folder)``; None
+    when the wheel is unavailable; ``keep_wheel=False`` deletes it afterwards (the tests need only what was
+    unpacked)."""
+    def make(tmp: Path) -> bool:
+        wheel = get_wheel()
+        if wheel is None:
+            return False
+        with zipfile.ZipFile(wheel) as zf:
+            fill(zf, tmp)
         if not keep_wheel:
             wheel.unlink(missing_ok=True)
-    return target
+        return True
+
+    return filled_once(target, make)
 
 
 def real_wheel(name: str, version: str) -> Optional[Path]:
