@@ -83,11 +83,11 @@ def pytest_configure(config):
 
 
 # The quick tier (`python -m pytest -m "not slow"`, README) leaves these out: what fetches or unpacks real NVIDIA
-# wheels, builds images, zipapps, wheels or other interpreters' venvs, runs Wine or deployment tools, or draws
-# hundreds of random machines. Measured with --durations on 2 cores; the full run (CI) keeps them all.
+# wheels, builds images, zipapps, wheels or other interpreters' venvs, runs Wine, deployment tools or every shell's
+# completion, or draws hundreds of random machines (timed per test on 2 cores); the full run (CI) keeps them all.
 _SLOW_MARKERS = ("realdata", "realworld", "gpu", "live")
 _SLOW_FILES = (
-    "deploy/", "fuzz/", "image/",
+    "deploy/", "fuzz/", "image/", "commands/test_completions.py",
     "install/test_install_random_kills.py", "install/test_install_signals.py", "install/test_install_realdata.py",
     "project/test_dist.py", "project/test_zipapp.py", "project/test_layers.py", "project/test_docs.py",
     "theano/test_theano_sdist.py", "windows/test_windows_wine.py", "smoke/test_smoke_realwheel.py",
