@@ -186,7 +186,8 @@ def _judge_numbers(result: SmokeResult, conv: Dict[str, Any], label: str) -> Non
     else:
         result.ok = True
         _apply(result, "SMOKE_WORKSPACE_FALLBACK" if result.fallback else "SMOKE_OK", "smoke")
-        result.status = result.status if result.fallback else None
+        if not result.fallback:  # a clean pass names no status and needs no fix
+            result.status, result.fix = None, ""
         where = "%s, CC %s" % (result.gpu_name or "GPU %d" % result.device_index, result.gpu_cc or "?")
         result.summary = "%s on %s: convolution matches the CPU (max rel error %.1e, %s, %s workspace, %s ms to first result)" % (
             label, where, err, result.algorithm, _short_bytes(result.workspace_bytes),
