@@ -68,7 +68,7 @@ def broken_first(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 
 @rule("CD612", "cuda-launch-blocking", "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch wait")
-def launch_blocking(facts: Facts, ctx) -> List[Finding]:
+def launch_blocking(facts: Facts, ctx: RuleContext) -> List[Finding]:
     value = facts.environment.get("CUDA_LAUNCH_BLOCKING")
     if value is None or value.strip() != "1":
         return []
@@ -82,7 +82,7 @@ def launch_blocking(facts: Facts, ctx) -> List[Finding]:
 
 
 @rule("CD613", "cuda-module-loading-eager", "CUDA_MODULE_LOADING=EAGER loads every kernel at start-up")
-def eager_loading(facts: Facts, ctx) -> List[Finding]:
+def eager_loading(facts: Facts, ctx: RuleContext) -> List[Finding]:
     value = facts.environment.get("CUDA_MODULE_LOADING")
     if value is None or value.strip().upper() != "EAGER":
         return []
