@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING, List, Optional
 
 from . import __version__
-from .ui import EXIT_DOCTOR_FAILED, ascii_safe_streams
+from .ui import EXIT_DOCTOR_FAILED, ROOT_OPTIONS, RootFlags, ascii_safe_streams
 
 if TYPE_CHECKING:
     import typer  # imported when the app is built: `--version` answers without it
@@ -99,6 +99,7 @@ def _root_callback():
             raise typer.Exit(0)
 
     def root(
+        ctx: typer.Context,
         version: bool = typer.Option(
             False, "--version", callback=version_callback, is_eager=True, help="Print the version and exit."
         ),
@@ -107,12 +108,12 @@ def _root_callback():
                                              help="Force colour on or off for every command."),
     ) -> None:
         """Check an NVIDIA CUDA/cuDNN stack before a framework crashes on it."""
-        if debug:
-            os.environ["CUDNN_DOCTOR_DEBUG"] = "1"
-        if color is not None:  # ui.want_color reads these; the flag must beat an inherited NO_COLOR/FORCE_COLOR
-            os.environ.pop("FORCE_COLOR" if not color else "NO_COLOR", None)
-            os.environ["NO_COLOR" if not color else "FORCE_COLOR"] = "1"
+        # The flags travel as values, not through os.environ (which every child process would inherit): --debug is
+        # read from argv by main(), --color by ui.console() from ui.ROOT_OPTIONS while this command runs.
+        token = ROOT_OPTIONS.set(RootFlags(debug=debug, color=color))
+        ctx.call_on_close(lambda: ROOT_OPTIONS.reset(token))
 
+    root.__annotations__["ctx"] = typer.Context  # the class itself: the string would be looked up in this module
     return root
 
 

@@ -115,6 +115,8 @@ class DriverFacts:
 
 @dataclass
 class GpuFacts:
+    """One GPU as NVML sees it: name, compute capability, memory, MIG, and whether CUDA may use it."""
+
     index: int
     name: Optional[str] = None
     uuid: Optional[str] = None
@@ -141,6 +143,8 @@ class VisibilityFacts:
 
 @dataclass
 class ToolkitFacts:
+    """One CUDA toolkit found on the machine: where, which version, and how it was found."""
+
     path: str  # as found, e.g. "/usr/local/cuda"
     realpath: Optional[str] = None
     version: Optional[str] = None  # "13.0.2" or "13.0"
@@ -177,6 +181,8 @@ class LibFile:
 
 @dataclass
 class CudnnCopy:
+    """One copy of the cuDNN library: its files, version, the CUDA it was built for, and who owns it."""
+
     path: str  # the main library, e.g. "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"
     directory: str
     major: Optional[int] = None
@@ -210,6 +216,8 @@ class Resolution:
 
 @dataclass
 class LoaderFacts:
+    """What the dynamic loader does: LD_LIBRARY_PATH, ld.so.conf and its cache, and what each soname resolves to."""
+
     ld_library_path: List[str] = field(default_factory=list)
     ld_library_path_cwd: bool = False  # an empty or relative entry: each program searches its current folder
     ld_preload: List[str] = field(default_factory=list)
@@ -225,6 +233,8 @@ class LoaderFacts:
 
 @dataclass
 class FrameworkFacts:
+    """One installed deep-learning framework (or CUDA wheel): its version, build and the libraries it brings."""
+
     name: str  # distribution name: torch, tensorflow, jaxlib, jax-cuda13-plugin, cupy-cuda13x, ...
     version: str
     location: str  # site-packages folder
@@ -245,6 +255,8 @@ class FrameworkFacts:
 
 @dataclass
 class PythonEnvFacts:
+    """The Python environments read: their site folders and the frameworks installed in them."""
+
     site_dirs: List[str] = field(default_factory=list)
     frameworks: List[FrameworkFacts] = field(default_factory=list)
     nvidia_wheels: List[Dict[str, str]] = field(default_factory=list)  # {name, version, location}
@@ -298,6 +310,8 @@ class TheanoFacts:
 
 @dataclass
 class HostFacts:
+    """The machine itself: the root read, its platform, name, kernel, container and who runs the doctor."""
+
     root: str = "/"
     platform: str = "linux"
     hostname: Optional[str] = None  # the node's name (the root's /etc/hostname under --root)
@@ -313,6 +327,8 @@ class HostFacts:
 
 @dataclass
 class ProbeError:
+    """A probe that raised: which one and the error (the report's CD001)."""
+
     probe: str
     error: str
 
@@ -361,8 +377,19 @@ class ImageFacts:
     node_source: Optional[str] = None  # that report's file
 
 
+# Environment variables that change how CUDA runs every program started from this environment; facts.environment
+# holds those that are set. A check that judges another one adds its name here: probes/environment.py reads every
+# name listed, on Linux and Windows alike.
+CUDA_ENVIRONMENT = (
+    "CUDA_LAUNCH_BLOCKING",  # 1: every kernel launch waits for the kernel to finish (a debugging aid)
+    "CUDA_MODULE_LOADING",  # EAGER: every kernel of every library is loaded when a program starts
+)
+
+
 @dataclass
 class Facts:
+    """Everything the probes observed on one machine; rules judge nothing else."""
+
     host: HostFacts = field(default_factory=HostFacts)
     driver: DriverFacts = field(default_factory=DriverFacts)
     gpus: List[GpuFacts] = field(default_factory=list)
@@ -376,6 +403,7 @@ class Facts:
     cudnn_headers: List[Dict[str, Any]] = field(default_factory=list)  # {path, version}: what a C/C++ build includes
     cudnn_leftovers: List[Dict[str, Any]] = field(default_factory=list)  # {kind, path, version, ...}: remains of copies
     machine_state: MachineState = field(default_factory=MachineState)  # catalogue observations
+    environment: Dict[str, str] = field(default_factory=dict)  # the CUDA_ENVIRONMENT variables set, as set
     windows: Optional[WindowsFacts] = None  # when the machine is Windows (probes/windows)
     image: Optional[ImageFacts] = None  # check --image: the image whose layers are the root
     node: NodeFacts = field(default_factory=NodeFacts)  # GPU health, links, kernel events, container runtime

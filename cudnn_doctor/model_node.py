@@ -53,6 +53,9 @@ class GpuReady:
 
 @dataclass
 class NodeFacts:
+    """The node beyond the software: each GPU's health, the GPUs between them, the kernel log, IOMMU and ACS, the
+    container runtime, and (with check --ready) whether CUDA runs a kernel on each GPU."""
+
     health_error: Optional[str] = None  # NVML's health task failed as a whole
     gpus: List[GpuHealth] = field(default_factory=list)
     pairs: List[GpuPair] = field(default_factory=list)

@@ -38,6 +38,8 @@ class WinLoad:
 
 @dataclass
 class WindowsFacts:
+    """A Windows machine (or a drive read as C:): its PATH, the NVIDIA DLLs found and what loads them."""
+
     drive: Optional[str] = None  # the folder read as C: (None on a live Windows machine)
     windows_dir: str = "C:\\Windows"
     path: List[str] = field(default_factory=list)  # PATH, in order

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 import sys
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn, Optional, TextIO
 
 if TYPE_CHECKING:
@@ -15,6 +17,19 @@ EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
 EXIT_DOCTOR_FAILED = 3
 EXIT_INCOMPLETE = 4  # no error found, but something could not be checked (issue 16)
+
+
+@dataclass(frozen=True)
+class RootFlags:
+    """The options given before the command (`cudnn-doctor --no-color check`)."""
+
+    debug: bool = False
+    color: Optional[bool] = None  # --color / --no-color; None: decide from the environment and the stream
+
+
+# The running command's root options: set by cli.py's root callback for the one invocation and reset when it closes,
+# so nothing leaks into the next command run in this process, nor (unlike os.environ) into a child process.
+ROOT_OPTIONS: "ContextVar[RootFlags]" = ContextVar("cudnn_doctor_root_flags", default=RootFlags())
 
 
 def want_color(stream: TextIO, flag: Optional[bool] = None) -> bool:
@@ -37,7 +52,7 @@ def console(stderr: bool = False, color: Optional[bool] = None) -> "Console":
     from rich.console import Console  # only the terminal renderers pay for rich; --json never imports it
 
     stream = sys.stderr if stderr else sys.stdout
-    colored = want_color(stream, color)
+    colored = want_color(stream, color if color is not None else ROOT_OPTIONS.get().color)
     return Console(
         file=stream,
         # Decided above, so rich must not second-guess it: force_terminal=False also means no bold/dim codes.

@@ -6,20 +6,28 @@
 The facts, findings and fixes are generated from the dataclasses in cudnn_doctor/model.py (a field added there
 appears here on the next run; tests/commands/test_schemas.py fails until the files are rewritten); the envelopes around
 them are written out below. Draft 2020-12; each file's $id is a URN so they reference each other offline.
+
+How the schemas evolve (docs/json.md, "Schema versions"): an object's required fields are the ones it had when it was
+first published (read back from schema/*.json), so a field added to a dataclass later is optional and keeps
+`schema_version`; no object forbids fields it does not list, so a reader of an older schema accepts a newer report.
+Removing (or renaming) a published required field is a breaking change: this script refuses it until
+SCHEMA_VERSION is bumped (cudnn_doctor/render/envelope.py) and the files are written under their new names.
 """
 from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import json
 import sys
 import typing
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cudnn_doctor import model  # noqa: E402
+from cudnn_doctor.render.envelope import SCHEMA_VERSION as VERSION  # noqa: E402
 from cudnn_doctor.results import BenchResult, FleetResult, InstallResult, SmokeResult  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "schema"
@@ -64,32 +72,71 @@ def _hints(cls: type) -> Dict[str, Any]:
     return typing.get_type_hints(cls, vars(module))
 
 
-def dataclass_def(cls: type, defs: Dict[str, Any]) -> str:
-    """Add ``cls`` to $defs (an object with exactly its fields, plus those its JSON derives) and name it."""
+# Fields a renderer writes beside a dataclass's own: json_report adds a flat soname -> path map to the loader's facts.
+WRITTEN_BESIDE: Dict[str, Dict[str, Any]] = {
+    "LoaderFacts": {"paths": {"type": "object", "additionalProperties": {"type": ["string", "null"]}}},
+}
+
+
+class BreakingChange(Exception):
+    """A published required field is gone: the documents need a new schema_version."""
+
+
+@functools.lru_cache(maxsize=None)
+def published() -> Dict[str, Dict[str, Any]]:
+    """Every object of the schemas as published in schema/*.json, by name: what this schema_version promised."""
+    defs: Dict[str, Dict[str, Any]] = {}
+    for path in sorted(OUT.glob("*-v%s.json" % VERSION)):
+        defs.update(json.loads(path.read_text()).get("$defs", {}))
+    return defs
+
+
+def required_fields(name: str, props: Dict[str, Any], promised: Dict[str, Dict[str, Any]]) -> list:
+    """What an object must carry: all of a new object's fields; a published one's fields as first published."""
+    if name not in promised:
+        return sorted(props)
+    gone = sorted(set(promised[name].get("required", [])) - set(props))
+    if gone:
+        raise BreakingChange("%s loses %s, required in schema_version %s: bump SCHEMA_VERSION (a removal breaks "
+                             "readers), or keep the field" % (name, ", ".join(gone), VERSION))
+    return sorted(promised[name]["required"])
+
+
+def description(cls: type) -> str:
+    """The first line of the class's own docstring (never the signature dataclasses writes when it has none)."""
+    doc = cls.__dict__.get("__doc__") or ""
+    if not doc.strip() or doc.startswith(cls.__name__ + "("):
+        raise ValueError("%s.%s has no docstring for its schema description" % (cls.__module__, cls.__name__))
+    return doc.strip().splitlines()[0]
+
+
+def dataclass_def(cls: type, defs: Dict[str, Any], promised: Optional[Dict[str, Dict[str, Any]]] = None) -> str:
+    """Add ``cls`` to $defs (an object with its fields, plus those its JSON derives) and name it; ``promised`` is
+    what is published (read from schema/ unless given)."""
     name = cls.__name__
     if name in defs:
         return name
+    promised = published() if promised is None else promised
     defs[name] = {}  # a placeholder, so a class that refers to itself stops here
     hints = _hints(cls)
     props = {f.name: type_schema(hints[f.name], defs) for f in dataclasses.fields(cls)}
     for derived in getattr(cls, "DERIVED", ()):
         props[derived] = type_schema(typing.get_type_hints(getattr(cls, derived).fget)["return"], defs)
-    defs[name] = {"type": "object", "properties": props, "required": sorted(props), "additionalProperties": False}
-    if cls.__doc__:
-        defs[name]["description"] = cls.__doc__.strip().splitlines()[0]
+    props.update(WRITTEN_BESIDE.get(name, {}))
+    defs[name] = {"type": "object", "properties": props, "required": required_fields(name, props, promised),
+                  "description": description(cls)}
     return name
 
 
 def typeddict_schema(cls: type, defs: Dict[str, Any]) -> Dict[str, Any]:
     hints = _hints(cls)
-    return {"type": "object", "properties": {k: type_schema(v, defs) for k, v in hints.items()},
-            "additionalProperties": False}
+    return {"type": "object", "properties": {k: type_schema(v, defs) for k, v in hints.items()}}
 
 
 def envelope(command: str, payload: Dict[str, Any], required: list) -> Dict[str, Any]:
     """The fields every --json output starts with, then the command's own; a refusal carries only `error`."""
     base = {
-        "schema_version": {"const": "1"},
+        "schema_version": {"const": VERSION},
         "tool": {"type": "object", "properties": {"name": {"const": "cudnn-doctor"}, "version": {"type": "string"}},
                  "required": ["name", "version"]},
         "command": {"const": command},
@@ -113,10 +160,6 @@ def report_schema() -> Dict[str, Any]:
     defs: Dict[str, Any] = {}
     dataclass_def(model.Finding, defs)
     facts = dataclass_def(model.Facts, defs)
-    # json_report adds a flat soname -> path map beside the detailed resolutions.
-    defs["LoaderFacts"]["properties"]["paths"] = {"type": "object", "additionalProperties": {"type": ["string",
-                                                                                                     "null"]}}
-    defs["LoaderFacts"]["required"] = sorted(defs["LoaderFacts"]["properties"])
     defs["Finding"]["properties"]["id"] = {"type": "string", "pattern": "^CD[0-9]{3}$"}
     defs["Fix"]["properties"]["shell"] = {"enum": ["", "sh", "powershell", "cmd"]}
     payload = {
@@ -132,6 +175,7 @@ def report_schema() -> Dict[str, Any]:
                         "properties": {"id": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
                                        "version": {"type": "integer"}, "fields": {"type": "object"}}},
         "smoke": {"type": "object"},
+        "knowledge": {"type": "object"},  # how current the knowledge base is (Compat.knowledge_summary)
     }
     required = ["verdict", "incomplete", "facts", "findings", "rules_run", "host", "started_at", "duration_s",
                 "fingerprint"]
@@ -159,14 +203,16 @@ def install_schema() -> Dict[str, Any]:
     check_finding = {"type": "object", "required": ["id", "severity", "title", "fix", "about_install"],
                      "properties": {"id": {"type": "string", "pattern": "^CD[0-9]{3}$"},
                                     "severity": {"enum": ["error", "warning", "info"]}, "title": {"type": "string"},
-                                    "fix": {"type": "string"}, "about_install": {"type": "boolean"}},
-                     "additionalProperties": False}
+                                    "fix": {"type": "string"}, "about_install": {"type": "boolean"}}}
     payload = {
         "dry_run": {"type": "boolean"}, "installed": {"type": "boolean"},
         "plan": {"type": "object", "required": ["archive", "target", "compatibility", "counts", "files"]},
         "check": {"type": "object", "required": ["ran"],
                   "properties": {"ran": {"type": "boolean"}, "findings": {"type": "array", "items": check_finding},
-                                 "verdict": {"enum": ["ok", "warning", "error"]}}},
+                                 "verdict": {"enum": ["ok", "warning", "error"]},
+                                 "other_findings": {"type": "integer", "minimum": 0},
+                                 "seen_with": {"type": "object", "additionalProperties": {"type": "string"}},
+                                 "note": {"type": "string"}}},
         "verify": {"type": "object"}, "smoke": {"type": "object"}, "backup": {"type": "object"},
         "source": {"type": "object"}, "rollback_hint": {"type": "string"}, "recovered": {"type": "array"},
         "refusal": {"type": ["string", "null"]}, "refusal_code": {"type": "integer", "minimum": 0},
@@ -181,13 +227,12 @@ def install_schema() -> Dict[str, Any]:
 def fleet_schema() -> Dict[str, Any]:
     counts = {"type": "object", "properties": {v: {"type": "integer", "minimum": 0} for v in ("ok", "warning",
                                                                                             "error")},
-              "required": ["ok", "warning", "error"], "additionalProperties": False}
+              "required": ["ok", "warning", "error"]}
     finding = {"type": "object", "required": ["id", "severity", "count", "hosts", "title", "fix"],
                "properties": {"id": {"type": "string", "pattern": "^CD[0-9]{3}$"},
                               "severity": {"enum": ["error", "warning", "info"]},
                               "count": {"type": "integer", "minimum": 1}, "hosts": {"type": "string"},
-                              "title": {"type": "string"}, "fix": {"type": "string"}},
-               "additionalProperties": False}
+                              "title": {"type": "string"}, "fix": {"type": "string"}}}
     payload = {
         "nodes": {"type": "integer", "minimum": 0}, "verdicts": counts,
         "hosts_by_verdict": {"type": "object", "additionalProperties": {"type": "string"}},

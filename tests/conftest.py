@@ -12,11 +12,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from kit import FakeMachine, have_gcc  # noqa: E402
 
+from cudnn_doctor.model import CUDA_ENVIRONMENT  # noqa: E402
+
 # Variables that steer probes; a developer's or CI runner's own values must not leak into fake machines.
 _STEERING_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR",
                  "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX", "GITHUB_ACTIONS",
                  "GITHUB_STEP_SUMMARY", "NO_COLOR", "FORCE_COLOR", "container",
-                 "THEANO_FLAGS", "THEANORC", "KERAS_BACKEND")  # Theano's configuration (probes/theano.py)
+                 "THEANO_FLAGS", "THEANORC", "KERAS_BACKEND",  # Theano's configuration (probes/theano.py)
+                 *CUDA_ENVIRONMENT)  # what facts.environment records
 
 
 @pytest.fixture(scope="session")
@@ -79,12 +82,34 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "live: reads the real machine read-only (the installed command end to end)")
 
 
+# The quick tier (`python -m pytest -m "not slow"`, README) leaves these out: what fetches or unpacks real NVIDIA
+# wheels, builds images, zipapps, wheels or other interpreters' venvs, runs Wine, deployment tools or every shell's
+# completion, or draws hundreds of random machines (timed per test on 2 cores); the full run (CI) keeps them all.
+_SLOW_MARKERS = ("realdata", "realworld", "gpu", "live")
+_SLOW_FILES = (
+    "deploy/", "fuzz/", "image/", "commands/test_completions.py",
+    "install/test_install_random_kills.py", "install/test_install_signals.py", "install/test_install_realdata.py",
+    "project/test_dist.py", "project/test_zipapp.py", "project/test_layers.py", "project/test_docs.py",
+    "theano/test_theano_sdist.py", "windows/test_windows_wine.py", "smoke/test_smoke_realwheel.py",
+)
+
+
+def _mark_slow(items) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        where = Path(str(item.fspath)).resolve().relative_to(tests).as_posix()
+        if where.startswith(_SLOW_FILES) or any(item.get_closest_marker(m) for m in _SLOW_MARKERS):
+            item.add_marker(pytest.mark.slow)
+
+
 # On native Windows (the GitHub Actions Windows job) only these modules run: the others build ELF libraries with
 # gcc, use ldconfig, dlopen and POSIX file modes, none of which exist there.
 WINDOWS_MODULES = frozenset({"test_windows.py", "test_compat_data.py"})
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config, items):
+    _mark_slow(items)
     if sys.platform != "win32":
         return
     skip = pytest.mark.skip(reason="needs POSIX tools (gcc-built ELF libraries, ldconfig, dlopen, file modes)")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
-from realdata import CACHE
+from realdata import CACHE, cache_lock
 
 REPO = Path(__file__).resolve().parent.parent
 APT_TIMEOUT = ["-o", "DPkg::Lock::Timeout=900"]
@@ -47,15 +47,17 @@ def tool_venv(name: str, requirements: Sequence[str]) -> Tuple[Optional[Path], s
         return venv / "bin", ""
     if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
         return None, "%s is not cached and CUDNN_DOCTOR_NO_DOWNLOAD is set" % name
-    shutil.rmtree(venv, ignore_errors=True)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
-    if proc.returncode == 0:
-        proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q"] + list(requirements),
-                              capture_output=True, text=True, timeout=1200)
-    if proc.returncode != 0:
-        return None, "pip install %s failed: %s" % (" ".join(requirements), (proc.stderr or proc.stdout)[-300:])
-    ready.write_text("\n".join(requirements) + "\n")
+    with cache_lock(venv):  # a run sharing the cache waits, then uses this venv instead of rebuilding it
+        if ready.exists():
+            return venv / "bin", ""
+        shutil.rmtree(venv, ignore_errors=True)
+        proc = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
+        if proc.returncode == 0:
+            proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q"] + list(requirements),
+                                  capture_output=True, text=True, timeout=1200)
+        if proc.returncode != 0:
+            return None, "pip install %s failed: %s" % (" ".join(requirements), (proc.stderr or proc.stdout)[-300:])
+        ready.write_text("\n".join(requirements) + "\n")
     return venv / "bin", ""
 
 

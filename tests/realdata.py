@@ -1,13 +1,15 @@
 """Real NVIDIA libraries from PyPI wheels, downloaded once and cached, for the real-library test tier."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 CACHE = Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / "cudnn-doctor-tests"))
 
@@ -18,22 +20,43 @@ CUDART12 = ("nvidia-cuda-runtime-cu12", "12.4.127")
 CUDART11 = ("nvidia-cuda-runtime-cu11", "11.8.89")
 
 
+@contextlib.contextmanager
+def cache_lock(path: Path) -> Iterator[None]:
+    """Hold ``path``.lock exclusively: another test run sharing the cache waits here, then finds the work done
+    instead of unpacking over (or deleting) what this run is using."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def download_wheel(name: str, version: str, pattern: str, platforms: Sequence[str],
                    require_success: bool = False) -> Optional[Path]:
     """The cached .whl matching `pattern`, fetched by `pip download` for `platforms` on first use; None when
-    offline or disabled (and, with `require_success`, when pip failed)."""
+    offline or disabled (and, with `require_success`, when pip failed). pip writes into a private folder and the
+    wheel is moved into the cache whole, so a run sharing the cache never sees half a file."""
     wheels = CACHE / "wheels"
     found = sorted(wheels.glob(pattern))
     if found or os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
         return found[0] if found else None
-    wheels.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
-    for platform in platforms:
-        argv += ["--platform", platform]
-    argv += ["--python-version", "3.11", "%s==%s" % (name, version), "-d", str(wheels)]
-    proc = subprocess.run(argv, capture_output=True, text=True)
-    found = sorted(wheels.glob(pattern))
-    return found[0] if found and (proc.returncode == 0 or not require_success) else None
+    with cache_lock(wheels / ("%s-%s" % (name, version))):
+        found = sorted(wheels.glob(pattern))
+        if found:  # another run fetched it while this one waited
+            return found[0]
+        private = wheels / (".download-%d" % os.getpid())
+        argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+        for platform in platforms:
+            argv += ["--platform", platform]
+        argv += ["--python-version", "3.11", "%s==%s" % (name, version), "-d", str(private)]
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        for whl in sorted(private.glob("*.whl")):
+            os.replace(whl, wheels / whl.name)
+        shutil.rmtree(private, ignore_errors=True)
+        found = sorted(wheels.glob(pattern))
+        return found[0] if found and (proc.returncode == 0 or not require_success) else None
 
 
 def wheel_file(name: str, version: str) -> Optional[Path]:
@@ -43,27 +66,42 @@ def wheel_file(name: str, version: str) -> Optional[Path]:
     return download_wheel(name, version, pattern, ("manylinux2014_x86_64",), require_success=True)
 
 
-def unpacked_wheel(target: Path, get_wheel: Callable[[], Optional[Path]],
-                   fill: Callable[[zipfile.ZipFile, Path], None], keep_wheel: bool = True) -> Optional[Path]:
-    """``target`` filled once from the wheel ``get_wheel()`` fetches (only when not done before) by
-    ``fill(zip, folder)``: into a temporary sibling, moved into place whole and marked complete, so a run killed
-    half-way leaves nothing a later run would take for done. None when the wheel is unavailable;
-    ``keep_wheel=False`` deletes it afterwards (the tests need only what was unpacked)."""
+def filled_once(target: Path, fill: Callable[[Path], bool]) -> Optional[Path]:
+    """``target`` made once by ``fill(folder)`` (False: it cannot be had now): into a temporary sibling, moved into
+    place whole and marked complete, so a run killed half-way leaves nothing a later run would take for done. Runs
+    sharing the cache take turns (cache_lock): the second finds it complete and never replaces it under the first."""
     if (target / ".complete").exists():
         return target
-    wheel = get_wheel()
-    if wheel is None:
-        return None
-    tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
-    shutil.rmtree(tmp, ignore_errors=True)
-    with zipfile.ZipFile(wheel) as zf:
-        fill(zf, tmp)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(tmp, target)
-    (target / ".complete").write_text("ok")
-    if not keep_wheel:
-        wheel.unlink()
+    with cache_lock(target):
+        if (target / ".complete").exists():  # another run filled it while this one waited
+            return target
+        tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not fill(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+            return None
+        shutil.rmtree(target, ignore_errors=True)  # an incomplete one a killed run left
+        os.replace(tmp, target)
+        (target / ".complete").write_text("ok")
     return target
+
+
+def unpacked_wheel(target: Path, get_wheel: Callable[[], Optional[Path]],
+                   fill: Callable[[zipfile.ZipFile, Path], None], keep_wheel: bool = True) -> Optional[Path]:
+    """``target`` filled once (filled_once) from the wheel ``get_wheel()`` fetches by ``fill(zip, folder)``; None
+    when the wheel is unavailable; ``keep_wheel=False`` deletes it afterwards (the tests need only what was
+    unpacked)."""
+    def make(tmp: Path) -> bool:
+        wheel = get_wheel()
+        if wheel is None:
+            return False
+        with zipfile.ZipFile(wheel) as zf:
+            fill(zf, tmp)
+        if not keep_wheel:
+            wheel.unlink(missing_ok=True)
+        return True
+
+    return filled_once(target, make)
 
 
 def real_wheel(name: str, version: str) -> Optional[Path]:

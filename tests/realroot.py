@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
-from realdata import CACHE
+from realdata import CACHE, filled_once
 
 DEBS = ("libc6", "libc-bin", "libc6-i386", "libgcc-s1", "libstdc++6")
 
@@ -85,29 +85,24 @@ def nonfree_deb(name: str) -> Optional[Path]:
 
 def base_root() -> Optional[Path]:
     """A minimal Debian root (cached): the packages unpacked with `dpkg -x` plus the probe program."""
-    target = CACHE / "debian-root"
-    if (target / ".complete").exists():
-        return target
-    found = debs()
-    if found is None:
-        return None
-    tmp = target.with_name(target.name + ".tmp%d" % os.getpid())
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for name in DEBS:
-        deb = sorted(found.glob("%s_*.deb" % name))[-1]
-        subprocess.run(["dpkg", "-x", str(deb), str(tmp)], check=True)
-    src = tmp / "probe.c"
-    src.write_text(PROBE_C)
-    (tmp / "usr/local/bin").mkdir(parents=True, exist_ok=True)
-    subprocess.run(["gcc", "-O1", "-o", str(tmp / "usr/local/bin/which-lib"), str(src)], check=True)
-    src.unlink()
-    for d in ("etc/ld.so.conf.d", "tmp", "opt"):
-        (tmp / d).mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(tmp, target)
-    (target / ".complete").write_text("ok")
-    return target
+    def make(tmp: Path) -> bool:
+        found = debs()
+        if found is None:
+            return False
+        tmp.mkdir(parents=True)
+        for name in DEBS:
+            deb = sorted(found.glob("%s_*.deb" % name))[-1]
+            subprocess.run(["dpkg", "-x", str(deb), str(tmp)], check=True)
+        src = tmp / "probe.c"
+        src.write_text(PROBE_C)
+        (tmp / "usr/local/bin").mkdir(parents=True, exist_ok=True)
+        subprocess.run(["gcc", "-O1", "-o", str(tmp / "usr/local/bin/which-lib"), str(src)], check=True)
+        src.unlink()
+        for d in ("etc/ld.so.conf.d", "tmp", "opt"):
+            (tmp / d).mkdir(parents=True, exist_ok=True)
+        return True
+
+    return filled_once(CACHE / "debian-root", make)
 
 
 def new_root(dest: Path) -> Path:

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Iterator, Optional, Tuple
 
-from realdata import CACHE
+from realdata import CACHE, cache_lock
 
 REPO = Path(__file__).resolve().parent.parent
 PYENV = Path.home() / ".pyenv" / "versions"
@@ -44,13 +44,23 @@ def built_zipapp() -> Tuple[Optional[Path], str]:
         return out, ""
     if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
         return None, "building the zipapp fetches its dependencies from PyPI and CUDNN_DOCTOR_NO_DOWNLOAD is set"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    with cache_lock(out):  # a run sharing the cache waits for this build instead of writing the same file
+        if out.is_file():
+            return out, ""
+        return _build(out)
+
+
+def _build(out: Path) -> Tuple[Optional[Path], str]:
+    """Build the zipapp beside ``out`` and move it into place whole (a reader never sees half of it)."""
     env = dict(os.environ)
     oldest = dict(interpreters()).get("3.9")
     if oldest:  # resolve the dependencies as a 3.9 node needs them (the script explains why)
         env["RESOLVE_PYTHON"] = oldest
-    proc = subprocess.run(["bash", str(REPO / "scripts" / "build_zipapp.sh"), str(out)], cwd=str(REPO), env=env,
+    partial = out.with_name(".tmp%d-%s" % (os.getpid(), out.name))  # still *.pyz
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "build_zipapp.sh"), str(partial)], cwd=str(REPO), env=env,
                           capture_output=True, text=True, timeout=900)
+    if proc.returncode == 0 and partial.is_file():
+        os.replace(partial, out)
     if proc.returncode != 0 or not out.is_file():
         text = proc.stdout + proc.stderr
         # Only an unreachable index is a reason to skip; any other failure is the script's and must fail.

@@ -5,17 +5,16 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ..knowledge import load_compat
 from ..model import Facts, Finding
-from ..rules import BENCH, RuleContext, registered
+from ..rules import BENCH, RuleContext, evaluate
 
 # The order bench reports its findings in: correctness first, then speed, then what was only measured.
 ORDER = ("CD950", "CD956", "CD952", "CD953", "CD957", "CD954", "CD955", "CD951")
 
 
 def judge(report: Dict[str, Any], env: Optional[Mapping[str, str]] = None) -> List[Finding]:
-    """Pure: the findings for a bench report (see commands/bench.py for its shape)."""
+    """Pure: the findings for a bench report (see commands/bench.py for its shape). The rules run through
+    `rules.evaluate`, so one that raises becomes a finding about itself instead of losing the measurements."""
     ctx = RuleContext(compat=load_compat(), bench=report, env=dict(env or {}))
-    rules = sorted(registered(BENCH), key=lambda r: ORDER.index(r.id) if r.id in ORDER else len(ORDER))
-    findings: List[Finding] = []
-    for r in rules:
-        findings += r.func(Facts(), ctx)
-    return findings
+    findings, _ = evaluate(Facts(), ctx, stage=BENCH)
+    # evaluate keeps each rule's findings in the order it gave them; the sort is stable.
+    return sorted(findings, key=lambda f: ORDER.index(f.id) if f.id in ORDER else len(ORDER))

@@ -140,7 +140,7 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
 
 def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]],
              compat: Any, sonames: Tuple[str, ...] = (), ready: bool = False) -> Facts:
-    from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
+    from . import cudnn, driver, environment, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
     from . import container_runtime, install_state, node, theano
     from .executor import Deadline, record_not_regular, run_bounded
 
@@ -150,6 +150,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     if is_windows(host):  # a Windows machine, live or a drive under --root: its own probes
         ctx = Context(host, Facts(), LoaderView.empty(host), compat)
         run_bounded(ctx.facts, "windows", lambda: _guard(ctx.facts, "windows", lambda: collect_windows(ctx)), deadline)
+        _guard(ctx.facts, "environment", lambda: environment.probe(ctx))
         return ctx.facts
     session = host.native_session()
     session.start()  # first: the child's start overlaps with every file-system probe below
@@ -164,6 +165,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
     steps = (
         ("host", hostinfo.probe),
+        ("environment", environment.probe),
         ("driver", driver.probe),
         ("node", node.probe),  # after driver: it asks NVML through the library driver found
         ("container-runtime", container_runtime.probe),

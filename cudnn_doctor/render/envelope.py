@@ -10,7 +10,8 @@ SCHEMA_VERSION = "1"
 
 
 def envelope(command: str, exit_code: int, **payload: Any) -> Dict[str, Any]:
-    """Add fields freely; bump SCHEMA_VERSION only when a field changes meaning or goes away."""
+    """Add fields freely (they are optional in the schema); bump SCHEMA_VERSION only when a field changes meaning
+    or goes away (docs/json.md, "Schema versions")."""
     out: Dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "cudnn-doctor", "version": __version__},

@@ -81,8 +81,8 @@ def evaluate(facts: Facts, context: RuleContext, stage: str = CHECK) -> Tuple[Li
             continue
         try:
             for f in r.func(facts, context):
-                if not f.alias:
-                    f.alias = r.alias
+                f.id = f.id or r.id  # a rule names its id once, in @rule
+                f.alias = f.alias or r.alias
                 findings.append(f)
         except Exception as exc:  # a rule bug must not hide the other diagnoses
             from ..model import Severity

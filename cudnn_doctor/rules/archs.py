@@ -53,7 +53,7 @@ def judge(facts: Facts, compat: Compat, fw: FrameworkFacts, gpus: List[GpuFacts]
         if missing:
             lib = missing[0]
             out.append(finding(
-                "CD201", ERROR, "%s %s has no kernels for %s" % (fw.name, fw.version, gpu_label(gpu)),
+                ERROR, "%s %s has no kernels for %s" % (fw.name, fw.version, gpu_label(gpu)),
                 detail="%s carries %s only (read from its .nv_fatbin section); every CUDA kernel in it fails with "
                        "'no kernel image is available for execution on the device'." % (lib["library"],
                                                                                       _describe(lib)),
@@ -61,7 +61,7 @@ def judge(facts: Facts, compat: Compat, fw: FrameworkFacts, gpus: List[GpuFacts]
             continue
         where = next(w for _, w in verdicts if w is not None)  # none is missing: every library runs on it
         out.append(finding(
-            "CD201", INFO, "%s %s has %s: %s runs %s" % (fw.name, fw.version, _describe(main), gpu_label(gpu),
+            INFO, "%s %s has %s: %s runs %s" % (fw.name, fw.version, _describe(main), gpu_label(gpu),
                                                         _how(where)),
             detail="Read from the .nv_fatbin section%s of %s." % (
                 "s" if len(libs) > 1 else "", ", ".join(e["library"] for e in libs)),

@@ -11,7 +11,7 @@ from ..model import BENCH_DIRECTIONS as DIRECTIONS, Facts, Finding, Severity
 from ..remedies.bench import (cudnn_slower_than_plain_fix, pcie_link_fix, slow_gpu_fix, throttled_fix,
                               unknown_peak_fix, workspace_fix, wrong_results_fix)
 from . import BENCH, RuleContext, rule
-from .common import compat_of
+from .common import compat_of, finding
 
 GIB = float(1 << 30)
 
@@ -44,13 +44,13 @@ def wrong_results(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not bad:
         return []
     first = bad[0]
-    return [Finding(
-        "CD950", Severity.ERROR, "cuDNN returned wrong numbers: %s" % first["where"],
+    return [finding(
+        Severity.ERROR, "cuDNN returned wrong numbers: %s" % first["where"],
         detail=("The first result of %d operation(s) differs from the CPU reference. A fast wrong answer trains a "
                 "wrong model: usually a cuDNN build that does not match this driver or GPU, or failing GPU memory."
                 % len(bad)),
         remedy=wrong_results_fix(),
-        evidence={"failures": bad[:10]}, alias="bench-wrong-result")]
+        evidence={"failures": bad[:10]})]
 
 
 def _causes(nvml: Mapping[str, Any], dtype: str, env: Mapping[str, str]) -> List[str]:
@@ -85,8 +85,8 @@ def slow(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if floor is None or total["peak_fraction"] >= floor:
             continue
         causes = _causes(nvml, total["dtype"], env)
-        out.append(Finding(
-            "CD951", Severity.WARNING,
+        out.append(finding(
+            Severity.WARNING,
             "cuDNN reaches %.0f%% of this GPU's %s peak (%.1f of %.0f TFLOP/s)" % (
                 100 * total["peak_fraction"], total["dtype"].upper(), total["tflops"], total["peak_tflops"]),
             detail=("A healthy %s reaches at least %.0f%% on these layers. Likely cause: %s." % (
@@ -94,7 +94,7 @@ def slow(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 "; ".join(causes) if causes else
                 "no throttling is visible, so suspect a cuDNN build without precompiled engines for this GPU "
                 "(compute capability %s) or a debug/fallback path" % (report.get("gpu") or {}).get("cc"))),
-            remedy=slow_gpu_fix(causes, nvml), evidence={"total": total, "causes": causes}, alias="bench-slow"))
+            remedy=slow_gpu_fix(causes, nvml), evidence={"total": total, "causes": causes}))
     return out
 
 
@@ -104,13 +104,12 @@ def throttled(facts: Facts, ctx: RuleContext) -> List[Finding]:
     reasons = [r for r in nvml.get("throttle_reasons", []) if r in BAD_THROTTLES]
     if not reasons:
         return []
-    return [Finding(
-        "CD952", Severity.WARNING, "The GPU was throttled: %s" % ", ".join(reasons),
+    return [finding(
+        Severity.WARNING, "The GPU was throttled: %s" % ", ".join(reasons),
         detail="Throttled clocks slow every kernel, cuDNN's included.",
         remedy=throttled_fix(),
         evidence={k: nvml.get(k) for k in ("throttle_reasons", "sm_clock_mhz", "sm_clock_max_mhz",
-                                           "power_limit_w", "power_default_limit_w", "temperature_c")},
-        alias="gpu-throttled")]
+                                           "power_limit_w", "power_default_limit_w", "temperature_c")})]
 
 
 @rule("CD953", "pcie-link-degraded", "The GPU's PCIe link runs narrower than it can", stage=BENCH)
@@ -119,13 +118,12 @@ def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
     width, width_max = nvml.get("pcie_width"), nvml.get("pcie_width_max")
     if not (width and width_max and width < width_max):
         return []
-    return [Finding(
-        "CD953", Severity.WARNING, "PCIe link runs at x%d of x%d lanes" % (width, width_max),
+    return [finding(
+        Severity.WARNING, "PCIe link runs at x%d of x%d lanes" % (width, width_max),
         detail=("A narrow link slows every host-device copy (data loading, checkpoints); convolutions on the GPU "
                 "are not affected. An idle link may lower its generation to save power, but not its width."),
         remedy=pcie_link_fix(),
-        evidence={k: nvml.get(k) for k in ("pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max")},
-        alias="pcie-link-degraded")]
+        evidence={k: nvml.get(k) for k in ("pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max")})]
 
 
 HeavyLayer = Tuple[int, str, str, str, Dict[str, Any]]  # (workspace bytes, layer, dtype, direction, its entry)
@@ -160,8 +158,8 @@ def workspace(facts: Facts, ctx: RuleContext) -> List[Finding]:
         heavy.sort(reverse=True)
         ws, layer, dtype, direction, entry = heavy[0]
         nows = entry.get("no_workspace") or {}
-        out.append(Finding(
-            "CD954", Severity.WARNING,
+        out.append(finding(
+            Severity.WARNING,
             "cuDNN's fastest %s algorithm for %s (%s) needs %.1f GiB of workspace, %.0f%% of the free GPU memory" % (
                 direction, layer, dtype, ws / GIB, 100.0 * ws / free),
             detail=("With a real model's activations beside it this may not fit, and frameworks then fail at start-up "
@@ -169,8 +167,7 @@ def workspace(facts: Facts, ctx: RuleContext) -> List[Finding]:
                     "is %.2fx slower on this layer." % (nows.get("algo", "none"), nows.get("slowdown") or 0)),
             # The cap: the share of free memory a workspace may take before it crowds out the model.
             remedy=workspace_fix(healthy(compat)["workspace_warn_fraction"] * free),
-            evidence={"layers": [h[1:4] + (h[0],) for h in heavy[:10]], "free": free},
-            alias="bench-workspace"))
+            evidence={"layers": [h[1:4] + (h[0],) for h in heavy[:10]], "free": free}))
     return out
 
 
@@ -180,14 +177,13 @@ def no_workspace_cost(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     if slowdowns:
         worst = max(slowdowns)
-        out.append(Finding(
-            "CD955", Severity.INFO,
+        out.append(finding(
+            Severity.INFO,
             "No-workspace algorithms cost up to %.1fx on these layers" % worst,
             detail=("What DL4J's NO_WORKSPACE mode (and a workspace cap elsewhere) trades for memory here, measured "
                     "layer by layer; the totals table shows it for all layers together."),
             # A cap at the largest workspace measured keeps every fastest algorithm: what memory that much buys.
-            remedy=workspace_fix(largest), evidence={"worst_slowdown": worst, "largest_workspace": largest},
-            alias="bench-no-workspace-cost"))
+            remedy=workspace_fix(largest), evidence={"worst_slowdown": worst, "largest_workspace": largest}))
     return out
 
 
@@ -197,12 +193,11 @@ def plain_faster(facts: Facts, ctx: RuleContext) -> List[Finding]:
     rows = {r["path"]: r for r in report.get("seed", [])}
     dnn, plain = rows.get("cudnn", {}).get("step_ms"), rows.get("gpu_plain", {}).get("step_ms")
     if dnn and plain and dnn > plain:
-        return [Finding(
-            "CD956", Severity.WARNING,
+        return [finding(
+            Severity.WARNING,
             "cuDNN (%.2f ms a step) is slower than naive CUDA kernels (%.2f ms) on the seed network" % (dnn, plain),
             detail="cuDNN should be several times faster than plain loops; it is likely running a fallback path.",
-            remedy=cudnn_slower_than_plain_fix(), evidence={"cudnn_ms": dnn, "plain_ms": plain},
-            alias="bench-cudnn-slower-than-cuda")]
+            remedy=cudnn_slower_than_plain_fix(), evidence={"cudnn_ms": dnn, "plain_ms": plain})]
     return []
 
 
@@ -211,9 +206,8 @@ def unknown_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     report = ctx.bench or {}
     if report.get("peak") or not report.get("gpu"):
         return []
-    return [Finding(
-        "CD957", Severity.INFO, "No datasheet peak is known for %s" % report["gpu"].get("name"),
+    return [finding(
+        Severity.INFO, "No datasheet peak is known for %s" % report["gpu"].get("name"),
         detail="bench measures it anyway; the fractions of peak are left out.",
         remedy=unknown_peak_fix(),
-        evidence={"name": report["gpu"].get("name"), "sm_count": report["gpu"].get("sm_count")},
-        alias="gpu-peak-unknown")]
+        evidence={"name": report["gpu"].get("name"), "sm_count": report["gpu"].get("sm_count")})]

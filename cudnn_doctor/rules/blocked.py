@@ -26,7 +26,7 @@ def timed_out(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if b.reason == "timed-out":
             where = " on %s" % b.path if b.path else ""
             found.append(finding(
-                "CD002", WARNING, "The %s probe stalled%s and was abandoned after %.1f s" % (b.probe, where,
+                WARNING, "The %s probe stalled%s and was abandoned after %.1f s" % (b.probe, where,
                                                                                            b.seconds or 0),
                 detail="A read that does not return usually means a hung network mount (a library load that "
                        "does not return: a driver that does not answer). The rest of the report was produced "
@@ -36,7 +36,7 @@ def timed_out(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 evidence={"probe": b.probe, "path": b.path, "seconds": b.seconds}))
         elif b.reason == "not-run":
             found.append(finding(
-                "CD002", WARNING, "The %s probe did not run: the run's %.1f s budget was spent" % (b.probe,
+                WARNING, "The %s probe did not run: the run's %.1f s budget was spent" % (b.probe,
                                                                                                   b.seconds or 0),
                 detail="Earlier probes used the whole time budget, so this part of the machine was not checked.",
                 remedy=probes_not_run_fix(),
@@ -54,7 +54,7 @@ def not_regular(facts: Facts, ctx: RuleContext) -> List[Finding]:
         # The path as the probe met it first, then what it resolved to: "/ is a folder" alone names nothing.
         named = "%s (resolves to %s)" % (b.path, b.resolved) if b.resolved else b.path
         found.append(finding(
-            "CD003", WARNING, "%s is a %s, not a regular file" % (named, b.kind),
+            WARNING, "%s is a %s, not a regular file" % (named, b.kind),
             detail="Programs that read it will block or fail (a pipe waits for a writer forever), so it was not "
                    "read and what it should say was not checked.",
             remedy=special_file_fix(path),

@@ -29,7 +29,7 @@ def nvidia_uvm(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     if uvm_loaded is False and modprobe and not facts.host.in_container:
         return [finding(
-            "CD108", INFO, "nvidia_uvm is not loaded yet",
+            INFO, "nvidia_uvm is not loaded yet",
             detail="nvidia-modprobe loads it and creates /dev/nvidia-uvm the first time a CUDA program starts; if "
                    "CUDA then fails with 'CUDA unknown error' / cuInit 999, the module is broken (often after "
                    "suspend/resume).",
@@ -38,7 +38,7 @@ def nvidia_uvm(facts: Facts, ctx: RuleContext) -> List[Finding]:
     missing = [x for x, ok in (("the nvidia_uvm module", uvm_loaded is not False), ("/dev/nvidia-uvm", node))
                if not ok]
     return [finding(
-        "CD108", ERROR, "CUDA cannot initialise: %s %s missing" % (" and ".join(missing),
+        ERROR, "CUDA cannot initialise: %s %s missing" % (" and ".join(missing),
                                                                   "is" if len(missing) == 1 else "are"),
         detail="CUDA's Unified Memory module backs every CUDA context: without it cuInit fails with "
                "CUDA_ERROR_UNKNOWN (999), 'CUDA unknown error' in PyTorch, 'cuda driver library init failure: 999'.",
@@ -70,7 +70,7 @@ def fabric_manager(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if problem is None:
         return []
     return [finding(
-        "CD109", ERROR, "This machine has %d NVSwitch device%s but %s" % (len(switches), "" if len(switches) == 1
+        ERROR, "This machine has %d NVSwitch device%s but %s" % (len(switches), "" if len(switches) == 1
                                                                           else "s", problem),
         detail="On HGX/DGX boards CUDA does not initialise until Fabric Manager (exactly the driver's version) has "
                "configured the NVLink fabric: 'Error 802: system not yet initialized' (cudaErrorSystemNotReady).",
@@ -88,7 +88,7 @@ def workspace_hint(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not users or not gpu.memory_total_mib or gpu.memory_total_mib >= small:
             continue
         out.append(finding(
-            "CD208", INFO, "GPU %d has %d MiB: the fastest convolution algorithms may not fit" % (
+            INFO, "GPU %d has %d MiB: the fastest convolution algorithms may not fit" % (
                 gpu.index, gpu.memory_total_mib),
             detail="cuDNN's fastest algorithms (FFT, Winograd) can ask for workspaces of several GB; on a small GPU "
                    "they fail as OutOfMemoryError / CUDNN_STATUS_EXECUTION_FAILED at some batch sizes only. Only "
@@ -118,7 +118,7 @@ def framework_libraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
                         None)
             fix = onnxruntime_cuda_fix(compat, version, site, missing)
         out.append(finding(
-            "CD706", ERROR, "%s cannot load %d CUDA librar%s: %s" % (label, len(missing),
+            ERROR, "%s cannot load %d CUDA librar%s: %s" % (label, len(missing),
                                                                  "y" if len(missing) == 1 else "ies", ", ".join(missing)),
             detail=("TensorFlow prints only 'Cannot dlopen some GPU libraries ... Skipping registering GPU devices' "
                     "and runs on the CPU." if tf else
@@ -146,7 +146,7 @@ def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
         fix = (ld_path_first_fix(elsewhere[0].directory) if elsewhere else
                machine_cudnn_fix(facts, compat, fw.cuda_version, major))
         out.append(finding(
-            "CD707", ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (
+            ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (
                 fw.name, fw.version, fw.cudnn_version),
             detail="Paddle dlopens cuDNN by name at run time (not through DT_NEEDED), so only LD_LIBRARY_PATH, the "
                    "loader cache and the default folders count: 'Cannot load cudnn shared library. Cannot invoke "
@@ -168,7 +168,7 @@ def cupy_twice(facts: Facts, ctx: RuleContext) -> List[Finding]:
         cuda = driver_cuda(facts, compat_of(ctx))
         wheel = "cupy-cuda%sx" % major_of(cuda) if cuda else sorted(names)[-1]
         out.append(finding(
-            "CD708", ERROR, "%d CuPy packages share %s: %s" % (len(names), site, ", ".join(sorted(names))),
+            ERROR, "%d CuPy packages share %s: %s" % (len(names), site, ", ".join(sorted(names))),
             detail="They install into the same cupy/ folder and overwrite each other's files: 'module cupy.cuda has "
                    "no attribute cudnn', missing cupy.cudnn, or a CuPy built for another CUDA.",
             remedy=one_cupy_fix(names, wheel),
@@ -186,7 +186,7 @@ def image_requirement(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not m or not have or mm_at_least(have, m.group(1)):
         return []
     return [finding(
-        "CD805", ERROR, "The image needs CUDA %s but the host driver %s supports CUDA %s" % (
+        ERROR, "The image needs CUDA %s but the host driver %s supports CUDA %s" % (
             m.group(1), driver_version(facts) or "", have),
         detail="NVIDIA_REQUIRE_CUDA=%s (%s): nvidia-container-cli refuses to start it with 'unsatisfied condition: "
                "cuda>=%s, please update your driver'." % (req["value"], req["source"], m.group(1)),
@@ -204,7 +204,7 @@ def dev_char(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     ctk = dev.get("nvidia_ctk")
     return [finding(
-        "CD806", WARNING, "/dev/char has no links to the NVIDIA device nodes",
+        WARNING, "/dev/char has no links to the NVIDIA device nodes",
         detail="With the systemd cgroup driver, `systemctl daemon-reload` re-applies device rules and drops access "
                "to device nodes /dev/char does not name: running containers then fail with 'Failed to initialize "
                "NVML: Unknown Error' until restarted.",
@@ -224,7 +224,7 @@ def local_repo(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not packages:
             continue
         out.append(finding(
-            "CD902", ERROR, "%s is registered but no cuDNN package is installed from it" % repo["repo"],
+            ERROR, "%s is registered but no cuDNN package is installed from it" % repo["repo"],
             detail="The cudnn-local-repo .deb only adds an apt source and its key; the libraries come from installing "
                    "the packages it holds.",
             remedy=local_repo_fix(repo, packages), evidence=repo, catalogue=["I2"]))
@@ -239,7 +239,7 @@ def driver_upgraded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     last = upgrades[-1]
     packages = sorted({p for u in upgrades for p in u["packages"]})
     return [finding(
-        "CD903", WARNING, "apt upgraded NVIDIA driver packages on %s, after this machine booted" % last["date"],
+        WARNING, "apt upgraded NVIDIA driver packages on %s, after this machine booted" % last["date"],
         detail="The running kernel module stays at the old version until a reboot, while new programs load the new "
                "libraries: 'Failed to initialize NVML: Driver/library version mismatch' (unattended-upgrades, or the "
                "`cuda` meta-package pulling a new driver).",

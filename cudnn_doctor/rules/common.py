@@ -12,10 +12,12 @@ from ..model import Finding, Fix, Severity
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 
-def finding(rule_id: str, severity: Severity, title: str, detail: str = "", remedy: Optional[Fix] = None,
+def finding(severity: Severity, title: str, detail: str = "", remedy: Optional[Fix] = None,
             evidence: Optional[Dict[str, Any]] = None, catalogue: Sequence[str] = ()) -> Finding:
-    """A Finding; `remedy` is a Fix from a cudnn_doctor.remedies builder (None for an info without one)."""
-    return Finding(id=rule_id, severity=severity, title=title, detail=detail, remedy=remedy,
+    """A Finding; `remedy` is a Fix from a cudnn_doctor.remedies builder (None for an info without one).
+
+    Its id and alias are the rule's own: `rules.evaluate` writes them in, so a rule names its id once (in @rule)."""
+    return Finding(id="", severity=severity, title=title, detail=detail, remedy=remedy,
                    evidence=dict(evidence or {}), catalogue=list(catalogue))
 
 

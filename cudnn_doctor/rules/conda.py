@@ -38,7 +38,7 @@ def conda(facts: Facts, ctx: RuleContext) -> List[Finding]:
             if ver(cud.get("version")) is None or want is None or not cudnn_older(cud.get("version"), compiled)[0]:
                 continue
             out.append(finding(
-                "CD901", ERROR, "The conda environment %s has cuDNN %s, but %s needs cuDNN %s" % (
+                ERROR, "The conda environment %s has cuDNN %s, but %s needs cuDNN %s" % (
                     prefix, cud.get("version"), who, compiled),
                 detail="The environment resolved a cuDNN older than (or of another major than) the one the "
                        "framework was built with: 'Outdated cuDNN installation found' / 'Loaded runtime CuDNN "

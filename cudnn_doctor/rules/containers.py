@@ -55,7 +55,7 @@ def container(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if nvd in ("void", "none", ""):
         why += " (NVIDIA_VISIBLE_DEVICES=%r asks for no GPU)" % nvd
     return [finding(
-        "CD801", ERROR, title,
+        ERROR, title,
         detail="%s, so CUDA reports no device or 'CUDA driver version is insufficient' and nvidia-smi is missing." %
                why,
         remedy=missing_driver_fix(driver_place(facts)),
@@ -74,7 +74,7 @@ def wsl_linux_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not native:
             return []
         return [finding(
-            "CD802", WARNING, "A Linux NVIDIA driver library is installed inside WSL: %s" % native[0],
+            WARNING, "A Linux NVIDIA driver library is installed inside WSL: %s" % native[0],
             detail="WSL2 must use the Windows driver in /usr/lib/wsl/lib. The Linux copy loses today only because of "
                    "search order; an LD_LIBRARY_PATH entry or an ldconfig change makes CUDA load it and find no "
                    "device.",
@@ -83,7 +83,7 @@ def wsl_linux_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not lib:
         return []
     return [finding(
-        "CD802", ERROR, "libcuda.so.1 resolves to %s, not the WSL driver in /usr/lib/wsl/lib" % lib,
+        ERROR, "libcuda.so.1 resolves to %s, not the WSL driver in /usr/lib/wsl/lib" % lib,
         detail="WSL2 uses the Windows driver through /dev/dxg and /usr/lib/wsl/lib; a Linux driver installed in the "
                "distro (often by the `cuda` meta-package or the runfile) shadows it and CUDA finds no device.",
         remedy=replace_wsl_linux_driver_fix(_wsl_toolkit(facts, ctx)),
@@ -97,7 +97,7 @@ def wsl_share(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.host.wsl or not lib or not lib.startswith(_WSL_LIB):
         return []
     return [finding(
-        "CD803", INFO, "WSL2 driver libraries in /usr/lib/wsl/lib are copies, not links",
+        INFO, "WSL2 driver libraries in /usr/lib/wsl/lib are copies, not links",
         detail="ldconfig prints '/usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link' on every apt run; that is "
                "how WSL shares the Windows driver and it is harmless. The GPU is paravirtualised, so lspci shows "
                "no NVIDIA device either.", evidence={"libcuda": lib}, catalogue=["H5"])]
@@ -112,7 +112,7 @@ def wsl_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if has_dxg and lib:
         return []
     return [finding(
-        "CD804", ERROR, "WSL2 has no GPU: %s" % ("/dev/dxg is missing" if not has_dxg else
+        ERROR, "WSL2 has no GPU: %s" % ("/dev/dxg is missing" if not has_dxg else
                                                  "no libcuda.so.1 in /usr/lib/wsl/lib"),
         detail="Under WSL2 the GPU comes from the Windows NVIDIA driver; without it CUDA finds no device.",
         remedy=wsl_driver_fix(),

@@ -45,7 +45,7 @@ def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
     where = places[:12] + (["... and %d more (`cudnn-doctor check -vv` lists them)" % (len(places) - 12)]
                            if len(places) > 12 else [])
     return [finding(
-        "CD401", severity, "No cuDNN library was found on this machine",
+        severity, "No cuDNN library was found on this machine",
         detail="cuDNN is not part of the CUDA toolkit or the driver; programs that need it fail with "
                "'libcudnn.so.N: cannot open shared object file'%s." % (
                    " (installed: %s)" % ", ".join("%s %s" % (f.name, f.version) for f in wants) if wants else ""),
@@ -64,7 +64,7 @@ def sublibraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not missing:
             continue
         out.append(finding(
-            "CD402", ERROR if is_used(facts, copy) else WARNING,
+            ERROR if is_used(facts, copy) else WARNING,
             "cuDNN %s at %s lacks %d of its sub-libraries" % (copy.version or copy.major, copy.directory, len(missing)),
             detail="Since cuDNN 8 libcudnn.so is a shim that loads its sub-libraries at first use; a missing one "
                    "fails with 'Could not load library %s' / 'Unable to load any of {%s...}' and often aborts the "
@@ -92,7 +92,7 @@ def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
                            if re.search(r"\.so\.\d+\.\d+", n) and n not in current)
             fix = mixed_releases_fix(facts, compat_of(ctx), copy, stale)
             out.append(finding(
-                "CD403", ERROR if is_used(facts, copy) else WARNING,
+                ERROR if is_used(facts, copy) else WARNING,
                 "cuDNN files of versions %s are mixed in %s" % (", ".join(sorted(by_version, key=release3_of)),
                                                                 copy.directory),
                 detail="A partial upgrade or two installs copied over each other: the main library and its "
@@ -124,7 +124,7 @@ def not_symlink(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         wsl = copy.directory.startswith("/usr/lib/wsl")
         out.append(finding(
-            "CD404", INFO if wsl else WARNING,
+            INFO if wsl else WARNING,
             "%s in %s %s regular file%s, not the symbolic link%s ldconfig expects" % (
                 ", ".join(names), copy.directory, "is a" if len(names) == 1 else "are",
                 "" if len(names) == 1 else "s", "" if len(names) == 1 else "s"),
@@ -158,7 +158,7 @@ def permissions(facts: Facts, ctx: RuleContext) -> List[Finding]:
             else:
                 folders.add(blocker)
         out.append(finding(
-            "CD405", ERROR if is_used(facts, copy) else WARNING,
+            ERROR if is_used(facts, copy) else WARNING,
             "%d cuDNN file(s) in %s are not readable by other users" % (len(bad), copy.directory),
             detail="Programs not run as root fail with 'libcudnn...: cannot open shared object file: Permission "
                    "denied' (it works under sudo only).%s" % (
@@ -178,7 +178,7 @@ def corrupt(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         arch = [f for f in bad if f.elf in ("elfclass32", "wrong-machine")]
         out.append(finding(
-            "CD406", ERROR if is_used(facts, copy) or not arch else WARNING,
+            ERROR if is_used(facts, copy) or not arch else WARNING,
             "cuDNN file(s) in %s are unusable: %s" % (copy.directory, ", ".join(
                 "%s (%s)" % (f.name, f.elf) for f in bad)),
             detail=("Files of another architecture are skipped by the loader ('wrong ELF class: ELFCLASS32')."
@@ -200,7 +200,7 @@ def header(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         fix = header_fix(compat_of(ctx), facts, copy)
         out.append(finding(
-            "CD407", WARNING, "The cuDNN header %s says %s but the library at %s is %s" % (
+            WARNING, "The cuDNN header %s says %s but the library at %s is %s" % (
                 copy.header_path, copy.header_version, copy.directory, copy.version),
             detail="Software built against this header expects another cuDNN than the one that loads (Theano: "
                    "'Mixed dnn version'; CMake: 'Found cuDNN: v?'); cuDNN 8+ keeps the version in cudnn_version.h.",
@@ -221,7 +221,7 @@ def dangling(facts: Facts, ctx: RuleContext) -> List[Finding]:
                               and not g.is_link), key=len)
             main = bool(_SHORT_SONAME.match(f.name))
             out.append(finding(
-                "CD408", ERROR if main else WARNING,
+                ERROR if main else WARNING,
                 "%s points to %s, which does not exist" % (f.path, f.link_chain[-1] if f.link_chain else "?"),
                 detail="Loading by this name fails with 'cannot open shared object file: No such file or directory'"
                        + ("." if main else " (this unversioned link is used only when linking)."),
@@ -242,7 +242,7 @@ def load_error(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if explained:
             continue  # CD402/CD405/CD406/CD408 say why, with the fix
         out.append(finding(
-            "CD409", ERROR if is_used(facts, copy) else WARNING,
+            ERROR if is_used(facts, copy) else WARNING,
             "cuDNN at %s could not be loaded: %s" % (copy.path, copy.load_error),
             detail="A program that loads this copy will fail the same way.",
             remedy=unloadable_copy_fix(facts, compat_of(ctx), copy),

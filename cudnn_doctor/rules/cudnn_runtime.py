@@ -58,14 +58,14 @@ def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
             ok, why = compat.cudnn_cuda_verdict(copy.version, copy.cuda_version, cuda)
             if ok is False:
                 out.append(finding(
-                    "CD501", severity, "%s cannot be used with %s" % (describe_copy(copy), label),
+                    severity, "%s cannot be used with %s" % (describe_copy(copy), label),
                     detail=why,
                     remedy=cudnn_for_cuda_fix(facts, compat, copy, target),
                     evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "path": copy.path,
                               "used_with": cuda}, catalogue=["C5"]))
             elif ok is None and is_used(facts, copy):
                 out.append(finding(
-                    "CD501", INFO, "Cannot tell whether %s works with %s" % (describe_copy(copy), label),
+                    INFO, "Cannot tell whether %s works with %s" % (describe_copy(copy), label),
                     detail=why, evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "used_with": cuda},
                     catalogue=["C5"]))
     return out
@@ -85,7 +85,7 @@ def cudnn_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if ok is not False:
             continue
         out.append(finding(
-            "CD502", ERROR if is_used(facts, copy) else WARNING,
+            ERROR if is_used(facts, copy) else WARNING,
             "%s needs a driver for CUDA %s; driver %s supports CUDA %s" % (
                 describe_copy(copy), copy.cuda_version, driver_version(facts), driver_cuda(facts, compat) or "?"),
             detail="cuDNN then fails with CUDNN_STATUS_NOT_INITIALIZED / 'CUDA driver version is insufficient' "
@@ -111,7 +111,7 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
         fix = cudnn_not_older_than_build_fix(facts, compat, fw, copy, compiled,
                                              ld_entry_for(facts, res.path))
         out.append(finding(
-            "CD503", ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
+            ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
                 fw.name, fw.version, compiled, copy.version, why),
             detail="cuDNN needs the same major version and an equal or newer minor version than the build: TF/XLA "
                    "print 'Loaded runtime CuDNN library: %s but source was compiled with: %s', PyTorch 'cuDNN "
@@ -140,7 +140,7 @@ def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue  # CD503 reports the incompatible case as an error
         entry = ld_entry_for(facts, res.path) or os.path.dirname(res.path)
         out.append(finding(
-            "CD504", WARNING, "%s loads %s through LD_LIBRARY_PATH instead of its own %s" % (
+            WARNING, "%s loads %s through LD_LIBRARY_PATH instead of its own %s" % (
                 fw.name, describe_copy(copy), describe_copy(own[0])),
             detail="LD_LIBRARY_PATH is searched before a library's RUNPATH, so an HPC module, a conda lib folder or "
                    "/usr/local/cuda/lib64 beats the wheel the framework was tested with; a later upgrade of either "
@@ -185,7 +185,7 @@ def two_copies(facts: Facts, ctx: RuleContext) -> List[Finding]:
             fw_label, fw_copy = next((f for f in frameworks if f[0].split()[0] == "torch"), frameworks[0])
             fix = keep_own_copies_fix(fw_label.split()[0], fw_copy, plain)
         out.append(finding(
-            "CD505", WARNING if len(versions) > 1 else INFO,
+            WARNING if len(versions) > 1 else INFO,
             "Two cuDNN %s copies are in use: %s" % (major, "; ".join(lines)),
             detail="Which copy a process gets depends on who asks first: once one libcudnn.so.%s is loaded, every "
                    "later request in that process gets the same one, so mixing consumers in one process can pair a "
@@ -213,7 +213,7 @@ def known_bad(facts: Facts, ctx: RuleContext) -> List[Finding]:
             severity = ERROR if bad.get("severity") == "error_if_jax" and hits_jax else (
                 INFO if bad.get("severity") == "info" else WARNING)
             out.append(finding(
-                "CD506", severity, "cuDNN %s at %s is a known-bad release: %s" % (
+                severity, "cuDNN %s at %s is a known-bad release: %s" % (
                     copy.version, copy.directory, bad["problem"]),
                 detail="Source: %s [%s]." % (bad["source"], bad["status"]),
                 remedy=known_bad_upgrade_fix(facts, compat, copy, bad.get("fixed_in")),
@@ -232,7 +232,7 @@ def _matches(version: str, spec: str) -> bool:
 @rule("CD507", "cudnn-version-unknown", "cuDNN version could not be read")
 def version_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return [finding(
-        "CD507", INFO, "Cannot tell the version of the cuDNN copy at %s" % copy.directory,
+        INFO, "Cannot tell the version of the cuDNN copy at %s" % copy.directory,
         detail="Neither cudnnGetVersion, the file names, the header nor a package said it; version checks skip "
                "this copy.", evidence={"path": copy.path, "load_error": copy.load_error})
         for copy in facts.cudnn if not copy.version]
@@ -265,7 +265,7 @@ def predates_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 floor = bw.get("driver_windows" if platform_of(facts) == "windows" else "driver_linux")
                 target = bw.get("min_cuda")
             out.append(finding(
-                "CD508", WARNING, "%s may have no kernels for GPU %d (compute capability %s): %s" % (
+                WARNING, "%s may have no kernels for GPU %d (compute capability %s): %s" % (
                     describe_copy(copy), gpu.index, gpu.compute_capability, reason),
                 detail="Convolutions then fail with 'no kernel image is available' or CUDNN_STATUS_ARCH_MISMATCH.",
                 remedy=cudnn_for_newer_gpu_fix(facts, compat, copy, target, floor),

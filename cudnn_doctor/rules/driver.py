@@ -28,7 +28,7 @@ def no_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if facts.host.in_container or facts.host.wsl:
         return []  # CD801 / CD804 say it for containers and WSL, with the right fix
     return [finding(
-        "CD101", ERROR, "No NVIDIA driver or GPU was found on this machine",
+        ERROR, "No NVIDIA driver or GPU was found on this machine",
         detail="There is no NVIDIA kernel module, no driver library (libcuda.so.1, libnvidia-ml.so.1) and no NVIDIA "
                "GPU on the PCI bus, so nothing can use CUDA or cuDNN here.",
         remedy=missing_driver_fix(driver_place(facts)),
@@ -56,7 +56,7 @@ def module_not_loaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if d.module_files and d.secure_boot:
         # The module exists for this kernel yet is not loaded, and Secure Boot is on: it was refused (A2).
         return [finding(
-            "CD102", ERROR, subject + ": Secure Boot is on and refused the module built for %s" % kernel,
+            ERROR, subject + ": Secure Boot is on and refused the module built for %s" % kernel,
             detail="The kernel only loads signed out-of-tree modules while UEFI Secure Boot is on ('Key was "
                    "rejected by service' in dmesg), so nvidia-smi 'couldn't communicate with the NVIDIA driver'.",
             remedy=secure_boot_fix(),
@@ -65,7 +65,7 @@ def module_not_loaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
               if not d.module_files and facts.host.kernel_release else
               "the module exists but is not loaded")
     return [finding(
-        "CD102", ERROR, "%s: %s" % (subject, reason),
+        ERROR, "%s: %s" % (subject, reason),
         detail="Without the kernel module nvidia-smi 'couldn't communicate with the NVIDIA driver' and CUDA finds no "
                "device. The usual cause is a kernel update for which the module was never built (DKMS missing, "
                "kernel headers missing, or the build failed); Secure Boot refusing an unsigned module is the other.",
@@ -83,7 +83,7 @@ def nouveau(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     nova = any("nova" in m for m in loaded) or any("nova" in (p.get("driver") or "") for p in bound)
     return [finding(
-        "CD103", ERROR, "The open-source %s driver owns the NVIDIA GPU, so the NVIDIA driver cannot" % (
+        ERROR, "The open-source %s driver owns the NVIDIA GPU, so the NVIDIA driver cannot" % (
             "nova_core" if nova else "nouveau"),
         detail="The in-kernel driver bound the GPU first; the nvidia module then fails to load ('No NVIDIA devices "
                "probed') and CUDA sees nothing.",
@@ -107,7 +107,7 @@ def mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     user = pairs[0][2] if pairs else "?"
     return [finding(
-        "CD104", ERROR, "Driver/library version mismatch: kernel module %s, user-space libraries %s" % (
+        ERROR, "Driver/library version mismatch: kernel module %s, user-space libraries %s" % (
             kernel or "?", user),
         detail="The driver's libraries were upgraded (often by unattended-upgrades) while the old kernel module is "
                "still loaded; NVML fails with 'Driver/library version mismatch' and CUDA cannot initialise.",
@@ -124,24 +124,24 @@ def version_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     if has_driver(facts) and not d.version:
         out.append(finding(
-            "CD105", INFO, "Cannot tell the NVIDIA driver version",
+            INFO, "Cannot tell the NVIDIA driver version",
             detail="Parts of a driver are present but neither NVML, libcuda's file name nor the kernel module said "
                    "its version; checks that depend on it are skipped.",
             evidence={"nvml_error": d.nvml_error, "libcuda_error": d.libcuda_error, "libcuda": d.libcuda_path}))
     elif d.nvml_error and "mismatch" not in d.nvml_error.lower():
         out.append(finding(
-            "CD105", INFO, "NVML could not be used: %s" % d.nvml_error,
+            INFO, "NVML could not be used: %s" % d.nvml_error,
             detail="GPU details (compute capability, memory, MIG, compute mode) come from NVML; without it those "
                    "checks are skipped.", evidence={"nvml_error": d.nvml_error, "libnvidia-ml": d.libnvml_path}))
     compat = compat_of(ctx)
     for bad in compat.known_bad("driver", d.version):
         out.append(finding(
-            "CD105", INFO, "Driver %s is in a known-bad range: %s" % (d.version, bad["problem"]),
+            INFO, "Driver %s is in a known-bad range: %s" % (d.version, bad["problem"]),
             detail="Source: %s [%s]." % (bad["source"], bad["status"]),
             remedy=known_bad_driver_fix(bad.get("fixed_in")),
             evidence={"driver": d.version, "range": bad["version"]}))
     if d.libcuda_path and os.path.basename(d.libcuda_path) and d.libcuda_error and not out:
-        out.append(finding("CD105", INFO, "libcuda could not be queried: %s" % d.libcuda_error,
+        out.append(finding(INFO, "libcuda could not be queried: %s" % d.libcuda_error,
                            evidence={"libcuda": d.libcuda_path}))
     return out
 
@@ -162,7 +162,7 @@ def libcuda_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     module = d.kernel_module_version or d.version
     return [finding(
-        "CD106", ERROR, "The NVIDIA kernel module %s is loaded but libcuda.so.1 is not installed" % (module or ""),
+        ERROR, "The NVIDIA kernel module %s is loaded but libcuda.so.1 is not installed" % (module or ""),
         detail="libcuda.so.1 is the driver's user-space half that every CUDA program (and cuDNN) loads; without it "
                "they fail with 'libcuda.so.1: cannot open shared object file' or 'CUDA driver version is "
                "insufficient' / 'no CUDA-capable device is detected'. A partial driver install or an autoremoved "
@@ -181,7 +181,7 @@ def no_gpu_seen(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []  # GPUs answered, NVML is not installed (nothing asked), or CD104 explains the failure
     why = ("NVML could not answer (%s)" % d.nvml_error) if d.nvml_error else "NVML reports 0 usable GPUs"
     return [finding(
-        "CD107", ERROR, "The NVIDIA driver %s is installed but %s" % (d.version or d.kernel_module_version or "",
+        ERROR, "The NVIDIA driver %s is installed but %s" % (d.version or d.kernel_module_version or "",
                                                                       why),
         detail="CUDA will report 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE). Usual causes: the GPU "
                "fell off the bus ('GPU has fallen off the bus' / Xid 79 in dmesg), is disabled in the firmware or "

@@ -1,10 +1,13 @@
-"""CD510, CD609, CD610: the smoke test's verdict, and loader traps in the environment itself."""
+"""CD510, CD609, CD610, CD612, CD613: the smoke test's verdict, loader traps in the environment itself, and CUDA
+environment variables that slow every program down."""
 from __future__ import annotations
 
 from typing import List
 
 from ..model import Facts, Finding
+from ..queries import platform_of
 from ..remedies.doctor import no_cudnn_to_smoke_fix, smoke_result_fix
+from ..remedies.environment import environment_variable_fix
 from ..remedies.loader import absolute_ld_library_path_fix, broken_library_fix
 from . import LINUX, RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -17,11 +20,11 @@ def smoke(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     library = result.get("library") or "?"
     if result.get("ok"):
-        return [finding("CD510", INFO, "Smoke test passed: %s" % result.get("summary", library),
+        return [finding(INFO, "Smoke test passed: %s" % result.get("summary", library),
                         evidence={"library": library, "max_rel_error": result.get("max_rel_error"),
                                   "first_result_ms": result.get("first_result_ms")})]
     return [finding(
-        "CD510", ERROR, "Smoke test failed: %s" % result.get("summary", "the convolution through cuDNN failed"),
+        ERROR, "Smoke test failed: %s" % result.get("summary", "the convolution through cuDNN failed"),
         detail=result.get("diagnosis") or "The files look right, but cuDNN could not run a convolution here, which "
                "is what a framework would do first.",
         # Nothing loaded, nothing ran: the install command for this machine, as a whole Fix (not the dict's line).
@@ -38,7 +41,7 @@ def cwd_in_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.loader.ld_library_path_cwd:
         return []
     return [finding(
-        "CD609", WARNING, "LD_LIBRARY_PATH has an empty or relative entry (a stray ':' or '.')",
+        WARNING, "LD_LIBRARY_PATH has an empty or relative entry (a stray ':' or '.')",
         detail="The loader reads it as the current folder, so which libcudnn or libcuda a program loads depends on "
                "where it is started: a copy lying in a project folder silently wins over the installed one.",
         remedy=absolute_ld_library_path_fix(facts),
@@ -52,7 +55,7 @@ def broken_first(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not res.error or not res.path:
             continue
         out.append(finding(
-            "CD610", ERROR, "%s: the loader reaches %s first and fails (%s)" % (name, res.path, res.error),
+            ERROR, "%s: the loader reaches %s first and fails (%s)" % (name, res.path, res.error),
             detail="glibc passes over libraries built for another architecture, but a truncated or non-ELF file "
                    "ends the search: every program asking for %s fails with '%s: %s', even though %s" % (
                        name, res.path, res.error, "a good copy exists later on the path" if res.shadowed else
@@ -62,3 +65,31 @@ def broken_first(facts: Facts, ctx: RuleContext) -> List[Finding]:
                       "later_copies": [s["path"] for s in res.shadowed]},
             catalogue=["D6", "F4"]))
     return out
+
+
+@rule("CD612", "cuda-launch-blocking", "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch wait")
+def launch_blocking(facts: Facts, ctx: RuleContext) -> List[Finding]:
+    value = facts.environment.get("CUDA_LAUNCH_BLOCKING")
+    if value is None or value.strip() != "1":
+        return []
+    return [finding(
+        WARNING, "CUDA_LAUNCH_BLOCKING=1 is set: every CUDA kernel launch waits for the kernel to finish",
+        detail="A debugging aid (errors are reported at the launch that caused them): the CPU can no longer queue "
+               "work ahead of the GPU, so training and inference run slower, often several times. Set it for one "
+               "debugging run, not for every program.",
+        remedy=environment_variable_fix("CUDA_LAUNCH_BLOCKING", platform_of(facts)),
+        evidence={"CUDA_LAUNCH_BLOCKING": value})]
+
+
+@rule("CD613", "cuda-module-loading-eager", "CUDA_MODULE_LOADING=EAGER loads every kernel at start-up")
+def eager_loading(facts: Facts, ctx: RuleContext) -> List[Finding]:
+    value = facts.environment.get("CUDA_MODULE_LOADING")
+    if value is None or value.strip().upper() != "EAGER":
+        return []
+    return [finding(
+        INFO, "CUDA_MODULE_LOADING=EAGER is set: CUDA loads every kernel of every library when a program starts",
+        detail="Lazy loading (CUDA's default in current releases) loads a kernel when it is first used; eager loading "
+               "makes every program start slower and hold more GPU memory, most of it for cuDNN and cuBLAS kernels "
+               "it never runs. Keep it only where a program relies on every kernel being loaded up front.",
+        remedy=environment_variable_fix("CUDA_MODULE_LOADING", platform_of(facts), "LAZY"),
+        evidence={"CUDA_MODULE_LOADING": value})]

@@ -116,13 +116,13 @@ def verdict(target_label: str, options: List[Tuple[str, List[str], Fix]], source
                 "source": source}
     if fitting:
         label, _, fix = fitting[0]
-        return [finding("CD920", INFO, "This machine fits %s through %s" % (target_label, label),
+        return [finding(INFO, "This machine fits %s through %s" % (target_label, label),
                         detail="Checked driver, GPU, toolkit and cuDNN against %s." % source,
                         remedy=fix or None, evidence=evidence, catalogue=catalogue)]
     only_unknown = all(all(p.startswith("cannot tell") for p in problems) for _, problems, _ in options)
     best = min(options, key=lambda o: (len(o[1]), any("driver" in p for p in o[1])))
     reasons = "; ".join("%s: %s" % (label, ", ".join(problems)) for label, problems, _ in options)
     return [finding(
-        "CD920", WARNING if only_unknown else ERROR, "This machine does not fit %s" % target_label,
+        WARNING if only_unknown else ERROR, "This machine does not fit %s" % target_label,
         detail="%s [%s]." % (reasons, source), remedy=best[2], evidence=evidence, catalogue=catalogue)]
 

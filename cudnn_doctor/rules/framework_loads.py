@@ -86,7 +86,7 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail = ("No search path of the shim (%s) holds them: the first call that needs one fails with "
                       "'Could not load library %s' and CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED." % (
                           res.name, missing[0]))
-        out.append(finding("CD709", severity, title, detail=detail, remedy=fix, evidence={
+        out.append(finding(severity, title, detail=detail, remedy=fix, evidence={
             "framework": fw.name, "version": fw.version, "cudnn": res.path,
             "foreign": {n: p.path for n, p, _ in foreign}, "missing": missing}, catalogue=["D2", "E2"]))
     return out

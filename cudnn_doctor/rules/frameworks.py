@@ -30,7 +30,7 @@ def cpu_only(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 continue
             # `onnxruntime` is the CPU package by name (the GPU one is `onnxruntime-gpu`): often a deliberate choice.
             out.append(finding(
-                "CD701", INFO if kind == "onnxruntime" else WARNING,
+                INFO if kind == "onnxruntime" else WARNING,
                 "%s %s in %s is a CPU-only build" % (fw.name, fw.version, fw.location),
                 detail="It never uses the GPU ('Torch not compiled with CUDA enabled', "
                        "tf.test.is_built_with_cuda() False), although this machine has an NVIDIA driver.",
@@ -38,7 +38,7 @@ def cpu_only(facts: Facts, ctx: RuleContext) -> List[Finding]:
                                                              "source": fw.source}, catalogue=["G1"]))
     if "onnxruntime" in names and "onnxruntime-gpu" in names:
         out.append(finding(
-            "CD701", WARNING, "Both onnxruntime and onnxruntime-gpu are installed",
+            WARNING, "Both onnxruntime and onnxruntime-gpu are installed",
             detail="They share the onnxruntime/ package folder and overwrite each other; often the CPU files win and "
                    "the CUDA provider disappears.",
             remedy=onnxruntime_gpu_fix(),
@@ -91,7 +91,7 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 "package asked for instead of the one it was built and tested with; it usually loads (same soname) "
                 "but `pip check` reports the conflict." % (req.name, fw.name))))
             out.append(finding(
-                "CD702", severity,
+                severity,
                 "%s %s requires %s%s but %s %s is installed in %s" % (
                     fw.name, fw.version, req.name, req.specifier, wheel["name"], wheel["version"], fw.location),
                 detail=detail,
@@ -143,7 +143,7 @@ def tf_windows(facts: Facts, ctx: RuleContext) -> List[Finding]:
         v = ver(fw.version.split("+")[0])
         if framework_kind(fw) == "tensorflow" and v is not None and v > last_gpu:
             out.append(finding(
-                "CD703", WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
+                WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
                 detail="TensorFlow %s was the last release with native-Windows GPU support [%s]." % (
                     last.get("last_native_gpu"), last.get("source")),
                 remedy=tensorflow_native_windows_fix(str(last["last_native_gpu"]), row),
@@ -163,7 +163,7 @@ def unresolved(facts: Facts, ctx: RuleContext) -> List[Finding]:
         major = int(res.name.rsplit(".", 1)[1]) if re.search(r"\.\d+$", res.name) else major_of(fw.cudnn_version)
         others = [c for c in facts.cudnn if c.major != major]
         out.append(finding(
-            "CD704", ERROR, "%s %s needs %s and none is on its search path" % (fw.name, fw.version, res.name),
+            ERROR, "%s %s needs %s and none is on its search path" % (fw.name, fw.version, res.name),
             detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
                 res.name, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),

@@ -54,7 +54,7 @@ def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
             row = compat.pytorch_arch(fw.version, fw.cuda_version)
             if row is None:
                 out.append(finding(
-                    "CD201", INFO, "Cannot tell which GPU architectures torch %s (CUDA %s) was built for" % (
+                    INFO, "Cannot tell which GPU architectures torch %s (CUDA %s) was built for" % (
                         fw.version, fw.cuda_version),
                     detail="compat/frameworks.toml has no architecture list for this build, so the 'no kernel "
                            "image is available' check is skipped.",
@@ -67,7 +67,7 @@ def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 fix = (torch_install(better["torch"] if better else fw.version, better["cuda"]) if better else
                        torch_source_build_fix(known_cc(gpu), row["arch"][0], row["arch"][-1]))
                 out.append(finding(
-                    "CD201", ERROR, "torch %s has no kernels for %s" % (fw.version, gpu_label(gpu)),
+                    ERROR, "torch %s has no kernels for %s" % (fw.version, gpu_label(gpu)),
                     detail="The wheel carries code for compute capabilities %s%s only; every CUDA kernel fails with "
                            "'no kernel image is available for execution on the device' [%s, %s]." % (
                                ", ".join(row["arch"]), (" (+PTX %s)" % row["ptx"]) if row.get("ptx") else "",
@@ -88,7 +88,7 @@ def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
                     else:
                         fix = jax_on_cpu_fix(known_cc(gpu), row["min_cc"])
                     out.append(finding(
-                        "CD201", ERROR, "%s needs compute capability %s or newer; %s" % (
+                        ERROR, "%s needs compute capability %s or newer; %s" % (
                             fw.name, row["min_cc"], gpu_label(gpu)),
                         detail="JAX's %s wheels support SM %s+ [%s]." % (row["extra"], row["min_cc"], row["source"]),
                         remedy=fix,
@@ -99,7 +99,7 @@ def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
             for gpu in gpus:
                 if floor and cc_below(known_cc(gpu), floor):
                     out.append(finding(
-                        "CD201", ERROR, "TensorFlow needs compute capability %s or newer; %s" % (floor, gpu_label(gpu)),
+                        ERROR, "TensorFlow needs compute capability %s or newer; %s" % (floor, gpu_label(gpu)),
                         detail="TensorFlow ignores the GPU ('minimum required Cuda capability is %s') [%s]." % (
                             floor, compat.framework_table("tensorflow_pip").get("source")),
                         remedy=tensorflow_cpu_or_newer_gpu_fix(floor),
@@ -123,7 +123,7 @@ def cudnn_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 cuda_major = int(copy.cuda_version.split(".")[0]) if copy.cuda_version else None
                 older = _newest_cudnn_for_cc(compat, cc, cuda_major) or _newest_cudnn_for_cc(compat, cc, None)
                 out.append(finding(
-                    "CD202", ERROR if copy in used_copies(facts) or not used_copies(facts) else WARNING,
+                    ERROR if copy in used_copies(facts) or not used_copies(facts) else WARNING,
                     "cuDNN %s does not support %s (needs %s or newer)" % (copy.version, gpu_label(gpu), floor.low),
                     detail="cuDNN fails with CUDNN_STATUS_ARCH_MISMATCH or 'DNN library initialization failed' on "
                            "GPUs below its minimum compute capability [%s, %s]." % (floor.source, floor.status),
@@ -132,7 +132,7 @@ def cudnn_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
                     catalogue=["B2"]))
             elif not floor.known and cc_below(cc, floor.high):
                 out.append(finding(
-                    "CD202", INFO, "Cannot tell whether cuDNN %s supports %s" % (copy.version, gpu_label(gpu)),
+                    INFO, "Cannot tell whether cuDNN %s supports %s" % (copy.version, gpu_label(gpu)),
                     detail="Its lowest supported compute capability is between %s and %s; the exact value is not "
                            "confirmed [%s]." % (floor.low, floor.high, floor.source),
                     evidence={"cudnn": copy.version, "cc": cc, "range": [floor.low, floor.high]}, catalogue=["B2"]))
@@ -154,7 +154,7 @@ def toolkit_too_new(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 continue
             arch = compat.arch_for_cc(known_cc(gpu))
             out.append(finding(
-                "CD203", ERROR, "CUDA %s at %s no longer supports %s" % (tk.version, tk.path, gpu_label(gpu)),
+                ERROR, "CUDA %s at %s no longer supports %s" % (tk.version, tk.path, gpu_label(gpu)),
                 detail="CUDA %s.x compiles for and ships libraries for compute capability %s and newer only "
                        "[%s]." % (tk.version.split(".")[0], floor.low, floor.source),
                 remedy=last_toolkit_for_gpu_fix(facts, compat, arch.last_cuda, arch.name) if arch and arch.last_cuda
@@ -175,7 +175,7 @@ def toolkit_too_old(facts: Facts, ctx: RuleContext) -> List[Finding]:
             first = compat.first_cuda_for_cc(known_cc(gpu))
             if first and mm_before(tk.version, first):
                 out.append(finding(
-                    "CD204", WARNING, "CUDA %s predates %s (first supported in CUDA %s)" % (
+                    WARNING, "CUDA %s predates %s (first supported in CUDA %s)" % (
                         tk.version, gpu_label(gpu), first),
                     detail="nvcc from this toolkit cannot generate code for the GPU and its libraries carry no kernels "
                            "for it; programs built with it fail with 'no kernel image is available' unless they "
@@ -195,7 +195,7 @@ def compute_mode(facts: Facts, ctx: RuleContext) -> List[Finding]:
         busy = (gpu.running_processes or 0) > 0
         if mode == "prohibited" or (mode.startswith("exclusive") and busy):
             out.append(finding(
-                "CD205", ERROR if mode == "prohibited" or len(visible_gpus(facts)) == 1 else WARNING,
+                ERROR if mode == "prohibited" or len(visible_gpus(facts)) == 1 else WARNING,
                 "GPU %d is in %s compute mode%s" % (gpu.index, mode.upper(), " and already in use" if busy else ""),
                 detail="New CUDA contexts fail with 'all CUDA-capable devices are busy or unavailable' (error 46).",
                 remedy=exclusive_gpu_fix(gpu.index, _free_gpu(facts, gpu)),
@@ -220,14 +220,14 @@ def mig(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         if not gpu.mig_devices:
             out.append(finding(
-                "CD206", ERROR, "MIG is enabled on GPU %d but no MIG instances exist" % gpu.index,
+                ERROR, "MIG is enabled on GPU %d but no MIG instances exist" % gpu.index,
                 detail="With MIG on, CUDA can only use MIG instances; with none created it reports "
                        "CUDA_ERROR_NO_DEVICE although nvidia-smi lists the GPU.",
                 remedy=create_mig_instance_fix(gpu.index),
                 evidence={"gpu": gpu.index, "name": gpu.name}, catalogue=["B4"]))
         elif cvd is None or not any(t.strip().startswith("MIG-") for t in cvd.split(",")):
             out.append(finding(
-                "CD206", INFO, "GPU %d is split into %d MIG instances; CUDA uses one per process" % (
+                INFO, "GPU %d is split into %d MIG instances; CUDA uses one per process" % (
                     gpu.index, len(gpu.mig_devices)),
                 detail="Select the instance a process gets with its MIG UUID.",
                 remedy=cuda_visible_devices_fix(gpu.mig_devices[0]),
@@ -246,7 +246,7 @@ def memory(facts: Facts, ctx: RuleContext) -> List[Finding]:
         # cuDNN needs memory for its handle and workspaces; a GPU other processes filled fails at handle creation.
         if free < total * 0.10:
             out.append(finding(
-                "CD207", WARNING, "GPU %d has only %d MiB of %d MiB free" % (gpu.index, free, total),
+                WARNING, "GPU %d has only %d MiB of %d MiB free" % (gpu.index, free, total),
                 detail="cuDNN handle creation and convolution workspaces then fail with CUDNN_STATUS_INTERNAL_ERROR, "
                        "CUDNN_STATUS_NOT_INITIALIZED or 'Failed to get convolution algorithm'.",
                 remedy=free_gpu_memory_fix(),

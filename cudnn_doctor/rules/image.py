@@ -42,7 +42,7 @@ def node_pending(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if img is None or img.node is not None:
         return []
     return [finding(
-        "CD810", INFO, "The driver and GPU checks are to be judged on the node (%d layers read)" % len(img.layers),
+        INFO, "The driver and GPU checks are to be judged on the node (%d layers read)" % len(img.layers),
         detail="An image carries no driver and no GPU: the runtime mounts the node's. Judge it against a node's "
                "saved report with `cudnn-doctor check --image %s --against NODE.json`, or against every node with "
                "`cudnn-doctor fleet REPORTS --image %s`." % (img.reference, img.reference),
@@ -58,7 +58,7 @@ def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
     evidence: Dict[str, Any] = {"requirements": img.requirements, "node": img.node, "source": compat.runtime_source()}
     if img.requirement_error:
         return [finding(
-            "CD811", ERROR,
+            ERROR,
             "The NVIDIA Container Toolkit cannot read the image's requirement: %s" % img.requirement_error,
             detail="CUDA_VERSION without NVIDIA_REQUIRE_CUDA makes a legacy image, whose CUDA_VERSION must be a "
                    "version; the container is not created on any node.",
@@ -68,7 +68,7 @@ def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     if img.node is None:
         return [finding(
-            "CD811", INFO, "nvidia-container-cli will require %s" % " and ".join(img.requirements),
+            INFO, "nvidia-container-cli will require %s" % " and ".join(img.requirements),
             detail="Judged on each node against its driver and GPUs before the container starts (--against).",
             evidence=evidence)]
     cuda, driver = driver_cuda(facts, compat), driver_version(facts)
@@ -78,7 +78,7 @@ def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
     evidence.update(driver=driver, driver_cuda=cuda, gpus=[g.arch for g in gpus])
     outcome = verdict.outcome
     if outcome is not None and outcome.ok:
-        return [finding("CD811", INFO, "The runtime accepts the image %s (driver %s, CUDA %s)" % (
+        return [finding(INFO, "The runtime accepts the image %s (driver %s, CUDA %s)" % (
             _on(img), driver or "?", cuda or "?"), evidence=evidence)]
     if outcome is not None:
         evidence["refused_by"] = outcome.requirement
@@ -87,7 +87,7 @@ def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
         fix = (invalid_requirement_fix(outcome.requirement) if outcome.invalid else
                image_on_node_fix(img.node, floor, want, cuda))
         return [finding(
-            "CD811", ERROR, "The runtime refuses the image %s: %s%s" % (
+            ERROR, "The runtime refuses the image %s: %s%s" % (
                 _on(img), compat.refusal_prefix(), outcome.message),
             detail="NVIDIA_REQUIRE_* %r judged against driver %s (CUDA %s) and %d GPU(s), as libnvidia-container "
                    "does: the container is never created." % (outcome.requirement, driver or "?", cuda or "?",
@@ -96,14 +96,14 @@ def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if verdict.refused_brands:
         evidence["refused_brands"] = list(verdict.refused_brands)
         return [finding(
-            "CD811", WARNING, "The runtime refuses the image %s if its GPUs' brand reads as %s" % (
+            WARNING, "The runtime refuses the image %s if its GPUs' brand reads as %s" % (
                 _on(img), " or ".join(verdict.refused_brands)),
             detail="The requirement names GPU brands; a node report records the GPU's name but not the NVML brand "
                    "the runtime compares (%s), so both answers are possible." % ", ".join(brands),
             remedy=product_brand_fix(),
             evidence=evidence, catalogue=["H2"])]
     return [finding(
-        "CD811", WARNING, "Cannot judge the image's requirement %s: the node report lacks the driver's %s" % (
+        WARNING, "Cannot judge the image's requirement %s: the node report lacks the driver's %s" % (
             _on(img), verdict.unknown),
         remedy=node_report_again_fix(),
         evidence=evidence)]
@@ -120,11 +120,11 @@ def requirements_disabled(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 "driver_cuda": have, "node": img.node}
     short = img.node is not None and mm_before(have, want)
     if not short or want is None:
-        return [finding("CD812", INFO, "NVIDIA_DISABLE_REQUIRE=%s: the runtime starts the image without checking its "
+        return [finding(INFO, "NVIDIA_DISABLE_REQUIRE=%s: the runtime starts the image without checking its "
                                        "requirements" % img.env.get("NVIDIA_DISABLE_REQUIRE"), evidence=evidence)]
     floor = compat.min_driver(want)
     return [finding(
-        "CD812", WARNING, "The image turns the runtime's check off, and its CUDA %s is newer than the CUDA %s the "
+        WARNING, "The image turns the runtime's check off, and its CUDA %s is newer than the CUDA %s the "
                           "driver %s %s runs" % (want, have, driver_version(facts) or "?", _on(img)),
         detail="The container starts, and its first CUDA call fails ('CUDA driver version is insufficient') unless "
                "forward compatibility works there (CD813).",
@@ -146,7 +146,7 @@ def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     libcuda, running = ver(newest["version"]), ver(driver)
     if libcuda is not None and running is not None and libcuda <= running:
         return [finding(
-            "CD813", WARNING, "The image's cuda-compat libcuda %s is not newer than driver %s %s" % (
+            WARNING, "The image's cuda-compat libcuda %s is not newer than driver %s %s" % (
                 newest["version"], driver, _on(img)),
             detail="Loaded there it fails with %s [%s]; it is only wanted on older drivers." % (
                 rule_facts.get("error_older_than_driver"), rule_facts.get("source")),
@@ -160,7 +160,7 @@ def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
         label = "%s (%s)" % (img.node, gpu.name)
         if works is False:
             out.append(finding(
-                "CD813", ERROR, "CUDA %s needs forward compatibility on %s, which its GPUs do not support" % (
+                ERROR, "CUDA %s needs forward compatibility on %s, which its GPUs do not support" % (
                     want, label),
                 detail="The image's cuda-compat libcuda %s works only on %s; here CUDA fails with %s [%s]." % (
                     newest["version"], ", ".join(rule_facts.get("supported_gpus", [])),
@@ -169,14 +169,14 @@ def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 evidence=evidence, catalogue=["C2"]))
         elif works is None:
             out.append(finding(
-                "CD813", WARNING, "CUDA %s needs forward compatibility on %s; cannot tell whether its GPU supports it"
+                WARNING, "CUDA %s needs forward compatibility on %s; cannot tell whether its GPU supports it"
                 % (want, label), detail="It works only on %s [%s]." % (
                     ", ".join(rule_facts.get("supported_gpus", [])), rule_facts.get("source")),
                 remedy=forward_compat_gpu_fix(img.node, floor, want),
                 evidence=evidence, catalogue=["C2"]))
         else:
             out.append(finding(
-                "CD813", INFO, "CUDA %s runs %s through the image's cuda-compat libcuda %s (forward compatibility)"
+                INFO, "CUDA %s runs %s through the image's cuda-compat libcuda %s (forward compatibility)"
                 % (want, label, newest["version"]), evidence=evidence, catalogue=["C2"]))
     return out
 
@@ -194,14 +194,14 @@ def driver_capabilities(facts: Facts, ctx: RuleContext) -> List[Finding]:
     missing = [c for c in compat.cuda_capabilities() if c not in mounted]
     if missing and _needs_cuda(facts):
         out.append(finding(
-            "CD814", ERROR, "NVIDIA_DRIVER_CAPABILITIES=%s leaves out %s: the runtime mounts no libcuda" % (
+            ERROR, "NVIDIA_DRIVER_CAPABILITIES=%s leaves out %s: the runtime mounts no libcuda" % (
                 value, ", ".join(missing)),
             detail="The image holds CUDA libraries, but without the %s capability the driver's libcuda.so.1 is not "
                    "mounted into the container: CUDA finds no driver." % ", ".join(missing),
             remedy=capabilities_fix(missing[0]), evidence=evidence, catalogue=["H1"]))
     if unknown:
         out.append(finding(
-            "CD814", WARNING, "NVIDIA_DRIVER_CAPABILITIES names capabilities the runtime does not know: %s" %
+            WARNING, "NVIDIA_DRIVER_CAPABILITIES names capabilities the runtime does not know: %s" %
                               ", ".join(unknown),
             remedy=capabilities_fix("compute"), evidence=evidence))
     return out
@@ -216,7 +216,7 @@ def no_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not compat_of(ctx).no_gpu_devices(value) or not _needs_cuda(facts):
         return []
     return [finding(
-        "CD815", WARNING, "NVIDIA_VISIBLE_DEVICES=%r in the image gives the container no GPU" % value,
+        WARNING, "NVIDIA_VISIBLE_DEVICES=%r in the image gives the container no GPU" % value,
         detail="Unless the run asks for GPUs itself (--gpus, a device plugin), the runtime mounts no device and no "
                "driver: CUDA finds no GPU.", remedy=visible_devices_fix(), evidence={"NVIDIA_VISIBLE_DEVICES": value},
         catalogue=["H1"])]

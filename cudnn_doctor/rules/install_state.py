@@ -25,7 +25,7 @@ def interrupted_install(facts: Facts, ctx: RuleContext) -> List[Finding]:
         size = " (%d staged files, %.0f MiB)" % (item.get("staged_files") or 0, staged / 2**20) if staged else ""
         what = "cuDNN %s" % item["version"] if item.get("version") else "cuDNN"
         out.append(finding(
-            "CD411", WARNING,
+            WARNING,
             "An install of %s into %s was interrupted and left %s%s" % (what, item["target"], item["path"], size),
             detail="%s (journal status %r, pid %s). Until it is undone, the staged copy takes disk space and the "
                    "next install into this %s first has to repair it." % (

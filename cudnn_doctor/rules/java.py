@@ -64,12 +64,12 @@ def javacpp_presets(facts: Facts, ctx: RuleContext) -> List[Finding]:
             fixes.append(preset_redist_fix(preset["version"]))
         if problems:
             out.append(finding(
-                "CD705", ERROR, "%s: %s" % (label, "; ".join(problems)),
+                ERROR, "%s: %s" % (label, "; ".join(problems)),
                 detail="JavaCPP presets are built for one exact CUDA/cuDNN pair, encoded in the artifact version "
                        "<cuda>-<cudnn>-<javacpp>; Deeplearning4j's CUDA backend and cuDNN helpers fail to load "
                        "without it (debug with -Dorg.bytedeco.javacpp.logger.debug=true).",
                 remedy=javacpp_preset_fix(fixes), evidence=evidence, catalogue=["G7"]))
         else:
-            out.append(finding("CD705", INFO, "%s: this machine provides what it needs" % label,
+            out.append(finding(INFO, "%s: this machine provides what it needs" % label,
                                evidence=evidence, catalogue=["G7"]))
     return out

@@ -46,7 +46,7 @@ def knowledge_older_than_machine(facts: Facts, ctx: RuleContext) -> List[Finding
         return []
     what = "; ".join("%s (newest known: %s)" % (label, known) for label, _, known in newer)
     return [finding(
-        "CD004", INFO, "%s newer than what cudnn-doctor knows" % ("These are" if len(newer) > 1 else "This is"),
+        INFO, "%s newer than what cudnn-doctor knows" % ("These are" if len(newer) > 1 else "This is"),
         detail="%s. The knowledge is dated %s (%s), so its answers about these may be out of date." % (
             what, compat.knowledge_date() or "?", compat.knowledge_origin()),
         remedy=knowledge_update_fix(compat.knowledge_date()),

@@ -40,7 +40,7 @@ def leftovers(facts: Facts, ctx: RuleContext) -> List[Finding]:
             "%s -> %s (points nowhere)" % (i["path"], i["target"]) if i["kind"] == "dangling-link" else
             "%s (says %s, no library of that major anywhere)" % (i["path"], i["version"]) for i in items)
         out.append(finding(
-            "CD410", ERROR if any(fw.cuda_build for fw in facts.python.frameworks) or not facts.cudnn else WARNING,
+            ERROR if any(fw.cuda_build for fw in facts.python.frameworks) or not facts.cudnn else WARNING,
             "Leftovers of cuDNN %s remain but its library files are gone: %s" % (version or "?", described),
             detail="The library was deleted (or never finished installing) and ldconfig then dropped its soname link; "
                    "what remains makes builds find cuDNN %s headers or link names while every program fails with "
@@ -54,7 +54,7 @@ def leftovers(facts: Facts, ctx: RuleContext) -> List[Finding]:
     for directory, items in sorted(by_dir.items()):
         fix = soname_links_fix(directory, items, all(i.get("ldconfig_manages") for i in items))
         out.append(finding(
-            "CD410", WARNING, "%s in %s lack%s the soname link%s the loader asks for: %s" % (
+            WARNING, "%s in %s lack%s the soname link%s the loader asks for: %s" % (
                 ", ".join(os.path.basename(i["path"]) for i in items), directory, "s" if len(items) == 1 else "",
                 "" if len(items) == 1 else "s", ", ".join(i["soname"] for i in items)),
             detail="Programs ask for libcudnn.so.N (the SONAME), never for the full file name, so a file without its "

@@ -35,7 +35,7 @@ def off_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if loose:
             c = loose[0]
             out.append(finding(
-                "CD601", WARNING, "%s is installed in %s, but the loader does not search there" % (name, c.directory),
+                WARNING, "%s is installed in %s, but the loader does not search there" % (name, c.directory),
                 detail="Programs that need it fail with '%s: cannot open shared object file' although the file "
                        "exists: the folder is in neither LD_LIBRARY_PATH, /etc/ld.so.conf.d nor the default paths "
                        "(or ldconfig was not re-run after installing)." % name,
@@ -45,7 +45,7 @@ def off_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
         elif all(c.origin in ("pip", "conda") or is_pip_dir(c.directory) for c in copies):
             c = copies[0]
             out.append(finding(
-                "CD601", INFO, "%s exists only inside Python/conda environments (%s)" % (name, c.directory),
+                INFO, "%s exists only inside Python/conda environments (%s)" % (name, c.directory),
                 detail="Frameworks find their wheel's cuDNN through their own RUNPATH; programs outside them "
                        "(C/C++ builds, Paddle, ONNX Runtime without torch) do not.",
                 remedy=cudnn_for_other_programs_fix(c.directory),
@@ -76,7 +76,7 @@ def nvrtc(facts: Facts, ctx: RuleContext) -> List[Finding]:
         fix = missing_nvrtc_fix(facts, compat, copy.cuda_version or machine_cuda(facts, compat),
                                 package_channel(facts, copy), _prefix_of(facts, copy))
     return [finding(
-        "CD602", WARNING, "cuDNN 8 is installed but nothing provides the unversioned libnvrtc.so",
+        WARNING, "cuDNN 8 is installed but nothing provides the unversioned libnvrtc.so",
         detail="cuDNN 8's convolution library dlopens 'libnvrtc.so' by that exact name; pip wheels ship only "
                "libnvrtc.so.X.Y, so convolutions fail with 'Could not load library libcudnn_cnn_infer.so.8. Error: "
                "libnvrtc.so: cannot open shared object file' and the process aborts.",
@@ -99,7 +99,7 @@ def libcuda_unversioned(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not _cudnn8_in_use(facts) or res is None or res.path or real is None or not real.path:
         return []
     return [finding(
-        "CD603", WARNING, "cuDNN 8 is installed but only libcuda.so.1, not libcuda.so, is on the search path",
+        WARNING, "cuDNN 8 is installed but only libcuda.so.1, not libcuda.so, is on the search path",
         detail="cuDNN 8 dlopens the unversioned 'libcuda.so'; without it convolutions fail with 'Error: libcuda.so: "
                "cannot open shared object file'.",
         remedy=libcuda_link_fix(real.path, bool(facts.host.wsl)), evidence={"libcuda.so.1": real.path},
@@ -118,7 +118,7 @@ def wrong_class(facts: Facts, ctx: RuleContext) -> List[Finding]:
             folder = os.path.dirname(m.group("path"))
             from_ld = m.group("via") == "LD_LIBRARY_PATH"
             out.append(finding(
-                "CD604", WARNING, "%s on the search path for %s is %s" % (m.group("path"), name, m.group("why")),
+                WARNING, "%s on the search path for %s is %s" % (m.group("path"), name, m.group("why")),
                 detail="The loader skips it, but programs that load it by path fail with 'wrong ELF class: "
                        "ELFCLASS32', and it is a sign that a 32-bit or foreign folder is on the path.",
                 remedy=off_search_path_fix(facts, folder if from_ld else None, folder),
@@ -134,7 +134,7 @@ def visibility(facts: Facts, ctx: RuleContext) -> List[Finding]:
     visible = visible_gpus(facts)
     if not visible:
         return [finding(
-            "CD605", ERROR, "CUDA_VISIBLE_DEVICES=%r hides every GPU" % vis.cuda_visible_devices,
+            ERROR, "CUDA_VISIBLE_DEVICES=%r hides every GPU" % vis.cuda_visible_devices,
             detail="CUDA reports 'no CUDA-capable device is detected' (CUDA_ERROR_NO_DEVICE) although nvidia-smi "
                    "shows %d GPU(s). %s" % (len(facts.gpus), "; ".join(vis.problems)),
             remedy=unhide_gpus_fix(),
@@ -142,7 +142,7 @@ def visibility(facts: Facts, ctx: RuleContext) -> List[Finding]:
                       "problems": vis.problems}, catalogue=["F5"])]
     if vis.problems:
         return [finding(
-            "CD605", WARNING, "CUDA_VISIBLE_DEVICES=%r is partly invalid: %s" % (
+            WARNING, "CUDA_VISIBLE_DEVICES=%r is partly invalid: %s" % (
                 vis.cuda_visible_devices, "; ".join(vis.problems)),
             detail="CUDA stops reading the list at the first bad entry, so fewer GPUs are visible than intended.",
             # Keep the user's order: CUDA numbers devices in the order the variable lists them.
@@ -166,7 +166,7 @@ def preload(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     keep = [p for p in facts.loader.ld_preload if p not in hits]
     return [finding(
-        "CD606", WARNING, "LD_PRELOAD forces %s into every process" % ", ".join(hits),
+        WARNING, "LD_PRELOAD forces %s into every process" % ", ".join(hits),
         detail="A preloaded library wins over every search path, so frameworks get it instead of their own copy.",
         remedy=ld_preload_fix(keep),
         evidence={"LD_PRELOAD": facts.loader.ld_preload}, catalogue=["E2"])]
@@ -177,7 +177,7 @@ def cache(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.loader.cache_error:
         return []
     return [finding(
-        "CD607", WARNING, "The loader cache could not be read: %s" % facts.loader.cache_error,
+        WARNING, "The loader cache could not be read: %s" % facts.loader.cache_error,
         detail="Which library a program gets was worked out without the cache, so it may differ from what "
                "ld.so does; a missing or stale cache also hides newly installed libraries.",
         remedy=rebuild_loader_cache_fix(), evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
@@ -189,7 +189,7 @@ def stale_cache(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not stale:
         return []
     return [finding(
-        "CD608", WARNING, "ld.so.cache does not list %d CUDA/cuDNN librar%s in the loader's folders (e.g. %s)" % (
+        WARNING, "ld.so.cache does not list %d CUDA/cuDNN librar%s in the loader's folders (e.g. %s)" % (
             len(stale), "y" if len(stale) == 1 else "ies", stale[0]),
         detail="The loader looks names up in /etc/ld.so.cache, not in the folders themselves: a library installed "
                "without re-running ldconfig 'cannot open shared object file' although it is in a listed folder.",

@@ -31,7 +31,7 @@ def gpu_lost(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not lost:
         return []
     return [finding(
-        "CD210", ERROR, "%s fell off the bus: NVML answers GPU_IS_LOST" % gpus_text(lost),
+        ERROR, "%s fell off the bus: NVML answers GPU_IS_LOST" % gpus_text(lost),
         detail="The driver lost contact with the GPU (Xid 79 in the kernel log); nothing runs on it until it is "
                "reset, usually with a reboot. If it recurs, check the slot, the riser and the GPU's power.",
         remedy=drain_and_reset_fix(lost), evidence={"gpus": lost})]
@@ -43,7 +43,7 @@ def ecc_errors(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not hit:
         return []
     return [finding(
-        "CD211", ERROR, "%s had uncorrectable ECC errors since the driver loaded" % gpus_text(sorted(hit)),
+        ERROR, "%s had uncorrectable ECC errors since the driver loaded" % gpus_text(sorted(hit)),
         detail="An uncorrectable memory error ends the CUDA context that met it; the GPU should be reset before "
                "the next job (its row remapping takes effect then).",
         remedy=drain_and_reset_fix(sorted(hit)), evidence={"volatile_uncorrected": hit})]
@@ -58,14 +58,14 @@ def row_remap(facts: Facts, ctx: RuleContext) -> List[Finding]:
         (g.remapped_rows or {}).get("pending") or g.retired_pages_pending)]
     if failed:
         out.append(finding(
-            "CD212", ERROR, "%s: row remapping failed" % gpus_text(failed),
+            ERROR, "%s: row remapping failed" % gpus_text(failed),
             detail="A memory row went bad and the GPU had no spare row left to remap it to; the memory error can "
                    "return on every job.",
             remedy=replace_gpu_fix(failed), evidence={"remapped_rows": {g.index: g.remapped_rows for g in gpus
                                                                          if g.index in failed}}))
     if pending:
         out.append(finding(
-            "CD212", ERROR, "%s: a row remap is pending until the GPU is reset" % gpus_text(pending),
+            ERROR, "%s: a row remap is pending until the GPU is reset" % gpus_text(pending),
             detail="The GPU marked a bad memory row (Xid 63); the spare row replaces it only at the next GPU reset "
                    "or reboot, and until then the bad row can fail a job again.",
             remedy=pending_remap_fix(pending),
@@ -81,7 +81,7 @@ def ecc_off(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     pending = [g.index for g in _healthy(facts) if g.ecc_enabled is False and g.ecc_pending]
     return [finding(
-        "CD213", WARNING, "ECC is off on %s" % gpus_text(off),
+        WARNING, "ECC is off on %s" % gpus_text(off),
         detail="Memory errors go unnoticed and uncorrected: results can be silently wrong."
                + (" ECC is already set to come on at the next reset of %s." % gpus_text(pending) if pending else ""),
         remedy=drain_and_reset_fix(pending) if pending == off else ecc_on_fix(off), evidence={"gpus": off})]
@@ -93,7 +93,7 @@ def persistence(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not off:
         return []
     return [finding(
-        "CD214", INFO, "Persistence mode is off on %s" % gpus_text(off),
+        INFO, "Persistence mode is off on %s" % gpus_text(off),
         detail="The driver tears the GPU state down whenever no program holds it, so every job's cuInit pays the "
                "GPU's start again (seconds on large GPUs) and settings such as application clocks are lost.",
         remedy=persistence_daemon_fix(), evidence={"gpus": off})]
@@ -108,7 +108,7 @@ def clocks(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     reasons = sorted({r for rs in hit.values() for r in rs})
     return [finding(
-        "CD215", WARNING, "%s run%s below speed: %s" % (gpus_text(sorted(hit)), "s" if len(hit) == 1 else "",
+        WARNING, "%s run%s below speed: %s" % (gpus_text(sorted(hit)), "s" if len(hit) == 1 else "",
                                                          ", ".join(r.replace("_", " ") for r in reasons)),
         detail="NVML's clock event reasons say the clocks are held down by the node itself (heat, power delivery, "
                "the board's slowdown signal), not by an idle GPU or a setting [%s]." % compat_of(ctx)
@@ -124,7 +124,7 @@ def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     first = narrow[min(narrow)]
     return [finding(
-        "CD216", WARNING, "%s: PCIe link x%s of x%s" % (gpus_text(sorted(narrow)), first["width"], first["width_max"]),
+        WARNING, "%s: PCIe link x%s of x%s" % (gpus_text(sorted(narrow)), first["width"], first["width_max"]),
         detail="Fewer lanes than the GPU and slot support cut host-to-GPU bandwidth in proportion (a loose card, "
                "a riser, or a slot wired narrower). The link generation can drop while the GPU idles; the width "
                "should not.",
@@ -153,7 +153,7 @@ def xid(facts: Facts, ctx: RuleContext) -> List[Finding]:
             severity, fix = WARNING, restart_job_fix()
         name = row["name"] if row else event["text"] or "see NVIDIA's Xid catalogue"
         out.append(finding(
-            "CD217", severity, "%s %d on %s since boot%s: %s" % (
+            severity, "%s %d on %s since boot%s: %s" % (
                 event["kind"], event["code"], where, " (%d times)" % event["count"] if event["count"] > 1 else "",
                 name),
             detail="From the kernel log (%s); NVIDIA's Xid catalogue says what each code asks of the operator [%s]."
@@ -172,7 +172,7 @@ def not_ready(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     steps = sorted({"%s (%s)" % (r.step, r.error) for r in failed})
     return [finding(
-        "CD218", ERROR, "CUDA does not run on %s: %s" % (gpus_text([r.index for r in failed]), "; ".join(steps)),
+        ERROR, "CUDA does not run on %s: %s" % (gpus_text([r.index for r in failed]), "; ".join(steps)),
         detail="check --ready ran cuInit, a context and a tiny kernel on every GPU, each under a deadline; the "
                "driver answers NVML but the GPU does not compute, so a job placed here fails or hangs.",
         remedy=drain_and_reset_fix([r.index for r in failed]),

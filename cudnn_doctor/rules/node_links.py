@@ -20,7 +20,7 @@ def fabric(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not bad:
         return []
     return [finding(
-        "CD219", ERROR, "%s %s not joined the NVLink fabric" % (gpus_text(bad), "has" if len(bad) == 1 else "have"),
+        ERROR, "%s %s not joined the NVLink fabric" % (gpus_text(bad), "has" if len(bad) == 1 else "have"),
         detail="On NVSwitch systems CUDA waits for Fabric Manager to register each GPU; until then cuInit fails "
                "with 'system not yet initialized' (802). CD109 says whether Fabric Manager is installed and enabled.",
         remedy=drain_and_reset_fix(bad), evidence={"fabric": {g.index: g.fabric for g in facts.node.gpus
@@ -35,7 +35,7 @@ def links_down(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not down:
         return []
     return [finding(
-        "CD220", ERROR, "%s: NVLink%s down" % (gpus_text(sorted(down)), " " + ", ".join(
+        ERROR, "%s: NVLink%s down" % (gpus_text(sorted(down)), " " + ", ".join(
             "%d of %d" % (len(v), next(g.nvlinks for g in facts.node.gpus if g.index == i)) for i, v in
             sorted(down.items()))),
         detail="Peer traffic over the remaining links is slower, and NCCL may fall back to PCIe or fail; a link "
@@ -50,7 +50,7 @@ def link_errors(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not counts:
         return []
     return [finding(
-        "CD221", INFO, "%s: NVLink errors counted (%s)" % (gpus_text(sorted(counts)), ", ".join(sorted(
+        INFO, "%s: NVLink errors counted (%s)" % (gpus_text(sorted(counts)), ", ".join(sorted(
             {k.replace("_", " ") for c in counts.values() for k in c}))),
         detail="Replays and recoveries are retried by the link itself; counts that keep growing between checks "
                "point at a link going bad (nvidia-smi nvlink -e shows them per link).",
@@ -66,7 +66,7 @@ def p2p(facts: Facts, ctx: RuleContext) -> List[Finding]:
     pairs = ", ".join("%d-%d (%s, %s)" % (p.gpus[0], p.gpus[1], p.link, p.p2p_read) for p in bad)
     acs = [a["bridge"] for a in facts.node.acs]
     return [finding(
-        "CD222", WARNING, "No CUDA P2P between GPUs joined by NVLink or one PCIe switch: %s" % pairs,
+        WARNING, "No CUDA P2P between GPUs joined by NVLink or one PCIe switch: %s" % pairs,
         detail="Peer copies go through host memory instead, and NCCL runs slower or hangs. The IOMMU (CD223) and "
                "PCIe ACS (CD224) are the usual causes on bare metal; nvidia-smi topo -p2p r shows the same table.",
         remedy=acs_off_fix(acs) if acs else None,
@@ -80,7 +80,7 @@ def iommu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if len(domains) < 2 or not translated or facts.host.in_container:
         return []
     return [finding(
-        "CD223", WARNING, "The IOMMU translates DMA for %d of %d GPUs (domain type %s)" % (
+        WARNING, "The IOMMU translates DMA for %d of %d GPUs (domain type %s)" % (
             len(translated), len(domains), domains[translated[0]]),
         detail="Peer-to-peer traffic between GPUs is then remapped by the CPU's IOMMU or refused, which NVIDIA's "
                "NCCL troubleshooting names as a cause of hangs and slow all-reduce; passthrough mode keeps the IOMMU "
@@ -95,7 +95,7 @@ def acs(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []
     bridges = sorted({a["bridge"] for a in redirecting})
     return [finding(
-        "CD224", WARNING, "PCIe ACS redirection is on in %d bridge%s above the GPUs" % (
+        WARNING, "PCIe ACS redirection is on in %d bridge%s above the GPUs" % (
             len(bridges), "" if len(bridges) == 1 else "s"),
         detail="Access Control Services send every peer request up to the root complex, so GPU-to-GPU traffic "
                "under one PCIe switch takes the long way, or fails: NCCL hangs or crawls.",

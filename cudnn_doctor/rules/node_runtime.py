@@ -22,7 +22,7 @@ def runtime_configured(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if runtime == "podman" or state.get("configured"):
             continue  # podman takes GPUs through CDI (CD771)
         out.append(finding(
-            "CD770", WARNING, "%s is installed but not configured to use the NVIDIA Container Toolkit" % runtime,
+            WARNING, "%s is installed but not configured to use the NVIDIA Container Toolkit" % runtime,
             detail="Containers started with --gpus (docker) or the nvidia runtime class (containerd, Kubernetes) "
                    "get no GPU: 'could not select device driver \"\" with capabilities: [[gpu]]'.",
             remedy=runtime_configure_fix(runtime), evidence={"runtime": runtime, "toolkit": container["toolkit"]}))
@@ -40,7 +40,7 @@ def cdi_spec(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if "podman" not in (container.get("runtimes") or {}):
             return []
         return [finding(
-            "CD771", ERROR, "podman is installed but no CDI spec describes the GPUs",
+            ERROR, "podman is installed but no CDI spec describes the GPUs",
             detail="podman gives containers GPUs through CDI (--device nvidia.com/gpu=all); without a spec it "
                    "answers 'unresolvable CDI devices nvidia.com/gpu=all'.",
             remedy=cdi_generate_fix(), evidence={"runtimes": sorted(container.get("runtimes") or {})})]
@@ -59,7 +59,7 @@ def cdi_spec(facts: Facts, ctx: RuleContext) -> List[Finding]:
             problems.append("it lacks %s" % ", ".join(missing))
         if problems:
             out.append(finding(
-                "CD771", ERROR, "The CDI spec %s is stale: %s" % (spec["path"], "; ".join(problems)),
+                ERROR, "The CDI spec %s is stale: %s" % (spec["path"], "; ".join(problems)),
                 detail="A spec is a snapshot of the driver's files and device nodes at generation time; after a "
                        "driver upgrade or a GPU change containers fail to start or get the wrong libraries.",
                 remedy=cdi_generate_fix(), evidence=dict(spec, driver=driver)))

@@ -51,7 +51,7 @@ def requirements(facts: Facts, ctx: RuleContext) -> List[Finding]:
         try:
             req = parse_requirement(expr)
         except ValueError as exc:
-            out.append(finding("CD910", ERROR, "--require %r cannot be read: %s" % (expr, exc),
+            out.append(finding(ERROR, "--require %r cannot be read: %s" % (expr, exc),
                                remedy=requirement_syntax_fix()))
             continue
         values, why = _values(facts, compat, req.key)
@@ -63,19 +63,19 @@ def requirements(facts: Facts, ctx: RuleContext) -> List[Finding]:
             present = {"driver": has_driver(facts), "cuda": has_driver(facts), "toolkit": bool(facts.toolkits),
                        "cudnn": bool(facts.cudnn), "cc": bool(facts.gpus)}[req.key]
             out.append(finding(
-                "CD910", WARNING if present else ERROR,
+                WARNING if present else ERROR,
                 ("Cannot tell whether %s holds: %s" % (req.text, why)) if present else
                 "%s is not met: %s" % (req.text, why),
                 detail="%s means %s." % (req.key, REQUIRE_KEYS[req.key]),
                 remedy=_require_fix(req, facts, compat), evidence={"requirement": req.text}))
         elif bad:
             out.append(finding(
-                "CD910", ERROR, "%s is not met: %s" % (req.text, ", ".join("%s at %s" % (v, w) for v, w in bad)),
+                ERROR, "%s is not met: %s" % (req.text, ", ".join("%s at %s" % (v, w) for v, w in bad)),
                 detail="%s means %s." % (req.key, REQUIRE_KEYS[req.key]), remedy=_require_fix(req, facts, compat),
                 evidence={"requirement": req.text, "values": [{"value": v, "where": w} for v, w in values]}))
         else:
             out.append(finding(
-                "CD910", INFO, "%s is met (%s)" % (req.text, ", ".join(v for v, _ in values)),
+                INFO, "%s is met (%s)" % (req.text, ", ".join(v for v, _ in values)),
                 evidence={"requirement": req.text, "values": [{"value": v, "where": w} for v, w in values]}))
     return out
 

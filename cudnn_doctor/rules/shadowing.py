@@ -50,7 +50,7 @@ def headers_vs_loaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
         fix = header_mismatch_fix(unset, matching.directory if matching is not None else None, install,
                                   header["path"], loaded.version)
         out.append(finding(
-            "CD611", WARNING,
+            WARNING,
             "Programs load cuDNN %s but builds compile against cuDNN %s headers" % (loaded.version, header["version"]),
             detail="A plain process asking for %s gets %s because %s; %s (the header nvcc and gcc find first) says "
                    "%s%s. Code built here is compiled for one version and runs with another: TensorFlow-style "

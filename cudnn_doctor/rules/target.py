@@ -26,6 +26,6 @@ def for_target(facts: Facts, ctx: RuleContext) -> List[Finding]:
     try:
         return _judge_target(facts, ctx, ctx.target)
     except ValueError as exc:
-        return [finding("CD920", ERROR, "--for %r cannot be judged: %s" % (ctx.target, exc),
+        return [finding(ERROR, "--for %r cannot be judged: %s" % (ctx.target, exc),
                         remedy=target_syntax_fix())]
 

@@ -40,7 +40,7 @@ def judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
                             bool(cudnn_problem(facts, compat, cudnn, cuda)))
         options.append(("CUDA %s + cuDNN %s (%s)" % (cuda, cudnn, row["backend"]), problems, fix))
     if not options:
-        return [finding("CD920", WARNING, "No CUDA/cuDNN pairs known for DL4J %s" % release,
+        return [finding(WARNING, "No CUDA/cuDNN pairs known for DL4J %s" % release,
                         remedy=dl4j_matrix_fix())]
     source = compat.framework_table("dl4j").get("source", "")
     judged = [(row, gpu_problems(facts, compat, row["cuda"])) for row in rows]
@@ -51,7 +51,7 @@ def judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         newest_row = max(compat.framework_rows("dl4j"), key=lambda r: version_of(r["cuda"]))
         fix = dl4j_for_this_gpu_fix(newer[-1] if newer else None, newest_row)
         return [finding(
-            "CD920", ERROR, "This machine does not fit DL4J %s: its GPU is not supported by any of the release's "
+            ERROR, "This machine does not fit DL4J %s: its GPU is not supported by any of the release's "
                             "CUDA backends" % release,
             detail="; ".join("CUDA %s: %s" % (row["cuda"], ", ".join(problems)) for row, problems in judged) +
                    " [%s]." % source,

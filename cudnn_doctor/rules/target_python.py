@@ -24,12 +24,12 @@ def judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     platform = platform_of(facts)
     last_windows = ver(compat.framework_table("tensorflow_windows").get("last_native_gpu"))
     if platform == "windows" and last_windows is not None and newer_than(version, last_windows):
-        return [finding("CD920", ERROR, "TensorFlow %s has no GPU support on native Windows" % version,
+        return [finding(ERROR, "TensorFlow %s has no GPU support on native Windows" % version,
                         remedy=tensorflow_on_windows_fix(version, mm_text(str(last_windows)) or str(last_windows)),
                         catalogue=["G2"])]
     row = tf_row(compat, version, platform)
     if row is None:
-        return [finding("CD920", WARNING, "No compat data for TensorFlow %s" % version,
+        return [finding(WARNING, "No compat data for TensorFlow %s" % version,
                         remedy=matrix_fix("tensorflow"))]
     cuda, cudnn = cuda_of(row["cuda"]), row["cudnn"]
     # Without the table's answer, assume no [and-cuda] wheels: the toolkit and cuDNN are then checked too.

@@ -139,7 +139,7 @@ def theano_cudnn_version(facts: Facts, ctx: RuleContext) -> List[Finding]:
         label = "Theano %s (device=%s%s)" % (inst.version, device,
                                             "; Keras %s runs on it" % keras[0]["version"] if keras else "")
         if backend is None or enabled == "False":
-            out.append(finding("CD760", INFO, "%s: cuDNN is not used (%s)" % (
+            out.append(finding(INFO, "%s: cuDNN is not used (%s)" % (
                 label, "dnn.enabled=False" if backend else "no CUDA device configured"), catalogue=CATALOGUE))
             continue
         release = compat.theano_release(inst.version) or {}
@@ -157,7 +157,7 @@ def theano_cudnn_version(facts: Facts, ctx: RuleContext) -> List[Finding]:
         strict = ERROR if enabled == "True" else WARNING
         if version is None:
             out.append(finding(
-                "CD760", strict, "%s finds no cuDNN library to link (`-lcudnn`)%s" % (
+                strict, "%s finds no cuDNN library to link (`-lcudnn`)%s" % (
                     label, ", so it runs without cuDNN" if strict is WARNING else ""),
                 detail="Theano compiles its cuDNN ops against dnn.include_path/cudnn.h and links them with -lcudnn "
                        "from dnn.library_path; with dnn.enabled=auto it silently falls back to slower code.",
@@ -165,7 +165,7 @@ def theano_cudnn_version(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         if inst.header_path is None:
             out.append(finding(
-                "CD760", strict, "%s finds no cudnn.h: 'cannot compile with cuDNN' (%s)" % (
+                strict, "%s finds no cudnn.h: 'cannot compile with cuDNN' (%s)" % (
                     label, "dnn.include_path=%s" % inst.include_path if inst.include_path
                     else "dnn.include_path is unset"),
                 detail="Theano compiles its cuDNN ops when it first uses them, so it needs cuDNN's header as well "
@@ -190,7 +190,7 @@ def theano_cudnn_version(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 label, version, volta[0].name or "a Volta or newer GPU", check["volta_text"])), strict
         elif check.get("warn_from") and code >= check["warn_from"]:
             out.append(finding(
-                "CD760", WARNING, "%s warns about cuDNN %s (it warns from %s on): '%s'" % (
+                WARNING, "%s warns about cuDNN %s (it warns from %s on): '%s'" % (
                     label, version, decode_cudnn(check["warn_from"]), check["warn_text"]),
                 detail="Theano %s's %s back-end uses this cuDNN; it was tested with cuDNN %s. Source: %s" % (
                     inst.version, backend_judged, check["supports"], check["source"]),
@@ -198,11 +198,11 @@ def theano_cudnn_version(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 evidence=evidence, catalogue=CATALOGUE))
             continue
         else:
-            out.append(finding("CD760", INFO, "%s uses cuDNN %s at %s: a release it accepts" % (
+            out.append(finding(INFO, "%s uses cuDNN %s at %s: a release it accepts" % (
                 label, version, evidence["library"]), evidence=evidence, catalogue=CATALOGUE))
             continue
         out.append(finding(
-            "CD760", severity, problem,
+            severity, problem,
             detail="Theano %s's %s back-end accepts cuDNN %s: it checks cudnnGetVersion() when it first looks "
                    "for cuDNN, and its C code, written for those releases, stops compiling once cuDNN removes a "
                    "function it calls. Source: %s" % (inst.version, backend_judged, check["supports"],
@@ -234,7 +234,7 @@ def theano_cudnn_mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 fix = theano_header_library_fix(facts.theano, same.directory, inst.header_version)
         text = compat.theano_config().get("mixed_text", "%s %s")
         out.append(finding(
-            "CD761", ERROR, "Theano %s compiles against cuDNN %s (%s) but loads cuDNN %s (%s): '%s'" % (
+            ERROR, "Theano %s compiles against cuDNN %s (%s) but loads cuDNN %s (%s): '%s'" % (
                 inst.version, inst.header_version, inst.header_path, version, inst.load_path or inst.link_path,
                 text % (cudnn_code(inst.header_version), cudnn_code(version))),
             detail="Theano compares CUDNN_VERSION from the cudnn.h it compiles with against cudnnGetVersion() of "
@@ -261,7 +261,7 @@ def theano_dnn_paths(facts: Facts, ctx: RuleContext) -> List[Finding]:
             if not holds:
                 fix = theano_dnn_path_fix(facts.theano, key, _other_copy(facts, key))
                 out.append(finding(
-                    "CD762", ERROR if setting_value(facts, "dnn.enabled", "auto") == "True" else WARNING,
+                    ERROR if setting_value(facts, "dnn.enabled", "auto") == "True" else WARNING,
                     "Theano %s: %s=%s (from %s) holds no cuDNN %s" % (
                         inst.version, key, value, origin, "header (cudnn.h)" if key.endswith("include_path")
                         else "library (libcudnn.so*)"),
@@ -271,7 +271,7 @@ def theano_dnn_paths(facts: Facts, ctx: RuleContext) -> List[Finding]:
             elif key == "dnn.library_path" and "libcudnn.so" not in inst.library_files:
                 versioned = sorted(n for n in inst.library_files if n.startswith("libcudnn.so."))
                 out.append(finding(
-                    "CD762", ERROR, "Theano %s: %s=%s has %s but no libcudnn.so, the name `-lcudnn` links" % (
+                    ERROR, "Theano %s: %s=%s has %s but no libcudnn.so, the name `-lcudnn` links" % (
                         inst.version, key, value, ", ".join(versioned)),
                     detail="The compiler links Theano's cuDNN ops with -lcudnn, which only matches the unversioned "
                            "libcudnn.so (the development link cuDNN's archives and -dev packages ship).",

@@ -28,7 +28,7 @@ def theano_old_backend(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 continue
             removed = state == "removed"
             out.append(finding(
-                "CD763", ERROR if removed else WARNING,
+                ERROR if removed else WARNING,
                 "Theano %s: %s=%s (from %s) %s" % (
                     inst.version, key, device, setting_source(facts, key),
                     "is refused: '%s'" % text if removed else "uses the old CUDA back-end, deprecated in 0.9 and "
@@ -55,7 +55,7 @@ def theano_cnmem(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if known is None or (known and backend != "gpuarray"):
             continue
         if preallocate and cnmem["from"] != "THEANO_FLAGS":  # moved over already; the file's line is inert
-            out.append(finding("CD764", INFO, "lib.cnmem=%s (from %s) is not read; gpuarray.preallocate=%s is" % (
+            out.append(finding(INFO, "lib.cnmem=%s (from %s) is not read; gpuarray.preallocate=%s is" % (
                 cnmem["value"], cnmem["from"], preallocate["value"]), catalogue=CATALOGUE))
             continue
         why = ("Theano %s has no lib.cnmem flag%s" % (inst.version, " ('%s')" % (
@@ -70,7 +70,7 @@ def theano_cnmem(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if number > 0 and number != 1:  # same meaning in both: a fraction of the memory below 1, MB above it
             changes["gpuarray.preallocate"] = value
         out.append(finding(
-            "CD764", WARNING, "lib.cnmem=%s (from %s) is ignored: %s" % (value, cnmem["from"], why),
+            WARNING, "lib.cnmem=%s (from %s) is ignored: %s" % (value, cnmem["from"], why),
             detail="CNMeM was the old back-end's memory pool; the gpuarray back-end preallocates with "
                    "gpuarray.preallocate (a fraction of GPU memory below 1, megabytes from 1 up).",
             remedy=theano_setting_fix(facts.theano, changes), evidence={"value": value, "from": cnmem["from"],
@@ -84,7 +84,7 @@ def theano_config_unreadable(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.theano.installs:
         return []
     compat = compat_of(ctx)
-    out = [finding("CD765", ERROR, "Theano cannot read its configuration: %s" % problem,
+    out = [finding(ERROR, "Theano cannot read its configuration: %s" % problem,
                    detail="Theano parses THEANO_FLAGS and every .theanorc when it is imported; a file Python's "
                           "configparser rejects, or an unbalanced quote in THEANO_FLAGS, stops the import.",
                    remedy=theano_config_syntax_fix(problem),
@@ -96,7 +96,7 @@ def theano_config_unreadable(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if enabled and allowed and enabled["value"] not in allowed:
             # Theano filters every value the user gave when it registers the flag, at import.
             out.append(finding(
-                "CD765", ERROR, "Theano %s: dnn.enabled=%s (from %s) is not one of %s: `import theano` fails with "
+                ERROR, "Theano %s: dnn.enabled=%s (from %s) is not one of %s: `import theano` fails with "
                 "'Invalid value (\"%s\") for configuration variable \"dnn.enabled\"'" % (
                     inst.version, enabled["value"], enabled["from"], ", ".join(allowed), enabled["value"]),
                 detail="dnn.enabled takes auto (use cuDNN when it works), True (fail without it) or False; "

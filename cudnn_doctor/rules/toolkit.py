@@ -51,7 +51,7 @@ def toolkit_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     for tk, _, ok, how, floor in _toolkits_vs_driver(facts, compat):
         if ok is False:
             out.append(finding(
-                "CD301", ERROR, "Driver %s (CUDA %s) is too old for CUDA %s at %s" % (
+                ERROR, "Driver %s (CUDA %s) is too old for CUDA %s at %s" % (
                     driver_version(facts) or "?", dcuda or "?", tk.version, tk.path),
                 detail="Programs built with this toolkit fail with 'CUDA driver version is insufficient for CUDA "
                        "runtime version' (error 35). CUDA %s needs a driver %s [%s, %s]." % (
@@ -63,7 +63,7 @@ def toolkit_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 catalogue=["C1"]))
         elif ok is None and driver_version(facts):
             out.append(finding(
-                "CD301", INFO, "Cannot tell whether driver %s runs CUDA %s" % (driver_version(facts), tk.version),
+                INFO, "Cannot tell whether driver %s runs CUDA %s" % (driver_version(facts), tk.version),
                 detail=how, evidence={"toolkit": tk.version, "path": tk.path}, catalogue=["C1"]))
     return out
 
@@ -78,7 +78,7 @@ def toolkit_minor_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         exact = compat.min_driver(version, platform_of(facts)) or floor
         out.append(finding(
-            "CD305", WARNING, "CUDA %s at %s runs on driver %s only through minor-version compatibility" % (
+            WARNING, "CUDA %s at %s runs on driver %s only through minor-version compatibility" % (
                 tk.version, tk.path, driver_version(facts)),
             detail="Applications work, but PTX this toolkit generates cannot be JIT-compiled by the driver "
                    "('the provided PTX was compiled with an unsupported toolchain', CUDA_ERROR_UNSUPPORTED_PTX_"
@@ -104,7 +104,7 @@ def framework_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         better = best_torch_variant(facts, compat, fw.version) if framework_kind(fw) == "torch" else None
         out.append(finding(
-            "CD302", ERROR, "%s %s is built for CUDA %s; driver %s supports CUDA %s" % (
+            ERROR, "%s %s is built for CUDA %s; driver %s supports CUDA %s" % (
                 fw.name, fw.version, fw.cuda_version, driver_version(facts) or "?", dcuda or "?"),
             detail="It fails at start-up with 'CUDA driver version is insufficient' / 'The NVIDIA driver on your "
                    "system is too old'. CUDA %s needs a driver %s [%s]." % (
@@ -144,7 +144,7 @@ def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
                     "kernel_module": facts.driver.kernel_module_version}
         if verdict is False:
             out.append(finding(
-                "CD303", ERROR, "A forward-compatibility libcuda (%s) is loaded, but %s does not support forward "
+                ERROR, "A forward-compatibility libcuda (%s) is loaded, but %s does not support forward "
                                 "compatibility" % (path, label),
                 detail="CUDA fails with error 804 'forward compatibility was attempted on non supported HW'. Forward "
                        "compatibility works only on %s [%s]." % (", ".join(fc.get("supported_gpus", [])),
@@ -153,7 +153,7 @@ def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 evidence=evidence, catalogue=["C2"]))
         elif verdict is None:
             out.append(finding(
-                "CD303", WARNING, "A forward-compatibility libcuda (%s) is loaded; cannot tell whether %s supports "
+                WARNING, "A forward-compatibility libcuda (%s) is loaded; cannot tell whether %s supports "
                                   "it" % (path, label),
                 detail="Forward compatibility works only on %s; other GPUs fail with error 804 [%s]." % (
                     ", ".join(fc.get("supported_gpus", [])), fc.get("source")),
@@ -161,7 +161,7 @@ def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 evidence=evidence, catalogue=["C2"]))
         else:
             out.append(finding(
-                "CD303", INFO, "CUDA forward compatibility is in use (%s) on %s, which supports it" % (path, label),
+                INFO, "CUDA forward compatibility is in use (%s) on %s, which supports it" % (path, label),
                 detail="The cuda-compat libcuda lets a newer CUDA run on the older kernel driver %s." % (
                     facts.driver.kernel_module_version or "?"), evidence=evidence, catalogue=["C2"]))
     return out
@@ -175,7 +175,7 @@ def stub(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if res and res.path and "/stubs/" in "/%s/" % os.path.dirname(res.path).strip("/") + "/":
             entry = ld_entry_for(facts, res.path)
             out.append(finding(
-                "CD304", ERROR, "%s resolves to the link-time stub %s" % (name, res.path),
+                ERROR, "%s resolves to the link-time stub %s" % (name, res.path),
                 detail="The stub from the toolkit's stubs/ folder is for linking only; at run time CUDA fails with "
                        "CUDA_ERROR_STUB_LIBRARY (34) or a misleading 'driver version is insufficient'.",
                 remedy=drop_stub_libcuda_fix(facts, entry, os.path.dirname(res.path)),
@@ -184,7 +184,7 @@ def stub(facts: Facts, ctx: RuleContext) -> List[Finding]:
     stubs = [d for d in facts.loader.ld_library_path if os.path.basename(d.rstrip("/")) == "stubs"]
     if stubs:
         out.append(finding(
-            "CD304", WARNING, "LD_LIBRARY_PATH contains the CUDA stubs folder %s" % stubs[0],
+            WARNING, "LD_LIBRARY_PATH contains the CUDA stubs folder %s" % stubs[0],
             detail="Programs that ask for libcuda.so (cuDNN 8 does) get the link-time stub instead of the driver.",
             remedy=off_ld_library_path_fix(facts, stubs), evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path},
             catalogue=["C3"]))
@@ -203,7 +203,7 @@ def runtime_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         lib = os.path.dirname(tk.cudart_path)
         out.append(finding(
-            "CD306", WARNING, "CUDA %s is installed at %s but %s is not on the loader's search path" % (
+            WARNING, "CUDA %s is installed at %s but %s is not on the loader's search path" % (
                 tk.version or "", tk.path, name),
             detail="Programs linked against the toolkit's runtime fail with '%s: cannot open shared object file'." %
                    name,
@@ -220,7 +220,7 @@ def runtime_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if fits:
             continue
         out.append(finding(
-            "CD306", ERROR, "%s %s needs the CUDA %s runtime, which is not installed" % (
+            ERROR, "%s %s needs the CUDA %s runtime, which is not installed" % (
                 fw.name, fw.version, fw.cuda_version),
             detail="It will log 'Could not load dynamic library libcudart.so...' and 'Cannot dlopen some GPU "
                    "libraries', then run on CPU. Installed toolkits: %s." % (
@@ -242,7 +242,7 @@ def dangling_toolkit(facts: Facts, ctx: RuleContext) -> List[Finding]:
         # The release the link pointed to (/usr/local/cuda-12.6), else the one the driver runs.
         named = re.search(r"cuda-(\d+\.\d+)$", (tk.realpath or "").rstrip("/"))
         out.append(finding(
-            "CD307", ERROR, "%s points to %s, which does not exist" % (tk.path, tk.realpath or "?"),
+            ERROR, "%s points to %s, which does not exist" % (tk.path, tk.realpath or "?"),
             detail="Builds and programs that use this path find no CUDA (the toolkit it pointed to was removed).",
             remedy=relink_toolkit_fix(target, tk.path) if target else
             reinstall_toolkit_fix(facts, compat, named.group(1) if named else None, tk.path),
@@ -253,7 +253,7 @@ def dangling_toolkit(facts: Facts, ctx: RuleContext) -> List[Finding]:
 @rule("CD308", "toolkit-version-unknown", "CUDA toolkit version could not be read")
 def toolkit_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return [finding(
-        "CD308", INFO, "Cannot tell the version of the CUDA toolkit at %s" % tk.path,
+        INFO, "Cannot tell the version of the CUDA toolkit at %s" % tk.path,
         detail="No version.json/version.txt, nvcc, cuda.h or versioned libcudart answered%s; checks against the "
                "driver skip it." % ((": %s" % tk.error) if tk.error else ""),
         evidence={"path": tk.path, "error": tk.error}, catalogue=["C1"])

@@ -75,7 +75,7 @@ def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 facts, compat, tk.version if tk else None, major)
             where = "; no copy on this machine has it"
         out.append(finding(
-            "CD650", ERROR, "%s cannot load %s (error %s)%s" % (failed.consumer, name, failed.error, where),
+            ERROR, "%s cannot load %s (error %s)%s" % (failed.consumer, name, failed.error, where),
             detail="Windows looks in the program's folder, System32, the Windows folder, the current folder and "
                    "then PATH; the cuDNN 9 installer puts the DLLs in ...\\CUDNN\\v9.x\\bin\\<cuda>\\ but adds only "
                    "...\\bin to PATH ('Could not locate %s', 'LoadLibrary failed with error 126')." % name,
@@ -104,7 +104,7 @@ def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
         copies = [c for c in facts.cudnn if c.directory.lower() in {d.lower() for d in donors} | {main_dir.lower()}]
         fix = mixed_copies_fix(win, _newest(copies), main_dir)
         out.append(finding(
-            "CD651", ERROR, "%s would load %s %s from %s but %s from %s" % (
+            ERROR, "%s would load %s %s from %s but %s from %s" % (
                 main.consumer, ntpath.basename(main_path), versions.get(main_path.lower()) or "", main_dir,
                 ", ".join(sorted({ntpath.basename(path) for path in others})), ", ".join(donors)),
             detail="cuDNN's sub-libraries must be the same release as cudnn64_N.dll; a mix fails with "
@@ -136,7 +136,7 @@ def zlibwapi(facts: Facts, ctx: RuleContext) -> List[Finding]:
             title = "%s cannot load zlibwapi.dll, which cuDNN %s needs ('Could not locate zlibwapi.dll')" % (
                 load.consumer, next((d.version for d in win.dlls if cudnn and d.path == cudnn), "8"))
         out.append(finding(
-            "CD652", ERROR, title,
+            ERROR, title,
             detail="cuDNN %s up to %s loads zlibwapi.dll at run time; NVIDIA does not ship it [%s]." % (
                 table.get("cudnn_from"), table.get("cudnn_before"), table.get("source", "")[:80]),
             remedy=zlibwapi_fix(folder, good, str(table["download"]), str(table["dll_in_zip"])),
@@ -161,7 +161,7 @@ def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if mine is None or mine.major is None or newer is None:
             continue
         out.append(finding(
-            "CD653", WARNING, "%s loads cuDNN %s from %s, older than %s in %s (%s)" % (
+            WARNING, "%s loads cuDNN %s from %s, older than %s in %s (%s)" % (
                 PLAIN, mine.version, mine.directory, newer.version, newer.directory, ", ".join(newer.found_via)),
             detail="Windows takes the first cudnn64_%d.dll in its search order; a framework with its own copy "
                    "(torch\\lib) still uses that one, but every other program gets the older copy." % mine.major,
@@ -188,7 +188,7 @@ def python_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
         others = [fw for fw in facts.python.frameworks if fw.location.lower().startswith(python_dir.lower())
                   and fw.name != "torch" and fw.cuda_build is not False]
         out.append(finding(
-            "CD654", WARNING if others else INFO,
+            WARNING if others else INFO,
             "%s cannot load %s although PATH has it (%s)" % (load.consumer, load.request, folder),
             detail="Since Python 3.8, extension modules and ctypes look only in the program's folder, the "
                    "os.add_dll_directory folders and System32, not PATH ('Could not locate %s', 'LoadLibrary "
@@ -240,7 +240,7 @@ def _unloadable(facts: Facts, compat: Compat, win: WindowsFacts, load: WinLoad, 
         title = "%s: %s imports %s, which is not installed" % (load.consumer, lib, missing)
         fix = cuda_runtime_fix(missing, importer)
     return finding(
-        "CD655", ERROR, title,
+        ERROR, title,
         detail="Windows fails the whole load with error 126 ('LoadLibrary failed with error 126 \"\" when trying to "
                "load %s'); the framework falls back to CPU or stops." % load.request,
         remedy=fix, evidence={"library": load.request, "missing": missing, "unresolved": load.unresolved},
@@ -265,7 +265,7 @@ def no_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if win is None or facts.driver.version or facts.driver.libcuda_path or facts.gpus:
         return []
     return [finding(
-        "CD150", ERROR, "No NVIDIA driver: %s\\System32\\nvcuda.dll is missing" % win.windows_dir,
+        ERROR, "No NVIDIA driver: %s\\System32\\nvcuda.dll is missing" % win.windows_dir,
         detail="nvcuda.dll (the CUDA driver) and nvml.dll come with the NVIDIA display driver; without them no "
                "CUDA program runs.",
         remedy=windows_driver_fix(),
@@ -282,7 +282,7 @@ def incomplete(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not c.sublibraries_missing:
             continue
         out.append(finding(
-            "CD450", WARNING, "cuDNN %s at %s lacks %d of its DLLs: %s" % (
+            WARNING, "cuDNN %s at %s lacks %d of its DLLs: %s" % (
                 c.version or c.major, c.directory, len(c.sublibraries_missing), ", ".join(c.sublibraries_missing)),
             detail="cudnn64_%s.dll loads its sub-libraries by name at first use; a program that finds this copy "
                    "first fails with 'Could not locate %s'." % (c.major, c.sublibraries_missing[0]),

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
+from ..knowledge import load_compat
+from ..remedies.doctor import smoke_status_fix
 from ..results import SmokeResult
 from ..versions import decode_cuda, decode_cudnn
 from . import codes
@@ -65,7 +67,9 @@ def _apply(result: SmokeResult, name: str, api: str, code: Optional[int] = None,
     words = codes.explain(name, code, version)
     result.status, result.status_api, result.status_code = name, api, code
     result.failed_call, result.error_message = call, message or None
-    result.diagnosis, result.fix, result.catalogue = words.diagnosis, words.fix, words.catalogue
+    result.diagnosis, result.catalogue = words.diagnosis, words.catalogue
+    # The one builder of smoke's fix: CD510 gives the same Fix from the same status (remedies.doctor).
+    result.fix = smoke_status_fix(load_compat(), name, code, version).text
     result.summary = words.headline
 
 
@@ -74,7 +78,6 @@ def _driver_too_old(raw: Dict[str, Any]) -> bool:
     drv, built = raw.get("driver_cuda_version"), raw.get("cudart_version")
     if not drv or not built:
         return False
-    from ..knowledge import load_compat  # which CUDA majors have minor-version compatibility is compat data
 
     if load_compat().has_minor_compat(built // 1000):
         return built // 1000 > drv // 1000
@@ -183,7 +186,8 @@ def _judge_numbers(result: SmokeResult, conv: Dict[str, Any], label: str) -> Non
     else:
         result.ok = True
         _apply(result, "SMOKE_WORKSPACE_FALLBACK" if result.fallback else "SMOKE_OK", "smoke")
-        result.status = result.status if result.fallback else None
+        if not result.fallback:  # a clean pass names no status and needs no fix
+            result.status, result.fix = None, ""
         where = "%s, CC %s" % (result.gpu_name or "GPU %d" % result.device_index, result.gpu_cc or "?")
         result.summary = "%s on %s: convolution matches the CPU (max rel error %.1e, %s, %s workspace, %s ms to first result)" % (
             label, where, err, result.algorithm, _short_bytes(result.workspace_bytes),

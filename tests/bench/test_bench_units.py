@@ -1,6 +1,7 @@
 """bench's arithmetic and references without a GPU: FLOPs, epoch extrapolation, peaks, CPU baseline, verdicts."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -299,3 +300,20 @@ def test_seed_table_puts_the_articles_figures_beside_the_measured_ones():
     assert rows["cudnn"]["speedup_vs_cpu"] == pytest.approx(100.0)
     assert rows["gpu_plain"]["correct"] and rows["cudnn"]["checked_ops"] == 2
     assert math.isclose(rows["cudnn"]["seed_speedup_vs_cpu"], 152 / 7)
+
+
+def test_a_bench_rule_that_raises_costs_its_finding_not_the_measurements(monkeypatch):
+    """Bench rules run through rules.evaluate: a rule bug becomes a warning about itself, the others still judge."""
+    from cudnn_doctor import rules as rules_pkg
+
+    broken = next(r for r in rules_pkg.registered(rules_pkg.BENCH) if r.id == "CD953")
+
+    def boom(facts, ctx):
+        raise KeyError("pcie_width")
+
+    swapped = [dataclasses.replace(r, func=boom) if r is broken else r for r in rules_pkg.RULES]
+    monkeypatch.setattr(rules_pkg, "RULES", swapped)
+    found = verdicts.judge(_report(peak=None, gpu={"name": "GeForce GTX 1060", "sm_count": 10}))
+    crashed = next(f for f in found if f.id == "CD953")
+    assert crashed.severity.value == "warning" and "could not run: KeyError" in crashed.title and crashed.fix
+    assert "CD957" in _ids(found)  # the rules that did not raise still judged the run

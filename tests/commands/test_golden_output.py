@@ -4,9 +4,13 @@ machines, so a refactor proves it changed no byte a user or a parser sees.
 After an intended change, rewrite them with ``CUDNN_DOCTOR_UPDATE_GOLDEN=1 python -m pytest
 tests/commands/test_golden_output.py`` and review the diff. Only what differs between two runs is normalised: the
 temporary folder, timings, time stamps and the installer's history entry names (time and process id).
+
+The JSON's `rules_run` is not written out: it is every check-stage rule in registry order (asserted here on every
+machine, and pinned by tests/rules/test_rule_registry.py), so a new rule changes no golden file.
 """
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -86,6 +90,16 @@ _JSON_TIMINGS = re.compile(r'("(?:duration_s|started_at|ms|first_result_ms|cache
 _JSON_TIMING_TABLE = re.compile(r'"timings_ms": \{[^}]*\}')
 _PROMETHEUS_TIMES = re.compile(r"^(cudnn_doctor_(?:check_duration_seconds|last_run_timestamp_seconds)) \S+$", re.M)
 _HISTORY_ENTRY = re.compile(r"\d{8}T\d{6}-\d+")
+_RULES_RUN = re.compile(r'"rules_run": (\[[^\]]*\])')
+RULES_RUN = '"rules_run": "<every check-stage rule, in registry order>"'
+
+
+def _rules_run(match: "re.Match[str]") -> str:
+    """The placeholder, once the list is seen to be what test_rule_registry pins: every check rule, in order."""
+    from cudnn_doctor.rules import CHECK, registered
+
+    assert json.loads(match.group(1)) == [r.id for r in registered(CHECK)]
+    return RULES_RUN
 
 
 def normalise(text: str, tmp: Path) -> str:
@@ -93,6 +107,7 @@ def normalise(text: str, tmp: Path) -> str:
     text = _JSON_TIMINGS.sub(r'\1"<varies>"', text)
     text = _JSON_TIMING_TABLE.sub('"timings_ms": "<varies>"', text)
     text = _PROMETHEUS_TIMES.sub(r"\1 <varies>", text)
+    text = _RULES_RUN.sub(_rules_run, text)
     return _HISTORY_ENTRY.sub("<STAMP>", text)
 
 

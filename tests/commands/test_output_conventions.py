@@ -45,7 +45,7 @@ def _command() -> List[str]:
 
 @pytest.fixture(autouse=True)
 def _no_debug_env(monkeypatch):
-    # `--debug` sets CUDNN_DOCTOR_DEBUG in-process; never let one test's --debug leak into another.
+    # A developer's own CUDNN_DOCTOR_DEBUG must not turn a test's one-line error into a traceback.
     monkeypatch.delenv("CUDNN_DOCTOR_DEBUG", raising=False)
 
 
@@ -151,6 +151,19 @@ def test_lookup_commands_report_on_stdout_and_keep_json_width_free():
         assert not ANSI.search(result.stdout)
         docs = [runner.invoke(app, args + ["--json"], env={"COLUMNS": c}).stdout for c in ("40", "200")]
         assert docs[0] == docs[1] and json.loads(docs[0])["command"] == args[0]
+
+
+def test_root_color_flags_are_values_that_end_with_their_command(root, monkeypatch):
+    """`cudnn-doctor --color check` colours that one run; it writes nothing into os.environ (which child processes
+    would inherit) and the next command in the same process decides afresh."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    before = dict(os.environ)
+    coloured = runner.invoke(app, ["--color", "check", "--root", str(root)])
+    assert ANSI.search(coloured.stdout) and dict(os.environ) == before
+    plain = runner.invoke(app, ["check", "--root", str(root)])
+    assert not ANSI.search(plain.stdout)  # not a terminal, and the earlier --color is gone
+    assert ANSI.search(runner.invoke(app, ["--no-color", "check", "--root", str(root), "--color"]).stdout)  # own wins
 
 
 # --- -v / -q ----------------------------------------------------------------------------------

@@ -81,3 +81,17 @@ def test_rules_run_in_the_order_registry_lists_their_modules():
         assert modules.index("cudnn_doctor.rules.leftovers") < modules.index("cudnn_doctor.rules.shadowing")
     finally:
         rules_pkg.RULES[:] = saved
+
+
+def test_a_report_lists_every_check_rule_it_ran_in_registry_order(machine, check_json):
+    """The one place rules_run is pinned (the golden files show a placeholder): `check --json` on a Linux machine
+    and on a Windows drive lists every check-stage rule once, in registry order, bench's CD95x never."""
+    from types import SimpleNamespace
+
+    expected = [r.id for r in registered(CHECK)]
+    assert len(expected) == len(set(expected)) and not any(i.startswith("CD95") for i in expected)
+    machine.driver()
+    assert check_json(machine)[1]["rules_run"] == expected
+    windows = machine.root.parent / "C"
+    (windows / "Windows" / "System32").mkdir(parents=True)
+    assert check_json(SimpleNamespace(root=windows), "--env", r"PATH=C:\nothing")[1]["rules_run"] == expected

@@ -211,3 +211,21 @@ def test_cd510_builds_the_same_fix_the_smoke_result_says(name, api, code, versio
     result.version_code = 91400  # the copy's version, which a CUDA status must not be read with
     fix = smoke_result_fix(load_compat(), result.to_dict())
     assert fix.text == (result.fix or "Run `cudnn-doctor smoke --json` for the failing call and status.")
+
+
+@pytest.mark.parametrize("raw", [
+    {"crashed": "SIGSEGV"},
+    {"timeout": 30},
+    {"version": 90100, "error": {"api": "cudnn", "code": 5002, "func": "cudnnCreate"}},
+    {"error": {"api": "cuda", "code": 100, "func": "cuInit"}},
+], ids=["crashed", "timeout", "cudnn-sub-code", "cuda"])
+def test_smoke_and_cd510_give_the_one_fix_remedies_builds(raw):
+    """smoke --json's fix line and check --smoke's CD510 fix come from one builder (remedies.doctor)."""
+    from cudnn_doctor.knowledge import load_compat
+    from cudnn_doctor.rules import RuleContext, evaluate
+
+    result = interpret(raw, "/usr/lib/libcudnn.so.9", None, "cudnnCreate")
+    assert not result.ok and result.fix
+    findings, _ = evaluate(Facts(), RuleContext(compat=load_compat(), smoke=result.to_dict()))
+    cd510 = next(f for f in findings if f.id == "CD510")
+    assert cd510.remedy.text == result.fix
