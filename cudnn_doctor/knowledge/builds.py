@@ -67,9 +67,12 @@ class BuildKnowledge(FrameworkKnowledge):
 
     def framework_builds(self, framework: str) -> List[Build]:
         """Every build the knowledge names for a framework, newest release first, PyPI's default build first."""
-        make = {"torch": self._torch_builds, "tensorflow": self._tensorflow_builds, "jax": self._jax_builds}
-        builds = make[framework]() if framework in make else self._wheel_builds(framework)
-        return sorted(builds, key=lambda b: (ver(b.release), b.default, ver(b.cuda)), reverse=True)
+        cache: Dict[str, List[Build]] = self.__dict__.setdefault("_builds", {})  # the tables never change
+        if framework not in cache:
+            make = {"torch": self._torch_builds, "tensorflow": self._tensorflow_builds, "jax": self._jax_builds}
+            builds = make[framework]() if framework in make else self._wheel_builds(framework)
+            cache[framework] = sorted(builds, key=lambda b: (ver(b.release), b.default, ver(b.cuda)), reverse=True)
+        return list(cache[framework])
 
     def _pins(self, framework: str) -> List[Dict[str, Any]]:
         return [r for r in self.data.get("derived", {}).get("frameworks", []) if r.get("framework") == framework]

@@ -11,6 +11,11 @@ from .choose import Pick
 from .judge import Verdict, driver_cuda
 
 
+# Every key of the answer (scripts/write_schemas.py writes schema/pick-v1.json for exactly these).
+ANSWER_FIELDS = ("framework", "spec", "ok", "machine", "pick", "install", "newer", "why_none", "driver_upgrade",
+                 "unjudged", "candidates")
+
+
 def _verdict(v: Verdict) -> Dict[str, Any]:
     return {"release": v.build.release, "cuda": v.build.cuda, "why": list(v.why)}
 
