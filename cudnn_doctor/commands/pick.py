@@ -43,10 +43,14 @@ def register(app: typer.Typer) -> None:
         if emit is not None and emit not in FORMS:
             error_exit("--emit wants one of %s, not %r" % (", ".join(FORMS), emit))
         from ..knowledge import load_compat
-        from ..pick.choose import BadSpec, pick as choose
+        from ..pick.choose import BadSpec, pick as choose, spec_set
         from ..pick.cudnn import pick_cudnn
         from ..pick.machine import BadReport, from_facts, from_report
 
+        try:
+            spec_set(spec)  # bad input is refused before anything is probed
+        except BadSpec as exc:
+            error_exit(str(exc))
         compat = load_compat()
         if against:
             try:
@@ -69,11 +73,7 @@ def register(app: typer.Typer) -> None:
                 error_exit("this machine shows no NVIDIA GPU (a login or build node?): run `cudnn-doctor check "
                            "--json > node.json` on a compute node and ask `cudnn-doctor pick %s --against node.json`"
                            % framework, EXIT_PROBLEMS)
-        try:
-            chosen = pick_cudnn(compat, spec, machine) if framework == "cudnn" else choose(compat, framework, spec,
-                                                                                            machine)
-        except BadSpec as exc:
-            error_exit(str(exc))
+        chosen = pick_cudnn(compat, spec, machine) if framework == "cudnn" else choose(compat, framework, spec, machine)
         from ..pick.answer import answer
 
         data = answer(compat, chosen)
