@@ -9,7 +9,6 @@ from ..versions import major_of, mm_text, ver
 from .tables import row_source
 from .frameworks import FrameworkKnowledge
 
-FRAMEWORKS = ("torch", "tensorflow", "jax", "onnxruntime", "cupy", "paddlepaddle")
 # The PyPI project whose wheels stand for a framework's builds in [wheel_code].
 _WHEEL_PROJECTS = {"cupy": ("cupy-cuda12x", "cupy-cuda13x"), "onnxruntime": ("onnxruntime-gpu",),
                    "tensorflow": ("tensorflow",), "torch": ("torch",), "paddlepaddle": ("paddlepaddle-gpu",)}

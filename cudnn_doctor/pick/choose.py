@@ -8,7 +8,7 @@ from typing import List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..knowledge import Build, Compat
-from ..versions import major_of, ver
+from ..versions import major_of
 from .judge import Verdict, code_for, gpu_driver_floor, gpu_not_driven, judge
 from .machine import Machine
 
@@ -25,7 +25,7 @@ class Pick:
     chosen: Optional[Verdict] = None
     newer: List[Verdict] = field(default_factory=list)  # the newest release's builds, where it is not the choice
     why_none: List[str] = field(default_factory=list)  # where nothing fits: what stops the newest builds
-    upgrade: str = ""  # the driver branch that would let the newest fitting-code build run ("R570")
+    upgrade: str = ""  # the lowest driver branch on which some build would run on every GPU ("R570")
     unknown: List[Build] = field(default_factory=list)  # builds tried whose GPU code the knowledge lacks
     candidates: int = 0
 
@@ -43,7 +43,7 @@ def spec_set(spec: str) -> SpecifierSet:
 
 def pick(compat: Compat, framework: str, spec: str, machine: Machine) -> Pick:
     wanted = spec_set(spec)
-    builds = [b for b in compat.framework_builds(framework) if wanted.contains(ver(b.release), prereleases=False)]
+    builds = [b for b in compat.framework_builds(framework) if wanted.contains(b.release, prereleases=False)]
     out = Pick(framework, spec, machine, candidates=len(builds))
     verdicts = []
     for build in builds:

@@ -36,7 +36,7 @@ def pick_cudnn(compat: Compat, spec: str, machine: Machine) -> Pick:
     for cuda in cudas:
         major = str(major_of(cuda))
         releases = [r for r in compat.derived_cudnn_releases()
-                    if major in r.get("cuda_majors", {}) and wanted.contains(ver(r["release"]), prereleases=False)]
+                    if major in r.get("cuda_majors", {}) and wanted.contains(r["release"], prereleases=False)]
         releases.sort(key=lambda r: ver(r["release"]), reverse=True)
         out.candidates += len(releases)
         for row in releases:

@@ -7,7 +7,7 @@ from typing import List, Optional, Tuple
 
 from ..knowledge import Build, Compat
 from ..readers.fatbin import GpuCode, runs_on
-from ..versions import major_of, mm, ver
+from ..versions import major_of, mm
 from .machine import Gpu, Machine
 
 
@@ -89,7 +89,8 @@ def code_for(build: Build, cc: str) -> Optional[str]:
     family), 'compute_90' (PTX to JIT-compile), 'run time' (a framework that compiles for the GPU it finds, from
     a documented lowest capability), or None."""
     if build.min_cc:
-        return "run time" if mm(cc) >= mm(build.min_cc) else None
+        have, floor = mm(cc), mm(build.min_cc)
+        return "run time" if have is not None and floor is not None and have >= floor else None
     return runs_on(GpuCode(sass=list(build.sass), ptx=list(build.ptx)), cc)
 
 
@@ -97,15 +98,15 @@ def _driver_runs(compat: Compat, build: Build, machine: Machine) -> Tuple[Option
     if not machine.driver:
         return None, "no driver version"
     if build.driver_branch:  # the framework documents its own floor (JAX: R525 for CUDA 12, R580 for CUDA 13)
-        floor = ver(build.driver_branch)
-        have = ver(machine.driver)
-        ok = have is not None and floor is not None and have.release[0] >= floor.release[0]
+        need, have = major_of(build.driver_branch), major_of(machine.driver)
+        ok = have is not None and need is not None and have >= need
         return ok, ("R%s or newer" % build.driver_branch) if ok else "needs R%s or newer" % build.driver_branch
-    ok, how, floor = compat.driver_runs_cuda(machine.driver, build.cuda, machine.platform, machine.driver_cuda)
-    if ok is False:
-        lowest = compat.minor_compat_floor(str(major_of(build.cuda)), machine.platform) or floor
+    runs, how, toolkit_floor = compat.driver_runs_cuda(machine.driver, build.cuda, machine.platform,
+                                                       machine.driver_cuda)
+    if runs is False:
+        lowest = compat.minor_compat_floor(str(major_of(build.cuda)), machine.platform) or toolkit_floor
         how = "needs %s" % lowest.text() if lowest else how
-    return ok, how
+    return runs, how
 
 
 def _gpu_runs(compat: Compat, build: Build, machine: Machine, gpu: Gpu, driver_how: str
