@@ -21,15 +21,20 @@ class Verdict:
 
 
 def gpu_driver_floor(compat: Compat, cc: str) -> Tuple[Optional[str], Optional[str], str]:
-    """(the first CUDA release with code for this GPU, the driver branch that release needs, the last branch that
-    drives the GPU or ''): a GPU needs a driver at least as new as the first toolkit that knows it."""
+    """(the first CUDA release with code for this GPU, the first driver branch that drives it, the last branch
+    that does or ''). The branch is the architecture's own where the knowledge lists it, else the driver the
+    first CUDA release that knows the GPU shipped with."""
     arch = compat.arch_for_cc(cc)
     if arch is None:
         return None, None, ""
     first = arch.first_cuda_for(cc)
-    floor = compat.min_driver(first) if first else None
-    branch = floor.branch or (str(major_of(floor.version)) if floor and floor.version else None) if floor else None
-    return first, branch, arch.last_driver_branch
+    listed = getattr(arch, "first_driver_for", None)  # the per-architecture floor, where the knowledge has it
+    branch = listed(cc) if listed is not None else ""
+    if not branch:
+        floor = compat.min_driver(first) if first else None
+        found = major_of(floor.branch or floor.version) if floor else None
+        branch = str(found) if found is not None else ""
+    return first, branch or None, arch.last_driver_branch
 
 
 def driver_cuda(compat: Compat, machine: Machine) -> Optional[str]:

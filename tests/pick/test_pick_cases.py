@@ -129,3 +129,26 @@ def test_a_report_of_a_gpu_less_node_asks_for_a_compute_node(tmp_path):
     (tmp_path / "bad.json").write_text('{"command": "matrix"}')
     result = CliRunner().invoke(app, ["pick", "torch", "--against", str(tmp_path / "bad.json")])
     assert result.exit_code == 2 and "not a `cudnn-doctor check --json` report" in result.stderr
+
+
+def test_on_a_gpu_less_login_node_it_asks_for_a_compute_nodes_report(monkeypatch):
+    from facts_factory import no_gpu_machine
+
+    import cudnn_doctor.diagnose as diagnose
+
+    monkeypatch.setattr(diagnose, "collect_facts", lambda *a, **k: no_gpu_machine())
+    result = CliRunner().invoke(app, ["pick", "torch"])
+    assert result.exit_code == 1
+    assert "--against node.json" in result.stderr and "check --json > node.json" in result.stderr
+
+
+def test_this_machine_is_judged_from_the_facts_check_collects(monkeypatch):
+    from pick_nodes import node_facts
+
+    import cudnn_doctor.diagnose as diagnose
+
+    monkeypatch.setattr(diagnose, "collect_facts", lambda *a, **k: node_facts(*RTX5090_570))
+    result = CliRunner().invoke(app, ["pick", "torch", "--json"])
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0 and doc["machine"]["label"] == "this machine" and not doc["machine"]["from_report"]
+    assert "CONDA_OVERRIDE_CUDA" not in doc["install"]["conda"]  # the solve runs where it installs
