@@ -45,6 +45,10 @@ def pick(compat: Compat, framework: str, spec: str, machine: Machine) -> Pick:
     wanted = spec_set(spec)
     builds = [b for b in compat.framework_builds(framework) if wanted.contains(b.release, prereleases=False)]
     out = Pick(framework, spec, machine, candidates=len(builds))
+    if not builds:
+        out.why_none = ["the knowledge holds no %s build%s with known GPU code (compat/framework_builds.toml)" % (
+            framework, " within %s" % spec if spec else "")]
+        return out
     if not machine.driver:
         out.why_none = ["%s shows no NVIDIA driver version: `cudnn-doctor check` says why" % machine.label]
         return out

@@ -25,9 +25,13 @@ def human_lines(data: Dict[str, Any]) -> List[str]:
         if data["driver_upgrade"]:
             lines.append("Fix: %s" % data["driver_upgrade"]["fix"])
     else:
-        where = "PyPI's default build" if chosen["default_build"] else "from %s" % (chosen["index_url"] or "its index")
-        lines.append("%s %s (CUDA %s build, %s) runs on every GPU%s:" % (
-            name, chosen["release"], chosen["cuda"], where, within))
+        if data["framework"] == "cudnn":
+            lines.append("cuDNN %s (the build for CUDA %s) runs on every GPU%s:" % (chosen["release"], chosen["cuda"],
+                                                                                   within))
+        else:
+            where = "PyPI's default build" if chosen["default_build"] else "from %s" % chosen["index_url"]
+            lines.append("%s %s (CUDA %s build, %s) runs on every GPU%s:" % (
+                name, chosen["release"], chosen["cuda"], where, within))
         if chosen["driver"]:
             lines.append("  driver %s runs CUDA %s builds (%s)" % (
                 data["machine"]["driver"], chosen["cuda"], chosen["driver"]))
@@ -42,7 +46,8 @@ def human_lines(data: Dict[str, Any]) -> List[str]:
         if data["machine"]["from_report"] and install.get("conda"):
             lines.append("  (conda and pixi solve here for the node's CUDA through CONDA_OVERRIDE_CUDA; conda-forge's "
                          "release for that CUDA is its own)")
-        lines.append("GPU code from: %s" % chosen["code_source"])
+        lines.append("%s: %s" % ("Judged from" if data["framework"] == "cudnn" else "GPU code from",
+                                 chosen["code_source"]))
     if data["unjudged"]:
         shown = ", ".join("%s (CUDA %s)" % (b["release"], b["cuda"]) for b in data["unjudged"][:4])
         more = len(data["unjudged"]) - 4
