@@ -30,11 +30,15 @@ def register(app: typer.Typer) -> None:
         ),
     )
     def pick(
-        framework: str = typer.Argument(..., metavar="|".join(CHOICES)),
+        framework: str = typer.Argument(..., metavar="|".join(CHOICES),
+                                        autocompletion=lambda incomplete: [c for c in CHOICES
+                                                                           if c.startswith(incomplete)]),
         spec: str = typer.Argument("", metavar="[VERSION-SPEC]", help="e.g. 2.8, ==2.8.1 or '>=2.6,<2.9'."),
         against: Optional[str] = typer.Option(None, "--against", metavar="NODE.json",
                                               help="Answer for the node of this saved `check --json` report."),
         emit: Optional[str] = typer.Option(None, "--emit", metavar="|".join(FORMS),
+                                           autocompletion=lambda incomplete: [f for f in FORMS
+                                                                              if f.startswith(incomplete)],
                                            help="Print one install form alone (json: the whole answer)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1); as --emit json."),
     ) -> None:
