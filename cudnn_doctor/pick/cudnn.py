@@ -63,6 +63,10 @@ def _judge(compat: Compat, row: dict, cuda: str, machine: Machine) -> Verdict:
     out = Verdict(build, True)
     for gpu in machine.gpus or [None]:
         pair = compat.pair_verdict(cuda, row["release"], machine.driver, machine.platform, gpu.cc if gpu else None)
+        stop = gpu_not_driven(compat, machine, gpu) if gpu is not None else None
+        if stop:  # the pair verdict judges CUDA's driver, not whether the driver still drives this GPU
+            out.ok = False
+            out.why.append(stop)
         if gpu is not None:
             out.gpus.append((gpu, pair.verdict))
         if pair.ok is not True:

@@ -152,3 +152,10 @@ def test_this_machine_is_judged_from_the_facts_check_collects(monkeypatch):
     doc = json.loads(result.stdout)
     assert result.exit_code == 0 and doc["machine"]["label"] == "this machine" and not doc["machine"]["from_report"]
     assert "CONDA_OVERRIDE_CUDA" not in doc["install"]["conda"]  # the solve runs where it installs
+
+
+def test_a_volta_gpu_on_a_driver_past_r580_gets_no_cudnn(tmp_path):
+    """Found by the generator: R590 no longer drives Volta, whatever cuDNN's own verdict for CUDA and driver."""
+    result, doc = ask(tmp_path, ("590.44.01", "13.1", [("Tesla V100-SXM2-32GB", "7.0")]), "cudnn", "--json")
+    assert result.exit_code == 1 and doc["pick"] is None
+    assert any("not driven by driver branches after R580" in w for w in doc["why_none"])
