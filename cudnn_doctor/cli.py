@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 # Subcommand -> the module that registers it (and any others it defines). A run imports only the module of the
 # command it names: each module pulls in what its command needs, and `check` is run thousands of times a day.
 COMMANDS = {"check": "check", "matrix": "matrix", "explain": "explain", "smoke": "smoke", "install": "install",
-            "rollback": "install", "bench": "bench", "fleet": "fleet", "update": "update"}
-MODULE_ORDER = ("check", "matrix", "explain", "smoke", "install", "bench", "fleet", "update")  # order in --help
+            "rollback": "install", "bench": "bench", "fleet": "fleet", "update": "update",
+            "pick": "pick"}
+MODULE_ORDER = ("check", "pick", "matrix", "explain", "smoke", "install", "bench", "fleet", "update")  # order in --help
 
 
 ROOT_FLAGS = ("--debug", "--color", "--no-color")  # options of the app itself, before the command

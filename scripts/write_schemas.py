@@ -27,6 +27,8 @@ from typing import Any, Dict, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cudnn_doctor import model  # noqa: E402
+from cudnn_doctor.commands.pick import CHOICES as PICK_CHOICES  # noqa: E402
+from cudnn_doctor.pick.answer import ANSWER_FIELDS  # noqa: E402
 from cudnn_doctor.render.envelope import SCHEMA_VERSION as VERSION  # noqa: E402
 from cudnn_doctor.results import BenchResult, FleetResult, InstallResult, SmokeResult  # noqa: E402
 
@@ -247,8 +249,45 @@ def fleet_schema() -> Dict[str, Any]:
                                                 "findings"]), {})
 
 
+def pick_schema() -> Dict[str, Any]:
+    text, texts = {"type": "string"}, {"type": "array", "items": {"type": "string"}}
+    maybe_text = {"type": ["string", "null"]}
+    gpu = {"type": "object", "required": ["name", "cc"], "properties": {"name": text, "cc": maybe_text}}
+    build = {"type": "object", "required": ["release", "cuda", "why"],
+             "properties": {"release": text, "cuda": text, "why": texts}, "additionalProperties": False}
+    chosen = {"type": "object", "additionalProperties": False,
+              "required": ["release", "cuda", "default_build", "index_url", "cudnn", "driver", "code_source",
+                           "sources", "gpus"],
+              "properties": {"release": text, "cuda": text, "default_build": {"type": "boolean"}, "index_url": text,
+                             "cudnn": text, "driver": text, "code_source": text, "sources": texts,
+                             "gpus": {"type": "array", "items": dict(gpu, required=["name", "cc", "runs"],
+                                                                     properties=dict(gpu["properties"], runs=text))}}}
+    payload = {
+        "framework": {"enum": list(PICK_CHOICES)}, "spec": text, "ok": {"type": "boolean"},
+        "machine": {"type": "object", "additionalProperties": False,
+                    "required": ["label", "driver", "driver_cuda", "gpus", "toolkits", "from_report"],
+                    "properties": {"label": text, "driver": maybe_text, "driver_cuda": maybe_text,
+                                   "gpus": {"type": "array", "items": gpu}, "toolkits": texts,
+                                   "from_report": {"type": "boolean"}}},
+        "pick": {"anyOf": [chosen, NULL]},
+        "install": {"type": "object", "additionalProperties": False,
+                    "properties": {"pip": text, "uv": {"anyOf": [texts, text]}, "conda": text, "requirements": texts,
+                                   "cudnn-doctor": text}},
+        "newer": {"type": "array", "items": build}, "why_none": texts,
+        "driver_upgrade": {"anyOf": [{"type": "object", "required": ["branch", "fix"], "additionalProperties": False,
+                                      "properties": {"branch": {"type": "string", "pattern": "^R[0-9]+$"},
+                                                     "fix": text}}, NULL]},
+        "unjudged": {"type": "array", "items": {"type": "object", "required": ["release", "cuda"],
+                                                 "properties": {"release": text, "cuda": text}}},
+        "candidates": {"type": "integer", "minimum": 0},
+    }
+    # The hand-written shapes above name exactly the fields pick/answer.py writes.
+    assert set(payload) == set(ANSWER_FIELDS), sorted(set(payload) ^ set(ANSWER_FIELDS))
+    return document("pick-v1", "cudnn-doctor pick --json", envelope("pick", payload, sorted(payload)), {})
+
+
 SCHEMAS = {"report-v1.json": report_schema, "smoke-v1.json": smoke_schema, "bench-v1.json": bench_schema,
-           "install-v1.json": install_schema, "fleet-v1.json": fleet_schema}
+           "install-v1.json": install_schema, "fleet-v1.json": fleet_schema, "pick-v1.json": pick_schema}
 
 
 def rendered() -> Dict[str, str]:

@@ -47,6 +47,7 @@ NEEDS = {
     "smoke": "a GPU",
     "bench": "a GPU",
     "update": "PyPI and NVIDIA's servers (its tests use recorded answers)",
+    "pick": "a GPU, or a compute node's report (tests/pick run it on saved reports)",
 }
 # install and rollback run on a fake toolkit with fake cuDNN archives named as in the docs (gcc-built libraries);
 # `install --version` downloads from NVIDIA's servers, and is only checked against the command line.
