@@ -343,11 +343,19 @@ class Host:
 
     # --- running things ------------------------------------------------
 
-    def native_session(self) -> NativeSession:
-        """One child for all of a run's native calls, fed as probes find libraries (native/session.py)."""
+    def native_session(self, early: Optional[NativeSession] = None) -> NativeSession:
+        """One child for all of a run's native calls, fed as probes find libraries (native/session.py).
+
+        ``early``: a session the command line started before its own imports (cli.main); taken when it was made
+        for this host's environment and task limit, else closed and a fresh one made."""
         from .native.session import NativeSession
 
-        return NativeSession(env=self.env, task_timeout=max(1.0, self.native_timeout / 2))
+        task_timeout = max(1.0, self.native_timeout / 2)
+        if early is not None:
+            if early.base_env == self.env and early.task_timeout == task_timeout and not early.tasks:
+                return early
+            early.close()
+        return NativeSession(env=self.env, task_timeout=task_timeout)
 
     def run_native(self, groups: List[Sequence[NativeTask]], timeout: Optional[float] = None,
                    task_timeout: Optional[float] = None, env: Optional[Mapping[str, str]] = None,
