@@ -222,7 +222,7 @@ def stream(task_timeout):
     sel = selectors.DefaultSelector()
     stdin = sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer
     sel.register(stdin, selectors.EVENT_READ, None)
-    workers = {}  # pid -> [task id, read fd, started, buffer]
+    workers = {}  # pid -> [task id, read fd, started, buffer, output ended]
     pending = b""
     reading = True
     while reading or workers:
@@ -246,7 +246,7 @@ def stream(task_timeout):
                         os.close(rfd)
                         _worker(index, task, wfd)
                     os.close(wfd)
-                    workers[pid] = [index, rfd, time.monotonic(), b""]
+                    workers[pid] = [index, rfd, time.monotonic(), b"", False]
                     sel.register(rfd, selectors.EVENT_READ, pid)
             else:
                 entry = workers.get(key.data)
@@ -255,10 +255,14 @@ def stream(task_timeout):
                     entry[3] += chunk
                 else:
                     sel.unregister(key.fd)  # the worker closed its end (it exited); reaped below
+                    if entry is not None:
+                        entry[4] = True
         now = time.monotonic()
         for pid, entry in list(workers.items()):
-            index, rfd, started, buf = entry
-            done, status = os.waitpid(pid, os.WNOHANG)
+            index, rfd, started, buf, ended = entry
+            # Its output ended only when it called _exit (no task forks a holder of its pipe): wait for it now
+            # rather than find it on the next round, up to the select's timeout later.
+            done, status = os.waitpid(pid, 0 if ended else os.WNOHANG)
             if done == 0 and now - started <= task_timeout:
                 continue
             if done == 0:  # overran: kill it and whatever it started
