@@ -170,6 +170,8 @@ def _early_native(args: List[str]) -> Optional["NativeSession"]:
 
     session = Host().native_session()
     session.start()
+    if not any(a.split("=", 1)[0] == "--root" for a in args) and hasattr(os, "fork"):
+        session.speculate()  # a live Linux machine: the driver probe's NVML and libcuda calls, by soname
     return session
 
 

@@ -352,7 +352,7 @@ class Host:
 
         task_timeout = max(1.0, self.native_timeout / 2)
         if early is not None:
-            if early.base_env == self.env and early.task_timeout == task_timeout and not early.tasks:
+            if early.base_env == self.env and early.task_timeout == task_timeout:
                 return early
             early.close()
         return NativeSession(env=self.env, task_timeout=task_timeout)

@@ -23,6 +23,28 @@ def _load(path):
     return ctypes.CDLL(path, mode=mode)
 
 
+def _loaded_from(lib):
+    """The real path of the file a dlopen handle loaded (glibc's dlinfo RTLD_DI_LINKMAP); None when unknown."""
+    class LinkMap(ctypes.Structure):
+        _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
+
+    try:
+        dlinfo = ctypes.CDLL(None).dlinfo
+    except (OSError, AttributeError):
+        return None
+    entry = ctypes.POINTER(LinkMap)()
+    if dlinfo(ctypes.c_void_p(lib._handle), 2, ctypes.byref(entry)) != 0 or not entry or not entry.contents.l_name:
+        return None
+    return os.path.realpath(entry.contents.l_name.decode("utf-8", "surrogateescape"))
+
+
+def _noted(task, lib, res):
+    """A speculative task (native/session.py) also says which file it loaded, so a probe's task can take it."""
+    if task.get("early"):
+        res["loaded_from"] = _loaded_from(lib)
+    return res
+
+
 def _int_call(lib, name, restype=ctypes.c_size_t):
     fn = getattr(lib, name)
     fn.restype = restype
@@ -69,7 +91,7 @@ def op_cuda_driver(task):
         fn.restype = ctypes.c_int
         fn.argtypes = [ctypes.c_uint]
         res["init_status"] = int(fn(0))
-    return res
+    return _noted(task, lib, res)
 
 
 def _nvml_field(fn, *args):
@@ -99,7 +121,8 @@ def op_nvml(task):
     try:
         pynvml.nvmlInit()
     except Exception as exc:
-        return {"init_error": str(exc) or type(exc).__name__, "init_error_code": getattr(exc, "value", None)}
+        return _noted(task, lib, {"init_error": str(exc) or type(exc).__name__,
+                                  "init_error_code": getattr(exc, "value", None)})
     res = {"gpus": [], "errors": {}}
     try:
         value, err = _nvml_field(pynvml.nvmlSystemGetDriverVersion)
@@ -152,7 +175,7 @@ def op_nvml(task):
             pynvml.nvmlShutdown()
         except Exception:
             pass
-    return res
+    return _noted(task, lib, res)
 
 
 def _mig_devices(pynvml, handle):
