@@ -129,8 +129,7 @@ def tf_windows(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if platform_of(facts) != "windows":
         return []
     compat = compat_of(ctx)
-    last = compat.framework_table("tensorflow_windows")
-    last_gpu = ver(last.get("last_native_gpu"))
+    last_gpu = compat.tensorflow_last_windows_gpu()
     if last_gpu is None:
         return []  # compat does not say which release was the last: cannot tell
     # The last native-Windows GPU release's tested build: the CUDA and cuDNN to pair it with.
@@ -142,8 +141,8 @@ def tf_windows(facts: Facts, ctx: RuleContext) -> List[Finding]:
             out.append(finding(
                 "CD703", WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
                 detail="TensorFlow %s was the last release with native-Windows GPU support [%s]." % (
-                    last.get("last_native_gpu"), last.get("source")),
-                remedy=tensorflow_native_windows_fix(str(last["last_native_gpu"]), row),
+                    last_gpu, compat.framework_source("tensorflow_windows")),
+                remedy=tensorflow_native_windows_fix(str(last_gpu), row),
                 evidence={"framework": fw.name, "version": fw.version}, catalogue=["G2"]))
     return out
 
