@@ -4,17 +4,22 @@ May import diagnose, knowledge, queries, remedies and model; never probes, host,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Mapping, Optional
+from typing import List, Mapping, Optional, Tuple
 
 from ..knowledge import ErrorText, load_compat
 from ..model import Facts, Finding, Fix, Report, Severity
+from ..remedies.explain import in_program_environment
 from ..remedies.machine import for_machine
+from .answer import Answer, answer
+from .decode import decode
+from .evidence import Evidence
+from .here import startup_blocker
 from .judge import gaps, machine_has, needs, one_fix
 from .libraries import LibraryCheck, check_libraries
 from .parse import (PastedVersions, SymptomMatch, alternatives, extract_sonames, match_symptoms, parse_versions,
                     routed_rules)
 
-__all__ = ["Explanation", "LibraryCheck", "PastedVersions", "SymptomMatch", "explain", "extract_sonames",
+__all__ = ["Answer", "Evidence", "Explanation", "LibraryCheck", "PastedVersions", "SymptomMatch", "explain", "extract_sonames",
            "match_symptoms", "parse_versions", "routed_findings", "routed_rules"]
 
 
@@ -34,10 +39,14 @@ class Explanation:
     checked: bool = False  # this machine was diagnosed
     problem: bool = False  # a routed check found an error, a named library is missing or no cuDNN fits
     reports: List[ErrorText] = field(default_factory=list)  # public reports of the same error
+    evidence: Evidence = field(default_factory=Evidence)  # what the text itself says, decoded
+    answer: Optional[Answer] = None  # cause and fix from the text alone: the same on any machine
+    here: List[str] = field(default_factory=list)  # what this machine adds to the answer ("no driver at all")
+    also: List[Tuple[str, Fix]] = field(default_factory=list)  # further fixes, each with what it is for
 
     @property
     def understood(self) -> bool:
-        return bool(self.matches or self.sonames or self.versions.compiled)
+        return bool(self.matches or self.sonames or self.versions.compiled or self.evidence)
 
 
 def routed_findings(findings: List[Finding], rules: List[str]) -> List[Finding]:
@@ -54,8 +63,12 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     ex = Explanation(matches=match_symptoms(text, compat), sonames=extract_sonames(text),
                      versions=parse_versions(text))
     ex.rules = routed_rules(ex.matches)
-    ex.needs = needs(compat, ex.sonames, ex.versions)
     ex.reports = compat.reports_of([m.id for m in ex.matches])
+    ex.evidence = decode(text, compat)
+    ex.needs = needs(compat, ex.sonames, ex.versions, ex.evidence.checks)
+    ex.answer = answer(ex.evidence, compat)
+    if ex.answer is not None:
+        ex.fix, ex.problem = ex.answer.fix, ex.answer.problem
     report = Report(facts=Facts(), extra={"explain": ex})
     if not check or not ex.understood:
         return report
@@ -72,7 +85,18 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     # Typed for this machine, as check's fixes are: no sudo for root, the root's files under --root.
     for lib in ex.libraries:
         lib.fix = for_machine(lib.fix, full.facts)
-    ex.fix = for_machine(one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries), full.facts)
-    ex.problem = (any(f.severity == Severity.ERROR for f in report.findings) or
-                  any(lib.problem for lib in ex.libraries) or bool(ex.gaps))
+    machine_fix = for_machine(one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries),
+                              full.facts)
+    machine_problem = (any(f.severity == Severity.ERROR for f in report.findings) or
+                       any(lib.problem for lib in ex.libraries) or bool(ex.gaps))
+    if ex.answer is None or ex.fix is None:
+        ex.fix, ex.problem = machine_fix, machine_problem
+    elif machine_fix is not None and machine_fix.text not in (ex.fix.text, in_program_environment(True).text):
+        ex.also.append(("and here", machine_fix))  # the machine adds its own repair; the paste's answer stands
+    blocker = startup_blocker(ex.evidence, full.facts, compat)
+    if blocker is not None and ex.fix is not None:  # no driver or GPU here: that comes before what the text asks
+        ex.here.insert(0, blocker.cause)
+        ex.also.insert(0, ("then, for the error itself", ex.fix))
+        ex.fix = blocker.fix
+    ex.problem = ex.problem or machine_problem or blocker is not None
     return report

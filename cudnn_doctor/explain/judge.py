@@ -3,13 +3,14 @@ diagnosis), and the one fix that closes the gap. Pure: facts and knowledge in, s
 from __future__ import annotations
 
 import re
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import Facts, Finding, Fix, Severity
 from ..queries import copy_for_path, cudnn_older, plain_resolutions
 from ..remedies.explain import cuda_for_soname, cudnn_version_fix, in_program_environment, is_toolkit_library
-from ..versions import major_of, reaches, soname_major, split_soname
+from ..versions import major_of, mm_text, reaches, release3, soname_major, split_soname, ver
+from .evidence import VersionCheck
 from .libraries import LibraryCheck
 from .parse import PastedVersions
 
@@ -35,11 +36,25 @@ def _cudnn_need(compat: Compat, major: int, at_least: Optional[str] = None) -> s
     return "cuDNN %d, every sub-library of one release%s" % (major, built)
 
 
-def needs(compat: Compat, names: List[str], versions: PastedVersions) -> List[str]:
-    """What the pasted libraries and versions require, one sentence each."""
+def _strict_need(check: VersionCheck) -> str:
+    """A check that wants the very minor (TensorFlow 1.x) or release (Theano), said as that check says it."""
+    want = mm_text(check.compiled) if check.rule == "same-minor" else check.compiled
+    return "%s built with cuDNN %s needs cuDNN %s%s (its check compares %s); the cuDNN %s that loaded %s" % (
+        check.framework, check.compiled, want, ".x" if check.rule == "same-minor" else "",
+        "major and minor" if check.rule == "same-minor" else "the whole release", check.runtime or "?",
+        "fits" if check.fits else "does not fit")
+
+
+def needs(compat: Compat, names: List[str], versions: PastedVersions,
+          checks: Sequence[VersionCheck] = ()) -> List[str]:
+    """What the pasted libraries and versions require, one sentence each (a strict framework check by its rule)."""
     out: List[str] = []
-    compiled_major = major_of(versions.compiled)
-    if versions.compiled and compiled_major is not None:
+    strict = next((c for c in checks if c.library == "cuDNN" and c.rule in ("same-minor", "exact")), None)
+    if strict is not None:
+        out.append(_strict_need(strict))
+    elif versions.compiled and major_of(versions.compiled) is not None:
+        compiled_major = major_of(versions.compiled)
+        assert compiled_major is not None  # checked just above; says so to the type checker
         line = _cudnn_need(compat, compiled_major, versions.compiled)
         if versions.runtime:
             bad, why = cudnn_older(versions.runtime, versions.compiled)

@@ -16,14 +16,16 @@ from .layout import LayoutKnowledge
 from .load import COMPAT_FILES, read_all
 from .pastes import ErrorText, PastesKnowledge
 from .reference import ReferenceKnowledge
+from .sonames import Shipped, SonameKnowledge
+from .status import StatusCode
 from .tables import CONFIRMED
 from .theano import TheanoKnowledge
 
 __all__ = ["Arch", "CONFIRMED", "COMPAT_FILES", "CcFloor", "Compat", "CudaRun", "CudnnBuild", "DriverFloor",
-           "ErrorText", "PairVerdict", "Symptom", "load_compat"]
+           "ErrorText", "PairVerdict", "Shipped", "StatusCode", "Symptom", "load_compat"]
 
 
-class Compat(LookupKnowledge, LayoutKnowledge, GpuKnowledge, ReferenceKnowledge, FrameworkKnowledge,
+class Compat(LookupKnowledge, LayoutKnowledge, SonameKnowledge, GpuKnowledge, ReferenceKnowledge, FrameworkKnowledge,
              ContainerKnowledge, TheanoKnowledge, PastesKnowledge, FrameworkFeatureKnowledge):
     """Read-only view of the compat tables. Every answer carries the source it came from.
 

@@ -38,6 +38,11 @@ class FrameworkKnowledge(Tables):
         floor = self.framework_table("tensorflow_pip").get("min_cc")
         return str(floor) if floor else None
 
+    def version_check_rule(self, framework: str, library: str) -> Optional[Dict[str, Any]]:
+        """How `framework`'s start-up check judges the `library` it loaded ([version_checks]): rule and source."""
+        rows = self.table("frameworks", "version_checks").get("rows", [])
+        return next((r for r in rows if r["framework"] == framework and r["library"] == library), None)
+
     def pytorch_arch(self, torch_version: str, cuda: str) -> Optional[Dict[str, Any]]:
         v = ver(str(torch_version).split("+")[0])
         want = mm_text(cuda)

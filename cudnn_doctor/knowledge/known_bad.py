@@ -8,7 +8,8 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..versions import release3, ver
-from .tables import Tables, row_source
+from .status import StatusKnowledge
+from .tables import row_source
 
 
 @dataclass
@@ -31,7 +32,7 @@ class Symptom:
         return None
 
 
-class KnownBadKnowledge(Tables):
+class KnownBadKnowledge(StatusKnowledge):
     """Known-bad releases, symptom patterns and status codes."""
 
     def known_bad(self, component: str, version: Optional[str]) -> List[Dict[str, Any]]:
@@ -57,15 +58,15 @@ class KnownBadKnowledge(Tables):
                           + self.data.get("theano", {}).get("symptom", []))]  # Theano's texts: compat/theano.toml
 
     def status_codes(self) -> Dict[str, Any]:
-        """compat/status_codes.toml as read: CUDA/cuDNN status numbers by API and numbering, with their meaning."""
+        """compat/status_codes.toml as read: the diagnosis and fix smoke prints for each status name."""
         return self.data["status_codes"]
 
     def status_name(self, api: str, code: int, cudnn_version: Optional[int] = None) -> str:
         """'CUDNN_STATUS_NOT_INITIALIZED' for ("cudnn", 1001, 90100); an honest placeholder when unknown."""
         section = {"cudnn": _cudnn_numbering(cudnn_version), "cuda": "cuda_driver"}.get(api, api)
-        name = self.status_codes().get(section, {}).get(str(code))
-        if name:
-            return str(name)
+        found = self.status_by_number(section, code)
+        if found is not None:
+            return found.name
         label = {"cudnn": "cudnnStatus_t", "cuda": "CUresult", "cuda_runtime": "cudaError_t"}.get(api, api)
         return "%s %d" % (label, code)
 

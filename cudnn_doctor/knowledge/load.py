@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
-                "status_codes", "catalogue", "gpu_peaks", "windows", "packages", "containers", "theano",
+                "status_codes", "status_tables", "sonames", "catalogue", "gpu_peaks", "windows", "packages", "containers", "theano",
                 "error_texts", "cudnn_redist", "framework_features")
 DERIVED = "derived"  # compat/derived.json: written by scripts/refresh_knowledge.py, never by hand
 UPDATED_NAME = "knowledge.json"  # what `cudnn-doctor update` writes under the cache folder

@@ -24,6 +24,10 @@ class ReferenceKnowledge(Tables):
     def architectures_source(self) -> str:
         return str(self.table("gpu_arch", "architectures").get("source", ""))
 
+    def windows_loader_errors(self) -> List[Dict[str, Any]]:
+        """Windows error codes a failed DLL load reports (126, 127, 193, 1455), with their system message."""
+        return list(self.table("windows", "loader_errors").get("rows", []))
+
     def zlibwapi(self) -> Dict[str, Any]:
         """Which cuDNN releases load zlibwapi.dll on Windows, and where it comes from."""
         return dict(self.table("windows", "zlibwapi"))

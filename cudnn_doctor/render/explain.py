@@ -26,7 +26,7 @@ def render_explain(report: Report, con: Any, verbose: int = 0) -> None:
         if verbose:
             say("    (%s: matched %r; failure catalogue %s)" % (m.id, m.pattern, ", ".join(m.catalogue)))
     read: List[str] = list(ex.sonames)
-    if ex.versions.compiled:
+    if ex.versions.compiled and not ex.evidence.checks:  # a decoded check says it below, with its verdict
         read.append("%sbuilt with cuDNN %s, loaded cuDNN %s" % ((ex.versions.framework + " ")
                                                                if ex.versions.framework else "",
                                                                ex.versions.compiled, ex.versions.runtime or "?"))
@@ -34,12 +34,19 @@ def render_explain(report: Report, con: Any, verbose: int = 0) -> None:
         read.append("CUDA %s or newer required" % ex.versions.cuda_required)
     if read:
         say("  Read from it: " + "; ".join(read))
+    for line in decoded_lines(ex.evidence):
+        say("  " + line)
+    if ex.answer is not None:
+        say("Cause")
+        say("  " + ex.answer.cause)
     if ex.needs:
         say("What that needs")
         for line in ex.needs:
             say("  " + line)
     if ex.checked:
         say("On this machine")
+        for line in ex.here:
+            say("  ERROR " + line)
         for line in ex.has:
             say("  " + line)
         for line in ex.gaps:
@@ -48,7 +55,7 @@ def render_explain(report: Report, con: Any, verbose: int = 0) -> None:
             if lib.problem or verbose:
                 say("  %s %s" % ("ERROR" if lib.problem else "INFO ", lib.message))
         for f in report.findings:
-            if f.severity.value != "info" or verbose or not ex.problem:
+            if f.severity.value != "info" or verbose or not ex.problem or f.remedy is not None:
                 say("  %s %s %s" % (f.severity.value.upper().ljust(5), f.id, f.title))
         if verbose and report.rules_run:
             say("  (checks run: %s)" % ", ".join(report.rules_run))
@@ -62,9 +69,24 @@ def render_explain(report: Report, con: Any, verbose: int = 0) -> None:
     if ex.fix is not None:
         say("Fix")
         say("  " + ex.fix.text)
+        for label, fix in ex.also:
+            say("  %s: %s" % (label[:1].upper() + label[1:], fix.text))
     if verbose:
         for r in ex.reports:
             say("Reported before: %s" % r.source)
+
+
+def decoded_lines(ev: Any) -> List[str]:
+    """The evidence as the user reads it: each status with its meaning, each library with its release."""
+    out = ["%s %s%s: %s" % (s.code.library, s.code.name, "" if s.said == s.code.name else " (%s %d)" % (
+        s.code.ctype, s.code.number), s.code.meaning or s.code.message or s.code.words) for s in ev.statuses]
+    out += ["%s ships with %s" % (lib.name, lib.label) for lib in ev.libraries]
+    out += ["%s: built with %s %s, loaded %s (%s)" % (
+        c.framework, c.library, c.compiled, ("%s %s" % (c.library, c.runtime)) if c.runtime else "none",
+        "fits its check" if c.fits else "does not fit its check") for c in ev.checks]
+    if ev.gpu_cc:
+        out.append("the GPU has compute capability %s" % ev.gpu_cc)
+    return out
 
 
 def explain_payload(report: Report) -> Dict[str, Any]:
@@ -73,11 +95,14 @@ def explain_payload(report: Report) -> Dict[str, Any]:
     payload: Dict[str, Any] = {
         "matches": [dataclasses.asdict(m) for m in ex.matches], "rules": ex.rules, "libraries_named": ex.sonames,
         "versions": dataclasses.asdict(ex.versions), "needs": ex.needs,
-        "reports": [r.source for r in ex.reports],
+        "reports": [r.source for r in ex.reports], "understood": ex.understood,
+        "evidence": {k: v for k, v in to_plain(ex.evidence).items() if k != "text"},
+        "cause": ex.answer.cause if ex.answer is not None else "", "problem": ex.problem,
+        "fix": _fix_text(ex.fix), "remedy": to_plain(ex.fix),
+        "also": [{"for": label, "fix": fix.text} for label, fix in ex.also],
     }
     if ex.checked:
         payload.update(
             findings=to_plain(report.findings), checks_ran=report.rules_run, has=ex.has, gaps=ex.gaps,
-            libraries=[dict(to_plain(lib), fix=_fix_text(lib.fix)) for lib in ex.libraries],
-            fix=_fix_text(ex.fix), remedy=to_plain(ex.fix))
+            libraries=[dict(to_plain(lib), fix=_fix_text(lib.fix)) for lib in ex.libraries], here=ex.here)
     return payload

@@ -99,8 +99,9 @@ def _app():
 def test_cli_explain_without_checks():
     result = CliRunner().invoke(_app(), ["explain", "--no-check", "Loaded runtime CuDNN library: 8.7.0 but source "
                                                                   "was compiled with: 8.9.4"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the text alone shows the problem: the exit code says so
     assert "built with cuDNN 8.9.4, loaded cuDNN 8.7.0" in result.stdout
+    assert 'pip install "nvidia-cudnn-cu' in result.stdout.split("\nFix\n", 1)[1]  # a fix without the machine
     assert "cudnn-runtime-older" not in result.stdout and "E1" not in result.stdout  # catalogue letters: -v only
     verbose = CliRunner().invoke(_app(), ["explain", "-v", "--no-check", "Loaded runtime CuDNN library: 8.7.0 but "
                                                                         "source was compiled with: 8.9.4"]).stdout

@@ -82,8 +82,8 @@ def test_loaded_8_1_compiled_8_6_repeats_the_versions_and_names_a_fitting_copy(b
     assert "built with cuDNN 8.6.0, loaded cuDNN 8.1.0" in out
     assert "needs cuDNN 8.6.0 or a newer cuDNN 8.x" in out and "an older minor version" in out
     fix = out.split("\nFix\n", 1)[1]
-    assert "cuDNN 8.9.7 is already installed at /opt/cudnn8/lib" in fix and "ldconfig" in fix
-    assert result.exit_code == 0, out  # a fitting cuDNN is here: nothing stands in the way but the path
+    assert "And here: cuDNN 8.9.7 is already installed at /opt/cudnn8/lib" in fix and "ldconfig" in fix
+    assert result.exit_code == 1, out  # the text shows the failure; the machine adds where the fitting copy is
 
 
 def test_loaded_8_1_compiled_8_6_without_a_fitting_copy_installs_one(box):
@@ -118,16 +118,19 @@ def test_a_list_of_alternatives_is_missing_only_when_none_resolves(box):
     report = explain("Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, "
                      "libcudnn_ops.so}", root=str(box.root))
     ex = report.extra["explain"]
-    assert not ex.problem and not any(lib.problem for lib in ex.libraries)
+    assert ex.problem  # the text shows the failing program found none of them
+    assert not any(lib.problem for lib in ex.libraries)  # here one resolves: the program runs elsewhere
     assert "libcudnn_ops.so.9, of the same list, resolves" in ex.libraries[0].message
 
 
 def test_missing_unversioned_libcuda_link_is_made_next_to_the_driver(box):
     report = explain("Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object "
                      "file: No such file or directory", root=str(box.root))
-    fix = report.extra["explain"].fix
+    ex = report.extra["explain"]
+    assert "sudo ln -sf libcuda.so.1 libcuda.so" in ex.fix.commands  # from the text alone
+    [(label, fix)] = ex.also  # and this machine's own link, where its driver is
     root = str(box.root)  # under --root the link is made in the root, and the root's cache rebuilt
-    assert fix.commands == ["cd %s/usr/lib/x86_64-linux-gnu" % root, "sudo ln -sf libcuda.so.1 libcuda.so",
+    assert label == "and here" and fix.commands == ["cd %s/usr/lib/x86_64-linux-gnu" % root, "sudo ln -sf libcuda.so.1 libcuda.so",
                             "sudo ldconfig -r %s" % root]
 
 
@@ -142,7 +145,9 @@ def test_an_older_copy_first_on_ld_library_path_is_taken_off_it(tmp_path):
     report = explain("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but "
                      "found runtime version (8, 3, 3).", root=str(m.root),
                      env={"LD_LIBRARY_PATH": "/opt/old/lib", "PATH": "/usr/bin"})
-    fix = report.extra["explain"].fix
+    ex = report.extra["explain"]
+    assert "PyTorch was built with cuDNN 8.5.0 and loaded cuDNN 8.3.3" in ex.answer.cause
+    [(label, fix)] = ex.also  # this machine adds why: its LD_LIBRARY_PATH puts the old copy first
     assert "older cuDNN in /opt/old/lib first" in fix.text and fix.commands == ["unset LD_LIBRARY_PATH"]
 
 
@@ -150,4 +155,5 @@ def test_a_windows_dll_is_named_as_one_and_its_fix_is_path(box):
     ex = explain("Could not load dynamic library 'cudnn64_8.dll'; dlerror: cudnn64_8.dll not found",
                  root=str(box.root)).extra["explain"]
     assert any("Windows library" in line for line in ex.needs)
-    assert "on PATH" in ex.fix.text and "where cudnn64_8.dll" in ex.fix.text
+    assert "on PATH" in ex.fix.text and "Get-Command cudnn64_8.dll -All" in ex.fix.text
+    assert ex.evidence.platform == "windows" and ex.evidence.libraries[0].label == "cuDNN 8"

@@ -1,0 +1,154 @@
+"""The answer a paste alone gives: its cause, one fix, and whether it is a problem at all, from the decoded
+evidence in a fixed order of how decisive each kind is. Pure: evidence and knowledge in, sentences and a Fix out."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, List, Optional
+
+from ..knowledge import Compat
+from ..model import Fix
+from ..remedies import paste, paste_runtime as rt
+from ..versions import major_of
+from .evidence import Evidence
+
+_RULE_WORDS = {"same-minor": "the same major and minor", "same-major-newer-minor": "the same major and an equal or "
+               "newer minor", "not-older": "the same or a newer release", "same-major": "the same major",
+               "exact": "the very same release"}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the paste says went wrong and what to do; `problem` is False for a harmless line."""
+
+    cause: str
+    fix: Fix
+    problem: bool = True
+
+
+def _checks(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    bad = next((c for c in ev.checks if not c.fits), None)
+    if bad is None:
+        return None
+    said = ("loaded %s %s" % (bad.library, bad.runtime)) if bad.runtime else "found none it accepts"
+    cause = "%s was built with %s %s and %s; its check needs %s" % (
+        bad.framework, bad.library, bad.compiled, said, _RULE_WORDS.get(bad.rule, bad.rule))
+    major = major_of(bad.compiled)
+    if bad.library == "TensorRT":
+        return Answer(cause, rt.trt_rebuild_fix())
+    if bad.library != "cuDNN" or major is None:
+        return Answer(cause, paste.toolkit_release_fix(compat, bad.compiled, ev.platform))
+    cuda = next(iter(ev.cuda), None)
+    at_least = None if bad.rule == "same-major" else bad.compiled
+    install = paste.cudnn_release_fix(compat, major, at_least, bad.rule in ("same-minor", "exact"), cuda)
+    if bad.framework == "PyTorch" and bad.runtime:  # it bundles its cuDNN: an older one found first shadows it
+        return Answer(cause + "; PyTorch bundles cuDNN %s, so another copy (%s) found first shadows it" % (
+            bad.compiled, bad.runtime), paste.shadow_or_install(paste.shadowed_library_fix(
+                "libcudnn.so.%d" % major if ev.platform != "windows" else "cudnn64_%d.dll" % major, bad.compiled,
+                ev.platform), install))
+    return Answer(cause, install)
+
+
+def _symbol_floor(symbol: str) -> Optional[str]:
+    m = re.search(r"_(\d+)_(\d+)$", symbol)
+    return "%s.%s" % m.groups() if m else None
+
+
+def _loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    for f in ev.loader:
+        if f.kind == "undefined-symbol" and f.node:
+            floor = _symbol_floor(f.symbol)
+            return Answer("%s needs %s from %s%s, but another copy of %s (an older one) was loaded first" % (
+                f.caller or "a library", f.symbol, f.node, (" (CUDA %s or newer)" % floor) if floor else "",
+                f.node), paste.shadowed_library_fix(f.node, floor, ev.platform))
+        if f.kind == "node-not-defined" and any(g.kind == "no-version-info" and g.library == f.library
+                                                for g in ev.loader):
+            return Answer("the %s that loads has no symbol version information (another build of it) while the "
+                          "program was linked against NVIDIA's versioned %s" % (f.library, f.node),
+                          paste.shadowed_library_fix(f.node, None, ev.platform))
+        if f.kind == "node-not-defined":
+            return Answer("two copies of %s are mixed: the one loaded lacks %s, which its sibling library was "
+                          "linked against" % (f.library, f.symbol), paste.shadowed_library_fix(f.node, None,
+                                                                                             ev.platform))
+        if f.kind == "version-not-found" and f.library.startswith("libstdc++"):
+            return Answer("the libstdc++.so.6 that loads is older than %s needs (%s)" % (
+                f.caller or "a library", f.node), paste.libstdcxx_fix(f.node, ev.platform))
+        if f.kind == "version-not-found":
+            return Answer("the %s that loads is older than %s needs (version node %s)" % (
+                f.library, f.caller or "the program", f.node), paste.shadowed_library_fix(f.library, None,
+                                                                                          ev.platform))
+        if f.kind == "wrong-elf-class":
+            return Answer("a %s of the wrong architecture (32-bit) is found first" % f.library,
+                          paste.wrong_class_fix(f.library))
+    return None
+
+
+def _loader_missing(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    missing = [f.library for f in ev.loader if f.kind in ("missing", "permission")]
+    return _missing(ev, compat, missing) if missing else None
+
+
+def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]:
+    shipped = [s for s in ev.libraries if s.name in names] or [s for s in ev.libraries if s.name.endswith(".dll")]
+    if not shipped and names and ev.platform != "windows":  # a name no table dates: where it is, on the path
+        return Answer("the loader does not find %s" % names[0], paste.find_library_fix(names[0]))
+    if not shipped:
+        return None
+    first = shipped[0]
+    stem = re.split(r"\.so|64_", first.name)[0]
+    stem = stem if stem.startswith("lib") else "lib" + stem
+    cause = "%s is not found; it is %s's" % (first.name, first.label)
+    if first.product == "cuDNN":
+        cuda = next((s.high for s in ev.libraries if s.product == "CUDA"), None) or next(iter(ev.cuda), None)
+        fix = paste.cudnn_release_fix(compat, int(first.low), cuda=cuda)
+    else:
+        fix = paste.toolkit_library_fix(compat, first, stem)
+    return Answer(cause, paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix)
+
+
+def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    for w in ev.windows:
+        what = w.dll or "a DLL"
+        if w.code == 1455:
+            return Answer("Windows' paging file is too small to map %s (error 1455)" % what, rt.paging_file_fix())
+        if w.code == 127:
+            return Answer("Windows loaded a %s of another version, without a function its caller imports (error "
+                          "127)" % what, paste.shadowed_library_fix(w.dll or what, None, "windows"))
+        package = _site_package(w.dll, ev)
+        if w.code == 193:
+            return Answer("%s (or one of its dependencies) is not a loadable 64-bit image: 32-bit, or a damaged "
+                          "download (error 193)" % what,
+                          rt.reinstall_package_fix(package) if package else rt.windows_32bit_fix(w.dll))
+        if w.code == 126:
+            cause = "%s or one of its dependencies (a DLL it imports) is not found (error 126)" % what
+            if package:
+                return Answer(cause, rt.reinstall_package_fix(package))
+            shipped = compat.shipped_by(w.dll) if w.dll else None
+            zlib = compat.zlibwapi()
+            if shipped is not None and shipped.product == "cuDNN" and shipped.low == "8" and zlib:
+                return Answer(cause + "; cuDNN 8.3 to 8.9 on Windows also need zlibwapi.dll",
+                              paste.on_windows_path(rt.zlib_fix(zlib["download"]), w.dll))
+            found = _missing(ev, compat, [w.dll]) if w.dll else None
+            return Answer(cause, found.fix if found else rt.windows_missing_dll_fix(w.dll))
+    return None
+
+
+def _site_package(dll: str, ev: Evidence) -> Optional[str]:
+    """The Python package whose own folder holds a failing DLL (site-packages\\torch\\lib\\x.dll -> torch)."""
+    m = re.search(r"site-packages[\\/]+(\w+)[\\/][^\"'\n]*?%s" % re.escape(dll), ev.text, re.I) if dll else None
+    return m.group(1) if m and m.group(1) != "nvidia" else None
+
+
+Step = Callable[[Evidence, Compat], Optional[Answer]]
+
+
+def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """The first answer the evidence gives, most decisive kind first; None when it gives none."""
+    from .answer_signals import from_signals, from_statuses
+
+    steps: List[Step] = [_loader, _checks, _windows, from_signals, _loader_missing, from_statuses]
+    for step in steps:
+        found = step(ev, compat)
+        if found is not None:
+            return found
+    return _missing(ev, compat, [s.name for s in ev.libraries])

@@ -1,0 +1,146 @@
+"""Answers from the named conditions a paste shows (containers, architecture, suspend, XLA, TensorRT, harmless
+lines) and from the status codes it names, when no loader failure or version check decides it."""
+from __future__ import annotations
+
+import re
+from typing import Dict, Optional
+
+from ..knowledge import Compat
+from ..remedies import paste, paste_runtime as rt
+from ..versions import major_of
+from .answer import Answer
+from .evidence import Evidence
+
+# Status names whose cause is one of the named conditions below.
+_STATUS_SIGNAL: Dict[str, str] = {
+    "cudaErrorInsufficientDriver": "driver-too-old", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": "system-driver-mismatch",
+    "cudaErrorSystemDriverMismatch": "system-driver-mismatch", "cudaErrorLaunchFailure": "launch-failure",
+    "CUDA_ERROR_LAUNCH_FAILED": "launch-failure", "cudaErrorNoKernelImageForDevice": "no-kernel-image",
+    "CUDA_ERROR_NO_BINARY_FOR_GPU": "no-kernel-image", "cudaErrorMemoryAllocation": "out-of-memory",
+    "CUDA_ERROR_OUT_OF_MEMORY": "out-of-memory", "CUDNN_STATUS_ALLOC_FAILED": "out-of-memory",
+    "cudaErrorUnknown": "launch-failure", "CUDA_ERROR_UNKNOWN": "launch-failure",
+    "cudaErrorNoDevice": "no-device", "CUDA_ERROR_NO_DEVICE": "no-device",
+    "cudaErrorUnsupportedPtxVersion": "ptx-toolchain", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "ptx-toolchain",
+    "CUBLAS_STATUS_NOT_INITIALIZED": "cublas-handle", "CUBLAS_STATUS_ALLOC_FAILED": "cublas-handle",
+    "CUDNN_STATUS_EXECUTION_FAILED": "execution-failed", "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE": "nvrtc-builtins",
+    "CUDNN_STATUS_NOT_INITIALIZED": "cudnn-not-initialized",
+}
+
+
+def _framework(ev: Evidence) -> str:
+    """PyTorch where the text is PyTorch's (its build is what to replace), else '' (the program is rebuilt)."""
+    return "PyTorch" if re.search(r"torch|pytorch", ev.text, re.I) else ""
+
+
+def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
+    platform = ev.platform
+    cuda = next(iter(ev.cuda), None)
+    if kind == "tf-duplicate-factory":
+        return Answer("TensorFlow's 'Unable to register ... factory' line is harmless", paste.harmless(), False)
+    if kind == "docker-no-gpu-runtime":
+        return Answer("Docker has no GPU runtime: the NVIDIA Container Toolkit is missing or not registered",
+                      rt.container_toolkit_fix())
+    if kind == "cdi-unresolved":
+        return Answer("the container asks for a CDI device that has no specification on the host", rt.cdi_spec_fix())
+    if kind in ("container-cli-no-driver", "cannot-talk-to-driver"):
+        return Answer("the host's NVIDIA driver is not loaded (or not installed)", paste.driver_fix(None, platform))
+    if kind == "nvml-unknown-error-container":
+        return Answer("the running container lost its GPU device permissions", rt.container_restart_fix())
+    if kind == "container-requirement" and re.search(r"driver 0\.0\b", ev.text):
+        return Answer("the container runtime reads driver 0.0: it cannot reach the host's NVIDIA driver (not loaded, "
+                      "or libraries and module out of step after an upgrade)", paste.driver_fix(None, platform))
+    if kind == "driver-library-missing":
+        return Answer("the driver library libcuda.so.1 is not found: no NVIDIA driver here, or (WSL) /usr/lib/wsl/lib "
+                      "is not on the loader path", rt.driver_library_fix(platform))
+    if kind == "container-requirement" and cuda:
+        floor = compat.min_driver(cuda, platform)
+        return Answer("the image needs CUDA %s, newer than the host driver runs" % cuda,
+                      paste.driver_fix(floor.version if floor else None, platform))
+    if kind == "driver-too-old":
+        floor = compat.min_driver(cuda, platform) if cuda else None
+        return Answer("the NVIDIA driver%s is older than the CUDA runtime%s needs%s" % (
+            (" " + ev.drivers[0]) if ev.drivers else "", (" " + cuda) if cuda else "",
+            (" (driver %s or newer)" % floor.version) if floor else ""),
+            paste.driver_fix(floor.version if floor else None, platform))
+    if kind == "ptx-toolchain":
+        return Answer("the PTX was compiled by a CUDA toolkit newer than the driver%s can JIT (cudaError 222)" % (
+            (" " + ev.drivers[0]) if ev.drivers else ""), rt.ptx_driver_fix(platform))
+    if kind == "cublas-handle":
+        return Answer("cuBLAS could not create its handle (CUBLAS_STATUS_NOT_INITIALIZED): almost always GPU "
+                      "memory ran out", rt.memory_fix())
+    if kind == "execution-failed":
+        return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
+                      "build predates this GPU's architecture (compute capability), else memory or the driver",
+                      rt.arch_fix(compat, ev.gpu_cc, _framework(ev) or "PyTorch"))
+    if kind == "nvrtc-builtins":
+        return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
+            major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
+    if kind == "cudnn-not-initialized":
+        return Answer("cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): no usable driver or GPU, GPU "
+                      "memory exhausted, or a cuDNN that does not fit the CUDA runtime and driver",
+                      rt.cudnn_startup_fix())
+    if kind == "not-a-symlink" and "/usr/lib/wsl" in " ".join(s.detail for s in ev.signals):
+        return Answer("ldconfig's warning that WSL's driver files are copies, not symbolic links, is harmless",
+                      paste.harmless(), False)
+    if kind in ("system-driver-mismatch", "nvml-mismatch"):
+        return Answer("the driver's libraries and its loaded kernel module are different releases",
+                      rt.mismatched_driver_fix(platform))
+    if kind in ("launch-failure", "cuda-unknown-error"):
+        return Answer("a GPU fault: after a suspend/resume the nvidia_uvm module is broken", rt.uvm_reload_fix(platform))
+    if kind in ("no-kernel-image", "arch-mismatch"):
+        cc = ev.gpu_cc
+        return Answer("the build has no kernels for this GPU%s" % ((" (compute capability %s)" % cc) if cc else ""),
+                      rt.arch_fix(compat, cc, _framework(ev)))
+    if kind in ("xla-libdevice", "xla-ptxas"):
+        said = next((s.detail for s in ev.signals if s.kind == kind), "")
+        return Answer("XLA cannot find or use the CUDA compiler tools (ptxas, libdevice) it needs: %s" % said,
+                      rt.xla_cuda_tools_fix(major_of(cuda) or 12))
+    if kind == "trt-engine-version":
+        return Answer("the TensorRT engine was built by another TensorRT version", rt.trt_rebuild_fix())
+    if kind == "cudnn-no-engine":
+        return Answer("cuDNN found no engine for this convolution: the framework's CUDA/cuDNN build does not fit "
+                      "this GPU or driver, or GPU memory ran out", rt.engine_fix(compat, ev.gpu_cc))
+    if kind in ("out-of-memory", "cudnn-workspace-oom"):
+        return Answer("GPU memory ran out", rt.memory_fix())
+    if kind == "dl4j-cudnn" and cuda:
+        return Answer("DL4J's cuDNN helper cannot load: the cuDNN built for its CUDA %s is missing (or a DLL it "
+                      "depends on)" % cuda, paste.cudnn_for_cuda_fix(compat, cuda, ev.platform))
+    if kind == "libcuda-unversioned":
+        return Answer("the unversioned libcuda.so link (which cuDNN opens) is missing beside the driver's "
+                      "libcuda.so.1", rt.libcuda_link_fix(platform))
+    if kind == "nvrtc-unversioned":
+        return Answer("cuDNN 8 opens the unversioned libnvrtc.so, which only a CUDA toolkit's development "
+                      "files provide", rt.nvrtc_link_fix())
+    if kind == "windows-paging-file":
+        return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
+    return None
+
+
+def from_signals(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """The first named condition with an answer; a harmless line only when nothing else is there."""
+    kinds = [k for k in ev.kinds() if k != "tf-duplicate-factory"]
+    for kind in kinds:
+        found = _signal(kind, ev, compat)
+        if found is not None:
+            return found
+    if "tf-duplicate-factory" in ev.kinds() and not ev.statuses and not ev.loader:
+        return _signal("tf-duplicate-factory", ev, compat)
+    return None
+
+
+def from_statuses(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """The first status code with an answer: through its named condition, else NVIDIA's meaning and the
+    doctor's reading of it (compat/status_codes.toml)."""
+    for seen in ev.statuses:
+        kind = _STATUS_SIGNAL.get(seen.code.name)
+        found = _signal(kind, ev, compat) if kind else None
+        if found is not None:
+            return found
+        if seen.code.api == "nccl":
+            return Answer("NCCL %s (%d): %s; NCCL_DEBUG=INFO names the failing call, in containers usually too "
+                          "little shared memory" % (seen.code.name, seen.code.number, seen.code.words), rt.nccl_fix())
+        entry = compat.status_words(seen.code.name, seen.code.number) \
+            if seen.code.name in compat.status_entries() else {}
+        return Answer("%s: %s" % (seen.code.name, entry.get("diagnosis") or seen.code.meaning or seen.code.words),
+                      rt.status_words_fix(entry.get("fix") or seen.code.words))
+    return None

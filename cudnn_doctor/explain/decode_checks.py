@@ -1,0 +1,67 @@
+"""Framework version checks in a pasted text ("Loaded runtime CuDNN library: X but source was compiled with: Y",
+PyTorch's tuples, JAX, PaddlePaddle, TensorRT, ONNX Runtime), judged by that framework's own rule from
+compat/frameworks.toml [version_checks]."""
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Tuple
+
+from ..knowledge import Compat
+from ..versions import ver
+from .evidence import VersionCheck
+from .parse import parse_versions
+
+# (framework, library, pattern, order): order "rc" = runtime first, "cr" = compiled first.
+_MORE = (
+    ("PaddlePaddle", "cuDNN", re.compile(r"compiled with CUDNN ([\d.]+), but CUDNN version in your machine is "
+                                         r"([\d.]+)", re.I), "cr"),
+    ("PaddlePaddle", "CUDA", re.compile(r"compiled with CUDA ([\d.]+), but CUDA runtime version in your machine "
+                                        r"is ([\d.]+)", re.I), "cr"),
+    ("TensorRT", "cuDNN", re.compile(r"TensorRT was linked against cuDNN ([\d.]+) but loaded cuDNN ([\d.]+)"), "cr"),
+    ("TensorRT", "TensorRT", re.compile(r"expecting library version ([\d.]+) got ([\d.]+)"), "rc"),
+)
+_ORT = re.compile(r"Require cuDNN (\d+)\.\* and CUDA (\d+)\.\*")
+
+
+def _parts(release: str) -> Tuple[int, ...]:
+    v = ver(release)
+    return tuple(v.release) + (0, 0) if v is not None else (0, 0, 0)
+
+
+def fits(rule: str, runtime: str, compiled: str) -> bool:
+    """Whether `runtime` passes the check of a program built with `compiled` under `rule`."""
+    r, c = _parts(runtime), _parts(compiled)
+    if rule == "same-minor":
+        return r[:2] == c[:2]
+    if rule == "same-major-newer-minor":
+        return r[0] == c[0] and r[1] >= c[1]
+    if rule == "not-older":  # major.minor, as the checks compare them
+        return r[:2] >= c[:2]
+    if rule == "same-major":
+        return r[0] == c[0]
+    return ver(runtime) == ver(compiled)
+
+
+def _check(compat: Compat, framework: str, library: str, runtime: str, compiled: str) -> Optional[VersionCheck]:
+    row = compat.version_check_rule(framework, library)
+    if row is None or not compiled:
+        return None
+    ok = bool(runtime) and fits(row["rule"], runtime, compiled)
+    return VersionCheck(framework, library, runtime, compiled, row["rule"], ok, row["source"])
+
+
+def decode_checks(text: str, compat: Compat) -> List[VersionCheck]:
+    """Every version check the text prints, judged by its framework's rule."""
+    out: List[Optional[VersionCheck]] = []
+    pasted = parse_versions(text)
+    if pasted.compiled:
+        framework = "TensorFlow 1.x" if "compatibility version" in text else pasted.framework
+        out.append(_check(compat, framework, "cuDNN", pasted.runtime or "", pasted.compiled))
+    for framework, library, pattern, order in _MORE:
+        for m in pattern.finditer(text):
+            runtime, compiled = (m.group(1), m.group(2)) if order == "rc" else (m.group(2), m.group(1))
+            out.append(_check(compat, framework, library, runtime, compiled))
+    for m in _ORT.finditer(text):
+        out += [_check(compat, "ONNX Runtime", "cuDNN", "", m.group(1)),
+                _check(compat, "ONNX Runtime", "CUDA", "", m.group(2))]
+    return [c for c in out if c is not None]

@@ -1,0 +1,64 @@
+"""Dynamic-loader failures in a pasted text: Linux (cannot open, undefined symbol with its version node, version
+`X' not found, wrong ELF class, no version information) and Windows loader codes (126, 127, 193, 1455)."""
+from __future__ import annotations
+
+import re
+from typing import List
+
+from ..knowledge import Compat
+from .evidence import LoaderFailure, WindowsLoad
+
+_SO = r"[\w.+-]+?\.so(?:\.\d+)*"
+_LIB = r"(?:[\w.+-]*/)?(" + _SO + ")"
+_NAMED = r"lib[\w.+-]*?\.so(?:\.\d+)*"  # a library name where no folder precedes it
+_PATTERNS = (
+    ("permission", re.compile(_LIB + r": cannot open shared object file: Permission denied")),
+    ("missing", re.compile(_LIB + r": cannot open shared object file")),
+    ("missing", re.compile(r"Could not load (?:dynamic )?library '?(" + _NAMED + ")")),
+    ("missing", re.compile(r"(?:Unable to load|cannot load|Failed to load)\s+(?:library\s+)?'?(" + _NAMED + ")",
+                           re.I)),
+    ("missing", re.compile(r"failed to open (" + _NAMED + ")")),
+    ("wrong-elf-class", re.compile(_LIB + r": wrong ELF class")),
+)
+_UNDEFINED = re.compile(_LIB + r":\s*undefined symbol:\s*(\w+)(?:,\s*version\s+([\w.+-]+))?|"
+                        r"undefined symbol:\s*(\w+)(?:,\s*version\s+([\w.+-]+))?")
+_NODE = re.compile(r"symbol\s+(\w+)(?:,)?\s+version\s+([\w.+-]+)\s+not defined in file\s+" + _LIB)
+_VERSION = re.compile(_LIB + r":\s*version [`'‘]([\w.+-]+)['’] not found(?:\s*\(required by ([^)]+)\))?")
+_NO_INFO = re.compile(_LIB + r":\s*no version information available(?:\s*\(required by ([^)]+)\))?")
+_DLL = re.compile(r"[\w-]+(?:\.\w+)*?\.dll", re.I)
+_WIN_CODE = re.compile(r"(?:WinError|error(?: code)?|LoadLibrary\w*\s+failed with error)\s*:?\s*(126|127|193|1455)\b",
+                       re.I)
+
+
+def decode_loader(text: str) -> List[LoaderFailure]:
+    """Each loader failure once, in the order the kinds are listed above."""
+    out: List[LoaderFailure] = []
+    taken = set()
+    for kind, pattern in _PATTERNS:
+        for m in pattern.finditer(text):
+            if m.group(1) not in taken:
+                taken.add(m.group(1))
+                out.append(LoaderFailure(kind, library=m.group(1)))
+    for m in _UNDEFINED.finditer(text):
+        caller, symbol, node = (m.group(1), m.group(2), m.group(3)) if m.group(2) else ("", m.group(4), m.group(5))
+        out.append(LoaderFailure("undefined-symbol", library=node or "", symbol=symbol, node=node or "",
+                                 caller=caller or ""))
+    for m in _NODE.finditer(text):
+        out.append(LoaderFailure("node-not-defined", library=m.group(3), symbol=m.group(1), node=m.group(2)))
+    for m in _VERSION.finditer(text):
+        out.append(LoaderFailure("version-not-found", library=m.group(1), node=m.group(2),
+                                 caller=(m.group(3) or "").strip()))
+    for m in _NO_INFO.finditer(text):
+        out.append(LoaderFailure("no-version-info", library=m.group(1), caller=(m.group(2) or "").strip()))
+    return out
+
+
+def decode_windows(text: str, compat: Compat) -> List[WindowsLoad]:
+    """Windows loader codes, by number ("[WinError 126]", "error code 193") or by their system message."""
+    out: List[WindowsLoad] = []
+    dlls = _DLL.findall(text)
+    for row in compat.windows_loader_errors():
+        by_number = any(int(m.group(1)) == row["code"] for m in _WIN_CODE.finditer(text))
+        if (by_number or row["message"].lower() in text.lower()) and row["code"] not in [w.code for w in out]:
+            out.append(WindowsLoad(row["code"], row["message"], dlls[0] if dlls else ""))
+    return out

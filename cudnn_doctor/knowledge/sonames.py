@@ -1,0 +1,97 @@
+"""Library names (sonames, Windows DLLs) and the releases that ship them (compat/sonames.toml)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from ..versions import ver
+from .driver import DriverKnowledge
+
+_SONAME = re.compile(r"^(lib[\w+-]*?)(?:\.alt)?\.so(?:\.(\d+(?:\.\d+)*))?$")
+_DLL = re.compile(r"^([a-z][\w-]*?)64_(\d+)(?:_\d+)?\.dll$", re.I)
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """The releases that ship one library name: CUDA `low` to `high` (equal when exact), or a cuDNN major."""
+
+    name: str
+    product: str  # "CUDA" or "cuDNN"
+    low: str
+    high: str
+    source: str
+
+    @property
+    def label(self) -> str:
+        span = self.low if self.low == self.high else "%s to %s" % (self.low, self.high)
+        return "%s %s" % (self.product, span)
+
+
+def split_library(name: str) -> Optional[Tuple[str, str]]:
+    """(stem, soname version) of a Linux soname or Windows DLL name: ('libcudart', '11.0') for cudart64_110.dll."""
+    m = _SONAME.match(name)
+    if m:
+        return m.group(1), m.group(2) or ""
+    m = _DLL.match(name)
+    if not m:
+        return None
+    stem, n = "lib" + m.group(1), int(m.group(2))
+    if stem.startswith("libcudnn"):
+        return stem, str(n)
+    return stem, ("%d.%d" % divmod(n, 10) if n >= 80 else str(n))
+
+
+def _released(text: str) -> Version:
+    """A release as a Version; one that does not parse sorts first."""
+    return ver(text) or Version("0")
+
+
+class SonameKnowledge(DriverKnowledge):
+    def _cuda_span(self, spec: str) -> List[str]:
+        wanted = SpecifierSet(spec)
+        return [r for r in self.cuda_releases() if _released(r) in wanted]
+
+    def shipped_by(self, name: str) -> Optional[Shipped]:
+        """The releases that ship `name` ('libcublas.so.9.0' -> CUDA 9.0; 'cudart64_110.dll' -> CUDA 11.0 to
+        11.8; 'cudnn64_7.dll' -> cuDNN 7); None for a name no table decides."""
+        parts = split_library(name)
+        if parts is None:
+            return None
+        stem, version = parts
+        if stem.startswith("libcudnn"):
+            return self._cudnn(name, stem, version)
+        table = self.table("sonames", "toolkit_sonames")
+        if stem.endswith("64") or not version:
+            return None
+        exact = re.match(r"^(\d+)\.(\d+)$", version)
+        if exact and (stem in table.get("exact_always", []) or _released(version) < _released(table.get("exact_before", "0"))):
+            if version in self.cuda_releases():
+                return Shipped(name, "CUDA", version, version, table["source"])
+            return None
+        if name.lower().endswith(".dll") and exact and int(exact.group(1)) >= 12:
+            version = exact.group(1)  # nvrtc64_120_0.dll serves every CUDA 12.x, as libnvrtc.so.12 does
+        row = next((r for r in table.get("rows", []) if r["stem"] == stem and r["soname"] == version), None)
+        span = self._cuda_span(row["cuda"]) if row else []
+        return Shipped(name, "CUDA", span[0], span[-1], table["source"]) if span else None
+
+    def _cudnn(self, name: str, stem: str, version: str) -> Optional[Shipped]:
+        major = version.split(".")[0]
+        if not major.isdigit():
+            return None
+        table = self.table("sonames", "cudnn_sonames")
+        known = [r for r in table.get("rows", []) if r["stem"] == stem != "libcudnn"]  # every major has libcudnn
+        if known and all(str(r["major"]) != major for r in known):
+            return None  # libcudnn_ops_infer.so.9 was never shipped
+        return Shipped(name, "cuDNN", major, major, table["source"])
+
+    def pip_project(self, stem: str, cuda_major: int) -> Optional[str]:
+        """The PyPI project that ships a toolkit library for a CUDA major ('nvidia-cublas-cu11'); None if none."""
+        table = self.table("sonames", "pip_projects")
+        base = table.get("projects", {}).get(stem)
+        if base is None or cuda_major < 11:
+            return None
+        return "%s-cu%d" % (base, cuda_major) if cuda_major <= int(table.get("suffixed_until", 12)) else base

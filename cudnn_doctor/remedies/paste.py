@@ -1,0 +1,158 @@
+"""Fixes read from a pasted error text alone (explain): the library or release it names, the loader failure, the
+framework check it failed. Each builder takes the decoded values and the platform the text came from; the same
+paste gets the same fix on any machine."""
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from packaging.version import Version
+
+from ..knowledge import Compat, Shipped
+from ..model import Fix
+from ..versions import major_of, mm_text, ver
+from .shell import advice, q, run, say, stated
+from .shells import command_fix
+from .software import TOOLKIT_ARCHIVE
+
+CUDNN_ARCHIVE = "https://developer.nvidia.com/rdp/cudnn-archive"
+
+
+def _released(text: Optional[str]) -> Version:
+    """A release as a Version; one that does not parse sorts first."""
+    return ver(text) or Version("0")
+
+
+def cudnn_choice(compat: Compat, major: int, at_least: Optional[str] = None,
+                 same_minor: bool = False) -> Optional[Tuple[str, List[str]]]:
+    """The one place explain picks a cuDNN release: the newest of `major` not older than `at_least` (of its very
+    major.minor with `same_minor`), with the CUDA releases NVIDIA built it for; None when the knowledge has none."""
+    floor = _released(at_least) if at_least else None
+    fits = [r for r in compat.cudnn_releases(major) if (floor is None or _released(r) >= floor)
+            and (not same_minor or mm_text(r) == mm_text(at_least))]
+    if not fits:
+        return None
+    release = max(fits, key=_released)
+    cudas = sorted({c for b in compat.cudnn_builds(release) for c in b.cuda}, key=_released)
+    return release, cudas
+
+
+def _pip(line: str, note: str) -> Fix:
+    return run(line, text="%s   (%s)" % (line, note))
+
+
+def cudnn_release_fix(compat: Compat, major: int, at_least: Optional[str] = None, same_minor: bool = False,
+                      cuda: Optional[str] = None) -> Fix:
+    """Install a cuDNN `major` (not older than `at_least`; its same minor with `same_minor`) for `cuda` when
+    known: the pip wheel where NVIDIA publishes one, else the archive download."""
+    choice = cudnn_choice(compat, major, at_least, same_minor)
+    if choice is None:
+        return advice("install a cuDNN %d release%s from %s" % (major, (" not older than %s" % at_least)
+                                                                  if at_least else "", CUDNN_ARCHIVE))
+    release, cudas = choice
+    majors = [m for m in dict.fromkeys(major_of(c) for c in cudas) if m is not None and m >= 11]
+    want = major_of(cuda) if cuda else (majors[-1] if majors else None)
+    wheel = compat.cudnn_wheel(want) if want in majors else None
+    if wheel and not same_minor:
+        spec = ">=%s,<%d" % (at_least, major + 1) if at_least else "==%d.*" % major
+        return _pip('pip install "%s%s"' % (wheel, spec), "cuDNN %s is the newest %d.x NVIDIA built for CUDA %s"
+                    % (release, major, ", ".join(c for c in cudas if major_of(c) == want)))
+    return advice("install cuDNN %s (NVIDIA built it for CUDA %s) from %s, into the CUDA folder the program uses"
+                  % (release, ", ".join(cudas), CUDNN_ARCHIVE))
+
+
+def toolkit_library_fix(compat: Compat, shipped: Shipped, stem: str) -> Fix:
+    """A missing CUDA library: the wheel (CUDA 11 on) or the toolkit release that ships it."""
+    cuda_major = major_of(shipped.high) or 0
+    project = compat.pip_project(stem, cuda_major) if cuda_major else None
+    if project is not None and shipped.low != shipped.high:  # one release only: its toolkit, below
+        pin = '"%s==%s.*"' % (project, cuda_major) if project.endswith("cu%d" % cuda_major) else project
+        return say("install the CUDA %s library it was built for: %s, or a %s toolkit with its lib64 on "
+                   "LD_LIBRARY_PATH; or install the program's build for the CUDA you have", cuda_major,
+                   _pip("pip install %s" % pin, "ships %s" % shipped.name), shipped.label)
+    return advice("install the %s toolkit (%s) and put its lib64 folder on LD_LIBRARY_PATH (or in "
+                  "/etc/ld.so.conf.d, then `sudo ldconfig`); or reinstall the program's build for the CUDA you have "
+                  "(pip install the package's variant for it; %s is %s only)" % (
+                      shipped.label, TOOLKIT_ARCHIVE, shipped.name, shipped.label))
+
+
+def toolkit_release_fix(compat: Compat, release: str, platform: str) -> Fix:
+    """A program built for CUDA `release` needs that CUDA major's runtime (and a driver that runs it)."""
+    major = major_of(release) or 0
+    project = compat.pip_project("libcudart", major) if major else None
+    floor = compat.min_driver(release, platform) if release.count(".") else None
+    driver = (", with a driver %s or newer" % floor.version) if floor is not None else ""
+    if project is None:
+        return advice("install the CUDA %s toolkit (%s)%s" % (release, TOOLKIT_ARCHIVE, driver))
+    line = 'pip install "%s==%s.*"' % (project, major) if project.endswith("cu%d" % major) else "pip install %s" % project
+    return _pip(line, "the CUDA %s runtime%s; or the CUDA %s toolkit" % (major, driver, release))
+
+
+def shadowed_library_fix(node: str, newer_than: Optional[str], platform: str) -> Fix:
+    """An older copy of `node` shadows the one the caller needs: find it on the search path, drop it."""
+    want = (" %s or newer" % newer_than) if newer_than else " matching"
+    if platform == "windows":
+        return command_fix(["Get-Command %s -All | Format-List Source" % q(node)], shell="powershell",
+                           text="find every %s Windows can load (`Get-Command %s -All`) and take the older one's "
+                                "folder off PATH, so the%s copy is found first" % (node, node, want))
+    return run("echo $LD_LIBRARY_PATH", "ldconfig -p | grep %s" % q(node.split(".so")[0]),
+               text="an older %s is found first: take its folder out of LD_LIBRARY_PATH (`echo $LD_LIBRARY_PATH`; "
+                    "often /usr/local/cuda/lib64) or remove it from ld.so.conf (`ldconfig -p | grep %s`), so the"
+                    "%s copy beside the caller (pip's nvidia/*/lib) is loaded" % (node, node.split(".so")[0], want))
+
+
+def libstdcxx_fix(node: str, platform: str) -> Fix:
+    """The system libstdc++ is older than a library needs (GLIBCXX_x)."""
+    return run("conda install -c conda-forge 'libstdcxx-ng>=12'",
+               text="the libstdc++.so.6 that loads lacks %s: in a conda environment `conda install -c conda-forge "
+                    "'libstdcxx-ng>=12'` and put $CONDA_PREFIX/lib first on LD_LIBRARY_PATH; outside conda upgrade "
+                    "the system's libstdc++6 (a newer GCC runtime)" % node)
+
+
+def wrong_class_fix(library: str) -> Fix:
+    """A 32-bit (or other-architecture) copy comes first on the path."""
+    return run("file -L $(ldconfig -p | grep %s | awk '{print $NF}')" % q(library.split(".so")[0]),
+               text="a 32-bit or foreign-architecture %s comes first: `file -L` each copy and take the wrong one's "
+                    "folder off LD_LIBRARY_PATH" % library)
+
+
+def harmless() -> Fix:
+    """A log line that is not an error."""
+    return stated("nothing to fix: the line is harmless; look for the first real error above or below it")
+
+
+def driver_fix(floor: Optional[str], platform: str) -> Fix:
+    """Install or upgrade the NVIDIA driver (to `floor` when the text says which CUDA it must run)."""
+    from .software import driver_upgrade_fix
+
+    return driver_upgrade_fix(floor or "the newest release for this GPU", platform)
+
+
+def on_windows_path(install: Fix, dll: str) -> Fix:
+    """An install on Windows, then the DLL's folder where Windows and Python look for it."""
+    from .paste_runtime import windows_missing_dll_fix
+
+    return say("%s; then %s", install, windows_missing_dll_fix(dll))
+
+
+def shadow_or_install(shadow: Fix, install: Fix) -> Fix:
+    """Take the shadowing copy away, or else install the release the program wants."""
+    return say("%s; or %s", shadow, install)
+
+
+def cudnn_for_cuda_fix(compat: Compat, cuda: str, platform: str) -> Fix:
+    """The newest cuDNN NVIDIA built for CUDA `cuda`, from the archive (on PATH on Windows)."""
+    builds = [r for r in compat.cudnn_releases() if any(cuda in b.cuda for b in compat.cudnn_builds(r))]
+    if not builds:
+        return advice("install the cuDNN built for CUDA %s from %s" % (cuda, CUDNN_ARCHIVE))
+    release = max(builds, key=_released)
+    where = "its bin folder on PATH" if platform == "windows" else "its lib64 folder on LD_LIBRARY_PATH"
+    return advice("install cuDNN %s for CUDA %s (%s) with %s" % (release, cuda, CUDNN_ARCHIVE, where))
+
+
+def find_library_fix(name: str) -> Fix:
+    """A library no table dates: find the file and put its folder where the loader looks."""
+    stem = name.split(".so")[0]
+    return run("find / -name %s 2>/dev/null" % q(stem + ".so*"),
+               text="find it (`find / -name %s 2>/dev/null`), then put its folder on LD_LIBRARY_PATH or in "
+                    "/etc/ld.so.conf.d/%s.conf and run `sudo ldconfig`; if it is nowhere, install the package that "
+                    "ships it" % (q(stem + ".so*"), stem.replace("lib", "", 1) or "extra"))

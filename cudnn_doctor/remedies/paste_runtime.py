@@ -1,0 +1,204 @@
+"""Fixes for what a pasted text says about the running stack, from the text alone: driver and runtime status
+codes, containers, GPU architecture, XLA's tools, TensorRT engines and Windows' loader errors."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..knowledge import Compat
+from ..model import Fix
+from ..versions import mm_at_least, version_key
+from .shell import advice, run, say, stated
+from .shells import command_fix
+from .software import torch_install
+
+
+def uvm_reload_fix(platform: str) -> Fix:
+    """The unified-memory module broke (after suspend/resume): reload it, or restart."""
+    if platform == "windows":
+        return advice("restart Windows (a GPU fault after sleep leaves the driver unusable until then); if it "
+                      "happens without sleep, update the NVIDIA driver")
+    return run("sudo rmmod nvidia_uvm", "sudo modprobe nvidia_uvm",
+               text="if the machine was suspended since the driver loaded: `sudo rmmod nvidia_uvm && sudo modprobe "
+                    "nvidia_uvm` (or reboot); if not, the program's own kernel faulted: rerun it with "
+                    "CUDA_LAUNCH_BLOCKING=1 to see which call")
+
+
+def mismatched_driver_fix(platform: str) -> Fix:
+    """The CUDA driver library and the kernel module/display driver are different releases."""
+    if platform == "windows":
+        return advice("reinstall the NVIDIA driver (clean installation option) and restart Windows")
+    return run("sudo reboot", text="the driver's libraries were upgraded but the old kernel module is still "
+                                   "loaded (or a cuda-compat libcuda is on the path): reboot (`sudo reboot`); if "
+                                   "it persists, take any .../cuda-*/compat folder off LD_LIBRARY_PATH")
+
+
+def container_toolkit_fix() -> Fix:
+    """Docker has no GPU runtime: install and register the NVIDIA Container Toolkit."""
+    return run("sudo apt-get install -y nvidia-container-toolkit",
+               "sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker",
+               text="install the NVIDIA Container Toolkit (`sudo apt-get install -y nvidia-container-toolkit` after "
+                    "adding NVIDIA's repository), register it with `sudo nvidia-ctk runtime configure "
+                    "--runtime=docker` and `sudo systemctl restart docker`")
+
+
+def cdi_spec_fix() -> Fix:
+    """The host has no (current) CDI specification for its GPUs."""
+    return run("sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
+               text="generate the CDI specification for this driver: `sudo nvidia-ctk cdi generate "
+                    "--output=/etc/cdi/nvidia.yaml` (again after every driver upgrade)")
+
+
+def container_restart_fix() -> Fix:
+    """A running container lost its device cgroup rules (systemctl daemon-reload on the host)."""
+    return advice("restart the container; to stop it recurring, run containers through CDI (`nvidia-ctk cdi "
+                  "generate`) or set `\"exec-opts\": [\"native.cgroupdriver=cgroupfs\"]` in /etc/docker/daemon.json")
+
+
+def nccl_fix() -> Fix:
+    """NCCL's system/cuda errors: see its own report first; in containers shared memory is the usual cause."""
+    return run("NCCL_DEBUG=INFO python your_program.py",
+               text="rerun with NCCL_DEBUG=INFO to see the failing call; in Docker give NCCL shared memory "
+                    "(`--ipc=host` or `--shm-size=16g`), and make every rank use the same NCCL and driver")
+
+
+def memory_fix() -> Fix:
+    """GPU memory ran out (or a workspace did not fit)."""
+    return advice("free GPU memory (`nvidia-smi` lists the processes holding it), lower the batch size, and stop "
+                  "frameworks preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false)")
+
+
+def arch_fix(compat: Compat, cc: Optional[str], framework: str) -> Fix:
+    """The framework build has no kernels for this GPU: a build for a CUDA that knows it (the newest
+    architecture's CUDA when the GPU is not named: that build runs on every GPU before it too)."""
+    ccs = [c for a in compat.architectures() for c in a.ccs if c.replace(".", "").isdigit()]
+    newest = max(ccs, key=version_key) if ccs else None
+    wanted = cc or newest
+    first = compat.first_cuda_for_cc(wanted) if wanted else None
+    if framework == "PyTorch" and first:
+        cuda = first if mm_at_least(first, "11.0") else "11.8"
+        kernels = ("sm_%s kernels" % cc.replace(".", "")) if cc else "kernels for every GPU up to the newest"
+        return say("install a PyTorch build for CUDA %s or newer, which has %s: %s", first, kernels,
+                   torch_install(None, cuda))
+    arch = cc.replace(".", "") if cc else "<cc>"
+    return advice("rebuild the program for this GPU's architecture%s: nvcc -gencode arch=compute_%s,code=sm_%s "
+                  "(CMAKE_CUDA_ARCHITECTURES=%s; TORCH_CUDA_ARCH_LIST for PyTorch extensions), or install a build "
+                  "of it compiled for this compute capability" % ((" (compute capability %s)" % cc) if cc else "",
+                                                                  arch, arch, arch))
+
+
+def xla_cuda_tools_fix(cuda_major: int) -> Fix:
+    """XLA could not find ptxas or libdevice: the nvcc wheel brings both; or point XLA at a toolkit."""
+    project = "nvidia-cuda-nvcc-cu%d" % cuda_major if cuda_major <= 12 else "nvidia-cuda-nvcc"
+    return run('pip install -U "%s"' % project,
+               text='pip install -U "%s" (it ships ptxas and libdevice where JAX and TensorFlow look), or point XLA '
+                    'at a CUDA toolkit: export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda' % project)
+
+
+def trt_rebuild_fix() -> Fix:
+    """A TensorRT engine serialized by another TensorRT version (or GPU)."""
+    return run("trtexec --onnx=model.onnx --saveEngine=model.engine",
+               text="rebuild the engine with the TensorRT that runs it (from the ONNX model: `trtexec "
+                    "--onnx=model.onnx --saveEngine=model.engine`), or run it on the TensorRT version that built it")
+
+
+def paging_file_fix() -> Fix:
+    """Windows' commit limit was reached loading the CUDA DLLs."""
+    return command_fix(["Get-CimInstance Win32_ComputerSystem | Set-CimInstance -Property "
+                        "@{AutomaticManagedPagefile=$true}"], shell="powershell", root=True,
+                       text="let Windows manage a larger paging file (administrator PowerShell: `Get-CimInstance "
+                            "Win32_ComputerSystem | Set-CimInstance -Property @{AutomaticManagedPagefile=$true}`, "
+                            "then restart), and use fewer DataLoader workers (num_workers)")
+
+
+def windows_missing_dll_fix(dll: str) -> Fix:
+    """A DLL (or one of its imports) is nowhere on the DLL search path."""
+    return command_fix(["Get-Command %s -All" % (dll or "cudnn64_*.dll")], shell="powershell",
+                       text="put the folder that holds %s on PATH (`Get-Command %s -All` shows what Windows "
+                            "finds; pip's wheels keep it in site-packages\\nvidia\\<library>\\bin); Python 3.8+ "
+                            "also needs os.add_dll_directory(<that folder>) before the import" % (
+                                dll or "the DLL", dll or "<name>.dll"))
+
+
+def windows_32bit_fix(dll: str) -> Fix:
+    """A 32-bit DLL in a 64-bit process (193)."""
+    return stated("replace the 32-bit %s with the 64-bit one (x64 download) and take the 32-bit copy's folder off "
+                  "PATH" % (dll or "DLL"))
+
+
+def status_words_fix(words: str) -> Fix:
+    """A status code without a builder of its own: NVIDIA's meaning and cudnn-doctor's reading of it."""
+    return advice(words)
+
+
+def no_gpu_fix() -> Fix:
+    """The driver is there but no GPU is visible to programs."""
+    return run("nvidia-smi -L", text="check `nvidia-smi -L` lists the GPU; unset CUDA_VISIBLE_DEVICES (or set it to "
+                                     "the GPU's index); start containers with `--gpus all`")
+
+
+def libcuda_link_fix(platform: str) -> Fix:
+    """The unversioned libcuda.so is missing next to the driver's libcuda.so.1 (WSL, minimal driver installs)."""
+    if platform == "windows":
+        return advice("reinstall the NVIDIA driver for Windows (it provides nvcuda.dll) and restart")
+    folder = "$(dirname $(ldconfig -p | grep -m1 'libcuda.so.1 ' | awk '{print $NF}'))"
+    return run("cd %s" % folder, "sudo ln -sf libcuda.so.1 libcuda.so", "sudo ldconfig",
+               text="make the link next to the driver's libcuda.so.1: `cd %s && sudo ln -sf libcuda.so.1 libcuda.so "
+                    "&& sudo ldconfig` (on WSL the folder is /usr/lib/wsl/lib: add it to /etc/ld.so.conf.d)" % folder)
+
+
+def nvrtc_link_fix() -> Fix:
+    """cuDNN 8's runtime-compiled kernels open libnvrtc.so, which only development packages link."""
+    folder = "$(python -c 'import nvidia.cuda_nvrtc, os; print(os.path.dirname(nvidia.cuda_nvrtc.__file__))')/lib"
+    return run("cd %s" % folder, "ln -sf libnvrtc.so.* libnvrtc.so",
+               text="link libnvrtc.so to the versioned NVRTC the program has: for pip's NVRTC `cd %s && ln -sf "
+                    "libnvrtc.so.* libnvrtc.so`; for a toolkit install its cuda-nvrtc-dev package" % folder)
+
+
+def reinstall_package_fix(package: str) -> Fix:
+    """A Python package's own DLL (or one it imports) will not load: reinstall the package whole."""
+    return run("pip install --force-reinstall %s" % package,
+               text="reinstall %s whole (`pip install --force-reinstall %s`, the CUDA variant you use), and install "
+                    "the latest Microsoft Visual C++ Redistributable (x64) its DLLs import" % (package, package))
+
+
+def zlib_fix(download: str) -> Fix:
+    """cuDNN 8.3-8.9 on Windows load zlibwapi.dll at run time."""
+    return advice("put zlibwapi.dll (the x64 one from %s) next to the cuDNN DLLs or in a folder on PATH" % download)
+
+
+def ptx_driver_fix(platform: str) -> Fix:
+    """PTX from a newer toolkit than the driver can JIT."""
+    from .paste import driver_fix
+
+    return say("%s; or build with the CUDA toolkit the driver supports (`nvidia-smi` shows its CUDA version)",
+               driver_fix(None, platform))
+
+
+def nvrtc_builtins_fix(cuda_major: int) -> Fix:
+    """NVRTC could not open its builtins library (it sits beside libnvrtc in the same release)."""
+    project = "nvidia-cuda-nvrtc-cu%d" % cuda_major if cuda_major <= 12 else "nvidia-cuda-nvrtc"
+    return run('pip install --force-reinstall "%s"' % project,
+               text="give NVRTC its libnvrtc-builtins from the same release: `pip install --force-reinstall \"%s\"`, "
+                    "or put the toolkit's lib64 (which holds both) on LD_LIBRARY_PATH" % project)
+
+
+def cudnn_startup_fix() -> Fix:
+    """cuDNN could not start: driver, memory, or a cuDNN that does not fit the CUDA it runs with."""
+    return advice("check `nvidia-smi` works (else repair the driver), free GPU memory, and reinstall the cuDNN "
+                  "build made for the program's CUDA (pip install nvidia-cudnn-cuXX of its CUDA major, or the "
+                  "framework's own [and-cuda]/bundled build)")
+
+
+def engine_fix(compat: Compat, cc: Optional[str]) -> Fix:
+    """No cuDNN engine: the framework build for this GPU and driver, then memory."""
+    return say("%s; and if memory is tight: %s", arch_fix(compat, cc, "PyTorch"), memory_fix())
+
+
+def driver_library_fix(platform: str) -> Fix:
+    """libcuda.so.1 is not found: put WSL's driver folder on the path, else install the driver."""
+    from .paste import driver_fix
+
+    if platform == "windows":
+        return driver_fix(None, platform)
+    return say("on WSL: `export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH` (for good: add that folder to "
+               "/etc/ld.so.conf.d and run `sudo ldconfig`); elsewhere: %s", driver_fix(None, platform))
