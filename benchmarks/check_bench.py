@@ -199,6 +199,10 @@ def bench(args: argparse.Namespace) -> None:
         ratio = "%7.1fx" % (med / smi_median) if smi_median else ""
         print("%-40s %7.3fs %7.3fs %7.3fs %7.1fMB %8s" % (name, med, min(values), statistics.median(cpu[name]),
                                                         max(rss[name]) / 1024, ratio))
+    if walls.get("check --json") and smi_median:
+        med = statistics.median(walls["check --json"])
+        print("issue 31's target (check --json <= 0.25 s median and <= 2.5x nvidia-smi): %.3f s, %.1fx: %s" % (
+            med, med / smi_median, "met" if med <= 0.25 and med <= 2.5 * smi_median else "NOT met"))
     print()
     trees = [("", sys.executable, REPO)] + ([("baseline: ", args.baseline_python, os.path.abspath(args.baseline))]
                                             if args.baseline else [])

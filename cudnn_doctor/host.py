@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, BinaryIO, Dict, Iterator, List, Mapping, Optio
 
 from . import bounded_io
 from .native.driver import NativeTask
-from .readers.elf import read_elf
 
 if TYPE_CHECKING:
     from .native.session import NativeSession
@@ -310,6 +309,9 @@ class Host:
         if self._machine is None:
             self._machine = _normalize_machine(platform.machine()) if self.is_live else "x86_64"
             if not self.is_live:
+                # Here, not at the top: cli.main imports this module to start the native child, before anything else.
+                from .readers.elf import read_elf
+
                 for probe in ("/bin/sh", "/usr/bin/env", "/bin/ls"):
                     opened = self.open_binary(probe)
                     if opened is None:
