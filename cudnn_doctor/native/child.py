@@ -38,11 +38,17 @@ def _loaded_from(lib):
     return os.path.realpath(entry.contents.l_name.decode("utf-8", "surrogateescape"))
 
 
-def _noted(task, lib, res):
-    """A speculative task (native/session.py) also says which file it loaded, so a probe's task can take it."""
-    if task.get("early"):
-        res["loaded_from"] = _loaded_from(lib)
-    return res
+_NOTES = []  # type: list  # in a worker: (task id, output fd) for _note_loaded
+
+
+def _note_loaded(task, lib):
+    """A speculative task (native/session.py) says which file it loaded as soon as it has it, in a line of its own
+    before any call that may hang or crash, so that a probe's task naming that file takes its answer either way."""
+    if task.get("early") and _NOTES:
+        index, out_fd = _NOTES[0]
+        data = (json.dumps({"task": index, "loaded_from": _loaded_from(lib)}) + "\n").encode()
+        while data:
+            data = data[os.write(out_fd, data):]
 
 
 def _int_call(lib, name, restype=ctypes.c_size_t):
@@ -84,6 +90,7 @@ def op_cudart(task):
 
 def op_cuda_driver(task):
     lib = _load(task["lib"])
+    _note_loaded(task, lib)
     rc, value = _out_int_call(lib, "cuDriverGetVersion")
     res = {"loaded": True, "status": rc, "version": value}
     if task.get("init"):
@@ -91,7 +98,7 @@ def op_cuda_driver(task):
         fn.restype = ctypes.c_int
         fn.argtypes = [ctypes.c_uint]
         res["init_status"] = int(fn(0))
-    return _noted(task, lib, res)
+    return res
 
 
 def _nvml_field(fn, *args):
@@ -113,6 +120,7 @@ def op_nvml(task):
             lib = _load("libnvidia-ml.so.1")
         except OSError:
             return {"init_error": "NVML Shared Library Not Found", "init_error_code": 12}  # pynvml's own words
+    _note_loaded(task, lib)
     import pynvml  # nvidia-ml-py
 
     # pynvml dlopens "libnvidia-ml.so.1" by name unless a library is already set;
@@ -121,8 +129,7 @@ def op_nvml(task):
     try:
         pynvml.nvmlInit()
     except Exception as exc:
-        return _noted(task, lib, {"init_error": str(exc) or type(exc).__name__,
-                                  "init_error_code": getattr(exc, "value", None)})
+        return {"init_error": str(exc) or type(exc).__name__, "init_error_code": getattr(exc, "value", None)}
     res = {"gpus": [], "errors": {}}
     try:
         value, err = _nvml_field(pynvml.nvmlSystemGetDriverVersion)
@@ -175,7 +182,7 @@ def op_nvml(task):
             pynvml.nvmlShutdown()
         except Exception:
             pass
-    return _noted(task, lib, res)
+    return res
 
 
 def _mig_devices(pynvml, handle):
@@ -208,6 +215,7 @@ def _run(index, task):
 def _worker(index, task, out_fd):
     """In a forked copy of this process: run one task, write its result line to ``out_fd``, exit."""
     code = 0
+    _NOTES.append((index, out_fd))
     try:
         try:
             result = OPS[task["op"]](task)
@@ -310,7 +318,10 @@ def stream(task_timeout):
             del workers[pid]
             if result is None:
                 sys.stdout.buffer.write(buf)
-            else:
+            else:  # its speculative note (which file it loaded) still counts; a half-written result does not
+                for line in buf.split(b"\n"):
+                    if line.startswith(b'{"task": %d, "loaded_from": ' % index) and line.endswith(b"}"):
+                        sys.stdout.buffer.write(line + b"\n")
                 sys.stdout.buffer.write((json.dumps({"task": index, "result": result}) + "\n").encode())
             sys.stdout.buffer.flush()
 

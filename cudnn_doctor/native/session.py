@@ -42,6 +42,7 @@ class NativeSession:
         self.exits_without_work = 0  # children that ended before starting any task (a broken interpreter)
         self.speculative: List[int] = []  # ids of tasks sent before any probe asked (``speculate``)
         self.waiting: Dict[int, int] = {}  # task id -> the speculative task whose answer it may take (``_settle``)
+        self.loaded_from: Dict[int, Optional[str]] = {}  # speculative task id -> the file it loaded (the child says)
 
     # --- child lifecycle ----------------------------------------------------
 
@@ -53,6 +54,7 @@ class NativeSession:
             # -S: the child needs no site hooks (sys.path comes through PYTHONPATH), which saves their imports.
             self.child = ChildProcess([sys.executable, "-S", self.script, "--stream", str(self.task_timeout)],
                                       _child_env(self.base_env, []))
+            self.child.loaded_from = self.loaded_from  # every child's notes in one place
         except OSError as exc:
             self.start_error = "could not start the native child: %s" % exc
             return
@@ -109,8 +111,7 @@ class NativeSession:
             if early not in self.results:
                 continue
             del self.waiting[task_id]
-            answer = dict(self.results[early])
-            loaded = answer.pop("loaded_from", None)
+            answer, loaded = self.results[early], self.loaded_from.get(early)
             task, guess = self.tasks[task_id], self.tasks[early]
             same = dict(guess, early=None) == dict(task, early=None)
             if same or (loaded and task.get("lib") and os.path.realpath(str(task["lib"])) == loaded):
