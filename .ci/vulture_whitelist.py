@@ -28,6 +28,8 @@ _.node_source
 _.path_absent
 _.failed_call
 _.max_rel_error
+_.health_error
+_.acs_unreadable
 _.seed_raw
 _.seed_source
 _.timing

@@ -16,18 +16,19 @@ PROBE_FAILED = ("CD001", "probe-failed")
 
 
 def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
-                  timeout: Optional[float] = None, sonames: Sequence[str] = (),
+                  timeout: Optional[float] = None, sonames: Sequence[str] = (), ready: bool = False,
                   early: Optional["NativeSession"] = None) -> Facts:
     """Observe the machine (or the filesystem under ``root``) within ``timeout`` seconds; return the facts.
-    ``sonames``: more library names for the loader probe to resolve (explain's pasted names); ``early``: the
-    native child cli.main started before the imports (used when it suits this run)."""
+    ``sonames``: more library names for the loader probe to resolve (explain's pasted names); ``ready``: also
+    run the readiness kernel on every GPU; ``early``: the native child cli.main started before the imports (used
+    when it suits this run)."""
     from .probes import collect
 
     from .knowledge import load_compat
 
     # The knowledge is handed to the probes (they never load it themselves); reading it is one cached call.
     return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge, compat=load_compat(),
-                   sonames=sonames, early=early)
+                   sonames=sonames, ready=ready, early=early)
 
 
 def loader_facts(names: Sequence[str], root: str = "/") -> Facts:
@@ -95,10 +96,10 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
 
 def diagnose(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
              target: Optional[str] = None, skip: Sequence[str] = (), smoke: bool = False,
-             timeout: Optional[float] = None, sonames: Sequence[str] = (),
+             timeout: Optional[float] = None, sonames: Sequence[str] = (), ready: bool = False,
              early: Optional["NativeSession"] = None) -> Report:
     """Observe, optionally run the cuDNN smoke test on what was found, and judge: what `check` prints."""
-    facts = collect_facts(root, env, timeout=timeout, sonames=sonames, early=early)
+    facts = collect_facts(root, env, timeout=timeout, sonames=sonames, ready=ready, early=early)
     smoke_result = run_smoke_on(facts, root) if smoke else None
     return collect_report(root, env, requires=requires, target=target, smoke=smoke_result, facts=facts, skip=skip)
 

@@ -300,6 +300,36 @@ class Host:
                 break
         return sorted(found)
 
+    def read_kernel_log(self, limit: int = 8 << 20) -> Optional[str]:
+        """The kernel's messages since boot, one record a line, from /dev/kmsg (read without blocking: it is a
+        device that never ends). Under --root a regular file /dev/kmsg holds them (fake roots); None when the log
+        cannot be read (dmesg_restrict for a user, a container without it)."""
+        if not self.is_live:
+            return self.read_text("/dev/kmsg", limit) if self.regular_file_kind("/dev/kmsg") is None else None
+        try:
+            fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            return None
+        records: List[bytes] = []
+        size = 0
+        try:
+            while size < limit:
+                try:
+                    record = os.read(fd, 8192)  # one record per read
+                except BlockingIOError:  # the end of what the kernel holds now
+                    break
+                except BrokenPipeError:  # a record was overwritten while reading: the next one follows
+                    continue
+                except OSError:
+                    break
+                if not record:
+                    break
+                records.append(record)
+                size += len(record)
+        finally:
+            os.close(fd)
+        return b"".join(records).decode("utf-8", "replace")
+
     def machine(self) -> str:
         """The CPU architecture programs under the root are built for: 'x86_64', 'aarch64', ...
 

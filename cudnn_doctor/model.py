@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Dict, List, Optional, TypedDict
 
+from .model_node import NodeFacts
 from .model_windows import WindowsFacts
 
 
@@ -377,6 +378,7 @@ class Facts:
     machine_state: MachineState = field(default_factory=MachineState)  # catalogue observations
     windows: Optional[WindowsFacts] = None  # when the machine is Windows (probes/windows)
     image: Optional[ImageFacts] = None  # check --image: the image whose layers are the root
+    node: NodeFacts = field(default_factory=NodeFacts)  # GPU health, links, kernel events, container runtime
     searched: Dict[str, List[str]] = field(default_factory=dict)  # probe -> places looked at
     probe_errors: List[ProbeError] = field(default_factory=list)
     blocked: List[BlockedPath] = field(default_factory=list)  # what could not be checked (report incomplete)

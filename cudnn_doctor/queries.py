@@ -4,6 +4,7 @@ Knowledge (compat) is passed in by the caller where a question needs it; nothing
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field, fields
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -64,8 +65,30 @@ def cc_below(cc: Optional[str], floor: Optional[str]) -> bool:
     return mm_before(cc, floor)
 
 
+@dataclass
+class GpuGroup(GpuFacts):
+    """Identical GPUs (one model, one compute capability) judged once: the first of them, with every index."""
+
+    indices: List[int] = field(default_factory=list)
+
+
+def gpu_groups(facts: Facts) -> List[GpuFacts]:
+    """The visible GPUs with a compute capability, one per group of identical ones, in index order: a rule about
+    the model says it once for a node of eight of them."""
+    groups: Dict[Tuple[Optional[str], Optional[str]], GpuGroup] = {}
+    for gpu in gpus_with_cc(facts):
+        key = (gpu.name, gpu.compute_capability)
+        if key not in groups:
+            groups[key] = GpuGroup(**{f.name: getattr(gpu, f.name) for f in fields(GpuFacts)}, indices=[])
+        groups[key].indices.append(gpu.index)
+    return list(groups.values())
+
+
 def gpu_label(gpu: GpuFacts) -> str:
-    return "GPU %d (%s, compute capability %s)" % (gpu.index, gpu.name or "unknown model", gpu.compute_capability)
+    indices = getattr(gpu, "indices", None) or [gpu.index]
+    which = "GPU %d" % indices[0] if len(indices) == 1 else "GPUs %s and %d" % (
+        ", ".join(str(i) for i in indices[:-1]), indices[-1])
+    return "%s (%s, compute capability %s)" % (which, gpu.name or "unknown model", gpu.compute_capability)
 
 
 def floor_branch(floor: Any) -> Optional[str]:

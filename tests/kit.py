@@ -43,6 +43,37 @@ def build_lib(kind: str, soname: Optional[str] = None, source: Optional[Path] = 
 
 
 @dataclass
+class Health:
+    """One GPU's health as the fake NVML reports it (fake_nvml.c fake_health); the defaults are a healthy H100."""
+
+    persist: int = 1
+    ecc: int = 1
+    ecc_pending: int = 1
+    ecc_uncorrected: int = 0
+    remap_pending: int = 0
+    remap_failed: int = 0
+    remap_correctable: int = 0
+    remap_uncorrectable: int = 0
+    clock_events: int = 0  # nvml.h clock event reason bits
+    gen: int = 5
+    gen_max: int = 5
+    width: int = 16
+    width_max: int = 16
+    nvlinks: int = 0
+    nvlinks_down: int = 0  # the first this many links are down
+    nvlink_replay: int = 0
+    lost: int = 0
+    no_remap: int = 0  # a GPU before Ampere: row remapping is not supported
+    retired_pending: int = 0
+
+    def c_initializer(self) -> str:
+        from dataclasses import astuple
+
+        return "{%s}" % ",".join("%dULL" % v if isinstance(v, int) and i in (3, 8, 15) else str(v)
+                                 for i, v in enumerate(astuple(self)))
+
+
+@dataclass
 class Gpu:
     name: str = "NVIDIA H100 80GB HBM3"
     cc: str = "9.0"
@@ -125,8 +156,12 @@ class FakeMachine:
     def driver(self, version: str = "580.95.05", cuda: int = 13000, gpus: Iterable[Gpu] = (Gpu(),),
                kernel_module: Optional[str] = "same", libdir: str = MULTIARCH, nvml_init_rc: int = 0,
                nvml_all_fail: bool = False, nvml: bool = True, libcuda: bool = True,
-               nvml_misbehave: Optional[str] = None) -> None:
-        """User-space driver libraries, /proc/driver/nvidia/version, and device nodes."""
+               nvml_misbehave: Optional[str] = None, health: Sequence[Health] = (),
+               nvml_defines: Optional[Dict[str, object]] = None, cuda_defines: Optional[Dict[str, object]] = None
+               ) -> None:
+        """User-space driver libraries, /proc/driver/nvidia/version, and device nodes. ``health``: each GPU's
+        (healthy when left out); ``nvml_defines``/``cuda_defines``: more -D flags for the fake libraries
+        (FAKE_P2P, FAKE_TOPO, FAKE_FABRIC; CTX_RC, WRONG_RESULT, HANG_IN_LAUNCH, ...)."""
         gpus = list(gpus)
         if kernel_module:
             kmod = version if kernel_module == "same" else kernel_module
@@ -145,10 +180,14 @@ class FakeMachine:
                 defines["FAKE_ALL_FAIL"] = True
             if nvml_misbehave:  # "CRASH_IN_INIT" or "HANG_IN_INIT"
                 defines[nvml_misbehave] = True
+            if health:
+                defines["FAKE_HEALTH"] = ",".join(h.c_initializer() for h in health)
+            defines.update(nvml_defines or {})
             self.lib("%s/libnvidia-ml.so.%s" % (libdir, version), "nvml", soname="libnvidia-ml.so.1", **defines)
             self.link("%s/libnvidia-ml.so.1" % libdir, "libnvidia-ml.so.%s" % version)
         if libcuda:
-            self.lib("%s/libcuda.so.%s" % (libdir, version), "cuda", soname="libcuda.so.1", DRV=cuda)
+            self.lib("%s/libcuda.so.%s" % (libdir, version), "cuda", soname="libcuda.so.1", DRV=cuda,
+                     **dict({"NDEV": len(gpus)} if len(gpus) != 1 else {}, **(cuda_defines or {})))
             self.link("%s/libcuda.so.1" % libdir, "libcuda.so.%s" % version)
 
     def toolkit(self, version: str, prefix: Optional[str] = None, layout: str = "runfile",

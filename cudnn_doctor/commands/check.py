@@ -153,6 +153,9 @@ def register(app: typer.Typer) -> None:
                                                    "report this is (its driver and GPUs)."),
         list_checks: bool = typer.Option(False, "--list-checks", help="List every check (id, alias, title) and exit."),
         smoke: bool = typer.Option(False, "--smoke", help="Also run a real convolution through cuDNN."),
+        ready: bool = typer.Option(False, "--ready", help="Also prove CUDA runs on every GPU: cuInit, a context and "
+                                                         "a tiny kernel whose result is checked, each under a "
+                                                         "deadline (CD218)."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
         timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS", callback=seconds(0.1),
                                       help="Time budget for the whole run; a probe stuck longer (a hung network "
@@ -173,8 +176,9 @@ def register(app: typer.Typer) -> None:
             error_exit("--root %s %s" % (root, problem))
         if image is None and against is not None:
             error_exit("--against needs --image REF: the image to judge on that node")
-        if image is not None and (root != "/" or env or smoke):
-            error_exit("--image reads the image's own files and Env: it cannot go with --root, --env or --smoke")
+        if image is not None and (root != "/" or env or smoke or ready):
+            error_exit("--image reads the image's own files and Env: it cannot go with --root, --env, --smoke or "
+                       "--ready")
         _validate_policy(require, target)
         _validate_skip(skip)
         if image is not None:
@@ -183,7 +187,7 @@ def register(app: typer.Typer) -> None:
             report = image_check(image, against, require, target, skip, timeout)
         else:
             report = diagnose.diagnose(root, parse_env(env), requires=require, target=target, skip=skip, smoke=smoke,
-                                       timeout=timeout, early=ctx.obj)
+                                       timeout=timeout, ready=ready, early=ctx.obj)
         code = exit_code_for(report, strict)
         report.extra["run"] = clock.finish(node_name or report.facts.host.hostname or _node())
         if junit_xml is not None:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
-                "status_codes", "status_tables", "sonames", "catalogue", "gpu_peaks", "windows", "packages", "containers", "theano",
-                "error_texts", "cudnn_redist", "framework_features")
+                "status_codes", "status_tables", "sonames", "catalogue", "gpu_peaks", "windows", "packages", "containers",
+                "theano", "error_texts", "cudnn_redist", "framework_features", "node_health")
 DERIVED = "derived"  # compat/derived.json: written by scripts/refresh_knowledge.py, never by hand
 UPDATED_NAME = "knowledge.json"  # what `cudnn-doctor update` writes under the cache folder
 

@@ -112,14 +112,15 @@ def _text(value):
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
-def op_nvml(task):
+def _nvml_init(task):
+    """pynvml bound to the library the doctor found and initialised: (pynvml, None), or (None, the error)."""
     if task.get("lib"):
         lib = _load(task["lib"])
     else:
         try:  # what pynvml itself would load; without it, skip pynvml's import (most of this task's time)
             lib = _load("libnvidia-ml.so.1")
         except OSError:
-            return {"init_error": "NVML Shared Library Not Found", "init_error_code": 12}  # pynvml's own words
+            return None, {"init_error": "NVML Shared Library Not Found", "init_error_code": 12}  # pynvml's words
     _note_loaded(task, lib)
     import pynvml  # nvidia-ml-py
 
@@ -129,7 +130,35 @@ def op_nvml(task):
     try:
         pynvml.nvmlInit()
     except Exception as exc:
-        return {"init_error": str(exc) or type(exc).__name__, "init_error_code": getattr(exc, "value", None)}
+        return None, {"init_error": str(exc) or type(exc).__name__, "init_error_code": getattr(exc, "value", None)}
+    return pynvml, None
+
+
+def _shutdown(pynvml):
+    try:
+        pynvml.nvmlShutdown()
+    except Exception:
+        pass
+
+
+def op_gpu_health(task):
+    """Every GPU's health reads and every pair's links (gpu_health.py), in a task of its own: a driver that
+    crashes on one of them takes none of op_nvml's facts with it."""
+    pynvml, failed = _nvml_init(task)
+    if failed:
+        return failed
+    from gpu_health import node_health  # a sibling module: the package is never imported here
+
+    try:
+        return node_health(pynvml)
+    finally:
+        _shutdown(pynvml)
+
+
+def op_nvml(task):
+    pynvml, failed = _nvml_init(task)
+    if failed:
+        return failed
     res = {"gpus": [], "errors": {}}
     try:
         value, err = _nvml_field(pynvml.nvmlSystemGetDriverVersion)
@@ -178,10 +207,7 @@ def op_nvml(task):
                 gpu["mig_devices"] = _mig_devices(pynvml, handle)
             res["gpus"].append(gpu)
     finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:
-            pass
+        _shutdown(pynvml)
     return res
 
 
@@ -198,7 +224,14 @@ def _mig_devices(pynvml, handle):
     return found
 
 
-OPS = {"cudnn": op_cudnn, "cudart": op_cudart, "cuda_driver": op_cuda_driver, "nvml": op_nvml}
+def op_cuda_ready(task):
+    from ready import op_cuda_ready as ready  # a sibling module: the package is never imported here
+
+    return ready(task)
+
+
+OPS = {"cudnn": op_cudnn, "cudart": op_cudart, "cuda_driver": op_cuda_driver, "nvml": op_nvml,
+       "gpu_health": op_gpu_health, "cuda_ready": op_cuda_ready}
 
 
 def _run(index, task):

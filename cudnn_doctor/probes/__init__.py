@@ -30,6 +30,7 @@ class Context:
         self._session: Optional[NativeSession] = None  # one child for every native call of the run
         self._native_done = False  # results collected; a late (abandoned) probe cannot queue more
         self.also_resolve: Tuple[str, ...] = ()  # names the caller asks the loader step about (explain)
+        self.ready = False  # check --ready: run the readiness kernel on every GPU
 
     @property
     def knowledge(self) -> Any:
@@ -123,7 +124,8 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
 
 
 def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None, *,
-            compat: Any, sonames: Sequence[str] = (), early: Optional[NativeSession] = None) -> Facts:
+            compat: Any, sonames: Sequence[str] = (), ready: bool = False,
+            early: Optional[NativeSession] = None) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
     each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py).
 
@@ -132,15 +134,17 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
     ``meanwhile`` (the caller's own work, e.g. importing the rules) runs after the file-system probes while the
     native child may still be busy, so the main thread works instead of waiting; what it raises is ignored.
     ``sonames``: more library names for the loader step to resolve, as a plain process would.
+    ``ready``: also run the readiness kernel on every GPU (check --ready).
     ``early``: a native child the command line already started (Host.native_session says when it is used)."""
     with host.snapshot():  # links resolved once per path for the run (Host.snapshot says why that is safe)
-        return _collect(host, timeout, meanwhile, compat, tuple(sonames), early)
+        return _collect(host, timeout, meanwhile, compat, tuple(sonames), ready, early)
 
 
 def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]],
-             compat: Any, sonames: Tuple[str, ...] = (), early: Optional[NativeSession] = None) -> Facts:
+             compat: Any, sonames: Tuple[str, ...] = (), ready: bool = False,
+             early: Optional[NativeSession] = None) -> Facts:
     from . import cudnn, driver, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
-    from . import install_state, theano
+    from . import container_runtime, install_state, node, theano
     from .executor import Deadline, record_not_regular, run_bounded
 
     from .windows import collect_windows, is_windows
@@ -161,10 +165,13 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     ctx = Context(host, facts, views[0] if views else LoaderView.empty(host), compat)
     ctx._session = session
     ctx.also_resolve = sonames
+    ctx.ready = ready
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
     steps = (
         ("host", hostinfo.probe),
         ("driver", driver.probe),
+        ("node", node.probe),  # after driver: it asks NVML through the library driver found
+        ("container-runtime", container_runtime.probe),
         ("python", python_env.probe),
         ("gpu-code", gpu_code.probe),
         ("toolkits", toolkit.probe),

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from .. import __version__
 from ..model import Facts, Finding, Report, Severity
+from .node import node_lines
 
 MARKS = {"ok": ("[✓]", "green"), "info": ("[·]", "cyan"), "warning": ("[!]", "yellow"), "error": ("[✗]", "red")}
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -96,6 +97,7 @@ def _sections(facts: Facts, verbose: int) -> List[Tuple[str, str, List[str]]]:
         gpu_lines.append("no GPU visible to NVML")
     if facts.visibility.cuda_visible_devices is not None:
         gpu_lines.append("CUDA_VISIBLE_DEVICES=%r" % facts.visibility.cuda_visible_devices)
+    gpu_lines += node_lines(facts, verbose)
 
     tk_lines = []
     for t in facts.toolkits:

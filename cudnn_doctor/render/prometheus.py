@@ -49,6 +49,35 @@ def _versions(report: Report) -> Dict[str, str]:
     }
 
 
+def _node_families(report: Report) -> List[str]:
+    """Each GPU's health and readiness, one sample per GPU (label gpu: NVML's index), so alerts can name the GPU."""
+    node, lines = report.facts.node, []
+    per_gpu = (
+        ("gpu_lost", "1 when NVML says the GPU fell off the bus.", lambda g: int(g.lost)),
+        ("gpu_row_remap_pending", "1 when a row remap (or page retirement) waits for a GPU reset.",
+         lambda g: int(bool((g.remapped_rows or {}).get("pending") or g.retired_pages_pending))),
+        ("gpu_row_remap_failed", "1 when row remapping failed.", lambda g: int(bool((g.remapped_rows or {}).get(
+            "failed")))),
+        ("gpu_ecc_uncorrected_volatile", "Uncorrectable ECC errors since the driver loaded.",
+         lambda g: g.ecc_volatile_uncorrected),
+        ("gpu_pcie_link_width", "Lanes of the GPU's PCIe link now.", lambda g: g.pcie.get("width")),
+        ("gpu_pcie_link_width_max", "Lanes the GPU's PCIe link can have.", lambda g: g.pcie.get("width_max")),
+        ("gpu_nvlinks_down", "NVLinks of the GPU that are not up.", lambda g: len(g.nvlinks_down)),
+    )
+    for name, help_text, value in per_gpu:
+        samples = [(dict(gpu=g.index), value(g)) for g in node.gpus if not (g.lost and name != "gpu_lost")]
+        samples = [(labels, v) for labels, v in samples if v is not None]
+        if samples:
+            lines += _family(name, help_text, samples)
+    if node.xid_events:
+        lines += _family("xid_events", "Xid and SXid events in the kernel log since boot, by code.",
+                         ((dict(kind=e["kind"], code=e["code"], pci=e["pci"]), e["count"]) for e in node.xid_events))
+    if node.ready is not None:
+        lines += _family("gpu_ready", "1 when check --ready ran the test kernel on the GPU and its result was right.",
+                         ((dict(gpu=r.index), int(r.ok)) for r in node.ready))
+    return lines
+
+
 def render_prometheus(report: Report, exit_code: int) -> str:
     """Names follow Prometheus practice: one application prefix, base units (seconds), `_info` for metadata."""
     from ..fingerprint import fingerprint
@@ -69,6 +98,7 @@ def render_prometheus(report: Report, exit_code: int) -> str:
                      [({}, exit_code)])
     lines += _family("build_info", "Versions found by the last check (value always 1).", [(info, 1)])
     lines += _family("gpus", "GPUs seen by the last check.", [({}, len(report.facts.gpus))])
+    lines += _node_families(report)
     duration: Optional[float] = run.get("duration_s")
     if duration is not None:
         lines += _family("check_duration_seconds", "How long the last check took.", [({}, float(duration))])

@@ -39,8 +39,8 @@ def _fix(facts: Facts, compat: Compat, fw: FrameworkFacts, gpu: GpuFacts) -> Fix
     return framework_upgrade_for_cc_fix(fw.name, known_cc(gpu))
 
 def judge(facts: Facts, compat: Compat, fw: FrameworkFacts, gpus: List[GpuFacts]) -> List[Finding]:
-    """One finding per GPU (of gpus_with_cc): an error naming the library without code for it, or an answer saying
-    how it runs."""
+    """One finding per group of identical GPUs (queries.gpu_groups): an error naming the library without code for
+    it, or an answer saying how it runs."""
     libs = [e for e in fw.gpu_code if e.get("sass") or e.get("ptx")]
     out: List[Finding] = []
     for gpu in gpus:

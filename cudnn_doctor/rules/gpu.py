@@ -7,7 +7,7 @@ from ..knowledge import Compat, CudnnBuild
 from ..versions import major_of, mm_before, release3_of
 from ..model import Facts, Finding, GpuFacts
 from . import RuleContext, archs, rule
-from ..queries import (best_torch_variant, cc_below, driver_cuda, framework_kind, gpu_label, gpus_with_cc, jax_choice,
+from ..queries import (best_torch_variant, cc_below, driver_cuda, framework_kind, gpu_groups, gpu_label, jax_choice,
                        known_cc, platform_of, used_copies, visible_gpus)
 from ..remedies import torch_install
 from ..remedies.gpu import (create_mig_instance_fix, cuda_visible_devices_fix, exclusive_gpu_fix,
@@ -40,7 +40,7 @@ def _newer_of(first: str, driver: Optional[str]) -> str:
 def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
-    gpus = gpus_with_cc(facts)
+    gpus = gpu_groups(facts)  # one finding per group of identical GPUs, not one per GPU
     if not gpus:
         return out
     for fw in facts.python.frameworks:
@@ -117,7 +117,7 @@ def cudnn_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
         floor = compat.cudnn_min_cc(copy.version, copy.cuda_version)
         if floor is None:
             continue
-        for gpu in gpus_with_cc(facts):
+        for gpu in gpu_groups(facts):
             cc = known_cc(gpu)
             if cc_below(cc, floor.low):
                 cuda_major = int(copy.cuda_version.split(".")[0]) if copy.cuda_version else None
@@ -149,7 +149,7 @@ def toolkit_too_new(facts: Facts, ctx: RuleContext) -> List[Finding]:
         floor = compat.cuda_min_cc(tk.version)
         if floor is None:
             continue
-        for gpu in gpus_with_cc(facts):
+        for gpu in gpu_groups(facts):
             if not cc_below(known_cc(gpu), floor.low):
                 continue
             arch = compat.arch_for_cc(known_cc(gpu))
@@ -171,7 +171,7 @@ def toolkit_too_old(facts: Facts, ctx: RuleContext) -> List[Finding]:
     for tk in facts.toolkits:
         if not tk.version or tk.dangling or tk.kind == "pip":
             continue
-        for gpu in gpus_with_cc(facts):
+        for gpu in gpu_groups(facts):
             first = compat.first_cuda_for_cc(known_cc(gpu))
             if first and mm_before(tk.version, first):
                 out.append(finding(

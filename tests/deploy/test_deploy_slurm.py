@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from engines import REPO, apt_tool, doctor_command
-from kit import FakeMachine, Gpu, have_gcc
+from kit import FakeMachine, Gpu, Health, have_gcc
 
 MA = "/usr/lib/x86_64-linux-gnu"
 NODE = "gpu001"  # Debian's Slurm is built without --enable-multiple-slurmd: one node, several steps
@@ -22,8 +22,9 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="slurmd and munged mus
 
 
 def fake_node(root: Path, broken: bool) -> FakeMachine:
+    """A healthy node, or one whose software is fine but whose GPU waits for a reset to remap a bad memory row."""
     m = FakeMachine(root)
-    m.driver("580.95.05", cuda=13000, gpus=[Gpu()], kernel_module="575.57.08" if broken else "same")
+    m.driver("580.95.05", cuda=13000, gpus=[Gpu()], health=[Health(remap_pending=1)] if broken else ())
     m.ld_conf("x86_64-linux-gnu.conf", [MA])
     m.toolkit("13.0.2", layout="deb")
     m.cudnn("9.14.0", MA, "/usr/include/x86_64-linux-gnu", cuda=13000, header_name="cudnn_version_v9.h")
@@ -180,12 +181,12 @@ def test_srun_checks_every_node_then_fleet_merges_and_the_healthcheck_drains(clu
     [report] = list((tmp_path / "job-reports").glob("*/%s.json" % NODE))
     assert '"host": "%s"' % NODE in report.read_text()
 
-    # 2. The node breaks: the HealthCheckProgram drains it, with the finding id in the reason.
+    # 2. The GPU breaks: the HealthCheckProgram drains the node, the finding id and what it means in the reason.
     set_root(c, broken.root)
-    drained = wait_for(lambda: "cudnn-doctor: CD104" in c.node_line() and c.node_line(), 90, "the drain")
+    drained = wait_for(lambda: "cudnn-doctor: CD212" in c.node_line() and c.node_line(), 90, "the drain")
     show = c.run("scontrol", "show", "node", NODE).stdout
     print("$ scontrol show node %s\n%s" % (NODE, show))
-    assert "DRAIN" in drained and "Reason=cudnn-doctor: CD104" in show
+    assert "DRAIN" in drained and "Reason=cudnn-doctor: CD212 GPU 0: a row remap is pending" in show
     assert (c.reports / ("%s.json" % NODE)).exists()
 
     # 3. Healthy again: it resumes the node it drained.

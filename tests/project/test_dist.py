@@ -83,6 +83,7 @@ def test_wheel_ships_the_knowledge_base_and_schemas(dists):
     # The native, smoke and bench children run as scripts: they must be in the wheel beside their modules.
     for child in ("cudnn_doctor/native/child.py", "cudnn_doctor/smoke/child.py", "cudnn_doctor/bench/bench_child.py"):
         assert child in names
+    assert "cudnn_doctor/native/ready.ptx" in names  # check --ready's kernel, read by the child beside it
 
 
 def test_sdist_carries_what_a_release_is_checked_with(dists):
