@@ -54,3 +54,7 @@ _.tell
 
 # The module __getattr__ (PEP 562) of cli.py: `from cudnn_doctor.cli import app` builds the app on first use.
 __getattr__
+
+# The version validator's driver-branch question (knowledge/exists.py): builders name driver branches from the
+# architecture and toolkit tables it is built on; tests/remedies/test_fixes_name_what_exists.py asks it of every fix.
+_.driver_branch_exists

@@ -36,7 +36,10 @@ def loader_facts(names: Sequence[str], root: str = "/") -> Facts:
     from .probes.loader import LoaderView
 
     facts = Facts()
-    view = LoaderView(Host(root))
+    host = Host(root)
+    view = LoaderView(host)
+    # Where a missing driver has to come from (container, WSL, host) decides the fix smoke and bench print.
+    facts.host.in_container, facts.host.wsl = host.in_container(), host.in_wsl()
     for name in names:
         facts.loader.resolved[name] = view.resolve(name)
     return facts

@@ -373,6 +373,23 @@ class Host:
         value = self.env.get(name) or ""
         return [p for p in value.split(os.pathsep) if p]
 
+    def in_container(self) -> bool:
+        """Whether this machine is a container (Docker, Podman, Kubernetes, containerd): its GPU comes from the
+        host through the container runtime, never from a driver installed inside."""
+        cgroup = self.read_text("/proc/1/cgroup", limit=65536) or ""
+        return bool(self.lexists("/.dockerenv") or self.lexists("/run/.containerenv") or self.getenv("container")
+                    or any(word in cgroup for word in ("docker", "kubepods", "containerd", "libpod")))
+
+    def in_wsl(self, kernel_release: Optional[str] = None) -> bool:
+        """Whether this is WSL2, whose GPU driver is the Windows one (/dev/dxg, /usr/lib/wsl/lib)."""
+        release = (kernel_release if kernel_release is not None else self.read_text("/proc/sys/kernel/osrelease")
+                   or "").lower()
+        return "microsoft" in release or "wsl" in release or self.lexists("/dev/dxg")
+
+    def driver_place(self) -> str:
+        """Where this machine's NVIDIA driver has to come from: 'container', 'wsl' or 'host'."""
+        return "container" if self.in_container() else "wsl" if self.in_wsl() else "host"
+
     # --- running things ------------------------------------------------
 
     def native_session(self, early: Optional[NativeSession] = None) -> NativeSession:

@@ -37,6 +37,12 @@ def has_driver(facts: Facts) -> bool:
     return bool(d.version or d.kernel_module_version or d.libcuda_path or d.libnvml_path or facts.gpus)
 
 
+def driver_place(facts: Facts) -> str:
+    """Where the machine's NVIDIA driver has to come from: 'container' (the host, through the container runtime),
+    'wsl' (the Windows driver) or 'host' (installed here); the one answer check, smoke and install give."""
+    return "container" if facts.host.in_container else "wsl" if facts.host.wsl else "host"
+
+
 class _NoFloor:
     low = "0.0"
 

@@ -59,8 +59,11 @@ def find_libraries(all_copies: bool, driver_given: bool = False, facts=None) -> 
     driver = driver_library(facts)
     if driver is None and not driver_given and "libcuda.so.1" in facts.loader.resolved:
         # The layer below cuDNN is missing: no convolution can run, whatever cuDNN there is (or is not).
+        from .queries import driver_place
+
+        place = driver_place(facts)  # container, WSL or host: the answer check gives here
         return Choice([], None, "no NVIDIA driver was found (libcuda.so.1 is not on the loader's search path), so no "
-                      "GPU can run the test: " + no_driver_to_test_fix(bool(libraries)).text)
+                      "GPU can run the test: " + no_driver_to_test_fix(place, bool(libraries)).text)
     problem = ""
     if not libraries:
         if facts.cudnn:

@@ -1,6 +1,7 @@
 """Builds cuDNN archives in every official layout (and hostile ones) from the kit's fake libraries."""
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import os
@@ -116,6 +117,15 @@ def windows_tree(version: str = "9.1.0", build: str = "70", cuda: str = "12",
     return name, entries
 
 
+def wheel_record(entries: List[Entry], record: str) -> bytes:
+    """A wheel's RECORD (PEP 376): each file's path, urlsafe-base64 sha256 and size; RECORD itself without them."""
+    def line(e: Entry) -> str:
+        data = bytes(e["data"])
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        return "%s,sha256=%s,%d" % (e["name"], digest, len(data))
+    return ("\n".join([line(e) for e in entries if e["kind"] == "file"] + [record + ",,"]) + "\n").encode()
+
+
 def wheel_tree(version: str = "9.1.0.70", cuda_major: int = 12) -> Tuple[str, List[Entry]]:
     """nvidia-cudnn-cuNN wheel: nvidia/cudnn/{lib,include} with only .so.N files, plus dist-info."""
     short = ".".join(version.split(".")[:3])
@@ -127,8 +137,8 @@ def wheel_tree(version: str = "9.1.0.70", cuda_major: int = 12) -> Tuple[str, Li
                                                          static=False))
     entries += [entry("%s/METADATA" % dist, data=b"Metadata-Version: 2.1\nName: nvidia-cudnn-cu%d\nVersion: %s\n"
                       % (cuda_major, version.encode())),
-                entry("%s/WHEEL" % dist, data=b"Wheel-Version: 1.0\nTag: py3-none-manylinux2014_x86_64\n"),
-                entry("%s/RECORD" % dist, data=b"")]
+                entry("%s/WHEEL" % dist, data=b"Wheel-Version: 1.0\nTag: py3-none-manylinux2014_x86_64\n")]
+    entries.append(entry("%s/RECORD" % dist, data=wheel_record(entries, "%s/RECORD" % dist)))
     name = "nvidia_cudnn_cu%d-%s-py3-none-manylinux2014_x86_64" % (cuda_major, version)
     return name, entries
 

@@ -22,6 +22,7 @@ def register(app: typer.Typer) -> None:
             "  cudnn-doctor matrix --cuda 12.4 --cudnn 9.1.0      # does this pair work? (add --driver, --gpu, "
             "--cc)\n\n"
             "  cudnn-doctor matrix --driver 418.39                # which CUDA releases that driver can run\n\n"
+            "  cudnn-doctor matrix --cuda 12.8 --driver 550 --gpu 'RTX 5090'  # that CUDA with that driver and GPU\n\n"
             "  cudnn-doctor matrix --for dl4j --json              # Deeplearning4j's CUDA/cuDNN pairs"
         ),
     )
@@ -40,14 +41,15 @@ def register(app: typer.Typer) -> None:
                                      help="Which driver column to use (default linux)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1)."),
     ) -> None:
-        pair = bool(cuda and cudnn)
+        # The pair question: cuDNN with CUDA, or CUDA with a driver (`--cuda 12.8 --driver 550`), each with a GPU.
+        pair = bool(cuda and (cudnn or driver))
         asked = [(k, v) for k, v in (("cuda", cuda), ("cudnn", cudnn), ("driver", driver), ("for", framework)) if v]
         if pair and framework:
             error_exit("--for cannot be combined with --cuda and --cudnn")
         if not pair and len(asked) != 1:
             error_exit("give one of --cuda, --cudnn, --driver or --for, or --cuda with --cudnn (a pair question)")
         if not pair and (gpu or cc):
-            error_exit("--gpu and --cc go with a pair question: --cuda X --cudnn Y")
+            error_exit("--gpu and --cc go with a pair question: --cuda X --cudnn Y (or --cuda X --driver Z)")
         if platform not in ("linux", "windows"):
             error_exit("--platform must be linux or windows, not %r" % platform)
         from ..knowledge import load_compat
@@ -55,7 +57,7 @@ def register(app: typer.Typer) -> None:
         compat = load_compat()
         kind, value = ("pair", "") if pair else asked[0]
         try:
-            if pair and cuda and cudnn:
+            if pair and cuda:
                 data = compat.pair_lookup(cuda, cudnn, driver, platform, gpu, cc)
             elif kind == "cuda":
                 data = compat.cuda_lookup(value, platform)

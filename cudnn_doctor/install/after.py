@@ -25,7 +25,9 @@ def finish(target: Target, report: InstallResult, main: Optional[str], machine: 
     except Exception as exc:  # it reports its own ldconfig failures; this is for reading the configuration
         report.loader_cache = "could not decide whether to run ldconfig (%s); %s" % (exc,
                                                                                     ldconfig_if_listed_fix(lib).text)
-    if report.history_entry is not None:  # the committed transaction's entry: always set when finish runs
+    if report.plan.get("unchanged"):  # an install that changed nothing (the same files were in place) kept no backup
+        report.backup = {}
+    elif report.history_entry is not None:  # the committed transaction's entry: always set when finish runs
         report.backup = backup_report(target, report.history_entry, report.rollback_hint)
     if not check:
         report.check = {"ran": False, "note": "skipped (--no-check)"}

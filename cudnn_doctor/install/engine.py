@@ -8,6 +8,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, List, Mapping, Optional
 
+from ..knowledge import load_compat
 from ..model import Fix
 from ..remedies.install import (add_cuda_major_fix, cuda_build_fix, failed_load_check_fix, finish_recording_fix,
                                 finish_repair_fix, finish_undo_fix, missing_dependency_fix, name_a_source_fix,
@@ -18,12 +19,13 @@ from . import hooks
 from .after import finish
 from .errors import Refusal
 from .extract import stream_into
-from .fetch import Progress, Source, download, from_manifest, is_url, local
+from .fetch import Progress, Source, Unreachable, download, from_manifest, is_url, local
 from .history import record_placed
 from .inspect import inspect, keep_for_inspection
 from .journal import StateLock, discard, write_journal
 from .layout import host_arch
 from .plan import Plan, make_plan, wheel_dev_links
+from .pypi import from_pypi
 from .signals import Interrupted
 from .target import Target, resolve
 from .transaction import apply, commit, new_txn, recover, undo
@@ -72,8 +74,17 @@ def obtain(req: Request, target: Target, progress: Optional[Progress]) -> Source
         if not req.cuda:
             raise Refusal("--version needs --cuda", "NVIDIA builds each cuDNN release per CUDA major",
                           add_cuda_major_fix(), code=2)
-        return from_manifest(req.version, req.cuda, _platform_of(target), req.manifest_url, req.sha256,
-                             req.allow_http, req.env, progress)
+        try:
+            return from_manifest(req.version, req.cuda, _platform_of(target), req.manifest_url, req.sha256,
+                                 req.allow_http, req.env, progress)
+        except Unreachable as unreachable:
+            project = load_compat().cudnn_wheel(req.cuda)
+            if project is None:  # NVIDIA ships no wheels for this CUDA major
+                raise
+            source = from_pypi(project, req.version, _platform_of(target), req.sha256, req.allow_http, req.env,
+                               progress)
+            source.manifest["why"] = unreachable.what
+            return source
     if not req.source:
         raise Refusal("nothing to install", "give an archive, a URL, or --version X --cuda N",
                       name_a_source_fix(), code=2)
@@ -96,7 +107,7 @@ def _refusals(plan: Plan, force: bool) -> Optional[Refusal]:
                        % (info.cudnn_version, info.built_for_cuda or "?", target.cuda_version, target.root,
                           plan.compat_reason),
                        "frameworks would fail to load or run its kernels",
-                       cuda_build_fix(major, info.cudnn_version))
+                       cuda_build_fix(load_compat(), major, info.cudnn_version))
     if info.load_error:
         return Refusal("the archive's %s does not load on this machine: %s" % (info.main_lib, info.load_error),
                        "an install that cannot load would break every program using this toolkit",
@@ -230,6 +241,12 @@ def _transaction(req: Request, target: Target, source: Source, load: Loader, roo
             raise refusal
         for link in extra:
             os.symlink(link.linkname, os.path.join(staging, link.role, link.rel))
+        if plan.already_in_place(staging):
+            # The same release, byte for byte: nothing to replace, back up or record; say so and stop here.
+            discard(target.state_dir, folder)
+            verified = _verify_installed(plan, load)
+            report.installed, report.plan, report.verify = True, dict(plan.to_dict(), unchanged=True), verified
+            return os.path.join(plan.dest_dirs["lib"], info.main_lib) if verified["checked"] and info.main_lib else None
         journal.update(status="applying", cudnn_version=info.cudnn_version, built_for_cuda=info.built_for_cuda,
                        dirs=plan.dirs, ops=_journal_ops(plan))
         write_journal(folder, journal)

@@ -7,7 +7,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 from urllib.parse import unquote, urljoin, urlparse
 
 from ..remedies.install_archive import (archive_path_fix, checksum_mismatch_fix, download_by_hand_fix,
@@ -50,11 +50,16 @@ class Source:
         return out
 
 
+class Unreachable(Refusal):
+    """NVIDIA's download host did not answer at all (a network error, not a reply): the release's wheel on PyPI is
+    the other place the same files come from."""
+
+
 def is_url(text: str) -> bool:
     return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text))
 
 
-def _normal_sha(value: Optional[str]) -> Optional[str]:
+def normal_sha(value: Optional[str]) -> Optional[str]:
     if value is None:
         return None
     value = value.strip().lower()
@@ -80,7 +85,7 @@ def _mismatch(name: str, got: str, want: str, deleted: bool) -> Refusal:
 
 def local(path: str, sha256: Optional[str]) -> Source:
     """A file on disk; checked against --sha256 before anything is read from it."""
-    want = _normal_sha(sha256)
+    want = normal_sha(sha256)
     if os.path.isdir(path):
         raise Refusal("%s is a folder, not an archive" % path, "install takes NVIDIA's archive file (.tar.xz, .tgz, "
                       ".zip) or an nvidia-cudnn-cuXX wheel, not an unpacked tree",
@@ -100,7 +105,7 @@ def local(path: str, sha256: Optional[str]) -> Source:
     return Source(path=os.path.abspath(path), kind="file", sha256=want)
 
 
-def _check_scheme(url: str, allow_http: bool, pinned: bool) -> None:
+def check_scheme(url: str, allow_http: bool, pinned: bool) -> None:
     """https always; plain http only with --allow-http *and* a checksum the user brought (``pinned``)."""
     scheme = urlparse(url).scheme.lower()
     if scheme == "https" or (scheme == "http" and allow_http and pinned):
@@ -117,7 +122,7 @@ def _check_scheme(url: str, allow_http: bool, pinned: bool) -> None:
                   "and --sha256) downloads are supported", download_by_hand_fix(), code=2)
 
 
-def _session():
+def http_client():
     import requests  # imported here: plain local installs never need it
 
     return requests
@@ -126,9 +131,9 @@ def _session():
 def download(url: str, sha256: Optional[str], allow_http: bool, progress: Optional[Progress] = None,
              size: Optional[int] = None, kind: str = "url") -> Source:
     """Streams ``url`` into a private temp folder, hashing as it goes; a mismatch deletes the file."""
-    want = _normal_sha(sha256)
-    _check_scheme(url, allow_http, bool(want))
-    requests = _session()
+    want = normal_sha(sha256)
+    check_scheme(url, allow_http, bool(want))
+    requests = http_client()
     name = os.path.basename(unquote(urlparse(url).path)) or "cudnn-archive"
     temp_dir = tempfile.mkdtemp(prefix="cudnn-doctor-download-")
     path = os.path.join(temp_dir, name)
@@ -137,7 +142,7 @@ def download(url: str, sha256: Optional[str], allow_http: bool, progress: Option
         digest = hashlib.sha256()
         try:
             with requests.get(url, stream=True, timeout=(15, 120)) as resp:
-                _check_scheme(resp.url, allow_http, bool(want))  # a redirect must not downgrade to http
+                check_scheme(resp.url, allow_http, bool(want))  # a redirect must not downgrade to http
                 if resp.status_code != 200:
                     raise Refusal("download of %s failed: HTTP %d" % (url, resp.status_code),
                                   "the server did not return the archive",
@@ -170,6 +175,20 @@ def download(url: str, sha256: Optional[str], allow_http: bool, progress: Option
     except BaseException:
         source.cleanup()
         raise
+
+
+def fetch_index(url: str, sha256: Optional[str], allow_http: bool,
+                unreachable: Callable[[str], Refusal]) -> Tuple[Any, Optional[str]]:
+    """GET a small JSON index (NVIDIA's manifest, PyPI's project page): (the response, the user's sha256 pin). Over
+    http the index itself could be forged (with a matching sha256), so http needs the user's own pin; a network
+    error raises ``unreachable(its name)``."""
+    want = normal_sha(sha256)
+    check_scheme(url, allow_http, bool(want))
+    requests = http_client()
+    try:
+        return requests.get(url, timeout=(15, 60)), want
+    except requests.RequestException as exc:
+        raise unreachable(type(exc).__name__)
 
 
 def manifest_url(version: str, override: Optional[str], env: Mapping[str, str]) -> str:
@@ -223,16 +242,9 @@ def from_manifest(version: str, cuda: str, platform: str, override: Optional[str
                   allow_http: bool, env: Mapping[str, str], progress: Optional[Progress] = None) -> Source:
     """Resolves --version/--cuda through redistrib_<version>.json and downloads the archive it names."""
     url = manifest_url(version, override, env)
-    want = _normal_sha(sha256)
-    # Over http the manifest itself could be forged (with a matching sha256), so the user's own pin is needed.
-    _check_scheme(url, allow_http, bool(want))
-    requests = _session()
-    try:
-        resp = requests.get(url, timeout=(15, 60))
-    except requests.RequestException as exc:
-        raise Refusal("could not fetch the cuDNN manifest %s (%s)" % (url, type(exc).__name__),
-                      "it lists the archive, its size and its sha256",
-                      manifest_unreachable_fix())
+    resp, want = fetch_index(url, sha256, allow_http, lambda error: Unreachable(
+        "could not fetch the cuDNN manifest %s (%s)" % (url, error), "it lists the archive, its size and its sha256",
+        manifest_unreachable_fix()))
     if resp.status_code == 404:
         raise Refusal("NVIDIA lists no cuDNN release %s (%s: HTTP 404)" % (version, url),
                       "the version must be a release label like 9.1.0",

@@ -1,6 +1,7 @@
 """The install plan: every file and where it goes, what it replaces, what retires, and whether to refuse."""
 from __future__ import annotations
 
+import filecmp
 import os
 import re
 import stat
@@ -60,6 +61,24 @@ class Plan:
         for a in self.actions:
             out[a.action] += 1
         return out
+
+    def already_in_place(self, staging: str) -> bool:
+        """Whether the target already holds exactly what the archive (unpacked in ``staging``) would put there: every
+        file the same bytes and readable, every link the same target, nothing new or retired, no folder to create or
+        open up. Then installing changes nothing, and keeps no backup and no history entry."""
+        if not self.actions or any(a.action != "replace" for a in self.actions) or \
+                any(not d["existed"] or d["new_mode"] is not None for d in self.dirs):
+            return False
+        for a in self.actions:
+            staged = os.path.join(staging, a.role, *a.rel.split("/"))
+            if a.kind == "symlink":
+                if not os.path.islink(a.dest) or os.readlink(a.dest) != os.readlink(staged):
+                    return False
+            elif os.path.islink(a.dest) or not os.path.isfile(a.dest) or \
+                    stat.S_IMODE(os.stat(a.dest).st_mode) & 0o444 != 0o444 or \
+                    not filecmp.cmp(staged, a.dest, shallow=False):
+                return False
+        return True
 
     def to_dict(self) -> dict:
         return {"target": {"root": self.target.root, "kind": self.target.kind, "given": self.target.given,

@@ -4,9 +4,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional
 
-from ..remedies.install import nothing_to_do_fix, remove_by_hand_fix
 from . import hooks
-from .errors import Refusal
 from .history import backup_bytes, prune, rollback_newest
 from .journal import TXN, StateLock, history_entries, read_journal
 from .target import resolve
@@ -21,11 +19,11 @@ def run_rollback(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[s
     With ``prune_keep`` it rolls nothing back: it drops all but the newest N history entries.
     """
     target = resolve(cuda_home, prefix, env)
-    if not os.path.isdir(target.state_dir):
-        raise Refusal("nothing to roll back in %s" % target.root,
-                      "cudnn-doctor has no record of an install there (it only undoes its own installs)",
-                      remove_by_hand_fix())
     report: dict = {"target": target.root, "recovered": [], "rolled_back": None}
+    if not os.path.isdir(target.state_dir):
+        # Nothing to undo is a state, not a failure: the one line says so and the command exits 0.
+        return dict(report, nothing="cudnn-doctor has no record of an install there (it only undoes its own "
+                                    "installs)")
     with StateLock(target.state_dir, lock_wait):
         # An install killed part-way into a prefix it had created: undoing it must take the prefix away too.
         interrupted = read_journal(os.path.join(target.state_dir, TXN)) or {}
@@ -38,8 +36,7 @@ def run_rollback(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[s
         if not report["recovered"]:
             done = rollback_newest(target.state_dir, force)
             if done is None:
-                raise Refusal("nothing to roll back in %s" % target.root, "every recorded install was already "
-                              "rolled back", nothing_to_do_fix())
+                return dict(report, nothing="every recorded install was already rolled back")
             report["rolled_back"] = {k: done.get(k) for k in ("id", "source", "cudnn_version", "committed",
                                                                "restored", "removed", "set_aside", "left",
                                                                "root_created")}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..versions import major_of, mm, mm_text
 from .tables import CONFIRMED, Tables, row_source
@@ -32,9 +32,41 @@ class Arch:
     last_driver_branch: str
     first_cuda_by_cc: Dict[str, str] = field(default_factory=dict)
     source: str = ""
+    first_driver_branch: str = ""
+    first_driver_branch_by_cc: Dict[str, str] = field(default_factory=dict)
 
     def first_cuda_for(self, cc: str) -> str:
         return self.first_cuda_by_cc.get(cc, self.first_cuda)
+
+    def first_driver_for(self, cc: str) -> str:
+        """The lowest driver branch that drives a GPU of this compute capability ('' when unknown)."""
+        return self.first_driver_branch_by_cc.get(cc, self.first_driver_branch)
+
+
+@dataclass
+class GpuName:
+    """A GPU model as NVIDIA's CUDA GPUs list names it."""
+
+    name: str
+    cc: str
+    kind: str  # data centre, workstation, consumer, jetson, cloud
+    status: str
+    source: str
+
+
+# Words a driver or a user may put before a model name that tell nothing about it.
+_NOISE = {"nvidia", "geforce", "tesla", "quadro"}
+
+
+def name_tokens(name: str) -> List[str]:
+    """'NVIDIA GeForce RTX4090' -> ['rtx', '4090']: lower case, letters and digits apart, vendor words dropped."""
+    words = re.findall(r"[a-z]+|[0-9]+", name.lower())
+    return [w for w in words if w not in _NOISE]
+
+
+def _inside(part: List[str], whole: List[str]) -> bool:
+    n = len(part)
+    return n > 0 and any(whole[i:i + n] == part for i in range(len(whole) - n + 1))
 
 
 class GpuKnowledge(Tables):
@@ -44,8 +76,47 @@ class GpuKnowledge(Tables):
         table = self.table("gpu_arch", "architectures")
         return [Arch(name=r["name"], ccs=list(r["ccs"]), first_cuda=str(r["first_cuda"]),
                      last_cuda=str(r.get("last_cuda", "")), last_driver_branch=str(r.get("last_driver_branch", "")),
-                     first_cuda_by_cc=dict(r.get("first_cuda_by_cc", {})), source=str(table.get("source", "")))
+                     first_cuda_by_cc=dict(r.get("first_cuda_by_cc", {})), source=str(table.get("source", "")),
+                     first_driver_branch=str(r.get("first_driver_branch", "")),
+                     first_driver_branch_by_cc=dict(r.get("first_driver_branch_by_cc", {})))
                 for r in table.get("rows", [])]
+
+    def gpu_names(self) -> List[GpuName]:
+        table = self.table("gpu_arch", "gpu_names")
+        out: List[GpuName] = []
+        for row in table.get("rows", []):
+            status, source = row_source(table, row)
+            out.extend(GpuName(n, str(row["cc"]), str(row.get("class", "")), status, source) for n in row["names"])
+        return out
+
+    def gpu_by_name(self, name: str) -> Optional[GpuName]:
+        """The listed GPU a name means: the longest listed name inside it ('NVIDIA H100 80GB HBM3' is the H100), else
+        the one compute capability of every listed name it is part of ('Jetson Orin'); None when it names none."""
+        want = name_tokens(name)
+        named = [(len(name_tokens(g.name)), g) for g in self.gpu_names() if _inside(name_tokens(g.name), want)]
+        if named:
+            return max(named, key=lambda pair: pair[0])[1]
+        wider = [g for g in self.gpu_names() if _inside(want, name_tokens(g.name))]
+        return wider[0] if wider and len({g.cc for g in wider}) == 1 else None
+
+    def driver_drives_gpu(self, driver: str, cc: str) -> Tuple[Optional[bool], str, str]:
+        """Whether a driver (a version or a bare branch) supports a GPU at all: its architecture's first driver branch
+        and, for architectures NVIDIA retired, its last one. (ok, why, source)."""
+        arch, branch, key = self.arch_for_cc(cc), major_of(driver), mm_text(cc) or cc
+        if arch is None or branch is None:
+            return None, "compute capability %s is not an architecture the knowledge knows" % cc, ""
+        table = self.table("gpu_arch", "architectures")
+        first, last = arch.first_driver_for(key), arch.last_driver_branch
+        where = "driver branch R%d" % branch
+        if first and branch < int(first):
+            return False, "%s predates %s: compute capability %s needs R%s or newer (the driver of CUDA %s)" % (
+                where, arch.name, cc, first, arch.first_cuda_for(key)), str(table.get("first_driver_source"))
+        if last and branch > int(last):
+            return False, "%s no longer drives %s: R%s was the last branch for compute capability %s" % (
+                where, arch.name, last, cc), arch.source
+        return True, "%s drives %s (compute capability %s needs R%s%s)" % (
+            where, arch.name, cc, first or "?", (" to R%s" % last) if last else " or newer"), \
+            str(table.get("first_driver_source"))
 
     def arch_for_cc(self, cc: Optional[str]) -> Optional[Arch]:
         want = mm_text(cc)

@@ -136,13 +136,13 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
             return "R%s: %s or later" % (branch, floor.version)
         return "R%s: any release" % branch
 
-    def pair_lookup(self, cuda: str, cudnn: str, driver: Optional[str] = None, platform: str = "linux",
+    def pair_lookup(self, cuda: str, cudnn: Optional[str], driver: Optional[str] = None, platform: str = "linux",
                     gpu: Optional[str] = None, cc: Optional[str] = None) -> Dict[str, Any]:
-        """The pair question as `matrix --cuda --cudnn` answers it: the inputs checked (ValueError says what is
-        wrong with one), the verdict of pair_verdict, the query and the knowledge's date."""
+        """The pair question as `matrix --cuda --cudnn` (or, without a cuDNN, `--cuda --driver`) answers it: the
+        inputs checked (ValueError says what is wrong with one), the verdict, the query and the knowledge's date."""
         if mm(cuda) is None:
             raise ValueError("--cuda wants a CUDA version such as 12.4, not %r" % cuda)
-        if release3(cudnn) is None:
+        if cudnn is not None and release3(cudnn) is None:
             raise ValueError("--cudnn wants a cuDNN version such as 9.1.0, not %r" % cudnn)
         if driver is not None and not (driver.strip().isdigit() or ver(driver) is not None):
             raise ValueError("--driver wants a driver version such as 535.104.05 or a branch such as 580, not %r"
@@ -156,7 +156,8 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
             if cc is None:
                 raise ValueError("--gpu %r is not a GPU the knowledge knows; give its compute capability with --cc "
                                  "(nvidia-smi --query-gpu=compute_cap --format=csv)" % gpu)
-        verdict = self.pair_verdict(cuda, cudnn, driver=driver, platform=platform, cc=cc)
+        verdict = self.pair_verdict(cuda, cudnn, driver=driver, platform=platform, cc=cc) if cudnn is not None else \
+            self.cuda_driver_verdict(cuda, driver, platform, cc)
         query: Dict[str, Any] = {"cuda": verdict.cuda, "cudnn": verdict.cudnn, "platform": platform}
         for key, value in (("driver", driver), ("gpu", gpu), ("cc", cc)):
             if value:

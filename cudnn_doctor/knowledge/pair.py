@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional
 
 from ..versions import cuda_label, major_of, mm, mm_before, mm_of, mm_text, release3, release3_of, ver
 from .cudnn import CudnnBuild
-from .cudnn_fit import CudnnFitKnowledge
+from .exists import ExistsKnowledge
 from .gpu import GpuKnowledge
 from .reference import ReferenceKnowledge
 
@@ -64,7 +64,7 @@ class PairVerdict:
                 "reasons": [r.to_dict() for r in self.reasons]}
 
 
-class PairKnowledge(CudnnFitKnowledge, GpuKnowledge, ReferenceKnowledge):
+class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
     """The cuDNN x CUDA x driver x GPU verdict."""
 
     def build_for(self, cudnn: str, cuda: str) -> Optional[CudnnBuild]:
@@ -99,30 +99,8 @@ class PairKnowledge(CudnnFitKnowledge, GpuKnowledge, ReferenceKnowledge):
             out.reasons.extend(self._driver_reasons(want, driver, platform, build))
         if cc:
             out.reasons.extend(self._gpu_reasons(want, cudnn, cc, build))
+        out.reasons.extend(self._driver_gpu_reasons(driver, cc))
         return out
-
-    def cudnn_build_exists(self, release: str, cuda: Any) -> Optional[bool]:
-        """Whether NVIDIA made a build of cuDNN `release` for `cuda` ('13' = any build of that major where the major
-        has minor-version compatibility, '10.2' = that exact minor before it); None when nothing is known of it."""
-        label = cuda_label(cuda)
-        cm = major_of(label) if label else None
-        r = release3(release)
-        if cm is None or r is None:
-            return None
-        family = self.has_minor_compat(cm)
-        exact = mm_text(label) if "." in str(label) else None
-        builds = self.cudnn_builds(str(r))
-        if any((b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda) for b in builds):
-            return True
-        majors = self.cudnn_release_cuda_majors(str(r))
-        if family and majors:  # PyPI and NVIDIA's manifests list the release's builds (9.28.1: CUDA 13 only)
-            return cm in majors
-        era = self.variant_era(cm) if family else None
-        if era:
-            first, last = release3(era.get("first")), release3(era.get("last"))
-            if (first is None or r >= first) and (last is None or r <= last) and self.cudnn_release_known(str(r)):
-                return True
-        return False if (builds or self.cudnn_release_known(str(r))) else None
 
     def _build_majors(self, cudnn: str) -> List[int]:
         rows = {b.cuda_major for b in self.cudnn_builds(cudnn) if b.cuda_major is not None}
@@ -196,26 +174,54 @@ class PairKnowledge(CudnnFitKnowledge, GpuKnowledge, ReferenceKnowledge):
             out.append(Reason("gpu", False if below else (True if above else None),
                               "cuDNN %s's lowest compute capability is between %s and %s (unconfirmed); this GPU "
                               "is %s." % (cudnn, floor.low, floor.high, cc), floor.source))
-        first = self.first_cuda_for_cc(cc)
-        if first and mm_before(cuda, first):
-            out.append(Reason("gpu", False, "Compute capability %s needs CUDA %s or newer; CUDA %s has no code for "
-                              "it." % (cc, first, cuda), self.architectures_source()))
-        cuda_floor = self.cuda_min_cc(major_of(cuda))
-        if cuda_floor and have < mm_of(cuda_floor.low):
-            out.append(Reason("gpu", False, "CUDA %s builds for compute capability %s and newer; this GPU is %s."
-                              % (major_of(cuda), cuda_floor.low, cc), cuda_floor.source))
+        out.extend(self._cuda_gpu_reasons(cuda, cc))
         bw = self.blackwell_cuda12()
-        if (major_of(cuda) == 12 and mm_text(cc) in bw.get("ccs", []) and mm_before(want, bw.get("min_cuda"))
+        if (major_of(cuda) == 12 and mm_text(cc) in bw.get("ccs", []) and mm_before(cuda, bw.get("min_cuda"))
                 and major_of(release3(cudnn)) == 9):
             out.append(Reason("gpu", False, "Blackwell (compute capability %s) needs cuDNN's CUDA 12 build with CUDA "
                               "%s or newer." % (cc, bw.get("min_cuda")), str(bw.get("source", ""))))
         return out
 
+    def _cuda_gpu_reasons(self, cuda: str, cc: str) -> List[Reason]:
+        """Whether a CUDA release has code for a GPU: not before its architecture, not after CUDA dropped it."""
+        out: List[Reason] = []
+        first = self.first_cuda_for_cc(cc)
+        if first and mm_before(cuda, first):
+            out.append(Reason("gpu", False, "Compute capability %s needs CUDA %s or newer; CUDA %s has no code for "
+                              "it." % (cc, first, cuda), self.architectures_source()))
+        cuda_floor = self.cuda_min_cc(major_of(cuda))
+        if cuda_floor and mm_before(cc, cuda_floor.low):
+            out.append(Reason("gpu", False, "CUDA %s builds for compute capability %s and newer; this GPU is %s."
+                              % (major_of(cuda), cuda_floor.low, cc), cuda_floor.source))
+        return out
+
+    def cuda_driver_verdict(self, cuda: str, driver: Optional[str], platform: str = "linux",
+                            cc: Optional[str] = None) -> PairVerdict:
+        """CUDA with a driver (and a GPU), without a cuDNN: `matrix --cuda 12.8 --driver 550`."""
+        want = mm_text(cuda) or str(cuda)
+        out = PairVerdict(cudnn="", cuda=want, driver=driver, platform=platform, cc=cc)
+        if driver:
+            out.reasons.extend(self._driver_reasons(want, driver, platform, None))
+        if cc:
+            out.reasons.extend(self._cuda_gpu_reasons(want, cc))
+        out.reasons.extend(self._driver_gpu_reasons(driver, cc))
+        return out
+
+    def _driver_gpu_reasons(self, driver: Optional[str], cc: Optional[str]) -> List[Reason]:
+        """Whether the driver drives the GPU at all (R470 has no Hopper, R550 no Blackwell); [] without both."""
+        if not (driver and cc):
+            return []
+        ok, why, source = self.driver_drives_gpu(driver, cc)
+        return [Reason("driver", ok, why + ".", source)]
+
     def cc_for_gpu(self, name: str) -> Optional[str]:
-        """The compute capability of a GPU named as the driver names it ('NVIDIA H100 80GB HBM3'), where compat
-        knows the model (data-centre GPUs); None otherwise."""
+        """The compute capability of a GPU by name, as a user or the driver names it ('RTX 4090', 'NVIDIA H100 80GB
+        HBM3'), from NVIDIA's CUDA GPUs list (gpu_names), else the data-centre models of gpu_peaks; None otherwise."""
         import re
 
+        listed = self.gpu_by_name(name)
+        if listed is not None:
+            return listed.cc
         for row in self.table("gpu_peaks", "gpus").get("rows", []):
             if any(re.search(p, name, re.I) for p in row.get("match", [])):
                 return str(row["cc"])

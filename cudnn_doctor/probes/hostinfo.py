@@ -19,17 +19,8 @@ def probe(ctx) -> None:
         release = platform.release()
     facts.kernel_release = release.strip() if release else None
     # WSL2 exposes the GPU as /dev/dxg and the driver under /usr/lib/wsl/lib (catalogue H4/H5).
-    facts.wsl = bool(
-        (facts.kernel_release and ("microsoft" in facts.kernel_release.lower() or "wsl" in facts.kernel_release.lower()))
-        or host.lexists("/dev/dxg")
-    )
-    cgroup = host.read_text("/proc/1/cgroup", limit=65536) or ""
-    facts.in_container = bool(
-        host.lexists("/.dockerenv")
-        or host.lexists("/run/.containerenv")
-        or host.getenv("container")
-        or any(word in cgroup for word in ("docker", "kubepods", "containerd", "libpod"))
-    )
+    facts.wsl = host.in_wsl(facts.kernel_release or "")
+    facts.in_container = host.in_container()
     facts.dev_nodes = [p for p in host.glob("/dev/nvidia*")] + (["/dev/dxg"] if host.lexists("/dev/dxg") else [])
     # Fixes name packages for the machine's own package manager (apt-get is apt's stable command).
     facts.package_manager = next((name for tool, name in _PACKAGE_MANAGERS if host.lexists("/usr/bin/" + tool)), None)

@@ -165,6 +165,8 @@ def doctor_install(release: Optional[str], cuda: Any, cuda_home: str, compat: Op
     fetches = compat.installer_fetches(release) if compat is not None else (major or 0) >= _DOCTOR_FETCHES_FROM
     if major is None or not fetches or cuda_major is None or release3(release) is None:
         return None
+    if compat is not None and compat.cudnn_build_exists(str(release), cuda_major) is False:
+        return None  # NVIDIA never built it for this CUDA (9.1.0 for CUDA 13): no command may name it
     return "sudo cudnn-doctor install --version %s --cuda %d --cuda-home %s" % (release3(release), cuda_major,
                                                                               q(cuda_home))
 

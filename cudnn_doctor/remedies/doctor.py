@@ -8,7 +8,8 @@ from ..knowledge import Compat
 from ..model import Facts, Fix
 from ..queries import machine_cuda
 from .cudnn import machine_cudnn_fix
-from .shell import advice, q, stated
+from .driver import missing_driver_fix
+from .shell import advice, q, say, stated
 
 
 def probe_failed_fix() -> Fix:
@@ -66,10 +67,10 @@ def special_file_fix(path: str) -> Fix:
                   "system is mounted there)." % (q(path), q(path)))
 
 
-def no_driver_to_test_fix(cudnn_found: bool) -> Fix:
-    """smoke/bench found no libcuda: the driver (or the container's GPU access) comes first."""
-    return advice("install the NVIDIA driver, or start the container with `--gpus all`; then run `cudnn-doctor check`%s"
-                  % ("" if cudnn_found else ", which also says how to install cuDNN"))
+def no_driver_to_test_fix(place: str, cudnn_found: bool) -> Fix:
+    """smoke/bench found no libcuda: the driver (or the container's GPU access, per missing_driver_fix) first."""
+    return say("%s; then run `cudnn-doctor check`%s", missing_driver_fix(place),
+               "" if cudnn_found else ", which also says how to install cuDNN")
 
 
 def smoke_every_copy_fix() -> Fix:

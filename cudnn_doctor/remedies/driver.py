@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..model import Fix
+from .containers import container_gpu_fix, wsl_driver_fix
 from .shell import or_else, run, say, stated
 
 
@@ -35,6 +36,17 @@ def install_driver_fix() -> Fix:
                "machine." % installer,
                manual="others than Ubuntu: the installer from %s, then reboot; no NVIDIA GPU: use a GPU machine"
                       % installer)
+
+
+def missing_driver_fix(place: str) -> Fix:
+    """No usable driver, decided once for check, smoke and install alike by where the driver has to come from
+    (``place``, queries.driver_place): a container gets the host's GPU through its runtime, WSL the Windows driver,
+    a machine of its own a driver installed on it."""
+    if place == "container":
+        return container_gpu_fix()
+    if place == "wsl":
+        return wsl_driver_fix()
+    return install_driver_fix()
 
 
 def rebuild_kernel_module_fix(kernel: str) -> Fix:

@@ -7,11 +7,12 @@ from typing import List, Optional
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix
-from ..queries import (framework_kind, machine_cuda, platform_of, primary_toolkit)
+from ..queries import (driver_place, framework_kind, machine_cuda, platform_of, primary_toolkit)
 from ..versions import major_of, reaches, release3, soname_major, split_soname, ver
 from .cudnn import cudnn_install_fix, machine_cudnn_fix, reinstall_fix, with_doctor
 from .shell import advice, cudnn_dir_fix, ld_library_path_without, q, relink_fix, run, say
-from .software import driver_upgrade_fix, toolkit_install_fix
+from .driver import missing_driver_fix
+from .software import toolkit_install_fix
 
 
 def _fits(copy: CudnnCopy, major: int, at_least: Optional[str]) -> bool:
@@ -73,8 +74,10 @@ def cudnn_for_program(compat: Compat, facts: Facts, major: int, at_least: Option
     release = compat.newest_cudnn_build(key, major) if key else None
     if here and release and (at_least is None or reaches(release, at_least)):
         manual = machine_cudnn_fix(facts, compat, here, major, at_least)
-        return _doctor_into_toolkit(compat, facts, release if at_least is None else str(release3(at_least)), here,
-                                    manual)
+        # The release named must exist for this CUDA: the one the program was built with where NVIDIA made it
+        # for this CUDA, else the newest of its major that was (the knowledge's validator picks).
+        named = compat.cudnn_release_to_name(key, str(release3(at_least)), major) if at_least else release
+        return _doctor_into_toolkit(compat, facts, named, here, manual)
     other = _cuda_with_build(compat, major, at_least)
     if other is None:
         # cuDNN 5, 6 (or a release newer than any build on record): no download fits any CUDA of today.
@@ -114,7 +117,7 @@ def library_fix(compat: Compat, facts: Facts, name: str) -> Fix:
             folder = os.path.dirname(facts.driver.libcuda_path)
             return say("the driver's libcuda.so.1 is at %s, but the unversioned link libcuda.so is missing: %s",
                        facts.driver.libcuda_path, relink_fix(folder, [("libcuda.so.1", "libcuda.so")]))
-        return say("%s; inside a container, start it with `--gpus all`", driver_upgrade_fix("a current release"))
+        return missing_driver_fix(driver_place(facts))
     if is_toolkit_library(stem):
         cuda = cuda_for_soname(compat, facts, stem, version)
         if cuda:

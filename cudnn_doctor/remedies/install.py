@@ -2,6 +2,7 @@
 troubles are in remedies/install_archive)."""
 from __future__ import annotations
 
+from ..knowledge import Compat
 from ..model import Fix
 from .shell import advice, run, stated
 
@@ -69,10 +70,16 @@ def platform_archive_fix() -> Fix:
     return advice("use the cuDNN archive for this platform, or pass --force if this is deliberate")
 
 
-def cuda_build_fix(cuda_major: str, cudnn_version: str) -> Fix:
-    """The cuDNN build is for another CUDA than the toolkit's: the same release built for ``cuda_major``."""
+def cuda_build_fix(compat: Compat, cuda_major: str, cudnn_version: str) -> Fix:
+    """The cuDNN build is for another CUDA than the toolkit's: the same release built for ``cuda_major`` where NVIDIA
+    made one, else the newest of its major that exists (the knowledge's validator picks: CUDA 13 builds start at
+    9.12.0, so 9.5.1 becomes the newest cuDNN 9 for CUDA 13)."""
+    release = compat.cudnn_release_to_name(cuda_major, cudnn_version)
+    if release is None:
+        return advice("install a cuDNN built for CUDA %s (`cudnn-doctor matrix --cuda %s.0` lists them), or pass "
+                      "--force" % (cuda_major, cuda_major))
     return advice("install the cuDNN build for CUDA %s (e.g. --version %s --cuda %s), or pass --force"
-                  % (cuda_major, cudnn_version, cuda_major))
+                  % (cuda_major, release, cuda_major))
 
 
 def missing_dependency_fix() -> Fix:
@@ -145,16 +152,6 @@ def roll_back_changed_fix(set_aside: str) -> Fix:
 def restore_by_hand_fix(entry: str) -> Fix:
     """A history entry without a journal: its backup is there to restore from, by hand."""
     return advice("restore the files by hand from %s/backup, then delete that folder" % entry)
-
-
-def remove_by_hand_fix() -> Fix:
-    """No install of cudnn-doctor's to undo: a cuDNN copied by hand goes the same way."""
-    return advice("nothing to do; a cuDNN copied by hand has to be removed by hand")
-
-
-def nothing_to_do_fix() -> Fix:
-    """Every recorded install was rolled back already."""
-    return advice("nothing to do")
 
 
 def repeat_rollback_fix() -> Fix:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..model import Fix
-from .shell import advice, stated
+from .shell import advice, run, stated
 
 
 # --- the archive itself -------------------------------------------------------------------------------------------
@@ -152,3 +152,23 @@ def only_cuda_major_fix(major: str) -> Fix:
 def listed_cuda_majors_fix(majors: str) -> Fix:
     """The asked CUDA major has no build: one of those the manifest lists."""
     return advice("pass --cuda with one of: %s" % majors)
+
+
+# --- NVIDIA's wheels on PyPI (when NVIDIA's download host cannot be reached) ----------------------------------------
+
+def pypi_unreachable_fix() -> Fix:
+    """Neither NVIDIA's download host nor PyPI answered: the network, or an archive fetched elsewhere."""
+    return advice("check the network (or set HTTPS_PROXY), or download the cuDNN archive or its nvidia-cudnn-cuNN "
+                  "wheel on a machine that can and pass the file as SOURCE")
+
+
+def pypi_release_fix(project: str) -> Fix:
+    """PyPI has no wheel of that release for this platform: the releases it has."""
+    return run("pip index versions %s" % project,
+               text="pick a release PyPI has (`pip index versions %s` lists them), or pass an archive as SOURCE"
+                    % project)
+
+
+def wheel_record_fix() -> Fix:
+    """A file in the downloaded wheel differs from the checksum its RECORD gives: a damaged or altered wheel."""
+    return advice("download it again; if it persists, the index serves an altered wheel: use NVIDIA's archive")

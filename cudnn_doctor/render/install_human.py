@@ -100,7 +100,18 @@ def _backup_line(backup: dict) -> Optional[str]:
 def result_lines(result: InstallResult) -> List[str]:
     report = result.to_dict()
     lines = ["Repaired first: %s" % note for note in report.get("recovered", [])]
-    lines += plan_lines(report["plan"], dry_run=False)
+    plan, source = report["plan"], report.get("source") or {}
+    if source.get("kind") == "pypi":
+        got = source.get("manifest") or {}
+        lines.append("Source: %s, so NVIDIA's wheel %s came from PyPI instead (sha256 from PyPI, %s files checked "
+                     "against its RECORD)" % (got.get("why") or "NVIDIA's download host could not be reached",
+                                              got.get("wheel"), got.get("record_checked")))
+    if plan.get("unchanged"):
+        lines.append("cuDNN %s is already installed in %s, file for file the same as %s: nothing was changed (no "
+                     "backup, no history entry)." % (plan["archive"]["cudnn_version"], plan["target"]["root"],
+                                                     os.path.basename(plan["archive"]["archive"])))
+    else:
+        lines += plan_lines(plan, dry_run=False)
     verify = report.get("verify") or {}
     if verify.get("checked") and verify.get("ok"):
         lines.append("Verified: %s loads and reports cuDNN %s" % (os.path.basename(verify["library"]),
@@ -128,12 +139,14 @@ def result_lines(result: InstallResult) -> List[str]:
     if smoke:
         state = {True: "passed: ", None: ""}[smoke.get("ok")]
         lines.append("Smoke test: %s%s" % (state, smoke.get("summary") or ""))
-    lines.append("Installed. Undo with: %s" % report["rollback_hint"])
+    lines.append("Nothing changed." if plan.get("unchanged") else "Installed. Undo with: %s" % report["rollback_hint"])
     return lines
 
 
 
 def rollback_lines(report: dict) -> List[str]:
+    if report.get("nothing"):
+        return ["Nothing to roll back in %s: %s." % (report["target"], report["nothing"])]
     lines = ["Repaired: %s" % note for note in report["recovered"]]
     if "pruned" in report:
         freed = sum(d["backup_bytes"] for d in report["pruned"])

@@ -107,7 +107,8 @@ def render_pair(data: Dict[str, Any], con: Any) -> None:
     say = lambda text: con.print(text, markup=False, highlight=False)  # noqa: E731  (sources hold [brackets])
     q = data["query"]
     extra = "".join(", %s %s" % (k, q[k]) for k in ("driver", "gpu", "cc") if q.get(k))
-    say("cuDNN %s with CUDA %s%s (%s): %s" % (q["cudnn"], q["cuda"], extra, q["platform"], data["verdict"].upper()))
+    what = ("cuDNN %s with CUDA %s" % (q["cudnn"], q["cuda"])) if q["cudnn"] else "CUDA %s" % q["cuda"]
+    say("%s%s (%s): %s" % (what, extra, q["platform"], data["verdict"].upper()))
     notes: List[str] = []
     for r in data["reasons"]:
         mark = {True: "ok", False: "NO", None: "??"}[r["ok"]]

@@ -5,8 +5,9 @@ from typing import List, Optional
 
 from ..model import Facts, Finding
 from . import LINUX, RuleContext, rule
-from ..queries import driver_cuda, primary_toolkit
-from ..remedies.containers import (container_gpu_fix, purge_unused_wsl_linux_driver_fix, replace_wsl_linux_driver_fix,
+from ..queries import driver_cuda, driver_place, primary_toolkit
+from ..remedies.driver import missing_driver_fix
+from ..remedies.containers import (purge_unused_wsl_linux_driver_fix, replace_wsl_linux_driver_fix,
                                    wsl_driver_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
@@ -57,7 +58,7 @@ def container(facts: Facts, ctx: RuleContext) -> List[Finding]:
         "CD801", ERROR, title,
         detail="%s, so CUDA reports no device or 'CUDA driver version is insufficient' and nvidia-smi is missing." %
                why,
-        remedy=container_gpu_fix(),
+        remedy=missing_driver_fix(driver_place(facts)),
         evidence={"dev_nodes": facts.host.dev_nodes, "libcuda": lib, "NVIDIA_VISIBLE_DEVICES": nvd},
         catalogue=["H1", "H3"])]
 

@@ -6,9 +6,9 @@ from typing import List
 
 from ..model import Facts, Finding
 from . import LINUX, RuleContext, rule
-from ..queries import has_driver
+from ..queries import driver_place, has_driver
 from ..remedies.driver import (blacklist_nouveau_fix, compute_libraries_fix, driver_reload_fix, gpu_unseen_fix,
-                              install_driver_fix, known_bad_driver_fix, rebuild_kernel_module_fix, secure_boot_fix)
+                              known_bad_driver_fix, missing_driver_fix, rebuild_kernel_module_fix, secure_boot_fix)
 from .common import ERROR, INFO, compat_of, finding
 
 _NOUVEAU = ("nouveau", "nova_core", "nova_drm", "nova-core")
@@ -31,7 +31,7 @@ def no_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
         "CD101", ERROR, "No NVIDIA driver or GPU was found on this machine",
         detail="There is no NVIDIA kernel module, no driver library (libcuda.so.1, libnvidia-ml.so.1) and no NVIDIA "
                "GPU on the PCI bus, so nothing can use CUDA or cuDNN here.",
-        remedy=install_driver_fix(),
+        remedy=missing_driver_fix(driver_place(facts)),
         evidence={"kernel_module": None, "libcuda": None, "libnvidia-ml": None, "gpus": 0,
                   "kernel": facts.host.kernel_release},
     )]

@@ -8,9 +8,10 @@ from packaging.version import Version
 from ..knowledge import Compat
 from ..versions import major_of, mm, mm_before, release3, release3_of, ver
 from ..model import Facts, Finding, Fix
-from ..queries import (cudnn_older, driver_cuda, driver_version, floor_branch, gpu_label, gpus_with_cc, has_driver,
-                       known_cc, platform_of)
+from ..queries import (cudnn_older, driver_cuda, driver_place, driver_version, floor_branch, gpu_label, gpus_with_cc,
+                       has_driver, known_cc, platform_of)
 from ..remedies import arch_driver_limit
+from ..remedies.driver import missing_driver_fix
 from ..remedies.targets import driver_first_fix, no_driver_for_gpu_fix
 from .common import ERROR, INFO, WARNING, finding
 
@@ -58,7 +59,9 @@ def arch_blocks_driver(facts: Facts, compat: Compat, cuda: str) -> str:
 def with_driver_step(facts: Facts, compat: Compat, cuda: str, fix: Fix, floor_text: Optional[str] = None) -> Fix:
     """`fix`, preceded by the driver upgrade CUDA `cuda` needs when the driver is too old, unless no driver that new
     exists for the GPU: then say so instead of recommending one."""
-    if not driver_problem(facts, compat, cuda) or not has_driver(facts):
+    if not has_driver(facts):
+        return missing_driver_fix(driver_place(facts))  # the driver first: no reinstall can make up for it
+    if not driver_problem(facts, compat, cuda):
         return fix
     blocked = arch_blocks_driver(facts, compat, cuda)
     if blocked:

@@ -79,7 +79,9 @@ def judge_torch(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         blocked = arch_blocks_driver(facts, compat, cuda)
         if blocked:
             problems.append(blocked.strip())
-        fix = with_driver_step(facts, compat, cuda, torch_install(version, cuda))
+        # The pin names a release on PyPI: the one asked for where it exists, else the table's minor (2.5 = 2.5.0).
+        pin = version if compat.framework_release_exists("torch", version) is not False else row["torch"]
+        fix = with_driver_step(facts, compat, cuda, torch_install(pin, cuda))
         if blocked or any("compute capability" in p and "below" in p or "no kernels" in p for p in problems):
             # The GPU itself rules this build out: name the newest PyTorch build that still runs here.
             other = best_torch_variant(facts, compat, None)

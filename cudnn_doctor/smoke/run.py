@@ -42,7 +42,13 @@ def run_smoke(library: str, device: int = 0, timeout: float = 60.0, env: Optiona
         raw = dict(known, **raw)  # what the child learnt before it died still counts
     raw = dict(raw)
     raw.setdefault("device", {"index": int(device)})
-    return interpret(raw, library, realpath, stage)
+    result = interpret(raw, library, realpath, stage)
+    if result.status == "SMOKE_NO_DRIVER_LIBRARY":
+        # The driver's answer is the one check gives on this machine (a container's comes from its host).
+        from ..remedies.driver import missing_driver_fix
+
+        result.fix = missing_driver_fix(host.driver_place()).text
+    return result
 
 
 def _read(path: str) -> Tuple[Optional[str], Dict[str, Any]]:

@@ -7,6 +7,7 @@ import re
 
 import pytest
 from clirunner import CliRunner
+from packaging.version import Version
 
 from cudnn_doctor.explain import explain, extract_sonames, match_symptoms, parse_versions
 from cudnn_doctor.knowledge import load_compat
@@ -91,7 +92,12 @@ def test_loaded_8_1_compiled_8_6_without_a_fitting_copy_installs_one(box):
                                       "source was compiled with: 8.6.0"])
     assert out.exit_code == 1
     fix = out.stdout.split("\nFix\n", 1)[1]
-    assert "cudnn" in fix and "8.6.0" in fix, fix
+    # NVIDIA never built cuDNN 8.6.0 for CUDA 12 (its CUDA 12 builds start at 8.8): the release named is a cuDNN 8
+    # build for this machine's CUDA 12 that is not older than 8.6.0.
+    named = re.search(r"install --version (\S+) --cuda (\d+)", fix)
+    assert named and named.group(2) == "12" and "--version 8.6.0" not in fix, fix
+    assert Version(named.group(1)) >= Version("8.6.0") and named.group(1).startswith("8.")
+    assert load_compat().cudnn_build_exists(named.group(1), "12") is True
 
 
 def test_pasted_names_are_resolved_by_the_loader_probe_within_the_run(box, monkeypatch):

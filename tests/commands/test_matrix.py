@@ -110,7 +110,7 @@ def test_for_dl4j_has_the_beta6_pairs(app):
 
 @pytest.mark.parametrize("args,message", [
     ((), "give one of"),
-    (("--cuda", "10.1", "--driver", "418.39"), "give one of"),
+    (("--cudnn", "9.1.0", "--driver", "418.39"), "give one of"),
     (("--cuda", "banana"), "--cuda wants"),
     (("--cuda", "10.3"), "not a release the knowledge knows"),
     (("--cudnn", "8.9.9"), "not a release the knowledge knows"),

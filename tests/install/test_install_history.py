@@ -157,8 +157,8 @@ def test_install_reports_the_space_its_backup_holds(world):
     result = af.invoke("install", world["archive"], "--cuda-home", world["home"], "--no-smoke")
     assert result.exit_code == 0, result.stderr
     assert "Backup: " in result.stdout and "rollback --cuda-home %s --prune 1" % world["home"] in result.stdout
-    doc = json.loads(af.invoke("install", world["archive"], "--cuda-home", world["home"], "--no-smoke",
-                               "--json").stdout)
+    newer = af.make("linux-xz", world["tmp"] / "dl2", version="9.14.0", build="64")  # the same one again is a no-op
+    doc = json.loads(af.invoke("install", newer, "--cuda-home", world["home"], "--no-smoke", "--json").stdout)
     assert doc["backup"]["entries"] == 2 and doc["backup"]["bytes"] > 0
     first = json.loads(open(os.path.join(os.path.dirname(doc["history_entry"]),
                                          sorted(os.listdir(os.path.dirname(doc["history_entry"])))[0],
@@ -180,7 +180,7 @@ def test_prune_keeps_the_newest_installs_undoable(world):
     assert af.invoke("rollback", "--cuda-home", world["home"]).exit_code == 0
     assert _files(world["home"]) == after_first
     again = af.invoke("rollback", "--cuda-home", world["home"])
-    assert again.exit_code == 1 and "nothing to roll back" in again.stderr
+    assert again.exit_code == 0 and "Nothing to roll back" in again.stdout and len(again.stdout.splitlines()) == 1
 
 
 def test_prune_zero_drops_every_backup(world):

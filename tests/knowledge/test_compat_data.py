@@ -231,8 +231,10 @@ def test_cudnn_min_cc(compat):
     assert compat.cudnn_min_cc("7.6.5").low == "3.0"
     assert compat.cudnn_min_cc("8.9.7").low == "5.0"
     assert compat.cudnn_min_cc("9.17.0").low == "7.5"
-    uncertain = compat.cudnn_min_cc("9.14.0")
-    assert not uncertain.known and (uncertain.low, uncertain.high) == ("5.0", "7.5")
+    # 9.11 dropped pre-Turing device code (conda-forge pulled its CUDA 12 cuDNN >= 9.11 builds for it).
+    dropped = compat.cudnn_min_cc("9.11.0")
+    assert dropped.known and dropped.low == "7.5" and "admin-requests/pull/1742" in dropped.source
+    assert compat.cudnn_min_cc("9.10.2").low == "5.0"
     assert compat.cuda_min_cc("13").low == "7.5" and compat.cuda_min_cc("11.8").low == "3.5"
 
 

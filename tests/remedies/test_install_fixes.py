@@ -8,6 +8,7 @@ import pytest
 
 from cudnn_doctor.install.errors import Refusal, interruption, unexpected_failure
 from cudnn_doctor.install.signals import Interrupted
+from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Fix
 from cudnn_doctor.remedies import install, install_archive
 
@@ -31,14 +32,15 @@ def test_a_refusal_takes_no_fix_written_as_text():
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda f: f.__name__)
 def test_every_install_builder_returns_a_fix_with_a_line(builder):
-    # A flag gets True; every other parameter is a path, a version or a command, and a string stands for any of them.
-    fix = builder(*[True if p.annotation in (bool, "bool") else "/opt/my cuda"
-                    for p in inspect.signature(builder).parameters.values()])
+    # A flag gets True, the knowledge the knowledge; every other parameter is a path, a version or a command, and a
+    # string stands for any of them.
+    fix = builder(*[True if p.annotation in (bool, "bool") else load_compat() if p.annotation == "Compat" else
+                    "/opt/my cuda" for p in inspect.signature(builder).parameters.values()])
     assert isinstance(fix, Fix) and fix.text and not fix.text.startswith("fix:"), builder.__name__
 
 
 def test_builders_put_the_values_they_are_given_into_the_line():
-    assert install.cuda_build_fix("11", "8.9.7").text == \
+    assert install.cuda_build_fix(load_compat(), "11", "8.9.7").text == \
         "install the cuDNN build for CUDA 11 (e.g. --version 8.9.7 --cuda 11), or pass --force"
     rollback = "cudnn-doctor rollback --cuda-home /usr/local/cuda-12.4"
     assert install.finish_undo_fix(rollback).text == \
@@ -72,3 +74,16 @@ def test_an_unclassified_os_error_says_how_far_the_run_got():
     assert str(unexpected_failure("rollback", exc)) == (
         "rollback failed: [Errno 5] Input/output error; it stopped part-way; fix: fix the cause and run the same "
         "rollback again, which resumes where this one stopped (each step can be repeated safely)")
+
+
+@pytest.mark.parametrize("cuda,version", [("13", "9.5.1"), ("13", "9.1.0"), ("13", "9.11.0"), ("12", "9.28.1"),
+                                          ("11", "9.17.0"), ("12", "8.9.7")])
+def test_the_build_a_refusal_names_exists(cuda, version):
+    """Installing a CUDA 12 cuDNN into a CUDA 13 toolkit is refused with a release NVIDIA built for CUDA 13 (those
+    start at 9.12.0), never the archive's own release where it has no such build."""
+    compat = load_compat()
+    text = install.cuda_build_fix(compat, cuda, version).text
+    named = text.split("--version ")[1].split()[0]
+    assert compat.cudnn_build_exists(named, cuda) is True, text
+    assert named.split(".")[0] == version.split(".")[0]
+    assert (named == version) is (compat.cudnn_build_exists(version, cuda) is True), text

@@ -1,0 +1,92 @@
+"""Whether a version a fix or an answer names exists: a cuDNN release built for a CUDA major, a framework release on
+PyPI, a driver branch. The one validator every remedies builder that names a version, `explain` and `matrix` ask."""
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from ..versions import cuda_label, major_of, mm_text, release3, ver
+from .cudnn_fit import CudnnFitKnowledge
+
+# The PyPI project each framework's releases are listed under in the derived knowledge.
+_FRAMEWORK_OF = {"torch": "torch", "pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax", "jaxlib": "jax"}
+
+
+class ExistsKnowledge(CudnnFitKnowledge):
+    """Existence questions: True (it exists), False (the knowledge says it does not), None (cannot tell)."""
+
+    def cudnn_build_exists(self, release: str, cuda: Any) -> Optional[bool]:
+        """Whether NVIDIA made a build of cuDNN `release` for `cuda` ('13' = any build of that major where the major
+        has minor-version compatibility, '10.2' = that exact minor before it); None when nothing is known of it."""
+        label = cuda_label(cuda)
+        cm = major_of(label) if label else None
+        r = release3(release)
+        if cm is None or r is None:
+            return None
+        family = self.has_minor_compat(cm)
+        exact = mm_text(label) if "." in str(label) else None
+        builds = self.cudnn_builds(str(r))
+        if any((b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda) for b in builds):
+            return True
+        majors = self.cudnn_release_cuda_majors(str(r))
+        if family and majors:  # PyPI and NVIDIA's manifests list the release's builds (9.28.1: CUDA 13 only)
+            return cm in majors
+        era = self.variant_era(cm) if family else None
+        if era:
+            first, last = release3(era.get("first")), release3(era.get("last"))
+            if (first is None or r >= first) and (last is None or r <= last) and self.cudnn_release_known(str(r)):
+                return True
+        return False if (builds or self.cudnn_release_known(str(r))) else None
+
+    def cudnn_release_to_name(self, cuda: Any, wanted: Optional[str] = None,
+                              cudnn_major: Optional[int] = None) -> Optional[str]:
+        """The cuDNN release a fix names for `cuda`: `wanted` where NVIDIA built it for that CUDA (or nothing is
+        known against it), else the newest release of its major (`cudnn_major`, else `wanted`'s) that was, else
+        (no major asked for) the newest of any major; None when the knowledge has no such build."""
+        if wanted and release3(wanted) is not None and self.cudnn_build_exists(wanted, cuda) is not False:
+            return str(release3(wanted))
+        major = cudnn_major if cudnn_major is not None else major_of(wanted) if wanted else None
+        newest = self.newest_cudnn_build(cuda, major)
+        return newest or (self.newest_cudnn_build(cuda) if cudnn_major is None else None)
+
+    def framework_releases(self, framework: str) -> List[str]:
+        """The releases of a framework the knowledge lists (the wheels' Requires-Dist read from PyPI)."""
+        project = _FRAMEWORK_OF.get(framework.lower(), framework.lower())
+        return [str(r["version"]) for r in self.framework_pins(project)]
+
+    def framework_release_exists(self, framework: str, version: str) -> Optional[bool]:
+        """Whether `pip install FRAMEWORK==version` names a release on PyPI ('2.5' is 2.5.0, as pip reads it); None
+        for a framework the knowledge does not list or a release newer than any it lists."""
+        known = [v for v in (ver(r) for r in self.framework_releases(framework)) if v is not None]
+        try:
+            spec = SpecifierSet("==%s" % version.split("+")[0])
+        except InvalidSpecifier:
+            return False
+        want = ver(version.split("+")[0].rstrip(".*"))
+        if not known or want is None:
+            return None
+        if any(spec.contains(v, prereleases=True) for v in known):
+            return True
+        return None if want > max(known) else False
+
+    def driver_branches(self) -> List[int]:
+        """The Linux driver branches the knowledge names: each CUDA release's driver, the minor-version floors and
+        the architectures' first and last branches."""
+        rows = self.toolkit_rows()
+        found = {major_of(r.get("linux")) for r in rows} | {major_of(r.get("branch")) for r in rows}
+        for row in self.table("cuda_driver", "minor_version_compat").get("rows", []):
+            found |= {major_of(row.get("min_branch")), major_of(row.get("linux"))}
+        for arch in self.table("gpu_arch", "architectures").get("rows", []):
+            found |= {major_of(arch.get("first_driver_branch")), major_of(arch.get("last_driver_branch"))}
+        return sorted(b for b in found if b is not None)
+
+    def driver_branch_exists(self, branch: Any) -> Optional[bool]:
+        """Whether NVIDIA shipped a Linux driver branch (R550 yes; the knowledge lists each CUDA release's); None for
+        one newer than the knowledge or between two it lists (branches it has no CUDA release for)."""
+        want, known = major_of(branch), self.driver_branches()
+        if want is None or not known:
+            return None
+        if want in known:
+            return True
+        return False if want < known[0] else None
