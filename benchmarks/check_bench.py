@@ -1,11 +1,14 @@
 """Times `cudnn-doctor check` as a whole process beside nvidia-smi; prints issue 12's table.
 
-    python3 benchmarks/check_bench.py [--runs 7] [--baseline DIR [--baseline-python EXE]] [--root DIR]
-                                      [--timeout-overhead]
+    python3 benchmarks/check_bench.py [--runs 7] [--baseline DIR | --baseline-ref REF [--baseline-python EXE]]
+                                      [--root DIR | --fake-root] [--timeout-overhead]
 
 Every command runs as a fresh process, all of them interleaved run by run (so a busy machine slows each
-alike); the table gives medians, minimums and the peak RSS of each process (wait4). --baseline DIR adds the
-same rows for another source tree (e.g. main before a change), with its own interpreter if given.
+alike); the table gives medians, minimums, the CPU seconds (user + system, the native child's included) and the
+peak RSS of each process (wait4). --baseline DIR adds the same rows for another source tree (e.g. the previous
+release), with its own interpreter if given; --baseline-ref REF exports that commit of this repository (git
+archive) into a temporary folder and uses it. --fake-root builds the test suite's CUDA 12.4 / cuDNN 9.1 fake
+machine (needs gcc) and checks it with --root, so a machine without a GPU times a run with findings.
 --timeout-overhead also times the probes in-process with and without the per-probe deadline threads.
 """
 from __future__ import annotations
@@ -24,8 +27,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_once(argv: Sequence[str], env: Optional[dict]) -> Optional[Tuple[float, int, int, str]]:
-    """(wall seconds, peak RSS in KiB, exit code, stdout) of one whole process; None when it cannot start."""
+def run_once(argv: Sequence[str], env: Optional[dict]) -> Optional[Tuple[float, int, int, str, float]]:
+    """(wall seconds, peak RSS in KiB, exit code, stdout, CPU seconds) of one whole process; None when it cannot
+    start."""
     start = time.perf_counter()
     try:
         # From a neutral folder: `python -m` puts the current folder first on sys.path, which would make a
@@ -38,7 +42,7 @@ def run_once(argv: Sequence[str], env: Optional[dict]) -> Optional[Tuple[float, 
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss, proc.returncode, out.decode("utf-8", "replace")
+    return wall, usage.ru_maxrss, proc.returncode, out.decode("utf-8", "replace"), usage.ru_utime + usage.ru_stime
 
 
 # Runs the doctor and prints its own peak RSS at exit: wait4's figure also counts the native child's forks.
@@ -70,6 +74,30 @@ def rows_for(label: str, python: str, tree: str, root: Optional[str],
     if smoke:
         rows.append(("%ssmoke --json" % label, [python, "-m", "cudnn_doctor", "smoke", "--json"], env))
     return rows
+
+
+def export_ref(ref: str, into: str) -> str:
+    """This repository's tree at ``ref`` (git archive, no worktree left behind) under ``into``; its path."""
+    tree = os.path.join(into, "baseline")
+    os.makedirs(tree)
+    archive = subprocess.run(["git", "-C", REPO, "archive", "--format=tar", ref], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", tree], input=archive.stdout, check=True)
+    return tree
+
+
+def fake_root(into: str) -> str:
+    """The test suite's cuda12_cudnn9 machine (fake NVIDIA libraries built with gcc) under ``into``; its root."""
+    for sub in ("tests", "tests/commands"):
+        sys.path.insert(0, os.path.join(REPO, sub))
+    sys.path.insert(0, REPO)
+    from pathlib import Path
+
+    import test_check_on_fake_machines as machines
+    from kit import FakeMachine
+
+    machine = FakeMachine(Path(into) / "root")
+    machines.cuda12_cudnn9(machine)
+    return str(machine.root)
 
 
 def timeout_overhead(runs: int, root: Optional[str]) -> None:
@@ -106,12 +134,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--baseline", metavar="DIR", help="another source tree to time beside this one")
+    parser.add_argument("--baseline-ref", metavar="REF", help="a commit of this repository to time beside it")
     parser.add_argument("--baseline-python", metavar="EXE", default=sys.executable)
     parser.add_argument("--root", metavar="DIR", help="pass --root DIR to check")
+    parser.add_argument("--fake-root", action="store_true", help="check the test suite's fake CUDA 12.4 machine")
     parser.add_argument("--timeout-overhead", action="store_true")
     parser.add_argument("--smoke", action="store_true", help="also time `smoke --json` (needs a GPU)")
     args = parser.parse_args()
+    scratch = tempfile.mkdtemp(prefix="check-bench-")
+    try:
+        if args.baseline_ref:
+            args.baseline = export_ref(args.baseline_ref, scratch)
+        if args.fake_root:
+            args.root = fake_root(scratch)
+        bench(args)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
+
+def bench(args: argparse.Namespace) -> None:
+    """Time every row, interleaved, and print the table."""
     # An installed package has its bytecode (pip compiles at install); a source tree may not, and with
     # PYTHONDONTWRITEBYTECODE set every run would compile every module again: time both as installed.
     for tree, python in ((REPO, sys.executable), (args.baseline, args.baseline_python)):
@@ -128,24 +170,26 @@ def main() -> None:
                      ("nvidia-smi --query-gpu=name", [smi, "--query-gpu=name", "--format=csv,noheader"], None)]
     walls: Dict[str, List[float]] = {name: [] for name, _, _ in commands}
     rss: Dict[str, List[int]] = {name: [] for name, _, _ in commands}
+    cpu: Dict[str, List[float]] = {name: [] for name, _, _ in commands}
     report_ms: Dict[str, List[float]] = {}
     for _ in range(args.runs):
         for name, argv, env in commands:
             got = run_once(argv, env)
             if got is None:
                 continue
-            wall, peak, code, out = got
+            wall, peak, code, out, seconds = got
             if code not in (0, 1, 4) and "cudnn_doctor" in argv or (code != 0 and "smi" in name):
                 continue  # a failed run is not a timing (check's 1 and 4 are completed runs)
             walls[name].append(wall)
             rss[name].append(peak)
+            cpu[name].append(seconds)
             if name == "check --json":
                 for probe, ms in json.loads(out)["facts"].get("timings_ms", {}).items():
                     report_ms.setdefault(probe, []).append(ms)
 
     smi_median = statistics.median(walls["nvidia-smi"]) if walls.get("nvidia-smi") else None
-    print("%-40s %8s %8s %9s %8s" % ("command (whole process, %d interleaved runs)" % args.runs, "median", "min",
-                                     "peak RSS", "/ smi"))
+    print("%-40s %8s %8s %8s %9s %8s" % ("command (whole process, %d interleaved runs)" % args.runs, "median",
+                                          "min", "CPU", "peak RSS", "/ smi"))
     for name, _, _ in commands:
         values = walls[name]
         if not values:
@@ -153,7 +197,12 @@ def main() -> None:
             continue
         med = statistics.median(values)
         ratio = "%7.1fx" % (med / smi_median) if smi_median else ""
-        print("%-40s %7.3fs %7.3fs %7.1fMB %8s" % (name, med, min(values), max(rss[name]) / 1024, ratio))
+        print("%-40s %7.3fs %7.3fs %7.3fs %7.1fMB %8s" % (name, med, min(values), statistics.median(cpu[name]),
+                                                        max(rss[name]) / 1024, ratio))
+    if walls.get("check --json") and smi_median:
+        med = statistics.median(walls["check --json"])
+        print("issue 31's target (check --json <= 0.25 s median and <= 2.5x nvidia-smi): %.3f s, %.1fx: %s" % (
+            med, med / smi_median, "met" if med <= 0.25 and med <= 2.5 * smi_median else "NOT met"))
     print()
     trees = [("", sys.executable, REPO)] + ([("baseline: ", args.baseline_python, os.path.abspath(args.baseline))]
                                             if args.baseline else [])

@@ -11,6 +11,8 @@ from .ui import EXIT_DOCTOR_FAILED, ROOT_OPTIONS, RootFlags, ascii_safe_streams
 if TYPE_CHECKING:
     import typer  # imported when the app is built: `--version` answers without it
 
+    from .host import NativeSession
+
 # Subcommand -> the module that registers it (and any others it defines). A run imports only the module of the
 # command it names: each module pulls in what its command needs, and `check` is run thousands of times a day.
 COMMANDS = {"check": "check", "matrix": "matrix", "explain": "explain", "smoke": "smoke", "install": "install",
@@ -157,16 +159,37 @@ def __getattr__(name: str) -> typer.Typer:
     raise AttributeError(name)
 
 
+# `check` options after which the run needs no native child of this process's environment (or none at all).
+NO_EARLY_CHILD = ("--env", "--image", "--list-checks", "--help", "-h") + ROOT_FLAGS
+
+
+def _early_native(args: List[str]) -> Optional["NativeSession"]:
+    """For a plain `check`: the run's native child, started before typer and the command's imports so that its
+    interpreter and NVML's start overlap with them (the probes take it when it suits: Host.native_session)."""
+    if _command_named(args) != "check" or any(a.split("=", 1)[0] in NO_EARLY_CHILD for a in args):
+        return None
+    from .host import Host
+
+    session = Host().native_session()
+    session.start()
+    if not any(a.split("=", 1)[0] == "--root" for a in args) and hasattr(os, "fork"):
+        session.speculate()  # a live Linux machine: the driver probe's NVML and libcuda calls, by soname
+    return session
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry: the doctor's own failures exit 3 with one line, not a traceback."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:]) or os.environ.get("CUDNN_DOCTOR_DEBUG")
     ascii_safe_streams()  # before anything prints: an ASCII terminal gets ASCII marks, not UnicodeEncodeError
+    early = None
     try:
         args = list(argv if argv is not None else sys.argv[1:])
         if _only_version(args):
             sys.stdout.write(_version_text() + "\n")
             sys.exit(0)
-        build_app(_command_named(args))(args=args, prog_name="cudnn-doctor", standalone_mode=True)
+        early = _early_native(args)
+        # The early child travels as the click context's object: `check` hands it to the probes.
+        build_app(_command_named(args))(args=args, prog_name="cudnn-doctor", standalone_mode=True, obj=early)
     except SystemExit:
         raise
     except KeyboardInterrupt:
@@ -180,3 +203,6 @@ def main(argv: Optional[List[str]] = None) -> None:
             "and report it with the output of `cudnn-doctor check --json`)\n" % (type(exc).__name__, exc)
         )
         sys.exit(EXIT_DOCTOR_FAILED)
+    finally:
+        if early is not None:
+            early.close()  # a run that stopped before its probes leaves no child behind (a no-op after them)

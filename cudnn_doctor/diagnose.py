@@ -2,28 +2,33 @@
 from __future__ import annotations
 
 import fnmatch
-from typing import List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple
 
 from .host import Host
 from .model import Facts, Finding, Report, Severity
 from .probes.executor import DEFAULT_TIMEOUT  # noqa: F401  (the commands' --timeout default)
+
+if TYPE_CHECKING:
+    from .host import NativeSession
 
 # The one finding the core makes itself (every other id belongs to a rule).
 PROBE_FAILED = ("CD001", "probe-failed")
 
 
 def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
-                  timeout: Optional[float] = None, sonames: Sequence[str] = (), ready: bool = False) -> Facts:
+                  timeout: Optional[float] = None, sonames: Sequence[str] = (), ready: bool = False,
+                  early: Optional["NativeSession"] = None) -> Facts:
     """Observe the machine (or the filesystem under ``root``) within ``timeout`` seconds; return the facts.
     ``sonames``: more library names for the loader probe to resolve (explain's pasted names); ``ready``: also
-    run the readiness kernel on every GPU."""
+    run the readiness kernel on every GPU; ``early``: the native child cli.main started before the imports (used
+    when it suits this run)."""
     from .probes import collect
 
     from .knowledge import load_compat
 
     # The knowledge is handed to the probes (they never load it themselves); reading it is one cached call.
     return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge, compat=load_compat(),
-                   sonames=sonames, ready=ready)
+                   sonames=sonames, ready=ready, early=early)
 
 
 def loader_facts(names: Sequence[str], root: str = "/") -> Facts:
@@ -94,9 +99,10 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
 
 def diagnose(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
              target: Optional[str] = None, skip: Sequence[str] = (), smoke: bool = False,
-             timeout: Optional[float] = None, sonames: Sequence[str] = (), ready: bool = False) -> Report:
+             timeout: Optional[float] = None, sonames: Sequence[str] = (), ready: bool = False,
+             early: Optional["NativeSession"] = None) -> Report:
     """Observe, optionally run the cuDNN smoke test on what was found, and judge: what `check` prints."""
-    facts = collect_facts(root, env, timeout=timeout, sonames=sonames, ready=ready)
+    facts = collect_facts(root, env, timeout=timeout, sonames=sonames, ready=ready, early=early)
     smoke_result = run_smoke_on(facts, root) if smoke else None
     return collect_report(root, env, requires=requires, target=target, smoke=smoke_result, facts=facts, skip=skip)
 

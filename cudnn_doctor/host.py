@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, BinaryIO, Dict, Iterator, List, Mapping, Optio
 
 from . import bounded_io
 from .native.driver import NativeTask
-from .readers.elf import read_elf
 
 if TYPE_CHECKING:
     from .native.session import NativeSession
@@ -340,6 +339,9 @@ class Host:
         if self._machine is None:
             self._machine = _normalize_machine(platform.machine()) if self.is_live else "x86_64"
             if not self.is_live:
+                # Here, not at the top: cli.main imports this module to start the native child, before anything else.
+                from .readers.elf import read_elf
+
                 for probe in ("/bin/sh", "/usr/bin/env", "/bin/ls"):
                     opened = self.open_binary(probe)
                     if opened is None:
@@ -390,11 +392,19 @@ class Host:
 
     # --- running things ------------------------------------------------
 
-    def native_session(self) -> NativeSession:
-        """One child for all of a run's native calls, fed as probes find libraries (native/session.py)."""
+    def native_session(self, early: Optional[NativeSession] = None) -> NativeSession:
+        """One child for all of a run's native calls, fed as probes find libraries (native/session.py).
+
+        ``early``: a session the command line started before its own imports (cli.main); taken when it was made
+        for this host's environment and task limit, else closed and a fresh one made."""
         from .native.session import NativeSession
 
-        return NativeSession(env=self.env, task_timeout=max(1.0, self.native_timeout / 2))
+        task_timeout = max(1.0, self.native_timeout / 2)
+        if early is not None:
+            if early.base_env == self.env and early.task_timeout == task_timeout:
+                return early
+            early.close()
+        return NativeSession(env=self.env, task_timeout=task_timeout)
 
     def run_native(self, groups: List[Sequence[NativeTask]], timeout: Optional[float] = None,
                    task_timeout: Optional[float] = None, env: Optional[Mapping[str, str]] = None,

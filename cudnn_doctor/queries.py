@@ -8,13 +8,11 @@ from dataclasses import dataclass, field, fields
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .knowledge import Compat
-from .versions import (cuda_label, major_of, mm, mm_before, mm_of, mm_text, release3_of, ver, version_key,
-                       version_of)
+from .versions import (canonical_name, cuda_label, major_of, mm, mm_before, mm_of, mm_text, release3_of,
+                       requirements, ver, version_key, version_of)
 from .model import CudnnCopy, Facts, FrameworkFacts, GpuFacts, Resolution, ToolkitFacts
 
 
@@ -234,12 +232,8 @@ def framework_kind(fw: FrameworkFacts) -> Optional[str]:
 def cudnn_pin_floor(fw: FrameworkFacts, major: Optional[int] = None) -> Optional[Version]:
     """The lowest cuDNN a framework's own nvidia-cudnn requirement admits (==9.3.0.75, >=9.1, ==8.9.*), of `major`
     when given; parsed with packaging, whatever the spacing or parentheses of the METADATA line."""
-    for text in fw.requires:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if not canonicalize_name(req.name).startswith("nvidia-cudnn-"):
+    for _, req in requirements(fw.requires):
+        if not canonical_name(req.name).startswith("nvidia-cudnn-"):
             continue
         for spec in req.specifier:
             floor = ver(spec.version.replace(".*", "")) if spec.operator in ("==", ">=", "~=", "===") else None

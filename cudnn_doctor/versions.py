@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 
 def parse_version(text: Optional[str]) -> Optional[Version]:
@@ -23,6 +26,31 @@ def _parse(text: str) -> Optional[Version]:
         return Version(text)
     except (InvalidVersion, ValueError):  # ValueError: a field of more than 4300 digits (int()'s limit)
         return None
+
+
+def requirements(texts: Sequence[str]) -> List[Tuple[str, "Requirement"]]:
+    """(line, requirement) for each Requires-Dist line packaging reads; a line it rejects is left out.
+
+    packaging.requirements (its markers, tokenizer and platform tags) is imported on the first line, not at start:
+    most runs read no framework's metadata."""
+    if not texts:
+        return []
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out = []
+    for text in texts:
+        try:
+            out.append((text, Requirement(text)))
+        except InvalidRequirement:
+            continue
+    return out
+
+
+def canonical_name(name: str) -> str:
+    """A distribution's name as PyPI compares it (PEP 503), e.g. 'NVIDIA_cuDNN.cu12' -> 'nvidia-cudnn-cu12'."""
+    from packaging.utils import canonicalize_name  # imported on first use: see requirements()
+
+    return str(canonicalize_name(name))
 
 
 def major_minor(text: Optional[str]) -> Optional[str]:

@@ -108,6 +108,7 @@ def register(app: typer.Typer) -> None:
         ),
     )
     def check(
+        ctx: typer.Context,
         root: str = typer.Option("/", "--root", metavar="DIR",
                                  help="Inspect the filesystem under DIR as if it were / (an image, chroot, disk); "
                                       "a DIR holding Windows/System32 is read as drive C: of a Windows machine."),
@@ -186,7 +187,7 @@ def register(app: typer.Typer) -> None:
             report = image_check(image, against, require, target, skip, timeout)
         else:
             report = diagnose.diagnose(root, parse_env(env), requires=require, target=target, skip=skip, smoke=smoke,
-                                       timeout=timeout, ready=ready)
+                                       timeout=timeout, ready=ready, early=ctx.obj)
         code = exit_code_for(report, strict)
         report.extra["run"] = clock.finish(node_name or report.facts.host.hostname or _node())
         if junit_xml is not None:

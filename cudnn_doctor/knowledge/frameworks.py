@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
 
 from ..versions import dl4j_key, mm_text, ver, version_of
 from .tables import Tables
@@ -19,6 +20,23 @@ class FrameworkKnowledge(Tables):
 
     def framework_table(self, name: str) -> Dict[str, Any]:
         return self.table("frameworks", name)
+
+    def framework_source(self, name: str) -> str:
+        """The URL a framework table was transcribed from ("" when it names none)."""
+        return str(self.framework_table(name).get("source", ""))
+
+    def tensorflow_pip_wheels_from(self) -> Optional[Version]:
+        """The first TensorFlow release whose Linux `[and-cuda]` extra brings CUDA and cuDNN as pip wheels."""
+        return ver(self.framework_table("tensorflow_linux").get("pip_wheels_from"))
+
+    def tensorflow_last_windows_gpu(self) -> Optional[Version]:
+        """The last TensorFlow release with GPU support on native Windows."""
+        return ver(self.framework_table("tensorflow_windows").get("last_native_gpu"))
+
+    def tensorflow_min_cc(self) -> Optional[str]:
+        """The lowest compute capability TensorFlow's pip wheels run on, e.g. "3.5"."""
+        floor = self.framework_table("tensorflow_pip").get("min_cc")
+        return str(floor) if floor else None
 
     def version_check_rule(self, framework: str, library: str) -> Optional[Dict[str, Any]]:
         """How `framework`'s start-up check judges the `library` it loaded ([version_checks]): rule and source."""

@@ -23,6 +23,34 @@ def _load(path):
     return ctypes.CDLL(path, mode=mode)
 
 
+def _loaded_from(lib):
+    """The real path of the file a dlopen handle loaded (glibc's dlinfo RTLD_DI_LINKMAP); None when unknown."""
+    class LinkMap(ctypes.Structure):
+        _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
+
+    try:
+        dlinfo = ctypes.CDLL(None).dlinfo
+    except (OSError, AttributeError):
+        return None
+    entry = ctypes.POINTER(LinkMap)()
+    if dlinfo(ctypes.c_void_p(lib._handle), 2, ctypes.byref(entry)) != 0 or not entry or not entry.contents.l_name:
+        return None
+    return os.path.realpath(entry.contents.l_name.decode("utf-8", "surrogateescape"))
+
+
+_NOTES = []  # type: list  # in a worker: (task id, output fd) for _note_loaded
+
+
+def _note_loaded(task, lib):
+    """A speculative task (native/session.py) says which file it loaded as soon as it has it, in a line of its own
+    before any call that may hang or crash, so that a probe's task naming that file takes its answer either way."""
+    if task.get("early") and _NOTES:
+        index, out_fd = _NOTES[0]
+        data = (json.dumps({"task": index, "loaded_from": _loaded_from(lib)}) + "\n").encode()
+        while data:
+            data = data[os.write(out_fd, data):]
+
+
 def _int_call(lib, name, restype=ctypes.c_size_t):
     fn = getattr(lib, name)
     fn.restype = restype
@@ -62,6 +90,7 @@ def op_cudart(task):
 
 def op_cuda_driver(task):
     lib = _load(task["lib"])
+    _note_loaded(task, lib)
     rc, value = _out_int_call(lib, "cuDriverGetVersion")
     res = {"loaded": True, "status": rc, "version": value}
     if task.get("init"):
@@ -92,6 +121,7 @@ def _nvml_init(task):
             lib = _load("libnvidia-ml.so.1")
         except OSError:
             return None, {"init_error": "NVML Shared Library Not Found", "init_error_code": 12}  # pynvml's words
+    _note_loaded(task, lib)
     import pynvml  # nvidia-ml-py
 
     # pynvml dlopens "libnvidia-ml.so.1" by name unless a library is already set;
@@ -218,6 +248,7 @@ def _run(index, task):
 def _worker(index, task, out_fd):
     """In a forked copy of this process: run one task, write its result line to ``out_fd``, exit."""
     code = 0
+    _NOTES.append((index, out_fd))
     try:
         try:
             result = OPS[task["op"]](task)
@@ -255,7 +286,7 @@ def stream(task_timeout):
     sel = selectors.DefaultSelector()
     stdin = sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer
     sel.register(stdin, selectors.EVENT_READ, None)
-    workers = {}  # pid -> [task id, read fd, started, buffer]
+    workers = {}  # pid -> [task id, read fd, started, buffer, output ended]
     pending = b""
     reading = True
     while reading or workers:
@@ -279,7 +310,7 @@ def stream(task_timeout):
                         os.close(rfd)
                         _worker(index, task, wfd)
                     os.close(wfd)
-                    workers[pid] = [index, rfd, time.monotonic(), b""]
+                    workers[pid] = [index, rfd, time.monotonic(), b"", False]
                     sel.register(rfd, selectors.EVENT_READ, pid)
             else:
                 entry = workers.get(key.data)
@@ -288,10 +319,14 @@ def stream(task_timeout):
                     entry[3] += chunk
                 else:
                     sel.unregister(key.fd)  # the worker closed its end (it exited); reaped below
+                    if entry is not None:
+                        entry[4] = True
         now = time.monotonic()
         for pid, entry in list(workers.items()):
-            index, rfd, started, buf = entry
-            done, status = os.waitpid(pid, os.WNOHANG)
+            index, rfd, started, buf, ended = entry
+            # Its output ended only when it called _exit (no task forks a holder of its pipe): wait for it now
+            # rather than find it on the next round, up to the select's timeout later.
+            done, status = os.waitpid(pid, 0 if ended else os.WNOHANG)
             if done == 0 and now - started <= task_timeout:
                 continue
             if done == 0:  # overran: kill it and whatever it started
@@ -316,7 +351,10 @@ def stream(task_timeout):
             del workers[pid]
             if result is None:
                 sys.stdout.buffer.write(buf)
-            else:
+            else:  # its speculative note (which file it loaded) still counts; a half-written result does not
+                for line in buf.split(b"\n"):
+                    if line.startswith(b'{"task": %d, "loaded_from": ' % index) and line.endswith(b"}"):
+                        sys.stdout.buffer.write(line + b"\n")
                 sys.stdout.buffer.write((json.dumps({"task": index, "result": result}) + "\n").encode())
             sys.stdout.buffer.flush()
 

@@ -49,6 +49,7 @@ class ChildProcess:
         self.current: Optional[int] = None  # the task it is on, by its own numbering
         self.started_at = time.monotonic()
         self.buffer = b""
+        self.loaded_from: Dict[int, Optional[str]] = {}  # speculative tasks' notes (native/session.py)
         self.proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=dict(env), start_new_session=True)
         if tasks is not None:  # batch mode: every task at once, then end of input
@@ -84,7 +85,9 @@ class ChildProcess:
         events, self.buffer = split_events(self.buffer + chunk)
         done = []
         for event in events:
-            if event.get("state") == "start":
+            if "loaded_from" in event:
+                self.loaded_from[event["task"]] = event["loaded_from"]
+            elif event.get("state") == "start":
                 self.current = event["task"]
                 self.started_at = time.monotonic()
             elif "result" in event:

@@ -14,12 +14,16 @@ import json
 import os
 import sys
 import time
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from .driver import DEADLINE, ENDED, ChildProcess, pump
 from .runner import CHILD_SCRIPT, NativeTask, _child_env
 
 _KILL_GRACE = 0.05  # seconds between the select polls that watch the per-task limit
+
+# What the driver probe asks of a live Linux machine, by soname: started by cli.main before the doctor's own imports
+# (NVML's start is the slowest native call) and taken by the probe's own task when it names the same file.
+SPECULATIVE: List[NativeTask] = [{"op": "nvml", "lib": None}, {"op": "cuda_driver", "lib": "libcuda.so.1"}]
 
 
 class NativeSession:
@@ -36,6 +40,9 @@ class NativeSession:
         self.sent: List[int] = []  # task ids the live child was given, in order
         self.start_error: Optional[str] = None
         self.exits_without_work = 0  # children that ended before starting any task (a broken interpreter)
+        self.speculative: List[int] = []  # ids of tasks sent before any probe asked (``speculate``)
+        self.waiting: Dict[int, int] = {}  # task id -> the speculative task whose answer it may take (``_settle``)
+        self.loaded_from: Dict[int, Optional[str]] = {}  # speculative task id -> the file it loaded (the child says)
 
     # --- child lifecycle ----------------------------------------------------
 
@@ -47,6 +54,7 @@ class NativeSession:
             # -S: the child needs no site hooks (sys.path comes through PYTHONPATH), which saves their imports.
             self.child = ChildProcess([sys.executable, "-S", self.script, "--stream", str(self.task_timeout)],
                                       _child_env(self.base_env, []))
+            self.child.loaded_from = self.loaded_from  # every child's notes in one place
         except OSError as exc:
             self.start_error = "could not start the native child: %s" % exc
             return
@@ -65,6 +73,12 @@ class NativeSession:
 
     # --- public --------------------------------------------------------------
 
+    def speculate(self, tasks: Sequence[NativeTask] = tuple(SPECULATIVE)) -> None:
+        """Start ``tasks`` (the driver probe's, by default) before any probe asks for them. A later task of the same
+        op takes the answer when it is the same task or names the file the speculative one loaded (the child says
+        which), else it runs itself."""
+        self.speculative += self.submit([dict(task, early=True) for task in tasks])
+
     def submit(self, tasks: List[NativeTask]) -> List[int]:
         """Queue tasks (started on at once); returns their ids for ``collect``."""
         ids = []
@@ -72,16 +86,45 @@ class NativeSession:
             self.tasks.append(task)
             ids.append(len(self.tasks) - 1)
         self.start()
-        if self.child is not None:
-            for task_id in ids:
+        for task_id in ids:
+            early = self._speculated(self.tasks[task_id])
+            if early is not None:
+                self.waiting[task_id] = early
+            elif self.child is not None:
                 self._send(task_id)
         return ids
+
+    def _speculated(self, task: NativeTask) -> Optional[int]:
+        """The unclaimed speculative task that may answer ``task``: the same op, the same task or a named file."""
+        if task.get("early"):
+            return None
+        for early in self.speculative:
+            if early in self.waiting.values() or self.tasks[early]["op"] != task.get("op"):
+                continue
+            if dict(self.tasks[early], early=None) == dict(task, early=None) or task.get("lib"):
+                return early
+        return None
+
+    def _settle(self) -> None:
+        """Tasks waiting on a speculative answer: take it when it fits, else they become tasks to run."""
+        for task_id, early in list(self.waiting.items()):
+            if early not in self.results:
+                continue
+            del self.waiting[task_id]
+            answer, loaded = self.results[early], self.loaded_from.get(early)
+            task, guess = self.tasks[task_id], self.tasks[early]
+            same = dict(guess, early=None) == dict(task, early=None)
+            if same or (loaded and task.get("lib") and os.path.realpath(str(task["lib"])) == loaded):
+                self.results[task_id] = answer
 
     def collect(self, timeout: float) -> List[dict]:
         """Wait (at most ``timeout`` seconds) for every submitted task; one result per task id."""
         deadline = time.monotonic() + timeout
-        while len(self.results) < len(self.tasks):
-            pending = [i for i in range(len(self.tasks)) if i not in self.results]
+        while True:
+            self._settle()
+            if len(self.results) >= len(self.tasks):
+                break
+            pending = [i for i in range(len(self.tasks)) if i not in self.results and i not in self.waiting]
             if self.child is None:
                 if self.start_error or time.monotonic() >= deadline:
                     break
@@ -90,6 +133,10 @@ class NativeSession:
                     break
                 for task_id in pending:
                     self._send(task_id)
+            else:  # a task whose speculative answer did not fit runs now, in the same child
+                for task_id in pending:
+                    if task_id not in self.sent:
+                        self._send(task_id)
             self.child.close_stdin()  # end of tasks: the child exits after the last one
             self._drain(deadline)
             if time.monotonic() >= deadline:

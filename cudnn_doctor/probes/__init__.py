@@ -124,7 +124,8 @@ def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
 
 
 def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Callable[[], None]] = None, *,
-            compat: Any, sonames: Sequence[str] = (), ready: bool = False) -> Facts:
+            compat: Any, sonames: Sequence[str] = (), ready: bool = False,
+            early: Optional[NativeSession] = None) -> Facts:
     """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
     each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py).
 
@@ -133,13 +134,15 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
     ``meanwhile`` (the caller's own work, e.g. importing the rules) runs after the file-system probes while the
     native child may still be busy, so the main thread works instead of waiting; what it raises is ignored.
     ``sonames``: more library names for the loader step to resolve, as a plain process would.
-    ``ready``: also run the readiness kernel on every GPU (check --ready)."""
+    ``ready``: also run the readiness kernel on every GPU (check --ready).
+    ``early``: a native child the command line already started (Host.native_session says when it is used)."""
     with host.snapshot():  # links resolved once per path for the run (Host.snapshot says why that is safe)
-        return _collect(host, timeout, meanwhile, compat, tuple(sonames), ready)
+        return _collect(host, timeout, meanwhile, compat, tuple(sonames), ready, early)
 
 
 def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]],
-             compat: Any, sonames: Tuple[str, ...] = (), ready: bool = False) -> Facts:
+             compat: Any, sonames: Tuple[str, ...] = (), ready: bool = False,
+             early: Optional[NativeSession] = None) -> Facts:
     from . import cudnn, driver, environment, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
     from . import container_runtime, install_state, node, theano
     from .executor import Deadline, record_not_regular, run_bounded
@@ -148,12 +151,14 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
 
     deadline = Deadline(timeout)
     if is_windows(host):  # a Windows machine, live or a drive under --root: its own probes
+        if early is not None:
+            early.close()
         ctx = Context(host, Facts(), LoaderView.empty(host), compat)
         run_bounded(ctx.facts, "windows", lambda: _guard(ctx.facts, "windows", lambda: collect_windows(ctx)), deadline)
         _guard(ctx.facts, "environment", lambda: environment.probe(ctx))
         return ctx.facts
-    session = host.native_session()
-    session.start()  # first: the child's start overlaps with every file-system probe below
+    session = host.native_session(early)
+    session.start()  # first (a no-op for an early session: already running): the child's start overlaps with every file-system probe below
     facts = Facts()
     # Reading ld.so.conf and ld.so.cache can block like any other read, so it runs under the deadline too.
     views: List[LoaderView] = []

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .. import parsed_cache
 from ..model import FrameworkFacts, Resolution
-from ..versions import small_int
+from ..versions import canonical_name, requirements, small_int
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 # A literal soname in a library that dlopens cuDNN by name (CuPy's, ONNX Runtime's); XLA and TensorFlow build the
 # name at run time from their build's version, which their own records say instead.
@@ -51,12 +52,8 @@ def requirement_cudnn_major(requires: Sequence[str], extras: Sequence[str]) -> O
     """(major, requirement) of the nvidia-cudnn-* requirement that applies here (its marker true without an extra,
     else under one of the package's extras: TensorFlow's `and-cuda`, JAX's `with-cuda`, ONNX Runtime's `cudnn`)."""
     parsed = []
-    for text in requires:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if canonicalize_name(req.name).startswith("nvidia-cudnn-") and req.specifier:
+    for text, req in requirements(requires):
+        if canonical_name(req.name).startswith("nvidia-cudnn-") and req.specifier:
             parsed.append((text, req))
     for extra in [""] + list(extras):
         for text, req in parsed:

@@ -4,10 +4,8 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-
 from ..model import FrameworkFacts, PythonEnvFacts
+from ..versions import canonical_name, requirements
 from ..readers.package_meta import dist_info_name, parse_conda_record, parse_metadata, parse_tf_build_info
 from .framework_cudnn import resolve_frameworks  # noqa: F401  (run by probes/__init__ after the loader)
 
@@ -146,14 +144,8 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
 
 
 def _nvidia_requirements(meta: Dict[str, List[str]]) -> List[str]:
-    out = []
-    for text in meta.get("Requires-Dist", []):
-        try:
-            if canonicalize_name(Requirement(text).name).startswith("nvidia-"):
-                out.append(text)
-        except InvalidRequirement:
-            continue
-    return out
+    return [text for text, req in requirements(meta.get("Requires-Dist", []))
+            if canonical_name(req.name).startswith("nvidia-")]
 
 
 def _first(ctx, site: str, rels: List[str]) -> Optional[str]:

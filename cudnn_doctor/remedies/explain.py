@@ -28,7 +28,7 @@ def tensorflow_and_cuda(compat: Compat, facts: Facts) -> Optional[Fix]:
     if fw is None or platform_of(facts) != "linux":
         return None
     version = fw.version.split("+")[0]
-    since, release = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from")), ver(version)
+    since, release = compat.tensorflow_pip_wheels_from(), ver(version)
     if since is None or release is None or release < since:
         return None
     return run('pip install "tensorflow[and-cuda]==%s"' % version,

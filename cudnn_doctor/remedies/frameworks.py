@@ -5,13 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, Iterable, Optional
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
 from ..queries import best_torch_variant, cudnn_pin_floor, driver_cuda, driver_version, framework_kind, platform_of
-from ..versions import mm_text, ver
+from ..versions import canonical_name, mm_text, requirements, ver
 from .cudnn import machine_cudnn_fix, reinstall_fix
 from .onnxruntime import onnxruntime_cuda_fix
 from .shell import advice, ld_library_path_without, or_else, prepend_ld_path, run, say, then
@@ -71,16 +69,12 @@ def tensorflow_native_windows_fix(last_native_gpu: str, tested: Optional[Dict[st
 
 
 def _pinned_cudnn_wheel_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major: Optional[int]) -> Fix:
-    for text in fw.requires:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
+    for _, req in requirements(fw.requires):
         floor = cudnn_pin_floor(fw, major)
         own_wheel = compat.cudnn_wheel(fw.cuda_version) if fw.cuda_version else None
-        if own_wheel and canonicalize_name(req.name) != canonicalize_name(own_wheel):
+        if own_wheel and canonical_name(req.name) != canonical_name(own_wheel):
             continue  # a pin for another CUDA than the framework's build: not what its installer would put there
-        if canonicalize_name(req.name).startswith("nvidia-cudnn-") and floor is not None and req.specifier.contains(
+        if canonical_name(req.name).startswith("nvidia-cudnn-") and floor is not None and req.specifier.contains(
                 floor, prereleases=True):
             return run('pip install "%s%s"' % (req.name, req.specifier))
     return machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip")

@@ -68,7 +68,7 @@ def tensorflow_cuda_runtime_fix(facts: Facts, compat: Compat, fw: FrameworkFacts
     system = say("install the CUDA %s toolkit (%s) and the cuDNN of TensorFlow %s's tested build (`cudnn-doctor "
                  "matrix --for tensorflow`)", fw.cuda_version, toolkit_install_fix(facts, compat, fw.cuda_version),
                  version)
-    wheels_from = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
+    wheels_from = compat.tensorflow_pip_wheels_from()
     release = ver(version)
     if platform_of(facts) == "linux" and wheels_from is not None and release is not None and release >= wheels_from:
         return or_else(run('pip install "tensorflow[and-cuda]==%s"' % version), system,

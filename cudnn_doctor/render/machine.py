@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional, Union
 
@@ -34,6 +33,8 @@ def write_atomic(path: Path, data: Union[str, bytes], prefix: Optional[str] = No
                  mode: Optional[int] = None) -> None:
     """A reader (node_exporter, a CI step, a fleet merge) sees the old file or the new one, never half of one.
     `prefix` names the temporary file; `mode` defaults to what the umask allows a new file."""
+    import tempfile  # only for a report written to a file: not worth its import (random, shutil) on stdout
+
     fd, tmp = tempfile.mkstemp(prefix=prefix or ".%s." % path.name, suffix=".tmp", dir=str(path.parent))
     try:
         with os.fdopen(fd, "wb") as out:

@@ -2,19 +2,20 @@
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ..versions import major_of, ver
+from ..versions import canonical_name, major_of, requirements, ver
 from ..model import Facts, Finding, FrameworkFacts, Severity
 from . import LINUX, RuleContext, rule
 from ..queries import framework_kind, has_driver, platform_of
 from ..remedies.frameworks import (framework_cudnn_fix, framework_gpu_build_fix, framework_pin_fix,
                                    onnxruntime_gpu_fix, tensorflow_native_windows_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 
 @rule("CD701", "cpu-only-framework", "A CPU-only framework build is installed")
@@ -67,14 +68,10 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
     platform = platform_of(facts)
     judged = set()  # JAX's PJRT wheel carries its plugin wheel's pins: one finding per pin and folder
     for fw in facts.python.frameworks:
-        wheels = {canonicalize_name(w["name"]): w for w in facts.python.nvidia_wheels
+        wheels = {canonical_name(w["name"]): w for w in facts.python.nvidia_wheels
                   if w.get("location") == fw.location}
-        for text in fw.requires:
-            try:
-                req = Requirement(text)
-            except InvalidRequirement:
-                continue
-            wheel = wheels.get(canonicalize_name(req.name))
+        for text, req in requirements(fw.requires):
+            wheel = wheels.get(canonical_name(req.name))
             applies = _applies(req, platform)
             if wheel is None or applies is False or not req.specifier:
                 continue
@@ -85,7 +82,7 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
             if req.specifier.contains(installed, prereleases=True) or (fw.location, text) in judged:
                 continue
             judged.add((fw.location, text))
-            is_cudnn = canonicalize_name(req.name).startswith("nvidia-cudnn-")
+            is_cudnn = canonical_name(req.name).startswith("nvidia-cudnn-")
             severity, detail = (_cudnn_pin_verdict(fw, req, installed) if is_cudnn else (WARNING, (
                 "Only one copy of %s fits in that site-packages/nvidia folder, so %s runs with the release another "
                 "package asked for instead of the one it was built and tested with; it usually loads (same soname) "
@@ -132,8 +129,7 @@ def tf_windows(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if platform_of(facts) != "windows":
         return []
     compat = compat_of(ctx)
-    last = compat.framework_table("tensorflow_windows")
-    last_gpu = ver(last.get("last_native_gpu"))
+    last_gpu = compat.tensorflow_last_windows_gpu()
     if last_gpu is None:
         return []  # compat does not say which release was the last: cannot tell
     # The last native-Windows GPU release's tested build: the CUDA and cuDNN to pair it with.
@@ -145,8 +141,8 @@ def tf_windows(facts: Facts, ctx: RuleContext) -> List[Finding]:
             out.append(finding(
                 WARNING, "TensorFlow %s has no GPU support on native Windows" % fw.version,
                 detail="TensorFlow %s was the last release with native-Windows GPU support [%s]." % (
-                    last.get("last_native_gpu"), last.get("source")),
-                remedy=tensorflow_native_windows_fix(str(last["last_native_gpu"]), row),
+                    last_gpu, compat.framework_source("tensorflow_windows")),
+                remedy=tensorflow_native_windows_fix(str(last_gpu), row),
                 evidence={"framework": fw.name, "version": fw.version}, catalogue=["G2"]))
     return out
 

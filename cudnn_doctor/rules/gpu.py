@@ -95,13 +95,13 @@ def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
                         evidence={"framework": fw.name, "gpu": gpu.name, "cc": known_cc(gpu)},
                         catalogue=["B1", "B2"]))
         elif kind == "tensorflow":
-            floor = compat.framework_table("tensorflow_pip").get("min_cc")
+            floor = compat.tensorflow_min_cc()
             for gpu in gpus:
                 if floor and cc_below(known_cc(gpu), floor):
                     out.append(finding(
                         ERROR, "TensorFlow needs compute capability %s or newer; %s" % (floor, gpu_label(gpu)),
                         detail="TensorFlow ignores the GPU ('minimum required Cuda capability is %s') [%s]." % (
-                            floor, compat.framework_table("tensorflow_pip").get("source")),
+                            floor, compat.framework_source("tensorflow_pip")),
                         remedy=tensorflow_cpu_or_newer_gpu_fix(floor),
                         evidence={"framework": fw.name, "cc": known_cc(gpu)}, catalogue=["B2"]))
     return out

@@ -42,7 +42,7 @@ def judge_dl4j(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     if not options:
         return [finding(WARNING, "No CUDA/cuDNN pairs known for DL4J %s" % release,
                         remedy=dl4j_matrix_fix())]
-    source = compat.framework_table("dl4j").get("source", "")
+    source = compat.framework_source("dl4j")
     judged = [(row, gpu_problems(facts, compat, row["cuda"])) for row in rows]
     if gpus_with_cc(facts) and all(problems for _, problems in judged):
         # No backend of this release can drive the GPU: installing CUDA/cuDNN cannot help.

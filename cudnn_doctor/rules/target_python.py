@@ -22,7 +22,7 @@ def judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     version = target.version or (installed.version.split("+")[0] if installed else
                                  compat.framework_rows("tensorflow_linux")[0]["tensorflow"])
     platform = platform_of(facts)
-    last_windows = ver(compat.framework_table("tensorflow_windows").get("last_native_gpu"))
+    last_windows = compat.tensorflow_last_windows_gpu()
     if platform == "windows" and last_windows is not None and newer_than(version, last_windows):
         return [finding(ERROR, "TensorFlow %s has no GPU support on native Windows" % version,
                         remedy=tensorflow_on_windows_fix(version, mm_text(str(last_windows)) or str(last_windows)),
@@ -33,12 +33,12 @@ def judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
                         remedy=matrix_fix("tensorflow"))]
     cuda, cudnn = cuda_of(row["cuda"]), row["cudnn"]
     # Without the table's answer, assume no [and-cuda] wheels: the toolkit and cuDNN are then checked too.
-    wheels_from = ver(compat.framework_table("tensorflow_linux").get("pip_wheels_from"))
+    wheels_from = compat.tensorflow_pip_wheels_from()
     release = ver(version)
     pip_wheels = wheels_from is not None and release is not None and release >= wheels_from
     problems = [p for p in [driver_problem(facts, compat, cuda)] if p]
     problems += [p for p in gpu_problems(facts, compat, cuda,
-                                          compat.framework_table("tensorflow_pip").get("min_cc"))
+                                          compat.tensorflow_min_cc())
                  if "needs CUDA" not in p]
     problems += [p for p in gpu_cudnn_problems(facts, compat, cudnn, cuda) if p not in problems]
     blocked = arch_blocks_driver(facts, compat, cuda)
@@ -54,7 +54,7 @@ def judge_tf(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
     table = "tensorflow_windows" if platform == "windows" else "tensorflow_linux"
     return verdict("TensorFlow %s (CUDA %s, cuDNN %s)" % (version, cuda, cudnn),
                     [("its tested build (CUDA %s, cuDNN %s)" % (cuda, cudnn), problems, fix)],
-                    compat.framework_table(table).get("source", ""), ["C1", "E1"])
+                    compat.framework_source(table), ["C1", "E1"])
 
 
 def judge_torch(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
@@ -89,7 +89,7 @@ def judge_torch(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
                 fix = torch_build_for_gpu_fix(other["torch"], other["cuda"])
         options.append(("the CUDA %s build (bundled cuDNN %s)" % (cuda, row["cudnn"]), problems, fix))
     return verdict("PyTorch %s" % version.split("+")[0], options,
-                    compat.framework_table("pytorch").get("source", ""), ["C1", "B1"])
+                    compat.framework_source("pytorch"), ["C1", "B1"])
 
 
 def judge_jax(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
@@ -113,5 +113,5 @@ def judge_jax(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         options.append(("jax[%s] (CUDA %s, cuDNN %s)" % (row["extra"], row["cuda"], row["cudnn"]), problems, fix))
     note = "" if not target.version else " (compat holds the current JAX requirements only)"
     return verdict("JAX%s%s" % ((" " + target.version) if target.version else "", note), options,
-                    compat.framework_table("jax").get("source", ""), ["C1", "E1"])
+                    compat.framework_source("jax"), ["C1", "E1"])
 

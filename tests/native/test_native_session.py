@@ -92,3 +92,63 @@ def test_a_child_that_cannot_start_gives_errors_not_a_hang():
     ids = session.submit([_cudnn(90100), _cudnn(90200)])
     results = session.collect(5.0)
     assert [set(results[i]) for i in ids] == [{"error"}, {"error"}]
+
+
+def _libcuda_in(folder, drv: int) -> str:
+    """A fake libcuda.so.1 reporting ``drv``, copied into ``folder`` under its soname."""
+    import shutil
+
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(build_lib("cuda", soname="libcuda.so.1", DRV=drv), folder / "libcuda.so.1")
+    return str(folder / "libcuda.so.1")
+
+
+def test_a_speculative_task_answers_the_probe_task_that_names_the_file_it_loaded(tmp_path):
+    from cudnn_doctor.native.session import NativeSession
+
+    path = _libcuda_in(tmp_path / "lib", 12040)
+    (tmp_path / "link").symlink_to(tmp_path / "lib")  # the speculative call finds it under another name
+    session = NativeSession(env={"PATH": "/bin"}, task_timeout=5.0)
+    session.start()
+    session.speculate([{"op": "nvml", "lib": None},
+                       {"op": "cuda_driver", "lib": str(tmp_path / "link" / "libcuda.so.1")}])
+    [later, nvml] = session.submit([{"op": "cuda_driver", "lib": path}, {"op": "nvml", "lib": None}])
+    results = session.collect(10.0)
+    assert later not in session.sent and nvml not in session.sent  # answered by the speculative calls
+    assert results[later] == {"loaded": True, "status": 0, "version": 12040}  # loaded_from stays inside
+    direct = NativeSession(env={"PATH": "/bin"}, task_timeout=5.0)
+    direct.submit([{"op": "cuda_driver", "lib": path}, {"op": "nvml", "lib": None}])
+    assert direct.collect(10.0) == [results[later], results[nvml]]
+
+
+def test_a_probe_task_naming_another_file_runs_itself(tmp_path):
+    from cudnn_doctor.native.session import NativeSession
+
+    first = _libcuda_in(tmp_path / "first", 12040)
+    other = _libcuda_in(tmp_path / "second", 13000)
+    session = NativeSession(env={"PATH": "/bin"}, task_timeout=5.0)
+    session.start()
+    session.speculate([{"op": "cuda_driver", "lib": first}])
+    [later] = session.submit([{"op": "cuda_driver", "lib": other}])
+    results = session.collect(10.0)
+    assert later in session.sent and results[later] == {"loaded": True, "status": 0, "version": 13000}
+
+
+@pytest.mark.parametrize("flavour,expect", [("HANG_IN_INIT", {"timeout": 1.0}),
+                                           ("CRASH_IN_INIT", {"crashed": "SIGSEGV"})])
+def test_a_speculative_call_that_hangs_or_crashes_after_loading_answers_for_that_file(tmp_path, flavour, expect):
+    """A wedged driver is met once, not twice: the note of the file it loaded comes before the call that hangs."""
+    import shutil
+
+    from cudnn_doctor.native.session import NativeSession
+
+    (tmp_path / "lib").mkdir()
+    path = tmp_path / "lib" / "libnvidia-ml.so.1"
+    shutil.copy(build_lib("nvml", soname="libnvidia-ml.so.1", **{flavour: True}), path)
+    (tmp_path / "link").symlink_to(tmp_path / "lib")
+    session = NativeSession(env={"PATH": "/bin"}, task_timeout=1.0)
+    session.start()
+    session.speculate([{"op": "nvml", "lib": str(tmp_path / "link" / "libnvidia-ml.so.1")}])
+    [later] = session.submit([{"op": "nvml", "lib": str(path)}])
+    results = session.collect(10.0)
+    assert later not in session.sent and results[later] == expect
