@@ -8,7 +8,6 @@ from typing import List, Mapping, Optional
 
 from ..knowledge import ErrorText, load_compat
 from ..model import Facts, Finding, Fix, Report, Severity
-from ..remedies.machine import for_machine
 from .judge import gaps, machine_has, needs, one_fix
 from .libraries import LibraryCheck, check_libraries
 from .parse import (PastedVersions, SymptomMatch, alternatives, extract_sonames, match_symptoms, parse_versions,
@@ -59,7 +58,8 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     report = Report(facts=Facts(), extra={"explain": ex})
     if not check or not ex.understood:
         return report
-    from ..diagnose import diagnose
+    from ..diagnose import diagnose, fix_target
+    from ..remedies.acting import building_for
 
     # The loader probe resolves the pasted names with everything else, within the run's deadline.
     full = diagnose(root, env, timeout=timeout, sonames=[n for n in ex.sonames if not n.lower().endswith(".dll")])
@@ -67,12 +67,11 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     report.findings = routed_findings(full.findings, ex.rules)
     ex.checked = True
     ex.has = machine_has(full.facts)
-    ex.libraries = check_libraries(ex.sonames, full.facts, compat, alternatives(text))
     ex.gaps = gaps(full.facts, ex.versions)
-    # Typed for this machine, as check's fixes are: no sudo for root, the root's files under --root.
-    for lib in ex.libraries:
-        lib.fix = for_machine(lib.fix, full.facts)
-    ex.fix = for_machine(one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries), full.facts)
+    # Built for this machine, as check's fixes are: no sudo for root, the root's files under --root.
+    with building_for(fix_target(full.facts)):
+        ex.libraries = check_libraries(ex.sonames, full.facts, compat, alternatives(text))
+        ex.fix = one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries)
     ex.problem = (any(f.severity == Severity.ERROR for f in report.findings) or
                   any(lib.problem for lib in ex.libraries) or bool(ex.gaps))
     return report
