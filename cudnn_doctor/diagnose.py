@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import fnmatch
-from typing import List, Mapping, Optional, Sequence, Tuple
+import functools
+import os
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from .host import Host
 from .model import Facts, Finding, Report, Severity, Target
 from .probes.executor import DEFAULT_TIMEOUT  # noqa: F401  (the commands' --timeout default)
+
+T = TypeVar("T")
 
 # The one finding the core makes itself (every other id belongs to a rule).
 PROBE_FAILED = ("CD001", "probe-failed")
@@ -72,6 +76,20 @@ def fix_target(facts: Facts) -> Target:
     root = "/" if facts.image is not None or windows else (facts.host.root or "/")
     return Target(root=root, as_root=facts.host.euid == 0, shell="powershell" if windows else "sh", doctor=doctor,
                   doctor_on_path=on_path)
+
+
+def fixes_for_this_machine(func: Callable[..., T]) -> Callable[..., T]:
+    """``func`` with the fixes it builds written for the machine the doctor runs on, as this user (the installer's
+    refusals and notes, which no Facts precede)."""
+    @functools.wraps(func)
+    def built_here(*args: Any, **kwargs: Any) -> T:
+        from .remedies.acting import building_for
+
+        doctor, on_path = Host.doctor_start()
+        euid = os.geteuid() if hasattr(os, "geteuid") else None
+        with building_for(Target(as_root=euid == 0, doctor=doctor, doctor_on_path=on_path)):
+            return func(*args, **kwargs)
+    return built_here
 
 
 def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),

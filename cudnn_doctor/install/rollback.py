@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional
 
+from ..diagnose import fixes_for_this_machine
 from ..remedies.install import nothing_to_do_fix, remove_by_hand_fix
 from . import hooks
 from .errors import Refusal
@@ -14,6 +15,7 @@ from .transaction import recover
 from .verify import refresh_loader_cache
 
 
+@fixes_for_this_machine
 def run_rollback(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[str, str], lock_wait: float = 0.0,
                  force: bool = False, prune_keep: Optional[int] = None, machine_root: Optional[str] = None) -> dict:
     """Undoes the newest install (or first repairs an interrupted one, and stops there).

@@ -57,7 +57,7 @@ def system(command: str, privileged: bool = True) -> str:
     return sudo(command) if privileged else command
 
 
-def kernel(command: str, privileged: bool = True) -> str:
+def on_machine(command: str, privileged: bool = True) -> str:
     """A command for the running machine itself: its kernel modules, devices, services, GPUs, a reboot. The programs
     of a --root tree run on this kernel too, so it reads the same there (its file arguments go through `at`)."""
     return sudo(command) if privileged else command

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..model import Fix
-from .acting import doctor, kernel
+from .acting import doctor, on_machine
 from .shell import stated
 
 MIB = 1 << 20
@@ -32,7 +32,7 @@ def slow_gpu_fix(causes: Sequence[str], nvml: Mapping[str, Any]) -> Fix:
     if any("TF32_OVERRIDE" in c for c in causes):
         return stated("unset NVIDIA_TF32_OVERRIDE")
     if any("power limit" in c for c in causes):
-        return stated("%s  # restore the default power limit" % kernel("nvidia-smi -pl %.0f"
+        return stated("%s  # restore the default power limit" % on_machine("nvidia-smi -pl %.0f"
                                                                      % nvml["power_default_limit_w"]))
     return stated("nvidia-smi -q -d PERFORMANCE,CLOCK,POWER  # see what holds the clocks down; check cooling and "
                   "power")

@@ -6,7 +6,7 @@ import os
 from typing import Dict, Optional, Sequence
 
 from ..model import Fix
-from .acting import at, kernel, sudo, system
+from .acting import at, on_machine, sudo, system
 from .shell import prepend_ld_path, q, qs, stated
 
 
@@ -16,17 +16,17 @@ def uvm_fix(modprobe: bool, in_container: bool) -> Fix:
         return stated("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the "
                       "container with --gpus all so the runtime injects /dev/nvidia-uvm")
     if modprobe:
-        return stated(kernel("nvidia-modprobe -u -c 0"))
-    return stated("%s && %s" % (kernel("modprobe nvidia_uvm"), kernel(
+        return stated(on_machine("nvidia-modprobe -u -c 0"))
+    return stated("%s && %s" % (on_machine("modprobe nvidia_uvm"), on_machine(
         "mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices | cut -d' ' -f1) 0")))
 
 
 def fabric_manager_fix(branch: str, driver: str, installed: bool) -> Fix:
     """Fabric Manager of exactly the driver's version, enabled; only enabled when that one is installed."""
     if installed:
-        return stated(kernel("systemctl enable --now nvidia-fabricmanager"))
+        return stated(on_machine("systemctl enable --now nvidia-fabricmanager"))
     return stated("%s && %s" % (system("apt install 'nvidia-fabricmanager-%s=%s*'" % (branch, driver)),
-                                kernel("systemctl enable --now nvidia-fabricmanager")))
+                                on_machine("systemctl enable --now nvidia-fabricmanager")))
 
 
 def workspace_limit_fix(paddle_default_limit_mb: int) -> Fix:
@@ -57,9 +57,9 @@ def one_cupy_fix(names: Sequence[str], wheel: str) -> Fix:
 def dev_char_links_fix(ctk: Optional[str]) -> Fix:
     """The /dev/char links systemd's cgroup driver needs, made by the NVIDIA Container Toolkit."""
     if ctk:
-        return stated(kernel("%s system create-dev-char-symlinks --create-all" % q(at(ctk))))
+        return stated(on_machine("%s system create-dev-char-symlinks --create-all" % q(at(ctk))))
     return stated("%s && %s" % (system("apt install nvidia-container-toolkit"),
-                                kernel("nvidia-ctk system create-dev-char-symlinks --create-all")))
+                                on_machine("nvidia-ctk system create-dev-char-symlinks --create-all")))
 
 
 def local_repo_fix(repo: Dict[str, str], packages: Sequence[str]) -> Fix:
@@ -73,5 +73,5 @@ def local_repo_fix(repo: Dict[str, str], packages: Sequence[str]) -> Fix:
 
 
 def reboot_and_hold_fix(packages: Sequence[str]) -> Fix:
-    return stated("%s   (then keep them from moving unattended: %s)" % (kernel("reboot"),
+    return stated("%s   (then keep them from moving unattended: %s)" % (on_machine("reboot"),
                                                                        system("apt-mark hold %s" % qs(packages))))

@@ -46,11 +46,11 @@ def no_cudnn_to_smoke_fix(facts: Facts, compat: Compat) -> Fix:
 
 
 def hung_mount_fix(path: str) -> Fix:
-    """See whether the file system under a path that blocked answers, then check again (``path`` as typed here)."""
-    folder = q(os.path.dirname(path) or "/")
+    """See whether the file system under a path that blocked answers, then check again (``path`` as the root's programs see it)."""
+    folder = q(at(os.path.dirname(path) or "/"))
     return stated("See whether the file system under it answers (a hung NFS/Lustre mount blocks every read): "
                   "`timeout 5 stat %s; findmnt -T %s`, then `timeout 5 ls -l %s`; remount or restore the server, "
-                  "then run the check again." % (folder, folder, q(path)))
+                  "then run the check again." % (folder, folder, q(at(path))))
 
 
 def more_time_fix() -> Fix:

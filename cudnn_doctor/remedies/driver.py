@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..model import Fix
-from .acting import at, kernel, ldconfig, sudo, system
+from .acting import at, on_machine, ldconfig, sudo, system
 from .shell import or_else, run, say, stated
 
 
@@ -24,17 +24,17 @@ def known_bad_driver_fix(fixed_in: Optional[str] = None) -> Fix:
 def reinstall_driver_fix() -> Fix:
     """The driver's user-space libraries are gone while its kernel module runs, and its branch is not known."""
     return stated("Reinstall the NVIDIA driver (Ubuntu: `%s`, or NVIDIA's installer), then `%s` and check with "
-                  "`%s`" % (system("ubuntu-drivers install"), ldconfig(), kernel("nvidia-smi", privileged=False)))
+                  "`%s`" % (system("ubuntu-drivers install"), ldconfig(), on_machine("nvidia-smi", privileged=False)))
 
 
 def install_driver_fix() -> Fix:
     """No driver and no GPU seen: install a driver if the machine has an NVIDIA GPU, else use a machine that has."""
     installer = "https://www.nvidia.com/Download/index.aspx"
-    install, reboot = system("ubuntu-drivers install"), kernel("reboot")
+    install, reboot = system("ubuntu-drivers install"), on_machine("reboot")
     return run(install, reboot, text="If the machine has an NVIDIA GPU, install the driver (Ubuntu: `%s`; others: "
                "the installer from %s), reboot (`%s`) and check with `%s`. If it has no NVIDIA GPU, CUDA and cuDNN "
                "cannot run here: use a GPU machine." % (install, installer, reboot,
-                                                        kernel("nvidia-smi", privileged=False)),
+                                                        on_machine("nvidia-smi", privileged=False)),
                manual="others than Ubuntu: the installer from %s, then reboot; no NVIDIA GPU: use a GPU machine"
                       % installer)
 
@@ -42,7 +42,7 @@ def install_driver_fix() -> Fix:
 def rebuild_kernel_module_fix(kernel: str) -> Fix:
     """Build the nvidia module for ``kernel`` with DKMS (headers first), then reboot into it."""
     return or_else(run(system("apt install linux-headers-%s dkms" % kernel), system("dkms autoinstall"),
-                       kernel("reboot")),
+                       on_machine("reboot")),
                    "reinstall the driver package for this kernel; keep `dkms` installed so future kernels rebuild "
                    "the module; with Secure Boot on, enroll DKMS's module key with `%s`" % _mok_import())
 
@@ -53,7 +53,7 @@ DKMS_KEY = "/var/lib/dkms/mok.pub"
 
 def _mok_import() -> str:
     """Enroll the root's DKMS signing key in the firmware (the key file is the root's; the firmware is this one's)."""
-    return kernel("mokutil --import %s" % at(DKMS_KEY))
+    return on_machine("mokutil --import %s" % at(DKMS_KEY))
 
 
 def blacklist_nouveau_fix(nova: bool) -> Fix:
@@ -61,7 +61,7 @@ def blacklist_nouveau_fix(nova: bool) -> Fix:
     lines = "blacklist nouveau\\noptions nouveau modeset=0\\n" + (
         "blacklist nova_core\\nblacklist nova_drm\\n" if nova else "")
     write = "printf '%s' | %s" % (lines, sudo("tee %s" % at(NOUVEAU_BLACKLIST)))
-    initramfs, dracut, reboot = system("update-initramfs -u"), system("dracut -f"), kernel("reboot")
+    initramfs, dracut, reboot = system("update-initramfs -u"), system("dracut -f"), on_machine("reboot")
     return run(write, initramfs, reboot, text="%s && %s (Fedora/RHEL: %s) && %s" % (write, initramfs, dracut, reboot),
                manual="Fedora/RHEL: %s instead of update-initramfs" % dracut, writes=[at(NOUVEAU_BLACKLIST)])
 
@@ -69,8 +69,8 @@ def blacklist_nouveau_fix(nova: bool) -> Fix:
 def driver_reload_fix() -> Fix:
     """Libraries newer than the loaded module: load the new module (reboot or unload/reload), then hold the packages."""
     return say("%s; to stop it recurring: %s", or_else(
-        run(kernel("reboot")), "with no GPU process running: %s && %s" % (
-            kernel("rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia"), kernel("modprobe nvidia")),
+        run(on_machine("reboot")), "with no GPU process running: %s && %s" % (
+            on_machine("rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia"), on_machine("modprobe nvidia")),
         "%s   (or, %s)"), system("apt-mark hold 'nvidia-*' 'libnvidia-*'"))
 
 
@@ -80,7 +80,7 @@ def compute_libraries_fix(module: str) -> Fix:
     branch = (module or "").split(".")[0]
     if not branch.isdigit():
         return reinstall_driver_fix()
-    install, smi = system("apt install libnvidia-compute-%s" % branch), kernel("nvidia-smi", privileged=False)
+    install, smi = system("apt install libnvidia-compute-%s" % branch), on_machine("nvidia-smi", privileged=False)
     return run(install, ldconfig(), smi, text="%s   (Ubuntu/Debian: the user-space libraries of driver branch %s, "
                "matching the loaded kernel module %s; other distributions: reinstall the driver %s with its package "
                "or NVIDIA's installer), then `%s` and check with `%s`" % (install, branch, module, module, ldconfig(),
@@ -90,7 +90,7 @@ def compute_libraries_fix(module: str) -> Fix:
 
 def gpu_unseen_fix() -> Fix:
     """The driver sees no GPU: confirm, read the kernel's NVRM/Xid errors, bring the GPU back, reboot."""
-    smi, dmesg, reboot = kernel("nvidia-smi", privileged=False), kernel("dmesg | grep -iE 'nvrm|xid'"), kernel("reboot")
+    smi, dmesg, reboot = on_machine("nvidia-smi", privileged=False), on_machine("dmesg | grep -iE 'nvrm|xid'"), on_machine("reboot")
     return run(smi, dmesg, text="Run `%s` to confirm, then look for NVRM/Xid errors with `%s`; enable the GPU in the "
                "firmware (or reseat it / check its power cables), then `%s`" % (smi, dmesg, reboot),
                manual="enable the GPU in the firmware (or reseat it / check its power cables), then `%s`" % reboot)

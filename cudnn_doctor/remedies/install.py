@@ -3,8 +3,8 @@ troubles are in remedies/install_archive)."""
 from __future__ import annotations
 
 from ..model import Fix
-from .acting import doctor, ldconfig
-from .shell import advice, run, stated
+from .acting import at, doctor, ldconfig
+from .shell import advice, q, run, stated
 
 
 # --- what to install ----------------------------------------------------------------------------------------------
@@ -96,6 +96,11 @@ def retry_install_fix() -> Fix:
 def finish_repair_fix(rollback: str) -> Fix:
     """Repairing an earlier interrupted run failed: ``rollback`` (the target's rollback command) finishes it."""
     return stated("fix the cause, then run `%s` (it finishes the repair; each step can be repeated)" % rollback)
+
+
+def undo_command(kind: str, where: str) -> str:
+    """`cudnn-doctor rollback` for an install's target: a toolkit, or a --prefix folder."""
+    return doctor("rollback %s %s" % ("--prefix" if kind == "prefix" else "--cuda-home", q(at(where))))
 
 
 def finish_undo_fix(rollback: str) -> Fix:

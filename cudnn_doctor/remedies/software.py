@@ -8,7 +8,7 @@ from ..knowledge import Compat
 from ..versions import mm, ver
 from ..model import Facts, Fix
 from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice, platform_of
-from .acting import at, doctor, kernel, system
+from .acting import at, doctor, on_machine, system
 from .shell import advice, prepend_ld_path, q, run, stated, then
 from .shells import command_fix
 
@@ -24,7 +24,7 @@ def driver_upgrade_fix(floor_text: str, platform: str = "linux") -> Fix:
         return stated("Install or upgrade the NVIDIA driver to %s (NVIDIA's Windows installer from %s), then restart "
                       "Windows" % (floor_text, DRIVER_DOWNLOAD))
     installer = "NVIDIA's installer from %s" % DRIVER_DOWNLOAD
-    install, reboot = system("ubuntu-drivers install"), kernel("reboot")
+    install, reboot = system("ubuntu-drivers install"), on_machine("reboot")
     return command_fix([install, reboot],
                        text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `%s`, or %s), then reboot (`%s`)"
                             % (floor_text, install, installer, reboot), manual=installer + ", then reboot")
