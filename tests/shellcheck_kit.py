@@ -72,7 +72,7 @@ def outside_root(command: str, root: str, doctor: Iterable[str] = ()) -> List[st
             plain = [w for w in args if not w.startswith("-")]
             args = plain[1:]  # the link's target is the text it will hold, read inside the root
         for word in [words[0]] + args:
-            if word in own or "=" in word and not word.startswith("/"):
+            if word in own or "://" in word or "=" in word and not word.startswith("/"):  # a URL, an option
                 continue
             for path in re.findall(r"(?:^|(?<=[=:]))(/[^\s:'\"]*)", word):
                 if path.startswith(KERNEL_FILES) or path == base or path.startswith(base + "/"):

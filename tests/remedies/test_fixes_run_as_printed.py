@@ -43,6 +43,10 @@ def _install(tmp: Path, kind: str) -> Tuple[str, str, str]:
     return str(script), sys.executable, "%s:%s" % (bin_dir, USER_PATH)
 
 
+def _here(text: str) -> str:
+    return text.split("on the host")[0]
+
+
 def _fixes(monkeypatch, argv0: str, python: str, path: str, euid: int) -> List[str]:
     """Every command the scenario machines' fixes print, built for this start form and user."""
     from test_fixes_runnable import FACT_SCENARIOS
@@ -59,7 +63,8 @@ def _fixes(monkeypatch, argv0: str, python: str, path: str, euid: int) -> List[s
         for f in report.findings:
             if f.remedy and f.remedy.shell in ("sh", ""):
                 commands += list(f.remedy.commands) + ([f.remedy.doctor] if f.remedy.doctor else [])
-                commands += quoted_commands(f.remedy.text) + quoted_commands(f.remedy.manual)
+                # Words "on the host" address the machine outside a container, whose user this run cannot know.
+                commands += quoted_commands(_here(f.remedy.text)) + quoted_commands(_here(f.remedy.manual))
     return commands
 
 

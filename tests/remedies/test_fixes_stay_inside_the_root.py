@@ -136,9 +136,10 @@ def _floor():
 
 # Values by annotation, where one name means different things to different builders.
 DL4J_ROW = {"cuda": "12.4", "dl4j": "1.0.0-M2.1", "cudnn": "9.1.0", "backend": "nd4j-cuda-12.4"}
-A_FIX = st.just(Built(lambda: remedies.ld_conf_fix("/opt/cudnn/lib")))
+A_BUILT = Built(lambda: remedies.ld_conf_fix("/opt/cudnn/lib"))
+A_FIX = st.just(A_BUILT)
 BY_ANNOTATION = {"Optional[DriverFloor]": st.builds(_floor), "Any": None, "Optional[CudnnCopy]": _copies(),
-                 "CudnnCopy": _copies(), "Optional[Fix]": st.sampled_from([None, A_FIX.example()]), "Fix": A_FIX,
+                 "CudnnCopy": _copies(), "Optional[Fix]": st.sampled_from([None, A_BUILT]), "Fix": A_FIX,
                  "Sequence[Fix]": st.lists(A_FIX, min_size=1, max_size=2),
                  "Optional[Dict[str, str]]": st.just(DL4J_ROW), "Dict[str, str]": st.just(DL4J_ROW),
                  "Dict[str, Optional[str]]": st.just({"dnn.enabled": "False"})}
@@ -230,3 +231,4 @@ def test_the_checker_sees_a_path_outside_the_root():
     assert outside_root("sudo chroot /mnt/img apt install x && sudo ldconfig -r /mnt/img", "/mnt/img") == []
     assert outside_root("cd /mnt/img/usr/lib && sudo ln -sf /usr/lib/libcuda.so.1 libcuda.so", "/mnt/img") == []
     assert outside_root("echo /usr/lib | sudo tee /mnt/img/etc/ld.so.conf.d/x.conf > /dev/null", "/mnt/img") == []
+    assert outside_root("pip install torch --index-url https://download.pytorch.org/whl/cu124", "/mnt/img") == []
