@@ -74,7 +74,8 @@ def outside_root(command: str, root: str, doctor: Iterable[str] = ()) -> List[st
         for word in [words[0]] + args:
             if word in own or "://" in word or "=" in word and not word.startswith("/"):  # a URL, an option
                 continue
-            for path in re.findall(r"(?:^|(?<=[=:]))(/[^\s:'\"]*)", word):
+            # A word that is a path is one path (spaces and all, as the shell split it); else the paths after = or :.
+            for path in [word] if word.startswith("/") else re.findall(r"(?<=[=:])(/[^\s:'\"]*)", word):
                 if path.startswith(KERNEL_FILES) or path == base or path.startswith(base + "/"):
                     continue
                 bad.append(path)

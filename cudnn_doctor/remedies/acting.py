@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator, Optional
+from typing import Iterator, Optional, overload
 
 from ..model import Target
 from .shells import sh_quote
@@ -31,6 +31,14 @@ def target() -> Target:
 def under_root() -> bool:
     """The fixes act on a tree mounted somewhere (--root), not on the machine the doctor runs on."""
     return target().root.rstrip("/") != ""
+
+
+@overload
+def at(path: str) -> str: ...
+
+
+@overload
+def at(path: None) -> None: ...
 
 
 def at(path: Optional[str]) -> Optional[str]:
