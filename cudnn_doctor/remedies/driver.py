@@ -6,7 +6,7 @@ from typing import Optional
 
 from ..model import Fix
 from .acting import at, on_machine, ldconfig, sudo, system
-from .shell import or_else, run, say, stated
+from .shell import or_else, q, run, say, stated
 
 
 def secure_boot_fix() -> Fix:
@@ -53,14 +53,14 @@ DKMS_KEY = "/var/lib/dkms/mok.pub"
 
 def _mok_import() -> str:
     """Enroll the root's DKMS signing key in the firmware (the key file is the root's; the firmware is this one's)."""
-    return on_machine("mokutil --import %s" % at(DKMS_KEY))
+    return on_machine("mokutil --import %s" % q(at(DKMS_KEY)))
 
 
 def blacklist_nouveau_fix(nova: bool) -> Fix:
     """Keep nouveau (and nova_core, where it drove the GPU) off the GPU from the next boot on."""
     lines = "blacklist nouveau\\noptions nouveau modeset=0\\n" + (
         "blacklist nova_core\\nblacklist nova_drm\\n" if nova else "")
-    write = "printf '%s' | %s" % (lines, sudo("tee %s" % at(NOUVEAU_BLACKLIST)))
+    write = "printf '%s' | %s" % (lines, sudo("tee %s" % q(at(NOUVEAU_BLACKLIST))))
     initramfs, dracut, reboot = system("update-initramfs -u"), system("dracut -f"), on_machine("reboot")
     return run(write, initramfs, reboot, text="%s && %s (Fedora/RHEL: %s) && %s" % (write, initramfs, dracut, reboot),
                manual="Fedora/RHEL: %s instead of update-initramfs" % dracut, writes=[at(NOUVEAU_BLACKLIST)])
