@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import fnmatch
-from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple
+import functools
+import os
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from .host import Host
-from .model import Facts, Finding, Report, Severity
+from .model import Facts, Finding, Report, Severity, Target
 from .probes.executor import DEFAULT_TIMEOUT  # noqa: F401  (the commands' --timeout default)
 
 if TYPE_CHECKING:
     from .host import NativeSession
+
+T = TypeVar("T")
 
 # The one finding the core makes itself (every other id belongs to a rule).
 PROBE_FAILED = ("CD001", "probe-failed")
@@ -71,6 +75,32 @@ def probe_error_findings(facts: Facts) -> List[Finding]:
     ]
 
 
+def fix_target(facts: Facts) -> Target:
+    """The Target this run's fixes are built for: the root and user the facts saw (an image's fixes go into its
+    build, a Windows drive's are typed on that machine) and how this cudnn-doctor is started here."""
+    from .queries import platform_of
+
+    doctor, on_path = Host.doctor_start()
+    windows = platform_of(facts) == "windows"
+    root = "/" if facts.image is not None or windows else (facts.host.root or "/")
+    return Target(root=root, as_root=facts.host.euid == 0, shell="powershell" if windows else "sh", doctor=doctor,
+                  doctor_on_path=on_path)
+
+
+def fixes_for_this_machine(func: Callable[..., T]) -> Callable[..., T]:
+    """``func`` with the fixes it builds written for the machine the doctor runs on, as this user (the installer's
+    refusals and notes, which no Facts precede)."""
+    @functools.wraps(func)
+    def built_here(*args: Any, **kwargs: Any) -> T:
+        from .remedies.acting import building_for
+
+        doctor, on_path = Host.doctor_start()
+        euid = os.geteuid() if hasattr(os, "geteuid") else None
+        with building_for(Target(as_root=euid == 0, doctor=doctor, doctor_on_path=on_path)):
+            return func(*args, **kwargs)
+    return built_here
+
+
 def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
                    target: Optional[str] = None, smoke: Optional[dict] = None,
                    facts: Optional[Facts] = None, skip: Sequence[str] = ()) -> Report:
@@ -79,13 +109,14 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
     from .rules import RuleContext, evaluate
 
     facts = facts if facts is not None else collect_facts(root, env)
-    compat = load_compat()
-    context = RuleContext(compat=compat, requires=list(requires), target=target, smoke=smoke)
-    findings, ran = evaluate(facts, context)
-    # Fixes as typed on this machine: no sudo for root, `ldconfig -r ROOT` and the root's files under --root.
-    from .remedies.machine import finding_for_machine
+    from .remedies.acting import building_for
 
-    findings = [finding_for_machine(f, facts) for f in probe_error_findings(facts) + findings]
+    compat = load_compat()
+    context = RuleContext(compat=compat, requires=list(requires), target=target, smoke=smoke,
+                          fix_target=fix_target(facts))
+    findings, ran = evaluate(facts, context)
+    with building_for(context.fix_target):
+        findings = probe_error_findings(facts) + findings
     if skip:
         aliases = {rid: alias for rid, alias, _ in known_checks()}
         findings = [f for f in findings if not skipped(f.id, f.alias, skip)]
@@ -127,25 +158,24 @@ def unknown_skips(patterns: Sequence[str]) -> List[str]:
 
 
 def run_smoke_on(facts: Facts, root: str = "/") -> dict:
-    """Run the cuDNN smoke test on the copy a plain process would load; paths reported as inside the root."""
+    """Run the cuDNN smoke test on the copy a plain process would load (its paths as the root's programs see them)."""
     from .knowledge import load_compat
     from .queries import loaded_cudnn
     from .remedies.doctor import no_cudnn_to_smoke_fix
     from .smoke import run_smoke
 
+    from .remedies.acting import building_for
+
     res = loaded_cudnn(facts)
     if res is None or res.path is None:  # loaded_cudnn answers only with a found path
-        return {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
-                "fix": no_cudnn_to_smoke_fix(facts, load_compat()).text}
+        with building_for(fix_target(facts)):
+            fix = no_cudnn_to_smoke_fix(facts, load_compat())
+        return {"ok": False, "summary": "no cuDNN library that a plain process would load was found", "fix": fix.text}
     host = Host(root)
     # The driver library the loader picks (it may live only on LD_LIBRARY_PATH, which the child does not get).
     libcuda = facts.loader.resolved.get("libcuda.so.1")
     driver = str(host.real(libcuda.path)) if libcuda is not None and libcuda.path else None
-    result = run_smoke(str(host.real(res.path)), driver_library=driver, host=host).to_dict()
-    if host.is_live:
-        return result
-    prefix = str(host.root)
-    return {k: (v.replace(prefix, "") if isinstance(v, str) else v) for k, v in result.items()}
+    return run_smoke(str(host.real(res.path)), driver_library=driver, host=host).to_dict()
 
 
 def image_report(facts: Facts, node=None, requires: Sequence[str] = (), target: Optional[str] = None,

@@ -4,8 +4,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import platform
+import shutil
 import stat
 import sys
+import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -19,6 +21,21 @@ if TYPE_CHECKING:
 _MAX_LINKS = 40  # like the kernel's ELOOP bound
 _LIVE_ROOT = os.path.abspath(os.sep)  # "/" on POSIX, the current drive's root (C:\\) on Windows
 LINK_LOOP = "(link loop)"  # ends a link chain that comes back on itself
+
+
+def start_form(argv0: str, executable: str, path: str) -> Tuple[Tuple[str, ...], bool]:
+    """The absolute words that start the program Python was started with (``sys.argv[0]``): the console script
+    itself, ``python -I APP.pyz`` for a zipapp, ``python -m cudnn_doctor`` for the package run as a module; and
+    whether ``cudnn-doctor`` on ``path`` is that same console script."""
+    python = os.path.abspath(executable) if executable else "python3"  # a venv's python is found by its own path
+    script = os.path.abspath(argv0) if argv0 and argv0 != "-c" else ""
+    if script and os.path.isfile(script) and zipfile.is_zipfile(script):
+        return (python, "-I", script), False
+    # Anything but the console script (``-m``'s __main__.py, a program that imports the package) runs it as a module.
+    if not (os.path.isfile(script) and os.path.basename(script).startswith("cudnn-doctor")):
+        return (python, "-m", "cudnn_doctor"), False
+    found = shutil.which("cudnn-doctor", path=path)
+    return (script,), found is not None and os.path.realpath(found) == os.path.realpath(script)
 
 
 def _normalize_machine(name: str) -> str:
@@ -364,6 +381,12 @@ class Host:
         """The effective user id of this run on a live machine (None under --root, where the fixes are for the
         root's owner, and on systems without uids)."""
         return os.geteuid() if self.is_live and hasattr(os, "geteuid") else None
+
+    @staticmethod
+    def doctor_start() -> Tuple[Tuple[str, ...], bool]:
+        """How this cudnn-doctor is started again from any shell, sudo's included (its absolute words), and whether
+        a plain `cudnn-doctor` on PATH starts the same program (tests replace this with a fixed form)."""
+        return start_form(sys.argv[0], sys.executable, os.environ.get("PATH", ""))
 
     def getenv(self, name: str) -> Optional[str]:
         return self.env.get(name)

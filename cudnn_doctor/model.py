@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Dict, List, Optional, TypedDict
+from typing import Any, Dict, List, Optional, Tuple, TypedDict
 
 from .model_node import NodeFacts
 from .model_windows import WindowsFacts
@@ -56,6 +56,19 @@ class Fix:
 
     def __bool__(self) -> bool:
         return bool(self.text or self.commands)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where and how a fix runs, so builders write it right the first time: the root it acts in (--root), whether
+    the user is root (no sudo), the shell, and how this cudnn-doctor is started here (sudo's secure_path holds no
+    venv's bin, and a zipapp has no command at all)."""
+
+    root: str = "/"  # the machine's root as the doctor sees it; "/" is the machine it runs on
+    as_root: bool = False  # the user is root: commands need no sudo
+    shell: str = "sh"  # "sh", "powershell" or "cmd"
+    doctor: Tuple[str, ...] = ("cudnn-doctor",)  # the words that start this cudnn-doctor from any shell, sudo's too
+    doctor_on_path: bool = True  # a plain `cudnn-doctor` in the user's own shell starts this one
 
 
 @dataclass

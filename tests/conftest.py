@@ -22,6 +22,9 @@ _STEERING_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUD
                  *CUDA_ENVIRONMENT)  # what facts.environment records
 
 
+FIXED_DOCTOR = ("/opt/cudnn-doctor/bin/cudnn-doctor",)  # the start form every test's fixes are built for
+
+
 @pytest.fixture(scope="session")
 def _test_cache_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("xdg-cache")
@@ -37,6 +40,11 @@ def hermetic_env(monkeypatch, request, _test_cache_home):
     monkeypatch.setenv("COLUMNS", "120")
     # The installer's after-install check and ld.so.conf reading look here instead of at the real machine.
     monkeypatch.setenv("CUDNN_DOCTOR_TEST_MACHINE_ROOT", "/nonexistent/cudnn-doctor-test-machine")
+    # How this cudnn-doctor is started depends on how pytest was: every test sees one fixed console script that a
+    # plain `cudnn-doctor` also starts, so fixes (and the golden files) read the same everywhere.
+    from cudnn_doctor import host as host_seam
+
+    monkeypatch.setattr(host_seam.Host, "doctor_start", staticmethod(lambda: (FIXED_DOCTOR, True)))
     if request.node.get_closest_marker("gpu") or request.node.get_closest_marker("live"):
         return
     # No unmarked test may probe the real machine: the Host for "/" refuses to be built.

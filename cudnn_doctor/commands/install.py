@@ -138,7 +138,7 @@ def register(app: typer.Typer) -> None:
             out = console()
             lines = plan_lines(report.plan, True) if report.dry_run else result_lines(report)
             for line in lines:
-                out.print(line, markup=False, highlight=False)
+                out.print(line, markup=False, highlight=False, soft_wrap=True)  # commands stay whole
             if report.dry_run and not report.refusal:
                 out.print("Dry run: nothing was changed.", markup=False)
         if report.refusal:
@@ -181,7 +181,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(EXIT_OK)
         out = console()
         for line in rollback_lines(report):
-            out.print(line, markup=False, highlight=False)
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_OK)
 
 

@@ -9,7 +9,6 @@ from typing import List, Mapping, Optional, Tuple
 from ..knowledge import ErrorText, load_compat
 from ..model import Facts, Finding, Fix, Report, Severity
 from ..remedies.explain import in_program_environment
-from ..remedies.machine import for_machine
 from .answer import Answer, answer
 from .decode import decode
 from .evidence import Evidence
@@ -72,7 +71,8 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     report = Report(facts=Facts(), extra={"explain": ex})
     if not check or not ex.understood:
         return report
-    from ..diagnose import diagnose
+    from ..diagnose import diagnose, fix_target
+    from ..remedies.acting import building_for
 
     # The loader probe resolves the pasted names with everything else, within the run's deadline.
     full = diagnose(root, env, timeout=timeout, sonames=[n for n in ex.sonames if not n.lower().endswith(".dll")])
@@ -80,20 +80,18 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     report.findings = routed_findings(full.findings, ex.rules)
     ex.checked = True
     ex.has = machine_has(full.facts)
-    ex.libraries = check_libraries(ex.sonames, full.facts, compat, alternatives(text))
     ex.gaps = gaps(full.facts, ex.versions)
-    # Typed for this machine, as check's fixes are: no sudo for root, the root's files under --root.
-    for lib in ex.libraries:
-        lib.fix = for_machine(lib.fix, full.facts)
-    machine_fix = for_machine(one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries),
-                              full.facts)
+    # Built for this machine, as check's fixes are: no sudo for root, the root's files under --root.
+    with building_for(fix_target(full.facts)):
+        ex.libraries = check_libraries(ex.sonames, full.facts, compat, alternatives(text))
+        machine_fix = one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries)
+        blocker = startup_blocker(ex.evidence, full.facts, compat)
     machine_problem = (any(f.severity == Severity.ERROR for f in report.findings) or
                        any(lib.problem for lib in ex.libraries) or bool(ex.gaps))
     if ex.answer is None or ex.fix is None:
         ex.fix, ex.problem = machine_fix, machine_problem
     elif machine_fix is not None and machine_fix.text not in (ex.fix.text, in_program_environment(True).text):
         ex.also.append(("and here", machine_fix))  # the machine adds its own repair; the paste's answer stands
-    blocker = startup_blocker(ex.evidence, full.facts, compat)
     if blocker is not None and ex.fix is not None:  # no driver or GPU here: that comes before what the text asks
         ex.here.insert(0, blocker.cause)
         ex.also.insert(0, ("then, for the error itself", ex.fix))

@@ -8,8 +8,10 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, List, Mapping, Optional
 
+from ..diagnose import fixes_for_this_machine
 from ..knowledge import load_compat
 from ..model import Fix
+from ..remedies.install import undo_command
 from ..remedies.install import (add_cuda_major_fix, cuda_build_fix, failed_load_check_fix, finish_recording_fix,
                                 finish_repair_fix, finish_undo_fix, missing_dependency_fix, name_a_source_fix,
                                 platform_archive_fix, retry_install_fix)
@@ -142,6 +144,7 @@ def _verify_installed(plan: Plan, load: Loader) -> dict:
                                       "reports %s, the header says %s" % (version, info.cudnn_version))}
 
 
+@fixes_for_this_machine
 def run_install(req: Request, progress: Optional[Progress] = None, load: Loader = load_cudnn,
                 smoke_fn: Smoke = smoke) -> InstallResult:
     """Plan, stage, apply, verify, commit; then the loader cache, `check` and the smoke test."""
@@ -178,8 +181,7 @@ def _dry_run(req: Request, target: Target, source: Source, load: Loader) -> Inst
 
 
 def rollback_command(target: Target) -> str:
-    return "cudnn-doctor rollback %s %s" % ("--prefix" if target.kind == "prefix" else "--cuda-home",
-                                            target.given or target.root)
+    return undo_command(target.kind, target.given or target.root)
 
 
 def failed(exc: OSError, state: str, fix: Fix) -> Refusal:

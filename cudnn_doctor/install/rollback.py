@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional
 
+from ..diagnose import fixes_for_this_machine
 from . import hooks
 from .history import backup_bytes, prune, rollback_newest
 from .journal import TXN, StateLock, history_entries, read_journal
@@ -12,6 +13,7 @@ from .transaction import recover
 from .verify import refresh_loader_cache
 
 
+@fixes_for_this_machine
 def run_rollback(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[str, str], lock_wait: float = 0.0,
                  force: bool = False, prune_keep: Optional[int] = None, machine_root: Optional[str] = None) -> dict:
     """Undoes the newest install (or first repairs an interrupted one, and stops there).

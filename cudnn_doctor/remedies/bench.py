@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..model import Fix
+from .acting import doctor, on_machine
 from .shell import stated
 
 MIB = 1 << 20
@@ -22,8 +23,8 @@ def workspace_fix(cap_bytes: float) -> Fix:
 
 
 def wrong_results_fix() -> Fix:
-    return stated("cudnn-doctor check  # then `cudnn-doctor smoke --all` to test each cuDNN copy, and "
-                  "`nvidia-smi -q -d ECC,PAGE_RETIREMENT` for memory errors")
+    return stated("%s  # then `%s` to test each cuDNN copy, and `nvidia-smi -q -d ECC,PAGE_RETIREMENT` for memory "
+                  "errors" % (doctor("check"), doctor("smoke --all")))
 
 
 def slow_gpu_fix(causes: Sequence[str], nvml: Mapping[str, Any]) -> Fix:
@@ -31,7 +32,8 @@ def slow_gpu_fix(causes: Sequence[str], nvml: Mapping[str, Any]) -> Fix:
     if any("TF32_OVERRIDE" in c for c in causes):
         return stated("unset NVIDIA_TF32_OVERRIDE")
     if any("power limit" in c for c in causes):
-        return stated("sudo nvidia-smi -pl %.0f  # restore the default power limit" % nvml["power_default_limit_w"])
+        return stated("%s  # restore the default power limit" % on_machine("nvidia-smi -pl %.0f"
+                                                                     % nvml["power_default_limit_w"]))
     return stated("nvidia-smi -q -d PERFORMANCE,CLOCK,POWER  # see what holds the clocks down; check cooling and "
                   "power")
 
@@ -45,7 +47,7 @@ def pcie_link_fix() -> Fix:
 
 
 def cudnn_slower_than_plain_fix() -> Fix:
-    return stated("cudnn-doctor check  # is this cuDNN built for this GPU and CUDA?")
+    return stated("%s  # is this cuDNN built for this GPU and CUDA?" % doctor("check"))
 
 
 def unknown_peak_fix() -> Fix:

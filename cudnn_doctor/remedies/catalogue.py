@@ -6,6 +6,7 @@ import os
 from typing import Dict, Optional, Sequence
 
 from ..model import Fix
+from .acting import at, on_machine, sudo, system
 from .shell import prepend_ld_path, q, qs, stated
 
 
@@ -15,17 +16,17 @@ def uvm_fix(modprobe: bool, in_container: bool) -> Fix:
         return stated("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the "
                       "container with --gpus all so the runtime injects /dev/nvidia-uvm")
     if modprobe:
-        return stated("sudo nvidia-modprobe -u -c 0")
-    return stated("sudo modprobe nvidia_uvm && sudo mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices "
-                  "| cut -d' ' -f1) 0")
+        return stated(on_machine("nvidia-modprobe -u -c 0"))
+    return stated("%s && %s" % (on_machine("modprobe nvidia_uvm"), on_machine(
+        "mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices | cut -d' ' -f1) 0")))
 
 
 def fabric_manager_fix(branch: str, driver: str, installed: bool) -> Fix:
     """Fabric Manager of exactly the driver's version, enabled; only enabled when that one is installed."""
     if installed:
-        return stated("sudo systemctl enable --now nvidia-fabricmanager")
-    return stated("sudo apt install 'nvidia-fabricmanager-%s=%s*' && sudo systemctl enable --now "
-                  "nvidia-fabricmanager" % (branch, driver))
+        return stated(on_machine("systemctl enable --now nvidia-fabricmanager"))
+    return stated("%s && %s" % (system("apt install 'nvidia-fabricmanager-%s=%s*'" % (branch, driver)),
+                                on_machine("systemctl enable --now nvidia-fabricmanager")))
 
 
 def workspace_limit_fix(paddle_default_limit_mb: int) -> Fix:
@@ -38,7 +39,7 @@ def tensorflow_libraries_fix(version: str, missing: Sequence[str], pip_wheels: b
     """TensorFlow's CUDA libraries: its [and-cuda] wheels where it has them, else the toolkit libraries on the path."""
     release = version.split("+")[0]
     if pip_wheels:
-        return stated('pip install "tensorflow[and-cuda]==%s"' % release)
+        return stated(system('pip install "tensorflow[and-cuda]==%s"' % release, privileged=False))
     return stated("install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder on the "
                   "loader path" % (version, ", ".join(missing)))
 
@@ -49,25 +50,28 @@ def ld_path_first_fix(directory: str) -> Fix:
 
 
 def one_cupy_fix(names: Sequence[str], wheel: str) -> Fix:
-    return stated("python3 -m pip uninstall -y %s && python3 -m pip install %s" % (" ".join(sorted(names)), wheel))
+    return stated("%s && %s" % (system("python3 -m pip uninstall -y %s" % " ".join(sorted(names)), privileged=False),
+                                system("python3 -m pip install %s" % wheel, privileged=False)))
 
 
 def dev_char_links_fix(ctk: Optional[str]) -> Fix:
     """The /dev/char links systemd's cgroup driver needs, made by the NVIDIA Container Toolkit."""
     if ctk:
-        return stated("sudo %s system create-dev-char-symlinks --create-all" % ctk)
-    return stated("sudo apt install nvidia-container-toolkit && sudo nvidia-ctk system create-dev-char-symlinks "
-                  "--create-all")
+        return stated(on_machine("%s system create-dev-char-symlinks --create-all" % q(at(ctk))))
+    return stated("%s && %s" % (system("apt install nvidia-container-toolkit"),
+                                on_machine("nvidia-ctk system create-dev-char-symlinks --create-all")))
 
 
 def local_repo_fix(repo: Dict[str, str], packages: Sequence[str]) -> Fix:
     """Install the cuDNN packages a registered local repository holds (its key first, where it has one)."""
     steps = []
     if repo.get("keyring"):
-        steps.append("sudo cp %s /usr/share/keyrings/" % q(os.path.join(repo["repo"], repo["keyring"])))
-    steps += ["sudo apt update", "sudo apt install %s" % " ".join(packages)]
+        steps.append(sudo("cp %s %s" % (q(at(os.path.join(repo["repo"], repo["keyring"]))),
+                                        at("/usr/share/keyrings/"))))
+    steps += [system("apt update"), system("apt install %s" % " ".join(packages))]
     return stated(" && ".join(steps))
 
 
 def reboot_and_hold_fix(packages: Sequence[str]) -> Fix:
-    return stated("sudo reboot   (then keep them from moving unattended: sudo apt-mark hold %s)" % qs(packages))
+    return stated("%s   (then keep them from moving unattended: %s)" % (on_machine("reboot"),
+                                                                       system("apt-mark hold %s" % qs(packages))))

@@ -6,6 +6,7 @@ from typing import Optional
 
 from ..knowledge import DriverFloor
 from ..model import Fix
+from .acting import system
 from .shell import advice, run, say, stated
 from .software import driver_upgrade_fix
 
@@ -85,21 +86,23 @@ def wsl_driver_fix() -> Fix:
                   "Windows and reopen the distro; check with `nvidia-smi` inside WSL.")
 
 
-PURGE_LINUX_DRIVER = "sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"
+PURGE_LINUX_DRIVER = "apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"
 ANY_WSL_TOOLKIT = "the cuda-toolkit package of the CUDA version nvidia-smi prints (cuda-toolkit-12-4 for 12.4)"
 
 
 def purge_unused_wsl_linux_driver_fix(toolkit_package: Optional[str]) -> Fix:
     """A Linux driver inside WSL that loses to the WSL share today: purge it, keep only the toolkit, restart WSL."""
-    return run(PURGE_LINUX_DRIVER, text="%s (keep only %s from NVIDIA's wsl-ubuntu repository), then from Windows: "
-               "wsl --shutdown" % (PURGE_LINUX_DRIVER, toolkit_package or ANY_WSL_TOOLKIT),
+    purge = system(PURGE_LINUX_DRIVER)
+    return run(purge, text="%s (keep only %s from NVIDIA's wsl-ubuntu repository), then from Windows: "
+               "wsl --shutdown" % (purge, toolkit_package or ANY_WSL_TOOLKIT),
                manual="then from Windows: wsl --shutdown")
 
 
 def replace_wsl_linux_driver_fix(toolkit_package: Optional[str]) -> Fix:
     """A Linux driver inside WSL that hides the Windows one: purge it, install the toolkit alone, restart WSL."""
-    install = ("sudo apt install %s" % toolkit_package) if toolkit_package else "then install %s" % ANY_WSL_TOOLKIT
-    return run(PURGE_LINUX_DRIVER, *([install] if toolkit_package else []),
+    purge = system(PURGE_LINUX_DRIVER)
+    install = system("apt install %s" % toolkit_package) if toolkit_package else "then install %s" % ANY_WSL_TOOLKIT
+    return run(purge, *([install] if toolkit_package else []),
                text="%s %s %s (the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; "
-               "then from Windows: wsl --shutdown" % (PURGE_LINUX_DRIVER, "&&" if toolkit_package else ";", install),
+               "then from Windows: wsl --shutdown" % (purge, "&&" if toolkit_package else ";", install),
                manual="update the Windows driver; then from Windows: wsl --shutdown")

@@ -10,6 +10,7 @@ from ..versions import cuda_label, major_of, mm_text, release3
 from ..model import CudnnCopy, Facts, Fix
 from ..queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, lowest_cc, machine_cuda, platform_of,
                        primary_toolkit, toolkit_owning)
+from .acting import at, doctor, ldconfig, sudo, system
 from .shell import advice, folder_arg, q, run
 from .shells import command_fix
 
@@ -43,8 +44,8 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
     cuda_text = mm_text(cuda) or (cuda_label(cuda) if cuda not in (None, "") else None)
     cm = major_of(cuda_text) if cuda_text else None
     if cuda_text is None or cm is None:
-        return advice("install the NVIDIA driver first (cuDNN is built per CUDA release), then run `cudnn-doctor "
-                      "check` again: it names the cuDNN build for the CUDA the driver runs")
+        return advice("install the NVIDIA driver first (cuDNN is built per CUDA release), then run `%s` again: it "
+                      "names the cuDNN build for the CUDA the driver runs" % doctor("check"))
     family = compat.has_minor_compat(cm)
     key = cuda_text if not family else str(cm)
     if version and (cudnn_build_exists(compat, version, key) is False
@@ -63,10 +64,10 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         if cudnn_major is None:
             if min_cc and compat.newest_cudnn_build(key):
                 return advice("compat knows no cuDNN build for CUDA %s that supports compute capability %s: install "
-                              "a CUDA release that still supports this GPU (`cudnn-doctor matrix` lists the cuDNN "
-                              "builds of each CUDA release)" % (cuda_text, min_cc))
+                              "a CUDA release that still supports this GPU (`%s` lists the cuDNN builds of each CUDA "
+                              "release)" % (cuda_text, min_cc, doctor("matrix")))
             return advice("compat knows no cuDNN build for CUDA %s: install a CUDA release that cuDNN supports "
-                          "(`cudnn-doctor matrix` lists the cuDNN builds of each CUDA release)" % cuda_text)
+                          "(`%s` lists the cuDNN builds of each CUDA release)" % (cuda_text, doctor("matrix")))
     release = version or cudnn_release_for(compat, key, cudnn_major, min_cc)
     archive = compat.cudnn_archive_name(release, cuda_text if not family else str(cm), platform,
                                         machine or "x86_64") if release else None
@@ -88,15 +89,19 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         # One runtime per CUDA minor: NVIDIA's per-minor debs or archives only (and no pip wheels).
         deb_version = (version or release or str(cudnn_major)) + ".*"
         deb = "libcudnn%d=%s-1+cuda%s" % (cudnn_major, deb_version, cuda_text)
-        manual = "download %s from NVIDIA's cuDNN archive and copy it with `sudo cp -P` into /usr/local/cuda-%s" % (
-            archive_text, cuda_text)
-        apt = "sudo apt install %s %s" % (deb, deb.replace("libcudnn%d=" % cudnn_major, "libcudnn%d-dev=" % cudnn_major))
+        manual = "download %s from NVIDIA's cuDNN archive and copy it with `%s` into %s" % (
+            archive_text, sudo("cp -P"), at("/usr/local/cuda-%s" % cuda_text))
+        apt = system("apt install %s %s" % (deb, deb.replace("libcudnn%d=" % cudnn_major,
+                                                             "libcudnn%d-dev=" % cudnn_major)))
         return run(apt, text="%s, or `%s`" % (manual, apt), manual=manual)
     if origin == "pip" and wheel:
         # pip's command line reads the same in every shell; on Windows it is typed into cmd or PowerShell, not sh.
-        return run('pip install "%s%s"' % (wheel, pin), shell="cmd" if platform == "windows" else "sh")
+        if platform == "windows":
+            return run('pip install "%s%s"' % (wheel, pin), shell="cmd")
+        return run(system('pip install "%s%s"' % (wheel, pin), privileged=False))
     if origin == "conda":
-        return run('conda install -c conda-forge "cudnn%s"' % (("=" + version) if version else "=%d" % cudnn_major))
+        return run(system('conda install -c conda-forge "cudnn%s"' % (("=" + version) if version else
+                                                                      "=%d" % cudnn_major), privileged=False))
     if platform == "windows":
         if not wheel:
             return advice(windows_manual)
@@ -104,10 +109,11 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         return run(pip, text="%s, or `%s`" % (windows_manual, pip), manual=windows_manual, shell="cmd")
     apt_row = next((r for r in compat.cudnn_channels() if r.get("channel") == "apt-v%d" % cudnn_major), None)
     if apt_row and "<cuda_major>" in str(apt_row.get("install", "")):
-        apt = str(apt_row["install"]).replace("<cuda_major>", str(cm))
+        apt = system(str(apt_row["install"]).replace("<cuda_major>", str(cm)))
     else:
-        apt = "sudo apt install libcudnn%d libcudnn%d-dev" % (cudnn_major, cudnn_major)
-    others = (['`pip install "%s%s"`' % (wheel, pin)] if wheel else []) + ["the archive %s" % archive_text]
+        apt = system("apt install libcudnn%d libcudnn%d-dev" % (cudnn_major, cudnn_major))
+    others = (['`%s`' % system('pip install "%s%s"' % (wheel, pin), privileged=False)] if wheel else []) + [
+        "the archive %s" % archive_text]
     return run(apt, text=", or ".join([apt + " (NVIDIA's apt repository)"] + others), manual=", or ".join(others))
 
 
@@ -132,11 +138,11 @@ def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None
         else:
             return advice("reinstall the nvidia-cudnn-cuN wheel that provides %s (`pip show -f` names it) with "
                           "`pip install --force-reinstall --no-deps`" % copy.directory)
-        return run('pip install --force-reinstall --no-deps "%s"' % spec)
+        return run(system('pip install --force-reinstall --no-deps "%s"' % spec, privileged=False))
     if pkg.startswith("deb "):
-        return run("sudo apt install --reinstall %s" % pkg.split()[1])
+        return run(system("apt install --reinstall %s" % pkg.split()[1]))
     if copy.origin == "conda" or pkg.startswith("conda"):
-        return run("conda install --force-reinstall cudnn")
+        return run(system("conda install --force-reinstall cudnn", privileged=False))
     archive = None
     if copy.version and copy.cuda_version:
         archive = compat.cudnn_archive_name(copy.version, copy.cuda_version, platform_of(facts) if facts else "linux",
@@ -144,12 +150,12 @@ def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None
     if archive and (facts is None or platform_of(facts) == "linux"):
         lib = archive[:-len(".tar.xz")] + "/lib" if archive.endswith(".tar.xz") else "cuda/lib64"
         fix = advice("download %s from NVIDIA's cuDNN archive, `tar -xf` it and copy its libraries back keeping the "
-                     "links: sudo cp -P %s/libcudnn* %s && sudo ldconfig" % (archive, q(lib), q(folder_arg(
-                         copy.directory))))
+                     "links: %s %s/libcudnn* %s && %s" % (archive, sudo("cp -P"), q(lib), q(folder_arg(
+                         at(copy.directory))), ldconfig()))
     else:
         fix = advice("re-extract the cuDNN %s archive you installed from and copy its libraries back keeping the "
-                     "links (`sudo cp -P` of its lib/libcudnn* into %s), then `sudo ldconfig`" % (
-                         copy.version or "", q(folder_arg(copy.directory))))
+                     "links (`%s` of its lib/libcudnn* into %s), then `%s`" % (
+                         copy.version or "", sudo("cp -P"), q(folder_arg(at(copy.directory))), ldconfig()))
     return doctor_reinstall(facts, copy, fix, compat) if facts is not None else fix
 
 
@@ -167,8 +173,8 @@ def doctor_install(release: Optional[str], cuda: Any, cuda_home: str, compat: Op
         return None
     if compat is not None and compat.cudnn_build_exists(str(release), cuda_major) is False:
         return None  # NVIDIA never built it for this CUDA (9.1.0 for CUDA 13): no command may name it
-    return "sudo cudnn-doctor install --version %s --cuda %d --cuda-home %s" % (release3(release), cuda_major,
-                                                                              q(cuda_home))
+    return doctor("install --version %s --cuda %d --cuda-home %s" % (release3(release), cuda_major,
+                                                                    q(at(cuda_home))), privileged=True)
 
 
 def with_doctor(command: Optional[str], manual: Fix, lead: str = "") -> Fix:
@@ -212,7 +218,7 @@ def header_fix(compat: Compat, facts: Facts, copy: CudnnCopy) -> Fix:
         dev = pkg[1].replace("libcudnn9-", "libcudnn9-dev-").replace("libcudnn8", "libcudnn8-dev")
         # Without a recorded version, ask dpkg for the library package's own: the pair must match exactly.
         version = pkg[2] if len(pkg) > 2 else "\"$(dpkg-query -W -f='${Version}' %s)\"" % pkg[1]
-        command = "sudo apt install %s=%s" % (dev, version)
+        command = system("apt install %s=%s" % (dev, version))
         return run(command, text=command + "   (the dev package of the same version as the library)")
     if copy.origin in ("pip", "conda") or (pkg and pkg[0].startswith("nvidia-cudnn")):
         return reinstall_fix(compat, copy, facts)
@@ -221,12 +227,13 @@ def header_fix(compat: Compat, facts: Facts, copy: CudnnCopy) -> Fix:
                                         facts.host.machine or "x86_64") if copy.version and copy.cuda_version else None
     if archive and archive.endswith(".tar.xz"):
         manual = advice("Replace %s with the header of the same cuDNN %s archive: download %s, `tar -xf` it and "
-                        "sudo cp %s/include/cudnn*.h %s; or delete the stale header" % (
-                            copy.header_path, copy.version, archive, archive[:-len(".tar.xz")], q(folder)))
+                        "%s %s/include/cudnn*.h %s; or delete the stale header" % (
+                            at(copy.header_path), copy.version, archive, sudo("cp"),
+                            archive[:-len(".tar.xz")], q(at(folder))))
     else:
         manual = advice("Replace %s with the header from the same cuDNN %s archive (its include/cudnn*.h, copied "
-                        "with `sudo cp` into %s), or delete the stale header" % (copy.header_path, copy.version,
-                                                                                 q(folder)))
+                        "with `%s` into %s), or delete the stale header" % (at(copy.header_path), copy.version,
+                                                                            sudo("cp"), q(at(folder))))
     return doctor_reinstall(facts, copy, manual, compat)
 
 
@@ -235,6 +242,6 @@ def interrupted_install_fix(target: str, target_kind: str, needs_root: bool) -> 
     """`cudnn-doctor rollback` for a toolkit or prefix holding an interrupted install: it undoes what the journal
     says was changed, removes the staging folder (and a prefix the install had created)."""
     flag = "--prefix" if target_kind == "prefix" else "--cuda-home"
-    command = "%scudnn-doctor rollback %s %s" % ("sudo " if needs_root else "", flag, q(target))
+    command = doctor("rollback %s %s" % (flag, q(at(target))), privileged=needs_root)
     return command_fix([command], text="%s   (it undoes the unfinished install and removes its staged files; "
                        "nothing else is rolled back)" % command, doctor=command)

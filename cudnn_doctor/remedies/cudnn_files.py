@@ -7,6 +7,7 @@ from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix
 from ..versions import major_of, mm_text
 from .cudnn import cudnn_into_toolkit, machine_cudnn_fix, reinstall_fix
+from .acting import at
 from .shell import q, remove_files_fix, say, then
 
 
@@ -30,7 +31,7 @@ def mixed_releases_fix(facts: Facts, compat: Compat, copy: CudnnCopy, stale: Seq
 
 def corrupt_files_fix(facts: Facts, compat: Compat, copy: CudnnCopy) -> Fix:
     """Reinstall a copy whose files are empty, short or of another architecture (a full disk is a common cause)."""
-    return say("%s; check free space first with `df -h %s`", reinstall_fix(compat, copy, facts), q(copy.directory))
+    return say("%s; check free space first with `df -h %s`", reinstall_fix(compat, copy, facts), q(at(copy.directory)))
 
 
 def unloadable_copy_fix(facts: Facts, compat: Compat, copy: CudnnCopy) -> Fix:

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Optional
 
 from ..model import Fix
+from .acting import at, on_machine, ldconfig, sudo, system
 from .containers import container_gpu_fix, wsl_driver_fix
-from .shell import or_else, run, say, stated
+from .shell import or_else, q, run, say, stated
 
 
 def secure_boot_fix() -> Fix:
-    return stated("Sign the module and enroll the key: `sudo mokutil --import /var/lib/dkms/mok.pub` (or the key "
-                  "your distribution's signed driver package uses), reboot and complete the MOK enrollment screen; "
-                  "or disable Secure Boot in the firmware settings.")
+    return stated("Sign the module and enroll the key: `%s` (or the key your distribution's signed driver package "
+                  "uses), reboot and complete the MOK enrollment screen; or disable Secure Boot in the firmware "
+                  "settings." % _mok_import())
 
 
 def known_bad_driver_fix(fixed_in: Optional[str] = None) -> Fix:
@@ -23,17 +24,18 @@ def known_bad_driver_fix(fixed_in: Optional[str] = None) -> Fix:
 
 def reinstall_driver_fix() -> Fix:
     """The driver's user-space libraries are gone while its kernel module runs, and its branch is not known."""
-    return stated("Reinstall the NVIDIA driver (Ubuntu: `sudo ubuntu-drivers install`, or NVIDIA's installer), "
-                  "then `sudo ldconfig` and check with `nvidia-smi`")
+    return stated("Reinstall the NVIDIA driver (Ubuntu: `%s`, or NVIDIA's installer), then `%s` and check with "
+                  "`%s`" % (system("ubuntu-drivers install"), ldconfig(), on_machine("nvidia-smi", privileged=False)))
 
 
 def install_driver_fix() -> Fix:
     """No driver and no GPU seen: install a driver if the machine has an NVIDIA GPU, else use a machine that has."""
     installer = "https://www.nvidia.com/Download/index.aspx"
-    return run("sudo ubuntu-drivers install", "sudo reboot", text="If the machine has an NVIDIA GPU, install the "
-               "driver (Ubuntu: `sudo ubuntu-drivers install`; others: the installer from %s), reboot (`sudo reboot`) "
-               "and check with `nvidia-smi`. If it has no NVIDIA GPU, CUDA and cuDNN cannot run here: use a GPU "
-               "machine." % installer,
+    install, reboot = system("ubuntu-drivers install"), on_machine("reboot")
+    return run(install, reboot, text="If the machine has an NVIDIA GPU, install the driver (Ubuntu: `%s`; others: "
+               "the installer from %s), reboot (`%s`) and check with `%s`. If it has no NVIDIA GPU, CUDA and cuDNN "
+               "cannot run here: use a GPU machine." % (install, installer, reboot,
+                                                        on_machine("nvidia-smi", privileged=False)),
                manual="others than Ubuntu: the installer from %s, then reboot; no NVIDIA GPU: use a GPU machine"
                       % installer)
 
@@ -51,30 +53,37 @@ def missing_driver_fix(place: str) -> Fix:
 
 def rebuild_kernel_module_fix(kernel: str) -> Fix:
     """Build the nvidia module for ``kernel`` with DKMS (headers first), then reboot into it."""
-    return or_else(run("sudo apt install linux-headers-%s dkms" % kernel, "sudo dkms autoinstall", "sudo reboot"),
+    return or_else(run(system("apt install linux-headers-%s dkms" % kernel), system("dkms autoinstall"),
+                       on_machine("reboot")),
                    "reinstall the driver package for this kernel; keep `dkms` installed so future kernels rebuild "
-                   "the module; with Secure Boot on, enroll DKMS's module key with `sudo mokutil --import "
-                   "/var/lib/dkms/mok.pub`")
+                   "the module; with Secure Boot on, enroll DKMS's module key with `%s`" % _mok_import())
 
 
 NOUVEAU_BLACKLIST = "/etc/modprobe.d/blacklist-nouveau.conf"
+DKMS_KEY = "/var/lib/dkms/mok.pub"
+
+
+def _mok_import() -> str:
+    """Enroll the root's DKMS signing key in the firmware (the key file is the root's; the firmware is this one's)."""
+    return on_machine("mokutil --import %s" % q(at(DKMS_KEY)))
 
 
 def blacklist_nouveau_fix(nova: bool) -> Fix:
     """Keep nouveau (and nova_core, where it drove the GPU) off the GPU from the next boot on."""
     lines = "blacklist nouveau\\noptions nouveau modeset=0\\n" + (
         "blacklist nova_core\\nblacklist nova_drm\\n" if nova else "")
-    return run("printf '%s' | sudo tee %s" % (lines, NOUVEAU_BLACKLIST), "sudo update-initramfs -u", "sudo reboot",
-               text="printf '%s' | sudo tee %s && sudo update-initramfs -u (Fedora/RHEL: sudo dracut -f) && sudo "
-                    "reboot" % (lines, NOUVEAU_BLACKLIST),
-               manual="Fedora/RHEL: sudo dracut -f instead of update-initramfs", writes=[NOUVEAU_BLACKLIST])
+    write = "printf '%s' | %s" % (lines, sudo("tee %s" % q(at(NOUVEAU_BLACKLIST))))
+    initramfs, dracut, reboot = system("update-initramfs -u"), system("dracut -f"), on_machine("reboot")
+    return run(write, initramfs, reboot, text="%s && %s (Fedora/RHEL: %s) && %s" % (write, initramfs, dracut, reboot),
+               manual="Fedora/RHEL: %s instead of update-initramfs" % dracut, writes=[at(NOUVEAU_BLACKLIST)])
 
 
 def driver_reload_fix() -> Fix:
     """Libraries newer than the loaded module: load the new module (reboot or unload/reload), then hold the packages."""
-    return say("%s; to stop it recurring: sudo apt-mark hold 'nvidia-*' 'libnvidia-*'", or_else(
-        run("sudo reboot"), "with no GPU process running: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia "
-        "&& sudo modprobe nvidia", "%s   (or, %s)"))
+    return say("%s; to stop it recurring: %s", or_else(
+        run(on_machine("reboot")), "with no GPU process running: %s && %s" % (
+            on_machine("rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia"), on_machine("modprobe nvidia")),
+        "%s   (or, %s)"), system("apt-mark hold 'nvidia-*' 'libnvidia-*'"))
 
 
 def compute_libraries_fix(module: Optional[str]) -> Fix:
@@ -83,17 +92,17 @@ def compute_libraries_fix(module: Optional[str]) -> Fix:
     branch = (module or "").split(".")[0]
     if not branch.isdigit():
         return reinstall_driver_fix()
-    install = "sudo apt install libnvidia-compute-%s" % branch
-    return run(install, "sudo ldconfig", "nvidia-smi", text="%s   (Ubuntu/Debian: the user-space libraries of "
-               "driver branch %s, matching the loaded kernel module %s; other distributions: reinstall the driver "
-               "%s with its package or NVIDIA's installer), then `sudo ldconfig` and check with `nvidia-smi`" % (
-                   install, branch, module, module),
+    install, smi = system("apt install libnvidia-compute-%s" % branch), on_machine("nvidia-smi", privileged=False)
+    return run(install, ldconfig(), smi, text="%s   (Ubuntu/Debian: the user-space libraries of driver branch %s, "
+               "matching the loaded kernel module %s; other distributions: reinstall the driver %s with its package "
+               "or NVIDIA's installer), then `%s` and check with `%s`" % (install, branch, module, module, ldconfig(),
+                                                                          smi),
                manual="other distributions: reinstall the driver %s with its package or NVIDIA's installer" % module)
 
 
 def gpu_unseen_fix() -> Fix:
     """The driver sees no GPU: confirm, read the kernel's NVRM/Xid errors, bring the GPU back, reboot."""
-    return run("nvidia-smi", "sudo dmesg | grep -iE 'nvrm|xid'", text="Run `nvidia-smi` to confirm, then look for "
-               "NVRM/Xid errors with `sudo dmesg | grep -iE 'nvrm|xid'`; enable the GPU in the firmware (or reseat "
-               "it / check its power cables), then `sudo reboot`",
-               manual="enable the GPU in the firmware (or reseat it / check its power cables), then `sudo reboot`")
+    smi, dmesg, reboot = on_machine("nvidia-smi", privileged=False), on_machine("dmesg | grep -iE 'nvrm|xid'"), on_machine("reboot")
+    return run(smi, dmesg, text="Run `%s` to confirm, then look for NVRM/Xid errors with `%s`; enable the GPU in the "
+               "firmware (or reseat it / check its power cables), then `%s`" % (smi, dmesg, reboot),
+               manual="enable the GPU in the firmware (or reseat it / check its power cables), then `%s`" % reboot)

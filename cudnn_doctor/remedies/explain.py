@@ -10,6 +10,7 @@ from ..model import CudnnCopy, Facts, Fix
 from ..queries import (driver_place, framework_kind, machine_cuda, platform_of, primary_toolkit)
 from ..versions import major_of, reaches, release3, soname_major, split_soname, ver
 from .cudnn import cudnn_install_fix, machine_cudnn_fix, reinstall_fix, with_doctor
+from .acting import at, doctor, ldconfig, pip, system
 from .shell import advice, cudnn_dir_fix, ld_library_path_without, q, relink_fix, run, say
 from .driver import missing_driver_fix
 from .software import toolkit_install_fix
@@ -31,9 +32,8 @@ def tensorflow_and_cuda(compat: Compat, facts: Facts) -> Optional[Fix]:
     since, release = compat.tensorflow_pip_wheels_from(), ver(version)
     if since is None or release is None or release < since:
         return None
-    return run('pip install "tensorflow[and-cuda]==%s"' % version,
-               text='pip install "tensorflow[and-cuda]==%s"   (TensorFlow %s with the cuDNN and CUDA wheels it was '
-                    'built with)' % (version, version))
+    command = pip('install "tensorflow[and-cuda]==%s"' % version)
+    return run(command, text='%s   (TensorFlow %s with the cuDNN and CUDA wheels it was built with)' % (command, version))
 
 
 def _cuda_with_build(compat: Compat, major: int, at_least: Optional[str]) -> Optional[str]:
@@ -126,9 +126,10 @@ def library_fix(compat: Compat, facts: Facts, name: str) -> Fix:
                        toolkit_install_fix(facts, compat, cuda),
                        (", or install the failing program's build for the installed CUDA %s" % ", ".join(other))
                        if other else "")
-    return advice("find the file with `find / -name %s 2>/dev/null`, write the folder it prints into "
-                  "/etc/ld.so.conf.d/%s.conf and run `sudo ldconfig`; or install the package that provides it" % (
-                      q(name + "*"), stem.replace("lib", "", 1) or "extra"))
+    return advice("find the file with `find %s -name %s 2>/dev/null`, write the folder it prints into %s and run `%s`; "
+                  "or install the package that provides it" % (
+                      q(at("/")), q(name + "*"), at("/etc/ld.so.conf.d/%s.conf" % (stem.replace("lib", "", 1)
+                                                                                   or "extra")), ldconfig()))
 
 
 def is_toolkit_library(stem: str) -> bool:
@@ -158,7 +159,8 @@ def cudnn_version_fix(compat: Compat, facts: Facts, runtime: Optional[str], comp
     """A program built with cuDNN `compiled` loaded the older (or other-major) `runtime`: give it one that fits."""
     major = major_of(compiled)
     if major is None:
-        return advice("run `cudnn-doctor check` in the failing program's own environment to see which cuDNN it loads")
+        return advice("run `%s` in the failing program's own environment to see which cuDNN it loads"
+                      % doctor("check"))
     # An older copy that LD_LIBRARY_PATH puts first (an HPC module, /usr/local/cuda/lib64) beats the program's own.
     entries = {os.path.normpath(e) for e in facts.loader.ld_library_path}
     older = [c.directory for c in facts.cudnn if c.major == major and os.path.normpath(c.directory) in entries
@@ -178,8 +180,9 @@ def windows_dll_fix(name: str) -> Fix:
 
 def broken_file_fix(path: str) -> Fix:
     """A library the loader finds but cannot load: the package that owns it puts it back."""
-    return run("dpkg -S %s" % q(path), text="replace the broken file %s (reinstall the package that owns it: "
-                                             "`dpkg -S %s` names it)" % (path, q(path)))
+    owner = system("dpkg -S %s" % q(path), privileged=False)
+    return run(owner, text="replace the broken file %s (reinstall the package that owns it: `%s` names it)"
+               % (at(path), owner))
 
 
 def in_program_environment(nothing_found: bool = False) -> Fix:
@@ -187,4 +190,4 @@ def in_program_environment(nothing_found: bool = False) -> Fix:
     cause at all, so say what only a run of the program itself can show)."""
     why = (" (same LD_LIBRARY_PATH): out-of-memory errors and crashes need the GPU at work to show"
            if nothing_found else "")
-    return advice("run `cudnn-doctor check` in the failing program's own shell, venv or container%s" % why)
+    return advice("run `%s` in the failing program's own shell, venv or container%s" % (doctor("check"), why))

@@ -12,13 +12,14 @@ from ..queries import best_torch_variant, cudnn_pin_floor, driver_cuda, driver_v
 from ..versions import canonical_name, mm_text, requirements, ver
 from .cudnn import machine_cudnn_fix, reinstall_fix
 from .onnxruntime import onnxruntime_cuda_fix
+from .acting import pip
 from .shell import advice, ld_library_path_without, or_else, prepend_ld_path, run, say, then
 from .software import driver_upgrade_fix, jax_install, torch_install
 
 
 def onnxruntime_gpu_fix() -> Fix:
     """Keep onnxruntime-gpu alone: both packages share one folder and overwrite each other."""
-    return run("pip uninstall -y onnxruntime onnxruntime-gpu", "pip install onnxruntime-gpu")
+    return run(pip("uninstall -y onnxruntime onnxruntime-gpu"), pip("install onnxruntime-gpu"))
 
 
 def framework_gpu_build_fix(facts: Facts, compat: Compat, fw: FrameworkFacts) -> Fix:
@@ -30,21 +31,21 @@ def framework_gpu_build_fix(facts: Facts, compat: Compat, fw: FrameworkFacts) ->
             # Keep the installed release (2.5.1, not the table's minor 2.5, which pip reads as 2.5.0).
             installed = fw.version.split("+")[0]
             pin = installed if mm_text(installed) == best["torch"] else best["torch"]
-            return then(run("pip uninstall -y torch"), torch_install(pin, best["cuda"]), joint=" && ")
+            return then(run(pip("uninstall -y torch")), torch_install(pin, best["cuda"]), joint=" && ")
         # No CUDA build in compat runs on this driver and GPU: the driver has to move first.
         rows = compat.framework_rows("pytorch")
         newest = max(rows, key=lambda r: (ver(r["torch"]), ver(r["cuda"]))) if rows else None
         return say("%s; then %s && %s",
                    driver_upgrade_fix("one that runs a PyTorch CUDA build (driver %s is too old for all of them)" %
                                       (driver_version(facts) or "?"), platform_of(facts)),
-                   run("pip uninstall -y torch"),
+                   run(pip("uninstall -y torch")),
                    torch_install(newest["torch"], newest["cuda"]) if newest else "install PyTorch's CUDA build")
     if kind == "tensorflow":
-        return run("pip uninstall -y %s" % fw.name, 'pip install "tensorflow[and-cuda]"')
+        return run(pip("uninstall -y %s" % fw.name), pip('install "tensorflow[and-cuda]"'))
     if kind == "jax":
         return jax_install(facts, compat)
     if kind == "paddle":
-        return run("pip uninstall -y paddlepaddle", "pip install paddlepaddle-gpu")
+        return run(pip("uninstall -y paddlepaddle"), pip("install paddlepaddle-gpu"))
     if kind == "onnxruntime":
         return onnxruntime_gpu_fix()
     return advice("install the CUDA build of %s" % fw.name)
@@ -52,13 +53,13 @@ def framework_gpu_build_fix(facts: Facts, compat: Compat, fw: FrameworkFacts) ->
 
 def framework_pin_fix(name: str, specifier: object) -> Fix:
     """Install the release of a wheel a framework pins, in the framework's environment."""
-    return or_else(run('pip install "%s%s"' % (name, specifier)),
+    return or_else(run(pip('install "%s%s"' % (name, specifier))),
                    "in that environment; better: one virtual environment per framework", "%s   (%s)")
 
 
 def tensorflow_wheels_fix(version: str) -> Fix:
     """TensorFlow with the CUDA and cuDNN wheels it was tested with (its [and-cuda] extra)."""
-    return run('pip install "tensorflow[and-cuda]==%s"' % version)
+    return run(pip('install "tensorflow[and-cuda]==%s"' % version))
 
 
 def tensorflow_native_windows_fix(last_native_gpu: str, tested: Optional[Dict[str, Any]]) -> Fix:
@@ -76,7 +77,7 @@ def _pinned_cudnn_wheel_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, ma
             continue  # a pin for another CUDA than the framework's build: not what its installer would put there
         if canonical_name(req.name).startswith("nvidia-cudnn-") and floor is not None and req.specifier.contains(
                 floor, prereleases=True):
-            return run('pip install "%s%s"' % (req.name, req.specifier))
+            return run(pip('install "%s%s"' % (req.name, req.specifier)))
     return machine_cudnn_fix(facts, compat, fw.cuda_version or driver_cuda(facts, compat), major, None, "pip")
 
 
@@ -87,7 +88,7 @@ def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major:
         return onnxruntime_cuda_fix(compat, fw.version, fw.location)
     fix = _pinned_cudnn_wheel_fix(facts, compat, fw, major)
     wheel_dir = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
-    if fix.commands and fix.commands[0].startswith("pip ") and fw.library_search_path is not None and \
+    if fix.commands and fix.commands[0].startswith(pip("")) and fw.library_search_path is not None and \
             wheel_dir not in fw.library_search_path:
         # Its library searches no site-packages/nvidia folder (CuPy 13's has no RPATH at all): the wheel's folder
         # has to be on the plain search path.

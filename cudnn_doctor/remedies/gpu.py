@@ -5,6 +5,7 @@ from typing import Any, Dict, Optional
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
+from .acting import on_machine, system
 from .shell import advice, or_else, run, say, then
 from .software import driver_upgrade_fix, toolkit_install_fix
 
@@ -18,7 +19,7 @@ def torch_source_build_fix(cc: str, first: str, last: str) -> Fix:
 def jax_build_for_gpu_fix(row: Dict[str, Any], needs_driver: bool, platform: str) -> Fix:
     """Install JAX's CUDA extra whose minimum GPU this one meets (``row`` of compat's JAX table), after a driver
     upgrade when that extra needs a newer driver."""
-    fix = or_else(run('pip install -U "jax[%s]"' % row["extra"]), "JAX's %s wheels support SM %s+" % (
+    fix = or_else(run(system('pip install -U "jax[%s]"' % row["extra"], privileged=False)), "JAX's %s wheels support SM %s+" % (
         row["extra"], row["min_cc"]), "%s   (%s)")
     if needs_driver:
         fix = then(driver_upgrade_fix("the R%s branch or later" % row["driver_linux"], platform), fix)
@@ -45,7 +46,7 @@ def newer_toolkit_for_gpu_fix(facts: Facts, compat: Compat, first: str, install:
 def exclusive_gpu_fix(index: int, free: Optional[int]) -> Fix:
     """A GPU in exclusive (or prohibited) compute mode: another free GPU, else stop its holder, else (as root) reset
     the mode."""
-    reset = "sudo nvidia-smi -i %d -c DEFAULT" % index
+    reset = on_machine("nvidia-smi -i %d -c DEFAULT" % index)
     other = ("Use another GPU (export CUDA_VISIBLE_DEVICES=%d), stop" % free) if free is not None else "Stop"
     return run(reset, text="%s the process holding it (`nvidia-smi` lists it), or, as root: %s" % (other, reset),
                manual="%s the process holding it (`nvidia-smi` lists it)" % other)
@@ -54,10 +55,10 @@ def exclusive_gpu_fix(index: int, free: Optional[int]) -> Fix:
 def create_mig_instance_fix(index: int) -> Fix:
     """MIG on with no instance: create the whole-GPU one, or turn MIG off."""
     # Profile 0 is the whole-GPU instance on every MIG-capable GPU (7g on A100/H100, 4g on A30).
-    return or_else(run("sudo nvidia-smi mig -i %d -cgi 0 -C" % index, text="Create an instance: `sudo nvidia-smi mig "
-                       "-i %d -cgi 0 -C` (profile 0 spans the whole GPU; `sudo nvidia-smi mig -i %d -lgip` lists the "
-                       "smaller ones)" % (index, index)),
-                   "sudo nvidia-smi -i %d -mig 0" % index, "%s, or turn MIG off: %s")
+    create = on_machine("nvidia-smi mig -i %d -cgi 0 -C" % index)
+    return or_else(run(create, text="Create an instance: `%s` (profile 0 spans the whole GPU; `%s` lists the smaller "
+                       "ones)" % (create, on_machine("nvidia-smi mig -i %d -lgip" % index))),
+                   on_machine("nvidia-smi -i %d -mig 0" % index), "%s, or turn MIG off: %s")
 
 
 def cuda_visible_devices_fix(devices: str) -> Fix:

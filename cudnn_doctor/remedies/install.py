@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..knowledge import Compat
 from ..model import Fix
-from .shell import advice, run, stated
+from .acting import at, doctor, ldconfig
+from .shell import advice, q, run, stated
 
 
 # --- what to install ----------------------------------------------------------------------------------------------
@@ -104,6 +105,11 @@ def finish_repair_fix(rollback: str) -> Fix:
     return stated("fix the cause, then run `%s` (it finishes the repair; each step can be repeated)" % rollback)
 
 
+def undo_command(kind: str, where: str) -> str:
+    """`cudnn-doctor rollback` for an install's target: a toolkit, or a --prefix folder."""
+    return doctor("rollback %s %s" % ("--prefix" if kind == "prefix" else "--cuda-home", q(at(where))))
+
+
 def finish_undo_fix(rollback: str) -> Fix:
     """Undoing a failed install failed too: ``rollback`` finishes undoing it."""
     return stated("fix the cause, then run `%s` (it finishes undoing; each step can be repeated)" % rollback)
@@ -111,34 +117,35 @@ def finish_undo_fix(rollback: str) -> Fix:
 
 def finish_recording_fix(rollback: str) -> Fix:
     """The install stands but its record did not reach the history: the next install or ``rollback`` records it."""
-    return stated("none needed: the next `cudnn-doctor install` or `%s` finishes recording it" % rollback)
+    return stated("none needed: the next `%s` or `%s` finishes recording it" % (doctor("install"), rollback))
 
 
 def undo_unknown_state_fix() -> Fix:
     """An install stopped by an unexpected OS error: rollback undoes whatever it left unfinished."""
-    return stated("run `cudnn-doctor rollback` for this target, which undoes an unfinished install (or the last one)")
+    return stated("run `%s` for this target, which undoes an unfinished install (or the last one)"
+                  % doctor("rollback"))
 
 
 def check_after_interrupt_fix() -> Fix:
     """The install stood when a signal cut the checks after it short: run them, or undo the install."""
-    return run("cudnn-doctor check", text="run `cudnn-doctor check` (or `cudnn-doctor rollback` to undo it)")
+    return run(doctor("check"), text="run `%s` (or `%s` to undo it)" % (doctor("check"), doctor("rollback")))
 
 
 # --- after the install (notes in its report; the install stands) ---------------------------------------------------
 
 def ldconfig_if_listed_fix(lib_dir: str) -> Fix:
     """Whether ldconfig should run could not be decided: run it where the loader's configuration lists ``lib_dir``."""
-    return stated("run `sudo ldconfig` if %s is in ld.so.conf" % lib_dir)
+    return stated("run `%s` if %s is in ld.so.conf" % (ldconfig(), lib_dir))
 
 
 def ldconfig_by_hand_fix() -> Fix:
     """ldconfig could not be started after the install: run it by hand."""
-    return run("sudo ldconfig", text="run `sudo ldconfig` yourself")
+    return run(ldconfig(), text="run `%s` yourself" % ldconfig())
 
 
 def check_by_hand_fix() -> Fix:
     """The check after the install could not run: run it by hand."""
-    return run("cudnn-doctor check", text="run `cudnn-doctor check` yourself")
+    return run(doctor("check"), text="run `%s` yourself" % doctor("check"))
 
 
 # --- rollback -----------------------------------------------------------------------------------------------------

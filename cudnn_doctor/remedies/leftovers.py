@@ -8,6 +8,7 @@ from ..knowledge import Compat
 from ..model import Facts, Fix
 from ..queries import cudnn_build_exists, machine_cuda, primary_toolkit, toolkit_owning
 from ..versions import major_of
+from .acting import at, doctor, ldconfig, sudo
 from .shell import noted, prepend_ld_path, q, qs, stated
 
 
@@ -18,15 +19,15 @@ def install_command(facts: Facts, compat: Compat, version: str, directory: Optio
     cuda_major = major_of(cuda) if cuda else None
     if version.count(".") < 2 or cuda_major is None or cudnn_build_exists(compat, version, cuda_major) is False:
         return None  # NVIDIA made no such build for this CUDA: the install would fail
-    home = " --cuda-home %s" % q(tk.path.rstrip("/")) if tk else ""
-    return "cudnn-doctor install --version %s --cuda %s%s" % (version, cuda_major, home)
+    home = " --cuda-home %s" % q(at(tk.path.rstrip("/"))) if tk else ""
+    return doctor("install --version %s --cuda %s%s" % (version, cuda_major, home), privileged=True)
 
 
 def leftovers_fix(paths: Sequence[str], version: Optional[str], restore: Optional[str], another_copy: bool,
                   inside_toolkit: bool) -> Fix:
     """Remove the leftovers at `paths` or restore their release: restoring first when they sit in the toolkit it
     goes back into, removing first when another cuDNN is installed (they most likely belong to one it replaced)."""
-    remove = "sudo rm -f %s" % qs(sorted(paths))
+    remove = sudo("rm -f %s" % qs(at(p) for p in sorted(paths)))
     if not restore:
         return stated("Remove the leftovers: %s, then install cuDNN again." % remove)
     if another_copy:
@@ -39,18 +40,18 @@ def leftovers_fix(paths: Sequence[str], version: Optional[str], restore: Optiona
 def soname_links_fix(directory: str, items: Sequence[Dict[str, str]], ldconfig_manages: bool) -> Fix:
     """The soname links the loader asks for, pointing at the files that are there (ldconfig makes them where it
     manages the folder)."""
-    links = " && ".join("sudo ln -sfn %s %s" % (q(os.path.basename(i["path"])), q(i["soname"])) for i in items)
+    links = " && ".join(sudo("ln -sfn %s %s" % (q(os.path.basename(i["path"])), q(i["soname"]))) for i in items)
     if ldconfig_manages:
-        return stated("sudo ldconfig   (it creates the soname links in folders it manages; by hand: cd %s && %s)"
-                      % (q(directory), links))
-    return stated("cd %s && %s" % (q(directory), links))
+        return stated("%s   (it creates the soname links in folders it manages; by hand: cd %s && %s)"
+                      % (ldconfig(), q(at(directory)), links))
+    return stated("cd %s && %s" % (q(at(directory)), links))
 
 
 def header_mismatch_fix(unset: Optional[Fix], matching_dir: Optional[str], install: Optional[str], header: str,
                         loaded_version: str) -> Fix:
     """Builds see other cuDNN headers than programs load: drop the LD_LIBRARY_PATH entry that picks the library
     (``unset``), else load the copy the headers belong to (``matching_dir``), else bring both to one release."""
-    remove = "sudo rm -f %s" % q(header)
+    remove = sudo("rm -f %s" % q(at(header)))
     if unset is not None:
         if matching_dir is not None:
             return unset

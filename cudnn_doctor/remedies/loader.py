@@ -7,6 +7,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
+from .acting import at, ldconfig, sudo, system, under_root
 from .shell import (advice, export_path_line, ld_library_path_without, or_else, prepend_ld_path, q, run, say,
                     unregister_fix)
 from .software import nvrtc_install_fix
@@ -31,8 +32,8 @@ def absolute_ld_library_path_fix(facts: Facts) -> Fix:
 def broken_library_fix(path: str, via_ld_library_path: bool) -> Fix:
     """A truncated or non-ELF file the search reaches first: reinstall its package (or take its folder off
     LD_LIBRARY_PATH when that is how the search reaches it)."""
-    fix = advice("Replace the file: reinstall the package that owns it (`dpkg -S %s` or `rpm -qf %s` names it)"
-                 % (path, path))
+    fix = advice("Replace the file: reinstall the package that owns it (`%s` or `%s` names it)"
+                 % (system("dpkg -S %s" % q(path), privileged=False), system("rpm -qf %s" % q(path), privileged=False)))
     if via_ld_library_path:
         fix = or_else(fix, say("take %s out of LD_LIBRARY_PATH", os.path.dirname(path)), "%s, or %s")
     return fix
@@ -44,7 +45,7 @@ def ld_preload_fix(keep: Sequence[str]) -> Fix:
 
 
 def rebuild_loader_cache_fix() -> Fix:
-    return run("sudo ldconfig")
+    return run(ldconfig())
 
 
 def cudnn_for_other_programs_fix(directory: str) -> Fix:
@@ -54,7 +55,7 @@ def cudnn_for_other_programs_fix(directory: str) -> Fix:
 
 def nvrtc_link_fix(lib: str) -> Fix:
     """Give a pip NVRTC wheel's folder the unversioned libnvrtc.so link cuDNN 8 dlopens, and put it on the path."""
-    return or_else(run("cd %s" % q(lib), 'ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so', prepend_ld_path(lib)),
+    return or_else(run("cd %s" % q(at(lib)), 'ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so', prepend_ld_path(lib)),
                    "put a CUDA toolkit lib64, which has libnvrtc.so, on the path")
 
 
@@ -68,6 +69,11 @@ def libcuda_link_fix(libcuda: str, wsl: bool) -> Fix:
     """Let cuDNN 8 find the unversioned libcuda.so: WSL's driver share, else a link of the user's own to libcuda.so.1."""
     if wsl:
         return run(prepend_ld_path("/usr/lib/wsl/lib"))
-    return or_else(run("mkdir -p ~/.local/lib/cuda-link", "ln -sf %s ~/.local/lib/cuda-link/libcuda.so" % q(libcuda),
-                       "export LD_LIBRARY_PATH=~/.local/lib/cuda-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"),
-                   "install the driver's development package, which ships the libcuda.so link")
+    if under_root():  # a home of the doctor's user is not the root's: the link goes into the root's own tree
+        folder = "/usr/local/lib/cuda-link"
+        link = run(sudo("mkdir -p %s" % q(at(folder))), sudo("ln -sf %s %s" % (q(libcuda), q(at(folder + "/libcuda.so")))),
+                   prepend_ld_path(folder))
+    else:
+        link = run("mkdir -p ~/.local/lib/cuda-link", "ln -sf %s ~/.local/lib/cuda-link/libcuda.so" % q(libcuda),
+                   "export LD_LIBRARY_PATH=~/.local/lib/cuda-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+    return or_else(link, "install the driver's development package, which ships the libcuda.so link")

@@ -6,6 +6,7 @@ from typing import Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import Fix
+from .acting import pip
 from .shell import advice, or_else, prepend_ld_path, run
 
 
@@ -32,17 +33,18 @@ def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], miss
     if not wheels:
         return advice("install %s of CUDA %s and put their folder on LD_LIBRARY_PATH [%s]" % (
             ", ".join(missing), build["cuda"], source))
-    commands = ["pip install %s" % " ".join('"%s"' % w for w in wheels)]
+    commands = [pip("install %s" % " ".join('"%s"' % w for w in wheels))]
     if site:
         commands += [prepend_ld_path("%s/%s" % (site.rstrip("/"), f)) for f in reversed(folders)]
     fix = run(*commands)
     if compat.framework_feature("onnxruntime_gpu", "preload_dlls", release):
-        other = ('or `pip install "onnxruntime-gpu[%s]==%s"` and call onnxruntime.preload_dlls() before creating '
-                 'the session' % (",".join(compat.framework_extras("onnxruntime_gpu")), release))
+        other = ('or `%s` and call onnxruntime.preload_dlls() before creating the session'
+                 % pip('install "onnxruntime-gpu[%s]==%s"' % (",".join(compat.framework_extras("onnxruntime_gpu")),
+                                                               release)))
     else:
         newer = compat.framework_feature_since("onnxruntime_gpu", "preload_dlls")
         newest = compat.framework_newest_cudnn_major("onnxruntime_gpu")
         other = ("onnxruntime-gpu %s has neither the [cuda,cudnn] extras nor onnxruntime.preload_dlls(), which exist "
-                 "from %s; or move to one built for cuDNN %s: `pip install \"onnxruntime-gpu[cuda,cudnn]>=%s\"` and "
-                 "call onnxruntime.preload_dlls()" % (release, newer, newest, newer))
+                 "from %s; or move to one built for cuDNN %s: `%s` and call onnxruntime.preload_dlls()"
+                 % (release, newer, newest, pip('install "onnxruntime-gpu[cuda,cudnn]>=%s"' % newer)))
     return or_else(fix, other + " [%s]" % source, "%s   (%s)")

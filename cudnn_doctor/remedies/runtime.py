@@ -10,6 +10,7 @@ from ..queries import framework_kind, machine_cuda, platform_of
 from ..versions import mm_text
 from .cudnn import copy_wheel, machine_cudnn_fix
 from .frameworks import own_cudnn_again_fix, tensorflow_wheels_fix
+from .acting import conda, pip
 from .shell import advice, capitalized, or_else, prepend_ld_path, q, run, say, then
 from .software import driver_upgrade_fix, jax_install
 
@@ -46,7 +47,7 @@ def cudnn_not_older_than_build_fix(facts: Facts, compat: Compat, fw: FrameworkFa
         return jax_install(facts, compat, fw.cuda_version)
     wheel = copy_wheel(compat, copy, fw.cuda_version, machine_cuda(facts, compat)) if copy.origin == "pip" else None
     if wheel:
-        return run('pip install "%s>=%s"' % (wheel, compiled))
+        return run(pip('install "%s>=%s"' % (wheel, compiled)))
     return advice("Upgrade the cuDNN at %s to %s or newer (same major)" % (copy.directory, compiled))
 
 
@@ -66,7 +67,7 @@ def known_bad_upgrade_fix(facts: Facts, compat: Compat, copy: CudnnCopy, fixed_i
     """Move past a known-bad cuDNN release: its wheel at the fixed release, else the build for the copy's CUDA."""
     wheel = copy_wheel(compat, copy, machine_cuda(facts, compat))
     if copy.origin == "pip" and wheel:
-        how = run('pip install -U "%s>=%s"' % (wheel, fixed_in))
+        how = run(pip('install -U "%s>=%s"' % (wheel, fixed_in)))
     else:
         how = machine_cudnn_fix(facts, compat, copy.cuda_version or machine_cuda(facts, compat), copy.major, None,
                                 copy.origin)
@@ -87,5 +88,5 @@ def cudnn_for_newer_gpu_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda:
 
 def conda_cudnn_upgrade_fix(prefix: str, minimum: str, major: int) -> Fix:
     """A conda environment's cuDNN raised to `minimum` within its major, from conda-forge."""
-    return or_else(run('conda install -p %s -c conda-forge "cudnn>=%s,<%d"' % (q(prefix), minimum, major + 1)),
+    return or_else(run(conda('install -p %s -c conda-forge "cudnn>=%s,<%d"' % (q(prefix), minimum, major + 1))),
                    "and avoid mixing pip nvidia-* wheels into conda environments", "%s   (%s)")

@@ -9,6 +9,7 @@ from typing import Any, Iterable, List, Sequence, Union
 
 from ..model import Facts, Fix
 from ..queries import listed_in_ld_conf
+from .acting import at, ldconfig, sudo
 from .shells import command_fix, needs_root, sh_quote
 
 
@@ -97,38 +98,38 @@ def ld_conf_name(directory: str) -> str:
 
 def in_folder(directory: str, *commands: str) -> Fix:
     """Commands run inside a library folder, then the loader cache rebuilt (links and files changed there)."""
-    return run("cd %s" % q(directory), *commands, "sudo ldconfig")
+    return run("cd %s" % q(at(directory)), *commands, ldconfig())
 
 
 def relink_fix(directory: str, links: Sequence[Sequence[str]]) -> Fix:
     """Point each (target, link name) soname link in `directory` at its file again."""
-    return in_folder(directory, *("sudo ln -sf %s %s" % (q(target), q(name)) for target, name in links))
+    return in_folder(directory, *(sudo("ln -sf %s %s" % (q(target), q(name))) for target, name in links))
 
 
 def remove_files_fix(directory: str, names: Sequence[str]) -> Fix:
-    return in_folder(directory, "sudo rm %s" % qs(names))
+    return in_folder(directory, sudo("rm %s" % qs(names)))
 
 
 def readable_fix(files: Iterable[str], folders: Iterable[str], unknown: Iterable[str]) -> Fix:
     """Let other users read `files` and enter `folders`; for `unknown`, show the modes along the way first."""
     commands = []
     if files:
-        commands.append("sudo chmod a+r %s" % qs(sorted(files)))
+        commands.append(sudo("chmod a+r %s" % qs(at(f) for f in sorted(files))))
     if folders:
-        commands.append("sudo chmod o+x %s" % qs(sorted(folders)))
+        commands.append(sudo("chmod o+x %s" % qs(at(f) for f in sorted(folders))))
     text = " && ".join(commands)
     if unknown:
-        look = "namei -l %s" % qs(sorted(unknown))
+        look = "namei -l %s" % qs(at(u) for u in sorted(unknown))
         commands.append(look)
-        text = " && ".join(filter(None, (text, look + "   (then `sudo chmod o+x` the folder shown without x for "
-                                                       "others)")))
+        text = " && ".join(filter(None, (text, look + "   (then `%s` the folder shown without x for others)"
+                                         % sudo("chmod o+x"))))
     return run(*commands, text=text)
 
 
 def ld_conf_fix(directory: str) -> Fix:
     """Register a folder with the loader in a file named after it, then rebuild the cache."""
-    conf = ld_conf_name(directory)
-    return run("echo %s | sudo tee %s > /dev/null" % (q(directory), q(conf)), "sudo ldconfig", writes=[conf])
+    conf = at(ld_conf_name(directory))  # the folder is written as the root's programs see it, into the root's file
+    return run("echo %s | %s > /dev/null" % (q(directory), sudo("tee %s" % q(conf))), ldconfig(), writes=[conf])
 
 
 def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
@@ -143,14 +144,14 @@ def loader_dir_fix(facts: Facts, directory: str) -> Fix:
     (rewriting the file would change nothing), else register it in a file of its own."""
     listed = listed_in_ld_conf(facts, directory)
     if listed:
-        return run("sudo ldconfig", text="sudo ldconfig   (the loader's configuration already lists %s; only its "
-                                         "cache lacks the libraries)" % listed)
+        return run(ldconfig(), text="%s   (the loader's configuration already lists %s; only its cache lacks the "
+                                    "libraries)" % (ldconfig(), listed))
     return or_else(ld_conf_fix(directory), prepend_ld_path(directory))
 
 
 def unregister_fix(directory: str) -> Fix:
     """Take a folder out of the loader's configuration (which file lists it is for the user to see)."""
-    return advice("remove %s from /etc/ld.so.conf.d/* and run `sudo ldconfig`" % directory)
+    return advice("remove %s from %s/* and run `%s`" % (directory, at("/etc/ld.so.conf.d"), ldconfig()))
 
 
 def cudnn_dir_fix(directory: str) -> Fix:

@@ -8,6 +8,7 @@ from ..knowledge import Compat
 from ..versions import mm, ver, version_of
 from ..model import Facts, Fix
 from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice, platform_of
+from .acting import at, doctor, on_machine, system
 from .shell import advice, prepend_ld_path, q, run, stated, then
 from .shells import command_fix
 
@@ -23,10 +24,10 @@ def driver_upgrade_fix(floor_text: str, platform: str = "linux") -> Fix:
         return stated("Install or upgrade the NVIDIA driver to %s (NVIDIA's Windows installer from %s), then restart "
                       "Windows" % (floor_text, DRIVER_DOWNLOAD))
     installer = "NVIDIA's installer from %s" % DRIVER_DOWNLOAD
-    return command_fix(["sudo ubuntu-drivers install", "sudo reboot"],
-                       text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers install`, "
-                            "or %s), "
-                            "then reboot (`sudo reboot`)" % (floor_text, installer), manual=installer + ", then reboot")
+    install, reboot = system("ubuntu-drivers install"), on_machine("reboot")
+    return command_fix([install, reboot],
+                       text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `%s`, or %s), then reboot (`%s`)"
+                            % (floor_text, install, installer, reboot), manual=installer + ", then reboot")
 
 
 def driver_or_older_image_fix(needs_cuda: str, have_cuda: str, platform: str = "linux") -> Fix:
@@ -55,8 +56,8 @@ def torch_variant_tag(cuda: str) -> str:
 
 def torch_install(version: Optional[str], cuda: str) -> Fix:
     pin = "torch==%s" % version.split("+")[0] if version else "torch"
-    return run("pip install --force-reinstall %s --index-url https://download.pytorch.org/whl/%s" % (
-        pin, torch_variant_tag(cuda)))
+    return run(system("pip install --force-reinstall %s --index-url https://download.pytorch.org/whl/%s" % (
+        pin, torch_variant_tag(cuda)), privileged=False))
 
 
 def toolkit_install_fix(facts: Facts, compat: Compat, cuda: Any = None) -> Fix:
@@ -68,7 +69,7 @@ def toolkit_install_fix(facts: Facts, compat: Compat, cuda: Any = None) -> Fix:
         return stated("install CUDA %s.%s from %s (Windows installer)" % (windows.group(1), windows.group(2),
                                                                          TOOLKIT_ARCHIVE))
     if package:
-        return run("sudo apt install %s" % package)
+        return run(system("apt install %s" % package))
     return advice("install the CUDA toolkit matching the driver's CUDA version (the 'CUDA Version' nvidia-smi "
                   "prints) from https://developer.nvidia.com/cuda-downloads")
 
@@ -77,7 +78,7 @@ def jax_install(facts: Facts, compat: Compat, cuda_major: Any = None) -> Fix:
     row, why = jax_choice(facts, compat, cuda_major)
     if row is None:
         return advice("install JAX's CUDA build (compat has no JAX table)")
-    fix = run('pip install -U "jax[%s]"' % row["extra"])
+    fix = run(system('pip install -U "jax[%s]"' % row["extra"], privileged=False))
     if any("driver" in w for w in why):
         fix = then(driver_upgrade_fix("the R%s branch or later" % row["driver_linux"], platform_of(facts)), fix)
     return fix
@@ -98,28 +99,29 @@ def nvrtc_install_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, pre
     wheel = row.get("pip", {}).get(str(major))
     if channel == "pip" and wheel and prefix:
         lib = "%s/%s" % (prefix.rstrip("/"), row.get("pip_folder", "nvidia/cuda_nvrtc/lib"))
-        return run('pip install "%s==%d.*"' % (wheel, major), "cd %s" % q(lib),
+        return run(system('pip install "%s==%d.*"' % (wheel, major), privileged=False), "cd %s" % q(at(lib)),
                    'ln -sf "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so', prepend_ld_path(lib))
     if channel == "conda":
         where = ("-p %s " % q(prefix)) if prefix else ""
-        return run('conda install %s-c %s "%s=%d.%d"' % (where, row.get("conda_channel", "nvidia"), row["conda"],
-                                                         major, minor))
-    apt = "sudo apt install %s" % named(row["apt"])
+        return run(system('conda install %s-c %s "%s=%d.%d"' % (where, row.get("conda_channel", "nvidia"),
+                                                                row["conda"], major, minor), privileged=False))
+    apt = system("apt install %s" % named(row["apt"]))
     if channel == "apt":
         return run(apt)
     if channel == "dnf":
-        return run("sudo dnf install %s" % named(row["dnf"]))
-    others = ["dnf: `sudo dnf install %s`" % named(row["dnf"])]
+        return run(system("dnf install %s" % named(row["dnf"])))
+    others = ["dnf: `%s`" % system("dnf install %s" % named(row["dnf"]))]
     if wheel:
-        others.append('pip: `pip install "%s==%d.*"`, then link libnvrtc.so to its libnvrtc.so.* in the wheel\'s '
-                      '%s folder' % (wheel, major, row.get("pip_folder", "nvidia/cuda_nvrtc/lib")))
+        others.append('pip: `%s`, then link libnvrtc.so to its libnvrtc.so.* in the wheel\'s '
+                      '%s folder' % (system('pip install "%s==%d.*"' % (wheel, major), privileged=False),
+                                row.get("pip_folder", "nvidia/cuda_nvrtc/lib")))
     return run(apt, text="%s   (NVIDIA's apt repository; %s)" % (apt, "; ".join(others)), manual="; ".join(others))
 
 
 
 def knowledge_update_fix(date: str) -> Fix:
     """Refresh the knowledge from NVIDIA's and PyPI's machine-readable sources (cudnn-doctor does it itself)."""
-    command = "cudnn-doctor update"
+    command = doctor("update")
     return command_fix([command], text="%s   (refreshes the knowledge, dated %s, from PyPI and NVIDIA's manifests; "
                        "then run the check again)" % (command, date or "?"), doctor=command,
                        manual="upgrade cudnn-doctor (pip install -U cudnn-doctor)")

@@ -6,20 +6,21 @@ from typing import Any, Dict, Optional
 from ..knowledge import Compat
 from ..model import Facts, Fix
 from ..queries import platform_of
+from .acting import at, doctor, pip, sudo, system
 from .shell import advice, run, say, stated, then
 from .software import TOOLKIT_ARCHIVE, arch_driver_limit, driver_upgrade_fix, toolkit_install_fix, torch_install
 
 
 def matrix_fix(framework: str) -> Fix:
-    return stated("See `cudnn-doctor matrix --for %s`." % framework)
+    return stated("See `%s`." % doctor("matrix --for %s" % framework))
 
 
 def dl4j_matrix_fix() -> Fix:
-    return stated("See `cudnn-doctor matrix --for dl4j` for the releases compat knows.")
+    return stated("See `%s` for the releases compat knows." % doctor("matrix --for dl4j"))
 
 
 def target_syntax_fix() -> Fix:
-    return stated("Use torch, tensorflow, jax or dl4j, optionally ==VERSION (see `cudnn-doctor matrix --for dl4j`)")
+    return stated("Use torch, tensorflow, jax or dl4j, optionally ==VERSION (see `%s`)" % doctor("matrix --for dl4j"))
 
 
 def requirement_syntax_fix() -> Fix:
@@ -47,7 +48,8 @@ def torch_from_source_fix(cc: str) -> Fix:
 
 
 def framework_upgrade_for_cc_fix(name: str, cc: str) -> Fix:
-    return stated("python3 -m pip install -U %s   (a release built for compute capability %s)" % (name, cc))
+    return stated("%s   (a release built for compute capability %s)" % (
+        system("python3 -m pip install -U %s" % name, privileged=False), cc))
 
 
 def tensorflow_cpu_or_newer_gpu_fix(floor: str) -> Fix:
@@ -73,7 +75,7 @@ def free_gpu_memory_fix() -> Fix:
 
 def no_driver_for_gpu_fix(cuda: str, limit: str, driver: Optional[str]) -> Fix:
     """A build whose CUDA needs a driver newer than the GPU's last driver branch: another build, or another GPU."""
-    matrix = "cudnn-doctor matrix" + (" --driver %s" % driver if driver else "")
+    matrix = doctor("matrix" + (" --driver %s" % driver if driver else ""))
     return advice("This build cannot run on this GPU: no driver for CUDA %s exists for it.%s Use a release built "
                   "for a CUDA the installed driver runs (`%s`), or a newer GPU." % (cuda, limit, matrix))
 
@@ -92,7 +94,7 @@ def driver_first_fix(facts: Facts, compat: Compat, cuda: str, fix: Fix, floor_te
 def tensorflow_tested_build_fix(version: str, cuda: str, cudnn: str) -> Fix:
     """TensorFlow without CUDA wheels: the toolkit and cuDNN of its tested build, then TensorFlow itself."""
     return say("install CUDA %s and cuDNN %s for CUDA %s (TensorFlow's tested build), then %s", cuda, cudnn, cuda,
-               run("pip install tensorflow==%s" % version))
+               run(pip("install tensorflow==%s" % version)))
 
 
 def torch_build_for_gpu_fix(torch: str, cuda: str) -> Fix:
@@ -103,7 +105,7 @@ def torch_build_for_gpu_fix(torch: str, cuda: str) -> Fix:
 
 def jax_build_fix(facts: Facts, compat: Compat, row: Dict[str, Any], driver_too_old: bool) -> Fix:
     """JAX's CUDA build of a compat row, after the driver branch it needs (or why no such driver exists)."""
-    fix = run('pip install -U "jax[%s]"' % row["extra"])
+    fix = run(pip('install -U "jax[%s]"' % row["extra"]))
     if not driver_too_old:
         return fix
     limit = arch_driver_limit(facts, compat, str(row["driver_linux"]).split(".")[0])
@@ -126,7 +128,8 @@ def dl4j_pair_fix(facts: Facts, compat: Compat, row: Dict[str, Any], release: st
         archive = compat.cudnn_archive_name(newest, cuda, platform_of(facts),
                                             facts.host.machine or "x86_64") if newest else None
         steps.append(advice("install cuDNN %s for CUDA %s%s" % (
-            newest or cudnn, cuda, (" (%s, then `sudo cp -P` its files into /usr/local/cuda-%s)" % (archive, cuda))
+            newest or cudnn, cuda, (" (%s, then `%s` its files into %s)" % (archive, sudo("cp -P"),
+                                                                          at("/usr/local/cuda-%s" % cuda)))
             if archive else "")))
     steps.append(advice("use the %s backend (and deeplearning4j-cuda-%s for cuDNN) at version %s" % (
         row["backend"], cuda, release)))

@@ -6,6 +6,7 @@ from typing import Dict, List, Optional, Sequence
 
 from ..model import Fix, TheanoFacts
 from ..readers.theano_config import parse_flags
+from .acting import at, sudo
 from .shell import advice, or_else, prepend_ld_path, q, run, say
 
 
@@ -71,7 +72,7 @@ def theano_setting_fix(theano: TheanoFacts, changes: Dict[str, Optional[str]], w
 
 def theano_dev_link_fix(folder: str, soname_file: str) -> Fix:
     """Theano links its cuDNN ops with `-lcudnn`: the unversioned libcudnn.so must exist in dnn.library_path."""
-    return run("sudo ln -s %s %s" % (q(soname_file), q(folder.rstrip("/") + "/libcudnn.so")))
+    return run(sudo("ln -s %s %s" % (q(soname_file), q(at(folder.rstrip("/") + "/libcudnn.so")))))
 
 
 def theano_without_cudnn(theano: TheanoFacts) -> Fix:

@@ -9,6 +9,7 @@ from ..model import Facts, FrameworkFacts, Fix
 from ..queries import platform_of
 from ..versions import ver
 from .loader import off_search_path_fix
+from .acting import at, doctor, sudo, system
 from .shell import capitalized, noted, or_else, q, run, say
 from .software import arch_driver_limit, driver_upgrade_fix, toolkit_install_fix, torch_install
 
@@ -65,23 +66,23 @@ def drop_stub_libcuda_fix(facts: Facts, ld_entry: Optional[str], folder: str) ->
 def tensorflow_cuda_runtime_fix(facts: Facts, compat: Compat, fw: FrameworkFacts) -> Fix:
     """The [and-cuda] wheels where this TensorFlow has them (Linux, from compat's release), else its tested CUDA."""
     version = fw.version.split("+")[0]
-    system = say("install the CUDA %s toolkit (%s) and the cuDNN of TensorFlow %s's tested build (`cudnn-doctor "
-                 "matrix --for tensorflow`)", fw.cuda_version, toolkit_install_fix(facts, compat, fw.cuda_version),
-                 version)
+    toolkit = say("install the CUDA %s toolkit (%s) and the cuDNN of TensorFlow %s's tested build (`%s`)",
+                  fw.cuda_version, toolkit_install_fix(facts, compat, fw.cuda_version), version,
+                  doctor("matrix --for tensorflow"))
     wheels_from = compat.tensorflow_pip_wheels_from()
     release = ver(version)
     if platform_of(facts) == "linux" and wheels_from is not None and release is not None and release >= wheels_from:
-        return or_else(run('pip install "tensorflow[and-cuda]==%s"' % version), system,
+        return or_else(run(system('pip install "tensorflow[and-cuda]==%s"' % version, privileged=False)), toolkit,
                        "%s   (NVIDIA's CUDA wheels), or %s")
-    return capitalized(system)
+    return capitalized(toolkit)
 
 
 def relink_toolkit_fix(target: str, link: str) -> Fix:
     """Point a dangling toolkit link at an installed toolkit."""
-    return run("sudo ln -sfn %s %s" % (q(target), q(link)))
+    return run(sudo("ln -sfn %s %s" % (q(target), q(at(link)))))
 
 
 def reinstall_toolkit_fix(facts: Facts, compat: Compat, cuda: Optional[str], link: str) -> Fix:
     """No toolkit left to point a dangling link at: install the release it named (or the driver's), or drop it."""
     return or_else(say("Reinstall the CUDA toolkit (%s)", toolkit_install_fix(facts, compat, cuda)),
-                   "sudo rm %s" % q(link), "%s or remove the link: %s")
+                   sudo("rm %s" % q(at(link))), "%s or remove the link: %s")

@@ -15,7 +15,7 @@ def _fix_text(fix: Any) -> str:
 def render_explain(report: Report, con: Any, verbose: int = 0) -> None:
     """Human text; catalogue letters, patterns and public reports only with -v."""
     ex = report.extra["explain"]
-    say = lambda line="": con.print(line, markup=False, highlight=False)  # noqa: E731
+    say = lambda line="": con.print(line, markup=False, highlight=False, soft_wrap=True)  # noqa: E731  (fixes whole)
     if not ex.understood:
         say("No known CUDA/cuDNN error pattern, library name or version matched this text.")
         say("Run `cudnn-doctor check` for a full diagnosis of this machine.")

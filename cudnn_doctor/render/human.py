@@ -60,7 +60,8 @@ def _head(console: Console, state: str, title: str) -> None:
 
 
 def _detail(console: Console, text: str, style: Optional[str] = None) -> None:
-    console.print(Text("    " + text, style=style or ""))
+    # Never wrapped here: a fix's commands and URLs stay whole on their line for a paste (the terminal folds it).
+    console.print(Text("    " + text, style=style or ""), soft_wrap=True)
 
 
 def _sections(facts: Facts, verbose: int) -> List[Tuple[str, str, List[str]]]:

@@ -51,4 +51,4 @@ def render_smoke(results: Sequence[SmokeResult], problem: str, out) -> None:
         head.append(" " + summary)
         out.print(head)
         for line in details:
-            out.print(Text("    " + line))
+            out.print(Text("    " + line), soft_wrap=True)  # a fix's command is never cut in two

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from ..knowledge import Compat
-from ..model import Facts, Finding
+from ..model import Facts, Finding, Target
+from ..remedies.acting import building_for
 
 # Where a rule applies: the machines whose facts it reads. A rule for the other platform is passed over (and still
 # counted as run: it had nothing to judge there).
@@ -26,6 +27,7 @@ class RuleContext:
     smoke: Optional[Dict[str, Any]] = None  # result of the cuDNN smoke test, when it ran
     bench: Optional[Dict[str, Any]] = None  # the bench run being judged (bench stage only)
     env: Mapping[str, str] = field(default_factory=dict)  # the environment a bench run measured in
+    fix_target: Target = field(default_factory=Target)  # where and how the fixes run (root, user, this doctor)
 
 
 RuleFunc = Callable[[Facts, "RuleContext"], List[Finding]]
@@ -80,7 +82,9 @@ def evaluate(facts: Facts, context: RuleContext, stage: str = CHECK) -> Tuple[Li
         if platform not in r.platforms:
             continue
         try:
-            for f in r.func(facts, context):
+            with building_for(context.fix_target):
+                found = list(r.func(facts, context))  # a generator's fixes are built inside the block too
+            for f in found:
                 f.id = f.id or r.id  # a rule names its id once, in @rule
                 f.alias = f.alias or r.alias
                 findings.append(f)

@@ -9,14 +9,8 @@ from ..remedies.doctor import hung_mount_fix, more_time_fix, probes_not_run_fix,
 from .common import WARNING, finding
 
 
-def _outside(facts: Facts, path: str) -> str:
-    """The path as typed on the machine running the doctor (under --root it lies below the root)."""
-    root = facts.host.root or "/"
-    return path if root == "/" else root.rstrip("/") + path
-
-
 def _mount_fix(facts: Facts, b: BlockedPath) -> Fix:
-    return hung_mount_fix(_outside(facts, b.path or "/"))
+    return hung_mount_fix(b.path or "/")
 
 
 @rule("CD002", "probe-timed-out", "A probe ran past its time budget and was abandoned")
@@ -50,7 +44,7 @@ def not_regular(facts: Facts, ctx: RuleContext) -> List[Finding]:
     for b in facts.blocked:
         if b.reason != "not-a-regular-file":
             continue
-        path = _outside(facts, b.resolved or b.path or "")  # the file to replace is the one the links lead to
+        path = b.resolved or b.path or ""  # the file to replace is the one the links lead to
         # The path as the probe met it first, then what it resolved to: "/ is a folder" alone names nothing.
         named = "%s (resolves to %s)" % (b.path, b.resolved) if b.resolved else b.path
         found.append(finding(

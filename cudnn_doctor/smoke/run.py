@@ -17,7 +17,9 @@ def run_smoke(library: str, device: int = 0, timeout: float = 60.0, env: Optiona
     """Run the smoke convolution through ``library`` on CUDA device ``device``.
 
     ``driver_library`` is the libcuda to use; by default the child loads "libcuda.so.1" by name. The child runs
-    through ``host`` (the live machine's when none is given), with its environment unless ``env`` is given.
+    through ``host`` (the live machine's when none is given), with its environment unless ``env`` is given; the
+    result names the libraries as programs under the host's root see them (the loader's own messages quote what it
+    was given).
     Never raises for a broken library or machine: the result says what went wrong and how to fix it.
     """
     host = host if host is not None else Host()
@@ -42,7 +44,9 @@ def run_smoke(library: str, device: int = 0, timeout: float = 60.0, env: Optiona
         raw = dict(known, **raw)  # what the child learnt before it died still counts
     raw = dict(raw)
     raw.setdefault("device", {"index": int(device)})
-    result = interpret(raw, library, realpath, stage)
+    result = interpret(raw, host.inside(library), host.inside(realpath), stage)
+    if result.driver_library:
+        result.driver_library = host.inside(result.driver_library)
     if result.status == "SMOKE_NO_DRIVER_LIBRARY":
         # The driver's answer is the one check gives on this machine (a container's comes from its host).
         from ..remedies.driver import missing_driver_fix

@@ -73,17 +73,16 @@ def test_probes_record_each_place_by_itself(machine):
 # --- fixes typed for the machine ---------------------------------------------------------------------------------
 
 def test_root_runs_fixes_without_sudo_but_the_containers_host_keeps_it():
-    from cudnn_doctor.remedies.machine import finding_for_machine
+    from cudnn_doctor.model import Target
+    from cudnn_doctor.remedies.acting import building_for
+    from cudnn_doctor.remedies.containers import container_gpu_fix
+    from cudnn_doctor.remedies.loader import rebuild_loader_cache_fix
 
-    facts = real_machine()
-    facts.host.euid = 0
-    fix = Fix(text="sudo ldconfig; on the host: `sudo systemctl restart docker`",
-              commands=["sudo ldconfig", "sudo systemctl restart docker"], root=True, shell="sh")
-    f = finding_for_machine(Finding("CD999", Severity.WARNING, "t", remedy=fix), facts)
-    assert f.remedy.commands == ["ldconfig", "sudo systemctl restart docker"]
-    assert f.fix == "ldconfig; on the host: `sudo systemctl restart docker`"
-    facts.host.euid = 1000
-    assert finding_for_machine(Finding("CD999", Severity.WARNING, "t", remedy=fix), facts).fix == fix.text
+    with building_for(Target(as_root=True)):
+        assert rebuild_loader_cache_fix().commands == ["ldconfig"]
+        assert "`sudo nvidia-ctk runtime configure" in container_gpu_fix().text  # the host's user is not this one
+    with building_for(Target(as_root=False)):
+        assert rebuild_loader_cache_fix().commands == ["sudo ldconfig"]
 
 
 def test_under_root_ldconfig_and_files_are_the_roots(machine, check_json):
@@ -115,7 +114,8 @@ def test_a_cudnn8_copy_missing_a_sublibrary_is_reinstalled_by_the_installer(mach
     _cudnn8_in_toolkit(machine, "8.9.7")
     _, doc = check_json(machine)
     [cd402] = [f for f in doc["findings"] if f["id"] == "CD402"]
-    assert cd402["remedy"]["doctor"] == ("sudo cudnn-doctor install --version 8.9.7 --cuda 12 --cuda-home "
+    assert cd402["remedy"]["doctor"] == ("sudo /opt/cudnn-doctor/bin/cudnn-doctor install --version 8.9.7 --cuda 12 "
+                                         "--cuda-home "
                                          "%s/usr/local/cuda" % machine.root), cd402["fix"]
 
 
@@ -182,15 +182,18 @@ def test_top_level_examples_fit_an_80_column_terminal():
 
 
 def test_under_root_the_by_hand_way_names_the_roots_files_and_link_targets_stay():
-    from cudnn_doctor.remedies.machine import for_machine
+    from cudnn_doctor.knowledge import load_compat
+    from cudnn_doctor.model import Target
+    from cudnn_doctor.remedies import reinstall_fix
+    from cudnn_doctor.remedies.acting import building_for
+    from cudnn_doctor.remedies.loader import libcuda_link_fix
+    from facts_factory import cudnn_copy
 
-    facts = real_machine()
-    facts.host.root = "/mnt/node7"
-    manual = "copy its libraries back: sudo cp -P lib/libcudnn* /usr/local/cuda/lib64/ && sudo ldconfig"
-    fix = for_machine(Fix(text="cudnn-doctor install ...   (or by hand: %s)" % manual, manual=manual,
-                          commands=["ln -sf /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/local/lib/libcuda.so",
-                                    "export LD_LIBRARY_PATH=/usr/local/lib"]), facts)
-    assert "sudo cp -P lib/libcudnn* /mnt/node7/usr/local/cuda/lib64/ && sudo ldconfig -r /mnt/node7" in fix.text
-    assert fix.manual.endswith("/mnt/node7/usr/local/cuda/lib64/ && sudo ldconfig -r /mnt/node7")
-    assert fix.commands == ["ln -sf /usr/lib/x86_64-linux-gnu/libcuda.so.1 /mnt/node7/usr/local/lib/libcuda.so",
-                            "export LD_LIBRARY_PATH=/usr/local/lib"]
+    with building_for(Target(root="/mnt/node7")):
+        fix = reinstall_fix(load_compat(), cudnn_copy("/usr/local/cuda/lib64", "9.1.0", "12.4", origin="toolkit"))
+        link = libcuda_link_fix("/usr/lib/x86_64-linux-gnu/libcuda.so.1", wsl=False)
+    assert fix.text.endswith("/mnt/node7/usr/local/cuda/lib64/ && sudo ldconfig -r /mnt/node7")
+    assert link.commands == ["sudo mkdir -p /mnt/node7/usr/local/lib/cuda-link",  # a link's target stays the root's view
+                             "sudo ln -sf /usr/lib/x86_64-linux-gnu/libcuda.so.1 "
+                             "/mnt/node7/usr/local/lib/cuda-link/libcuda.so",
+                             "export LD_LIBRARY_PATH=/usr/local/lib/cuda-link${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"]

@@ -62,8 +62,9 @@ def test_a6_nvswitch_without_fabric_manager(machine, check_json):
     _, doc = check_json(machine)
     [hit] = _hits(doc, "CD109", "error")
     assert "no nvidia-fabricmanager is installed" in hit["title"]
-    assert hit["fix"] == ("sudo apt install 'nvidia-fabricmanager-550=550.54.15*' && "
-                          "sudo systemctl enable --now nvidia-fabricmanager")
+    # Under --root the package goes into the root (chroot); the service runs on this machine's kernel.
+    assert hit["fix"] == ("sudo chroot %s apt install 'nvidia-fabricmanager-550=550.54.15*' && "
+                          "sudo systemctl enable --now nvidia-fabricmanager" % machine.root)
 
 
 def test_a6_fabric_manager_of_another_version(machine, check_json):
@@ -100,7 +101,8 @@ def test_g3_tensorflow_lists_every_missing_library(machine, check_json):
     [hit] = _hits(doc, "CD706", "error")
     assert "libcublas.so.12" in hit["title"] and "libcusparse.so.12" in hit["title"]
     assert "libcudart.so.12" not in hit["title"]
-    assert hit["fix"] == 'pip install "tensorflow[and-cuda]==2.15.0"' and hit["catalogue"] == ["G3"]
+    assert hit["fix"] == 'sudo chroot %s pip install "tensorflow[and-cuda]==2.15.0"' % machine.root
+    assert hit["catalogue"] == ["G3"]
 
 
 def test_g6_onnxruntime_provider_needs_a_missing_library(machine, check_json):
@@ -138,8 +140,9 @@ def test_g8_two_cupy_packages(machine, check_json):
     machine.dist(SITE, "cupy-cuda11x", "13.3.0")
     _, doc = check_json(machine)
     [hit] = _hits(doc, "CD708", "error")
-    assert hit["fix"] == ("python3 -m pip uninstall -y cupy-cuda11x cupy-cuda12x && "
-                          "python3 -m pip install cupy-cuda13x")
+    inside = "sudo chroot %s " % machine.root
+    assert hit["fix"] == ("%spython3 -m pip uninstall -y cupy-cuda11x cupy-cuda12x && "
+                          "%spython3 -m pip install cupy-cuda13x" % (inside, inside))
 
 
 # --- H2 image requirement ----------------------------------------------------------------------------------------------
@@ -175,7 +178,7 @@ def test_h3_dev_char_without_nvidia_links(machine, check_json):
     machine.link("/dev/char/1:3", "../null")
     _, doc = check_json(machine)
     [hit] = _hits(doc, "CD806", "warning")
-    assert hit["fix"] == "sudo /usr/bin/nvidia-ctk system create-dev-char-symlinks --create-all"
+    assert hit["fix"] == "sudo %s/usr/bin/nvidia-ctk system create-dev-char-symlinks --create-all" % machine.root
     machine.link("/dev/char/195:0", "../nvidia0")
     _, doc = check_json(machine)
     _none(doc, "CD806")
@@ -193,8 +196,9 @@ def test_i2_local_repo_without_packages(machine, check_json):
     machine.file("/var/lib/dpkg/status", "")
     _, doc = check_json(machine)
     [hit] = _hits(doc, "CD902", "error")
-    assert hit["fix"] == ("sudo cp %s/cudnn-local-08A7D361-keyring.gpg /usr/share/keyrings/ && sudo apt update && "
-                          "sudo apt install libcudnn8 libcudnn8-dev" % repo)
+    r = machine.root  # the key is copied from outside into the root; apt runs inside it
+    assert hit["fix"] == ("sudo cp %s%s/cudnn-local-08A7D361-keyring.gpg %s/usr/share/keyrings/ && sudo chroot %s apt "
+                          "update && sudo chroot %s apt install libcudnn8 libcudnn8-dev" % (r, repo, r, r, r))
 
 
 # --- I3 driver upgraded since boot ----------------------------------------------------------------------------------------
@@ -212,8 +216,8 @@ def test_i3_driver_upgraded_after_boot(machine, check_json):
                  ", tzdata:amd64 (2024a-1, 2024b-1)\nEnd-Date: %s\n" % (when, when))
     _, doc = check_json(machine)
     [hit] = _hits(doc, "CD903", "warning")
-    assert hit["fix"] == "sudo reboot   (then keep them from moving unattended: sudo apt-mark hold " \
-                         "libnvidia-compute-550 nvidia-utils-550)"
+    assert hit["fix"] == "sudo reboot   (then keep them from moving unattended: sudo chroot %s apt-mark hold " \
+                         "libnvidia-compute-550 nvidia-utils-550)" % machine.root
 
 
 # --- explain routes ------------------------------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def test_leftovers_beside_another_major_are_removed_first(machine, check_json):
     assert hit["severity"] == "warning" and "Leftovers of cuDNN 8.9.7" in hit["title"]
     r = str(machine.root)  # under --root the fix names the root's files from outside it
     assert hit["fix"].startswith("Remove the leftovers: sudo rm -f %s/usr/include/x86_64-linux-gnu/cudnn_version_v8.h "
-                                 "%s%s/libcudnn.so   (or restore cuDNN 8.9.7: cudnn-doctor install --version 8.9.7 "
+                                 "%s%s/libcudnn.so   (or restore cuDNN 8.9.7: sudo /opt/cudnn-doctor/bin/cudnn-doctor install --version 8.9.7 "
                                  "--cuda 12 --cuda-home %s/usr/local/cuda)" % (r, r, MA, r))
 
 

@@ -1,0 +1,94 @@
+"""The Target a fix is built for and the words that differ by it: `sudo` (none for root), the files of a --root
+tree named from outside it, the root's own programs run inside it (chroot), and this cudnn-doctor's own command."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterator, Optional, overload
+
+from ..model import Target
+from .shells import sh_quote
+
+# Builders are called from every rule with values, not a target; the core names the target once per judgement
+# (rules.evaluate, explain, the installer) instead of threading it through every builder's arguments.
+_TARGET: ContextVar[Target] = ContextVar("fix_target", default=Target())
+
+
+@contextmanager
+def building_for(target: Target) -> Iterator[Target]:
+    """Fixes built inside this block are written for ``target``."""
+    token = _TARGET.set(target)
+    try:
+        yield target
+    finally:
+        _TARGET.reset(token)
+
+
+def target() -> Target:
+    return _TARGET.get()
+
+
+def under_root() -> bool:
+    """The fixes act on a tree mounted somewhere (--root), not on the machine the doctor runs on."""
+    return target().root.rstrip("/") != ""
+
+
+@overload
+def at(path: str) -> str: ...
+
+
+@overload
+def at(path: None) -> None: ...
+
+
+def at(path: Optional[str]) -> Optional[str]:
+    """A file of the machine as a command run from outside its root names it (the same path on the live machine)."""
+    base = target().root.rstrip("/")
+    if not base or not path or not path.startswith("/") or path == base or path.startswith(base + "/"):
+        return path
+    return base + path
+
+
+def sudo(command: str) -> str:
+    """A command that needs root, for this user: `sudo COMMAND`, or the command alone for root."""
+    return command if target().as_root else "sudo " + command
+
+
+def system(command: str, privileged: bool = True) -> str:
+    """A program of the machine's own (a package manager, a service, a driver tool, pip in its environment): on the
+    live machine as it is; under --root inside that root (`chroot ROOT ...`), where its paths are the root's.
+    A command written with its `sudo` (as compat's tables write them) is privileged."""
+    if command.startswith("sudo "):
+        command, privileged = command[len("sudo "):], True
+    if under_root():
+        return sudo("chroot %s %s" % (sh_quote(target().root), command))
+    return sudo(command) if privileged else command
+
+
+def on_machine(command: str, privileged: bool = True) -> str:
+    """A command for the running machine itself: its kernel modules, devices, services, GPUs, a reboot. The programs
+    of a --root tree run on this kernel too, so it reads the same there (its file arguments go through `at`)."""
+    return sudo(command) if privileged else command
+
+
+def pip(arguments: str) -> str:
+    """pip of the environment the fix is for (the user's own; inside the root under --root)."""
+    return system("pip " + arguments, privileged=False)
+
+
+def conda(arguments: str) -> str:
+    return system("conda " + arguments, privileged=False)
+
+
+def ldconfig() -> str:
+    """Rebuild the loader cache of the machine the fixes are for (`ldconfig -r ROOT` under --root)."""
+    return sudo("ldconfig -r %s" % sh_quote(target().root) if under_root() else "ldconfig")
+
+
+def doctor(arguments: str, privileged: bool = False) -> str:
+    """This cudnn-doctor run with ``arguments``: under sudo by its absolute words (sudo's secure_path has no venv's
+    bin), else plain `cudnn-doctor` where that name starts this program in the user's shell."""
+    t = target()
+    needs_sudo = privileged and not t.as_root
+    words = " ".join(sh_quote(w) for w in t.doctor) if needs_sudo or not t.doctor_on_path else "cudnn-doctor"
+    return ("sudo " if needs_sudo else "") + words + (" " + arguments if arguments else "")
