@@ -39,6 +39,8 @@ def site_dirs(ctx) -> List[str]:
         value = host.getenv(var)
         if value:
             found.extend(host.glob(value.rstrip("/") + "/lib/python3*/site-packages"))
+    # PYTHONPATH entries are on sys.path too: `pip install --target DIR` puts wheels (NVIDIA's among them) there.
+    found.extend(e for e in (host.getenv("PYTHONPATH") or "").split(":") if e.startswith("/"))
     for pattern in SITE_GLOBS:
         found.extend(host.glob(pattern))
         ctx.searched("python", pattern)
@@ -141,6 +143,8 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
             m = re.search(r"^%s\s*=\s*['\"]([^'\"]*)['\"]" % key, text, re.M)
             if m and m.group(1) not in ("", "False"):
                 setattr(fw, attr, m.group(1))
+        if fw.cuda_build:  # the library whose dlopen of cuDNN searches with its RUNPATH ($ORIGIN)
+            fw.consumer_library = _first(ctx, site, ["paddle/libs/libphi.so"])
     return fw
 
 

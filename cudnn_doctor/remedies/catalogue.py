@@ -43,9 +43,12 @@ def tensorflow_libraries_fix(version: str, missing: Sequence[str], pip_wheels: b
                   "loader path" % (version, ", ".join(missing)))
 
 
-def ld_path_first_fix(directory: str) -> Fix:
-    """The export that puts a folder first on LD_LIBRARY_PATH, for programs that dlopen by bare name."""
-    return stated(prepend_ld_path(directory))
+def paddle_cudnn_fix(directory: str, name: str, major: int) -> Fix:
+    """Paddle dlopens `name` by itself: a folder with that name first on LD_LIBRARY_PATH; where the copy has only
+    libcudnn.so.N (NVIDIA's wheels), the unversioned link to it made there first."""
+    steps = [] if name == "libcudnn.so.%d" % major else ["ln -sf libcudnn.so.%d %s" % (major, q(os.path.join(
+        directory, name)))]
+    return stated(" && ".join(steps + [prepend_ld_path(directory)]))
 
 
 def one_cupy_fix(names: Sequence[str], wheel: str) -> Fix:

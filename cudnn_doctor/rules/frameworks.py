@@ -157,8 +157,8 @@ def unresolved(facts: Facts, ctx) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         res = fw.resolved_cudnn
-        if res is None or res.path:
-            continue
+        if res is None or res.path or fw.name.startswith("paddlepaddle"):
+            continue  # Paddle's own dlopen by name: CD707
         # The soname's major; an unversioned name: the build's cuDNN, else the newest with a build for its CUDA.
         major = int(res.name.rsplit(".", 1)[1]) if re.search(r"\.\d+$", res.name) else major_of(fw.cudnn_version)
         others = [c for c in facts.cudnn if c.major != major]
