@@ -116,6 +116,23 @@ def _accepts(v: Optional[int], major: int, minor: int) -> bool:
         (v // 100 % 100 if v >= 90000 else v // 100 % 10) >= minor)
 
 
+def cuda_major(stack: stacks.Stack) -> Optional[int]:
+    """The CUDA major the framework was built for, from its own records: its library's DT_NEEDED CUDA runtime or
+    cuBLAS, TensorFlow's build info, Paddle's version module, the CUDA major in its wheel's name."""
+    name, site = stack.case.framework[0], stack.site
+    if name == "tensorflow":
+        return int(str(oracle.tf_build_info(site).get("cuda_version", "0")).split(".")[0]) or None
+    if name == "paddlepaddle-gpu":
+        m = re.search(r"^cuda_version\s*=\s*'(\d+)", (site / "paddle/version/__init__.py").read_text(), re.M)
+        return int(m.group(1)) if m else None
+    m = re.search(r"cuda(\d+)", name)
+    if m:
+        return int(m.group(1))
+    dyn = subprocess.run(["readelf", "-d", str(stack.library())], capture_output=True, text=True).stdout
+    m = re.search(r"\[lib(?:cudart|cublas)\.so\.(\d+)", dyn)
+    return int(m.group(1)) if m else None
+
+
 def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.OracleResult]]:
     """The oracle's side: the environment's own python and the real loader, the framework's own checks."""
     lib = stack.library()
@@ -139,16 +156,19 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
         if build.isdigit():
             major, minor = int(build) // 10000, int(build) // 100 % 100
             if not (got.isdigit() and int(got) // 100 >= int(build) // 100):
-                own_check = got or result.framework.get("JAXERROR", "no version")
+                own_check = "jax says " + (got or result.framework.get("JAXERROR", "no version"))
     parts = {os.path.basename(m): _real(m) for m in result.maps if os.path.basename(m) != result.asked
              and not os.path.basename(m).startswith("libcudnn.so")}
     v = result.version
     accepted = _accepts(v, major, minor)
     checks_ok = all(status == 0 for status in result.checks.values())
     missing = sorted(n for n, path in result.startup.items() if path is None)
+    cudart, cuda = result.framework.get("CUDART", ""), cuda_major(stack)
+    if cudart.isdigit() and cuda and int(cudart) // 1000 != cuda:  # cuDNN built for another CUDA major
+        own_check = "cuDNN built for CUDA %d, %s for CUDA %d" % (int(cudart) // 1000, name, cuda)
     works = result.opened is not None and accepted and checks_ok and not result.crashed and not own_check \
         and not missing
-    summary = ("jax says %s; " % own_check if own_check else "") + (
+    summary = ("%s; " % own_check if own_check else "") + (
         "no %s; " % ",".join(missing) if missing else "")
     if result.opened is None:
         summary += "%s: %s" % (result.asked, result.error)
@@ -236,8 +256,10 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Opt
         return None, "not run here: %s" % unsafe[0]
     moved = stacks.copy(stack, root)
     script = "set -e\n%s\nenv -0\n" % "\n".join(c.replace(str(stack.root), str(root)) for c in commands)
-    env = dict(moved.env, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1",
-               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    # The wheel cache first; a release it lacks comes from the index (as for the user), unless downloads are off.
+    env = dict(moved.env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
+        env["PIP_NO_INDEX"] = "1"
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, cwd=str(root),
                           timeout=600)
     if proc.returncode != 0:

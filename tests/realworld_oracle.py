@@ -115,7 +115,7 @@ def run(library: Path, soname: str, workdir: Path, cache: Path, env: Dict[str, s
         elif word == "STARTUP":
             name, _, where = rest.partition(" ")
             out.startup[name] = None if where.startswith("ERROR") else where
-        elif word in ("PRELOAD", "JAXBUILD", "JAXGOT", "JAXERROR"):
+        elif word in ("PRELOAD", "JAXBUILD", "JAXGOT", "JAXERROR", "CUDART"):
             out.framework[word] = rest
     if proc.returncode < 0:  # a mixed copy can crash in the sub-library's own code
         out.crashed = "killed by signal %d" % -proc.returncode

@@ -73,9 +73,15 @@ def unpacked(wheel: Wheel) -> Optional[Path]:
     tree = wheels.tree(name, version)
     if tree is not None:
         for path in tree.rglob("*.so*"):
-            if path.is_file() and path.stat().st_size > SLIM_OVER and path.stat().st_blocks * 512 > SLIM_OVER:
+            if path.is_file() and path.stat().st_size > SLIM_OVER and (
+                    path.stat().st_blocks * 512 > SLIM_OVER or b".nv_fatbin\0" in _shstrtab(path)):
                 slim_elf(path)
     return tree
+
+
+def _shstrtab(path: Path) -> bytes:
+    out = subprocess.run(["readelf", "-p", ".shstrtab", str(path)], capture_output=True, text=True).stdout
+    return ("\0".join(re.findall(r"\]\s+(\S+)", out)) + "\0").encode()
 
 
 def slim_elf(path: Path) -> None:
@@ -99,7 +105,8 @@ def slim_elf(path: Path) -> None:
         for offset, length in keep:
             src.seek(offset)
             dst.seek(offset)
-            dst.write(src.read(length))
+            # The GPU code is not kept: its section is renamed, so no reader walks the holes as a fat binary.
+            dst.write(src.read(length).replace(b".nv_fatbin\0", b".nv_fatbix\0"))
     os.chmod(tmp, path.stat().st_mode)
     os.replace(tmp, path)
 

@@ -2,7 +2,8 @@
 the framework does -- first the framework's own Python-side preloading, executed from the installed framework's
 source (torch's _load_global_deps/_preload_cuda_deps, the JAX plugin's nvidia-wheel loads), then the dlopen its
 library makes (a shim with the library's RPATH/RUNPATH) -- and prints what happened, one fact a line:
-  PRELOAD <what> <path|error>, OPEN <soname> <path> | ERROR <dlerror>, VERSION <n>, CHECK <fn> <status>,
+  PRELOAD <what> <path|error>, OPEN <soname> <path> | ERROR <dlerror>, VERSION <n>, CUDART <n>,
+  CHECK <fn> <status>,
   STARTUP <soname> <path|ERROR text> (TensorFlow's start-up libraries), MAP <path> (every libcudnn* mapped).
 argv: kind site library shim soname [startup soname ...]."""
 import ast
@@ -36,9 +37,16 @@ def dump_maps():
 
 
 def functions_from(path, names, scope):
-    """The named top-level functions of a framework's module, defined from its own source in `scope` (importing
-    the whole framework needs its whole stack; these functions need only os, ctypes, glob, sys)."""
+    """The named top-level functions of a framework's module, defined from its own source in `scope` with the
+    module's own top-level imports that work without the framework (importing the whole framework needs its whole
+    stack; these functions need only the standard library)."""
     tree = ast.parse(open(path).read())
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not (isinstance(node, ast.ImportFrom) and node.level):
+            try:
+                exec(compile(ast.Module(body=[node], type_ignores=[]), path, "exec"), scope)
+            except Exception:  # the framework's own modules: not needed by these functions
+                pass
     body = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in names]
     exec(compile(ast.Module(body=body, type_ignores=[]), path, "exec"), scope)
     return [n.name for n in body]
@@ -51,14 +59,15 @@ def torch_preload(site):
     init = os.path.join(site, "torch", "__init__.py")
     scope = {"os": os, "ctypes": ctypes, "glob": glob, "sys": sys, "platform": platform, "__file__": init,
              "textwrap": __import__("textwrap")}
-    found = functions_from(init, {"_get_cuda_dep_paths", "_preload_cuda_deps", "_load_global_deps"}, scope)
+    found = functions_from(init, {"_get_cuda_dep_paths", "_preload_cuda_deps", "_load_global_deps",
+                                  "_running_with_deploy", "find_package_path", "_get_cuda_dep_paths"}, scope)
     if "_load_global_deps" not in found:
         return
     real = scope.get("_preload_cuda_deps")
     if real is not None:
-        def preload(lib_folder, lib_name, required=True):
+        def preload(lib_folder, lib_name, *required):  # torch 2.4's takes no `required`
             try:
-                real(lib_folder, lib_name, required)
+                real(lib_folder, lib_name, *required)
                 if lib_folder == "cudnn":
                     say("PRELOAD", "torch-sys.path", "ok")
             except ValueError as err:
@@ -149,6 +158,10 @@ def main(argv):
     if getver is not None:
         getver.restype = ctypes.c_size_t
         say("VERSION", getver())
+    cudart = getattr(lib, "cudnnGetCudartVersion", None)
+    if cudart is not None:  # the CUDA runtime this cuDNN was built for (its build must match the framework's)
+        cudart.restype = ctypes.c_size_t
+        say("CUDART", cudart())
     dump_maps()
     for check in CHECKS:
         try:
