@@ -63,6 +63,11 @@ def _version_text(v: Optional[int]) -> str:
     return "%d.%d.%d" % ((v // 10000, v // 100 % 100, v % 100) if v >= 90000 else (v // 1000, v // 100 % 10, v % 100))
 
 
+# torch._C._cudnn.getCompileVersion() of the real wheel, installed whole with its dependencies in a scratch venv (the
+# pool keeps only what the loader reads, too little to import torch): what torch compares the runtime with.
+TORCH_COMPILED = {"2.9.1": (9, 8)}
+
+
 def compiled_cudnn(stack: stacks.Stack) -> Tuple[Optional[int], int, str]:
     """(major, minor, where read) of the cuDNN the framework was built for, from the framework's own records."""
     name = stack.case.framework[0]
@@ -90,6 +95,8 @@ def compiled_cudnn(stack: stacks.Stack) -> Tuple[Optional[int], int, str]:
         info = oracle.tf_build_info(site)
         major = int(str(info["cudnn_version"]).split(".")[0])
         return major, floor[1] if floor and floor[0] == major else 0, "tf.sysconfig.get_build_info() + pin"
+    if name == "torch" and stack.case.framework[1] in TORCH_COMPILED:
+        return TORCH_COMPILED[stack.case.framework[1]] + ("torch._C._cudnn.getCompileVersion()",)
     lib = stack.library()
     if lib is not None:
         needed = oracle.needed_soname(lib)

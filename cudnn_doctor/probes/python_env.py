@@ -90,6 +90,9 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
             fw.cuda_version = m.group(1) or m.group(2) or None
             fw.cuda_build = fw.cuda_version is not None
             fw.source = site + "/torch/version.py"
+            build = ctx.knowledge.framework_build("torch", version) if fw.cuda_build else None
+            if build and build.get("cudnn"):  # compiled against, not pinned (compat/framework_features.toml)
+                fw.cudnn_version = str(build["cudnn"])
         elif local == "cpu":
             fw.cuda_build = False
         fw.consumer_library = _first(ctx, site, ["torch/lib/libtorch_cuda.so"])

@@ -108,6 +108,9 @@ def _cudnn_pin_verdict(fw: FrameworkFacts, req: Requirement, installed: Version)
     pinned = [Version(s.version.replace(".*", "")) for s in req.specifier if s.operator in ("==", ">=", "~=")
               and ver(s.version.replace(".*", "")) is not None]
     want = pinned[0] if pinned else None
+    built = ver(fw.cudnn_version) if fw.cudnn_version and "." in fw.cudnn_version else None
+    if want is not None and built is not None and built.release[0] == want.release[0]:
+        want = built  # the build's own cuDNN decides what loads, not the pin (torch 2.9.1: built 9.8, pins 9.10)
     own_folder = fw.location.rstrip("/") + "/"
     loads_it = res is not None and bool(res.path) and (res.realpath or res.path).startswith(own_folder)
     if want is None:
