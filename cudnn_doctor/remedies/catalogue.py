@@ -6,7 +6,7 @@ import os
 from typing import Dict, Optional, Sequence
 
 from ..model import Fix
-from .shell import prepend_ld_path, q, qs, stated
+from .shell import prepend_ld_path, q, qs, run, stated
 
 
 def uvm_fix(modprobe: bool, in_container: bool) -> Fix:
@@ -48,7 +48,7 @@ def paddle_cudnn_fix(directory: str, name: str, major: int) -> Fix:
     libcudnn.so.N (NVIDIA's wheels), the unversioned link to it made there first."""
     steps = [] if name == "libcudnn.so.%d" % major else ["ln -sf libcudnn.so.%d %s" % (major, q(os.path.join(
         directory, name)))]
-    return stated(" && ".join(steps + [prepend_ld_path(directory)]))
+    return run(*steps, prepend_ld_path(directory))
 
 
 def one_cupy_fix(names: Sequence[str], wheel: str) -> Fix:

@@ -41,8 +41,12 @@ def functions_from(path, names, scope):
     module's own top-level imports that work without the framework (importing the whole framework needs its whole
     stack; these functions need only the standard library)."""
     tree = ast.parse(open(path).read())
+    own = os.path.basename(os.path.dirname(path))  # the framework's own package: importing it is what we avoid
     for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and not (isinstance(node, ast.ImportFrom) and node.level):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [
+            getattr(node, "module", None) or ""]
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0) and not any(
+                m.split(".")[0] in (own, "typing_extensions") for m in modules):
             try:
                 exec(compile(ast.Module(body=[node], type_ignores=[]), path, "exec"), scope)
             except Exception:  # the framework's own modules: not needed by these functions
@@ -59,15 +63,20 @@ def torch_preload(site):
     init = os.path.join(site, "torch", "__init__.py")
     scope = {"os": os, "ctypes": ctypes, "glob": glob, "sys": sys, "platform": platform, "__file__": init,
              "textwrap": __import__("textwrap")}
+    # Its functions import torch.version (a plain file); the package itself, which needs torch's whole stack, stays
+    # unimported: an empty package object over the same folder.
+    package = __import__("types").ModuleType("torch")
+    package.__path__ = [os.path.dirname(init)]
+    sys.modules.setdefault("torch", package)
     found = functions_from(init, {"_get_cuda_dep_paths", "_preload_cuda_deps", "_load_global_deps",
                                   "_running_with_deploy", "find_package_path", "_get_cuda_dep_paths"}, scope)
     if "_load_global_deps" not in found:
         return
     real = scope.get("_preload_cuda_deps")
     if real is not None:
-        def preload(lib_folder, lib_name, *required):  # torch 2.4's takes no `required`
+        def preload(lib_folder, lib_name, *args, **kwargs):  # torch 2.4's takes no `required`
             try:
-                real(lib_folder, lib_name, *required)
+                real(lib_folder, lib_name, *args, **kwargs)
                 if lib_folder == "cudnn":
                     say("PRELOAD", "torch-sys.path", "ok")
             except ValueError as err:
