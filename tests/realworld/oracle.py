@@ -74,13 +74,14 @@ def torch_preload(site):
         return
     real = scope.get("_preload_cuda_deps")
     if real is not None:
-        def preload(lib_folder, lib_name, *args, **kwargs):  # torch 2.4's takes no `required`
+        def preload(*args, **kwargs):  # (lib_folder, lib_name[, required]) up to 2.9, (err) in 2.14
+            cudnn = "cudnn" in repr(args)
             try:
-                real(lib_folder, lib_name, *args, **kwargs)
-                if lib_folder == "cudnn":
+                real(*args, **kwargs)
+                if cudnn:
                     say("PRELOAD", "torch-sys.path", "ok")
             except ValueError as err:
-                if lib_folder == "cudnn":
+                if cudnn:
                     say("PRELOAD", "torch-sys.path", str(err).split(" in the system path")[0])
         scope["_preload_cuda_deps"] = preload
     try:
