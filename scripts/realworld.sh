@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The real-world corpus in full: real framework and cuDNN wheels from PyPI (cached in ~/.cache/cudnn-doctor-tests),
-# the real glibc loader as the oracle, each printed fix applied to a copy and proven. One line per case:
+# The real-world corpus and generator: real framework and NVIDIA wheels from PyPI (cached in
+# ~/.cache/cudnn-doctor-tests), the environment's own python under the real glibc loader as the oracle, each error's
+# fix applied to a copy and proven for every framework of the environment. One line per case or draw:
 #   case | oracle (what the loader mapped, or its dlerror) | what cudnn-doctor predicts | agree | fix proven?
-# Arguments pick cases by name fragment (scripts/realworld.sh torch tf215). Exit 1 on any disagreement.
-# REALWORLD_DOCTOR=/path/to/other/checkout judges that checkout's cudnn_doctor instead (e.g. `git archive main`).
+#   scripts/realworld.sh [NAME...]                 the fixed corpus (tests/realworld_cases.py), by name fragment
+#   scripts/realworld.sh --draws N --seed S        N environments drawn with seed S (a fresh seed when omitted)
+#   scripts/realworld.sh --regressions             every draw that ever failed (tests/realworld_regressions.txt)
+#   python3 tests/realworld_pool.py                download and unpack the whole pool first (a cold cache)
+# Exit 1 on any disagreement. REALWORLD_DOCTOR=/path/to/other/checkout judges that checkout's cudnn_doctor instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 tests/realworld_run.py "$@"

@@ -27,6 +27,19 @@ CUDNN_8_9 = ("nvidia-cudnn-cu12", "8.9.7.29")
 CUDNN_8_9_CU11 = ("nvidia-cudnn-cu11", "8.9.6.50")
 CUDNN_9_24_CU13 = ("nvidia-cudnn-cu13", "9.24.0.43")
 
+TF_2_17 = ("tensorflow", "2.17.1")  # build_info cudnn 8, [and-cuda] pins ==8.9.7.29 and curand, RUNPATH without curand
+TORCH_291 = ("torch", "2.9.1")  # pins nvidia-cudnn-cu12==9.10.2.21, compiled against 9.8.0
+JAX_0720 = ("jax-cuda12-pjrt", "0.7.2")
+JAX_0720_PLUGIN = ("jax-cuda12-plugin", "0.7.2")
+PADDLE = ("paddlepaddle-gpu", "2.6.2")  # CUDA 11.8, cuDNN 8.6; dlopens the unversioned libcudnn.so
+CUDNN_9_8 = ("nvidia-cudnn-cu12", "9.8.0.87")
+CUDNN_9_10 = ("nvidia-cudnn-cu12", "9.10.2.21")
+CUDART_12 = ("nvidia-cuda-runtime-cu12", "12.3.101")
+TF_AND_CUDA = [("nvidia-cuda-runtime-cu12", "12.3.101"), ("nvidia-cublas-cu12", "12.3.4.1"),
+               ("nvidia-cufft-cu12", "11.0.12.1"), ("nvidia-curand-cu12", "10.3.4.107"),
+               ("nvidia-cusolver-cu12", "11.5.4.101"), ("nvidia-cusparse-cu12", "12.2.0.103"),
+               ("nvidia-nvjitlink-cu12", "12.3.101")]
+
 GRAPH = ("libcudnn_graph.so.9",)
 # What the printed fixes install (pip, offline, from the wheel cache): TensorFlow 2.15's exact pin besides the above.
 FIX_WHEELS = (("nvidia-cudnn-cu12", "8.9.4.25"), CUDNN_8_9, CUDNN_8_9_CU11, CUDNN_9_5, CUDNN_9_24_CU13)
@@ -98,4 +111,18 @@ CASES = [
     Case("cupy13-ld-cudnn91", CUPY, ld_path=["c91"], folders=[Folder("c91", CUDNN_9_1)]),
     Case("cupy14-beside-cudnn9", CUPY_14, site=[CUDNN_9_5], was_wrong="CuPy 14 said to load cuDNN (GPU record)",
          note="CuPy 14 has no cuDNN module: loads none"),
+    # --- issue 34: the five families the drawn environments found -------------------------------------------------
+    Case("tf217-and-cuda", TF_2_17, site=[CUDNN_8_9, *TF_AND_CUDA], was_wrong="TensorFlow's start-up list assumed",
+         note="tensorflow[and-cuda] 2.17: cuRAND installed, not on its RUNPATH, never loaded at start-up"),
+    Case("torch291-cudnn98", TORCH_291, site=[CUDNN_9_8, CUDART_12], was_wrong="the pin taken for the build",
+         note="compiled against 9.8.0, pins 9.10.2.21: 9.8 works"),
+    Case("torch291-pip-target", TORCH_291, target=[CUDNN_9_10, CUDART_12], was_wrong="libraries found through sys.path",
+         note="NVIDIA's wheels by pip --target on PYTHONPATH: torch's _preload_cuda_deps finds them"),
+    Case("jax0720-pip-target", JAX_0720, site=[JAX_0720_PLUGIN], target=[CUDNN_9_10],
+         was_wrong="libraries found through sys.path", note="the plugin loads nvidia.cudnn's library by full path"),
+    Case("paddle26-ld-wheel", PADDLE, site=[CUDNN_8_9_CU11], ld_path=["@site-cudnn"],
+         was_wrong="PaddlePaddle's unversioned libcudnn.so", note="the wheel's folder on the path has no libcudnn.so"),
+    Case("tf217-beside-torch291", TF_2_17, site=[TORCH_291, CUDNN_9_10, *TF_AND_CUDA], judged=[TORCH_291],
+         was_wrong="a fix for one framework that breaks another",
+         note="cuDNN 8 for TensorFlow, 9 for torch, one nvidia/cudnn folder"),
 ]

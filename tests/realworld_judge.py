@@ -3,6 +3,7 @@ printed fix, applied to a copy of the stack, makes the framework load a cuDNN it
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 from dataclasses import dataclass, field
@@ -62,13 +63,18 @@ def _version_text(v: Optional[int]) -> str:
     return "%d.%d.%d" % ((v // 10000, v // 100 % 100, v % 100) if v >= 90000 else (v // 1000, v // 100 % 10, v % 100))
 
 
+# torch._C._cudnn.getCompileVersion() of the real wheel, installed whole with its dependencies in a scratch venv (the
+# pool keeps only what the loader reads, too little to import torch): what torch compares the runtime with.
+TORCH_COMPILED = {"2.9.1": (9, 8)}
+
+
 def compiled_cudnn(stack: stacks.Stack) -> Tuple[Optional[int], int, str]:
     """(major, minor, where read) of the cuDNN the framework was built for, from the framework's own records."""
     name = stack.case.framework[0]
     site = stack.site
     meta = next(site.glob("%s-*.dist-info/METADATA" % name.replace("-", "_")), None)
     pins = []
-    for p in [meta] + list(site.glob("jax_cuda12_plugin-*.dist-info/METADATA")):
+    for p in [meta] + list(site.glob("jax_cuda1*_plugin-*.dist-info/METADATA")):
         if p is None:
             continue
         for line in p.read_text().splitlines():
@@ -82,10 +88,15 @@ def compiled_cudnn(stack: stacks.Stack) -> Tuple[Optional[int], int, str]:
             if spec.operator in ("==", ">=", "~="):
                 parts = spec.version.replace(".*", "").split(".")
                 floor = (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)
+    if name == "paddlepaddle-gpu":  # paddle/version/__init__.py: cudnn_version = '8.6.0'
+        m = re.search(r"^cudnn_version\s*=\s*'(\d+)\.(\d+)", (site / "paddle/version/__init__.py").read_text(), re.M)
+        return (int(m.group(1)), int(m.group(2)), "paddle.version.cudnn()") if m else (None, 0, "nothing")
     if name == "tensorflow":
         info = oracle.tf_build_info(site)
         major = int(str(info["cudnn_version"]).split(".")[0])
         return major, floor[1] if floor and floor[0] == major else 0, "tf.sysconfig.get_build_info() + pin"
+    if name == "torch" and stack.case.framework[1] in TORCH_COMPILED:
+        return TORCH_COMPILED[stack.case.framework[1]] + ("torch._C._cudnn.getCompileVersion()",)
     lib = stack.library()
     if lib is not None:
         needed = oracle.needed_soname(lib)
@@ -95,31 +106,77 @@ def compiled_cudnn(stack: stacks.Stack) -> Tuple[Optional[int], int, str]:
     return (floor[0], floor[1], "pin") if floor else (None, 0, "nothing")
 
 
+# How each framework loads cuDNN, for the oracle: its Python-side preloads (torch, JAX), Paddle's unversioned name.
+KIND = {"torch": "torch", "jax-cuda12-pjrt": "jax", "jax-cuda13-pjrt": "jax", "tensorflow": "tensorflow",
+        "paddlepaddle-gpu": "paddle"}
+# TensorFlow's start-up dlopens besides cuDNN (tsl dso_loader's TryDlopenCUDALibraries: cudart, cuBLAS, cuBLASLt,
+# cuFFT, cuSOLVER, cuSPARSE; never cuRAND), by the CUDA major of its build; the folders its RUNPATH names agree.
+TF_STARTUP = {"12": ("libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", "libcufft.so.11",
+                     "libcusolver.so.11", "libcusparse.so.12")}
+# PaddlePaddle's GPU build dlopens the unversioned name from its own search list (phi/backends/dynload's
+# GetCUDNNDsoHandle: FLAGS_cudnn_dir, the loader's own search, then the CUDA folder) and accepts its recorded major.
+PADDLE_SONAME = "libcudnn.so"
+
+
+def _accepts(v: Optional[int], major: int, minor: int) -> bool:
+    return v is not None and v // (10000 if v >= 90000 else 1000) == major and (
+        (v // 100 % 100 if v >= 90000 else v // 100 % 10) >= minor)
+
+
+def cuda_major(stack: stacks.Stack) -> Optional[int]:
+    """The CUDA major the framework was built for, from its own records: its library's DT_NEEDED CUDA runtime or
+    cuBLAS, TensorFlow's build info, Paddle's version module, the CUDA major in its wheel's name."""
+    name, site = stack.case.framework[0], stack.site
+    if name == "tensorflow":
+        return int(str(oracle.tf_build_info(site).get("cuda_version", "0")).split(".")[0]) or None
+    if name == "paddlepaddle-gpu":
+        m = re.search(r"^cuda_version\s*=\s*'(\d+)", (site / "paddle/version/__init__.py").read_text(), re.M)
+        return int(m.group(1)) if m else None
+    m = re.search(r"cuda(\d+)", name)
+    if m:
+        return int(m.group(1))
+    dyn = subprocess.run(["readelf", "-d", str(stack.library())], capture_output=True, text=True).stdout
+    m = re.search(r"\[lib(?:cudart|cublas)\.so\.(\d+)", dyn)
+    return int(m.group(1)) if m else None
+
+
 def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.OracleResult]]:
-    """The oracle's side: the real loader, the framework's own checks."""
+    """The oracle's side: the environment's own python and the real loader, the framework's own checks."""
     lib = stack.library()
     if lib is None:  # a CPU-only build, or CuPy 14 (no cuDNN module): nothing loads cuDNN, which is fine
         return Verdict(None, works=True, summary="loads no cuDNN (CPU-only, or no cuDNN module)"), None
+    name = stack.case.framework[0]
+    kind = KIND.get(name, "plain")
     major, minor, _ = compiled_cudnn(stack)
-    own_check = None  # the framework's own GPU-less verdict, where it has one
-    if stack.case.framework[0] == "jax-cuda12-pjrt":
-        # JAX's own check (jax_cuda12_plugin._versions, what jax's CUDA version check calls) names the version it
-        # was built for and loads cuDNN itself: it must find one at least that new.
-        build, got = oracle.jax_versions(stack.site, oracle.loader_for(work, stack.cache), stack.env)
-        if build:
-            major, minor = build // 10000, build // 100 % 100
-            own_check = got if not (got.isdigit() and int(got) >= build) else ""
-    result = oracle.run(lib, "libcudnn.so.%d" % major, work, stack.cache, stack.env)
-    parts = {os.path.basename(m): _real(m) for m in result.maps if os.path.basename(m) != result.asked}
+    startup: Tuple[str, ...] = ()
+    soname = "libcudnn.so.%d" % major
+    if kind == "tensorflow":
+        startup = TF_STARTUP.get(str(oracle.tf_build_info(stack.site).get("cuda_version", "")).split(".")[0], ())
+    elif kind == "paddle":
+        soname = PADDLE_SONAME
+    result = oracle.run(lib, soname, work, stack.cache, stack.env, stack.root / "venv/bin/python", kind,
+                        stack.site, startup)
+    own_check = ""  # the framework's own GPU-less verdict, where it has one
+    if kind == "jax":
+        # JAX's own check names the version it was built for and the one it got, after its own preloads.
+        build, got = result.framework.get("JAXBUILD", ""), result.framework.get("JAXGOT", "")
+        if build.isdigit():
+            major, minor = int(build) // 10000, int(build) // 100 % 100
+            if not (got.isdigit() and int(got) // 100 >= int(build) // 100):
+                own_check = "jax says " + (got or result.framework.get("JAXERROR", "no version"))
+    parts = {os.path.basename(m): _real(m) for m in result.maps if os.path.basename(m) != result.asked
+             and not os.path.basename(m).startswith("libcudnn.so")}
     v = result.version
-    accepted = v is not None and v // (10000 if v >= 90000 else 1000) == major and (
-        (v // 100 % 100 if v >= 90000 else v // 100 % 10) >= minor)
+    accepted = _accepts(v, major, minor)
     checks_ok = all(status == 0 for status in result.checks.values())
-    works = result.opened is not None and accepted and checks_ok and not result.crashed and not own_check
-    if own_check:
-        summary = "jax says %s; " % own_check
-    else:
-        summary = ""
+    missing = sorted(n for n, path in result.startup.items() if path is None)
+    cudart, cuda = result.framework.get("CUDART", ""), cuda_major(stack)
+    if cudart.isdigit() and cuda and int(cudart) // 1000 != cuda:  # cuDNN built for another CUDA major
+        own_check = "cuDNN built for CUDA %d, %s for CUDA %d" % (int(cudart) // 1000, name, cuda)
+    works = result.opened is not None and accepted and checks_ok and not result.crashed and not own_check \
+        and not missing
+    summary = ("%s; " % own_check if own_check else "") + (
+        "no %s; " % ",".join(missing) if missing else "")
     if result.opened is None:
         summary += "%s: %s" % (result.asked, result.error)
     else:
@@ -138,16 +195,21 @@ def about(finding, fw_name: str, fw_version: str) -> bool:
     """Whether a finding judges this framework's cuDNN (what the oracle sees). CD706 names cuBLAS, cuFFT and the
     rest (cuDNN has CD704), which the corpus does not install and the oracle does not load: not counted."""
     ev = finding.evidence or {}
-    if finding.id == "CD706":
-        return False
+    if finding.id == "CD706" and not fw_name.startswith("tensorflow"):
+        return False  # the oracle loads TensorFlow's start-up libraries only
     return ev.get("framework") in (fw_name, "%s %s" % (fw_name, fw_version)) or \
         "%s %s" % (fw_name, fw_version) in finding.title
 
 
-def predict(stack: stacks.Stack) -> Tuple[Verdict, Report]:
-    """cudnn-doctor's side: its facts about the framework and its error findings."""
+def doctor(stack: stacks.Stack) -> Tuple[object, Report]:
+    """cudnn-doctor's facts and report for the whole environment (once per stack: every framework is judged on it)."""
     facts = collect(CaseHost(stack), timeout=600, compat=load_compat())  # a cold page cache on a busy CI machine: no deadline cut
-    report = collect_report(facts=facts)
+    return facts, collect_report(facts=facts)
+
+
+def predict(stack: stacks.Stack, seen: Optional[Tuple[object, Report]] = None) -> Tuple[Verdict, Report]:
+    """cudnn-doctor's side: its facts about the framework and its error findings."""
+    facts, report = seen or doctor(stack)
     name, version = stack.case.framework
     fws = [f for f in facts.python.frameworks if f.name == name and f.location == str(stack.site)]
     fw = fws[0] if fws else None
@@ -183,10 +245,11 @@ def disagreements(seen: Verdict, said: Verdict) -> List[str]:
 
 
 def fix_commands(report: Report, stack: stacks.Stack) -> List[str]:
-    name, version = stack.case.framework
+    """Every error's commands for every framework of the environment (a fix is judged for all of them)."""
+    judged = [stack.case.framework, *stack.case.judged]
     commands: List[str] = []
     for f in report.findings:
-        if f.severity == Severity.ERROR and about(f, name, version) and f.remedy is not None:
+        if f.severity == Severity.ERROR and f.remedy is not None and any(about(f, n, v) for n, v in judged):
             commands += [c for c in f.remedy.commands if c not in commands]
     return commands
 
@@ -200,8 +263,10 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Opt
         return None, "not run here: %s" % unsafe[0]
     moved = stacks.copy(stack, root)
     script = "set -e\n%s\nenv -0\n" % "\n".join(c.replace(str(stack.root), str(root)) for c in commands)
-    env = dict(moved.env, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1",
-               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    # The wheel cache first; a release it lacks comes from the index (as for the user), unless downloads are off.
+    env = dict(moved.env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
+        env["PIP_NO_INDEX"] = "1"
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, cwd=str(root),
                           timeout=600)
     if proc.returncode != 0:

@@ -1,5 +1,6 @@
-"""The real-world oracle: the real glibc loader loads cuDNN as a framework's library would, with no GPU, and the
-framework's own GPU-less checks say which cuDNN it accepts (JAX's version module, TensorFlow's build info)."""
+"""The real-world oracle: the environment's own python, under the real glibc loader, loads cuDNN as the framework
+does (its Python-side preloads, then its library's dlopen), with no GPU; the framework's own GPU-less checks say
+which cuDNN it accepts (JAX's version module in the same process, TensorFlow's build info)."""
 from __future__ import annotations
 
 import os
@@ -10,12 +11,9 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
-
-from realdata import CACHE
+from typing import Dict, List, Optional, Sequence
 
 HERE = Path(__file__).resolve().parent / "realworld"
-BIN = CACHE / "realworld-bin"
 LD_SO = "/lib64/ld-linux-x86-64.so.2"
 SYSTEM_CACHE = b"/etc/ld.so.cache"
 
@@ -29,18 +27,11 @@ class OracleResult:
     checks: Dict[str, int] = field(default_factory=dict)  # each sub-library's VersionCheck status (0: success)
     maps: List[str] = field(default_factory=list)  # every libcudnn* file in /proc/self/maps
     crashed: Optional[str] = None  # the process died (a sub-library of another release called into)
+    startup: Dict[str, Optional[str]] = field(default_factory=dict)  # TensorFlow's start-up libraries: soname -> file
+    framework: Dict[str, str] = field(default_factory=dict)  # its own preloads and checks (PRELOAD, JAXBUILD, ...)
 
     def sublibrary(self, soname: str) -> Optional[str]:
         return next((m for m in self.maps if os.path.basename(m) == soname), None)
-
-
-def oracle_binary() -> Path:
-    out = BIN / "oracle"
-    if not out.exists():
-        BIN.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["gcc", "-O1", "-o", str(out) + ".tmp", str(HERE / "oracle.c"), "-ldl"], check=True)
-        os.replace(str(out) + ".tmp", out)
-    return out
 
 
 def shim_for(library: Path, workdir: Path) -> Path:
@@ -97,30 +88,22 @@ def tf_build_info(site: Path) -> Dict[str, object]:
     return dict(runpy.run_path(str(site / "tensorflow/python/platform/build_info.py"))["build_info"])
 
 
-def jax_versions(site: Path, loader: Path, env: Dict[str, str]) -> Tuple[Optional[int], str]:
-    """(cudnn_build_version(), cudnn_get_version() or its error) from jax_cuda12_plugin._versions, the module JAX's
-    own CUDA version check calls; run under the case's loader and environment."""
-    code = ("import jax_cuda12_plugin._versions as v\nprint(v.cudnn_build_version())\n"
-            "try:\n    print(v.cudnn_get_version())\nexcept Exception as e:\n    print('ERROR', e)\n")
-    proc = subprocess.run([str(loader), sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env=dict(env, PYTHONPATH=str(site), PYTHONNOUSERSITE="1"))
-    lines = proc.stdout.split("\n")
-    build = int(lines[0]) if lines and lines[0].isdigit() else None
-    return build, (lines[1] if len(lines) > 1 else proc.stderr.strip()[-300:])
-
-
-def run(library: Path, soname: str, workdir: Path, cache: Path, env: Dict[str, str]) -> OracleResult:
+def run(library: Path, soname: str, workdir: Path, cache: Path, env: Dict[str, str], python: Path, kind: str,
+        site: Path, startup: Sequence[str] = ()) -> OracleResult:
+    """The environment's own python, under the real loader with the case's ld.so.cache, loading cuDNN the way the
+    framework does (tests/realworld/oracle.py): its Python-side preloads first, then its library's dlopen."""
     workdir.mkdir(parents=True, exist_ok=True)
     shim = shim_for(library, workdir)
     loader = loader_for(workdir, cache)
-    proc = subprocess.run([str(loader), str(oracle_binary()), str(shim), soname], capture_output=True, text=True,
-                          timeout=120, env=env)
+    argv = [str(loader), str(python), "-s", str(HERE / "oracle.py"), kind,
+            str(site), str(library), str(shim), soname, *startup]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
     out = OracleResult(asked=soname)
     for line in proc.stdout.splitlines():
         word, _, rest = line.partition(" ")
         if word == "OPEN":
             out.opened = rest.split(" ", 1)[1]
-        elif word in ("ERROR", "SHIMERROR"):
+        elif word == "ERROR":
             out.error = rest
         elif word == "VERSION":
             out.version = int(rest)
@@ -129,6 +112,11 @@ def run(library: Path, soname: str, workdir: Path, cache: Path, env: Dict[str, s
             out.checks[name] = int(status)
         elif word == "MAP" and rest not in out.maps:
             out.maps.append(rest)
+        elif word == "STARTUP":
+            name, _, where = rest.partition(" ")
+            out.startup[name] = None if where.startswith("ERROR") else where
+        elif word in ("PRELOAD", "JAXBUILD", "JAXGOT", "JAXERROR", "CUDART"):
+            out.framework[word] = rest
     if proc.returncode < 0:  # a mixed copy can crash in the sub-library's own code
         out.crashed = "killed by signal %d" % -proc.returncode
     if out.opened is None and out.error is None:

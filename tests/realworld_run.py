@@ -1,18 +1,21 @@
-"""Runs corpus cases and prints one line each: case, oracle, prediction, agree?, fix proven? (scripts/realworld.sh)."""
+"""Runs corpus cases, or seeded draws of real environments, and prints one line each: case, oracle, prediction,\nagree?, fix proven for every framework? (scripts/realworld.sh)."""
 from __future__ import annotations
 
+import argparse
 import os
+import random
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # REALWORLD_DOCTOR: another checkout's cudnn-doctor to judge (e.g. `git archive main`), to show a case failing there.
 sys.path.insert(0, os.environ.get("REALWORLD_DOCTOR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import realworld_draw as draw  # noqa: E402
 import realworld_judge as judge  # noqa: E402
 import realworld_oracle as oracle  # noqa: E402
 import realworld_stacks as stacks  # noqa: E402
@@ -38,6 +41,24 @@ class Row:
         return not self.problems
 
 
+def each_framework(stack: stacks.Stack) -> List[stacks.Stack]:
+    """The stack once per framework it holds that loads cuDNN (the same folder, another framework judged)."""
+    return [stacks.Stack(replace(stack.case, framework=fw), stack.root, stack.env)
+            for fw in [stack.case.framework, *stack.case.judged]]
+
+
+def judge_all(stack: stacks.Stack) -> Tuple[List[Tuple[str, judge.Verdict, judge.Verdict]], object]:
+    """(framework, oracle, doctor) for every framework of the stack, and the doctor's report."""
+    seen_by_doctor = judge.doctor(stack)
+    rows = []
+    for view in each_framework(stack):
+        seen, _ = judge.observe(view, stack.root / "oracle")
+        oracle.forget(stack.root / "oracle")
+        said, _ = judge.predict(view, seen_by_doctor)
+        rows.append(("%s %s" % view.case.framework, seen, said))
+    return rows, seen_by_doctor[1]
+
+
 def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
     start = time.perf_counter()
     row = Row(case.name)
@@ -49,25 +70,22 @@ def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
         return row
     root = work / case.name
     stack = stacks.build(case, root)
-    seen, _ = judge.observe(stack, root / "oracle")
-    oracle.forget(root / "oracle")
-    said, report = judge.predict(stack)
-    row.oracle, row.prediction = seen.summary, said.summary
-    row.problems = judge.disagreements(seen, said)
-    if not seen.works:
+    verdicts, report = judge_all(stack)
+    many = len(verdicts) > 1
+    row.oracle = " / ".join(("%s: " % fw if many else "") + seen.summary for fw, seen, _ in verdicts)
+    row.prediction = " / ".join(("%s: " % fw if many else "") + said.summary for fw, _, said in verdicts)
+    row.problems = [("%s: " % fw if many else "") + p for fw, seen, said in verdicts
+                    for p in judge.disagreements(seen, said)]
+    if not all(seen.works for _, seen, _ in verdicts):
         row.commands = judge.fix_commands(report, stack)
         fixed, how = judge.apply_fix(stack, row.commands, work / (case.name + "-fixed"))
         if fixed is None:
             row.fix = how
         else:
-            after, _ = judge.observe(fixed, fixed.root / "oracle")
-            oracle.forget(fixed.root / "oracle")
-            again, _ = judge.predict(fixed)
-            if after.works and again.works:
-                row.fix = "proven"
-            else:
-                row.fix = "not proven: after the fix the oracle says %s, the doctor %s" % (after.summary,
-                                                                                          again.summary)
+            after, _ = judge_all(fixed)  # every framework of the environment, not only the one the error named
+            broken = ["%s: oracle %s, doctor %s" % (fw, seen.summary, said.summary) for fw, seen, said in after
+                      if not (seen.works and said.works)]
+            row.fix = "proven" if not broken else "not proven: after the fix " + "; ".join(broken)
             if not keep:
                 shutil.rmtree(fixed.root, ignore_errors=True)
     if not keep:
@@ -76,20 +94,54 @@ def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
     return row
 
 
+REGRESSIONS = Path(__file__).resolve().parent / "realworld_regressions.txt"
+
+
+def regression_draws() -> List[stacks.Case]:
+    """Every draw that ever failed ("seed n" a line, # comments): CI runs them all, every time."""
+    lines = [line.split("#")[0].split() for line in REGRESSIONS.read_text().splitlines()]
+    return [draw.draw(int(pair[0]), int(pair[1])) for pair in lines if len(pair) == 2]
+
+
+def parse(argv: List[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="scripts/realworld.sh", description=__doc__)
+    ap.add_argument("names", nargs="*", help="corpus cases by name fragment (without --draws)")
+    ap.add_argument("--draws", type=int, default=0, help="environments to draw from the wheel pool")
+    ap.add_argument("--seed", type=int, default=None, help="the draw's seed (default: a fresh one, printed)")
+    ap.add_argument("--regressions", action="store_true", help="also every draw in tests/realworld_regressions.txt")
+    return ap.parse_args(argv)
+
+
 def main(argv: List[str]) -> int:
-    wanted = [c for c in CASES if not argv or any(a in c.name for a in argv)]
+    args = parse(argv)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10 ** 6)
+    if args.draws or args.regressions:
+        print("seed %d: reproduce with scripts/realworld.sh --draws %d --seed %d" % (seed, args.draws, seed))
+        wanted = draw.draws(seed, args.draws) + (regression_draws() if args.regressions else [])
+    else:
+        wanted = [c for c in CASES if not args.names or any(a in c.name for a in args.names)]
     print("%-26s | %-52s | %-44s | %-5s | %s" % ("case", "oracle (real glibc loader)", "cudnn-doctor predicts",
                                                   "agree", "fix"))
-    bad, start = 0, time.perf_counter()
+    bad = judged = agreed = errors = proven = 0
+    start = time.perf_counter()
     for case in wanted:
         row = run_case(case)
         bad += (not row.agree) or row.fix not in ("-", "proven")
+        frameworks = 1 + len(case.judged)
+        judged += frameworks
+        agreed += frameworks - len({p.split(":")[0] for p in row.problems}) if frameworks > 1 else int(row.agree)
+        errors += row.fix != "-"
+        proven += row.fix == "proven"
         print("%-26s | %-52s | %-44s | %-5s | %s" % (row.case, row.oracle[:52], row.prediction[:44],
                                                       "yes" if row.agree else "NO", row.fix), flush=True)
+        if case.note:
+            print("    (%s)" % case.note)
         for problem in row.problems:
             print("    %s" % problem)
-    print("%d cases, %d with a disagreement or an unproven fix, %.0f s" % (len(wanted), bad,
-                                                                         time.perf_counter() - start))
+    print("%d environments, %d frameworks judged, %d agree with the oracle (%.1f%%); %d with a failure, %d fixes "
+          "proven for every framework; %d with a disagreement or an unproven fix, %.0f s" % (
+              len(wanted), judged, agreed, 100.0 * agreed / max(judged, 1), errors, proven, bad,
+              time.perf_counter() - start))
     return 1 if bad else 0
 
 

@@ -22,7 +22,9 @@ FRAMEWORK_LIBRARY = {
     "tensorflow": "tensorflow/libtensorflow_framework.so.2",
     "onnxruntime-gpu": "onnxruntime/capi/libonnxruntime_providers_cuda.so",
     "jax-cuda12-pjrt": "jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+    "jax-cuda13-pjrt": "jax_plugins/xla_cuda13/xla_cuda_plugin.so",
     "cupy-cuda12x": "cupy_backends/cuda/libs/cudnn.cpython-311-x86_64-linux-gnu.so",
+    "paddlepaddle-gpu": "paddle/libs/libphi.so",
     "jaxlib": None,  # the CPU core: loads no cuDNN
 }
 Wheel = Tuple[str, str]
@@ -49,6 +51,8 @@ class Case:
     drop_from_site: Sequence[str] = ()  # cuDNN file globs deleted from the venv's copy (a damaged install)
     note: str = ""
     was_wrong: str = ""  # the failure of the issue this case reproduces (it failed against main's code)
+    judged: Sequence[Wheel] = ()  # more frameworks of the venv judged too (every consumer of the environment)
+    target: Sequence[Wheel] = ()  # wheels installed by `pip install --target` into a folder on PYTHONPATH
 
 
 @dataclass
@@ -69,13 +73,17 @@ class Stack:
     def conf(self) -> Path:
         return self.root / "etc/ld.so.conf"
 
+    @property
+    def target(self) -> Path:
+        return self.root / "pydeps"
+
     def library(self) -> Optional[Path]:
         """The framework's library that loads cuDNN; None for a CPU-only build (it has none)."""
         rel = FRAMEWORK_LIBRARY.get(self.case.framework[0])
         return self.site / rel if rel and (self.site / rel).exists() else None
 
 
-def _unpacked(wheel: Wheel) -> Optional[Path]:
+def unpacked(wheel: Wheel) -> Optional[Path]:
     name, version = wheel
     if name.startswith("nvidia-"):
         wheels.wheel_file(name, version)  # fetched for any manylinux tag (cuDNN 9.24's wheel is manylinux_2_27)
@@ -88,9 +96,9 @@ def _cudnn_lib(tree: Path) -> Path:
 
 
 def missing_wheels(case: Case) -> List[Wheel]:
-    wanted = [case.framework, *case.site, *[f.wheel for f in case.folders]]
+    wanted = [case.framework, *case.site, *case.target, *[f.wheel for f in case.folders]]
     wanted += [f.wheel for f in (case.system, case.conda) if f is not None]
-    return [w for w in wanted if _unpacked(w) is None]
+    return [w for w in wanted if unpacked(w) is None]
 
 
 def make_venv(root: Path) -> None:
@@ -108,24 +116,26 @@ def build(case: Case, root: Path) -> Stack:
     make_venv(root)
     stack = Stack(case, root)
     for wheel in (case.framework, *case.site):
-        wheels.link_into(_unpacked(wheel), stack.site)
+        wheels.link_into(unpacked(wheel), stack.site)
+    for wheel in case.target:
+        wheels.link_into(unpacked(wheel), stack.target)
     for pattern in case.drop_from_site:
         for path in stack.site.glob("nvidia/cudnn/lib/" + pattern):
             path.unlink()
     dirs = {"@site-cudnn": str(_cudnn_lib(stack.site))}
     for folder in case.folders:
         dest = root / "extra" / folder.label
-        wheels.link_into(_cudnn_lib(_unpacked(folder.wheel)), dest, folder.only)
+        wheels.link_into(_cudnn_lib(unpacked(folder.wheel)), dest, folder.only)
         dirs[folder.label] = str(dest)
     conf_dirs = []
     if case.system is not None:
         dest = root / "usr/local/cudnn/lib"
-        wheels.link_into(_cudnn_lib(_unpacked(case.system.wheel)), dest, case.system.only)
+        wheels.link_into(_cudnn_lib(unpacked(case.system.wheel)), dest, case.system.only)
         conf_dirs.append(str(dest))
     ld_path = [dirs[label] for label in case.ld_path]
     if case.conda is not None:
         prefix = root / "conda"
-        wheels.link_into(_cudnn_lib(_unpacked(case.conda.wheel)), prefix / "lib", case.conda.only)
+        wheels.link_into(_cudnn_lib(unpacked(case.conda.wheel)), prefix / "lib", case.conda.only)
         (prefix / "conda-meta").mkdir(parents=True)
         version = case.conda.wheel[1]
         (prefix / "conda-meta" / ("cudnn-%s-h0_0.json" % version)).write_text(json.dumps(
@@ -137,6 +147,8 @@ def build(case: Case, root: Path) -> Stack:
                       "HOME": os.environ.get("HOME", "/root")})
     if ld_path:
         stack.env["LD_LIBRARY_PATH"] = ":".join(ld_path)
+    if case.target:
+        stack.env["PYTHONPATH"] = str(stack.target)
     return stack
 
 

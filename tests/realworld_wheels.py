@@ -18,7 +18,7 @@ PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x8
 # What of each framework wheel the corpus needs: its metadata, build records and the library that loads cuDNN.
 # NVIDIA's own wheels are unpacked whole (every sub-library is a file the loader may pick).
 KEEP = {
-    "torch": ("torch/version.py", "torch/lib/libtorch_cuda.so", "torch/__init__.py"),
+    "torch": ("torch/version.py", "torch/lib/libtorch_cuda.so", "torch/__init__.py", "torch/lib/libtorch_global_deps.so"),
     "tensorflow": ("tensorflow/python/platform/build_info.py", "tensorflow/libtensorflow_framework.so.2"),
     "onnxruntime-gpu": ("onnxruntime/__init__.py", "onnxruntime/capi/_ld_preload.py",
                         "onnxruntime/capi/libonnxruntime_providers_cuda.so",
@@ -29,6 +29,10 @@ KEEP = {
     "jaxlib": ("jaxlib/version.py", "jaxlib/__init__.py"),
     "tensorflow-cpu": ("tensorflow/python/platform/build_info.py", "tensorflow/libtensorflow_framework.so.2"),
     "onnxruntime": ("onnxruntime/__init__.py", "onnxruntime/capi/*.so*"),
+    "jax-cuda13-pjrt": ("jax_plugins/*",),
+    "jax-cuda13-plugin": ("jax_cuda13_plugin/version.py", "jax_cuda13_plugin/__init__.py",
+                          "jax_cuda13_plugin/_versions.so"),
+    "paddlepaddle-gpu": ("paddle/version/__init__.py", "paddle/libs/libphi.so"),
     "cupy-cuda12x": ("cupy/_environment.py", "cupy/.data/_wheel.json", "cupy/__init__.py", "cupy/cuda/__init__.py",
                      "cupy_backends/cuda/libs/cudnn.*.so"),
 }

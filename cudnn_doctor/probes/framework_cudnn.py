@@ -11,6 +11,7 @@ from packaging.version import Version
 from .. import parsed_cache
 from ..model import FrameworkFacts, Resolution
 from ..versions import canonical_name, requirements, small_int
+from .preloads import preloaded_cudnn
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -102,6 +103,16 @@ def wanted_cudnn(ctx, fw: FrameworkFacts, needed: Sequence[str]) -> Tuple[Option
     return None, None
 
 
+def dlopen_name(ctx, fw: FrameworkFacts, major: int) -> str:
+    """The name the framework asks the loader for: libcudnn.so.N, or the unversioned name a release dlopens
+    (PaddlePaddle 2.6's own search list: compat/framework_features.toml)."""
+    if fw.name.startswith("paddlepaddle"):
+        row = ctx.knowledge.framework_build(canonical_name(fw.name).replace("-", "_"), fw.version)
+        if row and row.get("cudnn_name"):
+            return str(row["cudnn_name"])
+    return "libcudnn.so.%d" % major
+
+
 def _loader_chain(ctx, fw: FrameworkFacts) -> List[Tuple[List[str], Optional[str]]]:
     """(RPATH, $ORIGIN) of the framework library, inherited by a dlopen from an object without RUNPATH."""
     if not fw.consumer_library:
@@ -110,13 +121,13 @@ def _loader_chain(ctx, fw: FrameworkFacts) -> List[Tuple[List[str], Optional[str
     return [] if info.runpath else [(list(info.rpath), os.path.dirname(fw.consumer_library))]
 
 
-def resolve_sublibraries(ctx, fw: FrameworkFacts) -> Dict[str, Resolution]:
+def resolve_sublibraries(ctx, fw: FrameworkFacts, major: int) -> Dict[str, Resolution]:
     """Where the sub-libraries the loaded libcudnn.so.N dlopens come from: glibc searches with the shim's own RUNPATH
     after LD_LIBRARY_PATH (or its RPATH, then its loaders', before it), so another copy can supply some of them."""
     res = fw.resolved_cudnn
-    if res is None or not res.path or res.error or not re.fullmatch(r"libcudnn\.so\.\d+", res.name):
+    if res is None or not res.path or res.error or not re.fullmatch(r"libcudnn\.so(\.\d+)?", res.name):
         return {}
-    names = ctx.knowledge.cudnn_layout(int(res.name.rsplit(".", 1)[1])).get("linux_sublibraries", [])
+    names = ctx.knowledge.cudnn_layout(major).get("linux_sublibraries", [])
     info = ctx.loader.elf(res.path, dynamic=True)
     origin = os.path.dirname(res.path)
     inherited = [] if info.runpath else _loader_chain(ctx, fw)
@@ -147,5 +158,6 @@ def resolve_frameworks(ctx) -> None:
         where = origin or ""
         fw.library_search_path = [os.path.normpath(d.replace("${ORIGIN}", where).replace("$ORIGIN", where))
                                   for d in (runpath or rpath)]
-        fw.resolved_cudnn = ctx.loader.resolve("libcudnn.so.%d" % major, runpath=runpath, rpath=rpath, origin=origin)
-        fw.resolved_cudnn_parts = resolve_sublibraries(ctx, fw)
+        fw.resolved_cudnn = preloaded_cudnn(ctx, fw, major) or ctx.loader.resolve(
+            dlopen_name(ctx, fw, major), runpath=runpath, rpath=rpath, origin=origin)
+        fw.resolved_cudnn_parts = resolve_sublibraries(ctx, fw, major)

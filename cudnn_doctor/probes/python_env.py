@@ -37,6 +37,8 @@ def site_dirs(ctx) -> List[str]:
         value = host.getenv(var)
         if value:
             found.extend(host.glob(value.rstrip("/") + "/lib/python3*/site-packages"))
+    # PYTHONPATH entries are on sys.path too: `pip install --target DIR` puts wheels (NVIDIA's among them) there.
+    found.extend(e for e in (host.getenv("PYTHONPATH") or "").split(":") if e.startswith("/"))
     for pattern in SITE_GLOBS:
         found.extend(host.glob(pattern))
         ctx.searched("python", pattern)
@@ -86,6 +88,9 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
             fw.cuda_version = m.group(1) or m.group(2) or None
             fw.cuda_build = fw.cuda_version is not None
             fw.source = site + "/torch/version.py"
+            build = ctx.knowledge.framework_build("torch", version) if fw.cuda_build else None
+            if build and build.get("cudnn"):  # compiled against, not pinned (compat/framework_features.toml)
+                fw.cudnn_version = str(build["cudnn"])
         elif local == "cpu":
             fw.cuda_build = False
         fw.consumer_library = _first(ctx, site, ["torch/lib/libtorch_cuda.so"])
@@ -140,6 +145,8 @@ def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> Framew
             m = re.search(r"^%s\s*=\s*['\"]([^'\"]*)['\"]" % key, text, re.M)
             if m and m.group(1) not in ("", "False"):
                 setattr(fw, attr, m.group(1))
+        if fw.cuda_build:  # the library whose dlopen of cuDNN searches with its RUNPATH ($ORIGIN)
+            fw.consumer_library = _first(ctx, site, ["paddle/libs/libphi.so"])
     return fw
 
 

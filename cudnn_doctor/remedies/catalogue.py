@@ -7,7 +7,7 @@ from typing import Dict, Optional, Sequence
 
 from ..model import Fix
 from .acting import at, on_machine, sudo, system
-from .shell import prepend_ld_path, q, qs, stated
+from .shell import prepend_ld_path, q, qs, run, stated
 
 
 def uvm_fix(modprobe: bool, in_container: bool) -> Fix:
@@ -44,9 +44,12 @@ def tensorflow_libraries_fix(version: str, missing: Sequence[str], pip_wheels: b
                   "loader path" % (version, ", ".join(missing)))
 
 
-def ld_path_first_fix(directory: str) -> Fix:
-    """The export that puts a folder first on LD_LIBRARY_PATH, for programs that dlopen by bare name."""
-    return stated(prepend_ld_path(directory))
+def paddle_cudnn_fix(directory: str, name: str, major: int) -> Fix:
+    """Paddle dlopens `name` by itself: a folder with that name first on LD_LIBRARY_PATH; where the copy has only
+    libcudnn.so.N (NVIDIA's wheels), the unversioned link to it made there first."""
+    steps = [] if name == "libcudnn.so.%d" % major else ["ln -sf libcudnn.so.%d %s" % (major, q(at(os.path.join(
+        directory, name))))]
+    return run(*steps, prepend_ld_path(directory))
 
 
 def one_cupy_fix(names: Sequence[str], wheel: str) -> Fix:

@@ -33,14 +33,14 @@ def tensorflow_on_windows_fix(version: str, last_native: str) -> Fix:
                   '"tensorflow==%s.*"`)' % (version, last_native, last_native))
 
 
-def dl4j_for_this_gpu_fix(newer: Optional[Dict[str, Any]], newest: Dict[str, Any]) -> Fix:
+def dl4j_for_this_gpu_fix(newer_row: Optional[Dict[str, Any]], newest_row: Dict[str, Any]) -> Fix:
     """The DL4J release whose CUDA backend drives this GPU, or where none does, another GPU or the CPU."""
-    if newer:
+    if newer_row:
         return stated("Use DL4J %s (CUDA %s backend %s), whose CUDA supports this GPU." % (
-            newer["dl4j"], newer["cuda"], newer["backend"]))
+            newer_row["dl4j"], newer_row["cuda"], newer_row["backend"]))
     return stated("No DL4J release in compat has a CUDA backend for this GPU (newest backend: CUDA %s in DL4J %s); "
                   "run DL4J on a GPU that CUDA %s supports, or on CPU with the nd4j-native backend." % (
-                      newest["cuda"], newest["dl4j"], newest["cuda"]))
+                      newest_row["cuda"], newest_row["dl4j"], newest_row["cuda"]))
 
 
 def torch_from_source_fix(cc: str) -> Fix:

@@ -9,7 +9,7 @@ from ..model import Facts, Finding
 from . import RuleContext, rule
 from ..queries import driver_cuda, driver_version, platform_of, visible_gpus
 from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, onnxruntime_cuda_fix
-from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, ld_path_first_fix, local_repo_fix,
+from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, local_repo_fix, paddle_cudnn_fix,
                                  one_cupy_fix, reboot_and_hold_fix, tensorflow_libraries_fix, uvm_fix,
                                  workspace_limit_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -138,12 +138,15 @@ def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not fw.name.startswith("paddlepaddle") or not fw.cuda_build or not fw.cudnn_version:
             continue
         major = major_of(fw.cudnn_version)
-        name = "libcudnn.so.%s" % major
-        res = facts.loader.resolved.get(name)
+        if major is None:
+            continue
+        # The name its own dlopen asks for, searched from its library (the probe's), else the plain soname.
+        name = fw.resolved_cudnn.name if fw.resolved_cudnn is not None else "libcudnn.so.%s" % major
+        res = fw.resolved_cudnn or facts.loader.resolved.get(name)
         if res is not None and res.path and not res.error:
             continue
         elsewhere = [c for c in facts.cudnn if c.major == major]
-        fix = (ld_path_first_fix(elsewhere[0].directory) if elsewhere else
+        fix = (paddle_cudnn_fix(elsewhere[0].directory, name, major) if elsewhere else
                machine_cudnn_fix(facts, compat, fw.cuda_version, major))
         out.append(finding(
             ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (

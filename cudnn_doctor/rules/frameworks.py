@@ -105,6 +105,9 @@ def _cudnn_pin_verdict(fw: FrameworkFacts, req: Requirement, installed: Version)
     pinned = [Version(s.version.replace(".*", "")) for s in req.specifier if s.operator in ("==", ">=", "~=")
               and ver(s.version.replace(".*", "")) is not None]
     want = pinned[0] if pinned else None
+    built = ver(fw.cudnn_version) if fw.cudnn_version and "." in fw.cudnn_version else None
+    if want is not None and built is not None and built.release[0] == want.release[0]:
+        want = built  # the build's own cuDNN decides what loads, not the pin (torch 2.9.1: built 9.8, pins 9.10)
     own_folder = fw.location.rstrip("/") + "/"
     loads_it = bool(res is not None and res.path and (res.realpath or res.path).startswith(own_folder))
     if want is None:
@@ -153,8 +156,8 @@ def unresolved(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         res = fw.resolved_cudnn
-        if res is None or res.path:
-            continue
+        if res is None or res.path or fw.name.startswith("paddlepaddle"):
+            continue  # Paddle's own dlopen by name: CD707
         # The soname's major; an unversioned name: the build's cuDNN, else the newest with a build for its CUDA.
         major = int(res.name.rsplit(".", 1)[1]) if re.search(r"\.\d+$", res.name) else major_of(fw.cudnn_version)
         others = [c for c in facts.cudnn if c.major != major]

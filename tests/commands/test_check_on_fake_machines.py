@@ -305,7 +305,7 @@ FAILING = {
     "B2-gpu-too-old-for-cudnn": (b2_gpu_too_old, {}, [], "CD202", "error", ""),
     "B3-exclusive-process": (b3_exclusive, {}, [], "CD205", "error", "sudo nvidia-smi -i 0 -c DEFAULT"),
     "B4-mig-no-instances": (b4_mig_without_instances, {}, [], "CD206", "error", "nvidia-smi mig"),
-    "C1-driver-too-old": (c1_driver_too_old, {}, [], "CD301", "error", "sudo ubuntu-drivers install"),
+    "C1-driver-too-old": (c1_driver_too_old, {}, [], "CD301", "error", "ubuntu-drivers install"),
     "C2-forward-compat-geforce": (c2_forward_compat_on_geforce, {"LD_LIBRARY_PATH": "/usr/local/cuda-12.4/compat"},
                                  [], "CD303", "error", "LD_LIBRARY_PATH"),
     "C3-stub-libcuda": (c3_stub, {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64/stubs"}, [], "CD304", "error",

@@ -24,8 +24,10 @@ from shellcheck_kit import outside_root, quoted_commands
 DOCTOR = ("/home/u/venv/bin/cudnn-doctor",)
 ROOTS = ["/mnt/img", "/srv/roots/node 7"]  # a space: the root is quoted wherever it is named
 # Windows builders write PowerShell for the Windows machine itself (no --root tree to act in from outside); the
-# composing primitives take finished commands and words, which the builders below hand them.
-SKIPPED_MODULES = {"windows", "shells", "acting"}
+# composing primitives take finished commands and words, which the builders below hand them. explain's paste answers
+# (paste, paste_runtime) are for the machine that printed the pasted text and pick's for the machine or node it is
+# asked about: neither takes --root, so they are always built for the default target (tests/explain, tests/pick).
+SKIPPED_MODULES = {"windows", "shells", "acting", "paste", "paste_runtime", "pick"}
 COMPOSERS = {"run", "stated", "advice", "say", "or_else", "then", "noted", "capitalized", "with_doctor"}
 
 PATHS = st.sampled_from(["/usr/local/cuda-12.4/lib64", SYSLIB, PIP_CUDNN, "/opt/cudnn/lib", "/usr/local/cuda",
@@ -67,6 +69,8 @@ def _made(value: Any) -> Any:
 
 
 # Values by parameter name: a builder with a parameter none of these fill fails the walk (add its kind here).
+DL4J_ROW = {"extra": "cuda12", "min_cc": "5.2", "driver_linux": "525", "cuda": "12.4", "cudnn": "9.1.0",
+            "backend": "nd4j-cuda-12.4", "dl4j": "1.0.0-M2.1"}
 BY_NAME: Dict[str, st.SearchStrategy] = {
     "facts": st.builds(_facts), "compat": st.just(load_compat()), "copy": _copies(), "holder": _copies(),
     "newer": _copies(), "older": _copies(), "shared": _copies(), "system": _copies(), "best": _copies(),
@@ -102,12 +106,13 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
     "date": st.just("2026-01-01"), "status": st.just("CUDNN_STATUS_NOT_SUPPORTED"), "code": st.just(9),
     "result": st.just({"status": "CUDNN_STATUS_NOT_SUPPORTED"}), "cap_bytes": st.just(1 << 28),
     "causes": st.just(["power limit"]), "nvml": st.just({"power_default_limit_w": 700.0}),
-    "row": st.just({"extra": "cuda12", "min_cc": "5.2", "driver_linux": "525", "cuda": "12.4", "cudnn": "9.1.0",
-                    "backend": "nd4j-cuda-12.4", "dl4j": "1.0.0-M2.1"}),
+    "row": st.just(DL4J_ROW),
     "limit": st.just(""), "last_native": st.just("2.10"), "last_native_gpu": st.just("2.10"), "tested": st.none(),
     "paddle_default_limit_mb": st.just(4096), "toolkit_package": st.sampled_from([None, "cuda-toolkit-12-4"]),
     "rollback": st.just(Built(lambda: remedies.install.undo_command("toolkit", "/usr/local/cuda"))),
-    "note": st.just(""),
+    "newer_row": st.sampled_from([None, DL4J_ROW]), "newest_row": st.just(DL4J_ROW),
+    "note": st.just(""), "indices": st.just([0, 1]), "bridges": st.just(["0000:00:01.0"]),
+    "runtime": st.sampled_from(["docker", "containerd", "crio"]),
 }
 BY_TYPE = {"bool": st.booleans(), "int": st.integers(0, 3), "str": st.just("x"), "Optional[str]": st.none()}
 

@@ -129,7 +129,10 @@ def test_g5_paddle_cudnn_off_the_search_path(machine, check_json):
     build_ld_cache(machine)
     _, doc = check_json(machine)
     [hit] = _hits(doc, "CD707", "error")
-    assert hit["fix"].startswith("export LD_LIBRARY_PATH=/opt/cudnn8/lib64")
+    # Paddle 2.6 dlopens the unversioned libcudnn.so (compat/framework_features.toml): the folder first on the path,
+    # with that name linked to the copy's libcudnn.so.8.
+    assert hit["fix"].startswith("ln -sf libcudnn.so.8 ") and "/opt/cudnn8/lib64/libcudnn.so && " in hit["fix"]
+    assert "&& export LD_LIBRARY_PATH=/opt/cudnn8/lib64" in hit["fix"]
 
 
 # --- G8 CuPy installed twice -------------------------------------------------------------------------------------------

@@ -1,0 +1,188 @@
+"""The in-environment oracle: run by the environment's own python under the real glibc loader, it loads cuDNN the way
+the framework does -- first the framework's own Python-side preloading, executed from the installed framework's
+source (torch's _load_global_deps/_preload_cuda_deps, the JAX plugin's nvidia-wheel loads), then the dlopen its
+library makes (a shim with the library's RPATH/RUNPATH) -- and prints what happened, one fact a line:
+  PRELOAD <what> <path|error>, OPEN <soname> <path> | ERROR <dlerror>, VERSION <n>, CUDART <n>,
+  CHECK <fn> <status>,
+  STARTUP <soname> <path|ERROR text> (TensorFlow's start-up libraries), MAP <path> (every libcudnn* mapped).
+argv: kind site library shim soname [startup soname ...]."""
+import ast
+import ctypes
+import glob
+import os
+import platform
+import sys
+
+CHECKS = ("cudnnGraphVersionCheck", "cudnnOpsVersionCheck", "cudnnCnnVersionCheck", "cudnnAdvVersionCheck",
+          "cudnnOpsInferVersionCheck", "cudnnOpsTrainVersionCheck", "cudnnCnnInferVersionCheck",
+          "cudnnCnnTrainVersionCheck", "cudnnAdvInferVersionCheck", "cudnnAdvTrainVersionCheck")
+LIBDL = ctypes.CDLL(None)
+LIBDL.dlerror.restype = ctypes.c_char_p
+LIBDL.dlinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+
+
+def say(*words):
+    print(" ".join(str(w) for w in words), flush=True)
+
+
+def dump_maps():
+    seen = []
+    with open("/proc/self/maps") as fh:
+        for line in fh:
+            path = line[line.find("/"):].strip() if "/" in line else ""
+            if "libcudnn" in path and path not in seen:
+                seen.append(path)
+    for path in seen:
+        say("MAP", path)
+
+
+def functions_from(path, names, scope):
+    """The named top-level functions of a framework's module, defined from its own source in `scope` with the
+    module's own top-level imports that work without the framework (importing the whole framework needs its whole
+    stack; these functions need only the standard library)."""
+    tree = ast.parse(open(path).read())
+    own = os.path.basename(os.path.dirname(path))  # the framework's own package: importing it is what we avoid
+    for node in tree.body:
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [
+            getattr(node, "module", None) or ""]
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0) and not any(
+                m.split(".")[0] in (own, "typing_extensions") for m in modules):
+            try:
+                exec(compile(ast.Module(body=[node], type_ignores=[]), path, "exec"), scope)
+            except Exception:  # the framework's own modules: not needed by these functions
+                pass
+    body = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in names]
+    exec(compile(ast.Module(body=body, type_ignores=[]), path, "exec"), scope)
+    return [n.name for n in body]
+
+
+def torch_preload(site):
+    """torch/__init__.py's own _load_global_deps(): its libtorch_global_deps.so, and on a CUDA-library error the
+    _preload_cuda_deps() of every CUDA wheel found on sys.path. Libraries other than cuDNN that no sys.path entry
+    holds are recorded, not raised: the oracle judges cuDNN (torch itself would stop at the first one)."""
+    init = os.path.join(site, "torch", "__init__.py")
+    scope = {"os": os, "ctypes": ctypes, "glob": glob, "sys": sys, "platform": platform, "__file__": init,
+             "textwrap": __import__("textwrap")}
+    # Its functions import torch.version (a plain file); the package itself, which needs torch's whole stack, stays
+    # unimported: an empty package object over the same folder.
+    package = __import__("types").ModuleType("torch")
+    package.__path__ = [os.path.dirname(init)]
+    sys.modules.setdefault("torch", package)
+    found = functions_from(init, {"_get_cuda_dep_paths", "_preload_cuda_deps", "_load_global_deps",
+                                  "_running_with_deploy", "find_package_path", "_get_cuda_dep_paths"}, scope)
+    if "_load_global_deps" not in found:
+        return
+    real = scope.get("_preload_cuda_deps")
+    if real is not None:
+        def preload(*args, **kwargs):  # (lib_folder, lib_name[, required]) up to 2.9, (err) in 2.14
+            cudnn = "cudnn" in repr(args)
+            try:
+                real(*args, **kwargs)
+                if cudnn:
+                    say("PRELOAD", "torch-sys.path", "ok")
+            except ValueError as err:
+                if cudnn:
+                    say("PRELOAD", "torch-sys.path", str(err).split(" in the system path")[0])
+        scope["_preload_cuda_deps"] = preload
+    try:
+        scope["_load_global_deps"]()
+    except OSError as err:
+        say("PRELOAD", "torch-global-deps", str(err).replace("\n", " "))
+
+
+def jax_preload(site, library):
+    """The JAX CUDA plugin's own loads of NVIDIA's wheels by full path (nvidia.<lib>.__path__), from its source."""
+    init = os.path.join(os.path.dirname(library), "__init__.py")
+    if not os.path.exists(init):
+        return
+    source = open(init).read()
+    if "nvidia" not in source:
+        return
+    scope = {"__name__": "jax_plugins.oracle", "__file__": init}
+    try:
+        import importlib
+        import logging
+        import pathlib
+        scope.update(os=os, ctypes=ctypes, sys=sys, importlib=importlib, logging=logging, pathlib=pathlib,
+                     glob=glob, platform=platform, logger=logging.getLogger("oracle"))
+        names = functions_from(init, {"_load_nvidia_libraries", "_load", "_get_library_path"}, scope)
+        if "_load_nvidia_libraries" in names:
+            scope["_load_nvidia_libraries"]()
+            say("PRELOAD", "jax-nvidia-wheels", "ok")
+    except Exception as err:  # what JAX's plugin logs and goes on with
+        say("PRELOAD", "jax-nvidia-wheels", ("%s: %s" % (type(err).__name__, err)).replace("\n", " "))
+
+
+def jax_versions(library):
+    """JAX's own check (jax_cuda1N_plugin._versions, what its _check_cuda_versions calls, in this same process after
+    the preloads): the cuDNN it was built for, and the one it gets."""
+    module = "jax_cuda%s_plugin._versions" % os.path.basename(os.path.dirname(library))[len("xla_cuda"):]
+    try:
+        import importlib
+        versions = importlib.import_module(module)
+        say("JAXBUILD", versions.cudnn_build_version())
+        say("JAXGOT", versions.cudnn_get_version())
+    except Exception as err:
+        say("JAXERROR", ("%s: %s" % (type(err).__name__, err)).replace("\n", " ")[:300])
+
+
+def open_from(shim, soname):
+    handle = shim.open_from_framework(soname.encode())
+    if not handle:
+        return None, (LIBDL.dlerror() or b"?").decode(errors="replace")
+    lmap = ctypes.c_void_p()
+    LIBDL.dlinfo(handle, 2, ctypes.byref(lmap))  # RTLD_DI_LINKMAP: struct link_map { l_addr; char *l_name; ... }
+    name = ctypes.cast(lmap.value + 8, ctypes.POINTER(ctypes.c_char_p))[0]
+    return (handle, name.decode()), None
+
+
+def main(argv):
+    kind, site, library, shim_path, soname = argv[:5]
+    startup = argv[5:]
+    if kind == "torch":
+        torch_preload(site)
+    elif kind == "jax":
+        jax_preload(site, library)
+    shim = ctypes.CDLL(shim_path)
+    shim.open_from_framework.restype = ctypes.c_void_p
+    shim.open_from_framework.argtypes = [ctypes.c_char_p]
+    for name in startup:  # TensorFlow's start-up dlopens besides cuDNN, from its framework library
+        opened, error = open_from(shim, name)
+        say("STARTUP", name, opened[1] if opened else "ERROR " + error)
+    if kind == "jax":
+        jax_versions(library)
+    opened, error = open_from(shim, soname)
+    if kind == "paddle" and not opened:  # Paddle's last search-list entry: the CUDA folder, by full path
+        opened, _ = open_from(shim, "/usr/local/cuda/lib64/" + soname)
+    if not opened:
+        say("ERROR", error)
+        dump_maps()
+        return 0
+    handle, path = opened
+    say("OPEN", soname, path)
+    lib = ctypes.CDLL(path)
+    try:
+        getver = lib.cudnnGetVersion
+    except AttributeError:
+        getver = None
+    if getver is not None:
+        getver.restype = ctypes.c_size_t
+        say("VERSION", getver())
+    cudart = getattr(lib, "cudnnGetCudartVersion", None)
+    if cudart is not None:  # the CUDA runtime this cuDNN was built for (its build must match the framework's)
+        cudart.restype = ctypes.c_size_t
+        say("CUDART", cudart())
+    dump_maps()
+    for check in CHECKS:
+        try:
+            fn = getattr(lib, check)
+        except AttributeError:
+            continue
+        fn.restype = ctypes.c_int
+        say("CHECK", check, fn())
+        dump_maps()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
