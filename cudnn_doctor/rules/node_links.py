@@ -10,12 +10,15 @@ from . import LINUX, RuleContext, rule
 from .common import ERROR, INFO, WARNING, finding
 from .node_health import gpus_text
 
-_FABRIC_COMPLETED = 3  # nvml.h NVML_GPU_FABRIC_STATE_COMPLETED
+# nvml.h's nvmlGpuFabricState_t: NOT_SUPPORTED 0, NOT_STARTED 1, IN_PROGRESS 2, COMPLETED 3. A GPU that does not
+# take part in a fabric (no NVSwitch, or NVLink passed through to a VM, as on the lent 4-GPU H100) says 0: no fault.
+_FABRIC_NOT_SUPPORTED = 0
+_FABRIC_COMPLETED = 3
 
 
 @rule("CD219", "nvlink-fabric-not-ready", "A GPU is not registered with the NVLink fabric", platforms=LINUX)
 def fabric(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    bad = [g.index for g in facts.node.gpus if g.fabric and (
+    bad = [g.index for g in facts.node.gpus if g.fabric and g.fabric.get("state") != _FABRIC_NOT_SUPPORTED and (
         g.fabric.get("state") != _FABRIC_COMPLETED or g.fabric.get("status"))]
     if not bad:
         return []

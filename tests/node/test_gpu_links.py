@@ -48,6 +48,13 @@ def test_fabric_and_p2p_faults_fire_and_their_healthy_twins_do_not(machine, rule
     assert rule_id not in found
 
 
+def test_a_gpu_outside_any_fabric_is_not_a_fault(machine):
+    # The lent 4-GPU H100 (NV18 between every pair, no fabric seen from its VM) reports state 0, NOT_SUPPORTED, on
+    # every GPU while CUDA runs on all four: CD219 said "not joined the NVLink fabric" there, an error.
+    _, found = judge(node(machine, gpus=2, health=LINKED, nvml={"FAKE_FABRIC": 0}))
+    assert "CD219" not in found
+
+
 def test_no_p2p_across_the_cpu_sockets_is_not_a_fault(machine):
     _, found = judge(node(machine, gpus=2, nvml={"FAKE_P2P": 3, "FAKE_TOPO": 50}))
     assert "CD222" not in found
