@@ -56,6 +56,7 @@ def register(app: typer.Typer) -> None:
         except BadSpec as exc:
             error_exit(str(exc))
         compat = load_compat()
+        facts = None  # this machine's, when it is the one asked about: its fixes are built for it
         if against:
             try:
                 with open(against, encoding="utf-8") as fh:
@@ -72,7 +73,8 @@ def register(app: typer.Typer) -> None:
         else:
             from ..diagnose import collect_facts
 
-            machine = from_facts(collect_facts(), compat)
+            facts = collect_facts()
+            machine = from_facts(facts, compat)
             if not machine.gpus:
                 error_exit("this machine shows no NVIDIA GPU (a login or build node?): run `cudnn-doctor check "
                            "--json > node.json` on a compute node and ask `cudnn-doctor pick %s --against node.json`"
@@ -80,7 +82,7 @@ def register(app: typer.Typer) -> None:
         chosen = pick_cudnn(compat, spec, machine) if framework == "cudnn" else choose(compat, framework, spec, machine)
         from ..pick.answer import answer
 
-        data = answer(compat, chosen)
+        data = answer(compat, chosen, facts)
         code = EXIT_OK if data["ok"] else EXIT_PROBLEMS
         if as_json or emit == "json":
             from ..render.envelope import dumps, envelope

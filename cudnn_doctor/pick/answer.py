@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 from ..knowledge import Compat
+from ..model import Facts
 from ..remedies.pick import (conda_fix, cudnn_fixes, cudnn_requirement, driver_fix, index_url, pip_fix, requirements_lines,
                              uv_fixes)
 from .choose import Pick
@@ -40,7 +41,19 @@ def _install(compat: Compat, pick: Pick) -> Dict[str, Any]:
     return out
 
 
-def answer(compat: Compat, pick: Pick) -> Dict[str, Any]:
+def answer(compat: Compat, pick: Pick, facts: Optional[Facts] = None) -> Dict[str, Any]:
+    """The pick as its JSON payload. For this machine (``facts``) the commands are built for its fix target, as
+    check's are: `sudo` with this cudnn-doctor's absolute start words, none for root."""
+    if facts is None:
+        return _answer(compat, pick)
+    from ..diagnose import fix_target
+    from ..remedies.acting import building_for
+
+    with building_for(fix_target(facts)):
+        return _answer(compat, pick)
+
+
+def _answer(compat: Compat, pick: Pick) -> Dict[str, Any]:
     machine, chosen = pick.machine, pick.chosen
     chosen_dict: Optional[Dict[str, Any]] = None
     if chosen is not None:
