@@ -163,6 +163,16 @@ def __getattr__(name: str) -> typer.Typer:
 NO_EARLY_CHILD = ("--env", "--image", "--list-checks", "--help", "-h") + ROOT_FLAGS
 
 
+def _option_value(args: List[str], name: str) -> Optional[str]:
+    """The value given to ``name`` (`--root X` or `--root=X`), or None."""
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def _early_native(args: List[str]) -> Optional["NativeSession"]:
     """For a plain `check`: the run's native child, started before typer and the command's imports so that its
     interpreter and NVML's start overlap with them (the probes take it when it suits: Host.native_session)."""
@@ -170,9 +180,10 @@ def _early_native(args: List[str]) -> Optional["NativeSession"]:
         return None
     from .host import Host
 
-    session = Host().native_session()
+    root = _option_value(args, "--root")
+    session = Host(root or "/").native_session()  # the machine the run checks: the probes take it only if it matches
     session.start()
-    if not any(a.split("=", 1)[0] == "--root" for a in args) and hasattr(os, "fork"):
+    if root is None and hasattr(os, "fork"):
         session.speculate()  # a live Linux machine: the driver probe's NVML and libcuda calls, by soname
     return session
 

@@ -52,6 +52,8 @@ def test_smoke_without_a_loadable_cudnn_fails_and_says_to_install_one(machine, c
     # The install command for this machine (driver for CUDA 13.0, no toolkit), the one other install fixes give,
     # not a line with placeholders to fill in.
     assert f["remedy"]["commands"] and "ARCHIVE" not in f["fix"] and "cuXX" not in f["fix"]
-    assert f["remedy"]["commands"][0].startswith("sudo apt install") and "13" in f["remedy"]["commands"][0]
+    # The fake machine is a --root tree: its own apt runs inside it (issue 29's Target), `sudo chroot ROOT apt ...`.
+    assert f["remedy"]["commands"][0].startswith("sudo chroot %s apt install" % machine.root)
+    assert "13" in f["remedy"]["commands"][0]
     assert doc["smoke"] == {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
                             "fix": f["fix"]}
