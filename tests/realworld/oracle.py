@@ -56,6 +56,20 @@ def functions_from(path, names, scope):
     return [n.name for n in body]
 
 
+def _recorded(real):
+    """torch's per-library preload, its cuDNN outcome said and any other library's failure kept from stopping it."""
+    def preload(*args, **kwargs):  # (lib_folder, lib_name[, required]) up to 2.9; (err) then per library in 2.14
+        cudnn = "cudnn" in repr(args)
+        try:
+            real(*args, **kwargs)
+            if cudnn:
+                say("PRELOAD", "torch-sys.path", "ok")
+        except ValueError as err:
+            if cudnn:
+                say("PRELOAD", "torch-sys.path", str(err).split(" in the system path")[0])
+    return preload
+
+
 def torch_preload(site):
     """torch/__init__.py's own _load_global_deps(): its libtorch_global_deps.so, and on a CUDA-library error the
     _preload_cuda_deps() of every CUDA wheel found on sys.path. Libraries other than cuDNN that no sys.path entry
@@ -68,22 +82,14 @@ def torch_preload(site):
     package = __import__("types").ModuleType("torch")
     package.__path__ = [os.path.dirname(init)]
     sys.modules.setdefault("torch", package)
-    found = functions_from(init, {"_get_cuda_dep_paths", "_preload_cuda_deps", "_load_global_deps",
-                                  "_running_with_deploy", "find_package_path", "_get_cuda_dep_paths"}, scope)
+    # 2.14 split the per-library load out of _preload_cuda_deps into _preload_cuda_lib.
+    found = functions_from(init, {"_get_cuda_dep_paths", "_preload_cuda_deps", "_preload_cuda_lib",
+                                  "_load_global_deps", "_running_with_deploy", "find_package_path"}, scope)
     if "_load_global_deps" not in found:
         return
-    real = scope.get("_preload_cuda_deps")
-    if real is not None:
-        def preload(*args, **kwargs):  # (lib_folder, lib_name[, required]) up to 2.9, (err) in 2.14
-            cudnn = "cudnn" in repr(args)
-            try:
-                real(*args, **kwargs)
-                if cudnn:
-                    say("PRELOAD", "torch-sys.path", "ok")
-            except ValueError as err:
-                if cudnn:
-                    say("PRELOAD", "torch-sys.path", str(err).split(" in the system path")[0])
-        scope["_preload_cuda_deps"] = preload
+    for name in ("_preload_cuda_deps", "_preload_cuda_lib"):  # one library a call: (lib_folder, lib_name[, ...])
+        if scope.get(name) is not None:
+            scope[name] = _recorded(scope[name])
     try:
         scope["_load_global_deps"]()
     except OSError as err:
