@@ -11,7 +11,7 @@ from cudnn_doctor.host import Host
 from cudnn_doctor.smoke import run_smoke
 
 CONTAINER = "docker run --gpus all"
-HOST = "sudo ubuntu-drivers install"
+HOST = "ubuntu-drivers install"  # under --root the tree's own: `sudo chroot ROOT ubuntu-drivers install`
 
 
 def _machine(tmp_path, container: bool) -> FakeMachine:
