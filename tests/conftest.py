@@ -22,7 +22,7 @@ _STEERING_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUD
                  *CUDA_ENVIRONMENT)  # what facts.environment records
 
 
-FIXED_DOCTOR = ("/opt/cudnn-doctor/bin/cudnn-doctor",)  # the start form every test's fixes are built for
+from kit import FIXED_DOCTOR  # noqa: E402  (the start form every test's fixes are built for)
 
 
 @pytest.fixture(scope="session")

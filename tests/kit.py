@@ -366,3 +366,8 @@ def commands_run_native_here(monkeypatch) -> None:
 
     monkeypatch.setattr(smoke_pkg, "run_smoke", functools.partial(smoke_pkg.run_smoke, host=native_host()))
     monkeypatch.setattr(bench_run, "run_bench", functools.partial(bench_run.run_bench, host=native_host()))
+
+
+# The start form every test's fixes are built for (tests/conftest.py fixes Host.doctor_start to it). It lives here,
+# not in conftest, because tests/probes has a conftest of its own that `from conftest import` would find first.
+FIXED_DOCTOR = ("/opt/cudnn-doctor/bin/cudnn-doctor",)

@@ -221,7 +221,7 @@ def _scenario_fixes(root: str) -> List[Fix]:
 
 @pytest.mark.parametrize("root", ROOTS, ids=["plain", "spaced"])
 def test_every_rules_fix_on_a_root_acts_only_inside_it(root):
-    from conftest import FIXED_DOCTOR
+    from kit import FIXED_DOCTOR
 
     fixes = _scenario_fixes(root)
     assert len(fixes) > 100
