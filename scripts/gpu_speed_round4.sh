@@ -16,7 +16,7 @@ echo "== machine"
 nvidia-smi --query-gpu=index,name,driver_version,persistence_mode --format=csv,noheader
 echo "cores $(nproc); $(python3 -VV | head -1); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 # Bytecode for every tree, and one warm run each, so that no row pays for compiling or a cold page cache.
-python3 -m compileall -q cudnn_doctor .cache/main/cudnn_doctor .cache/base/cudnn_doctor >/dev/null
+PYTHONDONTWRITEBYTECODE= python3 -m compileall -q cudnn_doctor .cache/main/cudnn_doctor .cache/base/cudnn_doctor >/dev/null
 for tree in "$PWD" "$PWD/.cache/main" "$PWD/.cache/base"; do
     (cd /tmp && PYTHONPATH="$tree" timeout 60 python3 -m cudnn_doctor check --json >/dev/null 2>&1)
 done
