@@ -100,7 +100,7 @@ def test_xid_events_since_boot_are_judged_by_the_catalogue(machine, log, severit
 
 @pytest.mark.parametrize("cuda, step", [
     ({}, None),
-    ({"CTX_RC": 999}, "cuCtxCreate (CUDA_ERROR_UNKNOWN)"),
+    ({"CTX_RC": 999}, "cuDevicePrimaryCtxRetain (CUDA_ERROR_UNKNOWN)"),
     ({"LOAD_RC": 218}, "cuModuleLoadData (CUDA_ERROR_INVALID_PTX)"),
     ({"INITRC": 100}, "cuInit (CUDA_ERROR_NO_DEVICE)"),
     ({"WRONG_RESULT": True}, "result (None)"),
@@ -131,7 +131,7 @@ def test_without_ready_no_kernel_runs(machine):
 
 def test_a_busy_exclusive_gpu_is_not_reported_as_broken(machine):
     facts, found = judge(node(machine, gpus=1, cuda={"CTX_RC": 46}), ready=True)
-    assert facts.node.ready[0].step == "cuCtxCreate"
+    assert facts.node.ready[0].step == "cuDevicePrimaryCtxRetain"
     assert "CD218" not in found
 
 
