@@ -37,15 +37,25 @@ def probe(ctx) -> None:
     if getattr(ctx, "ready", False) and libcuda:
         tasks = ready_tasks(ctx, str(host.real(libcuda)))
         ctx.native("ready", tasks, lambda results: _apply_ready(node, tasks, results))
-    log = host.read_kernel_log()
-    ctx.searched("node", "/dev/kmsg")
-    if log is not None:
-        node.kernel_log = "/dev/kmsg"
-        node.xid_events = xid_events(log)
+    _kernel_log(ctx, node)
     gpus = [d["address"] for d in ctx.facts.driver.nvidia_pci_devices]
     _iommu(ctx, node, gpus)
     if len(gpus) > 1:
         _acs(ctx, node, gpus)
+
+
+def _kernel_log(ctx, node: NodeFacts) -> None:
+    """Xid events since boot from /dev/kmsg, else the journal (dmesg_restrict closes kmsg to users); kernel_log
+    names the source read, None when neither could be."""
+    sources = [("/dev/kmsg", ctx.host.read_kernel_log)]
+    if ctx.host.is_live:  # a --root tree has no running kernel, so no journal of this boot
+        sources.append(("journalctl -k -b", ctx.host.read_kernel_journal))
+    for source, read in sources:
+        ctx.searched("node", source)
+        log = read()
+        if log is not None:
+            node.kernel_log, node.xid_events = source, xid_events(log)
+            return
 
 
 def ready_tasks(ctx, libcuda: str) -> List[dict]:
