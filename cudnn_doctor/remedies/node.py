@@ -88,3 +88,13 @@ def runtime_configure_fix(runtime: str) -> Fix:
 def cdi_generate_fix() -> Fix:
     return run("sudo nvidia-ctk cdi generate --output=%s" % CDI_SPEC)
 
+
+
+def on_demand_nodes_fix(uvm: bool, modeset: bool, regenerate: bool = False) -> Fix:
+    """Create the device nodes the driver makes on demand (nvidia-uvm's with its module, nvidia-modeset's), then, where
+    a CDI spec lacks them, generate it again."""
+    made = [on_machine("nvidia-modprobe -u -c=0")] if uvm else []
+    made += [on_machine("nvidia-modprobe -m")] if modeset else []
+    if not regenerate:
+        return run(*made)
+    return then(run(*made), cdi_generate_fix()) if made else cdi_generate_fix()
