@@ -135,8 +135,11 @@ def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
 def not_ready(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if any(g.mig_mode for g in facts.gpus):
         return []  # CUDA numbers MIG instances, not GPUs, there: the kernel's GPU numbers would not be NVML's
-    # An exclusive-process GPU another program holds refuses a second context: busy, not broken.
-    failed = [r for r in facts.node.ready or [] if not r.ok and r.error != "CUDA_ERROR_DEVICE_UNAVAILABLE"]
+    # An exclusive-process GPU another program holds refuses a second context, and one a job has filled has no memory
+    # for it: busy, not broken (the node-problem-detector DaemonSet runs --ready beside jobs).
+    busy = {g.index for g in facts.gpus if g.running_processes}
+    failed = [r for r in facts.node.ready or [] if not r.ok and r.error != "CUDA_ERROR_DEVICE_UNAVAILABLE"
+              and not (r.error == "CUDA_ERROR_OUT_OF_MEMORY" and r.index in busy)]
     if not failed:
         return []
     steps = sorted({"%s (%s)" % (r.step, r.error) for r in failed})

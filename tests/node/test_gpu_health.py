@@ -149,3 +149,12 @@ def test_a_driver_that_crashes_in_a_health_read_keeps_every_other_fact(machine):
     facts, _ = judge(machine)
     assert len(facts.gpus) == 2 and facts.driver.version == "580.95.05"
     assert facts.node.health_error == "crashed (SIGSEGV)" and not facts.node.gpus
+
+
+@pytest.mark.parametrize("processes, fires", [(1, False), (0, True)])
+def test_a_gpu_a_job_has_filled_is_busy_but_an_empty_one_out_of_memory_is_not(machine, processes, fires):
+    from kit import Gpu
+
+    machine.driver("580.95.05", cuda=13000, gpus=[Gpu(processes=processes)], cuda_defines={"CTX_RC": 2})
+    facts, found = judge(machine, ready=True)
+    assert facts.node.ready[0].error == "CUDA_ERROR_OUT_OF_MEMORY" and ("CD218" in found) == fires
