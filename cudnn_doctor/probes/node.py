@@ -16,8 +16,8 @@ _TOPOLOGY = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 # nvml.h nvmlGpuP2PStatus_t, by nvidia-smi topo -p2p's legend (4, disabled by a registry key, has no word there).
 _P2P = {0: "OK", 1: "CNS", 2: "GNS", 3: "TNS", 4: "DR", 5: "NS", 6: "U"}
 # /proc/driver/nvidia/gpus/BUS/information: "GPU UUID: GPU-..." (question marks until the GPU is initialised).
-_UUID = re.compile(r"^GPU UUID:\s*(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\s*$",
-                   re.MULTILINE)
+_UUID = re.compile(r"^GPU UUID:\s*(GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\s*$",
+                   re.MULTILINE | re.IGNORECASE)
 _NO_DEVICE = 100  # cuda.h CUDA_ERROR_NO_DEVICE
 _BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
@@ -140,16 +140,16 @@ def _links_off_gpus(gpu: GpuHealth, by_bus: Dict[str, int]) -> int:
 
 def _apply_ready(node: NodeFacts, tasks: List[dict], results: List[dict]) -> None:
     node.ready = []
-    nvml = {g.bus_id: g.index for g in node.gpus if g.bus_id}  # NVML's numbers, where its health read answered
+    nvml = {str(g.bus_id): g.index for g in node.gpus if g.bus_id}  # NVML's numbers, where its health read answered
     for task, res in zip(tasks, results):
-        address = task.get("bus_id")
+        address: str = task.get("bus_id") or ""
         if address and nvml and address not in nvml:
             continue  # a GPU the driver lists that NVML does not offer here (hidden from this container)
         if not address and res.get("status") == _NO_DEVICE and task["index"] >= max(len(node.gpus), 1):
             continue  # a device node counted beyond the GPUs NVML has, with no GPU behind it
         failed = None if "ok" in res else (_failure(res) or "no answer")
         node.ready.append(GpuReady(
-            index=nvml.get(address, task["index"]), ok=bool(res.get("ok")),
+            index=nvml.get(address, int(task["index"])), ok=bool(res.get("ok")),
             bus_id=address or bus_id(res.get("bus_id")), step=res.get("step") or ("child" if failed else None),
             error=failed or res.get("error_name") or (
                 "CUresult %s" % res["status"] if res.get("status") is not None else res.get("error")),

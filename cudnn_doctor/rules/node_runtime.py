@@ -3,7 +3,7 @@ containerd, CDI specs that match the live driver and GPUs, and the device nodes 
 (nvidia-uvm, nvidia-modeset) that a spec names or lacks."""
 from __future__ import annotations
 
-from typing import List
+from typing import List, Set
 
 from ..model import Facts, Finding
 from ..queries import driver_version
@@ -18,11 +18,20 @@ UVM_NODES = ("/dev/nvidia-uvm", "/dev/nvidia-uvm-tools")
 ON_DEMAND = UVM_NODES + ("/dev/nvidia-modeset",)
 
 
+def _host_runtime(facts: Facts) -> bool:
+    """The container runtime is judged on a GPU host with the toolkit (inside a container there is none to fix)."""
+    return bool(facts.node.container.get("toolkit")) and bool(facts.gpus) and not facts.host.in_container
+
+
+def _live_nodes(facts: Facts) -> Set[str]:
+    return {"/dev/" + n for n in facts.node.container.get("device_nodes") or []}
+
+
 @rule("CD770", "container-runtime-not-configured", "The NVIDIA Container Toolkit is not configured for a runtime",
       platforms=LINUX)
 def runtime_configured(facts: Facts, ctx: RuleContext) -> List[Finding]:
     container = facts.node.container
-    if not container.get("toolkit") or not facts.gpus or facts.host.in_container:
+    if not _host_runtime(facts):
         return []
     out: List[Finding] = []
     for runtime, state in sorted((container.get("runtimes") or {}).items()):
@@ -40,7 +49,7 @@ def runtime_configured(facts: Facts, ctx: RuleContext) -> List[Finding]:
 def cdi_spec(facts: Facts, ctx: RuleContext) -> List[Finding]:
     container = facts.node.container
     driver = driver_version(facts)
-    if not container.get("toolkit") or not facts.gpus or facts.host.in_container:
+    if not _host_runtime(facts):
         return []
     specs = container.get("cdi") or []
     if not specs:
@@ -51,7 +60,7 @@ def cdi_spec(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="podman gives containers GPUs through CDI (--device nvidia.com/gpu=all); without a spec it "
                    "answers 'unresolvable CDI devices nvidia.com/gpu=all'.",
             remedy=cdi_generate_fix(), evidence={"runtimes": sorted(container.get("runtimes") or {})})]
-    live = {"/dev/" + n for n in container.get("device_nodes") or []}
+    live = _live_nodes(facts)
     out: List[Finding] = []
     for spec in specs:
         problems = []
@@ -76,12 +85,11 @@ def cdi_spec(facts: Facts, ctx: RuleContext) -> List[Finding]:
 @rule("CD772", "container-device-nodes", "A CDI spec names device nodes the host lacks, or lacks nvidia-uvm",
       platforms=LINUX)
 def on_demand_nodes(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    container = facts.node.container
-    if not container.get("toolkit") or not facts.gpus or facts.host.in_container:
+    if not _host_runtime(facts):
         return []
-    live = {"/dev/" + n for n in container.get("device_nodes") or []}
+    live = _live_nodes(facts)
     out: List[Finding] = []
-    for spec in container.get("cdi") or []:
+    for spec in facts.node.container.get("cdi") or []:
         named = [n for n in ON_DEMAND if n in spec["device_nodes"] and n not in live]
         if named:  # the runtime cannot create the container: every node a spec names must exist
             out.append(finding(

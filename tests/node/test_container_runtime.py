@@ -95,10 +95,12 @@ def test_podman_without_any_cdi_spec_is_told_to_generate_one(machine):
 @pytest.mark.parametrize("spec_nodes, host_lacks, expected", [
     (["/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"], [], None),  # all there: nothing to say
     (["/dev/nvidia-uvm"], ["nvidia-modeset"], None),  # CUDA never needs nvidia-modeset: no finding for its absence
-    (["/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"], ["nvidia-uvm", "nvidia-uvm-tools"], ["sudo nvidia-modprobe -u -c=0"]),
+    (["/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"], ["nvidia-uvm", "nvidia-uvm-tools"],
+     ["sudo nvidia-modprobe -u -c=0"]),
     (["/dev/nvidia-uvm", "/dev/nvidia-modeset"], ["nvidia-modeset"], ["sudo nvidia-modprobe -m"]),
     ([], [], ["sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"]),  # a spec made before the node was
-    ([], ["nvidia-uvm"], ["sudo nvidia-modprobe -u -c=0", "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"]),
+    ([], ["nvidia-uvm"], ["sudo nvidia-modprobe -u -c=0",
+                          "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"]),
 ])
 def test_on_demand_device_nodes_a_spec_names_or_lacks(machine, spec_nodes, host_lacks, expected):
     node(machine, gpus=1)
