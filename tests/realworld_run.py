@@ -79,15 +79,17 @@ def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
     if not all(seen.works for _, seen, _ in verdicts):
         row.commands = judge.fix_commands(report, stack)
         fixed, how = judge.apply_fix(stack, row.commands, work / (case.name + "-fixed"))
-        if fixed is None:
+        if not fixed:
             row.fix = how
         else:
-            after, _ = judge_all(fixed)  # every framework of the environment, not only the one the error named
+            # every framework of each environment after the fix, not only the one the error named
+            after = [v for env in fixed for v in judge_all(env)[0]]
             broken = ["%s: oracle %s, doctor %s" % (fw, seen.summary, said.summary) for fw, seen, said in after
                       if not (seen.works and said.works)]
             row.fix = "proven" if not broken else "not proven: after the fix " + "; ".join(broken)
             if not keep:
-                shutil.rmtree(fixed.root, ignore_errors=True)
+                for env in fixed:
+                    shutil.rmtree(env.root, ignore_errors=True)
     if not keep:
         shutil.rmtree(root, ignore_errors=True)
     row.seconds = round(time.perf_counter() - start, 1)
