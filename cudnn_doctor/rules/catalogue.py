@@ -115,9 +115,9 @@ def framework_libraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
         fw = next((f for f in facts.python.frameworks if "%s %s" % (f.name, f.version) == label), None)
         if tf:
             cuda = major_of(fw.cuda_version) if fw is not None else None
-            pip_ok = mm_at_least(version.split("+")[0], since) and fw is not None and cuda is not None
-            pins = missing_pins(facts, fw, cuda_library_projects(compat, cuda)) if pip_ok else []
-            fix = tensorflow_libraries_fix(version, missing, pins)
+            pip_ok = bool(mm_at_least(version.split("+")[0], since))
+            pins = missing_pins(facts, fw, cuda_library_projects(compat, cuda)) if pip_ok and fw and cuda else []
+            fix = tensorflow_libraries_fix(version, missing, pins, pip_ok)
         else:
             fix = onnxruntime_cuda_fix(compat, version, fw.location if fw is not None else None, missing)
         if fw is not None:

@@ -29,9 +29,8 @@ def _why_not():
 
 
 # Disagreements found by the last full run and not yet fixed: strict, so a case that starts agreeing fails until it
-# leaves this list. torch251-system-93: a cuDNN 9.3 registered in the ld.so.cache of the root, which the loader finds
-# and the doctor (since this round's merges) reports as missing (CD704).
-KNOWN_DISAGREEMENTS = {"torch251-system-93"}
+# leaves this list.
+KNOWN_DISAGREEMENTS: set = set()
 
 
 @pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
