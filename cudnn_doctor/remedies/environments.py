@@ -97,6 +97,12 @@ def need_of(compat: Compat, fw: FrameworkFacts) -> Optional[Need]:
         floor = [s.version for s in pins[0].specifier if s.operator in ("==", ">=", "~=", "===")]
         return Need(fw, canonical_name(pins[0].name), major_of(floor[0].replace(".*", "")) if floor else major,
                     pins[0])
+    build = compat.framework_build("onnxruntime_gpu", fw.version) if framework_kind(fw) == "onnxruntime" else None
+    if build and build.get("cudnn_wheel") and build.get("cudnn_pin"):  # its release's own cuDNN wheel (compat)
+        req = requirements(["%s==%s" % (build["cudnn_wheel"], build["cudnn_pin"])])
+        if req:
+            return Need(fw, canonical_name(build["cudnn_wheel"]), major_of(str(build["cudnn_pin"])) or major,
+                        req[0][1])
     project = compat.cudnn_wheel(fw.cuda_version) if fw.cuda_version else None
     return Need(fw, project, major, None) if project and major is not None else None
 

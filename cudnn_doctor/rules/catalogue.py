@@ -151,8 +151,8 @@ def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if res is not None and res.path and not res.error:
             continue
         elsewhere = [c for c in facts.cudnn if c.major == major]
-        fix = (paddle_cudnn_fix(elsewhere[0].directory, name, major) if elsewhere else
-               machine_cudnn_fix(facts, compat, fw.cuda_version, major))
+        fix = whole_environment_fix(facts, compat, fw, paddle_cudnn_fix(elsewhere[0].directory, name, major)
+                                    if elsewhere else machine_cudnn_fix(facts, compat, fw.cuda_version, major))
         out.append(finding(
             ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (
                 fw.name, fw.version, fw.cudnn_version),
