@@ -12,8 +12,10 @@ from typing import Dict, List, Optional, Tuple
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 import realworld_oracle as oracle
+import realworld_pool as pool
 import realworld_stacks as stacks
 import realworld_wheels as wheels
 from cudnn_doctor.diagnose import collect_report
@@ -255,7 +257,7 @@ def fix_commands(report: Report, stack: stacks.Stack) -> List[str]:
 
 
 # A fix that gives each framework its own environment: `python3 -m venv DIR && DIR/bin/pip install REQ...`.
-NEW_ENVIRONMENT = re.compile(r"^python3 -m venv (\S+) && \1/bin/pip install (.+)$")
+NEW_ENVIRONMENT = re.compile(r"^python3 -m venv (\S+) && \1/bin/pip install (.+?)( && export LD_LIBRARY_PATH=.*)?$")
 # The wheels of a new environment the oracle loads for its framework (what its install pins of these projects, from
 # its own metadata): torch's global deps need its CUDA runtime, TensorFlow's start-up its CUDA libraries.
 ORACLE_LOADS = {"torch": ("nvidia-cudnn-", "nvidia-cuda-runtime-"),
@@ -264,7 +266,7 @@ ORACLE_LOADS = {"torch": ("nvidia-cudnn-", "nvidia-cuda-runtime-"),
 
 
 def _pins_under(wheel: Tuple[str, str], extras: List[str], loads: Tuple[str, ...]) -> List[Tuple[str, str]]:
-    """The exact nvidia-* pins a framework wheel's METADATA gives (under `extras`) of the projects in `loads`."""
+    """The nvidia-* wheels a framework wheel's METADATA pins (under `extras`) of the projects in `loads`."""
     tree = wheels.tree(*wheel)
     meta = next(tree.glob("*.dist-info/METADATA"), None) if tree else None
     out = []
@@ -277,12 +279,15 @@ def _pins_under(wheel: Tuple[str, str], extras: List[str], loads: Tuple[str, ...
         if req.marker is not None and not any(req.marker.evaluate(e) for e in env):
             continue
         same = [sp.version for sp in req.specifier if sp.operator == "=="]
-        if same and canonicalize_name(req.name).startswith(loads):
-            out.append((canonicalize_name(req.name), same[0]))
+        name = canonicalize_name(req.name)
+        # a range (JAX's >=9.12,<10): pip takes the newest release it admits; of the pool's cuDNN wheels here
+        fits = [w for w in pool.CUDNN if w[0] == name and req.specifier.contains(w[1])]
+        if name.startswith(loads) and (same or fits):
+            out.append((name, same[0]) if same else max(fits, key=lambda w: Version(w[1])))
     return out
 
 
-def environment_case(name: str, arguments: str) -> stacks.Case:
+def environment_case(name: str, arguments: str, ld_path: bool) -> stacks.Case:
     """The environment a `pip install` line makes, as a case over the pool: the framework's own wheels, and the
     wheels its install pins that the oracle loads (pip's own choice for an exact pin; other pins install nothing
     the oracle reads)."""
@@ -300,8 +305,11 @@ def environment_case(name: str, arguments: str) -> stacks.Case:
         framework = (canonicalize_name(first.name), version)
         kind = KIND.get(framework[0], framework[0])
         site = _pins_under(framework, sorted(first.extras), ORACLE_LOADS.get(kind, ("nvidia-cudnn-",)))
-    site += [(canonicalize_name(r.name), next(iter(r.specifier)).version.replace(".*", "")) for r in rest]
-    return stacks.Case(name=name, framework=framework, site=site)
+    for r in rest:  # an exact pin as named; a wildcard: pip's newest match, of the pool's cuDNN wheels
+        fits = [w for w in pool.CUDNN if w[0] == canonicalize_name(r.name) and r.specifier.contains(w[1])]
+        site += [max(fits, key=lambda w: Version(w[1]))] if "*" in str(r.specifier) and fits else [
+            (canonicalize_name(r.name), next(iter(r.specifier)).version.replace(".*", ""))]
+    return stacks.Case(name=name, framework=framework, site=site, ld_path=["@site-cudnn"] if ld_path else [])
 
 
 def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[List[stacks.Stack], str]:
@@ -318,7 +326,7 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
             return [], "mixed in-place and per-framework commands: %s" % commands
         built = []
         for i, m in enumerate(apart):
-            case = environment_case("%s-env%d" % (stack.case.name, i), m.group(2))
+            case = environment_case("%s-env%d" % (stack.case.name, i), m.group(2), bool(m.group(3)))
             missing = stacks.missing_wheels(case)
             if missing:
                 return [], "wheels not available: %s" % missing

@@ -147,17 +147,24 @@ def install_line(fw: FrameworkFacts) -> str:
 
 
 def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
-    """One virtual environment per framework, each installing the framework with its own pins; a framework that pins
-    no cuDNN wheel gets the newest release of its major built for its CUDA named beside it."""
+    """One virtual environment per framework, each installing the framework with its own pins; a framework whose
+    metadata pins no cuDNN wheel gets the wheel of its need beside it (its release's pin from compat, else the
+    newest of its build's major: `==N.*`), and where its library searches no nvidia/cudnn folder (no RPATH into
+    it: ONNX Runtime, CuPy 13) that folder goes first on LD_LIBRARY_PATH."""
     steps = []
     for need in needs:
         fw = need.framework
         folder = "~/venvs/%s-%s" % (fw.name, fw.version.split("+")[0])
         line = install_line(fw)
-        if need.requirement is None:
-            release = compat.cudnn_release_to_name(fw.cuda_version, cudnn_major=need.major)
-            line += (' "%s==%s.*"' % (need.project, release)) if release else ""
-        steps.append(system("python3 -m venv %s && %s/bin/pip install %s" % (folder, folder, line), privileged=False))
+        if not any(canonical_name(r.name).startswith("nvidia-cudnn-") for r in applying_requirements(fw)):
+            line += ' "%s%s"' % (need.project, need.requirement.specifier if need.requirement is not None
+                                 else "==%d.*" % need.major)
+        step = "python3 -m venv %s && %s/bin/pip install %s" % (folder, folder, line)
+        searched = fw.library_search_path
+        if searched is not None and not any(d.endswith("nvidia/cudnn/lib") for d in searched):
+            step += " && export LD_LIBRARY_PATH=$(echo %s/lib/python3*/site-packages/nvidia/cudnn/lib)" \
+                    "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % folder
+        steps.append(system(step, privileged=False))
     return run(*steps)
 
 
