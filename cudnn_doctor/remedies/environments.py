@@ -93,9 +93,11 @@ def need_of(compat: Compat, fw: FrameworkFacts) -> Optional[Need]:
     pins = [r for r in applying_requirements(fw) if canonical_name(r.name).startswith("nvidia-cudnn-")]
     asked = res.name.rsplit(".", 1)[1] if res.name[-1:].isdigit() else None
     major = major_of(asked) if asked else major_of(fw.cudnn_version)
+    if major is None:
+        return None
     if pins:
         floor = [s.version for s in pins[0].specifier if s.operator in ("==", ">=", "~=", "===")]
-        return Need(fw, canonical_name(pins[0].name), major_of(floor[0].replace(".*", "")) if floor else major,
+        return Need(fw, canonical_name(pins[0].name), (major_of(floor[0].replace(".*", "")) if floor else None) or major,
                     pins[0])
     build = compat.framework_build("onnxruntime_gpu", fw.version) if framework_kind(fw) == "onnxruntime" else None
     if build and build.get("cudnn_wheel") and build.get("cudnn_pin"):  # its release's own cuDNN wheel (compat)
@@ -104,7 +106,7 @@ def need_of(compat: Compat, fw: FrameworkFacts) -> Optional[Need]:
             return Need(fw, canonical_name(build["cudnn_wheel"]), major_of(str(build["cudnn_pin"])) or major,
                         req[0][1])
     project = compat.cudnn_wheel(fw.cuda_version) if fw.cuda_version else None
-    return Need(fw, project, major, None) if project and major is not None else None
+    return Need(fw, project, major, None) if project else None
 
 
 def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional[str]]:

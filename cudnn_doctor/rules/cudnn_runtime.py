@@ -5,7 +5,7 @@ import os
 from typing import Dict, List, Optional, Tuple
 
 from ..versions import major_of, mm_before, release3, ver
-from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
+from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution, Severity
 from . import LINUX, RuleContext, rule
 from ..queries import (consumers, copy_for_path, cudnn_older, cudnn_pin_floor, describe_copy, driver_cuda,
                        driver_version, framework_kind,
@@ -41,7 +41,7 @@ def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     for copy in facts.cudnn:
         if not copy.version:
             continue
-        partners = []
+        partners: List[Tuple[str, str, Severity, str, Optional[FrameworkFacts]]] = []
         if copy.origin == "toolkit":
             tk = toolkit_owning(facts, copy.directory)
             if tk and tk.version:
