@@ -49,9 +49,9 @@ def test_doctor_agrees_with_the_real_loader_and_its_fix_works(case):
     assert row.agree, "%s\n  oracle: %s\n  doctor: %s\n  %s" % (case.name, row.oracle, row.prediction,
                                                               "\n  ".join(row.problems))
     if row.fix not in ("-", "proven"):
-        # Since the harness re-judges every library of every framework after a fix (issue 34), a fix that mends
-        # cuDNN but leaves TensorFlow without its CUDA libraries is no longer "proven"; whole-environment fixes are
-        # not built yet, so such a case is an expected failure that prints what is missing.
+        # The harness re-judges every library of every framework after a fix (issue 34); a fix it cannot prove (one
+        # it does not run here, or PaddlePaddle's own environment without its libcudnn.so link) is an expected
+        # failure that prints what is missing.
         pytest.xfail("%s: the fix %s: %s" % (case.name, row.commands, row.fix))
 
 
