@@ -8,6 +8,7 @@ from typing import List, Optional, Tuple
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
 from ..versions import major_of, soname_major, ver
 from ..queries import copy_for_path, cudnn_pin_floor, ld_entry_for
+from ..remedies.environments import whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from . import RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
@@ -93,7 +94,8 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail = ("No search path of the shim (%s) holds them: the first call that needs one fails with "
                       "'Could not load library %s' and CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED." % (
                           res.name, missing[0]))
-        out.append(finding(severity, title, detail=detail, remedy=fix, evidence={
+        out.append(finding(severity, title, detail=detail, remedy=whole_environment_fix(facts, compat_of(ctx), fw, fix),
+                           evidence={
             "framework": fw.name, "version": fw.version, "cudnn": res.path,
             "foreign": {n: p.path for n, p, _ in foreign}, "missing": missing}, catalogue=["D2", "E2"]))
     return out
