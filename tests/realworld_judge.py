@@ -12,8 +12,10 @@ from typing import Dict, List, Optional, Tuple
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 import realworld_oracle as oracle
+import realworld_pool as pool
 import realworld_stacks as stacks
 import realworld_wheels as wheels
 from cudnn_doctor.diagnose import collect_report
@@ -254,23 +256,95 @@ def fix_commands(report: Report, stack: stacks.Stack) -> List[str]:
     return commands
 
 
-def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Optional[stacks.Stack], str]:
-    """Run the fix's own commands in a copy of the stack (pip from the wheel cache, no index); the new stack."""
+# A fix that gives each framework its own environment: `python3 -m venv DIR && DIR/bin/pip install REQ...`.
+NEW_ENVIRONMENT = re.compile(r"^python3 -m venv (\S+) && \1/bin/pip install (.+?)( && export LD_LIBRARY_PATH=.*)?$")
+# The wheels of a new environment the oracle loads for its framework (what its install pins of these projects, from
+# its own metadata): torch's global deps need its CUDA runtime, TensorFlow's start-up its CUDA libraries.
+ORACLE_LOADS = {"torch": ("nvidia-cudnn-", "nvidia-cuda-runtime-"),
+                "tensorflow": ("nvidia-cudnn-", "nvidia-cuda-runtime-", "nvidia-cublas-", "nvidia-cufft-",
+                               "nvidia-cusolver-", "nvidia-cusparse-", "nvidia-nvjitlink-")}
+
+
+def _pins_under(wheel: Tuple[str, str], extras: List[str], loads: Tuple[str, ...]) -> List[Tuple[str, str]]:
+    """The nvidia-* wheels a framework wheel's METADATA pins (under `extras`) of the projects in `loads`."""
+    tree = wheels.tree(*wheel)
+    meta = next(tree.glob("*.dist-info/METADATA"), None) if tree else None
+    out = []
+    for line in (meta.read_text(errors="replace").splitlines() if meta else []):
+        if not line.startswith("Requires-Dist:"):
+            continue
+        req = Requirement(line.split(":", 1)[1].strip())
+        env = [{"extra": e, "platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64"}
+               for e in [""] + extras]
+        if req.marker is not None and not any(req.marker.evaluate(e) for e in env):
+            continue
+        same = [sp.version for sp in req.specifier if sp.operator == "=="]
+        name = canonicalize_name(req.name)
+        # a range (JAX's >=9.12,<10): pip takes the newest release it admits; of the pool's cuDNN wheels here
+        fits = [w for w in pool.CUDNN if w[0] == name and req.specifier.contains(w[1])]
+        if name.startswith(loads) and (same or fits):
+            out.append((name, same[0]) if same else max(fits, key=lambda w: Version(w[1])))
+    return out
+
+
+def environment_case(name: str, arguments: str, ld_path: bool) -> stacks.Case:
+    """The environment a `pip install` line makes, as a case over the pool: the framework's own wheels, and the
+    wheels its install pins that the oracle loads (pip's own choice for an exact pin; other pins install nothing
+    the oracle reads)."""
+    words = shlex.split(arguments)
+    reqs = [Requirement(w) for i, w in enumerate(words) if not w.startswith("-") and
+            (i == 0 or words[i - 1] != "--index-url")]
+    first, rest = reqs[0], reqs[1:]
+    version = next(iter(first.specifier)).version
+    if canonicalize_name(first.name) == "jax":  # jax[cudaNN]: its plugin and PJRT wheels, the plugin's with-cuda
+        major = next(iter(first.extras))[len("cuda"):]
+        framework = ("jax-cuda%s-pjrt" % major, version)
+        plugin = ("jax-cuda%s-plugin" % major, version)
+        site = [plugin] + _pins_under(plugin, ["with-cuda", "with_cuda"], ("nvidia-cudnn-",))
+    else:
+        framework = (canonicalize_name(first.name), version)
+        kind = KIND.get(framework[0], framework[0])
+        site = _pins_under(framework, sorted(first.extras), ORACLE_LOADS.get(kind, ("nvidia-cudnn-",)))
+    for r in rest:  # an exact pin as named; a wildcard: pip's newest match, of the pool's cuDNN wheels
+        fits = [w for w in pool.CUDNN if w[0] == canonicalize_name(r.name) and r.specifier.contains(w[1])]
+        site += [max(fits, key=lambda w: Version(w[1]))] if "*" in str(r.specifier) and fits else [
+            (canonicalize_name(r.name), next(iter(r.specifier)).version.replace(".*", ""))]
+    return stacks.Case(name=name, framework=framework, site=site, ld_path=["@site-cudnn"] if ld_path else [])
+
+
+def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[List[stacks.Stack], str]:
+    """Run the fix's own commands in a copy of the stack (pip from the wheel cache, no index); the new stacks: the
+    copy, or each environment a fix makes per framework (built from the pool as its install line lays it out)."""
     if not commands:
-        return None, "no commands"
+        return [], "no commands"
     unsafe = [c for c in commands if any(word in c for word in UNSAFE)]
     if unsafe:
-        return None, "not run here: %s" % unsafe[0]
+        return [], "not run here: %s" % unsafe[0]
+    apart = [NEW_ENVIRONMENT.match(c) for c in commands]
+    if any(apart):
+        if not all(apart):
+            return [], "mixed in-place and per-framework commands: %s" % commands
+        built = []
+        for i, m in enumerate(apart):
+            case = environment_case("%s-env%d" % (stack.case.name, i), m.group(2), bool(m.group(3)))
+            missing = stacks.missing_wheels(case)
+            if missing:
+                return [], "wheels not available: %s" % missing
+            built.append(stacks.build(case, Path("%s-env%d" % (root, i))))
+        return built, "; ".join(commands)
     moved = stacks.copy(stack, root)
     script = "set -e\n%s\nenv -0\n" % "\n".join(c.replace(str(stack.root), str(root)) for c in commands)
     # The wheel cache first; a release it lacks comes from the index (as for the user), unless downloads are off.
-    env = dict(moved.env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    # HOME is the copy's own: nothing a fix writes under ~ lands in the machine's.
+    env = dict(moved.env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+               HOME=str(root / "home"))
     if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
         env["PIP_NO_INDEX"] = "1"
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, cwd=str(root),
                           timeout=600)
     if proc.returncode != 0:
-        return None, "fix failed: %s" % (proc.stderr.strip()[-400:])
+        return [], "fix failed: %s" % (proc.stderr.strip()[-400:])
     after = dict(item.split("=", 1) for item in proc.stdout.split("\0") if "=" in item)
-    moved.env = {k: after[k] for k in ("PATH", "VIRTUAL_ENV", "HOME", "LD_LIBRARY_PATH", "CONDA_PREFIX") if k in after}
-    return moved, "; ".join(shlex.quote(c) if " " not in c else c for c in commands)
+    moved.env = {k: after[k] for k in ("PATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CONDA_PREFIX") if k in after}
+    moved.env["HOME"] = stack.env.get("HOME", "/root")
+    return [moved], "; ".join(shlex.quote(c) if " " not in c else c for c in commands)

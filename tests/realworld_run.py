@@ -79,15 +79,17 @@ def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
     if not all(seen.works for _, seen, _ in verdicts):
         row.commands = judge.fix_commands(report, stack)
         fixed, how = judge.apply_fix(stack, row.commands, work / (case.name + "-fixed"))
-        if fixed is None:
+        if not fixed:
             row.fix = how
         else:
-            after, _ = judge_all(fixed)  # every framework of the environment, not only the one the error named
+            # every framework of each environment after the fix, not only the one the error named
+            after = [v for env in fixed for v in judge_all(env)[0]]
             broken = ["%s: oracle %s, doctor %s" % (fw, seen.summary, said.summary) for fw, seen, said in after
                       if not (seen.works and said.works)]
             row.fix = "proven" if not broken else "not proven: after the fix " + "; ".join(broken)
             if not keep:
-                shutil.rmtree(fixed.root, ignore_errors=True)
+                for env in fixed:
+                    shutil.rmtree(env.root, ignore_errors=True)
     if not keep:
         shutil.rmtree(root, ignore_errors=True)
     row.seconds = round(time.perf_counter() - start, 1)
@@ -122,8 +124,9 @@ def main(argv: List[str]) -> int:
         wanted = [c for c in CASES if not args.names or any(a in c.name for a in args.names)]
     print("%-26s | %-52s | %-44s | %-5s | %s" % ("case", "oracle (real glibc loader)", "cudnn-doctor predicts",
                                                   "agree", "fix"))
-    bad = judged = agreed = errors = proven = 0
+    bad = judged = agreed = errors = proven = unproven = 0
     start = time.perf_counter()
+    free = shutil.disk_usage(WORK.parent).free
     for case in wanted:
         row = run_case(case)
         bad += (not row.agree) or row.fix not in ("-", "proven")
@@ -132,16 +135,20 @@ def main(argv: List[str]) -> int:
         agreed += frameworks - len({p.split(":")[0] for p in row.problems}) if frameworks > 1 else int(row.agree)
         errors += row.fix != "-"
         proven += row.fix == "proven"
+        unproven += row.fix.startswith("not proven")
         print("%-26s | %-52s | %-44s | %-5s | %s" % (row.case, row.oracle[:52], row.prediction[:44],
                                                       "yes" if row.agree else "NO", row.fix), flush=True)
         if case.note:
             print("    (%s)" % case.note)
         for problem in row.problems:
             print("    %s" % problem)
-    print("%d environments, %d frameworks judged, %d agree with the oracle (%.1f%%); %d with a failure, %d fixes "
-          "proven for every framework; %d with a disagreement or an unproven fix, %.0f s" % (
-              len(wanted), judged, agreed, 100.0 * agreed / max(judged, 1), errors, proven, bad,
-              time.perf_counter() - start))
+    seconds = time.perf_counter() - start
+    print("%d environments, %d frameworks judged, %d agree with the oracle (%.1f%%); %d with a failure: fixes %d "
+          "proven for every framework, %d not proven, %d not run; %d with a disagreement or an unproven fix; %.0f s "
+          "(%.1f s a case); disk: %.1f GB used by the run (downloads), %.1f GB free" % (
+              len(wanted), judged, agreed, 100.0 * agreed / max(judged, 1), errors, proven, unproven,
+              errors - proven - unproven, bad, seconds, seconds / max(len(wanted), 1),
+              (free - shutil.disk_usage(WORK.parent).free) / 1e9, shutil.disk_usage(WORK.parent).free / 1e9))
     return 1 if bad else 0
 
 

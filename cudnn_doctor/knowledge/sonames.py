@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -95,3 +95,9 @@ class SonameKnowledge(DriverKnowledge):
         if base is None or cuda_major < 11:
             return None
         return "%s-cu%d" % (base, cuda_major) if cuda_major <= int(table.get("suffixed_until", 12)) else base
+
+
+def cuda_library_projects(compat: Any, cuda_major: int) -> List[str]:
+    """The PyPI projects of a CUDA major's toolkit libraries (cuBLAS, cudart, cuFFT, ... : compat's pip_projects)."""
+    stems = compat.table("sonames", "pip_projects").get("projects", {})
+    return sorted({p for p in (compat.pip_project(stem, cuda_major) for stem in stems) if p})

@@ -10,7 +10,13 @@ from typing import List, Optional
 from ..model import FrameworkFacts, Resolution
 
 # torch/__init__.py: `def _preload_cuda_deps(lib_folder, lib_name...)`, called with ("cudnn", "libcudnn.so.*[0-9]")
-_TORCH_PRELOAD = re.compile(r'"cudnn":\s*"(libcudnn\.so\.\*\[0-9\])"')
+# (a dict entry `"cudnn": "..."` up to 2.9, a tuple `("cudnn", "...")` from 2.14), the runtime likewise.
+_TORCH_PRELOAD = re.compile(r'"cudnn"[:,]\s*"(libcudnn\.so\.\*\[0-9\])"')
+_TORCH_RUNTIME = re.compile(r'"cuda_runtime"[:,]\s*"(libcudart\.so\.\*\[0-9\])"')
+# _get_cuda_dep_paths (2.9+) also looks in nvidia/cu<CUDA major>/lib, where CUDA 13's wheels install.
+_TORCH_MAJOR_FOLDER = 'f"cu{maj_cuda_version}"'
+# 2.14: after libtorch_global_deps loads, `_preload_cuda_deps(required=False)` preloads every wheel sys.path holds.
+_TORCH_BEST_EFFORT = re.compile(r"^\s+_preload_cuda_deps\(required=False\)", re.M)
 # jax_plugins/xla_cudaNN/__init__.py: `_load("cudnn", ["libcudnn.so.9"])`
 _JAX_LOAD = re.compile(r'_load\(\s*"cudnn",\s*\[\s*"(libcudnn\.so\.\d+)"')
 _RUNTIME = re.compile(r"libcudart\.so\.\d+")
@@ -36,8 +42,9 @@ def preloaded_cudnn(ctx, fw: FrameworkFacts, major: int) -> Optional[Resolution]
 
 
 def _torch(ctx, fw: FrameworkFacts, major: int, library: str) -> Optional[Resolution]:
-    """torch's _load_global_deps(): only when libtorch_global_deps.so cannot load (its CUDA runtime is not on its
-    RPATH, LD_LIBRARY_PATH or the cache) does it preload each CUDA wheel from the first sys.path entry holding it."""
+    """torch's _load_global_deps(): when libtorch_global_deps.so cannot load (its CUDA runtime is not on its RPATH,
+    LD_LIBRARY_PATH or the cache) it preloads each CUDA wheel from the first sys.path entry holding it; from 2.14 it
+    also preloads whatever wheels sys.path holds after a good load (best effort)."""
     lib = os.path.dirname(library)
     source = ctx.host.read_text(os.path.join(os.path.dirname(lib), "__init__.py"), limit=1 << 20) or ""
     deps = os.path.join(lib, "libtorch_global_deps.so")
@@ -47,16 +54,41 @@ def _torch(ctx, fw: FrameworkFacts, major: int, library: str) -> Optional[Resolu
     info = ctx.loader.elf(deps, dynamic=True)
     runtimes = [n for n in info.needed if _RUNTIME.fullmatch(n)]
     found = [ctx.loader.resolve(n, runpath=info.runpath, rpath=info.rpath, origin=lib) for n in runtimes]
+    cuda = runtimes[0].rsplit(".", 1)[1] if runtimes else None
+    hit = _on_sys_path(ctx, fw, source, "cudnn", pattern.group(1), cuda)
+    via = "sys.path (torch's _preload_cuda_deps)"
     if all(r.path and not r.error for r in found):
-        return None  # global deps load: no preload, the library's own search decides
-    for entry in python_path(ctx, fw):
-        hits = ctx.host.glob(os.path.join(entry, "nvidia", "cudnn", "lib", pattern.group(1)))
-        if hits:
-            real, _ = ctx.host.realpath(hits[0])
-            return Resolution(name="libcudnn.so.%d" % major, path=hits[0], realpath=real,
-                              via="sys.path (torch's _preload_cuda_deps)")
+        # global deps load: the library's own search decides, unless this release preloads what sys.path has anyway
+        if hit and _TORCH_BEST_EFFORT.search(source):
+            return _found(ctx, "libcudnn.so.%d" % major, hit, via)
+        return None
+    runtime = _TORCH_RUNTIME.search(source)
+    if runtime and not _on_sys_path(ctx, fw, source, "cuda_runtime", runtime.group(1), cuda):
+        # No sys.path entry holds the runtime either: torch stops on that library before cuDNN matters, and once the
+        # runtime is where the global deps' RPATH finds it (its wheel), the library's own search decides cuDNN.
+        return None
+    if hit:
+        return _found(ctx, "libcudnn.so.%d" % major, hit, via)
     return Resolution(name="libcudnn.so.%d" % major, error="torch's _preload_cuda_deps: libcudnn.so.*[0-9] not found in "
                                                 "sys.path (%s)" % ", ".join(python_path(ctx, fw)))
+
+
+def _on_sys_path(ctx, fw: FrameworkFacts, source: str, folder: str, pattern: str, cuda: Optional[str]) -> Optional[str]:
+    """The first file torch's _get_cuda_dep_paths/_preload_cuda_deps finds for one wheel folder on sys.path."""
+    for entry in python_path(ctx, fw):
+        dirs = [os.path.join(entry, "nvidia", folder, "lib")]
+        if cuda and _TORCH_MAJOR_FOLDER in source:
+            dirs.append(os.path.join(entry, "nvidia", "cu" + cuda, "lib"))
+        for d in dirs:
+            hits = ctx.host.glob(os.path.join(d, pattern))
+            if hits:
+                return hits[0]
+    return None
+
+
+def _found(ctx, name: str, path: str, via: str) -> Resolution:
+    real, _ = ctx.host.realpath(path)
+    return Resolution(name=name, path=path, realpath=real, via=via)
 
 
 def _jax(ctx, fw: FrameworkFacts, major: int, library: str) -> Optional[Resolution]:

@@ -6,7 +6,7 @@ import os
 from typing import Dict, Optional, Sequence
 
 from ..model import Fix
-from .acting import at, on_machine, sudo, system
+from .acting import at, on_machine, pip, sudo, system
 from .shell import prepend_ld_path, q, qs, run, stated
 
 
@@ -35,11 +35,13 @@ def workspace_limit_fix(paddle_default_limit_mb: int) -> Fix:
                   "False." % paddle_default_limit_mb)
 
 
-def tensorflow_libraries_fix(version: str, missing: Sequence[str], pip_wheels: bool) -> Fix:
-    """TensorFlow's CUDA libraries: its [and-cuda] wheels where it has them, else the toolkit libraries on the path."""
-    release = version.split("+")[0]
+def tensorflow_libraries_fix(version: str, missing: Sequence[str], pins: Sequence[str], pip_wheels: bool) -> Fix:
+    """TensorFlow's CUDA libraries: the exact wheels its [and-cuda] extra pins (`pins`, read from its own metadata),
+    else that extra by name, else (a release without it) the toolkit libraries of its build on the loader path."""
+    if pins:
+        return run(pip("install %s" % " ".join('"%s"' % p for p in pins)))
     if pip_wheels:
-        return stated(system('pip install "tensorflow[and-cuda]==%s"' % release, privileged=False))
+        return run(pip('install "tensorflow[and-cuda]==%s"' % version.split("+")[0]))
     return stated("install the CUDA toolkit libraries TensorFlow %s was built with (%s) and put their folder on the "
                   "loader path" % (version, ", ".join(missing)))
 

@@ -12,6 +12,8 @@ from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, onnxruntime
 from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, local_repo_fix, paddle_cudnn_fix,
                                  one_cupy_fix, reboot_and_hold_fix, tensorflow_libraries_fix, uvm_fix,
                                  workspace_limit_fix)
+from ..knowledge.sonames import cuda_library_projects
+from ..remedies.environments import missing_pins, whole_environment_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -110,13 +112,16 @@ def framework_libraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         name, version = label.split(" ", 1)
         tf = name.startswith(("tensorflow", "tf-nightly"))
+        fw = next((f for f in facts.python.frameworks if "%s %s" % (f.name, f.version) == label), None)
         if tf:
-            pip_ok = mm_at_least(version.split("+")[0], since)
-            fix = tensorflow_libraries_fix(version, missing, pip_ok)
+            cuda = major_of(fw.cuda_version) if fw is not None else None
+            pip_ok = bool(mm_at_least(version.split("+")[0], since))
+            pins = missing_pins(facts, fw, cuda_library_projects(compat, cuda)) if pip_ok and fw and cuda else []
+            fix = tensorflow_libraries_fix(version, missing, pins, pip_ok)
         else:
-            site = next((fw.location for fw in facts.python.frameworks if "%s %s" % (fw.name, fw.version) == label),
-                        None)
-            fix = onnxruntime_cuda_fix(compat, version, site, missing)
+            fix = onnxruntime_cuda_fix(compat, version, fw.location if fw is not None else None, missing)
+        if fw is not None:
+            fix = whole_environment_fix(facts, compat, fw, fix)
         out.append(finding(
             ERROR, "%s cannot load %d CUDA librar%s: %s" % (label, len(missing),
                                                                  "y" if len(missing) == 1 else "ies", ", ".join(missing)),
@@ -146,8 +151,8 @@ def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if res is not None and res.path and not res.error:
             continue
         elsewhere = [c for c in facts.cudnn if c.major == major]
-        fix = (paddle_cudnn_fix(elsewhere[0].directory, name, major) if elsewhere else
-               machine_cudnn_fix(facts, compat, fw.cuda_version, major))
+        fix = whole_environment_fix(facts, compat, fw, paddle_cudnn_fix(elsewhere[0].directory, name, major)
+                                    if elsewhere else machine_cudnn_fix(facts, compat, fw.cuda_version, major))
         out.append(finding(
             ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (
                 fw.name, fw.version, fw.cudnn_version),

@@ -5,7 +5,7 @@ import os
 from typing import Dict, List, Optional, Tuple
 
 from ..versions import major_of, mm_before, release3, ver
-from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
+from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution, Severity
 from . import LINUX, RuleContext, rule
 from ..queries import (consumers, copy_for_path, cudnn_older, cudnn_pin_floor, describe_copy, driver_cuda,
                        driver_version, framework_kind,
@@ -14,6 +14,7 @@ from ..queries import (consumers, copy_for_path, cudnn_older, cudnn_pin_floor, d
 from ..remedies.frameworks import ld_library_path_cudnn_fix
 from ..remedies.runtime import (cudnn_for_cuda_fix, cudnn_for_newer_gpu_fix, cudnn_not_older_than_build_fix,
                                 driver_or_cudnn_for_driver_fix, keep_own_copies_fix, known_bad_upgrade_fix)
+from ..remedies.environments import whole_environment_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -40,27 +41,28 @@ def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     for copy in facts.cudnn:
         if not copy.version:
             continue
-        partners = []
+        partners: List[Tuple[str, str, Severity, str, Optional[FrameworkFacts]]] = []
         if copy.origin == "toolkit":
             tk = toolkit_owning(facts, copy.directory)
             if tk and tk.version:
                 partners.append(("the CUDA %s toolkit it is installed into (%s)" % (tk.version, tk.path),
-                                 tk.version, ERROR, tk.version))
+                                 tk.version, ERROR, tk.version, None))
         elif copy.origin in ("system", "other", "ld_library_path") and primary and primary.version:
             partners.append(("the CUDA %s toolkit at %s" % (primary.version, primary.path), primary.version,
-                             WARNING, primary.version))
+                             WARNING, primary.version, None))
         for fw in facts.python.frameworks:
             fw_copy = _framework_copy(facts, fw)
             if fw_copy is copy and fw.cuda_build and fw.cuda_version:
                 partners.append(("%s %s (built for CUDA %s), which loads it" % (fw.name, fw.version, fw.cuda_version),
-                                 fw.cuda_version, ERROR, fw.cuda_version))
-        for label, cuda, severity, target in partners:
+                                 fw.cuda_version, ERROR, fw.cuda_version, fw))
+        for label, cuda, severity, target, user in partners:
             ok, why = compat.cudnn_cuda_verdict(copy.version, copy.cuda_version, cuda)
             if ok is False:
                 out.append(finding(
                     severity, "%s cannot be used with %s" % (describe_copy(copy), label),
                     detail=why,
-                    remedy=cudnn_for_cuda_fix(facts, compat, copy, target),
+                    remedy=(whole_environment_fix(facts, compat, user, cudnn_for_cuda_fix(facts, compat, copy, target))
+                            if user is not None else cudnn_for_cuda_fix(facts, compat, copy, target)),
                     evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "path": copy.path,
                               "used_with": cuda}, catalogue=["C5"]))
             elif ok is None and is_used(facts, copy):

@@ -6,8 +6,9 @@ import os
 from typing import List, Optional, Tuple
 
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
-from ..versions import soname_major, ver
+from ..versions import major_of, soname_major, ver
 from ..queries import copy_for_path, cudnn_pin_floor, ld_entry_for
+from ..remedies.environments import whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from . import RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
@@ -56,7 +57,11 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
         reported = ver(foreign[0][2].version) if foreign and foreign[0][2] and foreign[0][2].version else None
         refused = severity == WARNING and built is not None and reported is not None and \
             built.release[:2] > reported.release[:2]
-        if refused:
+        # ... and a release built for another CUDA major than the framework's is the wrong build whatever its version.
+        other_cuda = foreign[0][2].cuda_version if foreign and foreign[0][2] else None
+        wrong_cuda = severity == WARNING and bool(fw.cuda_version and other_cuda) and \
+            major_of(other_cuda) != major_of(fw.cuda_version)
+        if refused or wrong_cuda:
             severity = ERROR
         label = "%s %s" % (fw.name, fw.version)
         what = "cuDNN %s at %s" % ((main.version if main else None) or res.name, home)
@@ -77,6 +82,9 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
                            "reports %s and %s, built with cuDNN %s, stops at its own version check (torch: 'cuDNN "
                            "version incompatibility: PyTorch was compiled against ... but found runtime version ...')."
                            % (release, label, built))
+            elif wrong_cuda:
+                detail += (" Here every sub-library comes from that one copy, built for CUDA %s, while %s was built "
+                           "for CUDA %s: cuDNN's own CUDA runtime check fails." % (other_cuda, label, fw.cuda_version))
             elif severity == WARNING:
                 detail += (" Here every sub-library comes from that one copy, so it loads, but cudnnGetVersion() "
                            "reports %s and an upgrade of either copy breaks it." % release)
@@ -86,7 +94,8 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail = ("No search path of the shim (%s) holds them: the first call that needs one fails with "
                       "'Could not load library %s' and CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED." % (
                           res.name, missing[0]))
-        out.append(finding(severity, title, detail=detail, remedy=fix, evidence={
+        out.append(finding(severity, title, detail=detail, remedy=whole_environment_fix(facts, compat_of(ctx), fw, fix),
+                           evidence={
             "framework": fw.name, "version": fw.version, "cudnn": res.path,
             "foreign": {n: p.path for n, p, _ in foreign}, "missing": missing}, catalogue=["D2", "E2"]))
     return out

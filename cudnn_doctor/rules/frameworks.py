@@ -12,6 +12,7 @@ from . import LINUX, RuleContext, rule
 from ..queries import framework_kind, has_driver, platform_of
 from ..remedies.frameworks import (framework_cudnn_fix, framework_gpu_build_fix, framework_pin_fix,
                                    onnxruntime_gpu_fix, tensorflow_native_windows_fix)
+from ..remedies.environments import whole_environment_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 if TYPE_CHECKING:
@@ -92,7 +93,8 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 "%s %s requires %s%s but %s %s is installed in %s" % (
                     fw.name, fw.version, req.name, req.specifier, wheel["name"], wheel["version"], fw.location),
                 detail=detail,
-                remedy=framework_pin_fix(req.name, req.specifier),
+                remedy=whole_environment_fix(facts, compat_of(ctx), fw, framework_pin_fix(req.name, req.specifier))
+                if is_cudnn else framework_pin_fix(req.name, req.specifier),
                 evidence={"framework": fw.name, "requirement": text, "installed": wheel["version"]},
                 catalogue=["G4", "E1"]))
     return out
@@ -166,7 +168,7 @@ def unresolved(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
                 res.name, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),
-            remedy=framework_cudnn_fix(facts, compat, fw, major),
+            remedy=whole_environment_fix(facts, compat, fw, framework_cudnn_fix(facts, compat, fw, major)),
             evidence={"framework": fw.name, "needs": res.name, "consumer": fw.consumer_library,
                       "other_copies": [c.path for c in others]}, catalogue=["D1", "G6"]))
     return out

@@ -6,7 +6,7 @@ from . import RULES
 MODULES = (
     "blocked", "driver", "gpu", "node_health", "node_xid", "node_links", "toolkit", "cudnn_files", "cudnn_runtime", "loader", "frameworks", "java", "containers",
     "node_runtime", "image", "require", "target", "conda", "environment", "leftovers", "shadowing", "install_state", "catalogue",
-    "knowledge_age", "theano", "theano_flags", "framework_loads", "windows",
+    "knowledge_age", "theano", "theano_flags", "framework_loads", "environments_fit", "windows",
     "bench",  # the bench stage's rules (CD95x)
 )
 _ORDER = [import_module("." + name, __package__).__name__ for name in MODULES]

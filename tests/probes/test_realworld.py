@@ -29,9 +29,8 @@ def _why_not():
 
 
 # Disagreements found by the last full run and not yet fixed: strict, so a case that starts agreeing fails until it
-# leaves this list. torch251-system-93: a cuDNN 9.3 registered in the ld.so.cache of the root, which the loader finds
-# and the doctor (since this round's merges) reports as missing (CD704).
-KNOWN_DISAGREEMENTS = {"torch251-system-93"}
+# leaves this list.
+KNOWN_DISAGREEMENTS: set = set()
 
 
 @pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
@@ -50,9 +49,9 @@ def test_doctor_agrees_with_the_real_loader_and_its_fix_works(case):
     assert row.agree, "%s\n  oracle: %s\n  doctor: %s\n  %s" % (case.name, row.oracle, row.prediction,
                                                               "\n  ".join(row.problems))
     if row.fix not in ("-", "proven"):
-        # Since the harness re-judges every library of every framework after a fix (issue 34), a fix that mends
-        # cuDNN but leaves TensorFlow without its CUDA libraries is no longer "proven"; whole-environment fixes are
-        # not built yet, so such a case is an expected failure that prints what is missing.
+        # The harness re-judges every library of every framework after a fix (issue 34); a fix it cannot prove (one
+        # it does not run here, or PaddlePaddle's own environment without its libcudnn.so link) is an expected
+        # failure that prints what is missing.
         pytest.xfail("%s: the fix %s: %s" % (case.name, row.commands, row.fix))
 
 

@@ -1,0 +1,177 @@
+"""Fixes solved for a whole Python environment: every framework installed in one site-packages folder shares its one
+nvidia/cudnn folder, so a cuDNN change for one is a change for all. solve() says whether one nvidia-cudnn release
+meets every framework's own pin; where none does, separate_environments_fix() gives one environment per framework,
+each with the framework's own pins (read from its metadata, never assumed)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+
+from ..knowledge import Compat
+from ..model import Facts, Fix, FrameworkFacts
+from ..queries import framework_kind
+from ..versions import canonical_name, major_of, requirements
+from .acting import system
+from .shell import run
+from .software import torch_variant_tag
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
+_LINUX = {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64", "os_name": "posix"}
+# The extra whose nvidia-* pins install a framework's CUDA and cuDNN wheels, per kind (its metadata's own names).
+_GPU_EXTRA = {"tensorflow": ("and-cuda",), "onnxruntime": ("cuda", "cudnn")}
+
+
+def applying_requirements(fw: FrameworkFacts) -> List["Requirement"]:
+    """The framework's nvidia-* requirements that apply on Linux x86_64, without an extra or under one of its
+    extras (TensorFlow's and-cuda, JAX's with-cuda, ONNX Runtime's cudnn), first per project."""
+    out: Dict[str, "Requirement"] = {}
+    for _, req in requirements(fw.requires):
+        name = canonical_name(req.name)
+        if name in out:
+            continue
+        try:
+            applies = req.marker is None or any(req.marker.evaluate(dict(_LINUX, extra=e))
+                                                for e in [""] + list(fw.extras))
+        except Exception:  # an exotic marker: not a pin we can stand on
+            continue
+        if applies:
+            out[name] = req
+    return list(out.values())
+
+
+def exact_pin(req: "Requirement") -> Optional[str]:
+    """'name==version' where the requirement names one release, else None."""
+    same = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+    return "%s==%s" % (canonical_name(req.name), same[0]) if same else None
+
+
+def missing_pins(facts: Facts, fw: FrameworkFacts, projects: Sequence[str]) -> List[str]:
+    """The framework's exact pins of `projects` that its environment does not hold at the pinned release."""
+    installed = {canonical_name(w["name"]): w.get("version") for w in facts.python.nvidia_wheels
+                 if w.get("location") == fw.location}
+    wanted = set(projects)
+    out = []
+    for req in applying_requirements(fw):
+        pin = exact_pin(req)
+        if pin and canonical_name(req.name) in wanted and installed.get(canonical_name(req.name)) != pin.split("==")[1]:
+            out.append(pin)
+    return out
+
+
+@dataclass(frozen=True)
+class Need:
+    """What one framework asks of its environment's one nvidia/cudnn folder."""
+
+    framework: FrameworkFacts
+    project: str  # nvidia-cudnn-cu12, nvidia-cudnn-cu13
+    major: int
+    requirement: Optional["Requirement"]  # its own pin; None when it has none (the major of its build counts)
+
+    def admits(self, project: str, release: str) -> bool:
+        if project != self.project or major_of(release) != self.major:
+            return False
+        return self.requirement is None or self.requirement.specifier.contains(release, prereleases=True)
+
+    @property
+    def label(self) -> str:
+        return "%s %s" % (self.framework.name, self.framework.version)
+
+    @property
+    def wants(self) -> str:
+        return "%s%s" % (self.project, self.requirement.specifier if self.requirement is not None
+                         else "==%d.*" % self.major)
+
+
+def need_of(compat: Compat, fw: FrameworkFacts) -> Optional[Need]:
+    """The cuDNN wheel a framework that loads cuDNN needs: its own nvidia-cudnn pin, else the wheel of its build's
+    CUDA at the major it asks the loader for."""
+    res = fw.resolved_cudnn
+    if res is None or fw.cuda_build is False:
+        return None
+    pins = [r for r in applying_requirements(fw) if canonical_name(r.name).startswith("nvidia-cudnn-")]
+    asked = res.name.rsplit(".", 1)[1] if res.name[-1:].isdigit() else None
+    major = major_of(asked) if asked else major_of(fw.cudnn_version)
+    if major is None:
+        return None
+    if pins:
+        floor = [s.version for s in pins[0].specifier if s.operator in ("==", ">=", "~=", "===")]
+        return Need(fw, canonical_name(pins[0].name), (major_of(floor[0].replace(".*", "")) if floor else None) or major,
+                    pins[0])
+    build = compat.framework_build("onnxruntime_gpu", fw.version) if framework_kind(fw) == "onnxruntime" else None
+    if build and build.get("cudnn_wheel") and build.get("cudnn_pin"):  # its release's own cuDNN wheel (compat)
+        req = requirements(["%s==%s" % (build["cudnn_wheel"], build["cudnn_pin"])])
+        if req:
+            return Need(fw, canonical_name(build["cudnn_wheel"]), major_of(str(build["cudnn_pin"])) or major,
+                        req[0][1])
+    project = compat.cudnn_wheel(fw.cuda_version) if fw.cuda_version else None
+    return Need(fw, project, major, None) if project else None
+
+
+def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional[str]]:
+    """Every cuDNN need of the frameworks in one site-packages folder, and one release of one project that meets
+    them all (from the releases their own pins name), or None when no single install serves them."""
+    needs: List[Need] = []
+    seen = set()
+    for fw in facts.python.frameworks:
+        need = need_of(compat, fw) if fw.location == site else None
+        if need is not None and (fw.consumer_library or fw.name) not in seen:
+            seen.add(fw.consumer_library or fw.name)
+            needs.append(need)
+    candidates = [(n.project, s.version) for n in needs if n.requirement is not None
+                  for s in n.requirement.specifier if s.operator in ("==", ">=", "~=", "===") and "*" not in s.version]
+    candidates += [(n.project, "%d" % n.major) for n in needs if n.requirement is None]
+    for project, release in candidates:
+        if all(n.admits(project, release) for n in needs):
+            return needs, "%s==%s" % (project, release)
+    return needs, None
+
+
+def conflicting(facts: Facts, compat: Compat, fw: FrameworkFacts) -> List[Need]:
+    """The needs of fw's environment when no single cuDNN install serves every framework in it (else [])."""
+    needs, answer = solve(facts, compat, fw.location)
+    return needs if answer is None and len(needs) > 1 and any(n.framework is fw for n in needs) else []
+
+
+def install_line(fw: FrameworkFacts) -> str:
+    """What installs this framework release with the CUDA and cuDNN wheels it pins (its GPU extra where it has one;
+    a JAX plugin through jax's cudaNN extra)."""
+    kind = framework_kind(fw)
+    version = fw.version.split("+")[0]
+    if kind == "jax" and fw.name.startswith("jax-cuda"):
+        return '"jax[cuda%s]==%s"' % (fw.name[len("jax-cuda"):].split("-")[0], version)
+    if kind == "torch" and "+cu" in fw.version and fw.cuda_version:  # a build from PyTorch's own index
+        return '"torch==%s" --index-url https://download.pytorch.org/whl/%s' % (version, torch_variant_tag(
+            fw.cuda_version))
+    extras = [e for e in _GPU_EXTRA.get(kind or "", ()) if e in fw.extras]
+    return '"%s%s==%s"' % (fw.name, "[%s]" % ",".join(extras) if extras else "", version)
+
+
+def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
+    """One virtual environment per framework, each installing the framework with its own pins; a framework whose
+    metadata pins no cuDNN wheel gets the wheel of its need beside it (its release's pin from compat, else the
+    newest of its build's major: `==N.*`), and where its library searches no nvidia/cudnn folder (no RPATH into
+    it: ONNX Runtime, CuPy 13) that folder goes first on LD_LIBRARY_PATH."""
+    steps = []
+    for need in needs:
+        fw = need.framework
+        folder = "~/venvs/%s-%s" % (fw.name, fw.version.split("+")[0])
+        line = install_line(fw)
+        if not any(canonical_name(r.name).startswith("nvidia-cudnn-") for r in applying_requirements(fw)):
+            line += ' "%s%s"' % (need.project, need.requirement.specifier if need.requirement is not None
+                                 else "==%d.*" % need.major)
+        step = "python3 -m venv %s && %s/bin/pip install %s" % (folder, folder, line)
+        searched = fw.library_search_path
+        if searched is not None and not any(d.endswith("nvidia/cudnn/lib") for d in searched):
+            step += " && export LD_LIBRARY_PATH=$(echo %s/lib/python3*/site-packages/nvidia/cudnn/lib)" \
+                    "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % folder
+        steps.append(system(step, privileged=False))
+    return run(*steps)
+
+
+def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own: Fix) -> Fix:
+    """A framework's own fix, unless its environment's frameworks need cuDNN no single install serves: then changing
+    the one nvidia/cudnn folder for it breaks another, and the fix is one environment per framework."""
+    needs = conflicting(facts, compat, fw)
+    return separate_environments_fix(compat, needs) if needs else own

@@ -1,0 +1,68 @@
+"""Fixes solved for the whole environment (issue 34, family e): one cuDNN install for every framework of a
+site-packages folder where their own pins allow one; else CD710 and one environment per framework, which the
+frameworks' own cuDNN findings give too (never a swap of the one nvidia/cudnn folder that breaks another)."""
+from __future__ import annotations
+
+import shlex
+
+from packaging.requirements import Requirement
+
+from cudnn_doctor.knowledge import load_compat
+from cudnn_doctor.remedies.environments import missing_pins
+from cudnn_doctor.rules import RuleContext, evaluate
+from facts_factory import TORCH_SITE, cudnn_copy, framework, real_machine, resolution
+
+CUDNN = TORCH_SITE + "/nvidia/cudnn/lib"
+TF_PINS = ["nvidia-cudnn-cu12 ==8.9.7.29 ; extra == 'and-cuda'", "nvidia-cublas-cu12 ==12.3.4.1 ; extra == 'and-cuda'"]
+TORCH_PINS = ['nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux" and platform_machine == "x86_64"']
+
+
+def _environment(tf_pins=TF_PINS, installed="9.10.2.21"):
+    facts = real_machine()
+    torch = framework("torch", "2.9.1", cuda_version="12.8", cudnn_version="9.8.0", requires=TORCH_PINS,
+                      consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
+                      resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="RPATH"))
+    tf = framework("tensorflow", "2.17.1", cuda_version="12.3", cudnn_version="8", requires=list(tf_pins),
+                   extras=["and-cuda"], consumer_library=TORCH_SITE + "/tensorflow/libtensorflow_framework.so.2",
+                   resolved_cudnn=resolution("libcudnn.so.8", None))
+    facts.python.frameworks = [tf, torch]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": installed, "location": TORCH_SITE}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn.append(cudnn_copy(CUDNN, ".".join(installed.split(".")[:3]), "12.9", origin="pip", links=False,
+                                  package="nvidia-cudnn-cu12 " + installed))
+    return facts
+
+
+def _findings(facts):
+    findings, _ = evaluate(facts, RuleContext(compat=load_compat()))
+    return findings
+
+
+def test_two_majors_in_one_folder_get_one_environment_each_from_every_finding():
+    findings = _findings(_environment())
+    [conflict] = [f for f in findings if f.id == "CD710"]
+    assert conflict.severity.value == "error" and "tensorflow 2.17.1" in conflict.title
+    assert "torch 2.9.1" not in conflict.title  # torch works today: the error is TensorFlow's
+    venvs = conflict.remedy.commands
+    assert venvs == ['python3 -m venv ~/venvs/tensorflow-2.17.1 && ~/venvs/tensorflow-2.17.1/bin/pip install '
+                     '"tensorflow[and-cuda]==2.17.1"',
+                     'python3 -m venv ~/venvs/torch-2.9.1 && ~/venvs/torch-2.9.1/bin/pip install "torch==2.9.1"']
+    for command in venvs:  # each line parses as the shell and pip read it, and names one release
+        words = shlex.split(command)
+        assert Requirement(words[-1]).specifier
+    # the frameworks' own cuDNN findings give the same environments, not `pip install nvidia-cudnn-cu12==8.9.7.29`
+    own = [f for f in findings if f.id in ("CD702", "CD704") and f.severity.value == "error"]
+    assert own and all(f.remedy.commands == venvs for f in own)
+
+
+def test_one_release_meeting_every_pin_is_no_conflict():
+    ranged = ["nvidia-cudnn-cu12>=9.1,<10 ; extra == 'and-cuda'"]
+    findings = _findings(_environment(tf_pins=ranged))
+    assert not [f for f in findings if f.id == "CD710"]
+
+
+def test_tensorflow_missing_libraries_get_its_exact_pins():
+    facts = _environment()
+    tf = facts.python.frameworks[0]
+    assert missing_pins(facts, tf, ["nvidia-cublas-cu12", "nvidia-cudnn-cu12"]) == [
+        "nvidia-cudnn-cu12==8.9.7.29", "nvidia-cublas-cu12==12.3.4.1"]  # in its metadata's order
