@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Issue 34's open question, asked of the real GPU: does cuDNN 9 run a convolution when one of its engine
+# sub-libraries is missing beside libcudnn.so.9? Copies the cuDNN wheel's lib folder into /tmp three times (whole,
+# without libcudnn_engines_precompiled, without libcudnn_engines_runtime_compiled) and runs `cudnn-doctor smoke
+# --library` on each. Reads only; changes no GPU setting and nothing outside /tmp.  bash scripts/gpu_engines_probe.sh
+set -u
+cd "$(dirname "$0")/.."
+export PYTHONPATH=$PWD NO_COLOR=1
+src=$(ls -d /opt/torch/.venv/lib/python3*/site-packages/nvidia/cudnn/lib 2>/dev/null | head -1)
+[ -n "$src" ] || src=$(dirname "$(ls /usr/lib/x86_64-linux-gnu/libcudnn.so.9* | head -1)")
+echo "cuDNN lib folder: $src"; ls "$src" | grep -E "^libcudnn" | tr '\n' ' '; echo
+for variant in whole no_engines_precompiled no_engines_runtime_compiled; do
+    dir=/tmp/cudnn-engines/$variant; rm -rf "$dir"; mkdir -p "$dir"; cp -a "$src"/libcudnn* "$dir"/
+    case $variant in
+        no_engines_precompiled) rm -f "$dir"/libcudnn_engines_precompiled.so* ;;
+        no_engines_runtime_compiled) rm -f "$dir"/libcudnn_engines_runtime_compiled.so* ;;
+    esac
+    lib=$(ls "$dir"/libcudnn.so.9* | head -1)
+    echo "== $variant: smoke --library $lib"
+    timeout 120 python3 -m cudnn_doctor smoke --library "$lib" --json > /tmp/cudnn-engines/$variant.json 2>&1
+    echo "exit=$?"
+    python3 - /tmp/cudnn-engines/$variant.json <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+try:
+    doc = json.loads(text)
+except ValueError:
+    print(text[-1500:]); raise SystemExit
+for r in doc.get("results", [doc]):
+    keep = {k: r.get(k) for k in ("library", "version", "ok", "passed", "status", "error", "step", "max_abs_error", "algo", "stage")}
+    print(json.dumps({k: v for k, v in keep.items() if v is not None})[:900])
+for f in doc.get("findings", [])[:4]:
+    print("  finding", f.get("id"), f.get("severity"), (f.get("title") or "")[:200])
+PY
+done
