@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from .host import Host
-from .model import Facts, Finding, Report, Severity, Target
+from .model import WINDOWS_SHELL, Facts, Finding, Report, Severity, Target
 from .probes.executor import DEFAULT_TIMEOUT  # noqa: F401  (the commands' --timeout default)
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def fix_target(facts: Facts) -> Target:
     windows = platform_of(facts) == "windows"
     root = "/" if facts.image is not None or windows else (facts.host.root or "/")
     return Target(root=root, as_root=facts.host.euid == 0 and not Host.started_by_sudo(),
-                  shell="powershell" if windows else "sh", doctor=doctor, doctor_on_path=on_path)
+                  shell=WINDOWS_SHELL if windows else "sh", doctor=doctor, doctor_on_path=on_path)
 
 
 def this_machine_target() -> Target:

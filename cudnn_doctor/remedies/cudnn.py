@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ..knowledge import Compat
 from ..versions import cuda_label, major_of, mm_text, release3
-from ..model import CudnnCopy, Facts, Fix
+from ..model import WINDOWS_SHELL, CudnnCopy, Facts, Fix
 from ..queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, lowest_cc, machine_cuda, platform_of,
                        primary_toolkit, toolkit_owning)
 from .acting import at, doctor, ldconfig, sudo, system
@@ -95,9 +95,9 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
                                                              "libcudnn%d-dev=" % cudnn_major)))
         return run(apt, text="%s, or `%s`" % (manual, apt), manual=manual)
     if origin == "pip" and wheel:
-        # pip's command line reads the same in every shell; on Windows it is typed into cmd or PowerShell, not sh.
+        # pip's command line reads the same in every shell; on Windows it is typed into PowerShell, not sh.
         if platform == "windows":
-            return run('pip install "%s%s"' % (wheel, pin), shell="cmd")
+            return run('pip install "%s%s"' % (wheel, pin), shell=WINDOWS_SHELL)
         return run(system('pip install "%s%s"' % (wheel, pin), privileged=False))
     if origin == "conda":
         return run(system('conda install -c conda-forge "cudnn%s"' % (("=" + version) if version else
@@ -106,7 +106,7 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         if not wheel:
             return advice(windows_manual)
         pip = 'pip install "%s%s"' % (wheel, pin)
-        return run(pip, text="%s, or `%s`" % (windows_manual, pip), manual=windows_manual, shell="cmd")
+        return run(pip, text="%s, or `%s`" % (windows_manual, pip), manual=windows_manual, shell=WINDOWS_SHELL)
     apt_row = next((r for r in compat.cudnn_channels() if r.get("channel") == "apt-v%d" % cudnn_major), None)
     if apt_row and "<cuda_major>" in str(apt_row.get("install", "")):
         apt = system(str(apt_row["install"]).replace("<cuda_major>", str(cm)))

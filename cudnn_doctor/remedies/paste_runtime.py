@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..knowledge import Compat
-from ..model import Fix
+from ..model import WINDOWS_SHELL, Fix
 from ..versions import mm_at_least, version_key
 from .shell import advice, run, say, stated
 from .shells import command_fix
@@ -104,7 +104,7 @@ def trt_rebuild_fix() -> Fix:
 def paging_file_fix() -> Fix:
     """Windows' commit limit was reached loading the CUDA DLLs."""
     return command_fix(["Get-CimInstance Win32_ComputerSystem | Set-CimInstance -Property "
-                        "@{AutomaticManagedPagefile=$true}"], shell="powershell", root=True,
+                        "@{AutomaticManagedPagefile=$true}"], shell=WINDOWS_SHELL, root=True,
                        text="let Windows manage a larger paging file (administrator PowerShell: `Get-CimInstance "
                             "Win32_ComputerSystem | Set-CimInstance -Property @{AutomaticManagedPagefile=$true}`, "
                             "then restart), and use fewer DataLoader workers (num_workers)")
@@ -112,7 +112,7 @@ def paging_file_fix() -> Fix:
 
 def windows_missing_dll_fix(dll: str) -> Fix:
     """A DLL (or one of its imports) is nowhere on the DLL search path."""
-    return command_fix(["Get-Command %s -All" % (dll or "cudnn64_*.dll")], shell="powershell",
+    return command_fix(["Get-Command %s -All" % (dll or "cudnn64_*.dll")], shell=WINDOWS_SHELL,
                        text="put the folder that holds %s on PATH (`Get-Command %s -All` shows what Windows "
                             "finds; pip's wheels keep it in site-packages\\nvidia\\<library>\\bin); Python 3.8+ "
                             "also needs os.add_dll_directory(<that folder>) before the import" % (
