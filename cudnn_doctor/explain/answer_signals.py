@@ -7,6 +7,7 @@ from typing import Dict, Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
+from ..remedies.containers import container_toolkit_fix
 from ..versions import major_of
 from .answer import Answer
 from .evidence import Evidence
@@ -39,7 +40,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("TensorFlow's 'Unable to register ... factory' line is harmless", paste.harmless(), False)
     if kind == "docker-no-gpu-runtime":
         return Answer("Docker has no GPU runtime: the NVIDIA Container Toolkit is missing or not registered",
-                      rt.container_toolkit_fix())
+                      container_toolkit_fix())
     if kind == "cdi-unresolved":
         return Answer("the container asks for a CDI device that has no specification on the host", rt.cdi_spec_fix())
     if kind in ("container-cli-no-driver", "cannot-talk-to-driver"):

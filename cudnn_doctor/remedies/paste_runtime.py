@@ -9,6 +9,7 @@ from ..model import WINDOWS_SHELL, Fix
 from ..versions import mm_at_least, version_key
 from .shell import advice, run, say, stated
 from .shells import command_fix
+from .node import cdi_generate_fix
 from .software import torch_install
 
 
@@ -32,20 +33,10 @@ def mismatched_driver_fix(platform: str) -> Fix:
                                    "it persists, take any .../cuda-*/compat folder off LD_LIBRARY_PATH")
 
 
-def container_toolkit_fix() -> Fix:
-    """Docker has no GPU runtime: install and register the NVIDIA Container Toolkit."""
-    return run("sudo apt-get install -y nvidia-container-toolkit",
-               "sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker",
-               text="install the NVIDIA Container Toolkit (`sudo apt-get install -y nvidia-container-toolkit` after "
-                    "adding NVIDIA's repository), register it with `sudo nvidia-ctk runtime configure "
-                    "--runtime=docker` and `sudo systemctl restart docker`")
-
-
 def cdi_spec_fix() -> Fix:
-    """The host has no (current) CDI specification for its GPUs."""
-    return run("sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
-               text="generate the CDI specification for this driver: `sudo nvidia-ctk cdi generate "
-                    "--output=/etc/cdi/nvidia.yaml` (again after every driver upgrade)")
+    """The host has no (current) CDI specification for its GPUs: node's command, said with when to run it again."""
+    return say("generate the CDI specification for this driver: `%s` (again after every driver upgrade)",
+               cdi_generate_fix())
 
 
 def container_restart_fix() -> Fix:
