@@ -77,12 +77,17 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str) -> Fix:
                                                                   arch, arch, arch))
 
 
-def xla_cuda_tools_fix(cuda_major: int) -> Fix:
-    """XLA could not find ptxas or libdevice: the nvcc wheel brings both; or point XLA at a toolkit."""
-    project = "nvidia-cuda-nvcc-cu%d" % cuda_major if cuda_major <= 12 else "nvidia-cuda-nvcc"
+def xla_cuda_tools_fix(compat: Compat, cuda_major: int) -> Fix:
+    """XLA could not find ptxas or libdevice: the nvcc wheel of the CUDA major brings both (where NVIDIA ships
+    one); or point XLA at a toolkit."""
+    toolkit = "export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda"
+    project = compat.pip_project("ptxas", cuda_major)
+    if project is None:
+        return run(toolkit, text="point XLA at a CUDA %d toolkit (it holds ptxas and libdevice): %s"
+                   % (cuda_major, toolkit))
     return run('pip install -U "%s"' % project,
                text='pip install -U "%s" (it ships ptxas and libdevice where JAX and TensorFlow look), or point XLA '
-                    'at a CUDA toolkit: export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda' % project)
+                    'at a CUDA toolkit: %s' % (project, toolkit))
 
 
 def trt_rebuild_fix() -> Fix:
@@ -165,9 +170,13 @@ def ptx_driver_fix(platform: str) -> Fix:
                driver_fix(None, platform))
 
 
-def nvrtc_builtins_fix(cuda_major: int) -> Fix:
-    """NVRTC could not open its builtins library (it sits beside libnvrtc in the same release)."""
-    project = "nvidia-cuda-nvrtc-cu%d" % cuda_major if cuda_major <= 12 else "nvidia-cuda-nvrtc"
+def nvrtc_builtins_fix(compat: Compat, cuda_major: int) -> Fix:
+    """NVRTC could not open its builtins library (it sits beside libnvrtc in the same release, in the same wheel
+    where NVIDIA ships one for the CUDA major)."""
+    project = compat.pip_project("libnvrtc-builtins", cuda_major)
+    if project is None:
+        return advice("put the CUDA %d toolkit's lib64, which holds libnvrtc and its libnvrtc-builtins, on "
+                      "LD_LIBRARY_PATH" % cuda_major)
     return run('pip install --force-reinstall "%s"' % project,
                text="give NVRTC its libnvrtc-builtins from the same release: `pip install --force-reinstall \"%s\"`, "
                     "or put the toolkit's lib64 (which holds both) on LD_LIBRARY_PATH" % project)
