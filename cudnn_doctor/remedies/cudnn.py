@@ -126,7 +126,8 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         apt = system(str(apt_row["install"]).replace("<cuda_major>", str(cm)))
     else:
         apt = system("apt install libcudnn%d libcudnn%d-dev" % (cudnn_major, cudnn_major))
-    others = (['`%s`' % system('pip install "%s%s"' % (wheel, pin), privileged=False)] if wheel and not no_wheel
+    pinned_missing = bool(version) and compat.cudnn_build_exists_on(str(version), key, platform, machine).exists is False
+    others = (['`%s`' % system('pip install "%s%s"' % (wheel, pin), privileged=False)] if wheel and not pinned_missing
               else []) + [
         "the archive %s" % archive_text]
     return run(apt, text=", or ".join([apt + " (NVIDIA's apt repository)"] + others), manual=", or ".join(others))
