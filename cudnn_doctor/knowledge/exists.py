@@ -67,26 +67,29 @@ class ExistsKnowledge(CudnnFitKnowledge):
         (`channel="pip"`: PyPI's files, compat/cudnn_layout.toml [wheel_platforms]) or archive (`"archive"`: compat
         names the archives per platform but does not list which releases were published for which, so only
         linux-x86_64, the support matrices' platform, is answered)."""
-        built = self.cudnn_build_exists(release, cuda)
         where, r, cm = platform_key(platform, machine), release3(release), major_of(cuda_label(cuda))
-        if built is False or r is None or cm is None:
-            return Existence(False, "NVIDIA made no cuDNN %s build for CUDA %s" % (release, cuda))
+        no_build = Existence(False, "NVIDIA made no cuDNN %s build for CUDA %s" % (release, cuda))
+        if r is None or cm is None:
+            return no_build
+        rows = [row for row in self.table("cudnn_layout", "wheel_platforms").get("rows", [])
+                if str(row.get("project", "")).endswith("-cu%d" % cm)] if channel == "pip" else []
+        here = {release3(v) for row in rows if row.get("platform") == where for v in row.get("releases", [])}
+        if r in here:  # a wheel on PyPI is a build for that CUDA major: no need to ask the slower tables
+            return Existence(True, "PyPI has a %s wheel of %s %s" % (where, rows[0]["project"], r))
+        built = self.cudnn_build_exists(release, cuda)
+        if built is False:
+            return no_build
         if channel != "pip":
             if where == "linux-x86_64":
                 return Existence(built, "NVIDIA's support matrix and releases list it" if built else INSUFFICIENT)
             return Existence(None, "%s: compat names NVIDIA's %s archives but not which releases were published "
                                    "for it" % (INSUFFICIENT, where))
-        rows = [row for row in self.table("cudnn_layout", "wheel_platforms").get("rows", [])
-                if str(row.get("project", "")).endswith("-cu%d" % cm)]
         if not rows:
             return Existence(None, "%s: compat lists no cuDNN wheels for CUDA %d" % (INSUFFICIENT, cm))
         project = str(rows[0]["project"])
         listed = {release3(v) for row in rows for v in row.get("releases", [])}
         if r > max(v for v in listed if v is not None):
             return Existence(None, "%s: compat's list of %s wheels ends before %s" % (INSUFFICIENT, project, r))
-        here = {release3(v) for row in rows if row.get("platform") == where for v in row.get("releases", [])}
-        if r in here:
-            return Existence(True, "PyPI has a %s wheel of %s %s" % (where, project, r))
         return Existence(False, "PyPI has no %s wheel of %s %s" % (where, project, r))
 
     def cudnn_release_to_name(self, cuda: Any, wanted: Optional[str] = None,

@@ -37,7 +37,7 @@ def copy_wheel(compat: Compat, copy: CudnnCopy, *fallback_cudas: Any) -> Optiona
 def _major_has_wheel(compat: Compat, cuda: str, major: Optional[int], platform: str, machine: Optional[str]) -> bool:
     """Whether some release of cuDNN `major` for `cuda` has a wheel for this platform (or the knowledge cannot tell)."""
     return any(compat.cudnn_build_exists_on(r, cuda, platform, machine).exists is not False
-               for r in compat.cudnn_releases(major))
+               for r in reversed(compat.cudnn_releases(major)))  # newest first: most have one
 
 
 def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = None, version: Optional[str] = None,
