@@ -1,13 +1,14 @@
 """Times `cudnn-doctor check` as a whole process beside nvidia-smi; prints issue 12's table.
 
-    python3 benchmarks/check_bench.py [--runs 7] [--baseline DIR | --baseline-ref REF [--baseline-python EXE]]
+    python3 benchmarks/check_bench.py [--runs 7] [--baseline [NAME=]DIR ... | --baseline-ref REF]
+                                      [--baseline-python EXE]
                                       [--root DIR | --fake-root] [--timeout-overhead]
 
 Every command runs as a fresh process, all of them interleaved run by run (so a busy machine slows each
 alike); the table gives medians, minimums, the CPU seconds (user + system, the native child's included) and the
-peak RSS of each process (wait4). --baseline DIR adds the same rows for another source tree (e.g. the previous
-release), with its own interpreter if given; --baseline-ref REF exports that commit of this repository (git
-archive) into a temporary folder and uses it. --fake-root builds the test suite's CUDA 12.4 / cuDNN 9.1 fake
+peak RSS of each process (wait4). --baseline [NAME=]DIR (repeatable) adds the same rows for another source tree
+(e.g. the previous release), labelled NAME, with its own interpreter if given; --baseline-ref REF exports that
+commit of this repository (git archive) into a temporary folder and uses it. --fake-root builds the test suite's CUDA 12.4 / cuDNN 9.1 fake
 machine (needs gcc) and checks it with --root, so a machine without a GPU times a run with findings.
 --timeout-overhead also times the probes in-process with and without the per-probe deadline threads.
 """
@@ -85,6 +86,13 @@ def export_ref(ref: str, into: str) -> str:
     return tree
 
 
+def _named(spec: str) -> Tuple[str, str]:
+    """(label, absolute tree) from "NAME=DIR" or a plain DIR (labelled by its folder's name)."""
+    name, _, tree = spec.rpartition("=")
+    tree = os.path.abspath(tree)
+    return name or os.path.basename(tree.rstrip(os.sep)) or tree, tree
+
+
 def fake_root(into: str) -> str:
     """The test suite's cuda12_cudnn9 machine (fake NVIDIA libraries built with gcc) under ``into``; its root."""
     for sub in ("tests", "tests/commands"):
@@ -133,7 +141,8 @@ def timeout_overhead(runs: int, root: Optional[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--baseline", metavar="DIR", help="another source tree to time beside this one")
+    parser.add_argument("--baseline", metavar="[NAME=]DIR", action="append", default=[],
+                        help="another source tree to time beside this one (repeatable)")
     parser.add_argument("--baseline-ref", metavar="REF", help="a commit of this repository to time beside it")
     parser.add_argument("--baseline-python", metavar="EXE", default=sys.executable)
     parser.add_argument("--root", metavar="DIR", help="pass --root DIR to check")
@@ -144,7 +153,8 @@ def main() -> None:
     scratch = tempfile.mkdtemp(prefix="check-bench-")
     try:
         if args.baseline_ref:
-            args.baseline = export_ref(args.baseline_ref, scratch)
+            args.baseline.append("%s=%s" % (args.baseline_ref, export_ref(args.baseline_ref, scratch)))
+        args.baselines = [_named(tree) for tree in args.baseline]
         if args.fake_root:
             args.root = fake_root(scratch)
         bench(args)
@@ -156,14 +166,13 @@ def bench(args: argparse.Namespace) -> None:
     """Time every row, interleaved, and print the table."""
     # An installed package has its bytecode (pip compiles at install); a source tree may not, and with
     # PYTHONDONTWRITEBYTECODE set every run would compile every module again: time both as installed.
-    for tree, python in ((REPO, sys.executable), (args.baseline, args.baseline_python)):
+    for tree, python in [(REPO, sys.executable)] + [(tree, args.baseline_python) for _, tree in args.baselines]:
         if tree:
             subprocess.run([python, "-m", "compileall", "-q", os.path.join(os.path.abspath(tree), "cudnn_doctor")],
                            stdout=subprocess.DEVNULL, env=dict(os.environ, PYTHONDONTWRITEBYTECODE=""))
     commands = rows_for("", sys.executable, REPO, args.root, args.smoke)
-    if args.baseline:
-        commands += rows_for("baseline: ", args.baseline_python, os.path.abspath(args.baseline), args.root,
-                             args.smoke)
+    for name, tree in args.baselines:
+        commands += rows_for("%s: " % name, args.baseline_python, tree, args.root, args.smoke)
     smi = shutil.which("nvidia-smi")
     if smi:
         commands += [("nvidia-smi", [smi], None),
@@ -204,19 +213,20 @@ def bench(args: argparse.Namespace) -> None:
         print("issue 31's target (check --json <= 0.25 s median and <= 2.5x nvidia-smi): %.3f s, %.1fx: %s" % (
             med, med / smi_median, "met" if med <= 0.25 and med <= 2.5 * smi_median else "NOT met"))
     print()
-    trees = [("", sys.executable, REPO)] + ([("baseline: ", args.baseline_python, os.path.abspath(args.baseline))]
-                                            if args.baseline else [])
+    trees = [("", sys.executable, REPO)] + [("%s: " % name, args.baseline_python, tree)
+                                            for name, tree in args.baselines]
     for label, python, tree in trees:
         extra = ["--root", args.root] if args.root else []
         own = own_rss_kib(python, tree_env(tree), ["check", "--json"] + extra)
         print("%-40s %s" % ("%scheck --json, own process peak RSS" % label,
                             "%.1fMB" % (own / 1024) if own else "n/a"))
-    if args.baseline:
+    if args.baselines:
         print()
+    for name, _ in args.baselines:
         for suffix in ("check", "check --json", "smoke --json"):
-            ours, base = walls.get(suffix), walls.get("baseline: " + suffix)
+            ours, base = walls.get(suffix), walls.get("%s: %s" % (name, suffix))
             if ours and base:
-                print("%-40s %.2f" % ("ratio %s / baseline" % suffix, statistics.median(ours) / statistics.median(base)))
+                print("%-40s %.2f" % ("ratio %s / %s" % (suffix, name), statistics.median(ours) / statistics.median(base)))
     if report_ms:
         print()
         print("the report's own timings (check --json, median ms): " + ", ".join(

@@ -6,6 +6,7 @@ import os
 import platform
 import shutil
 import stat
+import subprocess
 import sys
 import zipfile
 from contextlib import contextmanager
@@ -346,6 +347,24 @@ class Host:
         finally:
             os.close(fd)
         return b"".join(records).decode("utf-8", "replace")
+
+    def read_kernel_journal(self, timeout: float = 3.0, limit: int = 8 << 20) -> Optional[str]:
+        """The kernel's messages since this boot from the systemd journal (journalctl -k -b), for a user who may read
+        the journal (groups adm, systemd-journal) where /dev/kmsg is closed (kernel.dmesg_restrict=1). None when
+        journalctl is missing, fails, overruns ``timeout`` or shows no kernel message (no right to see them), and
+        always under --root: a tree has no running kernel."""
+        program = shutil.which("journalctl", path=self.getenv("PATH") or os.defpath) if self.is_live else None
+        if not program:
+            return None
+        try:
+            done = subprocess.run([program, "-k", "-b", "-q", "--no-pager", "-o", "short-monotonic"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  timeout=timeout, env=dict(self.env, LC_ALL="C"))
+        except (OSError, subprocess.SubprocessError):
+            return None
+        text = done.stdout[:limit].decode("utf-8", "replace")
+        shown = [line for line in text.splitlines() if line.strip() and not line.startswith("--")]
+        return text if done.returncode == 0 and shown else None
 
     def machine(self) -> str:
         """The CPU architecture programs under the root are built for: 'x86_64', 'aarch64', ...

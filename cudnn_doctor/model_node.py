@@ -49,6 +49,7 @@ class GpuReady:
     step: Optional[str] = None  # the first step that failed
     error: Optional[str] = None  # CUDA's error name, or what stopped the child
     ms: Optional[float] = None
+    phases_ms: Dict[str, float] = field(default_factory=dict)  # load, init, context, module, kernel
 
 
 @dataclass

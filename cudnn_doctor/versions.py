@@ -203,8 +203,12 @@ def dl4j_key(text: Any) -> Tuple[Tuple[int, ...], int, Tuple[int, ...]]:
 def release3(text: Any) -> Optional[Version]:
     """A cuDNN release without its build number: 9.19.0.56 -> 9.19.0."""
     v = ver(text)
-    if v is None:
-        return None
+    return None if v is None else _release3(v)
+
+
+@functools.lru_cache(maxsize=4096)
+def _release3(v: Version) -> Optional[Version]:
+    # The knowledge base cuts the same few hundred versions thousands of times a run (as _parse says).
     parts = list(v.release[:3]) + [0] * (3 - len(v.release[:3]))
     return _parse("%d.%d.%d" % tuple(parts))
 

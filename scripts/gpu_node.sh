@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 33 on the lent 2- or 4-GPU machine: what `check --json` reports about the node (ECC, row remapping, clock
 # events, PCIe link, P2P, NVLink links and state, topology) side by side with nvidia-smi's own answers, then
-# `check --ready` with its timing and benchmarks/node_health_bench.py. Reads only: it never changes a GPU setting.
+# `check --ready` with its timing (each GPU's phases, 3 warm runs) and benchmarks/node_health_bench.py. Reads only.
 # Run from the repository root (PYTHONPATH=. or `pip install --no-deps -e .`):  bash scripts/gpu_node.sh
 # Every step runs under `timeout`; the whole script finishes well under 4 minutes.
 set -u
@@ -27,6 +27,8 @@ echo "query ($reasons):"; cat "$out/smi-query.csv"
 step "nvidia-smi topo -m"; timeout 30 nvidia-smi topo -m | tee "$out/topo-m.txt"
 step "nvidia-smi topo -p2p r"; timeout 30 nvidia-smi topo -p2p r | tee "$out/topo-p2p.txt"
 step "nvidia-smi nvlink -s"; timeout 30 nvidia-smi nvlink -s | tee "$out/nvlink-s.txt" | head -60
+step "nvidia-smi nvlink -e (error counters; first 40 lines)"; timeout 30 nvidia-smi nvlink -e > "$out/nvlink-e.txt"
+echo "exit=$?"; head -40 "$out/nvlink-e.txt"
 step "nvidia-smi -q: the sections compared"
 grep -E "^GPU |Persistence Mode|^ +ECC Mode|^ +Current +: (En|Dis)abled|Remapped Rows|^ +Pending +:|Remapping Failure|Clocks Event Reasons|^ +(HW|SW) .*(Slowdown|Power Cap|Thermal)|^ +PCIe Generation|^ +Link Width|^ +(Max|Current) +: (x?[0-9]+)$|Volatile|DRAM Uncorrectable" \
     "$out/smi-q.txt" | head -150
@@ -41,6 +43,12 @@ bits = [("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap"
         ("sync_boost", 0x10), ("sw_thermal_slowdown", 0x20), ("hw_thermal_slowdown", 0x40),
         ("hw_power_brake_slowdown", 0x80), ("display_clock_setting", 0x100)]
 mismatch = 0
+def hex_mask(text):
+    """nvidia-smi's clocks_event_reasons.active, a hex bitmask with or without its 0x; None when it is no number."""
+    try:
+        return int(text.strip(), 16)
+    except ValueError:
+        return None
 def show(what, ours, theirs):
     global mismatch
     same = str(ours) == str(theirs)
@@ -59,9 +67,9 @@ for g, r in zip(node["gpus"], rows):
     rr = g.get("remapped_rows") or {}
     show("row remap pending", {True: "Yes", False: "No"}.get(rr.get("pending"), "[N/A]"), r[5])
     show("row remap failure", {True: "Yes", False: "No"}.get(rr.get("failed"), "[N/A]"), r[6])
-    mask = int(r[7], 16) if r[7].startswith("0x") else None
-    theirs = sorted(n for n, b in bits if mask is not None and mask & b)
-    show("clock event reasons", ",".join(sorted(g["clock_events"] or [])) or "-", ",".join(theirs) or "-")
+    mask = hex_mask(r[7])  # a hex bitmask: "0x0000000000000001"
+    theirs = "?(%s)" % r[7] if mask is None else ",".join(sorted(n for n, b in bits if mask & b)) or "-"
+    show("clock event reasons", ",".join(sorted(g["clock_events"] or [])) or "-", theirs)
     p = g["pcie"]
     show("PCIe gen current/max", "%s/%s" % (p.get("gen"), p.get("gen_max")), "%s/%s" % (r[8], r[9]))
     show("PCIe width current/max", "%s/%s" % (p.get("width"), p.get("width_max")), "%s/%s" % (r[10], r[11]))
@@ -78,6 +86,23 @@ for g in node["gpus"]:
     up, total = links.get(g["index"], [0, 0])
     show("GPU %d NVLinks up/total" % g["index"], "%d/%d" % (g["nvlinks"] - len(g["nvlinks_down"]), g["nvlinks"]),
          "%d/%d" % (up, total))
+# nvlink -e: "GPU i: ..." then per link "Link n: <Name> Errors: <count>" (one counter a line, or several on one);
+# summed per GPU by kind, beside check's sums over the active links (replay, recovery, crc_flit + crc_data).
+counters, current = {}, None
+for line in open(out + "/nvlink-e.txt"):
+    m = re.match(r"GPU (\d+):", line)
+    if m:
+        current = int(m.group(1)); counters[current] = {}
+        continue
+    for name, value in re.findall(r"([A-Za-z][A-Za-z ]*?)(?: Errors?)?\s*:\s*(\d+)\b", line):
+        kind = next((k for k in ("replay", "recovery", "crc") if k in name.lower()), None)
+        if current is not None and kind and not name.lower().strip().startswith("link"):
+            counters[current][kind] = counters[current].get(kind, 0) + int(value)
+for g in node["gpus"]:
+    e, theirs = g.get("nvlink_errors") or {}, counters.get(g["index"], {})
+    for kind, ours in (("replay", e.get("replay")), ("recovery", e.get("recovery")),
+                       ("crc", None if "crc_flit" not in e else e.get("crc_flit", 0) + e.get("crc_data", 0))):
+        show("GPU %d NVLink %s errors" % (g["index"], kind), ours, theirs.get(kind))
 def matrix(path):
     grid = {}
     lines = [l.rstrip("\n") for l in open(path) if l.strip()] or [""]
@@ -99,13 +124,26 @@ print("\n %d value(s) differ" % mismatch)
 print(" findings:", ", ".join("%s %s" % (f["id"], f["severity"]) for f in doc["findings"]) or "none")
 r = json.load(open(out + "/ready.json"))
 ready = r["facts"]["node"]["ready"] or []
-print(" --ready: %d of %d GPUs ran the kernel; per GPU ms: %s; CD218 %s" % (
+print(" --ready: %d of %d GPUs ran the kernel; per GPU ms: %s; CD218 %s; check --ready's own run %.0f ms" % (
     sum(x["ok"] for x in ready), len(ready), [x["ms"] for x in ready],
-    "fired" if any(f["id"] == "CD218" for f in r["findings"]) else "did not fire"))
+    "fired" if any(f["id"] == "CD218" for f in r["findings"]) else "did not fire", r["duration_s"] * 1000))
+for x in ready:
+    print("   GPU %s %s ok=%s ms=%s phases=%s %s" % (x["index"], x["bus_id"], x["ok"], x["ms"], x.get("phases_ms"),
+                                                  "" if x["ok"] else "step=%s error=%s" % (x["step"], x["error"])))
 print(" xid events since boot:", node["xid_events"] or "none", "| kernel log:", node["kernel_log"])
 print(" iommu:", node["iommu"], "| acs:", node["acs"] or "none", "| acs unreadable:", node["acs_unreadable"])
 print(" container runtime:", node["container"])
 PY
+step "check --ready, 3 more runs (warm): wall and each GPU's ms"
+for run in 1 2 3; do
+  start=$(date +%s%N); timeout 60 $py -m cudnn_doctor check --ready --json --output-file "$out/ready-$run.json"
+  code=$?; end=$(date +%s%N)
+  $py -c 'import json,sys; d=json.load(open(sys.argv[1])); print("run", sys.argv[2], "exit", sys.argv[3], "wall", sys.argv[4], "ms; per GPU", [(x["ms"], x["ok"]) for x in d["facts"]["node"]["ready"] or []])' \
+      "$out/ready-$run.json" "$run" "$code" "$(( (end - start) / 1000000 ))"
+done
+step "kernel log source (/dev/kmsg, else journalctl -k -b) and device nodes"
+ls -l /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidia-modeset /dev/nvidiactl 2>&1
+$py -c 'import json,sys; n=json.load(open(sys.argv[1]))["facts"]["node"]; print("kernel_log:", n["kernel_log"], "| xid events:", len(n["xid_events"]))' "$out/check.json"
 step "cudnn-doctor check --ready (human, GPUs section)"
 timeout 60 $py -m cudnn_doctor check --ready -v --no-color | sed -n '/GPUs/,/CUDA toolkits/p'
 step "benchmarks/node_health_bench.py"

@@ -71,11 +71,14 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
     def cudnn_releases(self, major: Optional[int] = None) -> List[str]:
         """Every cuDNN release the knowledge knows, oldest first: the hand-kept lists (7.x, early 8.x) and the
         releases PyPI and NVIDIA's manifests list (derived knowledge)."""
+        return [r for r in self.once("cudnn_releases", self._cudnn_releases)
+                if major is None or Version(r).major == major]
+
+    def _cudnn_releases(self) -> List[str]:
         table = self.table("cudnn", "releases")
         found = {str(release3(x)) for key in ("v7", "v8", "v9") for x in table.get(key, [])}
         found |= {str(release3(e["release"])) for e in self.derived_cudnn_releases()}
-        out = sorted((r for r in found if r != "None"), key=Version)
-        return [r for r in out if major is None or Version(r).major == major]
+        return sorted((r for r in found if r != "None"), key=Version)
 
     def cudnn_release_known(self, release: str) -> bool:
         r = release3(release)
@@ -84,6 +87,9 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
     def cudnn_builds(self, release: Optional[str] = None) -> List[CudnnBuild]:
         """Build rows: those transcribed from each release's support-matrix edition, then those derived from
         what the wheels' libraries report (for releases without a transcribed row)."""
+        return [b for b in self.once("cudnn_builds", self._cudnn_builds) if release is None or b.covers(release)]
+
+    def _cudnn_builds(self) -> List[CudnnBuild]:
         out: List[CudnnBuild] = []
         for name in ("builds_v7", "builds_v8", "builds_v9"):
             table = self.table("cudnn", name)
@@ -95,7 +101,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
             for piece in self._split_at_eras(row):
                 out.append(self._build(piece, str(row["status"]), str(row["source"])))
         out.sort(key=lambda b: (release3(b.first), b.cuda_major or 0))
-        return [b for b in out if release is None or b.covers(release)]
+        return out
 
     def _split_at_eras(self, row: Dict[str, Any]) -> List[Dict[str, Any]]:
         """A row without a floor of its own, cut where the lowest compute capability changes (min_cc_eras), so

@@ -32,11 +32,13 @@ class DerivedKnowledge(Tables):
 
     def cudnn_release_cuda_majors(self, release: str) -> List[int]:
         """The CUDA majors a cuDNN release was built for, as PyPI and NVIDIA's manifests list them."""
-        r = release3(release)
-        for entry in self.derived_cudnn_releases():
-            if release3(entry["release"]) == r:
-                return sorted(int(m) for m in entry.get("cuda_majors", {}))
-        return []
+        return list(self.once("cudnn_release_cuda_majors", self._cuda_majors_by_release).get(release3(release), []))
+
+    def _cuda_majors_by_release(self) -> Dict[Optional[Version], List[int]]:
+        by_release: Dict[Optional[Version], List[int]] = {}
+        for entry in self.derived_cudnn_releases():  # the first entry of a release is the one that counts
+            by_release.setdefault(release3(entry["release"]), sorted(int(m) for m in entry.get("cuda_majors", {})))
+        return by_release
 
     def newest_cudnn_release(self, cuda_major: Optional[Any] = None) -> Optional[str]:
         """The newest cuDNN release the knowledge knows (built for `cuda_major` when given)."""

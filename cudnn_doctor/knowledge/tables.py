@@ -1,7 +1,9 @@
 """The knowledge base's tables as read from compat/*.toml, and where each row says it came from."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple, TypeVar
+
+T = TypeVar("T")
 
 CONFIRMED = "confirmed"
 
@@ -18,6 +20,15 @@ class Tables:
     def __init__(self, data: Dict[str, Dict[str, Any]], origin: str = "") -> None:
         self.data = data
         self.origin = origin  # where the TOML files were read from
+
+    def once(self, key: str, compute: Callable[[], T]) -> T:
+        """compute()'s value, worked out on the first call for ``key`` only: the tables never change after loading,
+        and a run asks for the same derived lists (every cuDNN build row, every release) hundreds of times."""
+        memo: Dict[str, Any] = self.__dict__.setdefault("_once", {})
+        if key not in memo:
+            memo[key] = compute()
+        value: T = memo[key]
+        return value
 
     def table(self, file: str, name: str) -> Dict[str, Any]:
         found: Dict[str, Any] = self.data.get(file, {}).get(name, {})

@@ -14,28 +14,65 @@ _P2P_READ, _P2P_NVLINK = 0, 2
 # By the names nvidia-smi nvlink -e prints: nvml.h nvmlNvLinkErrorCounter_t per link, and the field id of the
 # total over the links (NVML_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL).
 _NVLINK_COUNTERS = (("replay", 0, 52), ("recovery", 1, 59), ("crc_flit", 2, 38), ("crc_data", 3, 45))
+# The same counters of one link as field ids: NVML_FI_DEV_NVLINK_ERROR_DL_{REPLAY,RECOVERY,CRC} take the link as
+# their scopeId (what DCGM reads on Hopper, whose 18 links outnumber the per-lane ids); the data CRC has only the
+# per-lane ids NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_L0..L5 and L6..L11 (first id of each run).
+_SCOPED = {"replay": 161, "recovery": 162, "crc_flit": 163}
+_PER_LANE = {"crc_data": (39, 102)}
 # nvml.h clock event (throttle) reason bits, by the names bench's child records them (bench/nvml_state.py).
 _REASONS = (("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap", 0x4), ("hw_slowdown", 0x8),
             ("sync_boost", 0x10), ("sw_thermal_slowdown", 0x20), ("hw_thermal_slowdown", 0x40),
             ("hw_power_brake_slowdown", 0x80), ("display_clock_setting", 0x100))
 
 
-def node_health(pynvml):
-    """{"gpus": [per GPU, by NVML index], "pairs": [per pair]}; a GPU NVML cannot open is marked, never skipped."""
+def node_health(pynvml, workers=16):
+    """{"gpus": [per GPU, by NVML index], "pairs": [per pair]}; a GPU NVML cannot open is marked, never skipped.
+
+    The GPUs are read side by side, then the pairs, on up to ``workers`` threads: each read waits on the driver
+    (about a millisecond for a P2P status), and 8 GPUs have 28 pairs."""
     count = _read({}, "count", pynvml.nvmlDeviceGetCount) or 0
     max_links = getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18)
-    gpus, handles = [], []
-    for index in range(count):
-        errors = {}
-        handle = _read(errors, "handle", pynvml.nvmlDeviceGetHandleByIndex, index)
-        handles.append(handle)
-        if handle is None:
-            gpus.append({"index": index, "errors": errors, "lost": "lost" in errors})
-            continue
-        gpu = gpu_health(pynvml, handle, max_links)
+    errors = [{} for _ in range(count)]
+    handles = [_read(errors[index], "handle", pynvml.nvmlDeviceGetHandleByIndex, index) for index in range(count)]
+
+    def one(index):
+        if handles[index] is None:
+            return {"index": index, "errors": errors[index], "lost": "lost" in errors[index]}
+        gpu = gpu_health(pynvml, handles[index], max_links)
         gpu.update(index=index, lost="lost" in gpu["errors"])
-        gpus.append(gpu)
-    return {"gpus": gpus, "pairs": pairs(pynvml, handles)}
+        return gpu
+    gpus = side_by_side(one, range(count), workers)
+    return {"gpus": gpus, "pairs": pairs(pynvml, handles, workers)}
+
+
+def side_by_side(fn, items, workers):
+    """[fn(item) for item in items], computed on up to ``workers`` threads; the first exception is raised here."""
+    items = list(items)
+    if workers <= 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    import threading
+
+    results, failures, lock = [None] * len(items), [], threading.Lock()
+    todo = iter(range(len(items)))
+
+    def work():
+        while True:
+            with lock:
+                index = next(todo, None)
+            if index is None:
+                return
+            try:
+                results[index] = fn(items[index])
+            except BaseException as exc:  # handed to the caller, as a plain loop would raise it
+                failures.append(exc)
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(workers, len(items)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return results
 
 
 def _read(errors, key, fn, *args):
@@ -107,26 +144,56 @@ def _nvlinks(pynvml, handle, max_links, errors):
 
 
 def nvlink_errors(pynvml, handle, links):
-    """Each error counter summed over the GPU's active links: one field-values call (what DCGM reads), else one
-    call per link and counter (drivers without the totals)."""
+    """Each error counter summed over the GPU's active links, as nvidia-smi nvlink -e counts them per link.
+
+    One field-values call for the totals (what DCGM reads); where the driver has no totals (Hopper), one more
+    call with every active link's counters as per-link field ids; only a counter no field id answers for a link
+    is read with nvmlDeviceGetNvLinkErrorCounter, and a counter the driver refuses on one link is not asked of
+    the next (each such call costs about a millisecond on an H100: 72 of them per GPU did)."""
     active = [entry["link"] for entry in links if entry["active"]]
     if not active:
         return {}
-    try:
-        values = pynvml.nvmlDeviceGetFieldValues(handle, [field for _, _, field in _NVLINK_COUNTERS])
-        totals = {name: int(v.value.ullVal) for (name, _, _), v in zip(_NVLINK_COUNTERS, values)
-                  if v.nvmlReturn == 0}
-        if len(totals) == len(_NVLINK_COUNTERS):
-            return totals
-    except Exception:
-        pass
-    totals = {}
-    for link in active:
-        for name, counter, _ in _NVLINK_COUNTERS:
+    values = _field_values(pynvml, handle, [field for _, _, field in _NVLINK_COUNTERS])
+    if all(rc == 0 for rc, _ in values):
+        return {name: value for (name, _, _), (_, value) in zip(_NVLINK_COUNTERS, values)}
+    wanted = [(name, counter, link, _link_field(name, link)) for name, counter, _ in _NVLINK_COUNTERS
+              for link in active]
+    batched = [(name, counter, link, field) for name, counter, link, field in wanted if field is not None]
+    answers = dict(zip([(name, link) for name, _, link, _ in batched],
+                       _field_values(pynvml, handle, [field for _, _, _, field in batched])))
+    totals, refused = {}, set()
+    for name, counter, link, _ in wanted:
+        rc, value = answers.get((name, link), (-1, None))
+        if rc != 0:
+            if name in refused:
+                continue
             value = _read({}, name, pynvml.nvmlDeviceGetNvLinkErrorCounter, handle, link, counter)
-            if value is not None:
-                totals[name] = totals.get(name, 0) + int(value)
+            if value is None:
+                refused.add(name)
+                continue
+        totals[name] = totals.get(name, 0) + int(value)
     return totals
+
+
+def _link_field(name, link):
+    """The field id (with its scope) that reads counter ``name`` of one link, or None where nvml.h has none."""
+    if name in _SCOPED:
+        return (_SCOPED[name], link)
+    first = _PER_LANE.get(name)
+    if first is None or link >= 12:
+        return None
+    return first[0] + link if link < 6 else first[1] + link - 6
+
+
+def _field_values(pynvml, handle, fields):
+    """[(NVML return code, value)] per field of one nvmlDeviceGetFieldValues call; every code is an error where
+    the call itself fails (an old driver or pynvml without it)."""
+    if not fields:
+        return []
+    try:
+        return [(int(v.nvmlReturn), int(v.value.ullVal)) for v in pynvml.nvmlDeviceGetFieldValues(handle, fields)]
+    except Exception:
+        return [(-1, None)] * len(fields)
 
 
 def _fabric(pynvml, handle, errors):
@@ -141,21 +208,20 @@ def _fabric(pynvml, handle, errors):
     return {"state": int(info.state), "status": int(info.status)}
 
 
-def pairs(pynvml, handles):
+def pairs(pynvml, handles, workers=1):
     """P2P read and NVLink status and the common PCIe ancestor of every pair of GPUs (by NVML index)."""
-    out = []
-    for a in range(len(handles)):
-        for b in range(a + 1, len(handles)):
-            if handles[a] is None or handles[b] is None:
-                continue
-            errors = {}
-            out.append({
-                "gpus": [a, b],
-                "p2p_read": _read(errors, "p2p_read", pynvml.nvmlDeviceGetP2PStatus, handles[a], handles[b],
-                                  _P2P_READ),
-                "p2p_nvlink": _read(errors, "p2p_nvlink", pynvml.nvmlDeviceGetP2PStatus, handles[a], handles[b],
-                                    _P2P_NVLINK),
-                "common_ancestor": _read(errors, "topology", pynvml.nvmlDeviceGetTopologyCommonAncestor, handles[a],
-                                         handles[b]),
-                "errors": errors})
-    return out
+    both = [(a, b) for a in range(len(handles)) for b in range(a + 1, len(handles))
+            if handles[a] is not None and handles[b] is not None]
+
+    def pair(ab):
+        a, b = ab
+        errors = {}
+        return {
+            "gpus": [a, b],
+            "p2p_read": _read(errors, "p2p_read", pynvml.nvmlDeviceGetP2PStatus, handles[a], handles[b], _P2P_READ),
+            "p2p_nvlink": _read(errors, "p2p_nvlink", pynvml.nvmlDeviceGetP2PStatus, handles[a], handles[b],
+                                _P2P_NVLINK),
+            "common_ancestor": _read(errors, "topology", pynvml.nvmlDeviceGetTopologyCommonAncestor, handles[a],
+                                     handles[b]),
+            "errors": errors}
+    return side_by_side(pair, both, workers)

@@ -1,5 +1,6 @@
-"""In the native child: prove CUDA runs on one GPU: cuInit, a context, the shipped PTX kernel (ready.ptx) loaded
-with cuModuleLoadData, launched, and its result read back and checked. Standard library only.
+"""In the native child: prove CUDA runs on one GPU: cuInit with only that GPU visible, its primary context, the
+shipped PTX kernel (ready.ptx) loaded with cuModuleLoadData, launched, and its result read back and checked.
+Standard library only.
 
 Each step's CUresult is kept, so "NVML sees the GPU but CUDA does not start on it" is told apart from a pass.
 """
@@ -11,6 +12,7 @@ _THREADS = 64
 _PTX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ready.ptx")
 # cuda.h CUdevice_attribute: COMPUTE_CAPABILITY_MAJOR = 75, COMPUTE_CAPABILITY_MINOR = 76.
 _CC_MAJOR, _CC_MINOR = 75, 76
+_NO_DEVICE = 100  # cuda.h CUDA_ERROR_NO_DEVICE: CUDA lists no GPU (here: not the one made visible)
 
 
 def _ptx(major, minor):
@@ -21,6 +23,11 @@ def _ptx(major, minor):
     return text.replace("{version}", version).replace("{target}", target).encode() + b"\0"
 
 
+def _bus(value):
+    """A PCI address as sysfs spells it ("0000:18:00.0") from CUDA's ("00000000:18:00.0")."""
+    return value[-12:].lower() if value and len(value) >= 12 else value
+
+
 class _Failed(Exception):
     def __init__(self, step, status):
         Exception.__init__(self, step)
@@ -28,13 +35,17 @@ class _Failed(Exception):
 
 
 def op_cuda_ready(task):
-    """One GPU, by its PCI bus order index (NVML's numbering): every step's time, the first failing step."""
-    os.environ.pop("CUDA_VISIBLE_DEVICES", None)  # the node's readiness covers every GPU the driver has
-    os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # CUDA numbers as NVML does
-    mode = getattr(os, "RTLD_LOCAL", 0) | getattr(os, "RTLD_NOW", 2)
-    cuda = ctypes.CDLL(task["lib"], mode=mode)
+    """One GPU: ``uuid`` (or ``index`` in PCI bus order) made the only GPU CUDA sees, so cuInit and the context pay
+    for one GPU, not every GPU of the node; ``bus_id``, where given, is checked against the GPU CUDA then opens.
+    Runs in a fork of its own (session.py's stream): CUDA reads its environment once, at the process's cuInit."""
+    os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # an index numbers the GPUs as NVML does
+    os.environ["CUDA_VISIBLE_DEVICES"] = task.get("uuid") or str(task["index"])
     started = time.monotonic()
-    res = {"index": task["index"], "ok": False}
+    res = {"index": task["index"], "ok": False, "phases_ms": {}}
+    cuda = ctypes.CDLL(task["lib"], mode=getattr(os, "RTLD_LOCAL", 0) | getattr(os, "RTLD_NOW", 2))
+
+    def phase(name):
+        res["phases_ms"][name] = round((time.monotonic() - started) * 1000 - sum(res["phases_ms"].values()), 1)
 
     def call(step, name, *args):
         fn = getattr(cuda, name)
@@ -43,47 +54,61 @@ def op_cuda_ready(task):
         if status != 0:
             raise _Failed(step, status)
 
+    phase("load")
     try:
-        call("cuInit", "cuInit", ctypes.c_uint(0))
-        res["init_ms"] = round((time.monotonic() - started) * 1000, 1)
+        call("cuInit", "cuInit", ctypes.c_uint(0))  # CUDA_ERROR_NO_DEVICE: CUDA does not list the GPU made visible
+        phase("init")
         count = ctypes.c_int(0)
         call("cuDeviceGetCount", "cuDeviceGetCount", ctypes.byref(count))
-        if task["index"] >= count.value:  # the probe counted device nodes; CUDA has fewer devices
-            return {"index": task["index"], "absent": True, "count": count.value}
+        if count.value < 1:
+            raise _Failed("cuDeviceGetCount", _NO_DEVICE)
         device = ctypes.c_int(0)
-        call("cuDeviceGet", "cuDeviceGet", ctypes.byref(device), ctypes.c_int(task["index"]))
+        call("cuDeviceGet", "cuDeviceGet", ctypes.byref(device), ctypes.c_int(0))
         bus = ctypes.create_string_buffer(32)
         call("cuDeviceGetPCIBusId", "cuDeviceGetPCIBusId", bus, ctypes.c_int(32), device)
-        res["bus_id"] = bus.value.decode("ascii", "replace")
+        res["bus_id"] = _bus(bus.value.decode("ascii", "replace"))
+        if task.get("bus_id") and res["bus_id"] != task["bus_id"]:  # the kernel would prove another GPU (a CUDA
+            # started before this task, which kept its own visibility, or a UUID that names another GPU)
+            res.update(step="cuDeviceGetPCIBusId", error="CUDA opened the GPU at %s" % res["bus_id"],
+                       bus_id=task["bus_id"])
+            return _done(res, started)
         major, minor = ctypes.c_int(0), ctypes.c_int(0)
         call("cuDeviceGetAttribute", "cuDeviceGetAttribute", ctypes.byref(major), ctypes.c_int(_CC_MAJOR), device)
         call("cuDeviceGetAttribute", "cuDeviceGetAttribute", ctypes.byref(minor), ctypes.c_int(_CC_MINOR), device)
+        # The primary context: the one the runtime API (and so every framework) uses.
         ctx = ctypes.c_void_p()
-        call("cuCtxCreate", "cuCtxCreate_v2", ctypes.byref(ctx), ctypes.c_uint(0), device)
+        call("cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", ctypes.byref(ctx), device)
+        call("cuCtxSetCurrent", "cuCtxSetCurrent", ctx)
+        phase("context")
         module, kernel, out = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_uint64(0)
         call("cuModuleLoadData", "cuModuleLoadData", ctypes.byref(module), ctypes.c_char_p(_ptx(major.value,
                                                                                                  minor.value)))
         call("cuModuleGetFunction", "cuModuleGetFunction", ctypes.byref(kernel), module, b"doctor_ready")
+        phase("module")
         call("cuMemAlloc", "cuMemAlloc_v2", ctypes.byref(out), ctypes.c_size_t(4 * _THREADS))
         arg = ctypes.c_uint64(out.value)
         params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.byref(arg), ctypes.c_void_p))
         one = ctypes.c_uint(1)
         call("cuLaunchKernel", "cuLaunchKernel", kernel, one, one, one, ctypes.c_uint(_THREADS), one, one,
              ctypes.c_uint(0), ctypes.c_void_p(), params, ctypes.c_void_p())
-        call("cuCtxSynchronize", "cuCtxSynchronize")
         host = (ctypes.c_uint32 * _THREADS)()
+        # A synchronous copy on the null stream waits for the kernel and returns the error a faulting kernel left,
+        # so no cuCtxSynchronize is needed; nothing is freed: the fork exits next and the driver frees it all.
         call("cuMemcpyDtoH", "cuMemcpyDtoH_v2", host, ctypes.c_uint64(out.value), ctypes.c_size_t(4 * _THREADS))
+        phase("kernel")
         wrong = [i for i in range(_THREADS) if host[i] != i * 3 + 7]
         if wrong:
             res.update(step="result", wrong=len(wrong))
         else:
             res["ok"] = True
-        call("cuMemFree", "cuMemFree_v2", ctypes.c_uint64(out.value))
-        call("cuCtxDestroy", "cuCtxDestroy_v2", ctx)
     except _Failed as exc:
         res.update(step=exc.step, status=exc.status, error_name=_error_name(cuda, exc.status))
     except AttributeError as exc:  # a libcuda without the call (a stub, a very old driver)
         res.update(step="symbol", error=str(exc))
+    return _done(res, started)
+
+
+def _done(res, started):
     res["ms"] = round((time.monotonic() - started) * 1000, 1)
     return res
 

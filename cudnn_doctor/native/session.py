@@ -21,9 +21,11 @@ from .runner import CHILD_SCRIPT, NativeTask, _child_env
 
 _KILL_GRACE = 0.05  # seconds between the select polls that watch the per-task limit
 
-# What the driver probe asks of a live Linux machine, by soname: started by cli.main before the doctor's own imports
-# (NVML's start is the slowest native call) and taken by the probe's own task when it names the same file.
-SPECULATIVE: List[NativeTask] = [{"op": "nvml", "lib": None}, {"op": "cuda_driver", "lib": "libcuda.so.1"}]
+# What the driver and node probes ask of a live Linux machine, by soname: started by cli.main before the doctor's own
+# imports (NVML's start and the GPUs' health reads are the slowest native calls) and taken by the probe's own task
+# when it names the same file.
+SPECULATIVE: List[NativeTask] = [{"op": "nvml", "lib": None}, {"op": "cuda_driver", "lib": "libcuda.so.1"},
+                                 {"op": "gpu_health", "lib": None}]
 
 
 class NativeSession:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -92,6 +93,24 @@ class Context:
             record_native_timeouts(self.facts, self.host, probe, [(session.tasks[i], results[i]) for i in ids])
 
 
+def _beside(work: Optional[Callable[[], None]]) -> Optional[threading.Thread]:
+    """``work`` (the caller's imports) started on a thread of its own, beside the probes: they mostly wait on the
+    file system, and the imports mostly need the processor. What it raises is ignored: it is only a head start,
+    and the caller meets the error again when it does the same work. (The modules it imports and those the
+    probes import on their threads have no import cycle between them, so neither thread can wait on the other.)"""
+    if work is None:
+        return None
+
+    def quietly() -> None:
+        try:
+            work()
+        except Exception:
+            pass
+    thread = threading.Thread(target=quietly, name="meanwhile", daemon=True)
+    thread.start()
+    return thread
+
+
 def _merged(apply: ApplyFn, answers: Dict[int, Dict[str, Any]], count: int, results: List[Dict[str, Any]]) -> None:
     """``apply`` given the child's results merged with the answers given without it (_merge)."""
     apply(_merge(results, answers, count))
@@ -131,8 +150,9 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
 
     ``compat``: the knowledge base the probes consult (sonames, layouts, release defaults); probes never load it.
 
-    ``meanwhile`` (the caller's own work, e.g. importing the rules) runs after the file-system probes while the
-    native child may still be busy, so the main thread works instead of waiting; what it raises is ignored.
+    ``meanwhile`` (the caller's own work, e.g. importing the rules) runs on a thread beside the file-system probes
+    (which mostly wait on the file system) and is done before the native results are read; what it raises is
+    ignored.
     ``sonames``: more library names for the loader step to resolve, as a plain process would.
     ``ready``: also run the readiness kernel on every GPU (check --ready).
     ``early``: a native child the command line already started (Host.native_session says when it is used)."""
@@ -184,13 +204,11 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         ("java", java.probe),
         ("machine-state", machine_state.probe),
     )
+    helper = _beside(meanwhile)
     for name, fn in steps:
         run_bounded(ctx.facts, name, _guarded(ctx.facts, name, functools.partial(fn, ctx)), deadline)
-    if meanwhile is not None:
-        try:
-            meanwhile()
-        except Exception:
-            pass  # only a head start: the caller does the same work again and meets the error there
+    if helper is not None:
+        helper.join()
     # The native child has its own time limit: what is left of the run's budget, less a share kept for the
     # steps after it (which copy each program loads: quick, and the heart of the report).
     host.native_timeout = min(host.native_timeout, max(deadline.left() - deadline.reserve(), 0.2))

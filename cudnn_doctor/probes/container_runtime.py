@@ -18,7 +18,7 @@ _RUNTIMES = {
 }
 _CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
 _DRIVER_LIB = re.compile(r"lib(?:cuda|nvidia-ml)\.so\.(\d+\.\d+(?:\.\d+)?)")
-_DEVICE_NODE = re.compile(r"(/dev/nvidia(?:\d+|ctl|-uvm|-uvm-tools|-modeset))\b")
+_DEVICE_NODE = re.compile(r"(/dev/nvidia(?:\d+|ctl|-uvm-tools|-uvm|-modeset))\b")  # -uvm-tools before -uvm
 
 
 def _which(host, name: str) -> str:

@@ -15,6 +15,10 @@ from ..readers.pci_config import acs_control
 _TOPOLOGY = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 # nvml.h nvmlGpuP2PStatus_t, by nvidia-smi topo -p2p's legend (4, disabled by a registry key, has no word there).
 _P2P = {0: "OK", 1: "CNS", 2: "GNS", 3: "TNS", 4: "DR", 5: "NS", 6: "U"}
+# /proc/driver/nvidia/gpus/BUS/information: "GPU UUID: GPU-..." (question marks until the GPU is initialised).
+_UUID = re.compile(r"^GPU UUID:\s*(GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\s*$",
+                   re.MULTILINE | re.IGNORECASE)
+_NO_DEVICE = 100  # cuda.h CUDA_ERROR_NO_DEVICE
 _BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
 
@@ -31,18 +35,45 @@ def probe(ctx) -> None:
         ctx.native("node-health", [task], lambda results: _apply_health(node, results))
     libcuda = ctx.facts.driver.libcuda_path
     if getattr(ctx, "ready", False) and libcuda:
-        count = max(len(host.glob("/dev/nvidia[0-9]*")), len(ctx.facts.driver.nvidia_pci_devices), 1)
-        tasks = [{"op": "cuda_ready", "lib": str(host.real(libcuda)), "index": i} for i in range(count)]
-        ctx.native("ready", tasks, lambda results: _apply_ready(node, results))
-    log = host.read_kernel_log()
-    ctx.searched("node", "/dev/kmsg")
-    if log is not None:
-        node.kernel_log = "/dev/kmsg"
-        node.xid_events = xid_events(log)
+        tasks = ready_tasks(ctx, str(host.real(libcuda)))
+        ctx.native("ready", tasks, lambda results: _apply_ready(node, tasks, results))
+    _kernel_log(ctx, node)
     gpus = [d["address"] for d in ctx.facts.driver.nvidia_pci_devices]
     _iommu(ctx, node, gpus)
     if len(gpus) > 1:
         _acs(ctx, node, gpus)
+
+
+def _kernel_log(ctx, node: NodeFacts) -> None:
+    """Xid events since boot from /dev/kmsg, else the journal (dmesg_restrict closes kmsg to users); kernel_log
+    names the source read, None when neither could be."""
+    sources = [("/dev/kmsg", ctx.host.read_kernel_log)]
+    if ctx.host.is_live:  # a --root tree has no running kernel, so no journal of this boot
+        sources.append(("journalctl -k -b", ctx.host.read_kernel_journal))
+    for source, read in sources:
+        ctx.searched("node", source)
+        log = read()
+        if log is not None:
+            node.kernel_log, node.xid_events = source, xid_events(log)
+            return
+
+
+def ready_tasks(ctx, libcuda: str) -> List[dict]:
+    """One readiness task per GPU the driver offers here, in PCI bus order, each to run with only its GPU visible
+    to CUDA: by the UUID the driver publishes (robust to GPUs CUDA skips), else by its place in bus order; the
+    bus id lets the child check that CUDA opened that GPU. Where no GPU is listed, one task per device node."""
+    host = ctx.host
+    listed = sorted(os.path.basename(path) for path in host.glob("/proc/driver/nvidia/gpus/*"))
+    ctx.searched("node", "/proc/driver/nvidia/gpus/*/information")
+    if not listed:  # an older driver or a masked /proc: the GPUs bound to nvidia on the PCI bus
+        listed = sorted(d["address"] for d in ctx.facts.driver.nvidia_pci_devices if d.get("driver") == "nvidia")
+    tasks = []
+    for index, address in enumerate(listed):
+        uuid = _UUID.search(host.read_text("/proc/driver/nvidia/gpus/%s/information" % address, 4096) or "")
+        tasks.append({"op": "cuda_ready", "lib": libcuda, "index": index, "bus_id": address.lower(),
+                      "uuid": uuid.group(1) if uuid else None})
+    count = len(host.glob("/dev/nvidia[0-9]*"))
+    return tasks or [{"op": "cuda_ready", "lib": libcuda, "index": i} for i in range(max(count, 1))]
 
 
 def _failure(res: dict) -> Optional[str]:
@@ -107,18 +138,22 @@ def _links_off_gpus(gpu: GpuHealth, by_bus: Dict[str, int]) -> int:
     return gpu.nvlinks - len(gpu.nvlinks_down) - sum(n for bus, n in gpu.nvlink_peers.items() if bus in by_bus)
 
 
-def _apply_ready(node: NodeFacts, results: List[dict]) -> None:
+def _apply_ready(node: NodeFacts, tasks: List[dict], results: List[dict]) -> None:
     node.ready = []
-    for index, res in enumerate(results):
-        if res.get("absent"):
-            continue  # fewer CUDA devices than device nodes: nothing to test there
+    nvml = {str(g.bus_id): g.index for g in node.gpus if g.bus_id}  # NVML's numbers, where its health read answered
+    for task, res in zip(tasks, results):
+        address: str = task.get("bus_id") or ""
+        if address and nvml and address not in nvml:
+            continue  # a GPU the driver lists that NVML does not offer here (hidden from this container)
+        if not address and res.get("status") == _NO_DEVICE and task["index"] >= max(len(node.gpus), 1):
+            continue  # a device node counted beyond the GPUs NVML has, with no GPU behind it
         failed = None if "ok" in res else (_failure(res) or "no answer")
         node.ready.append(GpuReady(
-            index=int(res.get("index", index)), ok=bool(res.get("ok")), bus_id=bus_id(res.get("bus_id")),
-            step=res.get("step") or ("child" if failed else None),
+            index=nvml.get(address, int(task["index"])), ok=bool(res.get("ok")),
+            bus_id=address or bus_id(res.get("bus_id")), step=res.get("step") or ("child" if failed else None),
             error=failed or res.get("error_name") or (
                 "CUresult %s" % res["status"] if res.get("status") is not None else res.get("error")),
-            ms=res.get("ms")))
+            ms=res.get("ms"), phases_ms=dict(res.get("phases_ms") or {})))
 
 
 def _iommu(ctx, node: NodeFacts, gpus: List[str]) -> None:

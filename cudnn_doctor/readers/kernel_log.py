@@ -1,4 +1,5 @@
-"""The NVIDIA driver's Xid (GPU) and SXid (NVSwitch) events in the kernel log, as /dev/kmsg or dmesg write them."""
+"""The NVIDIA driver's Xid (GPU) and SXid (NVSwitch) events in the kernel log, as /dev/kmsg, dmesg or
+journalctl -o short-monotonic write them."""
 from __future__ import annotations
 
 import re
@@ -6,6 +7,7 @@ from typing import Any, Dict, List, Tuple
 
 # "NVRM: Xid (PCI:0000:18:00): 79, pid=1234, name=python, GPU has fallen off the bus."
 # "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error"
+_MONOTONIC = re.compile(r"^\[\s*(\d+\.\d+)\]")
 _EVENT = re.compile(r"\b(S?Xid) \(PCI:([0-9A-Fa-f:.]+)\): (\d+)(?:,\s*(.*))?")
 
 
@@ -22,7 +24,9 @@ def xid_events(text: str) -> List[Dict[str, Any]]:
             seen[key]["count"] += 1
             continue
         head = line.split(";", 1)[0].split(",")  # kmsg: "priority,sequence,microseconds,flags;message"
-        when = round(int(head[2]) / 1e6, 1) if ";" in line and len(head) > 2 and head[2].isdigit() else None
+        stamp = _MONOTONIC.match(line)  # journalctl -o short-monotonic, dmesg: "[  123.456789] ..."
+        when = (round(int(head[2]) / 1e6, 1) if ";" in line and len(head) > 2 and head[2].isdigit()
+                else round(float(stamp.group(1)), 1) if stamp else None)
         seen[key] = {"kind": kind, "pci": pci.lower(), "code": int(code), "count": 1,
                      "text": (rest or "").strip()[:200], "seconds_after_boot": when}
     return list(seen.values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..model import Fix
+from .acting import doctor, on_machine
 from .shell import advice, or_else, run, say, stated, then
 
 CDI_SPEC = "/etc/cdi/nvidia.yaml"
@@ -19,6 +20,17 @@ def drain_and_reset_fix(indices: Sequence[int]) -> Fix:
     reset = run(*["sudo nvidia-smi --gpu-reset -i %d" % i for i in indices])
     return then(advice("drain the node (no process may use GPU %s)" % _ids(indices)),
                 or_else(reset, run("sudo reboot")))
+
+
+def drain_and_reboot_fix(indices: Sequence[int]) -> Fix:
+    """A GPU no reset reaches (off the bus): take the node's jobs off, then reboot it."""
+    return then(advice("drain the node (no process may use GPU %s)" % _ids(indices)), run(on_machine("reboot")))
+
+
+def kernel_log_access_fix() -> Fix:
+    """The kernel log for this check: run it as root, or let the user read the journal (a new login takes it)."""
+    return or_else(run(doctor("check", privileged=True)),
+                   run(on_machine("usermod -aG systemd-journal \"$USER\"")))
 
 
 def pending_remap_fix(indices: Sequence[int]) -> Fix:
@@ -76,3 +88,13 @@ def runtime_configure_fix(runtime: str) -> Fix:
 def cdi_generate_fix() -> Fix:
     return run("sudo nvidia-ctk cdi generate --output=%s" % CDI_SPEC)
 
+
+
+def on_demand_nodes_fix(uvm: bool, modeset: bool, regenerate: bool = False) -> Fix:
+    """Create the device nodes the driver makes on demand (nvidia-uvm's with its module, nvidia-modeset's), then, where
+    a CDI spec lacks them, generate it again."""
+    made = [on_machine("nvidia-modprobe -u -c=0")] if uvm else []
+    made += [on_machine("nvidia-modprobe -m")] if modeset else []
+    if not regenerate:
+        return run(*made)
+    return then(run(*made), cdi_generate_fix()) if made else cdi_generate_fix()

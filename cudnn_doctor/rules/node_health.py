@@ -1,5 +1,5 @@
 """CD21x: each GPU's health as NVML and the kernel log tell it: off the bus, ECC, row remapping, persistence,
-clocks held down, the PCIe link, Xid events, and (check --ready) whether CUDA really runs on it.
+clocks held down, the PCIe link, and (check --ready) whether CUDA really runs on it (Xid events: node_xid.py).
 
 A fault shared by several GPUs is one finding naming them all, never one per GPU."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Dict, List, Sequence
 from ..model import Facts, Finding
 from ..model_node import GpuHealth
 from ..remedies.node import (cooling_fix, drain_and_reset_fix, ecc_on_fix, pending_remap_fix, persistence_daemon_fix,
-                             replace_gpu_fix, reseat_fix, restart_job_fix)
+                             replace_gpu_fix, reseat_fix)
 from . import LINUX, RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
@@ -131,43 +131,15 @@ def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=reseat_fix(sorted(narrow)), evidence={"pcie": narrow})]
 
 
-@rule("CD217", "gpu-xid-events", "The driver logged Xid or SXid errors since boot", platforms=LINUX)
-def xid(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    compat = compat_of(ctx)
-    out: List[Finding] = []
-    by_bus = {(g.bus_id or "")[:10]: g.index for g in facts.node.gpus}  # Xid names the device without function
-    for event in facts.node.xid_events:
-        row = compat.xid(event["code"]) if event["kind"] == "Xid" else None
-        gpu = by_bus.get(event["pci"][:10])
-        where = "GPU %d" % gpu if gpu is not None else "PCI %s" % event["pci"]
-        if event["kind"] == "SXid":
-            fatal = event["text"].split(",")[0].strip().lower() == compat.sxid_fatal_word().lower()  # not Non-fatal
-            severity, fix = (ERROR, drain_and_reset_fix([g.index for g in facts.node.gpus])) if fatal else (
-                WARNING, None)
-        elif row is None:
-            severity, fix = WARNING, None
-        elif row["action"] == "reset_gpu":
-            severity, fix = ERROR, drain_and_reset_fix([gpu] if gpu is not None else [g.index for g in
-                                                                                      facts.node.gpus])
-        else:
-            severity, fix = WARNING, restart_job_fix()
-        name = row["name"] if row else event["text"] or "see NVIDIA's Xid catalogue"
-        out.append(finding(
-            severity, "%s %d on %s since boot%s: %s" % (
-                event["kind"], event["code"], where, " (%d times)" % event["count"] if event["count"] > 1 else "",
-                name),
-            detail="From the kernel log (%s); NVIDIA's Xid catalogue says what each code asks of the operator [%s]."
-                   % (facts.node.kernel_log, compat.xid_source()),
-            remedy=fix, evidence=dict(event)))
-    return out
-
-
 @rule("CD218", "cuda-not-ready", "NVML sees the GPU but CUDA does not run on it", platforms=LINUX)
 def not_ready(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if any(g.mig_mode for g in facts.gpus):
         return []  # CUDA numbers MIG instances, not GPUs, there: the kernel's GPU numbers would not be NVML's
-    # An exclusive-process GPU another program holds refuses a second context: busy, not broken.
-    failed = [r for r in facts.node.ready or [] if not r.ok and r.error != "CUDA_ERROR_DEVICE_UNAVAILABLE"]
+    # An exclusive-process GPU another program holds refuses a second context, and one a job has filled has no memory
+    # for it: busy, not broken (the node-problem-detector DaemonSet runs --ready beside jobs).
+    busy = {g.index for g in facts.gpus if g.running_processes}
+    failed = [r for r in facts.node.ready or [] if not r.ok and r.error != "CUDA_ERROR_DEVICE_UNAVAILABLE"
+              and not (r.error == "CUDA_ERROR_OUT_OF_MEMORY" and r.index in busy)]
     if not failed:
         return []
     steps = sorted({"%s (%s)" % (r.step, r.error) for r in failed})

@@ -64,8 +64,11 @@ def test_daemonset_runs_on_gpu_nodes_with_the_host_root_read_only(k8s_python):
     volume = next(v for v in spec["volumes"] if v["name"] == host["name"])
     assert volume["hostPath"]["path"] == "/"
     script = container["args"][0]
-    assert "check --root /host --json" in script and "cudnn_doctor.fleet.npd" in script
-    assert "--format prometheus" in script and container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert "check --root /host --ready --json" in script and "cudnn_doctor.fleet.npd" in script
+    assert "--ready --format prometheus" in script and container["securityContext"]["readOnlyRootFilesystem"] is True
+    # Every GPU through the NVIDIA runtime, none taken from the scheduler: NVML's health reads and --ready need them.
+    assert spec["runtimeClassName"] == "nvidia" and "nvidia.com/gpu" not in str(container.get("resources"))
+    assert {e["name"]: e.get("value") for e in container["env"]}["NVIDIA_VISIBLE_DEVICES"] == "all"
 
 
 def test_configmap_holds_exactly_the_npd_files(k8s_python):

@@ -1,7 +1,9 @@
 /* Fake libcuda (driver API): cuDriverGetVersion reports DRV; cuInit returns INITRC.
  * The readiness calls (cuDeviceGet .. cuCtxDestroy) run the shipped kernel's arithmetic on the host for NDEV GPUs:
  * -DCTX_RC=n fails cuCtxCreate with n, -DLOAD_RC=n fails cuModuleLoadData, -DWRONG_RESULT makes the kernel write
- * wrong values, -DHANG_IN_LAUNCH makes the launch never return. */
+ * wrong values, -DHANG_IN_LAUNCH makes the launch never return. cuInit honours CUDA_VISIBLE_DEVICES as CUDA does
+ * (ordinals, or the UUIDs tests/node/node_kit.py gives: GPU-<8-digit ordinal>-...; the list ends at the first entry
+ * that names no GPU) unless -DIGNORE_VISIBLE; the bus ids are those of the fake NVML (0x10 * (ordinal + 1)). */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -22,12 +24,41 @@
 #define LOAD_RC 0
 #endif
 int cuDriverGetVersion(int *v) { *v = DRV; return 0; }
-int cuInit(unsigned int flags) { (void)flags; return INITRC; }
-int cuDeviceGetCount(int *n) { *n = NDEV; return 0; }
-int cuDeviceGet(int *dev, int ordinal) { if (ordinal < 0 || ordinal >= NDEV) return 101; *dev = ordinal; return 0; }
+static int visible[NDEV], nvisible = -1;
+static int gpu_named(const char *token, size_t len) {
+    char buf[64]; int n = -1; char end = 0;
+    if (len == 0 || len >= sizeof buf) return -1;
+    memcpy(buf, token, len); buf[len] = 0;
+    if (sscanf(buf, "GPU-%8d-%c", &n, &end) == 2 || sscanf(buf, "%d%c", &n, &end) == 1) return n < NDEV ? n : -1;
+    return -1;
+}
+int cuInit(unsigned int flags) {
+    (void)flags;
+    if (INITRC) return INITRC;
+    const char *list = getenv("CUDA_VISIBLE_DEVICES");
+    nvisible = 0;
+#ifndef IGNORE_VISIBLE
+    if (list) {
+        while (*list && nvisible < NDEV) {
+            size_t len = strcspn(list, ",");
+            int n = gpu_named(list, len);
+            if (n < 0) break;
+            visible[nvisible++] = n;
+            list += len + (list[len] == ',');
+        }
+        return nvisible ? 0 : 100;
+    }
+#endif
+    for (; nvisible < NDEV; nvisible++) visible[nvisible] = nvisible;
+    return 0;
+}
+int cuDeviceGetCount(int *n) { *n = nvisible < 0 ? 0 : nvisible; return nvisible < 0 ? 3 : 0; }
+int cuDeviceGet(int *dev, int ordinal) { if (ordinal < 0 || ordinal >= nvisible) return 101; *dev = visible[ordinal]; return 0; }
 int cuDeviceGetPCIBusId(char *buf, int len, int dev) { snprintf(buf, len, "00000000:%02X:00.0", 0x10 * (dev + 1)); return 0; }
 int cuDeviceGetAttribute(int *v, int attr, int dev) { (void)dev; *v = attr == 75 ? 9 : 0; return 0; }
 int cuCtxCreate_v2(void **ctx, unsigned flags, int dev) { (void)flags; (void)dev; *ctx = (void *)1; return CTX_RC; }
+int cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; *ctx = (void *)1; return CTX_RC; }
+int cuCtxSetCurrent(void *ctx) { (void)ctx; return 0; }
 int cuModuleLoadData(void **mod, const void *image) {
     if (LOAD_RC) return LOAD_RC;
     if (!strstr((const char *)image, ".entry doctor_ready") || !strstr((const char *)image, ".target sm_")) return 218;

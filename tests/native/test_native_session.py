@@ -134,9 +134,10 @@ def test_a_probe_task_naming_another_file_runs_itself(tmp_path):
     assert later in session.sent and results[later] == {"loaded": True, "status": 0, "version": 13000}
 
 
+@pytest.mark.parametrize("op", ["nvml", "gpu_health"])  # the driver probe's NVML task and the node probe's
 @pytest.mark.parametrize("flavour,expect", [("HANG_IN_INIT", {"timeout": 1.0}),
                                            ("CRASH_IN_INIT", {"crashed": "SIGSEGV"})])
-def test_a_speculative_call_that_hangs_or_crashes_after_loading_answers_for_that_file(tmp_path, flavour, expect):
+def test_a_speculative_call_that_hangs_or_crashes_after_loading_answers_for_that_file(tmp_path, flavour, expect, op):
     """A wedged driver is met once, not twice: the note of the file it loaded comes before the call that hangs."""
     import shutil
 
@@ -148,7 +149,7 @@ def test_a_speculative_call_that_hangs_or_crashes_after_loading_answers_for_that
     (tmp_path / "link").symlink_to(tmp_path / "lib")
     session = NativeSession(env={"PATH": "/bin"}, task_timeout=1.0)
     session.start()
-    session.speculate([{"op": "nvml", "lib": str(tmp_path / "link" / "libnvidia-ml.so.1")}])
-    [later] = session.submit([{"op": "nvml", "lib": str(path)}])
+    session.speculate([{"op": op, "lib": str(tmp_path / "link" / "libnvidia-ml.so.1")}])
+    [later] = session.submit([{"op": op, "lib": str(path)}])
     results = session.collect(10.0)
     assert later not in session.sent and results[later] == expect

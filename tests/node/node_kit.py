@@ -13,8 +13,7 @@ ROOT_PORT, UPSTREAM = "0000:00:01.0", "0000:01:00.0"
 def node(m: FakeMachine, gpus: int = 2, health: Sequence[Health] = (), nvml: Optional[Dict[str, object]] = None,
          cuda: Optional[Dict[str, object]] = None) -> FakeMachine:
     """The driver with ``gpus`` identical H100s (healthy unless ``health`` says otherwise)."""
-    m.driver("580.95.05", cuda=13000, gpus=[Gpu(uuid="GPU-%08d-0000-4000-8000-000000000000" % i)
-                                            for i in range(gpus)],
+    m.driver("580.95.05", cuda=13000, gpus=[Gpu(uuid=gpu_uuid(i)) for i in range(gpus)],
              health=health, nvml_defines=nvml, cuda_defines=cuda)
     return m
 
@@ -51,4 +50,21 @@ def pci_gpus(m: FakeMachine, count: int, iommu: Optional[str] = None, acs: Optio
             m.file("/sys/kernel/iommu_groups/%d/type" % (20 + i), iommu + "\n")
             m.link(device + "/iommu_group", "/sys/kernel/iommu_groups/%d" % (20 + i))
         addresses.append(address)
+    return addresses
+
+
+def gpu_uuid(i: int) -> str:
+    return "GPU-%08d-0000-4000-8000-000000000000" % i  # the UUIDs node() gives the fake NVML (the fake CUDA reads them)
+
+
+def proc_gpus(m: FakeMachine, count: int, uuids: bool = True) -> List[str]:
+    """/proc/driver/nvidia/gpus/BUS/information for ``count`` GPUs, with their UUIDs or the question marks a
+    driver shows before the GPU is initialised."""
+    addresses = [gpu_address(i) for i in range(count)]
+    for i, address in enumerate(addresses):
+        uuid = gpu_uuid(i) if uuids else "GPU-????????-????-????-????-????????????"
+        m.file("/proc/driver/nvidia/gpus/%s/information" % address,
+               "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 0\nGPU UUID: \t %s\nVideo BIOS: \t ??.??.??.??.??\n"
+               "Bus Type: \t PCIe\nDMA Size: \t 52 bits\nBus Location: \t %s\nDevice Minor: \t %d\n"
+               "GPU Excluded:\t No\n" % (uuid, address, i))
     return addresses

@@ -90,3 +90,33 @@ def test_podman_without_any_cdi_spec_is_told_to_generate_one(machine):
     toolkit(machine, "podman")
     _, found = judge(machine)
     assert "podman" in found["CD771"][0].title
+
+
+@pytest.mark.parametrize("spec_nodes, host_lacks, expected", [
+    (["/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"], [], None),  # all there: nothing to say
+    (["/dev/nvidia-uvm"], ["nvidia-modeset"], None),  # CUDA never needs nvidia-modeset: no finding for its absence
+    (["/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"], ["nvidia-uvm", "nvidia-uvm-tools"],
+     ["sudo nvidia-modprobe -u -c=0"]),
+    (["/dev/nvidia-uvm", "/dev/nvidia-modeset"], ["nvidia-modeset"], ["sudo nvidia-modprobe -m"]),
+    ([], [], ["sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"]),  # a spec made before the node was
+    ([], ["nvidia-uvm"], ["sudo nvidia-modprobe -u -c=0",
+                          "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"]),
+])
+def test_on_demand_device_nodes_a_spec_names_or_lacks(machine, spec_nodes, host_lacks, expected):
+    node(machine, gpus=1)
+    toolkit(machine, "podman")
+    for name in ("nvidia-uvm-tools", "nvidia-modeset"):
+        machine.file("/dev/" + name)
+    for name in host_lacks:
+        (machine.root / "dev" / name).unlink()
+    text = spec("580.95.05", 1).replace("  - path: /dev/nvidia-uvm\n", "".join(
+        "  - path: %s\n" % n for n in spec_nodes))
+    machine.file("/etc/cdi/nvidia.yaml", text)
+    facts, found = judge(machine)
+    assert set(spec_nodes) <= set(facts.node.container["cdi"][0]["device_nodes"])
+    assert "CD771" not in found  # on-demand nodes are CD772's: regenerating would drop them
+    if expected is None:
+        assert "CD772" not in found
+        return
+    [hit] = found["CD772"]
+    assert hit.severity.value == "error" and hit.remedy.commands == expected

@@ -94,13 +94,13 @@ def test_xid_events_since_boot_are_judged_by_the_catalogue(machine, log, severit
         return
     [event] = found["CD217"]
     assert event.severity.value == severity and "(2 times)" in event.title
-    if "Xid (PCI:0000:20:00): 79" in log:
-        assert "on GPU 1" in event.title and "--gpu-reset -i 1" in event.remedy.text
+    if "Xid (PCI:0000:20:00): 79" in log:  # the catalogue's RESTART_BM: no reset reaches a GPU off the bus
+        assert "on GPU 1" in event.title and "sudo reboot" in event.remedy.text and "gpu-reset" not in event.remedy.text
 
 
 @pytest.mark.parametrize("cuda, step", [
     ({}, None),
-    ({"CTX_RC": 999}, "cuCtxCreate (CUDA_ERROR_UNKNOWN)"),
+    ({"CTX_RC": 999}, "cuDevicePrimaryCtxRetain (CUDA_ERROR_UNKNOWN)"),
     ({"LOAD_RC": 218}, "cuModuleLoadData (CUDA_ERROR_INVALID_PTX)"),
     ({"INITRC": 100}, "cuInit (CUDA_ERROR_NO_DEVICE)"),
     ({"WRONG_RESULT": True}, "result (None)"),
@@ -131,7 +131,7 @@ def test_without_ready_no_kernel_runs(machine):
 
 def test_a_busy_exclusive_gpu_is_not_reported_as_broken(machine):
     facts, found = judge(node(machine, gpus=1, cuda={"CTX_RC": 46}), ready=True)
-    assert facts.node.ready[0].step == "cuCtxCreate"
+    assert facts.node.ready[0].step == "cuDevicePrimaryCtxRetain"
     assert "CD218" not in found
 
 
@@ -149,3 +149,12 @@ def test_a_driver_that_crashes_in_a_health_read_keeps_every_other_fact(machine):
     facts, _ = judge(machine)
     assert len(facts.gpus) == 2 and facts.driver.version == "580.95.05"
     assert facts.node.health_error == "crashed (SIGSEGV)" and not facts.node.gpus
+
+
+@pytest.mark.parametrize("processes, fires", [(1, False), (0, True)])
+def test_a_gpu_a_job_has_filled_is_busy_but_an_empty_one_out_of_memory_is_not(machine, processes, fires):
+    from kit import Gpu
+
+    machine.driver("580.95.05", cuda=13000, gpus=[Gpu(processes=processes)], cuda_defines={"CTX_RC": 2})
+    facts, found = judge(machine, ready=True)
+    assert facts.node.ready[0].error == "CUDA_ERROR_OUT_OF_MEMORY" and ("CD218" in found) == fires

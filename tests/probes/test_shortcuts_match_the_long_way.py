@@ -132,9 +132,11 @@ def test_version_answers_without_typer_and_says_what_the_app_says(capsys):
         assert full.exit_code == 0 and proc.stdout == full.output
 
 
-def test_rules_are_imported_while_the_native_child_works(monkeypatch, machine):
-    """collect runs its ``meanwhile`` after the file-system probes and before waiting for the native child;
-    a failure there is ignored (the caller meets it again)."""
+def test_rules_are_imported_while_the_probes_and_the_native_child_work(monkeypatch, machine):
+    """collect runs its ``meanwhile`` on a thread of its own beside the file-system probes and finishes it before
+    reading the native child's results; a failure there is ignored (the caller meets it again)."""
+    import threading
+
     from cudnn_doctor import probes
     from cudnn_doctor.host import Host
     from cudnn_doctor.knowledge import load_compat
@@ -143,12 +145,12 @@ def test_rules_are_imported_while_the_native_child_works(monkeypatch, machine):
     monkeypatch.setattr(probes.Context, "run_native", lambda self: order.append("native"))
 
     def meanwhile():
-        order.append("meanwhile")
+        order.append("meanwhile on %s" % threading.current_thread().name)
         raise RuntimeError("ignored")
 
     machine.ld_conf("x86_64-linux-gnu.conf", [MA])
     facts = probes.collect(Host(str(machine.root), env={"PATH": "/bin"}), meanwhile=meanwhile, compat=load_compat())
-    assert order == ["meanwhile", "native"] and not facts.probe_errors
+    assert order == ["meanwhile on meanwhile", "native"] and not facts.probe_errors
 
 
 def test_version_parsing_memo_answers_as_packaging_does():
