@@ -4,10 +4,11 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Tuple, TypeVar
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from .host import Host
-from .model import Facts, Finding, Report, Severity, Target
+from .model import WINDOWS_SHELL, Facts, Finding, Report, Severity, Target
 from .probes.executor import DEFAULT_TIMEOUT  # noqa: F401  (the commands' --timeout default)
 
 if TYPE_CHECKING:
@@ -77,26 +78,40 @@ def probe_error_findings(facts: Facts) -> List[Finding]:
 
 def fix_target(facts: Facts) -> Target:
     """The Target this run's fixes are built for: the root and user the facts saw (an image's fixes go into its
-    build, a Windows drive's are typed on that machine) and how this cudnn-doctor is started here."""
+    build, a Windows drive's are typed on that machine, in PowerShell: the one shell Windows fixes are written
+    for) and how this cudnn-doctor is started here."""
     from .queries import platform_of
 
     doctor, on_path = Host.doctor_start()
     windows = platform_of(facts) == "windows"
     root = "/" if facts.image is not None or windows else (facts.host.root or "/")
-    return Target(root=root, as_root=facts.host.euid == 0, shell="powershell" if windows else "sh", doctor=doctor,
-                  doctor_on_path=on_path)
+    return Target(root=root, as_root=facts.host.euid == 0 and not Host.started_by_sudo(),
+                  shell=WINDOWS_SHELL if windows else "sh", doctor=doctor, doctor_on_path=on_path)
+
+
+def this_machine_target() -> Target:
+    """The Target of fixes for the machine the doctor runs on, as the user who started it: what smoke, bench and
+    the installer print (no Facts precede them)."""
+    doctor, on_path = Host.doctor_start()
+    euid = os.geteuid() if hasattr(os, "geteuid") else None
+    return Target(as_root=euid == 0 and not Host.started_by_sudo(), doctor=doctor, doctor_on_path=on_path)
+
+
+@contextmanager
+def fixes_here() -> Iterator[Target]:
+    """Fixes built inside this block are written for the machine the doctor runs on (this_machine_target)."""
+    from .remedies.acting import building_for
+
+    with building_for(this_machine_target()) as target:
+        yield target
 
 
 def fixes_for_this_machine(func: Callable[..., T]) -> Callable[..., T]:
     """``func`` with the fixes it builds written for the machine the doctor runs on, as this user (the installer's
-    refusals and notes, which no Facts precede)."""
+    refusals and notes, smoke's and bench's choice of library)."""
     @functools.wraps(func)
     def built_here(*args: Any, **kwargs: Any) -> T:
-        from .remedies.acting import building_for
-
-        doctor, on_path = Host.doctor_start()
-        euid = os.geteuid() if hasattr(os, "geteuid") else None
-        with building_for(Target(as_root=euid == 0, doctor=doctor, doctor_on_path=on_path)):
+        with fixes_here():
             return func(*args, **kwargs)
     return built_here
 
@@ -167,15 +182,16 @@ def run_smoke_on(facts: Facts, root: str = "/") -> dict:
     from .remedies.acting import building_for
 
     res = loaded_cudnn(facts)
-    if res is None or res.path is None:  # loaded_cudnn answers only with a found path
-        with building_for(fix_target(facts)):
+    with building_for(fix_target(facts)):  # the result's fix is for the machine check judges, as check's are
+        if res is None or res.path is None:  # loaded_cudnn answers only with a found path
             fix = no_cudnn_to_smoke_fix(facts, load_compat())
-        return {"ok": False, "summary": "no cuDNN library that a plain process would load was found", "fix": fix.text}
-    host = Host(root)
-    # The driver library the loader picks (it may live only on LD_LIBRARY_PATH, which the child does not get).
-    libcuda = facts.loader.resolved.get("libcuda.so.1")
-    driver = str(host.real(libcuda.path)) if libcuda is not None and libcuda.path else None
-    return run_smoke(str(host.real(res.path)), driver_library=driver, host=host).to_dict()
+            return {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
+                    "fix": fix.text}
+        host = Host(root)
+        # The driver library the loader picks (it may live only on LD_LIBRARY_PATH, which the child does not get).
+        libcuda = facts.loader.resolved.get("libcuda.so.1")
+        driver = str(host.real(libcuda.path)) if libcuda is not None and libcuda.path else None
+        return run_smoke(str(host.real(res.path)), driver_library=driver, host=host).to_dict()
 
 
 def image_report(facts: Facts, node=None, requires: Sequence[str] = (), target: Optional[str] = None,

@@ -402,6 +402,12 @@ class Host:
         return os.geteuid() if self.is_live and hasattr(os, "geteuid") else None
 
     @staticmethod
+    def started_by_sudo() -> bool:
+        """Whether sudo started this run for a user who is not root (SUDO_UID): back in their own shell, where they
+        type the fixes, a root-owned file needs sudo again though this run's effective user is root."""
+        return os.environ.get("SUDO_UID", "0") not in ("", "0")
+
+    @staticmethod
     def doctor_start() -> Tuple[Tuple[str, ...], bool]:
         """How this cudnn-doctor is started again from any shell, sudo's included (its absolute words), and whether
         a plain `cudnn-doctor` on PATH starts the same program (tests replace this with a fixed form)."""

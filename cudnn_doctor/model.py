@@ -58,6 +58,11 @@ class Fix:
         return bool(self.text or self.commands)
 
 
+# The shell every fix for a Windows machine is written in, the Target's there: cmd is never a target (its setx cuts
+# PATH at 1024 characters; it cannot edit the machine PATH safely), and PowerShell 5.1 ships with every Windows.
+WINDOWS_SHELL = "powershell"
+
+
 @dataclass(frozen=True)
 class Target:
     """Where and how a fix runs, so builders write it right the first time: the root it acts in (--root), whether
@@ -66,9 +71,15 @@ class Target:
 
     root: str = "/"  # the machine's root as the doctor sees it; "/" is the machine it runs on
     as_root: bool = False  # the user is root: commands need no sudo
-    shell: str = "sh"  # "sh", "powershell" or "cmd"
+    shell: str = "sh"  # "sh" (Linux, any POSIX shell) or WINDOWS_SHELL
     doctor: Tuple[str, ...] = ("cudnn-doctor",)  # the words that start this cudnn-doctor from any shell, sudo's too
     doctor_on_path: bool = True  # a plain `cudnn-doctor` in the user's own shell starts this one
+
+    SHELLS = ("sh", WINDOWS_SHELL)
+
+    def __post_init__(self) -> None:
+        if self.shell not in self.SHELLS:
+            raise ValueError("Target.shell must be one of %s, not %r" % (", ".join(self.SHELLS), self.shell))
 
 
 @dataclass

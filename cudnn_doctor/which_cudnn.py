@@ -6,6 +6,7 @@ import sys
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from .diagnose import fixes_for_this_machine
 from .remedies.doctor import install_cudnn_to_test_fix, no_driver_to_test_fix, smoke_every_copy_fix
 from .ui import EXIT_DOCTOR_FAILED, EXIT_PROBLEMS
 
@@ -40,6 +41,7 @@ def _loader_facts(root: str = "/"):
     return loader_facts(SONAMES + ("libcuda.so.1",), root)
 
 
+@fixes_for_this_machine
 def find_libraries(all_copies: bool, driver_given: bool = False, facts=None) -> Choice:
     """The copy a plain process loads (or, with ``all_copies``, every copy) and the libcuda to use; ``facts`` are
     `check`'s, where the caller has collected them already (then nothing is probed again)."""
@@ -75,6 +77,7 @@ def find_libraries(all_copies: bool, driver_given: bool = False, facts=None) -> 
     return Choice(libraries, driver, problem)
 
 
+@fixes_for_this_machine
 def bench_libraries(library: Optional[str], nvrtc: Optional[str]) -> Tuple[str, Optional[str], Optional[str]]:
     """(cuDNN library, libcuda, libnvrtc) for bench: the given ones first, else what `check`'s probes found."""
     from .bench.run import find_nvrtc

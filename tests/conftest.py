@@ -45,6 +45,7 @@ def hermetic_env(monkeypatch, request, _test_cache_home):
     from cudnn_doctor import host as host_seam
 
     monkeypatch.setattr(host_seam.Host, "doctor_start", staticmethod(lambda: (FIXED_DOCTOR, True)))
+    monkeypatch.delenv("SUDO_UID", raising=False)  # a suite run through sudo builds fixes as root does
     if request.node.get_closest_marker("gpu") or request.node.get_closest_marker("live"):
         return
     # No unmarked test may probe the real machine: the Host for "/" refuses to be built.

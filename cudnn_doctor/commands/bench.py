@@ -112,7 +112,10 @@ def bench(
                                                      "returned %s" % err.get("code")), EXIT_PROBLEMS)
     from ..bench.report import build_result
 
-    result = build_result(raw, plan, time.monotonic() - started, os.environ)
+    from ..diagnose import fixes_here
+
+    with fixes_here():  # the findings' fixes are typed on this machine, by the user who ran bench
+        result = build_result(raw, plan, time.monotonic() - started, os.environ)
     failed = result.error is not None or any(f.severity == Severity.ERROR for f in result.findings)
     code = EXIT_PROBLEMS if failed else EXIT_OK
     if as_json:

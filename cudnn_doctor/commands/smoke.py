@@ -44,7 +44,10 @@ def smoke(
         except CannotTest as stop:
             error_exit(stop.message, stop.code)
         libraries, driver, problem = choice.libraries, driver_lib or choice.driver, choice.problem
-    results = [run_smoke(lib, device=device, timeout=timeout, driver_library=driver) for lib in libraries]
+    from ..diagnose import fixes_here
+
+    with fixes_here():  # a failure's fix is typed on this machine, by the user who ran smoke
+        results = [run_smoke(lib, device=device, timeout=timeout, driver_library=driver) for lib in libraries]
     code = EXIT_OK if results and all(r.ok for r in results) else EXIT_PROBLEMS
     if as_json:
         payload: Dict[str, Any] = {"results": [r.to_dict() for r in results]}

@@ -7,6 +7,7 @@ from typing import Dict, Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
+from ..remedies.containers import container_toolkit_fix
 from ..versions import major_of
 from .answer import Answer
 from .evidence import Evidence
@@ -39,7 +40,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("TensorFlow's 'Unable to register ... factory' line is harmless", paste.harmless(), False)
     if kind == "docker-no-gpu-runtime":
         return Answer("Docker has no GPU runtime: the NVIDIA Container Toolkit is missing or not registered",
-                      rt.container_toolkit_fix())
+                      container_toolkit_fix())
     if kind == "cdi-unresolved":
         return Answer("the container asks for a CDI device that has no specification on the host", rt.cdi_spec_fix())
     if kind in ("container-cli-no-driver", "cannot-talk-to-driver"):
@@ -74,7 +75,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       rt.arch_fix(compat, ev.gpu_cc, _framework(ev) or "PyTorch"))
     if kind == "nvrtc-builtins":
         return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
-            major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
+            compat, major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
     if kind == "cudnn-not-initialized":
         return Answer("cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): no usable driver or GPU, GPU "
                       "memory exhausted, or a cuDNN that does not fit the CUDA runtime and driver",
@@ -94,7 +95,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind in ("xla-libdevice", "xla-ptxas"):
         said = next((s.detail for s in ev.signals if s.kind == kind), "")
         return Answer("XLA cannot find or use the CUDA compiler tools (ptxas, libdevice) it needs: %s" % said,
-                      rt.xla_cuda_tools_fix(major_of(cuda) or 12))
+                      rt.xla_cuda_tools_fix(compat, major_of(cuda) or 12))
     if kind == "trt-engine-version":
         return Answer("the TensorRT engine was built by another TensorRT version", rt.trt_rebuild_fix())
     if kind == "cudnn-no-engine":

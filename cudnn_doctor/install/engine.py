@@ -181,7 +181,8 @@ def _dry_run(req: Request, target: Target, source: Source, load: Loader) -> Inst
 
 
 def rollback_command(target: Target) -> str:
-    return undo_command(target.kind, target.given or target.root)
+    # What an install writes belongs to the user it ran as: root's files (sudo cudnn-doctor install) need root to undo.
+    return undo_command(target.kind, target.given or target.root, hasattr(os, "geteuid") and os.geteuid() == 0)
 
 
 def failed(exc: OSError, state: str, fix: Fix) -> Refusal:

@@ -1,13 +1,35 @@
-"""Whether a version a fix or an answer names exists: a cuDNN release built for a CUDA major, a framework release on
-PyPI, a driver branch. The one validator every remedies builder that names a version, `explain` and `matrix` ask."""
+"""Whether a version a fix or an answer names exists: a cuDNN release built for a CUDA major (and for a platform:
+NVIDIA's wheels per platform), a framework release on PyPI, a driver branch. The one validator every remedies
+builder that names a version, `explain` and `matrix` ask."""
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, NamedTuple, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..versions import cuda_label, major_of, mm_text, release3, ver
 from .cudnn_fit import CudnnFitKnowledge
+
+# Where the knowledge cannot tell: said, not guessed.
+INSUFFICIENT = "insufficient metadata"
+# A machine type as NVIDIA's downloads name its platform (an Arm server's cuDNN is the sbsa build; arm64 = aarch64).
+_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64", "sbsa": "aarch64"}
+
+
+class Existence(NamedTuple):
+    """True (it exists), False (the knowledge says it does not) or None (cannot tell), and why."""
+
+    exists: Optional[bool]
+    why: str
+
+
+def platform_key(platform: str, machine: Optional[str]) -> str:
+    """'linux-x86_64', 'linux-aarch64', 'windows-x86_64', 'windows-arm64': as compat's [wheel_platforms] names them."""
+    arch = _ARCH.get((machine or "x86_64").lower(), (machine or "").lower())
+    if platform == "windows":
+        return "windows-" + ("arm64" if arch == "aarch64" else arch)
+    return "linux-" + arch
+
 
 # The PyPI project each framework's releases are listed under in the derived knowledge.
 _FRAMEWORK_OF = {"torch": "torch", "pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax", "jaxlib": "jax"}
@@ -38,6 +60,37 @@ class ExistsKnowledge(CudnnFitKnowledge):
             if (first is None or r >= first) and (last is None or r <= last) and self.cudnn_release_known(str(r)):
                 return True
         return False if (builds or self.cudnn_release_known(str(r))) else None
+
+    def cudnn_build_exists_on(self, release: str, cuda: Any, platform: str = "linux", machine: Optional[str] = "x86_64",
+                              channel: str = "pip") -> Existence:
+        """Whether cuDNN `release` for `cuda` exists for this platform and machine, as NVIDIA's wheel
+        (`channel="pip"`: PyPI's files, compat/cudnn_layout.toml [wheel_platforms]) or archive (`"archive"`: compat
+        names the archives per platform but does not list which releases were published for which, so only
+        linux-x86_64, the support matrices' platform, is answered)."""
+        where, r, cm = platform_key(platform, machine), release3(release), major_of(cuda_label(cuda))
+        no_build = Existence(False, "NVIDIA made no cuDNN %s build for CUDA %s" % (release, cuda))
+        if r is None or cm is None:
+            return no_build
+        rows = [row for row in self.table("cudnn_layout", "wheel_platforms").get("rows", [])
+                if str(row.get("project", "")).endswith("-cu%d" % cm)] if channel == "pip" else []
+        here = {release3(v) for row in rows if row.get("platform") == where for v in row.get("releases", [])}
+        if r in here:  # a wheel on PyPI is a build for that CUDA major: no need to ask the slower tables
+            return Existence(True, "PyPI has a %s wheel of %s %s" % (where, rows[0]["project"], r))
+        built = self.cudnn_build_exists(release, cuda)
+        if built is False:
+            return no_build
+        if channel != "pip":
+            if where == "linux-x86_64":
+                return Existence(built, "NVIDIA's support matrix and releases list it" if built else INSUFFICIENT)
+            return Existence(None, "%s: compat names NVIDIA's %s archives but not which releases were published "
+                                   "for it" % (INSUFFICIENT, where))
+        if not rows:
+            return Existence(None, "%s: compat lists no cuDNN wheels for CUDA %d" % (INSUFFICIENT, cm))
+        project = str(rows[0]["project"])
+        listed = {release3(v) for row in rows for v in row.get("releases", [])}
+        if r > max(v for v in listed if v is not None):
+            return Existence(None, "%s: compat's list of %s wheels ends before %s" % (INSUFFICIENT, project, r))
+        return Existence(False, "PyPI has no %s wheel of %s %s" % (where, project, r))
 
     def cudnn_release_to_name(self, cuda: Any, wanted: Optional[str] = None,
                               cudnn_major: Optional[int] = None) -> Optional[str]:

@@ -6,6 +6,7 @@ from typing import Any, Dict, Optional
 
 from ..knowledge import Compat
 from ..model import Facts
+from ..versions import major_of
 from ..remedies.pick import (conda_fix, cudnn_fixes, cudnn_requirement, driver_fix, index_url, pip_fix, requirements_lines,
                              uv_fixes)
 from .choose import Pick
@@ -28,7 +29,8 @@ def _install(compat: Compat, pick: Pick) -> Dict[str, Any]:
     build, machine = chosen.build, pick.machine
     solve = driver_cuda(compat, machine) if machine.remote else None
     if build.framework == "cudnn":
-        home = machine.toolkits[0][1] if machine.toolkits else None
+        # A toolkit home of the build's CUDA major (the CUDA fitted may be a pip wheel folder's, which is no home).
+        home = next((p for v, p in machine.homes if major_of(v) == major_of(build.cuda)), None)
         fixes = cudnn_fixes(compat, build.release, build.cudnn, build.cuda, home)
         out: Dict[str, Any] = {k: f.text for k, f in fixes.items()}
         out["requirements"] = [r for r in [cudnn_requirement(compat, build.cuda, build.cudnn)] if r]

@@ -10,6 +10,9 @@ from ..model import Facts
 from ..versions import mm_text, ver, version_key
 
 
+HOME_KIND = "system"  # ToolkitFacts.kind of a CUDA toolkit installed as one (not a pip wheel folder, not conda)
+
+
 class BadReport(ValueError):
     """A --against file that is not a `check --json` report."""
 
@@ -29,6 +32,9 @@ class Machine:
     toolkits: List[Tuple[str, str]] = field(default_factory=list)  # (CUDA release, path) found, newest first
     platform: str = "linux"
     remote: bool = False  # answered from a report: a conda solve here must be told the node's CUDA
+    # The toolkits `cudnn-doctor install --cuda-home` can put cuDNN into, newest first: system installs only (pip's
+    # nvidia/cuNN wheel folder and a conda environment are no CUDA toolkit home; their own channel installs cuDNN).
+    homes: List[Tuple[str, str]] = field(default_factory=list)
 
 
 def gpu_cc(compat: Compat, name: str, reported: Optional[str]) -> Optional[str]:
@@ -53,7 +59,8 @@ def from_facts(facts: Facts, compat: Compat, label: str = "this machine") -> Mac
     gpus = [Gpu(g.name or "GPU %s" % g.index, gpu_cc(compat, g.name or "", g.compute_capability))
             for g in facts.gpus]
     return Machine(label, facts.driver.version, facts.driver.cuda_version, gpus,
-                   _newest_first((t.version, t.path) for t in facts.toolkits), facts.host.platform or "linux")
+                   _newest_first((t.version, t.path) for t in facts.toolkits), facts.host.platform or "linux",
+                   homes=_newest_first((t.version, t.path) for t in facts.toolkits if t.kind == HOME_KIND))
 
 
 def from_report(text: str, path: str, compat: Compat) -> Machine:
@@ -70,7 +77,9 @@ def from_report(text: str, path: str, compat: Compat) -> Machine:
                                                                         g.get("compute_capability")))
             for g in facts.get("gpus") or [] if isinstance(g, dict)]
     name = doc.get("host") if isinstance(doc.get("host"), str) else None
+    toolkits = [t for t in facts.get("toolkits") or [] if isinstance(t, dict)]
     return Machine("%s (%s)" % (name, path) if name else path, driver.get("version"), driver.get("cuda_version"),
-                   gpus, _newest_first((t.get("version"), t.get("path"))
-                                 for t in facts.get("toolkits") or [] if isinstance(t, dict)),
-                   str((facts.get("host") or {}).get("platform") or "linux"), remote=True)
+                   gpus, _newest_first((t.get("version"), t.get("path")) for t in toolkits),
+                   str((facts.get("host") or {}).get("platform") or "linux"), remote=True,
+                   homes=_newest_first((t.get("version"), t.get("path")) for t in toolkits
+                                       if t.get("kind", HOME_KIND) == HOME_KIND))

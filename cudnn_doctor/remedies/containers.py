@@ -7,6 +7,7 @@ from typing import Optional
 from ..knowledge import DriverFloor
 from ..model import Fix
 from .acting import system
+from .node import runtime_configure_fix
 from .shell import advice, run, say, stated
 from .software import driver_upgrade_fix
 
@@ -72,13 +73,22 @@ def compat_older_fix() -> Fix:
                   "(the node's driver is newer than the compat libcuda), or rebuild the image without cuda-compat")
 
 
+def container_toolkit_fix(runtime: str = "docker") -> Fix:
+    """The host's container runtime has no GPU runtime: install the NVIDIA Container Toolkit and register it (the
+    node's runtime_configure_fix). The host's `sudo` stays plain: its user is not this run's."""
+    return say("install the NVIDIA Container Toolkit (`%s` after adding NVIDIA's repository), then register it with "
+               "%s: `%s`", run("sudo apt-get install -y nvidia-container-toolkit"), runtime,
+               runtime_configure_fix(runtime))
+
+
 def container_gpu_fix() -> Fix:
-    """Start the container with the GPU, and give the host's Docker the NVIDIA runtime."""
+    """Start the container with the GPU, and give the host's Docker the NVIDIA runtime (words: the host is another
+    machine, so its commands are not this fix's to run)."""
     return stated("Run the container with the GPU (on a host with an NVIDIA GPU and driver): `docker run --gpus all "
                   "-e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...` (compose: deploy.resources.reservations.devices "
-                  "with capabilities [gpu]); on the host install the NVIDIA Container Toolkit, then `sudo nvidia-ctk "
-                  "runtime configure --runtime=docker && sudo systemctl restart docker`. If nvidia-smi says 'Failed "
-                  "to initialize NVML: Unknown Error' after running for a while, restart the container.")
+                  "with capabilities [gpu]); on the host install the NVIDIA Container Toolkit, then `%s`. If "
+                  "nvidia-smi says 'Failed to initialize NVML: Unknown Error' after running for a while, restart the "
+                  "container." % runtime_configure_fix("docker").text)
 
 
 def wsl_driver_fix() -> Fix:

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ..knowledge import Compat
 from ..versions import cuda_label, major_of, mm_text, release3
-from ..model import CudnnCopy, Facts, Fix
+from ..model import WINDOWS_SHELL, CudnnCopy, Facts, Fix
 from ..queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, lowest_cc, machine_cuda, platform_of,
                        primary_toolkit, toolkit_owning)
 from .acting import at, doctor, ldconfig, sudo, system
@@ -34,6 +34,12 @@ def copy_wheel(compat: Compat, copy: CudnnCopy, *fallback_cudas: Any) -> Optiona
     return cudnn_wheel_for(compat, copy.cuda_version, *fallback_cudas)
 
 
+def _major_has_wheel(compat: Compat, cuda: str, major: Optional[int], platform: str, machine: Optional[str]) -> bool:
+    """Whether some release of cuDNN `major` for `cuda` has a wheel for this platform (or the knowledge cannot tell)."""
+    return any(compat.cudnn_build_exists_on(r, cuda, platform, machine).exists is not False
+               for r in reversed(compat.cudnn_releases(major)))  # newest first: most have one
+
+
 def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = None, version: Optional[str] = None,
                       origin: str = "system", platform: str = "linux", machine: Optional[str] = "x86_64",
                       min_cc: Optional[str] = None) -> Fix:
@@ -48,14 +54,20 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
                       "names the cuDNN build for the CUDA the driver runs" % doctor("check"))
     family = compat.has_minor_compat(cm)
     key = cuda_text if not family else str(cm)
+    # Whether NVIDIA's wheel of that release is on PyPI for this platform (9.18.0 has no Windows wheel, cuDNN 8 no
+    # aarch64 one); None: the knowledge cannot tell, and the release stands.
+    no_wheel = bool(version) and compat.cudnn_build_exists_on(str(version), key, platform, machine).exists is False
+    wheel_only = family and (origin == "pip" or platform == "windows")  # the fix is the wheel line
     if version and (cudnn_build_exists(compat, version, key) is False
-                    or not cudnn_runs_on_cc(compat, version, key, min_cc, strict=False)):
-        # No such build (cuDNN 7.6.5 for CUDA 11.8, 9.1.0 for CUDA 13) or none for this GPU: name one that exists.
+                    or not cudnn_runs_on_cc(compat, version, key, min_cc, strict=False) or (no_wheel and wheel_only)):
+        # No such build (cuDNN 7.6.5 for CUDA 11.8, 9.1.0 for CUDA 13), none for this GPU, or (where the fix is the
+        # wheel) no wheel of it for this platform: name one that exists.
         if cudnn_major is None:
             cudnn_major = major_of(version)
         version = None
-        if cudnn_release_for(compat, key, cudnn_major, min_cc) is None:
-            cudnn_major = None
+        if cudnn_release_for(compat, key, cudnn_major, min_cc) is None or (
+                wheel_only and not _major_has_wheel(compat, key, cudnn_major, platform, machine)):
+            cudnn_major = None  # cuDNN 8 has no aarch64 wheel: the newest major's
     if cudnn_major is not None and version is None and cudnn_release_for(compat, key, cudnn_major, min_cc) is None \
             and min_cc and cudnn_release_for(compat, key, None, min_cc) is not None:
         cudnn_major = None  # this major has no build for the GPU: offer the one that does
@@ -73,6 +85,8 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
                                         machine or "x86_64") if release else None
     archive_text = archive or "the cuDNN %s build for CUDA %s" % (release or cudnn_major, cuda_text)
     wheel = compat.cudnn_wheel(cm)
+    if wheel and not _major_has_wheel(compat, key, cudnn_major, platform, machine):
+        wheel = None  # none of this major for this platform (nvidia-cudnn-cu11 has no aarch64 wheel at all)
     # Always pin: an unpinned nvidia-cudnn-cuNN installs the newest major, whatever major was asked for. Where the
     # newest release of the major no longer runs on the GPU, pin the release chosen for it.
     if version:
@@ -95,9 +109,9 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
                                                              "libcudnn%d-dev=" % cudnn_major)))
         return run(apt, text="%s, or `%s`" % (manual, apt), manual=manual)
     if origin == "pip" and wheel:
-        # pip's command line reads the same in every shell; on Windows it is typed into cmd or PowerShell, not sh.
+        # pip's command line reads the same in every shell; on Windows it is typed into PowerShell, not sh.
         if platform == "windows":
-            return run('pip install "%s%s"' % (wheel, pin), shell="cmd")
+            return run('pip install "%s%s"' % (wheel, pin), shell=WINDOWS_SHELL)
         return run(system('pip install "%s%s"' % (wheel, pin), privileged=False))
     if origin == "conda":
         return run(system('conda install -c conda-forge "cudnn%s"' % (("=" + version) if version else
@@ -106,13 +120,15 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         if not wheel:
             return advice(windows_manual)
         pip = 'pip install "%s%s"' % (wheel, pin)
-        return run(pip, text="%s, or `%s`" % (windows_manual, pip), manual=windows_manual, shell="cmd")
+        return run(pip, text="%s, or `%s`" % (windows_manual, pip), manual=windows_manual, shell=WINDOWS_SHELL)
     apt_row = next((r for r in compat.cudnn_channels() if r.get("channel") == "apt-v%d" % cudnn_major), None)
     if apt_row and "<cuda_major>" in str(apt_row.get("install", "")):
         apt = system(str(apt_row["install"]).replace("<cuda_major>", str(cm)))
     else:
         apt = system("apt install libcudnn%d libcudnn%d-dev" % (cudnn_major, cudnn_major))
-    others = (['`%s`' % system('pip install "%s%s"' % (wheel, pin), privileged=False)] if wheel else []) + [
+    pinned_missing = bool(version) and compat.cudnn_build_exists_on(str(version), key, platform, machine).exists is False
+    others = (['`%s`' % system('pip install "%s%s"' % (wheel, pin), privileged=False)] if wheel and not pinned_missing
+              else []) + [
         "the archive %s" % archive_text]
     return run(apt, text=", or ".join([apt + " (NVIDIA's apt repository)"] + others), manual=", or ".join(others))
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..model import Fix
+from ..model import WINDOWS_SHELL, Fix
 from .shell import noted, run
 from .shells import command_fix, powershell_quote, sh_quote
 
@@ -17,5 +17,5 @@ def environment_variable_fix(name: str, platform: str, value: Optional[str] = No
     if platform == "windows":
         command = ("Remove-Item Env:%s" % name if value is None
                    else "$env:%s = %s" % (name, powershell_quote(value)))
-        return noted(command_fix([command], shell="powershell"), _WHERE_WINDOWS)
+        return noted(command_fix([command], shell=WINDOWS_SHELL), _WHERE_WINDOWS)
     return noted(run("unset %s" % name if value is None else "export %s=%s" % (name, sh_quote(value))), _WHERE_LINUX)

@@ -105,9 +105,11 @@ def finish_repair_fix(rollback: str) -> Fix:
     return stated("fix the cause, then run `%s` (it finishes the repair; each step can be repeated)" % rollback)
 
 
-def undo_command(kind: str, where: str) -> str:
-    """`cudnn-doctor rollback` for an install's target: a toolkit, or a --prefix folder."""
-    return doctor("rollback %s %s" % ("--prefix" if kind == "prefix" else "--cuda-home", q(at(where))))
+def undo_command(kind: str, where: str, root_owned: bool) -> str:
+    """`cudnn-doctor rollback` for an install's target (a toolkit, or a --prefix folder), by this cudnn-doctor's
+    absolute words under sudo where the install's files and record are root's and the user is not."""
+    return doctor("rollback %s %s" % ("--prefix" if kind == "prefix" else "--cuda-home", q(at(where))),
+                  privileged=root_owned)
 
 
 def finish_undo_fix(rollback: str) -> Fix:

@@ -8,7 +8,7 @@ from typing import List, Optional, Tuple
 from packaging.version import Version
 
 from ..knowledge import Compat, Shipped
-from ..model import Fix
+from ..model import WINDOWS_SHELL, Fix
 from ..versions import major_of, mm_text, ver
 from .shell import advice, q, run, say, stated
 from .shells import command_fix
@@ -91,7 +91,7 @@ def shadowed_library_fix(node: str, newer_than: Optional[str], platform: str) ->
     """An older copy of `node` shadows the one the caller needs: find it on the search path, drop it."""
     want = (" %s or newer" % newer_than) if newer_than else " matching"
     if platform == "windows":
-        return command_fix(["Get-Command %s -All | Format-List Source" % q(node)], shell="powershell",
+        return command_fix(["Get-Command %s -All | Format-List Source" % q(node)], shell=WINDOWS_SHELL,
                            text="find every %s Windows can load (`Get-Command %s -All`) and take the older one's "
                                 "folder off PATH, so the%s copy is found first" % (node, node, want))
     return run("echo $LD_LIBRARY_PATH", "ldconfig -p | grep %s" % q(node.split(".so")[0]),

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ..knowledge import Compat
-from ..model import Fix
+from ..model import WINDOWS_SHELL, Fix
 from ..versions import mm_at_least, version_key
 from .shell import advice, run, say, stated
 from .shells import command_fix
+from .node import cdi_generate_fix
 from .software import torch_install
 
 
@@ -32,20 +33,10 @@ def mismatched_driver_fix(platform: str) -> Fix:
                                    "it persists, take any .../cuda-*/compat folder off LD_LIBRARY_PATH")
 
 
-def container_toolkit_fix() -> Fix:
-    """Docker has no GPU runtime: install and register the NVIDIA Container Toolkit."""
-    return run("sudo apt-get install -y nvidia-container-toolkit",
-               "sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker",
-               text="install the NVIDIA Container Toolkit (`sudo apt-get install -y nvidia-container-toolkit` after "
-                    "adding NVIDIA's repository), register it with `sudo nvidia-ctk runtime configure "
-                    "--runtime=docker` and `sudo systemctl restart docker`")
-
-
 def cdi_spec_fix() -> Fix:
-    """The host has no (current) CDI specification for its GPUs."""
-    return run("sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
-               text="generate the CDI specification for this driver: `sudo nvidia-ctk cdi generate "
-                    "--output=/etc/cdi/nvidia.yaml` (again after every driver upgrade)")
+    """The host has no (current) CDI specification for its GPUs: node's command, said with when to run it again."""
+    return say("generate the CDI specification for this driver: `%s` (again after every driver upgrade)",
+               cdi_generate_fix())
 
 
 def container_restart_fix() -> Fix:
@@ -86,12 +77,17 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str) -> Fix:
                                                                   arch, arch, arch))
 
 
-def xla_cuda_tools_fix(cuda_major: int) -> Fix:
-    """XLA could not find ptxas or libdevice: the nvcc wheel brings both; or point XLA at a toolkit."""
-    project = "nvidia-cuda-nvcc-cu%d" % cuda_major if cuda_major <= 12 else "nvidia-cuda-nvcc"
+def xla_cuda_tools_fix(compat: Compat, cuda_major: int) -> Fix:
+    """XLA could not find ptxas or libdevice: the nvcc wheel of the CUDA major brings both (where NVIDIA ships
+    one); or point XLA at a toolkit."""
+    toolkit = "export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda"
+    project = compat.pip_project("ptxas", cuda_major)
+    if project is None:
+        return run(toolkit, text="point XLA at a CUDA %d toolkit (it holds ptxas and libdevice): %s"
+                   % (cuda_major, toolkit))
     return run('pip install -U "%s"' % project,
                text='pip install -U "%s" (it ships ptxas and libdevice where JAX and TensorFlow look), or point XLA '
-                    'at a CUDA toolkit: export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda' % project)
+                    'at a CUDA toolkit: %s' % (project, toolkit))
 
 
 def trt_rebuild_fix() -> Fix:
@@ -104,7 +100,7 @@ def trt_rebuild_fix() -> Fix:
 def paging_file_fix() -> Fix:
     """Windows' commit limit was reached loading the CUDA DLLs."""
     return command_fix(["Get-CimInstance Win32_ComputerSystem | Set-CimInstance -Property "
-                        "@{AutomaticManagedPagefile=$true}"], shell="powershell", root=True,
+                        "@{AutomaticManagedPagefile=$true}"], shell=WINDOWS_SHELL, root=True,
                        text="let Windows manage a larger paging file (administrator PowerShell: `Get-CimInstance "
                             "Win32_ComputerSystem | Set-CimInstance -Property @{AutomaticManagedPagefile=$true}`, "
                             "then restart), and use fewer DataLoader workers (num_workers)")
@@ -112,7 +108,7 @@ def paging_file_fix() -> Fix:
 
 def windows_missing_dll_fix(dll: str) -> Fix:
     """A DLL (or one of its imports) is nowhere on the DLL search path."""
-    return command_fix(["Get-Command %s -All" % (dll or "cudnn64_*.dll")], shell="powershell",
+    return command_fix(["Get-Command %s -All" % (dll or "cudnn64_*.dll")], shell=WINDOWS_SHELL,
                        text="put the folder that holds %s on PATH (`Get-Command %s -All` shows what Windows "
                             "finds; pip's wheels keep it in site-packages\\nvidia\\<library>\\bin); Python 3.8+ "
                             "also needs os.add_dll_directory(<that folder>) before the import" % (
@@ -174,9 +170,13 @@ def ptx_driver_fix(platform: str) -> Fix:
                driver_fix(None, platform))
 
 
-def nvrtc_builtins_fix(cuda_major: int) -> Fix:
-    """NVRTC could not open its builtins library (it sits beside libnvrtc in the same release)."""
-    project = "nvidia-cuda-nvrtc-cu%d" % cuda_major if cuda_major <= 12 else "nvidia-cuda-nvrtc"
+def nvrtc_builtins_fix(compat: Compat, cuda_major: int) -> Fix:
+    """NVRTC could not open its builtins library (it sits beside libnvrtc in the same release, in the same wheel
+    where NVIDIA ships one for the CUDA major)."""
+    project = compat.pip_project("libnvrtc-builtins", cuda_major)
+    if project is None:
+        return advice("put the CUDA %d toolkit's lib64, which holds libnvrtc and its libnvrtc-builtins, on "
+                      "LD_LIBRARY_PATH" % cuda_major)
     return run('pip install --force-reinstall "%s"' % project,
                text="give NVRTC its libnvrtc-builtins from the same release: `pip install --force-reinstall \"%s\"`, "
                     "or put the toolkit's lib64 (which holds both) on LD_LIBRARY_PATH" % project)

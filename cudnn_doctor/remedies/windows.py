@@ -7,7 +7,7 @@ import re
 from typing import Optional, Sequence
 
 from ..knowledge import Compat
-from ..model import CudnnCopy, Facts, Fix
+from ..model import WINDOWS_SHELL, CudnnCopy, Facts, Fix
 from ..model_windows import WindowsFacts
 from ..versions import major_of, mm
 from .shell import advice
@@ -56,7 +56,7 @@ def _word(value: str) -> str:
 def powershell_fix(commands: Sequence[str], text: str, root: bool = False, doctor: str = "",
                    manual: str = "") -> Fix:
     """A fix whose commands run in PowerShell, said by ``text`` (the commands with the words around them)."""
-    return command_fix(commands, shell="powershell", text=text, root=root, doctor=doctor, manual=manual)
+    return command_fix(commands, shell=WINDOWS_SHELL, text=text, root=root, doctor=doctor, manual=manual)
 
 
 def on_path(win: WindowsFacts, folder: str) -> bool:
@@ -125,7 +125,7 @@ def zlibwapi_fix(folder: str, good: Optional[str], download: str, dll_in_zip: st
                     "Copy-Item %s %s -Force" % (unpacked, ps_quote(folder))]
     other = "move to cuDNN 9, which does not need it"
     return powershell_fix(commands, "put the x64 zlibwapi.dll beside cuDNN: %s; or %s" % (
-        line(commands, "powershell"), other), root=_admin_only(folder), manual=other)
+        line(commands, WINDOWS_SHELL), other), root=_admin_only(folder), manual=other)
 
 
 def newer_copy_first_fix(win: WindowsFacts, older: CudnnCopy, newer: CudnnCopy) -> Fix:

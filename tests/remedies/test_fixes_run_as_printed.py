@@ -136,3 +136,32 @@ def test_root_gets_no_sudo_and_a_user_gets_the_absolute_doctor(monkeypatch, tmp_
     assert user and all(c.startswith("sudo %s install " % argv0) for c in user), user
     assert root and all(c.startswith("cudnn-doctor install ") for c in root), root
     assert real_machine().host.euid is None
+
+
+@pytest.mark.parametrize("kind", INSTALLS)
+@pytest.mark.parametrize("euid,sudo_uid", [(1000, None), (0, None), (0, 1000)], ids=["user", "root", "sudo"])
+def test_the_installers_undo_line_runs_as_printed(tmp_path, monkeypatch, kind, euid, sudo_uid):
+    """"Installed. Undo with: ..." for each start form: root's install undone by root as printed, a user's own
+    install by that user, and the install a user ran through sudo (its files are root's) with sudo and this
+    cudnn-doctor's absolute words (sudo's secure_path has no venv's bin; a zipapp has no command)."""
+    import json
+
+    import archive_factory as af
+    from kit import FakeMachine
+
+    argv0, python, path = _install(tmp_path, kind)
+    form = start_form(argv0, python, path)
+    monkeypatch.setattr(Host, "doctor_start", staticmethod(lambda: form))
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+    if sudo_uid is not None:
+        monkeypatch.setenv("SUDO_UID", str(sudo_uid))
+    monkeypatch.setattr("cudnn_doctor.install.plan.compat_verdict",
+                        lambda cudnn, built, toolkit: (True, "accepted by the test"))
+    machine = FakeMachine(tmp_path / "root")
+    home = machine.p(machine.toolkit("12.6.1"))
+    result = af.invoke("install", af.make("linux-xz", tmp_path / "dl"), "--cuda-home", home, "--no-smoke", "--json",
+                       env={af.MACHINE_ENV: str(machine.root)})
+    hint = json.loads(result.stdout)["rollback_hint"]
+    assert hint.endswith(" rollback --cuda-home %s" % home), hint
+    assert hint.startswith("sudo %s " % " ".join(form[0])) == (sudo_uid is not None), hint
+    assert _problems(hint, path, form[0], euid == 0 and sudo_uid is None) == [], hint
