@@ -58,3 +58,6 @@ __getattr__
 # The version validator's driver-branch question (knowledge/exists.py): builders name driver branches from the
 # architecture and toolkit tables it is built on; tests/remedies/test_fixes_name_what_exists.py asks it of every fix.
 _.driver_branch_exists
+
+# check --ready: each GPU's time per step, serialised into the report (model_node.ReadyGpu).
+_.phases_ms
