@@ -58,3 +58,6 @@ __getattr__
 # The version validator's driver-branch question (knowledge/exists.py): builders name driver branches from the
 # architecture and toolkit tables it is built on; tests/remedies/test_fixes_name_what_exists.py asks it of every fix.
 _.driver_branch_exists
+
+# Read from the report's JSON (GpuReady.phases_ms: each readiness step's time), never as an attribute here.
+_.phases_ms

@@ -37,7 +37,7 @@ def nvml_profile():
                 finally:
                     s = spent[name]; s[0] += 1; s[1] += time.perf_counter() - t
             return wrapped
-    for rep in range(3):
+    for _ in range(3):
         spent.clear()
         t0 = time.perf_counter(); gpu_health.node_health(Timed()); total = ms(t0)
     print("node_health total (3rd run)", total, "ms")
