@@ -59,5 +59,5 @@ __getattr__
 # architecture and toolkit tables it is built on; tests/remedies/test_fixes_name_what_exists.py asks it of every fix.
 _.driver_branch_exists
 
-# check --ready: each GPU's time per step, serialised into the report (model_node.ReadyGpu).
+# Read from the report's JSON (GpuReady.phases_ms: each readiness step's time), never as an attribute here.
 _.phases_ms

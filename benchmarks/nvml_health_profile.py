@@ -4,7 +4,8 @@ error counters equal nvidia-smi nvlink -e's. Reads only; changes no GPU setting.
     python3 benchmarks/nvml_health_profile.py [--tree NAME=DIR ...] [--runs 3] [--nvml PATH]
 
 Per tree (this checkout first): node_health's wall on its third run (NVML already started), then each NVML
-function's calls and summed time (threads' times add up, so the sum may pass the wall). Then per GPU the error
+function's calls and summed time (threads' times add up, so the sum may pass the wall); for a tree that reads the
+NVLink counters only when asked (check --ready), once without and once with them. Then per GPU the error
 counters four ways: every active link's nvmlDeviceGetNvLinkErrorCounter summed (the reference), each tree's
 answer, and nvidia-smi nvlink -e's lines summed by their label.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib.util
+import inspect
 import os
 import re
 import subprocess
@@ -132,10 +134,9 @@ def main() -> int:
         module = load_gpu_health(tree, label)
         wall, timed, answers[label] = profile(module, pynvml, args.runs)
         print_profile(label, wall, timed, gpus)
-        if label == "this tree":
-            wall, timed, one_by_one = profile(module, pynvml, args.runs, workers=1)
-            print_profile("this tree, one thread", wall, timed, gpus)
-            print("    same answer as on threads: %s" % _same(one_by_one, answers[label]))
+        if "counters" in inspect.signature(module.node_health).parameters:  # a tree that reads them only on ask
+            wall, timed, answers[label] = profile(module, pynvml, args.runs, counters=True)
+            print_profile(label + ", with the NVLink counters (check --ready)", wall, timed, gpus)
     first = trees[0][0]
     for label, _ in trees[1:]:
         print("%s's answer equals %s's (NVLink counters aside): %s" % (first, label, _same(answers[first],
@@ -148,9 +149,7 @@ def main() -> int:
         print("  GPU %d (%d links active)" % (index, sum(1 for e in links if e["active"])))
         print("    %-22s %s" % ("reference", reference_counters(pynvml, handle, links)))
         first = next((e["link"] for e in links if e["active"]), 0)
-        asked = [field for _, _, field in own._NVLINK_COUNTERS] + [own._link_field(name, first) for name, _, _ in
-                                                                    own._NVLINK_COUNTERS]
-        asked = [field for field in asked if field is not None]
+        asked = [(field, first) for _, field, _ in own._NVLINK_COUNTERS]
         print("    %-22s %s" % ("field rc (link %d)" % first, dict(zip(map(str, asked), [
             rc for rc, _ in own._field_values(pynvml, handle, asked)]))))
         for label, _ in trees:
@@ -161,9 +160,11 @@ def main() -> int:
 
 
 def _same(a: dict, b: dict) -> bool:
-    """Equal answers, the NVLink counters left out (they are compared one by one below)."""
+    """Equal answers, the NVLink counters left out (they are compared one by one below), and the NVLink P2P status
+    of pairs a link joins directly (this tree no longer asks it there)."""
     def strip(answer: dict) -> dict:
-        return dict(answer, gpus=[{k: v for k, v in g.items() if k != "nvlink_errors"} for g in answer["gpus"]])
+        return dict(answer, gpus=[{k: v for k, v in g.items() if k != "nvlink_errors"} for g in answer["gpus"]],
+                    pairs=[{k: v for k, v in p.items() if k != "p2p_nvlink"} for p in answer["pairs"]])
     return strip(a) == strip(b)
 
 

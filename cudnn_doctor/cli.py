@@ -175,16 +175,19 @@ def _option_value(args: List[str], name: str) -> Optional[str]:
 
 def _early_native(args: List[str]) -> Optional["NativeSession"]:
     """For a plain `check`: the run's native child, started before typer and the command's imports so that its
-    interpreter and NVML's start overlap with them (the probes take it when it suits: Host.native_session)."""
+    interpreter and NVML's start overlap with them (the probes take it when it suits: Host.native_session); with
+    --ready, each GPU's kernel run too, the slowest task of all."""
     if _command_named(args) != "check" or any(a.split("=", 1)[0] in NO_EARLY_CHILD for a in args):
         return None
-    from .host import Host
+    from .host import Host, early_tasks, ready_tasks
 
     root = _option_value(args, "--root")
-    session = Host(root or "/").native_session()  # the machine the run checks: the probes take it only if it matches
+    host = Host(root or "/")
+    session = host.native_session()  # the machine the run checks: the probes take it only if it matches
     session.start()
-    if root is None and hasattr(os, "fork"):
-        session.speculate()  # a live Linux machine: the driver probe's NVML and libcuda calls, by soname
+    if root is None and hasattr(os, "fork"):  # a live Linux machine: the driver and node probes' calls, by soname
+        ready = "--ready" in (args[:args.index("--")] if "--" in args else args)
+        session.speculate(early_tasks(ready) + (ready_tasks("libcuda.so.1", host.listed_gpus()) if ready else []))
     return session
 
 

@@ -29,11 +29,16 @@ def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
     when it suits this run)."""
     from .probes import collect
 
+    # The knowledge is handed to the probes (they never load it themselves) as its loader, one cached call: the
+    # first probe that needs it reads it, by when the meanwhile thread (_ready_to_judge) has mostly imported it.
+    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge, compat=_knowledge,
+                   sonames=sonames, ready=ready, early=early)
+
+
+def _knowledge() -> Any:
     from .knowledge import load_compat
 
-    # The knowledge is handed to the probes (they never load it themselves); reading it is one cached call.
-    return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge, compat=load_compat(),
-                   sonames=sonames, ready=ready, early=early)
+    return load_compat()
 
 
 def loader_facts(names: Sequence[str], root: str = "/") -> Facts:

@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, BinaryIO, Dict, Iterator, List, Mapping, Optio
 
 from . import bounded_io
 from .native.driver import NativeTask
+# The native tasks the probes and the command line's early child ask for, reached through the seam.
+from .native.tasks import early_tasks, gpu_uuid, health_task, ready_tasks
+
+__all__ = ["Host", "NativeTask", "early_tasks", "health_task", "ready_tasks"]
 
 if TYPE_CHECKING:
     from .native.session import NativeSession
@@ -317,6 +321,13 @@ class Host:
             if not found:
                 break
         return sorted(found)
+
+    def listed_gpus(self) -> List[Tuple[str, Optional[str]]]:
+        """The GPUs the NVIDIA driver lists in /proc/driver/nvidia/gpus, in PCI bus order: (bus id, UUID or None
+        while the driver does not know it)."""
+        listed = sorted(os.path.basename(path).lower() for path in self.glob("/proc/driver/nvidia/gpus/*"))
+        return [(address, gpu_uuid(self.read_text("/proc/driver/nvidia/gpus/%s/information" % address, 4096) or ""))
+                for address in listed]
 
     def read_kernel_log(self, limit: int = 8 << 20) -> Optional[str]:
         """The kernel's messages since boot, one record a line, from /dev/kmsg (read without blocking: it is a

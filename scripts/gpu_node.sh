@@ -11,19 +11,25 @@ py=${PYTHON:-python3}
 step() { echo; echo "== $*"; }
 {
 step "machine"; date -u; timeout 20 nvidia-smi -L; timeout 20 nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1
+fields=index,pci.bus_id,persistence_mode,ecc.mode.current,ecc.errors.uncorrected.volatile.total,remapped_rows.pending,remapped_rows.failure,REASONS,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max
+query() {  # nvidia-smi's values into $out/$1; clock event reasons move (gpu_idle clears while a kernel runs), so
+  # they are read just before and just after check --json, and before check --ready wakes the GPUs
+  for reasons in clocks_event_reasons.active clocks_throttle_reasons.active; do  # the name before driver 535
+    timeout 30 nvidia-smi --query-gpu="${fields/REASONS/$reasons}" --format=csv,noheader > "$out/$1" && break
+  done
+}
+query smi-query-before.csv
 step "cudnn-doctor check --json (timed)"
 TIMEFORMAT="check wall %R s"
 time timeout 60 $py -m cudnn_doctor check --json --output-file "$out/check.json"; echo "exit=$?"
+query smi-query.csv
+echo "query ($reasons), just before check --json:"; cat "$out/smi-query-before.csv"
+echo "just after:"; cat "$out/smi-query.csv"
 step "cudnn-doctor check --ready --json (timed)"
 TIMEFORMAT="check --ready wall %R s"
 time timeout 60 $py -m cudnn_doctor check --ready --json --output-file "$out/ready.json"; echo "exit=$?"
 step "nvidia-smi outputs (saved beside)"
 timeout 30 nvidia-smi -q > "$out/smi-q.txt"; echo "nvidia-smi -q exit=$? ($(wc -l < "$out/smi-q.txt") lines)"
-fields=index,pci.bus_id,persistence_mode,ecc.mode.current,ecc.errors.uncorrected.volatile.total,remapped_rows.pending,remapped_rows.failure,REASONS,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max
-for reasons in clocks_event_reasons.active clocks_throttle_reasons.active; do  # the name before driver 535
-  timeout 30 nvidia-smi --query-gpu="${fields/REASONS/$reasons}" --format=csv,noheader > "$out/smi-query.csv" && break
-done
-echo "query ($reasons):"; cat "$out/smi-query.csv"
 step "nvidia-smi topo -m"; timeout 30 nvidia-smi topo -m | tee "$out/topo-m.txt"
 step "nvidia-smi topo -p2p r"; timeout 30 nvidia-smi topo -p2p r | tee "$out/topo-p2p.txt"
 step "nvidia-smi nvlink -s"; timeout 30 nvidia-smi nvlink -s | tee "$out/nvlink-s.txt" | head -60
@@ -39,6 +45,8 @@ out = sys.argv[1]
 doc = json.load(open(out + "/check.json"))
 node = doc["facts"]["node"]
 rows = list(csv.reader(open(out + "/smi-query.csv"), skipinitialspace=True))
+before = list(csv.reader(open(out + "/smi-query-before.csv"), skipinitialspace=True))
+ready_node = json.load(open(out + "/ready.json"))["facts"]["node"]  # the NVLink counters are read with --ready
 bits = [("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap", 0x4), ("hw_slowdown", 0x8),
         ("sync_boost", 0x10), ("sw_thermal_slowdown", 0x20), ("hw_thermal_slowdown", 0x40),
         ("hw_power_brake_slowdown", 0x80), ("display_clock_setting", 0x100)]
@@ -67,9 +75,14 @@ for g, r in zip(node["gpus"], rows):
     rr = g.get("remapped_rows") or {}
     show("row remap pending", {True: "Yes", False: "No"}.get(rr.get("pending"), "[N/A]"), r[5])
     show("row remap failure", {True: "Yes", False: "No"}.get(rr.get("failed"), "[N/A]"), r[6])
-    mask = hex_mask(r[7])  # a hex bitmask: "0x0000000000000001"
-    theirs = "?(%s)" % r[7] if mask is None else ",".join(sorted(n for n, b in bits if mask & b)) or "-"
-    show("clock event reasons", ",".join(sorted(g["clock_events"] or [])) or "-", theirs)
+    def reasons(text):  # a hex bitmask: "0x0000000000000001"
+        mask = hex_mask(text)
+        return "?(%s)" % text if mask is None else ",".join(sorted(n for n, b in bits if mask & b)) or "-"
+    ours, after = ",".join(sorted(g["clock_events"] or [])) or "-", reasons(r[7])
+    first = reasons(before[i][7]) if i < len(before) else after
+    # check read them between nvidia-smi's two reads: the same as either is the same value at another instant
+    theirs = ours if ours in (first, after) else first if first == after else "%s, then %s" % (first, after)
+    show("clock event reasons", ours, theirs)
     p = g["pcie"]
     show("PCIe gen current/max", "%s/%s" % (p.get("gen"), p.get("gen_max")), "%s/%s" % (r[8], r[9]))
     show("PCIe width current/max", "%s/%s" % (p.get("width"), p.get("width_max")), "%s/%s" % (r[10], r[11]))
@@ -87,7 +100,7 @@ for g in node["gpus"]:
     show("GPU %d NVLinks up/total" % g["index"], "%d/%d" % (g["nvlinks"] - len(g["nvlinks_down"]), g["nvlinks"]),
          "%d/%d" % (up, total))
 # nvlink -e: "GPU i: ..." then per link "Link n: <Name> Errors: <count>" (one counter a line, or several on one);
-# summed per GPU by kind, beside check's sums over the active links (replay, recovery, crc_flit + crc_data).
+# summed per GPU by kind, beside check --ready's sums over the active links (replay, recovery, crc).
 counters, current = {}, None
 for line in open(out + "/nvlink-e.txt"):
     m = re.match(r"GPU (\d+):", line)
@@ -98,11 +111,10 @@ for line in open(out + "/nvlink-e.txt"):
         kind = next((k for k in ("replay", "recovery", "crc") if k in name.lower()), None)
         if current is not None and kind and not name.lower().strip().startswith("link"):
             counters[current][kind] = counters[current].get(kind, 0) + int(value)
-for g in node["gpus"]:
+for g in ready_node["gpus"]:  # every counter either side shows: one only one side shows is a difference
     e, theirs = g.get("nvlink_errors") or {}, counters.get(g["index"], {})
-    for kind, ours in (("replay", e.get("replay")), ("recovery", e.get("recovery")),
-                       ("crc", None if "crc_flit" not in e else e.get("crc_flit", 0) + e.get("crc_data", 0))):
-        show("GPU %d NVLink %s errors" % (g["index"], kind), ours, theirs.get(kind))
+    for kind in sorted(set(e) | set(theirs), key=("replay", "recovery", "crc").index):
+        show("GPU %d NVLink %s errors" % (g["index"], kind), e.get(kind), theirs.get(kind))
 def matrix(path):
     grid = {}
     lines = [l.rstrip("\n") for l in open(path) if l.strip()] or [""]
@@ -122,6 +134,8 @@ for pair in node["pairs"]:
     show("GPU%d-GPU%d P2P read" % (a, b), pair["p2p_read"], p2p.get((a, b)))
 print("\n %d value(s) differ" % mismatch)
 print(" findings:", ", ".join("%s %s" % (f["id"], f["severity"]) for f in doc["findings"]) or "none")
+print(" check --ready findings:", ", ".join("%s %s" % (f["id"], f["severity"]) for f in json.load(open(out + "/ready.json"))["findings"]) or "none",
+      "| CD221 (NVLink errors counted) must not fire on a healthy node")
 r = json.load(open(out + "/ready.json"))
 ready = r["facts"]["node"]["ready"] or []
 print(" --ready: %d of %d GPUs ran the kernel; per GPU ms: %s; CD218 %s; check --ready's own run %.0f ms" % (

@@ -83,7 +83,7 @@ def _validate_policy(requires: Sequence[str], target: Optional[str]) -> None:
 
 
 def _require_help() -> str:
-    from ..rules.require_keys import REQUIRE_KEYS
+    from ..require_keys import REQUIRE_KEYS
 
     return "\n\n".join("  %s: %s" % (key, text) for key, text in REQUIRE_KEYS.items())
 

@@ -150,7 +150,7 @@ def op_gpu_health(task):
     from gpu_health import node_health  # a sibling module: the package is never imported here
 
     try:
-        return node_health(pynvml)
+        return node_health(pynvml, counters=bool(task.get("nvlink_errors")))
     finally:
         _shutdown(pynvml)
 
@@ -227,7 +227,7 @@ def _mig_devices(pynvml, handle):
 def op_cuda_ready(task):
     from ready import op_cuda_ready as ready  # a sibling module: the package is never imported here
 
-    return ready(task)
+    return ready(task, lambda lib: _note_loaded(task, lib))
 
 
 OPS = {"cudnn": op_cudnn, "cudart": op_cudart, "cuda_driver": op_cuda_driver, "nvml": op_nvml,

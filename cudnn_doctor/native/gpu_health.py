@@ -11,68 +11,37 @@ import ctypes
 _GPU_IS_LOST = 15
 # nvml.h nvmlGpuP2PCapsIndex_t: READ = 0, NVLINK = 2 (pynvml spells READ as a tuple, so the numbers are used).
 _P2P_READ, _P2P_NVLINK = 0, 2
-# By the names nvidia-smi nvlink -e prints: nvml.h nvmlNvLinkErrorCounter_t per link, and the field id of the
-# total over the links (NVML_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL).
-_NVLINK_COUNTERS = (("replay", 0, 52), ("recovery", 1, 59), ("crc_flit", 2, 38), ("crc_data", 3, 45))
-# The same counters of one link as field ids: NVML_FI_DEV_NVLINK_ERROR_DL_{REPLAY,RECOVERY,CRC} take the link as
-# their scopeId (what DCGM reads on Hopper, whose 18 links outnumber the per-lane ids); the data CRC has only the
-# per-lane ids NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_L0..L5 and L6..L11 (first id of each run).
-_SCOPED = {"replay": 161, "recovery": 162, "crc_flit": 163}
-_PER_LANE = {"crc_data": (39, 102)}
+# The three counters nvidia-smi nvlink -e prints per link ("Replay Errors", "Recovery Errors", "CRC Errors"): the
+# field id that reads one link's count with the link as its scopeId (nvml.h NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY,
+# _RECOVERY, _CRC), and for a driver without those fields nvml.h's nvmlNvLinkErrorCounter_t of the per-link call
+# (REPLAY 0, RECOVERY 1, CRC_FLIT 2). The per-lane data CRC (counter 3) is not one of them: it counts on a healthy
+# H100 (946 on the lent one) where nvidia-smi shows 0.
+_NVLINK_COUNTERS = (("replay", 161, 0), ("recovery", 162, 1), ("crc", 163, 2))
 # nvml.h clock event (throttle) reason bits, by the names bench's child records them (bench/nvml_state.py).
 _REASONS = (("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap", 0x4), ("hw_slowdown", 0x8),
             ("sync_boost", 0x10), ("sw_thermal_slowdown", 0x20), ("hw_thermal_slowdown", 0x40),
             ("hw_power_brake_slowdown", 0x80), ("display_clock_setting", 0x100))
 
 
-def node_health(pynvml, workers=16):
+def node_health(pynvml, counters=False):
     """{"gpus": [per GPU, by NVML index], "pairs": [per pair]}; a GPU NVML cannot open is marked, never skipped.
+    ``counters``: also read the NVLink error counters (check --ready).
 
-    The GPUs are read side by side, then the pairs, on up to ``workers`` threads: each read waits on the driver
-    (about a millisecond for a P2P status), and 8 GPUs have 28 pairs."""
+    One read after another: NVML serialises its calls, so threads only added their own cost (an H100's
+    field-values call took 55 ms on threads, 23 ms alone)."""
     count = _read({}, "count", pynvml.nvmlDeviceGetCount) or 0
     max_links = getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18)
-    errors = [{} for _ in range(count)]
-    handles = [_read(errors[index], "handle", pynvml.nvmlDeviceGetHandleByIndex, index) for index in range(count)]
-
-    def one(index):
-        if handles[index] is None:
-            return {"index": index, "errors": errors[index], "lost": "lost" in errors[index]}
-        gpu = gpu_health(pynvml, handles[index], max_links)
-        gpu.update(index=index, lost="lost" in gpu["errors"])
-        return gpu
-    gpus = side_by_side(one, range(count), workers)
-    return {"gpus": gpus, "pairs": pairs(pynvml, handles, workers)}
-
-
-def side_by_side(fn, items, workers):
-    """[fn(item) for item in items], computed on up to ``workers`` threads; the first exception is raised here."""
-    items = list(items)
-    if workers <= 1 or len(items) <= 1:
-        return [fn(item) for item in items]
-    import threading
-
-    results, failures, lock = [None] * len(items), [], threading.Lock()
-    todo = iter(range(len(items)))
-
-    def work():
-        while True:
-            with lock:
-                index = next(todo, None)
-            if index is None:
-                return
-            try:
-                results[index] = fn(items[index])
-            except BaseException as exc:  # handed to the caller, as a plain loop would raise it
-                failures.append(exc)
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(workers, len(items)))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise failures[0]
-    return results
+    gpus = []
+    for index in range(count):
+        errors = {}
+        handle = _read(errors, "handle", pynvml.nvmlDeviceGetHandleByIndex, index)
+        gpu = {"errors": errors} if handle is None else gpu_health(pynvml, handle, max_links, counters)
+        gpu.update(index=index, lost="lost" in gpu["errors"], handle=handle)
+        gpus.append(gpu)
+    pairs_read = pairs(pynvml, gpus)
+    for gpu in gpus:
+        del gpu["handle"]
+    return {"gpus": gpus, "pairs": pairs_read}
 
 
 def _read(errors, key, fn, *args):
@@ -90,8 +59,8 @@ def _text(value):
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
-def gpu_health(pynvml, handle, max_links):
-    """The health reads of one GPU as plain values."""
+def gpu_health(pynvml, handle, max_links, counters=False):
+    """The health reads of one GPU as plain values; its NVLink error counters only when ``counters``."""
     errors = {}
     out = {"errors": errors}
     pci = _read(errors, "pci", pynvml.nvmlDeviceGetPciInfo, handle)
@@ -120,13 +89,14 @@ def gpu_health(pynvml, handle, max_links):
         link[key] = _read(errors, "pcie_" + key, getattr(pynvml, fn), handle)
     out["pcie"] = link
     out["nvlinks"] = _nvlinks(pynvml, handle, max_links, errors)
-    out["nvlink_errors"] = nvlink_errors(pynvml, handle, out["nvlinks"])
+    if counters:
+        out["nvlink_errors"] = nvlink_errors(pynvml, handle, out["nvlinks"])
     out["fabric"] = _fabric(pynvml, handle, errors)
     return out
 
 
 def _nvlinks(pynvml, handle, max_links, errors):
-    """Each NVLink the GPU has: whether it is up, its error counters, and the PCI bus id at its other end."""
+    """Each NVLink the GPU has: whether it is up, and the PCI bus id at its other end."""
     links = []
     for link in range(max_links):
         try:
@@ -144,26 +114,18 @@ def _nvlinks(pynvml, handle, max_links, errors):
 
 
 def nvlink_errors(pynvml, handle, links):
-    """Each error counter summed over the GPU's active links, as nvidia-smi nvlink -e counts them per link.
+    """The counters nvidia-smi nvlink -e prints, each summed over the GPU's active links.
 
-    One field-values call for the totals (what DCGM reads); where the driver has no totals (Hopper), one more
-    call with every active link's counters as per-link field ids; only a counter no field id answers for a link
-    is read with nvmlDeviceGetNvLinkErrorCounter, and a counter the driver refuses on one link is not asked of
-    the next (each such call costs about a millisecond on an H100: 72 of them per GPU did)."""
+    One field-values call reads every active link's three counters (18 links: 54 fields); only a counter no field
+    answers for a link is read with nvmlDeviceGetNvLinkErrorCounter, and a counter the driver refuses on one link
+    is not asked of the next; a counter nothing answers is left out, as nvidia-smi leaves it out."""
     active = [entry["link"] for entry in links if entry["active"]]
     if not active:
         return {}
-    values = _field_values(pynvml, handle, [field for _, _, field in _NVLINK_COUNTERS])
-    if all(rc == 0 for rc, _ in values):
-        return {name: value for (name, _, _), (_, value) in zip(_NVLINK_COUNTERS, values)}
-    wanted = [(name, counter, link, _link_field(name, link)) for name, counter, _ in _NVLINK_COUNTERS
-              for link in active]
-    batched = [(name, counter, link, field) for name, counter, link, field in wanted if field is not None]
-    answers = dict(zip([(name, link) for name, _, link, _ in batched],
-                       _field_values(pynvml, handle, [field for _, _, _, field in batched])))
+    wanted = [(name, counter, link) for name, _, counter in _NVLINK_COUNTERS for link in active]
+    answers = _field_values(pynvml, handle, [(field, link) for _, field, _ in _NVLINK_COUNTERS for link in active])
     totals, refused = {}, set()
-    for name, counter, link, _ in wanted:
-        rc, value = answers.get((name, link), (-1, None))
+    for (name, counter, link), (rc, value) in zip(wanted, answers):
         if rc != 0:
             if name in refused:
                 continue
@@ -173,16 +135,6 @@ def nvlink_errors(pynvml, handle, links):
                 continue
         totals[name] = totals.get(name, 0) + int(value)
     return totals
-
-
-def _link_field(name, link):
-    """The field id (with its scope) that reads counter ``name`` of one link, or None where nvml.h has none."""
-    if name in _SCOPED:
-        return (_SCOPED[name], link)
-    first = _PER_LANE.get(name)
-    if first is None or link >= 12:
-        return None
-    return first[0] + link if link < 6 else first[1] + link - 6
 
 
 def _field_values(pynvml, handle, fields):
@@ -208,20 +160,28 @@ def _fabric(pynvml, handle, errors):
     return {"state": int(info.state), "status": int(info.status)}
 
 
-def pairs(pynvml, handles, workers=1):
-    """P2P read and NVLink status and the common PCIe ancestor of every pair of GPUs (by NVML index)."""
-    both = [(a, b) for a in range(len(handles)) for b in range(a + 1, len(handles))
-            if handles[a] is not None and handles[b] is not None]
+def pairs(pynvml, gpus):
+    """P2P read and the common PCIe ancestor of every pair of GPUs (by NVML index), and NVLink P2P status where no
+    link of the pair's first GPU ends at the second (NVSwitch systems: the links' far ends are switches)."""
+    found = []
+    for a, first in enumerate(gpus):
+        for b in range(a + 1, len(gpus)):
+            second = gpus[b]
+            if first["handle"] is None or second["handle"] is None:
+                continue
+            errors, handles = {}, (first["handle"], second["handle"])
+            pair = {"gpus": [a, b],
+                    "p2p_read": _read(errors, "p2p_read", pynvml.nvmlDeviceGetP2PStatus, *handles, _P2P_READ)}
+            pair["p2p_nvlink"] = None if _linked(first, second) else _read(
+                errors, "p2p_nvlink", pynvml.nvmlDeviceGetP2PStatus, *handles, _P2P_NVLINK)
+            pair["common_ancestor"] = _read(errors, "topology", pynvml.nvmlDeviceGetTopologyCommonAncestor, *handles)
+            pair["errors"] = errors
+            found.append(pair)
+    return found
 
-    def pair(ab):
-        a, b = ab
-        errors = {}
-        return {
-            "gpus": [a, b],
-            "p2p_read": _read(errors, "p2p_read", pynvml.nvmlDeviceGetP2PStatus, handles[a], handles[b], _P2P_READ),
-            "p2p_nvlink": _read(errors, "p2p_nvlink", pynvml.nvmlDeviceGetP2PStatus, handles[a], handles[b],
-                                _P2P_NVLINK),
-            "common_ancestor": _read(errors, "topology", pynvml.nvmlDeviceGetTopologyCommonAncestor, handles[a],
-                                     handles[b]),
-            "errors": errors}
-    return side_by_side(pair, both, workers)
+
+def _linked(first, second):
+    """Whether an active NVLink of ``first`` ends at ``second`` (bus ids compared as sysfs spells them)."""
+    far = (second.get("bus_id") or "")[-12:].lower()
+    return bool(far) and any(entry["active"] and (entry.get("remote_bus_id") or "")[-12:].lower() == far
+                             for entry in first.get("nvlinks") or [])

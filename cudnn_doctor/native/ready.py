@@ -34,15 +34,18 @@ class _Failed(Exception):
         self.step, self.status = step, status
 
 
-def op_cuda_ready(task):
+def op_cuda_ready(task, loaded=None):
     """One GPU: ``uuid`` (or ``index`` in PCI bus order) made the only GPU CUDA sees, so cuInit and the context pay
     for one GPU, not every GPU of the node; ``bus_id``, where given, is checked against the GPU CUDA then opens.
-    Runs in a fork of its own (session.py's stream): CUDA reads its environment once, at the process's cuInit."""
+    Runs in a fork of its own (session.py's stream): CUDA reads its environment once, at the process's cuInit.
+    ``loaded``: called with the library once it is loaded."""
     os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # an index numbers the GPUs as NVML does
     os.environ["CUDA_VISIBLE_DEVICES"] = task.get("uuid") or str(task["index"])
     started = time.monotonic()
     res = {"index": task["index"], "ok": False, "phases_ms": {}}
     cuda = ctypes.CDLL(task["lib"], mode=getattr(os, "RTLD_LOCAL", 0) | getattr(os, "RTLD_NOW", 2))
+    if loaded is not None:  # a speculative task says which libcuda it loaded, before cuInit may hang
+        loaded(cuda)
 
     def phase(name):
         res["phases_ms"][name] = round((time.monotonic() - started) * 1000 - sum(res["phases_ms"].values()), 1)

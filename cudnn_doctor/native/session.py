@@ -18,15 +18,9 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 from .driver import DEADLINE, ENDED, ChildProcess, pump
 from .runner import CHILD_SCRIPT, NativeTask, _child_env
+from .tasks import early_tasks
 
 _KILL_GRACE = 0.05  # seconds between the select polls that watch the per-task limit
-
-# What the driver and node probes ask of a live Linux machine, by soname: started by cli.main before the doctor's own
-# imports (NVML's start and the GPUs' health reads are the slowest native calls) and taken by the probe's own task
-# when it names the same file.
-SPECULATIVE: List[NativeTask] = [{"op": "nvml", "lib": None}, {"op": "cuda_driver", "lib": "libcuda.so.1"},
-                                 {"op": "gpu_health", "lib": None}]
-
 
 class NativeSession:
     """Streams native tasks to one child process and collects one result per task."""
@@ -75,11 +69,12 @@ class NativeSession:
 
     # --- public --------------------------------------------------------------
 
-    def speculate(self, tasks: Sequence[NativeTask] = tuple(SPECULATIVE)) -> None:
-        """Start ``tasks`` (the driver probe's, by default) before any probe asks for them. A later task of the same
-        op takes the answer when it is the same task or names the file the speculative one loaded (the child says
-        which), else it runs itself."""
-        self.speculative += self.submit([dict(task, early=True) for task in tasks])
+    def speculate(self, tasks: Optional[Sequence[NativeTask]] = None) -> None:
+        """Start ``tasks`` (the driver and node probes', by default) before any probe asks for them. A later task
+        takes the answer when it asks the same of the same thing (op, GPU, options: all but the library) and is
+        the same task or names the file the speculative one loaded (the child says which); else it runs itself."""
+        self.speculative += self.submit([dict(task, early=True) for task in (
+            early_tasks(False) if tasks is None else tasks)])
 
     def submit(self, tasks: List[NativeTask]) -> List[int]:
         """Queue tasks (started on at once); returns their ids for ``collect``."""
@@ -97,13 +92,14 @@ class NativeSession:
         return ids
 
     def _speculated(self, task: NativeTask) -> Optional[int]:
-        """The unclaimed speculative task that may answer ``task``: the same op, the same task or a named file."""
+        """The unclaimed speculative task that may answer ``task``: the same question, the same task or a named
+        file."""
         if task.get("early"):
             return None
         for early in self.speculative:
-            if early in self.waiting.values() or self.tasks[early]["op"] != task.get("op"):
+            if early in self.waiting.values() or _question(self.tasks[early]) != _question(task):
                 continue
-            if dict(self.tasks[early], early=None) == dict(task, early=None) or task.get("lib"):
+            if self.tasks[early].get("lib") == task.get("lib") or task.get("lib"):
                 return early
         return None
 
@@ -115,7 +111,7 @@ class NativeSession:
             del self.waiting[task_id]
             answer, loaded = self.results[early], self.loaded_from.get(early)
             task, guess = self.tasks[task_id], self.tasks[early]
-            same = dict(guess, early=None) == dict(task, early=None)
+            same = guess.get("lib") == task.get("lib")  # _speculated: the rest is the same
             if same or (loaded and task.get("lib") and os.path.realpath(str(task["lib"])) == loaded):
                 self.results[task_id] = answer
 
@@ -190,3 +186,10 @@ class NativeSession:
         if self.child is not None and self.child.current is not None and reason is not None:
             self.results.setdefault(self.child.current, reason)
         self._kill()
+
+
+def _question(task: NativeTask) -> dict:
+    """What a task asks, whichever spelling of its library it loads: a GPU's readiness answers only for that GPU,
+    and health reads without the NVLink counters do not answer a task that wants them."""
+    return {key: value for key, value in task.items() if key not in ("lib", "early")}
+

@@ -38,6 +38,8 @@ class Context:
         """The knowledge base probes consult (sonames, layouts): the one handed in; probes never load it."""
         if self._compat is None:
             raise RuntimeError("the probes were given no knowledge base: pass compat= to collect()")
+        if callable(self._compat):  # its loader: read when a probe first needs it (diagnose.collect_facts)
+            self._compat = self._compat()
         return self._compat
 
     def start_native(self) -> NativeSession:
@@ -148,7 +150,8 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
     """Observe the machine through ``host`` and return the facts; never prints, never raises, never hangs:
     each probe runs under the ``timeout`` budget (seconds for the whole run; see executor.py).
 
-    ``compat``: the knowledge base the probes consult (sonames, layouts, release defaults); probes never load it.
+    ``compat``: the knowledge base the probes consult (sonames, layouts, release defaults), or a function that
+    returns it, called when a probe first needs it; probes never load it themselves.
 
     ``meanwhile`` (the caller's own work, e.g. importing the rules) runs on a thread beside the file-system probes
     (which mostly wait on the file system) and is done before the native results are read; what it raises is
@@ -177,6 +180,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         run_bounded(ctx.facts, "windows", lambda: _guard(ctx.facts, "windows", lambda: collect_windows(ctx)), deadline)
         _guard(ctx.facts, "environment", lambda: environment.probe(ctx))
         return ctx.facts
+    helper = _beside(meanwhile)  # before ld.so: its reads wait on the file system
     session = host.native_session(early)
     session.start()  # first (a no-op for an early session: already running): the child's start overlaps with every file-system probe below
     facts = Facts()
@@ -204,7 +208,6 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         ("java", java.probe),
         ("machine-state", machine_state.probe),
     )
-    helper = _beside(meanwhile)
     for name, fn in steps:
         run_bounded(ctx.facts, name, _guarded(ctx.facts, name, functools.partial(fn, ctx)), deadline)
     if helper is not None:

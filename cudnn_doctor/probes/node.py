@@ -7,6 +7,7 @@ import os
 import re
 from typing import Dict, List, Optional
 
+from ..host import health_task, ready_tasks
 from ..model_node import GpuHealth, GpuPair, GpuReady, NodeFacts
 from ..readers.kernel_log import xid_events
 from ..readers.pci_config import acs_control
@@ -15,9 +16,6 @@ from ..readers.pci_config import acs_control
 _TOPOLOGY = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 # nvml.h nvmlGpuP2PStatus_t, by nvidia-smi topo -p2p's legend (4, disabled by a registry key, has no word there).
 _P2P = {0: "OK", 1: "CNS", 2: "GNS", 3: "TNS", 4: "DR", 5: "NS", 6: "U"}
-# /proc/driver/nvidia/gpus/BUS/information: "GPU UUID: GPU-..." (question marks until the GPU is initialised).
-_UUID = re.compile(r"^GPU UUID:\s*(GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\s*$",
-                   re.MULTILINE | re.IGNORECASE)
 _NO_DEVICE = 100  # cuda.h CUDA_ERROR_NO_DEVICE
 _BDF = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 
@@ -31,11 +29,11 @@ def probe(ctx) -> None:
     host, node = ctx.host, ctx.facts.node
     nvml = ctx.facts.loader.resolved.get("libnvidia-ml.so.1")
     if (nvml and nvml.path) or host.is_live:
-        task = {"op": "gpu_health", "lib": str(host.real(nvml.path)) if nvml and nvml.path else None}
+        task = health_task(str(host.real(nvml.path)) if nvml and nvml.path else None, getattr(ctx, "ready", False))
         ctx.native("node-health", [task], lambda results: _apply_health(node, results))
     libcuda = ctx.facts.driver.libcuda_path
     if getattr(ctx, "ready", False) and libcuda:
-        tasks = ready_tasks(ctx, str(host.real(libcuda)))
+        tasks = gpu_ready_tasks(ctx, str(host.real(libcuda)))
         ctx.native("ready", tasks, lambda results: _apply_ready(node, tasks, results))
     _kernel_log(ctx, node)
     gpus = [d["address"] for d in ctx.facts.driver.nvidia_pci_devices]
@@ -58,22 +56,18 @@ def _kernel_log(ctx, node: NodeFacts) -> None:
             return
 
 
-def ready_tasks(ctx, libcuda: str) -> List[dict]:
+def gpu_ready_tasks(ctx, libcuda: str) -> List[dict]:
     """One readiness task per GPU the driver offers here, in PCI bus order, each to run with only its GPU visible
     to CUDA: by the UUID the driver publishes (robust to GPUs CUDA skips), else by its place in bus order; the
     bus id lets the child check that CUDA opened that GPU. Where no GPU is listed, one task per device node."""
-    host = ctx.host
-    listed = sorted(os.path.basename(path) for path in host.glob("/proc/driver/nvidia/gpus/*"))
+    listed = ctx.host.listed_gpus()
     ctx.searched("node", "/proc/driver/nvidia/gpus/*/information")
     if not listed:  # an older driver or a masked /proc: the GPUs bound to nvidia on the PCI bus
-        listed = sorted(d["address"] for d in ctx.facts.driver.nvidia_pci_devices if d.get("driver") == "nvidia")
-    tasks = []
-    for index, address in enumerate(listed):
-        uuid = _UUID.search(host.read_text("/proc/driver/nvidia/gpus/%s/information" % address, 4096) or "")
-        tasks.append({"op": "cuda_ready", "lib": libcuda, "index": index, "bus_id": address.lower(),
-                      "uuid": uuid.group(1) if uuid else None})
-    count = len(host.glob("/dev/nvidia[0-9]*"))
-    return tasks or [{"op": "cuda_ready", "lib": libcuda, "index": i} for i in range(max(count, 1))]
+        listed = [(d["address"], None) for d in sorted(ctx.facts.driver.nvidia_pci_devices, key=lambda d: d["address"])
+                  if d.get("driver") == "nvidia"]
+    count = len(ctx.host.glob("/dev/nvidia[0-9]*"))
+    return ready_tasks(libcuda, listed) or [{"op": "cuda_ready", "lib": libcuda, "index": i}
+                                            for i in range(max(count, 1))]
 
 
 def _failure(res: dict) -> Optional[str]:

@@ -10,7 +10,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..knowledge import Compat
 from ..versions import ver, version_of
-from .require_keys import REQUIRE_KEYS
+from ..require_keys import REQUIRE_KEYS
 
 _KEY_ALIASES = {"compute_capability": "cc", "sm": "cc", "nvidia-driver": "driver", "cuda-toolkit": "toolkit"}
 

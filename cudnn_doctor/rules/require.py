@@ -17,7 +17,7 @@ from ..remedies.targets import requirement_syntax_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 from .fit import driver_problem
 from .policy import Requirement, parse_requirement
-from .require_keys import REQUIRE_KEYS
+from ..require_keys import REQUIRE_KEYS
 
 
 def _values(facts: Facts, compat: Compat, key: str) -> Tuple[List[Tuple[str, str]], str]:

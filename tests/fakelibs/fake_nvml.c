@@ -141,12 +141,13 @@ int nvmlDeviceGetNvLinkErrorCounter(void *h, unsigned link, int counter, unsigne
     if (Q_RC) return Q_RC; (void)link; *n = counter == 0 ? H(h)->nvlink_replay : 0; return 0; }
 typedef struct { unsigned field, scope; long long timestamp, latency; unsigned type, rc;
                  unsigned long long value; } field_t;
-int nvmlDeviceGetFieldValues(void *h, int count, field_t *values) {  /* the NVLink error totals over the links */
+int nvmlDeviceGetFieldValues(void *h, int count, field_t *values) {  /* one link's DL counters: 161 replay,
+    162 recovery, 163 CRC, with the link as the scope (what nvidia-smi nvlink -e prints); no other field */
     if (Q_RC) return Q_RC;
     for (int i = 0; i < count; i++) {
-        values[i].rc = 0; values[i].type = 3;
-        values[i].value = values[i].field == 52 ? H(h)->nvlink_replay * (H(h)->nvlinks - H(h)->nvlinks_down) : 0;
-        if (values[i].field != 52 && values[i].field != 59 && values[i].field != 38 && values[i].field != 45) values[i].rc = 3;
+        unsigned f = values[i].field, up = values[i].scope >= H(h)->nvlinks_down && values[i].scope < H(h)->nvlinks;
+        values[i].type = 3; values[i].value = 0; values[i].rc = f >= 161 && f <= 163 ? 0 : 3;
+        if (f == 161 && up) values[i].value = H(h)->nvlink_replay;
     }
     return 0;
 }

@@ -153,3 +153,27 @@ def test_a_speculative_call_that_hangs_or_crashes_after_loading_answers_for_that
     [later] = session.submit([{"op": op, "lib": str(path)}])
     results = session.collect(10.0)
     assert later not in session.sent and results[later] == expect
+
+
+def test_each_gpus_speculative_readiness_answers_only_that_gpus_task(tmp_path):
+    """check --ready starts the kernels before its imports (cli._early_native): the probe's task for GPU 1, asked
+    first, takes GPU 1's answer, never GPU 0's, though both loaded the same libcuda."""
+    import shutil
+
+    from cudnn_doctor.host import ready_tasks
+    from cudnn_doctor.native.session import NativeSession
+
+    (tmp_path / "lib").mkdir()
+    path = tmp_path / "lib" / "libcuda.so.1"
+    shutil.copy(build_lib("cuda", soname="libcuda.so.1", NDEV=2), path)
+    (tmp_path / "link").symlink_to(tmp_path / "lib")
+    gpus = [("0000:%02x:00.0" % (0x10 * (i + 1)), "GPU-%08d-0000-4000-8000-000000000000" % i) for i in range(2)]
+    session = NativeSession(env={"PATH": "/bin"}, task_timeout=5.0)
+    session.start()
+    session.speculate(ready_tasks(str(tmp_path / "link" / "libcuda.so.1"), gpus))
+    probe = ready_tasks(str(path), gpus)
+    ids = session.submit(probe[::-1])
+    results = session.collect(10.0)
+    assert not set(ids) & set(session.sent)  # both answered by the speculative tasks
+    assert [(results[i]["index"], results[i]["bus_id"], results[i]["ok"]) for i in ids] == [
+        (1, gpus[1][0], True), (0, gpus[0][0], True)]

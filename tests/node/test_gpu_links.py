@@ -14,7 +14,7 @@ LINKED = [Health(nvlinks=18)] * 2
 def test_two_gpus_joined_by_18_links_read_as_nvidia_smi_prints_them(machine):
     facts, found = judge(node(machine, gpus=2, health=LINKED))
     [pair] = facts.node.pairs
-    assert (pair.gpus, pair.link, pair.p2p_read, pair.p2p_nvlink) == ([0, 1], "NV18", "OK", "OK")
+    assert (pair.gpus, pair.link, pair.p2p_read, pair.p2p_nvlink) == ([0, 1], "NV18", "OK", None)
     assert [g.nvlinks for g in facts.node.gpus] == [18, 18] and not facts.node.gpus[0].nvlinks_down
     assert not {"CD219", "CD220", "CD221", "CD222"} & set(found)
 
@@ -65,11 +65,26 @@ def test_no_p2p_across_the_cpu_sockets_is_not_a_fault(machine):
     ("CD221", [Health(nvlinks=18, nvlink_replay=7), Health(nvlinks=18)]),
 ])
 def test_nvlink_faults_fire_and_a_clean_fabric_does_not(machine, rule_id, fault):
-    facts, found = judge(node(machine, gpus=2, health=fault))
+    facts, found = judge(node(machine, gpus=2, health=fault), ready=True)  # the counters are read with --ready
     [hit] = found[rule_id]
     assert "GPU 0" in hit.title and "GPU 1" not in hit.title
     if rule_id == "CD220":
         assert facts.node.gpus[0].nvlinks_down == [0, 1] and "2 of 18" in hit.title
+
+
+def test_the_error_counters_are_nvidia_smis_three_and_read_only_with_ready(machine):
+    fault = [Health(nvlinks=18, nvlink_replay=7), Health(nvlinks=18)]
+    facts, found = judge(node(machine, gpus=2, health=fault), ready=True)
+    assert [g.nvlink_errors for g in facts.node.gpus] == [{"replay": 7 * 18, "recovery": 0, "crc": 0},
+                                                          {"replay": 0, "recovery": 0, "crc": 0}]
+    facts, found = judge(node(machine, gpus=2, health=fault))
+    assert [g.nvlink_errors for g in facts.node.gpus] == [{}, {}] and "CD221" not in found
+
+
+def test_a_pair_joined_link_to_link_does_not_ask_nvlink_p2p_status(machine):
+    # The links' far ends already say NVLink joins them; NVSwitch pairs still ask (the previous tests).
+    facts, _ = judge(node(machine, gpus=2, health=LINKED))
+    assert facts.node.pairs[0].p2p_nvlink is None and facts.node.pairs[0].link == "NV18"
 
 
 def test_a_board_without_nvlink_bridges_has_no_links_down(machine):

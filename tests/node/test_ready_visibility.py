@@ -11,7 +11,7 @@ from test_gpu_health import judge
 from cudnn_doctor.host import Host
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.probes import Context
-from cudnn_doctor.probes.node import ready_tasks
+from cudnn_doctor.probes.node import gpu_ready_tasks
 
 
 @pytest.mark.parametrize("uuids", [True, False])
@@ -27,7 +27,7 @@ def test_the_tasks_name_each_gpu_by_uuid_where_the_driver_publishes_it(machine):
     proc_gpus(node(machine, gpus=2), 2)
     machine.file("/proc/driver/nvidia/gpus/%s/information" % gpu_address(1), "GPU UUID: \t GPU-????????\n")
     ctx = Context(Host(root=str(machine.root)), compat=load_compat())
-    tasks = ready_tasks(ctx, "/lib/libcuda.so.1")
+    tasks = gpu_ready_tasks(ctx, "/lib/libcuda.so.1")
     assert [(t["index"], t["bus_id"], t["uuid"]) for t in tasks] == [
         (0, gpu_address(0), "GPU-00000000-0000-4000-8000-000000000000"), (1, gpu_address(1), None)]
 

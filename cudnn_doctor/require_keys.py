@@ -1,4 +1,5 @@
-"""What each --require key is compared with: read by `check --help` (which must not pay for the rules) and policy.py."""
+"""What each --require key is compared with: read by `check --help` and rules/policy.py; outside rules/, since the
+help is built on every `check` run and importing the rules package loads the knowledge base."""
 from __future__ import annotations
 
 from typing import Dict
