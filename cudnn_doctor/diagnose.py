@@ -8,8 +8,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from .host import Host
-from .model import WINDOWS_SHELL, Facts, Finding, Report, Severity, Target
+from .model import WINDOWS_SHELL, Facts, Finding, Severity, Target
 from .probes.executor import DEFAULT_TIMEOUT  # noqa: F401  (the commands' --timeout default)
+from .results import Report, SmokeOutcome, SmokeSkipped
 
 if TYPE_CHECKING:
     from .host import NativeSession
@@ -122,7 +123,7 @@ def fixes_for_this_machine(func: Callable[..., T]) -> Callable[..., T]:
 
 
 def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
-                   target: Optional[str] = None, smoke: Optional[dict] = None,
+                   target: Optional[str] = None, smoke: Optional[SmokeOutcome] = None,
                    facts: Optional[Facts] = None, skip: Sequence[str] = ()) -> Report:
     """Facts plus the judgement of every rule: the one result object every renderer reads."""
     from .knowledge import load_compat
@@ -141,11 +142,8 @@ def collect_report(root: str = "/", env: Optional[Mapping[str, str]] = None, req
         aliases = {rid: alias for rid, alias, _ in known_checks()}
         findings = [f for f in findings if not skipped(f.id, f.alias, skip)]
         ran = [r for r in ran if not skipped(r, aliases.get(r, ""), skip)]
-    report = Report(facts=facts, findings=findings, rules_run=ran)
-    report.extra["knowledge"] = compat.knowledge_summary()  # how current the answers are (-v, --json)
-    if smoke is not None:
-        report.extra["smoke"] = smoke
-    return report
+    return Report(facts=facts, findings=findings, rules_run=ran, smoke=smoke,
+                  knowledge=compat.knowledge_summary())  # how current the answers are (-v, --json)
 
 
 def diagnose(root: str = "/", env: Optional[Mapping[str, str]] = None, requires: Sequence[str] = (),
@@ -177,7 +175,7 @@ def unknown_skips(patterns: Sequence[str]) -> List[str]:
     return [p for p in patterns if not any(skipped(rid, alias, [p]) for rid, alias in known)]
 
 
-def run_smoke_on(facts: Facts, root: str = "/") -> dict:
+def run_smoke_on(facts: Facts, root: str = "/") -> SmokeOutcome:
     """Run the cuDNN smoke test on the copy a plain process would load (its paths as the root's programs see them)."""
     from .knowledge import load_compat
     from .queries import loaded_cudnn
@@ -190,13 +188,12 @@ def run_smoke_on(facts: Facts, root: str = "/") -> dict:
     with building_for(fix_target(facts)):  # the result's fix is for the machine check judges, as check's are
         if res is None or res.path is None:  # loaded_cudnn answers only with a found path
             fix = no_cudnn_to_smoke_fix(facts, load_compat())
-            return {"ok": False, "summary": "no cuDNN library that a plain process would load was found",
-                    "fix": fix.text}
+            return SmokeSkipped(summary="no cuDNN library that a plain process would load was found", fix=fix.text)
         host = Host(root)
         # The driver library the loader picks (it may live only on LD_LIBRARY_PATH, which the child does not get).
         libcuda = facts.loader.resolved.get("libcuda.so.1")
         driver = str(host.real(libcuda.path)) if libcuda is not None and libcuda.path else None
-        return run_smoke(str(host.real(res.path)), driver_library=driver, host=host).to_dict()
+        return run_smoke(str(host.real(res.path)), driver_library=driver, host=host)
 
 
 def image_report(facts: Facts, node=None, requires: Sequence[str] = (), target: Optional[str] = None,

@@ -439,18 +439,3 @@ class Facts:
     def to_dict(self) -> Dict[str, Any]:
         plain: Dict[str, Any] = to_plain(self)  # a dataclass becomes a dict
         return plain
-
-
-@dataclass
-class Report:
-    """Everything a renderer needs; the exit code is computed once, in the CLI."""
-
-    facts: Facts
-    findings: List[Finding] = field(default_factory=list)
-    rules_run: List[str] = field(default_factory=list)
-    extra: Dict[str, Any] = field(default_factory=dict)  # e.g. the smoke test result
-
-    @property
-    def verdict(self) -> str:
-        worst = max((f.severity.rank for f in self.findings), default=0)
-        return {0: "ok", 1: "warning", 2: "error"}[worst]

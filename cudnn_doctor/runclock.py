@@ -2,8 +2,19 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Dict, Optional
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class RunStamp:
+    """A finished run's stamp: the node, when it started (UTC, ISO 8601), how long it took, when it ended."""
+
+    host: Optional[str]
+    started_at: str
+    duration_s: float
+    finished_unix: float
 
 
 class RunClock:
@@ -17,6 +28,6 @@ class RunClock:
     def started_at(self) -> str:
         return datetime.fromtimestamp(self.wall, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
-    def finish(self, host: Optional[str] = None) -> Dict[str, Any]:
-        return {"host": host, "started_at": self.started_at, "duration_s": round(time.monotonic() - self.mono, 3),
-                "finished_unix": round(time.time(), 3)}
+    def finish(self, host: Optional[str] = None) -> RunStamp:
+        return RunStamp(host=host, started_at=self.started_at, duration_s=round(time.monotonic() - self.mono, 3),
+                        finished_unix=round(time.time(), 3))

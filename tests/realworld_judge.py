@@ -21,7 +21,8 @@ import realworld_wheels as wheels
 from cudnn_doctor.diagnose import collect_report
 from cudnn_doctor.host import Host
 from cudnn_doctor.knowledge import load_compat
-from cudnn_doctor.model import Report, Severity
+from cudnn_doctor.model import Severity
+from cudnn_doctor.results import Report
 from cudnn_doctor.probes import collect
 
 # What a fix may run here: package installs and environment changes. Anything touching the machine's own loader

@@ -36,4 +36,6 @@ def build_result(raw: Dict[str, Any], plan, duration_s: float, env: Mapping[str,
     if raw.get("error") or raw.get("crashed") or raw.get("timeout"):
         report["error"] = raw.get("error") or {"crashed": raw.get("crashed"), "timeout": raw.get("timeout"),
                                                "stage": raw.get("stage")}
-    return BenchResult(findings=judge(report, env), **report)
+    result = BenchResult(**report)
+    result.findings = judge(result, env)
+    return result

@@ -11,7 +11,8 @@ import typer
 from .. import diagnose
 from ..bounded_io import not_a_folder
 from ..diagnose import DEFAULT_TIMEOUT
-from ..model import Report, Severity
+from ..model import Severity
+from ..results import Report
 from ..runclock import RunClock
 from ..ui import EXIT_INCOMPLETE, EXIT_OK, EXIT_PROBLEMS, error_exit
 from . import completion as values
@@ -189,7 +190,7 @@ def register(app: typer.Typer) -> None:
             report = diagnose.diagnose(root, parse_env(env), requires=require, target=target, skip=skip, smoke=smoke,
                                        timeout=timeout, ready=ready, early=ctx.obj)
         code = exit_code_for(report, strict)
-        report.extra["run"] = clock.finish(node_name or report.facts.host.hostname or _node())
+        report.run = clock.finish(node_name or report.facts.host.hostname or _node())
         if junit_xml is not None:
             from ..render.junit import write_junit
 

@@ -6,7 +6,7 @@ import json
 from typing import Optional, Sequence
 
 from .. import diagnose
-from ..model import Report
+from ..results import Report
 from ..ui import error_exit
 
 

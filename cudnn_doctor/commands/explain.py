@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         from ..explain import explain as explain_text
 
         report = explain_text(body, root=root, check=not no_check)
-        code = EXIT_PROBLEMS if report.extra["explain"].problem else EXIT_OK
+        code = EXIT_PROBLEMS if report.explanation.problem else EXIT_OK
         if as_json:
             from ..render.envelope import dumps, envelope
             from ..render.explain import explain_payload

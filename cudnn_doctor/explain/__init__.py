@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Tuple
 
 from ..knowledge import ErrorText, load_compat
-from ..model import Facts, Finding, Fix, Report, Severity
+from ..model import Facts, Finding, Fix, Severity
 from ..remedies.explain import in_program_environment
+from ..results import Report
 from .answer import Answer, answer
 from .decode import decode
 from .evidence import Evidence
@@ -48,6 +49,13 @@ class Explanation:
         return bool(self.matches or self.sonames or self.versions.compiled or self.evidence)
 
 
+@dataclass
+class ExplainReport(Report):
+    """explain's Report: the routed checks' findings on this machine beside what the text itself says."""
+
+    explanation: Explanation = field(default_factory=Explanation)
+
+
 def routed_findings(findings: List[Finding], rules: List[str]) -> List[Finding]:
     """The findings of the checks a text routes to; a probe that failed is kept (CD001): without it a blind spot
     would read as "nothing found"."""
@@ -56,7 +64,7 @@ def routed_findings(findings: List[Finding], rules: List[str]) -> List[Finding]:
 
 
 def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None, check: bool = True,
-            timeout: Optional[float] = None) -> Report:
+            timeout: Optional[float] = None) -> ExplainReport:
     """Explain `text` on the machine under `root` (or, with check=False, from the text alone)."""
     compat = load_compat()
     ex = Explanation(matches=match_symptoms(text, compat), sonames=extract_sonames(text),
@@ -68,7 +76,7 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     ex.answer = answer(ex.evidence, compat)
     if ex.answer is not None:
         ex.fix, ex.problem = ex.answer.fix, ex.answer.problem
-    report = Report(facts=Facts(), extra={"explain": ex})
+    report = ExplainReport(facts=Facts(), explanation=ex)
     if not check or not ex.understood:
         return report
     from ..diagnose import diagnose, fix_target

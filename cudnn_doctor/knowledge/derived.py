@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Optional
 
 from packaging.version import Version
 
+from ..results import KnowledgeSummary
 from ..versions import major_of, release3, ver
 from .tables import Tables
 
@@ -74,11 +75,10 @@ class DerivedKnowledge(Tables):
         found = [v for v in (ver(t) for t in texts + [r.get("branch") for r in rows]) if v is not None]
         return str(max(found)) if found else None
 
-    def knowledge_summary(self) -> Dict[str, Any]:
+    def knowledge_summary(self) -> KnowledgeSummary:
         """How current the knowledge is, for check's -v and --json."""
-        return {"date": self.knowledge_date(), "origin": self.knowledge_origin(),
-                "newest_cudnn": self.newest_cudnn_release(), "newest_cuda": self.newest_cuda_release(),
-                "update": "cudnn-doctor update"}
+        return KnowledgeSummary(date=self.knowledge_date(), origin=self.knowledge_origin(),
+                                newest_cudnn=self.newest_cudnn_release(), newest_cuda=self.newest_cuda_release())
 
     def is_newer_than_knowledge(self, kind: str, version: Optional[str]) -> bool:
         """Whether a version seen on a machine is newer than anything the knowledge knows of its kind:

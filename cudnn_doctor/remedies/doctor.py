@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Optional
+from typing import Optional
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
 from ..queries import machine_cuda
+from ..results import SmokeResult
 from .cudnn import machine_cudnn_fix
 from .acting import at, doctor
 from .driver import missing_driver_fix
@@ -29,11 +30,11 @@ def smoke_status_fix(compat: Compat, status: Optional[str], code: Optional[int] 
     return stated(words) if words else advice("Run `%s` for the failing call and status." % doctor("smoke --json"))
 
 
-def smoke_result_fix(compat: Compat, result: Mapping[str, Any]) -> Fix:
-    """CD510: the fix for a failed smoke result, as its JSON carries it (cuDNN's version counts only for a status
-    cuDNN itself returned: cuDNN 9 renumbered its statuses)."""
-    return smoke_status_fix(compat, result.get("status"), result.get("status_code"),
-                            result.get("version_code") if result.get("status_api") == "cudnn" else None)
+def smoke_result_fix(compat: Compat, result: SmokeResult) -> Fix:
+    """CD510: the fix for a failed smoke result (cuDNN's version counts only for a status cuDNN itself returned:
+    cuDNN 9 renumbered its statuses)."""
+    return smoke_status_fix(compat, result.status, result.status_code,
+                            result.version_code if result.status_api == "cudnn" else None)
 
 
 def no_cudnn_to_smoke_fix(facts: Facts, compat: Compat) -> Fix:

@@ -3,18 +3,26 @@ the same as one JSON envelope. Reads the Report that cudnn_doctor.explain return
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Protocol
 
-from ..model import Report, to_plain
+from ..model import Finding, to_plain
+
+
+class Explained(Protocol):
+    """What these renderers read of explain's ExplainReport (cudnn_doctor.explain, a layer above this one)."""
+
+    findings: List[Finding]
+    rules_run: List[str]
+    explanation: Any  # cudnn_doctor.explain.Explanation
 
 
 def _fix_text(fix: Any) -> str:
     return fix.text if fix is not None else ""
 
 
-def render_explain(report: Report, con: Any, verbose: int = 0) -> None:
+def render_explain(report: Explained, con: Any, verbose: int = 0) -> None:
     """Human text; catalogue letters, patterns and public reports only with -v."""
-    ex = report.extra["explain"]
+    ex = report.explanation
     say = lambda line="": con.print(line, markup=False, highlight=False, soft_wrap=True)  # noqa: E731  (fixes whole)
     if not ex.understood:
         say("No known CUDA/cuDNN error pattern, library name or version matched this text.")
@@ -89,9 +97,9 @@ def decoded_lines(ev: Any) -> List[str]:
     return out
 
 
-def explain_payload(report: Report) -> Dict[str, Any]:
+def explain_payload(report: Explained) -> Dict[str, Any]:
     """The JSON fields of `explain --json` (inside the shared envelope)."""
-    ex = report.extra["explain"]
+    ex = report.explanation
     payload: Dict[str, Any] = {
         "matches": [dataclasses.asdict(m) for m in ex.matches], "rules": ex.rules, "libraries_named": ex.sonames,
         "versions": dataclasses.asdict(ex.versions), "needs": ex.needs,

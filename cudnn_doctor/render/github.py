@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Optional, TextIO
 
-from ..model import Fix, Report, Severity
+from ..model import Fix, Severity
+from ..results import Report
 
 
 def _escape_data(text: str) -> str:

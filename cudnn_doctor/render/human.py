@@ -7,7 +7,8 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import __version__
-from ..model import Facts, Finding, Report, Severity
+from ..model import Facts, Finding, Severity
+from ..results import Report
 from .node import node_lines
 
 MARKS = {"ok": ("[✓]", "green"), "info": ("[·]", "cyan"), "warning": ("[!]", "yellow"), "error": ("[✗]", "red")}
@@ -220,15 +221,15 @@ def render_human(report: Report, console: Console, verbose: int = 0, quiet: int 
             _head(console, _section_state(by_section.get(key, []), floor), title)
             for line in lines:
                 _detail(console, line)
-        smoke = report.extra.get("smoke")
-        if smoke:
-            _head(console, "ok" if smoke.get("ok") else "error", "cuDNN smoke test")
-            _detail(console, smoke.get("summary") or ("passed" if smoke.get("ok") else "failed"))
-        knowledge = report.extra.get("knowledge")
-        if verbose and knowledge:  # how current the answers are (issue 20)
+        smoke = report.smoke
+        if smoke is not None:
+            _head(console, "ok" if smoke.ok else "error", "cuDNN smoke test")
+            _detail(console, smoke.summary or ("passed" if smoke.ok else "failed"))
+        knowledge = report.knowledge
+        if verbose and knowledge is not None:  # how current the answers are (issue 20)
             _detail(console, "Knowledge: dated %s (%s); newest cuDNN %s, CUDA %s; `%s` refreshes it" % (
-                knowledge.get("date") or "?", knowledge.get("origin"), knowledge.get("newest_cudnn") or "?",
-                knowledge.get("newest_cuda") or "?", knowledge.get("update")))
+                knowledge.date or "?", knowledge.origin, knowledge.newest_cudnn or "?",
+                knowledge.newest_cuda or "?", knowledge.update))
         if verbose and facts.searched:
             console.print(Text("Searched", style="bold"))
             for probe, places in facts.searched.items():

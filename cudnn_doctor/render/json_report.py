@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from ..fingerprint import fingerprint
-from ..model import Report, to_plain
+from ..model import to_plain
+from ..results import Report
 from .envelope import envelope
 
 
@@ -21,17 +22,17 @@ def report_json(report: Report, exit_code: int) -> Dict[str, Any]:
         findings=[to_plain(f) for f in report.findings],
         rules_run=list(report.rules_run),
         **merge_fields(report),
-        **({"smoke": report.extra["smoke"]} if "smoke" in report.extra else {}),
-        **({"knowledge": report.extra["knowledge"]} if "knowledge" in report.extra else {}),
+        **({"smoke": report.smoke.to_dict()} if report.smoke is not None else {}),
+        **({"knowledge": to_plain(report.knowledge)} if report.knowledge is not None else {}),
     )
 
 
 def merge_fields(report: Report) -> Dict[str, Any]:
     """What `cudnn-doctor fleet` merges reports by: node name, when the run started, how long, the fingerprint."""
-    run = report.extra.get("run", {})
+    run = report.run
     return {
-        "host": run.get("host") or report.facts.host.hostname,
-        "started_at": run.get("started_at"),
-        "duration_s": run.get("duration_s"),
+        "host": (run.host if run else None) or report.facts.host.hostname,
+        "started_at": run.started_at if run else None,
+        "duration_s": run.duration_s if run else None,
         "fingerprint": fingerprint(report.facts),
     }

@@ -6,7 +6,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Dict, List
 
-from ..model import Finding, Report, Severity
+from ..model import Finding, Severity
+from ..results import Report
 from .machine import write_atomic
 
 

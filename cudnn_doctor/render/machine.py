@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Union
 
-from ..model import Report
+from ..results import Report
 
 
 def render_machine_report(report: Report, exit_code: int, fmt: str) -> str:

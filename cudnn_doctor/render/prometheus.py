@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, Iterable, List
 
 from .. import __version__
-from ..model import Report, Severity
+from ..model import Severity
 from ..queries import loaded_cudnn
+from ..results import Report
 
 PREFIX = "cudnn_doctor"
 
@@ -82,7 +83,7 @@ def render_prometheus(report: Report, exit_code: int) -> str:
     """Names follow Prometheus practice: one application prefix, base units (seconds), `_info` for metadata."""
     from ..fingerprint import fingerprint
 
-    run = report.extra.get("run", {})
+    run = report.run
     by_severity = Counter(f.severity.value for f in report.findings)
     by_id = Counter((f.id, f.severity.value) for f in report.findings)
     verdict = report.verdict
@@ -99,10 +100,8 @@ def render_prometheus(report: Report, exit_code: int) -> str:
     lines += _family("build_info", "Versions found by the last check (value always 1).", [(info, 1)])
     lines += _family("gpus", "GPUs seen by the last check.", [({}, len(report.facts.gpus))])
     lines += _node_families(report)
-    duration: Optional[float] = run.get("duration_s")
-    if duration is not None:
-        lines += _family("check_duration_seconds", "How long the last check took.", [({}, float(duration))])
-    if run.get("finished_unix") is not None:
+    if run is not None:
+        lines += _family("check_duration_seconds", "How long the last check took.", [({}, float(run.duration_s))])
         lines += _family("last_run_timestamp_seconds", "When the last check finished (Unix time).",
-                         [({}, float(run["finished_unix"]))])
+                         [({}, float(run.finished_unix))])
     return "\n".join(lines) + "\n"

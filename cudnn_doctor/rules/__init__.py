@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
+from typing import Callable, FrozenSet, List, Mapping, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import Facts, Finding, Target
 from ..remedies.acting import building_for
+from ..results import BenchResult, SmokeOutcome
 
 # Where a rule applies: the machines whose facts it reads. A rule for the other platform is passed over (and still
 # counted as run: it had nothing to judge there).
@@ -24,8 +25,8 @@ class RuleContext:
     compat: Optional[Compat] = None  # the knowledge base (load_compat()); rules read nothing else
     requires: List[str] = field(default_factory=list)  # --require expressions, e.g. "cuda>=11.8"
     target: Optional[str] = None  # --for FRAMEWORK[==VERSION], e.g. "dl4j==1.0.0-beta6"
-    smoke: Optional[Dict[str, Any]] = None  # result of the cuDNN smoke test, when it ran
-    bench: Optional[Dict[str, Any]] = None  # the bench run being judged (bench stage only)
+    smoke: Optional[SmokeOutcome] = None  # check --smoke: the smoke test's result (or why nothing ran)
+    bench: Optional[BenchResult] = None  # the bench run being judged (bench stage only)
     env: Mapping[str, str] = field(default_factory=dict)  # the environment a bench run measured in
     fix_target: Target = field(default_factory=Target)  # where and how the fixes run (root, user, this doctor)
 

@@ -1,15 +1,16 @@
 """CD95x: what `bench` measured, judged (wrong numbers, a slow or throttled GPU, PCIe width, workspace size).
 
-These rules read the bench run in RuleContext.bench (and the environment it ran in, RuleContext.env); they belong
+These rules read the bench run in RuleContext.bench, a BenchResult (and the environment it ran in, RuleContext.env); they belong
 to the bench stage, so `check` never runs them, but `check --list-checks` lists them."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import BENCH_DIRECTIONS as DIRECTIONS, Facts, Finding, Severity
 from ..remedies.bench import (cudnn_slower_than_plain_fix, pcie_link_fix, slow_gpu_fix, throttled_fix,
                               unknown_peak_fix, workspace_fix, wrong_results_fix)
+from ..results import BenchResult
 from . import BENCH, RuleContext, rule
 from .common import compat_of, finding
 
@@ -27,14 +28,16 @@ def healthy(compat: Compat) -> Dict[str, Any]:
 
 @rule("CD950", "bench-wrong-result", "cuDNN returned numbers that differ from the CPU reference", stage=BENCH)
 def wrong_results(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    report = ctx.bench or {}
+    report = ctx.bench
+    if report is None:
+        return []
     bad = []
     for path in ("cudnn", "gpu_plain"):
-        got = (report.get("seed_raw") or {}).get(path) or {}
+        got = report.seed_raw.get(path) or {}
         for check in got.get("checks", []):
             if not check.get("ok"):
                 bad.append({"where": "seed network, %s" % path, "op": check.get("op"), "worst": check.get("worst")})
-    for row in report.get("layers", []):
+    for row in report.layers:
         for direction in DIRECTIONS:
             entry = row.get(direction) or {}
             check = entry.get("check")
@@ -71,14 +74,14 @@ def _causes(nvml: Mapping[str, Any], dtype: str, env: Mapping[str, str]) -> List
 
 @rule("CD951", "bench-slow", "cuDNN reaches less of the GPU's peak than a healthy GPU", stage=BENCH)
 def slow(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    report, env, compat = ctx.bench or {}, ctx.env or {}, compat_of(ctx)
-    peak = report.get("peak")
-    if not peak:
+    report, env, compat = ctx.bench, ctx.env or {}, compat_of(ctx)
+    peak = report.peak if report is not None else None
+    if report is None or not peak:
         return []
     minimum = healthy(compat)["min_peak_fraction"]
-    nvml = report.get("nvml") or {}
+    nvml = report.nvml
     out = []
-    for total in report.get("totals", []):
+    for total in report.totals:
         if total["direction"] != "fwd" or total.get("peak_fraction") is None:
             continue
         floor = minimum.get(total["dtype"])
@@ -93,14 +96,14 @@ def slow(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 peak["model"], 100 * floor,
                 "; ".join(causes) if causes else
                 "no throttling is visible, so suspect a cuDNN build without precompiled engines for this GPU "
-                "(compute capability %s) or a debug/fallback path" % (report.get("gpu") or {}).get("cc"))),
+                "(compute capability %s) or a debug/fallback path" % report.gpu.get("cc"))),
             remedy=slow_gpu_fix(causes, nvml), evidence={"total": total, "causes": causes}))
     return out
 
 
 @rule("CD952", "gpu-throttled", "The GPU was throttled while bench ran", stage=BENCH)
 def throttled(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    nvml = (ctx.bench or {}).get("nvml") or {}
+    nvml = ctx.bench.nvml if ctx.bench is not None else {}
     reasons = [r for r in nvml.get("throttle_reasons", []) if r in BAD_THROTTLES]
     if not reasons:
         return []
@@ -114,7 +117,7 @@ def throttled(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 @rule("CD953", "pcie-link-degraded", "The GPU's PCIe link runs narrower than it can", stage=BENCH)
 def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    nvml = (ctx.bench or {}).get("nvml") or {}
+    nvml = ctx.bench.nvml if ctx.bench is not None else {}
     width, width_max = nvml.get("pcie_width"), nvml.get("pcie_width_max")
     if not (width and width_max and width < width_max):
         return []
@@ -129,13 +132,13 @@ def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
 HeavyLayer = Tuple[int, str, str, str, Dict[str, Any]]  # (workspace bytes, layer, dtype, direction, its entry)
 
 
-def _workspace_scan(report: Dict[str, Any], compat: Compat) -> Tuple[List[HeavyLayer], List[float], int]:
+def _workspace_scan(report: Optional[BenchResult], compat: Compat) -> Tuple[List[HeavyLayer], List[float], int]:
     """(layers whose fastest algorithm needs too much workspace, no-workspace slowdowns, largest workspace)."""
-    free = (report.get("gpu") or {}).get("memory_free")
+    free = report.gpu.get("memory_free") if report is not None else None
     heavy: List[HeavyLayer] = []
     slowdowns: List[float] = []
     largest = 0
-    for row in report.get("layers", []):
+    for row in report.layers if report is not None else []:
         for direction in DIRECTIONS:
             entry = row.get(direction) or {}
             if "workspace" not in entry:
@@ -150,8 +153,8 @@ def _workspace_scan(report: Dict[str, Any], compat: Compat) -> Tuple[List[HeavyL
 
 @rule("CD954", "bench-workspace", "cuDNN's fastest algorithm needs much of the free GPU memory", stage=BENCH)
 def workspace(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    report, compat = ctx.bench or {}, compat_of(ctx)
-    free = (report.get("gpu") or {}).get("memory_free")
+    report, compat = ctx.bench, compat_of(ctx)
+    free = report.gpu.get("memory_free") if report is not None else None
     heavy, _, _ = _workspace_scan(report, compat)
     out: List[Finding] = []
     if heavy and free:  # a layer is heavy only against a known free memory
@@ -173,7 +176,7 @@ def workspace(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 @rule("CD955", "bench-no-workspace-cost", "What algorithms without workspace cost on these layers", stage=BENCH)
 def no_workspace_cost(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    _, slowdowns, largest = _workspace_scan(ctx.bench or {}, compat_of(ctx))
+    _, slowdowns, largest = _workspace_scan(ctx.bench, compat_of(ctx))
     out: List[Finding] = []
     if slowdowns:
         worst = max(slowdowns)
@@ -189,8 +192,7 @@ def no_workspace_cost(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 @rule("CD956", "bench-cudnn-slower-than-cuda", "cuDNN is slower than naive CUDA kernels", stage=BENCH)
 def plain_faster(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    report = ctx.bench or {}
-    rows = {r["path"]: r for r in report.get("seed", [])}
+    rows = {r["path"]: r for r in (ctx.bench.seed if ctx.bench is not None else [])}
     dnn, plain = rows.get("cudnn", {}).get("step_ms"), rows.get("gpu_plain", {}).get("step_ms")
     if dnn and plain and dnn > plain:
         return [finding(
@@ -203,11 +205,11 @@ def plain_faster(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 @rule("CD957", "gpu-peak-unknown", "No datasheet peak is known for the GPU", stage=BENCH)
 def unknown_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    report = ctx.bench or {}
-    if report.get("peak") or not report.get("gpu"):
+    report = ctx.bench
+    if report is None or report.peak or not report.gpu:
         return []
     return [finding(
-        Severity.INFO, "No datasheet peak is known for %s" % report["gpu"].get("name"),
+        Severity.INFO, "No datasheet peak is known for %s" % report.gpu.get("name"),
         detail="bench measures it anyway; the fractions of peak are left out.",
         remedy=unknown_peak_fix(),
-        evidence={"name": report["gpu"].get("name"), "sm_count": report["gpu"].get("sm_count")})]
+        evidence={"name": report.gpu.get("name"), "sm_count": report.gpu.get("sm_count")})]

@@ -9,6 +9,7 @@ from ..queries import platform_of
 from ..remedies.doctor import no_cudnn_to_smoke_fix, smoke_result_fix
 from ..remedies.environment import environment_variable_fix
 from ..remedies.loader import absolute_ld_library_path_fix, broken_library_fix
+from ..results import SmokeSkipped
 from . import LINUX, RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
@@ -16,23 +17,27 @@ from .common import ERROR, INFO, WARNING, compat_of, finding
 @rule("CD510", "smoke-test-failed", "A real convolution through cuDNN failed")
 def smoke(facts: Facts, ctx: RuleContext) -> List[Finding]:
     result = ctx.smoke if ctx is not None else None
-    if not result:
+    if result is None:
         return []
-    library = result.get("library") or "?"
-    if result.get("ok"):
-        return [finding(INFO, "Smoke test passed: %s" % result.get("summary", library),
-                        evidence={"library": library, "max_rel_error": result.get("max_rel_error"),
-                                  "first_result_ms": result.get("first_result_ms")})]
+    if isinstance(result, SmokeSkipped):  # nothing loaded, nothing ran: the install command for this machine
+        return [finding(ERROR, "Smoke test failed: %s" % result.summary, detail=_SMOKE_DETAIL, remedy=no_cudnn_to_smoke_fix(facts, compat_of(ctx)),
+                        catalogue=["E3", "E4"])]
+    library = result.library or "?"
+    if result.ok:
+        return [finding(INFO, "Smoke test passed: %s" % result.summary,
+                        evidence={"library": library, "max_rel_error": result.max_rel_error,
+                                  "first_result_ms": result.first_result_ms})]
+    evidence = {"library": result.library, "status": result.status, "failed_call": result.failed_call,
+                "gpu_name": result.gpu_name, "error_message": result.error_message}
     return [finding(
-        ERROR, "Smoke test failed: %s" % result.get("summary", "the convolution through cuDNN failed"),
-        detail=result.get("diagnosis") or "The files look right, but cuDNN could not run a convolution here, which "
-               "is what a framework would do first.",
-        # Nothing loaded, nothing ran: the install command for this machine, as a whole Fix (not the dict's line).
-        remedy=smoke_result_fix(compat_of(ctx), result) if result.get("library") else
+        ERROR, "Smoke test failed: %s" % result.summary, detail=result.diagnosis or _SMOKE_DETAIL,
+        remedy=smoke_result_fix(compat_of(ctx), result) if result.library else
         no_cudnn_to_smoke_fix(facts, compat_of(ctx)),
-        evidence={k: result.get(k) for k in ("library", "status", "failed_call", "gpu_name", "error_message")
-                  if result.get(k) is not None},
-        catalogue=["E3", "E4"])]
+        evidence={k: v for k, v in evidence.items() if v is not None}, catalogue=["E3", "E4"])]
+
+
+_SMOKE_DETAIL = ("The files look right, but cuDNN could not run a convolution here, which is what a framework would "
+                 "do first.")
 
 
 @rule("CD609", "ld-library-path-current-folder", "LD_LIBRARY_PATH makes programs search their current folder",

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from cudnn_doctor.bench import peaks, refcheck, shapes, summary, verdicts
+from cudnn_doctor.results import BenchResult
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.rules import bench as bench_rules
 from cudnn_doctor.bench.shapes import ConvShape
@@ -223,7 +224,9 @@ def _report(**over):
                                    "power_limit_w": 700.0, "power_default_limit_w": 700.0},
             "seed": [], "seed_raw": {}, "layers": [], "totals": []}
     base.update(over)
-    return base
+    rest = {"cudnn": {}, "driver_cuda_version": None, "seed_source": "", "workspace_limit": None, "timing": "",
+            "nvrtc_library": None, "plan": {}, "duration_s": 0.0, "child_timings_ms": {}}
+    return BenchResult(**rest, **base)
 
 
 def _ids(findings):
@@ -263,7 +266,7 @@ def test_a_huge_workspace_gets_the_frameworks_real_settings():
     assert ".cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE)" in ws.fix
     assert "CUDNN_CONV_WSCAP_DBG" in ws.fix and "TF_CUDNN_WORKSPACE_LIMIT_IN_MB" in ws.fix
     assert "<" not in ws.fix  # the cap is a number measured here, not a placeholder
-    free = _report()["gpu"]["memory_free"]
+    free = _report().gpu["memory_free"]
     cap = int(bench_rules.healthy(load_compat())["workspace_warn_fraction"] * free) >> 20
     assert "CUDNN_CONV_WSCAP_DBG=%d`" % cap in ws.fix and "TF_CUDNN_WORKSPACE_LIMIT_IN_MB=%d`" % cap in ws.fix
     info = next(f for f in found if f.id == "CD955")
@@ -280,7 +283,7 @@ def test_a_wrong_result_is_an_error_with_where_it_happened():
 
 def test_cudnn_slower_than_plain_cuda_and_degraded_pcie_are_flagged():
     seed = [{"path": "cudnn", "step_ms": 9.0}, {"path": "gpu_plain", "step_ms": 8.0}]
-    nvml = dict(_report()["nvml"], pcie_width=8, pcie_width_max=16, pcie_gen=5, pcie_gen_max=5)
+    nvml = dict(_report().nvml, pcie_width=8, pcie_width_max=16, pcie_gen=5, pcie_gen_max=5)
     found = _ids(verdicts.judge(_report(seed=seed, nvml=nvml)))
     assert "CD956" in found and "CD953" in found
 

@@ -8,7 +8,7 @@ from clirunner import CliRunner
 
 from cudnn_doctor.explain import match_symptoms as _match, routed_rules
 from cudnn_doctor.knowledge import load_compat
-from cudnn_doctor.model import Report
+from cudnn_doctor.results import Report
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import real_machine
 

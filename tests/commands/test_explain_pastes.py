@@ -54,7 +54,7 @@ def _app():
 @pytest.mark.parametrize("row", TEXTS, ids=[t.id for t in TEXTS])
 def test_text_is_answered_with_needs_machine_and_one_fix(row, box):
     report = explain(row.text, root=str(box.root))
-    ex = report.extra["explain"]
+    ex = report.explanation
     assert ex.checked and ex.needs and ex.has, (ex.needs, ex.has)
     assert ex.fix is not None and ex.fix.text and "compat knows" not in ex.fix.text
     out = CliRunner().invoke(_app(), ["explain", "--root", str(box.root), row.text]).stdout
@@ -115,7 +115,7 @@ def test_pasted_names_are_resolved_by_the_loader_probe_within_the_run(box, monke
     report = explain("OSError: libcudart.so.11.0: cannot open shared object file", root=str(box.root))
     assert seen["sonames"] == ["libcudart.so.11.0"]
     assert "libcudart.so.11.0" in report.facts.loader.resolved
-    [lib] = report.extra["explain"].libraries
+    [lib] = report.explanation.libraries
     assert lib.problem and "CUDA 12.4" in lib.message
 
 
@@ -123,7 +123,7 @@ def test_a_list_of_alternatives_is_missing_only_when_none_resolves(box):
     """ctranslate2 tries libcudnn_ops.so.9.1.0, .9.1, .9, .so in turn: the .so.9 here is enough."""
     report = explain("Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, "
                      "libcudnn_ops.so}", root=str(box.root))
-    ex = report.extra["explain"]
+    ex = report.explanation
     assert ex.problem  # the text shows the failing program found none of them
     assert not any(lib.problem for lib in ex.libraries)  # here one resolves: the program runs elsewhere
     assert "libcudnn_ops.so.9, of the same list, resolves" in ex.libraries[0].message
@@ -132,7 +132,7 @@ def test_a_list_of_alternatives_is_missing_only_when_none_resolves(box):
 def test_missing_unversioned_libcuda_link_is_made_next_to_the_driver(box):
     report = explain("Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object "
                      "file: No such file or directory", root=str(box.root))
-    ex = report.extra["explain"]
+    ex = report.explanation
     assert "sudo ln -sf libcuda.so.1 libcuda.so" in ex.fix.commands  # from the text alone
     [(label, fix)] = ex.also  # and this machine's own link, where its driver is
     root = str(box.root)  # under --root the link is made in the root, and the root's cache rebuilt
@@ -151,7 +151,7 @@ def test_an_older_copy_first_on_ld_library_path_is_taken_off_it(tmp_path):
     report = explain("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but "
                      "found runtime version (8, 3, 3).", root=str(m.root),
                      env={"LD_LIBRARY_PATH": "/opt/old/lib", "PATH": "/usr/bin"})
-    ex = report.extra["explain"]
+    ex = report.explanation
     assert "PyTorch was built with cuDNN 8.5.0 and loaded cuDNN 8.3.3" in ex.answer.cause
     [(label, fix)] = ex.also  # this machine adds why: its LD_LIBRARY_PATH puts the old copy first
     assert "older cuDNN in /opt/old/lib first" in fix.text and fix.commands == ["unset LD_LIBRARY_PATH"]
@@ -159,7 +159,7 @@ def test_an_older_copy_first_on_ld_library_path_is_taken_off_it(tmp_path):
 
 def test_a_windows_dll_is_named_as_one_and_its_fix_is_path(box):
     ex = explain("Could not load dynamic library 'cudnn64_8.dll'; dlerror: cudnn64_8.dll not found",
-                 root=str(box.root)).extra["explain"]
+                 root=str(box.root)).explanation
     assert any("Windows library" in line for line in ex.needs)
     assert "on PATH" in ex.fix.text and "Get-Command cudnn64_8.dll -All" in ex.fix.text
     assert ex.evidence.platform == "windows" and ex.evidence.libraries[0].label == "cuDNN 8"

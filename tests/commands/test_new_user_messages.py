@@ -10,7 +10,8 @@ from clirunner import CliRunner
 from rich.console import Console
 
 from cudnn_doctor.knowledge import load_compat
-from cudnn_doctor.model import Facts, Finding, Fix, Report, Severity
+from cudnn_doctor.model import Facts, Finding, Fix, Severity
+from cudnn_doctor.results import Report
 from cudnn_doctor.render.human import render_human
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import real_machine, resolution

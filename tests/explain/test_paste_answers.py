@@ -58,7 +58,7 @@ def _app():
 
 @pytest.mark.parametrize("text,cause,fix", EXAMPLES, ids=[e[0][:40] for e in EXAMPLES])
 def test_the_text_alone_gives_cause_and_fix(text, cause, fix):
-    ex = explain(text, check=False).extra["explain"]
+    ex = explain(text, check=False).explanation
     assert ex.answer is not None and cause in ex.answer.cause, ex.answer
     assert fix in ex.fix.text, ex.fix.text
     windows = ex.evidence.platform == "windows"
@@ -71,8 +71,8 @@ def test_the_text_alone_gives_cause_and_fix(text, cause, fix):
 
 def test_the_answer_is_the_same_on_any_machine(machine):
     text = EXAMPLES[6][0]
-    here = explain(text, root=str(machine.root)).extra["explain"]
-    assert here.checked and here.fix.text == explain(text, check=False).extra["explain"].fix.text
+    here = explain(text, root=str(machine.root)).explanation
+    assert here.checked and here.fix.text == explain(text, check=False).explanation.fix.text
 
 
 def test_a_start_up_error_on_a_machine_without_a_driver_says_so_first(machine):

@@ -34,7 +34,7 @@ def _check_in_process(root, env):
     start, clock = time.monotonic(), RunClock()
     report = collect_report(str(root), env=env)
     code = exit_code_for(report, strict=False)
-    report.extra["run"] = clock.finish(report.facts.host.hostname or "fuzz-node")  # as `check` stamps it
+    report.run = clock.finish(report.facts.host.hostname or "fuzz-node")  # as `check` stamps it
     text = dumps(report_json(report, code))
     return report, code, json.loads(text), text, time.monotonic() - start
 

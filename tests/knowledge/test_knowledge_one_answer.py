@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import facts_factory as ff
 from cudnn_doctor.install.plan import compat_verdict
 from cudnn_doctor.knowledge import load_compat
-from cudnn_doctor.model import Report
+from cudnn_doctor.results import Report
 from cudnn_doctor.rules import RuleContext, evaluate
 from cudnn_doctor.versions import major_of
 

@@ -8,7 +8,8 @@ import pytest
 
 from rich.console import Console
 
-from cudnn_doctor.model import Facts, Finding, Report, Severity
+from cudnn_doctor.model import Facts, Finding, Severity
+from cudnn_doctor.results import Report
 from cudnn_doctor.remedies import advice, ld_conf_fix, noted, or_else, run, say, then
 from cudnn_doctor.remedies.shells import command_fix, powershell_quote
 from cudnn_doctor.render.github import annotation_commands

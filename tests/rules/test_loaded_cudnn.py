@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from facts_factory import cudnn_copy, resolution
 
-from cudnn_doctor.model import Facts, Report
+from cudnn_doctor.model import Facts
+from cudnn_doctor.results import Report
 from cudnn_doctor.queries import loaded_cudnn
 from cudnn_doctor.render.prometheus import render_prometheus
 

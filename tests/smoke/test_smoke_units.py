@@ -209,7 +209,7 @@ def test_cd510_builds_the_same_fix_the_smoke_result_says(name, api, code, versio
 
     result = _failed_with(name, api, code, version if api == "cudnn" else None)
     result.version_code = 91400  # the copy's version, which a CUDA status must not be read with
-    fix = smoke_result_fix(load_compat(), result.to_dict())
+    fix = smoke_result_fix(load_compat(), result)
     assert fix.text == (result.fix or "Run `cudnn-doctor smoke --json` for the failing call and status.")
 
 
@@ -226,6 +226,6 @@ def test_smoke_and_cd510_give_the_one_fix_remedies_builds(raw):
 
     result = interpret(raw, "/usr/lib/libcudnn.so.9", None, "cudnnCreate")
     assert not result.ok and result.fix
-    findings, _ = evaluate(Facts(), RuleContext(compat=load_compat(), smoke=result.to_dict()))
+    findings, _ = evaluate(Facts(), RuleContext(compat=load_compat(), smoke=result))
     cd510 = next(f for f in findings if f.id == "CD510")
     assert cd510.remedy.text == result.fix
