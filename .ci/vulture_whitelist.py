@@ -61,3 +61,9 @@ _.driver_branch_exists
 
 # Read from the report's JSON (GpuReady.phases_ms: each readiness step's time), never as an attribute here.
 _.phases_ms
+
+# Compat's typed accessors whose methods callers reach only through the facade's forwarders (forward() finds each
+# domain by its class in Compat.domains).
+_.lookups
+_.pastes
+_.features

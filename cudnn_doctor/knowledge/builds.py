@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..versions import major_of, mm_text, ver
-from .tables import row_source
 from .frameworks import FrameworkKnowledge
+from .tables import Domain, Tables, row_source
 
 # The PyPI project whose wheels stand for a framework's builds in [wheel_code].
 _WHEEL_PROJECTS = {"cupy": ("cupy-cuda12x", "cupy-cuda13x"), "onnxruntime": ("onnxruntime-gpu",),
@@ -42,8 +42,13 @@ def arch_names(ccs: List[str], ptx: str) -> Tuple[Tuple[str, ...], Tuple[str, ..
     return tuple("sm_%s" % num(c) for c in ccs), (("compute_%s" % num(ptx),) if ptx else ())
 
 
-class BuildKnowledge(FrameworkKnowledge):
+class BuildKnowledge(Domain):
     """Which builds exist per framework, what GPU code each carries and how to install it."""
+
+    def __init__(self, tables: Tables, frameworks: FrameworkKnowledge) -> None:
+        super().__init__(tables)
+        self.frameworks = frameworks
+        self._builds: Dict[str, List[Build]] = {}  # by framework (framework_builds)
 
     def wheel_code(self, project: str, version: str) -> Optional[Dict[str, Any]]:
         table = self.table("framework_builds", "wheel_code")
@@ -66,7 +71,7 @@ class BuildKnowledge(FrameworkKnowledge):
 
     def framework_builds(self, framework: str) -> List[Build]:
         """Every build the knowledge names for a framework, newest release first, PyPI's default build first."""
-        cache: Dict[str, List[Build]] = self.__dict__.setdefault("_builds", {})  # the tables never change
+        cache = self._builds  # the tables never change
         if framework not in cache:
             make = {"torch": self._torch_builds, "tensorflow": self._tensorflow_builds, "jax": self._jax_builds}
             builds = make[framework]() if framework in make else self._wheel_builds(framework)
@@ -85,10 +90,10 @@ class BuildKnowledge(FrameworkKnowledge):
     def _torch_builds(self) -> List[Build]:
         out = []
         for pin in self._pins("torch"):
-            for row in self.torch_rows(pin["version"]):
+            for row in self.frameworks.torch_rows(pin["version"]):
                 default = mm_text(row["cuda"]) == mm_text(pin["cuda"])
                 code = self._from_wheel("torch", pin["version"]) if default else {}
-                arch = self.pytorch_arch(pin["version"], row["cuda"])
+                arch = self.frameworks.pytorch_arch(pin["version"], row["cuda"])
                 if not code and arch:
                     sass, ptx = arch_names(list(arch["arch"]), str(arch.get("ptx", "")))
                     code = {"sass": sass, "ptx": ptx, "code_source": str(arch["source"])}
@@ -100,7 +105,7 @@ class BuildKnowledge(FrameworkKnowledge):
     def _tensorflow_builds(self) -> List[Build]:
         out = []
         for pin in self._pins("tensorflow"):
-            tested = self.tensorflow_row(pin["version"])
+            tested = self.frameworks.tensorflow_row(pin["version"])
             cuda = pin["cuda"] or (tested["cuda"] if tested else "")
             if cuda:
                 out.append(Build("tensorflow", pin["version"], mm_text(cuda) or cuda, True, cudnn=pin["cudnn"],
@@ -108,7 +113,7 @@ class BuildKnowledge(FrameworkKnowledge):
         return out
 
     def _jax_builds(self) -> List[Build]:
-        plugins = {row["plugin"]: row for row in self.framework_rows("jax")}
+        plugins = {row["plugin"]: row for row in self.frameworks.framework_rows("jax")}
         out = []
         for pin in self._pins("jax"):
             doc = plugins.get(pin["project"])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from .tables import Tables
+from .tables import Domain
 
 
-class ContainerKnowledge(Tables):
+class ContainerKnowledge(Domain):
     def runtime_brands(self) -> List[str]:
         """The brand words a GPU can show to a `brand=` requirement (every other NVML brand reads 'Unknown')."""
         return list(self.table("containers", "runtime").get("brands", []))

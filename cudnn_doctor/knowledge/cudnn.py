@@ -11,7 +11,7 @@ from .derived import DerivedKnowledge
 from .driver import DriverKnowledge
 from .gpu import CcFloor
 from .known_bad import KnownBadKnowledge
-from .tables import CONFIRMED, row_source
+from .tables import CONFIRMED, Domain, Tables, row_source
 
 
 @dataclass
@@ -65,8 +65,15 @@ class CudnnBuild:
         return "see CUDA %s" % (self.cuda[0] if self.cuda else "?")
 
 
-class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
+class CudnnKnowledge(Domain):
     """cuDNN releases, their build variants and what each needs."""
+
+    def __init__(self, tables: Tables, drivers: DriverKnowledge, problems: KnownBadKnowledge,
+                 published: DerivedKnowledge) -> None:
+        super().__init__(tables)
+        self.drivers = drivers
+        self.problems = problems
+        self.published = published
 
     def cudnn_releases(self, major: Optional[int] = None) -> List[str]:
         """Every cuDNN release the knowledge knows, oldest first: the hand-kept lists (7.x, early 8.x) and the
@@ -77,7 +84,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
     def _cudnn_releases(self) -> List[str]:
         table = self.table("cudnn", "releases")
         found = {str(release3(x)) for key in ("v7", "v8", "v9") for x in table.get(key, [])}
-        found |= {str(release3(e["release"])) for e in self.derived_cudnn_releases()}
+        found |= {str(release3(e["release"])) for e in self.published.derived_cudnn_releases()}
         return sorted((r for r in found if r != "None"), key=Version)
 
     def cudnn_release_known(self, release: str) -> bool:
@@ -97,7 +104,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
                 status, source = row_source(table, row)
                 source = str(row.get("edition") or source)
                 out.append(self._build(row, status, source))
-        for row in self.derived_build_rows():
+        for row in self.published.derived_build_rows():
             for piece in self._split_at_eras(row):
                 out.append(self._build(piece, str(row["status"]), str(row["source"])))
         out.sort(key=lambda b: (release3(b.first), b.cuda_major or 0))
@@ -154,7 +161,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
         cm = major_of(label) if label else None
         if cm is None:
             return None
-        family = self.has_minor_compat(cm)
+        family = self.drivers.has_minor_compat(cm)
         exact = mm_text(label) if "." in str(label) else None
         found: List[Version] = []
         for b in self.cudnn_builds():
@@ -165,7 +172,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
             first, last = release3(era.get("first")), release3(era.get("last"))
             for r in self.cudnn_releases():
                 rv = release3(r)
-                majors = self.cudnn_release_cuda_majors(r)
+                majors = self.published.cudnn_release_cuda_majors(r)
                 if rv is not None and (first is None or rv >= first) and (last is None or rv <= last) and (
                         not majors or cm in majors):  # 9.28.1 shipped for CUDA 13 only
                     found.append(rv)
@@ -174,7 +181,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
 
     def variant_era(self, cuda_major: int) -> Optional[Dict[str, Any]]:
         """The first and (when it ended) last cuDNN release built for a CUDA major, with where that comes from."""
-        with_major = [release3(e["release"]) for e in self.derived_cudnn_releases()
+        with_major = [release3(e["release"]) for e in self.published.derived_cudnn_releases()
                       if str(cuda_major) in e.get("cuda_majors", {})]
         rows = [b for b in self._hand_builds() if b.cuda_major == cuda_major]
         known = [r for r in with_major if r is not None]
@@ -185,7 +192,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
         # The era ended when a newer minor release has no build for this major (a patch for another build does
         # not end it: 9.28.1 shipped for CUDA 13 only).
         ended = any(release3_of(e["release"]).release[:2] > last.release[:2] and str(cuda_major) not in e["cuda_majors"]
-                    for e in self.derived_cudnn_releases())
+                    for e in self.published.derived_cudnn_releases())
         return {"variant": "cuda%d" % cuda_major, "first": str(min(firsts)), "last": str(last) if ended else "",
                 "status": "confirmed",
                 "source": "the releases of https://pypi.org/project/nvidia-cudnn-cu%d/ and NVIDIA's redistrib "
@@ -199,7 +206,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
         """Lowest compute capability of a cuDNN release (of the build for `built_for`, when given)."""
         builds = self.cudnn_builds(release)
         if built_for:
-            fitting = [b for b in builds if self._build_matches(b, built_for)]
+            fitting = [b for b in builds if self.build_matches(b, built_for)]
             builds = fitting or builds
         floors = [b.min_cc for b in builds if b.min_cc]
         if floors:
@@ -221,7 +228,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
     def cudnn_requirements(self, release: str) -> Dict[str, Any]:
         """Everything compat knows that a cuDNN release needs, for `matrix --cudnn`."""
         builds = self.cudnn_builds(release)
-        bad = self.known_bad("cudnn", release)
+        bad = self.problems.known_bad("cudnn", release)
         floor = self.cudnn_min_cc(release)
         out: Dict[str, Any] = {
             "cudnn": release,
@@ -242,7 +249,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
                 continue
             if era.get("last") and r > release3_of(era["last"]):
                 continue
-            listed = major in self.cudnn_release_cuda_majors(release)
+            listed = major in self.published.cudnn_release_cuda_majors(release)
             if builds and not listed:
                 continue
             eras.append({"variant": era["variant"], "status": "confirmed" if listed else "secondary",
@@ -250,7 +257,7 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
         out["likely_variants"] = eras
         return out
 
-    def _build_matches(self, build: CudnnBuild, built_for: str) -> bool:
+    def build_matches(self, build: CudnnBuild, built_for: str) -> bool:
         label = cuda_label(built_for)
         if label is None:
             return False
@@ -258,11 +265,11 @@ class CudnnKnowledge(DriverKnowledge, KnownBadKnowledge, DerivedKnowledge):
             return mm_text(label) in build.cuda or (build.family and major_of(label) == build.cuda_major)
         return major_of(label) == build.cuda_major and (build.family or len(build.cuda) == 1)
 
-    def _mvc_first(self) -> str:
-        majors = self.minor_compat_majors()
+    def mvc_first(self) -> str:
+        majors = self.drivers.minor_compat_majors()
         return str(majors[0]) if majors else "?"
 
-    def _family_source(self) -> str:
+    def family_source(self) -> str:
         return str(self.table("cudnn", "build_family_rule").get("source", ""))
 
     def blackwell_cuda12(self) -> Dict[str, Any]:

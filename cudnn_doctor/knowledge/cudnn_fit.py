@@ -5,10 +5,17 @@ from typing import Optional, Tuple
 
 from ..versions import cuda_label, major_of, mm, mm_of, release3
 from .cudnn import CudnnKnowledge
+from .driver import DriverKnowledge
+from .tables import Domain, Tables
 
 
-class CudnnFitKnowledge(CudnnKnowledge):
+class CudnnFitKnowledge(Domain):
     """The cuDNN-build-against-toolkit verdict, which reads both the build rows and minor-version compatibility."""
+
+    def __init__(self, tables: Tables, cudnn: CudnnKnowledge, drivers: DriverKnowledge) -> None:
+        super().__init__(tables)
+        self.cudnn = cudnn
+        self.drivers = drivers
 
     def cudnn_cuda_verdict(self, cudnn_version: str, built_for_cuda: Optional[str],
                            toolkit_cuda: str) -> Tuple[Optional[bool], str]:
@@ -23,9 +30,9 @@ class CudnnFitKnowledge(CudnnKnowledge):
         tk_text = "%d.%d" % tk if tk else str(tk_major)
         label = cuda_label(built_for_cuda)
         built_major = major_of(label) if label else None
-        builds = self.cudnn_builds(str(release))
+        builds = self.cudnn.cudnn_builds(str(release))
         if label and built_major is not None:
-            matching = [b for b in builds if self._build_matches(b, label)]
+            matching = [b for b in builds if self.cudnn.build_matches(b, label)]
             if matching:
                 b = matching[0]
                 src = "%s [%s]" % (b.source, b.status)
@@ -37,15 +44,15 @@ class CudnnFitKnowledge(CudnnKnowledge):
                 if tk_major != b.cuda_major:
                     return False, ("cuDNN %s built for CUDA %s needs a CUDA %d.x toolkit, not %s; install the "
                                    "build for CUDA %d (%s)." % (release, label, built_major, tk_text, tk_major, src))
-                if self.has_minor_compat(tk_major) and (b.family or release >= self.family_since()):
+                if self.drivers.has_minor_compat(tk_major) and (b.family or release >= self.cudnn.family_since()):
                     return True, ("cuDNN %s's %s build lists CUDA %s; %s runs through CUDA minor-version "
                                   "compatibility (%s)." % (release, b.variant, b.cuda_text(), tk_text, src))
-                if self.has_minor_compat(tk_major):
+                if self.drivers.has_minor_compat(tk_major):
                     return None, ("Cannot tell: cuDNN %s's %s build lists CUDA %s, not %s (%s)."
                                   % (release, b.variant, b.cuda_text(), tk_text, src))
                 return False, ("cuDNN %s built for CUDA %s does not work with CUDA %s: before CUDA %s every "
                                "minor release has its own runtime soname (%s)." % (release, label, tk_text,
-                                                                                  self._mvc_first(), src))
+                                                                                  self.cudnn.mvc_first(), src))
             if builds:
                 listed = ", ".join(sorted({b.variant for b in builds}))
                 if built_major != tk_major:
@@ -54,24 +61,26 @@ class CudnnFitKnowledge(CudnnKnowledge):
             # No row names this build: judge by the major only.
             if built_major != tk_major:
                 return False, ("cuDNN %s built for CUDA %s cannot be used with CUDA %s: the CUDA major differs "
-                               "(%s)." % (release, label, tk_text, self._family_source()))
-            if self.has_minor_compat(tk_major) and release >= self.family_since():
+                               "(%s)." % (release, label, tk_text, self.cudnn.family_source()))
+            if self.drivers.has_minor_compat(tk_major) and release >= self.cudnn.family_since():
                 return True, ("cuDNN %s built for CUDA %s fits CUDA %s: from %s NVIDIA ships one build per CUDA "
                               "major for all its minors (%s) [no support-matrix row for %s in compat]."
-                              % (release, label, tk_text, self.family_since(), self._family_source(), release))
-            if not self.has_minor_compat(tk_major) and tk and mm(label) == tk:
+                              % (release, label, tk_text, self.cudnn.family_since(), self.cudnn.family_source(),
+                                 release))
+            if not self.drivers.has_minor_compat(tk_major) and tk and mm(label) == tk:
                 return True, ("cuDNN %s built for CUDA %s matches the toolkit %s exactly [no support-matrix row "
                               "for %s in compat]." % (release, label, tk_text, release))
-            if not self.has_minor_compat(tk_major) and tk and mm(label) and mm(label) != tk:
+            if not self.drivers.has_minor_compat(tk_major) and tk and mm(label) and mm(label) != tk:
                 return False, ("cuDNN %s built for CUDA %s does not work with CUDA %s: before CUDA %s every minor "
-                               "release has its own runtime soname." % (release, label, tk_text, self._mvc_first()))
+                               "release has its own runtime soname." % (release, label, tk_text,
+                                                                          self.cudnn.mvc_first()))
             return None, ("Cannot tell whether cuDNN %s built for CUDA %s works with CUDA %s: compat has no row "
                           "for it." % (release, label, tk_text))
         # The build is not known: is there any build of this release for the toolkit?
         if not builds:
-            eras = self.cudnn_requirements(str(release)).get("likely_variants", [])
+            eras = self.cudnn.cudnn_requirements(str(release)).get("likely_variants", [])
             era = next((e for e in eras if e["variant"] == "cuda%d" % tk_major), None)
-            if era and self.has_minor_compat(tk_major):
+            if era and self.drivers.has_minor_compat(tk_major):
                 return True, ("cuDNN %s most likely has a %s build (%s) [%s: no support-matrix row for %s]; make "
                               "sure that build is the one installed." % (release, era["variant"], era["source"],
                                                                          era["status"], release))
@@ -82,7 +91,8 @@ class CudnnFitKnowledge(CudnnKnowledge):
             b = fitting[0]
             return True, ("cuDNN %s has a %s build for CUDA %s (%s [%s]); make sure that build is the one "
                           "installed." % (release, b.variant, tk_text, b.source, b.status))
-        same_major = [b for b in builds if b.cuda_major == tk_major and self.has_minor_compat(tk_major) and b.family]
+        same_major = [b for b in builds
+                      if b.cuda_major == tk_major and self.drivers.has_minor_compat(tk_major) and b.family]
         if same_major:
             b = same_major[0]
             return True, ("cuDNN %s's %s build (CUDA %s) covers CUDA %s through minor-version compatibility "

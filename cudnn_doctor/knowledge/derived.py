@@ -8,10 +8,10 @@ from packaging.version import Version
 
 from ..results import KnowledgeSummary
 from ..versions import major_of, release3, ver
-from .tables import Tables
+from .tables import Domain
 
 
-class DerivedKnowledge(Tables):
+class DerivedKnowledge(Domain):
     """Questions answered from the derived knowledge alone."""
 
     def derived(self) -> Dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from packaging.version import Version
 
 from ..versions import major_of, mm, mm_text, ver, version_of
-from .tables import CONFIRMED, Tables, row_source
+from .tables import CONFIRMED, Domain, row_source
 
 
 @dataclass
@@ -46,7 +46,7 @@ class CudaRun:
     note: str = ""
 
 
-class DriverKnowledge(Tables):
+class DriverKnowledge(Domain):
     """Which driver a CUDA release needs, and which CUDA releases a driver runs."""
 
     def toolkit_rows(self) -> List[Dict[str, Any]]:

@@ -8,7 +8,10 @@ from typing import Any, List, NamedTuple, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..versions import cuda_label, major_of, mm_text, release3, ver
-from .cudnn_fit import CudnnFitKnowledge
+from .cudnn import CudnnKnowledge
+from .derived import DerivedKnowledge
+from .driver import DriverKnowledge
+from .tables import Domain, Tables
 
 # Where the knowledge cannot tell: said, not guessed.
 INSUFFICIENT = "insufficient metadata"
@@ -35,8 +38,15 @@ def platform_key(platform: str, machine: Optional[str]) -> str:
 _FRAMEWORK_OF = {"torch": "torch", "pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax", "jaxlib": "jax"}
 
 
-class ExistsKnowledge(CudnnFitKnowledge):
+class ExistsKnowledge(Domain):
     """Existence questions: True (it exists), False (the knowledge says it does not), None (cannot tell)."""
+
+    def __init__(self, tables: Tables, cudnn: CudnnKnowledge, drivers: DriverKnowledge,
+                 published: DerivedKnowledge) -> None:
+        super().__init__(tables)
+        self.cudnn = cudnn
+        self.drivers = drivers
+        self.published = published
 
     def cudnn_build_exists(self, release: str, cuda: Any) -> Optional[bool]:
         """Whether NVIDIA made a build of cuDNN `release` for `cuda` ('13' = any build of that major where the major
@@ -46,20 +56,20 @@ class ExistsKnowledge(CudnnFitKnowledge):
         r = release3(release)
         if cm is None or r is None:
             return None
-        family = self.has_minor_compat(cm)
+        family = self.drivers.has_minor_compat(cm)
         exact = mm_text(label) if "." in str(label) else None
-        builds = self.cudnn_builds(str(r))
+        builds = self.cudnn.cudnn_builds(str(r))
         if any((b.cuda_major == cm) if (family or exact is None) else (exact in b.cuda) for b in builds):
             return True
-        majors = self.cudnn_release_cuda_majors(str(r))
+        majors = self.published.cudnn_release_cuda_majors(str(r))
         if family and majors:  # PyPI and NVIDIA's manifests list the release's builds (9.28.1: CUDA 13 only)
             return cm in majors
-        era = self.variant_era(cm) if family else None
+        era = self.cudnn.variant_era(cm) if family else None
         if era:
             first, last = release3(era.get("first")), release3(era.get("last"))
-            if (first is None or r >= first) and (last is None or r <= last) and self.cudnn_release_known(str(r)):
+            if (first is None or r >= first) and (last is None or r <= last) and self.cudnn.cudnn_release_known(str(r)):
                 return True
-        return False if (builds or self.cudnn_release_known(str(r))) else None
+        return False if (builds or self.cudnn.cudnn_release_known(str(r))) else None
 
     def cudnn_build_exists_on(self, release: str, cuda: Any, platform: str = "linux", machine: Optional[str] = "x86_64",
                               channel: str = "pip") -> Existence:
@@ -100,13 +110,13 @@ class ExistsKnowledge(CudnnFitKnowledge):
         if wanted and release3(wanted) is not None and self.cudnn_build_exists(wanted, cuda) is not False:
             return str(release3(wanted))
         major = cudnn_major if cudnn_major is not None else major_of(wanted) if wanted else None
-        newest = self.newest_cudnn_build(cuda, major)
-        return newest or (self.newest_cudnn_build(cuda) if cudnn_major is None else None)
+        newest = self.cudnn.newest_cudnn_build(cuda, major)
+        return newest or (self.cudnn.newest_cudnn_build(cuda) if cudnn_major is None else None)
 
     def framework_releases(self, framework: str) -> List[str]:
         """The releases of a framework the knowledge lists (the wheels' Requires-Dist read from PyPI)."""
         project = _FRAMEWORK_OF.get(framework.lower(), framework.lower())
-        return [str(r["version"]) for r in self.framework_pins(project)]
+        return [str(r["version"]) for r in self.published.framework_pins(project)]
 
     def framework_release_exists(self, framework: str, version: str) -> Optional[bool]:
         """Whether `pip install FRAMEWORK==version` names a release on PyPI ('2.5' is 2.5.0, as pip reads it); None
@@ -126,7 +136,7 @@ class ExistsKnowledge(CudnnFitKnowledge):
     def driver_branches(self) -> List[int]:
         """The Linux driver branches the knowledge names: each CUDA release's driver, the minor-version floors and
         the architectures' first and last branches."""
-        rows = self.toolkit_rows()
+        rows = self.drivers.toolkit_rows()
         found = {major_of(r.get("linux")) for r in rows} | {major_of(r.get("branch")) for r in rows}
         for row in self.table("cuda_driver", "minor_version_compat").get("rows", []):
             found |= {major_of(row.get("min_branch")), major_of(row.get("linux"))}

@@ -6,10 +6,10 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import SpecifierSet
 
 from ..versions import ver
-from .tables import Tables
+from .tables import Domain
 
 
-class FrameworkFeatureKnowledge(Tables):
+class FrameworkFeatureKnowledge(Domain):
     """Questions a fix asks before naming a framework's own remedy: does this release have it?"""
 
     def framework_feature(self, framework: str, feature: str, version: str) -> Optional[bool]:

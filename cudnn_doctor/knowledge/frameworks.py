@@ -7,10 +7,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from ..versions import dl4j_key, mm_text, ver, version_of
-from .tables import Tables
+from .tables import Domain
 
 
-class FrameworkKnowledge(Tables):
+class FrameworkKnowledge(Domain):
     """PyTorch, TensorFlow, JAX and DL4J build tables."""
 
     def framework_rows(self, name: str) -> List[Dict[str, Any]]:

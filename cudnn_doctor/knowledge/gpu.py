@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..versions import major_of, mm, mm_text
-from .tables import CONFIRMED, Tables, row_source
+from .tables import CONFIRMED, Domain, row_source
 
 
 @dataclass
@@ -69,7 +69,7 @@ def _inside(part: List[str], whole: List[str]) -> bool:
     return n > 0 and any(whole[i:i + n] == part for i in range(len(whole) - n + 1))
 
 
-class GpuKnowledge(Tables):
+class GpuKnowledge(Domain):
     """What each GPU generation needs and which CUDA releases still build for it."""
 
     def architectures(self) -> List[Arch]:

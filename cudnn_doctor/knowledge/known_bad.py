@@ -9,7 +9,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..versions import release3, ver
 from .status import StatusKnowledge
-from .tables import row_source
+from .tables import Domain, Tables, row_source
 
 
 @dataclass
@@ -32,8 +32,12 @@ class Symptom:
         return None
 
 
-class KnownBadKnowledge(StatusKnowledge):
+class KnownBadKnowledge(Domain):
     """Known-bad releases, symptom patterns and status codes."""
+
+    def __init__(self, tables: Tables, status: StatusKnowledge) -> None:
+        super().__init__(tables)
+        self.status = status
 
     def known_bad(self, component: str, version: Optional[str]) -> List[Dict[str, Any]]:
         v = release3(version) if component == "cudnn" else ver(version)
@@ -64,7 +68,7 @@ class KnownBadKnowledge(StatusKnowledge):
     def status_name(self, api: str, code: int, cudnn_version: Optional[int] = None) -> str:
         """'CUDNN_STATUS_NOT_INITIALIZED' for ("cudnn", 1001, 90100); an honest placeholder when unknown."""
         section = {"cudnn": _cudnn_numbering(cudnn_version), "cuda": "cuda_driver"}.get(api, api)
-        found = self.status_by_number(section, code)
+        found = self.status.status_by_number(section, code)
         if found is not None:
             return found.name
         label = {"cudnn": "cudnnStatus_t", "cuda": "CUresult", "cuda_runtime": "cudaError_t"}.get(api, api)

@@ -8,10 +8,15 @@ from packaging.version import Version
 
 from ..versions import major_of, mm, mm_text, release3, release3_of
 from .cudnn import CudnnKnowledge
+from .tables import Domain, Tables
 
 
-class LayoutKnowledge(CudnnKnowledge):
+class LayoutKnowledge(Domain):
     """Where files go and what they are called; archive names depend on which builds exist."""
+
+    def __init__(self, tables: Tables, cudnn: CudnnKnowledge) -> None:
+        super().__init__(tables)
+        self.cudnn = cudnn
 
     def cudnn_layout(self, major: int) -> Dict[str, Any]:
         return self.table("cudnn_layout", "v%d" % major)
@@ -62,7 +67,8 @@ class LayoutKnowledge(CudnnKnowledge):
                 if "<cuda>" in pattern:
                     # Names that carry the minor: a one-per-major build is named after the newest CUDA its
                     # support-matrix row lists; a per-minor build after its own minor.
-                    family = [b for b in self.cudnn_builds(str(r)) if b.cuda_major == major and b.cuda and b.family]
+                    family = [b for b in self.cudnn.cudnn_builds(str(r))
+                              if b.cuda_major == major and b.cuda and b.family]
                     if family:
                         cuda_text = family[0].cuda[-1]
                     elif cuda_text is None:

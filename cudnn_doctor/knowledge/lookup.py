@@ -7,10 +7,13 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..versions import major_of, mm, mm_before, mm_of, mm_text, release3, release3_of, ver
-from .cudnn import CudnnBuild
-from .driver import DriverFloor
+from .cudnn import CudnnBuild, CudnnKnowledge
+from .derived import DerivedKnowledge
+from .driver import DriverFloor, DriverKnowledge
 from .frameworks import FrameworkKnowledge
+from .gpu import GpuKnowledge
 from .pair import PairKnowledge
+from .tables import Domain, Tables
 
 FRAMEWORK_TABLES = {
     "dl4j": ["dl4j"], "deeplearning4j": ["dl4j"],
@@ -20,8 +23,18 @@ FRAMEWORK_TABLES = {
 }
 
 
-class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
+class LookupKnowledge(Domain):
     """Typed questions behind `cudnn-doctor matrix`; each raises ValueError with one clear line on bad input."""
+
+    def __init__(self, tables: Tables, pairs: PairKnowledge, cudnn: CudnnKnowledge, drivers: DriverKnowledge,
+                 gpus: GpuKnowledge, frameworks: FrameworkKnowledge, published: DerivedKnowledge) -> None:
+        super().__init__(tables)
+        self.pairs = pairs
+        self.cudnn = cudnn
+        self.drivers = drivers
+        self.gpus = gpus
+        self.frameworks = frameworks
+        self.published = published
 
     def build_summary(self, b: CudnnBuild, platform: str) -> Dict[str, Any]:
         """One build row as matrix shows it: the driver the row names, else what its lowest CUDA needs."""
@@ -29,8 +42,9 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
         if not (b.driver_linux if platform == "linux" else b.driver_windows):
             first = b.cuda[0] if b.cuda else None
             major = major_of(first) or 0
-            floor = (self.minor_compat_floor(str(major), platform) if self.has_minor_compat(major) else None) or (
-                self.min_driver(first, platform) if first else None)
+            mvc = (self.drivers.minor_compat_floor(str(major), platform) if self.drivers.has_minor_compat(major)
+                   else None)
+            floor = mvc or (self.drivers.min_driver(first, platform) if first else None)
         exact = b.driver_linux or b.driver_windows
         return {
             "cudnn": b.releases_text(), "variant": b.variant, "cuda": b.cuda,
@@ -46,35 +60,35 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
         if mm(cuda) is None:
             raise ValueError("--cuda wants a CUDA version such as 12.4, not %r" % cuda)
         want = str(mm_text(cuda))
-        if want not in self.cuda_releases():
+        if want not in self.drivers.cuda_releases():
             raise ValueError("CUDA %s is not a release the knowledge knows (known: %s%s)" % (
-                want, ", ".join(self.cuda_releases()), self._stale_hint("cuda", want)))
+                want, ", ".join(self.drivers.cuda_releases()), self._stale_hint("cuda", want)))
         major = mm_of(want)[0]
         drivers = []
         for plat in ("linux", "windows"):
-            floor = self.min_driver(want, plat)
+            floor = self.drivers.min_driver(want, plat)
             if floor:
                 drivers.append({"platform": plat, "driver": floor.text(), "how": floor.how,
                                 "status": floor.status, "source": floor.source})
-            mvc = self.minor_compat_floor(str(major), plat) if self.has_minor_compat(major) else None
+            mvc = self.drivers.minor_compat_floor(str(major), plat) if self.drivers.has_minor_compat(major) else None
             if mvc:
                 drivers.append({"platform": plat, "driver": mvc.text(), "how": "minor-version compatibility "
                                 "(CUDA %d.x)" % major, "status": mvc.status, "source": mvc.source})
-        builds = [self.build_summary(b, platform) for b in self.cudnn_builds_for_cuda(want)]
+        builds = [self.build_summary(b, platform) for b in self.cudnn.cudnn_builds_for_cuda(want)]
         # Builds of the same major made for older minors run on this one through minor-version compatibility.
-        older = [self.build_summary(b, platform) for b in self.cudnn_builds()
-                 if self.has_minor_compat(major) and b.family and b.cuda_major == major and b.cuda
-                 and mm_before(b.cuda[-1], want) and release3_of(b.first) >= self.family_since()]
+        older = [self.build_summary(b, platform) for b in self.cudnn.cudnn_builds()
+                 if self.drivers.has_minor_compat(major) and b.family and b.cuda_major == major and b.cuda
+                 and mm_before(b.cuda[-1], want) and release3_of(b.first) >= self.cudnn.family_since()]
         later = []
-        era = self.variant_era(major) if self.has_minor_compat(major) else None
+        era = self.cudnn.variant_era(major) if self.drivers.has_minor_compat(major) else None
         if era:
             later.append({"variant": "cuda%d" % major, "from": era.get("first", ""), "to": era.get("last", ""),
                           "status": era.get("status"), "source": era.get("source"),
                           "note": "every release of the era has a CUDA %d.x build; newer minors than a row lists run "
                                   "through minor-version compatibility" % major})
-        floor_cc = self.cuda_min_cc(major)
+        floor_cc = self.gpus.cuda_min_cc(major)
         gpus = [{"arch": a.name, "ccs": a.ccs, "first_cuda": a.first_cuda, "last_cuda": a.last_cuda or "current"}
-                for a in self.architectures()
+                for a in self.gpus.architectures()
                 if floor_cc and not mm_before(a.ccs[-1], floor_cc.low) and not mm_before(want, a.first_cuda)]
         return {"query": {"cuda": want, "platform": platform}, "drivers": drivers, "cudnn_builds": builds,
                 "cudnn_builds_minor_compat": older, "cudnn_by_family": later,
@@ -85,11 +99,11 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
         release = release3(cudnn)
         if release is None:
             raise ValueError("--cudnn wants a cuDNN version such as 8.9.7, not %r" % cudnn)
-        req = self.cudnn_requirements(cudnn)
+        req = self.cudnn.cudnn_requirements(cudnn)
         if not req["known_release"] and not req["builds"]:
             major = release.release[0]
             raise ValueError("cuDNN %s is not a release the knowledge knows (known %d.x: %s)%s" % (
-                cudnn, major, ", ".join(self.cudnn_releases(major)) or "none", self._stale_hint("cudnn", cudnn)))
+                cudnn, major, ", ".join(self.cudnn.cudnn_releases(major)) or "none", self._stale_hint("cudnn", cudnn)))
         floor = req["min_cc"]
         return {
             "query": {"cudnn": str(release3(cudnn)), "platform": platform},
@@ -110,10 +124,10 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
         # from which release of the branch each CUDA runs (580 alone is not the release 580.0).
         branch = driver.strip() if driver.strip().isdigit() else None
         probe = "%s.9999.9999" % branch if branch else driver
-        runnable = {r.cuda: r for r in self.cuda_runnable(probe, platform)}
+        runnable = {r.cuda: r for r in self.drivers.cuda_runnable(probe, platform)}
         rows = []
-        for cuda in self.cuda_releases():
-            floor = self.min_driver(cuda, platform)
+        for cuda in self.drivers.cuda_releases():
+            floor = self.drivers.min_driver(cuda, platform)
             run = runnable.get(cuda)
             used = run.floor if run else floor
             rows.append({"cuda": cuda, "runs": bool(run), "how": run.how if run else "driver too old",
@@ -126,7 +140,7 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
         query: Dict[str, Any] = {"driver": driver, "platform": platform}
         if branch:
             query["branch"] = branch
-        return {"query": query, "max_cuda": self.max_cuda_for_driver(probe, platform), "cuda": rows}
+        return {"query": query, "max_cuda": self.drivers.max_cuda_for_driver(probe, platform), "cuda": rows}
 
     @staticmethod
     def _branch_releases(floor: DriverFloor, branch: str) -> str:
@@ -152,18 +166,18 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
         if cc is not None and mm(cc) is None:
             raise ValueError("--cc wants a compute capability such as 8.0, not %r" % cc)
         if gpu:
-            cc = self.cc_for_gpu(gpu)
+            cc = self.pairs.cc_for_gpu(gpu)
             if cc is None:
                 raise ValueError("--gpu %r is not a GPU the knowledge knows; give its compute capability with --cc "
                                  "(nvidia-smi --query-gpu=compute_cap --format=csv)" % gpu)
-        verdict = self.pair_verdict(cuda, cudnn, driver=driver, platform=platform, cc=cc) if cudnn is not None else \
-            self.cuda_driver_verdict(cuda, driver, platform, cc)
+        verdict = (self.pairs.pair_verdict(cuda, cudnn, driver=driver, platform=platform, cc=cc) if cudnn is not None
+                   else self.pairs.cuda_driver_verdict(cuda, driver, platform, cc))
         query: Dict[str, Any] = {"cuda": verdict.cuda, "cudnn": verdict.cudnn, "platform": platform}
         for key, value in (("driver", driver), ("gpu", gpu), ("cc", cc)):
             if value:
                 query[key] = value
         return dict(verdict.to_dict(), query=query,
-                    knowledge={"date": self.knowledge_date(), "origin": self.knowledge_origin()})
+                    knowledge={"date": self.published.knowledge_date(), "origin": self.published.knowledge_origin()})
 
     def framework_lookup(self, name: str) -> Dict[str, Any]:
         text, version = name.strip(), None
@@ -179,10 +193,10 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
             query["version"] = version
         out: Dict[str, Any] = {"query": query, "tables": {}}
         for table in tables:
-            meta = self.framework_table(table)
-            rows = self.framework_release_rows(table, version) if version else self.framework_rows(table)
+            meta = self.frameworks.framework_table(table)
+            rows = self.framework_release_rows(table, version) if version else self.frameworks.framework_rows(table)
             out["tables"][table] = {"source": meta.get("source", ""), "status": meta.get("status", ""), "rows": rows}
-        pins = self.framework_pins(_pin_name(text.lower()))
+        pins = self.published.framework_pins(_pin_name(text.lower()))
         if version:
             pins = [p for p in pins if p["version"] == version.split("+")[0]
                     or ".".join(p["version"].split(".")[:2]) == version.split("+")[0]]
@@ -199,10 +213,10 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
 
     def framework_release_rows(self, table: str, version: str) -> List[Dict[str, Any]]:
         """The rows of a framework table that describe one release (all rows for tables without versions)."""
-        rows = self.framework_rows(table)
+        rows = self.frameworks.framework_rows(table)
         plain = version.split("+")[0]
         if table == "pytorch":
-            return self.torch_rows(plain)
+            return self.frameworks.torch_rows(plain)
         if table == "pytorch_arch":
             out = []
             wanted = ver(plain)
@@ -214,16 +228,16 @@ class LookupKnowledge(PairKnowledge, FrameworkKnowledge):
                     continue
             return out
         if table.startswith("tensorflow"):
-            row = self.tensorflow_row(plain, "windows" if table.endswith("windows") else "linux")
+            row = self.frameworks.tensorflow_row(plain, "windows" if table.endswith("windows") else "linux")
             return [row] if row else []
         if table == "dl4j":
             return [r for r in rows if str(r["dl4j"]).lower() == plain.lower()]
         return rows
 
     def _stale_hint(self, kind: str, version: Optional[str]) -> str:
-        if kind and self.is_newer_than_knowledge(kind, version):
+        if kind and self.published.is_newer_than_knowledge(kind, version):
             return "; it is newer than the knowledge (dated %s): run `cudnn-doctor update`" % (
-                self.knowledge_date() or "?")
+                self.published.knowledge_date() or "?")
         return ""
 
 

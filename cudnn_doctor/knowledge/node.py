@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from .tables import Tables
+from .tables import Domain
 
 
-class NodeKnowledge(Tables):
+class NodeKnowledge(Domain):
     def xid(self, code: int) -> Optional[Dict[str, Any]]:
         """The catalogue's row for an Xid code (name, action, source), None for a code the table does not hold."""
         return next((r for r in self.sourced_rows("node_health", "xid") if r.get("code") == code), None)

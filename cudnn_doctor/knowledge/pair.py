@@ -9,10 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ..versions import cuda_label, major_of, mm, mm_before, mm_of, mm_text, release3, release3_of, ver
-from .cudnn import CudnnBuild
-from .exists import ExistsKnowledge
+from .cudnn import CudnnBuild, CudnnKnowledge
+from .cudnn_fit import CudnnFitKnowledge
+from .derived import DerivedKnowledge
+from .driver import DriverKnowledge
 from .gpu import GpuKnowledge
 from .reference import ReferenceKnowledge
+from .tables import Domain, Tables
 
 WORKS = "works"
 WORKS_MVC = "works through minor-version compatibility"
@@ -64,14 +67,24 @@ class PairVerdict:
                 "reasons": [r.to_dict() for r in self.reasons]}
 
 
-class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
+class PairKnowledge(Domain):
     """The cuDNN x CUDA x driver x GPU verdict."""
+
+    def __init__(self, tables: Tables, cudnn: CudnnKnowledge, fit: CudnnFitKnowledge, drivers: DriverKnowledge,
+                 gpus: GpuKnowledge, published: DerivedKnowledge, reference: ReferenceKnowledge) -> None:
+        super().__init__(tables)
+        self.cudnn = cudnn
+        self.fit = fit
+        self.drivers = drivers
+        self.gpus = gpus
+        self.published = published
+        self.reference = reference
 
     def build_for(self, cudnn: str, cuda: str) -> Optional[CudnnBuild]:
         """The build of a cuDNN release meant for this CUDA: the per-minor one that names it, else the one per
         major; None when no row describes one."""
         major = major_of(cuda)
-        builds = [b for b in self.cudnn_builds(cudnn) if b.cuda_major == major]
+        builds = [b for b in self.cudnn.cudnn_builds(cudnn) if b.cuda_major == major]
         exact = [b for b in builds if mm_text(cuda) in b.cuda]
         family = [b for b in builds if b.family]
         found = exact or family or builds
@@ -86,15 +99,16 @@ class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
         build = self.build_for(cudnn, want)
         out.build = build.variant if build else "cuda%s" % major_of(want)
         if build is None and not self._has_build_for_major(out.cudnn, major_of(want)):
-            era = self.variant_era(major_of(want) or 0)
+            era = self.cudnn.variant_era(major_of(want) or 0)
             out.reasons.append(Reason("cudnn-cuda", False, "cuDNN %s has no build for CUDA %s (it was built for CUDA "
                                       "%s)." % (out.cudnn, major_of(want), ", ".join(
                                           "%d.x" % m for m in self._build_majors(out.cudnn))),
-                                      era["source"] if era else self._family_source()))
+                                      era["source"] if era else self.cudnn.family_source()))
         else:
-            ok, why = self.cudnn_cuda_verdict(cudnn, build.variant[4:] if build else str(major_of(want)), want)
+            ok, why = self.fit.cudnn_cuda_verdict(cudnn, build.variant[4:] if build else str(major_of(want)), want)
             via = ok is True and "minor-version compatibility" in why
-            out.reasons.append(Reason("cudnn-cuda", ok, why, build.source if build else self._family_source(), via))
+            out.reasons.append(Reason("cudnn-cuda", ok, why, build.source if build else self.cudnn.family_source(),
+                                      via))
         if driver:
             out.reasons.extend(self._driver_reasons(want, driver, platform, build))
         if cc:
@@ -103,8 +117,8 @@ class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
         return out
 
     def _build_majors(self, cudnn: str) -> List[int]:
-        rows = {b.cuda_major for b in self.cudnn_builds(cudnn) if b.cuda_major is not None}
-        return sorted(rows | set(self.cudnn_release_cuda_majors(cudnn)))
+        rows = {b.cuda_major for b in self.cudnn.cudnn_builds(cudnn) if b.cuda_major is not None}
+        return sorted(rows | set(self.published.cudnn_release_cuda_majors(cudnn)))
 
     def _has_build_for_major(self, cudnn: str, major: Optional[int]) -> bool:
         """Whether a release was built for a CUDA major: its rows or PyPI/manifests say so, or (releases the
@@ -112,7 +126,7 @@ class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
         majors = self._build_majors(cudnn)
         if majors:
             return major in majors
-        era = self.variant_era(major or 0)
+        era = self.cudnn.variant_era(major or 0)
         r = release3(cudnn)
         return bool(era and r and release3_of(era["first"]) <= r and (not era["last"] or r <= release3_of(era["last"])))
 
@@ -122,20 +136,20 @@ class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
             out.reasons.append(Reason("knowledge", None, "cuDNN %r or CUDA %r is not a version." % (
                 out.cudnn, out.cuda)))
             return False
-        if self.cudnn_release_known(out.cudnn) or self.cudnn_builds(out.cudnn):
+        if self.cudnn.cudnn_release_known(out.cudnn) or self.cudnn.cudnn_builds(out.cudnn):
             return True
-        newer = self.is_newer_than_knowledge("cudnn", out.cudnn)
+        newer = self.published.is_newer_than_knowledge("cudnn", out.cudnn)
         out.reasons.append(Reason(
             "knowledge", None, "cuDNN %s is %s the knowledge (dated %s, newest release %s)%s." % (
-                out.cudnn, "newer than" if newer else "not a release in", self.knowledge_date() or "?",
-                self.newest_cudnn_release() or "?", ": run `cudnn-doctor update`" if newer else ""),
-            "; ".join(self.knowledge_sources()[:3])))
+                out.cudnn, "newer than" if newer else "not a release in", self.published.knowledge_date() or "?",
+                self.published.newest_cudnn_release() or "?", ": run `cudnn-doctor update`" if newer else ""),
+            "; ".join(self.published.knowledge_sources()[:3])))
         return False
 
     def _driver_reasons(self, cuda: str, driver: str, platform: str, build: Optional[CudnnBuild]) -> List[Reason]:
         # A bare branch ("580") means any driver of that branch: judge its newest release.
         probe = "%s.9999.9999" % driver if driver.strip().isdigit() else driver
-        ok, how, floor = self.driver_runs_cuda(probe, cuda, platform)
+        ok, how, floor = self.drivers.driver_runs_cuda(probe, cuda, platform)
         where = "driver %s" % (("branch R%s" % driver) if driver.strip().isdigit() else driver)
         out = []
         if ok is None:
@@ -164,7 +178,7 @@ class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
         have = mm(cc)
         if have is None:
             return [Reason("gpu", None, "compute capability %r is not a version" % cc)]
-        floor = build.min_cc if build and build.min_cc else self.cudnn_min_cc(cudnn)
+        floor = build.min_cc if build and build.min_cc else self.cudnn.cudnn_min_cc(cudnn)
         if floor and floor.known:
             fits = have >= mm_of(floor.low)
             out.append(Reason("gpu", fits, "cuDNN %s %s GPUs of compute capability %s and newer; this one is %s." % (
@@ -175,7 +189,7 @@ class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
                               "cuDNN %s's lowest compute capability is between %s and %s (unconfirmed); this GPU "
                               "is %s." % (cudnn, floor.low, floor.high, cc), floor.source))
         out.extend(self._cuda_gpu_reasons(cuda, cc))
-        bw = self.blackwell_cuda12()
+        bw = self.cudnn.blackwell_cuda12()
         if (major_of(cuda) == 12 and mm_text(cc) in bw.get("ccs", []) and mm_before(cuda, bw.get("min_cuda"))
                 and major_of(release3(cudnn)) == 9):
             out.append(Reason("gpu", False, "Blackwell (compute capability %s) needs cuDNN's CUDA 12 build with CUDA "
@@ -185,11 +199,11 @@ class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
     def _cuda_gpu_reasons(self, cuda: str, cc: str) -> List[Reason]:
         """Whether a CUDA release has code for a GPU: not before its architecture, not after CUDA dropped it."""
         out: List[Reason] = []
-        first = self.first_cuda_for_cc(cc)
+        first = self.gpus.first_cuda_for_cc(cc)
         if first and mm_before(cuda, first):
             out.append(Reason("gpu", False, "Compute capability %s needs CUDA %s or newer; CUDA %s has no code for "
-                              "it." % (cc, first, cuda), self.architectures_source()))
-        cuda_floor = self.cuda_min_cc(major_of(cuda))
+                              "it." % (cc, first, cuda), self.reference.architectures_source()))
+        cuda_floor = self.gpus.cuda_min_cc(major_of(cuda))
         if cuda_floor and mm_before(cc, cuda_floor.low):
             out.append(Reason("gpu", False, "CUDA %s builds for compute capability %s and newer; this GPU is %s."
                               % (major_of(cuda), cuda_floor.low, cc), cuda_floor.source))
@@ -211,7 +225,7 @@ class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
         """Whether the driver drives the GPU at all (R470 has no Hopper, R550 no Blackwell); [] without both."""
         if not (driver and cc):
             return []
-        ok, why, source = self.driver_drives_gpu(driver, cc)
+        ok, why, source = self.gpus.driver_drives_gpu(driver, cc)
         return [Reason("driver", ok, why + ".", source)]
 
     def cc_for_gpu(self, name: str) -> Optional[str]:
@@ -219,7 +233,7 @@ class PairKnowledge(ExistsKnowledge, GpuKnowledge, ReferenceKnowledge):
         HBM3'), from NVIDIA's CUDA GPUs list (gpu_names), else the data-centre models of gpu_peaks; None otherwise."""
         import re
 
-        listed = self.gpu_by_name(name)
+        listed = self.gpus.gpu_by_name(name)
         if listed is not None:
             return listed.cc
         for row in self.table("gpu_peaks", "gpus").get("rows", []):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from ..versions import major_of, release3, ver, version_of
-from .tables import Tables
+from .tables import Domain
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class ErrorText:
     versions: Dict[str, str] = field(default_factory=dict)
 
 
-class PastesKnowledge(Tables):
+class PastesKnowledge(Domain):
     def error_texts(self) -> List[ErrorText]:
         return [ErrorText(id=r["id"], text=r["text"], source=r["source"], symptom=r["symptom"],
                           sonames=list(r.get("sonames", [])), versions=dict(r.get("versions", {})))

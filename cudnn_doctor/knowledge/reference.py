@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from .tables import Tables
+from .tables import Domain
 
 
-class ReferenceKnowledge(Tables):
+class ReferenceKnowledge(Domain):
     """Read-only look-ups that callers outside knowledge/ use instead of reading tables themselves."""
 
     def nvrtc_packages(self) -> Dict[str, Any]:

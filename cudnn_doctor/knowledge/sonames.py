@@ -10,6 +10,7 @@ from packaging.version import Version
 
 from ..versions import ver
 from .driver import DriverKnowledge
+from .tables import Domain, Tables
 
 _SONAME = re.compile(r"^(lib[\w+-]*?)(?:\.alt)?\.so(?:\.(\d+(?:\.\d+)*))?$")
 _DLL = re.compile(r"^([a-z][\w-]*?)64_(\d+)(?:_\d+)?\.dll$", re.I)
@@ -50,10 +51,16 @@ def _released(text: str) -> Version:
     return ver(text) or Version("0")
 
 
-class SonameKnowledge(DriverKnowledge):
+class SonameKnowledge(Domain):
+    """Which CUDA or cuDNN release ships a library name, and the PyPI project that carries it."""
+
+    def __init__(self, tables: Tables, drivers: DriverKnowledge) -> None:
+        super().__init__(tables)
+        self.drivers = drivers
+
     def _cuda_span(self, spec: str) -> List[str]:
         wanted = SpecifierSet(spec)
-        return [r for r in self.cuda_releases() if _released(r) in wanted]
+        return [r for r in self.drivers.cuda_releases() if _released(r) in wanted]
 
     def shipped_by(self, name: str) -> Optional[Shipped]:
         """The releases that ship `name` ('libcublas.so.9.0' -> CUDA 9.0; 'cudart64_110.dll' -> CUDA 11.0 to
@@ -69,7 +76,7 @@ class SonameKnowledge(DriverKnowledge):
             return None
         exact = re.match(r"^(\d+)\.(\d+)$", version)
         if exact and (stem in table.get("exact_always", []) or _released(version) < _released(table.get("exact_before", "0"))):
-            if version in self.cuda_releases():
+            if version in self.drivers.cuda_releases():
                 return Shipped(name, "CUDA", version, version, table["source"])
             return None
         if name.lower().endswith(".dll") and exact and int(exact.group(1)) >= 12:

@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from .tables import Tables
+from .tables import Domain
 
 # The library each table's codes come from, as a user would name it.
 LIBRARY = {"cuda_runtime": "CUDA runtime", "cuda_driver": "CUDA driver", "cudnn_v9": "cuDNN 9",
@@ -43,7 +43,7 @@ class StatusCode:
         return stem.replace("_", " ").lower()
 
 
-class StatusKnowledge(Tables):
+class StatusKnowledge(Domain):
     def status_apis(self) -> Dict[str, Dict[str, object]]:
         """The tables of compat/status_tables.toml by key: type, wheel, version, header, source, codes."""
         return {k: v for k, v in self.data.get("status_tables", {}).items() if isinstance(v, dict) and "codes" in v}

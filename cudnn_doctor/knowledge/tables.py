@@ -15,7 +15,7 @@ def row_source(table: Dict[str, Any], row: Dict[str, Any]) -> Tuple[str, str]:
 
 
 class Tables:
-    """Read-only view of the compat tables; the domain modules add the questions each table answers."""
+    """Read-only view of the compat tables as read; each domain (below) asks its own questions of them."""
 
     def __init__(self, data: Dict[str, Dict[str, Any]], origin: str = "") -> None:
         self.data = data
@@ -42,3 +42,25 @@ class Tables:
             status, source = row_source(table, row)
             out.append(dict(row, status=status, source=source))
         return out
+
+
+class Domain:
+    """One domain of the knowledge (drivers, GPUs, cuDNN builds, ...): reads its own tables; any other domain it
+    asks is handed to its constructor (the Compat facade wires them)."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+
+    @property
+    def data(self) -> Dict[str, Dict[str, Any]]:
+        return self.tables.data
+
+    def once(self, key: str, compute: Callable[[], T]) -> T:
+        """Tables.once: the memo is the tables', so ``key`` names one answer across every domain."""
+        return self.tables.once(key, compute)
+
+    def table(self, file: str, name: str) -> Dict[str, Any]:
+        return self.tables.table(file, name)
+
+    def sourced_rows(self, file: str, name: str) -> List[Dict[str, Any]]:
+        return self.tables.sourced_rows(file, name)

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..versions import release3, release3_of, ver, version_of
-from .tables import Tables
+from .tables import Domain
 
 
 def cudnn_code(version: Any) -> Optional[int]:
@@ -29,7 +29,7 @@ def _in(spec: str, version: Any) -> bool:
         return False
 
 
-class TheanoKnowledge(Tables):
+class TheanoKnowledge(Domain):
     """Which Theano release has which back-end, reads which flags, and accepts which cuDNN."""
 
     def _rows(self, name: str) -> List[Dict[str, Any]]:
