@@ -10,6 +10,7 @@ from ..host import Host, NativeTask
 from ..model import Facts, ProbeError
 from .executor import record_native_timeouts
 from .loader import LoaderView
+from .run import Run
 
 if TYPE_CHECKING:
     from ..host import NativeSession  # the child native/session.py drives; only host imports native/
@@ -18,17 +19,18 @@ ApplyFn = Callable[[List[dict]], None]
 
 
 class Context:
-    """What probes share during one run: the host, the facts so far, the loader view, native calls to make."""
+    """What probes share during one run: the host, the facts so far, the loader view, native calls to make, and the
+    Run (deadline, native child) they are part of."""
 
     def __init__(self, host: Host, facts: Optional[Facts] = None, loader: Optional[LoaderView] = None,
-                 compat: Optional[Any] = None) -> None:
+                 compat: Optional[Any] = None, run: Optional[Run] = None) -> None:
         self.host = host
+        self.run = run if run is not None else Run(host)
         self._compat = compat  # the knowledge the caller hands in (collect's caller; diagnose loads it)
         self.facts = facts if facts is not None else Facts()
         self.loader = loader if loader is not None else LoaderView(host)
         self.facts.loader = self.loader.facts
         self._native: List[Tuple[str, List[int], ApplyFn]] = []
-        self._session: Optional[NativeSession] = None  # one child for every native call of the run
         self._native_done = False  # results collected; a late (abandoned) probe cannot queue more
         self.also_resolve: Tuple[str, ...] = ()  # names the caller asks the loader step about (explain)
         self.ready = False  # check --ready: run the readiness kernel on every GPU
@@ -41,13 +43,6 @@ class Context:
         if callable(self._compat):  # its loader: read when a probe first needs it (diagnose.collect_facts)
             self._compat = self._compat()
         return self._compat
-
-    def start_native(self) -> NativeSession:
-        """Start the native child now, so its start overlaps with the file-system probes."""
-        if self._session is None:
-            self._session = self.host.native_session()
-            self._session.start()
-        return self._session
 
     def native(self, probe: str, tasks: Sequence[NativeTask], apply: ApplyFn) -> None:
         """Queue a group of native tasks; the run's one native child starts on them at once and ``apply``
@@ -69,7 +64,7 @@ class Context:
             answers[index] = {"error": "%s is a %s, not a library file; it was not loaded" % (inside, kind)}
         ids: List[int] = []
         if sendable:
-            ids = self.start_native().submit(sendable)
+            ids = self.run.start_native().submit(sendable)
         if answers:
             count, given = len(tasks), apply
             apply = functools.partial(_merged, given, answers, count)
@@ -81,13 +76,13 @@ class Context:
     def run_native(self) -> None:
         self._native_done = True
         queued, self._native = self._native, []
-        if self._session is None:  # nothing was sent (every task answered here), or nothing was queued
+        session = self.run.session
+        if session is None:  # nothing was sent (every task answered here), or nothing was queued
             for probe, _ids, apply in queued:
                 _guard(self.facts, probe, functools.partial(apply, []))
             return
-        session = self._session
         try:
-            results = session.collect(self.host.native_timeout)
+            results = session.collect(self.run.native_timeout)
         finally:
             session.close()
         for probe, ids, apply in queued:
@@ -176,7 +171,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     if is_windows(host):  # a Windows machine, live or a drive under --root: its own probes
         if early is not None:
             early.close()
-        ctx = Context(host, Facts(), LoaderView.empty(host), compat)
+        ctx = Context(host, Facts(), LoaderView.empty(host), compat, Run(host, deadline))
         run_bounded(ctx.facts, "windows", lambda: _guard(ctx.facts, "windows", lambda: collect_windows(ctx)), deadline)
         _guard(ctx.facts, "environment", lambda: environment.probe(ctx))
         return ctx.facts
@@ -187,8 +182,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     # Reading ld.so.conf and ld.so.cache can block like any other read, so it runs under the deadline too.
     views: List[LoaderView] = []
     run_bounded(facts, "ld.so", lambda: _guard(facts, "ld.so", lambda: views.append(LoaderView(host))), deadline)
-    ctx = Context(host, facts, views[0] if views else LoaderView.empty(host), compat)
-    ctx._session = session
+    ctx = Context(host, facts, views[0] if views else LoaderView.empty(host), compat, Run(host, deadline, session))
     ctx.also_resolve = sonames
     ctx.ready = ready
     # Order matters: toolkits tell cuDNN where to look; python sites tell both about pip copies.
@@ -212,9 +206,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         run_bounded(ctx.facts, name, _guarded(ctx.facts, name, functools.partial(fn, ctx)), deadline)
     if helper is not None:
         helper.join()
-    # The native child has its own time limit: what is left of the run's budget, less a share kept for the
-    # steps after it (which copy each program loads: quick, and the heart of the report).
-    host.native_timeout = min(host.native_timeout, max(deadline.left() - deadline.reserve(), 0.2))
+    ctx.run.leave_for_after_native()  # the native child's time limit: what the run's budget leaves it
     _guard(ctx.facts, "native", ctx.run_native)
     # After the native calls: which copy each consumer would load, and GPU visibility.
     for name, fn in (("loader", driver.resolve_loader), ("frameworks", python_env.resolve_frameworks),
