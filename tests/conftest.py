@@ -100,6 +100,17 @@ _SLOW_FILES = (
     "install/test_install_random_kills.py", "install/test_install_signals.py", "install/test_install_realdata.py",
     "project/test_dist.py", "project/test_zipapp.py", "project/test_layers.py", "project/test_docs.py",
     "theano/test_theano_sdist.py", "windows/test_windows_wine.py", "smoke/test_smoke_realwheel.py",
+    # Every fix of every rule on hundreds of built machines, run in real shells or checked path by path: minutes.
+    "remedies/test_fixes_run_as_printed.py", "remedies/test_fixes_stay_inside_the_root.py",
+)
+# Single generators that take 10 s or more each on 2 cores (every GPU, every release, 20,000 reports).
+_SLOW_TESTS = (
+    "remedies/test_fixes_name_what_exists.py::test_no_fix_names_a_build_that_does_not_exist",
+    "pick/test_pick_generated.py::test_cudnn_pick_passes_the_pair_verdict_on_every_gpu",
+    "fleet/test_fleet_hostile.py::test_twenty_thousand_reports_with_one_poisoned_file",
+    "knowledge/test_knowledge_one_answer.py::test_matrix_rules_install_and_explain_agree",
+    "rules/test_rules_on_built_facts.py::test_catalogue_coverage",
+    "rules/test_rules_on_built_facts.py::test_every_error_and_warning_has_a_fix",
 )
 
 
@@ -107,7 +118,9 @@ def _mark_slow(items) -> None:
     tests = Path(__file__).parent
     for item in items:
         where = Path(str(item.fspath)).resolve().relative_to(tests).as_posix()
-        if where.startswith(_SLOW_FILES) or any(item.get_closest_marker(m) for m in _SLOW_MARKERS):
+        test = "%s::%s" % (where, item.originalname)
+        if where.startswith(_SLOW_FILES) or test in _SLOW_TESTS or any(
+                item.get_closest_marker(m) for m in _SLOW_MARKERS):
             item.add_marker(pytest.mark.slow)
 
 
