@@ -7,6 +7,7 @@ from typing import Dict, List, Optional, Sequence
 
 from cudnn_doctor.model import (CudnnCopy, DriverFacts, Facts, FrameworkFacts, GpuFacts, HostFacts, LibFile,
                                 LoaderFacts, PythonEnvFacts, Resolution, ToolkitFacts, VisibilityFacts)
+from cudnn_doctor.results import BenchResult
 
 SYSLIB = "/usr/lib/x86_64-linux-gnu"
 TORCH_SITE = "/opt/torch/.venv/lib/python3.12/site-packages"
@@ -196,3 +197,12 @@ def no_gpu_machine() -> Facts:
     """A machine with nothing NVIDIA on it."""
     return Facts(host=HostFacts(platform="linux", machine="x86_64", kernel_release="6.8.0", in_container=False,
                                 wsl=False), driver=DriverFacts(kernel_module_loaded=False))
+
+
+def bench_result(**measured) -> BenchResult:
+    """A bench run for the CD95x rules with only the fields a test names (gpu, peak, nvml, layers, ...); the others
+    empty, as a run that measured nothing of them reports."""
+    empty = {"gpu": {}, "cudnn": {}, "driver_cuda_version": None, "nvml": {}, "peak": None, "seed": [], "seed_raw": {},
+             "seed_source": "", "layers": [], "totals": [], "workspace_limit": None, "timing": "",
+             "nvrtc_library": None, "plan": {}, "duration_s": 0.0, "child_timings_ms": {}}
+    return BenchResult(**dict(empty, **measured))

@@ -7,10 +7,10 @@ import math
 import pytest
 
 from cudnn_doctor.bench import peaks, refcheck, shapes, summary, verdicts
-from cudnn_doctor.results import BenchResult
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.rules import bench as bench_rules
 from cudnn_doctor.bench.shapes import ConvShape
+from facts_factory import bench_result
 
 try:
     import numpy as np
@@ -224,9 +224,7 @@ def _report(**over):
                                    "power_limit_w": 700.0, "power_default_limit_w": 700.0},
             "seed": [], "seed_raw": {}, "layers": [], "totals": []}
     base.update(over)
-    rest = {"cudnn": {}, "driver_cuda_version": None, "seed_source": "", "workspace_limit": None, "timing": "",
-            "nvrtc_library": None, "plan": {}, "duration_s": 0.0, "child_timings_ms": {}}
-    return BenchResult(**rest, **base)
+    return bench_result(**base)
 
 
 def _ids(findings):

@@ -94,12 +94,12 @@ def test_bench_power_cap_fix_has_no_sudo_for_root(monkeypatch):
     from cudnn_doctor.remedies.acting import building_for
 
     from cudnn_doctor.bench import peaks
+    from facts_factory import bench_result
 
     total = {"dtype": "fp16", "direction": "fwd", "tflops": 30.0, "peak_tflops": 989.5, "peak_fraction": 30 / 989.5}
     nvml = dict(SLOW["nvml"], sm_clock_mhz=800, sm_clock_max_mhz=1980)
-    report = {"gpu": {"name": "NVIDIA H100 80GB HBM3", "cc": "9.0", "sm_count": 132, "memory_free": 80 << 30},
-              "peak": peaks.find_peak("NVIDIA H100 80GB HBM3").to_dict(), "nvml": nvml, "seed": [], "seed_raw": {},
-              "layers": [], "totals": [total]}
+    report = bench_result(gpu={"name": "NVIDIA H100 80GB HBM3", "cc": "9.0", "sm_count": 132, "memory_free": 80 << 30},
+                          peak=peaks.find_peak("NVIDIA H100 80GB HBM3").to_dict(), nvml=nvml, totals=[total])
     for as_root, expect in ((True, "nvidia-smi -pl 700"), (False, "sudo nvidia-smi -pl 700")):
         with building_for(Target(as_root=as_root, doctor=ZIPAPP, doctor_on_path=False)):
             slow = next(f for f in judge(report) if f.id == "CD951")
