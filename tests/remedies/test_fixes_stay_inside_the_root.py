@@ -18,6 +18,7 @@ import cudnn_doctor.remedies.install  # noqa: F401  (remedies.install.undo_comma
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Fix, Target, TheanoFacts, TheanoInstall
 from cudnn_doctor.remedies.acting import building_for
+from cudnn_doctor.results import SmokeResult
 from facts_factory import PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, framework, real_machine
 from shellcheck_kit import outside_root, quoted_commands
 
@@ -104,7 +105,8 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
     "requirement": st.just("cudnn>=9.5"), "name": st.just("libcudnn_ops.so.9"), "devices": st.just("0"),
     "framework": st.just("torch"), "torch": st.just("2.5.1"), "torch_version": st.just("2.5.1"), "arch": st.just("Volta"),
     "date": st.just("2026-01-01"), "status": st.just("CUDNN_STATUS_NOT_SUPPORTED"), "code": st.just(9),
-    "result": st.just({"status": "CUDNN_STATUS_NOT_SUPPORTED"}), "cap_bytes": st.just(1 << 28),
+    "result": st.just(SmokeResult(ok=False, library="libcudnn.so.9", status="CUDNN_STATUS_NOT_SUPPORTED")),
+    "cap_bytes": st.just(1 << 28),
     "causes": st.just(["power limit"]), "nvml": st.just({"power_default_limit_w": 700.0}),
     "row": st.just(DL4J_ROW),
     "limit": st.just(""), "last_native": st.just("2.10"), "last_native_gpu": st.just("2.10"), "tested": st.none(),
