@@ -10,6 +10,7 @@ import pkgutil
 from typing import Any, Callable, Dict, List
 
 import pytest
+from packaging.requirements import Requirement
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,7 @@ import cudnn_doctor.remedies.install  # noqa: F401  (remedies.install.undo_comma
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Fix, Target, TheanoFacts, TheanoInstall
 from cudnn_doctor.remedies.acting import building_for
+from cudnn_doctor.remedies.environments import Need
 from cudnn_doctor.results import SmokeResult
 from facts_factory import PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, framework, real_machine
 from shellcheck_kit import outside_root, quoted_commands
@@ -116,6 +118,11 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
     "newer_row": st.sampled_from([None, DL4J_ROW]), "newest_row": st.just(DL4J_ROW),
     "note": st.just(""), "indices": st.just([0, 1]), "bridges": st.just(["0000:00:01.0"]),
     "runtime": st.sampled_from(["docker", "containerd", "crio"]),
+    # remedies/environments and TensorFlow's CUDA libraries (issue 34's whole-environment fixes)
+    "pins": st.sampled_from([[], ["nvidia-cublas-cu12==12.3.4.1", "nvidia-cudnn-cu12==8.9.7.29"]]),
+    "needs": st.just([
+        Need(framework("torch", "2.9.1", TORCH_SITE), "nvidia-cudnn-cu12", 9, Requirement("nvidia-cudnn-cu12==9.10.2.21")),
+        Need(framework("tensorflow", "2.17.1", TORCH_SITE), "nvidia-cudnn-cu12", 8, None)]),
 }
 BY_TYPE = {"bool": st.booleans(), "int": st.integers(0, 3), "str": st.just("x"), "Optional[str]": st.none()}
 
