@@ -5,7 +5,8 @@ library makes (a shim with the library's RPATH/RUNPATH) -- and prints what happe
   PRELOAD <what> <path|error>, OPEN <soname> <path> | ERROR <dlerror>, VERSION <n>, CUDART <n>,
   CHECK <fn> <status>,
   STARTUP <soname> <path|ERROR text> (TensorFlow's start-up libraries), MAP <path> (every libcudnn* mapped),
-  ENGINE <soname> <path|ERROR dlerror> (cuDNN 9's engine sub-libraries, which its first convolution loads).
+  ENGINE <soname> <path|DRIVER path|ERROR dlerror> (cuDNN 9's engine sub-libraries, which its first convolution
+  loads; DRIVER: found, but it needs the driver's libcuda.so.1, which only a GPU host has).
 argv: kind site library shim soname engines(comma-separated sonames, may be empty) [startup soname ...]."""
 import ast
 import ctypes
@@ -140,6 +141,9 @@ def _mapped():
         return [line[line.find("/"):].strip() for line in fh if "/" in line and "libcudnn" in line]
 
 
+DRIVER = "libcuda.so.1"  # the NVIDIA driver's own library, on every GPU host and absent here
+
+
 def search_dirs(library):
     """The folders glibc searches, before its cache, for a dlopen by name from `library`: its RPATH before
     LD_LIBRARY_PATH, or its RUNPATH after it ($ORIGIN expanded; the wheels' graph libraries have RUNPATH $ORIGIN)."""
@@ -181,6 +185,9 @@ def load_engines(names, version):
                     found = ctypes.cast(lmap.value + 8, ctypes.POINTER(ctypes.c_char_p))[0].decode()
                     break
                 error = (LIBDL.dlerror() or b"?").decode(errors="replace")
+                if DRIVER in error:  # 9.28's runtime-compiled engines need the driver's library: a GPU host has it
+                    found = "DRIVER " + path
+                    break
             if found:
                 break
         say("ENGINE", name, found or "ERROR " + error)
