@@ -29,14 +29,19 @@ def say(*words):
     print(" ".join(str(w) for w in words), flush=True)
 
 
-def dump_maps():
+def mapped():
+    """Every libcudnn* file in /proc/self/maps, once each, in order."""
     seen = []
     with open("/proc/self/maps") as fh:
         for line in fh:
             path = line[line.find("/"):].strip() if "/" in line else ""
             if "libcudnn" in path and path not in seen:
                 seen.append(path)
-    for path in seen:
+    return seen
+
+
+def dump_maps():
+    for path in mapped():
         say("MAP", path)
 
 
@@ -136,11 +141,6 @@ def jax_versions(library):
         say("JAXERROR", ("%s: %s" % (type(err).__name__, err)).replace("\n", " ")[:300])
 
 
-def _mapped():
-    with open("/proc/self/maps") as fh:
-        return [line[line.find("/"):].strip() for line in fh if "/" in line and "libcudnn" in line]
-
-
 DRIVER = "libcuda.so.1"  # the NVIDIA driver's own library, on every GPU host and absent here
 
 
@@ -162,7 +162,7 @@ def load_engines(names, version):
     <name>.M.m.p, <name>.M.m, <name>.M, then <name> itself, by name, so glibc searches from the graph library:
     LD_LIBRARY_PATH, then its RUNPATH ($ORIGIN, its own folder, and the nvidia wheels beside it), then the
     ld.so.cache and the system folders. Without a GPU no engine runs; what the loader finds is what the GPU gets."""
-    graph = next((m for m in _mapped() if os.path.basename(m).startswith("libcudnn_graph.so")), None)
+    graph = next((m for m in mapped() if os.path.basename(m).startswith("libcudnn_graph.so")), None)
     if graph is None:
         for name in names:
             say("ENGINE", name, "ERROR no libcudnn_graph mapped")
@@ -180,9 +180,7 @@ def load_engines(names, version):
             for path in tries:  # the folders before the cache by full path, then glibc's own search by name
                 handle = LIBDL.dlopen(path.encode(), 2)
                 if handle:
-                    lmap = ctypes.c_void_p()
-                    LIBDL.dlinfo(handle, 2, ctypes.byref(lmap))
-                    found = ctypes.cast(lmap.value + 8, ctypes.POINTER(ctypes.c_char_p))[0].decode()
+                    found = path_of(handle)
                     break
                 error = (LIBDL.dlerror() or b"?").decode(errors="replace")
                 if DRIVER in error:  # 9.28's runtime-compiled engines need the driver's library: a GPU host has it
@@ -197,10 +195,14 @@ def open_from(shim, soname):
     handle = shim.open_from_framework(soname.encode())
     if not handle:
         return None, (LIBDL.dlerror() or b"?").decode(errors="replace")
+    return (handle, path_of(handle)), None
+
+
+def path_of(handle):
+    """The file glibc mapped for a dlopen handle."""
     lmap = ctypes.c_void_p()
     LIBDL.dlinfo(handle, 2, ctypes.byref(lmap))  # RTLD_DI_LINKMAP: struct link_map { l_addr; char *l_name; ... }
-    name = ctypes.cast(lmap.value + 8, ctypes.POINTER(ctypes.c_char_p))[0]
-    return (handle, name.decode()), None
+    return ctypes.cast(lmap.value + 8, ctypes.POINTER(ctypes.c_char_p))[0].decode()
 
 
 def main(argv):
