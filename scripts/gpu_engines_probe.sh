@@ -33,3 +33,10 @@ for f in doc.get("findings", [])[:4]:
     print("  finding", f.get("id"), f.get("severity"), (f.get("title") or "")[:200])
 PY
 done
+# Where the engines come from at the convolution: libcudnn_graph's loader dlopens them by name (the oracle in
+# tests/realworld/oracle.py models it so); glibc's own trace says which names it tried and who asked.
+dir=/tmp/cudnn-engines/whole
+echo "== whole, LD_DEBUG=files: the engine sub-libraries' loads"
+LD_DEBUG=files LD_DEBUG_OUTPUT=/tmp/cudnn-engines/lddebug timeout 120 python3 -m cudnn_doctor smoke --library \
+    "$(ls "$dir"/libcudnn.so.9* | head -1)" --json > /dev/null 2>&1
+cat /tmp/cudnn-engines/lddebug.* 2>/dev/null | grep -E "file=[^ ]*engines" | sed 's/^ *[0-9]*: *//' | sort -u | head -20

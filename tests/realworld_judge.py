@@ -119,6 +119,12 @@ TF_STARTUP = {"12": ("libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", 
 # PaddlePaddle's GPU build dlopens the unversioned name from its own search list (phi/backends/dynload's
 # GetCUDNNDsoHandle: FLAGS_cudnn_dir, the loader's own search, then the CUDA folder) and accepts its recorded major.
 PADDLE_SONAME = "libcudnn.so"
+# cuDNN 9's engine sub-libraries (compat/cudnn_layout.toml [v9] linux_sublibraries): loaded at the first convolution,
+# not by the version checks, and each one needed there. Asked of an H100 (scripts/gpu_engines_probe.sh, cuDNN 9.19
+# wheel, `cudnn-doctor smoke --library`): the whole folder runs the convolution; without
+# libcudnn_engines_precompiled.so.9 it fails with CUDNN_STATUS_NOT_SUPPORTED, without
+# libcudnn_engines_runtime_compiled.so.9 with CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED (docs/real-stacks.md).
+ENGINES = tuple(n for n in load_compat().cudnn_layout(9).get("linux_sublibraries", []) if "_engines_" in n)
 
 
 def _accepts(v: Optional[int], major: int, minor: int) -> bool:
@@ -158,7 +164,7 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
     elif kind == "paddle":
         soname = PADDLE_SONAME
     result = oracle.run(lib, soname, work, stack.cache, stack.env, stack.root / "venv/bin/python", kind,
-                        stack.site, startup)
+                        stack.site, startup, ENGINES)
     own_check = ""  # the framework's own GPU-less verdict, where it has one
     if kind == "jax":
         # JAX's own check names the version it was built for and the one it got, after its own preloads.
@@ -173,13 +179,14 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
     accepted = _accepts(v, major, minor)
     checks_ok = all(status == 0 for status in result.checks.values())
     missing = sorted(n for n, path in result.startup.items() if path is None)
+    no_engine = sorted(n for n, path in result.engines.items() if path is None)  # the first convolution fails
     cudart, cuda = result.framework.get("CUDART", ""), cuda_major(stack)
     if cudart.isdigit() and cuda and int(cudart) // 1000 != cuda:  # cuDNN built for another CUDA major
         own_check = "cuDNN built for CUDA %d, %s for CUDA %d" % (int(cudart) // 1000, name, cuda)
     works = result.opened is not None and accepted and checks_ok and not result.crashed and not own_check \
-        and not missing
+        and not missing and not no_engine
     summary = ("%s; " % own_check if own_check else "") + (
-        "no %s; " % ",".join(missing) if missing else "")
+        "no %s; " % ",".join(missing) if missing else "") + ("no engine %s; " % ",".join(no_engine) if no_engine else "")
     if result.opened is None:
         summary += "%s: %s" % (result.asked, result.error)
     else:

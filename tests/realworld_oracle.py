@@ -28,6 +28,7 @@ class OracleResult:
     maps: List[str] = field(default_factory=list)  # every libcudnn* file in /proc/self/maps
     crashed: Optional[str] = None  # the process died (a sub-library of another release called into)
     startup: Dict[str, Optional[str]] = field(default_factory=dict)  # TensorFlow's start-up libraries: soname -> file
+    engines: Dict[str, Optional[str]] = field(default_factory=dict)  # cuDNN 9's engine sub-libraries: soname -> file
     framework: Dict[str, str] = field(default_factory=dict)  # its own preloads and checks (PRELOAD, JAXBUILD, ...)
 
     def sublibrary(self, soname: str) -> Optional[str]:
@@ -89,14 +90,15 @@ def tf_build_info(site: Path) -> Dict[str, object]:
 
 
 def run(library: Path, soname: str, workdir: Path, cache: Path, env: Dict[str, str], python: Path, kind: str,
-        site: Path, startup: Sequence[str] = ()) -> OracleResult:
+        site: Path, startup: Sequence[str] = (), engines: Sequence[str] = ()) -> OracleResult:
     """The environment's own python, under the real loader with the case's ld.so.cache, loading cuDNN the way the
-    framework does (tests/realworld/oracle.py): its Python-side preloads first, then its library's dlopen."""
+    framework does (tests/realworld/oracle.py): its Python-side preloads first, then its library's dlopen, then (cuDNN
+    9) the `engines` sub-libraries its first convolution loads."""
     workdir.mkdir(parents=True, exist_ok=True)
     shim = shim_for(library, workdir)
     loader = loader_for(workdir, cache)
     argv = [str(loader), str(python), "-s", str(HERE / "oracle.py"), kind,
-            str(site), str(library), str(shim), soname, *startup]
+            str(site), str(library), str(shim), soname, ",".join(engines), *startup]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
     out = OracleResult(asked=soname)
     for line in proc.stdout.splitlines():
@@ -112,9 +114,9 @@ def run(library: Path, soname: str, workdir: Path, cache: Path, env: Dict[str, s
             out.checks[name] = int(status)
         elif word == "MAP" and rest not in out.maps:
             out.maps.append(rest)
-        elif word == "STARTUP":
+        elif word in ("STARTUP", "ENGINE"):
             name, _, where = rest.partition(" ")
-            out.startup[name] = None if where.startswith("ERROR") else where
+            (out.startup if word == "STARTUP" else out.engines)[name] = None if where.startswith("ERROR") else where
         elif word in ("PRELOAD", "JAXBUILD", "JAXGOT", "JAXERROR", "CUDART"):
             out.framework[word] = rest
     if proc.returncode < 0:  # a mixed copy can crash in the sub-library's own code

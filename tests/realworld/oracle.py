@@ -4,13 +4,17 @@ source (torch's _load_global_deps/_preload_cuda_deps, the JAX plugin's nvidia-wh
 library makes (a shim with the library's RPATH/RUNPATH) -- and prints what happened, one fact a line:
   PRELOAD <what> <path|error>, OPEN <soname> <path> | ERROR <dlerror>, VERSION <n>, CUDART <n>,
   CHECK <fn> <status>,
-  STARTUP <soname> <path|ERROR text> (TensorFlow's start-up libraries), MAP <path> (every libcudnn* mapped).
-argv: kind site library shim soname [startup soname ...]."""
+  STARTUP <soname> <path|ERROR text> (TensorFlow's start-up libraries), MAP <path> (every libcudnn* mapped),
+  ENGINE <soname> <path|DRIVER path|ERROR dlerror> (cuDNN 9's engine sub-libraries, which its first convolution
+  loads; DRIVER: found, but it needs the driver's libcuda.so.1, which only a GPU host has).
+argv: kind site library shim soname engines(comma-separated sonames, may be empty) [startup soname ...]."""
 import ast
 import ctypes
 import glob
 import os
 import platform
+import re
+import subprocess
 import sys
 
 CHECKS = ("cudnnGraphVersionCheck", "cudnnOpsVersionCheck", "cudnnCnnVersionCheck", "cudnnAdvVersionCheck",
@@ -25,14 +29,19 @@ def say(*words):
     print(" ".join(str(w) for w in words), flush=True)
 
 
-def dump_maps():
+def mapped():
+    """Every libcudnn* file in /proc/self/maps, once each, in order."""
     seen = []
     with open("/proc/self/maps") as fh:
         for line in fh:
             path = line[line.find("/"):].strip() if "/" in line else ""
             if "libcudnn" in path and path not in seen:
                 seen.append(path)
-    for path in seen:
+    return seen
+
+
+def dump_maps():
+    for path in mapped():
         say("MAP", path)
 
 
@@ -132,19 +141,73 @@ def jax_versions(library):
         say("JAXERROR", ("%s: %s" % (type(err).__name__, err)).replace("\n", " ")[:300])
 
 
+DRIVER = "libcuda.so.1"  # the NVIDIA driver's own library, on every GPU host and absent here
+
+
+def search_dirs(library):
+    """The folders glibc searches, before its cache, for a dlopen by name from `library`: its RPATH before
+    LD_LIBRARY_PATH, or its RUNPATH after it ($ORIGIN expanded; the wheels' graph libraries have RUNPATH $ORIGIN)."""
+    dyn = subprocess.run(["readelf", "-d", library], capture_output=True, text=True).stdout
+    m = re.search(r"\((RPATH|RUNPATH)\)\s+Library (?:rpath|runpath): \[(.*)\]", dyn)
+    own = [d.replace("${ORIGIN}", os.path.dirname(library)).replace("$ORIGIN", os.path.dirname(library))
+           for d in (m.group(2).split(":") if m else []) if d]
+    env = [d for d in os.environ.get("LD_LIBRARY_PATH", "").replace(";", ":").split(":") if d]
+    return own + env if m and m.group(1) == "RPATH" else env + own
+
+
+def load_engines(names, version):
+    """cuDNN 9 loads its engine sub-libraries at the first use of an engine (a convolution), not in the version
+    checks: /proc/self/maps after every cudnn*VersionCheck holds libcudnn{,_graph,_ops,_cnn,_adv} only. The loader is
+    libcudnn_graph.so.9's LibraryLoader (read from the 9.24 wheel's machine code): dlopen(RTLD_NOW) of
+    <name>.M.m.p, <name>.M.m, <name>.M, then <name> itself, by name, so glibc searches from the graph library:
+    LD_LIBRARY_PATH, then its RUNPATH ($ORIGIN, its own folder, and the nvidia wheels beside it), then the
+    ld.so.cache and the system folders. Without a GPU no engine runs; what the loader finds is what the GPU gets."""
+    graph = next((m for m in mapped() if os.path.basename(m).startswith("libcudnn_graph.so")), None)
+    if graph is None:
+        for name in names:
+            say("ENGINE", name, "ERROR no libcudnn_graph mapped")
+        return
+    dirs = search_dirs(graph)
+    major, minor, patch = version // 10000, version // 100 % 100, version % 100
+    LIBDL.dlopen.restype = ctypes.c_void_p
+    LIBDL.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    for name in names:
+        stem = name.split(".so")[0] + ".so"
+        found, error = None, "?"
+        for each in ("%s.%d.%d.%d" % (stem, major, minor, patch), "%s.%d.%d" % (stem, major, minor),
+                     "%s.%d" % (stem, major), stem):
+            tries = [os.path.join(d, each) for d in dirs if os.path.exists(os.path.join(d, each))] + [each]
+            for path in tries:  # the folders before the cache by full path, then glibc's own search by name
+                handle = LIBDL.dlopen(path.encode(), 2)
+                if handle:
+                    found = path_of(handle)
+                    break
+                error = (LIBDL.dlerror() or b"?").decode(errors="replace")
+                if DRIVER in error:  # 9.28's runtime-compiled engines need the driver's library: a GPU host has it
+                    found = "DRIVER " + path
+                    break
+            if found:
+                break
+        say("ENGINE", name, found or "ERROR " + error)
+
+
 def open_from(shim, soname):
     handle = shim.open_from_framework(soname.encode())
     if not handle:
         return None, (LIBDL.dlerror() or b"?").decode(errors="replace")
+    return (handle, path_of(handle)), None
+
+
+def path_of(handle):
+    """The file glibc mapped for a dlopen handle."""
     lmap = ctypes.c_void_p()
     LIBDL.dlinfo(handle, 2, ctypes.byref(lmap))  # RTLD_DI_LINKMAP: struct link_map { l_addr; char *l_name; ... }
-    name = ctypes.cast(lmap.value + 8, ctypes.POINTER(ctypes.c_char_p))[0]
-    return (handle, name.decode()), None
+    return ctypes.cast(lmap.value + 8, ctypes.POINTER(ctypes.c_char_p))[0].decode()
 
 
 def main(argv):
-    kind, site, library, shim_path, soname = argv[:5]
-    startup = argv[5:]
+    kind, site, library, shim_path, soname, engines = argv[:6]
+    startup = argv[6:]
     if kind == "torch":
         torch_preload(site)
     elif kind == "jax":
@@ -186,6 +249,10 @@ def main(argv):
             continue
         fn.restype = ctypes.c_int
         say("CHECK", check, fn())
+        dump_maps()
+    names = [n for n in engines.split(",") if n and getver is not None and n.endswith(".so.%d" % (getver() // 10000))]
+    if names:
+        load_engines(names, getver())
         dump_maps()
     return 0
 
