@@ -77,7 +77,9 @@ def compiled_cudnn(stack: stacks.Stack) -> Tuple[Optional[int], int, str]:
     site = stack.site
     meta = next(site.glob("%s-*.dist-info/METADATA" % name.replace("-", "_")), None)
     pins = []
-    for p in [meta] + list(site.glob("jax_cuda1*_plugin-*.dist-info/METADATA")):
+    # A JAX pjrt plugin's pins are its cuda plugin's (the one JAX install); never another framework's floor.
+    plugins = list(site.glob("jax_cuda1*_plugin-*.dist-info/METADATA")) if name.startswith("jax-") else []
+    for p in [meta] + plugins:
         if p is None:
             continue
         for line in p.read_text().splitlines():

@@ -110,8 +110,8 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
         bad, why = cudnn_older(copy.version, compiled)
         if not bad:
             continue
-        fix = cudnn_not_older_than_build_fix(facts, compat, fw, copy, compiled,
-                                             ld_entry_for(facts, res.path))
+        fix = whole_environment_fix(facts, compat, fw, cudnn_not_older_than_build_fix(
+            facts, compat, fw, copy, compiled, ld_entry_for(facts, res.path)))
         out.append(finding(
             ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
                 fw.name, fw.version, compiled, copy.version, why),
