@@ -127,9 +127,9 @@ def working_copy(facts: Facts, fw: FrameworkFacts) -> Optional[CudnnCopy]:
     shim = copy_for_path(facts, res.path, res.realpath) if res is not None and res.path else None
     parts = [p for p in fw.resolved_cudnn_parts.values() if p.path]
     others = {id(c): c for c in (copy_for_path(facts, p.path, p.realpath) for p in parts)}
-    if shim is None or not parts or len(others) != 1 or None in others.values():
+    other = next(iter(others.values())) if len(others) == 1 else None
+    if shim is None or not parts or other is None:
         return shim
-    other = next(iter(others.values()))
     return other if other is not shim and other.version and other.version != shim.version else shim
 
 
