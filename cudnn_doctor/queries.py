@@ -120,6 +120,19 @@ def same_file(a: Optional[str], b: Optional[str]) -> bool:
     return bool(a and b and os.path.normpath(a) == os.path.normpath(b))
 
 
+def working_copy(facts: Facts, fw: FrameworkFacts) -> Optional[CudnnCopy]:
+    """The cuDNN copy that does a framework's work: the shim's, unless every sub-library it finds comes from one other
+    copy (LD_LIBRARY_PATH before its RUNPATH): the shim only forwards, and cudnnGetVersion() reports that copy."""
+    res = fw.resolved_cudnn
+    shim = copy_for_path(facts, res.path, res.realpath) if res is not None and res.path else None
+    parts = [p for p in fw.resolved_cudnn_parts.values() if p.path]
+    others = {id(c): c for c in (copy_for_path(facts, p.path, p.realpath) for p in parts)}
+    other = next(iter(others.values())) if len(others) == 1 else None
+    if shim is None or not parts or other is None:
+        return shim
+    return other if other is not shim and other.version and other.version != shim.version else shim
+
+
 def copy_for_path(facts: Facts, path: Optional[str], realpath: Optional[str] = None) -> Optional[CudnnCopy]:
     """The cuDNN copy a resolved library path belongs to."""
     if not path and not realpath:

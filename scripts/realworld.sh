@@ -5,6 +5,7 @@
 #   case | oracle (what the loader mapped, or its dlerror) | what cudnn-doctor predicts | agree | fix proven?
 #   scripts/realworld.sh [NAME...]                 the fixed corpus (tests/realworld_cases.py), by name fragment
 #   scripts/realworld.sh --draws N --seed S        N environments drawn with seed S (a fresh seed when omitted)
+#   scripts/realworld.sh --only K --seed S         only draw K of seed S (repeatable)
 #   scripts/realworld.sh --regressions             every draw that ever failed (tests/realworld_regressions.txt)
 #   python3 tests/realworld_pool.py                download and unpack the whole pool first (a cold cache)
 # Exit 1 on any disagreement. REALWORLD_DOCTOR=/path/to/other/checkout judges that checkout's cudnn_doctor instead.

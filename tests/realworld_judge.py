@@ -77,7 +77,9 @@ def compiled_cudnn(stack: stacks.Stack) -> Tuple[Optional[int], int, str]:
     site = stack.site
     meta = next(site.glob("%s-*.dist-info/METADATA" % name.replace("-", "_")), None)
     pins = []
-    for p in [meta] + list(site.glob("jax_cuda1*_plugin-*.dist-info/METADATA")):
+    # A JAX pjrt plugin's pins are its cuda plugin's (the one JAX install); never another framework's floor.
+    plugins = list(site.glob("jax_cuda1*_plugin-*.dist-info/METADATA")) if name.startswith("jax-") else []
+    for p in [meta] + plugins:
         if p is None:
             continue
         for line in p.read_text().splitlines():
@@ -265,7 +267,10 @@ def fix_commands(report: Report, stack: stacks.Stack) -> List[str]:
 
 
 # A fix that gives each framework its own environment: `python3 -m venv DIR && DIR/bin/pip install REQ...`.
-NEW_ENVIRONMENT = re.compile(r"^python3 -m venv (\S+) && \1/bin/pip install (.+?)( && export LD_LIBRARY_PATH=.*)?$")
+# Paddle's also links the unversioned name in the wheel's folder: `&& ln -sf libcudnn.so.N $(echo DIR/...)/NAME`.
+NEW_ENVIRONMENT = re.compile(r"^python3 -m venv (\S+) && \1/bin/pip install (.+?)"
+                             r"(?: && ln -sf (libcudnn\.so\.\d+) \$\(echo \1/lib/python3\*/site-packages/nvidia/cudnn/lib\)"
+                             r"/(libcudnn\.so))?( && export LD_LIBRARY_PATH=.*)?$")
 # The wheels of a new environment the oracle loads for its framework (what its install pins of these projects, from
 # its own metadata): torch's global deps need its CUDA runtime, TensorFlow's start-up its CUDA libraries.
 ORACLE_LOADS = {"torch": ("nvidia-cudnn-", "nvidia-cuda-runtime-"),
@@ -334,11 +339,16 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
             return [], "mixed in-place and per-framework commands: %s" % commands
         built = []
         for i, m in enumerate(apart):
-            case = environment_case("%s-env%d" % (stack.case.name, i), m.group(2), bool(m.group(3)))
+            case = environment_case("%s-env%d" % (stack.case.name, i), m.group(2), bool(m.group(5)))
             missing = stacks.missing_wheels(case)
             if missing:
                 return [], "wheels not available: %s" % missing
-            built.append(stacks.build(case, Path("%s-env%d" % (root, i))))
+            env = stacks.build(case, Path("%s-env%d" % (root, i)))
+            if m.group(3):  # the line's own link, made in the built environment's wheel folder
+                link = env.site / "nvidia/cudnn/lib" / m.group(4)
+                link.unlink(missing_ok=True)
+                link.symlink_to(m.group(3))
+            built.append(env)
         return built, "; ".join(commands)
     moved = stacks.copy(stack, root)
     script = "set -e\n%s\nenv -0\n" % "\n".join(c.replace(str(stack.root), str(root)) for c in commands)

@@ -111,6 +111,8 @@ def parse(argv: List[str]) -> argparse.Namespace:
     ap.add_argument("--draws", type=int, default=0, help="environments to draw from the wheel pool")
     ap.add_argument("--seed", type=int, default=None, help="the draw's seed (default: a fresh one, printed)")
     ap.add_argument("--regressions", action="store_true", help="also every draw in tests/realworld_regressions.txt")
+    ap.add_argument("--only", type=int, action="append", default=[], metavar="K",
+                    help="only draw K of the seed (repeatable): one draw reproduced without the ones before it")
     return ap.parse_args(argv)
 
 
@@ -120,6 +122,9 @@ def main(argv: List[str]) -> int:
     if args.draws or args.regressions:
         print("seed %d: reproduce with scripts/realworld.sh --draws %d --seed %d" % (seed, args.draws, seed))
         wanted = draw.draws(seed, args.draws) + (regression_draws() if args.regressions else [])
+    elif args.only:
+        print("seed %d: draws %s" % (seed, ", ".join(map(str, args.only))))
+        wanted = [draw.draw(seed, k) for k in args.only]
     else:
         wanted = [c for c in CASES if not args.names or any(a in c.name for a in args.names)]
     print("%-26s | %-52s | %-44s | %-5s | %s" % ("case", "oracle (real glibc loader)", "cudnn-doctor predicts",

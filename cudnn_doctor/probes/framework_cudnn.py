@@ -135,6 +135,10 @@ def resolve_sublibraries(ctx, fw: FrameworkFacts, major: int) -> Dict[str, Resol
                                      inherited_rpath=inherited) for name in names}
 
 
+# The CUDA runtime (or cuBLAS) a framework library links, whose soname major is its build's CUDA major.
+_CUDA_NEEDED = re.compile(r"lib(?:cudart|cublas)\.so\.(\d+)")
+
+
 def resolve_frameworks(ctx) -> None:
     """Which cuDNN each framework would load: its RPATH/RUNPATH around LD_LIBRARY_PATH, as ld.so does (E2)."""
     resolved = set()
@@ -150,6 +154,8 @@ def resolve_frameworks(ctx) -> None:
             continue  # JAX's plugin and PJRT wheels share one library: one process loads it once
         resolved.add(fw.consumer_library)
         info = ctx.loader.elf(fw.consumer_library, dynamic=True) if fw.consumer_library else None
+        if info and not fw.cuda_version:  # no version file (ONNX Runtime): its library's CUDA runtime names it
+            fw.cuda_version = next((m.group(1) for m in map(_CUDA_NEEDED.fullmatch, info.needed) if m), None)
         major, fw.cudnn_soname_source = wanted_cudnn(ctx, fw, info.needed if info else [])
         if major is None:
             continue

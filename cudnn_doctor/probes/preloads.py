@@ -56,6 +56,10 @@ def _torch(ctx, fw: FrameworkFacts, major: int, library: str) -> Optional[Resolu
     found = [ctx.loader.resolve(n, runpath=info.runpath, rpath=info.rpath, origin=lib) for n in runtimes]
     cuda = runtimes[0].rsplit(".", 1)[1] if runtimes else None
     hit = _on_sys_path(ctx, fw, source, "cudnn", pattern.group(1), cuda)
+    if hit and not _answers(ctx, hit, "libcudnn.so.%d" % major):
+        # The glob took another major's file (libcudnn.so.8 for a torch asking .so.9): loaded, but the loader matches
+        # the library's own request by soname, so its search still decides.
+        return None
     via = "sys.path (torch's _preload_cuda_deps)"
     if all(r.path and not r.error for r in found):
         # global deps load: the library's own search decides, unless this release preloads what sys.path has anyway
@@ -84,6 +88,14 @@ def _on_sys_path(ctx, fw: FrameworkFacts, source: str, folder: str, pattern: str
             if hits:
                 return hits[0]
     return None
+
+
+def _answers(ctx, path: str, name: str) -> bool:
+    """Whether a preloaded file answers a later request for `name`: ld.so matches loaded objects by their soname
+    (the file name where the ELF names none)."""
+    soname = ctx.loader.elf(path, dynamic=True).soname
+    base = os.path.basename(path)
+    return soname == name if soname else (base == name or base.startswith(name + "."))
 
 
 def _found(ctx, name: str, path: str, via: str) -> Resolution:

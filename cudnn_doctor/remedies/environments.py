@@ -151,8 +151,9 @@ def install_line(fw: FrameworkFacts) -> str:
 def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
     """One virtual environment per framework, each installing the framework with its own pins; a framework whose
     metadata pins no cuDNN wheel gets the wheel of its need beside it (its release's pin from compat, else the
-    newest of its build's major: `==N.*`), and where its library searches no nvidia/cudnn folder (no RPATH into
-    it: ONNX Runtime, CuPy 13) that folder goes first on LD_LIBRARY_PATH."""
+    newest of its build's major: `==N.*`); where it dlopens the unversioned libcudnn.so (Paddle) that link is made in
+    the wheel's folder, and where its library searches no nvidia/cudnn folder (no RPATH into it: ONNX Runtime, CuPy
+    13, Paddle) that folder goes first on LD_LIBRARY_PATH."""
     steps = []
     for need in needs:
         fw = need.framework
@@ -162,10 +163,13 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
             line += ' "%s%s"' % (need.project, need.requirement.specifier if need.requirement is not None
                                  else "==%d.*" % need.major)
         step = "python3 -m venv %s && %s/bin/pip install %s" % (folder, folder, line)
+        wheel_folder = "$(echo %s/lib/python3*/site-packages/nvidia/cudnn/lib)" % folder
+        asked = fw.resolved_cudnn.name if fw.resolved_cudnn is not None else None
+        if asked and not asked[-1:].isdigit():  # Paddle dlopens the unversioned name, which NVIDIA's wheel lacks
+            step += " && ln -sf libcudnn.so.%d %s/%s" % (need.major, wheel_folder, asked)
         searched = fw.library_search_path
         if searched is not None and not any(d.endswith("nvidia/cudnn/lib") for d in searched):
-            step += " && export LD_LIBRARY_PATH=$(echo %s/lib/python3*/site-packages/nvidia/cudnn/lib)" \
-                    "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % folder
+            step += " && export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % wheel_folder
         steps.append(system(step, privileged=False))
     return run(*steps)
 

@@ -8,7 +8,7 @@ from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
 from ..queries import framework_kind, machine_cuda, platform_of
 from ..versions import mm_text
-from .cudnn import copy_wheel, machine_cudnn_fix
+from .cudnn import copy_wheel, cudnn_wheel_for, machine_cudnn_fix
 from .frameworks import own_cudnn_again_fix, tensorflow_wheels_fix
 from .acting import conda, pip
 from .shell import advice, capitalized, or_else, prepend_ld_path, q, run, say, then
@@ -45,8 +45,11 @@ def cudnn_not_older_than_build_fix(facts: Facts, compat: Compat, fw: FrameworkFa
         return tensorflow_wheels_fix(fw.version.split("+")[0])
     if kind == "jax":
         return jax_install(facts, compat, fw.cuda_version)
-    wheel = copy_wheel(compat, copy, fw.cuda_version, machine_cuda(facts, compat)) if copy.origin == "pip" else None
-    if wheel:
+    # The wheel of the framework's own CUDA (the copy's may be another's: a cu11 8.9 under a torch built for 12 or
+    # 13), and only where NVIDIA built the release it was compiled with for that CUDA.
+    cuda = fw.cuda_version or copy.cuda_version or machine_cuda(facts, compat)
+    wheel = cudnn_wheel_for(compat, cuda) if copy.origin == "pip" and cuda else None
+    if wheel and compat.cudnn_build_exists_on(compiled, cuda).exists is not False:
         return run(pip('install "%s>=%s"' % (wheel, compiled)))
     return advice("Upgrade the cuDNN at %s to %s or newer (same major)" % (copy.directory, compiled))
 

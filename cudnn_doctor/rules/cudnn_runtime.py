@@ -10,17 +10,12 @@ from . import LINUX, RuleContext, rule
 from ..queries import (consumers, copy_for_path, cudnn_older, cudnn_pin_floor, describe_copy, driver_cuda,
                        driver_version, framework_kind,
     gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda, platform_of, primary_toolkit,
-    toolkit_owning)
+    toolkit_owning, working_copy)
 from ..remedies.frameworks import ld_library_path_cudnn_fix
 from ..remedies.runtime import (cudnn_for_cuda_fix, cudnn_for_newer_gpu_fix, cudnn_not_older_than_build_fix,
                                 driver_or_cudnn_for_driver_fix, keep_own_copies_fix, known_bad_upgrade_fix)
 from ..remedies.environments import whole_environment_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
-
-
-def _framework_copy(facts: Facts, fw: FrameworkFacts) -> Optional[CudnnCopy]:
-    res = fw.resolved_cudnn
-    return copy_for_path(facts, res.path, res.realpath) if res is not None and res.path else None
 
 
 def _compiled(fw: FrameworkFacts) -> Optional[str]:
@@ -51,7 +46,7 @@ def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
             partners.append(("the CUDA %s toolkit at %s" % (primary.version, primary.path), primary.version,
                              WARNING, primary.version, None))
         for fw in facts.python.frameworks:
-            fw_copy = _framework_copy(facts, fw)
+            fw_copy = working_copy(facts, fw)
             if fw_copy is copy and fw.cuda_build and fw.cuda_version:
                 partners.append(("%s %s (built for CUDA %s), which loads it" % (fw.name, fw.version, fw.cuda_version),
                                  fw.cuda_version, ERROR, fw.cuda_version, fw))
@@ -104,14 +99,14 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         compiled = _compiled(fw)
-        copy, res = _framework_copy(facts, fw), fw.resolved_cudnn
+        copy, res = working_copy(facts, fw), fw.resolved_cudnn
         if not compiled or copy is None or not copy.version or res is None:
             continue
         bad, why = cudnn_older(copy.version, compiled)
         if not bad:
             continue
-        fix = cudnn_not_older_than_build_fix(facts, compat, fw, copy, compiled,
-                                             ld_entry_for(facts, res.path))
+        fix = whole_environment_fix(facts, compat, fw, cudnn_not_older_than_build_fix(
+            facts, compat, fw, copy, compiled, ld_entry_for(facts, res.path)))
         out.append(finding(
             ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
                 fw.name, fw.version, compiled, copy.version, why),
@@ -211,7 +206,7 @@ def known_bad(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 need = bad["with"].split("cublas", 1)[1]
                 if not jax or not any(_matches(w["version"], need) for w in cublas):
                     continue
-            hits_jax = any(_framework_copy(facts, fw) is copy for fw in jax) or (jax and copy.origin == "pip")
+            hits_jax = any(working_copy(facts, fw) is copy for fw in jax) or (jax and copy.origin == "pip")
             severity = ERROR if bad.get("severity") == "error_if_jax" and hits_jax else (
                 INFO if bad.get("severity") == "info" else WARNING)
             out.append(finding(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import List
 
 from ..model import Facts, Finding
-from ..queries import copy_for_path, cudnn_pin_floor
+from ..queries import cudnn_pin_floor, working_copy
 from ..versions import ver
 from ..remedies.environments import Need, separate_environments_fix, solve
 from . import LINUX, RuleContext, rule
@@ -19,7 +19,7 @@ def _served(facts: Facts, need: Need) -> bool:
     res = fw.resolved_cudnn
     if res is None or not res.path or res.error:
         return False
-    copy = copy_for_path(facts, res.path, res.realpath)
+    copy = working_copy(facts, fw)
     have = ver(copy.version) if copy is not None and copy.version else None
     built = ver(fw.cudnn_version) if fw.cudnn_version and "." in fw.cudnn_version else None
     floor = built if built is not None and built.release[0] == need.major else cudnn_pin_floor(fw, need.major)

@@ -52,7 +52,7 @@ def test_drawn_environment(case):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     _, seed, n = case.name.split("-")
-    again = "reproduce: scripts/realworld.sh --draws %d --seed %s (draw %s)" % (int(n) + 1, seed, n)
+    again = "reproduce: scripts/realworld.sh --only %s --seed %s" % (n, seed)
     if case.name in FRESH:
         _AGREED.append(bool(row.agree))
         if not row.agree:

@@ -66,3 +66,33 @@ def test_tensorflow_missing_libraries_get_its_exact_pins():
     tf = facts.python.frameworks[0]
     assert missing_pins(facts, tf, ["nvidia-cublas-cu12", "nvidia-cudnn-cu12"]) == [
         "nvidia-cudnn-cu12==8.9.7.29", "nvidia-cublas-cu12==12.3.4.1"]  # in its metadata's order
+
+
+def test_an_older_minor_in_a_conflicting_environment_gets_the_environments_too():
+    # torch built with 9.8 loads 9.1 (CD503): reinstalling torch or its cuDNN in place would break TensorFlow's 8.9
+    findings = _findings(_environment(installed="9.1.0.70"))
+    [conflict] = [f for f in findings if f.id == "CD710"]
+    older = [f for f in findings if f.id == "CD503"]
+    assert older and all(f.remedy.commands == conflict.remedy.commands for f in older)
+
+
+def test_paddle_environment_links_the_unversioned_name_its_dlopen_asks_for():
+    from cudnn_doctor.remedies.environments import Need, separate_environments_fix
+    paddle = framework("paddlepaddle-gpu", "2.6.2", cuda_version="11.8", cudnn_version="8.9.7",
+                       consumer_library=TORCH_SITE + "/paddle/libs/libphi.so",
+                       resolved_cudnn=resolution("libcudnn.so", None))
+    paddle.library_search_path = [TORCH_SITE + "/paddle/libs"]
+    [line] = separate_environments_fix(load_compat(), [Need(paddle, "nvidia-cudnn-cu11", 8, None)]).commands
+    folder = "$(echo ~/venvs/paddlepaddle-gpu-2.6.2/lib/python3*/site-packages/nvidia/cudnn/lib)"
+    assert " && ln -sf libcudnn.so.8 %s/libcudnn.so && export LD_LIBRARY_PATH=%s" % (folder, folder) in line
+
+
+def test_a_build_newer_than_the_copy_names_the_framework_cudas_wheel_and_only_a_release_that_exists():
+    from cudnn_doctor.remedies.runtime import cudnn_not_older_than_build_fix
+    facts = real_machine()
+    copy = cudnn_copy("/x/pydeps/nvidia/cudnn/lib", "8.9.6", "11.8", origin="pip", links=False,
+                      package="nvidia-cudnn-cu11 8.9.6.50")
+    torch = framework("torch", "2.14.1", cuda_version="13.0", cudnn_version="9.24.0.43")
+    text = " ".join(cudnn_not_older_than_build_fix(facts, load_compat(), torch, copy, "9.24.0.43", None).commands)
+    assert "cu11" not in text  # NVIDIA made no cuDNN 9 for CUDA 11
+    assert "nvidia-cudnn-cu13>=9.24.0.43" in text
