@@ -11,8 +11,8 @@ from ..model import FrameworkFacts, Resolution
 
 # torch/__init__.py: `def _preload_cuda_deps(lib_folder, lib_name...)`, called with ("cudnn", "libcudnn.so.*[0-9]")
 # (a dict entry `"cudnn": "..."` up to 2.9, a tuple `("cudnn", "...")` from 2.14), the runtime likewise.
-_TORCH_PRELOAD = re.compile(r'"cudnn"[:,]\s*"(libcudnn\.so\.\*\[0-9\])"')
-_TORCH_RUNTIME = re.compile(r'"cuda_runtime"[:,]\s*"(libcudart\.so\.\*\[0-9\])"')
+_TORCH_PRELOAD = re.compile(r'["\']cudnn["\'][:,]\s*["\'](libcudnn\.so\.\*\[0-9\])["\']')  # torch 2.4 writes the dict with single quotes
+_TORCH_RUNTIME = re.compile(r'["\']cuda_runtime["\'][:,]\s*["\'](libcudart\.so\.\*\[0-9\])["\']')
 # _get_cuda_dep_paths (2.9+) also looks in nvidia/cu<CUDA major>/lib, where CUDA 13's wheels install.
 _TORCH_MAJOR_FOLDER = 'f"cu{maj_cuda_version}"'
 # 2.14: after libtorch_global_deps loads, `_preload_cuda_deps(required=False)` preloads every wheel sys.path holds.
@@ -20,6 +20,7 @@ _TORCH_BEST_EFFORT = re.compile(r"^\s+_preload_cuda_deps\(required=False\)", re.
 # jax_plugins/xla_cudaNN/__init__.py: `_load("cudnn", ["libcudnn.so.9"])`
 _JAX_LOAD = re.compile(r'_load\(\s*"cudnn",\s*\[\s*"(libcudnn\.so\.\d+)"')
 _RUNTIME = re.compile(r"libcudart\.so\.\d+")
+_NVIDIA_PREFIXES = ("libcu", "libnv")  # NVIDIA's CUDA libraries (cudart, cuBLAS, nvToolsExt, ...), not libc or libgomp
 
 
 def python_path(ctx, fw: FrameworkFacts) -> List[str]:
@@ -53,7 +54,10 @@ def _torch(ctx, fw: FrameworkFacts, major: int, library: str) -> Optional[Resolu
         return None
     info = ctx.loader.elf(deps, dynamic=True)
     runtimes = [n for n in info.needed if _RUNTIME.fullmatch(n)]
-    found = [ctx.loader.resolve(n, runpath=info.runpath, rpath=info.rpath, origin=lib) for n in runtimes]
+    # Every NVIDIA library the global deps need decides whether they load: torch 2.4's also needs libnvToolsExt.so.1
+    # (the nvtx wheel), and a miss there makes torch preload every wheel from sys.path just as a missing runtime does.
+    nvidia = [n for n in info.needed if n.startswith(_NVIDIA_PREFIXES)]
+    found = [ctx.loader.resolve(n, runpath=info.runpath, rpath=info.rpath, origin=lib) for n in nvidia]
     cuda = runtimes[0].rsplit(".", 1)[1] if runtimes else None
     hit = _on_sys_path(ctx, fw, source, "cudnn", pattern.group(1), cuda)
     if hit and not _answers(ctx, hit, "libcudnn.so.%d" % major):
