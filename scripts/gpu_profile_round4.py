@@ -2,7 +2,6 @@
 function, cuInit with every GPU visible versus one, per-GPU contexts in one process, side-by-side forks, and
 check --json's own timings. Reads only; changes no GPU setting.  python3 scripts/gpu_profile_round4.py
 """
-import collections
 import ctypes
 import json
 import os
@@ -19,29 +18,18 @@ def ms(t0):
 
 
 def nvml_profile():
+    """NVML's start and the health reads by function: benchmarks/nvml_health_profile.py's own wrapper."""
     import pynvml
     t0 = time.perf_counter(); pynvml.nvmlInit(); print("nvmlInit", ms(t0), "ms")
     sys.path.insert(0, os.path.join(REPO, "cudnn_doctor", "native"))
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
     import gpu_health
-    spent = collections.defaultdict(lambda: [0, 0.0])
-
-    class Timed:
-        def __getattr__(self, name):
-            fn = getattr(pynvml, name)
-            if not callable(fn) or not name.startswith("nvml"):
-                return fn
-            def wrapped(*a):
-                t = time.perf_counter()
-                try:
-                    return fn(*a)
-                finally:
-                    s = spent[name]; s[0] += 1; s[1] += time.perf_counter() - t
-            return wrapped
+    from nvml_health_profile import Timed
     for _ in range(3):
-        spent.clear()
-        t0 = time.perf_counter(); gpu_health.node_health(Timed()); total = ms(t0)
+        timed = Timed(pynvml)
+        t0 = time.perf_counter(); gpu_health.node_health(timed); total = ms(t0)
     print("node_health total (3rd run)", total, "ms")
-    for name, (n, s) in sorted(spent.items(), key=lambda kv: -kv[1][1]):
+    for name, (n, s) in sorted(timed.spent.items(), key=lambda kv: -kv[1][1]):
         print("  %-45s calls %4d  total %8.2f ms  per call %.3f ms" % (name, n, s * 1000, s * 1000 / n))
     pynvml.nvmlShutdown()
 
