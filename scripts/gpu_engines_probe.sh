@@ -40,3 +40,18 @@ echo "== whole, LD_DEBUG=files: the engine sub-libraries' loads"
 LD_DEBUG=files LD_DEBUG_OUTPUT=/tmp/cudnn-engines/lddebug timeout 120 python3 -m cudnn_doctor smoke --library \
     "$(ls "$dir"/libcudnn.so.9* | head -1)" --json > /dev/null 2>&1
 cat /tmp/cudnn-engines/lddebug.* 2>/dev/null | grep -E "file=[^ ]*engines" | sed 's/^ *[0-9]*: *//' | sort -u | head -20
+
+# Issue 34's last open family: a foreign engines file first on LD_LIBRARY_PATH. The wheel's copy (9.19) with the
+# system cuDNN's libcudnn_engines_precompiled.so.9 (another 9.x release) alone in a folder on LD_LIBRARY_PATH:
+# which engines file does the convolution map, and does it pass?
+sys_eng=$(ls /usr/lib/x86_64-linux-gnu/libcudnn_engines_precompiled.so.9* 2>/dev/null | head -1)
+if [ -n "$sys_eng" ]; then
+    mkdir -p /tmp/cudnn-engines/foreign && cp -L "$sys_eng" /tmp/cudnn-engines/foreign/libcudnn_engines_precompiled.so.9
+    echo "== foreign engines first on LD_LIBRARY_PATH ($sys_eng)"
+    rm -f /tmp/cudnn-engines/lddebug-f.*
+    LD_LIBRARY_PATH=/tmp/cudnn-engines/foreign LD_DEBUG=files LD_DEBUG_OUTPUT=/tmp/cudnn-engines/lddebug-f \
+        timeout 120 python3 -m cudnn_doctor smoke --library "$(ls "$dir"/libcudnn.so.9* | head -1)" --json \
+        > /tmp/cudnn-engines/foreign.json 2>&1
+    echo "exit=$?"; python3 -c "import json,sys; d=json.load(open('/tmp/cudnn-engines/foreign.json')); r=d.get('results',[d])[0]; print({k: r.get(k) for k in ('version','ok','status','error')})" 2>&1 | tail -2
+    cat /tmp/cudnn-engines/lddebug-f.* 2>/dev/null | grep -E "file=[^ ]*engines" | sed 's/^ *[0-9]*: *//' | sort -u | head -20
+fi
