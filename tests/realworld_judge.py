@@ -177,6 +177,7 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
                 own_check = "jax says " + (got or result.framework.get("JAXERROR", "no version"))
     parts = {os.path.basename(m): _real(m) for m in result.maps if os.path.basename(m) != result.asked
              and not os.path.basename(m).startswith("libcudnn.so")}
+    parts.update({name: _real(path) for name, path in result.rejected.items()})  # found, then refused: still its file
     v = result.version
     accepted = _accepts(v, major, minor)
     checks_ok = all(status == 0 for status in result.checks.values())

@@ -29,6 +29,7 @@ class OracleResult:
     crashed: Optional[str] = None  # the process died (a sub-library of another release called into)
     startup: Dict[str, Optional[str]] = field(default_factory=dict)  # TensorFlow's start-up libraries: soname -> file
     engines: Dict[str, Optional[str]] = field(default_factory=dict)  # cuDNN 9's engine sub-libraries: soname -> file
+    rejected: Dict[str, str] = field(default_factory=dict)  # an engine file the search found but could not load
     framework: Dict[str, str] = field(default_factory=dict)  # its own preloads and checks (PRELOAD, JAXBUILD, ...)
 
     def sublibrary(self, soname: str) -> Optional[str]:
@@ -117,6 +118,8 @@ def run(library: Path, soname: str, workdir: Path, cache: Path, env: Dict[str, s
         elif word in ("STARTUP", "ENGINE"):
             name, _, where = rest.partition(" ")
             (out.startup if word == "STARTUP" else out.engines)[name] = None if where.startswith("ERROR") else where
+            if where.startswith("ERROR REJECTED "):  # found first, then refused: the file the search stopped at
+                out.rejected[name] = where.split()[2]
         elif word in ("PRELOAD", "JAXBUILD", "JAXGOT", "JAXERROR", "CUDART"):
             out.framework[word] = rest
     if proc.returncode < 0:  # a mixed copy can crash in the sub-library's own code

@@ -174,21 +174,31 @@ def load_engines(names, version):
     for name in names:
         stem = name.split(".so")[0] + ".so"
         found, error = None, "?"
+        rejected = None
         for each in ("%s.%d.%d.%d" % (stem, major, minor, patch), "%s.%d.%d" % (stem, major, minor),
                      "%s.%d" % (stem, major), stem):
-            tries = [os.path.join(d, each) for d in dirs if os.path.exists(os.path.join(d, each))] + [each]
-            for path in tries:  # the folders before the cache by full path, then glibc's own search by name
-                handle = LIBDL.dlopen(path.encode(), 2)
-                if handle:
-                    found = path_of(handle)
-                    break
-                error = (LIBDL.dlerror() or b"?").decode(errors="replace")
-                if DRIVER in error:  # 9.28's runtime-compiled engines need the driver's library: a GPU host has it
-                    found = "DRIVER " + path
-                    break
-            if found:
+            # glibc takes the first folder that holds the name (else its cache, by name) and stops there: a file it
+            # finds but cannot load (another release's engines, whose symbols this graph library lacks) fails that
+            # name, never hands the search on to a later folder. Seen on an H200 (scripts/gpu_engines_probe.sh):
+            # cuDNN 9.14's engines_precompiled first on LD_LIBRARY_PATH left the wheel's own unmapped too.
+            held = [os.path.join(d, each) for d in dirs if os.path.exists(os.path.join(d, each))]
+            path = held[0] if held else each
+            handle = LIBDL.dlopen(path.encode(), 2)
+            if handle:
+                found = path_of(handle)
                 break
-        say("ENGINE", name, found or "ERROR " + error)
+            error = (LIBDL.dlerror() or b"?").decode(errors="replace")
+            if DRIVER in error:  # 9.28's runtime-compiled engines need the driver's library: a GPU host has it
+                found = "DRIVER " + path
+                break
+            if held:
+                rejected = rejected or path
+        if found:
+            say("ENGINE", name, found)
+        elif rejected:
+            say("ENGINE", name, "ERROR REJECTED %s %s" % (rejected, error))
+        else:
+            say("ENGINE", name, "ERROR " + error)
 
 
 def open_from(shim, soname):
