@@ -9,10 +9,16 @@ from typing import List, Optional
 
 from ..model import FrameworkFacts, Resolution
 
-# torch/__init__.py: `def _preload_cuda_deps(lib_folder, lib_name...)`, called with ("cudnn", "libcudnn.so.*[0-9]")
-# (a dict entry `"cudnn": "..."` up to 2.9, a tuple `("cudnn", "...")` from 2.14), the runtime likewise.
-_TORCH_PRELOAD = re.compile(r'["\']cudnn["\'][:,]\s*["\'](libcudnn\.so\.\*\[0-9\])["\']')  # torch 2.4 writes the dict with single quotes
-_TORCH_RUNTIME = re.compile(r'["\']cuda_runtime["\'][:,]\s*["\'](libcudart\.so\.\*\[0-9\])["\']')
+
+def _table_entry(folder: str, files: str) -> "re.Pattern[str]":
+    """One wheel folder's entry in torch/__init__.py's preload table, as `_preload_cuda_deps(lib_folder, lib_name)`
+    takes it: a dict entry `"cudnn": "..."` up to 2.9 (torch 2.4 quotes with '), a tuple `("cudnn", "...")` from
+    2.14."""
+    return re.compile(r'["\']%s["\'][:,]\s*["\'](%s)["\']' % (folder, files))
+
+
+_TORCH_PRELOAD = _table_entry("cudnn", r"libcudnn\.so\.\*\[0-9\]")
+_TORCH_RUNTIME = _table_entry("cuda_runtime", r"libcudart\.so\.\*\[0-9\]")
 # _get_cuda_dep_paths (2.9+) also looks in nvidia/cu<CUDA major>/lib, where CUDA 13's wheels install.
 _TORCH_MAJOR_FOLDER = 'f"cu{maj_cuda_version}"'
 # 2.14: after libtorch_global_deps loads, `_preload_cuda_deps(required=False)` preloads every wheel sys.path holds.
@@ -124,6 +130,5 @@ def _jax(ctx, fw: FrameworkFacts, major: int, library: str) -> Optional[Resoluti
         path = os.path.join(package, "cudnn", "lib", m.group(1))
         if not ctx.host.lexists(path):
             return None
-        real, _ = ctx.host.realpath(path)
-        return Resolution(name=m.group(1), path=path, realpath=real, via="sys.path (the JAX plugin's nvidia.cudnn)")
+        return _found(ctx, m.group(1), path, "sys.path (the JAX plugin's nvidia.cudnn)")
     return None

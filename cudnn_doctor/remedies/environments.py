@@ -160,8 +160,7 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
         folder = "~/venvs/%s-%s" % (fw.name, fw.version.split("+")[0])
         line = install_line(fw)
         if not any(canonical_name(r.name).startswith("nvidia-cudnn-") for r in applying_requirements(fw)):
-            line += ' "%s%s"' % (need.project, need.requirement.specifier if need.requirement is not None
-                                 else "==%d.*" % need.major)
+            line += ' "%s"' % need.wants
         step = "python3 -m venv %s && %s/bin/pip install %s" % (folder, folder, line)
         wheel_folder = "$(echo %s/lib/python3*/site-packages/nvidia/cudnn/lib)" % folder
         asked = fw.resolved_cudnn.name if fw.resolved_cudnn is not None else None
