@@ -31,17 +31,15 @@ def node_health(pynvml, counters=False):
     field-values call took 55 ms on threads, 23 ms alone)."""
     count = _read({}, "count", pynvml.nvmlDeviceGetCount) or 0
     max_links = getattr(pynvml, "NVML_NVLINK_MAX_LINKS", 18)
-    gpus = []
+    gpus, handles = [], []
     for index in range(count):
         errors = {}
         handle = _read(errors, "handle", pynvml.nvmlDeviceGetHandleByIndex, index)
         gpu = {"errors": errors} if handle is None else gpu_health(pynvml, handle, max_links, counters)
-        gpu.update(index=index, lost="lost" in gpu["errors"], handle=handle)
+        gpu.update(index=index, lost="lost" in gpu["errors"])
         gpus.append(gpu)
-    pairs_read = pairs(pynvml, gpus)
-    for gpu in gpus:
-        del gpu["handle"]
-    return {"gpus": gpus, "pairs": pairs_read}
+        handles.append(handle)
+    return {"gpus": gpus, "pairs": pairs(pynvml, gpus, handles)}
 
 
 def _read(errors, key, fn, *args):
@@ -160,21 +158,20 @@ def _fabric(pynvml, handle, errors):
     return {"state": int(info.state), "status": int(info.status)}
 
 
-def pairs(pynvml, gpus):
+def pairs(pynvml, gpus, handles):
     """P2P read and the common PCIe ancestor of every pair of GPUs (by NVML index), and NVLink P2P status where no
     link of the pair's first GPU ends at the second (NVSwitch systems: the links' far ends are switches)."""
     found = []
     for a, first in enumerate(gpus):
         for b in range(a + 1, len(gpus)):
-            second = gpus[b]
-            if first["handle"] is None or second["handle"] is None:
+            if handles[a] is None or handles[b] is None:
                 continue
-            errors, handles = {}, (first["handle"], second["handle"])
+            errors, both = {}, (handles[a], handles[b])
             pair = {"gpus": [a, b],
-                    "p2p_read": _read(errors, "p2p_read", pynvml.nvmlDeviceGetP2PStatus, *handles, _P2P_READ)}
-            pair["p2p_nvlink"] = None if _linked(first, second) else _read(
-                errors, "p2p_nvlink", pynvml.nvmlDeviceGetP2PStatus, *handles, _P2P_NVLINK)
-            pair["common_ancestor"] = _read(errors, "topology", pynvml.nvmlDeviceGetTopologyCommonAncestor, *handles)
+                    "p2p_read": _read(errors, "p2p_read", pynvml.nvmlDeviceGetP2PStatus, *both, _P2P_READ)}
+            pair["p2p_nvlink"] = None if _linked(first, gpus[b]) else _read(
+                errors, "p2p_nvlink", pynvml.nvmlDeviceGetP2PStatus, *both, _P2P_NVLINK)
+            pair["common_ancestor"] = _read(errors, "topology", pynvml.nvmlDeviceGetTopologyCommonAncestor, *both)
             pair["errors"] = errors
             found.append(pair)
     return found
