@@ -129,10 +129,20 @@ def resolve_sublibraries(ctx, fw: FrameworkFacts, major: int) -> Dict[str, Resol
         return {}
     names = ctx.knowledge.cudnn_layout(major).get("linux_sublibraries", [])
     info = ctx.loader.elf(res.path, dynamic=True)
-    origin = os.path.dirname(res.path)
     inherited = [] if info.runpath else _loader_chain(ctx, fw)
-    return {name: ctx.loader.resolve(name, runpath=info.runpath, rpath=info.rpath, origin=origin,
-                                     inherited_rpath=inherited) for name in names}
+    shim = dict(runpath=info.runpath, rpath=info.rpath, origin=os.path.dirname(res.path), inherited_rpath=inherited)
+    found = {name: ctx.loader.resolve(name, **shim) for name in names if "_engines_" not in name}
+    # cuDNN 9's engines are dlopened by libcudnn_graph's LibraryLoader at the first convolution, so glibc searches
+    # from the graph library: its RUNPATH comes after LD_LIBRARY_PATH even where the shim's RPATH came before it
+    # (the 9.24 wheel's libcudnn.so.9 has RPATH $ORIGIN, its graph library RUNPATH $ORIGIN; docs/real-stacks.md).
+    graph = found.get("libcudnn_graph.so.%d" % major)
+    searcher = shim
+    if graph is not None and graph.path and not graph.error:
+        g_info = ctx.loader.elf(graph.path, dynamic=True)
+        searcher = dict(runpath=g_info.runpath, rpath=g_info.rpath, origin=os.path.dirname(graph.path),
+                        inherited_rpath=[] if g_info.runpath else list(info.rpath) + inherited)
+    found.update({name: ctx.loader.resolve(name, **searcher) for name in names if "_engines_" in name})
+    return {name: found[name] for name in names}
 
 
 # The CUDA runtime (or cuBLAS) a framework library links, whose soname major is its build's CUDA major.
