@@ -176,10 +176,10 @@ def _option_value(args: List[str], name: str) -> Optional[str]:
 def _early_native(args: List[str]) -> Optional["NativeSession"]:
     """For a plain `check`: the run's native child, started before typer and the command's imports so that its
     interpreter and NVML's start overlap with them (the probes take it when it suits: Host.native_session); with
-    --ready, each GPU's kernel run too, the slowest task of all."""
+    --ready, the GPUs' kernel runs too, the slowest task of all."""
     if _command_named(args) != "check" or any(a.split("=", 1)[0] in NO_EARLY_CHILD for a in args):
         return None
-    from .host import Host, early_tasks, ready_tasks
+    from .host import Host, early_tasks, ready_task
 
     root = _option_value(args, "--root")
     host = Host(root or "/")
@@ -187,7 +187,8 @@ def _early_native(args: List[str]) -> Optional["NativeSession"]:
     session.start()
     if root is None and hasattr(os, "fork"):  # a live Linux machine: the driver and node probes' calls, by soname
         ready = "--ready" in (args[:args.index("--")] if "--" in args else args)
-        session.speculate(early_tasks(ready) + (ready_tasks("libcuda.so.1", host.listed_gpus()) if ready else []))
+        node = ready_task("libcuda.so.1", host.listed_gpus()) if ready else None
+        session.speculate(early_tasks(ready) + ([node] if node else []))
     return session
 
 

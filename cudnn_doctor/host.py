@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, BinaryIO, Dict, Iterator, List, Mapping, Optio
 from . import bounded_io
 from .native.driver import NativeTask
 # The native tasks the probes and the command line's early child ask for, reached through the seam.
-from .native.tasks import early_tasks, gpu_uuid, health_task, ready_tasks
+from .native.tasks import early_tasks, gpu_uuid, health_task, ready_task
 
-__all__ = ["Host", "NativeTask", "early_tasks", "health_task", "ready_tasks"]
+__all__ = ["Host", "NativeTask", "early_tasks", "health_task", "ready_task"]
 
 if TYPE_CHECKING:
     from .native.session import NativeSession

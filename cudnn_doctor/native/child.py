@@ -304,6 +304,7 @@ def stream(task_timeout):
                         continue
                     task = json.loads(line)
                     index = task.pop("id")
+                    task.setdefault("limit", task_timeout)  # a task that works in steps budgets them within it
                     rfd, wfd = os.pipe()
                     pid = os.fork()
                     if pid == 0:
