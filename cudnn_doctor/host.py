@@ -1,6 +1,7 @@
 """The one seam to the machine: a filesystem root, the environment, and native calls in a child process."""
 from __future__ import annotations
 
+import copy
 import fnmatch
 import os
 import platform
@@ -71,7 +72,7 @@ class Host:
         # under --root.
         self.running_python = is_live if running_python is None else running_python
         self._machine: Optional[str] = None
-        # Paths that were not regular files where files were expected: (probe, inside path, kind), for CD003.
+        # Paths that were not regular files where files were expected, for CD003: a run's own (``for_run``).
         self.not_regular: List[Tuple[str, str, str, str]] = []  # (probe, given path, kind, resolved path)
         # realpath answers while a snapshot is open (see ``snapshot``); None when closed: every call resolves.
         self._realpaths: Optional[Dict[str, Tuple[str, bool]]] = None
@@ -250,6 +251,13 @@ class Host:
             fh.close()
             return None
         return fh, size
+
+    def for_run(self) -> "Host":
+        """This machine as one observation run sees it: the same host, with a list of its own for what the run
+        meets where files belong, so that nothing of a run stays in the Host its caller passed."""
+        run = copy.copy(self)
+        run.not_regular = []
+        return run
 
     def note_not_regular(self, inside: str, real: str, kind: str, probe: Optional[str] = None) -> None:
         """Note a FIFO, socket, device or folder met where a file belongs, for CD003: by the path the probe was
