@@ -188,7 +188,7 @@ def _early_native(args: List[str]) -> Optional["NativeSession"]:
     if root is None and hasattr(os, "fork"):  # a live Linux machine: the driver and node probes' calls, by soname
         ready = "--ready" in (args[:args.index("--")] if "--" in args else args)
         node = ready_task("libcuda.so.1", host.listed_gpus()) if ready else None
-        session.speculate(early_tasks(ready) + ([node] if node else []))
+        session.speculate(([node] if node else []) + early_tasks(ready))  # readiness first: NVML's tasks wait for it
     return session
 
 
