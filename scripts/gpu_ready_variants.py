@@ -5,6 +5,7 @@ GPU of a node? Times the shapes the native child could take, each in a fresh pro
   one-seq     one process, every GPU visible, one cuInit, then each GPU's context and kernel in turn
   one-threads one process, one cuInit, then a thread per GPU for its context and kernel
   single      one process seeing GPU 0 only (what one GPU costs alone)
+  product     native/ready.py's op as check --ready runs it (one process, one connection, a watchdog)
   conn1       one-seq with CUDA_DEVICE_MAX_CONNECTIONS=1 (fewer hardware queues per context)
   pairs       two forks, each seeing half the GPUs, each one-seq
   init-K      cuInit alone with K GPUs visible (K = 1 .. all): what cuInit costs per GPU
@@ -113,6 +114,10 @@ def child(variant, lib):
             os.waitpid(pid, 0)
             gpus.extend(json.loads(data)["gpus"])
         return {"variant": variant, "wall_ms": round((time.monotonic() - t0) * 1000, 1), "gpus": gpus}
+    if variant == "product":  # what check --ready's child runs: native/ready.py's op, watchdog included
+        count = int(os.environ["GPUS"])
+        res = ready.op_cuda_ready({"lib": lib, "gpus": [{"index": i} for i in range(count)]})
+        return {"variant": variant, "wall_ms": round((time.monotonic() - t0) * 1000, 1), "gpus": res["gpus"]}
     if variant == "single":
         os.environ["CUDA_VISIBLE_DEVICES"] = "0"
     if variant == "forks":
@@ -124,7 +129,7 @@ def child(variant, lib):
             if pid == 0:
                 os.close(read)
                 try:
-                    res = ready.op_cuda_ready({"lib": lib, "index": index})
+                    res = ready._alone(lib, {"index": index})  # the old shape: one fork per GPU
                 except Exception as exc:  # noqa: BLE001  (reported, not hidden)
                     res = {"index": index, "error": str(exc)}
                 os.write(write, json.dumps(res).encode())

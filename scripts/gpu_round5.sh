@@ -16,7 +16,7 @@ for tree in "$PWD" "$PWD/.cache/main" "$PWD/.cache/base"; do  # warm: no row pay
 done
 OUT=${OUT:-/tmp/gpu-round5} bash scripts/gpu_node.sh
 echo; echo "== readiness shapes (scripts/gpu_ready_variants.py)"
-timeout 120 python3 scripts/gpu_ready_variants.py --rounds 2 --variants forks,one-seq,conn1
+timeout 120 python3 scripts/gpu_ready_variants.py --rounds 2 --variants forks,one-seq,conn1,product
 if [ -z "${NO_BENCH:-}" ]; then  # NO_BENCH=1: the node only
     echo; echo "== benchmarks/check_bench.py: this tree vs main (45c8f58) vs base (201bb7c) vs nvidia-smi"
     timeout 200 python3 benchmarks/check_bench.py --runs 15 --baseline main=.cache/main --baseline base=.cache/base
