@@ -36,12 +36,13 @@ def test_check_json_imports_no_terminal_renderer_and_no_pydantic(machine):
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "cudnn_doctor.cli" in modules
-    heavy = sorted(m for m in modules if m.split(".")[0] in ("rich", "pydantic", "pydantic_core")
+    # The plain `check --json` line runs without typer and click (cli.main's plain path, commands/check_argv.py).
+    heavy = sorted(m for m in modules if m.split(".")[0] in ("rich", "pydantic", "pydantic_core", "typer", "click")
                    or m.startswith("importlib.metadata"))
     assert heavy == []
     # Only the command being run is imported: `check` does not pay for bench, fleet, install, explain or matrix.
-    # options: the edge's value checks; completion: the values TAB offers (typing only, no imports of its own)
-    shared = ("cudnn_doctor.commands.check", "cudnn_doctor.commands.options", "cudnn_doctor.commands.completion")
+    # check_run: the run itself; check_argv: the plain line's reading; bounds: the --timeout range
+    shared = ("cudnn_doctor.commands.check_run", "cudnn_doctor.commands.check_argv", "cudnn_doctor.commands.bounds")
     others = sorted(m for m in modules if m.startswith("cudnn_doctor.commands.") and m not in shared)
     assert others == []
     assert not any(m.startswith(("cudnn_doctor.bench", "cudnn_doctor.fleet", "cudnn_doctor.install")) for m in modules)
