@@ -74,8 +74,9 @@ class Host:
         self._machine: Optional[str] = None
         # Paths that were not regular files where files were expected, for CD003: a run's own (``for_run``).
         self.not_regular: List[Tuple[str, str, str, str]] = []  # (probe, given path, kind, resolved path)
-        # realpath answers while a snapshot is open (see ``snapshot``); None when closed: every call resolves.
+        # realpath and listdir answers while a snapshot is open (see ``snapshot``); None when closed: every call asks.
         self._realpaths: Optional[Dict[str, Tuple[str, bool]]] = None
+        self._listings: Optional[Dict[Path, List[str]]] = None
 
     # --- paths ---------------------------------------------------------
 
@@ -113,19 +114,20 @@ class Host:
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
-        """Within the block, each path's links are resolved once: one `check` asks for the same folders
-        hundreds of times (every library search walks /usr/lib, /usr/local/cuda/lib64, ...), and a run is a
+        """Within the block, each path's links are resolved once and each folder listed once: one `check` asks for
+        the same folders hundreds of times (every library search walks /usr/lib, /usr/local/cuda/lib64, ...; the
+        cuDNN, toolkit and leftover probes each list /usr/lib/x86_64-linux-gnu, thousands of names), and a run is a
         snapshot of the machine anyway. Probes never write, so nothing inside the block can make an answer
         stale; the memo is dropped when the block ends, so a Host that outlives it (an installer that
         changes files and then looks again) resolves afresh."""
         outer = self._realpaths
         if outer is None:
-            self._realpaths = {}
+            self._realpaths, self._listings = {}, {}
         try:
             yield
         finally:
             if outer is None:
-                self._realpaths = None
+                self._realpaths, self._listings = None, None
 
     def realpath(self, inside: str) -> Tuple[str, bool]:
         """Resolve every link in ``inside`` within the root. Returns (path, dangling)."""
@@ -216,10 +218,17 @@ class Host:
 
     def listdir(self, inside: str) -> List[str]:
         bounded_io.note(inside)
-        try:
-            return sorted(os.listdir(self.real(inside)))
-        except OSError:
-            return []
+        real = self.real(inside)
+        memo = self._listings
+        names = memo.get(real) if memo is not None else None
+        if names is None:
+            try:
+                names = sorted(os.listdir(real))
+            except OSError:
+                names = []
+            if memo is not None:
+                memo[real] = names
+        return list(names)  # the caller's own list: the memo's stays as the folder was
 
     def read_bytes(self, inside: str, limit: int = 1 << 20) -> Optional[bytes]:
         opened = self.open_binary(inside)

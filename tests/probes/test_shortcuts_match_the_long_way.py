@@ -83,6 +83,27 @@ def test_realpath_memo_lives_only_inside_a_snapshot(tmp_path):
         assert host.realpath("/missing") == ("/missing", True)
 
 
+def test_listdir_memo_lives_only_inside_a_snapshot(tmp_path):
+    """Host.snapshot lists each folder once (by its real path, whatever link names it); outside it, and after it,
+    a new file is seen at once, and a caller changing its list changes no later answer."""
+    import os
+
+    from cudnn_doctor.host import Host
+
+    (tmp_path / "lib").mkdir()
+    os.symlink("lib", str(tmp_path / "lib64"))
+    (tmp_path / "lib" / "a.so").write_text("")
+    host = Host(str(tmp_path))
+    with host.snapshot():
+        names = host.listdir("/lib")
+        names.append("mine")
+        (tmp_path / "lib" / "b.so").write_text("")
+        assert host.listdir("/lib") == host.listdir("/lib64") == ["a.so"]
+    assert host.listdir("/lib") == ["a.so", "b.so"]
+    with host.snapshot():
+        assert host.listdir("/lib64") == ["a.so", "b.so"] and host.listdir("/missing") == []
+
+
 def test_realpath_memo_changes_no_fact(machine):
     """A whole collect with the memo gives the same facts as one that resolves every path afresh."""
     import contextlib
