@@ -76,7 +76,7 @@ class Host:
         self.not_regular: List[Tuple[str, str, str, str]] = []  # (probe, given path, kind, resolved path)
         # realpath and listdir answers while a snapshot is open (see ``snapshot``); None when closed: every call asks.
         self._realpaths: Optional[Dict[str, Tuple[str, bool]]] = None
-        self._listings: Optional[Dict[Path, List[str]]] = None
+        self._listings: Optional[Dict[str, List[str]]] = None
 
     # --- paths ---------------------------------------------------------
 
@@ -86,8 +86,14 @@ class Host:
 
     def outside(self, inside: str) -> Path:
         """The doctor's own path for an inside path, without resolving links."""
+        return Path(self._outside(inside))
+
+    def _outside(self, inside: str) -> str:
+        """outside() as the string the os functions take: a run asks hundreds of times, and building a Path
+        costs more than the stat it feeds."""
         inside = "/" + inside.lstrip("/")
-        return Path(str(self.root) + inside) if not self.is_live else Path(inside)
+        root = str(self.root)
+        return inside if root == _LIVE_ROOT else root if inside == "/" else root + inside  # as Path writes it
 
     def inside(self, outside: Union[str, "os.PathLike[str]"]) -> str:
         """Map a doctor-side path back to how it appears under the root."""
@@ -104,13 +110,12 @@ class Host:
     def _readlink_direct(self, inside: str) -> Optional[str]:
         """readlink of a path whose folders are already resolved (else the OS would follow them outside)."""
         try:
-            return os.readlink(self.outside(inside))
+            return os.readlink(self._outside(inside))
         except OSError:
             return None
 
     def readlink(self, inside: str) -> Optional[str]:
-        parent, _ = self.realpath(os.path.dirname(inside) or "/")
-        return self._readlink_direct(os.path.join(parent, os.path.basename(inside)))
+        return self._readlink_direct(self._in_real_parent(inside))
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -167,7 +172,7 @@ class Host:
                 resolved = []
             parts = [p for p in target.split("/") if p] + parts
         path = "/" + "/".join(resolved)
-        return path, not os.path.lexists(self.outside(path))
+        return path, not os.path.lexists(self._outside(path))
 
     def link_chain(self, inside: str) -> Tuple[List[str], bool]:
         """The chain of links from ``inside`` to the final file (``ln -s`` hops only)."""
@@ -188,37 +193,44 @@ class Host:
 
     def real(self, inside: str) -> Path:
         """The doctor-side path of the file an inside path finally names."""
+        return Path(self._real(inside))
+
+    def _real(self, inside: str) -> str:
         path, _ = self.realpath(inside)
-        return self.outside(path)
+        return self._outside(path)
 
     def exists(self, inside: str) -> bool:
-        return os.path.exists(self.real(inside))
+        return os.path.exists(self._real(inside))
 
     def lexists(self, inside: str) -> bool:
+        return os.path.lexists(self._outside(self._in_real_parent(inside)))
+
+    def _in_real_parent(self, inside: str) -> str:
+        """``inside`` with its folders resolved and its last name kept (a link stays a link)."""
         parent, _ = self.realpath(os.path.dirname(inside) or "/")
-        return os.path.lexists(self.outside(os.path.join(parent, os.path.basename(inside))))
+        name = os.path.basename(inside)
+        return os.path.join(parent, name) if name else parent
 
     def is_dir(self, inside: str) -> bool:
-        return os.path.isdir(self.real(inside))
+        return os.path.isdir(self._real(inside))
 
     def is_file(self, inside: str) -> bool:
-        return os.path.isfile(self.real(inside))
+        return os.path.isfile(self._real(inside))
 
     def is_link(self, inside: str) -> bool:
-        parent, _ = self.realpath(os.path.dirname(inside) or "/")
-        return os.path.islink(self.outside(os.path.join(parent, os.path.basename(inside))))
+        return os.path.islink(self._outside(self._in_real_parent(inside)))
 
     def stat(self, inside: str) -> Optional[os.stat_result]:
         """stat() of the file an inside path finally names (links followed inside the root)."""
         bounded_io.note(inside)
         try:
-            return os.lstat(self.real(inside))
+            return os.lstat(self._real(inside))
         except OSError:
             return None
 
     def listdir(self, inside: str) -> List[str]:
         bounded_io.note(inside)
-        real = self.real(inside)
+        real = self._real(inside)
         memo = self._listings
         names = memo.get(real) if memo is not None else None
         if names is None:
@@ -248,7 +260,7 @@ class Host:
         real, _ = self.realpath(inside)
         bounded_io.note(real)
         try:
-            fh = bounded_io.open_regular(str(self.outside(real)))
+            fh = bounded_io.open_regular(self._outside(real))
         except bounded_io.NotRegularFile as exc:
             self.note_not_regular(inside, real, exc.kind)
             return None
@@ -303,19 +315,19 @@ class Host:
             parent = os.path.dirname(parent)
         for folder in reversed(parents):  # outermost first: that is the one to fix first
             try:
-                if not os.stat(self.outside(folder)).st_mode & stat.S_IXOTH:
+                if not os.stat(self._outside(folder)).st_mode & stat.S_IXOTH:
                     return folder
             except OSError:
                 return None
         try:
-            return None if os.stat(self.outside(path)).st_mode & stat.S_IROTH else path
+            return None if os.stat(self._outside(path)).st_mode & stat.S_IROTH else path
         except OSError:
             return None
 
     def world_readable(self, inside: str) -> Optional[bool]:
         """True when 'other' may read the file and search every folder above it (None: cannot tell)."""
         path, dangling = self.realpath(inside)
-        if dangling or not os.path.exists(self.outside(path)):
+        if dangling or not os.path.exists(self._outside(path)):
             return None
         return self.read_blocker(inside) is None
 
