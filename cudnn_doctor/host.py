@@ -137,6 +137,9 @@ class Host:
     def realpath(self, inside: str) -> Tuple[str, bool]:
         """Resolve every link in ``inside`` within the root. Returns (path, dangling)."""
         bounded_io.note(inside)
+        return self._remembered(inside)
+
+    def _remembered(self, inside: str) -> Tuple[str, bool]:
         memo = self._realpaths
         if memo is None:
             return self._resolve(inside)
@@ -147,7 +150,7 @@ class Host:
 
     def _resolve(self, inside: str) -> Tuple[str, bool]:
         if self.is_live:
-            real = os.path.realpath(inside)
+            real = self._live_realpath(inside)
             return real, not os.path.exists(real)
         parts = [p for p in inside.split("/") if p]
         resolved: List[str] = []
@@ -173,6 +176,15 @@ class Host:
             parts = [p for p in target.split("/") if p] + parts
         path = "/" + "/".join(resolved)
         return path, not os.path.lexists(self._outside(path))
+
+    def _live_realpath(self, inside: str) -> str:
+        """os.path.realpath(inside); in a snapshot, from its folder's remembered answer and one lstat of the last
+        name (a run resolves hundreds of paths under the same few folders, each walked from / by realpath)."""
+        folder, name = os.path.split(inside)
+        if self._realpaths is None or name in ("", ".", "..") or not folder or folder == inside:
+            return os.path.realpath(inside)
+        path = os.path.join(self._remembered(folder)[0], name)
+        return os.path.realpath(path) if os.path.islink(path) else path
 
     def link_chain(self, inside: str) -> Tuple[List[str], bool]:
         """The chain of links from ``inside`` to the final file (``ln -s`` hops only)."""

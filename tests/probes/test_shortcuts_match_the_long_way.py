@@ -1,6 +1,11 @@
 """Shortcuts taken for speed give the same answers as the long way."""
 from __future__ import annotations
 
+import pytest
+from fuzz_support import budget
+from hypothesis import given
+from hypothesis import strategies as st
+
 from kit import Gpu
 
 MA = "/usr/lib/x86_64-linux-gnu"
@@ -192,3 +197,42 @@ def test_version_parsing_memo_answers_as_packaging_does():
             assert got == want and (got is None or str(got) == str(want))
     assert parse_version("9.1.0") is parse_version(" 9.1.0") and parse_version("x.y") is None
     assert release3("9.19.0.56") == Version("9.19.0") and release3("9") == Version("9.0.0")
+
+
+# A tree of folders, files and links (relative, absolute, dangling, looping, through ".."), and the paths asked of it.
+_NAMES = ["a", "b", "c", "lib", ".", "..", ""]
+_ENTRIES = st.lists(st.tuples(st.sampled_from(["dir", "file", "link"]), st.lists(st.sampled_from(_NAMES[:4]),
+                                                                                   min_size=1, max_size=3),
+                              st.lists(st.sampled_from(_NAMES), min_size=0, max_size=4), st.booleans()),
+                    max_size=12)
+
+
+@pytest.mark.live  # the shortcut is the live root's: the tree sits in a temporary folder of this machine
+@given(_ENTRIES, st.lists(st.lists(st.sampled_from(_NAMES), max_size=6), min_size=1, max_size=12))
+@budget(200)
+def test_the_live_realpath_in_a_snapshot_is_os_realpath(tmp_path_factory, entries, asked):
+    """On the live root a snapshot resolves a path from its folder's remembered answer and one lstat of the last
+    name; whatever was asked before, the answer is os.path.realpath's (and its dangling flag os.path.exists's)."""
+    import os
+
+    from cudnn_doctor.host import Host
+
+    base = str(tmp_path_factory.mktemp("tree"))
+    for kind, where, target, absolute in entries:
+        path = os.path.join(base, *where)
+        try:
+            if kind == "dir":
+                os.makedirs(path, exist_ok=True)
+            elif kind == "file":
+                with open(path, "w"):
+                    pass
+            else:
+                os.symlink((base + "/" if absolute else "") + "/".join(target), path)
+        except OSError:
+            pass  # a parent that is a file, a name taken: the tree is what it is
+    host = Host("/")
+    with host.snapshot():
+        for words in asked:
+            path = base + "/" + "/".join(words)
+            real = os.path.realpath(path)
+            assert host.realpath(path) == (real, not os.path.exists(real)), path
