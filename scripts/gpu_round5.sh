@@ -18,6 +18,12 @@ OUT=${OUT:-/tmp/gpu-round5} bash scripts/gpu_node.sh
 echo; echo "== readiness shapes (scripts/gpu_ready_variants.py)"
 timeout 120 python3 scripts/gpu_ready_variants.py --rounds 2 --variants forks,one-seq,conn1,product
 if [ -z "${NO_BENCH:-}" ]; then  # NO_BENCH=1: the node only
+    echo; echo "== the same machine, the same report? (benchmarks/same_report.py .cache/main -> this tree)"
+    # Both through one link, repointed: the PYTHONPATH entry is a site folder the report lists.
+    link=$(mktemp -d)/tree; before=$(mktemp); after=$(mktemp)
+    ln -sfn "$PWD/.cache/main" "$link" && (cd /tmp && PYTHONPATH="$link" timeout 60 python3 -m cudnn_doctor check --json > "$before")
+    ln -sfn "$PWD" "$link" && (cd /tmp && PYTHONPATH="$link" timeout 60 python3 -m cudnn_doctor check --json > "$after")
+    python3 benchmarks/same_report.py "$before" "$after"
     echo; echo "== benchmarks/check_bench.py: this tree vs main (45c8f58) vs base (201bb7c) vs nvidia-smi"
     timeout 200 python3 benchmarks/check_bench.py --runs 15 --baseline main=.cache/main --baseline base=.cache/base
     echo; echo "== one check --json run, phase by phase (this tree)"
