@@ -96,3 +96,29 @@ def test_a_build_newer_than_the_copy_names_the_framework_cudas_wheel_and_only_a_
     text = " ".join(cudnn_not_older_than_build_fix(facts, load_compat(), torch, copy, "9.24.0.43", None).commands)
     assert "cu11" not in text  # NVIDIA made no cuDNN 9 for CUDA 11
     assert "nvidia-cudnn-cu13>=9.24.0.43" in text
+
+
+def _jax_with_its_wheel_on_pythonpath(via="PYTHONPATH"):
+    """JAX 0.5.3's plugin (RUNPATH into its own site's nvidia folders only), its cuDNN wheel put by
+    `pip install --target /home/u/pydeps` into a PYTHONPATH folder (draws 61127/23, /113)."""
+    facts = real_machine()
+    jax = framework("jax-cuda12-pjrt", "0.5.3", cuda_version="12", requires=["nvidia-cudnn-cu12<10.0,>=9.1"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", None))
+    facts.python.frameworks = [jax]
+    wheel = {"name": "nvidia-cudnn-cu12", "version": "9.5.1.17", "location": "/home/u/pydeps"}
+    facts.python.nvidia_wheels = [dict(wheel, via=via) if via else wheel]
+    return facts
+
+
+def test_a_wheel_on_pythonpath_is_installed_beside_the_framework_without_pythonpath():
+    # pip in the framework's environment counts the PYTHONPATH copy as installed ("Requirement already satisfied")
+    # and installs nothing, so the printed fix must run pip without PYTHONPATH.
+    [cd704] = [f for f in _findings(_jax_with_its_wheel_on_pythonpath()) if f.id == "CD704"]
+    assert cd704.remedy.commands == ['PYTHONPATH= pip install "nvidia-cudnn-cu12<10.0,>=9.1"']
+    assert cd704.remedy.text.startswith(cd704.remedy.commands[0])
+
+
+def test_a_wheel_in_another_environment_changes_nothing():
+    [cd704] = [f for f in _findings(_jax_with_its_wheel_on_pythonpath(via=None)) if f.id == "CD704"]
+    assert cd704.remedy.commands == ['pip install "nvidia-cudnn-cu12<10.0,>=9.1"']
