@@ -122,3 +122,21 @@ def test_a_wheel_on_pythonpath_is_installed_beside_the_framework_without_pythonp
 def test_a_wheel_in_another_environment_changes_nothing():
     [cd704] = [f for f in _findings(_jax_with_its_wheel_on_pythonpath(via=None)) if f.id == "CD704"]
     assert cd704.remedy.commands == ['pip install "nvidia-cudnn-cu12<10.0,>=9.1"']
+
+
+def test_an_older_copy_on_ld_library_path_with_nothing_behind_it_is_replaced_by_the_framework_pin():
+    # draw 61127/286: JAX 0.7.2 (built with cuDNN 9.8) whose only cuDNN is a conda prefix's 9.1 on LD_LIBRARY_PATH;
+    # dropping the entry alone leaves it none ("cuDNN not found"), so its own pin is installed too.
+    facts = real_machine()
+    conda_lib = "/opt/conda/lib"
+    jax = framework("jax-cuda12-pjrt", "0.7.2", cuda_version="12", cudnn_version="9.8",
+                    requires=["nvidia-cudnn-cu12<10.0,>=9.8; extra == 'with-cuda'"], extras=["with-cuda"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", conda_lib + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    facts.python.frameworks = [jax]
+    facts.python.nvidia_wheels = []
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn.append(cudnn_copy(conda_lib, "9.1.0", "12.4", origin="conda", links=False))
+    facts.loader.ld_library_path = [conda_lib]
+    [older] = [f for f in _findings(facts) if f.id == "CD503"]
+    assert older.remedy.commands == ["unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
