@@ -140,3 +140,23 @@ def test_an_older_copy_on_ld_library_path_with_nothing_behind_it_is_replaced_by_
     facts.loader.ld_library_path = [conda_lib]
     [older] = [f for f in _findings(facts) if f.id == "CD503"]
     assert older.remedy.commands == ["unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
+
+
+def test_paddle_beside_a_cudnn_wheel_of_another_cuda_gets_the_wheel_of_its_own_cuda():
+    # draws 61127/26, /143: Paddle 2.6.2 (built for CUDA 11.8, cuDNN 8.6) beside nvidia-cudnn-cu12 8.9.4; linking
+    # libcudnn.so to that copy loads a cuDNN built for CUDA 12 (cudnnGetCudartVersion 12020), which Paddle refuses.
+    facts = real_machine()
+    paddle = framework("paddlepaddle-gpu", "2.6.2", cuda_version="11.8", cudnn_version="8.6.0",
+                       consumer_library=TORCH_SITE + "/paddle/libs/libphi.so",
+                       resolved_cudnn=resolution("libcudnn.so", None))
+    paddle.library_search_path = [TORCH_SITE + "/paddle/libs"]
+    facts.python.frameworks = [paddle]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "8.9.4.25", "location": TORCH_SITE}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn.append(cudnn_copy(CUDNN, "8.9.4", "12.2", origin="pip", links=False,
+                                  package="nvidia-cudnn-cu12 8.9.4.25"))
+    [cd707] = [f for f in _findings(facts) if f.id == "CD707"]
+    assert cd707.remedy.commands == [
+        "pip uninstall -y nvidia-cudnn-cu12", 'pip install "nvidia-cudnn-cu11==8.*"',
+        "ln -sf libcudnn.so.8 %s/libcudnn.so" % CUDNN,
+        "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
