@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
-from ..queries import cudnn_older, framework_kind, machine_cuda, platform_of
+from ..queries import cudnn_older, framework_kind, ld_entry_for, machine_cuda, platform_of
 from ..versions import major_of, mm_text
 from .cudnn import copy_wheel, cudnn_wheel_for, machine_cudnn_fix
 from .frameworks import framework_cudnn_fix, own_cudnn_again_fix, tensorflow_wheels_fix
@@ -45,9 +45,13 @@ def cudnn_not_older_than_build_fix(facts: Facts, compat: Compat, fw: FrameworkFa
         if any(os.path.normpath(c.directory) == own and c.version and not cudnn_older(c.version, compiled)[0]
                for c in facts.cudnn):
             return own_cudnn_again_fix(facts, entry, fw.name)
-        # Nothing of its own behind that entry (a conda prefix's copy was its only one): dropping it leaves none.
-        return then(ld_library_path_without(facts, [entry]),
-                    framework_cudnn_fix(facts, compat, fw, major_of(compiled)), joint=" && ")
+        # Nothing of its own behind that entry (a conda prefix's copy was its only one): dropping it leaves none, so
+        # its pin is installed too; and every other entry holding that major goes as well, or the new release's
+        # libcudnn_graph (RUNPATH $ORIGIN, after LD_LIBRARY_PATH) takes its engines from there (draw 61127/66).
+        major = major_of(compiled)
+        others = [e for e in (ld_entry_for(facts, c.path) for c in facts.cudnn if c.major == major) if e]
+        return then(ld_library_path_without(facts, list(dict.fromkeys([entry] + others))),
+                    framework_cudnn_fix(facts, compat, fw, major), joint=" && ")
     kind = framework_kind(fw)
     if kind == "tensorflow":
         return tensorflow_wheels_fix(fw.version.split("+")[0])

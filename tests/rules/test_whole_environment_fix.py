@@ -160,3 +160,58 @@ def test_paddle_beside_a_cudnn_wheel_of_another_cuda_gets_the_wheel_of_its_own_c
         "pip uninstall -y nvidia-cudnn-cu12", 'pip install "nvidia-cudnn-cu11==8.*"',
         "ln -sf libcudnn.so.8 %s/libcudnn.so" % CUDNN,
         "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
+
+
+def test_a_damaged_wheel_the_framework_cannot_find_is_reinstalled_not_installed():
+    # draw 61127/31: CuPy 13 (no RPATH) beside nvidia-cudnn-cu12 8.9.7.29 that lacks libcudnn_ops_infer.so.8; a plain
+    # `pip install "nvidia-cudnn-cu12==8.*"` is "Requirement already satisfied", and the folder put on
+    # LD_LIBRARY_PATH then aborts the process at the missing sub-library.
+    facts = real_machine()
+    cupy = framework("cupy-cuda12x", "13.3.0", cuda_version="12",
+                     consumer_library=TORCH_SITE + "/cupy_backends/cuda/libs/cudnn.cpython-311-x86_64-linux-gnu.so",
+                     resolved_cudnn=resolution("libcudnn.so.8", None), library_search_path=[])
+    facts.python.frameworks = [cupy]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "8.9.7.29", "location": TORCH_SITE}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn.append(cudnn_copy(CUDNN, "8.9.7", "12.2", origin="pip", links=False,
+                                  package="nvidia-cudnn-cu12 8.9.7.29", sublibraries_missing=["libcudnn_ops_infer.so.8"]))
+    [cd704] = [f for f in _findings(facts) if f.id == "CD704"]
+    assert cd704.remedy.commands == [
+        'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==8.*"',
+        "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
+
+
+def test_a_damaged_wheel_older_than_the_pin_is_reinstalled_at_the_pin():
+    # draw 61127/59: TensorFlow 2.19 (pins ==9.3.0.75) over nvidia-cudnn-cu12 9.1.0.70 lacking libcudnn_ops.so.9;
+    # CD709's reinstall at 9.1.0.70 ran after CD702's 9.3.0.75 and undid it.
+    from cudnn_doctor.remedies.frameworks import cudnn_package_reinstall_fix
+    facts = real_machine()
+    tf = framework("tensorflow", "2.19.0", cuda_version="12.5.1", cudnn_version="9",
+                   requires=["nvidia-cudnn-cu12==9.3.0.75; extra == 'and-cuda'"], extras=["and-cuda"])
+    copy = cudnn_copy(CUDNN, "9.1.0", "12.4", origin="pip", links=False, package="nvidia-cudnn-cu12 9.1.0.70")
+    fix = cudnn_package_reinstall_fix(facts, load_compat(), copy, CUDNN, tf)
+    assert fix.commands == ['pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.3.0.75"']
+    # at a release its pin admits, the copy's own release is reinstalled
+    copy.package = "nvidia-cudnn-cu12 9.3.0.75"
+    assert cudnn_package_reinstall_fix(facts, load_compat(), copy, CUDNN, tf).commands == [
+        'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.3.0.75"']
+
+
+def test_an_older_own_copy_first_on_the_path_drops_every_entry_of_that_major():
+    # draw 61127/66: torch 2.14.1 (built with 9.24 for CUDA 13) with a cu12 9.8 wheel whose folder is first on
+    # LD_LIBRARY_PATH and a 9.5 folder after it; once 9.24 is installed, a 9.x folder left on LD_LIBRARY_PATH hands
+    # the new libcudnn_graph (RUNPATH $ORIGIN) its engine libraries.
+    facts = real_machine()
+    other = "/home/u/extra/c"
+    torch = framework("torch", "2.14.1", cuda_version="13.0", cudnn_version="9.24.0.43",
+                      requires=['nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"'],
+                      consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
+                      resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    facts.python.frameworks = [torch]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.8.0.87", "location": TORCH_SITE}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn += [cudnn_copy(CUDNN, "9.8.0", "12.8", origin="pip", links=False, package="nvidia-cudnn-cu12 9.8.0.87"),
+                    cudnn_copy(other, "9.5.1", "12.6", origin="ld_library_path", links=False)]
+    facts.loader.ld_library_path = [CUDNN, other]
+    [older] = [f for f in _findings(facts) if f.id == "CD503"]
+    assert older.remedy.commands == ["unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu13==9.24.0.43"']
