@@ -405,3 +405,15 @@ def package_channel(facts: Facts, copy: Optional[CudnnCopy] = None) -> str:
         return "apt"
     return {"yum": "dnf"}.get(facts.host.package_manager or "", facts.host.package_manager or "")
 
+
+def _present(copy: CudnnCopy, soname: str) -> bool:
+    return any((f.name == soname or f.name.startswith(soname + ".")) and not f.dangling for f in copy.files)
+
+
+def missing_sublibraries(compat: Compat, copy: CudnnCopy) -> List[str]:
+    """The sub-libraries of its major's layout (compat/cudnn_layout.toml) a cuDNN copy lacks."""
+    expected = list(compat.cudnn_layout(copy.major or 0).get("linux_sublibraries", []))
+    found = set(copy.sublibraries_missing)
+    if copy.files:
+        found |= {name for name in expected if not _present(copy, name)}
+    return sorted(found)

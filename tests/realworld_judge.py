@@ -364,6 +364,8 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
     if proc.returncode != 0:
         return [], "fix failed: %s" % (proc.stderr.strip()[-400:])
     after = dict(item.split("=", 1) for item in proc.stdout.split("\0") if "=" in item)
-    moved.env = {k: after[k] for k in ("PATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CONDA_PREFIX") if k in after}
+    # What the user's shell still has after the fix (PYTHONPATH too: a fix that ignored it would fail for them).
+    moved.env = {k: after[k] for k in ("PATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CONDA_PREFIX", "PYTHONPATH")
+                 if k in after}
     moved.env["HOME"] = stack.env.get("HOME", "/root")
     return [moved], "; ".join(shlex.quote(c) if " " not in c else c for c in commands)

@@ -30,6 +30,11 @@ FRAMEWORKS = re.compile(
     r"onnxruntime(-gpu)?|paddlepaddle(-gpu)?|ctranslate2|tensorrt(-cu\d+)?)$")
 
 
+def python_path_entries(host) -> List[str]:
+    """The absolute PYTHONPATH entries: on the sys.path of every python started here."""
+    return [e for e in (host.getenv("PYTHONPATH") or "").split(":") if e.startswith("/")]
+
+
 def site_dirs(ctx) -> List[str]:
     host = ctx.host
     found: List[str] = list(host.python_site_dirs())
@@ -38,7 +43,7 @@ def site_dirs(ctx) -> List[str]:
         if value:
             found.extend(host.glob(value.rstrip("/") + "/lib/python3*/site-packages"))
     # PYTHONPATH entries are on sys.path too: `pip install --target DIR` puts wheels (NVIDIA's among them) there.
-    found.extend(e for e in (host.getenv("PYTHONPATH") or "").split(":") if e.startswith("/"))
+    found.extend(python_path_entries(host))
     for pattern in SITE_GLOBS:
         found.extend(host.glob(pattern))
         ctx.searched("python", pattern)
@@ -60,6 +65,7 @@ def probe(ctx) -> None:
     env = PythonEnvFacts()
     ctx.facts.python = env
     env.site_dirs = site_dirs(ctx)
+    python_path = set(python_path_entries(host))
     for site in env.site_dirs:
         for entry in host.listdir(site):
             parsed = dist_info_name(entry)
@@ -67,7 +73,10 @@ def probe(ctx) -> None:
                 continue
             name, version = parsed
             if name.startswith("nvidia-"):
-                env.nvidia_wheels.append({"name": name, "version": version, "location": site})
+                wheel = {"name": name, "version": version, "location": site}
+                if site in python_path:  # on every python's sys.path: any environment's pip sees it installed
+                    wheel["via"] = "PYTHONPATH"
+                env.nvidia_wheels.append(wheel)
             elif FRAMEWORKS.match(name):
                 env.frameworks.append(_framework(ctx, site, entry, name, version))
     _conda(ctx, env)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional, Sequence
 
-from ..model import Fix
+from ..knowledge import Compat
+from ..model import Facts, Fix, FrameworkFacts
+from .cudnn import machine_cudnn_fix
+from .environments import need_of
 from .acting import at, on_machine, pip, sudo, system
 from .shell import prepend_ld_path, q, qs, run, stated
 
@@ -52,6 +55,21 @@ def paddle_cudnn_fix(directory: str, name: str, major: int) -> Fix:
     steps = [] if name == "libcudnn.so.%d" % major else ["ln -sf libcudnn.so.%d %s" % (major, q(at(os.path.join(
         directory, name))))]
     return run(*steps, prepend_ld_path(directory))
+
+
+def paddle_wheel_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, name: str, major: int) -> Fix:
+    """Paddle with no cuDNN of its major built for its CUDA: the cuDNN wheel of its own CUDA (nvidia-cudnn-cu11==8.*
+    for Paddle 2.6's CUDA 11.8 build) in its site-packages, whose nvidia/cudnn folder then gets the unversioned link
+    and goes first on LD_LIBRARY_PATH; another CUDA's cuDNN wheel there is removed first (both write the same file
+    names into that folder). Without such a wheel: the machine's cuDNN for its CUDA."""
+    need = need_of(compat, fw)
+    if need is None or need.major != major:
+        return machine_cudnn_fix(facts, compat, fw.cuda_version, major)
+    others = sorted({w["name"] for w in facts.python.nvidia_wheels if w.get("location") == fw.location
+                     and w["name"].startswith("nvidia-cudnn-") and w["name"] != need.project})
+    steps = [pip("uninstall -y %s" % " ".join(others))] if others else []
+    folder = os.path.join(fw.location, "nvidia/cudnn/lib")
+    return run(*steps, pip('install "%s"' % need.wants), *paddle_cudnn_fix(folder, name, major).commands)
 
 
 def one_cupy_fix(names: Sequence[str], wheel: str) -> Fix:

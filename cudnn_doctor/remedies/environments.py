@@ -4,6 +4,8 @@ meets every framework's own pin; where none does, separate_environments_fix() gi
 each with the framework's own pins (read from its metadata, never assumed)."""
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
@@ -11,7 +13,7 @@ from ..knowledge import Compat
 from ..model import Facts, Fix, FrameworkFacts
 from ..queries import framework_kind
 from ..versions import canonical_name, major_of, requirements
-from .acting import system
+from .acting import pip, system, under_root
 from .shell import run
 from .software import torch_variant_tag
 
@@ -177,4 +179,18 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     """A framework's own fix, unless its environment's frameworks need cuDNN no single install serves: then changing
     the one nvidia/cudnn folder for it breaks another, and the fix is one environment per framework."""
     needs = conflicting(facts, compat, fw)
-    return separate_environments_fix(compat, needs) if needs else own
+    return separate_environments_fix(compat, needs) if needs else beside_framework(facts, fw, own)
+
+
+def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
+    """The fix with its `pip install`s run without PYTHONPATH where NVIDIA's wheels sit in a PYTHONPATH folder
+    (`pip install --target`): pip counts them as installed in every environment and says "Requirement already
+    satisfied", yet the framework's library searches only its own site-packages' nvidia folders."""
+    if under_root() or not any(w.get("via") == "PYTHONPATH" and w.get("location") != fw.location
+                               for w in facts.python.nvidia_wheels):
+        return fix
+    plain = pip("install ")
+    unseen = "PYTHONPATH= " + plain
+    return dataclasses.replace(fix, commands=[unseen + c[len(plain):] if c.startswith(plain) else c
+                                              for c in fix.commands],
+                               text=re.sub(r"(?<![\w/=-])%s" % re.escape(plain), unseen, fix.text))

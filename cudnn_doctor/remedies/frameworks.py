@@ -8,9 +8,11 @@ from typing import Any, Dict, Iterable, Optional
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
-from ..queries import best_torch_variant, cudnn_pin_floor, driver_cuda, driver_version, framework_kind, platform_of
+from ..queries import (best_torch_variant, cudnn_pin_floor, driver_cuda, driver_version, framework_kind,
+                       missing_sublibraries, platform_of)
 from ..versions import canonical_name, mm_text, requirements, ver
 from .cudnn import machine_cudnn_fix, reinstall_fix
+from .environments import applying_requirements
 from .onnxruntime import onnxruntime_cuda_fix
 from .acting import pip
 from .shell import advice, ld_library_path_without, or_else, prepend_ld_path, run, say, then
@@ -88,6 +90,12 @@ def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major:
         return onnxruntime_cuda_fix(compat, fw.version, fw.location)
     fix = _pinned_cudnn_wheel_fix(facts, compat, fw, major)
     wheel_dir = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
+    install = pip("install ")
+    if fix.commands and fix.commands[0].startswith(install) and any(
+            os.path.normpath(c.directory) == wheel_dir and c.major == major and missing_sublibraries(compat, c)
+            for c in facts.cudnn):
+        # The wheel is there but lacks sub-libraries: pip counts it installed and changes nothing, so reinstall it.
+        fix = run(install + "--force-reinstall --no-deps " + fix.commands[0][len(install):], *fix.commands[1:])
     if fix.commands and fix.commands[0].startswith(pip("")) and fw.library_search_path is not None and \
             wheel_dir not in fw.library_search_path:
         # Its library searches no site-packages/nvidia folder (CuPy 13's has no RPATH at all): the wheel's folder
@@ -101,8 +109,16 @@ def foreign_sublibraries_fix(facts: Facts, entries: Iterable[str]) -> Fix:
     return ld_library_path_without(facts, entries)
 
 
-def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[CudnnCopy], folder: str) -> Fix:
-    """Reinstall the cuDNN whose shim lacks sub-libraries (named by its folder where no copy is known)."""
+def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[CudnnCopy], folder: str,
+                                fw: Optional[FrameworkFacts] = None) -> Fix:
+    """Reinstall the cuDNN whose shim lacks sub-libraries (named by its folder where no copy is known); a wheel the
+    framework `fw` pins, at a release its pin admits (reinstalled at its own release it would undo the pin's fix)."""
+    wheel = (copy.package or "").split() if copy is not None and copy.origin == "pip" else []
+    if fw is not None and len(wheel) == 2:
+        for req in applying_requirements(fw):
+            if canonical_name(req.name) == canonical_name(wheel[0]) and \
+                    not req.specifier.contains(wheel[1], prereleases=True):
+                return run(pip('install --force-reinstall --no-deps "%s%s"' % (req.name, req.specifier)))
     if copy:
         return reinstall_fix(compat, copy, facts)
     return advice("reinstall the cuDNN package that put libcudnn.so.N into %s, so all its sub-libraries are there"

@@ -2,16 +2,17 @@
 a framework's build or known to break, and which of two copies a program gets."""
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
-from ..queries import framework_kind, machine_cuda, platform_of
-from ..versions import mm_text
+from ..queries import cudnn_older, framework_kind, ld_entry_for, machine_cuda, platform_of
+from ..versions import major_of, mm_text
 from .cudnn import copy_wheel, cudnn_wheel_for, machine_cudnn_fix
-from .frameworks import own_cudnn_again_fix, tensorflow_wheels_fix
+from .frameworks import framework_cudnn_fix, own_cudnn_again_fix, tensorflow_wheels_fix
 from .acting import conda, pip
-from .shell import advice, capitalized, or_else, prepend_ld_path, q, run, say, then
+from .shell import advice, capitalized, ld_library_path_without, or_else, prepend_ld_path, q, run, say, then
 from .software import driver_upgrade_fix, jax_install
 
 
@@ -37,9 +38,20 @@ def driver_or_cudnn_for_driver_fix(facts: Facts, compat: Compat, copy: CudnnCopy
 def cudnn_not_older_than_build_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, copy: CudnnCopy,
                                    compiled: str, entry: Optional[str]) -> Fix:
     """Let a framework load a cuDNN at least the one it was built with: drop the LD_LIBRARY_PATH entry that hands it
-    the older one, else reinstall the framework's own CUDA wheels, else upgrade the cuDNN it loads."""
+    the older one (and, where its own site holds no cuDNN that new, install the one it pins), else reinstall the
+    framework's own CUDA wheels, else upgrade the cuDNN it loads."""
     if entry:
-        return own_cudnn_again_fix(facts, entry, fw.name)
+        own = os.path.normpath(os.path.join(fw.location, "nvidia/cudnn/lib"))
+        if any(os.path.normpath(c.directory) == own and c.version and not cudnn_older(c.version, compiled)[0]
+               for c in facts.cudnn):
+            return own_cudnn_again_fix(facts, entry, fw.name)
+        # Nothing of its own behind that entry (a conda prefix's copy was its only one): dropping it leaves none, so
+        # its pin is installed too; and every other entry holding that major goes as well, or the new release's
+        # libcudnn_graph (RUNPATH $ORIGIN, after LD_LIBRARY_PATH) takes its engines from there (draw 61127/66).
+        major = major_of(compiled)
+        others = [e for e in (ld_entry_for(facts, c.path) for c in facts.cudnn if c.major == major) if e]
+        return then(ld_library_path_without(facts, list(dict.fromkeys([entry] + others))),
+                    framework_cudnn_fix(facts, compat, fw, major), joint=" && ")
     kind = framework_kind(fw)
     if kind == "tensorflow":
         return tensorflow_wheels_fix(fw.version.split("+")[0])

@@ -9,7 +9,7 @@ from ..model import Facts, Finding
 from . import RuleContext, rule
 from ..queries import driver_cuda, driver_version, platform_of, visible_gpus
 from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, onnxruntime_cuda_fix
-from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, local_repo_fix, paddle_cudnn_fix,
+from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, local_repo_fix, paddle_cudnn_fix, paddle_wheel_fix,
                                  one_cupy_fix, reboot_and_hold_fix, tensorflow_libraries_fix, uvm_fix,
                                  workspace_limit_fix)
 from ..knowledge.sonames import cuda_library_projects
@@ -150,9 +150,11 @@ def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
         res = fw.resolved_cudnn or facts.loader.resolved.get(name)
         if res is not None and res.path and not res.error:
             continue
-        elsewhere = [c for c in facts.cudnn if c.major == major]
+        # A copy of its major built for its own CUDA (a cu12 wheel beside Paddle for CUDA 11 loads, then fails).
+        cuda = major_of(fw.cuda_version)
+        elsewhere = [c for c in facts.cudnn if c.major == major and major_of(c.cuda_version) in (None, cuda)]
         fix = whole_environment_fix(facts, compat, fw, paddle_cudnn_fix(elsewhere[0].directory, name, major)
-                                    if elsewhere else machine_cudnn_fix(facts, compat, fw.cuda_version, major))
+                                    if elsewhere else paddle_wheel_fix(facts, compat, fw, name, major))
         out.append(finding(
             ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (
                 fw.name, fw.version, fw.cudnn_version),

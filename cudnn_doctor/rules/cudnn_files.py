@@ -10,23 +10,10 @@ from ..model import CudnnCopy, Facts, Finding
 from ..remedies import header_fix, readable_fix, reinstall_fix, relink_fix
 from ..remedies.cudnn_files import corrupt_files_fix, cudnn_missing_fix, mixed_releases_fix, unloadable_copy_fix
 from . import LINUX, RuleContext, rule
-from ..queries import has_driver, is_pip_dir, is_used, machine_cuda, primary_toolkit
+from ..queries import has_driver, is_pip_dir, is_used, machine_cuda, missing_sublibraries, primary_toolkit
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _SHORT_SONAME = re.compile(r"^(lib\w+\.so\.\d+)$")
-
-
-def _present(copy: CudnnCopy, soname: str) -> bool:
-    return any((f.name == soname or f.name.startswith(soname + ".")) and not f.dangling for f in copy.files)
-
-
-def _missing_sublibraries(facts: Facts, ctx: RuleContext, copy: CudnnCopy) -> List[str]:
-    layout = compat_of(ctx).cudnn_layout(copy.major or 0)
-    expected = list(layout.get("linux_sublibraries", []))
-    found = set(copy.sublibraries_missing)
-    if copy.files:
-        found |= {name for name in expected if not _present(copy, name)}
-    return sorted(found)
 
 
 @rule("CD401", "cudnn-not-found", "No cuDNN installed")
@@ -60,7 +47,7 @@ def sublibraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
     for copy in facts.cudnn:
         if (copy.major or 0) < 8:
             continue
-        missing = _missing_sublibraries(facts, ctx, copy)
+        missing = missing_sublibraries(compat_of(ctx), copy)
         if not missing:
             continue
         out.append(finding(
@@ -238,7 +225,7 @@ def load_error(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not copy.load_error:
             continue
         explained = any(f.readable is False or (f.elf and f.elf != "ok") or f.dangling for f in copy.files) or \
-            _missing_sublibraries(facts, ctx, copy)
+            missing_sublibraries(compat_of(ctx), copy)
         if explained:
             continue  # CD402/CD405/CD406/CD408 say why, with the fix
         out.append(finding(

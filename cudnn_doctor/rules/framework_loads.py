@@ -69,7 +69,7 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
             name, part, other = foreign[0]
             entries = [e for e in (ld_entry_for(facts, p.path) for _, p, _ in foreign) if e]
             fix = foreign_sublibraries_fix(facts, entries) if entries and len(entries) == len(foreign) else \
-                cudnn_package_reinstall_fix(facts, compat_of(ctx), main, home)
+                cudnn_package_reinstall_fix(facts, compat_of(ctx), main, home, fw)
             release = "cuDNN %s" % other.version if other and other.version else "another copy"
             title = "%s loads %s but its %s from %s (%s)" % (label, what, name, _folder(part.path), release)
             detail = ("libcudnn.so.N is a shim that dlopens its sub-libraries at first use; glibc searches for them "
@@ -89,7 +89,7 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 detail += (" Here every sub-library comes from that one copy, so it loads, but cudnnGetVersion() "
                            "reports %s and an upgrade of either copy breaks it." % release)
         else:
-            fix = cudnn_package_reinstall_fix(facts, compat_of(ctx), main, home)
+            fix = cudnn_package_reinstall_fix(facts, compat_of(ctx), main, home, fw)
             title = "%s loads %s, which lacks %s" % (label, what, ", ".join(missing))
             detail = ("No search path of the shim (%s) holds them: the first call that needs one fails with "
                       "'Could not load library %s' and CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED." % (

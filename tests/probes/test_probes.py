@@ -446,3 +446,12 @@ def test_odd_files_are_facts_not_copies(machine):
     assert not any(c.directory == "/usr/local/cuda/lib64" for c in f.cudnn)
     bad = next(c for c in f.cudnn if c.directory == "/opt/bad/lib")
     assert bad.load_error and str(machine.root) not in bad.load_error and "/opt/bad/lib/libcudnn.so.8" in bad.load_error
+
+
+def test_wheels_in_a_pythonpath_folder_are_marked_as_seen_by_every_environment(machine):
+    # `pip install --target /home/u/pydeps` + PYTHONPATH: every environment's pip counts these as installed.
+    machine.mkdir("/home/u/pydeps/nvidia_cudnn_cu12-9.5.1.17.dist-info")
+    machine.mkdir("/home/u/venv/lib/python3.11/site-packages/nvidia_cublas_cu12-12.3.4.1.dist-info")
+    f = facts_of(machine, PYTHONPATH="/home/u/pydeps:relative", VIRTUAL_ENV="/home/u/venv")
+    assert {w["name"]: w.get("via") for w in f.python.nvidia_wheels} == {
+        "nvidia-cudnn-cu12": "PYTHONPATH", "nvidia-cublas-cu12": None}

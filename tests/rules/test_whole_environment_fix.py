@@ -96,3 +96,122 @@ def test_a_build_newer_than_the_copy_names_the_framework_cudas_wheel_and_only_a_
     text = " ".join(cudnn_not_older_than_build_fix(facts, load_compat(), torch, copy, "9.24.0.43", None).commands)
     assert "cu11" not in text  # NVIDIA made no cuDNN 9 for CUDA 11
     assert "nvidia-cudnn-cu13>=9.24.0.43" in text
+
+
+def _jax_with_its_wheel_on_pythonpath(via="PYTHONPATH"):
+    """JAX 0.5.3's plugin (RUNPATH into its own site's nvidia folders only), its cuDNN wheel put by
+    `pip install --target /home/u/pydeps` into a PYTHONPATH folder (draws 61127/23, /113)."""
+    facts = real_machine()
+    jax = framework("jax-cuda12-pjrt", "0.5.3", cuda_version="12", requires=["nvidia-cudnn-cu12<10.0,>=9.1"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", None))
+    facts.python.frameworks = [jax]
+    wheel = {"name": "nvidia-cudnn-cu12", "version": "9.5.1.17", "location": "/home/u/pydeps"}
+    facts.python.nvidia_wheels = [dict(wheel, via=via) if via else wheel]
+    return facts
+
+
+def test_a_wheel_on_pythonpath_is_installed_beside_the_framework_without_pythonpath():
+    # pip in the framework's environment counts the PYTHONPATH copy as installed ("Requirement already satisfied")
+    # and installs nothing, so the printed fix must run pip without PYTHONPATH.
+    [cd704] = [f for f in _findings(_jax_with_its_wheel_on_pythonpath()) if f.id == "CD704"]
+    assert cd704.remedy.commands == ['PYTHONPATH= pip install "nvidia-cudnn-cu12<10.0,>=9.1"']
+    assert cd704.remedy.text.startswith(cd704.remedy.commands[0])
+
+
+def test_a_wheel_in_another_environment_changes_nothing():
+    [cd704] = [f for f in _findings(_jax_with_its_wheel_on_pythonpath(via=None)) if f.id == "CD704"]
+    assert cd704.remedy.commands == ['pip install "nvidia-cudnn-cu12<10.0,>=9.1"']
+
+
+def test_an_older_copy_on_ld_library_path_with_nothing_behind_it_is_replaced_by_the_framework_pin():
+    # draw 61127/286: JAX 0.7.2 (built with cuDNN 9.8) whose only cuDNN is a conda prefix's 9.1 on LD_LIBRARY_PATH;
+    # dropping the entry alone leaves it none ("cuDNN not found"), so its own pin is installed too.
+    facts = real_machine()
+    conda_lib = "/opt/conda/lib"
+    jax = framework("jax-cuda12-pjrt", "0.7.2", cuda_version="12", cudnn_version="9.8",
+                    requires=["nvidia-cudnn-cu12<10.0,>=9.8; extra == 'with-cuda'"], extras=["with-cuda"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", conda_lib + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    facts.python.frameworks = [jax]
+    facts.python.nvidia_wheels = []
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn.append(cudnn_copy(conda_lib, "9.1.0", "12.4", origin="conda", links=False))
+    facts.loader.ld_library_path = [conda_lib]
+    [older] = [f for f in _findings(facts) if f.id == "CD503"]
+    assert older.remedy.commands == ["unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
+
+
+def test_paddle_beside_a_cudnn_wheel_of_another_cuda_gets_the_wheel_of_its_own_cuda():
+    # draws 61127/26, /143: Paddle 2.6.2 (built for CUDA 11.8, cuDNN 8.6) beside nvidia-cudnn-cu12 8.9.4; linking
+    # libcudnn.so to that copy loads a cuDNN built for CUDA 12 (cudnnGetCudartVersion 12020), which Paddle refuses.
+    facts = real_machine()
+    paddle = framework("paddlepaddle-gpu", "2.6.2", cuda_version="11.8", cudnn_version="8.6.0",
+                       consumer_library=TORCH_SITE + "/paddle/libs/libphi.so",
+                       resolved_cudnn=resolution("libcudnn.so", None))
+    paddle.library_search_path = [TORCH_SITE + "/paddle/libs"]
+    facts.python.frameworks = [paddle]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "8.9.4.25", "location": TORCH_SITE}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn.append(cudnn_copy(CUDNN, "8.9.4", "12.2", origin="pip", links=False,
+                                  package="nvidia-cudnn-cu12 8.9.4.25"))
+    [cd707] = [f for f in _findings(facts) if f.id == "CD707"]
+    assert cd707.remedy.commands == [
+        "pip uninstall -y nvidia-cudnn-cu12", 'pip install "nvidia-cudnn-cu11==8.*"',
+        "ln -sf libcudnn.so.8 %s/libcudnn.so" % CUDNN,
+        "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
+
+
+def test_a_damaged_wheel_the_framework_cannot_find_is_reinstalled_not_installed():
+    # draw 61127/31: CuPy 13 (no RPATH) beside nvidia-cudnn-cu12 8.9.7.29 that lacks libcudnn_ops_infer.so.8; a plain
+    # `pip install "nvidia-cudnn-cu12==8.*"` is "Requirement already satisfied", and the folder put on
+    # LD_LIBRARY_PATH then aborts the process at the missing sub-library.
+    facts = real_machine()
+    cupy = framework("cupy-cuda12x", "13.3.0", cuda_version="12",
+                     consumer_library=TORCH_SITE + "/cupy_backends/cuda/libs/cudnn.cpython-311-x86_64-linux-gnu.so",
+                     resolved_cudnn=resolution("libcudnn.so.8", None), library_search_path=[])
+    facts.python.frameworks = [cupy]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "8.9.7.29", "location": TORCH_SITE}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn.append(cudnn_copy(CUDNN, "8.9.7", "12.2", origin="pip", links=False,
+                                  package="nvidia-cudnn-cu12 8.9.7.29", sublibraries_missing=["libcudnn_ops_infer.so.8"]))
+    [cd704] = [f for f in _findings(facts) if f.id == "CD704"]
+    assert cd704.remedy.commands == [
+        'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==8.*"',
+        "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
+
+
+def test_a_damaged_wheel_older_than_the_pin_is_reinstalled_at_the_pin():
+    # draw 61127/59: TensorFlow 2.19 (pins ==9.3.0.75) over nvidia-cudnn-cu12 9.1.0.70 lacking libcudnn_ops.so.9;
+    # CD709's reinstall at 9.1.0.70 ran after CD702's 9.3.0.75 and undid it.
+    from cudnn_doctor.remedies.frameworks import cudnn_package_reinstall_fix
+    facts = real_machine()
+    tf = framework("tensorflow", "2.19.0", cuda_version="12.5.1", cudnn_version="9",
+                   requires=["nvidia-cudnn-cu12==9.3.0.75; extra == 'and-cuda'"], extras=["and-cuda"])
+    copy = cudnn_copy(CUDNN, "9.1.0", "12.4", origin="pip", links=False, package="nvidia-cudnn-cu12 9.1.0.70")
+    fix = cudnn_package_reinstall_fix(facts, load_compat(), copy, CUDNN, tf)
+    assert fix.commands == ['pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.3.0.75"']
+    # at a release its pin admits, the copy's own release is reinstalled
+    copy.package = "nvidia-cudnn-cu12 9.3.0.75"
+    assert cudnn_package_reinstall_fix(facts, load_compat(), copy, CUDNN, tf).commands == [
+        'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.3.0.75"']
+
+
+def test_an_older_own_copy_first_on_the_path_drops_every_entry_of_that_major():
+    # draw 61127/66: torch 2.14.1 (built with 9.24 for CUDA 13) with a cu12 9.8 wheel whose folder is first on
+    # LD_LIBRARY_PATH and a 9.5 folder after it; once 9.24 is installed, a 9.x folder left on LD_LIBRARY_PATH hands
+    # the new libcudnn_graph (RUNPATH $ORIGIN) its engine libraries.
+    facts = real_machine()
+    other = "/home/u/extra/c"
+    torch = framework("torch", "2.14.1", cuda_version="13.0", cudnn_version="9.24.0.43",
+                      requires=['nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"'],
+                      consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
+                      resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    facts.python.frameworks = [torch]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.8.0.87", "location": TORCH_SITE}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn += [cudnn_copy(CUDNN, "9.8.0", "12.8", origin="pip", links=False, package="nvidia-cudnn-cu12 9.8.0.87"),
+                    cudnn_copy(other, "9.5.1", "12.6", origin="ld_library_path", links=False)]
+    facts.loader.ld_library_path = [CUDNN, other]
+    [older] = [f for f in _findings(facts) if f.id == "CD503"]
+    assert older.remedy.commands == ["unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu13==9.24.0.43"']
