@@ -129,16 +129,33 @@ def jax_preload(site, library):
 
 
 def jax_versions(library):
-    """JAX's own check (jax_cuda1N_plugin._versions, what its _check_cuda_versions calls, in this same process after
-    the preloads): the cuDNN it was built for, and the one it gets."""
+    """JAX's own check (jax_cuda1N_plugin._versions, what its _check_cuda_versions calls, after the preloads): the
+    cuDNN it was built for, and the one it gets. Run in a fork of this process (the same preloads mapped): cuDNN 9's
+    libcudnn.so.9 aborts the process inside cudnnGetVersion() when it cannot load its libcudnn_graph ("Unable to load
+    any of {libcudnn_graph.so.9...}"), which is JAX's real outcome and is said as its error; the oracle goes on to
+    record the file the loader gives the framework's library."""
     module = "jax_cuda%s_plugin._versions" % os.path.basename(os.path.dirname(library))[len("xla_cuda"):]
-    try:
-        import importlib
-        versions = importlib.import_module(module)
-        say("JAXBUILD", versions.cudnn_build_version())
-        say("JAXGOT", versions.cudnn_get_version())
-    except Exception as err:
-        say("JAXERROR", ("%s: %s" % (type(err).__name__, err)).replace("\n", " ")[:300])
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: JAX's own calls; its stderr (cuDNN's last words) goes back to the parent
+        os.close(read)
+        os.dup2(write, 2)
+        try:
+            import importlib
+            versions = importlib.import_module(module)
+            say("JAXBUILD", versions.cudnn_build_version())
+            say("JAXGOT", versions.cudnn_get_version())
+        except Exception as err:
+            say("JAXERROR", ("%s: %s" % (type(err).__name__, err)).replace("\n", " ")[:300])
+        sys.stdout.flush()
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, errors="replace") as fh:
+        last_words = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        say("JAXERROR", ("killed by signal %d: %s" % (os.WTERMSIG(status), last_words.strip()))
+            .replace("\n", " ")[:300])
 
 
 DRIVER = "libcuda.so.1"  # the NVIDIA driver's own library, on every GPU host and absent here
