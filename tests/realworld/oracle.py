@@ -65,6 +65,9 @@ def functions_from(path, names, scope):
     return [n.name for n in body]
 
 
+STOPPED = []  # torch's own error for cuDNN's preload: torch's import raises it, and nothing loads cuDNN after
+
+
 def _recorded(real):
     """torch's per-library preload, its cuDNN outcome said and any other library's failure kept from stopping it."""
     def preload(*args, **kwargs):  # (lib_folder, lib_name[, required]) up to 2.9; (err) then per library in 2.14
@@ -76,6 +79,7 @@ def _recorded(real):
         except ValueError as err:
             if cudnn:
                 say("PRELOAD", "torch-sys.path", str(err).split(" in the system path")[0])
+                STOPPED.append("torch's _preload_cuda_deps: %s" % str(err).split(" in the system path")[0])
     return preload
 
 
@@ -237,6 +241,10 @@ def main(argv):
     startup = argv[6:]
     if kind == "torch":
         torch_preload(site)
+        if STOPPED:  # the ValueError torch raises (only a required preload raises: 2.14's best effort does not)
+            say("ERROR", STOPPED[0])
+            dump_maps()
+            return 0
     elif kind == "jax":
         jax_preload(site, library)
     shim = ctypes.CDLL(shim_path)
