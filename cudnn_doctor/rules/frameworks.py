@@ -9,7 +9,7 @@ from packaging.version import InvalidVersion, Version
 from ..versions import canonical_name, major_of, requirements, ver
 from ..model import Facts, Finding, FrameworkFacts, Severity
 from . import LINUX, RuleContext, rule
-from ..queries import framework_kind, has_driver, platform_of, working_copy
+from ..queries import copy_for_path, framework_kind, has_driver, platform_of, working_copy
 from ..remedies.frameworks import (framework_cudnn_fix, framework_gpu_build_fix, framework_pin_fix,
                                    onnxruntime_gpu_fix, tensorflow_native_windows_fix)
 from ..remedies.environments import whole_environment_fix
@@ -127,6 +127,8 @@ def _cudnn_pin_verdict(facts: Facts, fw: FrameworkFacts, req: Requirement,
     # copy, and that is what the framework's own check compares (jax 0.7.2 with the 9.5.1 wheel before 9.8 on
     # LD_LIBRARY_PATH: JAX's check reads 9.8.0 and it loads; CD709 says the mix).
     runs = working_copy(facts, fw) if loads_it else None
+    if runs is not None and runs is copy_for_path(facts, res.path, res.realpath):
+        runs = None  # the wheel's own copy does the work: its installed version decides
     got = ver(runs.version) if runs is not None and runs.version else None
     if got is not None and got != installed and got.release[0] == want.release[0] and \
             got.release[:2] >= want.release[:2] and installed.release[:2] < want.release[:2]:
