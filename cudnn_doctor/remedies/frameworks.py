@@ -86,15 +86,15 @@ def _pinned_cudnn_wheel_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, ma
 def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major: Optional[int]) -> Fix:
     """The cuDNN a framework links but cannot find: its own pin of that major where it has one (what its installer
     would have put there); ONNX Runtime's release-aware way; else the cuDNN build for its CUDA."""
-    if framework_kind(fw) == "onnxruntime":
-        return onnxruntime_cuda_fix(compat, fw.version, fw.location)
-    fix = _pinned_cudnn_wheel_fix(facts, compat, fw, major)
     wheel_dir = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
+    # The wheel is there but lacks sub-libraries: pip counts it installed and changes nothing, so reinstall it.
+    damaged = any(os.path.normpath(c.directory) == wheel_dir and c.major == major and missing_sublibraries(compat, c)
+                  for c in facts.cudnn)
+    if framework_kind(fw) == "onnxruntime":
+        return onnxruntime_cuda_fix(compat, fw.version, fw.location, reinstall=damaged)
+    fix = _pinned_cudnn_wheel_fix(facts, compat, fw, major)
     install = pip("install ")
-    if fix.commands and fix.commands[0].startswith(install) and any(
-            os.path.normpath(c.directory) == wheel_dir and c.major == major and missing_sublibraries(compat, c)
-            for c in facts.cudnn):
-        # The wheel is there but lacks sub-libraries: pip counts it installed and changes nothing, so reinstall it.
+    if damaged and fix.commands and fix.commands[0].startswith(install):
         fix = run(install + "--force-reinstall --no-deps " + fix.commands[0][len(install):], *fix.commands[1:])
     if fix.commands and fix.commands[0].startswith(pip("")) and fw.library_search_path is not None and \
             wheel_dir not in fw.library_search_path:

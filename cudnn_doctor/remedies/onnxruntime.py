@@ -10,10 +10,12 @@ from .acting import pip
 from .shell import advice, or_else, prepend_ld_path, run
 
 
-def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], missing: Sequence[str] = ()) -> Fix:
+def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], missing: Sequence[str] = (),
+                         reinstall: bool = False) -> Fix:
     """Install the wheels of the `missing` libraries (cuDNN when none is named) for the CUDA this release was built
     for and put their folders on LD_LIBRARY_PATH (works for every release); name the release's own extras and
-    preload_dlls() only where it has them, else the newer onnxruntime-gpu that has them."""
+    preload_dlls() only where it has them, else the newer onnxruntime-gpu that has them. `reinstall`: a damaged
+    wheel is there, which pip would count installed and leave as it is."""
     source = compat.framework_features_source("onnxruntime_gpu")
     build = compat.framework_build("onnxruntime_gpu", version)
     release = version.split("+")[0]
@@ -33,7 +35,8 @@ def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], miss
     if not wheels:
         return advice("install %s of CUDA %s and put their folder on LD_LIBRARY_PATH [%s]" % (
             ", ".join(missing), build["cuda"], source))
-    commands = [pip("install %s" % " ".join('"%s"' % w for w in wheels))]
+    commands = [pip("install %s%s" % ("--force-reinstall --no-deps " if reinstall else "",
+                                      " ".join('"%s"' % w for w in wheels)))]
     if site:
         commands += [prepend_ld_path("%s/%s" % (site.rstrip("/"), f)) for f in reversed(folders)]
     fix = run(*commands)

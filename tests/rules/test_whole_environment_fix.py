@@ -234,3 +234,22 @@ def test_a_copy_for_another_cuda_first_on_ld_library_path_is_dropped_not_replace
     facts.loader.ld_library_path = [extra, CUDNN]
     [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
     assert mismatch.remedy.commands == ["export LD_LIBRARY_PATH=%s" % CUDNN]
+
+
+def test_onnxruntime_beside_a_damaged_wheel_gets_it_reinstalled():
+    # draw 880088/105: onnxruntime-gpu 1.22 beside nvidia-cudnn-cu12 9.1.0.70 lacking libcudnn_ops.so.9; ONNX
+    # Runtime's own fix said `pip install "nvidia-cudnn-cu12==9.*"`, which pip counts satisfied, so the folder it then
+    # put on LD_LIBRARY_PATH still held the damaged wheel (signal 6 at the missing sub-library).
+    facts = real_machine()
+    ort = framework("onnxruntime-gpu", "1.22.0", cuda_version="12", cudnn_version="9",
+                    consumer_library=TORCH_SITE + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", None))
+    facts.python.frameworks = [ort]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.1.0.70", "location": TORCH_SITE}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn.append(cudnn_copy(CUDNN, "9.1.0", "12.4", origin="pip", links=False,
+                                  package="nvidia-cudnn-cu12 9.1.0.70", sublibraries_missing=["libcudnn_ops.so.9"]))
+    [cd704] = [f for f in _findings(facts) if f.id == "CD704"]
+    assert cd704.remedy.commands[:2] == [
+        'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.*"',
+        "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
