@@ -112,8 +112,16 @@ def foreign_sublibraries_fix(facts: Facts, entries: Iterable[str]) -> Fix:
 def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[CudnnCopy], folder: str,
                                 fw: Optional[FrameworkFacts] = None) -> Fix:
     """Reinstall the cuDNN whose shim lacks sub-libraries (named by its folder where no copy is known); a wheel the
-    framework `fw` pins, at a release its pin admits (reinstalled at its own release it would undo the pin's fix)."""
+    framework `fw` pins, at a release its pin admits (reinstalled at its own release it would undo the pin's fix); a
+    wheel of another CUDA than the framework's is replaced by its own CUDA's (whole, it would still be the wrong
+    build: CD501)."""
     wheel = (copy.package or "").split() if copy is not None and copy.origin == "pip" else []
+    own = compat.cudnn_wheel(fw.cuda_version) if fw is not None and fw.cuda_version else None
+    if fw is not None and copy is not None and len(wheel) == 2 and own and \
+            canonical_name(wheel[0]).startswith("nvidia-cudnn-") and canonical_name(wheel[0]) != canonical_name(own):
+        # Both wheels share nvidia/cudnn/lib: the other one goes first, so the files left there are the new one's.
+        return then(run(pip("uninstall -y %s" % wheel[0])), _pinned_cudnn_wheel_fix(facts, compat, fw, copy.major),
+                    joint=" && ")
     if fw is not None and len(wheel) == 2:
         for req in applying_requirements(fw):
             if canonical_name(req.name) == canonical_name(wheel[0]) and \

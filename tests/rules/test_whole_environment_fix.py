@@ -253,3 +253,19 @@ def test_onnxruntime_beside_a_damaged_wheel_gets_it_reinstalled():
     assert cd704.remedy.commands[:2] == [
         'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.*"',
         "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
+
+
+def test_a_damaged_wheel_of_another_cuda_is_replaced_by_the_framework_cudas_wheel():
+    # draw 880088/163: jax-cuda12 0.5.3 (pins nvidia-cudnn-cu12>=9.1,<10) beside nvidia-cudnn-cu13 9.24.0.43 lacking
+    # libcudnn_graph.so.9: CD709 reinstalled the cu13 wheel, whole but still built for CUDA 13 (CD501 after it).
+    from cudnn_doctor.remedies.frameworks import cudnn_package_reinstall_fix
+    facts = real_machine()
+    jax = framework("jax-cuda12-plugin", "0.5.3", cuda_version="12",
+                    requires=['nvidia-cudnn-cu12<10.0,>=9.1; extra == "with-cuda"'])
+    copy = cudnn_copy(CUDNN, "9.24.0", None, origin="pip", links=False, package="nvidia-cudnn-cu13 9.24.0.43")
+    fix = cudnn_package_reinstall_fix(facts, load_compat(), copy, CUDNN, jax)
+    assert fix.commands == ["pip uninstall -y nvidia-cudnn-cu13", 'pip install "nvidia-cudnn-cu12<10.0,>=9.1"']
+    # its own CUDA's wheel, damaged, is still reinstalled as it is
+    copy.package = "nvidia-cudnn-cu12 9.8.0.87"
+    assert cudnn_package_reinstall_fix(facts, load_compat(), copy, CUDNN, jax).commands == [
+        'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.8.0.87"']
