@@ -42,7 +42,9 @@ def without_entry_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, entry: s
     new release's libcudnn_graph (RUNPATH $ORIGIN, after LD_LIBRARY_PATH) takes its engines from there (draw
     61127/66)."""
     own = os.path.normpath(os.path.join(fw.location, "nvidia/cudnn/lib"))
-    if any(os.path.normpath(c.directory) == own and c.version and fits(c) for c in facts.cudnn):
+    # Its own copy counts only at the major it needs (a cu12 8.9 wheel fits CUDA 12, yet libcudnn.so.9 is not there).
+    if any(os.path.normpath(c.directory) == own and c.version and (major is None or c.major == major) and fits(c)
+           for c in facts.cudnn):
         return own_cudnn_again_fix(facts, entry, fw.name)
     others = [e for e in (ld_entry_for(facts, c.path) for c in facts.cudnn if c.major == major) if e]
     return then(ld_library_path_without(facts, list(dict.fromkeys([entry] + others))),

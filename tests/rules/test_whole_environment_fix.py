@@ -269,3 +269,23 @@ def test_a_damaged_wheel_of_another_cuda_is_replaced_by_the_framework_cudas_whee
     copy.package = "nvidia-cudnn-cu12 9.8.0.87"
     assert cudnn_package_reinstall_fix(facts, load_compat(), copy, CUDNN, jax).commands == [
         'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.8.0.87"']
+
+
+def test_a_copy_for_another_cuda_on_ld_library_path_with_only_an_older_major_of_its_own_installs_its_pin():
+    # draw 880088/198: tensorflow 2.19 (pins 9.3.0.75) whose site holds only nvidia-cudnn-cu12 8.9.7.29, and a CUDA 13
+    # cuDNN 9.24 folder after it on LD_LIBRARY_PATH: CD501 counted the 8.9 wheel (it fits CUDA 12) as its own copy and
+    # only dropped the entry, which left it no libcudnn.so.9 at all ("cuDNN not found").
+    facts = real_machine()
+    extra = "/home/u/extra/c"
+    tf = framework("tensorflow", "2.19.0", cuda_version="12.5.1", cudnn_version="9",
+                   requires=["nvidia-cudnn-cu12==9.3.0.75; extra == 'and-cuda'"],
+                   consumer_library=TORCH_SITE + "/tensorflow/libtensorflow_framework.so.2",
+                   resolved_cudnn=resolution("libcudnn.so.9", extra + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    facts.python.frameworks = [tf]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "8.9.7.29", "location": TORCH_SITE}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn += [cudnn_copy(CUDNN, "8.9.7", "12.2", origin="pip", links=False, package="nvidia-cudnn-cu12 8.9.7.29"),
+                    cudnn_copy(extra, "9.24.0", "13.3", origin="ld_library_path", links=False)]
+    facts.loader.ld_library_path = [CUDNN, extra]
+    [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
+    assert mismatch.remedy.commands == ["export LD_LIBRARY_PATH=%s" % CUDNN, 'pip install "nvidia-cudnn-cu12==9.3.0.75"']
