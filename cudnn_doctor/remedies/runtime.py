@@ -31,6 +31,12 @@ def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
         return without_entry_fix(facts, compat, fw, entry, copy.major,
                                  lambda own: compat.cudnn_cuda_verdict(str(own.version), own.cuda_version, cuda)[0]
                                  is not False)
+    if fw is not None and framework_kind(fw) == "onnxruntime" and \
+            os.path.normpath(copy.directory) != os.path.normpath(os.path.join(fw.location, "nvidia/cudnn/lib")):
+        # ONNX Runtime searches only the plain path: a system package for its CUDA needs root and may not beat the
+        # copy's folder in ld.so.cache; its own CUDA's wheel first on LD_LIBRARY_PATH does (draw 880088/247:
+        # onnxruntime-gpu 1.18 for CUDA 11 over /usr/local/cudnn/lib's 8.9.7 for CUDA 12, registered in the cache).
+        return framework_cudnn_fix(facts, compat, fw, copy.major)
     return say("Install the cuDNN build for CUDA %s: %s", mm_text(cuda) or cuda,
                machine_cudnn_fix(facts, compat, cuda, copy.major, copy.version, _channel(copy)))
 

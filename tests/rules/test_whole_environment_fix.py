@@ -289,3 +289,22 @@ def test_a_copy_for_another_cuda_on_ld_library_path_with_only_an_older_major_of_
     facts.loader.ld_library_path = [CUDNN, extra]
     [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
     assert mismatch.remedy.commands == ["export LD_LIBRARY_PATH=%s" % CUDNN, 'pip install "nvidia-cudnn-cu12==9.3.0.75"']
+
+
+def test_onnxruntime_over_a_system_copy_for_another_cuda_gets_its_cuda_wheel_first_on_its_path():
+    # draw 880088/247: onnxruntime-gpu 1.18 (CUDA 11 build) whose libcudnn.so.8 comes from /usr/local/cudnn/lib (8.9.7
+    # for CUDA 12) through ld.so.cache: CD501 said `apt install libcudnn8 libcudnn8-dev`, which needs root and may
+    # not beat that folder in the cache; the CUDA 11 wheel, first on LD_LIBRARY_PATH, beats the cache.
+    facts = real_machine()
+    system = "/usr/local/cudnn/lib"
+    ort = framework("onnxruntime-gpu", "1.18.0", cuda_version="11.8", cudnn_version="8",
+                    consumer_library=TORCH_SITE + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
+                    resolved_cudnn=resolution("libcudnn.so.8", system + "/libcudnn.so.8", via="ld.so.cache"))
+    facts.python.frameworks = [ort]
+    facts.python.nvidia_wheels = []
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn.append(cudnn_copy(system, "8.9.7", "12.2", origin="system", links=False))
+    [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and "onnxruntime-gpu 1.18.0" in f.title]
+    assert mismatch.remedy.commands == [
+        'pip install "nvidia-cudnn-cu11==8.9.*"',
+        "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
