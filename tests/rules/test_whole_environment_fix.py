@@ -38,6 +38,17 @@ def _findings(facts):
     return findings
 
 
+def _alone(fw, wheels, copies, ld_path=()):
+    """A machine whose one framework sees these nvidia-* wheels (name, version) in its site, these cuDNN copies and
+    this LD_LIBRARY_PATH."""
+    facts = real_machine()
+    facts.python.frameworks = [fw]
+    facts.python.nvidia_wheels = [{"name": n, "version": v, "location": TORCH_SITE} for n, v in wheels]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)] + list(copies)
+    facts.loader.ld_library_path = list(ld_path)
+    return facts
+
+
 def test_two_majors_in_one_folder_get_one_environment_each_from_every_finding():
     findings = _findings(_environment())
     [conflict] = [f for f in findings if f.id == "CD710"]
@@ -201,18 +212,14 @@ def test_an_older_own_copy_first_on_the_path_drops_every_entry_of_that_major():
     # draw 61127/66: torch 2.14.1 (built with 9.24 for CUDA 13) with a cu12 9.8 wheel whose folder is first on
     # LD_LIBRARY_PATH and a 9.5 folder after it; once 9.24 is installed, a 9.x folder left on LD_LIBRARY_PATH hands
     # the new libcudnn_graph (RUNPATH $ORIGIN) its engine libraries.
-    facts = real_machine()
     other = "/home/u/extra/c"
     torch = framework("torch", "2.14.1", cuda_version="13.0", cudnn_version="9.24.0.43",
                       requires=['nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"'],
                       consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
                       resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
-    facts.python.frameworks = [torch]
-    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.8.0.87", "location": TORCH_SITE}]
-    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
-    facts.cudnn += [cudnn_copy(CUDNN, "9.8.0", "12.8", origin="pip", links=False, package="nvidia-cudnn-cu12 9.8.0.87"),
-                    cudnn_copy(other, "9.5.1", "12.6", origin="ld_library_path", links=False)]
-    facts.loader.ld_library_path = [CUDNN, other]
+    facts = _alone(torch, [("nvidia-cudnn-cu12", "9.8.0.87")], [
+        cudnn_copy(CUDNN, "9.8.0", "12.8", origin="pip", links=False, package="nvidia-cudnn-cu12 9.8.0.87"),
+        cudnn_copy(other, "9.5.1", "12.6", origin="ld_library_path", links=False)], [CUDNN, other])
     [older] = [f for f in _findings(facts) if f.id == "CD503"]
     assert older.remedy.commands == ["unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu13==9.24.0.43"']
 
@@ -220,18 +227,14 @@ def test_an_older_own_copy_first_on_the_path_drops_every_entry_of_that_major():
 def test_a_copy_for_another_cuda_first_on_ld_library_path_is_dropped_not_replaced_by_a_system_package():
     # draws 880088/3 and /18: a CUDA 13 cuDNN 9.24 folder first on LD_LIBRARY_PATH before torch's own 9.10.2 wheel
     # (CUDA 12): CD501 said `apt install libcudnn9-cuda-12`, which LD_LIBRARY_PATH would still beat.
-    facts = real_machine()
     extra = "/home/u/extra/c"
     torch = framework("torch", "2.9.1", cuda_version="12.8", cudnn_version="9.8.0", requires=TORCH_PINS,
                       consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
                       resolved_cudnn=resolution("libcudnn.so.9", extra + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
-    facts.python.frameworks = [torch]
-    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.10.2.21", "location": TORCH_SITE}]
-    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
-    facts.cudnn += [cudnn_copy(extra, "9.24.0", "13.3", origin="ld_library_path", links=False),
-                    cudnn_copy(CUDNN, "9.10.2", "12.9", origin="pip", links=False,
-                               package="nvidia-cudnn-cu12 9.10.2.21")]
-    facts.loader.ld_library_path = [extra, CUDNN]
+    facts = _alone(torch, [("nvidia-cudnn-cu12", "9.10.2.21")], [
+        cudnn_copy(extra, "9.24.0", "13.3", origin="ld_library_path", links=False),
+        cudnn_copy(CUDNN, "9.10.2", "12.9", origin="pip", links=False, package="nvidia-cudnn-cu12 9.10.2.21")],
+        [extra, CUDNN])
     [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
     assert mismatch.remedy.commands == ["export LD_LIBRARY_PATH=%s" % CUDNN]
 
@@ -240,15 +243,12 @@ def test_onnxruntime_beside_a_damaged_wheel_gets_it_reinstalled():
     # draw 880088/105: onnxruntime-gpu 1.22 beside nvidia-cudnn-cu12 9.1.0.70 lacking libcudnn_ops.so.9; ONNX
     # Runtime's own fix said `pip install "nvidia-cudnn-cu12==9.*"`, which pip counts satisfied, so the folder it then
     # put on LD_LIBRARY_PATH still held the damaged wheel (signal 6 at the missing sub-library).
-    facts = real_machine()
     ort = framework("onnxruntime-gpu", "1.22.0", cuda_version="12", cudnn_version="9",
                     consumer_library=TORCH_SITE + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
                     resolved_cudnn=resolution("libcudnn.so.9", None))
-    facts.python.frameworks = [ort]
-    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.1.0.70", "location": TORCH_SITE}]
-    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
-    facts.cudnn.append(cudnn_copy(CUDNN, "9.1.0", "12.4", origin="pip", links=False,
-                                  package="nvidia-cudnn-cu12 9.1.0.70", sublibraries_missing=["libcudnn_ops.so.9"]))
+    facts = _alone(ort, [("nvidia-cudnn-cu12", "9.1.0.70")], [
+        cudnn_copy(CUDNN, "9.1.0", "12.4", origin="pip", links=False, package="nvidia-cudnn-cu12 9.1.0.70",
+                   sublibraries_missing=["libcudnn_ops.so.9"])])
     [cd704] = [f for f in _findings(facts) if f.id == "CD704"]
     assert cd704.remedy.commands[:2] == [
         'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.*"',
@@ -275,18 +275,14 @@ def test_a_copy_for_another_cuda_on_ld_library_path_with_only_an_older_major_of_
     # draw 880088/198: tensorflow 2.19 (pins 9.3.0.75) whose site holds only nvidia-cudnn-cu12 8.9.7.29, and a CUDA 13
     # cuDNN 9.24 folder after it on LD_LIBRARY_PATH: CD501 counted the 8.9 wheel (it fits CUDA 12) as its own copy and
     # only dropped the entry, which left it no libcudnn.so.9 at all ("cuDNN not found").
-    facts = real_machine()
     extra = "/home/u/extra/c"
     tf = framework("tensorflow", "2.19.0", cuda_version="12.5.1", cudnn_version="9",
                    requires=["nvidia-cudnn-cu12==9.3.0.75; extra == 'and-cuda'"],
                    consumer_library=TORCH_SITE + "/tensorflow/libtensorflow_framework.so.2",
                    resolved_cudnn=resolution("libcudnn.so.9", extra + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
-    facts.python.frameworks = [tf]
-    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "8.9.7.29", "location": TORCH_SITE}]
-    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
-    facts.cudnn += [cudnn_copy(CUDNN, "8.9.7", "12.2", origin="pip", links=False, package="nvidia-cudnn-cu12 8.9.7.29"),
-                    cudnn_copy(extra, "9.24.0", "13.3", origin="ld_library_path", links=False)]
-    facts.loader.ld_library_path = [CUDNN, extra]
+    facts = _alone(tf, [("nvidia-cudnn-cu12", "8.9.7.29")], [
+        cudnn_copy(CUDNN, "8.9.7", "12.2", origin="pip", links=False, package="nvidia-cudnn-cu12 8.9.7.29"),
+        cudnn_copy(extra, "9.24.0", "13.3", origin="ld_library_path", links=False)], [CUDNN, extra])
     [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
     assert mismatch.remedy.commands == ["export LD_LIBRARY_PATH=%s" % CUDNN, 'pip install "nvidia-cudnn-cu12==9.3.0.75"']
 
@@ -295,15 +291,11 @@ def test_onnxruntime_over_a_system_copy_for_another_cuda_gets_its_cuda_wheel_fir
     # draw 880088/247: onnxruntime-gpu 1.18 (CUDA 11 build) whose libcudnn.so.8 comes from /usr/local/cudnn/lib (8.9.7
     # for CUDA 12) through ld.so.cache: CD501 said `apt install libcudnn8 libcudnn8-dev`, which needs root and may
     # not beat that folder in the cache; the CUDA 11 wheel, first on LD_LIBRARY_PATH, beats the cache.
-    facts = real_machine()
     system = "/usr/local/cudnn/lib"
     ort = framework("onnxruntime-gpu", "1.18.0", cuda_version="11.8", cudnn_version="8",
                     consumer_library=TORCH_SITE + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
                     resolved_cudnn=resolution("libcudnn.so.8", system + "/libcudnn.so.8", via="ld.so.cache"))
-    facts.python.frameworks = [ort]
-    facts.python.nvidia_wheels = []
-    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
-    facts.cudnn.append(cudnn_copy(system, "8.9.7", "12.2", origin="system", links=False))
+    facts = _alone(ort, [], [cudnn_copy(system, "8.9.7", "12.2", origin="system", links=False)])
     [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and "onnxruntime-gpu 1.18.0" in f.title]
     assert mismatch.remedy.commands == [
         'pip install "nvidia-cudnn-cu11==8.9.*"',
