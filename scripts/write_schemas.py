@@ -30,7 +30,7 @@ from cudnn_doctor import model  # noqa: E402
 from cudnn_doctor.commands.pick import CHOICES as PICK_CHOICES  # noqa: E402
 from cudnn_doctor.pick.answer import ANSWER_FIELDS  # noqa: E402
 from cudnn_doctor.render.envelope import SCHEMA_VERSION as VERSION  # noqa: E402
-from cudnn_doctor.results import BenchResult, FleetResult, InstallResult, SmokeResult  # noqa: E402
+from cudnn_doctor.run_results import BenchResult, FleetResult, InstallResult, SmokeResult  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "schema"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
