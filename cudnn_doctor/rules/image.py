@@ -1,9 +1,9 @@
 """CD81x: a container image (check --image) as the NVIDIA runtime will treat it, alone or on a node (--against)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from ..model import Facts, Finding, ImageFacts
+from ..model import Facts, Finding
 from ..queries import driver_cuda, driver_version, primary_toolkit, visible_gpus
 from ..readers.nvidia_require import NodeValues, judge_brands
 from ..remedies.containers import (capabilities_fix, compat_older_fix, forward_compat_gpu_fix, image_on_node_fix,
@@ -12,6 +12,9 @@ from ..remedies.containers import (capabilities_fix, compat_older_fix, forward_c
 from ..versions import mm_before, ver, version_key
 from . import RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
+
+if TYPE_CHECKING:
+    from ..model_image import ImageFacts
 
 # Checks that judge the node's own driver and GPUs: an image alone leaves them to the node ("to be judged on the
 # node"); against a node, the CD1xx driver checks stay with that node's own report (the runtime mounts its driver).
