@@ -20,7 +20,7 @@ from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Fix, Target, TheanoFacts, TheanoInstall
 from cudnn_doctor.remedies.acting import building_for
 from cudnn_doctor.remedies.environments import Need
-from cudnn_doctor.results import SmokeResult
+from cudnn_doctor.run_results import SmokeResult
 from facts_factory import PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, framework, real_machine
 from shellcheck_kit import outside_root, quoted_commands
 
