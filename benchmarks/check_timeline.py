@@ -24,7 +24,7 @@ MAIN = _thread.get_ident()
 # module -> function names (or "Class.method") whose calls become phases of the timeline
 PHASES = {
     "cudnn_doctor.cli": ["build_app"],
-    "cudnn_doctor.commands.check": ["_validate_policy", "_validate_skip"],
+    "cudnn_doctor.commands.check_run": ["_validate_policy", "_validate_skip"],
     "cudnn_doctor.diagnose": ["collect_facts", "collect_report"],
     "cudnn_doctor.probes.executor": ["run_bounded"],
     "cudnn_doctor.probes": ["Context.run_native"],

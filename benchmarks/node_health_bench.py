@@ -98,8 +98,8 @@ def main() -> int:
         "nvidia-smi topo -m": command(["nvidia-smi", "topo", "-m"]),
     }
     if not args.no_ready:
-        rows["ready: kernel on every GPU"] = session([{"op": "cuda_ready", "lib": args.cuda, "index": i}
-                                                      for i in range(gpus)])
+        rows["ready: kernel on every GPU"] = session([{"op": "cuda_ready", "lib": args.cuda,
+                                                       "gpus": [{"index": i} for i in range(gpus)]}])
     times: Dict[str, List[float]] = {name: [] for name, fn in rows.items() if fn is not None}
     for _ in range(args.runs):  # interleaved: a slow moment of the machine hits every row alike
         for name in times:

@@ -1,9 +1,10 @@
 """Command-line entry point: parse options, hand work to a command module, turn crashes into exit 3."""
 from __future__ import annotations
 
+import errno
 import os
 import sys
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, List, NoReturn, Optional, Tuple
 
 from . import __version__
 from .ui import EXIT_DOCTOR_FAILED, ROOT_OPTIONS, RootFlags, ascii_safe_streams
@@ -11,6 +12,7 @@ from .ui import EXIT_DOCTOR_FAILED, ROOT_OPTIONS, RootFlags, ascii_safe_streams
 if TYPE_CHECKING:
     import typer  # imported when the app is built: `--version` answers without it
 
+    from .commands.check_run import CheckOptions
     from .host import NativeSession
 
 # Subcommand -> the module that registers it (and any others it defines). A run imports only the module of the
@@ -22,6 +24,8 @@ MODULE_ORDER = ("check", "pick", "matrix", "explain", "smoke", "install", "bench
 
 
 ROOT_FLAGS = ("--debug", "--color", "--no-color")  # options of the app itself, before the command
+PROG_NAME = "cudnn-doctor"
+COMPLETE_VAR = "_CUDNN_DOCTOR_COMPLETE"  # click's shell-completion request: _{PROG_NAME}_COMPLETE
 
 
 def _wants_json(args: List[str]) -> bool:
@@ -35,8 +39,7 @@ def _json_errors_group():
     import typer
     from typer.core import TyperGroup
 
-    # click's exception class, whether typer uses the click package or (typer 0.2x) a copy of its own.
-    click_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    click_error = _click_error()
 
     class JsonErrorsGroup(TyperGroup):
         def invoke(self, ctx):
@@ -51,12 +54,25 @@ def _json_errors_group():
                     _print_error_envelope(command, code, message)
                 raise
             except typer.Exit as stop:
-                message = getattr(stop, "message", None)  # set by ui.error_exit
-                if command and message and _wants_json(rest):
-                    _print_error_envelope(command, stop.exit_code, message)
+                if command:
+                    _envelope_if_json(command, rest, stop)
                 raise
 
     return JsonErrorsGroup
+
+
+def _click_error() -> type:
+    """click's exception class, whether typer uses the click package or (typer 0.2x) a copy of its own."""
+    import typer
+
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def _envelope_if_json(command: str, rest: List[str], stop: Exception) -> None:
+    """A command stopped by ui.error_exit (a typer.Exit carrying its message) under --json: the error envelope."""
+    message = getattr(stop, "message", None)  # set by ui.error_exit
+    if message and _wants_json(rest):
+        _print_error_envelope(command, getattr(stop, "exit_code"), message)
 
 
 def _print_error_envelope(command: str, code: int, message: str) -> None:
@@ -176,10 +192,10 @@ def _option_value(args: List[str], name: str) -> Optional[str]:
 def _early_native(args: List[str]) -> Optional["NativeSession"]:
     """For a plain `check`: the run's native child, started before typer and the command's imports so that its
     interpreter and NVML's start overlap with them (the probes take it when it suits: Host.native_session); with
-    --ready, each GPU's kernel run too, the slowest task of all."""
+    --ready, the GPUs' kernel runs too, the slowest task of all."""
     if _command_named(args) != "check" or any(a.split("=", 1)[0] in NO_EARLY_CHILD for a in args):
         return None
-    from .host import Host, early_tasks, ready_tasks
+    from .host import Host, early_tasks, ready_task
 
     root = _option_value(args, "--root")
     host = Host(root or "/")
@@ -187,8 +203,54 @@ def _early_native(args: List[str]) -> Optional["NativeSession"]:
     session.start()
     if root is None and hasattr(os, "fork"):  # a live Linux machine: the driver and node probes' calls, by soname
         ready = "--ready" in (args[:args.index("--")] if "--" in args else args)
-        session.speculate(early_tasks(ready) + (ready_tasks("libcuda.so.1", host.listed_gpus()) if ready else []))
+        node = ready_task("libcuda.so.1", host.listed_gpus()) if ready else None
+        session.speculate(([node] if node else []) + early_tasks(ready))  # readiness first: NVML's tasks wait for it
     return session
+
+
+def _plain_check(args: List[str]) -> Optional[Tuple[Optional[bool], "CheckOptions"]]:
+    """The root --color and check's options when ``args`` is a plain `check` line (commands/check_argv.py) and no
+    shell asks for completions; None sends the line the typer way."""
+    if _command_named(args) != "check" or COMPLETE_VAR in os.environ:
+        return None
+    from .commands.check_argv import plain_check
+
+    return plain_check(args)
+
+
+def _run_plain_check(args: List[str], root_color: Optional[bool], options: "CheckOptions",
+                     early: Optional["NativeSession"]) -> NoReturn:
+    """Run `check` as the typer app would, without it: the root flags set for the run, ui.error_exit's --json
+    envelope, its exit code, and a closed stdout (EPIPE) quietly exit 1, as click's standalone mode does."""
+    from .commands.check_run import run_check
+
+    rest = args[args.index("check"):]
+    token = ROOT_OPTIONS.set(RootFlags(color=root_color))
+    try:
+        code = run_check(options, early)
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        code = _pacify_streams()
+    except RuntimeError as stop:  # click's Exit, which ui.error_exit raises (typer is imported by then)
+        typer = sys.modules.get("typer")
+        if typer is None or not isinstance(stop, typer.Exit):
+            raise
+        _envelope_if_json("check", rest, stop)
+        code = stop.exit_code
+    finally:
+        ROOT_OPTIONS.reset(token)
+    sys.exit(code)
+
+
+def _pacify_streams() -> int:
+    """What click does when stdout is closed under it (`check | head -1`): later flushes fail silently; exit 1."""
+    import importlib
+
+    utils = importlib.import_module(_click_error().__module__.rsplit(".", 1)[0] + ".utils")
+    sys.stdout = utils.PacifyFlushWrapper(sys.stdout)
+    sys.stderr = utils.PacifyFlushWrapper(sys.stderr)
+    return 1
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -202,8 +264,11 @@ def main(argv: Optional[List[str]] = None) -> None:
             sys.stdout.write(_version_text() + "\n")
             sys.exit(0)
         early = _early_native(args)
+        plain = _plain_check(args)
+        if plain is not None:
+            _run_plain_check(args, *plain, early)
         # The early child travels as the click context's object: `check` hands it to the probes.
-        build_app(_command_named(args))(args=args, prog_name="cudnn-doctor", standalone_mode=True, obj=early)
+        build_app(_command_named(args))(args=args, prog_name=PROG_NAME, standalone_mode=True, obj=early)
     except SystemExit:
         raise
     except KeyboardInterrupt:

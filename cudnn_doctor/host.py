@@ -1,6 +1,7 @@
 """The one seam to the machine: a filesystem root, the environment, and native calls in a child process."""
 from __future__ import annotations
 
+import copy
 import fnmatch
 import os
 import platform
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING, BinaryIO, Dict, Iterator, List, Mapping, Optio
 from . import bounded_io
 from .native.driver import NativeTask
 # The native tasks the probes and the command line's early child ask for, reached through the seam.
-from .native.tasks import early_tasks, gpu_uuid, health_task, ready_tasks
+from .native.tasks import early_tasks, gpu_uuid, health_task, ready_task
 
-__all__ = ["Host", "NativeTask", "early_tasks", "health_task", "ready_tasks"]
+__all__ = ["Host", "NativeTask", "early_tasks", "health_task", "ready_task"]
 
 if TYPE_CHECKING:
     from .native.session import NativeSession
@@ -71,10 +72,11 @@ class Host:
         # under --root.
         self.running_python = is_live if running_python is None else running_python
         self._machine: Optional[str] = None
-        # Paths that were not regular files where files were expected: (probe, inside path, kind), for CD003.
+        # Paths that were not regular files where files were expected, for CD003: a run's own (``for_run``).
         self.not_regular: List[Tuple[str, str, str, str]] = []  # (probe, given path, kind, resolved path)
-        # realpath answers while a snapshot is open (see ``snapshot``); None when closed: every call resolves.
+        # realpath and listdir answers while a snapshot is open (see ``snapshot``); None when closed: every call asks.
         self._realpaths: Optional[Dict[str, Tuple[str, bool]]] = None
+        self._listings: Optional[Dict[str, List[str]]] = None
 
     # --- paths ---------------------------------------------------------
 
@@ -84,8 +86,14 @@ class Host:
 
     def outside(self, inside: str) -> Path:
         """The doctor's own path for an inside path, without resolving links."""
+        return Path(self._outside(inside))
+
+    def _outside(self, inside: str) -> str:
+        """outside() as the string the os functions take: a run asks hundreds of times, and building a Path
+        costs more than the stat it feeds."""
         inside = "/" + inside.lstrip("/")
-        return Path(str(self.root) + inside) if not self.is_live else Path(inside)
+        root = str(self.root)
+        return inside if root == _LIVE_ROOT else root if inside == "/" else root + inside  # as Path writes it
 
     def inside(self, outside: Union[str, "os.PathLike[str]"]) -> str:
         """Map a doctor-side path back to how it appears under the root."""
@@ -102,33 +110,36 @@ class Host:
     def _readlink_direct(self, inside: str) -> Optional[str]:
         """readlink of a path whose folders are already resolved (else the OS would follow them outside)."""
         try:
-            return os.readlink(self.outside(inside))
+            return os.readlink(self._outside(inside))
         except OSError:
             return None
 
     def readlink(self, inside: str) -> Optional[str]:
-        parent, _ = self.realpath(os.path.dirname(inside) or "/")
-        return self._readlink_direct(os.path.join(parent, os.path.basename(inside)))
+        return self._readlink_direct(self._in_real_parent(inside))
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
-        """Within the block, each path's links are resolved once: one `check` asks for the same folders
-        hundreds of times (every library search walks /usr/lib, /usr/local/cuda/lib64, ...), and a run is a
+        """Within the block, each path's links are resolved once and each folder listed once: one `check` asks for
+        the same folders hundreds of times (every library search walks /usr/lib, /usr/local/cuda/lib64, ...; the
+        cuDNN, toolkit and leftover probes each list /usr/lib/x86_64-linux-gnu, thousands of names), and a run is a
         snapshot of the machine anyway. Probes never write, so nothing inside the block can make an answer
         stale; the memo is dropped when the block ends, so a Host that outlives it (an installer that
         changes files and then looks again) resolves afresh."""
         outer = self._realpaths
         if outer is None:
-            self._realpaths = {}
+            self._realpaths, self._listings = {}, {}
         try:
             yield
         finally:
             if outer is None:
-                self._realpaths = None
+                self._realpaths, self._listings = None, None
 
     def realpath(self, inside: str) -> Tuple[str, bool]:
         """Resolve every link in ``inside`` within the root. Returns (path, dangling)."""
         bounded_io.note(inside)
+        return self._remembered(inside)
+
+    def _remembered(self, inside: str) -> Tuple[str, bool]:
         memo = self._realpaths
         if memo is None:
             return self._resolve(inside)
@@ -139,7 +150,7 @@ class Host:
 
     def _resolve(self, inside: str) -> Tuple[str, bool]:
         if self.is_live:
-            real = os.path.realpath(inside)
+            real = self._live_realpath(inside)
             return real, not os.path.exists(real)
         parts = [p for p in inside.split("/") if p]
         resolved: List[str] = []
@@ -164,7 +175,16 @@ class Host:
                 resolved = []
             parts = [p for p in target.split("/") if p] + parts
         path = "/" + "/".join(resolved)
-        return path, not os.path.lexists(self.outside(path))
+        return path, not os.path.lexists(self._outside(path))
+
+    def _live_realpath(self, inside: str) -> str:
+        """os.path.realpath(inside); in a snapshot, from its folder's remembered answer and one lstat of the last
+        name (a run resolves hundreds of paths under the same few folders, each walked from / by realpath)."""
+        folder, name = os.path.split(inside)
+        if self._realpaths is None or name in ("", ".", "..") or not folder or folder == inside:
+            return os.path.realpath(inside)
+        path = os.path.join(self._remembered(folder)[0], name)
+        return os.path.realpath(path) if os.path.islink(path) else path
 
     def link_chain(self, inside: str) -> Tuple[List[str], bool]:
         """The chain of links from ``inside`` to the final file (``ln -s`` hops only)."""
@@ -185,40 +205,54 @@ class Host:
 
     def real(self, inside: str) -> Path:
         """The doctor-side path of the file an inside path finally names."""
+        return Path(self._real(inside))
+
+    def _real(self, inside: str) -> str:
         path, _ = self.realpath(inside)
-        return self.outside(path)
+        return self._outside(path)
 
     def exists(self, inside: str) -> bool:
-        return os.path.exists(self.real(inside))
+        return os.path.exists(self._real(inside))
 
     def lexists(self, inside: str) -> bool:
+        return os.path.lexists(self._outside(self._in_real_parent(inside)))
+
+    def _in_real_parent(self, inside: str) -> str:
+        """``inside`` with its folders resolved and its last name kept (a link stays a link)."""
         parent, _ = self.realpath(os.path.dirname(inside) or "/")
-        return os.path.lexists(self.outside(os.path.join(parent, os.path.basename(inside))))
+        name = os.path.basename(inside)
+        return os.path.join(parent, name) if name else parent
 
     def is_dir(self, inside: str) -> bool:
-        return os.path.isdir(self.real(inside))
+        return os.path.isdir(self._real(inside))
 
     def is_file(self, inside: str) -> bool:
-        return os.path.isfile(self.real(inside))
+        return os.path.isfile(self._real(inside))
 
     def is_link(self, inside: str) -> bool:
-        parent, _ = self.realpath(os.path.dirname(inside) or "/")
-        return os.path.islink(self.outside(os.path.join(parent, os.path.basename(inside))))
+        return os.path.islink(self._outside(self._in_real_parent(inside)))
 
     def stat(self, inside: str) -> Optional[os.stat_result]:
         """stat() of the file an inside path finally names (links followed inside the root)."""
         bounded_io.note(inside)
         try:
-            return os.lstat(self.real(inside))
+            return os.lstat(self._real(inside))
         except OSError:
             return None
 
     def listdir(self, inside: str) -> List[str]:
         bounded_io.note(inside)
-        try:
-            return sorted(os.listdir(self.real(inside)))
-        except OSError:
-            return []
+        real = self._real(inside)
+        memo = self._listings
+        names = memo.get(real) if memo is not None else None
+        if names is None:
+            try:
+                names = sorted(os.listdir(real))
+            except OSError:
+                names = []
+            if memo is not None:
+                memo[real] = names
+        return list(names)  # the caller's own list: the memo's stays as the folder was
 
     def read_bytes(self, inside: str, limit: int = 1 << 20) -> Optional[bytes]:
         opened = self.open_binary(inside)
@@ -238,7 +272,7 @@ class Host:
         real, _ = self.realpath(inside)
         bounded_io.note(real)
         try:
-            fh = bounded_io.open_regular(str(self.outside(real)))
+            fh = bounded_io.open_regular(self._outside(real))
         except bounded_io.NotRegularFile as exc:
             self.note_not_regular(inside, real, exc.kind)
             return None
@@ -250,6 +284,13 @@ class Host:
             fh.close()
             return None
         return fh, size
+
+    def for_run(self) -> "Host":
+        """This machine as one observation run sees it: the same host, with a list of its own for what the run
+        meets where files belong, so that nothing of a run stays in the Host its caller passed."""
+        run = copy.copy(self)
+        run.not_regular = []
+        return run
 
     def note_not_regular(self, inside: str, real: str, kind: str, probe: Optional[str] = None) -> None:
         """Note a FIFO, socket, device or folder met where a file belongs, for CD003: by the path the probe was
@@ -286,19 +327,19 @@ class Host:
             parent = os.path.dirname(parent)
         for folder in reversed(parents):  # outermost first: that is the one to fix first
             try:
-                if not os.stat(self.outside(folder)).st_mode & stat.S_IXOTH:
+                if not os.stat(self._outside(folder)).st_mode & stat.S_IXOTH:
                     return folder
             except OSError:
                 return None
         try:
-            return None if os.stat(self.outside(path)).st_mode & stat.S_IROTH else path
+            return None if os.stat(self._outside(path)).st_mode & stat.S_IROTH else path
         except OSError:
             return None
 
     def world_readable(self, inside: str) -> Optional[bool]:
         """True when 'other' may read the file and search every folder above it (None: cannot tell)."""
         path, dangling = self.realpath(inside)
-        if dangling or not os.path.exists(self.outside(path)):
+        if dangling or not os.path.exists(self._outside(path)):
             return None
         return self.read_blocker(inside) is None
 

@@ -33,19 +33,27 @@ def requirements(texts: Sequence[str]) -> List[Tuple[str, "Requirement"]]:
 
     packaging.requirements (its markers, tokenizer and platform tags) is imported on the first line, not at start:
     most runs read no framework's metadata."""
-    if not texts:
-        return []
-    from packaging.requirements import InvalidRequirement, Requirement
-
     out = []
     for text in texts:
-        try:
-            out.append((text, Requirement(text)))
-        except InvalidRequirement:
-            continue
+        req = _requirement(text)
+        if req is not None:
+            out.append((text, req))
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _requirement(text: str) -> Optional["Requirement"]:
+    # The probes, the rules and their fixes read the same frameworks' Requires-Dist lines again and again (one torch
+    # rule parsed 206 lines for its 20); the answer depends on the text alone and nothing changes a Requirement.
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
 def canonical_name(name: str) -> str:
     """A distribution's name as PyPI compares it (PEP 503), e.g. 'NVIDIA_cuDNN.cu12' -> 'nvidia-cudnn-cu12'."""
     from packaging.utils import canonicalize_name  # imported on first use: see requirements()

@@ -138,8 +138,9 @@ print(" check --ready findings:", ", ".join("%s %s" % (f["id"], f["severity"]) f
       "| CD221 (NVLink errors counted) must not fire on a healthy node")
 r = json.load(open(out + "/ready.json"))
 ready = r["facts"]["node"]["ready"] or []
-print(" --ready: %d of %d GPUs ran the kernel; per GPU ms: %s; CD218 %s; check --ready's own run %.0f ms" % (
-    sum(x["ok"] for x in ready), len(ready), [x["ms"] for x in ready],
+print(" --ready: %d of %d GPUs ran the kernel; per GPU ms: %s (the node, one GPU after another: %.0f ms); CD218 %s;"
+      " check --ready's own run %.0f ms" % (
+    sum(x["ok"] for x in ready), len(ready), [x["ms"] for x in ready], sum(x["ms"] or 0 for x in ready),
     "fired" if any(f["id"] == "CD218" for f in r["findings"]) else "did not fire", r["duration_s"] * 1000))
 for x in ready:
     print("   GPU %s %s ok=%s ms=%s phases=%s %s" % (x["index"], x["bus_id"], x["ok"], x["ms"], x.get("phases_ms"),
@@ -152,7 +153,7 @@ step "check --ready, 3 more runs (warm): wall and each GPU's ms"
 for run in 1 2 3; do
   start=$(date +%s%N); timeout 60 $py -m cudnn_doctor check --ready --json --output-file "$out/ready-$run.json"
   code=$?; end=$(date +%s%N)
-  $py -c 'import json,sys; d=json.load(open(sys.argv[1])); print("run", sys.argv[2], "exit", sys.argv[3], "wall", sys.argv[4], "ms; per GPU", [(x["ms"], x["ok"]) for x in d["facts"]["node"]["ready"] or []])' \
+  $py -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["facts"]["node"]["ready"] or []; print("run", sys.argv[2], "exit", sys.argv[3], "wall", sys.argv[4], "ms; per GPU", [(x["ms"], x["ok"]) for x in r], "node readiness %.0f ms" % sum(x["ms"] or 0 for x in r))' \
       "$out/ready-$run.json" "$run" "$code" "$(( (end - start) / 1000000 ))"
 done
 step "kernel log source (/dev/kmsg, else journalctl -k -b) and device nodes"

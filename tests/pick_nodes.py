@@ -7,7 +7,7 @@ from typing import Optional, Sequence, Tuple
 
 from facts_factory import driver, gpu, real_machine
 
-from cudnn_doctor.commands.check import exit_code_for
+from cudnn_doctor.commands.check_run import exit_code_for
 from cudnn_doctor.diagnose import collect_report
 from cudnn_doctor.render.envelope import dumps
 from cudnn_doctor.render.json_report import report_json

@@ -24,6 +24,12 @@ EXTRAS = ("and-cuda", "with-cuda", "with_cuda", "cudnn", "cuda")
 
 def cudnn_pin(wheels: Sequence[Wheel], extra: bool) -> Optional[Requirement]:
     """The framework's nvidia-cudnn-* requirement, read from its wheels' METADATA (under its extras when drawn)."""
+    return requirement(wheels, "nvidia-cudnn-", extra)
+
+
+def requirement(wheels: Sequence[Wheel], project: str, extra: bool) -> Optional[Requirement]:
+    """The framework's first requirement of a project whose name starts with `project`, from its wheels' METADATA
+    (under its extras when drawn)."""
     for name, version in wheels:
         tree = pool.unpacked((name, version))
         meta = next(tree.glob("*.dist-info/METADATA"), None) if tree else None
@@ -34,7 +40,7 @@ def cudnn_pin(wheels: Sequence[Wheel], extra: bool) -> Optional[Requirement]:
                 req = Requirement(line.split(":", 1)[1].strip())
             except InvalidRequirement:
                 continue
-            if not canonicalize_name(req.name).startswith("nvidia-cudnn-"):
+            if not canonicalize_name(req.name).startswith(project):
                 continue
             env = [{"extra": e, "platform_system": "Linux", "sys_platform": "linux"} for e in
                    ([""] + list(EXTRAS) if extra else [""])]
@@ -78,7 +84,10 @@ def draw(seed: int, n: int) -> Case:
             extra_libs += [w for w in pool.TF_AND_CUDA if w not in extra_libs]
         if kind == "torch":
             cudart = ("nvidia-cuda-runtime-cu12", "12.3.101")
-            extra_libs += [cudart] if cudart not in extra_libs else []
+            # what its libtorch_global_deps.so needs: the CUDA runtime, and NVTX where torch pins it (2.4's global
+            # deps need libnvToolsExt.so.1; without it torch preloads every wheel from sys.path instead)
+            nvtx = [pool.NVTX] if requirement(ws, "nvidia-nvtx-", False) else []
+            extra_libs += [w for w in [cudart] + nvtx if w not in extra_libs]
     setup = rng.choice(SETUPS)
     other = rng.choice([w for w in pool.CUDNN if w != cudnn])
     site: List[Wheel] = [w for w in fw_wheels[1:]]

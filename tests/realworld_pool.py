@@ -42,14 +42,17 @@ CUDNN: Tuple[Wheel, ...] = (
     ("nvidia-cudnn-cu12", "9.1.0.70"), ("nvidia-cudnn-cu12", "9.3.0.75"), ("nvidia-cudnn-cu12", "9.5.1.17"),
     ("nvidia-cudnn-cu12", "9.8.0.87"), ("nvidia-cudnn-cu12", "9.10.2.21"), ("nvidia-cudnn-cu13", "9.24.0.43"),
 )
-# The other CUDA libraries (TensorFlow's [and-cuda] set, torch's runtime): one release each.
+# The other CUDA libraries (TensorFlow's [and-cuda] set, torch's runtime and NVTX): one release each.
 CUDA_LIBS: Tuple[Wheel, ...] = (
     ("nvidia-cuda-runtime-cu12", "12.3.101"), ("nvidia-cublas-cu12", "12.3.4.1"), ("nvidia-cufft-cu12", "11.0.12.1"),
     ("nvidia-curand-cu12", "10.3.4.107"), ("nvidia-cusolver-cu12", "11.5.4.101"),
     ("nvidia-cusparse-cu12", "12.2.0.103"), ("nvidia-nvjitlink-cu12", "12.3.101"),
     ("nvidia-cuda-runtime-cu11", "11.8.89"),
+    # torch 2.4's libtorch_global_deps.so needs libnvToolsExt.so.1 (its pin nvidia-nvtx-cu12==12.1.105)
+    ("nvidia-nvtx-cu12", "12.1.105"),
 )
 TF_AND_CUDA = CUDA_LIBS[:7]
+NVTX = CUDA_LIBS[-1]
 
 SLIM_OVER = 400 << 20  # framework libraries bigger than this keep only their ELF headers and dynamic section
 

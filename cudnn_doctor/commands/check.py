@@ -1,86 +1,15 @@
 """The `check` subcommand: probe the machine, judge it, render the report, choose the exit code."""
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
-from typing import List, Mapping, Optional, Sequence
+from typing import List, Optional
 
 import typer
 
-from .. import diagnose
-from ..bounded_io import not_a_folder
 from ..diagnose import DEFAULT_TIMEOUT
-from ..model import Severity
-from ..results import Report
-from ..runclock import RunClock
-from ..ui import EXIT_INCOMPLETE, EXIT_OK, EXIT_PROBLEMS, error_exit
 from . import completion as values
+from .check_run import MIN_TIMEOUT, CheckOptions, run_check
 from .options import seconds
-
-
-def _validate_skip(patterns: Sequence[str]) -> None:
-    if not patterns:  # knowing the checks means importing every rule: not before the probes, when none is named
-        return
-    for p in diagnose.unknown_skips(patterns):
-        error_exit("--skip %r matches no check; see `cudnn-doctor check --list-checks`" % p)
-
-
-def _list_checks() -> None:
-    for rid, alias, title in diagnose.known_checks():
-        sys.stdout.write("%s  %-36s %s\n" % (rid, alias, title))
-
-
-def _compat():
-    from ..knowledge import load_compat
-
-    return load_compat()
-
-
-def _node() -> str:
-    import platform  # only when the host probe found no name: not worth its import on every run
-
-    return platform.node()
-
-
-def exit_code_for(report: Report, strict: bool) -> int:
-    """0: no errors; 1: an error (or, with --strict, a warning); 4: no error, but something could not be
-    checked (a probe abandoned or a path blocked). Renderers never decide this."""
-    worst = max((f.severity.rank for f in report.findings), default=0)
-    if worst >= Severity.ERROR.rank:
-        return EXIT_PROBLEMS
-    if report.facts.blocked:
-        return EXIT_INCOMPLETE
-    return EXIT_PROBLEMS if strict and worst >= Severity.WARNING.rank else EXIT_OK
-
-
-def _pick_format(fmt: Optional[str], as_json: bool) -> str:
-    if as_json:
-        return "json"
-    if fmt:
-        return fmt
-    # In GitHub Actions with output going to a log, annotations are what people read.
-    if os.environ.get("GITHUB_ACTIONS") == "true" and not sys.stdout.isatty():
-        return "github"
-    return "human"
-
-
-def _validate_policy(requires: Sequence[str], target: Optional[str]) -> None:
-    """Bad --require/--for input is a usage error (exit 2) before anything is probed."""
-    if not requires and target is None:
-        return  # a plain check does not pay for the parsers (packaging.specifiers, the knowledge base) up front
-    from ..rules.policy import parse_requirement, parse_target
-
-    for expr in requires:
-        try:
-            parse_requirement(expr)
-        except ValueError as exc:
-            error_exit("--require %r: %s" % (expr, exc))
-    if target is not None:
-        try:
-            parse_target(target, _compat())
-        except ValueError as exc:
-            error_exit("--for %r: %s" % (target, exc))
 
 
 def _require_help() -> str:
@@ -158,73 +87,13 @@ def register(app: typer.Typer) -> None:
                                                          "a tiny kernel whose result is checked, each under a "
                                                          "deadline (CD218)."),
         color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force colour on or off."),
-        timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS", callback=seconds(0.1),
+        timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="SECONDS", callback=seconds(MIN_TIMEOUT),
                                       help="Time budget for the whole run; a probe stuck longer (a hung network "
                                            "mount) is abandoned, named in the report (CD002) and the exit code "
                                            "is 4."),
     ) -> None:
-        clock = RunClock()
-        if list_checks:
-            _list_checks()
-            raise typer.Exit(0)
-        fmt_name = _pick_format(fmt, as_json)
-        if fmt_name not in ("human", "json", "github", "prometheus"):
-            error_exit("--format must be human, json, github or prometheus, not %r" % fmt_name)
-        if output_file is not None and fmt_name not in ("json", "prometheus"):
-            error_exit("--output-file needs --json or --format prometheus")
-        problem = not_a_folder(root)
-        if problem:
-            error_exit("--root %s %s" % (root, problem))
-        if image is None and against is not None:
-            error_exit("--against needs --image REF: the image to judge on that node")
-        if image is not None and (root != "/" or env or smoke or ready):
-            error_exit("--image reads the image's own files and Env: it cannot go with --root, --env, --smoke or "
-                       "--ready")
-        _validate_policy(require, target)
-        _validate_skip(skip)
-        if image is not None:
-            from .check_image import image_check
-
-            report = image_check(image, against, require, target, skip, timeout)
-        else:
-            report = diagnose.diagnose(root, parse_env(env), requires=require, target=target, skip=skip, smoke=smoke,
-                                       timeout=timeout, ready=ready, early=ctx.obj)
-        code = exit_code_for(report, strict)
-        report.run = clock.finish(node_name or report.facts.host.hostname or _node())
-        if junit_xml is not None:
-            from ..render.junit import write_junit
-
-            try:
-                write_junit(report, junit_xml)
-            except OSError as exc:
-                error_exit("--junit-xml %s cannot be written: %s" % (junit_xml, exc.strerror or exc))
-        if fmt_name in ("json", "prometheus"):
-            from ..render.machine import emit_machine_report
-
-            try:
-                emit_machine_report(report, code, fmt_name, output_file)
-            except OSError as exc:
-                error_exit("--output-file %s cannot be written: %s" % (output_file, exc.strerror or exc))
-        elif fmt_name == "github":
-            from ..render.github import render_github
-
-            render_github(report, sys.stdout, os.environ.get("GITHUB_STEP_SUMMARY"))
-        elif quiet < 2:
-            from ..render.human import render_human
-            from ..ui import console
-
-            render_human(report, console(color=color), verbose=verbose, quiet=quiet)
-        raise typer.Exit(code)
-
-
-def parse_env(pairs: Sequence[str]) -> Optional[Mapping[str, str]]:
-    """--env NAME=VALUE pairs as the inspected machine's environment; None (this process's) when none given."""
-    if not pairs:
-        return None
-    out = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            error_exit("--env %r: expected NAME=VALUE, e.g. --env 'PATH=C:\\CUDA\\bin'" % pair)
-        out[name.strip()] = value
-    return out
+        options = CheckOptions(root=root, env=env, as_json=as_json, fmt=fmt, output_file=output_file,
+                               node_name=node_name, verbose=verbose, quiet=quiet, strict=strict, require=require,
+                               target=target, junit_xml=junit_xml, skip=skip, image=image, against=against,
+                               list_checks=list_checks, smoke=smoke, ready=ready, color=color, timeout=timeout)
+        raise typer.Exit(run_check(options, early=ctx.obj))

@@ -1,16 +1,12 @@
 """Option values checked where they enter: a number no command can use is one line and exit 2, before any work."""
 from __future__ import annotations
 
-import math
 from typing import Callable, Optional
 
 import typer
 
 from ..ui import EXIT_USAGE, error_exit
-
-# A week: longer than any run or lock wait is meant to take, and far from where time arithmetic overflows
-# (`--timeout 1e308` made a deadline no clock can hold).
-MAX_SECONDS = 7 * 86400.0
+from .bounds import MAX_SECONDS, seconds_in_range
 
 
 def seconds(low: float, high: float = MAX_SECONDS) -> Callable[..., Optional[float]]:
@@ -18,7 +14,7 @@ def seconds(low: float, high: float = MAX_SECONDS) -> Callable[..., Optional[flo
     def check(ctx: typer.Context, param: typer.CallbackParam, value: Optional[float]) -> Optional[float]:
         if ctx.resilient_parsing or value is None:  # shell completion parses without acting
             return value
-        if not (math.isfinite(value) and low <= value <= high):
+        if not seconds_in_range(value, low, high):
             error_exit("%s %s: give a number of seconds from %g to %g" % (param.opts[0], value, low, high),
                        EXIT_USAGE)
         return value

@@ -273,12 +273,18 @@ def _exit_reason(status):
     return {"crashed": "exit status %d" % os.WEXITSTATUS(status)}
 
 
+# NVML's start and reads take the driver's lock that cuInit and context creation queue on: while the readiness
+# task runs they wait (4x H200: its cuInit took 780-1330 ms beside them, 530-560 ms alone).
+_AFTER_READY = ("nvml", "gpu_health")
+
+
 def stream(task_timeout):
     """Tasks arrive one JSON line each on stdin (with the parent's "id"); each runs at once in its own fork.
 
     All tasks run side by side (NVML's slow init overlaps every cuDNN copy's load), each copy gets a fresh
     link map (no sub-library of one cuDNN copy is reused by the next), and a crash or hang ends only that
-    task: a worker past ``task_timeout`` is killed and reported as ``{"timeout": s}``.
+    task: a worker past ``task_timeout`` is killed and reported as ``{"timeout": s}``. The NVML tasks that
+    arrive while the readiness task runs start when it ends (_AFTER_READY).
     """
     import selectors
     import time
@@ -289,7 +295,26 @@ def stream(task_timeout):
     workers = {}  # pid -> [task id, read fd, started, buffer, output ended]
     pending = b""
     reading = True
-    while reading or workers:
+    ready_pids, held = set(), []  # the readiness task's worker; (task id, task) waiting for it to end
+
+    def start(index, task):
+        task.setdefault("limit", task_timeout)  # a task that works in steps budgets them within it
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(rfd)
+            _worker(index, task, wfd)
+        os.close(wfd)
+        workers[pid] = [index, rfd, time.monotonic(), b"", False]
+        sel.register(rfd, selectors.EVENT_READ, pid)
+        if task.get("op") == "cuda_ready":
+            ready_pids.add(pid)
+
+    while reading or workers or held:
+        if held and not ready_pids:
+            for index, task in held:
+                start(index, task)
+            del held[:]
         for key, _ in sel.select(timeout=0.02):
             if key.data is None:
                 chunk = os.read(key.fd, 65536)
@@ -304,14 +329,10 @@ def stream(task_timeout):
                         continue
                     task = json.loads(line)
                     index = task.pop("id")
-                    rfd, wfd = os.pipe()
-                    pid = os.fork()
-                    if pid == 0:
-                        os.close(rfd)
-                        _worker(index, task, wfd)
-                    os.close(wfd)
-                    workers[pid] = [index, rfd, time.monotonic(), b"", False]
-                    sel.register(rfd, selectors.EVENT_READ, pid)
+                    if ready_pids and task.get("op") in _AFTER_READY:
+                        held.append((index, task))
+                    else:
+                        start(index, task)
             else:
                 entry = workers.get(key.data)
                 chunk = os.read(key.fd, 65536)
@@ -349,6 +370,7 @@ def stream(task_timeout):
                 pass
             os.close(rfd)
             del workers[pid]
+            ready_pids.discard(pid)
             if result is None:
                 sys.stdout.buffer.write(buf)
             else:  # its speculative note (which file it loaded) still counts; a half-written result does not

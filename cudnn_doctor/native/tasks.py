@@ -25,10 +25,14 @@ def health_task(lib: Optional[str], ready: bool) -> NativeTask:
     return dict({"op": "gpu_health", "lib": lib}, **({"nvlink_errors": True} if ready else {}))
 
 
-def ready_tasks(lib: str, gpus: Sequence[Tuple[str, Optional[str]]]) -> List[NativeTask]:
-    """One readiness task per GPU ``(bus id, UUID or None)``, numbered in the order given (PCI bus order)."""
-    return [{"op": "cuda_ready", "lib": lib, "index": index, "bus_id": address.lower(), "uuid": uuid}
-            for index, (address, uuid) in enumerate(gpus)]
+def ready_task(lib: str, gpus: Sequence[Tuple[str, Optional[str]]]) -> Optional[NativeTask]:
+    """The readiness task of the GPUs ``(bus id, UUID or None)``, numbered in the order given (PCI bus order); None
+    without a GPU."""
+    if not gpus:
+        return None
+    return {"op": "cuda_ready", "lib": lib,
+            "gpus": [{"index": index, "bus_id": address.lower(), "uuid": uuid}
+                     for index, (address, uuid) in enumerate(gpus)]}
 
 
 def early_tasks(ready: bool) -> List[NativeTask]:

@@ -168,6 +168,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     from .windows import collect_windows, is_windows
 
     deadline = Deadline(timeout)
+    host = host.for_run()  # what this run meets (FIFOs where files belong) is its own, never the caller's
     if is_windows(host):  # a Windows machine, live or a drive under --root: its own probes
         if early is not None:
             early.close()

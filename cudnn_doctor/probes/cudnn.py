@@ -59,7 +59,8 @@ def probe(ctx) -> None:
         groups: Dict[int, List[str]] = {}
         dev_links: List[str] = []
         for name in host.listdir(directory):
-            m = _CUDNN_FILE.match(name)
+            # The prefix first: a library folder holds thousands of names and the pattern starts with it.
+            m = _CUDNN_FILE.match(name) if name.startswith("libcudnn") else None
             if not m or host.is_dir("%s/%s" % (directory, name)):
                 continue  # a folder that happens to carry a library's name is not a library
             if not m.group("ver"):

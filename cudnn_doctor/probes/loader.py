@@ -74,6 +74,7 @@ class LoaderView:
         self.hwcaps = hwcaps_subdirs(host.read_text("/proc/cpuinfo")) if self.machine == "x86_64" else []
         self.cache: Optional[Dict[str, List[str]]] = None
         self._elf_cache: Dict[str, ElfInfo] = {}
+        self._hwcaps_folders: Dict[Tuple[str, str], bool] = {}
         st = host.stat("/etc/ld.so.cache")
         self.facts.cache_mtime = st.st_mtime if st is not None else None
         data = host.read_bytes("/etc/ld.so.cache", limit=64 << 20)
@@ -91,6 +92,7 @@ class LoaderView:
         """A view that read nothing: what probes get when reading the loader's files was abandoned (CD002)."""
         view = cls.__new__(cls)
         view.host, view.facts, view.machine, view.cache, view._elf_cache = host, LoaderFacts(), "x86_64", None, {}
+        view._hwcaps_folders = {}
         view.facts.cache_error = "not read: the loader's files did not answer in time"
         return view
 
@@ -160,8 +162,9 @@ class LoaderView:
             if not via and self.cache is not None:
                 found += [(path, "ld.so.cache") for path in self.cache.get(soname, [])]
             for d in dirs:
-                # glibc 2.33+ tries d/glibc-hwcaps/<level>/ first, for each level this CPU supports.
-                for sub in ["glibc-hwcaps/%s" % level for level in self.hwcaps] + [""]:
+                # glibc 2.33+ tries d/glibc-hwcaps/<level>/ first, for each level this CPU supports (a level folder
+                # that is not there holds nothing: asked once per folder, not once per name).
+                for sub in ["glibc-hwcaps/%s" % level for level in self.hwcaps if self._is_folder(d, level)] + [""]:
                     path = os.path.join(d, sub, soname) if sub else os.path.join(d, soname)
                     if self.host.lexists(path):
                         found.append((path, via))
@@ -175,6 +178,14 @@ class LoaderView:
             seen.add(real)
             unique.append((path, via))
         return unique
+
+    def _is_folder(self, folder: str, level: str) -> bool:
+        """Whether folder/glibc-hwcaps/level is a folder (links followed), remembered for the view's life."""
+        key = (folder, level)
+        known = self._hwcaps_folders.get(key)
+        if known is None:
+            known = self._hwcaps_folders[key] = self.host.is_dir(os.path.join(folder, "glibc-hwcaps", level))
+        return known
 
     def resolve(self, soname: str, runpath: Sequence[str] = (), rpath: Sequence[str] = (),
                 origin: Optional[str] = None,

@@ -7,7 +7,7 @@ import os
 import re
 from typing import Dict, List, Optional
 
-from ..host import health_task, ready_tasks
+from ..host import health_task, ready_task
 from ..model_node import GpuHealth, GpuPair, GpuReady, NodeFacts
 from ..readers.kernel_log import xid_events
 from ..readers.pci_config import acs_control
@@ -33,8 +33,8 @@ def probe(ctx) -> None:
         ctx.native("node-health", [task], lambda results: _apply_health(node, results))
     libcuda = ctx.facts.driver.libcuda_path
     if getattr(ctx, "ready", False) and libcuda:
-        tasks = gpu_ready_tasks(ctx, str(host.real(libcuda)))
-        ctx.native("ready", tasks, lambda results: _apply_ready(node, tasks, results))
+        task = gpu_ready_task(ctx, str(host.real(libcuda)))
+        ctx.native("ready", [task], lambda results: _apply_ready(node, task, results[0]))
     _kernel_log(ctx, node)
     gpus = [d["address"] for d in ctx.facts.driver.nvidia_pci_devices]
     _iommu(ctx, node, gpus)
@@ -56,18 +56,18 @@ def _kernel_log(ctx, node: NodeFacts) -> None:
             return
 
 
-def gpu_ready_tasks(ctx, libcuda: str) -> List[dict]:
-    """One readiness task per GPU the driver offers here, in PCI bus order, each to run with only its GPU visible
-    to CUDA: by the UUID the driver publishes (robust to GPUs CUDA skips), else by its place in bus order; the
-    bus id lets the child check that CUDA opened that GPU. Where no GPU is listed, one task per device node."""
+def gpu_ready_task(ctx, libcuda: str) -> dict:
+    """The readiness task of every GPU the driver offers here, in PCI bus order: the child finds each by its bus id,
+    and where it must prove one alone, makes only that GPU visible to CUDA by the UUID the driver publishes
+    (robust to GPUs CUDA skips), else by its place in bus order. Where no GPU is listed, one per device node."""
     listed = ctx.host.listed_gpus()
     ctx.searched("node", "/proc/driver/nvidia/gpus/*/information")
     if not listed:  # an older driver or a masked /proc: the GPUs bound to nvidia on the PCI bus
         listed = [(d["address"], None) for d in sorted(ctx.facts.driver.nvidia_pci_devices, key=lambda d: d["address"])
                   if d.get("driver") == "nvidia"]
     count = len(ctx.host.glob("/dev/nvidia[0-9]*"))
-    return ready_tasks(libcuda, listed) or [{"op": "cuda_ready", "lib": libcuda, "index": i}
-                                            for i in range(max(count, 1))]
+    return ready_task(libcuda, listed) or {"op": "cuda_ready", "lib": libcuda,
+                                           "gpus": [{"index": i} for i in range(max(count, 1))]}
 
 
 def _failure(res: dict) -> Optional[str]:
@@ -132,18 +132,21 @@ def _links_off_gpus(gpu: GpuHealth, by_bus: Dict[str, int]) -> int:
     return gpu.nvlinks - len(gpu.nvlinks_down) - sum(n for bus, n in gpu.nvlink_peers.items() if bus in by_bus)
 
 
-def _apply_ready(node: NodeFacts, tasks: List[dict], results: List[dict]) -> None:
+def _apply_ready(node: NodeFacts, task: dict, result: dict) -> None:
     node.ready = []
     nvml = {str(g.bus_id): g.index for g in node.gpus if g.bus_id}  # NVML's numbers, where its health read answered
-    for task, res in zip(tasks, results):
-        address: str = task.get("bus_id") or ""
+    # The child's answer per GPU; a child that died or overran as a whole gives each GPU its reason.
+    answers = result.get("gpus") or [result] * len(task["gpus"])
+    for gpu, res in zip(task["gpus"], answers):
+        res = res or {"error": "no answer"}
+        address: str = gpu.get("bus_id") or ""
         if address and nvml and address not in nvml:
             continue  # a GPU the driver lists that NVML does not offer here (hidden from this container)
-        if not address and res.get("status") == _NO_DEVICE and task["index"] >= max(len(node.gpus), 1):
+        if not address and res.get("status") == _NO_DEVICE and gpu["index"] >= max(len(node.gpus), 1):
             continue  # a device node counted beyond the GPUs NVML has, with no GPU behind it
         failed = None if "ok" in res else (_failure(res) or "no answer")
         node.ready.append(GpuReady(
-            index=nvml.get(address, int(task["index"])), ok=bool(res.get("ok")),
+            index=nvml.get(address, int(gpu["index"])), ok=bool(res.get("ok")),
             bus_id=address or bus_id(res.get("bus_id")), step=res.get("step") or ("child" if failed else None),
             error=failed or res.get("error_name") or (
                 "CUresult %s" % res["status"] if res.get("status") is not None else res.get("error")),

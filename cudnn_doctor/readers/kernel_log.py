@@ -14,8 +14,10 @@ _EVENT = re.compile(r"\b(S?Xid) \(PCI:([0-9A-Fa-f:.]+)\): (\d+)(?:,\s*(.*))?")
 def xid_events(text: str) -> List[Dict[str, Any]]:
     """One entry per (kind, device, code): how often it came, the first message and when (seconds since boot)."""
     seen: Dict[Tuple[str, str, int], Dict[str, Any]] = {}
+    if "Xid (PCI:" not in text:  # every event holds it: a long log without one is not searched line by line
+        return []
     for line in text.splitlines():
-        match = _EVENT.search(line)
+        match = _EVENT.search(line) if "Xid (PCI:" in line else None
         if not match:
             continue
         kind, pci, code, rest = match.groups()

@@ -17,9 +17,22 @@ X86_64_LEVELS = (
 )
 
 
+# The bytes a folder of _SYSTEM_DIRS is made of ("/" included, NUL not).
+_PATH_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-/")
+
+
 def system_dirs(ld_so: bytes) -> List[str]:
     """The folders ld.so searches after the cache, in order, without trailing slashes; [] when not found."""
-    m = _SYSTEM_DIRS.search(ld_so)
+    # The same leftmost match as _SYSTEM_DIRS.search(ld_so), without running the pattern over the 200 kB before
+    # it (4 ms): a match is two folders or more, so it holds "/\0/", and its first folder holds no NUL; it starts
+    # in the run of folder bytes before the first "/\0/" of the file, or after it.
+    first = ld_so.find(b"/\0/")
+    if first < 0:
+        return []
+    start = first
+    while start > 0 and ld_so[start - 1] in _PATH_BYTES:
+        start -= 1
+    m = _SYSTEM_DIRS.search(ld_so, start)
     if not m:
         return []
     return [d.decode().rstrip("/") or "/" for d in m.group().split(b"\0") if d]

@@ -3,7 +3,7 @@ a framework's build or known to break, and which of two copies a program gets.""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
@@ -21,10 +21,32 @@ def _channel(copy: CudnnCopy) -> str:
     return copy.origin if copy.origin in ("pip", "conda") else "system"
 
 
-def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any) -> Fix:
-    """The build of the same cuDNN release for the CUDA it is used with, from the channel the copy came from."""
+def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
+                       fw: Optional[FrameworkFacts] = None) -> Fix:
+    """The build of the same cuDNN release for the CUDA it is used with, from the channel the copy came from; for a
+    framework that gets the copy through LD_LIBRARY_PATH, that entry dropped (a copy installed elsewhere would
+    still lose to it: draws 880088/3, /18)."""
+    entry = ld_entry_for(facts, copy.path) if fw is not None else None
+    if fw is not None and entry:
+        return without_entry_fix(facts, compat, fw, entry, copy.major,
+                                 lambda own: compat.cudnn_cuda_verdict(str(own.version), own.cuda_version, cuda)[0]
+                                 is not False)
     return say("Install the cuDNN build for CUDA %s: %s", mm_text(cuda) or cuda,
                machine_cudnn_fix(facts, compat, cuda, copy.major, copy.version, _channel(copy)))
+
+
+def without_entry_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, entry: str, major: Optional[int],
+                      fits: Callable[[CudnnCopy], bool]) -> Fix:
+    """Drop the LD_LIBRARY_PATH entry that hands a framework a cuDNN it cannot use; where its own site holds no copy
+    that ``fits``, its pinned wheel is installed too, and every other entry holding that major goes as well, or the
+    new release's libcudnn_graph (RUNPATH $ORIGIN, after LD_LIBRARY_PATH) takes its engines from there (draw
+    61127/66)."""
+    own = os.path.normpath(os.path.join(fw.location, "nvidia/cudnn/lib"))
+    if any(os.path.normpath(c.directory) == own and c.version and fits(c) for c in facts.cudnn):
+        return own_cudnn_again_fix(facts, entry, fw.name)
+    others = [e for e in (ld_entry_for(facts, c.path) for c in facts.cudnn if c.major == major) if e]
+    return then(ld_library_path_without(facts, list(dict.fromkeys([entry] + others))),
+                framework_cudnn_fix(facts, compat, fw, major), joint=" && ")
 
 
 def driver_or_cudnn_for_driver_fix(facts: Facts, compat: Compat, copy: CudnnCopy, floor: Any,
@@ -40,18 +62,9 @@ def cudnn_not_older_than_build_fix(facts: Facts, compat: Compat, fw: FrameworkFa
     """Let a framework load a cuDNN at least the one it was built with: drop the LD_LIBRARY_PATH entry that hands it
     the older one (and, where its own site holds no cuDNN that new, install the one it pins), else reinstall the
     framework's own CUDA wheels, else upgrade the cuDNN it loads."""
-    if entry:
-        own = os.path.normpath(os.path.join(fw.location, "nvidia/cudnn/lib"))
-        if any(os.path.normpath(c.directory) == own and c.version and not cudnn_older(c.version, compiled)[0]
-               for c in facts.cudnn):
-            return own_cudnn_again_fix(facts, entry, fw.name)
-        # Nothing of its own behind that entry (a conda prefix's copy was its only one): dropping it leaves none, so
-        # its pin is installed too; and every other entry holding that major goes as well, or the new release's
-        # libcudnn_graph (RUNPATH $ORIGIN, after LD_LIBRARY_PATH) takes its engines from there (draw 61127/66).
-        major = major_of(compiled)
-        others = [e for e in (ld_entry_for(facts, c.path) for c in facts.cudnn if c.major == major) if e]
-        return then(ld_library_path_without(facts, list(dict.fromkeys([entry] + others))),
-                    framework_cudnn_fix(facts, compat, fw, major), joint=" && ")
+    if entry:  # nothing of its own that new behind it (a conda prefix's copy was its only one): its pin too
+        return without_entry_fix(facts, compat, fw, entry, major_of(compiled),
+                                 lambda own: not cudnn_older(str(own.version), compiled)[0])
     kind = framework_kind(fw)
     if kind == "tensorflow":
         return tensorflow_wheels_fix(fw.version.split("+")[0])

@@ -56,7 +56,8 @@ def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 out.append(finding(
                     severity, "%s cannot be used with %s" % (describe_copy(copy), label),
                     detail=why,
-                    remedy=(whole_environment_fix(facts, compat, user, cudnn_for_cuda_fix(facts, compat, copy, target))
+                    remedy=(whole_environment_fix(facts, compat, user, cudnn_for_cuda_fix(facts, compat, copy, target,
+                                                                                            user))
                             if user is not None else cudnn_for_cuda_fix(facts, compat, copy, target)),
                     evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "path": copy.path,
                               "used_with": cuda}, catalogue=["C5"]))

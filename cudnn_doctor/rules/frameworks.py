@@ -9,7 +9,7 @@ from packaging.version import InvalidVersion, Version
 from ..versions import canonical_name, major_of, requirements, ver
 from ..model import Facts, Finding, FrameworkFacts, Severity
 from . import LINUX, RuleContext, rule
-from ..queries import framework_kind, has_driver, platform_of
+from ..queries import copy_for_path, framework_kind, has_driver, platform_of, working_copy
 from ..remedies.frameworks import (framework_cudnn_fix, framework_gpu_build_fix, framework_pin_fix,
                                    onnxruntime_gpu_fix, tensorflow_native_windows_fix)
 from ..remedies.environments import whole_environment_fix
@@ -84,7 +84,7 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 continue
             judged.add((fw.location, text))
             is_cudnn = canonical_name(req.name).startswith("nvidia-cudnn-")
-            severity, detail = (_cudnn_pin_verdict(fw, req, installed) if is_cudnn else (WARNING, (
+            severity, detail = (_cudnn_pin_verdict(facts, fw, req, installed) if is_cudnn else (WARNING, (
                 "Only one copy of %s fits in that site-packages/nvidia folder, so %s runs with the release another "
                 "package asked for instead of the one it was built and tested with; it usually loads (same soname) "
                 "but `pip check` reports the conflict." % (req.name, fw.name))))
@@ -100,9 +100,11 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-def _cudnn_pin_verdict(fw: FrameworkFacts, req: Requirement, installed: Version) -> Tuple[Severity, str]:
-    """How a cuDNN wheel outside a framework's pin really fails: not at all (a newer minor of the same major), with
-    the framework's version check (an older minor it loads), or as a missing soname (another major)."""
+def _cudnn_pin_verdict(facts: Facts, fw: FrameworkFacts, req: Requirement,
+                       installed: Version) -> Tuple[Severity, str]:
+    """How a cuDNN wheel outside a framework's pin really fails: not at all (a newer minor of the same major, or an
+    older shim whose sub-libraries all come from a release it accepts), with the framework's version check (an older
+    minor it loads), or as a missing soname (another major)."""
     res = fw.resolved_cudnn
     pinned = [Version(s.version.replace(".*", "")) for s in req.specifier if s.operator in ("==", ">=", "~=")
               and ver(s.version.replace(".*", "")) is not None]
@@ -121,6 +123,18 @@ def _cudnn_pin_verdict(fw: FrameworkFacts, req: Requirement, installed: Version)
         return WARNING, ("This wheel is another major than the framework's; it loads %s from %s instead." % (
             res.name, res.path) if res is not None and res.path else "This wheel is another major than the "
             "framework's, which cannot use it.")
+    # The shim only forwards: when every sub-library it finds comes from one other copy, cudnnGetVersion() reports that
+    # copy, and that is what the framework's own check compares (jax 0.7.2 with the 9.5.1 wheel before 9.8 on
+    # LD_LIBRARY_PATH: JAX's check reads 9.8.0 and it loads; CD709 says the mix).
+    runs = working_copy(facts, fw) if loads_it else None
+    if runs is not None and runs is copy_for_path(facts, res.path, res.realpath):
+        runs = None  # the wheel's own copy does the work: its installed version decides
+    got = ver(runs.version) if runs is not None and runs.version else None
+    if got is not None and got != installed and got.release[0] == want.release[0] and \
+            got.release[:2] >= want.release[:2] and installed.release[:2] < want.release[:2]:
+        return WARNING, ("Every sub-library of this wheel's shim comes from cuDNN %s at %s, so cudnnGetVersion() "
+                         "reports %s, which %s accepts; `pip check` reports the conflict." % (
+                             runs.version, runs.directory, runs.version, fw.name))
     if installed.release[:2] < want.release[:2]:
         return (ERROR if loads_it else WARNING), (
             "It loads this older minor and stops: 'Loaded runtime CuDNN library: %s but source was compiled with: "

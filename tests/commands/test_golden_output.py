@@ -10,6 +10,8 @@ machine, and pinned by tests/rules/test_rule_registry.py), so a new rule changes
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import platform
@@ -123,10 +125,28 @@ def compare(name: str, text: str) -> None:
 
 
 def _check(root: Path, args: List[str], env: Dict[str, str]) -> str:
-    result = CliRunner().invoke(app, ["check", "--no-color", "--timeout", "120", "--root", str(root), *args],
-                                env=env)
+    """The typer app's output; the console script's (cli.main, whose plain path runs these lines without typer)
+    must be the same."""
+    line = ["check", "--no-color", "--timeout", "120", "--root", str(root), *args]
+    result = CliRunner().invoke(app, line, env=env)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    return "exit %d\n%s" % (result.exit_code, result.stdout)
+    typed = "exit %d\n%s" % (result.exit_code, result.stdout)
+    assert normalise(_plain(line, env), root) == normalise(typed, root), "the plain path printed another report"
+    return typed
+
+
+def _plain(line: List[str], env: Dict[str, str]) -> str:
+    """``line`` run by cli.main, which must take check's plain path (commands/check_argv.py), never typer."""
+    from unittest import mock
+
+    from cudnn_doctor import cli
+
+    out, err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()
+    with mock.patch.dict(os.environ, env), mock.patch.object(cli, "build_app", side_effect=AssertionError("typer")), \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as stop:
+        cli.main(line)
+    out.flush()
+    return "exit %d\n%s" % (stop.value.code, out.buffer.getvalue().decode("utf-8"))
 
 
 @recorded_here

@@ -1,7 +1,9 @@
 /* Fake libcuda (driver API): cuDriverGetVersion reports DRV; cuInit returns INITRC.
  * The readiness calls (cuDeviceGet .. cuCtxDestroy) run the shipped kernel's arithmetic on the host for NDEV GPUs:
  * -DCTX_RC=n fails cuCtxCreate with n, -DLOAD_RC=n fails cuModuleLoadData, -DWRONG_RESULT makes the kernel write
- * wrong values, -DHANG_IN_LAUNCH makes the launch never return. cuInit honours CUDA_VISIBLE_DEVICES as CUDA does
+ * wrong values, -DHANG_IN_LAUNCH makes the launch never return (-DHANG_ON_GPU=n: only on GPU n's context),
+ * -DINIT_ALL_RC=n fails cuInit with n when every GPU is visible (one GPU that takes the node's cuInit down) while a
+ * process that sees only some GPUs starts. cuInit honours CUDA_VISIBLE_DEVICES as CUDA does
  * (ordinals, or the UUIDs tests/node/node_kit.py gives: GPU-<8-digit ordinal>-...; the list ends at the first entry
  * that names no GPU) unless -DIGNORE_VISIBLE; the bus ids are those of the fake NVML (0x10 * (ordinal + 1)). */
 #include <stdlib.h>
@@ -36,6 +38,9 @@ int cuInit(unsigned int flags) {
     (void)flags;
     if (INITRC) return INITRC;
     const char *list = getenv("CUDA_VISIBLE_DEVICES");
+#ifdef INIT_ALL_RC
+    if (!list) return INIT_ALL_RC;
+#endif
     nvisible = 0;
 #ifndef IGNORE_VISIBLE
     if (list) {
@@ -57,8 +62,9 @@ int cuDeviceGet(int *dev, int ordinal) { if (ordinal < 0 || ordinal >= nvisible)
 int cuDeviceGetPCIBusId(char *buf, int len, int dev) { snprintf(buf, len, "00000000:%02X:00.0", 0x10 * (dev + 1)); return 0; }
 int cuDeviceGetAttribute(int *v, int attr, int dev) { (void)dev; *v = attr == 75 ? 9 : 0; return 0; }
 int cuCtxCreate_v2(void **ctx, unsigned flags, int dev) { (void)flags; (void)dev; *ctx = (void *)1; return CTX_RC; }
-int cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; *ctx = (void *)1; return CTX_RC; }
-int cuCtxSetCurrent(void *ctx) { (void)ctx; return 0; }
+static size_t current_ctx;  /* the device of the current context, plus one */
+int cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = (void *)(size_t)(dev + 1); return CTX_RC; }
+int cuCtxSetCurrent(void *ctx) { current_ctx = (size_t)ctx; return 0; }
 int cuModuleLoadData(void **mod, const void *image) {
     if (LOAD_RC) return LOAD_RC;
     if (!strstr((const char *)image, ".entry doctor_ready") || !strstr((const char *)image, ".target sm_")) return 218;
@@ -68,7 +74,9 @@ int cuMemAlloc_v2(unsigned long long *ptr, size_t size) { *ptr = (unsigned long 
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shared, void *stream, void **params, void **extra) {
     (void)f; (void)gx; (void)gy; (void)gz; (void)by; (void)bz; (void)shared; (void)stream; (void)extra;
-#ifdef HANG_IN_LAUNCH
+#if defined(HANG_ON_GPU)
+    if (current_ctx == (size_t)HANG_ON_GPU + 1) for (;;) sleep(1000);
+#elif defined(HANG_IN_LAUNCH)
     for (;;) sleep(1000);
 #endif
     unsigned *out = (unsigned *)(size_t)*(unsigned long long *)params[0];

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from facts_factory import gpu, real_machine
 from fleet_factory import stamp
 
-from cudnn_doctor.commands.check import exit_code_for
+from cudnn_doctor.commands.check_run import exit_code_for
 from cudnn_doctor.diagnose import collect_report
 from cudnn_doctor.render.json_report import report_json
 

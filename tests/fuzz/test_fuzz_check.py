@@ -24,7 +24,7 @@ CLI_SLACK_S = 20.0  # interpreter start and imports on a loaded 2-core CI machin
 
 def _check_in_process(root, env):
     """collect_report + the JSON renderer + the exit-code rule, as `check --json` chains them."""
-    from cudnn_doctor.commands.check import exit_code_for
+    from cudnn_doctor.commands.check_run import exit_code_for
     from cudnn_doctor.diagnose import collect_report
     from cudnn_doctor.render.envelope import dumps
     from cudnn_doctor.render.json_report import report_json

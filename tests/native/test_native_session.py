@@ -155,12 +155,12 @@ def test_a_speculative_call_that_hangs_or_crashes_after_loading_answers_for_that
     assert later not in session.sent and results[later] == expect
 
 
-def test_each_gpus_speculative_readiness_answers_only_that_gpus_task(tmp_path):
-    """check --ready starts the kernels before its imports (cli._early_native): the probe's task for GPU 1, asked
-    first, takes GPU 1's answer, never GPU 0's, though both loaded the same libcuda."""
+def test_the_speculative_readiness_answers_only_a_task_for_the_same_gpus(tmp_path):
+    """check --ready starts the kernels before its imports (cli._early_native): the probe's task for the same GPUs
+    takes that answer, though it names libcuda by another path; a task for another set of GPUs runs itself."""
     import shutil
 
-    from cudnn_doctor.host import ready_tasks
+    from cudnn_doctor.host import ready_task
     from cudnn_doctor.native.session import NativeSession
 
     (tmp_path / "lib").mkdir()
@@ -170,10 +170,10 @@ def test_each_gpus_speculative_readiness_answers_only_that_gpus_task(tmp_path):
     gpus = [("0000:%02x:00.0" % (0x10 * (i + 1)), "GPU-%08d-0000-4000-8000-000000000000" % i) for i in range(2)]
     session = NativeSession(env={"PATH": "/bin"}, task_timeout=5.0)
     session.start()
-    session.speculate(ready_tasks(str(tmp_path / "link" / "libcuda.so.1"), gpus))
-    probe = ready_tasks(str(path), gpus)
-    ids = session.submit(probe[::-1])
+    session.speculate([ready_task(str(tmp_path / "link" / "libcuda.so.1"), gpus)])
+    ids = session.submit([ready_task(str(path), gpus[1:]), ready_task(str(path), gpus)])
     results = session.collect(10.0)
-    assert not set(ids) & set(session.sent)  # both answered by the speculative tasks
-    assert [(results[i]["index"], results[i]["bus_id"], results[i]["ok"]) for i in ids] == [
-        (1, gpus[1][0], True), (0, gpus[0][0], True)]
+    assert ids[0] in session.sent and ids[1] not in session.sent  # only the same GPUs' task took the early answer
+    assert [(r["index"], r["bus_id"], r["ok"]) for r in results[ids[1]]["gpus"]] == [
+        (0, gpus[0][0], True), (1, gpus[1][0], True)]
+    assert [(r["bus_id"], r["ok"]) for r in results[ids[0]]["gpus"]] == [(gpus[1][0], True)]

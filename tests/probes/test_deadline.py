@@ -117,7 +117,7 @@ def test_a_budget_spent_leaves_later_probes_named(gpu_machine, check_json, monke
 
 
 def test_exit_code_4_only_without_errors():
-    from cudnn_doctor.commands.check import exit_code_for
+    from cudnn_doctor.commands.check_run import exit_code_for
     from cudnn_doctor.model import BlockedPath, Facts, Finding, Severity
     from cudnn_doctor.results import Report
 

@@ -18,6 +18,26 @@ def test_collect_leaves_the_callers_host_as_it_was(machine):
     assert first.driver.version == again.driver.version == "580.95.05"
 
 
+def test_a_fifo_met_in_one_run_is_that_runs_alone(machine):
+    """Host.not_regular once gathered every run's FIFOs on the caller's Host: a second run reported the first's FIFO
+    after it had become a file again."""
+    import os
+
+    machine.driver("580.95.05", cuda=13000)
+    place = machine.p("/etc/ld.so.conf")
+    place.parent.mkdir(parents=True, exist_ok=True)
+    place.unlink(missing_ok=True)
+    os.mkfifo(place)
+    host = Host(str(machine.root), env={"PATH": "/bin"})
+    runs = [collect(host, timeout=5.0, compat=load_compat())]
+    place.unlink()
+    place.write_text("include /etc/ld.so.conf.d/*.conf\n")
+    runs.append(collect(host, timeout=5.0, compat=load_compat()))
+    assert [[b.path for b in facts.blocked if b.reason == "not-a-regular-file"] for facts in runs] == [
+        ["/etc/ld.so.conf"], []]
+    assert host.not_regular == []
+
+
 def test_the_native_limit_is_what_the_deadline_leaves_less_the_reserve(machine):
     host = Host(str(machine.root), env={"PATH": "/bin"}, native_timeout=8.0)
     run = Run(host, Deadline(2.0))

@@ -1,6 +1,11 @@
 """Shortcuts taken for speed give the same answers as the long way."""
 from __future__ import annotations
 
+import pytest
+from fuzz_support import budget
+from hypothesis import given
+from hypothesis import strategies as st
+
 from kit import Gpu
 
 MA = "/usr/lib/x86_64-linux-gnu"
@@ -36,12 +41,13 @@ def test_check_json_imports_no_terminal_renderer_and_no_pydantic(machine):
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "cudnn_doctor.cli" in modules
-    heavy = sorted(m for m in modules if m.split(".")[0] in ("rich", "pydantic", "pydantic_core")
+    # The plain `check --json` line runs without typer and click (cli.main's plain path, commands/check_argv.py).
+    heavy = sorted(m for m in modules if m.split(".")[0] in ("rich", "pydantic", "pydantic_core", "typer", "click")
                    or m.startswith("importlib.metadata"))
     assert heavy == []
     # Only the command being run is imported: `check` does not pay for bench, fleet, install, explain or matrix.
-    # options: the edge's value checks; completion: the values TAB offers (typing only, no imports of its own)
-    shared = ("cudnn_doctor.commands.check", "cudnn_doctor.commands.options", "cudnn_doctor.commands.completion")
+    # check_run: the run itself; check_argv: the plain line's reading; bounds: the --timeout range
+    shared = ("cudnn_doctor.commands.check_run", "cudnn_doctor.commands.check_argv", "cudnn_doctor.commands.bounds")
     others = sorted(m for m in modules if m.startswith("cudnn_doctor.commands.") and m not in shared)
     assert others == []
     assert not any(m.startswith(("cudnn_doctor.bench", "cudnn_doctor.fleet", "cudnn_doctor.install")) for m in modules)
@@ -80,6 +86,27 @@ def test_realpath_memo_lives_only_inside_a_snapshot(tmp_path):
     with host.snapshot():
         assert host.realpath("/cur") == ("/b", False)
         assert host.realpath("/missing") == ("/missing", True)
+
+
+def test_listdir_memo_lives_only_inside_a_snapshot(tmp_path):
+    """Host.snapshot lists each folder once (by its real path, whatever link names it); outside it, and after it,
+    a new file is seen at once, and a caller changing its list changes no later answer."""
+    import os
+
+    from cudnn_doctor.host import Host
+
+    (tmp_path / "lib").mkdir()
+    os.symlink("lib", str(tmp_path / "lib64"))
+    (tmp_path / "lib" / "a.so").write_text("")
+    host = Host(str(tmp_path))
+    with host.snapshot():
+        names = host.listdir("/lib")
+        names.append("mine")
+        (tmp_path / "lib" / "b.so").write_text("")
+        assert host.listdir("/lib") == host.listdir("/lib64") == ["a.so"]
+    assert host.listdir("/lib") == ["a.so", "b.so"]
+    with host.snapshot():
+        assert host.listdir("/lib64") == ["a.so", "b.so"] and host.listdir("/missing") == []
 
 
 def test_realpath_memo_changes_no_fact(machine):
@@ -170,3 +197,42 @@ def test_version_parsing_memo_answers_as_packaging_does():
             assert got == want and (got is None or str(got) == str(want))
     assert parse_version("9.1.0") is parse_version(" 9.1.0") and parse_version("x.y") is None
     assert release3("9.19.0.56") == Version("9.19.0") and release3("9") == Version("9.0.0")
+
+
+# A tree of folders, files and links (relative, absolute, dangling, looping, through ".."), and the paths asked of it.
+_NAMES = ["a", "b", "c", "lib", ".", "..", ""]
+_ENTRIES = st.lists(st.tuples(st.sampled_from(["dir", "file", "link"]), st.lists(st.sampled_from(_NAMES[:4]),
+                                                                                   min_size=1, max_size=3),
+                              st.lists(st.sampled_from(_NAMES), min_size=0, max_size=4), st.booleans()),
+                    max_size=12)
+
+
+@pytest.mark.live  # the shortcut is the live root's: the tree sits in a temporary folder of this machine
+@given(_ENTRIES, st.lists(st.lists(st.sampled_from(_NAMES), max_size=6), min_size=1, max_size=12))
+@budget(200)
+def test_the_live_realpath_in_a_snapshot_is_os_realpath(tmp_path_factory, entries, asked):
+    """On the live root a snapshot resolves a path from its folder's remembered answer and one lstat of the last
+    name; whatever was asked before, the answer is os.path.realpath's (and its dangling flag os.path.exists's)."""
+    import os
+
+    from cudnn_doctor.host import Host
+
+    base = str(tmp_path_factory.mktemp("tree"))
+    for kind, where, target, absolute in entries:
+        path = os.path.join(base, *where)
+        try:
+            if kind == "dir":
+                os.makedirs(path, exist_ok=True)
+            elif kind == "file":
+                with open(path, "w"):
+                    pass
+            else:
+                os.symlink((base + "/" if absolute else "") + "/".join(target), path)
+        except OSError:
+            pass  # a parent that is a file, a name taken: the tree is what it is
+    host = Host("/")
+    with host.snapshot():
+        for words in asked:
+            path = base + "/" + "/".join(words)
+            real = os.path.realpath(path)
+            assert host.realpath(path) == (real, not os.path.exists(real)), path

@@ -6,6 +6,9 @@ import struct
 from pathlib import Path
 
 import pytest
+from fuzz_support import budget
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from cudnn_doctor.readers.elf import SIGBUS, read_elf
 from cudnn_doctor.readers.ldso import hwcaps_subdirs, system_dirs
@@ -23,6 +26,25 @@ def test_system_dirs_of_a_rhel_style_ld_so():
     blob = b"\x7fELF junk\0ld.so.cache\0" + b"/lib64/\0/usr/lib64/\0" + b"\0more"
     assert system_dirs(blob) == ["/lib64", "/usr/lib64"]
     assert system_dirs(b"no folders here") == []
+
+
+# Pieces an ld.so's bytes are drawn from: folders as glibc stores them, near-misses, NULs and other bytes.
+_PIECES = [b"/lib/", b"/usr/lib/", b"/lib64/", b"/usr/lib/x86_64-linux-gnu/", b"/lib/x86_64-linux-gnu/", b"\0",
+           b"/", b"lib", b"/usr/", b"x86_64", b"-", b".", b"\x7fELF", b" ", b"\xff", b"/\0/", b"/etc/ld.so.cache"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+@budget(500)
+@example([b"/x", b"/\0/", b"/lib/", b"\0", b"/usr/lib/", b"\0"])
+@example([b"/lib", b"/\0", b"/lib/", b"\0", b"/usr/lib/", b"\0"])
+def test_system_dirs_finds_what_the_pattern_finds_first(pieces):
+    """The shortcut (start at the first "/\\0/") answers as the pattern searched over the whole file does."""
+    from cudnn_doctor.readers.ldso import _SYSTEM_DIRS
+
+    blob = b"".join(pieces)
+    m = _SYSTEM_DIRS.search(blob)
+    expected = [d.decode().rstrip("/") or "/" for d in m.group().split(b"\0") if d] if m else []
+    assert system_dirs(blob) == expected
 
 
 def test_hwcaps_levels_from_cpuinfo():

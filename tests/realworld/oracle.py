@@ -65,6 +65,9 @@ def functions_from(path, names, scope):
     return [n.name for n in body]
 
 
+STOPPED = []  # torch's own error for cuDNN's preload: torch's import raises it, and nothing loads cuDNN after
+
+
 def _recorded(real):
     """torch's per-library preload, its cuDNN outcome said and any other library's failure kept from stopping it."""
     def preload(*args, **kwargs):  # (lib_folder, lib_name[, required]) up to 2.9; (err) then per library in 2.14
@@ -76,6 +79,7 @@ def _recorded(real):
         except ValueError as err:
             if cudnn:
                 say("PRELOAD", "torch-sys.path", str(err).split(" in the system path")[0])
+                STOPPED.append("torch's _preload_cuda_deps: %s" % str(err).split(" in the system path")[0])
     return preload
 
 
@@ -129,16 +133,33 @@ def jax_preload(site, library):
 
 
 def jax_versions(library):
-    """JAX's own check (jax_cuda1N_plugin._versions, what its _check_cuda_versions calls, in this same process after
-    the preloads): the cuDNN it was built for, and the one it gets."""
+    """JAX's own check (jax_cuda1N_plugin._versions, what its _check_cuda_versions calls, after the preloads): the
+    cuDNN it was built for, and the one it gets. Run in a fork of this process (the same preloads mapped): cuDNN 9's
+    libcudnn.so.9 aborts the process inside cudnnGetVersion() when it cannot load its libcudnn_graph ("Unable to load
+    any of {libcudnn_graph.so.9...}"), which is JAX's real outcome and is said as its error; the oracle goes on to
+    record the file the loader gives the framework's library."""
     module = "jax_cuda%s_plugin._versions" % os.path.basename(os.path.dirname(library))[len("xla_cuda"):]
-    try:
-        import importlib
-        versions = importlib.import_module(module)
-        say("JAXBUILD", versions.cudnn_build_version())
-        say("JAXGOT", versions.cudnn_get_version())
-    except Exception as err:
-        say("JAXERROR", ("%s: %s" % (type(err).__name__, err)).replace("\n", " ")[:300])
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: JAX's own calls; its stderr (cuDNN's last words) goes back to the parent
+        os.close(read)
+        os.dup2(write, 2)
+        try:
+            import importlib
+            versions = importlib.import_module(module)
+            say("JAXBUILD", versions.cudnn_build_version())
+            say("JAXGOT", versions.cudnn_get_version())
+        except Exception as err:
+            say("JAXERROR", ("%s: %s" % (type(err).__name__, err)).replace("\n", " ")[:300])
+        sys.stdout.flush()
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, errors="replace") as fh:
+        last_words = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        say("JAXERROR", ("killed by signal %d: %s" % (os.WTERMSIG(status), last_words.strip()))
+            .replace("\n", " ")[:300])
 
 
 DRIVER = "libcuda.so.1"  # the NVIDIA driver's own library, on every GPU host and absent here
@@ -220,6 +241,10 @@ def main(argv):
     startup = argv[6:]
     if kind == "torch":
         torch_preload(site)
+        if STOPPED:  # the ValueError torch raises (only a required preload raises: 2.14's best effort does not)
+            say("ERROR", STOPPED[0])
+            dump_maps()
+            return 0
     elif kind == "jax":
         jax_preload(site, library)
     shim = ctypes.CDLL(shim_path)

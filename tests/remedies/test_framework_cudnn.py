@@ -110,7 +110,8 @@ def test_a_dlopen_from_an_rpath_object_searches_its_loaders_rpath_before_ld_libr
     assert [via for _, via in runpath] == ["LD_LIBRARY_PATH"]
 
 
-def _sublibrary_facts(graph_dir: str, all_there: bool = False, other_version: str = "9.3.0", requires=()):
+def _sublibrary_facts(graph_dir: str, all_there: bool = False, other_version: str = "9.3.0", requires=(),
+                      rule: str = "CD709"):
     from facts_factory import PIP_CUDNN, cudnn_copy, resolution
 
     facts = make_facts()
@@ -126,8 +127,9 @@ def _sublibrary_facts(graph_dir: str, all_there: bool = False, other_version: st
         n: resolution(n, "%s/%s" % (graph_dir if (n == names[0] or all_there) else PIP_CUDNN, n), "LD_LIBRARY_PATH")
         for n in names}
     facts.python.frameworks = [fw]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.1.0.70", "location": TORCH_SITE}]
     findings, _ = evaluate(facts, RuleContext(compat=load_compat()))
-    return [f for f in findings if f.id == "CD709"]
+    return [f for f in findings if f.id == rule]
 
 
 def test_cd709_two_releases_in_one_process_is_an_error_fixed_by_dropping_the_folder():
@@ -154,3 +156,18 @@ def test_cd709_one_older_release_behind_the_shim_stops_a_framework_built_with_a_
     [f] = _sublibrary_facts("/opt/other-cudnn/lib", all_there=True, other_version="9.3.0",
                             requires=["nvidia-cudnn-cu12==9.1.0.70"])
     assert f.severity.value == "warning"
+
+
+def test_cd702_an_older_wheel_whose_shim_forwards_to_a_release_the_pin_admits_loads():
+    # Draw 7002/42 (scripts/realworld.sh --only 42 --seed 7002): jax 0.7.2 (>=9.8) with the 9.5.1 wheel and 9.8 first on
+    # LD_LIBRARY_PATH: every sub-library came from 9.8, cudnnGetVersion() said 9.8.0, JAX's own check passed. Here:
+    # the 9.1.0 wheel, a pin >=9.3, every sub-library from 9.3.0.
+    pin = ["nvidia-cudnn-cu12>=9.3,<10"]
+    [f] = _sublibrary_facts("/opt/other-cudnn/lib", all_there=True, requires=pin, rule="CD702")
+    assert f.severity.value == "warning" and "cudnnGetVersion() reports 9.3.0" in f.detail
+    # Only the graph library from 9.3.0: two releases in one process, and the shim's own 9.1 is what stops it.
+    [f] = _sublibrary_facts("/opt/other-cudnn/lib", requires=pin, rule="CD702")
+    assert f.severity.value == "error"
+    # Every sub-library from 9.2.0, still older than the pin: the framework's check refuses it.
+    [f] = _sublibrary_facts("/opt/other-cudnn/lib", all_there=True, other_version="9.2.0", requires=pin, rule="CD702")
+    assert f.severity.value == "error"

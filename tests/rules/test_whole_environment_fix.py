@@ -237,3 +237,22 @@ def test_a_wrong_wheel_the_framework_preloads_from_pythonpath_is_removed_there()
         "rm -rf /home/u/pydeps/nvidia/cudnn /home/u/pydeps/nvidia_cudnn_cu12-*.dist-info",
         'PYTHONPATH= pip install "nvidia-cudnn-cu13>=9.24.0.43"']
     assert "or take /home/u/pydeps off PYTHONPATH" in older.remedy.text
+
+
+def test_a_copy_for_another_cuda_first_on_ld_library_path_is_dropped_not_replaced_by_a_system_package():
+    # draws 880088/3 and /18: a CUDA 13 cuDNN 9.24 folder first on LD_LIBRARY_PATH before torch's own 9.10.2 wheel
+    # (CUDA 12): CD501 said `apt install libcudnn9-cuda-12`, which LD_LIBRARY_PATH would still beat.
+    facts = real_machine()
+    extra = "/home/u/extra/c"
+    torch = framework("torch", "2.9.1", cuda_version="12.8", cudnn_version="9.8.0", requires=TORCH_PINS,
+                      consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
+                      resolved_cudnn=resolution("libcudnn.so.9", extra + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    facts.python.frameworks = [torch]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.10.2.21", "location": TORCH_SITE}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn += [cudnn_copy(extra, "9.24.0", "13.3", origin="ld_library_path", links=False),
+                    cudnn_copy(CUDNN, "9.10.2", "12.9", origin="pip", links=False,
+                               package="nvidia-cudnn-cu12 9.10.2.21")]
+    facts.loader.ld_library_path = [extra, CUDNN]
+    [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
+    assert mismatch.remedy.commands == ["export LD_LIBRARY_PATH=%s" % CUDNN]
