@@ -90,7 +90,8 @@ class Host:
 
     def _outside(self, inside: str) -> str:
         """outside() as the string the os functions take: a run asks hundreds of times, and building a Path
-        costs more than the stat it feeds."""
+        costs more than the stat it feeds. Every read goes through it: a Host that maps paths its own way (the
+        realworld harness's CaseHost) replaces this, not outside()."""
         inside = "/" + inside.lstrip("/")
         root = str(self.root)
         return inside if root == _LIVE_ROOT else root if inside == "/" else root + inside  # as Path writes it

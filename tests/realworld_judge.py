@@ -37,9 +37,9 @@ class CaseHost(Host):
         super().__init__("/", env=stack.env, running_python=False)
         self._swap = {"/etc/ld.so.cache": stack.cache, "/etc/ld.so.conf": stack.conf}
 
-    def outside(self, inside: str) -> Path:
+    def _outside(self, inside: str) -> str:  # the one mapping every read of the Host goes through
         swapped = self._swap.get("/" + inside.lstrip("/"))
-        return swapped if swapped is not None else super().outside(inside)
+        return str(swapped) if swapped is not None else super()._outside(inside)
 
 
 @dataclass
