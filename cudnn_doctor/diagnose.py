@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Mapping, Option
 from .host import Host
 from .model import WINDOWS_SHELL, Facts, Finding, Severity, Target
 from .probes.executor import DEFAULT_TIMEOUT  # noqa: F401  (the commands' --timeout default)
-from .results import Report, SmokeOutcome, SmokeSkipped
+from .results import Report, SmokeSkipped
 
 if TYPE_CHECKING:
     from .host import NativeSession
+    from .results import SmokeOutcome
 
 T = TypeVar("T")
 

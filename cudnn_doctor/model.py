@@ -4,10 +4,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Dict, List, Optional, Tuple, TypedDict
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, TypedDict
 
 from .model_node import NodeFacts
-from .model_windows import WindowsFacts
+
+if TYPE_CHECKING:  # made only on Windows (probes/windows) and by check --image: a plain check never builds them
+    from .model_image import ImageFacts
+    from .model_windows import WindowsFacts
 
 
 def to_plain(obj: Any) -> Any:
@@ -381,24 +384,6 @@ class MachineState(TypedDict, total=False):
     cudnn_packages: List[str]  # installed libcudnn*/cudnn* packages
     driver_upgrades_since_boot: List[Dict[str, Any]]  # apt upgrades of the driver since the last boot
     framework_libraries: Dict[str, Dict[str, Optional[str]]]  # "name version" -> soname -> resolved path or None
-
-
-@dataclass
-class ImageFacts:
-    """A container image read from its layers (check --image): what the runtime will be told, and by whom judged."""
-
-    reference: str  # as given: oci:DIR:TAG, oci-archive:FILE, docker-archive:FILE
-    digest: Optional[str] = None  # the manifest's digest (OCI) or the config's (docker-archive)
-    tags: List[str] = field(default_factory=list)
-    architecture: Optional[str] = None  # the config's, e.g. "amd64"
-    layers: List[Dict[str, Any]] = field(default_factory=list)  # {digest, entries, bytes, whiteouts, opaque}
-    env: Dict[str, str] = field(default_factory=dict)  # the config's Env (what every probe was given)
-    requirements: List[str] = field(default_factory=list)  # what nvidia-container-cli gets as --require
-    requirement_error: Optional[str] = None  # the toolkit cannot even form them (a bad legacy CUDA_VERSION)
-    disable_require: bool = False  # NVIDIA_DISABLE_REQUIRE is a true boolean: requirements are not checked
-    compat_libcuda: List[Dict[str, str]] = field(default_factory=list)  # cuda-compat copies: {path, version}
-    node: Optional[str] = None  # the node whose report the image is judged against (--against); None: no node
-    node_source: Optional[str] = None  # that report's file
 
 
 # Environment variables that change how CUDA runs every program started from this environment; facts.environment

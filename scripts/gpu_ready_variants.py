@@ -88,31 +88,13 @@ def child(variant, lib):
     if variant == "pairs":
         count = int(os.environ["GPUS"])
         halves = [list(range(count))[: count // 2], list(range(count))[count // 2:]]
-        pids = []
-        for half in halves:
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(read)
-                os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, half))
-                try:
-                    res = child("one-seq", lib)
-                except Exception as exc:  # noqa: BLE001  (reported, not hidden)
-                    res = {"gpus": [{"gpu": half, "error": str(exc)}]}
-                os.write(write, json.dumps(res).encode())
-                os._exit(0)
-            os.close(write)
-            pids.append((pid, read))
-        gpus = []
-        for pid, read in pids:
-            data = b""
-            while True:
-                chunk = os.read(read, 65536)
-                if not chunk:
-                    break
-                data += chunk
-            os.waitpid(pid, 0)
-            gpus.extend(json.loads(data)["gpus"])
+
+        def half_of(half):
+            os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, half))
+            return child("one-seq", lib)
+
+        done = ready._forked([lambda half=half: half_of(half) for half in halves], 60.0)
+        gpus = [g for res in done for g in res.get("gpus", [dict(res, gpu="half")])]
         return {"variant": variant, "wall_ms": round((time.monotonic() - t0) * 1000, 1), "gpus": gpus}
     if variant == "product":  # what check --ready's child runs: native/ready.py's op, watchdog included
         count = int(os.environ["GPUS"])
@@ -120,32 +102,9 @@ def child(variant, lib):
         return {"variant": variant, "wall_ms": round((time.monotonic() - t0) * 1000, 1), "gpus": res["gpus"]}
     if variant == "single":
         os.environ["CUDA_VISIBLE_DEVICES"] = "0"
-    if variant == "forks":
+    if variant == "forks":  # the old shape: one fork per GPU, side by side
         count = int(os.environ["GPUS"])
-        pids = []
-        for index in range(count):
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(read)
-                try:
-                    res = ready._alone(lib, {"index": index})  # the old shape: one fork per GPU
-                except Exception as exc:  # noqa: BLE001  (reported, not hidden)
-                    res = {"index": index, "error": str(exc)}
-                os.write(write, json.dumps(res).encode())
-                os._exit(0)
-            os.close(write)
-            pids.append((pid, read))
-        gpus = []
-        for pid, read in pids:
-            data = b""
-            while True:
-                chunk = os.read(read, 65536)
-                if not chunk:
-                    break
-                data += chunk
-            os.waitpid(pid, 0)
-            gpus.append(json.loads(data))
+        gpus = ready._forked([lambda i=i: ready._alone(lib, {"index": i}) for i in range(count)], 60.0)
         return {"variant": variant, "wall_ms": round((time.monotonic() - t0) * 1000, 1), "gpus": gpus}
     cuda = ctypes.CDLL(lib, mode=os.RTLD_NOW)
     loaded = time.monotonic()

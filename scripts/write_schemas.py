@@ -30,7 +30,7 @@ from cudnn_doctor import model  # noqa: E402
 from cudnn_doctor.commands.pick import CHOICES as PICK_CHOICES  # noqa: E402
 from cudnn_doctor.pick.answer import ANSWER_FIELDS  # noqa: E402
 from cudnn_doctor.render.envelope import SCHEMA_VERSION as VERSION  # noqa: E402
-from cudnn_doctor.results import BenchResult, FleetResult, InstallResult, SmokeResult  # noqa: E402
+from cudnn_doctor.run_results import BenchResult, FleetResult, InstallResult, SmokeResult  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "schema"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -70,8 +70,11 @@ def type_schema(tp: Any, defs: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _hints(cls: type) -> Dict[str, Any]:
+    # model.py names the Windows and image facts only for the type checker (a plain check never builds them).
+    from cudnn_doctor import model_image, model_windows
+
     module = sys.modules[cls.__module__]
-    return typing.get_type_hints(cls, vars(module))
+    return typing.get_type_hints(cls, {**vars(model_windows), **vars(model_image), **vars(module)})
 
 
 # Fields a renderer writes beside a dataclass's own: json_report adds a flat soname -> path map to the loader's facts.

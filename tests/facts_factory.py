@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Sequence
 
 from cudnn_doctor.model import (CudnnCopy, DriverFacts, Facts, FrameworkFacts, GpuFacts, HostFacts, LibFile,
                                 LoaderFacts, PythonEnvFacts, Resolution, ToolkitFacts, VisibilityFacts)
-from cudnn_doctor.results import BenchResult
+from cudnn_doctor.run_results import BenchResult
 
 SYSLIB = "/usr/lib/x86_64-linux-gnu"
 TORCH_SITE = "/opt/torch/.venv/lib/python3.12/site-packages"

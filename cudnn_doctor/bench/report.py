@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping
 
-from ..results import BenchResult
+from ..run_results import BenchResult
 from . import summary
 from .verdicts import judge
 

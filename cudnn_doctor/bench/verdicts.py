@@ -6,7 +6,7 @@ from typing import List, Mapping, Optional
 from ..knowledge import load_compat
 from ..model import Facts, Finding
 from ..remedies.acting import target
-from ..results import BenchResult
+from ..run_results import BenchResult
 from ..rules import BENCH, RuleContext, evaluate
 
 # The order bench reports its findings in: correctness first, then speed, then what was only measured.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..results import FleetResult
+from ..run_results import FleetResult
 from .hostlist import compress
 from .merge import Fleet
 

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Dict, Iterator, List
 
-from ..model import ImageFacts
+from ..model_image import ImageFacts
 from ..readers.nvidia_require import disables_require, requirements_from_env
 from .errors import ImageError
 from .reference import parse_reference

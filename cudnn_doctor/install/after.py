@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Mapping, Optional
 
 from ..remedies.install import ldconfig_if_listed_fix
-from ..results import InstallResult
+from ..run_results import InstallResult
 from .checkup import check_install
 from .history import backup_bytes
 from .journal import history_entries

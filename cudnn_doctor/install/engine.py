@@ -15,7 +15,7 @@ from ..remedies.install import undo_command
 from ..remedies.install import (add_cuda_major_fix, cuda_build_fix, failed_load_check_fix, finish_recording_fix,
                                 finish_repair_fix, finish_undo_fix, missing_dependency_fix, name_a_source_fix,
                                 platform_archive_fix, retry_install_fix)
-from ..results import InstallResult
+from ..run_results import InstallResult
 from ..versions import decode_cudnn
 from . import hooks
 from .after import finish

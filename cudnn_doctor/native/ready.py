@@ -74,17 +74,7 @@ def _watch(lib, gpus, step, loaded):
     pays for cuInit too). Returns {position: result}: the GPU it hung or died on counts as failed; a GPU it never
     reached, or every GPU when cuInit failed, is left out (the caller proves it alone)."""
     results, current = {}, None
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover  (runs in the fork)
-        os.close(read)
-        code = 0
-        try:
-            _together(lib, gpus, lambda line: _write(write, line), loaded)
-        except BaseException:
-            code = 1
-        os._exit(code)
-    os.close(write)
+    pid, read = _fork(lambda write: _together(lib, gpus, lambda line: _write(write, line), loaded))
     buf, last, status = b"", time.monotonic(), None
     while True:
         ready, _, _ = select.select([read], [], [], max(last + step - time.monotonic(), 0))
@@ -113,6 +103,22 @@ def _watch(lib, gpus, step, loaded):
     if current is not None and status is not None:
         results[current] = dict(status, index=gpus[current]["index"])
     return results
+
+
+def _fork(work):
+    """``work(fd)`` in a fork that exits when it returns (status 1 if it raised); (pid, the read end of fd)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover  (runs in the fork)
+        os.close(read)
+        code = 0
+        try:
+            work(write)
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(write)
+    return pid, read
 
 
 def _write(fd, line):
@@ -276,17 +282,7 @@ def _forked(jobs, limit):
     """Each job in a fork of its own, side by side; its JSON result, or {"timeout"}/{"crashed"} past ``limit``."""
     running = {}
     for position, job in enumerate(jobs):
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover  (runs in the fork)
-            os.close(read)
-            code = 0
-            try:
-                _write(write, job())
-            except BaseException:
-                code = 1
-            os._exit(code)
-        os.close(write)
+        pid, read = _fork(lambda write, job=job: _write(write, job()))
         running[pid] = (position, read)
     results = [None] * len(jobs)
     deadline = time.monotonic() + limit

@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
 from ..queries import machine_cuda
-from ..results import SmokeResult
 from .cudnn import machine_cudnn_fix
 from .acting import at, doctor
 from .driver import missing_driver_fix
 from .shell import advice, q, say, stated
+
+if TYPE_CHECKING:
+    from ..run_results import SmokeResult
 
 
 def probe_failed_fix() -> Fix:

@@ -14,7 +14,7 @@ from ..model import Facts, Fix, FrameworkFacts
 from ..queries import framework_kind
 from ..versions import canonical_name, major_of, requirements
 from .acting import pip, system, under_root
-from .shell import run
+from .shell import or_else, q, run, then
 from .software import torch_variant_tag
 
 if TYPE_CHECKING:
@@ -185,12 +185,27 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
 def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
     """The fix with its `pip install`s run without PYTHONPATH where NVIDIA's wheels sit in a PYTHONPATH folder
     (`pip install --target`): pip counts them as installed in every environment and says "Requirement already
-    satisfied", yet the framework's library searches only its own site-packages' nvidia folders."""
-    if under_root() or not any(w.get("via") == "PYTHONPATH" and w.get("location") != fw.location
-                               for w in facts.python.nvidia_wheels):
-        return fix
+    satisfied", yet the framework's library searches only its own site-packages' nvidia folders. Where the
+    framework's own Python side loads its cuDNN from such a folder (torch 2.14's best-effort preload, JAX 0.6+'s
+    nvidia.cudnn import: sys.path puts PYTHONPATH first), that wheel's files go first, or it keeps loading them."""
+    elsewhere = [w for w in facts.python.nvidia_wheels if w.get("via") == "PYTHONPATH" and
+                 w.get("location") != fw.location]
     plain = pip("install ")
+    if under_root() or not elsewhere or not any(c.startswith(plain) for c in fix.commands):
+        return fix
     unseen = "PYTHONPATH= " + plain
-    return dataclasses.replace(fix, commands=[unseen + c[len(plain):] if c.startswith(plain) else c
-                                              for c in fix.commands],
-                               text=re.sub(r"(?<![\w/=-])%s" % re.escape(plain), unseen, fix.text))
+    fix = dataclasses.replace(fix, commands=[unseen + c[len(plain):] if c.startswith(plain) else c
+                                             for c in fix.commands],
+                              text=re.sub(r"(?<![\w/=-])%s" % re.escape(plain), unseen, fix.text))
+    res = fw.resolved_cudnn
+    loaded = (res.realpath or res.path or "") if res is not None else ""
+    shadows = [w for w in elsewhere if canonical_name(w["name"]).startswith("nvidia-cudnn-")
+               and loaded.startswith(w["location"].rstrip("/") + "/nvidia/cudnn/")]
+    if not shadows or not any("nvidia-cudnn-" in c for c in fix.commands):
+        return fix
+    # A `pip install --target` cannot be uninstalled by pip: its folder and record are removed by hand.
+    w = shadows[0]
+    remove = "rm -rf %s %s" % (q(w["location"].rstrip("/") + "/nvidia/cudnn"), q(w["location"].rstrip("/")) + "/"
+                              + "%s-*.dist-info" % canonical_name(w["name"]).replace("-", "_"))
+    return or_else(then(run(remove), fix),
+                   "or take %s off PYTHONPATH" % w["location"], "%s   (%s)")

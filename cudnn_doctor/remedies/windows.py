@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import ntpath
 import re
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import WINDOWS_SHELL, CudnnCopy, Facts, Fix
-from ..model_windows import WindowsFacts
 from ..versions import major_of, mm
 from .shell import advice
 from .shells import command_fix, line
 from .shells import powershell_quote as ps_quote
 from .software import DRIVER_DOWNLOAD
+
+if TYPE_CHECKING:  # a Linux check never builds Windows facts (model.py)
+    from ..model_windows import WindowsFacts
 
 _NEW_SHELL = "(in an administrator PowerShell; then open a new shell)"
 # Folders only an administrator may write to: a command that copies or installs there needs an elevated shell.

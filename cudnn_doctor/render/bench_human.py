@@ -6,7 +6,7 @@ from typing import Any, Mapping, Optional, Union
 from rich.table import Table
 from rich.text import Text
 
-from ..results import BenchResult
+from ..run_results import BenchResult
 from .human import MARKS, SEVERITY_STYLE
 
 MIB = 1 << 20

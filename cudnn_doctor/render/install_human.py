@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from ..results import InstallResult
+from ..run_results import InstallResult
 
 
 def human_bytes(n: int) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import List, Sequence, Tuple
 
-from ..results import SmokeResult
+from ..run_results import SmokeResult
 from .human import MARKS
 
 

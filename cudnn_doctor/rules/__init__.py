@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, FrozenSet, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, FrozenSet, List, Mapping, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import Facts, Finding, Target
 from ..remedies.acting import building_for
-from ..results import BenchResult, SmokeOutcome
+
+if TYPE_CHECKING:
+    from ..results import SmokeOutcome
+    from ..run_results import BenchResult
 
 # Where a rule applies: the machines whose facts it reads. A rule for the other platform is passed over (and still
 # counted as run: it had nothing to judge there).

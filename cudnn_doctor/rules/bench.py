@@ -4,15 +4,17 @@ These rules read the bench run in RuleContext.bench, a BenchResult (and the envi
 to the bench stage, so `check` never runs them, but `check --list-checks` lists them."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import BENCH_DIRECTIONS as DIRECTIONS, Facts, Finding, Severity
 from ..remedies.bench import (cudnn_slower_than_plain_fix, pcie_link_fix, slow_gpu_fix, throttled_fix,
                               unknown_peak_fix, workspace_fix, wrong_results_fix)
-from ..results import BenchResult
 from . import BENCH, RuleContext, rule
 from .common import compat_of, finding
+
+if TYPE_CHECKING:
+    from ..run_results import BenchResult
 
 GIB = float(1 << 30)
 

@@ -126,11 +126,11 @@ def _cudnn_pin_verdict(facts: Facts, fw: FrameworkFacts, req: Requirement,
     # The shim only forwards: when every sub-library it finds comes from one other copy, cudnnGetVersion() reports that
     # copy, and that is what the framework's own check compares (jax 0.7.2 with the 9.5.1 wheel before 9.8 on
     # LD_LIBRARY_PATH: JAX's check reads 9.8.0 and it loads; CD709 says the mix).
-    runs = working_copy(facts, fw) if loads_it else None
-    if runs is not None and runs is copy_for_path(facts, res.path, res.realpath):
+    runs = working_copy(facts, fw) if loads_it and res is not None else None
+    if runs is not None and res is not None and runs is copy_for_path(facts, res.path, res.realpath):
         runs = None  # the wheel's own copy does the work: its installed version decides
     got = ver(runs.version) if runs is not None and runs.version else None
-    if got is not None and got != installed and got.release[0] == want.release[0] and \
+    if runs is not None and got is not None and got != installed and got.release[0] == want.release[0] and \
             got.release[:2] >= want.release[:2] and installed.release[:2] < want.release[:2]:
         return WARNING, ("Every sub-library of this wheel's shim comes from cuDNN %s at %s, so cudnnGetVersion() "
                          "reports %s, which %s accepts; `pip check` reports the conflict." % (

@@ -1,17 +1,19 @@
 """CD81x: a container image (check --image) as the NVIDIA runtime will treat it, alone or on a node (--against)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from ..model import Facts, Finding, ImageFacts
+from ..model import Facts, Finding
 from ..queries import driver_cuda, driver_version, primary_toolkit, visible_gpus
-from ..readers.nvidia_require import NodeValues, judge_brands
 from ..remedies.containers import (capabilities_fix, compat_older_fix, forward_compat_gpu_fix, image_on_node_fix,
                                    invalid_requirement_fix, legacy_cuda_version_fix, node_report_again_fix,
                                    product_brand_fix, visible_devices_fix)
 from ..versions import mm_before, ver, version_key
 from . import RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
+
+if TYPE_CHECKING:
+    from ..model_image import ImageFacts
 
 # Checks that judge the node's own driver and GPUs: an image alone leaves them to the node ("to be judged on the
 # node"); against a node, the CD1xx driver checks stay with that node's own report (the runtime mounts its driver).
@@ -71,6 +73,9 @@ def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
             INFO, "nvidia-container-cli will require %s" % " and ".join(img.requirements),
             detail="Judged on each node against its driver and GPUs before the container starts (--against).",
             evidence=evidence)]
+    # Imported here: only an image judged against a node reads it (its dataclasses and patterns cost a plain check).
+    from ..readers.nvidia_require import NodeValues, judge_brands
+
     cuda, driver = driver_cuda(facts, compat), driver_version(facts)
     gpus = [NodeValues(cuda, driver, g.compute_capability, None) for g in visible_gpus(facts)]
     brands = compat.runtime_brands_for({g.name for g in visible_gpus(facts)})

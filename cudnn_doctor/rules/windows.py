@@ -3,18 +3,20 @@ from __future__ import annotations
 
 import ntpath
 import re
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from ..knowledge import Compat
 from ..versions import newer_than, ver, version_of
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
-from ..model_windows import WindowsFacts, WinLoad
 from . import WINDOWS, RuleContext, rule
 from ..remedies import machine_cudnn_fix
 from ..remedies.windows import (complete_copy_fix, cuda_runtime_fix, framework_import_fix, mixed_copies_fix,
                                 newer_copy_first_fix, python_dll_directory_fix, search_path_fix,
                                 windows_driver_fix, windows_framework_cudnn_fix, zlibwapi_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
+
+if TYPE_CHECKING:  # a Linux check never builds Windows facts (model.py)
+    from ..model_windows import WindowsFacts, WinLoad
 
 PLAIN = "a program started from a shell"
 PROGRAM_COPIES = ("toolkit", "installer", "path")  # copies meant for any program, not a framework's own

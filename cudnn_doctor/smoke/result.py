@@ -5,7 +5,7 @@ from typing import Any, Dict, Optional
 
 from ..knowledge import load_compat
 from ..remedies.doctor import smoke_status_fix
-from ..results import SmokeResult
+from ..run_results import SmokeResult
 from ..versions import decode_cuda, decode_cudnn
 from . import codes
 from .bindings import FWD_ALGOS

@@ -137,7 +137,7 @@ def test_fleet_json_validates(tmp_path):
 
 
 def test_the_smoke_threshold_is_the_one_the_child_checks_against():
-    from cudnn_doctor.results import SMOKE_THRESHOLD
+    from cudnn_doctor.run_results import SMOKE_THRESHOLD
     from cudnn_doctor.smoke.conv_math import THRESHOLD
 
     assert SMOKE_THRESHOLD == THRESHOLD

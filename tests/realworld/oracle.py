@@ -137,7 +137,8 @@ def jax_versions(library):
     cuDNN it was built for, and the one it gets. Run in a fork of this process (the same preloads mapped): cuDNN 9's
     libcudnn.so.9 aborts the process inside cudnnGetVersion() when it cannot load its libcudnn_graph ("Unable to load
     any of {libcudnn_graph.so.9...}"), which is JAX's real outcome and is said as its error; the oracle goes on to
-    record the file the loader gives the framework's library."""
+    record the file the loader gives the framework's library. When the check returns, it is made here too, so this
+    process has what it mapped (a later dlopen of the same soname gets that object), as JAX's has."""
     module = "jax_cuda%s_plugin._versions" % os.path.basename(os.path.dirname(library))[len("xla_cuda"):]
     read, write = os.pipe()
     pid = os.fork()
@@ -160,6 +161,12 @@ def jax_versions(library):
     if os.WIFSIGNALED(status):
         say("JAXERROR", ("killed by signal %d: %s" % (os.WTERMSIG(status), last_words.strip()))
             .replace("\n", " ")[:300])
+        return
+    try:  # it returns: the same calls here, so this process maps what JAX's check maps, before the library's dlopen
+        import importlib
+        importlib.import_module(module).cudnn_get_version()
+    except Exception:  # said by the child already
+        pass
 
 
 DRIVER = "libcuda.so.1"  # the NVIDIA driver's own library, on every GPU host and absent here

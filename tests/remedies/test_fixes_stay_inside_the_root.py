@@ -20,7 +20,7 @@ from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Fix, Target, TheanoFacts, TheanoInstall
 from cudnn_doctor.remedies.acting import building_for
 from cudnn_doctor.remedies.environments import Need
-from cudnn_doctor.results import SmokeResult
+from cudnn_doctor.run_results import SmokeResult
 from facts_factory import PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, framework, real_machine
 from shellcheck_kit import outside_root, quoted_commands
 
@@ -98,6 +98,7 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
     "older_release": CUDNNS, "minimum": CUDNNS, "fixed_in": CUDNNS, "at_least": CUDNNS, "restore": st.none(),
     "cudnn_version": CUDNNS, "loaded_version": CUDNNS, "header_version": CUDNNS, "older": CUDNNS,
     "cudnn_major": st.sampled_from([None, 8, 9]), "major": st.sampled_from([8, 9]), "cuda_major": st.just("12"),
+    "fits": st.sampled_from([lambda copy: True, lambda copy: False]),  # whether the framework's own copy will do
     "cc": st.just("9.0"), "min_cc": st.just("7.5"), "floor": st.just("8.0"), "floor_text": st.just(">= 550.54.14"),
     "driver": st.sampled_from([None, "550.54.14"]), "driver_floor": st.just("550.54.14"), "module": st.just("550.54.14"),
     "branch": st.just("550"), "kernel": st.just("6.8.0-49-generic"), "index": st.just(0), "free": st.sampled_from([None, 1]),

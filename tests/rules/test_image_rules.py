@@ -5,7 +5,7 @@ from facts_factory import make_facts, toolkit
 
 from cudnn_doctor.diagnose import image_report
 from cudnn_doctor.image.node import node_from_fields
-from cudnn_doctor.model import ImageFacts
+from cudnn_doctor.model_image import ImageFacts
 from cudnn_doctor.readers.nvidia_require import requirements_from_env
 
 REQUIRE = "cuda>=12.4 brand=tesla,driver>=470,driver<471 brand=unknown,driver>=470,driver<471"

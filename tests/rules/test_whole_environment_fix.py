@@ -224,6 +224,28 @@ def test_an_older_own_copy_first_on_the_path_drops_every_entry_of_that_major():
     assert older.remedy.commands == ["unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu13==9.24.0.43"']
 
 
+def test_a_wrong_wheel_the_framework_preloads_from_pythonpath_is_removed_there():
+    # draw 61127/16: torch 2.14.1 (CUDA 13) preloads nvidia-cudnn-cu12 9.8 from a pip --target folder on PYTHONPATH
+    # (sys.path puts it first): the cu13 wheel installed beside torch is never loaded while that copy is there.
+    facts = real_machine()
+    pydeps = "/home/u/pydeps"
+    torch = framework("torch", "2.14.1", cuda_version="13.0", cudnn_version="9.24.0.43",
+                      consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
+                      resolved_cudnn=resolution("libcudnn.so.9", pydeps + "/nvidia/cudnn/lib/libcudnn.so.9",
+                                                via="sys.path (torch's _preload_cuda_deps)"))
+    facts.python.frameworks = [torch]
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.8.0.87", "location": pydeps,
+                                   "via": "PYTHONPATH"}]
+    facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
+    facts.cudnn.append(cudnn_copy(pydeps + "/nvidia/cudnn/lib", "9.8.0", "12.8", origin="pip", links=False,
+                                  package="nvidia-cudnn-cu12 9.8.0.87"))
+    [older] = [f for f in _findings(facts) if f.id == "CD503"]
+    assert older.remedy.commands == [
+        "rm -rf /home/u/pydeps/nvidia/cudnn /home/u/pydeps/nvidia_cudnn_cu12-*.dist-info",
+        'PYTHONPATH= pip install "nvidia-cudnn-cu13>=9.24.0.43"']
+    assert "or take /home/u/pydeps off PYTHONPATH" in older.remedy.text
+
+
 def test_a_copy_for_another_cuda_first_on_ld_library_path_is_dropped_not_replaced_by_a_system_package():
     # draws 880088/3 and /18: a CUDA 13 cuDNN 9.24 folder first on LD_LIBRARY_PATH before torch's own 9.10.2 wheel
     # (CUDA 12): CD501 said `apt install libcudnn9-cuda-12`, which LD_LIBRARY_PATH would still beat.
