@@ -65,22 +65,36 @@ def functions_from(path, names, scope):
     return [n.name for n in body]
 
 
-STOPPED = []  # torch's own error for cuDNN's preload: torch's import raises it, and nothing loads cuDNN after
+# torch's preload outcome for cuDNN and its CUDA runtime: wheel folder -> None (done) or the ValueError's text.
+PRELOADED = {}
 
 
 def _recorded(real):
     """torch's per-library preload, its cuDNN outcome said and any other library's failure kept from stopping it."""
     def preload(*args, **kwargs):  # (lib_folder, lib_name[, required]) up to 2.9; (err) then per library in 2.14
-        cudnn = "cudnn" in repr(args)
+        folder = next((f for f in ("cudnn", "cuda_runtime") if repr(f) in repr(args)), None)
         try:
             real(*args, **kwargs)
-            if cudnn:
+            if folder:
+                PRELOADED.setdefault(folder, None)
+            if folder == "cudnn":
                 say("PRELOAD", "torch-sys.path", "ok")
         except ValueError as err:
-            if cudnn:
-                say("PRELOAD", "torch-sys.path", str(err).split(" in the system path")[0])
-                STOPPED.append("torch's _preload_cuda_deps: %s" % str(err).split(" in the system path")[0])
+            if folder:
+                PRELOADED[folder] = str(err).split(" in the system path")[0]
+            if folder == "cudnn":
+                say("PRELOAD", "torch-sys.path", PRELOADED[folder])
     return preload
+
+
+def torch_stopped():
+    """torch's own error for cuDNN's preload, where it decides: torch raises a required preload's ValueError and its
+    import stops. It stops at its first missing library; the oracle judges cuDNN as if the others were in place, and a
+    CUDA runtime in place (its wheel, on the global deps' RPATH) lets them load with nothing preloaded: so cuDNN's
+    error decides only where the runtime itself was preloaded from sys.path (pip --target), as the doctor models."""
+    if PRELOADED.get("cudnn") and "cuda_runtime" in PRELOADED and PRELOADED["cuda_runtime"] is None:
+        return "torch's _preload_cuda_deps: %s" % PRELOADED["cudnn"]
+    return None
 
 
 def torch_preload(site):
@@ -248,8 +262,9 @@ def main(argv):
     startup = argv[6:]
     if kind == "torch":
         torch_preload(site)
-        if STOPPED:  # the ValueError torch raises (only a required preload raises: 2.14's best effort does not)
-            say("ERROR", STOPPED[0])
+        stopped = torch_stopped()
+        if stopped:  # the ValueError torch raises (only a required preload raises: 2.14's best effort does not)
+            say("ERROR", stopped)
             dump_maps()
             return 0
     elif kind == "jax":
