@@ -53,8 +53,14 @@ def without_entry_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, entry: s
            for c in facts.cudnn):
         return own_cudnn_again_fix(facts, entry, fw.name)
     others = [e for e in (ld_entry_for(facts, c.path) for c in facts.cudnn if c.major == major) if e]
-    return then(ld_library_path_without(facts, list(dict.fromkeys([entry] + others))),
-                framework_cudnn_fix(facts, compat, fw, major), joint=" && ")
+    # Its own wheel folder stays where the pin replaces that wheel in place (the same CUDA's wheel): a framework beside
+    # it that finds the wheels only through LD_LIBRARY_PATH (ONNX Runtime, CuPy 13) would lose its cuDNN (draw
+    # 31337/26: JAX's CD503 dropped it). Another CUDA's wheel there stays behind and goes (draw 61127/66).
+    in_place = any(os.path.normpath(c.directory) == own and major_of(c.cuda_version) == major_of(fw.cuda_version)
+                   for c in facts.cudnn if c.cuda_version and fw.cuda_version)
+    drop = [e for e in dict.fromkeys([entry] + others) if not (in_place and os.path.normpath(e) == own)]
+    install = framework_cudnn_fix(facts, compat, fw, major)
+    return then(ld_library_path_without(facts, drop), install, joint=" && ") if drop else install
 
 
 def driver_or_cudnn_for_driver_fix(facts: Facts, compat: Compat, copy: CudnnCopy, floor: Any,

@@ -322,3 +322,18 @@ def test_onnxruntime_over_a_system_copy_for_another_cuda_gets_its_cuda_wheel_fir
     assert mismatch.remedy.commands == [
         'pip install "nvidia-cudnn-cu11==8.9.*"',
         "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
+
+
+def test_an_older_own_wheel_on_ld_library_path_is_upgraded_in_place_and_its_folder_kept():
+    # draw 31337/26: JAX 0.7.2 (built with 9.8) and ONNX Runtime 1.22 share a cu12 9.5.1 wheel whose folder is on
+    # LD_LIBRARY_PATH; CD503 dropped that folder, and ONNX Runtime (no RPATH into it) lost its cuDNN. The pin
+    # replaces the cu12 wheel in the same folder, so the folder stays.
+    jax = framework("jax-cuda12-pjrt", "0.7.2", cuda_version="12", cudnn_version="9.8",
+                    requires=["nvidia-cudnn-cu12<10.0,>=9.8; extra == 'with-cuda'"], extras=["with-cuda"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    facts = _alone(jax, [("nvidia-cudnn-cu12", "9.5.1.17")], [
+        cudnn_copy(CUDNN, "9.5.1", "12.6", origin="pip", links=False, package="nvidia-cudnn-cu12 9.5.1.17")],
+        [CUDNN, "/home/u/extra/c"])
+    [older] = [f for f in _findings(facts) if f.id == "CD503"]
+    assert older.remedy.commands == ['pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
