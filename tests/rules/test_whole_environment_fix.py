@@ -217,11 +217,19 @@ def test_an_older_own_copy_first_on_the_path_drops_every_entry_of_that_major():
                       requires=['nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"'],
                       consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
                       resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
-    facts = _alone(torch, [("nvidia-cudnn-cu12", "9.8.0.87")], [
-        cudnn_copy(CUDNN, "9.8.0", "12.8", origin="pip", links=False, package="nvidia-cudnn-cu12 9.8.0.87"),
-        cudnn_copy(other, "9.5.1", "12.6", origin="ld_library_path", links=False)], [CUDNN, other])
+    assert _cd503_commands(torch, "9.8.0.87", "12.8", [CUDNN, other], cudnn_copy(
+        other, "9.5.1", "12.6", origin="ld_library_path", links=False)) == [
+        "unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu13==9.24.0.43"']
+
+
+def _cd503_commands(fw, wheel, built_for, ld_path, *others):
+    """CD503's commands for ``fw`` whose own site holds the nvidia-cudnn-cu12 ``wheel`` (built for CUDA
+    ``built_for``) beside ``others``, with this LD_LIBRARY_PATH."""
+    release = ".".join(wheel.split(".")[:3])
+    own = cudnn_copy(CUDNN, release, built_for, origin="pip", links=False, package="nvidia-cudnn-cu12 " + wheel)
+    facts = _alone(fw, [("nvidia-cudnn-cu12", wheel)], [own, *others], ld_path)
     [older] = [f for f in _findings(facts) if f.id == "CD503"]
-    assert older.remedy.commands == ["unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu13==9.24.0.43"']
+    return older.remedy.commands
 
 
 def test_a_wrong_wheel_the_framework_preloads_from_pythonpath_is_removed_there():
@@ -332,8 +340,5 @@ def test_an_older_own_wheel_on_ld_library_path_is_upgraded_in_place_and_its_fold
                     requires=["nvidia-cudnn-cu12<10.0,>=9.8; extra == 'with-cuda'"], extras=["with-cuda"],
                     consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
                     resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
-    facts = _alone(jax, [("nvidia-cudnn-cu12", "9.5.1.17")], [
-        cudnn_copy(CUDNN, "9.5.1", "12.6", origin="pip", links=False, package="nvidia-cudnn-cu12 9.5.1.17")],
-        [CUDNN, "/home/u/extra/c"])
-    [older] = [f for f in _findings(facts) if f.id == "CD503"]
-    assert older.remedy.commands == ['pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
+    assert _cd503_commands(jax, "9.5.1.17", "12.6", [CUDNN, "/home/u/extra/c"]) == [
+        'pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
