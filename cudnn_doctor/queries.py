@@ -190,6 +190,11 @@ def is_pip_dir(path: str) -> bool:
     return "/site-packages/" in path or "/dist-packages/" in path
 
 
+def own_cudnn_wheel_dir(fw: FrameworkFacts) -> str:
+    """The folder NVIDIA's cuDNN wheel installs into beside a framework (its site-packages' nvidia/cudnn/lib)."""
+    return os.path.normpath(os.path.join(fw.location, "nvidia/cudnn/lib"))
+
+
 def ld_entry_for(facts: Facts, path: Optional[str]) -> Optional[str]:
     """The LD_LIBRARY_PATH entry a resolved file came from."""
     if not path:

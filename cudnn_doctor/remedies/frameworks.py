@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterable, Optional
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
 from ..queries import (best_torch_variant, cudnn_pin_floor, driver_cuda, driver_version, framework_kind,
-                       missing_sublibraries, platform_of)
+                       missing_sublibraries, own_cudnn_wheel_dir, platform_of)
 from ..versions import canonical_name, mm_text, requirements, ver
 from .cudnn import machine_cudnn_fix, reinstall_fix
 from .environments import applying_requirements
@@ -86,7 +86,7 @@ def _pinned_cudnn_wheel_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, ma
 def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major: Optional[int]) -> Fix:
     """The cuDNN a framework links but cannot find: its own pin of that major where it has one (what its installer
     would have put there); ONNX Runtime's release-aware way; else the cuDNN build for its CUDA."""
-    wheel_dir = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
+    wheel_dir = own_cudnn_wheel_dir(fw)
     # The wheel is there but lacks sub-libraries: pip counts it installed and changes nothing, so reinstall it.
     damaged = any(os.path.normpath(c.directory) == wheel_dir and c.major == major and missing_sublibraries(compat, c)
                   for c in facts.cudnn)

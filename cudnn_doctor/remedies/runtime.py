@@ -7,7 +7,7 @@ from typing import Any, Callable, Optional
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
-from ..queries import cudnn_older, framework_kind, ld_entry_for, machine_cuda, platform_of
+from ..queries import cudnn_older, framework_kind, ld_entry_for, machine_cuda, own_cudnn_wheel_dir, platform_of
 from ..versions import major_of, mm_text
 from .cudnn import copy_wheel, cudnn_wheel_for, machine_cudnn_fix
 from .frameworks import framework_cudnn_fix, own_cudnn_again_fix, tensorflow_wheels_fix
@@ -32,7 +32,7 @@ def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
                                  lambda own: compat.cudnn_cuda_verdict(str(own.version), own.cuda_version, cuda)[0]
                                  is not False)
     if fw is not None and framework_kind(fw) == "onnxruntime" and \
-            os.path.normpath(copy.directory) != os.path.normpath(os.path.join(fw.location, "nvidia/cudnn/lib")):
+            os.path.normpath(copy.directory) != own_cudnn_wheel_dir(fw):
         # ONNX Runtime searches only the plain path: a system package for its CUDA needs root and may not beat the
         # copy's folder in ld.so.cache; its own CUDA's wheel first on LD_LIBRARY_PATH does (draw 880088/247:
         # onnxruntime-gpu 1.18 for CUDA 11 over /usr/local/cudnn/lib's 8.9.7 for CUDA 12, registered in the cache).
@@ -47,7 +47,7 @@ def without_entry_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, entry: s
     that ``fits``, its pinned wheel is installed too, and every other entry holding that major goes as well, or the
     new release's libcudnn_graph (RUNPATH $ORIGIN, after LD_LIBRARY_PATH) takes its engines from there (draw
     61127/66)."""
-    own = os.path.normpath(os.path.join(fw.location, "nvidia/cudnn/lib"))
+    own = own_cudnn_wheel_dir(fw)
     # Its own copy counts only at the major it needs (a cu12 8.9 wheel fits CUDA 12, yet libcudnn.so.9 is not there).
     if any(os.path.normpath(c.directory) == own and c.version and (major is None or c.major == major) and fits(c)
            for c in facts.cudnn):
