@@ -170,7 +170,7 @@ def _together(lib, gpus, emit, loaded):
         res = {"index": gpu["index"], "ok": False, "phases_ms": {}}
         if first:  # the GPU proven first carries the node's load and cuInit
             res["phases_ms"].update(load=round(load_ms, 1), init=round(init_ms, 1))
-        res = _prove(cuda, ordinal, gpu, res, time.monotonic() - ((load_ms + init_ms) / 1000 if first else 0))
+        res = _prove(cuda, ordinal, gpu, res, started if first else time.monotonic())  # the first counts enumeration too
         first = False
         emit({"gpu": {"position": position, "result": res}})
 
