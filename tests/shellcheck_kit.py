@@ -71,6 +71,8 @@ def outside_root(command: str, root: str, doctor: Iterable[str] = ()) -> List[st
         if words[0] == "ln":
             plain = [w for w in args if not w.startswith("-")]
             args = plain[1:]  # the link's target is the text it will hold, read inside the root
+        if words[0] == "grep":  # a pattern after -e is text matched, not a file read
+            args = [w for i, w in enumerate(args) if not (i and args[i - 1] == "-e")]
         for word in [words[0]] + args:
             if word in own or "://" in word or "=" in word and not word.startswith("/"):  # a URL, an option
                 continue
@@ -93,3 +95,12 @@ def resolves(word: str, path: str) -> Optional[str]:
 
 def is_executable(path: str) -> bool:
     return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def ld_library_path_after(commands: Sequence[str], before: Sequence[str]) -> List[str]:
+    """LD_LIBRARY_PATH's entries once a fix's lines that set it have run in sh, from ``before``."""
+    lines = [c for c in commands if re.match(r"(export|unset) LD_LIBRARY_PATH\b", c)]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **({"LD_LIBRARY_PATH": ":".join(before)} if before else {})}
+    done = subprocess.run(["sh", "-ec", "%s\nprintf %%s \"${LD_LIBRARY_PATH-}\"" % "\n".join(lines)],
+                          capture_output=True, text=True, env=env, check=True)
+    return [e for e in done.stdout.split(":") if e]

@@ -37,8 +37,14 @@ def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
         # copy's folder in ld.so.cache; its own CUDA's wheel first on LD_LIBRARY_PATH does (draw 880088/247:
         # onnxruntime-gpu 1.18 for CUDA 11 over /usr/local/cudnn/lib's 8.9.7 for CUDA 12, registered in the cache).
         return framework_cudnn_fix(facts, compat, fw, copy.major)
-    return say("Install the cuDNN build for CUDA %s: %s", mm_text(cuda) or cuda,
-               machine_cudnn_fix(facts, compat, cuda, copy.major, copy.version, _channel(copy)))
+    install = machine_cudnn_fix(facts, compat, cuda, copy.major, copy.version, _channel(copy))
+    wheel = (copy.package or "").split()
+    if copy.origin == "pip" and wheel and wheel[0].startswith("nvidia-cudnn-") and install.commands and \
+            install.commands[0].startswith(pip("install")) and wheel[0] not in install.commands[0]:
+        # Both CUDAs' wheels write nvidia/cudnn/lib: the old one goes first, or uninstalling it later (another
+        # finding's fix, or the user tidying up) deletes the new one's files (draw 31337/268).
+        install = then(run(pip("uninstall -y %s" % wheel[0])), install, joint=" && ")
+    return say("Install the cuDNN build for CUDA %s: %s", mm_text(cuda) or cuda, install)
 
 
 def without_entry_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, entry: str, major: Optional[int],

@@ -133,10 +133,14 @@ def ld_conf_fix(directory: str) -> Fix:
 
 
 def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
-    """The exact `export` line that drops `entries` from LD_LIBRARY_PATH (or `unset` when nothing is left)."""
+    """The `export` line that drops `entries` (each as the environment spells it) from LD_LIBRARY_PATH as the shell
+    has it when the line runs: a value written out from the environment as found would undo another fix's export
+    run before it (draws 31337/36, /49: a wheel folder put first, then `unset LD_LIBRARY_PATH`)."""
     drop = {os.path.normpath(e) for e in entries}
-    keep = [d for d in facts.loader.ld_library_path if os.path.normpath(d) not in drop]
-    return run(export_path_line(keep))
+    spelled = [d for d in facts.loader.ld_library_path if os.path.normpath(d) in drop] or sorted(drop)
+    words = " ".join("-e %s" % q(d) for d in dict.fromkeys(spelled))
+    return run("export LD_LIBRARY_PATH=\"$(printf %%s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -vxF %s | "
+               "paste -sd: -)\"" % words)
 
 
 def loader_dir_fix(facts: Facts, directory: str) -> Fix:

@@ -9,6 +9,7 @@ from cudnn_doctor.remedies.gpu import exclusive_gpu_fix, jax_build_for_gpu_fix
 from cudnn_doctor.remedies.loader import libcuda_link_fix, off_search_path_fix
 from cudnn_doctor.remedies.toolkit import drop_compat_libcuda_on_804_fix
 from facts_factory import real_machine
+from shellcheck_kit import ld_library_path_after
 
 
 def test_libcuda_of_the_loaded_module_branch_or_a_reinstall_when_the_branch_is_unknown():
@@ -59,12 +60,12 @@ def test_exclusive_gpu_names_a_free_gpu_even_when_it_is_gpu_0():
 def test_a_folder_leaves_the_search_path_where_it_entered_it():
     facts = real_machine()
     facts.loader.ld_library_path = ["/opt/compat", "/opt/other/lib"]
-    assert off_search_path_fix(facts, "/opt/compat", "/opt/compat").commands == [
-        "export LD_LIBRARY_PATH=/opt/other/lib"]
+    off = off_search_path_fix(facts, "/opt/compat", "/opt/compat").commands
+    assert len(off) == 1 and ld_library_path_after(off, facts.loader.ld_library_path) == ["/opt/other/lib"]
     registered = off_search_path_fix(facts, None, "/opt/compat")
     assert registered.commands == [] and "remove /opt/compat from /etc/ld.so.conf.d/*" in registered.text
     maybe = drop_compat_libcuda_on_804_fix(facts, "/opt/compat", "/opt/compat")
-    assert maybe.text.startswith("If CUDA reports error 804: export LD_LIBRARY_PATH=/opt/other/lib, and upgrade")
+    assert maybe.text.startswith("If CUDA reports error 804: %s, and upgrade" % off[0])
 
 
 def test_wsl_finds_the_unversioned_libcuda_in_its_driver_share():

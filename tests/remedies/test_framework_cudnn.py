@@ -11,6 +11,7 @@ from cudnn_doctor.readers.package_meta import parse_tf_build_info
 from cudnn_doctor.remedies import onnxruntime_cuda_fix
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import PIP_CUDNN as PIP_CUDNN_DIR, TORCH_SITE, framework, make_facts
+from shellcheck_kit import ld_library_path_after
 
 # Requires-Dist lines copied from the METADATA of the wheels the corpus uses.
 TF_2_15 = "nvidia-cudnn-cu12 (==8.9.4.25) ; extra == 'and-cuda'"
@@ -135,7 +136,7 @@ def _sublibrary_facts(graph_dir: str, all_there: bool = False, other_version: st
 def test_cd709_two_releases_in_one_process_is_an_error_fixed_by_dropping_the_folder():
     [f] = _sublibrary_facts("/opt/other-cudnn/lib")
     assert f.severity.value == "error" and "libcudnn_graph.so.9" in f.title and "9.3.0" in f.title
-    assert f.remedy.commands == ["unset LD_LIBRARY_PATH"]
+    assert len(f.remedy.commands) == 1 and ld_library_path_after(f.remedy.commands, ["/opt/other-cudnn/lib"]) == []
 
 
 def test_cd709_all_sub_libraries_of_one_other_release_load_but_are_named():

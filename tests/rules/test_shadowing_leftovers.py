@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 from kit import Gpu, build_ld_cache
+from shellcheck_kit import ld_library_path_after
 
 MA = "/usr/lib/x86_64-linux-gnu"
 TK_LIB = "/usr/local/cuda-12.4/lib64"
@@ -33,7 +34,7 @@ def test_ld_library_path_copy_differs_from_toolkit_headers(machine, check_json):
     assert "load cuDNN 9.5.0 but builds compile against cuDNN 9.1.0" in hit["title"]
     assert "LD_LIBRARY_PATH entry /opt/cudnn/lib64 is searched first" in hit["detail"]
     assert "/usr/local/cuda/include/cudnn_version.h (the header nvcc and gcc find first) says 9.1.0" in hit["detail"]
-    assert hit["fix"] == "unset LD_LIBRARY_PATH"
+    assert ld_library_path_after([hit["fix"]], ["/opt/cudnn/lib64"]) == []
 
 
 def test_earlier_ld_so_conf_folder_wins_over_the_toolkit_copy(machine, check_json):

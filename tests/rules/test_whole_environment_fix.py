@@ -11,6 +11,7 @@ from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.remedies.environments import missing_pins
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import TORCH_SITE, cudnn_copy, framework, real_machine, resolution
+from shellcheck_kit import ld_library_path_after
 
 CUDNN = TORCH_SITE + "/nvidia/cudnn/lib"
 TF_PINS = ["nvidia-cudnn-cu12 ==8.9.7.29 ; extra == 'and-cuda'", "nvidia-cublas-cu12 ==12.3.4.1 ; extra == 'and-cuda'"]
@@ -150,7 +151,8 @@ def test_an_older_copy_on_ld_library_path_with_nothing_behind_it_is_replaced_by_
     facts.cudnn.append(cudnn_copy(conda_lib, "9.1.0", "12.4", origin="conda", links=False))
     facts.loader.ld_library_path = [conda_lib]
     [older] = [f for f in _findings(facts) if f.id == "CD503"]
-    assert older.remedy.commands == ["unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
+    assert older.remedy.commands[1:] == ['pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
+    assert ld_library_path_after(older.remedy.commands, [conda_lib]) == []
 
 
 def test_paddle_beside_a_cudnn_wheel_of_another_cuda_gets_the_wheel_of_its_own_cuda():
@@ -217,9 +219,10 @@ def test_an_older_own_copy_first_on_the_path_drops_every_entry_of_that_major():
                       requires=['nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"'],
                       consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
                       resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
-    assert _cd503_commands(torch, "9.8.0.87", "12.8", [CUDNN, other], cudnn_copy(
-        other, "9.5.1", "12.6", origin="ld_library_path", links=False)) == [
-        "unset LD_LIBRARY_PATH", 'pip install "nvidia-cudnn-cu13==9.24.0.43"']
+    commands = _cd503_commands(torch, "9.8.0.87", "12.8", [CUDNN, other], cudnn_copy(
+        other, "9.5.1", "12.6", origin="ld_library_path", links=False))
+    assert commands[1:] == ['pip install "nvidia-cudnn-cu13==9.24.0.43"']
+    assert ld_library_path_after(commands, [CUDNN, other]) == []
 
 
 def _cd503_commands(fw, wheel, built_for, ld_path, *others):
@@ -266,7 +269,8 @@ def test_a_copy_for_another_cuda_first_on_ld_library_path_is_dropped_not_replace
         cudnn_copy(CUDNN, "9.10.2", "12.9", origin="pip", links=False, package="nvidia-cudnn-cu12 9.10.2.21")],
         [extra, CUDNN])
     [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
-    assert mismatch.remedy.commands == ["export LD_LIBRARY_PATH=%s" % CUDNN]
+    assert len(mismatch.remedy.commands) == 1
+    assert ld_library_path_after(mismatch.remedy.commands, [extra, CUDNN]) == [CUDNN]
 
 
 def test_onnxruntime_beside_a_damaged_wheel_gets_it_reinstalled():
@@ -314,7 +318,8 @@ def test_a_copy_for_another_cuda_on_ld_library_path_with_only_an_older_major_of_
         cudnn_copy(CUDNN, "8.9.7", "12.2", origin="pip", links=False, package="nvidia-cudnn-cu12 8.9.7.29"),
         cudnn_copy(extra, "9.24.0", "13.3", origin="ld_library_path", links=False)], [CUDNN, extra])
     [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
-    assert mismatch.remedy.commands == ["export LD_LIBRARY_PATH=%s" % CUDNN, 'pip install "nvidia-cudnn-cu12==9.3.0.75"']
+    assert mismatch.remedy.commands[1:] == ['pip install "nvidia-cudnn-cu12==9.3.0.75"']
+    assert ld_library_path_after(mismatch.remedy.commands, [CUDNN, extra]) == [CUDNN]
 
 
 def test_onnxruntime_over_a_system_copy_for_another_cuda_gets_its_cuda_wheel_first_on_its_path():
