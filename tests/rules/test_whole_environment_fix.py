@@ -347,3 +347,16 @@ def test_an_older_own_wheel_on_ld_library_path_is_upgraded_in_place_and_its_fold
                     resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
     assert _cd503_commands(jax, "9.5.1.17", "12.6", [CUDNN, "/home/u/extra/c"]) == [
         'pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
+
+
+def test_another_cudas_wheel_in_its_site_is_uninstalled_before_the_right_one_goes_in():
+    # draw 31337/268: jax-cuda13 over nvidia-cudnn-cu12 9.5.1. Both wheels write nvidia/cudnn/lib, so installing cu13
+    # over cu12 and uninstalling cu12 afterwards (CD709's fix, or the user tidying up) deletes cu13's files.
+    jax = framework("jax-cuda13-pjrt", "0.7.2", cuda_version="13", cudnn_version="9.12.0.46",
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda13/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="RUNPATH"))
+    facts = _alone(jax, [("nvidia-cudnn-cu12", "9.5.1.17")], [
+        cudnn_copy(CUDNN, "9.5.1", "12.6", origin="pip", links=False, package="nvidia-cudnn-cu12 9.5.1.17")])
+    [mismatch] = [f for f in _findings(facts) if f.id == "CD501"]
+    assert mismatch.remedy.commands[0] == "pip uninstall -y nvidia-cudnn-cu12"
+    assert mismatch.remedy.commands[1].startswith('pip install "nvidia-cudnn-cu13')
