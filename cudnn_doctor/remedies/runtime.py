@@ -3,7 +3,7 @@ a framework's build or known to break, and which of two copies a program gets.""
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
@@ -58,15 +58,32 @@ def without_entry_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, entry: s
     if any(os.path.normpath(c.directory) == own and c.version and (major is None or c.major == major) and fits(c)
            for c in facts.cudnn):
         return own_cudnn_again_fix(facts, entry, fw.name)
+    return _without_same_major(facts, fw, major, framework_cudnn_fix(facts, compat, fw, major), [entry])
+
+
+def _without_same_major(facts: Facts, fw: FrameworkFacts, major: Optional[int], install: Fix,
+                        entries: Sequence[str] = ()) -> Fix:
+    """``install`` after dropping ``entries`` and every LD_LIBRARY_PATH entry holding a cuDNN of ``major``: the new
+    release's libcudnn_graph (RUNPATH $ORIGIN, after LD_LIBRARY_PATH) would take its engines from there (draws
+    61127/66, 31337/1)."""
+    own = own_cudnn_wheel_dir(fw)
     others = [e for e in (ld_entry_for(facts, c.path) for c in facts.cudnn if c.major == major) if e]
     # Its own wheel folder stays where the pin replaces that wheel in place (the same CUDA's wheel): a framework beside
     # it that finds the wheels only through LD_LIBRARY_PATH (ONNX Runtime, CuPy 13) would lose its cuDNN (draw
     # 31337/26: JAX's CD503 dropped it). Another CUDA's wheel there stays behind and goes (draw 61127/66).
     in_place = any(os.path.normpath(c.directory) == own and major_of(c.cuda_version) == major_of(fw.cuda_version)
                    for c in facts.cudnn if c.cuda_version and fw.cuda_version)
-    drop = [e for e in dict.fromkeys([entry] + others) if not (in_place and os.path.normpath(e) == own)]
-    install = framework_cudnn_fix(facts, compat, fw, major)
+    drop = [e for e in dict.fromkeys([*entries, *others]) if not (in_place and os.path.normpath(e) == own)]
     return then(ld_library_path_without(facts, drop), install, joint=" && ") if drop else install
+
+
+def unresolved_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major: Optional[int]) -> Fix:
+    """The cuDNN a framework cannot find, installed where it looks; a copy of that major left on LD_LIBRARY_PATH
+    goes first, unless the fix puts the new copy's folder first there itself (ONNX Runtime, CuPy 13)."""
+    install = framework_cudnn_fix(facts, compat, fw, major)
+    if any(c.startswith("export LD_LIBRARY_PATH=") for c in install.commands):
+        return install
+    return _without_same_major(facts, fw, major, install)
 
 
 def driver_or_cudnn_for_driver_fix(facts: Facts, compat: Compat, copy: CudnnCopy, floor: Any,

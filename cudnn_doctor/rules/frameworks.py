@@ -10,9 +10,10 @@ from ..versions import canonical_name, major_of, requirements, ver
 from ..model import Facts, Finding, FrameworkFacts, Severity
 from . import LINUX, RuleContext, rule
 from ..queries import copy_for_path, framework_kind, has_driver, platform_of, working_copy
-from ..remedies.frameworks import (framework_cudnn_fix, framework_gpu_build_fix, framework_pin_fix,
+from ..remedies.frameworks import (framework_gpu_build_fix, framework_pin_fix,
                                    onnxruntime_gpu_fix, tensorflow_native_windows_fix)
 from ..remedies.environments import whole_environment_fix
+from ..remedies.runtime import unresolved_cudnn_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 if TYPE_CHECKING:
@@ -182,7 +183,7 @@ def unresolved(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
                 res.name, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),
-            remedy=whole_environment_fix(facts, compat, fw, framework_cudnn_fix(facts, compat, fw, major)),
+            remedy=whole_environment_fix(facts, compat, fw, unresolved_cudnn_fix(facts, compat, fw, major)),
             evidence={"framework": fw.name, "needs": res.name, "consumer": fw.consumer_library,
                       "other_copies": [c.path for c in others]}, catalogue=["D1", "G6"]))
     return out

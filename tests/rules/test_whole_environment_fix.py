@@ -360,3 +360,17 @@ def test_another_cudas_wheel_in_its_site_is_uninstalled_before_the_right_one_goe
     [mismatch] = [f for f in _findings(facts) if f.id == "CD501"]
     assert mismatch.remedy.commands[0] == "pip uninstall -y nvidia-cudnn-cu12"
     assert mismatch.remedy.commands[1].startswith('pip install "nvidia-cudnn-cu13')
+
+
+def test_a_cudnn_it_cannot_find_goes_in_with_the_same_major_taken_off_ld_library_path():
+    # draw 31337/1: torch 2.14.1 (CUDA 13) finds no libcudnn.so.9 of its own; a 9.5.1 folder for CUDA 12 is on
+    # LD_LIBRARY_PATH. Its pin installed alone, the new libcudnn_graph took its engines from that folder.
+    other = "/home/u/extra/c"
+    torch = framework("torch", "2.14.1", cuda_version="13.0", cudnn_version="9.24.0.43",
+                      requires=['nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"'],
+                      consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
+                      resolved_cudnn=resolution("libcudnn.so.9", None))
+    facts = _alone(torch, [], [cudnn_copy(other, "9.5.1", "12.6", origin="ld_library_path", links=False)], [other])
+    [missing] = [f for f in _findings(facts) if f.id == "CD704"]
+    assert missing.remedy.commands[1:] == ['pip install "nvidia-cudnn-cu13==9.24.0.43"']
+    assert ld_library_path_after(missing.remedy.commands, [other, "/opt/kept"]) == ["/opt/kept"]
