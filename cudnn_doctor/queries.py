@@ -296,6 +296,16 @@ def machine_cuda(facts: Facts, compat: Compat) -> Optional[str]:
     return (tk.version if tk else None) or driver_cuda(facts, compat)
 
 
+def compiled_cudnn(fw: FrameworkFacts) -> Optional[str]:
+    """The cuDNN a framework was compiled against: its build info when that names a minor, else the floor of its own
+    cuDNN pin of that major (TensorFlow records only '9'; its [and-cuda] pin says 9.3.0.75)."""
+    recorded = fw.cudnn_version
+    if recorded and "." in recorded:
+        return recorded
+    floor = cudnn_pin_floor(fw, major_of(recorded) if recorded else None)
+    return str(floor) if floor is not None else recorded
+
+
 def cudnn_older(runtime: Any, compiled: Any) -> Tuple[bool, str]:
     """(incompatible, why) under cuDNN's rule: same major, and a runtime minor not older than the build's."""
     r, c = ver(runtime), ver(compiled)

@@ -326,6 +326,20 @@ def environment_case(name: str, arguments: str, ld_path: bool) -> stacks.Case:
     return stacks.Case(name=name, framework=framework, site=site, ld_path=["@site-cudnn"] if ld_path else [])
 
 
+# `pip install "NAME[EXTRA]==V"` where NAME V is installed: pip installs the extra's requirements. With PIP_NO_DEPS the
+# harness names the ones the oracle reads, as pip resolves them (the same _pins_under as a new environment's).
+EXTRA_INSTALL = re.compile(r'^pip install "([A-Za-z0-9_.-]+)\[([A-Za-z0-9_,-]+)\]==([^"*]+)"$')
+
+
+def with_extras_named(command: str) -> str:
+    m = EXTRA_INSTALL.match(command)
+    if not m:
+        return command
+    name, extras, version = canonicalize_name(m.group(1)), m.group(2).split(","), m.group(3)
+    pins = _pins_under((name, version), extras, ORACLE_LOADS.get(KIND.get(name, name), ("nvidia-cudnn-",)))
+    return "pip install %s" % " ".join(shlex.quote("%s==%s" % wheel) for wheel in [(name, version), *pins])
+
+
 def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[List[stacks.Stack], str]:
     """Run the fix's own commands in a copy of the stack (pip from the wheel cache, no index); the new stacks: the
     copy, or each environment a fix makes per framework (built from the pool as its install line lays it out)."""
@@ -352,7 +366,8 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
             built.append(env)
         return built, "; ".join(commands)
     moved = stacks.copy(stack, root)
-    script = "set -e\n%s\nenv -0\n" % "\n".join(c.replace(str(stack.root), str(root)) for c in commands)
+    script = "set -e\n%s\nenv -0\n" % "\n".join(with_extras_named(c).replace(str(stack.root), str(root))
+                                                  for c in commands)
     # The wheel cache first; a release it lacks comes from the index (as for the user), unless downloads are off.
     # HOME is the copy's own: nothing a fix writes under ~ lands in the machine's.
     env = dict(moved.env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_DISABLE_PIP_VERSION_CHECK="1",

@@ -7,7 +7,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
-from ..queries import cudnn_older, framework_kind, ld_entry_for, machine_cuda, own_cudnn_wheel_dir, platform_of
+from ..queries import (compiled_cudnn, cudnn_older, framework_kind, ld_entry_for, machine_cuda, own_cudnn_wheel_dir,
+                       platform_of)
 from ..versions import major_of, mm_text
 from .cudnn import copy_wheel, cudnn_wheel_for, machine_cudnn_fix
 from .frameworks import framework_cudnn_fix, own_cudnn_again_fix, tensorflow_wheels_fix
@@ -28,9 +29,12 @@ def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
     still lose to it: draws 880088/3, /18)."""
     entry = ld_entry_for(facts, copy.path) if fw is not None else None
     if fw is not None and entry:
+        # Its own copy serves only if it fits that CUDA and is not older than its build (draw 31337/222: TF 2.19 over
+        # a 9.1 wheel, its pin forced off, got CD503 once the CUDA 13 folder went).
+        compiled = compiled_cudnn(fw)
         return without_entry_fix(facts, compat, fw, entry, copy.major,
                                  lambda own: compat.cudnn_cuda_verdict(str(own.version), own.cuda_version, cuda)[0]
-                                 is not False)
+                                 is not False and not (compiled and cudnn_older(str(own.version), compiled)[0]))
     if fw is not None and framework_kind(fw) == "onnxruntime" and \
             os.path.normpath(copy.directory) != own_cudnn_wheel_dir(fw):
         # ONNX Runtime searches only the plain path: a system package for its CUDA needs root and may not beat the

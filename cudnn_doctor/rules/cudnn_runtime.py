@@ -7,25 +7,14 @@ from typing import Dict, List, Optional, Tuple
 from ..versions import major_of, mm_before, release3, ver
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution, Severity
 from . import LINUX, RuleContext, rule
-from ..queries import (consumers, copy_for_path, cudnn_older, cudnn_pin_floor, describe_copy, driver_cuda,
-                       driver_version, framework_kind,
-    gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda, platform_of, primary_toolkit,
-    toolkit_owning, working_copy)
+from ..queries import (compiled_cudnn, consumers, copy_for_path, cudnn_older, describe_copy, driver_cuda,
+                       driver_version, framework_kind, gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda,
+                       platform_of, primary_toolkit, toolkit_owning, working_copy)
 from ..remedies.frameworks import ld_library_path_cudnn_fix
 from ..remedies.runtime import (cudnn_for_cuda_fix, cudnn_for_newer_gpu_fix, cudnn_not_older_than_build_fix,
                                 driver_or_cudnn_for_driver_fix, keep_own_copies_fix, known_bad_upgrade_fix)
 from ..remedies.environments import whole_environment_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
-
-
-def _compiled(fw: FrameworkFacts) -> Optional[str]:
-    """The cuDNN a framework was compiled against: its build info when that names a minor, else the floor of its own
-    cuDNN pin of that major (TensorFlow records only '9'; its [and-cuda] pin says 9.3.0.75)."""
-    recorded = fw.cudnn_version
-    if recorded and "." in recorded:
-        return recorded
-    floor = cudnn_pin_floor(fw, major_of(recorded) if recorded else None)
-    return str(floor) if floor is not None else recorded
 
 
 @rule("CD501", "cudnn-cuda-mismatch", "cuDNN built for another CUDA than the one it is used with")
@@ -99,7 +88,7 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for fw in facts.python.frameworks:
-        compiled = _compiled(fw)
+        compiled = compiled_cudnn(fw)
         copy, res = working_copy(facts, fw), fw.resolved_cudnn
         if not compiled or copy is None or not copy.version or res is None:
             continue
@@ -133,7 +122,7 @@ def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
         copy = copy_for_path(facts, res.path, res.realpath)
         if not own or copy in own:
             continue
-        compiled = _compiled(fw)
+        compiled = compiled_cudnn(fw)
         if compiled and copy and copy.version and cudnn_older(copy.version, compiled)[0]:
             continue  # CD503 reports the incompatible case as an error
         entry = ld_entry_for(facts, res.path) or os.path.dirname(res.path)

@@ -374,3 +374,19 @@ def test_a_cudnn_it_cannot_find_goes_in_with_the_same_major_taken_off_ld_library
     [missing] = [f for f in _findings(facts) if f.id == "CD704"]
     assert missing.remedy.commands[1:] == ['pip install "nvidia-cudnn-cu13==9.24.0.43"']
     assert ld_library_path_after(missing.remedy.commands, [other, "/opt/kept"]) == ["/opt/kept"]
+
+
+def test_its_own_copy_older_than_its_build_does_not_serve_once_the_foreign_folder_goes():
+    # draw 31337/222: tensorflow 2.19 (built with 9.3, pin forced off) over a nvidia-cudnn-cu12 9.1.0.70 wheel, a
+    # CUDA 13 cuDNN 9.24 folder first on LD_LIBRARY_PATH: CD501 only dropped the folder, and TF then loaded 9.1 (CD503).
+    extra = "/home/u/extra/c"
+    tf = framework("tensorflow", "2.19.0", cuda_version="12.5.1", cudnn_version="9",
+                   requires=["nvidia-cudnn-cu12==9.3.0.75; extra == 'and-cuda'"],
+                   consumer_library=TORCH_SITE + "/tensorflow/libtensorflow_framework.so.2",
+                   resolved_cudnn=resolution("libcudnn.so.9", extra + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    facts = _alone(tf, [("nvidia-cudnn-cu12", "9.1.0.70")], [
+        cudnn_copy(CUDNN, "9.1.0", "12.4", origin="pip", links=False, package="nvidia-cudnn-cu12 9.1.0.70"),
+        cudnn_copy(extra, "9.24.0", "13.3", origin="ld_library_path", links=False)], [extra])
+    [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
+    assert mismatch.remedy.commands[1:] == ['pip install "nvidia-cudnn-cu12==9.3.0.75"']
+    assert ld_library_path_after(mismatch.remedy.commands, [extra]) == []
