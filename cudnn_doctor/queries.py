@@ -190,6 +190,16 @@ def is_pip_dir(path: str) -> bool:
     return "/site-packages/" in path or "/dist-packages/" in path
 
 
+# The folders a distribution's packages put libraries in (Debian's multiarch, RHEL's lib64, plain lib).
+_DISTRO_LIB_DIR = re.compile(r"^/(usr/)?lib(64)?(/[a-z0-9_]+-linux-gnu)?$")
+
+
+def distro_lib_dir(directory: str) -> bool:
+    """Whether a folder is one the distribution's packages install libraries into (apt's or dnf's build of a
+    library replaces a copy there in place)."""
+    return bool(_DISTRO_LIB_DIR.match(os.path.normpath(directory)))
+
+
 def own_cudnn_wheel_dir(fw: FrameworkFacts) -> str:
     """The folder NVIDIA's cuDNN wheel installs into beside a framework (its site-packages' nvidia/cudnn/lib)."""
     return os.path.normpath(os.path.join(fw.location, "nvidia/cudnn/lib"))

@@ -7,8 +7,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
-from ..queries import (compiled_cudnn, cudnn_older, framework_kind, ld_entry_for, machine_cuda, own_cudnn_wheel_dir,
-                       platform_of)
+from ..queries import (compiled_cudnn, cudnn_older, distro_lib_dir, framework_kind, ld_entry_for, machine_cuda,
+                       own_cudnn_wheel_dir, platform_of)
 from ..versions import major_of, mm_text
 from .cudnn import copy_wheel, cudnn_wheel_for, machine_cudnn_fix
 from .frameworks import framework_cudnn_fix, own_cudnn_again_fix, tensorflow_wheels_fix
@@ -35,11 +35,14 @@ def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
         return without_entry_fix(facts, compat, fw, entry, copy.major,
                                  lambda own: compat.cudnn_cuda_verdict(str(own.version), own.cuda_version, cuda)[0]
                                  is not False and not (compiled and cudnn_older(str(own.version), compiled)[0]))
-    if fw is not None and framework_kind(fw) == "onnxruntime" and \
-            os.path.normpath(copy.directory) != own_cudnn_wheel_dir(fw):
-        # ONNX Runtime searches only the plain path: a system package for its CUDA needs root and may not beat the
-        # copy's folder in ld.so.cache; its own CUDA's wheel first on LD_LIBRARY_PATH does (draw 880088/247:
-        # onnxruntime-gpu 1.18 for CUDA 11 over /usr/local/cudnn/lib's 8.9.7 for CUDA 12, registered in the cache).
+    if fw is not None and os.path.normpath(copy.directory) != own_cudnn_wheel_dir(fw) and (
+            framework_kind(fw) == "onnxruntime" or copy.origin not in ("pip", "conda") and
+            not (copy.package or "").startswith(("deb ", "rpm ")) and not distro_lib_dir(copy.directory)):
+        # A framework handed a tarball folder's copy: a system package for its CUDA needs root and may not beat that
+        # folder in ld.so.cache (draws 880088/247, 31337/145, /262); its own CUDA's wheel in its site does (its
+        # RPATH, or, for ONNX Runtime and CuPy 13 which search only the plain path, that folder first on
+        # LD_LIBRARY_PATH), and changes nothing for the machine's other programs. A distribution package's copy is
+        # replaced in place by the right build's package.
         return framework_cudnn_fix(facts, compat, fw, copy.major)
     install = machine_cudnn_fix(facts, compat, cuda, copy.major, copy.version, _channel(copy))
     wheel = (copy.package or "").split()

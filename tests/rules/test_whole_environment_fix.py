@@ -390,3 +390,19 @@ def test_its_own_copy_older_than_its_build_does_not_serve_once_the_foreign_folde
     [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
     assert mismatch.remedy.commands[1:] == ['pip install "nvidia-cudnn-cu12==9.3.0.75"']
     assert ld_library_path_after(mismatch.remedy.commands, [extra]) == []
+
+
+def test_a_tarball_folder_for_another_cuda_is_answered_with_the_frameworks_own_wheel_not_a_system_package():
+    # draw 31337/145: tensorflow 2.17 (CUDA 12) handed /usr/local/cudnn/lib's 8.9.6 for CUDA 11 through ld.so.cache:
+    # `apt install libcudnn8` needs root, lands in another folder, and may lose to that one in the cache; its pinned
+    # wheel in its site wins through its RPATH. A distribution package's copy is replaced in place by apt.
+    tarball = "/usr/local/cudnn/lib"
+    for folder, first in ((tarball, 'pip install "nvidia-cudnn-cu12==8.9.7.29"'),
+                          ("/usr/lib/x86_64-linux-gnu", "apt install")):
+        tf = framework("tensorflow", "2.17.1", cuda_version="12.3", cudnn_version="8",
+                       requires=["nvidia-cudnn-cu12==8.9.7.29; extra == 'and-cuda'"],
+                       consumer_library=TORCH_SITE + "/tensorflow/libtensorflow_framework.so.2",
+                       resolved_cudnn=resolution("libcudnn.so.8", folder + "/libcudnn.so.8", via="ld.so.cache"))
+        facts = _alone(tf, [], [cudnn_copy(folder, "8.9.6", "11.8", origin="system", links=False)])
+        [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and "tensorflow" in f.title]
+        assert any(first in c for c in mismatch.remedy.commands), (folder, mismatch.remedy.commands)
