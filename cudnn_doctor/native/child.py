@@ -276,6 +276,9 @@ def _exit_reason(status):
 # NVML's start and reads take the driver's lock that cuInit and context creation queue on: while the readiness
 # task runs they wait (4x H200: its cuInit took 780-1330 ms beside them, 530-560 ms alone).
 _AFTER_READY = ("nvml", "gpu_health")
+# The readiness task waits this long at most for NVML tasks already running: nvmlInit and cuInit take the driver's
+# lock in turn, so a cuInit beside nvmlInit on 4 GPUs took 1.0 s instead of 0.55 s.
+_READY_WAITS_FOR_NVML = 1.5
 
 
 def stream(task_timeout):
@@ -283,8 +286,9 @@ def stream(task_timeout):
 
     All tasks run side by side (NVML's slow init overlaps every cuDNN copy's load), each copy gets a fresh
     link map (no sub-library of one cuDNN copy is reused by the next), and a crash or hang ends only that
-    task: a worker past ``task_timeout`` is killed and reported as ``{"timeout": s}``. The NVML tasks that
-    arrive while the readiness task runs start when it ends (_AFTER_READY).
+    task: a worker past ``task_timeout`` is killed and reported as ``{"timeout": s}``. The readiness task starts
+    once the NVML tasks already running have ended (at most _READY_WAITS_FOR_NVML later), and NVML tasks that
+    arrive meanwhile or while it runs start when it ends (_AFTER_READY): the two never queue on the driver together.
     """
     import selectors
     import time
@@ -296,6 +300,7 @@ def stream(task_timeout):
     pending = b""
     reading = True
     ready_pids, held = set(), []  # the readiness task's worker; (task id, task) waiting for it to end
+    nvml_pids, waiting = set(), []  # NVML tasks' workers; (task id, task, arrived) readiness waiting for them
 
     def start(index, task):
         task.setdefault("limit", task_timeout)  # a task that works in steps budgets them within it
@@ -309,9 +314,15 @@ def stream(task_timeout):
         sel.register(rfd, selectors.EVENT_READ, pid)
         if task.get("op") == "cuda_ready":
             ready_pids.add(pid)
+        elif task.get("op") in _AFTER_READY:
+            nvml_pids.add(pid)
 
-    while reading or workers or held:
-        if held and not ready_pids:
+    while reading or workers or held or waiting:
+        if waiting and (not nvml_pids or time.monotonic() - waiting[0][2] > _READY_WAITS_FOR_NVML):
+            for index, task, _ in waiting:
+                start(index, task)
+            del waiting[:]
+        if held and not ready_pids and not waiting:
             for index, task in held:
                 start(index, task)
             del held[:]
@@ -329,8 +340,10 @@ def stream(task_timeout):
                         continue
                     task = json.loads(line)
                     index = task.pop("id")
-                    if ready_pids and task.get("op") in _AFTER_READY:
+                    if (ready_pids or waiting) and task.get("op") in _AFTER_READY:
                         held.append((index, task))
+                    elif task.get("op") == "cuda_ready" and nvml_pids:
+                        waiting.append((index, task, time.monotonic()))
                     else:
                         start(index, task)
             else:
@@ -371,6 +384,7 @@ def stream(task_timeout):
             os.close(rfd)
             del workers[pid]
             ready_pids.discard(pid)
+            nvml_pids.discard(pid)
             if result is None:
                 sys.stdout.buffer.write(buf)
             else:  # its speculative note (which file it loaded) still counts; a half-written result does not

@@ -1,17 +1,20 @@
-"""While the readiness task runs, the native child holds NVML's tasks: they take the driver lock its cuInit and
-contexts queue on (4x H200: cuInit 780-1330 ms beside them, 530-560 ms alone). Other tasks never wait."""
+"""The readiness task and NVML's tasks never run together in the native child: they take the driver lock its cuInit
+and contexts queue on (4x H200: cuInit 780-1330 ms beside them, 530-560 ms alone). NVML tasks arriving while it runs
+wait for it; it waits (a bounded time) for NVML tasks already running. Other tasks never wait."""
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import cudnn_doctor.native.child as child_module
 
 CHILD_DIR = Path(child_module.__file__).parent
 
-# The child's stream with its ops replaced by ones that say when they ran; the readiness op takes 0.4 s.
+# The child's stream with its ops replaced by ones that say when they ran (the readiness op takes 0.4 s, NVML's
+# ``nvml_s``), and tasks fed to it ``gap`` seconds apart.
 SCRIPT = """
 import sys, time
 sys.path.insert(0, %r)
@@ -22,14 +25,21 @@ def timed(seconds):
         time.sleep(seconds)
         return {"started": started, "ended": time.time()}
     return op
-child.OPS.update(cuda_ready=timed(0.4), nvml=timed(0), gpu_health=timed(0), cudnn=timed(0))
+child.OPS.update(cuda_ready=timed(0.4), nvml=timed(%r), gpu_health=timed(0), cudnn=timed(0))
+child._READY_WAITS_FOR_NVML = %r
 child.stream(5.0)
-""" % str(CHILD_DIR)
+"""
 
 
-def _stream(tasks):
-    lines = "".join(json.dumps(dict(task, id=i)) + "\n" for i, task in enumerate(tasks))
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], input=lines, capture_output=True, text=True, timeout=30)
+def _stream(tasks, nvml_s=0.0, gap=0.0, cap=1.5):
+    script = SCRIPT % (str(CHILD_DIR), nvml_s, cap)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    for i, task in enumerate(tasks):
+        proc.stdin.write(json.dumps(dict(task, id=i)) + "\n")
+        proc.stdin.flush()
+        time.sleep(gap)
+    out, _ = proc.communicate(timeout=30)
+    proc = subprocess.CompletedProcess(proc.args, proc.returncode, out)
     results = {}
     for line in proc.stdout.splitlines():
         event = json.loads(line)
@@ -47,3 +57,13 @@ def test_nvml_tasks_that_arrive_while_readiness_runs_start_when_it_ends():
 def test_without_a_readiness_task_nothing_waits():
     nvml, health = _stream([{"op": "nvml"}, {"op": "gpu_health"}])
     assert abs(nvml["started"] - health["started"]) < 0.3
+
+
+def test_readiness_waits_for_nvml_tasks_already_running():
+    nvml, ready = _stream([{"op": "nvml"}, {"op": "cuda_ready"}], nvml_s=0.5, gap=0.1)
+    assert ready["started"] >= nvml["ended"]
+
+
+def test_readiness_waits_for_a_slow_nvml_only_so_long():
+    nvml, ready = _stream([{"op": "nvml"}, {"op": "cuda_ready"}], nvml_s=2.0, gap=0.1, cap=0.3)
+    assert ready["started"] < nvml["ended"] - 1.0
