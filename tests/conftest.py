@@ -103,8 +103,17 @@ _SLOW_FILES = (
     # Every fix of every rule on hundreds of built machines, run in real shells or checked path by path: minutes.
     "remedies/test_fixes_run_as_printed.py", "remedies/test_fixes_stay_inside_the_root.py",
 )
-# Single generators that take 10 s or more each on 2 cores (every GPU, every release, 20,000 reports).
+# Single generators that take 10 s or more each on 2 cores (every GPU, every release, 20,000 reports), and tests of
+# 4 s or more (hypothesis-drawn picks, hangs cut off by a timeout, two installs racing, every command twice under
+# ASCII): the full tier runs them.
 _SLOW_TESTS = (
+    "pick/test_pick_generated.py::test_each_pick_runs_everywhere_and_nothing_newer_would",
+    "pick/test_pick_generated.py::test_a_driver_upgrade_named_where_nothing_fits_makes_a_build_fit",
+    "bench/test_bench_fake.py::test_a_hang_is_cut_off_and_named_by_its_stage",
+    "install/test_install_transaction.py::test_second_concurrent_install_fails_fast_and_the_first_completes",
+    "install/test_install_transaction.py::test_second_install_with_lock_wait_runs_after_the_first",
+    "commands/test_hostile_cli.py::test_every_command_reads_on_an_ascii_stream",
+    "commands/test_hostile_cli.py::test_bench_tables_on_an_ascii_stream",
     "remedies/test_fixes_name_what_exists.py::test_no_fix_names_a_build_that_does_not_exist",
     "pick/test_pick_generated.py::test_cudnn_pick_passes_the_pair_verdict_on_every_gpu",
     "fleet/test_fleet_hostile.py::test_twenty_thousand_reports_with_one_poisoned_file",
