@@ -305,21 +305,37 @@ def test_a_damaged_wheel_of_another_cuda_is_replaced_by_the_framework_cudas_whee
         'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.8.0.87"']
 
 
-def test_a_copy_for_another_cuda_on_ld_library_path_with_only_an_older_major_of_its_own_installs_its_pin():
-    # draw 880088/198: tensorflow 2.19 (pins 9.3.0.75) whose site holds only nvidia-cudnn-cu12 8.9.7.29, and a CUDA 13
-    # cuDNN 9.24 folder after it on LD_LIBRARY_PATH: CD501 counted the 8.9 wheel (it fits CUDA 12) as its own copy and
-    # only dropped the entry, which left it no libcudnn.so.9 at all ("cuDNN not found").
-    extra = "/home/u/extra/c"
+def _tf219_beside_a_cuda13_folder(wheel, version, built_for, ld_path):
+    """tensorflow 2.19 (built with 9.3, pins nvidia-cudnn-cu12==9.3.0.75) whose site holds ``wheel``, handed a CUDA 13
+    cuDNN 9.24 folder on LD_LIBRARY_PATH: CD501's fix."""
     tf = framework("tensorflow", "2.19.0", cuda_version="12.5.1", cudnn_version="9",
                    requires=["nvidia-cudnn-cu12==9.3.0.75; extra == 'and-cuda'"],
                    consumer_library=TORCH_SITE + "/tensorflow/libtensorflow_framework.so.2",
-                   resolved_cudnn=resolution("libcudnn.so.9", extra + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
-    facts = _alone(tf, [("nvidia-cudnn-cu12", "8.9.7.29")], [
-        cudnn_copy(CUDNN, "8.9.7", "12.2", origin="pip", links=False, package="nvidia-cudnn-cu12 8.9.7.29"),
-        cudnn_copy(extra, "9.24.0", "13.3", origin="ld_library_path", links=False)], [CUDNN, extra])
-    [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
-    assert mismatch.remedy.commands[1:] == ['pip install "nvidia-cudnn-cu12==9.3.0.75"']
-    assert ld_library_path_after(mismatch.remedy.commands, [CUDNN, extra]) == [CUDNN]
+                   resolved_cudnn=resolution("libcudnn.so.9", EXTRA + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    facts = _alone(tf, [("nvidia-cudnn-cu12", wheel)], [
+        cudnn_copy(CUDNN, version, built_for, origin="pip", links=False, package="nvidia-cudnn-cu12 " + wheel),
+        cudnn_copy(EXTRA, "9.24.0", "13.3", origin="ld_library_path", links=False)], ld_path)
+    [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(EXTRA)]
+    return mismatch.remedy.commands
+
+
+EXTRA = "/home/u/extra/c"
+
+
+def test_a_copy_for_another_cuda_on_ld_library_path_with_only_an_older_major_of_its_own_installs_its_pin():
+    # draw 880088/198: only nvidia-cudnn-cu12 8.9.7.29 in its site, the CUDA 13 folder after it: CD501 counted the 8.9
+    # wheel (it fits CUDA 12) as its own copy and only dropped the entry, which left it no libcudnn.so.9 at all.
+    commands = _tf219_beside_a_cuda13_folder("8.9.7.29", "8.9.7", "12.2", [CUDNN, EXTRA])
+    assert commands[1:] == ['pip install "nvidia-cudnn-cu12==9.3.0.75"']
+    assert ld_library_path_after(commands, [CUDNN, EXTRA]) == [CUDNN]
+
+
+def test_its_own_copy_older_than_its_build_does_not_serve_once_the_foreign_folder_goes():
+    # draw 31337/222: a 9.1.0.70 wheel (pin forced off), the CUDA 13 folder first: CD501 only dropped the folder, and
+    # TF then loaded 9.1 (CD503).
+    commands = _tf219_beside_a_cuda13_folder("9.1.0.70", "9.1.0", "12.4", [EXTRA])
+    assert commands[1:] == ['pip install "nvidia-cudnn-cu12==9.3.0.75"']
+    assert ld_library_path_after(commands, [EXTRA]) == []
 
 
 def test_onnxruntime_over_a_system_copy_for_another_cuda_gets_its_cuda_wheel_first_on_its_path():
@@ -376,20 +392,7 @@ def test_a_cudnn_it_cannot_find_goes_in_with_the_same_major_taken_off_ld_library
     assert ld_library_path_after(missing.remedy.commands, [other, "/opt/kept"]) == ["/opt/kept"]
 
 
-def test_its_own_copy_older_than_its_build_does_not_serve_once_the_foreign_folder_goes():
-    # draw 31337/222: tensorflow 2.19 (built with 9.3, pin forced off) over a nvidia-cudnn-cu12 9.1.0.70 wheel, a
-    # CUDA 13 cuDNN 9.24 folder first on LD_LIBRARY_PATH: CD501 only dropped the folder, and TF then loaded 9.1 (CD503).
-    extra = "/home/u/extra/c"
-    tf = framework("tensorflow", "2.19.0", cuda_version="12.5.1", cudnn_version="9",
-                   requires=["nvidia-cudnn-cu12==9.3.0.75; extra == 'and-cuda'"],
-                   consumer_library=TORCH_SITE + "/tensorflow/libtensorflow_framework.so.2",
-                   resolved_cudnn=resolution("libcudnn.so.9", extra + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
-    facts = _alone(tf, [("nvidia-cudnn-cu12", "9.1.0.70")], [
-        cudnn_copy(CUDNN, "9.1.0", "12.4", origin="pip", links=False, package="nvidia-cudnn-cu12 9.1.0.70"),
-        cudnn_copy(extra, "9.24.0", "13.3", origin="ld_library_path", links=False)], [extra])
-    [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and f.evidence.get("path", "").startswith(extra)]
-    assert mismatch.remedy.commands[1:] == ['pip install "nvidia-cudnn-cu12==9.3.0.75"']
-    assert ld_library_path_after(mismatch.remedy.commands, [extra]) == []
+
 
 
 def test_a_tarball_folder_for_another_cuda_is_answered_with_the_frameworks_own_wheel_not_a_system_package():
