@@ -18,6 +18,7 @@ import realworld_oracle as oracle
 import realworld_pool as pool
 import realworld_stacks as stacks
 import realworld_wheels as wheels
+from shellcheck_kit import simple_commands, without_sudo
 from cudnn_doctor.diagnose import collect_report
 from cudnn_doctor.host import Host
 from cudnn_doctor.knowledge import load_compat
@@ -27,7 +28,22 @@ from cudnn_doctor.probes import collect
 
 # What a fix may run here: package installs and environment changes. Anything touching the machine's own loader
 # configuration (/etc, ldconfig, apt) is never run by a test.
-UNSAFE = ("ldconfig", "/etc/", "apt", "dnf", "yum", "conda", "reboot", "ubuntu-drivers")
+# Programs a fix may run that change the machine itself (or a conda install the pool cannot serve): not run here.
+UNSAFE = ("ldconfig", "apt", "apt-get", "dnf", "yum", "conda", "reboot", "ubuntu-drivers")
+
+
+def unsafe(command: str) -> bool:
+    """Whether a fix's line runs one of UNSAFE or writes under /etc (a path that merely names a conda folder, as
+    a pattern to drop from LD_LIBRARY_PATH, is not)."""
+    for words in simple_commands(command):
+        words = without_sudo(words)
+        if words[:1] == ["chroot"]:  # the program run inside the root
+            words = words[2:]
+        if words and (os.path.basename(words[0]) in UNSAFE or
+                      words[0] not in ("grep", "echo", "printf", "export") and
+                      any(w.startswith("/etc/") for w in words[1:])):
+            return True
+    return ">" in command and "/etc/" in command.split(">", 1)[1]
 
 
 class CaseHost(Host):
@@ -345,9 +361,9 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
     copy, or each environment a fix makes per framework (built from the pool as its install line lays it out)."""
     if not commands:
         return [], "no commands"
-    unsafe = [c for c in commands if any(word in c for word in UNSAFE)]
-    if unsafe:
-        return [], "not run here: %s" % unsafe[0]
+    refused = [c for c in commands if unsafe(c)]
+    if refused:
+        return [], "not run here: %s" % refused[0]
     apart = [NEW_ENVIRONMENT.match(c) for c in commands]
     if any(apart):
         if not all(apart):
