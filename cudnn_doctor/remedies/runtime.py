@@ -112,8 +112,10 @@ def cudnn_not_older_than_build_fix(facts: Facts, compat: Compat, fw: FrameworkFa
     kind = framework_kind(fw)
     if kind == "tensorflow":
         return tensorflow_wheels_fix(fw.version.split("+")[0])
-    if kind == "jax":
+    if kind == "jax" and copy.origin == "pip":
         return jax_install(facts, compat, fw.cuda_version)
+    if kind == "jax":  # a system or tarball copy: its own wheel, found through its RPATH first (draw 271127/273)
+        return framework_cudnn_fix(facts, compat, fw, major_of(compiled))
     # The wheel of the framework's own CUDA (the copy's may be another's: a cu11 8.9 under a torch built for 12 or
     # 13), and only where NVIDIA built the release it was compiled with for that CUDA.
     cuda = fw.cuda_version or copy.cuda_version or machine_cuda(facts, compat)

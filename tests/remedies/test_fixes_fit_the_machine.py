@@ -217,7 +217,7 @@ def test_cd201_jax_says_when_no_extra_supports_the_gpu():
     assert hits and "No JAX CUDA build" in hits[0].fix and "jax[cuda12]" not in hits[0].fix
 
 
-def test_cd503_jax_reinstalls_its_own_cuda_extra():
+def test_cd503_jax_over_a_system_copy_installs_its_own_cudas_cudnn_wheel():
     f = real_machine()
     old = cudnn_copy("/opt/old/lib", "9.1.0", "12.4", origin="ld_library_path")
     f.cudnn.append(old)
@@ -225,8 +225,8 @@ def test_cd503_jax_reinstalls_its_own_cuda_extra():
     f.python.frameworks = [framework("jaxlib", "0.7.0", cuda_version="12.3", cudnn_version="9.8.0",
                                      resolved_cudnn=resolution("libcudnn.so.9", "/opt/old/lib/libcudnn.so.9",
                                                                via="ld.so.cache"))]
-    hits = only(run(f), "CD503")
-    assert hits and 'pip install -U "jax[cuda12]"' in hits[0].fix
+    hits = only(run(f), "CD503")  # its wheel is found through its RPATH before ld.so.cache (draw 271127/273)
+    assert hits and hits[0].remedy.commands == ['pip install "nvidia-cudnn-cu12==9.*"']
 
 
 # --- TensorFlow on Windows: the pair from compat ---------------------------------------------------------------------

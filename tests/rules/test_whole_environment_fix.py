@@ -409,3 +409,16 @@ def test_a_tarball_folder_for_another_cuda_is_answered_with_the_frameworks_own_w
         facts = _alone(tf, [], [cudnn_copy(folder, "8.9.6", "11.8", origin="system", links=False)])
         [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and "tensorflow" in f.title]
         assert any(first in c for c in mismatch.remedy.commands), (folder, mismatch.remedy.commands)
+
+
+def test_jax_handed_an_older_system_cudnn_gets_its_own_wheel_not_a_jax_upgrade():
+    # draw 271127/273: jax-cuda12 0.7.2 (built with 9.8) loading /usr/local/cudnn/lib's 9.3 through ld.so.cache:
+    # `pip install -U "jax[cuda12]"` upgrades JAX itself; its own cuDNN wheel (found through its RPATH) is enough.
+    system = "/usr/local/cudnn/lib"
+    jax = framework("jax-cuda12-pjrt", "0.7.2", cuda_version="12", cudnn_version="9.8",
+                    requires=["nvidia-cudnn-cu12<10.0,>=9.8; extra == 'with-cuda'"], extras=["with-cuda"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", system + "/libcudnn.so.9", via="ld.so.cache"))
+    facts = _alone(jax, [], [cudnn_copy(system, "9.3.0", "12.6", origin="system", links=False)])
+    [older] = [f for f in _findings(facts) if f.id == "CD503"]
+    assert older.remedy.commands == ['pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
