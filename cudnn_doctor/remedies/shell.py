@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from typing import Any, Iterable, List, Sequence, Union
+from typing import Any, Iterable, List, Sequence, Set, Union
 
 from ..model import Facts, Fix
-from ..queries import listed_in_ld_conf
+from ..queries import listed_in_ld_conf, own_cudnn_wheel_dir
 from .acting import at, ldconfig, sudo
 from .shells import command_fix, needs_root, sh_quote
 
@@ -139,8 +139,25 @@ def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
     drop = {os.path.normpath(e) for e in entries}
     spelled = [d for d in facts.loader.ld_library_path if os.path.normpath(d) in drop] or sorted(drop)
     words = " ".join("-e %s" % q(d) for d in dict.fromkeys(spelled))
-    return run("export LD_LIBRARY_PATH=\"$(printf %%s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -vxF %s | "
-               "paste -sd: -)\"" % words)
+    line = ("export LD_LIBRARY_PATH=\"$(printf %%s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -vxF %s | "
+            "paste -sd: -)\"" % words)
+    return run(line, *(prepend_ld_path(d) for d in _plain_path_wheel_folders(facts, drop)))
+
+
+def _plain_path_wheel_folders(facts: Facts, dropped: Set[str]) -> List[str]:
+    """The own cuDNN wheel folders of frameworks that search only the plain path (ONNX Runtime, CuPy 13: their
+    library has no RPATH into it) and got their cuDNN from a dropped folder: put first instead, or dropping the
+    folder leaves them none (draw 271127/311: torch's CD709 dropped a conda folder ONNX Runtime loaded from)."""
+    out = []
+    for fw in facts.python.frameworks:
+        res, own = fw.resolved_cudnn, own_cudnn_wheel_dir(fw)
+        if res is None or not res.path or res.via != "LD_LIBRARY_PATH" or fw.library_search_path is None or \
+                os.path.normpath(os.path.dirname(res.path)) not in dropped or own in fw.library_search_path:
+            continue
+        major = res.name.rsplit(".", 1)[-1]
+        if any(os.path.normpath(c.directory) == own and str(c.major) == major for c in facts.cudnn):
+            out.append(own)
+    return list(dict.fromkeys(out))
 
 
 def loader_dir_fix(facts: Facts, directory: str) -> Fix:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
+from cudnn_doctor.model import Resolution
 from cudnn_doctor.remedies.shell import ld_library_path_without, prepend_ld_path
-from facts_factory import real_machine
+from facts_factory import TORCH_SITE, cudnn_copy, framework, real_machine
 from shellcheck_kit import ld_library_path_after
 
 # Folder names as users write them: spaces, quotes, dots, trailing slashes, characters grep would read as regex.
@@ -32,3 +33,20 @@ def test_a_folder_spelled_with_a_trailing_slash_goes_as_the_environment_spells_i
     fix = ld_library_path_without(facts, ["/opt/a/lib"])
     assert ld_library_path_after(fix.commands, facts.loader.ld_library_path) == ["/opt/b"]
     assert ld_library_path_after(fix.commands, []) == []  # nothing set when it runs: nothing to drop, no error
+
+
+def test_a_plain_path_framework_fed_from_a_dropped_folder_gets_its_own_wheel_folder_first():
+    # draw 271127/311: torch's CD709 dropped a conda folder; ONNX Runtime beside it (no RPATH into nvidia/) had loaded
+    # its cuDNN from there and would have found none.
+    conda, own = "/opt/conda/lib", TORCH_SITE + "/nvidia/cudnn/lib"
+    facts = real_machine()
+    ort = framework("onnxruntime-gpu", "1.22.0", cuda_version="12",
+                    resolved_cudnn=Resolution("libcudnn.so.9", conda + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    ort.library_search_path = [TORCH_SITE + "/onnxruntime/capi"]
+    facts.python.frameworks = [ort]
+    facts.cudnn = [cudnn_copy(own, "9.10.2", "12.9", origin="pip", links=False)]
+    facts.loader.ld_library_path = [conda, "/opt/kept"]
+    fix = ld_library_path_without(facts, [conda])
+    assert ld_library_path_after(fix.commands, facts.loader.ld_library_path) == [own, "/opt/kept"]
+    ort.library_search_path.append(own)  # one that searches its wheel folder itself needs nothing more
+    assert ld_library_path_after(ld_library_path_without(facts, [conda]).commands, [conda]) == []
