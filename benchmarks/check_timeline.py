@@ -1,12 +1,16 @@
 """A timeline of one `check --json` run in this process: imports, app build, each probe, the native child, rules,
 render, exit. Finds the main thread's critical path; the hooks live here only, never in the product.
 
-    python3 benchmarks/check_timeline.py [--tree DIR] [--min-ms 1.0] [--imports N] [-- CHECK ARGS...]
+    python3 benchmarks/check_timeline.py [--tree DIR] [--min-ms 1.0] [--imports N] [--serial] [-- CHECK ARGS...]
 
 Each module's import is timed by wrapping its loader (a meta-path finder in front of the others); the phases
 by wrapping functions right after their module is executed, before any importer binds them. Times are ms
 from the script's start (the interpreter's own start and site hooks come before; `python -X importtime` and
 check_bench.py see those). Lines: start, end, duration, thread, what.
+
+--serial runs the probes and the work done beside them (the rules' imports) one after another on the main
+thread: threads share one interpreter lock, so a phase timed beside another counts the other's work too;
+serially each phase's time is its own, and they add up to what the run costs the processor.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ EVENTS = []  # (start, end, thread name, depth, label, kind)
 _STACKS = {}  # thread id -> stack of [name, child time] for self times
 SELF = {}  # module -> (self ms, cumulative ms, thread)
 MAIN = _thread.get_ident()
+SERIAL = False  # --serial
 
 # module -> function names (or "Class.method") whose calls become phases of the timeline
 PHASES = {
@@ -63,7 +68,26 @@ def _phase(label: str, fn):
     return timed
 
 
+def _serialise(module) -> None:
+    """--serial: the probes' deadline threads and the work beside them become plain calls on the main thread."""
+    if module.__name__ == "cudnn_doctor.probes.executor":
+        def run_bounded(facts, name, fn, deadline):
+            fn()
+            return True
+        module.run_bounded = run_bounded
+    elif module.__name__ == "cudnn_doctor.probes":
+        def beside(work):
+            if work is not None:
+                try:
+                    work()
+                except Exception:
+                    pass
+        module._beside = beside
+
+
 def _wrap_phases(module) -> None:
+    if SERIAL:
+        _serialise(module)
     for dotted in PHASES.get(module.__name__, ()):
         owner, _, attr = dotted.rpartition(".")
         target = getattr(module, owner) if owner else module
@@ -117,7 +141,7 @@ class _TimingFinder:
 
 
 def _args(argv):
-    opts = {"tree": None, "min_ms": 1.0, "imports": 15}
+    opts = {"tree": None, "min_ms": 1.0, "imports": 15, "serial": False}
     rest = ["check", "--json"]
     if "--" in argv:
         i = argv.index("--")
@@ -130,8 +154,10 @@ def _args(argv):
             opts["min_ms"] = float(next(it))
         elif arg == "--imports":
             opts["imports"] = int(next(it))
+        elif arg == "--serial":
+            opts["serial"] = True
         else:
-            sys.exit("usage: check_timeline.py [--tree DIR] [--min-ms MS] [--imports N] [-- CHECK ARGS]")
+            sys.exit("usage: check_timeline.py [--tree DIR] [--min-ms MS] [--imports N] [--serial] [-- CHECK ARGS]")
     return opts, rest
 
 
@@ -171,7 +197,9 @@ def report(min_ms: float, n_imports: int) -> None:
 
 
 def main() -> None:
+    global SERIAL
     opts, rest = _args(sys.argv[1:])
+    SERIAL = opts["serial"]
     if opts["tree"]:
         sys.path.insert(0, os.path.abspath(opts["tree"]))
     code = run(rest)

@@ -63,6 +63,50 @@ def remember(tag: str, identity: Tuple, compute: Callable[[], Any]) -> Any:
     return _remembered(tag, lambda: identity, compute)
 
 
+def remember_all(tag: str, identities: Sequence[Tuple], compute: Callable[[int], Any]) -> List[Any]:
+    """``[compute(i) for each file i]``, as remember() gives each, asked of the cache in one read: the whole set is
+    also stored under all its identities together (a framework's dozens of libraries cost one file, not a read and
+    a thread each). A set with any file changed falls back to each file's own entry. Where compute(i) raises, the
+    list holds the exception, and nothing is remembered of that file."""
+    folder = cache_dir()
+    if folder is None:
+        return [_attempt(compute, i) for i in range(len(identities))]
+    ids = tuple(identities)
+    answer: List[Any] = []
+
+    def look() -> None:
+        whole = _cached(folder, tag + "-set", lambda: ids, lambda v: isinstance(v, list) and len(v) == len(ids))
+        if whole[0]:
+            answer.append((whole, None))
+        else:
+            answer.append((whole, [_cached(folder, tag, lambda: one, lambda v: True) for one in ids]))
+    worker = threading.Thread(target=look, daemon=True)
+    worker.start()
+    worker.join(CACHE_WAIT)
+    if not answer:  # the cache did not answer in time: read every file here, store nothing
+        return [_attempt(compute, i) for i in range(len(ids))]
+    whole, each = answer[0]
+    if each is None:
+        return list(whole[1])
+    values = [hit[1] if hit[0] else _attempt(compute, i) for i, hit in enumerate(each)]
+    stores = [(hit[3], hit[2], values[i]) for i, hit in enumerate(each)
+              if not hit[0] and hit[3] is not None and not isinstance(values[i], Exception)]
+    if whole[3] is not None and not any(isinstance(v, Exception) for v in values):
+        stores.append((whole[3], whole[2], values))
+    if stores:
+        writer = threading.Thread(target=lambda: [_store(*one) for one in stores], daemon=True)
+        writer.start()
+        writer.join(CACHE_WAIT)
+    return values
+
+
+def _attempt(compute: Callable[[int], Any], i: int) -> Any:
+    try:
+        return compute(i)
+    except Exception as exc:  # handed back in the list: the caller says what a failed read means
+        return exc
+
+
 def _remembered(tag: str, identify: Callable[[], Tuple], compute: Callable[[], Any],
                 valid: Callable[[Any], bool] = lambda value: True) -> Any:
     """compute()'s value, or the cached one stored under the same identity.

@@ -52,6 +52,9 @@ class DriverKnowledge(Domain):
     def toolkit_rows(self) -> List[Dict[str, Any]]:
         """The toolkit -> driver rows: NVIDIA's release-notes table, then releases only the derived knowledge has
         (the driver packaged with them, from NVIDIA's redistrib manifests)."""
+        return list(self.once("toolkit_rows", self._toolkit_rows))
+
+    def _toolkit_rows(self) -> List[Dict[str, Any]]:
         table = self.table("cuda_driver", "toolkit_driver")
         rows = list(table.get("rows", []))
         have = {str(r["cuda"]) for r in rows}
@@ -78,13 +81,9 @@ class DriverKnowledge(Domain):
             return None
         exact = len(want.release) >= 3
         key = "windows" if platform == "windows" else "linux"
-        rows = [r for r in self.toolkit_rows() if mm(r["cuda"]) == mm(cuda)]
+        rows = self.once("toolkit_rows_by_minor", self._rows_by_minor).get(mm(cuda), [])
         if exact:
             rows = [r for r in rows if ver(r["cuda"]) == want] or rows
-        if not rows:
-            return None
-        # The GA (lowest) release of a minor decides what "CUDA X.Y" needs.
-        rows.sort(key=lambda r: version_of(r["cuda"]))
         for row in rows:
             status, source = row_source(table, row)
             value = str(row.get(key, ""))
@@ -101,6 +100,16 @@ class DriverKnowledge(Domain):
                                    branch=str(row.get("branch") or "") or None, status=status,
                                    source=source, label=str(row.get("label", "")))
         return None
+
+    def _rows_by_minor(self) -> Dict[Optional[Tuple[int, int]], List[Dict[str, Any]]]:
+        """The toolkit rows by CUDA major.minor, the GA (lowest) release first: it decides what "CUDA X.Y" needs.
+        (min_driver is asked a few hundred times a run; the rows never change once loaded.)"""
+        by_minor: Dict[Optional[Tuple[int, int]], List[Dict[str, Any]]] = {}
+        for row in self.toolkit_rows():
+            by_minor.setdefault(mm(row["cuda"]), []).append(row)
+        for rows in by_minor.values():
+            rows.sort(key=lambda r: version_of(r["cuda"]))
+        return by_minor
 
     def minor_compat_floor(self, major: str, platform: str = "linux") -> Optional[DriverFloor]:
         table = self.table("cuda_driver", "minor_version_compat")

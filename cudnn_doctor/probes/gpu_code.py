@@ -4,7 +4,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import time
-from typing import Dict, List, Optional
+from typing import BinaryIO, Dict, List, Optional, Tuple, Union
 
 from .. import parsed_cache
 from ..readers.fatbin import gpu_code
@@ -50,24 +50,60 @@ class _FileView:
 
 def read_library(host, path: str) -> Optional[Dict]:
     """The GPU code of one library, touching only the ELF section table and the fat binary headers."""
-    opened = host.open_binary(path)
-    if opened is None:
-        return None
-    fh, size = opened
-    start = time.perf_counter()
+    found = read_libraries(host, [path])[0]
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
+def read_libraries(host, paths: List[str]) -> List[Union[None, Dict, Exception]]:
+    """read_library for each path, the cache asked once for all of them; a library that could not be read is
+    the exception its read raised."""
+    opened: List[Optional[Tuple[BinaryIO, int]]] = []
+    spent: List[float] = []
+    identities: List[Tuple] = []
     try:
-        if size < 64:
-            return None
-        st = os.fstat(fh.fileno())
-        # A framework's library is hundreds of MB: its headers are read once per build of it, not once a run
-        # (the file's identity is the key, so a reinstall or an edit is read afresh).
-        identity = (path, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns)
-        found = parsed_cache.remember("fatbin", identity, lambda: _scan(fh.fileno(), size))
+        for path in paths:
+            start = time.perf_counter()
+            one = host.open_binary(path)
+            identity: Tuple = (path, "unread")
+            if one is not None:
+                try:
+                    st = os.fstat(one[0].fileno())
+                    # A framework's library is hundreds of MB: its headers are read once per build of it, not once
+                    # a run (the file's identity is the key, so a reinstall or an edit is read afresh).
+                    identity = (path, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns)
+                except OSError as exc:
+                    one[0].close()
+                    one = None
+                    identity = (path, "unread", str(exc))
+            opened.append(one)
+            identities.append(identity)
+            spent.append(time.perf_counter() - start)
+
+        def scan(i: int) -> Optional[Dict]:
+            start = time.perf_counter()
+            try:
+                one = opened[i]
+                return None if one is None or one[1] < 64 else _scan(one[0].fileno(), one[1])
+            finally:
+                spent[i] += time.perf_counter() - start
+        # Only files opened and big enough are asked of the cache; the others have nothing to read.
+        asked = [i for i, one in enumerate(opened) if one is not None and one[1] >= 64]
+        answers = dict(zip(asked, parsed_cache.remember_all("fatbin", [identities[i] for i in asked],
+                                                            lambda k: scan(asked[k]))))
     finally:
-        fh.close()
-    if found is None:
-        return None
-    return dict({"library": path}, **found, ms=round((time.perf_counter() - start) * 1000, 1))
+        for one in opened:
+            if one is not None:
+                one[0].close()
+    out: List[Union[None, Dict, Exception]] = []
+    for i, path in enumerate(paths):
+        found = answers.get(i)
+        if found is None or isinstance(found, Exception):
+            out.append(found)
+        else:
+            out.append(dict({"library": path}, **found, ms=round(spent[i] * 1000, 1)))
+    return out
 
 
 def _scan(fd: int, size: int) -> Optional[Dict]:
@@ -79,14 +115,17 @@ def _scan(fd: int, size: int) -> Optional[Dict]:
 
 
 def probe(ctx) -> None:
+    wanted = []
     for fw in ctx.facts.python.frameworks:
         if fw.cuda_build is False:
             continue
         for path in _libraries(ctx, fw):
             ctx.searched("gpu-code", path)
-            try:
-                found = read_library(ctx.host, path)
-            except (OSError, ValueError) as exc:  # unmappable or vanished file: the table fallback stays
-                found = {"library": path, "sass": [], "ptx": [], "error": str(exc)}
-            if found:
-                fw.gpu_code.append(found)
+            wanted.append((fw, path))
+    for (fw, path), found in zip(wanted, read_libraries(ctx.host, [path for _, path in wanted])):
+        if isinstance(found, (OSError, ValueError)):  # unmappable or vanished file: the table fallback stays
+            found = {"library": path, "sass": [], "ptx": [], "error": str(found)}
+        elif isinstance(found, Exception):
+            raise found
+        if found:
+            fw.gpu_code.append(found)

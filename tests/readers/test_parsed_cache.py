@@ -159,3 +159,41 @@ def test_a_hit_marks_an_old_file_as_used(tmp_path, cache):
     import time
 
     assert os.stat(stored).st_mtime > time.time() - 3600
+
+
+def test_remember_all_asks_the_cache_once_for_a_set_and_falls_back_to_each_file_when_one_changed(tmp_path,
+                                                                                                 monkeypatch):
+    """A framework's many libraries are one cache read; a changed one is read afresh, the others still come from
+    their own entries; a read that raised is handed back and never remembered."""
+    monkeypatch.setenv("CUDNN_DOCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    from cudnn_doctor import parsed_cache
+
+    computed = []
+
+    def compute(values):
+        def one(i):
+            computed.append(i)
+            if isinstance(values[i], Exception):
+                raise values[i]
+            return values[i]
+        return one
+
+    ids = [("a", 1), ("b", 1), ("c", 1)]
+    assert parsed_cache.remember_all("t", ids, compute([10, None, 30])) == [10, None, 30] and computed == [0, 1, 2]
+    reads = []
+    real_cached = parsed_cache._cached
+    monkeypatch.setattr(parsed_cache, "_cached", lambda *a: reads.append(a[1]) or real_cached(*a))
+    assert parsed_cache.remember_all("t", ids, compute([0, 0, 0])) == [10, None, 30]
+    assert computed == [0, 1, 2] and reads == ["t-set"]  # one read, nothing computed
+    reads.clear()
+    changed = [("a", 1), ("b", 2), ("c", 1)]
+    assert parsed_cache.remember_all("t", changed, compute([0, 20, 0])) == [10, 20, 30]
+    assert computed == [0, 1, 2, 1] and reads == ["t-set", "t", "t", "t"]
+    failing = [("a", 1), ("b", 3), ("c", 1)]
+    err = OSError("gone")
+    got = parsed_cache.remember_all("t", failing, compute([0, err, 0]))
+    assert got[0] == 10 and got[1] is err and got[2] == 30
+    got = parsed_cache.remember_all("t", failing, compute([0, err, 0]))
+    assert got[1] is err and computed.count(1) == 4  # the failed read was not remembered, alone or in the set
+    monkeypatch.setenv("CUDNN_DOCTOR_CACHE_DIR", "off")
+    assert parsed_cache.remember_all("t", ids, compute([7, 8, 9])) == [7, 8, 9]
