@@ -94,10 +94,15 @@ def remember_all(tag: str, identities: Sequence[Tuple], compute: Callable[[int],
     if whole[3] is not None and not any(isinstance(v, Exception) for v in values):
         stores.append((whole[3], whole[2], values))
     if stores:
-        writer = threading.Thread(target=lambda: [_store(*one) for one in stores], daemon=True)
+        writer = threading.Thread(target=_store_each, args=(stores,), daemon=True)
         writer.start()
         writer.join(CACHE_WAIT)
     return values
+
+
+def _store_each(stores: List[Tuple[Path, Tuple, Any]]) -> None:
+    for target, key, value in stores:
+        _store(target, key, value)
 
 
 def _attempt(compute: Callable[[int], Any], i: int) -> Any:
