@@ -8,9 +8,8 @@ by wrapping functions right after their module is executed, before any importer 
 from the script's start (the interpreter's own start and site hooks come before; `python -X importtime` and
 check_bench.py see those). Lines: start, end, duration, thread, what.
 
---serial runs the probes and the work done beside them (the rules' imports) one after another on the main
-thread: threads share one interpreter lock, so a phase timed beside another counts the other's work too;
-serially each phase's time is its own, and they add up to what the run costs the processor.
+--serial runs each probe on the main thread instead of its deadline thread: threads share one interpreter lock,
+so a phase timed beside another counts the other's work too; serially each phase's time is its own.
 """
 from __future__ import annotations
 
@@ -69,20 +68,12 @@ def _phase(label: str, fn):
 
 
 def _serialise(module) -> None:
-    """--serial: the probes' deadline threads and the work beside them become plain calls on the main thread."""
+    """--serial: the probes' deadline threads become plain calls on the main thread."""
     if module.__name__ == "cudnn_doctor.probes.executor":
         def run_bounded(facts, name, fn, deadline):
             fn()
             return True
         module.run_bounded = run_bounded
-    elif module.__name__ == "cudnn_doctor.probes":
-        def beside(work):
-            if work is not None:
-                try:
-                    work()
-                except Exception:
-                    pass
-        module._beside = beside
 
 
 def _wrap_phases(module) -> None:

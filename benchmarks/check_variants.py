@@ -1,7 +1,8 @@
-"""`check --json` whole processes in three ways, interleaved: as shipped; with the work beside the probes done
-first on the main thread (serial); with a shorter interpreter-lock switch interval. Tells whether the thread
-beside the probes wins or loses on this machine (threads share one lock: a probe that waits on a read may wait
-again for the lock). Also the interpreter's own start, the floor under every Python tool here.
+"""`check --json` whole processes in three ways, interleaved: as shipped (the rules imported on the main thread
+once the probes are done, while the native child works); with them imported on a thread beside the probes, as
+round 6 shipped it; with a shorter interpreter-lock switch interval. Tells whether a thread beside the probes
+wins or loses on this machine (threads share one lock: a probe that waits on a read may wait again for the
+lock). Also the interpreter's own start, the floor under every Python tool here.
 
     python3 benchmarks/check_variants.py [--runs 15] [--tree DIR]
 """
@@ -19,15 +20,20 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VARIANT = r'''
 import sys, os
 mode = os.environ["CHECK_VARIANT"]
-if mode == "serial":
+if mode == "beside":
+    import threading
     import cudnn_doctor.probes as probes
-    def beside(work):
-        if work is not None:
-            try:
-                work()
-            except Exception:
-                pass
-    probes._beside = beside
+    real_collect = probes._collect
+    def collect(host, timeout, meanwhile, *args, **kwargs):
+        helper = threading.Thread(target=meanwhile, daemon=True) if meanwhile else None
+        if helper:
+            helper.start()
+        try:
+            return real_collect(host, timeout, None, *args, **kwargs)
+        finally:
+            if helper:
+                helper.join()
+    probes._collect = collect
 elif mode == "switch 0.2 ms":
     sys.setswitchinterval(0.0002)
 from cudnn_doctor.cli import main
@@ -42,7 +48,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = {"python3 -c pass": [sys.executable, "-c", "pass"],
             "python3 -S -c pass": [sys.executable, "-S", "-c", "pass"]}
-    for mode in ("as shipped", "serial", "switch 0.2 ms"):
+    for mode in ("as shipped", "beside", "switch 0.2 ms"):
         rows["check --json, " + mode] = [sys.executable, "-c", VARIANT]
     times = {name: [] for name in rows}
     env = dict(os.environ, PYTHONPATH=os.path.abspath(args.tree))

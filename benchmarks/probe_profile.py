@@ -1,5 +1,5 @@
-"""cProfile of each probe, and of the rules, in one `check --json` run made serial (no thread beside the probes,
-no deadline threads), so a profile holds only its own probe's work. Prints, for each probe or phase over
+"""cProfile of each probe, and of the rules, in one `check --json` run made serial (no deadline threads), so a
+profile holds only its own probe's work. Prints, for each probe or phase over
 --min-ms, its time and its functions by own time. A profiler slows call-heavy code: compare phases with each
 other, and take whole-process times from check_bench.py.
 
@@ -43,13 +43,14 @@ def main() -> None:
         fn()
         return True
 
-    def beside(work):
-        if work is not None:
-            _profiled("(imports beside the probes)", work)
+    real_meanwhile = probes._meanwhile
+
+    def meanwhile(work):
+        _profiled("(the rules' imports, while the native child works)", real_meanwhile, work)
 
     real_guard, real_evaluate = probes._guard, rules.evaluate
     executor.run_bounded = run_bounded
-    probes._beside = beside
+    probes._meanwhile = meanwhile
     probes._guard = lambda facts, name, fn: _profiled("probe " + name, real_guard, facts, name, fn)
     rules.evaluate = lambda *a, **k: _profiled("rules.evaluate", real_evaluate, *a, **k)
     from cudnn_doctor.cli import main as cli_main

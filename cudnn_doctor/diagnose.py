@@ -32,7 +32,7 @@ def collect_facts(root: str = "/", env: Optional[Mapping[str, str]] = None,
     from .probes import collect
 
     # The knowledge is handed to the probes (they never load it themselves) as its loader, one cached call: the
-    # first probe that needs it reads it, by when the meanwhile thread (_ready_to_judge) has mostly imported it.
+    # first probe that needs it reads it; the rules are imported (_ready_to_judge) while the native child works.
     return collect(Host(root=root, env=env), timeout=timeout, meanwhile=_ready_to_judge, compat=_knowledge,
                    sonames=sonames, ready=ready, early=early)
 

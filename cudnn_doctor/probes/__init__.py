@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -90,22 +89,18 @@ class Context:
             record_native_timeouts(self.facts, self.host, probe, [(session.tasks[i], results[i]) for i in ids])
 
 
-def _beside(work: Optional[Callable[[], None]]) -> Optional[threading.Thread]:
-    """``work`` (the caller's imports) started on a thread of its own, beside the probes: they mostly wait on the
-    file system, and the imports mostly need the processor. What it raises is ignored: it is only a head start,
-    and the caller meets the error again when it does the same work. (The modules it imports and those the
-    probes import on their threads have no import cycle between them, so neither thread can wait on the other.)"""
+def _meanwhile(work: Optional[Callable[[], None]]) -> None:
+    """``work`` (the caller's imports), run once the file-system probes have sent the native child its tasks and
+    before their results are read, so it overlaps with the child's calls. On the main thread, not beside the probes:
+    both need the processor far more than the disk, threads share one interpreter lock, and measured on three
+    machines a thread beside them made the whole run no faster and the probes slower. What it raises is ignored:
+    the caller meets the error again when it does the same work."""
     if work is None:
-        return None
-
-    def quietly() -> None:
-        try:
-            work()
-        except Exception:
-            pass
-    thread = threading.Thread(target=quietly, name="meanwhile", daemon=True)
-    thread.start()
-    return thread
+        return
+    try:
+        work()
+    except Exception:
+        pass
 
 
 def _merged(apply: ApplyFn, answers: Dict[int, Dict[str, Any]], count: int, results: List[Dict[str, Any]]) -> None:
@@ -148,9 +143,8 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
     ``compat``: the knowledge base the probes consult (sonames, layouts, release defaults), or a function that
     returns it, called when a probe first needs it; probes never load it themselves.
 
-    ``meanwhile`` (the caller's own work, e.g. importing the rules) runs on a thread beside the file-system probes
-    (which mostly wait on the file system) and is done before the native results are read; what it raises is
-    ignored.
+    ``meanwhile`` (the caller's own work, e.g. importing the rules) runs after the file-system probes, while the
+    native child works, and before its results are read; what it raises is ignored.
     ``sonames``: more library names for the loader step to resolve, as a plain process would.
     ``ready``: also run the readiness kernel on every GPU (check --ready).
     ``early``: a native child the command line already started (Host.native_session says when it is used)."""
@@ -176,7 +170,6 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         run_bounded(ctx.facts, "windows", lambda: _guard(ctx.facts, "windows", lambda: collect_windows(ctx)), deadline)
         _guard(ctx.facts, "environment", lambda: environment.probe(ctx))
         return ctx.facts
-    helper = _beside(meanwhile)  # before ld.so: its reads wait on the file system
     session = host.native_session(early)
     session.start()  # first (a no-op for an early session: already running): the child's start overlaps with every file-system probe below
     facts = Facts()
@@ -205,8 +198,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     )
     for name, fn in steps:
         run_bounded(ctx.facts, name, _guarded(ctx.facts, name, functools.partial(fn, ctx)), deadline)
-    if helper is not None:
-        helper.join()
+    _meanwhile(meanwhile)
     ctx.run.leave_for_after_native()  # the native child's time limit: what the run's budget leaves it
     _guard(ctx.facts, "native", ctx.run_native)
     # After the native calls: which copy each consumer would load, and GPU visibility.

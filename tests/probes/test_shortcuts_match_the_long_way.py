@@ -159,9 +159,10 @@ def test_version_answers_without_typer_and_says_what_the_app_says(capsys):
         assert full.exit_code == 0 and proc.stdout == full.output
 
 
-def test_rules_are_imported_while_the_probes_and_the_native_child_work(monkeypatch, machine):
-    """collect runs its ``meanwhile`` on a thread of its own beside the file-system probes and finishes it before
-    reading the native child's results; a failure there is ignored (the caller meets it again)."""
+def test_rules_are_imported_while_the_native_child_works(monkeypatch, machine):
+    """collect runs its ``meanwhile`` on the main thread after the file-system probes (they have sent the native
+    child its tasks) and before reading the child's results; a failure there is ignored (the caller meets it
+    again)."""
     import threading
 
     from cudnn_doctor import probes
@@ -170,6 +171,8 @@ def test_rules_are_imported_while_the_probes_and_the_native_child_work(monkeypat
 
     order = []
     monkeypatch.setattr(probes.Context, "run_native", lambda self: order.append("native"))
+    from cudnn_doctor.probes import machine_state
+    monkeypatch.setattr(machine_state, "probe", lambda ctx: order.append("last file-system probe"))
 
     def meanwhile():
         order.append("meanwhile on %s" % threading.current_thread().name)
@@ -177,7 +180,7 @@ def test_rules_are_imported_while_the_probes_and_the_native_child_work(monkeypat
 
     machine.ld_conf("x86_64-linux-gnu.conf", [MA])
     facts = probes.collect(Host(str(machine.root), env={"PATH": "/bin"}), meanwhile=meanwhile, compat=load_compat())
-    assert order == ["meanwhile on meanwhile", "native"] and not facts.probe_errors
+    assert order == ["last file-system probe", "meanwhile on MainThread", "native"] and not facts.probe_errors
 
 
 def test_version_parsing_memo_answers_as_packaging_does():
