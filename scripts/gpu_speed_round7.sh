@@ -53,8 +53,16 @@ echo; echo "== one run's timeline, serial (each phase's own time), then as shipp
 (cd /tmp && PYTHONPATH="$repo" timeout 60 python3 "$repo/benchmarks/check_timeline.py" --serial --min-ms 2 --imports 40)
 (cd /tmp && PYTHONPATH="$repo" timeout 60 python3 "$repo/benchmarks/check_timeline.py" --min-ms 3 --imports 15)
 
+echo; echo "== benchmarks/probe_profile.py (serial, profiled)"
+(cd /tmp && PYTHONPATH="$repo" timeout 60 python3 "$repo/benchmarks/probe_profile.py" --min-ms 3 --top 8)
+
 echo; echo "== benchmarks/check_variants.py"
 timeout 200 python3 benchmarks/check_variants.py --runs "$runs"
 
 echo; echo "== benchmarks/check_bench.py ($runs interleaved runs)"
+timeout 300 python3 benchmarks/check_bench.py --runs "$runs" --baseline "base=$repo/$base"
+
+echo; echo "== the same, with bytecode for every module (PYTHONPYCACHEPREFIX; the machine's site-packages ship none)"
+export PYTHONPYCACHEPREFIX=/tmp/pyc-prefix
+for tree in "$repo" "$repo/$base"; do (cd /tmp && PYTHONDONTWRITEBYTECODE= PYTHONPATH="$tree" python3 -m cudnn_doctor check --json >/dev/null 2>&1); done
 timeout 300 python3 benchmarks/check_bench.py --runs "$runs" --baseline "base=$repo/$base"

@@ -48,17 +48,9 @@ class _FileView:
         return os.pread(self.fd, max(0, stop - start), start) if stop > start else b""
 
 
-def read_library(host, path: str) -> Optional[Dict]:
-    """The GPU code of one library, touching only the ELF section table and the fat binary headers."""
-    found = read_libraries(host, [path])[0]
-    if isinstance(found, Exception):
-        raise found
-    return found
-
-
 def read_libraries(host, paths: List[str]) -> List[Union[None, Dict, Exception]]:
-    """read_library for each path, the cache asked once for all of them; a library that could not be read is
-    the exception its read raised."""
+    """The GPU code of each library, touching only its ELF section table and fat binary headers; the cache is
+    asked once for all of them. A library that could not be read is the exception its read raised."""
     opened: List[Optional[Tuple[BinaryIO, int]]] = []
     spent: List[float] = []
     identities: List[Tuple] = []

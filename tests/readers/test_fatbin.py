@@ -161,13 +161,13 @@ def test_each_jax_distribution_reads_its_own_libraries(machine, check_json):
 def test_the_probe_reads_a_library_by_pread_with_the_same_answer(tmp_path):
     """The probe reads headers with pread (no mmap pages left in memory) and must see what a full read sees."""
     from cudnn_doctor.host import Host
-    from cudnn_doctor.probes.gpu_code import read_library
+    from cudnn_doctor.probes.gpu_code import read_libraries
 
     (tmp_path / "lib").mkdir()
     lib = tmp_path / "lib" / "libtorch_cuda.so"
     lib.write_bytes((DATA / "libtorch_cuda.so").read_bytes())
     whole = gpu_code(lib.read_bytes())
-    found = read_library(Host(str(tmp_path)), "/lib/libtorch_cuda.so")
+    found = read_libraries(Host(str(tmp_path)), ["/lib/libtorch_cuda.so"])[0]
     assert found["sass"] == whole.sass and found["ptx"] == whole.ptx and found["entries"] == whole.entries
 
 
@@ -185,17 +185,17 @@ def test_a_library_scan_is_remembered_while_the_file_is_the_same_and_read_again_
     lib = tmp_path / "lib" / "libtorch_cuda.so"
     lib.write_bytes((DATA / "libtorch_cuda.so").read_bytes())
     host = Host(str(tmp_path))
-    first = probe.read_library(host, "/lib/libtorch_cuda.so")
-    again = probe.read_library(host, "/lib/libtorch_cuda.so")
+    first = probe.read_libraries(host, ["/lib/libtorch_cuda.so"])[0]
+    again = probe.read_libraries(host, ["/lib/libtorch_cuda.so"])[0]
     assert len(scans) == 1 and {k: v for k, v in again.items() if k != "ms"} == {
         k: v for k, v in first.items() if k != "ms"}
     # a rebuild of the same size in place (new mtime and ctime) is read afresh, and so is a replaced file
     os.utime(lib, ns=(1, 1))
-    probe.read_library(host, "/lib/libtorch_cuda.so")
+    probe.read_libraries(host, ["/lib/libtorch_cuda.so"])[0]
     lib.unlink()
     (tmp_path / "lib" / "libtorch_cuda.so").write_bytes(b"\0" * 100)
-    assert probe.read_library(host, "/lib/libtorch_cuda.so") is None
-    assert probe.read_library(host, "/lib/libtorch_cuda.so") is None  # "no GPU code" is remembered too
+    assert probe.read_libraries(host, ["/lib/libtorch_cuda.so"])[0] is None
+    assert probe.read_libraries(host, ["/lib/libtorch_cuda.so"])[0] is None  # "no GPU code" is remembered too
     assert len(scans) == 3
     monkeypatch.setenv("CUDNN_DOCTOR_CACHE_DIR", "off")
     calls = []
