@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from cudnn_doctor.host import Host  # noqa: E402
-from cudnn_doctor.probes.gpu_code import read_library  # noqa: E402
+from cudnn_doctor.probes.gpu_code import read_libraries  # noqa: E402
 
 
 def _cuobjdump(path: str):
@@ -44,12 +44,12 @@ def main(paths) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for path in paths:
         start = time.perf_counter()
-        got = read_library(host, path)
+        got = read_libraries(host, [path])[0]
         cold = (time.perf_counter() - start) * 1000
         warm = []
         for _ in range(5):
             start = time.perf_counter()
-            read_library(host, path)
+            read_libraries(host, [path])
             warm.append((time.perf_counter() - start) * 1000)
         size = os.path.getsize(path) / (1 << 20)
         if got is None:
