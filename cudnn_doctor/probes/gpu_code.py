@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import time
-from typing import BinaryIO, Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 from .. import parsed_cache
 from ..readers.fatbin import gpu_code
@@ -48,54 +49,74 @@ class _FileView:
         return os.pread(self.fd, max(0, stop - start), start) if stop > start else b""
 
 
+class _Changed(Exception):
+    """The file was replaced between its stat and its open: read it, but remember nothing of it."""
+
+
+def _identity(path: str, st: os.stat_result) -> Tuple:
+    # A framework's library is hundreds of MB: its headers are read once per build of it, not once a run (the
+    # file's identity is the key, so a reinstall or an edit is read afresh).
+    return (path, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def read_libraries(host, paths: List[str]) -> List[Union[None, Dict, Exception]]:
     """The GPU code of each library, touching only its ELF section table and fat binary headers; the cache is
-    asked once for all of them. A library that could not be read is the exception its read raised."""
-    opened: List[Optional[Tuple[BinaryIO, int]]] = []
-    spent: List[float] = []
+    asked once for all of them, and a library it knows is not even opened (a framework has dozens). A library
+    that could not be read is the exception its read raised."""
+    spent = [0.0] * len(paths)
+    asked: List[int] = []
     identities: List[Tuple] = []
-    try:
-        for path in paths:
-            start = time.perf_counter()
-            one = host.open_binary(path)
-            identity: Tuple = (path, "unread")
-            if one is not None:
-                try:
-                    st = os.fstat(one[0].fileno())
-                    # A framework's library is hundreds of MB: its headers are read once per build of it, not once
-                    # a run (the file's identity is the key, so a reinstall or an edit is read afresh).
-                    identity = (path, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns)
-                except OSError as exc:
-                    one[0].close()
-                    one = None
-                    identity = (path, "unread", str(exc))
-            opened.append(one)
-            identities.append(identity)
-            spent.append(time.perf_counter() - start)
+    for i, path in enumerate(paths):
+        start = time.perf_counter()
+        st = host.stat(path)
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size >= 64:
+            asked.append(i)
+            identities.append(_identity(path, st))
+        elif st is not None and not stat.S_ISREG(st.st_mode):
+            opened = host.open_binary(path)  # a FIFO, socket or device where a library belongs is noted (CD003)
+            if opened is not None:
+                opened[0].close()
+        spent[i] += time.perf_counter() - start
 
-        def scan(i: int) -> Optional[Dict]:
-            start = time.perf_counter()
-            try:
-                one = opened[i]
-                return None if one is None or one[1] < 64 else _scan(one[0].fileno(), one[1])
-            finally:
-                spent[i] += time.perf_counter() - start
-        # Only files opened and big enough are asked of the cache; the others have nothing to read.
-        asked = [i for i, one in enumerate(opened) if one is not None and one[1] >= 64]
-        answers = dict(zip(asked, parsed_cache.remember_all("fatbin", [identities[i] for i in asked],
-                                                            lambda k: scan(asked[k]))))
-    finally:
-        for one in opened:
-            if one is not None:
-                one[0].close()
+    def scan(k: int) -> Optional[Dict]:
+        i = asked[k]
+        start = time.perf_counter()
+        opened = host.open_binary(paths[i])
+        try:
+            if opened is None:
+                raise _Changed(paths[i])
+            fh, size = opened
+            found = _scan(fh.fileno(), size)
+            if _identity(paths[i], os.fstat(fh.fileno())) != identities[k]:
+                raise _Changed(paths[i])
+            return found
+        finally:
+            if opened is not None:
+                opened[0].close()
+            spent[i] += time.perf_counter() - start
+    answers = dict(zip(asked, parsed_cache.remember_all("fatbin", identities, scan)))
     out: List[Union[None, Dict, Exception]] = []
     for i, path in enumerate(paths):
         found = answers.get(i)
+        if isinstance(found, _Changed):  # read it as it is now, unremembered
+            found = _read_now(host, path)
         if found is None or isinstance(found, Exception):
             out.append(found)
         else:
             out.append(dict({"library": path}, **found, ms=round(spent[i] * 1000, 1)))
     return out
+
+
+def _read_now(host, path: str) -> Union[None, Dict, Exception]:
+    opened = host.open_binary(path)
+    if opened is None:
+        return None
+    try:
+        return _scan(opened[0].fileno(), opened[1]) if opened[1] >= 64 else None
+    except (OSError, ValueError) as exc:
+        return exc
+    finally:
+        opened[0].close()
 
 
 def _scan(fd: int, size: int) -> Optional[Dict]:

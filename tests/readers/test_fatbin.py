@@ -201,3 +201,34 @@ def test_a_library_scan_is_remembered_while_the_file_is_the_same_and_read_again_
     calls = []
     assert parsed_cache.remember("t", ("x",), lambda: calls.append(1) or 5) == 5
     assert parsed_cache.remember("t", ("x",), lambda: calls.append(1) or 5) == 5 and len(calls) == 2
+
+
+def test_a_library_known_to_the_cache_is_not_opened_and_one_replaced_meanwhile_is_read_but_not_remembered(
+        tmp_path, monkeypatch):
+    """The cache is asked by each library's stat; only a miss opens the file, and a file whose open shows another
+    identity than its stat did (replaced between the two) is read as it is now, never stored under the old one."""
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes import gpu_code as probe
+
+    monkeypatch.setenv("CUDNN_DOCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "lib").mkdir()
+    lib = tmp_path / "lib" / "libtorch_cuda.so"
+    lib.write_bytes((DATA / "libtorch_cuda.so").read_bytes())
+    host = Host(str(tmp_path))
+    first = probe.read_libraries(host, ["/lib/libtorch_cuda.so"])[0]
+    opened = []
+    real_open = Host.open_binary
+    monkeypatch.setattr(Host, "open_binary", lambda self, p: opened.append(p) or real_open(self, p))
+    again = probe.read_libraries(host, ["/lib/libtorch_cuda.so"])[0]
+    assert opened == [] and again["sass"] == first["sass"]
+
+    real_stat = Host.stat
+    stale = os.stat_result(tuple(real_stat(host, "/lib/libtorch_cuda.so"))[:8] + (1, 1))  # another mtime/ctime
+    monkeypatch.setattr(Host, "stat", lambda self, p: stale)
+    scans = []
+    real_scan = probe._scan
+    monkeypatch.setattr(probe, "_scan", lambda fd, size: scans.append(size) or real_scan(fd, size))
+    changed = probe.read_libraries(host, ["/lib/libtorch_cuda.so"])[0]
+    assert changed["sass"] == first["sass"] and len(scans) == 2  # scanned, found replaced, read as it is now
+    probe.read_libraries(host, ["/lib/libtorch_cuda.so"])[0]
+    assert len(scans) == 4  # nothing was remembered under the stale identity
