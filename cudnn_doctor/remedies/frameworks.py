@@ -119,9 +119,7 @@ def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[Cud
     own = compat.cudnn_wheel(fw.cuda_version) if fw is not None and fw.cuda_version else None
     if fw is not None and copy is not None and len(wheel) == 2 and own and \
             canonical_name(wheel[0]).startswith("nvidia-cudnn-") and canonical_name(wheel[0]) != canonical_name(own):
-        # Both wheels share nvidia/cudnn/lib: the other one goes first, so the files left there are the new one's.
-        return then(run(pip("uninstall -y %s" % wheel[0])), _pinned_cudnn_wheel_fix(facts, compat, fw, copy.major),
-                    joint=" && ")
+        return other_cuda_wheel_first(wheel[0], _pinned_cudnn_wheel_fix(facts, compat, fw, copy.major))
     if fw is not None and len(wheel) == 2:
         for req in applying_requirements(fw):
             if canonical_name(req.name) == canonical_name(wheel[0]) and \
@@ -131,6 +129,13 @@ def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[Cud
         return reinstall_fix(compat, copy, facts)
     return advice("reinstall the cuDNN package that put libcudnn.so.N into %s, so all its sub-libraries are there"
                   % folder)
+
+
+def other_cuda_wheel_first(wheel: str, install: Fix) -> Fix:
+    """``install`` after the other CUDA's cuDNN wheel ``wheel`` is uninstalled: both wheels write nvidia/cudnn/lib,
+    so the old one uninstalled later (another finding's fix, or the user tidying up) would delete the new one's
+    files (draw 31337/268)."""
+    return then(run(pip("uninstall -y %s" % wheel)), install, joint=" && ")
 
 
 def own_cudnn_again_fix(facts: Facts, entry: str, framework: str) -> Fix:

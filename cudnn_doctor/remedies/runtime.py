@@ -11,9 +11,10 @@ from ..queries import (compiled_cudnn, cudnn_older, distro_lib_dir, framework_ki
                        own_cudnn_wheel_dir, platform_of)
 from ..versions import major_of, mm_text
 from .cudnn import copy_wheel, cudnn_wheel_for, machine_cudnn_fix
-from .frameworks import framework_cudnn_fix, own_cudnn_again_fix, tensorflow_wheels_fix
+from .frameworks import framework_cudnn_fix, other_cuda_wheel_first, own_cudnn_again_fix, tensorflow_wheels_fix
 from .acting import conda, pip
-from .shell import advice, capitalized, ld_library_path_without, or_else, prepend_ld_path, q, run, say, then
+from .shell import (advice, capitalized, ld_library_path_without, or_else, prepend_ld_path, prepends_ld_path, q,
+                    run, say, then)
 from .software import driver_upgrade_fix, jax_install
 
 
@@ -48,9 +49,7 @@ def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
     wheel = (copy.package or "").split()
     if copy.origin == "pip" and wheel and wheel[0].startswith("nvidia-cudnn-") and install.commands and \
             install.commands[0].startswith(pip("install")) and wheel[0] not in install.commands[0]:
-        # Both CUDAs' wheels write nvidia/cudnn/lib: the old one goes first, or uninstalling it later (another
-        # finding's fix, or the user tidying up) deletes the new one's files (draw 31337/268).
-        install = then(run(pip("uninstall -y %s" % wheel[0])), install, joint=" && ")
+        install = other_cuda_wheel_first(wheel[0], install)
     return say("Install the cuDNN build for CUDA %s: %s", mm_text(cuda) or cuda, install)
 
 
@@ -88,7 +87,7 @@ def unresolved_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major
     """The cuDNN a framework cannot find, installed where it looks; a copy of that major left on LD_LIBRARY_PATH
     goes first, unless the fix puts the new copy's folder first there itself (ONNX Runtime, CuPy 13)."""
     install = framework_cudnn_fix(facts, compat, fw, major)
-    if any(c.startswith("export LD_LIBRARY_PATH=") for c in install.commands):
+    if prepends_ld_path(install):
         return install
     return _without_same_major(facts, fw, major, install)
 

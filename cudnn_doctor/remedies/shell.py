@@ -85,9 +85,17 @@ def export_path_line(entries: Sequence[str]) -> str:
     return "export LD_LIBRARY_PATH=%s" % q(":".join(entries))
 
 
+_KEEP_LD_PATH = "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+
 def prepend_ld_path(directory: str) -> str:
     """The export line that puts `directory` first on LD_LIBRARY_PATH, keeping what is there."""
-    return "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % q(directory)
+    return "export LD_LIBRARY_PATH=%s%s" % (q(directory), _KEEP_LD_PATH)
+
+
+def prepends_ld_path(fix: Fix) -> bool:
+    """Whether ``fix`` itself puts a folder first on LD_LIBRARY_PATH (a line prepend_ld_path wrote)."""
+    return any(c.startswith("export LD_LIBRARY_PATH=") and c.endswith(_KEEP_LD_PATH) for c in fix.commands)
 
 
 def ld_conf_name(directory: str) -> str:
