@@ -59,8 +59,28 @@ def judge_all(stack: stacks.Stack) -> Tuple[List[Tuple[str, judge.Verdict, judge
     return rows, seen_by_doctor[1]
 
 
+def remove_dead_runs(work: Path = WORK) -> List[str]:
+    """Remove the work folders (``draws-PID``, ``pytest-PID``) of test runs whose process is gone: a run killed
+    mid-case leaves about 1 GB behind, and nothing else would ever remove it."""
+    removed = []
+    for entry in (work.iterdir() if work.is_dir() else ()):
+        prefix, _, pid = entry.name.rpartition("-")
+        if prefix not in ("draws", "pytest") or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or another user's: PermissionError below)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry.name)
+        except PermissionError:
+            continue
+    return removed
+
+
 def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
     start = time.perf_counter()
+    remove_dead_runs()
     row = Row(case.name)
     for name, version in FIX_WHEELS:  # a fix installs these with pip, offline: they must be in the cache first
         wheels.wheel_file(name, version)
