@@ -59,13 +59,23 @@ def judge_all(stack: stacks.Stack) -> Tuple[List[Tuple[str, judge.Verdict, judge
     return rows, seen_by_doctor[1]
 
 
+IDLE_BEFORE_REMOVED = 3600  # seconds a dead run's folder must have been untouched
+
+
 def remove_dead_runs(work: Path = WORK) -> List[str]:
     """Remove the work folders (``draws-PID``, ``pytest-PID``) of test runs whose process is gone: a run killed
-    mid-case leaves about 1 GB behind, and nothing else would ever remove it."""
+    mid-case leaves about 1 GB behind, and nothing else would ever remove it. Only folders untouched for an hour:
+    a cache shared with another container sees that run's pids as gone while it still works (each case it runs
+    adds a folder there, so a working run's folder is never that old)."""
     removed = []
     for entry in (work.iterdir() if work.is_dir() else ()):
         prefix, _, pid = entry.name.rpartition("-")
         if prefix not in ("draws", "pytest") or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            if time.time() - entry.stat().st_mtime < IDLE_BEFORE_REMOVED:
+                continue
+        except OSError:
             continue
         try:
             os.kill(int(pid), 0)
