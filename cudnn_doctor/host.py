@@ -4,12 +4,9 @@ from __future__ import annotations
 import copy
 import fnmatch
 import os
-import platform
-import shutil
 import stat
 import subprocess
 import sys
-import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -35,13 +32,39 @@ def start_form(argv0: str, executable: str, path: str) -> Tuple[Tuple[str, ...],
     whether ``cudnn-doctor`` on ``path`` is that same console script."""
     python = os.path.abspath(executable) if executable else "python3"  # a venv's python is found by its own path
     script = os.path.abspath(argv0) if argv0 and argv0 != "-c" else ""
-    if script and os.path.isfile(script) and zipfile.is_zipfile(script):
-        return (python, "-I", script), False
+    if script and os.path.isfile(script) and _may_be_zip(script):
+        import zipfile  # here, not at the top: `check` starts by importing this module
+
+        if zipfile.is_zipfile(script):
+            return (python, "-I", script), False
     # Anything but the console script (``-m``'s __main__.py, a program that imports the package) runs it as a module.
     if not (os.path.isfile(script) and os.path.basename(script).startswith("cudnn-doctor")):
         return (python, "-m", "cudnn_doctor"), False
+    import shutil
+
     found = shutil.which("cudnn-doctor", path=path)
     return (script,), found is not None and os.path.realpath(found) == os.path.realpath(script)
+
+
+def _may_be_zip(path: str) -> bool:
+    """False when the file holds no zip end record where zipfile.is_zipfile looks for one (its last 64 KiB and 22
+    bytes): a console script or __main__.py is then told from a zipapp without importing zipfile."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - (1 << 16) - 22))
+            return b"PK\x05\x06" in fh.read()
+    except OSError:
+        return True  # let zipfile decide, as before
+
+
+def _this_machine() -> str:
+    """platform.machine(), which is os.uname()'s on POSIX: without importing platform (2 ms at every start)."""
+    if hasattr(os, "uname"):
+        return os.uname().machine
+    import platform
+
+    return platform.machine()
 
 
 def _normalize_machine(name: str) -> str:
@@ -406,6 +429,8 @@ class Host:
         the journal (groups adm, systemd-journal) where /dev/kmsg is closed (kernel.dmesg_restrict=1). None when
         journalctl is missing, fails, overruns ``timeout`` or shows no kernel message (no right to see them), and
         always under --root: a tree has no running kernel."""
+        import shutil
+
         program = shutil.which("journalctl", path=self.getenv("PATH") or os.defpath) if self.is_live else None
         if not program:
             return None
@@ -426,7 +451,7 @@ class Host:
         image inspected from an x86_64 host is judged as arm64.
         """
         if self._machine is None:
-            self._machine = _normalize_machine(platform.machine()) if self.is_live else "x86_64"
+            self._machine = _normalize_machine(_this_machine()) if self.is_live else "x86_64"
             if not self.is_live:
                 # Here, not at the top: cli.main imports this module to start the native child, before anything else.
                 from .readers.elf import read_elf

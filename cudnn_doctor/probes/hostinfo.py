@@ -1,7 +1,7 @@
 """Host facts: kernel, container, WSL, device nodes; these change how other facts should be read."""
 from __future__ import annotations
 
-import platform
+import os
 import sys
 
 from ..model import HostFacts
@@ -16,6 +16,8 @@ def probe(ctx) -> None:
     facts.python = sys.executable if host.running_python else None
     release = host.read_text("/proc/sys/kernel/osrelease")
     if release is None and host.is_live:
+        import platform  # only where /proc cannot tell (platform costs 2 ms to import)
+
         release = platform.release()
     facts.kernel_release = release.strip() if release else None
     # WSL2 exposes the GPU as /dev/dxg and the driver under /usr/lib/wsl/lib (catalogue H4/H5).
@@ -37,6 +39,10 @@ _PACKAGE_MANAGERS = (("apt-get", "apt"), ("dnf", "dnf"), ("yum", "yum"), ("zyppe
 def _hostname(host) -> "str | None":
     """This machine's node name; under --root, the image's /etc/hostname (a mounted node root names that node)."""
     if host.is_live:
+        if hasattr(os, "uname"):  # what platform.node() answers on POSIX, without importing platform
+            return os.uname().nodename or None
+        import platform
+
         return platform.node() or None
     text = host.read_text("/etc/hostname", limit=4096)
     return text.strip().split()[0] if text and text.strip() else None
