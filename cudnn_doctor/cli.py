@@ -219,9 +219,10 @@ def _plain_check(args: List[str]) -> Optional[Tuple[Optional[bool], "CheckOption
 
 
 def _run_plain_check(args: List[str], root_color: Optional[bool], options: "CheckOptions",
-                     early: Optional["NativeSession"]) -> NoReturn:
+                     early: Optional["NativeSession"], whole_process: bool = False) -> NoReturn:
     """Run `check` as the typer app would, without it: the root flags set for the run, ui.error_exit's --json
-    envelope, its exit code, and a closed stdout (EPIPE) quietly exit 1, as click's standalone mode does."""
+    envelope, its exit code, and a closed stdout (EPIPE) quietly exit 1, as click's standalone mode does. When the
+    run is the whole process (the console script, ``python -m``), it ends without the interpreter's teardown."""
     from .commands.check_run import run_check
 
     rest = args[args.index("check"):]
@@ -240,7 +241,29 @@ def _run_plain_check(args: List[str], root_color: Optional[bool], options: "Chec
         code = stop.exit_code
     finally:
         ROOT_OPTIONS.reset(token)
+    if whole_process:
+        _leave(code)
     sys.exit(code)
+
+
+def _leave(code: int) -> None:
+    """End the process as sys.exit would (other threads waited for, atexit's functions run, stdout and stderr
+    flushed) but skip the interpreter's teardown: freeing every module and object of a finished run costs 20-30 ms,
+    a tenth of `check`, and nothing is left to close (files are written in with-blocks, the native child has
+    ended). A flush that fails returns, and sys.exit then reports it as before."""
+    import atexit
+    import threading
+
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
 
 
 def _pacify_streams() -> int:
@@ -266,7 +289,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         early = _early_native(args)
         plain = _plain_check(args)
         if plain is not None:
-            _run_plain_check(args, *plain, early)
+            _run_plain_check(args, *plain, early, whole_process=argv is None)
         # The early child travels as the click context's object: `check` hands it to the probes.
         build_app(_command_named(args))(args=args, prog_name=PROG_NAME, standalone_mode=True, obj=early)
     except SystemExit:
