@@ -3,6 +3,7 @@
 Knowledge (compat) is passed in by the caller where a question needs it; nothing here reads the machine."""
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field, fields
 import re
@@ -117,7 +118,11 @@ def gpu_cudnn_problems(facts: Facts, compat: Compat, cudnn: Any, cuda: Any) -> L
 
 
 def same_file(a: Optional[str], b: Optional[str]) -> bool:
-    return bool(a and b and os.path.normpath(a) == os.path.normpath(b))
+    return bool(a and b and _normal(a) == _normal(b))
+
+
+# Rules compare the same few dozen paths a few thousand times a run.
+_normal = functools.lru_cache(maxsize=4096)(os.path.normpath)
 
 
 def working_copy(facts: Facts, fw: FrameworkFacts) -> Optional[CudnnCopy]:

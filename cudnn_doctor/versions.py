@@ -109,7 +109,15 @@ def ver(text: Any) -> Optional[Version]:
     """A Version for '580.65.06', '9.14.0', 'r440', '13'; None for '', 'N/A' or garbage."""
     if text is None:
         return None
-    s = str(text).strip().lstrip("rR")
+    if isinstance(text, Version):  # already one (Version(str(v)) == v; a Version is never changed)
+        return text
+    return _ver_text(text if isinstance(text, str) else str(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _ver_text(text: str) -> Optional[Version]:
+    # Asked a few thousand times a run, of a few hundred texts (as _parse says).
+    s = text.strip().lstrip("rR")
     if not s or s.upper() == "N/A":
         return None
     return _parse(s)

@@ -157,7 +157,11 @@ class CudnnKnowledge(Domain):
     def newest_cudnn_build(self, cuda: Any, cudnn_major: Optional[int] = None) -> Optional[str]:
         """The newest cuDNN release compat knows a build of for this CUDA: for a major with minor-version
         compatibility ('13', '13.0') any build of that major, before it ('10.2') a build for that exact minor."""
-        label = cuda_label(cuda)
+        label = cuda_label(cuda)  # the answer depends on the label alone: asked a few dozen times a run
+        return self.once("newest_cudnn_build %s %s" % (label, cudnn_major),
+                         lambda: self._newest_cudnn_build(label, cudnn_major))
+
+    def _newest_cudnn_build(self, label: Optional[str], cudnn_major: Optional[int]) -> Optional[str]:
         cm = major_of(label) if label else None
         if cm is None:
             return None

@@ -174,6 +174,10 @@ class DriverKnowledge(Domain):
 
     def max_cuda_for_driver(self, driver: str, platform: str = "linux") -> Optional[str]:
         """The newest CUDA the driver supports by itself (what nvidia-smi calls 'CUDA Version')."""
+        # Rules ask this of the machine's one driver several times a run; each answer walks every CUDA release.
+        return self.once("max_cuda_for_driver %s %s" % (driver, platform), lambda: self._max_cuda(driver, platform))
+
+    def _max_cuda(self, driver: str, platform: str) -> Optional[str]:
         exact = [r.cuda for r in self.cuda_runnable(driver, platform) if r.how == "exact"]
         return exact[-1] if exact else None
 
