@@ -1,13 +1,14 @@
 """Times `cudnn-doctor check` as a whole process beside nvidia-smi; prints issue 12's table.
 
     python3 benchmarks/check_bench.py [--runs 7] [--baseline [NAME=]DIR ... | --baseline-ref REF]
-                                      [--baseline-python EXE]
+                                      [--python EXE] [--baseline-python EXE]
                                       [--root DIR | --fake-root] [--timeout-overhead]
 
 Every command runs as a fresh process, all of them interleaved run by run (so a busy machine slows each
 alike); the table gives medians, minimums, the CPU seconds (user + system, the native child's included) and the
 peak RSS of each process (wait4). --baseline [NAME=]DIR (repeatable) adds the same rows for another source tree
-(e.g. the previous release), labelled NAME, with its own interpreter if given; --baseline-ref REF exports that
+(e.g. the previous release), labelled NAME, with its own interpreter if given (--python EXE runs this tree with
+another interpreter, e.g. a virtual environment holding only cudnn-doctor's dependencies, as pipx installs it); --baseline-ref REF exports that
 commit of this repository (git archive) into a temporary folder and uses it. --fake-root builds the test suite's CUDA 12.4 / cuDNN 9.1 fake
 machine (needs gcc) and checks it with --root, so a machine without a GPU times a run with findings.
 --timeout-overhead also times the probes in-process with and without the per-probe deadline threads.
@@ -144,7 +145,8 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="[NAME=]DIR", action="append", default=[],
                         help="another source tree to time beside this one (repeatable)")
     parser.add_argument("--baseline-ref", metavar="REF", help="a commit of this repository to time beside it")
-    parser.add_argument("--baseline-python", metavar="EXE", default=sys.executable)
+    parser.add_argument("--python", metavar="EXE", default=sys.executable, help="the interpreter for this tree")
+    parser.add_argument("--baseline-python", metavar="EXE", help="the baselines' interpreter (default: --python)")
     parser.add_argument("--root", metavar="DIR", help="pass --root DIR to check")
     parser.add_argument("--fake-root", action="store_true", help="check the test suite's fake CUDA 12.4 machine")
     parser.add_argument("--timeout-overhead", action="store_true")
@@ -155,6 +157,7 @@ def main() -> None:
         if args.baseline_ref:
             args.baseline.append("%s=%s" % (args.baseline_ref, export_ref(args.baseline_ref, scratch)))
         args.baselines = [_named(tree) for tree in args.baseline]
+        args.baseline_python = args.baseline_python or args.python
         if args.fake_root:
             args.root = fake_root(scratch)
         bench(args)
@@ -166,11 +169,11 @@ def bench(args: argparse.Namespace) -> None:
     """Time every row, interleaved, and print the table."""
     # An installed package has its bytecode (pip compiles at install); a source tree may not, and with
     # PYTHONDONTWRITEBYTECODE set every run would compile every module again: time both as installed.
-    for tree, python in [(REPO, sys.executable)] + [(tree, args.baseline_python) for _, tree in args.baselines]:
+    for tree, python in [(REPO, args.python)] + [(tree, args.baseline_python) for _, tree in args.baselines]:
         if tree:
             subprocess.run([python, "-m", "compileall", "-q", os.path.join(os.path.abspath(tree), "cudnn_doctor")],
                            stdout=subprocess.DEVNULL, env=dict(os.environ, PYTHONDONTWRITEBYTECODE=""))
-    commands = rows_for("", sys.executable, REPO, args.root, args.smoke)
+    commands = rows_for("", args.python, REPO, args.root, args.smoke)
     for name, tree in args.baselines:
         commands += rows_for("%s: " % name, args.baseline_python, tree, args.root, args.smoke)
     smi = shutil.which("nvidia-smi")
@@ -213,7 +216,7 @@ def bench(args: argparse.Namespace) -> None:
         print("issue 31's target (check --json <= 0.25 s median and <= 2.5x nvidia-smi): %.3f s, %.1fx: %s" % (
             med, med / smi_median, "met" if med <= 0.25 and med <= 2.5 * smi_median else "NOT met"))
     print()
-    trees = [("", sys.executable, REPO)] + [("%s: " % name, args.baseline_python, tree)
+    trees = [("", args.python, REPO)] + [("%s: " % name, args.baseline_python, tree)
                                             for name, tree in args.baselines]
     for label, python, tree in trees:
         extra = ["--root", args.root] if args.root else []
