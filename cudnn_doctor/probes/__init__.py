@@ -124,6 +124,10 @@ def _merge(results: List[dict], answers: Dict[int, dict], count: int) -> List[di
     return [answers[i] if i in answers else next(sent) for i in range(count)]
 
 
+def _stale_cache_entries(ctx: Context) -> None:
+    ctx.loader.find_stale_entries()
+
+
 def _guard(facts: Facts, name: str, fn: Callable[[], None]) -> None:
     """A probe that raises becomes a recorded error, never a crash of the run (flutter doctor's rule)."""
     start = time.perf_counter()
@@ -195,6 +199,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
         ("install-state", install_state.probe),
         ("java", java.probe),
         ("machine-state", machine_state.probe),
+        ("ld.so.cache", _stale_cache_entries),  # reads only the loader's files: runs while the native child works
     )
     for name, fn in steps:
         run_bounded(ctx.facts, name, _guarded(ctx.facts, name, functools.partial(fn, ctx)), deadline)
@@ -203,7 +208,7 @@ def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[
     _guard(ctx.facts, "native", ctx.run_native)
     # After the native calls: which copy each consumer would load, and GPU visibility.
     for name, fn in (("loader", driver.resolve_loader), ("frameworks", python_env.resolve_frameworks),
-                     ("gpus", driver.apply_visibility), ("ld.so.cache", lambda c: c.loader.find_stale_entries())):
+                     ("gpus", driver.apply_visibility)):
         run_bounded(ctx.facts, name, _guarded(ctx.facts, name, functools.partial(fn, ctx)), deadline)
     record_not_regular(ctx.facts, host)
     return ctx.facts

@@ -8,14 +8,18 @@ from typing import Any, Dict, List, Optional, Tuple
 _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-info$")
 
 
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
 def normalize_name(name: str) -> str:
     """PEP 503 normalisation: 'Nvidia_CUDNN.cu12' -> 'nvidia-cudnn-cu12'."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return _SEPARATORS.sub("-", name).lower()
 
 
 def dist_info_name(entry: str) -> Optional[Tuple[str, str]]:
     """(normalised name, version) of a '<name>-<version>.dist-info' folder name; None for anything else."""
-    m = _DIST_INFO.match(entry)
+    # A site-packages folder lists hundreds of names, most of them packages and their files.
+    m = _DIST_INFO.match(entry) if entry.endswith(".dist-info") else None
     return (normalize_name(m.group("name")), m.group("version")) if m else None
 
 
