@@ -35,12 +35,13 @@ def cache_dir() -> Optional[Path]:
     return Path(base) / "cudnn-doctor"
 
 
+def file_identity(path: str, st: os.stat_result) -> Tuple[str, int, int, int, int, int]:
+    """What "unchanged" means for a cached file: its path, size, inode, device, mtime and ctime (ns)."""
+    return (path, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def _identity(paths: Sequence[Path]) -> Tuple:
-    ids = []
-    for path in paths:
-        st = os.stat(path)
-        ids.append((str(path), st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns))
-    return tuple(ids)
+    return tuple(file_identity(str(path), os.stat(path)) for path in paths)
 
 
 def load(paths: Dict[str, Path], parse: Callable[[bytes], Any], tag: str) -> Dict[str, Any]:

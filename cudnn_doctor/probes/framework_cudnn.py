@@ -32,8 +32,8 @@ def binary_cudnn_majors(host, path: str) -> List[int]:
     fh, size = opened
     try:
         st = os.fstat(fh.fileno())
-        identity = (path, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns)
-        return list(parsed_cache.remember("cudnn-soname", identity, lambda: _scan(fh.fileno(), size)) or [])
+        return list(parsed_cache.remember("cudnn-soname", parsed_cache.file_identity(path, st),
+                                          lambda: _scan(fh.fileno(), size)) or [])
     finally:
         fh.close()
 

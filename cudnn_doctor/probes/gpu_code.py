@@ -53,12 +53,6 @@ class _Changed(Exception):
     """The file was replaced between its stat and its open: read it, but remember nothing of it."""
 
 
-def _identity(path: str, st: os.stat_result) -> Tuple:
-    # A framework's library is hundreds of MB: its headers are read once per build of it, not once a run (the
-    # file's identity is the key, so a reinstall or an edit is read afresh).
-    return (path, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns)
-
-
 def read_libraries(host, paths: List[str]) -> List[Union[None, Dict, Exception]]:
     """The GPU code of each library, touching only its ELF section table and fat binary headers; the cache is
     asked once for all of them, and a library it knows is not even opened (a framework has dozens). A library
@@ -71,7 +65,7 @@ def read_libraries(host, paths: List[str]) -> List[Union[None, Dict, Exception]]
         st = host.stat(path)
         if st is not None and stat.S_ISREG(st.st_mode) and st.st_size >= 64:
             asked.append(i)
-            identities.append(_identity(path, st))
+            identities.append(parsed_cache.file_identity(path, st))
         elif st is not None and not stat.S_ISREG(st.st_mode):
             opened = host.open_binary(path)  # a FIFO, socket or device where a library belongs is noted (CD003)
             if opened is not None:
@@ -87,7 +81,7 @@ def read_libraries(host, paths: List[str]) -> List[Union[None, Dict, Exception]]
                 raise _Changed(paths[i])
             fh, size = opened
             found = _scan(fh.fileno(), size)
-            if _identity(paths[i], os.fstat(fh.fileno())) != identities[k]:
+            if parsed_cache.file_identity(paths[i], os.fstat(fh.fileno())) != identities[k]:
                 raise _Changed(paths[i])
             return found
         finally:
