@@ -116,9 +116,7 @@ def timeout_overhead(runs: int, root: Optional[str]) -> None:
     from cudnn_doctor.knowledge import load_compat
     from cudnn_doctor.probes import collect, executor
 
-    def plain(facts, name, fn, deadline):
-        fn()
-        return True
+    from serial_probes import plain_call as plain
 
     real = executor.run_bounded
     times: Dict[str, List[float]] = {"with deadline threads": [], "plain calls": []}

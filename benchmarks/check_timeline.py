@@ -18,6 +18,8 @@ import os
 import sys
 import time
 
+from serial_probes import plain_call
+
 T0 = time.perf_counter()
 EVENTS = []  # (start, end, thread name, depth, label, kind)
 _STACKS = {}  # thread id -> stack of [name, child time] for self times
@@ -70,10 +72,7 @@ def _phase(label: str, fn):
 def _serialise(module) -> None:
     """--serial: the probes' deadline threads become plain calls on the main thread."""
     if module.__name__ == "cudnn_doctor.probes.executor":
-        def run_bounded(facts, name, fn, deadline):
-            fn()
-            return True
-        module.run_bounded = run_bounded
+        module.run_bounded = plain_call
 
 
 def _wrap_phases(module) -> None:

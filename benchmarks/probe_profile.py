@@ -16,6 +16,8 @@ import pstats
 import sys
 import time
 
+from serial_probes import plain_call
+
 PROFILES = {}  # name -> (Profile, wall ms)
 
 
@@ -39,17 +41,13 @@ def main() -> None:
     import cudnn_doctor.probes.executor as executor
     import cudnn_doctor.rules as rules
 
-    def run_bounded(facts, name, fn, deadline):
-        fn()
-        return True
-
     real_meanwhile = probes._meanwhile
 
     def meanwhile(work):
         _profiled("(the rules' imports, while the native child works)", real_meanwhile, work)
 
     real_guard, real_evaluate = probes._guard, rules.evaluate
-    executor.run_bounded = run_bounded
+    executor.run_bounded = plain_call
     probes._meanwhile = meanwhile
     probes._guard = lambda facts, name, fn: _profiled("probe " + name, real_guard, facts, name, fn)
     rules.evaluate = lambda *a, **k: _profiled("rules.evaluate", real_evaluate, *a, **k)
