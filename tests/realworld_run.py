@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import shutil
@@ -88,9 +89,14 @@ def remove_dead_runs(work: Path = WORK) -> List[str]:
     return removed
 
 
+@functools.lru_cache(maxsize=None)
+def _remove_dead_runs_once() -> None:
+    remove_dead_runs()  # a listing of one folder: once per process is enough (dead runs stay dead)
+
+
 def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
     start = time.perf_counter()
-    remove_dead_runs()
+    _remove_dead_runs_once()
     row = Row(case.name)
     for name, version in FIX_WHEELS:  # a fix installs these with pip, offline: they must be in the cache first
         wheels.wheel_file(name, version)
