@@ -1,9 +1,9 @@
 """When a run started (UTC, ISO 8601) and how long it took: the time stamps of mergeable reports."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Optional
 
 
@@ -26,8 +26,20 @@ class RunClock:
 
     @property
     def started_at(self) -> str:
-        return datetime.fromtimestamp(self.wall, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return iso_utc(self.wall)
 
     def finish(self, host: Optional[str] = None) -> RunStamp:
         return RunStamp(host=host, started_at=self.started_at, duration_s=round(time.monotonic() - self.mono, 3),
                         finished_unix=round(time.time(), 3))
+
+
+def iso_utc(wall: float) -> str:
+    """datetime.fromtimestamp(wall, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), microseconds rounded half to
+    even as datetime rounds them, without importing datetime (2 ms at every start)."""
+    fraction, whole = math.modf(wall)
+    micro = round(fraction * 1e6)
+    if micro >= 1000000:
+        micro, whole = micro - 1000000, whole + 1.0
+    elif micro < 0:
+        micro, whole = micro + 1000000, whole - 1.0
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + ".%06dZ" % micro
