@@ -10,7 +10,8 @@ from ..knowledge import ErrorText, load_compat
 from ..model import Facts, Finding, Fix, Severity
 from ..remedies.explain import in_program_environment
 from ..results import Report
-from .answer import Answer, answer
+from .answer import answer
+from .answered import Answer
 from .decode import decode
 from .evidence import Evidence
 from .here import startup_blocker

@@ -3,27 +3,18 @@ evidence in a fixed order of how decisive each kind is. Pure: evidence and knowl
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 from ..knowledge import Compat
-from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..versions import major_of
+from .answer_signals import from_signals, from_statuses
+from .answered import Answer
 from .evidence import Evidence
 
 _RULE_WORDS = {"same-minor": "the same major and minor", "same-major-newer-minor": "the same major and an equal or "
                "newer minor", "not-older": "the same or a newer release", "same-major": "the same major",
                "exact": "the very same release"}
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the paste says went wrong and what to do; `problem` is False for a harmless line."""
-
-    cause: str
-    fix: Fix
-    problem: bool = True
 
 
 def _checks(ev: Evidence, compat: Compat) -> Optional[Answer]:
@@ -129,7 +120,7 @@ def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
                 return Answer(cause + "; cuDNN 8.3 to 8.9 on Windows also need zlibwapi.dll",
                               paste.on_windows_path(rt.zlib_fix(zlib["download"]), w.dll))
             found = _missing(ev, compat, [w.dll]) if w.dll else None
-            return Answer(cause, found.fix if found else rt.windows_missing_dll_fix(w.dll))
+            return Answer(cause, found.fix if found else paste.windows_missing_dll_fix(w.dll))
     return None
 
 
@@ -144,8 +135,6 @@ Step = Callable[[Evidence, Compat], Optional[Answer]]
 
 def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The first answer the evidence gives, most decisive kind first; None when it gives none."""
-    from .answer_signals import from_signals, from_statuses
-
     steps: List[Step] = [_loader, _checks, _windows, from_signals, _loader_missing, from_statuses]
     for step in steps:
         found = step(ev, compat)

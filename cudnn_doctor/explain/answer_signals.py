@@ -9,7 +9,7 @@ from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.containers import container_toolkit_fix
 from ..versions import major_of
-from .answer import Answer
+from .answered import Answer
 from .evidence import Evidence
 
 # Status names whose cause is one of the named conditions below.

@@ -7,7 +7,7 @@ from ..knowledge import Compat
 from ..model import Facts
 from ..queries import has_driver, platform_of, visible_gpus
 from ..remedies import paste, paste_runtime as rt
-from .answer import Answer
+from .answered import Answer
 from .evidence import Evidence
 
 # Errors any CUDA program prints when it cannot start on a GPU, whatever the library: the machine decides them.

@@ -12,7 +12,7 @@ from ..model import WINDOWS_SHELL, Fix
 from ..versions import major_of, mm_text, ver
 from .shell import advice, q, run, say, stated
 from .shells import command_fix
-from .software import TOOLKIT_ARCHIVE
+from .software import TOOLKIT_ARCHIVE, driver_upgrade_fix
 
 CUDNN_ARCHIVE = "https://developer.nvidia.com/rdp/cudnn-archive"
 
@@ -122,15 +122,20 @@ def harmless() -> Fix:
 
 def driver_fix(floor: Optional[str], platform: str) -> Fix:
     """Install or upgrade the NVIDIA driver (to `floor` when the text says which CUDA it must run)."""
-    from .software import driver_upgrade_fix
-
     return driver_upgrade_fix(floor or "the newest release for this GPU", platform)
+
+
+def windows_missing_dll_fix(dll: str) -> Fix:
+    """A DLL (or one of its imports) is nowhere on the DLL search path."""
+    return command_fix(["Get-Command %s -All" % (dll or "cudnn64_*.dll")], shell=WINDOWS_SHELL,
+                       text="put the folder that holds %s on PATH (`Get-Command %s -All` shows what Windows "
+                            "finds; pip's wheels keep it in site-packages\\nvidia\\<library>\\bin); Python 3.8+ "
+                            "also needs os.add_dll_directory(<that folder>) before the import" % (
+                                dll or "the DLL", dll or "<name>.dll"))
 
 
 def on_windows_path(install: Fix, dll: str) -> Fix:
     """An install on Windows, then the DLL's folder where Windows and Python look for it."""
-    from .paste_runtime import windows_missing_dll_fix
-
     return say("%s; then %s", install, windows_missing_dll_fix(dll))
 
 

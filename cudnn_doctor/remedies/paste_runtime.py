@@ -10,6 +10,7 @@ from ..versions import mm_at_least, version_key
 from .shell import advice, run, say, stated
 from .shells import command_fix
 from .node import cdi_generate_fix
+from .paste import driver_fix
 from .software import torch_install
 
 
@@ -106,15 +107,6 @@ def paging_file_fix() -> Fix:
                             "then restart), and use fewer DataLoader workers (num_workers)")
 
 
-def windows_missing_dll_fix(dll: str) -> Fix:
-    """A DLL (or one of its imports) is nowhere on the DLL search path."""
-    return command_fix(["Get-Command %s -All" % (dll or "cudnn64_*.dll")], shell=WINDOWS_SHELL,
-                       text="put the folder that holds %s on PATH (`Get-Command %s -All` shows what Windows "
-                            "finds; pip's wheels keep it in site-packages\\nvidia\\<library>\\bin); Python 3.8+ "
-                            "also needs os.add_dll_directory(<that folder>) before the import" % (
-                                dll or "the DLL", dll or "<name>.dll"))
-
-
 def windows_32bit_fix(dll: str) -> Fix:
     """A 32-bit DLL in a 64-bit process (193)."""
     return stated("replace the 32-bit %s with the 64-bit one (x64 download) and take the 32-bit copy's folder off "
@@ -164,8 +156,6 @@ def zlib_fix(download: str) -> Fix:
 
 def ptx_driver_fix(platform: str) -> Fix:
     """PTX from a newer toolkit than the driver can JIT."""
-    from .paste import driver_fix
-
     return say("%s; or build with the CUDA toolkit the driver supports (`nvidia-smi` shows its CUDA version)",
                driver_fix(None, platform))
 
@@ -196,8 +186,6 @@ def engine_fix(compat: Compat, cc: Optional[str]) -> Fix:
 
 def driver_library_fix(platform: str) -> Fix:
     """libcuda.so.1 is not found: put WSL's driver folder on the path, else install the driver."""
-    from .paste import driver_fix
-
     if platform == "windows":
         return driver_fix(None, platform)
     return say("on WSL: `export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH` (for good: add that folder to "

@@ -52,7 +52,7 @@ def _windows_fixes():
     yield "environment unset", environment.environment_variable_fix("CUDA_LAUNCH_BLOCKING", "windows")
     yield "shadowed", paste.shadowed_library_fix("cudnn64_9.dll", "9.1", "windows")
     yield "paging file", paste_runtime.paging_file_fix()
-    yield "missing dll", paste_runtime.windows_missing_dll_fix("cudnn64_9.dll")
+    yield "missing dll", paste.windows_missing_dll_fix("cudnn64_9.dll")
 
 
 @pytest.mark.parametrize("target", [Target(shell=WINDOWS_SHELL), Target()], ids=["windows-target", "explained-here"])
