@@ -6,7 +6,7 @@ import os
 import re
 from typing import Dict, List, Optional, Tuple
 
-from ..model import TheanoFacts, TheanoInstall
+from ..model_theano import TheanoFacts, TheanoInstall
 from ..readers.headers import parse_cudnn_header
 from ..readers.package_meta import normalize_name, parse_metadata
 from ..readers.theano_config import Setting, effective, parse_flags, parse_rc, rc_files

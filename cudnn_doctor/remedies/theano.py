@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence
 
-from ..model import Fix, TheanoFacts
+from ..model import Fix
+from ..model_theano import TheanoFacts
 from ..readers.theano_config import parse_flags
 from .acting import at, sudo
 from .shell import advice, or_else, prepend_ld_path, q, run, say

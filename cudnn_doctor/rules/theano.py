@@ -7,7 +7,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..knowledge import Compat
 from ..knowledge.theano import cudnn_code
-from ..model import CudnnCopy, Facts, Finding, Fix, TheanoInstall
+from ..model import CudnnCopy, Facts, Finding, Fix
+from ..model_theano import TheanoInstall
 from ..queries import copy_for_path, cudnn_build_exists, machine_cuda, visible_gpus
 from ..remedies import machine_cudnn_fix, theano_dev_link_fix, theano_device_fix
 from ..remedies.theano import (theano_accepted_copy_fix, theano_dnn_path_fix, theano_header_fix,
@@ -128,7 +129,8 @@ def _gpuarray_instead(facts: Facts, compat: Compat, inst: TheanoInstall, version
     return theano_device_fix(facts.theano, "device", device)
 
 
-@rule("CD760", "theano-cudnn-version", "The cuDNN Theano finds is one its release refuses, warns about or cannot build")
+@rule("CD760", "theano-cudnn-version", "The cuDNN Theano finds is one its release refuses, warns about or cannot build",
+      section="python")
 def theano_cudnn_version(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -212,7 +214,8 @@ def theano_cudnn_version(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD761", "theano-cudnn-mixed", "Theano compiles against one cuDNN header and loads another cuDNN library")
+@rule("CD761", "theano-cudnn-mixed", "Theano compiles against one cuDNN header and loads another cuDNN library",
+      section="python")
 def theano_cudnn_mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -246,7 +249,8 @@ def theano_cudnn_mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD762", "theano-dnn-path-empty", "A dnn.include_path or dnn.library_path Theano is given holds no cuDNN")
+@rule("CD762", "theano-dnn-path-empty", "A dnn.include_path or dnn.library_path Theano is given holds no cuDNN",
+      section="python")
 def theano_dnn_paths(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for inst in facts.theano.installs:

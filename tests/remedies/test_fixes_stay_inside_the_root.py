@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 import cudnn_doctor.remedies as remedies
 import cudnn_doctor.remedies.install  # noqa: F401  (remedies.install.undo_command)
 from cudnn_doctor.knowledge import load_compat
-from cudnn_doctor.model import Fix, Target, TheanoFacts, TheanoInstall
+from cudnn_doctor.model import Fix, Target
+from cudnn_doctor.model_theano import TheanoFacts, TheanoInstall
 from cudnn_doctor.remedies.acting import building_for
 from cudnn_doctor.remedies.environments import Need
 from cudnn_doctor.run_results import SmokeResult

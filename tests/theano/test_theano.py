@@ -331,7 +331,7 @@ def _judge(facts) -> List[dict]:
 
 
 def _theano_on_real_machine(version: str, settings: Dict[str, str]):
-    from cudnn_doctor.model import TheanoFacts, TheanoInstall
+    from cudnn_doctor.model_theano import TheanoFacts, TheanoInstall
     from facts_factory import SYSLIB, real_machine
 
     facts = real_machine()  # H100, CUDA 13.0, system cuDNN 9.14

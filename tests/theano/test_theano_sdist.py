@@ -195,7 +195,7 @@ def test_a_printed_flags_line_gives_theano_the_value(value):
     """The export line a fix prints, run by bash, then split by Theano's own parser, yields the value unchanged."""
     import subprocess
 
-    from cudnn_doctor.model import TheanoFacts
+    from cudnn_doctor.model_theano import TheanoFacts
     from cudnn_doctor.remedies import theano_flags_line
 
     theano_parse = _theano_function("1.0.5", "parse_config_string", {})
