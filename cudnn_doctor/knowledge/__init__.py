@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, TypeVar
 
+from .acceptance import AcceptanceKnowledge
 from .builds import Build, BuildKnowledge
 from .containers import ContainerKnowledge
 from .cudnn import CudnnBuild, CudnnKnowledge
@@ -68,6 +69,7 @@ class Compat:
         self.gpus = GpuKnowledge(tables)
         self.reference = ReferenceKnowledge(tables)
         self.frameworks = FrameworkKnowledge(tables)
+        self.acceptance = AcceptanceKnowledge(tables)
         self.cudnn = CudnnKnowledge(tables, self.drivers, self.problems, self.published)
         self.fit = CudnnFitKnowledge(tables, self.cudnn, self.drivers)
         self.exists = ExistsKnowledge(tables, self.cudnn, self.drivers, self.published)
