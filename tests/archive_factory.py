@@ -126,8 +126,10 @@ def wheel_record(entries: List[Entry], record: str) -> bytes:
     return ("\n".join([line(e) for e in entries if e["kind"] == "file"] + [record + ",,"]) + "\n").encode()
 
 
-def wheel_tree(version: str = "9.1.0.70", cuda_major: int = 12) -> Tuple[str, List[Entry]]:
-    """nvidia-cudnn-cuNN wheel: nvidia/cudnn/{lib,include} with only .so.N files, plus dist-info."""
+def wheel_tree(version: str = "9.1.0.70", cuda_major: int = 12,
+               platform_tag: str = "manylinux2014_x86_64") -> Tuple[str, List[Entry]]:
+    """nvidia-cudnn-cuNN wheel: nvidia/cudnn/{lib,include} with only .so.N files, plus dist-info; named with
+    `platform_tag` (NVIDIA's real files: manylinux1, manylinux2014, manylinux_2_27, win_amd64)."""
     short = ".".join(version.split(".")[:3])
     dist = "nvidia_cudnn_cu%d-%s.dist-info" % (cuda_major, version)
     entries = [entry("nvidia/__init__.py"), entry("nvidia/cudnn/__init__.py"),
@@ -137,9 +139,9 @@ def wheel_tree(version: str = "9.1.0.70", cuda_major: int = 12) -> Tuple[str, Li
                                                          static=False))
     entries += [entry("%s/METADATA" % dist, data=b"Metadata-Version: 2.1\nName: nvidia-cudnn-cu%d\nVersion: %s\n"
                       % (cuda_major, version.encode())),
-                entry("%s/WHEEL" % dist, data=b"Wheel-Version: 1.0\nTag: py3-none-manylinux2014_x86_64\n")]
+                entry("%s/WHEEL" % dist, data=b"Wheel-Version: 1.0\nTag: py3-none-%s\n" % platform_tag.encode())]
     entries.append(entry("%s/RECORD" % dist, data=wheel_record(entries, "%s/RECORD" % dist)))
-    name = "nvidia_cudnn_cu%d-%s-py3-none-manylinux2014_x86_64" % (cuda_major, version)
+    name = "nvidia_cudnn_cu%d-%s-py3-none-%s" % (cuda_major, version, platform_tag)
     return name, entries
 
 
@@ -203,8 +205,9 @@ def write_zip(path: Path, entries: Sequence[Entry], method: int = zipfile.ZIP_DE
     return path
 
 
-def write_wheel(directory: Path, version: str = "9.1.0.70", cuda_major: int = 12) -> Path:
-    name, entries = wheel_tree(version, cuda_major)
+def write_wheel(directory: Path, version: str = "9.1.0.70", cuda_major: int = 12,
+                platform_tag: str = "manylinux2014_x86_64") -> Path:
+    name, entries = wheel_tree(version, cuda_major, platform_tag)
     return write_zip(Path(directory) / (name + ".whl"), entries)
 
 

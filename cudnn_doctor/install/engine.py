@@ -6,7 +6,7 @@ import platform
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from typing import Callable, List, Mapping, Optional
+from typing import Callable, List, Mapping, Optional, Tuple
 
 from ..diagnose import fixes_for_this_machine
 from ..knowledge import load_compat
@@ -25,7 +25,7 @@ from .fetch import Progress, Source, Unreachable, download, from_manifest, is_ur
 from .history import record_placed
 from .inspect import inspect, keep_for_inspection
 from .journal import StateLock, discard, write_journal
-from .layout import host_arch
+from .layout import host_arch, same_arch
 from .plan import Plan, make_plan, wheel_dev_links
 from .pypi import from_pypi
 from .signals import Interrupted
@@ -71,6 +71,20 @@ def _platform_of(target: Target) -> str:
     return "linux-%s" % (target.arch or host_arch(platform.machine()))
 
 
+def _target_glibc(target: Target) -> Optional[Tuple[int, int]]:
+    """The glibc a Linux target's programs run on: this machine's, for a toolkit of this machine's processor (a
+    toolkit of another processor is another machine's, whose glibc is not known here: None)."""
+    here = host_arch(platform.machine())
+    if target.system != "linux" or not same_arch(target.arch or here, here):
+        return None
+    try:
+        text = os.confstr("CS_GNU_LIBC_VERSION") or ""  # "glibc 2.36"
+    except (ValueError, OSError, AttributeError):  # not glibc (musl), or no confstr on this system
+        return None
+    parts = text.split()[-1].split(".") if text.startswith("glibc ") else []
+    return (int(parts[0]), int(parts[1])) if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() else None
+
+
 def obtain(req: Request, target: Target, progress: Optional[Progress]) -> Source:
     if req.version:
         if not req.cuda:
@@ -84,7 +98,7 @@ def obtain(req: Request, target: Target, progress: Optional[Progress]) -> Source
             if project is None:  # NVIDIA ships no wheels for this CUDA major
                 raise
             source = from_pypi(project, req.version, _platform_of(target), req.sha256, req.allow_http, req.env,
-                               progress)
+                               progress, _target_glibc(target))
             source.manifest["why"] = unreachable.what
             return source
     if not req.source:

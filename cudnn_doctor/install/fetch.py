@@ -177,8 +177,8 @@ def download(url: str, sha256: Optional[str], allow_http: bool, progress: Option
         raise
 
 
-def fetch_index(url: str, sha256: Optional[str], allow_http: bool,
-                unreachable: Callable[[str], Refusal]) -> Tuple[Any, Optional[str]]:
+def fetch_index(url: str, sha256: Optional[str], allow_http: bool, unreachable: Callable[[str], Refusal],
+                headers: Optional[Mapping[str, str]] = None) -> Tuple[Any, Optional[str]]:
     """GET a small JSON index (NVIDIA's manifest, PyPI's project page): (the response, the user's sha256 pin). Over
     http the index itself could be forged (with a matching sha256), so http needs the user's own pin; a network
     error raises ``unreachable(its name)``."""
@@ -186,7 +186,7 @@ def fetch_index(url: str, sha256: Optional[str], allow_http: bool,
     check_scheme(url, allow_http, bool(want))
     requests = http_client()
     try:
-        return requests.get(url, timeout=(15, 60)), want
+        return requests.get(url, timeout=(15, 60), headers=dict(headers or {})), want
     except requests.RequestException as exc:
         raise unreachable(type(exc).__name__)
 

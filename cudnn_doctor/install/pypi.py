@@ -1,6 +1,7 @@
 """NVIDIA's cuDNN wheels on PyPI (nvidia-cudnn-cuNN), where NVIDIA's download host cannot be reached: the same
-libraries as the release's archive. The wheel's sha256 comes from PyPI's JSON API, every file's from the wheel's own
-RECORD, so nothing unchecked is installed."""
+libraries as the release's archive. The file comes from the list PyPI's simple API gives (PEP 691 JSON), chosen for the
+target by wheel_pick; its sha256 is the one that list gives, every member's the one the wheel's own RECORD gives, so
+nothing unchecked is installed."""
 from __future__ import annotations
 
 import base64
@@ -11,36 +12,15 @@ import zipfile
 from typing import Mapping, Optional
 from urllib.parse import urljoin
 
-from packaging.version import InvalidVersion, Version
-
 from ..remedies.install_archive import (drop_sha256_fix, manifest_retry_fix, pypi_release_fix, pypi_unreachable_fix,
                                         wheel_record_fix)
 from .errors import Refusal
 from .fetch import Progress, Source, download, fetch_index
+from .wheel_pick import Glibc, pick_wheel, wheel_files
 
-PYPI_BASE = "https://pypi.org/pypi/"
-PYPI_ENV = "CUDNN_DOCTOR_PYPI_URL"  # another JSON API base (a mirror, tests)
-
-# The tail of the wheel file name for each of NVIDIA's manifest platforms.
-_WHEEL_TAIL = {"linux-x86_64": "manylinux2014_x86_64.whl", "linux-sbsa": "manylinux2014_aarch64.whl",
-               "windows-x86_64": "win_amd64.whl"}
-
-
-def _release(releases: Mapping[str, list], version: str) -> Optional[str]:
-    """The PyPI release of cuDNN `version` ('9.1.0' is 9.1.0.70; a four-part label must match exactly)."""
-    def parsed(label: str) -> Optional[Version]:
-        try:
-            return Version(label)
-        except InvalidVersion:
-            return None
-    found = [k for k in releases if (k == version or k.startswith(version + ".")) and parsed(k) and releases[k]]
-    return max(found, key=lambda k: parsed(k) or Version("0")) if found else None
-
-
-def _wheel(files: list, platform: str) -> Optional[dict]:
-    tail = _WHEEL_TAIL.get(platform)
-    return next((f for f in files if tail and str(f.get("filename", "")).endswith(tail)
-                 and f.get("packagetype") == "bdist_wheel"), None)
+PYPI_BASE = "https://pypi.org/simple/"
+PYPI_ENV = "CUDNN_DOCTOR_PYPI_URL"  # another simple-API base (a mirror, tests)
+_SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"  # PEP 691: the file list as JSON, hashes and sizes included
 
 
 def check_record(wheel: str) -> int:
@@ -73,33 +53,39 @@ def check_record(wheel: str) -> int:
 
 
 def from_pypi(project: str, version: str, platform: str, sha256: Optional[str], allow_http: bool,
-              env: Mapping[str, str], progress: Optional[Progress] = None) -> Source:
-    """Downloads the wheel of cuDNN `version` for `platform` from PyPI, checked against PyPI's sha256 and its RECORD."""
+              env: Mapping[str, str], progress: Optional[Progress] = None, glibc: Optional[Glibc] = None) -> Source:
+    """Downloads the wheel of cuDNN `version` for `platform` (and a target of glibc `glibc`, None: not known) from
+    PyPI, checked against the sha256 PyPI lists and the wheel's RECORD."""
     base = env.get(PYPI_ENV) or PYPI_BASE
-    url = urljoin(base if base.endswith("/") else base + "/", "%s/json" % project)
+    url = urljoin(base if base.endswith("/") else base + "/", "%s/" % project)
     resp, want = fetch_index(url, sha256, allow_http, lambda error: Refusal(
         "neither NVIDIA's download host nor PyPI (%s) could be reached (%s)" % (url, error),
-        "PyPI's wheel of the release is the other place it comes from", pypi_unreachable_fix()))
+        "PyPI's wheel of the release is the other place it comes from", pypi_unreachable_fix()),
+        headers={"Accept": _SIMPLE_JSON})
     if resp.status_code != 200:
         raise Refusal("PyPI answered HTTP %d for %s" % (resp.status_code, url), "it lists the project's wheels",
                       manifest_retry_fix())
-    releases = (resp.json() or {}).get("releases") or {}
-    label = _release(releases, version)
-    chosen = _wheel(releases.get(label) or [], platform) if label else None
+    try:
+        listed = (resp.json() or {}).get("files") or []
+    except ValueError:
+        raise Refusal("PyPI's answer for %s is not the JSON file list" % url, "it lists the project's wheels",
+                      manifest_retry_fix())
+    choice = pick_wheel(wheel_files(listed, resp.url or url), project, version, platform, glibc)
+    chosen = choice.wheel
     if chosen is None:
-        raise Refusal("PyPI has no %s wheel of cuDNN %s for %s" % (project, version, platform),
-                      "the release is published there per CUDA major and platform", pypi_release_fix(project))
-    sha = str((chosen.get("digests") or {}).get("sha256", "")).lower()
-    if want and want != sha:
-        raise Refusal("--sha256 %s is not the sha256 PyPI gives for %s (%s)" % (want, chosen["filename"], sha),
+        raise Refusal(choice.why, "NVIDIA publishes each release there per CUDA major and platform",
+                      pypi_release_fix(project))
+    if want and want != chosen.sha256:
+        raise Refusal("--sha256 %s is not the sha256 PyPI gives for %s (%s)" % (want, chosen.filename, chosen.sha256),
                       "one of them is not for this file", drop_sha256_fix(), code=2)
-    size = chosen.get("size") if isinstance(chosen.get("size"), int) else None
-    source = download(urljoin(resp.url or url, str(chosen["url"])), sha, allow_http, progress, size=size, kind="pypi")
+    source = download(chosen.url, chosen.sha256 or None, allow_http, progress, size=chosen.size, kind="pypi")
     try:
         checked = check_record(source.path)
     except BaseException:
         source.cleanup()
         raise
-    source.manifest = {"project": project, "version": label, "wheel": chosen["filename"], "url": url,
-                       "sha256": sha, "record_checked": checked}
+    source.manifest = {"project": project, "version": str(chosen.version), "wheel": chosen.filename, "url": url,
+                       "sha256": chosen.sha256, "record_checked": checked}
+    if choice.glibc_note:
+        source.manifest["glibc"] = choice.glibc_note
     return source
