@@ -1,4 +1,5 @@
-"""The doctor-style terminal report: one marked section per layer, then the findings with their fixes."""
+"""The doctor-style terminal report: one marked section per layer (a finding counts toward the section its rule
+declares in @rule), then the findings with their fixes."""
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
@@ -13,11 +14,6 @@ from .node import node_lines
 
 MARKS = {"ok": ("[✓]", "green"), "info": ("[·]", "cyan"), "warning": ("[!]", "yellow"), "error": ("[✗]", "red")}
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-# Which section a finding belongs to, by the layer digit of its id (CD<layer>xx).
-SECTION_OF_LAYER = {"0": "doctor", "1": "driver", "8": "driver", "2": "gpus", "3": "toolkits", "4": "cudnn",
-                    "5": "cudnn", "6": "loader", "7": "python", "9": "policy"}
-# CD510 (the smoke test) has its own section; map it before the layer rule sends it to cuDNN.
-SECTION_OF_ID = {"CD510": "smoke"}
 
 
 _STATES = ("ok", "info", "warning", "error")
@@ -208,9 +204,12 @@ def _finding(console: Console, f: Finding, verbose: int) -> None:
 
 def render_human(report: Report, console: Console, verbose: int = 0, quiet: int = 0) -> None:
     facts = report.facts
+    # Imported here: smoke_human and bench_human take MARKS from this module and need no rule registry.
+    from ..rules import section_of
+
     by_section: Dict[str, List[Finding]] = {}
     for f in report.findings:
-        by_section.setdefault(SECTION_OF_ID.get(f.id) or SECTION_OF_LAYER.get(f.id[2:3], "doctor"), []).append(f)
+        by_section.setdefault(section_of(f.id), []).append(f)  # the section its rule declares in @rule
     if not quiet:
         root = "" if facts.host.root == "/" else " · root %s" % facts.host.root
         if facts.windows is not None:

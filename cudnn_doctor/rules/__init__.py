@@ -19,6 +19,10 @@ WINDOWS: FrozenSet[str] = frozenset({"windows"})
 ANY_PLATFORM: FrozenSet[str] = LINUX | WINDOWS
 # When a rule runs: `check` judges the machine; `bench` judges a benchmark run (RuleContext.bench).
 CHECK, BENCH = "check", "bench"
+# The human report's sections a rule's findings count toward (each rule names one in @rule). driver ... python are
+# the report's marked heads: a finding turns its head's mark to its severity. doctor (cudnn-doctor itself), smoke
+# (the smoke test's own line) and policy (--require, --for, knowledge, bench) have no head: only the list shows them.
+SECTIONS = ("doctor", "driver", "gpus", "toolkits", "cudnn", "smoke", "loader", "python", "policy")
 
 
 @dataclass
@@ -45,20 +49,35 @@ class Rule:
     func: RuleFunc
     platforms: FrozenSet[str] = ANY_PLATFORM  # the machines it applies to
     stage: str = CHECK  # the command whose result it judges
+    section: str = "doctor"  # the report section its findings count toward (one of SECTIONS)
 
 
 RULES: List[Rule] = []
 
 
-def rule(id: str, alias: str, title: str, platforms: FrozenSet[str] = ANY_PLATFORM,
+def rule(id: str, alias: str, title: str, *, section: str, platforms: FrozenSet[str] = ANY_PLATFORM,
          stage: str = CHECK) -> Callable[[RuleFunc], RuleFunc]:
-    """Register a rule function under a stable id, with the platforms it applies to and the stage it judges."""
+    """Register a rule function under a stable id, with its report section, the platforms it applies to and the
+    stage it judges. An id or alias already registered is refused, naming both functions."""
+    if section not in SECTIONS:
+        raise ValueError("rule %s: section %r is not one of %s" % (id, section, ", ".join(SECTIONS)))
 
     def wrap(func: RuleFunc) -> RuleFunc:
-        RULES.append(Rule(id, alias, title, func, frozenset(platforms), stage))
+        here = "%s.%s" % (func.__module__, func.__qualname__)
+        for r in RULES:
+            if id in (r.id, r.alias) or alias in (r.id, r.alias):
+                raise ValueError("rule %s (%s) in %s: %s is already registered by %s.%s (%s %s)" % (
+                    id, alias, here, id if id in (r.id, r.alias) else alias, r.func.__module__, r.func.__qualname__,
+                    r.id, r.alias))
+        RULES.append(Rule(id, alias, title, func, frozenset(platforms), stage, section))
         return func
 
     return wrap
+
+
+def section_of(finding_id: str) -> str:
+    """The report section of a finding: its rule's, or doctor for one no rule wrote (CD001, a probe that raised)."""
+    return next((r.section for r in registered_all() if r.id == finding_id), "doctor")
 
 
 def platform_of_facts(facts: Facts) -> str:
@@ -66,13 +85,18 @@ def platform_of_facts(facts: Facts) -> str:
     return "windows" if facts.windows is not None else "linux"
 
 
-def registered(stage: str) -> List[Rule]:
-    """Every rule of one stage, in registration order (the rule modules register themselves on import)."""
+def registered_all() -> List[Rule]:
+    """Every rule of every stage, in registration order (the rule modules register themselves on import)."""
     import importlib.util
 
     if importlib.util.find_spec(__name__ + ".registry") is not None:
         importlib.import_module(__name__ + ".registry")
-    return [r for r in RULES if r.stage == stage]
+    return RULES
+
+
+def registered(stage: str) -> List[Rule]:
+    """Every rule of one stage, in registration order."""
+    return [r for r in registered_all() if r.stage == stage]
 
 
 def evaluate(facts: Facts, context: RuleContext, stage: str = CHECK) -> Tuple[List[Finding], List[str]]:

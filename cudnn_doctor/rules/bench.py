@@ -28,7 +28,8 @@ def healthy(compat: Compat) -> Dict[str, Any]:
     return shares
 
 
-@rule("CD950", "bench-wrong-result", "cuDNN returned numbers that differ from the CPU reference", stage=BENCH)
+@rule("CD950", "bench-wrong-result", "cuDNN returned numbers that differ from the CPU reference", stage=BENCH,
+      section="policy")
 def wrong_results(facts: Facts, ctx: RuleContext) -> List[Finding]:
     report = ctx.bench
     if report is None:
@@ -74,7 +75,7 @@ def _causes(nvml: Mapping[str, Any], dtype: str, env: Mapping[str, str]) -> List
     return causes
 
 
-@rule("CD951", "bench-slow", "cuDNN reaches less of the GPU's peak than a healthy GPU", stage=BENCH)
+@rule("CD951", "bench-slow", "cuDNN reaches less of the GPU's peak than a healthy GPU", stage=BENCH, section="policy")
 def slow(facts: Facts, ctx: RuleContext) -> List[Finding]:
     report, env, compat = ctx.bench, ctx.env or {}, compat_of(ctx)
     peak = report.peak if report is not None else None
@@ -103,7 +104,7 @@ def slow(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD952", "gpu-throttled", "The GPU was throttled while bench ran", stage=BENCH)
+@rule("CD952", "gpu-throttled", "The GPU was throttled while bench ran", stage=BENCH, section="policy")
 def throttled(facts: Facts, ctx: RuleContext) -> List[Finding]:
     nvml = ctx.bench.nvml if ctx.bench is not None else {}
     reasons = [r for r in nvml.get("throttle_reasons", []) if r in BAD_THROTTLES]
@@ -117,7 +118,7 @@ def throttled(facts: Facts, ctx: RuleContext) -> List[Finding]:
                                            "power_limit_w", "power_default_limit_w", "temperature_c")})]
 
 
-@rule("CD953", "pcie-link-degraded", "The GPU's PCIe link runs narrower than it can", stage=BENCH)
+@rule("CD953", "pcie-link-degraded", "The GPU's PCIe link runs narrower than it can", stage=BENCH, section="policy")
 def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
     nvml = ctx.bench.nvml if ctx.bench is not None else {}
     width, width_max = nvml.get("pcie_width"), nvml.get("pcie_width_max")
@@ -153,7 +154,8 @@ def _workspace_scan(report: Optional[BenchResult], compat: Compat) -> Tuple[List
     return heavy, slowdowns, largest
 
 
-@rule("CD954", "bench-workspace", "cuDNN's fastest algorithm needs much of the free GPU memory", stage=BENCH)
+@rule("CD954", "bench-workspace", "cuDNN's fastest algorithm needs much of the free GPU memory", stage=BENCH,
+      section="policy")
 def workspace(facts: Facts, ctx: RuleContext) -> List[Finding]:
     report, compat = ctx.bench, compat_of(ctx)
     free = report.gpu.get("memory_free") if report is not None else None
@@ -176,7 +178,8 @@ def workspace(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD955", "bench-no-workspace-cost", "What algorithms without workspace cost on these layers", stage=BENCH)
+@rule("CD955", "bench-no-workspace-cost", "What algorithms without workspace cost on these layers", stage=BENCH,
+      section="policy")
 def no_workspace_cost(facts: Facts, ctx: RuleContext) -> List[Finding]:
     _, slowdowns, largest = _workspace_scan(ctx.bench, compat_of(ctx))
     out: List[Finding] = []
@@ -192,7 +195,7 @@ def no_workspace_cost(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD956", "bench-cudnn-slower-than-cuda", "cuDNN is slower than naive CUDA kernels", stage=BENCH)
+@rule("CD956", "bench-cudnn-slower-than-cuda", "cuDNN is slower than naive CUDA kernels", stage=BENCH, section="policy")
 def plain_faster(facts: Facts, ctx: RuleContext) -> List[Finding]:
     rows = {r["path"]: r for r in (ctx.bench.seed if ctx.bench is not None else [])}
     dnn, plain = rows.get("cudnn", {}).get("step_ms"), rows.get("gpu_plain", {}).get("step_ms")
@@ -205,7 +208,7 @@ def plain_faster(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return []
 
 
-@rule("CD957", "gpu-peak-unknown", "No datasheet peak is known for the GPU", stage=BENCH)
+@rule("CD957", "gpu-peak-unknown", "No datasheet peak is known for the GPU", stage=BENCH, section="policy")
 def unknown_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     report = ctx.bench
     if report is None or report.peak or not report.gpu:

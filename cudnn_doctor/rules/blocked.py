@@ -13,7 +13,7 @@ def _mount_fix(facts: Facts, b: BlockedPath) -> Fix:
     return hung_mount_fix(b.path or "/")
 
 
-@rule("CD002", "probe-timed-out", "A probe ran past its time budget and was abandoned")
+@rule("CD002", "probe-timed-out", "A probe ran past its time budget and was abandoned", section="doctor")
 def timed_out(facts: Facts, ctx: RuleContext) -> List[Finding]:
     found = []
     for b in facts.blocked:
@@ -38,7 +38,7 @@ def timed_out(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return found
 
 
-@rule("CD003", "not-a-regular-file", "A FIFO, socket or device lies where a file belongs")
+@rule("CD003", "not-a-regular-file", "A FIFO, socket or device lies where a file belongs", section="doctor")
 def not_regular(facts: Facts, ctx: RuleContext) -> List[Finding]:
     found = []
     for b in facts.blocked:

@@ -17,7 +17,7 @@ from ..remedies.environments import missing_pins, whole_environment_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
-@rule("CD108", "nvidia-uvm-missing", "The nvidia_uvm module or its device node is missing")
+@rule("CD108", "nvidia-uvm-missing", "The nvidia_uvm module or its device node is missing", section="driver")
 def nvidia_uvm(facts: Facts, ctx: RuleContext) -> List[Finding]:
     d = facts.driver
     if not d.kernel_module_loaded or facts.host.wsl or facts.host.in_container and not facts.host.dev_nodes:
@@ -48,7 +48,7 @@ def nvidia_uvm(facts: Facts, ctx: RuleContext) -> List[Finding]:
         catalogue=["A5"])]
 
 
-@rule("CD109", "nvswitch-without-fabric-manager", "NVSwitch system without a matching Fabric Manager")
+@rule("CD109", "nvswitch-without-fabric-manager", "NVSwitch system without a matching Fabric Manager", section="driver")
 def fabric_manager(facts: Facts, ctx: RuleContext) -> List[Finding]:
     state = facts.machine_state
     switches = state.get("nvswitches") or []
@@ -79,7 +79,7 @@ def fabric_manager(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=fix, evidence={"nvswitches": switches[:8], "fabric_manager": fm, "driver": driver}, catalogue=["A6"])]
 
 
-@rule("CD208", "conv-workspace-may-not-fit", "Small GPU: fastest convolution algorithms may not fit")
+@rule("CD208", "conv-workspace-may-not-fit", "Small GPU: fastest convolution algorithms may not fit", section="gpus")
 def workspace_hint(facts: Facts, ctx: RuleContext) -> List[Finding]:
     table = compat_of(ctx).workspace_advice()
     small = int(table["small_gpu_mib"])
@@ -100,7 +100,7 @@ def workspace_hint(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD706", "framework-cuda-libraries-missing", "A framework's CUDA libraries cannot be found")
+@rule("CD706", "framework-cuda-libraries-missing", "A framework's CUDA libraries cannot be found", section="python")
 def framework_libraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -135,7 +135,7 @@ def framework_libraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD707", "paddle-cudnn-not-on-path", "PaddlePaddle cannot dlopen its cuDNN")
+@rule("CD707", "paddle-cudnn-not-on-path", "PaddlePaddle cannot dlopen its cuDNN", section="python")
 def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -165,7 +165,7 @@ def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD708", "cupy-installed-twice", "More than one CuPy package in one environment")
+@rule("CD708", "cupy-installed-twice", "More than one CuPy package in one environment", section="python")
 def cupy_twice(facts: Facts, ctx: RuleContext) -> List[Finding]:
     by_site: Dict[str, List[str]] = {}
     for fw in facts.python.frameworks:
@@ -186,7 +186,8 @@ def cupy_twice(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD805", "image-needs-newer-cuda", "The container image requires a newer CUDA than the host driver")
+@rule("CD805", "image-needs-newer-cuda", "The container image requires a newer CUDA than the host driver",
+      section="driver")
 def image_requirement(facts: Facts, ctx: RuleContext) -> List[Finding]:
     req = facts.machine_state.get("require_cuda")
     if not req:
@@ -204,7 +205,8 @@ def image_requirement(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence={"NVIDIA_REQUIRE_CUDA": req["value"], "driver_cuda": have}, catalogue=["H2"])]
 
 
-@rule("CD806", "dev-char-links-missing", "NVIDIA device nodes lack /dev/char links (containers lose the GPU)")
+@rule("CD806", "dev-char-links-missing", "NVIDIA device nodes lack /dev/char links (containers lose the GPU)",
+      section="driver")
 def dev_char(facts: Facts, ctx: RuleContext) -> List[Finding]:
     dev = facts.machine_state.get("devices") or {}
     if facts.host.in_container or not dev.get("container_toolkit") or not dev.get("docker") or \
@@ -222,7 +224,8 @@ def dev_char(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence=dev, catalogue=["H3"])]
 
 
-@rule("CD902", "cudnn-local-repo-not-installed", "cuDNN local repository registered but nothing installed from it")
+@rule("CD902", "cudnn-local-repo-not-installed", "cuDNN local repository registered but nothing installed from it",
+      section="policy")
 def local_repo(facts: Facts, ctx: RuleContext) -> List[Finding]:
     state = facts.machine_state
     if state.get("cudnn_packages"):
@@ -241,7 +244,7 @@ def local_repo(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD903", "driver-upgraded-since-boot", "Driver packages were upgraded after the last boot")
+@rule("CD903", "driver-upgraded-since-boot", "Driver packages were upgraded after the last boot", section="policy")
 def driver_upgraded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     upgrades = facts.machine_state.get("driver_upgrades_since_boot") or []
     if not upgrades or facts.host.in_container:

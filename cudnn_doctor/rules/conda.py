@@ -12,7 +12,7 @@ from ..queries import cudnn_older
 from .common import ERROR, finding
 
 
-@rule("CD901", "conda-cudnn-mismatch", "A conda environment's cuDNN does not fit its frameworks")
+@rule("CD901", "conda-cudnn-mismatch", "A conda environment's cuDNN does not fit its frameworks", section="policy")
 def conda(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     pkgs = facts.python.conda_packages

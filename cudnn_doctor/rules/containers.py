@@ -35,7 +35,7 @@ def _libcuda(facts: Facts) -> Optional[str]:
     return (res.path if res else None) or facts.driver.libcuda_path
 
 
-@rule("CD801", "container-without-gpu", "Container started without GPU access", platforms=LINUX)
+@rule("CD801", "container-without-gpu", "Container started without GPU access", platforms=LINUX, section="driver")
 def container(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.host.in_container or facts.host.wsl:
         return []
@@ -63,7 +63,8 @@ def container(facts: Facts, ctx: RuleContext) -> List[Finding]:
         catalogue=["H1", "H3"])]
 
 
-@rule("CD802", "wsl-linux-driver-installed", "A Linux NVIDIA driver is installed inside WSL", platforms=LINUX)
+@rule("CD802", "wsl-linux-driver-installed", "A Linux NVIDIA driver is installed inside WSL", platforms=LINUX,
+      section="driver")
 def wsl_linux_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.host.wsl:
         return []
@@ -91,7 +92,7 @@ def wsl_linux_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 
 @rule("CD803", "wsl-driver-share-not-symlinks", "WSL ships the driver as copies (benign ldconfig warning)",
-      platforms=LINUX)
+      platforms=LINUX, section="driver")
 def wsl_share(facts: Facts, ctx: RuleContext) -> List[Finding]:
     lib = _libcuda(facts)
     if not facts.host.wsl or not lib or not lib.startswith(_WSL_LIB):
@@ -103,7 +104,7 @@ def wsl_share(facts: Facts, ctx: RuleContext) -> List[Finding]:
                "no NVIDIA device either.", evidence={"libcuda": lib}, catalogue=["H5"])]
 
 
-@rule("CD804", "wsl-driver-missing", "WSL2 without the Windows NVIDIA driver", platforms=LINUX)
+@rule("CD804", "wsl-driver-missing", "WSL2 without the Windows NVIDIA driver", platforms=LINUX, section="driver")
 def wsl_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.host.wsl:
         return []

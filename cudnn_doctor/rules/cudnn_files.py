@@ -16,7 +16,7 @@ from .common import ERROR, INFO, WARNING, compat_of, finding
 _SHORT_SONAME = re.compile(r"^(lib\w+\.so\.\d+)$")
 
 
-@rule("CD401", "cudnn-not-found", "No cuDNN installed")
+@rule("CD401", "cudnn-not-found", "No cuDNN installed", section="cudnn")
 def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if facts.cudnn or any(i["kind"] != "missing-soname-link" for i in facts.cudnn_leftovers):
         return []  # CD410 names the leftovers and the version they say
@@ -41,7 +41,7 @@ def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
         catalogue=["D1"])]
 
 
-@rule("CD402", "cudnn-sublibraries-missing", "cuDNN sub-libraries missing", platforms=LINUX)
+@rule("CD402", "cudnn-sublibraries-missing", "cuDNN sub-libraries missing", platforms=LINUX, section="cudnn")
 def sublibraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -61,7 +61,7 @@ def sublibraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD403", "cudnn-mixed-versions", "cuDNN files of different versions mixed in one copy")
+@rule("CD403", "cudnn-mixed-versions", "cuDNN files of different versions mixed in one copy", section="cudnn")
 def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -90,7 +90,7 @@ def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD404", "cudnn-not-a-symlink", "cuDNN soname is a copied file, not a link", platforms=LINUX)
+@rule("CD404", "cudnn-not-a-symlink", "cuDNN soname is a copied file, not a link", platforms=LINUX, section="cudnn")
 def not_symlink(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -123,7 +123,7 @@ def not_symlink(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD405", "cudnn-permission-denied", "cuDNN files not readable by other users", platforms=LINUX)
+@rule("CD405", "cudnn-permission-denied", "cuDNN files not readable by other users", platforms=LINUX, section="cudnn")
 def permissions(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -156,7 +156,8 @@ def permissions(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD406", "cudnn-file-corrupt", "cuDNN file empty, truncated or of the wrong architecture", platforms=LINUX)
+@rule("CD406", "cudnn-file-corrupt", "cuDNN file empty, truncated or of the wrong architecture", platforms=LINUX,
+      section="cudnn")
 def corrupt(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -177,7 +178,7 @@ def corrupt(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD407", "cudnn-header-mismatch", "cuDNN header and library versions differ")
+@rule("CD407", "cudnn-header-mismatch", "cuDNN header and library versions differ", section="cudnn")
 def header(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -196,7 +197,7 @@ def header(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD408", "cudnn-dangling-link", "cuDNN symbolic link points nowhere", platforms=LINUX)
+@rule("CD408", "cudnn-dangling-link", "cuDNN symbolic link points nowhere", platforms=LINUX, section="cudnn")
 def dangling(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
@@ -218,7 +219,7 @@ def dangling(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD409", "cudnn-load-error", "cuDNN library failed to load")
+@rule("CD409", "cudnn-load-error", "cuDNN library failed to load", section="cudnn")
 def load_error(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:

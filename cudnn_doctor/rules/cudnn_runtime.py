@@ -17,7 +17,7 @@ from ..remedies.environments import whole_environment_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
-@rule("CD501", "cudnn-cuda-mismatch", "cuDNN built for another CUDA than the one it is used with")
+@rule("CD501", "cudnn-cuda-mismatch", "cuDNN built for another CUDA than the one it is used with", section="cudnn")
 def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -58,7 +58,7 @@ def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD502", "cudnn-needs-newer-driver", "Driver too old for the CUDA a cuDNN build needs")
+@rule("CD502", "cudnn-needs-newer-driver", "Driver too old for the CUDA a cuDNN build needs", section="cudnn")
 def cudnn_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not has_driver(facts) or not driver_version(facts):
         return []
@@ -83,7 +83,8 @@ def cudnn_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD503", "cudnn-older-than-framework-build", "Loaded cuDNN older than the framework was built with")
+@rule("CD503", "cudnn-older-than-framework-build", "Loaded cuDNN older than the framework was built with",
+      section="cudnn")
 def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -111,7 +112,7 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 
 @rule("CD504", "cudnn-shadowed-by-ld-library-path", "LD_LIBRARY_PATH hands a framework a foreign cuDNN",
-      platforms=LINUX)
+      platforms=LINUX, section="cudnn")
 def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
@@ -138,7 +139,7 @@ def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD505", "two-cudnn-copies", "Different programs load different cuDNN copies", platforms=LINUX)
+@rule("CD505", "two-cudnn-copies", "Different programs load different cuDNN copies", platforms=LINUX, section="cudnn")
 def two_copies(facts: Facts, ctx: RuleContext) -> List[Finding]:
     who = consumers(facts)
     by_major: Dict[Optional[int], List[Tuple[str, CudnnCopy, Resolution]]] = {}
@@ -184,7 +185,7 @@ def two_copies(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD506", "cudnn-known-bad", "cuDNN release known to break")
+@rule("CD506", "cudnn-known-bad", "cuDNN release known to break", section="cudnn")
 def known_bad(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -216,7 +217,7 @@ def _matches(version: str, spec: str) -> bool:
     return v is not None and v in SpecifierSet(spec)
 
 
-@rule("CD507", "cudnn-version-unknown", "cuDNN version could not be read")
+@rule("CD507", "cudnn-version-unknown", "cuDNN version could not be read", section="cudnn")
 def version_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return [finding(
         INFO, "Cannot tell the version of the cuDNN copy at %s" % copy.directory,
@@ -225,7 +226,7 @@ def version_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
         for copy in facts.cudnn if not copy.version]
 
 
-@rule("CD508", "cudnn-predates-gpu", "cuDNN build predates the GPU's architecture")
+@rule("CD508", "cudnn-predates-gpu", "cuDNN build predates the GPU's architecture", section="cudnn")
 def predates_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []

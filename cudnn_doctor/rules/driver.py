@@ -21,7 +21,7 @@ def _uses_compat_libcuda(facts: Facts) -> bool:
     return "/compat/" in path or "/compat/" in real
 
 
-@rule("CD101", "no-nvidia-driver", "No NVIDIA driver or GPU found", platforms=LINUX)
+@rule("CD101", "no-nvidia-driver", "No NVIDIA driver or GPU found", platforms=LINUX, section="driver")
 def no_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if has_driver(facts) or facts.driver.nvidia_pci_devices:
         return []
@@ -37,7 +37,7 @@ def no_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     )]
 
 
-@rule("CD102", "kernel-module-not-loaded", "NVIDIA kernel module not loaded", platforms=LINUX)
+@rule("CD102", "kernel-module-not-loaded", "NVIDIA kernel module not loaded", platforms=LINUX, section="driver")
 def module_not_loaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     d = facts.driver
     if facts.host.in_container or facts.host.wsl or d.kernel_module_loaded is not False:
@@ -74,7 +74,7 @@ def module_not_loaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     )]
 
 
-@rule("CD103", "nouveau-owns-gpu", "nouveau (or nova_core) drives the GPU", platforms=LINUX)
+@rule("CD103", "nouveau-owns-gpu", "nouveau (or nova_core) drives the GPU", platforms=LINUX, section="driver")
 def nouveau(facts: Facts, ctx: RuleContext) -> List[Finding]:
     d = facts.driver
     loaded = [m for m in d.loaded_modules if m in _NOUVEAU]
@@ -93,7 +93,8 @@ def nouveau(facts: Facts, ctx: RuleContext) -> List[Finding]:
     )]
 
 
-@rule("CD104", "driver-library-mismatch", "Driver libraries and kernel module differ", platforms=LINUX)
+@rule("CD104", "driver-library-mismatch", "Driver libraries and kernel module differ", platforms=LINUX,
+      section="driver")
 def mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     d = facts.driver
     kernel = d.kernel_module_version
@@ -118,7 +119,7 @@ def mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     )]
 
 
-@rule("CD105", "driver-version-unknown", "Driver version could not be read")
+@rule("CD105", "driver-version-unknown", "Driver version could not be read", section="driver")
 def version_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     d = facts.driver
     out: List[Finding] = []
@@ -152,7 +153,7 @@ def _module_present(facts: Facts) -> bool:
 
 
 @rule("CD106", "libcuda-missing", "The NVIDIA kernel module is loaded but libcuda.so.1 is not installed",
-      platforms=LINUX)
+      platforms=LINUX, section="driver")
 def libcuda_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if facts.host.in_container or facts.host.wsl or not _module_present(facts):
         return []  # CD801 / CD804 speak for containers and WSL; CD102 for a module that is not loaded
@@ -172,7 +173,7 @@ def libcuda_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
         catalogue=["A1"])]
 
 
-@rule("CD107", "driver-sees-no-gpu", "The driver is installed but NVML reports no usable GPU")
+@rule("CD107", "driver-sees-no-gpu", "The driver is installed but NVML reports no usable GPU", section="driver")
 def no_gpu_seen(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if facts.host.in_container or facts.host.wsl or not _module_present(facts):
         return []

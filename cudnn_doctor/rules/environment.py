@@ -14,7 +14,7 @@ from . import LINUX, RuleContext, rule
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
-@rule("CD510", "smoke-test-failed", "A real convolution through cuDNN failed")
+@rule("CD510", "smoke-test-failed", "A real convolution through cuDNN failed", section="smoke")
 def smoke(facts: Facts, ctx: RuleContext) -> List[Finding]:
     result = ctx.smoke if ctx is not None else None
     if result is None:
@@ -41,7 +41,7 @@ _SMOKE_DETAIL = ("The files look right, but cuDNN could not run a convolution he
 
 
 @rule("CD609", "ld-library-path-current-folder", "LD_LIBRARY_PATH makes programs search their current folder",
-      platforms=LINUX)
+      platforms=LINUX, section="loader")
 def cwd_in_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.loader.ld_library_path_cwd:
         return []
@@ -53,7 +53,8 @@ def cwd_in_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence={"LD_LIBRARY_PATH": facts.loader.ld_library_path}, catalogue=["F1", "E2"])]
 
 
-@rule("CD610", "loader-stops-at-broken-file", "The loader reaches a broken library file first", platforms=LINUX)
+@rule("CD610", "loader-stops-at-broken-file", "The loader reaches a broken library file first", platforms=LINUX,
+      section="loader")
 def broken_first(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for name, res in sorted(facts.loader.resolved.items()):
@@ -72,7 +73,7 @@ def broken_first(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD612", "cuda-launch-blocking", "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch wait")
+@rule("CD612", "cuda-launch-blocking", "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch wait", section="loader")
 def launch_blocking(facts: Facts, ctx: RuleContext) -> List[Finding]:
     value = facts.environment.get("CUDA_LAUNCH_BLOCKING")
     if value is None or value.strip() != "1":
@@ -86,7 +87,8 @@ def launch_blocking(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence={"CUDA_LAUNCH_BLOCKING": value})]
 
 
-@rule("CD613", "cuda-module-loading-eager", "CUDA_MODULE_LOADING=EAGER loads every kernel at start-up")
+@rule("CD613", "cuda-module-loading-eager", "CUDA_MODULE_LOADING=EAGER loads every kernel at start-up",
+      section="loader")
 def eager_loading(facts: Facts, ctx: RuleContext) -> List[Finding]:
     value = facts.environment.get("CUDA_MODULE_LOADING")
     if value is None or value.strip().upper() != "EAGER":

@@ -29,7 +29,7 @@ def _served(facts: Facts, need: Need) -> bool:
 
 
 @rule("CD710", "frameworks-need-separate-environments",
-      "No single cuDNN install serves every framework of one environment", platforms=LINUX)
+      "No single cuDNN install serves every framework of one environment", platforms=LINUX, section="python")
 def separate_environments(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []

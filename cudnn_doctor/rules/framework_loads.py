@@ -31,7 +31,8 @@ def _foreign_parts(facts: Facts, fw: FrameworkFacts, main: Optional[CudnnCopy],
     return out
 
 
-@rule("CD709", "framework-cudnn-mixed-copy", "A framework's cuDNN takes sub-libraries from another copy, or lacks them")
+@rule("CD709", "framework-cudnn-mixed-copy", "A framework's cuDNN takes sub-libraries from another copy, or lacks them",
+      section="python")
 def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
 
-@rule("CD701", "cpu-only-framework", "A CPU-only framework build is installed")
+@rule("CD701", "cpu-only-framework", "A CPU-only framework build is installed", section="python")
 def cpu_only(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not has_driver(facts):
         return []
@@ -64,7 +64,8 @@ def _applies(req: Requirement, platform: str) -> Optional[bool]:
         return True
 
 
-@rule("CD702", "framework-nvidia-pins-conflict", "Installed nvidia-* wheels do not satisfy a framework's pins")
+@rule("CD702", "framework-nvidia-pins-conflict", "Installed nvidia-* wheels do not satisfy a framework's pins",
+      section="python")
 def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     platform = platform_of(facts)
@@ -144,7 +145,7 @@ def _cudnn_pin_verdict(facts: Facts, fw: FrameworkFacts, req: Requirement,
                      "`pip check` reports the conflict." % (installed, want))
 
 
-@rule("CD703", "tensorflow-windows-no-gpu", "TensorFlow 2.11+ has no GPU support on native Windows")
+@rule("CD703", "tensorflow-windows-no-gpu", "TensorFlow 2.11+ has no GPU support on native Windows", section="python")
 def tf_windows(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if platform_of(facts) != "windows":
         return []
@@ -167,7 +168,8 @@ def tf_windows(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD704", "framework-cudnn-unresolved", "A framework cannot find the cuDNN it links", platforms=LINUX)
+@rule("CD704", "framework-cudnn-unresolved", "A framework cannot find the cuDNN it links", platforms=LINUX,
+      section="python")
 def unresolved(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []

@@ -36,7 +36,7 @@ def _newer_of(first: str, driver: Optional[str]) -> str:
     return driver if driver and mm_before(first, driver) else first
 
 
-@rule("CD201", "gpu-arch-not-in-framework-build", "Framework build has no code for this GPU")
+@rule("CD201", "gpu-arch-not-in-framework-build", "Framework build has no code for this GPU", section="gpus")
 def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -107,7 +107,7 @@ def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD202", "gpu-too-old-for-cudnn", "GPU older than the cuDNN build supports")
+@rule("CD202", "gpu-too-old-for-cudnn", "GPU older than the cuDNN build supports", section="gpus")
 def cudnn_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -139,7 +139,7 @@ def cudnn_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD203", "gpu-too-old-for-toolkit", "GPU older than the CUDA toolkit supports")
+@rule("CD203", "gpu-too-old-for-toolkit", "GPU older than the CUDA toolkit supports", section="gpus")
 def toolkit_too_new(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -164,7 +164,7 @@ def toolkit_too_new(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD204", "gpu-newer-than-toolkit", "GPU newer than the CUDA toolkit knows")
+@rule("CD204", "gpu-newer-than-toolkit", "GPU newer than the CUDA toolkit knows", section="gpus")
 def toolkit_too_old(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -187,7 +187,7 @@ def toolkit_too_old(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD205", "gpu-compute-mode", "GPU compute mode refuses new processes")
+@rule("CD205", "gpu-compute-mode", "GPU compute mode refuses new processes", section="gpus")
 def compute_mode(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for gpu in visible_gpus(facts):
@@ -211,7 +211,7 @@ def _free_gpu(facts: Facts, gpu: GpuFacts) -> Optional[int]:
     return free[0] if free else None
 
 
-@rule("CD206", "mig-misconfigured", "MIG enabled without usable instances")
+@rule("CD206", "mig-misconfigured", "MIG enabled without usable instances", section="gpus")
 def mig(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     cvd = facts.visibility.cuda_visible_devices
@@ -236,7 +236,7 @@ def mig(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD207", "gpu-memory-low", "GPU memory nearly full")
+@rule("CD207", "gpu-memory-low", "GPU memory nearly full", section="gpus")
 def memory(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for gpu in visible_gpus(facts):

@@ -38,7 +38,7 @@ def _needs_cuda(facts: Facts) -> bool:
     return bool(facts.toolkits or facts.cudnn or any(f.cuda_build for f in facts.python.frameworks))
 
 
-@rule("CD810", "image-node-pending", "Driver and GPU checks of an image wait for a node")
+@rule("CD810", "image-node-pending", "Driver and GPU checks of an image wait for a node", section="driver")
 def node_pending(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None or img.node is not None:
@@ -51,7 +51,7 @@ def node_pending(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence={"image": img.reference, "digest": img.digest, "requirements": img.requirements})]
 
 
-@rule("CD811", "image-runtime-refuses", "The NVIDIA container runtime refuses the image on the node")
+@rule("CD811", "image-runtime-refuses", "The NVIDIA container runtime refuses the image on the node", section="driver")
 def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None:
@@ -114,7 +114,7 @@ def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence=evidence)]
 
 
-@rule("CD812", "image-requirements-disabled", "The image turns the runtime's requirement check off")
+@rule("CD812", "image-requirements-disabled", "The image turns the runtime's requirement check off", section="driver")
 def requirements_disabled(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None or not img.disable_require:
@@ -137,7 +137,7 @@ def requirements_disabled(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence=evidence, catalogue=["H2"])]
 
 
-@rule("CD813", "image-forward-compat", "The image's cuda-compat libcuda on the node's GPUs")
+@rule("CD813", "image-forward-compat", "The image's cuda-compat libcuda on the node's GPUs", section="driver")
 def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None or img.node is None or not img.compat_libcuda:
@@ -186,7 +186,8 @@ def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD814", "image-driver-capabilities", "The image does not ask the runtime for the compute libraries")
+@rule("CD814", "image-driver-capabilities", "The image does not ask the runtime for the compute libraries",
+      section="driver")
 def driver_capabilities(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None:
@@ -212,7 +213,7 @@ def driver_capabilities(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD815", "image-no-gpu", "The image asks for no GPU")
+@rule("CD815", "image-no-gpu", "The image asks for no GPU", section="driver")
 def no_gpu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     img = facts.image
     if img is None:

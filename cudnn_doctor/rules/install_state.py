@@ -15,7 +15,7 @@ _STATE = {
 }
 
 
-@rule("CD411", "interrupted-install", "An interrupted cudnn-doctor install left staging files behind")
+@rule("CD411", "interrupted-install", "An interrupted cudnn-doctor install left staging files behind", section="cudnn")
 def interrupted_install(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for item in facts.cudnn_leftovers:

@@ -19,7 +19,7 @@ def preset_parts(version: str) -> Optional[Tuple[str, str, str]]:
 
 
 @rule("CD705", "javacpp-preset-unmet", "A JavaCPP/DL4J CUDA preset needs a CUDA/cuDNN this machine lacks",
-      platforms=LINUX)
+      platforms=LINUX, section="python")
 def javacpp_presets(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []

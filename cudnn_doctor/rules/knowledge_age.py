@@ -38,7 +38,8 @@ def _newer(facts: Facts, compat: Compat) -> List[Tuple[str, str, str]]:
     return out
 
 
-@rule("CD004", "knowledge-older-than-machine", "Something on this machine is newer than the knowledge")
+@rule("CD004", "knowledge-older-than-machine", "Something on this machine is newer than the knowledge",
+      section="doctor")
 def knowledge_older_than_machine(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     newer = _newer(facts, compat)

@@ -24,7 +24,7 @@ def _fix(facts: Facts, version: Optional[str], restore: Optional[str], items: Li
     return leftovers_fix([i["path"] for i in items], version, restore, bool(facts.cudnn), inside)
 
 
-@rule("CD410", "cudnn-leftovers", "Leftovers of a cuDNN that is gone or half-installed")
+@rule("CD410", "cudnn-leftovers", "Leftovers of a cuDNN that is gone or half-installed", section="cudnn")
 def leftovers(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []

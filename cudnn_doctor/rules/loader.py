@@ -18,7 +18,8 @@ from .common import ERROR, INFO, WARNING, compat_of, finding
 _SKIPPED = re.compile(r"^(?P<path>\S+) \((?P<via>[^)]*)\) skipped: (?P<why>\S+)")
 
 
-@rule("CD601", "lib-not-on-search-path", "cuDNN installed where the loader does not look", platforms=LINUX)
+@rule("CD601", "lib-not-on-search-path", "cuDNN installed where the loader does not look", platforms=LINUX,
+      section="loader")
 def off_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for major in sorted({c.major for c in facts.cudnn if c.major}, reverse=True):
@@ -58,7 +59,8 @@ def _cudnn8_in_use(facts: Facts) -> bool:
     return any(c.major == 8 for c in facts.cudnn)
 
 
-@rule("CD602", "nvrtc-unversioned-missing", "cuDNN 8 cannot find the unversioned libnvrtc.so", platforms=LINUX)
+@rule("CD602", "nvrtc-unversioned-missing", "cuDNN 8 cannot find the unversioned libnvrtc.so", platforms=LINUX,
+      section="loader")
 def nvrtc(facts: Facts, ctx: RuleContext) -> List[Finding]:
     res = facts.loader.resolved.get("libnvrtc.so")
     if not _cudnn8_in_use(facts) or res is None or res.path:
@@ -92,7 +94,8 @@ def _prefix_of(facts: Facts, copy: CudnnCopy) -> str:
     return next((p for p in facts.python.conda_prefixes if folder.startswith(p.rstrip("/") + "/")), "")
 
 
-@rule("CD603", "libcuda-unversioned-missing", "cuDNN 8 cannot find the unversioned libcuda.so", platforms=LINUX)
+@rule("CD603", "libcuda-unversioned-missing", "cuDNN 8 cannot find the unversioned libcuda.so", platforms=LINUX,
+      section="loader")
 def libcuda_unversioned(facts: Facts, ctx: RuleContext) -> List[Finding]:
     res = facts.loader.resolved.get("libcuda.so")
     real = facts.loader.resolved.get("libcuda.so.1")
@@ -107,7 +110,7 @@ def libcuda_unversioned(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 
 @rule("CD604", "wrong-elf-class-on-path", "A library of the wrong architecture sits on the search path",
-      platforms=LINUX)
+      platforms=LINUX, section="loader")
 def wrong_class(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for name, res in sorted(facts.loader.resolved.items()):
@@ -126,7 +129,7 @@ def wrong_class(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD605", "cuda-visible-devices-hides-gpus", "CUDA_VISIBLE_DEVICES hides GPUs")
+@rule("CD605", "cuda-visible-devices-hides-gpus", "CUDA_VISIBLE_DEVICES hides GPUs", section="loader")
 def visibility(facts: Facts, ctx: RuleContext) -> List[Finding]:
     vis = facts.visibility
     if vis.cuda_visible_devices is None or not facts.gpus:
@@ -159,7 +162,7 @@ def _visible_order(facts: Facts) -> List[int]:
     return order + [g.index for g in visible_gpus(facts) if g.index not in order]
 
 
-@rule("CD606", "ld-preload-cuda", "LD_PRELOAD forces a CUDA/cuDNN library", platforms=LINUX)
+@rule("CD606", "ld-preload-cuda", "LD_PRELOAD forces a CUDA/cuDNN library", platforms=LINUX, section="loader")
 def preload(facts: Facts, ctx: RuleContext) -> List[Finding]:
     hits = [p for p in facts.loader.ld_preload if re.search(r"lib(cudnn|cuda|cudart|cublas)", os.path.basename(p))]
     if not hits:
@@ -172,7 +175,7 @@ def preload(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence={"LD_PRELOAD": facts.loader.ld_preload}, catalogue=["E2"])]
 
 
-@rule("CD607", "loader-cache-unreadable", "ld.so.cache could not be read", platforms=LINUX)
+@rule("CD607", "loader-cache-unreadable", "ld.so.cache could not be read", platforms=LINUX, section="loader")
 def cache(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.loader.cache_error:
         return []
@@ -183,7 +186,8 @@ def cache(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=rebuild_loader_cache_fix(), evidence={"cache": facts.loader.cache_path}, catalogue=["F1"])]
 
 
-@rule("CD608", "ld-cache-stale", "ld.so.cache is older than the CUDA/cuDNN libraries in its folders", platforms=LINUX)
+@rule("CD608", "ld-cache-stale", "ld.so.cache is older than the CUDA/cuDNN libraries in its folders", platforms=LINUX,
+      section="loader")
 def stale_cache(facts: Facts, ctx: RuleContext) -> List[Finding]:
     stale = facts.loader.stale_cache
     if not stale:

@@ -25,7 +25,7 @@ def _healthy(facts: Facts) -> List[GpuHealth]:
     return [g for g in facts.node.gpus if not g.lost]
 
 
-@rule("CD210", "gpu-fell-off-the-bus", "A GPU fell off the bus", platforms=LINUX)
+@rule("CD210", "gpu-fell-off-the-bus", "A GPU fell off the bus", platforms=LINUX, section="gpus")
 def gpu_lost(facts: Facts, ctx: RuleContext) -> List[Finding]:
     lost = [g.index for g in facts.node.gpus if g.lost]
     if not lost:
@@ -37,7 +37,8 @@ def gpu_lost(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=drain_and_reset_fix(lost), evidence={"gpus": lost})]
 
 
-@rule("CD211", "gpu-uncorrectable-ecc", "Uncorrectable ECC errors since the driver loaded", platforms=LINUX)
+@rule("CD211", "gpu-uncorrectable-ecc", "Uncorrectable ECC errors since the driver loaded", platforms=LINUX,
+      section="gpus")
 def ecc_errors(facts: Facts, ctx: RuleContext) -> List[Finding]:
     hit = {g.index: g.ecc_volatile_uncorrected for g in _healthy(facts) if g.ecc_volatile_uncorrected}
     if not hit:
@@ -49,7 +50,7 @@ def ecc_errors(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=drain_and_reset_fix(sorted(hit)), evidence={"volatile_uncorrected": hit})]
 
 
-@rule("CD212", "gpu-row-remap-pending", "Row remapping is pending or has failed", platforms=LINUX)
+@rule("CD212", "gpu-row-remap-pending", "Row remapping is pending or has failed", platforms=LINUX, section="gpus")
 def row_remap(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     gpus = _healthy(facts)
@@ -74,7 +75,7 @@ def row_remap(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD213", "gpu-ecc-off", "ECC is switched off", platforms=LINUX)
+@rule("CD213", "gpu-ecc-off", "ECC is switched off", platforms=LINUX, section="gpus")
 def ecc_off(facts: Facts, ctx: RuleContext) -> List[Finding]:
     off = [g.index for g in _healthy(facts) if g.ecc_enabled is False]
     if not off:
@@ -87,7 +88,7 @@ def ecc_off(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=drain_and_reset_fix(pending) if pending == off else ecc_on_fix(off), evidence={"gpus": off})]
 
 
-@rule("CD214", "gpu-persistence-off", "Persistence mode is off", platforms=LINUX)
+@rule("CD214", "gpu-persistence-off", "Persistence mode is off", platforms=LINUX, section="gpus")
 def persistence(facts: Facts, ctx: RuleContext) -> List[Finding]:
     off = [g.index for g in _healthy(facts) if g.persistence_mode is False]
     if not off:
@@ -99,7 +100,8 @@ def persistence(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=persistence_daemon_fix(), evidence={"gpus": off})]
 
 
-@rule("CD215", "gpu-clocks-held-down", "Clocks held down by heat, power or a hardware slowdown", platforms=LINUX)
+@rule("CD215", "gpu-clocks-held-down", "Clocks held down by heat, power or a hardware slowdown", platforms=LINUX,
+      section="gpus")
 def clocks(facts: Facts, ctx: RuleContext) -> List[Finding]:
     faults = compat_of(ctx).clock_event_faults()
     hit: Dict[int, List[str]] = {g.index: [r for r in g.clock_events or [] if r in faults] for g in _healthy(facts)}
@@ -116,7 +118,7 @@ def clocks(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=cooling_fix(sorted(hit)), evidence={"clock_events": hit})]
 
 
-@rule("CD216", "gpu-pcie-link-degraded", "A GPU's PCIe link runs narrower than it can", platforms=LINUX)
+@rule("CD216", "gpu-pcie-link-degraded", "A GPU's PCIe link runs narrower than it can", platforms=LINUX, section="gpus")
 def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
     narrow = {g.index: g.pcie for g in _healthy(facts) if (g.pcie.get("width") or 0) < (g.pcie.get("width_max") or 0)
               and g.pcie.get("width")}
@@ -131,7 +133,7 @@ def pcie_link(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=reseat_fix(sorted(narrow)), evidence={"pcie": narrow})]
 
 
-@rule("CD218", "cuda-not-ready", "NVML sees the GPU but CUDA does not run on it", platforms=LINUX)
+@rule("CD218", "cuda-not-ready", "NVML sees the GPU but CUDA does not run on it", platforms=LINUX, section="gpus")
 def not_ready(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if any(g.mig_mode for g in facts.gpus):
         return []  # CUDA numbers MIG instances, not GPUs, there: the kernel's GPU numbers would not be NVML's

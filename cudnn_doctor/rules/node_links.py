@@ -16,7 +16,8 @@ _FABRIC_NOT_SUPPORTED = 0
 _FABRIC_COMPLETED = 3
 
 
-@rule("CD219", "nvlink-fabric-not-ready", "A GPU is not registered with the NVLink fabric", platforms=LINUX)
+@rule("CD219", "nvlink-fabric-not-ready", "A GPU is not registered with the NVLink fabric", platforms=LINUX,
+      section="gpus")
 def fabric(facts: Facts, ctx: RuleContext) -> List[Finding]:
     bad = [g.index for g in facts.node.gpus if g.fabric and g.fabric.get("state") != _FABRIC_NOT_SUPPORTED and (
         g.fabric.get("state") != _FABRIC_COMPLETED or g.fabric.get("status"))]
@@ -30,7 +31,7 @@ def fabric(facts: Facts, ctx: RuleContext) -> List[Finding]:
                                                               if g.index in bad}})]
 
 
-@rule("CD220", "nvlink-down", "NVLinks are down", platforms=LINUX)
+@rule("CD220", "nvlink-down", "NVLinks are down", platforms=LINUX, section="gpus")
 def links_down(facts: Facts, ctx: RuleContext) -> List[Finding]:
     # A GPU with every link down and peers that have none is a board without NVLink bridges, not a fault.
     down = {g.index: g.nvlinks_down for g in facts.node.gpus if g.nvlinks_down and (
@@ -46,7 +47,7 @@ def links_down(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=drain_and_reset_fix(sorted(down)), evidence={"links_down": down})]
 
 
-@rule("CD221", "nvlink-errors", "NVLink error counters are not zero", platforms=LINUX)
+@rule("CD221", "nvlink-errors", "NVLink error counters are not zero", platforms=LINUX, section="gpus")
 def link_errors(facts: Facts, ctx: RuleContext) -> List[Finding]:
     counts = {g.index: {k: v for k, v in g.nvlink_errors.items() if v} for g in facts.node.gpus}
     counts = {i: c for i, c in counts.items() if c}
@@ -60,7 +61,8 @@ def link_errors(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence={"nvlink_errors": counts})]
 
 
-@rule("CD222", "p2p-unavailable", "CUDA P2P does not work between GPUs that should have it", platforms=LINUX)
+@rule("CD222", "p2p-unavailable", "CUDA P2P does not work between GPUs that should have it", platforms=LINUX,
+      section="gpus")
 def p2p(facts: Facts, ctx: RuleContext) -> List[Finding]:
     bad = [p for p in facts.node.pairs if p.p2p_read not in (None, "OK") and (p.link or "").startswith(
         ("NV", "PIX", "PXB"))]
@@ -76,7 +78,7 @@ def p2p(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence={"pairs": [{"gpus": p.gpus, "link": p.link, "p2p_read": p.p2p_read} for p in bad]})]
 
 
-@rule("CD223", "iommu-translates-gpu-dma", "The IOMMU translates the GPUs' DMA", platforms=LINUX)
+@rule("CD223", "iommu-translates-gpu-dma", "The IOMMU translates the GPUs' DMA", platforms=LINUX, section="gpus")
 def iommu(facts: Facts, ctx: RuleContext) -> List[Finding]:
     domains = facts.node.iommu.get("gpu_domains") or {}
     translated = sorted(bus for bus, kind in domains.items() if kind.startswith("DMA"))
@@ -91,7 +93,8 @@ def iommu(facts: Facts, ctx: RuleContext) -> List[Finding]:
         remedy=iommu_passthrough_fix(), evidence={"gpu_domains": domains, "cmdline": facts.node.iommu.get("cmdline")})]
 
 
-@rule("CD224", "pcie-acs-redirects-p2p", "PCIe ACS redirects peer traffic between GPUs", platforms=LINUX)
+@rule("CD224", "pcie-acs-redirects-p2p", "PCIe ACS redirects peer traffic between GPUs", platforms=LINUX,
+      section="gpus")
 def acs(facts: Facts, ctx: RuleContext) -> List[Finding]:
     redirecting = [a for a in facts.node.acs if {"ReqRedir", "CmpltRedir"} & set(a["control"])]
     if not redirecting or facts.host.in_container:

@@ -28,7 +28,7 @@ def _live_nodes(facts: Facts) -> Set[str]:
 
 
 @rule("CD770", "container-runtime-not-configured", "The NVIDIA Container Toolkit is not configured for a runtime",
-      platforms=LINUX)
+      platforms=LINUX, section="python")
 def runtime_configured(facts: Facts, ctx: RuleContext) -> List[Finding]:
     container = facts.node.container
     if not _host_runtime(facts):
@@ -45,7 +45,7 @@ def runtime_configured(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD771", "cdi-spec-stale", "The CDI spec for the GPUs is missing or stale", platforms=LINUX)
+@rule("CD771", "cdi-spec-stale", "The CDI spec for the GPUs is missing or stale", platforms=LINUX, section="python")
 def cdi_spec(facts: Facts, ctx: RuleContext) -> List[Finding]:
     container = facts.node.container
     driver = driver_version(facts)
@@ -83,7 +83,7 @@ def cdi_spec(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 
 @rule("CD772", "container-device-nodes", "A CDI spec names device nodes the host lacks, or lacks nvidia-uvm",
-      platforms=LINUX)
+      platforms=LINUX, section="python")
 def on_demand_nodes(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not _host_runtime(facts):
         return []

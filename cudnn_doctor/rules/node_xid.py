@@ -29,7 +29,7 @@ def _judged(row: Optional[Dict[str, Any]], gpus: Sequence[int]) -> Tuple[Severit
     return WARNING, None  # a code the table does not hold: reported with its number and the catalogue
 
 
-@rule("CD217", "gpu-xid-events", "The driver logged Xid or SXid errors since boot", platforms=LINUX)
+@rule("CD217", "gpu-xid-events", "The driver logged Xid or SXid errors since boot", platforms=LINUX, section="gpus")
 def xid(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -58,7 +58,7 @@ def xid(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 
 @rule("CD225", "kernel-log-unreadable", "The kernel log could not be read, so Xid events were not checked",
-      platforms=LINUX)
+      platforms=LINUX, section="gpus")
 def kernel_log_unreadable(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if facts.node.kernel_log or facts.host.root != "/" or not (facts.node.gpus or facts.gpus):
         return []  # read, or a --root tree (no running kernel), or no GPU to have Xids

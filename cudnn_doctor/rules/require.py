@@ -43,7 +43,7 @@ def _values(facts: Facts, compat: Compat, key: str) -> Tuple[List[Tuple[str, str
     return [], "unknown key"
 
 
-@rule("CD910", "require-policy", "A --require policy is not met")
+@rule("CD910", "require-policy", "A --require policy is not met", section="policy")
 def requirements(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []

@@ -28,7 +28,8 @@ def why_it_wins(facts: Facts, res: Resolution) -> str:
     return "%s finds it first" % (res.via or "the loader")
 
 
-@rule("CD611", "cudnn-headers-differ-from-loaded", "Programs load another cuDNN than the headers builds compile with")
+@rule("CD611", "cudnn-headers-differ-from-loaded", "Programs load another cuDNN than the headers builds compile with",
+      section="loader")
 def headers_vs_loaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     if not facts.cudnn_headers:

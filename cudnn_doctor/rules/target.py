@@ -19,7 +19,7 @@ def _judge_target(facts: Facts, ctx: RuleContext, text: str) -> List[Finding]:
     return judge(facts, compat, target)
 
 
-@rule("CD920", "for-target", "The machine does not fit the --for framework build")
+@rule("CD920", "for-target", "The machine does not fit the --for framework build", section="policy")
 def for_target(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not ctx.target:
         return []

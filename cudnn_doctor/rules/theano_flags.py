@@ -12,7 +12,8 @@ from .common import ERROR, INFO, WARNING, compat_of, finding
 from .theano import CATALOGUE, backend_of, setting_source, setting_value
 
 
-@rule("CD763", "theano-old-gpu-backend", "device=gpu: Theano's old CUDA back-end, deprecated in 0.9, gone in 1.0")
+@rule("CD763", "theano-old-gpu-backend", "device=gpu: Theano's old CUDA back-end, deprecated in 0.9, gone in 1.0",
+      section="python")
 def theano_old_backend(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     text = compat.theano_config().get("old_backend_text", "")
@@ -41,7 +42,7 @@ def theano_old_backend(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD764", "theano-cnmem-ignored", "lib.cnmem only configures the old CUDA back-end")
+@rule("CD764", "theano-cnmem-ignored", "lib.cnmem only configures the old CUDA back-end", section="python")
 def theano_cnmem(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -79,7 +80,8 @@ def theano_cnmem(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD765", "theano-config-unreadable", "Theano cannot read its configuration: `import theano` fails")
+@rule("CD765", "theano-config-unreadable", "Theano cannot read its configuration: `import theano` fails",
+      section="python")
 def theano_config_unreadable(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not facts.theano.installs:
         return []

@@ -43,7 +43,7 @@ def _serves(compat: Compat, have: Optional[Tuple[int, int]], want: Optional[Tupl
                                                   and have[0] == want[0]))
 
 
-@rule("CD301", "driver-too-old-for-toolkit", "Driver too old for an installed CUDA toolkit")
+@rule("CD301", "driver-too-old-for-toolkit", "Driver too old for an installed CUDA toolkit", section="toolkits")
 def toolkit_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -68,7 +68,7 @@ def toolkit_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD305", "toolkit-newer-than-driver", "Toolkit runs only through minor-version compatibility")
+@rule("CD305", "toolkit-newer-than-driver", "Toolkit runs only through minor-version compatibility", section="toolkits")
 def toolkit_minor_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -89,7 +89,7 @@ def toolkit_minor_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD302", "driver-too-old-for-framework", "Driver too old for a framework's CUDA build")
+@rule("CD302", "driver-too-old-for-framework", "Driver too old for a framework's CUDA build", section="toolkits")
 def framework_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if not has_driver(facts):
         return []
@@ -127,7 +127,8 @@ def _compat_libcuda(facts: Facts) -> Optional[str]:
     return None
 
 
-@rule("CD303", "forward-compat-unsupported-gpu", "cuda-compat libcuda on a GPU without forward compatibility")
+@rule("CD303", "forward-compat-unsupported-gpu", "cuda-compat libcuda on a GPU without forward compatibility",
+      section="toolkits")
 def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     path = _compat_libcuda(facts)
     if not path:
@@ -167,7 +168,7 @@ def forward_compat(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD304", "stub-libcuda", "The toolkit's stub libcuda is on the search path", platforms=LINUX)
+@rule("CD304", "stub-libcuda", "The toolkit's stub libcuda is on the search path", platforms=LINUX, section="toolkits")
 def stub(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for name in ("libcuda.so.1", "libcuda.so"):
@@ -191,7 +192,8 @@ def stub(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD306", "cuda-runtime-missing", "CUDA runtime a consumer needs is not on the search path", platforms=LINUX)
+@rule("CD306", "cuda-runtime-missing", "CUDA runtime a consumer needs is not on the search path", platforms=LINUX,
+      section="toolkits")
 def runtime_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -230,7 +232,7 @@ def runtime_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD307", "toolkit-link-dangling", "A CUDA toolkit link points nowhere", platforms=LINUX)
+@rule("CD307", "toolkit-link-dangling", "A CUDA toolkit link points nowhere", platforms=LINUX, section="toolkits")
 def dangling_toolkit(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
@@ -250,7 +252,7 @@ def dangling_toolkit(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD308", "toolkit-version-unknown", "CUDA toolkit version could not be read")
+@rule("CD308", "toolkit-version-unknown", "CUDA toolkit version could not be read", section="toolkits")
 def toolkit_unknown(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return [finding(
         INFO, "Cannot tell the version of the CUDA toolkit at %s" % tk.path,

@@ -47,7 +47,7 @@ def _newest(copies: List[CudnnCopy]) -> Optional[CudnnCopy]:
 
 
 @rule("CD650", "windows-cudnn-not-found", "A program cannot load cuDNN's DLLs by Windows' search order",
-      platforms=WINDOWS)
+      platforms=WINDOWS, section="loader")
 def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -87,7 +87,8 @@ def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD651", "windows-cudnn-mixed", "cuDNN's DLLs would come from two different copies", platforms=WINDOWS)
+@rule("CD651", "windows-cudnn-mixed", "cuDNN's DLLs would come from two different copies", platforms=WINDOWS,
+      section="loader")
 def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -116,7 +117,7 @@ def mixed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD652", "windows-zlibwapi", "cuDNN 8.3-8.9 needs an x64 zlibwapi.dll", platforms=WINDOWS)
+@rule("CD652", "windows-zlibwapi", "cuDNN 8.3-8.9 needs an x64 zlibwapi.dll", platforms=WINDOWS, section="loader")
 def zlibwapi(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -147,7 +148,7 @@ def zlibwapi(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 
 @rule("CD653", "windows-cudnn-shadowed", "A program loads an older cuDNN than another copy on this machine",
-      platforms=WINDOWS)
+      platforms=WINDOWS, section="loader")
 def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -173,7 +174,8 @@ def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-@rule("CD654", "windows-python-ignores-path", "Python 3.8+ does not search PATH for cuDNN's DLLs", platforms=WINDOWS)
+@rule("CD654", "windows-python-ignores-path", "Python 3.8+ does not search PATH for cuDNN's DLLs", platforms=WINDOWS,
+      section="loader")
 def python_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -202,7 +204,7 @@ def python_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 
 @rule("CD655", "windows-framework-cannot-load",
-      "A framework's library cannot load the cuDNN or CUDA runtime it imports", platforms=WINDOWS)
+      "A framework's library cannot load the cuDNN or CUDA runtime it imports", platforms=WINDOWS, section="loader")
 def framework_imports(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None:
@@ -261,7 +263,7 @@ def _cudart_cuda(load: WinLoad, win: WindowsFacts) -> Optional[str]:
     return None
 
 
-@rule("CD150", "windows-no-driver", "No NVIDIA driver on a Windows machine", platforms=WINDOWS)
+@rule("CD150", "windows-no-driver", "No NVIDIA driver on a Windows machine", platforms=WINDOWS, section="driver")
 def no_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
     win = _windows(facts)
     if win is None or facts.driver.version or facts.driver.libcuda_path or facts.gpus:
@@ -274,7 +276,8 @@ def no_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
         evidence={"searched": facts.searched.get("driver", [])}, catalogue=["A1"])]
 
 
-@rule("CD450", "windows-cudnn-incomplete", "A cuDNN copy on Windows lacks some of its DLLs", platforms=WINDOWS)
+@rule("CD450", "windows-cudnn-incomplete", "A cuDNN copy on Windows lacks some of its DLLs", platforms=WINDOWS,
+      section="cudnn")
 def incomplete(facts: Facts, ctx: RuleContext) -> List[Finding]:
     if _windows(facts) is None:
         return []

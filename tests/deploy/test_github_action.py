@@ -218,7 +218,7 @@ for n, sev in enumerate(filter(None, os.environ.get("CD_TEST_FINDINGS", "").spli
     def judge(facts, ctx, rid=rid, sev=sev):
         return [Finding(id=rid, severity=Severity(sev), title="Injected " + sev + ", 100%%, a: b",
                         detail="line one\nline two", remedy=stated("do the thing"))]
-    rules.rule(rid, "injected-" + sev, "injected")(judge)
+    rules.rule(rid, "injected-" + sev, "injected", section="doctor")(judge)
 if os.environ.get("CD_TEST_CRASH"):
     import cudnn_doctor.diagnose as check
     def boom(*args, **kwargs):

@@ -95,3 +95,33 @@ def test_a_report_lists_every_check_rule_it_ran_in_registry_order(machine, check
     windows = machine.root.parent / "C"
     (windows / "Windows" / "System32").mkdir(parents=True)
     assert check_json(SimpleNamespace(root=windows), "--env", r"PATH=C:\nothing")[1]["rules_run"] == expected
+
+
+def test_a_duplicate_id_or_alias_is_refused_at_registration_naming_both_functions():
+    import pytest
+
+    from cudnn_doctor.rules import rule
+
+    def again(facts, ctx):
+        return []
+
+    before = list(RULES)
+    with pytest.raises(ValueError) as refused:
+        rule("CD801", "container-twice", "t", section="driver")(again)
+    message = str(refused.value)
+    assert "test_rule_registry" in message and "cudnn_doctor.rules.containers.container" in message
+    with pytest.raises(ValueError, match="container-without-gpu is already registered"):
+        rule("CD899", "container-without-gpu", "t", section="driver")(again)
+    with pytest.raises(ValueError, match="section 'gpu' is not one of"):
+        rule("CD899", "fresh-alias", "t", section="gpu")
+    assert RULES == before
+
+
+def test_every_rule_declares_a_section_and_the_report_heads_are_sections():
+    from cudnn_doctor.render.human import _sections
+    from cudnn_doctor.rules import SECTIONS, section_of
+
+    rules = registered(CHECK) + registered(BENCH)
+    assert all(r.section in SECTIONS for r in rules)
+    assert {key for key, _, _ in _sections(Facts(), 0)} <= set(SECTIONS)
+    assert (section_of("CD510"), section_of("CD801"), section_of("CD001")) == ("smoke", "driver", "doctor")
