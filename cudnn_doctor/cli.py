@@ -203,7 +203,11 @@ def _early_native(args: List[str]) -> Optional["NativeSession"]:
     session.start()
     if root is None and hasattr(os, "fork"):  # a live Linux machine: the driver and node probes' calls, by soname
         ready = "--ready" in (args[:args.index("--")] if "--" in args else args)
-        node = ready_task("libcuda.so.1", host.listed_gpus()) if ready else None
+        node = None
+        if ready:  # the GPUs the driver lists, read as the node probe reads them
+            from .probes.node import listed_gpus  # why: the probes package, before the child starts, only for --ready
+
+            node = ready_task("libcuda.so.1", listed_gpus(host))
         session.speculate(([node] if node else []) + early_tasks(ready))  # readiness first: NVML's tasks wait for it
     return session
 

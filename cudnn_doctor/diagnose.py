@@ -45,13 +45,14 @@ def _knowledge() -> Any:
 
 def loader_facts(names: Sequence[str], root: str = "/") -> Facts:
     """Only what the loader resolves for ``names``: a fraction of the probes, for `smoke` and `bench`."""
+    from .probes.hostinfo import in_container, in_wsl
     from .probes.loader import LoaderView
 
     facts = Facts()
     host = Host(root)
     view = LoaderView(host)
     # Where a missing driver has to come from (container, WSL, host) decides the fix smoke and bench print.
-    facts.host.in_container, facts.host.wsl = host.in_container(), host.in_wsl()
+    facts.host.in_container, facts.host.wsl = in_container(host), in_wsl(host)
     for name in names:
         facts.loader.resolved[name] = view.resolve(name)
     return facts

@@ -1,28 +1,31 @@
-"""Host facts: kernel, container, WSL, device nodes; these change how other facts should be read."""
+"""Host facts: kernel, container, WSL, device nodes; these change how other facts should be read. The container, WSL
+and CPU architecture are read here from what the host seam gives (files, the environment), for the probes and for
+smoke and diagnose's loader view."""
 from __future__ import annotations
 
-import os
+import platform
 import sys
+from typing import Optional
 
+from ..host import Host
 from ..model import HostFacts
+from ..readers.elf import read_elf
 
 
 def probe(ctx) -> None:
     host = ctx.host
     facts = HostFacts(root=str(host.root))
     facts.platform = sys.platform if host.is_live else "linux"
-    facts.machine = host.machine()
+    facts.machine = machine_of(host)
     facts.hostname = _hostname(host)
     facts.python = sys.executable if host.running_python else None
     release = host.read_text("/proc/sys/kernel/osrelease")
-    if release is None and host.is_live:
-        import platform  # only where /proc cannot tell (platform costs 2 ms to import)
-
+    if release is None and host.is_live:  # only where /proc cannot tell
         release = platform.release()
     facts.kernel_release = release.strip() if release else None
     # WSL2 exposes the GPU as /dev/dxg and the driver under /usr/lib/wsl/lib (catalogue H4/H5).
-    facts.wsl = host.in_wsl(facts.kernel_release or "")
-    facts.in_container = host.in_container()
+    facts.wsl = in_wsl(host, facts.kernel_release or "")
+    facts.in_container = in_container(host)
     facts.dev_nodes = [p for p in host.glob("/dev/nvidia*")] + (["/dev/dxg"] if host.lexists("/dev/dxg") else [])
     # Fixes name packages for the machine's own package manager (apt-get is apt's stable command).
     facts.package_manager = next((name for tool, name in _PACKAGE_MANAGERS if host.lexists("/usr/bin/" + tool)), None)
@@ -39,10 +42,51 @@ _PACKAGE_MANAGERS = (("apt-get", "apt"), ("dnf", "dnf"), ("yum", "yum"), ("zyppe
 def _hostname(host) -> "str | None":
     """This machine's node name; under --root, the image's /etc/hostname (a mounted node root names that node)."""
     if host.is_live:
-        if hasattr(os, "uname"):  # what platform.node() answers on POSIX, without importing platform
-            return os.uname().nodename or None
-        import platform
-
         return platform.node() or None
     text = host.read_text("/etc/hostname", limit=4096)
     return text.strip().split()[0] if text and text.strip() else None
+
+
+def machine_of(host: Host) -> str:
+    """The CPU architecture programs under the root are built for: 'x86_64', 'aarch64', ...
+
+    Live: this machine's. Under --root: the ELF machine of the root's own shell or loader, so an arm64 image
+    inspected from an x86_64 host is judged as arm64 (x86_64 where none can be read)."""
+    if host.is_live:
+        name = platform.machine().lower()
+        return {"amd64": "x86_64", "arm64": "aarch64"}.get(name, name)
+    for program in ("/bin/sh", "/usr/bin/env", "/bin/ls"):
+        opened = host.open_binary(program)
+        if opened is None:
+            continue
+        fh, size = opened
+        try:
+            info = read_elf(fh, size, expect_machine="", dynamic=False)
+        except Exception:
+            continue
+        finally:
+            fh.close()
+        if info.machine:
+            return info.machine
+    return "x86_64"
+
+
+def in_container(host: Host) -> bool:
+    """Whether this machine is a container (Docker, Podman, Kubernetes, containerd): its GPU comes from the host
+    through the container runtime, never from a driver installed inside."""
+    cgroup = host.read_text("/proc/1/cgroup", limit=65536) or ""
+    return bool(host.lexists("/.dockerenv") or host.lexists("/run/.containerenv") or host.getenv("container")
+                or any(word in cgroup for word in ("docker", "kubepods", "containerd", "libpod")))
+
+
+def in_wsl(host: Host, kernel_release: Optional[str] = None) -> bool:
+    """Whether this is WSL2, whose GPU driver is the Windows one (/dev/dxg, /usr/lib/wsl/lib)."""
+    release = (kernel_release if kernel_release is not None else host.read_text("/proc/sys/kernel/osrelease")
+               or "").lower()
+    return "microsoft" in release or "wsl" in release or host.lexists("/dev/dxg")
+
+
+def driver_place(host: Host) -> str:
+    """Where this machine's NVIDIA driver has to come from: 'container', 'wsl' or 'host' (queries.driver_place
+    answers the same from the facts)."""
+    return "container" if in_container(host) else "wsl" if in_wsl(host) else "host"

@@ -10,6 +10,7 @@ from ..readers.elf import ElfInfo, read_elf
 from ..readers.ldcache import parse_ld_cache
 from ..readers.ldconf import parse_ld_so_conf
 from ..readers.ldso import hwcaps_subdirs, system_dirs
+from .hostinfo import machine_of
 
 TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu", "ppc64": "powerpc64le-linux-gnu"}
 
@@ -64,7 +65,7 @@ class LoaderView:
             not p or not p.startswith("/") for p in raw.split(os.pathsep))
         self.facts.ld_preload = [p for p in (host.getenv("LD_PRELOAD") or "").replace(":", " ").split() if p]
         self.facts.conf_dirs = read_conf_dirs(host)
-        self.machine = host.machine()
+        self.machine = machine_of(host)
         # The root's own ld.so knows its system folders (Debian's has no /lib64, RHEL's only /lib64); the
         # distribution-neutral list stays for roots without one.
         ld_so = {"x86_64": "/lib64/ld-linux-x86-64.so.2", "aarch64": "/lib/ld-linux-aarch64.so.1"}.get(self.machine)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
-from ..host import health_task, ready_task
+from ..host import Host, gpu_uuid, health_task, ready_task
 from ..model_node import GpuHealth, GpuPair, GpuReady, NodeFacts
 from ..readers.kernel_log import xid_events
 from ..readers.pci_config import acs_control
@@ -45,22 +45,54 @@ def probe(ctx) -> None:
 def _kernel_log(ctx, node: NodeFacts) -> None:
     """Xid events since boot from /dev/kmsg, else the journal (dmesg_restrict closes kmsg to users); kernel_log
     names the source read, None when neither could be."""
-    sources = [("/dev/kmsg", ctx.host.read_kernel_log)]
+    sources: List[Tuple[str, Callable[[Host], Optional[str]]]] = [("/dev/kmsg", read_kmsg)]
     if ctx.host.is_live:  # a --root tree has no running kernel, so no journal of this boot
-        sources.append(("journalctl -k -b", ctx.host.read_kernel_journal))
+        sources.append(("journalctl -k -b", read_journal))
     for source, read in sources:
         ctx.searched("node", source)
-        log = read()
+        log = read(ctx.host)
         if log is not None:
             node.kernel_log, node.xid_events = source, xid_events(log)
             return
+
+
+def read_kmsg(host: Host, limit: int = 8 << 20) -> Optional[str]:
+    """The kernel's messages since boot, one record a line, from /dev/kmsg (a device that never ends, read without
+    blocking). Under --root a regular file /dev/kmsg holds them (fake roots); None when the log cannot be read
+    (dmesg_restrict for a user, a container without it)."""
+    if not host.is_live:
+        return host.read_text("/dev/kmsg", limit) if host.regular_file_kind("/dev/kmsg") is None else None
+    data = host.read_records("/dev/kmsg", limit)
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def read_journal(host: Host, timeout: float = 3.0, limit: int = 8 << 20) -> Optional[str]:
+    """The kernel's messages since this boot from the systemd journal (journalctl -k -b), for a user who may read
+    the journal (groups adm, systemd-journal) where /dev/kmsg is closed (kernel.dmesg_restrict=1). None when
+    journalctl is missing, fails, overruns ``timeout`` or shows no kernel message (no right to see them), and
+    always under --root: a tree has no running kernel (Host.run_program runs nothing there)."""
+    done = host.run_program("journalctl", ["-k", "-b", "-q", "--no-pager", "-o", "short-monotonic"], timeout)
+    if done is None:
+        return None
+    status, output = done
+    text = output[:limit].decode("utf-8", "replace")
+    shown = [line for line in text.splitlines() if line.strip() and not line.startswith("--")]
+    return text if status == 0 and shown else None
+
+
+def listed_gpus(host: Host) -> List[Tuple[str, Optional[str]]]:
+    """The GPUs the NVIDIA driver lists in /proc/driver/nvidia/gpus, in PCI bus order: (bus id, UUID or None
+    while the driver does not know it)."""
+    listed = sorted(os.path.basename(path).lower() for path in host.glob("/proc/driver/nvidia/gpus/*"))
+    return [(address, gpu_uuid(host.read_text("/proc/driver/nvidia/gpus/%s/information" % address, 4096) or ""))
+            for address in listed]
 
 
 def gpu_ready_task(ctx, libcuda: str) -> dict:
     """The readiness task of every GPU the driver offers here, in PCI bus order: the child finds each by its bus id,
     and where it must prove one alone, makes only that GPU visible to CUDA by the UUID the driver publishes
     (robust to GPUs CUDA skips), else by its place in bus order. Where no GPU is listed, one per device node."""
-    listed = ctx.host.listed_gpus()
+    listed = listed_gpus(ctx.host)
     ctx.searched("node", "/proc/driver/nvidia/gpus/*/information")
     if not listed:  # an older driver or a masked /proc: the GPUs bound to nvidia on the PCI bus
         listed = [(d["address"], None) for d in sorted(ctx.facts.driver.nvidia_pci_devices, key=lambda d: d["address"])

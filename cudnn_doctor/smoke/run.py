@@ -7,6 +7,8 @@ import tempfile
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..host import Host
+from ..probes.hostinfo import driver_place
+from ..remedies.driver import missing_driver_fix
 from .result import SmokeResult, interpret
 
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
@@ -49,9 +51,7 @@ def run_smoke(library: str, device: int = 0, timeout: float = 60.0, env: Optiona
         result.driver_library = host.inside(result.driver_library)
     if result.status == "SMOKE_NO_DRIVER_LIBRARY":
         # The driver's answer is the one check gives on this machine (a container's comes from its host).
-        from ..remedies.driver import missing_driver_fix
-
-        result.fix = missing_driver_fix(host.driver_place()).text
+        result.fix = missing_driver_fix(driver_place(host)).text
     return result
 
 

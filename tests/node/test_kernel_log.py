@@ -17,7 +17,7 @@ from cudnn_doctor.host import Host
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Facts
 from cudnn_doctor.model_node import GpuHealth, NodeFacts
-from cudnn_doctor.probes.node import _kernel_log
+from cudnn_doctor.probes.node import _kernel_log, read_journal
 from cudnn_doctor.rules import RuleContext, evaluate
 
 COMPAT = load_compat()
@@ -102,13 +102,13 @@ class _Host:
     def __init__(self, kmsg, journal):
         self.kmsg, self.journal, self.calls = kmsg, journal, []
 
-    def read_kernel_log(self):
+    def read_records(self, inside, limit):
         self.calls.append("kmsg")
-        return self.kmsg
+        return None if self.kmsg is None else self.kmsg.encode()
 
-    def read_kernel_journal(self):
+    def run_program(self, name, args, timeout):
         self.calls.append("journal")
-        return self.journal
+        return None if self.journal is None else (0, self.journal.encode())
 
 
 @pytest.mark.parametrize("kmsg, journal, source", [
@@ -140,18 +140,18 @@ def _journalctl(folder, body: str) -> dict:
 ])
 @pytest.mark.live  # the live host runs the fake journalctl its PATH finds; it reads nothing of the machine
 def test_journalctl_runs_through_the_host_seam(tmp_path, body, expected):
-    assert Host(root="/", env=_journalctl(tmp_path, body)).read_kernel_journal() == expected
+    assert read_journal(Host(root="/", env=_journalctl(tmp_path, body))) == expected
 
 
 @pytest.mark.live
 def test_a_journalctl_that_hangs_is_stopped_at_its_deadline(tmp_path):
     host = Host(root="/", env=_journalctl(tmp_path, "exec sleep 30\n"))
     started = time.monotonic()
-    assert host.read_kernel_journal(timeout=0.5) is None and time.monotonic() - started < 5
+    assert read_journal(host, timeout=0.5) is None and time.monotonic() - started < 5
 
 
 def test_no_journal_is_read_under_root(tmp_path):
     (tmp_path / "bin").mkdir()
     env = _journalctl(tmp_path / "bin", "echo x\n")
     assert os.access(tmp_path / "bin" / "journalctl", os.X_OK)
-    assert Host(root=str(tmp_path), env=env).read_kernel_journal() is None
+    assert read_journal(Host(root=str(tmp_path), env=env)) is None

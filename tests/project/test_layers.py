@@ -51,7 +51,7 @@ def test_every_contract_is_kept():
 
 # (module file to append to, import line, contract that must break, message lint-imports must print)
 FORBIDDEN = [
-    ("host.py", "from .probes.loader import LoaderView", "cudnn-doctor layers",
+    ("host/__init__.py", "from ..probes.loader import LoaderView", "cudnn-doctor layers",
      "cudnn_doctor.host is not allowed to import cudnn_doctor.probes"),
     ("rules/common.py", "from ..host import Host", "rules, remedies",
      "cudnn_doctor.rules is not allowed to import cudnn_doctor.host"),

@@ -8,6 +8,7 @@ import pytest
 from kit import FakeMachine, build_lib, have_gcc, FAKELIBS
 
 from cudnn_doctor.host import Host
+from cudnn_doctor.probes.hostinfo import driver_place
 from cudnn_doctor.smoke import run_smoke
 
 CONTAINER = "docker run --gpus all"
@@ -60,4 +61,4 @@ def test_the_place_is_read_from_the_machine(tmp_path, place, marker):
     m.mkdir("/usr/lib")
     if marker:
         m.file(marker)
-    assert Host(str(m.root), env={}).driver_place() == place
+    assert driver_place(Host(str(m.root), env={})) == place
