@@ -1,18 +1,16 @@
 """Command-line entry point: parse options, hand work to a command module, turn crashes into exit 3."""
 from __future__ import annotations
 
-import errno
 import os
 import sys
-from typing import TYPE_CHECKING, List, NoReturn, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional
 
 from . import __version__
 from .ui import EXIT_DOCTOR_FAILED, ROOT_OPTIONS, RootFlags, ascii_safe_streams
 
 if TYPE_CHECKING:
-    import typer  # imported when the app is built: `--version` answers without it
+    import typer  # imported when the app is built, after the early native child has started
 
-    from .commands.check_run import CheckOptions
     from .host import NativeSession
 
 # Subcommand -> the module that registers it (and any others it defines). A run imports only the module of the
@@ -26,6 +24,10 @@ MODULE_ORDER = ("check", "pick", "matrix", "explain", "smoke", "install", "bench
 ROOT_FLAGS = ("--debug", "--color", "--no-color")  # options of the app itself, before the command
 PROG_NAME = "cudnn-doctor"
 COMPLETE_VAR = "_CUDNN_DOCTOR_COMPLETE"  # click's shell-completion request: _{PROG_NAME}_COMPLETE
+
+
+class Interrupted(Exception):
+    """A Ctrl-C inside a command, carried past typer (which would end the run with a silent exit 130) to main."""
 
 
 def _wants_json(args: List[str]) -> bool:
@@ -57,6 +59,8 @@ def _json_errors_group():
                 if command:
                     _envelope_if_json(command, rest, stop)
                 raise
+            except KeyboardInterrupt:
+                raise Interrupted() from None
 
     return JsonErrorsGroup
 
@@ -157,12 +161,6 @@ def _command_named(argv: List[str]) -> Optional[str]:
     return None
 
 
-def _only_version(argv: List[str]) -> bool:
-    """`cudnn-doctor [--debug|--color|--no-color] --version` and nothing else: answered without building the
-    app (typer and every command module), which is what the full path would print anyway."""
-    return [a for a in argv if a not in ROOT_FLAGS] == ["--version"]
-
-
 app: typer.Typer  # declared only: the first `cli.app` reaches __getattr__, which builds it and binds the name
 
 
@@ -212,44 +210,6 @@ def _early_native(args: List[str]) -> Optional["NativeSession"]:
     return session
 
 
-def _plain_check(args: List[str]) -> Optional[Tuple[Optional[bool], "CheckOptions"]]:
-    """The root --color and check's options when ``args`` is a plain `check` line (commands/check_argv.py) and no
-    shell asks for completions; None sends the line the typer way."""
-    if _command_named(args) != "check" or COMPLETE_VAR in os.environ:
-        return None
-    from .commands.check_argv import plain_check
-
-    return plain_check(args)
-
-
-def _run_plain_check(args: List[str], root_color: Optional[bool], options: "CheckOptions",
-                     early: Optional["NativeSession"], whole_process: bool = False) -> NoReturn:
-    """Run `check` as the typer app would, without it: the root flags set for the run, ui.error_exit's --json
-    envelope, its exit code, and a closed stdout (EPIPE) quietly exit 1, as click's standalone mode does. When the
-    run is the whole process (the console script, ``python -m``), it ends without the interpreter's teardown."""
-    from .commands.check_run import run_check
-
-    rest = args[args.index("check"):]
-    token = ROOT_OPTIONS.set(RootFlags(color=root_color))
-    try:
-        code = run_check(options, early)
-    except OSError as exc:
-        if exc.errno != errno.EPIPE:
-            raise
-        code = _pacify_streams()
-    except RuntimeError as stop:  # click's Exit, which ui.error_exit raises (typer is imported by then)
-        typer = sys.modules.get("typer")
-        if typer is None or not isinstance(stop, typer.Exit):
-            raise
-        _envelope_if_json("check", rest, stop)
-        code = stop.exit_code
-    finally:
-        ROOT_OPTIONS.reset(token)
-    if whole_process:
-        _leave(code)
-    sys.exit(code)
-
-
 def _leave(code: int) -> None:
     """End the process as sys.exit would (other threads waited for, atexit's functions run, stdout and stderr
     flushed) but skip the interpreter's teardown: freeing every module and object of a finished run costs 20-30 ms,
@@ -270,36 +230,32 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def _pacify_streams() -> int:
-    """What click does when stdout is closed under it (`check | head -1`): later flushes fail silently; exit 1."""
-    import importlib
-
-    utils = importlib.import_module(_click_error().__module__.rsplit(".", 1)[0] + ".utils")
-    sys.stdout = utils.PacifyFlushWrapper(sys.stdout)
-    sys.stderr = utils.PacifyFlushWrapper(sys.stderr)
-    return 1
-
-
 def main(argv: Optional[List[str]] = None) -> None:
-    """Console-script entry: the doctor's own failures exit 3 with one line, not a traceback."""
+    """Console-script entry: the doctor's own failures exit 3 with one line, not a traceback; Ctrl-C exits 130
+    with one line."""
+    try:
+        _main(argv)
+    except SystemExit as stop:
+        if argv is None and isinstance(stop.code, int) and _command_named(sys.argv[1:]) == "check":
+            _leave(stop.code)  # the whole process was this check: end it without the interpreter's teardown
+        raise
+
+
+def _main(argv: Optional[List[str]]) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:]) or os.environ.get("CUDNN_DOCTOR_DEBUG")
     ascii_safe_streams()  # before anything prints: an ASCII terminal gets ASCII marks, not UnicodeEncodeError
     early = None
     try:
         args = list(argv if argv is not None else sys.argv[1:])
-        if _only_version(args):
-            sys.stdout.write(_version_text() + "\n")
-            sys.exit(0)
         early = _early_native(args)
-        plain = _plain_check(args)
-        if plain is not None:
-            _run_plain_check(args, *plain, early, whole_process=argv is None)
         # The early child travels as the click context's object: `check` hands it to the probes.
         build_app(_command_named(args))(args=args, prog_name=PROG_NAME, standalone_mode=True, obj=early)
-    except SystemExit:
+    except SystemExit as stop:
+        if stop.code == 130:  # typer's own answer to a Ctrl-C while it parsed the line, which it keeps silent
+            _say_interrupted()
         raise
-    except KeyboardInterrupt:
-        sys.stderr.write("cudnn-doctor: interrupted\n")
+    except (KeyboardInterrupt, Interrupted):
+        _say_interrupted()
         sys.exit(130)
     except Exception as exc:  # the doctor itself failed; say so plainly
         if debug:
@@ -312,3 +268,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     finally:
         if early is not None:
             early.close()  # a run that stopped before its probes leaves no child behind (a no-op after them)
+
+
+def _say_interrupted() -> None:
+    try:
+        sys.stderr.write("cudnn-doctor: interrupted\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed under us: the exit code still says it
+        pass

@@ -1,11 +1,11 @@
 """Configuration fingerprint: a stable hash of what should be equal across a homogeneous pool of nodes."""
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from typing import Any, Dict, List
 
-from .digest import sha256_hex
 from .model import Facts
 
 # Bump when the set or the meaning of the fields below changes: fingerprints of different versions never match.
@@ -40,7 +40,7 @@ def fingerprint_fields(facts: Facts) -> Dict[str, Any]:
 def fingerprint_id(fields: Dict[str, Any]) -> str:
     """The first 16 hex digits of SHA-256 over the canonical JSON of the fields (and the version)."""
     canonical = json.dumps([FINGERPRINT_VERSION, fields], sort_keys=True, separators=(",", ":"), default=str)
-    return sha256_hex(canonical.encode())[:16]
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def fingerprint(facts: Facts) -> Dict[str, Any]:

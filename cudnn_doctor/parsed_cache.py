@@ -8,6 +8,7 @@ simply not used. ``CUDNN_DOCTOR_CACHE_DIR=off`` turns it off.
 """
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import sys
@@ -15,8 +16,6 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
-
-from .digest import sha256_hex
 
 FORMAT = "1"
 CACHE_WAIT = 0.5  # seconds the cache may take to answer before the files are parsed instead
@@ -143,7 +142,7 @@ def _cached(folder: Path, tag: str, identify: Callable[[], Tuple], valid: Callab
     """(hit, value, key, cache file) for this identity; a value may itself be None."""
     try:
         key = (FORMAT, tag, sys.version, identify())
-        target = folder / ("%s-%s.marshal" % (tag, sha256_hex(repr(key).encode())[:20]))
+        target = folder / ("%s-%s.marshal" % (tag, hashlib.sha256(repr(key).encode()).hexdigest()[:20]))
     except (OSError, ValueError):
         return False, None, None, None
     try:

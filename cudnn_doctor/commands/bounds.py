@@ -1,5 +1,5 @@
-"""The range a number of seconds given on the command line must fall in, checked without typer (commands/options.py
-turns it into the options' callback; check_argv.py asks it before taking the plain `check` path)."""
+"""The range a number of seconds given on the command line must fall in (commands/options.py turns it into the
+options' callback)."""
 from __future__ import annotations
 
 import math

@@ -1,5 +1,6 @@
-"""`check`'s run without typer: its options as one value, the run that judges and renders, and the exit code; the
-typer command (commands/check.py) and cli's plain path (commands/check_argv.py) both call run_check."""
+"""`check`'s run: its options as one value, the run that judges and renders, and the exit code. The typer command
+(commands/check.py) parses the line into CheckOptions and calls run_check; a new option is a typer option there
+and a field here."""
 from __future__ import annotations
 
 import os
@@ -21,7 +22,7 @@ MIN_TIMEOUT = 0.1  # seconds: the shortest --timeout a run can be given
 
 @dataclass
 class CheckOptions:
-    """`check`'s options, as typer (or check_argv.plain_check) parsed them; the defaults are the command line's."""
+    """`check`'s options, as typer parsed them; the defaults are the command line's."""
 
     root: str = "/"
     env: List[str] = field(default_factory=list)

@@ -125,25 +125,25 @@ def compare(name: str, text: str) -> None:
 
 
 def _check(root: Path, args: List[str], env: Dict[str, str]) -> str:
-    """The typer app's output; the console script's (cli.main, whose plain path runs these lines without typer)
-    must be the same."""
+    """The typer app's output; the console script's (cli.main, which also starts the native child early) must be
+    the same."""
     line = ["check", "--no-color", "--timeout", "120", "--root", str(root), *args]
     result = CliRunner().invoke(app, line, env=env)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     typed = "exit %d\n%s" % (result.exit_code, result.stdout)
-    assert normalise(_plain(line, env), root) == normalise(typed, root), "the plain path printed another report"
+    assert normalise(_plain(line, env), root) == normalise(typed, root), "cli.main printed another report"
     return typed
 
 
 def _plain(line: List[str], env: Dict[str, str]) -> str:
-    """``line`` run by cli.main, which must take check's plain path (commands/check_argv.py), never typer."""
+    """``line`` run by cli.main, as the console script runs it."""
     from unittest import mock
 
     from cudnn_doctor import cli
 
     out, err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()
-    with mock.patch.dict(os.environ, env), mock.patch.object(cli, "build_app", side_effect=AssertionError("typer")), \
-            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as stop:
+    with mock.patch.dict(os.environ, env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            pytest.raises(SystemExit) as stop:
         cli.main(line)
     out.flush()
     return "exit %d\n%s" % (stop.value.code, out.buffer.getvalue().decode("utf-8"))

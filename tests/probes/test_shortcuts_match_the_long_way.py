@@ -41,13 +41,13 @@ def test_check_json_imports_no_terminal_renderer_and_no_pydantic(machine):
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert "cudnn_doctor.cli" in modules
-    # The plain `check --json` line runs without typer and click (cli.main's plain path, commands/check_argv.py).
-    heavy = sorted(m for m in modules if m.split(".")[0] in ("rich", "pydantic", "pydantic_core", "typer", "click")
+    heavy = sorted(m for m in modules if m.split(".")[0] in ("rich", "pydantic", "pydantic_core")
                    or m.startswith("importlib.metadata"))
     assert heavy == []
     # Only the command being run is imported: `check` does not pay for bench, fleet, install, explain or matrix.
-    # check_run: the run itself; check_argv: the plain line's reading; bounds: the --timeout range
-    shared = ("cudnn_doctor.commands.check_run", "cudnn_doctor.commands.check_argv", "cudnn_doctor.commands.bounds")
+    # check_run: the run itself; options, bounds and completion: the typer options' callbacks and value lists
+    shared = ("cudnn_doctor.commands", "cudnn_doctor.commands.check", "cudnn_doctor.commands.check_run",
+              "cudnn_doctor.commands.options", "cudnn_doctor.commands.bounds", "cudnn_doctor.commands.completion")
     others = sorted(m for m in modules if m.startswith("cudnn_doctor.commands.") and m not in shared)
     assert others == []
     assert not any(m.startswith(("cudnn_doctor.bench", "cudnn_doctor.fleet", "cudnn_doctor.install")) for m in modules)
@@ -137,8 +137,8 @@ def test_realpath_memo_changes_no_fact(machine):
     assert facts(memo=True) == facts(memo=False)
 
 
-def test_version_answers_without_typer_and_says_what_the_app_says(capsys):
-    """`--version` skips building the app (typer and every command module) and prints the same line."""
+def test_version_from_the_console_says_what_the_app_says(capsys):
+    """`--version`, before or after the root flags, prints the app's one line."""
     import os
     import subprocess
     import sys
@@ -150,11 +150,9 @@ def test_version_answers_without_typer_and_says_what_the_app_says(capsys):
 
     repo = Path(__file__).resolve().parents[2]
     for argv in (["--version"], ["--debug", "--no-color", "--version"]):
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "cudnn_doctor"] + argv, capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "cudnn_doctor"] + argv, capture_output=True,
                               text=True, env=dict(os.environ, PYTHONPATH=str(repo)))
-        modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
-                   if line.startswith("import time:")}
-        assert proc.returncode == 0 and "typer" not in modules, proc.stderr[-2000:]
+        assert proc.returncode == 0 and proc.stdout.startswith("cudnn-doctor "), proc.stderr[-2000:]
         full = CliRunner().invoke(build_app(), argv)
         assert full.exit_code == 0 and proc.stdout == full.output
 
