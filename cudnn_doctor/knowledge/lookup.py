@@ -161,6 +161,18 @@ class LookupKnowledge(Domain):
         if driver is not None and not (driver.strip().isdigit() or ver(driver) is not None):
             raise ValueError("--driver wants a driver version such as 535.104.05 or a branch such as 580, not %r"
                              % driver)
+        cc = self._gpu_cc(gpu, cc)
+        verdict = (self.pairs.pair_verdict(cuda, cudnn, driver=driver, platform=platform, cc=cc) if cudnn is not None
+                   else self.pairs.cuda_driver_verdict(cuda, driver, platform, cc))
+        query: Dict[str, Any] = {"cuda": verdict.cuda, "cudnn": verdict.cudnn, "platform": platform}
+        for key, value in (("driver", driver), ("gpu", gpu), ("cc", cc)):
+            if value:
+                query[key] = value
+        return dict(verdict.to_dict(), query=query,
+                    knowledge={"date": self.published.knowledge_date(), "origin": self.published.knowledge_origin()})
+
+    def _gpu_cc(self, gpu: Optional[str], cc: Optional[str]) -> Optional[str]:
+        """The compute capability --gpu names (or --cc gives); ValueError with one line for a bad or unknown one."""
         if gpu and cc:
             raise ValueError("give --gpu or --cc, not both")
         if cc is not None and mm(cc) is None:
@@ -170,13 +182,45 @@ class LookupKnowledge(Domain):
             if cc is None:
                 raise ValueError("--gpu %r is not a GPU the knowledge knows; give its compute capability with --cc "
                                  "(nvidia-smi --query-gpu=compute_cap --format=csv)" % gpu)
-        verdict = (self.pairs.pair_verdict(cuda, cudnn, driver=driver, platform=platform, cc=cc) if cudnn is not None
-                   else self.pairs.cuda_driver_verdict(cuda, driver, platform, cc))
-        query: Dict[str, Any] = {"cuda": verdict.cuda, "cudnn": verdict.cudnn, "platform": platform}
-        for key, value in (("driver", driver), ("gpu", gpu), ("cc", cc)):
+        return cc
+
+    def gpu_lookup(self, gpu: Optional[str], cc: Optional[str], driver: Optional[str] = None,
+                   cuda: Optional[str] = None, cudnn: Optional[str] = None, platform: str = "linux"
+                   ) -> Dict[str, Any]:
+        """The one-GPU questions (`matrix --gpu NAME` with --driver, --cuda or --cudnn; knowledge/gpu_answers.py)."""
+        from . import gpu_answers
+
+        if driver is not None and not (driver.strip().isdigit() or ver(driver) is not None):
+            raise ValueError("--driver wants a driver version such as 535.104.05 or a branch such as 580, not %r"
+                             % driver)
+        if cuda is not None and (mm(cuda) is None or str(mm_text(cuda)) not in self.drivers.cuda_releases()):
+            raise ValueError("--cuda wants a CUDA release the knowledge knows (%s), not %r%s" % (
+                ", ".join(self.drivers.cuda_releases()[-6:]) + ", ...", cuda, self._stale_hint("cuda", cuda)))
+        if cudnn is not None and (release3(cudnn) is None or not (self.cudnn.cudnn_release_known(cudnn) or
+                                                                  self.cudnn.cudnn_builds(cudnn))):
+            raise ValueError("--cudnn wants a cuDNN release the knowledge knows, such as 9.10.2, not %r%s" % (
+                cudnn, self._stale_hint("cudnn", cudnn)))
+        found = self._gpu_cc(gpu, cc)
+        if found is None:
+            raise ValueError("--gpu or --cc is needed")
+        arch = self.gpus.arch_for_cc(found)
+        if arch is None:
+            raise ValueError("compute capability %s is not an architecture the knowledge knows" % found)
+        answer = gpu_answers.GpuAnswer(cc=str(mm_text(found)))
+        if driver:
+            gpu_answers.with_driver(self.pairs, answer, driver, platform)
+        if cuda:
+            gpu_answers.with_cuda(self.pairs, answer, str(mm_text(cuda)), platform)
+        if cudnn:
+            gpu_answers.with_cudnn(self.pairs, answer, str(release3(cudnn)), platform)
+        if not (driver or cuda or cudnn):
+            gpu_answers.alone(self.pairs, answer, platform)
+        query: Dict[str, Any] = {"platform": platform, "cc": answer.cc, "architecture": arch.name}
+        for key, value in (("gpu", gpu), ("driver", driver), ("cuda", cuda and mm_text(cuda)),
+                           ("cudnn", cudnn and str(release3(cudnn)))):
             if value:
                 query[key] = value
-        return dict(verdict.to_dict(), query=query,
+        return dict(answer.to_dict(), query=query,
                     knowledge={"date": self.published.knowledge_date(), "origin": self.published.knowledge_origin()})
 
     def framework_lookup(self, name: str) -> Dict[str, Any]:

@@ -173,22 +173,10 @@ class PairKnowledge(Domain):
 
     def _gpu_reasons(self, cuda: str, cudnn: str, cc: str, build: Optional[CudnnBuild]) -> List[Reason]:
         """`cuda` is a major.minor text (pair_verdict checked it)."""
-        out = []
-        want = mm_of(cuda)
-        have = mm(cc)
-        if have is None:
+        if mm(cc) is None:
             return [Reason("gpu", None, "compute capability %r is not a version" % cc)]
-        floor = build.min_cc if build and build.min_cc else self.cudnn.cudnn_min_cc(cudnn)
-        if floor and floor.known:
-            fits = have >= mm_of(floor.low)
-            out.append(Reason("gpu", fits, "cuDNN %s %s GPUs of compute capability %s and newer; this one is %s." % (
-                cudnn, "supports" if fits else "supports only", floor.low, cc), floor.source))
-        elif floor:
-            below, above = have < mm_of(floor.low), have >= mm_of(floor.high)
-            out.append(Reason("gpu", False if below else (True if above else None),
-                              "cuDNN %s's lowest compute capability is between %s and %s (unconfirmed); this GPU "
-                              "is %s." % (cudnn, floor.low, floor.high, cc), floor.source))
-        out.extend(self._cuda_gpu_reasons(cuda, cc))
+        out = self.cudnn_gpu_reasons(cudnn, cc, build)
+        out.extend(self.cuda_gpu_reasons(cuda, cc))
         bw = self.cudnn.blackwell_cuda12()
         if (major_of(cuda) == 12 and mm_text(cc) in bw.get("ccs", []) and mm_before(cuda, bw.get("min_cuda"))
                 and major_of(release3(cudnn)) == 9):
@@ -196,7 +184,23 @@ class PairKnowledge(Domain):
                               "%s or newer." % (cc, bw.get("min_cuda")), str(bw.get("source", ""))))
         return out
 
-    def _cuda_gpu_reasons(self, cuda: str, cc: str) -> List[Reason]:
+    def cudnn_gpu_reasons(self, cudnn: str, cc: str, build: Optional[CudnnBuild] = None) -> List[Reason]:
+        """Whether a cuDNN release (its build `build`, else the release's rows and eras) has code for a GPU of
+        compute capability `cc`: [] where the knowledge gives no floor."""
+        have = mm_of(cc)
+        floor = build.min_cc if build and build.min_cc else self.cudnn.cudnn_min_cc(cudnn)
+        if floor and floor.known:
+            fits = have >= mm_of(floor.low)
+            return [Reason("gpu", fits, "cuDNN %s %s GPUs of compute capability %s and newer; this one is %s." % (
+                cudnn, "supports" if fits else "supports only", floor.low, cc), floor.source)]
+        if floor:
+            below, above = have < mm_of(floor.low), have >= mm_of(floor.high)
+            return [Reason("gpu", False if below else (True if above else None),
+                           "cuDNN %s's lowest compute capability is between %s and %s (unconfirmed); this GPU is %s."
+                           % (cudnn, floor.low, floor.high, cc), floor.source)]
+        return []
+
+    def cuda_gpu_reasons(self, cuda: str, cc: str) -> List[Reason]:
         """Whether a CUDA release has code for a GPU: not before its architecture, not after CUDA dropped it."""
         out: List[Reason] = []
         first = self.gpus.first_cuda_for_cc(cc)
@@ -217,7 +221,7 @@ class PairKnowledge(Domain):
         if driver:
             out.reasons.extend(self._driver_reasons(want, driver, platform, None))
         if cc:
-            out.reasons.extend(self._cuda_gpu_reasons(want, cc))
+            out.reasons.extend(self.cuda_gpu_reasons(want, cc))
         out.reasons.extend(self._driver_gpu_reasons(driver, cc))
         return out
 

@@ -122,3 +122,35 @@ def render_pair(data: Dict[str, Any], con: Any) -> None:
         say("  [%d] %s" % (n, text))
     say("Knowledge dated %s (%s); `cudnn-doctor update` refreshes it." % (data["knowledge"]["date"] or "?",
                                                                           data["knowledge"]["origin"]))
+
+
+def render_gpu(data: Dict[str, Any], con: Any) -> None:
+    """A one-GPU question's verdict, its reasons, and the newest CUDA and cuDNN per CUDA major that fit the GPU."""
+    say = lambda text: con.print(text, markup=False, highlight=False)  # noqa: E731  (sources hold [brackets])
+    q = data["query"]
+    named = ("%s (compute capability %s, %s)" % (q["gpu"], q["cc"], q["architecture"]) if q.get("gpu") else
+             "compute capability %s (%s)" % (q["cc"], q["architecture"]))
+    asked = ["%s %s" % (label, q[key]) for key, label in (("driver", "driver"), ("cuda", "CUDA"), ("cudnn", "cuDNN"))
+             if q.get(key)]
+    extra = " with " + ", ".join(asked) if asked else ""
+    say("%s%s (%s): %s" % (named, extra, q["platform"], data["verdict"].upper()))
+    notes: List[str] = []
+
+    def ref(source: str) -> str:
+        if not source:
+            return ""
+        if source not in notes:
+            notes.append(source)
+        return " [%d]" % (notes.index(source) + 1)
+
+    for r in data["reasons"]:
+        say("  %s  %s%s" % ({True: "ok", False: "NO", None: "??"}[r["ok"]], r["text"], ref(r["source"])))
+    if data["fits"]:
+        say("Newest per CUDA major for this GPU%s:" % (" on driver %s" % q["driver"] if q.get("driver") else ""))
+        for row in data["fits"]:
+            say("  CUDA %s (%s %s)%s, cuDNN %s%s" % (row["cuda"], row["how"], row["driver"], ref(row["source"]),
+                                                    row["cudnn"] or "none", ref(row["cudnn_source"])))
+    for n, text in enumerate(notes, 1):
+        say("  [%d] %s" % (n, text))
+    say("Knowledge dated %s (%s); `cudnn-doctor update` refreshes it." % (data["knowledge"]["date"] or "?",
+                                                                          data["knowledge"]["origin"]))

@@ -114,7 +114,7 @@ def test_for_dl4j_has_the_beta6_pairs(app):
     (("--cuda", "banana"), "--cuda wants"),
     (("--cuda", "10.3"), "not a release the knowledge knows"),
     (("--cudnn", "8.9.9"), "not a release the knowledge knows"),
-    (("--cuda", "12.4", "--cc", "8.0"), "--gpu and --cc go with a pair"),
+    (("--cuda", "12.4", "--cc", "8.0", "--for", "torch"), "--for cannot be combined"),  # --cuda --cc alone: a GPU question
     (("--cuda", "12.4", "--cudnn", "9.1.0", "--cc", "eight"), "--cc wants"),
     (("--cuda", "12.4", "--cudnn", "9.1.0", "--gpu", "Voodoo 3"), "not a GPU the knowledge knows"),
     (("--cuda", "12.4", "--cudnn", "9.1.0", "--gpu", "H100", "--cc", "9.0"), "not both"),
