@@ -4,13 +4,19 @@ It reads a JSON list of tasks on stdin and writes one JSON line per event on std
 ``{"task": i, "state": "start"}`` before a task and ``{"task": i, "result": {...}}`` after it.
 The parent knows which task was running if this process dies. With ``--stream SECONDS`` (one child
 for a whole `check` run, native/session.py) tasks arrive one per line and each runs in its own fork.
-Standard library plus pynvml only, so it can run as a plain script under any interpreter.
+Standard library plus pynvml only, so it can run as a plain script under any interpreter; its siblings (child_load,
+child_nvml, gpu_health, ready) are imported by bare name, never through the package.
 """
 import ctypes
 import json
 import os
+import selectors
 import signal
 import sys
+import time
+
+from child_load import NOTES, int_call, load, note_loaded, out_int_call
+from child_nvml import op_gpu_health, op_nvml
 
 
 def _emit(obj):
@@ -18,80 +24,30 @@ def _emit(obj):
     sys.stdout.flush()
 
 
-def _load(path):
-    mode = getattr(os, "RTLD_LOCAL", 0) | getattr(os, "RTLD_NOW", 2)
-    return ctypes.CDLL(path, mode=mode)
-
-
-def _loaded_from(lib):
-    """The real path of the file a dlopen handle loaded (glibc's dlinfo RTLD_DI_LINKMAP); None when unknown."""
-    class LinkMap(ctypes.Structure):
-        _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
-
-    try:
-        dlinfo = ctypes.CDLL(None).dlinfo
-    except (OSError, AttributeError):
-        return None
-    entry = ctypes.POINTER(LinkMap)()
-    if dlinfo(ctypes.c_void_p(lib._handle), 2, ctypes.byref(entry)) != 0 or not entry or not entry.contents.l_name:
-        return None
-    return os.path.realpath(entry.contents.l_name.decode("utf-8", "surrogateescape"))
-
-
-_NOTES = []  # type: list  # in a worker: (task id, output fd) for _note_loaded
-
-
-def _note_loaded(task, lib):
-    """A speculative task (native/session.py) says which file it loaded as soon as it has it, in a line of its own
-    before any call that may hang or crash, so that a probe's task naming that file takes its answer either way."""
-    if task.get("early") and _NOTES:
-        index, out_fd = _NOTES[0]
-        data = (json.dumps({"task": index, "loaded_from": _loaded_from(lib)}) + "\n").encode()
-        while data:
-            data = data[os.write(out_fd, data):]
-
-
-def _int_call(lib, name, restype=ctypes.c_size_t):
-    fn = getattr(lib, name)
-    fn.restype = restype
-    fn.argtypes = []
-    return int(fn())
-
-
-def _out_int_call(lib, name):
-    """Call ``int name(int *out)`` and return (status, value)."""
-    fn = getattr(lib, name)
-    fn.restype = ctypes.c_int
-    out = ctypes.c_int(0)
-    fn.argtypes = [ctypes.POINTER(ctypes.c_int)]
-    rc = fn(ctypes.byref(out))
-    return int(rc), int(out.value)
-
-
 def op_cudnn(task):
-    lib = _load(task["lib"])
+    lib = load(task["lib"])
     res = {"loaded": True}
     try:
-        res["version"] = _int_call(lib, "cudnnGetVersion")
+        res["version"] = int_call(lib, "cudnnGetVersion")
     except AttributeError:
         res["version_error"] = "cudnnGetVersion not exported"
     try:
-        res["cudart_version"] = _int_call(lib, "cudnnGetCudartVersion")
+        res["cudart_version"] = int_call(lib, "cudnnGetCudartVersion")
     except AttributeError:
         res["cudart_version_error"] = "cudnnGetCudartVersion not exported"
     return res
 
 
 def op_cudart(task):
-    lib = _load(task["lib"])
-    rc, value = _out_int_call(lib, "cudaRuntimeGetVersion")
+    lib = load(task["lib"])
+    rc, value = out_int_call(lib, "cudaRuntimeGetVersion")
     return {"loaded": True, "status": rc, "version": value}
 
 
 def op_cuda_driver(task):
-    lib = _load(task["lib"])
-    _note_loaded(task, lib)
-    rc, value = _out_int_call(lib, "cuDriverGetVersion")
+    lib = load(task["lib"])
+    note_loaded(task, lib)
+    rc, value = out_int_call(lib, "cuDriverGetVersion")
     res = {"loaded": True, "status": rc, "version": value}
     if task.get("init"):
         fn = lib.cuInit
@@ -101,133 +57,10 @@ def op_cuda_driver(task):
     return res
 
 
-def _nvml_field(fn, *args):
-    try:
-        return fn(*args), None
-    except Exception as exc:  # NVMLError subclasses, missing functions in old drivers
-        return None, str(exc) or type(exc).__name__
-
-
-def _text(value):
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-
-
-def _nvml_init(task):
-    """pynvml bound to the library the doctor found and initialised: (pynvml, None), or (None, the error)."""
-    if task.get("lib"):
-        lib = _load(task["lib"])
-    else:
-        try:  # what pynvml itself would load; without it, skip pynvml's import (most of this task's time)
-            lib = _load("libnvidia-ml.so.1")
-        except OSError:
-            return None, {"init_error": "NVML Shared Library Not Found", "init_error_code": 12}  # pynvml's words
-    _note_loaded(task, lib)
-    import pynvml  # nvidia-ml-py
-
-    # pynvml dlopens "libnvidia-ml.so.1" by name unless a library is already set;
-    # setting it makes --root and test fakes load the file the doctor found.
-    pynvml.nvmlLib = lib
-    try:
-        pynvml.nvmlInit()
-    except Exception as exc:
-        return None, {"init_error": str(exc) or type(exc).__name__, "init_error_code": getattr(exc, "value", None)}
-    return pynvml, None
-
-
-def _shutdown(pynvml):
-    try:
-        pynvml.nvmlShutdown()
-    except Exception:
-        pass
-
-
-def op_gpu_health(task):
-    """Every GPU's health reads and every pair's links (gpu_health.py), in a task of its own: a driver that
-    crashes on one of them takes none of op_nvml's facts with it."""
-    pynvml, failed = _nvml_init(task)
-    if failed:
-        return failed
-    from gpu_health import node_health  # a sibling module: the package is never imported here
-
-    try:
-        return node_health(pynvml, counters=bool(task.get("nvlink_errors")))
-    finally:
-        _shutdown(pynvml)
-
-
-def op_nvml(task):
-    pynvml, failed = _nvml_init(task)
-    if failed:
-        return failed
-    res = {"gpus": [], "errors": {}}
-    try:
-        value, err = _nvml_field(pynvml.nvmlSystemGetDriverVersion)
-        res["driver_version"] = _text(value)
-        if err:
-            res["errors"]["driver_version"] = err
-        value, err = _nvml_field(pynvml.nvmlSystemGetCudaDriverVersion_v2)
-        if value is None:
-            value, err = _nvml_field(pynvml.nvmlSystemGetCudaDriverVersion)
-        res["cuda_driver_version"] = value
-        if err:
-            res["errors"]["cuda_driver_version"] = err
-        count, err = _nvml_field(pynvml.nvmlDeviceGetCount)
-        if err:
-            res["errors"]["device_count"] = err
-        for index in range(count or 0):
-            gpu = {"index": index, "errors": {}}
-            handle, err = _nvml_field(pynvml.nvmlDeviceGetHandleByIndex, index)
-            if err:
-                gpu["errors"]["handle"] = err
-                res["gpus"].append(gpu)
-                continue
-            for key, fn in (
-                ("name", pynvml.nvmlDeviceGetName),
-                ("uuid", pynvml.nvmlDeviceGetUUID),
-                ("cc", pynvml.nvmlDeviceGetCudaComputeCapability),
-                ("memory", pynvml.nvmlDeviceGetMemoryInfo),
-                ("mig", pynvml.nvmlDeviceGetMigMode),
-                ("compute_mode", pynvml.nvmlDeviceGetComputeMode),
-                ("processes", pynvml.nvmlDeviceGetComputeRunningProcesses),
-            ) + ((("driver_model", pynvml.nvmlDeviceGetCurrentDriverModel),) if sys.platform == "win32" else ()):
-                value, err = _nvml_field(fn, handle)
-                if err:
-                    gpu["errors"][key] = err
-                    continue
-                if key == "memory":
-                    value = {"total": int(value.total), "free": int(value.free)}
-                elif key == "processes":
-                    value = len(value)
-                elif key in ("cc", "mig"):
-                    value = [int(v) for v in value]
-                else:
-                    value = _text(value)
-                gpu[key] = value
-            if gpu.get("mig") and gpu["mig"][0] == 1:
-                gpu["mig_devices"] = _mig_devices(pynvml, handle)
-            res["gpus"].append(gpu)
-    finally:
-        _shutdown(pynvml)
-    return res
-
-
-def _mig_devices(pynvml, handle):
-    found = []
-    count, err = _nvml_field(pynvml.nvmlDeviceGetMaxMigDeviceCount, handle)
-    for i in range(count or 0):
-        mig, err = _nvml_field(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, i)
-        if err or mig is None:
-            continue
-        uuid, err = _nvml_field(pynvml.nvmlDeviceGetUUID, mig)
-        if uuid:
-            found.append(_text(uuid))
-    return found
-
-
 def op_cuda_ready(task):
     from ready import op_cuda_ready as ready  # a sibling module: the package is never imported here
 
-    return ready(task, lambda lib: _note_loaded(task, lib))
+    return ready(task, lambda lib: note_loaded(task, lib))
 
 
 OPS = {"cudnn": op_cudnn, "cudart": op_cudart, "cuda_driver": op_cuda_driver, "nvml": op_nvml,
@@ -248,7 +81,7 @@ def _run(index, task):
 def _worker(index, task, out_fd):
     """In a forked copy of this process: run one task, write its result line to ``out_fd``, exit."""
     code = 0
-    _NOTES.append((index, out_fd))
+    NOTES.append((index, out_fd))
     try:
         try:
             result = OPS[task["op"]](task)
@@ -290,9 +123,6 @@ def stream(task_timeout):
     once the NVML tasks already running have ended (at most _READY_WAITS_FOR_NVML later), and NVML tasks that
     arrive meanwhile or while it runs start when it ends (_AFTER_READY): the two never queue on the driver together.
     """
-    import selectors
-    import time
-
     sel = selectors.DefaultSelector()
     stdin = sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer
     sel.register(stdin, selectors.EVENT_READ, None)

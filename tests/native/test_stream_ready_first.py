@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-import cudnn_doctor.native.child as child_module
+from cudnn_doctor.native.runner import CHILD_SCRIPT
 
-CHILD_DIR = Path(child_module.__file__).parent
+CHILD_DIR = Path(CHILD_SCRIPT).parent  # the child imports its siblings by bare name: run it from there
 
 # The child's stream with its ops replaced by ones that say when they ran (the readiness op takes 0.4 s, NVML's
 # ``nvml_s``), and tasks fed to it ``gap`` seconds apart.

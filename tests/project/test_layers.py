@@ -59,7 +59,7 @@ FORBIDDEN = [
      "cudnn_doctor.rules is not allowed to import cudnn_doctor.native"),
     ("remedies/shell.py", "from ..native import runner", "rules, remedies",
      "cudnn_doctor.remedies is not allowed to import cudnn_doctor.native"),
-    ("queries.py", "from .host import Host", "rules, remedies",
+    ("queries/__init__.py", "from ..host import Host", "rules, remedies",
      "cudnn_doctor.queries is not allowed to import cudnn_doctor.host"),
     ("knowledge/tables.py", "from ..host import Host", "rules, remedies",
      "cudnn_doctor.knowledge is not allowed to import cudnn_doctor.host"),
