@@ -44,7 +44,7 @@ _.max_sm
 # Knowledge rows built from compat/*.toml with every key of the row (knowledge/cudnn.py CudnnBuild).
 _.cuda_update
 
-# Read by a library: pynvml loads the library set here (native/child.py); shlex reads whitespace and
+# Read by a library: pynvml loads the library set here (native/child_nvml.py); shlex reads whitespace and
 # whitespace_split (readers/theano_config.py); zipfile calls seekable and tell on the range reader (refresh/fetch.py).
 _.nvmlLib
 _.whitespace
