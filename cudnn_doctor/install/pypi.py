@@ -8,6 +8,7 @@ import base64
 import csv
 import hashlib
 import io
+import sys
 import zipfile
 from typing import Mapping, Optional
 from urllib.parse import urljoin
@@ -52,6 +53,25 @@ def check_record(wheel: str) -> int:
     return len(names) - 1
 
 
+def planned_by_index(project: str, version: str, platform: str, glibc: Optional[Glibc]) -> Optional[str]:
+    """The file the wheel index (compat/wheels.json, through knowledge/resolve.release_wheel) plans for the target:
+    None where the index does not hold the project or the release, or no wheel of it fits."""
+    from ..knowledge.resolve import release_wheel
+    from ..knowledge.wheel_index import Node, load_wheel_index
+
+    machine = {"linux-x86_64": "x86_64", "linux-sbsa": "aarch64", "linux-aarch64": "aarch64",
+               "windows-x86_64": "AMD64"}.get(platform)
+    index = load_wheel_index()
+    if machine is None or not index.has_project(project):
+        return None
+    # The cuDNN wheels are py3-none-<platform>: any Python 3 matches them; the processor and glibc decide.
+    windows = machine == "AMD64"
+    node = Node(python="%d.%d" % sys.version_info[:2], machine=machine,
+                glibc="%d.%d" % glibc if glibc and not windows else "", platform="win32" if windows else "linux")
+    _, names = release_wheel(index, project, version, node)
+    return names[0] if names else None
+
+
 def from_pypi(project: str, version: str, platform: str, sha256: Optional[str], allow_http: bool,
               env: Mapping[str, str], progress: Optional[Progress] = None, glibc: Optional[Glibc] = None) -> Source:
     """Downloads the wheel of cuDNN `version` for `platform` (and a target of glibc `glibc`, None: not known) from
@@ -70,8 +90,12 @@ def from_pypi(project: str, version: str, platform: str, sha256: Optional[str], 
     except ValueError:
         raise Refusal("PyPI's answer for %s is not the JSON file list" % url, "it lists the project's wheels",
                       manifest_retry_fix())
-    choice = pick_wheel(wheel_files(listed, resp.url or url), project, version, platform, glibc)
-    chosen = choice.wheel
+    files = wheel_files(listed, resp.url or url)
+    choice = pick_wheel(files, project, version, platform, glibc)
+    planned = planned_by_index(project, version, platform, glibc)
+    # The wheel index plans (knowledge/resolve.py, the resolver pick and the fixes use); PyPI's live list says the
+    # file is still there and gives its URL and sha256. A release newer than the index is planned from the list.
+    chosen = next((w for w in files if w.filename == planned and not w.yanked), None) or choice.wheel
     if chosen is None:
         raise Refusal(choice.why, "NVIDIA publishes each release there per CUDA major and platform",
                       pypi_release_fix(project))
@@ -85,7 +109,8 @@ def from_pypi(project: str, version: str, platform: str, sha256: Optional[str], 
         source.cleanup()
         raise
     source.manifest = {"project": project, "version": str(chosen.version), "wheel": chosen.filename, "url": url,
-                       "sha256": chosen.sha256, "record_checked": checked}
+                       "sha256": chosen.sha256, "record_checked": checked,
+                       "planned_by": "the wheel index" if chosen.filename == planned else "PyPI's file list"}
     if choice.glibc_note:
         source.manifest["glibc"] = choice.glibc_note
     return source

@@ -57,6 +57,7 @@ def test_unreachable_nvidia_host_falls_back_to_the_wheel_on_pypi(world):
         doc = json.loads(_install(world, base, "--json").stdout)
     assert doc["source"]["kind"] == "pypi" and doc["source"]["manifest"]["version"] == VERSION
     assert doc["source"]["manifest"]["wheel"] == WHEEL_NAME
+    assert doc["source"]["manifest"]["planned_by"] in ("the wheel index", "PyPI's file list")
     assert doc["source"]["manifest"]["record_checked"] > 10
     assert (world["home"] / "lib64" / "libcudnn.so.9").exists()
     assert doc["plan"]["archive"]["cudnn_version"] == SHORT

@@ -155,3 +155,27 @@ def test_platform_tags_follow_pep600():
     assert platform_tags("windows-x86_64", None) == ["win_amd64"]
     assert manylinux_glibc("manylinux_2_27_aarch64") == (2, 27) and manylinux_glibc("manylinux1_x86_64") == (2, 5)
     assert newest("nvidia-cudnn-cu13", "aarch64.whl")[0] == NEWEST_CU13[0]
+
+
+def test_the_wheel_index_plans_the_same_file_for_every_release():
+    """Two readings of the same names: the wheel index's resolver (knowledge/resolve.release_wheel, which install
+    plans with) and wheel_pick (which plans a release newer than the index from PyPI's live list) name the same file
+    for every cuDNN release the recorded list holds, on x86_64, aarch64 and Windows."""
+    from cudnn_doctor.install.pypi import planned_by_index
+    from cudnn_doctor.knowledge.wheel_index import load_wheel_index
+
+    if not load_wheel_index().has_project("nvidia-cudnn-cu12"):
+        pytest.skip("the wheel index does not hold NVIDIA's cuDNN wheels")
+    compared = 0
+    for project in ("nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13"):
+        known = set(load_wheel_index().versions(project))
+        for w in wheel_files(files(project)):
+            label = short(str(w.version))
+            if w.version.is_prerelease or not any(v.startswith(label + ".") for v in known):
+                continue
+            for platform in ("linux-x86_64", "linux-sbsa", "windows-x86_64"):
+                mine = plan(project, label, platform).wheel
+                assert planned_by_index(project, label, platform, GLIBC) == (mine.filename if mine else None), \
+                    (project, label, platform)
+                compared += 1
+    assert compared > 300
