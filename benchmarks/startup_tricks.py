@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 THRESHOLD_MS = 5.0
@@ -56,7 +56,7 @@ IN_PROCESS = {
 
 
 def whole_run(python: str, args: Sequence[str], teardown: str, patch: str = "") -> Dict[str, float]:
-    """Wall seconds of one whole `check` process, and of its exit after the marker."""
+    """Wall seconds of one whole `check` process and of its exit after the marker; its CPU seconds (wait4)."""
     code = WHOLE.format(teardown=teardown, patch=patch)
     start = time.perf_counter()
     proc = subprocess.Popen([python, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -66,18 +66,20 @@ def whole_run(python: str, args: Sequence[str], teardown: str, patch: str = "") 
     for line in proc.stderr:
         if line == b"END\n":
             marked = time.perf_counter()
-    proc.wait()
+    _, _, usage = os.wait4(proc.pid, 0)
     end = time.perf_counter()
-    return {"wall": end - start, "exit": end - (marked or end)}
+    return {"wall": end - start, "exit": end - (marked or end), "cpu": usage.ru_utime + usage.ru_stime}
 
 
-def in_process(python: str, name: str, statement: str) -> float:
-    code = BEFORE.get(name, "") + "import time\nt = time.perf_counter()\n" + statement
-    code += "\nprint(time.perf_counter() - t)\n"
+def in_process(python: str, name: str, statement: str) -> Tuple[float, float]:
+    """(wall, CPU) seconds of ``statement`` in a fresh process."""
+    code = BEFORE.get(name, "") + "import time\nt, c = time.perf_counter(), time.process_time()\n" + statement
+    code += "\nprint(time.perf_counter() - t, time.process_time() - c)\n"
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tempfile.gettempdir(), env=_env())
     if out.returncode != 0:
         raise SystemExit("failed: %s\n%s" % (statement, out.stderr[-1000:]))
-    return float(out.stdout)
+    wall, cpu = out.stdout.split()
+    return float(wall), float(cpu)
 
 
 def loaded_by_typer(python: str) -> set:
@@ -103,42 +105,52 @@ def main() -> int:
     opts = parser.parse_args()
     args = ["check", "--json"] + (["--root", opts.root] if opts.root else [])
     late_child = "cli._early_native = lambda args: None"
-    times: Dict[str, List[float]] = {k: [] for k in ("leave", "teardown", "early", "late")}
-    exits: Dict[str, List[float]] = {"leave": [], "teardown": []}
-    steps: Dict[str, List[float]] = {"%s %d" % (k, i): [] for k in IN_PROCESS for i in (0, 1)}
+    ways = {"leave": (TEARDOWN_SKIPPED, ""), "teardown": (TEARDOWN_RUN, ""), "late": (TEARDOWN_SKIPPED, late_child)}
+    runs: Dict[str, List[Dict[str, float]]] = {k: [] for k in ways}
+    steps: Dict[str, List[Tuple[float, float]]] = {"%s %d" % (k, i): [] for k in IN_PROCESS for i in (0, 1)}
     for _ in range(opts.runs):
-        for key, teardown, patch in (("leave", TEARDOWN_SKIPPED, ""), ("teardown", TEARDOWN_RUN, ""),
-                                     ("early", TEARDOWN_SKIPPED, ""), ("late", TEARDOWN_SKIPPED, late_child)):
-            run = whole_run(opts.python, args, teardown, patch)
-            times[key].append(run["wall"])
-            if key in exits:
-                exits[key].append(run["exit"])
-        for name, ways in IN_PROCESS.items():
-            for i, statement in enumerate(ways):
+        for key, (teardown, patch) in ways.items():
+            runs[key].append(whole_run(opts.python, args, teardown, patch))
+        for name, statements in IN_PROCESS.items():
+            for i, statement in enumerate(statements):
                 steps["%s %d" % (name, i)].append(in_process(opts.python, name, statement))
     loaded = loaded_by_typer(opts.python)
-    print("`%s`, %d runs each, interleaved; medians in ms; keep = saves more than %.0f ms"
-          % (" ".join(["cudnn-doctor"] + args), opts.runs, THRESHOLD_MS))
+
+    def whole(key: str, what: str) -> float:
+        return _ms([r[what] for r in runs[key]])
+
+    def step(key: str, i: int) -> float:
+        return _ms([w[i] for w in steps[key]])
+
+    print("`%s`, %d runs each, interleaved; medians in ms, wall (CPU); keep = saves more than %.0f ms of wall time "
+          "on an idle machine (on a busy one, read the CPU figures)" % (" ".join(["cudnn-doctor"] + args), opts.runs,
+                                                                      THRESHOLD_MS))
     print("| trick | with it | the plain way | saving | keep |")
     print("|---|---|---|---|---|")
-    rows = [("os._exit at the end (cli._leave): the exit itself", _ms(exits["leave"]), _ms(exits["teardown"])),
-            ("os._exit at the end: the whole run", _ms(times["leave"]), _ms(times["teardown"])),
-            ("native child started before typer (cli._early_native): the whole run", _ms(times["early"]),
-             _ms(times["late"]))]
-    for label, trick, plain in rows:
-        print("| %s | %.1f | %.1f | %.1f | %s |" % (label, trick, plain, plain - trick,
-                                                      "yes" if plain - trick > THRESHOLD_MS else "no"))
-    typer_ms = _ms(steps["typer 0"]) - _ms(steps["typer 1"])
-    print("| no typer (one parser kept: typer's import and the check app, after the run's imports) | 0 | %.1f | "
-          "%.1f | - |" % (typer_ms, typer_ms))
+    rows = [("os._exit at the end (cli._leave): the exit itself", whole("leave", "exit"), None,
+             whole("teardown", "exit"), None),
+            ("os._exit at the end: the whole run", whole("leave", "wall"), whole("leave", "cpu"),
+             whole("teardown", "wall"), whole("teardown", "cpu")),
+            ("native child started before typer (cli._early_native): the whole run", whole("leave", "wall"),
+             whole("leave", "cpu"), whole("late", "wall"), whole("late", "cpu"))]
+    typer = (0.0, 0.0, step("typer 0", 0) - step("typer 1", 0), step("typer 0", 1) - step("typer 1", 1))
+    rows.append(("no typer (not a trick: the one parser's import and the check app, after the run's imports)",) + typer)
     for name, label in (("hashlib", "_sha2 instead of hashlib (removed)"),
                         ("datetime", "time.strftime instead of datetime (removed)")):
-        trick, plain = _ms(steps[name + " 1"]), _ms(steps[name + " 0"])
-        anyway = name in loaded
-        saving = 0.0 if anyway else plain - trick
-        print("| %s%s | %.1f | %.1f | %.1f | %s |" % (label, ", typer imports it anyway" if anyway else "", trick, plain,
-                                                       saving, "yes" if saving > THRESHOLD_MS else "no"))
+        if name in loaded:
+            label += ", typer imports it anyway: saves nothing"
+        rows.append((label, step(name + " 1", 0), step(name + " 1", 1), step(name + " 0", 0), step(name + " 0", 1)))
+    for label, trick, trick_cpu, plain, plain_cpu in rows:
+        saving = 0.0 if "saves nothing" in label else plain - trick
+        print("| %s | %s | %s | %s | %s |" % (
+            label, _pair(trick, trick_cpu), _pair(plain, plain_cpu),
+            _pair(saving, None if trick_cpu is None or plain_cpu is None else plain_cpu - trick_cpu),
+            "-" if label.startswith("no typer") else "yes" if saving > THRESHOLD_MS else "no"))
     return 0
+
+
+def _pair(wall: float, cpu: "float | None") -> str:
+    return "%.1f" % wall if cpu is None else "%.1f (%.1f)" % (wall, cpu)
 
 
 if __name__ == "__main__":

@@ -138,8 +138,9 @@ TF_STARTUP = {"12": ("libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", 
 # GetCUDNNDsoHandle: FLAGS_cudnn_dir, the loader's own search, then the CUDA folder) and accepts its recorded major.
 PADDLE_SONAME = "libcudnn.so"
 # cuDNN 9's engine sub-libraries (compat/cudnn_layout.toml [v9] linux_sublibraries): loaded at the first convolution,
-# not by the version checks, and each one needed there. Asked of an H100 (scripts/gpu_engines_probe.sh, cuDNN 9.19
-# wheel, `cudnn-doctor smoke --library`): the whole folder runs the convolution; without
+# not by the version checks, and each one needed there. Asked of an H100
+# (git show 44f09e4:scripts/gpu_engines_probe.sh, cuDNN 9.19 wheel, `cudnn-doctor smoke --library`): the whole folder
+# runs the convolution; without
 # libcudnn_engines_precompiled.so.9 it fails with CUDNN_STATUS_NOT_SUPPORTED, without
 # libcudnn_engines_runtime_compiled.so.9 with CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED (docs/real-stacks.md).
 ENGINES = tuple(n for n in load_compat().cudnn_layout(9).get("linux_sublibraries", []) if "_engines_" in n)

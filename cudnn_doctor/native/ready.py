@@ -6,8 +6,9 @@ Each step's CUresult is kept, so "NVML sees the GPU but CUDA does not start on i
 
 One process proves the GPUs one after another after a single cuInit: the driver serialises initialisation and
 context creation across processes and threads alike, so forks side by side only queue on its lock (4x H200: 1.5-2.2 s
-in four forks, 0.85 s in one process; scripts/gpu_ready_variants.py). A GPU that process cannot reach (cuInit fails,
-CUDA does not list it, the process hangs or dies) is then proven alone, in a fork that sees only that GPU.
+in four forks, 0.85 s in one process; git show 44f09e4:scripts/gpu_ready_variants.py). A GPU that process cannot
+reach (cuInit fails, CUDA does not list it, the process hangs or dies) is then proven alone, in a fork that sees only
+that GPU.
 """
 import ctypes
 import json

@@ -221,8 +221,9 @@ def load_engines(names, version):
                      "%s.%d" % (stem, major), stem):
             # glibc takes the first folder that holds the name (else its cache, by name) and stops there: a file it
             # finds but cannot load (another release's engines, whose symbols this graph library lacks) fails that
-            # name, never hands the search on to a later folder. Seen on an H200 (scripts/gpu_engines_probe.sh):
-            # cuDNN 9.14's engines_precompiled first on LD_LIBRARY_PATH left the wheel's own unmapped too.
+            # name, never hands the search on to a later folder. Seen on an H200
+            # (git show 44f09e4:scripts/gpu_engines_probe.sh): cuDNN 9.14's engines_precompiled first on
+            # LD_LIBRARY_PATH left the wheel's own unmapped too.
             held = [os.path.join(d, each) for d in dirs if os.path.exists(os.path.join(d, each))]
             path = held[0] if held else each
             handle = LIBDL.dlopen(path.encode(), 2)
