@@ -9,6 +9,7 @@ from ..model import ToolkitFacts
 from ..readers.headers import parse_cuda_h, parse_cudart_h
 from ..readers.version_files import parse_nvcc_json, parse_version_json, parse_version_txt
 from ..versions import decode_cuda, soname_version
+from .context import Context
 
 LIB_SUBDIRS = ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib", "targets/aarch64-linux/lib")
 INCLUDE_SUBDIRS = ("include", "targets/x86_64-linux/include", "targets/sbsa-linux/include")
@@ -179,8 +180,6 @@ def toolkit_for(path: str, toolkits: List[ToolkitFacts], host) -> Optional[Toolk
 
 def read_version(host, path: str) -> "tuple[Optional[str], Optional[str]]":
     """(version, source) of the toolkit at ``path``, read as `check` reads it, outside a probe run."""
-    from . import Context
-
     tk = ToolkitFacts(path=path)
     _version(Context(host), tk)
     return tk.version, tk.version_source

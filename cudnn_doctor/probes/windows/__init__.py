@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 
+from ..context import guard
 from .drive import WindowsDrive, is_windows
 
 __all__ = ["WindowsDrive", "is_windows", "collect_windows"]
@@ -10,13 +11,12 @@ __all__ = ["WindowsDrive", "is_windows", "collect_windows"]
 
 def collect_windows(ctx) -> None:
     """Fill ctx.facts for a Windows machine; each step guarded like the Linux probes."""
-    from .. import _guard
     from .state import State
     from . import copies, loads, machine
 
     state = State(ctx)
     for name, fn in (("host", machine.host), ("driver", machine.driver), ("python", copies.python),
                      ("toolkits", machine.toolkits), ("cudnn", copies.cudnn)):
-        _guard(ctx.facts, name, functools.partial(fn, state))
-    _guard(ctx.facts, "native", ctx.run_native)
-    _guard(ctx.facts, "loader", lambda: loads.predict(state))
+        guard(ctx.facts, name, functools.partial(fn, state))
+    guard(ctx.facts, "native", ctx.run_native)
+    guard(ctx.facts, "loader", lambda: loads.predict(state))
