@@ -12,7 +12,6 @@ from ..versions import mm_before, ver
 from .tables import Domain
 
 SAME_MAJOR_NEWER_MINOR = "same-major-newer-minor"
-SAME_MAJOR = "same-major"
 
 
 class Verdict(NamedTuple):
@@ -62,15 +61,6 @@ class AcceptanceKnowledge(Domain):
             if row.get("check") == "warns-older":
                 return Verdict(True, "it runs and warns: '%s'" % _message(row, want, have), source)
         return Verdict(True, "", source)
-
-    def newest_floor(self, kind: Optional[str], built: Optional[str]) -> Optional[Version]:
-        """The oldest release of the framework's major it accepts (major.minor of its build) under its rule; None
-        where any release of the major does (a soname-only rule, or the build unknown)."""
-        row = self.acceptance_rule(kind)
-        want = ver(built) if built else None
-        if want is None or (row is not None and row["rule"] == SAME_MAJOR):
-            return None
-        return Version("%d.%d" % _minor(want))
 
 
 def _minor(v: Version) -> Tuple[int, int]:

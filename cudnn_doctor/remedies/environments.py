@@ -1,7 +1,7 @@
 """Fixes solved for a whole Python environment: every framework installed in one site-packages folder shares its one
-nvidia/cudnn folder, so a cuDNN change for one is a change for all. solve() says whether one nvidia-cudnn release
-meets every framework's own pin; where none does, separate_environments_fix() gives one environment per framework,
-each with the framework's own pins (read from its metadata, never assumed)."""
+nvidia/cudnn folder, so a cuDNN change for one is a change for all. solve() finds the set of cuDNN libraries every
+framework accepts at run time (remedies/environment_layout.py); where none does, separate_environments_fix() gives
+one environment per framework, each with the framework's own pins (read from its metadata, never assumed)."""
 from __future__ import annotations
 
 import dataclasses
@@ -19,6 +19,8 @@ from .software import torch_variant_tag
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
+
+    from .environment_layout import Layout
 
 _LINUX = {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64", "os_name": "posix"}
 # The extra whose nvidia-* pins install a framework's CUDA and cuDNN wheels, per kind (its metadata's own names).
@@ -71,11 +73,6 @@ class Need:
     major: int
     requirement: Optional["Requirement"]  # its own pin; None when it has none (the major of its build counts)
 
-    def admits(self, project: str, release: str) -> bool:
-        if project != self.project or major_of(release) != self.major:
-            return False
-        return self.requirement is None or self.requirement.specifier.contains(release, prereleases=True)
-
     @property
     def label(self) -> str:
         return "%s %s" % (self.framework.name, self.framework.version)
@@ -111,9 +108,9 @@ def need_of(compat: Compat, fw: FrameworkFacts) -> Optional[Need]:
     return Need(fw, project, major, None) if project else None
 
 
-def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional[str]]:
-    """Every cuDNN need of the frameworks in one site-packages folder, and one release of one project that meets
-    them all (from the releases their own pins name), or None when no single install serves them."""
+def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional["Layout"], str]:
+    """Every cuDNN need of the frameworks in one site-packages folder, and the one set of cuDNN libraries that serves
+    them all by what each accepts at run time (environment_layout), or None and why none does."""
     needs: List[Need] = []
     seen = set()
     for fw in facts.python.frameworks:
@@ -121,19 +118,12 @@ def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional
         if need is not None and (fw.consumer_library or fw.name) not in seen:
             seen.add(fw.consumer_library or fw.name)
             needs.append(need)
-    candidates = [(n.project, s.version) for n in needs if n.requirement is not None
-                  for s in n.requirement.specifier if s.operator in ("==", ">=", "~=", "===") and "*" not in s.version]
-    candidates += [(n.project, "%d" % n.major) for n in needs if n.requirement is None]
-    for project, release in candidates:
-        if all(n.admits(project, release) for n in needs):
-            return needs, "%s==%s" % (project, release)
-    return needs, None
-
-
-def conflicting(facts: Facts, compat: Compat, fw: FrameworkFacts) -> List[Need]:
-    """The needs of fw's environment when no single cuDNN install serves every framework in it (else [])."""
-    needs, answer = solve(facts, compat, fw.location)
-    return needs if answer is None and len(needs) > 1 and any(n.framework is fw for n in needs) else []
+    if len(needs) < 2:
+        return needs, None, ""
+    # Imported here: environment_layout builds on Need, defined above in this module.
+    from .environment_layout import solve_layout
+    layout, why = solve_layout(facts, compat, site, needs)
+    return needs, layout, why
 
 
 def install_line(fw: FrameworkFacts) -> str:
@@ -176,10 +166,19 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
 
 
 def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own: Fix) -> Fix:
-    """A framework's own fix, unless its environment's frameworks need cuDNN no single install serves: then changing
-    the one nvidia/cudnn folder for it breaks another, and the fix is one environment per framework."""
-    needs = conflicting(facts, compat, fw)
-    return separate_environments_fix(compat, needs) if needs else beside_framework(facts, fw, own)
+    """A framework's own fix, unless other frameworks share its environment's one nvidia/cudnn folder: then the fix
+    installs the set of cuDNN libraries every one of them accepts at run time (a release of the major in the site,
+    the other major beside it), where the framework's own fix would install a cuDNN wheel or the set is not in place;
+    only where no set serves them all, one environment per framework."""
+    needs, layout, _ = solve(facts, compat, fw.location)
+    if len(needs) < 2 or not any(n.framework is fw for n in needs):
+        return beside_framework(facts, fw, own)
+    if layout is None:
+        return separate_environments_fix(compat, needs)
+    from .environment_layout import layout_fix  # see solve()
+    whole = layout_fix(facts, layout)
+    installs_cudnn = any("nvidia-cudnn-" in c for c in own.commands)
+    return beside_framework(facts, fw, whole if whole.commands or installs_cudnn else own)
 
 
 def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:

@@ -1,5 +1,6 @@
-"""CD710: frameworks of one Python environment whose cuDNN pins no single install meets (they share the one
-site-packages/nvidia/cudnn folder): one environment per framework, each with its own pins."""
+"""CD710: frameworks of one Python environment that no one set of cuDNN libraries serves, judged by what each accepts
+at run time (compat [cudnn_acceptance]), not by their pins: they share the one site-packages/nvidia/cudnn folder and
+the loader's one libcudnn.so.N per process. Only then one environment per framework, each with its own pins."""
 from __future__ import annotations
 
 from typing import List
@@ -34,23 +35,21 @@ def separate_environments(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for site in sorted({fw.location for fw in facts.python.frameworks}):
-        needs, answer = solve(facts, compat, site)
-        if answer is not None or len(needs) < 2:
+        needs, layout, why = solve(facts, compat, site)
+        if layout is not None or len(needs) < 2:
             continue
         failing = [n for n in needs if not _served(facts, n)]
         # The frameworks it fails are named with their release (the finding is about them); the others by name.
         named = [n.label for n in failing] or [needs[0].label]
-        others = [n.framework.name for n in needs if n not in failing and n.label not in named]
         out.append(finding(
             ERROR if failing else WARNING,
-            "%s cannot have the cuDNN of %s in %s: %s" % (
-                " and ".join(named), "its pin" if len(named) == 1 else "their pins", site,
-                "; ".join("%s wants %s" % (n.label if n.label in named else n.framework.name, n.wants)
-                          for n in needs)),
-            detail="Every nvidia-cudnn-* wheel installs into the one site-packages/nvidia/cudnn folder, so installing "
-                   "the release one framework pins replaces the one %s needs; no release meets every pin. Give each "
-                   "framework its own virtual environment." % (", ".join(others) or "the other"),
+            "%s cannot share %s: %s" % (
+                " and ".join(named + [n.label for n in needs if n.label not in named]), site, why),
+            detail="Every nvidia-cudnn-* wheel installs into the one site-packages/nvidia/cudnn folder, and a process "
+                   "loads one libcudnn.so.N: %s. What each accepts at run time: %s. Nothing else serves them all, so "
+                   "each framework gets its own virtual environment." % (why, "; ".join(
+                       "%s wants %s" % (n.label, n.wants) for n in needs)),
             remedy=separate_environments_fix(compat, needs),
-            evidence={"framework": (failing or needs)[0].framework.name, "site": site,
+            evidence={"framework": (failing or needs)[0].framework.name, "site": site, "why": why,
                       "needs": {n.label: n.wants for n in needs}}, catalogue=["G4"]))
     return out

@@ -1,0 +1,220 @@
+"""One set of cuDNN libraries for every framework of one Python environment, judged by what each framework accepts at
+run time (compat [cudnn_acceptance]), not by its pin. pip keeps one nvidia-cudnn-cuNN release in site-packages'
+nvidia/cudnn folder; a framework built with cuDNN 9.3 runs with 9.10 (XLA's rule), and cuDNN 8 and 9 are other
+sonames (libcudnn.so.8, libcudnn.so.9), so the other major can live in a folder beside the environment that the
+loader searches (LD_LIBRARY_PATH) without touching the other framework. Only where no such set exists (two CUDA
+builds of one major: the same soname) do the frameworks need separate environments."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from packaging.version import Version
+
+from ..knowledge import Compat
+from ..model import Facts, Fix
+from ..queries import compiled_cudnn, cudnn_runs_on_cc, framework_kind, gpus_with_cc, known_cc, same_file
+from ..versions import canonical_name, major_of, ver
+from .acting import pip
+from .environments import Need, applying_requirements
+from .shell import advice, noted, prepend_ld_path, q, run
+
+# Frameworks whose own Python side loads cuDNN from site-packages' nvidia/cudnn folder (torch's preload of the wheels
+# on sys.path, the JAX plugin's nvidia.cudnn import): their major stays in the site, the other goes beside it.
+_PRELOADS_FROM_SITE = ("torch", "jax")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One cuDNN release for the frameworks that load this major: in the site (pip's own folder) or beside it."""
+
+    project: str
+    release: str  # a pinned release (9.10.2.21), or `M.*` where no framework pins one (pip takes the newest)
+    needs: Tuple[Need, ...]
+    folder: Optional[str] = None  # None: the site's nvidia/cudnn; else the `pip --target` folder beside it
+
+    @property
+    def requirement(self) -> str:
+        return "%s==%s" % (self.project, self.release)
+
+    @property
+    def lib(self) -> Optional[str]:
+        return self.folder + "/nvidia/cudnn/lib" if self.folder else None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What serves every framework of one site: the site's release and, for another major, a folder beside it."""
+
+    site: str
+    placements: Tuple[Placement, ...]
+    why: Dict[str, str] = field(default_factory=dict)  # framework label -> why it runs with its placement
+
+
+def _built(need: Need) -> Optional[str]:
+    """The cuDNN the framework was built with when its major is the one it asks for (its build record, else its
+    pin's floor)."""
+    built = compiled_cudnn(need.framework)
+    return built if built and major_of(built) == need.major and "." in built else None
+
+
+def _candidates(compat: Compat, facts: Facts, site: str, needs: Sequence[Need]) -> List[str]:
+    """The release installed in the site now (nothing to change where every framework accepts it), the releases the
+    frameworks' own pins name (newest first), then `M.*` (pip's newest of the major)."""
+    named = {s.version for n in needs if n.requirement is not None for s in n.requirement.specifier
+             if s.operator in ("==", ">=", "~=", "===") and "*" not in s.version}
+    ordered = sorted(named, key=lambda r: ver(r) or Version("0"), reverse=True)
+    have = _site_release(facts, site, needs[0].project)
+    first = [have] if have and major_of(have) == needs[0].major else []
+    return first + ordered + [_newest(compat, needs[0])]
+
+
+def _newest(compat: Compat, need: Need) -> str:
+    """`M.m.p.*`: the newest release of the need's major NVIDIA built for its CUDA (what the knowledge says exists;
+    pip takes its one wheel), else `M.*`."""
+    newest = compat.exists.cudnn_release_to_name(need.framework.cuda_version or "", cudnn_major=need.major)
+    return "%s.*" % newest if newest and major_of(newest) == need.major else "%d.*" % need.major
+
+
+def _accepted(compat: Compat, facts: Facts, need: Need, release: str) -> bool:
+    ccs = [known_cc(g) for g in gpus_with_cc(facts)]
+    plain = release.rstrip(".*") if release.endswith(".*") else release
+    cuda = need.framework.cuda_version or ""
+    if "." in plain and not all(cudnn_runs_on_cc(compat, plain, cuda, cc) for cc in ccs):
+        return False  # no kernels for one of the GPUs (cuDNN 9.11+ below Turing)
+    return compat.acceptance.accepts(framework_kind(need.framework), _built(need), plain, ccs).accepts
+
+
+def _placement(compat: Compat, facts: Facts, site: str, needs: Sequence[Need]) -> Optional[Placement]:
+    for release in _candidates(compat, facts, site, needs):
+        if all(_accepted(compat, facts, n, release) for n in needs):
+            return Placement(needs[0].project, release, tuple(needs))
+    return None
+
+
+def prefix_of(site: str) -> str:
+    """The environment's own folder: /venv for /venv/lib/python3.11/site-packages."""
+    return site.split("/lib/python")[0] if "/lib/python" in site else site.rstrip("/").rsplit("/", 1)[0]
+
+
+def solve_layout(facts: Facts, compat: Compat, site: str, needs: Sequence[Need]) -> Tuple[Optional[Layout], str]:
+    """The one set of cuDNN libraries that serves every need of one site, or None and why none does."""
+    groups: Dict[int, List[Need]] = {}
+    for need in needs:
+        groups.setdefault(need.major, []).append(need)
+    for major, group in groups.items():
+        projects = sorted({n.project for n in group})
+        if len(projects) > 1:  # one soname, two CUDA builds: a process can load only one libcudnn.so.N
+            return None, "%s and %s both ship libcudnn.so.%d, and a process loads one" % (
+                projects[0], projects[1], major)
+    if len(groups) > 2:
+        return None, "three cuDNN majors cannot share one environment's search path"
+    placed = []
+    for major, group in sorted(groups.items()):
+        placement = _placement(compat, facts, site, group)
+        if placement is None:
+            return None, "no cuDNN %d release is accepted by %s" % (major, " and ".join(n.label for n in group))
+        placed.append(placement)
+    if len(placed) == 2:
+        home = _home(facts, site, placed)
+        other = placed[1 - home]
+        placed[1 - home] = Placement(other.project, other.release, other.needs,
+                                     "%s/cudnn%d" % (prefix_of(site), other.needs[0].major))
+    why = {}
+    for p in placed:
+        for n in p.needs:
+            pinned = n.requirement is not None and not p.release.endswith("*") and \
+                n.requirement.specifier.contains(p.release, prereleases=True)
+            why[n.label] = ("loads libcudnn.so.%d from %s" % (n.major, p.lib) if p.folder
+                            else "runs with cuDNN %s" % p.release.replace(".*", "")) + (
+                "" if pinned else _reason(compat, n))
+    return Layout(site, tuple(placed), why), ""
+
+
+def _reason(compat: Compat, need: Need) -> str:
+    """Why a framework runs with a release other than its pin: its own run-time rule, and where it was read."""
+    built = _built(need)
+    row = compat.acceptance.acceptance_rule(framework_kind(need.framework))
+    if row is None:
+        return ""
+    url = str(row["source"]).split(" ")[0]
+    if row["rule"] == "same-major-newer-minor" and built:
+        return ", which its own check accepts (a newer minor than its build's %s; %s)" % (built, url)
+    return ", which it takes: it asks for libcudnn.so.%d and checks no minor (%s)" % (need.major, url)
+
+
+def _home(facts: Facts, site: str, placed: Sequence[Placement]) -> int:
+    """Which placement keeps the site's own folder: the one a framework's Python side loads from it, else the one
+    installed there now, else the newer major."""
+    for i, p in enumerate(placed):
+        if any(framework_kind(n.framework) in _PRELOADS_FROM_SITE for n in p.needs):
+            return i
+    installed = {canonical_name(w["name"]): major_of(w.get("version")) for w in facts.python.nvidia_wheels
+                 if same_file(w.get("location"), site)}
+    for i, p in enumerate(placed):
+        if installed.get(p.project) == p.needs[0].major:
+            return i
+    return 1
+
+
+def _site_release(facts: Facts, site: str, project: str) -> Optional[str]:
+    return next((w.get("version") for w in facts.python.nvidia_wheels
+                 if same_file(w.get("location"), site) and canonical_name(w["name"]) == project), None)
+
+
+def _holds(facts: Facts, placement: Placement) -> bool:
+    """Whether the folder beside the site already holds this major (a copy the probe found there)."""
+    return any(same_file(c.directory, placement.lib) and c.major == placement.needs[0].major for c in facts.cudnn)
+
+
+def layout_fix(facts: Facts, layout: Layout) -> Fix:
+    """The commands that install the layout (the site's release with pip; the other major with `pip install
+    --target` into its folder, first on LD_LIBRARY_PATH), and the pins pip will warn about, said with why each
+    framework still runs. Nothing to install: words that say to leave it."""
+    commands: List[str] = []
+    for p in sorted(layout.placements, key=lambda p: p.folder is not None):  # the site's own release first
+        if p.folder is None:
+            if _site_release(facts, layout.site, p.project) != p.release:
+                commands.append(pip('install "%s"' % p.requirement))
+            site_lib = layout.site.rstrip("/") + "/nvidia/cudnn/lib"
+            # a framework whose library searches no nvidia/cudnn folder (ONNX Runtime, CuPy 13) finds the site's
+            # copy only on LD_LIBRARY_PATH, behind the other major's folder (another soname: it does not shadow it)
+            if any(_plain_path_only(n) for n in p.needs) and not any(
+                    same_file(e, site_lib) for e in facts.loader.ld_library_path):
+                commands.append(prepend_ld_path(site_lib))
+            continue
+        if not _holds(facts, p):
+            commands.append(pip('install --no-deps --target %s "%s"' % (q(p.folder), p.requirement)))
+        if not any(same_file(e, p.lib) for e in facts.loader.ld_library_path):
+            commands.append(prepend_ld_path(p.lib or ""))
+    warned = _pin_warnings(layout)
+    runs = "; ".join("%s %s" % (label, why) for label, why in sorted(layout.why.items()))
+    if not commands:
+        return advice("leave the environment's cuDNN as it is: %s%s" % (runs, (
+            "; `pip check` keeps reporting %s" % ", ".join(warned)) if warned else ""))
+    note = ("   (pip will warn that %s; they run all the same: %s)" % (" and ".join(warned), runs) if warned
+            else "   (%s)" % runs)
+    return noted(run(*commands), note)
+
+
+def _plain_path_only(need: Need) -> bool:
+    searched = need.framework.library_search_path
+    return searched is not None and not any(d.rstrip("/").endswith("nvidia/cudnn/lib") for d in searched) and \
+        framework_kind(need.framework) not in _PRELOADS_FROM_SITE
+
+
+def _pin_warnings(layout: Layout) -> List[str]:
+    """'tensorflow 2.19.0 requires nvidia-cudnn-cu12==9.3.0.75' for every pin the site's release does not meet."""
+    site = next((p for p in layout.placements if p.folder is None), None)
+    out = []
+    for p in layout.placements:
+        for n in p.needs:
+            req = n.requirement
+            own = any(canonical_name(r.name).startswith("nvidia-cudnn-") for r in applying_requirements(n.framework))
+            if req is None or site is None or not own or canonical_name(req.name) != site.project:
+                continue  # a need compat names (ONNX Runtime's) is no pin pip knows
+            # `M.*`: pip takes the newest of the major, which a pin of one release does not name
+            release = site.release.replace("*", "9999")
+            if not req.specifier.contains(release, prereleases=True):
+                out.append("%s requires %s%s" % (n.label, canonical_name(req.name), req.specifier))
+    return out

@@ -1,0 +1,150 @@
+"""Two frameworks in one environment judged by what each accepts at run time, not by their pins (issue 43, item 4):
+CD710 only where no set of cuDNN libraries serves both; otherwise every finding's fix installs that set (a newer
+release of the shared major in site-packages, the other major beside it on LD_LIBRARY_PATH) and says which pin pip
+will warn about. The four cases of the issue, on built facts."""
+from __future__ import annotations
+
+import shlex
+
+from cudnn_doctor.knowledge import load_compat
+from cudnn_doctor.rules import RuleContext, evaluate
+from facts_factory import TORCH_SITE, cudnn_copy, framework, real_machine, resolution
+
+SITE_LIB = TORCH_SITE + "/nvidia/cudnn/lib"
+PREFIX = "/opt/torch/.venv"
+TORCH291 = ['nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux" and platform_machine == "x86_64"']
+TORCH231 = ['nvidia-cudnn-cu12==8.9.2.26; platform_system == "Linux" and platform_machine == "x86_64"']
+TF219 = ["nvidia-cudnn-cu12==9.3.0.75; extra == \"and-cuda\""]
+TF217 = ["nvidia-cudnn-cu12==8.9.7.29; extra == \"and-cuda\""]
+
+
+def _torch(version, built, pins, installed_major):
+    """torch whose libtorch_cuda.so asks for libcudnn.so.N through its RPATH into the site's nvidia/cudnn."""
+    major = int(built.split(".")[0])
+    found = SITE_LIB + "/libcudnn.so.%d" % major if installed_major == major else None
+    return framework("torch", version, cuda_version="12.8" if major == 9 else "12.1", cudnn_version=built,
+                     requires=pins, consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
+                     resolved_cudnn=resolution("libcudnn.so.%d" % major, found, via="RPATH"),
+                     library_search_path=[TORCH_SITE + "/torch/lib", SITE_LIB])
+
+
+def _tensorflow(version, major, pins, installed_major):
+    found = SITE_LIB + "/libcudnn.so.%d" % major if installed_major == major else None
+    return framework("tensorflow", version, cuda_version="12.3" if major == 8 else "12.5", cudnn_version=str(major),
+                     requires=pins, extras=["and-cuda"],
+                     consumer_library=TORCH_SITE + "/tensorflow/libtensorflow_framework.so.2",
+                     resolved_cudnn=resolution("libcudnn.so.%d" % major, found, via="RUNPATH"),
+                     library_search_path=[TORCH_SITE + "/tensorflow", SITE_LIB])
+
+
+def _plain_path(name, version, major, library):
+    """ONNX Runtime, CuPy 13: the library searches only its own folder ($ORIGIN), never nvidia/cudnn."""
+    return framework(name, version, cuda_version="12", cudnn_version=None,
+                     consumer_library=TORCH_SITE + "/" + library,
+                     resolved_cudnn=resolution("libcudnn.so.%d" % major, None),
+                     library_search_path=[TORCH_SITE + "/" + library.rsplit("/", 1)[0]])
+
+
+def _environment(frameworks, installed):
+    facts = real_machine()
+    facts.python.frameworks = list(frameworks)
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": installed, "location": TORCH_SITE}]
+    facts.cudnn = [cudnn_copy(SITE_LIB, ".".join(installed.split(".")[:3]), "12.9", origin="pip", links=False,
+                              package="nvidia-cudnn-cu12 " + installed)]
+    facts.loader.ld_library_path = []
+    return facts
+
+
+def _findings(facts):
+    findings, _ = evaluate(facts, RuleContext(compat=load_compat()))
+    return findings
+
+
+def _errors(findings):
+    return [f for f in findings if f.severity.value == "error" and f.id.startswith(("CD5", "CD7"))]
+
+
+def test_tf_219_beside_torch_291_runs_with_torchs_cudnn_and_is_left_alone():
+    # torch's pin (9.10.2.21) installed last: TensorFlow built with 9.3 runs with 9.10 (XLA: same major, newer minor)
+    facts = _environment([_tensorflow("2.19.0", 9, TF219, 9), _torch("2.9.1", "9.8.0", TORCH291, 9)], "9.10.2.21")
+    findings = _findings(facts)
+    assert not [f for f in findings if f.id == "CD710"] and not _errors(findings)
+    [pin] = [f for f in findings if f.id == "CD702"]  # pip check's complaint, said as a warning
+    assert pin.severity.value == "warning" and not pin.remedy.commands
+    assert pin.remedy.text.startswith("leave the environment's cuDNN as it is")
+    assert "`pip check` keeps reporting tensorflow 2.19.0 requires nvidia-cudnn-cu12==9.3.0.75" in pin.remedy.text
+
+
+def test_tf_219_installed_last_gets_torchs_release_for_both_and_the_pin_warning_named():
+    # TensorFlow's pin (9.3.0.75) installed last: torch built with 9.8 refuses 9.3 (CD503); 9.10.2.21 serves both
+    facts = _environment([_tensorflow("2.19.0", 9, TF219, 9), _torch("2.9.1", "9.8.0", TORCH291, 9)], "9.3.0.75")
+    findings = _findings(facts)
+    assert not [f for f in findings if f.id == "CD710"]
+    errors = _errors(findings)
+    assert errors and {f.id for f in errors} <= {"CD503", "CD702"}
+    for f in errors:
+        assert f.remedy.commands == ['pip install "nvidia-cudnn-cu12==9.10.2.21"'], f.remedy.commands
+        assert "pip will warn that tensorflow 2.19.0 requires nvidia-cudnn-cu12==9.3.0.75" in f.remedy.text
+        assert "-m venv" not in f.remedy.text
+
+
+def test_tf_217_beside_torch_291_gets_cudnn_8_beside_the_environment():
+    # cuDNN 8 (TensorFlow 2.17) and 9 (torch 2.9.1) are other sonames: 8.9.7.29 in a folder on LD_LIBRARY_PATH
+    facts = _environment([_tensorflow("2.17.1", 8, TF217, 9), _torch("2.9.1", "9.8.0", TORCH291, 9)], "9.10.2.21")
+    findings = _findings(facts)
+    assert not [f for f in findings if f.id == "CD710"]
+    errors = _errors(findings)
+    assert errors and all(f.title.startswith("tensorflow") for f in errors)
+    folder = PREFIX + "/cudnn8"
+    for f in errors:
+        assert f.remedy.commands == [
+            'pip install --no-deps --target %s "nvidia-cudnn-cu12==8.9.7.29"' % folder,
+            "export LD_LIBRARY_PATH=%s/nvidia/cudnn/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % folder]
+        assert "pip will warn that tensorflow 2.17.1 requires nvidia-cudnn-cu12==8.9.7.29" in f.remedy.text
+        for command in f.remedy.commands:
+            shlex.split(command)
+
+
+def test_tf_217_installed_last_puts_torchs_release_back_in_the_site_first():
+    facts = _environment([_tensorflow("2.17.1", 8, TF217, 8), _torch("2.9.1", "9.8.0", TORCH291, 8)], "8.9.7.29")
+    errors = _errors(_findings(facts))
+    assert errors
+    for f in errors:
+        assert f.remedy.commands[0] == 'pip install "nvidia-cudnn-cu12==9.10.2.21"'
+        assert f.remedy.commands[1].startswith("pip install --no-deps --target %s/cudnn8 " % PREFIX)
+
+
+def test_onnxruntime_119_beside_torch_231_gets_cudnn_9_on_its_path():
+    ort = _plain_path("onnxruntime-gpu", "1.19.0", 9, "onnxruntime/capi/libonnxruntime_providers_cuda.so")
+    facts = _environment([ort, _torch("2.3.1", "8.9.2", TORCH231, 8)], "8.9.2.26")
+    findings = _findings(facts)
+    assert not [f for f in findings if f.id == "CD710"]
+    [unresolved] = [f for f in _errors(findings) if f.id == "CD704"]
+    install, export = unresolved.remedy.commands
+    assert install.startswith('pip install --no-deps --target %s/cudnn9 "nvidia-cudnn-cu12==9.' % PREFIX)
+    assert export.startswith("export LD_LIBRARY_PATH=%s/cudnn9/nvidia/cudnn/lib" % PREFIX)
+    assert "pip will warn" not in unresolved.remedy.text  # ONNX Runtime 1.19 pins no cuDNN wheel
+
+
+def test_cupy_136_beside_torch_291_gets_cudnn_8_on_its_path():
+    cupy = _plain_path("cupy-cuda12x", "13.6.0", 8, "cupy_backends/cuda/libs/cudnn.cpython-312-x86_64-linux-gnu.so")
+    facts = _environment([cupy, _torch("2.9.1", "9.8.0", TORCH291, 9)], "9.10.2.21")
+    findings = _findings(facts)
+    assert not [f for f in findings if f.id == "CD710"]
+    errors = _errors(findings)
+    assert errors and all(f.title.startswith("cupy") for f in errors)
+    for f in errors:
+        assert f.remedy.commands[0].startswith('pip install --no-deps --target %s/cudnn8 "nvidia-cudnn-cu12==8.' % (
+            PREFIX))
+
+
+def test_two_cuda_builds_of_one_major_still_need_separate_environments():
+    # nvidia-cudnn-cu12 and -cu13 both ship libcudnn.so.9: one process loads one, so nothing serves both
+    torch13 = framework("torch", "2.14.1", cuda_version="13.0", cudnn_version="9.24.0",
+                        requires=['nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"'],
+                        consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
+                        resolved_cudnn=resolution("libcudnn.so.9", SITE_LIB + "/libcudnn.so.9", via="RPATH"))
+    facts = _environment([_tensorflow("2.19.0", 9, TF219, 9), torch13], "9.3.0.75")
+    [conflict] = [f for f in _findings(facts) if f.id == "CD710"]
+    assert "nvidia-cudnn-cu12 and nvidia-cudnn-cu13 both ship libcudnn.so.9" in conflict.title
+    assert all(c.startswith("python3 -m venv ~/venvs/") for c in conflict.remedy.commands)
