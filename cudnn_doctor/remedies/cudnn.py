@@ -205,6 +205,11 @@ def doctor_reinstall(facts: Facts, copy: CudnnCopy, manual: Fix, compat: Optiona
     """Put the same cuDNN release back into the toolkit that holds this copy, through cudnn-doctor (cuDNN 8 too,
     where NVIDIA publishes the release's manifest)."""
     tk = toolkit_owning(facts, copy.directory)
+    if tk is not None and tk.kind != "pip" and platform_of(facts) == "linux" and copy.major == 7 and compat:
+        # The toolkit's real folder: /usr/local/cuda is a link whose absolute target means the root's own folder.
+        command, lead = archive_reinstall(facts, copy, tk.realpath or tk.path, copy.cuda_version or tk.version,
+                                          compat)
+        return with_doctor(command, manual, lead)
     if tk is None or tk.kind == "pip" or platform_of(facts) != "linux" or not copy.cuda_version:
         return manual
     release = copy.version
@@ -213,6 +218,20 @@ def doctor_reinstall(facts: Facts, copy: CudnnCopy, manual: Fix, compat: Optiona
         # older replaces the whole set, and programs built with the old one still run on it.
         release = compat.newest_fetchable(copy.major, copy.version) or release
     return with_doctor(doctor_install(release, copy.cuda_version, tk.path, compat), manual)
+
+
+def archive_reinstall(facts: Facts, copy: CudnnCopy, cuda_home: str, cuda: Optional[str], compat: Compat
+                      ) -> "tuple[Optional[str], str]":
+    """(command, lead) that puts a cuDNN 7 release back through `cudnn-doctor install ARCHIVE`: NVIDIA published
+    cuDNN 7 neither on PyPI (nvidia-cudnn holds placeholders only) nor with redist manifests, so the archive comes
+    from NVIDIA's cuDNN archive by hand and the installer checks and places it; (None, "") without its name."""
+    archive = compat.cudnn_archive_name(copy.version, cuda, "linux", facts.host.machine or "x86_64") \
+        if copy.version and cuda else None
+    if not archive:
+        return None, ""
+    # The name keeps the build number open (7.6.5.*): the shell finds the downloaded file, so it stays unquoted.
+    return (doctor("install %s --cuda-home %s" % (archive, q(at(cuda_home))), privileged=True),
+            "download %s from NVIDIA's cuDNN archive, then in its folder: " % archive)
 
 
 def cudnn_into_toolkit(facts: Facts, compat: Compat, cuda: Any, manual: Fix) -> Fix:
