@@ -20,6 +20,9 @@ def _search_dirs(ctx) -> List[Tuple[str, str]]:
     """(folder, how it was found) in the order a user would expect them reported."""
     host, facts = ctx.host, ctx.facts
     dirs: List[Tuple[str, str]] = [(d, "LD_LIBRARY_PATH") for d in facts.loader.ld_library_path]
+    # A libcudnn LD_PRELOAD forces into every process is a copy in use wherever its folder is (probes/preloads.py).
+    dirs += [(os.path.dirname(p), "LD_PRELOAD") for p in facts.loader.ld_preload
+             if p.startswith("/") and os.path.basename(p).startswith("libcudnn")]
     for tk in facts.toolkits:
         if tk.kind != "pip" and not tk.dangling:
             dirs += [(d, "toolkit %s" % tk.path) for d in lib_dirs(host, tk.path)]

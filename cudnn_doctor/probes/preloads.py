@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from ..model import FrameworkFacts, Resolution
 
@@ -37,14 +37,46 @@ def python_path(ctx, fw: FrameworkFacts) -> List[str]:
 
 def preloaded_cudnn(ctx, fw: FrameworkFacts, major: int) -> Optional[Resolution]:
     """The libcudnn the framework's Python side loads itself (which then answers its library's own request), or
-    None when it loads none and the loader's search decides."""
+    None when it loads none and the loader's search decides. A library LD_PRELOAD (or /etc/ld.so.preload) loads
+    comes before both: it is loaded before the program starts."""
     library = fw.consumer_library
     if not library:
         return None
+    forced = ld_preloaded(ctx, "libcudnn.so.%d" % major)
+    if forced is not None:
+        return forced
     if fw.name == "torch":
         return _torch(ctx, fw, major, library)
     if fw.name.startswith("jax-cuda"):
         return _jax(ctx, fw, major, library)
+    return None
+
+
+def preload_entries(ctx) -> List[Tuple[str, str]]:
+    """(entry, where it was set) in the loader's own order: LD_PRELOAD, then /etc/ld.so.preload (glibc's rtld
+    loads both before the program's own libraries; whitespace or colons separate entries)."""
+    out = [(p, "LD_PRELOAD") for p in ctx.facts.loader.ld_preload]
+    text = ctx.host.read_text("/etc/ld.so.preload", limit=64 * 1024) or ""
+    out += [(p, "/etc/ld.so.preload") for p in text.replace(":", " ").split() if not p.startswith("#")]
+    return out
+
+
+def ld_preloaded(ctx, name: str) -> Optional[Resolution]:
+    """A preloaded library that answers a later request for `name`: ld.so matches every later DT_NEEDED and dlopen
+    by name against the objects already loaded (by soname), so the preloaded copy wins over every search path, the
+    framework's RPATH and its Python side's own preload alike (torch then says 'compiled against (9, 26, 0) but found
+    runtime version (9, 13, 0)'). A bare name is searched as the loader searches it."""
+    for entry, where in preload_entries(ctx):
+        if not os.path.basename(entry).startswith("libcudnn"):
+            continue
+        path = entry
+        if "/" not in entry:
+            found = ctx.loader.resolve(entry)
+            if not found.path:
+                continue
+            path = found.path
+        if ctx.host.lexists(path) and _answers(ctx, path, name):
+            return _found(ctx, name, path, where)
     return None
 
 

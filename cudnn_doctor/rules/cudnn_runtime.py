@@ -91,10 +91,13 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
     for fw in facts.python.frameworks:
         compiled = compiled_cudnn(fw)
         copy, res = working_copy(facts, fw), fw.resolved_cudnn
-        if not compiled or copy is None or not copy.version or res is None:
-            continue
+        if not compiled or copy is None or not copy.version or res is None or res.via in ("LD_PRELOAD",
+                                                                                          "/etc/ld.so.preload"):
+            continue  # a preloaded copy: CD711 (rules/framework_loads.py), whose fix takes the preload away
         bad, why = cudnn_older(copy.version, compiled)
-        if not bad:
+        # what the framework itself accepts (compat [cudnn_acceptance]): ONNX Runtime and CuPy check no minor
+        if not bad or (why != "another major version" and compat.acceptance.accepts(
+                framework_kind(fw), compiled, copy.version).accepts):
             continue
         fix = whole_environment_fix(facts, compat, fw, cudnn_not_older_than_build_fix(
             facts, compat, fw, copy, compiled, ld_entry_for(facts, res.path)))

