@@ -316,6 +316,7 @@ class HostFacts:
     dev_nodes: List[str] = field(default_factory=list)  # /dev/nvidia*, /dev/dxg present
     package_manager: Optional[str] = None  # "apt", "dnf", "yum", "zypper": the first found in the root's /usr/bin
     euid: Optional[int] = None  # who runs the doctor on a live machine (0: root, fixes need no sudo); None: unknown
+    shm_bytes: Optional[int] = None  # a container's /dev/shm size (/proc/mounts); None: not one, or not stated
 
 
 @dataclass

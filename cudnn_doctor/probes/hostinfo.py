@@ -26,6 +26,7 @@ def probe(ctx) -> None:
     # WSL2 exposes the GPU as /dev/dxg and the driver under /usr/lib/wsl/lib (catalogue H4/H5).
     facts.wsl = in_wsl(host, facts.kernel_release or "")
     facts.in_container = in_container(host)
+    facts.shm_bytes = shm_bytes(host) if facts.in_container else None  # a container's own size (Docker: 64 MiB)
     facts.dev_nodes = [p for p in host.glob("/dev/nvidia*")] + (["/dev/dxg"] if host.lexists("/dev/dxg") else [])
     # Fixes name packages for the machine's own package manager (apt-get is apt's stable command).
     facts.package_manager = next((name for tool, name in _PACKAGE_MANAGERS if host.lexists("/usr/bin/" + tool)), None)
@@ -34,6 +35,8 @@ def probe(ctx) -> None:
     for place in ("/proc/sys/kernel/osrelease", "/.dockerenv", "/run/.containerenv", "/proc/1/cgroup", "/dev/nvidia*",
                   "/dev/dxg", "/usr/bin/{apt-get,dnf,yum,zypper}"):
         ctx.searched("host", place)
+    if facts.in_container:
+        ctx.searched("host", "/proc/mounts")
 
 
 _PACKAGE_MANAGERS = (("apt-get", "apt"), ("dnf", "dnf"), ("yum", "yum"), ("zypper", "zypper"))
@@ -77,6 +80,21 @@ def in_container(host: Host) -> bool:
     cgroup = host.read_text("/proc/1/cgroup", limit=65536) or ""
     return bool(host.lexists("/.dockerenv") or host.lexists("/run/.containerenv") or host.getenv("container")
                 or any(word in cgroup for word in ("docker", "kubepods", "containerd", "libpod")))
+
+
+def shm_bytes(host: Host) -> Optional[int]:
+    """The size of /dev/shm as /proc/mounts states it (tmpfs's size= option, in the kernel's k; the last mount there
+    is the one seen); None where nothing is mounted there or no size is stated (tmpfs's default, half the memory)."""
+    size = ""
+    for line in (host.read_text("/proc/mounts", limit=1 << 20) or "").splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[1] == "/dev/shm":
+            size = next((o[len("size="):] for o in fields[3].split(",") if o.startswith("size=")), "")
+    digits = size.rstrip("kKmMgG")
+    unit = size[len(digits):].lower()
+    if not digits.isdigit() or len(unit) > 1:
+        return None
+    return int(digits) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[unit]
 
 
 def in_wsl(host: Host, kernel_release: Optional[str] = None) -> bool:
