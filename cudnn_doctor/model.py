@@ -290,6 +290,9 @@ class PythonEnvFacts:
     nvidia_wheels: List[Dict[str, str]] = field(default_factory=list)  # {name, version, location}
     conda_prefixes: List[str] = field(default_factory=list)
     conda_packages: List[Dict[str, str]] = field(default_factory=list)  # {name, version, build, prefix}
+    # The Python of each environment found, for the wheels it can install: {site, version "3.10", source (pyvenv.cfg,
+    # the interpreter bin/python3.X, or the site folder lib/python3.X)}.
+    pythons: List[Dict[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -308,7 +311,8 @@ class HostFacts:
     root: str = "/"
     platform: str = "linux"
     hostname: Optional[str] = None  # the node's name (the root's /etc/hostname under --root)
-    machine: Optional[str] = None
+    machine: Optional[str] = None  # the processor (uname machine: x86_64, aarch64)
+    glibc: Optional[str] = None  # the root's C library (glibc "2.35"): the manylinux wheels it can install
     kernel_release: Optional[str] = None
     in_container: Optional[bool] = None
     wsl: Optional[bool] = None

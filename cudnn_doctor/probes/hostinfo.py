@@ -3,7 +3,9 @@ and CPU architecture are read here from what the host seam gives (files, the env
 smoke and diagnose's loader view."""
 from __future__ import annotations
 
+import os
 import platform
+import re
 import sys
 from typing import Optional
 
@@ -17,6 +19,7 @@ def probe(ctx) -> None:
     facts = HostFacts(root=str(host.root))
     facts.platform = sys.platform if host.is_live else "linux"
     facts.machine = machine_of(host)
+    facts.glibc = glibc_version(host)
     facts.hostname = _hostname(host)
     facts.python = sys.executable if host.running_python else None
     release = host.read_text("/proc/sys/kernel/osrelease")
@@ -37,6 +40,38 @@ def probe(ctx) -> None:
         ctx.searched("host", place)
     if facts.in_container:
         ctx.searched("host", "/proc/mounts")
+
+
+# Where the root's C library is: its name tells glibc < 2.34 (libc-2.31.so); newer ones say it in their text.
+LIBC_PLACES = ("/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6",
+               "/usr/lib64/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/aarch64-linux-gnu/libc.so.6",
+               "/lib/libc.so.6", "/usr/lib/libc.so.6")
+_LIBC_NAME = re.compile(r"libc-(\d+\.\d+)\.so$")
+_LIBC_TEXT = re.compile(rb"GNU C Library [^\n]{0,120}?version (\d+\.\d+)")
+
+
+def glibc_version(host: Host) -> Optional[str]:
+    """The root's glibc ('2.35'): what this process runs with on a live machine, else read from the root's libc
+    (its file name up to 2.33, the banner in its text after); None for musl or where none is found."""
+    if host.is_live and hasattr(os, "confstr"):
+        try:
+            text = os.confstr("CS_GNU_LIBC_VERSION") or ""
+        except (ValueError, OSError):
+            text = ""
+        if text.startswith("glibc "):
+            return text.split()[1]
+    for place in LIBC_PLACES:
+        if not host.lexists(place):
+            continue
+        real, _ = host.realpath(place)
+        named = _LIBC_NAME.search(real)
+        if named:
+            return named.group(1)
+        data = host.read_bytes(place, limit=8 << 20) or b""
+        found = _LIBC_TEXT.search(data)
+        if found:
+            return found.group(1).decode("ascii")
+    return None
 
 
 _PACKAGE_MANAGERS = (("apt-get", "apt"), ("dnf", "dnf"), ("yum", "yum"), ("zypper", "zypper"))

@@ -8,6 +8,7 @@ from ..model import FrameworkFacts, PythonEnvFacts
 from ..versions import canonical_name, requirements
 from ..readers.package_meta import dist_info_name, parse_conda_record, parse_metadata, parse_tf_build_info
 from .framework_cudnn import resolve_frameworks  # noqa: F401  (run by probes/__init__ after the loader)
+from .python_places import path_environments, pth_folders, user_sites
 
 # Cheap places other interpreters keep packages (virtual envs under /opt, distro pythons, conda).
 SITE_GLOBS = (
@@ -44,12 +45,14 @@ def site_dirs(ctx) -> List[str]:
             found.extend(host.glob(value.rstrip("/") + "/lib/python3*/site-packages"))
     # PYTHONPATH entries are on sys.path too: `pip install --target DIR` puts wheels (NVIDIA's among them) there.
     found.extend(python_path_entries(host))
+    # A second environment on PATH and the user sites (`pip install --user`) are on some python's sys.path too.
+    found.extend(path_environments(host) + user_sites(host))
     for pattern in SITE_GLOBS:
         found.extend(host.glob(pattern))
         ctx.searched("python", pattern)
     out, seen = [], set()
-    for path in found:
-        real, _ = host.realpath(path)
+    for path in found + [f for site in found if host.is_dir(site) for f in pth_folders(host, site)]:
+        real, _ = host.realpath(path)  # the folders .pth files add: packages installed there import as any other
         if real not in seen and host.is_dir(path):
             seen.add(real)
             out.append(path)
@@ -79,7 +82,34 @@ def probe(ctx) -> None:
                 env.nvidia_wheels.append(wheel)
             elif FRAMEWORKS.match(name):
                 env.frameworks.append(_framework(ctx, site, entry, name, version))
+        found = python_of(host, site)
+        if found is not None:
+            env.pythons.append(found)
     _conda(ctx, env)
+
+
+_SITE = re.compile(r"^(.*)/lib(?:64)?/python(3\.\d+)t?/(?:site|dist)-packages/?$")
+_CFG_VERSION = re.compile(r"^\s*(?:version_info|version)\s*=\s*(3\.\d+)", re.M)
+
+
+def python_of(host, site: str) -> Optional[Dict[str, str]]:
+    """The Python an environment's site folder belongs to: its pyvenv.cfg's version, else the folder's name
+    (lib/python3.X), else the interpreter beside it (bin/python3 -> python3.X); None where nothing says."""
+    m = _SITE.match(site)
+    root = m.group(1) if m else site.rsplit("/", 3)[0] if site.endswith("/dist-packages") else ""
+    if root:
+        cfg = host.read_text(root + "/pyvenv.cfg", limit=64 * 1024) or ""
+        found = _CFG_VERSION.search(cfg)
+        if found:
+            return {"site": site, "version": found.group(1), "source": root + "/pyvenv.cfg"}
+    if m:
+        return {"site": site, "version": m.group(2), "source": site}
+    if root:  # Debian's /usr/lib/python3/dist-packages serves the python3 beside it
+        real, _ = host.realpath(root + "/bin/python3")
+        named = re.search(r"/python(3\.\d+)$", real)
+        if named:
+            return {"site": site, "version": named.group(1), "source": root + "/bin/python3 -> " + real}
+    return None
 
 
 def _framework(ctx, site: str, dist_dir: str, name: str, version: str) -> FrameworkFacts:
