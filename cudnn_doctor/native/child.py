@@ -17,6 +17,7 @@ import time
 
 from child_load import NOTES, int_call, load, note_loaded, out_int_call
 from child_nvml import op_gpu_health, op_nvml
+from ready import op_cuda_ready as ready
 
 
 def _emit(obj):
@@ -58,8 +59,6 @@ def op_cuda_driver(task):
 
 
 def op_cuda_ready(task):
-    from ready import op_cuda_ready as ready  # a sibling module: the package is never imported here
-
     return ready(task, lambda lib: note_loaded(task, lib))
 
 

@@ -7,6 +7,7 @@ import time
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from .driver import DEADLINE, OVERRUN, ChildProcess, NativeTask, pump
+from .portable import run_native_portable
 
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
 
@@ -43,8 +44,6 @@ def run_native(
     task_timeout = task_timeout or max(1.0, timeout / 2)
     base_env = dict(os.environ if env is None else env)
     if sys.platform == "win32":  # selectors cannot wait on pipes there, and there are no process groups
-        from .portable import run_native_portable
-
         return run_native_portable(groups, timeout, task_timeout, [_child_env(base_env, g) for g in groups], script)
     results: List[List[Optional[dict]]] = [[None] * len(g) for g in groups]
     deadline = time.monotonic() + timeout

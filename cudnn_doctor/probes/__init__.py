@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
 from ..host import Host
 from ..model import Facts
 from .context import Context, guard
+from .executor import Deadline, record_not_regular, run_bounded
 from .loader import LoaderView
 from .run import Run
+from .windows import collect_windows, is_windows
 
 if TYPE_CHECKING:
     from ..host import NativeSession  # the child native/session.py drives; only host imports native/
@@ -58,11 +60,10 @@ def collect(host: Host, timeout: Optional[float] = None, meanwhile: Optional[Cal
 def _collect(host: Host, timeout: Optional[float], meanwhile: Optional[Callable[[], None]],
              compat: Any, sonames: Tuple[str, ...] = (), ready: bool = False,
              early: Optional[NativeSession] = None) -> Facts:
+    # why: smoke's and bench's loader view (diagnose.loader_facts) and check --ready's early task import this package
+    # for one probe; the others cost them 84 ms more.
     from . import cudnn, driver, environment, gpu_code, hostinfo, java, leftovers, machine_state, python_env, toolkit
     from . import container_runtime, install_state, node, theano
-    from .executor import Deadline, record_not_regular, run_bounded
-
-    from .windows import collect_windows, is_windows
 
     deadline = Deadline(timeout)
     host = host.for_run()  # what this run meets (FIFOs where files belong) is its own, never the caller's

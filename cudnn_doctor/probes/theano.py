@@ -2,6 +2,7 @@
 dnn.include_path / dnn.library_path hold, read from files only (Theano is never imported)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Dict, List, Optional, Tuple
@@ -180,8 +181,6 @@ def _library(ctx, inst: TheanoInstall, run_path: Optional[str]) -> None:
 
 def _keras_backend(ctx, th: TheanoFacts, home: str) -> None:
     """Keras 1/2 pick their backend from $KERAS_BACKEND, else ~/.keras/keras.json."""
-    import json
-
     env = ctx.host.getenv("KERAS_BACKEND")
     path = home.rstrip("/") + "/.keras/keras.json"
     try:

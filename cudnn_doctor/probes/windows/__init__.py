@@ -11,8 +11,9 @@ __all__ = ["WindowsDrive", "is_windows", "collect_windows"]
 
 def collect_windows(ctx) -> None:
     """Fill ctx.facts for a Windows machine; each step guarded like the Linux probes."""
-    from .state import State
+    # why: every Linux check imports this package (is_windows); the Windows probes and pefile cost it 34 ms.
     from . import copies, loads, machine
+    from .state import State
 
     state = State(ctx)
     for name, fn in (("host", machine.host), ("driver", machine.driver), ("python", copies.python),

@@ -6,6 +6,10 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from ...model import CudnnCopy, LibFile
+from ...readers.headers import parse_cudnn_header
+from ...readers.package_meta import normalize_name as _norm
+from ...versions import decode_cudnn
+from ..python_env import FRAMEWORKS, _framework
 from .state import State
 
 CUDNN_INSTALLER_ROOT = r"C:\Program Files\NVIDIA\CUDNN"
@@ -15,9 +19,6 @@ _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-inf
 
 def python(state: State) -> None:
     """Python installations and their site-packages: frameworks and NVIDIA wheels, from metadata only."""
-    from ...readers.package_meta import normalize_name as _norm
-    from ..python_env import FRAMEWORKS, _framework
-
     env = state.ctx.facts.python
     roots: List[str] = []
     for entry in state.win.path:  # python.exe on PATH
@@ -67,8 +68,6 @@ def python(state: State) -> None:
 
 def _header_version(state: State, folder: str) -> Tuple[Optional[str], Optional[str]]:
     """cudnn_version.h for a DLL folder: ..\\include (toolkit, wheel) or ..\\..\\include\\<cuda> (installer)."""
-    from ...readers.headers import parse_cudnn_header
-
     cands = [ntpath.join(ntpath.dirname(folder), "include", "cudnn_version.h")]
     parent = ntpath.dirname(folder)
     if ntpath.basename(parent).lower() == "bin":  # ...\CUDNN\v9.1\bin\12.4
@@ -164,8 +163,6 @@ def _built_for(state: State, copy: CudnnCopy) -> None:
 
 
 def _apply_cudnn(copy: CudnnCopy, res: dict) -> None:
-    from ...versions import decode_cudnn
-
     if res.get("version"):
         copy.version, copy.version_source = decode_cudnn(res["version"]), "cudnnGetVersion"
     elif res.get("error") or res.get("crashed") or res.get("timeout"):

@@ -7,6 +7,8 @@ from typing import Dict, List, Optional
 
 from ...model import DriverFacts, HostFacts, ToolkitFacts
 from ...readers.version_files import parse_nvcc_json, parse_version_json
+from ...versions import decode_cuda
+from ..driver import _gpu
 from .state import State
 
 TOOLKIT_ROOT = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA"
@@ -60,9 +62,6 @@ def driver(state: State) -> None:
 
 
 def _apply_nvml(state: State, res: dict) -> None:
-    from ..driver import _gpu
-    from ...versions import decode_cuda
-
     facts = state.ctx.facts.driver
     if res.get("init_error") or res.get("error") or res.get("crashed") or res.get("timeout"):
         facts.nvml_error = res.get("init_error") or res.get("error") or "NVML did not answer"
