@@ -8,6 +8,7 @@ import re
 from typing import List, Optional, Tuple
 
 from ..model import FrameworkFacts, Resolution
+from .python_places import sys_path_sites
 
 
 def _table_entry(folder: str, files: str) -> "re.Pattern[str]":
@@ -30,9 +31,10 @@ _NVIDIA_PREFIXES = ("libcu", "libnv")  # NVIDIA's CUDA libraries (cudart, cuBLAS
 
 
 def python_path(ctx, fw: FrameworkFacts) -> List[str]:
-    """The framework's sys.path entries that can hold NVIDIA's wheels, in order: PYTHONPATH, then its site."""
+    """The framework's sys.path entries that can hold NVIDIA's wheels, in order: PYTHONPATH, then its site and what
+    site.py adds around it (the user site, a venv's base sites, .pth folders: probes/python_places.py)."""
     entries = [e for e in (ctx.host.getenv("PYTHONPATH") or "").split(":") if e.startswith("/")]
-    return list(dict.fromkeys(entries + [fw.location]))
+    return list(dict.fromkeys(entries + sys_path_sites(ctx.host, fw.location)))
 
 
 def preloaded_cudnn(ctx, fw: FrameworkFacts, major: int) -> Optional[Resolution]:

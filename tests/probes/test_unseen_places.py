@@ -66,3 +66,60 @@ def test_etc_ld_so_preload_by_bare_name_is_found_as_the_loader_finds_it(machine)
     assert torch.resolved_cudnn.via == "/etc/ld.so.preload" and torch.resolved_cudnn.path.startswith(OTHER)
     [cd711] = [f for f in _findings(facts) if f.id == "CD711"]
     assert cd711.remedy.commands[0].startswith("sudo sed -i ") and "ld.so.preload" in cd711.remedy.commands[0]
+
+
+def _framework_sites(facts):
+    return {fw.name: fw.location for fw in facts.python.frameworks}
+
+
+def test_a_framework_in_a_folder_a_pth_file_adds_is_found(machine):
+    site = "/opt/app/.venv/lib/python3.11/site-packages"
+    machine.file(site + "/extra.pth", "# shared packages\nimport os\n/srv/pkgs\n../../../../shared\n")
+    machine.dist("/srv/pkgs", "cupy-cuda12x", "13.6.0")
+    machine.dist("/opt/app/shared", "onnxruntime-gpu", "1.19.0")
+    assert _framework_sites(_facts(machine)) == {"cupy-cuda12x": "/srv/pkgs",
+                                                 "onnxruntime-gpu": "/opt/app/shared"}
+
+
+def test_user_sites_are_found_from_pythonuserbase_and_home(machine):
+    machine.dist("/work/ub/lib/python3.11/site-packages", "torch", "2.9.1", files={"torch/version.py": "cuda = None\n"})
+    machine.dist("/home/ann/.local/lib/python3.12/site-packages", "cupy-cuda12x", "13.6.0")
+    assert _framework_sites(_facts(machine, PYTHONUSERBASE="/work/ub")) == {
+        "torch": "/work/ub/lib/python3.11/site-packages"}
+    assert _framework_sites(_facts(machine, HOME="/home/ann")) == {
+        "cupy-cuda12x": "/home/ann/.local/lib/python3.12/site-packages"}
+
+
+def test_an_environment_whose_bin_is_on_path_is_read(machine):
+    machine.file("/srv/env2/pyvenv.cfg", "home = /usr/bin\nversion = 3.12.3\n")
+    machine.dist("/srv/env2/lib/python3.12/site-packages", "onnxruntime-gpu", "1.19.0")
+    assert _framework_sites(_facts(machine)) == {}
+    assert _framework_sites(_facts(machine, PATH="/srv/env2/bin:/usr/bin:/bin")) == {
+        "onnxruntime-gpu": "/srv/env2/lib/python3.12/site-packages"}
+
+
+@pytest.mark.parametrize("system_site,expected", [
+    ("false", ["VENV"]),
+    ("true", ["VENV", "USER", "BASE"]),
+])
+def test_sys_path_order_of_a_virtual_environment(machine, system_site, expected):
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes.python_places import sys_path_sites
+    places = {"VENV": "/opt/v/lib/python3.11/site-packages", "USER": "/home/ann/.local/lib/python3.11/site-packages",
+              "BASE": "/usr/local/lib/python3.11/site-packages"}
+    for folder in places.values():
+        machine.mkdir(folder)
+    machine.file("/opt/v/pyvenv.cfg", "home = /usr/local/bin\ninclude-system-site-packages = %s\n" % system_site)
+    host = Host(str(machine.root), env={"HOME": "/home/ann"})
+    assert sys_path_sites(host, places["VENV"]) == [places[k] for k in expected]
+
+
+def test_sys_path_order_without_a_virtual_environment_puts_the_user_site_first(machine):
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes.python_places import sys_path_sites
+    system, user = "/usr/local/lib/python3.12/dist-packages", "/home/ann/.local/lib/python3.12/site-packages"
+    machine.mkdir(system)
+    machine.mkdir(user)
+    machine.file(user + "/more.pth", "/srv/more\n")
+    machine.mkdir("/srv/more")
+    assert sys_path_sites(Host(str(machine.root), env={"HOME": "/home/ann"}), system) == [user, "/srv/more", system]

@@ -1,0 +1,91 @@
+"""Where else a Python process takes packages from, beyond the environment the doctor runs in: user sites
+(`pip install --user`, PYTHONUSERBASE), the folders `.pth` files add, and the environments whose bin/ is on PATH;
+and the order site.py puts them on one environment's sys.path (what torch's and JAX's own cuDNN preloads walk)."""
+from __future__ import annotations
+
+import os
+import re
+from typing import List, Optional
+
+_VERSION = re.compile(r"/lib(?:64)?/python(3\.\d+)t?/(?:site|dist)-packages/?$")
+_SYSTEM_SITE = re.compile(r"^\s*include-system-site-packages\s*=\s*true\s*$", re.I | re.M)
+_HOME = re.compile(r"^\s*home\s*=\s*(\S+)\s*$", re.M)
+
+
+def user_bases(host) -> List[str]:
+    """site.getuserbase(): PYTHONUSERBASE, else ~/.local (the HOME of the environment read)."""
+    base = host.getenv("PYTHONUSERBASE")
+    if base:
+        return [base.rstrip("/")]
+    home = host.getenv("HOME")
+    return [home.rstrip("/") + "/.local"] if home and home.startswith("/") else []
+
+
+def user_sites(host, version: Optional[str] = None) -> List[str]:
+    """The user site folders (of one Python version, else every one there is)."""
+    pattern = "python%s" % version if version else "python3*"
+    return [d for base in user_bases(host) for d in host.glob("%s/lib/%s/site-packages" % (base, pattern))]
+
+
+def path_environments(host) -> List[str]:
+    """The site folders of every virtual or conda environment whose bin/ is on PATH (a second venv's python
+    answers `python` before the one the doctor runs in)."""
+    out: List[str] = []
+    for entry in (host.getenv("PATH") or "").split(":"):
+        if not entry.startswith("/") or not entry.rstrip("/").endswith("/bin"):
+            continue
+        prefix = entry.rstrip("/")[:-len("/bin")]
+        if host.lexists(prefix + "/pyvenv.cfg") or host.is_dir(prefix + "/conda-meta"):
+            out += host.glob(prefix + "/lib/python3*/site-packages")
+    return out
+
+
+def pth_folders(host, site: str) -> List[str]:
+    """The folders the `.pth` files of one site folder add to sys.path (site.addpackage: one path a line, relative to
+    the site; lines starting with `import` run code and add nothing; `#` comments)."""
+    out: List[str] = []
+    for name in sorted(host.listdir(site)):
+        if not name.endswith(".pth"):
+            continue
+        for line in (host.read_text("%s/%s" % (site, name), limit=64 * 1024) or "").splitlines():
+            line = line.rstrip()
+            if not line or line.startswith("#") or line.startswith(("import ", "import\t")):
+                continue
+            folder = os.path.normpath(line if line.startswith("/") else "%s/%s" % (site.rstrip("/"), line))
+            if host.is_dir(folder) and folder not in out:
+                out.append(folder)
+    return out
+
+
+def sys_path_sites(host, site: str) -> List[str]:
+    """The package folders on sys.path of the python that owns `site`, in site.py's order: a virtual environment's
+    own site, then (include-system-site-packages = true) the user site of its Python and its base interpreter's
+    sites; without a virtual environment the user site comes before the system site. Each site is followed by the
+    folders its .pth files add."""
+    m = _VERSION.search(site)
+    prefix = site[:m.start()] if m else ""
+    cfg = host.read_text(prefix + "/pyvenv.cfg", limit=64 * 1024) if prefix else None
+    version = m.group(1) if m else None
+    user = user_sites(host, version) if version else []
+    if cfg is not None:
+        order = [site] + (user + _base_sites(host, cfg, version) if _SYSTEM_SITE.search(cfg) else [])
+    else:
+        order = [s for s in user if s != site] + [site]
+    out: List[str] = []
+    for s in order:
+        for folder in [s] + pth_folders(host, s):
+            if folder not in out:
+                out.append(folder)
+    return out
+
+
+def _base_sites(host, cfg: str, version: Optional[str]) -> List[str]:
+    """The site folders of the interpreter a virtual environment was made from (pyvenv.cfg's `home = PREFIX/bin`)."""
+    m = _HOME.search(cfg)
+    if not m or not version:
+        return []
+    base = m.group(1).rstrip("/")
+    base = base[:-len("/bin")] if base.endswith("/bin") else base
+    found = ["%s/lib/python%s/site-packages" % (base, version), "%s/local/lib/python%s/dist-packages" % (base, version),
+             "%s/lib/python3/dist-packages" % base]
+    return [d for d in found if host.is_dir(d)]
