@@ -10,6 +10,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import hermetic  # noqa: E402
+
+# Before any test module is imported (and before the package is): the package's cache folder is this session's own,
+# so a developer's `cudnn-doctor update` copy (~/.cache/cudnn-doctor/knowledge.json) is never read (tests/hermetic.py).
+hermetic.redirect()
+
 from kit import FakeMachine, have_gcc  # noqa: E402
 
 from cudnn_doctor.model import CUDA_ENVIRONMENT  # noqa: E402
@@ -26,16 +32,16 @@ from kit import FIXED_DOCTOR  # noqa: E402  (the start form every test's fixes a
 
 
 @pytest.fixture(scope="session")
-def _test_cache_home(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("xdg-cache")
+def _test_cache_home() -> Path:
+    return hermetic.cache_home()
 
 
 @pytest.fixture(autouse=True)
 def hermetic_env(monkeypatch, request, _test_cache_home):
     for name in _STEERING_ENV:
         monkeypatch.delenv(name, raising=False)
-    # A knowledge copy the developer's own `cudnn-doctor update` wrote (~/.cache/cudnn-doctor/knowledge.json) must not
-    # leak into reports: every test reads the shipped knowledge unless it points XDG_CACHE_HOME elsewhere itself.
+    # Set again per test (hermetic.redirect set it at import): a test that points XDG_CACHE_HOME elsewhere with
+    # monkeypatch, or by hand, leaves the next test the suite's own empty cache folder.
     monkeypatch.setenv("XDG_CACHE_HOME", str(_test_cache_home))
     monkeypatch.setenv("COLUMNS", "120")
     # The installer's after-install check and ld.so.conf reading look here instead of at the real machine.
@@ -89,6 +95,11 @@ def check_json():
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "live: reads the real machine read-only (the installed command end to end)")
+    hermetic.install(config)  # the guard: no test reads knowledge from outside compat/, tests/ or its tmp folders
+
+
+def pytest_unconfigure(config):
+    hermetic.uninstall()
 
 
 # The quick tier (`python -m pytest -m "not slow"`, README) leaves these out: what fetches or unpacks real NVIDIA
@@ -100,6 +111,7 @@ _SLOW_FILES = (
     "install/test_install_random_kills.py", "install/test_install_signals.py", "install/test_install_realdata.py",
     "project/test_dist.py", "project/test_zipapp.py", "project/test_layers.py", "project/test_docs.py",
     "theano/test_theano_sdist.py", "windows/test_windows_wine.py", "smoke/test_smoke_realwheel.py",
+    "probes/test_loader_glibc.py",  # Debian's packages (apt-get download) and a real cuDNN wheel, in chroots
     # Every fix of every rule on hundreds of built machines, run in real shells or checked path by path: minutes.
     "remedies/test_fixes_run_as_printed.py", "remedies/test_fixes_stay_inside_the_root.py",
 )
@@ -120,6 +132,8 @@ _SLOW_TESTS = (
     "knowledge/test_knowledge_one_answer.py::test_matrix_rules_install_and_explain_agree",
     "rules/test_rules_on_built_facts.py::test_catalogue_coverage",
     "rules/test_rules_on_built_facts.py::test_every_error_and_warning_has_a_fix",
+    # the whole golden module again, with a user's `cudnn-doctor update` copy in $HOME/.cache (over a minute)
+    "project/test_tests_are_hermetic.py::test_the_golden_tests_pass_with_a_users_update_in_the_home_cache",
 )
 
 

@@ -143,7 +143,10 @@ PADDLE_SONAME = "libcudnn.so"
 # runs the convolution; without
 # libcudnn_engines_precompiled.so.9 it fails with CUDNN_STATUS_NOT_SUPPORTED, without
 # libcudnn_engines_runtime_compiled.so.9 with CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED (docs/real-stacks.md).
-ENGINES = tuple(n for n in load_compat().cudnn_layout(9).get("linux_sublibraries", []) if "_engines_" in n)
+def engines() -> Tuple[str, ...]:
+    """cuDNN 9's engine sub-libraries, asked of the knowledge when a case is judged (never when this module is imported:
+    a test session's cache folder is set by then)."""
+    return tuple(n for n in load_compat().cudnn_layout(9).get("linux_sublibraries", []) if "_engines_" in n)
 
 
 def _accepts(v: Optional[int], major: int, minor: int) -> bool:
@@ -183,7 +186,7 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
     elif kind == "paddle":
         soname = PADDLE_SONAME
     result = oracle.run(lib, soname, work, stack.cache, stack.env, stack.root / "venv/bin/python", kind,
-                        stack.site, startup, ENGINES)
+                        stack.site, startup, engines())
     own_check = ""  # the framework's own GPU-less verdict, where it has one
     if kind == "jax":
         # JAX's own check names the version it was built for and the one it got, after its own preloads.

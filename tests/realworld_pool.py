@@ -3,9 +3,6 @@ what the oracle and the doctor read of a framework; NVIDIA's wheels whole), fram
 kept as sparse files holding only what the loader and readelf read of them (the doctor reads no more of those)."""
 from __future__ import annotations
 
-import os
-import re
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -54,9 +51,6 @@ CUDA_LIBS: Tuple[Wheel, ...] = (
 TF_AND_CUDA = CUDA_LIBS[:7]
 NVTX = CUDA_LIBS[-1]
 
-SLIM_OVER = 400 << 20  # framework libraries bigger than this keep only their ELF headers and dynamic section
-
-
 def every_wheel() -> List[Wheel]:
     return [w for _, ws in FRAMEWORKS.values() for w in ws] + list(CUDNN) + list(CUDA_LIBS)
 
@@ -73,45 +67,9 @@ def unpacked(wheel: Wheel) -> Optional[Path]:
     if name.startswith("nvidia-"):
         import realworld_stacks as stacks
         return stacks.unpacked(wheel)
-    tree = wheels.tree(name, version)
-    if tree is not None:
-        for path in tree.rglob("*.so*"):
-            if path.is_file() and path.stat().st_size > SLIM_OVER and (
-                    path.stat().st_blocks * 512 > SLIM_OVER or b".nv_fatbin\0" in _shstrtab(path)):
-                slim_elf(path)
-    return tree
-
-
-def _shstrtab(path: Path) -> bytes:
-    out = subprocess.run(["readelf", "-p", ".shstrtab", str(path)], capture_output=True, text=True).stdout
-    return ("\0".join(re.findall(r"\]\s+(\S+)", out)) + "\0").encode()
-
-
-def slim_elf(path: Path) -> None:
-    """Rewrite an ELF file as a sparse file of the same size holding only its ELF and program headers, section
-    headers and the dynamic section and strings (as readelf locates them): what ld.so's RPATH/RUNPATH/NEEDED
-    search and readelf -d read of a library that is never itself loaded."""
-    out = subprocess.run(["readelf", "-hlS", "--wide", str(path)], capture_output=True, text=True, check=True).stdout
-    header = dict(re.findall(r"^\s+(Start of (?:program|section) headers|Size of (?:program|section) headers|"
-                             r"Number of (?:program|section) headers):\s+(\d+)", out, re.M))
-    keep = [(0, int(header["Start of program headers"]) +
-             int(header["Size of program headers"]) * int(header["Number of program headers"])),
-            (int(header["Start of section headers"]),
-             int(header["Size of section headers"]) * int(header["Number of section headers"]))]
-    for name, offset, size in re.findall(r"\]\s+(\.dynamic|\.dynstr|\.shstrtab|\.gnu\.version_d)\s+\S+\s+\S+\s+"
-                                         r"([0-9a-f]+)\s+([0-9a-f]+)", out):
-        keep.append((int(offset, 16), int(size, 16)))
-    size = path.stat().st_size
-    tmp = path.with_name(path.name + ".slim")
-    with open(path, "rb") as src, open(tmp, "wb") as dst:
-        dst.truncate(size)
-        for offset, length in keep:
-            src.seek(offset)
-            dst.seek(offset)
-            # The GPU code is not kept: its section is renamed, so no reader walks the holes as a fat binary.
-            dst.write(src.read(length).replace(b".nv_fatbin\0", b".nv_fatbix\0"))
-    os.chmod(tmp, path.stat().st_mode)
-    os.replace(tmp, path)
+    # A framework's libraries over wheels.SLIM_OVER are slimmed while the tree is filled, under its cache lock
+    # (realworld_wheels.tree): two runs sharing the cache never rewrite the same file at once.
+    return wheels.tree(name, version)
 
 
 if __name__ == "__main__":

@@ -135,10 +135,15 @@ def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
 REGRESSIONS = Path(__file__).resolve().parent / "realworld_regressions.txt"
 
 
-def regression_draws() -> List[stacks.Case]:
-    """Every draw that ever failed ("seed n" a line, # comments): CI runs them all, every time."""
+def regression_pairs() -> List[Tuple[int, int]]:
+    """Every draw that ever failed, as (seed, n) ("seed n" a line, # comments): naming a draw fetches nothing."""
     lines = [line.split("#")[0].split() for line in REGRESSIONS.read_text().splitlines()]
-    return [draw.draw(int(pair[0]), int(pair[1])) for pair in lines if len(pair) == 2]
+    return [(int(pair[0]), int(pair[1])) for pair in lines if len(pair) == 2]
+
+
+def regression_draws() -> List[stacks.Case]:
+    """Every draw that ever failed, drawn (reads the pool's wheels, downloading them on first use): CI runs them all."""
+    return [draw.draw(seed, n) for seed, n in regression_pairs()]
 
 
 def parse(argv: List[str]) -> argparse.Namespace:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
+import subprocess
 import zipfile
 from pathlib import Path
 from typing import Optional, Sequence
@@ -12,6 +14,7 @@ from realdata import CACHE, download_wheel, unpacked_wheel
 
 WHEELS = CACHE / "wheels"
 TREES = CACHE / "realworld-trees"
+SLIM_OVER = 400 << 20  # framework libraries bigger than this keep only their ELF headers and dynamic section
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x86_64", "manylinux_2_28_x86_64",
              "manylinux1_x86_64")
 
@@ -64,10 +67,48 @@ def tree(name: str, version: str) -> Optional[Path]:
             mode = (info.external_attr >> 16) & 0o777
             if mode:  # zip drops the exec bits pip keeps
                 os.chmod(tmp / info.filename, mode)
+        if not name.startswith("nvidia-"):  # slimmed here, in the private folder under the tree's lock, never in place
+            for path in tmp.rglob("*.so*"):
+                if path.is_file() and path.stat().st_size > SLIM_OVER and (
+                        path.stat().st_blocks * 512 > SLIM_OVER or b".nv_fatbin\0" in _shstrtab(path)):
+                    slim_elf(path)
     # A framework wheel is read once; only NVIDIA's are installed again (by the fixes, with pip).
     keep = name.startswith("nvidia-") or bool(os.environ.get("CUDNN_DOCTOR_KEEP_WHEELS"))
     return unpacked_wheel(TREES / ("%s-%s" % (name, version)), lambda: wheel_file(name, version), fill,
                           keep_wheel=keep)
+
+
+def _shstrtab(path: Path) -> bytes:
+    out = subprocess.run(["readelf", "-p", ".shstrtab", str(path)], capture_output=True, text=True).stdout
+    return ("\0".join(re.findall(r"\]\s+(\S+)", out)) + "\0").encode()
+
+
+def slim_elf(path: Path) -> None:
+    """Rewrite an ELF file as a sparse file of the same size holding only its ELF and program headers, section
+    headers and the dynamic section and strings (as readelf locates them): what ld.so's RPATH/RUNPATH/NEEDED
+    search and readelf -d read of a library that is never itself loaded. Only called on a tree being filled (its
+    private folder, under its cache lock): a file another run may be reading is never rewritten."""
+    out = subprocess.run(["readelf", "-hlS", "--wide", str(path)], capture_output=True, text=True, check=True).stdout
+    header = dict(re.findall(r"^\s+(Start of (?:program|section) headers|Size of (?:program|section) headers|"
+                             r"Number of (?:program|section) headers):\s+(\d+)", out, re.M))
+    keep = [(0, int(header["Start of program headers"]) +
+             int(header["Size of program headers"]) * int(header["Number of program headers"])),
+            (int(header["Start of section headers"]),
+             int(header["Size of section headers"]) * int(header["Number of section headers"]))]
+    for name, offset, size in re.findall(r"\]\s+(\.dynamic|\.dynstr|\.shstrtab|\.gnu\.version_d)\s+\S+\s+\S+\s+"
+                                         r"([0-9a-f]+)\s+([0-9a-f]+)", out):
+        keep.append((int(offset, 16), int(size, 16)))
+    size = path.stat().st_size
+    tmp = path.with_name(path.name + ".slim")
+    with open(path, "rb") as src, open(tmp, "wb") as dst:
+        dst.truncate(size)
+        for offset, length in keep:
+            src.seek(offset)
+            dst.seek(offset)
+            # The GPU code is not kept: its section is renamed, so no reader walks the holes as a fat binary.
+            dst.write(src.read(length).replace(b".nv_fatbin\0", b".nv_fatbix\0"))
+    os.chmod(tmp, path.stat().st_mode)
+    os.replace(tmp, path)
 
 
 def link_into(src: Path, dest: Path, only: Sequence[str] = ()) -> None:

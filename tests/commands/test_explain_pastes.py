@@ -11,10 +11,11 @@ from packaging.version import Version
 
 from cudnn_doctor.explain import explain, extract_sonames, match_symptoms, parse_versions
 from cudnn_doctor.knowledge import load_compat
+from hermetic import shipped_compat
 from kit import FakeMachine, have_gcc
 from shellcheck_kit import ld_library_path_after
 
-TEXTS = load_compat().error_texts()
+TEXTS = shipped_compat().error_texts()
 HEADINGS = ("What the text says", "What that needs", "On this machine", "Fix")
 
 

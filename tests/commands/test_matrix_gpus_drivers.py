@@ -11,10 +11,10 @@ from clirunner import CliRunner
 from hypothesis import given, settings, strategies as st
 
 from cudnn_doctor.cli import app
-from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.versions import major_of
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 
 
 def matrix(*args):
@@ -71,7 +71,7 @@ def test_the_first_driver_of_an_architecture_is_the_driver_of_its_first_cuda():
 
 
 @settings(max_examples=200, deadline=None)
-@given(gpu=st.sampled_from(load_compat().gpu_names()), branch=st.integers(min_value=300, max_value=700))
+@given(gpu=st.sampled_from(shipped_compat().gpu_names()), branch=st.integers(min_value=300, max_value=700))
 def test_a_driver_too_old_for_the_gpus_first_cuda_never_works(gpu, branch):
     """Any listed GPU with any driver branch: DOES NOT WORK exactly when the branch is older than the driver of
     the GPU's first CUDA release, or newer than the last branch of a retired architecture."""

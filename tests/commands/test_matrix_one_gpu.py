@@ -10,9 +10,9 @@ import pytest
 from clirunner import CliRunner
 
 from cudnn_doctor.cli import app
-from cudnn_doctor.knowledge import load_compat
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 
 
 def matrix(*args):

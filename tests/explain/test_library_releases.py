@@ -7,9 +7,9 @@ from hypothesis import given, settings, strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from cudnn_doctor.knowledge import load_compat
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 RELEASES = COMPAT.cuda_releases()
 ROWS = COMPAT.table("sonames", "toolkit_sonames")["rows"]
 STEMS = sorted({r["stem"] for r in ROWS})

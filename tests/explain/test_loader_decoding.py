@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 
 from cudnn_doctor.explain.decode_loader import decode_loader, decode_windows
-from cudnn_doctor.knowledge import load_compat
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 stem = st.from_regex(r"lib[a-z][a-zA-Z_]{1,12}", fullmatch=True)
 soname = st.builds(lambda s, v: "%s.so.%s" % (s, v), stem,
                    st.from_regex(r"[0-9]{1,2}(\.[0-9]{1,2}){0,2}", fullmatch=True))

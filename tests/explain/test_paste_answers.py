@@ -10,9 +10,9 @@ from hypothesis import given, strategies as st
 
 from cudnn_doctor.explain import explain
 from cudnn_doctor.explain.decode_checks import fits
-from cudnn_doctor.knowledge import load_compat
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 # (text, words the cause must hold, words the fix must hold)
 EXAMPLES = [
     ("Error 803: system has unsupported display driver / cuda driver combination", "different releases", "reboot"),

@@ -7,9 +7,9 @@ import pytest
 from cudnn_doctor.explain.answer import answer
 from cudnn_doctor.explain.decode import decode
 from cudnn_doctor.explain.decode_status import decode_statuses
-from cudnn_doctor.knowledge import load_compat
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 APIS = sorted(COMPAT.status_apis())
 CODES = [c for api in APIS for c in COMPAT.status_codes_of(api) if c.number]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from cudnn_doctor.knowledge import load_compat
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 
 
 def _era(release: str):

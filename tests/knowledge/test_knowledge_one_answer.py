@@ -9,12 +9,12 @@ from hypothesis import strategies as st
 
 import facts_factory as ff
 from cudnn_doctor.install.plan import compat_verdict
-from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.results import Report
 from cudnn_doctor.rules import RuleContext, evaluate
 from cudnn_doctor.versions import major_of
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 RELEASES = [r for r in COMPAT.cudnn_releases() if r.split(".")[0] in ("8", "9")]
 MINORS = [c for c in COMPAT.cuda_releases() if major_of(c) and major_of(c) >= 10 and COMPAT.min_driver(c)]
 BRANCHES = ["418", "440", "450", "470", "495", "510", "525", "535", "550", "560", "570", "575", "580", "590",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_doctor.knowledge import load_compat
+from hermetic import shipped_compat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import gen_status_tables  # noqa: E402
@@ -35,7 +35,7 @@ def test_status_tables_regenerate_from_the_wheels():
     assert gen_status_tables.generate() == gen_status_tables.OUT.read_text(encoding="utf-8")
 
 
-ROWS = [r for table in ("toolkit_sonames", "cudnn_sonames") for r in load_compat().table("sonames", table)["rows"]
+ROWS = [r for table in ("toolkit_sonames", "cudnn_sonames") for r in shipped_compat().table("sonames", table)["rows"]
         if r.get("wheel")]
 
 

@@ -14,13 +14,13 @@ from node_kit import gpu_address, node
 from test_gpu_health import judge
 
 from cudnn_doctor.host import Host
-from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Facts
 from cudnn_doctor.model_node import GpuHealth, NodeFacts
 from cudnn_doctor.probes.node import _kernel_log, read_journal
 from cudnn_doctor.rules import RuleContext, evaluate
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 ROWS = COMPAT.sourced_rows("node_health", "xid")
 SEVERITY = {"reset_gpu": "error", "reboot": "error", "restart_app": "warning", "check_power": "warning",
             "note": "info"}

@@ -12,12 +12,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from facts_factory import toolkit  # noqa: E402
 from pick_nodes import node_facts  # noqa: E402
 
-from cudnn_doctor.knowledge import load_compat  # noqa: E402
 from cudnn_doctor.pick.answer import answer  # noqa: E402
 from cudnn_doctor.pick.cudnn import pick_cudnn  # noqa: E402
 from cudnn_doctor.pick.machine import from_facts, from_report  # noqa: E402
+from hermetic import shipped_compat  # noqa: E402
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 WHEEL = "/home/u/venv/lib/python3.12/site-packages/nvidia/cu13"
 H100 = ("580.95.05", "13.0", [("NVIDIA H100 80GB HBM3", "9.0")])
 

@@ -12,14 +12,15 @@ from typing import List, Optional
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cudnn_doctor.knowledge import Build, load_compat
+from cudnn_doctor.knowledge import Build
 from cudnn_doctor.pick.choose import pick
 from cudnn_doctor.pick.cudnn import pick_cudnn
 from cudnn_doctor.pick.machine import Gpu, Machine
 from cudnn_doctor.readers.fatbin import GpuCode, runs_on
 from cudnn_doctor.versions import major_of, mm, ver
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 FRAMEWORKS = ("torch", "tensorflow", "jax", "onnxruntime", "cupy", "paddlepaddle")
 # Every compute capability the knowledge lists an architecture for, and every driver it names.
 CCS = sorted({cc for arch in COMPAT.architectures() for cc in arch.ccs if ver(arch.first_cuda) >= ver("9.0")},

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from realdata import CACHE
 
-from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.refresh.wheel_code import project_of, wheel_code
 from cudnn_doctor.versions import mm
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 ROWS = COMPAT.table("framework_builds", "wheel_code")["rows"]
 
 

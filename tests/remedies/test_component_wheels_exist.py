@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.remedies.paste_runtime import nvrtc_builtins_fix, xla_cuda_tools_fix
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 
 
 @pytest.mark.parametrize("major,project", [(11, "nvidia-cuda-nvcc-cu11"), (12, "nvidia-cuda-nvcc-cu12"),

@@ -9,12 +9,12 @@ from typing import List, Tuple
 
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import DriverFacts
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, driver, framework, gpu, real_machine, toolkit
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 
 CUDAS = [c for c in COMPAT.cuda_releases() if c.split(".")[0] in ("10", "11", "12", "13")]
 CUDNNS = [r for r in COMPAT.cudnn_releases() if r.split(".")[0] in ("7", "8", "9")]

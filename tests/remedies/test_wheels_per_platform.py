@@ -10,12 +10,12 @@ import re
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.knowledge.exists import INSUFFICIENT, platform_key
 from cudnn_doctor.remedies.cudnn import cudnn_install_fix
 from cudnn_doctor.versions import release3
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 ROWS = COMPAT.table("cudnn_layout", "wheel_platforms")["rows"]
 PLATFORMS = [("linux", "x86_64"), ("linux", "aarch64"), ("linux", "sbsa"), ("windows", "AMD64"), ("windows", "arm64")]
 

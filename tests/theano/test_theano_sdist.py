@@ -14,11 +14,11 @@ from hypothesis import given, settings, strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.readers.theano_config import effective, parse_flags, parse_rc, rc_files
+from hermetic import shipped_compat
 from theano_sdist import RELEASES, sdist_tree
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 
 
 def tree(version: str) -> Path:

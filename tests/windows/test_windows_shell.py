@@ -9,13 +9,13 @@ import pytest
 from powershell_lexer import quoted_arguments
 
 from cudnn_doctor.diagnose import fix_target
-from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import WINDOWS_SHELL, CudnnCopy, Facts, Target
 from cudnn_doctor.model_windows import WindowsFacts
 from cudnn_doctor.remedies import cudnn, environment, paste, paste_runtime, windows
 from cudnn_doctor.remedies.acting import building_for
+from hermetic import shipped_compat
 
-COMPAT = load_compat()
+COMPAT = shipped_compat()
 FOLDER = "C:\\Program Files\\NVIDIA\\CUDNN\\v9.1\\bin"
 
 
