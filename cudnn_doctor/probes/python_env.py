@@ -8,7 +8,7 @@ from ..model import FrameworkFacts, PythonEnvFacts
 from ..versions import canonical_name, requirements
 from ..readers.package_meta import dist_info_name, parse_conda_record, parse_metadata, parse_tf_build_info
 from .framework_cudnn import resolve_frameworks  # noqa: F401  (run by probes/__init__ after the loader)
-from .python_places import path_environments, pth_folders, user_sites
+from .python_places import altered_files, path_environments, pth_folders, user_sites
 
 # Cheap places other interpreters keep packages (virtual envs under /opt, distro pythons, conda).
 SITE_GLOBS = (
@@ -79,6 +79,9 @@ def probe(ctx) -> None:
                 wheel = {"name": name, "version": version, "location": site}
                 if site in python_path:  # on every python's sys.path: any environment's pip sees it installed
                     wheel["via"] = "PYTHONPATH"
+                altered = altered_files(host, site, entry) if name.startswith("nvidia-cudnn-") else []
+                if altered:  # another release's file copied over the wheel's: pip still counts it installed
+                    wheel["altered"] = ",".join(altered)
                 env.nvidia_wheels.append(wheel)
             elif FRAMEWORKS.match(name):
                 env.frameworks.append(_framework(ctx, site, entry, name, version))

@@ -1,6 +1,7 @@
 """Where else a Python process takes packages from, beyond the environment the doctor runs in: user sites
 (`pip install --user`, PYTHONUSERBASE), the folders `.pth` files add, and the environments whose bin/ is on PATH;
-and the order site.py puts them on one environment's sys.path (what torch's and JAX's own cuDNN preloads walk)."""
+the order site.py puts them on one environment's sys.path (what torch's and JAX's own cuDNN preloads walk); and the
+files of an installed wheel that are no longer the ones its RECORD lists."""
 from __future__ import annotations
 
 import os
@@ -89,3 +90,19 @@ def _base_sites(host, cfg: str, version: Optional[str]) -> List[str]:
     found = ["%s/lib/python%s/site-packages" % (base, version), "%s/local/lib/python%s/dist-packages" % (base, version),
              "%s/lib/python3/dist-packages" % base]
     return [d for d in found if host.is_dir(d)]
+
+
+def altered_files(host, site: str, dist_dir: str, under: str = "nvidia/cudnn/lib/") -> List[str]:
+    """The library files of an installed wheel whose size is not the one its RECORD lists (`path,sha256=...,SIZE`):
+    another release's file copied over it. Sizes only: hashing a 500 MB engine library on every run costs seconds,
+    and two releases' builds of one library never have one size. A missing file is said elsewhere (the copy's
+    sub-libraries)."""
+    out: List[str] = []
+    for line in (host.read_text("%s/%s/RECORD" % (site, dist_dir), limit=1 << 20) or "").splitlines():
+        parts = line.rsplit(",", 2)
+        if len(parts) != 3 or not parts[0].startswith(under) or not parts[2].strip().isdigit():
+            continue
+        st = host.stat("%s/%s" % (site, parts[0]))
+        if st is not None and st.st_size != int(parts[2]):
+            out.append(parts[0][len(under):])
+    return out

@@ -208,3 +208,10 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
                               + "%s-*.dist-info" % canonical_name(w["name"]).replace("-", "_"))
     return or_else(then(run(remove), fix),
                    "or take %s off PYTHONPATH" % w["location"], "%s   (%s)")
+
+
+def force_reinstall_fix(facts: Facts, fw: Optional[FrameworkFacts], name: str, version: str) -> Fix:
+    """An NVIDIA wheel one of whose files another release's replaced: reinstalled whole at its own release (it exists:
+    pip installed it from there). A plain `pip install` says "Requirement already satisfied" and changes nothing."""
+    fix = run(pip('install --force-reinstall --no-deps "%s==%s"' % (canonical_name(name), version)))
+    return beside_framework(facts, fw, fix) if fw is not None else fix

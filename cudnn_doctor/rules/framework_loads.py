@@ -1,6 +1,7 @@
 """CD709: what a framework really loads: a cuDNN whose shim takes its sub-libraries from another copy (its own
 dlopen searches LD_LIBRARY_PATH before its RUNPATH), or finds none of them. CD711: a cuDNN forced on it by LD_PRELOAD
-or /etc/ld.so.preload, judged by the framework's own run-time rule (compat [cudnn_acceptance])."""
+or /etc/ld.so.preload, judged by the framework's own run-time rule (compat [cudnn_acceptance]). CD712: a cuDNN wheel
+one of whose libraries another release's file replaced (its RECORD says otherwise), which pip counts as installed."""
 from __future__ import annotations
 
 import os
@@ -9,7 +10,7 @@ from typing import List, Optional, Tuple
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
 from ..versions import major_of, soname_major, ver
 from ..queries import compiled_cudnn, copy_for_path, cudnn_pin_floor, framework_kind, ld_entry_for
-from ..remedies.environments import whole_environment_fix
+from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from ..remedies.preloads import ETC_PRELOAD, drop_preload_fix
 from . import LINUX, RuleContext, rule
@@ -139,3 +140,31 @@ def _entry(facts: Facts, path: str) -> str:
     """The LD_PRELOAD entry that named this file (a bare name the loader found, or the path itself)."""
     base = os.path.basename(path)
     return next((e for e in facts.loader.ld_preload if e == path or e == base), path)
+
+
+@rule("CD712", "cudnn-wheel-altered", "A cuDNN wheel's library is not the one the wheel installed", platforms=LINUX,
+      section="python")
+def altered_wheel(facts: Facts, ctx: RuleContext) -> List[Finding]:
+    out: List[Finding] = []
+    for wheel in facts.python.nvidia_wheels:
+        if not wheel.get("altered"):
+            continue
+        folder = os.path.normpath(wheel["location"].rstrip("/") + "/nvidia/cudnn/lib")
+        users = [fw for fw in facts.python.frameworks if fw.resolved_cudnn is not None and fw.resolved_cudnn.path
+                 and _folder(fw.resolved_cudnn.realpath or fw.resolved_cudnn.path) == folder]
+        names = wheel["altered"].split(",")
+        out.append(finding(
+            ERROR if users else WARNING,
+            "%s %s in %s: %s %s not the wheel's own (%s)" % (
+                wheel["name"], wheel["version"], wheel["location"], ", ".join(names), "is" if len(names) == 1 else
+                "are", "loaded by %s" % ", ".join("%s %s" % (fw.name, fw.version) for fw in users) if users
+                else "no framework found loads it"),
+            detail="Each file's size differs from the one the wheel's RECORD lists: another release's library was "
+                   "copied over it, so one process runs two cuDNN releases (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "
+                   "or an abort inside cuDNN). pip still counts %s %s as installed and a plain `pip install` says "
+                   "'Requirement already satisfied', so it is reinstalled with --force-reinstall." % (
+                       wheel["name"], wheel["version"]),
+            remedy=force_reinstall_fix(facts, users[0] if users else None, wheel["name"], wheel["version"]),
+            evidence={"wheel": wheel["name"], "version": wheel["version"], "location": wheel["location"],
+                      "altered": names}, catalogue=["D3"]))
+    return out

@@ -123,3 +123,24 @@ def test_sys_path_order_without_a_virtual_environment_puts_the_user_site_first(m
     machine.file(user + "/more.pth", "/srv/more\n")
     machine.mkdir("/srv/more")
     assert sys_path_sites(Host(str(machine.root), env={"HOME": "/home/ann"}), system) == [user, "/srv/more", system]
+
+
+def test_a_wheel_library_replaced_by_another_releases_is_reinstalled_with_force_reinstall(machine):
+    import os
+    import shutil
+    _torch_over_its_wheel(machine)
+    lib = machine.p(SITE + "/nvidia/cudnn/lib")
+    record = "".join("nvidia/cudnn/lib/%s,sha256=x,%d\n" % (n, os.path.getsize(lib / n))
+                     for n in sorted(os.listdir(lib)))
+    machine.file(SITE + "/nvidia_cudnn_cu13-9.26.0.51.dist-info/RECORD", record)
+    assert not [f for f in _findings(_facts(machine)) if f.id == "CD712"]  # whole: nothing to say
+    # another release's graph library copied over the wheel's (real releases' builds differ in size)
+    shutil.copyfile(machine.p(OTHER + "/libcudnn_graph.so.9.13.0"), lib / "libcudnn_graph.so.9")
+    with open(lib / "libcudnn_graph.so.9", "ab") as f:
+        f.write(b"\0" * 64)
+    facts = _facts(machine)
+    [wheel] = [w for w in facts.python.nvidia_wheels if w["name"] == "nvidia-cudnn-cu13"]
+    assert wheel["altered"] == "libcudnn_graph.so.9"
+    [cd712] = [f for f in _findings(facts) if f.id == "CD712"]
+    assert cd712.severity.value == "error" and "loaded by torch 2.15.0" in cd712.title
+    assert cd712.remedy.commands == ['pip install --force-reinstall --no-deps "nvidia-cudnn-cu13==9.26.0.51"']
