@@ -143,3 +143,53 @@ def check_invocation(line: str, args: List[str]) -> None:
         assert cmd is not None, "%s: no such subcommand (have: %s)" % (line, ", ".join(sorted(root().commands)))
     if cmd is not None:
         check_args(cmd, rest, line)
+
+
+# --- output the pages show ----------------------------------------------------------------------------------
+
+SHOWN_BLOCKS = ("text", "console", "console-output")  # blocks that show what a command prints
+ELISION = re.compile(r"\(\.\.\.\)|\.\.\.|…")  # words a shown line leaves out
+
+
+def output_blocks(text: str) -> Iterator[Tuple[int, str]]:
+    """(line number, body) of every block that shows a command's output (its `$ ` lines are the commands)."""
+    for m in FENCE.finditer(text):
+        if m.group(1).strip() in SHOWN_BLOCKS:
+            yield text[:m.start()].count("\n") + 1, m.group(2)
+
+
+def shown_lines(body: str) -> List[str]:
+    """The block's lines of output: not its `$ ` command lines, not blank lines."""
+    return [line for line in body.splitlines() if line.strip() and not line.startswith("$ ")]
+
+
+def line_matches(shown: str, real: str) -> bool:
+    """``shown`` is ``real``, or ``real`` with words left out where ``shown`` says ..., (...) or …"""
+    parts = ELISION.split(shown)
+    real = real.rstrip()
+    if len(parts) == 1:
+        return shown.rstrip() == real
+    first, last = parts[0].rstrip(), parts[-1].strip()
+    if not real.startswith(first):
+        return False
+    pos = len(first)
+    for part in (p.strip() for p in parts[1:-1]):
+        found = real.find(part, pos)
+        if found < 0:
+            return False
+        pos = found + len(part)
+    return not last or (real.endswith(last) and real.rfind(last) >= pos)
+
+
+def unmatched_line(shown: List[str], real: str) -> "str | None":
+    """None when every shown line is a line of ``real``, in order (an abridged output leaves lines out); else the
+    first shown line that is not."""
+    lines = real.splitlines()
+    i = 0
+    for want in shown:
+        while i < len(lines) and not line_matches(want, lines[i]):
+            i += 1
+        if i == len(lines):
+            return want
+        i += 1
+    return None

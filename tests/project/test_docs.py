@@ -14,7 +14,9 @@ from typing import List, Optional, Tuple
 
 import pytest
 from clirunner import CliRunner
-from doc_examples import FENCE, SHELL_BLOCKS, check_invocation, invocations, resolve, root
+import doc_outputs
+from doc_examples import (FENCE, SHELL_BLOCKS, check_invocation, invocations, output_blocks, resolve, root,
+                          shown_lines, unmatched_line)
 
 from cudnn_doctor.cli import app
 
@@ -270,3 +272,86 @@ def test_action_inputs_and_outputs_are_documented():
 def test_matrix_and_explain_examples_are_many():
     """These read only the bundled data, so their examples run exactly as written (test_every_example_runs)."""
     assert sum(1 for _, _, a in EXAMPLES if a[:1] in (["matrix"], ["explain"])) >= 8
+
+
+# --- what the pages show a command printing ------------------------------------------------------------------
+
+
+SHOWN = [(page.name, line, body) for page in PAGES for line, body in output_blocks(page.read_text(encoding="utf-8"))]
+
+
+@pytest.mark.parametrize("page, line, body", SHOWN, ids=["%s:%d" % (p, n) for p, n, _ in SHOWN])
+def test_every_output_shown_is_what_the_command_prints(page, line, body, tmp_path):
+    """Each block of output a page shows is the real output of the machine, report or command behind it
+    (tests/doc_outputs.py), abridged at most: lines left out, and words where a line says ..., (...) or …"""
+    shown = shown_lines(body)
+    if not shown:
+        return  # commands only: test_every_command_shown_exists checks them
+    make, why = doc_outputs.producer(page, body)
+    if make is None:
+        assert why, "%s:%d shows output no test prints: add what prints it to tests/doc_outputs.py" % (page, line)
+        pytest.skip(why)
+    real = make(tmp_path)
+    missing = unmatched_line(shown, real)
+    assert missing is None, "%s:%d shows a line the program does not print:\n%s\nIt prints:\n%s" % (
+        page, line, missing, real)
+
+
+# What each command's documentation page is, for the lists of commands.
+COMMAND_PAGES = {"check": "check.md", "pick": "pick.md", "explain": "explain.md", "matrix": "matrix.md",
+                 "install": "install.md", "rollback": "install.md", "smoke": "smoke.md", "bench": "bench.md",
+                 "fleet": "fleet.md", "update": "knowledge.md"}
+
+
+def test_every_command_has_its_page():
+    assert set(COMMAND_PAGES) == set(root().commands)
+
+
+@pytest.mark.parametrize("where, text", [
+    ("README.md's Documentation", (REPO / "README.md").read_text(encoding="utf-8").split("## Documentation", 1)[1]),
+    ("docs/index.md", (DOCS / "index.md").read_text(encoding="utf-8")),
+    ("docs/getting-started.md's Every command", _section("getting-started.md", "## Every command")),
+    ("mkdocs.yml's nav", (REPO / "mkdocs.yml").read_text(encoding="utf-8").split("\nnav:", 1)[1]),
+])
+def test_every_list_of_commands_names_every_command(where, text):
+    linked = set(re.findall(r"\(?(?:docs/)?([\w-]+\.md)", text))
+    missing = sorted(c for c, page in COMMAND_PAGES.items() if page not in linked)
+    assert not missing, "%s leaves out %s" % (where, ", ".join(missing))
+
+
+@pytest.mark.parametrize("page", ["README.md", "getting-started.md"])
+def test_the_section_marks_described_are_the_marks_printed(page):
+    from cudnn_doctor.render.human import MARKS
+
+    text = (REPO / page if page == "README.md" else DOCS / page).read_text(encoding="utf-8")
+    prose = FENCE.sub("", text)
+    described = set(re.findall(r"`(\[.\])`", prose))
+    assert described == {mark for mark, _ in MARKS.values()}
+
+
+def _help_exit_codes(name: str) -> set:
+    text = " ".join(runner.invoke(app, [name, "--help"], terminal_width=400).stdout.split())
+    paragraph = text.split("Exit codes:", 1)[1].split("Examples:", 1)[0]
+    return {int(n) for n in re.findall(r"(?<![\w.>=-])(\d)(?![\w.])", paragraph)}
+
+
+@pytest.mark.parametrize("name", sorted(set(COMMAND_PAGES) - {"install", "rollback"}))
+def test_each_commands_exit_codes_are_in_its_help_and_in_json_md(name):
+    """The codes a command's --help lists are the codes docs/json.md's table gives it."""
+    row = re.search(r"^\| `%s` \|(.*)$" % name, _section("json.md", "## Exit codes"), re.M)
+    assert row, "docs/json.md's exit-code table has no row for %s" % name
+    cells = [c.strip() for c in row.group(1).split("|")[:3]]
+    documented = {code for code, cell in enumerate(cells) if cell}
+    documented |= {int(n) for n in re.findall(r"(\d): ", row.group(1))}  # `4: ...`, inside a cell
+    in_help = _help_exit_codes(name) - {3}  # every command's, said once above the table
+    assert in_help == documented, (name, in_help, documented)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_no_count_of_tests_that_goes_stale(page):
+    """A page never says how many tests there are: the number is wrong by the next commit."""
+    text = page.read_text(encoding="utf-8")
+    if page.name == "README.md":  # its Tests section has another owner in issue 42, who removes its count
+        text = re.sub(r"\n## Tests\n.*?(?=\n## |\Z)", "\n", text, flags=re.S)
+    counts = re.findall(r"\b\d[\d,]* (?:tests|test cases)\b|\b\d+ passed\b", text)
+    assert not counts, "%s counts tests: %s" % (page.name, counts)
