@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 from pathlib import Path
 
@@ -16,7 +17,22 @@ import hermetic  # noqa: E402
 # so a developer's `cudnn-doctor update` copy (~/.cache/cudnn-doctor/knowledge.json) is never read (tests/hermetic.py).
 hermetic.redirect()
 
+import engines  # noqa: E402
+import realdata  # noqa: E402
+import realroot  # noqa: E402
+import realworld_wheels  # noqa: E402
+import theano_sdist  # noqa: E402
+import zipapp_build  # noqa: E402
 from kit import FakeMachine, have_gcc  # noqa: E402
+
+# The quick tier downloads nothing: a test not marked slow that asks for a real wheel, Debian package, sdist, tool or
+# zipapp fails, naming itself (wrapped before any test module imports them by name).
+hermetic.fetches_only_when_slow(realdata, "download_wheel", "real_wheel", "win_files")
+hermetic.fetches_only_when_slow(realworld_wheels, "tree")
+hermetic.fetches_only_when_slow(realroot, "base_root", "debs", "nonfree_deb")
+hermetic.fetches_only_when_slow(theano_sdist, "sdist_file", "sdist_tree", "installed_tree")
+hermetic.fetches_only_when_slow(engines, "apt_tool", "tool_venv")
+hermetic.fetches_only_when_slow(zipapp_build, "built_zipapp")
 
 from cudnn_doctor.model import CUDA_ENVIRONMENT  # noqa: E402
 
@@ -68,6 +84,17 @@ def hermetic_env(monkeypatch, request, _test_cache_home):
 
 
 @pytest.fixture
+def fix_target():
+    """Fixes built in the test are written for Target() (the live root, a user, sh): a builder called outside
+    remedies.acting.building_for refuses to guess, so a test that calls builders itself names the Target here."""
+    from cudnn_doctor.model import Target
+    from cudnn_doctor.remedies.acting import building_for
+
+    with building_for(Target()) as target:
+        yield target
+
+
+@pytest.fixture
 def machine(tmp_path) -> FakeMachine:
     if not have_gcc():
         pytest.skip("gcc is needed to build the fake NVIDIA libraries")
@@ -96,6 +123,10 @@ def check_json():
 def pytest_configure(config):
     config.addinivalue_line("markers", "live: reads the real machine read-only (the installed command end to end)")
     hermetic.install(config)  # the guard: no test reads knowledge from outside compat/, tests/ or its tmp folders
+    if not hasattr(config, "workerinput"):
+        # One seed for the drawn real-world sample (tests/probes/test_realworld_draws.py), chosen here and inherited by
+        # every xdist worker: each worker collects the same draws (pytest-xdist refuses differing collections).
+        os.environ.setdefault("REALWORLD_SEED", str(random.SystemRandom().randrange(10 ** 6)))
 
 
 def pytest_unconfigure(config):

@@ -22,6 +22,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 _SESSION: List[Path] = []  # this process's cache folder, made once
+_ITEM: List[Optional[pytest.Item]] = [None]  # the test running now (None while modules are collected)
 
 
 def redirect() -> Path:
@@ -56,6 +57,22 @@ def shipped_compat() -> Any:
     compat = load_compat()
     assert compat.data["derived"].get("origin") == "shipped", compat.data["derived"].get("origin")
     return compat
+
+
+def fetches_only_when_slow(module: Any, *names: str) -> None:
+    """Wrap the helpers that download (pip, apt-get) or use what they downloaded: called by a test of the quick tier
+    (not marked slow, tests/conftest.py) or while a module is collected, they raise, naming the test. The quick tier
+    then needs no network and no warm test cache; a hit in a developer's cache does not hide a fresh clone's download."""
+    for name in names:
+        def wrapper(*args: Any, _fn: Callable[..., Any] = getattr(module, name), **kwargs: Any) -> Any:
+            item = _ITEM[0]
+            if item is None or item.get_closest_marker("slow") is None:
+                raise RuntimeError("%s calls %s.%s, which downloads (or reads what was downloaded): mark it slow "
+                                   "(tests/conftest.py _SLOW_*, or the realdata marker) or use data recorded in "
+                                   "tests/data" % (item.nodeid if item else "a module being collected",
+                                                   module.__name__, _fn.__name__))
+            return _fn(*args, **kwargs)
+        setattr(module, name, functools.wraps(getattr(module, name))(wrapper))
 
 
 class Guard:
@@ -115,10 +132,10 @@ class Guard:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item):  # type: ignore[no-untyped-def]
-        self.current = item.nodeid
+        self.current, _ITEM[0] = item.nodeid, item
         redirect()  # what a module or an earlier test set by hand does not reach this test
         yield
-        self.current = "between tests"
+        self.current, _ITEM[0] = "between tests", None
 
     @pytest.hookimpl(trylast=True)  # after the fixtures' own teardown (monkeypatch's undo included)
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
