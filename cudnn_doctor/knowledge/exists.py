@@ -102,6 +102,16 @@ class ExistsKnowledge(Domain):
             return Existence(None, "%s: compat's list of %s wheels ends before %s" % (INSUFFICIENT, project, r))
         return Existence(False, "PyPI has no %s wheel of %s %s" % (where, project, r))
 
+    def newest_cudnn_wheel(self, project: str, major: int, platform: str = "linux",
+                           machine: Optional[str] = "x86_64") -> Optional[str]:
+        """The newest cuDNN `major` release (major.minor.patch) PyPI has a `project` wheel of for this platform and
+        processor ([wheel_platforms]); None where it lists none."""
+        where = platform_key(platform, machine)
+        releases = [release3(v) for row in self.table("cudnn_layout", "wheel_platforms").get("rows", [])
+                    if row.get("project") == project and row.get("platform") == where for v in row.get("releases", [])]
+        mine = [r for r in releases if r is not None and r.release[0] == major]
+        return str(max(mine)) if mine else None
+
     def cudnn_release_to_name(self, cuda: Any, wanted: Optional[str] = None,
                               cudnn_major: Optional[int] = None) -> Optional[str]:
         """The cuDNN release a fix names for `cuda`: `wanted` where NVIDIA built it for that CUDA (or nothing is

@@ -13,7 +13,8 @@ from packaging.version import Version
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
-from ..queries import compiled_cudnn, cudnn_runs_on_cc, framework_kind, gpus_with_cc, known_cc, same_file
+from ..queries import (compiled_cudnn, cudnn_runs_on_cc, framework_kind, gpus_with_cc, known_cc, platform_of,
+                       same_file)
 from ..versions import canonical_name, major_of, ver
 from .acting import pip
 from .environments import Need, applying_requirements
@@ -66,14 +67,14 @@ def _candidates(compat: Compat, facts: Facts, site: str, needs: Sequence[Need]) 
     ordered = sorted(named, key=lambda r: ver(r) or Version("0"), reverse=True)
     have = _site_release(facts, site, needs[0].project)
     first = [have] if have and major_of(have) == needs[0].major else []
-    return first + ordered + [_newest(compat, needs[0])]
+    return first + ordered + [_newest(compat, facts, needs[0])]
 
 
-def _newest(compat: Compat, need: Need) -> str:
-    """`M.m.p.*`: the newest release of the need's major NVIDIA built for its CUDA (what the knowledge says exists;
-    pip takes its one wheel), else `M.*`."""
-    newest = compat.exists.cudnn_release_to_name(need.framework.cuda_version or "", cudnn_major=need.major)
-    return "%s.*" % newest if newest and major_of(newest) == need.major else "%d.*" % need.major
+def _newest(compat: Compat, facts: Facts, need: Need) -> str:
+    """`M.m.p.*`: the newest release of the need's major PyPI has a wheel of, of its project for this processor
+    (pip takes that release's one wheel), else `M.*`."""
+    newest = compat.exists.newest_cudnn_wheel(need.project, need.major, platform_of(facts), facts.host.machine)
+    return "%s.*" % newest if newest else "%d.*" % need.major
 
 
 def _accepted(compat: Compat, facts: Facts, need: Need, release: str) -> bool:

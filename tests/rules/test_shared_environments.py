@@ -148,3 +148,14 @@ def test_two_cuda_builds_of_one_major_still_need_separate_environments():
     [conflict] = [f for f in _findings(facts) if f.id == "CD710"]
     assert "nvidia-cudnn-cu12 and nvidia-cudnn-cu13 both ship libcudnn.so.9" in conflict.title
     assert all(c.startswith("python3 -m venv ~/venvs/") for c in conflict.remedy.commands)
+
+
+def test_a_release_no_framework_pins_is_the_newest_with_a_wheel_of_its_project():
+    # ONNX Runtime 1.18 (CUDA 11, cuDNN 8; no pin) beside torch 2.9.1: NVIDIA built cuDNN 8.9.7 for CUDA 11, but
+    # PyPI's nvidia-cudnn-cu11 8.x ends at 8.9.6, so the folder beside the environment gets 8.9.6
+    ort = _plain_path("onnxruntime-gpu", "1.18.0", 8, "onnxruntime/capi/libonnxruntime_providers_cuda.so")
+    ort.cuda_version = "11.8"
+    facts = _environment([ort, _torch("2.9.1", "9.8.0", TORCH291, 9)], "9.10.2.21")
+    [unresolved] = [f for f in _errors(_findings(facts)) if f.id == "CD704"]
+    assert unresolved.remedy.commands[0] == (
+        'pip install --no-deps --target %s/cudnn8 "nvidia-cudnn-cu11==8.9.6.*"' % PREFIX)
