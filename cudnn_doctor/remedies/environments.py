@@ -210,8 +210,8 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
                    "or take %s off PYTHONPATH" % w["location"], "%s   (%s)")
 
 
-def force_reinstall_fix(facts: Facts, fw: Optional[FrameworkFacts], name: str, version: str) -> Fix:
+def force_reinstall_fix(facts: Facts, fw: Optional[FrameworkFacts], project: str, wheel_version: str) -> Fix:
     """An NVIDIA wheel one of whose files another release's replaced: reinstalled whole at its own release (it exists:
     pip installed it from there). A plain `pip install` says "Requirement already satisfied" and changes nothing."""
-    fix = run(pip('install --force-reinstall --no-deps "%s==%s"' % (canonical_name(name), version)))
+    fix = run(pip('install --force-reinstall --no-deps "%s==%s"' % (canonical_name(project), wheel_version)))
     return beside_framework(facts, fw, fix) if fw is not None else fix

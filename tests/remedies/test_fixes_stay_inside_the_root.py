@@ -75,6 +75,15 @@ def _made(value: Any) -> Any:
 # Values by parameter name: a builder with a parameter none of these fill fails the walk (add its kind here).
 DL4J_ROW = {"extra": "cuda12", "min_cc": "5.2", "driver_linux": "525", "cuda": "12.4", "cudnn": "9.1.0",
             "backend": "nd4j-cuda-12.4", "dl4j": "1.0.0-M2.1"}
+def _layout() -> Any:
+    from cudnn_doctor.remedies.environment_layout import Layout, Placement
+    torch = Need(framework("torch", "2.9.1", TORCH_SITE), "nvidia-cudnn-cu12", 9,
+                 Requirement("nvidia-cudnn-cu12==9.10.2.21"))
+    tf = Need(framework("tensorflow", "2.17.1", TORCH_SITE), "nvidia-cudnn-cu12", 8, None)
+    return Layout(TORCH_SITE, (Placement("nvidia-cudnn-cu12", "9.10.2.21", (torch,)),
+                               Placement("nvidia-cudnn-cu12", "8.9.7.29", (tf,), "/opt/torch/.venv/cudnn8")))
+
+
 BY_NAME: Dict[str, st.SearchStrategy] = {
     "facts": st.builds(_facts), "compat": st.just(load_compat()), "copy": _copies(), "holder": _copies(),
     "newer": _copies(), "older": _copies(), "shared": _copies(), "system": _copies(), "best": _copies(),
@@ -125,6 +134,11 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
     "needs": st.just([
         Need(framework("torch", "2.9.1", TORCH_SITE), "nvidia-cudnn-cu12", 9, Requirement("nvidia-cudnn-cu12==9.10.2.21")),
         Need(framework("tensorflow", "2.17.1", TORCH_SITE), "nvidia-cudnn-cu12", 8, None)]),
+    # issue 43: the set of cuDNN libraries for one environment, preloads, a wheel reinstalled whole
+    "layout": st.just(_layout()),
+    "preload_entry": st.sampled_from(["/opt/cudnn913/lib/libcudnn.so.9", "libcudnn.so.9"]),
+    "preload_source": st.sampled_from(["LD_PRELOAD", "/etc/ld.so.preload"]),
+    "project": st.just("nvidia-cudnn-cu13"), "wheel_version": st.just("9.26.0.51"),
 }
 BY_TYPE = {"bool": st.booleans(), "int": st.integers(0, 3), "str": st.just("x"), "Optional[str]": st.none()}
 
