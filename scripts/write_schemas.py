@@ -271,7 +271,8 @@ def pick_schema() -> Dict[str, Any]:
                     "required": ["label", "driver", "driver_cuda", "gpus", "toolkits", "from_report"],
                     "properties": {"label": text, "driver": maybe_text, "driver_cuda": maybe_text,
                                    "gpus": {"type": "array", "items": gpu}, "toolkits": texts,
-                                   "from_report": {"type": "boolean"}}},
+                                   "from_report": {"type": "boolean"}, "python": maybe_text,
+                                   "python_source": maybe_text, "processor": maybe_text, "glibc": maybe_text}},
         "pick": {"anyOf": [chosen, NULL]},
         "install": {"type": "object", "additionalProperties": False,
                     "properties": {"pip": text, "uv": {"anyOf": [texts, text]}, "conda": text, "requirements": texts,
@@ -282,7 +283,7 @@ def pick_schema() -> Dict[str, Any]:
                                                      "fix": text}}, NULL]},
         "unjudged": {"type": "array", "items": {"type": "object", "required": ["release", "cuda"],
                                                  "properties": {"release": text, "cuda": text}}},
-        "candidates": {"type": "integer", "minimum": 0},
+        "candidates": {"type": "integer", "minimum": 0}, "would_fit": texts,
     }
     # The hand-written shapes above name exactly the fields pick/answer.py writes.
     assert set(payload) == set(ANSWER_FIELDS), sorted(set(payload) ^ set(ANSWER_FIELDS))

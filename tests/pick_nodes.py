@@ -14,8 +14,14 @@ from cudnn_doctor.render.json_report import report_json
 
 
 def node_facts(driver_version: Optional[str], driver_cuda: Optional[str], gpus: Sequence[Tuple[str, str]],
-               toolkit: bool = True):
+               toolkit: bool = True, python: str = "", machine: str = "", glibc: str = ""):
+    """python/machine/glibc: the node's environment Python ("3.10"), processor and glibc, where the test says."""
     facts = real_machine()
+    if python:
+        facts.python.pythons = [{"site": "/opt/venv/lib/python%s/site-packages" % python, "version": python,
+                                 "source": "/opt/venv/pyvenv.cfg"}]
+    facts.host.machine = machine or facts.host.machine
+    facts.host.glibc = glibc or facts.host.glibc
     facts.driver = driver(driver_version, driver_cuda) if driver_version else facts.driver
     facts.gpus = [gpu(i, name=name, cc=cc) for i, (name, cc) in enumerate(gpus)]
     if not toolkit:
@@ -24,9 +30,10 @@ def node_facts(driver_version: Optional[str], driver_cuda: Optional[str], gpus: 
 
 
 def node_report(driver_version: Optional[str], driver_cuda: Optional[str], gpus: Sequence[Tuple[str, str]],
-                host: str = "node1", toolkit: bool = True) -> str:
+                host: str = "node1", toolkit: bool = True, python: str = "", machine: str = "",
+                glibc: str = "") -> str:
     """The text `cudnn-doctor check --json` would print on such a node."""
-    report = collect_report(facts=node_facts(driver_version, driver_cuda, gpus, toolkit))
+    report = collect_report(facts=node_facts(driver_version, driver_cuda, gpus, toolkit, python, machine, glibc))
     doc = report_json(report, exit_code_for(report, False))
     doc["host"] = host
     return dumps(doc)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import parse_tag
 from packaging.version import Version
 
 from .wheel_index import MISS_KINDS, Miss, Node, WheelIndex
@@ -106,8 +107,6 @@ def newest(index: WheelIndex, project: str, spec: str, node: Node, extras: Seque
 
 def where_it_installs(index: WheelIndex, project: str, version: str) -> str:
     """'torch 2.15.0 has wheels for Python 3.11-3.15 on x86_64 (glibc 2.28 or newer), aarch64 (glibc 2.28 or newer)'."""
-    from packaging.tags import parse_tag
-
     pys, floors = set(), {}  # type: ignore[var-annotated]
     for name in index.wheels(project, version, Node()):
         for tag in parse_tag("-".join(name[:-4].split("-")[-3:])):
@@ -139,13 +138,3 @@ def release_wheel(index: WheelIndex, project: str, release: str, node: Node) -> 
         if Version(version).release[:len(prefix)] == prefix and index.installable(project, version, node) is None:
             return version, index.wheels(project, version, node)
     return None, []
-
-
-def pip_platforms(node: Node) -> List[str]:
-    """The --platform words pip needs to judge the node from another machine: its glibc's manylinux tag (pip adds
-    the older floors itself), or win_amd64."""
-    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(node.machine.lower(), node.machine.lower())
-    if node.platform.startswith("win"):
-        return ["win_amd64"]
-    glibc = node.glibc.replace(".", "_") if node.glibc else "2_17"
-    return ["manylinux_%s_%s" % (glibc, arch or "x86_64")]

@@ -32,6 +32,8 @@ from packaging.tags import Tag, compatible_tags, cpython_tags, parse_tag
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from .load import compat_dir, updated_path
+
 WHEELS_NAME = "wheels.json"
 # Why a release does not fit a node, most basic first (the order a "why not" names them in).
 MISS_KINDS = ("unknown", "python", "platform", "processor", "glibc", "dependency", "driver", "gpu")
@@ -150,10 +152,6 @@ class WheelIndex:
         stem = canonicalize_name(project).replace("-", "_")
         return ["%s-%s-%s.whl" % (stem, version, self._tags[i]) for i in row.get("f", [])
                 if not ok or self._file_tags(i) & ok]
-
-    def requires_python(self, project: str, version: str) -> str:
-        row = self._release(project, version)
-        return str(row.get("p", "")) if row else ""
 
     def installable(self, project: str, version: str, node: Node) -> Optional[Miss]:
         """None when a wheel of the release installs on the node; else why not (python, platform, processor,
@@ -276,14 +274,10 @@ def _environment(node: Node) -> Dict[str, str]:
 
 
 def shipped_path() -> Path:
-    from .load import compat_dir
-
     return compat_dir() / WHEELS_NAME
 
 
 def updated_wheels_path() -> Path:
-    from .load import updated_path
-
     return updated_path().with_name(WHEELS_NAME)
 
 

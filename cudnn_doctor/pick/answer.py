@@ -15,7 +15,7 @@ from .judge import Verdict, driver_cuda
 
 # Every key of the answer (scripts/write_schemas.py writes schema/pick-v1.json for exactly these).
 ANSWER_FIELDS = ("framework", "spec", "ok", "machine", "pick", "install", "newer", "why_none", "driver_upgrade",
-                 "unjudged", "candidates")
+                 "unjudged", "candidates", "would_fit")
 
 
 def _verdict(v: Verdict) -> Dict[str, Any]:
@@ -46,10 +46,14 @@ def _install(compat: Compat, pick: Pick) -> Dict[str, Any]:
 def answer(compat: Compat, pick: Pick, facts: Optional[Facts] = None) -> Dict[str, Any]:
     """The pick as its JSON payload. For this machine (``facts``) the commands are built for its fix target, as
     check's are: `sudo` with this cudnn-doctor's absolute start words, none for root."""
-    if facts is None:
-        return _answer(compat, pick)
-    from ..diagnose import fix_target
     from ..remedies.acting import building_for
+
+    if facts is None:  # a node's saved report: the commands are for a user's shell on that node
+        from ..model import Target
+
+        with building_for(Target()):
+            return _answer(compat, pick)
+    from ..diagnose import fix_target
 
     with building_for(fix_target(facts)):
         return _answer(compat, pick)
@@ -72,8 +76,11 @@ def _answer(compat: Compat, pick: Pick) -> Dict[str, Any]:
         "framework": pick.framework, "spec": pick.spec, "ok": chosen is not None,
         "machine": {"label": machine.label, "driver": machine.driver, "driver_cuda": driver_cuda(compat, machine),
                     "gpus": [{"name": g.name, "cc": g.cc} for g in machine.gpus],
-                    "toolkits": [v for v, _ in machine.toolkits], "from_report": machine.remote},
+                    "toolkits": [v for v, _ in machine.toolkits], "from_report": machine.remote,
+                    "python": machine.node.python or None, "python_source": machine.python_source or None,
+                    "processor": machine.node.machine or None, "glibc": machine.node.glibc or None},
         "pick": chosen_dict, "install": _install(compat, pick),
         "newer": [_verdict(v) for v in pick.newer], "why_none": list(pick.why_none), "driver_upgrade": upgrade,
         "unjudged": [{"release": b.release, "cuda": b.cuda} for b in pick.unknown], "candidates": pick.candidates,
+        "would_fit": list(pick.would_fit),
     }

@@ -3,14 +3,17 @@ not, and, where none does, the driver that would make one run."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..knowledge import Build, Compat
+from ..knowledge.resolve import Resolution, newest, where_it_installs
+from ..knowledge.wheel_index import Miss, WheelIndex, load_wheel_index
 from ..versions import major_of
 from .judge import Verdict, code_for, gpu_driver_floor, gpu_not_driven, judge
 from .machine import Machine
+from .node import kind_of, requirement_of, wheel_miss
 
 
 class BadSpec(ValueError):
@@ -28,6 +31,8 @@ class Pick:
     upgrade: str = ""  # the lowest driver branch on which some build would run on every GPU ("R570")
     unknown: List[Build] = field(default_factory=list)  # builds tried whose GPU code the knowledge lacks
     candidates: int = 0
+    would_fit: List[str] = field(default_factory=list)  # where nothing installs on the node: where it would
+    resolution: Optional[Resolution] = None
 
 
 def spec_set(spec: str) -> SpecifierSet:
@@ -41,7 +46,10 @@ def spec_set(spec: str) -> SpecifierSet:
         raise BadSpec("%r is not a version spec (try 2.8, ==2.8.1 or '>=2.6,<2.9')" % spec)
 
 
-def pick(compat: Compat, framework: str, spec: str, machine: Machine) -> Pick:
+def pick(compat: Compat, framework: str, spec: str, machine: Machine, index: Optional[WheelIndex] = None) -> Pick:
+    """The newest build within the spec that installs on the machine's node (knowledge/resolve.newest: its Python,
+    processor and glibc, with its dependencies, from the wheel index) and runs there (the judge: the driver runs its
+    CUDA, its code covers every GPU)."""
     wanted = spec_set(spec)
     builds = [b for b in compat.framework_builds(framework) if wanted.contains(b.release, prereleases=False)]
     out = Pick(framework, spec, machine, candidates=len(builds))
@@ -52,22 +60,53 @@ def pick(compat: Compat, framework: str, spec: str, machine: Machine) -> Pick:
     if not machine.driver:
         out.why_none = ["%s shows no NVIDIA driver version: `cudnn-doctor check` says why" % machine.label]
         return out
-    verdicts = []
+    index = index if index is not None else load_wheel_index()
+    releases: Dict[str, List[Build]] = {}
     for build in builds:
-        verdict = judge(compat, build, machine)
-        verdicts.append(verdict)
-        if verdict.ok is None:
-            out.unknown.append(build)
-        if verdict.ok:
-            out.chosen = verdict
-            break
-    newest = [v for v in verdicts if builds and v.build.release == builds[0].release and v is not out.chosen]
+        releases.setdefault(build.release, []).append(build)
+    verdicts: List[Verdict] = []
+
+    def accept(release: str) -> Optional[Miss]:
+        misses = []
+        for build in releases[release]:
+            miss = wheel_miss(compat, index, build, machine.node)
+            if miss is not None:
+                misses.append(miss)
+                verdicts.append(Verdict(build, False, why=[miss.text]))
+                continue
+            verdict = judge(compat, build, machine)
+            verdicts.append(verdict)
+            if verdict.ok is None:
+                out.unknown.append(build)
+            if verdict.ok:
+                out.chosen = verdict
+                return None
+            misses.append(Miss(kind_of(verdict.why) if verdict.ok is False else "unknown", "; ".join(verdict.why)))
+        return misses[0]
+
+    out.resolution = newest(index, "", spec, machine.node, accept=accept, versions=list(releases))
+    newest_release = builds[0].release
+    newest_verdicts = [v for v in verdicts if v.build.release == newest_release and v is not out.chosen]
     if out.chosen is None:
-        out.why_none = _why_none(compat, machine, newest or verdicts)
-        out.upgrade = driver_that_fits(compat, machine, builds)
-    elif out.chosen.build.release != builds[0].release:
-        out.newer = [v for v in newest if v.build.code_known]
+        why = _why_none(compat, machine, newest_verdicts or verdicts)
+        # one line per kind that stopped a release (Python, processor, glibc, driver, GPU), newest example first
+        out.why_none = list(dict.fromkeys(why + [t for t in out.resolution.why_none() if t not in " ".join(why)]))
+        if out.resolution.kinds() and set(out.resolution.kinds()) <= NODE_KINDS:
+            out.would_fit = [where_it_installs(index, _project(compat, builds[0]), newest_release)]
+        else:
+            out.upgrade = driver_that_fits(compat, machine, [b for b in builds if wheel_miss(
+                compat, index, b, machine.node) is None])
+    elif out.chosen.build.release != newest_release:
+        out.newer = [v for v in newest_verdicts if v.build.code_known or v.why]
     return out
+
+
+NODE_KINDS = {"python", "platform", "processor", "glibc", "dependency"}
+
+
+def _project(compat: Compat, build: Build) -> str:
+    req = requirement_of(compat, build)
+    return req.name if req is not None else build.framework
 
 
 def _why_none(compat: Compat, machine: Machine, verdicts: List[Verdict]) -> List[str]:

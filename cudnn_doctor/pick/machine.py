@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..knowledge import Compat
+from ..knowledge.wheel_index import Node
 from ..model import Facts
 from ..versions import mm_text, ver, version_key
 
@@ -35,6 +36,9 @@ class Machine:
     # The toolkits `cudnn-doctor install --cuda-home` can put cuDNN into, newest first: system installs only (pip's
     # nvidia/cuNN wheel folder and a conda environment are no CUDA toolkit home; their own channel installs cuDNN).
     homes: List[Tuple[str, str]] = field(default_factory=list)
+    # The Python, processor and glibc the install will be for (empty fields: the report did not say; not judged).
+    node: Node = field(default_factory=Node)
+    python_source: str = ""  # where the node's Python was read (a pyvenv.cfg, a site folder)
 
 
 def gpu_cc(compat: Compat, name: str, reported: Optional[str]) -> Optional[str]:
@@ -56,11 +60,17 @@ def _newest_first(toolkits: Iterable[Tuple[Any, Any]]) -> List[Tuple[str, str]]:
 
 
 def from_facts(facts: Facts, compat: Compat, label: str = "this machine") -> Machine:
+    from .node import node_of
+
     gpus = [Gpu(g.name or "GPU %s" % g.index, gpu_cc(compat, g.name or "", g.compute_capability))
             for g in facts.gpus]
+    node, source = node_of({"pythons": facts.python.pythons,
+                            "frameworks": [{"location": f.location} for f in facts.python.frameworks]},
+                           {"machine": facts.host.machine, "glibc": facts.host.glibc}, facts.host.platform or "linux")
     return Machine(label, facts.driver.version, facts.driver.cuda_version, gpus,
                    _newest_first((t.version, t.path) for t in facts.toolkits), facts.host.platform or "linux",
-                   homes=_newest_first((t.version, t.path) for t in facts.toolkits if t.kind == HOME_KIND))
+                   homes=_newest_first((t.version, t.path) for t in facts.toolkits if t.kind == HOME_KIND),
+                   node=node, python_source=source)
 
 
 def from_report(text: str, path: str, compat: Compat) -> Machine:
@@ -78,8 +88,13 @@ def from_report(text: str, path: str, compat: Compat) -> Machine:
             for g in facts.get("gpus") or [] if isinstance(g, dict)]
     name = doc.get("host") if isinstance(doc.get("host"), str) else None
     toolkits = [t for t in facts.get("toolkits") or [] if isinstance(t, dict)]
+    host: Dict[str, Any] = facts["host"] if isinstance(facts.get("host"), dict) else {}
+    platform = str(host.get("platform") or "linux")
+    from .node import node_of
+
+    python: Dict[str, Any] = facts["python"] if isinstance(facts.get("python"), dict) else {}
+    node, source = node_of(python, host, platform)
     return Machine("%s (%s)" % (name, path) if name else path, driver.get("version"), driver.get("cuda_version"),
-                   gpus, _newest_first((t.get("version"), t.get("path")) for t in toolkits),
-                   str((facts.get("host") or {}).get("platform") or "linux"), remote=True,
+                   gpus, _newest_first((t.get("version"), t.get("path")) for t in toolkits), platform, remote=True,
                    homes=_newest_first((t.get("version"), t.get("path")) for t in toolkits
-                                       if t.get("kind", HOME_KIND) == HOME_KIND))
+                                       if t.get("kind", HOME_KIND) == HOME_KIND), node=node, python_source=source)

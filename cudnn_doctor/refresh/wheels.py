@@ -153,9 +153,9 @@ def collect(projects: Iterable[str], budget: fetch.Budget, log: Callable[[str], 
             if doc is None:
                 continue
             rels = releases_of(project, doc)
-            if project in asked and all(str(spec) for spec in asked[project]):
-                rels = {v: e for v, e in rels.items() if any(spec.contains(v, prereleases=True)
-                                                                  for spec in asked[project])}
+            pins = [spec for spec in asked.get(project, []) if str(spec)]
+            if pins:  # an unpinned ask is met by any release kept for the pinned ones
+                rels = {v: e for v, e in rels.items() if any(spec.contains(v, prereleases=True) for spec in pins)}
             out["projects"][project] = {"source": SIMPLE % project, "releases": rels}
             for version, entry in rels.items():
                 prior = old.get(project, {}).get(version)
@@ -171,9 +171,9 @@ def collect(projects: Iterable[str], budget: fetch.Budget, log: Callable[[str], 
             log("listed %s (%d releases)" % (project, len(rels)))
         with ThreadPoolExecutor(THREADS) as pool:
             results = list(pool.map(lambda j: _read(session, j, budget, out["errors"]), jobs))
-        for (project, version, machine, _, _), lines in zip(jobs, results):
+        for (name, version, machine, _, _), lines in zip(jobs, results):
             if lines is not None:
-                out["projects"][project]["releases"][version]["requires"][machine] = lines
+                out["projects"][name]["releases"][version]["requires"][machine] = lines
         log("read %d metadata files" % len(jobs))
         if follow_nvidia:
             for project in list(out["projects"]):

@@ -11,7 +11,9 @@ NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "onnxrunt
 def _machine_line(m: Dict[str, Any]) -> str:
     gpus = ", ".join("%s (%s)" % (g["name"], g["cc"] or "compute capability unknown") for g in m["gpus"])
     driver = "driver %s (CUDA %s)" % (m["driver"], m["driver_cuda"]) if m["driver"] else "no driver version"
-    return "%s: %s; %s" % (m["label"], driver, gpus or "no GPU")
+    node = ", ".join(x for x in ("Python %s" % m["python"] if m.get("python") else "", m.get("processor") or "",
+                                 "glibc %s" % m["glibc"] if m.get("glibc") else "") if x)
+    return "%s: %s; %s%s" % (m["label"], driver, gpus or "no GPU", "; " + node if node else "")
 
 
 def human_lines(data: Dict[str, Any]) -> List[str]:
@@ -20,8 +22,10 @@ def human_lines(data: Dict[str, Any]) -> List[str]:
     lines = [_machine_line(data["machine"])]
     chosen = data["pick"]
     if chosen is None:
-        lines.append("No %s build%s runs on every GPU of %s:" % (name, within, data["machine"]["label"]))
+        lines.append("No %s build%s both installs on %s and runs on every GPU there:" % (
+            name, within, data["machine"]["label"]))
         lines += ["  - %s" % w for w in data["why_none"]]
+        lines += ["What would fit: %s" % w for w in data.get("would_fit") or []]
         if data["driver_upgrade"]:
             lines.append("Fix: %s" % data["driver_upgrade"]["fix"])
     else:

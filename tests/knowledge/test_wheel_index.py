@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from cudnn_doctor.knowledge.resolve import newest, pip_platforms, release_wheel, where_it_installs
+from cudnn_doctor.knowledge.resolve import newest, release_wheel, where_it_installs
 from cudnn_doctor.knowledge.wheel_index import MISS_KINDS, Miss, Node, WheelIndex, load_wheel_index, shipped_path
 
 
@@ -80,11 +80,6 @@ def test_cudnn_wheel_of_a_release_for_each_processor(index):
     assert version and version.startswith("9.28.1.") and names[0].endswith("x86_64.whl")
     _, arm = release_wheel(index, "nvidia-cudnn-cu13", "9.28.1", Node("3.12", "aarch64", "2.28"))
     assert arm and arm[0].endswith("aarch64.whl")
-
-
-def test_pip_platform_words():
-    assert pip_platforms(Node("3.11", "aarch64", "2.28")) == ["manylinux_2_28_aarch64"]
-    assert pip_platforms(Node("3.11", "AMD64", "", "win32")) == ["win_amd64"]
 
 
 def test_where_it_installs(index):
