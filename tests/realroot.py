@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
-from realdata import CACHE, filled_once
+from realdata import CACHE, cache_lock, filled_once
 
 DEBS = ("libc6", "libc-bin", "libc6-i386", "libgcc-s1", "libstdc++6")
 
@@ -55,11 +55,20 @@ def debs() -> Optional[Path]:
         return where
     if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
         return None
+    with cache_lock(where):  # apt-get writes into a private folder; the packages move into the cache whole
+        if not all(list(where.glob("%s_*.deb" % name)) for name in DEBS):
+            _apt_download(where, list(DEBS))
+    return where if all(list(where.glob("%s_*.deb" % name)) for name in DEBS) else None
+
+
+def _apt_download(where: Path, names: Sequence[str], opts: Sequence[str] = ()) -> None:
+    private = where.with_name(where.name + ".download-%d" % os.getpid())
+    private.mkdir(parents=True, exist_ok=True)
     where.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["apt-get", "download", *DEBS], cwd=where, capture_output=True, text=True)
-    if proc.returncode != 0 or not all(list(where.glob("%s_*.deb" % name)) for name in DEBS):
-        return None
-    return where
+    subprocess.run(["apt-get", "-q", *opts, "download", *names], cwd=private, capture_output=True, text=True)
+    for deb in private.glob("*.deb"):
+        os.replace(deb, where / deb.name)
+    shutil.rmtree(private, ignore_errors=True)
 
 
 def nonfree_deb(name: str) -> Optional[Path]:
@@ -72,13 +81,14 @@ def nonfree_deb(name: str) -> Optional[Path]:
     if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
         return None
     state = CACHE / "apt-nonfree"
-    (state / "lists/partial").mkdir(parents=True, exist_ok=True)
-    where.mkdir(parents=True, exist_ok=True)
-    (state / "sources.list").write_text("deb http://deb.debian.org/debian bookworm non-free\n")
-    opts = ["-o", "Dir::Etc::SourceList=%s" % (state / "sources.list"), "-o", "Dir::Etc::SourceParts=/dev/null",
-            "-o", "Dir::State::Lists=%s" % (state / "lists"), "-o", "Dir::Cache=%s" % (state / "cache")]
-    subprocess.run(["apt-get", "-q", *opts, "update"], capture_output=True, text=True)
-    subprocess.run(["apt-get", "-q", *opts, "download", name], cwd=where, capture_output=True, text=True)
+    with cache_lock(state):  # one run at a time updates the private lists and downloads
+        if not sorted(where.glob("%s_*.deb" % name)):
+            (state / "lists/partial").mkdir(parents=True, exist_ok=True)
+            (state / "sources.list").write_text("deb http://deb.debian.org/debian bookworm non-free\n")
+            opts = ["-o", "Dir::Etc::SourceList=%s" % (state / "sources.list"), "-o", "Dir::Etc::SourceParts=/dev/null",
+                    "-o", "Dir::State::Lists=%s" % (state / "lists"), "-o", "Dir::Cache=%s" % (state / "cache")]
+            subprocess.run(["apt-get", "-q", *opts, "update"], capture_output=True, text=True)
+            _apt_download(where, [name], opts)
     found = sorted(where.glob("%s_*.deb" % name))
     return found[-1] if found else None
 
