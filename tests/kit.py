@@ -307,13 +307,17 @@ def build_consumer(needed: Sequence[str], rpath: Optional[str] = None, runpath: 
     """A tiny library whose DT_NEEDED/RPATH/RUNPATH look like a framework's (libtorch_cuda.so, a JAX plugin)."""
     src = _CACHE / "consumer.c"
     _CACHE.mkdir(parents=True, exist_ok=True)
-    if not src.exists():
-        src.write_text("int consumer_marker(void) { return 1; }\n")
+    if not src.exists():  # written aside and renamed: another run sharing the folder never compiles half a file
+        part = src.with_name("consumer.c.tmp%d" % os.getpid())
+        part.write_text("int consumer_marker(void) { return 1; }\n")
+        os.replace(part, src)
     key = hashlib.sha256(repr((sorted(needed), rpath, runpath)).encode()).hexdigest()[:16]
     out = _CACHE / ("consumer-%s.so" % key)
     if out.exists():
         return out
-    stubs = _CACHE / ("stubs-%s" % key)
+    # Link-time stubs in a folder of this process (removed after the link): a run sharing the cache never links
+    # against a stub another one is still copying.
+    stubs = _CACHE / ("stubs-%s-%d" % (key, os.getpid()))
     stubs.mkdir(parents=True, exist_ok=True)
     flags = ["-L%s" % stubs, "-Wl,--no-as-needed"]
     for soname in needed:
@@ -325,7 +329,10 @@ def build_consumer(needed: Sequence[str], rpath: Optional[str] = None, runpath: 
     if runpath:
         flags += ["-Wl,--enable-new-dtags", "-Wl,-rpath,%s" % runpath]
     tmp = out.with_suffix(".tmp%d" % os.getpid())
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp), str(src)] + flags, check=True)
+    try:
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp), str(src)] + flags, check=True)
+    finally:
+        shutil.rmtree(stubs, ignore_errors=True)
     os.replace(tmp, out)
     return out
 
