@@ -6,7 +6,9 @@ import sys
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from . import diagnose
 from .diagnose import fixes_for_this_machine
+from .queries import driver_place
 from .remedies.doctor import install_cudnn_to_test_fix, no_driver_to_test_fix, smoke_every_copy_fix
 from .ui import EXIT_DOCTOR_FAILED, EXIT_PROBLEMS
 
@@ -28,24 +30,21 @@ class Choice:
 
 def _load_facts():
     """The `check` probes, imported only when no --library was given (they take a while)."""
-    from .diagnose import collect_facts
-
-    return collect_facts(root="/", env=None)
+    return diagnose.collect_facts(root="/", env=None)
 
 
 def _loader_facts(root: str = "/"):
     """Only what the loader resolves for the cuDNN sonames and libcuda.so.1: a fraction of `check`'s probes."""
-    from .diagnose import loader_facts
-    from .smoke.choose import SONAMES
+    from .smoke.choose import SONAMES  # why: the smoke package, 37 ms that bench --library never needs
 
-    return loader_facts(SONAMES + ("libcuda.so.1",), root)
+    return diagnose.loader_facts(SONAMES + ("libcuda.so.1",), root)
 
 
 @fixes_for_this_machine
 def find_libraries(all_copies: bool, driver_given: bool = False, facts=None) -> Choice:
     """The copy a plain process loads (or, with ``all_copies``, every copy) and the libcuda to use; ``facts`` are
     `check`'s, where the caller has collected them already (then nothing is probed again)."""
-    from .smoke.choose import choose_libraries, driver_library
+    from .smoke.choose import choose_libraries, driver_library  # why: as in _loader_facts
 
     try:
         whole = facts is not None
@@ -61,7 +60,6 @@ def find_libraries(all_copies: bool, driver_given: bool = False, facts=None) -> 
     driver = driver_library(facts)
     if driver is None and not driver_given and "libcuda.so.1" in facts.loader.resolved:
         # The layer below cuDNN is missing: no convolution can run, whatever cuDNN there is (or is not).
-        from .queries import driver_place
 
         place = driver_place(facts)  # container, WSL or host: the answer check gives here
         return Choice([], None, "no NVIDIA driver was found (libcuda.so.1 is not on the loader's search path), so no "
@@ -80,8 +78,8 @@ def find_libraries(all_copies: bool, driver_given: bool = False, facts=None) -> 
 @fixes_for_this_machine
 def bench_libraries(library: Optional[str], nvrtc: Optional[str]) -> Tuple[str, Optional[str], Optional[str]]:
     """(cuDNN library, libcuda, libnvrtc) for bench: the given ones first, else what `check`'s probes found."""
-    from .bench.run import find_nvrtc
-    from .smoke.choose import driver_library
+    from .bench.run import find_nvrtc  # why: bench's package, about 240 ms, never needed by smoke
+    from .smoke.choose import driver_library  # why: as in _loader_facts
 
     facts = None
     if not library:

@@ -10,7 +10,7 @@ THROTTLE_BITS = {0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_p
 def nvml_facts(index, pci_bus=None):
     """Clocks, power limit, throttle reasons and PCIe link from NVML; {"error": ...} when it cannot answer."""
     try:
-        import pynvml as nv
+        import pynvml as nv  # why: nvidia-ml-py takes 50 ms or more to import, only where NVML is asked
     except ImportError as exc:
         return {"error": "pynvml: %s" % exc}
     out = {}

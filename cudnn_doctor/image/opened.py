@@ -81,7 +81,7 @@ def _layer_stream(source: Source, layer: Layer, label: str):
     fh = digested or raw
     if head == _ZSTD_MAGIC:
         try:
-            import zstandard  # optional: only zstd-compressed layers need it
+            import zstandard  # why: an optional package, only zstd-compressed layers need it
         except ImportError:
             fh.close()
             raise ImageError("%s is zstd-compressed: `python3 -m pip install zstandard` to read it" % label)

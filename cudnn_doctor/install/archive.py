@@ -103,7 +103,7 @@ def _widen_pipe(stream: IO[bytes]) -> None:
     """Let xz run ahead while this process writes files: with the default 64 KiB pipe, the decoder (the
     slowest step, one core for a single-block .xz) stops each time a write here takes a moment."""
     try:
-        import fcntl
+        import fcntl  # why: POSIX only (Windows has none); the ImportError below is that case
 
         fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), CHUNK)
     except (ImportError, OSError, ValueError):

@@ -6,6 +6,7 @@ import os
 import re
 from typing import Iterable, List, Mapping, Optional
 
+from .. import diagnose
 from ..remedies.install import check_by_hand_fix
 
 NOT_RUN = "not run"
@@ -58,9 +59,7 @@ def check_install(kind: str, root: str, dest_dirs: Mapping[str, str], machine_ro
         seen_with = {"LD_LIBRARY_PATH": os.pathsep.join([lib] + [p for p in [env.get("LD_LIBRARY_PATH")] if p])}
     check_env.update(seen_with)
     try:
-        from ..diagnose import collect_report
-
-        result = summarise(collect_report(root=machine_root, env=check_env), [p for p in paths if p])
+        result = summarise(diagnose.collect_report(root=machine_root, env=check_env), [p for p in paths if p])
     except Exception as exc:  # a report, never a reason to fail a verified install
         return {"ran": False, "note": "the check could not run (%s: %s); %s"
                 % (type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "", check_by_hand_fix().text)}

@@ -8,6 +8,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..knowledge import load_compat
 from ..remedies.install import move_folder_fix, write_access_fix
 from ..versions import major_minor
 from .errors import Refusal
@@ -93,10 +94,6 @@ class Plan:
 
 def compat_verdict(cudnn_version: str, built_for_cuda: Optional[str], toolkit_cuda: str) -> Tuple[Optional[bool], str]:
     """The project's compatibility table decides (cudnn_doctor.knowledge); None when it cannot say."""
-    try:
-        from ..knowledge import load_compat
-    except ImportError as exc:
-        return None, "the compatibility table is not available (%s), so the CUDA match was not checked" % exc
     return load_compat().cudnn_cuda_verdict(cudnn_version, built_for_cuda, toolkit_cuda)
 
 

@@ -56,6 +56,7 @@ def check_record(wheel: str) -> int:
 def planned_by_index(project: str, version: str, platform: str, glibc: Optional[Glibc]) -> Optional[str]:
     """The file the wheel index (compat/wheels.json, through knowledge/resolve.release_wheel) plans for the target:
     None where the index does not hold the project or the release, or no wheel of it fits."""
+    # why: the wheel index and resolver (packaging's tags and markers), 50-85 ms, only for a PyPI install
     from ..knowledge.resolve import release_wheel
     from ..knowledge.wheel_index import Node, load_wheel_index
 

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional
 
+from ..bounded_io import not_a_folder
 from ..remedies.install import (create_parent_fix, name_the_toolkit_fix, prefix_folder_fix, toolkit_folder_fix,
                                 toolkit_or_prefix_fix)
 from .errors import Refusal
@@ -67,6 +68,7 @@ def toolkit_version(root: str) -> "tuple[Optional[str], Optional[str]]":
     The probe runs on a Host rooted at the toolkit folder itself: it reads only that folder,
     and never the rest of the machine (the installer may run against a mounted or fake tree).
     """
+    # why: the probes package, 11 ms, only where a toolkit's version must be read
     from ..host import Host
     from ..probes.toolkit import read_version
 
@@ -107,8 +109,6 @@ def resolve(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[str, s
     if prefix:
         root = os.path.realpath(os.path.abspath(prefix))
         if os.path.lexists(root) and not os.path.isdir(root):
-            from ..bounded_io import not_a_folder
-
             raise Refusal("--prefix %s %s" % (prefix, not_a_folder(root) or "is not a folder"), "cuDNN is installed into DIR/include and DIR/lib",
                           prefix_folder_fix(), code=2)
         if not os.path.isdir(os.path.dirname(root)):
@@ -120,7 +120,6 @@ def resolve(cuda_home: Optional[str], prefix: Optional[str], env: Mapping[str, s
                                             "CUDA_PATH" if env.get("CUDA_PATH") else "the default")
     root = os.path.realpath(os.path.abspath(given))
     if cuda_home and not os.path.isdir(root):  # named on the command line: a usage error, with what it is instead
-        from ..bounded_io import not_a_folder
 
         raise Refusal("--cuda-home %s %s" % (cuda_home, not_a_folder(cuda_home) or "is not a folder"),
                       "cuDNN is installed into a toolkit's include and lib64 folders",

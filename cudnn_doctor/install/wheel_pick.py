@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from urllib.parse import urljoin
 
 from packaging.tags import Tag, compatible_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
@@ -78,8 +79,6 @@ def supported_tags(platform: str, glibc: Optional[Glibc]) -> List[Tag]:
 
 def wheel_files(listed: Iterable[Mapping[str, Any]], base_url: str = "") -> List[WheelFile]:
     """The wheels of a PEP 691 file list (sdists and names packaging cannot parse are left out)."""
-    from urllib.parse import urljoin
-
     out = []
     for f in listed:
         name = str(f.get("filename", ""))

@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
+from ..parsed_cache import load
+from .schema import problems
+
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
                 "status_codes", "status_tables", "sonames", "catalogue", "gpu_peaks", "windows", "packages", "containers",
                 "theano", "error_texts", "cudnn_redist", "framework_features", "node_health", "framework_builds")
@@ -16,7 +19,7 @@ UPDATED_NAME = "knowledge.json"  # what `cudnn-doctor update` writes under the c
 
 
 def parse_toml(text: str) -> Dict[str, Any]:
-    # Imported here: a run that finds the files unchanged reads the parse cache and never needs a TOML parser.
+    # why: tomllib, 9 ms, and a run that finds the files unchanged reads the parse cache, never TOML.
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.9/3.10 only
@@ -50,14 +53,12 @@ def read_all() -> Tuple[Dict[str, Dict[str, Any]], str]:
     """
     folder = compat_dir()
     if (folder / "cudnn.toml").is_file():
-        from ..parsed_cache import load
-
         paths = {name: folder / (name + ".toml") for name in COMPAT_FILES}
         data = load(paths, lambda raw: parse_toml(raw.decode("utf-8")), "compat")
         shipped = folder / (DERIVED + ".json")
         data[DERIVED] = json.loads(shipped.read_text(encoding="utf-8")) if shipped.is_file() else {}
         return _with_update(data), str(folder)
-    from importlib.resources import files
+    from importlib.resources import files  # why: 11 ms or more, only for a zip install (no compat folder)
 
     base = files("cudnn_doctor._compat")
     data = {name: parse_toml(base.joinpath(name + ".toml").read_text(encoding="utf-8")) for name in COMPAT_FILES}
@@ -81,7 +82,6 @@ def read_updated(path: Path) -> Optional[Dict[str, Any]]:
     is used, so a damaged cache never breaks a run). Validation is remembered per file identity (parse cache)."""
     if not path.is_file():
         return None
-    from ..parsed_cache import load
 
     try:
         doc = load({"updated": path}, _validated, "knowledge-update")["updated"]
@@ -96,6 +96,5 @@ def _validated(raw: bytes) -> Dict[str, Any]:
         doc = json.loads(raw.decode("utf-8"))
     except ValueError:
         return {}
-    from .schema import problems
 
     return doc if isinstance(doc, dict) and not problems(doc) else {}

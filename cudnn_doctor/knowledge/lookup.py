@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from ..versions import major_of, mm, mm_before, mm_of, mm_text, release3, release3_of, ver
+from . import gpu_answers
 from .cudnn import CudnnBuild, CudnnKnowledge
 from .derived import DerivedKnowledge
 from .driver import DriverFloor, DriverKnowledge
@@ -188,8 +189,6 @@ class LookupKnowledge(Domain):
                    cuda: Optional[str] = None, cudnn: Optional[str] = None, platform: str = "linux"
                    ) -> Dict[str, Any]:
         """The one-GPU questions (`matrix --gpu NAME` with --driver, --cuda or --cudnn; knowledge/gpu_answers.py)."""
-        from . import gpu_answers
-
         if driver is not None and not (driver.strip().isdigit() or ver(driver) is not None):
             raise ValueError("--driver wants a driver version such as 535.104.05 or a branch such as 580, not %r"
                              % driver)

@@ -5,6 +5,7 @@ the same two questions underneath, cudnn_cuda_verdict() (the build against the t
 (the driver against the toolkit); this module only puts them and the GPU checks together, with sources."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -235,8 +236,6 @@ class PairKnowledge(Domain):
     def cc_for_gpu(self, name: str) -> Optional[str]:
         """The compute capability of a GPU by name, as a user or the driver names it ('RTX 4090', 'NVIDIA H100 80GB
         HBM3'), from NVIDIA's CUDA GPUs list (gpu_names), else the data-centre models of gpu_peaks; None otherwise."""
-        import re
-
         listed = self.gpus.gpu_by_name(name)
         if listed is not None:
             return listed.cc

@@ -28,7 +28,7 @@ def _nvml_init(task):
         except OSError:
             return None, {"init_error": "NVML Shared Library Not Found", "init_error_code": 12}  # pynvml's words
     note_loaded(task, lib)
-    import pynvml  # nvidia-ml-py  # why: 0.2-0.5 s to import, and only where a libnvidia-ml loads
+    import pynvml  # why: nvidia-ml-py takes 50 ms or more to import, and only where a libnvidia-ml loads
 
     # pynvml dlopens "libnvidia-ml.so.1" by name unless a library is already set;
     # setting it makes --root and test fakes load the file the doctor found.

@@ -1,6 +1,7 @@
 """Package records: wheel METADATA and *.dist-info names, conda-meta JSON, dpkg's status file."""
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
@@ -57,8 +58,6 @@ def dpkg_status_version(status_text: str, package: str) -> Optional[str]:
 def parse_tf_build_info(text: str) -> Dict[str, object]:
     """tensorflow/python/platform/build_info.py's `build_info` (what tf.sysconfig.get_build_info() returns), read
     without running it: a dict literal (`{'cuda_version': '12.2'}`) or OrderedDict([('cuda_version', '12.2'), ...])."""
-    import ast
-
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):

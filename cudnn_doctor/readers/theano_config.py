@@ -1,6 +1,8 @@
 """Theano's configuration as Theano reads it: THEANO_FLAGS (comma-separated key=value) and the .theanorc files."""
 from __future__ import annotations
 
+import configparser
+import shlex
 from typing import Dict, List, Optional, Sequence, Tuple
 
 Setting = Tuple[str, str]  # (value, where it came from)
@@ -9,8 +11,6 @@ Setting = Tuple[str, str]  # (value, where it came from)
 def parse_flags(text: str) -> Tuple[Dict[str, str], Optional[str]]:
     """THEANO_FLAGS split the way theano/configparser.py splits it (shlex, posix quoting, ',' as the only
     separator; a key without '=' is ignored; the last value of a key wins). Returns (flags, error)."""
-    import shlex  # here, as configparser below: most runs have no Theano to read
-
     lexer = shlex.shlex(text, posix=True)
     lexer.whitespace = ","
     lexer.whitespace_split = True
@@ -55,8 +55,6 @@ def parse_rc(files: Sequence[Tuple[str, str]], defaults: Optional[Dict[str, str]
     """Settings of the rc files (path, text), later files winning, as 'section.option' keys ('global' options
     bare). Values are interpolated with Theano's defaults (USER, TMPDIR, ...), else kept raw, as Theano does.
     Returns (settings, problems): a file Python's configparser rejects makes `import theano` fail."""
-    import configparser
-
     settings: Dict[str, Setting] = {}
     problems: List[str] = []
     for path, text in files:

@@ -5,14 +5,13 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Optional, Set, Tuple
 
+from ..knowledge.load import parse_toml
 from ..versions import release3, release3_of
-from .derive import derive
+from .derive import _cudnn_releases, derive
 
 
 def hand_facts(compat_dir: Path, releases: Optional[list] = None) -> Tuple[Set[Tuple[str, str]], Set[str]]:
     """(release, variant) pairs compat/cudnn.toml transcribes by hand, and the CUDA minors cuda_driver.toml knows."""
-    from ..knowledge.load import parse_toml
-
     cudnn = parse_toml((compat_dir / "cudnn.toml").read_text(encoding="utf-8"))
     driver = parse_toml((compat_dir / "cuda_driver.toml").read_text(encoding="utf-8"))
     pairs: Set[Tuple[str, str]] = set()
@@ -32,8 +31,6 @@ def hand_facts(compat_dir: Path, releases: Optional[list] = None) -> Tuple[Set[T
 
 
 def derived_doc(sources: Dict[str, Any], compat_dir: Path, generated_by: str, date: str = "") -> Dict[str, Any]:
-    from .derive import _cudnn_releases
-
     releases = [e["release"] for e in _cudnn_releases(sources)]
     pairs, minors = hand_facts(compat_dir, releases)
     return derive(sources, pairs, minors, date or recorded_date(sources), generated_by)

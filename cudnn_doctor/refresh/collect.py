@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import AbstractSet, Any, Callable, Dict, List, Optional, Set
 
 import requests
+from packaging.version import Version
 
 from . import fetch
 from .sources import linux_wheel, pypi_releases
@@ -50,8 +51,6 @@ def collect_live(session: requests.Session, budget: fetch.Budget, known_requires
 
 
 def _requires(session, budget, out: Sources, project: str, known: Set[str], log) -> None:
-    from packaging.version import Version
-
     table = out["requires"].setdefault(project, {})
     newest_known = max((Version(v) for v in known), default=None)
     candidates = [v for v, _ in pypi_releases(out["pypi"][project])
@@ -79,8 +78,6 @@ def _requires(session, budget, out: Sources, project: str, known: Set[str], log)
 def _manifests(session, budget, out: Sources, log, known_cuda: AbstractSet[str] = frozenset()) -> None:
     """NVIDIA's newest manifests, found through their index pages: cuDNN (which CUDA majors each release was built
     for) and CUDA (the driver packaged with each toolkit release). The host being unreachable is one error line."""
-    from packaging.version import Version
-
     for kind, index, pattern in (("cudnn", fetch.CUDNN_INDEX, fetch.CUDNN_MANIFEST),
                                  ("cuda", fetch.CUDA_INDEX, fetch.CUDA_MANIFEST)):
         try:
@@ -147,8 +144,6 @@ def save_recorded(folder: Path, sources: Sources, date: str) -> None:
 
 
 def _vkey(text: str):
-    from packaging.version import Version
-
     return Version(text)
 
 

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import io
+import re
 import time
 import zipfile
 from typing import Any, Dict, Optional
 from urllib.parse import urljoin
 
 import requests
+from packaging.version import InvalidVersion, Version
 
 PYPI_JSON = "https://pypi.org/pypi/%s/json"
 CUDNN_INDEX = "https://developer.download.nvidia.com/compute/cudnn/redist/"
@@ -42,10 +44,6 @@ def get_json(session: requests.Session, url: str, budget: Budget) -> Dict[str, A
 
 def manifest_labels(session: requests.Session, index_url: str, budget: Budget) -> list:
     """The release labels an NVIDIA redist index page lists (its redistrib_<label>.json links), oldest first."""
-    import re
-
-    from packaging.version import InvalidVersion, Version
-
     got = session.get(index_url, timeout=budget.timeout())
     got.raise_for_status()
     labels = set(re.findall(r"redistrib_([0-9]+(?:\.[0-9]+)+)\.json", got.text))

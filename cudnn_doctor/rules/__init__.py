@@ -1,12 +1,14 @@
 """Rules: pure functions of (Facts, RuleContext) returning findings. Import remedies and below, never the machine."""
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, FrozenSet, List, Mapping, Optional, Tuple
 
 from ..knowledge import Compat
-from ..model import Facts, Finding, Target
+from ..model import Facts, Finding, Severity, Target
 from ..remedies.acting import building_for
+from ..remedies.doctor import rule_crashed_fix
 
 if TYPE_CHECKING:
     from ..results import SmokeOutcome
@@ -87,8 +89,6 @@ def platform_of_facts(facts: Facts) -> str:
 
 def registered_all() -> List[Rule]:
     """Every rule of every stage, in registration order (the rule modules register themselves on import)."""
-    import importlib.util
-
     if importlib.util.find_spec(__name__ + ".registry") is not None:
         importlib.import_module(__name__ + ".registry")
     return RULES
@@ -117,9 +117,6 @@ def evaluate(facts: Facts, context: RuleContext, stage: str = CHECK) -> Tuple[Li
                 f.alias = f.alias or r.alias
                 findings.append(f)
         except Exception as exc:  # a rule bug must not hide the other diagnoses
-            from ..model import Severity
-            from ..remedies.doctor import rule_crashed_fix
-
             findings.append(
                 Finding(
                     id=r.id,

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Optional, Tuple
 
+from packaging.specifiers import SpecifierSet
+
 from ..versions import major_of, mm_before, release3, ver
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution, Severity
 from . import LINUX, RuleContext, rule
@@ -214,8 +216,6 @@ def known_bad(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 def _matches(version: str, spec: str) -> bool:
     """Whether a version text is one a specifier (">=12.4,<12.5") admits; False when it does not parse."""
-    from packaging.specifiers import SpecifierSet
-
     v = ver(version)
     return v is not None and v in SpecifierSet(spec)
 

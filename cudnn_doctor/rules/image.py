@@ -74,7 +74,7 @@ def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="Judged on each node against its driver and GPUs before the container starts (--against).",
             evidence=evidence)]
     # Imported here: only an image judged against a node reads it (its dataclasses and patterns cost a plain check).
-    from ..readers.nvidia_require import NodeValues, judge_brands
+    from ..readers.nvidia_require import NodeValues, judge_brands  # why: 11 ms, only for an image's NVIDIA_REQUIRE
 
     cuda, driver = driver_cuda(facts, compat), driver_version(facts)
     gpus = [NodeValues(cuda, driver, g.compute_capability, None) for g in visible_gpus(facts)]

@@ -5,6 +5,7 @@ Speaks the protocol of native/child.py (a JSON task list on stdin; ``{"task": i,
 or hang. Before each native call it writes the stage name to ``task["progress"]`` so the parent can tell where
 a crash or hang happened. Standard library only; it imports its sibling modules by file location.
 """
+import ctypes
 import json
 import math
 import os
@@ -75,8 +76,6 @@ def _open_driver(task, res, progress):
 def _loaded_path(lib, given):
     """The file a library really came from (dlopen by bare name hides it)."""
     try:
-        import ctypes
-
         class _LinkMap(ctypes.Structure):
             _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
 
