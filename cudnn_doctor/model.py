@@ -48,7 +48,8 @@ class Fix:
     """A remedy as a value: the commands that repair a finding, with what they need and touch.
 
     Built by cudnn_doctor.remedies, said by the renderers. `text` is the one line the report prints after "Fix:";
-    the other fields let tools check, render per shell or run the repair without parsing that line."""
+    the other fields let tools check, render per shell or run the repair without parsing that line: every command
+    the line names is in `commands` or `alternatives` (tests/remedies/test_fixes_are_data.py)."""
 
     text: str = ""  # the advice as one line, commands shown as they are to be typed
     commands: List[str] = field(default_factory=list)  # shell commands, in order, each runnable as printed
@@ -57,6 +58,7 @@ class Fix:
     doctor: str = ""  # the cudnn-doctor command that makes the repair itself, where there is one
     manual: str = ""  # the manual alternative (or the only way, where no command can do it)
     writes: List[str] = field(default_factory=list)  # files the commands would create or rewrite
+    alternatives: List[str] = field(default_factory=list)  # another way's commands, said after: run instead, not after
 
     def __bool__(self) -> bool:
         return bool(self.text or self.commands)

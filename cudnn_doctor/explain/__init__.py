@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Tuple
 
 from ..knowledge import ErrorText, load_compat
-from ..model import Facts, Finding, Fix, Severity
+from ..model import Facts, Finding, Fix, Severity, Target
+from ..remedies.acting import building_for
 from ..remedies.explain import in_program_environment
 from ..results import Report
 from .answer import answer
 from .answered import Answer
+from .bounded import bounded_paste
 from .decode import decode
 from .evidence import Evidence
 from .here import startup_blocker
@@ -68,20 +70,22 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
             timeout: Optional[float] = None) -> ExplainReport:
     """Explain `text` on the machine under `root` (or, with check=False, from the text alone)."""
     compat = load_compat()
+    text = bounded_paste(text)
     ex = Explanation(matches=match_symptoms(text, compat), sonames=extract_sonames(text),
                      versions=parse_versions(text))
     ex.rules = routed_rules(ex.matches)
     ex.reports = compat.reports_of([m.id for m in ex.matches])
     ex.evidence = decode(text, compat)
     ex.needs = needs(compat, ex.sonames, ex.versions, ex.evidence.checks)
-    ex.answer = answer(ex.evidence, compat)
+    # The paste comes from a machine explain never saw: its answer is written for a plain user on its own root.
+    with building_for(Target()):
+        ex.answer = answer(ex.evidence, compat)
     if ex.answer is not None:
         ex.fix, ex.problem = ex.answer.fix, ex.answer.problem
     report = ExplainReport(facts=Facts(), explanation=ex)
     if not check or not ex.understood:
         return report
-    from ..diagnose import diagnose, fix_target
-    from ..remedies.acting import building_for
+    from ..diagnose import diagnose, fix_target  # why: the host seam and probes, 60 ms, never needed by --no-check
 
     # The loader probe resolves the pasted names with everything else, within the run's deadline.
     full = diagnose(root, env, timeout=timeout, sonames=[n for n in ex.sonames if not n.lower().endswith(".dll")])
@@ -95,11 +99,12 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
         ex.libraries = check_libraries(ex.sonames, full.facts, compat, alternatives(text))
         machine_fix = one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries)
         blocker = startup_blocker(ex.evidence, full.facts, compat)
+        nothing_here = in_program_environment(True)
     machine_problem = (any(f.severity == Severity.ERROR for f in report.findings) or
                        any(lib.problem for lib in ex.libraries) or bool(ex.gaps))
     if ex.answer is None or ex.fix is None:
         ex.fix, ex.problem = machine_fix, machine_problem
-    elif machine_fix is not None and machine_fix.text not in (ex.fix.text, in_program_environment(True).text):
+    elif machine_fix is not None and machine_fix.text not in (ex.fix.text, nothing_here.text):
         ex.also.append(("and here", machine_fix))  # the machine adds its own repair; the paste's answer stands
     if blocker is not None and ex.fix is not None:  # no driver or GPU here: that comes before what the text asks
         ex.here.insert(0, blocker.cause)

@@ -7,6 +7,7 @@ from typing import Dict, Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
+from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_toolkit_fix
 from ..versions import major_of
 from .answered import Answer
@@ -143,5 +144,5 @@ def from_statuses(ev: Evidence, compat: Compat) -> Optional[Answer]:
         entry = compat.status_words(seen.code.name, seen.code.number) \
             if seen.code.name in compat.status_entries() else {}
         return Answer("%s: %s" % (seen.code.name, entry.get("diagnosis") or seen.code.meaning or seen.code.words),
-                      rt.status_words_fix(entry.get("fix") or seen.code.words))
+                      table_fix(entry) if entry.get("words") else rt.status_words_fix(seen.code.words))
     return None

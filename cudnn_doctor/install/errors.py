@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..diagnose import fixes_for_this_machine
 from ..model import Fix
 from ..remedies.install import (check_after_interrupt_fix, repeat_rollback_fix, resume_rollback_fix,
                                 undo_unknown_state_fix)
@@ -25,6 +26,7 @@ class Refusal(Exception):
         super().__init__("; ".join(parts))
 
 
+@fixes_for_this_machine  # raised after run_install/run_rollback returned: their Target is gone
 def unexpected_failure(command: str, exc: OSError) -> Refusal:
     """The last resort for an OS error the engine did not classify: how far ``command`` (install or rollback) got
     is said as plainly as it is known, with the run that repairs it."""
@@ -33,6 +35,7 @@ def unexpected_failure(command: str, exc: OSError) -> Refusal:
     return Refusal("install failed: %s" % exc, "it is not known how far it got", undo_unknown_state_fix())
 
 
+@fixes_for_this_machine
 def interruption(signalled: Interrupted, command: str) -> Refusal:
     """An install or rollback stopped by SIGINT, SIGTERM or SIGHUP: the state it left, and what to run next."""
     what = "interrupted by %s" % signalled.name

@@ -10,8 +10,13 @@ from ..model import Target
 from .shells import sh_quote
 
 # Builders are called from every rule with values, not a target; the core names the target once per judgement
-# (rules.evaluate, explain, the installer) instead of threading it through every builder's arguments.
-_TARGET: ContextVar[Target] = ContextVar("fix_target", default=Target())
+# (rules.evaluate, explain, the installer) instead of threading it through every builder's arguments. No default:
+# a fix built where nobody named the machine would be written for `/` as a user, whatever the run was for.
+_TARGET: ContextVar[Target] = ContextVar("fix_target")
+
+
+class NoTarget(RuntimeError):
+    """A fix was built outside `building_for`: nobody said which machine, user and shell it is for."""
 
 
 @contextmanager
@@ -25,7 +30,12 @@ def building_for(target: Target) -> Iterator[Target]:
 
 
 def target() -> Target:
-    return _TARGET.get()
+    """The Target the fixes being built are for (the innermost `building_for`)."""
+    try:
+        return _TARGET.get()
+    except LookupError:
+        raise NoTarget("a fix was built outside remedies.acting.building_for: name the Target it is for (rules."
+                       "evaluate, explain and pick do; smoke, bench and the installer use diagnose.fixes_here)") from None
 
 
 def under_root() -> bool:

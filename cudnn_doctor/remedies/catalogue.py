@@ -1,41 +1,73 @@
 """Fixes for the failure catalogue's machine-state entries: nvidia_uvm, Fabric Manager, CUDA libraries a framework
-cannot load, CuPy twice, /dev/char links, cuDNN local repositories, driver upgrades waiting for a reboot."""
+cannot load, CuPy twice, /dev/char links, cuDNN local repositories, driver upgrades waiting for a reboot; and the
+fixes compat's tables hold as rows (`commands` plus `words`), built for the Target like every other."""
 from __future__ import annotations
 
 import os
-from typing import Dict, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import Facts, Fix, FrameworkFacts
 from .cudnn import machine_cudnn_fix
 from .environments import need_of
-from .acting import at, on_machine, pip, sudo, system
-from .shell import prepend_ld_path, q, qs, run, stated
+from .acting import at, doctor, ldconfig, on_machine, pip, sudo, system
+from .shell import advice, prepend_ld_path, q, qs, run, said, stated
+
+# The programs a table's command names that belong to the machine's tree (its packages, its Python): under --root
+# they run inside that tree; every other program acts on the running machine (its kernel, devices, GPUs).
+_TREE_PROGRAMS = frozenset({"apt", "apt-get", "apt-mark", "dnf", "yum", "zypper", "dpkg", "ubuntu-drivers", "pip",
+                            "conda"})
+
+
+def table_command(command: str) -> str:
+    """One command of a compat fix row (as typed on the machine itself, `sudo` where root is needed), written for the
+    Target through the same primitives as every builder's: sudo for this user, --root, this cudnn-doctor's words."""
+    privileged = command.startswith("sudo ")
+    bare = command[len("sudo "):] if privileged else command
+    program, _, arguments = bare.partition(" ")
+    if program == "cudnn-doctor":
+        return doctor(arguments, privileged=privileged)
+    if program == "ldconfig":
+        return ldconfig()
+    if program in _TREE_PROGRAMS:
+        return system(bare, privileged=privileged)
+    return on_machine(bare, privileged=privileged)
+
+
+def table_fix(row: Mapping[str, Any]) -> Fix:
+    """The fix a compat table row holds: its `commands` built for the Target, said by its `words` ({0}, {1}, ...
+    stand for the commands in order)."""
+    commands = [table_command(c) for c in row.get("commands", [])]
+    words = str(row.get("words", ""))
+    return run(*commands, text=words.format(*commands)) if commands else advice(words)
 
 
 def uvm_fix(modprobe: bool, in_container: bool) -> Fix:
     """Load nvidia_uvm and create /dev/nvidia-uvm (on the host when this is a container)."""
     if in_container:
-        return stated("on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the "
-                      "container with --gpus all so the runtime injects /dev/nvidia-uvm")
+        # The host's commands: another machine's, so its `sudo` stays plain (its user is not this run's).
+        return run("sudo nvidia-modprobe -u -c 0", alternatives=["sudo modprobe nvidia_uvm"],
+                   text="on the host: sudo nvidia-modprobe -u -c 0 (or sudo modprobe nvidia_uvm), then restart the "
+                        "container with --gpus all so the runtime injects /dev/nvidia-uvm")
     if modprobe:
-        return stated(on_machine("nvidia-modprobe -u -c 0"))
-    return stated("%s && %s" % (on_machine("modprobe nvidia_uvm"), on_machine(
-        "mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices | cut -d' ' -f1) 0")))
+        return run(on_machine("nvidia-modprobe -u -c 0"))
+    return run(on_machine("modprobe nvidia_uvm"), on_machine(
+        "mknod -m 666 /dev/nvidia-uvm c $(grep nvidia-uvm /proc/devices | cut -d' ' -f1) 0"))
 
 
 def fabric_manager_fix(branch: str, driver: str, installed: bool) -> Fix:
     """Fabric Manager of exactly the driver's version, enabled; only enabled when that one is installed."""
     if installed:
-        return stated(on_machine("systemctl enable --now nvidia-fabricmanager"))
-    return stated("%s && %s" % (system("apt install 'nvidia-fabricmanager-%s=%s*'" % (branch, driver)),
-                                on_machine("systemctl enable --now nvidia-fabricmanager")))
+        return run(on_machine("systemctl enable --now nvidia-fabricmanager"))
+    return run(system("apt install 'nvidia-fabricmanager-%s=%s*'" % (branch, driver)),
+               on_machine("systemctl enable --now nvidia-fabricmanager"))
 
 
 def workspace_limit_fix(paddle_default_limit_mb: int) -> Fix:
-    return stated("If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv layers; "
-                  "Paddle export FLAGS_conv_workspace_size_limit=%d (MB); PyTorch torch.backends.cudnn.benchmark = "
-                  "False." % paddle_default_limit_mb)
+    # DL4J's and PyTorch's settings are lines of the user's program (words); Paddle's is the shell's.
+    return said("If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv layers; "
+                "Paddle %s (MB); PyTorch torch.backends.cudnn.benchmark = False.",
+                "export FLAGS_conv_workspace_size_limit=%d" % paddle_default_limit_mb)
 
 
 def tensorflow_libraries_fix(version: str, missing: Sequence[str], pins: Sequence[str], pip_wheels: bool) -> Fix:
@@ -73,16 +105,16 @@ def paddle_wheel_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, name: str
 
 
 def one_cupy_fix(names: Sequence[str], wheel: str) -> Fix:
-    return stated("%s && %s" % (system("python3 -m pip uninstall -y %s" % " ".join(sorted(names)), privileged=False),
-                                system("python3 -m pip install %s" % wheel, privileged=False)))
+    return run(system("python3 -m pip uninstall -y %s" % " ".join(sorted(names)), privileged=False),
+               system("python3 -m pip install %s" % wheel, privileged=False))
 
 
 def dev_char_links_fix(ctk: Optional[str]) -> Fix:
     """The /dev/char links systemd's cgroup driver needs, made by the NVIDIA Container Toolkit."""
     if ctk:
-        return stated(on_machine("%s system create-dev-char-symlinks --create-all" % q(at(ctk))))
-    return stated("%s && %s" % (system("apt install nvidia-container-toolkit"),
-                                on_machine("nvidia-ctk system create-dev-char-symlinks --create-all")))
+        return run(on_machine("%s system create-dev-char-symlinks --create-all" % q(at(ctk))))
+    return run(system("apt install nvidia-container-toolkit"),
+               on_machine("nvidia-ctk system create-dev-char-symlinks --create-all"))
 
 
 def local_repo_fix(repo: Dict[str, str], packages: Sequence[str]) -> Fix:
@@ -92,9 +124,9 @@ def local_repo_fix(repo: Dict[str, str], packages: Sequence[str]) -> Fix:
         steps.append(sudo("cp %s %s" % (q(at(os.path.join(repo["repo"], repo["keyring"]))),
                                         at("/usr/share/keyrings/"))))
     steps += [system("apt update"), system("apt install %s" % " ".join(packages))]
-    return stated(" && ".join(steps))
+    return run(*steps)
 
 
 def reboot_and_hold_fix(packages: Sequence[str]) -> Fix:
-    return stated("%s   (then keep them from moving unattended: %s)" % (on_machine("reboot"),
-                                                                       system("apt-mark hold %s" % qs(packages))))
+    return said("%s   (then keep them from moving unattended: %s)", on_machine("reboot"),
+                system("apt-mark hold %s" % qs(packages)))

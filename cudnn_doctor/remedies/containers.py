@@ -6,9 +6,9 @@ from typing import Optional
 
 from ..knowledge import DriverFloor
 from ..model import Fix
-from .acting import system
+from .acting import on_machine, system
 from .node import runtime_configure_fix
-from .shell import advice, run, say, stated
+from .shell import advice, run, said, say
 from .software import driver_upgrade_fix
 
 
@@ -29,14 +29,14 @@ def image_on_node_fix(node: Optional[str], floor: Optional[DriverFloor], image_c
 
 def capabilities_fix(missing: str) -> Fix:
     """Ask for the driver capability the image needs, at run time and for good in the image."""
-    return advice("Start it with `-e NVIDIA_DRIVER_CAPABILITIES=%s,utility` (docker/podman run; a Kubernetes pod's "
-                  "env), or set `ENV NVIDIA_DRIVER_CAPABILITIES=%s,utility` in the image's Dockerfile and rebuild"
+    return advice("Start it with -e NVIDIA_DRIVER_CAPABILITIES=%s,utility (docker/podman run; a Kubernetes pod's "
+                  "env), or set ENV NVIDIA_DRIVER_CAPABILITIES=%s,utility in the image's Dockerfile and rebuild"
                   % (missing, missing))
 
 
 def visible_devices_fix() -> Fix:
-    return advice("Start it with the GPUs it should get: `docker run --gpus all ...`, `podman run --device "
-                  "nvidia.com/gpu=all ...`, or a Kubernetes `nvidia.com/gpu` resource limit; or drop "
+    return advice("Start it with the GPUs it should get: docker run --gpus all, podman run --device "
+                  "nvidia.com/gpu=all, or a Kubernetes nvidia.com/gpu resource limit; or drop "
                   "NVIDIA_VISIBLE_DEVICES=void/none from the image")
 
 
@@ -49,7 +49,7 @@ def forward_compat_gpu_fix(node: Optional[str], floor: Optional[DriverFloor], im
 
 def legacy_cuda_version_fix() -> Fix:
     """A legacy image (no NVIDIA_REQUIRE_CUDA) whose CUDA_VERSION the runtime cannot read."""
-    return advice("Set CUDA_VERSION to the image's CUDA release (e.g. `ENV CUDA_VERSION=12.4.1`) and rebuild")
+    return advice("Set CUDA_VERSION to the image's CUDA release (e.g. ENV CUDA_VERSION=12.4.1) and rebuild")
 
 
 def invalid_requirement_fix(requirement: str) -> Fix:
@@ -60,12 +60,13 @@ def invalid_requirement_fix(requirement: str) -> Fix:
 
 def product_brand_fix() -> Fix:
     """The runtime's verdict hangs on the GPU's NVML brand, which a node report does not record."""
-    return advice("Run `nvidia-smi -q | grep 'Product Brand'` on the node to see which it is")
+    return said("Run `%s` on the node to see which it is", on_machine("nvidia-smi -q | grep 'Product Brand'",
+                                                                       privileged=False))
 
 
 def node_report_again_fix() -> Fix:
     """The node report lacks what the runtime compares: save it again on the node."""
-    return advice("Save the node's report again with `cudnn-doctor check --json -o NODE.json` on the node")
+    return said("Save the node's report again with `%s` on the node", "cudnn-doctor check --json -o NODE.json")
 
 
 def compat_older_fix() -> Fix:
@@ -84,16 +85,17 @@ def container_toolkit_fix(runtime: str = "docker") -> Fix:
 def container_gpu_fix() -> Fix:
     """Start the container with the GPU, and give the host's Docker the NVIDIA runtime (words: the host is another
     machine, so its commands are not this fix's to run)."""
-    return stated("Run the container with the GPU (on a host with an NVIDIA GPU and driver): `docker run --gpus all "
-                  "-e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...` (compose: deploy.resources.reservations.devices "
-                  "with capabilities [gpu]); on the host install the NVIDIA Container Toolkit, then `%s`. If "
-                  "nvidia-smi says 'Failed to initialize NVML: Unknown Error' after running for a while, restart the "
-                  "container." % runtime_configure_fix("docker").text)
+    configure = runtime_configure_fix("docker")
+    return say("Run the container with the GPU (on a host with an NVIDIA GPU and driver): `%s` (compose: "
+               "deploy.resources.reservations.devices with capabilities [gpu]); on the host install the NVIDIA "
+               "Container Toolkit, then `%s`. If nvidia-smi says 'Failed to initialize NVML: Unknown Error' after "
+               "running for a while, restart the container.",
+               run("docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ..."), configure)
 
 
 def wsl_driver_fix() -> Fix:
-    return stated("Install or update the NVIDIA driver on Windows (not inside WSL), then run `wsl --shutdown` from "
-                  "Windows and reopen the distro; check with `nvidia-smi` inside WSL.")
+    return said("Install or update the NVIDIA driver on Windows (not inside WSL), then run `%s` from Windows and "
+                "reopen the distro; check with `%s` inside WSL.", "wsl --shutdown", "nvidia-smi")
 
 
 PURGE_LINUX_DRIVER = "apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"
@@ -103,7 +105,7 @@ ANY_WSL_TOOLKIT = "the cuda-toolkit package of the CUDA version nvidia-smi print
 def purge_unused_wsl_linux_driver_fix(toolkit_package: Optional[str]) -> Fix:
     """A Linux driver inside WSL that loses to the WSL share today: purge it, keep only the toolkit, restart WSL."""
     purge = system(PURGE_LINUX_DRIVER)
-    return run(purge, text="%s (keep only %s from NVIDIA's wsl-ubuntu repository), then from Windows: "
+    return run(purge, "wsl --shutdown", text="%s (keep only %s from NVIDIA's wsl-ubuntu repository), then from Windows: "
                "wsl --shutdown" % (purge, toolkit_package or ANY_WSL_TOOLKIT),
                manual="then from Windows: wsl --shutdown")
 
@@ -112,7 +114,7 @@ def replace_wsl_linux_driver_fix(toolkit_package: Optional[str]) -> Fix:
     """A Linux driver inside WSL that hides the Windows one: purge it, install the toolkit alone, restart WSL."""
     purge = system(PURGE_LINUX_DRIVER)
     install = system("apt install %s" % toolkit_package) if toolkit_package else "then install %s" % ANY_WSL_TOOLKIT
-    return run(purge, *([install] if toolkit_package else []),
+    return run(purge, *([install] if toolkit_package else []), "wsl --shutdown",
                text="%s %s %s (the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; "
                "then from Windows: wsl --shutdown" % (purge, "&&" if toolkit_package else ";", install),
                manual="update the Windows driver; then from Windows: wsl --shutdown")

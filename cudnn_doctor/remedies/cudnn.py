@@ -11,7 +11,7 @@ from ..model import WINDOWS_SHELL, CudnnCopy, Facts, Fix
 from ..queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, lowest_cc, machine_cuda, platform_of,
                        primary_toolkit, toolkit_owning)
 from .acting import at, doctor, ldconfig, sudo, system
-from .shell import advice, folder_arg, q, run
+from .shell import advice, folder_arg, or_else, q, run, said
 from .shells import command_fix
 
 
@@ -50,8 +50,8 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
     cuda_text = mm_text(cuda) or (cuda_label(cuda) if cuda not in (None, "") else None)
     cm = major_of(cuda_text) if cuda_text else None
     if cuda_text is None or cm is None:
-        return advice("install the NVIDIA driver first (cuDNN is built per CUDA release), then run `%s` again: it "
-                      "names the cuDNN build for the CUDA the driver runs" % doctor("check"))
+        return said("install the NVIDIA driver first (cuDNN is built per CUDA release), then run `%s` again: it "
+                    "names the cuDNN build for the CUDA the driver runs", doctor("check"))
     family = compat.has_minor_compat(cm)
     key = cuda_text if not family else str(cm)
     # Whether NVIDIA's wheel of that release is on PyPI for this platform (9.18.0 has no Windows wheel, cuDNN 8 no
@@ -75,11 +75,11 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         cudnn_major = major_of(version or cudnn_release_for(compat, key, None, min_cc))
         if cudnn_major is None:
             if min_cc and compat.newest_cudnn_build(key):
-                return advice("compat knows no cuDNN build for CUDA %s that supports compute capability %s: install "
-                              "a CUDA release that still supports this GPU (`%s` lists the cuDNN builds of each CUDA "
-                              "release)" % (cuda_text, min_cc, doctor("matrix")))
-            return advice("compat knows no cuDNN build for CUDA %s: install a CUDA release that cuDNN supports "
-                          "(`%s` lists the cuDNN builds of each CUDA release)" % (cuda_text, doctor("matrix")))
+                return said("compat knows no cuDNN build for CUDA %s that supports compute capability %s: install "
+                            "a CUDA release that still supports this GPU (`%%s` lists the cuDNN builds of each CUDA "
+                            "release)" % (cuda_text, min_cc), doctor("matrix"))
+            return said("compat knows no cuDNN build for CUDA %s: install a CUDA release that cuDNN supports "
+                        "(`%%s` lists the cuDNN builds of each CUDA release)" % cuda_text, doctor("matrix"))
     release = version or cudnn_release_for(compat, key, cudnn_major, min_cc)
     archive = compat.cudnn_archive_name(release, cuda_text if not family else str(cm), platform,
                                         machine or "x86_64") if release else None
@@ -103,8 +103,8 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
         # One runtime per CUDA minor: NVIDIA's per-minor debs or archives only (and no pip wheels).
         deb_version = (version or release or str(cudnn_major)) + ".*"
         deb = "libcudnn%d=%s-1+cuda%s" % (cudnn_major, deb_version, cuda_text)
-        manual = "download %s from NVIDIA's cuDNN archive and copy it with `%s` into %s" % (
-            archive_text, sudo("cp -P"), at("/usr/local/cuda-%s" % cuda_text))
+        manual = "download %s from NVIDIA's cuDNN archive and copy it with cp -P (links kept) into %s" % (
+            archive_text, at("/usr/local/cuda-%s" % cuda_text))
         apt = system("apt install %s %s" % (deb, deb.replace("libcudnn%d=" % cudnn_major,
                                                              "libcudnn%d-dev=" % cudnn_major)))
         return run(apt, text="%s, or `%s`" % (manual, apt), manual=manual)
@@ -127,10 +127,10 @@ def cudnn_install_fix(compat: Compat, cuda: Any, cudnn_major: Optional[int] = No
     else:
         apt = system("apt install libcudnn%d libcudnn%d-dev" % (cudnn_major, cudnn_major))
     pinned_missing = bool(version) and compat.cudnn_build_exists_on(str(version), key, platform, machine).exists is False
-    others = (['`%s`' % system('pip install "%s%s"' % (wheel, pin), privileged=False)] if wheel and not pinned_missing
-              else []) + [
-        "the archive %s" % archive_text]
-    return run(apt, text=", or ".join([apt + " (NVIDIA's apt repository)"] + others), manual=", or ".join(others))
+    wheel_line = system('pip install "%s%s"' % (wheel, pin), privileged=False) if wheel and not pinned_missing else ""
+    archive_words = "the archive %s" % archive_text
+    other = said("`%s`, or " + archive_words.replace("%", "%%"), wheel_line) if wheel_line else advice(archive_words)
+    return or_else(run(apt, text=apt + " (NVIDIA's apt repository)"), other, "%s, or %s")
 
 
 def machine_cudnn_fix(facts: Facts, compat: Compat, cuda: Any, cudnn_major: Optional[int] = None,
@@ -152,8 +152,8 @@ def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None
         elif name:
             spec = "%s==%s.*" % (name, copy.version) if copy.version else name
         else:
-            return advice("reinstall the nvidia-cudnn-cuN wheel that provides %s (`pip show -f` names it) with "
-                          "`pip install --force-reinstall --no-deps`" % copy.directory)
+            return advice("reinstall, with --force-reinstall --no-deps, the nvidia-cudnn-cuN wheel that provides %s "
+                          "(pip show -f names it)" % copy.directory)
         return run(system('pip install --force-reinstall --no-deps "%s"' % spec, privileged=False))
     if pkg.startswith("deb "):
         return run(system("apt install --reinstall %s" % pkg.split()[1]))
@@ -165,13 +165,15 @@ def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None
                                             (facts.host.machine if facts else None) or "x86_64")
     if archive and (facts is None or platform_of(facts) == "linux"):
         lib = archive[:-len(".tar.xz")] + "/lib" if archive.endswith(".tar.xz") else "cuda/lib64"
-        fix = advice("download %s from NVIDIA's cuDNN archive, `tar -xf` it and copy its libraries back keeping the "
-                     "links: %s %s/libcudnn* %s && %s" % (archive, sudo("cp -P"), q(lib), q(folder_arg(
-                         at(copy.directory))), ldconfig()))
+        untar = "tar -xf %s" % q(archive)
+        copy_back = sudo("cp -P %s/libcudnn* %s" % (q(lib), q(folder_arg(at(copy.directory)))))
+        fix = said("download %s from NVIDIA's cuDNN archive, `%%s` and copy its libraries back keeping the links: "
+                   "%%s && %%s" % archive.replace("%", "%%"), untar, copy_back, ldconfig())
     else:
-        fix = advice("re-extract the cuDNN %s archive you installed from and copy its libraries back keeping the "
-                     "links (`%s` of its lib/libcudnn* into %s), then `%s`" % (
-                         copy.version or "", sudo("cp -P"), q(folder_arg(at(copy.directory))), ldconfig()))
+        copy_back = sudo("cp -P lib/libcudnn* %s" % q(folder_arg(at(copy.directory))))
+        fix = said("re-extract the cuDNN %s archive you installed from and copy its libraries back keeping the "
+                   "links (`%%s`, in the folder it extracts to), then `%%s`" % (copy.version or ""), copy_back,
+                   ldconfig())
     return doctor_reinstall(facts, copy, fix, compat) if facts is not None else fix
 
 
@@ -197,8 +199,7 @@ def with_doctor(command: Optional[str], manual: Fix, lead: str = "") -> Fix:
     """The cudnn-doctor command that makes the repair, the manual way after it; `manual` alone without one."""
     if not command:
         return manual
-    return command_fix([command], text="%s%s   (or by hand: %s)" % (lead, command, manual.text), doctor=command,
-                       manual=manual.text)
+    return or_else(command_fix([command], text=lead + command, doctor=command), manual, "%s   (or by hand: %s)")
 
 
 def doctor_reinstall(facts: Facts, copy: CudnnCopy, manual: Fix, compat: Optional[Compat] = None) -> Fix:
@@ -261,14 +262,14 @@ def header_fix(compat: Compat, facts: Facts, copy: CudnnCopy) -> Fix:
     archive = compat.cudnn_archive_name(copy.version, copy.cuda_version, platform_of(facts),
                                         facts.host.machine or "x86_64") if copy.version and copy.cuda_version else None
     if archive and archive.endswith(".tar.xz"):
-        manual = advice("Replace %s with the header of the same cuDNN %s archive: download %s, `tar -xf` it and "
-                        "%s %s/include/cudnn*.h %s; or delete the stale header" % (
-                            at(copy.header_path), copy.version, archive, sudo("cp"),
-                            archive[:-len(".tar.xz")], q(at(folder))))
+        untar = "tar -xf %s" % q(archive)
+        put = sudo("cp %s/include/cudnn*.h %s" % (archive[:-len(".tar.xz")], q(at(folder))))
+        manual = said("Replace %s with the header of the same cuDNN %s archive: download %s, `%%s` and %%s; or "
+                      "delete the stale header" % (at(copy.header_path), copy.version, archive), untar, put)
     else:
-        manual = advice("Replace %s with the header from the same cuDNN %s archive (its include/cudnn*.h, copied "
-                        "with `%s` into %s), or delete the stale header" % (at(copy.header_path), copy.version,
-                                                                            sudo("cp"), q(at(folder))))
+        put = sudo("cp include/cudnn*.h %s" % q(at(folder)))
+        manual = said("Replace %s with the header from the same cuDNN %s archive (`%%s`, in the folder it extracts "
+                      "to), or delete the stale header" % (at(copy.header_path), copy.version), put)
     return doctor_reinstall(facts, copy, manual, compat)
 
 

@@ -8,7 +8,7 @@ from ..model import CudnnCopy, Facts, Fix
 from ..versions import major_of, mm_text
 from .cudnn import cudnn_into_toolkit, machine_cudnn_fix, reinstall_fix
 from .acting import at
-from .shell import q, remove_files_fix, say, then
+from .shell import q, remove_files_fix, run, say, then
 
 
 def cudnn_missing_fix(facts: Facts, compat: Compat, cuda: Any) -> Fix:
@@ -31,10 +31,11 @@ def mixed_releases_fix(facts: Facts, compat: Compat, copy: CudnnCopy, stale: Seq
 
 def corrupt_files_fix(facts: Facts, compat: Compat, copy: CudnnCopy) -> Fix:
     """Reinstall a copy whose files are empty, short or of another architecture (a full disk is a common cause)."""
-    return say("%s; check free space first with `df -h %s`", reinstall_fix(compat, copy, facts), q(at(copy.directory)))
+    return say("%s; check free space first with `%s`", reinstall_fix(compat, copy, facts),
+               run("df -h %s" % q(at(copy.directory))))
 
 
 def unloadable_copy_fix(facts: Facts, compat: Compat, copy: CudnnCopy) -> Fix:
     """Reinstall a copy that fails to load, and how to see the loader's own message."""
     return say("%s; to see the loader's own message: %s", reinstall_fix(compat, copy, facts),
-               "LD_DEBUG=libs python3 -c 'import ctypes; ctypes.CDLL(\"%s\")'" % copy.path)
+               run("LD_DEBUG=libs python3 -c 'import ctypes; ctypes.CDLL(\"%s\")'" % copy.path))

@@ -7,34 +7,41 @@ from typing import TYPE_CHECKING, Optional
 from ..knowledge import Compat
 from ..model import Facts, Fix
 from ..queries import machine_cuda
+from .catalogue import table_fix
 from .cudnn import machine_cudnn_fix
 from .acting import at, doctor
 from .driver import missing_driver_fix
-from .shell import advice, q, say, stated
+from .shell import q, run, said, say
 
 if TYPE_CHECKING:
     from ..run_results import SmokeResult
 
 
 def probe_failed_fix() -> Fix:
-    return stated("Re-run with `%s` and report it with `%s` attached." % (doctor("--debug check -v"),
-                                                                          doctor("check --json")))
+    return said("Re-run with `%s` and report it with `%s` attached.", doctor("--debug check -v"), doctor("check --json"))
 
 
 def rule_crashed_fix() -> Fix:
-    return stated("Report it with the output of `%s` attached." % doctor("check --json"))
+    return said("Report it with the output of `%s` attached.", doctor("check --json"))
 
 
 def smoke_status_fix(compat: Compat, status: Optional[str], code: Optional[int] = None,
                      cudnn_version: Optional[int] = None) -> Fix:
     """The fix NVIDIA's status table gives for a smoke failure (compat/status_codes.toml), else how to see more."""
-    words = compat.status_words(status, code, cudnn_version).get("fix", "") if status else ""
-    return stated(words) if words else advice("Run `%s` for the failing call and status." % doctor("smoke --json"))
+    fix = table_fix(compat.status_words(status, code, cudnn_version)) if status else Fix()
+    if fix:
+        return fix
+    command = doctor("smoke --json")
+    return run(command, text="Run `%s` for the failing call and status." % command)
 
 
-def smoke_result_fix(compat: Compat, result: SmokeResult) -> Fix:
-    """CD510: the fix for a failed smoke result (cuDNN's version counts only for a status cuDNN itself returned:
-    cuDNN 9 renumbered its statuses)."""
+def smoke_result_fix(compat: Compat, result: SmokeResult, place: str) -> Fix:
+    """The one fix for a failed smoke result, which `smoke` prints and CD510 gives: no driver library is the missing
+    driver's answer for where the driver comes from (``place``, as check's CD101 gives it: a container's from its
+    host); else the status table's (cuDNN's version counts only for a status cuDNN itself returned: cuDNN 9
+    renumbered its statuses)."""
+    if result.status == "SMOKE_NO_DRIVER_LIBRARY":
+        return missing_driver_fix(place)
     return smoke_status_fix(compat, result.status, result.status_code,
                             result.version_code if result.status_api == "cudnn" else None)
 
@@ -45,44 +52,44 @@ def no_cudnn_to_smoke_fix(facts: Facts, compat: Compat) -> Fix:
     cuda = machine_cuda(facts, compat)
     if cuda:
         return machine_cudnn_fix(facts, compat, cuda)
-    return advice("Install the NVIDIA driver (or a CUDA toolkit) first; `%s` then names the cuDNN build to install "
-                  "for it." % doctor("check"))
+    return said("Install the NVIDIA driver (or a CUDA toolkit) first; `%s` then names the cuDNN build to install "
+                "for it.", doctor("check"))
 
 
 def hung_mount_fix(path: str) -> Fix:
     """See whether the file system under a path that blocked answers, then check again (``path`` as the root's programs see it)."""
     folder = q(at(os.path.dirname(path) or "/"))
-    return stated("See whether the file system under it answers (a hung NFS/Lustre mount blocks every read): "
-                  "`timeout 5 stat %s; findmnt -T %s`, then `timeout 5 ls -l %s`; remount or restore the server, "
-                  "then run the check again." % (folder, folder, q(at(path))))
+    return said("See whether the file system under it answers (a hung NFS/Lustre mount blocks every read): "
+                "`%s; %s`, then `%s`; remount or restore the server, then run the check again.",
+                "timeout 5 stat %s" % folder, "findmnt -T %s" % folder, "timeout 5 ls -l %s" % q(at(path)))
 
 
 def more_time_fix() -> Fix:
-    return stated("Run `%s` to give the probe more time." % doctor("check --timeout 60 -v"))
+    return said("Run `%s` to give the probe more time.", doctor("check --timeout 60 -v"))
 
 
 def probes_not_run_fix() -> Fix:
-    return stated("Fix what the other CD002 findings name, or run `%s`." % doctor("check --timeout 60"))
+    return said("Fix what the other CD002 findings name, or run `%s`.", doctor("check --timeout 60"))
 
 
 def special_file_fix(path: str) -> Fix:
     """A FIFO, socket or device where a file belongs: look at it, then put the real file back."""
-    return stated("Look at what it is and replace it with the real file: `ls -l %s` (and `findmnt -T %s` if a file "
-                  "system is mounted there)." % (q(at(path)), q(at(path))))
+    return said("Look at what it is and replace it with the real file: `%s` (and `%s` if a file system is mounted "
+                "there).", "ls -l %s" % q(at(path)), "findmnt -T %s" % q(at(path)))
 
 
 def no_driver_to_test_fix(place: str, cudnn_found: bool) -> Fix:
     """smoke/bench found no libcuda: the driver (or the container's GPU access, per missing_driver_fix) first."""
-    return say("%s; then run `%s`%s", missing_driver_fix(place), doctor("check"),
+    return say("%s; then run `%s`%s", missing_driver_fix(place), run(doctor("check")),
                "" if cudnn_found else ", which also says how to install cuDNN")
 
 
 def smoke_every_copy_fix() -> Fix:
     """No cuDNN on the loader's path, but copies elsewhere: test those."""
-    return advice("test with `%s` or `--library PATH`" % doctor("smoke --all"))
+    return said("test with `%s` or `--library PATH`", doctor("smoke --all"))
 
 
 def install_cudnn_to_test_fix() -> Fix:
     """No cuDNN anywhere: cudnn-doctor installs one."""
-    return advice("install one with `%s`" % doctor("install", privileged=True))
+    return said("install one with `%s`", doctor("install", privileged=True))
 

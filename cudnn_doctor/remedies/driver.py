@@ -7,13 +7,13 @@ from typing import Optional
 from ..model import Fix
 from .acting import at, on_machine, ldconfig, sudo, system
 from .containers import container_gpu_fix, wsl_driver_fix
-from .shell import or_else, q, run, say, stated
+from .shell import or_else, q, run, said, say, stated
 
 
 def secure_boot_fix() -> Fix:
-    return stated("Sign the module and enroll the key: `%s` (or the key your distribution's signed driver package "
-                  "uses), reboot and complete the MOK enrollment screen; or disable Secure Boot in the firmware "
-                  "settings." % _mok_import())
+    return said("Sign the module and enroll the key: `%s` (or the key your distribution's signed driver package "
+                "uses), reboot and complete the MOK enrollment screen; or disable Secure Boot in the firmware "
+                "settings.", _mok_import())
 
 
 def known_bad_driver_fix(fixed_in: Optional[str] = None) -> Fix:
@@ -24,18 +24,18 @@ def known_bad_driver_fix(fixed_in: Optional[str] = None) -> Fix:
 
 def reinstall_driver_fix() -> Fix:
     """The driver's user-space libraries are gone while its kernel module runs, and its branch is not known."""
-    return stated("Reinstall the NVIDIA driver (Ubuntu: `%s`, or NVIDIA's installer), then `%s` and check with "
-                  "`%s`" % (system("ubuntu-drivers install"), ldconfig(), on_machine("nvidia-smi", privileged=False)))
+    return said("Reinstall the NVIDIA driver (Ubuntu: `%s`, or NVIDIA's installer), then `%s` and check with `%s`",
+                system("ubuntu-drivers install"), ldconfig(), on_machine("nvidia-smi", privileged=False))
 
 
 def install_driver_fix() -> Fix:
     """No driver and no GPU seen: install a driver if the machine has an NVIDIA GPU, else use a machine that has."""
     installer = "https://www.nvidia.com/Download/index.aspx"
     install, reboot = system("ubuntu-drivers install"), on_machine("reboot")
-    return run(install, reboot, text="If the machine has an NVIDIA GPU, install the driver (Ubuntu: `%s`; others: "
+    smi = on_machine("nvidia-smi", privileged=False)
+    return run(install, reboot, smi, text="If the machine has an NVIDIA GPU, install the driver (Ubuntu: `%s`; others: "
                "the installer from %s), reboot (`%s`) and check with `%s`. If it has no NVIDIA GPU, CUDA and cuDNN "
-               "cannot run here: use a GPU machine." % (install, installer, reboot,
-                                                        on_machine("nvidia-smi", privileged=False)),
+               "cannot run here: use a GPU machine." % (install, installer, reboot, smi),
                manual="others than Ubuntu: the installer from %s, then reboot; no NVIDIA GPU: use a GPU machine"
                       % installer)
 
@@ -55,8 +55,8 @@ def rebuild_kernel_module_fix(kernel: str) -> Fix:
     """Build the nvidia module for ``kernel`` with DKMS (headers first), then reboot into it."""
     return or_else(run(system("apt install linux-headers-%s dkms" % kernel), system("dkms autoinstall"),
                        on_machine("reboot")),
-                   "reinstall the driver package for this kernel; keep `dkms` installed so future kernels rebuild "
-                   "the module; with Secure Boot on, enroll DKMS's module key with `%s`" % _mok_import())
+                   said("reinstall the driver package for this kernel; keep dkms installed so future kernels rebuild "
+                        "the module; with Secure Boot on, enroll DKMS's module key with `%s`", _mok_import()))
 
 
 NOUVEAU_BLACKLIST = "/etc/modprobe.d/blacklist-nouveau.conf"
@@ -75,15 +75,17 @@ def blacklist_nouveau_fix(nova: bool) -> Fix:
     write = "printf '%s' | %s" % (lines, sudo("tee %s" % q(at(NOUVEAU_BLACKLIST))))
     initramfs, dracut, reboot = system("update-initramfs -u"), system("dracut -f"), on_machine("reboot")
     return run(write, initramfs, reboot, text="%s && %s (Fedora/RHEL: %s) && %s" % (write, initramfs, dracut, reboot),
-               manual="Fedora/RHEL: %s instead of update-initramfs" % dracut, writes=[at(NOUVEAU_BLACKLIST)])
+               manual="Fedora/RHEL: %s instead of update-initramfs" % dracut, writes=[at(NOUVEAU_BLACKLIST)],
+               alternatives=[dracut])
 
 
 def driver_reload_fix() -> Fix:
     """Libraries newer than the loaded module: load the new module (reboot or unload/reload), then hold the packages."""
     return say("%s; to stop it recurring: %s", or_else(
-        run(on_machine("reboot")), "with no GPU process running: %s && %s" % (
-            on_machine("rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia"), on_machine("modprobe nvidia")),
-        "%s   (or, %s)"), system("apt-mark hold 'nvidia-*' 'libnvidia-*'"))
+        run(on_machine("reboot")), said("with no GPU process running: %s && %s",
+                                        on_machine("rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia"),
+                                        on_machine("modprobe nvidia")),
+        "%s   (or, %s)"), run(system("apt-mark hold 'nvidia-*' 'libnvidia-*'")))
 
 
 def compute_libraries_fix(module: Optional[str]) -> Fix:

@@ -11,7 +11,7 @@ from ..queries import (driver_place, framework_kind, machine_cuda, platform_of, 
 from ..versions import major_of, reaches, release3, soname_major, split_soname, ver
 from .cudnn import cudnn_install_fix, machine_cudnn_fix, reinstall_fix, with_doctor
 from .acting import at, doctor, ldconfig, pip, system
-from .shell import advice, cudnn_dir_fix, ld_library_path_without, q, relink_fix, run, say
+from .shell import advice, cudnn_dir_fix, ld_library_path_without, q, relink_fix, run, said, say
 from .driver import missing_driver_fix
 from .software import toolkit_install_fix
 
@@ -126,10 +126,10 @@ def library_fix(compat: Compat, facts: Facts, name: str) -> Fix:
                        toolkit_install_fix(facts, compat, cuda),
                        (", or install the failing program's build for the installed CUDA %s" % ", ".join(other))
                        if other else "")
-    return advice("find the file with `find %s -name %s 2>/dev/null`, write the folder it prints into %s and run `%s`; "
-                  "or install the package that provides it" % (
-                      q(at("/")), q(name + "*"), at("/etc/ld.so.conf.d/%s.conf" % (stem.replace("lib", "", 1)
-                                                                                   or "extra")), ldconfig()))
+    find = "find %s -name %s 2>/dev/null" % (q(at("/")), q(name + "*"))
+    conf = at("/etc/ld.so.conf.d/%s.conf" % (stem.replace("lib", "", 1) or "extra"))
+    return said("find the file with `%s`, write the folder it prints into " + conf.replace("%", "%%") + " and run "
+                "`%s`; or install the package that provides it", find, ldconfig())
 
 
 def is_toolkit_library(stem: str) -> bool:
@@ -159,8 +159,7 @@ def cudnn_version_fix(compat: Compat, facts: Facts, runtime: Optional[str], comp
     """A program built with cuDNN `compiled` loaded the older (or other-major) `runtime`: give it one that fits."""
     major = major_of(compiled)
     if major is None:
-        return advice("run `%s` in the failing program's own environment to see which cuDNN it loads"
-                      % doctor("check"))
+        return said("run `%s` in the failing program's own environment to see which cuDNN it loads", doctor("check"))
     # An older copy that LD_LIBRARY_PATH puts first (an HPC module, /usr/local/cuda/lib64) beats the program's own.
     entries = {os.path.normpath(e) for e in facts.loader.ld_library_path}
     older = [c.directory for c in facts.cudnn if c.major == major and os.path.normpath(c.directory) in entries
@@ -174,8 +173,8 @@ def cudnn_version_fix(compat: Compat, facts: Facts, runtime: Optional[str], comp
 
 def windows_dll_fix(name: str) -> Fix:
     """A DLL named in a Windows error: Windows finds it next to the program or on PATH."""
-    return advice("put the bin folder of the CUDA/cuDNN release that ships %s on PATH (`where %s` in cmd shows "
-                  "whether one is found)" % (name, name))
+    return said("put the bin folder of the CUDA/cuDNN release that ships %s on PATH (`%%s` in cmd shows whether one "
+                "is found)" % name, "where %s" % name)
 
 
 def broken_file_fix(path: str) -> Fix:
@@ -190,4 +189,5 @@ def in_program_environment(nothing_found: bool = False) -> Fix:
     cause at all, so say what only a run of the program itself can show)."""
     why = (" (same LD_LIBRARY_PATH): out-of-memory errors and crashes need the GPU at work to show"
            if nothing_found else "")
-    return advice("run `%s` in the failing program's own shell, venv or container%s" % (doctor("check"), why))
+    return said("run `%s` in the failing program's own shell, venv or container" + why.replace("%", "%%"),
+                doctor("check"))

@@ -15,7 +15,7 @@ from .cudnn import machine_cudnn_fix, reinstall_fix
 from .environments import applying_requirements
 from .onnxruntime import onnxruntime_cuda_fix
 from .acting import pip
-from .shell import advice, ld_library_path_without, or_else, prepend_ld_path, run, say, then
+from .shell import advice, ld_library_path_without, or_else, prepend_ld_path, run, said, say, then
 from .software import driver_upgrade_fix, jax_install, torch_install
 
 
@@ -67,8 +67,9 @@ def tensorflow_wheels_fix(version: str) -> Fix:
 def tensorflow_native_windows_fix(last_native_gpu: str, tested: Optional[Dict[str, Any]]) -> Fix:
     """TensorFlow past its last native-Windows GPU release: WSL2, or that release (with its tested CUDA and cuDNN)."""
     pair = (" with CUDA %s and cuDNN %s (its tested build)" % (tested["cuda"], tested["cudnn"])) if tested else ""
-    return advice('Run TensorFlow in WSL2 with `pip install "tensorflow[and-cuda]"`, or `pip install '
-                  '"tensorflow==%s.*"`%s.' % (mm_text(last_native_gpu), pair))
+    native = 'pip install "tensorflow==%s.*"' % mm_text(last_native_gpu)
+    return or_else(said("Run TensorFlow in WSL2 with `%s`", 'pip install "tensorflow[and-cuda]"'),
+                   said("`%s`" + pair.replace("%", "%%") + ".", native), "%s, or %s")
 
 
 def _pinned_cudnn_wheel_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major: Optional[int]) -> Fix:
@@ -145,4 +146,4 @@ def own_cudnn_again_fix(facts: Facts, entry: str, framework: str) -> Fix:
 
 def ld_library_path_cudnn_fix(facts: Facts, entry: str) -> Fix:
     """Drop the LD_LIBRARY_PATH entry that beats a framework's own cuDNN (or unload the module that adds it)."""
-    return or_else(ld_library_path_without(facts, [entry]), "`module unload cudnn`, or edit ~/.bashrc")
+    return or_else(ld_library_path_without(facts, [entry]), said("`%s`, or edit ~/.bashrc", "module unload cudnn"))

@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional
 from ..knowledge import Compat
 from ..model import Facts, Fix
 from .acting import on_machine, system
-from .shell import advice, or_else, run, say, then
+from .shell import advice, or_else, run, said, say, then
 from .software import driver_upgrade_fix, toolkit_install_fix
 
 
@@ -28,8 +28,8 @@ def jax_build_for_gpu_fix(row: Dict[str, Any], needs_driver: bool, platform: str
 
 def jax_on_cpu_fix(cc: str, min_cc: str) -> Fix:
     """No JAX CUDA build supports this GPU: the CPU build, or a newer GPU."""
-    return advice("No JAX CUDA build in compat supports compute capability %s: run JAX on CPU (pip install -U jax) or "
-                  "on a GPU of compute capability %s or newer" % (cc, min_cc))
+    return said("No JAX CUDA build in compat supports compute capability %s: run JAX on CPU (%%s) or on a GPU of "
+                "compute capability %s or newer" % (cc, min_cc), system("pip install -U jax", privileged=False))
 
 
 def last_toolkit_for_gpu_fix(facts: Facts, compat: Compat, cuda: str, arch: str) -> Fix:
@@ -47,18 +47,21 @@ def exclusive_gpu_fix(index: int, free: Optional[int]) -> Fix:
     """A GPU in exclusive (or prohibited) compute mode: another free GPU, else stop its holder, else (as root) reset
     the mode."""
     reset = on_machine("nvidia-smi -i %d -c DEFAULT" % index)
-    other = ("Use another GPU (export CUDA_VISIBLE_DEVICES=%d), stop" % free) if free is not None else "Stop"
-    return run(reset, text="%s the process holding it (`nvidia-smi` lists it), or, as root: %s" % (other, reset),
-               manual="%s the process holding it (`nvidia-smi` lists it)" % other)
+    use = "export CUDA_VISIBLE_DEVICES=%d" % free if free is not None else ""
+    other = ("Use another GPU (%s), stop" % use) if use else "Stop"
+    smi = on_machine("nvidia-smi", privileged=False)
+    return run(reset, text="%s the process holding it (`%s` lists it), or, as root: %s" % (other, smi, reset),
+               manual="%s the process holding it (`%s` lists it)" % (other, smi), alternatives=[c for c in (use, smi) if c])
 
 
 def create_mig_instance_fix(index: int) -> Fix:
     """MIG on with no instance: create the whole-GPU one, or turn MIG off."""
     # Profile 0 is the whole-GPU instance on every MIG-capable GPU (7g on A100/H100, 4g on A30).
     create = on_machine("nvidia-smi mig -i %d -cgi 0 -C" % index)
-    return or_else(run(create, text="Create an instance: `%s` (profile 0 spans the whole GPU; `%s` lists the smaller "
-                       "ones)" % (create, on_machine("nvidia-smi mig -i %d -lgip" % index))),
-                   on_machine("nvidia-smi -i %d -mig 0" % index), "%s, or turn MIG off: %s")
+    profiles = on_machine("nvidia-smi mig -i %d -lgip" % index)
+    return or_else(run(create, profiles, text="Create an instance: `%s` (profile 0 spans the whole GPU; `%s` lists "
+                       "the smaller ones)" % (create, profiles)),
+                   run(on_machine("nvidia-smi -i %d -mig 0" % index)), "%s, or turn MIG off: %s")
 
 
 def cuda_visible_devices_fix(devices: str) -> Fix:
@@ -68,4 +71,4 @@ def cuda_visible_devices_fix(devices: str) -> Fix:
 
 def unhide_gpus_fix() -> Fix:
     """CUDA_VISIBLE_DEVICES hides every GPU: drop it, or name the first GPU."""
-    return or_else(run("unset CUDA_VISIBLE_DEVICES"), "export CUDA_VISIBLE_DEVICES=0")
+    return or_else(run("unset CUDA_VISIBLE_DEVICES"), run("export CUDA_VISIBLE_DEVICES=0"))

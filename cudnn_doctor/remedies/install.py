@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..knowledge import Compat
 from ..model import Fix
 from .acting import at, doctor, ldconfig
-from .shell import advice, q, run, stated
+from .shell import advice, q, run, said
 
 
 # --- what to install ----------------------------------------------------------------------------------------------
@@ -17,7 +17,8 @@ def add_cuda_major_fix() -> Fix:
 
 def name_a_source_fix() -> Fix:
     """Neither an archive nor a release was given: an example of the first."""
-    return stated("e.g. cudnn-doctor install cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz")
+    example = doctor("install cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz")
+    return run(example, text="e.g. " + example)
 
 
 # --- where it goes ------------------------------------------------------------------------------------------------
@@ -77,8 +78,8 @@ def cuda_build_fix(compat: Compat, cuda_major: str, cudnn_version: str) -> Fix:
     9.12.0, so 9.5.1 becomes the newest cuDNN 9 for CUDA 13)."""
     release = compat.cudnn_release_to_name(cuda_major, cudnn_version)
     if release is None:
-        return advice("install a cuDNN built for CUDA %s (`cudnn-doctor matrix --cuda %s.0` lists them), or pass "
-                      "--force" % (cuda_major, cuda_major))
+        return said("install a cuDNN built for CUDA %s (`%%s` lists them), or pass --force" % cuda_major,
+                    doctor("matrix --cuda %s.0" % cuda_major))
     return advice("install the cuDNN build for CUDA %s (e.g. --version %s --cuda %s), or pass --force"
                   % (cuda_major, release, cuda_major))
 
@@ -102,7 +103,7 @@ def retry_install_fix() -> Fix:
 
 def finish_repair_fix(rollback: str) -> Fix:
     """Repairing an earlier interrupted run failed: ``rollback`` (the target's rollback command) finishes it."""
-    return stated("fix the cause, then run `%s` (it finishes the repair; each step can be repeated)" % rollback)
+    return said("fix the cause, then run `%s` (it finishes the repair; each step can be repeated)", rollback)
 
 
 def undo_command(kind: str, where: str, root_owned: bool) -> str:
@@ -114,30 +115,31 @@ def undo_command(kind: str, where: str, root_owned: bool) -> str:
 
 def finish_undo_fix(rollback: str) -> Fix:
     """Undoing a failed install failed too: ``rollback`` finishes undoing it."""
-    return stated("fix the cause, then run `%s` (it finishes undoing; each step can be repeated)" % rollback)
+    return said("fix the cause, then run `%s` (it finishes undoing; each step can be repeated)", rollback)
 
 
 def finish_recording_fix(rollback: str) -> Fix:
     """The install stands but its record did not reach the history: the next install or ``rollback`` records it."""
-    return stated("none needed: the next `%s` or `%s` finishes recording it" % (doctor("install"), rollback))
+    return run(rollback, alternatives=[doctor("install")],
+               text="none needed: the next `%s` or `%s` finishes recording it" % (doctor("install"), rollback))
 
 
 def undo_unknown_state_fix() -> Fix:
     """An install stopped by an unexpected OS error: rollback undoes whatever it left unfinished."""
-    return stated("run `%s` for this target, which undoes an unfinished install (or the last one)"
-                  % doctor("rollback"))
+    return said("run `%s` for this target, which undoes an unfinished install (or the last one)", doctor("rollback"))
 
 
 def check_after_interrupt_fix() -> Fix:
     """The install stood when a signal cut the checks after it short: run them, or undo the install."""
-    return run(doctor("check"), text="run `%s` (or `%s` to undo it)" % (doctor("check"), doctor("rollback")))
+    return run(doctor("check"), text="run `%s` (or `%s` to undo it)" % (doctor("check"), doctor("rollback")),
+               alternatives=[doctor("rollback")])
 
 
 # --- after the install (notes in its report; the install stands) ---------------------------------------------------
 
 def ldconfig_if_listed_fix(lib_dir: str) -> Fix:
     """Whether ldconfig should run could not be decided: run it where the loader's configuration lists ``lib_dir``."""
-    return stated("run `%s` if %s is in ld.so.conf" % (ldconfig(), lib_dir))
+    return said("run `%s` if " + lib_dir.replace("%", "%%") + " is in ld.so.conf", ldconfig())
 
 
 def ldconfig_by_hand_fix() -> Fix:

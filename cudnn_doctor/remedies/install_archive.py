@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..model import Fix
-from .shell import advice, run, stated
+from .shell import advice, run, said, stated
 
 
 # --- the archive itself -------------------------------------------------------------------------------------------
@@ -61,7 +61,7 @@ def archive_path_fix(missing: bool) -> Fix:
 
 def sha256_value_fix() -> Fix:
     """--sha256 is no digest: where the real value comes from."""
-    return stated("copy the value from NVIDIA's redistrib_<version>.json or `sha256sum FILE`")
+    return said("copy the value from NVIDIA's redistrib_<version>.json or `%s`", "sha256sum FILE")
 
 
 def checksum_mismatch_fix() -> Fix:

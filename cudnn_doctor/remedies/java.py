@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from ..model import Fix
 from .acting import doctor
-from .shell import advice, then
+from .shell import advice, said, then
 from .software import driver_upgrade_fix
 
 
@@ -17,9 +17,9 @@ def preset_driver_fix(floor: Any, platform: str) -> Fix:
 
 def preset_cudnn_install_fix(cudnn: str, cuda: str) -> Fix:
     """The cuDNN release the preset was built with, for its CUDA, where the loader finds none."""
-    return advice("install cuDNN %s for CUDA %s (`%s` lists the builds; give the downloaded archive to `%s` to put "
-                  "it into the toolkit)" % (cudnn, cuda, doctor("matrix --cuda %s" % cuda),
-                                            doctor("install", privileged=True)))
+    return said("install cuDNN %s for CUDA %s (`%%s` lists the builds; give the downloaded archive to `%%s` to put "
+                "it into the toolkit)" % (cudnn, cuda), doctor("matrix --cuda %s" % cuda),
+                doctor("install", privileged=True))
 
 
 def preset_cudnn_upgrade_fix(cudnn: str, cuda: str, major: int) -> Fix:

@@ -9,7 +9,7 @@ from ..model import Facts, Fix
 from ..queries import cudnn_build_exists, machine_cuda, primary_toolkit, toolkit_owning
 from ..versions import major_of
 from .acting import at, doctor, ldconfig, sudo
-from .shell import noted, prepend_ld_path, q, qs, stated
+from .shell import or_else, prepend_ld_path, q, qs, run, said
 
 
 def install_command(facts: Facts, compat: Compat, version: str, directory: Optional[str] = None) -> Optional[str]:
@@ -29,22 +29,26 @@ def leftovers_fix(paths: Sequence[str], version: Optional[str], restore: Optiona
     goes back into, removing first when another cuDNN is installed (they most likely belong to one it replaced)."""
     remove = sudo("rm -f %s" % qs(at(p) for p in sorted(paths)))
     if not restore:
-        return stated("Remove the leftovers: %s, then install cuDNN again." % remove)
+        return said("Remove the leftovers: %s, then install cuDNN again.", remove)
     if another_copy:
-        return stated("Remove the leftovers: %s   (or restore cuDNN %s: %s)" % (remove, version, restore))
+        return run(remove, alternatives=[restore],
+                   text="Remove the leftovers: %s   (or restore cuDNN %s: %s)" % (remove, version, restore))
     if inside_toolkit:
-        return stated("Restore cuDNN %s: %s   (or remove the leftovers: %s)" % (version, restore, remove))
-    return stated("Remove the leftovers and install cuDNN %s into the toolkit: %s && %s" % (version, remove, restore))
+        return run(restore, alternatives=[remove],
+                   text="Restore cuDNN %s: %s   (or remove the leftovers: %s)" % (version, restore, remove))
+    return run(remove, restore, text="Remove the leftovers and install cuDNN %s into the toolkit: %s && %s"
+               % (version, remove, restore))
 
 
 def soname_links_fix(directory: str, items: Sequence[Dict[str, str]], ldconfig_manages: bool) -> Fix:
     """The soname links the loader asks for, pointing at the files that are there (ldconfig makes them where it
     manages the folder)."""
-    links = " && ".join(sudo("ln -sfn %s %s" % (q(os.path.basename(i["path"])), q(i["soname"]))) for i in items)
+    by_hand = ["cd %s" % q(at(directory))] + [sudo("ln -sfn %s %s" % (q(os.path.basename(i["path"])),
+                                                                      q(i["soname"]))) for i in items]
     if ldconfig_manages:
-        return stated("%s   (it creates the soname links in folders it manages; by hand: cd %s && %s)"
-                      % (ldconfig(), q(at(directory)), links))
-    return stated("cd %s && %s" % (q(at(directory)), links))
+        return run(ldconfig(), alternatives=by_hand, text="%s   (it creates the soname links in folders it manages; "
+                   "by hand: %s)" % (ldconfig(), " && ".join(by_hand)))
+    return run(*by_hand)
 
 
 def header_mismatch_fix(unset: Optional[Fix], matching_dir: Optional[str], install: Optional[str], header: str,
@@ -55,10 +59,10 @@ def header_mismatch_fix(unset: Optional[Fix], matching_dir: Optional[str], insta
     if unset is not None:
         if matching_dir is not None:
             return unset
-        return noted(unset, "   (or bring the headers to %s: %s)" % (loaded_version, install) if install else
-                     "   (or remove the header no library matches: %s)" % remove)
+        return or_else(unset, said("bring the headers to %s: %%s" % loaded_version, install) if install else
+                       said("remove the header no library matches: %s", remove), "%s   (or %s)")
     if matching_dir is not None:
-        return stated(prepend_ld_path(matching_dir))
+        return run(prepend_ld_path(matching_dir))
     if install:
-        return stated("%s   (or remove the header no library matches: %s)" % (install, remove))
-    return stated(remove)
+        return or_else(run(install), said("remove the header no library matches: %s", remove), "%s   (or %s)")
+    return run(remove)

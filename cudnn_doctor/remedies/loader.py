@@ -8,7 +8,7 @@ from typing import Any, Iterable, Optional, Sequence
 from ..knowledge import Compat
 from ..model import Facts, Fix
 from .acting import at, ldconfig, sudo, system, under_root
-from .shell import (advice, export_path_line, ld_library_path_without, or_else, prepend_ld_path, q, run, say,
+from .shell import (export_path_line, ld_library_path_without, or_else, prepend_ld_path, q, run, say,
                     unregister_fix)
 from .software import nvrtc_install_fix
 
@@ -32,8 +32,9 @@ def absolute_ld_library_path_fix(facts: Facts) -> Fix:
 def broken_library_fix(path: str, via_ld_library_path: bool) -> Fix:
     """A truncated or non-ELF file the search reaches first: reinstall its package (or take its folder off
     LD_LIBRARY_PATH when that is how the search reaches it)."""
-    fix = advice("Replace the file: reinstall the package that owns it (`%s` or `%s` names it)"
-                 % (system("dpkg -S %s" % q(path), privileged=False), system("rpm -qf %s" % q(path), privileged=False)))
+    dpkg, rpm = system("dpkg -S %s" % q(path), privileged=False), system("rpm -qf %s" % q(path), privileged=False)
+    fix = run(dpkg, alternatives=[rpm], text="Replace the file: reinstall the package that owns it (`%s` or `%s` "
+              "names it)" % (dpkg, rpm))
     if via_ld_library_path:
         fix = or_else(fix, say("take %s out of LD_LIBRARY_PATH", os.path.dirname(path)), "%s, or %s")
     return fix

@@ -6,7 +6,7 @@ from typing import Sequence
 
 from ..model import Fix
 from .acting import doctor, on_machine
-from .shell import advice, or_else, run, say, stated, then
+from .shell import advice, or_else, run, said, say, then
 
 CDI_SPEC = "/etc/cdi/nvidia.yaml"
 
@@ -53,14 +53,15 @@ def ecc_on_fix(indices: Sequence[int]) -> Fix:
 
 
 def cooling_fix(indices: Sequence[int]) -> Fix:
-    return advice("check GPU %s's cooling and power delivery (fans, airflow, power cables, the PSU); "
-                  "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i %s shows the reason as it happens"
-                  % (_ids(indices), _ids(indices)))
+    return said("check GPU %s's cooling and power delivery (fans, airflow, power cables, the PSU); %%s shows the "
+                "reason as it happens" % _ids(indices),
+                on_machine("nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i %s" % _ids(indices), privileged=False))
 
 
 def reseat_fix(indices: Sequence[int]) -> Fix:
-    return advice("power the node off and reseat GPU %s (or its riser) in a slot wired for its full width; "
-                  "nvidia-smi -q -d PCIE -i %s shows the link" % (_ids(indices), _ids(indices)))
+    return said("power the node off and reseat GPU %s (or its riser) in a slot wired for its full width; "
+                "%%s shows the link" % _ids(indices), on_machine("nvidia-smi -q -d PCIE -i %s" % _ids(indices),
+                                                                 privileged=False))
 
 
 def restart_job_fix() -> Fix:
@@ -69,9 +70,11 @@ def restart_job_fix() -> Fix:
 
 def iommu_passthrough_fix() -> Fix:
     """DMA between GPUs untranslated: iommu=pt on the kernel command line, then a reboot."""
-    return stated("add iommu=pt to the kernel command line: sudo grubby --update-kernel=ALL --args=iommu=pt "
-                  "(RHEL, Fedora), or add it to GRUB_CMDLINE_LINUX in /etc/default/grub and run sudo update-grub "
-                  "(Debian, Ubuntu); then sudo reboot")
+    grubby, grub, reboot = (on_machine("grubby --update-kernel=ALL --args=iommu=pt"), on_machine("update-grub"),
+                            on_machine("reboot"))
+    return run(grubby, reboot, alternatives=[grub], text="add iommu=pt to the kernel command line: %s (RHEL, Fedora), "
+               "or add it to GRUB_CMDLINE_LINUX in /etc/default/grub and run %s (Debian, Ubuntu); then %s"
+               % (grubby, grub, reboot))
 
 
 def acs_off_fix(bridges: Sequence[str]) -> Fix:

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 from ..knowledge import Compat
 from ..model import Fix
 from .acting import pip
-from .shell import advice, or_else, prepend_ld_path, run
+from .shell import advice, noted, or_else, prepend_ld_path, run, said
 
 
 def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], missing: Sequence[str] = (),
@@ -41,13 +41,13 @@ def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], miss
         commands += [prepend_ld_path("%s/%s" % (site.rstrip("/"), f)) for f in reversed(folders)]
     fix = run(*commands)
     if compat.framework_feature("onnxruntime_gpu", "preload_dlls", release):
-        other = ('or `%s` and call onnxruntime.preload_dlls() before creating the session'
-                 % pip('install "onnxruntime-gpu[%s]==%s"' % (",".join(compat.framework_extras("onnxruntime_gpu")),
-                                                               release)))
+        other = said('or `%s` and call onnxruntime.preload_dlls() before creating the session',
+                     pip('install "onnxruntime-gpu[%s]==%s"' % (",".join(compat.framework_extras("onnxruntime_gpu")),
+                                                                 release)))
     else:
         newer = compat.framework_feature_since("onnxruntime_gpu", "preload_dlls")
         newest = compat.framework_newest_cudnn_major("onnxruntime_gpu")
-        other = ("onnxruntime-gpu %s has neither the [cuda,cudnn] extras nor onnxruntime.preload_dlls(), which exist "
-                 "from %s; or move to one built for cuDNN %s: `%s` and call onnxruntime.preload_dlls()"
-                 % (release, newer, newest, pip('install "onnxruntime-gpu[cuda,cudnn]>=%s"' % newer)))
-    return or_else(fix, other + " [%s]" % source, "%s   (%s)")
+        other = said("onnxruntime-gpu %s has neither the [cuda,cudnn] extras nor onnxruntime.preload_dlls(), which "
+                     "exist from %s; or move to one built for cuDNN %s: `%%s` and call onnxruntime.preload_dlls()"
+                     % (release, newer, newest), pip('install "onnxruntime-gpu[cuda,cudnn]>=%s"' % newer))
+    return or_else(fix, noted(other, " [%s]" % source), "%s   (%s)")

@@ -69,10 +69,10 @@ def toolkit_library_fix(compat: Compat, shipped: Shipped, stem: str) -> Fix:
         return say("install the CUDA %s library it was built for: %s, or a %s toolkit with its lib64 on "
                    "LD_LIBRARY_PATH; or install the program's build for the CUDA you have", cuda_major,
                    _pip("pip install %s" % pin, "ships %s" % shipped.name), shipped.label)
-    return advice("install the %s toolkit (%s) and put its lib64 folder on LD_LIBRARY_PATH (or in "
-                  "/etc/ld.so.conf.d, then `sudo ldconfig`); or reinstall the program's build for the CUDA you have "
-                  "(pip install the package's variant for it; %s is %s only)" % (
-                      shipped.label, TOOLKIT_ARCHIVE, shipped.name, shipped.label))
+    return run("sudo ldconfig", text="install the %s toolkit (%s) and put its lib64 folder on LD_LIBRARY_PATH (or "
+               "in /etc/ld.so.conf.d, then `sudo ldconfig`); or reinstall the program's build for the CUDA you have "
+               "(the package's pip variant for it; %s is %s only)" % (shipped.label, TOOLKIT_ARCHIVE, shipped.name,
+                                                                      shipped.label))
 
 
 def toolkit_release_fix(compat: Compat, release: str, platform: str) -> Fix:
@@ -91,7 +91,7 @@ def shadowed_library_fix(node: str, newer_than: Optional[str], platform: str) ->
     """An older copy of `node` shadows the one the caller needs: find it on the search path, drop it."""
     want = (" %s or newer" % newer_than) if newer_than else " matching"
     if platform == "windows":
-        return command_fix(["Get-Command %s -All | Format-List Source" % q(node)], shell=WINDOWS_SHELL,
+        return command_fix(["Get-Command %s -All" % node], shell=WINDOWS_SHELL,
                            text="find every %s Windows can load (`Get-Command %s -All`) and take the older one's "
                                 "folder off PATH, so the%s copy is found first" % (node, node, want))
     return run("echo $LD_LIBRARY_PATH", "ldconfig -p | grep %s" % q(node.split(".so")[0]),
@@ -104,15 +104,15 @@ def libstdcxx_fix(node: str, platform: str) -> Fix:
     """The system libstdc++ is older than a library needs (GLIBCXX_x)."""
     return run("conda install -c conda-forge 'libstdcxx-ng>=12'",
                text="the libstdc++.so.6 that loads lacks %s: in a conda environment `conda install -c conda-forge "
-                    "'libstdcxx-ng>=12'` and put $CONDA_PREFIX/lib first on LD_LIBRARY_PATH; outside conda upgrade "
+                    "'libstdcxx-ng>=12'` and put $CONDA_PREFIX/lib first on LD_LIBRARY_PATH; outside conda, upgrade "
                     "the system's libstdc++6 (a newer GCC runtime)" % node)
 
 
 def wrong_class_fix(library: str) -> Fix:
     """A 32-bit (or other-architecture) copy comes first on the path."""
-    return run("file -L $(ldconfig -p | grep %s | awk '{print $NF}')" % q(library.split(".so")[0]),
-               text="a 32-bit or foreign-architecture %s comes first: `file -L` each copy and take the wrong one's "
-                    "folder off LD_LIBRARY_PATH" % library)
+    look = "file -L $(ldconfig -p | grep %s | awk '{print $NF}')" % q(library.split(".so")[0])
+    return run(look, text="a 32-bit or foreign-architecture %s comes first: look at each copy (`%s`) and take the "
+               "wrong one's folder off LD_LIBRARY_PATH" % (library, look))
 
 
 def harmless() -> Fix:
@@ -127,11 +127,11 @@ def driver_fix(floor: Optional[str], platform: str) -> Fix:
 
 def windows_missing_dll_fix(dll: str) -> Fix:
     """A DLL (or one of its imports) is nowhere on the DLL search path."""
-    return command_fix(["Get-Command %s -All" % (dll or "cudnn64_*.dll")], shell=WINDOWS_SHELL,
-                       text="put the folder that holds %s on PATH (`Get-Command %s -All` shows what Windows "
-                            "finds; pip's wheels keep it in site-packages\\nvidia\\<library>\\bin); Python 3.8+ "
-                            "also needs os.add_dll_directory(<that folder>) before the import" % (
-                                dll or "the DLL", dll or "<name>.dll"))
+    look = "Get-Command %s -All" % (dll or "cudnn64_*.dll")
+    return command_fix([look], shell=WINDOWS_SHELL,
+                       text="put the folder that holds %s on PATH (`%s` shows what Windows finds; pip's wheels keep "
+                            "it in site-packages\\nvidia\\<library>\\bin); Python 3.8+ also needs "
+                            "os.add_dll_directory(<that folder>) before the import" % (dll or "the DLL", look))
 
 
 def on_windows_path(install: Fix, dll: str) -> Fix:
@@ -157,7 +157,7 @@ def cudnn_for_cuda_fix(compat: Compat, cuda: str, platform: str) -> Fix:
 def find_library_fix(name: str) -> Fix:
     """A library no table dates: find the file and put its folder where the loader looks."""
     stem = name.split(".so")[0]
-    return run("find / -name %s 2>/dev/null" % q(stem + ".so*"),
+    return run("find / -name %s 2>/dev/null" % q(stem + ".so*"), "sudo ldconfig",
                text="find it (`find / -name %s 2>/dev/null`), then put its folder on LD_LIBRARY_PATH or in "
                     "/etc/ld.so.conf.d/%s.conf and run `sudo ldconfig`; if it is nowhere, install the package that "
                     "ships it" % (q(stem + ".so*"), stem.replace("lib", "", 1) or "extra"))

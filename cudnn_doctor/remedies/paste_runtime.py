@@ -7,7 +7,7 @@ from typing import Optional
 from ..knowledge import Compat
 from ..model import WINDOWS_SHELL, Fix
 from ..versions import mm_at_least, version_key
-from .shell import advice, run, say, stated
+from .shell import advice, or_else, run, said, say, stated
 from .shells import command_fix
 from .node import cdi_generate_fix
 from .paste import driver_fix
@@ -42,8 +42,8 @@ def cdi_spec_fix() -> Fix:
 
 def container_restart_fix() -> Fix:
     """A running container lost its device cgroup rules (systemctl daemon-reload on the host)."""
-    return advice("restart the container; to stop it recurring, run containers through CDI (`nvidia-ctk cdi "
-                  "generate`) or set `\"exec-opts\": [\"native.cgroupdriver=cgroupfs\"]` in /etc/docker/daemon.json")
+    return said("restart the container; to stop it recurring, run containers through CDI (`%s`) or set "
+                "\"exec-opts\": [\"native.cgroupdriver=cgroupfs\"] in /etc/docker/daemon.json", "nvidia-ctk cdi generate")
 
 
 def nccl_fix() -> Fix:
@@ -55,8 +55,8 @@ def nccl_fix() -> Fix:
 
 def memory_fix() -> Fix:
     """GPU memory ran out (or a workspace did not fit)."""
-    return advice("free GPU memory (`nvidia-smi` lists the processes holding it), lower the batch size, and stop "
-                  "frameworks preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false)")
+    return said("free GPU memory (`%s` lists the processes holding it), lower the batch size, and stop frameworks "
+                "preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false)", "nvidia-smi")
 
 
 def arch_fix(compat: Compat, cc: Optional[str], framework: str) -> Fix:
@@ -86,7 +86,7 @@ def xla_cuda_tools_fix(compat: Compat, cuda_major: int) -> Fix:
     if project is None:
         return run(toolkit, text="point XLA at a CUDA %d toolkit (it holds ptxas and libdevice): %s"
                    % (cuda_major, toolkit))
-    return run('pip install -U "%s"' % project,
+    return run('pip install -U "%s"' % project, alternatives=[toolkit],
                text='pip install -U "%s" (it ships ptxas and libdevice where JAX and TensorFlow look), or point XLA '
                     'at a CUDA toolkit: %s' % (project, toolkit))
 
@@ -156,8 +156,8 @@ def zlib_fix(download: str) -> Fix:
 
 def ptx_driver_fix(platform: str) -> Fix:
     """PTX from a newer toolkit than the driver can JIT."""
-    return say("%s; or build with the CUDA toolkit the driver supports (`nvidia-smi` shows its CUDA version)",
-               driver_fix(None, platform))
+    return say("%s; or build with the CUDA toolkit the driver supports (`%s` shows its CUDA version)",
+               driver_fix(None, platform), run("nvidia-smi"))
 
 
 def nvrtc_builtins_fix(compat: Compat, cuda_major: int) -> Fix:
@@ -174,9 +174,9 @@ def nvrtc_builtins_fix(compat: Compat, cuda_major: int) -> Fix:
 
 def cudnn_startup_fix() -> Fix:
     """cuDNN could not start: driver, memory, or a cuDNN that does not fit the CUDA it runs with."""
-    return advice("check `nvidia-smi` works (else repair the driver), free GPU memory, and reinstall the cuDNN "
-                  "build made for the program's CUDA (pip install nvidia-cudnn-cuXX of its CUDA major, or the "
-                  "framework's own [and-cuda]/bundled build)")
+    return said("check `%s` works (else repair the driver), free GPU memory, and reinstall the cuDNN build made for "
+                "the program's CUDA (the nvidia-cudnn-cuXX wheel of its CUDA major, or the framework's own "
+                "[and-cuda]/bundled build)", "nvidia-smi")
 
 
 def engine_fix(compat: Compat, cc: Optional[str]) -> Fix:
@@ -188,5 +188,6 @@ def driver_library_fix(platform: str) -> Fix:
     """libcuda.so.1 is not found: put WSL's driver folder on the path, else install the driver."""
     if platform == "windows":
         return driver_fix(None, platform)
-    return say("on WSL: `export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH` (for good: add that folder to "
-               "/etc/ld.so.conf.d and run `sudo ldconfig`); elsewhere: %s", driver_fix(None, platform))
+    wsl = said("on WSL: `%s` (for good: add that folder to /etc/ld.so.conf.d and run `%s`)",
+               "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH", "sudo ldconfig")
+    return or_else(wsl, driver_fix(None, platform), "%s; elsewhere: %s")

@@ -8,7 +8,7 @@ from ..model import Facts, Fix
 from ..versions import major_of, mm_text
 from .cudnn import cudnn_wheel_for
 from .acting import doctor, pip, system
-from .shell import advice, capitalized, run, say
+from .shell import advice, capitalized, run, said, say
 from .software import driver_upgrade_fix, toolkit_install_fix
 from .targets import driver_first_fix
 
@@ -43,11 +43,11 @@ def requirement_cudnn_fix(compat: Compat, requirement: str, spec: Any, cuda: Opt
     if apt and cm is not None and compat.has_minor_compat(cm) and cudnn9_satisfies:
         ways.append(system(str(apt["install"]).replace("<cuda_major>", str(cm))))
     if not ways:
-        return advice("Install a cuDNN that satisfies %s built for this machine's CUDA %s (`%s` lists the builds) "
-                      "and make it the one programs load" % (requirement, cuda or "?",
-                                                             doctor("matrix --cuda %s" % (mm_text(cuda) or "?"))))
+        return said("Install a cuDNN that satisfies %s built for this machine's CUDA %s (`%%s` lists the builds) "
+                    "and make it the one programs load" % (requirement, cuda or "?"),
+                    doctor("matrix --cuda %s" % (mm_text(cuda) or "?")))
     return run(ways[0], text="Install a cuDNN that satisfies %s (%s) and make it the one programs load" % (
-        requirement, " or ".join("`%s`" % way for way in ways)), manual=" or ".join(ways[1:]))
+        requirement, " or ".join("`%s`" % way for way in ways)), manual=" or ".join(ways[1:]), alternatives=ways[1:])
 
 
 def requirement_gpu_fix(requirement: str) -> Fix:

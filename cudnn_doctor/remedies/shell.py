@@ -13,9 +13,17 @@ from .acting import at, ldconfig, sudo
 from .shells import command_fix, needs_root, sh_quote
 
 
-def run(*commands: str, text: str = "", manual: str = "", writes: Sequence[str] = (), shell: str = "sh") -> Fix:
-    """A fix that is exactly these commands, run in order (the line shows them as ``shell`` runs them)."""
-    return command_fix(commands, shell=shell, text=text, manual=manual, writes=writes)
+def run(*commands: str, text: str = "", manual: str = "", writes: Sequence[str] = (), shell: str = "sh",
+        alternatives: Sequence[str] = ()) -> Fix:
+    """A fix that is exactly these commands, run in order (the line shows them as ``shell`` runs them; a ``text``
+    that names other ways names their commands in ``alternatives``)."""
+    return command_fix(commands, shell=shell, text=text, manual=manual, writes=writes, alternatives=alternatives)
+
+
+def said(template: str, *commands: str, manual: str = "") -> Fix:
+    """A fix said in words that name commands: each %s of ``template`` is the next of ``commands``, which are the
+    fix's commands, in that order (one named twice runs once)."""
+    return run(*dict.fromkeys(commands), text=template % commands, manual=manual)
 
 
 def stated(text: str) -> Fix:
@@ -42,15 +50,18 @@ def say(template: str, *parts: Part) -> Fix:
                shell=next((f.shell for f in fixes if f.shell), "sh" if commands else ""),
                doctor=next((f.doctor for f in fixes if f.doctor), ""),
                manual="; then ".join(f.manual for f in fixes if f.manual),
-               writes=[w for f in fixes for w in f.writes])
+               writes=[w for f in fixes for w in f.writes], alternatives=[c for f in fixes for c in f.alternatives])
 
 
 def or_else(main: Fix, alternative: Part, template: str = "%s   (or %s)") -> Fix:
-    """`main`, with another way to the same end said after it (the alternative's commands are not run)."""
+    """`main`, with another way to the same end said after it: its commands are the fix's alternatives, run instead
+    of the fix's own, never after them (an alternative in plain words names no command)."""
     other = alternative.text if isinstance(alternative, Fix) else str(alternative)
     manual = "; ".join(filter(None, (main.manual, other)))
+    instead = list(alternative.commands) + list(alternative.alternatives) if isinstance(alternative, Fix) else []
     return Fix(text=template % (main.text, other), commands=list(main.commands), root=main.root, shell=main.shell,
-               doctor=main.doctor, manual=manual, writes=list(main.writes))
+               doctor=main.doctor, manual=manual, writes=list(main.writes),
+               alternatives=list(main.alternatives) + instead)
 
 
 def then(*steps: Fix, joint: str = "; then ") -> Fix:
@@ -175,17 +186,16 @@ def loader_dir_fix(facts: Facts, directory: str) -> Fix:
     if listed:
         return run(ldconfig(), text="%s   (the loader's configuration already lists %s; only its cache lacks the "
                                     "libraries)" % (ldconfig(), listed))
-    return or_else(ld_conf_fix(directory), prepend_ld_path(directory))
+    return or_else(ld_conf_fix(directory), run(prepend_ld_path(directory)))
 
 
 def unregister_fix(directory: str) -> Fix:
     """Take a folder out of the loader's configuration (which file lists it is for the user to see)."""
-    return advice("remove %s from %s/* and run `%s`" % (directory, at("/etc/ld.so.conf.d"), ldconfig()))
+    return said("remove %s from %s/* and run `%%s`" % (directory, at("/etc/ld.so.conf.d")), ldconfig())
 
 
 def cudnn_dir_fix(directory: str) -> Fix:
-    return or_else(ld_conf_fix(directory), "for one shell: %s" % prepend_ld_path(directory),
-                   "%s   (or, %s)")
+    return or_else(ld_conf_fix(directory), said("for one shell: %s", prepend_ld_path(directory)), "%s   (or, %s)")
 
 
 def folder_arg(directory: str) -> str:

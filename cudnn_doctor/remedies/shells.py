@@ -38,9 +38,11 @@ def needs_root(commands: Sequence[str]) -> bool:
 
 
 def command_fix(commands: Sequence[str], shell: str = "sh", text: str = "", manual: str = "",
-                writes: Sequence[str] = (), doctor: str = "", root: bool = False) -> Fix:
+                writes: Sequence[str] = (), doctor: str = "", root: bool = False,
+                alternatives: Sequence[str] = ()) -> Fix:
     """A fix made of commands for ``shell``; its line is ``text``, else the commands as that shell runs them.
     ``root`` says the commands need an administrator shell where no word of theirs does (PowerShell has no sudo)."""
     return Fix(text=text or line(commands, shell) or manual, commands=list(commands),
                root=root or needs_root(commands),
-               shell=shell if commands else "", doctor=doctor, manual=manual, writes=list(writes))
+               shell=shell if commands else "", doctor=doctor, manual=manual, writes=list(writes),
+               alternatives=list(alternatives))

@@ -9,7 +9,7 @@ from ..versions import mm, ver, version_of
 from ..model import Facts, Fix
 from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice, platform_of
 from .acting import at, doctor, on_machine, system
-from .shell import advice, prepend_ld_path, q, run, stated, then
+from .shell import advice, prepend_ld_path, q, run, say, stated, then
 from .shells import command_fix
 
 
@@ -32,8 +32,8 @@ def driver_upgrade_fix(floor_text: str, platform: str = "linux") -> Fix:
 
 def driver_or_older_image_fix(needs_cuda: str, have_cuda: str, platform: str = "linux") -> Fix:
     """A container image needs a newer CUDA than the host driver: upgrade the driver, or pick an older image."""
-    return stated("%s; or use an image tag built for CUDA %s or older" % (
-        driver_upgrade_fix("one that supports CUDA %s" % needs_cuda, platform).text, have_cuda))
+    return say("%s; or use an image tag built for CUDA %s or older",
+               driver_upgrade_fix("one that supports CUDA %s" % needs_cuda, platform), have_cuda)
 
 
 def arch_driver_limit(facts: Facts, compat: Compat, branch: Optional[str]) -> str:

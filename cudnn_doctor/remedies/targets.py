@@ -6,21 +6,21 @@ from typing import Any, Dict, Optional
 from ..knowledge import Compat
 from ..model import Facts, Fix
 from ..queries import platform_of
-from .acting import at, doctor, pip, sudo, system
-from .shell import advice, run, say, stated, then
+from .acting import at, doctor, on_machine, pip, system
+from .shell import advice, or_else, run, said, say, stated, then
 from .software import TOOLKIT_ARCHIVE, arch_driver_limit, driver_upgrade_fix, toolkit_install_fix, torch_install
 
 
 def matrix_fix(framework: str) -> Fix:
-    return stated("See `%s`." % doctor("matrix --for %s" % framework))
+    return said("See `%s`.", doctor("matrix --for %s" % framework))
 
 
 def dl4j_matrix_fix() -> Fix:
-    return stated("See `%s` for the releases compat knows." % doctor("matrix --for dl4j"))
+    return said("See `%s` for the releases compat knows.", doctor("matrix --for dl4j"))
 
 
 def target_syntax_fix() -> Fix:
-    return stated("Use torch, tensorflow, jax or dl4j, optionally ==VERSION (see `%s`)" % doctor("matrix --for dl4j"))
+    return said("Use torch, tensorflow, jax or dl4j, optionally ==VERSION (see `%s`)", doctor("matrix --for dl4j"))
 
 
 def requirement_syntax_fix() -> Fix:
@@ -29,8 +29,9 @@ def requirement_syntax_fix() -> Fix:
 
 def tensorflow_on_windows_fix(version: str, last_native: str) -> Fix:
     """TensorFlow after its last native-Windows GPU release: WSL2, or that release."""
-    return stated('Use WSL2 with `pip install "tensorflow[and-cuda]==%s"`, or TensorFlow %s (`pip install '
-                  '"tensorflow==%s.*"`)' % (version, last_native, last_native))
+    return or_else(said("Use WSL2 with `%s`", 'pip install "tensorflow[and-cuda]==%s"' % version),
+                   said("TensorFlow %s (`%%s`)" % last_native, 'pip install "tensorflow==%s.*"' % last_native),
+                   "%s, or %s")
 
 
 def dl4j_for_this_gpu_fix(newer_row: Optional[Dict[str, Any]], newest_row: Dict[str, Any]) -> Fix:
@@ -48,8 +49,8 @@ def torch_from_source_fix(cc: str) -> Fix:
 
 
 def framework_upgrade_for_cc_fix(name: str, cc: str) -> Fix:
-    return stated("%s   (a release built for compute capability %s)" % (
-        system("python3 -m pip install -U %s" % name, privileged=False), cc))
+    upgrade = system("python3 -m pip install -U %s" % name, privileged=False)
+    return run(upgrade, text="%s   (a release built for compute capability %s)" % (upgrade, cc))
 
 
 def tensorflow_cpu_or_newer_gpu_fix(floor: str) -> Fix:
@@ -68,16 +69,17 @@ def older_toolkit_for_gpu_fix(cc: str) -> Fix:
 
 
 def free_gpu_memory_fix() -> Fix:
-    return stated("Free the GPU (`nvidia-smi` lists the processes holding it) or pick another one; stop frameworks "
-                  "from grabbing all memory: export TF_FORCE_GPU_ALLOW_GROWTH=true (TensorFlow), "
-                  "export XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX).")
+    return said("Free the GPU (`%s` lists the processes holding it) or pick another one; stop frameworks from "
+                "grabbing all memory: %s (TensorFlow), %s (JAX).", on_machine("nvidia-smi", privileged=False),
+                "export TF_FORCE_GPU_ALLOW_GROWTH=true", "export XLA_PYTHON_CLIENT_PREALLOCATE=false")
 
 
 def no_driver_for_gpu_fix(cuda: str, limit: str, driver: Optional[str]) -> Fix:
     """A build whose CUDA needs a driver newer than the GPU's last driver branch: another build, or another GPU."""
     matrix = doctor("matrix" + (" --driver %s" % driver if driver else ""))
-    return advice("This build cannot run on this GPU: no driver for CUDA %s exists for it.%s Use a release built "
-                  "for a CUDA the installed driver runs (`%s`), or a newer GPU." % (cuda, limit, matrix))
+    return said("This build cannot run on this GPU: no driver for CUDA %s exists for it.%s Use a release built "
+                "for a CUDA the installed driver runs (`%%s`), or a newer GPU." % (cuda, limit.replace("%", "%%")),
+                matrix)
 
 
 def cuda_driver_fix(facts: Facts, compat: Compat, cuda: str, floor_text: Optional[str] = None) -> Fix:
@@ -128,9 +130,8 @@ def dl4j_pair_fix(facts: Facts, compat: Compat, row: Dict[str, Any], release: st
         archive = compat.cudnn_archive_name(newest, cuda, platform_of(facts),
                                             facts.host.machine or "x86_64") if newest else None
         steps.append(advice("install cuDNN %s for CUDA %s%s" % (
-            newest or cudnn, cuda, (" (%s, then `%s` its files into %s)" % (archive, sudo("cp -P"),
-                                                                          at("/usr/local/cuda-%s" % cuda)))
-            if archive else "")))
+            newest or cudnn, cuda, (" (%s, then copy its files with cp -P (links kept) into %s)" % (
+                archive, at("/usr/local/cuda-%s" % cuda))) if archive else "")))
     steps.append(advice("use the %s backend (and deeplearning4j-cuda-%s for cuDNN) at version %s" % (
         row["backend"], cuda, release)))
     if row.get("redist"):

@@ -165,4 +165,4 @@ def theano_config_syntax_fix(problem: str) -> Fix:
     """Correct the configuration Theano cannot parse: an rc file (an INI file), or THEANO_FLAGS' quotes."""
     if problem.startswith("THEANO_FLAGS"):
         return advice("balance the quotes in THEANO_FLAGS")
-    return advice("correct %s (an INI file: [section] headers, `key = value` lines)" % problem.split(": ")[0])
+    return advice("correct %s (an INI file: [section] headers, key = value lines)" % problem.split(": ")[0])

@@ -68,7 +68,7 @@ def tensorflow_cuda_runtime_fix(facts: Facts, compat: Compat, fw: FrameworkFacts
     version = fw.version.split("+")[0]
     toolkit = say("install the CUDA %s toolkit (%s) and the cuDNN of TensorFlow %s's tested build (`%s`)",
                   fw.cuda_version, toolkit_install_fix(facts, compat, fw.cuda_version), version,
-                  doctor("matrix --for tensorflow"))
+                  run(doctor("matrix --for tensorflow")))
     wheels_from = compat.tensorflow_pip_wheels_from()
     release = ver(version)
     if platform_of(facts) == "linux" and wheels_from is not None and release is not None and release >= wheels_from:
@@ -85,4 +85,4 @@ def relink_toolkit_fix(target: str, link: str) -> Fix:
 def reinstall_toolkit_fix(facts: Facts, compat: Compat, cuda: Optional[str], link: str) -> Fix:
     """No toolkit left to point a dangling link at: install the release it named (or the driver's), or drop it."""
     return or_else(say("Reinstall the CUDA toolkit (%s)", toolkit_install_fix(facts, compat, cuda)),
-                   sudo("rm %s" % q(at(link))), "%s or remove the link: %s")
+                   run(sudo("rm %s" % q(at(link)))), "%s or remove the link: %s")

@@ -179,11 +179,12 @@ def windows_framework_cudnn_fix(install: Fix, missing: str, framework: Optional[
 def cuda_runtime_fix(missing: str, framework: Optional[str]) -> Fix:
     """The CUDA runtime a framework library imports is nowhere: install it, then let Python find it (words: the
     wheel's name depends on the CUDA release the library was built for)."""
-    return advice("install the CUDA runtime it was built for (the CUDA toolkit, or pip install "
-                  "nvidia-cuda-runtime-cuNN), then " + _dll_directory_line("<the folder of %s>" % missing, framework))
+    return advice("install the CUDA runtime it was built for (the CUDA toolkit, or the nvidia-cuda-runtime-cuNN "
+                  "wheel), then " + _dll_directory_line("<the folder of %s>" % missing, framework))
 
 
 def windows_driver_fix() -> Fix:
     """No driver: only a person can download and run NVIDIA's installer for the GPU."""
-    return advice("install the NVIDIA driver for this GPU from %s, restart, and check with `nvidia-smi` in a new "
-                  "PowerShell" % DRIVER_DOWNLOAD)
+    return command_fix(["nvidia-smi"], shell=WINDOWS_SHELL, text="install the NVIDIA driver for this GPU from %s, "
+                       "restart, and check with `nvidia-smi` in a new PowerShell" % DRIVER_DOWNLOAD,
+                       manual="install the NVIDIA driver for this GPU from %s and restart" % DRIVER_DOWNLOAD)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import List
 
 from ..model import Facts, Finding
-from ..queries import platform_of
+from ..queries import driver_place, platform_of
 from ..remedies.doctor import no_cudnn_to_smoke_fix, smoke_result_fix
 from ..remedies.environment import environment_variable_fix
 from ..remedies.loader import absolute_ld_library_path_fix, broken_library_fix
@@ -31,7 +31,7 @@ def smoke(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 "gpu_name": result.gpu_name, "error_message": result.error_message}
     return [finding(
         ERROR, "Smoke test failed: %s" % result.summary, detail=result.diagnosis or _SMOKE_DETAIL,
-        remedy=smoke_result_fix(compat_of(ctx), result) if result.library else
+        remedy=smoke_result_fix(compat_of(ctx), result, driver_place(facts)) if result.library else
         no_cudnn_to_smoke_fix(facts, compat_of(ctx)),
         evidence={k: v for k, v in evidence.items() if v is not None}, catalogue=["E3", "E4"])]
 

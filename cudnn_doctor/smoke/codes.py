@@ -1,8 +1,9 @@
-"""Status-code names and their diagnosis and fix, read from compat/status_codes.toml."""
+"""Status-code names and their diagnosis, read from compat/status_codes.toml (the fix is built by
+remedies.doctor.smoke_result_fix from the same row)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import List, Optional
 
 from ..knowledge import load_compat
 
@@ -12,7 +13,6 @@ class Explanation:
     name: str
     headline: str
     diagnosis: str
-    fix: str
     catalogue: List[str] = field(default_factory=list)
 
 
@@ -24,5 +24,5 @@ def status_name(api: str, code: int, cudnn_version: Optional[int] = None) -> str
 def explain(name: str, code: Optional[int] = None, cudnn_version: Optional[int] = None) -> Explanation:
     """The words for a status name, following same_as; cuDNN 9 sub-codes fall back to their category."""
     entry = load_compat().status_words(name, code, cudnn_version)
-    return Explanation(name=name, headline=entry["headline"], diagnosis=entry["diagnosis"], fix=entry["fix"],
+    return Explanation(name=name, headline=entry["headline"], diagnosis=entry["diagnosis"],
                        catalogue=list(entry.get("catalogue", [])))

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 from ..knowledge import load_compat
-from ..remedies.doctor import smoke_status_fix
 from ..run_results import SmokeResult
 from ..versions import decode_cuda, decode_cudnn
 from . import codes
@@ -67,9 +66,7 @@ def _apply(result: SmokeResult, name: str, api: str, code: Optional[int] = None,
     words = codes.explain(name, code, version)
     result.status, result.status_api, result.status_code = name, api, code
     result.failed_call, result.error_message = call, message or None
-    result.diagnosis, result.catalogue = words.diagnosis, words.catalogue
-    # The one builder of smoke's fix: CD510 gives the same Fix from the same status (remedies.doctor).
-    result.fix = smoke_status_fix(load_compat(), name, code, version).text
+    result.diagnosis, result.catalogue = words.diagnosis, words.catalogue  # the fix: run_smoke, with CD510's builder
     result.summary = words.headline
 
 
@@ -187,7 +184,7 @@ def _judge_numbers(result: SmokeResult, conv: Dict[str, Any], label: str) -> Non
         result.ok = True
         _apply(result, "SMOKE_WORKSPACE_FALLBACK" if result.fallback else "SMOKE_OK", "smoke")
         if not result.fallback:  # a clean pass names no status and needs no fix
-            result.status, result.fix = None, ""
+            result.status = None
         where = "%s, CC %s" % (result.gpu_name or "GPU %d" % result.device_index, result.gpu_cc or "?")
         result.summary = "%s on %s: convolution matches the CPU (max rel error %.1e, %s, %s workspace, %s ms to first result)" % (
             label, where, err, result.algorithm, _short_bytes(result.workspace_bytes),

@@ -8,7 +8,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..host import Host
 from ..probes.hostinfo import driver_place
-from ..remedies.driver import missing_driver_fix
+from ..knowledge import load_compat
+from ..remedies.doctor import smoke_result_fix
 from .result import SmokeResult, interpret
 
 CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
@@ -49,9 +50,9 @@ def run_smoke(library: str, device: int = 0, timeout: float = 60.0, env: Optiona
     result = interpret(raw, host.inside(library), host.inside(realpath), stage)
     if result.driver_library:
         result.driver_library = host.inside(result.driver_library)
-    if result.status == "SMOKE_NO_DRIVER_LIBRARY":
-        # The driver's answer is the one check gives on this machine (a container's comes from its host).
-        result.fix = missing_driver_fix(driver_place(host)).text
+    if result.status:
+        # CD510's builder, for where this machine's driver comes from (a container's from its host): one fix for both.
+        result.fix = smoke_result_fix(load_compat(), result, driver_place(host)).text
     return result
 
 

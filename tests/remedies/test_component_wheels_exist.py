@@ -8,6 +8,9 @@ import pytest
 from cudnn_doctor.remedies.paste_runtime import nvrtc_builtins_fix, xla_cuda_tools_fix
 from hermetic import shipped_compat
 
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
+
 COMPAT = shipped_compat()
 
 

@@ -10,6 +10,10 @@ from cudnn_doctor.remedies.loader import libcuda_link_fix, off_search_path_fix
 from cudnn_doctor.remedies.toolkit import drop_compat_libcuda_on_804_fix
 from facts_factory import real_machine
 from shellcheck_kit import ld_library_path_after
+import pytest
+
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
 
 
 def test_libcuda_of_the_loaded_module_branch_or_a_reinstall_when_the_branch_is_unknown():
@@ -26,10 +30,10 @@ def test_a_known_bad_driver_without_a_fixed_release_asks_for_a_newer_one():
 
 def test_wsl_without_a_known_toolkit_package_purges_and_only_says_what_to_install():
     fix = replace_wsl_linux_driver_fix(None)
-    assert fix.commands == ["sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"]
+    assert fix.commands == ["sudo apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'", "wsl --shutdown"]
     assert " ; then install the cuda-toolkit package of the CUDA version nvidia-smi prints" in fix.text
     with_package = replace_wsl_linux_driver_fix("cuda-toolkit-12-4")
-    assert with_package.commands[-1] == "sudo apt install cuda-toolkit-12-4" and " && sudo apt install" in \
+    assert with_package.commands[-2] == "sudo apt install cuda-toolkit-12-4" and " && sudo apt install" in \
         with_package.text
 
 
@@ -63,7 +67,7 @@ def test_a_folder_leaves_the_search_path_where_it_entered_it():
     off = off_search_path_fix(facts, "/opt/compat", "/opt/compat").commands
     assert len(off) == 1 and ld_library_path_after(off, facts.loader.ld_library_path) == ["/opt/other/lib"]
     registered = off_search_path_fix(facts, None, "/opt/compat")
-    assert registered.commands == [] and "remove /opt/compat from /etc/ld.so.conf.d/*" in registered.text
+    assert registered.commands == ["sudo ldconfig"] and "remove /opt/compat from /etc/ld.so.conf.d/*" in registered.text
     maybe = drop_compat_libcuda_on_804_fix(facts, "/opt/compat", "/opt/compat")
     assert maybe.text.startswith("If CUDA reports error 804: %s, and upgrade" % off[0])
 

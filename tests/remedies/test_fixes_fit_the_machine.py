@@ -20,6 +20,9 @@ from cudnn_doctor.rules.common import compat_of
 from facts_factory import (PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, dl4j_machine, driver, framework, gpu,
                            real_machine, resolution, toolkit)
 
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
+
 
 def run(facts: Facts, compat: Compat = None, **kw) -> List[Finding]:
     findings, _ = evaluate(facts, RuleContext(compat=compat or load_compat(), **kw))

@@ -12,6 +12,10 @@ from cudnn_doctor.queries import cudnn_build_exists
 from cudnn_doctor.remedies import cudnn_install_fix, ld_conf_name
 from facts_factory import (SYSLIB, TORCH_SITE, cudnn_copy, driver, framework, gpu, real_machine, resolution,
                            toolkit)
+import pytest
+
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
 
 
 def run(facts: Facts, **kw) -> List[Finding]:

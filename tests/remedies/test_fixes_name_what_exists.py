@@ -13,6 +13,10 @@ from cudnn_doctor.model import DriverFacts
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, driver, framework, gpu, real_machine, toolkit
 from hermetic import shipped_compat
+import pytest
+
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
 
 COMPAT = shipped_compat()
 

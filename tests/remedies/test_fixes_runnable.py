@@ -15,6 +15,9 @@ from cudnn_doctor.remedies import run, stated
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import real_machine
 
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
+
 PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9 ._-]*>")
 DOUBLE_SLASH = re.compile(r"(?<![:/])//")
 # Commands after one of these may use what it installs: their paths are not checked against the machine.

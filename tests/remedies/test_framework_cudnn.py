@@ -12,6 +12,10 @@ from cudnn_doctor.remedies import onnxruntime_cuda_fix
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import PIP_CUDNN as PIP_CUDNN_DIR, TORCH_SITE, framework, make_facts
 from shellcheck_kit import ld_library_path_after
+import pytest
+
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
 
 # Requires-Dist lines copied from the METADATA of the wheels the corpus uses.
 TF_2_15 = "nvidia-cudnn-cu12 (==8.9.4.25) ; extra == 'and-cuda'"

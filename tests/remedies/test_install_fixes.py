@@ -12,6 +12,9 @@ from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Fix
 from cudnn_doctor.remedies import install, install_archive
 
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
+
 BUILDERS = [f for module in (install, install_archive) for name, f in inspect.getmembers(module, inspect.isfunction)
             if name.endswith("_fix") and f.__module__ == module.__name__]
 

@@ -9,6 +9,10 @@ from cudnn_doctor.model import Resolution
 from cudnn_doctor.remedies.shell import ld_library_path_without, prepend_ld_path
 from facts_factory import TORCH_SITE, cudnn_copy, framework, real_machine
 from shellcheck_kit import ld_library_path_after
+import pytest
+
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
 
 # Folder names as users write them: spaces, quotes, dots, trailing slashes, characters grep would read as regex.
 _PART = st.text(alphabet="abc .'-_+*[]$", min_size=1, max_size=6).filter(lambda p: p.strip() not in ("", ".", ".."))

@@ -1,13 +1,18 @@
 """A missing driver gets one answer, decided by one builder (remedies.driver.missing_driver_fix) from where the
-driver has to come from: check (CD101/CD801 and every --for verdict), smoke and explain agree on a machine; no fix
-reinstalls a framework while the driver is missing."""
+driver has to come from: check (CD101/CD801, every --for verdict, --smoke's CD510), smoke and explain agree on a
+machine; no fix reinstalls a framework while the driver is missing."""
 from __future__ import annotations
 
 import pytest
 
 from kit import FakeMachine, build_lib, have_gcc, FAKELIBS
 
+from cudnn_doctor.diagnose import collect_facts
 from cudnn_doctor.host import Host
+from cudnn_doctor.knowledge import load_compat
+from cudnn_doctor.model import Target
+from cudnn_doctor.remedies.acting import building_for
+from cudnn_doctor.rules import RuleContext, evaluate
 from cudnn_doctor.probes.hostinfo import driver_place
 from cudnn_doctor.smoke import run_smoke
 
@@ -47,12 +52,18 @@ def test_smoke_without_libcuda_gives_checks_answer(tmp_path, check_json, contain
     _, doc = check_json(m, env={"container": ""})
     check_fix = " ".join(_fixes(doc))
     cudnn = str(build_lib("smoke_cudnn", source=FAKELIBS / "fake_cudnn_conv.c", CUDNN_V=90100))
-    result = run_smoke(cudnn, driver_library=str(tmp_path / "libcuda.so.1"), timeout=30.0,
-                       host=Host(str(m.root), env={}))
+    with building_for(Target()):
+        result = run_smoke(cudnn, driver_library=str(tmp_path / "libcuda.so.1"), timeout=30.0,
+                           host=Host(str(m.root), env={}))
     assert result.status == "SMOKE_NO_DRIVER_LIBRARY"
     want, other = (CONTAINER, HOST) if container else (HOST, CONTAINER)
     assert want in result.fix and other not in result.fix, result.fix
     assert want in check_fix and other not in check_fix
+    # check --smoke's CD510 for the same result on the same machine: the same fix, from the same builder.
+    facts = collect_facts(str(m.root), env={})
+    findings, _ = evaluate(facts, RuleContext(compat=load_compat(), smoke=result, fix_target=Target()))
+    [cd510] = [f for f in findings if f.id == "CD510"]
+    assert cd510.remedy.text == result.fix
 
 
 @pytest.mark.parametrize("place,marker", [("container", "/.dockerenv"), ("wsl", "/dev/dxg"), ("host", None)])

@@ -19,6 +19,9 @@ from cudnn_doctor.remedies.windows import (complete_copy_fix, cuda_runtime_fix, 
                                            python_dll_directory_fix, search_path_fix, windows_driver_fix,
                                            zlibwapi_fix)
 
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
+
 # Folders a PowerShell quote must survive: spaces, an apostrophe (doubled inside '...'), a $ that double quotes
 # would expand, a trailing backslash.
 AWKWARD = [r"C:\Program Files\NVIDIA\CUDNN\v9.1\bin\12.4", r"D:\O'Brien's tools\cudnn 9\bin",
@@ -171,8 +174,10 @@ def test_cudnn_install_fix_without_the_frameworks_python_keeps_pip_and_names_the
 
 def test_python_and_download_fixes_are_words():
     for fix in (python_dll_directory_fix(AWKWARD[1]), framework_import_fix(AWKWARD[1], "onnxruntime-gpu"),
-                cuda_runtime_fix("cudart64_110.dll", None), windows_driver_fix()):
+                cuda_runtime_fix("cudart64_110.dll", None)):
         assert_words(fix)
+    driver = windows_driver_fix()  # the download is words; the check after it is a command of its own
+    assert driver.commands == ["nvidia-smi"] and driver.shell == "powershell" and "`nvidia-smi`" in driver.text
     assert framework_import_fix(AWKWARD[1], None).text.endswith("before importing it")
     assert "<the folder of cudart64_110.dll>" in cuda_runtime_fix("cudart64_110.dll", "onnxruntime-gpu").text
     assert "https://www.nvidia.com/Download/index.aspx" in windows_driver_fix().manual

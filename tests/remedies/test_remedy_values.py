@@ -16,6 +16,9 @@ from cudnn_doctor.render.github import annotation_commands
 from cudnn_doctor.render.human import render_human
 from cudnn_doctor.render.json_report import report_json
 
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
+
 
 def test_a_finding_takes_its_remedy_as_a_fix_value_and_derives_the_line():
     new = Finding(id="CD999", severity=Severity.WARNING, title="t", remedy=run("sudo ldconfig"))

@@ -15,6 +15,9 @@ from cudnn_doctor.remedies.cudnn import cudnn_install_fix
 from cudnn_doctor.versions import release3
 from hermetic import shipped_compat
 
+# The fixes these tests build themselves are written for Target() (the live root, a user, sh).
+pytestmark = pytest.mark.usefixtures("fix_target")
+
 COMPAT = shipped_compat()
 ROWS = COMPAT.table("cudnn_layout", "wheel_platforms")["rows"]
 PLATFORMS = [("linux", "x86_64"), ("linux", "aarch64"), ("linux", "sbsa"), ("windows", "AMD64"), ("windows", "arm64")]

@@ -11,7 +11,9 @@ from kit import FAKELIBS, build_lib, have_gcc, native_host
 
 from cudnn_doctor.smoke import SmokeResult, run_smoke
 
-pytestmark = pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build the fake NVIDIA libraries")
+# run_smoke builds its fix for the Target the caller names (smoke's command names this machine's).
+pytestmark = [pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build the fake NVIDIA libraries"),
+              pytest.mark.usefixtures("fix_target")]
 
 V7, V8, V9 = 7605, 8907, 90100
 MIB = 1024 * 1024

@@ -73,7 +73,7 @@ def test_every_same_as_points_at_an_entry_with_words():
         if "same_as" in entry:
             assert entry["same_as"] in entries, name
         else:
-            assert {"headline", "diagnosis", "fix", "catalogue"} <= set(entry), name
+            assert {"headline", "diagnosis", "commands", "words", "catalogue"} <= set(entry), name
 
 
 @pytest.mark.parametrize("api, code, version, name", [
@@ -110,10 +110,13 @@ def test_unknown_codes_get_an_honest_placeholder():
     ("CUDA_ERROR_UNKNOWN", "nvidia_uvm"),
     ("CUDA_ERROR_NOT_INITIALIZED", "nvidia-smi"),
 ])
-def test_mapped_statuses_have_a_diagnosis_and_a_fix(name, words):
+def test_mapped_statuses_have_a_diagnosis_and_a_fix(fix_target, name, words):
+    from cudnn_doctor.remedies.doctor import smoke_status_fix
+
     words_for = codes.explain(name)
-    assert words_for.headline and words_for.diagnosis and words_for.fix
-    assert words in " ".join((words_for.headline, words_for.diagnosis, words_for.fix))
+    fix = smoke_status_fix(load_compat(), name).text
+    assert words_for.headline and words_for.diagnosis and fix
+    assert words in " ".join((words_for.headline, words_for.diagnosis, fix))
 
 
 def test_cudnn9_sub_codes_fall_back_to_their_category():
@@ -127,7 +130,7 @@ def test_cudnn9_sub_codes_fall_back_to_their_category():
 def test_a_crash_names_the_signal_and_the_stage():
     result = interpret({"crashed": "SIGSEGV"}, "libcudnn.so.9", "/x/libcudnn.so.9.1.0", "cudnnCreate")
     assert not result.ok and result.status == "SMOKE_CRASHED" and result.failed_call == "cudnnCreate"
-    assert "SIGSEGV during cudnnCreate" in result.summary and result.fix
+    assert "SIGSEGV during cudnnCreate" in result.summary and result.diagnosis
 
 
 def test_a_timeout_before_any_stage():
@@ -201,16 +204,20 @@ def _failed_with(name, api, code=None, version=None):
     ("CUDA_ERROR_NO_DEVICE", "cuda", 100, None),
     ("cudaErrorInsufficientDriver", "cuda_runtime", 35, None),
 ])
-def test_cd510_builds_the_same_fix_the_smoke_result_says(name, api, code, version):
-    """CD510 rebuilds its Fix from the result's status (remedies.doctor.smoke_result_fix), never from the line the
-    result carries; both must say the same, cuDNN 9's renumbering included."""
+def test_cd510_builds_the_same_fix_the_smoke_result_says(fix_target, name, api, code, version):
+    """The one builder of smoke's and CD510's fix (remedies.doctor.smoke_result_fix) reads the status with cuDNN's
+    version only when cuDNN returned it (cuDNN 9's renumbering), never with the copy's version for a CUDA status."""
     from cudnn_doctor.knowledge import load_compat
-    from cudnn_doctor.remedies.doctor import smoke_result_fix
+    from cudnn_doctor.remedies.doctor import smoke_result_fix, smoke_status_fix
+    from cudnn_doctor.remedies.driver import missing_driver_fix
 
     result = _failed_with(name, api, code, version if api == "cudnn" else None)
     result.version_code = 91400  # the copy's version, which a CUDA status must not be read with
-    fix = smoke_result_fix(load_compat(), result)
-    assert fix.text == (result.fix or "Run `cudnn-doctor smoke --json` for the failing call and status.")
+    fix = smoke_result_fix(load_compat(), result, "host")
+    if name == "SMOKE_NO_DRIVER_LIBRARY":  # no libcuda: the missing driver's one answer, for where it comes from
+        assert fix == missing_driver_fix("host")
+        return
+    assert fix.text == smoke_status_fix(load_compat(), name, code, version if api == "cudnn" else None).text
 
 
 @pytest.mark.parametrize("raw", [
@@ -219,12 +226,14 @@ def test_cd510_builds_the_same_fix_the_smoke_result_says(name, api, code, versio
     {"version": 90100, "error": {"api": "cudnn", "code": 5002, "func": "cudnnCreate"}},
     {"error": {"api": "cuda", "code": 100, "func": "cuInit"}},
 ], ids=["crashed", "timeout", "cudnn-sub-code", "cuda"])
-def test_smoke_and_cd510_give_the_one_fix_remedies_builds(raw):
+def test_smoke_and_cd510_give_the_one_fix_remedies_builds(fix_target, raw):
     """smoke --json's fix line and check --smoke's CD510 fix come from one builder (remedies.doctor)."""
     from cudnn_doctor.knowledge import load_compat
+    from cudnn_doctor.remedies.doctor import smoke_result_fix
     from cudnn_doctor.rules import RuleContext, evaluate
 
     result = interpret(raw, "/usr/lib/libcudnn.so.9", None, "cudnnCreate")
+    result.fix = smoke_result_fix(load_compat(), result, "host").text  # as run_smoke sets it on a machine of its own
     assert not result.ok and result.fix
     findings, _ = evaluate(Facts(), RuleContext(compat=load_compat(), smoke=result))
     cd510 = next(f for f in findings if f.id == "CD510")
