@@ -166,10 +166,11 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
 
 
 def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own: Fix) -> Fix:
-    """A framework's own fix, unless other frameworks share its environment's one nvidia/cudnn folder: then the fix
-    installs the set of cuDNN libraries every one of them accepts at run time (a release of the major in the site,
-    the other major beside it), where the framework's own fix would install a cuDNN wheel or the set is not in place;
-    only where no set serves them all, one environment per framework."""
+    """A framework's own fix, unless other frameworks share its environment's one nvidia/cudnn folder and that fix
+    would install a cuDNN wheel there: then the fix installs the set of cuDNN libraries every one of them accepts at
+    run time (a release of the major in the site, the other major beside it; words to leave it where it is in
+    place); only where no set serves them all, one environment per framework. A fix that installs no cuDNN (an
+    LD_LIBRARY_PATH entry dropped) stands: it changes nothing the others load from the site."""
     needs, layout, _ = solve(facts, compat, fw.location)
     if len(needs) < 2 or not any(n.framework is fw for n in needs):
         return beside_framework(facts, fw, own)
@@ -178,7 +179,7 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     from .environment_layout import layout_fix  # see solve()
     whole = layout_fix(facts, layout)
     installs_cudnn = any("nvidia-cudnn-" in c for c in own.commands)
-    return beside_framework(facts, fw, whole if whole.commands or installs_cudnn else own)
+    return beside_framework(facts, fw, whole if installs_cudnn else own)
 
 
 def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
