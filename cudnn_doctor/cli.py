@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 # command it names: each module pulls in what its command needs, and `check` is run thousands of times a day.
 COMMANDS = {"check": "check", "matrix": "matrix", "explain": "explain", "smoke": "smoke", "install": "install",
             "rollback": "install", "bench": "bench", "fleet": "fleet", "update": "update",
-            "pick": "pick"}
-MODULE_ORDER = ("check", "pick", "matrix", "explain", "smoke", "install", "bench", "fleet", "update")  # order in --help
+            "pick": "pick", "fix": "fix"}
+# order in --help
+MODULE_ORDER = ("check", "pick", "fix", "matrix", "explain", "smoke", "install", "bench", "fleet", "update")
 
 
 ROOT_FLAGS = ("--debug", "--color", "--no-color")  # options of the app itself, before the command

@@ -1,0 +1,168 @@
+"""The `fix` subcommand: check's errors (all, or the ids given) healed in the environment they are about, as one
+merged plan (cudnn_doctor/fixing/plan.py), asked for unless --yes, journaled and run (fixing/apply.py), then judged
+again by check: exit 0 only when the errors fix took on are gone. --undo puts the newest fix back."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Dict, List, Mapping, Optional
+
+import typer
+
+from ..ui import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, error_exit
+
+EXAMPLES = ("  cudnn-doctor fix --dry-run\n\n  cudnn-doctor fix --yes\n\n  cudnn-doctor fix CD704 --yes\n\n"
+            "  eval \"$(cudnn-doctor fix --shell)\"\n\n  cudnn-doctor fix --undo --yes")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        "fix",
+        help=(
+            "Heal what check finds: the fixes of its errors (or of the ids given) merged into one plan for the "
+            "active Python environment (package changes with its own pip, uv or conda, then environment variables "
+            "written into its activate scripts), shown, asked for unless --yes, journaled under "
+            "<env>/.cudnn-doctor/fix-journal, run, and judged again by check. Steps that need root run only as "
+            "root with --yes; the rest are printed as left for you.\n\n"
+            "Exit codes: 0 the errors fix took on are gone (or --dry-run, --shell, --undo done), 1 some remain or a "
+            "step failed (what ran was undone), 2 bad input, or no terminal to ask on and no --yes.\n\n"
+            "Examples:\n\n" + EXAMPLES
+        ),
+    )
+    def fix(
+        ids: List[str] = typer.Argument(None, metavar="[ID]...", help="Only these findings (id or alias)."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan; change nothing."),
+        yes: bool = typer.Option(False, "--yes", "-y", help="Run the plan without asking."),
+        undo: bool = typer.Option(False, "--undo", help="Put the environment back as the newest fix found it."),
+        shell: bool = typer.Option(False, "--shell",
+                                   help="Print the plan's variable lines as one line to eval in this shell."),
+        root: str = typer.Option("/", "--root", metavar="DIR", help="Judge the tree under DIR; only prints."),
+        env: List[str] = typer.Option([], "--env", metavar="NAME=VALUE",
+                                      help="An environment variable of the inspected machine (repeatable), as "
+                                           "check's --env: VIRTUAL_ENV names the environment to change."),
+    ) -> None:
+        from .check_run import parse_env
+
+        given = parse_env(env) or {}
+        inspected: Dict[str, str] = dict(os.environ, **given)
+        if undo:
+            raise typer.Exit(_undo(inspected, yes))
+        raise typer.Exit(_fix(list(ids or []), dry_run or root != "/", yes, shell, root, given or None, inspected))
+
+
+def _undo(env: Mapping[str, str], yes: bool) -> int:
+    from ..fixing.apply import FixStopped, undo_newest
+    from ..fixing.environment import find_environment
+    from ..render.fix import ran_lines
+
+    environment = find_environment(env, [])
+    if environment is None:
+        error_exit("which environment? activate it (or pass --env VIRTUAL_ENV=PATH) and run fix --undo again")
+    if not yes and not _ask("Put %s back as the newest fix found it?" % environment.prefix):
+        return EXIT_USAGE
+    try:
+        done = undo_newest(environment, env)
+    except FixStopped as exc:
+        sys.stdout.write("fix --undo: %s\n" % exc)
+        return EXIT_PROBLEMS
+    lines = ["Undone in %s:" % environment.prefix] + ran_lines(done.ran, done.files, "", "put back") + done.notes
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
+
+
+def _ask(question: str) -> bool:
+    if not sys.stdin.isatty():
+        sys.stdout.write("No terminal to ask on: pass --yes to run it.\n")
+        return False
+    return typer.confirm(question, default=False)
+
+
+def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given: Optional[Mapping[str, str]],
+         env: Dict[str, str]) -> int:
+    from .. import diagnose
+    from ..fixing import gather
+    from ..fixing.activate import shell_line
+    from ..fixing.apply import interrupted
+    from ..fixing.environment import find_environment
+    from ..fixing.plan import build_plan
+    from ..render.fix import plan_lines
+
+    before = diagnose.diagnose(root, given)
+    unknown = gather.unknown_ids(before.findings, ids)
+    if unknown:
+        error_exit("check reports no %s here" % ", ".join(unknown))
+    picked = gather.chosen(before.findings, ids)
+    errs = gather.errings(picked, before.facts)
+    environment = find_environment(env, [e.site for e in errs if e.site]) if root == "/" else None
+    as_root = diagnose.fix_target(before.facts).as_root
+    plan = build_plan(errs, environment, as_root)
+    if shell:
+        sys.stdout.write(shell_line(plan.variable_lines) + "\n" if plan.variable_lines else "")
+        return EXIT_OK
+    titles = {f.id: f.title for f in picked}
+    out = plan_lines(plan, titles)
+    if environment is not None and interrupted(environment) is not None:
+        out.append("An earlier fix of this environment was interrupted: run `cudnn-doctor fix --undo` first.")
+    sys.stdout.write("\n".join(out) + "\n")
+    if not picked:
+        sys.stdout.write("check reports no error to fix.\n")
+        return EXIT_OK
+    if dry_run:
+        sys.stdout.write("(dry run: nothing was changed)\n" if root == "/" else
+                         "(--root: fix only prints; run these on that machine)\n")
+        return EXIT_OK
+    if plan.empty:
+        return EXIT_PROBLEMS
+    problem = _resolves(plan, env)
+    if problem:
+        sys.stdout.write("%s: nothing was changed.\n" % problem)
+        return EXIT_PROBLEMS
+    if not yes:
+        if not sys.stdin.isatty():
+            sys.stdout.write("No terminal to ask on: pass --yes to run this plan.\n")
+            return EXIT_USAGE
+        if not typer.confirm("Run these %d steps?" % len(plan.steps), default=False):
+            return EXIT_USAGE
+    return _run(plan, before, given, env, as_root, root, [i.upper() for i in ids])
+
+
+def _resolves(plan, env: Mapping[str, str]) -> Optional[str]:
+    """pip's dry run of each install: said plainly before anything changes when its index is out of reach."""
+    from ..fixing.environment import resolve_offline_problem
+
+    for step in plan.steps:
+        if step.kind == "packages" and step.argv[3:4] == ["install"]:
+            options = [w for w in step.argv[4:] if w not in step.requirements]
+            problem = resolve_offline_problem(plan.environment, step.requirements, options, env)
+            if problem:
+                return problem
+    return None
+
+
+def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], as_root: bool, root: str,
+         asked: List[str]) -> int:
+    from .. import diagnose
+    from ..fixing.apply import FixStopped, run_plan, variables_after
+    from ..model import Severity
+    from ..render.fix import before_after_lines, ran_lines, variables_hint
+
+    try:
+        done = run_plan(plan, env, as_root)
+    except FixStopped as exc:
+        sys.stdout.write("fix stopped: %s\n" % exc)
+        return EXIT_PROBLEMS
+    lines = ["Ran:"] + ran_lines(done.ran, done.files, done.journal)
+    # Judged as a new shell of the environment sees it: the variables its activate script now sets.
+    after_env = dict(given if given is not None else os.environ)
+    for name, value in variables_after(plan.variable_lines, env).items():
+        if value is None:
+            after_env.pop(name, None)
+        else:
+            after_env[name] = value
+    after = diagnose.diagnose(root, after_env)
+    errors_after = [f.id for f in after.findings if f.severity == Severity.ERROR or f.id in asked]
+    shown = [(f.id, f.title) for f in before.findings if f.id in plan.taken or f.id in plan.not_taken]
+    lines += before_after_lines(shown, errors_after, plan.taken)
+    lines += variables_hint(plan.variable_lines, plan.environment)
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_PROBLEMS if any(i in errors_after for i in plan.taken) else EXIT_OK

@@ -1,0 +1,239 @@
+"""Runs a fix plan in its environment, journaled first, and undoes it. The installer's transaction (install/journal.py,
+install/transaction.py) keeps the files: the journal, with the package set's exact versions, is on disk (written to
+a temporary file, fsync'd, renamed) with status "applying" before pip changes a package; the activate scripts are
+staged and put in place by renames after the packages, so a kill leaves each file old or new, and `fix --undo`
+reinstalls the recorded versions and puts the files back from the journal, even after a kill in the middle."""
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from ..install import hooks
+from ..install.journal import TXN, StateLock, discard, history_entries, read_journal, write_journal
+from ..install.transaction import apply as apply_files, commit, new_txn, undo as undo_files
+from . import activate
+from .environment import conda_export, package_set, run
+from .plan import Environment, Plan, variable_names
+
+STATE = ".cudnn-doctor/fix-journal"  # under the environment's prefix
+
+
+class FixStopped(Exception):
+    """fix could not go on; the message says what the environment holds now."""
+
+
+@dataclass
+class Outcome:
+    """What a run or an undo did: each step's command, status and output tail, and the files written."""
+
+    ran: List[Tuple[str, int, str]] = field(default_factory=list)
+    files: List[str] = field(default_factory=list)
+    journal: str = ""
+    notes: List[str] = field(default_factory=list)
+
+
+def state_dir(environment: Environment) -> str:
+    return os.path.join(environment.prefix, *STATE.split("/"))
+
+
+def interrupted(environment: Environment) -> Optional[dict]:
+    """The journal of a fix that was killed part-way (its txn folder still there), or None."""
+    folder = os.path.join(state_dir(environment), TXN)
+    return read_journal(folder) if os.path.isdir(folder) else None
+
+
+def _file_changes(plan: Plan) -> List[Tuple[str, bytes]]:
+    """(path, new bytes) of every file the plan's variables go into."""
+    lines = plan.variable_lines
+    env = plan.environment
+    if not lines or env is None:
+        return []
+    if env.kind == "venv":
+        path = os.path.join(env.prefix, "bin", "activate")
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        new = activate.venv_activate(text, lines)
+        if new is None:
+            raise FixStopped("%s has no deactivate function: fix does not know where its variables go" % path)
+        return [(path, new.encode())]
+    base = os.path.join(env.prefix, "etc", "conda")
+    on = os.path.join(base, "activate.d", activate.CONDA_SCRIPT)
+    earlier = _conda_lines(on)
+    up, down = activate.conda_scripts([line for line in earlier if line not in lines] + list(lines))
+    return [(on, up.encode()), (os.path.join(base, "deactivate.d", activate.CONDA_SCRIPT), down.encode())]
+
+
+def _conda_lines(path: str) -> List[str]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return [line for line in fh.read().splitlines()
+                    if line and not line.startswith("#") and not line.startswith('if [ -n "${')]
+    except OSError:
+        return []
+
+
+def _stage(folder: str, changes: List[Tuple[str, bytes]]) -> Tuple[List[dict], List[dict]]:
+    """Writes each new file under the transaction's staging folder; the journal's dirs and ops for them."""
+    dirs: List[dict] = []
+    index: Dict[str, int] = {}
+    ops = []
+    for n, (path, data) in enumerate(changes):
+        parent = os.path.dirname(path)
+        chain = []
+        p = parent
+        while p not in index and not os.path.isdir(p):
+            chain.append(p)
+            p = os.path.dirname(p)
+        if p not in index:
+            index[p] = len(dirs)
+            dirs.append({"path": p, "existed": True, "mode": stat.S_IMODE(os.stat(p).st_mode), "new_mode": None})
+        for missing in reversed(chain):
+            index[missing] = len(dirs)
+            dirs.append({"path": missing, "existed": False, "mode": None, "new_mode": 0o755})
+        staged = "files/%d" % n
+        target = os.path.join(folder, "staging", "files", str(n))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        old_mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else 0o644
+        os.chmod(target, old_mode)
+        ops.append({"dir": index[parent], "rel": os.path.basename(path), "staged": staged,
+                    "action": "replace" if os.path.lexists(path) else "new", "kind": "file", "role": "files"})
+    return dirs, ops
+
+
+def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool) -> Outcome:
+    """Journal, then the package steps, then root's (only ``as_root``), then the files; committed as the newest
+    entry of the environment's fix journal. A failing step undoes everything done so far and raises FixStopped."""
+    environment = plan.environment
+    assert environment is not None
+    out = Outcome()
+    sdir = state_dir(environment)
+    with StateLock(sdir):
+        if os.path.isdir(os.path.join(sdir, TXN)):
+            raise FixStopped("an earlier fix of %s was interrupted: run `cudnn-doctor fix --undo` first"
+                             % environment.prefix)
+        folder, journal = new_txn(sdir, {"environment": environment.prefix, "kind": environment.kind,
+                                         "tool": environment.tool})
+        try:
+            before = package_set(environment, env)
+            if before is None and any(s.kind == "packages" for s in plan.steps):
+                raise FixStopped("the environment's package list could not be read (%s -m pip list): nothing "
+                                 "was changed" % environment.python)
+            dirs, ops = _stage(folder, _file_changes(plan))
+            journal.update(status="applying", packages_before=before, conda_export=conda_export(environment, env),
+                           steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops)
+            write_journal(folder, journal)  # before anything changes: what --undo needs
+            hooks.point("fix-after-journal")
+            for step in plan.steps:
+                if step.kind == "variables" or (step.kind == "system" and not as_root):
+                    continue
+                code, text = run(step.argv, env)
+                out.ran.append((step.shown, code, _tail(text)))
+                hooks.point("fix-after-step-%d" % len(out.ran))
+                if code != 0:
+                    raise FixStopped("`%s` failed (exit %d)" % (step.shown, code))
+            apply_files(folder, journal)
+            out.files = [os.path.join(journal["dirs"][op["dir"]]["path"], op["rel"]) for op in ops]
+            journal["packages_after"] = package_set(environment, env)
+            out.journal = commit(sdir, folder, journal)
+        except BaseException as exc:
+            if journal.get("status") != "applying":
+                discard(sdir, folder)  # nothing outside the journal was touched
+                raise
+            if not isinstance(exc, (FixStopped, OSError)):
+                raise  # Ctrl-C: the journal stays, and `fix --undo` finishes the way back
+            try:
+                _undo_entry(environment, folder, journal, env)
+            except FixStopped as again:
+                raise FixStopped("%s; undoing it failed too: %s" % (exc, again)) from None
+            discard(sdir, folder)
+            raise FixStopped("%s; everything fix had changed was undone" % exc) from None
+    return out
+
+
+def _tail(text: str, lines: int = 6) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def undo_newest(environment: Environment, env: Mapping[str, str]) -> Outcome:
+    """Puts the environment back as the newest fix (or an interrupted one) found it: files byte for byte, every
+    package at its recorded version (reinstalled with --no-deps --force-reinstall), what fix added removed."""
+    out = Outcome()
+    sdir = state_dir(environment)
+    if not os.path.isdir(sdir):
+        raise FixStopped("cudnn-doctor has no record of a fix in %s" % environment.prefix)
+    with StateLock(sdir):
+        txn = os.path.join(sdir, TXN)
+        entries = history_entries(sdir)
+        folder: Optional[str] = txn if os.path.isdir(txn) else (entries[-1] if entries else None)
+        journal = read_journal(folder) if folder else None
+        if folder is None or journal is None:
+            if folder:
+                discard(sdir, folder)  # killed before its journal said anything was changing
+            raise FixStopped("cudnn-doctor has no record of a fix in %s" % environment.prefix)
+        if journal.get("status") == "staging":
+            discard(sdir, folder)
+            out.notes.append("an interrupted fix had changed nothing; its record was removed")
+            return out
+        journal["status"] = "rolling-back"
+        write_journal(folder, journal)
+        out.ran, out.files = _undo_entry(environment, folder, journal, env)
+        discard(sdir, folder)
+        out.journal = folder
+    try:
+        os.rmdir(os.path.dirname(sdir))  # .cudnn-doctor, when the journal was all it held: as fix found it
+    except OSError:
+        pass
+    return out
+
+
+def _undo_entry(environment: Environment, folder: str, journal: dict,
+                env: Mapping[str, str]) -> Tuple[List[Tuple[str, int, str]], List[str]]:
+    """Files back (the transaction's undo), then the package set back to the journal's; raises FixStopped when a
+    package cannot be put back (the record stays, so the next --undo tries again)."""
+    done = undo_files(folder, journal)
+    ran = _restore_packages(environment, journal.get("packages_before"), env)
+    failed = [r for r in ran if r[1] != 0]
+    if failed:
+        raise FixStopped("`%s` failed (exit %d): run `cudnn-doctor fix --undo` again once that works"
+                         % (failed[0][0], failed[0][1]))
+    return ran, done["restored"] + done["removed"]
+
+
+def _restore_packages(environment: Environment, before: Optional[Dict[str, str]],
+                      env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
+    if before is None:
+        return []
+    now = package_set(environment, env)
+    if now is None:
+        return [("%s -m pip list" % environment.python, 1, "the package list could not be read")]
+    ran = []
+    added = sorted(set(now) - set(before))
+    changed = sorted("%s==%s" % (n, v) for n, v in before.items() if now.get(n) != v)
+    tool = environment.pip_words()
+    if added:
+        argv = [*tool, "uninstall", *environment.with_python(), "-y", *added]
+        code, text = run(argv, env)
+        ran.append((" ".join(argv), code, _tail(text)))
+    if changed:
+        argv = [*tool, "install", *environment.with_python(), "--no-deps", "--force-reinstall", *changed]
+        code, text = run(argv, env)
+        ran.append((" ".join(argv), code, _tail(text)))
+    return ran
+
+
+def variables_after(lines: List[str], env: Mapping[str, str]) -> Dict[str, Optional[str]]:
+    """What each variable the lines change holds in a new shell of the environment (the shell evaluates them with
+    the inspected environment's values; None: unset)."""
+    names = variable_names(lines)
+    script = "\n".join(lines + ['printf "%%s\\0%%s\\0" "${%s+set}" "${%s-}"' % (n, n) for n in names])
+    code, text = run(["sh", "-c", script], env, 10)
+    parts = text.split("\0")
+    if code != 0 or len(parts) < 2 * len(names):
+        raise FixStopped("the variable lines did not run in sh: %s" % text.strip()[:200])
+    return {n: (parts[2 * i + 1] if parts[2 * i] == "set" else None) for i, n in enumerate(names)}

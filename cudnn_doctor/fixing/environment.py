@@ -1,0 +1,110 @@
+"""The environment `fix` changes and its tools, read from the machine: which prefix (the active venv or conda
+environment, else the one the errors are about), whether its pip works or uv or conda must do, whether pip's index
+answers, and the package set with exact versions (what the journal keeps)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .plan import Environment
+
+PIP_TIMEOUT = 900.0  # seconds for one pip run (a cuDNN wheel is 600 MB)
+QUICK = 60.0  # seconds for a pip that only reads (list, the dry run)
+
+
+def run(argv: Sequence[str], env: Mapping[str, str], timeout: float = PIP_TIMEOUT) -> Tuple[int, str]:
+    """Run a program (no shell), its output kept; (exit status, stdout and stderr). A program missing or past its
+    time is status 127 or 124 with the reason as its output."""
+    try:
+        done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              env=dict(env), timeout=timeout, text=True, errors="replace")
+    except FileNotFoundError as exc:
+        return 127, "%s: %s" % (argv[0], exc.strerror)
+    except OSError as exc:
+        return 126, "%s: %s" % (argv[0], exc)
+    except subprocess.TimeoutExpired:
+        return 124, "%s did not finish within %.0f s" % (argv[0], timeout)
+    return done.returncode, done.stdout or ""
+
+
+def prefix_of_site(site: str) -> str:
+    """PREFIX of PREFIX/lib/pythonX.Y/site-packages (a venv's and a conda environment's layout)."""
+    parts = site.rstrip("/").split("/")
+    if len(parts) > 3 and parts[-1] in ("site-packages", "dist-packages") and parts[-2].startswith("python"):
+        return "/".join(parts[:-3]) or "/"
+    return site
+
+
+def find_environment(env: Mapping[str, str], sites: Sequence[str]) -> Optional[Environment]:
+    """The environment to change: the active one (VIRTUAL_ENV, then CONDA_PREFIX), else the one prefix every
+    erring site belongs to; None when there is none or several."""
+    prefix = env.get("VIRTUAL_ENV") or env.get("CONDA_PREFIX")
+    if not prefix:
+        prefixes = sorted({prefix_of_site(s) for s in sites})
+        prefix = prefixes[0] if len(prefixes) == 1 else None
+    if not prefix or not os.path.isdir(prefix):
+        return None
+    prefix = os.path.abspath(prefix)
+    kind = "conda" if os.path.isdir(os.path.join(prefix, "conda-meta")) else "venv"
+    if not os.path.isfile(os.path.join(prefix, "pyvenv.cfg")) and kind != "conda":
+        return None  # a system prefix (/usr) is not an environment fix changes
+    return Environment(prefix, kind, _tool(prefix, env))
+
+
+def _tool(prefix: str, env: Mapping[str, str]) -> str:
+    """Its own pip where `python -m pip` works; else uv (uv-made venvs have no pip); else conda's."""
+    code, _ = run([prefix + "/bin/python", "-m", "pip", "--version"], env, QUICK)
+    if code == 0:
+        return "pip"
+    if shutil.which("uv", path=env.get("PATH")):
+        return "uv"
+    return "conda" if os.path.isdir(os.path.join(prefix, "conda-meta")) else "pip"
+
+
+def package_set(environment: Environment, env: Mapping[str, str]) -> Optional[Dict[str, str]]:
+    """{name: version} of every distribution installed in the environment (pip list --format=json), or None."""
+    words = (["uv", "pip", "list", "--python", environment.python, "--format=json"] if environment.tool == "uv"
+             else [environment.python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"])
+    code, out = run(words, env, QUICK)
+    if code != 0:
+        return None
+    start = out.find("[")
+    try:
+        rows = json.loads(out[start:]) if start >= 0 else None
+    except ValueError:
+        return None
+    return {str(r["name"]).lower().replace("_", "-"): str(r["version"]) for r in rows or []}
+
+
+def conda_export(environment: Environment, env: Mapping[str, str]) -> Optional[str]:
+    """`conda list --export` of a conda environment (kept beside the pip set; None where conda is not there)."""
+    if environment.kind != "conda" or not shutil.which("conda", path=env.get("PATH")):
+        return None
+    code, out = run(["conda", "list", "--export", "-p", environment.prefix], env, QUICK)
+    return out if code == 0 else None
+
+
+def resolve_offline_problem(environment: Environment, requirements: List[str], options: List[str],
+                            env: Mapping[str, str]) -> Optional[str]:
+    """Ask pip to resolve an install without changing anything (`pip install --dry-run`, a short timeout, no
+    retries): None when it resolves; else pip's last words (no index reachable, no such release, a conflict)."""
+    if environment.tool != "pip" or not requirements:
+        return None
+    with tempfile.TemporaryDirectory(prefix="cudnn-doctor-fix-") as tmp:
+        report = os.path.join(tmp, "report.json")
+        code, out = run([environment.python, "-m", "pip", "install", "--dry-run", "--quiet", "--timeout", "10",
+                         "--retries", "0", "--disable-pip-version-check", "--report", report, *options,
+                         *requirements], env, QUICK * 2)
+    if code == 0:
+        return None
+    lines = [line.strip() for line in out.splitlines() if line.strip()]
+    net = [line for line in lines if any(w in line for w in ("NewConnectionError", "Network is unreachable",
+                                                               "Temporary failure in name resolution",
+                                                               "Max retries exceeded", "timed out"))]
+    if net:
+        return "pip cannot reach its package index (%s)" % net[-1][:200]
+    return "pip cannot resolve it: %s" % (lines[-1][:300] if lines else "exit %d" % code)

@@ -1,0 +1,247 @@
+"""`fix`'s plan, pure: the errors' `Fix.commands` sorted into what fix runs and what it leaves to the user, merged into
+one whole-environment plan in the right order (package changes, merged per tool and options, then environment
+variables, which go last), each step saying what it changes. Nothing here reads the machine or runs anything."""
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+# The programs of the machine itself: a fix that names one changes the system, not the environment (root's work).
+_SYSTEM = frozenset(("apt", "apt-get", "dnf", "yum", "zypper", "ldconfig", "chroot", "modprobe", "rmmod", "systemctl",
+                     "reboot", "nvidia-smi", "nvidia-ctk", "dkms", "ubuntu-drivers", "tee", "update-alternatives",
+                     "docker", "podman", "kubectl", "update-initramfs", "dracut", "mokutil", "sh", "bash"))
+_SHELL_SYNTAX = re.compile(r"&&|\|\||[;|`<>]|\$\(")  # a line the shell must read: fix cannot run it as words
+_ENV_LINE = re.compile(r"^(?:export ([A-Za-z_][A-Za-z0-9_]*)=.*|unset ([A-Za-z_][A-Za-z0-9_]*))$", re.S)
+# pip options that take a value (the next word), so the value is not taken for a requirement.
+_VALUE_OPTIONS = frozenset(("--target", "-t", "--index-url", "-i", "--extra-index-url", "--find-links", "-f",
+                            "--constraint", "-c", "--requirement", "-r", "--prefix", "--root", "--platform",
+                            "--python-version", "--implementation", "--abi", "--upgrade-strategy", "--python"))
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The Python environment fix changes: its prefix, kind and the tool its packages are changed with."""
+
+    prefix: str
+    kind: str  # "venv" or "conda"
+    tool: str  # "pip" (its own python -m pip), "uv" (uv pip --python) or "conda" (conda ... -p PREFIX)
+
+    @property
+    def python(self) -> str:
+        return self.prefix.rstrip("/") + "/bin/python"
+
+    def pip_words(self) -> List[str]:
+        """The words that start this environment's package tool for a pip subcommand."""
+        if self.tool == "uv":
+            return ["uv", "pip"]
+        return [self.python, "-m", "pip"]
+
+    def with_python(self) -> List[str]:
+        """uv needs to be told the environment after the subcommand; pip is the environment's own."""
+        return ["--python", self.python] if self.tool == "uv" else []
+
+
+@dataclass(frozen=True)
+class Erring:
+    """One finding fix is asked to take on: its id, what it says and its fix's commands, in order; ``site``: the
+    site-packages folder the finding is about, where one is named (None: the machine, or unknown)."""
+
+    id: str
+    title: str
+    commands: Tuple[str, ...]
+    site: Optional[str] = None
+
+
+@dataclass
+class Step:
+    """One thing fix runs: ``argv`` (no shell) for packages, ``lines`` (shell lines) for the environment's variables."""
+
+    kind: str  # "packages", "variables" or "system" (root's, run only as root with --yes)
+    shown: str  # as printed: the exact command
+    changes: str  # what it changes, in words
+    ids: List[str] = field(default_factory=list)
+    argv: List[str] = field(default_factory=list)
+    lines: List[str] = field(default_factory=list)
+    requirements: List[str] = field(default_factory=list)  # packages steps: what pip is asked for
+
+
+@dataclass
+class Plan:
+    """The merged plan: steps to run in order, what is left to the user and why, and which findings fix takes on."""
+
+    environment: Optional[Environment]
+    steps: List[Step] = field(default_factory=list)
+    left: List[Tuple[str, str, str]] = field(default_factory=list)  # (finding id, command or "", why it is left)
+    taken: List[str] = field(default_factory=list)  # ids whose every command is in the steps
+    not_taken: List[str] = field(default_factory=list)  # ids left whole (some command fix cannot run)
+
+    @property
+    def variable_lines(self) -> List[str]:
+        return [line for s in self.steps if s.kind == "variables" for line in s.lines]
+
+    @property
+    def empty(self) -> bool:
+        return not self.steps
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    kind: str  # "packages", "variables", "system" or "left"
+    why: str = ""
+    action: str = ""  # packages: install, uninstall
+    options: Tuple[str, ...] = ()
+    requirements: Tuple[str, ...] = ()
+    line: str = ""
+
+
+def parse_command(command: str, as_root: bool) -> _Parsed:
+    """What one fix command is to fix: a package change of the environment, a variable, root's or the user's."""
+    text = command.strip()
+    if "..." in text:
+        return _Parsed("left", "it has a part only you can fill in (...)")
+    if _ENV_LINE.match(text):
+        return _Parsed("variables", line=text)
+    if _SHELL_SYNTAX.search(text):
+        return _Parsed("left", "it is shell syntax (a pipe, a list or a redirection) fix does not run")
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return _Parsed("left", "its quoting does not parse")
+    if not words:
+        return _Parsed("left", "it is empty")
+    if words[0] == "sudo" or words[0] in _SYSTEM:
+        return _Parsed("system", "it changes the system, not the environment: run it as root" if not as_root else "")
+    pip_args = _pip_arguments(words)
+    if pip_args is None:
+        return _Parsed("left", "fix runs only the environment's package tool and its variables")
+    if not pip_args or pip_args[0] not in ("install", "uninstall"):
+        return _Parsed("left", "fix runs pip install and pip uninstall only")
+    options: List[str] = []
+    reqs: List[str] = []
+    rest = iter(pip_args[1:])
+    for word in rest:
+        if word.startswith("-"):
+            options.append(word)
+            if word in _VALUE_OPTIONS:
+                options.append(next(rest, ""))
+        else:
+            reqs.append(word)
+    if pip_args[0] == "uninstall" and "-y" not in options and "--yes" not in options:
+        options.append("-y")  # fix asked before it ran: pip must not ask again
+    return _Parsed("packages", action=pip_args[0], options=tuple(options), requirements=tuple(reqs))
+
+
+def _pip_arguments(words: Sequence[str]) -> Optional[List[str]]:
+    """The words after `pip` in `pip ...`, `pip3 ...`, `python3 -m pip ...` or `uv pip ...`; None for another
+    program (a path to some other environment's pip is another environment: not this one's to run)."""
+    first = words[0]
+    if first in ("pip", "pip3"):
+        return list(words[1:])
+    if re.fullmatch(r"python(3(\.\d+)?)?", first) and list(words[1:3]) == ["-m", "pip"]:
+        return list(words[3:])
+    if first == "uv" and words[1:2] == ["pip"]:
+        return list(words[2:])
+    return None
+
+
+def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_root: bool) -> Plan:
+    """One plan for every finding: a finding is taken on when fix can run all its commands in ``environment``
+    (root's only ``as_root``), else left whole with why; taken findings' package changes are merged per tool,
+    action and options (identical commands once), and variable lines come after them, each once, in order."""
+    plan = Plan(environment)
+    packages: Dict[Tuple[str, Tuple[str, ...]], Step] = {}
+    variables = Step("variables", "", "")
+    system: List[Step] = []
+    for err in errors:
+        parsed = [(c, parse_command(c, as_root)) for c in err.commands]
+        why = _left_why(err, parsed, environment, as_root)
+        if why is not None:
+            plan.not_taken.append(err.id)
+            plan.left.extend((err.id, c, p.why or why) for c, p in parsed)
+            if not parsed:
+                plan.left.append((err.id, "", why))
+            continue
+        plan.taken.append(err.id)
+        for command, p in parsed:
+            if p.kind == "packages":
+                assert environment is not None  # _left_why refuses package steps without one
+                step = packages.get((p.action, p.options))
+                if step is None:
+                    step = packages[(p.action, p.options)] = Step("packages", "", "")
+                step.requirements.extend(r for r in p.requirements if r not in step.requirements)
+                step.argv = [p.action, *p.options]
+                _add_id(step, err.id)
+            elif p.kind == "variables":
+                if p.line not in variables.lines:
+                    variables.lines.append(p.line)
+                _add_id(variables, err.id)
+            else:
+                same = next((s for s in system if s.shown == command), None)
+                if same is None:
+                    same = Step("system", command, "the machine (as root)", argv=["sh", "-c", command])
+                    system.append(same)
+                _add_id(same, err.id)
+    for step in packages.values():
+        _finish_packages(step, environment)
+    plan.steps = [*packages.values(), *system]  # uninstalls and installs first, the machine's own after
+    if variables.lines:
+        variables.shown = "\n".join(variables.lines)
+        variables.changes = _variables_changes(environment, variables.lines)
+        plan.steps.append(variables)  # variables last: they point at what the steps above put in place
+    return plan
+
+
+def _left_why(err: Erring, parsed: Sequence[Tuple[str, _Parsed]], environment: Optional[Environment],
+              as_root: bool) -> Optional[str]:
+    """Why fix leaves a finding whole (None: it takes it on)."""
+    if not err.commands:
+        return "its fix is words, not commands"
+    if any(p.kind == "left" for _, p in parsed):
+        return "some of its commands are for you to run"
+    if any(p.kind == "system" for _, p in parsed) and not as_root:
+        return "it needs root"
+    if any(p.kind in ("packages", "variables") for _, p in parsed):
+        if environment is None:
+            return "no Python environment to change was named or found (activate it, or set VIRTUAL_ENV)"
+        if err.site is not None and not _inside(err.site, environment.prefix):
+            return "it is about another environment (%s): run fix with that one active" % err.site
+    return None
+
+
+def _inside(path: str, prefix: str) -> bool:
+    p, base = path.rstrip("/"), prefix.rstrip("/")
+    return p == base or p.startswith(base + "/")
+
+
+def _add_id(step: Step, fid: str) -> None:
+    if fid not in step.ids:
+        step.ids.append(fid)
+
+
+def _finish_packages(step: Step, environment: Optional[Environment]) -> None:
+    assert environment is not None
+    action, options = step.argv[0], step.argv[1:]
+    step.argv = [*environment.pip_words(), action, *environment.with_python(), *options, *step.requirements]
+    step.shown = " ".join(shlex.quote(w) for w in step.argv)
+    verb = "installs" if action == "install" else "removes"
+    step.changes = "%s %s in %s" % (verb, ", ".join(step.requirements), environment.prefix)
+
+
+def _variables_changes(environment: Optional[Environment], lines: Sequence[str]) -> str:
+    names = sorted({m.group(1) or m.group(2) for m in (_ENV_LINE.match(line) for line in lines) if m})
+    where = ("%s/bin/activate (a marked block)" % environment.prefix if environment and environment.kind == "venv"
+             else "%s/etc/conda/activate.d and deactivate.d" % environment.prefix if environment else "?")
+    return "sets %s for new shells of this environment, in %s" % (", ".join(names), where)
+
+
+def variable_names(lines: Sequence[str]) -> List[str]:
+    """The variables these export/unset lines change, in order of first change."""
+    out: List[str] = []
+    for line in lines:
+        m = _ENV_LINE.match(line)
+        name = (m.group(1) or m.group(2)) if m else None
+        if name and name not in out:
+            out.append(name)
+    return out

@@ -1,0 +1,58 @@
+"""`fix` for a terminal: the plan (each exact command and what it changes, what is left for the user and why), what
+ran, the files written, and check's errors before and after. Lines only: the command prints them and decides the
+exit code. It is handed fixing.plan.Plan values (a higher layer: read by their fields)."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+
+def plan_lines(plan: Any, titles: Dict[str, str]) -> List[str]:
+    env = plan.environment
+    lines: List[str] = []
+    if env is not None:
+        lines.append("Environment: %s (%s; packages with %s)" % (env.prefix, env.kind, env.tool))
+    if plan.steps:
+        lines.append("Plan (%d step%s, for %s):" % (len(plan.steps), "" if len(plan.steps) == 1 else "s",
+                                                 ", ".join(plan.taken)))
+        for n, step in enumerate(plan.steps, 1):
+            shown = step.shown.replace("\n", "\n     ")
+            lines.append("  %d. %s" % (n, shown))
+            lines.append("     %s   [%s]" % (step.changes, ", ".join(step.ids)))
+    else:
+        lines.append("Nothing fix can run here%s." % (" for %s" % ", ".join(titles) if titles else ""))
+    if plan.left:
+        lines.append("Left for you:")
+        for fid, command, why in plan.left:
+            lines.append("  %s  %s" % (fid, command or titles.get(fid, "")))
+            lines.append("         (%s)" % why)
+    return lines
+
+
+def ran_lines(ran: Sequence[Tuple[str, int, str]], files: Sequence[str], journal: str,
+              verb: str = "wrote") -> List[str]:
+    lines = []
+    for shown, code, tail in ran:
+        lines.append("  %s %s" % ("ok" if code == 0 else "FAILED (exit %d):" % code, shown))
+        if code != 0 and tail:
+            lines += ["      " + t for t in tail.splitlines()]
+    lines += ["  %s %s" % (verb, f) for f in files]
+    if journal:
+        lines.append("  journal: %s" % journal)
+    return lines
+
+
+def before_after_lines(before: Sequence[Tuple[str, str]], after_ids: Sequence[str], taken: Sequence[str]) -> List[str]:
+    """One line per error check reported before: gone, or still there (taken on, or left for you)."""
+    lines = ["Before -> after:"]
+    for fid, title in before:
+        state = "still there" if fid in after_ids else "gone"
+        why = "" if state == "gone" else ("  (fix took it on)" if fid in taken else "  (left for you)")
+        lines.append("  %s  %s -> %s%s" % (fid, title, state, why))
+    return lines
+
+
+def variables_hint(lines: Sequence[str], environment: Optional[Any]) -> List[str]:
+    if not lines or environment is None:
+        return []
+    return ["New shells of %s get the variables; in this shell: eval \"$(cudnn-doctor fix --shell)\"" %
+            environment.prefix]
