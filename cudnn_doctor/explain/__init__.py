@@ -13,6 +13,7 @@ from ..remedies.explain import in_program_environment
 from ..results import Report
 from .answer import answer
 from .answered import Answer
+from .bounded import bounded_paste
 from .decode import decode
 from .evidence import Evidence
 from .here import startup_blocker
@@ -69,6 +70,7 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
             timeout: Optional[float] = None) -> ExplainReport:
     """Explain `text` on the machine under `root` (or, with check=False, from the text alone)."""
     compat = load_compat()
+    text = bounded_paste(text)
     ex = Explanation(matches=match_symptoms(text, compat), sonames=extract_sonames(text),
                      versions=parse_versions(text))
     ex.rules = routed_rules(ex.matches)
@@ -83,7 +85,7 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     report = ExplainReport(facts=Facts(), explanation=ex)
     if not check or not ex.understood:
         return report
-    from ..diagnose import diagnose, fix_target
+    from ..diagnose import diagnose, fix_target  # why: the host seam and probes, 60 ms, never needed by --no-check
 
     # The loader probe resolves the pasted names with everything else, within the run's deadline.
     full = diagnose(root, env, timeout=timeout, sonames=[n for n in ex.sonames if not n.lower().endswith(".dll")])

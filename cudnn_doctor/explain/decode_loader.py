@@ -9,7 +9,9 @@ from ..knowledge import Compat
 from .evidence import LoaderFailure, WindowsLoad
 
 _SO = r"[\w.+-]+?\.so(?:\.\d+)*"
-_LIB = r"(?:[\w.+-]*/)?(" + _SO + ")"
+# Tried only where a path or name starts (the look-behind): from every position inside a long word it would be
+# quadratic in the word's length.
+_LIB = r"(?<![\w.+-])(?:[\w.+-]*/)?(" + _SO + ")"
 _NAMED = r"lib[\w.+-]*?\.so(?:\.\d+)*"  # a library name where no folder precedes it
 _PATTERNS = (
     ("permission", re.compile(_LIB + r": cannot open shared object file: Permission denied")),
