@@ -68,6 +68,7 @@ def run_update(current: Dict[str, Any], session: Optional[requests.Session] = No
                ) -> Dict[str, Any]:
     """Refresh the knowledge; returns the document written. Raises UpdateFailed (nothing written) when no
     source answered or the result does not validate."""
+    live = session is None
     session = session or requests.Session()
     budget = fetch.Budget(seconds)
     known_cuda = {r["cuda"] for r in current.get("toolkit_driver", [])} | set(known_toolkits or ())
@@ -82,4 +83,31 @@ def run_update(current: Dict[str, Any], session: Optional[requests.Session] = No
     if found:
         raise UpdateFailed("the sources' answers do not make valid knowledge (%s); nothing was written" % found[0])
     write_atomically(target or updated_path(), doc)
+    if live:  # the wheel index too, in what is left of the time (a fake session in tests answers no simple API)
+        refresh_wheels(budget, date, log)
     return doc
+
+
+def refresh_wheels(budget: fetch.Budget, date: str, log: Callable[[str], None] = lambda _: None,
+                   target: Optional[Path] = None) -> bool:
+    """Re-list every project of the wheel index and read the metadata of releases it does not hold yet; written
+    next to the updated knowledge (wheels.json) only when every project answered (else the old copy stays)."""
+    from ..knowledge.wheel_index import load_wheel_index, updated_wheels_path
+    from . import wheels
+
+    current = load_wheel_index().doc
+    roots = wheels.FRAMEWORK_PROJECTS + wheels.CUDNN_PROJECTS + wheels.FILES_ONLY
+    try:
+        got = wheels.collect(roots, budget, log=log, known=current)
+    except requests.RequestException as exc:
+        log("the wheel index was not refreshed: %s" % exc)
+        return False
+    if got["errors"] or not got["projects"]:
+        log("the wheel index was not refreshed (%s)" % "; ".join(got["errors"][:2]))
+        return False
+    doc = wheels.compact(got, date, "cudnn-doctor update")
+    path = target or updated_wheels_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(doc, separators=(",", ":")) + "\n", prefix=".wheels-", mode=0o644)
+    log("wrote %s (%d projects)" % (path, len(doc["projects"])))
+    return True
