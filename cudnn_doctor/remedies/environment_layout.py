@@ -17,7 +17,7 @@ from ..queries import (compiled_cudnn, cudnn_runs_on_cc, framework_kind, gpus_wi
                        same_file)
 from ..versions import canonical_name, major_of, ver
 from .acting import pip
-from .environments import Need, applying_requirements
+from .environment_needs import Need, applying_requirements
 from .shell import advice, noted, prepend_ld_path, q, run
 
 # Frameworks whose own Python side loads cuDNN from site-packages' nvidia/cudnn folder (torch's preload of the wheels

@@ -6,43 +6,23 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from ..knowledge import Compat
 from ..model import Facts, Fix, FrameworkFacts
 from ..queries import framework_kind
-from ..versions import canonical_name, major_of, requirements
+from ..versions import canonical_name
 from .acting import pip, system, under_root
+from .environment_layout import Layout, layout_fix, solve_layout
+from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
 from .shell import or_else, q, run, then
 from .software import torch_variant_tag
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
-    from .environment_layout import Layout
-
-_LINUX = {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": "x86_64", "os_name": "posix"}
 # The extra whose nvidia-* pins install a framework's CUDA and cuDNN wheels, per kind (its metadata's own names).
 _GPU_EXTRA = {"tensorflow": ("and-cuda",), "onnxruntime": ("cuda", "cudnn")}
-
-
-def applying_requirements(fw: FrameworkFacts) -> List["Requirement"]:
-    """The framework's nvidia-* requirements that apply on Linux x86_64, without an extra or under one of its
-    extras (TensorFlow's and-cuda, JAX's with-cuda, ONNX Runtime's cudnn), first per project."""
-    out: Dict[str, "Requirement"] = {}
-    for _, req in requirements(fw.requires):
-        name = canonical_name(req.name)
-        if name in out:
-            continue
-        try:
-            applies = req.marker is None or any(req.marker.evaluate(dict(_LINUX, extra=e))
-                                                for e in [""] + list(fw.extras))
-        except Exception:  # an exotic marker: not a pin we can stand on
-            continue
-        if applies:
-            out[name] = req
-    return list(out.values())
 
 
 def exact_pin(req: "Requirement") -> Optional[str]:
@@ -64,51 +44,7 @@ def missing_pins(facts: Facts, fw: FrameworkFacts, projects: Sequence[str]) -> L
     return out
 
 
-@dataclass(frozen=True)
-class Need:
-    """What one framework asks of its environment's one nvidia/cudnn folder."""
-
-    framework: FrameworkFacts
-    project: str  # nvidia-cudnn-cu12, nvidia-cudnn-cu13
-    major: int
-    requirement: Optional["Requirement"]  # its own pin; None when it has none (the major of its build counts)
-
-    @property
-    def label(self) -> str:
-        return "%s %s" % (self.framework.name, self.framework.version)
-
-    @property
-    def wants(self) -> str:
-        return "%s%s" % (self.project, self.requirement.specifier if self.requirement is not None
-                         else "==%d.*" % self.major)
-
-
-def need_of(compat: Compat, fw: FrameworkFacts) -> Optional[Need]:
-    """The cuDNN wheel a framework that loads cuDNN needs: its own nvidia-cudnn pin, else the wheel of its build's
-    CUDA at the major it asks the loader for."""
-    res = fw.resolved_cudnn
-    if res is None or fw.cuda_build is False:
-        return None
-    pins = [r for r in applying_requirements(fw) if canonical_name(r.name).startswith("nvidia-cudnn-")]
-    asked = res.name.rsplit(".", 1)[1] if res.name[-1:].isdigit() else None
-    major = major_of(asked) if asked else major_of(fw.cudnn_version)
-    if major is None:
-        return None
-    if pins:
-        floor = [s.version for s in pins[0].specifier if s.operator in ("==", ">=", "~=", "===")]
-        return Need(fw, canonical_name(pins[0].name), (major_of(floor[0].replace(".*", "")) if floor else None) or major,
-                    pins[0])
-    build = compat.framework_build("onnxruntime_gpu", fw.version) if framework_kind(fw) == "onnxruntime" else None
-    if build and build.get("cudnn_wheel") and build.get("cudnn_pin"):  # its release's own cuDNN wheel (compat)
-        req = requirements(["%s==%s" % (build["cudnn_wheel"], build["cudnn_pin"])])
-        if req:
-            return Need(fw, canonical_name(build["cudnn_wheel"]), major_of(str(build["cudnn_pin"])) or major,
-                        req[0][1])
-    project = compat.cudnn_wheel(fw.cuda_version) if fw.cuda_version else None
-    return Need(fw, project, major, None) if project else None
-
-
-def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional["Layout"], str]:
+def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional[Layout], str]:
     """Every cuDNN need of the frameworks in one site-packages folder, and the one set of cuDNN libraries that serves
     them all by what each accepts at run time (environment_layout), or None and why none does."""
     needs: List[Need] = []
@@ -120,8 +56,6 @@ def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional
             needs.append(need)
     if len(needs) < 2:
         return needs, None, ""
-    # Imported here: environment_layout builds on Need, defined above in this module.
-    from .environment_layout import solve_layout
     layout, why = solve_layout(facts, compat, site, needs)
     return needs, layout, why
 
@@ -176,7 +110,6 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
         return beside_framework(facts, fw, own)
     if layout is None:
         return separate_environments_fix(compat, needs)
-    from .environment_layout import layout_fix  # see solve()
     whole = layout_fix(facts, layout)
     installs_cudnn = any("nvidia-cudnn-" in c for c in own.commands)
     return beside_framework(facts, fw, whole if installs_cudnn else own)
