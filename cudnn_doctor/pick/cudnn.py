@@ -43,7 +43,7 @@ def pick_cudnn(compat: Compat, spec: str, machine: Machine) -> Pick:
         releases.sort(key=lambda r: version_key(r["release"]), reverse=True)
         out.candidates += len(releases)
         for row in releases:
-            verdict = _judge(compat, row, cuda, machine)
+            verdict = _wheel_verdict(compat, row, cuda, machine) or _judge(compat, row, cuda, machine)
             first = first or verdict
             if verdict.ok:
                 out.chosen = verdict
@@ -57,6 +57,23 @@ def pick_cudnn(compat: Compat, spec: str, machine: Machine) -> Pick:
     elif first is not out.chosen and first is not None:
         out.newer = [first]
     return out
+
+
+def _wheel_verdict(compat: Compat, row: dict, cuda: str, machine: Machine) -> Optional[Verdict]:
+    """A release whose NVIDIA wheel for this CUDA major has no file for the node's processor or glibc (the pip line
+    would fail there), as a verdict that says so; None where it has one or the index does not know the project."""
+    from ..knowledge.wheel_index import load_wheel_index
+
+    project = compat.cudnn_wheel(cuda)
+    version = str(row["cuda_majors"][str(major_of(cuda))])
+    index = load_wheel_index()
+    if not project or not index.has_project(project):
+        return None
+    miss = index.installable(project, version, machine.node)
+    if miss is None:
+        return None
+    build = Build("cudnn", row["release"], cuda, True, code_source="compat/wheels.json", cudnn=version)
+    return Verdict(build, False, why=[miss.text])
 
 
 def _judge(compat: Compat, row: dict, cuda: str, machine: Machine) -> Verdict:

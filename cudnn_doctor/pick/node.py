@@ -47,7 +47,23 @@ def wheel_miss(compat: Compat, index: WheelIndex, build: Build, node: Node) -> O
         return None
     if not build.default:
         return index.installable(req.name, build.release, node)
-    return index.resolves(req.name, build.release, node, tuple(sorted(req.extras)))
+    extras = tuple(sorted(req.extras))
+    miss = index.resolves(req.name, build.release, node, extras)
+    if miss is None and _cuda_deps(index, req.name, build.release, _x86(node), extras) and not _cuda_deps(
+            index, req.name, build.release, node, extras):
+        # the wheel installs, but it is not this build: PyPI's wheel for the node pulls in no CUDA (a CPU build)
+        return Miss("processor", "PyPI's %s %s wheel for %s is a CPU build (its Requires-Dist names no NVIDIA "
+                                 "wheel there)" % (req.name, build.release, node.machine or node.platform))
+    return miss
+
+
+def _x86(node: Node) -> Node:
+    return Node(node.python, "x86_64", node.glibc, node.platform)
+
+
+def _cuda_deps(index: WheelIndex, project: str, version: str, node: Node, extras: Tuple[str, ...]) -> bool:
+    return any(r.name.lower().startswith(("nvidia-", "cuda-", "jax-cuda"))
+               for r in index.requirements(project, version, node, extras))
 
 
 def kind_of(why: List[str]) -> str:
