@@ -87,6 +87,11 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
     from ..fixing.plan import build_plan
     from ..render.fix import plan_lines
 
+    active = find_environment(env, []) if root == "/" else None
+    if active is not None and interrupted(active) is not None:
+        sys.stdout.write("An earlier fix of %s was interrupted: run `cudnn-doctor fix --undo` first (it puts the "
+                         "environment back as that fix found it).\n" % active.prefix)
+        return EXIT_PROBLEMS
     before = diagnose.diagnose(root, given)
     unknown = gather.unknown_ids(before.findings, ids)
     if unknown:
@@ -101,8 +106,6 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
         return EXIT_OK
     titles = {f.id: f.title for f in picked}
     out = plan_lines(plan, titles)
-    if environment is not None and interrupted(environment) is not None:
-        out.append("An earlier fix of this environment was interrupted: run `cudnn-doctor fix --undo` first.")
     sys.stdout.write("\n".join(out) + "\n")
     if not picked:
         sys.stdout.write("check reports no error to fix.\n")

@@ -1,0 +1,109 @@
+"""fix's plan (pure) and the activate blocks it writes, the latter judged by a real shell sourcing them."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cudnn_doctor.fixing import activate
+from cudnn_doctor.fixing.plan import Environment, Erring, build_plan, parse_command
+
+ENV = Environment("/srv/venv", "venv", "pip")
+SITE = "/srv/venv/lib/python3.11/site-packages"
+KEEP = "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+
+def test_package_installs_merge_into_one_command_of_the_environments_own_pip_and_variables_come_last():
+    errs = [Erring("CD704", "t", ('pip install "nvidia-cudnn-cu12==8.9.2.26"',
+                                  "export LD_LIBRARY_PATH=%s/nvidia/cudnn/lib%s" % (SITE, KEEP)), SITE),
+            Erring("CD702", "t", ('pip install "nvidia-cudnn-cu12==8.9.2.26"',), SITE),
+            Erring("CD706", "t", ('python3 -m pip install "nvidia-cublas-cu12==12.3.4.1"',), SITE)]
+    plan = build_plan(errs, ENV, as_root=False)
+    assert [s.kind for s in plan.steps] == ["packages", "variables"]
+    assert plan.steps[0].argv == ["/srv/venv/bin/python", "-m", "pip", "install", "nvidia-cudnn-cu12==8.9.2.26",
+                                  "nvidia-cublas-cu12==12.3.4.1"]
+    assert plan.steps[0].ids == ["CD704", "CD702", "CD706"]
+    assert plan.variable_lines == ["export LD_LIBRARY_PATH=%s/nvidia/cudnn/lib%s" % (SITE, KEEP)]
+    assert plan.taken == ["CD704", "CD702", "CD706"] and not plan.left
+
+
+def test_installs_with_other_options_stay_apart_and_uninstalls_get_yes():
+    errs = [Erring("A", "t", ('pip install --no-deps --target /srv/venv/cudnn8 "nvidia-cudnn-cu12==8.9.7.29"',
+                              "pip uninstall nvidia-cudnn-cu11", 'pip install "nvidia-cudnn-cu12==9.10.2.21"'))]
+    plan = build_plan(errs, ENV, as_root=False)
+    shown = [s.argv[3:] for s in plan.steps]
+    assert shown == [["install", "--no-deps", "--target", "/srv/venv/cudnn8", "nvidia-cudnn-cu12==8.9.7.29"],
+                     ["uninstall", "-y", "nvidia-cudnn-cu11"], ["install", "nvidia-cudnn-cu12==9.10.2.21"]]
+
+
+def test_uv_environments_get_uv_pip_with_the_environments_python():
+    plan = build_plan([Erring("A", "t", ('pip install "x==1"',))], Environment("/e", "venv", "uv"), False)
+    assert plan.steps[0].argv == ["uv", "pip", "install", "--python", "/e/bin/python", "x==1"]
+
+
+@pytest.mark.parametrize("command, kind", [
+    ("sudo ldconfig", "system"), ("apt-get install -y libcudnn9", "system"),
+    ("docker run --gpus all ...", "left"), ("ln -sf a b && echo", "left"), ("cudnn-doctor install x", "left"),
+    ("/other/venv/bin/pip install torch", "left"), ("pip download x", "left"),
+    ("unset LD_LIBRARY_PATH", "variables"), ("export CUDA_VISIBLE_DEVICES=0", "variables"),
+    ("uv pip install x", "packages"),
+])
+def test_each_command_is_sorted_by_what_it_changes(command, kind):
+    assert parse_command(command, as_root=False).kind == kind
+
+
+def test_root_steps_are_left_for_a_user_and_taken_by_root_and_a_finding_is_never_half_run():
+    errs = [Erring("CD608", "stale cache", ("sudo ldconfig",)),
+            Erring("CD801", "container", ("docker run --gpus all ...", "sudo systemctl restart docker")),
+            Erring("CD702", "pin", ('pip install "a==1"',), SITE)]
+    user = build_plan(errs, ENV, as_root=False)
+    assert user.taken == ["CD702"] and user.not_taken == ["CD608", "CD801"]
+    assert ("CD608", "sudo ldconfig", "it changes the system, not the environment: run it as root") in user.left
+    assert [s.kind for s in user.steps] == ["packages"]
+    root = build_plan(errs, ENV, as_root=True)
+    assert root.taken == ["CD608", "CD702"] and [s.kind for s in root.steps] == ["packages", "system"]
+
+
+def test_a_fix_for_another_environment_or_with_no_environment_is_left():
+    other = Erring("CD702", "pin", ('pip install "a==1"',), "/opt/other/lib/python3.11/site-packages")
+    plan = build_plan([other], ENV, as_root=False)
+    assert plan.not_taken == ["CD702"] and "another environment" in plan.left[0][2]
+    plan = build_plan([Erring("CD702", "pin", ('pip install "a==1"',))], None, as_root=False)
+    assert plan.not_taken == ["CD702"] and "no Python environment" in plan.left[0][2]
+
+
+def _venv_activate(tmp_path: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "v")], check=True)
+    return tmp_path / "v" / "bin" / "activate"
+
+
+def _bash(script: str) -> str:
+    return subprocess.run(["bash", "-c", script], check=True, capture_output=True, text=True).stdout
+
+
+def test_the_venv_block_sets_the_variable_and_deactivate_puts_the_old_value_or_unset_back(tmp_path):
+    path = _venv_activate(tmp_path)
+    old = path.read_text()
+    line = "export LD_LIBRARY_PATH=/wheel/lib%s" % KEEP
+    new = activate.venv_activate(old, [line])
+    assert new is not None and activate.without_blocks(new) == old
+    path.write_text(new)
+    out = _bash('export LD_LIBRARY_PATH=/old; . %s; echo "$LD_LIBRARY_PATH"; deactivate; echo "$LD_LIBRARY_PATH"; '
+                'unset LD_LIBRARY_PATH; . %s; . %s; echo "$LD_LIBRARY_PATH"; deactivate; '
+                'echo "${LD_LIBRARY_PATH-unset}"' % (path, path, path))
+    assert out.split() == ["/wheel/lib:/old", "/old", "/wheel/lib", "unset"]
+    # a second fix keeps the first one's line and adds its own, in one block
+    again = activate.venv_activate(new, ["export CUDA_MODULE_LOADING=LAZY"])
+    assert again is not None and again.count(activate.BEGIN) == 2  # the end block and the one in deactivate
+    assert line in again and activate.without_blocks(again) == old
+
+
+def test_conda_scripts_set_and_restore(tmp_path):
+    up, down = activate.conda_scripts(["export LD_LIBRARY_PATH=/wheel/lib%s" % KEEP])
+    (tmp_path / "up.sh").write_text(up)
+    (tmp_path / "down.sh").write_text(down)
+    out = _bash('unset LD_LIBRARY_PATH; . %s/up.sh; echo "$LD_LIBRARY_PATH"; . %s/down.sh; '
+                'echo "${LD_LIBRARY_PATH-unset}"' % (tmp_path, tmp_path))
+    assert out.split() == ["/wheel/lib", "unset"]

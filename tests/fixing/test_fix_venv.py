@@ -1,0 +1,149 @@
+"""`cudnn-doctor fix` on a real virtual environment (python -m venv; wheels built here; pip resolving offline from a
+--find-links folder): torch pins cuDNN 8.9.2.26 while the 9.3 wheel is installed (CD702, CD704). fix --yes heals it
+as a new shell of the venv sees it, fix --undo puts back every RECORD and bin/activate byte for byte, --dry-run and
+a missing terminal change nothing, and a fix killed at any step leaves files old or new and --undo finishes."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fix_factory import cudnn_wheel, make_venv, offline_pip_env, pip, state_hashes, torch_wheel
+
+pytestmark = pytest.mark.slow  # builds a venv and runs pip and check a dozen times: about a minute on 2 cores
+
+IDS = ("CD702", "CD704")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A pristine venv with the broken pair installed, copied for each test (a venv is not relocatable, so each
+    copy lives at the same path: the tests of this module use it one after another)."""
+    base = tmp_path_factory.mktemp("fixvenv")
+    links = base / "wheels"
+    torch_wheel(links)
+    cudnn_wheel(links, "9.3.0.75")
+    cudnn_wheel(links, "8.9.2.26")
+    venv = make_venv(base / "pristine")
+    pip(venv, "install", "--no-deps", "torch==2.3.1", "nvidia-cudnn-cu12==9.3.0.75", links=links)
+    return base, links
+
+
+@pytest.fixture
+def venv(built):
+    base, links = built
+    where = base / "venv"
+    if where.exists():
+        shutil.rmtree(where)
+    shutil.copytree(base / "pristine", where, symlinks=True)
+    # the copy's scripts name the pristine path: point them (and pyvenv.cfg) at the copy, as venv would have
+    for f in list((where / "bin").iterdir()) + [where / "pyvenv.cfg"]:
+        if f.is_file() and not f.is_symlink():
+            data = f.read_bytes()
+            if str(base / "pristine").encode() in data:
+                f.write_bytes(data.replace(str(base / "pristine").encode(), str(where).encode()))
+    return where, links
+
+
+def doctor(venv: Path, links: Path, *args: str, extra_env=None, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ, **offline_pip_env(links), **(extra_env or {}))
+    env.pop("VIRTUAL_ENV", None)
+    words = [sys.executable, "-m", "cudnn_doctor", *args, "--env", "VIRTUAL_ENV=%s" % venv,
+             "--env", "PATH=%s/bin:/usr/bin:/bin" % venv]
+    return subprocess.run(words, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+def errors_in_a_new_shell(venv: Path) -> set:
+    """check --json run from a new bash that sourced the venv's activate: what a user's next shell sees."""
+    script = ". %s/bin/activate && %s -m cudnn_doctor check --json" % (venv, sys.executable)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "LD_LIBRARY_PATH")}
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=120).stdout
+    return {f["id"] for f in json.loads(out)["findings"] if f["severity"] == "error"}
+
+
+def test_fix_heals_the_venv_and_undo_puts_every_record_and_the_activate_script_back(venv):
+    venv, links = venv
+    before = state_hashes(venv)
+    assert set(IDS) <= errors_in_a_new_shell(venv)
+    done = doctor(venv, links, "fix", *IDS, "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "pip install nvidia-cudnn-cu12==8.9.2.26" in done.stdout
+    assert "CD702" in done.stdout and "-> gone" in done.stdout
+    assert not set(IDS) & errors_in_a_new_shell(venv)  # the real judge: a new shell of the venv
+    assert state_hashes(venv) != before
+    assert "# >>> cudnn-doctor >>>" in (venv / "bin" / "activate").read_text()
+    undone = doctor(venv, links, "fix", "--undo", "--yes")
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert state_hashes(venv) == before
+    assert not (venv / ".cudnn-doctor").exists()
+    assert set(IDS) <= errors_in_a_new_shell(venv)  # the failure is back
+
+
+def test_dry_run_and_no_terminal_without_yes_change_nothing(venv):
+    venv, links = venv
+    before = state_hashes(venv)
+    dry = doctor(venv, links, "fix", "--dry-run")
+    assert dry.returncode == 0 and "dry run: nothing was changed" in dry.stdout
+    asked = doctor(venv, links, "fix", *IDS)
+    assert asked.returncode == 2 and "pass --yes" in asked.stdout
+    assert state_hashes(venv) == before and not (venv / ".cudnn-doctor").exists()
+
+
+def test_shell_prints_the_line_to_eval(venv):
+    venv, links = venv
+    out = doctor(venv, links, "fix", "CD704", "--shell")
+    assert out.returncode == 0 and out.stdout.startswith("export LD_LIBRARY_PATH=%s" % venv)
+
+
+def test_pip_without_its_index_is_said_before_anything_changes(venv):
+    venv, links = venv
+    before = state_hashes(venv)
+    empty = links.parent / "no-wheels"
+    empty.mkdir(exist_ok=True)
+    out = doctor(venv, empty, "fix", *IDS, "--yes")
+    assert out.returncode == 1 and "pip cannot" in out.stdout and "nothing was changed" in out.stdout
+    assert state_hashes(venv) == before
+
+
+@pytest.mark.parametrize("point", ["fix-after-journal", "fix-after-step-1", "after-backup-1", "after-place-1"])
+def test_a_fix_killed_at_any_step_leaves_files_old_or_new_and_undo_finishes(venv, point):
+    venv, links = venv
+    before = state_hashes(venv)
+    old_activate = (venv / "bin" / "activate").read_bytes()
+    killed = doctor(venv, links, "fix", *IDS, "--yes", extra_env={"CUDNN_DOCTOR_TEST_CRASH_AT": point})
+    assert killed.returncode == -signal.SIGKILL
+    now = (venv / "bin" / "activate").read_bytes()
+    assert now == old_activate or now.startswith(old_activate[:20]) and b"# >>> cudnn-doctor >>>" in now
+    again = doctor(venv, links, "fix", *IDS, "--yes")
+    assert again.returncode == 1 and "fix --undo" in again.stdout  # no second fix over a half one
+    undone = doctor(venv, links, "fix", "--undo", "--yes")
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert state_hashes(venv) == before
+
+
+def test_a_fix_killed_at_a_random_moment_is_undone_exactly(venv):
+    venv, links = venv
+    before = state_hashes(venv)
+    env = dict(os.environ, **offline_pip_env(links))
+    env.pop("VIRTUAL_ENV", None)
+    for delay in (0.5, 2.5, 4.0):
+        proc = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", "fix", *IDS, "--yes", "--env",
+                                 "VIRTUAL_ENV=%s" % venv, "--env", "PATH=%s/bin:/usr/bin:/bin" % venv],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGKILL)  # pip too, as a power cut would
+        proc.wait()
+        if (venv / ".cudnn-doctor").exists():
+            undone = doctor(venv, links, "fix", "--undo", "--yes")
+            assert undone.returncode in (0, 1), undone.stdout + undone.stderr
+            if undone.returncode == 1:
+                assert "no record" in undone.stdout  # killed before the journal said anything
+        assert state_hashes(venv) == before, delay
