@@ -8,8 +8,9 @@ Rows, each timed in fresh processes, interleaved run by run (a busy machine slow
   streams are done) against the interpreter's own teardown; timed from the report's last byte to the exit.
 - early native child: a whole `check --json` with the native child started before typer and the command's imports
   (cli._early_native) against the child started by the probes; only a live machine (no --root) shows it.
-- typer: importing typer and building the `check` app, in a process that already imported the run (the price of
-  having one command-line parser, not a trick: shown so its cost is known).
+- typer: importing typer and building the `check` app, in a process that already imported the run, and a whole run
+  through typer against check_run.run_check called directly (the price of having one command-line parser, not a
+  trick: shown so its cost is known).
 - hashlib, datetime: importing and using them (SHA-256 of the fingerprint; started_at) against the private ways
   removed in issue 42 (CPython's _sha2 module; time.strftime), each in a fresh process; where typer imports the
   module anyway, avoiding it saves nothing and the saving reads 0.
@@ -39,6 +40,20 @@ WHOLE = ("import sys, time; sys.argv = ['cudnn-doctor'] + sys.argv[1:]\n"
          "cli._leave = marked\n"
          "{patch}\n"
          "cli.main()\n")
+# The run without typer, as the plain path removed in issue 42 ran it: check_run.run_check on the options the line
+# gives (--json and --root only), the early child and the exit as cli.main has them.
+WITHOUT_TYPER = ("from cudnn_doctor.commands.check_run import CheckOptions, run_check\n"
+                 "def direct():\n"
+                 "    args = sys.argv[1:]\n"
+                 "    root = args[args.index('--root') + 1] if '--root' in args else '/'\n"
+                 "    early = cli._early_native(args)\n"
+                 "    try:\n"
+                 "        code = run_check(CheckOptions(as_json=True, root=root), early)\n"
+                 "    finally:\n"
+                 "        if early is not None:\n"
+                 "            early.close()\n"
+                 "    cli._leave(code)\n"
+                 "cli.main = direct")
 TEARDOWN_SKIPPED = "leave(code)"
 TEARDOWN_RUN = "pass  # sys.exit goes on to the interpreter's teardown"
 
@@ -105,7 +120,8 @@ def main() -> int:
     opts = parser.parse_args()
     args = ["check", "--json"] + (["--root", opts.root] if opts.root else [])
     late_child = "cli._early_native = lambda args: None"
-    ways = {"leave": (TEARDOWN_SKIPPED, ""), "teardown": (TEARDOWN_RUN, ""), "late": (TEARDOWN_SKIPPED, late_child)}
+    ways = {"leave": (TEARDOWN_SKIPPED, ""), "teardown": (TEARDOWN_RUN, ""), "late": (TEARDOWN_SKIPPED, late_child),
+            "direct": (TEARDOWN_SKIPPED, WITHOUT_TYPER)}
     runs: Dict[str, List[Dict[str, float]]] = {k: [] for k in ways}
     steps: Dict[str, List[Tuple[float, float]]] = {"%s %d" % (k, i): [] for k in IN_PROCESS for i in (0, 1)}
     for _ in range(opts.runs):
@@ -135,6 +151,8 @@ def main() -> int:
              whole("leave", "cpu"), whole("late", "wall"), whole("late", "cpu"))]
     typer = (0.0, 0.0, step("typer 0", 0) - step("typer 1", 0), step("typer 0", 1) - step("typer 1", 1))
     rows.append(("no typer (not a trick: the one parser's import and the check app, after the run's imports)",) + typer)
+    rows.append(("no typer: the whole run with run_check called directly (the plain path issue 42 removed)",
+                 whole("direct", "wall"), whole("direct", "cpu"), whole("leave", "wall"), whole("leave", "cpu")))
     for name, label in (("hashlib", "_sha2 instead of hashlib (removed)"),
                         ("datetime", "time.strftime instead of datetime (removed)")):
         if name in loaded:
