@@ -29,6 +29,7 @@ CUDNN_9_24_CU13 = ("nvidia-cudnn-cu13", "9.24.0.43")
 
 TF_2_17 = ("tensorflow", "2.17.1")  # build_info cudnn 8, [and-cuda] pins ==8.9.7.29 and curand, RUNPATH without curand
 TORCH_291 = ("torch", "2.9.1")  # pins nvidia-cudnn-cu12==9.10.2.21, compiled against 9.8.0
+TF_2_19 = ("tensorflow", "2.19.0")  # build_info cudnn 9, [and-cuda] pins ==9.3.0.75
 JAX_0720 = ("jax-cuda12-pjrt", "0.7.2")
 JAX_0720_PLUGIN = ("jax-cuda12-plugin", "0.7.2")
 PADDLE = ("paddlepaddle-gpu", "2.6.2")  # CUDA 11.8, cuDNN 8.6; dlopens the unversioned libcudnn.so
@@ -125,4 +126,14 @@ CASES = [
     Case("tf217-beside-torch291", TF_2_17, site=[TORCH_291, CUDNN_9_10, *TF_AND_CUDA], judged=[TORCH_291],
          was_wrong="a fix for one framework that breaks another",
          note="cuDNN 8 for TensorFlow, 9 for torch, one nvidia/cudnn folder"),
+    # --- issue 43: shared environments judged by what each framework accepts at run time, not by its pin ---------
+    Case("tf219-beside-torch291-tf-last", TF_2_19, site=[TORCH_291, CUDNN_9_3, *TF_AND_CUDA], judged=[TORCH_291],
+         was_wrong="frameworks sent to separate environments by their pins",
+         note="TensorFlow's 9.3 pin installed last: torch (built with 9.8) refuses it; 9.10 serves both"),
+    Case("cupy13-beside-torch291", CUPY, site=[TORCH_291, CUDNN_9_10], judged=[TORCH_291],
+         was_wrong="frameworks sent to separate environments by their pins",
+         note="CuPy 13 asks for libcudnn.so.8 on the plain path: cuDNN 8 beside the environment"),
+    Case("ort118-beside-torch291", ORT_CU11, site=[TORCH_291, CUDNN_9_10], judged=[TORCH_291],
+         was_wrong="frameworks sent to separate environments by their pins",
+         note="ONNX Runtime 1.18 asks for cuDNN 8 (CUDA 11), torch 2.9.1 for 9: nvidia-cudnn-cu11 8.9.6 beside it"),
 ]
