@@ -97,7 +97,8 @@ PY
 }
 
 {
-  echo "== $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c | tr -s ' ')"
+  gpus=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sort | uniq -c | tr -s ' ')
+  echo "== $(git rev-parse --short HEAD 2>/dev/null || echo '?') on ${gpus:-no nvidia-smi}"
   echo "cores $(nproc); $("$py" -VV | head -1); mode $mode"
   case "$mode" in
     all) speed; smoke; bench; install ;;
