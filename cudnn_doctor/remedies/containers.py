@@ -35,9 +35,10 @@ def capabilities_fix(missing: str) -> Fix:
 
 
 def visible_devices_fix() -> Fix:
-    return advice("Start it with the GPUs it should get: docker run --gpus all, podman run --device "
-                  "nvidia.com/gpu=all, or a Kubernetes nvidia.com/gpu resource limit; or drop "
-                  "NVIDIA_VISIBLE_DEVICES=void/none from the image")
+    docker, podman = "docker run --gpus all ...", "podman run --device nvidia.com/gpu=all ..."
+    return run(docker, alternatives=[podman], text="Start it with the GPUs it should get: `%s`, `%s`, or a Kubernetes "
+               "nvidia.com/gpu resource limit; or drop NVIDIA_VISIBLE_DEVICES=void/none from the image"
+               % (docker, podman))
 
 
 def forward_compat_gpu_fix(node: Optional[str], floor: Optional[DriverFloor], image_cuda: Optional[str]) -> Fix:

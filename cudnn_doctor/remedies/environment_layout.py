@@ -18,7 +18,7 @@ from ..queries import (compiled_cudnn, cudnn_runs_on_cc, framework_kind, gpus_wi
 from ..versions import canonical_name, major_of, ver
 from .acting import pip
 from .environment_needs import Need, applying_requirements
-from .shell import advice, noted, prepend_ld_path, q, run
+from .shell import advice, noted, prepend_ld_path, q, run, said
 
 # Frameworks whose own Python side loads cuDNN from site-packages' nvidia/cudnn folder (torch's preload of the wheels
 # on sys.path, the JAX plugin's nvidia.cudnn import): their major stays in the site, the other goes beside it.
@@ -191,8 +191,10 @@ def layout_fix(facts: Facts, layout: Layout) -> Fix:
     warned = _pin_warnings(layout)
     runs = "; ".join("%s %s" % (label, why) for label, why in sorted(layout.why.items()))
     if not commands:
-        return advice("leave the environment's cuDNN as it is: %s%s" % (runs, (
-            "; `pip check` keeps reporting %s" % ", ".join(warned)) if warned else ""))
+        if warned:
+            return said("leave the environment's cuDNN as it is: %s; `%%s` keeps reporting %s"
+                        % (runs.replace("%", "%%"), ", ".join(warned).replace("%", "%%")), "pip check")
+        return advice("leave the environment's cuDNN as it is: %s" % runs)
     note = ("   (pip will warn that %s; they run all the same: %s)" % (" and ".join(warned), runs) if warned
             else "   (%s)" % runs)
     return noted(run(*commands), note)

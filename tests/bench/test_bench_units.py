@@ -12,6 +12,9 @@ from cudnn_doctor.rules import bench as bench_rules
 from cudnn_doctor.bench.shapes import ConvShape
 from facts_factory import bench_result
 
+# Tests here call builders (and judges) themselves: their fixes are written for Target().
+pytestmark = pytest.mark.usefixtures("fix_target")
+
 try:
     import numpy as np
 except ImportError:  # the CPU baseline is the optional `bench` extra; CI installs it through the test extra

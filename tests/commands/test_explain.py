@@ -12,6 +12,9 @@ from cudnn_doctor.results import Report
 from cudnn_doctor.rules import RuleContext, evaluate
 from facts_factory import real_machine
 
+# Tests here call builders (and judges) themselves: their fixes are written for Target().
+pytestmark = pytest.mark.usefixtures("fix_target")
+
 
 def match_symptoms(text):
     return _match(text, load_compat())

@@ -9,6 +9,9 @@ from cudnn_doctor.explain.decode import decode
 from cudnn_doctor.explain.decode_status import decode_statuses
 from hermetic import shipped_compat
 
+# Tests here call builders (and judges) themselves: their fixes are written for Target().
+pytestmark = pytest.mark.usefixtures("fix_target")
+
 COMPAT = shipped_compat()
 APIS = sorted(COMPAT.status_apis())
 CODES = [c for api in APIS for c in COMPAT.status_codes_of(api) if c.number]

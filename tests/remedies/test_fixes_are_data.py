@@ -15,12 +15,13 @@ from typing import Callable, Dict, List, Set
 
 import pytest
 
+import cudnn_doctor.remedies as remedies_package
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Fix, Target
 from cudnn_doctor.remedies.acting import building_for
 from cudnn_doctor.rules import RuleContext, evaluate
 
-REMEDIES = os.path.dirname(inspect.getfile(building_for))
+REMEDIES = os.path.dirname(inspect.getfile(remedies_package))
 
 # What a command looks like inside words: shown in backticks, or a program a fix runs named with its arguments.
 COMMAND_LIKE = re.compile(
@@ -33,7 +34,7 @@ COMMAND_LIKE = re.compile(
     r"|\bcudnn-doctor (?:check|smoke|install|bench|explain|matrix|pick|update|uninstall|fleet)\b"
     r"|\bnvidia-smi -\w"
     r"|\b(?:modprobe|rmmod|systemctl|mokutil|update-initramfs|ubuntu-drivers|nvidia-ctk|apt-mark|namei|findmnt) "
-    r"|\bdocker run\b|\bwsl --shutdown\b"
+    r"|\bwsl --shutdown\b"
     r"|\$env:|\[Environment\]::")
 
 
@@ -186,4 +187,47 @@ def test_the_walk_reaches_the_builders():
     assert len(unreached) <= UNREACHED_AT_MOST, unreached
 
 
-UNREACHED_AT_MOST = 1000
+# 207 of the builders no walk above reaches yet (bench's, the installer's, Windows', node's, ...): the static check
+# below reads their words instead, and this number only goes down.
+UNREACHED_AT_MOST = 207
+
+
+# --- every builder, read: what the walk cannot reach ----------------------------------------------------------------
+
+# The primitives whose result is a command line: passed into words (stated, advice) or as a plain part of say, that
+# command would be in the words only.
+COMMAND_PRIMITIVES = {"doctor", "sudo", "system", "on_machine", "ldconfig", "pip", "conda", "prepend_ld_path",
+                      "export_path_line"}
+
+
+def _words_calls(path: str):
+    """(line, what is wrong) for each call in ``path`` that writes a command into words."""
+    import ast
+
+    source = open(path).read()
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        if node.func.id in ("stated", "advice"):
+            inner = list(ast.walk(node))
+        elif node.func.id == "say":
+            inner = [n for a in node.args[1:] if isinstance(a, ast.Call) for n in [a]]
+        else:
+            continue
+        literal = " ".join(n.value for n in inner if isinstance(n, ast.Constant) and isinstance(n.value, str)) \
+            if node.func.id != "say" else ""
+        found = [m.group(0) for m in COMMAND_LIKE.finditer(literal)]
+        found += ["%s()" % n.func.id for n in inner if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                  and n.func.id in COMMAND_PRIMITIVES]
+        if found:
+            yield node.lineno, found
+
+
+def test_no_builder_writes_a_command_into_words():
+    """Every builder in cudnn_doctor/remedies, reached or not: a command goes through run/said/command_fix (or a run
+    part of say), never into stated's or advice's words."""
+    import glob
+
+    problems = ["%s:%d %s" % (os.path.relpath(path, REMEDIES), line, found)
+                for path in sorted(glob.glob(os.path.join(REMEDIES, "*.py"))) for line, found in _words_calls(path)]
+    assert problems == []
