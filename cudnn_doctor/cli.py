@@ -251,10 +251,8 @@ def _main(argv: Optional[List[str]]) -> None:
         early = _early_native(args)
         # The early child travels as the click context's object: `check` hands it to the probes.
         build_app(_command_named(args))(args=args, prog_name=PROG_NAME, standalone_mode=True, obj=early)
-    except SystemExit as stop:
-        if stop.code == 130:  # typer's own answer to a Ctrl-C while it parsed the line, which it keeps silent
-            _say_interrupted()
-        raise
+    except SystemExit:
+        raise  # an install or rollback stopped by a signal says its own line (what it left) and exits 128+N
     except (KeyboardInterrupt, Interrupted):
         _say_interrupted()
         sys.exit(130)

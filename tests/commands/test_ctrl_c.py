@@ -66,3 +66,14 @@ def test_ctrl_c_before_the_command_runs(monkeypatch, capsys):
     with pytest.raises(SystemExit) as stop:
         cli.main(["matrix"])
     assert stop.value.code == 130 and capsys.readouterr().err == LINE
+
+
+def test_a_command_that_says_its_own_interruption_is_not_said_twice(monkeypatch, capsys):
+    """install and rollback catch the signal themselves, say what state they left and exit 128+N (their line only)."""
+    from cudnn_doctor import ui
+    from cudnn_doctor.commands import check
+
+    monkeypatch.setattr(check, "run_check", lambda options, early: ui.error_exit("interrupted by SIGINT; ...", 130))
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["check", "--env", "PATH=/x"])
+    assert stop.value.code == 130 and capsys.readouterr().err == "cudnn-doctor: error: interrupted by SIGINT; ...\n"
