@@ -11,6 +11,11 @@ from typing import Any, Dict, Optional, Tuple
 from ..parsed_cache import load
 from .schema import problems
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
                 "status_codes", "status_tables", "sonames", "catalogue", "gpu_peaks", "windows", "packages", "containers",
                 "theano", "error_texts", "cudnn_redist", "framework_features", "node_health", "framework_builds")
@@ -19,11 +24,6 @@ UPDATED_NAME = "knowledge.json"  # what `cudnn-doctor update` writes under the c
 
 
 def parse_toml(text: str) -> Dict[str, Any]:
-    # why: tomllib, 9 ms, and a run that finds the files unchanged reads the parse cache, never TOML.
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.9/3.10 only
-        import tomli as tomllib
     return tomllib.loads(text)
 
 

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from ..model import Facts, Finding
 from ..queries import driver_cuda, driver_version, primary_toolkit, visible_gpus
+from ..readers.nvidia_require import NodeValues, judge_brands
 from ..remedies.containers import (capabilities_fix, compat_older_fix, forward_compat_gpu_fix, image_on_node_fix,
                                    invalid_requirement_fix, legacy_cuda_version_fix, node_report_again_fix,
                                    product_brand_fix, visible_devices_fix)
@@ -73,9 +74,6 @@ def runtime_refuses(facts: Facts, ctx: RuleContext) -> List[Finding]:
             INFO, "nvidia-container-cli will require %s" % " and ".join(img.requirements),
             detail="Judged on each node against its driver and GPUs before the container starts (--against).",
             evidence=evidence)]
-    # Imported here: only an image judged against a node reads it (its dataclasses and patterns cost a plain check).
-    from ..readers.nvidia_require import NodeValues, judge_brands  # why: 11 ms, only for an image's NVIDIA_REQUIRE
-
     cuda, driver = driver_cuda(facts, compat), driver_version(facts)
     gpus = [NodeValues(cuda, driver, g.compute_capability, None) for g in visible_gpus(facts)]
     brands = compat.runtime_brands_for({g.name for g in visible_gpus(facts)})
