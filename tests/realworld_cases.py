@@ -136,4 +136,10 @@ CASES = [
     Case("ort118-beside-torch291", ORT_CU11, site=[TORCH_291, CUDNN_9_10], judged=[TORCH_291],
          was_wrong="frameworks sent to separate environments by their pins",
          note="ONNX Runtime 1.18 asks for cuDNN 8 (CUDA 11), torch 2.9.1 for 9: nvidia-cudnn-cu11 8.9.6 beside it"),
+    Case("cupy136-beside-torch291", ("cupy-cuda12x", "13.6.0"), site=[TORCH_291, CUDNN_9_10], judged=[TORCH_291],
+         was_wrong="frameworks sent to separate environments by their pins", note="the issue's CuPy 13.6"),
+    Case("ort119-beside-torch231", ("onnxruntime-gpu", "1.19.0"), site=[("torch", "2.3.1"),
+                                                                     ("nvidia-cudnn-cu12", "8.9.2.26")],
+         judged=[("torch", "2.3.1")], was_wrong="frameworks sent to separate environments by their pins",
+         note="ONNX Runtime 1.19 asks for cuDNN 9, torch 2.3.1 pins 8.9.2.26: cuDNN 9 beside the environment"),
 ]
