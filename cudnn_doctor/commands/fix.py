@@ -105,20 +105,20 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
         sys.stdout.write(shell_line(plan.variable_lines) + "\n" if plan.variable_lines else "")
         return EXIT_OK
     titles = {f.id: f.title for f in picked}
+    problem = _dry_runs(plan, env) if root == "/" and picked else None
     out = plan_lines(plan, titles)
     sys.stdout.write("\n".join(out) + "\n")
     if not picked:
         sys.stdout.write("check reports no error to fix.\n")
         return EXIT_OK
+    if problem:
+        sys.stdout.write("%s: nothing was changed.\n" % problem)
+        return EXIT_PROBLEMS
     if dry_run:
         sys.stdout.write("(dry run: nothing was changed)\n" if root == "/" else
                          "(--root: fix only prints; run these on that machine)\n")
         return EXIT_OK
     if plan.empty:
-        return EXIT_PROBLEMS
-    problem = _resolves(plan, env)
-    if problem:
-        sys.stdout.write("%s: nothing was changed.\n" % problem)
         return EXIT_PROBLEMS
     if not yes:
         if not sys.stdin.isatty():
@@ -129,16 +129,22 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
     return _run(plan, before, given, env, as_root, root, [i.upper() for i in ids])
 
 
-def _resolves(plan, env: Mapping[str, str]) -> Optional[str]:
-    """pip's dry run of each install: said plainly before anything changes when its index is out of reach."""
-    from ..fixing.environment import resolve_offline_problem
+def _dry_runs(plan, env: Mapping[str, str]) -> Optional[str]:
+    """pip's dry run of each install: what it changes, version by version, or, said plainly before anything
+    changes, why pip cannot (its index out of reach, no such release)."""
+    from ..fixing.environment import package_set, pip_dry_run
+    from ..fixing.plan import with_versions
 
-    for step in plan.steps:
-        if step.kind == "packages" and step.argv[3:4] == ["install"]:
-            options = [w for w in step.argv[4:] if w not in step.requirements]
-            problem = resolve_offline_problem(plan.environment, step.requirements, options, env)
-            if problem:
-                return problem
+    installs = [s for s in plan.steps if s.kind == "packages" and s.argv[3:4] == ["install"]]
+    if not installs or plan.environment.tool != "pip":
+        return None
+    before = package_set(plan.environment, env)
+    for step in installs:
+        options = [w for w in step.argv[4:] if w not in step.requirements]
+        problem, found = pip_dry_run(plan.environment, step.requirements, options, env)
+        if problem:
+            return problem
+        with_versions(step, found, before)
     return None
 
 

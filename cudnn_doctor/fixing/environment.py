@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -88,23 +89,35 @@ def conda_export(environment: Environment, env: Mapping[str, str]) -> Optional[s
     return out if code == 0 else None
 
 
-def resolve_offline_problem(environment: Environment, requirements: List[str], options: List[str],
-                            env: Mapping[str, str]) -> Optional[str]:
-    """Ask pip to resolve an install without changing anything (`pip install --dry-run`, a short timeout, no
-    retries): None when it resolves; else pip's last words (no index reachable, no such release, a conflict)."""
+def pip_dry_run(environment: Environment, requirements: List[str], options: List[str],
+                env: Mapping[str, str]) -> Tuple[Optional[str], List[Tuple[str, str]]]:
+    """Ask pip to resolve an install without changing anything (`pip install --dry-run --report`, a short timeout,
+    no retries): (None, [(name, version) pip would install]) when it resolves; else (pip's last words: no index
+    reachable, no such release, a conflict; [])."""
     if environment.tool != "pip" or not requirements:
-        return None
+        return None, []
     with tempfile.TemporaryDirectory(prefix="cudnn-doctor-fix-") as tmp:
         report = os.path.join(tmp, "report.json")
-        code, out = run([environment.python, "-m", "pip", "install", "--dry-run", "--quiet", "--timeout", "10",
-                         "--retries", "0", "--disable-pip-version-check", "--report", report, *options,
+        code, out = run([environment.python, "-m", "pip", "install", "--dry-run", "--quiet", "--timeout", "5",
+                         "--retries", "1", "--disable-pip-version-check", "--report", report, *options,
                          *requirements], env, QUICK * 2)
-    if code == 0:
-        return None
-    lines = [line.strip() for line in out.splitlines() if line.strip()]
-    net = [line for line in lines if any(w in line for w in ("NewConnectionError", "Network is unreachable",
-                                                               "Temporary failure in name resolution",
-                                                               "Max retries exceeded", "timed out"))]
+        if code == 0:
+            try:
+                with open(report, encoding="utf-8") as fh:
+                    rows = json.load(fh).get("install") or []
+            except (OSError, ValueError):
+                rows = []
+            return None, [(str(r["metadata"]["name"]).lower().replace("_", "-"), str(r["metadata"]["version"]))
+                          for r in rows if isinstance(r, dict) and "metadata" in r]
+    return _said(out, code), []
+
+
+def _said(out: str, code: int) -> str:
+    """pip's failure in one line: its index out of reach (what the connection said), else its last error."""
+    # pip says a connection failed only in its retry warnings (none with --retries 0), then "from versions: none"
+    net = re.search(r"(Failed to establish a new connection: [^'\")]+|Temporary failure in name resolution|"
+                    r"Name or service not known|Network is unreachable|Read timed out)", out)
     if net:
-        return "pip cannot reach its package index (%s)" % net[-1][:200]
+        return "pip cannot reach its package index (%s)" % net.group(1).strip()
+    lines = [line.strip() for line in out.splitlines() if line.strip()]
     return "pip cannot resolve it: %s" % (lines[-1][:300] if lines else "exit %d" % code)

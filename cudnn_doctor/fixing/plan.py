@@ -159,7 +159,8 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
         why = _left_why(err, parsed, environment, as_root)
         if why is not None:
             plan.not_taken.append(err.id)
-            plan.left.extend((err.id, c, p.why or why) for c, p in parsed)
+            why = next((p.why for _, p in parsed if p.why), why)  # the first command fix cannot run says why
+            plan.left.extend((err.id, c, why) for c, _ in parsed)
             if not parsed:
                 plan.left.append((err.id, "", why))
             continue
@@ -245,3 +246,15 @@ def variable_names(lines: Sequence[str]) -> List[str]:
         if name and name not in out:
             out.append(name)
     return out
+
+
+def with_versions(step: Step, installs: Sequence[Tuple[str, str]], before: Optional[Dict[str, str]]) -> None:
+    """Say exactly what an install step changes, from pip's own dry run: each package old -> new, or added."""
+    if not installs:
+        return
+    parts = []
+    for name, version in installs:
+        old = (before or {}).get(name)
+        parts.append("%s %s -> %s" % (name, old, version) if old and old != version else
+                     "%s %s (reinstalled)" % (name, version) if old else "%s %s (added)" % (name, version))
+    step.changes = "%s: %s" % (step.changes, "; ".join(parts))

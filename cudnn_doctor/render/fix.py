@@ -22,9 +22,13 @@ def plan_lines(plan: Any, titles: Dict[str, str]) -> List[str]:
         lines.append("Nothing fix can run here%s." % (" for %s" % ", ".join(titles) if titles else ""))
     if plan.left:
         lines.append("Left for you:")
+        said = set()
         for fid, command, why in plan.left:
-            lines.append("  %s  %s" % (fid, command or titles.get(fid, "")))
-            lines.append("         (%s)" % why)
+            if fid not in said:
+                said.add(fid)
+                lines.append("  %s  %s  (%s)" % (fid, titles.get(fid, ""), why))
+            if command:
+                lines.append("         %s" % command)
     return lines
 
 

@@ -53,8 +53,9 @@ def venv(built):
 
 
 def doctor(venv: Path, links: Path, *args: str, extra_env=None, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = dict(os.environ, **offline_pip_env(links), **(extra_env or {}))
+    env = {**os.environ, **offline_pip_env(links), **(extra_env or {})}
     env.pop("VIRTUAL_ENV", None)
+    env = {k: v for k, v in env.items() if v is not None}  # extra_env's None: leave that variable out
     words = [sys.executable, "-m", "cudnn_doctor", *args, "--env", "VIRTUAL_ENV=%s" % venv,
              "--env", "PATH=%s/bin:/usr/bin:/bin" % venv]
     return subprocess.run(words, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
@@ -75,6 +76,7 @@ def test_fix_heals_the_venv_and_undo_puts_every_record_and_the_activate_script_b
     done = doctor(venv, links, "fix", *IDS, "--yes")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "pip install nvidia-cudnn-cu12==8.9.2.26" in done.stdout
+    assert "nvidia-cudnn-cu12 9.3.0.75 -> 8.9.2.26" in done.stdout  # pip's own dry run says what changes
     assert "CD702" in done.stdout and "-> gone" in done.stdout
     assert not set(IDS) & errors_in_a_new_shell(venv)  # the real judge: a new shell of the venv
     assert state_hashes(venv) != before
@@ -108,8 +110,13 @@ def test_pip_without_its_index_is_said_before_anything_changes(venv):
     empty = links.parent / "no-wheels"
     empty.mkdir(exist_ok=True)
     out = doctor(venv, empty, "fix", *IDS, "--yes")
-    assert out.returncode == 1 and "pip cannot" in out.stdout and "nothing was changed" in out.stdout
-    assert state_hashes(venv) == before
+    assert out.returncode == 1 and "pip cannot resolve it" in out.stdout and "nothing was changed" in out.stdout
+    unreachable = {"PIP_NO_INDEX": None, "PIP_FIND_LINKS": None, "PIP_CONFIG_FILE": os.devnull,
+                   "PIP_INDEX_URL": "http://127.0.0.1:9/simple"}  # the discard port: nothing listens
+    out = doctor(venv, links, "fix", *IDS, "--yes", extra_env=unreachable)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "pip cannot reach its package index (Failed to establish a new connection" in out.stdout
+    assert state_hashes(venv) == before and not (venv / ".cudnn-doctor").exists()
 
 
 @pytest.mark.parametrize("point", ["fix-after-journal", "fix-after-step-1", "after-backup-1", "after-place-1"])
