@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional
 
 from ..bounded_io import not_a_folder
+from ..host import Host
+from ..probes.toolkit import read_version
 from ..remedies.install import (create_parent_fix, name_the_toolkit_fix, prefix_folder_fix, toolkit_folder_fix,
                                 toolkit_or_prefix_fix)
 from .errors import Refusal
@@ -68,10 +70,6 @@ def toolkit_version(root: str) -> "tuple[Optional[str], Optional[str]]":
     The probe runs on a Host rooted at the toolkit folder itself: it reads only that folder,
     and never the rest of the machine (the installer may run against a mounted or fake tree).
     """
-    # why: the probes package, 11 ms, only where a toolkit's version must be read
-    from ..host import Host
-    from ..probes.toolkit import read_version
-
     try:
         version, source = read_version(Host(root, env={}), "")
     except Exception:  # a hostile or half-installed toolkit must give "unknown", not a crash
