@@ -1,0 +1,197 @@
+"""The machine a paste describes, as partial facts: each program with its release and build tag, Python, the CUDA
+a build names and the CUDA the driver runs (every encoding frameworks print), cuDNN compiled and loaded, the
+driver, GPUs and compute capabilities, the OS, pip's package list and the library folders it names - each value with
+the span of text it came from. What the text does not say stays None: never this machine's. Pure.
+
+Every pattern starts where a word starts (a look-behind or a line start), so a long token costs one pass."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional, Tuple
+
+from ..versions import decode_cuda
+from .parse import parse_versions
+
+
+@dataclass(frozen=True)
+class Said:
+    """One value the text states and where: text[span[0]:span[1]] said it."""
+
+    value: str
+    span: Tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program or package the text names: 'PyTorch' '1.6.0' 'cu101'; release and tag None where not said."""
+
+    name: str
+    release: Optional[str]
+    tag: Optional[str]
+    span: Tuple[int, int]
+
+
+@dataclass
+class PasteFacts:
+    """What the paste says of its machine; empty or None where it says nothing."""
+
+    programs: List[Program] = field(default_factory=list)  # frameworks and tools, first mention first
+    packages: List[Program] = field(default_factory=list)  # pip list / pip freeze lines: 'nvidia-cudnn-cu12' '9.1.0.70'
+    python: Optional[Said] = None  # '3.6' from /python3.6/site-packages/, 'Python 3.6.9', Python310\
+    cuda_build: List[Said] = field(default_factory=list)  # the CUDA a build was made for: +cu113, 'CUDA used to build'
+    cuda_driver: Optional[Said] = None  # the CUDA the driver runs: PyTorch's 'found version 11040', nvidia-smi's
+    cuda_paths: List[Said] = field(default_factory=list)  # toolkits in paths: /usr/local/cuda-8.0/
+    cudnn_compiled: Optional[Said] = None
+    cudnn_loaded: Optional[Said] = None
+    driver: Optional[Said] = None  # '460.80'
+    gpus: List[Said] = field(default_factory=list)  # 'GeForce RTX 3090', 'Tesla K80'
+    ccs: List[Said] = field(default_factory=list)  # '8.6' from sm_86 or 'capability 8.6'
+    os: List[Said] = field(default_factory=list)  # 'windows', 'wsl', 'container', 'Ubuntu 20.04'
+    library_dirs: List[Said] = field(default_factory=list)  # LD_LIBRARY_PATH entries, in its order
+    library_files: List[Said] = field(default_factory=list)  # full paths of libraries the text names
+
+    def program(self, name: str) -> Optional[Program]:
+        """The first mention of `name` with a release, else the first at all."""
+        named = [p for p in self.programs if p.name == name]
+        return next((p for p in named if p.release), named[0] if named else None)
+
+    def runs(self, name: str) -> bool:
+        return any(p.name == name for p in self.programs)
+
+    def package(self, prefix: str) -> List[Program]:
+        return [p for p in self.packages if p.name.lower().startswith(prefix)]
+
+    def build_cuda(self) -> Optional[str]:
+        """The CUDA the failing program was built for, where the text says it."""
+        return self.cuda_build[0].value if self.cuda_build else None
+
+    def folder_of(self, library: str) -> Optional[str]:
+        """The folder the text shows `library` loaded from ('/usr/local/cuda-8.0/lib64')."""
+        for said in self.library_files:
+            folder, _, name = said.value.rpartition("/")
+            if name == library and folder:
+                return folder
+        return None
+
+
+def tag_cuda(tag: Optional[str]) -> Optional[str]:
+    """A build tag's CUDA: cu101 -> 10.1, cu130 -> 13.0, cu92 -> 9.2; None for cpu, rocm or no tag."""
+    m = re.fullmatch(r"cu(\d{2,3})", tag or "")
+    return "%s.%s" % (m.group(1)[:-1], m.group(1)[-1]) if m else None
+
+
+_W = r"(?<![\w.+-])"  # starts only where a word starts
+_REL = r"(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+([A-Za-z]\w*))?"
+# (name, pattern with a release as group 1 and a build tag as group 2, or no groups where only the name is said)
+_PROGRAMS = (
+    ("Torch7", re.compile(_W + r"(?:luajit|luarocks|cutorch|cunn|torch7|share/lua/)", re.I)),
+    ("PyTorch", re.compile(_W + r"(?:torch|pytorch)(?: version)?\s?(?:==|:|\s)\s*" + _REL, re.I)),
+    ("PyTorch", re.compile(_W + r"(?:torch/|import torch|pytorch\b)", re.I)),
+    ("TensorFlow", re.compile(_W + r"tensorflow(?:-gpu)?(?:\[and-cuda\])?(?: version)?\s?(?:==|:|\s)\s*" + _REL, re.I)),
+    ("TensorFlow", re.compile(_W + r"tensorflow\b", re.I)),
+    ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?(?: version)?\s?(?:==|:|\s)\s*" + _REL, re.I)),
+    ("JAX", re.compile(_W + r"jax(?:lib)?\b", re.I)),
+    ("ONNX Runtime", re.compile(_W + r"onnxruntime(?:-gpu)?(?: version)?\s?(?:==|:|\s)\s*" + _REL, re.I)),
+    ("ONNX Runtime", re.compile(_W + r"(?:onnxruntime|\[ONNXRuntimeError\])", re.I)),
+    ("CuPy", re.compile(_W + r"cupy(?:-cuda\w+)?\b", re.I)),
+    ("PaddlePaddle", re.compile(_W + r"paddle(?:paddle)?(?:-gpu)?\b", re.I)),
+    ("TensorRT", re.compile(r"(?:\[TRT\]|" + _W + r"TensorRT\b|" + _W + r"libnvinfer)", re.I)),
+    ("CTranslate2", re.compile(_W + r"ctranslate2\b", re.I)),
+    ("NCCL", re.compile(_W + r"(?:nccl\w*|libnccl)", re.I)),
+    ("Caffe", re.compile(_W + r"caffe\b", re.I)),
+    ("docker", re.compile(_W + r"docker\b", re.I)),
+    ("nvidia-container-cli", re.compile(_W + r"nvidia-container-cli\b")),
+    ("nvidia-smi", re.compile(_W + r"nvidia-smi\b|NVIDIA-SMI\b")),
+    ("modprobe", re.compile(_W + r"(?:modprobe|insmod)\b")),
+)
+_PACKAGE = re.compile(r"(?m)^[ \t]*([A-Za-z][\w.-]*)(?:==|[ \t]+)(\d+(?:\.\d+)+)(?:\+(\w+))?[ \t]*$")
+_PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_W + r"Python (\d\.\d{1,2})(?:\.\d+)?\b"),
+           re.compile(r"(?<![\w.])Python(3)(\d{1,2})[/\\]", re.I), re.compile(r"(?<![\w.])cp(3)(\d{1,2})\b"))
+_CUDA_BUILD = (re.compile(r"CUDA used to build PyTorch:\s*(\d{1,2}\.\d)"),
+               re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d)"),
+               re.compile(r"(?<![\w.])(?:CUDA runtime version|cudart version)[:\s]+(\d{4,5}|\d{1,2}\.\d)", re.I))
+_CUDA_DRIVER = (re.compile(r"driver on your system is too old \(found version (\d{4,5})\)"),
+                re.compile(r"(?<![\w.])CUDA Version:\s*(\d{1,2}\.\d)"),
+                re.compile(r"(?<![\w.])CUDA driver version(?: is)?[:\s]+(\d{4,5}|\d{1,2}\.\d)\b", re.I))
+_CUDA_PATH = re.compile(r"(?<![\w.+-])cuda-(\d{1,2}\.\d)(?=/|\b)")
+_DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library version|Kernel Module|NVRM version:"
+                     r"[^\n]{0,60}?Kernel Module)\s*:?\s*(\d{3}\.\d{2,3}(?:\.\d{1,3})?)\b", re.I)
+_GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|GTX|GT|Ti|SUPER|[A-Z]{0,2}\d{2,4}\w*))+"
+                  r"|NVIDIA [ABHL]\d{1,3}\w*)")
+_CC = (re.compile(_W + r"sm_(\d{2,3})\b"), re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?:of\s*)?(\d{1,2}\.\d)",
+                                                      re.I))
+_OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files", re.I)),
+       ("wsl", re.compile(r"/usr/lib/wsl\b|microsoft-standard-WSL|(?<![\w.])WSL2?\b")),
+       ("container", re.compile(r"(?<![\w.])(?:docker|containerd|OCI runtime|kubepods|nvidia-container-cli)\b", re.I)))
+_DISTRO = re.compile(_W + r"((?:Ubuntu|Debian|CentOS|Rocky|RHEL|Fedora|Pop!_OS)(?: Linux)? ?\d{1,2}(?:\.\d{1,2})?)")
+_LD_PATH = re.compile(r"LD_LIBRARY_PATH\s*[=:]\s*['\"]?([^\s'\"]+)")
+_PATH = re.compile(r"(?<![\w.+/-])(/[\w.+/-]+)")  # a whole path; which are libraries is asked of its last part
+_LIB_NAME = re.compile(r"lib[\w.+-]*\.so(?:\.\d+)*")
+
+
+def _said(m: "re.Match[str]", value: str, group: int = 1) -> Said:
+    return Said(value, m.span(group))
+
+
+def _each(patterns: Tuple["re.Pattern[str]", ...], text: str) -> Iterator["re.Match[str]"]:
+    for pattern in patterns:
+        yield from pattern.finditer(text)
+
+
+def _cuda(number: str) -> Optional[str]:
+    return decode_cuda(int(number)) if number.isdigit() else number
+
+
+def _programs(text: str) -> List[Program]:
+    out: List[Program] = []
+    for name, pattern in _PROGRAMS:
+        for m in pattern.finditer(text):
+            release = m.group(1) if pattern.groups else None
+            tag = m.group(2) if pattern.groups > 1 else None
+            out.append(Program(name, release, tag, m.span()))
+            if not pattern.groups:
+                break  # the name once is enough; releases are each kept
+    return sorted(out, key=lambda p: p.span)
+
+
+def read_paste(text: str) -> PasteFacts:
+    """Every version and name `text` carries, with where it said it."""
+    text = text or ""
+    out = PasteFacts(programs=_programs(text))
+    out.packages = [Program(m.group(1), m.group(2), m.group(3), m.span()) for m in _PACKAGE.finditer(text)]
+    for p in out.packages:  # pip's list names the frameworks too
+        for name, pattern in _PROGRAMS:
+            if pattern.groups and pattern.match(p.name + " " + p.release if p.release else ""):
+                out.programs.append(Program(name, p.release, p.tag, p.span))
+    py = next(_each(_PYTHON, text), None)
+    if py is not None:
+        out.python = Said(".".join(g for g in py.groups() if g) if py.re.groups > 1 else py.group(1), py.span())
+    for p in out.programs:
+        cuda = tag_cuda(p.tag)
+        if cuda:
+            out.cuda_build.append(Said(cuda, p.span))
+    out.cuda_build += [_said(m, _cuda(m.group(1)) or "") for m in _each(_CUDA_BUILD, text)]
+    drv = next(_each(_CUDA_DRIVER, text), None)
+    out.cuda_driver = _said(drv, _cuda(drv.group(1)) or "") if drv else None
+    out.cuda_paths = [_said(m, m.group(1)) for m in _CUDA_PATH.finditer(text)]
+    versions = parse_versions(text)
+    out.cudnn_compiled = Said(versions.compiled, (0, 0)) if versions.compiled else None
+    out.cudnn_loaded = Said(versions.runtime, (0, 0)) if versions.runtime else None
+    d = _DRIVER.search(text)
+    out.driver = _said(d, d.group(1)) if d else None
+    out.gpus = [_said(m, m.group(1)) for m in _GPU.finditer(text)]
+    for m in _each(_CC, text):
+        v = m.group(1)
+        out.ccs.append(_said(m, v if "." in v else "%s.%s" % (v[:-1], v[-1])))
+    out.os = [Said(kind, m.span()) for kind, pattern in _OS for m in [pattern.search(text)] if m]
+    out.os += [_said(m, m.group(1)) for m in _DISTRO.finditer(text)][:1]
+    for m in _LD_PATH.finditer(text):
+        start = m.start(1)
+        for entry in m.group(1).split(":"):
+            if entry:
+                out.library_dirs.append(Said(entry.rstrip("/"), (start, start + len(entry))))
+            start += len(entry) + 1
+    out.library_files = [_said(m, m.group(1)) for m in _PATH.finditer(text)
+                         if _LIB_NAME.fullmatch(m.group(1).rpartition("/")[2])]
+    return out
