@@ -142,4 +142,8 @@ CASES = [
                                                                      ("nvidia-cudnn-cu12", "8.9.2.26")],
          judged=[("torch", "2.3.1")], was_wrong="frameworks sent to separate environments by their pins",
          note="ONNX Runtime 1.19 asks for cuDNN 9, torch 2.3.1 pins 8.9.2.26: cuDNN 9 beside the environment"),
+    # --- issue 43: every place a process draws from ------------------------------------------------------------------
+    Case("torch291-ld-preload-cudnn95", TORCH_291, site=[CUDNN_9_10, CUDART_12], folders=[Folder("c95", CUDNN_9_5)],
+         preload=["c95/libcudnn.so.9"], was_wrong="an LD_PRELOAD of another libcudnn said to be harmless",
+         note="ld.so answers torch's own libcudnn.so.9 with the preloaded 9.5: torch (built with 9.8) refuses it"),
 ]

@@ -53,6 +53,7 @@ class Case:
     was_wrong: str = ""  # the failure of the issue this case reproduces (it failed against main's code)
     judged: Sequence[Wheel] = ()  # more frameworks of the venv judged too (every consumer of the environment)
     target: Sequence[Wheel] = ()  # wheels installed by `pip install --target` into a folder on PYTHONPATH
+    preload: Sequence[str] = ()  # LD_PRELOAD: "LABEL/FILE" of a folder's library (ld.so loads it before the program)
 
 
 @dataclass
@@ -149,6 +150,8 @@ def build(case: Case, root: Path) -> Stack:
         stack.env["LD_LIBRARY_PATH"] = ":".join(ld_path)
     if case.target:
         stack.env["PYTHONPATH"] = str(stack.target)
+    if case.preload:
+        stack.env["LD_PRELOAD"] = " ".join("%s/%s" % (dirs[e.split("/")[0]], e.split("/", 1)[1]) for e in case.preload)
     return stack
 
 
