@@ -50,6 +50,7 @@ NEEDS = {
     "bench": "a GPU",
     "update": "PyPI and NVIDIA's servers (its tests use recorded answers)",
     "pick": "a GPU, or a compute node's report (tests/pick run it on saved reports)",
+    "fix": "a Python environment it may change (tests/fixing run it on venvs they build)",
 }
 # install and rollback run on a fake toolkit with fake cuDNN archives named as in the docs (gcc-built libraries);
 # `install --version` downloads from NVIDIA's servers, and is only checked against the command line.
@@ -298,7 +299,7 @@ def test_every_output_shown_is_what_the_command_prints(page, line, body, tmp_pat
 
 
 # What each command's documentation page is, for the lists of commands.
-COMMAND_PAGES = {"check": "check.md", "pick": "pick.md", "explain": "explain.md", "matrix": "matrix.md",
+COMMAND_PAGES = {"check": "check.md", "pick": "pick.md", "fix": "fix.md", "explain": "explain.md", "matrix": "matrix.md",
                  "install": "install.md", "rollback": "install.md", "smoke": "smoke.md", "bench": "bench.md",
                  "fleet": "fleet.md", "update": "knowledge.md"}
 
