@@ -154,3 +154,38 @@ def test_a_fix_killed_at_a_random_moment_is_undone_exactly(venv):
             if undone.returncode == 1:
                 assert "no record" in undone.stdout  # killed before the journal said anything
         assert state_hashes(venv) == before, delay
+
+
+def test_a_conda_environment_gets_activate_d_and_deactivate_d_scripts_and_undo_takes_them_away(venv):
+    venv, links = venv
+    (venv / "conda-meta").mkdir()  # what makes a prefix a conda environment (its pip still changes the wheels)
+    (venv / "conda-meta" / "history").write_text("")
+    before = state_hashes(venv)
+    env = {**os.environ, **offline_pip_env(links)}
+    env.pop("VIRTUAL_ENV", None)
+    words = [sys.executable, "-m", "cudnn_doctor", "fix", *IDS, "--yes", "--env", "CONDA_PREFIX=%s" % venv,
+             "--env", "PATH=%s/bin:/usr/bin:/bin" % venv]
+    done = subprocess.run(words, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    up = venv / "etc" / "conda" / "activate.d" / "cudnn-doctor.sh"
+    down = venv / "etc" / "conda" / "deactivate.d" / "cudnn-doctor.sh"
+    assert up.is_file() and down.is_file()
+    shown = subprocess.run(["bash", "-c", 'unset LD_LIBRARY_PATH; . %s; echo "$LD_LIBRARY_PATH"; . %s; '
+                            'echo "${LD_LIBRARY_PATH-unset}"' % (up, down)], capture_output=True, text=True).stdout
+    assert shown.split() == ["%s/nvidia/cudnn/lib" % next(venv.glob("lib/python*/site-packages")), "unset"]
+    assert (venv / "bin" / "activate").read_bytes() and "cudnn-doctor" not in (venv / "bin" / "activate").read_text()
+    undo = [sys.executable, "-m", "cudnn_doctor", "fix", "--undo", "--yes", "--env", "CONDA_PREFIX=%s" % venv]
+    undone = subprocess.run(undo, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert state_hashes(venv) == before and not (venv / "etc").exists()
+
+
+def test_an_undo_killed_part_way_is_finished_by_the_next_undo(venv):
+    venv, links = venv
+    before = state_hashes(venv)
+    assert doctor(venv, links, "fix", *IDS, "--yes").returncode == 0
+    killed = doctor(venv, links, "fix", "--undo", "--yes", extra_env={"CUDNN_DOCTOR_TEST_CRASH_AT": "after-restore-1"})
+    assert killed.returncode == -signal.SIGKILL
+    undone = doctor(venv, links, "fix", "--undo", "--yes")
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert state_hashes(venv) == before
