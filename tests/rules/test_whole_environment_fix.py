@@ -100,7 +100,7 @@ def test_an_older_minor_in_a_shared_environment_gets_the_whole_set():
     assert len({tuple(f.remedy.commands) for f in findings if f.id in ("CD503", "CD702", "CD704")}) == 1
 
 
-def test_paddle_environment_links_the_unversioned_name_its_dlopen_asks_for():
+def test_paddle_environment_links_the_unversioned_name_its_dlopen_asks_for(fix_target):
     from cudnn_doctor.remedies.environments import Need, separate_environments_fix
     paddle = framework("paddlepaddle-gpu", "2.6.2", cuda_version="11.8", cudnn_version="8.9.7",
                        consumer_library=TORCH_SITE + "/paddle/libs/libphi.so",
@@ -111,7 +111,7 @@ def test_paddle_environment_links_the_unversioned_name_its_dlopen_asks_for():
     assert " && ln -sf libcudnn.so.8 %s/libcudnn.so && export LD_LIBRARY_PATH=%s" % (folder, folder) in line
 
 
-def test_a_build_newer_than_the_copy_names_the_framework_cudas_wheel_and_only_a_release_that_exists():
+def test_a_build_newer_than_the_copy_names_the_framework_cudas_wheel_and_only_a_release_that_exists(fix_target):
     from cudnn_doctor.remedies.runtime import cudnn_not_older_than_build_fix
     facts = real_machine()
     copy = cudnn_copy("/x/pydeps/nvidia/cudnn/lib", "8.9.6", "11.8", origin="pip", links=False,
@@ -206,7 +206,7 @@ def test_a_damaged_wheel_the_framework_cannot_find_is_reinstalled_not_installed(
         "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
 
 
-def test_a_damaged_wheel_older_than_the_pin_is_reinstalled_at_the_pin():
+def test_a_damaged_wheel_older_than_the_pin_is_reinstalled_at_the_pin(fix_target):
     # draw 61127/59: TensorFlow 2.19 (pins ==9.3.0.75) over nvidia-cudnn-cu12 9.1.0.70 lacking libcudnn_ops.so.9;
     # CD709's reinstall at 9.1.0.70 ran after CD702's 9.3.0.75 and undid it.
     from cudnn_doctor.remedies.frameworks import cudnn_package_reinstall_fix
@@ -301,7 +301,7 @@ def test_onnxruntime_beside_a_damaged_wheel_gets_it_reinstalled():
         "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % CUDNN]
 
 
-def test_a_damaged_wheel_of_another_cuda_is_replaced_by_the_framework_cudas_wheel():
+def test_a_damaged_wheel_of_another_cuda_is_replaced_by_the_framework_cudas_wheel(fix_target):
     # draw 880088/163: jax-cuda12 0.5.3 (pins nvidia-cudnn-cu12>=9.1,<10) beside nvidia-cudnn-cu13 9.24.0.43 lacking
     # libcudnn_graph.so.9: CD709 reinstalled the cu13 wheel, whole but still built for CUDA 13 (CD501 after it).
     from cudnn_doctor.remedies.frameworks import cudnn_package_reinstall_fix
