@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "explain_corpus"
-SPLITS = ("dev", "heldout")
+# dev/heldout: issue 30's corpus; dev2/frozen: the cases issue 44 added, frozen drawn before any work on them.
+SPLITS = ("dev", "heldout", "dev2", "frozen")
+ISSUE30_SPLITS = ("dev", "heldout")
+ISSUE44_SPLITS = ("dev2", "frozen")
+HIDDEN_SPLITS = ("heldout", "frozen")  # their misses are never shown while tuning
 PLATFORMS = ("linux", "windows", "wsl", "container", "macos")
 FIELDS = ("id", "url", "platform", "framework", "family", "cause_keywords", "fix_kind", "text", "resolution")
 
@@ -76,6 +80,51 @@ FIX_KINDS: Dict[str, str] = {
     "increase-shm": r"--ipc=host|shm-size|/dev/shm|shared memory",
     "fix-cuda-environment": r"(install|reinstall|check|load)\b.{0,60}(driver|cuda)",
     "clear-cache": r"~/\.nv|ComputeCache|CUDA_CACHE",
+    # Kinds added with issue 44's corpus, each with what a fix of that kind does.
+    # Upgrade libnvidia-container / the toolkit whose bug broke the mount.
+    "upgrade-container-toolkit": (r"(upgrade|update|install|reinstall)\b.{0,80}(libnvidia-container|"
+                                  r"nvidia-container-toolkit|nvidia-docker2|container toolkit)"),
+    # The image carries driver files the runtime mounts from the host ("file exists"): take them out of the image.
+    "rebuild-image-without-driver": (r"(remove|uninstall|purge|delete|drop)\b.{0,80}(driver|nvidia-smi|libnvidia|"
+                                     r"libcuda).{0,80}(image|container|Dockerfile)|(image|container|Dockerfile)"
+                                     r".{0,80}(must not|should not|without).{0,80}"
+                                     r"(driver|libnvidia|nvidia-smi|libcuda)"),
+    # Secure Boot refused the unsigned module: enrol a key (MOK) and sign it, or turn Secure Boot off.
+    "sign-module-or-disable-secure-boot": r"secure ?boot|mokutil|\bMOK\b|sign.{0,40}module|kmodsign",
+    # No module built for the running kernel: build it (DKMS, headers).
+    "rebuild-kernel-module": (r"\bdkms\b|linux-headers|(re)?(build|install)\b.{0,60}(kernel module|nvidia-dkms|"
+                              r"linux-modules-nvidia)"),
+    # Two wheels ship the same library (nvidia-nccl-cu12 and -cu13): uninstall the one that does not belong.
+    "remove-duplicate-wheel": (r"(pip|pip3|uv pip) uninstall\b.{0,80}nvidia-|uninstall\b.{0,80}"
+                               r"(nvidia-[\w-]+-cu1\d|duplicate|conflicting|second)"),
+    # The file exists under another name (a hashed soname, WSL's copies): link the expected name to it.
+    "create-symlink": r"\bln -s|symlink|symbolic link|mklink",
+    # TensorRT itself is missing.
+    "install-tensorrt": r"(install|upgrade)\b.{0,80}(tensorrt|libnvinfer)",
+    # cuDNN cannot run this layer or GPU: use the framework's own engine (Caffe's engine: CAFFE) or build without it.
+    "switch-engine": r"engine: ?CAFFE|cudnn\.enabled ?= ?False|disable cuDNN|without cuDNN|USE_CUDNN",
+    # The GPU is below what the library supports at all: only another GPU helps.
+    "use-supported-gpu": (r"(newer|different|supported|another) GPU|compute capability \d\.\d or (higher|newer|above)|"
+                          r"GPU is (too old|not supported)"),
+    # A Windows DLL's own dependency, the Visual C++ runtime, is missing.
+    "install-vc-redist": r"vc_?redist|Visual C\+\+ (Redistributable|runtime)|MSVC (runtime|redistributable)|msvcp140",
+    # TensorRT has no creator for the op: implement, build or load the plugin (not an install problem).
+    "register-trt-plugin": (r"plugin.{0,80}(implement|register|load|init|build|compile)|(implement|register|load|"
+                            r"initLibNvInferPlugins|init_libnvinfer_plugins|compile).{0,80}plugin"),
+    # CUDA_VISIBLE_DEVICES hides every GPU or names one that does not exist.
+    "fix-visible-devices": r"CUDA_VISIBLE_DEVICES",
+    # No wheel exists for this Python: use a Python the release was built for.
+    "use-supported-python": (r"Python 3\.\d+.{0,80}(environment|venv|install|supported|instead)|"
+                             r"(downgrade|upgrade|use|install|create)\b.{0,60}Python 3\.\d+|"
+                             r"no (wheel|build)s? for Python"),
+    # NVSwitch systems answer 802 until the branch-matched Fabric Manager runs.
+    "install-fabricmanager": r"fabric ?manager|nvidia-fabricmanager|\bDCGM\b|nvlsm",
+    # Lua Torch7's cudnn.torch bindings are per cuDNN major (R5, R6, R7 branches): install the matching branch.
+    "install-matching-bindings": (r"(R[5-9]\b|branch).{0,80}(cudnn\.torch|bindings)|(cudnn\.torch|bindings).{0,80}"
+                                  r"(R[5-9]\b|branch)|luarocks"),
+    # The container was started without GPU access: start it with the GPUs.
+    "start-container-with-gpus": (r"--gpus|--runtime[= ]nvidia|NVIDIA_VISIBLE_DEVICES|--device[= ]nvidia\.com/gpu|"
+                                  r"nvidia\.com/gpu"),
 }
 
 
@@ -194,3 +243,64 @@ def format_miss(g: Grade) -> str:
     if not g.fix:
         lacks.append("fix is %s" % ("/".join(g.kinds) if g.kinds else "none"))
     return "%s [%s]: %s" % (g.case_id, g.family, "; ".join(lacks))
+
+
+def outcome(g: Grade) -> str:
+    """right (recognised, cause and fix), partial (one of cause and fix), wrong (neither), unrecognised."""
+    if not g.recognised:
+        return "unrecognised"
+    if g.cause and g.fix:
+        return "right"
+    return "partial" if (g.cause or g.fix) else "wrong"
+
+
+OUTCOMES = ("right", "partial", "wrong", "unrecognised")
+
+
+def outcome_counts(grades: List[Grade]) -> Dict[str, int]:
+    counts = {name: 0 for name in OUTCOMES}
+    for g in grades:
+        counts[outcome(g)] += 1
+    return counts
+
+
+def format_outcomes(split: str, grades: List[Grade]) -> str:
+    counts = outcome_counts(grades)
+    return "%s: %d cases; %s" % (split, len(grades), ", ".join("%s %d" % (k, counts[k]) for k in OUTCOMES))
+
+
+def hardest(grades: List[Grade], n: int = 10) -> List[Grade]:
+    """The misses furthest from right: unrecognised, then wrong, then partial; more missing causes first."""
+    rank = {"unrecognised": 0, "wrong": 1, "partial": 2}
+    misses = [g for g in grades if not g.right]
+    return sorted(misses, key=lambda g: (rank[outcome(g)], -len(g.missing), g.case_id))[:n]
+
+
+def canonical(case: Dict[str, Any]) -> bytes:
+    """A case as the bytes its recorded SHA-256 is taken of: keys sorted, no spaces, UTF-8."""
+    return json.dumps(case, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def case_digest(case: Dict[str, Any]) -> str:
+    import hashlib
+
+    return hashlib.sha256(canonical(case)).hexdigest()
+
+
+def draw_frozen(ids: Iterable[str], seed: int, share: float = 0.3) -> List[str]:
+    """Issue 44's draw: the new ids sorted, shuffled by random.Random(seed), the first round(share * n) frozen."""
+    import random
+
+    pool = sorted(ids)
+    random.Random(seed).shuffle(pool)
+    return sorted(pool[:round(share * len(pool))])
+
+
+def frozen_hashes() -> Dict[str, str]:
+    """tests/data/explain_corpus/frozen.sha256: one `<sha256>  <id>` line per frozen case."""
+    digests = {}
+    for line in (CORPUS / "frozen.sha256").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            digest, case_id = line.split()
+            digests[case_id] = digest
+    return digests
