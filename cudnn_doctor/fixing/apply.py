@@ -13,7 +13,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 from ..install import hooks
 from ..install.journal import TXN, StateLock, discard, history_entries, read_journal, write_journal
 from ..install.transaction import apply as apply_files, commit, new_txn, undo as undo_files
-from . import activate
+from . import activate, folders
 from .environment import conda_export, package_set, run
 from .plan import Environment, Plan, variable_names
 
@@ -125,8 +125,10 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool) -> Outcome:
                 raise FixStopped("the environment's package list could not be read (%s -m pip list): nothing "
                                  "was changed" % environment.python)
             dirs, ops = _stage(folder, _file_changes(plan))
+            kept = folders.keep(folder, [t for step in plan.steps if step.kind == "packages"
+                                         for t in folders.targets(step.argv)])
             journal.update(status="applying", packages_before=before, conda_export=conda_export(environment, env),
-                           steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops)
+                           steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops, targets=kept)
             write_journal(folder, journal)  # before anything changes: what --undo needs
             hooks.point("fix-after-journal")
             for step in plan.steps:
@@ -197,6 +199,7 @@ def _undo_entry(environment: Environment, folder: str, journal: dict,
     """Files back (the transaction's undo), then the package set back to the journal's; raises FixStopped when a
     package cannot be put back (the record stays, so the next --undo tries again)."""
     done = undo_files(folder, journal)
+    done["removed"] += folders.restore(folder, journal.get("targets") or [])
     ran = _restore_packages(environment, journal.get("packages_before"), env)
     failed = [r for r in ran if r[1] != 0]
     if failed:

@@ -113,6 +113,9 @@ def parse_command(command: str, as_root: bool) -> _Parsed:
         return _Parsed("left", "it is empty")
     if words[0] == "sudo" or words[0] in _SYSTEM:
         return _Parsed("system", "it changes the system, not the environment: run it as root" if not as_root else "")
+    if words[0] in ("conda", "mamba", "micromamba"):
+        return _Parsed("left", "fix changes wheels with pip or uv; conda's own packages are yours to change with "
+                               "conda (fix --undo could not put them back)")
     pip_args = _pip_arguments(words)
     if pip_args is None:
         return _Parsed("left", "fix runs only the environment's package tool and its variables")

@@ -48,7 +48,7 @@ def test_uv_environments_get_uv_pip_with_the_environments_python():
     ("docker run --gpus all ...", "left"), ("ln -sf a b && echo", "left"), ("cudnn-doctor install x", "left"),
     ("/other/venv/bin/pip install torch", "left"), ("pip download x", "left"),
     ("unset LD_LIBRARY_PATH", "variables"), ("export CUDA_VISIBLE_DEVICES=0", "variables"),
-    ("uv pip install x", "packages"),
+    ("uv pip install x", "packages"), ("conda install -c nvidia cudnn", "left"),
 ])
 def test_each_command_is_sorted_by_what_it_changes(command, kind):
     assert parse_command(command, as_root=False).kind == kind

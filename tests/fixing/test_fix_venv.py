@@ -189,3 +189,33 @@ def test_an_undo_killed_part_way_is_finished_by_the_next_undo(venv):
     undone = doctor(venv, links, "fix", "--undo", "--yes")
     assert undone.returncode == 0, undone.stdout + undone.stderr
     assert state_hashes(venv) == before
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_a_pip_target_folder_is_kept_by_the_journal_and_put_back_by_undo(venv, existed):
+    """The whole-environment fix puts the other cuDNN major in a folder beside the environment with pip --target:
+    pip's list never shows it, so the journal keeps the folder itself."""
+    from cudnn_doctor.fixing.apply import run_plan, undo_newest
+    from cudnn_doctor.fixing.plan import Environment, Erring, build_plan
+
+    venv, links = venv
+    folder = venv / "cudnn8"
+    if existed:
+        (folder / "old").mkdir(parents=True)
+        (folder / "old" / "keep.txt").write_text("kept\n")
+    before = state_hashes(venv)
+    env = {**os.environ, **offline_pip_env(links)}
+    environment = Environment(str(venv), "venv", "pip")
+    lib = "%s/nvidia/cudnn/lib" % folder
+    err = Erring("CD710", "two majors", ('pip install --no-deps --target %s "nvidia-cudnn-cu12==8.9.2.26"' % folder,
+                                         "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % lib))
+    plan = build_plan([err], environment, as_root=False)
+    done = run_plan(plan, env, as_root=False)
+    assert [code for _, code, _ in done.ran] == [0]
+    assert (folder / "nvidia" / "cudnn" / "lib" / "libcudnn.so.8").is_file()
+    undo_newest(environment, env)
+    assert state_hashes(venv) == before
+    assert folder.exists() == existed
+    if existed:
+        assert sorted(p.name for p in folder.rglob("*")) == ["keep.txt", "old"]
+        assert (folder / "old" / "keep.txt").read_text() == "kept\n"
