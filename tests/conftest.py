@@ -41,6 +41,7 @@ _STEERING_ENV = ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUD
                  "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "VIRTUAL_ENV", "CONDA_PREFIX", "GITHUB_ACTIONS",
                  "GITHUB_STEP_SUMMARY", "NO_COLOR", "FORCE_COLOR", "container",
                  "THEANO_FLAGS", "THEANORC", "KERAS_BACKEND",  # Theano's configuration (probes/theano.py)
+                 "PYTHONUSERBASE",  # the user site the probes look for (probes/python_places.py)
                  *CUDA_ENVIRONMENT)  # what facts.environment records
 
 
@@ -59,6 +60,10 @@ def hermetic_env(monkeypatch, request, _test_cache_home):
     # Set again per test (hermetic.redirect set it at import): a test that points XDG_CACHE_HOME elsewhere with
     # monkeypatch, or by hand, leaves the next test the suite's own empty cache folder.
     monkeypatch.setenv("XDG_CACHE_HOME", str(_test_cache_home))
+    # The probes read HOME for the inspected machine's home folder (Maven, Gradle and JavaCPP caches, the user site,
+    # ~/.theanorc): a fake machine is read as CI's root user reads it (what the goldens were recorded with), never
+    # with the home of whoever runs the suite.
+    monkeypatch.setenv("HOME", "/root")
     monkeypatch.setenv("COLUMNS", "120")
     # The installer's after-install check and ld.so.conf reading look here instead of at the real machine.
     monkeypatch.setenv("CUDNN_DOCTOR_TEST_MACHINE_ROOT", "/nonexistent/cudnn-doctor-test-machine")
