@@ -61,9 +61,10 @@ def _built(need: Need) -> Optional[str]:
 
 def _candidates(compat: Compat, facts: Facts, site: str, needs: Sequence[Need]) -> List[str]:
     """The release installed in the site now (nothing to change where every framework accepts it), the releases the
-    frameworks' own pins name (newest first), then `M.*` (pip's newest of the major)."""
+    frameworks' own pins name exactly (newest first), then the newest release with a wheel (`M.m.p.*`). A lower bound
+    (`>=9.8`) names no release: `==9.8` would match no wheel (9.8.0.87)."""
     named = {s.version for n in needs if n.requirement is not None for s in n.requirement.specifier
-             if s.operator in ("==", ">=", "~=", "===") and "*" not in s.version}
+             if s.operator in ("==", "===") and "*" not in s.version}
     ordered = sorted(named, key=lambda r: ver(r) or Version("0"), reverse=True)
     have = _site_release(facts, site, needs[0].project)
     first = [have] if have and major_of(have) == needs[0].major else []
@@ -178,6 +179,7 @@ def layout_fix(facts: Facts, layout: Layout) -> Fix:
             if _site_release(facts, layout.site, p.project) != p.release:
                 commands.append(pip('install "%s"' % p.requirement))
             site_lib = layout.site.rstrip("/") + "/nvidia/cudnn/lib"
+            commands += _unversioned_links(p, site_lib)
             # a framework whose library searches no nvidia/cudnn folder (ONNX Runtime, CuPy 13) finds the site's
             # copy only on LD_LIBRARY_PATH, behind the other major's folder (another soname: it does not shadow it)
             if any(_plain_path_only(n) for n in p.needs) and not any(
@@ -186,6 +188,7 @@ def layout_fix(facts: Facts, layout: Layout) -> Fix:
             continue
         if not _holds(facts, p):
             commands.append(pip('install --no-deps --target %s "%s"' % (q(p.folder), p.requirement)))
+        commands += _unversioned_links(p, p.lib or "")
         if not any(same_file(e, p.lib) for e in facts.loader.ld_library_path):
             commands.append(prepend_ld_path(p.lib or ""))
     warned = _pin_warnings(layout)
@@ -198,6 +201,13 @@ def layout_fix(facts: Facts, layout: Layout) -> Fix:
     note = ("   (pip will warn that %s; they run all the same: %s)" % (" and ".join(warned), runs) if warned
             else "   (%s)" % runs)
     return noted(run(*commands), note)
+
+
+def _unversioned_links(placement: Placement, lib: str) -> List[str]:
+    """PaddlePaddle dlopens the unversioned libcudnn.so, which NVIDIA's wheel lacks: the link beside its major."""
+    asked = {n.framework.resolved_cudnn.name for n in placement.needs if n.framework.resolved_cudnn is not None}
+    return ["ln -sf libcudnn.so.%d %s" % (placement.needs[0].major, q(lib + "/" + name))
+            for name in sorted(asked) if not name[-1:].isdigit()]
 
 
 def _plain_path_only(need: Need) -> bool:

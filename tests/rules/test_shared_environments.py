@@ -159,3 +159,17 @@ def test_a_release_no_framework_pins_is_the_newest_with_a_wheel_of_its_project()
     [unresolved] = [f for f in _errors(_findings(facts)) if f.id == "CD704"]
     assert unresolved.remedy.commands[0] == (
         'pip install --no-deps --target %s/cudnn8 "nvidia-cudnn-cu11==8.9.6.*"' % PREFIX)
+
+
+def test_a_lower_bound_names_no_release_the_newest_wheel_of_the_major_does():
+    # JAX 0.7.2's plugin pins nvidia-cudnn-cu12>=9.8,<10.0: `==9.8` would match no wheel (draw 43/4: "No matching
+    # distribution found for nvidia-cudnn-cu12==9.8"); TensorFlow 2.17's 8.9.7.29 installed last holds the site
+    jax = framework("jax-cuda12-pjrt", "0.7.2", cuda_version="12", requires=["nvidia-cudnn-cu12<10.0,>=9.8"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", None),
+                    library_search_path=[TORCH_SITE + "/jax_plugins/xla_cuda12", SITE_LIB])
+    facts = _environment([_tensorflow("2.17.1", 8, TF217, 8), jax], "8.9.7.29")
+    [unresolved] = [f for f in _errors(_findings(facts)) if f.id == "CD704"]
+    install = unresolved.remedy.commands[0]
+    assert install.startswith('pip install "nvidia-cudnn-cu12==9.') and install.endswith('.*"'), install
+    assert unresolved.remedy.commands[1].startswith("pip install --no-deps --target %s/cudnn8 " % PREFIX)
