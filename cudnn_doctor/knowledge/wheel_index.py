@@ -21,7 +21,7 @@ packaging.markers."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
@@ -173,7 +173,7 @@ class WheelIndex:
                 "glibc", "%s %s needs a newer glibc than %s" % (project, version, node.glibc))
         if any(f & supported_tags(node) for f in arch_files):
             return None
-        if node.glibc and any(f & supported_tags(_without_glibc(node)) for f in arch_files):
+        if node.glibc and any(f & supported_tags(replace(node, glibc="")) for f in arch_files):
             floors = sorted({t.platform for f in arch_files for t in f if t.platform.startswith("manylinux")})
             return Miss("glibc", "%s %s needs a newer glibc than %s (its wheels for %s: %s)" % (
                 project, version, node.glibc, _arch(node) or node.platform, ", ".join(floors)))
@@ -237,10 +237,6 @@ class WheelIndex:
                     req.name, v, node, tuple(req.extras), depth + 1) is None:
                 return v
         return None
-
-
-def _without_glibc(node: Node) -> Node:
-    return Node(node.python, node.machine, "", node.platform)
 
 
 def _any_python(node: Node) -> FrozenSet[Tag]:
