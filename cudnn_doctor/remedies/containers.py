@@ -77,9 +77,9 @@ def compat_older_fix() -> Fix:
 
 def container_toolkit_fix(runtime: str = "docker") -> Fix:
     """The host's container runtime has no GPU runtime: install the NVIDIA Container Toolkit and register it (the
-    node's runtime_configure_fix). The host's `sudo` stays plain: its user is not this run's."""
+    node's runtime_configure_fix), written like every command of the machine (sudo for a user, none for root)."""
     return say("install the NVIDIA Container Toolkit (`%s` after adding NVIDIA's repository), then register it with "
-               "%s: `%s`", run("sudo apt-get install -y nvidia-container-toolkit"), runtime,
+               "%s: `%s`", run(on_machine("apt-get install -y nvidia-container-toolkit")), runtime,
                runtime_configure_fix(runtime))
 
 

@@ -85,7 +85,8 @@ def acs_off_fix(bridges: Sequence[str]) -> Fix:
 
 def runtime_configure_fix(runtime: str) -> Fix:
     """The NVIDIA runtime registered with docker or containerd, and the daemon restarted."""
-    return run("sudo nvidia-ctk runtime configure --runtime=%s" % runtime, "sudo systemctl restart %s" % runtime)
+    return run(on_machine("nvidia-ctk runtime configure --runtime=%s" % runtime),
+               on_machine("systemctl restart %s" % runtime))
 
 
 def cdi_generate_fix() -> Fix:

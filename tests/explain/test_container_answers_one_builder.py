@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from clirunner import CliRunner
 
 from cudnn_doctor.cli import app
 from cudnn_doctor.remedies import node
 from cudnn_doctor.remedies.containers import container_gpu_fix, container_toolkit_fix
+
+# The builders called here write their commands for Target(), as explain writes a paste's answer.
+pytestmark = pytest.mark.usefixtures("fix_target")
 
 
 def _fix(text: str) -> dict:

@@ -1,9 +1,10 @@
-"""Fixes are data (issue 42): every command a fix names is one of its `commands`, so `--json` carries it and the
-Target (sudo, --root, this doctor's start words) shapes it; no command hides in a sentence. The walk runs every rule
-over every built-facts scenario, smoke's fix for every status, explain over its corpus and the remedies' own
-callers below, and records what each builder in cudnn_doctor/remedies returned (a profile hook sees every return, the
-parts a fix is composed of too). compat's fix rows are checked the same way: commands in `commands`, words in
-`words`, which names each command only by its place (`{0}`)."""
+"""Fixes are data (issue 42): every command a fix names is one of its `commands` (or `alternatives`, another way),
+so `--json` carries it and the Target (sudo, --root, this doctor's start words) shapes it; no command hides in a
+sentence. The walk runs every rule over every built-facts scenario (for a user on / and for root under --root),
+smoke's fix for every status and explain over its corpus, and records what each builder in cudnn_doctor/remedies
+returned (a profile hook sees every return, the parts a fix is composed of too); the builders no walk reaches are
+read instead (a command written into stated's or advice's words, or a plain part of say). compat's fix rows are
+checked the same way: commands in `commands`, words in `words`, which names each command only by its place."""
 from __future__ import annotations
 
 import functools

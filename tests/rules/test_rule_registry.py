@@ -56,7 +56,7 @@ def test_check_never_runs_bench_rules():
     assert not any(r.startswith("CD95") for r in ran)
 
 
-def test_the_driver_fix_is_written_for_the_platform_it_is_for():
+def test_the_driver_fix_is_written_for_the_platform_it_is_for(fix_target):
     linux = driver_upgrade_fix("550 or newer")
     assert linux.commands == ["sudo ubuntu-drivers install", "sudo reboot"] and linux.root
     windows = driver_upgrade_fix("550 or newer", "windows")
