@@ -15,7 +15,7 @@ import pytest
 from cudnn_doctor.smoke import run_smoke
 from cudnn_doctor.smoke.choose import choose_libraries, driver_library
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("fix_target")]  # run_smoke writes its fix for Target()
 REPO = Path(__file__).resolve().parents[2]
 PATTERNS = ("/usr/lib/x86_64-linux-gnu/libcudnn.so.[0-9]", "/usr/lib64/libcudnn.so.[0-9]",
             "/usr/local/cuda*/lib64/libcudnn.so.[0-9]", "/usr/local/cuda*/lib/libcudnn.so.[0-9]")
