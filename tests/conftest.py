@@ -150,6 +150,8 @@ _SLOW_FILES = (
     "probes/test_loader_glibc.py",  # Debian's packages (apt-get download) and a real cuDNN wheel, in chroots
     # Every fix of every rule on hundreds of built machines, run in real shells or checked path by path: minutes.
     "remedies/test_fixes_run_as_printed.py", "remedies/test_fixes_stay_inside_the_root.py",
+    # Pastes of megabytes, hostile and cut (13 s of CPU together).
+    "explain/test_explain_linear_time.py",
 )
 # Single generators that take 10 s or more each on 2 cores (every GPU, every release, 20,000 reports), and tests of
 # 4 s or more (hypothesis-drawn picks, hangs cut off by a timeout, two installs racing, every command twice under
@@ -170,6 +172,21 @@ _SLOW_TESTS = (
     "rules/test_rules_on_built_facts.py::test_every_error_and_warning_has_a_fix",
     # the whole golden module again, with a user's `cudnn-doctor update` copy in $HOME/.cache (over a minute)
     "project/test_tests_are_hermetic.py::test_the_golden_tests_pass_with_a_users_update_in_the_home_cache",
+    # Measured in CPU seconds per test (process and children) on a fresh clone, 2026-11-29, to keep the quick tier under
+    # 3 minutes on 2 idle cores: every fix builder and TOML row walked (32 s), each of 29 error texts answered on its
+    # own fake machine (29 s), eight kill points of an install (10 s), the corpus graded (6 s), the command started
+    # in every form, terminal, width and bad root (5-7 s each), every release's wheel planned, a session of its own.
+    "remedies/test_fixes_are_data.py::test_no_fix_keeps_a_command_in_its_words",
+    "commands/test_explain_pastes.py::test_text_is_answered_with_needs_machine_and_one_fix",
+    "install/test_install_transaction.py::test_killed_install_is_undone_by_the_next_rollback",
+    "explain/test_corpus.py::test_tally_is_at_least_the_recorded_floor",
+    "commands/test_output_conventions.py::test_python_dash_m_is_the_command",
+    "commands/test_output_conventions.py::test_colour_only_where_it_belongs",
+    "commands/test_terminal_never_cuts_a_command.py::test_every_command_and_url_is_whole_on_one_line_at_60_columns",
+    "commands/test_hostile_cli.py::test_root_and_cuda_home_say_what_they_are_instead",
+    "install/test_install_pypi_wheels.py::test_the_wheel_index_plans_the_same_file_for_every_release",
+    "probes/test_probe_budget.py::test_any_mix_of_odd_libraries_never_reaches_the_child",
+    "project/test_tests_are_hermetic.py::test_a_test_that_reads_a_users_knowledge_fails_naming_it_and_the_path",
 )
 
 
