@@ -290,8 +290,38 @@ def pick_schema() -> Dict[str, Any]:
     return document("pick-v1", "cudnn-doctor pick --json", envelope("pick", payload, sorted(payload)), {})
 
 
+def fix_schema() -> Dict[str, Any]:
+    from cudnn_doctor.render.fix import empty_payload
+
+    text, texts, ids = {"type": "string"}, {"type": "array", "items": {"type": "string"}}, \
+        {"type": "array", "items": {"type": "string", "pattern": "^CD[0-9]{3}$"}}
+    environment = {"type": "object", "required": ["prefix", "kind", "tool"], "additionalProperties": False,
+                   "properties": {"prefix": text, "kind": {"enum": ["venv", "conda"]},
+                                  "tool": {"enum": ["pip", "uv", "conda"]}}}
+    step = {"type": "object", "required": ["kind", "command", "changes", "ids"], "additionalProperties": False,
+            "properties": {"kind": {"enum": ["packages", "variables", "system"]}, "command": text, "changes": text,
+                           "ids": ids}}
+    payload = {
+        "environment": {"anyOf": [environment, NULL]}, "plan": {"type": "array", "items": step},
+        "left": {"type": "array", "items": {"type": "object", "required": ["id", "command", "why"],
+                                            "properties": {"id": text, "command": text, "why": text}}},
+        "taken": ids, "not_taken": ids, "remaining": ids,
+        "before": {"type": "array", "items": {"type": "object", "required": ["id", "title"],
+                                              "properties": {"id": text, "title": text}}},
+        "problem": {"type": ["string", "null"]}, "dry_run": {"type": "boolean"}, "undone": {"type": "boolean"},
+        "ran": {"type": "array", "items": {"type": "object", "required": ["command", "exit_code", "output"],
+                                           "properties": {"command": text, "exit_code": {"type": "integer"},
+                                                          "output": text}}},
+        "files": texts, "journal": text,
+    }
+    # The hand-written shapes above name exactly the fields render/fix.py writes.
+    assert set(payload) == set(empty_payload()), sorted(set(payload) ^ set(empty_payload()))
+    return document("fix-v1", "cudnn-doctor fix --json", envelope("fix", payload, sorted(payload)), {})
+
+
 SCHEMAS = {"report-v1.json": report_schema, "smoke-v1.json": smoke_schema, "bench-v1.json": bench_schema,
-           "install-v1.json": install_schema, "fleet-v1.json": fleet_schema, "pick-v1.json": pick_schema}
+           "install-v1.json": install_schema, "fleet-v1.json": fleet_schema, "pick-v1.json": pick_schema,
+           "fix-v1.json": fix_schema}
 
 
 def rendered() -> Dict[str, str]:

@@ -40,58 +40,87 @@ def register(app: typer.Typer) -> None:
         env: List[str] = typer.Option([], "--env", metavar="NAME=VALUE",
                                       help="An environment variable of the inspected machine (repeatable), as "
                                            "check's --env: VIRTUAL_ENV names the environment to change."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1) at the end "
+                                                           "and nothing else; never asks (pass --yes to run)."),
     ) -> None:
         from .check_run import parse_env
 
         given = parse_env(env) or {}
         inspected: Dict[str, str] = dict(os.environ, **given)
+        out = _Out(as_json)
         if undo:
-            raise typer.Exit(_undo(inspected, yes))
-        raise typer.Exit(_fix(list(ids or []), dry_run or root != "/", yes, shell, root, given or None, inspected))
+            raise typer.Exit(_undo(inspected, yes, out))
+        raise typer.Exit(_fix(list(ids or []), dry_run or root != "/", yes, shell, root, given or None, inspected,
+                              out))
 
 
-def _undo(env: Mapping[str, str], yes: bool) -> int:
+class _Out:
+    """What fix says: lines for a terminal as it goes, or (--json) one envelope at the end with every field."""
+
+    def __init__(self, as_json: bool) -> None:
+        from ..render.fix import empty_payload
+
+        self.as_json, self.data = as_json, empty_payload()
+
+    def say(self, lines: List[str]) -> None:
+        if not self.as_json and lines:
+            sys.stdout.write("\n".join(lines) + "\n")
+
+    def done(self, code: int) -> int:
+        if self.as_json:
+            from ..render.envelope import dumps, envelope
+
+            sys.stdout.write(dumps(envelope("fix", code, **self.data)) + "\n")
+        return code
+
+
+def _undo(env: Mapping[str, str], yes: bool, out: _Out) -> int:
     from ..fixing.apply import FixStopped, undo_newest
     from ..fixing.environment import find_environment
-    from ..render.fix import ran_lines
+    from ..render.fix import environment_payload, ran_lines, ran_payload
 
     environment = find_environment(env, [])
     if environment is None:
         error_exit("which environment? activate it (or pass --env VIRTUAL_ENV=PATH) and run fix --undo again")
-    if not yes and not _ask("Put %s back as the newest fix found it?" % environment.prefix):
-        return EXIT_USAGE
+    out.data["environment"] = environment_payload(environment)
+    if not yes and not _ask("Put %s back as the newest fix found it?" % environment.prefix, out):
+        return out.done(EXIT_USAGE)
     try:
         done = undo_newest(environment, env)
     except FixStopped as exc:
-        sys.stdout.write("fix --undo: %s\n" % exc)
-        return EXIT_PROBLEMS
-    lines = ["Undone in %s:" % environment.prefix] + ran_lines(done.ran, done.files, "", "put back") + done.notes
-    sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_OK
+        out.data["problem"] = str(exc)
+        out.say(["fix --undo: %s" % exc])
+        return out.done(EXIT_PROBLEMS)
+    out.data.update(undone=True, ran=ran_payload(done.ran), files=done.files, journal=done.journal)
+    out.say(["Undone in %s:" % environment.prefix] + ran_lines(done.ran, done.files, "", "put back") + done.notes)
+    return out.done(EXIT_OK)
 
 
-def _ask(question: str) -> bool:
-    if not sys.stdin.isatty():
-        sys.stdout.write("No terminal to ask on: pass --yes to run it.\n")
+def _ask(question: str, out: _Out) -> bool:
+    if not sys.stdin.isatty() or out.as_json:
+        out.data["problem"] = "no terminal to ask on: pass --yes"
+        out.say(["No terminal to ask on: pass --yes to run it."])
         return False
     return typer.confirm(question, default=False)
 
 
 def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given: Optional[Mapping[str, str]],
-         env: Dict[str, str]) -> int:
+         env: Dict[str, str], out: _Out) -> int:
     from .. import diagnose
     from ..fixing import gather
     from ..fixing.activate import shell_line
     from ..fixing.apply import interrupted
     from ..fixing.environment import find_environment
     from ..fixing.plan import build_plan
-    from ..render.fix import plan_lines
+    from ..render.fix import plan_lines, plan_payload
 
     active = find_environment(env, []) if root == "/" else None
     if active is not None and interrupted(active) is not None:
-        sys.stdout.write("An earlier fix of %s was interrupted: run `cudnn-doctor fix --undo` first (it puts the "
-                         "environment back as that fix found it).\n" % active.prefix)
-        return EXIT_PROBLEMS
+        out.data["problem"] = "an earlier fix of %s was interrupted: run `cudnn-doctor fix --undo` first" % (
+            active.prefix)
+        out.say(["An earlier fix of %s was interrupted: run `cudnn-doctor fix --undo` first (it puts the "
+                 "environment back as that fix found it)." % active.prefix])
+        return out.done(EXIT_PROBLEMS)
     before = diagnose.diagnose(root, given)
     unknown = gather.unknown_ids(before.findings, ids)
     if unknown:
@@ -106,27 +135,24 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
         return EXIT_OK
     titles = {f.id: f.title for f in picked}
     problem = _dry_runs(plan, env) if root == "/" and picked else None
-    out = plan_lines(plan, titles)
-    sys.stdout.write("\n".join(out) + "\n")
+    out.data.update(plan_payload(plan), before=[{"id": f.id, "title": f.title} for f in picked], problem=problem,
+                    dry_run=dry_run)
+    out.say(plan_lines(plan, titles))
     if not picked:
-        sys.stdout.write("check reports no error to fix.\n")
-        return EXIT_OK
+        out.say(["check reports no error to fix."])
+        return out.done(EXIT_OK)
     if problem:
-        sys.stdout.write("%s: nothing was changed.\n" % problem)
-        return EXIT_PROBLEMS
+        out.say(["%s: nothing was changed." % problem])
+        return out.done(EXIT_PROBLEMS)
     if dry_run:
-        sys.stdout.write("(dry run: nothing was changed)\n" if root == "/" else
-                         "(--root: fix only prints; run these on that machine)\n")
-        return EXIT_OK
+        out.say(["(dry run: nothing was changed)" if root == "/" else
+                 "(--root: fix only prints; run these on that machine)"])
+        return out.done(EXIT_OK)
     if plan.empty:
-        return EXIT_PROBLEMS
-    if not yes:
-        if not sys.stdin.isatty():
-            sys.stdout.write("No terminal to ask on: pass --yes to run this plan.\n")
-            return EXIT_USAGE
-        if not typer.confirm("Run these %d steps?" % len(plan.steps), default=False):
-            return EXIT_USAGE
-    return _run(plan, before, given, env, as_root, root, [i.upper() for i in ids])
+        return out.done(EXIT_PROBLEMS)
+    if not yes and not _ask("Run these %d steps?" % len(plan.steps), out):
+        return out.done(EXIT_USAGE)
+    return out.done(_run(plan, before, given, env, as_root, root, [i.upper() for i in ids], out))
 
 
 def _dry_runs(plan, env: Mapping[str, str]) -> Optional[str]:
@@ -149,17 +175,19 @@ def _dry_runs(plan, env: Mapping[str, str]) -> Optional[str]:
 
 
 def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], as_root: bool, root: str,
-         asked: List[str]) -> int:
+         asked: List[str], out: _Out) -> int:
     from .. import diagnose
     from ..fixing.apply import FixStopped, run_plan, variables_after
     from ..model import Severity
-    from ..render.fix import before_after_lines, ran_lines, variables_hint
+    from ..render.fix import before_after_lines, ran_lines, ran_payload, variables_hint
 
     try:
         done = run_plan(plan, env, as_root)
     except FixStopped as exc:
-        sys.stdout.write("fix stopped: %s\n" % exc)
+        out.data["problem"] = str(exc)
+        out.say(["fix stopped: %s" % exc])
         return EXIT_PROBLEMS
+    out.data.update(ran=ran_payload(done.ran), files=done.files, journal=done.journal)
     lines = ["Ran:"] + ran_lines(done.ran, done.files, done.journal)
     # Judged as a new shell of the environment sees it: the variables its activate script now sets.
     after_env = dict(given if given is not None else os.environ)
@@ -171,7 +199,8 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     after = diagnose.diagnose(root, after_env)
     errors_after = [f.id for f in after.findings if f.severity == Severity.ERROR or f.id in asked]
     shown = [(f.id, f.title) for f in before.findings if f.id in plan.taken or f.id in plan.not_taken]
+    out.data["remaining"] = sorted({i for i, _ in shown if i in errors_after})
     lines += before_after_lines(shown, errors_after, plan.taken)
     lines += variables_hint(plan.variable_lines, plan.environment)
-    sys.stdout.write("\n".join(lines) + "\n")
+    out.say(lines)
     return EXIT_PROBLEMS if any(i in errors_after for i in plan.taken) else EXIT_OK

@@ -60,3 +60,27 @@ def variables_hint(lines: Sequence[str], environment: Optional[Any]) -> List[str
         return []
     return ["New shells of %s get the variables; in this shell: eval \"$(cudnn-doctor fix --shell)\"" %
             environment.prefix]
+
+
+def empty_payload() -> Dict[str, Any]:
+    """Every field of fix's --json (schema/fix-v1.json), before the run fills them in."""
+    return {"environment": None, "plan": [], "left": [], "taken": [], "not_taken": [], "before": [], "problem": None,
+            "dry_run": False, "ran": [], "files": [], "journal": "", "remaining": [], "undone": False}
+
+
+def environment_payload(environment: Any) -> Optional[Dict[str, str]]:
+    if environment is None:
+        return None
+    return {"prefix": environment.prefix, "kind": environment.kind, "tool": environment.tool}
+
+
+def plan_payload(plan: Any) -> Dict[str, Any]:
+    return {"environment": environment_payload(plan.environment),
+            "plan": [{"kind": s.kind, "command": s.shown, "changes": s.changes, "ids": list(s.ids)}
+                     for s in plan.steps],
+            "left": [{"id": fid, "command": command, "why": why} for fid, command, why in plan.left],
+            "taken": list(plan.taken), "not_taken": list(plan.not_taken)}
+
+
+def ran_payload(ran: Sequence[Tuple[str, int, str]]) -> List[Dict[str, Any]]:
+    return [{"command": shown, "exit_code": code, "output": tail} for shown, code, tail in ran]

@@ -48,7 +48,8 @@ JUDGE = r'''
 set -e
 . "$1/bin/activate"
 ldd "$(echo "$1"/lib/python3*/site-packages/onnxruntime/capi/libonnxruntime_providers_cuda.so)"
-python -c 'import ctypes; l = ctypes.CDLL("libcudnn.so.9"); l.cudnnGetVersion.restype = ctypes.c_size_t; print("cudnnGetVersion", l.cudnnGetVersion())'
+python -c 'import ctypes; l = ctypes.CDLL("libcudnn.so.9"); l.cudnnGetVersion.restype = ctypes.c_size_t
+print("cudnnGetVersion", l.cudnnGetVersion())'
 '''
 
 

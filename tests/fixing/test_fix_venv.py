@@ -98,6 +98,21 @@ def test_dry_run_and_no_terminal_without_yes_change_nothing(venv):
     assert state_hashes(venv) == before and not (venv / ".cudnn-doctor").exists()
 
 
+def test_json_is_one_envelope_of_its_schema_and_never_asks(venv):
+    import jsonschema
+
+    venv, links = venv
+    schema = json.loads((Path(__file__).resolve().parents[2] / "schema" / "fix-v1.json").read_text())
+    dry = doctor(venv, links, "fix", *IDS, "--dry-run", "--json")
+    doc = json.loads(dry.stdout)
+    jsonschema.validate(doc, schema)
+    assert dry.returncode == doc["exit_code"] == 0 and doc["dry_run"] and doc["taken"] == list(IDS)
+    assert [s["kind"] for s in doc["plan"]] == ["packages", "variables"]
+    asked = json.loads(doctor(venv, links, "fix", *IDS, "--json").stdout)
+    jsonschema.validate(asked, schema)
+    assert asked["exit_code"] == 2 and "pass --yes" in asked["problem"] and not asked["ran"]
+
+
 def test_shell_prints_the_line_to_eval(venv):
     venv, links = venv
     out = doctor(venv, links, "fix", "CD704", "--shell")
