@@ -254,6 +254,7 @@ def variable_names(lines: Sequence[str]) -> List[str]:
 def with_versions(step: Step, installs: Sequence[Tuple[str, str]], before: Optional[Dict[str, str]]) -> None:
     """Say exactly what an install step changes, from pip's own dry run: each package old -> new, or added."""
     if not installs:
+        step.changes = "%s: nothing (pip's dry run: already installed)" % step.changes
         return
     parts = []
     for name, version in installs:
