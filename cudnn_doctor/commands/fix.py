@@ -128,7 +128,8 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
     picked = gather.chosen(before.findings, ids)
     errs = gather.errings(picked, before.facts)
     environment = find_environment(env, [e.site for e in errs if e.site]) if root == "/" else None
-    as_root = diagnose.fix_target(before.facts).as_root
+    # The machine's own steps run only as root and only with --yes (never behind a prompt); else they are left.
+    as_root = diagnose.fix_target(before.facts).as_root and (yes or dry_run)
     plan = build_plan(errs, environment, as_root)
     if shell:
         sys.stdout.write(shell_line(plan.variable_lines) + "\n" if plan.variable_lines else "")

@@ -53,7 +53,17 @@ def find_environment(env: Mapping[str, str], sites: Sequence[str]) -> Optional[E
     kind = "conda" if os.path.isdir(os.path.join(prefix, "conda-meta")) else "venv"
     if not os.path.isfile(os.path.join(prefix, "pyvenv.cfg")) and kind != "conda":
         return None  # a system prefix (/usr) is not an environment fix changes
-    return Environment(prefix, kind, _tool(prefix, env))
+    writable = all(os.access(p, os.W_OK) for p in [prefix, *_sites(prefix)])
+    return Environment(prefix, kind, _tool(prefix, env), writable)
+
+
+def _sites(prefix: str) -> List[str]:
+    lib = os.path.join(prefix, "lib")
+    try:
+        return [os.path.join(lib, n, "site-packages") for n in os.listdir(lib)
+                if n.startswith("python") and os.path.isdir(os.path.join(lib, n, "site-packages"))]
+    except OSError:
+        return []
 
 
 def _tool(prefix: str, env: Mapping[str, str]) -> str:

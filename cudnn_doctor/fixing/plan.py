@@ -27,6 +27,7 @@ class Environment:
     prefix: str
     kind: str  # "venv" or "conda"
     tool: str  # "pip" (its own python -m pip), "uv" (uv pip --python) or "conda" (conda ... -p PREFIX)
+    writable: bool = True  # this user may change it (an environment owned by another user is left, named)
 
     @property
     def python(self) -> str:
@@ -211,6 +212,8 @@ def _left_why(err: Erring, parsed: Sequence[Tuple[str, _Parsed]], environment: O
             return "no Python environment to change was named or found (activate it, or set VIRTUAL_ENV)"
         if err.site is not None and not _inside(err.site, environment.prefix):
             return "it is about another environment (%s): run fix with that one active" % err.site
+        if not environment.writable:
+            return "%s is not yours to change (another user owns it): run fix as its owner" % environment.prefix
     return None
 
 

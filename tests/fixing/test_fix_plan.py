@@ -107,3 +107,9 @@ def test_conda_scripts_set_and_restore(tmp_path):
     out = _bash('unset LD_LIBRARY_PATH; . %s/up.sh; echo "$LD_LIBRARY_PATH"; . %s/down.sh; '
                 'echo "${LD_LIBRARY_PATH-unset}"' % (tmp_path, tmp_path))
     assert out.split() == ["/wheel/lib", "unset"]
+
+
+def test_an_environment_another_user_owns_is_left_named():
+    theirs = Environment("/srv/venv", "venv", "pip", writable=False)
+    plan = build_plan([Erring("CD702", "pin", ('pip install "a==1"',), SITE)], theirs, as_root=False)
+    assert plan.not_taken == ["CD702"] and "not yours to change" in plan.left[0][2] and not plan.steps
