@@ -43,8 +43,12 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (schema_version 1) at the end "
                                                            "and nothing else; never asks (pass --yes to run)."),
     ) -> None:
+        from ..bounded_io import not_a_folder
         from .check_run import parse_env
 
+        problem = not_a_folder(root)
+        if problem:
+            error_exit("--root %s %s" % (root, problem))
         given = parse_env(env) or {}
         inspected: Dict[str, str] = dict(os.environ, **given)
         out = _Out(as_json)
