@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 _VERSION = re.compile(r"/lib(?:64)?/python(3\.\d+)t?/(?:site|dist)-packages/?$")
 _SYSTEM_SITE = re.compile(r"^\s*include-system-site-packages\s*=\s*true\s*$", re.I | re.M)
@@ -95,14 +95,26 @@ def _base_sites(host, cfg: str, version: Optional[str]) -> List[str]:
 def altered_files(host, site: str, dist_dir: str, under: str = "nvidia/cudnn/lib/") -> List[str]:
     """The library files of an installed wheel whose size is not the one its RECORD lists (`path,sha256=...,SIZE`):
     another release's file copied over it. Sizes only: hashing a 500 MB engine library on every run costs seconds,
-    and two releases' builds of one library never have one size. A missing file is said elsewhere (the copy's
-    sub-libraries)."""
+    and two releases' builds of one library never have one size. A file another installed cuDNN wheel of the site
+    lists at its size is that wheel's (NVIDIA's wheels for two CUDAs write the same files): not a damaged wheel. A
+    missing file is said elsewhere (the copy's sub-libraries)."""
+    others: Dict[str, set] = {}
+    for entry in host.listdir(site):
+        if entry != dist_dir and entry.startswith("nvidia_cudnn_cu") and entry.endswith(".dist-info"):
+            for path, size in _record(host, site, entry, under):
+                others.setdefault(path, set()).add(size)
     out: List[str] = []
+    for path, size in _record(host, site, dist_dir, under):
+        st = host.stat("%s/%s" % (site, path))
+        if st is not None and st.st_size != size and st.st_size not in others.get(path, ()):
+            out.append(path[len(under):])
+    return out
+
+
+def _record(host, site: str, dist_dir: str, under: str) -> List[Tuple[str, int]]:
+    out = []
     for line in (host.read_text("%s/%s/RECORD" % (site, dist_dir), limit=1 << 20) or "").splitlines():
         parts = line.rsplit(",", 2)
-        if len(parts) != 3 or not parts[0].startswith(under) or not parts[2].strip().isdigit():
-            continue
-        st = host.stat("%s/%s" % (site, parts[0]))
-        if st is not None and st.st_size != int(parts[2]):
-            out.append(parts[0][len(under):])
+        if len(parts) == 3 and parts[0].startswith(under) and parts[2].strip().isdigit():
+            out.append((parts[0], int(parts[2])))
     return out

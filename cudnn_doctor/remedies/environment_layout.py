@@ -177,6 +177,12 @@ def layout_fix(facts: Facts, layout: Layout) -> Fix:
     for p in sorted(layout.placements, key=lambda p: p.folder is not None):  # the site's own release first
         if p.folder is None:
             if _site_release(facts, layout.site, p.project) != p.release:
+                # another CUDA's wheel of this major writes the same files: out first (uninstalled after, it would
+                # delete the new ones)
+                commands += [pip("uninstall -y %s" % w["name"]) for w in facts.python.nvidia_wheels
+                             if same_file(w.get("location"), layout.site) and w["name"].startswith("nvidia-cudnn-")
+                             and canonical_name(w["name"]) != p.project
+                             and major_of(w.get("version")) == p.needs[0].major]
                 commands.append(pip('install "%s"' % p.requirement))
             site_lib = layout.site.rstrip("/") + "/nvidia/cudnn/lib"
             commands += _unversioned_links(p, site_lib)
