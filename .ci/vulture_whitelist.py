@@ -67,3 +67,10 @@ _.phases_ms
 _.lookups
 _.pastes
 _.features
+
+# explain.paste_facts: facts the paste states that no answer reads yet (issue 44: every version the text carries is
+# read, with its span; tests/explain/test_paste_facts.py reads them).
+_.cuda_paths
+_.cudnn_compiled
+_.cudnn_loaded
+_.folder_of

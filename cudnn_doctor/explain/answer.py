@@ -8,6 +8,7 @@ from typing import Callable, List, Optional
 from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
 from ..versions import major_of
+from .answer_facts import from_loader, from_releases
 from .answer_signals import from_signals, from_statuses
 from .answered import Answer
 from .evidence import Evidence
@@ -29,7 +30,13 @@ def _checks(ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer(cause, rt.trt_rebuild_fix())
     if bad.library != "cuDNN" or major is None:
         return Answer(cause, paste.toolkit_release_fix(compat, bad.compiled, ev.platform))
-    cuda = next(iter(ev.cuda), None)
+    # The CUDA the program itself says it needs (ONNX Runtime's "CUDA 12.*"), else its build's, else one stated.
+    cuda = next((c.compiled for c in ev.checks if c.framework == bad.framework and c.library == "CUDA"), None) or \
+        ev.facts.build_cuda() or next(iter(ev.cuda), None)
+    wheel = compat.cudnn_wheel(major_of(cuda)) if cuda else None
+    if wheel and bad.framework == "ONNX Runtime" and any(p.name == wheel for p in ev.facts.packages):
+        return Answer(cause + "; %s is installed, but ONNX Runtime searches only the loader's path" % wheel,
+                      rt.wheel_lib_path_fix("nvidia.cudnn", wheel))
     at_least = None if bad.rule == "same-major" else bad.compiled
     install = paste.cudnn_release_fix(compat, major, at_least, bad.rule in ("same-minor", "exact"), cuda)
     if bad.framework == "PyTorch" and bad.runtime:  # it bundles its cuDNN: an older one found first shadows it
@@ -90,7 +97,8 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
     stem = stem if stem.startswith("lib") else "lib" + stem
     cause = "%s is not found; it is %s's" % (first.name, first.label)
     if first.product == "cuDNN":
-        cuda = next((s.high for s in ev.libraries if s.product == "CUDA"), None) or next(iter(ev.cuda), None)
+        cuda = ev.facts.build_cuda() or next((s.high for s in ev.libraries if s.product == "CUDA"), None) or \
+            next(iter(ev.cuda), None)
         fix = paste.cudnn_release_fix(compat, int(first.low), cuda=cuda)
     else:
         fix = paste.toolkit_library_fix(compat, first, stem)
@@ -135,7 +143,8 @@ Step = Callable[[Evidence, Compat], Optional[Answer]]
 
 def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The first answer the evidence gives, most decisive kind first; None when it gives none."""
-    steps: List[Step] = [_loader, _checks, _windows, from_signals, _loader_missing, from_statuses]
+    steps: List[Step] = [from_loader, _loader, from_releases, _checks, _windows, from_signals, _loader_missing,
+                         from_statuses]
     for step in steps:
         found = step(ev, compat)
         if found is not None:

@@ -10,6 +10,7 @@ from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_toolkit_fix
 from ..versions import major_of
+from .answer_facts import driver_too_old, forward_compat, no_kernel_image
 from .answered import Answer
 from .evidence import Evidence
 
@@ -30,7 +31,10 @@ _STATUS_SIGNAL: Dict[str, str] = {
 
 
 def _framework(ev: Evidence) -> str:
-    """PyTorch where the text is PyTorch's (its build is what to replace), else '' (the program is rebuilt)."""
+    """PyTorch where the text is PyTorch's (its build is what to replace), else '' (the program is rebuilt); Lua
+    Torch7 paths name torch too, and have no wheel."""
+    if ev.facts.runs("Torch7"):
+        return ""
     return "PyTorch" if re.search(r"torch|pytorch", ev.text, re.I) else ""
 
 
@@ -58,6 +62,8 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         floor = compat.min_driver(cuda, platform)
         return Answer("the image needs CUDA %s, newer than the host driver runs" % cuda,
                       paste.driver_fix(floor.version if floor else None, platform))
+    if kind == "driver-too-old" and (ev.facts.build_cuda() or ev.facts.cuda_driver):
+        return driver_too_old(ev, compat)
     if kind == "driver-too-old":
         floor = compat.min_driver(cuda, platform) if cuda else None
         return Answer("the NVIDIA driver%s is older than the CUDA runtime%s needs%s" % (
@@ -89,6 +95,10 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       rt.mismatched_driver_fix(platform))
     if kind in ("launch-failure", "cuda-unknown-error"):
         return Answer("a GPU fault: after a suspend/resume the nvidia_uvm module is broken", rt.uvm_reload_fix(platform))
+    if kind in ("no-kernel-image", "arch-mismatch") and (ev.facts.runs("Torch7") or ev.facts.python):
+        found = no_kernel_image(ev, compat)
+        if found is not None:
+            return found
     if kind in ("no-kernel-image", "arch-mismatch"):
         cc = ev.gpu_cc
         return Answer("the build has no kernels for this GPU%s" % ((" (compute capability %s)" % cc) if cc else ""),
@@ -113,9 +123,34 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "nvrtc-unversioned":
         return Answer("cuDNN 8 opens the unversioned libnvrtc.so, which only a CUDA toolkit's development "
                       "files provide", rt.nvrtc_link_fix())
+    if kind == "secure-boot-rejected":
+        return Answer("Secure Boot is on and the kernel rejects the unsigned nvidia module (%s)" % _said(ev, kind),
+                      rt.secure_boot_fix())
+    if kind == "container-cli-file-exists":
+        path = _said_path(ev, kind)
+        return Answer("the image already holds %s, a driver file nvidia-container-cli mounts from the host (the "
+                      "driver was installed into the image)" % (path or "a driver library"),
+                      rt.image_driver_files_fix(path))
+    if kind == "container-cli-stat-failed":
+        path = _said_path(ev, kind)
+        return Answer("nvidia-container-cli cannot find %s, a driver file it mounts: an older NVIDIA Container "
+                      "Toolkit (on WSL 2 its driver folder layout), or a driver changed under a running Docker" % (
+                          path or "a driver file"), rt.container_toolkit_upgrade_fix())
+    if kind == "forward-compat-unsupported":
+        return forward_compat(ev, compat)
     if kind == "windows-paging-file":
         return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
     return None
+
+
+def _said(ev: Evidence, kind: str) -> str:
+    return next((s.detail for s in ev.signals if s.kind == kind), "")
+
+
+def _said_path(ev: Evidence, kind: str) -> str:
+    """The file a container runtime line names (the path after 'failed: ')."""
+    m = re.search(r"failed: (/[\w.+/-]+)", _said(ev, kind))
+    return m.group(1) if m else ""
 
 
 def from_signals(ev: Evidence, compat: Compat) -> Optional[Answer]:

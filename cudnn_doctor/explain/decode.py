@@ -11,6 +11,7 @@ from .decode_checks import decode_checks
 from .decode_loader import decode_loader, decode_windows
 from .decode_status import decode_statuses
 from .evidence import Evidence, Signal
+from .paste_facts import read_paste
 from .parse import extract_sonames, match_symptoms
 
 _WINDOWS = re.compile(r"\.dll\b|WinError|\b[A-Z]:\\|PowerShell|\\site-packages\\|Program Files", re.I)
@@ -65,4 +66,4 @@ def decode(text: str, compat: Compat) -> Evidence:
         checks=decode_checks(text, compat),
         signals=[Signal(m.id, _line(text, m.pattern)) for m in match_symptoms(text, compat)],
         cuda=_cudas(text), gpu_cc=_gpu_cc(text), drivers=list(dict.fromkeys(_DRIVER.findall(text))),
-        platform="windows" if _WINDOWS.search(text) else "linux", text=text)
+        platform="windows" if _WINDOWS.search(text) else "linux", text=text, facts=read_paste(text))

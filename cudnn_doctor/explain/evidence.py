@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from ..knowledge import Shipped, StatusCode
+from .paste_facts import PasteFacts
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class Evidence:
     drivers: List[str] = field(default_factory=list)  # NVIDIA driver releases the text states ("driver 515.65.01")
     platform: str = "linux"
     text: str = ""  # the paste itself, for the few answers that read where a file sits
+    facts: PasteFacts = field(default_factory=PasteFacts)  # the machine the paste describes (unknown stays None)
 
     def __bool__(self) -> bool:
         return bool(self.statuses or self.loader or self.windows or self.libraries or self.checks or self.signals)

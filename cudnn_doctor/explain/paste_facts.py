@@ -66,6 +66,14 @@ class PasteFacts:
         """The CUDA the failing program was built for, where the text says it."""
         return self.cuda_build[0].value if self.cuda_build else None
 
+    def folder_of_stem(self, stem: str) -> Optional[str]:
+        """The folder of the first library file named `stem` ('libnvrtc': libnvrtc.so.8.0) the text shows."""
+        for said in self.library_files:
+            folder, _, name = said.value.rpartition("/")
+            if name.split(".so")[0] == stem and folder:
+                return folder
+        return None
+
     def folder_of(self, library: str) -> Optional[str]:
         """The folder the text shows `library` loaded from ('/usr/local/cuda-8.0/lib64')."""
         for said in self.library_files:
@@ -86,13 +94,13 @@ _REL = r"(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+([A-Za-z]\w*))?"
 # (name, pattern with a release as group 1 and a build tag as group 2, or no groups where only the name is said)
 _PROGRAMS = (
     ("Torch7", re.compile(_W + r"(?:luajit|luarocks|cutorch|cunn|torch7|share/lua/)", re.I)),
-    ("PyTorch", re.compile(_W + r"(?:torch|pytorch)(?: version)?\s?(?:==|:|\s)\s*" + _REL, re.I)),
+    ("PyTorch", re.compile(_W + r"(?:torch|pytorch)(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
     ("PyTorch", re.compile(_W + r"(?:torch/|import torch|pytorch\b)", re.I)),
-    ("TensorFlow", re.compile(_W + r"tensorflow(?:-gpu)?(?:\[and-cuda\])?(?: version)?\s?(?:==|:|\s)\s*" + _REL, re.I)),
+    ("TensorFlow", re.compile(_W + r"tensorflow(?:-gpu)?(?:\[and-cuda\])?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
     ("TensorFlow", re.compile(_W + r"tensorflow\b", re.I)),
-    ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?(?: version)?\s?(?:==|:|\s)\s*" + _REL, re.I)),
+    ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?\b", re.I)),
-    ("ONNX Runtime", re.compile(_W + r"onnxruntime(?:-gpu)?(?: version)?\s?(?:==|:|\s)\s*" + _REL, re.I)),
+    ("ONNX Runtime", re.compile(_W + r"onnxruntime(?:-gpu)?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
     ("ONNX Runtime", re.compile(_W + r"(?:onnxruntime|\[ONNXRuntimeError\])", re.I)),
     ("CuPy", re.compile(_W + r"cupy(?:-cuda\w+)?\b", re.I)),
     ("PaddlePaddle", re.compile(_W + r"paddle(?:paddle)?(?:-gpu)?\b", re.I)),
@@ -110,13 +118,13 @@ _PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_
            re.compile(r"(?<![\w.])Python(3)(\d{1,2})[/\\]", re.I), re.compile(r"(?<![\w.])cp(3)(\d{1,2})\b"))
 _CUDA_BUILD = (re.compile(r"CUDA used to build PyTorch:\s*(\d{1,2}\.\d)"),
                re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d)"),
-               re.compile(r"(?<![\w.])(?:CUDA runtime version|cudart version)[:\s]+(\d{4,5}|\d{1,2}\.\d)", re.I))
+               re.compile(r"(?<![\w.])(?:CUDA runtime version|cudart version)[ \t]*:?[ \t]*(\d{4,5}|\d{1,2}\.\d)\b", re.I))
 _CUDA_DRIVER = (re.compile(r"driver on your system is too old \(found version (\d{4,5})\)"),
                 re.compile(r"(?<![\w.])CUDA Version:\s*(\d{1,2}\.\d)"),
-                re.compile(r"(?<![\w.])CUDA driver version(?: is)?[:\s]+(\d{4,5}|\d{1,2}\.\d)\b", re.I))
+                re.compile(r"(?<![\w.])CUDA driver version(?: is)?[ \t]*:?[ \t]*(\d{4,5}|\d{1,2}\.\d)\b", re.I))
 _CUDA_PATH = re.compile(r"(?<![\w.+-])cuda-(\d{1,2}\.\d)(?=/|\b)")
 _DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library version|Kernel Module|NVRM version:"
-                     r"[^\n]{0,60}?Kernel Module)\s*:?\s*(\d{3}\.\d{2,3}(?:\.\d{1,3})?)\b", re.I)
+                     r"[^\n]{0,60}?Kernel Module)[ \t]*:?[ \t]*(\d{3}\.\d{2,3}(?:\.\d{1,3})?)\b", re.I)
 _GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|GTX|GT|Ti|SUPER|[A-Z]{0,2}\d{2,4}\w*))+"
                   r"|NVIDIA [ABHL]\d{1,3}\w*)")
 _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?:of\s*)?(\d{1,2}\.\d)",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Optional
 
 from ..knowledge import Compat
-from ..model import WINDOWS_SHELL, Fix
+from ..model import WINDOWS_SHELL, Facts, Fix
 from ..versions import mm_at_least, version_key
-from .shell import advice, or_else, run, said, say, stated
+from .shell import advice, ld_library_path_without, or_else, q, run, said, say, stated
 from .shells import command_fix
 from .node import cdi_generate_fix
 from .paste import driver_fix
@@ -191,3 +191,94 @@ def driver_library_fix(platform: str) -> Fix:
     wsl = said("on WSL: `%s` (for good: add that folder to /etc/ld.so.conf.d and run `%s`)",
                "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH", "sudo ldconfig")
     return or_else(wsl, driver_fix(None, platform), "%s; elsewhere: %s")
+
+
+# Fixes read from the machine a paste describes (explain.paste_facts): its folders, wheels, releases and GPU.
+
+def drop_folder_fix(folder: str, what: str) -> Fix:
+    """`folder` (named in the paste) holds the copy that shadows the right one: take it off LD_LIBRARY_PATH."""
+    return say("take %s (%s) off LD_LIBRARY_PATH: %%s; and out of /etc/ld.so.conf.d if it is listed there" % (
+        folder, what), ld_library_path_without(Facts(), [folder]))
+
+
+def wheel_lib_path_fix(module: str, project: str) -> Fix:
+    """A framework that searches only the plain path (ONNX Runtime) does not find the installed `project` wheel's
+    libraries: put its lib folder first (the wheel stays as it is)."""
+    folder = "$(python -c 'import %s, os; print(os.path.dirname(%s.__file__))')/lib" % (module, module)
+    line = 'export LD_LIBRARY_PATH="%s:$LD_LIBRARY_PATH"' % folder
+    return run(line, text="%s is installed but not on the loader's path: `%s` (in the program's environment; or "
+                          "`import torch` first, which loads it)" % (project, line))
+
+
+def duplicate_wheel_fix(extra: str, kept: str) -> Fix:
+    """Two CUDA builds of one library are installed as two wheels: remove the one of the other CUDA."""
+    return run("pip uninstall -y %s" % extra, "pip install --force-reinstall --no-deps %s" % kept,
+               text="two builds of one library are installed; keep the one of the program's CUDA: `pip uninstall -y "
+                    "%s && pip install --force-reinstall --no-deps %s` (the uninstall removes files the two share)"
+                    % (extra, kept))
+
+
+def secure_boot_fix() -> Fix:
+    """The kernel refuses the unsigned nvidia module under Secure Boot: enrol the signing key, or turn Secure Boot off."""
+    return run("mokutil --sb-state", "sudo mokutil --import /var/lib/shim-signed/mok/MOK.der", "sudo reboot",
+               text="Secure Boot rejects the unsigned nvidia module: enrol the key DKMS signs it with (`sudo mokutil "
+                    "--import /var/lib/shim-signed/mok/MOK.der`, choose a password, reboot and pick 'Enroll MOK' in "
+                    "the blue screen), or disable Secure Boot in the firmware settings; `mokutil --sb-state` shows it")
+
+
+def image_driver_files_fix(path: str) -> Fix:
+    """The image carries a driver library the NVIDIA runtime mounts from the host."""
+    name = path.rpartition("/")[2] or "libnvidia-*.so*"
+    return advice("the image itself holds %s, which the NVIDIA container runtime mounts from the host: remove the "
+                  "driver files from the image (no NVIDIA driver or libnvidia-* package in the Dockerfile; base it on an "
+                  "nvidia/cuda image), then run it again" % q(name))
+
+
+def container_toolkit_upgrade_fix() -> Fix:
+    """nvidia-container-cli cannot find a driver file it mounts: an old toolkit (the WSL file layout) or a driver
+    changed under a running engine."""
+    return run("sudo apt-get install --only-upgrade nvidia-container-toolkit libnvidia-container1",
+               "sudo systemctl restart docker", alternatives=["wsl --shutdown"],
+               text="upgrade the NVIDIA Container Toolkit (`sudo apt-get install --only-upgrade nvidia-container-toolkit "
+                    "libnvidia-container1`; on WSL 2 the toolkit must know its driver folder layout), restart Docker "
+                    "(`sudo systemctl restart docker`); after a driver update also restart Docker Desktop or WSL "
+                    "(`wsl --shutdown`)")
+
+
+def torch7_rebuild_fix(cc: Optional[str]) -> Fix:
+    """Lua Torch7's cutorch/cunn have no kernels for this GPU: rebuild them (there is no binary to install)."""
+    arch = cc or "<cc>"
+    line = "TORCH_CUDA_ARCH_LIST=%s luarocks install cutorch && TORCH_CUDA_ARCH_LIST=%s luarocks install cunn" % (
+        arch, arch)
+    return run(line, text="rebuild Torch7's cutorch and cunn for this GPU with a CUDA toolkit that knows compute "
+                          "capability %s: `%s` (Torch7 is no longer maintained; PyTorch is its successor)" % (arch, line))
+
+
+def newer_python_fix(python: str, why: str) -> Fix:
+    """Nothing the package index holds installs on the paste's Python: a newer Python first."""
+    return said("no PyTorch release with kernels for this GPU installs on Python %s (%s): create an environment with "
+                "a newer Python (`%%s`) and install PyTorch there" % (python, why.replace("%", "%%")),
+                "python3.X -m venv")
+
+
+def torch_release_fix(release: Optional[str], cuda: str, why: str) -> Fix:
+    """A PyTorch release known to fix (or to serve) what the paste shows; None: the newest for `cuda`."""
+    return say("install PyTorch %s (%s): %s" % (release or "for CUDA %s" % cuda, why, "%s"),
+               torch_install(release, cuda))
+
+
+def harmless_warning(why: str) -> Fix:
+    """A warning the paste shows that needs no change; `why` says when it goes away."""
+    return stated("nothing to fix: %s" % why)
+
+
+def driver_or_build_fix(build: Fix, platform: str) -> Fix:
+    """A framework build for the CUDA the driver runs, or a driver for the build's CUDA."""
+    return or_else(build, driver_fix(None, platform), "%s; or %s")
+
+
+def remove_compat_fix() -> Fix:
+    """The cuda-compat package's libcuda serves data-center GPUs only: remove it (or its folder from the path)."""
+    return run("sudo apt-get remove --purge 'cuda-compat-*'", "sudo ldconfig",
+               text="remove CUDA's forward-compatibility package (`sudo apt-get remove --purge 'cuda-compat-*' && sudo "
+                    "ldconfig`), or take its .../compat folder off LD_LIBRARY_PATH: it serves data-center GPUs only")

@@ -58,13 +58,17 @@ def test_programs_tools_and_pip_list():
 
 
 def _cost(text: str) -> float:
-    start = time.perf_counter()
-    read_paste(text)
-    return time.perf_counter() - start
+    """The best of three runs: the machine is shared, a single run can be slow for other reasons."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        read_paste(text)
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def test_a_long_token_costs_one_pass():
-    """Twice the token, about twice the time (a quadratic pattern would take four times)."""
+    """A 16,000-unit token (32-128 KB) in well under 2 s: linear here is about 0.3 s, one quadratic pattern would
+    take tens of seconds."""
     for unit in ("/a", "torch", "x.", "cuda-1", "sm_", "python3.", "a" * 7, "\\"):
-        small, large = _cost("lib" + unit * 1000 + "so"), _cost("lib" + unit * 4000 + "so")
-        assert large < 8 * small + 0.02, (unit, small, large)
+        assert _cost("lib" + unit * 16000 + "so") < 1.5, unit

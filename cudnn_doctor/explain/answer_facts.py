@@ -1,0 +1,194 @@
+"""Answers the machine a paste describes decides (explain.paste_facts), before any message class: an undefined
+symbol with the folder or wheel that shadows, a framework release known for what the paste shows (compat/
+known_bad.toml), a warning that is not an error; and the facts the message classes ask (the program, its build's
+CUDA, the driver's CUDA, the GPU). Pure: evidence and knowledge in, sentences and a Fix out."""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional
+
+from ..knowledge import Compat
+from ..remedies import paste, paste_runtime as rt
+from packaging.version import Version
+
+from ..versions import major_of, ver
+from .answered import Answer
+from .evidence import Evidence, LoaderFailure
+from .paste_facts import PasteFacts
+
+# The library a symbol's prefix names: nvrtcGetCUBIN is libnvrtc's.
+_SYMBOL_LIBRARY = (("nvrtc", "libnvrtc"), ("cudnn", "libcudnn"), ("nccl", "libnccl"), ("cublasLt", "libcublasLt"),
+                   ("cublas", "libcublas"), ("cufft", "libcufft"), ("cusparse", "libcusparse"), ("cuda", "libcudart"))
+_CUDA_DIR = re.compile(r"cuda-(\d{1,2}\.\d)")
+
+
+def _v(text: Optional[str]) -> Version:
+    """A release as a Version; one that does not parse sorts first."""
+    return ver(text) or Version("0")
+
+
+def gpu_cc(ev: Evidence, compat: Compat) -> Optional[str]:
+    """The GPU's compute capability: stated, else from a GPU name the paste gives."""
+    if ev.gpu_cc:
+        return ev.gpu_cc
+    for said in ev.facts.gpus:
+        known = compat.gpus.gpu_by_name(said.value)
+        if known is not None:
+            return known.cc
+    return None
+
+
+def _older_cuda_folder(facts: PasteFacts) -> Optional[str]:
+    """The LD_LIBRARY_PATH entry of the oldest CUDA, where the path names more than one."""
+    named = [(_v(m.group(1)), d.value) for d in facts.library_dirs for m in [_CUDA_DIR.search(d.value)] if m]
+    if len({v for v, _ in named}) < 2:
+        return None
+    return min(named, key=lambda pair: pair[0])[1]
+
+
+def _undefined(f: LoaderFailure, facts: PasteFacts) -> Optional[Answer]:
+    stem = next((lib for prefix, lib in _SYMBOL_LIBRARY if f.symbol.startswith(prefix)), None)
+    if stem is None:
+        return None
+    if stem == "libnccl":
+        wheels = facts.package("nvidia-nccl-")
+        if len(wheels) > 1:
+            build = major_of(facts.build_cuda() or "")
+            kept = next((w for w in wheels if build and w.name.endswith("cu%d" % build)), wheels[-1])
+            extra = [w for w in wheels if w is not kept]
+            return Answer("two NCCL wheels are installed (%s): %s needs %s, which the NCCL found first lacks" % (
+                ", ".join("%s %s" % (w.name, w.release) for w in wheels), f.caller or "the program", f.symbol),
+                rt.duplicate_wheel_fix(" ".join(w.name for w in extra), kept.name))
+    caller_dir, _, caller = f.caller.rpartition("/")
+    folder = caller_dir if caller.startswith(stem) else (facts.folder_of_stem(stem) or _older_cuda_folder(facts))
+    if folder:
+        return Answer("%s needs %s, which the %s in %s (found first) lacks: an older copy there shadows the one the "
+                      "program was built with" % (caller if folder != caller_dir else "the program", f.symbol, stem,
+                                                   folder), rt.drop_folder_fix(folder, "its older %s" % stem))
+    if stem == "libcudnn":
+        return Answer("%s needs %s, which the libcudnn loaded first lacks: an older cuDNN shadows the one it was built "
+                      "with" % (caller or "the program", f.symbol), paste.shadowed_library_fix("libcudnn.so", None,
+                                                                                              "linux"))
+    return None
+
+
+def from_loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """An undefined symbol without a version node: the folder or wheel whose older copy is found first."""
+    for f in ev.loader:
+        if f.kind == "undefined-symbol" and not f.node:
+            found = _undefined(f, ev.facts)
+            if found is not None:
+                return found
+    return None
+
+
+def _torch_rows(ev: Evidence, compat: Compat) -> List[Dict[str, Any]]:
+    torch = ev.facts.program("PyTorch")
+    return compat.known_bad("torch", torch.release) if torch is not None and torch.release else []
+
+
+def from_releases(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """A release the paste names that is known for what it shows: a bug fixed later, GPUs it dropped, a warning."""
+    torch = ev.facts.program("PyTorch")
+    statuses = {s.code.name for s in ev.statuses}
+    cc = gpu_cc(ev, compat)
+    for row in _torch_rows(ev, compat):
+        if row.get("warning") and row["warning"] in ev.text:
+            return Answer("harmless: PyTorch %s's warning '%s' (%s; PyTorch %s no longer prints it)" % (
+                torch.release if torch else "", row["warning"], row["problem"], row["fixed_in"]),
+                rt.harmless_warning("the convolution runs; upgrade to PyTorch %s or newer to silence it" %
+                                    row["fixed_in"]), False)
+        if row.get("status_code") in statuses:
+            cuda = ev.facts.build_cuda() or "10.2"
+            return Answer("PyTorch %s (%s) is known for %s: %s; fixed in %s" % (
+                torch.release if torch else "", row["source"].split(" ")[0], row["status_code"], row["problem"],
+                row["fixed_in"]), rt.torch_release_fix(row["fixed_in"], cuda, "the release that fixed it"))
+        if row.get("below_cc") and cc and ver(cc) is not None and _v(cc) < _v(row["below_cc"]):
+            arch = compat.arch_for_cc(cc)
+            return Answer("PyTorch %s has no kernels for this %s GPU (compute capability %s): %s" % (
+                torch.release if torch else "", arch.name if arch else "old", cc, row["problem"]),
+                rt.torch_release_fix(row["last_release"], row["last_cuda"], "the last with kernels for it"))
+    return from_warnings(ev, compat)
+
+
+def from_warnings(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """TensorRT's cuDNN minor warning: a warning, not the error."""
+    check = next((c for c in ev.checks if c.framework == "TensorRT" and c.library == "cuDNN"), None)
+    if check is None or not check.runtime or major_of(check.runtime) != major_of(check.compiled):
+        return None
+    rows = compat.table("known_bad", "tensorrt").get("rows", [])
+    row = next((r for r in rows if r.get("warning") and r["warning"] in ev.text), None)
+    if row is None:
+        return None
+    return Answer("a warning, not an error: TensorRT was built with cuDNN %s and loaded %s (the same major); %s" % (
+        check.compiled, check.runtime, row["problem"]), rt.harmless_warning(
+        "look for the first real error; to silence it install cuDNN %s or a newer %s.x" % (
+            check.compiled, major_of(check.compiled))), False)
+
+
+def _torch_cuda_for(compat: Compat, driver_cuda: str) -> Optional[str]:
+    """The newest CUDA PyTorch builds for that a driver running `driver_cuda` runs (the same major where minor
+    versions are compatible, else not newer)."""
+    major = major_of(driver_cuda)
+    cudas = [str(r["cuda"]) for r in compat.framework_rows("pytorch") if major_of(str(r["cuda"])) == major]
+    if not compat.has_minor_compat(major):
+        cudas = [c for c in cudas if _v(c) <= _v(driver_cuda)]
+    return max(cudas, key=_v) if cudas else None
+
+
+def driver_too_old(ev: Evidence, compat: Compat) -> Answer:
+    """The driver is older than the build's CUDA: the floor for the CUDA the build names; where the paste names
+    only the CUDA the driver runs (PyTorch's 'found version 11040'), that is what the driver has, not what it needs."""
+    facts = ev.facts
+    build, has = facts.build_cuda(), facts.cuda_driver.value if facts.cuda_driver else None
+    driver = facts.driver.value if facts.driver else next(iter(ev.drivers), None)
+    runs = " (it runs CUDA %s)" % has if has else ""
+    if build:
+        floor = compat.min_driver(build, ev.platform)
+        need = ("CUDA %s needs driver %s or newer" % (build, floor.version)) if floor else \
+            "CUDA %s needs a newer driver" % build
+        return Answer("%s; the program is built for CUDA %s and the driver%s is older%s" % (
+            need, build, (" " + driver) if driver else "", runs), paste.driver_fix(floor.version if floor else None,
+                                                                                 ev.platform))
+    assert has is not None  # the caller asks only where the paste names one of the two
+    cuda = _torch_cuda_for(compat, has)
+    cause = ("the driver runs CUDA %s (the 'found version' PyTorch prints is the driver's CUDA, not what the program "
+             "needs); the program is built for a newer CUDA" % has)
+    if cuda and ev.facts.runs("PyTorch"):
+        return Answer(cause, rt.driver_or_build_fix(rt.torch_release_fix(None, cuda, "runs on this driver"),
+                                                   ev.platform))
+    return Answer(cause, paste.driver_fix(None, ev.platform))
+
+
+def no_kernel_image(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """No kernels for the GPU, where the paste's program or Python decides the fix: Lua Torch7 rebuilds, and a
+    Python no new PyTorch wheel installs on needs a newer Python first (the wheel index as judge)."""
+    cc = gpu_cc(ev, compat)
+    if ev.facts.runs("Torch7"):
+        return Answer("Torch7 (Lua)'s cutorch and cunn have no kernels for this GPU%s" % (
+            (" (compute capability %s)" % cc) if cc else ""), rt.torch7_rebuild_fix(cc))
+    python = ev.facts.python.value if ev.facts.python else None
+    if python is None or not ev.facts.runs("PyTorch"):
+        return None
+    from ..knowledge.resolve import newest  # why: the wheel index loads in 0.9 s; only this answer needs it
+    from ..knowledge.wheel_index import Node, load_wheel_index
+
+    found = newest(load_wheel_index(), "torch", "", Node(python=python))
+    if found.version is not None:
+        return None
+    why = "; ".join(found.why_none()) or "none of its wheels is for Python %s" % python
+    return Answer("the build has no kernels for this GPU%s, and no PyTorch wheel on PyPI installs on the paste's "
+                  "Python %s (%s)" % ((" (compute capability %s)" % cc) if cc else "", python, why),
+                  rt.newer_python_fix(python, why))
+
+
+def forward_compat(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """Error 804 on a GPU forward compatibility does not serve (GeForce): the cuda-compat folder off the path."""
+    gpu = next((g.value for g in ev.facts.gpus if compat.forward_compat_gpu(g.value) is False), None)
+    folder = next((d.value for d in ev.facts.library_dirs if re.search(r"/compat\b", d.value)), None)
+    if gpu is None and folder is None:
+        return None
+    cause = ("%s: CUDA's forward-compatibility libcuda (cuda-compat%s) is for data-center GPUs only, and the driver "
+             "refuses it (error 804)" % (("the %s is a consumer GPU" % gpu) if gpu else "this GPU",
+                                         (", in %s" % folder) if folder else ""))
+    return Answer(cause, rt.drop_folder_fix(folder, "the cuda-compat libcuda") if folder else rt.remove_compat_fix())
