@@ -150,8 +150,9 @@ _SLOW_FILES = (
     "probes/test_loader_glibc.py",  # Debian's packages (apt-get download) and a real cuDNN wheel, in chroots
     # Every fix of every rule on hundreds of built machines, run in real shells or checked path by path: minutes.
     "remedies/test_fixes_run_as_printed.py", "remedies/test_fixes_stay_inside_the_root.py",
-    # Pastes of megabytes, hostile and cut (13 s of CPU together).
-    "explain/test_explain_linear_time.py",
+    # Pastes of megabytes, hostile and cut (13 s of CPU together); every fix builder and TOML row walked (35-40 s of
+    # CPU, paid by whichever of the module's tests runs first).
+    "explain/test_explain_linear_time.py", "remedies/test_fixes_are_data.py",
 )
 # Single generators that take 10 s or more each on 2 cores (every GPU, every release, 20,000 reports), and tests of
 # 4 s or more (hypothesis-drawn picks, hangs cut off by a timeout, two installs racing, every command twice under
@@ -173,10 +174,9 @@ _SLOW_TESTS = (
     # the whole golden module again, with a user's `cudnn-doctor update` copy in $HOME/.cache (over a minute)
     "project/test_tests_are_hermetic.py::test_the_golden_tests_pass_with_a_users_update_in_the_home_cache",
     # Measured in CPU seconds per test (process and children) on a fresh clone, 2026-11-29, to keep the quick tier under
-    # 3 minutes on 2 idle cores: every fix builder and TOML row walked (32 s), each of 29 error texts answered on its
-    # own fake machine (29 s), eight kill points of an install (10 s), the corpus graded (6 s), the command started
-    # in every form, terminal, width and bad root (5-7 s each), every release's wheel planned, a session of its own.
-    "remedies/test_fixes_are_data.py::test_no_fix_keeps_a_command_in_its_words",
+    # 3 minutes on 2 idle cores: each of 29 error texts answered on its own fake machine (29 s), eight kill points of
+    # an install (10 s), the corpus graded (6 s), the command started in every form, terminal, width and bad root
+    # (5-7 s each), every release's wheel planned, a session of its own.
     "commands/test_explain_pastes.py::test_text_is_answered_with_needs_machine_and_one_fix",
     "install/test_install_transaction.py::test_killed_install_is_undone_by_the_next_rollback",
     "explain/test_corpus.py::test_tally_is_at_least_the_recorded_floor",
