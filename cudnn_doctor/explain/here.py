@@ -5,8 +5,9 @@ from typing import Optional
 
 from ..knowledge import Compat
 from ..model import Facts
-from ..queries import has_driver, platform_of, visible_gpus
-from ..remedies import paste, paste_runtime as rt
+from ..queries import driver_place, has_driver, visible_gpus
+from ..remedies import paste_runtime as rt
+from ..remedies.driver import missing_driver_fix
 from .answered import Answer
 from .evidence import Evidence
 
@@ -31,8 +32,11 @@ def startup_blocker(ev: Evidence, facts: Facts, compat: Compat) -> Optional[Answ
     if ev.platform == "windows" or not is_startup_error(ev):
         return None
     if not has_driver(facts):
-        return Answer("and here: no NVIDIA driver at all, so no CUDA program can start on this machine",
-                      paste.driver_fix(None, platform_of(facts)))
+        # check's own builder for where the driver comes from: a container gets its GPUs from the host (CD801).
+        place = driver_place(facts)
+        return Answer("and here: %s, so no CUDA program can start on this machine" % (
+            "a container started without GPU access (no /dev/nvidia* devices, no libcuda.so.1)" if place ==
+            "container" else "no NVIDIA driver at all"), missing_driver_fix(place))
     if not visible_gpus(facts) and facts.driver.version:
         return Answer("and here: the driver sees no GPU (none present, hidden by CUDA_VISIBLE_DEVICES, or a "
                       "container started without GPUs)", rt.no_gpu_fix())
