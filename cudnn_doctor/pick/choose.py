@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 
 from ..knowledge import Build, Compat
-from ..knowledge.resolve import Resolution, newest, where_it_installs
+from ..knowledge.resolve import Resolution, newest, spec_of, where_it_installs
 from ..knowledge.wheel_index import Miss, WheelIndex, load_wheel_index
 from ..versions import major_of
 from .judge import Verdict, code_for, gpu_driver_floor, gpu_not_driven, judge
@@ -36,14 +36,11 @@ class Pick:
 
 
 def spec_set(spec: str) -> SpecifierSet:
-    """'2.8', '==2.8.*', '>=2.6,<2.9': a bare version means that release series."""
-    text = spec.strip()
-    if text and text[0].isdigit():
-        text = "==%s.*" % text if text.count(".") < 2 else "==%s" % text
+    """'2.8', '==2.8.*', '>=2.6,<2.9': a bare version means that release series (the resolver's reading)."""
     try:
-        return SpecifierSet(text)
-    except InvalidSpecifier:
-        raise BadSpec("%r is not a version spec (try 2.8, ==2.8.1 or '>=2.6,<2.9')" % spec)
+        return spec_of(spec)
+    except ValueError as e:
+        raise BadSpec(str(e)) from None
 
 
 def pick(compat: Compat, framework: str, spec: str, machine: Machine, index: Optional[WheelIndex] = None) -> Pick:
