@@ -99,6 +99,11 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
     return run(*steps)
 
 
+# A command that changes the site's cuDNN: a cuDNN wheel, or a framework (re)installed with the pins that bring one
+# (JAX's CD503 fix `pip install -U "jax[cuda12]"`, TensorFlow's [and-cuda], a torch release).
+_CHANGES_CUDNN = re.compile(r'nvidia-cudnn-|"jax\[cuda\d+\]|"tensorflow\[and-cuda\]|"torch==')
+
+
 def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own: Fix) -> Fix:
     """A framework's own fix, unless other frameworks share its environment's one nvidia/cudnn folder and that fix
     would install a cuDNN wheel there: then the fix installs the set of cuDNN libraries every one of them accepts at
@@ -111,7 +116,7 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     if layout is None:
         return separate_environments_fix(compat, needs)
     whole = layout_fix(facts, layout)
-    installs_cudnn = any("nvidia-cudnn-" in c for c in own.commands)
+    installs_cudnn = any(_CHANGES_CUDNN.search(c) for c in own.commands)
     return beside_framework(facts, fw, whole if installs_cudnn else own)
 
 
