@@ -127,7 +127,7 @@ def _size(n: int) -> str:
 @rule("CD807", "container-shm-small", "The container's /dev/shm is too small for DataLoader workers and NCCL",
       platforms=LINUX, section="python")
 def shm_small(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    size, shm = facts.host.shm_bytes, compat_of(ctx).table("containers", "shm")
+    size, shm = facts.host.shm_bytes, compat_of(ctx).containers.shm_floor()
     floor = int(shm.get("min_bytes", 0))
     if not facts.host.in_container or size is None or size >= floor:
         return []
