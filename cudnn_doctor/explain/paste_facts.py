@@ -151,9 +151,24 @@ def _cuda(number: str) -> Optional[str]:
     return decode_cuda(int(number)) if number.isdigit() else number
 
 
-def _programs(text: str) -> List[Program]:
+# Words one of whose is in the text wherever a program's patterns match: a pattern is tried only then (a 160 KiB
+# log costs a lowered copy and a find per word, not a regular-expression pass per pattern).
+_KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lua/"), "PyTorch": ("torch",),
+         "TensorFlow": ("tensorflow",), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime",), "CuPy": ("cupy",),
+         "PaddlePaddle": ("paddle",), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2",),
+         "NCCL": ("nccl",), "Caffe": ("caffe",), "docker": ("docker",), "nvidia-container-cli": ("nvidia-container-cli",),
+         "nvidia-smi": ("nvidia-smi",), "modprobe": ("modprobe", "insmod")}
+
+
+def _has(low: str, *words: str) -> bool:
+    return any(w in low for w in words)
+
+
+def _programs(text: str, low: str) -> List[Program]:
     out: List[Program] = []
     for name, pattern in _PROGRAMS:
+        if not _has(low, *_KEYS[name]):
+            continue
         for m in pattern.finditer(text):
             release = m.group(1) if pattern.groups else None
             tag = m.group(2) if pattern.groups > 1 else None
@@ -166,40 +181,45 @@ def _programs(text: str) -> List[Program]:
 def read_paste(text: str) -> PasteFacts:
     """Every version and name `text` carries, with where it said it."""
     text = text or ""
-    out = PasteFacts(programs=_programs(text))
+    low = text.lower()
+    out = PasteFacts(programs=_programs(text, low))
     out.packages = [Program(m.group(1), m.group(2), m.group(3), m.span()) for m in _PACKAGE.finditer(text)]
     for p in out.packages:  # pip's list names the frameworks too
         for name, pattern in _PROGRAMS:
             if pattern.groups and pattern.match(p.name + " " + p.release if p.release else ""):
                 out.programs.append(Program(name, p.release, p.tag, p.span))
-    py = next(_each(_PYTHON, text), None)
+    py = next(_each(_PYTHON, text), None) if _has(low, "python", "cp3") else None
     if py is not None:
         out.python = Said(".".join(g for g in py.groups() if g) if py.re.groups > 1 else py.group(1), py.span())
     for p in out.programs:
         cuda = tag_cuda(p.tag)
         if cuda:
             out.cuda_build.append(Said(cuda, p.span))
-    out.cuda_build += [_said(m, _cuda(m.group(1)) or "") for m in _each(_CUDA_BUILD, text)]
-    drv = next(_each(_CUDA_DRIVER, text), None)
+    if _has(low, "cuda used", "cuda compilation", "runtime version", "cudart version"):
+        out.cuda_build += [_said(m, _cuda(m.group(1)) or "") for m in _each(_CUDA_BUILD, text)]
+    drv = next(_each(_CUDA_DRIVER, text), None) if _has(low, "found version", "cuda version", "cuda driver") else None
     out.cuda_driver = _said(drv, _cuda(drv.group(1)) or "") if drv else None
-    out.cuda_paths = [_said(m, m.group(1)) for m in _CUDA_PATH.finditer(text)]
+    out.cuda_paths = [_said(m, m.group(1)) for m in _CUDA_PATH.finditer(text)] if "cuda-" in low else []
     versions = parse_versions(text)
     out.cudnn_compiled = Said(versions.compiled, (0, 0)) if versions.compiled else None
     out.cudnn_loaded = Said(versions.runtime, (0, 0)) if versions.runtime else None
-    d = _DRIVER.search(text)
+    d = _DRIVER.search(text) if _has(low, "driver", "nvml", "kernel module", "nvrm") else None
     out.driver = _said(d, d.group(1)) if d else None
-    out.gpus = [_said(m, m.group(1)) for m in _GPU.finditer(text)]
-    for m in _each(_CC, text):
+    if _has(low, "geforce", "tesla", "quadro", "titan", "nvidia "):
+        out.gpus = [_said(m, m.group(1)) for m in _GPU.finditer(text)]
+    for m in (_each(_CC, text) if _has(low, "sm_", "capability") else ()):
         v = m.group(1)
         out.ccs.append(_said(m, v if "." in v else "%s.%s" % (v[:-1], v[-1])))
     out.os = [Said(kind, m.span()) for kind, pattern in _OS for m in [pattern.search(text)] if m]
-    out.os += [_said(m, m.group(1)) for m in _DISTRO.finditer(text)][:1]
-    for m in _LD_PATH.finditer(text):
+    distro = _DISTRO.search(text) if _has(low, "ubuntu", "debian", "centos", "rocky", "rhel", "fedora", "pop!_os") \
+        else None
+    out.os += [_said(distro, distro.group(1))] if distro else []
+    for m in (_LD_PATH.finditer(text) if "ld_library_path" in low else ()):
         start = m.start(1)
         for entry in m.group(1).split(":"):
             if entry:
                 out.library_dirs.append(Said(entry.rstrip("/"), (start, start + len(entry))))
             start += len(entry) + 1
-    out.library_files = [_said(m, m.group(1)) for m in _PATH.finditer(text)
+    out.library_files = [_said(m, m.group(1)) for m in (_PATH.finditer(text) if ".so" in low else ())
                          if _LIB_NAME.fullmatch(m.group(1).rpartition("/")[2])]
     return out
