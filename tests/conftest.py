@@ -187,6 +187,12 @@ _SLOW_TESTS = (
     "install/test_install_pypi_wheels.py::test_the_wheel_index_plans_the_same_file_for_every_release",
     "probes/test_probe_budget.py::test_any_mix_of_odd_libraries_never_reaches_the_child",
     "project/test_tests_are_hermetic.py::test_a_test_that_reads_a_users_knowledge_fails_naming_it_and_the_path",
+    # and, for a margin under the 3 minutes: FIFOs where files belong and bad timeouts, each on every command (4 s
+    # each), bench's JSON validated, bench's script run without a GPU (a second of CPU, 5 s of waiting)
+    "probes/test_deadline.py::test_fifo_where_a_file_belongs_is_reported_not_read",
+    "commands/test_hostile_cli.py::test_timeout_must_be_finite_and_positive",
+    "commands/test_schemas.py::test_bench_json_validates",
+    "bench/test_smoke_bench_script.py::test_bench_prints_every_row_even_without_gpu_or_torch",
 )
 
 
