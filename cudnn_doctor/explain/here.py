@@ -31,7 +31,8 @@ def startup_blocker(ev: Evidence, facts: Facts, compat: Compat) -> Optional[Answ
     """For a Linux start-up error checked on a machine without a driver or without a GPU: that, first."""
     if ev.platform == "windows" or not is_startup_error(ev):
         return None
-    if not has_driver(facts):
+    said = ev.facts.driver or ev.facts.cuda_driver  # the paste's machine has a driver: this one's is no cause
+    if not has_driver(facts) and said is None:
         # check's own builder for where the driver comes from: a container gets its GPUs from the host (CD801).
         place = driver_place(facts)
         return Answer("and here: %s, so no CUDA program can start on this machine" % (

@@ -274,7 +274,7 @@ def harmless_warning(why: str) -> Fix:
 
 def driver_or_build_fix(build: Fix, platform: str) -> Fix:
     """A framework build for the CUDA the driver runs, or a driver for the build's CUDA."""
-    return or_else(build, driver_fix(None, platform), "%s; or %s")
+    return or_else(build, driver_fix(None, platform), "%s. Or: %s")
 
 
 def remove_compat_fix() -> Fix:

@@ -162,3 +162,11 @@ def test_tensorrt_cudnn_minor_warning_is_a_warning():
 @pytest.mark.parametrize("text", [ORT, CU130, PY36, DRIVER_460, FOUND_11040, NVRTC, TORCH_180])
 def test_the_paste_facts_are_on_the_evidence(text):
     assert _ex(text).evidence.facts.programs
+
+
+@pytest.mark.parametrize("text", [FOUND_11040, DRIVER_460], ids=["found-11040", "driver-460"])
+def test_a_paste_from_a_machine_with_a_driver_is_not_told_to_install_one_here(machine, text):
+    """Checked on a machine without a driver: the paste says its machine has one, so 'no driver here' contradicts it
+    and does not come first; the paste's own answer stands."""
+    ex = explain(text, root=str(machine.root)).explanation
+    assert ex.checked and ex.fix.text == _ex(text).fix.text, ex.fix.text
