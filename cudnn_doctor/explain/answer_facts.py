@@ -116,8 +116,7 @@ def from_warnings(ev: Evidence, compat: Compat) -> Optional[Answer]:
     check = next((c for c in ev.checks if c.framework == "TensorRT" and c.library == "cuDNN"), None)
     if check is None or not check.runtime or major_of(check.runtime) != major_of(check.compiled):
         return None
-    rows = compat.table("known_bad", "tensorrt").get("rows", [])
-    row = next((r for r in rows if r.get("warning") and r["warning"] in ev.text), None)
+    row = next((r for r in compat.harmless_warnings("tensorrt") if r["warning"] in ev.text), None)
     if row is None:
         return None
     return Answer("a warning, not an error: TensorRT was built with cuDNN %s and loaded %s (the same major); %s" % (

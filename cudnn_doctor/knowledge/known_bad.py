@@ -55,6 +55,10 @@ class KnownBadKnowledge(Domain):
                 out.append(dict(row, status=status, source=source))
         return out
 
+    def harmless_warnings(self, component: str) -> List[Dict[str, Any]]:
+        """[component]'s rows that name a warning (explain says it is not the error), e.g. TensorRT's cuDNN minor."""
+        return [dict(r) for r in self.table("known_bad", component).get("rows", []) if r.get("warning")]
+
     def symptoms(self) -> List[Symptom]:
         return [Symptom(id=s["id"], patterns=list(s["patterns"]), meaning=s["meaning"],
                         catalogue=list(s.get("catalogue", [])), rules=list(s.get("rules", [])))
