@@ -48,7 +48,7 @@ def main() -> int:
     pastes = {
         "20,000-character token": "A" * 20_000,
         "120,000-character token": "A" * 120_000,
-        "1 MB of binary junk": bytes(random.Random(2).randrange(256) for _ in range(1_000_000)).decode("latin-1"),
+        "1 MB of binary junk": random.Random(2).randbytes(1_000_000).decode("latin-1"),
         "10 MB training log": _log(10_000_000),
     }
     doctor = [sys.executable, "-m", "cudnn_doctor", "explain", "--no-check", "-"]

@@ -20,10 +20,11 @@ _TOKEN_KEEP = 112
 _LINE_MAX = 4096
 _LINE_KEEP = 1536
 # A text up to this size is read whole; a larger one keeps its head, its tail and the lines between that name the
-# stack, each part bounded, so every later pattern reads at most about 160 KiB.
-_WHOLE_MAX = 160 * 1024
-_HEAD = 32 * 1024
-_TAIL = 96 * 1024
+# stack, each part bounded, so every later pattern reads at most about 96 KiB (each of about a hundred patterns costs
+# some milliseconds per 100 KiB).
+_WHOLE_MAX = 96 * 1024
+_HEAD = 16 * 1024
+_TAIL = 48 * 1024
 _MIDDLE = 32 * 1024
 _HITS_PER_WORD = 64  # lines kept per anchor word in the middle: bounds the work on a log that repeats one error
 # Words that every message explain reads contains at least one of (lower case): the middle of a large log keeps only

@@ -100,7 +100,7 @@ def test_any_paste_is_cut_to_a_bounded_size(lines, repeat):
 
 
 def test_hostile_pastes_get_an_answer():
-    junk = bytes(random.Random(7).randrange(256) for _ in range(300_000)).decode("latin-1")
+    junk = random.Random(7).randbytes(300_000).decode("latin-1")
     log = _junk(10_000_000, seed=46)
     for text in ("A" * 120_000, junk, log[: len(log) // 2] + "\nCould not load dynamic library 'libcudnn.so.8'\n" +
                  log[len(log) // 2:]):
