@@ -100,6 +100,8 @@ SHOWN: Dict[Tuple[str, str], Callable[[Path], str]] = {
 # Blocks whose command cannot run in a test, and why; every other block is run.
 NOT_RUN = {("knowledge.md", "$ cudnn-doctor update"): "reads PyPI and NVIDIA's servers (tests/knowledge run it on "
                                                        "recorded answers)",
+           ("performance.md", "command (whole process"): "benchmarks/check_bench.py's table on the lent H200 (a "
+                                                                "benchmark on a GPU machine, not a command's output here)",
            ("fix.md", "$ cudnn-doctor fix"): "changes a Python environment (tests/fixing/test_fix_venv.py runs it on "
                                              "the venv it builds and checks these lines)"}
 RUN_AS_SHOWN = ("matrix",)  # commands that read only the shipped knowledge: a `$ cudnn-doctor ...` line runs as is
