@@ -46,10 +46,10 @@ def main() -> None:
     def meanwhile(work):
         _profiled("(the rules' imports, while the native child works)", real_meanwhile, work)
 
-    real_guard, real_evaluate = probes._guard, rules.evaluate
+    real_guard, real_evaluate = probes.guard, rules.evaluate
     executor.run_bounded = plain_call
     probes._meanwhile = meanwhile
-    probes._guard = lambda facts, name, fn: _profiled("probe " + name, real_guard, facts, name, fn)
+    probes.guard = lambda facts, name, fn: _profiled("probe " + name, real_guard, facts, name, fn)
     rules.evaluate = lambda *a, **k: _profiled("rules.evaluate", real_evaluate, *a, **k)
     from cudnn_doctor.cli import main as cli_main
     with contextlib.redirect_stdout(io.StringIO()):
