@@ -86,8 +86,7 @@ def container_toolkit_fix(runtime: str = "docker") -> Fix:
 def container_gpu_fix() -> Fix:
     """Start the container with the GPU, and give the host's Docker the NVIDIA runtime (words: the host is another
     machine, so its commands are not this fix's to run)."""
-    # The host is another machine whose user this run cannot know: its commands keep sudo even when this one is root.
-    configure = run("sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker")
+    configure = runtime_configure_fix("docker")
     return say("Run the container with the GPU (on a host with an NVIDIA GPU and driver): `%s` (compose: "
                "deploy.resources.reservations.devices with capabilities [gpu]); on the host install the NVIDIA "
                "Container Toolkit, then `%s`. If nvidia-smi says 'Failed to initialize NVML: Unknown Error' after "

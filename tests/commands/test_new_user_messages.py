@@ -73,7 +73,7 @@ def test_probes_record_each_place_by_itself(machine):
 
 # --- fixes typed for the machine ---------------------------------------------------------------------------------
 
-def test_root_runs_fixes_without_sudo_but_the_containers_host_keeps_it():
+def test_root_runs_fixes_without_sudo():
     from cudnn_doctor.model import Target
     from cudnn_doctor.remedies.acting import building_for
     from cudnn_doctor.remedies.containers import container_gpu_fix
@@ -81,7 +81,8 @@ def test_root_runs_fixes_without_sudo_but_the_containers_host_keeps_it():
 
     with building_for(Target(as_root=True)):
         assert rebuild_loader_cache_fix().commands == ["ldconfig"]
-        assert "`sudo nvidia-ctk runtime configure" in container_gpu_fix().text  # the host's user is not this one
+        # The host's commands are in the fix's command list, written for the Target like every command (eb6b95d).
+        assert "nvidia-ctk runtime configure --runtime=docker" in container_gpu_fix().commands
     with building_for(Target(as_root=False)):
         assert rebuild_loader_cache_fix().commands == ["sudo ldconfig"]
 
