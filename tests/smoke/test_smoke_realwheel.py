@@ -33,7 +33,7 @@ def cudnn9() -> str:
     return str(site / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")
 
 
-def test_real_cudnn_answers_not_initialized_and_is_diagnosed_as_no_driver(cudnn9):
+def test_real_cudnn_answers_not_initialized_and_is_diagnosed_as_no_driver(cudnn9, fix_target):
     result = run_smoke(cudnn9, timeout=60.0, host=native_host())
     assert not result.ok
     assert result.version == "9.1.0" and result.version_code == 90100 and result.cudart_version == "12.4"
@@ -46,7 +46,7 @@ def test_real_cudnn_answers_not_initialized_and_is_diagnosed_as_no_driver(cudnn9
 
 
 @pytest.mark.skipif(not have_gcc(), reason="gcc builds the fake libcuda")
-def test_real_cudnn_beside_a_driver_that_sees_no_gpu(cudnn9):
+def test_real_cudnn_beside_a_driver_that_sees_no_gpu(cudnn9, fix_target):
     cuda = str(build_lib("smoke_cuda", source=FAKELIBS / "fake_cuda_mem.c", INITRC=100))
     result = run_smoke(cudnn9, driver_library=cuda, timeout=60.0, host=native_host())
     assert (result.status, result.failed_call) == ("CUDA_ERROR_NO_DEVICE", "cuInit")
@@ -54,7 +54,7 @@ def test_real_cudnn_beside_a_driver_that_sees_no_gpu(cudnn9):
     assert "no usable NVIDIA driver/GPU" in result.summary and "CUDA_VISIBLE_DEVICES" in result.fix
 
 
-def test_cli_on_the_real_library_exits_1_with_one_clear_line(cudnn9):
+def test_cli_on_the_real_library_exits_1_with_one_clear_line(cudnn9, fix_target):
     env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(REPO))
     proc = subprocess.run([sys.executable, "-m", "cudnn_doctor", "smoke", "--library", cudnn9], cwd=str(REPO),
                           env=env, capture_output=True, text=True, timeout=120)
