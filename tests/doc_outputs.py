@@ -58,20 +58,10 @@ def cuda13_without_cudnn(tmp: Path) -> str:
 
 def theano(tmp: Path) -> str:
     """docs/theano.md: Keras 2.2.4 on Theano 1.0.5, the seed guide's .theanorc, system cuDNN 8.0.5, 7.6.5 in /opt."""
-    home = "/home/ann"
-    venv = home + "/venv/lib/python3.6/site-packages"
+    from test_theano import HOME as home, docs_example
+
     m = FakeMachine(tmp / "root")
-    m.driver("440.33.01", cuda=10020, gpus=[Gpu(name="GeForce GTX 1060 6GB", cc="6.1", memory_mib=6078)])
-    m.ld_conf("x86_64-linux-gnu.conf", [MA])
-    m.toolkit("10.2.89", layout="txt")
-    m.cudnn("8.0.5", MA, "/usr/include/x86_64-linux-gnu", cuda=10020)
-    m.link("/usr/include/cudnn.h", "x86_64-linux-gnu/cudnn_version.h")
-    m.cudnn("7.6.5", "/opt/cudnn-7.6.5/lib64", "/opt/cudnn-7.6.5/include", cuda=10020)
-    m.dist(venv, "Theano", "1.0.5", files={"theano/__init__.py": "", "theano/gpuarray/dnn.py": "",
-                                           "theano/sandbox/cuda/__init__.py": ""})
-    m.dist(venv, "Keras", "2.2.4")
-    m.file(home + "/.theanorc", "[global]\ndevice = gpu\nfloatX = float32\n\n[lib]\ncnmem = 0.8\n")
-    m.file(home + "/.keras/keras.json", '{"backend": "theano"}')
+    docs_example(m)
     env = {"HOME": home, "PATH": "/usr/local/cuda/bin:/usr/bin:/bin", "VIRTUAL_ENV": home + "/venv"}
     return _check(m, *[a for k, v in env.items() for a in ("--env", "%s=%s" % (k, v))])
 

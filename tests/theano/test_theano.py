@@ -275,9 +275,9 @@ def test_no_theano_no_theano_findings(machine, check_json):
     assert not [f for f in doc["findings"] if f["id"].startswith("CD76")]
 
 
-def test_the_printed_fixes_compose_in_one_shell(machine, check_json):
-    """docs/theano.md's example: Keras on Theano 1.0.5 with the 2017 guide's .theanorc and a system cuDNN 8."""
-    m = machine
+def docs_example(m) -> None:
+    """docs/theano.md's machine: Keras 2.2.4 on Theano 1.0.5 in HOME's venv, the 2017 guide's .theanorc, a system
+    cuDNN 8.0.5 and 7.6.5 in /opt (tests/doc_outputs.py prints the page's report from it too)."""
     m.driver("440.33.01", cuda=10020, gpus=[Gpu(name="GeForce GTX 1060 6GB", cc="6.1", memory_mib=6078)])
     m.ld_conf("x86_64-linux-gnu.conf", [MA])
     m.toolkit("10.2.89", layout="txt")
@@ -289,6 +289,13 @@ def test_the_printed_fixes_compose_in_one_shell(machine, check_json):
     m.dist(venv, "Keras", "2.2.4")
     m.file(HOME + "/.theanorc", "[global]\ndevice = gpu\nfloatX = float32\n\n[lib]\ncnmem = 0.8\n")
     m.file(HOME + "/.keras/keras.json", '{"backend": "theano"}')
+
+
+def test_the_printed_fixes_compose_in_one_shell(machine, check_json):
+    """docs/theano.md's example: Keras on Theano 1.0.5 with the 2017 guide's .theanorc and a system cuDNN 8."""
+    m = machine
+    docs_example(m)
+    venv = HOME + "/venv/lib/python3.6/site-packages"
     _, doc = check(m, check_json, extra={"VIRTUAL_ENV": HOME + "/venv"})
     fixes = [f["remedy"] for f in doc["findings"] if f["id"] in ("CD760", "CD763", "CD764")]
     assert [f["severity"] for f in doc["findings"] if f["id"].startswith("CD76")] == ["error", "error", "warning"]
