@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, TypeVar
 from .acceptance import AcceptanceKnowledge
 from .builds import Build, BuildKnowledge
 from .containers import ContainerKnowledge
+from .declared import DeclaredKnowledge
 from .cudnn import CudnnBuild, CudnnKnowledge
 from .cudnn_fit import CudnnFitKnowledge
 from .derived import DerivedKnowledge
@@ -85,6 +86,7 @@ class Compat:
         self.pastes = PastesKnowledge(tables)
         self.features = FrameworkFeatureKnowledge(tables)
         self.node = NodeKnowledge(tables)
+        self.declared = DeclaredKnowledge(tables)
         # What forward() looks a method's domain up by: its class's name.
         self.domains: Dict[str, Domain] = {type(d).__name__: d for d in vars(self).values() if isinstance(d, Domain)}
 
@@ -228,6 +230,10 @@ class Compat:
     conda_override = forward(BuildKnowledge.conda_override)
     framework_builds = forward(BuildKnowledge.framework_builds)
     build_pip_project = forward(BuildKnowledge.build_pip_project)
+
+    # checks declared whole in compat/checks.toml (declared.py)
+    declared_checks = forward(DeclaredKnowledge.declared_checks)
+    declared_check = forward(DeclaredKnowledge.declared_check)
 
     # container runtimes (containers.py)
     runtime_brands_for = forward(ContainerKnowledge.runtime_brands_for)

@@ -57,8 +57,3 @@ class ContainerKnowledge(Domain):
     def forward_compat_rule(self) -> Dict[str, Any]:
         """[forward_compat]: the GPUs it works on, its errors, its source."""
         return dict(self.table("containers", "forward_compat"))
-
-    def shm_floor(self) -> Dict[str, Any]:
-        """[shm]: the smallest /dev/shm DataLoader workers and NCCL need (min_bytes), Docker's default, the size a
-        fix asks for, their sources (CD807)."""
-        return dict(self.table("containers", "shm"))

@@ -18,7 +18,8 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 
 COMPAT_FILES = ("cuda_driver", "cudnn", "gpu_arch", "cudnn_layout", "frameworks", "known_bad", "symptoms",
                 "status_codes", "status_tables", "sonames", "catalogue", "gpu_peaks", "windows", "packages", "containers",
-                "theano", "error_texts", "cudnn_redist", "framework_features", "node_health", "framework_builds")
+                "theano", "error_texts", "cudnn_redist", "framework_features", "node_health", "framework_builds",
+                "checks")
 DERIVED = "derived"  # compat/derived.json: written by scripts/refresh_knowledge.py, never by hand
 UPDATED_NAME = "knowledge.json"  # what `cudnn-doctor update` writes under the cache folder
 
@@ -64,6 +65,19 @@ def read_all() -> Tuple[Dict[str, Dict[str, Any]], str]:
     data = {name: parse_toml(base.joinpath(name + ".toml").read_text(encoding="utf-8")) for name in COMPAT_FILES}
     data[DERIVED] = json.loads(base.joinpath(DERIVED + ".json").read_text(encoding="utf-8"))
     return _with_update(data), str(base)
+
+
+def read_shipped(name: str) -> Dict[str, Any]:
+    """One shipped compat file (compat/NAME.toml) alone, as read_all would read it: for what is declared before any
+    knowledge is handed in (the checks compat/checks.toml registers as rules)."""
+    folder = compat_dir()
+    if (folder / (name + ".toml")).is_file():
+        read: Dict[str, Any] = load({name: folder / (name + ".toml")}, lambda raw: parse_toml(raw.decode("utf-8")),
+                                    "compat")[name]
+        return read
+    from importlib.resources import files  # why: only for a zip install (no compat folder)
+
+    return parse_toml(files("cudnn_doctor._compat").joinpath(name + ".toml").read_text(encoding="utf-8"))
 
 
 def _with_update(data: Dict[str, Any]) -> Dict[str, Any]:

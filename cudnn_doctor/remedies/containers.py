@@ -119,11 +119,3 @@ def replace_wsl_linux_driver_fix(toolkit_package: Optional[str]) -> Fix:
                text="%s %s %s (the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; "
                "then from Windows: wsl --shutdown" % (purge, "&&" if toolkit_package else ";", install),
                manual="update the Windows driver; then from Windows: wsl --shutdown")
-
-
-def shm_size_fix(size: str) -> Fix:
-    """Start the container again with a bigger /dev/shm (words: the run line is on the host, another machine, and
-    holds the user's own image and options)."""
-    return advice("Start the container again with a bigger /dev/shm: add --shm-size=%s to its docker run or podman "
-                  "run line (compose: shm_size: %s), or --ipc=host to share the host's; in Kubernetes mount an "
-                  "emptyDir volume with medium: Memory at /dev/shm" % (size, size))

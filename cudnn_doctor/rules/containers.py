@@ -1,4 +1,4 @@
-"""CD8xx: containers and WSL2: GPU access inside a container, its /dev/shm, the WSL driver share."""
+"""CD8xx: containers and WSL2: GPU access inside a container, the WSL driver share (its /dev/shm: compat/checks.toml)."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -8,7 +8,7 @@ from . import LINUX, RuleContext, rule
 from ..queries import driver_cuda, driver_place, primary_toolkit
 from ..remedies.driver import missing_driver_fix
 from ..remedies.containers import (purge_unused_wsl_linux_driver_fix, replace_wsl_linux_driver_fix,
-                                   shm_size_fix, wsl_driver_fix)
+                                   wsl_driver_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _WSL_LIB = "/usr/lib/wsl/"
@@ -118,25 +118,3 @@ def wsl_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
         detail="Under WSL2 the GPU comes from the Windows NVIDIA driver; without it CUDA finds no device.",
         remedy=wsl_driver_fix(),
         evidence={"dev_nodes": facts.host.dev_nodes, "libcuda": lib}, catalogue=["H4"])]
-
-
-def _size(n: int) -> str:
-    return "%g GiB" % round(n / (1 << 30), 1) if n >= 1 << 30 else "%g MiB" % round(n / (1 << 20), 1)
-
-
-@rule("CD807", "container-shm-small", "The container's /dev/shm is too small for DataLoader workers and NCCL",
-      platforms=LINUX, section="python")
-def shm_small(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    size, shm = facts.host.shm_bytes, compat_of(ctx).containers.shm_floor()
-    floor = int(shm.get("min_bytes", 0))
-    if not facts.host.in_container or size is None or size >= floor:
-        return []
-    return [finding(
-        WARNING, "This container's /dev/shm is %s, under the %s PyTorch's DataLoader workers and NCCL need" % (
-            _size(size), _size(floor)),
-        detail="A container gets %s of shared memory unless it is started with more (Docker's and Podman's "
-               "default); DataLoader workers (num_workers > 0) pass every batch through /dev/shm and NCCL keeps its "
-               "buffers there, so they stop with 'Bus error', 'unable to write to file </torch_...>' or 'No space "
-               "left on device' once it is full." % _size(int(shm.get("docker_default_bytes", 64 << 20))),
-        remedy=shm_size_fix(str(shm.get("suggested", "8g"))),
-        evidence={"/dev/shm": size, "at least": floor})]

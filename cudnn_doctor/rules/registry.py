@@ -4,7 +4,7 @@ from importlib import import_module
 from . import RULES
 
 MODULES = (
-    "blocked", "driver", "gpu", "node_health", "node_xid", "node_links", "toolkit", "cudnn_files", "cudnn_runtime", "loader", "frameworks", "java", "containers",
+    "blocked", "driver", "gpu", "node_health", "node_xid", "node_links", "toolkit", "cudnn_files", "cudnn_runtime", "loader", "frameworks", "java", "containers", "declared",
     "node_runtime", "image", "require", "target", "conda", "environment", "leftovers", "shadowing", "install_state", "catalogue",
     "knowledge_age", "theano", "theano_flags", "framework_loads", "environments_fit", "windows",
     "bench",  # the bench stage's rules (CD95x)

@@ -1,5 +1,5 @@
 """CD807: a container's /dev/shm under 1 GiB (Docker's default is 64 MiB), read from /proc/mounts through the host
-seam, judged against compat/containers.toml's [shm], and the kernel's own answer (statvfs) as the oracle."""
+seam, judged by the check compat/checks.toml declares (rules/declared.py), and the kernel's own answer (statvfs) as the oracle."""
 from __future__ import annotations
 
 import os
