@@ -37,6 +37,9 @@ def test_sigint_while_explain_reads_stdin_says_one_line_and_exits_130(args):
             time.sleep(0.05)
         assert proc.poll() is None and _waiting_on_stdin(proc.pid), "explain never waited on stdin"
         proc.send_signal(signal.SIGINT)
+        # Wait with stdin still open: communicate() would close it at once, and under load the read could see that
+        # end of file before the signal (an empty paste, exit 2) instead of the interruption being tested.
+        proc.wait(timeout=30)
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
