@@ -27,7 +27,9 @@ def fact_at(facts: Facts, path: str) -> Any:
 def shown(number: float, unit: str) -> str:
     """A number as the finding says it: bytes in MiB or GiB, a count as it is."""
     if unit == "bytes":
-        return "%g GiB" % round(number / (1 << 30), 1) if number >= 1 << 30 else "%g MiB" % round(number / (1 << 20), 1)
+        size, name = next(((1 << s, n) for s, n in ((30, "GiB"), (20, "MiB"), (10, "KiB")) if number >= 1 << s),
+                          (1, "bytes"))
+        return "%g %s" % (round(number / size, 1), name)
     return "%g" % number
 
 
