@@ -279,6 +279,7 @@ class HostFacts:
     package_manager: Optional[str] = None  # "apt", "dnf", "yum", "zypper": the first found in the root's /usr/bin
     euid: Optional[int] = None  # who runs the doctor on a live machine (0: root, fixes need no sudo); None: unknown
     shm_bytes: Optional[int] = None  # a container's /dev/shm size (/proc/mounts); None: not one, or not stated
+    rdma_memlock_bytes: Optional[int] = None  # the locked-memory limit where RDMA devices exist; None: none, or unlimited
 
 
 @dataclass

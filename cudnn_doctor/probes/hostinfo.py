@@ -30,6 +30,7 @@ def probe(ctx) -> None:
     facts.wsl = in_wsl(host, facts.kernel_release or "")
     facts.in_container = in_container(host)
     facts.shm_bytes = shm_bytes(host) if facts.in_container else None  # a container's own size (Docker: 64 MiB)
+    facts.rdma_memlock_bytes = rdma_memlock_bytes(host)  # what NCCL's InfiniBand transport may pin
     facts.dev_nodes = [p for p in host.glob("/dev/nvidia*")] + (["/dev/dxg"] if host.lexists("/dev/dxg") else [])
     # Fixes name packages for the machine's own package manager (apt-get is apt's stable command).
     facts.package_manager = next((name for tool, name in _PACKAGE_MANAGERS if host.lexists("/usr/bin/" + tool)), None)
@@ -40,6 +41,8 @@ def probe(ctx) -> None:
         ctx.searched("host", place)
     if facts.in_container:
         ctx.searched("host", "/proc/mounts")
+    if facts.rdma_memlock_bytes is not None:
+        ctx.searched("host", "/proc/self/limits")
 
 
 # Where the root's C library is: its name tells glibc < 2.34 (libc-2.31.so); newer ones say it in their text.
@@ -130,6 +133,19 @@ def shm_bytes(host: Host) -> Optional[int]:
     if not digits.isdigit() or len(unit) > 1:
         return None
     return int(digits) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[unit]
+
+
+def rdma_memlock_bytes(host: Host) -> Optional[int]:
+    """The soft limit on locked memory (/proc/self/limits, what `ulimit -l` sets) where the machine has RDMA devices
+    (/dev/infiniband/uverbs*): NCCL's InfiniBand transport registers its buffers under it. None without such
+    devices, where it is unlimited, or where the file says nothing."""
+    if not host.glob("/dev/infiniband/uverbs*"):
+        return None
+    for line in (host.read_text("/proc/self/limits", limit=1 << 16) or "").splitlines():
+        if line.startswith("Max locked memory"):
+            soft = line[len("Max locked memory"):].split()[:1]
+            return int(soft[0]) if soft and soft[0].isdigit() else None
+    return None
 
 
 def in_wsl(host: Host, kernel_release: Optional[str] = None) -> bool:
