@@ -117,13 +117,15 @@ def evaluate(facts: Facts, context: RuleContext, stage: str = CHECK) -> Tuple[Li
                 f.alias = f.alias or r.alias
                 findings.append(f)
         except Exception as exc:  # a rule bug must not hide the other diagnoses
+            with building_for(context.fix_target):  # its fix is built for the Target too (no NoTarget over the bug)
+                crashed = rule_crashed_fix()
             findings.append(
                 Finding(
                     id=r.id,
                     severity=Severity.WARNING,
                     title="Rule %s (%s) could not run: %s: %s" % (r.id, r.alias, type(exc).__name__, exc),
                     detail="This is a cudnn-doctor bug; the other checks are unaffected.",
-                    remedy=rule_crashed_fix(),
+                    remedy=crashed,
                     alias=r.alias,
                 )
             )
