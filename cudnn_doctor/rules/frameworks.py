@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
+from ..knowledge import Compat
 from ..versions import canonical_name, major_of, requirements, ver
 from ..model import Facts, Finding, FrameworkFacts, Severity
 from . import LINUX, RuleContext, rule
@@ -86,7 +87,7 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 continue
             judged.add((fw.location, text))
             is_cudnn = canonical_name(req.name).startswith("nvidia-cudnn-")
-            severity, detail = (_cudnn_pin_verdict(facts, fw, req, installed) if is_cudnn else (WARNING, (
+            severity, detail = (_cudnn_pin_verdict(facts, compat_of(ctx), fw, req, installed) if is_cudnn else (WARNING, (
                 "Only one copy of %s fits in that site-packages/nvidia folder, so %s runs with the release another "
                 "package asked for instead of the one it was built and tested with; it usually loads (same soname) "
                 "but `pip check` reports the conflict." % (req.name, fw.name))))
@@ -102,7 +103,7 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-def _cudnn_pin_verdict(facts: Facts, fw: FrameworkFacts, req: Requirement,
+def _cudnn_pin_verdict(facts: Facts, compat: Compat, fw: FrameworkFacts, req: Requirement,
                        installed: Version) -> Tuple[Severity, str]:
     """How a cuDNN wheel outside a framework's pin really fails: not at all (a newer minor of the same major, or an
     older shim whose sub-libraries all come from a release it accepts), with the framework's version check (an older
@@ -138,9 +139,19 @@ def _cudnn_pin_verdict(facts: Facts, fw: FrameworkFacts, req: Requirement,
                          "reports %s, which %s accepts; `pip check` reports the conflict." % (
                              runs.version, runs.directory, runs.version, fw.name))
     if installed.release[:2] < want.release[:2]:
+        # What the framework itself does with an older minor at run time (compat's [cudnn_acceptance]): torch,
+        # TensorFlow and JAX refuse it; ONNX Runtime and CuPy ask only for the soname; Paddle warns and runs.
+        # cudnnGetVersion() has three parts: the wheel's fourth (9.1.0.70) is never what a framework prints
+        runtime = ".".join(str(part) for part in installed.release[:3])
+        verdict = compat.acceptance.accepts(framework_kind(fw), str(want), runtime)
+        if verdict.accepts:
+            return WARNING, ("%s checks no more than the major at run time, so cuDNN %s runs it though it was built "
+                             "with %s%s; `pip check` reports the conflict [%s]." % (
+                                 fw.name, installed, want, " (%s)" % verdict.why if verdict.why else "",
+                                 verdict.source))
         return (ERROR if loads_it else WARNING), (
-            "It loads this older minor and stops: 'Loaded runtime CuDNN library: %s but source was compiled with: "
-            "%s' (cuDNN runs only programs built with an older or equal minor)." % (installed, want))
+            "It loads this older minor and stops: %s (cuDNN runs only programs built with an older or equal "
+            "minor)." % (verdict.why if verdict.why.startswith("'") else "'%s'" % verdict.why))
     return WARNING, ("cuDNN %s still runs a program built with %s (same major, newer or equal minor), so it loads; "
                      "`pip check` reports the conflict." % (installed, want))
 

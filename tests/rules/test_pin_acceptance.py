@@ -1,0 +1,46 @@
+"""CD702 judges a cuDNN wheel outside a framework's pin by what the framework does at run time with that release
+(compat's [cudnn_acceptance]), in its own words: torch's and TensorFlow's checks refuse an older minor than their
+build; a framework whose rule is the soname alone (ONNX Runtime, CuPy) or that only warns (Paddle) runs with it.
+The pins are the real wheels' Requires-Dist lines."""
+from __future__ import annotations
+
+import pytest
+
+from cudnn_doctor.knowledge import load_compat
+from cudnn_doctor.model import Facts, FrameworkFacts, PythonEnvFacts
+from cudnn_doctor.rules import RuleContext, evaluate
+
+SITE = "/venv/lib/python3.11/site-packages"
+
+
+def _cd702(name: str, version: str, built: str, pin: str, installed: str):
+    fw = FrameworkFacts(name=name, version=version, location=SITE, cuda_build=True, cudnn_version=built,
+                        requires=[pin])
+    wheel = {"name": pin.split("=")[0].split("~")[0].strip(), "version": installed, "location": SITE}
+    facts = Facts(python=PythonEnvFacts(site_dirs=[SITE], frameworks=[fw], nvidia_wheels=[wheel]))
+    return [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0] if f.id == "CD702"]
+
+
+@pytest.mark.parametrize("name, version, built, pin, installed, words", [
+    # torch 2.9.1 (built with 9.8.0, pins 9.10.2.21) beside the 9.5.1 wheel: torch's own check refuses it
+    ("torch", "2.9.1", "9.8.0", 'nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux"', "9.5.1.17",
+     "PyTorch was compiled  against 9.8.0 but found runtime version 9.5.1"),
+    # TensorFlow 2.19 (built with and pinning 9.3.0.75) beside 9.1: XLA's check refuses it
+    ("tensorflow", "2.19.0", "9.3.0", "nvidia-cudnn-cu12 ==9.3.0.75 ; extra == 'and-cuda'", "9.1.0.70",
+     "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.3.0"),
+])
+def test_an_older_minor_is_refused_in_the_frameworks_own_words(name, version, built, pin, installed, words):
+    found = _cd702(name, version, built, pin, installed)
+    assert len(found) == 1 and words in found[0].detail, found
+
+
+@pytest.mark.parametrize("name, kind_words", [
+    ("onnxruntime-gpu", "checks no more than the major"),
+    ("paddlepaddle-gpu", "it runs and warns"),
+])
+def test_a_framework_that_checks_only_the_soname_or_warns_runs_with_an_older_minor(name, kind_words):
+    # a made-up exact pin on a real release: neither publishes one, so only the acceptance rule can decide
+    found = _cd702(name, "1.22.0" if name.startswith("onnx") else "2.6.2", "9.3.0",
+                   "nvidia-cudnn-cu12==9.3.0.75", "9.1.0.70")
+    assert len(found) == 1 and found[0].severity.value == "warning", found
+    assert kind_words in found[0].detail and "stops" not in found[0].detail
