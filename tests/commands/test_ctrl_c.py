@@ -25,12 +25,18 @@ def _waiting_on_stdin(pid: int) -> bool:
         return False
 
 
+def _as_a_terminal_starts_it() -> None:
+    """SIGINT as an interactive shell leaves it: a suite started in the background of a script (`cmd &`) inherits it
+    ignored, and Python keeps an inherited SIG_IGN, so Ctrl-C would never reach the command under test."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/wchan"), reason="needs Linux's /proc/PID/wchan")
 @pytest.mark.parametrize("args", [["explain"], ["explain", "-", "--json"]])
 def test_sigint_while_explain_reads_stdin_says_one_line_and_exits_130(args):
     proc = subprocess.Popen([sys.executable, "-m", "cudnn_doctor", *args], cwd=str(REPO), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+                            env=dict(os.environ, PYTHONPATH=str(REPO)), preexec_fn=_as_a_terminal_starts_it)
     try:
         deadline = time.monotonic() + 60
         while not _waiting_on_stdin(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
