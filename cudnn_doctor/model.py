@@ -251,6 +251,7 @@ class PythonEnvFacts:
     # The Python of each environment found, for the wheels it can install: {site, version "3.10", source (pyvenv.cfg,
     # the interpreter bin/python3.X, or the site folder lib/python3.X)}.
     pythons: List[Dict[str, str]] = field(default_factory=list)
+    user_sites: List[str] = field(default_factory=list)  # the user sites among site_dirs (pip install --user)
 
 
 @dataclass

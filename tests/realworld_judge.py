@@ -186,7 +186,7 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
     elif kind == "paddle":
         soname = PADDLE_SONAME
     result = oracle.run(lib, soname, work, stack.cache, stack.env, stack.root / "venv/bin/python", kind,
-                        stack.site, startup, engines())
+                        stack.site, startup, engines(), user_site=stack.case.user_site)
     own_check = ""  # the framework's own GPU-less verdict, where it has one
     if kind == "jax":
         # JAX's own check names the version it was built for and the one it got, after its own preloads.
@@ -402,5 +402,5 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
     # What the user's shell still has after the fix (PYTHONPATH too: a fix that ignored it would fail for them).
     moved.env = {k: after[k] for k in ("PATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CONDA_PREFIX", "PYTHONPATH")
                  if k in after}
-    moved.env["HOME"] = stack.env.get("HOME", "/root")
+    moved.env["HOME"] = stack.env.get("HOME", "/root").replace(str(stack.root), str(root))  # a user site moves too
     return [moved], "; ".join(shlex.quote(c) if " " not in c else c for c in commands)

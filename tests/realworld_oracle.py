@@ -91,14 +91,15 @@ def tf_build_info(site: Path) -> Dict[str, object]:
 
 
 def run(library: Path, soname: str, workdir: Path, cache: Path, env: Dict[str, str], python: Path, kind: str,
-        site: Path, startup: Sequence[str] = (), engines: Sequence[str] = ()) -> OracleResult:
+        site: Path, startup: Sequence[str] = (), engines: Sequence[str] = (), user_site: bool = False) -> OracleResult:
     """The environment's own python, under the real loader with the case's ld.so.cache, loading cuDNN the way the
     framework does (tests/realworld/oracle.py): its Python-side preloads first, then its library's dlopen, then (cuDNN
     9) the `engines` sub-libraries its first convolution loads."""
     workdir.mkdir(parents=True, exist_ok=True)
     shim = shim_for(library, workdir)
     loader = loader_for(workdir, cache)
-    argv = [str(loader), str(python), "-s", str(HERE / "oracle.py"), kind,
+    # -s keeps the test runner's user site out, except where the case's own user site holds the framework
+    argv = [str(loader), str(python), *([] if user_site else ["-s"]), str(HERE / "oracle.py"), kind,
             str(site), str(library), str(shim), soname, ",".join(engines), *startup]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
     out = OracleResult(asked=soname)

@@ -16,6 +16,7 @@ import realdata
 import realworld_wheels as wheels
 
 SITE = "venv/lib/python3.11/site-packages"
+USER_SITE = "home/.local/lib/python3.11/site-packages"  # HOME is the case's own home/ when it has a user site
 # The library in each framework that loads cuDNN (DT_NEEDED or dlopen from code inside it).
 FRAMEWORK_LIBRARY = {
     "torch": "torch/lib/libtorch_cuda.so",
@@ -54,6 +55,9 @@ class Case:
     judged: Sequence[Wheel] = ()  # more frameworks of the venv judged too (every consumer of the environment)
     target: Sequence[Wheel] = ()  # wheels installed by `pip install --target` into a folder on PYTHONPATH
     preload: Sequence[str] = ()  # LD_PRELOAD: "LABEL/FILE" of a folder's library (ld.so loads it before the program)
+    pth: Sequence[Wheel] = ()  # wheels in a folder that a .pth file of the venv's site-packages puts on sys.path
+    user_site: bool = False  # framework and site wheels in ~/.local's user site (`pip install --user`), not the venv's
+    activated: bool = True  # False: the venv's bin/ is on PATH but VIRTUAL_ENV is unset (a second environment on PATH)
 
 
 @dataclass
@@ -64,7 +68,12 @@ class Stack:
 
     @property
     def site(self) -> Path:
-        return self.root / SITE
+        """Where the framework is installed: the venv's site-packages, or the user site of the case's HOME."""
+        return self.root / (USER_SITE if self.case.user_site else SITE)
+
+    @property
+    def pth_folder(self) -> Path:
+        return self.root / "pthdeps"
 
     @property
     def cache(self) -> Path:
@@ -102,10 +111,12 @@ def missing_wheels(case: Case) -> List[Wheel]:
     return [w for w in wanted if unpacked(w) is None]
 
 
-def make_venv(root: Path) -> None:
+def make_venv(root: Path, system_site: bool = False) -> None:
     """A real venv without pip of its own: its `pip` is the test's pip working on it (`pip --python`, pip >= 22.3),
-    so a fix's `pip install` lands in the case's site-packages whatever the interpreter has installed."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
+    so a fix's `pip install` lands in the case's site-packages whatever the interpreter has installed. With
+    ``system_site`` it sees the user site too (site.py enables it only for such a venv)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", *(["--system-site-packages"] if system_site else []),
+                    str(root / "venv")], check=True)
     pip = root / "venv/bin/pip"
     pip.write_text('#!/bin/sh\nexec %s -m pip --python "$(dirname "$0")/python" "$@"\n' % shlex.quote(sys.executable))
     pip.chmod(0o755)
@@ -114,12 +125,17 @@ def make_venv(root: Path) -> None:
 def build(case: Case, root: Path) -> Stack:
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    make_venv(root)
+    make_venv(root, system_site=case.user_site)
     stack = Stack(case, root)
+    stack.site.mkdir(parents=True, exist_ok=True)
     for wheel in (case.framework, *case.site):
         wheels.link_into(unpacked(wheel), stack.site)
     for wheel in case.target:
         wheels.link_into(unpacked(wheel), stack.target)
+    for wheel in case.pth:
+        wheels.link_into(unpacked(wheel), stack.pth_folder)
+    if case.pth:  # one line naming the folder, as `conda develop` or a site's own .pth writes it
+        (root / SITE / "extra-libraries.pth").write_text(str(stack.pth_folder) + "\n")
     for pattern in case.drop_from_site:
         for path in stack.site.glob("nvidia/cudnn/lib/" + pattern):
             path.unlink()
@@ -144,8 +160,10 @@ def build(case: Case, root: Path) -> Stack:
         ld_path.insert(0, str(prefix / "lib"))
         stack.env["CONDA_PREFIX"] = str(prefix)
     write_loader_config(stack, conf_dirs)
-    stack.env.update({"PATH": "%s/venv/bin:/usr/bin:/bin" % root, "VIRTUAL_ENV": str(root / "venv"),
-                      "HOME": os.environ.get("HOME", "/root")})
+    stack.env.update({"PATH": "%s/venv/bin:/usr/bin:/bin" % root,
+                      "HOME": str(root / "home") if case.user_site else os.environ.get("HOME", "/root")})
+    if case.activated:
+        stack.env["VIRTUAL_ENV"] = str(root / "venv")
     if ld_path:
         stack.env["LD_LIBRARY_PATH"] = ":".join(ld_path)
     if case.target:

@@ -68,6 +68,8 @@ def probe(ctx) -> None:
     env = PythonEnvFacts()
     ctx.facts.python = env
     env.site_dirs = site_dirs(ctx)
+    users = set(user_sites(host))
+    env.user_sites = [site for site in env.site_dirs if site in users]  # a fix installs there with --user
     python_path = set(python_path_entries(host))
     for site in env.site_dirs:
         for entry in host.listdir(site):

@@ -120,15 +120,27 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     return beside_framework(facts, fw, whole if installs_cudnn else own)
 
 
+def into_user_site(fix: Fix, plain: str) -> Fix:
+    """The fix's `pip install`s made `pip install --user`: the framework lives in a user site (`pip install --user`),
+    where a plain install into the active environment changes nothing it loads."""
+    user = plain + "--user "
+    return dataclasses.replace(
+        fix, commands=[user + c[len(plain):] if c.startswith(plain) and not c.startswith(user) else c
+                       for c in fix.commands],
+        text=re.sub(r"(?<![\w/=-])%s(?!--user )" % re.escape(plain), user, fix.text))
+
+
 def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
     """The fix with its `pip install`s run without PYTHONPATH where NVIDIA's wheels sit in a PYTHONPATH folder
     (`pip install --target`): pip counts them as installed in every environment and says "Requirement already
     satisfied", yet the framework's library searches only its own site-packages' nvidia folders. Where the
     framework's own Python side loads its cuDNN from such a folder (torch 2.14's best-effort preload, JAX 0.6+'s
     nvidia.cudnn import: sys.path puts PYTHONPATH first), that wheel's files go first, or it keeps loading them."""
+    plain = pip("install ")
+    if fw.location in facts.python.user_sites and not under_root():
+        fix = into_user_site(fix, plain)
     elsewhere = [w for w in facts.python.nvidia_wheels if w.get("via") == "PYTHONPATH" and
                  w.get("location") != fw.location]
-    plain = pip("install ")
     if under_root() or not elsewhere or not any(c.startswith(plain) for c in fix.commands):
         return fix
     unseen = "PYTHONPATH= " + plain

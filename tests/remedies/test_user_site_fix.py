@@ -1,0 +1,29 @@
+"""A framework installed with `pip install --user` is fixed in its user site: `pip install --user`, since a plain
+install lands in the active environment and changes nothing the framework loads (tests/realworld_cases.py's
+torch291-user-site-cudnn95 shows the load with the real loader). The pin is the real torch 2.9.1 wheel's."""
+from __future__ import annotations
+
+import pytest
+
+from cudnn_doctor.knowledge import load_compat
+from cudnn_doctor.model import Facts, FrameworkFacts, PythonEnvFacts
+from cudnn_doctor.rules import RuleContext, evaluate
+
+USER = "/home/u/.local/lib/python3.11/site-packages"
+VENV = "/home/u/venv/lib/python3.11/site-packages"
+PIN = 'nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux" and platform_machine == "x86_64"'
+
+
+@pytest.mark.parametrize("site, user", [(USER, True), (VENV, False)])
+def test_the_pip_install_goes_where_the_framework_is(site, user):
+    fw = FrameworkFacts(name="torch", version="2.9.1", location=site, cuda_build=True, cudnn_version="9.8.0",
+                        requires=[PIN])
+    facts = Facts(python=PythonEnvFacts(
+        site_dirs=[VENV, USER], frameworks=[fw], user_sites=[USER],
+        nvidia_wheels=[{"name": "nvidia-cudnn-cu12", "version": "9.5.1.17", "location": site}]))
+    found = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0] if f.id == "CD702"]
+    assert len(found) == 1
+    installs = [c for c in found[0].remedy.commands if "install" in c]
+    assert installs and all(c.startswith("pip install --user " if user else "pip install \"") for c in installs), \
+        installs
+    assert ("pip install --user" in found[0].remedy.text) == user
