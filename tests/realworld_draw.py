@@ -1,10 +1,13 @@
 """The real-world generator: a seeded draw of a real environment over the wheel pool (tests/realworld_pool.py).
 One to three frameworks in one venv, their cuDNN pins honoured or forced off, and the set-ups people really have:
 LD_LIBRARY_PATH before or after the wheel, a system copy in the ld.so.cache, a conda prefix, wheels through
-`pip --target` on PYTHONPATH, a tarball folder, a missing or foreign sub-library. draw(seed, n) is a pure function
-of its arguments, so `scripts/realworld.sh --draws N --seed S` reproduces any draw."""
+`pip --target` on PYTHONPATH, a tarball folder, a missing or foreign sub-library; and, drawn on a stream of their
+own so every earlier draw stays as it was (places=False), the other places a process takes from: a user site, a
+.pth folder, a venv on PATH but not activated, an LD_PRELOAD of another cuDNN. draw(seed, n) is a pure function of
+its arguments, so `scripts/realworld.sh --draws N --seed S` reproduces any draw."""
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import List, Optional, Sequence
 
@@ -20,6 +23,7 @@ SETUPS = ("plain", "plain", "ld-before", "ld-after", "system", "conda", "target"
 SUBLIBS = {8: ("libcudnn_ops_infer.so.8", "libcudnn_cnn_infer.so.8", "libcudnn_adv_infer.so.8"),
            9: ("libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_engines_precompiled.so.9")}
 EXTRAS = ("and-cuda", "with-cuda", "with_cuda", "cudnn", "cuda")
+PLACES = ("user-site", "pth", "path-env", "preload")
 
 
 def cudnn_pin(wheels: Sequence[Wheel], extra: bool) -> Optional[Requirement]:
@@ -53,7 +57,35 @@ def _major(wheel: Wheel) -> int:
     return Version(wheel[1]).major
 
 
-def draw(seed: int, n: int) -> Case:
+def draw(seed: int, n: int, places: bool = True) -> Case:
+    """Draw n of seed; ``places=False`` draws it as the generator did before it drew the other places (the
+    regression lines recorded then)."""
+    case = _draw(seed, n)
+    return _with_place(case, random.Random("%d-%d-places" % (seed, n))) if places else case
+
+
+def _with_place(case: Case, rng: random.Random) -> Case:
+    """The draw, in four of ten, moved to one of the other places a process takes packages or libraries from."""
+    if rng.random() >= 0.4:
+        return case
+    place = rng.choice(PLACES)
+    nvidia = [w for w in case.site if w[0].startswith("nvidia-")]
+    cudnn = [w for w in nvidia if w[0].startswith("nvidia-cudnn-")]
+    note = case.note + "; " + place
+    if place == "user-site" and not case.target:
+        return dataclasses.replace(case, user_site=True, note=note)
+    if place == "pth" and nvidia and not case.target and not case.drop_from_site and "@site-cudnn" not in case.ld_path:
+        return dataclasses.replace(case, site=[w for w in case.site if w not in nvidia], pth=nvidia, note=note)
+    if place == "path-env" and case.conda is None:
+        return dataclasses.replace(case, activated=False, note=note)
+    if place == "preload" and cudnn and not case.preload:
+        other = rng.choice([w for w in pool.CUDNN if w != cudnn[0]])
+        return dataclasses.replace(case, folders=[*case.folders, Folder("p", other)],
+                                   preload=["p/libcudnn.so.%d" % _major(other)], note=note)
+    return case
+
+
+def _draw(seed: int, n: int) -> Case:
     rng = random.Random("%d-%d" % (seed, n))
     names = list(pool.FRAMEWORKS)
     count = rng.choices((1, 2, 3), (0.5, 0.35, 0.15))[0]

@@ -135,15 +135,21 @@ def run_case(case: stacks.Case, work: Path = WORK, keep: bool = False) -> Row:
 REGRESSIONS = Path(__file__).resolve().parent / "realworld_regressions.txt"
 
 
-def regression_pairs() -> List[Tuple[int, int]]:
-    """Every draw that ever failed, as (seed, n) ("seed n" a line, # comments): naming a draw fetches nothing."""
+def regression_lines() -> List[Tuple[int, int, bool]]:
+    """Every draw that ever failed, as (seed, n, places) ("seed n" a line, # comments; "seed n places" for one drawn
+    with the other places, the generator since 2026-11-29): naming a draw fetches nothing."""
     lines = [line.split("#")[0].split() for line in REGRESSIONS.read_text().splitlines()]
-    return [(int(pair[0]), int(pair[1])) for pair in lines if len(pair) == 2]
+    return [(int(words[0]), int(words[1]), words[2:] == ["places"]) for words in lines
+            if len(words) == 2 or words[2:] == ["places"]]
+
+
+def regression_pairs() -> List[Tuple[int, int]]:
+    return [(seed, n) for seed, n, _ in regression_lines()]
 
 
 def regression_draws() -> List[stacks.Case]:
     """Every draw that ever failed, drawn (reads the pool's wheels, downloading them on first use): CI runs them all."""
-    return [draw.draw(seed, n) for seed, n in regression_pairs()]
+    return [draw.draw(seed, n, places) for seed, n, places in regression_lines()]
 
 
 def parse(argv: List[str]) -> argparse.Namespace:

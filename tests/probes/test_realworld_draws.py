@@ -22,7 +22,7 @@ import time
 import pytest
 
 from realworld_draw import draw
-from realworld_run import WORK, regression_pairs, run_case
+from realworld_run import WORK, regression_lines, run_case
 from realworld_stacks import missing_wheels
 
 pytestmark = [pytest.mark.realworld, pytest.mark.live]
@@ -31,19 +31,20 @@ COUNT = int(os.environ.get("REALWORLD_DRAWS", "60"))
 BUDGET_S = float(os.environ.get("REALWORLD_BUDGET_S", "600"))
 # Each draw is named by (seed, n) and drawn inside its test: drawing reads the pool's wheels (downloading them on first
 # use), which collection, and a quick tier that deselects these, must never do.
-PAIRS = [(SEED, n) for n in range(COUNT)] + regression_pairs()
-FRESH = {"draw-%d-%d" % pair for pair in PAIRS[:COUNT]}  # this run's sample; the rest is the regression set
+# (seed, n, places): fresh draws take every place a process draws from; a regression line, the generator it was found by
+PAIRS = [(SEED, n, True) for n in range(COUNT)] + regression_lines()
+FRESH = {"draw-%d-%d" % pair[:2] for pair in PAIRS[:COUNT]}  # this run's sample; the rest is the regression set
 _STARTED: list = []  # when the first draw of this run started
 FLOOR = 0.80
 _AGREED: list = []  # one bool per drawn environment judged in this run
 
 
-@pytest.mark.parametrize("pair", PAIRS, ids=lambda pair: "draw-%d-%d" % pair)
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda pair: "draw-%d-%d" % pair[:2] + ("" if pair[2] else "-v1"))
 def test_drawn_environment(pair):
     if shutil.which("readelf") is None or shutil.which("gcc") is None:
         pytest.skip("readelf and gcc are needed")
     _STARTED[:] = _STARTED or [time.monotonic()]
-    if "draw-%d-%d" % pair in FRESH and time.monotonic() - _STARTED[0] > BUDGET_S:
+    if "draw-%d-%d" % pair[:2] in FRESH and time.monotonic() - _STARTED[0] > BUDGET_S:
         pytest.skip("the drawn sample's %.0f s are spent (REALWORLD_BUDGET_S); seed %d" % (BUDGET_S, SEED))
     case = draw(*pair)
     missing = missing_wheels(case)
