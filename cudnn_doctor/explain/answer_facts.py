@@ -87,11 +87,34 @@ def _torch_rows(ev: Evidence, compat: Compat) -> List[Dict[str, Any]]:
     return compat.known_bad("torch", torch.release) if torch is not None and torch.release else []
 
 
+# PyTorch prints a TORCH_WARN as "UserWarning: ... (Triggered internally at <file>:<line>.)"; an error never ends so.
+_TORCH_WARNING = ("UserWarning", "(Triggered internally at")
+
+
+def _unnamed_warning(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """A warning only one PyTorch release prints, in a paste that names no release: the row's release is the one."""
+    if not any(w in ev.text for w in _TORCH_WARNING):
+        return None
+    for row in compat.harmless_warnings("torch"):
+        seen = [row["warning"]] + list(row.get("also_seen", []))
+        said = next((s for s in seen if s in ev.text), None)
+        if said is not None and str(row["version"]).startswith("=="):
+            return Answer("harmless: a warning only PyTorch %s prints ('%s': %s; PyTorch %s no longer prints it)" % (
+                str(row["version"])[2:], said, row["problem"], row["fixed_in"]),
+                rt.harmless_warning("the convolution runs; upgrade to PyTorch %s or newer to silence it" %
+                                    row["fixed_in"]), False)
+    return None
+
+
 def from_releases(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """A release the paste names that is known for what it shows: a bug fixed later, GPUs it dropped, a warning."""
     torch = ev.facts.program("PyTorch")
     statuses = {s.code.name for s in ev.statuses}
     cc = gpu_cc(ev, compat)
+    if torch is None or not torch.release:
+        found = _unnamed_warning(ev, compat)
+        if found is not None:
+            return found
     for row in _torch_rows(ev, compat):
         if row.get("warning") and row["warning"] in ev.text:
             return Answer("harmless: PyTorch %s's warning '%s' (%s; PyTorch %s no longer prints it)" % (
