@@ -13,6 +13,9 @@ _SYSTEM = frozenset(("apt", "apt-get", "dnf", "yum", "zypper", "ldconfig", "chro
                      "reboot", "nvidia-smi", "nvidia-ctk", "dkms", "ubuntu-drivers", "tee", "update-alternatives",
                      "docker", "podman", "kubectl", "update-initramfs", "dracut", "mokutil", "sh", "bash"))
 _SHELL_SYNTAX = re.compile(r"&&|\|\||[;|`<>]|\$\(")  # a line the shell must read: fix cannot run it as words
+# Quoted words: a requirement's < or > is the word's, not a redirection ("nvidia-cudnn-cu13<10.0,>=9.12"); a double
+# quote holding $ or ` is still read by the shell, so it is not taken out.
+_QUOTED = re.compile(r"'[^']*'|\"[^\"$`\\]*\"")
 _ENV_LINE = re.compile(r"^(?:export ([A-Za-z_][A-Za-z0-9_]*)=.*|unset ([A-Za-z_][A-Za-z0-9_]*))$", re.S)
 # pip options that take a value (the next word), so the value is not taken for a requirement.
 _VALUE_OPTIONS = frozenset(("--target", "-t", "--index-url", "-i", "--extra-index-url", "--find-links", "-f",
@@ -104,7 +107,7 @@ def parse_command(command: str, as_root: bool) -> _Parsed:
         return _Parsed("left", "it has a part only you can fill in (...)")
     if _ENV_LINE.match(text):
         return _Parsed("variables", line=text)
-    if _SHELL_SYNTAX.search(text):
+    if _SHELL_SYNTAX.search(_QUOTED.sub("''", text)):
         return _Parsed("left", "it is shell syntax (a pipe, a list or a redirection) fix does not run")
     try:
         words = shlex.split(text)

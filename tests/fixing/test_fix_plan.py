@@ -49,6 +49,9 @@ def test_uv_environments_get_uv_pip_with_the_environments_python():
     ("/other/venv/bin/pip install torch", "left"), ("pip download x", "left"),
     ("unset LD_LIBRARY_PATH", "variables"), ("export CUDA_VISIBLE_DEVICES=0", "variables"),
     ("uv pip install x", "packages"), ("conda install -c nvidia cudnn", "left"),
+    # a range's < and > inside quotes are the requirement's (draw-101-0's CD704 fix was left as a redirection)
+    ('pip install "nvidia-cudnn-cu13<10.0,>=9.12.0.46"', "packages"), ("pip install 'x>1' > log", "left"),
+    ('pip install "$(echo x)"', "left"),
 ])
 def test_each_command_is_sorted_by_what_it_changes(command, kind):
     assert parse_command(command, as_root=False).kind == kind
