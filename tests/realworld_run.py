@@ -160,6 +160,8 @@ def parse(argv: List[str]) -> argparse.Namespace:
     ap.add_argument("--regressions", action="store_true", help="also every draw in tests/realworld_regressions.txt")
     ap.add_argument("--only", type=int, action="append", default=[], metavar="K",
                     help="only draw K of the seed (repeatable): one draw reproduced without the ones before it")
+    ap.add_argument("--fix-command", action="store_true",
+                    help="prove each failing draw's fix by running `cudnn-doctor fix` (tests/realworld_fixcmd.py)")
     return ap.parse_args(argv)
 
 
@@ -174,6 +176,15 @@ def main(argv: List[str]) -> int:
         wanted = [draw.draw(seed, k) for k in args.only]
     else:
         wanted = [c for c in CASES if not args.names or any(a in c.name for a in args.names)]
+    if args.fix_command:
+        import realworld_fixcmd
+
+        def again(name: str) -> str:
+            if not name.startswith("draw-"):
+                return "python tests/realworld_run.py %s --fix-command" % name
+            _, s, k = name.split("-")
+            return "python tests/realworld_run.py --only %s --seed %s --fix-command" % (k, s)
+        return realworld_fixcmd.run_all(wanted, judge_all, WORK / ("draws-%d" % os.getpid()), again)
     print("%-26s | %-52s | %-44s | %-5s | %s" % ("case", "oracle (real glibc loader)", "cudnn-doctor predicts",
                                                   "agree", "fix"))
     bad = judged = agreed = errors = proven = unproven = 0

@@ -1,0 +1,272 @@
+"""`cudnn-doctor fix` itself proven on a failing draw (issue 45), as a user runs it: in a copy of the environment, the
+command run as a program (`fix --dry-run`, `fix --yes`, `fix --undo --yes`), the copy judged after each by the same
+oracle and doctor as a printed fix (realworld_run.judge_all): healed? (every framework loads a cuDNN it accepts, in a
+new shell of the environment), undo exact? (every file of the copy as before, by hash), failure back? (the oracle
+sees the same failure again); and --dry-run changes nothing (hashes)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+import pip as runner_pip
+
+import realworld_stacks as stacks
+import realworld_wheels as wheels
+
+# The checkout judged: this one (or REALWORLD_DOCTOR's, as realworld_run). It goes on the doctor's own sys.path, not
+# into PYTHONPATH: the doctor reads PYTHONPATH as the inspected environment's (a case's --target folder is there), and
+# the environment's python it probes would see the checkout too.
+CHECKOUT = os.environ.get("REALWORLD_DOCTOR") or str(Path(__file__).resolve().parent.parent)
+BOOT = ("import runpy, sys; sys.path.insert(0, %r); runpy.run_module('cudnn_doctor', run_name='__main__', "
+        "alter_sys=True)" % CHECKOUT)
+# What a new shell keeps of the environment (apply_fix's list), once its activate script has run.
+SHELL_KEEPS = ("PATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CONDA_PREFIX", "PYTHONPATH")
+# Not the environment's state: the oracle's work folder, bytecode any import writes, a user home's caches.
+NOT_STATE = ("oracle", "home/.cache")
+Judged = List[Tuple[str, object, object]]  # (framework, oracle verdict, doctor verdict): realworld_run.judge_all
+
+
+@dataclass
+class FixRun:
+    """One failing draw's `fix` run: None where the step was not reached."""
+
+    case: str
+    skipped: str = ""  # why the draw's fix is not provable by a subprocess
+    healed: Optional[bool] = None  # the oracle: every framework works after fix --yes, in a new shell
+    doctor_agrees: Optional[bool] = None  # the doctor then reports no error for any of them either
+    undo_exact: Optional[bool] = None  # every file as before (pip's own install records apart)
+    records_exact: Optional[bool] = None  # pip's records (INSTALLER, REQUESTED, RECORD) as before too
+    back: Optional[bool] = None  # the oracle sees the same failure after --undo
+    dry_exact: Optional[bool] = None
+    codes: Dict[str, int] = field(default_factory=dict)  # exit status of dry-run, fix, undo
+    why: List[str] = field(default_factory=list)  # what went wrong, in words
+    seconds: float = 0.0
+
+
+def skip_reason(case: stacks.Case) -> str:
+    if case.system is not None:
+        return "a system folder: its ld.so.cache is the case's own, and a program run here reads /etc's"
+    return ""
+
+
+_DIGESTS: Dict[Tuple[int, int, int, int], str] = {}  # by inode: a case's files are hard links into shared trees
+
+
+def _digest(path: str, st: os.stat_result) -> str:
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        with open(path, "rb") as fh:
+            _DIGESTS[key] = hashlib.file_digest(fh, "sha256").hexdigest()
+    return _DIGESTS[key]
+
+
+def state(root: Path) -> Dict[str, str]:
+    """Every file and link under the case folder (the venv whole: site-packages, bin/activate, fix's journal; the
+    user site, folders on the paths, the conda prefix): path -> mode and sha256, or the link's target."""
+    out: Dict[str, str] = {}
+    for folder, dirs, files in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        dirs[:] = [d for d in dirs if d != "__pycache__" and os.path.normpath(os.path.join(rel, d)) not in NOT_STATE]
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            path = os.path.join(folder, name)
+            st = os.lstat(path)
+            key = os.path.normpath(os.path.join(rel, name))
+            out[key] = ("-> " + os.readlink(path)) if os.path.islink(path) else "%o %s" % (
+                st.st_mode, _digest(path, st))
+    return out
+
+
+def differences(before: Dict[str, str], after: Dict[str, str], most: int = 4) -> str:
+    gone = sorted(set(before) - set(after))
+    new = sorted(set(after) - set(before))
+    changed = sorted(k for k in set(before) & set(after) if before[k] != after[k])
+    parts = ["%s %d: %s" % (what, len(keys), ", ".join(keys[:most])) for what, keys in
+             (("missing", gone), ("added", new), ("changed", changed)) if keys]
+    return "; ".join(parts)
+
+
+def give_pip(moved: stacks.Stack) -> None:
+    """The harness's venvs have no pip (bin/pip is the runner's pip pointed at them); fix runs `python -m pip` of the
+    environment, so the copy's site-packages gets a link to the runner's pip package: importable there, and without
+    a dist-info it is no distribution of the environment (pip list, the doctor and fix's package set never see
+    it). The link is there before the first hash and never changes."""
+    link = moved.root / stacks.SITE / "pip"
+    if not link.exists():
+        link.symlink_to(os.path.dirname(runner_pip.__file__))
+
+
+def doctor_env(env: Dict[str, str]) -> Dict[str, str]:
+    """The environment fix runs in: the stack's own, with pip offline on the wheel cache (as apply_fix, and never
+    a download: a release the cache lacks shows as pip failing), no pip cache written."""
+    return dict(env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_NO_INDEX="1", PIP_NO_CACHE_DIR="1",
+                PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+
+
+def fix(env: Dict[str, str], *args: str) -> Tuple[int, str]:
+    proc = subprocess.run([sys.executable, "-c", BOOT, "fix", *args], env=doctor_env(env), capture_output=True,
+                          text=True, errors="replace", stdin=subprocess.DEVNULL, timeout=1800)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def new_shell(moved: stacks.Stack) -> Dict[str, str]:
+    """What a new shell of the environment has: an activated one sources bin/activate (fix's variables are there);
+    one only on PATH does not."""
+    if not moved.case.activated:
+        return dict(moved.env)
+    proc = subprocess.run(["bash", "-c", '. "$VIRTUAL_ENV/bin/activate" && env -0'], env=moved.env,
+                          capture_output=True, text=True, check=True)
+    after = dict(item.split("=", 1) for item in proc.stdout.split("\0") if "=" in item)
+    keep = set(moved.env) | set(SHELL_KEEPS)
+    return {k: after[k] for k in keep if k in after}
+
+
+def _said(text: str) -> str:
+    """fix's words on why it did not heal: what it left for the user (each finding and command), its stop, or its
+    last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if "Left for you:" in lines:
+        left = lines[lines.index("Left for you:") + 1:]
+        end = next((i for i, line in enumerate(left) if line.endswith(":") and not line.startswith("CD")), len(left))
+        return "left: " + " | ".join(left[:end])[:900]
+    for key in ("fix stopped", "nothing was changed", "which environment", "Traceback", "still"):
+        hit = [line for line in lines if key in line]
+        if hit:
+            return hit[-1][:300]
+    return lines[-1][:300] if lines else "no output"
+
+
+# What pip writes of an install besides the wheel's own files: the harness's trees are unpacked wheels, not pip's
+# installs, so a package fix --undo reinstalls with pip gains INSTALLER and REQUESTED and another RECORD. Compared
+# apart from the files (a reinstall also marks a package a dependency had pulled in as REQUESTED).
+INSTALLER_RECORDS = ("INSTALLER", "REQUESTED", "RECORD", "direct_url.json")
+
+
+def _installer_record(key: str) -> bool:
+    folder, _, name = key.rpartition("/")
+    return folder.endswith(".dist-info") and name in INSTALLER_RECORDS
+
+
+def split(hashes: Dict[str, str]) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """(the files, pip's own records of each install)."""
+    records = {k: v for k, v in hashes.items() if _installer_record(k)}
+    return {k: v for k, v in hashes.items() if k not in records}, records
+
+
+def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], Tuple[Judged, object]],
+          failing: Judged) -> FixRun:
+    """fix --dry-run, fix --yes, the judgement, fix --undo --yes and the judgement again, in a copy at ``root``."""
+    start = time.perf_counter()
+    run = FixRun(stack.case.name, skipped=skip_reason(stack.case))
+    if run.skipped:
+        return run
+    moved = stacks.copy(stack, root)
+    try:
+        give_pip(moved)
+        before = state(root)
+        run.codes["dry-run"], text = fix(moved.env, "--dry-run")
+        run.dry_exact = state(root) == before
+        if not run.dry_exact:
+            run.why.append("--dry-run changed files: " + differences(before, state(root)))
+        run.codes["fix"], fixed_text = fix(moved.env, "--yes")
+        healed = stacks.Stack(moved.case, root, new_shell(moved))
+        after, _ = judge_all(healed)
+        run.healed = all(seen.works for _, seen, _ in after)
+        run.doctor_agrees = all(said.works == seen.works for _, seen, said in after)
+        if not run.healed:
+            run.why.append("not healed (fix exit %d: %s); after: %s" % (
+                run.codes["fix"], _said(fixed_text), "; ".join("%s: %s" % (fw, seen.summary)
+                                                               for fw, seen, _ in after if not seen.works)))
+        elif not run.doctor_agrees:
+            run.why.append("healed, but the doctor disagrees after: " + "; ".join(
+                "%s: oracle %s, doctor %s" % (fw, seen.summary, said.summary) for fw, seen, said in after
+                if said.works != seen.works))
+        if state(root) == before:  # fix changed nothing (it left every step, or stopped first): nothing to undo
+            run.codes["undo"] = -1
+        else:
+            run.codes["undo"], text = fix(healed.env, "--undo", "--yes")
+            if run.codes["undo"] != 0:
+                run.why.append("undo exit %d: %s" % (run.codes["undo"], _said(text)))
+            (files, records), (files_then, records_then) = split(state(root)), split(before)
+            run.undo_exact = files == files_then
+            run.records_exact = records == records_then
+            if not run.undo_exact:
+                run.why.append("undo not exact: " + differences(files_then, files))
+        again, _ = judge_all(stacks.Stack(moved.case, root, new_shell(moved)))
+        was = [(fw, seen.summary) for fw, seen, _ in failing]
+        now = [(fw, seen.summary) for fw, seen, _ in again]
+        run.back = now == was
+        if not run.back:
+            run.why.append("after undo the oracle sees %s, before fix %s" % (now, was))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    run.seconds = round(time.perf_counter() - start, 1)
+    return run
+
+
+def mark(value: Optional[bool]) -> str:
+    return "-" if value is None else ("yes" if value else "NO")
+
+
+def run_all(wanted: List[stacks.Case], judge_all: Callable[[stacks.Stack], Tuple[Judged, object]], work: Path,
+            again: Callable[[str], str]) -> int:
+    """Each case built and judged; each failing one's fix proven by the command: a line each, a tally at the end.
+    ``again``: the case's name -> the command line that reproduces it alone."""
+    from realworld_cases import FIX_WHEELS
+
+    for name, version in FIX_WHEELS:  # what fixes install, offline: in the cache first
+        wheels.wheel_file(name, version)
+    print("%-24s | %-50s | %-9s | %-6s | %-10s | %-8s | %-7s | %s" % (
+        "case", "oracle before (real glibc loader)", "exit d/f/u", "healed", "undo exact", "back", "dry-run", "s"))
+    runs: List[FixRun] = []
+    start = time.perf_counter()
+    try:
+        for case in wanted:
+            missing = stacks.missing_wheels(case)
+            if missing:
+                print("%-24s | wheels not available: %s" % (case.name, missing))
+                continue
+            t0 = time.perf_counter()
+            stack = stacks.build(case, work / case.name)
+            try:
+                failing, _ = judge_all(stack)
+                if all(seen.works for _, seen, _ in failing):
+                    continue
+                run = prove(stack, work / (case.name + "-fix"), judge_all, failing)
+            finally:
+                shutil.rmtree(stack.root, ignore_errors=True)
+            run.seconds = round(time.perf_counter() - t0, 1)
+            runs.append(run)
+            oracle = " / ".join(seen.summary for _, seen, _ in failing if not seen.works)
+            if run.skipped:
+                print("%-24s | %-50s | skipped: %s" % (case.name, oracle[:50], run.skipped))
+                continue
+            codes = "/".join(str(run.codes[k]) if run.codes.get(k, -1) >= 0 else "-"
+                             for k in ("dry-run", "fix", "undo"))
+            print("%-24s | %-50s | %-9s | %-6s | %-10s | %-8s | %-7s | %.0f" % (
+                case.name, oracle[:50], codes, mark(run.healed), mark(run.undo_exact) + (
+                    "" if run.records_exact is not False else " (rec)"), mark(run.back),
+                "same" if run.dry_exact else "CHANGED", run.seconds), flush=True)
+            for why in run.why:
+                print("    " + why)
+            if run.why:
+                print("    reproduce: " + again(case.name))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    done = [r for r in runs if not r.skipped]
+    undone = [r for r in done if r.undo_exact is not None]
+    seconds = time.perf_counter() - start
+    print("fix-command: %d draws, %d failing, %d skipped (system folder), %d run: healed %d, doctor agrees after %d, "
+          "dry-run unchanged %d; fix changed something in %d: undo exact %d (pip's install records too: %d), "
+          "failure back %d of %d; %.0f s (%.0f s a failing draw run)" % (
+              len(wanted), len(runs), len(runs) - len(done), len(done), sum(bool(r.healed) for r in done),
+              sum(bool(r.doctor_agrees) for r in done), sum(bool(r.dry_exact) for r in done), len(undone),
+              sum(bool(r.undo_exact) for r in undone), sum(bool(r.records_exact) for r in undone),
+              sum(bool(r.back) for r in done), len(done), seconds, sum(r.seconds for r in done) / max(len(done), 1)))
+    return 0 if all(r.healed and r.undo_exact is not False and r.back and r.dry_exact for r in done) else 1
