@@ -49,7 +49,9 @@ class Explanation:
 
     @property
     def understood(self) -> bool:
-        return bool(self.matches or self.sonames or self.versions.compiled or self.evidence)
+        # An answer from the paste's facts alone (pip's "No matching distribution" and the Pythons a release has
+        # wheels for) is understanding too, though no symptom row or library name matched.
+        return bool(self.matches or self.sonames or self.versions.compiled or self.evidence or self.answer)
 
 
 @dataclass

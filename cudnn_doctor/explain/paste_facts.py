@@ -114,7 +114,7 @@ _PROGRAMS = (
     ("modprobe", re.compile(_W + r"(?:modprobe|insmod)\b")),
 )
 _PACKAGE = re.compile(r"(?m)^[ \t]*([A-Za-z][\w.-]*)(?:==|[ \t]+)(\d+(?:\.\d+)+)(?:\+(\w+))?[ \t]*$")
-_PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_W + r"Python (\d\.\d{1,2})(?:\.\d+)?\b"),
+_PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_W + r"Python (\d\.\d{1,2})(?:\.\d+)?\b", re.I),
            re.compile(r"(?<![\w.])Python(3)(\d{1,2})[/\\]", re.I), re.compile(r"(?<![\w.])cp(3)(\d{1,2})\b"))
 _CUDA_BUILD = (re.compile(r"CUDA used to build PyTorch:\s*(\d{1,2}\.\d)"),
                re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d)"),

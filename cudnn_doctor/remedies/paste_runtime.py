@@ -261,6 +261,13 @@ def newer_python_fix(python: str, why: str) -> Fix:
                 "python3.X -m venv")
 
 
+def supported_python_fix(python: str, pin: str) -> Fix:
+    """A release with no wheel for the paste's Python: an environment with a Python it has wheels for."""
+    venv = "python%s -m venv .venv-py%s" % (python, python.replace(".", ""))
+    return said("create an environment with Python %s, which the release has wheels for, and install there: `%%s`, "
+                "activate it, then `%%s`" % python, venv, "pip install %s" % q(pin))
+
+
 def torch_release_fix(release: Optional[str], cuda: str, why: str) -> Fix:
     """A PyTorch release known to fix (or to serve) what the paste shows; None: the newest for `cuda`."""
     return say("install PyTorch %s (%s): %s" % (release or "for CUDA %s" % cuda, why, "%s"),
