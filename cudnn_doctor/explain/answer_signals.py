@@ -91,8 +91,14 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("ldconfig's warning that WSL's driver files are copies, not symbolic links, is harmless",
                       paste.harmless(), False)
     if kind in ("system-driver-mismatch", "nvml-mismatch"):
-        return Answer("the driver's libraries and its loaded kernel module are different releases",
+        api = _API_MISMATCH.search(ev.text)
+        said = (": the libraries are %s, the loaded kernel module %s" % api.groups()) if api else ""
+        return Answer("the driver's libraries and its loaded kernel module are different releases%s" % said,
                       rt.mismatched_driver_fix(platform))
+    if kind == "container-cli-proc-driver":
+        return Answer("nvidia-container-cli's mount operation failed on the driver's own /proc/driver/nvidia "
+                      "entries: the loaded nvidia kernel module is not the one the installed driver belongs to "
+                      "(upgraded or reinstalled without a reboot) or is not loaded", rt.mismatched_driver_fix(platform))
     if kind in ("launch-failure", "cuda-unknown-error"):
         return Answer("a GPU fault: after a suspend/resume the nvidia_uvm module is broken", rt.uvm_reload_fix(platform))
     if kind in ("no-kernel-image", "arch-mismatch") and (ev.facts.runs("Torch7") or ev.facts.python):
@@ -143,6 +149,12 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     return None
 
 
+# The kernel module's own line: "NVRM: API mismatch: the client has the version 550.90.07, but\n NVRM: this kernel
+# module has the version 550.54.14." (dmesg wraps it, each line prefixed again).
+_API_MISMATCH = re.compile(r"client has the version (\d+\.\d+(?:\.\d+)?), but[ \t\r\n]{1,80}(?:NVRM:[ \t]{1,8})?"
+                           r"this kernel module has the version (\d+\.\d+(?:\.\d+)?)")
+
+
 def _said(ev: Evidence, kind: str) -> str:
     return next((s.detail for s in ev.signals if s.kind == kind), "")
 
@@ -150,7 +162,8 @@ def _said(ev: Evidence, kind: str) -> str:
 def _said_path(ev: Evidence, kind: str) -> str:
     """The file a container runtime line names (the path after 'failed: ')."""
     m = re.search(r"failed: (/[\w.+/-]+)", _said(ev, kind))
-    return m.group(1) if m else ""
+    # Docker's overlay root (.../overlay2/<id>/merged/usr/bin/nvidia-smi): the path inside the image is what to remove.
+    return m.group(1).rpartition("/merged")[2] or m.group(1) if m else ""
 
 
 def from_signals(ev: Evidence, compat: Compat) -> Optional[Answer]:

@@ -56,3 +56,34 @@ def test_pip_and_a_local_build_tag_is_pytorchs_own_index():
     ex = _ex(PIP_LOCAL_TAG)
     assert ex.answer is not None and "download.pytorch.org" in ex.answer.cause, ex.answer
     assert "--index-url https://download.pytorch.org/whl/cu116" in ex.fix.text, ex.fix.text
+
+
+# Driver state and the container runtime: the kernel module's and nvidia-container-cli's own lines.
+API_MISMATCH = ("[ 8812.104233] NVRM: API mismatch: the client has the version 550.90.07, but\n"
+                "               NVRM: this kernel module has the version 550.54.14.  Please\n"
+                "               NVRM: make sure that this kernel module and all NVIDIA driver\n"
+                "               NVRM: components have the same version.")
+PROC_DRIVER = ("docker: Error response from daemon: failed to create task for container: OCI runtime create failed: "
+               "error running hook #0: stderr: nvidia-container-cli: mount error: mount operation failed: "
+               "/var/lib/docker/overlay2/0f1e/merged/proc/driver/nvidia/gpus/0000:01:00.0: no such file or directory: "
+               "unknown.")
+WRAPPED_FILE_EXISTS = ("stderr: nvidia-container-cli: mou\nnt error: file creation failed: /var/lib/docker/overlay2/9a8b/"
+                       "merged/usr/lib/x86_64-linux-gnu/libcuda.so.1: file exists: unknown")
+
+
+def test_the_module_mismatch_line_names_both_releases():
+    ex = _ex(API_MISMATCH)
+    assert ex.answer is not None and "550.90.07" in ex.answer.cause and "550.54.14" in ex.answer.cause, ex.answer
+    assert "sudo reboot" in ex.fix.commands, ex.fix
+
+
+def test_a_failed_mount_of_the_drivers_proc_entries_is_a_stale_module():
+    ex = _ex(PROC_DRIVER)
+    assert ex.answer is not None and "/proc/driver/nvidia" in ex.answer.cause, ex.answer
+    assert "reboot" in ex.fix.text, ex.fix.text
+
+
+def test_a_wrapped_file_exists_line_is_a_driver_file_in_the_image():
+    ex = _ex(WRAPPED_FILE_EXISTS)
+    assert ex.answer is not None and "image" in ex.answer.cause, ex.answer
+    assert "/usr/lib/x86_64-linux-gnu/libcuda.so.1" in ex.answer.cause and "overlay2" not in ex.answer.cause, ex.answer
