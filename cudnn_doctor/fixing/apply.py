@@ -13,7 +13,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 from ..install import hooks
 from ..install.journal import TXN, StateLock, discard, history_entries, read_journal, write_journal
 from ..install.transaction import apply as apply_files, commit, new_txn, undo as undo_files
-from . import activate, folders
+from . import activate, folders, shared
 from .environment import conda_export, package_set, run
 from .plan import Environment, Plan, variable_names
 
@@ -127,8 +127,9 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool) -> Outcome:
             dirs, ops = _stage(folder, _file_changes(plan))
             kept = folders.keep(folder, [t for step in plan.steps if step.kind == "packages"
                                          for t in folders.targets(step.argv)])
+            common = shared.keep(folder, shared.sites(environment.prefix))  # pip removes them with either owner
             journal.update(status="applying", packages_before=before, conda_export=conda_export(environment, env),
-                           steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops, targets=kept)
+                           steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops, targets=kept, shared=common)
             write_journal(folder, journal)  # before anything changes: what --undo needs
             hooks.point("fix-after-journal")
             for step in plan.steps:
@@ -139,6 +140,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool) -> Outcome:
                 hooks.point("fix-after-step-%d" % len(out.ran))
                 if code != 0:
                     raise FixStopped("`%s` failed (exit %d)" % (step.shown, code))
+            shared.put_back(folder, common, shared.sites(environment.prefix))
             apply_files(folder, journal)
             out.files = [os.path.join(journal["dirs"][op["dir"]]["path"], op["rel"]) for op in ops]
             journal["packages_after"] = package_set(environment, env)
@@ -201,6 +203,7 @@ def _undo_entry(environment: Environment, folder: str, journal: dict,
     done = undo_files(folder, journal)
     done["removed"] += folders.restore(folder, journal.get("targets") or [])
     ran = _restore_packages(environment, journal.get("packages_before"), env)
+    done["restored"] += shared.put_back(folder, journal.get("shared") or [], shared.sites(environment.prefix))
     failed = [r for r in ran if r[1] != 0]
     if failed:
         raise FixStopped("`%s` failed (exit %d): run `cudnn-doctor fix --undo` again once that works"

@@ -1,0 +1,39 @@
+"""fixing/shared.py: a file two distributions' RECORDs list (a namespace nvidia/__init__.py) is kept by the journal
+and put back after pip removed it with one owner, only while an installed distribution still lists it (realworld
+--fix-command, draw 101-2: undo's uninstall of the cuDNN wheel fix added took the CUDA runtime's nvidia/__init__.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from cudnn_doctor.fixing import shared
+
+
+def _install(site: Path, dist: str, files: dict) -> None:
+    info = site / ("%s.dist-info" % dist)
+    info.mkdir(parents=True)
+    for rel, text in files.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text)
+    rows = list(files) + ["%s.dist-info/RECORD" % dist]
+    (info / "RECORD").write_text("".join("%s,,\n" % r for r in rows))
+
+
+def test_a_shared_file_is_put_back_while_an_owner_still_lists_it(tmp_path):
+    site = tmp_path / "venv/lib/python3.11/site-packages"
+    _install(site, "nvidia_cuda_runtime_cu12-12.3.101", {"nvidia/__init__.py": "", "nvidia/cuda_runtime/a.py": "a"})
+    _install(site, "nvidia_cudnn_cu12-9.1.0.70", {"nvidia/__init__.py": "", "nvidia/cudnn/b.py": "b"})
+    sites = shared.sites(str(tmp_path / "venv"))
+    assert sites == [str(site)]
+    folder = tmp_path / "txn"
+    kept = shared.keep(str(folder), sites)
+    assert [r["path"] for r in kept] == [str(site / "nvidia/__init__.py")]  # the only file two records list
+    # pip uninstall nvidia-cudnn-cu12: its files go, the shared one too
+    for rel in ("nvidia/__init__.py", "nvidia/cudnn/b.py", "nvidia_cudnn_cu12-9.1.0.70.dist-info/RECORD"):
+        (site / rel).unlink()
+    assert shared.put_back(str(folder), kept, sites) == [str(site / "nvidia/__init__.py")]
+    assert (site / "nvidia/__init__.py").read_text() == ""
+    # once no installed distribution lists it, it stays gone
+    for rel in ("nvidia/__init__.py", "nvidia_cuda_runtime_cu12-12.3.101.dist-info/RECORD"):
+        (site / rel).unlink()
+    assert shared.put_back(str(folder), kept, sites) == []
+    assert not (site / "nvidia/__init__.py").exists()
