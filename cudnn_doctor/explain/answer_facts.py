@@ -204,6 +204,35 @@ def no_kernel_image(ev: Evidence, compat: Compat) -> Optional[Answer]:
                   rt.newer_python_fix(python, why))
 
 
+# cuDNN's own arch status, by name or as bindings spell it (cudnnStatusArchMismatch, "Arch mismatch").
+_CUDNN_ARCH = re.compile(r"ARCH_MISMATCH|ArchMismatch|ArchitectureMismatch|\bArch mismatch")
+# "cudnn version;5.1", "cuDNN v5.1", "CUDNN_VERSION: 6.0": the cuDNN a paste names by hand.
+_CUDNN_SAID = re.compile(r"(?<![\w.])cudnn[ _-]?(?:version)?[ \t]{0,3}[:;=]?[ \t]{0,3}v?(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)\b",
+                         re.I)
+
+
+def cudnn_arch_floor(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """CUDNN_STATUS_ARCH_MISMATCH: the GPU is below the lowest compute capability of the cuDNN the paste names (of
+    every cuDNN where it names none: compat/cudnn.toml [min_cc_eras])."""
+    if "cudnn" not in ev.text.lower() or not _CUDNN_ARCH.search(ev.text):
+        return None
+    said = ev.facts.cudnn_loaded or ev.facts.cudnn_compiled
+    m = _CUDNN_SAID.search(ev.text) if said is None else None
+    release = said.value if said else (m.group(1) if m else None)
+    floor = compat.cudnn_min_cc(release) if release else None
+    lowest = compat.cudnn_min_cc("1.0.0")
+    if floor is None and lowest is None:
+        return None
+    low = floor.low if floor else lowest.low if lowest else ""
+    cc = gpu_cc(ev, compat)
+    if cc and floor is None and _v(cc) >= _v(low):
+        return None  # a GPU above every floor: which cuDNN loaded decides, and the paste does not say
+    gpu = (" this GPU's compute capability is %s;" % cc) if cc else ""
+    need = ("cuDNN %s supports GPUs of compute capability %s or higher" % (release, low)) if floor else         "no cuDNN release supports a GPU below compute capability %s (newer releases need more)" % low
+    return Answer("CUDNN_STATUS_ARCH_MISMATCH:%s %s: the GPU is too old for it" % (gpu, need),
+                  rt.supported_gpu_fix(low))
+
+
 def forward_compat(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """Error 804 on a GPU forward compatibility does not serve (GeForce): the cuda-compat folder off the path."""
     gpu = next((g.value for g in ev.facts.gpus if compat.forward_compat_gpu(g.value) is False), None)

@@ -10,7 +10,7 @@ from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_toolkit_fix
 from ..versions import major_of
-from .answer_facts import driver_too_old, forward_compat, no_kernel_image
+from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, no_kernel_image
 from .answered import Answer
 from .evidence import Evidence
 
@@ -101,6 +101,10 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       "(upgraded or reinstalled without a reboot) or is not loaded", rt.mismatched_driver_fix(platform))
     if kind in ("launch-failure", "cuda-unknown-error"):
         return Answer("a GPU fault: after a suspend/resume the nvidia_uvm module is broken", rt.uvm_reload_fix(platform))
+    if kind == "arch-mismatch":
+        found = cudnn_arch_floor(ev, compat)
+        if found is not None:
+            return found
     if kind in ("no-kernel-image", "arch-mismatch") and (ev.facts.runs("Torch7") or ev.facts.python):
         found = no_kernel_image(ev, compat)
         if found is not None:

@@ -261,6 +261,13 @@ def newer_python_fix(python: str, why: str) -> Fix:
                 "python3.X -m venv")
 
 
+def supported_gpu_fix(floor: str) -> Fix:
+    """The GPU is below the lowest compute capability cuDNN supports: another GPU, or the framework without cuDNN."""
+    return advice("run on a GPU of compute capability %s or higher; on this GPU, run without cuDNN (the framework's "
+                  "own kernels: Caffe `engine: CAFFE`, Torch7's cunn instead of cudnn, PyTorch "
+                  "`torch.backends.cudnn.enabled = False`)" % floor)
+
+
 def supported_python_fix(python: str, pin: str) -> Fix:
     """A release with no wheel for the paste's Python: an environment with a Python it has wheels for."""
     venv = "python%s -m venv .venv-py%s" % (python, python.replace(".", ""))

@@ -87,3 +87,18 @@ def test_a_wrapped_file_exists_line_is_a_driver_file_in_the_image():
     ex = _ex(WRAPPED_FILE_EXISTS)
     assert ex.answer is not None and "image" in ex.answer.cause, ex.answer
     assert "/usr/lib/x86_64-linux-gnu/libcuda.so.1" in ex.answer.cause and "overlay2" not in ex.answer.cause, ex.answer
+
+
+# CUDNN_STATUS_ARCH_MISMATCH as cuDNN and its bindings spell it: the GPU is below cuDNN's compute capability floor.
+ARCH_CUDNN_5 = "cudnn.SpatialConvolution: CUDNN_STATUS_ARCH_MISMATCH\nusing cuDNN v5.1 with CUDA 8.0"
+ARCH_BINDING = "  File \"net.py\", line 40, in forward\n    raise cudnnExceptions[status]\nlibcudnn.cudnnStatusArchMismatch"
+ARCH_WORDS = "INFO: Initializing CuDNN backend...\nERROR: Arch mismatch\n in create at cudnn.jl:43"
+
+
+def test_cudnns_arch_status_is_its_compute_capability_floor():
+    ex = _ex(ARCH_CUDNN_5)
+    assert ex.answer is not None and "cuDNN 5.1" in ex.answer.cause and "3.0" in ex.answer.cause, ex.answer
+    assert "compute capability 3.0 or higher" in ex.fix.text and "pip install" not in ex.fix.text, ex.fix.text
+    for text in (ARCH_BINDING, ARCH_WORDS):
+        ex = _ex(text)
+        assert ex.understood and ex.answer is not None and "3.0" in ex.answer.cause, (text, ex.answer)
