@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,10 +104,22 @@ def give_pip(moved: stacks.Stack) -> None:
 
 
 def doctor_env(env: Dict[str, str]) -> Dict[str, str]:
-    """The environment fix runs in: the stack's own, with pip offline on the wheel cache (as apply_fix, and never
-    a download: a release the cache lacks shows as pip failing), no pip cache written."""
+    """The environment fix runs in: the stack's own, with pip offline on the wheel cache and no dependencies (as
+    apply_fix: what the oracle loads is named; fetch_pins fills the cache first), no pip cache written."""
     return dict(env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_NO_INDEX="1", PIP_NO_CACHE_DIR="1",
                 PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+
+
+def fetch_pins(plan: str) -> List[str]:
+    """Each exact pin of the plan's pip installs fetched into the wheel cache as a case's own wheels are (pip
+    download, once; TensorFlow's [and-cuda] set names nvcc and nvrtc the pool lacks); the pins it could not get."""
+    missing = []
+    for m in re.finditer(r" -m pip install (.+)$", plan, re.M):
+        for word in m.group(1).split():
+            name, sep, version = word.strip("'\"").partition("==")
+            if sep and not name.startswith("-") and wheels.wheel_file(name, version) is None:
+                missing.append(word)
+    return missing
 
 
 def fix(env: Dict[str, str], *args: str) -> Tuple[int, str]:
@@ -128,18 +141,16 @@ def new_shell(moved: stacks.Stack) -> Dict[str, str]:
 
 
 def _said(text: str) -> str:
-    """fix's words on why it did not heal: what it left for the user (each finding and command), its stop, or its
-    last line."""
+    """fix's words on why it did not heal: its stop (or pip's problem before anything changed), and each finding it
+    left for the user with why (the commands are the report's)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = [line[:300] for line in lines if any(key in line for key in (
+        "fix stopped", "nothing was changed", "which environment", "Error", "still"))][-1:]
     if "Left for you:" in lines:
         left = lines[lines.index("Left for you:") + 1:]
-        end = next((i for i, line in enumerate(left) if line.endswith(":") and not line.startswith("CD")), len(left))
-        return "left: " + " | ".join(left[:end])[:900]
-    for key in ("fix stopped", "nothing was changed", "which environment", "Traceback", "still"):
-        hit = [line for line in lines if key in line]
-        if hit:
-            return hit[-1][:300]
-    return lines[-1][:300] if lines else "no output"
+        said += ["left " + "; ".join(re.sub(r"^(CD\d+)\s+.*?\s\s\((.*)\)$", r"\1 (\2)", line)
+                                     for line in left if re.match(r"CD\d+\s", line))]
+    return " / ".join(said) or (lines[-1][:300] if lines else "no output")
 
 
 # What pip writes of an install besides the wheel's own files: the harness's trees are unpacked wheels, not pip's
@@ -172,6 +183,12 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
         before = state(root)
         run.codes["dry-run"], text = fix(moved.env, "--dry-run")
         run.dry_exact = state(root) == before
+        if run.codes["dry-run"] != 0 and "No matching distribution" in text:  # a pin the cache lacks: fetched
+            unavailable = fetch_pins(text)
+            if unavailable:
+                run.why.append("not in the wheel cache nor on the index: %s" % ", ".join(unavailable))
+            run.codes["dry-run"], text = fix(moved.env, "--dry-run")
+            run.dry_exact = run.dry_exact and state(root) == before
         if not run.dry_exact:
             run.why.append("--dry-run changed files: " + differences(before, state(root)))
         run.codes["fix"], fixed_text = fix(moved.env, "--yes")
