@@ -3,14 +3,14 @@ lines) and from the status codes it names, when no loader failure or version che
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_toolkit_fix
 from ..versions import major_of
-from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, no_kernel_image
+from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image
 from .answered import Answer
 from .evidence import Evidence
 
@@ -109,9 +109,11 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         found = no_kernel_image(ev, compat)
         if found is not None:
             return found
+    if kind == "nvcc-unsupported-arch":
+        return _nvcc_arch(ev, compat)
     if kind in ("no-kernel-image", "arch-mismatch"):
-        cc = ev.gpu_cc
-        return Answer("the build has no kernels for this GPU%s" % ((" (compute capability %s)" % cc) if cc else ""),
+        cc = gpu_cc(ev, compat)
+        return Answer("the build has no kernels for this GPU%s" % _arch_words(ev, compat, cc),
                       rt.arch_fix(compat, cc, _framework(ev)))
     if kind in ("xla-libdevice", "xla-ptxas"):
         said = next((s.detail for s in ev.signals if s.kind == kind), "")
@@ -157,6 +159,47 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
 # module has the version 550.54.14." (dmesg wraps it, each line prefixed again).
 _API_MISMATCH = re.compile(r"client has the version (\d+\.\d+(?:\.\d+)?), but[ \t\r\n]{1,80}(?:NVRM:[ \t]{1,8})?"
                            r"this kernel module has the version (\d+\.\d+(?:\.\d+)?)")
+
+
+def _arch_words(ev: Evidence, compat: Compat, cc: Optional[str]) -> str:
+    """' (the RTX 3090: Ampere, compute capability 8.6; builds for CUDA 11.1 or newer have kernels for it)'."""
+    if not cc:
+        return ""
+    arch, first = compat.arch_for_cc(cc), compat.first_cuda_for_cc(cc)
+    # SASS for X.y runs on X.z, z >= y (gpu_arch.toml [binary_compat]): the family's oldest first CUDA serves it too.
+    major = cc.split(".")[0]
+    kin = [c for c in (arch.ccs if arch else []) if c.split(".")[0] == major and _ver_key(c) <= _ver_key(cc)]
+    runs = min(kin, key=_ver_key) if kin else cc
+    oldest = compat.first_cuda_for_cc(runs) or first
+    gpu = next((g.value for g in ev.facts.gpus), None)
+    serves = (" (sm_%s's run on %s)" % (runs.replace(".", ""), cc)) if runs != cc else ""
+    return " (%s%scompute capability %s%s)" % (
+        ("the %s: " % gpu) if gpu else "", ("%s, " % arch.name) if arch else "", cc,
+        ("; builds for CUDA %s or newer have kernels for it%s" % (oldest, serves)) if oldest else "")
+
+
+def _ver_key(cc: str) -> Tuple[int, ...]:
+    return tuple(int(p) for p in cc.split(".") if p.isdigit())
+
+
+# nvcc's own line: "nvcc fatal   : Unsupported gpu architecture 'compute_86'" (quotes as the terminal prints them).
+_NVCC_ARCH = re.compile(r"Unsupported gpu architecture\W{0,6}compute_(\d{2,3})", re.I)
+
+
+def _nvcc_arch(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """nvcc was asked for an architecture newer than it knows: the first CUDA that compiles for it; an arch list cut
+    to what the old nvcc knows ("TORCH_CUDA_ARCH_LIST=7.5") builds no kernels for this GPU."""
+    m = _NVCC_ARCH.search(ev.text)
+    if m is None:
+        return None
+    cc = "%s.%s" % (m.group(1)[:-1], m.group(1)[-1])
+    first = compat.first_cuda_for_cc(cc)
+    arch = compat.arch_for_cc(cc)
+    listed = re.search(r"TORCH_CUDA_ARCH_LIST\W{0,3}([\d.;+ PTX]{1,40})", ev.text)
+    cut = ("; building for TORCH_CUDA_ARCH_LIST=%s instead leaves no kernels for this GPU" %
+           listed.group(1).strip(" ;")) if listed else ""
+    return Answer("nvcc is older than CUDA %s, the first that compiles for compute capability %s (compute_%s%s)%s" % (
+        first or "?", cc, m.group(1), (", %s" % arch.name) if arch else "", cut), rt.nvcc_arch_fix(first, cc))
 
 
 def _said(ev: Evidence, kind: str) -> str:

@@ -126,7 +126,7 @@ _CUDA_PATH = re.compile(r"(?<![\w.+-])cuda-(\d{1,2}\.\d)(?=/|\b)")
 _DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library version|Kernel Module|NVRM version:"
                      r"[^\n]{0,60}?Kernel Module)[ \t]*:?[ \t]*(\d{3}\.\d{2,3}(?:\.\d{1,3})?)\b", re.I)
 _GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|GTX|GT|Ti|SUPER|[A-Z]{0,2}\d{2,4}\w*))+"
-                  r"|NVIDIA [ABHL]\d{1,3}\w*)")
+                  r"|NVIDIA [ABHL]\d{1,3}\w*|(?:RTX|GTX) ?\d{3,4}\b(?: Ti\b)?)")
 _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?:of\s*)?(\d{1,2}\.\d)",
                                                       re.I))
 _OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files", re.I)),
@@ -205,7 +205,7 @@ def read_paste(text: str) -> PasteFacts:
     out.cudnn_loaded = Said(versions.runtime, (0, 0)) if versions.runtime else None
     d = _DRIVER.search(text) if _has(low, "driver", "nvml", "kernel module", "nvrm") else None
     out.driver = _said(d, d.group(1)) if d else None
-    if _has(low, "geforce", "tesla", "quadro", "titan", "nvidia "):
+    if _has(low, "geforce", "tesla", "quadro", "titan", "nvidia ", "rtx", "gtx"):
         out.gpus = [_said(m, m.group(1)) for m in _GPU.finditer(text)]
     for m in (_each(_CC, text) if _has(low, "sm_", "capability") else ()):
         v = m.group(1)

@@ -261,6 +261,14 @@ def newer_python_fix(python: str, why: str) -> Fix:
                 "python3.X -m venv")
 
 
+def nvcc_arch_fix(first_cuda: Optional[str], cc: str) -> Fix:
+    """nvcc predates the GPU: a toolkit that knows it, then a build for its architecture."""
+    arch = cc.replace(".", "")
+    return advice("install CUDA %s or newer (its nvcc compiles for compute capability %s), then rebuild for this GPU: "
+                  "TORCH_CUDA_ARCH_LIST=\"%s\" for PyTorch extensions, nvcc -gencode arch=compute_%s,code=sm_%s "
+                  "(CMAKE_CUDA_ARCHITECTURES=%s) otherwise" % (first_cuda or "a release", cc, cc, arch, arch, arch))
+
+
 def supported_gpu_fix(floor: str) -> Fix:
     """The GPU is below the lowest compute capability cuDNN supports: another GPU, or the framework without cuDNN."""
     return advice("run on a GPU of compute capability %s or higher; on this GPU, run without cuDNN (the framework's "

@@ -102,3 +102,23 @@ def test_cudnns_arch_status_is_its_compute_capability_floor():
     for text in (ARCH_BINDING, ARCH_WORDS):
         ex = _ex(text)
         assert ex.understood and ex.answer is not None and "3.0" in ex.answer.cause, (text, ex.answer)
+
+
+# A GPU named without its vendor word, and nvcc older than the GPU: the architecture and its first CUDA.
+NO_KERNEL_RTX = "RuntimeError: CUDA error: no kernel image is available for execution on the device (RTX 3080, torch 1.6)"
+NVCC_OLD = ("nvcc fatal   : Unsupported gpu architecture 'compute_86'\nerror: command '/usr/local/cuda-10.2/bin/nvcc' "
+            "failed with exit status 1\n$ export TORCH_CUDA_ARCH_LIST=\"7.0\"\n$ python setup.py install\n"
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device")
+
+
+def test_a_bare_rtx_name_gives_the_architecture_and_the_cuda_that_serves_it():
+    ex = _ex(NO_KERNEL_RTX)
+    assert ex.answer is not None and "Ampere" in ex.answer.cause and "8.6" in ex.answer.cause, ex.answer
+    assert "CUDA 11.0" in ex.answer.cause, ex.answer.cause  # sm_80 kernels run on 8.6
+
+
+def test_nvcc_older_than_the_gpu_names_the_first_cuda_and_the_cut_arch_list():
+    ex = _ex(NVCC_OLD)
+    assert ex.answer is not None and "CUDA 11.1" in ex.answer.cause and "compute_86" in ex.answer.cause, ex.answer
+    assert "TORCH_CUDA_ARCH_LIST=7.0" in ex.answer.cause, ex.answer.cause
+    assert 'TORCH_CUDA_ARCH_LIST="8.6"' in ex.fix.text and "CUDA 11.1" in ex.fix.text, ex.fix.text
