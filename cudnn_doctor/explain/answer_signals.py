@@ -11,6 +11,7 @@ from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_toolkit_fix
 from ..versions import major_of
 from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image
+from .answer_states import from_states
 from .answered import Answer
 from .evidence import Evidence
 
@@ -152,7 +153,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return forward_compat(ev, compat)
     if kind == "windows-paging-file":
         return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
-    return None
+    return from_states(kind, ev)
 
 
 # The kernel module's own line: "NVRM: API mismatch: the client has the version 550.90.07, but\n NVRM: this kernel

@@ -122,3 +122,30 @@ def test_nvcc_older_than_the_gpu_names_the_first_cuda_and_the_cut_arch_list():
     assert ex.answer is not None and "CUDA 11.1" in ex.answer.cause and "compute_86" in ex.answer.cause, ex.answer
     assert "TORCH_CUDA_ARCH_LIST=7.0" in ex.answer.cause, ex.answer.cause
     assert 'TORCH_CUDA_ARCH_LIST="8.6"' in ex.fix.text and "CUDA 11.1" in ex.fix.text, ex.fix.text
+
+
+# Runtime states check judges on a machine, from the paste: hidden GPUs, Fabric Manager, memory for cuDNN's handle.
+HIDDEN = "$ CUDA_VISIBLE_DEVICES=$1 python train.py\nRuntimeError: CUDA error: no CUDA-capable device is detected"
+NOT_READY = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.154.05\n"
+             "RuntimeError: CUDA error: system not yet initialized")
+TF_HANDLE = ("tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. This is "
+             "probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed "
+             "above. [Op:Conv2D]")
+
+
+def test_no_device_with_a_visible_devices_line_reads_it():
+    ex = _ex(HIDDEN)
+    assert ex.answer is not None and "CUDA_VISIBLE_DEVICES=$1" in ex.answer.cause, ex.answer
+    assert "unset CUDA_VISIBLE_DEVICES" in ex.fix.text, ex.fix.text
+
+
+def test_error_802_is_fabric_manager_of_the_pasted_driver():
+    ex = _ex(NOT_READY)
+    assert ex.answer is not None and "fabricmanager" in ex.answer.cause and "535.154.05" in ex.answer.cause, ex.answer
+    assert "nvidia-fabricmanager-535=535.154.05" in ex.fix.text, ex.fix.text
+
+
+def test_tensorflows_convolution_algorithm_is_memory_for_cudnn():
+    ex = _ex(TF_HANDLE)
+    assert ex.answer is not None and "memory" in ex.answer.cause, ex.answer
+    assert "TF_FORCE_GPU_ALLOW_GROWTH=true" in ex.fix.text, ex.fix.text

@@ -1,0 +1,62 @@
+"""Answers for the runtime states `check` judges on a machine (CD605 hidden GPUs, CD109 Fabric Manager, GPU memory
+for cuDNN's handle), read from a paste: the same remedies check gives, filled with what the text says (the
+CUDA_VISIBLE_DEVICES it set, the driver it names). Pure: evidence and knowledge in, sentences and a Fix out."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..remedies import paste_runtime as rt
+from ..remedies.catalogue import fabric_manager_fix
+from ..remedies.containers import visible_devices_fix
+from ..remedies.gpu import unhide_gpus_fix
+from ..remedies.shell import or_else
+from .answered import Answer
+from .evidence import Evidence
+
+# CUDA_VISIBLE_DEVICES as a shell line or an environment dump sets it: the value up to the next blank or quote.
+_VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES[ \t]{0,3}=[ \t]{0,3}['\"]?([^\s'\"`]{0,80})")
+# What CUDA accepts there: GPU indices or GPU/MIG UUIDs, comma-separated.
+_DEVICES = re.compile(r"(?:\d{1,3}|GPU-[\w-]+|MIG-[\w/-]+)(?:,(?:\d{1,3}|GPU-[\w-]+|MIG-[\w/-]+))*")
+
+
+def _no_device(ev: Evidence) -> Answer:
+    set_to = _VISIBLE.search(ev.text)
+    if set_to is not None:
+        value = set_to.group(1)
+        odd = "" if _DEVICES.fullmatch(value) else " (not a GPU index or UUID)"
+        return Answer("CUDA sees no GPU: the program ran with CUDA_VISIBLE_DEVICES=%s%s, which hides every GPU or "
+                      "names one that does not exist" % (value, odd), unhide_gpus_fix())
+    if any(s.value == "container" for s in ev.facts.os):
+        return Answer("CUDA sees no GPU inside the container: it was started without GPU access (or "
+                      "CUDA_VISIBLE_DEVICES hides them)", or_else(visible_devices_fix(), unhide_gpus_fix()))
+    return Answer("CUDA sees no GPU (no CUDA-capable device): most often CUDA_VISIBLE_DEVICES hides them or names an "
+                  "index that does not exist; else a container started without GPUs, or no NVIDIA kernel module loaded",
+                  unhide_gpus_fix())
+
+
+def _not_ready(ev: Evidence) -> Answer:
+    driver = ev.facts.driver.value if ev.facts.driver else None
+    branch = driver.split(".")[0] if driver else "<branch>"
+    return Answer("CUDA error 802 (system not yet initialized): on an NVSwitch system (HGX/DGX) CUDA waits for "
+                  "nvidia-fabricmanager, of exactly the driver's version%s, to run" % (
+                      (" (%s)" % driver) if driver else ""),
+                  fabric_manager_fix(branch, driver or "<driver version>", installed=False))
+
+
+def _cudnn_handle(ev: Evidence) -> Answer:
+    tf = "TensorFlow maps nearly all GPU memory when it starts, so " if ev.facts.runs("TensorFlow") or \
+        "Failed to get convolution algorithm" in ev.text else ""
+    return Answer("cuDNN failed to initialise its handle or workspace: %scuDNN finds no GPU memory left (most "
+                  "often); else a cuDNN/CUDA mismatch, printed in the lines above" % tf, rt.memory_fix())
+
+
+def from_states(kind: str, ev: Evidence) -> Optional[Answer]:
+    """The runtime state a named condition is, answered with check's own remedy for it."""
+    if kind == "no-device":
+        return _no_device(ev)
+    if kind == "system-not-ready":
+        return _not_ready(ev)
+    if kind == "cudnn-internal-error":
+        return _cudnn_handle(ev)
+    return None
