@@ -123,8 +123,11 @@ def fetch_pins(plan: str) -> List[str]:
 
 
 def fix(env: Dict[str, str], *args: str) -> Tuple[int, str]:
-    proc = subprocess.run([sys.executable, "-c", BOOT, "fix", *args], env=doctor_env(env), capture_output=True,
-                          text=True, errors="replace", stdin=subprocess.DEVNULL, timeout=1800)
+    # The cache folder of the runner's (a test session's own, tests/hermetic.py): no `cudnn-doctor update` copy of a
+    # developer's knowledge is read by the child either.
+    xdg = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} if os.environ.get("XDG_CACHE_HOME") else {}
+    proc = subprocess.run([sys.executable, "-c", BOOT, "fix", *args], env=dict(doctor_env(env), **xdg),
+                          capture_output=True, text=True, errors="replace", stdin=subprocess.DEVNULL, timeout=1800)
     return proc.returncode, proc.stdout + proc.stderr
 
 

@@ -1,0 +1,39 @@
+"""`cudnn-doctor fix` itself on failing real-world draws (tests/realworld_fixcmd.py, issue 45): run as a program in a
+copy of the environment, it heals every framework as the oracle judges it in a new shell, --undo puts every file
+back (hashes) and the failure returns, --dry-run changes nothing. Three draws that failed before: a quoted range
+taken for a redirection (101-0), undo's uninstall taking the CUDA runtime's nvidia/__init__.py (101-2), TensorFlow's
+[and-cuda] pins (202-0). The whole sample: `python tests/realworld_run.py --draws 30 --seed S --fix-command`."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from realworld_draw import draw
+from realworld_fixcmd import prove
+from realworld_run import WORK, judge_all
+from realworld_stacks import build, missing_wheels
+
+pytestmark = [pytest.mark.realworld, pytest.mark.live]
+
+
+@pytest.mark.parametrize("seed, n", [(101, 0), (101, 2), (202, 0)], ids=lambda v: str(v))
+def test_fix_heals_a_failing_draw_and_undo_puts_it_back_exactly(seed, n):
+    if shutil.which("readelf") is None or shutil.which("gcc") is None:
+        pytest.skip("readelf and gcc are needed")
+    case = draw(seed, n)
+    missing = missing_wheels(case)
+    if missing:
+        pytest.skip("wheels not available here: %s" % missing)
+    work = WORK / ("pytest-%d" % os.getpid())
+    try:
+        stack = build(case, work / case.name)
+        failing, _ = judge_all(stack)
+        assert not all(seen.works for _, seen, _ in failing), "the draw no longer fails: pick another"
+        run = prove(stack, work / (case.name + "-fix"), judge_all, failing)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    again = "python tests/realworld_run.py --only %d --seed %d --fix-command" % (n, seed)
+    assert (run.dry_exact, run.healed, run.undo_exact, run.back) == (True, True, True, True), "%s\n%s" % (
+        "\n".join(run.why), again)
