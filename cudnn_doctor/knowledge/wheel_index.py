@@ -97,7 +97,8 @@ def supported_tags(node: Node) -> FrozenSet[Tag]:
     if py is None:
         return frozenset()
     interp = "cp%d%d" % py
-    return frozenset(list(cpython_tags(py, abis=[interp], platforms=platforms))
+    abis = [interp + "m", interp] if py < (3, 8) else [interp]  # CPython <= 3.7 wheels are cp37m (pymalloc)
+    return frozenset(list(cpython_tags(py, abis=abis, platforms=platforms))
                      + list(compatible_tags(py, interp, platforms)))
 
 
@@ -161,7 +162,8 @@ class WheelIndex:
             return Miss("unknown", "PyPI has no wheel of %s %s" % (project, version))
         py = _pyver(node.python)
         needs = str(row.get("p", ""))
-        if py and needs and not SpecifierSet(needs).contains("%d.%d" % py, prereleases=True):
+        if py and needs and not any(SpecifierSet(needs).contains(v % py, prereleases=True)  # a patch of it fits
+                                    for v in ("%d.%d", "%d.%d.99")):
             return Miss("python", "%s %s needs Python %s; the node has %s" % (project, version, needs, node.python))
         files = [self._file_tags(i) for i in row.get("f", [])]
         plats = {t.platform for f in files for t in f}
