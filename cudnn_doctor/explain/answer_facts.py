@@ -195,13 +195,38 @@ def no_kernel_image(ev: Evidence, compat: Compat) -> Optional[Answer]:
     from ..knowledge.resolve import newest  # why: the wheel index loads in 0.9 s; only this answer needs it
     from ..knowledge.wheel_index import Node, load_wheel_index
 
-    found = newest(load_wheel_index(), "torch", "", Node(python=python))
+    index = load_wheel_index()
+    found = newest(index, "torch", "", Node(python=python))
     if found.version is not None:
-        return None
+        return None  # a release installs there: the architecture decides (torch_for_python says which release)
     why = "; ".join(found.why_none()) or "none of its wheels is for Python %s" % python
     return Answer("the build has no kernels for this GPU%s, and no PyTorch wheel on PyPI installs on the paste's "
                   "Python %s (%s)" % ((" (compute capability %s)" % cc) if cc else "", python, why),
                   rt.newer_python_fix(python, why))
+
+
+def torch_held_by_python(ev: Evidence) -> Optional[str]:
+    """The newest PyTorch with wheels for the paste's Python, where that Python holds it below the newest release
+    (the wheel index as judge); None where the paste names no Python or it holds nothing back."""
+    python = ev.facts.python.value if ev.facts.python else None
+    if python is None or not ev.facts.runs("PyTorch"):
+        return None
+    from ..knowledge.resolve import newest  # why: the wheel index loads in 0.9 s; only this answer needs it
+    from ..knowledge.wheel_index import Node, load_wheel_index
+
+    index = load_wheel_index()
+    found = newest(index, "torch", "", Node(python=python))
+    top = index.versions("torch")
+    return found.version if found.version is not None and top and found.version != top[0] else None
+
+
+def torch_for_python(ev: Evidence) -> Optional[str]:
+    """'; on Python 3.6 pip installs PyTorch 1.10.2, the newest release with wheels for it', or None."""
+    held = torch_held_by_python(ev)
+    if held is None or ev.facts.python is None:
+        return None
+    return "; on Python %s pip installs PyTorch %s, the newest release with wheels for it" % (ev.facts.python.value,
+                                                                                          held)
 
 
 # cuDNN's own arch status, by name or as bindings spell it (cudnnStatusArchMismatch, "Arch mismatch").

@@ -9,8 +9,10 @@ from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_toolkit_fix
+from ..remedies.shell import say
 from ..versions import major_of
-from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image
+from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python
+from .answer_builds import from_builds
 from .answer_states import from_states
 from .answered import Answer
 from .evidence import Evidence
@@ -114,8 +116,9 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _nvcc_arch(ev, compat)
     if kind in ("no-kernel-image", "arch-mismatch"):
         cc = gpu_cc(ev, compat)
-        return Answer("the build has no kernels for this GPU%s" % _arch_words(ev, compat, cc),
-                      rt.arch_fix(compat, cc, _framework(ev)))
+        fix, python = rt.arch_fix(compat, cc, _framework(ev)), torch_for_python(ev)
+        return Answer("the build has no kernels for this GPU%s%s" % (_arch_words(ev, compat, cc), python or ""),
+                      say("%s" + python.replace("%", "%%"), fix) if python else fix)
     if kind in ("xla-libdevice", "xla-ptxas"):
         said = next((s.detail for s in ev.signals if s.kind == kind), "")
         return Answer("XLA cannot find or use the CUDA compiler tools (ptxas, libdevice) it needs: %s" % said,
@@ -153,7 +156,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return forward_compat(ev, compat)
     if kind == "windows-paging-file":
         return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
-    return from_states(kind, ev)
+    return from_states(kind, ev) or from_builds(kind, ev, compat)
 
 
 # The kernel module's own line: "NVRM: API mismatch: the client has the version 550.90.07, but\n NVRM: this kernel

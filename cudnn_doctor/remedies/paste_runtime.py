@@ -269,6 +269,14 @@ def nvcc_arch_fix(first_cuda: Optional[str], cc: str) -> Fix:
                   "(CMAKE_CUDA_ARCHITECTURES=%s) otherwise" % (first_cuda or "a release", cc, cc, arch, arch, arch))
 
 
+def opencv_cuda_build_fix(cc: Optional[str]) -> Fix:
+    """OpenCV without its CUDA DNN backend: a source build with CUDA, cuDNN and this GPU's architecture."""
+    arch = cc or "<this GPU's compute capability>"
+    return advice("rebuild OpenCV with CUDA_ARCH_BIN=%s and its CUDA DNN backend (cmake -D WITH_CUDA=ON -D "
+                  "WITH_CUDNN=ON -D OPENCV_DNN_CUDA=ON, with opencv_contrib), and `pip uninstall opencv-python` so "
+                  "the pip wheel (built without CUDA) does not shadow it" % arch)
+
+
 def supported_gpu_fix(floor: str) -> Fix:
     """The GPU is below the lowest compute capability cuDNN supports: another GPU, or the framework without cuDNN."""
     return advice("run on a GPU of compute capability %s or higher; on this GPU, run without cuDNN (the framework's "

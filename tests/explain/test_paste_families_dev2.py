@@ -149,3 +149,41 @@ def test_tensorflows_convolution_algorithm_is_memory_for_cudnn():
     ex = _ex(TF_HANDLE)
     assert ex.answer is not None and "memory" in ex.answer.cause, ex.answer
     assert "TF_FORCE_GPU_ALLOW_GROWTH=true" in ex.fix.text, ex.fix.text
+
+
+# Builds without CUDA (check's CD701): a CPU-only PyTorch with check's own remedy, an OpenCV without its CUDA backend.
+CPU_TORCH_PY37 = ('  File "/opt/envs/det/lib/python3.7/site-packages/torch/cuda/__init__.py", line 166, in _lazy_init\n'
+                  '    raise AssertionError("Torch not compiled with CUDA enabled")\n'
+                  "AssertionError: Torch not compiled with CUDA enabled")
+IS_AVAILABLE_FALSE = ("RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+                      "False. If you are running on a CPU-only machine, please use torch.load with map_location")
+OPENCV = ("[ WARN:0@1.204] global net_impl.cpp:178 setUpNet DNN module was not built with CUDA backend; switching to "
+          "CPU\nGPU: NVIDIA GeForce GTX 1660 SUPER")
+
+
+def test_a_cpu_only_torch_gets_a_cuda_build_its_python_installs():
+    ex = _ex(CPU_TORCH_PY37)
+    assert ex.answer is not None and "CPU-only" in ex.answer.cause and "Python 3.7" in ex.answer.cause, ex.answer
+    assert "torch==1.13.1" in ex.fix.text and "download.pytorch.org/whl/cu" in ex.fix.text, ex.fix.text
+
+
+def test_is_available_false_is_most_often_a_cpu_build():
+    ex = _ex(IS_AVAILABLE_FALSE)
+    assert ex.answer is not None and "CPU-only" in ex.answer.cause and "driver" in ex.answer.cause, ex.answer
+    assert "download.pytorch.org/whl/cu" in ex.fix.text, ex.fix.text
+
+
+def test_opencv_without_its_cuda_backend_is_rebuilt_for_the_gpu():
+    ex = _ex(OPENCV)
+    assert ex.answer is not None and "CUDA DNN backend" in ex.answer.cause, ex.answer
+    assert "CUDA_ARCH_BIN=7.5" in ex.fix.text and "OPENCV_DNN_CUDA=ON" in ex.fix.text, ex.fix.text
+
+
+def test_the_wheel_index_reads_cp36m_wheels_and_a_patch_requirement():
+    """PyPI's torch 1.10.2 has cp36m wheels and Requires-Python >=3.6.2: a Python 3.6 node installs it."""
+    from cudnn_doctor.knowledge.resolve import newest
+    from cudnn_doctor.knowledge.wheel_index import Node, load_wheel_index
+
+    index = load_wheel_index()
+    assert index.installable("torch", "1.10.2", Node(python="3.6", machine="x86_64")) is None
+    assert newest(index, "torch", "", Node(python="3.6")).version == "1.10.2"
