@@ -202,8 +202,13 @@ def _undo_entry(environment: Environment, folder: str, journal: dict,
     package cannot be put back (the record stays, so the next --undo tries again)."""
     done = undo_files(folder, journal)
     done["removed"] += folders.restore(folder, journal.get("targets") or [])
+    # What fix's packages share with the ones before it (fix added a second owner): kept in the journal before pip
+    # takes the added one away with the file.
+    sites = shared.sites(environment.prefix)
+    journal["shared_undo"] = shared.keep(folder, sites, "shared-undo", journal.get("shared_undo") or [])
+    write_journal(folder, journal)
     ran = _restore_packages(environment, journal.get("packages_before"), env)
-    done["restored"] += shared.put_back(folder, journal.get("shared") or [], shared.sites(environment.prefix))
+    done["restored"] += shared.put_back(folder, (journal.get("shared") or []) + journal["shared_undo"], sites)
     failed = [r for r in ran if r[1] != 0]
     if failed:
         raise FixStopped("`%s` failed (exit %d): run `cudnn-doctor fix --undo` again once that works"

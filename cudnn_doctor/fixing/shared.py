@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import glob
+import hashlib
 import os
 import shutil
 from typing import Dict, List, Sequence
@@ -37,19 +38,22 @@ def listed(site_dirs: Sequence[str]) -> Dict[str, int]:
     return counts
 
 
-def keep(folder: str, site_dirs: Sequence[str]) -> List[dict]:
-    """Copies every small regular file two or more distributions list into the transaction (``folder``/shared/N)."""
-    records: List[dict] = []
+def keep(folder: str, site_dirs: Sequence[str], name: str = "shared", earlier: Sequence[dict] = ()) -> List[dict]:
+    """Copies every small regular file two or more distributions list into the transaction (``folder``/``name``/,
+    one copy per path); ``earlier``: the records of an earlier attempt, kept (its copy may be the only one left)."""
+    records = list(earlier)
+    known = {r["path"] for r in records}
     for path, owners in sorted(listed(site_dirs).items()):
-        if owners < 2 or os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) > BIGGEST:
+        if path in known or owners < 2 or os.path.islink(path) or not os.path.isfile(path) or \
+                os.path.getsize(path) > BIGGEST:
             continue
-        backup = "shared/%d" % len(records)
+        backup = "%s/%s" % (name, hashlib.sha1(path.encode()).hexdigest()[:16])
         target = os.path.join(folder, *backup.split("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(path, target)
         records.append({"path": path, "backup": backup})
-    if records:
-        fsync_dir(os.path.join(folder, "shared"))
+    if len(records) > len(earlier):
+        fsync_dir(os.path.join(folder, name))
     return records
 
 

@@ -37,3 +37,21 @@ def test_a_shared_file_is_put_back_while_an_owner_still_lists_it(tmp_path):
         (site / rel).unlink()
     assert shared.put_back(str(folder), kept, sites) == []
     assert not (site / "nvidia/__init__.py").exists()
+
+
+def test_a_file_fix_made_shared_is_kept_at_undo_and_put_back(tmp_path):
+    """Before fix one wheel lists nvidia/__init__.py; fix adds another that lists it too; undo's uninstall of the added
+    one takes it (draw 202-12): the copy kept at undo puts it back, and a second undo attempt keeps the first copy."""
+    site = tmp_path / "venv/lib/python3.11/site-packages"
+    _install(site, "nvidia_cudnn_cu12-9.3.0.75", {"nvidia/__init__.py": "# one\n", "nvidia/cudnn/b.py": "b"})
+    sites = shared.sites(str(tmp_path / "venv"))
+    folder = tmp_path / "txn"
+    assert shared.keep(str(folder), sites) == []  # at fix time: one owner, nothing shared
+    _install(site, "nvidia_cublas_cu12-12.9.1.4", {"nvidia/__init__.py": "# one\n", "nvidia/cublas/c.py": "c"})
+    kept = shared.keep(str(folder), sites, "shared-undo")
+    for rel in ("nvidia/__init__.py", "nvidia/cublas/c.py", "nvidia_cublas_cu12-12.9.1.4.dist-info/RECORD"):
+        (site / rel).unlink()
+    again = shared.keep(str(folder), sites, "shared-undo", kept)  # an undo killed here and run again
+    assert again == kept
+    assert shared.put_back(str(folder), again, sites) == [str(site / "nvidia/__init__.py")]
+    assert (site / "nvidia/__init__.py").read_text() == "# one\n"
