@@ -9,6 +9,7 @@ from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
 from ..versions import major_of
 from .answer_facts import from_loader, from_releases
+from .answer_dlopen import sublibrary_on_path
 from .answer_install import from_pip
 from .answer_signals import from_signals, from_statuses
 from .answered import Answer
@@ -101,6 +102,9 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
         cuda = ev.facts.build_cuda() or next((s.high for s in ev.libraries if s.product == "CUDA"), None) or \
             next(iter(ev.cuda), None)
         fix = paste.cudnn_release_fix(compat, int(first.low), cuda=cuda)
+        found = sublibrary_on_path(ev, compat, cause, fix)
+        if found is not None and not first.name.lower().endswith(".dll"):
+            return found
     else:
         fix = paste.toolkit_library_fix(compat, first, stem)
     return Answer(cause, paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix)

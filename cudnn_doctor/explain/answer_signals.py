@@ -13,6 +13,7 @@ from ..remedies.shell import say
 from ..versions import major_of
 from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python
 from .answer_builds import from_builds
+from .answer_dlopen import from_dlopen
 from .answer_states import from_states
 from .answered import Answer
 from .evidence import Evidence
@@ -156,7 +157,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return forward_compat(ev, compat)
     if kind == "windows-paging-file":
         return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
-    return from_states(kind, ev) or from_builds(kind, ev, compat)
+    return from_states(kind, ev) or from_builds(kind, ev, compat) or from_dlopen(kind, ev, compat)
 
 
 # The kernel module's own line: "NVRM: API mismatch: the client has the version 550.90.07, but\n NVRM: this kernel

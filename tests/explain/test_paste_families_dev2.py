@@ -187,3 +187,31 @@ def test_the_wheel_index_reads_cp36m_wheels_and_a_patch_requirement():
     index = load_wheel_index()
     assert index.installable("torch", "1.10.2", Node(python="3.6", machine="x86_64")) is None
     assert newest(index, "torch", "", Node(python="3.6")).version == "1.10.2"
+
+
+# Libraries a program opens by name at run time: the loader's path decides, not where a wheel put them.
+PADDLE_DYNLOAD = ("RuntimeError: (PreconditionNotMet) Cannot load cudnn shared library. Cannot invoke method "
+                  "cudnnGetVersion.\n  [Hint: cudnn_dso_handle should not be null.] (at /paddle/paddle/phi/backends/"
+                  "dynload/cudnn.cc:64)")
+SUBLIBRARY = ("[2026-01-02 10:11:12] transcribe: loading model\nCould not load library libcudnn_cnn_infer.so.8. Error: "
+              "libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory\nAborted (core dumped)")
+ZLIB = "Could not locate zlibwapi.dll. Please make sure it is in your library path!\nPS C:\\work>"
+
+
+def test_paddles_dynload_is_the_loader_path():
+    ex = _ex(PADDLE_DYNLOAD)
+    assert ex.answer is not None and "LD_LIBRARY_PATH" in ex.answer.cause, ex.answer
+    assert "LD_LIBRARY_PATH" in ex.fix.text and "libcudnn.so" in ex.fix.text, ex.fix.text
+
+
+def test_a_cudnn_sub_library_opened_by_name_needs_its_folder_on_the_path():
+    ex = _ex(SUBLIBRARY)
+    assert ex.answer is not None and "by name" in ex.answer.cause, ex.answer
+    assert "LD_LIBRARY_PATH" in ex.fix.text and "nvidia.cudnn" in ex.fix.text, ex.fix.text
+    assert 'pip install "nvidia-cudnn-cu12==8.*"' in ex.fix.text, ex.fix.text
+
+
+def test_zlibwapi_is_cudnn_8s_windows_dependency():
+    ex = _ex(ZLIB)
+    assert ex.answer is not None and "zlibwapi.dll" in ex.answer.cause, ex.answer
+    assert "zlibwapi.dll" in ex.fix.text and "PATH" in ex.fix.text, ex.fix.text

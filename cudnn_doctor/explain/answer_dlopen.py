@@ -1,0 +1,47 @@
+"""Answers for libraries a program opens by name at run time (dlopen, LoadLibrary), where the loader's search path
+decides and a wheel's or a toolkit's own folder does not count: PaddlePaddle's dynload of cuDNN, cuDNN's own
+sub-libraries (libcudnn loads libcudnn_ops_infer.so.8 by name), Windows cuDNN 8's zlibwapi.dll. Pure."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..knowledge import Compat
+from ..model import Fix
+from ..remedies import paste, paste_runtime as rt
+from ..remedies.shell import say
+from ..versions import major_of
+from .answered import Answer
+from .evidence import Evidence
+
+# cuDNN's own words when libcudnn cannot open a sub-library it loads by name (8: "Could not load library", 9:
+# "Unable to load any of {libcudnn_ops.so.9...}").
+_SUBLIBRARY = ("Could not load library libcudnn_", "Unable to load any of {libcudnn_")
+
+
+def sublibrary_on_path(ev: Evidence, compat: Compat, cause: str, install_fix: Fix) -> Optional[Answer]:
+    """A missing cuDNN sub-library that libcudnn itself asked for: libcudnn loaded, its siblings are opened by name,
+    so a cuDNN in a wheel or another environment must be on the loader's path; else installed."""
+    if not any(s in ev.text for s in _SUBLIBRARY):
+        return None
+    cuda = ev.facts.build_cuda() or next(iter(ev.cuda), None)
+    wheel = compat.cudnn_wheel(major_of(cuda) or 12) or "nvidia-cudnn-cu12"
+    return Answer(cause + "; libcudnn itself loaded and opens its sub-libraries by name, so their folder must be on "
+                  "the loader's path (LD_LIBRARY_PATH): a cuDNN inside a pip wheel's site-packages/nvidia/cudnn/lib "
+                  "or another environment is not searched", say("%s; if that cuDNN is not installed: %s",
+                                                                rt.wheel_lib_path_fix("nvidia.cudnn", wheel),
+                                                                install_fix))
+
+
+def from_dlopen(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """The named conditions of a library opened by name at run time."""
+    if kind == "paddle-cudnn":
+        return Answer("PaddlePaddle opens libcudnn.so by name when it starts (dynload/cudnn.cc) and the loader found "
+                      "none: cuDNN is not installed, or its folder is not on LD_LIBRARY_PATH (nor in ld.so.conf)",
+                      paste.find_library_fix("libcudnn.so"))
+    if kind == "zlibwapi":
+        download = compat.zlibwapi().get("download")
+        if not download:
+            return None
+        return Answer("cuDNN 8.3 to 8.9 on Windows load zlibwapi.dll at run time, and NVIDIA does not ship it with "
+                      "cuDNN", rt.zlib_fix(str(download)))
+    return None
