@@ -74,6 +74,10 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
             (" " + ev.drivers[0]) if ev.drivers else "", (" " + cuda) if cuda else "",
             (" (driver %s or newer)" % floor.version) if floor else ""),
             paste.driver_fix(floor.version if floor else None, platform))
+    if kind == "ptx-toolchain" and (ev.facts.driver or ev.drivers):
+        found = _ptx_floor(ev, compat)
+        if found is not None:
+            return found
     if kind == "ptx-toolchain":
         return Answer("the PTX was compiled by a CUDA toolkit newer than the driver%s can JIT (cudaError 222)" % (
             (" " + ev.drivers[0]) if ev.drivers else ""), rt.ptx_driver_fix(platform))
@@ -164,6 +168,26 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
 # module has the version 550.54.14." (dmesg wraps it, each line prefixed again).
 _API_MISMATCH = re.compile(r"client has the version (\d+\.\d+(?:\.\d+)?), but[ \t\r\n]{1,80}(?:NVRM:[ \t]{1,8})?"
                            r"this kernel module has the version (\d+\.\d+(?:\.\d+)?)")
+
+
+def _ptx_floor(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """PTX newer than the pasted driver JITs: the newest CUDA that driver runs, and the floor of the CUDA the paste
+    builds with (else of the next release): compat/cuda_driver.toml."""
+    driver = ev.facts.driver.value if ev.facts.driver else ev.drivers[0]
+    has = compat.max_cuda_for_driver(driver, ev.platform)
+    if has is None:
+        return None
+    newer = [c for c in compat.cuda_releases() if _ver_key(c) > _ver_key(has)]
+    said = [c for c in ev.cuda if c in newer]
+    cuda = said[0] if said else (newer[0] if newer else None)
+    floor = compat.min_driver(cuda, ev.platform) if cuda else None
+    if cuda is None or floor is None:
+        return None
+    return Answer("the PTX was compiled by a CUDA toolkit newer than driver %s can JIT (cudaError 222): that driver "
+                  "runs CUDA %s at most, and CUDA %s%s needs driver %s or newer" % (
+                      driver, has, cuda, "" if said else " (the next release)", floor.version),
+                  say("%s; or build with CUDA %s or older, which it runs", paste.driver_fix(floor.version, ev.platform),
+                      has))
 
 
 def _arch_words(ev: Evidence, compat: Compat, cc: Optional[str]) -> str:

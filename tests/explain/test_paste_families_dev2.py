@@ -215,3 +215,16 @@ def test_zlibwapi_is_cudnn_8s_windows_dependency():
     ex = _ex(ZLIB)
     assert ex.answer is not None and "zlibwapi.dll" in ex.answer.cause, ex.answer
     assert "zlibwapi.dll" in ex.fix.text and "PATH" in ex.fix.text, ex.fix.text
+
+
+# Driver/CUDA encodings: PTX newer than the pasted driver JITs, answered with that driver's CUDA and the next floor.
+PTX_DRIVER = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  450.119.03  Tue Apr 13 2021\n"
+              "CUDA error: the provided PTX was compiled with an unsupported toolchain. (kernels.cu:88)")
+
+
+def test_ptx_newer_than_the_pasted_driver_names_its_cuda_and_the_next_floor():
+    ex = _ex(PTX_DRIVER)
+    assert ex.answer is not None and "450.119.03" in ex.answer.cause and "CUDA 11.0 at most" in ex.answer.cause, \
+        ex.answer
+    assert "CUDA 11.1" in ex.answer.cause and "455.23" in ex.answer.cause, ex.answer.cause
+    assert "455.23" in ex.fix.text, ex.fix.text
