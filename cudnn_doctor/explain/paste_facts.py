@@ -113,7 +113,9 @@ _PROGRAMS = (
     ("nvidia-smi", re.compile(_W + r"nvidia-smi\b|NVIDIA-SMI\b")),
     ("modprobe", re.compile(_W + r"(?:modprobe|insmod)\b")),
 )
-_PACKAGE = re.compile(r"(?m)^[ \t]*([A-Za-z][\w.-]*)(?:==|[ \t]+)(\d+(?:\.\d+)+)(?:\+(\w+))?[ \t]*$")
+# pip list / pip freeze lines, and torch's collect_env ("[pip3] nvidia-nccl-cu12==2.29.3", "[conda] ...").
+_PACKAGE = re.compile(r"(?m)^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?([A-Za-z][\w.-]*)(?:==|[ \t]+)(\d+(?:\.\d+)+)"
+                      r"(?:\+(\w+))?[ \t]*$")
 _PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_W + r"Python (\d\.\d{1,2})(?:\.\d+)?\b", re.I),
            re.compile(r"(?<![\w.])Python(3)(\d{1,2})[/\\]", re.I), re.compile(r"(?<![\w.])cp(3)(\d{1,2})\b"))
 _CUDA_BUILD = (re.compile(r"CUDA used to build PyTorch:\s*(\d{1,2}\.\d)"),

@@ -228,3 +228,17 @@ def test_ptx_newer_than_the_pasted_driver_names_its_cuda_and_the_next_floor():
         ex.answer
     assert "CUDA 11.1" in ex.answer.cause and "455.23" in ex.answer.cause, ex.answer.cause
     assert "455.23" in ex.fix.text, ex.fix.text
+
+
+# NCCL: an undefined symbol said in words and torch's collect_env package lines ("[pip3] name==version").
+NCCL_COLLECT_ENV = ("import torch fails with undefined symbol ncclCommShrink\n"
+                    "Versions of relevant libraries:\n[pip3] numpy==2.1.2\n[pip3] nvidia-nccl-cu12==2.27.3\n"
+                    "[pip3] nvidia-nccl-cu13==2.28.9\n[pip3] torch==2.9.1")
+
+
+def test_two_nccl_wheels_from_collect_env_lines():
+    ex = _ex(NCCL_COLLECT_ENV)
+    assert ex.answer is not None and "nvidia-nccl-cu12" in ex.answer.cause, ex.answer
+    assert "ncclCommShrink" in ex.answer.cause, ex.answer.cause
+    assert "pip uninstall -y nvidia-nccl-cu12" in ex.fix.text, ex.fix.text
+
