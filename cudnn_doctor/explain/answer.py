@@ -7,7 +7,7 @@ from typing import Callable, List, Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
-from ..versions import major_of
+from ..versions import major_of, ver
 from .answer_facts import from_loader, from_releases
 from .answer_dlopen import sublibrary_on_path
 from .answer_install import from_pip
@@ -41,12 +41,20 @@ def _checks(ev: Evidence, compat: Compat) -> Optional[Answer]:
                       rt.wheel_lib_path_fix("nvidia.cudnn", wheel))
     at_least = None if bad.rule == "same-major" else bad.compiled
     install = paste.cudnn_release_fix(compat, major, at_least, bad.rule in ("same-minor", "exact"), cuda)
+    shadow = paste.shadowed_library_fix("libcudnn.so.%d" % major if ev.platform != "windows" else
+                                        "cudnn64_%d.dll" % major, bad.compiled, ev.platform)
     if bad.framework == "PyTorch" and bad.runtime:  # it bundles its cuDNN: an older one found first shadows it
         return Answer(cause + "; PyTorch bundles cuDNN %s, so another copy (%s) found first shadows it" % (
-            bad.compiled, bad.runtime), paste.shadow_or_install(paste.shadowed_library_fix(
-                "libcudnn.so.%d" % major if ev.platform != "windows" else "cudnn64_%d.dll" % major, bad.compiled,
-                ev.platform), install))
+            bad.compiled, bad.runtime), paste.shadow_or_install(shadow, install))
+    if bad.runtime and _older(bad.runtime, bad.compiled):  # an older cuDNN loaded: the newer may be there, behind it
+        return Answer(cause + "; where cuDNN %s is installed too, another copy (the older %s) is found first" % (
+            bad.compiled, bad.runtime), paste.shadow_or_install(shadow, install))
     return Answer(cause, install)
+
+
+def _older(runtime: str, compiled: str) -> bool:
+    r, c = ver(runtime), ver(compiled)
+    return r is not None and c is not None and r.release[:2] < c.release[:2]
 
 
 def _symbol_floor(symbol: str) -> Optional[str]:

@@ -242,3 +242,14 @@ def test_two_nccl_wheels_from_collect_env_lines():
     assert "ncclCommShrink" in ex.answer.cause, ex.answer.cause
     assert "pip uninstall -y nvidia-nccl-cu12" in ex.fix.text, ex.fix.text
 
+
+# A framework's check that loaded an older cuDNN than it was built with: an older copy in front, else not installed.
+PADDLE_OLDER = ("W0101 device_context.cc:372] The installed Paddle is compiled with CUDNN 8.2, but CUDNN version in "
+                "your machine is 8.0, which may cause serious incompatible bug. Please recompile or reinstall Paddle "
+                "with compatible CUDNN version.")
+
+
+def test_an_older_loaded_cudnn_is_a_copy_in_front_or_a_missing_install():
+    ex = _ex(PADDLE_OLDER)
+    assert ex.answer is not None and "another copy" in ex.answer.cause, ex.answer
+    assert "LD_LIBRARY_PATH" in ex.fix.text and "nvidia-cudnn-cu12>=8.2" in ex.fix.text, ex.fix.text
