@@ -9,6 +9,7 @@ from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
 from ..versions import major_of, ver
 from .answer_facts import from_loader, from_releases
+from .answer_builds import from_extension_abi
 from .answer_dlopen import sublibrary_on_path
 from .answer_install import from_pip
 from .answer_signals import from_signals, from_statuses
@@ -156,7 +157,7 @@ Step = Callable[[Evidence, Compat], Optional[Answer]]
 
 def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The first answer the evidence gives, most decisive kind first; None when it gives none."""
-    steps: List[Step] = [from_pip, from_loader, _loader, from_releases, _checks, _windows, from_signals, _loader_missing,
+    steps: List[Step] = [from_pip, from_loader, from_extension_abi, _loader, from_releases, _checks, _windows, from_signals, _loader_missing,
                          from_statuses]
     for step in steps:
         found = step(ev, compat)

@@ -3,6 +3,7 @@ remedy for the release the paste names (remedies.frameworks.framework_gpu_build_
 module has no CUDA backend (a source build with CUDA, cuDNN and this GPU's architecture). Pure."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from ..knowledge import Compat
@@ -47,4 +48,45 @@ def from_builds(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _torch(kind, ev, compat)
     if kind == "opencv-dnn-no-cuda":
         return _opencv(ev, compat)
+    if kind == "xformers-no-extension":
+        return _xformers(ev)
+    return None
+
+
+# xFormers' own warning: "xFormers was built for:\n    PyTorch 2.6.0+cu124 with CUDA 1204 (you have 2.6.0+cu126)".
+_XFORMERS_BUILT = re.compile(r"built for:\s{0,20}PyTorch ([\w.+]{1,40}) with CUDA (\d{3,5})[^\n(]{0,40}\(you have "
+                             r"([\w.+]{1,40})\)")
+
+
+def _xformers(ev: Evidence) -> Answer:
+    m = _XFORMERS_BUILT.search(ev.text)
+    said = (": the wheel was built for PyTorch %s, and this torch is %s" % (m.group(1), m.group(3))) if m else \
+        ": the xformers wheel was built for another PyTorch release or CUDA build than the torch installed"
+    return Answer("xFormers' C++/CUDA extensions did not load (a build mismatch)%s; `python -m xformers.info` shows "
+                  "both" % said, rt.extension_rebuild_fix("xformers"))
+
+
+# A C++ symbol of PyTorch's own namespaces (c10, at, torch), as the loader prints it mangled: _ZN3c10..., _ZNK2at...
+_TORCH_SYMBOL = re.compile(r"_ZN[KVR]{0,3}(?:3c10|2at|5torch)(?=\d)")
+
+
+def from_extension_abi(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """A Python extension (flash-attn, a custom op) missing one of PyTorch's C++ symbols: it was compiled against
+    another PyTorch release than the one installed (PyTorch keeps no C++ ABI between releases)."""
+    for f in ev.loader:
+        if f.kind != "undefined-symbol" or not _TORCH_SYMBOL.match(f.symbol):
+            continue
+        name = f.caller.rpartition("/")[2]
+        if not name or name.startswith(("libtorch", "libc10")):
+            continue
+        # The package the extension belongs to (site-packages/<package>/_C.so, the path before its name), else its
+        # module name.
+        at = ev.text.find(name)
+        pkg = re.search(r"-packages/(\w+)/(?:[\w.-]+/){0,4}$", ev.text[max(0, at - 300):at]) if at > 0 else None
+        module = pkg.group(1) if pkg else name.split(".")[0]
+        torch = ev.facts.program("PyTorch")
+        installed = ("PyTorch %s" % torch.release) if torch is not None and torch.release else "the installed PyTorch"
+        return Answer("the extension %s was built against another PyTorch release than %s: it needs %s, a C++ "
+                      "symbol of PyTorch's that this torch does not have (PyTorch keeps no C++ ABI between releases)"
+                      % (name, installed, f.symbol), rt.extension_rebuild_fix(module))
     return None

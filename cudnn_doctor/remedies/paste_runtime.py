@@ -269,6 +269,13 @@ def nvcc_arch_fix(first_cuda: Optional[str], cc: str) -> Fix:
                   "(CMAKE_CUDA_ARCHITECTURES=%s) otherwise" % (first_cuda or "a release", cc, cc, arch, arch, arch))
 
 
+def extension_rebuild_fix(module: str) -> Fix:
+    """A PyTorch extension compiled against another torch: the build of it for the installed torch, or that torch."""
+    return advice("reinstall %s built for the installed torch (a wheel whose name gives that torch and CUDA; or build "
+                  "it here: `pip install --force-reinstall --no-build-isolation --no-cache-dir <its package>`), or "
+                  "install the torch release it was built for" % module)
+
+
 def opencv_cuda_build_fix(cc: Optional[str]) -> Fix:
     """OpenCV without its CUDA DNN backend: a source build with CUDA, cuDNN and this GPU's architecture."""
     arch = cc or "<this GPU's compute capability>"

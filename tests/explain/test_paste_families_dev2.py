@@ -253,3 +253,23 @@ def test_an_older_loaded_cudnn_is_a_copy_in_front_or_a_missing_install():
     ex = _ex(PADDLE_OLDER)
     assert ex.answer is not None and "another copy" in ex.answer.cause, ex.answer
     assert "LD_LIBRARY_PATH" in ex.fix.text and "nvidia-cudnn-cu12>=8.2" in ex.fix.text, ex.fix.text
+
+
+# Python extensions built against another PyTorch: a mangled c10/at/torch symbol, xFormers' own warning.
+EXT_ABI = ("ImportError: /venv/lib/python3.11/site-packages/my_ops/_C.cpython-311-x86_64-linux-gnu.so: undefined\n"
+           " symbol: _ZNK3c1010TensorImpl15decref_pyobjectEv\ntorch==2.4.1")
+XFORMERS = ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+            "    PyTorch 2.5.1+cu121 with CUDA 1201 (you have 2.5.1+cu124)\n    Python  3.11.9 (you have 3.11.9)")
+
+
+def test_an_extension_missing_a_torch_symbol_was_built_for_another_torch():
+    ex = _ex(EXT_ABI)
+    assert ex.answer is not None and "another PyTorch release" in ex.answer.cause, ex.answer
+    assert "PyTorch 2.4.1" in ex.answer.cause and "_C.cpython-311" in ex.answer.cause, ex.answer.cause
+    assert "reinstall my_ops built for the installed torch" in ex.fix.text, ex.fix.text
+
+
+def test_xformers_names_the_torch_it_was_built_for():
+    ex = _ex(XFORMERS)
+    assert ex.answer is not None and "2.5.1+cu121" in ex.answer.cause and "2.5.1+cu124" in ex.answer.cause, ex.answer
+    assert "xformers" in ex.fix.text, ex.fix.text
