@@ -209,6 +209,12 @@ def _undo_entry(environment: Environment, folder: str, journal: dict,
     write_journal(folder, journal)
     ran = _restore_packages(environment, journal.get("packages_before"), env)
     done["restored"] += shared.put_back(folder, (journal.get("shared") or []) + journal["shared_undo"], sites)
+    owners = shared.owners_missing(journal["shared_undo"], sites)
+    if owners:
+        argv = [*environment.pip_words(), "install", *environment.with_python(), "--no-deps", "--force-reinstall",
+                *owners]
+        code, text = run(argv, env)
+        ran.append((" ".join(argv), code, _tail(text)))
     failed = [r for r in ran if r[1] != 0]
     if failed:
         raise FixStopped("`%s` failed (exit %d): run `cudnn-doctor fix --undo` again once that works"

@@ -5,6 +5,7 @@ keeps a copy of each before pip runs; after the package steps (fix's, or undo's)
 while an installed distribution still lists it is put back."""
 from __future__ import annotations
 
+import base64
 import csv
 import glob
 import hashlib
@@ -22,20 +23,28 @@ def sites(prefix: str) -> List[str]:
     return sorted(glob.glob(os.path.join(glob.escape(prefix), "lib", "python*", "site-packages")))
 
 
-def listed(site_dirs: Sequence[str]) -> Dict[str, int]:
-    """Every file the installed distributions' RECORDs list (absolute path) -> how many list it."""
-    counts: Dict[str, int] = {}
+def listed(site_dirs: Sequence[str]) -> Dict[str, Dict[str, str]]:
+    """Every file the installed distributions' RECORDs list (absolute path) -> {dist-info folder: its hash there}."""
+    out: Dict[str, Dict[str, str]] = {}
     for site in site_dirs:
         for record in glob.glob(os.path.join(glob.escape(site), "*.dist-info", "RECORD")):
             try:
                 with open(record, newline="", encoding="utf-8") as fh:
-                    rows = [row[0] for row in csv.reader(fh) if row]
+                    rows = [row for row in csv.reader(fh) if row]
             except (OSError, UnicodeDecodeError, csv.Error):
                 continue
-            for rel in set(rows):
-                path = os.path.normpath(os.path.join(site, rel))
-                counts[path] = counts.get(path, 0) + 1
-    return counts
+            owner = os.path.basename(os.path.dirname(record))
+            for row in rows:
+                path = os.path.normpath(os.path.join(site, row[0]))
+                out.setdefault(path, {})[owner] = row[1] if len(row) > 1 else ""
+    return out
+
+
+def _hash(path: str) -> str:
+    """A file's hash as a RECORD writes it (sha256=, urlsafe base64 without padding)."""
+    with open(path, "rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").digest()
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def keep(folder: str, site_dirs: Sequence[str], name: str = "shared", earlier: Sequence[dict] = ()) -> List[dict]:
@@ -44,7 +53,7 @@ def keep(folder: str, site_dirs: Sequence[str], name: str = "shared", earlier: S
     records = list(earlier)
     known = {r["path"] for r in records}
     for path, owners in sorted(listed(site_dirs).items()):
-        if path in known or owners < 2 or os.path.islink(path) or not os.path.isfile(path) or \
+        if path in known or len(owners) < 2 or os.path.islink(path) or not os.path.isfile(path) or \
                 os.path.getsize(path) > BIGGEST:
             continue
         backup = "%s/%s" % (name, hashlib.sha1(path.encode()).hexdigest()[:16])
@@ -58,15 +67,25 @@ def keep(folder: str, site_dirs: Sequence[str], name: str = "shared", earlier: S
 
 
 def put_back(folder: str, records: Sequence[dict], site_dirs: Sequence[str]) -> List[str]:
-    """Each kept file that is gone while a distribution installed now still lists it, copied back; their paths."""
+    """Each kept file that is gone while a distribution installed now still lists it, copied back where the copy is
+    the one that distribution recorded (a copy of another owner's overwrite is not); their paths."""
     if not records:
         return []
     now = listed(site_dirs)
     out = []
     for r in records:
-        path = r["path"]
-        if now.get(path) and not os.path.lexists(path):
+        path, copy = r["path"], os.path.join(folder, *r["backup"].split("/"))
+        hashes = {h for h in now.get(path, {}).values() if h}
+        if now.get(path) and not os.path.lexists(path) and (not hashes or _hash(copy) in hashes):
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            shutil.copy2(os.path.join(folder, *r["backup"].split("/")), path)
+            shutil.copy2(copy, path)
             out.append(path)
     return out
+
+
+def owners_missing(records: Sequence[dict], site_dirs: Sequence[str]) -> List[str]:
+    """``name==version`` of each installed distribution that lists a kept file still gone (another package's install
+    overwrote it, so no copy of its own was kept): reinstalled, its files are its own again."""
+    now = listed(site_dirs)
+    owners = {owner for r in records if not os.path.lexists(r["path"]) for owner in now.get(r["path"], {})}
+    return sorted("==".join(o[:-len(".dist-info")].split("-", 1)) for o in owners)

@@ -55,3 +55,21 @@ def test_a_file_fix_made_shared_is_kept_at_undo_and_put_back(tmp_path):
     assert again == kept
     assert shared.put_back(str(folder), again, sites) == [str(site / "nvidia/__init__.py")]
     assert (site / "nvidia/__init__.py").read_text() == "# one\n"
+
+
+def test_a_file_another_install_overwrote_is_not_put_back_from_the_wrong_copy_and_its_owner_is_named(tmp_path):
+    """cuDNN 8's CUDA 12 wheel installed over CUDA 13's cuDNN 9 writes the same nvidia/cudnn/include/cudnn.h (draw
+    202-25): the copy kept at undo is the overwrite, so it is not put back; the owner left is named for a reinstall."""
+    site = tmp_path / "venv/lib/python3.11/site-packages"
+    header = "nvidia/cudnn/include/cudnn.h"
+    _install(site, "nvidia_cudnn_cu13-9.24.0.43", {header: "cudnn 9\n"})
+    info = site / "nvidia_cudnn_cu13-9.24.0.43.dist-info/RECORD"
+    info.write_text(info.read_text().replace("%s,," % header, "%s,%s," % (header, shared._hash(str(site / header)))))
+    (site / header).unlink()  # pip's install of the other wheel over it
+    _install(site, "nvidia_cudnn_cu12-8.9.7.29", {header: "cudnn 8\n"})
+    sites = shared.sites(str(tmp_path / "venv"))
+    kept = shared.keep(str(tmp_path / "txn"), sites, "shared-undo")
+    for rel in (header, "nvidia_cudnn_cu12-8.9.7.29.dist-info/RECORD"):  # undo's uninstall of the added wheel
+        (site / rel).unlink()
+    assert shared.put_back(str(tmp_path / "txn"), kept, sites) == []
+    assert shared.owners_missing(kept, sites) == ["nvidia_cudnn_cu13==9.24.0.43"]
