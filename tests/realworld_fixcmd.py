@@ -151,8 +151,9 @@ def _said(text: str) -> str:
         "fix stopped", "nothing was changed", "which environment", "Error", "still"))][-1:]
     if "Left for you:" in lines:
         left = lines[lines.index("Left for you:") + 1:]
-        said += ["left " + "; ".join(re.sub(r"^(CD\d+)\s+.*?\s\s\((.*)\)$", r"\1 (\2)", line)
-                                     for line in left if re.match(r"CD\d+\s", line))]
+        ids = [re.sub(r"^(CD\d+)\s+.*?\s\s\((.*)\)$", r"\1 (\2)", line) for line in left
+               if re.match(r"CD\d+\s", line) and " -> " not in line]  # not the before/after lines
+        said += ["left " + "; ".join(dict.fromkeys(i for i in ids if not i.endswith("(left for you)")))]
     return " / ".join(said) or (lines[-1][:300] if lines else "no output")
 
 
