@@ -196,6 +196,13 @@ _SLOW_TESTS = (
 )
 
 
+# The full run spreads tests over every core test by test (`--dist loadgroup`, README), except these files: each one's
+# tests stay on one worker, since they set up something once per module (daemons, a Wine prefix, built venvs, walked
+# builders) or share one such thing on disk. The real-world corpus and draws, the longest files, are spread.
+_ONE_WORKER = tuple(f for f in _SLOW_FILES if f != "probes/test_loader_glibc.py") + (
+    "fixing/", "probes/test_loader_glibc.py", "commands/test_ctrl_c.py")
+
+
 def _mark_slow(items) -> None:
     tests = Path(__file__).parent
     for item in items:
@@ -204,6 +211,8 @@ def _mark_slow(items) -> None:
         if where.startswith(_SLOW_FILES) or test in _SLOW_TESTS or any(
                 item.get_closest_marker(m) for m in _SLOW_MARKERS):
             item.add_marker(pytest.mark.slow)
+        if where.startswith(_ONE_WORKER):
+            item.add_marker(pytest.mark.xdist_group(where))
 
 
 # On native Windows (the GitHub Actions Windows job) only these modules run: the others build ELF libraries with
