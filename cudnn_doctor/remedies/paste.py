@@ -71,7 +71,7 @@ def toolkit_library_fix(compat: Compat, shipped: Shipped, stem: str) -> Fix:
                    _pip("pip install %s" % pin, "ships %s" % shipped.name), shipped.label)
     return run("sudo ldconfig", text="install the %s toolkit (%s) and put its lib64 folder on LD_LIBRARY_PATH (or "
                "in /etc/ld.so.conf.d, then `sudo ldconfig`); or reinstall the program's build for the CUDA you have "
-               "(the package's pip variant for it; %s is %s only)" % (shipped.label, TOOLKIT_ARCHIVE, shipped.name,
+               "(the package's pip variant for it, or rebuild it from source against that CUDA; %s is %s only)" % (shipped.label, TOOLKIT_ARCHIVE, shipped.name,
                                                                       shipped.label))
 
 

@@ -207,7 +207,7 @@ def wheel_lib_path_fix(module: str, project: str) -> Fix:
     folder = "$(python -c 'import %s, os; print(os.path.dirname(%s.__file__))')/lib" % (module, module)
     line = 'export LD_LIBRARY_PATH="%s:$LD_LIBRARY_PATH"' % folder
     return run(line, text="%s is installed but not on the loader's path: `%s` (in the program's environment; or "
-                          "`import torch` first, which loads it)" % (project, line))
+                          "import torch first, which loads it)" % (project, line))
 
 
 def duplicate_wheel_fix(extra: str, kept: str) -> Fix:
@@ -271,24 +271,24 @@ def nvcc_arch_fix(first_cuda: Optional[str], cc: str) -> Fix:
 
 def extension_rebuild_fix(module: str) -> Fix:
     """A PyTorch extension compiled against another torch: the build of it for the installed torch, or that torch."""
-    return advice("reinstall %s built for the installed torch (a wheel whose name gives that torch and CUDA; or build "
-                  "it here: `pip install --force-reinstall --no-build-isolation --no-cache-dir <its package>`), or "
-                  "install the torch release it was built for" % module)
+    return said("reinstall %s built for the installed torch (a wheel whose name gives that torch and CUDA; or build "
+                "it here: `%%s`), or install the torch release it was built for" % module,
+                "pip install --force-reinstall --no-build-isolation --no-cache-dir %s" % module)
 
 
 def opencv_cuda_build_fix(cc: Optional[str]) -> Fix:
     """OpenCV without its CUDA DNN backend: a source build with CUDA, cuDNN and this GPU's architecture."""
     arch = cc or "<this GPU's compute capability>"
-    return advice("rebuild OpenCV with CUDA_ARCH_BIN=%s and its CUDA DNN backend (cmake -D WITH_CUDA=ON -D "
-                  "WITH_CUDNN=ON -D OPENCV_DNN_CUDA=ON, with opencv_contrib), and `pip uninstall opencv-python` so "
-                  "the pip wheel (built without CUDA) does not shadow it" % arch)
+    return said("rebuild OpenCV with CUDA_ARCH_BIN=%s and its CUDA DNN backend (cmake -D WITH_CUDA=ON -D "
+                "WITH_CUDNN=ON -D OPENCV_DNN_CUDA=ON, with opencv_contrib), and `%%s` so the pip wheel (built without "
+                "CUDA) does not shadow it" % arch, "pip uninstall -y opencv-python")
 
 
 def supported_gpu_fix(floor: str) -> Fix:
     """The GPU is below the lowest compute capability cuDNN supports: another GPU, or the framework without cuDNN."""
     return advice("run on a GPU of compute capability %s or higher; on this GPU, run without cuDNN (the framework's "
-                  "own kernels: Caffe `engine: CAFFE`, Torch7's cunn instead of cudnn, PyTorch "
-                  "`torch.backends.cudnn.enabled = False`)" % floor)
+                  "own kernels: Caffe's engine: CAFFE, Torch7's cunn instead of cudnn, PyTorch's "
+                  "torch.backends.cudnn.enabled = False)" % floor)
 
 
 def supported_python_fix(python: str, pin: str) -> Fix:

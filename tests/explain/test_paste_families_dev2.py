@@ -273,3 +273,13 @@ def test_xformers_names_the_torch_it_was_built_for():
     ex = _ex(XFORMERS)
     assert ex.answer is not None and "2.5.1+cu121" in ex.answer.cause and "2.5.1+cu124" in ex.answer.cause, ex.answer
     assert "xformers" in ex.fix.text, ex.fix.text
+
+
+# A runtime of an older CUDA the program was built for: install it, or rebuild the program for the CUDA there.
+OLD_RUNTIME = "\tlibcudart.so.9.2 => not found\n\tlibcublas.so.9.2 => not found\n"
+
+
+def test_an_old_cuda_runtime_missing_offers_the_rebuild_against_the_cuda_there():
+    ex = _ex(OLD_RUNTIME)
+    assert ex.answer is not None and "CUDA 9.2" in ex.fix.text, ex.answer
+    assert "rebuild it from source" in ex.fix.text, ex.fix.text
