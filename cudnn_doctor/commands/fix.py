@@ -79,11 +79,14 @@ class _Out:
 
 
 def _undo(env: Mapping[str, str], yes: bool, out: _Out) -> int:
-    from ..fixing.apply import FixStopped, undo_newest
+    from ..fixing.apply import FixStopped, journaled_on_path, undo_newest
     from ..fixing.environment import find_environment
     from ..render.fix import environment_payload, ran_lines, ran_payload
 
     environment = find_environment(env, [])
+    on_path = journaled_on_path(env) if environment is None else None
+    if on_path:  # fix found it from its errors' site (on PATH, not activated): the same one, by its journal
+        environment = find_environment(dict(env, VIRTUAL_ENV=on_path), [])
     if environment is None:
         error_exit("which environment? activate it (or pass --env VIRTUAL_ENV=PATH) and run fix --undo again")
     out.data["environment"] = environment_payload(environment)

@@ -38,6 +38,17 @@ def state_dir(environment: Environment) -> str:
     return os.path.join(environment.prefix, *STATE.split("/"))
 
 
+def journaled_on_path(env: Mapping[str, str]) -> Optional[str]:
+    """The prefix of the first environment on PATH (a folder of PATH whose parent holds a fix journal): where `fix`
+    found the environment its errors were about when it is on PATH without being activated (no VIRTUAL_ENV), so
+    `fix --undo` in the same shell finds the same one."""
+    for folder in env.get("PATH", "").split(os.pathsep):
+        prefix = os.path.dirname(os.path.abspath(folder)) if folder else ""
+        if prefix and os.path.isdir(os.path.join(prefix, *STATE.split("/"))):
+            return prefix
+    return None
+
+
 def interrupted(environment: Environment) -> Optional[dict]:
     """The journal of a fix that was killed part-way (its txn folder still there), or None."""
     folder = os.path.join(state_dir(environment), TXN)
