@@ -6,7 +6,9 @@ import re
 from typing import Callable, List, Optional
 
 from ..knowledge import Compat
+from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
+from ..remedies.shell import run, say
 from ..versions import major_of, ver
 from .answer_facts import from_loader, from_releases
 from .answer_builds import from_extension_abi
@@ -116,7 +118,24 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
             return found
     else:
         fix = paste.toolkit_library_fix(compat, first, stem)
+        found = _cupy_wheel(ev, compat, first.name, major_of(first.low), cause, fix)
+        if found is not None:
+            return found
     return Answer(cause, paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix)
+
+
+def _cupy_wheel(ev: Evidence, compat: Compat, name: str, major: Optional[int], cause: str,
+                fix: Fix) -> Optional[Answer]:
+    """CuPy's wheels are one per CUDA major (compat install recipe 'cupy-cuda<M>x') and load that CUDA's libraries
+    at run time: the runtime of the wheel's major, or the wheel of the CUDA the machine has."""
+    pip = str(compat.install_recipe("cupy").get("pip", ""))
+    if not ev.facts.runs("CuPy") or major is None or "<M>" not in pip or name.endswith(".dll"):
+        return None
+    have, other = pip.replace("<M>", str(major)), pip.replace("<M>", str(major + 1))
+    return Answer(cause + "; CuPy's %s wheel loads CUDA %d's libraries at run time, so CUDA %d is not installed "
+                  "where the loader looks" % (have, major, major),
+                  say("%s; or install the CuPy wheel of the CUDA you have (%s for CUDA %d): %s", fix, other, major + 1,
+                      run("pip uninstall -y %s" % have, "pip install %s" % other)))
 
 
 def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:

@@ -283,3 +283,15 @@ def test_an_old_cuda_runtime_missing_offers_the_rebuild_against_the_cuda_there()
     ex = _ex(OLD_RUNTIME)
     assert ex.answer is not None and "CUDA 9.2" in ex.fix.text, ex.answer
     assert "rebuild it from source" in ex.fix.text, ex.fix.text
+
+
+# CuPy's wheels are per CUDA major: a missing runtime of the wheel's major, or the wheel of the CUDA there.
+CUPY = ("RuntimeError: CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open shared object file: "
+        "No such file or directory\n  cupy_backends/cuda/_softlink.pyx(25): cupy_backends.cuda._softlink.SoftLink")
+
+
+def test_cupy_names_its_wheel_of_the_cuda_major_and_the_next():
+    ex = _ex(CUPY)
+    assert ex.answer is not None and "cupy-cuda12x" in ex.answer.cause, ex.answer
+    assert "pip uninstall -y cupy-cuda12x" in ex.fix.commands and "pip install cupy-cuda13x" in ex.fix.commands, \
+        ex.fix
