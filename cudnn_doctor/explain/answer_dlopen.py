@@ -3,6 +3,7 @@ decides and a wheel's or a toolkit's own folder does not count: PaddlePaddle's d
 sub-libraries (libcudnn loads libcudnn_ops_infer.so.8 by name), Windows cuDNN 8's zlibwapi.dll. Pure."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from ..knowledge import Compat
@@ -16,6 +17,10 @@ from .evidence import Evidence
 # cuDNN's own words when libcudnn cannot open a sub-library it loads by name (8: "Could not load library", 9:
 # "Unable to load any of {libcudnn_ops.so.9...}").
 _SUBLIBRARY = ("Could not load library libcudnn_", "Unable to load any of {libcudnn_")
+
+
+# TensorRT's words: "getPluginCreator could not find plugin CHUNK_TRT version 1.0".
+_PLUGIN = re.compile(r"could not find plugin:?\s{0,3}(\w{1,80})\s{1,3}version:?\s{0,3}([\w.]{1,20})")
 
 
 def sublibrary_on_path(ev: Evidence, compat: Compat, cause: str, install_fix: Fix) -> Optional[Answer]:
@@ -38,6 +43,12 @@ def from_dlopen(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("PaddlePaddle opens libcudnn.so by name when it starts (dynload/cudnn.cc) and the loader found "
                       "none: cuDNN is not installed, or its folder is not on LD_LIBRARY_PATH (nor in ld.so.conf)",
                       paste.find_library_fix("libcudnn.so"))
+    if kind == "trt-plugin-missing":
+        m = _PLUGIN.search(ev.text)
+        plugin = ("%s (version %s)" % (m.group(1), m.group(2))) if m else "a plugin layer"
+        return Answer("TensorRT has no creator for %s in its plugin registry: the engine uses a plugin whose library "
+                      "(the project's own plugin .so, or TensorRT's libnvinfer_plugin) was not loaded before "
+                      "deserializing" % plugin, rt.trt_plugin_fix(m.group(1) if m else None))
     if kind == "zlibwapi":
         download = compat.zlibwapi().get("download")
         if not download:

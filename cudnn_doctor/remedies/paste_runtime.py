@@ -269,6 +269,14 @@ def nvcc_arch_fix(first_cuda: Optional[str], cc: str) -> Fix:
                   "(CMAKE_CUDA_ARCHITECTURES=%s) otherwise" % (first_cuda or "a release", cc, cc, arch, arch, arch))
 
 
+def trt_plugin_fix(plugin: Optional[str]) -> Fix:
+    """A TensorRT plugin creator not registered: load the library that implements it before deserializing."""
+    return advice("build the plugin library that implements %s and load it before deserializing the engine (Python: "
+                  "ctypes.CDLL of its .so, then trt.init_libnvinfer_plugins(logger, ''); C++: link it or "
+                  "initLibNvInferPlugins for TensorRT's own plugins; trtexec --plugins=<its .so>)" % (
+                      plugin or "the plugin layer"))
+
+
 def extension_rebuild_fix(module: str) -> Fix:
     """A PyTorch extension compiled against another torch: the build of it for the installed torch, or that torch."""
     return said("reinstall %s built for the installed torch (a wheel whose name gives that torch and CUDA; or build "

@@ -295,3 +295,15 @@ def test_cupy_names_its_wheel_of_the_cuda_major_and_the_next():
     assert ex.answer is not None and "cupy-cuda12x" in ex.answer.cause, ex.answer
     assert "pip uninstall -y cupy-cuda12x" in ex.fix.commands and "pip install cupy-cuda13x" in ex.fix.commands, \
         ex.fix
+
+
+# TensorRT: a plugin layer without its creator registered.
+TRT_PLUGIN = ("[01/02/2026-10:11:12] [TRT] [E] 1: [pluginV2Runner.cpp::load::303] Error Code 1: Serialization "
+              "(getPluginCreator could not find plugin: YoloLayer_TRT version: 1)\n"
+              "[TRT] [E] Cannot deserialize plugin since corresponding IPluginCreator not found in Plugin Registry")
+
+
+def test_a_tensorrt_plugin_without_its_creator_is_a_library_to_load():
+    ex = _ex(TRT_PLUGIN)
+    assert ex.answer is not None and "YoloLayer_TRT" in ex.answer.cause and "plugin" in ex.answer.cause, ex.answer
+    assert "YoloLayer_TRT" in ex.fix.text and "init_libnvinfer_plugins" in ex.fix.text, ex.fix.text
