@@ -194,6 +194,11 @@ def copy(stack: Stack, root: Path) -> Stack:
                 script.unlink()
                 script.write_text(text.replace(old, new))
                 script.chmod(0o755)
+    for pth in (root / SITE).glob("*.pth"):  # a .pth naming the case's own folder (pthdeps): the copy's
+        text = pth.read_text(errors="replace")
+        if old in text:
+            pth.unlink()
+            pth.write_text(text.replace(old, new))
     cfg = root / "venv/pyvenv.cfg"
     text = cfg.read_text()
     cfg.unlink()
