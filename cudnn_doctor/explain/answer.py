@@ -12,7 +12,7 @@ from ..remedies.shell import run, say
 from ..versions import major_of, ver
 from .answer_facts import from_loader, from_releases
 from .answer_builds import from_extension_abi
-from .answer_dlopen import sublibrary_on_path
+from .answer_dlopen import sublibrary_on_path, torch7_bindings
 from .answer_install import from_pip
 from .answer_signals import from_signals, from_statuses
 from .answered import Answer
@@ -113,7 +113,7 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
         cuda = ev.facts.build_cuda() or next((s.high for s in ev.libraries if s.product == "CUDA"), None) or \
             next(iter(ev.cuda), None)
         fix = paste.cudnn_release_fix(compat, int(first.low), cuda=cuda)
-        found = sublibrary_on_path(ev, compat, cause, fix)
+        found = sublibrary_on_path(ev, compat, cause, fix) or torch7_bindings(ev, cause, fix)
         if found is not None and not first.name.lower().endswith(".dll"):
             return found
     else:

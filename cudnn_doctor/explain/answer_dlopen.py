@@ -37,6 +37,23 @@ def sublibrary_on_path(ev: Evidence, compat: Compat, cause: str, install_fix: Fi
                                                                 install_fix))
 
 
+# Lua Torch7's cudnn.torch: "libcudnn (R5) not found in library path" - each branch (R5, R6, R7) ffi.loads one major.
+_TORCH7_BINDINGS = re.compile(r"libcudnn \(R(\d{1,2})\) not found")
+
+
+def torch7_bindings(ev: Evidence, cause: str, install_fix: Fix) -> Optional[Answer]:
+    """cudnn.torch opens the one cuDNN major its branch binds: that cuDNN, or the branch of the cuDNN installed."""
+    m = _TORCH7_BINDINGS.search(ev.text)
+    if m is None or not ev.facts.runs("Torch7"):
+        return None
+    major = int(m.group(1))
+    branches = ", ".join("R%d for cuDNN %d" % (n, n) for n in range(major + 1, major + 3))
+    return Answer(cause + "; Lua Torch7's cudnn.torch bindings of branch R%d open only libcudnn.so.%d (ffi.load by "
+                  "name)" % (major, major),
+                  say("%s; or, for the cuDNN installed, the cudnn.torch branch of its major (%s): clone that branch of "
+                      "https://github.com/soumith/cudnn.torch and build it with luarocks make", install_fix, branches))
+
+
 def from_dlopen(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The named conditions of a library opened by name at run time."""
     if kind == "paddle-cudnn":

@@ -307,3 +307,15 @@ def test_a_tensorrt_plugin_without_its_creator_is_a_library_to_load():
     ex = _ex(TRT_PLUGIN)
     assert ex.answer is not None and "YoloLayer_TRT" in ex.answer.cause and "plugin" in ex.answer.cause, ex.answer
     assert "YoloLayer_TRT" in ex.fix.text and "init_libnvinfer_plugins" in ex.fix.text, ex.fix.text
+
+
+# Lua Torch7's cudnn.torch bindings open one cuDNN major per branch.
+TORCH7_R6 = ("/opt/torch/install/bin/luajit: /opt/torch/install/share/lua/5.1/cudnn/ffi.lua:1600: 'libcudnn (R6) not "
+             "found in library path.\nThen make sure files named as libcudnn.so.6 or libcudnn.6.dylib are placed in "
+             "your library load path")
+
+
+def test_torch7_bindings_name_their_branch_and_the_next():
+    ex = _ex(TORCH7_R6)
+    assert ex.answer is not None and "R6" in ex.answer.cause and "libcudnn.so.6" in ex.answer.cause, ex.answer
+    assert "R7 for cuDNN 7" in ex.fix.text and "luarocks" in ex.fix.text and "pip" not in ex.fix.text, ex.fix.text
