@@ -52,6 +52,11 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       container_toolkit_fix())
     if kind == "cdi-unresolved":
         return Answer("the container asks for a CDI device that has no specification on the host", rt.cdi_spec_fix())
+    if kind == "cannot-talk-to-driver" and platform == "linux" and \
+            not any(s.value in ("container", "wsl") for s in ev.facts.os):
+        return Answer("nvidia-smi cannot reach the NVIDIA kernel module: it is not loaded (Secure Boot refusing the "
+                      "unsigned module, no module built for the running kernel after a kernel update, nouveau holding "
+                      "the GPU) or no driver is installed", rt.module_not_loaded_fix(platform))
     if kind in ("container-cli-no-driver", "cannot-talk-to-driver"):
         return Answer("the host's NVIDIA driver is not loaded (or not installed)", paste.driver_fix(None, platform))
     if kind == "nvml-unknown-error-container":

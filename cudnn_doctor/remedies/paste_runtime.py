@@ -226,6 +226,13 @@ def secure_boot_fix() -> Fix:
                     "the blue screen), or disable Secure Boot in the firmware settings; `mokutil --sb-state` shows it")
 
 
+def module_not_loaded_fix(platform: str) -> Fix:
+    """The nvidia module is not loaded: modprobe says why (Secure Boot, no module for this kernel), else the driver."""
+    return say("`%s` says why: 'Key was rejected by service' is Secure Boot (%s); 'Module nvidia not found' is no "
+               "module for the running kernel (reinstall the driver's DKMS or akmod package for it); with no driver at "
+               "all: %s", run("sudo modprobe nvidia"), secure_boot_fix(), driver_fix(None, platform))
+
+
 def image_driver_files_fix(path: str) -> Fix:
     """The image carries a driver library the NVIDIA runtime mounts from the host."""
     name = path.rpartition("/")[2] or "libnvidia-*.so*"

@@ -319,3 +319,15 @@ def test_torch7_bindings_name_their_branch_and_the_next():
     ex = _ex(TORCH7_R6)
     assert ex.answer is not None and "R6" in ex.answer.cause and "libcudnn.so.6" in ex.answer.cause, ex.answer
     assert "R7 for cuDNN 7" in ex.fix.text and "luarocks" in ex.fix.text and "pip" not in ex.fix.text, ex.fix.text
+
+
+# Driver state on bare metal: nvidia-smi cannot reach the module; modprobe says which of Secure Boot or the kernel.
+NO_MODULE = ("$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that "
+             "the latest NVIDIA driver is installed and running.\n$ uname -r\n6.8.0-45-generic")
+
+
+def test_no_module_on_bare_metal_asks_modprobe_for_secure_boot_or_the_kernel():
+    ex = _ex(NO_MODULE)
+    assert ex.answer is not None and "Secure Boot" in ex.answer.cause, ex.answer
+    assert "sudo modprobe nvidia" in ex.fix.commands and "mokutil" in ex.fix.text, ex.fix
+    assert "ubuntu-drivers" in ex.fix.text or "driver" in ex.fix.text, ex.fix.text
