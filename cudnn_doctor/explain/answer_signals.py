@@ -102,7 +102,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       rt.cudnn_startup_fix())
     if kind == "not-a-symlink" and "/usr/lib/wsl" in " ".join(s.detail for s in ev.signals):
         return Answer("ldconfig's warning that WSL's driver files are copies, not symbolic links, is harmless",
-                      paste.harmless(), False)
+                      rt.wsl_symlink_fix(), False)
     if kind in ("system-driver-mismatch", "nvml-mismatch"):
         api = _API_MISMATCH.search(ev.text)
         said = (": the libraries are %s, the loaded kernel module %s" % api.groups()) if api else ""

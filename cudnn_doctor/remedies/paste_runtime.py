@@ -226,6 +226,13 @@ def secure_boot_fix() -> Fix:
                     "the blue screen), or disable Secure Boot in the firmware settings; `mokutil --sb-state` shows it")
 
 
+def wsl_symlink_fix() -> Fix:
+    """ldconfig on WSL warns that the Windows driver's libcuda copies are not symbolic links: harmless."""
+    return stated("nothing to fix: the Windows driver ships libcuda.so and libcuda.so.1 as copies in "
+                  "C:\\Windows\\System32\\lxss\\lib (mounted at /usr/lib/wsl/lib); to silence the warning, make them "
+                  "symbolic links to libcuda.so.1.1 there (mklink in an administrator prompt)")
+
+
 def module_not_loaded_fix(platform: str) -> Fix:
     """The nvidia module is not loaded: modprobe says why (Secure Boot, no module for this kernel), else the driver."""
     return say("`%s` says why: 'Key was rejected by service' is Secure Boot (%s); 'Module nvidia not found' is no "

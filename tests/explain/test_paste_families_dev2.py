@@ -331,3 +331,13 @@ def test_no_module_on_bare_metal_asks_modprobe_for_secure_boot_or_the_kernel():
     assert ex.answer is not None and "Secure Boot" in ex.answer.cause, ex.answer
     assert "sudo modprobe nvidia" in ex.fix.commands and "mokutil" in ex.fix.text, ex.fix
     assert "ubuntu-drivers" in ex.fix.text or "driver" in ex.fix.text, ex.fix.text
+
+
+# WSL: ldconfig's 'is not a symbolic link' on the Windows driver's copies is harmless; silencing it is a link.
+WSL_LDCONFIG = ("$ sudo ldconfig\n/sbin/ldconfig.real: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link\n")
+
+
+def test_wsl_ldconfig_warning_is_harmless_and_says_how_to_silence_it():
+    ex = _ex(WSL_LDCONFIG)
+    assert ex.answer is not None and not ex.answer.problem and "harmless" in ex.answer.cause, ex.answer
+    assert "nothing to fix" in ex.fix.text and "symbolic links to libcuda.so.1.1" in ex.fix.text, ex.fix.text
