@@ -8,7 +8,7 @@ from typing import Callable, List, Optional
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
-from ..remedies.shell import run, say
+from ..remedies.paste_answers import cupy_wheel_of_cuda_fix
 from ..versions import major_of, ver
 from .answer_facts import from_loader, from_releases
 from .answer_builds import from_extension_abi
@@ -134,8 +134,7 @@ def _cupy_wheel(ev: Evidence, compat: Compat, name: str, major: Optional[int], c
     have, other = pip.replace("<M>", str(major)), pip.replace("<M>", str(major + 1))
     return Answer(cause + "; CuPy's %s wheel loads CUDA %d's libraries at run time, so CUDA %d is not installed "
                   "where the loader looks" % (have, major, major),
-                  say("%s; or install the CuPy wheel of the CUDA you have (%s for CUDA %d): %s", fix, other, major + 1,
-                      run("pip uninstall -y %s" % have, "pip install %s" % other)))
+                  cupy_wheel_of_cuda_fix(fix, have, other, major + 1))
 
 
 def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:

@@ -9,7 +9,7 @@ from typing import Optional
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
-from ..remedies.shell import say
+from ..remedies.paste_answers import folder_then_install_fix, torch7_branch_fix
 from ..versions import major_of
 from .answered import Answer
 from .evidence import Evidence
@@ -32,9 +32,8 @@ def sublibrary_on_path(ev: Evidence, compat: Compat, cause: str, install_fix: Fi
     wheel = compat.cudnn_wheel(major_of(cuda) or 12) or "nvidia-cudnn-cu12"
     return Answer(cause + "; libcudnn itself loaded and opens its sub-libraries by name, so their folder must be on "
                   "the loader's path (LD_LIBRARY_PATH): a cuDNN inside a pip wheel's site-packages/nvidia/cudnn/lib "
-                  "or another environment is not searched", say("%s; if that cuDNN is not installed: %s",
-                                                                rt.wheel_lib_path_fix("nvidia.cudnn", wheel),
-                                                                install_fix))
+                  "or another environment is not searched",
+                  folder_then_install_fix(rt.wheel_lib_path_fix("nvidia.cudnn", wheel), install_fix))
 
 
 # Lua Torch7's cudnn.torch: "libcudnn (R5) not found in library path" - each branch (R5, R6, R7) ffi.loads one major.
@@ -50,8 +49,7 @@ def torch7_bindings(ev: Evidence, cause: str, install_fix: Fix) -> Optional[Answ
     branches = ", ".join("R%d for cuDNN %d" % (n, n) for n in range(major + 1, major + 3))
     return Answer(cause + "; Lua Torch7's cudnn.torch bindings of branch R%d open only libcudnn.so.%d (ffi.load by "
                   "name)" % (major, major),
-                  say("%s; or, for the cuDNN installed, the cudnn.torch branch of its major (%s): clone that branch of "
-                      "https://github.com/soumith/cudnn.torch and build it with luarocks make", install_fix, branches))
+                  torch7_branch_fix(install_fix, branches))
 
 
 def from_dlopen(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:

@@ -9,7 +9,7 @@ from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_toolkit_fix
-from ..remedies.shell import say
+from ..remedies.paste_answers import driver_or_older_cuda_fix, with_python_note
 from ..versions import major_of
 from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python
 from .answer_builds import from_builds
@@ -128,7 +128,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         cc = gpu_cc(ev, compat)
         fix, python = rt.arch_fix(compat, cc, _framework(ev)), torch_for_python(ev)
         return Answer("the build has no kernels for this GPU%s%s" % (_arch_words(ev, compat, cc), python or ""),
-                      say("%s" + python.replace("%", "%%"), fix) if python else fix)
+                      with_python_note(fix, python) if python else fix)
     if kind in ("xla-libdevice", "xla-ptxas"):
         said = next((s.detail for s in ev.signals if s.kind == kind), "")
         return Answer("XLA cannot find or use the CUDA compiler tools (ptxas, libdevice) it needs: %s" % said,
@@ -191,8 +191,7 @@ def _ptx_floor(ev: Evidence, compat: Compat) -> Optional[Answer]:
     return Answer("the PTX was compiled by a CUDA toolkit newer than driver %s can JIT (cudaError 222): that driver "
                   "runs CUDA %s at most, and CUDA %s%s needs driver %s or newer" % (
                       driver, has, cuda, "" if said else " (the next release)", floor.version),
-                  say("%s; or build with CUDA %s or older, which it runs", paste.driver_fix(floor.version, ev.platform),
-                      has))
+                  driver_or_older_cuda_fix(paste.driver_fix(floor.version, ev.platform), has))
 
 
 def _arch_words(ev: Evidence, compat: Compat, cc: Optional[str]) -> str:

@@ -7,10 +7,8 @@ import re
 from typing import Optional
 
 from ..remedies import paste_runtime as rt
-from ..remedies.catalogue import fabric_manager_fix
-from ..remedies.containers import visible_devices_fix
 from ..remedies.gpu import unhide_gpus_fix
-from ..remedies.shell import or_else
+from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
 from .answered import Answer
 from .evidence import Evidence
 
@@ -29,7 +27,7 @@ def _no_device(ev: Evidence) -> Answer:
                       "names one that does not exist" % (value, odd), unhide_gpus_fix())
     if any(s.value == "container" for s in ev.facts.os):
         return Answer("CUDA sees no GPU inside the container: it was started without GPU access (or "
-                      "CUDA_VISIBLE_DEVICES hides them)", or_else(visible_devices_fix(), unhide_gpus_fix()))
+                      "CUDA_VISIBLE_DEVICES hides them)", visible_devices_or_unhide_fix())
     return Answer("CUDA sees no GPU (no CUDA-capable device): most often CUDA_VISIBLE_DEVICES hides them or names an "
                   "index that does not exist; else a container started without GPUs, or no NVIDIA kernel module loaded",
                   unhide_gpus_fix())
@@ -37,11 +35,10 @@ def _no_device(ev: Evidence) -> Answer:
 
 def _not_ready(ev: Evidence) -> Answer:
     driver = ev.facts.driver.value if ev.facts.driver else None
-    branch = driver.split(".")[0] if driver else "<branch>"
     return Answer("CUDA error 802 (system not yet initialized): on an NVSwitch system (HGX/DGX) CUDA waits for "
                   "nvidia-fabricmanager, of exactly the driver's version%s, to run" % (
                       (" (%s)" % driver) if driver else ""),
-                  fabric_manager_fix(branch, driver or "<driver version>", installed=False))
+                  fabric_manager_for_driver_fix(driver))
 
 
 def _cudnn_handle(ev: Evidence) -> Answer:

@@ -1,0 +1,53 @@
+"""Fixes explain's answers build from other fixes and the values a paste states: another way beside a fix (CuPy's
+wheel of the CUDA there, a driver or an older CUDA, a Torch7 bindings branch), a library folder before an install,
+and Fabric Manager for a driver the paste names or does not."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..model import Fix
+from .acting import on_machine, pip
+from .catalogue import fabric_manager_fix
+from .containers import visible_devices_fix
+from .gpu import unhide_gpus_fix
+from .shell import noted, or_else, run, said, say
+
+
+def cupy_wheel_of_cuda_fix(fix: Fix, have: str, other: str, other_major: int) -> Fix:
+    """The runtime CuPy's wheel loads (``fix``), or CuPy's wheel of the CUDA the machine has instead."""
+    return say("%s; or install the CuPy wheel of the CUDA you have (%s for CUDA %d): %s", fix, other, other_major,
+               run(pip("uninstall -y %s" % have), pip("install %s" % other)))
+
+
+def folder_then_install_fix(path_fix: Fix, install_fix: Fix) -> Fix:
+    """Put the installed cuDNN's folder on the loader's path; install it only where it is not there."""
+    return say("%s; if that cuDNN is not installed: %s", path_fix, install_fix)
+
+
+def torch7_branch_fix(install_fix: Fix, branches: str) -> Fix:
+    """The cuDNN the bindings' branch opens, or the cudnn.torch branch of the cuDNN installed (built by luarocks)."""
+    return say("%s; or, for the cuDNN installed, the cudnn.torch branch of its major (%s): clone that branch of "
+               "https://github.com/soumith/cudnn.torch and build it with luarocks make", install_fix, branches)
+
+
+def driver_or_older_cuda_fix(driver_fix: Fix, runs: str) -> Fix:
+    """A driver for the CUDA the program's PTX was built with, or a build with the CUDA the driver runs."""
+    return say("%s; or build with CUDA %s or older, which it runs", driver_fix, runs)
+
+
+def visible_devices_or_unhide_fix() -> Fix:
+    """Start the container with the GPUs, or stop hiding them (CUDA_VISIBLE_DEVICES)."""
+    return or_else(visible_devices_fix(), unhide_gpus_fix())
+
+
+def fabric_manager_for_driver_fix(driver: Optional[str]) -> Fix:
+    """nvidia-fabricmanager of exactly the driver's version: the paste's driver, else the one nvidia-smi names."""
+    if driver:
+        return fabric_manager_fix(driver.split(".")[0], driver, installed=False)
+    return said("find the driver's version with %s, then install nvidia-fabricmanager of exactly that version and "
+                "enable its service", on_machine("nvidia-smi", privileged=False))
+
+
+def with_python_note(fix: Fix, note: str) -> Fix:
+    """The fix, with what the paste's Python holds back said after it (the release that still installs there)."""
+    return noted(fix, note)
