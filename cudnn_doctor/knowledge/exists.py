@@ -103,12 +103,15 @@ class ExistsKnowledge(Domain):
         return Existence(False, "PyPI has no %s wheel of %s %s" % (where, project, r))
 
     def newest_cudnn_wheel(self, project: str, major: int, platform: str = "linux",
-                           machine: Optional[str] = "x86_64") -> Optional[str]:
+                           machine: Optional[str] = "x86_64", glibc: Optional[str] = None) -> Optional[str]:
         """The newest cuDNN `major` release (major.minor.patch) PyPI has a `project` wheel of for this platform and
-        processor ([wheel_platforms]); None where it lists none."""
-        where = platform_key(platform, machine)
+        processor ([wheel_platforms]) that installs on a node with this glibc (a row's manylinux floor; None: not
+        judged); None where it lists none."""
+        where, node = platform_key(platform, machine), ver(glibc) if glibc else None
         releases = [release3(v) for row in self.table("cudnn_layout", "wheel_platforms").get("rows", [])
-                    if row.get("project") == project and row.get("platform") == where for v in row.get("releases", [])]
+                    if row.get("project") == project and row.get("platform") == where
+                    and (node is None or not row.get("glibc") or (ver(str(row["glibc"])) or node) <= node)
+                    for v in row.get("releases", [])]
         mine = [r for r in releases if r is not None and r.release[0] == major]
         return str(max(mine)) if mine else None
 

@@ -72,9 +72,10 @@ def _candidates(compat: Compat, facts: Facts, site: str, needs: Sequence[Need]) 
 
 
 def _newest(compat: Compat, facts: Facts, need: Need) -> str:
-    """`M.m.p.*`: the newest release of the need's major PyPI has a wheel of, of its project for this processor
-    (pip takes that release's one wheel), else `M.*`."""
-    newest = compat.exists.newest_cudnn_wheel(need.project, need.major, platform_of(facts), facts.host.machine)
+    """`M.m.p.*`: the newest release of the need's major PyPI has a wheel of, of its project for this processor and
+    the machine's glibc (pip takes that release's one wheel), else `M.*`."""
+    newest = compat.exists.newest_cudnn_wheel(need.project, need.major, platform_of(facts), facts.host.machine,
+                                              facts.host.glibc)
     return "%s.*" % newest if newest else "%d.*" % need.major
 
 

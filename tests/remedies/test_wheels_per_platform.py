@@ -48,9 +48,11 @@ def test_what_compat_does_not_hold_is_said_not_guessed():
 
 @st.composite
 def listed(draw):
-    """A (project, platform, release) of the table, or a release of the project missing on that platform."""
+    """A (project, platform, release) of the table, or a release of the project missing on that platform (a platform
+    has a row per manylinux floor)."""
     row = draw(st.sampled_from(ROWS))
-    others = sorted({r for o in ROWS if o["project"] == row["project"] for r in o["releases"]} - set(row["releases"]))
+    here = {r for o in ROWS if (o["project"], o["platform"]) == (row["project"], row["platform"]) for r in o["releases"]}
+    others = sorted({r for o in ROWS if o["project"] == row["project"] for r in o["releases"]} - here)
     present = draw(st.booleans()) or not others
     return row["project"], row["platform"], draw(st.sampled_from(row["releases"] if present else others)), present
 
