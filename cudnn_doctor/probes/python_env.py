@@ -71,6 +71,7 @@ def probe(ctx) -> None:
     users = set(user_sites(host))
     env.user_sites = [site for site in env.site_dirs if site in users]  # a fix installs there with --user
     python_path = set(python_path_entries(host))
+    from_pth: Optional[set] = None  # read when the first NVIDIA wheel outside PYTHONPATH is found
     for site in env.site_dirs:
         for entry in host.listdir(site):
             parsed = dist_info_name(entry)
@@ -81,6 +82,12 @@ def probe(ctx) -> None:
                 wheel = {"name": name, "version": version, "location": site}
                 if site in python_path:  # on every python's sys.path: any environment's pip sees it installed
                     wheel["via"] = "PYTHONPATH"
+                else:
+                    # a folder only a .pth file puts on sys.path: pip counts its wheels installed there too
+                    from_pth = from_pth if from_pth is not None else {
+                        f for s in env.site_dirs for f in pth_folders(host, s)} - python_path
+                    if site in from_pth:
+                        wheel["via"] = ".pth"
                 altered = altered_files(host, site, entry) if name.startswith("nvidia-cudnn-") else []
                 if altered:  # another release's file copied over the wheel's: pip still counts it installed
                     wheel["altered"] = ",".join(altered)

@@ -120,14 +120,15 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     return beside_framework(facts, fw, whole if installs_cudnn else own)
 
 
-def into_user_site(fix: Fix, plain: str) -> Fix:
-    """The fix's `pip install`s made `pip install --user`: the framework lives in a user site (`pip install --user`),
-    where a plain install into the active environment changes nothing it loads."""
-    user = plain + "--user "
+def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:
+    """The fix's `pip install`s given ``option`` (`--user` for a framework in a user site, where a plain install
+    into the active environment changes nothing it loads; `--ignore-installed` where a .pth folder's copy makes pip
+    answer "Requirement already satisfied" for a wheel the framework's library never searches)."""
+    given = plain + option + " "
     return dataclasses.replace(
-        fix, commands=[user + c[len(plain):] if c.startswith(plain) and not c.startswith(user) else c
+        fix, commands=[given + c[len(plain):] if c.startswith(plain) and not c.startswith(given) else c
                        for c in fix.commands],
-        text=re.sub(r"(?<![\w/=-])%s(?!--user )" % re.escape(plain), user, fix.text))
+        text=re.sub(r"(?<![\w/=-])%s(?!%s )" % (re.escape(plain), re.escape(option)), given, fix.text))
 
 
 def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
@@ -138,7 +139,10 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
     nvidia.cudnn import: sys.path puts PYTHONPATH first), that wheel's files go first, or it keeps loading them."""
     plain = pip("install ")
     if fw.location in facts.python.user_sites and not under_root():
-        fix = into_user_site(fix, plain)
+        fix = with_pip_option(fix, plain, "--user")
+    if not under_root() and any(w.get("via") == ".pth" and w.get("location") != fw.location
+                                for w in facts.python.nvidia_wheels):
+        fix = with_pip_option(fix, plain, "--ignore-installed")
     elsewhere = [w for w in facts.python.nvidia_wheels if w.get("via") == "PYTHONPATH" and
                  w.get("location") != fw.location]
     if under_root() or not elsewhere or not any(c.startswith(plain) for c in fix.commands):

@@ -1,6 +1,8 @@
-"""A framework installed with `pip install --user` is fixed in its user site: `pip install --user`, since a plain
-install lands in the active environment and changes nothing the framework loads (tests/realworld_cases.py's
-torch291-user-site-cudnn95 shows the load with the real loader). The pin is the real torch 2.9.1 wheel's."""
+"""Where a fix's pip install lands. A framework installed with `pip install --user` is fixed in its user site (`pip
+install --user`): a plain install lands in the active environment and changes nothing the framework loads
+(tests/realworld_cases.py's torch291-user-site-cudnn95 shows the load with the real loader). A wheel in a folder a
+.pth file adds makes pip answer "Requirement already satisfied": the fix installs with --ignore-installed
+(regression draw 404-24). The pin is the real torch 2.9.1 wheel's."""
 from __future__ import annotations
 
 import pytest
@@ -27,3 +29,16 @@ def test_the_pip_install_goes_where_the_framework_is(site, user):
     assert installs and all(c.startswith("pip install --user " if user else "pip install \"") for c in installs), \
         installs
     assert ("pip install --user" in found[0].remedy.text) == user
+
+
+def test_a_wheel_a_pth_folder_holds_does_not_satisfy_the_fix():
+    pth = "/home/u/extra"
+    fw = FrameworkFacts(name="torch", version="2.9.1", location=VENV, cuda_build=True, cudnn_version="9.8.0",
+                        requires=[PIN])
+    facts = Facts(python=PythonEnvFacts(
+        site_dirs=[VENV, pth], frameworks=[fw],
+        nvidia_wheels=[{"name": "nvidia-cudnn-cu12", "version": "9.5.1.17", "location": VENV},
+                       {"name": "nvidia-cudnn-cu12", "version": "9.5.1.17", "location": pth, "via": ".pth"}]))
+    found = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0] if f.id == "CD702"]
+    installs = [c for f in found for c in f.remedy.commands if "install" in c]
+    assert installs and all(c.startswith("pip install --ignore-installed ") for c in installs), installs
