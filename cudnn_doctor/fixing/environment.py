@@ -77,9 +77,13 @@ def _tool(prefix: str, env: Mapping[str, str]) -> str:
 
 
 def package_set(environment: Environment, env: Mapping[str, str]) -> Optional[Dict[str, str]]:
-    """{name: version} of every distribution installed in the environment (pip list --format=json), or None."""
+    """{name: version} of every distribution installed in the environment (pip list --format=json), or None. pip
+    is asked for the environment's own site-packages only (--path): a wheel a .pth folder or PYTHONPATH puts on
+    sys.path is not the environment's, and a fix that installs the same release beside it (--ignore-installed)
+    must be seen as added, so that undo takes it away."""
+    own = [w for site in _sites(environment.prefix) for w in ("--path", site)]
     words = (["uv", "pip", "list", "--python", environment.python, "--format=json"] if environment.tool == "uv"
-             else [environment.python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"])
+             else [environment.python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check", *own])
     code, out = run(words, env, QUICK)
     if code != 0:
         return None
