@@ -174,6 +174,7 @@ def resolve_frameworks(ctx) -> None:
         where = origin or ""
         fw.library_search_path = [os.path.normpath(d.replace("${ORIGIN}", where).replace("$ORIGIN", where))
                                   for d in (runpath or rpath)]
-        fw.resolved_cudnn = preloaded_cudnn(ctx, fw, major) or ctx.loader.resolve(
-            dlopen_name(ctx, fw, major), runpath=runpath, rpath=rpath, origin=origin)
+        name = dlopen_name(ctx, fw, major)
+        fw.resolved_cudnn = preloaded_cudnn(ctx, fw, major, name) or ctx.loader.resolve(
+            name, runpath=runpath, rpath=rpath, origin=origin)
         fw.resolved_cudnn_parts = resolve_sublibraries(ctx, fw, major)
