@@ -203,6 +203,11 @@ _ONE_WORKER = tuple(f for f in _SLOW_FILES if f != "probes/test_loader_glibc.py"
     "fixing/", "probes/test_loader_glibc.py", "commands/test_ctrl_c.py")
 
 
+# What builds from the checkout itself (setuptools' egg_info and sdist write and list files in it) runs on one worker,
+# one after the other: a wheel built beside an sdist made the sdist's file list name a file that was gone.
+_TREE_BUILDS = ("project/test_dist.py", "project/test_zipapp.py", "image/")
+
+
 def _mark_slow(items) -> None:
     tests = Path(__file__).parent
     for item in items:
@@ -211,7 +216,9 @@ def _mark_slow(items) -> None:
         if where.startswith(_SLOW_FILES) or test in _SLOW_TESTS or any(
                 item.get_closest_marker(m) for m in _SLOW_MARKERS):
             item.add_marker(pytest.mark.slow)
-        if where.startswith(_ONE_WORKER):
+        if where.startswith(_TREE_BUILDS):
+            item.add_marker(pytest.mark.xdist_group("builds-from-the-source-tree"))
+        elif where.startswith(_ONE_WORKER):
             item.add_marker(pytest.mark.xdist_group(where))
 
 
