@@ -205,7 +205,7 @@ _ONE_WORKER = tuple(f for f in _SLOW_FILES if f != "probes/test_loader_glibc.py"
 
 # What builds from the checkout itself (setuptools' egg_info and sdist write and list files in it) runs on one worker,
 # one after the other: a wheel built beside an sdist made the sdist's file list name a file that was gone.
-_TREE_BUILDS = ("project/test_dist.py", "project/test_zipapp.py", "image/")
+_TREE_BUILDS = ("project/test_dist.py", "project/test_zipapp.py", "image/", "deploy/test_deploy_ansible.py")
 
 
 def _mark_slow(items) -> None:
