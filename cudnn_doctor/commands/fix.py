@@ -186,6 +186,7 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
          asked: List[str], out: _Out) -> int:
     from .. import diagnose
     from ..fixing.apply import FixStopped, run_plan, variables_after
+    from ..fixing.environment import is_active
     from ..model import Severity
     from ..render.fix import before_after_lines, ran_lines, ran_payload, variables_hint
 
@@ -197,9 +198,11 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
         return EXIT_PROBLEMS
     out.data.update(ran=ran_payload(done.ran), files=done.files, journal=done.journal)
     lines = ["Ran:"] + ran_lines(done.ran, done.files, done.journal)
-    # Judged as a new shell of the environment sees it: the variables its activate script now sets.
+    # Judged as a new shell of the environment sees it: the variables its activate script now sets, where that
+    # script runs; an environment used from PATH without activating it never runs it, so it is judged without them.
     after_env = dict(given if given is not None else os.environ)
-    for name, value in variables_after(plan.variable_lines, env).items():
+    active = is_active(plan.environment, env)
+    for name, value in (variables_after(plan.variable_lines, env) if active else {}).items():
         if value is None:
             after_env.pop(name, None)
         else:
@@ -209,6 +212,6 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     shown = [(f.id, f.title) for f in before.findings if f.id in plan.taken or f.id in plan.not_taken]
     out.data["remaining"] = sorted({i for i, _ in shown if i in errors_after})
     lines += before_after_lines(shown, errors_after, plan.taken)
-    lines += variables_hint(plan.variable_lines, plan.environment)
+    lines += variables_hint(plan.variable_lines, plan.environment, active)
     out.say(lines)
     return EXIT_PROBLEMS if any(i in errors_after for i in plan.taken) else EXIT_OK

@@ -57,6 +57,14 @@ def find_environment(env: Mapping[str, str], sites: Sequence[str]) -> Optional[E
     return Environment(prefix, kind, _tool(prefix, env), writable)
 
 
+def is_active(environment: Environment, env: Mapping[str, str]) -> bool:
+    """Whether the shell fix runs in has the environment activated (VIRTUAL_ENV or CONDA_PREFIX names it): only then
+    do its new shells source the activate scripts fix writes its variables into. One used from PATH alone never
+    does."""
+    return any(env.get(name) and os.path.abspath(env[name]) == environment.prefix
+               for name in ("VIRTUAL_ENV", "CONDA_PREFIX"))
+
+
 def _sites(prefix: str) -> List[str]:
     lib = os.path.join(prefix, "lib")
     try:

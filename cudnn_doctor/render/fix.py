@@ -55,9 +55,14 @@ def before_after_lines(before: Sequence[Tuple[str, str]], after_ids: Sequence[st
     return lines
 
 
-def variables_hint(lines: Sequence[str], environment: Optional[Any]) -> List[str]:
+def variables_hint(lines: Sequence[str], environment: Optional[Any], active: bool = True) -> List[str]:
     if not lines or environment is None:
         return []
+    if not active:  # used from PATH: nothing sources its activate script
+        how = ("conda activate %s" % environment.prefix if environment.kind == "conda"
+               else ". %s/bin/activate" % environment.prefix.rstrip("/"))
+        return ["%s is not activated in this shell, and the variables are in its activate script: new shells get "
+                "them after `%s`; in this shell: eval \"$(cudnn-doctor fix --shell)\"" % (environment.prefix, how)]
     return ["New shells of %s get the variables; in this shell: eval \"$(cudnn-doctor fix --shell)\"" %
             environment.prefix]
 

@@ -234,3 +234,25 @@ def test_a_pip_target_folder_is_kept_by_the_journal_and_put_back_by_undo(venv, e
     if existed:
         assert sorted(p.name for p in folder.rglob("*")) == ["keep.txt", "old"]
         assert (folder / "old" / "keep.txt").read_text() == "kept\n"
+
+
+def test_a_venv_used_from_path_is_judged_without_its_activate_script_and_not_called_healed(venv):
+    """A venv whose bin is on PATH but never activated (realworld draw 101-16): its new shells do not source
+    bin/activate, so the LD_LIBRARY_PATH fix wrote there reaches none of them. fix said "gone" and exited 0; it
+    must judge as that shell will, say how the variables are reached, and exit 1. Undo still finds it."""
+    venv, links = venv
+    before = state_hashes(venv)
+    env = {**os.environ, **offline_pip_env(links)}
+    env.pop("VIRTUAL_ENV", None)
+    words = [sys.executable, "-m", "cudnn_doctor", "fix", *IDS, "--yes", "--env", "PATH=%s/bin:/usr/bin:/bin" % venv]
+    done = subprocess.run(words, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert "nvidia-cudnn-cu12 9.3.0.75 -> 8.9.2.26" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "CD704" in done.stdout and "still there" in done.stdout
+    assert "is not activated in this shell" in done.stdout and ". %s/bin/activate" % venv in done.stdout
+    assert not {"CD702", "CD704"} & errors_in_a_new_shell(venv)  # an activated shell is healed
+    undone = subprocess.run([sys.executable, "-m", "cudnn_doctor", "fix", "--undo", "--yes", "--env",
+                             "PATH=%s/bin:/usr/bin:/bin" % venv], env=env, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=300)
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert state_hashes(venv) == before
