@@ -112,14 +112,27 @@ def doctor_env(env: Dict[str, str]) -> Dict[str, str]:
 
 def fetch_pins(plan: str) -> List[str]:
     """Each exact pin of the plan's pip installs fetched into the wheel cache as a case's own wheels are (pip
-    download, once; TensorFlow's [and-cuda] set names nvcc and nvrtc the pool lacks); the pins it could not get."""
+    download, once; TensorFlow's [and-cuda] set names nvcc and nvrtc the pool lacks), and each bare name at the
+    release pip with an index would pick, its newest (ONNX Runtime 1.18's fix names the cu11 wheels unpinned: draws
+    303-0, 515-0); the ones it could not get."""
     missing = []
     for m in re.finditer(r" -m pip install (.+)$", plan, re.M):
         for word in m.group(1).split():
             name, sep, version = word.strip("'\"").partition("==")
-            if sep and not name.startswith("-") and wheels.wheel_file(name, version) is None:
+            if name.startswith("-") or not (sep or re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name)):
+                continue
+            version = version if sep else (newest_release(name) or "")
+            if not version or wheels.wheel_file(name, version) is None:
                 missing.append(word)
     return missing
+
+
+def newest_release(name: str) -> Optional[str]:
+    """The newest release of a project on the index, as pip itself lists it (`pip index versions`)."""
+    proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", name, "--disable-pip-version-check"],
+                          capture_output=True, text=True, timeout=120)
+    m = re.search(r"^%s \(([^)]+)\)" % re.escape(name), proc.stdout, re.M | re.I)
+    return m.group(1) if m else None
 
 
 def fix(env: Dict[str, str], *args: str) -> Tuple[int, str]:

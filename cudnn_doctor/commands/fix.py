@@ -184,34 +184,74 @@ def _dry_runs(plan, env: Mapping[str, str]) -> Optional[str]:
 
 def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], as_root: bool, root: str,
          asked: List[str], out: _Out) -> int:
-    from .. import diagnose
-    from ..fixing.apply import FixStopped, run_plan, variables_after
+    from ..fixing import gather
+    from ..fixing.apply import FixStopped, run_plan
     from ..fixing.environment import is_active
+    from ..fixing.plan import build_plan
     from ..model import Severity
-    from ..render.fix import before_after_lines, ran_lines, ran_payload, variables_hint
+    from ..render.fix import before_after_lines, plan_lines, ran_lines, ran_payload, variables_hint
 
+    active = is_active(plan.environment, env)
+    new_shell = _NewShell(env, given, active)
+    lines: List[str] = []
+    rounds, ran, files = [plan], [], []
     try:
         done = run_plan(plan, env, as_root)
+        ran, files = done.ran, done.files
+        lines += ["Ran:"] + ran_lines(done.ran, done.files, done.journal)
+        after = new_shell.judge(plan, root)
+        # A step can bring an error of its own (a newer cuDNN in the site whose sub-libraries an LD_LIBRARY_PATH copy
+        # now shadows: realworld draw 515-5). One more round takes on what fix can of those, journaled as following
+        # this one, so that one --undo takes both back.
+        errors_before = {f.id for f in before.findings if f.severity == Severity.ERROR}
+        brought = [f for f in gather.chosen(after.findings, []) if f.id not in errors_before]
+        more = build_plan(gather.errings(brought, after.facts), plan.environment, as_root) if brought else None
+        if more is not None and more.taken and not more.empty:
+            lines += ["The fix brought %s; fix takes it on too:" % ", ".join(more.taken)]
+            lines += plan_lines(more, {f.id: f.title for f in brought})
+            done = run_plan(more, env, as_root, follows=done.journal)
+            ran, files = ran + done.ran, files + done.files
+            lines += ["Ran:"] + ran_lines(done.ran, done.files, done.journal)
+            rounds.append(more)
+            after = new_shell.judge(more, root)
     except FixStopped as exc:
         out.data["problem"] = str(exc)
-        out.say(["fix stopped: %s" % exc])
+        out.say(lines + ["fix stopped: %s" % exc])
         return EXIT_PROBLEMS
-    out.data.update(ran=ran_payload(done.ran), files=done.files, journal=done.journal)
-    lines = ["Ran:"] + ran_lines(done.ran, done.files, done.journal)
-    # Judged as a new shell of the environment sees it: the variables its activate script now sets, where that
-    # script runs; an environment used from PATH without activating it never runs it, so it is judged without them.
-    after_env = dict(given if given is not None else os.environ)
-    active = is_active(plan.environment, env)
-    for name, value in (variables_after(plan.variable_lines, env) if active else {}).items():
-        if value is None:
-            after_env.pop(name, None)
-        else:
-            after_env[name] = value
-    after = diagnose.diagnose(root, after_env)
-    errors_after = [f.id for f in after.findings if f.severity == Severity.ERROR or f.id in asked]
+    out.data.update(ran=ran_payload(ran), files=files, journal=done.journal)
+    taken = [i for r in rounds for i in r.taken]
+    errors_after = {f.id for f in after.findings if f.severity == Severity.ERROR or f.id in asked}
     shown = [(f.id, f.title) for f in before.findings if f.id in plan.taken or f.id in plan.not_taken]
-    out.data["remaining"] = sorted({i for i, _ in shown if i in errors_after})
-    lines += before_after_lines(shown, errors_after, plan.taken)
-    lines += variables_hint(plan.variable_lines, plan.environment, active)
+    shown += [(f.id, f.title) for r in rounds[1:] for f in brought if f.id in r.taken]
+    new = sorted({f.id for f in after.findings if f.severity == Severity.ERROR} - errors_before - set(taken))
+    out.data["remaining"] = sorted({i for i, _ in shown if i in errors_after} | set(new))
+    lines += before_after_lines(shown, sorted(errors_after), taken)
+    if new:
+        lines.append("New after the fix, and not fix's to take on: %s (`cudnn-doctor check` says why; `cudnn-doctor "
+                     "fix --undo` puts the environment back)" % ", ".join(new))
+    lines += variables_hint([v for r in rounds for v in r.variable_lines], plan.environment, active)
     out.say(lines)
-    return EXIT_PROBLEMS if any(i in errors_after for i in plan.taken) else EXIT_OK
+    return EXIT_PROBLEMS if errors_after & set(taken) else EXIT_OK
+
+
+class _NewShell:
+    """The environment as a new shell of it sees it after each round: the variables its activate script now sets,
+    where that script runs; an environment used from PATH without activating it never runs it, so it is judged
+    without them."""
+
+    def __init__(self, env: Mapping[str, str], given: Optional[Mapping[str, str]], active: bool) -> None:
+        self.shell = dict(env)  # what the lines are evaluated with
+        self.inspected = dict(given if given is not None else os.environ)  # what check is handed
+        self.active = active
+
+    def judge(self, plan, root: str):
+        from .. import diagnose
+        from ..fixing.apply import variables_after
+
+        for name, value in (variables_after(plan.variable_lines, self.shell) if self.active else {}).items():
+            for view in (self.shell, self.inspected):
+                if value is None:
+                    view.pop(name, None)
+                else:
+                    view[name] = value
+        return diagnose.diagnose(root, self.inspected)

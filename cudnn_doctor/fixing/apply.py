@@ -117,9 +117,10 @@ def _stage(folder: str, changes: List[Tuple[str, bytes]]) -> Tuple[List[dict], L
     return dirs, ops
 
 
-def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool) -> Outcome:
+def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "") -> Outcome:
     """Journal, then the package steps, then root's (only ``as_root``), then the files; committed as the newest
-    entry of the environment's fix journal. A failing step undoes everything done so far and raises FixStopped."""
+    entry of the environment's fix journal. A failing step undoes everything done so far and raises FixStopped.
+    ``follows``: the entry of the same fix's first round (what that round brought, taken on): undo takes both."""
     environment = plan.environment
     assert environment is not None
     out = Outcome()
@@ -129,7 +130,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool) -> Outcome:
             raise FixStopped("an earlier fix of %s was interrupted: run `cudnn-doctor fix --undo` first"
                              % environment.prefix)
         folder, journal = new_txn(sdir, {"environment": environment.prefix, "kind": environment.kind,
-                                         "tool": environment.tool})
+                                         "tool": environment.tool, "follows": os.path.basename(follows)})
         try:
             before = package_set(environment, env)
             if before is None and any(s.kind == "packages" for s in plan.steps):
@@ -195,11 +196,22 @@ def undo_newest(environment: Environment, env: Mapping[str, str]) -> Outcome:
             discard(sdir, folder)
             out.notes.append("an interrupted fix had changed nothing; its record was removed")
             return out
-        journal["status"] = "rolling-back"
-        write_journal(folder, journal)
-        out.ran, out.files = _undo_entry(environment, folder, journal, env)
-        discard(sdir, folder)
-        out.journal = folder
+        while True:
+            journal["status"] = "rolling-back"
+            write_journal(folder, journal)
+            ran, files = _undo_entry(environment, folder, journal, env)
+            out.ran, out.files = out.ran + ran, out.files + files
+            discard(sdir, folder)
+            out.journal = folder
+            # A follow-up round's entry: the round before it is the same fix, undone with it (after a kill between
+            # the two, the next --undo finds that one newest and finishes).
+            entries = history_entries(sdir)
+            if not journal.get("follows") or not entries or os.path.basename(entries[-1]) != journal["follows"]:
+                break
+            folder = entries[-1]
+            journal = read_journal(folder)
+            if journal is None:
+                break
     try:
         os.rmdir(os.path.dirname(sdir))  # .cudnn-doctor, when the journal was all it held: as fix found it
     except OSError:
