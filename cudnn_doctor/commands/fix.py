@@ -175,7 +175,7 @@ def _dry_runs(plan, env: Mapping[str, str]) -> Optional[str]:
     before = package_set(plan.environment, env)
     for step in installs:
         options = [w for w in step.argv[4:] if w not in step.requirements]
-        problem, found = pip_dry_run(plan.environment, step.requirements, options, env)
+        problem, found = pip_dry_run(plan.environment, step.requirements, options, dict(env, **step.pip_env))
         if problem:
             return problem
         with_versions(step, found, before)

@@ -18,6 +18,7 @@ from .environment import conda_export, package_set, run
 from .plan import Environment, Plan, variable_names
 
 STATE = ".cudnn-doctor/fix-journal"  # under the environment's prefix
+OWN_SITE = {"PYTHONPATH": "", "PYTHONNOUSERSITE": "1"}  # pip run on the environment's own site-packages alone
 
 
 class FixStopped(Exception):
@@ -147,7 +148,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             for step in plan.steps:
                 if step.kind == "variables" or (step.kind == "system" and not as_root):
                     continue
-                code, text = run(step.argv, env)
+                code, text = run(step.argv, dict(env, **step.pip_env))
                 out.ran.append((step.shown, code, _tail(text)))
                 hooks.point("fix-after-step-%d" % len(out.ran))
                 if code != 0:
@@ -236,7 +237,7 @@ def _undo_entry(environment: Environment, folder: str, journal: dict,
     if owners:
         argv = [*environment.pip_words(), "install", *environment.with_python(), "--no-deps", "--force-reinstall",
                 *owners]
-        code, text = run(argv, env)
+        code, text = run(argv, dict(env, **OWN_SITE))
         ran.append((" ".join(argv), code, _tail(text)))
     failed = [r for r in ran if r[1] != 0]
     if failed:
@@ -253,6 +254,9 @@ def _restore_packages(environment: Environment, before: Optional[Dict[str, str]]
     if now is None:
         return [("%s -m pip list" % environment.python, 1, "the package list could not be read")]
     ran = []
+    # The set put back is the environment's own site's (package_set reads it with --path): pip must see that site
+    # alone, or it takes a --target copy on PYTHONPATH (or the user site's) for the one to uninstall (draw 515-14).
+    env = dict(env, **OWN_SITE)
     added = sorted(set(now) - set(before))
     changed = sorted("%s==%s" % (n, v) for n, v in before.items() if now.get(n) != v)
     tool = environment.pip_words()

@@ -16,6 +16,8 @@ _SHELL_SYNTAX = re.compile(r"&&|\|\||[;|`<>]|\$\(")  # a line the shell must rea
 # Quoted words: a requirement's < or > is the word's, not a redirection ("nvidia-cudnn-cu13<10.0,>=9.12"); a double
 # quote holding $ or ` is still read by the shell, so it is not taken out.
 _QUOTED = re.compile(r"'[^']*'|\"[^\"$`\\]*\"")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.S)
+_PIP_VARIABLE = re.compile(r"PYTHONPATH|PYTHONNOUSERSITE|PIP_[A-Z0-9_]+")
 _ENV_LINE = re.compile(r"^(?:export ([A-Za-z_][A-Za-z0-9_]*)=.*|unset ([A-Za-z_][A-Za-z0-9_]*))$", re.S)
 # pip options that take a value (the next word), so the value is not taken for a requirement.
 _VALUE_OPTIONS = frozenset(("--target", "-t", "--index-url", "-i", "--extra-index-url", "--find-links", "-f",
@@ -69,6 +71,7 @@ class Step:
     argv: List[str] = field(default_factory=list)
     lines: List[str] = field(default_factory=list)
     requirements: List[str] = field(default_factory=list)  # packages steps: what pip is asked for
+    pip_env: Dict[str, str] = field(default_factory=dict)  # packages steps: set for pip alone (PYTHONPATH=)
 
 
 @dataclass
@@ -98,6 +101,7 @@ class _Parsed:
     options: Tuple[str, ...] = ()
     requirements: Tuple[str, ...] = ()
     line: str = ""
+    variables: Tuple[Tuple[str, str], ...] = ()  # NAME=VALUE words before pip: its own environment
 
 
 def parse_command(command: str, as_root: bool) -> _Parsed:
@@ -113,8 +117,15 @@ def parse_command(command: str, as_root: bool) -> _Parsed:
         words = shlex.split(text)
     except ValueError:
         return _Parsed("left", "its quoting does not parse")
+    # `PYTHONPATH= pip install ...`: pip must not count a --target folder on PYTHONPATH as installed (draw 515-14).
+    assigned = []
+    while words and _ASSIGNMENT.fullmatch(words[0]):
+        name, _, value = words.pop(0).partition("=")
+        assigned.append((name, value))
     if not words:
         return _Parsed("left", "it is empty")
+    if assigned and (_pip_arguments(words) is None or any(not _PIP_VARIABLE.fullmatch(n) for n, _ in assigned)):
+        return _Parsed("left", "fix sets only PYTHONPATH, PYTHONNOUSERSITE and PIP_* for pip itself")
     if words[0] == "sudo" or words[0] in _SYSTEM:
         return _Parsed("system", "it changes the system, not the environment: run it as root" if not as_root else "")
     if words[0] in ("conda", "mamba", "micromamba"):
@@ -137,7 +148,8 @@ def parse_command(command: str, as_root: bool) -> _Parsed:
             reqs.append(word)
     if pip_args[0] == "uninstall" and "-y" not in options and "--yes" not in options:
         options.append("-y")  # fix asked before it ran: pip must not ask again
-    return _Parsed("packages", action=pip_args[0], options=tuple(options), requirements=tuple(reqs))
+    return _Parsed("packages", action=pip_args[0], options=tuple(options), requirements=tuple(reqs),
+                   variables=tuple(assigned))
 
 
 def _pip_arguments(words: Sequence[str]) -> Optional[List[str]]:
@@ -158,7 +170,7 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
     (root's only ``as_root``), else left whole with why; taken findings' package changes are merged per tool,
     action and options (identical commands once), and variable lines come after them, each once, in order."""
     plan = Plan(environment)
-    packages: Dict[Tuple[str, Tuple[str, ...]], Step] = {}
+    packages: Dict[Tuple[str, Tuple[str, ...], Tuple[Tuple[str, str], ...]], Step] = {}
     variables = Step("variables", "", "")
     system: List[Step] = []
     for err in errors:
@@ -175,9 +187,10 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
         for command, p in parsed:
             if p.kind == "packages":
                 assert environment is not None  # _left_why refuses package steps without one
-                step = packages.get((p.action, p.options))
+                step = packages.get((p.action, p.options, p.variables))
                 if step is None:
-                    step = packages[(p.action, p.options)] = Step("packages", "", "")
+                    step = packages[(p.action, p.options, p.variables)] = Step("packages", "", "",
+                                                                                pip_env=dict(p.variables))
                 step.requirements.extend(r for r in p.requirements if r not in step.requirements)
                 step.argv = [p.action, *p.options]
                 _add_id(step, err.id)
@@ -234,7 +247,8 @@ def _finish_packages(step: Step, environment: Optional[Environment]) -> None:
     assert environment is not None
     action, options = step.argv[0], step.argv[1:]
     step.argv = [*environment.pip_words(), action, *environment.with_python(), *options, *step.requirements]
-    step.shown = " ".join(shlex.quote(w) for w in step.argv)
+    step.shown = " ".join(["%s=%s" % (n, shlex.quote(v)) for n, v in step.pip_env.items()]
+                          + [shlex.quote(w) for w in step.argv])
     verb = "installs" if action == "install" else "removes"
     step.changes = "%s %s in %s" % (verb, ", ".join(step.requirements), environment.prefix)
 

@@ -116,3 +116,18 @@ def test_an_environment_another_user_owns_is_left_named():
     theirs = Environment("/srv/venv", "venv", "pip", writable=False)
     plan = build_plan([Erring("CD702", "pin", ('pip install "a==1"',), SITE)], theirs, as_root=False)
     assert plan.not_taken == ["CD702"] and "not yours to change" in plan.left[0][2] and not plan.steps
+
+
+def test_variables_set_for_pip_alone_are_kept_on_its_step_and_printed_as_run():
+    """CD704's `PYTHONPATH= pip install ...` (a --target folder on PYTHONPATH that pip would count as installed:
+    realworld draw 515-14) was left as "not the environment's package tool"; it is a pip step with its own
+    variables, kept apart from installs without them. Other variables, or on another program, stay the user's."""
+    plan = build_plan([Erring("CD704", "t", ('PYTHONPATH= pip install "nvidia-cudnn-cu12<10.0,>=9.0"',)),
+                       Erring("CD702", "t", ('pip install "nvidia-nvtx-cu12==12.8.90"',))], ENV, False)
+    assert plan.taken == ["CD704", "CD702"]
+    shown = [s.shown for s in plan.steps]
+    assert shown == ["PYTHONPATH='' /srv/venv/bin/python -m pip install 'nvidia-cudnn-cu12<10.0,>=9.0'",
+                     "/srv/venv/bin/python -m pip install nvidia-nvtx-cu12==12.8.90"]
+    assert plan.steps[0].pip_env == {"PYTHONPATH": ""} and plan.steps[1].pip_env == {}
+    assert parse_command("LD_PRELOAD=/x.so pip install a", False).kind == "left"
+    assert parse_command("PYTHONPATH= make install", False).kind == "left"
