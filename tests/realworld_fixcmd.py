@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -47,6 +49,8 @@ class FixRun:
     back: Optional[bool] = None  # the oracle sees the same failure after --undo
     dry_exact: Optional[bool] = None
     codes: Dict[str, int] = field(default_factory=dict)  # exit status of dry-run, fix, undo
+    killed: str = ""  # a SIGKILL at a random moment of fix --yes: "old", "new", "undone" (interrupted, then
+    #                   fix --undo put it back exactly); anything else is the mix the journal must never leave
     why: List[str] = field(default_factory=list)  # what went wrong, in words
     seconds: float = 0.0
 
@@ -181,6 +185,46 @@ def _installer_record(key: str) -> bool:
     return folder.endswith(".dist-info") and name in INSTALLER_RECORDS
 
 
+def killed_at_random(moved: stacks.Stack, fixed: Dict[str, str], seconds: float, rng: random.Random) -> str:
+    """fix --yes started in the copy (back as before, by an exact undo) and killed with SIGKILL, with every child
+    (pip), at a moment drawn between its start and the time a whole run took. What it leaves must be the old state,
+    the new one, or an interrupted journal that the next fix refuses to run over and fix --undo puts back exactly.
+    Compared by the environment's files (pip's own install records and fix's journal apart)."""
+    root = moved.root
+    before = _files(state(root))
+    xdg = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} if os.environ.get("XDG_CACHE_HOME") else {}
+    at = rng.uniform(0.0, seconds)
+    proc = subprocess.Popen([sys.executable, "-c", BOOT, "fix", "--yes"], env=dict(doctor_env(moved.env), **xdg),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        proc.wait(timeout=at)
+        ended = "ended before the kill at %.1f s" % at
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        ended = "killed at %.1f s of %.1f" % (at, seconds)
+    now = _files(state(root))
+    if now == before:
+        return "old"
+    if now == fixed:
+        return "new"
+    code, text = fix(moved.env, "--yes")
+    if code == 0 or "interrupted" not in text:
+        return "a mix, and fix ran over it (%s; exit %d): %s" % (ended, code, differences(before, now))
+    code, text = fix(moved.env, "--undo", "--yes")
+    if _files(state(root)) == before and code == 0:
+        return "undone"
+    return "a mix that fix --undo did not put back (%s; undo exit %d): %s" % (
+        ended, code, differences(before, _files(state(root))))
+
+
+def _files(hashes: Dict[str, str]) -> Dict[str, str]:
+    """The environment's own files: fix's journal (its entry names carry a time and a process id) and pip's install
+    records left out."""
+    return {k: v for k, v in split(hashes)[0].items() if ".cudnn-doctor" not in k.split("/")}
+
+
 def split(hashes: Dict[str, str]) -> Tuple[Dict[str, str], Dict[str, str]]:
     """(the files, pip's own records of each install)."""
     records = {k: v for k, v in hashes.items() if _installer_record(k)}
@@ -188,8 +232,9 @@ def split(hashes: Dict[str, str]) -> Tuple[Dict[str, str], Dict[str, str]]:
 
 
 def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], Tuple[Judged, object]],
-          failing: Judged) -> FixRun:
-    """fix --dry-run, fix --yes, the judgement, fix --undo --yes and the judgement again, in a copy at ``root``."""
+          failing: Judged, kill: Optional[random.Random] = None) -> FixRun:
+    """fix --dry-run, fix --yes, the judgement, fix --undo --yes and the judgement again, in a copy at ``root``;
+    with ``kill``, then a fix --yes killed (SIGKILL, its whole process group) at a moment drawn from it."""
     start = time.perf_counter()
     run = FixRun(stack.case.name, skipped=skip_reason(stack.case))
     if run.skipped:
@@ -208,7 +253,10 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
             run.dry_exact = run.dry_exact and state(root) == before
         if not run.dry_exact:
             run.why.append("--dry-run changed files: " + differences(before, state(root)))
+        t_fix = time.perf_counter()
         run.codes["fix"], fixed_text = fix(moved.env, "--yes")
+        fix_seconds = time.perf_counter() - t_fix
+        fixed_state = _files(state(root))
         healed = stacks.Stack(moved.case, root, new_shell(moved))
         after, _ = judge_all(healed)
         run.healed = all(seen.works for _, seen, _ in after)
@@ -238,6 +286,10 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
         run.back = now == was
         if not run.back:
             run.why.append("after undo the oracle sees %s, before fix %s" % (now, was))
+        if kill is not None and run.undo_exact and fixed_state != _files(before):
+            run.killed = killed_at_random(moved, fixed_state, fix_seconds, kill)
+            if run.killed not in ("old", "new", "undone"):
+                run.why.append("killed fix: " + run.killed)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     run.seconds = round(time.perf_counter() - start, 1)
@@ -249,7 +301,7 @@ def mark(value: Optional[bool]) -> str:
 
 
 def run_all(wanted: List[stacks.Case], judge_all: Callable[[stacks.Stack], Tuple[Judged, object]], work: Path,
-            again: Callable[[str], str]) -> int:
+            again: Callable[[str], str], kills: int = 0, seed: int = 0) -> int:
     """Each case built and judged; each failing one's fix proven by the command: a line each, a tally at the end.
     ``again``: the case's name -> the command line that reproduces it alone."""
     from realworld_cases import FIX_WHEELS
@@ -272,7 +324,9 @@ def run_all(wanted: List[stacks.Case], judge_all: Callable[[stacks.Stack], Tuple
                 failing, _ = judge_all(stack)
                 if all(seen.works for _, seen, _ in failing):
                     continue
-                run = prove(stack, work / (case.name + "-fix"), judge_all, failing)
+                trial = random.Random("%d %s" % (seed, case.name)) if kills > sum(bool(r.killed) for r in runs) \
+                    else None
+                run = prove(stack, work / (case.name + "-fix"), judge_all, failing, trial)
             finally:
                 shutil.rmtree(stack.root, ignore_errors=True)
             run.seconds = round(time.perf_counter() - t0, 1)
@@ -303,4 +357,10 @@ def run_all(wanted: List[stacks.Case], judge_all: Callable[[stacks.Stack], Tuple
               sum(bool(r.doctor_agrees) for r in done), sum(bool(r.dry_exact) for r in done), len(undone),
               sum(bool(r.undo_exact) for r in undone), sum(bool(r.records_exact) for r in undone),
               sum(bool(r.back) for r in done), len(done), seconds, sum(r.seconds for r in done) / max(len(done), 1)))
-    return 0 if all(r.healed and r.undo_exact is not False and r.back and r.dry_exact for r in done) else 1
+    killed = [r.killed for r in done if r.killed]
+    if kills:
+        print("SIGKILL at a random moment of fix --yes, %d draws: old %d, new %d, interrupted and undone exactly %d, "
+              "a mix %d" % (len(killed), killed.count("old"), killed.count("new"), killed.count("undone"),
+                            sum(k not in ("old", "new", "undone") for k in killed)))
+    return 0 if all(r.healed and r.undo_exact is not False and r.back and r.dry_exact and r.killed in (
+        "", "old", "new", "undone") for r in done) else 1

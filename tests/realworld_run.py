@@ -160,6 +160,9 @@ def parse(argv: List[str]) -> argparse.Namespace:
     ap.add_argument("--regressions", action="store_true", help="also every draw in tests/realworld_regressions.txt")
     ap.add_argument("--only", type=int, action="append", default=[], metavar="K",
                     help="only draw K of the seed (repeatable): one draw reproduced without the ones before it")
+    ap.add_argument("--kills", type=int, default=0, metavar="N",
+                    help="with --fix-command: in the first N draws whose fix changed something and was undone "
+                         "exactly, a fix --yes killed (SIGKILL) at a random moment, then judged: old, new or undone")
     ap.add_argument("--fix-command", action="store_true",
                     help="prove each failing draw's fix by running `cudnn-doctor fix` (tests/realworld_fixcmd.py)")
     return ap.parse_args(argv)
@@ -184,7 +187,7 @@ def main(argv: List[str]) -> int:
                 return "python tests/realworld_run.py %s --fix-command" % name
             _, s, k = name.split("-")
             return "python tests/realworld_run.py --only %s --seed %s --fix-command" % (k, s)
-        return realworld_fixcmd.run_all(wanted, judge_all, WORK / ("draws-%d" % os.getpid()), again)
+        return realworld_fixcmd.run_all(wanted, judge_all, WORK / ("draws-%d" % os.getpid()), again, args.kills, seed)
     print("%-26s | %-52s | %-44s | %-5s | %s" % ("case", "oracle (real glibc loader)", "cudnn-doctor predicts",
                                                   "agree", "fix"))
     bad = judged = agreed = errors = proven = unproven = 0

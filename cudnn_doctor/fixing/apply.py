@@ -13,7 +13,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 from ..install import hooks
 from ..install.journal import TXN, StateLock, discard, history_entries, read_journal, write_journal
 from ..install.transaction import apply as apply_files, commit, new_txn, undo as undo_files
-from . import activate, folders, shared
+from . import activate, folders, shared, strays
 from .environment import conda_export, package_set, run
 from .plan import Environment, Plan, variable_names
 
@@ -141,6 +141,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             kept = folders.keep(folder, [t for step in plan.steps if step.kind == "packages"
                                          for t in folders.targets(step.argv)])
             common = shared.keep(folder, shared.sites(environment.prefix))  # pip removes them with either owner
+            strays.keep(folder, shared.sites(environment.prefix))  # a pip killed part-way leaves unlisted files
             journal.update(status="applying", packages_before=before, conda_export=conda_export(environment, env),
                            steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops, targets=kept, shared=common)
             write_journal(folder, journal)  # before anything changes: what --undo needs
@@ -165,7 +166,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             if not isinstance(exc, (FixStopped, OSError)):
                 raise  # Ctrl-C: the journal stays, and `fix --undo` finishes the way back
             try:
-                _undo_entry(environment, folder, journal, env)
+                _undo_entry(environment, folder, journal, env, interrupted=True)
             except FixStopped as again:
                 raise FixStopped("%s; undoing it failed too: %s" % (exc, again)) from None
             discard(sdir, folder)
@@ -200,7 +201,7 @@ def undo_newest(environment: Environment, env: Mapping[str, str]) -> Outcome:
         while True:
             journal["status"] = "rolling-back"
             write_journal(folder, journal)
-            ran, files = _undo_entry(environment, folder, journal, env)
+            ran, files = _undo_entry(environment, folder, journal, env, interrupted=folder == txn)
             out.ran, out.files = out.ran + ran, out.files + files
             discard(sdir, folder)
             out.journal = folder
@@ -220,10 +221,11 @@ def undo_newest(environment: Environment, env: Mapping[str, str]) -> Outcome:
     return out
 
 
-def _undo_entry(environment: Environment, folder: str, journal: dict,
-                env: Mapping[str, str]) -> Tuple[List[Tuple[str, int, str]], List[str]]:
+def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mapping[str, str],
+                interrupted: bool = False) -> Tuple[List[Tuple[str, int, str]], List[str]]:
     """Files back (the transaction's undo), then the package set back to the journal's; raises FixStopped when a
-    package cannot be put back (the record stays, so the next --undo tries again)."""
+    package cannot be put back (the record stays, so the next --undo tries again). ``interrupted``: the fix never
+    finished (killed, or a step failed), so what its pip left unlisted in the sites is removed too."""
     done = undo_files(folder, journal)
     done["removed"] += folders.restore(folder, journal.get("targets") or [])
     # What fix's packages share with the ones before it (fix added a second owner): kept in the journal before pip
@@ -243,6 +245,8 @@ def _undo_entry(environment: Environment, folder: str, journal: dict,
     if failed:
         raise FixStopped("`%s` failed (exit %d): run `cudnn-doctor fix --undo` again once that works"
                          % (failed[0][0], failed[0][1]))
+    if interrupted:
+        done["removed"] += strays.sweep(folder)
     return ran, done["restored"] + done["removed"]
 
 
