@@ -169,13 +169,14 @@ def _dry_runs(plan, env: Mapping[str, str]) -> Optional[str]:
     from ..fixing.environment import package_set, pip_dry_run
     from ..fixing.plan import with_versions
 
-    installs = [s for s in plan.steps if s.kind == "packages" and s.argv[3:4] == ["install"]]
+    installs = [s for s in plan.steps if s.kind == "packages" and "install" in s.argv[2:4]]
     if not installs or plan.environment.tool != "pip":
         return None
     before = package_set(plan.environment, env)
     for step in installs:
-        options = [w for w in step.argv[4:] if w not in step.requirements]
-        problem, found = pip_dry_run(plan.environment, step.requirements, options, dict(env, **step.pip_env))
+        options = [w for w in step.argv[step.argv.index("install") + 1:] if w not in step.requirements]
+        problem, found = pip_dry_run(plan.environment, step.requirements, options, dict(env, **step.pip_env),
+                                     step.argv[0])
         if problem:
             return problem
         with_versions(step, found, before)

@@ -15,7 +15,7 @@ from ..install.journal import TXN, StateLock, discard, history_entries, read_jou
 from ..install.transaction import apply as apply_files, commit, new_txn, undo as undo_files
 from . import activate, folders, shared, strays
 from .environment import conda_export, package_set, run
-from .plan import Environment, Plan, variable_names
+from .plan import Environment, Plan, user_steps, variable_names
 
 STATE = ".cudnn-doctor/fix-journal"  # under the environment's prefix
 OWN_SITE = {"PYTHONPATH": "", "PYTHONNOUSERSITE": "1"}  # pip run on the environment's own site-packages alone
@@ -140,9 +140,17 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             dirs, ops = _stage(folder, _file_changes(plan))
             kept = folders.keep(folder, [t for step in plan.steps if step.kind == "packages"
                                          for t in folders.targets(step.argv)])
-            common = shared.keep(folder, shared.sites(environment.prefix))  # pip removes them with either owner
-            strays.keep(folder, shared.sites(environment.prefix))  # a pip killed part-way leaves unlisted files
+            user_site = environment.user_site if user_steps(plan) else ""
+            sites = shared.sites(environment.prefix) + ([user_site] if user_site else [])
+            common = shared.keep(folder, sites)  # pip removes them with either owner
+            strays.keep(folder, sites)  # a pip killed part-way leaves unlisted files
+            user_before = package_set(environment, env, user_site) if user_site else None
+            if user_site and user_before is None:
+                raise FixStopped("the user site's package list could not be read (%s -m pip list --path %s): "
+                                 "nothing was changed" % (environment.python, user_site))
             journal.update(status="applying", packages_before=before, conda_export=conda_export(environment, env),
+                           sites=sites, user_site=user_site, user_before=user_before,
+                           base_python=environment.base_python,
                            steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops, targets=kept, shared=common)
             write_journal(folder, journal)  # before anything changes: what --undo needs
             hooks.point("fix-after-journal")
@@ -154,7 +162,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
                 hooks.point("fix-after-step-%d" % len(out.ran))
                 if code != 0:
                     raise FixStopped("`%s` failed (exit %d)" % (step.shown, code))
-            shared.put_back(folder, common, shared.sites(environment.prefix))
+            shared.put_back(folder, common, sites)
             apply_files(folder, journal)
             out.files = [os.path.join(journal["dirs"][op["dir"]]["path"], op["rel"]) for op in ops]
             journal["packages_after"] = package_set(environment, env)
@@ -230,16 +238,19 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
     done["removed"] += folders.restore(folder, journal.get("targets") or [])
     # What fix's packages share with the ones before it (fix added a second owner): kept in the journal before pip
     # takes the added one away with the file.
-    sites = shared.sites(environment.prefix)
+    sites = journal.get("sites") or shared.sites(environment.prefix)
     journal["shared_undo"] = shared.keep(folder, sites, "shared-undo", journal.get("shared_undo") or [])
     write_journal(folder, journal)
     ran = _restore_packages(environment, journal.get("packages_before"), env)
+    if journal.get("user_site"):
+        ran += _restore_user_site(environment, journal, env)
     done["restored"] += shared.put_back(folder, (journal.get("shared") or []) + journal["shared_undo"], sites)
-    owners = shared.owners_missing(journal["shared_undo"], sites)
-    if owners:
-        argv = [*environment.pip_words(), "install", *environment.with_python(), "--no-deps", "--force-reinstall",
-                *owners]
-        code, text = run(argv, dict(env, **OWN_SITE))
+    for site, owners in shared.owners_missing(journal["shared_undo"], sites).items():
+        user = bool(site) and site == journal.get("user_site")  # its owner is the user site's: --user, that site seen
+        argv = ([*_user_pip(environment, journal), "install", "--user"] if user else
+                [*environment.pip_words(), "install", *environment.with_python()]) + ["--no-deps",
+                                                                                      "--force-reinstall", *owners]
+        code, text = run(argv, dict(env, PYTHONPATH="") if user else dict(env, **OWN_SITE))
         ran.append((" ".join(argv), code, _tail(text)))
     failed = [r for r in ran if r[1] != 0]
     if failed:
@@ -248,6 +259,34 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
     if interrupted:
         done["removed"] += strays.sweep(folder)
     return ran, done["restored"] + done["removed"]
+
+
+def _restore_user_site(environment: Environment, journal: dict, env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
+    """The user site's packages back to the journal's set: what fix added uninstalled by the interpreter that owns
+    that site (pip in a venv leaves a package outside the venv: "Not uninstalling ... outside environment"), each
+    changed one reinstalled at its version with --user."""
+    site, before = journal["user_site"], journal.get("user_before") or {}
+    now = package_set(environment, env, site)
+    if now is None:
+        return [("%s -m pip list --path %s" % (environment.python, site), 1, "the package list could not be read")]
+    ran = []
+    added = sorted(set(now) - set(before))
+    changed = sorted("%s==%s" % (n, v) for n, v in before.items() if now.get(n) != v)
+    if added:
+        argv = [*_user_pip(environment, journal), "uninstall", "-y", *added]
+        code, text = run(argv, dict(env, PYTHONPATH=""))
+        ran.append((" ".join(argv), code, _tail(text)))
+    if changed:
+        argv = [*_user_pip(environment, journal), "install", "--user", "--no-deps", "--force-reinstall", *changed]
+        code, text = run(argv, dict(env, PYTHONPATH=""))
+        ran.append((" ".join(argv), code, _tail(text)))
+    return ran
+
+
+def _user_pip(environment: Environment, journal: dict) -> List[str]:
+    """The user site's owner's pip, as the fix ran it (the journal's), else the environment's."""
+    owner = journal.get("base_python") or environment.base_python
+    return [owner, "-m", "pip"] if owner else environment.pip_words()
 
 
 def _restore_packages(environment: Environment, before: Optional[Dict[str, str]],

@@ -54,7 +54,34 @@ def find_environment(env: Mapping[str, str], sites: Sequence[str]) -> Optional[E
     if not os.path.isfile(os.path.join(prefix, "pyvenv.cfg")) and kind != "conda":
         return None  # a system prefix (/usr) is not an environment fix changes
     writable = all(os.access(p, os.W_OK) for p in [prefix, *_sites(prefix)])
-    return Environment(prefix, kind, _tool(prefix, env), writable)
+    # Known whenever it sees one: an error about a framework there, and any `pip install --user` step, change it.
+    user_site, base_python = _user_site(prefix, kind, env)
+    return Environment(prefix, kind, _tool(prefix, env), writable, user_site, base_python)
+
+
+def _user_site(prefix: str, kind: str, env: Mapping[str, str]) -> Tuple[str, str]:
+    """(the user site the environment's python sees, the interpreter that owns it), or ("", "") when it sees none:
+    a venv sees it only when made with --system-site-packages; its base interpreter owns it."""
+    if kind == "venv":
+        try:
+            with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8") as fh:
+                cfg = dict(line.split("=", 1) for line in fh.read().splitlines() if "=" in line)
+        except OSError:
+            return "", ""
+        if {k.strip(): v.strip() for k, v in cfg.items()}.get("include-system-site-packages", "").lower() != "true":
+            return "", ""
+    # In a venv, the interpreter it was made from (sys._base_executable) owns the user site; a conda environment's
+    # own python does.
+    code, out = run([prefix + "/bin/python", "-c", "import site, sys; print(site.getusersitepackages() if "
+                     "site.ENABLE_USER_SITE else ''); print(sys._base_executable if sys.prefix != sys.base_prefix "
+                     "else '')"], env, QUICK)
+    lines = out.splitlines()
+    if code != 0 or len(lines) < 2 or not lines[0]:
+        return "", ""
+    owner = lines[1]
+    if owner and run([owner, "-m", "pip", "--version"], env, QUICK)[0] != 0:
+        owner = ""  # no pip of its own: the environment's pip installs there (and cannot remove a release there)
+    return os.path.abspath(lines[0]), owner
 
 
 def is_active(environment: Environment, env: Mapping[str, str]) -> bool:
@@ -84,12 +111,13 @@ def _tool(prefix: str, env: Mapping[str, str]) -> str:
     return "conda" if os.path.isdir(os.path.join(prefix, "conda-meta")) else "pip"
 
 
-def package_set(environment: Environment, env: Mapping[str, str]) -> Optional[Dict[str, str]]:
+def package_set(environment: Environment, env: Mapping[str, str], site: str = "") -> Optional[Dict[str, str]]:
     """{name: version} of every distribution installed in the environment (pip list --format=json), or None. pip
     is asked for the environment's own site-packages only (--path): a wheel a .pth folder or PYTHONPATH puts on
     sys.path is not the environment's, and a fix that installs the same release beside it (--ignore-installed)
-    must be seen as added, so that undo takes it away."""
-    own = [w for site in _sites(environment.prefix) for w in ("--path", site)]
+    must be seen as added, so that undo takes it away. ``site``: that folder alone (the user site fix installed
+    into)."""
+    own = [w for folder in ([site] if site else _sites(environment.prefix)) for w in ("--path", folder)]
     words = (["uv", "pip", "list", "--python", environment.python, "--format=json"] if environment.tool == "uv"
              else [environment.python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check", *own])
     code, out = run(words, env, QUICK)
@@ -112,15 +140,16 @@ def conda_export(environment: Environment, env: Mapping[str, str]) -> Optional[s
 
 
 def pip_dry_run(environment: Environment, requirements: List[str], options: List[str],
-                env: Mapping[str, str]) -> Tuple[Optional[str], List[Tuple[str, str]]]:
+                env: Mapping[str, str], python: str = "") -> Tuple[Optional[str], List[Tuple[str, str]]]:
     """Ask pip to resolve an install without changing anything (`pip install --dry-run --report`, a short timeout,
     no retries): (None, [(name, version) pip would install]) when it resolves; else (pip's last words: no index
-    reachable, no such release, a conflict; [])."""
+    reachable, no such release, a conflict; []). ``python``: the one the step runs pip with (the user site's
+    owner), else the environment's."""
     if environment.tool != "pip" or not requirements:
         return None, []
     with tempfile.TemporaryDirectory(prefix="cudnn-doctor-fix-") as tmp:
         report = os.path.join(tmp, "report.json")
-        code, out = run([environment.python, "-m", "pip", "install", "--dry-run", "--quiet", "--timeout", "5",
+        code, out = run([python or environment.python, "-m", "pip", "install", "--dry-run", "--quiet", "--timeout", "5",
                          "--retries", "1", "--disable-pip-version-check", "--report", report, *options,
                          *requirements], env, QUICK * 2)
         if code == 0:

@@ -33,6 +33,10 @@ class Environment:
     kind: str  # "venv" or "conda"
     tool: str  # "pip" (its own python -m pip), "uv" (uv pip --python) or "conda" (conda ... -p PREFIX)
     writable: bool = True  # this user may change it (an environment owned by another user is left, named)
+    # The user site its python sees (a venv made with --system-site-packages, a conda environment), and the
+    # interpreter that owns that site: pip in a venv installs there with --user but never uninstalls there.
+    user_site: str = ""
+    base_python: str = ""
 
     @property
     def python(self) -> str:
@@ -43,6 +47,11 @@ class Environment:
         if self.tool == "uv":
             return ["uv", "pip"]
         return [self.python, "-m", "pip"]
+
+    def user_pip_words(self) -> List[str]:
+        """The pip that installs into the user site: its owner's (pip in a venv writes there with --user but never
+        removes a release there, so an upgrade would leave two of one package), where fix found one."""
+        return [self.base_python, "-m", "pip"] if self.base_python else self.pip_words()
 
     def with_python(self) -> List[str]:
         """uv needs to be told the environment after the subcommand; pip is the environment's own."""
@@ -226,11 +235,25 @@ def _left_why(err: Erring, parsed: Sequence[Tuple[str, _Parsed]], environment: O
     if any(p.kind in ("packages", "variables") for _, p in parsed):
         if environment is None:
             return "no Python environment to change was named or found (activate it, or set VIRTUAL_ENV)"
+        if _user_site_fix(err, environment):
+            return None if environment.writable else "%s is not yours to change" % environment.prefix
         if err.site is not None and not _inside(err.site, environment.prefix):
             return "it is about another environment (%s): run fix with that one active" % err.site
         if not environment.writable:
             return "%s is not yours to change (another user owns it): run fix as its owner" % environment.prefix
     return None
+
+
+def _user_site_fix(err: Erring, environment: Environment) -> bool:
+    """A finding about the user site this environment's python sees: a framework there runs with this python, so
+    its fix (`pip install --user`, or a wheel in the environment and its folder on LD_LIBRARY_PATH) is this
+    environment's to run."""
+    return bool(err.site and environment.user_site and _inside(err.site, environment.user_site))
+
+
+def user_steps(plan: "Plan") -> bool:
+    """Whether a step of the plan installs into the user site."""
+    return any(s.kind == "packages" and "--user" in s.argv for s in plan.steps)
 
 
 def _inside(path: str, prefix: str) -> bool:
@@ -246,11 +269,16 @@ def _add_id(step: Step, fid: str) -> None:
 def _finish_packages(step: Step, environment: Optional[Environment]) -> None:
     assert environment is not None
     action, options = step.argv[0], step.argv[1:]
-    step.argv = [*environment.pip_words(), action, *environment.with_python(), *options, *step.requirements]
+    user = "--user" in options and environment.base_python and environment.tool == "pip"
+    step.argv = ([*environment.user_pip_words(), action, *options, *step.requirements] if user else
+                 [*environment.pip_words(), action, *environment.with_python(), *options, *step.requirements])
     step.shown = " ".join(["%s=%s" % (n, shlex.quote(v)) for n, v in step.pip_env.items()]
                           + [shlex.quote(w) for w in step.argv])
     verb = "installs" if action == "install" else "removes"
-    step.changes = "%s %s in %s" % (verb, ", ".join(step.requirements), environment.prefix)
+    targets = [options[i + 1] for i, w in enumerate(options[:-1]) if w in ("--target", "-t")]
+    where = targets[0] if targets else (environment.user_site if "--user" in options and environment.user_site
+                                        else environment.prefix)
+    step.changes = "%s %s in %s" % (verb, ", ".join(step.requirements), where)
 
 
 def _variables_changes(environment: Optional[Environment], lines: Sequence[str]) -> str:

@@ -83,9 +83,17 @@ def put_back(folder: str, records: Sequence[dict], site_dirs: Sequence[str]) -> 
     return out
 
 
-def owners_missing(records: Sequence[dict], site_dirs: Sequence[str]) -> List[str]:
-    """``name==version`` of each installed distribution that lists a kept file still gone (another package's install
-    overwrote it, so no copy of its own was kept): reinstalled, its files are its own again."""
+def owners_missing(records: Sequence[dict], site_dirs: Sequence[str]) -> Dict[str, List[str]]:
+    """{site: ``name==version`` of each installed distribution there that lists a kept file still gone} (another
+    package's install overwrote it, so no copy of its own was kept): reinstalled in its own site, its files are
+    its own again."""
     now = listed(site_dirs)
-    owners = {owner for r in records if not os.path.lexists(r["path"]) for owner in now.get(r["path"], {})}
-    return sorted("==".join(o[:-len(".dist-info")].split("-", 1)) for o in owners)
+    out: Dict[str, List[str]] = {}
+    for r in records:
+        if not os.path.lexists(r["path"]):
+            for owner in now.get(r["path"], {}):
+                site = next((s for s in site_dirs if r["path"].startswith(s.rstrip("/") + "/")), "")
+                pin = "==".join(owner[:-len(".dist-info")].split("-", 1))
+                if pin not in out.setdefault(site, []):
+                    out[site].append(pin)
+    return {site: sorted(pins) for site, pins in out.items()}

@@ -125,10 +125,13 @@ def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:
     into the active environment changes nothing it loads; `--ignore-installed` where a .pth folder's copy makes pip
     answer "Requirement already satisfied" for a wheel the framework's library never searches)."""
     given = plain + option + " "
-    return dataclasses.replace(
-        fix, commands=[given + c[len(plain):] if c.startswith(plain) and not c.startswith(given) else c
-                       for c in fix.commands],
-        text=re.sub(r"(?<![\w/=-])%s(?!%s )" % (re.escape(plain), re.escape(option)), given, fix.text))
+    # A `pip install --target DIR` fills that folder, not a site: pip refuses it with --user (draw 101-14).
+    changed = {c: given + c[len(plain):] for c in fix.commands if c.startswith(plain) and not c.startswith(given)
+               and not (option == "--user" and re.search(r"\s(--target|-t)[\s=]", c))}
+    text = fix.text
+    for old, new in changed.items():
+        text = text.replace(old, new)
+    return dataclasses.replace(fix, commands=[changed.get(c, c) for c in fix.commands], text=text)
 
 
 def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:

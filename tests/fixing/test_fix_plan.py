@@ -131,3 +131,31 @@ def test_variables_set_for_pip_alone_are_kept_on_its_step_and_printed_as_run():
     assert plan.steps[0].pip_env == {"PYTHONPATH": ""} and plan.steps[1].pip_env == {}
     assert parse_command("LD_PRELOAD=/x.so pip install a", False).kind == "left"
     assert parse_command("PYTHONPATH= make install", False).kind == "left"
+
+
+def test_a_finding_about_the_user_site_the_environment_sees_is_taken_and_its_pip_is_the_sites_owner():
+    """A framework in ~/.local seen by a venv made with --system-site-packages (realworld draws 515-3, 303-1,
+    202-20): fix took it for another environment's. It is this one's; `pip install --user` runs with the
+    interpreter that owns that site (a venv's pip would leave the old release beside the new)."""
+    seeing = Environment("/srv/venv", "venv", "pip", user_site="/home/u/.local/lib/python3.11/site-packages",
+                         base_python="/usr/bin/python3.11")
+    err = Erring("CD704", "t", ('pip install --user "nvidia-cudnn-cu13<10.0,>=9.12.0.46"',),
+                 site="/home/u/.local/lib/python3.11/site-packages")
+    plan = build_plan([err], seeing, False)
+    assert plan.taken == ["CD704"]
+    assert plan.steps[0].argv == ["/usr/bin/python3.11", "-m", "pip", "install", "--user",
+                                  "nvidia-cudnn-cu13<10.0,>=9.12.0.46"]
+    assert plan.steps[0].changes.endswith("in /home/u/.local/lib/python3.11/site-packages")
+    assert build_plan([err], ENV, False).not_taken == ["CD704"]  # a venv that does not see that site
+
+
+def test_user_is_never_added_to_a_target_install():
+    """pip refuses --user with --target ("Can not combine"): draw 101-14's fix failed on it."""
+    from cudnn_doctor.model import Fix
+    from cudnn_doctor.remedies.environments import with_pip_option
+
+    fix = Fix(text='pip install "a==1" && pip install --no-deps --target /t "b==2"',
+              commands=['pip install "a==1"', 'pip install --no-deps --target /t "b==2"'])
+    done = with_pip_option(fix, "pip install ", "--user")
+    assert done.commands == ['pip install --user "a==1"', 'pip install --no-deps --target /t "b==2"']
+    assert done.text == 'pip install --user "a==1" && pip install --no-deps --target /t "b==2"'

@@ -72,4 +72,4 @@ def test_a_file_another_install_overwrote_is_not_put_back_from_the_wrong_copy_an
     for rel in (header, "nvidia_cudnn_cu12-8.9.7.29.dist-info/RECORD"):  # undo's uninstall of the added wheel
         (site / rel).unlink()
     assert shared.put_back(str(tmp_path / "txn"), kept, sites) == []
-    assert shared.owners_missing(kept, sites) == ["nvidia_cudnn_cu13==9.24.0.43"]
+    assert shared.owners_missing(kept, sites) == {str(site): ["nvidia_cudnn_cu13==9.24.0.43"]}
