@@ -256,8 +256,7 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
     if failed:
         raise FixStopped("`%s` failed (exit %d): run `cudnn-doctor fix --undo` again once that works"
                          % (failed[0][0], failed[0][1]))
-    if interrupted:
-        done["removed"] += strays.sweep(folder)
+    done["removed"] += strays.sweep(folder, None if interrupted else set(shared.listed(sites)))
     return ran, done["restored"] + done["removed"]
 
 

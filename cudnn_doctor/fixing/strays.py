@@ -2,13 +2,15 @@
 never shows the package and undo's uninstall never takes it), and pip's stash of an upgraded release (`~name`
 folders). The journal keeps the list of every file name in the environment's sites before pip runs; undoing a fix
 that was interrupted removes what is not on that list, once the packages are back at their recorded versions.
-Only for an interrupted fix: after a finished one, a file missing from the list may be the user's own since."""
+After a finished fix, only what an installed package's RECORD lists goes (a damaged install fix repaired by
+reinstalling the same release: undo puts the damage back, as the journal found it); a file the user wrote since
+stays."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
-from typing import Dict, List, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set
 
 from ..install.journal import fsync_dir
 
@@ -40,9 +42,10 @@ def keep(folder: str, sites: Sequence[str]) -> None:
     fsync_dir(folder)
 
 
-def sweep(folder: str) -> List[str]:
+def sweep(folder: str, only: Optional[Set[str]] = None) -> List[str]:
     """Removes every file of the kept sites that is not on the list (then the folders left empty); the paths
-    removed. Nothing when the list was never written."""
+    removed. Nothing when the list was never written. ``only``: absolute paths that may go (the files installed
+    packages' RECORDs list, after a finished fix: a file the user wrote since is nobody's record)."""
     try:
         with open(os.path.join(folder, LIST), encoding="utf-8") as fh:
             kept: Dict[str, List[str]] = json.load(fh)
@@ -53,6 +56,8 @@ def sweep(folder: str) -> List[str]:
         there = _folders(was)
         for rel in sorted(set(names([site])[site]) - set(was)):
             path = os.path.join(site, rel)
+            if only is not None and os.path.normpath(path) not in only:
+                continue
             os.unlink(path)
             removed.append(path)
         for parent, _, _ in os.walk(site, topdown=False):
