@@ -299,7 +299,7 @@ def fix_schema() -> Dict[str, Any]:
                    "properties": {"prefix": text, "kind": {"enum": ["venv", "conda"]},
                                   "tool": {"enum": ["pip", "uv", "conda"]}}}
     step = {"type": "object", "required": ["kind", "command", "changes", "ids"], "additionalProperties": False,
-            "properties": {"kind": {"enum": ["packages", "variables", "system"]}, "command": text, "changes": text,
+            "properties": {"kind": {"enum": ["packages", "links", "variables", "system"]}, "command": text, "changes": text,
                            "ids": ids}}
     payload = {
         "environment": {"anyOf": [environment, NULL]}, "plan": {"type": "array", "items": step},

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 from ..install import hooks
 from ..install.journal import TXN, StateLock, discard, history_entries, read_journal, write_journal
@@ -56,8 +56,14 @@ def interrupted(environment: Environment) -> Optional[dict]:
     return read_journal(folder) if os.path.isdir(folder) else None
 
 
-def _file_changes(plan: Plan) -> List[Tuple[str, bytes]]:
-    """(path, new bytes) of every file the plan's variables go into."""
+def _file_changes(plan: Plan) -> List[Tuple[str, Union[bytes, str]]]:
+    """(path, new bytes) of every file the plan's variables go into, and (path, target name) of each link it
+    makes."""
+    links: List[Tuple[str, Union[bytes, str]]] = [(s.link, s.target) for s in plan.steps if s.kind == "links"]
+    return links + _variable_files(plan)
+
+
+def _variable_files(plan: Plan) -> List[Tuple[str, Union[bytes, str]]]:
     lines = plan.variable_lines
     env = plan.environment
     if not lines or env is None:
@@ -86,8 +92,9 @@ def _conda_lines(path: str) -> List[str]:
         return []
 
 
-def _stage(folder: str, changes: List[Tuple[str, bytes]]) -> Tuple[List[dict], List[dict]]:
-    """Writes each new file under the transaction's staging folder; the journal's dirs and ops for them."""
+def _stage(folder: str, changes: List[Tuple[str, Union[bytes, str]]]) -> Tuple[List[dict], List[dict]]:
+    """Writes each new file (bytes) or link (its target, a str) under the transaction's staging folder; the
+    journal's dirs and ops for them."""
     dirs: List[dict] = []
     index: Dict[str, int] = {}
     ops = []
@@ -107,14 +114,18 @@ def _stage(folder: str, changes: List[Tuple[str, bytes]]) -> Tuple[List[dict], L
         staged = "files/%d" % n
         target = os.path.join(folder, "staging", "files", str(n))
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        old_mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else 0o644
-        os.chmod(target, old_mode)
+        if isinstance(data, str):
+            os.symlink(data, target)  # moved into place as it is: a link to the name beside it
+        else:
+            with open(target, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            old_mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else 0o644
+            os.chmod(target, old_mode)
         ops.append({"dir": index[parent], "rel": os.path.basename(path), "staged": staged,
-                    "action": "replace" if os.path.lexists(path) else "new", "kind": "file", "role": "files"})
+                    "action": "replace" if os.path.lexists(path) else "new",
+                    "kind": "symlink" if isinstance(data, str) else "file", "role": "files"})
     return dirs, ops
 
 
@@ -155,7 +166,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             write_journal(folder, journal)  # before anything changes: what --undo needs
             hooks.point("fix-after-journal")
             for step in plan.steps:
-                if step.kind == "variables" or (step.kind == "system" and not as_root):
+                if step.kind in ("variables", "links") or (step.kind == "system" and not as_root):
                     continue
                 code, text = run(step.argv, dict(env, **step.pip_env))
                 out.ran.append((step.shown, code, _tail(text)))

@@ -3,6 +3,7 @@ one whole-environment plan in the right order (package changes, merged per tool 
 variables, which go last), each step saying what it changes. Nothing here reads the machine or runs anything."""
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -73,7 +74,7 @@ class Erring:
 class Step:
     """One thing fix runs: ``argv`` (no shell) for packages, ``lines`` (shell lines) for the environment's variables."""
 
-    kind: str  # "packages", "variables" or "system" (root's, run only as root with --yes)
+    kind: str  # "packages", "links", "variables" or "system" (root's, run only as root with --yes)
     shown: str  # as printed: the exact command
     changes: str  # what it changes, in words
     ids: List[str] = field(default_factory=list)
@@ -81,6 +82,8 @@ class Step:
     lines: List[str] = field(default_factory=list)
     requirements: List[str] = field(default_factory=list)  # packages steps: what pip is asked for
     pip_env: Dict[str, str] = field(default_factory=dict)  # packages steps: set for pip alone (PYTHONPATH=)
+    link: str = ""  # links steps: the link made (absolute), pointing at ``target``, a name beside it
+    target: str = ""
 
 
 @dataclass
@@ -104,13 +107,15 @@ class Plan:
 
 @dataclass(frozen=True)
 class _Parsed:
-    kind: str  # "packages", "variables", "system" or "left"
+    kind: str  # "packages", "links", "variables", "system" or "left"
     why: str = ""
     action: str = ""  # packages: install, uninstall
     options: Tuple[str, ...] = ()
     requirements: Tuple[str, ...] = ()
     line: str = ""
     variables: Tuple[Tuple[str, str], ...] = ()  # NAME=VALUE words before pip: its own environment
+    link: str = ""  # `ln -sf TARGET LINK`: the link, and the name beside it that it points at
+    target: str = ""
 
 
 def parse_command(command: str, as_root: bool) -> _Parsed:
@@ -135,6 +140,8 @@ def parse_command(command: str, as_root: bool) -> _Parsed:
         return _Parsed("left", "it is empty")
     if assigned and (_pip_arguments(words) is None or any(not _PIP_VARIABLE.fullmatch(n) for n, _ in assigned)):
         return _Parsed("left", "fix sets only PYTHONPATH, PYTHONNOUSERSITE and PIP_* for pip itself")
+    if words[0] == "ln":
+        return _link(words)
     if words[0] == "sudo" or words[0] in _SYSTEM:
         return _Parsed("system", "it changes the system, not the environment: run it as root" if not as_root else "")
     if words[0] in ("conda", "mamba", "micromamba"):
@@ -161,6 +168,16 @@ def parse_command(command: str, as_root: bool) -> _Parsed:
                    variables=tuple(assigned))
 
 
+def _link(words: Sequence[str]) -> _Parsed:
+    """`ln -sf NAME /abs/LINK`: a link to a file beside it (Paddle's unversioned libcudnn.so, CD707), which fix makes
+    through its journal; any other ln is the user's."""
+    flags = "".join(w[1:] for w in words[1:] if w.startswith("-"))
+    operands = [w for w in words[1:] if not w.startswith("-")]
+    if sorted(flags) != ["f", "s"] or len(operands) != 2 or "/" in operands[0] or not operands[1].startswith("/"):
+        return _Parsed("left", "fix makes only `ln -sf NAME /path/LINK`, a link to a file beside it")
+    return _Parsed("links", target=operands[0], link=os.path.normpath(operands[1]))
+
+
 def _pip_arguments(words: Sequence[str]) -> Optional[List[str]]:
     """The words after `pip` in `pip ...`, `pip3 ...`, `python3 -m pip ...` or `uv pip ...`; None for another
     program (a path to some other environment's pip is another environment: not this one's to run)."""
@@ -182,6 +199,7 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
     packages: Dict[Tuple[str, Tuple[str, ...], Tuple[Tuple[str, str], ...]], Step] = {}
     variables = Step("variables", "", "")
     system: List[Step] = []
+    links: List[Step] = []
     for err in errors:
         parsed = [(c, parse_command(c, as_root)) for c in err.commands]
         why = _left_why(err, parsed, environment, as_root)
@@ -203,6 +221,11 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
                 step.requirements.extend(r for r in p.requirements if r not in step.requirements)
                 step.argv = [p.action, *p.options]
                 _add_id(step, err.id)
+            elif p.kind == "links":
+                if not any(s.link == p.link for s in links):
+                    links.append(Step("links", command, "links %s to %s" % (p.link, p.target), link=p.link,
+                                      target=p.target))
+                _add_id(next(s for s in links if s.link == p.link), err.id)
             elif p.kind == "variables":
                 if p.line not in variables.lines:
                     variables.lines.append(p.line)
@@ -215,7 +238,8 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
                 _add_id(same, err.id)
     for step in packages.values():
         _finish_packages(step, environment)
-    plan.steps = [*packages.values(), *system]  # uninstalls and installs first, the machine's own after
+    # uninstalls and installs first, the machine's own after, then links to the files they put in place
+    plan.steps = [*packages.values(), *system, *links]
     if variables.lines:
         variables.shown = "\n".join(variables.lines)
         variables.changes = _variables_changes(environment, variables.lines)
@@ -232,7 +256,7 @@ def _left_why(err: Erring, parsed: Sequence[Tuple[str, _Parsed]], environment: O
         return "some of its commands are for you to run"
     if any(p.kind == "system" for _, p in parsed) and not as_root:
         return "it needs root"
-    if any(p.kind in ("packages", "variables") for _, p in parsed):
+    if any(p.kind in ("packages", "variables", "links") for _, p in parsed):
         if environment is None:
             return "no Python environment to change was named or found (activate it, or set VIRTUAL_ENV)"
         if _user_site_fix(err, environment):
@@ -241,6 +265,10 @@ def _left_why(err: Erring, parsed: Sequence[Tuple[str, _Parsed]], environment: O
             return "it is about another environment (%s): run fix with that one active" % err.site
         if not environment.writable:
             return "%s is not yours to change (another user owns it): run fix as its owner" % environment.prefix
+        outside = [p.link for _, p in parsed if p.kind == "links" and not _inside(p.link, environment.prefix)
+                   and not (environment.user_site and _inside(p.link, environment.user_site))]
+        if outside:
+            return "it links %s, outside the environment" % outside[0]
     return None
 
 

@@ -159,3 +159,18 @@ def test_user_is_never_added_to_a_target_install():
     done = with_pip_option(fix, "pip install ", "--user")
     assert done.commands == ['pip install --user "a==1"', 'pip install --no-deps --target /t "b==2"']
     assert done.text == 'pip install --user "a==1" && pip install --no-deps --target /t "b==2"'
+
+
+def test_a_link_beside_a_file_of_the_environment_is_a_step_after_the_packages():
+    """Paddle dlopens the unversioned libcudnn.so (CD707: `ln -sf libcudnn.so.8 <site>/nvidia/cudnn/lib/libcudnn.so`,
+    realworld draw 515-18): fix makes that link through its journal, after the pip step that installs the file it
+    points at and before the variables. A link outside the environment, or any other ln, stays the user's."""
+    link = "/srv/venv/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn.so"
+    plan = build_plan([Erring("CD707", "t", ('pip install "nvidia-cudnn-cu11==8.*"', "ln -sf libcudnn.so.8 " + link,
+                                             "export LD_LIBRARY_PATH=%s" % link.rsplit("/", 1)[0]))], ENV, False)
+    assert plan.taken == ["CD707"]
+    assert [(s.kind, s.link, s.target) for s in plan.steps] == [
+        ("packages", "", ""), ("links", link, "libcudnn.so.8"), ("variables", "", "")]
+    assert build_plan([Erring("X", "t", ("ln -sf libcudnn.so.8 /usr/lib/libcudnn.so",))], ENV, False).not_taken == ["X"]
+    for other in ("ln -s /abs/target /srv/venv/x", "ln libcudnn.so.8 /srv/venv/x", "ln -sf a"):
+        assert parse_command(other, False).kind == "left"

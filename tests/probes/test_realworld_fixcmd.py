@@ -5,7 +5,8 @@ redirection (101-0), undo's uninstall taking the CUDA runtime's nvidia/__init__.
 pins (202-0), a newer cuDNN in the site whose sub-libraries an LD_LIBRARY_PATH copy then shadowed (515-5: the error
 the first round brings is taken on in a second, and one --undo takes both back), a cuDNN --target folder on
 PYTHONPATH (515-14: `PYTHONPATH= pip install`, pip run with its own variables, and undo's pip on the site alone), a
-framework in the user site a --system-site-packages venv sees (515-3: `pip install --user` by that site's owner). The whole sample: `python tests/realworld_run.py --draws 30 --seed S --fix-command`."""
+framework in the user site a --system-site-packages venv sees (515-3: `pip install --user` by that site's owner),
+Paddle's unversioned libcudnn.so link (515-18: `ln -sf` made through the journal). The whole sample: `python tests/realworld_run.py --draws 30 --seed S --fix-command`."""
 from __future__ import annotations
 
 import os
@@ -21,7 +22,7 @@ from realworld_stacks import build, missing_wheels
 pytestmark = [pytest.mark.realworld, pytest.mark.live]
 
 
-@pytest.mark.parametrize("seed, n", [(101, 0), (101, 2), (202, 0), (515, 5), (515, 14), (515, 3)], ids=lambda v: str(v))
+@pytest.mark.parametrize("seed, n", [(101, 0), (101, 2), (202, 0), (515, 5), (515, 14), (515, 3), (515, 18)], ids=lambda v: str(v))
 def test_fix_heals_a_failing_draw_and_undo_puts_it_back_exactly(seed, n):
     if shutil.which("readelf") is None or shutil.which("gcc") is None:
         pytest.skip("readelf and gcc are needed")
