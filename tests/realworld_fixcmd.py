@@ -123,6 +123,7 @@ def fetch_pins(plan: str) -> List[str]:
     for m in re.finditer(r" -m pip install (.+)$", plan, re.M):
         for word in m.group(1).split():
             name, sep, version = word.strip("'\"").partition("==")
+            name = name.split("[")[0]  # jax[cuda13]: the wheel is jax's (with PIP_NO_DEPS its extra adds nothing)
             if name.startswith("-") or not (sep or re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name)):
                 continue
             version = version if sep else (newest_release(name) or "")
