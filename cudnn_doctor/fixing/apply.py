@@ -5,6 +5,7 @@ staged and put in place by renames after the packages, so a kill leaves each fil
 reinstalls the recorded versions and puts the files back from the journal, even after a kill in the middle."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from dataclasses import dataclass, field
@@ -258,7 +259,7 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
     done["restored"] += shared.put_back(folder, (journal.get("shared") or []) + journal["shared_undo"], sites)
     for site, owners in shared.owners_missing(journal["shared_undo"], sites).items():
         user = bool(site) and site == journal.get("user_site")  # its owner is the user site's: --user, that site seen
-        argv = ([*_user_pip(environment, journal), "install", "--user"] if user else
+        argv = ([*_owner(environment, journal).user_pip_words(), "install", "--user"] if user else
                 [*environment.pip_words(), "install", *environment.with_python()]) + ["--no-deps",
                                                                                       "--force-reinstall", *owners]
         code, text = run(argv, dict(env, PYTHONPATH="") if user else dict(env, **OWN_SITE))
@@ -272,31 +273,20 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
 
 
 def _restore_user_site(environment: Environment, journal: dict, env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
-    """The user site's packages back to the journal's set: what fix added uninstalled by the interpreter that owns
-    that site (pip in a venv leaves a package outside the venv: "Not uninstalling ... outside environment"), each
-    changed one reinstalled at its version with --user."""
-    site, before = journal["user_site"], journal.get("user_before") or {}
+    """The user site's packages back to the journal's set, by the interpreter that owns that site (pip in a venv
+    leaves a package outside the venv: "Not uninstalling ... outside environment"), reinstalls with --user."""
+    site = journal["user_site"]
     now = package_set(environment, env, site)
     if now is None:
         return [("%s -m pip list --path %s" % (environment.python, site), 1, "the package list could not be read")]
-    ran = []
-    added = sorted(set(now) - set(before))
-    changed = sorted("%s==%s" % (n, v) for n, v in before.items() if now.get(n) != v)
-    if added:
-        argv = [*_user_pip(environment, journal), "uninstall", "-y", *added]
-        code, text = run(argv, dict(env, PYTHONPATH=""))
-        ran.append((" ".join(argv), code, _tail(text)))
-    if changed:
-        argv = [*_user_pip(environment, journal), "install", "--user", "--no-deps", "--force-reinstall", *changed]
-        code, text = run(argv, dict(env, PYTHONPATH=""))
-        ran.append((" ".join(argv), code, _tail(text)))
-    return ran
+    tool = _owner(environment, journal).user_pip_words()
+    return _put_set_back(journal.get("user_before") or {}, now, [*tool, "uninstall"], [*tool, "install", "--user"],
+                         dict(env, PYTHONPATH=""))
 
 
-def _user_pip(environment: Environment, journal: dict) -> List[str]:
-    """The user site's owner's pip, as the fix ran it (the journal's), else the environment's."""
-    owner = journal.get("base_python") or environment.base_python
-    return [owner, "-m", "pip"] if owner else environment.pip_words()
+def _owner(environment: Environment, journal: dict) -> Environment:
+    """The environment with the user site's owner the fix ran pip with (the journal's)."""
+    return dataclasses.replace(environment, base_python=journal.get("base_python") or environment.base_python)
 
 
 def _restore_packages(environment: Environment, before: Optional[Dict[str, str]],
@@ -306,21 +296,24 @@ def _restore_packages(environment: Environment, before: Optional[Dict[str, str]]
     now = package_set(environment, env)
     if now is None:
         return [("%s -m pip list" % environment.python, 1, "the package list could not be read")]
-    ran = []
+    tool, python = environment.pip_words(), environment.with_python()
     # The set put back is the environment's own site's (package_set reads it with --path): pip must see that site
     # alone, or it takes a --target copy on PYTHONPATH (or the user site's) for the one to uninstall (draw 515-14).
-    env = dict(env, **OWN_SITE)
+    return _put_set_back(before, now, [*tool, "uninstall", *python], [*tool, "install", *python],
+                         dict(env, **OWN_SITE))
+
+
+def _put_set_back(before: Dict[str, str], now: Dict[str, str], uninstall: List[str], install: List[str],
+                  env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
+    """Uninstall what was added since ``before``, reinstall each changed package at its recorded version."""
+    ran = []
     added = sorted(set(now) - set(before))
     changed = sorted("%s==%s" % (n, v) for n, v in before.items() if now.get(n) != v)
-    tool = environment.pip_words()
-    if added:
-        argv = [*tool, "uninstall", *environment.with_python(), "-y", *added]
-        code, text = run(argv, env)
-        ran.append((" ".join(argv), code, _tail(text)))
-    if changed:
-        argv = [*tool, "install", *environment.with_python(), "--no-deps", "--force-reinstall", *changed]
-        code, text = run(argv, env)
-        ran.append((" ".join(argv), code, _tail(text)))
+    for argv in ([*uninstall, "-y", *added] if added else None,
+                 [*install, "--no-deps", "--force-reinstall", *changed] if changed else None):
+        if argv:
+            code, text = run(argv, env)
+            ran.append((" ".join(argv), code, _tail(text)))
     return ran
 
 
