@@ -129,20 +129,53 @@ def resolve_sublibraries(ctx, fw: FrameworkFacts, major: int) -> Dict[str, Resol
         return {}
     names = ctx.knowledge.cudnn_layout(major).get("linux_sublibraries", [])
     info = ctx.loader.elf(res.path, dynamic=True)
-    inherited = [] if info.runpath else _loader_chain(ctx, fw)
+    # A preloaded shim was loaded by the program, not by the framework's library: no RPATH of the latter is inherited.
+    preloaded = res.via in ("LD_PRELOAD", "/etc/ld.so.preload")
+    inherited = [] if info.runpath or preloaded else _loader_chain(ctx, fw)
     shim = dict(runpath=info.runpath, rpath=info.rpath, origin=os.path.dirname(res.path), inherited_rpath=inherited)
-    found = {name: ctx.loader.resolve(name, **shim) for name in names if "_engines_" not in name}
+    release = _release_of(ctx, res.path, res.realpath) if major >= 9 else None
+    found = {name: _sublibrary(ctx, name, release, shim) for name in names if "_engines_" not in name}
     # cuDNN 9's engines are dlopened by libcudnn_graph's LibraryLoader at the first convolution, so glibc searches
     # from the graph library: its RUNPATH comes after LD_LIBRARY_PATH even where the shim's RPATH came before it
     # (the 9.24 wheel's libcudnn.so.9 has RPATH $ORIGIN, its graph library RUNPATH $ORIGIN; docs/real-stacks.md).
     graph = found.get("libcudnn_graph.so.%d" % major)
     searcher = shim
     if graph is not None and graph.path and not graph.error:
+        release = _release_of(ctx, graph.path, graph.realpath)
         g_info = ctx.loader.elf(graph.path, dynamic=True)
         searcher = dict(runpath=g_info.runpath, rpath=g_info.rpath, origin=os.path.dirname(graph.path),
                         inherited_rpath=[] if g_info.runpath else list(info.rpath) + inherited)
-    found.update({name: ctx.loader.resolve(name, **searcher) for name in names if "_engines_" in name})
+    found.update({name: _sublibrary(ctx, name, release, searcher) for name in names if "_engines_" in name})
     return {name: found[name] for name in names}
+
+
+def _release_of(ctx, path: Optional[str], realpath: Optional[str]) -> Optional[str]:
+    """The release (9.14.0) of the copy a loaded cuDNN file belongs to, where a probe read it."""
+    wanted = {p for p in (path, realpath) if p}
+    for copy in ctx.facts.cudnn:
+        if copy.version and (copy.path in wanted or any(f.path in wanted or f.realpath in wanted for f in copy.files)):
+            return str(copy.version)
+    return None
+
+
+def _sublibrary(ctx, soname: str, release: Optional[str], searcher: Dict) -> Resolution:
+    """cuDNN 9's library loader asks for its own release's file name first, then major.minor, then the soname, then
+    the bare name (its log: 'Unable to load any of {libcudnn_engines_precompiled.so.9.19.0, ...so.9.19, ...so.9,
+    ...so}'; LD_DEBUG on an H200: a 9.14 shim found libcudnn_graph.so.9.14.0 in its own folder although a 9.19
+    libcudnn_graph.so.9 came first on LD_LIBRARY_PATH). A name that finds a loadable file ends the search."""
+    base = soname.rsplit(".so.", 1)[0] + ".so"
+    numbers = release.split(".")[:3] if release else []
+    names = ["%s.%s" % (base, ".".join(numbers)), "%s.%s" % (base, ".".join(numbers[:2]))] if len(numbers) == 3 else []
+    for name in names:
+        res = ctx.loader.resolve(name, **searcher)
+        if res.path and not res.error:
+            return res
+    res = ctx.loader.resolve(soname, **searcher)
+    if names and not res.path:  # the bare name last, as the loader's list has it (a -dev package's link)
+        bare = ctx.loader.resolve(base, **searcher)
+        if bare.path and not bare.error:
+            return bare
+    return res
 
 
 # The CUDA runtime (or cuBLAS) a framework library links, whose soname major is its build's CUDA major.

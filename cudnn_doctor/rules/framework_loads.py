@@ -9,7 +9,7 @@ from typing import List, Optional, Tuple
 
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
 from ..versions import major_of, soname_major, ver
-from ..queries import compiled_cudnn, copy_for_path, cudnn_pin_floor, framework_kind, ld_entry_for
+from ..queries import compiled_cudnn, copy_for_path, working_copy, cudnn_pin_floor, framework_kind, ld_entry_for
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from ..remedies.preloads import ETC_PRELOAD, drop_preload_fix
@@ -108,6 +108,7 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
 _PRELOADED = ("LD_PRELOAD", ETC_PRELOAD)
 
 
+
 @rule("CD711", "framework-cudnn-preloaded", "A preloaded cuDNN answers a framework's request, and it refuses it",
       platforms=LINUX, section="python")
 def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
@@ -121,18 +122,23 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
         built = compiled_cudnn(fw)
         if copy is None or not copy.version or not built:
             continue
-        verdict = compat.acceptance.accepts(framework_kind(fw), built, copy.version)
+        # The framework's check reads cudnnGetVersion(), which the shim forwards: with every sub-library from one
+        # other copy it reports that copy's release (draw 399261-39: a preloaded 9.10.2 shim over 9.24's parts).
+        runs = working_copy(facts, fw)
+        behind = runs.version if runs is not None and runs is not copy else None
+        verdict = compat.acceptance.accepts(framework_kind(fw), built, behind or copy.version)
         if verdict.accepts:
             continue
         out.append(finding(
-            ERROR, "%s %s loads the cuDNN %s that %s forces (%s) and refuses it" % (
-                fw.name, fw.version, copy.version, res.via, res.path),
+            ERROR, "%s %s loads the cuDNN %s that %s forces (%s)%s and refuses it" % (
+                fw.name, fw.version, copy.version, res.via, res.path,
+                ", which reports the %s of its sub-libraries," % behind if behind else ""),
             detail="ld.so loads %s before the program and matches the framework's own request for %s against it, "
                    "whatever its RPATH or its own preload say; the framework was built with cuDNN %s and stops: "
                    "'%s' [%s]." % (res.via, res.name, built, verdict.why, verdict.source.split(" ")[0]),
             remedy=drop_preload_fix(facts, res.path if res.via == ETC_PRELOAD else _entry(facts, res.path), res.via),
             evidence={"framework": fw.name, "preloaded": res.path, "via": res.via, "loads_version": copy.version,
-                      "built_with": built}, catalogue=["E1", "E2"]))
+                      "reports_version": behind or copy.version, "built_with": built}, catalogue=["E1", "E2"]))
     return out
 
 

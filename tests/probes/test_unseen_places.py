@@ -144,3 +144,36 @@ def test_a_wheel_library_replaced_by_another_releases_is_reinstalled_with_force_
     [cd712] = [f for f in _findings(facts) if f.id == "CD712"]
     assert cd712.severity.value == "error" and "loaded by torch 2.15.0" in cd712.title
     assert cd712.remedy.commands == ['pip install --force-reinstall --no-deps "nvidia-cudnn-cu13==9.26.0.51"']
+
+
+SYSTEM = "/usr/lib/x86_64-linux-gnu"
+
+
+def test_a_preloaded_system_shim_takes_its_own_releases_parts_by_full_name_and_torch_refuses_it(machine):
+    # H200 (docs/real-stacks.md, "Which file a shim asks for"): LD_PRELOAD of the system 9.14 libcudnn.so.9 with the
+    # 9.19 wheel's folder first on LD_LIBRARY_PATH; LD_DEBUG showed the shim asking for libcudnn_graph.so.9.14.0 first,
+    # found in the system folder, and torch 2.11 stopped at "found runtime version (9, 14, 0)". Here 9.13 and 9.26.
+    _torch_over_its_wheel(machine)
+    machine.cudnn("9.13.0", SYSTEM, None, cuda=13000)
+    build_ld_cache(machine)
+    facts = _facts(machine, LD_PRELOAD=SYSTEM + "/libcudnn.so.9", LD_LIBRARY_PATH=SITE + "/nvidia/cudnn/lib")
+    [torch] = facts.python.frameworks
+    assert torch.resolved_cudnn.path == SYSTEM + "/libcudnn.so.9"
+    graph = torch.resolved_cudnn_parts["libcudnn_graph.so.9"]
+    assert graph.path == SYSTEM + "/libcudnn_graph.so.9.13.0"
+    [cd711] = [f for f in _findings(facts) if f.id == "CD711"]
+    assert "found runtime version 9.13.0" in cd711.detail
+
+
+def test_a_preloaded_wheel_shim_forwards_to_the_parts_its_search_finds(machine):
+    # Draw 399261-39 (the real loader as oracle): a preloaded 9.10.2 wheel shim, which has no full-name files to find,
+    # took every sub-library from the framework's own 9.24 wheel first on LD_LIBRARY_PATH; cudnnGetVersion() said
+    # 9.24.0 and torch accepts it. Here a 9.13 wheel-layout folder preloaded over torch's 9.26 wheel.
+    _torch_over_its_wheel(machine)
+    machine.cudnn("9.13.0", "/opt/p", None, cuda=13000, versioned_names=False)
+    build_ld_cache(machine)
+    facts = _facts(machine, LD_PRELOAD="/opt/p/libcudnn.so.9", LD_LIBRARY_PATH=SITE + "/nvidia/cudnn/lib")
+    [torch] = facts.python.frameworks
+    assert torch.resolved_cudnn.path == "/opt/p/libcudnn.so.9"
+    assert {p.path.rsplit("/", 1)[0] for p in torch.resolved_cudnn_parts.values()} == {SITE + "/nvidia/cudnn/lib"}
+    assert not [f for f in _findings(facts) if f.id == "CD711"]
