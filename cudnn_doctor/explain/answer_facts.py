@@ -125,12 +125,12 @@ def from_releases(ev: Evidence, compat: Compat) -> Optional[Answer]:
             cuda = ev.facts.build_cuda() or "10.2"
             return Answer("PyTorch %s (%s) is known for %s: %s; fixed in %s" % (
                 torch.release if torch else "", row["source"].split(" ")[0], row["status_code"], row["problem"],
-                row["fixed_in"]), rt.torch_release_fix(row["fixed_in"], cuda, "the release that fixed it"))
+                row["fixed_in"]), rt.torch_release_fix(compat, row["fixed_in"], cuda, "the release that fixed it"))
         if row.get("below_cc") and cc and ver(cc) is not None and _v(cc) < _v(row["below_cc"]):
             arch = compat.arch_for_cc(cc)
             return Answer("PyTorch %s has no kernels for this %s GPU (compute capability %s): %s" % (
                 torch.release if torch else "", arch.name if arch else "old", cc, row["problem"]),
-                rt.torch_release_fix(row["last_release"], row["last_cuda"], "the last with kernels for it"))
+                rt.torch_release_fix(compat, row["last_release"], row["last_cuda"], "the last with kernels for it"))
     return from_warnings(ev, compat)
 
 
@@ -177,7 +177,7 @@ def driver_too_old(ev: Evidence, compat: Compat) -> Answer:
     cause = ("the driver runs CUDA %s (the 'found version' PyTorch prints is the driver's CUDA, not what the program "
              "needs); the program is built for a newer CUDA" % has)
     if cuda and ev.facts.runs("PyTorch"):
-        return Answer(cause, rt.driver_or_build_fix(rt.torch_release_fix(None, cuda, "runs on this driver"),
+        return Answer(cause, rt.driver_or_build_fix(rt.torch_release_fix(compat, None, cuda, "runs on this driver"),
                                                    ev.platform))
     return Answer(cause, paste.driver_fix(None, ev.platform))
 

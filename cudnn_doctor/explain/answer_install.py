@@ -82,7 +82,7 @@ def from_pip(ev: Evidence, compat: Compat) -> Optional[Answer]:
         if cuda and req.name == "torch":
             return Answer("%s==%s is a build on PyTorch's own index (download.pytorch.org), not on PyPI, so pip "
                           "without --index-url finds none (%s)%s" % (req.name, pin, has, cpu),
-                          rt.torch_release_fix(release, "%s.%s" % (cuda.group(1), cuda.group(2)),
+                          rt.torch_release_fix(compat, release, "%s.%s" % (cuda.group(1), cuda.group(2)),
                                                "from PyTorch's index"))
     if python is None:
         return Answer("%s: on Python 3.%d or newer (or 3.%d or older) pip finds none" % (has, pys[-1] + 1, pys[0] - 1),

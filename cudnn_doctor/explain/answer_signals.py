@@ -11,7 +11,7 @@ from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_toolkit_fix
 from ..remedies.paste_answers import driver_or_older_cuda_fix, with_python_note
 from ..versions import major_of
-from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python
+from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
 from .answer_builds import from_builds
 from .answer_dlopen import from_dlopen
 from .answer_states import from_states
@@ -126,7 +126,12 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _nvcc_arch(ev, compat)
     if kind in ("no-kernel-image", "arch-mismatch"):
         cc = gpu_cc(ev, compat)
-        fix, python = rt.arch_fix(compat, cc, _framework(ev)), torch_for_python(ev)
+        torch, python = ev.facts.program("PyTorch"), torch_for_python(ev)
+        fix = rt.arch_fix(compat, cc, _framework(ev), driver=ev.facts.driver.value if ev.facts.driver else None,
+                          python=ev.facts.python.value if ev.facts.python else None,
+                          release=("%s+%s" % (torch.release, torch.tag) if torch.tag else torch.release)
+                          if torch is not None and torch.release else None, platform=platform,
+                          held=torch_held_by_python(ev))
         return Answer("the build has no kernels for this GPU%s%s" % (_arch_words(ev, compat, cc), python or ""),
                       with_python_note(fix, python) if python else fix)
     if kind in ("xla-libdevice", "xla-ptxas"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..knowledge import Compat
@@ -72,9 +73,13 @@ def cudnn_older(runtime: Any, compiled: Any) -> Tuple[bool, str]:
     return False, ""
 
 
-def best_torch_variant(facts: Facts, compat: Compat, torch_version: Optional[str]) -> Optional[Dict[str, Any]]:
-    """The newest PyTorch CUDA variant (of this torch minor when known) the driver and GPUs can run."""
+def best_torch_variant(facts: Facts, compat: Compat, torch_version: Optional[str],
+                       python: Optional[str] = None) -> Optional[Dict[str, Any]]:
+    """The newest PyTorch CUDA variant (of this torch minor when known) the driver and GPUs can run, and (where
+    `python` is given) that has wheels for that Python (each row's range, read from its wheels' tags)."""
     rows = compat.framework_rows("pytorch")
+    if python:
+        rows = [r for r in rows if not r.get("python") or SpecifierSet(str(r["python"])).contains(python)]
     if torch_version:
         minor = mm_text(torch_version.split("+")[0])
         same = [r for r in rows if r["torch"] == minor]
@@ -96,6 +101,9 @@ def best_torch_variant(facts: Facts, compat: Compat, torch_version: Optional[str
                 cc_below(g.compute_capability, (compat.cuda_min_cc(row["cuda"]) or _NO_FLOOR).low)
                 for g in gpus_with_cc(facts)):
             continue  # the CUDA major dropped the GPU
+        if not arch and any(version_of(row["cuda"]) < version_of(compat.first_cuda_for_cc(g.compute_capability)
+                                                                  or "0") for g in gpus_with_cc(facts)):
+            continue  # no table of its kernels, and its CUDA predates the GPU: nvcc could not build for it
         fitting.append(row)
     if not fitting:
         return None

@@ -16,7 +16,7 @@ from .acting import pip, system, under_root
 from .environment_layout import Layout, layout_fix, solve_layout
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
 from .shell import or_else, q, run, then
-from .software import torch_variant_tag
+from .software import torch_source
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -60,7 +60,7 @@ def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional
     return needs, layout, why
 
 
-def install_line(fw: FrameworkFacts) -> str:
+def install_line(compat: Compat, fw: FrameworkFacts) -> str:
     """What installs this framework release with the CUDA and cuDNN wheels it pins (its GPU extra where it has one;
     a JAX plugin through jax's cudaNN extra)."""
     kind = framework_kind(fw)
@@ -68,8 +68,7 @@ def install_line(fw: FrameworkFacts) -> str:
     if kind == "jax" and fw.name.startswith("jax-cuda"):
         return '"jax[cuda%s]==%s"' % (fw.name[len("jax-cuda"):].split("-")[0], version)
     if kind == "torch" and "+cu" in fw.version and fw.cuda_version:  # a build from PyTorch's own index
-        return '"torch==%s" --index-url https://download.pytorch.org/whl/%s' % (version, torch_variant_tag(
-            fw.cuda_version))
+        return torch_source(compat, version, fw.cuda_version, quoted=True)
     extras = [e for e in _GPU_EXTRA.get(kind or "", ()) if e in fw.extras]
     return '"%s%s==%s"' % (fw.name, "[%s]" % ",".join(extras) if extras else "", version)
 
@@ -84,7 +83,7 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
     for need in needs:
         fw = need.framework
         folder = "~/venvs/%s-%s" % (fw.name, fw.version.split("+")[0])
-        line = install_line(fw)
+        line = install_line(compat, fw)
         if not any(canonical_name(r.name).startswith("nvidia-cudnn-") for r in applying_requirements(fw)):
             line += ' "%s"' % need.wants
         step = "python3 -m venv %s && %s/bin/pip install %s" % (folder, folder, line)

@@ -33,7 +33,7 @@ def framework_gpu_build_fix(facts: Facts, compat: Compat, fw: FrameworkFacts) ->
             # Keep the installed release (2.5.1, not the table's minor 2.5, which pip reads as 2.5.0).
             installed = fw.version.split("+")[0]
             pin = installed if mm_text(installed) == best["torch"] else best["torch"]
-            return then(run(pip("uninstall -y torch")), torch_install(pin, best["cuda"]), joint=" && ")
+            return then(run(pip("uninstall -y torch")), torch_install(compat, pin, best["cuda"]), joint=" && ")
         # No CUDA build in compat runs on this driver and GPU: the driver has to move first.
         rows = compat.framework_rows("pytorch")
         newest = max(rows, key=lambda r: (ver(r["torch"]), ver(r["cuda"]))) if rows else None
@@ -41,7 +41,7 @@ def framework_gpu_build_fix(facts: Facts, compat: Compat, fw: FrameworkFacts) ->
                    driver_upgrade_fix("one that runs a PyTorch CUDA build (driver %s is too old for all of them)" %
                                       (driver_version(facts) or "?"), platform_of(facts)),
                    run(pip("uninstall -y torch")),
-                   torch_install(newest["torch"], newest["cuda"]) if newest else "install PyTorch's CUDA build")
+                   torch_install(compat, newest["torch"], newest["cuda"]) if newest else "install PyTorch's CUDA build")
     if kind == "tensorflow":
         return run(pip("uninstall -y %s" % fw.name), pip('install "tensorflow[and-cuda]"'))
     if kind == "jax":

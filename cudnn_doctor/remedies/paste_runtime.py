@@ -2,16 +2,17 @@
 codes, containers, GPU architecture, XLA's tools, TensorRT engines and Windows' loader errors."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Dict, Optional
 
 from ..knowledge import Compat
-from ..model import WINDOWS_SHELL, Facts, Fix
-from ..versions import mm_at_least, version_key
-from .shell import advice, ld_library_path_without, or_else, q, run, said, say, stated
+from ..model import WINDOWS_SHELL, DriverFacts, Facts, Fix, GpuFacts, HostFacts
+from ..queries import best_torch_variant
+from ..versions import mm_at_least, mm_text, version_key
+from .shell import advice, ld_library_path_without, or_else, q, run, said, say, stated, then
 from .shells import command_fix
 from .node import cdi_generate_fix
 from .paste import driver_fix
-from .software import torch_install
+from .software import torch_install, torch_variant_tag
 
 
 def uvm_reload_fix(platform: str) -> Fix:
@@ -59,23 +60,63 @@ def memory_fix() -> Fix:
                 "preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false)", "nvidia-smi")
 
 
-def arch_fix(compat: Compat, cc: Optional[str], framework: str) -> Fix:
+def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional[str] = None,
+             python: Optional[str] = None, release: Optional[str] = None, platform: str = "linux",
+             held: Optional[str] = None) -> Fix:
     """The framework build has no kernels for this GPU: a build for a CUDA that knows it (the newest
-    architecture's CUDA when the GPU is not named: that build runs on every GPU before it too)."""
+    architecture's CUDA when the GPU is not named: that build runs on every GPU before it too). Where the paste
+    names its driver or Python, PyTorch's build is the one check would choose on that machine: the newest with
+    kernels for the GPU, wheels for that Python and a CUDA that driver runs, else that build with the driver it
+    needs first."""
     ccs = [c for a in compat.architectures() for c in a.ccs if c.replace(".", "").isdigit()]
     newest = max(ccs, key=version_key) if ccs else None
     wanted = cc or newest
     first = compat.first_cuda_for_cc(wanted) if wanted else None
+    if framework == "PyTorch" and first and (driver or python):
+        found = _torch_for_paste(compat, cc, driver, python, release, platform, held)
+        if found is not None:
+            return found
     if framework == "PyTorch" and first:
         cuda = first if mm_at_least(first, "11.0") else "11.8"
         kernels = ("sm_%s kernels" % cc.replace(".", "")) if cc else "kernels for every GPU up to the newest"
         return say("install a PyTorch build for CUDA %s or newer, which has %s: %s", first, kernels,
-                   torch_install(None, cuda))
+                   torch_install(compat, None, cuda))
     arch = cc.replace(".", "") if cc else "<cc>"
     return advice("rebuild the program for this GPU's architecture%s: nvcc -gencode arch=compute_%s,code=sm_%s "
                   "(CMAKE_CUDA_ARCHITECTURES=%s; TORCH_CUDA_ARCH_LIST for PyTorch extensions), or install a build "
                   "of it compiled for this compute capability" % ((" (compute capability %s)" % cc) if cc else "",
                                                                   arch, arch, arch))
+
+
+def _torch_for_paste(compat: Compat, cc: Optional[str], driver: Optional[str], python: Optional[str],
+                     release: Optional[str], platform: str, held: Optional[str] = None) -> Optional[Fix]:
+    """check's choice of a PyTorch build on the machine the paste describes (its driver, GPU and Python), never the
+    build the paste already runs; `held` is the newest release pip installs on that Python (a row's minor, made
+    whole)."""
+    gpus = [GpuFacts(index=0, compute_capability=cc)] if cc else []
+    machine = Facts(driver=DriverFacts(version=driver), gpus=gpus, host=HostFacts(platform=platform))
+    for_python = (" and Python %s" % python) if python else ""
+    kernels = "sm_%s kernels" % cc.replace(".", "") if cc else "kernels for this GPU"
+    drives = compat.driver_drives_gpu(driver, cc)[0] if driver and cc else None
+    best = best_torch_variant(machine, compat, release, python=python) if drives is not False else None
+    if best is not None and release and "+cu" in release and mm_text(release) == best["torch"] and \
+            torch_variant_tag(best["cuda"]) == release.split("+")[1]:
+        best = best_torch_variant(machine, compat, None, python=python)  # the build that failed: another one
+
+    def pin(row: Dict[str, Any]) -> str:
+        return held if held and mm_text(held) == row["torch"] else str(row["torch"])
+
+    if best is not None:
+        return say("install the PyTorch %s build for CUDA %s, the newest with %s%s%s: %s",
+                   best["torch"], best["cuda"], kernels, for_python, (" that driver %s runs" % driver) if driver else "",
+                   torch_install(compat, pin(best), best["cuda"]))
+    best = best_torch_variant(Facts(gpus=gpus, host=HostFacts(platform=platform)), compat, release, python=python)
+    floor = compat.min_driver(best["cuda"], platform) if best is not None else None
+    if best is None or floor is None or not (floor.version or floor.branch):
+        return None
+    return then(driver_fix(floor.version or "the R%s branch or later" % floor.branch, platform), say(
+        "the PyTorch %s build for CUDA %s (%s%s; driver %s runs no CUDA that has them): %s",
+        best["torch"], best["cuda"], kernels, for_python, driver, torch_install(compat, pin(best), best["cuda"])))
 
 
 def xla_cuda_tools_fix(compat: Compat, cuda_major: int) -> Fix:
@@ -320,10 +361,10 @@ def supported_python_fix(python: str, pin: str) -> Fix:
                 "activate it, then `%%s`" % python, venv, "pip install %s" % q(pin))
 
 
-def torch_release_fix(release: Optional[str], cuda: str, why: str) -> Fix:
+def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: str) -> Fix:
     """A PyTorch release known to fix (or to serve) what the paste shows; None: the newest for `cuda`."""
     return say("install PyTorch %s (%s): %s" % (release or "for CUDA %s" % cuda, why, "%s"),
-               torch_install(release, cuda))
+               torch_install(compat, release, cuda))
 
 
 def harmless_warning(why: str) -> Fix:

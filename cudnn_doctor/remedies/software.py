@@ -5,7 +5,7 @@ import re
 from typing import Any, Optional
 
 from ..knowledge import Compat
-from ..versions import mm, ver, version_of
+from ..versions import mm, mm_text, ver, version_of
 from ..model import Facts, Fix
 from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice, platform_of
 from .acting import at, doctor, on_machine, system
@@ -54,10 +54,28 @@ def torch_variant_tag(cuda: str) -> str:
     return "cu%d%d" % pair if pair else "cu?"
 
 
-def torch_install(version: Optional[str], cuda: str) -> Fix:
-    pin = "torch==%s" % version.split("+")[0] if version else "torch"
-    return run(system("pip install --force-reinstall %s --index-url https://download.pytorch.org/whl/%s" % (
-        pin, torch_variant_tag(cuda)), privileged=False))
+def torch_install(compat: Compat, version: Optional[str], cuda: str) -> Fix:
+    return run(system("pip install --force-reinstall %s" % torch_source(compat, version, cuda), privileged=False))
+
+
+def torch_source(compat: Compat, version: Optional[str], cuda: str, quoted: bool = False) -> str:
+    """The pip words for a PyTorch release's CUDA build, in the form PyTorch's own page gives for that release: its
+    CUDA index (`"torch==2.5.1" --index-url .../whl/cu124`), or, before the per-CUDA indexes (compat's
+    find_links_before: 1.11 and older), the local version on the one find-links page (`"torch==1.10.2+cu111" -f
+    .../torch_stable.html`)."""
+    recipe = compat.install_recipe("torch")
+    release = version.split("+")[0] if version else None
+    have, before = ver(release) if release else None, ver(str(recipe.get("find_links_before") or ""))
+    mark = '"' if quoted else ""
+    if release and have is not None and before is not None and have < before:
+        # The build PyPI itself serves for that release (its torch/version.py names this CUDA) needs no other page.
+        if any(r["torch"] == mm_text(release) and r["cuda"] == mm_text(cuda) and r.get("channel") == "stable"
+               for r in compat.framework_rows("pytorch")):
+            return "%storch==%s%s" % (mark, release, mark)
+        whole = ".".join((release.split(".") + ["0", "0"])[:3])  # what pip reads "1.8" as: 1.8.0, said so
+        return "%storch==%s+%s%s -f %s" % (mark, whole, torch_variant_tag(cuda), mark, recipe["find_links"])
+    pin = "%storch==%s%s" % (mark, release, mark) if release else "torch"
+    return "%s --index-url https://download.pytorch.org/whl/%s" % (pin, torch_variant_tag(cuda))
 
 
 def toolkit_install_fix(facts: Facts, compat: Compat, cuda: Any = None) -> Fix:

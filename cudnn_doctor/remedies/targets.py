@@ -99,10 +99,10 @@ def tensorflow_tested_build_fix(version: str, cuda: str, cudnn: str) -> Fix:
                run(pip("install tensorflow==%s" % version)))
 
 
-def torch_build_for_gpu_fix(torch: str, cuda: str) -> Fix:
+def torch_build_for_gpu_fix(compat: Compat, torch: str, cuda: str) -> Fix:
     """The newest PyTorch build that still runs on this GPU, where the one asked for cannot."""
     return say("This build cannot run on this GPU; the newest PyTorch build that does (with this driver) is %s for "
-               "CUDA %s: %s", torch, cuda, torch_install(torch, cuda))
+               "CUDA %s: %s", torch, cuda, torch_install(compat, torch, cuda))
 
 
 def jax_build_fix(facts: Facts, compat: Compat, row: Dict[str, Any], driver_too_old: bool) -> Fix:

@@ -34,7 +34,7 @@ def driver_for_framework_fix(facts: Facts, compat: Compat, floor: Optional[Drive
     """The driver a framework's CUDA build needs, or (PyTorch) the build for a CUDA the driver runs."""
     fix = driver_upgrade_fix(_floor_text(floor), platform_of(facts))
     if torch_cuda:
-        fix = or_else(fix, say("install the build for CUDA %s: %s", torch_cuda, torch_install(torch_version, torch_cuda)),
+        fix = or_else(fix, say("install the build for CUDA %s: %s", torch_cuda, torch_install(compat, torch_version, torch_cuda)),
                       "%s; or %s")
     return noted(fix, arch_driver_limit(facts, compat, floor.branch if floor else None))
 

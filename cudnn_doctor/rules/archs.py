@@ -34,7 +34,7 @@ def _fix(facts: Facts, compat: Compat, fw: FrameworkFacts, gpu: GpuFacts) -> Fix
     if framework_kind(fw) == "torch":
         better = best_torch_variant(facts, compat, fw.version)
         if better:
-            return torch_install(better["torch"], better["cuda"])
+            return torch_install(compat, better["torch"], better["cuda"])
         return torch_from_source_fix(known_cc(gpu))
     return framework_upgrade_for_cc_fix(fw.name, known_cc(gpu))
 

@@ -64,7 +64,7 @@ def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 if compat.sass_runs(row["arch"], row.get("ptx"), known_cc(gpu)):
                     continue
                 better = best_torch_variant(facts, compat, fw.version)
-                fix = (torch_install(better["torch"] if better else fw.version, better["cuda"]) if better else
+                fix = (torch_install(compat, better["torch"] if better else fw.version, better["cuda"]) if better else
                        torch_source_build_fix(known_cc(gpu), row["arch"][0], row["arch"][-1]))
                 out.append(finding(
                     ERROR, "torch %s has no kernels for %s" % (fw.version, gpu_label(gpu)),

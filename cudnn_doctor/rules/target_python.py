@@ -81,12 +81,12 @@ def judge_torch(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
             problems.append(blocked.strip())
         # The pin names a release on PyPI: the one asked for where it exists, else the table's minor (2.5 = 2.5.0).
         pin = version if compat.framework_release_exists("torch", version) is not False else row["torch"]
-        fix = with_driver_step(facts, compat, cuda, torch_install(pin, cuda))
+        fix = with_driver_step(facts, compat, cuda, torch_install(compat, pin, cuda))
         if blocked or any("compute capability" in p and "below" in p or "no kernels" in p for p in problems):
             # The GPU itself rules this build out: name the newest PyTorch build that still runs here.
             other = best_torch_variant(facts, compat, None)
             if other is not None:
-                fix = torch_build_for_gpu_fix(other["torch"], other["cuda"])
+                fix = torch_build_for_gpu_fix(compat, other["torch"], other["cuda"])
         options.append(("the CUDA %s build (bundled cuDNN %s)" % (cuda, row["cudnn"]), problems, fix))
     return verdict("PyTorch %s" % version.split("+")[0], options,
                     compat.framework_source("pytorch"), ["C1", "B1"])
