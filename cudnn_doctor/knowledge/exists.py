@@ -133,7 +133,7 @@ class ExistsKnowledge(Domain):
 
     def framework_release_exists(self, framework: str, version: str) -> Optional[bool]:
         """Whether `pip install FRAMEWORK==version` names a release on PyPI ('2.5' is 2.5.0, as pip reads it); None
-        for a framework the knowledge does not list or a release newer than any it lists."""
+        for a framework the knowledge does not list or a release outside the range it lists."""
         known = [v for v in (ver(r) for r in self.framework_releases(framework)) if v is not None]
         try:
             spec = SpecifierSet("==%s" % version.split("+")[0])
@@ -144,7 +144,8 @@ class ExistsKnowledge(Domain):
             return None
         if any(spec.contains(v, prereleases=True) for v in known):
             return True
-        return None if want > max(known) else False
+        # The list starts where the wheels' records were read (torch 1.13): older or newer releases are not known.
+        return None if want > max(known) or want < min(known) else False
 
     def driver_branches(self) -> List[int]:
         """The Linux driver branches the knowledge names: each CUDA release's driver, the minor-version floors and

@@ -74,10 +74,13 @@ def cudnn_older(runtime: Any, compiled: Any) -> Tuple[bool, str]:
 
 
 def best_torch_variant(facts: Facts, compat: Compat, torch_version: Optional[str],
-                       python: Optional[str] = None) -> Optional[Dict[str, Any]]:
-    """The newest PyTorch CUDA variant (of this torch minor when known) the driver and GPUs can run, and (where
-    `python` is given) that has wheels for that Python (each row's range, read from its wheels' tags)."""
+                       python: Optional[str] = None, site: Optional[str] = None) -> Optional[Dict[str, Any]]:
+    """The newest PyTorch CUDA variant (of this torch minor when known) the driver and GPUs can run, and that has
+    wheels for the Python it goes to (each row's range, read from its wheels' tags): `python`, else the Python
+    the probes read for `site`."""
     rows = compat.framework_rows("pytorch")
+    if python is None and site:
+        python = next((p.get("version") for p in facts.python.pythons if p.get("site") == site), None)
     if python:
         rows = [r for r in rows if not r.get("python") or SpecifierSet(str(r["python"])).contains(python)]
     if torch_version:

@@ -28,7 +28,7 @@ def framework_gpu_build_fix(facts: Facts, compat: Compat, fw: FrameworkFacts) ->
     """Replace a CPU-only framework build with its CUDA build (for PyTorch, the variant this driver and GPU run)."""
     kind = framework_kind(fw)
     if kind == "torch":
-        best = best_torch_variant(facts, compat, fw.version)
+        best = best_torch_variant(facts, compat, fw.version, site=fw.location)
         if best:
             # Keep the installed release (2.5.1, not the table's minor 2.5, which pip reads as 2.5.0).
             installed = fw.version.split("+")[0]

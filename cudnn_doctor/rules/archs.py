@@ -32,7 +32,7 @@ def _how(where: str) -> str:
 
 def _fix(facts: Facts, compat: Compat, fw: FrameworkFacts, gpu: GpuFacts) -> Fix:
     if framework_kind(fw) == "torch":
-        better = best_torch_variant(facts, compat, fw.version)
+        better = best_torch_variant(facts, compat, fw.version, site=fw.location)
         if better:
             return torch_install(compat, better["torch"], better["cuda"])
         return torch_from_source_fix(known_cc(gpu))

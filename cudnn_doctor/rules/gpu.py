@@ -63,7 +63,7 @@ def framework_arch(facts: Facts, ctx: RuleContext) -> List[Finding]:
             for gpu in gpus:
                 if compat.sass_runs(row["arch"], row.get("ptx"), known_cc(gpu)):
                     continue
-                better = best_torch_variant(facts, compat, fw.version)
+                better = best_torch_variant(facts, compat, fw.version, site=fw.location)
                 fix = (torch_install(compat, better["torch"] if better else fw.version, better["cuda"]) if better else
                        torch_source_build_fix(known_cc(gpu), row["arch"][0], row["arch"][-1]))
                 out.append(finding(

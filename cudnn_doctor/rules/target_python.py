@@ -84,7 +84,7 @@ def judge_torch(facts: Facts, compat: Compat, target: Target) -> List[Finding]:
         fix = with_driver_step(facts, compat, cuda, torch_install(compat, pin, cuda))
         if blocked or any("compute capability" in p and "below" in p or "no kernels" in p for p in problems):
             # The GPU itself rules this build out: name the newest PyTorch build that still runs here.
-            other = best_torch_variant(facts, compat, None)
+            other = best_torch_variant(facts, compat, None, site=installed.location if installed else None)
             if other is not None:
                 fix = torch_build_for_gpu_fix(compat, other["torch"], other["cuda"])
         options.append(("the CUDA %s build (bundled cuDNN %s)" % (cuda, row["cudnn"]), problems, fix))

@@ -102,7 +102,7 @@ def framework_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
         ok, how, floor = _judge(facts, compat, fw.cuda_version)
         if ok is not False:
             continue
-        better = best_torch_variant(facts, compat, fw.version) if framework_kind(fw) == "torch" else None
+        better = best_torch_variant(facts, compat, fw.version, site=fw.location) if framework_kind(fw) == "torch" else None
         out.append(finding(
             ERROR, "%s %s is built for CUDA %s; driver %s supports CUDA %s" % (
                 fw.name, fw.version, fw.cuda_version, driver_version(facts) or "?", dcuda or "?"),
