@@ -72,3 +72,11 @@ def test_the_same_code_by_name_and_number_is_one_status():
     found = decode_statuses("CUDA error 803: system has unsupported display driver / cuda driver combination "
                             "(cudaErrorSystemDriverMismatch)", COMPAT)
     assert [s.code.name for s in found] == ["cudaErrorSystemDriverMismatch"]
+
+
+def test_sublibrary_unavailable_says_what_still_runs_without_the_precompiled_engines():
+    # Measured on an H200 (docs/real-stacks.md): torch 2.11's batch norm stopped at this status, its convolutions ran.
+    from cudnn_doctor.explain import explain
+    ex = explain("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE", check=False).explanation
+    assert "libcudnn_engines_precompiled" in ex.answer.cause and "batch normalization" in ex.answer.cause
+    assert "LD_LIBRARY_PATH" in ex.fix.text

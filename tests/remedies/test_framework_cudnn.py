@@ -116,7 +116,7 @@ def test_a_dlopen_from_an_rpath_object_searches_its_loaders_rpath_before_ld_libr
 
 
 def _sublibrary_facts(graph_dir: str, all_there: bool = False, other_version: str = "9.3.0", requires=(),
-                      rule: str = "CD709"):
+                      rule: str = "CD709", names=("libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9")):
     from facts_factory import PIP_CUDNN, cudnn_copy, resolution
 
     facts = make_facts()
@@ -127,7 +127,7 @@ def _sublibrary_facts(graph_dir: str, all_there: bool = False, other_version: st
     facts.loader.ld_library_path = [other]
     fw = framework("torch", "2.5.1", resolved_cudnn=resolution("libcudnn.so.9", PIP_CUDNN + "/libcudnn.so.9", "RPATH"))
     fw.requires = list(requires)
-    names = ["libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9"]
+    names = list(names)
     fw.resolved_cudnn_parts = {
         n: resolution(n, "%s/%s" % (graph_dir if (n == names[0] or all_there) else PIP_CUDNN, n), "LD_LIBRARY_PATH")
         for n in names}
@@ -141,6 +141,16 @@ def test_cd709_two_releases_in_one_process_is_an_error_fixed_by_dropping_the_fol
     [f] = _sublibrary_facts("/opt/other-cudnn/lib")
     assert f.severity.value == "error" and "libcudnn_graph.so.9" in f.title and "9.3.0" in f.title
     assert len(f.remedy.commands) == 1 and ld_library_path_after(f.remedy.commands, ["/opt/other-cudnn/lib"]) == []
+
+
+def test_cd709_another_releases_precompiled_engines_say_what_stops_and_what_still_runs():
+    # H200 (docs/real-stacks.md): cuDNN refused another release's libcudnn_engines_precompiled.so.9; torch 2.11's
+    # convolutions and attention ran, its batch norm, LSTM and GRU stopped at NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE.
+    [f] = _sublibrary_facts("/opt/other-cudnn/lib", names=("libcudnn_engines_precompiled.so.9", "libcudnn_graph.so.9"))
+    assert f.severity.value == "error" and "libcudnn_engines_precompiled.so.9" in f.title
+    assert "batch normalization and RNNs stop at CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE" in f.detail
+    [f] = _sublibrary_facts("/opt/other-cudnn/lib")  # the graph library: no word about engines
+    assert "NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE" not in f.detail
 
 
 def test_cd709_all_sub_libraries_of_one_other_release_load_but_are_named():
