@@ -101,8 +101,9 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
         lost = [n for n in missing + [n for n, _, _ in foreign] if n.startswith("libcudnn_engines_precompiled")]
         if lost:
             detail += (" Without %s cuDNN runs on runtime-compiled engines: convolutions and attention still run, "
-                       "batch normalization and RNNs stop at CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE "
-                       "(measured on an H200 with torch 2.11: docs/real-stacks.md)." % lost[0])
+                       "but after the first convolution backward pass (training) batch normalization and RNNs stop at "
+                       "CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE (measured on an H200 with torch 2.11: "
+                       "docs/real-stacks.md)." % lost[0])
         out.append(finding(severity, title, detail=detail, remedy=whole_environment_fix(facts, compat_of(ctx), fw, fix),
                            evidence={
             "framework": fw.name, "version": fw.version, "cudnn": res.path,

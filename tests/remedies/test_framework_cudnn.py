@@ -145,10 +145,12 @@ def test_cd709_two_releases_in_one_process_is_an_error_fixed_by_dropping_the_fol
 
 def test_cd709_another_releases_precompiled_engines_say_what_stops_and_what_still_runs():
     # H200 (docs/real-stacks.md): cuDNN refused another release's libcudnn_engines_precompiled.so.9; torch 2.11's
-    # convolutions and attention ran, its batch norm, LSTM and GRU stopped at NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE.
+    # convolutions and attention ran; after a convolution's backward pass its batch norm, LSTM and GRU stopped at
+    # NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE (before one, they ran).
     [f] = _sublibrary_facts("/opt/other-cudnn/lib", names=("libcudnn_engines_precompiled.so.9", "libcudnn_graph.so.9"))
     assert f.severity.value == "error" and "libcudnn_engines_precompiled.so.9" in f.title
     assert "batch normalization and RNNs stop at CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE" in f.detail
+    assert "backward" in f.detail
     [f] = _sublibrary_facts("/opt/other-cudnn/lib")  # the graph library: no word about engines
     assert "NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE" not in f.detail
 
