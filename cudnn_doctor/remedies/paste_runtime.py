@@ -12,7 +12,7 @@ from .shell import advice, ld_library_path_without, or_else, q, run, said, say, 
 from .shells import command_fix
 from .node import cdi_generate_fix
 from .paste import driver_fix
-from .software import torch_install, torch_variant_tag
+from .software import before_torch_indexes, torch_install, torch_variant_tag
 
 
 def uvm_reload_fix(platform: str) -> Fix:
@@ -104,7 +104,12 @@ def _torch_for_paste(compat: Compat, cc: Optional[str], driver: Optional[str], p
         best = best_torch_variant(machine, compat, None, python=python)  # the build that failed: another one
 
     def pin(row: Dict[str, Any]) -> str:
-        return held if held and mm_text(held) == row["torch"] else str(row["torch"])
+        # The newest release pip installs there is PyPI's build; before PyTorch's per-CUDA indexes, another CUDA's
+        # build is attested for X.Y.0 (the rows' source, PyTorch's previous-versions page), so that one is named.
+        if held and mm_text(held) == row["torch"] and (row.get("channel") == "stable" or
+                                                        not before_torch_indexes(compat, held)):
+            return held
+        return str(row["torch"])
 
     if best is not None:
         return say("install the PyTorch %s build for CUDA %s, the newest with %s%s%s: %s",

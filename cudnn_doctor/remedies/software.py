@@ -58,6 +58,13 @@ def torch_install(compat: Compat, version: Optional[str], cuda: str) -> Fix:
     return run(system("pip install --force-reinstall %s" % torch_source(compat, version, cuda), privileged=False))
 
 
+def before_torch_indexes(compat: Compat, release: Optional[str]) -> bool:
+    """Whether a PyTorch release predates its per-CUDA indexes (compat's find_links_before: 1.11 and older)."""
+    have = ver(release.split("+")[0]) if release else None
+    before = ver(str(compat.install_recipe("torch").get("find_links_before") or ""))
+    return have is not None and before is not None and have < before
+
+
 def torch_source(compat: Compat, version: Optional[str], cuda: str, quoted: bool = False) -> str:
     """The pip words for a PyTorch release's CUDA build, in the form PyTorch's own page gives for that release: its
     CUDA index (`"torch==2.5.1" --index-url .../whl/cu124`), or, before the per-CUDA indexes (compat's
@@ -65,9 +72,8 @@ def torch_source(compat: Compat, version: Optional[str], cuda: str, quoted: bool
     .../torch_stable.html`)."""
     recipe = compat.install_recipe("torch")
     release = version.split("+")[0] if version else None
-    have, before = ver(release) if release else None, ver(str(recipe.get("find_links_before") or ""))
     mark = '"' if quoted else ""
-    if release and have is not None and before is not None and have < before:
+    if release and before_torch_indexes(compat, release):
         # The build PyPI itself serves for that release (its torch/version.py names this CUDA) needs no other page.
         if any(r["torch"] == mm_text(release) and r["cuda"] == mm_text(cuda) and r.get("channel") == "stable"
                for r in compat.framework_rows("pytorch")):

@@ -36,12 +36,13 @@ def _pip_words(fix: str) -> list:
 
 def test_a_gpu_the_pastes_driver_cannot_drive_gets_the_driver_first_then_a_build_for_its_python():
     # RTX 3090 (sm_86) under driver 418 (CUDA 10.1, before Ampere): no build runs there. Python 3.6 caps PyTorch at
-    # 1.10, whose CUDA 11.1 build has sm_86; CUDA 11.1 needs driver 455.23.
+    # 1.10, whose CUDA 11.1 build has sm_86 (PyTorch's page lists 1.10.0+cu111; PyPI's 1.10.2 is the CUDA 10.2
+    # build); CUDA 11.1 needs driver 455.23.
     fix = _fix(RTX3090_DRIVER_418)
-    assert fix.index("455.23") < fix.index("torch==1.10.2+cu111"), fix
+    assert fix.index("455.23") < fix.index("torch==1.10.0+cu111"), fix
     words = _pip_words(fix)
     assert words[words.index("-f") + 1] == "https://download.pytorch.org/whl/torch_stable.html"
-    assert Requirement(next(w for w in words if w.startswith("torch=="))).specifier.contains("1.10.2+cu111")
+    assert Requirement(next(w for w in words if w.startswith("torch=="))).specifier.contains("1.10.0+cu111")
 
 
 def test_a_build_the_pastes_driver_runs_is_chosen_and_never_the_one_that_failed():
