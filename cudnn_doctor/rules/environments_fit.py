@@ -41,10 +41,10 @@ def separate_environments(facts: Facts, ctx: RuleContext) -> List[Finding]:
         failing = [n for n in needs if not _served(facts, n)]
         # The frameworks it fails are named with their release (the finding is about them); the others by name.
         named = [n.label for n in failing] or [needs[0].label]
+        others = [n.framework.name for n in needs if n.label not in named]
         out.append(finding(
             ERROR if failing else WARNING,
-            "%s cannot share %s: %s" % (
-                " and ".join(named + [n.label for n in needs if n.label not in named]), site, why),
+            "%s cannot share %s: %s" % (" and ".join(named + others), site, why),
             detail="Every nvidia-cudnn-* wheel installs into the one site-packages/nvidia/cudnn folder, and a process "
                    "loads one libcudnn.so.N: %s. What each accepts at run time: %s. Nothing else serves them all, so "
                    "each framework gets its own virtual environment." % (why, "; ".join(
