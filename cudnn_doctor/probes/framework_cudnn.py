@@ -11,7 +11,8 @@ from packaging.version import Version
 from .. import parsed_cache
 from ..model import FrameworkFacts, Resolution
 from ..versions import canonical_name, requirements, small_int
-from .preloads import preloaded_cudnn
+from ..queries import copy_for_path
+from .preloads import PRELOAD_PLACES, preloaded_cudnn
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -130,10 +131,10 @@ def resolve_sublibraries(ctx, fw: FrameworkFacts, major: int) -> Dict[str, Resol
     names = ctx.knowledge.cudnn_layout(major).get("linux_sublibraries", [])
     info = ctx.loader.elf(res.path, dynamic=True)
     # A preloaded shim was loaded by the program, not by the framework's library: no RPATH of the latter is inherited.
-    preloaded = res.via in ("LD_PRELOAD", "/etc/ld.so.preload")
+    preloaded = res.via in PRELOAD_PLACES
     inherited = [] if info.runpath or preloaded else _loader_chain(ctx, fw)
     shim = dict(runpath=info.runpath, rpath=info.rpath, origin=os.path.dirname(res.path), inherited_rpath=inherited)
-    release = _release_of(ctx, res.path, res.realpath) if major >= 9 else None
+    release = _release_of(copy_for_path(ctx.facts, res.path, res.realpath)) if major >= 9 else None
     found = {name: _sublibrary(ctx, name, release, shim) for name in names if "_engines_" not in name}
     # cuDNN 9's engines are dlopened by libcudnn_graph's LibraryLoader at the first convolution, so glibc searches
     # from the graph library: its RUNPATH comes after LD_LIBRARY_PATH even where the shim's RPATH came before it
@@ -141,7 +142,7 @@ def resolve_sublibraries(ctx, fw: FrameworkFacts, major: int) -> Dict[str, Resol
     graph = found.get("libcudnn_graph.so.%d" % major)
     searcher = shim
     if graph is not None and graph.path and not graph.error:
-        release = _release_of(ctx, graph.path, graph.realpath)
+        release = _release_of(copy_for_path(ctx.facts, graph.path, graph.realpath))
         g_info = ctx.loader.elf(graph.path, dynamic=True)
         searcher = dict(runpath=g_info.runpath, rpath=g_info.rpath, origin=os.path.dirname(graph.path),
                         inherited_rpath=[] if g_info.runpath else list(info.rpath) + inherited)
@@ -149,13 +150,9 @@ def resolve_sublibraries(ctx, fw: FrameworkFacts, major: int) -> Dict[str, Resol
     return {name: found[name] for name in names}
 
 
-def _release_of(ctx, path: Optional[str], realpath: Optional[str]) -> Optional[str]:
+def _release_of(copy) -> Optional[str]:
     """The release (9.14.0) of the copy a loaded cuDNN file belongs to, where a probe read it."""
-    wanted = {p for p in (path, realpath) if p}
-    for copy in ctx.facts.cudnn:
-        if copy.version and (copy.path in wanted or any(f.path in wanted or f.realpath in wanted for f in copy.files)):
-            return str(copy.version)
-    return None
+    return str(copy.version) if copy is not None and copy.version else None
 
 
 def _sublibrary(ctx, soname: str, release: Optional[str], searcher: Dict) -> Resolution:

@@ -10,6 +10,10 @@ from typing import List, Optional, Tuple
 from ..model import FrameworkFacts, Resolution
 from .python_places import sys_path_sites
 
+# Where a forced library comes from, as a Resolution's `via` says it: the variable, then glibc's own file.
+ETC_PRELOAD = "/etc/ld.so.preload"
+PRELOAD_PLACES = ("LD_PRELOAD", ETC_PRELOAD)
+
 
 def _table_entry(folder: str, files: str) -> "re.Pattern[str]":
     """One wheel folder's entry in torch/__init__.py's preload table, as `_preload_cuda_deps(lib_folder, lib_name)`
@@ -59,8 +63,8 @@ def preload_entries(ctx) -> List[Tuple[str, str]]:
     """(entry, where it was set) in the loader's own order: LD_PRELOAD, then /etc/ld.so.preload (glibc's rtld
     loads both before the program's own libraries; whitespace or colons separate entries)."""
     out = [(p, "LD_PRELOAD") for p in ctx.facts.loader.ld_preload]
-    text = ctx.host.read_text("/etc/ld.so.preload", limit=64 * 1024) or ""
-    out += [(p, "/etc/ld.so.preload") for p in text.replace(":", " ").split() if not p.startswith("#")]
+    text = ctx.host.read_text(ETC_PRELOAD, limit=64 * 1024) or ""
+    out += [(p, ETC_PRELOAD) for p in text.replace(":", " ").split() if not p.startswith("#")]
     return out
 
 
