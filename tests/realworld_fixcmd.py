@@ -27,6 +27,7 @@ import realworld_wheels as wheels
 # into PYTHONPATH: the doctor reads PYTHONPATH as the inspected environment's (a case's --target folder is there), and
 # the environment's python it probes would see the checkout too.
 CHECKOUT = os.environ.get("REALWORLD_DOCTOR") or str(Path(__file__).resolve().parent.parent)
+SCRATCH = wheels.CACHE / "fix-tmp" / str(os.getpid())  # this process's fix children's TMPDIR
 BOOT = ("import runpy, sys; sys.path.insert(0, %r); runpy.run_module('cudnn_doctor', run_name='__main__', "
         "alter_sys=True)" % CHECKOUT)
 # What a new shell keeps of the environment (apply_fix's list), once its activate script has run.
@@ -109,9 +110,12 @@ def give_pip(moved: stacks.Stack) -> None:
 
 def doctor_env(env: Dict[str, str]) -> Dict[str, str]:
     """The environment fix runs in: the stack's own, with pip offline on the wheel cache and no dependencies (as
-    apply_fix: what the oracle loads is named; fetch_pins fills the cache first), no pip cache written."""
+    apply_fix: what the oracle loads is named; fetch_pins fills the cache first), no pip cache written, and its
+    temporary files in a folder that prove removes: a pip killed by SIGKILL leaves its unpacked wheel (a cuDNN wheel
+    unpacks to gigabytes) in TMPDIR, and a few of those filled CI's disk until a later install failed."""
+    SCRATCH.mkdir(parents=True, exist_ok=True)
     return dict(env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_NO_INDEX="1", PIP_NO_CACHE_DIR="1",
-                PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+                PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", TMPDIR=str(SCRATCH))
 
 
 def fetch_pins(plan: str) -> List[str]:
@@ -293,6 +297,7 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
                 run.why.append("killed fix: " + run.killed)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(SCRATCH, ignore_errors=True)
     run.seconds = round(time.perf_counter() - start, 1)
     return run
 

@@ -173,7 +173,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
                 out.ran.append((step.shown, code, _tail(text)))
                 hooks.point("fix-after-step-%d" % len(out.ran))
                 if code != 0:
-                    raise FixStopped("`%s` failed (exit %d)" % (step.shown, code))
+                    raise FixStopped("`%s` failed (exit %d)%s" % (step.shown, code, _reason(text)))
             shared.put_back(folder, common, sites)
             apply_files(folder, journal)
             out.files = [os.path.join(journal["dirs"][op["dir"]]["path"], op["rel"]) for op in ops]
@@ -196,6 +196,15 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
 
 def _tail(text: str, lines: int = 6) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _reason(text: str) -> str:
+    """The tool's own words on why it failed, so that a stopped fix says it ("No space left on device", "No matching
+    distribution found"): pip's last ERROR line, or the last line of a traceback it printed after "ERROR: Exception:"."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR:") and line != "ERROR: Exception:"]
+    said = (errors or lines)[-1:]
+    return ": %s" % said[0][:400] if said else ""
 
 
 def undo_newest(environment: Environment, env: Mapping[str, str]) -> Outcome:
@@ -266,8 +275,8 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
         ran.append((" ".join(argv), code, _tail(text)))
     failed = [r for r in ran if r[1] != 0]
     if failed:
-        raise FixStopped("`%s` failed (exit %d): run `cudnn-doctor fix --undo` again once that works"
-                         % (failed[0][0], failed[0][1]))
+        raise FixStopped("`%s` failed (exit %d)%s; run `cudnn-doctor fix --undo` again once that works"
+                         % (failed[0][0], failed[0][1], _reason(failed[0][2])))
     done["removed"] += strays.sweep(folder, None if interrupted else set(shared.listed(sites)))
     return ran, done["restored"] + done["removed"]
 

@@ -256,3 +256,27 @@ def test_a_venv_used_from_path_is_judged_without_its_activate_script_and_not_cal
                             stdin=subprocess.DEVNULL, timeout=300)
     assert undone.returncode == 0, undone.stdout + undone.stderr
     assert state_hashes(venv) == before
+
+
+def test_a_step_that_fails_after_its_dry_run_passed_says_pips_reason_and_changes_nothing(venv, tmp_path):
+    """pip's dry run reads a wheel's METADATA alone; its install inflates every member. A wheel whose library
+    member is damaged passes the first and fails the second, as a full disk would: fix undoes what it did and says
+    pip's own last words, not only its exit code."""
+    venv, links = venv
+    damaged = tmp_path / "wheels"
+    shutil.copytree(links, damaged)
+    wheel = next(damaged.glob("nvidia_cudnn_cu12-8.9.2.26-*.whl"))
+    import zipfile
+    member = next(i for i in zipfile.ZipFile(wheel).infolist() if i.filename.endswith("libcudnn.so.8"))
+    data = bytearray(wheel.read_bytes())
+    start = member.header_offset + 30 + len(member.filename) + len(member.extra)
+    for at in range(start + 100, start + 104):
+        data[at] ^= 0xFF  # inside the deflated bytes: the local header and the central directory stay whole
+    wheel.write_bytes(bytes(data))
+    before = state_hashes(venv)
+    done = doctor(venv, damaged, "fix", *IDS, "--yes")
+    assert done.returncode == 1, done.stdout + done.stderr
+    stopped = next(line for line in done.stdout.splitlines() if line.startswith("fix stopped:"))
+    assert "failed (exit 2): zlib.error: Error -3 while decompressing data" in stopped, stopped
+    assert "everything fix had changed was undone" in stopped
+    assert state_hashes(venv) == before
