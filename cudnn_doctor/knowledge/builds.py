@@ -2,8 +2,7 @@
 framework release's CUDA variants, the GPU code each carries and how each is installed."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from ..versions import major_of, mm_text, ver
 from .frameworks import FrameworkKnowledge
@@ -14,8 +13,7 @@ _WHEEL_PROJECTS = {"cupy": ("cupy-cuda12x", "cupy-cuda13x"), "onnxruntime": ("on
                    "tensorflow": ("tensorflow",), "torch": ("torch",), "paddlepaddle": ("paddlepaddle-gpu",)}
 
 
-@dataclass(frozen=True)
-class Build:
+class Build(NamedTuple):
     """One installable build: a framework release made with one CUDA, and the GPU code it carries."""
 
     framework: str
@@ -28,7 +26,7 @@ class Build:
     driver_branch: str = ""  # a documented driver floor that replaces the CUDA release's own
     code_source: str = ""  # where the GPU code (or the floor) comes from; "" when the knowledge lacks it
     cudnn: str = ""  # the cuDNN wheel it pins
-    sources: Tuple[str, ...] = field(default_factory=tuple)
+    sources: Tuple[str, ...] = ()
 
     @property
     def code_known(self) -> bool:

@@ -4,8 +4,7 @@ user's run."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from .load import read_shipped
 from .tables import Domain, row_source
@@ -16,8 +15,7 @@ UNITS = ("bytes", "count")
 _REQUIRED = ("id", "title", "section", "severity", "fact", "title_found", "words", "source", "status")
 
 
-@dataclass(frozen=True)
-class DeclaredCheck:
+class DeclaredCheck(NamedTuple):
     """One table of compat/checks.toml."""
 
     alias: str  # the table's name: kebab-case, what --skip takes

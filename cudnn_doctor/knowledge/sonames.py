@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, NamedTuple, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -16,8 +15,7 @@ _SONAME = re.compile(r"^(lib[\w+-]*?)(?:\.alt)?\.so(?:\.(\d+(?:\.\d+)*))?$")
 _DLL = re.compile(r"^([a-z][\w-]*?)64_(\d+)(?:_\d+)?\.dll$", re.I)
 
 
-@dataclass(frozen=True)
-class Shipped:
+class Shipped(NamedTuple):
     """The releases that ship one library name: CUDA `low` to `high` (equal when exact), or a cuDNN major."""
 
     name: str

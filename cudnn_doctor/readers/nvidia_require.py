@@ -12,8 +12,7 @@ a satisfied alternative is never seen. Every requirement is judged once per visi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=")  # libnvidia-container's order: the first that matches wins
 _OP_CHARS = "<>=!"
@@ -25,8 +24,7 @@ class Unknown(Exception):
     """A term needs a value the node report does not hold (the runtime would know it; cudnn-doctor cannot)."""
 
 
-@dataclass(frozen=True)
-class NodeValues:
+class NodeValues(NamedTuple):
     """What the runtime compares: the driver's CUDA and release, one GPU's compute capability and brand word.
 
     None means the caller does not know it; `gpu` False means the runtime sees no GPU (arch and brand hold)."""
@@ -38,8 +36,7 @@ class NodeValues:
     gpu: bool = True
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     """ok: the runtime starts the container; invalid: it refuses the expression itself; message: its words."""
 
     ok: bool
@@ -169,8 +166,7 @@ def judge(requirements: Sequence[str], gpus: Sequence[NodeValues], without_gpu: 
     return Outcome(True)
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """The runtime's answer over every brand word a GPU of unknown brand could carry."""
 
     outcome: Optional[Outcome]  # None: it depends on the brand (or a value the report lacks)

@@ -7,7 +7,7 @@ builds of one major: the same soname) do the frameworks need separate environmen
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -25,8 +25,7 @@ from .shell import advice, noted, prepend_ld_path, q, run, said
 _PRELOADS_FROM_SITE = ("torch", "jax")
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     """One cuDNN release for the frameworks that load this major: in the site (pip's own folder) or beside it."""
 
     project: str

@@ -2,8 +2,7 @@
 nvidia-cudnn pin, else its release's pin in compat, else the wheel of its build's CUDA at the major it asks for."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, List, Optional
+from typing import Dict, List, NamedTuple, Optional, TYPE_CHECKING
 
 from ..knowledge import Compat
 from ..model import FrameworkFacts
@@ -34,8 +33,7 @@ def applying_requirements(fw: FrameworkFacts) -> List["Requirement"]:
     return list(out.values())
 
 
-@dataclass(frozen=True)
-class Need:
+class Need(NamedTuple):
     """What one framework asks of its environment's one nvidia/cudnn folder."""
 
     framework: FrameworkFacts

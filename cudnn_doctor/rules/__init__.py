@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, FrozenSet, List, Mapping, Optional, Tuple
+from typing import Callable, FrozenSet, List, Mapping, NamedTuple, Optional, TYPE_CHECKING, Tuple
 
 from ..knowledge import Compat
 from ..model import Facts, Finding, Severity, Target
@@ -43,8 +43,7 @@ class RuleContext:
 RuleFunc = Callable[[Facts, "RuleContext"], List[Finding]]
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str  # stable code, e.g. "CD101"
     alias: str  # kebab-case name
     title: str

@@ -1,7 +1,6 @@
 """bench's arithmetic and references without a GPU: FLOPs, epoch extrapolation, peaks, CPU baseline, verdicts."""
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import pytest
@@ -315,7 +314,7 @@ def test_a_bench_rule_that_raises_costs_its_finding_not_the_measurements(monkeyp
     def boom(facts, ctx):
         raise KeyError("pcie_width")
 
-    swapped = [dataclasses.replace(r, func=boom) if r is broken else r for r in rules_pkg.RULES]
+    swapped = [r._replace(func=boom) if r is broken else r for r in rules_pkg.RULES]
     monkeypatch.setattr(rules_pkg, "RULES", swapped)
     found = verdicts.judge(_report(peak=None, gpu={"name": "GeForce GTX 1060", "sm_count": 10}))
     crashed = next(f for f in found if f.id == "CD953")

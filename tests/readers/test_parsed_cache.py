@@ -197,3 +197,20 @@ def test_remember_all_asks_the_cache_once_for_a_set_and_falls_back_to_each_file_
     assert got[1] is err and computed.count(1) == 4  # the failed read was not remembered, alone or in the set
     monkeypatch.setenv("CUDNN_DOCTOR_CACHE_DIR", "off")
     assert parsed_cache.remember_all("t", ids, compute([7, 8, 9])) == [7, 8, 9]
+
+
+def test_two_identities_that_share_a_file_name_take_turns_and_never_answer_for_each_other(tmp_path, cache,
+                                                                                          monkeypatch):
+    """The file name is a 32-bit checksum of the key; the key stored in the file decides a hit. Every name made
+    the same: each identity still gets its own value, parsed again when the other one took the file."""
+    from cudnn_doctor import parsed_cache
+
+    monkeypatch.setattr(parsed_cache.zlib, "crc32", lambda data: 7)
+    load, parses, folder = cache
+    (tmp_path / "a.json").write_text('{"v": 1}')
+    (tmp_path / "b.json").write_text('{"v": 2}')
+    assert load({"a": tmp_path / "a.json"}) == {"a": {"v": 1}}
+    assert load({"a": tmp_path / "b.json"}) == {"a": {"v": 2}}
+    assert load({"a": tmp_path / "b.json"}) == {"a": {"v": 2}} and len(parses) == 2  # b's now: a hit
+    assert load({"a": tmp_path / "a.json"}) == {"a": {"v": 1}} and len(parses) == 3  # a again: parsed, not b's
+    assert [p.name for p in folder.glob("test-*.marshal")] == ["test-00000007.marshal"]
