@@ -95,6 +95,13 @@ def small_int(text: Optional[str], digits: int = 18) -> Optional[int]:
 _SO_VERSION = re.compile(r"\.so\.(\d+(?:\.\d+)*)$")
 
 
+def tag_cuda(tag: Optional[str]) -> Optional[str]:
+    """A PyTorch build tag's CUDA, the last digit its minor: cu101 -> 10.1, cu130 -> 13.0, cu92 -> 9.2; None for
+    cpu, rocm or no tag."""
+    m = re.fullmatch(r"cu(\d{2,3})", tag or "")
+    return "%s.%s" % (m.group(1)[:-1], m.group(1)[-1]) if m else None
+
+
 def soname_version(filename: str) -> Optional[str]:
     """'libcudnn_ops.so.9.14.0' -> '9.14.0'; 'libcuda.so.580.95.05' -> '580.95.05'."""
     m = _SO_VERSION.search(filename)

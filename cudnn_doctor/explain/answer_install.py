@@ -12,6 +12,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..knowledge import Compat
 from ..remedies import paste_runtime as rt
+from ..versions import tag_cuda
 from .answered import Answer
 from .evidence import Evidence
 
@@ -71,20 +72,20 @@ def from_pip(ev: Evidence, compat: Compat) -> Optional[Answer]:
     span = "Python 3.%d-3.%d" % (pys[0], pys[-1]) if len(pys) > 1 else "Python 3.%d" % pys[0]
     has = "%s %s has wheels for %s only" % (req.name, release, span)
     python = _python_of(ev)
+    install = rt.release_install_words(compat, req.name, version, ev.platform)
     if python is not None and python not in pys:
         use = pys[-1] if python > pys[-1] else pys[0]
         return Answer("%s, and this pip runs on Python 3.%d: no %s wheel installs there" % (has, python, req.name),
-                      rt.supported_python_fix("3.%d" % use, "%s==%s" % (req.name, pin)))
+                      rt.supported_python_fix("3.%d" % use, install, ev.platform))
     if version.local and not any(w in ev.text for w in _OWN_INDEX):
         cpu = "; the torch installed instead is a CPU-only build ('not compiled with CUDA')" \
             if re.search(r"not compiled with CUDA", ev.text, re.I) else ""
-        cuda = re.fullmatch(r"cu(\d)(\d{1,2})", version.local)
+        cuda = tag_cuda(version.local)
         if cuda and req.name == "torch":
             return Answer("%s==%s is a build on PyTorch's own index (download.pytorch.org), not on PyPI, so pip "
                           "without --index-url finds none (%s)%s" % (req.name, pin, has, cpu),
-                          rt.torch_release_fix(compat, release, "%s.%s" % (cuda.group(1), cuda.group(2)),
-                                               "from PyTorch's index"))
+                          rt.torch_release_fix(compat, release, cuda, "from PyTorch's index"))
     if python is None:
         return Answer("%s: on Python 3.%d or newer (or 3.%d or older) pip finds none" % (has, pys[-1] + 1, pys[0] - 1),
-                      rt.supported_python_fix("3.%d" % pys[-1], "%s==%s" % (req.name, pin)))
+                      rt.supported_python_fix("3.%d" % pys[-1], install, ev.platform))
     return None

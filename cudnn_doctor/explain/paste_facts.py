@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Tuple
 
-from ..versions import decode_cuda
+from ..versions import decode_cuda, tag_cuda
 from .parse import parse_versions
 
 
@@ -81,12 +81,6 @@ class PasteFacts:
             if name == library and folder:
                 return folder
         return None
-
-
-def tag_cuda(tag: Optional[str]) -> Optional[str]:
-    """A build tag's CUDA: cu101 -> 10.1, cu130 -> 13.0, cu92 -> 9.2; None for cpu, rocm or no tag."""
-    m = re.fullmatch(r"cu(\d{2,3})", tag or "")
-    return "%s.%s" % (m.group(1)[:-1], m.group(1)[-1]) if m else None
 
 
 _W = r"(?<![\w.+-])"  # starts only where a word starts

@@ -65,18 +65,20 @@ def before_torch_indexes(compat: Compat, release: Optional[str]) -> bool:
     return have is not None and before is not None and have < before
 
 
-def torch_source(compat: Compat, version: Optional[str], cuda: str, quoted: bool = False) -> str:
+def torch_source(compat: Compat, version: Optional[str], cuda: str, quoted: bool = False,
+                 platform: str = "linux") -> str:
     """The pip words for a PyTorch release's CUDA build, in the form PyTorch's own page gives for that release: its
     CUDA index (`"torch==2.5.1" --index-url .../whl/cu124`), or, before the per-CUDA indexes (compat's
     find_links_before: 1.11 and older), the local version on the one find-links page (`"torch==1.10.2+cu111" -f
-    .../torch_stable.html`)."""
+    .../torch_stable.html`). PyPI's own build of a release is a CUDA one on Linux only: on Windows its wheel is
+    the CPU build, so there the page is always named."""
     recipe = compat.install_recipe("torch")
     release = version.split("+")[0] if version else None
     mark = '"' if quoted else ""
     if release and before_torch_indexes(compat, release):
         # The build PyPI itself serves for that release (its torch/version.py names this CUDA) needs no other page.
-        if any(r["torch"] == mm_text(release) and r["cuda"] == mm_text(cuda) and r.get("channel") == "stable"
-               for r in compat.framework_rows("pytorch")):
+        if platform != "windows" and any(r["torch"] == mm_text(release) and r["cuda"] == mm_text(cuda) and
+                                         r.get("channel") == "stable" for r in compat.framework_rows("pytorch")):
             return "%storch==%s%s" % (mark, release, mark)
         whole = ".".join((release.split(".") + ["0", "0"])[:3])  # what pip reads "1.8" as: 1.8.0, said so
         return "%storch==%s+%s%s -f %s" % (mark, whole, torch_variant_tag(cuda), mark, recipe["find_links"])

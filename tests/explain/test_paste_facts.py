@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 
-from cudnn_doctor.explain.paste_facts import read_paste, tag_cuda
+from cudnn_doctor.explain.paste_facts import read_paste
+from cudnn_doctor.versions import tag_cuda
 
 PY36 = ('File "/home/u/.local/lib/python3.6/site-packages/torch/cuda/__init__.py", line 190\n'
         "torch 1.6.0+cu101\n"

@@ -58,6 +58,54 @@ def test_pip_and_a_local_build_tag_is_pytorchs_own_index():
     assert "--index-url https://download.pytorch.org/whl/cu116" in ex.fix.text, ex.fix.text
 
 
+# A CUDA build pinned by its local tag (+cu102) on a Python the release has no wheels for: the fix installs that
+# build from the page that serves it (PyPI has no +cu102 file), in an environment made the platform's way.
+PIP_OLD_PYTHON_WINDOWS = ("C:\\Users\\me>pip3 install torch==1.8.1+cu102 torchvision==0.9.1+cu102 -f "
+                          "https://download.pytorch.org/whl/torch_stable.html\nDEPRECATION: Python 3.5 reached the end "
+                          "of its life on September 13th, 2020.\nERROR: No matching distribution found for "
+                          "torch==1.8.1+cu102")
+PIP_NEW_PYTHON_TAG = ("$ python -V\nPython 3.10.12\n$ pip install torch==1.9.1+cu111\nERROR: No matching distribution "
+                      "found for torch==1.9.1+cu111")
+PIP_NEW_PYTHON = ("$ python3 -V\nPython 3.12.3\n$ pip install torch==2.0.1\nERROR: Could not find a version that "
+                  "satisfies the requirement torch==2.0.1\nERROR: No matching distribution found for torch==2.0.1")
+
+
+def test_a_tagged_cuda_build_on_an_unsupported_python_is_installed_from_its_page_on_windows():
+    ex = _ex(PIP_OLD_PYTHON_WINDOWS)
+    assert ex.answer is not None and "Python 3.5" in ex.answer.cause, ex.answer
+    # PyPI's Windows wheel of a release is its CPU build: the +cu102 build and its page, named as the paste did
+    assert ex.fix.commands == ["py -3.6 -m venv .venv-py36", ".venv-py36\\Scripts\\activate",
+                               'pip install "torch==1.8.1+cu102" -f https://download.pytorch.org/whl/torch_stable.html'
+                               ], ex.fix.commands
+    assert ex.fix.shell == "powershell"
+
+
+def test_a_tagged_cuda_build_keeps_its_tag_and_page_and_the_cuda_is_read_from_the_tag():
+    ex = _ex(PIP_NEW_PYTHON_TAG)
+    assert ex.answer is not None and "Python 3.10" in ex.answer.cause, ex.answer
+    assert ex.fix.commands[-1] == ('pip install "torch==1.9.1+cu111" -f '
+                                   'https://download.pytorch.org/whl/torch_stable.html'), ex.fix.commands
+
+
+def test_the_environment_commands_run_as_printed(tmp_path):
+    """The fix's first two commands, run by sh as printed (this machine has the Python the fix names): the new
+    environment is the one activated."""
+    import shutil
+    import subprocess
+
+    ex = _ex(PIP_NEW_PYTHON)
+    make, activate, install = ex.fix.commands
+    assert make == "python3.11 -m venv .venv-py311" and install == "pip install torch==2.0.1", ex.fix.commands
+    if shutil.which("python3.11") is None:
+        import pytest
+
+        pytest.skip("python3.11 is not on PATH")
+    done = subprocess.run(["sh", "-c", "%s --without-pip && %s && echo \"$VIRTUAL_ENV\"" % (make, activate)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / ".venv-py311")
+
+
 # Driver state and the container runtime: the kernel module's and nvidia-container-cli's own lines.
 API_MISMATCH = ("[ 8812.104233] NVRM: API mismatch: the client has the version 550.90.07, but\n"
                 "               NVRM: this kernel module has the version 550.54.14.  Please\n"
