@@ -5,10 +5,10 @@ CUDA, the driver's CUDA, the GPU). Pure: evidence and knowledge in, sentences an
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ..knowledge import Compat
-from ..remedies import paste, paste_runtime as rt
+from ..remedies import paste, paste_python as py_fix, paste_runtime as rt
 from packaging.version import Version
 
 from ..versions import major_of, ver
@@ -125,12 +125,12 @@ def from_releases(ev: Evidence, compat: Compat) -> Optional[Answer]:
             cuda = ev.facts.build_cuda() or "10.2"
             return Answer("PyTorch %s (%s) is known for %s: %s; fixed in %s" % (
                 torch.release if torch else "", row["source"].split(" ")[0], row["status_code"], row["problem"],
-                row["fixed_in"]), rt.torch_release_fix(compat, row["fixed_in"], cuda, "the release that fixed it"))
+                row["fixed_in"]), py_fix.torch_release_fix(compat, row["fixed_in"], cuda, "the release that fixed it"))
         if row.get("below_cc") and cc and ver(cc) is not None and _v(cc) < _v(row["below_cc"]):
             arch = compat.arch_for_cc(cc)
             return Answer("PyTorch %s has no kernels for this %s GPU (compute capability %s): %s" % (
                 torch.release if torch else "", arch.name if arch else "old", cc, row["problem"]),
-                rt.torch_release_fix(compat, row["last_release"], row["last_cuda"], "the last with kernels for it"))
+                py_fix.torch_release_fix(compat, row["last_release"], row["last_cuda"], "the last with kernels for it"))
     return from_warnings(ev, compat)
 
 
@@ -177,7 +177,7 @@ def driver_too_old(ev: Evidence, compat: Compat) -> Answer:
     cause = ("the driver runs CUDA %s (the 'found version' PyTorch prints is the driver's CUDA, not what the program "
              "needs); the program is built for a newer CUDA" % has)
     if cuda and ev.facts.runs("PyTorch"):
-        return Answer(cause, rt.driver_or_build_fix(rt.torch_release_fix(compat, None, cuda, "runs on this driver"),
+        return Answer(cause, rt.driver_or_build_fix(py_fix.torch_release_fix(compat, None, cuda, "runs on this driver"),
                                                    ev.platform))
     return Answer(cause, paste.driver_fix(None, ev.platform))
 
@@ -200,9 +200,22 @@ def no_kernel_image(ev: Evidence, compat: Compat) -> Optional[Answer]:
     if found.version is not None:
         return None  # a release installs there: the architecture decides (torch_for_python says which release)
     why = "; ".join(found.why_none()) or "none of its wheels is for Python %s" % python
+    latest = newest(index, "torch", "", Node()).version  # the release with kernels for the newest GPUs
+    use = _nearest_python(python, lambda p: index.resolves("torch", latest, Node(python=p), ()) is None) \
+        if latest else None
     return Answer("the build has no kernels for this GPU%s, and no PyTorch wheel on PyPI installs on the paste's "
                   "Python %s (%s)" % ((" (compute capability %s)" % cc) if cc else "", python, why),
-                  rt.newer_python_fix(python, why))
+                  py_fix.other_python_fix(python, why, use, latest, ev.platform))
+
+
+def _nearest_python(python: str, installs: Callable[[str], bool]) -> Optional[str]:
+    """The Python 3 minor nearest ``python`` (the newer of two as near) that a release installs on."""
+    m = re.fullmatch(r"3\.(\d+)", python)
+    if not m:
+        return None
+    have = int(m.group(1))
+    return next((p for d in range(1, 16) for p in ("3.%d" % (have + d), "3.%d" % (have - d))
+                 if int(p[2:]) >= 0 and installs(p)), None)
 
 
 def torch_held_by_python(ev: Evidence) -> Optional[str]:

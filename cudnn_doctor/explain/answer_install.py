@@ -11,7 +11,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from ..knowledge import Compat
-from ..remedies import paste_runtime as rt
+from ..remedies import paste_python as py_fix
 from ..versions import tag_cuda
 from .answered import Answer
 from .evidence import Evidence
@@ -72,11 +72,11 @@ def from_pip(ev: Evidence, compat: Compat) -> Optional[Answer]:
     span = "Python 3.%d-3.%d" % (pys[0], pys[-1]) if len(pys) > 1 else "Python 3.%d" % pys[0]
     has = "%s %s has wheels for %s only" % (req.name, release, span)
     python = _python_of(ev)
-    install = rt.release_install_words(compat, req.name, version, ev.platform)
+    install = py_fix.release_install_words(compat, req.name, version, ev.platform)
     if python is not None and python not in pys:
         use = pys[-1] if python > pys[-1] else pys[0]
         return Answer("%s, and this pip runs on Python 3.%d: no %s wheel installs there" % (has, python, req.name),
-                      rt.supported_python_fix("3.%d" % use, install, ev.platform))
+                      py_fix.supported_python_fix("3.%d" % use, install, ev.platform))
     if version.local and not any(w in ev.text for w in _OWN_INDEX):
         cpu = "; the torch installed instead is a CPU-only build ('not compiled with CUDA')" \
             if re.search(r"not compiled with CUDA", ev.text, re.I) else ""
@@ -84,8 +84,8 @@ def from_pip(ev: Evidence, compat: Compat) -> Optional[Answer]:
         if cuda and req.name == "torch":
             return Answer("%s==%s is a build on PyTorch's own index (download.pytorch.org), not on PyPI, so pip "
                           "without --index-url finds none (%s)%s" % (req.name, pin, has, cpu),
-                          rt.torch_release_fix(compat, release, cuda, "from PyTorch's index"))
+                          py_fix.torch_release_fix(compat, release, cuda, "from PyTorch's index"))
     if python is None:
         return Answer("%s: on Python 3.%d or newer (or 3.%d or older) pip finds none" % (has, pys[-1] + 1, pys[0] - 1),
-                      rt.supported_python_fix("3.%d" % pys[-1], install, ev.platform))
+                      py_fix.supported_python_fix("3.%d" % pys[-1], install, ev.platform))
     return None

@@ -7,12 +7,12 @@ from typing import Any, Dict, Optional
 from ..knowledge import Compat
 from ..model import WINDOWS_SHELL, DriverFacts, Facts, Fix, GpuFacts, HostFacts
 from ..queries import best_torch_variant
-from ..versions import mm_at_least, mm_text, tag_cuda, version_key
+from ..versions import mm_at_least, mm_text, version_key
 from .shell import advice, ld_library_path_without, or_else, q, run, said, say, stated, then
 from .shells import command_fix
 from .node import cdi_generate_fix
 from .paste import driver_fix
-from .software import before_torch_indexes, torch_install, torch_source, torch_variant_tag
+from .software import before_torch_indexes, torch_install, torch_variant_tag
 
 
 def uvm_reload_fix(platform: str) -> Fix:
@@ -314,13 +314,6 @@ def torch7_rebuild_fix(cc: Optional[str]) -> Fix:
                           "capability %s: `%s` (Torch7 is no longer maintained; PyTorch is its successor)" % (arch, line))
 
 
-def newer_python_fix(python: str, why: str) -> Fix:
-    """Nothing the package index holds installs on the paste's Python: a newer Python first."""
-    return said("no PyTorch release with kernels for this GPU installs on Python %s (%s): create an environment with "
-                "a newer Python (`%%s`) and install PyTorch there" % (python, why.replace("%", "%%")),
-                "python3.X -m venv")
-
-
 def nvcc_arch_fix(first_cuda: Optional[str], cc: str) -> Fix:
     """nvcc predates the GPU: a toolkit that knows it, then a build for its architecture."""
     arch = cc.replace(".", "")
@@ -357,36 +350,6 @@ def supported_gpu_fix(floor: str) -> Fix:
     return advice("run on a GPU of compute capability %s or higher; on this GPU, run without cuDNN (the framework's "
                   "own kernels: Caffe's engine: CAFFE, Torch7's cunn instead of cudnn, PyTorch's "
                   "torch.backends.cudnn.enabled = False)" % floor)
-
-
-def release_install_words(compat: Compat, project: str, version: Any, platform: str) -> str:
-    """What follows `pip install` for this release: a PyTorch CUDA build (`+cu102`) with the page that serves it
-    (PyPI has none of them), anything else as pinned."""
-    cuda = tag_cuda(getattr(version, "local", None))
-    if project == "torch" and cuda:
-        return torch_source(compat, str(version), cuda, quoted=True, platform=platform)
-    return q("%s==%s" % (project, version))
-
-
-def supported_python_fix(python: str, install: str, platform: str) -> Fix:
-    """A release with no wheel for the paste's Python: an environment with a Python it has wheels for, made and
-    activated the way that platform does it (the `py` launcher on Windows), then `pip install` + ``install`` (the
-    release's own source: a PyTorch CUDA build names its page)."""
-    folder = ".venv-py%s" % python.replace(".", "")
-    if platform == "windows":
-        make, activate = "py -%s -m venv %s" % (python, folder), "%s\\Scripts\\activate" % folder
-    else:
-        make, activate = "python%s -m venv %s" % (python, folder), ". %s/bin/activate" % folder
-    commands = (make, activate, "pip install %s" % install)
-    return run(*commands, shell=WINDOWS_SHELL if platform == "windows" else "sh",
-               text="create an environment with Python %s, which the release has wheels for, and install there: `%s`, "
-                    "`%s`, then `%s`" % ((python,) + commands))
-
-
-def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: str) -> Fix:
-    """A PyTorch release known to fix (or to serve) what the paste shows; None: the newest for `cuda`."""
-    return say("install PyTorch %s (%s): %s" % (release or "for CUDA %s" % cuda, why, "%s"),
-               torch_install(compat, release, cuda))
 
 
 def harmless_warning(why: str) -> Fix:

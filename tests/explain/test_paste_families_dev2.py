@@ -389,3 +389,23 @@ def test_wsl_ldconfig_warning_is_harmless_and_says_how_to_silence_it():
     ex = _ex(WSL_LDCONFIG)
     assert ex.answer is not None and not ex.answer.problem and "harmless" in ex.answer.cause, ex.answer
     assert "nothing to fix" in ex.fix.text and "symbolic links to libcuda.so.1.1" in ex.fix.text, ex.fix.text
+
+
+def test_no_kernels_on_a_python_no_torch_installs_on_names_the_nearest_python_the_newest_release_takes():
+    """The wheel index (PyPI's real file names) is the judge: the fix's Python is one the newest torch installs on,
+    and no Python nearer the paste's is."""
+    from cudnn_doctor.knowledge.resolve import newest
+    from cudnn_doctor.knowledge.wheel_index import Node, load_wheel_index
+
+    index = load_wheel_index()
+    latest = newest(index, "torch", "", Node()).version
+    for python in ("3.4", "3.16"):
+        ex = _ex("/home/u/.local/lib/python%s/site-packages/torch/nn/modules/conv.py\nimport torch\nRuntimeError: "
+                 "CUDA error: no kernel image is available for execution on the device" % python)
+        make, activate, install = ex.fix.commands
+        use = make.split()[0][len("python"):]
+        assert install == "pip install torch==%s" % latest and activate.startswith(". .venv-py"), ex.fix.commands
+        assert index.resolves("torch", latest, Node(python=use)) is None, use
+        have, got = int(python[2:]), int(use[2:])
+        nearer = ["3.%d" % m for m in range(min(have, got) + 1, max(have, got))]
+        assert not [p for p in nearer if index.resolves("torch", latest, Node(python=p)) is None], (python, use)

@@ -1,0 +1,52 @@
+"""Fixes that put a release into a Python environment, from what a pasted text says: the environment's Python
+when the release has no wheel for the paste's, and the source (PyPI, PyTorch's index or its find-links page) that
+serves the build the paste names."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..knowledge import Compat
+from ..model import WINDOWS_SHELL, Fix
+from ..versions import tag_cuda
+from .shell import advice, q, run, say
+from .software import torch_install, torch_source
+
+
+def other_python_fix(python: str, why: str, use: Optional[str], release: Optional[str], platform: str) -> Fix:
+    """Nothing the package index holds installs on the paste's Python: an environment with ``use``, the Python
+    nearest it that PyTorch's newest ``release`` installs on (None: the index has none)."""
+    said_why = "no PyTorch release with kernels for this GPU installs on Python %s (%s)" % (python, why)
+    if use is None or release is None:
+        return advice("%s, nor does its newest release on another Python the wheel index knows" % said_why)
+    return say("%s: %s" % (said_why.replace("%", "%%"), "%s"),
+               supported_python_fix(use, q("torch==%s" % release), platform))
+
+
+def release_install_words(compat: Compat, project: str, version: Any, platform: str) -> str:
+    """What follows `pip install` for this release: a PyTorch CUDA build (`+cu102`) with the page that serves it
+    (PyPI has none of them), anything else as pinned."""
+    cuda = tag_cuda(getattr(version, "local", None))
+    if project == "torch" and cuda:
+        return torch_source(compat, str(version), cuda, quoted=True, platform=platform)
+    return q("%s==%s" % (project, version))
+
+
+def supported_python_fix(python: str, install: str, platform: str) -> Fix:
+    """A release with no wheel for the paste's Python: an environment with a Python it has wheels for, made and
+    activated the way that platform does it (the `py` launcher on Windows), then `pip install` + ``install`` (the
+    release's own source: a PyTorch CUDA build names its page)."""
+    folder = ".venv-py%s" % python.replace(".", "")
+    if platform == "windows":
+        make, activate = "py -%s -m venv %s" % (python, folder), "%s\\Scripts\\activate" % folder
+    else:
+        make, activate = "python%s -m venv %s" % (python, folder), ". %s/bin/activate" % folder
+    commands = (make, activate, "pip install %s" % install)
+    return run(*commands, shell=WINDOWS_SHELL if platform == "windows" else "sh",
+               text="create an environment with Python %s, which the release has wheels for, and install there: `%s`, "
+                    "`%s`, then `%s`" % ((python,) + commands))
+
+
+def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: str) -> Fix:
+    """A PyTorch release known to fix (or to serve) what the paste shows; None: the newest for `cuda`."""
+    return say("install PyTorch %s (%s): %s" % (release or "for CUDA %s" % cuda, why, "%s"),
+               torch_install(compat, release, cuda))
