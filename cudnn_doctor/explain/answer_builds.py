@@ -84,6 +84,7 @@ def from_extension_abi(ev: Evidence, compat: Compat) -> Optional[Answer]:
         at = ev.text.find(name)
         pkg = re.search(r"-packages/(\w+)/(?:[\w.-]+/){0,4}$", ev.text[max(0, at - 300):at]) if at > 0 else None
         module = pkg.group(1) if pkg else name.split(".")[0]
+        module = compat.extension_project(module) or module  # a top-level extension: the project that builds it
         torch = ev.facts.program("PyTorch")
         installed = ("PyTorch %s" % torch.release) if torch is not None and torch.release else "the installed PyTorch"
         return Answer("the extension %s was built against another PyTorch release than %s: it needs %s, a C++ "

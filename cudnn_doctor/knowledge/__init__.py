@@ -227,6 +227,7 @@ class Compat:
     # the framework builds pick chooses among (builds.py)
     wheel_code = forward(BuildKnowledge.wheel_code)
     install_recipe = forward(BuildKnowledge.install_recipe)
+    extension_project = forward(BuildKnowledge.extension_project)
     conda_override = forward(BuildKnowledge.conda_override)
     framework_builds = forward(BuildKnowledge.framework_builds)
     build_pip_project = forward(BuildKnowledge.build_pip_project)

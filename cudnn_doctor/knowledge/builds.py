@@ -62,6 +62,12 @@ class BuildKnowledge(Domain):
                 return dict(row, source=row_source(table, row)[1])
         return {}
 
+    def extension_project(self, module: str) -> Optional[str]:
+        """The PyPI project that builds this top-level PyTorch extension module (flash_attn_2_cuda: flash-attn),
+        from compat/packages.toml; None where the table does not know it."""
+        rows = self.table("packages", "torch_extension_modules").get("rows", [])
+        return next((str(r["project"]) for r in rows if r["module"] == module), None)
+
     def conda_override(self) -> Tuple[str, str]:
         """(the variable that stands in for the driver's CUDA in a conda/pixi solve, the channel)."""
         table = self.data.get("framework_builds", {}).get("install", {})

@@ -409,3 +409,17 @@ def test_no_kernels_on_a_python_no_torch_installs_on_names_the_nearest_python_th
         have, got = int(python[2:]), int(use[2:])
         nearer = ["3.%d" % m for m in range(min(have, got) + 1, max(have, got))]
         assert not [p for p in nearer if index.resolves("torch", latest, Node(python=p)) is None], (python, use)
+
+
+def test_a_top_level_extension_missing_a_torch_symbol_is_reinstalled_by_its_projects_name():
+    """flash-attn builds flash_attn_2_cuda as a top-level module (its setup.py, compat/packages.toml): pip knows the
+    project, not the module. A module no table names is still said by its own name, and one in a package folder by
+    that folder."""
+    ex = _ex("ImportError: /venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+             "undefined symbol: _ZN3c104impl3cow11cow_deleterEPv")
+    assert ex.fix.commands == ["pip install --force-reinstall --no-build-isolation --no-cache-dir flash-attn"], \
+        ex.fix.commands
+    assert "flash_attn_2_cuda" in ex.answer.cause  # the evidence keeps the file's own name
+    other = _ex("ImportError: /venv/lib/python3.10/site-packages/my_op_cuda.cpython-310-x86_64-linux-gnu.so: "
+                "undefined symbol: _ZN3c104impl3cow11cow_deleterEPv")
+    assert other.fix.commands[0].endswith(" my_op_cuda"), other.fix.commands
