@@ -13,6 +13,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 _SYSTEM = frozenset(("apt", "apt-get", "dnf", "yum", "zypper", "ldconfig", "chroot", "modprobe", "rmmod", "systemctl",
                      "reboot", "nvidia-smi", "nvidia-ctk", "dkms", "ubuntu-drivers", "tee", "update-alternatives",
                      "docker", "podman", "kubectl", "update-initramfs", "dracut", "mokutil", "sh", "bash"))
+# The separate environments of frameworks that cannot share one (remedies/environments): fix changes this one only.
+_NEW_ENVIRONMENT = re.compile(r"python3?(\.\d+)? -m venv ")
 _SHELL_SYNTAX = re.compile(r"&&|\|\||[;|`<>]|\$\(")  # a line the shell must read: fix cannot run it as words
 # Quoted words: a requirement's < or > is the word's, not a redirection ("nvidia-cudnn-cu13<10.0,>=9.12"); a double
 # quote holding $ or ` is still read by the shell, so it is not taken out.
@@ -125,6 +127,9 @@ def parse_command(command: str, as_root: bool) -> _Parsed:
         return _Parsed("left", "it has a part only you can fill in (...)")
     if _ENV_LINE.match(text):
         return _Parsed("variables", line=text)
+    if _NEW_ENVIRONMENT.match(text):
+        return _Parsed("left", "it makes a new environment (the frameworks cannot share this one), which fix leaves "
+                               "to you")
     if _SHELL_SYNTAX.search(_QUOTED.sub("''", text)):
         return _Parsed("left", "it is shell syntax (a pipe, a list or a redirection) fix does not run")
     try:

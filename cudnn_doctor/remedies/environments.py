@@ -73,12 +73,14 @@ def install_line(compat: Compat, fw: FrameworkFacts) -> str:
     return '"%s%s==%s"' % (fw.name, "[%s]" % ",".join(extras) if extras else "", version)
 
 
-def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
+def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Optional[Facts] = None) -> Fix:
     """One virtual environment per framework, each installing the framework with its own pins; a framework whose
     metadata pins no cuDNN wheel gets the wheel of its need beside it (its release's pin from compat, else the
-    newest of its build's major: `==N.*`); where it dlopens the unversioned libcudnn.so (Paddle) that link is made in
-    the wheel's folder, and where its library searches no nvidia/cudnn folder (no RPATH into it: ONNX Runtime, CuPy
-    13, Paddle) that folder goes first on LD_LIBRARY_PATH."""
+    newest of its build's major: `==N.*`), and the wheels of the CUDA libraries ``facts`` saw it miss (an ONNX
+    Runtime built for CUDA 11 pins none), for its build's CUDA major; where it dlopens the unversioned libcudnn.so
+    (Paddle) that link is made in the wheel's folder, and where its library searches no nvidia folder (no RPATH into
+    it: ONNX Runtime, CuPy 13, Paddle) those folders go first on LD_LIBRARY_PATH in the new environment's activate
+    script: set in the shell that runs the line, it would reach every other environment started from that shell."""
     steps = []
     for need in needs:
         fw = need.framework
@@ -86,16 +88,35 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need]) -> Fix:
         line = install_line(compat, fw)
         if not any(canonical_name(r.name).startswith("nvidia-cudnn-") for r in applying_requirements(fw)):
             line += ' "%s"' % need.wants
+        wheels = _missing_cuda_wheels(compat, facts, fw) if facts is not None else []
+        line += "".join(' "%s"' % w for w, _ in wheels)
         step = "python3 -m venv %s && %s/bin/pip install %s" % (folder, folder, line)
-        wheel_folder = "$(echo %s/lib/python3*/site-packages/nvidia/cudnn/lib)" % folder
+        site = "%s/lib/python3*/site-packages" % folder
+        wheel_folder = "$(echo %s/nvidia/cudnn/lib)" % site
         asked = fw.resolved_cudnn.name if fw.resolved_cudnn is not None else None
         if asked and not asked[-1:].isdigit():  # Paddle dlopens the unversioned name, which NVIDIA's wheel lacks
             step += " && ln -sf libcudnn.so.%d %s/%s" % (need.major, wheel_folder, asked)
         searched = fw.library_search_path
         if searched is not None and not any(d.endswith("nvidia/cudnn/lib") for d in searched):
-            step += " && export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % wheel_folder
+            folders = [wheel_folder] + ["$(echo %s/%s)" % (site, f) for _, f in wheels]
+            step += " && echo 'export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}' >> %s/bin/activate" % (
+                ":".join(folders), folder)
         steps.append(system(step, privileged=False))
     return run(*steps)
+
+
+def _missing_cuda_wheels(compat: Compat, facts: Facts, fw: FrameworkFacts) -> List[Tuple[str, str]]:
+    """(wheel, site-packages folder) of each CUDA library (cuDNN aside: the need has it) the framework could not
+    load, for its build's CUDA major (compat [cuda_wheels])."""
+    label = "%s %s" % (fw.name, fw.version)
+    libs = (facts.machine_state.get("framework_libraries") or {}).get(label) or {}
+    major = str(fw.cuda_version or "").split(".")[0]
+    out: List[Tuple[str, str]] = []
+    for soname in sorted(n for n, path in libs.items() if path is None and not n.startswith("libcudnn")):
+        row = compat.cuda_wheel(soname) if major.isdigit() else None
+        if row is not None and row["wheel"].format(major=major) not in [w for w, _ in out]:
+            out.append((row["wheel"].format(major=major), row["folder"]))
+    return out
 
 
 # A command that changes the site's cuDNN: a cuDNN wheel, or a framework (re)installed with the pins that bring one
@@ -113,7 +134,7 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     if len(needs) < 2 or not any(n.framework is fw for n in needs):
         return beside_framework(facts, fw, own)
     if layout is None:
-        return separate_environments_fix(compat, needs)
+        return separate_environments_fix(compat, needs, facts)
     whole = layout_fix(facts, layout)
     installs_cudnn = any(_CHANGES_CUDNN.search(c) for c in own.commands)
     return beside_framework(facts, fw, whole if installs_cudnn else own)

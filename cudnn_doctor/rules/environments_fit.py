@@ -49,7 +49,7 @@ def separate_environments(facts: Facts, ctx: RuleContext) -> List[Finding]:
                    "loads one libcudnn.so.N: %s. What each accepts at run time: %s. Nothing else serves them all, so "
                    "each framework gets its own virtual environment." % (why, "; ".join(
                        "%s wants %s" % (n.label, n.wants) for n in needs)),
-            remedy=separate_environments_fix(compat, needs),
+            remedy=separate_environments_fix(compat, needs, facts),
             evidence={"framework": (failing or needs)[0].framework.name, "site": site, "why": why,
                       "needs": {n.label: n.wants for n in needs}}, catalogue=["G4"]))
     return out

@@ -108,7 +108,9 @@ def test_paddle_environment_links_the_unversioned_name_its_dlopen_asks_for(fix_t
     paddle.library_search_path = [TORCH_SITE + "/paddle/libs"]
     [line] = separate_environments_fix(load_compat(), [Need(paddle, "nvidia-cudnn-cu11", 8, None)]).commands
     folder = "$(echo ~/venvs/paddlepaddle-gpu-2.6.2/lib/python3*/site-packages/nvidia/cudnn/lib)"
-    assert " && ln -sf libcudnn.so.8 %s/libcudnn.so && export LD_LIBRARY_PATH=%s" % (folder, folder) in line
+    assert line.endswith(" && ln -sf libcudnn.so.8 %s/libcudnn.so && echo 'export LD_LIBRARY_PATH=%s"
+                         "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}' >> ~/venvs/paddlepaddle-gpu-2.6.2/bin/activate"
+                         % (folder, folder)), line
 
 
 def test_a_build_newer_than_the_copy_names_the_framework_cudas_wheel_and_only_a_release_that_exists(fix_target):
@@ -434,3 +436,46 @@ def test_jax_handed_an_older_system_cudnn_gets_its_own_wheel_not_a_jax_upgrade()
     facts = _alone(jax, [], [cudnn_copy(system, "9.3.0", "12.6", origin="system", links=False)])
     [older] = [f for f in _findings(facts) if f.id == "CD503"]
     assert older.remedy.commands == ['pip install "nvidia-cudnn-cu12<10.0,>=9.8"']
+
+
+def test_a_separate_environment_line_runs_as_printed_and_its_variable_stays_in_that_environment(tmp_path, fix_target):
+    """ONNX Runtime 1.18 built for CUDA 11 beside TensorFlow's CUDA 12 cuDNN 8 (one soname, two builds): its own
+    environment gets its cuDNN and the CUDA 11 libraries the probe saw it miss. The printed line, run by bash with
+    pip resolving offline from wheels built here: pip installs each named wheel, the shell that ran it keeps its
+    LD_LIBRARY_PATH, and a shell that activates the new environment searches the wheels' folders first."""
+    import os
+    import subprocess
+    import sys
+
+    from cudnn_doctor.remedies.environments import Need, separate_environments_fix
+    from fix_factory import cudnn_wheel, framework_wheel, offline_pip_env
+
+    ort = framework("onnxruntime-gpu", "1.18.0", cuda_version="11.8",
+                    consumer_library=TORCH_SITE + "/onnxruntime/capi/libonnxruntime_providers_cuda.so")
+    ort.library_search_path = [TORCH_SITE + "/onnxruntime/capi"]
+    facts = real_machine()
+    facts.machine_state["framework_libraries"] = {"onnxruntime-gpu 1.18.0": {
+        "libcublas.so.11": None, "libcublasLt.so.11": None, "libcudart.so.11.0": None, "libcudnn.so.8": None}}
+    [line] = separate_environments_fix(load_compat(), [Need(ort, "nvidia-cudnn-cu11", 8, None)], facts).commands
+    assert '"nvidia-cublas-cu11" "nvidia-cuda-runtime-cu11"' in line and "export LD_LIBRARY_PATH" not in \
+        line.split("echo '")[0], line
+    links = tmp_path / "wheels"
+    framework_wheel(links, "onnxruntime-gpu", "1.18.0")
+    cudnn_wheel(links, "8.9.6.50", cuda_major=11)
+    for project, lib in (("nvidia-cublas-cu11", "cublas"), ("nvidia-cuda-runtime-cu11", "cuda_runtime")):
+        framework_wheel(links, project, "11.11.3.6", files={"nvidia/%s/lib/lib%s.so.11" % (lib, lib): "elf"})
+    home = tmp_path / "home"
+    home.mkdir()
+    python = os.path.dirname(sys.executable)  # `python3` of the line: this interpreter, so venv makes the same kind
+    env = {"HOME": str(home), "PATH": "%s:/usr/bin:/bin" % python, "LD_LIBRARY_PATH": "/before",
+           **offline_pip_env(links)}
+    script = "%s\nprintf 'after: %%s\\n' \"$LD_LIBRARY_PATH\"\n. ~/venvs/onnxruntime-gpu-1.18.0/bin/activate\n" \
+             "printf 'activated: %%s\\n' \"$LD_LIBRARY_PATH\"" % line
+    done = subprocess.run(["bash", "-ec", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = dict(row.split(": ", 1) for row in done.stdout.splitlines() if ": " in row)
+    assert said["after"] == "/before"  # the shell that ran the line: unchanged
+    site = next((home / "venvs" / "onnxruntime-gpu-1.18.0" / "lib").glob("python3*/site-packages"))
+    assert said["activated"].split(":") == [str(site / "nvidia" / f / "lib") for f in ("cudnn", "cublas", "cuda_runtime")
+                                           ] + ["/before"]
+    assert all((site / "nvidia" / f / "lib").is_dir() for f in ("cudnn", "cublas", "cuda_runtime"))
