@@ -187,6 +187,10 @@ class CudnnCopy:
     load_error: Optional[str] = None  # dlopen / call failure, crash or hang of the child process
 
 
+ETC_PRELOAD = "/etc/ld.so.preload"
+PRELOADED = ("LD_PRELOAD", ETC_PRELOAD)  # a Resolution's `via` where a preload answered the request
+
+
 @dataclass
 class Resolution:
     """Where the dynamic loader would find one soname, and what it passed over."""

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 from packaging.version import Version
 
 from .. import parsed_cache
-from ..model import FrameworkFacts, Resolution
+from ..model import PRELOADED, FrameworkFacts, Resolution
 from ..versions import canonical_name, requirements, small_int
 from ..queries import copy_for_path
-from .preloads import PRELOAD_PLACES, preloaded_cudnn
+from .preloads import preloaded_cudnn
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -131,7 +131,7 @@ def resolve_sublibraries(ctx, fw: FrameworkFacts, major: int) -> Dict[str, Resol
     names = ctx.knowledge.cudnn_layout(major).get("linux_sublibraries", [])
     info = ctx.loader.elf(res.path, dynamic=True)
     # A preloaded shim was loaded by the program, not by the framework's library: no RPATH of the latter is inherited.
-    preloaded = res.via in PRELOAD_PLACES
+    preloaded = res.via in PRELOADED
     inherited = [] if info.runpath or preloaded else _loader_chain(ctx, fw)
     shim = dict(runpath=info.runpath, rpath=info.rpath, origin=os.path.dirname(res.path), inherited_rpath=inherited)
     release = _release_of(copy_for_path(ctx.facts, res.path, res.realpath)) if major >= 9 else None

@@ -7,12 +7,10 @@ import os
 import re
 from typing import List, Optional, Tuple
 
-from ..model import FrameworkFacts, Resolution
+from ..model import ETC_PRELOAD, FrameworkFacts, Resolution
 from .python_places import sys_path_sites
 
 # Where a forced library comes from, as a Resolution's `via` says it: the variable, then glibc's own file.
-ETC_PRELOAD = "/etc/ld.so.preload"
-PRELOAD_PLACES = ("LD_PRELOAD", ETC_PRELOAD)
 
 
 def _table_entry(folder: str, files: str) -> "re.Pattern[str]":

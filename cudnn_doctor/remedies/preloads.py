@@ -3,14 +3,14 @@
 is never asked for while the entry stays."""
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
-from ..model import Facts, Fix
+from ..model import ETC_PRELOAD, PRELOADED, Facts, Fix, Resolution
 from .acting import at, sudo
 from .loader import ld_preload_fix
-from .shell import q, run
+from .shell import q, run, then
 
-ETC_PRELOAD = "/etc/ld.so.preload"
 
 
 def drop_preload_fix(facts: Facts, preload_entry: str, preload_source: str) -> Fix:
@@ -22,3 +22,20 @@ def drop_preload_fix(facts: Facts, preload_entry: str, preload_source: str) -> F
         return run(sudo("sed -i %s %s" % (lines, q(at(ETC_PRELOAD)))))
     keep: Sequence[str] = [p for p in facts.loader.ld_preload if p != preload_entry]
     return ld_preload_fix(keep)
+
+
+def drop_preload_of(facts: Facts, res: Resolution) -> Fix:
+    """The fix that takes away the preload a framework's cuDNN request was answered by: the LD_PRELOAD entry that
+    named the file (a bare name the loader found, or the path itself), or the line of /etc/ld.so.preload."""
+    if res.via == ETC_PRELOAD:
+        return drop_preload_fix(facts, res.path or "", ETC_PRELOAD)
+    base = os.path.basename(res.path or "")
+    entry = next((e for e in facts.loader.ld_preload if e == res.path or e == base), res.path or "")
+    return drop_preload_fix(facts, entry, "LD_PRELOAD")
+
+
+def preload_first(facts: Facts, res: Resolution, fix: Fix) -> Fix:
+    """``fix`` after the preload that answered the framework's request is taken away: while it stands, nothing
+    installed changes what the process loads first."""
+    return then(drop_preload_of(facts, res), fix)
+

@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Tuple
 from packaging.specifiers import SpecifierSet
 
 from ..versions import major_of, mm_before, release3, ver
-from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution, Severity
+from ..model import PRELOADED, CudnnCopy, Facts, Finding, FrameworkFacts, Resolution, Severity
 from . import LINUX, RuleContext, rule
 from ..queries import (compiled_cudnn, consumers, copy_for_path, cudnn_older, describe_copy, driver_cuda,
                        driver_version, framework_kind, gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda,
@@ -16,6 +16,7 @@ from ..remedies.frameworks import ld_library_path_cudnn_fix
 from ..remedies.runtime import (cudnn_for_cuda_fix, cudnn_for_newer_gpu_fix, cudnn_not_older_than_build_fix,
                                 driver_or_cudnn_for_driver_fix, keep_own_copies_fix, known_bad_upgrade_fix)
 from ..remedies.environments import whole_environment_fix
+from ..remedies.preloads import preload_first
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -44,12 +45,16 @@ def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
         for label, cuda, severity, target, user in partners:
             ok, why = compat.cudnn_cuda_verdict(copy.version, copy.cuda_version, cuda)
             if ok is False:
+                remedy = (whole_environment_fix(facts, compat, user, cudnn_for_cuda_fix(facts, compat, copy, target,
+                                                                                         user))
+                          if user is not None else cudnn_for_cuda_fix(facts, compat, copy, target))
+                res = user.resolved_cudnn if user is not None else None
+                if res is not None and res.via in PRELOADED:  # forced on it: no install changes what it loads first
+                    remedy = preload_first(facts, res, remedy)
                 out.append(finding(
                     severity, "%s cannot be used with %s" % (describe_copy(copy), label),
                     detail=why,
-                    remedy=(whole_environment_fix(facts, compat, user, cudnn_for_cuda_fix(facts, compat, copy, target,
-                                                                                            user))
-                            if user is not None else cudnn_for_cuda_fix(facts, compat, copy, target)),
+                    remedy=remedy,
                     evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "path": copy.path,
                               "used_with": cuda}, catalogue=["C5"]))
             elif ok is None and is_used(facts, copy):
@@ -93,8 +98,7 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
     for fw in facts.python.frameworks:
         compiled = compiled_cudnn(fw)
         copy, res = working_copy(facts, fw), fw.resolved_cudnn
-        if not compiled or copy is None or not copy.version or res is None or res.via in ("LD_PRELOAD",
-                                                                                          "/etc/ld.so.preload"):
+        if not compiled or copy is None or not copy.version or res is None or res.via in PRELOADED:
             continue  # a preloaded copy: CD711 (rules/framework_loads.py), whose fix takes the preload away
         bad, why = cudnn_older(copy.version, compiled)
         # what the framework itself accepts (compat [cudnn_acceptance]): ONNX Runtime and CuPy check no minor

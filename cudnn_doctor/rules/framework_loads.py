@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 from typing import List, Optional, Tuple
 
-from ..model import CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
+from ..model import PRELOADED, CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
 from ..versions import major_of, soname_major, ver
 from ..queries import compiled_cudnn, copy_for_path, working_copy, cudnn_pin_floor, framework_kind, ld_entry_for
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
-from ..remedies.preloads import ETC_PRELOAD, drop_preload_fix
+from ..remedies.preloads import drop_preload_of
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
@@ -111,9 +111,6 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-_PRELOADED = ("LD_PRELOAD", ETC_PRELOAD)
-
-
 
 @rule("CD711", "framework-cudnn-preloaded", "A preloaded cuDNN answers a framework's request, and it refuses it",
       platforms=LINUX, section="python")
@@ -122,7 +119,7 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for fw in facts.python.frameworks:
         res = fw.resolved_cudnn
-        if res is None or res.via not in _PRELOADED or not res.path:
+        if res is None or res.via not in PRELOADED or not res.path:
             continue
         copy = copy_for_path(facts, res.path, res.realpath)
         built = compiled_cudnn(fw)
@@ -142,16 +139,10 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="ld.so loads %s before the program and matches the framework's own request for %s against it, "
                    "whatever its RPATH or its own preload say; the framework was built with cuDNN %s and stops: "
                    "'%s' [%s]." % (res.via, res.name, built, verdict.why, verdict.source.split(" ")[0]),
-            remedy=drop_preload_fix(facts, res.path if res.via == ETC_PRELOAD else _entry(facts, res.path), res.via),
+            remedy=drop_preload_of(facts, res),
             evidence={"framework": fw.name, "preloaded": res.path, "via": res.via, "loads_version": copy.version,
                       "reports_version": behind or copy.version, "built_with": built}, catalogue=["E1", "E2"]))
     return out
-
-
-def _entry(facts: Facts, path: str) -> str:
-    """The LD_PRELOAD entry that named this file (a bare name the loader found, or the path itself)."""
-    base = os.path.basename(path)
-    return next((e for e in facts.loader.ld_preload if e == path or e == base), path)
 
 
 @rule("CD712", "cudnn-wheel-altered", "A cuDNN wheel's library is not the one the wheel installed", platforms=LINUX,

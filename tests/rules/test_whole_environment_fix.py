@@ -479,3 +479,19 @@ def test_a_separate_environment_line_runs_as_printed_and_its_variable_stays_in_t
     assert said["activated"].split(":") == [str(site / "nvidia" / f / "lib") for f in ("cudnn", "cublas", "cuda_runtime")
                                            ] + ["/before"]
     assert all((site / "nvidia" / f / "lib").is_dir() for f in ("cudnn", "cublas", "cuda_runtime"))
+
+
+def test_a_cudnn_for_another_cuda_that_ld_preload_forces_on_a_framework_is_taken_off_first(fix_target):
+    """realworld draw 291129-20: LD_PRELOAD forces cuDNN 9.24 for CUDA 13 on torch 2.5.1 (CUDA 12). CD501's install
+    alone changes nothing the process loads first: its fix takes the preload away, then installs the build's own."""
+    facts = real_machine()
+    forced = cudnn_copy("/opt/p", "9.24.0", "13.3", origin="other")
+    facts.cudnn.append(forced)
+    facts.loader.ld_preload = ["/opt/p/libcudnn.so.9"]
+    torch = facts.python.frameworks[0]
+    torch.version, torch.cuda_version, torch.cudnn_version = "2.5.1", "12.4", "9.1.0"
+    torch.resolved_cudnn = resolution("libcudnn.so.9", forced.path, via="LD_PRELOAD")
+    [mismatch] = [f for f in _findings(facts) if f.id == "CD501" and "torch" in f.title]
+    assert mismatch.severity.value == "error" and "/opt/p" in mismatch.title, mismatch.title
+    assert mismatch.remedy.commands[0] in ("unset LD_PRELOAD", "export LD_PRELOAD="), mismatch.remedy.commands
+    assert len(mismatch.remedy.commands) > 1  # and then the cuDNN the build needs
