@@ -25,14 +25,19 @@ def unknown_ids(findings: Sequence[Finding], ids: Sequence[str]) -> List[str]:
 
 def site_of(finding: Finding, facts: Facts) -> Optional[str]:
     """The site-packages folder a finding is about, or None (the machine's, or not said)."""
-    name = finding.evidence.get("framework") if isinstance(finding.evidence, dict) else None
-    if isinstance(name, str):
-        places = {fw.location for fw in facts.python.frameworks if fw.name == name and fw.location}
+    evidence = finding.evidence if isinstance(finding.evidence, dict) else {}
+    name = evidence.get("framework")
+    if isinstance(name, str):  # its name, or its label (CD706: "tensorflow 2.15.1")
+        places = {fw.location for fw in facts.python.frameworks if name in (fw.name, "%s %s" % (fw.name, fw.version))
+                  and fw.location}
         if len(places) == 1:
             return places.pop()
     sites = {s for s in facts.python.site_dirs} | {p.get("site", "") for p in facts.python.pythons}
     sites |= {fw.location or "" for fw in facts.python.frameworks}
-    said = json.dumps(finding.evidence, default=str) + "\n".join(finding.remedy.commands if finding.remedy else [])
+    # The places a check looked in are not what it is about (CD401 lists every site it searched, the doctor's own too:
+    # realworld draw 291129-47, whose errors then named two environments and fix found none).
+    about = {k: v for k, v in evidence.items() if k != "searched"}
+    said = json.dumps(about, default=str) + "\n".join(finding.remedy.commands if finding.remedy else [])
     named = sorted((s for s in sites if s and s in said), key=len, reverse=True)
     return named[0] if named else None
 

@@ -174,3 +174,22 @@ def test_a_link_beside_a_file_of_the_environment_is_a_step_after_the_packages():
     assert build_plan([Erring("X", "t", ("ln -sf libcudnn.so.8 /usr/lib/libcudnn.so",))], ENV, False).not_taken == ["X"]
     for other in ("ln -s /abs/target /srv/venv/x", "ln libcudnn.so.8 /srv/venv/x", "ln -sf a"):
         assert parse_command(other, False).kind == "left"
+
+
+def test_a_finding_is_about_its_frameworks_site_and_not_the_places_it_searched():
+    """realworld draw 291129-47: CD401's evidence lists every folder it searched, the doctor's own site among them,
+    so fix took its errors for two environments and changed none; CD706 names its framework by its label."""
+    from cudnn_doctor.fixing.gather import site_of
+    from cudnn_doctor.model import Finding, Fix, Severity
+    from facts_factory import framework, real_machine
+
+    facts = real_machine()
+    own = "/opt/doctor/lib/python3.12/site-packages"
+    facts.python.site_dirs = [own, SITE]
+    facts.python.frameworks = [framework("tensorflow", "2.15.1", location=SITE)]
+    missing = Finding("CD401", Severity.ERROR, "No cuDNN", remedy=Fix(text="x"),
+                      evidence={"searched": [own, SITE, "/usr/lib"], "cuda": None})
+    libs = Finding("CD706", Severity.ERROR, "t", remedy=Fix(text="x"),
+                   evidence={"framework": "tensorflow 2.15.1", "libraries": {"libcublas.so.12": None}})
+    assert site_of(missing, facts) is None
+    assert site_of(libs, facts) == SITE
