@@ -7,7 +7,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 # The programs of the machine itself: a fix that names one changes the system, not the environment (root's work).
 _SYSTEM = frozenset(("apt", "apt-get", "dnf", "yum", "zypper", "ldconfig", "chroot", "modprobe", "rmmod", "systemctl",
@@ -205,6 +205,7 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
     variables = Step("variables", "", "")
     system: List[Step] = []
     links: List[Step] = []
+    gone: Set[str] = set()
     for err in errors:
         parsed = [(c, parse_command(c, as_root)) for c in err.commands]
         why = _left_why(err, parsed, environment, as_root)
@@ -216,6 +217,9 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
                 plan.left.append((err.id, "", why))
             continue
         plan.taken.append(err.id)
+        touched = {a: {_project(r) for _, p in parsed if p.kind == "packages" and p.action == a for r in p.requirements}
+                   for a in ("install", "uninstall")}
+        gone |= touched["uninstall"] - touched["install"]  # a swap of one project (out, then in again) stays
         for command, p in parsed:
             if p.kind == "packages":
                 assert environment is not None  # _left_why refuses package steps without one
@@ -241,10 +245,11 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
                     same = Step("system", command, "the machine (as root)", argv=["sh", "-c", command])
                     system.append(same)
                 _add_id(same, err.id)
-    for step in packages.values():
+    ordered = _removals_first(list(packages.values()), gone)
+    for step in ordered:
         _finish_packages(step, environment)
     # uninstalls and installs first, the machine's own after, then links to the files they put in place
-    plan.steps = [*packages.values(), *system, *links]
+    plan.steps = [*ordered, *system, *links]
     if variables.lines:
         variables.shown = "\n".join(variables.lines)
         variables.changes = _variables_changes(environment, variables.lines)
@@ -297,6 +302,35 @@ def _inside(path: str, prefix: str) -> bool:
 def _add_id(step: Step, fid: str) -> None:
     if fid not in step.ids:
         step.ids.append(fid)
+
+
+def _removals_first(steps: List[Step], gone: Set[str]) -> List[Step]:
+    """Every uninstall before every install (each fix removes a wheel before it installs the one that replaces it,
+    and merging keeps that order only this way), and no install of a project ``gone`` (one a fix removes and does
+    not put back): a reinstall of it is moot, and put first it wrote files into the folder the removal then
+    empties (draw 291129-43: CD402's reinstall of a cu13 wheel beside CD501's swap to cu12, one nvidia/cudnn
+    folder). The same requirement twice installs once."""
+    removals = [s for s in steps if s.argv[0] == "uninstall"]
+    installs: List[Step] = []
+    for step in (s for s in steps if s.argv[0] != "uninstall"):
+        done = {r for s in installs for r in s.requirements}
+        kept = [r for r in step.requirements if _project(r) not in gone and r not in done]
+        if kept:
+            step.requirements[:] = kept
+            installs.append(step)
+            continue
+        # its finding is taken on by the step that installs the same, else by the removal
+        owner = next((s for s in installs if set(step.requirements) & set(s.requirements)), None)
+        owner = owner or (removals[0] if removals else None)
+        if owner is not None:
+            for i in step.ids:
+                _add_id(owner, i)
+    return removals + installs
+
+
+def _project(requirement: str) -> str:
+    name = re.split(r"[\s\[<>=!~;@]", requirement.strip(), maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _finish_packages(step: Step, environment: Optional[Environment]) -> None:

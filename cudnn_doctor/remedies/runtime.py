@@ -45,7 +45,12 @@ def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
         # LD_LIBRARY_PATH), and changes nothing for the machine's other programs. A distribution package's copy is
         # replaced in place by the right build's package.
         return framework_cudnn_fix(facts, compat, fw, copy.major)
-    install = machine_cudnn_fix(facts, compat, cuda, copy.major, copy.version, _channel(copy))
+    if fw is not None and copy.origin == "pip" and os.path.normpath(copy.directory) == own_cudnn_wheel_dir(fw):
+        # The framework's own site: what it pins for that CUDA, the release every other finding about it installs
+        # (draw 291129-43: CD501's same-release build beside CD709's pin made one pip install that cannot resolve).
+        install = framework_cudnn_fix(facts, compat, fw, copy.major)
+    else:
+        install = machine_cudnn_fix(facts, compat, cuda, copy.major, copy.version, _channel(copy))
     wheel = (copy.package or "").split()
     if copy.origin == "pip" and wheel and wheel[0].startswith("nvidia-cudnn-") and install.commands and \
             install.commands[0].startswith(pip("install")) and wheel[0] not in install.commands[0]:

@@ -34,8 +34,10 @@ def test_installs_with_other_options_stay_apart_and_uninstalls_get_yes():
                               "pip uninstall nvidia-cudnn-cu11", 'pip install "nvidia-cudnn-cu12==9.10.2.21"'))]
     plan = build_plan(errs, ENV, as_root=False)
     shown = [s.argv[3:] for s in plan.steps]
-    assert shown == [["install", "--no-deps", "--target", "/srv/venv/cudnn8", "nvidia-cudnn-cu12==8.9.7.29"],
-                     ["uninstall", "-y", "nvidia-cudnn-cu11"], ["install", "nvidia-cudnn-cu12==9.10.2.21"]]
+    # removals first (test_a_removed_wheel_is_not_reinstalled_and_removals_come_before_installs)
+    assert shown == [["uninstall", "-y", "nvidia-cudnn-cu11"],
+                     ["install", "--no-deps", "--target", "/srv/venv/cudnn8", "nvidia-cudnn-cu12==8.9.7.29"],
+                     ["install", "nvidia-cudnn-cu12==9.10.2.21"]]
 
 
 def test_uv_environments_get_uv_pip_with_the_environments_python():
@@ -193,3 +195,23 @@ def test_a_finding_is_about_its_frameworks_site_and_not_the_places_it_searched()
                    evidence={"framework": "tensorflow 2.15.1", "libraries": {"libcublas.so.12": None}})
     assert site_of(missing, facts) is None
     assert site_of(libs, facts) == SITE
+
+
+def test_a_removed_wheel_is_not_reinstalled_and_removals_come_before_installs():
+    """realworld draw 291129-43: CD402 reinstalls the damaged cu13 wheel, CD501 and CD709 swap it for cu12 (the
+    same nvidia/cudnn folder). Merged by options, CD501's install ran before its own uninstall, which then emptied
+    the folder. A fix that removes a project and installs it again keeps both."""
+    errs = [Erring("CD402", "t", ('pip install --force-reinstall --no-deps "nvidia-cudnn-cu13==9.24.0.43"',), SITE),
+            Erring("CD501", "t", ("pip uninstall -y nvidia-cudnn-cu13",
+                                  'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.10.2.21"'), SITE),
+            Erring("CD709", "t", ("pip uninstall -y nvidia-cudnn-cu13", 'pip install "nvidia-cudnn-cu12==9.10.2.21"'),
+                   SITE)]
+    plan = build_plan(errs, ENV, as_root=False)
+    assert [s.argv[3:] for s in plan.steps] == [
+        ["uninstall", "-y", "nvidia-cudnn-cu13"],
+        ["install", "--force-reinstall", "--no-deps", "nvidia-cudnn-cu12==9.10.2.21"]]
+    assert plan.taken == ["CD402", "CD501", "CD709"]
+    swap = build_plan([Erring("A", "t", ("pip uninstall -y nvidia-cudnn-cu12", 'pip install "nvidia-cudnn-cu12==9.1"'
+                                         ), SITE)], ENV, as_root=False)
+    assert [s.argv[3:] for s in swap.steps] == [["uninstall", "-y", "nvidia-cudnn-cu12"],
+                                                ["install", "nvidia-cudnn-cu12==9.1"]]
