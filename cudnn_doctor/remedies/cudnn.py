@@ -10,7 +10,7 @@ from ..versions import cuda_label, major_of, mm_text, release3
 from ..model import WINDOWS_SHELL, CudnnCopy, Facts, Fix
 from ..queries import (cudnn_build_exists, cudnn_release_for, cudnn_runs_on_cc, lowest_cc, machine_cuda, platform_of,
                        primary_toolkit, toolkit_owning)
-from .acting import at, doctor, ldconfig, sudo, system
+from .acting import at, doctor, ldconfig, sudo, system, under_root
 from .shell import advice, folder_arg, or_else, q, run, said
 from .shells import command_fix
 
@@ -154,7 +154,11 @@ def reinstall_fix(compat: Compat, copy: CudnnCopy, facts: Optional[Facts] = None
         else:
             return advice("reinstall, with --force-reinstall --no-deps, the nvidia-cudnn-cuN wheel that provides %s "
                           "(pip show -f names it)" % copy.directory)
-        return run(system('pip install --force-reinstall --no-deps "%s"' % spec, privileged=False))
+        # A wheel in the user site is pip --user's: a plain install puts a second copy in the active environment
+        # and leaves the damaged one first on the user's path (draw 291129-66).
+        site = os.path.dirname(os.path.dirname(os.path.dirname(os.path.normpath(copy.directory))))
+        user = "--user " if facts is not None and site in facts.python.user_sites and not under_root() else ""
+        return run(system('pip install %s--force-reinstall --no-deps "%s"' % (user, spec), privileged=False))
     if pkg.startswith("deb "):
         return run(system("apt install --reinstall %s" % pkg.split()[1]))
     if copy.origin == "conda" or pkg.startswith("conda"):

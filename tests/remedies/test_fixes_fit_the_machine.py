@@ -179,6 +179,20 @@ def test_reinstall_fix_keeps_the_wheel_of_the_copy():
     assert "nvidia-cudnn-cu12==9.5.1.*" in reinstall_fix(compat, unnamed).text
 
 
+def test_reinstall_fix_of_a_wheel_in_the_user_site_reinstalls_it_there():
+    """realworld draw 291129-66: a damaged wheel in ~/.local; a plain install put a second copy in the active
+    environment and the damaged one stayed first on the user's path."""
+    facts = real_machine()
+    user_site = "/home/u/.local/lib/python3.11/site-packages"
+    facts.python.user_sites = [user_site]
+    damaged = cudnn_copy(user_site + "/nvidia/cudnn/lib", "9.5.1", "12.6", origin="pip", links=False,
+                         package="nvidia-cudnn-cu12 9.5.1.17")
+    assert reinstall_fix(load_compat(), damaged, facts).commands == [
+        'pip install --user --force-reinstall --no-deps "nvidia-cudnn-cu12==9.5.1.17"']
+    in_the_venv = cudnn_copy(PIP_CUDNN, "9.5.1", "12.6", origin="pip", links=False, package="nvidia-cudnn-cu12 9.5.1.17")
+    assert "--user" not in reinstall_fix(load_compat(), in_the_venv, facts).commands[0]
+
+
 def test_reinstall_fix_for_a_copied_archive_names_the_file():
     compat = load_compat()
     copied = cudnn_copy("/usr/local/cuda-13.0/lib64", "9.14.0", "13.0", origin="toolkit")
