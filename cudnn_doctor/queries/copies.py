@@ -93,6 +93,15 @@ def is_pip_dir(path: str) -> bool:
 _DISTRO_LIB_DIR = re.compile(r"^/(usr/)?lib(64)?(/[a-z0-9_]+-linux-gnu)?$")
 
 
+def in_environment_of(site: Optional[str], directory: str) -> bool:
+    """Whether ``directory`` is inside the environment whose site-packages is ``site`` (PREFIX/lib/pythonX.Y/
+    site-packages: anywhere under PREFIX, a `pip install --target` folder beside it too)."""
+    if not site:
+        return False
+    prefix = os.path.normpath(site).rsplit("/lib/python", 1)[0]
+    return os.path.normpath(directory).startswith(prefix.rstrip("/") + "/")
+
+
 def distro_lib_dir(directory: str) -> bool:
     """Whether a folder is one the distribution's packages install libraries into (apt's or dnf's build of a
     library replaces a copy there in place)."""

@@ -7,7 +7,7 @@ from typing import Dict, List
 from ..versions import major_of, mm_at_least
 from ..model import Facts, Finding
 from . import RuleContext, rule
-from ..queries import driver_cuda, driver_version, platform_of, visible_gpus
+from ..queries import driver_cuda, driver_version, in_environment_of, platform_of, visible_gpus
 from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, onnxruntime_cuda_fix
 from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, local_repo_fix, paddle_cudnn_fix, paddle_wheel_fix,
                                  one_cupy_fix, reboot_and_hold_fix, tensorflow_libraries_fix, uvm_fix,
@@ -152,7 +152,10 @@ def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         # A copy of its major built for its own CUDA (a cu12 wheel beside Paddle for CUDA 11 loads, then fails).
         cuda = major_of(fw.cuda_version)
-        elsewhere = [c for c in facts.cudnn if c.major == major and major_of(c.cuda_version) in (None, cuda)]
+        # Only one in its own environment: a link in another folder is no change fix can make or undo there, and
+        # that folder is not the environment's to change (draw 291129-39: a preloaded tarball folder).
+        elsewhere = [c for c in facts.cudnn if c.major == major and major_of(c.cuda_version) in (None, cuda)
+                     and in_environment_of(fw.location, c.directory)]
         fix = whole_environment_fix(facts, compat, fw, paddle_cudnn_fix(elsewhere[0].directory, name, major)
                                     if elsewhere else paddle_wheel_fix(facts, compat, fw, name, major))
         out.append(finding(

@@ -129,10 +129,13 @@ def test_g5_paddle_cudnn_off_the_search_path(machine, check_json):
     build_ld_cache(machine)
     _, doc = check_json(machine)
     [hit] = _hits(doc, "CD707", "error")
-    # Paddle 2.6 dlopens the unversioned libcudnn.so (compat/framework_features.toml): the folder first on the path,
-    # with that name linked to the copy's libcudnn.so.8.
-    assert hit["fix"].startswith("ln -sf libcudnn.so.8 ") and "/opt/cudnn8/lib64/libcudnn.so && " in hit["fix"]
-    assert "&& export LD_LIBRARY_PATH=/opt/cudnn8/lib64" in hit["fix"]
+    # Paddle 2.6 dlopens the unversioned libcudnn.so (compat/framework_features.toml). The copy in /opt is outside its
+    # environment (a link there is no change fix can make or undo in it: realworld draw 291129-39), so its own CUDA's
+    # wheel goes into its site, whose folder gets the link and goes first on the path.
+    wheel = SITE + "/nvidia/cudnn/lib"
+    assert 'pip install "nvidia-cudnn-cu12==8.' in hit["fix"] and "/opt/cudnn8" not in hit["fix"]
+    assert " && ln -sf libcudnn.so.8 " in hit["fix"] and "%s/libcudnn.so && " % wheel in hit["fix"]  # (under --root)
+    assert hit["fix"].endswith("export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % wheel)
 
 
 # --- G8 CuPy installed twice -------------------------------------------------------------------------------------------
