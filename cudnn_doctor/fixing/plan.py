@@ -174,13 +174,16 @@ def parse_command(command: str, as_root: bool) -> _Parsed:
 
 
 def _link(words: Sequence[str]) -> _Parsed:
-    """`ln -sf NAME /abs/LINK`: a link to a file beside it (Paddle's unversioned libcudnn.so, CD707), which fix makes
-    through its journal; any other ln is the user's."""
+    """`ln -sf NAME /abs/LINK`: a link to a file beside it (Paddle's unversioned libcudnn.so, CD707), or `ln -sf
+    /abs/FILE /abs/LINK` (another cuDNN major's files linked into the folder the frameworks search), which fix makes
+    through its journal when both are in the environment; any other ln is the user's."""
     flags = "".join(w[1:] for w in words[1:] if w.startswith("-"))
     operands = [w for w in words[1:] if not w.startswith("-")]
-    if sorted(flags) != ["f", "s"] or len(operands) != 2 or "/" in operands[0] or not operands[1].startswith("/"):
-        return _Parsed("left", "fix makes only `ln -sf NAME /path/LINK`, a link to a file beside it")
-    return _Parsed("links", target=operands[0], link=os.path.normpath(operands[1]))
+    if sorted(flags) != ["f", "s"] or len(operands) != 2 or not operands[1].startswith("/") or (
+            "/" in operands[0] and not operands[0].startswith("/")):
+        return _Parsed("left", "fix makes only `ln -sf NAME /path/LINK` or `ln -sf /path/FILE /path/LINK`")
+    target = os.path.normpath(operands[0]) if operands[0].startswith("/") else operands[0]
+    return _Parsed("links", target=target, link=os.path.normpath(operands[1]))
 
 
 def _pip_arguments(words: Sequence[str]) -> Optional[List[str]]:
@@ -275,8 +278,9 @@ def _left_why(err: Erring, parsed: Sequence[Tuple[str, _Parsed]], environment: O
             return "it is about another environment (%s): run fix with that one active" % err.site
         if not environment.writable:
             return "%s is not yours to change (another user owns it): run fix as its owner" % environment.prefix
-        outside = [p.link for _, p in parsed if p.kind == "links" and not _inside(p.link, environment.prefix)
-                   and not (environment.user_site and _inside(p.link, environment.user_site))]
+        ends = [e for _, p in parsed if p.kind == "links" for e in (p.link, p.target) if e.startswith("/")]
+        outside = [e for e in ends if not _inside(e, environment.prefix)
+                   and not (environment.user_site and _inside(e, environment.user_site))]
         if outside:
             return "it links %s, outside the environment" % outside[0]
     return None

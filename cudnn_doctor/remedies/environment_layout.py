@@ -32,6 +32,7 @@ class Placement(NamedTuple):
     release: str  # a pinned release (9.10.2.21), or `M.*` where no framework pins one (pip takes the newest)
     needs: Tuple[Need, ...]
     folder: Optional[str] = None  # None: the site's nvidia/cudnn; else the `pip --target` folder beside it
+    files: Tuple[str, ...] = ()  # beside: its major's library files (libcudnn.so.8 and its sub-libraries)
 
     @property
     def requirement(self) -> str:
@@ -120,8 +121,10 @@ def solve_layout(facts: Facts, compat: Compat, site: str, needs: Sequence[Need])
     if len(placed) == 2:
         home = _home(facts, site, placed)
         other = placed[1 - home]
-        placed[1 - home] = Placement(other.project, other.release, other.needs,
-                                     "%s/cudnn%d" % (prefix_of(site), other.needs[0].major))
+        major = other.needs[0].major
+        files = ("libcudnn.so.%d" % major,) + tuple(compat.cudnn_layout(major).get("linux_sublibraries", []))
+        placed[1 - home] = Placement(other.project, other.release, other.needs, "%s/cudnn%d" % (prefix_of(site), major),
+                                     files)
     why = {}
     for p in placed:
         for n in p.needs:
@@ -195,7 +198,14 @@ def layout_fix(facts: Facts, layout: Layout) -> Fix:
         if not _holds(facts, p):
             commands.append(pip('install --no-deps --target %s "%s"' % (q(p.folder), p.requirement)))
         commands += _unversioned_links(p, p.lib or "")
-        if not any(same_file(e, p.lib) for e in facts.loader.ld_library_path):
+        site_lib = layout.site.rstrip("/") + "/nvidia/cudnn/lib"
+        if p.files and all(_searches(n, site_lib) for n in p.needs):
+            # Every framework of that major searches the site's own folder (its RUNPATH, its preload): each file
+            # linked there serves it with no variable, so a shell that never activates the environment (one
+            # started from PATH, a service) gets it too (draws 291129-16, -31). The other major's files have other
+            # names: nothing of the site's own is replaced.
+            commands += ["ln -sf %s %s" % (q("%s/%s" % (p.lib, name)), q(site_lib + "/" + name)) for name in p.files]
+        elif not any(same_file(e, p.lib) for e in facts.loader.ld_library_path):
             commands.append(prepend_ld_path(p.lib or ""))
     warned = _pin_warnings(layout)
     runs = "; ".join("%s %s" % (label, why) for label, why in sorted(layout.why.items()))
@@ -214,6 +224,14 @@ def _unversioned_links(placement: Placement, lib: str) -> List[str]:
     asked = {n.framework.resolved_cudnn.name for n in placement.needs if n.framework.resolved_cudnn is not None}
     return ["ln -sf libcudnn.so.%d %s" % (placement.needs[0].major, q(lib + "/" + name))
             for name in sorted(asked) if not name[-1:].isdigit()]
+
+
+def _searches(need: Need, folder: str) -> bool:
+    """Whether the framework's library searches ``folder`` (its RUNPATH or RPATH), or its Python side loads from the
+    site's nvidia/cudnn folder (torch's preload, the JAX plugin's nvidia.cudnn import)."""
+    searched = need.framework.library_search_path
+    return framework_kind(need.framework) in _PRELOADS_FROM_SITE or (
+        searched is not None and any(same_file(d, folder) for d in searched))
 
 
 def _plain_path_only(need: Need) -> bool:

@@ -89,17 +89,21 @@ def test_tf_219_installed_last_gets_torchs_release_for_both_and_the_pin_warning_
 
 
 def test_tf_217_beside_torch_291_gets_cudnn_8_beside_the_environment():
-    # cuDNN 8 (TensorFlow 2.17) and 9 (torch 2.9.1) are other sonames: 8.9.7.29 in a folder on LD_LIBRARY_PATH
+    # cuDNN 8 (TensorFlow 2.17) and 9 (torch 2.9.1) are other sonames: 8.9.7.29 in a folder beside the site, each of
+    # its files linked into the site's nvidia/cudnn/lib, which TensorFlow's RUNPATH searches: no variable, so a shell
+    # that never activates the environment gets it too (realworld draws 291129-16, -31)
     facts = _environment([_tensorflow("2.17.1", 8, TF217, 9), _torch("2.9.1", "9.8.0", TORCH291, 9)], "9.10.2.21")
     findings = _findings(facts)
     assert not [f for f in findings if f.id == "CD710"]
     errors = _errors(findings)
     assert errors and all(f.title.startswith("tensorflow") for f in errors)
     folder = PREFIX + "/cudnn8"
+    names = ["libcudnn.so.8"] + list(load_compat().cudnn_layout(8)["linux_sublibraries"])
+    site_lib = facts.python.frameworks[0].location + "/nvidia/cudnn/lib"
     for f in errors:
         assert f.remedy.commands == [
-            'pip install --no-deps --target %s "nvidia-cudnn-cu12==8.9.7.29"' % folder,
-            "export LD_LIBRARY_PATH=%s/nvidia/cudnn/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % folder]
+            'pip install --no-deps --target %s "nvidia-cudnn-cu12==8.9.7.29"' % folder] + [
+            "ln -sf %s/nvidia/cudnn/lib/%s %s/%s" % (folder, n, site_lib, n) for n in names]
         assert "pip will warn that tensorflow 2.17.1 requires nvidia-cudnn-cu12==8.9.7.29" in f.remedy.text
         for command in f.remedy.commands:
             shlex.split(command)
