@@ -1,8 +1,9 @@
 """One set of cuDNN libraries for every framework of one Python environment, judged by what each framework accepts at
 run time (compat [cudnn_acceptance]), not by its pin. pip keeps one nvidia-cudnn-cuNN release in site-packages'
 nvidia/cudnn folder; a framework built with cuDNN 9.3 runs with 9.10 (XLA's rule), and cuDNN 8 and 9 are other
-sonames (libcudnn.so.8, libcudnn.so.9), so the other major can live in a folder beside the environment that the
-loader searches (LD_LIBRARY_PATH) without touching the other framework. Only where no such set exists (two CUDA
+sonames (libcudnn.so.8, libcudnn.so.9), so the other major can live in a folder beside the environment, its files
+linked into the site's folder that the frameworks search (or, for one that searches none, that folder on
+LD_LIBRARY_PATH), without touching the other framework. Only where no such set exists (two CUDA
 builds of one major: the same soname) do the frameworks need separate environments."""
 from __future__ import annotations
 
@@ -174,8 +175,9 @@ def _holds(facts: Facts, placement: Placement) -> bool:
 
 def layout_fix(facts: Facts, layout: Layout) -> Fix:
     """The commands that install the layout (the site's release with pip; the other major with `pip install
-    --target` into its folder, first on LD_LIBRARY_PATH), and the pins pip will warn about, said with why each
-    framework still runs. Nothing to install: words that say to leave it."""
+    --target` into its folder, its files linked into the site's folder where its frameworks search that, else the
+    folder first on LD_LIBRARY_PATH), and the pins pip will warn about, said with why each framework still runs.
+    Nothing to install: words that say to leave it."""
     commands: List[str] = []
     for p in sorted(layout.placements, key=lambda p: p.folder is not None):  # the site's own release first
         if p.folder is None:
