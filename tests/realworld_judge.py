@@ -314,7 +314,7 @@ def fix_commands(report: Report, stack: stacks.Stack) -> List[str]:
 # Paddle's also links the unversioned name in the wheel's folder: `&& ln -sf libcudnn.so.N $(echo DIR/...)/NAME`.
 NEW_ENVIRONMENT = re.compile(r"^python3 -m venv (\S+) && \1/bin/pip install (.+?)"
                              r"(?: && ln -sf (libcudnn\.so\.\d+) \$\(echo \1/lib/python3\*/site-packages/nvidia/cudnn/lib\)"
-                             r"/(libcudnn\.so))?( && export LD_LIBRARY_PATH=.*)?$")
+                             r"/(libcudnn\.so))?( && echo 'export LD_LIBRARY_PATH=.*' >> \1/bin/activate)?$")
 # The wheels of a new environment the oracle loads for its framework (what its install pins of these projects, from
 # its own metadata): torch's global deps need its CUDA runtime, TensorFlow's start-up its CUDA libraries.
 ORACLE_LOADS = {"torch": ("nvidia-cudnn-", "nvidia-cuda-runtime-"),
@@ -362,8 +362,11 @@ def environment_case(name: str, arguments: str, ld_path: bool) -> stacks.Case:
         framework = (canonicalize_name(first.name), version)
         kind = KIND.get(framework[0], framework[0])
         site = _pins_under(framework, sorted(first.extras), ORACLE_LOADS.get(kind, ("nvidia-cudnn-",)))
-    for r in rest:  # an exact pin as named; a wildcard: pip's newest match, of the pool's cuDNN wheels
+    for r in rest:  # an exact pin as named; a wildcard or no version: pip's newest match, of the pool's cuDNN wheels
         fits = [w for w in pool.CUDNN if w[0] == canonicalize_name(r.name) and r.specifier.contains(w[1])]
+        if not r.specifier:  # a CUDA library's wheel (ONNX Runtime 1.18's cu11 set): the oracle loads no such wheel
+            site += [max(fits, key=lambda w: Version(w[1]))] if fits else []
+            continue
         site += [max(fits, key=lambda w: Version(w[1]))] if "*" in str(r.specifier) and fits else [
             (canonicalize_name(r.name), next(iter(r.specifier)).version.replace(".*", ""))]
     return stacks.Case(name=name, framework=framework, site=site, ld_path=["@site-cudnn"] if ld_path else [])

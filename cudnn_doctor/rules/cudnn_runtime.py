@@ -16,7 +16,7 @@ from ..remedies.frameworks import ld_library_path_cudnn_fix
 from ..remedies.runtime import (cudnn_for_cuda_fix, cudnn_for_newer_gpu_fix, cudnn_not_older_than_build_fix,
                                 driver_or_cudnn_for_driver_fix, keep_own_copies_fix, known_bad_upgrade_fix)
 from ..remedies.environments import whole_environment_fix
-from ..remedies.preloads import preload_first
+from ..remedies.preloads import drop_preload_fix
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -50,7 +50,7 @@ def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
                           if user is not None else cudnn_for_cuda_fix(facts, compat, copy, target))
                 res = user.resolved_cudnn if user is not None else None
                 if res is not None and res.via in PRELOADED:  # forced on it: no install changes what it loads first
-                    remedy = preload_first(facts, res, remedy)
+                    remedy = drop_preload_fix(facts, res, remedy)
                 out.append(finding(
                     severity, "%s cannot be used with %s" % (describe_copy(copy), label),
                     detail=why,

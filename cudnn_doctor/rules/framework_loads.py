@@ -12,7 +12,7 @@ from ..versions import major_of, soname_major, ver
 from ..queries import compiled_cudnn, copy_for_path, working_copy, cudnn_pin_floor, framework_kind, ld_entry_for
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
-from ..remedies.preloads import drop_preload_of
+from ..remedies.preloads import drop_preload_fix
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
@@ -139,7 +139,7 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="ld.so loads %s before the program and matches the framework's own request for %s against it, "
                    "whatever its RPATH or its own preload say; the framework was built with cuDNN %s and stops: "
                    "'%s' [%s]." % (res.via, res.name, built, verdict.why, verdict.source.split(" ")[0]),
-            remedy=drop_preload_of(facts, res),
+            remedy=drop_preload_fix(facts, res),
             evidence={"framework": fw.name, "preloaded": res.path, "via": res.via, "loads_version": copy.version,
                       "reports_version": behind or copy.version, "built_with": built}, catalogue=["E1", "E2"]))
     return out

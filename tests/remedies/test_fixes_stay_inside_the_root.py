@@ -22,7 +22,7 @@ from cudnn_doctor.model_theano import TheanoFacts, TheanoInstall
 from cudnn_doctor.remedies.acting import building_for
 from cudnn_doctor.remedies.environments import Need
 from cudnn_doctor.run_results import SmokeResult
-from facts_factory import PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, framework, real_machine
+from facts_factory import PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, framework, real_machine, resolution
 from shellcheck_kit import outside_root, quoted_commands
 
 DOCTOR = ("/home/u/venv/bin/cudnn-doctor",)
@@ -136,8 +136,10 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
         Need(framework("tensorflow", "2.17.1", TORCH_SITE), "nvidia-cudnn-cu12", 8, None)]),
     # issue 43: the set of cuDNN libraries for one environment, preloads, a wheel reinstalled whole
     "layout": st.just(_layout()),
-    "preload_entry": st.sampled_from(["/opt/cudnn913/lib/libcudnn.so.9", "libcudnn.so.9"]),
-    "preload_source": st.sampled_from(["LD_PRELOAD", "/etc/ld.so.preload"]),
+    # the request a preload answered: by the file's path, or by a bare name the loader found it by
+    "res": st.builds(lambda path, via: resolution("libcudnn.so.9", path, via=via),
+                     st.sampled_from(["/opt/cudnn913/lib/libcudnn.so.9", SYSLIB + "/libcudnn.so.9"]),
+                     st.sampled_from(["LD_PRELOAD", "/etc/ld.so.preload"])),
     "project": st.just("nvidia-cudnn-cu13"), "wheel_version": st.just("9.26.0.51"),
 }
 BY_TYPE = {"bool": st.booleans(), "int": st.integers(0, 3), "str": st.just("x"), "Optional[str]": st.none()}
