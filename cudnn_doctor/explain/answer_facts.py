@@ -214,8 +214,8 @@ def _nearest_python(python: str, installs: Callable[[str], bool]) -> Optional[st
     if not m:
         return None
     have = int(m.group(1))
-    return next((p for d in range(1, 16) for p in ("3.%d" % (have + d), "3.%d" % (have - d))
-                 if int(p[2:]) >= 0 and installs(p)), None)
+    return next(("3.%d" % n for d in range(1, 16) for n in (have + d, have - d) if n >= 0 and installs("3.%d" % n)),
+                None)
 
 
 def torch_held_by_python(ev: Evidence) -> Optional[str]:

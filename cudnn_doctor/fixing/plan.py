@@ -9,6 +9,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from ..versions import canonical_name
+
 # The programs of the machine itself: a fix that names one changes the system, not the environment (root's work).
 _SYSTEM = frozenset(("apt", "apt-get", "dnf", "yum", "zypper", "ldconfig", "chroot", "modprobe", "rmmod", "systemctl",
                      "reboot", "nvidia-smi", "nvidia-ctk", "dkms", "ubuntu-drivers", "tee", "update-alternatives",
@@ -333,8 +335,7 @@ def _removals_first(steps: List[Step], gone: Set[str]) -> List[Step]:
 
 
 def _project(requirement: str) -> str:
-    name = re.split(r"[\s\[<>=!~;@]", requirement.strip(), maxsplit=1)[0]
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return canonical_name(re.split(r"[\s\[<>=!~;@]", requirement.strip(), maxsplit=1)[0])
 
 
 def _finish_packages(step: Step, environment: Optional[Environment]) -> None:

@@ -93,13 +93,17 @@ def is_pip_dir(path: str) -> bool:
 _DISTRO_LIB_DIR = re.compile(r"^/(usr/)?lib(64)?(/[a-z0-9_]+-linux-gnu)?$")
 
 
+def environment_prefix(site: str) -> str:
+    """The environment's own folder: /venv for /venv/lib/python3.11/site-packages."""
+    return site.split("/lib/python")[0] if "/lib/python" in site else site.rstrip("/").rsplit("/", 1)[0]
+
+
 def in_environment_of(site: Optional[str], directory: str) -> bool:
-    """Whether ``directory`` is inside the environment whose site-packages is ``site`` (PREFIX/lib/pythonX.Y/
-    site-packages: anywhere under PREFIX, a `pip install --target` folder beside it too)."""
+    """Whether ``directory`` is inside the environment whose site-packages is ``site`` (anywhere under its prefix,
+    a `pip install --target` folder beside the site too)."""
     if not site:
         return False
-    prefix = os.path.normpath(site).rsplit("/lib/python", 1)[0]
-    return os.path.normpath(directory).startswith(prefix.rstrip("/") + "/")
+    return os.path.normpath(directory).startswith(environment_prefix(os.path.normpath(site)).rstrip("/") + "/")
 
 
 def distro_lib_dir(directory: str) -> bool:

@@ -14,8 +14,8 @@ from packaging.version import Version
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
-from ..queries import (compiled_cudnn, cudnn_runs_on_cc, framework_kind, gpus_with_cc, known_cc, platform_of,
-                       same_file)
+from ..queries import (compiled_cudnn, cudnn_runs_on_cc, environment_prefix, framework_kind, gpus_with_cc, known_cc,
+                       platform_of, same_file)
 from ..versions import canonical_name, major_of, ver
 from .acting import pip
 from .environment_needs import Need, applying_requirements
@@ -96,11 +96,6 @@ def _placement(compat: Compat, facts: Facts, site: str, needs: Sequence[Need]) -
     return None
 
 
-def prefix_of(site: str) -> str:
-    """The environment's own folder: /venv for /venv/lib/python3.11/site-packages."""
-    return site.split("/lib/python")[0] if "/lib/python" in site else site.rstrip("/").rsplit("/", 1)[0]
-
-
 def solve_layout(facts: Facts, compat: Compat, site: str, needs: Sequence[Need]) -> Tuple[Optional[Layout], str]:
     """The one set of cuDNN libraries that serves every need of one site, or None and why none does."""
     groups: Dict[int, List[Need]] = {}
@@ -124,7 +119,7 @@ def solve_layout(facts: Facts, compat: Compat, site: str, needs: Sequence[Need])
         other = placed[1 - home]
         major = other.needs[0].major
         files = ("libcudnn.so.%d" % major,) + tuple(compat.cudnn_layout(major).get("linux_sublibraries", []))
-        placed[1 - home] = Placement(other.project, other.release, other.needs, "%s/cudnn%d" % (prefix_of(site), major),
+        placed[1 - home] = Placement(other.project, other.release, other.needs, "%s/cudnn%d" % (environment_prefix(site), major),
                                      files)
     why = {}
     for p in placed:

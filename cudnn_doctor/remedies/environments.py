@@ -14,6 +14,7 @@ from ..queries import framework_kind
 from ..versions import canonical_name
 from .acting import pip, system, under_root
 from .environment_layout import Layout, layout_fix, solve_layout
+from .onnxruntime import cuda_library_wheels
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
 from .shell import or_else, q, run, then
 from .software import torch_source
@@ -106,17 +107,12 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Opti
 
 
 def _missing_cuda_wheels(compat: Compat, facts: Facts, fw: FrameworkFacts) -> List[Tuple[str, str]]:
-    """(wheel, site-packages folder) of each CUDA library (cuDNN aside: the need has it) the framework could not
-    load, for its build's CUDA major (compat [cuda_wheels])."""
-    label = "%s %s" % (fw.name, fw.version)
-    libs = (facts.machine_state.get("framework_libraries") or {}).get(label) or {}
+    """(wheel, site-packages folder) of each CUDA library the framework could not load, for its build's CUDA
+    major."""
+    libs = (facts.machine_state.get("framework_libraries") or {}).get("%s %s" % (fw.name, fw.version)) or {}
     major = str(fw.cuda_version or "").split(".")[0]
-    out: List[Tuple[str, str]] = []
-    for soname in sorted(n for n, path in libs.items() if path is None and not n.startswith("libcudnn")):
-        row = compat.cuda_wheel(soname) if major.isdigit() else None
-        if row is not None and row["wheel"].format(major=major) not in [w for w, _ in out]:
-            out.append((row["wheel"].format(major=major), row["folder"]))
-    return out
+    missing = sorted(n for n, path in libs.items() if path is None)
+    return cuda_library_wheels(compat, missing, major) if major.isdigit() else []
 
 
 # A command that changes the site's cuDNN: a cuDNN wheel, or a framework (re)installed with the pins that bring one

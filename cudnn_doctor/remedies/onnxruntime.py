@@ -2,12 +2,23 @@
 release really offers (its [cuda,cudnn] extras and preload_dlls() exist from one release on, compat says which)."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from ..knowledge import Compat
 from ..model import Fix
 from .acting import pip
 from .shell import advice, noted, or_else, prepend_ld_path, run, said
+
+
+def cuda_library_wheels(compat: Compat, sonames: Sequence[str], cuda_major: str) -> List[Tuple[str, str]]:
+    """(wheel, site-packages folder) of each CUDA library named, cuDNN aside, for that CUDA major (compat
+    [cuda_wheels]; libcublasLt: the cuBLAS wheel), each wheel once."""
+    out: List[Tuple[str, str]] = []
+    for soname in [n for n in sonames if not n.startswith("libcudnn")]:
+        row = compat.cuda_wheel(soname)
+        if row is not None and row["wheel"].format(major=cuda_major) not in [w for w, _ in out]:
+            out.append((row["wheel"].format(major=cuda_major), row["folder"]))
+    return out
 
 
 def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], missing: Sequence[str] = (),
@@ -23,12 +34,8 @@ def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], miss
         return advice("install the CUDA and cuDNN libraries onnxruntime-gpu %s was built for and put their folder on "
                       "LD_LIBRARY_PATH [%s]" % (release, source))
     cuda_major = str(build["cuda"]).split(".")[0]
-    wheels, folders = [], []
-    for soname in [n for n in missing if not n.startswith("libcudnn")]:
-        row = compat.cuda_wheel(soname)  # libcublasLt: the cuBLAS wheel
-        if row is not None and row["wheel"].format(major=cuda_major) not in wheels:
-            wheels.append(row["wheel"].format(major=cuda_major))
-            folders.append(row["folder"])
+    found = cuda_library_wheels(compat, missing, cuda_major)
+    wheels, folders = [w for w, _ in found], [f for _, f in found]
     if not missing or any(n.startswith("libcudnn") for n in missing):
         wheels.append("%s==%s" % (build["cudnn_wheel"], build["cudnn_pin"]))
         folders.append("nvidia/cudnn/lib")
