@@ -136,6 +136,20 @@ def fetch_pins(plan: str) -> List[str]:
     return missing
 
 
+def fetch_removed(plan: str, site: Path) -> List[str]:
+    """The wheel of each project the plan uninstalls, at the release the site holds, fetched into the wheel cache:
+    `fix --undo` puts it back with pip from there (a framework moved to its release's other CUDA build: draw
+    112930-17); the ones it could not get."""
+    missing = []
+    for m in re.finditer(r" -m pip uninstall -y (.+)$", plan, re.M):
+        for name in m.group(1).split():
+            record = next(site.glob("%s-*.dist-info" % name.replace("-", "_")), None)
+            version = record.name[len(name) + 1:-len(".dist-info")] if record else ""
+            if version and wheels.wheel_file(name, version) is None:
+                missing.append("%s==%s" % (name, version))
+    return missing
+
+
 def newest_release(name: str) -> Optional[str]:
     """The newest release of a project on the index, as pip itself lists it (`pip index versions`)."""
     proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", name, "--disable-pip-version-check"],
@@ -256,6 +270,9 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
                 run.why.append("not in the wheel cache nor on the index: %s" % ", ".join(unavailable))
             run.codes["dry-run"], text = fix(moved.env, "--dry-run")
             run.dry_exact = run.dry_exact and state(root) == before
+        unavailable = fetch_removed(text, moved.site)
+        if unavailable:
+            run.why.append("what undo puts back is not in the wheel cache nor on the index: %s" % ", ".join(unavailable))
         if not run.dry_exact:
             run.why.append("--dry-run changed files: " + differences(before, state(root)))
         t_fix = time.perf_counter()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -91,6 +92,19 @@ class Stack:
         """The framework's library that loads cuDNN; None for a CPU-only build (it has none)."""
         rel = FRAMEWORK_LIBRARY.get(self.case.framework[0])
         return self.site / rel if rel and (self.site / rel).exists() else None
+
+
+def as_installed(stack: Stack, wheel: Wheel) -> Wheel:
+    """The framework wheel as the site now holds it: where a fix moved it to its release's build for another CUDA
+    (jax-cuda12-pjrt 0.7.2 -> jax-cuda13-pjrt 0.7.2: the same release, the user's programs unchanged), that build; the
+    wheel itself otherwise."""
+    name, version = wheel
+    def holds(project: str) -> bool:
+        return any(stack.site.glob("%s-%s.dist-info" % (project.replace("-", "_"), version)))
+    if holds(name) or not re.search(r"cuda\d+", name):
+        return wheel
+    builds = [n for n in FRAMEWORK_LIBRARY if n != name and re.sub(r"\d+", "", n) == re.sub(r"\d+", "", name)]
+    return next(((n, version) for n in builds if holds(n)), wheel)
 
 
 def unpacked(wheel: Wheel) -> Optional[Path]:

@@ -1,7 +1,8 @@
 """Fixes solved for a whole Python environment: every framework installed in one site-packages folder shares its one
 nvidia/cudnn folder, so a cuDNN change for one is a change for all. solve() finds the set of cuDNN libraries every
-framework accepts at run time (remedies/environment_layout.py); where none does, separate_environments_fix() gives
-one environment per framework, each with the framework's own pins (read from its metadata, never assumed)."""
+framework accepts at run time (remedies/environment_layout.py); where none does, one framework's release built for
+the others' CUDA (remedies/environment_rebuild.py), and only where none is, separate_environments_fix() gives one
+environment per framework, each with the framework's own pins (read from its metadata, never assumed)."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,6 +15,7 @@ from ..queries import framework_kind
 from ..versions import canonical_name
 from .acting import pip, system, under_root
 from .environment_layout import Layout, layout_fix, solve_layout
+from .environment_rebuild import rebuild_fix, rebuilt_layout
 from .onnxruntime import cuda_library_wheels
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
 from .shell import or_else, q, run, then
@@ -106,6 +108,14 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Opti
     return run(*steps)
 
 
+def shared_or_separate_fix(facts: Facts, compat: Compat, site: str, needs: Sequence[Need]) -> Fix:
+    """Where no set of cuDNN libraries serves the frameworks as they are built: one framework moved to its release's
+    build for the other frameworks' CUDA (environment_rebuild), where PyPI has one that this node installs and the
+    machine runs; else one environment per framework."""
+    rebuilt = rebuilt_layout(facts, compat, site, needs)
+    return rebuild_fix(facts, *rebuilt) if rebuilt is not None else separate_environments_fix(compat, needs, facts)
+
+
 def _missing_cuda_wheels(compat: Compat, facts: Facts, fw: FrameworkFacts) -> List[Tuple[str, str]]:
     """(wheel, site-packages folder) of each CUDA library the framework could not load, for its build's CUDA
     major."""
@@ -129,11 +139,11 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     needs, layout, _ = solve(facts, compat, fw.location)
     if len(needs) < 2 or not any(n.framework is fw for n in needs):
         return beside_framework(facts, fw, own)
+    if not any(_CHANGES_CUDNN.search(c) for c in own.commands):
+        return beside_framework(facts, fw, own)
     if layout is None:
-        return separate_environments_fix(compat, needs, facts)
-    whole = layout_fix(facts, layout)
-    installs_cudnn = any(_CHANGES_CUDNN.search(c) for c in own.commands)
-    return beside_framework(facts, fw, whole if installs_cudnn else own)
+        return beside_framework(facts, fw, shared_or_separate_fix(facts, compat, fw.location, needs))
+    return beside_framework(facts, fw, layout_fix(facts, layout))
 
 
 def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:

@@ -1,6 +1,7 @@
 """CD710: frameworks of one Python environment that no one set of cuDNN libraries serves, judged by what each accepts
 at run time (compat [cudnn_acceptance]), not by their pins: they share the one site-packages/nvidia/cudnn folder and
-the loader's one libcudnn.so.N per process. Only then one environment per framework, each with its own pins."""
+the loader's one libcudnn.so.N per process. The fix moves one framework to its release's build for the others' CUDA
+where PyPI has one (remedies/environment_rebuild.py); only where none is, one environment per framework."""
 from __future__ import annotations
 
 from typing import List
@@ -8,7 +9,8 @@ from typing import List
 from ..model import Facts, Finding
 from ..queries import cudnn_pin_floor, working_copy
 from ..versions import ver
-from ..remedies.environments import Need, separate_environments_fix, solve
+from ..remedies.environment_rebuild import rebuilt_layout
+from ..remedies.environments import Need, shared_or_separate_fix, solve
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
@@ -42,14 +44,19 @@ def separate_environments(facts: Facts, ctx: RuleContext) -> List[Finding]:
         # The frameworks it fails are named with their release (the finding is about them); the others by name.
         named = [n.label for n in failing] or [needs[0].label]
         others = [n.framework.name for n in needs if n.label not in named]
+        rebuilt = rebuilt_layout(facts, compat, site, needs)
+        then = ("%s %s also has a build for CUDA %s on PyPI, which this machine runs: with it they share one "
+                "cuDNN, and nothing else changes" % (rebuilt[1].need.framework.name.split("-")[0],
+                                                     rebuilt[1].need.framework.version, rebuilt[1].cuda)
+                if rebuilt is not None else "Nothing else serves them all, so each framework gets its own virtual "
+                                              "environment")
         out.append(finding(
             ERROR if failing else WARNING,
             "%s cannot share %s: %s" % (" and ".join(named + others), site, why),
             detail="Every nvidia-cudnn-* wheel installs into the one site-packages/nvidia/cudnn folder, and a process "
-                   "loads one libcudnn.so.N: %s. What each accepts at run time: %s. Nothing else serves them all, so "
-                   "each framework gets its own virtual environment." % (why, "; ".join(
-                       "%s wants %s" % (n.label, n.wants) for n in needs)),
-            remedy=separate_environments_fix(compat, needs, facts),
+                   "loads one libcudnn.so.N: %s. What each accepts at run time: %s. %s." % (why, "; ".join(
+                       "%s wants %s" % (n.label, n.wants) for n in needs), then),
+            remedy=shared_or_separate_fix(facts, compat, site, needs),
             evidence={"framework": (failing or needs)[0].framework.name, "site": site, "why": why,
                       "needs": {n.label: n.wants for n in needs}}, catalogue=["G4"]))
     return out

@@ -180,3 +180,50 @@ def test_a_lower_bound_names_no_release_the_newest_wheel_of_the_major_does():
     install = unresolved.remedy.commands[0]
     assert install.startswith('pip install "nvidia-cudnn-cu12==9.') and install.endswith('.*"'), install
     assert unresolved.remedy.commands[1].startswith("pip install --no-deps --target %s/cudnn8 " % PREFIX)
+
+
+def _jax12_beside_torch13(**machine):
+    """JAX 0.7.2's CUDA 12 plugin beside torch 2.14.1 (CUDA 13, pins nvidia-cudnn-cu13 9.24.0.43, installed): one
+    soname from two CUDA builds. The plugin's pins are its real METADATA's (the wheel index holds them)."""
+    torch13 = framework("torch", "2.14.1", cuda_version="13.0", cudnn_version="9.24.0",
+                        requires=['nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"'],
+                        consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
+                        resolved_cudnn=resolution("libcudnn.so.9", SITE_LIB + "/libcudnn.so.9", via="RPATH"),
+                        library_search_path=[TORCH_SITE + "/torch/lib", SITE_LIB])
+    plugin = TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so"
+    pins = ['nvidia-cudnn-cu12<10.0,>=9.8; sys_platform == "linux" and extra == "with-cuda"']
+    jax = [framework(name, "0.7.2", cuda_version="12", requires=pins, extras=["with-cuda"], consumer_library=plugin,
+                     resolved_cudnn=resolution("libcudnn.so.9", SITE_LIB + "/libcudnn.so.9", via="sys.path")
+                     if name.endswith("pjrt") else None)
+           for name in ("jax-cuda12-pjrt", "jax-cuda12-plugin")]
+    facts = _environment([*jax, torch13], "9.24.0.43")
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu13", "version": "9.24.0.43", "location": TORCH_SITE}]
+    facts.python.pythons = [{"site": TORCH_SITE, "version": "3.11", "source": "pyvenv.cfg"}]
+    for key, value in machine.items():
+        setattr(facts, key, value)
+    return facts
+
+
+def test_jax_for_cuda_12_beside_torch_for_cuda_13_moves_to_its_releases_cuda_13_build():
+    # The same JAX release, built for CUDA 13 (PyPI has jax-cuda13-plugin 0.7.2 for Python 3.11): its cuDNN wheel is
+    # torch's, so both run in the environment the user already has; nothing else changes
+    from cudnn_doctor.knowledge.wheel_index import Node, load_wheel_index
+    [conflict] = [f for f in _findings(_jax12_beside_torch13()) if f.id == "CD710"]
+    assert conflict.remedy.commands[:2] == [
+        "pip uninstall -y jax-cuda12-pjrt jax-cuda12-plugin",
+        'pip install "jax-cuda13-pjrt==0.7.2" "jax-cuda13-plugin[with-cuda]==0.7.2"'], conflict.remedy.commands
+    assert "jax 0.7.2 also has a build for CUDA 13 on PyPI" in conflict.detail
+    assert "jax-cuda13-pjrt 0.7.2 runs with cuDNN 9.24.0.43" in conflict.remedy.text
+    index, node = load_wheel_index(), Node("3.11", "x86_64", "2.36")
+    for project in ("jax-cuda13-pjrt", "jax-cuda13-plugin"):  # the releases it names exist for this node
+        assert index.installable(project, "0.7.2", node) is None
+
+
+def test_no_cuda_13_build_for_a_driver_that_cannot_run_it_or_a_gpu_it_does_not_cover():
+    # R570 runs CUDA 12.8 at most, and JAX's CUDA 13 build documents R580; a GTX 1080 (6.1) is below its 7.5: one
+    # environment per framework, as before
+    from facts_factory import driver, gpu
+    for machine in ({"driver": driver("570.133.20", "12.8")}, {"gpus": [gpu(name="NVIDIA GeForce GTX 1080", cc="6.1")]}):
+        [conflict] = [f for f in _findings(_jax12_beside_torch13(**machine)) if f.id == "CD710"]
+        assert all(c.startswith("python3 -m venv ~/venvs/") for c in conflict.remedy.commands), machine
+        assert "Nothing else serves them all" in conflict.detail

@@ -1,0 +1,159 @@
+"""Another CUDA build of a framework's own release, where two frameworks of one site need two CUDA builds of one cuDNN
+major (one soname: a process loads one libcudnn.so.9). JAX 0.7.2 built for CUDA 12 beside torch 2.14 built for
+CUDA 13 runs as JAX 0.7.2's CUDA 13 build, whose cuDNN wheel is torch's: the same release and the same code, only
+the CUDA libraries change, so the user's programs keep working in the environment they already use.
+
+What a build installs is read from PyPI's own metadata (the wheel index), starting from the framework's install
+recipe in compat ('jax[cuda<M>]', 'cupy-cuda<M>x'); it must have wheels for the node's Python, processor and glibc,
+its driver floor must be met by the driver (where one was read), and every GPU must be one it runs on."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from packaging.requirements import Requirement
+
+from ..knowledge import Build, Compat
+from ..knowledge.wheel_index import Node, WheelIndex, load_wheel_index
+from ..model import Facts, Fix, FrameworkFacts
+from ..queries import cc_below, driver_cuda, driver_version, framework_kind, gpus_with_cc, known_cc, platform_of
+from ..versions import canonical_name, major_of
+from .acting import pip
+from .environment_layout import Layout, layout_fix, solve_layout
+from .environment_needs import Need, need_of
+from .shell import noted, run, then
+
+
+class Rebuild(NamedTuple):
+    """One framework moved to its release's build for another CUDA major."""
+
+    need: Need  # the framework as that build: its own cuDNN pin
+    removes: Tuple[str, ...]  # the installed build's projects in the site (jax-cuda12-plugin, jax-cuda12-pjrt)
+    installs: Tuple[str, ...]  # the other build's own projects at the release ("jax-cuda13-plugin[with-cuda]==0.7.2")
+    cuda: str  # the other build's CUDA major
+
+
+def rebuilt_layout(facts: Facts, compat: Compat, site: str, needs: Sequence[Need]
+                   ) -> Optional[Tuple[Layout, Rebuild]]:
+    """The first other build of one framework with which one set of cuDNN libraries serves every need of the site,
+    and that set; None where no build does (or the index cannot tell)."""
+    index: Optional[WheelIndex] = None
+    for i, need in enumerate(needs):
+        if index is None:
+            index = load_wheel_index()  # only here: a site whose frameworks cannot share asks it
+        for rebuild in rebuilds(compat, facts, index, need):
+            trial = list(needs)
+            trial[i] = rebuild.need
+            layout, _ = solve_layout(facts, compat, site, trial)
+            if layout is not None:
+                return layout, rebuild
+    return None
+
+
+def rebuild_fix(facts: Facts, layout: Layout, rebuild: Rebuild) -> Fix:
+    """The installed build's projects out, the other build's in, then the cuDNN set that serves them all; said with
+    why the framework still runs the user's programs."""
+    fw = rebuild.need.framework
+    swap = run(pip("uninstall -y %s" % " ".join(rebuild.removes)),
+               pip("install %s" % " ".join('"%s"' % p for p in rebuild.installs)))
+    note = "   (%s %s's own build for CUDA %s: the same release, its CUDA libraries those of the other frameworks)" % (
+        framework_kind(fw) or fw.name, fw.version, rebuild.cuda)
+    return then(noted(swap, note), layout_fix(facts, layout), joint="; then ")
+
+
+def rebuilds(compat: Compat, facts: Facts, index: WheelIndex, need: Need) -> List[Rebuild]:
+    """The framework's release built for each other CUDA major that PyPI has for this node and the machine runs."""
+    fw = need.framework
+    kind = framework_kind(fw)
+    have = major_of(fw.cuda_version)
+    node = _node(facts, fw)
+    installed = {canonical_name(f.name) for f in facts.python.frameworks
+                 if f.location == fw.location and f.consumer_library and f.consumer_library == fw.consumer_library}
+    installed.add(canonical_name(fw.name))
+    out = []
+    for build in compat.framework_builds(kind or ""):
+        other = major_of(build.cuda)
+        if build.release != fw.version or not build.default or other is None or other == have or \
+                not _machine_runs(compat, facts, build):
+            continue
+        own = _own_projects(index, compat, build, node)
+        old = [b for b in compat.framework_builds(kind or "") if b.release == build.release and b.default
+               and major_of(b.cuda) == have]
+        mine = _own_projects(index, compat, old[0], node) if old else {}
+        new = {name: req for name, req in own.items() if name not in mine}
+        if not new or any(index.installable(name, build.release, node) is not None for name in new):
+            continue
+        removes = tuple(sorted(n for n in installed if n not in own))
+        rebuilt = dataclasses.replace(fw, name=_counterpart(fw.name, sorted(new)), cuda_version=str(other), cudnn_version=None,
+                                      requires=[str(r) for r in _cuda_requirements(index, own, build.release, node)])
+        rebuilt_need = need_of(compat, rebuilt)
+        if rebuilt_need is not None and rebuilt_need.major == need.major:
+            out.append(Rebuild(rebuilt_need, removes, tuple(new[n] for n in sorted(new)), str(other)))
+    return out
+
+
+def _counterpart(name: str, projects: Sequence[str]) -> str:
+    """The other build's project that stands where `name` stood (jax-cuda12-pjrt -> jax-cuda13-pjrt): the same name
+    but for its digits."""
+    shape = re.sub(r"\d+", "", canonical_name(name))
+    return next((p for p in sorted(projects) if re.sub(r"\d+", "", p) == shape), sorted(projects)[0])
+
+
+def _own_projects(index: WheelIndex, compat: Compat, build: Build, node: Node) -> Dict[str, str]:
+    """The projects a build installs at exactly its release (its recipe, and what that pins to the release in turn:
+    jax[cuda13] -> jaxlib, jax-cuda13-plugin[with-cuda] -> jax-cuda13-pjrt), each as the requirement to print; the
+    recipe's own project when it is only the wrapper (jax), is left out: it is the same for every build."""
+    recipe = Requirement(compat.build_pip_project(build))
+    out: Dict[str, str] = {}
+    todo = [(recipe, True)]
+    while todo:
+        req, top = todo.pop()
+        name = canonical_name(req.name)
+        if name.startswith("nvidia-") or not index.has_project(name) or name in out:
+            continue
+        if not top:
+            out[name] = "%s%s==%s" % (name, "[%s]" % ",".join(sorted(req.extras)) if req.extras else "",
+                                      build.release)
+        for dep in index.requirements(name, build.release, node, tuple(sorted(req.extras))):
+            if dep.specifier.contains(build.release, prereleases=True) and _pins_one(dep):
+                todo.append((dep, False))
+    return out
+
+
+def _pins_one(req: Requirement) -> bool:
+    """Whether the requirement names one release: `==V`, or `<=V,>=V` as jax writes it."""
+    specs = list(req.specifier)
+    return (len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version) or (
+        len(specs) == 2 and {s.operator for s in specs} == {"<=", ">="} and len({s.version for s in specs}) == 1)
+
+
+def _cuda_requirements(index: WheelIndex, own: Dict[str, str], release: str, node: Node) -> List[Requirement]:
+    """The nvidia-* requirements of the build's own projects (under the extras it installs them with)."""
+    out = []
+    for printed in own.values():
+        req = Requirement(printed)
+        out += [r for r in index.requirements(canonical_name(req.name), release, node, tuple(sorted(req.extras)))
+                if canonical_name(r.name).startswith("nvidia-")]
+    return out
+
+
+def _machine_runs(compat: Compat, facts: Facts, build: Build) -> bool:
+    """Whether the driver (where read) runs the build's CUDA and every GPU with a known capability is one the build
+    runs on (a documented floor: JAX's CUDA 13 build needs 7.5)."""
+    version = driver_version(facts)
+    if version:
+        branch = major_of(build.driver_branch) if build.driver_branch else None
+        runs = driver_cuda(facts, compat)
+        if (branch is not None and (major_of(version) or 0) < branch) or (
+                runs is not None and (major_of(runs) or 0) < (major_of(build.cuda) or 0)):
+            return False
+    return not (build.min_cc and any(cc_below(known_cc(g), build.min_cc) for g in gpus_with_cc(facts)))
+
+
+def _node(facts: Facts, fw: FrameworkFacts) -> Node:
+    """The wheel index's node of the framework's environment: its Python, the processor and the glibc."""
+    python = next((str(p.get("version")) for p in facts.python.pythons if p.get("site") == fw.location
+                   and p.get("version")), "")
+    return Node(python, facts.host.machine or "", facts.host.glibc or "",
+                "win32" if platform_of(facts) == "windows" else "linux")
