@@ -143,7 +143,18 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
         return beside_framework(facts, fw, own)
     if layout is None:
         return beside_framework(facts, fw, shared_or_separate_fix(facts, compat, fw.location, needs))
-    return beside_framework(facts, fw, layout_fix(facts, layout))
+    whole = layout_fix(facts, layout)
+    if _repairs_what_the_layout_keeps(own, layout):
+        # The site's release stays, but its copy is damaged (a sub-library gone): the layout installs nothing there,
+        # so the reinstall goes first (draw 913377-70: torch 2.14 still lacked its engines after the fix)
+        whole = then(own, whole) if whole.commands else own
+    return beside_framework(facts, fw, whole)
+
+
+def _repairs_what_the_layout_keeps(own: Fix, layout: Layout) -> bool:
+    """Whether the fix reinstalls, whole, the release the layout keeps in the site."""
+    kept = [p.requirement for p in layout.placements if p.folder is None]
+    return any("--force-reinstall" in c and any('"%s"' % r in c for r in kept) for c in own.commands)
 
 
 def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:

@@ -227,3 +227,20 @@ def test_no_cuda_13_build_for_a_driver_that_cannot_run_it_or_a_gpu_it_does_not_c
         [conflict] = [f for f in _findings(_jax12_beside_torch13(**machine)) if f.id == "CD710"]
         assert all(c.startswith("python3 -m venv ~/venvs/") for c in conflict.remedy.commands), machine
         assert "Nothing else serves them all" in conflict.detail
+
+
+def test_a_damaged_site_copy_the_layout_keeps_is_reinstalled_before_the_other_major_goes_beside():
+    # torch 2.9.1's 9.10.2.21 lacks libcudnn_engines_precompiled.so.9 (a file deleted) beside ONNX Runtime 1.18 (cuDNN
+    # 8): the layout keeps 9.10.2.21 in the site, so it alone would install nothing there (draw 913377-70: torch still
+    # lacked the engine after the fix)
+    ort = _plain_path("onnxruntime-gpu", "1.18.0", 8, "onnxruntime/capi/libonnxruntime_providers_cuda.so")
+    ort.cuda_version = "11.8"
+    torch = _torch("2.9.1", "9.8.0", TORCH291, 9)
+    torch.resolved_cudnn_parts = {
+        "libcudnn_graph.so.9": resolution("libcudnn_graph.so.9", SITE_LIB + "/libcudnn_graph.so.9", via="RPATH"),
+        "libcudnn_engines_precompiled.so.9": resolution("libcudnn_engines_precompiled.so.9", None)}
+    facts = _environment([ort, torch], "9.10.2.21")
+    [damaged] = [f for f in _findings(facts) if f.id == "CD709"]
+    commands = damaged.remedy.commands
+    assert commands[0] == 'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.10.2.21"', commands
+    assert commands[1].startswith("pip install --no-deps --target %s/cudnn8 " % PREFIX), commands
