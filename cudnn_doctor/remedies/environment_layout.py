@@ -174,17 +174,25 @@ def layout_fix(facts: Facts, layout: Layout) -> Fix:
     folder first on LD_LIBRARY_PATH), and the pins pip will warn about, said with why each framework still runs.
     Nothing to install: words that say to leave it."""
     commands: List[str] = []
+    site_lib = layout.site.rstrip("/") + "/nvidia/cudnn/lib"
+    linked = {p.needs[0].major for p in layout.placements if p.folder and p.files
+              and all(_searches(n, site_lib) for n in p.needs)}
     for p in sorted(layout.placements, key=lambda p: p.folder is not None):  # the site's own release first
         if p.folder is None:
-            if _site_release(facts, layout.site, p.project) != p.release:
-                # another CUDA's wheel of this major writes the same files: out first (uninstalled after, it would
-                # delete the new ones)
-                commands += [pip("uninstall -y %s" % w["name"]) for w in facts.python.nvidia_wheels
-                             if same_file(w.get("location"), layout.site) and w["name"].startswith("nvidia-cudnn-")
-                             and canonical_name(w["name"]) != p.project
-                             and major_of(w.get("version")) == p.needs[0].major]
+            changes = _site_release(facts, layout.site, p.project) != p.release
+            # Out first: another CUDA's wheel of this major writes the same files (uninstalled after, it would delete
+            # the new ones); a wheel of the major linked in from beside would have its own files replaced by the links
+            # (draw 913377-43: nvidia-cudnn-cu11 8.9.6's libcudnn.so.8 became a link, and pip's record of it false).
+            stale = [w["name"] for w in facts.python.nvidia_wheels
+                     if same_file(w.get("location"), layout.site) and w["name"].startswith("nvidia-cudnn-")
+                     and canonical_name(w["name"]) != p.project and (
+                         (changes and major_of(w.get("version")) == p.needs[0].major)
+                         or major_of(w.get("version")) in linked)]
+            commands += [pip("uninstall -y %s" % name) for name in stale]
+            if changes:
                 commands.append(pip('install "%s"' % p.requirement))
-            site_lib = layout.site.rstrip("/") + "/nvidia/cudnn/lib"
+            elif stale:  # the wheels share nvidia/cudnn's own files (its __init__.py, the headers): the kept one whole
+                commands.append(pip('install --force-reinstall --no-deps "%s"' % p.requirement))
             commands += _unversioned_links(p, site_lib)
             # a framework whose library searches no nvidia/cudnn folder (ONNX Runtime, CuPy 13) finds the site's
             # copy only on LD_LIBRARY_PATH, behind the other major's folder (another soname: it does not shadow it)
@@ -195,7 +203,6 @@ def layout_fix(facts: Facts, layout: Layout) -> Fix:
         if not _holds(facts, p):
             commands.append(pip('install --no-deps --target %s "%s"' % (q(p.folder), p.requirement)))
         commands += _unversioned_links(p, p.lib or "")
-        site_lib = layout.site.rstrip("/") + "/nvidia/cudnn/lib"
         if p.files and all(_searches(n, site_lib) for n in p.needs):
             # Every framework of that major searches the site's own folder (its RUNPATH, its preload): each file
             # linked there serves it with no variable, so a shell that never activates the environment (one

@@ -244,3 +244,22 @@ def test_a_damaged_site_copy_the_layout_keeps_is_reinstalled_before_the_other_ma
     commands = damaged.remedy.commands
     assert commands[0] == 'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.10.2.21"', commands
     assert commands[1].startswith("pip install --no-deps --target %s/cudnn8 " % PREFIX), commands
+
+
+def test_a_wheel_of_the_major_linked_in_from_beside_is_uninstalled_first():
+    # nvidia-cudnn-cu11 8.9.6.50 in the site beside TensorFlow 2.15 (pins cu12 8.9.4.25) and JAX 0.7.2 (cuDNN 9): the
+    # cuDNN 8 files linked into the site's folder from beside would replace the cu11 wheel's own libcudnn.so.8, and
+    # pip's record of it would be false (draw 913377-43: CD712 after the fix)
+    jax = framework("jax-cuda12-pjrt", "0.7.2", cuda_version="12", requires=["nvidia-cudnn-cu12<10.0,>=9.8"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", None),
+                    library_search_path=[TORCH_SITE + "/jax_plugins/xla_cuda12", SITE_LIB])
+    tf = _tensorflow("2.15.1", 8, ["nvidia-cudnn-cu12==8.9.4.25; extra == \"and-cuda\""], 8)
+    facts = _environment([tf, jax], "8.9.6.50")
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu11", "version": "8.9.6.50", "location": TORCH_SITE}]
+    [unresolved] = [f for f in _errors(_findings(facts)) if f.id == "CD704"]
+    commands = unresolved.remedy.commands
+    assert commands[0] == "pip uninstall -y nvidia-cudnn-cu11", commands
+    assert commands[1].startswith('pip install "nvidia-cudnn-cu12==9.'), commands
+    assert commands[2] == 'pip install --no-deps --target %s/cudnn8 "nvidia-cudnn-cu12==8.9.4.25"' % PREFIX, commands
+    assert any(c.startswith("ln -sf ") and c.endswith(SITE_LIB + "/libcudnn.so.8") for c in commands), commands
