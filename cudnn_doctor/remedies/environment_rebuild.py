@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
-
-from packaging.requirements import Requirement
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..knowledge import Build, Compat
-from ..knowledge.wheel_index import Node, WheelIndex, load_wheel_index
 from ..model import Facts, Fix, FrameworkFacts
 from ..queries import cc_below, driver_cuda, driver_version, framework_kind, gpus_with_cc, known_cc, platform_of
-from ..versions import canonical_name, major_of
+from ..versions import canonical_name, major_of, requirements
 from .acting import pip
 from .environment_layout import Layout, layout_fix, solve_layout
 from .environment_needs import Need, need_of
 from .shell import noted, run, then
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
+    from ..knowledge.wheel_index import Node, WheelIndex
 
 
 class Rebuild(NamedTuple):
@@ -38,11 +40,14 @@ def rebuilt_layout(facts: Facts, compat: Compat, site: str, needs: Sequence[Need
                    ) -> Optional[Tuple[Layout, Rebuild]]:
     """The first other build of one framework with which one set of cuDNN libraries serves every need of the site,
     and that set; None where no build does (or the index cannot tell)."""
-    index: Optional[WheelIndex] = None
+    # why: the index module and packaging.requirements cost about 14 ms at start, and only a site whose frameworks
+    # cannot share one cuDNN asks them
+    from ..knowledge.wheel_index import Node, load_wheel_index
+
+    index = load_wheel_index()
     for i, need in enumerate(needs):
-        if index is None:
-            index = load_wheel_index()  # only here: a site whose frameworks cannot share asks it
-        for rebuild in rebuilds(compat, facts, index, need):
+        node = Node(*_node_fields(facts, need.framework))
+        for rebuild in rebuilds(compat, facts, index, need, node):
             trial = list(needs)
             trial[i] = rebuild.need
             layout, _ = solve_layout(facts, compat, site, trial)
@@ -62,12 +67,12 @@ def rebuild_fix(facts: Facts, layout: Layout, rebuild: Rebuild) -> Fix:
     return then(noted(swap, note), layout_fix(facts, layout), joint="; then ")
 
 
-def rebuilds(compat: Compat, facts: Facts, index: WheelIndex, need: Need) -> List[Rebuild]:
-    """The framework's release built for each other CUDA major that PyPI has for this node and the machine runs."""
+def rebuilds(compat: Compat, facts: Facts, index: "WheelIndex", need: Need, node: "Node") -> List[Rebuild]:
+    """The framework's release built for each other CUDA major that PyPI has for the node (the framework
+    environment's Python, the processor and glibc) and the machine runs."""
     fw = need.framework
     kind = framework_kind(fw)
     have = major_of(fw.cuda_version)
-    node = _node(facts, fw)
     installed = {canonical_name(f.name) for f in facts.python.frameworks
                  if f.location == fw.location and f.consumer_library and f.consumer_library == fw.consumer_library}
     installed.add(canonical_name(fw.name))
@@ -100,13 +105,12 @@ def _counterpart(name: str, projects: Sequence[str]) -> str:
     return next((p for p in sorted(projects) if re.sub(r"\d+", "", p) == shape), sorted(projects)[0])
 
 
-def _own_projects(index: WheelIndex, compat: Compat, build: Build, node: Node) -> Dict[str, str]:
+def _own_projects(index: "WheelIndex", compat: Compat, build: Build, node: "Node") -> Dict[str, str]:
     """The projects a build installs at exactly its release (its recipe, and what that pins to the release in turn:
     jax[cuda13] -> jaxlib, jax-cuda13-plugin[with-cuda] -> jax-cuda13-pjrt), each as the requirement to print; the
     recipe's own project when it is only the wrapper (jax), is left out: it is the same for every build."""
-    recipe = Requirement(compat.build_pip_project(build))
     out: Dict[str, str] = {}
-    todo = [(recipe, True)]
+    todo = [(req, True) for _, req in requirements([compat.build_pip_project(build)])]
     while todo:
         req, top = todo.pop()
         name = canonical_name(req.name)
@@ -121,18 +125,17 @@ def _own_projects(index: WheelIndex, compat: Compat, build: Build, node: Node) -
     return out
 
 
-def _pins_one(req: Requirement) -> bool:
+def _pins_one(req: "Requirement") -> bool:
     """Whether the requirement names one release: `==V`, or `<=V,>=V` as jax writes it."""
     specs = list(req.specifier)
     return (len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version) or (
         len(specs) == 2 and {s.operator for s in specs} == {"<=", ">="} and len({s.version for s in specs}) == 1)
 
 
-def _cuda_requirements(index: WheelIndex, own: Dict[str, str], release: str, node: Node) -> List[Requirement]:
+def _cuda_requirements(index: "WheelIndex", own: Dict[str, str], release: str, node: "Node") -> List["Requirement"]:
     """The nvidia-* requirements of the build's own projects (under the extras it installs them with)."""
     out = []
-    for printed in own.values():
-        req = Requirement(printed)
+    for _, req in requirements(list(own.values())):
         out += [r for r in index.requirements(canonical_name(req.name), release, node, tuple(sorted(req.extras)))
                 if canonical_name(r.name).startswith("nvidia-")]
     return out
@@ -151,9 +154,9 @@ def _machine_runs(compat: Compat, facts: Facts, build: Build) -> bool:
     return not (build.min_cc and any(cc_below(known_cc(g), build.min_cc) for g in gpus_with_cc(facts)))
 
 
-def _node(facts: Facts, fw: FrameworkFacts) -> Node:
-    """The wheel index's node of the framework's environment: its Python, the processor and the glibc."""
+def _node_fields(facts: Facts, fw: FrameworkFacts) -> Tuple[str, str, str, str]:
+    """The wheel index's Node of the framework's environment: its Python, the processor, glibc and platform."""
     python = next((str(p.get("version")) for p in facts.python.pythons if p.get("site") == fw.location
                    and p.get("version")), "")
-    return Node(python, facts.host.machine or "", facts.host.glibc or "",
-                "win32" if platform_of(facts) == "windows" else "linux")
+    return python, facts.host.machine or "", facts.host.glibc or "", "win32" if platform_of(facts) == "windows" \
+        else "linux"

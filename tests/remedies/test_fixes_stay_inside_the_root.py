@@ -84,6 +84,14 @@ def _layout() -> Any:
                                Placement("nvidia-cudnn-cu12", "8.9.7.29", (tf,), "/opt/torch/.venv/cudnn8")))
 
 
+def _rebuild() -> Any:
+    from cudnn_doctor.remedies.environment_rebuild import Rebuild
+    jax = Need(framework("jax-cuda13-pjrt", "0.7.2", TORCH_SITE), "nvidia-cudnn-cu13", 9,
+               Requirement("nvidia-cudnn-cu13<10.0,>=9.12.0.46"))
+    return Rebuild(jax, ("jax-cuda12-pjrt", "jax-cuda12-plugin"),
+                   ("jax-cuda13-pjrt==0.7.2", "jax-cuda13-plugin[with-cuda]==0.7.2"), "13")
+
+
 BY_NAME: Dict[str, st.SearchStrategy] = {
     "facts": st.builds(_facts), "compat": st.just(load_compat()), "copy": _copies(), "holder": _copies(),
     "newer": _copies(), "older": _copies(), "shared": _copies(), "system": _copies(), "best": _copies(),
@@ -136,6 +144,8 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
         Need(framework("tensorflow", "2.17.1", TORCH_SITE), "nvidia-cudnn-cu12", 8, None)]),
     # issue 43: the set of cuDNN libraries for one environment, preloads, a wheel reinstalled whole
     "layout": st.just(_layout()),
+    # a framework moved to its release's build for another CUDA (remedies/environment_rebuild)
+    "rebuild": st.just(_rebuild()),
     # the request a preload answered: by the file's path, or by a bare name the loader found it by
     "res": st.builds(lambda path, via: resolution("libcudnn.so.9", path, via=via),
                      st.sampled_from(["/opt/cudnn913/lib/libcudnn.so.9", SYSLIB + "/libcudnn.so.9"]),

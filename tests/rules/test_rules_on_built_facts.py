@@ -294,6 +294,16 @@ def _jax_bad_cudnn(f):
                                          resolved_cudnn=resolution("libcudnn.so.9", PIP_CUDNN + "/libcudnn.so.9")))
 
 
+def _jax_for_cuda_12_beside_torch_for_13(f):
+    # JAX 0.7.2's CUDA 12 plugin in torch's site (nvidia-cudnn-cu13 9.19): two CUDA builds of libcudnn.so.9
+    pins = ['nvidia-cudnn-cu12<10.0,>=9.8; sys_platform == "linux" and extra == "with-cuda"']
+    for name in ("jax-cuda12-pjrt", "jax-cuda12-plugin"):
+        f.python.frameworks.append(framework(
+            name, "0.7.2", cuda_version="12", requires=pins, extras=["with-cuda"],
+            consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+            resolved_cudnn=resolution("libcudnn.so.9", PIP_CUDNN + "/libcudnn.so.9") if name.endswith("pjrt") else None))
+
+
 def _new_gpu_old_cudnn(f):
     f.gpus = [gpu(name="NVIDIA GeForce RTX 5090", cc="12.0")]
     _system(f).header_max_sm = "9.0"
@@ -403,6 +413,8 @@ SCENARIOS: Dict[str, tuple] = {
     "F-cache": (mutate(_cache), "CD607", "warning", "sudo ldconfig", {}),
     "G1": (mutate(_cpu_torch), "CD701", "warning", "download.pytorch.org/whl/cu130", {}),
     "G4": (mutate(_pin_conflict), "CD702", "error", 'pip install "nvidia-cudnn-cu13==9.19.0.56"', {}),
+    "G4-rebuild": (mutate(_jax_for_cuda_12_beside_torch_for_13), "CD710", "warning",
+                   '"jax-cuda13-pjrt==0.7.2" "jax-cuda13-plugin[with-cuda]==0.7.2"', {}),
     "G7": (lambda: _no_cudnn_dl4j(), "CD920", "error", "cudnn-10.2-linux-x64-v7.6.5", {"target": "dl4j==1.0.0-beta6"}),
     "H1": (mutate(_container), "CD801", "error", "--gpus all", {}),
     "H4": (mutate(_wsl_linux_driver), "CD802", "error", "apt remove --purge", {}),
