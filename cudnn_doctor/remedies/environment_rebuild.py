@@ -62,9 +62,13 @@ def rebuild_fix(facts: Facts, layout: Layout, rebuild: Rebuild) -> Fix:
     fw = rebuild.need.framework
     swap = run(pip("uninstall -y %s" % " ".join(rebuild.removes)),
                pip("install %s" % " ".join('"%s"' % p for p in rebuild.installs)))
-    note = "   (%s %s's own build for CUDA %s: the same release, its CUDA libraries those of the other frameworks)" % (
+    build = "%s %s's own build for CUDA %s: the same release, with the other frameworks' CUDA libraries" % (
         framework_kind(fw) or fw.name, fw.version, rebuild.cuda)
-    return then(noted(swap, note), layout_fix(facts, layout), joint="; then ")
+    rest = layout_fix(facts, layout)
+    if rest.commands:
+        return then(noted(swap, "   (%s)" % build), rest, joint="; then ")
+    # the site's cuDNN already serves them all: why each runs, beside the swap
+    return noted(swap, "   (%s; %s)" % (build, "; ".join("%s %s" % kv for kv in sorted(layout.why.items()))))
 
 
 def rebuilds(compat: Compat, facts: Facts, index: "WheelIndex", need: Need, node: "Node") -> List[Rebuild]:
