@@ -3,13 +3,13 @@ evidence in a fixed order of how decisive each kind is. Pure: evidence and knowl
 from __future__ import annotations
 
 import re
-from typing import Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.paste_answers import cupy_wheel_of_cuda_fix
-from ..versions import major_of, ver
+from ..versions import major_of, split_soname, ver
 from .answer_facts import from_loader, from_releases
 from .answer_builds import from_extension_abi
 from .answer_dlopen import sublibrary_on_path, torch7_bindings
@@ -96,7 +96,31 @@ def _loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
 
 def _loader_missing(ev: Evidence, compat: Compat) -> Optional[Answer]:
     missing = [f.library for f in ev.loader if f.kind in ("missing", "permission")]
-    return _missing(ev, compat, missing) if missing else None
+    needed = _needed(ev, compat, missing)
+    return _missing(ev, compat, needed) if needed else _optional_only(ev, compat, missing)
+
+
+def _needed(ev: Evidence, compat: Compat, names: List[str]) -> List[str]:
+    """The missing libraries the program needs: not those it opens only for an optional feature it then runs
+    without (TensorFlow's TensorRT libraries, for TF-TRT)."""
+    return [n for n in names if _optional(ev, compat, n) is None]
+
+
+def _optional(ev: Evidence, compat: Compat, name: str) -> Optional[Dict[str, Any]]:
+    row = compat.optional_library(split_soname(name)[0])
+    return row if row is not None and (ev.facts.runs(row["program"]) or row["said"] in ev.text) else None
+
+
+def _optional_only(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]:
+    """Every missing library is one the program opens only for an optional feature: a warning, harmless unless
+    that feature is wanted."""
+    rows = [r for r in (_optional(ev, compat, n) for n in names) if r is not None]
+    if not rows:
+        return None
+    row = rows[0]
+    return Answer("harmless: %s could not open %s's %s, which it opens only for %s; it runs without them (%s)" % (
+        row["program"], row["product"], ", ".join(dict.fromkeys(names)), row["feature"], row["source"].split(" ")[0]),
+        rt.harmless_warning("install %s only if you use %s" % (row["product"], row["feature"])), False)
 
 
 def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]:
@@ -181,4 +205,4 @@ def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
         found = step(ev, compat)
         if found is not None:
             return found
-    return _missing(ev, compat, [s.name for s in ev.libraries])
+    return _missing(ev, compat, _needed(ev, compat, [s.name for s in ev.libraries]))

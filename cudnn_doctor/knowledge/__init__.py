@@ -223,6 +223,7 @@ class Compat:
     # which release ships a library name (sonames.py)
     shipped_by = forward(SonameKnowledge.shipped_by)
     pip_project = forward(SonameKnowledge.pip_project)
+    optional_library = forward(SonameKnowledge.optional_library)
 
     # the framework builds pick chooses among (builds.py)
     wheel_code = forward(BuildKnowledge.wheel_code)

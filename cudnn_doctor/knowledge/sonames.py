@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -92,6 +92,13 @@ class SonameKnowledge(Domain):
         if known and all(str(r["major"]) != major for r in known):
             return None  # libcudnn_ops_infer.so.9 was never shipped
         return Shipped(name, "cuDNN", major, major, table["source"])
+
+    def optional_library(self, stem: str) -> Optional[Dict[str, Any]]:
+        """The row of a library a framework opens only for an optional feature (TensorRT's libnvinfer for
+        TensorFlow's TF-TRT), with the table's source; None for any other."""
+        table = self.table("sonames", "optional_libraries")
+        row = next((r for r in table.get("rows", []) if r["stem"] == stem), None)
+        return dict(row, source=table["source"]) if row is not None else None
 
     def pip_project(self, stem: str, cuda_major: int) -> Optional[str]:
         """The PyPI project that ships a toolkit library for a CUDA major ('nvidia-cublas-cu11'); None if none."""

@@ -139,16 +139,16 @@ def is_toolkit_library(stem: str) -> bool:
 
 
 def cuda_for_soname(compat: Compat, facts: Facts, stem: str, version: str) -> Optional[str]:
-    """The newest CUDA release whose library carries this soname version (preferring one this driver runs)."""
+    """The newest CUDA release whose toolkit ships this soname (compat/sonames.toml: libcufft.so.11 is CUDA 12's),
+    preferring one this driver runs; None for a name the table does not date (libnvinfer.so.7 is TensorRT's, not
+    CUDA 7's)."""
     from ..queries import driver_version
 
-    first = version.split(".")[0] if version else ""
-    if not first.isdigit():
+    shipped = compat.shipped_by("%s.so.%s" % (stem, version)) if version else None
+    if shipped is None or shipped.product != "CUDA":
         return None
-    if stem == "libcudart":
-        want: List[str] = [c for c in compat.cuda_releases() if compat.cudart_soname(c) == "libcudart.so." + version]
-    else:
-        want = [c for c in compat.cuda_releases() if c.split(".")[0] == first]
+    low, high = ver(shipped.low), ver(shipped.high)
+    want = [c for c in compat.cuda_releases() if low is not None and high is not None and low <= (ver(c) or low) <= high]
     runs = [c for c in want if compat.driver_runs_cuda(driver_version(facts) or "", c, platform_of(facts),
                                                          facts.driver.cuda_version)[0] is not False]
     found = runs or want

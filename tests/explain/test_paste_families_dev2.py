@@ -423,3 +423,42 @@ def test_a_top_level_extension_missing_a_torch_symbol_is_reinstalled_by_its_proj
     other = _ex("ImportError: /venv/lib/python3.10/site-packages/my_op_cuda.cpython-310-x86_64-linux-gnu.so: "
                 "undefined symbol: _ZN3c104impl3cow11cow_deleterEPv")
     assert other.fix.commands[0].endswith(" my_op_cuda"), other.fix.commands
+
+
+# TensorFlow looks for TensorRT only to offer TF-TRT: its dso_loader warnings for libnvinfer are no failure.
+TF_TRT = ("2023-02-12 02:34:13.661160: W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64] "
+          "Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: "
+          "No such file or directory; LD_LIBRARY_PATH: /usr/lib64-nvidia\n"
+          "2023-02-12 02:34:13.661201: W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64] "
+          "Could not load dynamic library 'libnvinfer_plugin.so.7'; dlerror: libnvinfer_plugin.so.7: cannot open "
+          "shared object file: No such file or directory\n"
+          "2023-02-12 02:34:13.661212: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Cannot "
+          "dlopen some TensorRT libraries. If you would like to use Nvidia GPU with TensorRT, please make sure the "
+          "missing libraries mentioned above are installed properly.")
+TF_TRT_AND_CUDART = TF_TRT + (
+    "\n2023-02-12 02:34:14.102311: W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64] Could "
+    "not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No "
+    "such file or directory")
+
+
+def test_tensorflows_tensorrt_warnings_alone_are_harmless_and_not_called_a_cuda_runtime():
+    ex = _ex(TF_TRT)
+    assert ex.answer is not None and ex.answer.cause.startswith("harmless: TensorFlow"), ex.answer
+    assert "TF-TRT" in ex.answer.cause and "TensorRT" in ex.fix.text, (ex.answer.cause, ex.fix.text)
+    assert not [n for n in ex.needs if "CUDA 7" in n], ex.needs  # was: "libnvinfer.so.7 is the CUDA 7 runtime's"
+
+
+def test_a_missing_cuda_runtime_beside_them_is_the_answer():
+    ex = _ex(TF_TRT_AND_CUDART)
+    assert ex.answer is not None and "libcudart.so.11.0" in ex.answer.cause, ex.answer
+    assert "harmless" not in ex.answer.cause
+
+
+def test_a_tensorrt_soname_is_not_dated_as_a_cuda_release():
+    # libnvinfer.so.7 is TensorRT 7's: no CUDA toolkit ships it (the soname table does not list it)
+    from cudnn_doctor.knowledge import load_compat
+    from cudnn_doctor.model import Facts
+    from cudnn_doctor.remedies.explain import cuda_for_soname
+    compat = load_compat()
+    assert cuda_for_soname(compat, Facts(), "libnvinfer", "7") is None
+    assert cuda_for_soname(compat, Facts(), "libcufft", "11").startswith("12.")  # cuFFT 11 is CUDA 12's
