@@ -13,7 +13,7 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 from ..install import hooks
 from ..install.journal import TXN, StateLock, discard, history_entries, read_journal, write_journal
-from ..install.transaction import apply as apply_files, commit, new_txn, undo as undo_files
+from ..install.transaction import apply as apply_files, commit, dest_path, new_txn, undo as undo_files
 from . import activate, folders, shared, strays
 from .environment import conda_export, package_set, run
 from .plan import Environment, Plan, user_steps, variable_names
@@ -175,6 +175,8 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
                 if code != 0:
                     raise FixStopped("`%s` failed (exit %d)%s" % (step.shown, code, _reason(text)))
             shared.put_back(folder, common, sites)
+            if _gone_since_staged(journal):
+                write_journal(folder, journal)  # what undo does for each file must say what apply found
             apply_files(folder, journal)
             out.files = [os.path.join(journal["dirs"][op["dir"]]["path"], op["rel"]) for op in ops]
             journal["packages_after"] = package_set(environment, env)
@@ -192,6 +194,17 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             discard(sdir, folder)
             raise FixStopped("%s; everything fix had changed was undone" % exc) from None
     return out
+
+
+def _gone_since_staged(journal: dict) -> bool:
+    """A file a link replaces that a package step removed (an uninstalled wheel's libcudnn.so.8, whose name the
+    other major's link then takes: draw 20261129-9) is new when the link is placed, not replaced: nothing to keep a
+    copy of, and undo removes the link before pip puts the wheel's own file back. Whether any op changed."""
+    changed = False
+    for op in journal["ops"]:
+        if op["action"] == "replace" and not os.path.lexists(dest_path(journal, op)):
+            op["action"], changed = "new", True
+    return changed
 
 
 def _tail(text: str, lines: int = 6) -> str:

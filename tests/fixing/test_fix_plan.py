@@ -215,3 +215,17 @@ def test_a_removed_wheel_is_not_reinstalled_and_removals_come_before_installs():
                                          ), SITE)], ENV, as_root=False)
     assert [s.argv[3:] for s in swap.steps] == [["uninstall", "-y", "nvidia-cudnn-cu12"],
                                                 ["install", "nvidia-cudnn-cu12==9.1"]]
+
+
+def test_a_file_a_package_step_removed_is_new_when_its_link_is_placed(tmp_path):
+    # The other major's link takes the name of a file the plan's own uninstall removed (draw 20261129-9: the cu12
+    # wheel's libcudnn.so.8): apply keeps no copy of a file that is gone, and undo removes the link before pip puts
+    # the wheel's file back; a file still there is replaced as planned
+    from cudnn_doctor.fixing.apply import _gone_since_staged
+    (tmp_path / "kept.so.8").write_bytes(b"x")
+    journal = {"dirs": [{"path": str(tmp_path), "existed": True}],
+               "ops": [{"dir": 0, "rel": "libcudnn.so.8", "action": "replace"},
+                       {"dir": 0, "rel": "kept.so.8", "action": "replace"}]}
+    assert _gone_since_staged(journal)
+    assert [op["action"] for op in journal["ops"]] == ["new", "replace"]
+    assert not _gone_since_staged(journal)  # nothing more to change
