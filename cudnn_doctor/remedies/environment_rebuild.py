@@ -94,8 +94,9 @@ def rebuilds(compat: Compat, facts: Facts, index: "WheelIndex", need: Need, node
         if not new or any(index.installable(name, build.release, node) is not None for name in new):
             continue
         removes = tuple(sorted(n for n in installed if n not in own))
-        rebuilt = dataclasses.replace(fw, name=_counterpart(fw.name, sorted(new)), cuda_version=str(other), cudnn_version=None,
-                                      requires=[str(r) for r in _cuda_requirements(index, own, build.release, node)])
+        requires = [str(r) for r in _cuda_requirements(index, own, build.release, node)]
+        rebuilt = dataclasses.replace(fw, name=_counterpart(fw.name, sorted(new)), cuda_version=str(other),
+                                      cudnn_version=None, requires=requires)
         rebuilt_need = need_of(compat, rebuilt)
         if rebuilt_need is not None and rebuilt_need.major == need.major:
             out.append(Rebuild(rebuilt_need, removes, tuple(new[n] for n in sorted(new)), str(other)))
@@ -110,22 +111,20 @@ def _counterpart(name: str, projects: Sequence[str]) -> str:
 
 
 def _own_projects(index: "WheelIndex", compat: Compat, build: Build, node: "Node") -> Dict[str, str]:
-    """The projects a build installs at exactly its release (its recipe, and what that pins to the release in turn:
-    jax[cuda13] -> jaxlib, jax-cuda13-plugin[with-cuda] -> jax-cuda13-pjrt), each as the requirement to print; the
-    recipe's own project when it is only the wrapper (jax), is left out: it is the same for every build."""
+    """The projects a build installs at exactly its release: its recipe's (cupy-cuda13x, jax[cuda13]) and what that
+    pins to the release in turn (jaxlib, jax-cuda13-plugin[with-cuda] -> jax-cuda13-pjrt), each as the requirement to
+    print. Those every build shares (jax, jaxlib) drop out when two builds are compared."""
     out: Dict[str, str] = {}
-    todo = [(req, True) for _, req in requirements([compat.build_pip_project(build)])]
+    todo = [req for _, req in requirements([compat.build_pip_project(build)])]
     while todo:
-        req, top = todo.pop()
+        req = todo.pop()
         name = canonical_name(req.name)
         if name.startswith("nvidia-") or not index.has_project(name) or name in out:
             continue
-        if not top:
-            out[name] = "%s%s==%s" % (name, "[%s]" % ",".join(sorted(req.extras)) if req.extras else "",
-                                      build.release)
+        out[name] = "%s%s==%s" % (name, "[%s]" % ",".join(sorted(req.extras)) if req.extras else "", build.release)
         for dep in index.requirements(name, build.release, node, tuple(sorted(req.extras))):
             if dep.specifier.contains(build.release, prereleases=True) and _pins_one(dep):
-                todo.append((dep, False))
+                todo.append(dep)
     return out
 
 

@@ -263,3 +263,17 @@ def test_a_wheel_of_the_major_linked_in_from_beside_is_uninstalled_first():
     assert commands[1].startswith('pip install "nvidia-cudnn-cu12==9.'), commands
     assert commands[2] == 'pip install --no-deps --target %s/cudnn8 "nvidia-cudnn-cu12==8.9.4.25"' % PREFIX, commands
     assert any(c.startswith("ln -sf ") and c.endswith(SITE_LIB + "/libcudnn.so.8") for c in commands), commands
+
+
+def test_what_a_build_installs_is_read_from_pypis_metadata_from_its_recipe():
+    # jax[cuda13]==0.7.2 pins jaxlib and jax-cuda13-plugin[with-cuda] to the release, and the plugin its pjrt; CuPy's
+    # recipe is the project itself (cupy-cuda<M>x): the real wheel index (compat/wheels.json) decides both
+    from cudnn_doctor.knowledge.wheel_index import Node, load_wheel_index
+    from cudnn_doctor.remedies.environment_rebuild import _own_projects
+    compat, index, node = load_compat(), load_wheel_index(), Node("3.11", "x86_64", "2.36")
+    [jax13] = [b for b in compat.framework_builds("jax") if b.release == "0.7.2" and b.cuda == "13"]
+    assert _own_projects(index, compat, jax13, node) == {
+        "jax": "jax[cuda13]==0.7.2", "jaxlib": "jaxlib==0.7.2",
+        "jax-cuda13-plugin": "jax-cuda13-plugin[with-cuda]==0.7.2", "jax-cuda13-pjrt": "jax-cuda13-pjrt==0.7.2"}
+    [cupy13] = [b for b in compat.framework_builds("cupy") if b.release == "14.2.0" and b.cuda == "13"]
+    assert _own_projects(index, compat, cupy13, node) == {"cupy-cuda13x": "cupy-cuda13x==14.2.0"}
