@@ -18,7 +18,7 @@ from .environment_layout import Layout, layout_fix, solve_layout
 from .environment_rebuild import rebuild_fix, rebuilt_layout
 from .onnxruntime import cuda_library_wheels
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
-from .shell import or_else, q, run, then
+from .shell import drops_ld_path, or_else, q, run, then
 from .software import torch_source
 
 if TYPE_CHECKING:
@@ -142,13 +142,17 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     if not any(_CHANGES_CUDNN.search(c) for c in own.commands):
         return beside_framework(facts, fw, own)
     if layout is None:
-        return beside_framework(facts, fw, shared_or_separate_fix(facts, compat, fw.location, needs))
-    whole = layout_fix(facts, layout)
-    if _repairs_what_the_layout_keeps(own, layout):
-        # The site's release stays, but its copy is damaged (a sub-library gone): the layout installs nothing there,
-        # so the reinstall goes first (draw 913377-70: torch 2.14 still lacked its engines after the fix)
-        whole = then(own, whole) if whole.commands else own
-    return beside_framework(facts, fw, whole)
+        whole = shared_or_separate_fix(facts, compat, fw.location, needs)
+    else:
+        whole = layout_fix(facts, layout)
+        if _repairs_what_the_layout_keeps(own, layout):
+            # The site's release stays, but its copy is damaged (a sub-library gone): the layout installs nothing
+            # there, so the reinstall goes first (draw 913377-70: torch 2.14 still lacked its engines after the fix)
+            whole = then(own, whole) if whole.commands else own
+    # What the framework's own fix changes beside the site's packages stays: an LD_LIBRARY_PATH entry that hands it an
+    # older copy ahead of the site (draw 20261129-32: a conda prefix's cuDNN 9.1 kept beating the 9.3 installed)
+    beside = [c for c in own.commands if drops_ld_path(c) and c not in whole.commands]
+    return beside_framework(facts, fw, then(whole, run(*beside)) if beside and whole.commands else whole)
 
 
 def _repairs_what_the_layout_keeps(own: Fix, layout: Layout) -> bool:

@@ -151,6 +151,14 @@ def ld_conf_fix(directory: str) -> Fix:
     return run("echo %s | %s > /dev/null" % (q(directory), sudo("tee %s" % q(conf))), ldconfig(), writes=[conf])
 
 
+_DROP_LD_PATH = "export LD_LIBRARY_PATH=\"$(printf %s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -vxF "
+
+
+def drops_ld_path(command: str) -> bool:
+    """Whether the command takes entries off LD_LIBRARY_PATH (a line ld_library_path_without wrote, or unset)."""
+    return command.startswith(_DROP_LD_PATH) or command == "unset LD_LIBRARY_PATH"
+
+
 def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
     """The `export` line that drops `entries` (each as the environment spells it) from LD_LIBRARY_PATH as the shell
     has it when the line runs: a value written out from the environment as found would undo another fix's export
@@ -158,8 +166,7 @@ def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
     drop = {os.path.normpath(e) for e in entries}
     spelled = [d for d in facts.loader.ld_library_path if os.path.normpath(d) in drop] or sorted(drop)
     words = " ".join("-e %s" % q(d) for d in dict.fromkeys(spelled))
-    line = ("export LD_LIBRARY_PATH=\"$(printf %%s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -vxF %s | "
-            "paste -sd: -)\"" % words)
+    line = _DROP_LD_PATH + words + " | paste -sd: -)\""
     return run(line, *(prepend_ld_path(d) for d in _plain_path_wheel_folders(facts, drop)))
 
 

@@ -277,3 +277,20 @@ def test_what_a_build_installs_is_read_from_pypis_metadata_from_its_recipe():
         "jax-cuda13-plugin": "jax-cuda13-plugin[with-cuda]==0.7.2", "jax-cuda13-pjrt": "jax-cuda13-pjrt==0.7.2"}
     [cupy13] = [b for b in compat.framework_builds("cupy") if b.release == "14.2.0" and b.cuda == "13"]
     assert _own_projects(index, compat, cupy13, node) == {"cupy-cuda13x": "cupy-cuda13x==14.2.0"}
+
+
+def test_the_ld_library_path_entry_of_an_older_copy_stays_in_the_whole_environment_fix():
+    # TensorFlow 2.19 (built with 9.3) beside JAX loads a conda prefix's cuDNN 9.1 through LD_LIBRARY_PATH: the shared
+    # layout installs the site's release, and the entry that beats it goes too (draw 20261129-32: 9.1 still loaded)
+    conda_lib = "/opt/conda/lib"
+    tf = _tensorflow("2.19.0", 9, TF219, 9)
+    tf.resolved_cudnn = resolution("libcudnn.so.9", conda_lib + "/libcudnn.so.9", via="LD_LIBRARY_PATH")
+    jax = framework("jax-cuda12-pjrt", "0.7.2", cuda_version="12", requires=["nvidia-cudnn-cu12<10.0,>=9.8"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", SITE_LIB + "/libcudnn.so.9"),
+                    library_search_path=[TORCH_SITE + "/jax_plugins/xla_cuda12", SITE_LIB])
+    facts = _environment([tf, jax], "9.10.2.21")
+    facts.cudnn.append(cudnn_copy(conda_lib, "9.1.0", "12.4", origin="conda", links=False))
+    facts.loader.ld_library_path = [conda_lib]
+    [older] = [f for f in _findings(facts) if f.id == "CD503"]
+    assert any("grep -vxF -e %s" % conda_lib in c for c in older.remedy.commands), older.remedy.commands
