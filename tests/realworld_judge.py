@@ -48,6 +48,15 @@ def unsafe(command: str) -> bool:
     return ">" in command and "/etc/" in command.split(">", 1)[1]
 
 
+def other_index(command: str) -> bool:
+    """Whether a fix's pip line installs from another index than PyPI (torch's cu126 build from PyTorch's own): a
+    gigabyte-sized wheel this harness cannot prove offline, and whose pool build it does not hold."""
+    return any(w in ("--index-url", "--extra-index-url", "-i", "-f", "--find-links") or
+               w.startswith(("--index-url=", "--extra-index-url=", "--find-links="))
+               for words in simple_commands(command) if words[:1] == ["pip"] or words[1:3] == ["-m", "pip"]
+               for w in words)
+
+
 class CaseHost(Host):
     """The live machine, with the case's environment and its own ld.so.conf/ld.so.cache standing in for /etc's."""
 
@@ -394,6 +403,9 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
     refused = [c for c in commands if unsafe(c)]
     if refused:
         return [], "not run here: %s" % refused[0]
+    elsewhere = [c for c in commands if other_index(c)]
+    if elsewhere:
+        return [], "not run here (another index than PyPI): %s" % elsewhere[0]
     apart = [NEW_ENVIRONMENT.match(c) for c in commands]
     if any(apart):
         if not all(apart):

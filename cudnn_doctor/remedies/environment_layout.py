@@ -168,11 +168,11 @@ def _holds(facts: Facts, placement: Placement) -> bool:
     return any(same_file(c.directory, placement.lib) and c.major == placement.needs[0].major for c in facts.cudnn)
 
 
-def layout_fix(facts: Facts, layout: Layout) -> Fix:
+def layout_fix(facts: Facts, layout: Layout, removed: Sequence[str] = ()) -> Fix:
     """The commands that install the layout (the site's release with pip; the other major with `pip install
     --target` into its folder, its files linked into the site's folder where its frameworks search that, else the
     folder first on LD_LIBRARY_PATH), and the pins pip will warn about, said with why each framework still runs.
-    Nothing to install: words that say to leave it."""
+    Nothing to install: words that say to leave it. ``removed``: wheels a step before it already uninstalls."""
     commands: List[str] = []
     site_lib = layout.site.rstrip("/") + "/nvidia/cudnn/lib"
     linked = {p.needs[0].major for p in layout.placements if p.folder and p.files
@@ -185,7 +185,7 @@ def layout_fix(facts: Facts, layout: Layout) -> Fix:
             # (draw 913377-43: nvidia-cudnn-cu11 8.9.6's libcudnn.so.8 became a link, and pip's record of it false).
             stale = [w["name"] for w in facts.python.nvidia_wheels
                      if same_file(w.get("location"), layout.site) and w["name"].startswith("nvidia-cudnn-")
-                     and canonical_name(w["name"]) != p.project and (
+                     and canonical_name(w["name"]) != p.project and canonical_name(w["name"]) not in removed and (
                          (changes and major_of(w.get("version")) == p.needs[0].major)
                          or major_of(w.get("version")) in linked)]
             commands += [pip("uninstall -y %s" % name) for name in stale]

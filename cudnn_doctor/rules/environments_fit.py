@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import List
 
 from ..model import Facts, Finding
-from ..queries import cudnn_pin_floor, working_copy
+from ..queries import cudnn_pin_floor, framework_kind, working_copy
 from ..versions import ver
 from ..remedies.environment_rebuild import rebuilt_layout
 from ..remedies.environments import Need, shared_or_separate_fix, solve
@@ -45,9 +45,10 @@ def separate_environments(facts: Facts, ctx: RuleContext) -> List[Finding]:
         named = [n.label for n in failing] or [needs[0].label]
         others = [n.framework.name for n in needs if n.label not in named]
         rebuilt = rebuilt_layout(facts, compat, site, needs)
-        then = ("%s %s also has a build for CUDA %s on PyPI, which this machine runs: with it they share one "
-                "cuDNN, and nothing else changes" % (rebuilt[1].need.framework.name.split("-")[0],
-                                                     rebuilt[1].need.framework.version, rebuilt[1].cuda)
+        then = ("%s %s also has a build for CUDA %s on %s, which this machine runs: with it they share one cuDNN, "
+                "and the programs stay as they are" % (
+                    framework_kind(rebuilt[1].need.framework) or rebuilt[1].need.framework.name,
+                    rebuilt[1].need.framework.version.split("+")[0], rebuilt[1].cuda, rebuilt[1].where)
                 if rebuilt is not None else "Nothing else serves them all, so each framework gets its own virtual "
                                               "environment")
         out.append(finding(

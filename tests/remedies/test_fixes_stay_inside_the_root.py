@@ -89,7 +89,7 @@ def _rebuild() -> Any:
     jax = Need(framework("jax-cuda13-pjrt", "0.7.2", TORCH_SITE), "nvidia-cudnn-cu13", 9,
                Requirement("nvidia-cudnn-cu13<10.0,>=9.12.0.46"))
     return Rebuild(jax, ("jax-cuda12-pjrt", "jax-cuda12-plugin"),
-                   ("jax-cuda13-pjrt==0.7.2", "jax-cuda13-plugin[with-cuda]==0.7.2"), "13")
+                   '"jax-cuda13-pjrt==0.7.2" "jax-cuda13-plugin[with-cuda]==0.7.2"', "13")
 
 
 BY_NAME: Dict[str, st.SearchStrategy] = {

@@ -142,8 +142,10 @@ def test_cupy_136_beside_torch_291_gets_cudnn_8_on_its_path():
             PREFIX))
 
 
-def test_two_cuda_builds_of_one_major_still_need_separate_environments():
-    # nvidia-cudnn-cu12 and -cu13 both ship libcudnn.so.9: one process loads one, so nothing serves both
+def test_torch_for_cuda_13_beside_tensorflow_for_cuda_12_moves_to_its_releases_cu126_build():
+    # nvidia-cudnn-cu12 and -cu13 both ship libcudnn.so.9: one process loads one. TensorFlow has one CUDA build per
+    # release; torch 2.14.1 has a cu126 build on PyTorch's own index (compat's release matrix: cuDNN 9.10.2.21), which
+    # TensorFlow (built with 9.3) runs with too
     torch13 = framework("torch", "2.14.1", cuda_version="13.0", cudnn_version="9.24.0",
                         requires=['nvidia-cudnn-cu13==9.24.0.43; platform_system == "Linux"'],
                         consumer_library=TORCH_SITE + "/torch/lib/libtorch_cuda.so",
@@ -154,7 +156,21 @@ def test_two_cuda_builds_of_one_major_still_need_separate_environments():
     # TensorFlow loads the 9.3 wheel it pins and works: named, but not with its release, which would make the finding
     # about it (draws 811739-4 and -10: the real loader said the named-but-working framework works)
     assert conflict.title.startswith("torch 2.14.1 and tensorflow cannot share"), conflict.title
-    assert all(c.startswith("python3 -m venv ~/venvs/") for c in conflict.remedy.commands)
+    assert conflict.remedy.commands == [
+        'pip install "torch==2.14.1+cu126" --index-url https://download.pytorch.org/whl/cu126',
+        'pip install "nvidia-cudnn-cu12==9.10.2.21"'], conflict.remedy.commands
+    assert "build for CUDA 12.6 on PyTorch's own index" in conflict.detail
+
+
+def test_two_cuda_builds_of_one_major_with_no_other_build_still_need_separate_environments():
+    # ONNX Runtime 1.18 (CUDA 11, cuDNN 8 for CUDA 11) beside TensorFlow 2.17 (cuDNN 8 for CUDA 12): PyPI has one CUDA
+    # build of each release, so one environment per framework
+    ort = _plain_path("onnxruntime-gpu", "1.18.0", 8, "onnxruntime/capi/libonnxruntime_providers_cuda.so")
+    ort.cuda_version = "11.8"
+    facts = _environment([ort, _tensorflow("2.17.1", 8, TF217, 8)], "8.9.7.29")
+    [conflict] = [f for f in _findings(facts) if f.id == "CD710"]
+    assert all(c.startswith("python3 -m venv ~/venvs/") for c in conflict.remedy.commands), conflict.remedy.commands
+    assert "Nothing else serves them all" in conflict.detail
 
 
 def test_a_release_no_framework_pins_is_the_newest_with_a_wheel_of_its_project():
@@ -220,13 +236,20 @@ def test_jax_for_cuda_12_beside_torch_for_cuda_13_moves_to_its_releases_cuda_13_
 
 
 def test_no_cuda_13_build_for_a_driver_that_cannot_run_it_or_a_gpu_it_does_not_cover():
-    # R570 runs CUDA 12.8 at most, and JAX's CUDA 13 build documents R580; a GTX 1080 (6.1) is below its 7.5: one
-    # environment per framework, as before
+    # R570 runs CUDA 12.8 at most, and JAX's CUDA 13 build documents R580; a GTX 1080 (6.1) is below its 7.5: torch
+    # moves to its cu126 build instead (sm_60 cubins run on 6.1). A Tesla K80 (3.7) neither runs: one environment per
+    # framework
     from facts_factory import driver, gpu
     for machine in ({"driver": driver("570.133.20", "12.8")}, {"gpus": [gpu(name="NVIDIA GeForce GTX 1080", cc="6.1")]}):
         [conflict] = [f for f in _findings(_jax12_beside_torch13(**machine)) if f.id == "CD710"]
-        assert all(c.startswith("python3 -m venv ~/venvs/") for c in conflict.remedy.commands), machine
-        assert "Nothing else serves them all" in conflict.detail
+        # the cuDNN wheel for CUDA 13 goes first: the cu126 build's own wheel writes the same files
+        assert conflict.remedy.commands[:2] == [
+            "pip uninstall -y nvidia-cudnn-cu13",
+            'pip install "torch==2.14.1+cu126" --index-url https://download.pytorch.org/whl/cu126'
+        ], (machine, conflict.remedy.commands)
+    [conflict] = [f for f in _findings(_jax12_beside_torch13(gpus=[gpu(name="Tesla K80", cc="3.7")])) if f.id == "CD710"]
+    assert all(c.startswith("python3 -m venv ~/venvs/") for c in conflict.remedy.commands), conflict.remedy.commands
+    assert "Nothing else serves them all" in conflict.detail
 
 
 def test_a_damaged_site_copy_the_layout_keeps_is_reinstalled_before_the_other_major_goes_beside():

@@ -61,10 +61,26 @@ def test_two_majors_in_one_folder_get_the_other_major_beside_it_from_every_findi
     assert all("-m venv" not in f.remedy.text for f in own)
 
 
-def test_two_cuda_builds_of_one_major_get_one_environment_each_from_every_finding():
+def test_two_cuda_builds_of_one_major_get_one_fix_from_every_finding():
+    # torch 2.9.1 (CUDA 12.8) beside a TensorFlow pinned to the CUDA 13 wheel: torch 2.9.1's cu130 build on PyTorch's
+    # own index (compat's release matrix) shares it, so every finding moves torch, none swaps the one folder alone
     findings = _findings(_environment(tf_pins=["nvidia-cudnn-cu13 ==9.24.0.43 ; extra == 'and-cuda'"]))
     [conflict] = [f for f in findings if f.id == "CD710"]
     assert conflict.severity.value == "error" and "tensorflow 2.17.1" in conflict.title
+    moved = conflict.remedy.commands
+    assert moved[:2] == ["pip uninstall -y nvidia-cudnn-cu12",
+                         'pip install "torch==2.9.1+cu130" --index-url https://download.pytorch.org/whl/cu130'], moved
+    own = [f for f in findings if f.id in ("CD702", "CD704") and f.severity.value == "error"]
+    assert own and all(f.remedy.commands == moved for f in own)
+
+
+def test_two_cuda_builds_of_one_major_with_no_build_the_driver_runs_get_one_environment_each():
+    # R570 runs CUDA 12.8 at most: no CUDA 13 build of torch runs, so one environment per framework
+    from facts_factory import driver
+    facts = _environment(tf_pins=["nvidia-cudnn-cu13 ==9.24.0.43 ; extra == 'and-cuda'"])
+    facts.driver = driver("570.133.20", "12.8")
+    findings = _findings(facts)
+    [conflict] = [f for f in findings if f.id == "CD710"]
     venvs = conflict.remedy.commands
     assert venvs == ['python3 -m venv ~/venvs/tensorflow-2.17.1 && ~/venvs/tensorflow-2.17.1/bin/pip install '
                      '"tensorflow[and-cuda]==2.17.1"',
