@@ -88,6 +88,7 @@ class Step:
     pip_env: Dict[str, str] = field(default_factory=dict)  # packages steps: set for pip alone (PYTHONPATH=)
     link: str = ""  # links steps: the link made (absolute), pointing at ``target``, a name beside it
     target: str = ""
+    user: bool = False  # packages steps: run by the user site's owner, on the user site
 
 
 @dataclass
@@ -228,12 +229,17 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
         for command, p in parsed:
             if p.kind == "packages":
                 assert environment is not None  # _left_why refuses package steps without one
-                step = packages.get((p.action, p.options, p.variables))
+                options = tuple(p.options)
+                if p.action == "uninstall" and _user_site_fix(err, environment):
+                    # pip uninstall has no --user: pip in a venv never removes from the user site ("outside
+                    # environment"), so the site's owner runs it (draw 20261130-1: a JAX build left in place)
+                    options += ("--user",)
+                step = packages.get((p.action, options, p.variables))
                 if step is None:
-                    step = packages[(p.action, p.options, p.variables)] = Step("packages", "", "",
-                                                                                pip_env=dict(p.variables))
+                    step = packages[(p.action, options, p.variables)] = Step("packages", "", "",
+                                                                              pip_env=dict(p.variables))
                 step.requirements.extend(r for r in p.requirements if r not in step.requirements)
-                step.argv = [p.action, *p.options]
+                step.argv = [p.action, *options]
                 _add_id(step, err.id)
             elif p.kind == "links":
                 if not any(s.link == p.link for s in links):
@@ -297,7 +303,7 @@ def _user_site_fix(err: Erring, environment: Environment) -> bool:
 
 def user_steps(plan: "Plan") -> bool:
     """Whether a step of the plan installs into the user site."""
-    return any(s.kind == "packages" and "--user" in s.argv for s in plan.steps)
+    return any(s.kind == "packages" and s.user for s in plan.steps)
 
 
 def _inside(path: str, prefix: str) -> bool:
@@ -341,14 +347,16 @@ def _project(requirement: str) -> str:
 def _finish_packages(step: Step, environment: Optional[Environment]) -> None:
     assert environment is not None
     action, options = step.argv[0], step.argv[1:]
-    user = "--user" in options and environment.base_python and environment.tool == "pip"
-    step.argv = ([*environment.user_pip_words(), action, *options, *step.requirements] if user else
+    step.user = "--user" in options and bool(environment.base_python) and environment.tool == "pip"
+    if step.user and action == "uninstall":
+        options = [o for o in options if o != "--user"]
+    step.argv = ([*environment.user_pip_words(), action, *options, *step.requirements] if step.user else
                  [*environment.pip_words(), action, *environment.with_python(), *options, *step.requirements])
     step.shown = " ".join(["%s=%s" % (n, shlex.quote(v)) for n, v in step.pip_env.items()]
                           + [shlex.quote(w) for w in step.argv])
     verb = "installs" if action == "install" else "removes"
     targets = [options[i + 1] for i, w in enumerate(options[:-1]) if w in ("--target", "-t")]
-    where = targets[0] if targets else (environment.user_site if "--user" in options and environment.user_site
+    where = targets[0] if targets else (environment.user_site if step.user and environment.user_site
                                         else environment.prefix)
     step.changes = "%s %s in %s" % (verb, ", ".join(step.requirements), where)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cudnn_doctor.fixing import activate
-from cudnn_doctor.fixing.plan import Environment, Erring, build_plan, parse_command
+from cudnn_doctor.fixing.plan import Environment, Erring, build_plan, parse_command, user_steps
 
 ENV = Environment("/srv/venv", "venv", "pip")
 SITE = "/srv/venv/lib/python3.11/site-packages"
@@ -149,6 +149,24 @@ def test_a_finding_about_the_user_site_the_environment_sees_is_taken_and_its_pip
                                   "nvidia-cudnn-cu13<10.0,>=9.12.0.46"]
     assert plan.steps[0].changes.endswith("in /home/u/.local/lib/python3.11/site-packages")
     assert build_plan([err], ENV, False).not_taken == ["CD704"]  # a venv that does not see that site
+
+
+def test_an_uninstall_from_the_user_site_is_run_by_its_owner_without_user():
+    """pip in a venv never removes a package from the user site ("Not uninstalling ... outside environment", exit
+    0), and `pip uninstall` has no --user: the site's owner runs it (draw 20261130-1: JAX's CUDA 12 build stayed
+    beside the CUDA 13 one fix installed). The user site is then journaled for undo."""
+    seeing = Environment("/srv/venv", "venv", "pip", user_site="/home/u/.local/lib/python3.11/site-packages",
+                         base_python="/usr/bin/python3.11")
+    err = Erring("CD710", "t", ("pip uninstall -y jax-cuda12-pjrt jax-cuda12-plugin",
+                                'pip install --user "jax-cuda13-pjrt==0.7.2"'),
+                 site="/home/u/.local/lib/python3.11/site-packages")
+    plan = build_plan([err], seeing, False)
+    assert plan.steps[0].argv == ["/usr/bin/python3.11", "-m", "pip", "uninstall", "-y", "jax-cuda12-pjrt",
+                                  "jax-cuda12-plugin"], plan.steps[0].argv
+    assert plan.steps[0].changes.endswith("in /home/u/.local/lib/python3.11/site-packages")
+    assert user_steps(plan) and all(s.user for s in plan.steps)
+    mine = Erring("CD710", "t", ("pip uninstall -y jax-cuda12-pjrt",), site="/srv/venv/lib/python3.11/site-packages")
+    assert build_plan([mine], seeing, False).steps[0].argv[:4] == ["/srv/venv/bin/python", "-m", "pip", "uninstall"]
 
 
 def test_user_is_never_added_to_a_target_install():
