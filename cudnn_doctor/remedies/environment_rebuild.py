@@ -37,7 +37,8 @@ class Rebuild(NamedTuple):
 
     need: Need  # the framework as that build: its own cuDNN pin
     removes: Tuple[str, ...]  # the installed build's projects in the site (jax-cuda12-plugin, jax-cuda12-pjrt)
-    installs: str  # pip's words for the other build ('"jax-cuda13-pjrt==0.7.2" ...', '"torch==2.14.1" --index-url ...')
+    # pip's words for the other build: '"jax-cuda13-pjrt==0.7.2" ...', '"torch==2.14.1+cu126" --index-url ...'
+    installs: str
     cuda: str  # the other build's CUDA ("13", "12.6")
     where: str = "PyPI"  # where the build comes from: PyPI, or PyTorch's own index
 
