@@ -8,7 +8,7 @@ builds of one major: the same soname) do the frameworks need separate environmen
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Container, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -183,11 +183,8 @@ def layout_fix(facts: Facts, layout: Layout, removed: Sequence[str] = ()) -> Fix
             # Out first: another CUDA's wheel of this major writes the same files (uninstalled after, it would delete
             # the new ones); a wheel of the major linked in from beside would have its own files replaced by the links
             # (draw 913377-43: nvidia-cudnn-cu11 8.9.6's libcudnn.so.8 became a link, and pip's record of it false).
-            stale = [w["name"] for w in facts.python.nvidia_wheels
-                     if same_file(w.get("location"), layout.site) and w["name"].startswith("nvidia-cudnn-")
-                     and canonical_name(w["name"]) != p.project and canonical_name(w["name"]) not in removed and (
-                         (changes and major_of(w.get("version")) == p.needs[0].major)
-                         or major_of(w.get("version")) in linked)]
+            majors = linked | ({p.needs[0].major} if changes else set())
+            stale = [name for name in other_cudnn_wheels(facts, layout.site, p.project, majors) if name not in removed]
             commands += [pip("uninstall -y %s" % name) for name in stale]
             if changes:
                 commands.append(pip('install "%s"' % p.requirement))
@@ -221,6 +218,13 @@ def layout_fix(facts: Facts, layout: Layout, removed: Sequence[str] = ()) -> Fix
     note = ("   (pip will warn that %s; they run all the same: %s)" % (" and ".join(warned), runs) if warned
             else "   (%s)" % runs)
     return noted(run(*commands), note)
+
+
+def other_cudnn_wheels(facts: Facts, site: str, project: str, majors: Container[Optional[int]]) -> List[str]:
+    """The site's cuDNN wheels of these majors other than ``project`` (another CUDA's build: the same files)."""
+    return [canonical_name(w["name"]) for w in facts.python.nvidia_wheels
+            if same_file(w.get("location"), site) and canonical_name(w["name"]).startswith("nvidia-cudnn-")
+            and canonical_name(w["name"]) != project and major_of(w.get("version")) in majors]
 
 
 def _unversioned_links(placement: Placement, lib: str) -> List[str]:

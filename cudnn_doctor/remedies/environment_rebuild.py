@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tu
 
 from ..knowledge import Build, Compat
 from ..model import Facts, Fix, FrameworkFacts
-from ..queries import (cc_below, driver_cuda, driver_version, framework_kind, gpus_with_cc, known_cc, platform_of,
-                       same_file)
+from ..queries import cc_below, driver_cuda, driver_version, framework_kind, gpus_with_cc, known_cc, platform_of
 from ..readers.fatbin import GpuCode, runs_on
 from ..versions import canonical_name, major_of, requirements
 from .acting import pip
-from .environment_layout import Layout, layout_fix, solve_layout
+from .environment_layout import Layout, layout_fix, other_cudnn_wheels, solve_layout
 from .environment_needs import Need, need_of
 from .shell import noted, run, then
 from .software import torch_variant_tag
@@ -70,9 +69,7 @@ def rebuild_fix(facts: Facts, layout: Layout, rebuild: Rebuild) -> Fix:
     fw = rebuild.need.framework
     # Another CUDA's cuDNN wheel of the same major writes the files the new build's wheel brings: out first (taken
     # out after, its record would delete them)
-    other = [canonical_name(w["name"]) for w in facts.python.nvidia_wheels
-             if same_file(w.get("location"), layout.site) and canonical_name(w["name"]).startswith("nvidia-cudnn-")
-             and canonical_name(w["name"]) != rebuild.need.project and major_of(w.get("version")) == rebuild.need.major]
+    other = other_cudnn_wheels(facts, layout.site, rebuild.need.project, {rebuild.need.major})
     removes = list(rebuild.removes) + other
     swap = run(*([pip("uninstall -y %s" % " ".join(removes))] if removes else []), pip("install %s" % rebuild.installs))
     build = "%s %s's build for CUDA %s from %s: the same release, with the other frameworks' CUDA libraries" % (

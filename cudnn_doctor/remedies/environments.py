@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..knowledge import Compat
 from ..model import Facts, Fix, FrameworkFacts
@@ -15,7 +15,7 @@ from ..queries import framework_kind
 from ..versions import canonical_name
 from .acting import pip, system, under_root
 from .environment_layout import Layout, layout_fix, solve_layout
-from .environment_rebuild import rebuild_fix, rebuilt_layout
+from .environment_rebuild import Rebuild, rebuild_fix, rebuilt_layout
 from .onnxruntime import cuda_library_wheels
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
 from .shell import drops_ld_path, or_else, q, run, then
@@ -47,9 +47,19 @@ def missing_pins(facts: Facts, fw: FrameworkFacts, projects: Sequence[str]) -> L
     return out
 
 
-def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional[Layout], str]:
+class SiteCudnn(NamedTuple):
+    """What serves one site's frameworks: their needs, the set of cuDNN libraries that serves them as built (else
+    None and why), and where none does, one framework's other build with the set that serves them then."""
+    needs: List[Need]
+    layout: Optional[Layout]
+    why: str
+    rebuilt: Optional[Tuple[Layout, Rebuild]]
+
+
+def solve(facts: Facts, compat: Compat, site: str) -> SiteCudnn:
     """Every cuDNN need of the frameworks in one site-packages folder, and the one set of cuDNN libraries that serves
-    them all by what each accepts at run time (environment_layout), or None and why none does."""
+    them all by what each accepts at run time (environment_layout), or None and why none does; then, once, the other
+    build that would let them share (environment_rebuild: it reads the wheel index)."""
     needs: List[Need] = []
     seen = set()
     for fw in facts.python.frameworks:
@@ -58,9 +68,9 @@ def solve(facts: Facts, compat: Compat, site: str) -> Tuple[List[Need], Optional
             seen.add(fw.consumer_library or fw.name)
             needs.append(need)
     if len(needs) < 2:
-        return needs, None, ""
+        return SiteCudnn(needs, None, "", None)
     layout, why = solve_layout(facts, compat, site, needs)
-    return needs, layout, why
+    return SiteCudnn(needs, layout, why, rebuilt_layout(facts, compat, site, needs) if layout is None else None)
 
 
 def install_line(compat: Compat, fw: FrameworkFacts) -> str:
@@ -108,12 +118,13 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Opti
     return run(*steps)
 
 
-def shared_or_separate_fix(facts: Facts, compat: Compat, site: str, needs: Sequence[Need]) -> Fix:
+def shared_or_separate_fix(facts: Facts, compat: Compat, solved: SiteCudnn) -> Fix:
     """Where no set of cuDNN libraries serves the frameworks as they are built: one framework moved to its release's
     build for the other frameworks' CUDA (environment_rebuild), where PyPI has one that this node installs and the
     machine runs; else one environment per framework."""
-    rebuilt = rebuilt_layout(facts, compat, site, needs)
-    return rebuild_fix(facts, *rebuilt) if rebuilt is not None else separate_environments_fix(compat, needs, facts)
+    if solved.rebuilt is not None:
+        return rebuild_fix(facts, *solved.rebuilt)
+    return separate_environments_fix(compat, solved.needs, facts)
 
 
 def _missing_cuda_wheels(compat: Compat, facts: Facts, fw: FrameworkFacts) -> List[Tuple[str, str]]:
@@ -136,13 +147,14 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     run time (a release of the major in the site, the other major beside it; words to leave it where it is in
     place); only where no set serves them all, one environment per framework. A fix that installs no cuDNN (an
     LD_LIBRARY_PATH entry dropped) stands: it changes nothing the others load from the site."""
-    needs, layout, _ = solve(facts, compat, fw.location)
-    if len(needs) < 2 or not any(n.framework is fw for n in needs):
-        return beside_framework(facts, fw, own)
     if not any(_CHANGES_CUDNN.search(c) for c in own.commands):
         return beside_framework(facts, fw, own)
+    solved = solve(facts, compat, fw.location)
+    needs, layout = solved.needs, solved.layout
+    if len(needs) < 2 or not any(n.framework is fw for n in needs):
+        return beside_framework(facts, fw, own)
     if layout is None:
-        whole = shared_or_separate_fix(facts, compat, fw.location, needs)
+        whole = shared_or_separate_fix(facts, compat, solved)
     else:
         whole = layout_fix(facts, layout)
         if _repairs_what_the_layout_keeps(own, layout):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
+from packaging.version import Version
+
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix
 from ..queries import (driver_place, framework_kind, machine_cuda, platform_of, primary_toolkit)
@@ -148,11 +150,18 @@ def cuda_for_soname(compat: Compat, facts: Facts, stem: str, version: str) -> Op
     if shipped is None or shipped.product != "CUDA":
         return None
     low, high = ver(shipped.low), ver(shipped.high)
-    want = [c for c in compat.cuda_releases() if low is not None and high is not None and low <= (ver(c) or low) <= high]
+    if low is None or high is None:
+        return None
+    want = [c for c in compat.cuda_releases() if _within(ver(c), low, high)]
     runs = [c for c in want if compat.driver_runs_cuda(driver_version(facts) or "", c, platform_of(facts),
                                                          facts.driver.cuda_version)[0] is not False]
     found = runs or want
     return found[-1] if found else None
+
+
+def _within(release: Optional[Version], low: Version, high: Version) -> bool:
+    """A parsed release between the bounds; one that does not parse is no answer."""
+    return release is not None and low <= release <= high
 
 
 def cudnn_version_fix(compat: Compat, facts: Facts, runtime: Optional[str], compiled: Optional[str]) -> Fix:

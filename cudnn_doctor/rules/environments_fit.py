@@ -9,7 +9,6 @@ from typing import List
 from ..model import Facts, Finding
 from ..queries import cudnn_pin_floor, framework_kind, working_copy
 from ..versions import ver
-from ..remedies.environment_rebuild import rebuilt_layout
 from ..remedies.environments import Need, shared_or_separate_fix, solve
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
@@ -37,14 +36,14 @@ def separate_environments(facts: Facts, ctx: RuleContext) -> List[Finding]:
     compat = compat_of(ctx)
     out: List[Finding] = []
     for site in sorted({fw.location for fw in facts.python.frameworks}):
-        needs, layout, why = solve(facts, compat, site)
-        if layout is not None or len(needs) < 2:
+        solved = solve(facts, compat, site)
+        needs, why, rebuilt = solved.needs, solved.why, solved.rebuilt
+        if solved.layout is not None or len(needs) < 2:
             continue
         failing = [n for n in needs if not _served(facts, n)]
         # The frameworks it fails are named with their release (the finding is about them); the others by name.
         named = [n.label for n in failing] or [needs[0].label]
         others = [n.framework.name for n in needs if n.label not in named]
-        rebuilt = rebuilt_layout(facts, compat, site, needs)
         then = ("%s %s also has a build for CUDA %s on %s, which this machine runs: with it they share one cuDNN, "
                 "and the programs stay as they are" % (
                     framework_kind(rebuilt[1].need.framework) or rebuilt[1].need.framework.name,
@@ -57,7 +56,7 @@ def separate_environments(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="Every nvidia-cudnn-* wheel installs into the one site-packages/nvidia/cudnn folder, and a process "
                    "loads one libcudnn.so.N: %s. What each accepts at run time: %s. %s." % (why, "; ".join(
                        "%s wants %s" % (n.label, n.wants) for n in needs), then),
-            remedy=shared_or_separate_fix(facts, compat, site, needs),
+            remedy=shared_or_separate_fix(facts, compat, solved),
             evidence={"framework": (failing or needs)[0].framework.name, "site": site, "why": why,
                       "needs": {n.label: n.wants for n in needs}}, catalogue=["G4"]))
     return out
