@@ -28,7 +28,11 @@ def off_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if res is None or res.path:
             continue
         copies = [c for c in facts.cudnn if c.major == major]
-        loose = [c for c in copies if c.origin not in ("pip", "conda") and not is_pip_dir(c.directory)]
+        # Only a folder that holds the library itself and is off every path: a stray sub-library in a folder on
+        # LD_LIBRARY_PATH (draw 20261201-10) is searched, and registering its folder would hand out a partial copy.
+        searched = {os.path.normpath(e) for e in facts.loader.ld_library_path}
+        loose = [c for c in copies if c.origin not in ("pip", "conda") and not is_pip_dir(c.directory)
+                 and os.path.basename(c.path).startswith(name) and os.path.normpath(c.directory) not in searched]
         # A folder the loader is configured for (or whose files the cache merely lacks) is CD608's: `sudo ldconfig`.
         registered = {os.path.normpath(d) for d in facts.loader.conf_dirs}
         stale_dirs = {os.path.normpath(os.path.dirname(p)) for p in facts.loader.stale_cache}

@@ -441,6 +441,22 @@ def test_failure_scenario(name):
     assert all(f.catalogue or rule_id == "CD101" for f in hits)
 
 
+def test_a_stray_sub_library_on_ld_library_path_is_not_called_off_the_search_path():
+    """Draw 20261201-10: a folder on LD_LIBRARY_PATH holding only libcudnn_ops_infer.so.8 of another release; the
+    loader searches it (CD709 names the mix), and libcudnn.so.8 is not there to be found."""
+    f = modern_cuda12()
+    stray = cudnn_copy("/home/u/extra/f", "8.9.7", "12.2", origin="ld_library_path")
+    stray.path = "/home/u/extra/f/libcudnn_ops_infer.so.8"
+    f.cudnn.append(stray)
+    f.loader.ld_library_path = ["/home/u/extra/f"]
+    f.loader.resolved["libcudnn.so.8"] = resolution("libcudnn.so.8", None)
+    assert not [x for x in run(f) if x.id == "CD601" and x.severity.value == "warning"]
+    whole = cudnn_copy("/home/u/extra/g", "8.9.7", "12.2", origin="other")
+    f.cudnn.append(whole)
+    assert [x.title for x in run(f) if x.id == "CD601"] == [
+        "libcudnn.so.8 is installed in /home/u/extra/g, but the loader does not search there"]
+
+
 def test_wsl_share_is_info_only():
     f = real_machine()
     f.host.wsl = True
