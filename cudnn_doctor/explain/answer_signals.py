@@ -8,7 +8,7 @@ from typing import Dict, Optional, Tuple
 from ..knowledge import Compat
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
-from ..remedies.containers import container_toolkit_fix
+from ..remedies.containers import container_gpu_fix, container_toolkit_fix
 from ..remedies.paste_answers import driver_or_older_cuda_fix, with_python_note
 from ..versions import major_of
 from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
@@ -64,9 +64,13 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "container-requirement" and re.search(r"driver 0\.0\b", ev.text):
         return Answer("the container runtime reads driver 0.0: it cannot reach the host's NVIDIA driver (not loaded, "
                       "or libraries and module out of step after an upgrade)", paste.driver_fix(None, platform))
+    if kind == "driver-library-missing" and any(s.value == "container" for s in ev.facts.os):
+        return Answer("the driver library libcuda.so.1 is not found in the container: it was started without the "
+                      "GPUs, so the NVIDIA runtime mounted none of the host driver's libraries", container_gpu_fix())
     if kind == "driver-library-missing":
-        return Answer("the driver library libcuda.so.1 is not found: no NVIDIA driver here, or (WSL) /usr/lib/wsl/lib "
-                      "is not on the loader path", rt.driver_library_fix(platform))
+        return Answer("the driver library libcuda.so.1 is not found: no NVIDIA driver here, (WSL) /usr/lib/wsl/lib "
+                      "is not on the loader path, or (a container) it was started without the GPUs",
+                      rt.driver_library_fix(platform))
     if kind == "container-requirement" and cuda:
         floor = compat.min_driver(cuda, platform)
         return Answer("the image needs CUDA %s, newer than the host driver runs" % cuda,

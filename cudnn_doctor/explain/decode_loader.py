@@ -20,6 +20,9 @@ _PATTERNS = (
     ("missing", re.compile(r"(?:Unable to load|cannot load|Failed to load)\s+(?:library\s+)?'?(" + _NAMED + ")",
                            re.I)),
     ("missing", re.compile(r"failed to open (" + _NAMED + ")")),
+    # people's own words around a name ("missing libcudnn.so.8 file", "libcudnn.so.8 is not found")
+    ("missing", re.compile(r"\bmissing\s+(?:the\s+)?(?:file\s+)?'?(" + _NAMED + ")", re.I)),
+    ("missing", re.compile(r"(?<![\w.+-])(" + _NAMED + r")'?\s+(?:is\s+|was\s+)?(?:not found|missing)\b", re.I)),
     ("wrong-elf-class", re.compile(_LIB + r": wrong ELF class")),
 )
 _UNDEFINED = re.compile(_LIB + r":\s*undefined\s{1,4}symbol:\s*(\w+)(?:,\s*version\s+([\w.+-]+))?|"

@@ -127,7 +127,9 @@ _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), re.compile(r"(?<![\w.])(?:compute|cud
                                                       re.I))
 _OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files", re.I)),
        ("wsl", re.compile(r"/usr/lib/wsl\b|microsoft-standard-WSL|(?<![\w.])WSL2?\b")),
-       ("container", re.compile(r"(?<![\w.])(?:docker|containerd|OCI runtime|kubepods|nvidia-container-cli)\b", re.I)))
+       # a shell prompt on Docker's default hostname, the container's 12-hex-digit id ("root@3f2a9c0d1b7e:/app#")
+       ("container", re.compile(r"(?<![\w.])(?:docker|containerd|OCI runtime|kubepods|nvidia-container-cli)\b"
+                                r"|(?<![\w.@-])\w+@[0-9a-f]{12}:", re.I)))
 _DISTRO = re.compile(_W + r"((?:Ubuntu|Debian|CentOS|Rocky|RHEL|Fedora|Pop!_OS)(?: Linux)? ?\d{1,2}(?:\.\d{1,2})?)")
 _LD_PATH = re.compile(r"LD_LIBRARY_PATH\s*[=:]\s*['\"]?([^\s'\"]+)")
 _PATH = re.compile(r"(?<![\w.+/-])(/[\w.+/-]+)")  # a whole path; which are libraries is asked of its last part

@@ -231,12 +231,15 @@ def engine_fix(compat: Compat, cc: Optional[str]) -> Fix:
 
 
 def driver_library_fix(platform: str) -> Fix:
-    """libcuda.so.1 is not found: put WSL's driver folder on the path, else install the driver."""
+    """libcuda.so.1 is not found: put WSL's driver folder on the path; in a container, start it with the GPUs (the
+    runtime mounts the host driver's libraries); else install the driver."""
     if platform == "windows":
         return driver_fix(None, platform)
     wsl = said("on WSL: `%s` (for good: add that folder to /etc/ld.so.conf.d and run `%s`)",
                "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH", "sudo ldconfig")
-    return or_else(wsl, driver_fix(None, platform), "%s; elsewhere: %s")
+    container = said("in a container: start it with the GPUs, `%s` (the NVIDIA Container Toolkit on the host)",
+                     "docker run --gpus all ...")
+    return or_else(or_else(wsl, container, "%s; %s"), driver_fix(None, platform), "%s; elsewhere: %s")
 
 
 # Fixes read from the machine a paste describes (explain.paste_facts): its folders, wheels, releases and GPU.

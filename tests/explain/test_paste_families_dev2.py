@@ -462,3 +462,24 @@ def test_a_tensorrt_soname_is_not_dated_as_a_cuda_release():
     compat = load_compat()
     assert cuda_for_soname(compat, Facts(), "libnvinfer", "7") is None
     assert cuda_for_soname(compat, Facts(), "libcufft", "11").startswith("12.")  # cuFFT 11 is CUDA 12's
+
+
+def test_libcuda_missing_in_peoples_own_words_names_the_container_case_too():
+    """'missing libcuda.so.1 file' is the loader's 'cannot open shared object file' said by a person; where the paste
+    does not say the machine, a container started without the GPUs is one of the causes, with its own fix."""
+    for text in ("Import Tensorflow Failed due to missing libcuda.so.1 file", "libcuda.so.1 is not found"):
+        ex = _ex(text)
+        assert ex.answer is not None and "libcuda.so.1" in ex.answer.cause, text
+        assert "container" in ex.answer.cause and "--gpus all" in ex.fix.text, (ex.answer.cause, ex.fix.text)
+
+
+def test_a_prompt_on_dockers_container_id_hostname_is_a_container():
+    ex = _ex("root@3f2a9c0d1b7e:/workspace# python -c 'import torch'\n"
+             "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory")
+    assert "container" in ex.answer.cause and "--gpus all" in ex.fix.text, (ex.answer.cause, ex.fix.text)
+    assert "ubuntu-drivers" not in ex.fix.text, ex.fix.text  # the driver belongs to the host, not the container
+
+
+def test_a_library_named_missing_in_peoples_words_is_a_missing_library():
+    ex = _ex("the program stops: libcudnn_cnn_infer.so.8 is missing")
+    assert ex.answer is not None and "libcudnn_cnn_infer.so.8" in ex.answer.cause, ex.answer
