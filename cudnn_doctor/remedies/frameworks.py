@@ -3,7 +3,7 @@ cuDNN it cannot find, and LD_LIBRARY_PATH entries that hand it another copy."""
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 
 from ..knowledge import Compat
@@ -57,6 +57,13 @@ def framework_pin_fix(name: str, specifier: object) -> Fix:
     """Install the release of a wheel a framework pins, in the framework's environment."""
     return or_else(run(pip('install "%s%s"' % (name, specifier))),
                    "in that environment; better: one virtual environment per framework", "%s   (%s)")
+
+
+def leave_pin_conflict_fix(name: str, installed: str, others: List[str]) -> Fix:
+    """No release of `name` meets every framework's pin: installing one's would break another's."""
+    return advice("leave %s %s as it is: no release also meets %s, so installing this framework's pin would break "
+                  "that; each loads the installed one (same soname). For the exact releases each was tested with: one "
+                  "virtual environment per framework" % (name, installed, " and ".join(others)))
 
 
 def tensorflow_wheels_fix(version: str) -> Fix:

@@ -8,10 +8,10 @@ from packaging.version import InvalidVersion, Version
 
 from ..knowledge import Compat
 from ..versions import canonical_name, major_of, requirements, ver
-from ..model import Facts, Finding, FrameworkFacts, Severity
+from ..model import Facts, Finding, Fix, FrameworkFacts, Severity
 from . import LINUX, RuleContext, rule
 from ..queries import copy_for_path, framework_kind, has_driver, platform_of, working_copy
-from ..remedies.frameworks import (framework_gpu_build_fix, framework_pin_fix,
+from ..remedies.frameworks import (framework_gpu_build_fix, framework_pin_fix, leave_pin_conflict_fix,
                                    onnxruntime_gpu_fix, tensorflow_native_windows_fix)
 from ..remedies.environments import whole_environment_fix
 from ..remedies.runtime import unresolved_cudnn_fix
@@ -87,20 +87,47 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 continue
             judged.add((fw.location, text))
             is_cudnn = canonical_name(req.name).startswith("nvidia-cudnn-")
+            others = _others_pins(facts, fw, req, platform)
+            # pip check reads no extra's requirements (TensorFlow's pins sit under its [and-cuda])
+            reported = ("but `pip check` reports the conflict" if applies else
+                        "and `pip check`, which reads no extra's requirements, does not report it")
             severity, detail = (_cudnn_pin_verdict(facts, compat_of(ctx), fw, req, installed) if is_cudnn else (WARNING, (
                 "Only one copy of %s fits in that site-packages/nvidia folder, so %s runs with the release another "
                 "package asked for instead of the one it was built and tested with; it usually loads (same soname) "
-                "but `pip check` reports the conflict." % (req.name, fw.name))))
+                "%s." % (req.name, fw.name, reported))))
             out.append(finding(
                 severity,
                 "%s %s requires %s%s but %s %s is installed in %s" % (
                     fw.name, fw.version, req.name, req.specifier, wheel["name"], wheel["version"], fw.location),
                 detail=detail,
                 remedy=whole_environment_fix(facts, compat_of(ctx), fw, framework_pin_fix(req.name, req.specifier))
-                if is_cudnn else framework_pin_fix(req.name, req.specifier),
+                if is_cudnn else _shared_release_fix(req, others, wheel["version"]),
                 evidence={"framework": fw.name, "requirement": text, "installed": wheel["version"]},
                 catalogue=["G4", "E1"]))
     return out
+
+
+def _others_pins(facts: Facts, fw: FrameworkFacts, req: Requirement, platform: str) -> List[Tuple[str, Requirement]]:
+    """(framework, requirement) of every other framework of the site that asks for the same project."""
+    return [(other.name, r) for other in facts.python.frameworks
+            if other is not fw and other.location == fw.location
+            for _, r in requirements(other.requires)
+            if canonical_name(r.name) == canonical_name(req.name) and r.specifier and _applies(r, platform) is not False]
+
+
+def _shared_release_fix(req: Requirement, others: List[Tuple[str, Requirement]], installed: str) -> Fix:
+    """The release every framework of the site accepts (from the releases they pin and the one installed); where none
+    does, installing one framework's pin would break another's (a helper's trial: TensorFlow's nvcc ==12.5.82 against
+    JAX's >=12.6.85), so the words say to leave it."""
+    if not others:
+        return framework_pin_fix(req.name, req.specifier)
+    asked = [req] + [r for _, r in others]
+    candidates = sorted({s.version for r in asked for s in r.specifier if s.operator in ("==", "===")
+                         and "*" not in s.version} | {installed}, key=lambda v: ver(v) or Version("0"), reverse=True)
+    fits = [v for v in candidates if ver(v) is not None and all(r.specifier.contains(v, prereleases=True) for r in asked)]
+    if fits and fits[0] != installed:
+        return framework_pin_fix(req.name, "==" + fits[0])
+    return leave_pin_conflict_fix(req.name, installed, ["%s's %s" % (name, r.specifier) for name, r in others])
 
 
 def _cudnn_pin_verdict(facts: Facts, compat: Compat, fw: FrameworkFacts, req: Requirement,

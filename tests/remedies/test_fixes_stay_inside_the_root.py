@@ -20,7 +20,7 @@ from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.model import Fix, Target
 from cudnn_doctor.model_theano import TheanoFacts, TheanoInstall
 from cudnn_doctor.remedies.acting import building_for
-from cudnn_doctor.remedies.environments import Need
+from cudnn_doctor.remedies.environments import Need, SiteCudnn
 from cudnn_doctor.run_results import SmokeResult
 from facts_factory import PIP_CUDNN, SYSLIB, TORCH_SITE, cudnn_copy, framework, real_machine, resolution
 from shellcheck_kit import outside_root, quoted_commands
@@ -142,6 +142,13 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
     "needs": st.just([
         Need(framework("torch", "2.9.1", TORCH_SITE), "nvidia-cudnn-cu12", 9, Requirement("nvidia-cudnn-cu12==9.10.2.21")),
         Need(framework("tensorflow", "2.17.1", TORCH_SITE), "nvidia-cudnn-cu12", 8, None)]),
+    # what solve() found for one site: no set as built; one framework's other build, or none
+    "solved": st.sampled_from([None, (_layout(), _rebuild())]).map(lambda rebuilt: SiteCudnn(
+        [Need(framework("torch", "2.9.1", TORCH_SITE), "nvidia-cudnn-cu12", 9,
+              Requirement("nvidia-cudnn-cu12==9.10.2.21")),
+         Need(framework("tensorflow", "2.17.1", TORCH_SITE), "nvidia-cudnn-cu12", 8, None)], None, "", rebuilt)),
+    # a pin no release meets beside another framework's (rules/frameworks CD702)
+    "installed": st.just("12.9.86"), "others": st.just(["jax-cuda12-plugin's >=12.6.85"]),
     # issue 43: the set of cuDNN libraries for one environment, preloads, a wheel reinstalled whole
     "layout": st.just(_layout()),
     # a framework moved to its release's build for another CUDA (remedies/environment_rebuild)

@@ -44,3 +44,27 @@ def test_a_framework_that_checks_only_the_soname_or_warns_runs_with_an_older_min
                    "nvidia-cudnn-cu12==9.3.0.75", "9.1.0.70")
     assert len(found) == 1 and found[0].severity.value == "warning", found
     assert kind_words in found[0].detail and "stops" not in found[0].detail
+
+
+def test_a_pin_no_release_shares_with_another_frameworks_is_left_not_installed():
+    """A new user's trial: TensorFlow 2.19's [and-cuda] pins nvcc ==12.5.82, the JAX 0.7.2 plugin's [with-cuda] asks
+    >=12.6.85 (both read from PyPI's metadata in the wheel index). Installing TensorFlow's pin broke JAX's; no release
+    meets both, so the fix says to leave the installed one, and says that pip check does not see an extra's pins."""
+    from cudnn_doctor.knowledge.wheel_index import Node, load_wheel_index
+
+    index, node = load_wheel_index(), Node("3.11", "x86_64", "2.36")
+    tf_pins = [str(r) for r in index.requirements("tensorflow", "2.19.0", node, ("and-cuda",))]
+    jax_pins = [str(r) for r in index.requirements("jax-cuda12-plugin", "0.7.2", node, ("with-cuda",))]
+    wheel = {"name": "nvidia-cuda-nvcc-cu12", "version": "12.9.86", "location": SITE}
+    tf = FrameworkFacts(name="tensorflow", version="2.19.0", location=SITE, cuda_build=True, requires=tf_pins)
+    jax = FrameworkFacts(name="jax-cuda12-plugin", version="0.7.2", location=SITE, cuda_build=True, requires=jax_pins)
+    facts = Facts(python=PythonEnvFacts(site_dirs=[SITE], frameworks=[tf, jax], nvidia_wheels=[wheel]))
+    found = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0]
+             if f.id == "CD702" and "nvcc" in f.title]
+    assert len(found) == 1 and "tensorflow 2.19.0 requires nvidia-cuda-nvcc-cu12==12.5.82" in found[0].title, found
+    assert not found[0].remedy.commands and "leave nvidia-cuda-nvcc-cu12 12.9.86" in found[0].remedy.text
+    assert ">=12.6.85" in found[0].remedy.text and "does not report it" in found[0].detail
+    # where one release meets both (JAX's floor at TensorFlow's pin), that release is the fix
+    jax.requires = [p.replace(">=12.6.85", ">=12.5") for p in jax_pins]
+    [pin] = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0] if f.id == "CD702" and "nvcc" in f.title]
+    assert pin.remedy.commands == ['pip install "nvidia-cuda-nvcc-cu12==12.5.82"'], pin.remedy.commands
