@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 from typing import List, Optional, Tuple
 
-from ..model import PRELOADED, CudnnCopy, Facts, Finding, FrameworkFacts, Resolution
+from ..knowledge import Compat
+from ..model import PRELOADED, CudnnCopy, Facts, Finding, Fix, FrameworkFacts, Resolution
 from ..versions import major_of, soname_major, ver
 from ..queries import compiled_cudnn, copy_for_path, working_copy, cudnn_pin_floor, framework_kind, ld_entry_for
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from ..remedies.preloads import drop_preload_fix
+from ..remedies.runtime import cudnn_not_older_than_build_fix
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
@@ -139,10 +141,30 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="ld.so loads %s before the program and matches the framework's own request for %s against it, "
                    "whatever its RPATH or its own preload say; the framework was built with cuDNN %s and stops: "
                    "'%s' [%s]." % (res.via, res.name, built, verdict.why, verdict.source.split(" ")[0]),
-            remedy=drop_preload_fix(facts, res),
+            remedy=drop_preload_fix(facts, res, _behind_the_preload_fix(facts, compat, fw, res, built)),
             evidence={"framework": fw.name, "preloaded": res.path, "via": res.via, "loads_version": copy.version,
                       "reports_version": behind or copy.version, "built_with": built}, catalogue=["E1", "E2"]))
     return out
+
+
+def _behind_the_preload_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, res: Resolution,
+                            built: str) -> Optional[Fix]:
+    """What the framework's own site then hands it, where that is no better: the preload hid a wheel the framework
+    refuses or that lacks sub-libraries (draw 20261202-1: with LD_PRELOAD gone, TensorFlow and JAX met the site's
+    9.3 without libcudnn_ops, older than JAX's 9.8), so the fix goes on to the site's cuDNN, for every framework
+    there; None where the site's copy serves it."""
+    lib = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
+    major = soname_major(res.name)
+    site = next((c for c in facts.cudnn if os.path.normpath(c.directory) == lib and c.major == major), None)
+    if site is None or not site.version:
+        return None
+    if not compat.acceptance.accepts(framework_kind(fw), built, site.version).accepts:
+        own = cudnn_not_older_than_build_fix(facts, compat, fw, site, built, None)
+    elif site.sublibraries_missing:
+        own = cudnn_package_reinstall_fix(facts, compat, site, lib, fw)
+    else:
+        return None
+    return whole_environment_fix(facts, compat, fw, own)
 
 
 @rule("CD712", "cudnn-wheel-altered", "A cuDNN wheel's library is not the one the wheel installed", platforms=LINUX,

@@ -5,7 +5,7 @@ import os
 import re
 from typing import List
 
-from ..model import CudnnCopy, Facts, Finding
+from ..model import PRELOADED, CudnnCopy, Facts, Finding
 from ..queries import package_channel
 from . import LINUX, RuleContext, rule
 from ..queries import is_pip_dir, machine_cuda, visible_gpus
@@ -28,11 +28,13 @@ def off_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if res is None or res.path:
             continue
         copies = [c for c in facts.cudnn if c.major == major]
-        # Only a folder that holds the library itself and is off every path: a stray sub-library in a folder on
-        # LD_LIBRARY_PATH (draw 20261201-10) is searched, and registering its folder would hand out a partial copy.
+        # Only a folder that holds the library itself and that nothing reaches: a stray sub-library in a folder on
+        # LD_LIBRARY_PATH (draw 20261201-10) is searched, and a preloaded copy is loaded (draw 20261202-1);
+        # registering such a folder would hand the copy to every program.
         searched = {os.path.normpath(e) for e in facts.loader.ld_library_path}
         loose = [c for c in copies if c.origin not in ("pip", "conda") and not is_pip_dir(c.directory)
-                 and os.path.basename(c.path).startswith(name) and os.path.normpath(c.directory) not in searched]
+                 and os.path.basename(c.path).startswith(name) and os.path.normpath(c.directory) not in searched
+                 and not set(c.found_via) & set(PRELOADED)]
         # A folder the loader is configured for (or whose files the cache merely lacks) is CD608's: `sudo ldconfig`.
         registered = {os.path.normpath(d) for d in facts.loader.conf_dirs}
         stale_dirs = {os.path.normpath(os.path.dirname(p)) for p in facts.loader.stale_cache}

@@ -511,3 +511,26 @@ def test_a_cudnn_for_another_cuda_that_ld_preload_forces_on_a_framework_is_taken
     assert mismatch.severity.value == "error" and "/opt/p" in mismatch.title, mismatch.title
     assert mismatch.remedy.commands[0] in ("unset LD_PRELOAD", "export LD_PRELOAD="), mismatch.remedy.commands
     assert len(mismatch.remedy.commands) > 1  # and then the cuDNN the build needs
+
+
+def test_a_preload_that_hid_a_site_cudnn_the_framework_refuses_is_taken_off_and_the_site_mended():
+    """realworld draw 20261202-1: LD_PRELOAD forced 9.5.1 on JAX (built with 9.8) and TensorFlow, over a site 9.3.0
+    without libcudnn_ops. `unset LD_PRELOAD` alone handed both the broken 9.3: CD711's fix goes on to the site's
+    cuDNN. Where the site's copy serves the framework, taking the preload away is the whole fix."""
+    facts = real_machine()
+    forced = cudnn_copy("/opt/p", "9.10.0", "13.0", origin="other", found_via=["LD_PRELOAD"])
+    facts.cudnn.append(forced)
+    facts.loader.ld_preload = ["/opt/p/libcudnn.so.9"]
+    torch = facts.python.frameworks[0]
+    torch.resolved_cudnn = resolution("libcudnn.so.9", forced.path, via="LD_PRELOAD")
+    [site] = [c for c in facts.cudnn if c.directory == CUDNN]
+
+    def cd711():
+        [found] = [f for f in _findings(facts) if f.id == "CD711"]
+        return found.remedy.commands
+
+    assert cd711() == ["unset LD_PRELOAD"]  # the site's 9.19 is the build's own
+    assert not [f for f in _findings(facts) if f.id == "CD601"]  # a preloaded copy is loaded, not off the path
+    site.version = "9.14.0"  # older than torch's build (9.19): refused once the preload is gone
+    commands = cd711()
+    assert commands[0] == "unset LD_PRELOAD" and any("nvidia-cudnn-cu13" in c for c in commands[1:]), commands
