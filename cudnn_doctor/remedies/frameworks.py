@@ -3,7 +3,7 @@ cuDNN it cannot find, and LD_LIBRARY_PATH entries that hand it another copy."""
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 from ..knowledge import Compat
@@ -59,11 +59,13 @@ def framework_pin_fix(name: str, specifier: object) -> Fix:
                    "in that environment; better: one virtual environment per framework", "%s   (%s)")
 
 
-def leave_pin_conflict_fix(name: str, installed: str, others: List[str]) -> Fix:
-    """No release of `name` meets every framework's pin: installing one's would break another's."""
+def leave_pin_conflict_fix(name: str, installed: str, others: List[Tuple[str, str]]) -> Fix:
+    """No release of `name` meets every framework's pin: installing one's would break another's ((framework,
+    specifier) of each other pin)."""
     return advice("leave %s %s as it is: no release also meets %s, so installing this framework's pin would break "
                   "that; each loads the installed one (same soname). For the exact releases each was tested with: one "
-                  "virtual environment per framework" % (name, installed, " and ".join(others)))
+                  "virtual environment per framework" % (name, installed, " and ".join(
+                      "%s's %s" % pair for pair in others)))
 
 
 def tensorflow_wheels_fix(version: str) -> Fix:

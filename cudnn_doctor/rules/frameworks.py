@@ -127,7 +127,7 @@ def _shared_release_fix(req: Requirement, others: List[Tuple[str, Requirement]],
     fits = [v for v in candidates if ver(v) is not None and all(r.specifier.contains(v, prereleases=True) for r in asked)]
     if fits and fits[0] != installed:
         return framework_pin_fix(req.name, "==" + fits[0])
-    return leave_pin_conflict_fix(req.name, installed, ["%s's %s" % (name, r.specifier) for name, r in others])
+    return leave_pin_conflict_fix(req.name, installed, [(name, str(r.specifier)) for name, r in others])
 
 
 def _cudnn_pin_verdict(facts: Facts, compat: Compat, fw: FrameworkFacts, req: Requirement,

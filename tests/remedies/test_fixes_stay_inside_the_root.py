@@ -148,7 +148,7 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
               Requirement("nvidia-cudnn-cu12==9.10.2.21")),
          Need(framework("tensorflow", "2.17.1", TORCH_SITE), "nvidia-cudnn-cu12", 8, None)], None, "", rebuilt)),
     # a pin no release meets beside another framework's (rules/frameworks CD702)
-    "installed": st.just("12.9.86"), "others": st.just(["jax-cuda12-plugin's >=12.6.85"]),
+    "installed": st.just("12.9.86"), "others": st.just([("jax-cuda12-plugin", ">=12.6.85")]),
     # issue 43: the set of cuDNN libraries for one environment, preloads, a wheel reinstalled whole
     "layout": st.just(_layout()),
     # a framework moved to its release's build for another CUDA (remedies/environment_rebuild)
