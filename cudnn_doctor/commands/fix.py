@@ -221,18 +221,23 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
         return EXIT_PROBLEMS
     out.data.update(ran=ran_payload(ran), files=files, journal=done.journal)
     taken = [i for r in rounds for i in r.taken]
-    errors_after = {f.id for f in after.findings if f.severity == Severity.ERROR or f.id in asked}
+    # A finding is its id and its words: one id reports each framework and wheel apart (CD702 for every pin), so a
+    # status by id alone called one gone while another stayed (a new user's trial)
+    errors_after = {(f.id, f.title) for f in after.findings if f.severity == Severity.ERROR or f.id in asked}
     shown = [(f.id, f.title) for f in before.findings if f.id in plan.taken or f.id in plan.not_taken]
     shown += [(f.id, f.title) for r in rounds[1:] for f in brought if f.id in r.taken]
-    new = sorted({f.id for f in after.findings if f.severity == Severity.ERROR} - errors_before - set(taken))
-    out.data["remaining"] = sorted({i for i, _ in shown if i in errors_after} | set(new))
-    lines += before_after_lines(shown, sorted(errors_after), taken)
+    seen = {(f.id, f.title) for f in before.findings} | set(shown)
+    new = [(f.id, f.title) for f in after.findings if f.severity == Severity.ERROR and (f.id, f.title) not in seen]
+    stays = [pair for pair in shown if pair in errors_after]
+    out.data["remaining"] = sorted({i for i, _ in stays + new})
+    lines += before_after_lines(shown, errors_after, taken)
     if new:
-        lines.append("New after the fix, and not fix's to take on: %s (`cudnn-doctor check` says why; `cudnn-doctor "
-                     "fix --undo` puts the environment back)" % ", ".join(new))
+        lines.append("New after the fix: %s (`cudnn-doctor check` says why; `cudnn-doctor fix --undo` puts the "
+                     "environment back)" % "; ".join("%s %s" % pair for pair in new))
     lines += variables_hint([v for r in rounds for v in r.variable_lines], plan.environment, active)
     out.say(lines)
-    return EXIT_PROBLEMS if errors_after & set(taken) else EXIT_OK
+    # what it took on: the findings it named, and any new one of those ids (JAX's pin broken by TensorFlow's)
+    return EXIT_PROBLEMS if any(i in taken for i, _ in stays + new) else EXIT_OK
 
 
 class _NewShell:

@@ -151,7 +151,7 @@ def ld_conf_fix(directory: str) -> Fix:
     return run("echo %s | %s > /dev/null" % (q(directory), sudo("tee %s" % q(conf))), ldconfig(), writes=[conf])
 
 
-_DROP_LD_PATH = "export LD_LIBRARY_PATH=\"$(printf %s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -vxF "
+_DROP_LD_PATH = "export LD_LIBRARY_PATH=\"$(printf %s \"${LD_LIBRARY_PATH:-}\" | tr : '\\n' | grep -vxF "
 
 
 def drops_ld_path(command: str) -> bool:

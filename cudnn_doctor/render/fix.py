@@ -3,7 +3,7 @@ ran, the files written, and check's errors before and after. Lines only: the com
 exit code. It is handed fixing.plan.Plan values (a higher layer: read by their fields)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
 
 
 def plan_lines(plan: Any, titles: Dict[str, str]) -> List[str]:
@@ -45,11 +45,12 @@ def ran_lines(ran: Sequence[Tuple[str, int, str]], files: Sequence[str], journal
     return lines
 
 
-def before_after_lines(before: Sequence[Tuple[str, str]], after_ids: Sequence[str], taken: Sequence[str]) -> List[str]:
-    """One line per error check reported before: gone, or still there (taken on, or left for you)."""
+def before_after_lines(before: Sequence[Tuple[str, str]], after: Collection[Tuple[str, str]],
+                       taken: Sequence[str]) -> List[str]:
+    """One line per error check reported before (id, title): gone, or still there (taken on, or left for you)."""
     lines = ["Before -> after:"]
     for fid, title in before:
-        state = "still there" if fid in after_ids else "gone"
+        state = "still there" if (fid, title) in after else "gone"
         why = "" if state == "gone" else ("  (fix took it on)" if fid in taken else "  (left for you)")
         lines.append("  %s  %s -> %s%s" % (fid, title, state, why))
     return lines
