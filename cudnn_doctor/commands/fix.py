@@ -98,8 +98,9 @@ def _undo(env: Mapping[str, str], yes: bool, out: _Out) -> int:
         out.data["problem"] = str(exc)
         out.say(["fix --undo: %s" % exc])
         return out.done(EXIT_PROBLEMS)
-    out.data.update(undone=True, ran=ran_payload(done.ran), files=done.files, journal=done.journal)
-    out.say(["Undone in %s:" % environment.prefix] + ran_lines(done.ran, done.files, "", "put back") + done.notes)
+    out.data.update(undone=True, ran=ran_payload(done.ran), files=done.files + done.removed, journal=done.journal)
+    out.say(["Undone in %s:" % environment.prefix] + ran_lines(done.ran, done.files, "", "put back")
+            + ["  removed %s" % f for f in done.removed] + done.notes)
     return out.done(EXIT_OK)
 
 

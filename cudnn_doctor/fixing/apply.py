@@ -32,6 +32,7 @@ class Outcome:
 
     ran: List[Tuple[str, int, str]] = field(default_factory=list)
     files: List[str] = field(default_factory=list)
+    removed: List[str] = field(default_factory=list)  # an undo's files that fix had added, taken away (not in files)
     journal: str = ""
     notes: List[str] = field(default_factory=list)
 
@@ -243,8 +244,8 @@ def undo_newest(environment: Environment, env: Mapping[str, str]) -> Outcome:
         while True:
             journal["status"] = "rolling-back"
             write_journal(folder, journal)
-            ran, files = _undo_entry(environment, folder, journal, env, interrupted=folder == txn)
-            out.ran, out.files = out.ran + ran, out.files + files
+            ran, files, removed = _undo_entry(environment, folder, journal, env, interrupted=folder == txn)
+            out.ran, out.files, out.removed = out.ran + ran, out.files + files, out.removed + removed
             discard(sdir, folder)
             out.journal = folder
             # A follow-up round's entry: the round before it is the same fix, undone with it (after a kill between
@@ -264,7 +265,7 @@ def undo_newest(environment: Environment, env: Mapping[str, str]) -> Outcome:
 
 
 def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mapping[str, str],
-                interrupted: bool = False) -> Tuple[List[Tuple[str, int, str]], List[str]]:
+                interrupted: bool = False) -> Tuple[List[Tuple[str, int, str]], List[str], List[str]]:
     """Files back (the transaction's undo), then the package set back to the journal's; raises FixStopped when a
     package cannot be put back (the record stays, so the next --undo tries again). ``interrupted``: the fix never
     finished (killed, or a step failed), so what its pip left unlisted in the sites is removed too."""
@@ -291,7 +292,7 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
         raise FixStopped("`%s` failed (exit %d)%s; run `cudnn-doctor fix --undo` again once that works"
                          % (failed[0][0], failed[0][1], _reason(failed[0][2])))
     done["removed"] += strays.sweep(folder, None if interrupted else set(shared.listed(sites)))
-    return ran, done["restored"] + done["removed"]
+    return ran, done["restored"], done["removed"]
 
 
 def _restore_user_site(environment: Environment, journal: dict, env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
