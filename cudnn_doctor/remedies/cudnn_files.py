@@ -1,6 +1,7 @@
 """Fixes for a cuDNN copy's own files: none installed, files of two releases mixed, files corrupt or unloadable."""
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
 from ..knowledge import Compat
@@ -8,7 +9,7 @@ from ..model import CudnnCopy, Facts, Fix
 from ..versions import major_of, mm_text
 from .cudnn import cudnn_into_toolkit, machine_cudnn_fix, reinstall_fix
 from .acting import at
-from .shell import q, remove_files_fix, run, say, then
+from .shell import ld_library_path_without, q, remove_files_fix, run, said, say, then
 
 
 def cudnn_missing_fix(facts: Facts, compat: Compat, cuda: Any) -> Fix:
@@ -39,3 +40,14 @@ def unloadable_copy_fix(facts: Facts, compat: Compat, copy: CudnnCopy) -> Fix:
     """Reinstall a copy that fails to load, and how to see the loader's own message."""
     return say("%s; to see the loader's own message: %s", reinstall_fix(compat, copy, facts),
                run("LD_DEBUG=libs python3 -c 'import ctypes; ctypes.CDLL(\"%s\")'" % copy.path))
+
+
+def stray_sublibraries_fix(facts: Facts, copy: CudnnCopy, on_path: bool) -> Fix:
+    """A folder with sub-libraries of a cuDNN release and no libcudnn.so.N is no install to complete: it hands its
+    files to another copy's shim. Off LD_LIBRARY_PATH it goes (what CD709 says too); else its files are named to
+    delete (nothing loads them while the folder is on no path, so deleting is yours to decide)."""
+    if on_path:
+        return ld_library_path_without(facts, [copy.directory])
+    names = sorted({f.name for f in copy.files}) or [os.path.basename(copy.path)]
+    return said("they belong to no complete copy; if nothing of yours needs them, remove them: `%s`",
+                remove_files_fix(copy.directory, names).commands[0])

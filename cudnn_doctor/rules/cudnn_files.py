@@ -8,7 +8,8 @@ from typing import Dict, List, Set
 from ..versions import release3, release3_of
 from ..model import CudnnCopy, Facts, Finding
 from ..remedies import header_fix, readable_fix, reinstall_fix, relink_fix
-from ..remedies.cudnn_files import corrupt_files_fix, cudnn_missing_fix, mixed_releases_fix, unloadable_copy_fix
+from ..remedies.cudnn_files import (corrupt_files_fix, cudnn_missing_fix, mixed_releases_fix, stray_sublibraries_fix,
+                                    unloadable_copy_fix)
 from . import LINUX, RuleContext, rule
 from ..queries import has_driver, is_pip_dir, is_used, machine_cuda, missing_sublibraries, primary_toolkit
 from .common import ERROR, INFO, WARNING, compat_of, finding
@@ -49,6 +50,22 @@ def sublibraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         missing = missing_sublibraries(compat_of(ctx), copy)
         if not missing:
+            continue
+        main = "libcudnn.so.%s" % copy.major
+        if not os.path.basename(copy.path).startswith(main):
+            # stray sub-libraries of a release, without its shim (a new user's trial, draw 20261201-10): completing
+            # the folder, as for a damaged install, would make a second copy where CD709 says to drop this one
+            on_path = os.path.normpath(copy.directory) in {os.path.normpath(e) for e in facts.loader.ld_library_path}
+            out.append(finding(
+                WARNING, "%s holds %s of cuDNN %s without %s" % (
+                    copy.directory, ", ".join(sorted({f.name for f in copy.files}) or [os.path.basename(copy.path)]),
+                    copy.version or copy.major, main),
+                detail="They are no install: no program loads them by themselves, but %s hands them to any cuDNN "
+                       "shim of that major whose own folder comes later, which then runs parts of two releases "
+                       "(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, or an abort)." % (
+                           "LD_LIBRARY_PATH" if on_path else "a search path that lists this folder"),
+                remedy=stray_sublibraries_fix(facts, copy, on_path),
+                evidence={"directory": copy.directory, "missing": missing}, catalogue=["D2"]))
             continue
         out.append(finding(
             ERROR if is_used(facts, copy) else WARNING,

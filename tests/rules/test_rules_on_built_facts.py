@@ -356,6 +356,23 @@ def _tf_on_windows(f):
     f.python.frameworks = [framework("tensorflow", "2.15.0", cuda_build=False)]
 
 
+def _stray_sublibrary(f):
+    stray = cudnn_copy("/home/u/extra/f", "8.9.7", "12.2", origin="ld_library_path")
+    stray.path = "/home/u/extra/f/libcudnn_ops_infer.so.8"
+    stray.files = [x for x in stray.files if x.name.startswith("libcudnn_ops_infer.so.8")]
+    f.cudnn.append(stray)
+    f.loader.ld_library_path = ["/home/u/extra/f"]
+
+
+def _pins_with_no_shared_release(f):
+    # TensorFlow 2.19's [and-cuda] pin and the JAX 0.7.2 plugin's [with-cuda] floor, as PyPI's metadata has them
+    f.python.frameworks = [
+        framework("tensorflow", "2.19.0", TORCH_SITE, requires=['nvidia-cuda-nvcc-cu12==12.5.82; extra == "and-cuda"']),
+        framework("jax-cuda12-plugin", "0.7.2", TORCH_SITE, requires=[
+            'nvidia-cuda-nvcc-cu12>=12.6.85; sys_platform == "linux" and extra == "with-cuda"'])]
+    f.python.nvidia_wheels = [{"name": "nvidia-cuda-nvcc-cu12", "version": "12.9.86", "location": TORCH_SITE}]
+
+
 def mutate(fn: Callable) -> Callable[[], Facts]:
     def build() -> Facts:
         f = real_machine()
@@ -404,6 +421,9 @@ SCENARIOS: Dict[str, tuple] = {
     "E2": (mutate(_shadowed_compatible), "CD504", "warning", "grep -vxF -e /opt/cudnn-9.20/lib |", {}),
     "E1-known-bad": (mutate(_jax_bad_cudnn), "CD506", "error", ">=9.10.1", {}),
     "B1-cudnn": (mutate(_new_gpu_old_cudnn), "CD508", "warning", "libcudnn9-cuda-13", {}),
+    "D2-stray": (mutate(_stray_sublibrary), "CD402", "warning", "grep -vxF -e /home/u/extra/f |", {}),
+    "G4-no-shared-release": (mutate(_pins_with_no_shared_release), "CD702", "warning",
+                             "leave nvidia-cuda-nvcc-cu12 12.9.86 as it is", {}),
     "F1": (mutate(_off_path), "CD601", "warning", "/etc/ld.so.conf.d/cudnn-doctor-opt-cudnn-lib.conf", {}),
     "F2": (mutate(_nvrtc), "CD602", "warning", "ln -s", {}),
     "F3": (mutate(_libcuda_unversioned), "CD603", "warning", "ln -sf %s/libcuda.so.1" % SYSLIB, {}),
@@ -447,10 +467,16 @@ def test_a_stray_sub_library_on_ld_library_path_is_not_called_off_the_search_pat
     f = modern_cuda12()
     stray = cudnn_copy("/home/u/extra/f", "8.9.7", "12.2", origin="ld_library_path")
     stray.path = "/home/u/extra/f/libcudnn_ops_infer.so.8"
+    stray.files = [x for x in stray.files if x.name.startswith("libcudnn_ops_infer.so.8")]
     f.cudnn.append(stray)
     f.loader.ld_library_path = ["/home/u/extra/f"]
     f.loader.resolved["libcudnn.so.8"] = resolution("libcudnn.so.8", None)
     assert not [x for x in run(f) if x.id == "CD601" and x.severity.value == "warning"]
+    # no install to complete (a new user's trial): CD402 says what the folder holds and drops it, as CD709 would
+    [stray_402] = [x for x in run(f) if x.id == "CD402"]
+    assert "without libcudnn.so.8" in stray_402.title, stray_402.title
+    assert stray_402.remedy.commands[0].startswith('export LD_LIBRARY_PATH="$(printf'), stray_402.remedy.commands
+    assert "/home/u/extra/f" in stray_402.remedy.commands[0] and "cp -P" not in stray_402.remedy.text
     whole = cudnn_copy("/home/u/extra/g", "8.9.7", "12.2", origin="other")
     f.cudnn.append(whole)
     assert [x.title for x in run(f) if x.id == "CD601"] == [
