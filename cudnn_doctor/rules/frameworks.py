@@ -1,12 +1,14 @@
 """CD7xx: framework packaging: CPU-only builds, conflicting nvidia-* pins, unresolvable cuDNN, Windows TF."""
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
 from ..knowledge import Compat
+from ..readers.package_meta import dist_info_name
 from ..versions import canonical_name, major_of, requirements, ver
 from ..model import Facts, Finding, Fix, FrameworkFacts, Severity
 from . import LINUX, RuleContext, rule
@@ -97,14 +99,21 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 "%s." % (req.name, fw.name, reported))))
             out.append(finding(
                 severity,
-                "%s %s requires %s%s but %s %s is installed in %s" % (
-                    fw.name, fw.version, req.name, req.specifier, wheel["name"], wheel["version"], fw.location),
+                "%s requires %s%s but %s %s is installed in %s" % (
+                    _declared_by(fw), req.name, req.specifier, wheel["name"], wheel["version"], fw.location),
                 detail=detail,
                 remedy=whole_environment_fix(facts, compat_of(ctx), fw, framework_pin_fix(req.name, req.specifier))
                 if is_cudnn else _shared_release_fix(req, others, wheel["version"]),
                 evidence={"framework": fw.name, "requirement": text, "installed": wheel["version"]},
                 catalogue=["G4", "E1"]))
     return out
+
+
+def _declared_by(fw: FrameworkFacts) -> str:
+    """The distribution whose METADATA holds the framework's pins: a JAX PJRT wheel's come from its plugin wheel
+    (a new user's trial: "jax-cuda12-pjrt requires ..." named a wheel that declares nothing)."""
+    named = dist_info_name(os.path.basename(os.path.dirname(fw.requires_source))) if fw.requires_source else None
+    return "%s %s" % (canonical_name(named[0]), named[1]) if named else "%s %s" % (fw.name, fw.version)
 
 
 def _others_pins(facts: Facts, fw: FrameworkFacts, req: Requirement, platform: str) -> List[Tuple[str, Requirement]]:

@@ -68,3 +68,15 @@ def test_a_pin_no_release_shares_with_another_frameworks_is_left_not_installed()
     jax.requires = [p.replace(">=12.6.85", ">=12.5") for p in jax_pins]
     [pin] = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0] if f.id == "CD702" and "nvcc" in f.title]
     assert pin.remedy.commands == ['pip install "nvidia-cuda-nvcc-cu12==12.5.82"'], pin.remedy.commands
+
+
+def test_a_pin_is_said_of_the_wheel_that_declares_it():
+    """JAX's PJRT wheel declares no requirements; the probe gives it its plugin wheel's (requires_source): CD702 names
+    the plugin, whose METADATA a user would read (a new user's trial)."""
+    fw = FrameworkFacts(name="jax-cuda12-pjrt", version="0.7.2", location=SITE, cuda_build=True, cudnn_version="9.8.0",
+                        requires=['nvidia-cudnn-cu12<10.0,>=9.8; sys_platform == "linux" and extra == "with-cuda"'],
+                        requires_source=SITE + "/jax_cuda12_plugin-0.7.2.dist-info/METADATA")
+    wheel = {"name": "nvidia-cudnn-cu12", "version": "9.3.0.75", "location": SITE}
+    facts = Facts(python=PythonEnvFacts(site_dirs=[SITE], frameworks=[fw], nvidia_wheels=[wheel]))
+    [found] = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0] if f.id == "CD702"]
+    assert found.title.startswith("jax-cuda12-plugin 0.7.2 requires nvidia-cudnn-cu12"), found.title
