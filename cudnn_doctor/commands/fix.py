@@ -79,7 +79,7 @@ class _Out:
 
 
 def _undo(env: Mapping[str, str], yes: bool, out: _Out) -> int:
-    from ..fixing.apply import FixStopped, journaled_on_path, undo_newest
+    from ..fixing.apply import FixStopped, journaled_on_path, undo_newest, undo_preview
     from ..fixing.environment import find_environment
     from ..render.fix import environment_payload, ran_lines, ran_payload
 
@@ -90,6 +90,8 @@ def _undo(env: Mapping[str, str], yes: bool, out: _Out) -> int:
     if environment is None:
         error_exit("which environment? activate it (or pass --env VIRTUAL_ENV=PATH) and run fix --undo again")
     out.data["environment"] = environment_payload(environment)
+    if not yes:  # what it will take back, before it asks
+        out.say(undo_preview(environment))
     if not yes and not _ask("Put %s back as the newest fix found it?" % environment.prefix, out):
         return out.done(EXIT_USAGE)
     try:

@@ -264,6 +264,26 @@ def undo_newest(environment: Environment, env: Mapping[str, str]) -> Outcome:
     return out
 
 
+def undo_preview(environment: Environment) -> List[str]:
+    """What `fix --undo` would take back, read from the newest journal (nothing changes): the steps that fix ran and
+    the package versions and files it changed; empty where there is no record."""
+    sdir = state_dir(environment)
+    txn = os.path.join(sdir, TXN)
+    entries = history_entries(sdir) if os.path.isdir(sdir) else []
+    folder = txn if os.path.isdir(txn) else (entries[-1] if entries else None)
+    journal = read_journal(folder) if folder else None
+    if not journal or journal.get("status") == "staging":
+        return []
+    before, after = journal.get("packages_before") or {}, journal.get("packages_after") or {}
+    changed = ["%s %s -> %s" % (name, after.get(name, "(none)"), before.get(name, "(none)"))
+               for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
+    files = [os.path.join(journal["dirs"][op["dir"]]["path"], op["rel"]) for op in journal.get("ops") or []]
+    return (["The newest fix (%s) ran:" % os.path.basename(folder or "")]
+            + ["  %s" % step for step in journal.get("steps") or []]
+            + (["Undo puts these packages back:"] + ["  %s" % c for c in changed] if changed else [])
+            + (["and these files:"] + ["  %s" % f for f in files] if files else []))
+
+
 def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mapping[str, str],
                 interrupted: bool = False) -> Tuple[List[Tuple[str, int, str]], List[str], List[str]]:
     """Files back (the transaction's undo), then the package set back to the journal's; raises FixStopped when a

@@ -81,6 +81,9 @@ def test_fix_heals_the_venv_and_undo_puts_every_record_and_the_activate_script_b
     assert not set(IDS) & errors_in_a_new_shell(venv)  # the real judge: a new shell of the venv
     assert state_hashes(venv) != before
     assert "# >>> cudnn-doctor >>>" in (venv / "bin" / "activate").read_text()
+    asked = doctor(venv, links, "fix", "--undo")  # no terminal: it says what it would take back, and changes nothing
+    assert asked.returncode == 2 and "nvidia-cudnn-cu12 8.9.2.26 -> 9.3.0.75" in asked.stdout, asked.stdout
+    assert "python -m pip install nvidia-cudnn-cu12==8.9.2.26" in asked.stdout and "bin/activate" in asked.stdout
     undone = doctor(venv, links, "fix", "--undo", "--yes")
     assert undone.returncode == 0, undone.stdout + undone.stderr
     assert state_hashes(venv) == before
