@@ -64,8 +64,10 @@ def variables_hint(lines: Sequence[str], environment: Optional[Any], active: boo
                else ". %s/bin/activate" % environment.prefix.rstrip("/"))
         return ["%s is not activated in this shell, and the variables are in its activate script: new shells get "
                 "them after `%s`; in this shell: eval \"$(cudnn-doctor fix --shell)\"" % (environment.prefix, how)]
-    return ["New shells of %s get the variables; in this shell: eval \"$(cudnn-doctor fix --shell)\"" %
-            environment.prefix]
+    # a venv's bin/activate is bash's and zsh's; activate.fish and activate.csh are not written
+    where = "New shells of %s" % environment.prefix if environment.kind == "conda" else \
+        "New bash and zsh shells of %s (bin/activate; not activate.fish or .csh)" % environment.prefix
+    return ["%s get the variables; in this shell: eval \"$(cudnn-doctor fix --shell)\"" % where]
 
 
 def empty_payload() -> Dict[str, Any]:
