@@ -131,11 +131,14 @@ def _shared_release_fix(req: Requirement, others: List[Tuple[str, Requirement]],
     if not others:
         return framework_pin_fix(req.name, req.specifier)
     asked = [req] + [r for _, r in others]
-    candidates = sorted({s.version for r in asked for s in r.specifier if s.operator in ("==", "===")
-                         and "*" not in s.version} | {installed}, key=lambda v: ver(v) or Version("0"), reverse=True)
+    exact = {s.version for r in asked for s in r.specifier if s.operator in ("==", "===") and "*" not in s.version}
+    candidates = sorted(exact | {installed}, key=lambda v: ver(v) or Version("0"), reverse=True)
     fits = [v for v in candidates if ver(v) is not None and all(r.specifier.contains(v, prereleases=True) for r in asked)]
     if fits and fits[0] != installed:
         return framework_pin_fix(req.name, "==" + fits[0])
+    if not exact:  # ranges only: every one of them, for pip to resolve (its dry run says so where none meets them)
+        return framework_pin_fix(req.name, ",".join(str(r.specifier) for r in asked))
+    # an exact pin that another framework's range refuses: no release serves both
     return leave_pin_conflict_fix(req.name, installed, [(name, str(r.specifier)) for name, r in others])
 
 

@@ -68,6 +68,10 @@ def test_a_pin_no_release_shares_with_another_frameworks_is_left_not_installed()
     jax.requires = [p.replace(">=12.6.85", ">=12.5") for p in jax_pins]
     [pin] = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0] if f.id == "CD702" and "nvcc" in f.title]
     assert pin.remedy.commands == ['pip install "nvidia-cuda-nvcc-cu12==12.5.82"'], pin.remedy.commands
+    # ranges only (no exact pin decides): both ranges go to pip, which finds the release or says none is
+    tf.requires = [p.replace("==12.5.82", ">=13.0") for p in tf_pins]
+    [pin] = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0] if f.id == "CD702" and "nvcc" in f.title]
+    assert pin.remedy.commands == ['pip install "nvidia-cuda-nvcc-cu12>=13.0,>=12.5"'], pin.remedy.commands
 
 
 def test_a_pin_is_said_of_the_wheel_that_declares_it():
