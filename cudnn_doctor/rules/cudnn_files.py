@@ -6,8 +6,9 @@ import re
 from typing import Dict, List, Set
 
 from ..versions import release3, release3_of
-from ..model import CudnnCopy, Facts, Finding
+from ..model import CudnnCopy, Facts, Finding, Fix
 from ..remedies import header_fix, readable_fix, reinstall_fix, relink_fix
+from ..remedies.environments import whole_environment_fix
 from ..remedies.cudnn_files import (corrupt_files_fix, cudnn_missing_fix, mixed_releases_fix, stray_sublibraries_fix,
                                     unloadable_copy_fix)
 from . import LINUX, RuleContext, rule
@@ -73,9 +74,19 @@ def sublibraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="Since cuDNN 8 libcudnn.so is a shim that loads its sub-libraries at first use; a missing one "
                    "fails with 'Could not load library %s' / 'Unable to load any of {%s...}' and often aborts the "
                    "process." % (missing[0], missing[0]),
-            remedy=reinstall_fix(compat_of(ctx), copy, facts), evidence={"directory": copy.directory, "missing": missing},
-            catalogue=["D2"]))
+            remedy=_in_its_site(facts, ctx, copy, reinstall_fix(compat_of(ctx), copy, facts)),
+            evidence={"directory": copy.directory, "missing": missing}, catalogue=["D2"]))
     return out
+
+
+def _in_its_site(facts: Facts, ctx: RuleContext, copy: CudnnCopy, fix: Fix) -> Fix:
+    """A cuDNN wheel in a site whose frameworks share it: the reinstall goes through the whole environment's fix, so
+    it installs the release they all accept (draw 20261203-17: TensorFlow's CD503 installed 9.3.0.75 and this
+    reinstall 9.1.0.70 in one pip line, which pip cannot resolve)."""
+    lib = os.path.normpath(copy.directory)
+    fw = next((f for f in facts.python.frameworks
+               if os.path.normpath(f.location.rstrip("/") + "/nvidia/cudnn/lib") == lib), None)
+    return whole_environment_fix(facts, compat_of(ctx), fw, fix) if fw is not None else fix
 
 
 @rule("CD403", "cudnn-mixed-versions", "cuDNN files of different versions mixed in one copy", section="cudnn")

@@ -534,3 +534,22 @@ def test_a_preload_that_hid_a_site_cudnn_the_framework_refuses_is_taken_off_and_
     site.version = "9.14.0"  # older than torch's build (9.19): refused once the preload is gone
     commands = cd711()
     assert commands[0] == "unset LD_PRELOAD" and any("nvidia-cudnn-cu13" in c for c in commands[1:]), commands
+
+
+def test_a_damaged_site_wheel_is_mended_with_the_release_its_frameworks_share():
+    """draw 20261203-17: TensorFlow 2.19 (built with 9.3) and ONNX Runtime 1.22 over a site 9.1.0.70 without
+    libcudnn_graph. CD402 reinstalled 9.1.0.70 while CD503's whole-environment fix installed 9.3.0.75: one pip line
+    with both pins, which pip cannot resolve. CD402's reinstall of a site's wheel now asks the same whole fix."""
+    tf = framework("tensorflow", "2.19.0", cuda_version="12.5", cudnn_version="9.3.0",
+                   requires=["nvidia-cudnn-cu12 ==9.3.0.75 ; extra == 'and-cuda'"], extras=["and-cuda"],
+                   consumer_library=TORCH_SITE + "/tensorflow/libtensorflow_framework.so.2",
+                   resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="RUNPATH"))
+    ort = framework("onnxruntime-gpu", "1.22.0", cuda_version="12.4", requires=["nvidia-cudnn-cu12~=9.0; extra == 'cudnn'"],
+                    resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
+    site = cudnn_copy(CUDNN, "9.1.0", "12.4", origin="pip", links=False, package="nvidia-cudnn-cu12 9.1.0.70",
+                      sublibraries_missing=["libcudnn_graph.so.9"])
+    facts = _alone(tf, [("nvidia-cudnn-cu12", "9.1.0.70")], [site], [CUDNN])
+    facts.python.frameworks.append(ort)
+    commands = [c for f in _findings(facts) if f.id in ("CD402", "CD503") for c in f.remedy.commands
+                if "nvidia-cudnn-cu12" in c]
+    assert commands and all("9.3.0.75" in c and "9.1.0.70" not in c for c in commands), commands
