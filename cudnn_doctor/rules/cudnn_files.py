@@ -12,7 +12,8 @@ from ..remedies.environments import whole_environment_fix
 from ..remedies.cudnn_files import (corrupt_files_fix, cudnn_missing_fix, mixed_releases_fix, stray_sublibraries_fix,
                                     unloadable_copy_fix)
 from . import LINUX, RuleContext, rule
-from ..queries import has_driver, is_pip_dir, is_used, machine_cuda, missing_sublibraries, primary_toolkit
+from ..queries import (has_driver, is_pip_dir, is_used, ld_entry_for, machine_cuda, missing_sublibraries,
+                       own_cudnn_wheel_dir, primary_toolkit)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _SHORT_SONAME = re.compile(r"^(lib\w+\.so\.\d+)$")
@@ -56,7 +57,7 @@ def sublibraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if not os.path.basename(copy.path).startswith(main):
             # stray sub-libraries of a release, without its shim (a new user's trial, draw 20261201-10): completing
             # the folder, as for a damaged install, would make a second copy where CD709 says to drop this one
-            on_path = os.path.normpath(copy.directory) in {os.path.normpath(e) for e in facts.loader.ld_library_path}
+            on_path = ld_entry_for(facts, copy.path) is not None
             out.append(finding(
                 WARNING, "%s holds %s of cuDNN %s without %s" % (
                     copy.directory, ", ".join(sorted({f.name for f in copy.files}) or [os.path.basename(copy.path)]),
@@ -84,8 +85,7 @@ def _in_its_site(facts: Facts, ctx: RuleContext, copy: CudnnCopy, fix: Fix) -> F
     it installs the release they all accept (draw 20261203-17: TensorFlow's CD503 installed 9.3.0.75 and this
     reinstall 9.1.0.70 in one pip line, which pip cannot resolve)."""
     lib = os.path.normpath(copy.directory)
-    fw = next((f for f in facts.python.frameworks
-               if os.path.normpath(f.location.rstrip("/") + "/nvidia/cudnn/lib") == lib), None)
+    fw = next((f for f in facts.python.frameworks if own_cudnn_wheel_dir(f) == lib), None)
     return whole_environment_fix(facts, compat_of(ctx), fw, fix) if fw is not None else fix
 
 

@@ -10,7 +10,8 @@ from typing import List, Optional, Tuple
 from ..knowledge import Compat
 from ..model import PRELOADED, CudnnCopy, Facts, Finding, Fix, FrameworkFacts, Resolution
 from ..versions import major_of, soname_major, ver
-from ..queries import compiled_cudnn, copy_for_path, working_copy, cudnn_pin_floor, framework_kind, ld_entry_for
+from ..queries import (compiled_cudnn, copy_for_path, working_copy, cudnn_pin_floor, framework_kind, ld_entry_for,
+                       own_cudnn_wheel_dir)
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from ..remedies.preloads import drop_preload_fix
@@ -153,7 +154,7 @@ def _behind_the_preload_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, re
     refuses or that lacks sub-libraries (draw 20261202-1: with LD_PRELOAD gone, TensorFlow and JAX met the site's
     9.3 without libcudnn_ops, older than JAX's 9.8), so the fix goes on to the site's cuDNN, for every framework
     there; None where the site's copy serves it."""
-    lib = os.path.normpath(fw.location.rstrip("/") + "/nvidia/cudnn/lib")
+    lib = own_cudnn_wheel_dir(fw)
     major = soname_major(res.name)
     site = next((c for c in facts.cudnn if os.path.normpath(c.directory) == lib and c.major == major), None)
     if site is None or not site.version:

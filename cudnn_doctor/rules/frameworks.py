@@ -89,7 +89,6 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 continue
             judged.add((fw.location, text))
             is_cudnn = canonical_name(req.name).startswith("nvidia-cudnn-")
-            others = _others_pins(facts, fw, req, platform)
             # pip check reads no extra's requirements (TensorFlow's pins sit under its [and-cuda])
             reported = ("but `pip check` reports the conflict" if applies else
                         "and `pip check`, which reads no extra's requirements, does not report it")
@@ -103,7 +102,7 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
                     _declared_by(fw), req.name, req.specifier, wheel["name"], wheel["version"], fw.location),
                 detail=detail,
                 remedy=whole_environment_fix(facts, compat_of(ctx), fw, framework_pin_fix(req.name, req.specifier))
-                if is_cudnn else _shared_release_fix(req, others, wheel["version"]),
+                if is_cudnn else _shared_release_fix(req, _others_pins(facts, fw, req, platform), wheel["version"]),
                 evidence={"framework": fw.name, "requirement": text, "installed": wheel["version"]},
                 catalogue=["G4", "E1"]))
     return out
