@@ -171,12 +171,12 @@ def parse(argv: List[str]) -> argparse.Namespace:
 def main(argv: List[str]) -> int:
     args = parse(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10 ** 6)
-    if args.draws or args.regressions:
-        print("seed %d: reproduce with scripts/realworld.sh --draws %d --seed %d" % (seed, args.draws, seed))
-        wanted = draw.draws(seed, args.draws) + (regression_draws() if args.regressions else [])
-    elif args.only:
+    if args.only:  # before --draws: `--draws 18 --only 17` means draw 17 alone, not the first 18
         print("seed %d: draws %s" % (seed, ", ".join(map(str, args.only))))
         wanted = [draw.draw(seed, k) for k in args.only]
+    elif args.draws or args.regressions:
+        print("seed %d: reproduce with scripts/realworld.sh --draws %d --seed %d" % (seed, args.draws, seed))
+        wanted = draw.draws(seed, args.draws) + (regression_draws() if args.regressions else [])
     else:
         wanted = [c for c in CASES if not args.names or any(a in c.name for a in args.names)]
     if args.fix_command:

@@ -151,8 +151,10 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
                 raise FixStopped("the environment's package list could not be read (%s -m pip list): nothing "
                                  "was changed" % environment.python)
             dirs, ops = _stage(folder, _file_changes(plan))
+            removing = {id(s): folders.matching(s.paths) for s in plan.steps if s.kind == "removals"}
             kept = folders.keep(folder, [t for step in plan.steps if step.kind == "packages"
-                                         for t in folders.targets(step.argv)])
+                                         for t in folders.targets(step.argv)]
+                                + [p for paths in removing.values() for p in paths])
             user_site = environment.user_site if user_steps(plan) else ""
             sites = shared.sites(environment.prefix) + ([user_site] if user_site else [])
             common = shared.keep(folder, sites)  # pip removes them with either owner
@@ -169,6 +171,11 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             hooks.point("fix-after-journal")
             for step in plan.steps:
                 if step.kind in ("variables", "links") or (step.kind == "system" and not as_root):
+                    continue
+                if step.kind == "removals":
+                    folders.remove(removing[id(step)])
+                    out.ran.append((step.shown, 0, "removed " + (", ".join(removing[id(step)]) or "nothing")))
+                    hooks.point("fix-after-step-%d" % len(out.ran))
                     continue
                 code, text = run(step.argv, dict(env, **step.pip_env))
                 out.ran.append((step.shown, code, _tail(text)))

@@ -3,31 +3,13 @@ one whole-environment plan in the right order (package changes, merged per tool 
 variables, which go last), each step saying what it changes. Nothing here reads the machine or runs anything."""
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ..versions import canonical_name
-
-# The programs of the machine itself: a fix that names one changes the system, not the environment (root's work).
-_SYSTEM = frozenset(("apt", "apt-get", "dnf", "yum", "zypper", "ldconfig", "chroot", "modprobe", "rmmod", "systemctl",
-                     "reboot", "nvidia-smi", "nvidia-ctk", "dkms", "ubuntu-drivers", "tee", "update-alternatives",
-                     "docker", "podman", "kubectl", "update-initramfs", "dracut", "mokutil", "sh", "bash"))
-# The separate environments of frameworks that cannot share one (remedies/environments): fix changes this one only.
-_NEW_ENVIRONMENT = re.compile(r"python3?(\.\d+)? -m venv ")
-_SHELL_SYNTAX = re.compile(r"&&|\|\||[;|`<>]|\$\(")  # a line the shell must read: fix cannot run it as words
-# Quoted words: a requirement's < or > is the word's, not a redirection ("nvidia-cudnn-cu13<10.0,>=9.12"); a double
-# quote holding $ or ` is still read by the shell, so it is not taken out.
-_QUOTED = re.compile(r"'[^']*'|\"[^\"$`\\]*\"")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.S)
-_PIP_VARIABLE = re.compile(r"PYTHONPATH|PYTHONNOUSERSITE|PIP_[A-Z0-9_]+")
-_ENV_LINE = re.compile(r"^(?:export ([A-Za-z_][A-Za-z0-9_]*)=.*|unset ([A-Za-z_][A-Za-z0-9_]*))$", re.S)
-# pip options that take a value (the next word), so the value is not taken for a requirement.
-_VALUE_OPTIONS = frozenset(("--target", "-t", "--index-url", "-i", "--extra-index-url", "--find-links", "-f",
-                            "--constraint", "-c", "--requirement", "-r", "--prefix", "--root", "--platform",
-                            "--python-version", "--implementation", "--abi", "--upgrade-strategy", "--python"))
+from .commands import ENV_LINE, Parsed, parse_command
 
 
 @dataclass(frozen=True)
@@ -78,7 +60,7 @@ class Erring:
 class Step:
     """One thing fix runs: ``argv`` (no shell) for packages, ``lines`` (shell lines) for the environment's variables."""
 
-    kind: str  # "packages", "links", "variables" or "system" (root's, run only as root with --yes)
+    kind: str  # "packages", "removals", "links", "variables" or "system" (root's, run only as root with --yes)
     shown: str  # as printed: the exact command
     changes: str  # what it changes, in words
     ids: List[str] = field(default_factory=list)
@@ -88,6 +70,7 @@ class Step:
     pip_env: Dict[str, str] = field(default_factory=dict)  # packages steps: set for pip alone (PYTHONPATH=)
     link: str = ""  # links steps: the link made (absolute), pointing at ``target``, a name beside it
     target: str = ""
+    paths: List[str] = field(default_factory=list)  # removals steps: what is removed (a glob for a dist-info)
     user: bool = False  # packages steps: run by the user site's owner, on the user site
 
 
@@ -110,98 +93,6 @@ class Plan:
         return not self.steps
 
 
-@dataclass(frozen=True)
-class _Parsed:
-    kind: str  # "packages", "links", "variables", "system" or "left"
-    why: str = ""
-    action: str = ""  # packages: install, uninstall
-    options: Tuple[str, ...] = ()
-    requirements: Tuple[str, ...] = ()
-    line: str = ""
-    variables: Tuple[Tuple[str, str], ...] = ()  # NAME=VALUE words before pip: its own environment
-    link: str = ""  # `ln -sf TARGET LINK`: the link, and the name beside it that it points at
-    target: str = ""
-
-
-def parse_command(command: str, as_root: bool) -> _Parsed:
-    """What one fix command is to fix: a package change of the environment, a variable, root's or the user's."""
-    text = command.strip()
-    if "..." in text:
-        return _Parsed("left", "it has a part only you can fill in (...)")
-    if _ENV_LINE.match(text):
-        return _Parsed("variables", line=text)
-    if _NEW_ENVIRONMENT.match(text):
-        return _Parsed("left", "it makes a new environment (the frameworks cannot share this one), which fix leaves "
-                               "to you")
-    if _SHELL_SYNTAX.search(_QUOTED.sub("''", text)):
-        return _Parsed("left", "it is shell syntax (a pipe, a list or a redirection) fix does not run")
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        return _Parsed("left", "its quoting does not parse")
-    # `PYTHONPATH= pip install ...`: pip must not count a --target folder on PYTHONPATH as installed (draw 515-14).
-    assigned = []
-    while words and _ASSIGNMENT.fullmatch(words[0]):
-        name, _, value = words.pop(0).partition("=")
-        assigned.append((name, value))
-    if not words:
-        return _Parsed("left", "it is empty")
-    if assigned and (_pip_arguments(words) is None or any(not _PIP_VARIABLE.fullmatch(n) for n, _ in assigned)):
-        return _Parsed("left", "fix sets only PYTHONPATH, PYTHONNOUSERSITE and PIP_* for pip itself")
-    if words[0] == "ln":
-        return _link(words)
-    if words[0] == "sudo" or words[0] in _SYSTEM:
-        return _Parsed("system", "it changes the system, not the environment: run it as root" if not as_root else "")
-    if words[0] in ("conda", "mamba", "micromamba"):
-        return _Parsed("left", "fix changes wheels with pip or uv; conda's own packages are yours to change with "
-                               "conda (fix --undo could not put them back)")
-    pip_args = _pip_arguments(words)
-    if pip_args is None:
-        return _Parsed("left", "fix runs only the environment's package tool and its variables")
-    if not pip_args or pip_args[0] not in ("install", "uninstall"):
-        return _Parsed("left", "fix runs pip install and pip uninstall only")
-    options: List[str] = []
-    reqs: List[str] = []
-    rest = iter(pip_args[1:])
-    for word in rest:
-        if word.startswith("-"):
-            options.append(word)
-            if word in _VALUE_OPTIONS:
-                options.append(next(rest, ""))
-        else:
-            reqs.append(word)
-    if pip_args[0] == "uninstall" and "-y" not in options and "--yes" not in options:
-        options.append("-y")  # fix asked before it ran: pip must not ask again
-    return _Parsed("packages", action=pip_args[0], options=tuple(options), requirements=tuple(reqs),
-                   variables=tuple(assigned))
-
-
-def _link(words: Sequence[str]) -> _Parsed:
-    """`ln -sf NAME /abs/LINK`: a link to a file beside it (Paddle's unversioned libcudnn.so, CD707), or `ln -sf
-    /abs/FILE /abs/LINK` (another cuDNN major's files linked into the folder the frameworks search), which fix makes
-    through its journal when both are in the environment; any other ln is the user's."""
-    flags = "".join(w[1:] for w in words[1:] if w.startswith("-"))
-    operands = [w for w in words[1:] if not w.startswith("-")]
-    if sorted(flags) != ["f", "s"] or len(operands) != 2 or not operands[1].startswith("/") or (
-            "/" in operands[0] and not operands[0].startswith("/")):
-        return _Parsed("left", "fix makes only `ln -sf NAME /path/LINK` or `ln -sf /path/FILE /path/LINK`")
-    target = os.path.normpath(operands[0]) if operands[0].startswith("/") else operands[0]
-    return _Parsed("links", target=target, link=os.path.normpath(operands[1]))
-
-
-def _pip_arguments(words: Sequence[str]) -> Optional[List[str]]:
-    """The words after `pip` in `pip ...`, `pip3 ...`, `python3 -m pip ...` or `uv pip ...`; None for another
-    program (a path to some other environment's pip is another environment: not this one's to run)."""
-    first = words[0]
-    if first in ("pip", "pip3"):
-        return list(words[1:])
-    if re.fullmatch(r"python(3(\.\d+)?)?", first) and list(words[1:3]) == ["-m", "pip"]:
-        return list(words[3:])
-    if first == "uv" and words[1:2] == ["pip"]:
-        return list(words[2:])
-    return None
-
-
 def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_root: bool) -> Plan:
     """One plan for every finding: a finding is taken on when fix can run all its commands in ``environment``
     (root's only ``as_root``), else left whole with why; taken findings' package changes are merged per tool,
@@ -211,6 +102,7 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
     variables = Step("variables", "", "")
     system: List[Step] = []
     links: List[Step] = []
+    removals: List[Step] = []
     gone: Set[str] = set()
     for err in errors:
         parsed = [(c, parse_command(c, as_root)) for c in err.commands]
@@ -246,6 +138,13 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
                     links.append(Step("links", command, "links %s to %s" % (p.link, p.target), link=p.link,
                                       target=p.target))
                 _add_id(next(s for s in links if s.link == p.link), err.id)
+            elif p.kind == "removals":
+                same = next((s for s in removals if s.paths == list(p.paths)), None)
+                if same is None:
+                    same = Step("removals", command, "removes %s (a `pip install --target` copy)"
+                                % ", ".join(p.paths), paths=list(p.paths))
+                    removals.append(same)
+                _add_id(same, err.id)
             elif p.kind == "variables":
                 if p.line not in variables.lines:
                     variables.lines.append(p.line)
@@ -259,8 +158,9 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
     ordered = _removals_first(list(packages.values()), gone)
     for step in ordered:
         _finish_packages(step, environment)
-    # uninstalls and installs first, the machine's own after, then links to the files they put in place
-    plan.steps = [*ordered, *system, *links]
+    # a --target copy's removal, uninstalls and installs first, the machine's own after, then links to the files
+    # they put in place
+    plan.steps = [*removals, *ordered, *system, *links]
     if variables.lines:
         variables.shown = "\n".join(variables.lines)
         variables.changes = _variables_changes(environment, variables.lines)
@@ -268,7 +168,7 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
     return plan
 
 
-def _left_why(err: Erring, parsed: Sequence[Tuple[str, _Parsed]], environment: Optional[Environment],
+def _left_why(err: Erring, parsed: Sequence[Tuple[str, Parsed]], environment: Optional[Environment],
               as_root: bool) -> Optional[str]:
     """Why fix leaves a finding whole (None: it takes it on)."""
     if not err.commands:
@@ -277,7 +177,7 @@ def _left_why(err: Erring, parsed: Sequence[Tuple[str, _Parsed]], environment: O
         return "some of its commands are for you to run"
     if any(p.kind == "system" for _, p in parsed) and not as_root:
         return "it needs root"
-    if any(p.kind in ("packages", "variables", "links") for _, p in parsed):
+    if any(p.kind in ("packages", "variables", "links", "removals") for _, p in parsed):
         if environment is None:
             return "no Python environment to change was named or found (activate it, or set VIRTUAL_ENV)"
         if _user_site_fix(err, environment):
@@ -362,7 +262,7 @@ def _finish_packages(step: Step, environment: Optional[Environment]) -> None:
 
 
 def _variables_changes(environment: Optional[Environment], lines: Sequence[str]) -> str:
-    names = sorted({m.group(1) or m.group(2) for m in (_ENV_LINE.match(line) for line in lines) if m})
+    names = sorted({m.group(1) or m.group(2) for m in (ENV_LINE.match(line) for line in lines) if m})
     where = ("%s/bin/activate (a marked block)" % environment.prefix if environment and environment.kind == "venv"
              else "%s/etc/conda/activate.d and deactivate.d" % environment.prefix if environment else "?")
     return "sets %s for new shells of this environment, in %s" % (", ".join(names), where)
@@ -372,7 +272,7 @@ def variable_names(lines: Sequence[str]) -> List[str]:
     """The variables these export/unset lines change, in order of first change."""
     out: List[str] = []
     for line in lines:
-        m = _ENV_LINE.match(line)
+        m = ENV_LINE.match(line)
         name = (m.group(1) or m.group(2)) if m else None
         if name and name not in out:
             out.append(name)

@@ -15,7 +15,7 @@ from packaging.version import Version
 from ..knowledge import Compat
 from ..model import Facts, Fix
 from ..queries import (compiled_cudnn, cudnn_runs_on_cc, environment_prefix, framework_kind, gpus_with_cc, known_cc,
-                       platform_of, same_file)
+                       missing_sublibraries, platform_of, same_file)
 from ..versions import canonical_name, major_of, ver
 from .acting import pip
 from .environment_needs import Need, applying_requirements
@@ -218,6 +218,19 @@ def layout_fix(facts: Facts, layout: Layout, removed: Sequence[str] = ()) -> Fix
     note = ("   (pip will warn that %s; they run all the same: %s)" % (" and ".join(warned), runs) if warned
             else "   (%s)" % runs)
     return noted(run(*commands), note)
+
+
+def kept_but_damaged(facts: Facts, compat: Compat, layout: Layout) -> Optional[str]:
+    """The requirement of the site's release the layout keeps where its copy there lacks sub-libraries: the layout
+    installs nothing in the site, so that copy must be reinstalled whole (draws 913377-70, 20261204-17: TensorFlow
+    still lacked libcudnn_engines_precompiled after the fix)."""
+    site_lib = layout.site.rstrip("/") + "/nvidia/cudnn/lib"
+    for p in layout.placements:
+        if p.folder is None and _site_release(facts, layout.site, p.project) == p.release and any(
+                same_file(c.directory, site_lib) and c.major == p.needs[0].major and missing_sublibraries(compat, c)
+                for c in facts.cudnn):
+            return p.requirement
+    return None
 
 
 def other_cudnn_wheels(facts: Facts, site: str, project: str, majors: Container[Optional[int]]) -> List[str]:

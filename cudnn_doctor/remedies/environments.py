@@ -14,7 +14,7 @@ from ..model import Facts, Fix, FrameworkFacts
 from ..queries import framework_kind
 from ..versions import canonical_name
 from .acting import pip, system, under_root
-from .environment_layout import Layout, layout_fix, solve_layout
+from .environment_layout import Layout, kept_but_damaged, layout_fix, solve_layout
 from .environment_rebuild import Rebuild, rebuild_fix, rebuilt_layout
 from .onnxruntime import cuda_library_wheels
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
@@ -157,20 +157,14 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
         whole = shared_or_separate_fix(facts, compat, solved)
     else:
         whole = layout_fix(facts, layout)
-        if _repairs_what_the_layout_keeps(own, layout):
-            # The site's release stays, but its copy is damaged (a sub-library gone): the layout installs nothing
-            # there, so the reinstall goes first (draw 913377-70: torch 2.14 still lacked its engines after the fix)
-            whole = then(own, whole) if whole.commands else own
+        damaged = kept_but_damaged(facts, compat, layout)
+        reinstall = pip('install --force-reinstall --no-deps "%s"' % damaged)
+        if damaged and reinstall not in whole.commands:
+            whole = then(run(reinstall), whole) if whole.commands else run(reinstall)
     # What the framework's own fix changes beside the site's packages stays: an LD_LIBRARY_PATH entry that hands it an
     # older copy ahead of the site (draw 20261129-32: a conda prefix's cuDNN 9.1 kept beating the 9.3 installed)
     beside = [c for c in own.commands if drops_ld_path(c) and c not in whole.commands]
     return beside_framework(facts, fw, then(whole, run(*beside)) if beside and whole.commands else whole)
-
-
-def _repairs_what_the_layout_keeps(own: Fix, layout: Layout) -> bool:
-    """Whether the fix reinstalls, whole, the release the layout keeps in the site."""
-    kept = [p.requirement for p in layout.placements if p.folder is None]
-    return any("--force-reinstall" in c and any('"%s"' % r in c for r in kept) for c in own.commands)
 
 
 def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:

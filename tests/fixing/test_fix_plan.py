@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from cudnn_doctor.fixing import activate
-from cudnn_doctor.fixing.plan import Environment, Erring, build_plan, parse_command, user_steps
+from cudnn_doctor.fixing.commands import parse_command
+from cudnn_doctor.fixing.plan import Environment, Erring, build_plan, user_steps
 
 ENV = Environment("/srv/venv", "venv", "pip")
 SITE = "/srv/venv/lib/python3.11/site-packages"
@@ -54,6 +55,11 @@ def test_uv_environments_get_uv_pip_with_the_environments_python():
     # a range's < and > inside quotes are the requirement's (draw-101-0's CD704 fix was left as a redirection)
     ('pip install "nvidia-cudnn-cu13<10.0,>=9.12.0.46"', "packages"), ("pip install 'x>1' > log", "left"),
     ('pip install "$(echo x)"', "left"),
+    # a wheel in a `pip install --target` folder on PYTHONPATH (pip cannot uninstall it): fix removes it, journaled
+    ("rm -rf /home/u/pydeps/nvidia/cudnn /home/u/pydeps/nvidia_cudnn_cu12-*.dist-info", "removals"),
+    ("rm -rf /home/u/pydeps/nvidia/cudnn /other/nvidia_cudnn_cu12-*.dist-info", "left"),  # two folders
+    ("rm -rf /home/u/pydeps", "left"), ("rm -r /home/u/pydeps/nvidia/cudnn", "left"),
+    ("rm -rf /home/u/pydeps/nvidia/../../../etc", "left"), ("rm -rf nvidia/cudnn", "left"),
 ])
 def test_each_command_is_sorted_by_what_it_changes(command, kind):
     assert parse_command(command, as_root=False).kind == kind
@@ -247,3 +253,13 @@ def test_a_file_a_package_step_removed_is_new_when_its_link_is_placed(tmp_path):
     assert _gone_since_staged(journal)
     assert [op["action"] for op in journal["ops"]] == ["new", "replace"]
     assert not _gone_since_staged(journal)  # nothing more to change
+
+
+def test_a_target_copys_removal_comes_before_the_install_that_replaces_it():
+    # CD503's fix for torch preloading a cu12 wheel from a `pip install --target` folder on PYTHONPATH (draw 61127/16)
+    commands = ("rm -rf /home/u/pydeps/nvidia/cudnn /home/u/pydeps/nvidia_cudnn_cu12-*.dist-info",
+                'PYTHONPATH= pip install "nvidia-cudnn-cu13==9.24.0.43"')
+    plan = build_plan([Erring("CD503", "t", commands, "/e/lib/python3.11/site-packages")],
+                      Environment("/e", "venv", "pip"), False)
+    assert plan.taken == ["CD503"] and [s.kind for s in plan.steps] == ["removals", "packages"]
+    assert plan.steps[0].paths == ["/home/u/pydeps/nvidia/cudnn", "/home/u/pydeps/nvidia_cudnn_cu12-*.dist-info"]

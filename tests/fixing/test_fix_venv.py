@@ -239,6 +239,38 @@ def test_a_pip_target_folder_is_kept_by_the_journal_and_put_back_by_undo(venv, e
         assert (folder / "old" / "keep.txt").read_text() == "kept\n"
 
 
+def _every_file(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() and not p.is_symlink() else os.readlink(p)
+                                         if p.is_symlink() else "dir") for p in sorted(folder.rglob("*"))}
+
+
+def test_a_wheel_in_a_target_folder_is_removed_through_the_journal_and_undo_puts_it_back(venv):
+    """pip cannot uninstall a `pip install --target` copy (no environment holds it): fix removes its payload and
+    record itself, after the journal kept them, and undo puts them back byte for byte."""
+    from cudnn_doctor.fixing.apply import run_plan, undo_newest
+    from cudnn_doctor.fixing.plan import Environment, Erring, build_plan
+
+    venv, links = venv
+    pydeps = venv.parent / "pydeps"
+    shutil.rmtree(pydeps, ignore_errors=True)
+    env = {**os.environ, **offline_pip_env(links)}
+    pip(venv, "install", "--no-deps", "--target", str(pydeps), "nvidia-cudnn-cu12==8.9.2.26", links=links)
+    (pydeps / "other.txt").write_text("not the wheel's\n")
+    before = state_hashes(venv), _every_file(pydeps)
+    environment = Environment(str(venv), "venv", "pip")
+    err = Erring("CD503", "preloads from PYTHONPATH",
+                 ("rm -rf %s/nvidia/cudnn %s/nvidia_cudnn_cu12-*.dist-info" % (pydeps, pydeps),))
+    plan = build_plan([err], environment, as_root=False)
+    assert plan.taken == ["CD503"]
+    done = run_plan(plan, env, as_root=False)
+    assert [code for _, code, _ in done.ran] == [0]
+    assert not (pydeps / "nvidia" / "cudnn").exists() and not list(pydeps.glob("nvidia_cudnn_cu12-*.dist-info"))
+    assert (pydeps / "other.txt").exists()
+    undo_newest(environment, env)
+    assert (state_hashes(venv), _every_file(pydeps)) == before
+    shutil.rmtree(pydeps)
+
+
 def test_a_venv_used_from_path_is_judged_without_its_activate_script_and_not_called_healed(venv):
     """A venv whose bin is on PATH but never activated (realworld draw 101-16): its new shells do not source
     bin/activate, so the LD_LIBRARY_PATH fix wrote there reaches none of them. fix said "gone" and exited 0; it

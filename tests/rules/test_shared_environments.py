@@ -263,10 +263,30 @@ def test_a_damaged_site_copy_the_layout_keeps_is_reinstalled_before_the_other_ma
         "libcudnn_graph.so.9": resolution("libcudnn_graph.so.9", SITE_LIB + "/libcudnn_graph.so.9", via="RPATH"),
         "libcudnn_engines_precompiled.so.9": resolution("libcudnn_engines_precompiled.so.9", None)}
     facts = _environment([ort, torch], "9.10.2.21")
+    facts.cudnn[0].files = [f for f in facts.cudnn[0].files if "engines_precompiled" not in f.name]
     [damaged] = [f for f in _findings(facts) if f.id == "CD709"]
     commands = damaged.remedy.commands
     assert commands[0] == 'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.10.2.21"', commands
     assert commands[1].startswith("pip install --no-deps --target %s/cudnn8 " % PREFIX), commands
+
+
+def test_a_damaged_site_copy_is_reinstalled_at_the_release_the_layout_keeps_not_at_a_pin():
+    # TensorFlow 2.18 pins nvidia-cudnn-cu12==9.3.0.75 (and accepts the 9.8.0.87 installed) beside CuPy 13.3 (cuDNN 8);
+    # the site's 9.8.0.87 lacks libcudnn_engines_precompiled.so.9. TensorFlow's own fix reinstalls its pin, which the
+    # layout does not keep, so the repair was dropped (draw 20261204-17: CD709 after the fix): the kept release is
+    # reinstalled whole instead
+    cupy = _plain_path("cupy-cuda12x", "13.3.0", 8, "cupy_backends/cuda/libs/libcupy_cudnn.so")
+    tf = _tensorflow("2.18.0", 9, ['nvidia-cudnn-cu12==9.3.0.75; extra == "and-cuda"'], 9)
+    tf.resolved_cudnn_parts = {
+        "libcudnn_graph.so.9": resolution("libcudnn_graph.so.9", SITE_LIB + "/libcudnn_graph.so.9", via="RUNPATH"),
+        "libcudnn_engines_precompiled.so.9": resolution("libcudnn_engines_precompiled.so.9", None)}
+    facts = _environment([cupy, tf], "9.8.0.87")
+    facts.cudnn[0].files = [f for f in facts.cudnn[0].files if "engines_precompiled" not in f.name]
+    for fid in ("CD709", "CD402"):
+        [damaged] = [f for f in _findings(facts) if f.id == fid]
+        commands = damaged.remedy.commands
+        assert commands[0] == 'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.8.0.87"', (fid, commands)
+        assert commands[1].startswith("pip install --no-deps --target %s/cudnn8 " % PREFIX), (fid, commands)
 
 
 def test_a_wheel_of_the_major_linked_in_from_beside_is_uninstalled_first():
