@@ -94,7 +94,8 @@ def fix_target(facts: Facts) -> Target:
     windows = platform_of(facts) == "windows"
     root = "/" if facts.image is not None or windows else (facts.host.root or "/")
     return Target(root=root, as_root=facts.host.euid == 0 and not Host.started_by_sudo(),
-                  shell=WINDOWS_SHELL if windows else "sh", doctor=doctor, doctor_on_path=on_path)
+                  shell=WINDOWS_SHELL if windows else "sh", doctor=doctor, doctor_on_path=on_path,
+                  pip=facts.python.package_tool or "pip")
 
 
 def this_machine_target() -> Target:

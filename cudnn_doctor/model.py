@@ -256,6 +256,9 @@ class PythonEnvFacts:
     # the interpreter bin/python3.X, or the site folder lib/python3.X)}.
     pythons: List[Dict[str, str]] = field(default_factory=list)
     user_sites: List[str] = field(default_factory=list)  # the user sites among site_dirs (pip install --user)
+    # The active environment's package tool where it is not its own pip: "uv pip" for a venv uv made without pip (a
+    # plain `pip` there is another Python's); None: pip.
+    package_tool: Optional[str] = None
 
 
 @dataclass

@@ -43,6 +43,7 @@ class Target:
     shell: str = "sh"  # "sh" (Linux, any POSIX shell) or WINDOWS_SHELL
     doctor: Tuple[str, ...] = ("cudnn-doctor",)  # the words that start this cudnn-doctor from any shell, sudo's too
     doctor_on_path: bool = True  # a plain `cudnn-doctor` in the user's own shell starts this one
+    pip: str = "pip"  # the active environment's package tool ("uv pip" in a venv uv made without pip)
 
     SHELLS = ("sh", WINDOWS_SHELL)
 

@@ -97,11 +97,26 @@ def probe(ctx) -> None:
         found = python_of(host, site)
         if found is not None:
             env.pythons.append(found)
+    env.package_tool = package_tool(host)
     _conda(ctx, env)
 
 
 _SITE = re.compile(r"^(.*)/lib(?:64)?/python(3\.\d+)t?/(?:site|dist)-packages/?$")
 _CFG_VERSION = re.compile(r"^\s*(?:version_info|version)\s*=\s*(3\.\d+)", re.M)
+
+
+_UV_MADE = re.compile(r"^\s*uv\s*=", re.M)  # pyvenv.cfg's `uv = 0.5.1`: `uv venv` made it
+
+
+def package_tool(host) -> Optional[str]:
+    """"uv pip" where the active virtual environment was made by uv and holds no pip (`uv venv` installs none, and
+    `pip` on PATH is then another Python's); None: its own pip."""
+    prefix = (host.getenv("VIRTUAL_ENV") or "").rstrip("/")
+    if not prefix or not _UV_MADE.search(host.read_text(prefix + "/pyvenv.cfg", limit=64 * 1024) or ""):
+        return None
+    sites = host.glob(prefix + "/lib/python3*/site-packages")
+    has_pip = any((dist_info_name(e) or ("",))[0] == "pip" for s in sites for e in host.listdir(s))
+    return None if has_pip else "uv pip"
 
 
 def python_of(host, site: str) -> Optional[Dict[str, str]]:

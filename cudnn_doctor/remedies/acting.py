@@ -82,8 +82,9 @@ def on_machine(command: str, privileged: bool = True) -> str:
 
 
 def pip(arguments: str) -> str:
-    """pip of the environment the fix is for (the user's own; inside the root under --root)."""
-    return system("pip " + arguments, privileged=False)
+    """pip of the environment the fix is for (the user's own; inside the root under --root): `uv pip` where uv made
+    it without pip, since a plain `pip` there would be some other Python's."""
+    return system(target().pip + " " + arguments, privileged=False)
 
 
 def conda(arguments: str) -> str:

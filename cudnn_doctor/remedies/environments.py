@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..knowledge import Compat
 from ..model import Facts, Fix, FrameworkFacts
@@ -203,16 +203,27 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
                               text=re.sub(r"(?<![\w/=-])%s" % re.escape(plain), unseen, fix.text))
     res = fw.resolved_cudnn
     loaded = (res.realpath or res.path or "") if res is not None else ""
-    shadows = [w for w in elsewhere if canonical_name(w["name"]).startswith("nvidia-cudnn-")
-               and loaded.startswith(w["location"].rstrip("/") + "/nvidia/cudnn/")]
-    if not shadows or not any("nvidia-cudnn-" in c for c in fix.commands):
+    shadow = pythonpath_cudnn(facts, loaded)
+    if shadow is None or shadow.get("location") == fw.location or not any("nvidia-cudnn-" in c for c in fix.commands):
         return fix
-    # A `pip install --target` cannot be uninstalled by pip: its folder and record are removed by hand.
-    w = shadows[0]
-    remove = "rm -rf %s %s" % (q(w["location"].rstrip("/") + "/nvidia/cudnn"), q(w["location"].rstrip("/")) + "/"
-                              + "%s-*.dist-info" % canonical_name(w["name"]).replace("-", "_"))
-    return or_else(then(run(remove), fix),
-                   "or take %s off PYTHONPATH" % w["location"], "%s   (%s)")
+    return pythonpath_cudnn_removal(shadow, fix)
+
+
+def pythonpath_cudnn(facts: Facts, path: str) -> Optional[Dict[str, str]]:
+    """The cuDNN wheel of a PYTHONPATH folder (`pip install --target`) that holds ``path``, or None."""
+    return next((w for w in facts.python.nvidia_wheels if w.get("via") == "PYTHONPATH"
+                 and canonical_name(w["name"]).startswith("nvidia-cudnn-")
+                 and path.startswith(w["location"].rstrip("/") + "/nvidia/cudnn/")), None)
+
+
+def pythonpath_cudnn_removal(wheel: Dict[str, str], then_fix: Optional[Fix] = None) -> Fix:
+    """Remove a PYTHONPATH folder's cuDNN wheel (pip cannot uninstall a `pip install --target`: its folder and record
+    go; `fix` keeps them in its journal), then ``then_fix``; or take that folder off PYTHONPATH."""
+    where = wheel["location"].rstrip("/")
+    remove = run("rm -rf %s %s" % (q(where + "/nvidia/cudnn"),
+                                   q(where) + "/%s-*.dist-info" % canonical_name(wheel["name"]).replace("-", "_")))
+    return or_else(then(remove, then_fix) if then_fix is not None else remove,
+                   "or take %s off PYTHONPATH" % wheel["location"], "%s   (%s)")
 
 
 def force_reinstall_fix(facts: Facts, fw: Optional[FrameworkFacts], project: str, wheel_version: str) -> Fix:

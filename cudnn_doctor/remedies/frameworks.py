@@ -3,6 +3,7 @@ cuDNN it cannot find, and LD_LIBRARY_PATH entries that hand it another copy."""
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
@@ -12,6 +13,7 @@ from ..queries import (best_torch_variant, cudnn_pin_floor, driver_cuda, driver_
                        missing_sublibraries, own_cudnn_wheel_dir, platform_of)
 from ..versions import canonical_name, mm_text, requirements, ver
 from .cudnn import machine_cudnn_fix, reinstall_fix
+from .environment_layout import other_cudnn_wheels
 from .environments import applying_requirements
 from .onnxruntime import onnxruntime_cuda_fix
 from .acting import pip
@@ -106,6 +108,12 @@ def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major:
     install = pip("install ")
     if damaged and fix.commands and fix.commands[0].startswith(install):
         fix = run(install + "--force-reinstall --no-deps " + fix.commands[0][len(install):], *fix.commands[1:])
+    wheel = re.match(re.escape(install) + r'(?:--\S+ )*"?(nvidia-cudnn-cu\d+)\b', fix.commands[0]) if fix.commands \
+        else None
+    for stale in other_cudnn_wheels(facts, fw.location, wheel.group(1), {major}) if wheel else ():
+        # another CUDA's wheel of this major writes the same files (a new user's trial: nvidia-cudnn-cu11 8.9.6 stayed
+        # on top of the cu12 8.9.7 installed for CuPy, and uninstalling it later deleted CuPy's cuDNN)
+        fix = other_cuda_wheel_first(stale, fix)
     if fix.commands and fix.commands[0].startswith(pip("")) and fw.library_search_path is not None and \
             wheel_dir not in fw.library_search_path:
         # Its library searches no site-packages/nvidia folder (CuPy 13's has no RPATH at all): the wheel's folder

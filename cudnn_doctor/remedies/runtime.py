@@ -11,6 +11,7 @@ from ..queries import (compiled_cudnn, cudnn_older, distro_lib_dir, framework_ki
                        own_cudnn_wheel_dir, platform_of)
 from ..versions import major_of, mm_text
 from .cudnn import copy_wheel, cudnn_wheel_for, machine_cudnn_fix
+from .environments import pythonpath_cudnn, pythonpath_cudnn_removal
 from .frameworks import framework_cudnn_fix, other_cuda_wheel_first, own_cudnn_again_fix, tensorflow_wheels_fix
 from .acting import conda, pip
 from .shell import (advice, capitalized, ld_library_path_without, or_else, prepend_ld_path, prepends_ld_path, q,
@@ -64,12 +65,17 @@ def without_entry_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, entry: s
     that ``fits``, its pinned wheel is installed too, and every other entry holding that major goes as well, or the
     new release's libcudnn_graph (RUNPATH $ORIGIN, after LD_LIBRARY_PATH) takes its engines from there (draw
     61127/66)."""
-    own = own_cudnn_wheel_dir(fw)
-    # Its own copy counts only at the major it needs (a cu12 8.9 wheel fits CUDA 12, yet libcudnn.so.9 is not there).
-    if any(os.path.normpath(c.directory) == own and c.version and (major is None or c.major == major) and fits(c)
-           for c in facts.cudnn):
+    if _own_copy_fits(facts, fw, major, fits):
         return own_cudnn_again_fix(facts, entry, fw.name)
     return _without_same_major(facts, fw, major, framework_cudnn_fix(facts, compat, fw, major), [entry])
+
+
+def _own_copy_fits(facts: Facts, fw: FrameworkFacts, major: Optional[int], fits: Callable[[CudnnCopy], bool]) -> bool:
+    """Whether the framework's own site holds a cuDNN that ``fits``, at the major it needs (a cu12 8.9 wheel fits
+    CUDA 12, yet libcudnn.so.9 is not there)."""
+    own = own_cudnn_wheel_dir(fw)
+    return any(os.path.normpath(c.directory) == own and c.version and (major is None or c.major == major) and fits(c)
+               for c in facts.cudnn)
 
 
 def _without_same_major(facts: Facts, fw: FrameworkFacts, major: Optional[int], install: Fix,
@@ -110,9 +116,15 @@ def cudnn_not_older_than_build_fix(facts: Facts, compat: Compat, fw: FrameworkFa
     """Let a framework load a cuDNN at least the one it was built with: drop the LD_LIBRARY_PATH entry that hands it
     the older one (and, where its own site holds no cuDNN that new, install the one it pins), else reinstall the
     framework's own CUDA wheels, else upgrade the cuDNN it loads."""
+    fits: Callable[[CudnnCopy], bool] = lambda own: not cudnn_older(str(own.version), compiled)[0]
     if entry:  # nothing of its own that new behind it (a conda prefix's copy was its only one): its pin too
-        return without_entry_fix(facts, compat, fw, entry, major_of(compiled),
-                                 lambda own: not cudnn_older(str(own.version), compiled)[0])
+        return without_entry_fix(facts, compat, fw, entry, major_of(compiled), fits)
+    shadow = pythonpath_cudnn(facts, copy.path)
+    if shadow is not None and _own_copy_fits(facts, fw, major_of(compiled), fits):
+        # The framework's Python side imports nvidia.cudnn from a `pip install --target` folder on PYTHONPATH ahead
+        # of its site's newer wheel: that copy goes, and nothing is installed (a new-user trial: `pip install -U
+        # "jax[cuda12]"` fetched 2 GB and healed nothing)
+        return pythonpath_cudnn_removal(shadow)
     kind = framework_kind(fw)
     if kind == "tensorflow":
         return tensorflow_wheels_fix(fw.version.split("+")[0])

@@ -6,7 +6,7 @@ from typing import Dict, List, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
 
-from ..versions import major_of, mm_before, release3, ver
+from ..versions import major_of, mm_before, release3, soname_version, ver
 from ..model import PRELOADED, CudnnCopy, Facts, Finding, FrameworkFacts, Resolution, Severity
 from . import LINUX, RuleContext, rule
 from ..queries import (compiled_cudnn, consumers, copy_for_path, cudnn_older, describe_copy, driver_cuda,
@@ -34,7 +34,11 @@ def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
             if tk and tk.version:
                 partners.append(("the CUDA %s toolkit it is installed into (%s)" % (tk.version, tk.path),
                                  tk.version, ERROR, tk.version, None))
-        elif copy.origin in ("system", "other", "ld_library_path") and primary and primary.version:
+        elif copy.origin in ("system", "other", "ld_library_path") and primary and primary.version and not any(
+                working_copy(facts, fw) is copy for fw in facts.python.frameworks):
+            # A copy the frameworks load is judged against them below; the toolkit is its partner only where none
+            # does (a new user's trial: the cuDNN 8 fix put beside CuPy 13 got "cannot be used with the CUDA 13.0
+            # toolkit", whose fix, `apt install libcudnn9-cuda-13`, would have done nothing for CuPy)
             partners.append(("the CUDA %s toolkit at %s" % (primary.version, primary.path), primary.version,
                              WARNING, primary.version, None))
         for fw in facts.python.frameworks:
@@ -56,7 +60,8 @@ def cuda_mismatch(facts: Facts, ctx: RuleContext) -> List[Finding]:
                     detail=why,
                     remedy=remedy,
                     evidence={"cudnn": copy.version, "built_for": copy.cuda_version, "path": copy.path,
-                              "used_with": cuda}, catalogue=["C5"]))
+                              "used_with": cuda, **({"framework": user.name} if user is not None else {})},
+                    catalogue=["C5"]))
             elif ok is None and is_used(facts, copy):
                 out.append(finding(
                     INFO, "Cannot tell whether %s works with %s" % (describe_copy(copy), label),
@@ -128,7 +133,12 @@ def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
         res = fw.resolved_cudnn
         if res is None or not res.path or res.via != "LD_LIBRARY_PATH":
             continue
-        own = [c for c in facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location.rstrip("/") + "/")]
+        # Its own copies of the major it asks for: CuPy 13 asks for libcudnn.so.8, which its site's cuDNN 9 wheel
+        # (another framework's) does not hold, so the cuDNN 8 folder on LD_LIBRARY_PATH is its only one (a new
+        # user's trial: the fix's own folder was called a foreign copy, and its fix dropped it)
+        major = major_of(soname_version(res.name) or "")
+        own = [c for c in facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location.rstrip("/") + "/")
+               and (major is None or c.major == major)]
         copy = copy_for_path(facts, res.path, res.realpath)
         if not own or copy in own:
             continue

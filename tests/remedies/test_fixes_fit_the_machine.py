@@ -243,7 +243,8 @@ def test_cd503_jax_over_a_system_copy_installs_its_own_cudas_cudnn_wheel():
                                      resolved_cudnn=resolution("libcudnn.so.9", "/opt/old/lib/libcudnn.so.9",
                                                                via="ld.so.cache"))]
     hits = only(run(f), "CD503")  # its wheel is found through its RPATH before ld.so.cache (draw 271127/273)
-    assert hits and hits[0].remedy.commands == ['pip install "nvidia-cudnn-cu12==9.*"']
+    # the site's cu13 wheel (no framework of it left) writes the same libcudnn.so.9 files: out first
+    assert hits and hits[0].remedy.commands == ["pip uninstall -y nvidia-cudnn-cu13", 'pip install "nvidia-cudnn-cu12==9.*"']
 
 
 # --- TensorFlow on Windows: the pair from compat ---------------------------------------------------------------------

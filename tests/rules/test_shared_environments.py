@@ -337,3 +337,38 @@ def test_the_ld_library_path_entry_of_an_older_copy_stays_in_the_whole_environme
     facts.loader.ld_library_path = [conda_lib]
     [older] = [f for f in _findings(facts) if f.id == "CD503"]
     assert any("grep -vxF -e %s" % conda_lib in c for c in older.remedy.commands), older.remedy.commands
+
+
+def test_the_other_major_the_fix_put_beside_is_no_foreign_copy_and_no_toolkit_mismatch():
+    # after `fix` gave CuPy 13.3 (cuDNN 8) its folder beside JAX 0.7.2's site (cuDNN 9.28), with the CUDA 13.0 toolkit
+    # on the machine: CD504 called that folder a foreign copy beating CuPy's "own cuDNN 9.28" (another major) and
+    # would drop it; CD501 judged it against the toolkit and said `apt install libcudnn9-cuda-13` (a new user's trial)
+    beside = PREFIX + "/cudnn8/nvidia/cudnn/lib"
+    cupy = _plain_path("cupy-cuda12x", "13.3.0", 8, "cupy_backends/cuda/libs/libcupy_cudnn.so")
+    cupy.resolved_cudnn = resolution("libcudnn.so.8", beside + "/libcudnn.so.8", via="LD_LIBRARY_PATH")
+    jax = framework("jax-cuda12-pjrt", "0.7.2", cuda_version="12", cudnn_version="9.8.0",
+                    requires=["nvidia-cudnn-cu12<10.0,>=9.8"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", SITE_LIB + "/libcudnn.so.9", via="RPATH"),
+                    library_search_path=[TORCH_SITE + "/jax_plugins/xla_cuda12", SITE_LIB])
+    facts = _environment([cupy, jax], "9.28.0.42")
+    facts.cudnn.append(cudnn_copy(beside, "8.9.7", "12.2", origin="ld_library_path", links=False))
+    facts.loader.ld_library_path = [beside]
+    assert facts.toolkits and facts.toolkits[0].version == "13.0"
+    about_beside = [(f.id, f.title) for f in _findings(facts) if f.id in ("CD501", "CD504") and "8.9.7" in f.title]
+    assert about_beside == []
+
+
+def test_another_cudas_wheel_of_the_major_a_framework_gets_installed_goes_first():
+    # CuPy 13.3 (CUDA 12) with only nvidia-cudnn-cu11 8.9.6.50 in its site (a uv venv in a new user's trial): the fix
+    # installs nvidia-cudnn-cu12 8.* into the same nvidia/cudnn folder; the cu11 wheel stayed on top of it, and
+    # uninstalling it later deleted CuPy's cuDNN
+    cupy = _plain_path("cupy-cuda12x", "13.3.0", 8, "cupy_backends/cuda/libs/libcupy_cudnn.so")
+    facts = _environment([cupy], "8.9.6.50")
+    facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu11", "version": "8.9.6.50", "location": TORCH_SITE}]
+    facts.cudnn[0] = cudnn_copy(SITE_LIB, "8.9.6", "11.8", origin="pip", links=False,
+                                package="nvidia-cudnn-cu11 8.9.6.50")
+    [unresolved] = [f for f in _errors(_findings(facts)) if f.id == "CD704"]
+    commands = unresolved.remedy.commands
+    assert commands[0] == "pip uninstall -y nvidia-cudnn-cu11", commands
+    assert commands[1].startswith('pip install "nvidia-cudnn-cu12==8.'), commands

@@ -251,7 +251,8 @@ def test_an_older_own_copy_first_on_the_path_drops_every_entry_of_that_major():
                       resolved_cudnn=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"))
     commands = _cd503_commands(torch, "9.8.0.87", "12.8", [CUDNN, other], cudnn_copy(
         other, "9.5.1", "12.6", origin="ld_library_path", links=False))
-    assert commands[1:] == ['pip install "nvidia-cudnn-cu13==9.24.0.43"']
+    # the cu12 wheel writes the same libcudnn.so.9 files: out first (uninstalled after, it would delete the new ones)
+    assert commands[1:] == ["pip uninstall -y nvidia-cudnn-cu12", 'pip install "nvidia-cudnn-cu13==9.24.0.43"']
     assert ld_library_path_after(commands, [CUDNN, other]) == []
 
 
@@ -285,6 +286,27 @@ def test_a_wrong_wheel_the_framework_preloads_from_pythonpath_is_removed_there()
         "rm -rf /home/u/pydeps/nvidia/cudnn /home/u/pydeps/nvidia_cudnn_cu12-*.dist-info",
         'PYTHONPATH= pip install "nvidia-cudnn-cu13>=9.24.0.43"']
     assert "or take /home/u/pydeps off PYTHONPATH" in older.remedy.text
+
+
+def test_an_old_wheel_on_pythonpath_ahead_of_the_sites_newer_one_is_removed_and_nothing_installed():
+    # a new user's trial: JAX 0.7.2 (built with cuDNN 9.8) imports nvidia.cudnn from `pip install --target ~/pylibs
+    # nvidia-cudnn-cu12==9.1.0.70` on PYTHONPATH while its own site holds 9.28; the fix was `pip install -U
+    # "jax[cuda12]"` (2 GB, JAX 0.7.2 -> 0.10.2, still 9.1 after it)
+    pylibs = "/home/u/pylibs"
+    jax = framework("jax-cuda12-pjrt", "0.7.2", cuda_version="12", cudnn_version="9.8.0",
+                    requires=["nvidia-cudnn-cu12<10.0,>=9.8"],
+                    consumer_library=TORCH_SITE + "/jax_plugins/xla_cuda12/xla_cuda_plugin.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", pylibs + "/nvidia/cudnn/lib/libcudnn.so.9",
+                                              via="sys.path (the JAX plugin's nvidia.cudnn)"))
+    facts = _alone(jax, [("nvidia-cudnn-cu12", "9.28.0.42")], [
+        cudnn_copy(CUDNN, "9.28.0", "12.9", origin="pip", links=False, package="nvidia-cudnn-cu12 9.28.0.42"),
+        cudnn_copy(pylibs + "/nvidia/cudnn/lib", "9.1.0", "12.4", origin="pip", links=False,
+                   package="nvidia-cudnn-cu12 9.1.0.70")])
+    facts.python.nvidia_wheels.append({"name": "nvidia-cudnn-cu12", "version": "9.1.0.70", "location": pylibs,
+                                       "via": "PYTHONPATH"})
+    [older] = [f for f in _findings(facts) if f.id == "CD503"]
+    assert older.remedy.commands == ["rm -rf /home/u/pylibs/nvidia/cudnn /home/u/pylibs/nvidia_cudnn_cu12-*.dist-info"]
+    assert "or take /home/u/pylibs off PYTHONPATH" in older.remedy.text
 
 
 def test_a_copy_for_another_cuda_first_on_ld_library_path_is_dropped_not_replaced_by_a_system_package():
