@@ -262,10 +262,14 @@ def _finish_packages(step: Step, environment: Optional[Environment]) -> None:
 
 
 def _variables_changes(environment: Optional[Environment], lines: Sequence[str]) -> str:
-    names = sorted({m.group(1) or m.group(2) for m in (ENV_LINE.match(line) for line in lines) if m})
+    matches = [m for m in (ENV_LINE.match(line) for line in lines) if m]
+    exported = sorted({m.group(1) for m in matches if m.group(1)})
+    unset = sorted({m.group(2) for m in matches if m.group(2)} - set(exported))
+    said = " and ".join(([("sets " + ", ".join(exported))] if exported else [])
+                        + ([("unsets " + ", ".join(unset))] if unset else []))
     where = ("%s/bin/activate (a marked block)" % environment.prefix if environment and environment.kind == "venv"
              else "%s/etc/conda/activate.d and deactivate.d" % environment.prefix if environment else "?")
-    return "sets %s for new shells of this environment, in %s" % (", ".join(names), where)
+    return "%s for new shells of this environment, in %s" % (said, where)
 
 
 def variable_names(lines: Sequence[str]) -> List[str]:
@@ -285,8 +289,9 @@ def with_versions(step: Step, installs: Sequence[Tuple[str, str]], before: Optio
         step.changes = "%s: nothing (pip's dry run: already installed)" % step.changes
         return
     parts = []
+    into = any(w in ("--target", "-t") for w in step.argv)  # another folder: the site's versions say nothing of it
     for name, version in installs:
-        old = (before or {}).get(name)
+        old = None if into else (before or {}).get(name)
         parts.append("%s %s -> %s" % (name, old, version) if old and old != version else
                      "%s %s (reinstalled)" % (name, version) if old else "%s %s (added)" % (name, version))
     step.changes = "%s: %s" % (step.changes, "; ".join(parts))

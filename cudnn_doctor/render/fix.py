@@ -13,7 +13,7 @@ def plan_lines(plan: Any, titles: Dict[str, str]) -> List[str]:
         lines.append("Environment: %s (%s; packages with %s)" % (env.prefix, env.kind, env.tool))
     if plan.steps:
         lines.append("Plan (%d step%s, for %s):" % (len(plan.steps), "" if len(plan.steps) == 1 else "s",
-                                                 ", ".join(plan.taken)))
+                                                 ", ".join(dict.fromkeys(plan.taken))))
         for n, step in enumerate(plan.steps, 1):
             shown = step.shown.replace("\n", "\n     ")
             lines.append("  %d. %s" % (n, shown))

@@ -9,7 +9,7 @@ import pytest
 
 from cudnn_doctor.fixing import activate
 from cudnn_doctor.fixing.commands import parse_command
-from cudnn_doctor.fixing.plan import Environment, Erring, build_plan, user_steps
+from cudnn_doctor.fixing.plan import Environment, Erring, build_plan, user_steps, with_versions
 
 ENV = Environment("/srv/venv", "venv", "pip")
 SITE = "/srv/venv/lib/python3.11/site-packages"
@@ -263,3 +263,16 @@ def test_a_target_copys_removal_comes_before_the_install_that_replaces_it():
                       Environment("/e", "venv", "pip"), False)
     assert plan.taken == ["CD503"] and [s.kind for s in plan.steps] == ["removals", "packages"]
     assert plan.steps[0].paths == ["/home/u/pydeps/nvidia/cudnn", "/home/u/pydeps/nvidia_cudnn_cu12-*.dist-info"]
+
+
+def test_a_variable_taken_away_is_said_unset_and_a_target_install_is_added_not_reinstalled():
+    # a new user's trial: `unset LD_PRELOAD` read "sets LD_PRELOAD", and a --target install of a release the site also
+    # holds read "(reinstalled)"
+    env = Environment("/e", "venv", "pip")
+    plan = build_plan([Erring("CD711", "t", ("unset LD_PRELOAD",)),
+                       Erring("CD704", "t", ('pip install --no-deps --target /e/cudnn8 "nvidia-cudnn-cu12==8.9.7.29"',
+                                             "export LD_LIBRARY_PATH=/e/cudnn8/nvidia/cudnn/lib"))], env, False)
+    [target, variables] = plan.steps
+    assert variables.changes.startswith("sets LD_LIBRARY_PATH and unsets LD_PRELOAD for new shells"), variables.changes
+    with_versions(target, [("nvidia-cudnn-cu12", "8.9.7.29")], {"nvidia-cudnn-cu12": "8.9.7.29"})
+    assert target.changes.endswith("nvidia-cudnn-cu12 8.9.7.29 (added)"), target.changes
