@@ -259,6 +259,9 @@ class PythonEnvFacts:
     # The active environment's package tool where it is not its own pip: "uv pip" for a venv uv made without pip (a
     # plain `pip` there is another Python's); None: pip.
     package_tool: Optional[str] = None
+    # The interpreter that owns the user sites the active --system-site-packages venv sees: it uninstalls there (pip
+    # in the venv never does). None: no such venv.
+    user_site_owner: Optional[str] = None
 
 
 @dataclass

@@ -39,6 +39,7 @@ class Parsed:
     link: str = ""  # `ln -sf TARGET LINK`: the link, and the name beside it that it points at
     target: str = ""
     paths: Tuple[str, ...] = ()  # removals: what `rm -rf` names (a dist-info's version may be a glob)
+    python: str = ""  # packages: the absolute interpreter whose pip it names (a user site's owner), "" for pip's own
 
 
 def parse_command(command: str, as_root: bool) -> Parsed:
@@ -93,7 +94,7 @@ def parse_command(command: str, as_root: bool) -> Parsed:
     if pip_args[0] == "uninstall" and "-y" not in options and "--yes" not in options:
         options.append("-y")  # fix asked before it ran: pip must not ask again
     return Parsed("packages", action=pip_args[0], options=tuple(options), requirements=tuple(reqs),
-                   variables=tuple(assigned))
+                   variables=tuple(assigned), python=words[0] if words[0].startswith("/") else "")
 
 
 def _link(words: Sequence[str]) -> Parsed:
@@ -133,8 +134,8 @@ def _pip_arguments(words: Sequence[str]) -> Optional[List[str]]:
     first = words[0]
     if first in ("pip", "pip3"):
         return list(words[1:])
-    if re.fullmatch(r"python(3(\.\d+)?)?", first) and list(words[1:3]) == ["-m", "pip"]:
-        return list(words[3:])
+    if re.fullmatch(r"(/\S+/)?python(3(\.\d+)?)?", first) and list(words[1:3]) == ["-m", "pip"]:
+        return list(words[3:])  # an absolute python: the user site's owner (plan checks it is this one's)
     if first == "uv" and words[1:2] == ["pip"]:
         return list(words[2:])
     return None

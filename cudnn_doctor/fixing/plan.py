@@ -3,6 +3,7 @@ one whole-environment plan in the right order (package changes, merged per tool 
 variables, which go last), each step saying what it changes. Nothing here reads the machine or runs anything."""
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -180,6 +181,9 @@ def _left_why(err: Erring, parsed: Sequence[Tuple[str, Parsed]], environment: Op
     if any(p.kind in ("packages", "variables", "links", "removals") for _, p in parsed):
         if environment is None:
             return "no Python environment to change was named or found (activate it, or set VIRTUAL_ENV)"
+        others = [p.python for _, p in parsed if p.python and not _same_interpreter(p.python, environment.base_python)]
+        if others:
+            return "it runs %s, another environment's pip" % others[0]
         if _user_site_fix(err, environment):
             return None if environment.writable else "%s is not yours to change" % environment.prefix
         if err.site is not None and not _inside(err.site, environment.prefix):
@@ -192,6 +196,12 @@ def _left_why(err: Erring, parsed: Sequence[Tuple[str, Parsed]], environment: Op
         if outside:
             return "it links %s, outside the environment" % outside[0]
     return None
+
+
+def _same_interpreter(named: str, base: str) -> bool:
+    """Whether a fix's absolute python is the user site's owner fix found (pyvenv.cfg's `executable`, or `home`'s
+    python3: the same bin folder)."""
+    return bool(base) and (named == base or os.path.dirname(named) == os.path.dirname(base))
 
 
 def _user_site_fix(err: Erring, environment: Environment) -> bool:

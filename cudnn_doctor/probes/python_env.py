@@ -8,7 +8,7 @@ from ..model import FrameworkFacts, PythonEnvFacts
 from ..versions import canonical_name, requirements
 from ..readers.package_meta import dist_info_name, parse_conda_record, parse_metadata, parse_tf_build_info
 from .framework_cudnn import resolve_frameworks  # noqa: F401  (run by probes/__init__ after the loader)
-from .python_places import altered_files, path_environments, pth_folders, user_sites
+from .python_places import altered_files, path_environments, pth_folders, user_site_owner, user_sites
 
 # Cheap places other interpreters keep packages (virtual envs under /opt, distro pythons, conda).
 SITE_GLOBS = (
@@ -98,6 +98,7 @@ def probe(ctx) -> None:
         if found is not None:
             env.pythons.append(found)
     env.package_tool = package_tool(host)
+    env.user_site_owner = user_site_owner(host) if env.user_sites else None
     _conda(ctx, env)
 
 

@@ -22,6 +22,24 @@ def user_bases(host) -> List[str]:
     return [home.rstrip("/") + "/.local"] if home and home.startswith("/") else []
 
 
+_EXECUTABLE = re.compile(r"^\s*executable\s*=\s*(\S+)\s*$", re.M)
+
+
+def user_site_owner(host) -> Optional[str]:
+    """The interpreter that owns the user site the active virtual environment sees (made with
+    --system-site-packages): pyvenv.cfg's `executable`, else `home`'s python3. pip in the venv installs there with
+    --user but never uninstalls there ("outside environment"); None where no such venv is active."""
+    prefix = (host.getenv("VIRTUAL_ENV") or "").rstrip("/")
+    cfg = host.read_text(prefix + "/pyvenv.cfg", limit=64 * 1024) if prefix else None
+    if not cfg or not _SYSTEM_SITE.search(cfg):
+        return None
+    m = _EXECUTABLE.search(cfg)
+    if m:
+        return m.group(1)
+    home = _HOME.search(cfg)
+    return home.group(1).rstrip("/") + "/python3" if home else None
+
+
 def user_sites(host, version: Optional[str] = None) -> List[str]:
     """The user site folders (of one Python version, else every one there is)."""
     pattern = "python%s" % version if version else "python3*"

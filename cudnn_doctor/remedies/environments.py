@@ -123,7 +123,8 @@ def shared_or_separate_fix(facts: Facts, compat: Compat, solved: SiteCudnn) -> F
     build for the other frameworks' CUDA (environment_rebuild), where PyPI has one that this node installs and the
     machine runs; else one environment per framework."""
     if solved.rebuilt is not None:
-        return rebuild_fix(facts, *solved.rebuilt)
+        fix = rebuild_fix(facts, *solved.rebuilt)
+        return for_user_site(facts, solved.needs[0].framework.location, fix) if solved.needs else fix
     return separate_environments_fix(compat, solved.needs, facts)
 
 
@@ -181,6 +182,23 @@ def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:
     return dataclasses.replace(fix, commands=[changed.get(c, c) for c in fix.commands], text=text)
 
 
+def for_user_site(facts: Facts, site: str, fix: Fix) -> Fix:
+    """A fix for a user site (`pip install --user`): its installs get --user, and its uninstalls are run by the
+    interpreter that owns the site where a --system-site-packages venv is active, since pip in the venv never removes
+    a package there ("Not uninstalling ... outside environment"; draw 20261130-1: JAX's CUDA 12 build stayed)."""
+    if site not in facts.python.user_sites or under_root():
+        return fix
+    fix = with_pip_option(fix, pip("install "), "--user")
+    owner, plain = facts.python.user_site_owner, pip("uninstall ")
+    if not owner or not any(c.startswith(plain) for c in fix.commands):
+        return fix
+    by_owner = "%s -m pip uninstall " % q(owner)
+    return dataclasses.replace(fix, commands=[by_owner + c[len(plain):] if c.startswith(plain) else c
+                                              for c in fix.commands],
+                               text=re.sub(r"(?<![\w/=-])%s" % re.escape(plain), by_owner.replace("\\", "\\\\"),
+                                           fix.text))
+
+
 def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
     """The fix with its `pip install`s run without PYTHONPATH where NVIDIA's wheels sit in a PYTHONPATH folder
     (`pip install --target`): pip counts them as installed in every environment and says "Requirement already
@@ -188,8 +206,7 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
     framework's own Python side loads its cuDNN from such a folder (torch 2.14's best-effort preload, JAX 0.6+'s
     nvidia.cudnn import: sys.path puts PYTHONPATH first), that wheel's files go first, or it keeps loading them."""
     plain = pip("install ")
-    if fw.location in facts.python.user_sites and not under_root():
-        fix = with_pip_option(fix, plain, "--user")
+    fix = for_user_site(facts, fw.location, fix)
     if not under_root() and any(w.get("via") == ".pth" and w.get("location") != fw.location
                                 for w in facts.python.nvidia_wheels):
         fix = with_pip_option(fix, plain, "--ignore-installed")

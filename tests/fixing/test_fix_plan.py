@@ -276,3 +276,16 @@ def test_a_variable_taken_away_is_said_unset_and_a_target_install_is_added_not_r
     assert variables.changes.startswith("sets LD_LIBRARY_PATH and unsets LD_PRELOAD for new shells"), variables.changes
     with_versions(target, [("nvidia-cudnn-cu12", "8.9.7.29")], {"nvidia-cudnn-cu12": "8.9.7.29"})
     assert target.changes.endswith("nvidia-cudnn-cu12 8.9.7.29 (added)"), target.changes
+
+
+def test_an_uninstall_by_the_user_sites_owner_is_taken_and_another_pythons_pip_is_left():
+    # check prints the user site's uninstall with the interpreter that owns it (pip in the venv never removes there)
+    user = "/home/u/.local/lib/python3.11/site-packages"
+    env = Environment("/e", "venv", "pip", user_site=user, base_python="/usr/local/bin/python3.11")
+    mine = Erring("CD710", "t", ("/usr/local/bin/python3.11 -m pip uninstall -y jax-cuda12-plugin",
+                                 'pip install --user "jax-cuda13-pjrt==0.7.2"'), user)
+    plan = build_plan([mine], env, False)
+    assert plan.taken == ["CD710"]
+    assert plan.steps[0].argv == ["/usr/local/bin/python3.11", "-m", "pip", "uninstall", "-y", "jax-cuda12-plugin"]
+    other = Erring("CD710", "t", ("/opt/other/bin/python3 -m pip uninstall -y x",), user)
+    assert build_plan([other], env, False).not_taken == ["CD710"]

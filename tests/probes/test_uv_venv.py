@@ -47,3 +47,20 @@ def test_a_venv_uv_made_without_pip_gets_uv_pip_and_one_with_pip_gets_pip(broken
         assert _fix_commands(venv)[0].startswith("uv pip install "), _fix_commands(venv)
     finally:
         cfg.write_text(made_by_pip)
+
+
+@pytest.mark.live  # reads real venvs made here, through the real Host
+def test_the_user_sites_owner_is_read_from_a_system_site_packages_venvs_pyvenv_cfg(tmp_path):
+    # python -m venv --system-site-packages writes `executable = ...` (3.11+): the interpreter whose pip removes
+    # from the user site (sys._base_executable, which fix asks the venv's python for)
+    from cudnn_doctor.host import Host
+    from cudnn_doctor.probes.python_places import user_site_owner
+
+    plain, shared = tmp_path / "plain", tmp_path / "shared"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(plain)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(shared)], check=True)
+    base = subprocess.run([str(shared / "bin" / "python"), "-c", "import sys; print(sys._base_executable)"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert user_site_owner(Host(env={"VIRTUAL_ENV": str(shared)})) == base
+    assert user_site_owner(Host(env={"VIRTUAL_ENV": str(plain)})) is None
+    assert user_site_owner(Host(env={})) is None

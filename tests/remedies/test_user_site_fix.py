@@ -42,3 +42,20 @@ def test_a_wheel_a_pth_folder_holds_does_not_satisfy_the_fix():
     found = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0] if f.id == "CD702"]
     installs = [c for f in found for c in f.remedy.commands if "install" in c]
     assert installs and all(c.startswith("pip install --ignore-installed ") for c in installs), installs
+
+
+def test_an_uninstall_in_the_user_site_a_venv_sees_is_run_by_the_sites_owner():
+    # draw 20261130-1: JAX's CUDA 12 build in the user site a --system-site-packages venv sees; `pip uninstall` in the
+    # venv says "Not uninstalling ... outside environment", so the move to JAX's CUDA 13 build left both in place
+    from cudnn_doctor.diagnose import fixes_here
+    from cudnn_doctor.remedies.environments import for_user_site
+    from cudnn_doctor.remedies.shell import run
+
+    owner = "/usr/local/bin/python3.11"
+    facts = Facts(python=PythonEnvFacts(site_dirs=[VENV, USER], user_sites=[USER], user_site_owner=owner))
+    with fixes_here():
+        fix = for_user_site(facts, USER, run("pip uninstall -y jax-cuda12-plugin", 'pip install "jax-cuda13-pjrt"'))
+        assert fix.commands == [owner + " -m pip uninstall -y jax-cuda12-plugin", 'pip install --user "jax-cuda13-pjrt"']
+        facts.python.user_site_owner = None  # no venv active: pip itself removes from the user site
+        assert for_user_site(facts, USER, run("pip uninstall -y x")).commands == ["pip uninstall -y x"]
+        assert for_user_site(facts, VENV, run("pip uninstall -y x")).commands == ["pip uninstall -y x"]
