@@ -2,6 +2,7 @@
 `check --json` report is given, judged by cudnn_doctor/pick from the facts check collects and the knowledge."""
 from __future__ import annotations
 
+import shlex
 import sys
 from typing import Optional
 
@@ -78,7 +79,7 @@ def register(app: typer.Typer) -> None:
             if not machine.gpus:
                 error_exit("this machine shows no NVIDIA GPU (a login or build node?): run `cudnn-doctor check "
                            "--json > node.json` on a compute node and ask `cudnn-doctor pick %s --against node.json`"
-                           % framework, EXIT_PROBLEMS)
+                           % " ".join(shlex.quote(w) for w in [framework] + ([spec] if spec else [])), EXIT_PROBLEMS)
         chosen = pick_cudnn(compat, spec, machine) if framework == "cudnn" else choose(compat, framework, spec, machine)
         from ..pick.answer import answer
 

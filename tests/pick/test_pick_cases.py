@@ -140,6 +140,9 @@ def test_on_a_gpu_less_login_node_it_asks_for_a_compute_nodes_report(monkeypatch
     result = CliRunner().invoke(app, ["pick", "torch"])
     assert result.exit_code == 1
     assert "--against node.json" in result.stderr and "check --json > node.json" in result.stderr
+    # the question asked goes into the command it suggests, the version spec too (a new user's `pick jax 0.7`)
+    result = CliRunner().invoke(app, ["pick", "torch", ">=2.6,<2.9"])
+    assert "`cudnn-doctor pick torch '>=2.6,<2.9' --against node.json`" in result.stderr, result.stderr
 
 
 def test_this_machine_is_judged_from_the_facts_check_collects(monkeypatch):
