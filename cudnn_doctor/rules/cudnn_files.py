@@ -9,6 +9,7 @@ from ..versions import release3, release3_of
 from ..model import CudnnCopy, Facts, Finding, Fix
 from ..remedies import header_fix, readable_fix, reinstall_fix, relink_fix
 from ..remedies.environments import whole_environment_fix
+from ..remedies.frameworks import cudnn_package_reinstall_fix
 from ..remedies.cudnn_files import (corrupt_files_fix, cudnn_missing_fix, mixed_releases_fix, stray_sublibraries_fix,
                                     unloadable_copy_fix)
 from . import LINUX, RuleContext, rule
@@ -81,12 +82,16 @@ def sublibraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
 
 
 def _in_its_site(facts: Facts, ctx: RuleContext, copy: CudnnCopy, fix: Fix) -> Fix:
-    """A cuDNN wheel in a site whose frameworks share it: the reinstall goes through the whole environment's fix, so
-    it installs the release they all accept (draw 20261203-17: TensorFlow's CD503 installed 9.3.0.75 and this
-    reinstall 9.1.0.70 in one pip line, which pip cannot resolve)."""
+    """A cuDNN wheel in a site whose frameworks share it: the reinstall is the one CD709 gives the framework that
+    loads it (at a release its pin admits), through the whole environment's fix, so it installs the release they
+    all accept (draw 20261203-17: TensorFlow's CD503 installed 9.3.0.75 and this reinstall 9.1.0.70 in one pip line,
+    which pip cannot resolve; draw 20261206-1: CD709 reinstalled TensorFlow's pin 9.3.0.75, this 9.5.1.17)."""
     lib = os.path.normpath(copy.directory)
     fw = next((f for f in facts.python.frameworks if own_cudnn_wheel_dir(f) == lib), None)
-    return whole_environment_fix(facts, compat_of(ctx), fw, fix) if fw is not None else fix
+    if fw is None:
+        return fix
+    return whole_environment_fix(facts, compat_of(ctx), fw,
+                                 cudnn_package_reinstall_fix(facts, compat_of(ctx), copy, copy.directory, fw))
 
 
 @rule("CD403", "cudnn-mixed-versions", "cuDNN files of different versions mixed in one copy", section="cudnn")

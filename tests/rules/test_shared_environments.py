@@ -372,3 +372,17 @@ def test_another_cudas_wheel_of_the_major_a_framework_gets_installed_goes_first(
     commands = unresolved.remedy.commands
     assert commands[0] == "pip uninstall -y nvidia-cudnn-cu11", commands
     assert commands[1].startswith('pip install "nvidia-cudnn-cu12==8.'), commands
+
+
+def test_a_damaged_wheel_gets_one_reinstall_from_cd402_and_cd709():
+    # draw 20261206-1: TensorFlow 2.19 (pins 9.3.0.75) loads the site's 9.5.1.17, which lacks
+    # libcudnn_engines_precompiled.so.9: CD709 reinstalled at the pin, CD402 at 9.5.1.17, and fix's one pip line
+    # asked for both (ResolutionImpossible)
+    tf = _tensorflow("2.19.0", 9, ['nvidia-cudnn-cu12==9.3.0.75; extra == "and-cuda"'], 9)
+    tf.resolved_cudnn_parts = {
+        "libcudnn_engines_precompiled.so.9": resolution("libcudnn_engines_precompiled.so.9", None)}
+    facts = _environment([tf], "9.5.1.17")
+    facts.cudnn[0].files = [f for f in facts.cudnn[0].files if "engines_precompiled" not in f.name]
+    fixes = {f.id: f.remedy.commands for f in _findings(facts) if f.id in ("CD402", "CD709")}
+    assert fixes["CD402"] == fixes["CD709"] == [
+        'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.3.0.75"'], fixes
