@@ -158,14 +158,26 @@ def _jax(ctx, fw: FrameworkFacts, major: int, library: str) -> Optional[Resoluti
     m = _JAX_LOAD.search(source)
     if not m or m.group(1) != "libcudnn.so.%d" % major:
         return None
-    for entry in python_path(ctx, fw):
-        package = os.path.join(entry, "nvidia")
+    for package in nvidia_package(ctx.host, python_path(ctx, fw)):
         if not ctx.host.is_dir(os.path.join(package, "cudnn")):
-            if ctx.host.lexists(os.path.join(package, "__init__.py")):
-                return None  # a regular `nvidia` package without cudnn hides the later entries: ImportError
             continue
         path = os.path.join(package, "cudnn", "lib", m.group(1))
         if not ctx.host.lexists(path):
             return None
         return _found(ctx, m.group(1), path, "sys.path (the JAX plugin's nvidia.cudnn)")
     return None
+
+
+def nvidia_package(host, entries) -> List[str]:
+    """The folders `import nvidia` takes its submodules from, as Python's path finder does: a sys.path entry whose
+    nvidia/ holds __init__.py is a regular package and wins alone, even after namespace portions (an old NVIDIA wheel
+    in a user site shipped one: a new user's trial, where JAX then looked for cuDNN there only); else every nvidia/
+    folder, in sys.path order."""
+    portions: List[str] = []
+    for entry in entries:
+        package = os.path.join(entry, "nvidia")
+        if host.lexists(os.path.join(package, "__init__.py")):
+            return [package]
+        if host.is_dir(package):
+            portions.append(package)
+    return portions
