@@ -192,10 +192,14 @@ def for_user_site(facts: Facts, site: str, fix: Fix) -> Fix:
     owner, plain = facts.python.user_site_owner, pip("uninstall ")
     if not owner or not any(c.startswith(plain) for c in fix.commands):
         return fix
-    by_owner = "%s -m pip uninstall " % q(owner)
-    return dataclasses.replace(fix, commands=[by_owner + c[len(plain):] if c.startswith(plain) else c
+    return _started_otherwise(fix, plain, "%s -m pip uninstall " % q(owner))
+
+
+def _started_otherwise(fix: Fix, plain: str, instead: str) -> Fix:
+    """The fix with each command that starts with ``plain`` (and its words) started with ``instead``."""
+    return dataclasses.replace(fix, commands=[instead + c[len(plain):] if c.startswith(plain) else c
                                               for c in fix.commands],
-                               text=re.sub(r"(?<![\w/=-])%s" % re.escape(plain), by_owner.replace("\\", "\\\\"),
+                               text=re.sub(r"(?<![\w/=-])%s" % re.escape(plain), instead.replace("\\", "\\\\"),
                                            fix.text))
 
 
@@ -214,10 +218,7 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
                  w.get("location") != fw.location]
     if under_root() or not elsewhere or not any(c.startswith(plain) for c in fix.commands):
         return fix
-    unseen = "PYTHONPATH= " + plain
-    fix = dataclasses.replace(fix, commands=[unseen + c[len(plain):] if c.startswith(plain) else c
-                                             for c in fix.commands],
-                              text=re.sub(r"(?<![\w/=-])%s" % re.escape(plain), unseen, fix.text))
+    fix = _started_otherwise(fix, plain, "PYTHONPATH= " + plain)
     res = fw.resolved_cudnn
     loaded = (res.realpath or res.path or "") if res is not None else ""
     shadow = pythonpath_cudnn(facts, loaded)
