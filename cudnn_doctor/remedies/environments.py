@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..knowledge import Compat
 from ..model import Facts, Fix, FrameworkFacts
 from ..queries import framework_kind
 from ..versions import canonical_name
-from .acting import pip, system, under_root
+from .acting import at, pip, system, under_root
 from .environment_layout import Layout, kept_but_damaged, layout_fix, solve_layout
 from .environment_rebuild import Rebuild, rebuild_fix, rebuilt_layout
 from .onnxruntime import cuda_library_wheels
@@ -234,14 +234,14 @@ def pythonpath_cudnn(facts: Facts, path: str) -> Optional[Dict[str, str]]:
                  and path.startswith(w["location"].rstrip("/") + "/nvidia/cudnn/")), None)
 
 
-def pythonpath_cudnn_removal(wheel: Dict[str, str], then_fix: Optional[Fix] = None) -> Fix:
+def pythonpath_cudnn_removal(folder_wheel: Mapping[str, str], then_fix: Optional[Fix] = None) -> Fix:
     """Remove a PYTHONPATH folder's cuDNN wheel (pip cannot uninstall a `pip install --target`: its folder and record
     go; `fix` keeps them in its journal), then ``then_fix``; or take that folder off PYTHONPATH."""
-    where = wheel["location"].rstrip("/")
-    remove = run("rm -rf %s %s" % (q(where + "/nvidia/cudnn"),
-                                   q(where) + "/%s-*.dist-info" % canonical_name(wheel["name"]).replace("-", "_")))
+    where = at(folder_wheel["location"].rstrip("/"))
+    remove = run("rm -rf %s %s" % (q(where + "/nvidia/cudnn"), q(where) + "/%s-*.dist-info"
+                                   % canonical_name(folder_wheel["name"]).replace("-", "_")))
     return or_else(then(remove, then_fix) if then_fix is not None else remove,
-                   "or take %s off PYTHONPATH" % wheel["location"], "%s   (%s)")
+                   "or take %s off PYTHONPATH" % folder_wheel["location"], "%s   (%s)")
 
 
 def force_reinstall_fix(facts: Facts, fw: Optional[FrameworkFacts], project: str, wheel_version: str) -> Fix:

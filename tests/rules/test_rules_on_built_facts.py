@@ -364,6 +364,19 @@ def _stray_sublibrary(f):
     f.loader.ld_library_path = ["/home/u/extra/f"]
 
 
+def _old_wheel_on_pythonpath(f):
+    # torch 2.11 (built with cuDNN 9.12) imports an old nvidia-cudnn-cu13 from a `pip install --target` folder on
+    # PYTHONPATH ahead of its site's 9.19 wheel: that copy goes, nothing is installed
+    pylibs = "/home/u/pylibs"
+    [torch] = [fw for fw in f.python.frameworks if fw.name == "torch"]
+    torch.resolved_cudnn = resolution("libcudnn.so.9", pylibs + "/nvidia/cudnn/lib/libcudnn.so.9",
+                                      via="sys.path (torch's _preload_cuda_deps)")
+    f.cudnn.append(cudnn_copy(pylibs + "/nvidia/cudnn/lib", "9.1.0", "13.0", origin="pip", links=False,
+                              package="nvidia-cudnn-cu13 9.1.0.70"))
+    f.python.nvidia_wheels.append({"name": "nvidia-cudnn-cu13", "version": "9.1.0.70", "location": pylibs,
+                                   "via": "PYTHONPATH"})
+
+
 def _pins_with_no_shared_release(f):
     # TensorFlow 2.19's [and-cuda] pin and the JAX 0.7.2 plugin's [with-cuda] floor, as PyPI's metadata has them
     f.python.frameworks = [
@@ -422,6 +435,8 @@ SCENARIOS: Dict[str, tuple] = {
     "E1-known-bad": (mutate(_jax_bad_cudnn), "CD506", "error", ">=9.10.1", {}),
     "B1-cudnn": (mutate(_new_gpu_old_cudnn), "CD508", "warning", "libcudnn9-cuda-13", {}),
     "D2-stray": (mutate(_stray_sublibrary), "CD402", "warning", "grep -vxF -e /home/u/extra/f |", {}),
+    "G5-pythonpath-copy": (mutate(_old_wheel_on_pythonpath), "CD503", "error",
+                           "rm -rf /home/u/pylibs/nvidia/cudnn /home/u/pylibs/nvidia_cudnn_cu13-*.dist-info", {}),
     "G4-no-shared-release": (mutate(_pins_with_no_shared_release), "CD702", "warning",
                              "leave nvidia-cuda-nvcc-cu12 12.9.86 as it is", {}),
     "F1": (mutate(_off_path), "CD601", "warning", "/etc/ld.so.conf.d/cudnn-doctor-opt-cudnn-lib.conf", {}),
