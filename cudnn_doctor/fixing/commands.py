@@ -101,8 +101,7 @@ def _link(words: Sequence[str]) -> Parsed:
     """`ln -sf NAME /abs/LINK`: a link to a file beside it (Paddle's unversioned libcudnn.so, CD707), or `ln -sf
     /abs/FILE /abs/LINK` (another cuDNN major's files linked into the folder the frameworks search), which fix makes
     through its journal when both are in the environment; any other ln is the user's."""
-    flags = "".join(w[1:] for w in words[1:] if w.startswith("-"))
-    operands = [w for w in words[1:] if not w.startswith("-")]
+    flags, operands = _flags_and_operands(words)
     if sorted(flags) != ["f", "s"] or len(operands) != 2 or not operands[1].startswith("/") or (
             "/" in operands[0] and not operands[0].startswith("/")):
         return Parsed("left", "fix makes only `ln -sf NAME /path/LINK` or `ln -sf /path/FILE /path/LINK`")
@@ -119,13 +118,18 @@ _RECORD = re.compile(r"(/.+)/nvidia_[a-z0-9_]+-(?:[0-9][0-9.a-z]*|\*)\.dist-info
 def _removal(words: Sequence[str]) -> Parsed:
     """`rm -rf DIR/nvidia/cudnn DIR/nvidia_cudnn_cu12-*.dist-info`: a wheel in a `--target` folder on PYTHONPATH
     (remedies/environments.beside_framework), which fix removes through its journal so undo puts it back."""
-    flags = "".join(w[1:] for w in words[1:] if w.startswith("-"))
-    operands = [os.path.normpath(w) if w.startswith("/") else w for w in words[1:] if not w.startswith("-")]
-    folders = {m.group(1) for m in (_PAYLOAD.fullmatch(o) or _RECORD.fullmatch(o) for o in operands) if m}
-    if sorted(flags) != ["f", "r"] or not operands or len(folders) != 1 or not all(
-            _PAYLOAD.fullmatch(o) or _RECORD.fullmatch(o) for o in operands):
+    flags, named = _flags_and_operands(words)
+    operands = [os.path.normpath(w) if w.startswith("/") else w for w in named]
+    found = [_PAYLOAD.fullmatch(o) or _RECORD.fullmatch(o) for o in operands]
+    if sorted(flags) != ["f", "r"] or not found or not all(found) or len({m.group(1) for m in found if m}) != 1:
         return Parsed("left", "fix removes only an NVIDIA wheel's files from a `pip install --target` folder")
     return Parsed("removals", paths=tuple(operands))
+
+
+def _flags_and_operands(words: Sequence[str]) -> Tuple[str, List[str]]:
+    """A command's single-letter flags, run together (`-s -f` and `-sf` alike), and its other words."""
+    return ("".join(w[1:] for w in words[1:] if w.startswith("-")),
+            [w for w in words[1:] if not w.startswith("-")])
 
 
 def _pip_arguments(words: Sequence[str]) -> Optional[List[str]]:

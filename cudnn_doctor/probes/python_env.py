@@ -8,7 +8,7 @@ from ..model import FrameworkFacts, PythonEnvFacts
 from ..versions import canonical_name, requirements
 from ..readers.package_meta import dist_info_name, parse_conda_record, parse_metadata, parse_tf_build_info
 from .framework_cudnn import resolve_frameworks  # noqa: F401  (run by probes/__init__ after the loader)
-from .python_places import altered_files, path_environments, pth_folders, user_site_owner, user_sites
+from .python_places import active_venv, altered_files, path_environments, pth_folders, user_site_owner, user_sites
 
 # Cheap places other interpreters keep packages (virtual envs under /opt, distro pythons, conda).
 SITE_GLOBS = (
@@ -97,8 +97,9 @@ def probe(ctx) -> None:
         found = python_of(host, site)
         if found is not None:
             env.pythons.append(found)
-    env.package_tool = package_tool(host)
-    env.user_site_owner = user_site_owner(host) if env.user_sites else None
+    prefix, cfg = active_venv(host)
+    env.package_tool = package_tool(host, prefix, cfg)
+    env.user_site_owner = user_site_owner(cfg) if env.user_sites else None
     _conda(ctx, env)
 
 
@@ -109,11 +110,10 @@ _CFG_VERSION = re.compile(r"^\s*(?:version_info|version)\s*=\s*(3\.\d+)", re.M)
 _UV_MADE = re.compile(r"^\s*uv\s*=", re.M)  # pyvenv.cfg's `uv = 0.5.1`: `uv venv` made it
 
 
-def package_tool(host) -> Optional[str]:
-    """"uv pip" where the active virtual environment was made by uv and holds no pip (`uv venv` installs none, and
-    `pip` on PATH is then another Python's); None: its own pip."""
-    prefix = (host.getenv("VIRTUAL_ENV") or "").rstrip("/")
-    if not prefix or not _UV_MADE.search(host.read_text(prefix + "/pyvenv.cfg", limit=64 * 1024) or ""):
+def package_tool(host, prefix: str, cfg: str) -> Optional[str]:
+    """"uv pip" where the active virtual environment (its prefix and pyvenv.cfg) was made by uv and holds no pip
+    (`uv venv` installs none, and `pip` on PATH is then another Python's); None: its own pip."""
+    if not prefix or not _UV_MADE.search(cfg):
         return None
     sites = host.glob(prefix + "/lib/python3*/site-packages")
     has_pip = any((dist_info_name(e) or ("",))[0] == "pip" for s in sites for e in host.listdir(s))

@@ -25,12 +25,16 @@ def user_bases(host) -> List[str]:
 _EXECUTABLE = re.compile(r"^\s*executable\s*=\s*(\S+)\s*$", re.M)
 
 
-def user_site_owner(host) -> Optional[str]:
-    """The interpreter that owns the user site the active virtual environment sees (made with
-    --system-site-packages): pyvenv.cfg's `executable`, else `home`'s python3. pip in the venv installs there with
-    --user but never uninstalls there ("outside environment"); None where no such venv is active."""
+def active_venv(host) -> Tuple[str, str]:
+    """(prefix, pyvenv.cfg's text) of the active virtual environment (VIRTUAL_ENV); ("", "") where none is."""
     prefix = (host.getenv("VIRTUAL_ENV") or "").rstrip("/")
-    cfg = host.read_text(prefix + "/pyvenv.cfg", limit=64 * 1024) if prefix else None
+    return (prefix, host.read_text(prefix + "/pyvenv.cfg", limit=64 * 1024) or "") if prefix else ("", "")
+
+
+def user_site_owner(cfg: str) -> Optional[str]:
+    """The interpreter that owns the user site a virtual environment (this pyvenv.cfg) sees when made with
+    --system-site-packages: its `executable`, else `home`'s python3. pip in the venv installs there with --user but
+    never uninstalls there ("outside environment"); None where it sees none."""
     if not cfg or not _SYSTEM_SITE.search(cfg):
         return None
     m = _EXECUTABLE.search(cfg)

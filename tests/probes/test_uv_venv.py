@@ -54,13 +54,13 @@ def test_the_user_sites_owner_is_read_from_a_system_site_packages_venvs_pyvenv_c
     # python -m venv --system-site-packages writes `executable = ...` (3.11+): the interpreter whose pip removes
     # from the user site (sys._base_executable, which fix asks the venv's python for)
     from cudnn_doctor.host import Host
-    from cudnn_doctor.probes.python_places import user_site_owner
+    from cudnn_doctor.probes.python_places import active_venv, user_site_owner
 
     plain, shared = tmp_path / "plain", tmp_path / "shared"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(plain)], check=True)
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(shared)], check=True)
     base = subprocess.run([str(shared / "bin" / "python"), "-c", "import sys; print(sys._base_executable)"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    assert user_site_owner(Host(env={"VIRTUAL_ENV": str(shared)})) == base
-    assert user_site_owner(Host(env={"VIRTUAL_ENV": str(plain)})) is None
-    assert user_site_owner(Host(env={})) is None
+    assert user_site_owner(active_venv(Host(env={"VIRTUAL_ENV": str(shared)}))[1]) == base
+    assert user_site_owner(active_venv(Host(env={"VIRTUAL_ENV": str(plain)}))[1]) is None
+    assert user_site_owner(active_venv(Host(env={}))[1]) is None
