@@ -190,12 +190,11 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
          asked: List[str], out: _Out) -> int:
     from ..fixing import gather
     from ..fixing.apply import FixStopped, run_plan
-    from ..fixing.environment import is_active
     from ..fixing.plan import build_plan
     from ..model import Severity
     from ..render.fix import before_after_lines, plan_lines, ran_lines, ran_payload, variables_hint
 
-    active = is_active(plan.environment, env)
+    active = plan.environment.active
     new_shell = _NewShell(env, given, active)
     lines: List[str] = []
     rounds, ran, files = [plan], [], []

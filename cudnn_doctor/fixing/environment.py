@@ -56,7 +56,8 @@ def find_environment(env: Mapping[str, str], sites: Sequence[str]) -> Optional[E
     writable = all(os.access(p, os.W_OK) for p in [prefix, *_sites(prefix)])
     # Known whenever it sees one: an error about a framework there, and any `pip install --user` step, change it.
     user_site, base_python = _user_site(prefix, kind, env)
-    return Environment(prefix, kind, _tool(prefix, env), writable, user_site, base_python)
+    return Environment(prefix, kind, _tool(prefix, env), writable, user_site, base_python,
+                       active=_activated(prefix, env))
 
 
 def _user_site(prefix: str, kind: str, env: Mapping[str, str]) -> Tuple[str, str]:
@@ -84,12 +85,10 @@ def _user_site(prefix: str, kind: str, env: Mapping[str, str]) -> Tuple[str, str
     return os.path.abspath(lines[0]), owner
 
 
-def is_active(environment: Environment, env: Mapping[str, str]) -> bool:
-    """Whether the shell fix runs in has the environment activated (VIRTUAL_ENV or CONDA_PREFIX names it): only then
-    do its new shells source the activate scripts fix writes its variables into. One used from PATH alone never
-    does."""
-    return any(env.get(name) and os.path.abspath(env[name]) == environment.prefix
-               for name in ("VIRTUAL_ENV", "CONDA_PREFIX"))
+def _activated(prefix: str, env: Mapping[str, str]) -> bool:
+    """Whether the shell fix runs in has the environment at ``prefix`` activated (VIRTUAL_ENV or CONDA_PREFIX names
+    it)."""
+    return any(bool(env.get(name)) and os.path.abspath(env[name]) == prefix for name in ("VIRTUAL_ENV", "CONDA_PREFIX"))
 
 
 def _sites(prefix: str) -> List[str]:

@@ -25,6 +25,9 @@ class Environment:
     # interpreter that owns that site: pip in a venv installs there with --user but never uninstalls there.
     user_site: str = ""
     base_python: str = ""
+    # the shell fix runs in has it activated (VIRTUAL_ENV or CONDA_PREFIX names it): only then do its new shells
+    # source the activate scripts fix writes variables into; one used from PATH alone never does
+    active: bool = True
 
     @property
     def python(self) -> str:
@@ -279,6 +282,9 @@ def _variables_changes(environment: Optional[Environment], lines: Sequence[str])
                         + ([("unsets " + ", ".join(unset))] if unset else []))
     where = ("%s/bin/activate (a marked block)" % environment.prefix if environment and environment.kind == "venv"
              else "%s/etc/conda/activate.d and deactivate.d" % environment.prefix if environment else "?")
+    if environment is not None and not environment.active:
+        # used from PATH (draw 20261205-10): its activate script is not what this shell's variables come from
+        return "%s in %s: only shells that activate this environment get them (this one did not)" % (said, where)
     return "%s for new shells of this environment, in %s" % (said, where)
 
 

@@ -278,6 +278,23 @@ def test_a_variable_taken_away_is_said_unset_and_a_target_install_is_added_not_r
     assert target.changes.endswith("nvidia-cudnn-cu12 8.9.7.29 (added)"), target.changes
 
 
+def test_variables_of_an_environment_used_from_path_are_not_said_to_reach_its_new_shells(tmp_path):
+    # draw 20261205-10: a venv on PATH, never activated; its activate block would reach no shell the user opens, and
+    # the plan said "for new shells of this environment"
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    from cudnn_doctor.fixing.environment import find_environment
+    on_path = find_environment({"PATH": "%s/bin:/usr/bin" % venv}, [str(venv / "lib/python3.11/site-packages")])
+    activated = find_environment({"VIRTUAL_ENV": str(venv)}, [])
+    assert on_path is not None and not on_path.active and activated is not None and activated.active
+    errors = [Erring("CD709", "t", ("unset LD_LIBRARY_PATH",))]
+    [step] = build_plan(errors, on_path, False).steps
+    assert "only shells that activate this environment get them (this one did not)" in step.changes, step.changes
+    [step] = build_plan(errors, activated, False).steps
+    assert step.changes.startswith("unsets LD_LIBRARY_PATH for new shells of this environment"), step.changes
+
+
 def test_an_uninstall_by_the_user_sites_owner_is_taken_and_another_pythons_pip_is_left():
     # check prints the user site's uninstall with the interpreter that owns it (pip in the venv never removes there)
     user = "/home/u/.local/lib/python3.11/site-packages"
