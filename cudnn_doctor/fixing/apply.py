@@ -14,9 +14,9 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 from ..install import hooks
 from ..install.journal import TXN, StateLock, discard, history_entries, read_journal, write_journal
 from ..install.transaction import apply as apply_files, commit, dest_path, new_txn, undo as undo_files
-from . import activate, folders, shared, strays
+from . import activate, folders, shared, stash, strays
 from .environment import conda_export, package_set, run
-from .plan import Environment, Plan, user_steps, variable_names
+from .plan import Environment, Plan, project_name, user_steps, variable_names
 
 STATE = ".cudnn-doctor/fix-journal"  # under the environment's prefix
 OWN_SITE = {"PYTHONPATH": "", "PYTHONNOUSERSITE": "1"}  # pip run on the environment's own site-packages alone
@@ -158,6 +158,9 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             user_site = environment.user_site if user_steps(plan) else ""
             sites = shared.sites(environment.prefix) + ([user_site] if user_site else [])
             common = shared.keep(folder, sites)  # pip removes them with either owner
+            # each release pip may take away, for an undo that needs no index
+            wheels = stash.keep(folder, sites, {project_name(r) for s in plan.steps if s.kind == "packages"
+                                                for r in [*s.requirements, *s.resolved]})
             strays.keep(folder, sites)  # a pip killed part-way leaves unlisted files
             user_before = package_set(environment, env, user_site) if user_site else None
             if user_site and user_before is None:
@@ -166,7 +169,8 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             journal.update(status="applying", packages_before=before, conda_export=conda_export(environment, env),
                            sites=sites, user_site=user_site, user_before=user_before,
                            base_python=environment.base_python,
-                           steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops, targets=kept, shared=common)
+                           steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops, targets=kept, shared=common,
+                           stash=wheels)
             write_journal(folder, journal)  # before anything changes: what --undo needs
             hooks.point("fix-after-journal")
             for step in plan.steps:
@@ -189,6 +193,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             out.files = [os.path.join(journal["dirs"][op["dir"]]["path"], op["rel"]) for op in ops]
             journal["packages_after"] = package_set(environment, env)
             out.journal = commit(sdir, folder, journal)
+            stash.prune(sdir)
         except BaseException as exc:
             if journal.get("status") != "applying":
                 discard(sdir, folder)  # nothing outside the journal was touched
@@ -303,9 +308,9 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
     sites = journal.get("sites") or shared.sites(environment.prefix)
     journal["shared_undo"] = shared.keep(folder, sites, "shared-undo", journal.get("shared_undo") or [])
     write_journal(folder, journal)
-    ran = _restore_packages(environment, journal.get("packages_before"), env)
+    ran = _restore_packages(environment, folder, journal, env)
     if journal.get("user_site"):
-        ran += _restore_user_site(environment, journal, env)
+        ran += _restore_user_site(environment, folder, journal, env)
     done["restored"] += shared.put_back(folder, (journal.get("shared") or []) + journal["shared_undo"], sites)
     for site, owners in shared.owners_missing(journal["shared_undo"], sites).items():
         user = bool(site) and site == journal.get("user_site")  # its owner is the user site's: --user, that site seen
@@ -322,7 +327,8 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
     return ran, done["restored"], done["removed"]
 
 
-def _restore_user_site(environment: Environment, journal: dict, env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
+def _restore_user_site(environment: Environment, folder: str, journal: dict,
+                       env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
     """The user site's packages back to the journal's set, by the interpreter that owns that site (pip in a venv
     leaves a package outside the venv: "Not uninstalling ... outside environment"), reinstalls with --user."""
     site = journal["user_site"]
@@ -331,7 +337,7 @@ def _restore_user_site(environment: Environment, journal: dict, env: Mapping[str
         return [("%s -m pip list --path %s" % (environment.python, site), 1, "the package list could not be read")]
     tool = _owner(environment, journal).user_pip_words()
     return _put_set_back(journal.get("user_before") or {}, now, [*tool, "uninstall"], [*tool, "install", "--user"],
-                         dict(env, PYTHONPATH=""))
+                         dict(env, PYTHONPATH=""), folder, stash.kept(folder, journal.get("stash") or [], [site]))
 
 
 def _owner(environment: Environment, journal: dict) -> Environment:
@@ -339,8 +345,9 @@ def _owner(environment: Environment, journal: dict) -> Environment:
     return dataclasses.replace(environment, base_python=journal.get("base_python") or environment.base_python)
 
 
-def _restore_packages(environment: Environment, before: Optional[Dict[str, str]],
+def _restore_packages(environment: Environment, folder: str, journal: dict,
                       env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
+    before = journal.get("packages_before")
     if before is None:
         return []
     now = package_set(environment, env)
@@ -350,20 +357,31 @@ def _restore_packages(environment: Environment, before: Optional[Dict[str, str]]
     # The set put back is the environment's own site's (package_set reads it with --path): pip must see that site
     # alone, or it takes a --target copy on PYTHONPATH (or the user site's) for the one to uninstall (draw 515-14).
     return _put_set_back(before, now, [*tool, "uninstall", *python], [*tool, "install", *python],
-                         dict(env, **OWN_SITE))
+                         dict(env, **OWN_SITE), folder, stash.kept(folder, journal.get("stash") or [],
+                                                                   shared.sites(environment.prefix)))
 
 
 def _put_set_back(before: Dict[str, str], now: Dict[str, str], uninstall: List[str], install: List[str],
-                  env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
-    """Uninstall what was added since ``before``, reinstall each changed package at its recorded version."""
+                  env: Mapping[str, str], folder: str, kept: Dict[Tuple[str, str], dict]) -> List[Tuple[str, int, str]]:
+    """Uninstall what was added since ``before`` and the release now in place of each changed package the journal
+    kept, put those kept files back, and reinstall any other changed package at its recorded version by name."""
     ran = []
-    added = sorted(set(now) - set(before))
-    changed = sorted("%s==%s" % (n, v) for n, v in before.items() if now.get(n) != v)
-    for argv in ([*uninstall, "-y", *added] if added else None,
-                 [*install, "--no-deps", "--force-reinstall", *changed] if changed else None):
-        if argv:
-            code, text = run(argv, env)
-            ran.append((" ".join(argv), code, _tail(text)))
+    changed = sorted((n, v) for n, v in before.items() if now.get(n) != v)
+    back = {(n, v): kept[stash.key(n, v)] for n, v in changed if stash.key(n, v) in kept}
+    removing = sorted(set(now) - set(before)) + [n for n, _ in back if n in now]
+    by_name = ["%s==%s" % (n, v) for n, v in changed if (n, v) not in back]
+    if removing:
+        code, text = run([*uninstall, "-y", *removing], env)
+        ran.append((" ".join([*uninstall, "-y", *removing]), code, _tail(text)))
+    for (name, version), record in back.items():
+        try:
+            ran.append(("put back %s==%s from the journal (%d files)" % (name, version, stash.put_back(folder, record)),
+                        0, ""))
+        except OSError as exc:
+            ran.append(("put back %s==%s from the journal" % (name, version), 1, str(exc)))
+    if by_name:
+        code, text = run([*install, "--no-deps", "--force-reinstall", *by_name], env)
+        ran.append((" ".join([*install, "--no-deps", "--force-reinstall", *by_name]), code, _tail(text)))
     return ran
 
 

@@ -76,6 +76,7 @@ class Step:
     target: str = ""
     paths: List[str] = field(default_factory=list)  # removals steps: what is removed (a glob for a dist-info)
     user: bool = False  # packages steps: run by the user site's owner, on the user site
+    resolved: List[str] = field(default_factory=list)  # install steps: every project pip's dry run would install
 
 
 @dataclass
@@ -119,7 +120,7 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
                 plan.left.append((err.id, "", why))
             continue
         plan.taken.append(err.id)
-        touched = {a: {_project(r) for _, p in parsed if p.kind == "packages" and p.action == a for r in p.requirements}
+        touched = {a: {project_name(r) for _, p in parsed if p.kind == "packages" and p.action == a for r in p.requirements}
                    for a in ("install", "uninstall")}
         gone |= touched["uninstall"] - touched["install"]  # a swap of one project (out, then in again) stays
         for command, p in parsed:
@@ -239,7 +240,7 @@ def _removals_first(steps: List[Step], gone: Set[str]) -> List[Step]:
     installs: List[Step] = []
     for step in (s for s in steps if s.argv[0] != "uninstall"):
         done = {r for s in installs for r in s.requirements}
-        kept = [r for r in step.requirements if _project(r) not in gone and r not in done]
+        kept = [r for r in step.requirements if project_name(r) not in gone and r not in done]
         if kept:
             step.requirements[:] = kept
             installs.append(step)
@@ -253,7 +254,8 @@ def _removals_first(steps: List[Step], gone: Set[str]) -> List[Step]:
     return removals + installs
 
 
-def _project(requirement: str) -> str:
+def project_name(requirement: str) -> str:
+    """The canonical project name of a pip requirement (``name[extra]==1.0``, ``name>=2``, ``name @ url``)."""
     return canonical_name(re.split(r"[\s\[<>=!~;@]", requirement.strip(), maxsplit=1)[0])
 
 
@@ -304,6 +306,7 @@ def with_versions(step: Step, installs: Sequence[Tuple[str, str]], before: Optio
     if not installs:
         step.changes = "%s: nothing (pip's dry run: already installed)" % step.changes
         return
+    step.resolved = [canonical_name(name) for name, _ in installs]
     parts = []
     into = any(w in ("--target", "-t") for w in step.argv)  # another folder: the site's versions say nothing of it
     for name, version in installs:

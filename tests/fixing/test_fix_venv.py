@@ -84,8 +84,12 @@ def test_fix_heals_the_venv_and_undo_puts_every_record_and_the_activate_script_b
     asked = doctor(venv, links, "fix", "--undo")  # no terminal: it says what it would take back, and changes nothing
     assert asked.returncode == 2 and "nvidia-cudnn-cu12 8.9.2.26 -> 9.3.0.75" in asked.stdout, asked.stdout
     assert "python -m pip install nvidia-cudnn-cu12==8.9.2.26" in asked.stdout and "bin/activate" in asked.stdout
-    undone = doctor(venv, links, "fix", "--undo", "--yes")
+    # with no wheel to be had (an offline node): the release fix replaced comes back from the journal's own copy
+    nothing = links.parent / "no-wheels"
+    nothing.mkdir(exist_ok=True)
+    undone = doctor(venv, nothing, "fix", "--undo", "--yes")
     assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert "put back nvidia-cudnn-cu12==9.3.0.75 from the journal" in undone.stdout, undone.stdout
     assert state_hashes(venv) == before
     assert not (venv / ".cudnn-doctor").exists()
     assert set(IDS) <= errors_in_a_new_shell(venv)  # the failure is back
