@@ -136,7 +136,8 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
     if first.product == "cuDNN":
         cuda = ev.facts.build_cuda() or next((s.high for s in ev.libraries if s.product == "CUDA"), None) or \
             next(iter(ev.cuda), None)
-        fix = paste.cudnn_release_fix(compat, int(first.low), cuda=cuda)
+        fix = paste.cudnn_release_fix(compat, int(first.low), cuda=cuda) if cuda else \
+            _cudnn_for_either_build(ev, compat, int(first.low))
         found = sublibrary_on_path(ev, compat, cause, fix) or torch7_bindings(ev, cause, fix)
         if found is not None and not first.name.lower().endswith(".dll"):
             return found
@@ -146,6 +147,24 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
         if found is not None:
             return found
     return Answer(cause, paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix)
+
+
+# The programs whose PyPI builds come for more than one CUDA major, by the key their builds are known under.
+_BUILT_PER_CUDA = {"ONNX Runtime": "onnxruntime", "CuPy": "cupy"}
+
+
+def _cudnn_for_either_build(ev: Evidence, compat: Compat, major: int) -> Fix:
+    """A cuDNN that is missing, where the paste says neither the CUDA nor the release of a program whose builds
+    come for several CUDA majors (onnxruntime-gpu 1.26 for CUDA 12, 1.31 for 13): the wheel for each, the build
+    deciding; never a guess (fresh paste rembg-798 was told CUDA 13's for what was most likely a CUDA 12 build)."""
+    program = next((p for p in ev.facts.programs if p.name in _BUILT_PER_CUDA and not p.release), None)
+    builds = compat.framework_builds(_BUILT_PER_CUDA[program.name]) if program is not None else []
+    newest: Dict[str, str] = {}
+    for build in builds:  # newest release first
+        newest.setdefault(str(major_of(build.cuda)), build.release)
+    if program is None or len(newest) < 2:
+        return paste.cudnn_release_fix(compat, major)
+    return paste.cudnn_for_builds_fix(compat, major, program.name, newest)
 
 
 def _cupy_wheel(ev: Evidence, compat: Compat, name: str, major: Optional[int], cause: str,

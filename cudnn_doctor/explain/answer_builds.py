@@ -50,7 +50,27 @@ def from_builds(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _opencv(ev, compat)
     if kind == "xformers-no-extension":
         return _xformers(ev)
+    if kind == "extension-cuda-mismatch":
+        return _extension_cuda(ev, compat)
     return None
+
+
+# torch.utils.cpp_extension's own words: "The detected CUDA version (11.8) mismatches the version that was used to
+# compile PyTorch (12.1). Please make sure to use the same CUDA versions."
+_EXTENSION_CUDA = re.compile(r"detected CUDA version \((\d+\.\d+)\) mismatches the version that was used to compile"
+                             r"\s{1,4}PyTorch \((\d+\.\d+)\)")
+
+
+def _extension_cuda(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """An extension built with a toolkit of another CUDA major than PyTorch's: a PyTorch built for the toolkit's
+    CUDA, or the toolkit PyTorch was built with on CUDA_HOME."""
+    m = _EXTENSION_CUDA.search(ev.text)
+    if m is None:
+        return None
+    toolkit, built = m.group(1), m.group(2)
+    return Answer("building a PyTorch extension: the CUDA toolkit it compiles with (nvcc, CUDA_HOME) is %s and this "
+                  "PyTorch was built with CUDA %s; torch.utils.cpp_extension needs the same CUDA major" % (toolkit, built),
+                  rt.extension_cuda_fix(compat, toolkit, built))
 
 
 # xFormers' own warning: "xFormers was built for:\n    PyTorch 2.6.0+cu124 with CUDA 1204 (you have 2.6.0+cu126)".

@@ -126,12 +126,36 @@ def from_releases(ev: Evidence, compat: Compat) -> Optional[Answer]:
             return Answer("PyTorch %s (%s) is known for %s: %s; fixed in %s" % (
                 torch.release if torch else "", row["source"].split(" ")[0], row["status_code"], row["problem"],
                 row["fixed_in"]), py_fix.torch_release_fix(compat, row["fixed_in"], cuda, "the release that fixed it"))
-        if row.get("below_cc") and cc and ver(cc) is not None and _v(cc) < _v(row["below_cc"]):
-            arch = compat.arch_for_cc(cc)
-            return Answer("PyTorch %s has no kernels for this %s GPU (compute capability %s): %s" % (
-                torch.release if torch else "", arch.name if arch else "old", cc, row["problem"]),
-                py_fix.torch_release_fix(compat, row["last_release"], row["last_cuda"], "the last with kernels for it"))
-    return from_warnings(ev, compat)
+    dropped = _dropped_gpu(ev, compat, cc, torch.release if torch is not None else None)
+    return dropped or from_warnings(ev, compat)
+
+
+# PyTorch's own words for a GPU its binaries dropped (torch/cuda/__init__.py): "The minimum cuda capability that we
+# support is 3.5" (older) or "...supported by this library is 3.7" (newer).
+_TORCH_MINIMUM = re.compile(r"minimum cuda capability (?:that we support|supported by this library) is (\d+\.\d+)",
+                            re.I)
+
+
+def _dropped_gpu(ev: Evidence, compat: Compat, cc: Optional[str], release: Optional[str]) -> Optional[Answer]:
+    """A GPU PyTorch's binaries dropped: the release the paste names, or, where it names none, the floor PyTorch
+    itself printed. The lowest floor the GPU is below names the last release with kernels for it."""
+    stated = _TORCH_MINIMUM.search(ev.text)
+    if cc is None or ver(cc) is None or (release is None and stated is None):
+        return None
+    rows = compat.known_bad("torch", release) if release else compat.dropped_gpus("torch")
+    row = next((r for r in sorted((r for r in rows if r.get("below_cc")), key=lambda r: _v(r["below_cc"]))
+                if _v(cc) < _v(r["below_cc"])), None)
+    if row is None:
+        return None
+    arch = compat.arch_for_cc(cc)
+    floor = stated.group(1) if stated else row["below_cc"]
+    said = "PyTorch %s" % release if release else "PyTorch (its minimum is compute capability %s)" % floor
+    cause = "%s has no kernels for this %s GPU (compute capability %s): %s" % (
+        said, arch.name if arch else "old", cc, row["problem"])
+    if row.get("last_cuda"):
+        return Answer(cause, py_fix.torch_release_fix(compat, row["last_release"], row["last_cuda"],
+                                                      "the last with kernels for it"))
+    return Answer(cause, rt.unsupported_gpu_fix(floor, row["last_release"]))
 
 
 def from_warnings(ev: Evidence, compat: Compat) -> Optional[Answer]:

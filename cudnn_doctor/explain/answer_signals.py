@@ -47,9 +47,16 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     cuda = next(iter(ev.cuda), None)
     if kind == "tf-duplicate-factory":
         return Answer("TensorFlow's 'Unable to register ... factory' line is harmless", paste.harmless(), False)
+    if kind == "tf-trt-missing":
+        return Answer("TensorFlow's 'Could not find TensorRT' warning is harmless: only its TF-TRT converter uses "
+                      "TensorRT, and the GPU runs without it", paste.harmless(), False)
     if kind == "docker-no-gpu-runtime":
         return Answer("Docker has no GPU runtime: the NVIDIA Container Toolkit is missing or not registered",
                       container_toolkit_fix())
+    if kind == "shm-exhausted":
+        check = compat.declared_check("container-shm-small")  # check's CD807: the same words and fix
+        if check is not None:
+            return Answer("%s%s: %s" % (check.title[0].lower(), check.title[1:], check.detail), table_fix(check.fix))
     if kind == "cdi-unresolved":
         return Answer("the container asks for a CDI device that has no specification on the host", rt.cdi_spec_fix())
     if kind == "cannot-talk-to-driver" and platform == "linux" and \
@@ -67,6 +74,9 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "driver-library-missing" and any(s.value == "container" for s in ev.facts.os):
         return Answer("the driver library libcuda.so.1 is not found in the container: it was started without the "
                       "GPUs, so the NVIDIA runtime mounted none of the host driver's libraries", container_gpu_fix())
+    if kind == "driver-library-missing" and "nvcuda.dll" in ev.text.lower():
+        return Answer("the driver's nvcuda.dll is not found: no NVIDIA driver for Windows is installed (it puts "
+                      "nvcuda.dll in System32), or this machine has no NVIDIA GPU", rt.driver_library_fix("windows"))
     if kind == "driver-library-missing":
         return Answer("the driver library libcuda.so.1 is not found: no NVIDIA driver here, (WSL) /usr/lib/wsl/lib "
                       "is not on the loader path, or (a container) it was started without the GPUs",
@@ -255,15 +265,20 @@ def _said_path(ev: Evidence, kind: str) -> str:
     return m.group(1).rpartition("/merged")[2] or m.group(1) if m else ""
 
 
+# Start-up lines that are no failure: answered only where the paste shows nothing else.
+_HARMLESS_LINES = ("tf-duplicate-factory", "tf-trt-missing")
+
+
 def from_signals(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The first named condition with an answer; a harmless line only when nothing else is there."""
-    kinds = [k for k in ev.kinds() if k != "tf-duplicate-factory"]
+    kinds = [k for k in ev.kinds() if k not in _HARMLESS_LINES]
     for kind in kinds:
         found = _signal(kind, ev, compat)
         if found is not None:
             return found
-    if "tf-duplicate-factory" in ev.kinds() and not ev.statuses and not ev.loader:
-        return _signal("tf-duplicate-factory", ev, compat)
+    harmless = [k for k in ev.kinds() if k in _HARMLESS_LINES]
+    if harmless and not ev.statuses and not ev.loader:
+        return _signal(harmless[0], ev, compat)
     return None
 
 

@@ -113,6 +113,7 @@ class Compat:
     # known-bad releases, error-text symptoms, smoke's status words (known_bad.py)
     known_bad = forward(KnownBadKnowledge.known_bad)
     harmless_warnings = forward(KnownBadKnowledge.harmless_warnings)
+    dropped_gpus = forward(KnownBadKnowledge.dropped_gpus)
     symptoms = forward(KnownBadKnowledge.symptoms)
     status_name = forward(KnownBadKnowledge.status_name)
     status_entries = forward(KnownBadKnowledge.status_entries)

@@ -55,6 +55,12 @@ class KnownBadKnowledge(Domain):
                 out.append(dict(row, status=status, source=source))
         return out
 
+    def dropped_gpus(self, component: str) -> List[Dict[str, Any]]:
+        """[component]'s rows that name GPUs its binaries dropped (`below_cc`), lowest floor first: the first row a
+        GPU is below names the last release with kernels for it."""
+        rows = [dict(r) for r in self.table("known_bad", component).get("rows", []) if r.get("below_cc")]
+        return sorted(rows, key=lambda r: tuple(int(p) for p in str(r["below_cc"]).split(".")))
+
     def harmless_warnings(self, component: str) -> List[Dict[str, Any]]:
         """[component]'s rows that name a warning (explain says it is not the error), e.g. TensorRT's cuDNN minor."""
         return [dict(r) for r in self.table("known_bad", component).get("rows", []) if r.get("warning")]

@@ -3,14 +3,14 @@ framework check it failed. Each builder takes the decoded values and the platfor
 paste gets the same fix on any machine."""
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from packaging.version import Version
 
 from ..knowledge import Compat, Shipped
 from ..model import WINDOWS_SHELL, Fix
 from ..versions import major_of, mm_text, ver
-from .shell import advice, q, run, say, stated
+from .shell import advice, or_else, q, run, say, stated
 from .shells import command_fix
 from .software import TOOLKIT_ARCHIVE, driver_upgrade_fix
 
@@ -23,12 +23,14 @@ def _released(text: Optional[str]) -> Version:
 
 
 def cudnn_choice(compat: Compat, major: int, at_least: Optional[str] = None,
-                 same_minor: bool = False) -> Optional[Tuple[str, List[str]]]:
+                 same_minor: bool = False, cuda_major: Optional[int] = None) -> Optional[Tuple[str, List[str]]]:
     """The one place explain picks a cuDNN release: the newest of `major` not older than `at_least` (of its very
-    major.minor with `same_minor`), with the CUDA releases NVIDIA built it for; None when the knowledge has none."""
+    major.minor with `same_minor`; built for `cuda_major` where given), with the CUDA releases NVIDIA built it for;
+    None when the knowledge has none."""
     floor = _released(at_least) if at_least else None
     fits = [r for r in compat.cudnn_releases(major) if (floor is None or _released(r) >= floor)
-            and (not same_minor or mm_text(r) == mm_text(at_least))]
+            and (not same_minor or mm_text(r) == mm_text(at_least))
+            and (cuda_major is None or any(major_of(c) == cuda_major for b in compat.cudnn_builds(r) for c in b.cuda))]
     if not fits:
         return None
     release = max(fits, key=_released)
@@ -44,7 +46,9 @@ def cudnn_release_fix(compat: Compat, major: int, at_least: Optional[str] = None
                       cuda: Optional[str] = None) -> Fix:
     """Install a cuDNN `major` (not older than `at_least`; its same minor with `same_minor`) for `cuda` when
     known: the pip wheel where NVIDIA publishes one, else the archive download."""
-    choice = cudnn_choice(compat, major, at_least, same_minor)
+    # the newest built for the paste's CUDA (cuDNN 9.28 has no CUDA 12 build, 9.20 has), else the newest at all
+    choice = (cudnn_choice(compat, major, at_least, same_minor, major_of(cuda)) if cuda else None) or \
+        cudnn_choice(compat, major, at_least, same_minor)
     if choice is None:
         return advice("install a cuDNN %d release%s from %s" % (major, (" not older than %s" % at_least)
                                                                   if at_least else "", CUDNN_ARCHIVE))
@@ -58,6 +62,16 @@ def cudnn_release_fix(compat: Compat, major: int, at_least: Optional[str] = None
                     % (release, major, ", ".join(c for c in cudas if major_of(c) == want)))
     return advice("install cuDNN %s (NVIDIA built it for CUDA %s) from %s, into the CUDA folder the program uses"
                   % (release, ", ".join(cudas), CUDNN_ARCHIVE))
+
+
+def cudnn_for_builds_fix(compat: Compat, major: int, program: str, newest: Dict[str, str]) -> Fix:
+    """A missing cuDNN of a program whose builds come for several CUDA majors ({CUDA major: its newest release}) and
+    the paste says which of them is not: the wheel for the two newest majors, the installed build deciding."""
+    (one, release_one), (other, release_other) = sorted(newest.items(), key=lambda kv: int(kv[0]))[-2:]
+    return or_else(say("for a %s build for CUDA %s (such as %s): %%s" % (program, one, release_one),
+                       cudnn_release_fix(compat, major, cuda=one)),
+                   say("for one built for CUDA %s (such as %s): %%s; the installed build's CUDA decides" % (
+                       other, release_other), cudnn_release_fix(compat, major, cuda=other)))
 
 
 def toolkit_library_fix(compat: Compat, shipped: Shipped, stem: str) -> Fix:

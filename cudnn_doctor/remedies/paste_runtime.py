@@ -60,6 +60,25 @@ def memory_fix() -> Fix:
                 "preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false)", "nvidia-smi")
 
 
+def extension_cuda_fix(compat: Compat, toolkit: str, built: str) -> Fix:
+    """An extension's toolkit and PyTorch's CUDA differ: the PyTorch build for the toolkit's CUDA where PyTorch
+    makes one for that CUDA major, else the toolkit PyTorch was built with on CUDA_HOME."""
+    cudas = [str(r["cuda"]) for r in compat.framework_rows("pytorch") if str(r["cuda"]).split(".")[0] ==
+             toolkit.split(".")[0] and version_key(str(r["cuda"])) <= version_key(toolkit)]
+    other = "install CUDA %s's toolkit (PyTorch's) and build with CUDA_HOME=/usr/local/cuda-%s" % (built, built)
+    if not cudas:
+        return advice(other)
+    cuda = max(cudas, key=version_key)
+    return or_else(say("install the PyTorch build for CUDA %s, the toolkit's: %s", cuda,
+                       torch_install(compat, None, cuda)), other)
+
+
+def unsupported_gpu_fix(floor: str, last_release: str) -> Fix:
+    """No build of the framework since ``last_release`` runs on this GPU, and no source build helps."""
+    return advice("run it on a GPU of compute capability %s or newer, or on the CPU (no PyTorch wheel since %s has "
+                  "kernels for this one)" % (floor, last_release))
+
+
 def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional[str] = None,
              python: Optional[str] = None, release: Optional[str] = None, platform: str = "linux",
              held: Optional[str] = None) -> Fix:
