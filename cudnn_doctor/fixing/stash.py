@@ -83,7 +83,10 @@ def put_back(folder: str, record: dict) -> int:
     with open(os.path.join(stashed, "index.json"), encoding="utf-8") as fh:
         index = json.load(fh)
     parents = set()
-    for path, name, target in index:
+    # its .dist-info last, METADATA the very last: pip list knows a release by it, so an undo killed part-way leaves
+    # the release unlisted and the next --undo puts it back again
+    for path, name, target in sorted(index, key=lambda e: (".dist-info" in os.path.dirname(e[0]),
+                                                            e[0].endswith("/METADATA"))):
         parent = os.path.dirname(path)
         os.makedirs(parent, exist_ok=True)
         temp = os.path.join(parent, ".cudnn-doctor-undo-" + os.path.basename(path))
