@@ -96,10 +96,12 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 "Only one copy of %s fits in that site-packages/nvidia folder, so %s runs with the release another "
                 "package asked for instead of the one it was built and tested with; it usually loads (same soname) "
                 "%s." % (req.name, fw.name, reported))))
+            extra = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", str(req.marker)) if applies is None else None
             out.append(finding(
                 severity,
-                "%s requires %s%s but %s %s is installed in %s" % (
-                    _declared_by(fw), req.name, req.specifier, wheel["name"], wheel["version"], fw.location),
+                "%s%s requires %s%s but %s %s is installed in %s" % (
+                    _declared_by(fw), (" (its [%s] extra)" % extra.group(1)) if extra else "", req.name, req.specifier,
+                    wheel["name"], wheel["version"], fw.location),
                 detail=detail,
                 remedy=whole_environment_fix(facts, compat_of(ctx), fw, framework_pin_fix(req.name, req.specifier))
                 if is_cudnn else _shared_release_fix(req, _others_pins(facts, fw, req, platform), wheel["version"]),

@@ -61,7 +61,7 @@ def test_a_pin_no_release_shares_with_another_frameworks_is_left_not_installed()
     facts = Facts(python=PythonEnvFacts(site_dirs=[SITE], frameworks=[tf, jax], nvidia_wheels=[wheel]))
     found = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0]
              if f.id == "CD702" and "nvcc" in f.title]
-    assert len(found) == 1 and "tensorflow 2.19.0 requires nvidia-cuda-nvcc-cu12==12.5.82" in found[0].title, found
+    assert len(found) == 1 and "tensorflow 2.19.0 (its [and-cuda] extra) requires nvidia-cuda-nvcc-cu12==12.5.82" in found[0].title, found
     assert not found[0].remedy.commands and "leave nvidia-cuda-nvcc-cu12 12.9.86" in found[0].remedy.text
     assert ">=12.6.85" in found[0].remedy.text and "does not report it" in found[0].detail
     # where one release meets both (JAX's floor at TensorFlow's pin), that release is the fix
@@ -83,4 +83,4 @@ def test_a_pin_is_said_of_the_wheel_that_declares_it():
     wheel = {"name": "nvidia-cudnn-cu12", "version": "9.3.0.75", "location": SITE}
     facts = Facts(python=PythonEnvFacts(site_dirs=[SITE], frameworks=[fw], nvidia_wheels=[wheel]))
     [found] = [f for f in evaluate(facts, RuleContext(compat=load_compat()))[0] if f.id == "CD702"]
-    assert found.title.startswith("jax-cuda12-plugin 0.7.2 requires nvidia-cudnn-cu12"), found.title
+    assert found.title.startswith("jax-cuda12-plugin 0.7.2 (its [with-cuda] extra) requires nvidia-cudnn-cu12"), found.title
