@@ -58,7 +58,11 @@ def from_builds(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
 # torch.utils.cpp_extension's own words: "The detected CUDA version (11.8) mismatches the version that was used to
 # compile PyTorch (12.1). Please make sure to use the same CUDA versions."
 _EXTENSION_CUDA = re.compile(r"detected CUDA version \((\d+\.\d+)\) mismatches the version that was used to compile"
-                             r"\s{1,4}PyTorch \((\d+\.\d+)\)")
+                             r"\s{1,4}PyTorch \((\d+\.\d+)\)"
+                             # DeepSpeed's op builder: "Installed CUDA version 12.2 does not match the version torch was
+                             # compiled with 11.7"
+                             r"|Installed CUDA version (\d+\.\d+) does not match the version torch was compiled with "
+                             r"(\d+\.\d+)")
 
 
 def _extension_cuda(ev: Evidence, compat: Compat) -> Optional[Answer]:
@@ -67,9 +71,10 @@ def _extension_cuda(ev: Evidence, compat: Compat) -> Optional[Answer]:
     m = _EXTENSION_CUDA.search(ev.text)
     if m is None:
         return None
-    toolkit, built = m.group(1), m.group(2)
+    toolkit, built = m.group(1) or m.group(3), m.group(2) or m.group(4)
     return Answer("building a PyTorch extension: the CUDA toolkit it compiles with (nvcc, CUDA_HOME) is %s and this "
-                  "PyTorch was built with CUDA %s; torch.utils.cpp_extension needs the same CUDA major" % (toolkit, built),
+                  "PyTorch was built with CUDA %s; the extension builder needs the CUDA PyTorch was built with" % (
+                      toolkit, built),
                   rt.extension_cuda_fix(compat, toolkit, built))
 
 

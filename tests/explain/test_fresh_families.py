@@ -1,5 +1,5 @@
-"""Issue 44: families a sample of 40 real pastes from threads in no corpus here found explain missing (2026-11-30:
-28 right of 40 before, 35 after). Each text is the thread's, trimmed; the thread is named beside it, and the test
+"""Issue 44: families two samples of 40 real pastes from threads in no corpus here found explain missing (2026-11-30:
+28 and 25 right of 40 before, 35 and 34 after). Each text is the thread's, trimmed; the thread is named beside it, and the test
 asks what its confirmed resolution rests on. Answered with --no-check (the same on any machine)."""
 from __future__ import annotations
 
@@ -34,6 +34,32 @@ TF_TRT = ("2024-05-10 11:33:15.185131: W tensorflow/compiler/tf2tensorrt/utils/p
 ORT_NO_CUDA = ("[E:onnxruntime:Default, provider_bridge_ort.cc:2251 TryGetProviderInfo_CUDA] [ONNXRuntimeError] : 1 : "
                "FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open "
                "shared object file: No such file or directory")
+
+# The second sample (tests/data/explain_corpus/fresh2.json)
+# https://github.com/NVIDIA/nccl/issues/342: NCCL's own words for a full /dev/shm
+NCCL_SHM = ("include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device\n"
+            "include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-250a7cc850ba9298-0-1-3 "
+            "(size 9637888)")
+# DeepSpeed's op builder (https://github.com/JIA-Lab-research/MGM/issues/91)
+DEEPSPEED = ("deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version "
+             "12.2 does not match the version torch was compiled with 11.7, unable to compile cuda/cpp extensions "
+             "without a matching cuda version.")
+# TensorFlow 1's out of memory (https://github.com/zhengyang-wang/Deeplab-v2--ResNet-101--Tensorflow/issues/22)
+TF_OOM = "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[5760,4,4,2048]"
+# nvidia-container-cli's requirement written with spaces (https://github.com/NVIDIA/nvidia-docker/issues/753)
+CUDA_92 = ("requirement error: unsatisfied condition: cuda >= 9.2\n\n"
+           "ii  xserver-xorg-video-nvidi 390.48-0ubuntu3   amd64             NVIDIA binary Xorg driver")
+# PyTorch's warning that cuDNN 8 wanted the unversioned libnvrtc.so (https://github.com/3dem/model-angelo/issues/104)
+NVRTC_WARNING = ("site-packages/torch/nn/modules/conv.py:605: UserWarning: Applied workaround for CuDNN issue, install "
+                 "nvrtc.so (Triggered internally at /opt/conda/conda-bld/pytorch_1711403388920/work/aten/src/ATen/native/"
+                 "cudnn/Conv_v8.cpp:80.)")
+# ollama's own words on Windows (https://github.com/ollama/ollama/issues/6604)
+OLLAMA = ('level=DEBUG source=gpu.go:537 msg="Unable to load cudart" library=C:\\Users\\u\\AppData\\Local\\Programs'
+          '\\Ollama\\lib\\ollama\\cudart64_12.dll error="your nvidia driver is too old or missing.  If you have a CUDA GPU '
+          'please upgrade to run ollama"')
+# a CUDA written "cuda ver 12.8" beside a missing cuDNN 9 DLL (https://github.com/jhj0517/Whisper-WebUI/issues/485)
+CUDA_VER = ("[Could not locate cudnn_ops64_9.dll. Please make sure it is in your library path!]\n\nrtx3080\n"
+            "cuda ver 12.8\ncudnn ver 9.70\npython 3.12.8\ntorch 2.5.0")
 
 
 def _ex(text):
@@ -90,3 +116,42 @@ def test_a_missing_cudnn_of_an_onnx_runtime_whose_cuda_is_unsaid_names_both_buil
     ex = _ex(ORT_NO_CUDA)
     assert "nvidia-cudnn-cu12" in ex.fix.text and "nvidia-cudnn-cu13" in ex.fix.text, ex.fix.text
     assert "the installed build's CUDA decides" in ex.fix.text, ex.fix.text
+
+
+def test_nccls_own_words_for_a_full_dev_shm():
+    ex = _ex(NCCL_SHM)
+    assert ex.answer is not None and "/dev/shm" in ex.answer.cause and "--shm-size" in ex.fix.text, ex.answer
+
+
+def test_deepspeeds_cuda_mismatch_is_the_extension_toolkits():
+    ex = _ex(DEEPSPEED)
+    assert ex.answer is not None and "12.2" in ex.answer.cause and "11.7" in ex.answer.cause, ex.answer
+    assert "CUDA_HOME=/usr/local/cuda-11.7" in ex.fix.text, ex.fix.text
+
+
+def test_tensorflows_oom_is_gpu_memory():
+    ex = _ex(TF_OOM)
+    assert ex.answer is not None and "memory" in ex.answer.cause and "batch size" in ex.fix.text, ex.answer
+
+
+def test_a_spaced_cuda_requirement_of_an_image_names_the_driver_it_needs():
+    ex = _ex(CUDA_92)
+    assert ex.answer is not None and "9.2" in ex.answer.cause, ex.answer
+    assert "396" in ex.fix.text, ex.fix.text
+
+
+def test_pytorchs_nvrtc_workaround_warning_is_the_unversioned_link():
+    ex = _ex(NVRTC_WARNING)
+    assert ex.answer is not None and "libnvrtc.so" in ex.answer.cause, ex.answer
+
+
+def test_a_program_saying_the_driver_is_too_old_outranks_the_dll_it_then_missed():
+    ex = _ex(OLLAMA)
+    assert ex.answer is not None and "driver" in ex.answer.cause and "cudart64_12.dll is not found" not in \
+        ex.answer.cause, ex.answer
+    assert "driver" in ex.fix.text.lower() and "pip install" not in ex.fix.text, ex.fix.text
+
+
+def test_a_cuda_written_as_cuda_ver_decides_the_cudnn_wheels_cuda():
+    ex = _ex(CUDA_VER)
+    assert "nvidia-cudnn-cu12" in ex.fix.text and "cu13" not in ex.fix.text, ex.fix.text
