@@ -300,7 +300,14 @@ def forward_compat(ev: Evidence, compat: Compat) -> Optional[Answer]:
     gpu = next((g.value for g in ev.facts.gpus if compat.forward_compat_gpu(g.value) is False), None)
     folder = next((d.value for d in ev.facts.library_dirs if re.search(r"/compat\b", d.value)), None)
     if gpu is None and folder is None:
-        return None
+        # a container's CUDA newer than the host driver, whose image carries cuda-compat (fresh paste ICRA2024-5:
+        # an RTX 3090 with driver 525 under CUDA 12.1): the driver that CUDA needs
+        cuda = ev.facts.build_cuda() or next(iter(ev.cuda), None)
+        floor = compat.min_driver(cuda, ev.platform) if cuda else None
+        return Answer("CUDA's forward-compatibility libcuda (cuda-compat, carried by CUDA container images) was used "
+                      "because the driver is older than %s needs, and the driver refuses it on this GPU: it serves "
+                      "data-center GPUs only (error 804)" % ("CUDA %s" % cuda if cuda else "the program's CUDA"),
+                      rt.newer_driver_or_no_compat_fix(floor.version if floor else None, ev.platform))
     cause = ("%s: CUDA's forward-compatibility libcuda (cuda-compat%s) is for data-center GPUs only, and the driver "
              "refuses it (error 804)" % (("the %s is a consumer GPU" % gpu) if gpu else "this GPU",
                                          (", in %s" % folder) if folder else ""))

@@ -389,3 +389,9 @@ def remove_compat_fix() -> Fix:
     return run("sudo apt-get remove --purge 'cuda-compat-*'", "sudo ldconfig",
                text="remove CUDA's forward-compatibility package (`sudo apt-get remove --purge 'cuda-compat-*' && sudo "
                     "ldconfig`), or take its .../compat folder off LD_LIBRARY_PATH: it serves data-center GPUs only")
+
+
+def newer_driver_or_no_compat_fix(floor: Optional[str], platform: str) -> Fix:
+    """Error 804 where the paste names neither the GPU nor the compat folder: the driver the image's CUDA needs (the
+    usual way out, on any GPU), else the forward-compatibility package off the machine."""
+    return or_else(driver_fix(floor, platform), remove_compat_fix())

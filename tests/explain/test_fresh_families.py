@@ -61,6 +61,13 @@ OLLAMA = ('level=DEBUG source=gpu.go:537 msg="Unable to load cudart" library=C:\
 CUDA_VER = ("[Could not locate cudnn_ops64_9.dll. Please make sure it is in your library path!]\n\nrtx3080\n"
             "cuda ver 12.8\ncudnn ver 9.70\npython 3.12.8\ntorch 2.5.0")
 
+# Error 804 in a container, the GPU written "RTX3090", the driver "525"
+# (https://github.com/AIR-DISCOVER/ICRA2024-Sim2Real-AXS/issues/5)
+ERROR_804 = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+             "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on "
+             "non supported HW\n\nI use the RTX3090 whose version of the driver is 525 and the cuda version is 12.1 "
+             "both in my PC and in the docker environment.")
+
 
 def _ex(text):
     return explain(text, check=False).explanation
@@ -155,3 +162,9 @@ def test_a_program_saying_the_driver_is_too_old_outranks_the_dll_it_then_missed(
 def test_a_cuda_written_as_cuda_ver_decides_the_cudnn_wheels_cuda():
     ex = _ex(CUDA_VER)
     assert "nvidia-cudnn-cu12" in ex.fix.text and "cu13" not in ex.fix.text, ex.fix.text
+
+
+def test_error_804_with_no_gpu_or_folder_named_is_the_driver_the_images_cuda_needs():
+    ex = _ex(ERROR_804)
+    assert ex.answer is not None and "CUDA 12.1" in ex.answer.cause and "forward" in ex.answer.cause, ex.answer
+    assert "driver" in ex.fix.text and "cuda-compat" in ex.fix.text, ex.fix.text
