@@ -6,6 +6,7 @@ import re
 from typing import Dict, Optional, Tuple
 
 from ..knowledge import Compat
+from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_gpu_fix, container_toolkit_fix
@@ -106,7 +107,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "execution-failed":
         return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
                       "build predates this GPU's architecture (compute capability), else memory or the driver",
-                      rt.arch_fix(compat, ev.gpu_cc, _framework(ev) or "PyTorch"))
+                      _arch_fix(ev, compat, ev.gpu_cc, _framework(ev) or "PyTorch", tagged_only=True))
     if kind == "nvrtc-builtins":
         return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
             compat, major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
@@ -140,12 +141,8 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _nvcc_arch(ev, compat)
     if kind in ("no-kernel-image", "arch-mismatch"):
         cc = gpu_cc(ev, compat)
-        torch, python = ev.facts.program("PyTorch"), torch_for_python(ev)
-        fix = rt.arch_fix(compat, cc, _framework(ev), driver=ev.facts.driver.value if ev.facts.driver else None,
-                          python=ev.facts.python.value if ev.facts.python else None,
-                          release=("%s+%s" % (torch.release, torch.tag) if torch.tag else torch.release)
-                          if torch is not None and torch.release else None, platform=platform,
-                          held=torch_held_by_python(ev))
+        python = torch_for_python(ev)
+        fix = _arch_fix(ev, compat, cc, _framework(ev))
         return Answer("the build has no kernels for this GPU%s%s" % (_arch_words(ev, compat, cc), python or ""),
                       with_python_note(fix, python) if python else fix)
     if kind in ("xla-libdevice", "xla-ptxas"):
@@ -228,6 +225,21 @@ def _arch_words(ev: Evidence, compat: Compat, cc: Optional[str]) -> str:
     return " (%s%scompute capability %s%s)" % (
         ("the %s: " % gpu) if gpu else "", ("%s, " % arch.name) if arch else "", cc,
         ("; builds for CUDA %s or newer have kernels for it%s" % (oldest, serves)) if oldest else "")
+
+
+def _arch_fix(ev: Evidence, compat: Compat, cc: Optional[str], framework: str, tagged_only: bool = False) -> Fix:
+    """A build with kernels for the GPU, for the machine the paste describes: its driver, its Python (fresh paste
+    Dual-DMP-2: a python3.7 environment had been told to install a cu129 wheel, which has none for 3.7) and the
+    PyTorch release it runs. ``tagged_only``: that release is tried only where its CUDA build is named (`+cu100`),
+    so the build that failed is never the one proposed (deep-code-search-65: torch 1.2.0 on cudatoolkit 10.0 had
+    been told to install torch 1.2 for CUDA 10.0)."""
+    torch = ev.facts.program("PyTorch")
+    known = torch is not None and bool(torch.release) and (bool(torch.tag) or not tagged_only)
+    return rt.arch_fix(compat, cc, framework, driver=ev.facts.driver.value if ev.facts.driver else None,
+                       python=ev.facts.python.value if ev.facts.python else None,
+                       release=("%s+%s" % (torch.release, torch.tag) if torch.tag else torch.release)
+                       if known and torch is not None else None, platform=ev.platform,
+                       held=torch_held_by_python(ev))
 
 
 def _ver_key(cc: str) -> Tuple[int, ...]:

@@ -68,6 +68,14 @@ ERROR_804 = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you 
              "non supported HW\n\nI use the RTX3090 whose version of the driver is 525 and the cuda version is 12.1 "
              "both in my PC and in the docker environment.")
 
+# CUDNN_STATUS_EXECUTION_FAILED in a Python 3.7 environment (https://github.com/astaka-pe/Dual-DMP/issues/2) and on
+# torch 1.2.0 with cudatoolkit 10.0 under Python 3.6 (https://github.com/guxd/deep-code-search/issues/65)
+EXEC_PY37 = ('  File "/opt/conda/envs/ddmp/lib/python3.7/site-packages/torch/nn/functional.py", line 2058, in batch_norm\n'
+             "    training, momentum, eps, torch.backends.cudnn.enabled\n"
+             "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED")
+EXEC_TORCH12 = ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n\ncudatoolkit               10.0.130,\n"
+                "cudnn                     7.6.5,\npython                    3.6.12,\ntorch                     1.2.0")
+
 
 def _ex(text):
     return explain(text, check=False).explanation
@@ -168,3 +176,13 @@ def test_error_804_with_no_gpu_or_folder_named_is_the_driver_the_images_cuda_nee
     ex = _ex(ERROR_804)
     assert ex.answer is not None and "CUDA 12.1" in ex.answer.cause and "forward" in ex.answer.cause, ex.answer
     assert "driver" in ex.fix.text and "cuda-compat" in ex.fix.text, ex.fix.text
+
+
+def test_an_execution_failure_is_answered_with_a_build_for_the_pastes_python():
+    ex = _ex(EXEC_PY37)
+    assert "Python 3.7" in ex.fix.text and "cu129" not in ex.fix.text, ex.fix.text
+
+
+def test_an_execution_failure_is_never_answered_with_the_build_that_failed():
+    ex = _ex(EXEC_TORCH12)
+    assert "Python 3.6" in ex.fix.text and "torch==1.2" not in ex.fix.text, ex.fix.text
