@@ -224,4 +224,20 @@ def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
         found = step(ev, compat)
         if found is not None:
             return found
-    return _missing(ev, compat, _needed(ev, compat, [s.name for s in ev.libraries]))
+    return _missing(ev, compat, _needed(ev, compat, [s.name for s in ev.libraries])) or _any_undefined(ev)
+
+
+def _any_undefined(ev: Evidence) -> Optional[Answer]:
+    """An undefined symbol no family knows: still the loader's own finding, said as such (a paste with nothing but
+    one had been answered with an empty cause and exit 0)."""
+    f = next((f for f in ev.loader if f.kind == "undefined-symbol"), None)
+    if f is None:
+        return None
+    at = ev.text.find(f.caller) if f.caller else -1
+    package = re.search(r"-packages/(\w+)/(?:[\w.-]+/){0,4}$", ev.text[max(0, at - 300):at]) if at > 0 else None
+    cause = ("%s needs %s, which no library loaded before it defines: it was built against another release of the "
+             "library that should define it than the one found first" % (f.caller or "a library", f.symbol))
+    if package:  # a Python extension: its build for what is installed here
+        return Answer(cause, rt.extension_rebuild_fix(package.group(1)))
+    return Answer(cause, paste.shadowed_library_fix(f.library, None, ev.platform) if f.library else
+                  paste.unknown_symbol_fix(f.symbol))

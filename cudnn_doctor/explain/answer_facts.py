@@ -46,7 +46,15 @@ def _older_cuda_folder(facts: PasteFacts) -> Optional[str]:
     return min(named, key=lambda pair: pair[0])[1]
 
 
-def _undefined(f: LoaderFailure, facts: PasteFacts) -> Optional[Answer]:
+# The C++ standard library's own symbols, mangled (std::runtime_error's constructor: _ZNSt13runtime_errorC2EPKc).
+_CXX_STD = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZTVSt", "_ZTISt", "_ZTSSt")
+
+
+def _undefined(f: LoaderFailure, facts: PasteFacts, platform: str = "linux") -> Optional[Answer]:
+    if f.symbol.startswith(_CXX_STD):  # fresh paste pytorch_geometric-506 had been answered with nothing at all
+        return Answer("%s needs %s, a symbol of the C++ standard library that the libstdc++.so.6 loaded first lacks: "
+                      "it was built with a newer GCC than that libstdc++" % (f.caller or "a library", f.symbol),
+                      paste.libstdcxx_fix("that symbol", platform))
     stem = next((lib for prefix, lib in _SYMBOL_LIBRARY if f.symbol.startswith(prefix)), None)
     if stem is None:
         return None
@@ -76,7 +84,7 @@ def from_loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """An undefined symbol without a version node: the folder or wheel whose older copy is found first."""
     for f in ev.loader:
         if f.kind == "undefined-symbol" and not f.node:
-            found = _undefined(f, ev.facts)
+            found = _undefined(f, ev.facts, ev.platform)
             if found is not None:
                 return found
     return None

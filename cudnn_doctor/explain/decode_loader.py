@@ -17,7 +17,8 @@ _PATTERNS = (
     ("permission", re.compile(_LIB + r": cannot open shared object file: Permission denied")),
     ("missing", re.compile(_LIB + r": cannot open shared object file")),
     ("missing", re.compile(r"Could not load (?:dynamic )?library '?(" + _NAMED + ")")),
-    ("missing", re.compile(r"(?:Unable to load|cannot load|Failed to load)\s+(?:library\s+)?'?(" + _NAMED + ")",
+    # TensorRT's "Unable to load library: libnvinfer_builder_resource.so.8.4.2" too
+    ("missing", re.compile(r"(?:Unable to load|cannot load|Failed to load)\s+(?:library:?\s+)?'?(" + _NAMED + ")",
                            re.I)),
     ("missing", re.compile(r"failed to open (" + _NAMED + ")")),
     # people's own words around a name ("missing libcudnn.so.8 file", "libcudnn.so.8 is not found")

@@ -10,7 +10,7 @@ from packaging.version import Version
 from ..knowledge import Compat, Shipped
 from ..model import WINDOWS_SHELL, Fix
 from ..versions import major_of, mm_text, ver
-from .shell import advice, or_else, q, run, say, stated
+from .shell import advice, or_else, q, run, said, say, stated
 from .shells import command_fix
 from .software import TOOLKIT_ARCHIVE, driver_upgrade_fix
 
@@ -112,6 +112,13 @@ def shadowed_library_fix(node: str, newer_than: Optional[str], platform: str) ->
                text="an older %s is found first: take its folder out of LD_LIBRARY_PATH (`echo $LD_LIBRARY_PATH`; "
                     "often /usr/local/cuda/lib64) or remove it from ld.so.conf (`ldconfig -p | grep %s`), so the"
                     "%s copy beside the caller (pip's nvidia/*/lib) is loaded" % (node, node.split(".so")[0], want))
+
+
+def unknown_symbol_fix(symbol: str) -> Fix:
+    """An undefined symbol no table dates: which library loads for it, then the release the caller was built with."""
+    return said("see which copy of each library loads (`%%s`, then look for %s in the one that should define it) and "
+                "put the release the program was built with first, or reinstall the program built for what is "
+                "installed" % symbol, "LD_DEBUG=libs python -c 'import your_module' 2>&1 | grep 'calling init'")
 
 
 def libstdcxx_fix(node: str, platform: str) -> Fix:

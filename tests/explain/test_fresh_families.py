@@ -76,6 +76,12 @@ EXEC_PY37 = ('  File "/opt/conda/envs/ddmp/lib/python3.7/site-packages/torch/nn/
 EXEC_TORCH12 = ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n\ncudatoolkit               10.0.130,\n"
                 "cudnn                     7.6.5,\npython                    3.6.12,\ntorch                     1.2.0")
 
+# The third sample (fresh3.json, kept as a measure): two pastes answered with nothing
+# https://github.com/pyg-team/pytorch_geometric/issues/506 and https://github.com/NVIDIA/TensorRT/issues/2218
+CXX_SYMBOL = "undefined symbol: _ZNSt13runtime_errorC2EPKc"
+TRT_LIBRARY = ("6: [libLoader.h::DynamicLibrary::50] Error Code 6: Internal Error (Unable to load library: "
+               "libnvinfer_builder_resource.so.8.4.2)")
+
 
 def _ex(text):
     return explain(text, check=False).explanation
@@ -186,3 +192,18 @@ def test_an_execution_failure_is_answered_with_a_build_for_the_pastes_python():
 def test_an_execution_failure_is_never_answered_with_the_build_that_failed():
     ex = _ex(EXEC_TORCH12)
     assert "Python 3.6" in ex.fix.text and "torch==1.2" not in ex.fix.text, ex.fix.text
+
+
+def test_an_undefined_cxx_standard_library_symbol_is_an_old_libstdcxx():
+    ex = _ex(CXX_SYMBOL)
+    assert ex.answer is not None and "libstdc++" in ex.answer.cause and "libstdcxx-ng" in ex.fix.text, ex.answer
+
+
+def test_tensorrts_unable_to_load_library_is_a_missing_library():
+    ex = _ex(TRT_LIBRARY)
+    assert ex.answer is not None and "libnvinfer_builder_resource.so.8.4.2" in ex.answer.cause, ex.answer
+
+
+def test_an_undefined_symbol_no_family_knows_is_still_answered():
+    ex = _ex("ImportError: /v/lib/python3.10/site-packages/foo/_C.so: undefined symbol: fooBarBaz")
+    assert ex.answer is not None and "fooBarBaz" in ex.answer.cause and "foo" in ex.fix.text, ex.answer
