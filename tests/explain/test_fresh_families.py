@@ -3,6 +3,8 @@
 asks what its confirmed resolution rests on. Answered with --no-check (the same on any machine)."""
 from __future__ import annotations
 
+import pytest
+
 from cudnn_doctor.explain import explain
 
 # https://github.com/alievk/avatarify-python/issues/58: no PyTorch wheel since 0.3.0 has kernels for compute
@@ -83,127 +85,41 @@ TRT_LIBRARY = ("6: [libLoader.h::DynamicLibrary::50] Error Code 6: Internal Erro
                "libnvinfer_builder_resource.so.8.4.2)")
 
 
-def _ex(text):
-    return explain(text, check=False).explanation
+# (test id, paste, what the cause says, what the fix says, what the fix must not say)
+FAMILIES = [
+    ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
+     ["pip install"]),
+    ("k80-last-release", K80, ["minimum is compute capability 5.0"], ["torch==1.13.1", "cu117"], []),
+    ("docker-unknown-runtime", UNKNOWN_RUNTIME, ["Container Toolkit"], ["nvidia-ctk runtime configure"], []),
+    ("nvcc-words-unprefixed", COMPUTE_89, ["CUDA 11.8", "8.9"], [], []),
+    ("extension-toolkit", EXTENSION, ["11.8", "12.1"], ["whl/cu118", "CUDA_HOME=/usr/local/cuda-12.1"], []),
+    ("dataloader-shm", SHM, ["/dev/shm"], ["--shm-size", "--ipc=host"], []),
+    ("nvcuda-dll", NVCUDA, ["nvcuda.dll", "driver"], ["driver"], []),
+    ("tf-trt-warning", TF_TRT, ["harmless"], [], []),
+    ("ort-cuda-unsaid", ORT_NO_CUDA, [], ["nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "the installed build's CUDA decides"],
+     []),
+    ("nccl-shm", NCCL_SHM, ["/dev/shm"], ["--shm-size"], []),
+    ("deepspeed-cuda", DEEPSPEED, ["12.2", "11.7"], ["CUDA_HOME=/usr/local/cuda-11.7"], []),
+    ("tensorflow-oom", TF_OOM, ["memory"], ["batch size"], []),
+    ("image-cuda-spaced", CUDA_92, ["9.2"], ["396"], []),
+    ("nvrtc-warning", NVRTC_WARNING, ["libnvrtc.so"], [], []),
+    # the program's own "driver too old" outranks the DLL it then missed
+    ("ollama-driver", OLLAMA, ["driver"], ["driver"], ["pip install"]),
+    ("cuda-ver-written", CUDA_VER, [], ["nvidia-cudnn-cu12"], ["cu13"]),
+    ("error-804-unnamed", ERROR_804, ["CUDA 12.1", "forward"], ["driver", "cuda-compat"], []),
+    ("exec-failed-python", EXEC_PY37, [], ["Python 3.7"], ["cu129"]),
+    ("exec-failed-not-the-failed-build", EXEC_TORCH12, [], ["Python 3.6"], ["torch==1.2"]),
+    ("cxx-std-symbol", CXX_SYMBOL, ["libstdc++"], ["libstdcxx-ng"], []),
+    ("trt-unable-to-load", TRT_LIBRARY, ["libnvinfer_builder_resource.so.8.4.2"], [], []),
+    ("undefined-symbol-unknown", "ImportError: /v/lib/python3.10/site-packages/foo/_C.so: undefined symbol: fooBarBaz",
+     ["fooBarBaz"], ["foo"], []),
+]
 
 
-def test_a_gpu_pytorch_dropped_is_said_unsupported_with_no_wheel_to_install():
-    ex = _ex(GTX660)
-    assert "minimum is compute capability 3.5" in ex.answer.cause and "0.3.1" in ex.answer.cause, ex.answer.cause
-    assert "pip install" not in ex.fix.text and "compute capability 3.5 or newer" in ex.fix.text, ex.fix.text
-
-
-def test_a_k80_gets_the_last_release_with_its_kernels():
-    ex = _ex(K80)
-    assert "minimum is compute capability 5.0" in ex.answer.cause, ex.answer.cause
-    assert "torch==1.13.1" in ex.fix.text and "cu117" in ex.fix.text, ex.fix.text
-
-
-def test_dockers_older_unknown_runtime_words_are_the_missing_container_toolkit():
-    ex = _ex(UNKNOWN_RUNTIME)
-    assert ex.answer is not None and "Container Toolkit" in ex.answer.cause, ex.answer
-    assert "nvidia-ctk runtime configure" in ex.fix.text, ex.fix.text
-
-
-def test_an_unsupported_architecture_without_nvccs_prefix():
-    ex = _ex(COMPUTE_89)
-    assert ex.answer is not None and "CUDA 11.8" in ex.answer.cause and "8.9" in ex.answer.cause, ex.answer
-
-
-def test_an_extensions_toolkit_of_another_cuda_than_pytorch():
-    ex = _ex(EXTENSION)
-    assert ex.answer is not None and "11.8" in ex.answer.cause and "12.1" in ex.answer.cause, ex.answer
-    assert "whl/cu118" in ex.fix.text and "CUDA_HOME=/usr/local/cuda-12.1" in ex.fix.text, ex.fix.text
-
-
-def test_a_dataloader_bus_error_is_the_containers_shared_memory_with_checks_own_fix():
-    ex = _ex(SHM)
-    assert ex.answer is not None and "/dev/shm" in ex.answer.cause, ex.answer
-    assert "--shm-size" in ex.fix.text and "--ipc=host" in ex.fix.text, ex.fix.text
-
-
-def test_a_missing_nvcuda_dll_is_the_windows_driver():
-    ex = _ex(NVCUDA)
-    assert ex.answer is not None and "nvcuda.dll" in ex.answer.cause and "driver" in ex.answer.cause, ex.answer
-    assert "driver" in ex.fix.text.lower(), ex.fix.text
-
-
-def test_tf_trts_missing_tensorrt_warning_is_harmless():
-    ex = _ex(TF_TRT)
-    assert ex.answer is not None and "harmless" in ex.answer.cause, ex.answer
-
-
-def test_a_missing_cudnn_of_an_onnx_runtime_whose_cuda_is_unsaid_names_both_builds_wheels():
-    ex = _ex(ORT_NO_CUDA)
-    assert "nvidia-cudnn-cu12" in ex.fix.text and "nvidia-cudnn-cu13" in ex.fix.text, ex.fix.text
-    assert "the installed build's CUDA decides" in ex.fix.text, ex.fix.text
-
-
-def test_nccls_own_words_for_a_full_dev_shm():
-    ex = _ex(NCCL_SHM)
-    assert ex.answer is not None and "/dev/shm" in ex.answer.cause and "--shm-size" in ex.fix.text, ex.answer
-
-
-def test_deepspeeds_cuda_mismatch_is_the_extension_toolkits():
-    ex = _ex(DEEPSPEED)
-    assert ex.answer is not None and "12.2" in ex.answer.cause and "11.7" in ex.answer.cause, ex.answer
-    assert "CUDA_HOME=/usr/local/cuda-11.7" in ex.fix.text, ex.fix.text
-
-
-def test_tensorflows_oom_is_gpu_memory():
-    ex = _ex(TF_OOM)
-    assert ex.answer is not None and "memory" in ex.answer.cause and "batch size" in ex.fix.text, ex.answer
-
-
-def test_a_spaced_cuda_requirement_of_an_image_names_the_driver_it_needs():
-    ex = _ex(CUDA_92)
-    assert ex.answer is not None and "9.2" in ex.answer.cause, ex.answer
-    assert "396" in ex.fix.text, ex.fix.text
-
-
-def test_pytorchs_nvrtc_workaround_warning_is_the_unversioned_link():
-    ex = _ex(NVRTC_WARNING)
-    assert ex.answer is not None and "libnvrtc.so" in ex.answer.cause, ex.answer
-
-
-def test_a_program_saying_the_driver_is_too_old_outranks_the_dll_it_then_missed():
-    ex = _ex(OLLAMA)
-    assert ex.answer is not None and "driver" in ex.answer.cause and "cudart64_12.dll is not found" not in \
-        ex.answer.cause, ex.answer
-    assert "driver" in ex.fix.text.lower() and "pip install" not in ex.fix.text, ex.fix.text
-
-
-def test_a_cuda_written_as_cuda_ver_decides_the_cudnn_wheels_cuda():
-    ex = _ex(CUDA_VER)
-    assert "nvidia-cudnn-cu12" in ex.fix.text and "cu13" not in ex.fix.text, ex.fix.text
-
-
-def test_error_804_with_no_gpu_or_folder_named_is_the_driver_the_images_cuda_needs():
-    ex = _ex(ERROR_804)
-    assert ex.answer is not None and "CUDA 12.1" in ex.answer.cause and "forward" in ex.answer.cause, ex.answer
-    assert "driver" in ex.fix.text and "cuda-compat" in ex.fix.text, ex.fix.text
-
-
-def test_an_execution_failure_is_answered_with_a_build_for_the_pastes_python():
-    ex = _ex(EXEC_PY37)
-    assert "Python 3.7" in ex.fix.text and "cu129" not in ex.fix.text, ex.fix.text
-
-
-def test_an_execution_failure_is_never_answered_with_the_build_that_failed():
-    ex = _ex(EXEC_TORCH12)
-    assert "Python 3.6" in ex.fix.text and "torch==1.2" not in ex.fix.text, ex.fix.text
-
-
-def test_an_undefined_cxx_standard_library_symbol_is_an_old_libstdcxx():
-    ex = _ex(CXX_SYMBOL)
-    assert ex.answer is not None and "libstdc++" in ex.answer.cause and "libstdcxx-ng" in ex.fix.text, ex.answer
-
-
-def test_tensorrts_unable_to_load_library_is_a_missing_library():
-    ex = _ex(TRT_LIBRARY)
-    assert ex.answer is not None and "libnvinfer_builder_resource.so.8.4.2" in ex.answer.cause, ex.answer
-
-
-def test_an_undefined_symbol_no_family_knows_is_still_answered():
-    ex = _ex("ImportError: /v/lib/python3.10/site-packages/foo/_C.so: undefined symbol: fooBarBaz")
-    assert ex.answer is not None and "fooBarBaz" in ex.answer.cause and "foo" in ex.fix.text, ex.answer
+@pytest.mark.parametrize("text, cause, fix, not_in_fix", [row[1:] for row in FAMILIES], ids=[row[0] for row in FAMILIES])
+def test_each_family_is_answered_from_what_the_paste_says(text, cause, fix, not_in_fix):
+    ex = explain(text, check=False).explanation
+    assert ex.answer is not None, text
+    assert [c for c in cause if c not in ex.answer.cause] == [], ex.answer.cause
+    assert [f for f in fix if f not in ex.fix.text] == [], ex.fix.text
+    assert [f for f in not_in_fix if f in ex.fix.text] == [], ex.fix.text
