@@ -238,8 +238,11 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
                      "environment back)" % "; ".join("%s %s" % pair for pair in new))
     lines += variables_hint([v for r in rounds for v in r.variable_lines], plan.environment, active)
     out.say(lines)
-    # what it took on: the findings it named, and any new one of those ids (JAX's pin broken by TensorFlow's)
-    return EXIT_PROBLEMS if any(i in taken for i, _ in stays + new) else EXIT_OK
+    # what it took on must be gone, and no error of a kind the environment did not have may come (a new user's trial:
+    # an uninstall that took another wheel's files with it left torch without cuDNN, CD704, and fix had said 0); an
+    # error of a kind it had, reworded (a count of files in its title), is not a new one
+    brought_new = {i for i, _ in new} - {f.id for f in before.findings if f.severity == Severity.ERROR}
+    return EXIT_PROBLEMS if brought_new or any(i in taken for i, _ in stays + new) else EXIT_OK
 
 
 class _NewShell:

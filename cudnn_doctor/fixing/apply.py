@@ -5,7 +5,6 @@ staged and put in place by renames after the packages, so a kill leaves each fil
 reinstalls the recorded versions and puts the files back from the journal, even after a kill in the middle."""
 from __future__ import annotations
 
-import dataclasses
 import os
 import stat
 from dataclasses import dataclass, field
@@ -15,11 +14,11 @@ from ..install import hooks
 from ..install.journal import TXN, StateLock, discard, history_entries, read_journal, write_journal
 from ..install.transaction import apply as apply_files, commit, dest_path, new_txn, undo as undo_files
 from . import activate, folders, shared, stash, strays
-from .environment import conda_export, package_set, run
+from .environment import conda_export, package_set, run, tail
 from .plan import Environment, Plan, project_name, user_steps, variable_names
+from .restore import reinstall, restore_packages, restore_user_site
 
 STATE = ".cudnn-doctor/fix-journal"  # under the environment's prefix
-OWN_SITE = {"PYTHONPATH": "", "PYTHONNOUSERSITE": "1"}  # pip run on the environment's own site-packages alone
 
 
 class FixStopped(Exception):
@@ -161,7 +160,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             # each release pip may take away, for an undo that needs no index
             wheels = stash.keep(folder, sites, {project_name(r) for s in plan.steps if s.kind == "packages"
                                                 for r in [*s.requirements, *s.resolved]})
-            strays.keep(folder, sites)  # a pip killed part-way leaves unlisted files
+            present = strays.keep(folder, sites)  # a pip killed part-way leaves unlisted files
             user_before = package_set(environment, env, user_site) if user_site else None
             if user_site and user_before is None:
                 raise FixStopped("the user site's package list could not be read (%s -m pip list --path %s): "
@@ -182,11 +181,17 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
                     hooks.point("fix-after-step-%d" % len(out.ran))
                     continue
                 code, text = run(step.argv, dict(env, **step.pip_env))
-                out.ran.append((step.shown, code, _tail(text)))
+                out.ran.append((step.shown, code, tail(text)))
                 hooks.point("fix-after-step-%d" % len(out.ran))
                 if code != 0:
                     raise FixStopped("`%s` failed (exit %d)%s" % (step.shown, code, _reason(text)))
             shared.put_back(folder, common, sites)
+            # a wheel still installed whose files pip removed with another that listed them: its own again
+            for site, owners in shared.owners_of_gone(sites, present).items():
+                out.ran.append(reinstall(environment, journal, site, owners, env))
+                command, code, text = out.ran[-1]
+                if code != 0:
+                    raise FixStopped("`%s` failed (exit %d)%s" % (command, code, _reason(text)))
             if _gone_since_staged(journal):
                 write_journal(folder, journal)  # what undo does for each file must say what apply found
             apply_files(folder, journal)
@@ -218,10 +223,6 @@ def _gone_since_staged(journal: dict) -> bool:
         if op["action"] == "replace" and not os.path.lexists(dest_path(journal, op)):
             op["action"], changed = "new", True
     return changed
-
-
-def _tail(text: str, lines: int = 6) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
 def _reason(text: str) -> str:
@@ -308,81 +309,18 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
     sites = journal.get("sites") or shared.sites(environment.prefix)
     journal["shared_undo"] = shared.keep(folder, sites, "shared-undo", journal.get("shared_undo") or [])
     write_journal(folder, journal)
-    ran = _restore_packages(environment, folder, journal, env)
+    ran = restore_packages(environment, folder, journal, env)
     if journal.get("user_site"):
-        ran += _restore_user_site(environment, folder, journal, env)
+        ran += restore_user_site(environment, folder, journal, env)
     done["restored"] += shared.put_back(folder, (journal.get("shared") or []) + journal["shared_undo"], sites)
     for site, owners in shared.owners_missing(journal["shared_undo"], sites).items():
-        user = bool(site) and site == journal.get("user_site")  # its owner is the user site's: --user, that site seen
-        argv = ([*_owner(environment, journal).user_pip_words(), "install", "--user"] if user else
-                [*environment.pip_words(), "install", *environment.with_python()]) + ["--no-deps",
-                                                                                      "--force-reinstall", *owners]
-        code, text = run(argv, dict(env, PYTHONPATH="") if user else dict(env, **OWN_SITE))
-        ran.append((" ".join(argv), code, _tail(text)))
+        ran.append(reinstall(environment, journal, site, owners, env))
     failed = [r for r in ran if r[1] != 0]
     if failed:
         raise FixStopped("`%s` failed (exit %d)%s; run `cudnn-doctor fix --undo` again once that works"
                          % (failed[0][0], failed[0][1], _reason(failed[0][2])))
     done["removed"] += strays.sweep(folder, None if interrupted else set(shared.listed(sites)))
     return ran, done["restored"], done["removed"]
-
-
-def _restore_user_site(environment: Environment, folder: str, journal: dict,
-                       env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
-    """The user site's packages back to the journal's set, by the interpreter that owns that site (pip in a venv
-    leaves a package outside the venv: "Not uninstalling ... outside environment"), reinstalls with --user."""
-    site = journal["user_site"]
-    now = package_set(environment, env, site)
-    if now is None:
-        return [("%s -m pip list --path %s" % (environment.python, site), 1, "the package list could not be read")]
-    tool = _owner(environment, journal).user_pip_words()
-    return _put_set_back(journal.get("user_before") or {}, now, [*tool, "uninstall"], [*tool, "install", "--user"],
-                         dict(env, PYTHONPATH=""), folder, stash.kept(folder, journal.get("stash") or [], [site]))
-
-
-def _owner(environment: Environment, journal: dict) -> Environment:
-    """The environment with the user site's owner the fix ran pip with (the journal's)."""
-    return dataclasses.replace(environment, base_python=journal.get("base_python") or environment.base_python)
-
-
-def _restore_packages(environment: Environment, folder: str, journal: dict,
-                      env: Mapping[str, str]) -> List[Tuple[str, int, str]]:
-    before = journal.get("packages_before")
-    if before is None:
-        return []
-    now = package_set(environment, env)
-    if now is None:
-        return [("%s -m pip list" % environment.python, 1, "the package list could not be read")]
-    tool, python = environment.pip_words(), environment.with_python()
-    # The set put back is the environment's own site's (package_set reads it with --path): pip must see that site
-    # alone, or it takes a --target copy on PYTHONPATH (or the user site's) for the one to uninstall (draw 515-14).
-    return _put_set_back(before, now, [*tool, "uninstall", *python], [*tool, "install", *python],
-                         dict(env, **OWN_SITE), folder, stash.kept(folder, journal.get("stash") or [],
-                                                                   shared.sites(environment.prefix)))
-
-
-def _put_set_back(before: Dict[str, str], now: Dict[str, str], uninstall: List[str], install: List[str],
-                  env: Mapping[str, str], folder: str, kept: Dict[Tuple[str, str], dict]) -> List[Tuple[str, int, str]]:
-    """Uninstall what was added since ``before`` and the release now in place of each changed package the journal
-    kept, put those kept files back, and reinstall any other changed package at its recorded version by name."""
-    ran = []
-    changed = sorted((n, v) for n, v in before.items() if now.get(n) != v)
-    back = {(n, v): kept[stash.key(n, v)] for n, v in changed if stash.key(n, v) in kept}
-    removing = sorted(set(now) - set(before)) + [n for n, _ in back if n in now]
-    by_name = ["%s==%s" % (n, v) for n, v in changed if (n, v) not in back]
-    if removing:
-        code, text = run([*uninstall, "-y", *removing], env)
-        ran.append((" ".join([*uninstall, "-y", *removing]), code, _tail(text)))
-    for (name, version), record in back.items():
-        try:
-            ran.append(("put back %s==%s from the journal (%d files)" % (name, version, stash.put_back(folder, record)),
-                        0, ""))
-        except OSError as exc:
-            ran.append(("put back %s==%s from the journal" % (name, version), 1, str(exc)))
-    if by_name:
-        code, text = run([*install, "--no-deps", "--force-reinstall", *by_name], env)
-        ran.append((" ".join([*install, "--no-deps", "--force-reinstall", *by_name]), code, _tail(text)))
-    return ran
 
 
 def variables_after(lines: List[str], env: Mapping[str, str]) -> Dict[str, Optional[str]]:

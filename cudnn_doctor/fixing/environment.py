@@ -14,6 +14,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from .plan import Environment
 
 PIP_TIMEOUT = 900.0  # seconds for one pip run (a cuDNN wheel is 600 MB)
+OWN_SITE = {"PYTHONPATH": "", "PYTHONNOUSERSITE": "1"}  # pip run on the environment's own site-packages alone
 QUICK = 60.0  # seconds for a pip that only reads (list, the dry run)
 
 
@@ -30,6 +31,11 @@ def run(argv: Sequence[str], env: Mapping[str, str], timeout: float = PIP_TIMEOU
     except subprocess.TimeoutExpired:
         return 124, "%s did not finish within %.0f s" % (argv[0], timeout)
     return done.returncode, done.stdout or ""
+
+
+def tail(text: str, lines: int = 6) -> str:
+    """The last lines of a program's output: what a report keeps of it."""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
 def prefix_of_site(site: str) -> str:

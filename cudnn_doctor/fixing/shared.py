@@ -11,7 +11,7 @@ import glob
 import hashlib
 import os
 import shutil
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 from ..install.journal import fsync_dir
 
@@ -83,17 +83,32 @@ def put_back(folder: str, records: Sequence[dict], site_dirs: Sequence[str]) -> 
     return out
 
 
+def owners_of_gone(site_dirs: Sequence[str], before: Dict[str, List[str]]) -> Dict[str, List[str]]:
+    """{site: ``name==version``} of each installed distribution a file of whose RECORD was there before pip ran and
+    is gone now: pip removed it with another distribution that listed the same path (a new user's trial: the cuDNN
+    wheel of the other CUDA, whose nvidia/cudnn/lib files had overwritten the one torch loads, uninstalled, and
+    torch's wheel still installed without a library)."""
+    was = {os.path.normpath(os.path.join(site, rel)) for site, rels in before.items() for rel in rels}
+    return _pins_by_site(site_dirs, [(path, owners) for path, owners in listed(site_dirs).items()
+                                     if path in was and not os.path.lexists(path)])
+
+
 def owners_missing(records: Sequence[dict], site_dirs: Sequence[str]) -> Dict[str, List[str]]:
     """{site: ``name==version`` of each installed distribution there that lists a kept file still gone} (another
     package's install overwrote it, so no copy of its own was kept): reinstalled in its own site, its files are
     its own again."""
     now = listed(site_dirs)
+    return _pins_by_site(site_dirs, [(r["path"], now.get(r["path"], {})) for r in records
+                                     if not os.path.lexists(r["path"])])
+
+
+def _pins_by_site(site_dirs: Sequence[str], gone: Sequence[Tuple[str, Dict[str, str]]]) -> Dict[str, List[str]]:
+    """{site: sorted ``name==version``} of the owners of each (path, {dist-info: hash}) given."""
     out: Dict[str, List[str]] = {}
-    for r in records:
-        if not os.path.lexists(r["path"]):
-            for owner in now.get(r["path"], {}):
-                site = next((s for s in site_dirs if r["path"].startswith(s.rstrip("/") + "/")), "")
-                pin = "==".join(owner[:-len(".dist-info")].split("-", 1))
-                if pin not in out.setdefault(site, []):
-                    out[site].append(pin)
+    for path, owners in gone:
+        for owner in owners:
+            site = next((s for s in site_dirs if path.startswith(s.rstrip("/") + "/")), "")
+            pin = "==".join(owner[:-len(".dist-info")].split("-", 1))
+            if pin not in out.setdefault(site, []):
+                out[site].append(pin)
     return {site: sorted(pins) for site, pins in out.items()}

@@ -77,11 +77,29 @@ def kept(folder: str, records: Sequence[dict], sites: Sequence[str]) -> Dict[Tup
             if r["site"] in sites and os.path.isfile(os.path.join(folder, *r["index"].split("/")))}
 
 
-def put_back(folder: str, record: dict) -> int:
-    """Every file of a kept distribution back where it was (each one replaced in one rename); how many."""
+def _index(folder: str, record: dict) -> Tuple[str, List[List[str]]]:
     stashed = os.path.dirname(os.path.join(folder, *record["index"].split("/")))
     with open(os.path.join(stashed, "index.json"), encoding="utf-8") as fh:
-        index = json.load(fh)
+        return stashed, json.load(fh)
+
+
+def rewritten(folder: str, record: dict) -> bool:
+    """Whether a kept release's files are no longer the ones kept (pip reinstalled the same release over them)."""
+    stashed, index = _index(folder, record)
+    try:
+        return not all(os.path.samefile(os.path.join(stashed, name), path) for path, name, _ in index if name)
+    except OSError:
+        return True
+
+
+def put_back(folder: str, record: dict) -> int:
+    """Every file of a kept distribution back where it was (each one replaced in one rename), and any file its
+    record lists now that it did not then (a reinstall's REQUESTED) taken away; how many were put back."""
+    stashed, index = _index(folder, record)
+    then = {path for path, _, _ in index}
+    for path in _listed_now(record):
+        if path not in then and os.path.lexists(path) and not os.path.isdir(path):
+            os.unlink(path)
     parents = set()
     # its .dist-info last, METADATA the very last: pip list knows a release by it, so an undo killed part-way leaves
     # the release unlisted and the next --undo puts it back again
@@ -101,6 +119,16 @@ def put_back(folder: str, record: dict) -> int:
     for parent in parents:
         fsync_dir(parent)
     return len(index)
+
+
+def _listed_now(record: dict) -> List[str]:
+    """The files the release's RECORD in its site lists now (absolute)."""
+    site = record["site"]
+    try:
+        with open(os.path.join(site, record["dist"], "RECORD"), newline="", encoding="utf-8") as fh:
+            return [os.path.normpath(os.path.join(site, row[0])) for row in csv.reader(fh) if row]
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
 
 
 def prune(state_dir: str, keep_entries: int = KEEP_ENTRIES) -> None:

@@ -32,14 +32,16 @@ def names(sites: Sequence[str]) -> Dict[str, List[str]]:
     return out
 
 
-def keep(folder: str, sites: Sequence[str]) -> None:
-    """Writes the list into the transaction folder (fsync'd) before anything changes."""
+def keep(folder: str, sites: Sequence[str]) -> Dict[str, List[str]]:
+    """Writes the list into the transaction folder (fsync'd) before anything changes; the list."""
     path = os.path.join(folder, LIST)
+    listed = names(sites)
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump(names(sites), fh)
+        json.dump(listed, fh)
         fh.flush()
         os.fsync(fh.fileno())
     fsync_dir(folder)
+    return listed
 
 
 def sweep(folder: str, only: Optional[Set[str]] = None) -> List[str]:

@@ -60,9 +60,10 @@ class LoaderView:
         self.facts = LoaderFacts()
         self.facts.ld_library_path = host.env_paths("LD_LIBRARY_PATH")
         raw = host.getenv("LD_LIBRARY_PATH")
-        # glibc reads an empty entry (a stray ':' at either end, or '::') as the current folder.
-        self.facts.ld_library_path_cwd = raw is not None and any(
-            not p or not p.startswith("/") for p in raw.split(os.pathsep))
+        # glibc reads an empty entry (a stray ':' at either end, or '::') as the current folder; a variable that is
+        # empty as a whole it ignores (_dl_init_paths: `*llp != '\0'`), as fix's filtered LD_LIBRARY_PATH can leave it.
+        self.facts.ld_library_path_cwd = bool(raw) and any(
+            not p or not p.startswith("/") for p in (raw or "").split(os.pathsep))
         self.facts.ld_preload = [p for p in (host.getenv("LD_PRELOAD") or "").replace(":", " ").split() if p]
         self.facts.conf_dirs = read_conf_dirs(host)
         self.machine = machine_of(host)

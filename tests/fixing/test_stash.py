@@ -70,3 +70,25 @@ def test_only_the_newest_entries_keep_their_copies(tmp_path):
         (history / ("%04d-x" % n) / stash.FOLDER / "0-a").mkdir(parents=True)
     stash.prune(str(state))
     assert sorted(p.name for p in history.iterdir() if (p / stash.FOLDER).exists()) == ["0003-x", "0004-x"]
+
+
+def test_the_same_release_reinstalled_over_a_damaged_one_is_seen_and_put_back_with_its_old_record(tmp_path):
+    # a new user's trial: CD406's reinstall of the same release, undone, had left the repaired library and the
+    # reinstall's RECORD (which lists a REQUESTED that the release never had)
+    site = _site(tmp_path)
+    txn = tmp_path / "txn"
+    txn.mkdir()
+    [record] = stash.keep(str(txn), [str(site)], ["nvidia-cudnn-cu12"])
+    assert not stash.rewritten(str(txn), record)
+    lib = site / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9"
+    info = site / "nvidia_cudnn_cu12-9.3.0.75.dist-info"
+    lib.unlink()
+    lib.write_bytes(b"the wheel's own file")  # what pip install --force-reinstall writes: a new file
+    (info / "REQUESTED").write_text("")
+    record_text = (info / "RECORD").read_text()
+    (info / "RECORD").unlink()  # pip removes the old release's files and writes new ones
+    (info / "RECORD").write_text(record_text + "nvidia_cudnn_cu12-9.3.0.75.dist-info/REQUESTED,,\n")
+    assert stash.rewritten(str(txn), record)
+    stash.put_back(str(txn), record)
+    assert lib.read_bytes() == b"\x7fELF cudnn 9.3" and not (info / "REQUESTED").exists()
+    assert "REQUESTED" not in (info / "RECORD").read_text()
