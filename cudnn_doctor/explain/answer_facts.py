@@ -54,7 +54,7 @@ def _undefined(f: LoaderFailure, facts: PasteFacts, platform: str = "linux") -> 
     if f.symbol.startswith(_CXX_STD):  # fresh paste pytorch_geometric-506 had been answered with nothing at all
         return Answer("%s needs %s, a symbol of the C++ standard library that the libstdc++.so.6 loaded first lacks: "
                       "it was built with a newer GCC than that libstdc++" % (f.caller or "a library", f.symbol),
-                      paste.libstdcxx_fix("that symbol", platform))
+                      paste.libstdcxx_fix(f.symbol, platform))
     stem = next((lib for prefix, lib in _SYMBOL_LIBRARY if f.symbol.startswith(prefix)), None)
     if stem is None:
         return None
