@@ -36,6 +36,14 @@ def cudnn_wheel(directory: Path, version: str, cuda_major: int = 12) -> Path:
     return write_wheel(Path(directory), version=version, cuda_major=cuda_major)
 
 
+def open_to_others(folder: Path) -> None:
+    """pytest makes its temporary folders 0700: a venv there is unreadable to other users (CD405), an error a fix that
+    makes a framework load its cuDNN would bring; a real venv lives where its users can read it."""
+    for part in [folder, *folder.parents]:
+        if part.name.startswith("pytest-") or part == folder:
+            part.chmod(0o755)
+
+
 def make_venv(where: Path) -> Path:
     """python -m venv without pip's own download (ensurepip installs from the bundled wheel)."""
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, capture_output=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fix_factory import make_venv, offline_pip_env, pip, state_hashes
+from fix_factory import make_venv, offline_pip_env, open_to_others, pip, state_hashes
 
 pytestmark = pytest.mark.realdata
 
@@ -55,6 +55,7 @@ print("cudnnGetVersion", l.cudnnGetVersion())'
 
 def test_fix_heals_real_onnxruntime_by_the_real_loader_and_undo_restores_it(tmp_path):
     links = _links(tmp_path)
+    open_to_others(tmp_path)
     venv = make_venv(tmp_path / "venv")
     pip(venv, "install", "--no-deps", "onnxruntime-gpu==1.19.0", "nvidia-cudnn-cu12==8.9.2.26", links=links)
     before = state_hashes(venv)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fix_factory import cudnn_wheel, make_venv, offline_pip_env, pip, state_hashes, torch_wheel
+from fix_factory import cudnn_wheel, make_venv, offline_pip_env, open_to_others, pip, state_hashes, torch_wheel
 
 pytestmark = pytest.mark.slow  # builds a venv and runs pip and check a dozen times: about a minute on 2 cores
 
@@ -27,11 +27,7 @@ def built(tmp_path_factory):
     """A pristine venv with the broken pair installed, copied for each test (a venv is not relocatable, so each
     copy lives at the same path: the tests of this module use it one after another)."""
     base = tmp_path_factory.mktemp("fixvenv")
-    # pytest makes its temporary folders 0700: a venv there is unreadable to other users (CD405), an error the fix's
-    # newly loaded cuDNN would bring; a real venv lives where its users can read it
-    for folder in (base, base.parent, base.parent.parent):
-        if folder.name.startswith(("pytest-", "fixvenv")):
-            folder.chmod(0o755)
+    open_to_others(base)
     links = base / "wheels"
     torch_wheel(links)
     cudnn_wheel(links, "9.3.0.75")
