@@ -115,6 +115,8 @@ def put_back(folder: str, record: dict) -> int:
         else:
             os.link(os.path.join(stashed, name), temp)
         os.replace(temp, path)
+        if os.path.lexists(temp):  # rename() of two links to one file does nothing (POSIX): the file was in place
+            os.unlink(temp)
         parents.add(parent)
     for parent in parents:
         fsync_dir(parent)

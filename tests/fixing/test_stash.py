@@ -92,3 +92,15 @@ def test_the_same_release_reinstalled_over_a_damaged_one_is_seen_and_put_back_wi
     stash.put_back(str(txn), record)
     assert lib.read_bytes() == b"\x7fELF cudnn 9.3" and not (info / "REQUESTED").exists()
     assert "REQUESTED" not in (info / "RECORD").read_text()
+
+
+def test_a_file_already_in_place_leaves_no_temporary_link(tmp_path):
+    # realworld draw 291129-20: two kept releases list nvidia/__init__.py, the one file both put back; rename() of two
+    # links to one file does nothing, and the temporary link stayed in the site
+    site = _site(tmp_path)
+    txn = tmp_path / "txn"
+    txn.mkdir()
+    [record] = stash.keep(str(txn), [str(site)], ["nvidia-cudnn-cu12"])
+    stash.put_back(str(txn), record)  # every file is still the kept one
+    lib = site / "nvidia" / "cudnn" / "lib"
+    assert not [p for p in lib.rglob(".cudnn-doctor-undo-*")] and not list(site.rglob(".cudnn-doctor-undo-*"))
