@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 from typing import Dict, List, Sequence
@@ -39,9 +40,11 @@ def cudnn_wheel(directory: Path, version: str, cuda_major: int = 12) -> Path:
 def open_to_others(folder: Path) -> None:
     """pytest makes its temporary folders 0700: a venv there is unreadable to other users (CD405), an error a fix that
     makes a framework load its cuDNN would bring; a real venv lives where its users can read it."""
-    for part in [folder, *folder.parents]:
-        if part.name.startswith("pytest-") or part == folder:
-            part.chmod(0o755)
+    top = Path(tempfile.gettempdir()).resolve()
+    for part in [folder, *folder.parents]:  # pytest's own folders, popen-gwN of xdist's workers too, up to /tmp
+        if part.resolve() == top or part == part.parent:
+            break
+        part.chmod(0o755)
 
 
 def make_venv(where: Path) -> Path:
