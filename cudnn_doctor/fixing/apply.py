@@ -159,9 +159,10 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             common = shared.keep(folder, sites)  # pip removes them with either owner
             # each release pip may take away, for an undo that needs no index; every NVIDIA wheel too, since they
             # write the same nvidia/ paths over each other (a new user's trial: cu12's install over cu13's files)
-            wheels = stash.keep(folder, sites, {project_name(r) for s in plan.steps if s.kind == "packages"
-                                                for r in [*s.requirements, *s.resolved]}
-                                | {n for n in (before or {}) if n.startswith("nvidia-")})
+            pip_steps = [s for s in plan.steps if s.kind == "packages"]  # without one, pip changes nothing to keep
+            wheels = stash.keep(folder, sites, {project_name(r) for s in pip_steps for r in [*s.requirements,
+                                                                                            *s.resolved]}
+                                | {n for n in (before or {}) if n.startswith("nvidia-") and pip_steps})
             present = strays.keep(folder, sites)  # a pip killed part-way leaves unlisted files
             user_before = package_set(environment, env, user_site) if user_site else None
             if user_site and user_before is None:
