@@ -193,6 +193,18 @@ _SLOW_TESTS = (
     "commands/test_hostile_cli.py::test_timeout_must_be_finite_and_positive",
     "commands/test_schemas.py::test_bench_json_validates",
     "bench/test_smoke_bench_script.py::test_bench_prints_every_row_even_without_gpu_or_torch",
+    # 2026-11-30, CI's quick tier at 203 s: real venvs made by uv (10 s), the real PyPI asked (network), a separate
+    # environment's line run in real shells (6 s), every scenario's fix run (12 s), every health fault and its twin
+    # (5 s), hangs waited out (3 s each)
+    "probes/test_uv_venv.py::test_a_venv_uv_made_without_pip_gets_uv_pip_and_one_with_pip_gets_pip",
+    "knowledge/test_knowledge_update.py::test_update_against_the_real_pypi",
+    "rules/test_whole_environment_fix.py::"
+    "test_a_separate_environment_line_runs_as_printed_and_its_variable_stays_in_that_environment",
+    "remedies/test_fixes_runnable.py::test_fixes_on_scenario_machines_are_runnable",
+    "node/test_gpu_health.py::test_each_health_fault_fires_and_its_healthy_twin_does_not",
+    "smoke/test_smoke.py::test_hang_is_cut_off_by_the_timeout",
+    "bench/test_bench_fake.py::test_a_wrong_backward_data_is_an_error_finding_and_exit_1",
+    "bench/test_bench_fake.py::test_a_fast_wrong_engine_of_the_backend_api_is_caught",
 )
 
 

@@ -39,7 +39,17 @@ FLOOR = 0.80
 _AGREED: list = []  # one bool per drawn environment judged in this run
 
 
-@pytest.mark.parametrize("pair", PAIRS, ids=lambda pair: "draw-%d-%d" % pair[:2] + ("" if pair[2] else "-v1"))
+# The full run spreads tests over the workers (--dist loadgroup): the regression draws go test by test, while the fresh
+# sample and the test of its agreement rate share one worker, in order, so that test sees every draw of the sample.
+SAMPLE = pytest.mark.xdist_group("realworld-fresh-sample")
+
+
+def _param(pair):
+    name = "draw-%d-%d" % pair[:2]
+    return pytest.param(pair, id=name + ("" if pair[2] else "-v1"), marks=[SAMPLE] if name in FRESH else [])
+
+
+@pytest.mark.parametrize("pair", [_param(pair) for pair in PAIRS])
 def test_drawn_environment(pair):
     if shutil.which("readelf") is None or shutil.which("gcc") is None:
         pytest.skip("readelf and gcc are needed")
@@ -68,6 +78,7 @@ def test_drawn_environment(pair):
         pytest.xfail("%s: the fix %s: %s\n%s" % (case.name, row.commands, row.fix, again))
 
 
+@SAMPLE
 def test_the_drawn_sample_agrees_often_enough():
     """Runs after the draws (pytest keeps a module's order): the share of drawn environments whose verdict agreed."""
     if not _AGREED:
