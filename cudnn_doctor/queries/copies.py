@@ -5,10 +5,17 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, FrameworkFacts, Resolution
+from ..versions import canonical_name
+
+
+def site_wheels(facts: Facts, site: Optional[str]) -> Dict[str, str]:
+    """The NVIDIA wheels installed in one site-packages folder: canonical name -> release."""
+    return {canonical_name(w["name"]): w.get("version") or "" for w in facts.python.nvidia_wheels
+            if same_file(w.get("location"), site)}
 
 
 def same_file(a: Optional[str], b: Optional[str]) -> bool:

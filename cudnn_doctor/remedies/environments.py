@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Seq
 
 from ..knowledge import Compat
 from ..model import Facts, Fix, FrameworkFacts
-from ..queries import framework_kind
+from ..queries import framework_kind, site_wheels
 from ..versions import canonical_name
 from .acting import at, pip, system, under_root
 from .environment_layout import Layout, kept_but_damaged, layout_fix, solve_layout
@@ -36,8 +36,7 @@ def exact_pin(req: "Requirement") -> Optional[str]:
 
 def missing_pins(facts: Facts, fw: FrameworkFacts, projects: Sequence[str]) -> List[str]:
     """The framework's exact pins of `projects` that its environment does not hold at the pinned release."""
-    installed = {canonical_name(w["name"]): w.get("version") for w in facts.python.nvidia_wheels
-                 if w.get("location") == fw.location}
+    installed = site_wheels(facts, fw.location)
     wanted = set(projects)
     out = []
     for req in applying_requirements(fw):

@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
 from ..queries import (best_torch_variant, cudnn_pin_floor, driver_cuda, driver_version, framework_kind,
-                       missing_sublibraries, own_cudnn_wheel_dir, platform_of)
+                       missing_sublibraries, own_cudnn_wheel_dir, platform_of, site_wheels)
 from ..versions import canonical_name, mm_text, requirements, ver
 from .cudnn import machine_cudnn_fix, reinstall_fix
 from .environment_layout import other_cudnn_wheels
@@ -103,7 +103,8 @@ def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major:
     damaged = any(os.path.normpath(c.directory) == wheel_dir and c.major == major and missing_sublibraries(compat, c)
                   for c in facts.cudnn)
     if framework_kind(fw) == "onnxruntime":
-        return onnxruntime_cuda_fix(compat, fw.version, fw.location, reinstall=damaged)
+        return onnxruntime_cuda_fix(compat, fw.version, fw.location, reinstall=damaged,
+                                    installed=site_wheels(facts, fw.location))
     fix = _pinned_cudnn_wheel_fix(facts, compat, fw, major)
     install = pip("install ")
     if damaged and fix.commands and fix.commands[0].startswith(install):

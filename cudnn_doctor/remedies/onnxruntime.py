@@ -2,10 +2,13 @@
 release really offers (its [cuda,cudnn] extras and preload_dlls() exist from one release on, compat says which)."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
+
+from packaging.specifiers import SpecifierSet
 
 from ..knowledge import Compat
 from ..model import Fix
+from ..versions import canonical_name
 from .acting import pip
 from .shell import advice, noted, or_else, prepend_ld_path, run, said
 
@@ -21,12 +24,22 @@ def cuda_library_wheels(compat: Compat, sonames: Sequence[str], cuda_major: str)
     return out
 
 
+def _held(wheel: str, installed: Mapping[str, str]) -> bool:
+    """Whether the site already holds this wheel ("name" or "name==pin") at a release the pin allows."""
+    name, _, pin = wheel.partition("==")
+    have = installed.get(canonical_name(name))
+    return have is not None and (not pin or SpecifierSet("==" + pin).contains(have, prereleases=True))
+
+
 def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], missing: Sequence[str] = (),
-                         reinstall: bool = False) -> Fix:
+                         reinstall: bool = False, installed: Optional[Mapping[str, str]] = None) -> Fix:
     """Install the wheels of the `missing` libraries (cuDNN when none is named) for the CUDA this release was built
     for and put their folders on LD_LIBRARY_PATH (works for every release); name the release's own extras and
     preload_dlls() only where it has them, else the newer onnxruntime-gpu that has them. `reinstall`: a damaged
-    wheel is there, which pip would count installed and leave as it is."""
+    wheel is there, which pip would count installed and leave as it is. `installed` (name: release of the wheels in
+    `site`): a wheel already there is not installed again, only its folder put on the path; where every one is there
+    and the release has preload_dlls(), calling it is the other way (a new user's trial: a healthy
+    onnxruntime-gpu[cuda,cudnn] was told to pip install what it had)."""
     source = compat.framework_features_source("onnxruntime_gpu")
     build = compat.framework_build("onnxruntime_gpu", version)
     release = version.split("+")[0]
@@ -42,12 +55,17 @@ def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], miss
     if not wheels:
         return advice("install %s of CUDA %s and put their folder on LD_LIBRARY_PATH [%s]" % (
             ", ".join(missing), build["cuda"], source))
+    absent = wheels if reinstall else [w for w in wheels if not _held(w, installed or {})]
     commands = [pip("install %s%s" % ("--force-reinstall --no-deps " if reinstall else "",
-                                      " ".join('"%s"' % w for w in wheels)))]
+                                      " ".join('"%s"' % w for w in absent)))] if absent else []
     if site:
         commands += [prepend_ld_path("%s/%s" % (site.rstrip("/"), f)) for f in reversed(folders)]
     fix = run(*commands)
-    if compat.framework_feature("onnxruntime_gpu", "preload_dlls", release):
+    has_preload = compat.framework_feature("onnxruntime_gpu", "preload_dlls", release)
+    if has_preload and not absent and site:
+        other = said("or call onnxruntime.preload_dlls() before creating the session: it loads them from the nvidia "
+                     "wheels beside it")
+    elif has_preload:
         other = said('or `%s` and call onnxruntime.preload_dlls() before creating the session',
                      pip('install "onnxruntime-gpu[%s]==%s"' % (",".join(compat.framework_extras("onnxruntime_gpu")),
                                                                  release)))

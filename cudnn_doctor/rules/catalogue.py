@@ -7,7 +7,7 @@ from typing import Dict, List
 from ..versions import major_of, mm_at_least
 from ..model import Facts, Finding
 from . import RuleContext, rule
-from ..queries import driver_cuda, driver_version, in_environment_of, platform_of, visible_gpus
+from ..queries import driver_cuda, driver_version, in_environment_of, platform_of, site_wheels, visible_gpus
 from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, onnxruntime_cuda_fix
 from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, local_repo_fix, paddle_cudnn_fix, paddle_wheel_fix,
                                  one_cupy_fix, reboot_and_hold_fix, tensorflow_libraries_fix, uvm_fix,
@@ -119,7 +119,8 @@ def framework_libraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
             pins = missing_pins(facts, fw, cuda_library_projects(compat, cuda)) if pip_ok and fw and cuda else []
             fix = tensorflow_libraries_fix(version, missing, pins, pip_ok)
         else:
-            fix = onnxruntime_cuda_fix(compat, version, fw.location if fw is not None else None, missing)
+            site = fw.location if fw is not None else None
+            fix = onnxruntime_cuda_fix(compat, version, site, missing, installed=site_wheels(facts, site))
         if fw is not None:
             fix = whole_environment_fix(facts, compat, fw, fix)
         out.append(finding(

@@ -12,7 +12,8 @@ from ..readers.package_meta import dist_info_name
 from ..versions import canonical_name, major_of, requirements, ver
 from ..model import Facts, Finding, Fix, FrameworkFacts, Severity
 from . import LINUX, RuleContext, rule
-from ..queries import copy_for_path, framework_kind, has_driver, platform_of, working_copy
+from ..queries import (copy_for_path, framework_kind, has_driver, own_cudnn_wheel_dir, platform_of, same_file,
+                       working_copy)
 from ..remedies.frameworks import (framework_gpu_build_fix, framework_pin_fix, leave_pin_conflict_fix,
                                    onnxruntime_gpu_fix, tensorflow_native_windows_fix)
 from ..remedies.environments import whole_environment_fix
@@ -231,8 +232,14 @@ def unresolved(facts: Facts, ctx: RuleContext) -> List[Finding]:
         # The soname's major; an unversioned name: the build's cuDNN, else the newest with a build for its CUDA.
         major = int(res.name.rsplit(".", 1)[1]) if re.search(r"\.\d+$", res.name) else major_of(fw.cudnn_version)
         others = [c for c in facts.cudnn if c.major != major]
+        # The wheel is there beside it, but its library does not search that folder (ONNX Runtime has no RPATH to
+        # it: its preload_dlls() loads it, which the program must call).
+        beside = any(c.major == major and same_file(c.directory, own_cudnn_wheel_dir(fw)) for c in facts.cudnn)
+        where = ": the copy installed beside it (%s) is not on its search path%s" % (
+            own_cudnn_wheel_dir(fw), " (onnxruntime.preload_dlls(), if the program calls it, loads that copy)"
+            if framework_kind(fw) == "onnxruntime" else "") if beside else " and none is on its search path"
         out.append(finding(
-            ERROR, "%s %s needs %s and none is on its search path" % (fw.name, fw.version, res.name),
+            ERROR, "%s %s needs %s%s" % (fw.name, fw.version, res.name, where),
             detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
                 res.name, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),

@@ -119,6 +119,29 @@ def test_g6_onnxruntime_provider_needs_a_missing_library(machine, check_json):
     assert "onnxruntime-gpu[cuda,cudnn]==1.20.1" not in hit["fix"] and '"nvidia-cublas-cu12"' in hit["fix"]
 
 
+def test_g6_onnxruntime_with_its_wheels_beside_it_is_told_to_put_them_on_its_path_not_to_install_them(
+        machine, check_json):
+    """onnxruntime-gpu 1.22 installed with its [cuda,cudnn] extras: the wheels are there, its library has no RPATH to
+    them (a new user's trial, round 17: the fixes said `pip install` of what it had). The real wheels' case, proven by
+    the real loader: tests/realworld_cases.py ort122-cuda-cudnn-extras."""
+    _base(machine)
+    wheel = SITE + "/nvidia/cudnn/lib"
+    machine.cudnn("9.3.0", wheel, None, cuda=12060)
+    machine.dist(SITE, "nvidia-cudnn-cu12", "9.3.0.75")
+    machine.dist(SITE, "nvidia-cublas-cu12", "12.3.4.1", files={"nvidia/cublas/lib/libcublasLt.so.12": ""})
+    machine.dist(SITE, "onnxruntime-gpu", "1.22.0")
+    machine.consumer(SITE + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
+                     ["libcublasLt.so.12", "libcudnn.so.9"])
+    build_ld_cache(machine)
+    _, doc = check_json(machine)
+    [cudnn] = _hits(doc, "CD704", "error")
+    [cublas] = _hits(doc, "CD706", "error")
+    assert "the copy installed beside it" in cudnn["title"] and "onnxruntime.preload_dlls()" in cudnn["title"]
+    for hit in (cudnn, cublas):
+        assert "pip install" not in hit["fix"] and "export LD_LIBRARY_PATH=" in hit["fix"], hit["fix"]
+        assert "or call onnxruntime.preload_dlls() before creating the session" in hit["fix"]
+
+
 # --- G5 PaddlePaddle ------------------------------------------------------------------------------------------------
 
 def test_g5_paddle_cudnn_off_the_search_path(machine, check_json):
