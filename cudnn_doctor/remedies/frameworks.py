@@ -102,20 +102,23 @@ def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major:
     # The wheel is there but lacks sub-libraries: pip counts it installed and changes nothing, so reinstall it.
     damaged = any(os.path.normpath(c.directory) == wheel_dir and c.major == major and missing_sublibraries(compat, c)
                   for c in facts.cudnn)
-    if framework_kind(fw) == "onnxruntime":
-        return onnxruntime_cuda_fix(compat, fw.version, fw.location, reinstall=damaged,
-                                    installed=site_wheels(facts, fw.location))
-    fix = _pinned_cudnn_wheel_fix(facts, compat, fw, major)
+    ort = framework_kind(fw) == "onnxruntime"
     install = pip("install ")
-    if damaged and fix.commands and fix.commands[0].startswith(install):
-        fix = run(install + "--force-reinstall --no-deps " + fix.commands[0][len(install):], *fix.commands[1:])
+    if ort:  # its fix puts the folders on the path itself
+        fix = onnxruntime_cuda_fix(compat, fw.version, fw.location, reinstall=damaged,
+                                   installed=site_wheels(facts, fw.location))
+    else:
+        fix = _pinned_cudnn_wheel_fix(facts, compat, fw, major)
+        if damaged and fix.commands and fix.commands[0].startswith(install):
+            fix = run(install + "--force-reinstall --no-deps " + fix.commands[0][len(install):], *fix.commands[1:])
     wheel = re.match(re.escape(install) + r'(?:--\S+ )*"?(nvidia-cudnn-cu\d+)\b', fix.commands[0]) if fix.commands \
         else None
     for stale in other_cudnn_wheels(facts, fw.location, wheel.group(1), {major}) if wheel else ():
         # another CUDA's wheel of this major writes the same files (a new user's trial: nvidia-cudnn-cu11 8.9.6 stayed
-        # on top of the cu12 8.9.7 installed for CuPy, and uninstalling it later deleted CuPy's cuDNN)
+        # on top of the cu12 8.9.7 installed for CuPy, and uninstalling it later deleted CuPy's cuDNN; another: cu13's
+        # beside ONNX Runtime's CUDA 12 build)
         fix = other_cuda_wheel_first(stale, fix)
-    if fix.commands and fix.commands[0].startswith(pip("")) and fw.library_search_path is not None and \
+    if not ort and fix.commands and fix.commands[0].startswith(pip("")) and fw.library_search_path is not None and \
             wheel_dir not in fw.library_search_path:
         # Its library searches no site-packages/nvidia folder (CuPy 13's has no RPATH at all): the wheel's folder
         # has to be on the plain search path.

@@ -142,6 +142,26 @@ def test_g6_onnxruntime_with_its_wheels_beside_it_is_told_to_put_them_on_its_pat
         assert "or call onnxruntime.preload_dlls() before creating the session" in hit["fix"]
 
 
+def test_g6_onnxruntime_beside_a_cudnn_wheel_for_cuda_13_gets_its_own_after_that_one_is_uninstalled(
+        machine, check_json):
+    """cuDNN for CUDA 13 (torch's, say) where ONNX Runtime's CUDA 12 build would look: that copy is not the one to put
+    on its path, and the cu12 wheel writes the same files, so the cu13 one goes first (round 17's trial, E3). Proven
+    with the real wheels by the real loader: tests/realworld_cases.py ort122-cu13-wheel."""
+    _base(machine)
+    wheel = SITE + "/nvidia/cudnn/lib"
+    machine.cudnn("9.24.0", wheel, None, cuda=13030)
+    machine.dist(SITE, "nvidia-cudnn-cu13", "9.24.0.43")
+    machine.dist(SITE, "onnxruntime-gpu", "1.22.0")
+    # the real provider's DT_NEEDED libcudart.so.12 says its CUDA
+    machine.consumer(SITE + "/onnxruntime/capi/libonnxruntime_providers_cuda.so", ["libcudart.so.12", "libcudnn.so.9"])
+    build_ld_cache(machine)
+    _, doc = check_json(machine)
+    [hit] = _hits(doc, "CD704", "error")
+    assert "the copy installed beside it (nvidia-cudnn-cu13 9.24.0.43) is built for CUDA 13" in hit["title"]
+    assert "pip uninstall -y nvidia-cudnn-cu13 && " in hit["fix"] and 'pip install "nvidia-cudnn-cu12==9.*"' in hit["fix"]
+    assert hit["fix"].index("uninstall") < hit["fix"].index('"nvidia-cudnn-cu12')
+
+
 # --- G5 PaddlePaddle ------------------------------------------------------------------------------------------------
 
 def test_g5_paddle_cudnn_off_the_search_path(machine, check_json):
