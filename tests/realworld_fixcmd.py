@@ -167,12 +167,24 @@ def fix(env: Dict[str, str], *args: str) -> Tuple[int, str]:
     return proc.returncode, proc.stdout + proc.stderr
 
 
+def rc_file(moved: stacks.Stack) -> Path:
+    """The shell rc file of the case's user (under the case: the harness's HOME may be the runner's own)."""
+    return moved.root / "home" / ".bashrc"
+
+
+def asked(moved: stacks.Stack) -> List[str]:
+    """What the user adds to fix, following its words: an environment used from PATH never runs its activate
+    script, so its variables go where every new shell reads them (`--rc ~/.bashrc`)."""
+    return [] if moved.case.activated else ["--rc", str(rc_file(moved))]
+
+
 def new_shell(moved: stacks.Stack) -> Dict[str, str]:
     """What a new shell of the environment has: an activated one sources bin/activate (fix's variables are there);
-    one only on PATH does not."""
-    if not moved.case.activated:
+    one only on PATH does not, and reads the user's rc file (where `fix --rc` wrote them)."""
+    if not moved.case.activated and not rc_file(moved).exists():
         return dict(moved.env)
-    proc = subprocess.run(["bash", "-c", '. "$VIRTUAL_ENV/bin/activate" && env -0'], env=moved.env,
+    script = '. "$VIRTUAL_ENV/bin/activate" && env -0' if moved.case.activated else '. "$1" && env -0'
+    proc = subprocess.run(["bash", "-c", script, "bash", str(rc_file(moved))], env=moved.env,
                           capture_output=True, text=True, check=True)
     after = dict(item.split("=", 1) for item in proc.stdout.split("\0") if "=" in item)
     keep = set(moved.env) | set(SHELL_KEEPS)
@@ -213,7 +225,8 @@ def killed_at_random(moved: stacks.Stack, fixed: Dict[str, str], seconds: float,
     before = _files(state(root))
     xdg = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} if os.environ.get("XDG_CACHE_HOME") else {}
     at = rng.uniform(0.0, seconds)
-    proc = subprocess.Popen([sys.executable, "-c", BOOT, "fix", "--yes"], env=dict(doctor_env(moved.env), **xdg),
+    proc = subprocess.Popen([sys.executable, "-c", BOOT, "fix", "--yes", *asked(moved)],
+                            env=dict(doctor_env(moved.env), **xdg),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
@@ -228,7 +241,7 @@ def killed_at_random(moved: stacks.Stack, fixed: Dict[str, str], seconds: float,
         return "old"
     if now == fixed:
         return "new"
-    code, text = fix(moved.env, "--yes")
+    code, text = fix(moved.env, "--yes", *asked(moved))
     if code == 0 or "interrupted" not in text:
         return "a mix, and fix ran over it (%s; exit %d): %s" % (ended, code, differences(before, now))
     code, text = fix(moved.env, "--undo", "--yes")
@@ -261,14 +274,15 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
     moved = stacks.copy(stack, root)
     try:
         give_pip(moved)
+        rc_file(moved).parent.mkdir(exist_ok=True)  # the user's home, where --rc writes
         before = state(root)
-        run.codes["dry-run"], text = fix(moved.env, "--dry-run")
+        run.codes["dry-run"], text = fix(moved.env, "--dry-run", *asked(moved))
         run.dry_exact = state(root) == before
         if run.codes["dry-run"] != 0 and "No matching distribution" in text:  # a pin the cache lacks: fetched
             unavailable = fetch_pins(text)
             if unavailable:
                 run.why.append("not in the wheel cache nor on the index: %s" % ", ".join(unavailable))
-            run.codes["dry-run"], text = fix(moved.env, "--dry-run")
+            run.codes["dry-run"], text = fix(moved.env, "--dry-run", *asked(moved))
             run.dry_exact = run.dry_exact and state(root) == before
         unavailable = fetch_removed(text, moved.site)
         if unavailable:
@@ -276,7 +290,7 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
         if not run.dry_exact:
             run.why.append("--dry-run changed files: " + differences(before, state(root)))
         t_fix = time.perf_counter()
-        run.codes["fix"], fixed_text = fix(moved.env, "--yes")
+        run.codes["fix"], fixed_text = fix(moved.env, "--yes", *asked(moved))
         fix_seconds = time.perf_counter() - t_fix
         fixed_state = _files(state(root))
         healed = stacks.Stack(moved.case, root, new_shell(moved))

@@ -36,6 +36,10 @@ def register(app: typer.Typer) -> None:
         undo: bool = typer.Option(False, "--undo", help="Put the environment back as the newest fix found it."),
         shell: bool = typer.Option(False, "--shell",
                                    help="Print the plan's variable lines as one line to eval in this shell."),
+        rc: str = typer.Option("", "--rc", metavar="FILE",
+                               help="Write the variable lines into this shell startup file (a marked block at its "
+                                    "end, e.g. ~/.bashrc) instead of the environment's activate scripts: for an "
+                                    "environment used without activating it, or a variable your shell sets."),
         root: str = typer.Option("/", "--root", metavar="DIR", help="Judge the tree under DIR; only prints."),
         env: List[str] = typer.Option([], "--env", metavar="NAME=VALUE",
                                       help="An environment variable of the inspected machine (repeatable), as "
@@ -49,13 +53,16 @@ def register(app: typer.Typer) -> None:
         problem = not_a_folder(root)
         if problem:
             error_exit("--root %s %s" % (root, problem))
+        rc = os.path.abspath(os.path.expanduser(rc)) if rc else ""
+        if rc and (os.path.isdir(rc) or not os.path.isdir(os.path.dirname(rc))):
+            error_exit("--rc %s: not a file in an existing folder" % rc)
         given = parse_env(env) or {}
         inspected: Dict[str, str] = dict(os.environ, **given)
         out = _Out(as_json)
         if undo:
             raise typer.Exit(_undo(inspected, yes, out))
         raise typer.Exit(_fix(list(ids or []), dry_run or root != "/", yes, shell, root, given or None, inspected,
-                              out))
+                              out, rc))
 
 
 class _Out:
@@ -115,7 +122,9 @@ def _ask(question: str, out: _Out) -> bool:
 
 
 def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given: Optional[Mapping[str, str]],
-         env: Dict[str, str], out: _Out) -> int:
+         env: Dict[str, str], out: _Out, rc: str = "") -> int:
+    import dataclasses
+
     from .. import diagnose
     from ..fixing import gather
     from ..fixing.activate import shell_line
@@ -138,6 +147,8 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
     picked = gather.chosen(before.findings, ids)
     errs = gather.errings(picked, before.facts)
     environment = find_environment(env, [e.site for e in errs if e.site]) if root == "/" else None
+    if environment is not None and rc:
+        environment = dataclasses.replace(environment, rc=rc)
     # The machine's own steps run only as root and only with --yes (never behind a prompt); else they are left.
     as_root = diagnose.fix_target(before.facts).as_root and (yes or dry_run)
     plan = build_plan(errs, environment, as_root)
@@ -194,7 +205,7 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     from ..model import Severity
     from ..render.fix import before_after_lines, plan_lines, ran_lines, ran_payload, variables_hint
 
-    active = plan.environment.active
+    active = plan.environment.active or bool(plan.environment.rc)  # every new shell reads the rc file
     new_shell = _NewShell(env, given, active)
     lines: List[str] = []
     rounds, ran, files = [plan], [], []

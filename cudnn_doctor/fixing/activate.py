@@ -1,6 +1,7 @@
 """Where new shells of an environment get fix's variables, as text (pure): a marked block at the end of a venv's
 bin/activate that saves each variable and applies the fix's lines, and one inside its `deactivate` that puts the old
-values back; for conda, the activate.d and deactivate.d scripts. Nothing goes into a user's shell rc files."""
+values back; for conda, the activate.d and deactivate.d scripts. A user's shell rc file gets them only when asked
+(`fix --rc FILE`): a marked block at its end."""
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
@@ -91,6 +92,20 @@ def conda_scripts(lines: Sequence[str]) -> Tuple[str, str]:
     activate = head + "\n".join([*save_lines(names), *lines]) + "\n"
     deactivate = head + "\n".join(restore_lines(names)) + "\n"
     return activate, deactivate
+
+
+def rc_text(text: str, lines: Sequence[str]) -> str:
+    """A shell rc file with the fix's variable lines (and any an earlier fix wrote there) in a marked block at its
+    end, where they run after the user's own settings."""
+    start, end = _last_block(text.splitlines())
+    earlier = [line for line in text.splitlines()[start + 1:end] if not line.startswith("#")] \
+        if start is not None and end is not None else []
+    kept = [line for line in earlier if line not in lines] + list(lines)
+    base = without_blocks(text)
+    if base and not base.endswith("\n"):
+        base += "\n"
+    return base + "\n".join([BEGIN, "# written by `cudnn-doctor fix --rc`; `cudnn-doctor fix --undo` takes it out",
+                             *kept, END]) + "\n"
 
 
 def shell_line(lines: Sequence[str]) -> str:

@@ -69,6 +69,15 @@ def _variable_files(plan: Plan) -> List[Tuple[str, Union[bytes, str]]]:
     env = plan.environment
     if not lines or env is None:
         return []
+    if env.rc:
+        try:
+            with open(env.rc, encoding="utf-8") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            text = ""
+        except (OSError, UnicodeDecodeError) as exc:
+            raise FixStopped("--rc %s cannot be read: %s" % (env.rc, exc))
+        return [(env.rc, activate.rc_text(text, lines).encode())]
     if env.kind == "venv":
         path = os.path.join(env.prefix, "bin", "activate")
         with open(path, encoding="utf-8") as fh:

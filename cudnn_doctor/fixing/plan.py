@@ -28,6 +28,8 @@ class Environment:
     # the shell fix runs in has it activated (VIRTUAL_ENV or CONDA_PREFIX names it): only then do its new shells
     # source the activate scripts fix writes variables into; one used from PATH alone never does
     active: bool = True
+    # a shell rc file the user asked fix to write the variables into (fix --rc), instead of the activate scripts
+    rc: str = ""
 
     @property
     def python(self) -> str:
@@ -282,11 +284,14 @@ def _variables_changes(environment: Optional[Environment], lines: Sequence[str])
     unset = sorted({m.group(2) for m in matches if m.group(2)} - set(exported))
     said = " and ".join(([("sets " + ", ".join(exported))] if exported else [])
                         + ([("unsets " + ", ".join(unset))] if unset else []))
+    if environment is not None and environment.rc:
+        return "%s in %s (a marked block at its end): every new shell that reads it gets them" % (said, environment.rc)
     where = ("%s/bin/activate (a marked block)" % environment.prefix if environment and environment.kind == "venv"
              else "%s/etc/conda/activate.d and deactivate.d" % environment.prefix if environment else "?")
     if environment is not None and not environment.active:
         # used from PATH (draw 20261205-10): its activate script is not what this shell's variables come from
-        return "%s in %s: only shells that activate this environment get them (this one did not)" % (said, where)
+        return ("%s in %s: only shells that activate this environment get them (this one did not; `--rc ~/.bashrc` "
+                "writes them where every new shell reads them)" % (said, where))
     return "%s for new shells of this environment, in %s" % (said, where)
 
 

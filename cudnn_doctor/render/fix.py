@@ -59,11 +59,15 @@ def before_after_lines(before: Sequence[Tuple[str, str]], after: Collection[Tupl
 def variables_hint(lines: Sequence[str], environment: Optional[Any], active: bool = True) -> List[str]:
     if not lines or environment is None:
         return []
+    if getattr(environment, "rc", ""):
+        return ["New shells that read %s get the variables; in this shell: eval \"$(cudnn-doctor fix --shell)\"" % (
+            environment.rc)]
     if not active:  # used from PATH: nothing sources its activate script
         how = ("conda activate %s" % environment.prefix if environment.kind == "conda"
                else ". %s/bin/activate" % environment.prefix.rstrip("/"))
         return ["%s is not activated in this shell, and the variables are in its activate script: new shells get "
-                "them after `%s`; in this shell: eval \"$(cudnn-doctor fix --shell)\"" % (environment.prefix, how)]
+                "them after `%s` (or run fix with --rc ~/.bashrc); in this shell: eval \"$(cudnn-doctor fix --shell)\""
+                % (environment.prefix, how)]
     # a venv's bin/activate is bash's and zsh's; activate.fish and activate.csh are not written
     where = "New shells of %s" % environment.prefix if environment.kind == "conda" else \
         "New bash and zsh shells of %s (bin/activate; not activate.fish or .csh)" % environment.prefix

@@ -233,23 +233,24 @@ def unresolved(facts: Facts, ctx: RuleContext) -> List[Finding]:
         major = int(res.name.rsplit(".", 1)[1]) if re.search(r"\.\d+$", res.name) else major_of(fw.cudnn_version)
         others = [c for c in facts.cudnn if c.major != major]
         # The wheel is there beside it, but its library does not search that folder (ONNX Runtime has no RPATH to
-        # it: its preload_dlls() loads it, which the program must call).
+        # it: its preload_dlls() loads it, which the program must call). Said in the detail: the title stays the
+        # same while the problem does (fix's before/after matches findings by their words).
         beside = next((c for c in facts.cudnn if c.major == major and same_file(c.directory, own_cudnn_wheel_dir(fw))),
                       None)
         built, theirs = major_of(fw.cuda_version), major_of(beside.cuda_version) if beside is not None else None
         if beside is not None and built is not None and theirs is not None and built != theirs:
-            where = ": the copy installed beside it (%s) is built for CUDA %s, %s for CUDA %s" % (
+            why = " The copy installed beside it (%s) is built for CUDA %s, %s for CUDA %s." % (
                 beside.package or beside.directory, beside.cuda_version, fw.name, fw.cuda_version)
         elif beside is not None:
-            where = ": the copy installed beside it (%s) is not on its search path%s" % (
-                own_cudnn_wheel_dir(fw), " (onnxruntime.preload_dlls(), if the program calls it, loads that copy)"
+            why = " The copy installed beside it (%s) is not on that path%s." % (
+                own_cudnn_wheel_dir(fw), ": onnxruntime.preload_dlls(), if the program calls it, loads that copy"
                 if framework_kind(fw) == "onnxruntime" else "")
         else:
-            where = " and none is on its search path"
+            why = ""
         out.append(finding(
-            ERROR, "%s %s needs %s%s" % (fw.name, fw.version, res.name, where),
-            detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s" % (
-                res.name, (" Found other majors: %s." % ", ".join(
+            ERROR, "%s %s needs %s and none is on its search path" % (fw.name, fw.version, res.name),
+            detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s%s" % (
+                res.name, why, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),
             remedy=whole_environment_fix(facts, compat, fw, unresolved_cudnn_fix(facts, compat, fw, major)),
             evidence={"framework": fw.name, "needs": res.name, "consumer": fw.consumer_library,

@@ -28,3 +28,18 @@ def test_the_drop_line_runs_under_set_u_with_the_variable_unset_and_set(tmp_path
         done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
         assert done.returncode == 0 and not done.stderr, done.stderr
         assert done.stdout.split() == ["after=" + after, "back=" + back], done.stdout
+
+
+def test_an_rc_file_gets_one_block_at_its_end_that_a_second_fix_extends_and_the_users_lines_stay():
+    from cudnn_doctor.fixing.activate import rc_text, without_blocks
+    user = "alias ll='ls -l'\nexport LD_LIBRARY_PATH=/opt/cudnn8/lib"  # no newline at its end
+    once = rc_text(user, ["unset LD_PRELOAD"])
+    twice = rc_text(once, ["export LD_LIBRARY_PATH=/x${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}", "unset LD_PRELOAD"])
+    assert once.startswith(user + "\n# >>> cudnn-doctor >>>\n") and once.endswith("unset LD_PRELOAD\n# <<< cudnn-doctor <<<\n")
+    assert twice.count("# >>> cudnn-doctor >>>") == 1 and twice.count("unset LD_PRELOAD") == 1
+    assert twice.index("export LD_LIBRARY_PATH=/x") < twice.index("unset LD_PRELOAD")  # the newest fix's order
+    assert without_blocks(twice) == user + "\n"
+    # what bash makes of it: the user's setting first, the block after it
+    import subprocess
+    out = subprocess.run(["bash", "-c", twice + "\necho \"$LD_LIBRARY_PATH\""], capture_output=True, text=True)
+    assert out.stdout.strip() == "/x:/opt/cudnn8/lib"

@@ -1,6 +1,8 @@
 """fix's plan (pure) and the activate blocks it writes, the latter judged by a real shell sourcing them."""
 from __future__ import annotations
 
+import dataclasses
+
 import subprocess
 import sys
 from pathlib import Path
@@ -290,7 +292,12 @@ def test_variables_of_an_environment_used_from_path_are_not_said_to_reach_its_ne
     assert on_path is not None and not on_path.active and activated is not None and activated.active
     errors = [Erring("CD709", "t", ("unset LD_LIBRARY_PATH",))]
     [step] = build_plan(errors, on_path, False).steps
-    assert "only shells that activate this environment get them (this one did not)" in step.changes, step.changes
+    assert "only shells that activate this environment get them (this one did not; `--rc ~/.bashrc` writes them " \
+        "where every new shell reads them)" in step.changes, step.changes
+    asked = dataclasses.replace(on_path, rc="/home/u/.bashrc")
+    [step] = build_plan(errors, asked, False).steps
+    assert step.changes == "unsets LD_LIBRARY_PATH in /home/u/.bashrc (a marked block at its end): every new shell " \
+        "that reads it gets them", step.changes
     [step] = build_plan(errors, activated, False).steps
     assert step.changes.startswith("unsets LD_LIBRARY_PATH for new shells of this environment"), step.changes
 

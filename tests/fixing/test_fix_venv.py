@@ -288,7 +288,7 @@ def test_a_venv_used_from_path_is_judged_without_its_activate_script_and_not_cal
     done = subprocess.run(words, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
     assert "nvidia-cudnn-cu12 9.3.0.75 -> 8.9.2.26" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "CD704" in done.stdout and "still there" in done.stdout
+    assert "CD704" in done.stdout and "still there" in done.stdout, done.stdout
     assert "is not activated in this shell" in done.stdout and ". %s/bin/activate" % venv in done.stdout
     assert not {"CD702", "CD704"} & errors_in_a_new_shell(venv)  # an activated shell is healed
     undone = subprocess.run([sys.executable, "-m", "cudnn_doctor", "fix", "--undo", "--yes", "--env",
@@ -296,6 +296,36 @@ def test_a_venv_used_from_path_is_judged_without_its_activate_script_and_not_cal
                             stdin=subprocess.DEVNULL, timeout=300)
     assert undone.returncode == 0, undone.stdout + undone.stderr
     assert state_hashes(venv) == before
+
+
+def test_rc_writes_the_variables_where_every_new_shell_reads_them_and_undo_takes_them_out(venv, tmp_path):
+    """The same venv used from PATH, with `--rc FILE` (issue 45: nothing goes into a user's rc file unless asked):
+    the lines go into a marked block at the end of that file, a new shell that reads it (the venv still not
+    activated) is healed, fix says 0, and undo puts the file back byte for byte (realworld draws 20261205-10,
+    20261206-13: a variable the user's shell sets)."""
+    venv, links = venv
+    rc = tmp_path / "home" / ".bashrc"
+    rc.parent.mkdir()
+    rc.write_text("# the user's own\nexport EDITOR=vi\n")
+    open_to_others(tmp_path)
+    before, rc_before = state_hashes(venv), rc.read_bytes()
+    env = {**os.environ, **offline_pip_env(links)}
+    env.pop("VIRTUAL_ENV", None)
+    on_path = ["--env", "PATH=%s/bin:/usr/bin:/bin" % venv]
+    words = [sys.executable, "-m", "cudnn_doctor", "fix", *IDS, "--yes", "--rc", str(rc), *on_path]
+    done = subprocess.run(words, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "in %s (a marked block at its end)" % rc in done.stdout and "New shells that read %s" % rc in done.stdout
+    text = rc.read_text()
+    assert text.startswith("# the user's own\nexport EDITOR=vi\n# >>> cudnn-doctor >>>\n") and "LD_LIBRARY_PATH" in text
+    script = ". %s && PATH=%s/bin:$PATH %s -m cudnn_doctor check --json" % (rc, venv, sys.executable)
+    shell_env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "LD_LIBRARY_PATH")}
+    report = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=shell_env, timeout=120).stdout
+    assert not {"CD702", "CD704"} & {f["id"] for f in json.loads(report)["findings"] if f["severity"] == "error"}
+    undone = subprocess.run([sys.executable, "-m", "cudnn_doctor", "fix", "--undo", "--yes", *on_path], env=env,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert state_hashes(venv) == before and rc.read_bytes() == rc_before
 
 
 def test_a_step_that_fails_after_its_dry_run_passed_says_pips_reason_and_changes_nothing(venv, tmp_path):

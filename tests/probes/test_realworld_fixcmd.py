@@ -7,7 +7,8 @@ the first round brings is taken on in a second, and one --undo takes both back),
 PYTHONPATH (515-14: `PYTHONPATH= pip install`, pip run with its own variables, and undo's pip on the site alone), a
 framework in the user site a --system-site-packages venv sees (515-3: `pip install --user` by that site's owner),
 Paddle's unversioned libcudnn.so link (515-18: `ln -sf` made through the journal), JAX's CUDA 12 plugin beside torch
-for CUDA 13 (112930-17: moved to its release's CUDA 13 build, which undo puts back from the wheel cache). The whole sample: `python tests/realworld_run.py --draws 30 --seed S --fix-command`."""
+for CUDA 13 (112930-17: moved to its release's CUDA 13 build, which undo puts back from the wheel cache), a venv used
+from PATH whose variables reach no activate script (20261205-10: the user follows fix's words, `--rc ~/.bashrc`). The whole sample: `python tests/realworld_run.py --draws 30 --seed S --fix-command`."""
 from __future__ import annotations
 
 import os
@@ -23,7 +24,7 @@ from realworld_stacks import build, missing_wheels
 pytestmark = [pytest.mark.realworld, pytest.mark.live]
 
 
-@pytest.mark.parametrize("seed, n", [(101, 0), (101, 2), (202, 0), (515, 5), (515, 14), (515, 3), (515, 18), (291129, 20), (291129, 16), (291129, 39), (291129, 43), (291129, 47), (291129, 66), (112930, 17), (20261129, 9), (20261129, 32), (20261130, 1), (20261130, 36), (20261203, 17)], ids=lambda v: str(v))
+@pytest.mark.parametrize("seed, n", [(101, 0), (101, 2), (202, 0), (515, 5), (515, 14), (515, 3), (515, 18), (291129, 20), (291129, 16), (291129, 39), (291129, 43), (291129, 47), (291129, 66), (112930, 17), (20261129, 9), (20261129, 32), (20261130, 1), (20261130, 36), (20261203, 17), (20261205, 10)], ids=lambda v: str(v))
 def test_fix_heals_a_failing_draw_and_undo_puts_it_back_exactly(seed, n):
     if shutil.which("readelf") is None or shutil.which("gcc") is None:
         pytest.skip("readelf and gcc are needed")

@@ -136,7 +136,7 @@ def test_g6_onnxruntime_with_its_wheels_beside_it_is_told_to_put_them_on_its_pat
     _, doc = check_json(machine)
     [cudnn] = _hits(doc, "CD704", "error")
     [cublas] = _hits(doc, "CD706", "error")
-    assert "the copy installed beside it" in cudnn["title"] and "onnxruntime.preload_dlls()" in cudnn["title"]
+    assert "The copy installed beside it" in cudnn["detail"] and "onnxruntime.preload_dlls()" in cudnn["detail"]
     for hit in (cudnn, cublas):
         assert "pip install" not in hit["fix"] and "export LD_LIBRARY_PATH=" in hit["fix"], hit["fix"]
         assert "or call onnxruntime.preload_dlls() before creating the session" in hit["fix"]
@@ -157,7 +157,7 @@ def test_g6_onnxruntime_beside_a_cudnn_wheel_for_cuda_13_gets_its_own_after_that
     build_ld_cache(machine)
     _, doc = check_json(machine)
     [hit] = _hits(doc, "CD704", "error")
-    assert "the copy installed beside it (nvidia-cudnn-cu13 9.24.0.43) is built for CUDA 13" in hit["title"]
+    assert "The copy installed beside it (nvidia-cudnn-cu13 9.24.0.43) is built for CUDA 13" in hit["detail"]
     assert "pip uninstall -y nvidia-cudnn-cu13 && " in hit["fix"] and 'pip install "nvidia-cudnn-cu12==9.*"' in hit["fix"]
     assert hit["fix"].index("uninstall") < hit["fix"].index('"nvidia-cudnn-cu12')
 
