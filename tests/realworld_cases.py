@@ -121,6 +121,10 @@ CASES = [
     # --- issue 34: the five families the drawn environments found -------------------------------------------------
     Case("tf217-and-cuda", TF_2_17, site=[CUDNN_8_9, *TF_AND_CUDA], was_wrong="TensorFlow's start-up list assumed",
          note="tensorflow[and-cuda] 2.17: cuRAND installed, not on its RUNPATH, never loaded at start-up"),
+    Case("torch291-cu13-cudnn-over-cu12", TORCH_291, site=[CUDNN_9_24_CU13, CUDNN_9_10, CUDART_12],
+         note="cuDNN for CUDA 13 installed after torch's cu12 one (jax[cuda13], say): the same files, cu13's now",
+         was_wrong="the printed fix uninstalled cu13, which took the files, and left cu12 counted installed "
+                   "(round 17's trial, E2)"),
     Case("torch291-cudnn98", TORCH_291, site=[CUDNN_9_8, CUDART_12], was_wrong="the pin taken for the build",
          note="compiled against 9.8.0, pins 9.10.2.21: 9.8 works"),
     Case("torch291-pip-target", TORCH_291, target=[CUDNN_9_10, CUDART_12], was_wrong="libraries found through sys.path",

@@ -2,9 +2,10 @@
 cuDNN it cannot find, and LD_LIBRARY_PATH entries that hand it another copy."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Container, Dict, Iterable, List, Optional, Tuple
 
 
 from ..knowledge import Compat
@@ -117,7 +118,7 @@ def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major:
         # another CUDA's wheel of this major writes the same files (a new user's trial: nvidia-cudnn-cu11 8.9.6 stayed
         # on top of the cu12 8.9.7 installed for CuPy, and uninstalling it later deleted CuPy's cuDNN; another: cu13's
         # beside ONNX Runtime's CUDA 12 build)
-        fix = other_cuda_wheel_first(stale, fix)
+        fix = other_cuda_wheel_first(stale, fix, site_wheels(facts, fw.location))
     if not ort and fix.commands and fix.commands[0].startswith(pip("")) and fw.library_search_path is not None and \
             wheel_dir not in fw.library_search_path:
         # Its library searches no site-packages/nvidia folder (CuPy 13's has no RPATH at all): the wheel's folder
@@ -141,7 +142,8 @@ def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[Cud
     own = compat.cudnn_wheel(fw.cuda_version) if fw is not None and fw.cuda_version else None
     if fw is not None and copy is not None and len(wheel) == 2 and own and \
             canonical_name(wheel[0]).startswith("nvidia-cudnn-") and canonical_name(wheel[0]) != canonical_name(own):
-        return other_cuda_wheel_first(wheel[0], _pinned_cudnn_wheel_fix(facts, compat, fw, copy.major))
+        return other_cuda_wheel_first(wheel[0], _pinned_cudnn_wheel_fix(facts, compat, fw, copy.major),
+                                      site_wheels(facts, fw.location))
     if fw is not None and len(wheel) == 2:
         for req in applying_requirements(fw):
             if canonical_name(req.name) == canonical_name(wheel[0]) and \
@@ -153,10 +155,18 @@ def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[Cud
                   % folder)
 
 
-def other_cuda_wheel_first(wheel: str, install: Fix) -> Fix:
+def other_cuda_wheel_first(wheel: str, install: Fix, installed: Container[str] = ()) -> Fix:
     """``install`` after the other CUDA's cuDNN wheel ``wheel`` is uninstalled: both wheels write nvidia/cudnn/lib,
     so the old one uninstalled later (another finding's fix, or the user tidying up) would delete the new one's
-    files (draw 31337/268)."""
+    files (draw 31337/268). A wheel it installs that the site already lists (``installed``) has had its files
+    overwritten by the other and loses them with its uninstall, while pip still counts it installed: it is
+    reinstalled whole (round 17's trial, E2: the printed fix left torch's cu12 wheel without a file)."""
+    first = install.commands[0] if install.commands else ""
+    own = re.match(re.escape(pip("install ")) + r'(?:--\S+ )*"?(nvidia-cudnn-cu\d+)\b', first)
+    if own and canonical_name(own.group(1)) in installed and "--force-reinstall" not in first:
+        again = pip("install --force-reinstall --no-deps ") + first[len(pip("install ")):]
+        install = dataclasses.replace(install, text=install.text.replace(first, again),
+                                      commands=[again] + list(install.commands[1:]))
     return then(run(pip("uninstall -y %s" % wheel)), install, joint=" && ")
 
 

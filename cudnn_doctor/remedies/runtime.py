@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
 from ..queries import (compiled_cudnn, cudnn_older, distro_lib_dir, framework_kind, ld_entry_for, machine_cuda,
-                       own_cudnn_wheel_dir, platform_of)
+                       own_cudnn_wheel_dir, platform_of, site_wheels)
 from ..versions import major_of, mm_text
 from .cudnn import copy_wheel, cudnn_wheel_for, machine_cudnn_fix
 from .environments import pythonpath_cudnn, pythonpath_cudnn_removal
@@ -55,7 +55,8 @@ def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
     wheel = (copy.package or "").split()
     if copy.origin == "pip" and wheel and wheel[0].startswith("nvidia-cudnn-") and install.commands and \
             install.commands[0].startswith(pip("install")) and wheel[0] not in install.commands[0]:
-        install = other_cuda_wheel_first(wheel[0], install)
+        install = other_cuda_wheel_first(wheel[0], install, site_wheels(facts, os.path.dirname(os.path.dirname(
+            os.path.dirname(os.path.normpath(copy.directory))))))
     return say("Install the cuDNN build for CUDA %s: %s", mm_text(cuda) or cuda, install)
 
 
