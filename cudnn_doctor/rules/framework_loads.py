@@ -185,9 +185,10 @@ def altered_wheel(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 wheel["name"], wheel["version"], wheel["location"], ", ".join(names), "is" if len(names) == 1 else
                 "are", "loaded by %s" % ", ".join("%s %s" % (fw.name, fw.version) for fw in users) if users
                 else "no framework found loads it"),
-            detail="Each file's size differs from the one the wheel's RECORD lists: another release's library was "
-                   "copied over it, so one process runs two cuDNN releases (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "
-                   "or an abort inside cuDNN). pip still counts %s %s as installed and a plain `pip install` says "
+            detail="Each file's size differs from the one the wheel's RECORD lists: it was cut short (an "
+                   "interrupted download or copy, a full disk) or another release's library was copied over it, so the "
+                   "load fails or one process runs two cuDNN releases (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, or an "
+                   "abort inside cuDNN). pip still counts %s %s as installed and a plain `pip install` says "
                    "'Requirement already satisfied', so it is reinstalled with --force-reinstall." % (
                        wheel["name"], wheel["version"]),
             remedy=force_reinstall_fix(facts, users[0] if users else None, wheel["name"], wheel["version"]),
