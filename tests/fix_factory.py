@@ -55,7 +55,7 @@ def make_venv(where: Path) -> Path:
 
 def offline_pip_env(links: Path) -> Dict[str, str]:
     """What makes the environment's pip resolve from ``links`` alone, as pip reads it from the environment."""
-    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(links), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(links), "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_COMPILE": "0",
             "PIP_NO_INPUT": "1"}
 
 

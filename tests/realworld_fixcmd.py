@@ -115,7 +115,7 @@ def doctor_env(env: Dict[str, str]) -> Dict[str, str]:
     unpacks to gigabytes) in TMPDIR, and a few of those filled CI's disk until a later install failed."""
     SCRATCH.mkdir(parents=True, exist_ok=True)
     return dict(env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_NO_INDEX="1", PIP_NO_CACHE_DIR="1",
-                PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", TMPDIR=str(SCRATCH))
+                PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", PIP_COMPILE="0", TMPDIR=str(SCRATCH))
 
 
 def fetch_pins(plan: str) -> List[str]:

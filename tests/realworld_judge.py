@@ -428,8 +428,10 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
                                                   for c in commands)
     # The wheel cache first; a release it lacks comes from the index (as for the user), unless downloads are off.
     # HOME is the copy's own: nothing a fix writes under ~ lands in the machine's.
+    # No bytecode compiled (PIP_COMPILE=0 is pip's --no-compile): the loader and the frameworks' library loads are what
+    # is judged, and compiling a framework's thousands of modules costs seconds of CPU at every install.
     env = dict(moved.env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
-               HOME=str(root / "home"))
+               PIP_COMPILE="0", HOME=str(root / "home"))
     if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
         env["PIP_NO_INDEX"] = "1"
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, cwd=str(root),

@@ -58,7 +58,7 @@ def from_builds(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
 # torch.utils.cpp_extension's own words: "The detected CUDA version (11.8) mismatches the version that was used to
 # compile PyTorch (12.1). Please make sure to use the same CUDA versions."
 _EXTENSION_CUDA = re.compile(r"detected CUDA version \((\d+\.\d+)\) mismatches the version that was used to compile"
-                             r"\s{1,4}PyTorch \((\d+\.\d+)\)"
+                             r"\s{1,20}PyTorch \((\d+\.\d+)\)"  # wrapped, and indented by a traceback or pip
                              # DeepSpeed's op builder: "Installed CUDA version 12.2 does not match the version torch was
                              # compiled with 11.7"
                              r"|Installed CUDA version (\d+\.\d+) does not match the version torch was compiled with "

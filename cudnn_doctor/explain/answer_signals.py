@@ -16,6 +16,7 @@ from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_
 from .answer_builds import from_builds
 from .answer_dlopen import from_dlopen
 from .answer_states import from_states
+from .answer_toolchain import from_toolchain
 from .answered import Answer
 from .evidence import Evidence
 
@@ -182,7 +183,8 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return forward_compat(ev, compat)
     if kind == "windows-paging-file":
         return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
-    return from_states(kind, ev) or from_builds(kind, ev, compat) or from_dlopen(kind, ev, compat)
+    return from_states(kind, ev) or from_builds(kind, ev, compat) or from_dlopen(kind, ev, compat) or \
+        from_toolchain(kind, ev, compat)
 
 
 # The kernel module's own line: "NVRM: API mismatch: the client has the version 550.90.07, but\n NVRM: this kernel

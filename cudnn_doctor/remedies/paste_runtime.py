@@ -160,7 +160,8 @@ def trt_rebuild_fix() -> Fix:
     """A TensorRT engine serialized by another TensorRT version (or GPU)."""
     return run("trtexec --onnx=model.onnx --saveEngine=model.engine",
                text="rebuild the engine with the TensorRT that runs it (from the ONNX model: `trtexec "
-                    "--onnx=model.onnx --saveEngine=model.engine`), or run it on the TensorRT version that built it")
+                    "--onnx=model.onnx --saveEngine=model.engine`), or install the TensorRT release that built it "
+                    "(its Python wheel, tensorrt, of the same version as the trtexec that built the engine)")
 
 
 def paging_file_fix() -> Fix:

@@ -1,5 +1,5 @@
-"""Issue 44: families two samples of 40 real pastes from threads in no corpus here found explain missing (2026-11-30:
-28 and 25 right of 40 before, 35 and 34 after). Each text is the thread's, trimmed; the thread is named beside it, and the test
+"""Issue 44: families four samples of 40 real pastes from threads in no corpus here found explain missing (2026-11-30:
+28, 25, 24 and 22 right of 40 before; 35, 35, 26 and 32 after). Each text is the thread's, trimmed; the thread is named beside it, and the test
 asks what its confirmed resolution rests on. Answered with --no-check (the same on any machine)."""
 from __future__ import annotations
 
@@ -84,6 +84,33 @@ CXX_SYMBOL = "undefined symbol: _ZNSt13runtime_errorC2EPKc"
 TRT_LIBRARY = ("6: [libLoader.h::DynamicLibrary::50] Error Code 6: Internal Error (Unable to load library: "
                "libnvinfer_builder_resource.so.8.4.2)")
 
+# The fourth sample (fresh4.json, round 18: 22 of 40 right before): each family's thread is named beside its text
+# https://github.com/hanhanhan-1/EmbodiedOcc2/issues/6: PyTorch's message wraps onto an indented line
+EXTENSION_WRAPPED = ("RuntimeError:\n    The detected CUDA version (12.2) mismatches the version that was used to compile\n"
+                     "    PyTorch (11.3). Please make sure to use the same CUDA versions.")
+# https://github.com/Linaqruf/kohya-trainer/issues/164
+TORCHVISION = ("RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA versions. PyTorch "
+               "has CUDA Version=11.7 and torchvision has CUDA Version=11.6. Please reinstall the torchvision that "
+               "matches your PyTorch install.")
+# https://github.com/test-time-training/ttt-video-dit/issues/14 (Windows)
+CUDA_HOME = ('  File "C:\\Users\\u\\AppData\\Roaming\\Python\\Python313\\site-packages\\torch\\utils\\'
+             'cpp_extension.py", line 2525, in _join_cuda_home\nOSError: CUDA_HOME environment variable is not set. '
+             'Please set it to your CUDA install root.')
+# https://github.com/NVlabs/tiny-cuda-nn/issues/109
+GCC_12 = ("error: #error -- unsupported GNU version! gcc versions later than 11 are not supported! The nvcc flag "
+          "'-allow-unsupported-compiler'\ngcc version: 12.1.0\ncuda version: 11.7")
+# https://github.com/nagadomi/nunif/issues/701
+WINERROR_1114 = ('[WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading '
+                 '"...\\c10.dll" or one of its dependencies.')
+# https://github.com/Dao-AILab/flash-attention/issues/762
+FLASH_TURING = "RuntimeError: FlashAttention only supports Ampere GPUs or newer."
+# https://github.com/Jiawei-Yao0812/CoR-GS/issues/23
+NO_GPUS = ('  File "./.local/lib/python3.8/site-packages/torch/cuda/__init__.py", line 293, in _lazy_init\n'
+           "    torch._C._cuda_init()\nRuntimeError: No CUDA GPUs are available")
+# https://github.com/triple-Mu/YOLOv8-TensorRT/issues/142
+TRT_MAGIC = ("[TRT] [E] 1: [stdArchiveReader.cpp::nvinfer1::rt::StdArchiveReader::StdArchiveReader::30] Error Code 1: "
+             "Serialization (Serialization assertion magicTagRead == kMAGIC_TAG failed.Magic tag does not match)")
+
 
 # (test id, paste, what the cause says, what the fix says, what the fix must not say)
 FAMILIES = [
@@ -113,6 +140,17 @@ FAMILIES = [
     ("trt-unable-to-load", TRT_LIBRARY, ["libnvinfer_builder_resource.so.8.4.2"], [], []),
     ("undefined-symbol-unknown", "ImportError: /v/lib/python3.10/site-packages/foo/_C.so: undefined symbol: fooBarBaz",
      ["fooBarBaz"], ["foo"], []),
+    ("extension-wrapped", EXTENSION_WRAPPED, ["12.2", "11.3"], ["CUDA_HOME=/usr/local/cuda-11.3"], []),
+    ("torchvision-cuda", TORCHVISION, ["11.7", "11.6"], ["torch torchvision --index-url https://download.pytorch.org/whl/cu117"],
+     []),
+    ("cuda-home-windows", CUDA_HOME, ["CUDA_HOME is not set", "nvcc"], ["CUDA toolkit", "CUDA_HOME"], ["export "]),
+    ("nvcc-gcc", GCC_12, ["gcc up to 11", "gcc 12.1.0", "CUDA 11.7"], ["apt install gcc-11 g++-11", "CUDAHOSTCXX=g++-11"],
+     []),
+    ("winerror-1114", WINERROR_1114, ["c10.dll", "Visual C++"], ["vc_redist.x64.exe"], []),
+    ("flash-attn-turing", FLASH_TURING, ["Ampere", "compute capability 8.0"], ["compute capability 8.0 or newer"],
+     ["pip install"]),
+    ("no-cuda-gpus", NO_GPUS, ["CUDA_VISIBLE_DEVICES"], ["nvidia-smi -L", "unset CUDA_VISIBLE_DEVICES"], []),
+    ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
 

@@ -1,0 +1,101 @@
+"""Answers for pastes about building or pairing with PyTorch and about a GPU a library or a process cannot use:
+torchvision's own CUDA check, a CUDA extension built without a toolkit (CUDA_HOME), nvcc refusing the host
+compiler, a Windows DLL whose initialisation failed, FlashAttention on an older GPU, no GPU visible to the process.
+Each reads the versions the text states (the build's CUDA, the newest gcc nvcc names, the architecture the library
+names, a CUDA_VISIBLE_DEVICES setting) and says nothing it does not. Pure."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..knowledge import Compat
+from ..remedies import paste_builds as builds
+from ..versions import tag_cuda
+from .answer_facts import gpu_cc
+from .answered import Answer
+from .evidence import Evidence
+
+# torchvision/extension.py's own words
+_TORCHVISION = re.compile(r"PyTorch has CUDA Version=(\d+\.\d+) and torchvision has CUDA Version=(\d+\.\d+)")
+_NEWEST_GCC = re.compile(r"gcc versions later than (\d+) are not supported")
+_GCC = re.compile(r"\bgcc(?: \(GCC\)| version:?|-)\s{0,3}(\d+(?:\.\d+){0,2})", re.I)
+_FLASH_ARCH = re.compile(r"FlashAttention only supports (\w+) GPUs or newer")
+_VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES\s{0,2}=\s{0,2}['\"]?([\w,-]*)")
+
+
+def _torch_cuda(ev: Evidence) -> Optional[str]:
+    """The CUDA of the PyTorch build the paste names (+cu121), if it names one."""
+    torch = ev.facts.program("PyTorch")
+    return tag_cuda(torch.tag) if torch is not None and torch.tag else None
+
+
+def _torchvision(ev: Evidence, compat: Compat) -> Answer:
+    m = _TORCHVISION.search(ev.text)
+    torch = ev.facts.program("PyTorch")
+    release = torch.release if torch is not None else None
+    if m is None:
+        return Answer("torchvision was built for another CUDA than this PyTorch: the two come from different builds",
+                      builds.torchvision_pair_fix(compat, _torch_cuda(ev), release))
+    return Answer("PyTorch was built with CUDA %s and torchvision with CUDA %s: they come from different builds (another "
+                  "index, or one upgraded without the other), and torchvision's C++ ops need PyTorch's CUDA" % (
+                      m.group(1), m.group(2)), builds.torchvision_pair_fix(compat, m.group(1), release))
+
+
+def _cuda_home(ev: Evidence) -> Answer:
+    cuda = _torch_cuda(ev)
+    return Answer("building a CUDA extension (torch.utils.cpp_extension) needs a CUDA toolkit with nvcc; CUDA_HOME is "
+                  "not set and none was found%s" % (" (this PyTorch is built for CUDA %s)" % cuda if cuda else ""),
+                  builds.cuda_toolkit_for_extension_fix(cuda, ev.platform))
+
+
+def _host_compiler(ev: Evidence) -> Answer:
+    newest = _NEWEST_GCC.search(ev.text)
+    gcc = _GCC.search(ev.text)
+    cuda = next(iter(ev.cuda), None)
+    if ev.platform == "windows" or newest is None:
+        return Answer("nvcc%s refuses the host C++ compiler: it is newer than this CUDA release supports" % (
+            " (CUDA %s)" % cuda if cuda else ""), builds.host_compiler_fix(None, ev.platform))
+    return Answer("nvcc%s supports gcc up to %s, and the host compiler is gcc %s" % (
+        " of CUDA %s" % cuda if cuda else "", newest.group(1), gcc.group(1) if gcc else "newer than that"),
+        builds.host_compiler_fix(newest.group(1), ev.platform))
+
+
+def _flash_attn(ev: Evidence, compat: Compat) -> Answer:
+    m = _FLASH_ARCH.search(ev.text)
+    arch = next((a for a in compat.gpus.architectures() if m and a.name.lower() == m.group(1).lower()), None)
+    floor = min(arch.ccs, key=lambda cc: tuple(int(p) for p in cc.split("."))) if arch and arch.ccs else None
+    cc = gpu_cc(ev, compat)
+    gpu = (" (compute capability %s)" % cc) if cc else ""
+    return Answer("FlashAttention 2's kernels run on %s GPUs%s or newer, and this GPU%s is older" % (
+        m.group(1) if m else "newer", " (compute capability %s)" % floor if floor else "", gpu),
+        builds.newer_gpu_fix(floor, "FlashAttention 2",
+                             "flash-attn 1.x (it supports Turing) or PyTorch's own scaled_dot_product_attention "
+                             "(attn_implementation=\"sdpa\" in transformers)"))
+
+
+def _no_gpus(ev: Evidence) -> Answer:
+    m = _VISIBLE.search(ev.text)
+    said = " (the paste sets CUDA_VISIBLE_DEVICES=%s)" % m.group(1) if m else ""
+    return Answer("the CUDA runtime sees no GPU in this process%s: CUDA_VISIBLE_DEVICES hides them (empty, or an index "
+                  "this machine does not have), or the driver gives none (none in nvidia-smi, or a container started "
+                  "without its GPUs)" % said, builds.visible_devices_fix(ev.platform))
+
+
+def from_toolchain(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """The answer for one of these named conditions, else None."""
+    if kind == "torchvision-cuda-mismatch":
+        return _torchvision(ev, compat)
+    if kind == "cuda-home-unset":
+        return _cuda_home(ev)
+    if kind == "nvcc-host-compiler":
+        return _host_compiler(ev)
+    if kind == "windows-dll-init-failed":
+        dll = re.search(r"([\w.-]+\.dll)", ev.text)
+        return Answer("Windows loaded %s but its initialisation failed (WinError 1114): most often the Microsoft "
+                      "Visual C++ Redistributable it was built against is missing or older" % (
+                          dll.group(1) if dll else "a DLL"), builds.vc_redist_fix())
+    if kind == "flash-attn-arch":
+        return _flash_attn(ev, compat)
+    if kind == "no-cuda-gpus":
+        return _no_gpus(ev)
+    return None

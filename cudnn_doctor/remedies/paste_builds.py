@@ -1,0 +1,83 @@
+"""Fixes for pastes about building or pairing with PyTorch and about a GPU a library or a process cannot use:
+torchvision of another CUDA than PyTorch, a CUDA extension built without a toolkit, a host compiler nvcc refuses,
+a Windows DLL whose initialisation failed, a GPU older than a library's kernels, no GPU visible to the process.
+Pure: the versions come from the paste, the rest from compat."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..knowledge import Compat
+from ..model import Fix
+from .acting import system
+from .shell import advice, or_else, run, said
+from .software import torch_source
+
+# Microsoft's permanent link to the newest Visual C++ Redistributable for x64 (learn.microsoft.com, "Latest supported
+# Visual C++ Redistributable downloads").
+VC_REDIST_X64 = "https://aka.ms/vs/17/release/vc_redist.x64.exe"
+
+
+def torchvision_pair_fix(compat: Compat, cuda: Optional[str], release: Optional[str] = None) -> Fix:
+    """torch and torchvision from one index, the one of PyTorch's CUDA: pip picks the torchvision its pin pairs with
+    that torch."""
+    if not cuda:
+        return said("reinstall both from one index: `%s` (with PyTorch's --index-url for a CUDA build)",
+                    system("pip install --force-reinstall torch torchvision", privileged=False))
+    pin, _, rest = torch_source(compat, release, cuda).partition(" ")
+    return run(system("pip install --force-reinstall %s torchvision %s" % (pin, rest), privileged=False))
+
+
+def cuda_toolkit_for_extension_fix(cuda: Optional[str], platform: str) -> Fix:
+    """A CUDA extension build found no toolkit: the toolkit of PyTorch's CUDA, and CUDA_HOME naming it."""
+    which = "CUDA %s's toolkit (PyTorch's CUDA, `python -c \"import torch; print(torch.version.cuda)\"`)" % cuda \
+        if cuda else "the CUDA toolkit of PyTorch's CUDA (`python -c \"import torch; print(torch.version.cuda)\"`)"
+    if platform == "windows":
+        home = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v%s" % (cuda or "<version>")
+        return said("install %s from NVIDIA's CUDA downloads (the driver alone has no nvcc), then, in a new "
+                    "terminal, `%%s` and build again" % which, 'set CUDA_HOME=%s' % home) if cuda else \
+            advice("install %s from NVIDIA's CUDA downloads (the driver alone has no nvcc), then set CUDA_HOME to its "
+                   "folder (C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\vX.Y) and build again" % which)
+    if cuda:
+        return said("install %s (NVIDIA's cuda-toolkit-%s package; the driver alone has no nvcc), then `%%s` and build "
+                    "again" % (which, cuda.replace(".", "-")), "export CUDA_HOME=/usr/local/cuda-%s" % cuda)
+    return advice("install %s (the driver alone has no nvcc), then export CUDA_HOME=/usr/local/cuda-X.Y (its folder) "
+                  "and build again" % which)
+
+
+def host_compiler_fix(newest: Optional[str], platform: str) -> Fix:
+    """nvcc refuses the host compiler: the newest one it accepts, named to the build; or a CUDA that accepts this
+    one (its installation guide lists the host compilers)."""
+    if platform == "windows":
+        return advice("install the Visual Studio release this CUDA's installation guide lists (its Build Tools), or a "
+                      "CUDA release that supports yours; nvcc's -allow-unsupported-compiler skips the check at your "
+                      "own risk")
+    if not newest:
+        return advice("install the newest gcc this CUDA's installation guide lists and build with CC, CXX and "
+                      "CUDAHOSTCXX naming it, or a CUDA release that supports your gcc")
+    return or_else(said("`%s`, then build with `%s`", system("apt install gcc-%s g++-%s" % (newest, newest)),
+                        "export CC=gcc-%s CXX=g++-%s CUDAHOSTCXX=g++-%s" % (newest, newest, newest)),
+                   "a CUDA release whose nvcc supports your gcc (its installation guide lists the host compilers); "
+                   "nvcc's -allow-unsupported-compiler skips the check at your own risk")
+
+
+def vc_redist_fix() -> Fix:
+    """A DLL's initialisation failed on Windows: the Visual C++ runtime it was built against."""
+    return advice("install the latest Microsoft Visual C++ Redistributable for x64 (%s), then start a new terminal"
+                  % VC_REDIST_X64)
+
+
+def newer_gpu_fix(floor: Optional[str], library: str, instead: str) -> Fix:
+    """The GPU is older than every kernel of a library: another GPU, or what runs on this one."""
+    need = "a GPU of compute capability %s or newer" % floor if floor else "a newer GPU"
+    return advice("run %s on %s, or use %s on this one" % (library, need, instead))
+
+
+def visible_devices_fix(platform: str) -> Fix:
+    """The process sees no GPU: what CUDA_VISIBLE_DEVICES says against what the machine has."""
+    if platform == "windows":
+        return advice("compare `echo %CUDA_VISIBLE_DEVICES%` with `nvidia-smi -L`: unset it (`set "
+                      "CUDA_VISIBLE_DEVICES=`) or set it to an index nvidia-smi lists (CUDA_VISIBLE_DEVICES=0); no GPU "
+                      "in nvidia-smi is a driver problem")
+    return said("compare `echo \"$CUDA_VISIBLE_DEVICES\"` with `nvidia-smi -L`: `%s`, or set it to an index nvidia-smi "
+                "lists (CUDA_VISIBLE_DEVICES=0); no GPU in nvidia-smi is a driver problem, and a container needs "
+                "`--gpus all`", "unset CUDA_VISIBLE_DEVICES")
