@@ -107,7 +107,7 @@ def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major:
     install = pip("install ")
     if ort:  # its fix puts the folders on the path itself
         fix = onnxruntime_cuda_fix(compat, fw.version, fw.location, reinstall=damaged,
-                                   installed=site_wheels(facts, fw.location))
+                                   site_releases=site_wheels(facts, fw.location))
     else:
         fix = _pinned_cudnn_wheel_fix(facts, compat, fw, major)
         if damaged and fix.commands and fix.commands[0].startswith(install):
@@ -155,15 +155,15 @@ def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[Cud
                   % folder)
 
 
-def other_cuda_wheel_first(wheel: str, install: Fix, installed: Container[str] = ()) -> Fix:
+def other_cuda_wheel_first(wheel: str, install: Fix, site_releases: Container[str] = ()) -> Fix:
     """``install`` after the other CUDA's cuDNN wheel ``wheel`` is uninstalled: both wheels write nvidia/cudnn/lib,
     so the old one uninstalled later (another finding's fix, or the user tidying up) would delete the new one's
-    files (draw 31337/268). A wheel it installs that the site already lists (``installed``) has had its files
+    files (draw 31337/268). A wheel it installs that the site already lists (``site_releases``) has had its files
     overwritten by the other and loses them with its uninstall, while pip still counts it installed: it is
     reinstalled whole (round 17's trial, E2: the printed fix left torch's cu12 wheel without a file)."""
     first = install.commands[0] if install.commands else ""
     own = re.match(re.escape(pip("install ")) + r'(?:--\S+ )*"?(nvidia-cudnn-cu\d+)\b', first)
-    if own and canonical_name(own.group(1)) in installed and "--force-reinstall" not in first:
+    if own and canonical_name(own.group(1)) in site_releases and "--force-reinstall" not in first:
         again = pip("install --force-reinstall --no-deps ") + first[len(pip("install ")):]
         install = dataclasses.replace(install, text=install.text.replace(first, again),
                                       commands=[again] + list(install.commands[1:]))

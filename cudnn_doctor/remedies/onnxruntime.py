@@ -24,19 +24,19 @@ def cuda_library_wheels(compat: Compat, sonames: Sequence[str], cuda_major: str)
     return out
 
 
-def _held(wheel: str, installed: Mapping[str, str]) -> bool:
+def _held(wheel: str, site_releases: Mapping[str, str]) -> bool:
     """Whether the site already holds this wheel ("name" or "name==pin") at a release the pin allows."""
     name, _, pin = wheel.partition("==")
-    have = installed.get(canonical_name(name))
+    have = site_releases.get(canonical_name(name))
     return have is not None and (not pin or SpecifierSet("==" + pin).contains(have, prereleases=True))
 
 
 def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], missing: Sequence[str] = (),
-                         reinstall: bool = False, installed: Optional[Mapping[str, str]] = None) -> Fix:
+                         reinstall: bool = False, site_releases: Optional[Mapping[str, str]] = None) -> Fix:
     """Install the wheels of the `missing` libraries (cuDNN when none is named) for the CUDA this release was built
     for and put their folders on LD_LIBRARY_PATH (works for every release); name the release's own extras and
     preload_dlls() only where it has them, else the newer onnxruntime-gpu that has them. `reinstall`: a damaged
-    wheel is there, which pip would count installed and leave as it is. `installed` (name: release of the wheels in
+    wheel is there, which pip would count installed and leave as it is. `site_releases` (name: release of the wheels in
     `site`): a wheel already there is not installed again, only its folder put on the path; where every one is there
     and the release has preload_dlls(), calling it is the other way (a new user's trial: a healthy
     onnxruntime-gpu[cuda,cudnn] was told to pip install what it had)."""
@@ -55,7 +55,7 @@ def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], miss
     if not wheels:
         return advice("install %s of CUDA %s and put their folder on LD_LIBRARY_PATH [%s]" % (
             ", ".join(missing), build["cuda"], source))
-    absent = wheels if reinstall else [w for w in wheels if not _held(w, installed or {})]
+    absent = wheels if reinstall else [w for w in wheels if not _held(w, site_releases or {})]
     commands = [pip("install %s%s" % ("--force-reinstall --no-deps " if reinstall else "",
                                       " ".join('"%s"' % w for w in absent)))] if absent else []
     if site:

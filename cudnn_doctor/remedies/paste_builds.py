@@ -8,6 +8,7 @@ from typing import Optional
 
 from ..knowledge import Compat
 from ..model import Fix
+from ..model_fix import WINDOWS_SHELL
 from .acting import system
 from .shell import advice, or_else, run, said
 from .software import torch_source
@@ -29,18 +30,20 @@ def torchvision_pair_fix(compat: Compat, cuda: Optional[str], release: Optional[
 
 def cuda_toolkit_for_extension_fix(cuda: Optional[str], platform: str) -> Fix:
     """A CUDA extension build found no toolkit: the toolkit of PyTorch's CUDA, and CUDA_HOME naming it."""
-    which = "CUDA %s's toolkit (PyTorch's CUDA, `python -c \"import torch; print(torch.version.cuda)\"`)" % cuda \
-        if cuda else "the CUDA toolkit of PyTorch's CUDA (`python -c \"import torch; print(torch.version.cuda)\"`)"
+    which = "CUDA %s's toolkit (PyTorch's CUDA)" % cuda if cuda else \
+        "the CUDA toolkit of PyTorch's CUDA (torch.version.cuda says which)"
     if platform == "windows":
-        home = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v%s" % (cuda or "<version>")
-        return said("install %s from NVIDIA's CUDA downloads (the driver alone has no nvcc), then, in a new "
-                    "terminal, `%%s` and build again" % which, 'set CUDA_HOME=%s' % home) if cuda else \
-            advice("install %s from NVIDIA's CUDA downloads (the driver alone has no nvcc), then set CUDA_HOME to its "
-                   "folder (C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\vX.Y) and build again" % which)
+        if not cuda:
+            return advice("install %s from NVIDIA's CUDA downloads (the driver alone has no nvcc), then set CUDA_HOME "
+                          "to its folder (C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\vX.Y) and build again"
+                          % which)
+        home = "$env:CUDA_HOME = 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v%s'" % cuda
+        return run(home, shell=WINDOWS_SHELL, text="install %s from NVIDIA's CUDA downloads (the driver alone has no "
+                                                   "nvcc), then `%s` and build again" % (which, home))
     if cuda:
         return said("install %s (NVIDIA's cuda-toolkit-%s package; the driver alone has no nvcc), then `%%s` and build "
                     "again" % (which, cuda.replace(".", "-")), "export CUDA_HOME=/usr/local/cuda-%s" % cuda)
-    return advice("install %s (the driver alone has no nvcc), then export CUDA_HOME=/usr/local/cuda-X.Y (its folder) "
+    return advice("install %s (the driver alone has no nvcc), then set CUDA_HOME to its folder (/usr/local/cuda-X.Y) "
                   "and build again" % which)
 
 
@@ -75,9 +78,11 @@ def newer_gpu_fix(floor: Optional[str], library: str, instead: str) -> Fix:
 def visible_devices_fix(platform: str) -> Fix:
     """The process sees no GPU: what CUDA_VISIBLE_DEVICES says against what the machine has."""
     if platform == "windows":
-        return advice("compare `echo %CUDA_VISIBLE_DEVICES%` with `nvidia-smi -L`: unset it (`set "
-                      "CUDA_VISIBLE_DEVICES=`) or set it to an index nvidia-smi lists (CUDA_VISIBLE_DEVICES=0); no GPU "
-                      "in nvidia-smi is a driver problem")
-    return said("compare `echo \"$CUDA_VISIBLE_DEVICES\"` with `nvidia-smi -L`: `%s`, or set it to an index nvidia-smi "
-                "lists (CUDA_VISIBLE_DEVICES=0); no GPU in nvidia-smi is a driver problem, and a container needs "
-                "`--gpus all`", "unset CUDA_VISIBLE_DEVICES")
+        look, machine, clear = "echo $env:CUDA_VISIBLE_DEVICES", "nvidia-smi -L", "Remove-Item Env:CUDA_VISIBLE_DEVICES"
+        return run(look, machine, clear, shell=WINDOWS_SHELL,
+                   text="`%s` says what the process is told and `%s` what the machine has: `%s`, or set it to an index "
+                        "nvidia-smi lists ($env:CUDA_VISIBLE_DEVICES = '0'); no GPU in nvidia-smi is a driver problem"
+                        % (look, machine, clear))
+    return said("`%s` says what the process is told and `%s` what the machine has: `%s`, or set it to an index "
+                "nvidia-smi lists (CUDA_VISIBLE_DEVICES=0); no GPU in nvidia-smi is a driver problem, and a container "
+                "needs --gpus all", 'echo "$CUDA_VISIBLE_DEVICES"', "nvidia-smi -L", "unset CUDA_VISIBLE_DEVICES")

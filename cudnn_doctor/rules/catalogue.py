@@ -120,7 +120,7 @@ def framework_libraries(facts: Facts, ctx: RuleContext) -> List[Finding]:
             fix = tensorflow_libraries_fix(version, missing, pins, pip_ok)
         else:
             site = fw.location if fw is not None else None
-            fix = onnxruntime_cuda_fix(compat, version, site, missing, installed=site_wheels(facts, site))
+            fix = onnxruntime_cuda_fix(compat, version, site, missing, site_releases=site_wheels(facts, site))
         if fw is not None:
             fix = whole_environment_fix(facts, compat, fw, fix)
         out.append(finding(
