@@ -208,16 +208,11 @@ _SLOW_TESTS = (
 )
 
 
-# The full run spreads tests over every core test by test (`--dist loadgroup`, README), except these files: each one's
-# tests stay on one worker, since they set up something once per module (daemons, a Wine prefix, built venvs, walked
-# builders) or share one such thing on disk. The real-world corpus and draws, the longest files, are spread.
-_ONE_WORKER = tuple(f for f in _SLOW_FILES if f != "probes/test_loader_glibc.py") + (
-    "fixing/", "probes/test_loader_glibc.py", "commands/test_ctrl_c.py")
-
-
-# What builds from the checkout itself (setuptools' egg_info and sdist write and list files in it) runs on one worker,
-# one after the other: a wheel built beside an sdist made the sdist's file list name a file that was gone.
-_TREE_BUILDS = ("project/test_dist.py", "project/test_zipapp.py", "image/", "deploy/test_deploy_ansible.py")
+# The full run (README) gives each worker a test file at a time (`--dist loadfile`): a file's daemons, Wine prefix,
+# built venvs or walked builders are set up once, on one worker. Not `--dist loadgroup`: with pytest 9.2 xdist 3.8's
+# groups are not applied (it renames items through `_nodeid`, which pytest no longer reads), so every test went to
+# any worker and two workers shared one Wine prefix (round 18's CI run). The long real-world files are split instead
+# (tests/probes/test_realworld_b.py, _regressions_a/b/c.py, _fixcmd_b.py), so that the workers finish together.
 
 
 def _mark_slow(items) -> None:
@@ -228,10 +223,6 @@ def _mark_slow(items) -> None:
         if where.startswith(_SLOW_FILES) or test in _SLOW_TESTS or any(
                 item.get_closest_marker(m) for m in _SLOW_MARKERS):
             item.add_marker(pytest.mark.slow)
-        if where.startswith(_TREE_BUILDS):
-            item.add_marker(pytest.mark.xdist_group("builds-from-the-source-tree"))
-        elif where.startswith(_ONE_WORKER):
-            item.add_marker(pytest.mark.xdist_group(where))
 
 
 # On native Windows (the GitHub Actions Windows job) only these modules run: the others build ELF libraries with

@@ -1,8 +1,9 @@
 """Real environments drawn at random over the wheel pool (tests/realworld_draw.py), judged by the environment's own
 python under the real glibc loader: a fresh sample each run (the seed printed, so a failure reproduces with
 `scripts/realworld.sh --draws N --seed S`) and every draw that ever failed (tests/realworld_regressions.txt).
-REALWORLD_DRAWS sets the sample's size (CI: 60), REALWORLD_SEED fixes its seed, REALWORLD_BUDGET_S the seconds the
-drawn sample may take (CI: 600; the draws left then are skipped, saying so, while the regression set always runs).
+REALWORLD_DRAWS sets the sample's size (CI: 30), REALWORLD_SEED fixes its seed, REALWORLD_BUDGET_S the seconds the
+drawn sample may take (CI: 300; the draws left then are skipped, saying so, while the regression set always runs: in
+test_realworld_regressions_a.py, _b.py and _c.py, a third each, so that `--dist loadfile` spreads them).
 
 The verdict (file, version, error or not, per framework) must agree with the oracle: always for the regression set;
 for the fresh sample, draw by draw each disagreement is reported (xfail, with the command that reproduces it) and
@@ -27,30 +28,34 @@ from realworld_stacks import missing_wheels
 
 pytestmark = [pytest.mark.realworld, pytest.mark.live]
 SEED = int(os.environ.get("REALWORLD_SEED") or random.SystemRandom().randrange(10 ** 6))
-COUNT = int(os.environ.get("REALWORLD_DRAWS", "60"))
-BUDGET_S = float(os.environ.get("REALWORLD_BUDGET_S", "600"))
+COUNT = int(os.environ.get("REALWORLD_DRAWS", "30"))
+BUDGET_S = float(os.environ.get("REALWORLD_BUDGET_S", "300"))
 # Each draw is named by (seed, n) and drawn inside its test: drawing reads the pool's wheels (downloading them on first
 # use), which collection, and a quick tier that deselects these, must never do.
 # (seed, n, places): fresh draws take every place a process draws from; a regression line, the generator it was found by
-PAIRS = [(SEED, n, True) for n in range(COUNT)] + regression_lines()
-FRESH = {"draw-%d-%d" % pair[:2] for pair in PAIRS[:COUNT]}  # this run's sample; the rest is the regression set
+PAIRS = [(SEED, n, True) for n in range(COUNT)]
+FRESH = {"draw-%d-%d" % pair[:2] for pair in PAIRS}  # this run's sample
 _STARTED: list = []  # when the first draw of this run started
 FLOOR = 0.80
 _AGREED: list = []  # one bool per drawn environment judged in this run
 
 
-# The full run spreads tests over the workers (--dist loadgroup): the regression draws go test by test, while the fresh
-# sample and the test of its agreement rate share one worker, in order, so that test sees every draw of the sample.
-SAMPLE = pytest.mark.xdist_group("realworld-fresh-sample")
+def draw_id(pair) -> str:
+    return "draw-%d-%d" % pair[:2] + ("" if pair[2] else "-v1")
 
 
-def _param(pair):
-    name = "draw-%d-%d" % pair[:2]
-    return pytest.param(pair, id=name + ("" if pair[2] else "-v1"), marks=[SAMPLE] if name in FRESH else [])
+def regressions(part: int, parts: int) -> list:
+    """Every `parts`-th line of tests/realworld_regressions.txt from `part`: the regression set is split over files
+    (test_realworld_regressions_*.py) so that the full run's `--dist loadfile` spreads it over the workers."""
+    return regression_lines()[part::parts]
 
 
-@pytest.mark.parametrize("pair", [_param(pair) for pair in PAIRS])
+@pytest.mark.parametrize("pair", PAIRS, ids=draw_id)
 def test_drawn_environment(pair):
+    judge_draw(pair)
+
+
+def judge_draw(pair) -> None:
     if shutil.which("readelf") is None or shutil.which("gcc") is None:
         pytest.skip("readelf and gcc are needed")
     _STARTED[:] = _STARTED or [time.monotonic()]
@@ -78,7 +83,6 @@ def test_drawn_environment(pair):
         pytest.xfail("%s: the fix %s: %s\n%s" % (case.name, row.commands, row.fix, again))
 
 
-@SAMPLE
 def test_the_drawn_sample_agrees_often_enough():
     """Runs after the draws (pytest keeps a module's order): the share of drawn environments whose verdict agreed."""
     if not _AGREED:

@@ -22,7 +22,7 @@ LOG_PHRASES = ("lent H100", "tree of the morning", "seeds' manual", "this round"
 def test_opening_block_is_first_and_unchanged():
     first = re.search(r"^```sh\n(.*?)^```$", README, re.M | re.S)
     assert README.startswith("# cudnn-doctor\n\n```sh\n")
-    assert first.group(1) == 'pip install . && cudnn-doctor check\npip install ".[test]" && python -m pytest -n auto --dist loadgroup\n'
+    assert first.group(1) == 'pip install . && cudnn-doctor check\npip install ".[test]" && python -m pytest -n auto --dist loadfile\n'
 
 
 def test_readme_is_a_readme():
