@@ -40,11 +40,13 @@ def restore_lines(names: Sequence[str], indent: str = "") -> List[str]:
 
 
 def block_lines(text: str) -> List[str]:
-    """The fix lines already in a venv activate's end block (those after the saves), to keep them when adding."""
+    """The fix lines already in a cudnn-doctor block (a venv activate's end block, or an rc file's), to keep them when
+    adding."""
     start, end = _last_block(text.splitlines())
     if start is None or end is None:
         return []
-    return [line for line in text.splitlines()[start + 1:end] if not line.startswith("if [ -n \"${")]
+    # the saves (a venv's block) and the comment (an rc file's block) are written again by whoever writes the block
+    return [line for line in text.splitlines()[start + 1:end] if not line.startswith(("if [ -n \"${", "#"))]
 
 
 def _last_block(lines: Sequence[str]) -> Tuple[Optional[int], Optional[int]]:
@@ -97,10 +99,7 @@ def conda_scripts(lines: Sequence[str]) -> Tuple[str, str]:
 def rc_text(text: str, lines: Sequence[str]) -> str:
     """A shell rc file with the fix's variable lines (and any an earlier fix wrote there) in a marked block at its
     end, where they run after the user's own settings."""
-    start, end = _last_block(text.splitlines())
-    earlier = [line for line in text.splitlines()[start + 1:end] if not line.startswith("#")] \
-        if start is not None and end is not None else []
-    kept = [line for line in earlier if line not in lines] + list(lines)
+    kept = [line for line in block_lines(text) if line not in lines] + list(lines)
     base = without_blocks(text)
     if base and not base.endswith("\n"):
         base += "\n"

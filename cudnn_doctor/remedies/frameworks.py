@@ -112,8 +112,7 @@ def framework_cudnn_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, major:
         fix = _pinned_cudnn_wheel_fix(facts, compat, fw, major)
         if damaged and fix.commands and fix.commands[0].startswith(install):
             fix = run(install + "--force-reinstall --no-deps " + fix.commands[0][len(install):], *fix.commands[1:])
-    wheel = re.match(re.escape(install) + r'(?:--\S+ )*"?(nvidia-cudnn-cu\d+)\b', fix.commands[0]) if fix.commands \
-        else None
+    wheel = _cudnn_wheel_installed(fix.commands[0]) if fix.commands else None
     for stale in other_cudnn_wheels(facts, fw.location, wheel.group(1), {major}) if wheel else ():
         # another CUDA's wheel of this major writes the same files (a new user's trial: nvidia-cudnn-cu11 8.9.6 stayed
         # on top of the cu12 8.9.7 installed for CuPy, and uninstalling it later deleted CuPy's cuDNN; another: cu13's
@@ -155,6 +154,11 @@ def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[Cud
                   % folder)
 
 
+def _cudnn_wheel_installed(command: str) -> Optional["re.Match[str]"]:
+    """The cuDNN wheel a `pip install` line installs first (group 1: nvidia-cudnn-cuNN), options before it skipped."""
+    return re.match(re.escape(pip("install ")) + r'(?:--\S+ )*"?(nvidia-cudnn-cu\d+)\b', command)
+
+
 def other_cuda_wheel_first(wheel: str, install: Fix, site_releases: Container[str] = ()) -> Fix:
     """``install`` after the other CUDA's cuDNN wheel ``wheel`` is uninstalled: both wheels write nvidia/cudnn/lib,
     so the old one uninstalled later (another finding's fix, or the user tidying up) would delete the new one's
@@ -162,7 +166,7 @@ def other_cuda_wheel_first(wheel: str, install: Fix, site_releases: Container[st
     overwritten by the other and loses them with its uninstall, while pip still counts it installed: it is
     reinstalled whole (round 17's trial, E2: the printed fix left torch's cu12 wheel without a file)."""
     first = install.commands[0] if install.commands else ""
-    own = re.match(re.escape(pip("install ")) + r'(?:--\S+ )*"?(nvidia-cudnn-cu\d+)\b', first)
+    own = _cudnn_wheel_installed(first)
     if own and canonical_name(own.group(1)) in site_releases and "--force-reinstall" not in first:
         again = pip("install --force-reinstall --no-deps ") + first[len(pip("install ")):]
         install = dataclasses.replace(install, text=install.text.replace(first, again),
