@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
 import pip as runner_pip
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import realworld_stacks as stacks
 import realworld_wheels as wheels
@@ -114,26 +116,14 @@ def doctor_env(env: Dict[str, str]) -> Dict[str, str]:
     temporary files in a folder that prove removes: a pip killed by SIGKILL leaves its unpacked wheel (a cuDNN wheel
     unpacks to gigabytes) in TMPDIR, and a few of those filled CI's disk until a later install failed."""
     SCRATCH.mkdir(parents=True, exist_ok=True)
-    return dict(env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_NO_INDEX="1", PIP_NO_CACHE_DIR="1",
+    return dict(env, PIP_FIND_LINKS=str(wheels.FOR_PIP), PIP_NO_DEPS="1", PIP_NO_INDEX="1", PIP_NO_CACHE_DIR="1",
                 PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", PIP_COMPILE="0", TMPDIR=str(SCRATCH))
 
 
 def fetch_pins(plan: str) -> List[str]:
-    """Each exact pin of the plan's pip installs fetched into the wheel cache as a case's own wheels are (pip
-    download, once; TensorFlow's [and-cuda] set names nvcc and nvrtc the pool lacks), and each bare name at the
-    release pip with an index would pick, its newest (ONNX Runtime 1.18's fix names the cu11 wheels unpinned: draws
-    303-0, 515-0); the ones it could not get."""
-    missing = []
-    for m in re.finditer(r" -m pip install (.+)$", plan, re.M):
-        for word in m.group(1).split():
-            name, sep, version = word.strip("'\"").partition("==")
-            name = name.split("[")[0]  # jax[cuda13]: the wheel is jax's (with PIP_NO_DEPS its extra adds nothing)
-            if name.startswith("-") or not (sep or re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name)):
-                continue
-            version = version if sep else (newest_release(name) or "")
-            if not version or wheels.wheel_file(name, version) is None:
-                missing.append(word)
-    return missing
+    """Each requirement of the plan's pip installs in the wheel cache, at the release pip with an index would pick
+    (wheels.fetch); the ones it could not get."""
+    return wheels.fetch(wheels.requirements_in(plan))
 
 
 def fetch_removed(plan: str, site: Path) -> List[str]:
@@ -150,12 +140,18 @@ def fetch_removed(plan: str, site: Path) -> List[str]:
     return missing
 
 
-def newest_release(name: str) -> Optional[str]:
-    """The newest release of a project on the index, as pip itself lists it (`pip index versions`)."""
-    proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", name, "--disable-pip-version-check"],
-                          capture_output=True, text=True, timeout=120)
-    m = re.search(r"^%s \(([^)]+)\)" % re.escape(name), proc.stdout, re.M | re.I)
-    return m.group(1) if m else None
+def reinstalled(plan: str, site: Path) -> List[str]:
+    """What the plan's pip lines install, and what `fix --undo` puts back: each project they install or uninstall at
+    the release the site holds now (wheels.for_pip stores these uncompressed before fix runs)."""
+    named = wheels.requirements_in(plan)
+    projects = {canonicalize_name(Requirement(r).name) for r in named}
+    for m in re.finditer(r" -m pip uninstall -y (.+)$", plan, re.M):
+        projects.update(canonicalize_name(name) for name in m.group(1).split())
+    for record in site.glob("*.dist-info"):
+        name, _, version = record.name[:-len(".dist-info")].partition("-")
+        if canonicalize_name(name) in projects:
+            named.append("%s==%s" % (name, version))
+    return named
 
 
 def fix(env: Dict[str, str], *args: str) -> Tuple[int, str]:
@@ -275,6 +271,7 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
     try:
         give_pip(moved)
         rc_file(moved).parent.mkdir(exist_ok=True)  # the user's home, where --rc writes
+        wheels.for_pip()  # the dry run's pip finds the cache's wheels there too
         before = state(root)
         run.codes["dry-run"], text = fix(moved.env, "--dry-run", *asked(moved))
         run.dry_exact = state(root) == before
@@ -289,6 +286,7 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
             run.why.append("what undo puts back is not in the wheel cache nor on the index: %s" % ", ".join(unavailable))
         if not run.dry_exact:
             run.why.append("--dry-run changed files: " + differences(before, state(root)))
+        wheels.for_pip(reinstalled(text, moved.site))
         t_fix = time.perf_counter()
         run.codes["fix"], fixed_text = fix(moved.env, "--yes", *asked(moved))
         fix_seconds = time.perf_counter() - t_fix

@@ -426,14 +426,16 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
     moved = stacks.copy(stack, root)
     script = "set -e\n%s\nenv -0\n" % "\n".join(with_extras_named(c).replace(str(stack.root), str(root))
                                                   for c in commands)
-    # The wheel cache first; a release it lacks comes from the index (as for the user), unless downloads are off.
+    # pip runs on the wheel cache alone (wheels.for_pip: the big wheels the fix names stored uncompressed), filled
+    # first with each release the fix names, as pip with the index would pick it (unless downloads are off).
     # HOME is the copy's own: nothing a fix writes under ~ lands in the machine's.
     # No bytecode compiled (PIP_COMPILE=0 is pip's --no-compile): the loader and the frameworks' library loads are what
     # is judged, and compiling a framework's thousands of modules costs seconds of CPU at every install.
-    env = dict(moved.env, PIP_FIND_LINKS=str(wheels.WHEELS), PIP_NO_DEPS="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
-               PIP_COMPILE="0", HOME=str(root / "home"))
-    if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
-        env["PIP_NO_INDEX"] = "1"
+    named = wheels.requirements_in(script)
+    if not os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
+        wheels.fetch(named)  # one it cannot get fails pip's install below, as it would for the user
+    env = dict(moved.env, PIP_FIND_LINKS=str(wheels.for_pip(named)), PIP_NO_INDEX="1", PIP_NO_DEPS="1",
+               PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_COMPILE="0", HOME=str(root / "home"))
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, cwd=str(root),
                           timeout=600)
     if proc.returncode != 0:

@@ -3,17 +3,26 @@ framework loads cuDNN with), then hard-linked into each case so a case costs no 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
+import shlex
+import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, List, Optional, Sequence
 
-from realdata import CACHE, download_wheel, unpacked_wheel
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+from realdata import CACHE, cache_lock, download_wheel, unpacked_wheel
 
 WHEELS = CACHE / "wheels"
 TREES = CACHE / "realworld-trees"
+FOR_PIP = CACHE / "wheels-for-pip"  # what a proof's pip installs from: the cache, its big wheels re-stored
+STORE_OVER = 20 << 20  # a smaller wheel inflates in a blink: linked as it is
 SLIM_OVER = 400 << 20  # framework libraries bigger than this keep only their ELF headers and dynamic section
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x86_64", "manylinux_2_28_x86_64",
              "manylinux1_x86_64")
@@ -123,3 +132,102 @@ def link_into(src: Path, dest: Path, only: Sequence[str] = ()) -> None:
             out.parent.mkdir(parents=True, exist_ok=True)
             if not out.exists():
                 os.link(os.path.join(folder, name), out)
+
+
+def requirements_in(text: str) -> List[str]:
+    """Every word of the `pip install` lines in `text` that is a requirement ("nvidia-cudnn-cu12==8.9.7.*"); a
+    line the shell could not split names none."""
+    named = []
+    for line in text.splitlines():
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            continue
+        if "pip" not in " ".join(words[:4]) or "install" not in words:
+            continue
+        for word in words[words.index("install") + 1:]:
+            try:
+                named.append(str(Requirement(word)))
+            except InvalidRequirement:
+                continue  # an option or its value (--target DIR)
+    return named
+
+
+@functools.lru_cache(maxsize=None)
+def index_releases(name: str) -> tuple:
+    """The releases of a project on the index for this Python and platform, as pip itself lists them (`pip index
+    versions`), newest first; none offline."""
+    proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", name, "--disable-pip-version-check"],
+                          capture_output=True, text=True, timeout=120)
+    m = re.search(r"^Available versions: (.+)$", proc.stdout, re.M)
+    return tuple(v.strip() for v in m.group(1).split(",")) if m else ()
+
+
+def fetch(requirements: Iterable[str]) -> List[str]:
+    """Each requirement's wheel in the cache, at the release pip with an index would install: an exact pin (or a
+    `==X.*` one, by the cache's glob and else pip download) as named; otherwise the newest release on the index that
+    it admits (ONNX Runtime 1.18's fix names the cu11 wheels unpinned: draws 303-0, 515-0). A proof's pip then runs
+    on the cache alone: with the index too it downloads a release again that the cache holds (pip prefers the
+    index's copy of the same file: 700 MB a cuDNN wheel, at every proof). The ones it could not get."""
+    missing = []
+    for text in requirements:
+        req = Requirement(text)
+        pins = [s.version for s in req.specifier if s.operator == "=="]
+        if len(req.specifier) == 1 and pins:
+            version: Optional[str] = pins[0]
+        else:
+            version = next((v for v in index_releases(req.name) if req.specifier.contains(v)), None)
+        if version is None or wheel_file(req.name, version) is None:
+            missing.append(text)
+    return missing
+
+
+def for_pip(named: Iterable[str] = ()) -> Path:
+    """The folder a proof's pip finds its wheels in (PIP_FIND_LINKS): every wheel of the cache, by hard link, and
+    each one over STORE_OVER that a requirement in `named` selects written again without compression. pip installs
+    the same files with the same modes, metadata and RECORD from it (RECORD's hashes are of the unpacked files, and
+    tests/probes/test_realworld_wheels.py compares the two installs); what is gone is the inflating, most of a
+    proof's time (a 700 MB cuDNN wheel: 10.5 s compressed, 3.3 s stored, here)."""
+    FOR_PIP.mkdir(parents=True, exist_ok=True)
+    cached = {p.name: p for p in WHEELS.glob("*.whl")}
+    for stale in set(os.listdir(FOR_PIP)) - set(cached):  # a framework wheel deleted once unpacked: its link too
+        if stale.endswith(".whl"):
+            Path(FOR_PIP, stale).unlink(missing_ok=True)
+    for name, wheel in cached.items():
+        try:
+            os.link(wheel, FOR_PIP / name)
+        except FileExistsError:
+            pass
+    wanted = [Requirement(r) for r in named]
+    for name, wheel in cached.items():
+        try:
+            project, version, _, _ = parse_wheel_filename(name)
+        except InvalidWheelFilename:
+            continue
+        if any(canonicalize_name(r.name) == project and r.specifier.contains(version, prereleases=True)
+               for r in wanted) and wheel.stat().st_size > STORE_OVER:
+            _store(wheel, FOR_PIP / name)
+    return FOR_PIP
+
+
+def _store(wheel: Path, out: Path) -> None:
+    """`out` (a hard link of `wheel`) replaced by the wheel written without compression: once, under its lock, into
+    a private file moved in whole (a pip reading the link meanwhile keeps reading the original)."""
+    with cache_lock(FOR_PIP.with_name(FOR_PIP.name + "-locks") / out.name):
+        if not out.exists() or not out.samefile(wheel):
+            return  # stored already
+        private = FOR_PIP.with_name("%s.tmp%d" % (FOR_PIP.name, os.getpid()))
+        private.mkdir(exist_ok=True)
+        stored_copy(wheel, private / out.name)
+        os.replace(private / out.name, out)
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def stored_copy(wheel: Path, out: Path) -> None:
+    """The wheel written to `out` with every member stored, not deflated: the same names, bytes, times and modes."""
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            entry = zipfile.ZipInfo(info.filename, info.date_time)
+            entry.external_attr, entry.create_system = info.external_attr, info.create_system
+            with src.open(info) as data, dst.open(entry, "w", force_zip64=info.file_size > 1 << 30) as copy:
+                shutil.copyfileobj(data, copy, 1 << 20)

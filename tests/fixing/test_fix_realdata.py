@@ -24,15 +24,18 @@ IDS = ("CD704", "CD706")
 
 
 def _links(tmp_path: Path) -> Path:
-    from realworld_wheels import wheel_file
+    """A folder of these wheels alone, the big ones as the harness stores them (uncompressed: pip installs the same
+    files, tests/probes/test_realworld_wheels.py)."""
+    import realworld_wheels as wheels
 
     links = tmp_path / "links"
     links.mkdir()
-    for name, version in WHEELS:
-        found = wheel_file(name, version)
-        if found is None:
-            pytest.skip("%s %s could not be fetched from PyPI" % (name, version))
-        (links / found.name).symlink_to(found)
+    found = [wheels.wheel_file(name, version) for name, version in WHEELS]
+    if None in found:
+        pytest.skip("%s %s could not be fetched from PyPI" % WHEELS[found.index(None)])
+    stored = wheels.for_pip("%s==%s" % wheel for wheel in WHEELS)
+    for wheel in found:
+        (links / wheel.name).symlink_to(stored / wheel.name)
     return links
 
 

@@ -1,0 +1,60 @@
+"""The real-world harness's pip installs from a folder whose big wheels are stored uncompressed: pip must install
+exactly what it installs from the wheel PyPI serves, and the harness must read which releases a fix's pip lines name."""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import realworld_wheels as wheels
+
+
+def installed(target: Path) -> dict:
+    """Every file pip put under `target`: its bytes' hash and its mode."""
+    out = {}
+    for folder, _, files in os.walk(target):
+        for name in files:
+            path = Path(folder, name)
+            out[str(path.relative_to(target))] = (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mode)
+    return out
+
+
+@pytest.mark.slow
+def test_pip_installs_the_same_files_from_a_stored_copy_of_a_real_wheel(tmp_path):
+    wheel = wheels.wheel_file("nvidia-cuda-runtime-cu12", "12.1.105")
+    if wheel is None:
+        pytest.skip("the wheel could not be fetched")
+    (tmp_path / "original").mkdir()
+    (tmp_path / "stored").mkdir()
+    os.link(wheel, tmp_path / "original" / wheel.name)
+    wheels.stored_copy(wheel, tmp_path / "stored" / wheel.name)
+    with zipfile.ZipFile(tmp_path / "stored" / wheel.name) as stored, zipfile.ZipFile(wheel) as original:
+        assert {i.compress_type for i in stored.infolist()} == {zipfile.ZIP_STORED}
+        assert zipfile.ZIP_DEFLATED in {i.compress_type for i in original.infolist()}  # else this proves nothing
+        assert [i.filename for i in stored.infolist()] == [i.filename for i in original.infolist()]
+    trees = {}
+    for kind in ("original", "stored"):
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
+                        "--disable-pip-version-check", "--find-links", str(tmp_path / kind),
+                        "--target", str(tmp_path / ("site-" + kind)), "nvidia-cuda-runtime-cu12==12.1.105"],
+                       check=True)
+        trees[kind] = installed(tmp_path / ("site-" + kind))
+    assert any(name.endswith(".so.12") for name in trees["original"])
+    assert trees["stored"] == trees["original"]
+
+
+@pytest.mark.parametrize("text, named", [
+    ('pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.8.0.87"', ["nvidia-cudnn-cu12==9.8.0.87"]),
+    ('pip install --no-deps --target /v/cudnn8 "nvidia-cudnn-cu12==8.9.7.*"', ["nvidia-cudnn-cu12==8.9.7.*"]),
+    ("  1. /v/bin/python -m pip install 'jax[cuda13]==0.7.2' onnxruntime-gpu", ["jax[cuda13]==0.7.2", "onnxruntime-gpu"]),
+    ("export LD_LIBRARY_PATH=/v/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}", []),
+    ("/v/bin/python -m pip uninstall -y nvidia-cudnn-cu12", []),
+    ('pip install "unbalanced', []),
+])
+def test_the_releases_a_fixs_pip_lines_name_are_read(text, named):
+    assert wheels.requirements_in(text) == named
