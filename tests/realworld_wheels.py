@@ -23,6 +23,9 @@ WHEELS = CACHE / "wheels"
 TREES = CACHE / "realworld-trees"
 FOR_PIP = CACHE / "wheels-for-pip"  # what a proof's pip installs from: the cache, its big wheels re-stored
 STORE_OVER = 20 << 20  # a smaller wheel inflates in a blink: linked as it is
+# The stored copies are 1.5-3 times their wheels: the least recently named go back to links past this many GB (CI's
+# disk holds the whole cache besides).
+STORED_GB = float(os.environ.get("REALWORLD_STORED_GB", "10"))
 SLIM_OVER = 400 << 20  # framework libraries bigger than this keep only their ELF headers and dynamic section
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x86_64", "manylinux_2_28_x86_64",
              "manylinux1_x86_64")
@@ -199,6 +202,7 @@ def for_pip(named: Iterable[str] = ()) -> Path:
         except FileExistsError:
             pass
     wanted = [Requirement(r) for r in named]
+    used = set()
     for name, wheel in cached.items():
         try:
             project, version, _, _ = parse_wheel_filename(name)
@@ -207,7 +211,29 @@ def for_pip(named: Iterable[str] = ()) -> Path:
         if any(canonicalize_name(r.name) == project and r.specifier.contains(version, prereleases=True)
                for r in wanted) and wheel.stat().st_size > STORE_OVER:
             _store(wheel, FOR_PIP / name)
+            os.utime(FOR_PIP / name)  # named now: the last to go back to a link
+            used.add(name)
+    _within_budget(used)
     return FOR_PIP
+
+
+def _within_budget(used: set) -> None:
+    """The stored copies cut to STORED_GB, the least recently named first (none named by this call): each goes back
+    to a hard link of its wheel, moved in whole."""
+    with cache_lock(FOR_PIP.with_name(FOR_PIP.name + "-locks") / "budget"):
+        stored = [p for p in FOR_PIP.glob("*.whl") if p.stat().st_nlink == 1 and (WHEELS / p.name).exists()]
+        total = sum(p.stat().st_size for p in stored)
+        for copy in sorted(stored, key=lambda p: p.stat().st_mtime):
+            if total <= STORED_GB * 1e9:
+                break
+            if copy.name in used:
+                continue
+            private = FOR_PIP.with_name("%s.tmp%d" % (FOR_PIP.name, os.getpid()))
+            private.mkdir(exist_ok=True)
+            os.link(WHEELS / copy.name, private / copy.name)
+            total -= copy.stat().st_size
+            os.replace(private / copy.name, copy)
+            shutil.rmtree(private, ignore_errors=True)
 
 
 def _store(wheel: Path, out: Path) -> None:

@@ -58,3 +58,20 @@ def test_pip_installs_the_same_files_from_a_stored_copy_of_a_real_wheel(tmp_path
 ])
 def test_the_releases_a_fixs_pip_lines_name_are_read(text, named):
     assert wheels.requirements_in(text) == named
+
+
+def test_stored_copies_past_the_budget_go_back_to_links_least_recently_named_first(tmp_path, monkeypatch):
+    from fix_factory import cudnn_wheel
+
+    monkeypatch.setattr(wheels, "WHEELS", tmp_path / "wheels")
+    monkeypatch.setattr(wheels, "FOR_PIP", tmp_path / "for-pip")
+    monkeypatch.setattr(wheels, "STORE_OVER", 0)
+    built = {v: cudnn_wheel(tmp_path / "wheels", v) for v in ("9.1.0.70", "9.3.0.75")}
+    size = wheels.for_pip(["nvidia-cudnn-cu12==9.1.0.70"]).joinpath(built["9.1.0.70"].name).stat().st_size
+    monkeypatch.setattr(wheels, "STORED_GB", 1.5 * size / 1e9)  # room for one stored copy
+    folder = wheels.for_pip(["nvidia-cudnn-cu12==9.3.*"])
+    assert folder.joinpath(built["9.1.0.70"].name).samefile(built["9.1.0.70"])  # back to a link of its wheel
+    assert not folder.joinpath(built["9.3.0.75"].name).samefile(built["9.3.0.75"])  # the one named now: stored
+    with zipfile.ZipFile(folder / built["9.3.0.75"].name) as stored:
+        assert {i.compress_type for i in stored.infolist()} == {zipfile.ZIP_STORED}
+    assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in built.values())
