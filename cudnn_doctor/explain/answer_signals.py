@@ -52,6 +52,8 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "tf-trt-missing":
         return Answer("TensorFlow's 'Could not find TensorRT' warning is harmless: only its TF-TRT converter uses "
                       "TensorRT, and the GPU runs without it", paste.harmless(), False)
+    if kind == "cuda-gdb-api-report":
+        return _debugger_report(ev, compat)
     if kind == "docker-no-gpu-runtime":
         return Answer("Docker has no GPU runtime: the NVIDIA Container Toolkit is missing or not registered",
                       container_toolkit_fix())
@@ -280,7 +282,22 @@ def _said_path(ev: Evidence, kind: str) -> str:
 
 
 # Start-up lines that are no failure: answered only where the paste shows nothing else.
-_HARMLESS_LINES = ("tf-duplicate-factory", "tf-trt-missing")
+_HARMLESS_LINES = ("tf-duplicate-factory", "tf-trt-missing", "cuda-gdb-api-report")
+# cuda-gdb's words for an API call that returned an error: "Cuda API error detected: cudaMalloc returned (0x2)"
+_GDB_REPORT = re.compile(r"Cuda API error detected: (\w+) returned \((0x[0-9a-fA-F]{1,4}|\d{1,4})\)")
+
+
+def _debugger_report(ev: Evidence, compat: Compat) -> Answer:
+    """cuda-gdb's API error reports, each call with the status its header names for the number."""
+    calls = []
+    for name, number in dict.fromkeys(_GDB_REPORT.findall(ev.text)):
+        code = compat.status_by_number("cuda_runtime" if name.startswith("cuda") else "cuda_driver", int(number, 0))
+        calls.append("%s returned %d%s" % (name, int(number, 0), " (%s)" % code.name if code else ""))
+    said = ": %s" % "; ".join(calls[:3]) if calls else ""
+    return Answer("cuda-gdb reports every CUDA API call that returns an error%s. A program may expect that return and "
+                  "carry on (NCCL asks for peer-to-peer access between GPUs and falls back to shared memory where "
+                  "there is none): these lines are harmless unless the program itself stops" % said,
+                  paste.harmless(), False)
 
 
 def from_signals(ev: Evidence, compat: Compat) -> Optional[Answer]:

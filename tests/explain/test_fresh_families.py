@@ -111,6 +111,10 @@ NO_GPUS = ('  File "./.local/lib/python3.8/site-packages/torch/cuda/__init__.py"
 TRT_MAGIC = ("[TRT] [E] 1: [stdArchiveReader.cpp::nvinfer1::rt::StdArchiveReader::StdArchiveReader::30] Error Code 1: "
              "Serialization (Serialization assertion magicTagRead == kMAGIC_TAG failed.Magic tag does not match)")
 
+# https://github.com/NVIDIA/nccl/issues/258: cuda-gdb's reports, where NCCL falls back without peer access
+CUDA_GDB = ("[New Thread 0x7fffe4a23700 (LWP 12428)]\nwarning: Cuda API error detected: cudaDeviceEnablePeerAccess "
+            "returned (0x2c0)\nwarning: Cuda API error detected: cudaGetLastError returned (0x2c0)")
+
 
 # (test id, paste, what the cause says, what the fix says, what the fix must not say)
 FAMILIES = [
@@ -150,6 +154,10 @@ FAMILIES = [
     ("flash-attn-turing", FLASH_TURING, ["Ampere", "compute capability 8.0"], ["compute capability 8.0 or newer"],
      ["pip install"]),
     ("no-cuda-gpus", NO_GPUS, ["CUDA_VISIBLE_DEVICES"], ["nvidia-smi -L", "unset CUDA_VISIBLE_DEVICES"], []),
+    ("cuda-gdb-reports", CUDA_GDB, ["harmless", "704 (cudaErrorPeerAccessAlreadyEnabled)", "falls back"],
+     ["nothing to fix"], []),
+    # the same report beside a real failure: the failure is answered
+    ("cuda-gdb-beside-a-failure", CUDA_GDB + "\n" + FLASH_TURING, ["Ampere"], [], ["nothing to fix"]),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
