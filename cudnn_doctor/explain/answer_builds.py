@@ -91,8 +91,8 @@ def _xformers(ev: Evidence) -> Answer:
                   "both" % said, rt.extension_rebuild_fix("xformers"))
 
 
-# A C++ symbol of PyTorch's own namespaces (c10, at, torch), as the loader prints it mangled: _ZN3c10..., _ZNK2at...
-_TORCH_SYMBOL = re.compile(r"_ZN[KVR]{0,3}(?:3c10|2at|5torch)(?=\d)")
+# A C++ symbol of PyTorch's own namespaces (c10, at, torch, caffe2 before 2.0), as the loader prints it mangled: _ZN3c10..., _ZNK2at...
+_TORCH_SYMBOL = re.compile(r"_ZN[KVR]{0,3}(?:3c10|2at|5torch|6caffe2)(?=\d)")
 
 
 def from_extension_abi(ev: Evidence, compat: Compat) -> Optional[Answer]:
@@ -112,7 +112,11 @@ def from_extension_abi(ev: Evidence, compat: Compat) -> Optional[Answer]:
         module = compat.extension_project(module) or module  # a top-level extension: the project that builds it
         torch = ev.facts.program("PyTorch")
         installed = ("PyTorch %s" % torch.release) if torch is not None and torch.release else "the installed PyTorch"
+        # Built in a source checkout (/repo/lib/model/_C.so), not installed: no package of that name to reinstall.
+        where = re.search(r"(/[\w.+-]+(?:/[\w.+-]+){0,30})/%s" % re.escape(name), ev.text)
+        source = where.group(1) if where and not re.search(r"[-_]packages(?:/|$)", where.group(1)) else ""
         return Answer("the extension %s was built against another PyTorch release than %s: it needs %s, a C++ "
                       "symbol of PyTorch's that this torch does not have (PyTorch keeps no C++ ABI between releases)"
-                      % (name, installed, f.symbol), rt.extension_rebuild_fix(module))
+                      % (name, installed, f.symbol),
+                      rt.source_extension_rebuild_fix(source) if source else rt.extension_rebuild_fix(module))
     return None

@@ -360,6 +360,14 @@ def extension_rebuild_fix(module: str) -> Fix:
                 "pip install --force-reinstall --no-build-isolation --no-cache-dir %s" % module)
 
 
+def source_extension_rebuild_fix(folder: str) -> Fix:
+    """A PyTorch extension built in a source tree (not installed from a wheel) against another torch: built again
+    there, against the installed torch."""
+    return said("rebuild the extension in its source tree against the installed torch (remove the old build first: "
+                "its build/ folder and the .so files under %s), e.g. `%%s` where its setup.py is; or reinstall the "
+                "torch (and torchvision) release it was built for" % folder, "python setup.py build develop")
+
+
 def opencv_cuda_build_fix(cc: Optional[str]) -> Fix:
     """OpenCV without its CUDA DNN backend: a source build with CUDA, cuDNN and this GPU's architecture."""
     arch = cc or "<this GPU's compute capability>"

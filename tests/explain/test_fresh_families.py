@@ -115,6 +115,11 @@ TRT_MAGIC = ("[TRT] [E] 1: [stdArchiveReader.cpp::nvinfer1::rt::StdArchiveReader
 CUDA_GDB = ("[New Thread 0x7fffe4a23700 (LWP 12428)]\nwarning: Cuda API error detected: cudaDeviceEnablePeerAccess "
             "returned (0x2c0)\nwarning: Cuda API error detected: cudaGetLastError returned (0x2c0)")
 
+# https://github.com/HKUST-Aerial-Robotics/Stereo-RCNN/issues/36: an extension built in its source tree, a caffe2 symbol
+SOURCE_EXTENSION = ('  File "/Stereo-RCNN/lib/model/roi_layers/nms.py", line 3, in <module>\n    from model import _C\n'
+                    "ImportError: /Stereo-RCNN/lib/model/_C.cpython-36m-x86_64-linux-gnu.so: undefined symbol: "
+                    "_ZN6caffe26detail37_typeMetaDataInstance_preallocated_30E")
+
 
 # (test id, paste, what the cause says, what the fix says, what the fix must not say)
 FAMILIES = [
@@ -158,6 +163,8 @@ FAMILIES = [
      ["nothing to fix"], []),
     # the same report beside a real failure: the failure is answered
     ("cuda-gdb-beside-a-failure", CUDA_GDB + "\n" + FLASH_TURING, ["Ampere"], [], ["nothing to fix"]),
+    ("extension-in-source-tree", SOURCE_EXTENSION, ["another PyTorch release", "_typeMetaDataInstance"],
+     ["/Stereo-RCNN/lib/model", "python setup.py build develop", "reinstall the torch"], ["pip install"]),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
