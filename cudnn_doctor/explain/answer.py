@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ..knowledge import Compat
 from ..model import Fix
-from ..remedies import paste, paste_runtime as rt
+from ..remedies import paste, paste_builds as builds, paste_runtime as rt
 from ..remedies.paste_answers import cupy_wheel_of_cuda_fix
 from ..versions import major_of, split_soname, ver
 from .answer_facts import from_loader, from_releases
@@ -238,6 +238,6 @@ def _any_undefined(ev: Evidence) -> Optional[Answer]:
     cause = ("%s needs %s, which no library loaded before it defines: it was built against another release of the "
              "library that should define it than the one found first" % (f.caller or "a library", f.symbol))
     if package:  # a Python extension: its build for what is installed here
-        return Answer(cause, rt.extension_rebuild_fix(package.group(1)))
+        return Answer(cause, builds.extension_rebuild_fix(package.group(1)))
     return Answer(cause, paste.shadowed_library_fix(f.library, None, ev.platform) if f.library else
                   paste.unknown_symbol_fix(f.symbol))

@@ -8,7 +8,7 @@ from typing import Optional
 
 from ..knowledge import Compat
 from ..model import Facts, FrameworkFacts
-from ..remedies import paste_runtime as rt
+from ..remedies import paste_builds as builds, paste_runtime as rt
 from ..remedies.frameworks import framework_gpu_build_fix
 from .answer_facts import gpu_cc, torch_held_by_python
 from .answered import Answer
@@ -88,7 +88,7 @@ def _xformers(ev: Evidence) -> Answer:
     said = (": the wheel was built for PyTorch %s, and this torch is %s" % (m.group(1), m.group(3))) if m else \
         ": the xformers wheel was built for another PyTorch release or CUDA build than the torch installed"
     return Answer("xFormers' C++/CUDA extensions did not load (a build mismatch)%s; `python -m xformers.info` shows "
-                  "both" % said, rt.extension_rebuild_fix("xformers"))
+                  "both" % said, builds.extension_rebuild_fix("xformers"))
 
 
 # A C++ symbol of PyTorch's own namespaces (c10, at, torch, caffe2 before 2.0), as the loader prints it mangled: _ZN3c10..., _ZNK2at...
@@ -118,5 +118,5 @@ def from_extension_abi(ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("the extension %s was built against another PyTorch release than %s: it needs %s, a C++ "
                       "symbol of PyTorch's that this torch does not have (PyTorch keeps no C++ ABI between releases)"
                       % (name, installed, f.symbol),
-                      rt.source_extension_rebuild_fix(source) if source else rt.extension_rebuild_fix(module))
+                      builds.source_extension_rebuild_fix(source) if source else builds.extension_rebuild_fix(module))
     return None

@@ -48,6 +48,15 @@ def _cudnn_handle(ev: Evidence) -> Answer:
                   "often); else a cuDNN/CUDA mismatch, printed in the lines above" % tf, rt.memory_fix())
 
 
+def _driver_entry_missing(ev: Evidence) -> Answer:
+    where = "inside a container, " if "docker" in ev.text.lower() or any(
+        s.value in ("container", "wsl") for s in ev.facts.os) else ""
+    return Answer("counting the GPUs failed with CUDA error 500 (cudaErrorSymbolNotFound): %sthe driver library the "
+                  "process reached lacks an entry point this CUDA runtime calls. Under Docker Desktop (WSL 2) its "
+                  "NVIDIA runtime is older than the Windows driver; on Linux, the container toolkit is older than the "
+                  "driver, or the image carries a libcuda of its own" % where, rt.docker_desktop_runtime_fix())
+
+
 def from_states(kind: str, ev: Evidence) -> Optional[Answer]:
     """The runtime state a named condition is, answered with check's own remedy for it."""
     if kind == "no-device":
@@ -56,4 +65,6 @@ def from_states(kind: str, ev: Evidence) -> Optional[Answer]:
         return _not_ready(ev)
     if kind == "cudnn-internal-error":
         return _cudnn_handle(ev)
+    if kind == "device-count-symbol-missing":
+        return _driver_entry_missing(ev)
     return None

@@ -1,6 +1,7 @@
 """Fixes for pastes about building or pairing with PyTorch and about a GPU a library or a process cannot use:
-torchvision of another CUDA than PyTorch, a CUDA extension built without a toolkit, a host compiler nvcc refuses,
-a Windows DLL whose initialisation failed, a GPU older than a library's kernels, no GPU visible to the process.
+torchvision of another CUDA than PyTorch, an extension built against another PyTorch, a CUDA extension built without a
+toolkit, a host compiler nvcc refuses, a Windows DLL whose initialisation failed, a GPU older than a library's
+kernels, no GPU visible to the process.
 Pure: the versions come from the paste, the rest from compat."""
 from __future__ import annotations
 
@@ -86,3 +87,18 @@ def visible_devices_fix(platform: str) -> Fix:
     return said("`%s` says what the process is told and `%s` what the machine has: `%s`, or set it to an index "
                 "nvidia-smi lists (CUDA_VISIBLE_DEVICES=0); no GPU in nvidia-smi is a driver problem, and a container "
                 "needs --gpus all", 'echo "$CUDA_VISIBLE_DEVICES"', "nvidia-smi -L", "unset CUDA_VISIBLE_DEVICES")
+
+
+def extension_rebuild_fix(module: str) -> Fix:
+    """A PyTorch extension compiled against another torch: the build of it for the installed torch, or that torch."""
+    return said("reinstall %s built for the installed torch (a wheel whose name gives that torch and CUDA; or build "
+                "it here: `%%s`), or install the torch release it was built for" % module,
+                "pip install --force-reinstall --no-build-isolation --no-cache-dir %s" % module)
+
+
+def source_extension_rebuild_fix(folder: str) -> Fix:
+    """A PyTorch extension built in a source tree (not installed from a wheel) against another torch: built again
+    there, against the installed torch."""
+    return said("rebuild the extension in its source tree against the installed torch (remove the old build first: "
+                "its build/ folder and the .so files under %s), e.g. `%%s` where its setup.py is; or reinstall the "
+                "torch (and torchvision) release it was built for" % folder, "python setup.py build develop")

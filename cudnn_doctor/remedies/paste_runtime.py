@@ -328,6 +328,14 @@ def container_toolkit_upgrade_fix() -> Fix:
                     "(`wsl --shutdown`)")
 
 
+def docker_desktop_runtime_fix() -> Fix:
+    """A container's CUDA runtime reached a driver library without an entry point it needs: under Docker Desktop
+    (WSL 2) its NVIDIA runtime predates the Windows driver; on a Linux host the toolkit is upgraded instead."""
+    return or_else(advice("update Docker Desktop to its newest release (its NVIDIA runtime must know the Windows "
+                          "driver's libraries), then restart it"), container_toolkit_upgrade_fix(),
+                   "%s. On a Linux host: %s")
+
+
 def torch7_rebuild_fix(cc: Optional[str]) -> Fix:
     """Lua Torch7's cutorch/cunn have no kernels for this GPU: rebuild them (there is no binary to install)."""
     arch = cc or "<cc>"
@@ -351,21 +359,6 @@ def trt_plugin_fix(plugin: Optional[str]) -> Fix:
                   "ctypes.CDLL of its .so, then trt.init_libnvinfer_plugins(logger, ''); C++: link it or "
                   "initLibNvInferPlugins for TensorRT's own plugins; trtexec --plugins=<its .so>)" % (
                       plugin or "the plugin layer"))
-
-
-def extension_rebuild_fix(module: str) -> Fix:
-    """A PyTorch extension compiled against another torch: the build of it for the installed torch, or that torch."""
-    return said("reinstall %s built for the installed torch (a wheel whose name gives that torch and CUDA; or build "
-                "it here: `%%s`), or install the torch release it was built for" % module,
-                "pip install --force-reinstall --no-build-isolation --no-cache-dir %s" % module)
-
-
-def source_extension_rebuild_fix(folder: str) -> Fix:
-    """A PyTorch extension built in a source tree (not installed from a wheel) against another torch: built again
-    there, against the installed torch."""
-    return said("rebuild the extension in its source tree against the installed torch (remove the old build first: "
-                "its build/ folder and the .so files under %s), e.g. `%%s` where its setup.py is; or reinstall the "
-                "torch (and torchvision) release it was built for" % folder, "python setup.py build develop")
 
 
 def opencv_cuda_build_fix(cc: Optional[str]) -> Fix:

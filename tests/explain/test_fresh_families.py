@@ -120,6 +120,11 @@ SOURCE_EXTENSION = ('  File "/Stereo-RCNN/lib/model/roi_layers/nms.py", line 3, 
                     "ImportError: /Stereo-RCNN/lib/model/_C.cpython-36m-x86_64-linux-gnu.so: undefined symbol: "
                     "_ZN6caffe26detail37_typeMetaDataInstance_preallocated_30E")
 
+# https://github.com/jhj0517/Whisper-WebUI/issues/279 and https://github.com/YanWenKun/ComfyUI-Docker/issues/74 (both
+# mended by updating Docker Desktop): PyTorch counting GPUs in a container under Docker Desktop
+DEVICE_COUNT_500 = ("Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+                    "NumCudaDevices() that might have already set an error? Error 500: named symbol not found")
+
 
 # (test id, paste, what the cause says, what the fix says, what the fix must not say)
 FAMILIES = [
@@ -165,6 +170,8 @@ FAMILIES = [
     ("cuda-gdb-beside-a-failure", CUDA_GDB + "\n" + FLASH_TURING, ["Ampere"], [], ["nothing to fix"]),
     ("extension-in-source-tree", SOURCE_EXTENSION, ["another PyTorch release", "_typeMetaDataInstance"],
      ["/Stereo-RCNN/lib/model", "python setup.py build develop", "reinstall the torch"], ["pip install"]),
+    ("device-count-500", DEVICE_COUNT_500, ["500", "entry point", "Docker Desktop"],
+     ["update Docker Desktop", "nvidia-container-toolkit"], ["pip install"]),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
