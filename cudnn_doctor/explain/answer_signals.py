@@ -185,7 +185,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return forward_compat(ev, compat)
     if kind == "windows-paging-file":
         return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
-    return from_states(kind, ev) or from_builds(kind, ev, compat) or from_dlopen(kind, ev, compat) or \
+    return from_states(kind, ev, compat) or from_builds(kind, ev, compat) or from_dlopen(kind, ev, compat) or \
         from_toolchain(kind, ev, compat)
 
 

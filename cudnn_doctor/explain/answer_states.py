@@ -6,12 +6,16 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..remedies import paste_runtime as rt
+from ..knowledge import Compat
+from ..remedies import paste, paste_runtime as rt
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
 from .answered import Answer
 from .evidence import Evidence
 
+# FFmpeg's NVENC words: the API it was built for, the driver's, and the driver floor it knows ("(unknown)" past its table)
+_NVENC_API = re.compile(r"required nvenc API version\. Required: (\d+\.\d+) Found: (\d+\.\d+)")
+_NVENC_FLOOR = re.compile(r"minimum required Nvidia driver for nvenc is (\d+(?:\.\d+){1,2})")
 # CUDA_VISIBLE_DEVICES as a shell line or an environment dump sets it: the value up to the next blank or quote.
 _VISIBLE = re.compile(r"CUDA_VISIBLE_DEVICES[ \t]{0,3}=[ \t]{0,3}['\"]?([^\s'\"`]{0,80})")
 # What CUDA accepts there: GPU indices or GPU/MIG UUIDs, comma-separated.
@@ -57,7 +61,24 @@ def _driver_entry_missing(ev: Evidence) -> Answer:
                   "driver, or the image carries a libcuda of its own" % where, rt.docker_desktop_runtime_fix())
 
 
-def from_states(kind: str, ev: Evidence) -> Optional[Answer]:
+def _nvenc(ev: Evidence, compat: Compat) -> Answer:
+    """The driver floor the paste states, else the table's for the NVENC API it requires (both platforms' where the
+    paste does not say it is from Windows)."""
+    api = _NVENC_API.search(ev.text)
+    said = _NVENC_FLOOR.search(ev.text)
+    floor = said.group(1) if said else ""
+    if api and not said:
+        rows = {p: compat.nvenc_driver(api.group(1), p) for p in ("windows", "linux")}
+        if ev.platform == "windows" and rows["windows"]:
+            floor = rows["windows"].version or ""
+        elif rows["windows"] and rows["linux"]:
+            floor = "%s on Windows, %s on Linux" % (rows["windows"].version, rows["linux"].version)
+    gap = " (built for NVENC API %s; this driver provides %s)" % api.groups() if api else ""
+    return Answer("the NVIDIA driver is too old for this FFmpeg's NVENC encoder%s: it needs driver %s or newer" % (
+        gap, floor or "newer than this one"), paste.driver_fix(floor or None, ev.platform))
+
+
+def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The runtime state a named condition is, answered with check's own remedy for it."""
     if kind == "no-device":
         return _no_device(ev)
@@ -67,4 +88,6 @@ def from_states(kind: str, ev: Evidence) -> Optional[Answer]:
         return _cudnn_handle(ev)
     if kind == "device-count-symbol-missing":
         return _driver_entry_missing(ev)
+    if kind == "nvenc-api-too-new":
+        return _nvenc(ev, compat)
     return None

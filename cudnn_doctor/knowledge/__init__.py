@@ -138,6 +138,7 @@ class Compat:
     cuda_releases = forward(DriverKnowledge.cuda_releases)
     min_driver = forward(DriverKnowledge.min_driver)
     minor_compat_floor = forward(DriverKnowledge.minor_compat_floor)
+    nvenc_driver = forward(DriverKnowledge.nvenc_driver)
     minor_compat_majors = forward(DriverKnowledge.minor_compat_majors)
     has_minor_compat = forward(DriverKnowledge.has_minor_compat)
     toolkit_package = forward(DriverKnowledge.toolkit_package)

@@ -205,3 +205,14 @@ class DriverKnowledge(Domain):
         if floor is None and mvc is None:
             return None, "compat has no driver row for CUDA %s" % target, None
         return False, "too old", floor or mvc
+
+    def nvenc_driver(self, api: str, platform: str = "linux") -> Optional[DriverFloor]:
+        """The driver an NVENC API version (a Video Codec SDK release, "12.1") needs on `platform`; None where the
+        table has no row for exactly that version (a floor between two rows is not guessed)."""
+        table = self.table("cuda_driver", "nvenc_api_driver")
+        for row in table.get("rows", []):
+            if mm(row["api"]) == mm(api):
+                key = "windows" if platform == "windows" else "linux"
+                status, source = row_source(table, row)
+                return DriverFloor(api, key, row[key], status=status, source=source, how="NVENC API %s" % api)
+        return None

@@ -125,6 +125,15 @@ SOURCE_EXTENSION = ('  File "/Stereo-RCNN/lib/model/roi_layers/nms.py", line 3, 
 DEVICE_COUNT_500 = ("Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
                     "NumCudaDevices() that might have already set an error? Error 500: named symbol not found")
 
+# https://github.com/googlecolab/colabtools/issues/3187 (FFmpeg names the floor) and a build that prints "(unknown)"
+# (https://github.com/GyanD/codexffmpeg/issues/161, Windows): the floor comes from compat's NVENC table
+NVENC_FLOOR = ("[hevc_nvenc @ 0x55defbb87c00] Driver does not support the required nvenc API version. Required: 11.1 "
+               "Found: 11.0\n[hevc_nvenc @ 0x55defbb87c00] The minimum required Nvidia driver for nvenc is 470.57.02 "
+               "or newer")
+NVENC_UNKNOWN = ("[h264_nvenc @ 000002faa5950d40] Driver does not support the required nvenc API version. Required: "
+                 "12.1 Found: 12.0\n[h264_nvenc @ 000002faa5950d40] The minimum required Nvidia driver for nvenc is "
+                 "(unknown) or newer")
+
 
 # (test id, paste, what the cause says, what the fix says, what the fix must not say)
 FAMILIES = [
@@ -172,6 +181,9 @@ FAMILIES = [
      ["/Stereo-RCNN/lib/model", "python setup.py build develop", "reinstall the torch"], ["pip install"]),
     ("device-count-500", DEVICE_COUNT_500, ["500", "entry point", "Docker Desktop"],
      ["update Docker Desktop", "nvidia-container-toolkit"], ["pip install"]),
+    ("nvenc-floor-said", NVENC_FLOOR, ["NVENC API 11.1", "470.57.02"], ["driver to 470.57.02"], ["pip install"]),
+    ("nvenc-floor-unknown", NVENC_UNKNOWN, ["NVENC API 12.1", "531.61 on Windows", "530.41.03 on Linux"],
+     ["531.61", "530.41.03"], []),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 

@@ -308,3 +308,17 @@ def test_cudnn_wheels_and_toolkit_packages(compat):
 ])
 def test_archive_names(compat, release, cuda, machine, name):
     assert compat.cudnn_archive_name(release, cuda, "linux", machine) == name
+
+
+def test_nvenc_api_floors_are_exact_rows_per_platform(compat):
+    """FFmpeg's nvenc.c and NVIDIA's Read Me agree on these; an API version between rows gets no guessed floor."""
+    assert compat.nvenc_driver("12.1", "windows").version == "531.61"
+    assert compat.nvenc_driver("12.1", "linux").version == "530.41.03"
+    assert compat.nvenc_driver("10.0", "linux").version == "450.51"  # NVIDIA's Read Me (FFmpeg's has them swapped)
+    assert compat.nvenc_driver("13.0", "linux") is None
+    rows = compat.table("cuda_driver", "nvenc_api_driver")["rows"]
+    apis = [Version(r["api"]) for r in rows]
+    assert apis == sorted(apis)
+    for platform in ("windows", "linux"):
+        floors = [Version(r[platform]) for r in rows]
+        assert floors == sorted(floors), platform  # a newer API never needs an older driver
