@@ -52,6 +52,10 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "tf-trt-missing":
         return Answer("TensorFlow's 'Could not find TensorRT' warning is harmless: only its TF-TRT converter uses "
                       "TensorRT, and the GPU runs without it", paste.harmless(), False)
+    if kind == "tf-numa-node":
+        return Answer("TensorFlow's 'NUMA node read from SysFS had negative value (-1)' line is harmless: the GPU's PCI "
+                      "device reports no NUMA node (a firmware or virtual-machine matter) and TensorFlow uses node 0",
+                      paste.harmless(), False)
     if kind == "cuda-gdb-api-report":
         return _debugger_report(ev, compat)
     if kind == "docker-no-gpu-runtime":
@@ -282,7 +286,7 @@ def _said_path(ev: Evidence, kind: str) -> str:
 
 
 # Start-up lines that are no failure: answered only where the paste shows nothing else.
-_HARMLESS_LINES = ("tf-duplicate-factory", "tf-trt-missing", "cuda-gdb-api-report")
+_HARMLESS_LINES = ("tf-duplicate-factory", "tf-trt-missing", "tf-numa-node", "cuda-gdb-api-report")
 # cuda-gdb's words for an API call that returned an error: "Cuda API error detected: cudaMalloc returned (0x2)"
 _GDB_REPORT = re.compile(r"Cuda API error detected: (\w+) returned \((0x[0-9a-fA-F]{1,4}|\d{1,4})\)")
 

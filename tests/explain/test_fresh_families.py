@@ -134,6 +134,10 @@ NVENC_UNKNOWN = ("[h264_nvenc @ 000002faa5950d40] Driver does not support the re
                  "12.1 Found: 12.0\n[h264_nvenc @ 000002faa5950d40] The minimum required Nvidia driver for nvenc is "
                  "(unknown) or newer")
 
+# https://github.com/tensorflow/tensorflow/issues/58428
+TF_NUMA = ("I tensorflow/stream_executor/cuda/cuda_gpu_executor.cc:980] successful NUMA node read from SysFS had "
+           "negative value (-1), but there must be at least one NUMA node, so returning NUMA node zero")
+
 
 # (test id, paste, what the cause says, what the fix says, what the fix must not say)
 FAMILIES = [
@@ -184,6 +188,8 @@ FAMILIES = [
     ("nvenc-floor-said", NVENC_FLOOR, ["NVENC API 11.1", "470.57.02"], ["driver to 470.57.02"], ["pip install"]),
     ("nvenc-floor-unknown", NVENC_UNKNOWN, ["NVENC API 12.1", "531.61 on Windows", "530.41.03 on Linux"],
      ["531.61", "530.41.03"], []),
+    ("tf-numa-line", TF_NUMA, ["harmless", "NUMA"], ["nothing to fix"], []),
+    ("tf-numa-beside-a-failure", TF_NUMA + "\n" + FLASH_TURING, ["Ampere"], [], ["nothing to fix"]),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
