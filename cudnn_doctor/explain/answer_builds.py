@@ -61,8 +61,9 @@ _EXTENSION_CUDA = re.compile(r"detected CUDA version \((\d+\.\d+)\) mismatches t
                              r"\s{1,20}PyTorch \((\d+\.\d+)\)"  # wrapped, and indented by a traceback or pip
                              # DeepSpeed's op builder: "Installed CUDA version 12.2 does not match the version torch was
                              # compiled with 11.7"
-                             r"|Installed CUDA version (\d+\.\d+) does not match the version torch was compiled with "
-                             r"(\d+\.\d+)")
+                             # (a title or a shortened copy: "... does not match torch version", no number)
+                             r"|Installed CUDA version (\d+\.\d+) does not match (?:the version )?torch"
+                             r"(?: was compiled with (\d+\.\d+))?")
 
 
 def _extension_cuda(ev: Evidence, compat: Compat) -> Optional[Answer]:
@@ -73,8 +74,8 @@ def _extension_cuda(ev: Evidence, compat: Compat) -> Optional[Answer]:
         return None
     toolkit, built = m.group(1) or m.group(3), m.group(2) or m.group(4)
     return Answer("building a PyTorch extension: the CUDA toolkit it compiles with (nvcc, CUDA_HOME) is %s and this "
-                  "PyTorch was built with CUDA %s; the extension builder needs the CUDA PyTorch was built with" % (
-                      toolkit, built),
+                  "PyTorch was built with %s; the extension builder needs the CUDA PyTorch was built with" % (
+                      toolkit, "CUDA %s" % built if built else "another CUDA"),
                   rt.extension_cuda_fix(compat, toolkit, built))
 
 

@@ -60,12 +60,15 @@ def memory_fix() -> Fix:
                 "preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false)", "nvidia-smi")
 
 
-def extension_cuda_fix(compat: Compat, toolkit: str, built: str) -> Fix:
+def extension_cuda_fix(compat: Compat, toolkit: str, built: Optional[str]) -> Fix:
     """An extension's toolkit and PyTorch's CUDA differ: the PyTorch build for the toolkit's CUDA where PyTorch
-    makes one for that CUDA major, else the toolkit PyTorch was built with on CUDA_HOME."""
+    makes one for that CUDA major, else the toolkit PyTorch was built with on CUDA_HOME (`built`: None where the
+    text does not say which)."""
     cudas = [str(r["cuda"]) for r in compat.framework_rows("pytorch") if str(r["cuda"]).split(".")[0] ==
              toolkit.split(".")[0] and version_key(str(r["cuda"])) <= version_key(toolkit)]
-    other = "install CUDA %s's toolkit (PyTorch's) and build with CUDA_HOME=/usr/local/cuda-%s" % (built, built)
+    other = "install CUDA %s's toolkit (PyTorch's) and build with CUDA_HOME=/usr/local/cuda-%s" % (built, built) \
+        if built else "install the toolkit of the CUDA PyTorch was built with (torch.version.cuda says which) and " \
+        "build with CUDA_HOME pointing at it"
     if not cudas:
         return advice(other)
     cuda = max(cudas, key=version_key)

@@ -138,6 +138,9 @@ NVENC_UNKNOWN = ("[h264_nvenc @ 000002faa5950d40] Driver does not support the re
 TF_NUMA = ("I tensorflow/stream_executor/cuda/cuda_gpu_executor.cc:980] successful NUMA node read from SysFS had "
            "negative value (-1), but there must be at least one NUMA node, so returning NUMA node zero")
 
+# https://github.com/deepspeedai/DeepSpeed-MII/issues/277: DeepSpeed's words cut short (the issue's title), no torch CUDA
+DEEPSPEED_SHORT = "Installed CUDA version 11.7 does not match torch version"
+
 
 # (test id, paste, what the cause says, what the fix says, what the fix must not say)
 FAMILIES = [
@@ -190,6 +193,8 @@ FAMILIES = [
      ["531.61", "530.41.03"], []),
     ("tf-numa-line", TF_NUMA, ["harmless", "NUMA"], ["nothing to fix"], []),
     ("tf-numa-beside-a-failure", TF_NUMA + "\n" + FLASH_TURING, ["Ampere"], [], ["nothing to fix"]),
+    ("deepspeed-cuda-cut-short", DEEPSPEED_SHORT, ["11.7", "PyTorch was built with another CUDA"],
+     ["whl/cu117", "torch.version.cuda"], []),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
