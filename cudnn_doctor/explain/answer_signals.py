@@ -28,6 +28,7 @@ _STATUS_SIGNAL: Dict[str, str] = {
     "CUDA_ERROR_NO_BINARY_FOR_GPU": "no-kernel-image", "cudaErrorMemoryAllocation": "out-of-memory",
     "CUDA_ERROR_OUT_OF_MEMORY": "out-of-memory", "CUDNN_STATUS_ALLOC_FAILED": "out-of-memory",
     "cudaErrorUnknown": "launch-failure", "CUDA_ERROR_UNKNOWN": "launch-failure",
+    "cudaErrorInvalidDevice": "invalid-device", "CUDA_ERROR_INVALID_DEVICE": "invalid-device",
     "cudaErrorNoDevice": "no-device", "CUDA_ERROR_NO_DEVICE": "no-device",
     "cudaErrorUnsupportedPtxVersion": "ptx-toolchain", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "ptx-toolchain",
     "CUBLAS_STATUS_NOT_INITIALIZED": "cublas-handle", "CUBLAS_STATUS_ALLOC_FAILED": "cublas-handle",

@@ -7,7 +7,7 @@ import re
 from typing import Optional
 
 from ..knowledge import Compat
-from ..remedies import paste, paste_runtime as rt
+from ..remedies import paste, paste_builds as builds, paste_runtime as rt
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
 from .answered import Answer
@@ -78,6 +78,26 @@ def _nvenc(ev: Evidence, compat: Compat) -> Answer:
         gap, floor or "newer than this one"), paste.driver_fix(floor or None, ev.platform))
 
 
+# torch.distributed.launch's --nproc_per_node=4, torchrun's --nproc-per-node 4
+_PROCESSES = re.compile(r"--nproc[_-]per[_-]node[= ](\d{1,3})\b")
+
+
+def _invalid_device(ev: Evidence) -> Answer:
+    """A GPU index the process does not have: the launcher's process count against the GPUs it lets the process see."""
+    shown = _VISIBLE.search(ev.text)
+    visible = len([d for d in shown.group(1).split(",") if d]) if shown and _DEVICES.fullmatch(shown.group(1)) else 0
+    procs = _PROCESSES.search(ev.text)
+    if visible and procs and int(procs.group(1)) > visible:
+        return Answer("%s processes were launched, one GPU each by rank, but only %d GPU%s visible "
+                      "(CUDA_VISIBLE_DEVICES=%s): rank %d and up ask for a device ordinal that does not exist" % (
+                          procs.group(1), visible, " is" if visible == 1 else "s are", shown.group(1) if shown else "",
+                          visible),
+                      builds.one_process_per_gpu_fix(visible))
+    where = " (CUDA_VISIBLE_DEVICES=%s shows it %d)" % (shown.group(1), visible) if visible and shown else ""
+    return Answer("the program asked for a GPU index the process does not have%s: indices count from 0 over the "
+                  "GPUs it sees" % where, builds.device_index_fix())
+
+
 def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The runtime state a named condition is, answered with check's own remedy for it."""
     if kind == "no-device":
@@ -90,4 +110,6 @@ def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _driver_entry_missing(ev)
     if kind == "nvenc-api-too-new":
         return _nvenc(ev, compat)
+    if kind == "invalid-device":
+        return _invalid_device(ev)
     return None

@@ -102,3 +102,15 @@ def source_extension_rebuild_fix(folder: str) -> Fix:
     return said("rebuild the extension in its source tree against the installed torch (remove the old build first: "
                 "its build/ folder and the .so files under %s), e.g. `%%s` where its setup.py is; or reinstall the "
                 "torch (and torchvision) release it was built for" % folder, "python setup.py build develop")
+
+
+def one_process_per_gpu_fix(visible: int) -> Fix:
+    """More processes than visible GPUs, each taking the GPU of its rank: one process per visible GPU."""
+    return advice("launch one process per visible GPU (--nproc_per_node=%d, torchrun's --nproc-per-node=%d), or make "
+                  "more GPUs visible in CUDA_VISIBLE_DEVICES" % (visible, visible))
+
+
+def device_index_fix() -> Fix:
+    """A GPU index the process does not have: what the machine lists against the index asked for."""
+    return said("`%s` lists the GPUs (indices from 0; CUDA_VISIBLE_DEVICES renumbers the ones it names from 0): ask "
+                "for an index below the number the process sees, or one process per GPU", "nvidia-smi -L")

@@ -141,6 +141,11 @@ TF_NUMA = ("I tensorflow/stream_executor/cuda/cuda_gpu_executor.cc:980] successf
 # https://github.com/deepspeedai/DeepSpeed-MII/issues/277: DeepSpeed's words cut short (the issue's title), no torch CUDA
 DEEPSPEED_SHORT = "Installed CUDA version 11.7 does not match torch version"
 
+# https://github.com/wenwenyu/PICK-pytorch/issues/14: more processes than the GPUs CUDA_VISIBLE_DEVICES leaves
+ORDINAL = ("CUDA_VISIBLE_DEVICES=1,2 python -m torch.distributed.launch --nnode=1 --node_rank=0 --nproc_per_node=4 \\\n"
+           "train.py -c config.json --local_world_size 2\nRuntimeError: cuda runtime error (101) : invalid device "
+           "ordinal at /pytorch/torch/csrc/cuda/Module.cpp:59")
+
 
 # (test id, paste, what the cause says, what the fix says, what the fix must not say)
 FAMILIES = [
@@ -195,6 +200,9 @@ FAMILIES = [
     ("tf-numa-beside-a-failure", TF_NUMA + "\n" + FLASH_TURING, ["Ampere"], [], ["nothing to fix"]),
     ("deepspeed-cuda-cut-short", DEEPSPEED_SHORT, ["11.7", "PyTorch was built with another CUDA"],
      ["whl/cu117", "torch.version.cuda"], []),
+    ("ordinal-past-visible", ORDINAL, ["4 processes", "only 2 GPUs are visible", "rank 2 and up"],
+     ["--nproc_per_node=2"], []),
+    ("ordinal-unsaid", "RuntimeError: CUDA error: invalid device ordinal", ["GPU index"], ["nvidia-smi -L"], []),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 

@@ -127,7 +127,7 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
     "framework": st.just("torch"), "torch": st.just("2.5.1"), "torch_version": st.just("2.5.1"), "arch": st.just("Volta"),
     "date": st.just("2026-01-01"), "status": st.just("CUDNN_STATUS_NOT_SUPPORTED"), "code": st.just(9),
     "result": st.just(SmokeResult(ok=False, library="libcudnn.so.9", status="CUDNN_STATUS_NOT_SUPPORTED")),
-    "cap_bytes": st.just(1 << 28),
+    "cap_bytes": st.just(1 << 28), "visible": st.sampled_from([1, 2]),
     "folder_wheel": st.just({"name": "nvidia-cudnn-cu12", "version": "9.1.0.70", "location": "/home/u/pylibs",
                              "via": "PYTHONPATH"}),
     "then_fix": st.none(),
