@@ -1,6 +1,8 @@
 """Answers for the runtime states `check` judges on a machine (CD605 hidden GPUs, CD109 Fabric Manager, GPU memory
-for cuDNN's handle), read from a paste: the same remedies check gives, filled with what the text says (the
-CUDA_VISIBLE_DEVICES it set, the driver it names). Pure: evidence and knowledge in, sentences and a Fix out."""
+for cuDNN's handle) and for the driver states a program meets (a driver library without an entry point the runtime
+calls, a driver too old for FFmpeg's NVENC, a GPU index the process does not have), read from a paste: the same
+remedies check gives, filled with what the text says (the CUDA_VISIBLE_DEVICES it set, the driver it names).
+Pure: evidence and knowledge in, sentences and a Fix out."""
 from __future__ import annotations
 
 import re
@@ -13,7 +15,7 @@ from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devi
 from .answered import Answer
 from .evidence import Evidence
 
-# FFmpeg's NVENC words: the API it was built for, the driver's, and the driver floor it knows ("(unknown)" past its table)
+# FFmpeg's NVENC words: the API it was built for, the driver's, and the floor it knows ("(unknown)" past its table)
 _NVENC_API = re.compile(r"required nvenc API version\. Required: (\d+\.\d+) Found: (\d+\.\d+)")
 _NVENC_FLOOR = re.compile(r"minimum required Nvidia driver for nvenc is (\d+(?:\.\d+){1,2})")
 # CUDA_VISIBLE_DEVICES as a shell line or an environment dump sets it: the value up to the next blank or quote.
@@ -53,6 +55,7 @@ def _cudnn_handle(ev: Evidence) -> Answer:
 
 
 def _driver_entry_missing(ev: Evidence) -> Answer:
+    """cudaGetDeviceCount's error 500: the driver library lacks an entry point (Docker Desktop's runtime, mostly)."""
     where = "inside a container, " if "docker" in ev.text.lower() or any(
         s.value in ("container", "wsl") for s in ev.facts.os) else ""
     return Answer("counting the GPUs failed with CUDA error 500 (cudaErrorSymbolNotFound): %sthe driver library the "
