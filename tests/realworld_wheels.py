@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterable, List, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import sys_tags
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from realdata import CACHE, cache_lock, download_wheel, unpacked_wheel
@@ -22,6 +23,7 @@ from realdata import CACHE, cache_lock, download_wheel, unpacked_wheel
 WHEELS = CACHE / "wheels"
 TREES = CACHE / "realworld-trees"
 FOR_PIP = CACHE / "wheels-for-pip"  # what a proof's pip installs from: the cache, its big wheels re-stored
+INSTALLABLE = frozenset(sys_tags())  # the harness's environments are this interpreter's venvs
 STORE_OVER = 20 << 20  # a smaller wheel inflates in a blink: linked as it is
 # The stored copies are 1.5-3 times their wheels: the least recently named go back to links past this many GB (CI's
 # disk holds the whole cache besides).
@@ -201,15 +203,23 @@ def for_pip(named: Iterable[str] = ()) -> Path:
             os.link(wheel, FOR_PIP / name)
         except FileExistsError:
             pass
-    wanted = [Requirement(r) for r in named]
-    used = set()
+    releases = []
     for name, wheel in cached.items():
         try:
-            project, version, _, _ = parse_wheel_filename(name)
+            project, version, _, tags = parse_wheel_filename(name)
         except InvalidWheelFilename:
             continue
-        if any(canonicalize_name(r.name) == project and r.specifier.contains(version, prereleases=True)
-               for r in wanted) and wheel.stat().st_size > STORE_OVER:
+        if not tags.isdisjoint(INSTALLABLE):  # the cache holds Windows wheels of the same releases too
+            releases.append((project, version, name, wheel))
+    used = set()
+    for requirement in map(Requirement, named):
+        # the release pip takes for it: the newest the cache holds that it admits (one, not every 9.x of "==9.*")
+        admitted = [r for r in releases if r[0] == canonicalize_name(requirement.name) and
+                    requirement.specifier.contains(r[1], prereleases=True)]
+        if not admitted:
+            continue
+        _, _, name, wheel = max(admitted, key=lambda r: r[1])
+        if wheel.stat().st_size > STORE_OVER:
             _store(wheel, FOR_PIP / name)
             os.utime(FOR_PIP / name)  # named now: the last to go back to a link
             used.add(name)

@@ -75,3 +75,16 @@ def test_stored_copies_past_the_budget_go_back_to_links_least_recently_named_fir
     with zipfile.ZipFile(folder / built["9.3.0.75"].name) as stored:
         assert {i.compress_type for i in stored.infolist()} == {zipfile.ZIP_STORED}
     assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in built.values())
+
+
+def test_a_range_stores_only_the_release_pip_takes_from_it(tmp_path, monkeypatch):
+    """"==9.*" names every cached 9.x; pip installs the newest it admits, and only that one is written again."""
+    from fix_factory import cudnn_wheel
+
+    monkeypatch.setattr(wheels, "WHEELS", tmp_path / "wheels")
+    monkeypatch.setattr(wheels, "FOR_PIP", tmp_path / "for-pip")
+    monkeypatch.setattr(wheels, "STORE_OVER", 0)
+    built = {v: cudnn_wheel(tmp_path / "wheels", v) for v in ("9.1.0.70", "9.10.2.21", "9.3.0.75", "8.9.7.29")}
+    folder = wheels.for_pip(["nvidia-cudnn-cu12==9.*"])
+    stored = sorted(v for v, wheel in built.items() if not folder.joinpath(wheel.name).samefile(wheel))
+    assert stored == ["9.10.2.21"]  # by version, not by name: 9.10 is newer than 9.3
