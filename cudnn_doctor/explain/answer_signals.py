@@ -9,7 +9,7 @@ from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
-from ..remedies.containers import container_gpu_fix, container_toolkit_fix
+from ..remedies.containers import container_gpu_fix, container_toolkit_fix, container_toolkit_upgrade_fix
 from ..remedies.paste_answers import driver_or_older_cuda_fix, with_python_note
 from ..versions import major_of
 from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
@@ -185,7 +185,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         path = _said_path(ev, kind)
         return Answer("nvidia-container-cli cannot find %s, a driver file it mounts: an older NVIDIA Container "
                       "Toolkit (on WSL 2 its driver folder layout), or a driver changed under a running Docker" % (
-                          path or "a driver file"), rt.container_toolkit_upgrade_fix())
+                          path or "a driver file"), container_toolkit_upgrade_fix())
     if kind == "forward-compat-unsupported":
         return forward_compat(ev, compat)
     if kind == "windows-paging-file":

@@ -10,6 +10,7 @@ from typing import Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_builds as builds, paste_runtime as rt
+from ..remedies.containers import docker_desktop_runtime_fix
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
 from .answered import Answer
@@ -61,7 +62,7 @@ def _driver_entry_missing(ev: Evidence) -> Answer:
     return Answer("counting the GPUs failed with CUDA error 500 (cudaErrorSymbolNotFound): %sthe driver library the "
                   "process reached lacks an entry point this CUDA runtime calls. Under Docker Desktop (WSL 2) its "
                   "NVIDIA runtime is older than the Windows driver; on Linux, the container toolkit is older than the "
-                  "driver, or the image carries a libcuda of its own" % where, rt.docker_desktop_runtime_fix())
+                  "driver, or the image carries a libcuda of its own" % where, docker_desktop_runtime_fix())
 
 
 def _nvenc(ev: Evidence, compat: Compat) -> Answer:

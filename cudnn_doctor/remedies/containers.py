@@ -1,5 +1,5 @@
-"""Fixes for containers: a container or WSL without the GPU or driver it needs, and an image judged against a node
-(the node's driver, the image's environment, or another image)."""
+"""Fixes for containers: a container or WSL without the GPU or driver it needs, a container runtime older than the
+driver, and an image judged against a node (the node's driver, the image's environment, or another image)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -8,7 +8,7 @@ from ..knowledge import DriverFloor
 from ..model import Fix
 from .acting import on_machine, system
 from .node import runtime_configure_fix
-from .shell import advice, run, said, say
+from .shell import advice, or_else, run, said, say
 from .software import driver_upgrade_fix
 
 
@@ -119,3 +119,22 @@ def replace_wsl_linux_driver_fix(toolkit_package: Optional[str]) -> Fix:
                text="%s %s %s (the toolkit only, from NVIDIA's wsl-ubuntu repository); update the Windows driver; "
                "then from Windows: wsl --shutdown" % (purge, "&&" if toolkit_package else ";", install),
                manual="update the Windows driver; then from Windows: wsl --shutdown")
+
+
+def container_toolkit_upgrade_fix() -> Fix:
+    """nvidia-container-cli cannot find a driver file it mounts: an old toolkit (the WSL file layout) or a driver
+    changed under a running engine."""
+    return run("sudo apt-get install --only-upgrade nvidia-container-toolkit libnvidia-container1",
+               "sudo systemctl restart docker", alternatives=["wsl --shutdown"],
+               text="upgrade the NVIDIA Container Toolkit (`sudo apt-get install --only-upgrade nvidia-container-toolkit "
+                    "libnvidia-container1`; on WSL 2 the toolkit must know its driver folder layout), restart Docker "
+                    "(`sudo systemctl restart docker`); after a driver update also restart Docker Desktop or WSL "
+                    "(`wsl --shutdown`)")
+
+
+def docker_desktop_runtime_fix() -> Fix:
+    """A container's CUDA runtime reached a driver library without an entry point it needs: under Docker Desktop
+    (WSL 2) its NVIDIA runtime predates the Windows driver; on a Linux host the toolkit is upgraded instead."""
+    return or_else(advice("update Docker Desktop to its newest release (its NVIDIA runtime must know the Windows "
+                          "driver's libraries), then restart it"), container_toolkit_upgrade_fix(),
+                   "%s. On a Linux host: %s")

@@ -320,25 +320,6 @@ def image_driver_files_fix(path: str) -> Fix:
                   "nvidia/cuda image), then run it again" % q(name))
 
 
-def container_toolkit_upgrade_fix() -> Fix:
-    """nvidia-container-cli cannot find a driver file it mounts: an old toolkit (the WSL file layout) or a driver
-    changed under a running engine."""
-    return run("sudo apt-get install --only-upgrade nvidia-container-toolkit libnvidia-container1",
-               "sudo systemctl restart docker", alternatives=["wsl --shutdown"],
-               text="upgrade the NVIDIA Container Toolkit (`sudo apt-get install --only-upgrade nvidia-container-toolkit "
-                    "libnvidia-container1`; on WSL 2 the toolkit must know its driver folder layout), restart Docker "
-                    "(`sudo systemctl restart docker`); after a driver update also restart Docker Desktop or WSL "
-                    "(`wsl --shutdown`)")
-
-
-def docker_desktop_runtime_fix() -> Fix:
-    """A container's CUDA runtime reached a driver library without an entry point it needs: under Docker Desktop
-    (WSL 2) its NVIDIA runtime predates the Windows driver; on a Linux host the toolkit is upgraded instead."""
-    return or_else(advice("update Docker Desktop to its newest release (its NVIDIA runtime must know the Windows "
-                          "driver's libraries), then restart it"), container_toolkit_upgrade_fix(),
-                   "%s. On a Linux host: %s")
-
-
 def torch7_rebuild_fix(cc: Optional[str]) -> Fix:
     """Lua Torch7's cutorch/cunn have no kernels for this GPU: rebuild them (there is no binary to install)."""
     arch = cc or "<cc>"
