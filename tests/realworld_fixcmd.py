@@ -131,13 +131,17 @@ def fetch_removed(plan: str, site: Path) -> List[str]:
     `fix --undo` puts it back with pip from there (a framework moved to its release's other CUDA build: draw
     112930-17); the ones it could not get."""
     missing = []
-    for m in re.finditer(r" -m pip uninstall -y (.+)$", plan, re.M):
-        for name in m.group(1).split():
-            record = next(site.glob("%s-*.dist-info" % name.replace("-", "_")), None)
-            version = record.name[len(name) + 1:-len(".dist-info")] if record else ""
-            if version and wheels.wheel_file(name, version) is None:
-                missing.append("%s==%s" % (name, version))
+    for name in uninstalled(plan):
+        record = next(site.glob("%s-*.dist-info" % name.replace("-", "_")), None)
+        version = record.name[len(name) + 1:-len(".dist-info")] if record else ""
+        if version and wheels.wheel_file(name, version) is None:
+            missing.append("%s==%s" % (name, version))
     return missing
+
+
+def uninstalled(plan: str) -> List[str]:
+    """The projects the plan's `pip uninstall -y` lines name."""
+    return [name for m in re.finditer(r" -m pip uninstall -y (.+)$", plan, re.M) for name in m.group(1).split()]
 
 
 def reinstalled(plan: str, site: Path) -> List[str]:
@@ -145,8 +149,7 @@ def reinstalled(plan: str, site: Path) -> List[str]:
     the release the site holds now (wheels.for_pip stores these uncompressed before fix runs)."""
     named = wheels.requirements_in(plan)
     projects = {canonicalize_name(Requirement(r).name) for r in named}
-    for m in re.finditer(r" -m pip uninstall -y (.+)$", plan, re.M):
-        projects.update(canonicalize_name(name) for name in m.group(1).split())
+    projects.update(canonicalize_name(name) for name in uninstalled(plan))
     for record in site.glob("*.dist-info"):
         name, _, version = record.name[:-len(".dist-info")].partition("-")
         if canonicalize_name(name) in projects:

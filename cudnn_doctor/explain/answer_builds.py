@@ -92,7 +92,8 @@ def _xformers(ev: Evidence) -> Answer:
                   "both" % said, builds.extension_rebuild_fix("xformers"))
 
 
-# A C++ symbol of PyTorch's own namespaces (c10, at, torch, caffe2 before 2.0), as the loader prints it mangled: _ZN3c10..., _ZNK2at...
+# A C++ symbol of PyTorch's own namespaces (c10, at, torch, caffe2 before 2.0), as the loader prints it mangled:
+# _ZN3c10..., _ZNK2at...
 _TORCH_SYMBOL = re.compile(r"_ZN[KVR]{0,3}(?:3c10|2at|5torch|6caffe2)(?=\d)")
 
 
