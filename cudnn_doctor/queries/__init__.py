@@ -12,7 +12,7 @@ from .gpus import (visible_gpus, gpus_with_cc, known_cc, cc_below, GpuGroup, gpu
                    gpu_cudnn_problems, lowest_cc)
 from .copies import (same_file, working_copy, copy_for_path, plain_resolutions, loaded_cudnn, consumers, used_copies,
                      is_used, is_pip_dir, distro_lib_dir, describe_copy, missing_sublibraries, in_environment_of,
-                     environment_prefix, site_wheels)
+                     environment_prefix, owning_environment, site_wheels)
 from .choices import (framework_kind, own_cudnn_wheel_dir, cudnn_pin_floor, compiled_cudnn, cudnn_older,
                       best_torch_variant, cudnn_build_exists, cudnn_runs_on_cc, cudnn_release_for, jax_choice)
 
@@ -21,6 +21,6 @@ __all__ = ["GpuGroup", "best_torch_variant", "cc_below", "compiled_cudnn", "cons
            "describe_copy", "distro_lib_dir", "driver_cuda", "driver_place", "driver_version", "floor_branch",
            "folder_aliases", "framework_kind", "gpu_cudnn_problems", "gpu_groups", "gpu_label", "gpus_with_cc",
            "has_driver", "is_pip_dir", "is_used", "jax_choice", "known_cc", "ld_entry_for", "listed_in_ld_conf",
-           "loaded_cudnn", "lowest_cc", "machine_cuda", "missing_sublibraries", "own_cudnn_wheel_dir",
+           "loaded_cudnn", "lowest_cc", "machine_cuda", "missing_sublibraries", "own_cudnn_wheel_dir", "owning_environment",
            "package_channel", "plain_resolutions", "platform_of", "primary_toolkit", "same_file", "site_wheels", "toolkit_owning",
            "used_copies", "visible_gpus", "working_copy"]

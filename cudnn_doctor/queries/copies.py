@@ -105,6 +105,16 @@ def environment_prefix(site: str) -> str:
     return site.split("/lib/python")[0] if "/lib/python" in site else site.rstrip("/").rsplit("/", 1)[0]
 
 
+def owning_environment(facts: Facts, directory: str) -> Optional[str]:
+    """The prefix of the Python or conda environment a library folder belongs to (None: a system folder)."""
+    path = os.path.normpath(directory)
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in path + "/":
+            return environment_prefix((path + "/").split(marker)[0] + marker.rstrip("/"))
+    inside = [p for p in facts.python.conda_prefixes if path.startswith(os.path.normpath(p).rstrip("/") + "/")]
+    return max(inside, key=len) if inside else None
+
+
 def in_environment_of(site: Optional[str], directory: str) -> bool:
     """Whether ``directory`` is inside the environment whose site-packages is ``site`` (anywhere under its prefix,
     a `pip install --target` folder beside the site too)."""

@@ -6,7 +6,7 @@ import re
 from typing import Dict, List, Set
 
 from ..versions import release3, release3_of
-from ..model import CudnnCopy, Facts, Finding, Fix
+from ..model import CudnnCopy, Facts, Finding, Fix, LibFile
 from ..remedies import header_fix, readable_fix, reinstall_fix, relink_fix
 from ..remedies.environments import whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix
@@ -14,7 +14,7 @@ from ..remedies.cudnn_files import (corrupt_files_fix, cudnn_missing_fix, mixed_
                                     unloadable_copy_fix)
 from . import LINUX, RuleContext, rule
 from ..queries import (has_driver, is_pip_dir, is_used, ld_entry_for, machine_cuda, missing_sublibraries,
-                       own_cudnn_wheel_dir, primary_toolkit)
+                       own_cudnn_wheel_dir, owning_environment, primary_toolkit)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 _SHORT_SONAME = re.compile(r"^(lib\w+\.so\.\d+)$")
@@ -161,7 +161,7 @@ def permissions(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         bad = [f for f in copy.files if f.readable is False]
-        if not bad:
+        if not bad or _private_environment(facts, copy, bad):
             continue
         # The probe names what blocks each file: the file lacking o+r, or the outermost folder lacking o+x.
         files: Set[str] = set()
@@ -187,6 +187,18 @@ def permissions(facts: Facts, ctx: RuleContext) -> List[Finding]:
             evidence={"files": {f.name: f.mode for f in bad},
                       "blocked_by": {f.name: f.read_blocker for f in bad}}, catalogue=["D5"]))
     return out
+
+
+def _private_environment(facts: Facts, copy: CudnnCopy, bad: List[LibFile]) -> bool:
+    """Whether every blocker is a folder at or above the environment that holds the copy (a venv in a home folder of
+    mode 0700): other users cannot start that environment's Python either, so its cuDNN being out of their reach
+    breaks nothing (fix draws 301201-1 and -11 were healed, but this warning of an error kept `fix` at exit 1)."""
+    prefix = owning_environment(facts, copy.directory)
+    if prefix is None:
+        return False
+    inside = os.path.normpath(prefix)
+    return all(f.read_blocker is not None and (inside + "/").startswith(os.path.normpath(f.read_blocker).rstrip("/")
+                                                                        + "/") for f in bad)
 
 
 @rule("CD406", "cudnn-file-corrupt", "cuDNN file empty, truncated or of the wrong architecture", platforms=LINUX,

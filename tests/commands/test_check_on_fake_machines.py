@@ -410,3 +410,24 @@ def test_kepler_is_never_told_to_upgrade_past_r470(machine, check_json):
         assert "upgrade the NVIDIA driver" not in cd920["fix"], (args, cd920["fix"])
     cd401 = [f for f in doc["findings"] if f["id"] == "CD401"][0]
     assert "cu11==9" not in cd401["fix"] and "libcudnn9" not in cd401["fix"]
+
+
+# --- a private environment's cuDNN is nobody else's concern -----------------------------------------------------------
+
+HOME_SITE = "/home/ana/venv/lib/python3.11/site-packages"
+
+
+@pytest.mark.parametrize("private,flagged", [("/home/ana", False), (HOME_SITE + "/nvidia/cudnn", True)],
+                         ids=["home-0700", "cudnn-folder-0700"])
+def test_a_venv_in_a_private_home_is_not_unreadable_cudnn(machine, check_json, private, flagged):
+    # fix draws 301201-1 and -11: a venv under /root (0700) was healed, yet CD405 called its cuDNN an error, so `fix`
+    # ended at exit 1. Other users cannot start that venv's Python either; only a blocker inside it breaks anyone.
+    system_ld(machine)
+    machine.driver()
+    machine.pip_cudnn(HOME_SITE, "9.19.0.56", cuda_major=13, cudart=13010)
+    os.chmod(machine.p(private), 0o700)
+    _, doc = check_json(machine, env={"VIRTUAL_ENV": "/home/ana/venv"})
+    hits = [f for f in doc["findings"] if f["id"] == "CD405"]
+    assert bool(hits) is flagged, [(f["id"], f["title"]) for f in doc["findings"]]
+    if flagged:
+        assert hits[0]["fix"].endswith("chmod o+x %s" % machine.p(private))
