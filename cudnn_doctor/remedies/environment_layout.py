@@ -168,12 +168,15 @@ def _holds(facts: Facts, placement: Placement) -> bool:
     return any(same_file(c.directory, placement.lib) and c.major == placement.needs[0].major for c in facts.cudnn)
 
 
-def layout_fix(facts: Facts, layout: Layout, removed: Sequence[str] = ()) -> Fix:
+def layout_fix(facts: Facts, compat: Compat, layout: Layout, removed: Sequence[str] = ()) -> Fix:
     """The commands that install the layout (the site's release with pip; the other major with `pip install
     --target` into its folder, its files linked into the site's folder where its frameworks search that, else the
     folder first on LD_LIBRARY_PATH), and the pins pip will warn about, said with why each framework still runs.
-    Nothing to install: words that say to leave it. ``removed``: wheels a step before it already uninstalls."""
+    Nothing to install: words that say to leave it. ``removed``: wheels a step before it already uninstalls. The
+    site's release kept where its copy lacks sub-libraries is reinstalled whole, on every route to this layout (draw
+    301202-0: a JAX rebuild for CUDA 12 kept 9.10.2, whose missing libcudnn_ops killed torch and JAX after fix)."""
     commands: List[str] = []
+    damaged = kept_but_damaged(facts, compat, layout)
     site_lib = layout.site.rstrip("/") + "/nvidia/cudnn/lib"
     linked = {p.needs[0].major for p in layout.placements if p.folder and p.files
               and all(_searches(n, site_lib) for n in p.needs)}
@@ -188,7 +191,8 @@ def layout_fix(facts: Facts, layout: Layout, removed: Sequence[str] = ()) -> Fix
             commands += [pip("uninstall -y %s" % name) for name in stale]
             if changes:
                 commands.append(pip('install "%s"' % p.requirement))
-            elif stale:  # the wheels share nvidia/cudnn's own files (its __init__.py, the headers): the kept one whole
+            elif stale or damaged == p.requirement:
+                # the wheels share nvidia/cudnn's own files (its __init__.py, the headers): the kept one whole
                 commands.append(pip('install --force-reinstall --no-deps "%s"' % p.requirement))
             commands += _unversioned_links(p, site_lib)
             # a framework whose library searches no nvidia/cudnn folder (ONNX Runtime, CuPy 13) finds the site's

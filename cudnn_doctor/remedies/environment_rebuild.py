@@ -63,7 +63,7 @@ def rebuilt_layout(facts: Facts, compat: Compat, site: str, needs: Sequence[Need
     return None
 
 
-def rebuild_fix(facts: Facts, layout: Layout, rebuild: Rebuild) -> Fix:
+def rebuild_fix(facts: Facts, compat: Compat, layout: Layout, rebuild: Rebuild) -> Fix:
     """The installed build's projects out, the other build's in, then the cuDNN set that serves them all; said with
     why the framework still runs the user's programs."""
     fw = rebuild.need.framework
@@ -74,7 +74,7 @@ def rebuild_fix(facts: Facts, layout: Layout, rebuild: Rebuild) -> Fix:
     swap = run(*([pip("uninstall -y %s" % " ".join(removes))] if removes else []), pip("install %s" % rebuild.installs))
     build = "%s %s's build for CUDA %s from %s: the same release, with the other frameworks' CUDA libraries" % (
         framework_kind(fw) or fw.name, fw.version.split("+")[0], rebuild.cuda, rebuild.where)
-    rest = layout_fix(facts, layout, other)
+    rest = layout_fix(facts, compat, layout, other)
     if rest.commands:
         return then(noted(swap, "   (%s)" % build), rest, joint="; then ")
     # the site's cuDNN already serves them all: why each runs, beside the swap

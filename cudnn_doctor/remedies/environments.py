@@ -14,7 +14,7 @@ from ..model import Facts, Fix, FrameworkFacts
 from ..queries import framework_kind, site_wheels
 from ..versions import canonical_name
 from .acting import at, pip, system, under_root
-from .environment_layout import Layout, kept_but_damaged, layout_fix, solve_layout
+from .environment_layout import Layout, layout_fix, solve_layout
 from .environment_rebuild import Rebuild, rebuild_fix, rebuilt_layout
 from .onnxruntime import cuda_library_wheels
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
@@ -122,7 +122,7 @@ def shared_or_separate_fix(facts: Facts, compat: Compat, solved: SiteCudnn) -> F
     build for the other frameworks' CUDA (environment_rebuild), where PyPI has one that this node installs and the
     machine runs; else one environment per framework."""
     if solved.rebuilt is not None:
-        fix = rebuild_fix(facts, *solved.rebuilt)
+        fix = rebuild_fix(facts, compat, *solved.rebuilt)
         return for_user_site(facts, solved.needs[0].framework.location, fix) if solved.needs else fix
     return separate_environments_fix(compat, solved.needs, facts)
 
@@ -156,11 +156,7 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     if layout is None:
         whole = shared_or_separate_fix(facts, compat, solved)
     else:
-        whole = layout_fix(facts, layout)
-        damaged = kept_but_damaged(facts, compat, layout)
-        reinstall = pip('install --force-reinstall --no-deps "%s"' % damaged)
-        if damaged and reinstall not in whole.commands:
-            whole = then(run(reinstall), whole) if whole.commands else run(reinstall)
+        whole = layout_fix(facts, compat, layout)
     # What the framework's own fix changes beside the site's packages stays: an LD_LIBRARY_PATH entry that hands it an
     # older copy ahead of the site (draw 20261129-32: a conda prefix's cuDNN 9.1 kept beating the 9.3 installed)
     beside = [c for c in own.commands if drops_ld_path(c) and c not in whole.commands]

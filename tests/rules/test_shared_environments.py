@@ -235,6 +235,19 @@ def test_jax_for_cuda_12_beside_torch_for_cuda_13_moves_to_its_releases_cuda_13_
         assert index.installable(project, "0.7.2", node) is None
 
 
+def test_a_damaged_site_copy_is_reinstalled_after_a_framework_moves_to_another_cuda_build():
+    # draw 301202-0: JAX's build for the other CUDA swapped in, the site's cuDNN kept, but that copy lacked
+    # libcudnn_ops: the route through the rebuild never reinstalled it, and torch and JAX died (signal 6) after fix
+    facts = _jax12_beside_torch13()
+    facts.cudnn[0].files = [f for f in facts.cudnn[0].files if not f.name.startswith("libcudnn_ops")]
+    for fid in ("CD710", "CD402"):
+        commands = [f for f in _findings(facts) if f.id == fid][0].remedy.commands
+        assert commands[:3] == [
+            "pip uninstall -y jax-cuda12-pjrt jax-cuda12-plugin",
+            'pip install "jax-cuda13-pjrt==0.7.2" "jax-cuda13-plugin[with-cuda]==0.7.2"',
+            'pip install --force-reinstall --no-deps "nvidia-cudnn-cu13==9.24.0.43"'], (fid, commands)
+
+
 def test_no_cuda_13_build_for_a_driver_that_cannot_run_it_or_a_gpu_it_does_not_cover():
     # R570 runs CUDA 12.8 at most, and JAX's CUDA 13 build documents R580; a GTX 1080 (6.1) is below its 7.5: torch
     # moves to its cu126 build instead (sm_60 cubins run on 6.1). A Tesla K80 (3.7) neither runs: one environment per
