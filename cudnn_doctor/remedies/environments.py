@@ -211,9 +211,10 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
         fix = with_pip_option(fix, plain, "--ignore-installed")
     elsewhere = [w for w in facts.python.nvidia_wheels if w.get("via") == "PYTHONPATH" and
                  w.get("location") != fw.location]
-    if under_root() or not elsewhere or not any(c.startswith(plain) for c in fix.commands):
+    if under_root() or not any(c.startswith(plain) for c in fix.commands):
         return fix
-    fix = _started_otherwise(fix, plain, "PYTHONPATH= " + plain)
+    if elsewhere:
+        fix = _started_otherwise(fix, plain, "PYTHONPATH= " + plain)
     res = fw.resolved_cudnn
     loaded = (res.realpath or res.path or "") if res is not None else ""
     shadow = pythonpath_cudnn(facts, loaded)
@@ -223,8 +224,10 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
 
 
 def pythonpath_cudnn(facts: Facts, path: str) -> Optional[Dict[str, str]]:
-    """The cuDNN wheel of a PYTHONPATH folder (`pip install --target`) that holds ``path``, or None."""
-    return next((w for w in facts.python.nvidia_wheels if w.get("via") == "PYTHONPATH"
+    """The cuDNN wheel of a folder on sys.path beside the site (`pip install --target`, named by PYTHONPATH or a .pth
+    file) that holds ``path``, or None. A .pth folder's old wheel ships nvidia/__init__.py, which makes `nvidia` a
+    regular package there: JAX's `import nvidia.cudnn` finds that copy, not the site's (fix draw 301202-17)."""
+    return next((w for w in facts.python.nvidia_wheels if w.get("via") in ("PYTHONPATH", ".pth")
                  and canonical_name(w["name"]).startswith("nvidia-cudnn-")
                  and path.startswith(w["location"].rstrip("/") + "/nvidia/cudnn/")), None)
 
@@ -235,8 +238,10 @@ def pythonpath_cudnn_removal(folder_wheel: Mapping[str, str], then_fix: Optional
     where = at(folder_wheel["location"].rstrip("/"))
     remove = run("rm -rf %s %s" % (q(where + "/nvidia/cudnn"), q(where) + "/%s-*.dist-info"
                                    % canonical_name(folder_wheel["name"]).replace("-", "_")))
-    return or_else(then(remove, then_fix) if then_fix is not None else remove,
-                   "or take %s off PYTHONPATH" % folder_wheel["location"], "%s   (%s)")
+    instead = ("or take %s off PYTHONPATH" if folder_wheel.get("via") == "PYTHONPATH" else
+               "or delete the .pth file line that puts %s on sys.path")
+    return or_else(then(remove, then_fix) if then_fix is not None else remove, instead % folder_wheel["location"],
+                   "%s   (%s)")
 
 
 def force_reinstall_fix(facts: Facts, fw: Optional[FrameworkFacts], project: str, wheel_version: str) -> Fix:

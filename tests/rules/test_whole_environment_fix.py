@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
+
 from packaging.requirements import Requirement
 
 from cudnn_doctor.knowledge import load_compat
@@ -266,9 +268,12 @@ def _cd503_commands(fw, wheel, built_for, ld_path, *others):
     return older.remedy.commands
 
 
-def test_a_wrong_wheel_the_framework_preloads_from_pythonpath_is_removed_there():
+@pytest.mark.parametrize("via", ["PYTHONPATH", ".pth"])
+def test_a_wrong_wheel_the_framework_preloads_from_pythonpath_is_removed_there(via):
     # draw 61127/16: torch 2.14.1 (CUDA 13) preloads nvidia-cudnn-cu12 9.8 from a pip --target folder on PYTHONPATH
-    # (sys.path puts it first): the cu13 wheel installed beside torch is never loaded while that copy is there.
+    # (sys.path puts it first): the cu13 wheel installed beside torch is never loaded while that copy is there. A
+    # folder a .pth file names comes after the site, but an old wheel's nvidia/__init__.py makes `nvidia` a regular
+    # package there, which wins all the same (fix draw 301202-17: JAX kept loading it after fix)
     facts = real_machine()
     pydeps = "/home/u/pydeps"
     torch = framework("torch", "2.14.1", cuda_version="13.0", cudnn_version="9.24.0.43",
@@ -277,15 +282,17 @@ def test_a_wrong_wheel_the_framework_preloads_from_pythonpath_is_removed_there()
                                                 via="sys.path (torch's _preload_cuda_deps)"))
     facts.python.frameworks = [torch]
     facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.8.0.87", "location": pydeps,
-                                   "via": "PYTHONPATH"}]
+                                   "via": via}]
     facts.cudnn = [c for c in facts.cudnn if not c.directory.startswith(TORCH_SITE)]
     facts.cudnn.append(cudnn_copy(pydeps + "/nvidia/cudnn/lib", "9.8.0", "12.8", origin="pip", links=False,
                                   package="nvidia-cudnn-cu12 9.8.0.87"))
     [older] = [f for f in _findings(facts) if f.id == "CD503"]
     assert older.remedy.commands == [
         "rm -rf /home/u/pydeps/nvidia/cudnn /home/u/pydeps/nvidia_cudnn_cu12-*.dist-info",
-        'PYTHONPATH= pip install "nvidia-cudnn-cu13>=9.24.0.43"']
-    assert "or take /home/u/pydeps off PYTHONPATH" in older.remedy.text
+        'PYTHONPATH= pip install "nvidia-cudnn-cu13>=9.24.0.43"' if via == "PYTHONPATH" else
+        'pip install --ignore-installed "nvidia-cudnn-cu13>=9.24.0.43"']
+    assert ("or take /home/u/pydeps off PYTHONPATH" if via == "PYTHONPATH" else
+            "or delete the .pth file line that puts /home/u/pydeps on sys.path") in older.remedy.text
 
 
 def test_an_old_wheel_on_pythonpath_ahead_of_the_sites_newer_one_is_removed_and_nothing_installed():
