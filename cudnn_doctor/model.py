@@ -289,6 +289,7 @@ class HostFacts:
     dev_nodes: List[str] = field(default_factory=list)  # /dev/nvidia*, /dev/dxg present
     package_manager: Optional[str] = None  # "apt", "dnf", "yum", "zypper": the first found in the root's /usr/bin
     euid: Optional[int] = None  # who runs the doctor on a live machine (0: root, fixes need no sudo); None: unknown
+    home: Optional[str] = None  # that user's home folder (HOME) on a live machine: what is in it is theirs alone
     shm_bytes: Optional[int] = None  # a container's /dev/shm size (/proc/mounts); None: not one, or not stated
     rdma_memlock_bytes: Optional[int] = None  # the locked-memory limit where RDMA devices exist; None: none, or unlimited
 

@@ -29,7 +29,7 @@ _VALUE_OPTIONS = frozenset(("--target", "-t", "--index-url", "-i", "--extra-inde
 
 @dataclass(frozen=True)
 class Parsed:
-    kind: str  # "packages", "links", "variables", "system" or "left"
+    kind: str  # "packages", "links", "removals", "variables", "system", "checks" (read only: nothing to run) or "left"
     why: str = ""
     action: str = ""  # packages: install, uninstall
     options: Tuple[str, ...] = ()
@@ -79,6 +79,10 @@ def parse_command(command: str, as_root: bool) -> Parsed:
     pip_args = _pip_arguments(words)
     if pip_args is None:
         return Parsed("left", "fix runs only the environment's package tool and its variables")
+    if pip_args == ["check"]:
+        # it reads and changes nothing (a layout that leaves the environment as it is names it): fix checks again
+        # after its steps anyway (fix draw 301301-14: one such line beside a JAX swap left the whole finding)
+        return Parsed("checks")
     if not pip_args or pip_args[0] not in ("install", "uninstall"):
         return Parsed("left", "fix runs pip install and pip uninstall only")
     options: List[str] = []

@@ -152,6 +152,8 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
                                 % ", ".join(p.paths), paths=list(p.paths))
                     removals.append(same)
                 _add_id(same, err.id)
+            elif p.kind == "checks":
+                continue  # read only: the check after the steps asks the same
             elif p.kind == "variables":
                 if p.line not in variables.lines:
                     variables.lines.append(p.line)
@@ -180,6 +182,8 @@ def _left_why(err: Erring, parsed: Sequence[Tuple[str, Parsed]], environment: Op
     """Why fix leaves a finding whole (None: it takes it on)."""
     if not err.commands:
         return "its fix is words, not commands"
+    if all(p.kind == "checks" for _, p in parsed):
+        return "its fix changes nothing (it says to leave the environment as it is)"
     if any(p.kind == "left" for _, p in parsed):
         return "some of its commands are for you to run"
     if any(p.kind == "system" for _, p in parsed) and not as_root:

@@ -35,6 +35,7 @@ def probe(ctx) -> None:
     # Fixes name packages for the machine's own package manager (apt-get is apt's stable command).
     facts.package_manager = next((name for tool, name in _PACKAGE_MANAGERS if host.lexists("/usr/bin/" + tool)), None)
     facts.euid = host.euid()
+    facts.home = (host.getenv("HOME") or None) if host.is_live else None
     ctx.facts.host = facts
     for place in ("/proc/sys/kernel/osrelease", "/.dockerenv", "/run/.containerenv", "/proc/1/cgroup", "/dev/nvidia*",
                   "/dev/dxg", "/usr/bin/{apt-get,dnf,yum,zypper}"):

@@ -161,7 +161,7 @@ def permissions(facts: Facts, ctx: RuleContext) -> List[Finding]:
     out: List[Finding] = []
     for copy in facts.cudnn:
         bad = [f for f in copy.files if f.readable is False]
-        if not bad or _private_environment(facts, copy, bad):
+        if not bad or _private_copy(facts, copy, bad):
             continue
         # The probe names what blocks each file: the file lacking o+r, or the outermost folder lacking o+x.
         files: Set[str] = set()
@@ -189,16 +189,21 @@ def permissions(facts: Facts, ctx: RuleContext) -> List[Finding]:
     return out
 
 
-def _private_environment(facts: Facts, copy: CudnnCopy, bad: List[LibFile]) -> bool:
-    """Whether every blocker is a folder at or above the environment that holds the copy (a venv in a home folder of
-    mode 0700): other users cannot start that environment's Python either, so its cuDNN being out of their reach
-    breaks nothing (fix draws 301201-1 and -11 were healed, but this warning of an error kept `fix` at exit 1)."""
+def _private_copy(facts: Facts, copy: CudnnCopy, bad: List[LibFile]) -> bool:
+    """Whether every blocker keeps the copy to its owner by design, so that no one it is meant for is refused: a path
+    in the running user's home (Ubuntu makes homes 0750: a tarball unpacked there is theirs), or a folder at or above
+    the Python or conda environment that holds the copy (other users cannot start that environment's Python either).
+    Fix draws 301201-1, -11 and 301301-14 were healed, but this warning of an error kept `fix` at exit 1."""
     prefix = owning_environment(facts, copy.directory)
-    if prefix is None:
-        return False
-    inside = os.path.normpath(prefix)
-    return all(f.read_blocker is not None and (inside + "/").startswith(os.path.normpath(f.read_blocker).rstrip("/")
-                                                                        + "/") for f in bad)
+    home = facts.host.home if facts.host.home and os.path.normpath(facts.host.home) != "/" else None
+
+    def owners_alone(blocker: str) -> bool:
+        return bool(prefix and _at_or_above(blocker, prefix)) or bool(home and _at_or_above(home, blocker))
+    return all(f.read_blocker is not None and owners_alone(f.read_blocker) for f in bad)
+
+
+def _at_or_above(folder: str, path: str) -> bool:
+    return (os.path.normpath(path) + "/").startswith(os.path.normpath(folder).rstrip("/") + "/")
 
 
 @rule("CD406", "cudnn-file-corrupt", "cuDNN file empty, truncated or of the wrong architecture", platforms=LINUX,

@@ -62,9 +62,22 @@ def test_uv_environments_get_uv_pip_with_the_environments_python():
     ("rm -rf /home/u/pydeps/nvidia/cudnn /other/nvidia_cudnn_cu12-*.dist-info", "left"),  # two folders
     ("rm -rf /home/u/pydeps", "left"), ("rm -r /home/u/pydeps/nvidia/cudnn", "left"),
     ("rm -rf /home/u/pydeps/nvidia/../../../etc", "left"), ("rm -rf nvidia/cudnn", "left"),
+    # read only: what a layout that leaves the environment as it is names (nothing for fix to run)
+    ("pip check", "checks"), ("python3 -m pip check", "checks"), ("pip check --verbose", "left"),
 ])
 def test_each_command_is_sorted_by_what_it_changes(command, kind):
     assert parse_command(command, as_root=False).kind == kind
+
+
+def test_a_read_only_pip_check_beside_changes_is_skipped_and_alone_leaves_the_finding():
+    # fix draw 301301-14: a JAX swap for CUDA 12 whose layout left the site's cuDNN as it was ended in `pip check`,
+    # which fix does not run: the whole finding was left, so nothing was healed
+    swap = ("unset LD_PRELOAD", "pip uninstall -y jax-cuda13-pjrt jax-cuda13-plugin",
+            'pip install "jax-cuda12-pjrt==0.7.2"', "pip check")
+    plan = build_plan([Erring("CD501", "t", swap, SITE), Erring("CD702", "t", ("pip check",), SITE)], ENV, False)
+    assert plan.taken == ["CD501"] and [s.kind for s in plan.steps] == ["packages", "packages", "variables"]
+    assert not any("check" in s.argv for s in plan.steps)
+    assert plan.left == [("CD702", "pip check", "its fix changes nothing (it says to leave the environment as it is)")]
 
 
 def test_root_steps_are_left_for_a_user_and_taken_by_root_and_a_finding_is_never_half_run():

@@ -340,6 +340,23 @@ def test_cd405_file_and_folder_blockers_in_one_command():
     assert "a+rx" not in fix and " /opt " not in fix and "/opt/cudnn/lib " not in fix
 
 
+@pytest.mark.parametrize("directory, blocker, home, flagged", [
+    ("/home/ana/cudnn/lib", "/home/ana", "/home/ana", False),  # her own tarball in her 0750 home: hers alone
+    ("/home/ana/cudnn/lib", "/home/ana/cudnn", "/home/ana", False),
+    ("/home/ana/cudnn/lib", "/home/ana", "/home/bob", True),  # bob's programs are refused her copy
+    ("/opt/cudnn/lib", "/opt/cudnn", "/root", True),  # sudo's umask 077: the D5 failure itself
+    ("/opt/cudnn/lib", "/opt/cudnn", "/", True),  # a service user whose HOME is / keeps nothing private
+    ("/home/ana/cudnn/lib", "/home/ana", None, True),  # not a live machine: whose home it is is unknown
+])
+def test_cd405_a_copy_in_the_running_users_home_is_theirs(directory, blocker, home, flagged):
+    # fix draw 301301-14: a cuDNN unpacked under root's 0700 home, used by root's own environment, kept `fix` at exit 1
+    f = real_machine()
+    f.cudnn[0] = cudnn_copy(directory, "9.14.0", "13.0")
+    f.host.home = home
+    _blocked(f, [lambda lf: blocker] * 3)
+    assert bool(only(run(f), "CD405")) is flagged
+
+
 def test_cd405_without_blocker_facts_judges_by_mode():
     f = real_machine()
     for lf in f.cudnn[0].files:
