@@ -10,7 +10,8 @@ from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_gpu_fix, container_toolkit_fix, container_toolkit_upgrade_fix
-from ..remedies.paste_answers import driver_or_older_cuda_fix, with_python_note
+from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_framework_build_fix, driver_or_older_cuda_fix,
+                                      with_python_note)
 from ..versions import major_of
 from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
 from .answer_builds import from_builds
@@ -98,10 +99,12 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return driver_too_old(ev, compat)
     if kind == "driver-too-old":
         floor = compat.min_driver(cuda, platform) if cuda else None
-        return Answer("the NVIDIA driver%s is older than the CUDA runtime%s needs%s" % (
-            (" " + ev.drivers[0]) if ev.drivers else "", (" " + cuda) if cuda else "",
+        program = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA), None)
+        return Answer("the NVIDIA driver%s is older than %sCUDA runtime%s needs%s" % (
+            (" " + ev.drivers[0]) if ev.drivers else "", ("%s's " % program) if program else "the ",
+            (" " + cuda) if cuda else "",
             (" (driver %s or newer)" % floor.version) if floor else ""),
-            paste.driver_fix(floor.version if floor else None, platform))
+            driver_or_framework_build_fix(paste.driver_fix(floor.version if floor else None, platform), program))
     if kind == "ptx-toolchain" and (ev.facts.driver or ev.drivers):
         found = _ptx_floor(ev, compat)
         if found is not None:

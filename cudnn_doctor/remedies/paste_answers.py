@@ -35,6 +35,32 @@ def driver_or_older_cuda_fix(driver_fix: Fix, runs: str) -> Fix:
     return say("%s; or build with CUDA %s or older, which it runs", driver_fix, runs)
 
 
+# Where each framework names its builds for one CUDA: the way to keep a driver that cannot be upgraded (a cluster's,
+# a cloud notebook's) and install the build for the CUDA it runs.
+BUILDS_FOR_CUDA = {
+    "PyTorch": "the PyTorch wheel for that CUDA or an older one (from https://download.pytorch.org/whl/cuXYZ, cuXYZ "
+               "naming that CUDA: cu118 for 11.8)",
+    "PaddlePaddle": "the paddlepaddle-gpu build for that CUDA (its release for each CUDA is listed at "
+                    "https://www.paddlepaddle.org.cn/install/old)",
+    "TensorFlow": "a TensorFlow release built for that CUDA (https://www.tensorflow.org/install/source#gpu lists "
+                  "each release's CUDA)",
+    "JAX": "JAX with the jax[cudaN] extra of that CUDA major N",
+    "ONNX Runtime": "the onnxruntime-gpu build for that CUDA major (https://onnxruntime.ai/docs/execution-providers/"
+                    "CUDA-ExecutionProvider.html#requirements)",
+    "CuPy": "the cupy-cudaNx wheel of that CUDA major N",
+}
+
+
+def driver_or_framework_build_fix(driver_fix: Fix, program: Optional[str]) -> Fix:
+    """A driver for the build's CUDA, or, where the paste names the framework, its build for the CUDA the driver runs
+    (what users of a driver they cannot change did: Paddle's post101 build on AI Studio)."""
+    build = BUILDS_FOR_CUDA.get(program or "")
+    if build is None:
+        return driver_fix
+    return say("%s; or keep this driver: find the CUDA it runs (the 'CUDA Version' in the header %s prints) and "
+               "install " + build.replace("%", "%%"), driver_fix, run(on_machine("nvidia-smi", privileged=False)))
+
+
 def visible_devices_or_unhide_fix() -> Fix:
     """Start the container with the GPUs, or stop hiding them (CUDA_VISIBLE_DEVICES)."""
     return or_else(visible_devices_fix(), unhide_gpus_fix())

@@ -148,6 +148,13 @@ ORDINAL = ("CUDA_VISIBLE_DEVICES=1,2 python -m torch.distributed.launch --nnode=
 
 
 # (test id, paste, what the cause says, what the fix says, what the fix must not say)
+# https://github.com/modelscope/FunASR/issues/2973: PyTorch's words alone, which name the driver's CUDA (12.8)
+TORCH_FOUND_12080 = "The NVIDIA driver on your system is too old (found version 12080)"
+# https://github.com/PaddlePaddle/Paddle/issues/30933: a driver fixed by the platform; Paddle's build for its CUDA
+PADDLE_ERROR_35 = ('  File "/opt/conda/envs/python35-paddle120-env/lib/python3.7/site-packages/paddle/device.py", line '
+                   '134, in set_device\nOSError: (External)  Cuda error(35), CUDA driver version is insufficient for '
+                   'CUDA runtime version.')
+
 FAMILIES = [
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
      ["pip install"]),
@@ -203,6 +210,11 @@ FAMILIES = [
     ("ordinal-past-visible", ORDINAL, ["4 processes", "only 2 GPUs are visible", "rank 2 and up"],
      ["--nproc_per_node=2"], []),
     ("ordinal-unsaid", "RuntimeError: CUDA error: invalid device ordinal", ["GPU index"], ["nvidia-smi -L"], []),
+    ("torch-found-version-alone", TORCH_FOUND_12080, ["CUDA 12.8"], ["whl/cu12", "driver"], []),
+    ("driver-too-old-framework-build", PADDLE_ERROR_35, ["PaddlePaddle's CUDA runtime"],
+     ["driver", "paddlepaddle-gpu build for that CUDA", "nvidia-smi"], []),
+    ("driver-too-old-program-unsaid", "CUDA driver version is insufficient for CUDA runtime version", ["driver"],
+     ["driver"], ["keep this driver"]),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
