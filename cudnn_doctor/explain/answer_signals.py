@@ -18,6 +18,7 @@ from .answer_builds import from_builds
 from .answer_dlopen import from_dlopen
 from .answer_states import from_states
 from .answer_toolchain import from_toolchain
+from .answer_tools import from_tools
 from .answered import Answer
 from .evidence import Evidence
 
@@ -194,7 +195,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "windows-paging-file":
         return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
     return from_states(kind, ev, compat) or from_builds(kind, ev, compat) or from_dlopen(kind, ev, compat) or \
-        from_toolchain(kind, ev, compat)
+        from_toolchain(kind, ev, compat) or from_tools(kind, ev, compat)
 
 
 # The kernel module's own line: "NVRM: API mismatch: the client has the version 550.90.07, but\n NVRM: this kernel
@@ -290,7 +291,7 @@ def _said_path(ev: Evidence, kind: str) -> str:
 
 
 # Start-up lines that are no failure: answered only where the paste shows nothing else.
-_HARMLESS_LINES = ("tf-duplicate-factory", "tf-trt-missing", "tf-numa-node", "cuda-gdb-api-report")
+_HARMLESS_LINES = ("tf-duplicate-factory", "tf-trt-missing", "tf-numa-node", "cuda-gdb-api-report", "ct2-float16-fallback")
 # cuda-gdb's words for an API call that returned an error: "Cuda API error detected: cudaMalloc returned (0x2)"
 _GDB_REPORT = re.compile(r"Cuda API error detected: (\w+) returned \((0x[0-9a-fA-F]{1,4}|\d{1,4})\)")
 

@@ -14,7 +14,6 @@ from .evidence import Evidence, Signal
 from .paste_facts import read_paste
 from .parse import extract_sonames, match_symptoms
 
-_WINDOWS = re.compile(r"\.dll\b|WinError|\b[A-Z]:\\|PowerShell|\\site-packages\\|Program Files", re.I)
 _CUDA = (re.compile(r"found (?:CUDA )?version (\d{4,5})\b", re.I), re.compile(r"\bimage (\d{1,2}\.\d)\.\d"),
          re.compile(r"toolkit/r(\d{1,2}\.\d)\b"), re.compile(r"cuda[-_ ]?(\d{1,2}\.\d)(?![\d.])", re.I),
          re.compile(r"cuda\s{0,3}>=\s*(\d+\.\d+)"),  # nvidia-container-cli's "cuda>=9.2", spaced or not
@@ -61,10 +60,12 @@ def decode(text: str, compat: Compat) -> Evidence:
     """Everything the text says, each kind in the order it appears."""
     text = text or ""
     names = extract_sonames(text)
+    facts = read_paste(text)
+    said = {s.value for s in facts.os}
     return Evidence(
         statuses=decode_statuses(text, compat), loader=decode_loader(text), windows=decode_windows(text, compat),
         libraries=[s for s in (compat.shipped_by(n) for n in names) if s is not None],
         checks=decode_checks(text, compat),
         signals=[Signal(m.id, _line(text, m.pattern)) for m in match_symptoms(text, compat)],
         cuda=_cudas(text), gpu_cc=_gpu_cc(text), drivers=list(dict.fromkeys(_DRIVER.findall(text))),
-        platform="windows" if _WINDOWS.search(text) else "linux", text=text, facts=read_paste(text))
+        platform="windows" if "windows" in said and "wsl" not in said else "linux", text=text, facts=facts)

@@ -129,7 +129,8 @@ _GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|G
                   r"|NVIDIA [ABHL]\d{1,3}\w*|(?:RTX|GTX) ?\d{3,4}\b(?: Ti\b)?)")
 _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?:of\s*)?(\d{1,2}\.\d)",
                                                       re.I))
-_OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files", re.I)),
+_OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files"
+                              r"|(?<![\w.])Windows (?:1[01]|7|8(?:\.1)?|Server)\b", re.I)),
        ("wsl", re.compile(r"/usr/lib/wsl\b|microsoft-standard-WSL|(?<![\w.])WSL2?\b")),
        # a shell prompt on Docker's default hostname, the container's 12-hex-digit id ("root@3f2a9c0d1b7e:/app#")
        ("container", re.compile(r"(?<![\w.])(?:docker|containerd|OCI runtime|kubepods|nvidia-container-cli)\b"

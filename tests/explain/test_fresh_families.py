@@ -155,6 +155,29 @@ PADDLE_ERROR_35 = ('  File "/opt/conda/envs/python35-paddle120-env/lib/python3.7
                    '134, in set_device\nOSError: (External)  Cuda error(35), CUDA driver version is insufficient for '
                    'CUDA runtime version.')
 
+# The fifth sample (fresh5.json, round 20: 23 of 40 right before any work on it)
+# https://github.com/NVIDIA/TensorRT/issues/564: an engine built on a compute 7.5 GPU, loaded on a GTX 1060 (6.1)
+TRT_DEVICE = ("[TensorRT] ERROR: INVALID_CONFIG: The engine plan file is generated on an incompatible device, "
+              "expecting compute 6.1 got compute 7.5, please rebuild.")
+# https://github.com/TaterTotterson/microWakeWord-Trainer-Nvidia-Docker/issues/1: the CPU-only onnxruntime over -gpu
+ORT_CPU = ("ONNX Runtime Providers:\n   ['AzureExecutionProvider', 'CPUExecutionProvider']\n"
+           "CUDAExecutionProvider not available - ONNX will fall back to CPU.")
+# https://github.com/Purfview/whisper-standalone-win/issues/37: CTranslate2's informational float16 warning
+CT2_FP16 = ("[ctranslate2] [thread 6280] [warning] The compute type inferred from the saved model is float16, but the "
+            "target device or backend do not support efficient float16 computation. The model weights have been "
+            "automatically converted to use the float32 compute type instead.")
+# https://github.com/jax-ml/jax/issues/21950: a pip nvidia-cuda-nvcc newer than the driver runs
+CUSOLVER = ("RuntimeError: jaxlib/gpu/solver_kernels.cc:45: operation gpusolverDnCreate(&handle) failed: cuSolver "
+            "internal error")
+# https://github.com/NVIDIA/nccl-tests/issues/276: Fabric Manager restarted without a GPU reset on an NVSwitch node
+NVLS = "gpu47:4962:5097 [1] transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error'"
+# https://github.com/jgravelle/GroqCasters/issues/1: torch 1.13.1 has no Windows wheel for Python 3.11
+PIP_PIN = ("ERROR: Could not find a version that satisfies the requirement torch==1.13.1 (from versions: 2.0.0, 2.0.1, "
+           "2.1.0, 2.4.1)\nERROR: No matching distribution found for torch==1.13.1\n\nI am running windows 11, "
+           "python 3.11.")
+PIP_NONE = ("ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
+            "C:\\Users\\me> python --version\nPython 3.12.4")
+
 FAMILIES = [
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
      ["pip install"]),
@@ -215,6 +238,16 @@ FAMILIES = [
      ["driver", "paddlepaddle-gpu build for that CUDA", "nvidia-smi"], []),
     ("driver-too-old-program-unsaid", "CUDA driver version is insufficient for CUDA runtime version", ["driver"],
      ["driver"], ["keep this driver"]),
+    ("trt-engine-other-gpu", TRT_DEVICE, ["compute capability 7.5", "this GPU is 6.1"], ["trtexec --onnx"],
+     ["install the TensorRT release"]),
+    ("ort-cpu-providers", ORT_CPU, ["CPU-only onnxruntime"], ["pip uninstall -y onnxruntime onnxruntime-gpu"], []),
+    ("ct2-float16-harmless", CT2_FP16, ["harmless", "float32"], ["nothing to fix"], []),
+    ("jax-cusolver-handle", CUSOLVER, ["cuSolver", "ptxas"], ['jax[cuda12]', "nvidia-cuda-nvcc-cu12"], []),
+    ("nccl-nvls", NVLS, ["NVLS", "Fabric Manager"], ["nvidia-fabricmanager", "nvidia-smi -r", "NCCL_NVLS_ENABLE=0"], []),
+    # the wheel index judges the pin for the paste's Python and platform
+    ("pip-pin-without-wheel", PIP_PIN, ["no wheel for Python 3.11", "2.0.0 to 2.4.1"],
+     ["torch==2.4.1", "py -3.10 -m venv"], []),
+    ("pip-finds-no-release", PIP_NONE, ["32-bit", "Python 3.12 on Windows"], ["calcsize", "-m pip install -U pip"], []),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
@@ -226,3 +259,8 @@ def test_each_family_is_answered_from_what_the_paste_says(text, cause, fix, not_
     assert [c for c in cause if c not in ex.answer.cause] == [], ex.answer.cause
     assert [f for f in fix if f not in ex.fix.text] == [], ex.fix.text
     assert [f for f in not_in_fix if f in ex.fix.text] == [], ex.fix.text
+
+
+def test_pip_finding_no_release_of_a_project_the_index_does_not_hold_is_not_guessed():
+    text = "ERROR: Could not find a version that satisfies the requirement acme-widgets==1.0 (from versions: 2.0)"
+    assert explain(text, check=False).explanation.answer is None

@@ -1,0 +1,118 @@
+"""Answers for what a named tool says of itself: a TensorRT engine from another GPU model, ONNX Runtime listing no
+CUDA provider, CTranslate2's float16 fallback, JAX's cuSolver handle, NCCL's NVLink SHARP transport, and pip finding
+no release of a pin (the wheel index judges the paste's Python and platform). Pure: evidence and knowledge in."""
+from __future__ import annotations
+
+import re
+from typing import List, Optional
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from ..knowledge import Compat
+from ..remedies import paste, paste_tools as tools
+from ..remedies.frameworks import onnxruntime_gpu_fix
+from ..versions import major_of
+from .answered import Answer
+from .evidence import Evidence
+
+# TensorRT's words: "expecting compute 6.1 got compute 7.5" (this GPU, then the one the engine was built on)
+_TRT_DEVICE = re.compile(r"expecting compute (\d+\.\d+) got compute (\d+\.\d+)")
+# pip's words: the requirement, then the releases it found for this Python and platform ("none", or a list)
+_PIP_NO_RELEASE = re.compile(r"Could not find a version that satisfies the requirement (\S+) \(from versions: "
+                             r"([^)]{0,4000})\)")
+_PLATFORM_NODE = {"windows": ("win32", "AMD64"), "linux": ("linux", ""), "wsl": ("linux", "")}
+
+
+def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
+    if kind == "trt-engine-device":
+        m = _TRT_DEVICE.search(ev.text)
+        here, built = m.groups() if m else ("?", "?")
+        return Answer("the TensorRT engine was built on a GPU of compute capability %s, and this GPU is %s: an engine "
+                      "holds kernels for the GPU model that built it" % (built, here), tools.trt_engine_device_fix())
+    if kind == "ort-cpu-providers":
+        return Answer("ONNX Runtime lists only its CPU (and Azure) providers: the CPU-only onnxruntime package is "
+                      "installed, alone or beside onnxruntime-gpu, whose files it overwrote (both install the same "
+                      "onnxruntime folder)", onnxruntime_gpu_fix())
+    if kind == "ct2-float16-fallback":
+        return Answer("CTranslate2's float16 warning is harmless: this GPU has no efficient float16 path, so the "
+                      "model's float16 weights run as float32 on the same GPU (compute_type=\"float32\" or "
+                      "\"int8_float32\" asks for that and silences it)", paste.harmless(), False)
+    if kind == "cusolver-handle":
+        ptxas = re.search(r"You are using ptxas (\d+\.\d+)(?:\.\d+)?", ev.text)
+        cuda = next((c for c in ev.cuda if major_of(c) in (12, 13)), None)
+        return Answer("cuSolver could not create its handle (cusolverDnCreate): the CUDA libraries and ptxas JAX uses "
+                      "do not fit each other or the driver%s, or XLA's preallocation left cuSolver no GPU memory" % (
+                          " (ptxas %s, older than this jaxlib wants)" % ptxas.group(1) if ptxas else
+                          " (a pip nvidia-cuda-nvcc newer than the driver runs, or an image's older CUDA stack)"),
+                      tools.cusolver_handle_fix(major_of(cuda) or 12 if cuda else 12))
+    if kind == "nccl-nvls":
+        driver = ev.facts.driver.value if ev.facts.driver else ""
+        return Answer("NCCL's NVLink SHARP (NVLS) transport failed: on an NVSwitch system NVLS needs the Fabric "
+                      "Manager service of exactly the driver's version running, and the GPUs reset after Fabric "
+                      "Manager restarts", tools.nvls_fix(driver))
+    if kind == "pip-no-release":
+        return _no_release(ev)
+    return None
+
+
+def _no_release(ev: Evidence) -> Optional[Answer]:
+    """pip found no release of the requirement for this Python and platform: the wheel index says why, for the
+    projects it holds (others are left to the other families)."""
+    m = _PIP_NO_RELEASE.search(ev.text)
+    if m is None:
+        return None
+    try:
+        req = Requirement(m.group(1).strip("'\""))
+    except InvalidRequirement:
+        return None
+    from ..knowledge.resolve import newest  # why: the wheel index loads in 0.9 s; only this answer needs it
+    from ..knowledge.wheel_index import Node, load_wheel_index
+
+    index, project = load_wheel_index(), req.name.lower()
+    if not index.versions(project):
+        return None
+    python = ev.facts.python.value if ev.facts.python else ""
+    platform, machine = _PLATFORM_NODE.get(ev.platform, ("linux", ""))
+    node = Node(python=python, machine=machine, platform=platform)
+    listed = _listed(m.group(2))
+    pinned = next((s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version), None)
+    where = "Python %s%s" % (python or "in use", " on Windows" if platform == "win32" else "")
+    if not listed:
+        found = newest(index, project, "", node)
+        if python and found.version is None:
+            latest = newest(index, project, "", Node(machine=machine, platform=platform)).version
+            use = _python_for(index, project, latest, node) if latest else None
+            return Answer("no release of %s has a wheel for %s (%s)" % (project, where, "; ".join(found.why_none())),
+                          tools.other_python_fix(project, use, ev.platform) if use else
+                          tools.bitness_or_pip_fix(ev.platform))
+        return Answer("pip found no release of %s at all, though %s has wheels for %s: the Python is 32-bit, or pip "
+                      "is too old to read the wheels' tags" % (project, project, where),
+                      tools.bitness_or_pip_fix(ev.platform))
+    if pinned is None or pinned in listed:
+        return None
+    miss = index.installable(project, pinned, node)
+    why = miss.text if miss is not None else "%s %s has no wheel for %s" % (project, pinned, where)
+    admitted = [v for v in listed if v in req.specifier] or listed
+    cause = "%s; pip lists the releases that install here (%s to %s)" % (why, listed[0], listed[-1])
+    use = _python_for(index, project, pinned, node) if python else None
+    fix = tools.listed_or_other_python_fix(project, admitted[-1], use, pinned, ev.platform) if use else \
+        tools.listed_release_fix(project, admitted[-1])
+    return Answer(cause, fix)
+
+
+def _listed(text: str) -> List[str]:
+    return [] if text.strip() == "none" else [v.strip() for v in text.split(",") if v.strip()]
+
+
+def _python_for(index, project: str, version: str, node) -> Optional[str]:
+    """The Python 3 minor nearest the node's that the release has a wheel for (the newer of two as near)."""
+    from dataclasses import replace
+
+    have = int(node.python.split(".")[1]) if node.python.count(".") == 1 else None
+    if have is None:
+        return None
+    for d in range(1, 12):
+        for n in (have - d, have + d):
+            if n > 5 and index.installable(project, version, replace(node, python="3.%d" % n)) is None:
+                return "3.%d" % n
+    return None

@@ -1,0 +1,63 @@
+"""Fixes for what a named tool says of itself in a paste: a TensorRT engine built on another GPU model, JAX's cuSolver
+handle, NCCL's NVLink SHARP transport, and a pip that finds no release of a pin for the Python in use."""
+from __future__ import annotations
+
+from ..model import Fix
+from .acting import on_machine, pip
+from .paste_answers import fabric_manager_for_driver_fix
+from .paste_python import supported_python_fix
+from .shell import q, run, said, say
+
+_TRTEXEC = "trtexec --onnx=model.onnx --saveEngine=model.engine"
+
+
+def trt_engine_device_fix() -> Fix:
+    """An engine serialized on another GPU model: built again on this one (or for a range of GPU models)."""
+    return said("rebuild the engine on this GPU from its ONNX model: %s; an engine meant to run on several GPU models "
+                "(Ampere and newer) can be built once with TensorRT's hardware compatibility: %s", _TRTEXEC,
+                _TRTEXEC + " --hardwareCompatibilityLevel=ampere+")
+
+
+def cusolver_handle_fix(cuda_major: int) -> Fix:
+    """JAX's CUDA wheels at releases made for each other and the driver, ptxas among them; XLA's preallocation off
+    where GPU memory is what is short."""
+    nvcc = "nvidia-cuda-nvcc-cu%d" % cuda_major
+    return say("install JAX's CUDA wheels at releases made for each other: %s, keeping " + nvcc + " (its ptxas) no "
+               "newer than the CUDA the driver runs (the 'CUDA Version' %s prints); if GPU memory is short, let XLA "
+               "allocate as it goes: %s", run(pip('install -U "jax[cuda%d]"' % cuda_major)),
+               run(on_machine("nvidia-smi", privileged=False)), run("export XLA_PYTHON_CLIENT_PREALLOCATE=false"))
+
+
+def nvls_fix(driver: str) -> Fix:
+    """NVLink SHARP needs Fabric Manager of the driver's version, with the GPUs reset once it runs; NCCL runs without
+    NVLS meanwhile."""
+    return say("%s; after Fabric Manager (re)starts, reset the GPUs with no process using them (%s) or reboot; until "
+               "then NCCL runs without NVLS: %s", fabric_manager_for_driver_fix(driver or None),
+               run(on_machine("nvidia-smi -r", privileged=True)), run("export NCCL_NVLS_ENABLE=0"))
+
+
+def listed_release_fix(project: str, listed: str) -> Fix:
+    """The newest release pip listed as installable here."""
+    return run(pip("install %s" % q("%s==%s" % (project, listed))))
+
+
+def listed_or_other_python_fix(project: str, listed: str, python: str, pinned: str, platform: str) -> Fix:
+    """A release pip lists, or the pinned one in an environment with a Python it has wheels for."""
+    return say("install a release pip lists here (the newest: %s), or keep %s %s in an environment with Python %s: "
+               "%s" % ("%s", project, pinned, python, "%s"), listed_release_fix(project, listed),
+               supported_python_fix(python, q("%s==%s" % (project, pinned)), platform))
+
+
+def bitness_or_pip_fix(platform: str) -> Fix:
+    """pip found no release though the project has wheels for this Python: a 32-bit Python, or a pip too old to read
+    the wheels' tags."""
+    python = "py" if platform == "windows" else "python3"
+    return said("check that the Python is 64-bit (%s prints 64; install the 64-bit build if not) and that pip is "
+                "recent (%s)", "%s -c \"import struct; print(struct.calcsize('P') * 8)\"" % python,
+                "%s -m pip install -U pip" % python)
+
+
+def other_python_fix(project: str, python: str, platform: str) -> Fix:
+    """No release has a wheel for the paste's Python: an environment with the nearest Python that has one."""
+    return say("use Python %s, which %s has wheels for: %s" % (python, project, "%s"),
+               supported_python_fix(python, q(project), platform))
