@@ -11,7 +11,7 @@ from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_gpu_fix, container_toolkit_fix, container_toolkit_upgrade_fix
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_framework_build_fix, driver_or_older_cuda_fix,
-                                      with_python_note)
+                                      framework_build_for_cuda_fix, with_python_note)
 from ..versions import major_of
 from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
 from .answer_builds import from_builds
@@ -118,14 +118,15 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       "memory ran out", rt.memory_fix())
     if kind == "execution-failed":
         return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
-                      "build predates this GPU's architecture (compute capability), else memory or the driver",
+                      "build predates this GPU's architecture (compute capability), else memory or the driver%s"
+                      % _stated(ev),
                       _arch_fix(ev, compat, ev.gpu_cc, _framework(ev) or "PyTorch", tagged_only=True))
     if kind == "nvrtc-builtins":
         return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
             compat, major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
     if kind == "cudnn-not-initialized":
         return Answer("cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): no usable driver or GPU, GPU "
-                      "memory exhausted, or a cuDNN that does not fit the CUDA runtime and driver",
+                      "memory exhausted, or a cuDNN that does not fit the CUDA runtime and driver%s" % _stated(ev),
                       rt.cudnn_startup_fix())
     if kind == "not-a-symlink" and "/usr/lib/wsl" in " ".join(s.detail for s in ev.signals):
         return Answer("ldconfig's warning that WSL's driver files are copies, not symbolic links, is harmless",
@@ -155,8 +156,15 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         cc = gpu_cc(ev, compat)
         python = torch_for_python(ev)
         fix = _arch_fix(ev, compat, cc, _framework(ev))
-        return Answer("the build has no kernels for this GPU%s%s" % (_arch_words(ev, compat, cc), python or ""),
-                      with_python_note(fix, python) if python else fix)
+        # a framework other than PyTorch named, with the CUDA its build is for: its build for a CUDA that knows the GPU
+        other = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA and p.name != "PyTorch"), None)
+        first = _first_cuda_serving(compat, cc)[1] if cc else None
+        if other and first and not _framework(ev):
+            fix = framework_build_for_cuda_fix(other, first)
+        built = ev.facts.build_cuda()
+        return Answer("the build%s has no kernels for this GPU%s%s" % (
+            (" (%s's, for CUDA %s)" % (other, built)) if other and built else "", _arch_words(ev, compat, cc),
+            python or ""), with_python_note(fix, python) if python else fix)
     if kind in ("xla-libdevice", "xla-ptxas"):
         said = next((s.detail for s in ev.signals if s.kind == kind), "")
         return Answer("XLA cannot find or use the CUDA compiler tools (ptxas, libdevice) it needs: %s" % said,
@@ -223,16 +231,37 @@ def _ptx_floor(ev: Evidence, compat: Compat) -> Optional[Answer]:
                   driver_or_older_cuda_fix(paste.driver_fix(floor.version, ev.platform), has))
 
 
+def _stated(ev: Evidence) -> str:
+    """What the paste states of the stack, for a cause the text does not pin on one part: ' (the text says:
+    PaddlePaddle, CUDA runtime 10.2, cuDNN 8.1 loaded, compute capability 7.5)'; '' where it states none."""
+    facts = ev.facts
+    fw = next((p for p in facts.programs if p.name in BUILDS_FOR_CUDA and p.release), None) or \
+        next((p for p in facts.programs if p.name in BUILDS_FOR_CUDA), None)
+    built = facts.build_cuda() or next(iter(ev.cuda), None)
+    parts = [" ".join(x for x in (fw.name, fw.release, ("+" + fw.tag) if fw.tag else "") if x) if fw else "",
+             "CUDA %s" % built if built else "",
+             "the driver's CUDA %s" % facts.cuda_driver.value if facts.cuda_driver else "",
+             "cuDNN %s loaded" % facts.cudnn_loaded.value if facts.cudnn_loaded else "",
+             "compute capability %s" % ev.gpu_cc if ev.gpu_cc else ""]
+    said = ", ".join(p for p in parts if p)
+    return " (the text says: %s)" % said if said else ""
+
+
+def _first_cuda_serving(compat: Compat, cc: str) -> Tuple[str, Optional[str]]:
+    """The oldest compute capability of the GPU's family whose code runs on it, and the first CUDA with kernels for
+    that one: SASS for X.y runs on X.z, z >= y (gpu_arch.toml [binary_compat])."""
+    arch, major = compat.arch_for_cc(cc), cc.split(".")[0]
+    kin = [c for c in (arch.ccs if arch else []) if c.split(".")[0] == major and _ver_key(c) <= _ver_key(cc)]
+    runs = min(kin, key=_ver_key) if kin else cc
+    return runs, compat.first_cuda_for_cc(runs) or compat.first_cuda_for_cc(cc)
+
+
 def _arch_words(ev: Evidence, compat: Compat, cc: Optional[str]) -> str:
     """' (the RTX 3090: Ampere, compute capability 8.6; builds for CUDA 11.1 or newer have kernels for it)'."""
     if not cc:
         return ""
-    arch, first = compat.arch_for_cc(cc), compat.first_cuda_for_cc(cc)
-    # SASS for X.y runs on X.z, z >= y (gpu_arch.toml [binary_compat]): the family's oldest first CUDA serves it too.
-    major = cc.split(".")[0]
-    kin = [c for c in (arch.ccs if arch else []) if c.split(".")[0] == major and _ver_key(c) <= _ver_key(cc)]
-    runs = min(kin, key=_ver_key) if kin else cc
-    oldest = compat.first_cuda_for_cc(runs) or first
+    arch = compat.arch_for_cc(cc)
+    runs, oldest = _first_cuda_serving(compat, cc)
     gpu = next((g.value for g in ev.facts.gpus), None)
     serves = (" (sm_%s's run on %s)" % (runs.replace(".", ""), cc)) if runs != cc else ""
     return " (%s%scompute capability %s%s)" % (

@@ -1,5 +1,5 @@
 """Answers for what a named tool says of itself: a TensorRT engine from another GPU model, ONNX Runtime listing no
-CUDA provider, CTranslate2's float16 fallback, JAX's cuSolver handle, NCCL's NVLink SHARP transport, and pip finding
+CUDA provider, CTranslate2's float16 fallback, GPUs busy or held in an exclusive compute mode, JAX's cuSolver handle, NCCL's NVLink SHARP transport, and pip finding
 no release of a pin (the wheel index judges the paste's Python and platform). Pure: evidence and knowledge in."""
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_tools as tools
+from ..remedies.catalogue import table_fix
 from ..remedies.frameworks import onnxruntime_gpu_fix
 from ..versions import major_of
 from .answered import Answer
@@ -52,6 +53,9 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       "Manager restarts", tools.nvls_fix(driver))
     if kind == "pip-no-release":
         return _no_release(ev)
+    if kind == "devices-busy":  # the status table's words for cudaErrorDevicesUnavailable: data, as check's
+        entry = compat.status_words("cudaErrorDevicesUnavailable")
+        return Answer(entry["diagnosis"][0].lower() + entry["diagnosis"][1:].rstrip("."), table_fix(entry))
     return None
 
 

@@ -11,14 +11,13 @@ from .decode_checks import decode_checks
 from .decode_loader import decode_loader, decode_windows
 from .decode_status import decode_statuses
 from .evidence import Evidence, Signal
-from .paste_facts import read_paste
+from .paste_facts import STATED_CC, read_paste
 from .parse import extract_sonames, match_symptoms
 
 _CUDA = (re.compile(r"found (?:CUDA )?version (\d{4,5})\b", re.I), re.compile(r"\bimage (\d{1,2}\.\d)\.\d"),
          re.compile(r"toolkit/r(\d{1,2}\.\d)\b"), re.compile(r"cuda[-_ ]?(\d{1,2}\.\d)(?![\d.])", re.I),
          re.compile(r"cuda\s{0,3}>=\s*(\d+\.\d+)"),  # nvidia-container-cli's "cuda>=9.2", spaced or not
          re.compile(r"CUDA (?:version|ver\.?|runtime|toolkit)?(?: is)?\s{0,3}:?\s{0,3}(\d{1,2}\.\d)\b", re.I))
-_CC = (re.compile(r"\bsm_(\d{2,3})\b"), re.compile(r"(?:compute|cuda) capability\s*(?:of\s*)?(\d{1,2}\.\d)", re.I))
 
 
 def _cudas(text: str) -> List[str]:
@@ -52,7 +51,7 @@ def _gpu_cc(text: str) -> Optional[str]:
     own = re.search(r"with CUDA capability sm_(\d{2,3})", text)
     if own:
         return "%s.%s" % (own.group(1)[:-1], own.group(1)[-1])
-    m = _CC[1].search(text)
+    m = STATED_CC.search(text)
     return m.group(1) if m else None
 
 

@@ -118,17 +118,23 @@ _PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_
            re.compile(r"(?<![\w.])Python(3)(\d{1,2})[/\\]", re.I), re.compile(r"(?<![\w.])cp(3)(\d{1,2})\b"))
 _CUDA_BUILD = (re.compile(r"CUDA used to build PyTorch:\s*(\d{1,2}\.\d)"),
                re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d)"),
-               re.compile(r"(?<![\w.])(?:CUDA runtime version|cudart version)[ \t]*:?[ \t]*(\d{4,5}|\d{1,2}\.\d)\b", re.I))
+               re.compile(r"(?<![\w.])(?:CUDA runtime version|cudart version)[ \t]*:?[ \t]*(\d{4,5}|\d{1,2}\.\d)\b", re.I),
+               # Paddle's start-up NOTE: "Driver API Version: 11.5, Runtime API Version: 10.2"
+               re.compile(r"Runtime API Version:[ \t]*(\d{1,2}\.\d)\b"))
 _CUDA_DRIVER = (re.compile(r"driver on your system is too old \(found version (\d{4,5})\)"),
                 re.compile(r"(?<![\w.])CUDA Version:\s*(\d{1,2}\.\d)"),
-                re.compile(r"(?<![\w.])CUDA driver version(?: is)?[ \t]*:?[ \t]*(\d{4,5}|\d{1,2}\.\d)\b", re.I))
+                re.compile(r"(?<![\w.])CUDA driver version(?: is)?[ \t]*:?[ \t]*(\d{4,5}|\d{1,2}\.\d)\b", re.I),
+                re.compile(r"Driver API Version:[ \t]*(\d{1,2}\.\d)\b"))
+# Paddle's start-up NOTE: "device: 0, cuDNN Version: 8.0." (the cuDNN it loaded)
+_CUDNN_NOTE = re.compile(r"cuDNN Version:[ \t]*(\d{1,2}\.\d{1,2})\b")
 _CUDA_PATH = re.compile(r"(?<![\w.+-])cuda-(\d{1,2}\.\d)(?=/|\b)")
 _DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library version|Kernel Module|NVRM version:"
                      r"[^\n]{0,60}?Kernel Module)[ \t]*:?[ \t]*(\d{3}\.\d{2,3}(?:\.\d{1,3})?)\b", re.I)
 _GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|GTX|GT|Ti|SUPER|[A-Z]{0,2}\d{2,4}\w*))+"
                   r"|NVIDIA [ABHL]\d{1,3}\w*|(?:RTX|GTX) ?\d{3,4}\b(?: Ti\b)?)")
-_CC = (re.compile(_W + r"sm_(\d{2,3})\b"), re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?:of\s*)?(\d{1,2}\.\d)",
-                                                      re.I))
+# A compute capability stated ("cuda capability 3.0", Paddle's "GPU Compute Capability: 8.6"), and any sm_XX.
+STATED_CC = re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*:?\s*(?:of\s*)?(\d{1,2}\.\d)", re.I)
+_CC = (re.compile(_W + r"sm_(\d{2,3})\b"), STATED_CC)
 _OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files"
                               r"|(?<![\w.])Windows (?:1[01]|7|8(?:\.1)?|Server)\b", re.I)),
        ("wsl", re.compile(r"/usr/lib/wsl\b|microsoft-standard-WSL|(?<![\w.])WSL2?\b")),
@@ -198,14 +204,17 @@ def read_paste(text: str) -> PasteFacts:
         cuda = tag_cuda(p.tag)
         if cuda:
             out.cuda_build.append(Said(cuda, p.span))
-    if _has(low, "cuda used", "cuda compilation", "runtime version", "cudart version"):
+    if _has(low, "cuda used", "cuda compilation", "runtime version", "cudart version", "runtime api version"):
         out.cuda_build += [_said(m, _cuda(m.group(1)) or "") for m in _each(_CUDA_BUILD, text)]
-    drv = next(_each(_CUDA_DRIVER, text), None) if _has(low, "found version", "cuda version", "cuda driver") else None
+    drv = next(_each(_CUDA_DRIVER, text), None) if _has(low, "found version", "cuda version", "cuda driver",
+                                                        "driver api version") else None
     out.cuda_driver = _said(drv, _cuda(drv.group(1)) or "") if drv else None
     out.cuda_paths = [_said(m, m.group(1)) for m in _CUDA_PATH.finditer(text)] if "cuda-" in low else []
     versions = parse_versions(text)
     out.cudnn_compiled = Said(versions.compiled, (0, 0)) if versions.compiled else None
     out.cudnn_loaded = Said(versions.runtime, (0, 0)) if versions.runtime else None
+    loaded = _CUDNN_NOTE.search(text) if out.cudnn_loaded is None and "cudnn version:" in low else None
+    out.cudnn_loaded = _said(loaded, loaded.group(1)) if loaded else out.cudnn_loaded
     d = _DRIVER.search(text) if _has(low, "driver", "nvml", "kernel module", "nvrm") else None
     out.driver = _said(d, d.group(1)) if d else None
     if _has(low, "geforce", "tesla", "quadro", "titan", "nvidia ", "rtx", "gtx"):

@@ -10,7 +10,7 @@ from .acting import on_machine, pip
 from .catalogue import fabric_manager_fix
 from .containers import visible_devices_fix
 from .gpu import unhide_gpus_fix
-from .shell import noted, or_else, run, said, say
+from .shell import advice, noted, or_else, run, said, say
 
 
 def cupy_wheel_of_cuda_fix(fix: Fix, have: str, other: str, other_major: int) -> Fix:
@@ -59,6 +59,12 @@ def driver_or_framework_build_fix(driver_fix: Fix, program: Optional[str]) -> Fi
         return driver_fix
     return say("%s; or keep this driver: find the CUDA it runs (the 'CUDA Version' in the header %s prints) and "
                "install " + build.replace("%", "%%"), driver_fix, run(on_machine("nvidia-smi", privileged=False)))
+
+
+def framework_build_for_cuda_fix(program: str, cuda: str) -> Fix:
+    """A named framework's build for a CUDA from ``cuda`` on (the first with kernels for the GPU)."""
+    return advice("install %s's build for CUDA %s or newer, which has kernels for this GPU: %s" % (
+        program, cuda, BUILDS_FOR_CUDA[program].replace("that CUDA", "it")))
 
 
 def visible_devices_or_unhide_fix() -> Fix:

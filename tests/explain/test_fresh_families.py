@@ -178,6 +178,19 @@ PIP_PIN = ("ERROR: Could not find a version that satisfies the requirement torch
 PIP_NONE = ("ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
             "C:\\Users\\me> python --version\nPython 3.12.4")
 
+# https://github.com/PaddlePaddle/PaddleFleetX/issues/577: Paddle's start-up NOTE names the GPU, both CUDAs and cuDNN
+PADDLE_NOTE = ("Please NOTE: device: 0, GPU Compute Capability: 8.6, Driver API Version: 11.5, Runtime API Version: "
+               "10.2\ndevice: 0, cuDNN Version: 8.0.\n:parallel_for failed: cudaErrorNoKernelImageForDevice: no kernel "
+               "image is available for execution on the device. (at /paddle/paddle/fluid/imperative/tracer.cc:221)")
+# https://github.com/PaddlePaddle/PaddleOCR/issues/8626: cuDNN 8.1 with Paddle's CUDA 10.2 build
+PADDLE_INIT = ("Please NOTE: device: 0, GPU Compute Capability: 7.5, Driver API Version: 10.2, Runtime API Version: "
+               "10.2\ndevice: 0, cuDNN Version: 8.1.\nExternalError: CUDNN error(1), CUDNN_STATUS_NOT_INITIALIZED. "
+               "(at /paddle/paddle/phi/backends/gpu/gpu_context.cc:571)")
+# https://github.com/iffiX/machin/issues/25: GPUs in Exclusive_Process mode
+BUSY = "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable"
+# https://github.com/loicland/superpoint_graph/issues/250: CuPy's PTX newer than the driver JITs
+INVALID_PTX = "cupy.cuda.driver.CUDADriverError: CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed"
+
 FAMILIES = [
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
      ["pip install"]),
@@ -248,6 +261,11 @@ FAMILIES = [
     ("pip-pin-without-wheel", PIP_PIN, ["no wheel for Python 3.11", "2.0.0 to 2.4.1"],
      ["torch==2.4.1", "py -3.10 -m venv"], []),
     ("pip-finds-no-release", PIP_NONE, ["32-bit", "Python 3.12 on Windows"], ["calcsize", "-m pip install -U pip"], []),
+    ("paddle-note-no-kernels", PADDLE_NOTE, ["PaddlePaddle's, for CUDA 10.2", "compute capability 8.6"],
+     ["paddlepaddle-gpu", "CUDA 11.0 or newer"], ["nvcc -gencode"]),
+    ("paddle-note-cudnn-init", PADDLE_INIT, ["CUDA 10.2", "cuDNN 8.1 loaded", "compute capability 7.5"], [], []),
+    ("devices-busy", BUSY, ["Exclusive_Process"], ["compute_mode", "nvidia-smi -i 0 -c DEFAULT"], []),
+    ("invalid-ptx", INVALID_PTX, ["newer than the driver"], ["cupy-cuda", "driver"], []),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
