@@ -133,7 +133,7 @@ _DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library versio
 _GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|GTX|GT|Ti|SUPER|[A-Z]{0,2}\d{2,4}\w*))+"
                   r"|NVIDIA [ABHL]\d{1,3}\w*|(?:RTX|GTX) ?\d{3,4}\b(?: Ti\b)?)")
 # A compute capability stated ("cuda capability 3.0", Paddle's "GPU Compute Capability: 8.6"), and any sm_XX.
-STATED_CC = re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*:?\s*(?:of\s*)?(\d{1,2}\.\d)", re.I)
+STATED_CC = re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?::\s*)?(?:of\s*)?(\d{1,2}\.\d)", re.I)
 _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), STATED_CC)
 _OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files"
                               r"|(?<![\w.])Windows (?:1[01]|7|8(?:\.1)?|Server)\b", re.I)),
