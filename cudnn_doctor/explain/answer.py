@@ -123,8 +123,16 @@ def _optional_only(ev: Evidence, compat: Compat, names: List[str]) -> Optional[A
         rt.harmless_warning("install %s only if you use %s" % (row["product"], row["feature"])), False)
 
 
+# Libraries only PyTorch's own wheel ships (torch/lib): libcaffe2_nvrtc.so, libtorch_cuda.so, libc10_cuda.so, libshm.so
+_FRAMEWORK_OWN = re.compile(r"lib(?:caffe2_\w+|torch(?:_\w+)?|c10(?:_\w+)?|shm)\.so$")
+
+
 def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]:
     shipped = [s for s in ev.libraries if s.name in names] or [s for s in ev.libraries if s.name.endswith(".dll")]
+    own = next((n for n in names if _FRAMEWORK_OWN.match(n)), None)
+    if not shipped and own:  # a library the framework's own wheel ships beside it: its install is incomplete
+        return Answer("PyTorch's own library %s is missing: the PyTorch install is incomplete or broken (the wheel "
+                      "ships it in torch/lib)" % own, rt.reinstall_package_fix("torch", windows=False))
     if not shipped and names and ev.platform != "windows":  # a name no table dates: where it is, on the path
         return Answer("the loader does not find %s" % names[0], paste.find_library_fix(names[0]))
     if not shipped:
@@ -208,8 +216,12 @@ def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
 
 
 def _site_package(dll: str, ev: Evidence) -> Optional[str]:
-    """The Python package whose own folder holds a failing DLL (site-packages\\torch\\lib\\x.dll -> torch)."""
+    """The Python package whose own folder holds a failing DLL (site-packages\\torch\\lib\\x.dll -> torch; a path
+    from the package's own folder on, torch\\lib\\x.dll, names it too)."""
     m = re.search(r"site-packages[\\/]+(\w+)[\\/][^\"'\n]*?%s" % re.escape(dll), ev.text, re.I) if dll else None
+    if m is None and dll:
+        m = re.search(r"(?<![\w.-])(torch|onnxruntime|tensorflow|paddle|ctranslate2)[\\/]+(?:lib|capi|python)[\\/]+%s"
+                      % re.escape(dll), ev.text, re.I)
     return m.group(1) if m and m.group(1) != "nvidia" else None
 
 

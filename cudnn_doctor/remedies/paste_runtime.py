@@ -211,11 +211,13 @@ def nvrtc_link_fix() -> Fix:
                     "libnvrtc.so.* libnvrtc.so`; for a toolkit install its cuda-nvrtc-dev package" % folder)
 
 
-def reinstall_package_fix(package: str) -> Fix:
-    """A Python package's own DLL (or one it imports) will not load: reinstall the package whole."""
+def reinstall_package_fix(package: str, windows: bool = True) -> Fix:
+    """A Python package's own library (a DLL, or one it imports) will not load: reinstall the package whole; on
+    Windows with the Visual C++ runtime its DLLs import."""
     return run("pip install --force-reinstall %s" % package,
-               text="reinstall %s whole (`pip install --force-reinstall %s`, the CUDA variant you use), and install "
-                    "the latest Microsoft Visual C++ Redistributable (x64) its DLLs import" % (package, package))
+               text="reinstall %s whole (`pip install --force-reinstall %s`, the CUDA variant you use)%s" % (
+                   package, package, ", and install the latest Microsoft Visual C++ Redistributable (x64) its DLLs "
+                   "import" if windows else ""))
 
 
 def zlib_fix(download: str) -> Fix:

@@ -191,6 +191,13 @@ BUSY = "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailab
 # https://github.com/loicland/superpoint_graph/issues/250: CuPy's PTX newer than the driver JITs
 INVALID_PTX = "cupy.cuda.driver.CUDADriverError: CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed"
 
+# https://github.com/Djdefrag/QualityScaler/issues/9: a DLL in torch's own folder, its VC++ runtime missing
+TORCH_DLL = ('The specified module could not be found. Error loading "torch\\lib\\caffe2_detectron_ops.dll" or one '
+             'of its dependencies.')
+# https://github.com/zengxianyu/crfill/issues/26: PyTorch's own library missing from its install
+CAFFE2_NVRTC = ("RuntimeError: Error in dlopen or dlsym: libcaffe2_nvrtc.so: cannot open shared object file: No such "
+                "file or directory")
+
 FAMILIES = [
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
      ["pip install"]),
@@ -266,6 +273,10 @@ FAMILIES = [
     ("paddle-note-cudnn-init", PADDLE_INIT, ["CUDA 10.2", "cuDNN 8.1 loaded", "compute capability 7.5"], [], []),
     ("devices-busy", BUSY, ["Exclusive_Process"], ["compute_mode", "nvidia-smi -i 0 -c DEFAULT"], []),
     ("invalid-ptx", INVALID_PTX, ["newer than the driver"], ["cupy-cuda", "driver"], []),
+    ("dll-in-torch-folder", TORCH_DLL, ["caffe2_detectron_ops.dll"],
+     ["pip install --force-reinstall torch", "Visual C++ Redistributable"], []),
+    ("torch-own-library-missing", CAFFE2_NVRTC, ["PyTorch's own library libcaffe2_nvrtc.so"],
+     ["pip install --force-reinstall torch"], ["Visual C++", "ld.so.conf"]),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
