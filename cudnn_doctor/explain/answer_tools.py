@@ -53,6 +53,8 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       "Manager restarts", tools.nvls_fix(driver))
     if kind == "pip-no-release":
         return _no_release(ev)
+    if kind == "uv-no-wheel":
+        return _uv_no_wheel(ev)
     if kind == "devices-busy":  # the status table's words for cudaErrorDevicesUnavailable: data, as check's
         entry = compat.status_words("cudaErrorDevicesUnavailable")
         return Answer(entry["diagnosis"][0].lower() + entry["diagnosis"][1:].rstrip("."), table_fix(entry))
@@ -102,6 +104,40 @@ def _no_release(ev: Evidence) -> Optional[Answer]:
     fix = tools.listed_or_other_python_fix(project, admitted[-1], use, pinned, ev.platform) if use else \
         tools.listed_release_fix(project, admitted[-1])
     return Answer(cause, fix)
+
+
+# uv's words: "`torch==2.5.1 @ registry+https://pypi.org/simple` can't be installed because it doesn't have a source
+# distribution or wheel for the current platform" (the name may be cut off in a paste); the command names it too
+_UV_NO_WHEEL = re.compile(r"`([A-Za-z][\w.-]{0,80})?(?:==([\w.+!-]{1,40}))?\s{0,3}@ registry\+\S{1,200}` can't be installed")
+_UV_COMMAND = re.compile(r"\buv (?:add|pip install)\s{1,3}([A-Za-z][\w.-]{0,80})")
+
+
+def _uv_no_wheel(ev: Evidence) -> Optional[Answer]:
+    """uv found no wheel of a release for this Python and platform: the wheel index names the first release that
+    has one (an older pin or lock has none), else the Python nearest that one does."""
+    m = _UV_NO_WHEEL.search(ev.text)
+    named = (m.group(1) if m else None) or next((c.group(1) for c in _UV_COMMAND.finditer(ev.text)), None)
+    python = ev.facts.python.value if ev.facts.python else ""
+    if not named or not python:
+        return None
+    from ..knowledge.wheel_index import Node, load_wheel_index  # why: loads in 0.9 s; only these answers need it
+
+    index, project = load_wheel_index(), named.lower()
+    platform, machine = _PLATFORM_NODE.get(ev.platform, ("linux", ""))
+    node = Node(python=python, machine=machine, platform=platform)
+    releases = index.versions(project)
+    fits = [v for v in releases if index.installable(project, v, node) is None]
+    where = "Python %s%s" % (python, " on Windows" if platform == "win32" else "")
+    if not fits:
+        use = _python_for(index, project, releases[0], node) if releases else None
+        return Answer("no release of %s has a wheel for %s" % (project, where),
+                      tools.other_python_fix(project, use, ev.platform) if use else tools.bitness_or_pip_fix(ev.platform))
+    first = fits[-1]  # releases are newest first
+    version = m.group(2) if m else None
+    return Answer("%s has no wheel for %s: its first release with one is %s (the wheel index), so a pin or lock "
+                  "older than that cannot install there" % (
+                      ("%s %s" % (project, version)) if version else "the release of %s uv picked" % project, where,
+                      first), tools.uv_floor_fix(project, first))
 
 
 def _listed(text: str) -> List[str]:

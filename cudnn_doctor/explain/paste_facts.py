@@ -136,7 +136,7 @@ _GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|G
 STATED_CC = re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?::\s*)?(?:of\s*)?(\d{1,2}\.\d)", re.I)
 _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), STATED_CC)
 _OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files"
-                              r"|(?<![\w.])Windows (?:1[01]|7|8(?:\.1)?|Server)\b", re.I)),
+                              r"|(?<![\w.])(?:Windows (?:1[01]|7|8(?:\.1)?|Server)|on[ \t]{1,3}Windows)\b", re.I)),
        ("wsl", re.compile(r"/usr/lib/wsl\b|microsoft-standard-WSL|(?<![\w.])WSL2?\b")),
        # a shell prompt on Docker's default hostname, the container's 12-hex-digit id ("root@3f2a9c0d1b7e:/app#")
        ("container", re.compile(r"(?<![\w.])(?:docker|containerd|OCI runtime|kubepods|nvidia-container-cli)\b"

@@ -61,3 +61,8 @@ def other_python_fix(project: str, python: str, platform: str) -> Fix:
     """No release has a wheel for the paste's Python: an environment with the nearest Python that has one."""
     return say("use Python %s, which %s has wheels for: %s" % (python, project, "%s"),
                supported_python_fix(python, q(project), platform))
+
+
+def uv_floor_fix(project: str, first: str) -> Fix:
+    """A release at least the first with a wheel for this Python and platform, as uv adds it."""
+    return run('uv add "%s>=%s"' % (project, first))

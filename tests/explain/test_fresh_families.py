@@ -198,6 +198,11 @@ TORCH_DLL = ('The specified module could not be found. Error loading "torch\\lib
 CAFFE2_NVRTC = ("RuntimeError: Error in dlopen or dlsym: libcaffe2_nvrtc.so: cannot open shared object file: No such "
                 "file or directory")
 
+# https://github.com/astral-sh/uv/issues/10236: uv on Windows with Python 3.13, before torch had wheels for it
+UV_NO_WHEEL = ("When I  use  python 3.13  on  windows ,   and run  `uv add torch `\nhappened `@ registry+https://pypi.org/"
+               "simple` can't be installed because it doesn't have a source distribution or wheel for the current "
+               "platform`")
+
 FAMILIES = [
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
      ["pip install"]),
@@ -277,6 +282,9 @@ FAMILIES = [
      ["pip install --force-reinstall torch", "Visual C++ Redistributable"], []),
     ("torch-own-library-missing", CAFFE2_NVRTC, ["PyTorch's own library libcaffe2_nvrtc.so"],
      ["pip install --force-reinstall torch"], ["Visual C++", "ld.so.conf"]),
+    # the wheel index names the first torch with a Windows wheel for Python 3.13
+    ("uv-no-wheel", UV_NO_WHEEL, ["Python 3.13 on Windows", "first release with one is 2.6.0"],
+     ['uv add "torch>=2.6.0"'], []),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
