@@ -320,7 +320,8 @@ def _said_path(ev: Evidence, kind: str) -> str:
 
 
 # Start-up lines that are no failure: answered only where the paste shows nothing else.
-_HARMLESS_LINES = ("tf-duplicate-factory", "tf-trt-missing", "tf-numa-node", "cuda-gdb-api-report", "ct2-float16-fallback")
+_HARMLESS_LINES = ("tf-duplicate-factory", "tf-trt-missing", "tf-numa-node", "cuda-gdb-api-report", "ct2-float16-fallback",
+                   "cuda-lazy-loading")
 # cuda-gdb's words for an API call that returned an error: "Cuda API error detected: cudaMalloc returned (0x2)"
 _GDB_REPORT = re.compile(r"Cuda API error detected: (\w+) returned \((0x[0-9a-fA-F]{1,4}|\d{1,4})\)")
 

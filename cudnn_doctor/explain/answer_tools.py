@@ -11,6 +11,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from ..knowledge import Compat
 from ..remedies import paste, paste_tools as tools
 from ..remedies.catalogue import table_fix
+from ..remedies.containers import container_gpu_fix
+from ..remedies.driver import blacklist_nouveau_fix
+from ..remedies.paste_answers import framework_build_for_cuda_fix
 from ..remedies.frameworks import onnxruntime_gpu_fix
 from ..versions import major_of
 from .answered import Answer
@@ -21,6 +24,9 @@ _TRT_DEVICE = re.compile(r"expecting compute (\d+\.\d+) got compute (\d+\.\d+)")
 # pip's words: the requirement, then the releases it found for this Python and platform ("none", or a list)
 _PIP_NO_RELEASE = re.compile(r"Could not find a version that satisfies the requirement (\S+) \(from versions: "
                              r"([^)]{0,4000})\)")
+_DOCKER_CUDA = re.compile(r"unsupported CUDA version: driver (\d+\.\d+) < image (\d+\.\d+)")
+_PADDLE_ARCH = re.compile(r"The GPU architecture in your current machine is (\w+), which is not compatible with Paddle "
+                          r"installation with arch: ([\d ]{1,60})")
 _PLATFORM_NODE = {"windows": ("win32", "AMD64"), "linux": ("linux", ""), "wsl": ("linux", "")}
 
 
@@ -55,6 +61,31 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _no_release(ev)
     if kind == "uv-no-wheel":
         return _uv_no_wheel(ev)
+    if kind == "cuda-lazy-loading":
+        return Answer("TensorRT's 'CUDA lazy loading is not enabled' is harmless: it only says that loading kernels when "
+                      "first used (CUDA_MODULE_LOADING=LAZY) would save device memory and start-up time",
+                      paste.harmless(), False)
+    if kind == "ngc-no-driver":
+        return Answer("the container found no NVIDIA driver: it was started without the GPUs (no --gpus, no NVIDIA "
+                      "runtime), so none of the host driver's files were mounted", container_gpu_fix())
+    if kind == "nvidia-docker-cuda-version":
+        m = _DOCKER_CUDA.search(ev.text)
+        has, image = m.groups() if m else ("?", "?")
+        floor = compat.min_driver(image, ev.platform) if m else None
+        return Answer("the image is CUDA %s and the host driver runs CUDA %s%s" % (
+            image, has, ": CUDA %s needs driver %s or newer" % (image, floor.version) if floor else ""),
+            tools.driver_or_older_image_fix(paste.driver_fix(floor.version if floor else None, ev.platform), has))
+    if kind == "nvrm-probe-not-called":
+        return Answer("the NVIDIA kernel module did not bind the GPUs: another driver (nouveau, nvidiafb, rivafb) "
+                      "owns them", blacklist_nouveau_fix(False))
+    if kind == "not-compiled-with-cuda":
+        arm = bool(re.search(r"aarch64|arm64|\bARM\b|Jetson", ev.text, re.I))
+        ct2 = ev.facts.runs("CTranslate2")
+        return Answer("the installed %s is a CPU-only build%s" % (
+            "CTranslate2" if ct2 else "package", ": CTranslate2's wheels for AArch64 have no CUDA" if ct2 and arm
+            else ""), tools.ctranslate2_cuda_fix(arm) if ct2 else tools.gpu_build_fix())
+    if kind == "paddle-arch-list":
+        return _paddle_arch(ev, compat)
     if kind == "devices-busy":  # the status table's words for cudaErrorDevicesUnavailable: data, as check's
         entry = compat.status_words("cudaErrorDevicesUnavailable")
         return Answer(entry["diagnosis"][0].lower() + entry["diagnosis"][1:].rstrip("."), table_fix(entry))
@@ -138,6 +169,19 @@ def _uv_no_wheel(ev: Evidence) -> Optional[Answer]:
                   "older than that cannot install there" % (
                       ("%s %s" % (project, version)) if version else "the release of %s uv picked" % project, where,
                       first), tools.uv_floor_fix(project, first))
+
+
+def _paddle_arch(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """Paddle's own check: the GPU's architecture by name and the architectures the installed build has."""
+    m = _PADDLE_ARCH.search(ev.text)
+    arch = next((a for a in compat.architectures() if m and a.name.lower() == m.group(1).lower()), None)
+    if m is None or arch is None:
+        return None
+    first = arch.first_cuda
+    built = ", ".join("sm_%s" % a for a in m.group(2).split())
+    return Answer("the installed paddlepaddle-gpu has kernels for %s only; this GPU is %s (compute capability %s), "
+                  "whose kernels come with CUDA %s or newer" % (built, arch.name, ", ".join(arch.ccs), first),
+                  framework_build_for_cuda_fix("PaddlePaddle", first))
 
 
 def _listed(text: str) -> List[str]:

@@ -6,7 +6,7 @@ from ..model import Fix
 from .acting import on_machine, pip
 from .paste_answers import fabric_manager_for_driver_fix
 from .paste_python import supported_python_fix
-from .shell import q, run, said, say
+from .shell import advice, q, run, said, say
 
 _TRTEXEC = "trtexec --onnx=model.onnx --saveEngine=model.engine"
 
@@ -66,3 +66,22 @@ def other_python_fix(project: str, python: str, platform: str) -> Fix:
 def uv_floor_fix(project: str, first: str) -> Fix:
     """A release at least the first with a wheel for this Python and platform, as uv adds it."""
     return run('uv add "%s>=%s"' % (project, first))
+
+
+def driver_or_older_image_fix(driver_fix: Fix, runs: str) -> Fix:
+    """A driver for the image's CUDA, or an image of the CUDA the driver runs."""
+    return say("%s; or run an image of CUDA " + runs + " or older, which this driver runs", driver_fix)
+
+
+def ctranslate2_cuda_fix(arm: bool) -> Fix:
+    """CTranslate2 with CUDA: PyPI's x86_64 wheels have it; on AArch64 (Jetson) it is compiled from source."""
+    if arm:
+        return advice("compile CTranslate2 from source with CUDA on (cmake -DWITH_CUDA=ON -DWITH_CUDNN=ON; "
+                      "https://opennmt.net/CTranslate2/installation.html#install-from-sources), then its Python "
+                      "package from the same tree")
+    return run(pip("install --force-reinstall ctranslate2"))
+
+
+def gpu_build_fix() -> Fix:
+    """A CPU-only build of a package whose CUDA build is not named: its CUDA build."""
+    return advice("install the package's CUDA build (its install page names the pip package or index for each CUDA)")

@@ -203,6 +203,29 @@ UV_NO_WHEEL = ("When I  use  python 3.13  on  windows ,   and run  `uv add torch
                "simple` can't be installed because it doesn't have a source distribution or wheel for the current "
                "platform`")
 
+# The sixth sample (fresh6.json, round 20: 18 of 40 right before any work on it)
+# https://github.com/tensorflow/tensorflow/issues/5986: the older words of TensorFlow's NUMA line
+TF_NUMA_OLD = ("E c:\\tf_jenkins\\home\\workspace\\release-win\\device\\gpu\\os\\windows\\tensorflow\\core\\common_runtime\\gpu"
+               "\\gpu_device.cc:586] Could not identify NUMA node of /job:localhost/replica:0/task:0/gpu:0, defaulting "
+               "to 0.  Your kernel may not have been built with NUMA support.")
+# https://github.com/cyrusbehr/YOLOv8-TensorRT-CPP/issues/33
+LAZY = ("CUDA lazy loading is not enabled. Enabling it can significantly reduce device memory usage and speed up "
+        "TensorRT initialization.")
+# https://github.com/NVIDIA/nvidia-docker/issues/1071: an NGC container started without --gpus
+NGC_NO_DRIVER = ("WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n   Use "
+                 "'nvidia-docker run' to start this container; see")
+# https://github.com/NVIDIA/nvidia-docker/issues/177
+DOCKER_CUDA = "nvidia-docker | 2016/08/22 12:54:02 Error: unsupported CUDA version: driver 7.5 < image 8.0"
+# https://github.com/mattshma/bigdata/issues/133
+PROBE = ("NVRM: The NVIDIA probe routine was not called for 3 device(s).\nNVRM: This can occur when a driver such as: "
+         "\nNVRM: nouveau, rivafb, nvidiafb or rivatv")
+# https://github.com/OpenNMT/CTranslate2/issues/1306
+CT2_ARM = ("when i use ctranlate2 on AArch64, it throws an error: This CTranslate2 package was not compiled with CUDA "
+           "support")
+# https://github.com/PaddlePaddle/Paddle/issues/56908
+PADDLE_ARCH = ("The GPU architecture in your current machine is Ampere, which is not compatible with Paddle installation "
+               "with arch: 52 60 61 70 75")
+
 FAMILIES = [
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
      ["pip install"]),
@@ -285,6 +308,14 @@ FAMILIES = [
     # the wheel index names the first torch with a Windows wheel for Python 3.13
     ("uv-no-wheel", UV_NO_WHEEL, ["Python 3.13 on Windows", "first release with one is 2.6.0"],
      ['uv add "torch>=2.6.0"'], []),
+    ("tf-numa-older-words", TF_NUMA_OLD, ["harmless", "NUMA"], ["nothing to fix"], []),
+    ("cuda-lazy-loading", LAZY, ["harmless", "CUDA_MODULE_LOADING=LAZY"], ["nothing to fix"], []),
+    ("ngc-container-without-gpus", NGC_NO_DRIVER, ["started without the GPUs"], ["--gpus all"], []),
+    ("nvidia-docker-image-cuda", DOCKER_CUDA, ["CUDA 8.0", "runs CUDA 7.5", "driver 3"], ["image of CUDA 7.5"], []),
+    ("nvrm-probe-not-called", PROBE, ["nouveau"], ["blacklist nouveau"], []),
+    ("ctranslate2-arm-cpu-only", CT2_ARM, ["CPU-only", "AArch64"], ["-DWITH_CUDA=ON"], ["pip install"]),
+    ("paddle-arch-list", PADDLE_ARCH, ["sm_52, sm_60, sm_61, sm_70, sm_75", "Ampere"],
+     ["paddlepaddle-gpu", "CUDA 11.0 or newer"], []),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
