@@ -32,6 +32,7 @@ _NODE = re.compile(r"symbol\s+(\w+)(?:,)?\s+version\s+([\w.+-]+)\s+not defined i
 _VERSION = re.compile(_LIB + r":\s*version [`'‘]([\w.+-]+)['’] not found(?:\s*\(required by ([^)]+)\))?")
 _NO_INFO = re.compile(_LIB + r":\s*no version information available(?:\s*\(required by ([^)]+)\))?")
 _DLL = re.compile(r"[\w-]+(?:\.\w+)*?\.dll", re.I)
+_TORCH_DLL = re.compile(r'Error loading "[^"\n]{1,300}?\.dll')
 _WIN_CODE = re.compile(r"(?:WinError|error(?: code)?|LoadLibrary\w*\s+failed with error)\s*:?\s*(126|127|193|1455)\b",
                        re.I)
 
@@ -63,8 +64,14 @@ def decode_windows(text: str, compat: Compat) -> List[WindowsLoad]:
     """Windows loader codes, by number ("[WinError 126]", "error code 193") or by their system message."""
     out: List[WindowsLoad] = []
     dlls = _DLL.findall(text)
+    # PyTorch's own words for a DLL of torch\lib that will not load (torch/__init__.py: 'Error loading "PATH" or one
+    # of its dependencies.', from WinError 126), often pasted cut short before "or one of its dependencies"
+    numbers = {int(m.group(1)) for m in _WIN_CODE.finditer(text)}
+    said = text.lower()
+    torch_dll = not numbers and "winerror" not in said and _TORCH_DLL.search(text) is not None and not any(
+        row["message"].lower() in said for row in compat.windows_loader_errors())  # a WinError named decides
     for row in compat.windows_loader_errors():
-        by_number = any(int(m.group(1)) == row["code"] for m in _WIN_CODE.finditer(text))
+        by_number = row["code"] in numbers or (torch_dll and row["code"] == 126)
         if (by_number or row["message"].lower() in text.lower()) and row["code"] not in [w.code for w in out]:
             out.append(WindowsLoad(row["code"], row["message"], dlls[0] if dlls else ""))
     return out

@@ -226,6 +226,10 @@ CT2_ARM = ("when i use ctranlate2 on AArch64, it throws an error: This CTranslat
 PADDLE_ARCH = ("The GPU architecture in your current machine is Ampere, which is not compatible with Paddle installation "
                "with arch: 52 60 61 70 75")
 
+# https://github.com/ostris/ai-toolkit/issues/133: PyTorch's words cut short, no WinError named (libomp140 missing)
+TORCH_DLL_CUT = ('  File "D:\\AI\\ai-toolkit\\venv\\Lib\\site-packages\\torch\\__init__.py", line 148, in <module>\n    raise '
+                 'err\nError loading "D:\\AI\\ai-toolkit\\venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll')
+
 FAMILIES = [
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
      ["pip install"]),
@@ -316,6 +320,7 @@ FAMILIES = [
     ("ctranslate2-arm-cpu-only", CT2_ARM, ["CPU-only", "AArch64"], ["-DWITH_CUDA=ON"], ["pip install"]),
     ("paddle-arch-list", PADDLE_ARCH, ["sm_52, sm_60, sm_61, sm_70, sm_75", "Ampere"],
      ["paddlepaddle-gpu", "CUDA 11.0 or newer"], []),
+    ("torch-dll-words-cut-short", TORCH_DLL_CUT, ["fbgemm.dll", "error 126"], ["Visual C++ Redistributable"], []),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
 ]
 
