@@ -63,8 +63,9 @@ def driver_or_framework_build_fix(driver_fix: Fix, program: Optional[str]) -> Fi
 
 def framework_build_for_cuda_fix(program: str, cuda: str) -> Fix:
     """A named framework's build for a CUDA from ``cuda`` on (the first with kernels for the GPU)."""
+    build = BUILDS_FOR_CUDA.get(program, "its build for that CUDA (its install page names it)")
     return advice("install %s's build for CUDA %s or newer, which has kernels for this GPU: %s" % (
-        program, cuda, BUILDS_FOR_CUDA[program].replace("that CUDA", "it")))
+        program, cuda, build.replace("that CUDA", "it")))
 
 
 def visible_devices_or_unhide_fix() -> Fix:

@@ -21,10 +21,10 @@ def trt_engine_device_fix() -> Fix:
 def cusolver_handle_fix(cuda_major: int) -> Fix:
     """JAX's CUDA wheels at releases made for each other and the driver, ptxas among them; XLA's preallocation off
     where GPU memory is what is short."""
-    nvcc = "nvidia-cuda-nvcc-cu%d" % cuda_major
+    nvcc = "nvidia-cuda-nvcc-cu%s" % cuda_major
     return say("install JAX's CUDA wheels at releases made for each other: %s, keeping " + nvcc + " (its ptxas) no "
                "newer than the CUDA the driver runs (the 'CUDA Version' %s prints); if GPU memory is short, let XLA "
-               "allocate as it goes: %s", run(pip('install -U "jax[cuda%d]"' % cuda_major)),
+               "allocate as it goes: %s", run(pip('install -U "jax[cuda%s]"' % cuda_major)),
                run(on_machine("nvidia-smi", privileged=False)), run("export XLA_PYTHON_CLIENT_PREALLOCATE=false"))
 
 
