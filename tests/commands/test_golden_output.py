@@ -184,13 +184,15 @@ def compare(name: str, text: str) -> None:
 
 
 def _check(root: Path, args: List[str], env: Dict[str, str]) -> str:
-    """The typer app's output; the console script's (cli.main, which also starts the native child early) must be
-    the same."""
+    """The typer app's output; for the JSON report, the console script's too (cli.main, which also starts the
+    native child early) must be the same. Both parse with the same app and differ only in how the probes start, so
+    the report that carries every fact is the one compared; the other formats render those facts."""
     line = ["check", "--no-color", "--timeout", "120", "--root", str(root), *args]
     result = CliRunner().invoke(app, line, env=env)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     typed = "exit %d\n%s" % (result.exit_code, result.stdout)
-    assert normalise(_plain(line, env), root) == normalise(typed, root), "cli.main printed another report"
+    if "--json" in args:
+        assert normalise(_plain(line, env), root) == normalise(typed, root), "cli.main printed another report"
     return typed
 
 
