@@ -137,8 +137,12 @@ def shadowed(facts: Facts, ctx: RuleContext) -> List[Finding]:
         # (another framework's) does not hold, so the cuDNN 8 folder on LD_LIBRARY_PATH is its only one (a new
         # user's trial: the fix's own folder was called a foreign copy, and its fix dropped it)
         major = major_of(soname_version(res.name) or "")
+        # ... and built for the framework's CUDA major: ONNX Runtime 1.18's CUDA 11 build in a site whose cuDNN 8
+        # wheel is TensorFlow's for CUDA 12 has no copy of its own there (draw 301301-51: CD710's case)
+        cuda = major_of(fw.cuda_version or "")
         own = [c for c in facts.cudnn if c.origin == "pip" and c.directory.startswith(fw.location.rstrip("/") + "/")
-               and (major is None or c.major == major)]
+               and (major is None or c.major == major)
+               and (cuda is None or major_of(c.cuda_version or "") in (None, cuda))]
         copy = copy_for_path(facts, res.path, res.realpath)
         if not own or copy in own:
             continue

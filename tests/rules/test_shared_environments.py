@@ -372,6 +372,24 @@ def test_the_other_major_the_fix_put_beside_is_no_foreign_copy_and_no_toolkit_mi
     assert about_beside == []
 
 
+def test_a_site_wheel_for_another_cuda_is_not_a_frameworks_own_copy():
+    # ONNX Runtime 1.18.0 (its CUDA 11 build) loads a cuDNN 8.9.6 tarball for CUDA 11 through LD_LIBRARY_PATH, in a
+    # site whose cuDNN 8 wheel is TensorFlow's nvidia-cudnn-cu12: CD504 called that wheel "its own" and said to drop
+    # the one copy ONNX Runtime can use (draw 301301-51); TensorFlow (CUDA 12) is still told
+    tarball = "/opt/cudnn-linux-x86_64-8.9.6.50_cuda11-archive/lib"
+    ort = _plain_path("onnxruntime-gpu", "1.18.0", 8, "onnxruntime/capi/libonnxruntime_providers_cuda.so")
+    ort.cuda_version = "11.8"
+    ort.resolved_cudnn = resolution("libcudnn.so.8", tarball + "/libcudnn.so.8", via="LD_LIBRARY_PATH")
+    tf = _tensorflow("2.17.1", 8, TF217, 8)
+    tf.resolved_cudnn = resolution("libcudnn.so.8", tarball + "/libcudnn.so.8", via="LD_LIBRARY_PATH")
+    facts = _environment([ort, tf], "8.9.7.29")
+    facts.cudnn[0].cuda_version = "12.2"
+    facts.cudnn.append(cudnn_copy(tarball, "8.9.6", "11.8", origin="ld_library_path", links=False))
+    facts.loader.ld_library_path = [tarball]
+    shadowed = [f.evidence["framework"] for f in _findings(facts) if f.id == "CD504"]
+    assert shadowed == ["tensorflow"], shadowed
+
+
 def test_another_cudas_wheel_of_the_major_a_framework_gets_installed_goes_first():
     # CuPy 13.3 (CUDA 12) with only nvidia-cudnn-cu11 8.9.6.50 in its site (a uv venv in a new user's trial): the fix
     # installs nvidia-cudnn-cu12 8.* into the same nvidia/cudnn folder; the cu11 wheel stayed on top of it, and
