@@ -1,5 +1,6 @@
 """Answers for what a named tool says of itself: a TensorRT engine from another GPU model, ONNX Runtime listing no
-CUDA provider, CTranslate2's float16 fallback, GPUs busy or held in an exclusive compute mode, JAX's cuSolver handle, NCCL's NVLink SHARP transport, and pip finding
+CUDA provider, CTranslate2's float16 fallback, GPUs busy or held in an exclusive compute mode, JAX's cuSolver handle and its CUDA
+plugin at another release than jaxlib, NCCL's NVLink SHARP transport, and pip finding
 no release of a pin (the wheel index judges the paste's Python and platform). Pure: evidence and knowledge in."""
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_gpu_fix
 from ..remedies.driver import blacklist_nouveau_fix
 from ..remedies.paste_answers import framework_build_for_cuda_fix
-from ..remedies.frameworks import onnxruntime_gpu_fix
-from ..versions import major_of
+from ..remedies.frameworks import onnxruntime_gpu_fix, tensorflow_native_windows_fix
+from ..versions import major_of, ver
 from .answered import Answer
 from .evidence import Evidence
 
@@ -86,10 +87,65 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
             else ""), tools.ctranslate2_cuda_fix(arm) if ct2 else tools.gpu_build_fix())
     if kind == "paddle-arch-list":
         return _paddle_arch(ev, compat)
+    if kind == "tf-no-gpu-listed":
+        return _tf_no_gpu(ev, compat)
+    if kind == "jax-plugin-jaxlib-mismatch":
+        return _jax_plugin(ev)
     if kind == "devices-busy":  # the status table's words for cudaErrorDevicesUnavailable: data, as check's
         entry = compat.status_words("cudaErrorDevicesUnavailable")
         return Answer(entry["diagnosis"][0].lower() + entry["diagnosis"][1:].rstrip("."), table_fix(entry))
     return None
+
+
+def _tf_no_gpu(ev: Evidence, compat: Compat) -> Answer:
+    """TensorFlow lists no GPU: its release and the platform decide which build it is (compat's tensorflow_windows
+    and tensorflow_linux tables, as CD703 and TensorFlow's own install page say)."""
+    tf = ev.facts.program("TensorFlow")
+    release = ver(tf.release) if tf and tf.release else None
+    last_gpu, wheels_from = compat.tensorflow_last_windows_gpu(), compat.tensorflow_pip_wheels_from()
+    if release is None or last_gpu is None or wheels_from is None:
+        return Answer("TensorFlow lists no GPU: a CPU-only TensorFlow (2.11 and newer on native Windows, or one "
+                      "installed without its CUDA libraries), or CUDA and cuDNN libraries it cannot load; its log "
+                      "lines before this ('Could not load dynamic library ...') name them", tools.tf_gpu_fix())
+    row = next((r for r in compat.framework_rows("tensorflow_windows") if ver(r["tensorflow"]) == last_gpu), None)
+    windows = tensorflow_native_windows_fix(str(last_gpu), row)
+    linux = tools.tf_linux_gpu_fix(str(release), release >= wheels_from, compat.tensorflow_row(str(release)))
+    native = "TensorFlow %s has no GPU support on native Windows (%s was the last release with it)" % (release,
+                                                                                                      last_gpu)
+    on_linux = ("on Linux and WSL2, TensorFlow %s brings its CUDA and cuDNN only with its [and-cuda] extra" % release
+                if release >= wheels_from else "on Linux, TensorFlow %s needs the CUDA and cuDNN it was built with "
+                "installed where it loads them" % release)
+    if ev.platform == "windows" and release > last_gpu:
+        return Answer(native, windows)
+    if ev.facts.os or release <= last_gpu:  # a platform the text states (Windows is above), or a release with a GPU
+        return Answer("TensorFlow %s lists no GPU: %s" % (release, on_linux), linux)
+    return Answer("TensorFlow %s lists no GPU: %s; %s" % (release, native, on_linux),
+                  tools.either_platform_fix(windows, linux))
+
+
+# JAX's words: "JAX plugin jax_cuda12_plugin version 0.9.2 is installed, but it is not compatible with the installed
+# jaxlib version 0.9.0.1"
+_JAX_PLUGIN = re.compile(r"JAX plugin jax_cuda(\d+)_plugin version (\S+) is installed,\s+but it is not compatible with "
+                         r"the installed jaxlib version (\d[\w.]*\d)")
+
+
+def _jax_plugin(ev: Evidence) -> Answer:
+    """The CUDA plugin's two wheels at jaxlib's release where PyPI has them for it; else JAX's CUDA extra, which
+    installs jax, jaxlib and the plugin at one release."""
+    m = _JAX_PLUGIN.search(ev.text)
+    if m is None:
+        return Answer("JAX's CUDA plugin is another release than jaxlib, so JAX does not load it",
+                      tools.jax_cuda_extra_fix(12))
+    cuda, plugin, jaxlib = m.groups()
+    from ..knowledge.wheel_index import load_wheel_index  # why: the wheel index loads in 0.9 s; only this needs it
+
+    index = load_wheel_index()
+    wheels = ["jax-cuda%s-plugin" % cuda, "jax-cuda%s-pjrt" % cuda]
+    pinned = all(jaxlib in index.versions(w) for w in wheels)
+    return Answer("jax-cuda%s-plugin %s (with jax-cuda%s-pjrt) is installed beside jaxlib %s, and JAX loads its CUDA "
+                  "plugin only at jaxlib's own release: the GPU backend is missing (a loosely pinned jax[cuda%s] "
+                  "brought a newer plugin)" % (cuda, plugin, cuda, jaxlib, cuda),
+                  tools.jax_plugin_at_fix(wheels, jaxlib) if pinned else tools.jax_cuda_extra_fix(int(cuda)))
 
 
 def _no_release(ev: Evidence) -> Optional[Answer]:

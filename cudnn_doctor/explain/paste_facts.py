@@ -92,7 +92,7 @@ _PROGRAMS = (
     ("PyTorch", re.compile(_W + r"(?:torch/|import torch|pytorch\b)", re.I)),
     # PyTorch's own words (c10/cuda/CUDAFunctions.cpp), pasted alone: no other program says them
     ("PyTorch", re.compile(r"NVIDIA driver on your system is too old \(found version \d")),
-    ("TensorFlow", re.compile(_W + r"tensorflow(?:-gpu)?(?:\[and-cuda\])?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
+    ("TensorFlow", re.compile(_W + r"tensor ?flow(?:-gpu)?(?:\[and-cuda\])?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
     ("TensorFlow", re.compile(_W + r"tensorflow\b", re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?\b", re.I)),
@@ -163,7 +163,7 @@ def _cuda(number: str) -> Optional[str]:
 # Words one of whose is in the text wherever a program's patterns match: a pattern is tried only then (a 160 KiB
 # log costs a lowered copy and a find per word, not a regular-expression pass per pattern).
 _KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lua/"), "PyTorch": ("torch", "(found version"),
-         "TensorFlow": ("tensorflow",), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime",), "CuPy": ("cupy",),
+         "TensorFlow": ("tensorflow", "tensor flow"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime",), "CuPy": ("cupy",),
          "PaddlePaddle": ("paddle",), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2",),
          "NCCL": ("nccl",), "Caffe": ("caffe",), "docker": ("docker",), "nvidia-container-cli": ("nvidia-container-cli",),
          "nvidia-smi": ("nvidia-smi",), "modprobe": ("modprobe", "insmod")}

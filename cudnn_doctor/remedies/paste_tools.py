@@ -1,12 +1,15 @@
 """Fixes for what a named tool says of itself in a paste: a TensorRT engine built on another GPU model, JAX's cuSolver
-handle, NCCL's NVLink SHARP transport, and a pip that finds no release of a pin for the Python in use."""
+handle and its CUDA plugin, NCCL's NVLink SHARP transport, and a pip that finds no release of a pin for the Python in use."""
 from __future__ import annotations
 
+from typing import Any, Dict, List, Optional
+
 from ..model import Fix
-from .acting import on_machine, pip
+from .acting import doctor, on_machine, pip
+from .frameworks import tensorflow_wheels_fix
 from .paste_answers import fabric_manager_for_driver_fix
 from .paste_python import supported_python_fix
-from .shell import advice, q, run, said, say
+from .shell import advice, or_else, q, run, said, say
 
 _TRTEXEC = "trtexec --onnx=model.onnx --saveEngine=model.engine"
 
@@ -26,6 +29,38 @@ def cusolver_handle_fix(cuda_major: int) -> Fix:
                "newer than the CUDA the driver runs (the 'CUDA Version' %s prints); if GPU memory is short, let XLA "
                "allocate as it goes: %s", run(pip('install -U "jax[cuda%s]"' % cuda_major)),
                run(on_machine("nvidia-smi", privileged=False)), run("export XLA_PYTHON_CLIENT_PREALLOCATE=false"))
+
+
+def tf_gpu_fix() -> Fix:
+    """TensorFlow's GPU build where the paste names no release: its install page's command on Linux and WSL2."""
+    return say("on Linux or WSL2: %s; on native Windows, TensorFlow 2.10 is the last release with a GPU",
+               run(pip('install "tensorflow[and-cuda]"')))
+
+
+def tf_linux_gpu_fix(release: str, wheels: bool, tested: Optional[Dict[str, Any]]) -> Fix:
+    """TensorFlow on Linux with its CUDA and cuDNN: the [and-cuda] wheels from the release that has them, else the
+    tested CUDA and cuDNN, which check then judges."""
+    if wheels:
+        return tensorflow_wheels_fix(release)
+    pair = "CUDA %s and cuDNN %s" % (tested["cuda"], tested["cudnn"]) if tested and {"cuda", "cudnn"} <= set(tested) \
+        else "the CUDA and cuDNN it was built with"
+    return say("install %s (TensorFlow %s's tested build) where the loader finds them; then %s" % (
+        pair, release, "%s"), run(doctor("check")))
+
+
+def either_platform_fix(windows: Fix, linux: Fix) -> Fix:
+    """Where the paste does not say its platform: the native-Windows way, or the Linux way."""
+    return or_else(linux, windows, "on Linux or WSL2: %s; on native Windows: %s")
+
+
+def jax_plugin_at_fix(wheels: List[str], jaxlib: str) -> Fix:
+    """JAX's CUDA plugin wheels at jaxlib's release (PyPI has them): the environment's jax and jaxlib stay."""
+    return run(pip("install %s" % " ".join(q("%s==%s" % (w, jaxlib)) for w in wheels)))
+
+
+def jax_cuda_extra_fix(cuda_major: int) -> Fix:
+    """jax, jaxlib and the CUDA plugin at one release: JAX's CUDA extra."""
+    return run(pip('install -U "jax[cuda%s]"' % cuda_major))
 
 
 def nvls_fix(driver: str) -> Fix:

@@ -1,5 +1,5 @@
 """Issue 44: families four samples of 40 real pastes from threads in no corpus here found explain missing (2026-11-30:
-28, 25, 24 and 22 right of 40 before; 35, 35, 26 and 32 after). Each text is the thread's, trimmed; the thread is named beside it, and the test
+28, 25, 24 and 22 right of 40 before; 35, 35, 26 and 32 after; then two more samples). Each text is the thread's, trimmed; the thread is named beside it, and the test
 asks what its confirmed resolution rests on. Answered with --no-check (the same on any machine)."""
 from __future__ import annotations
 
@@ -230,6 +230,16 @@ PADDLE_ARCH = ("The GPU architecture in your current machine is Ampere, which is
 TORCH_DLL_CUT = ('  File "D:\\AI\\ai-toolkit\\venv\\Lib\\site-packages\\torch\\__init__.py", line 148, in <module>\n    raise '
                  'err\nError loading "D:\\AI\\ai-toolkit\\venv\\Lib\\site-packages\\torch\\lib\\fbgemm.dll')
 
+
+# The sixth sample (fresh6.json), later families
+# https://github.com/ml-struct-bio/recovar/issues/64: a loose jax[cuda12] brought a newer CUDA plugin than jaxlib
+JAX_PLUGIN = ("RuntimeWarning: JAX plugin jax_cuda12_plugin version 0.9.2 is installed, \n"
+              "but it is not compatible with the installed jaxlib version 0.9.0.1")
+# https://github.com/tensorflow/tensorflow/issues/60237: TensorFlow 2.12 on native Windows (the text says no platform)
+TF_NO_GPU = "2.12.0\nTensor Flow Version: 2.12.0\nKeras Version: 2.12.0\n\nGPU is NOT AVAILABLE"
+# the same check on a Linux whose TensorFlow came without its [and-cuda] extra
+TF_NO_GPU_LINUX = "Ubuntu 22.04\nTensorFlow version: 2.15.0\nNum GPUs Available:  0"
+
 FAMILIES = [
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
      ["pip install"]),
@@ -322,6 +332,12 @@ FAMILIES = [
      ["paddlepaddle-gpu", "CUDA 11.0 or newer"], []),
     ("torch-dll-words-cut-short", TORCH_DLL_CUT, ["fbgemm.dll", "error 126"], ["Visual C++ Redistributable"], []),
     ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
+    # the wheel index holds both plugin wheels at jaxlib's release
+    ("jax-plugin-not-jaxlibs-release", JAX_PLUGIN, ["jax-cuda12-plugin 0.9.2", "jaxlib 0.9.0.1"],
+     ["jax-cuda12-plugin==0.9.0.1 jax-cuda12-pjrt==0.9.0.1"], []),
+    ("tf-no-gpu-platform-unsaid", TF_NO_GPU, ["TensorFlow 2.12.0", "native Windows (2.10.0 was the last"],
+     ["WSL2", "tensorflow==2.10.*", "CUDA 11.8 and cuDNN 8.6"], []),
+    ("tf-no-gpu-linux", TF_NO_GPU_LINUX, ["[and-cuda] extra"], ['tensorflow[and-cuda]==2.15.0'], ["Windows"]),
 ]
 
 
