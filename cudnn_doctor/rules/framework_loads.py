@@ -15,7 +15,8 @@ from ..queries import (compiled_cudnn, copy_for_path, working_copy, cudnn_pin_fl
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from ..remedies.preloads import drop_preload_fix
-from ..remedies.runtime import cudnn_not_older_than_build_fix
+from ..remedies.runtime import cudnn_not_older_than_build_fix, unresolved_cudnn_fix
+from ..remedies.shell import then
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
@@ -142,10 +143,34 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="ld.so loads %s before the program and matches the framework's own request for %s against it, "
                    "whatever its RPATH or its own preload say; the framework was built with cuDNN %s and stops: "
                    "'%s' [%s]." % (res.via, res.name, built, verdict.why, verdict.source.split(" ")[0]),
-            remedy=drop_preload_fix(facts, res, _behind_the_preload_fix(facts, compat, fw, res, built)),
+            remedy=drop_preload_fix(facts, res, _after_the_preload_fix(facts, compat, fw, res, built)),
             evidence={"framework": fw.name, "preloaded": res.path, "via": res.via, "loads_version": copy.version,
                       "reports_version": behind or copy.version, "built_with": built}, catalogue=["E1", "E2"]))
     return out
+
+
+def _after_the_preload_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, res: Resolution,
+                           built: str) -> Optional[Fix]:
+    """What the framework then meets (below), and, for every other framework the same preload answered that finds no
+    cuDNN of that major on its own path, where to find one (draw 301130-11: with LD_PRELOAD gone for torch, ONNX
+    Runtime 1.22, whose library searches only its own folder, found no libcudnn.so.9)."""
+    major = soname_major(res.name)
+    parts = [_behind_the_preload_fix(facts, compat, fw, res, built)] + [
+        whole_environment_fix(facts, compat, other, unresolved_cudnn_fix(facts, compat, other, major))
+        for other in facts.python.frameworks if other is not fw and _left_without(facts, other, res, major)]
+    found = [f for f in parts if f is not None]
+    return then(*found) if found else None
+
+
+def _left_without(facts: Facts, fw: FrameworkFacts, res: Resolution, major: Optional[int]) -> bool:
+    """Whether ``fw``'s request was answered by the same preload and, that gone, nothing of the major is on its own
+    search path (RPATH/RUNPATH), LD_LIBRARY_PATH or the loader's cache."""
+    own = fw.resolved_cudnn
+    if own is None or own.via not in PRELOADED or own.path != res.path or fw.library_search_path is None:
+        return False
+    dirs = {os.path.normpath(d) for d in list(fw.library_search_path) + list(facts.loader.ld_library_path)}
+    return not any(c.major == major and (os.path.normpath(c.directory) in dirs or c.origin in ("system", "toolkit"))
+                   for c in facts.cudnn)
 
 
 def _behind_the_preload_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, res: Resolution,

@@ -565,6 +565,27 @@ def test_a_preload_that_hid_a_site_cudnn_the_framework_refuses_is_taken_off_and_
     assert commands[0] == "unset LD_PRELOAD" and any("nvidia-cudnn-cu13" in c for c in commands[1:]), commands
 
 
+def test_a_framework_the_same_preload_answered_is_not_left_without_cudnn():
+    """realworld draw 301130-11: LD_PRELOAD forced 9.3 on torch 2.9.1 (built with 9.10) and on ONNX Runtime 1.22,
+    whose library searches only its own folder. `unset LD_PRELOAD` left ONNX Runtime no libcudnn.so.9 at all: CD711's
+    fix puts the site's cuDNN on its path too."""
+    facts = real_machine()
+    facts.cudnn = [c for c in facts.cudnn if c.origin not in ("system", "toolkit")]  # no copy in the loader's cache
+    forced = cudnn_copy("/opt/p", "9.3.0", "12.4", origin="other", found_via=["LD_PRELOAD"])
+    facts.cudnn.append(forced)
+    facts.loader.ld_preload = ["/opt/p/libcudnn.so.9"]
+    torch = facts.python.frameworks[0]
+    torch.resolved_cudnn = resolution("libcudnn.so.9", forced.path, via="LD_PRELOAD")
+    ort = framework("onnxruntime-gpu", "1.22.0", cuda_version="12.4", location=torch.location,
+                    consumer_library=torch.location + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
+                    resolved_cudnn=resolution("libcudnn.so.9", forced.path, via="LD_PRELOAD"),
+                    library_search_path=[torch.location + "/onnxruntime/capi"])
+    facts.python.frameworks.append(ort)
+    [found] = [f for f in _findings(facts) if f.id == "CD711"]
+    assert found.remedy.commands[0] == "unset LD_PRELOAD", found.remedy.commands
+    assert any("LD_LIBRARY_PATH=%s" % CUDNN in c for c in found.remedy.commands[1:]), found.remedy.commands
+
+
 def test_a_damaged_site_wheel_is_mended_with_the_release_its_frameworks_share():
     """draw 20261203-17: TensorFlow 2.19 (built with 9.3) and ONNX Runtime 1.22 over a site 9.1.0.70 without
     libcudnn_graph. CD402 reinstalled 9.1.0.70 while CD503's whole-environment fix installed 9.3.0.75: one pip line
