@@ -162,9 +162,14 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         if other and first and not _framework(ev):
             fix = framework_build_for_cuda_fix(other, first)
         built = ev.facts.build_cuda()
-        return Answer("the build%s has no kernels for this GPU%s%s" % (
+        # the driver's own status, GPU unnamed: a PTX-only binary whose JIT library is missing read the same before
+        # CUDA_ERROR_JIT_COMPILER_NOT_FOUND (221) existed (libgpuarray-289: libnvidia-ptxjitcompiler.so was missing)
+        jit = not cc and ev.platform != "windows" and bool(re.search(r"NO_BINARY_FOR_GPU|NoBinaryForGpu", ev.text))
+        return Answer("the build%s has no kernels for this GPU%s%s%s" % (
             (" (%s's, for CUDA %s)" % (other, built)) if other and built else "", _arch_words(ev, compat, cc),
-            python or ""), with_python_note(fix, python) if python else fix)
+            python or "", "; or, where it carries only PTX, the driver's PTX JIT compiler library "
+            "(libnvidia-ptxjitcompiler.so.1) is missing, which older drivers report the same way" if jit else ""),
+            rt.ptx_jit_or_arch_fix(fix) if jit else with_python_note(fix, python) if python else fix)
     if kind in ("xla-libdevice", "xla-ptxas"):
         said = next((s.detail for s in ev.signals if s.kind == kind), "")
         return Answer("XLA cannot find or use the CUDA compiler tools (ptxas, libdevice) it needs: %s" % said,
@@ -175,7 +180,13 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("cuDNN found no engine for this convolution: the framework's CUDA/cuDNN build does not fit "
                       "this GPU or driver, or GPU memory ran out", rt.engine_fix(compat, ev.gpu_cc))
     if kind in ("out-of-memory", "cudnn-workspace-oom"):
-        return Answer("GPU memory ran out", rt.memory_fix())
+        # XLA's words: under JAX, 75% of the GPU's memory is taken at start
+        # (https://docs.jax.dev/en/latest/gpu_memory_allocation.html)
+        xla = "RESOURCE_EXHAUSTED" in ev.text and not ev.facts.runs("TensorFlow")
+        return Answer("GPU memory ran out%s" % (
+            " in XLA: JAX preallocates 75% of the GPU's memory when it starts (XLA_PYTHON_CLIENT_MEM_FRACTION sets the "
+            "share), so another process or framework on the GPU, or a model too large for the rest, leaves an "
+            "allocation short" if xla else ""), rt.memory_fix())
     if kind == "dl4j-cudnn" and cuda:
         return Answer("DL4J's cuDNN helper cannot load: the cuDNN built for its CUDA %s is missing (or a DLL it "
                       "depends on)" % cuda, paste.cudnn_for_cuda_fix(compat, cuda, ev.platform))

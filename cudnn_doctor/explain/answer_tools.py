@@ -15,6 +15,7 @@ from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_gpu_fix
 from ..remedies.driver import blacklist_nouveau_fix
 from ..remedies.paste_answers import framework_build_for_cuda_fix
+from ..remedies.shell import q
 from ..remedies.frameworks import onnxruntime_gpu_fix, tensorflow_native_windows_fix
 from ..versions import major_of, ver
 from .answered import Answer
@@ -162,15 +163,28 @@ def _no_release(ev: Evidence) -> Optional[Answer]:
     from ..knowledge.wheel_index import Node, load_wheel_index
 
     index, project = load_wheel_index(), req.name.lower()
-    if not index.versions(project):
-        return None
     python = ev.facts.python.value if ev.facts.python else ""
+    if not index.versions(project):
+        # an index this one does not hold (Paddle's own): pip saw no file for the Python the paste states
+        if python and not _listed(m.group(2)):
+            return Answer("pip found no release of %s for Python %s at the index it read (from versions: none): that "
+                          "index has no wheel of it for this Python (a release made before Python %s came out has "
+                          "none)" % (project, python, python), tools.older_python_fix(project, python))
+        return None
     platform, machine = _PLATFORM_NODE.get(ev.platform, ("linux", ""))
     node = Node(python=python, machine=machine, platform=platform)
     listed = _listed(m.group(2))
     pinned = next((s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version), None)
     where = "Python %s%s" % (python or "in use", " on Windows" if platform == "win32" else "")
     if not listed:
+        release = _release_held(index, project, pinned)
+        miss = index.installable(project, release, node) if python and release else None
+        if miss is not None and release is not None:  # the pinned release has no wheel for the paste's Python
+            use = _python_for(index, project, release, node)
+            return Answer("%s: pip saw no file of %s for Python %s (from versions: none)" % (miss.text, project, python),
+                          tools.release_python_fix(project, pinned or release, use, ev.platform, _pip_source(ev.text))
+                          if use else
+                          tools.bitness_or_pip_fix(ev.platform))
         found = newest(index, project, "", node)
         if python and found.version is None:
             latest = newest(index, project, "", Node(machine=machine, platform=platform)).version
@@ -242,6 +256,26 @@ def _paddle_arch(ev: Evidence, compat: Compat) -> Optional[Answer]:
 
 def _listed(text: str) -> List[str]:
     return [] if text.strip() == "none" else [v.strip() for v in text.split(",") if v.strip()]
+
+
+# the index or links a pasted pip command read: "-f https://www.paddlepaddle.org.cn/whl/windows/mkl/avx/stable.html"
+_PIP_SOURCE = re.compile(r"\bpip3?(?:\.exe)? install\b[^\n]{0,400}?\s(-f|--find-links|-i|--index-url|--extra-index-url)"
+                         r"[ =](https?://[^\s'\"]{1,300})")
+
+
+def _pip_source(text: str) -> str:
+    m = _PIP_SOURCE.search(text)
+    return "%s %s" % (m.group(1), q(m.group(2))) if m else ""
+
+
+def _release_held(index, project: str, pinned: Optional[str]) -> Optional[str]:
+    """The pinned release as the wheel index holds it: itself, or its public release without a local or post tag
+    (paddlepaddle-gpu==2.5.1.post120 from Paddle's own index is PyPI's 2.5.1 built for CUDA 12.0)."""
+    if not pinned:
+        return None
+    held = index.versions(project)
+    base = re.sub(r"(?:\.post\d+)?(?:\+[\w.]+)?$", "", pinned)
+    return pinned if pinned in held else base if base in held else None
 
 
 def _python_for(index, project: str, version: str, node) -> Optional[str]:

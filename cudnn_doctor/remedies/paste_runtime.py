@@ -105,9 +105,17 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional
                    torch_install(compat, None, cuda))
     arch = cc.replace(".", "") if cc else "<cc>"
     return advice("rebuild the program for this GPU's architecture%s: nvcc -gencode arch=compute_%s,code=sm_%s "
-                  "(CMAKE_CUDA_ARCHITECTURES=%s; TORCH_CUDA_ARCH_LIST for PyTorch extensions), or install a build "
-                  "of it compiled for this compute capability" % ((" (compute capability %s)" % cc) if cc else "",
-                                                                  arch, arch, arch))
+                  "(CMAKE_CUDA_ARCHITECTURES=%s; TORCH_CUDA_ARCH_LIST for PyTorch extensions), install a build "
+                  "of it compiled for this compute capability, or run it on another GPU, one the build has kernels "
+                  "for" % ((" (compute capability %s)" % cc) if cc else "", arch, arch, arch))
+
+
+def ptx_jit_or_arch_fix(arch: Fix) -> Fix:
+    """No kernels for the GPU, or the driver's PTX JIT library missing: see whether the driver has it first."""
+    return or_else(run("ldconfig -p | grep libnvidia-ptxjitcompiler", text="check that the driver's PTX JIT "
+                       "compiler is installed (`ldconfig -p | grep libnvidia-ptxjitcompiler`; reinstall the driver's "
+                       "compute libraries if not, or start a container with NVIDIA_DRIVER_CAPABILITIES=compute,utility)"),
+                   arch, "%s; if it is there, %s")
 
 
 def _torch_for_paste(compat: Compat, cc: Optional[str], driver: Optional[str], python: Optional[str],

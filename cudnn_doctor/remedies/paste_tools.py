@@ -37,10 +37,10 @@ def tf_gpu_fix() -> Fix:
                run(pip('install "tensorflow[and-cuda]"')))
 
 
-def tf_linux_gpu_fix(release: str, wheels: bool, tested: Optional[Dict[str, Any]]) -> Fix:
+def tf_linux_gpu_fix(release: str, with_extra: bool, tested: Optional[Dict[str, Any]]) -> Fix:
     """TensorFlow on Linux with its CUDA and cuDNN: the [and-cuda] wheels from the release that has them, else the
     tested CUDA and cuDNN, which check then judges."""
-    if wheels:
+    if with_extra:
         return tensorflow_wheels_fix(release)
     pair = "CUDA %s and cuDNN %s" % (tested["cuda"], tested["cudnn"]) if tested and {"cuda", "cudnn"} <= set(tested) \
         else "the CUDA and cuDNN it was built with"
@@ -53,9 +53,9 @@ def either_platform_fix(windows: Fix, linux: Fix) -> Fix:
     return or_else(linux, windows, "on Linux or WSL2: %s; on native Windows: %s")
 
 
-def jax_plugin_at_fix(wheels: List[str], jaxlib: str) -> Fix:
+def jax_plugin_at_fix(plugin_wheels: List[str], jaxlib: str) -> Fix:
     """JAX's CUDA plugin wheels at jaxlib's release (PyPI has them): the environment's jax and jaxlib stay."""
-    return run(pip("install %s" % " ".join(q("%s==%s" % (w, jaxlib)) for w in wheels)))
+    return run(pip("install %s" % " ".join(q("%s==%s" % (w, jaxlib)) for w in plugin_wheels)))
 
 
 def jax_cuda_extra_fix(cuda_major: int) -> Fix:
@@ -83,6 +83,13 @@ def listed_or_other_python_fix(project: str, listed: str, python: str, pinned: s
                supported_python_fix(python, q("%s==%s" % (project, pinned)), platform))
 
 
+def older_python_fix(project: str, python: str) -> Fix:
+    """No wheel for the Python in use at an index the wheel index does not hold: an environment with an older
+    Python, which that index's page for the release names."""
+    return advice("%s has no wheels for Python %s there: create an environment with an older Python that the "
+                  "release's install page lists, and install it there" % (project, python))
+
+
 def bitness_or_pip_fix(platform: str) -> Fix:
     """pip found no release though the project has wheels for this Python: a 32-bit Python, or a pip too old to read
     the wheels' tags."""
@@ -96,6 +103,14 @@ def other_python_fix(project: str, python: str, platform: str) -> Fix:
     """No release has a wheel for the paste's Python: an environment with the nearest Python that has one."""
     return say("use Python %s, which %s has wheels for: %s" % (python, project, "%s"),
                supported_python_fix(python, q(project), platform))
+
+
+def release_python_fix(project: str, release: str, python: str, platform: str, source: str = "") -> Fix:
+    """The pinned release has no wheel for the paste's Python: it in an environment with the nearest Python it has
+    one for, from the index or links the paste's own pip command named (``source``: '-f URL')."""
+    install = q("%s==%s" % (project, release)) + (" " + source if source else "")
+    return say("keep %s %s in an environment with Python %s, which it has wheels for: %s" % (
+        project, release, python, "%s"), supported_python_fix(python, install, platform))
 
 
 def uv_floor_fix(project: str, first: str) -> Fix:

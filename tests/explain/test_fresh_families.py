@@ -1,5 +1,5 @@
 """Issue 44: families four samples of 40 real pastes from threads in no corpus here found explain missing (2026-11-30:
-28, 25, 24 and 22 right of 40 before; 35, 35, 26 and 32 after; then two more samples). Each text is the thread's, trimmed; the thread is named beside it, and the test
+28, 25, 24 and 22 right of 40 before; 35, 35, 26 and 32 after; then three more samples). Each text is the thread's, trimmed; the thread is named beside it, and the test
 asks what its confirmed resolution rests on. Answered with --no-check (the same on any machine)."""
 from __future__ import annotations
 
@@ -240,6 +240,21 @@ TF_NO_GPU = "2.12.0\nTensor Flow Version: 2.12.0\nKeras Version: 2.12.0\n\nGPU i
 # the same check on a Linux whose TensorFlow came without its [and-cuda] extra
 TF_NO_GPU_LINUX = "Ubuntu 22.04\nTensorFlow version: 2.15.0\nNum GPUs Available:  0"
 
+# The seventh sample (fresh7.json)
+# https://github.com/filecoin-project/rust-gpu-tools/issues/79: Rust's name for CUDA_ERROR_NO_BINARY_FOR_GPU
+NO_BINARY_RUST = ("thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Cuda(NoBinaryForGpu)', "
+                  "examples/add.rs:10:76\nI use Tesla K80 GPU and how can I solve it.")
+# https://github.com/Theano/libgpuarray/issues/289: the driver's status alone; its PTX JIT library was missing
+NO_BINARY = "CUDA_ERROR_NO_BINARY_FOR_GPU"
+# https://github.com/google-deepmind/jax_privacy/issues/10: XLA's out of memory under JAX
+XLA_OOM = ("Original error: RESOURCE_EXHAUSTED: Failed to allocate request for 176.00MiB (184549376B) on device "
+           "ordinal 0")
+# https://github.com/PaddlePaddle/Paddle/issues/57872: the pinned release has no wheel for Python 3.12
+PADDLE_PY312 = ("PS C:\\> python -m pip install paddlepaddle-gpu==2.5.1.post120 -f https://www.paddlepaddle.org.cn/whl/"
+                "windows/mkl/avx/stable.html\nERROR: Could not find a version that satisfies the requirement "
+                "paddlepaddle-gpu==2.5.1.post120 (from versions: none)\nERROR: No matching distribution found for "
+                "paddlepaddle-gpu==2.5.1.post120\n\nPython: 3.12")
+
 FAMILIES = [
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
      ["pip install"]),
@@ -338,6 +353,21 @@ FAMILIES = [
     ("tf-no-gpu-platform-unsaid", TF_NO_GPU, ["TensorFlow 2.12.0", "native Windows (2.10.0 was the last"],
      ["WSL2", "tensorflow==2.10.*", "CUDA 11.8 and cuDNN 8.6"], []),
     ("tf-no-gpu-linux", TF_NO_GPU_LINUX, ["[and-cuda] extra"], ['tensorflow[and-cuda]==2.15.0'], ["Windows"]),
+    ("tf-no-gpu-release-unsaid", "Num GPUs Available:  0", ["CPU-only TensorFlow"], ['tensorflow[and-cuda]'], []),
+    # a plugin release PyPI's index does not hold: JAX's CUDA extra brings all three at one release
+    ("jax-plugin-release-unknown", JAX_PLUGIN.replace("0.9.0.1", "0.0.7"), ["jaxlib 0.0.7"], ['jax[cuda12]'],
+     ["==0.0.7"]),
+    ("rust-no-binary-for-gpu", NO_BINARY_RUST, ["Tesla K80", "compute capability 3.7"],
+     ["compute_37", "another GPU"], []),
+    ("no-binary-ptx-jit", NO_BINARY, ["libnvidia-ptxjitcompiler"], ["ldconfig -p | grep libnvidia-ptxjitcompiler"],
+     []),
+    ("xla-out-of-memory", XLA_OOM, ["XLA", "preallocates"], ["XLA_PYTHON_CLIENT_PREALLOCATE=false"], []),
+    # the wheel index holds 2.5.1 (PyPI's): cp37 to cp311; the paste's own -f link goes with the command
+    ("pip-pinned-release-python", PADDLE_PY312, ["paddlepaddle-gpu 2.5.1 has no wheel for Python 3.12"],
+     ["py -3.11 -m venv", "paddlepaddle-gpu==2.5.1.post120 -f https://www.paddlepaddle.org.cn/whl/windows/mkl/avx/"
+      "stable.html"], []),
+    ("pip-none-index-not-held", "ERROR: Could not find a version that satisfies the requirement acme-gpu==1.0 "
+     "(from versions: none)\nPython 3.13.1", ["acme-gpu for Python 3.13"], ["older Python"], []),
 ]
 
 

@@ -124,7 +124,19 @@ def _explain_corpus() -> None:
             grading.run_explain(case["text"])
 
 
-WALKS = (_rules_over_scenarios, _smoke_statuses, _explain_corpus)
+def _explain_families() -> None:
+    """The family tests' own texts too: a family's other branches (a release the wheel index does not hold, a text
+    with no release) are reached there, not in the corpus."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "explain"))
+    from test_fresh_families import FAMILIES
+
+    from cudnn_doctor.explain import explain
+
+    for row in FAMILIES:
+        explain(row[1], check=False)
+
+
+WALKS = (_rules_over_scenarios, _smoke_statuses, _explain_corpus, _explain_families)
 
 
 @functools.lru_cache(maxsize=None)

@@ -161,6 +161,7 @@ BY_NAME: Dict[str, st.SearchStrategy] = {
                      st.sampled_from(["/opt/cudnn913/lib/libcudnn.so.9", SYSLIB + "/libcudnn.so.9"]),
                      st.sampled_from(["LD_PRELOAD", "/etc/ld.so.preload"])),
     "project": st.just("nvidia-cudnn-cu13"), "wheel_version": st.just("9.26.0.51"),
+    "plugin_wheels": st.just(["jax-cuda12-plugin", "jax-cuda12-pjrt"]),
     # the NVIDIA wheels a site holds (name: release): a wheel there is not installed again, or is reinstalled whole
     "site_releases": st.sampled_from([{}, {"nvidia-cudnn-cu12": "9.3.0.75", "nvidia-cublas-cu12": "12.3.4.1",
                                            "nvidia-cuda-runtime-cu12": "12.3.101"}]),
