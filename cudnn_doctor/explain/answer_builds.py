@@ -4,11 +4,11 @@ module has no CUDA backend (a source build with CUDA, cuDNN and this GPU's archi
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import Facts, FrameworkFacts
-from ..remedies import paste_builds as builds, paste_runtime as rt
+from ..remedies import paste, paste_builds as builds, paste_runtime as rt
 from ..remedies.frameworks import framework_gpu_build_fix
 from .answer_facts import gpu_cc, torch_held_by_python
 from .answered import Answer
@@ -25,14 +25,29 @@ def _torch(kind: str, ev: Evidence, compat: Compat) -> Answer:
     fix = framework_gpu_build_fix(Facts(), compat, FrameworkFacts(name="torch", version=release or held or "",
                                                                   location=""))
     if kind == "torch-no-cuda" and tag != "cpu":
+        floor = _default_build_floor(compat, release, ev.platform) if release else None
         cause = ("torch.cuda.is_available() is False: most often %s is a CPU-only build (pip's default on some "
-                 "platforms, or a +cpu wheel); if it is a CUDA build, no NVIDIA driver or GPU is reachable" % said)
+                 "platforms, or a +cpu wheel); if it is a CUDA build, %s" % (said, (
+                     "its default build is for CUDA %s, which needs driver %s or newer: an older driver, or none, "
+                     "leaves no GPU reachable" % floor) if floor else "no NVIDIA driver or GPU is reachable"))
+        if floor:  # which of the two: torch.version.cuda says (None on a CPU-only build)
+            fix = builds.cpu_build_or_driver_fix(fix, paste.driver_fix(floor[1], ev.platform))
     else:
         cause = "%s is a CPU-only build (compiled without CUDA): it never uses the GPU" % said
     if held and ev.facts.python is not None:
         cause += "; PyTorch %s is the newest release with wheels for the paste's Python %s" % (
             held, ev.facts.python.value)
     return Answer(cause, fix)
+
+
+def _default_build_floor(compat: Compat, release: str, platform: str) -> Optional[Tuple[str, str]]:
+    """(CUDA, driver) for a PyTorch release's default build (its `stable` row in compat's release matrix): the
+    driver that CUDA needs without minor-version compatibility."""
+    minor = ".".join(release.split(".")[:2])
+    row = next((r for r in compat.framework_rows("pytorch") if str(r["torch"]) == minor
+                and r.get("channel") == "stable"), None)
+    floor = compat.min_driver(str(row["cuda"]), platform) if row else None
+    return (str(row["cuda"]), floor.version) if row and floor and floor.version else None
 
 
 def _opencv(ev: Evidence, compat: Compat) -> Answer:

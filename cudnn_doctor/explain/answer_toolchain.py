@@ -98,4 +98,19 @@ def from_toolchain(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _flash_attn(ev, compat)
     if kind == "no-cuda-gpus":
         return _no_gpus(ev)
+    if kind == "build-requires-newer-cuda":
+        return _requires_cuda(ev)
     return None
+
+
+# a build's own floor: "PyTorch requires CUDA 10.2 or above." (cmake/public/cuda.cmake), "requires CUDA 11.0 or higher"
+_REQUIRES_CUDA = re.compile(r"(?:(\w[\w.+-]{0,40}) )?requires CUDA (\d{1,2}\.\d) or (?:above|higher|newer|later)", re.I)
+
+
+def _requires_cuda(ev: Evidence) -> Optional[Answer]:
+    m = _REQUIRES_CUDA.search(ev.text)
+    if m is None:
+        return None
+    who, floor = m.group(1) or "the build", m.group(2)
+    return Answer("the CUDA toolkit this build found (its nvcc, from CUDA_HOME or PATH) is older than CUDA %s, which "
+                  "%s requires" % (floor, who), builds.newer_toolkit_fix(floor, ev.platform))

@@ -88,7 +88,7 @@ _REL = r"(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+([A-Za-z]\w*))?"
 # (name, pattern with a release as group 1 and a build tag as group 2, or no groups where only the name is said)
 _PROGRAMS = (
     ("Torch7", re.compile(_W + r"(?:luajit|luarocks|cutorch|cunn|torch7|share/lua/)", re.I)),
-    ("PyTorch", re.compile(_W + r"(?:torch|pytorch)(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
+    ("PyTorch", re.compile(_W + r"(?:torch|pytorch)(?: version)?[ \t]?(?:===?|:|[ \t])[ \t]*" + _REL, re.I)),
     ("PyTorch", re.compile(_W + r"(?:torch/|import torch|pytorch\b)", re.I)),
     # PyTorch's own words (c10/cuda/CUDAFunctions.cpp), pasted alone: no other program says them
     ("PyTorch", re.compile(r"NVIDIA driver on your system is too old \(found version \d")),

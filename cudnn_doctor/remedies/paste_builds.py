@@ -11,7 +11,7 @@ from ..knowledge import Compat
 from ..model import Fix
 from ..model_fix import WINDOWS_SHELL
 from .acting import system
-from .shell import advice, or_else, run, said
+from .shell import advice, or_else, run, said, say
 from .software import torch_source
 
 # Microsoft's permanent link to the newest Visual C++ Redistributable for x64 (learn.microsoft.com, "Latest supported
@@ -114,3 +114,24 @@ def device_index_fix() -> Fix:
     """A GPU index the process does not have: what the machine lists against the index asked for."""
     return said("`%s` lists the GPUs (indices from 0; CUDA_VISIBLE_DEVICES renumbers the ones it names from 0): ask "
                 "for an index below the number the process sees, or one process per GPU", "nvidia-smi -L")
+
+
+
+def cpu_build_or_driver_fix(gpu_build: Fix, driver: Fix) -> Fix:
+    """PyTorch sees no CUDA: torch.version.cuda tells a CPU-only build (None) from a CUDA build the driver cannot
+    run; the fix for each."""
+    look = run('python -c "import torch; print(torch.version.cuda)"')
+    return or_else(say("see which: %s prints None for a CPU-only build, then %s", look, gpu_build), driver,
+                   "%s; else the driver is older than that build's CUDA: %s")
+
+
+def newer_toolkit_fix(floor: str, platform: str) -> Fix:
+    """A build that needs a newer CUDA toolkit than the one it found: that toolkit (or newer), named to the build."""
+    if platform == "windows":
+        return advice("install the CUDA %s toolkit or newer from NVIDIA's CUDA downloads, set CUDA_HOME (and CUDA_PATH) "
+                      "to its folder and build again in a new shell" % floor)
+    home = "export CUDA_HOME=/usr/local/cuda-%s PATH=/usr/local/cuda-%s/bin:$PATH" % (floor, floor)
+    return said("install the CUDA %s toolkit or newer (NVIDIA's cuda-toolkit-%s package; a conda build's own "
+                "cudatoolkit/cuda-nvcc pin instead, where conda or Nix provides it), then `%%s` and build again" % (
+                    floor, floor.replace(".", "-")), home)
+

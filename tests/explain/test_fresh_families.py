@@ -249,6 +249,11 @@ NO_BINARY = "CUDA_ERROR_NO_BINARY_FOR_GPU"
 # https://github.com/google-deepmind/jax_privacy/issues/10: XLA's out of memory under JAX
 XLA_OOM = ("Original error: RESOURCE_EXHAUSTED: Failed to allocate request for 176.00MiB (184549376B) on device "
            "ordinal 0")
+# https://github.com/pytorch/pytorch/issues/31243: torch 1.3.0's default build (CUDA 10.1) on driver 410
+TORCH13_FALSE = ("$ pip install torch===1.3.0 torchvision===0.4.1 -f https://download.pytorch.org/whl/torch_stable.html\n"
+                 ">>> import torch\n>>> torch.cuda.is_available()\nFalse")
+# https://github.com/NixOS/nixpkgs/issues/166403: PyTorch's CMake floor
+REQUIRES_CUDA = "CMake Error at cmake/public/cuda.cmake:42 (message):\n  PyTorch requires CUDA 10.2 or above."
 # https://github.com/PaddlePaddle/Paddle/issues/57872: the pinned release has no wheel for Python 3.12
 PADDLE_PY312 = ("PS C:\\> python -m pip install paddlepaddle-gpu==2.5.1.post120 -f https://www.paddlepaddle.org.cn/whl/"
                 "windows/mkl/avx/stable.html\nERROR: Could not find a version that satisfies the requirement "
@@ -366,6 +371,11 @@ FAMILIES = [
     ("pip-pinned-release-python", PADDLE_PY312, ["paddlepaddle-gpu 2.5.1 has no wheel for Python 3.12"],
      ["py -3.11 -m venv", "paddlepaddle-gpu==2.5.1.post120 -f https://www.paddlepaddle.org.cn/whl/windows/mkl/avx/"
       "stable.html"], []),
+    # compat's release matrix: 1.3's stable build is CUDA 10.1; compat's driver table: 418.39 for it
+    ("torch-no-cuda-release-floor", TORCH13_FALSE, ["CUDA 10.1", "418.39"],
+     ["torch.version.cuda", "418.39"], []),
+    ("build-requires-newer-cuda", REQUIRES_CUDA, ["older than CUDA 10.2", "PyTorch requires"],
+     ["CUDA 10.2 toolkit or newer", "CUDA_HOME=/usr/local/cuda-10.2"], []),
     ("pip-none-index-not-held", "ERROR: Could not find a version that satisfies the requirement acme-gpu==1.0 "
      "(from versions: none)\nPython 3.13.1", ["acme-gpu for Python 3.13"], ["older Python"], []),
 ]
