@@ -202,9 +202,9 @@ def test_the_walk_reaches_the_builders():
     assert len(unreached) <= UNREACHED_AT_MOST, unreached
 
 
-# 212 of the builders no walk above reaches yet (bench's, the installer's, Windows', node's, ...): the static check
+# 211 of the builders no walk above reaches yet (bench's, the installer's, Windows', node's, ...): the static check
 # below reads their words instead, and this number only goes down.
-UNREACHED_AT_MOST = 212
+UNREACHED_AT_MOST = 211
 
 
 # --- every builder, read: what the walk cannot reach ----------------------------------------------------------------
