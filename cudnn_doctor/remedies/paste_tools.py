@@ -48,6 +48,16 @@ def tf_linux_gpu_fix(release: str, with_extra: bool, tested: Optional[Dict[str, 
         pair, release, "%s"), run(doctor("check")))
 
 
+def tf_wheels_on_path_fix() -> Fix:
+    """TensorFlow 2.16 that does not find its own nvidia-* wheels: their lib folders on LD_LIBRARY_PATH, read from the
+    installed nvidia package (or a newer TensorFlow)."""
+    folders = ("python -c 'import glob, os, nvidia; print(\":\".join(sorted(glob.glob(os.path.join(nvidia.__path__[0], "
+               "\"*\", \"lib\")))))'")
+    return say("put the nvidia-* wheels' lib folders on LD_LIBRARY_PATH before starting Python: %s (or install a newer "
+               "TensorFlow: %s)", run('export LD_LIBRARY_PATH="$(%s)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"' % folders),
+               run(pip('install -U "tensorflow[and-cuda]"')))
+
+
 def either_platform_fix(windows: Fix, linux: Fix) -> Fix:
     """Where the paste does not say its platform: the native-Windows way, or the Linux way."""
     return or_else(linux, windows, "on Linux or WSL2: %s; on native Windows: %s")

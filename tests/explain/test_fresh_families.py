@@ -254,6 +254,9 @@ TORCH13_FALSE = ("$ pip install torch===1.3.0 torchvision===0.4.1 -f https://dow
                  ">>> import torch\n>>> torch.cuda.is_available()\nFalse")
 # https://github.com/NixOS/nixpkgs/issues/166403: PyTorch's CMake floor
 REQUIRES_CUDA = "CMake Error at cmake/public/cuda.cmake:42 (message):\n  PyTorch requires CUDA 10.2 or above."
+# https://github.com/tensorflow/tensorflow/issues/63362 (dev2's text): [and-cuda] installed, no GPU listed, no release
+TF_AND_CUDA_EMPTY = ("python3 -m pip install tensorflow[and-cuda]\n\n tf.config.list_physical_devices('GPU') \n\n"
+                     "I also get an empty list.")
 # https://github.com/PaddlePaddle/Paddle/issues/57872: the pinned release has no wheel for Python 3.12
 PADDLE_PY312 = ("PS C:\\> python -m pip install paddlepaddle-gpu==2.5.1.post120 -f https://www.paddlepaddle.org.cn/whl/"
                 "windows/mkl/avx/stable.html\nERROR: Could not find a version that satisfies the requirement "
@@ -376,6 +379,11 @@ FAMILIES = [
      ["torch.version.cuda", "418.39"], []),
     ("build-requires-newer-cuda", REQUIRES_CUDA, ["older than CUDA 10.2", "PyTorch requires"],
      ["CUDA 10.2 toolkit or newer", "CUDA_HOME=/usr/local/cuda-10.2"], []),
+    # compat/known_bad.toml [tensorflow]: 2.16 does not find its own nvidia-* wheels
+    ("tf-2.16-wheels-not-found", TF_AND_CUDA_EMPTY, ["TensorFlow 2.16", "63362"],
+     ["nvidia.__path__", "LD_LIBRARY_PATH"], []),
+    ("tf-and-cuda-other-release", TF_AND_CUDA_EMPTY.replace("tensorflow[and-cuda]", "tensorflow[and-cuda]==2.18.0"),
+     ["TensorFlow 2.18.0 lists no GPU"], ["tensorflow[and-cuda]==2.18.0"], ["nvidia.__path__"]),
     ("pip-none-index-not-held", "ERROR: Could not find a version that satisfies the requirement acme-gpu==1.0 "
      "(from versions: none)\nPython 3.13.1", ["acme-gpu for Python 3.13"], ["older Python"], []),
 ]
