@@ -5,7 +5,7 @@ no release of a pin (the wheel index judges the paste's Python and platform). Pu
 from __future__ import annotations
 
 import re
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -15,7 +15,6 @@ from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_gpu_fix
 from ..remedies.driver import blacklist_nouveau_fix
 from ..remedies.paste_answers import framework_build_for_cuda_fix
-from ..remedies.shell import q
 from ..remedies.frameworks import onnxruntime_gpu_fix, tensorflow_native_windows_fix
 from ..versions import major_of, ver
 from .answered import Answer
@@ -269,9 +268,9 @@ _PIP_SOURCE = re.compile(r"\bpip3?(?:\.exe)? install\b[^\n]{0,400}?\s(-f|--find-
                          r"[ =](https?://[^\s'\"]{1,300})")
 
 
-def _pip_source(text: str) -> str:
+def _pip_source(text: str) -> Optional[Tuple[str, str]]:
     m = _PIP_SOURCE.search(text)
-    return "%s %s" % (m.group(1), q(m.group(2))) if m else ""
+    return (m.group(1), m.group(2)) if m else None
 
 
 def _release_held(index, project: str, pinned: Optional[str]) -> Optional[str]:

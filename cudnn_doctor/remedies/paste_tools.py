@@ -2,7 +2,7 @@
 handle and its CUDA plugin, NCCL's NVLink SHARP transport, and a pip that finds no release of a pin for the Python in use."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..model import Fix
 from .acting import doctor, on_machine, pip
@@ -115,10 +115,11 @@ def other_python_fix(project: str, python: str, platform: str) -> Fix:
                supported_python_fix(python, q(project), platform))
 
 
-def release_python_fix(project: str, release: str, python: str, platform: str, source: str = "") -> Fix:
+def release_python_fix(project: str, release: str, python: str, platform: str,
+                       source: Optional[Tuple[str, str]] = None) -> Fix:
     """The pinned release has no wheel for the paste's Python: it in an environment with the nearest Python it has
-    one for, from the index or links the paste's own pip command named (``source``: '-f URL')."""
-    install = q("%s==%s" % (project, release)) + (" " + source if source else "")
+    one for, from the index or links the paste's own pip command named (``source``: ('-f', URL))."""
+    install = q("%s==%s" % (project, release)) + (" %s %s" % (source[0], q(source[1])) if source else "")
     return say("keep %s %s in an environment with Python %s, which it has wheels for: %s" % (
         project, release, python, "%s"), supported_python_fix(python, install, platform))
 

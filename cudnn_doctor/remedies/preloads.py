@@ -27,6 +27,13 @@ def drop_preload_fix(facts: Facts, res: Resolution, then_fix: Optional[Fix] = No
     return then(drop, then_fix) if then_fix is not None else drop
 
 
+def one_after_another(fixes: Sequence[Optional[Fix]]) -> Optional[Fix]:
+    """The fixes that are there, one after the other (what dropping a preload leaves each framework to do); None where
+    none is."""
+    found = [f for f in fixes if f is not None]
+    return then(*found) if found else None
+
+
 def _entry(facts: Facts, path: str) -> str:
     """The LD_PRELOAD entry that named this file (a bare name the loader found, or the path itself)."""
     base = os.path.basename(path)

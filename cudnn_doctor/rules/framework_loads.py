@@ -14,9 +14,8 @@ from ..queries import (compiled_cudnn, copy_for_path, working_copy, cudnn_pin_fl
                        own_cudnn_wheel_dir)
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
-from ..remedies.preloads import drop_preload_fix
+from ..remedies.preloads import drop_preload_fix, one_after_another
 from ..remedies.runtime import cudnn_not_older_than_build_fix, unresolved_cudnn_fix
-from ..remedies.shell import then
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
@@ -158,8 +157,7 @@ def _after_the_preload_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, res
     parts = [_behind_the_preload_fix(facts, compat, fw, res, built)] + [
         whole_environment_fix(facts, compat, other, unresolved_cudnn_fix(facts, compat, other, major))
         for other in facts.python.frameworks if other is not fw and _left_without(facts, other, res, major)]
-    found = [f for f in parts if f is not None]
-    return then(*found) if found else None
+    return one_after_another(parts)
 
 
 def _left_without(facts: Facts, fw: FrameworkFacts, res: Resolution, major: Optional[int]) -> bool:
