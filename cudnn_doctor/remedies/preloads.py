@@ -12,10 +12,12 @@ from .loader import ld_preload_fix
 from .shell import q, run, then
 
 
-def drop_preload_fix(facts: Facts, res: Resolution, then_fix: Optional[Fix] = None) -> Fix:
+def drop_preload_fix(facts: Facts, res: Resolution, then_fix: Optional[Fix] = None,
+                     others: Sequence[Fix] = ()) -> Fix:
     """The preload a framework's cuDNN request was answered by, taken away where it was set: LD_PRELOAD without its
     entry in this shell, or its line deleted from /etc/ld.so.preload (root: the file is the machine's); then
-    ``then_fix``, which while the preload stands changes nothing the process loads first."""
+    ``then_fix``, which while the preload stands changes nothing the process loads first, and ``others``: what the
+    other frameworks the same preload answered need once it is gone."""
     if res.via == ETC_PRELOAD:  # the line names the file by its path or by its bare name
         names = dict.fromkeys([res.path or "", (res.path or "").rsplit("/", 1)[-1]])
         lines = " ".join("-e %s" % q("\\|^%s$|d" % e) for e in names)
@@ -24,14 +26,8 @@ def drop_preload_fix(facts: Facts, res: Resolution, then_fix: Optional[Fix] = No
         entry = _entry(facts, res.path or "")
         keep: Sequence[str] = [p for p in facts.loader.ld_preload if p != entry]
         drop = ld_preload_fix(keep)
-    return then(drop, then_fix) if then_fix is not None else drop
-
-
-def one_after_another(fixes: Sequence[Optional[Fix]]) -> Optional[Fix]:
-    """The fixes that are there, one after the other (what dropping a preload leaves each framework to do); None where
-    none is."""
-    found = [f for f in fixes if f is not None]
-    return then(*found) if found else None
+    steps = [f for f in [then_fix, *others] if f is not None]
+    return then(drop, *steps) if steps else drop
 
 
 def _entry(facts: Facts, path: str) -> str:

@@ -14,7 +14,7 @@ from ..queries import (compiled_cudnn, copy_for_path, working_copy, cudnn_pin_fl
                        own_cudnn_wheel_dir)
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
-from ..remedies.preloads import drop_preload_fix, one_after_another
+from ..remedies.preloads import drop_preload_fix
 from ..remedies.runtime import cudnn_not_older_than_build_fix, unresolved_cudnn_fix
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
@@ -142,22 +142,20 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="ld.so loads %s before the program and matches the framework's own request for %s against it, "
                    "whatever its RPATH or its own preload say; the framework was built with cuDNN %s and stops: "
                    "'%s' [%s]." % (res.via, res.name, built, verdict.why, verdict.source.split(" ")[0]),
-            remedy=drop_preload_fix(facts, res, _after_the_preload_fix(facts, compat, fw, res, built)),
+            remedy=drop_preload_fix(facts, res, _behind_the_preload_fix(facts, compat, fw, res, built),
+                                    _left_without_fixes(facts, compat, fw, res)),
             evidence={"framework": fw.name, "preloaded": res.path, "via": res.via, "loads_version": copy.version,
                       "reports_version": behind or copy.version, "built_with": built}, catalogue=["E1", "E2"]))
     return out
 
 
-def _after_the_preload_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, res: Resolution,
-                           built: str) -> Optional[Fix]:
-    """What the framework then meets (below), and, for every other framework the same preload answered that finds no
-    cuDNN of that major on its own path, where to find one (draw 301130-11: with LD_PRELOAD gone for torch, ONNX
-    Runtime 1.22, whose library searches only its own folder, found no libcudnn.so.9)."""
+def _left_without_fixes(facts: Facts, compat: Compat, fw: FrameworkFacts, res: Resolution) -> List[Fix]:
+    """For every other framework the same preload answered that finds no cuDNN of that major on its own path once it
+    is gone, where to find one (draw 301130-11: with LD_PRELOAD gone for torch, ONNX Runtime 1.22, whose library
+    searches only its own folder, found no libcudnn.so.9)."""
     major = soname_major(res.name)
-    parts = [_behind_the_preload_fix(facts, compat, fw, res, built)] + [
-        whole_environment_fix(facts, compat, other, unresolved_cudnn_fix(facts, compat, other, major))
-        for other in facts.python.frameworks if other is not fw and _left_without(facts, other, res, major)]
-    return one_after_another(parts)
+    return [whole_environment_fix(facts, compat, other, unresolved_cudnn_fix(facts, compat, other, major))
+            for other in facts.python.frameworks if other is not fw and _left_without(facts, other, res, major)]
 
 
 def _left_without(facts: Facts, fw: FrameworkFacts, res: Resolution, major: Optional[int]) -> bool:
