@@ -34,6 +34,8 @@ def users_update(home: Path) -> Path:
 
 
 def _pytest(args, env, cwd: Path) -> subprocess.CompletedProcess:
+    """An inner session of its own: the outer run's PYTEST_ADDOPTS (CI's `-m slow`) would deselect its tests."""
+    env = {k: v for k, v in env.items() if k != "PYTEST_ADDOPTS"}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", *args],
                           cwd=str(cwd), env=env, capture_output=True, text=True, timeout=600)
 
