@@ -115,7 +115,8 @@ _PACKAGE = re.compile(r"(?m)^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?([A-Za-z][\w.-]
 # a path's python3.6/, "Python 3.6.9", a `conda list` or `pip list` row ("python    3.6.12"), Python310\, cp310
 _PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_W + r"Python(?: version)?:? (\d\.\d{1,2})(?:\.\d+)?\b", re.I),
            re.compile(r"^[ \t]*python[ \t]{2,40}(3\.\d{1,2})\.\d+\b", re.I | re.M),
-           re.compile(r"(?<![\w.])Python(3)(\d{1,2})[/\\]", re.I), re.compile(r"(?<![\w.])cp(3)(\d{1,2})\b"))
+           re.compile(r"(?<![\w.])Python(3)(\d{1,2})[/\\]", re.I), re.compile(r"(?<![\w.])cp(3)(\d{1,2})\b"),
+           re.compile(r"(?<![A-Za-z0-9_./])python(3\.\d{1,2})\.\d{1,2}(?![\d.])", re.I))  # "使用python3.11.4"
 _CUDA_BUILD = (re.compile(r"CUDA used to build PyTorch:\s*(\d{1,2}\.\d)"),
                re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d)"),
                re.compile(r"(?<![\w.])(?:CUDA runtime version|cudart version)[ \t]*:?[ \t]*(\d{4,5}|\d{1,2}\.\d)\b", re.I),
@@ -136,7 +137,8 @@ _GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|G
 STATED_CC = re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?::\s*)?(?:of\s*)?(\d{1,2}\.\d)", re.I)
 _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), STATED_CC)
 _OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files"
-                              r"|(?<![\w.])(?:Windows (?:1[01]|7|8(?:\.1)?|Server)|on[ \t]{1,3}Windows)\b", re.I)),
+                              r"|(?<![\w.])(?:Windows (?:1[01]|7|8(?:\.1)?|Server)|on[ \t]{1,3}Windows)\b"
+                              r"|(?<![\w.])win1[01](?![A-Za-z0-9_.])", re.I)),  # "win11下": a CJK letter is \w too
        ("wsl", re.compile(r"/usr/lib/wsl\b|microsoft-standard-WSL|(?<![\w.])WSL2?\b")),
        # a shell prompt on Docker's default hostname, the container's 12-hex-digit id ("root@3f2a9c0d1b7e:/app#")
        ("container", re.compile(r"(?<![\w.])(?:docker|containerd|OCI runtime|kubepods|nvidia-container-cli)\b"

@@ -79,6 +79,8 @@ def tensorflow_wheels_fix(version: str) -> Fix:
 def tensorflow_native_windows_fix(last_native_gpu: str, tested: Optional[Dict[str, Any]]) -> Fix:
     """TensorFlow past its last native-Windows GPU release: WSL2, or that release (with its tested CUDA and cuDNN)."""
     pair = (" with CUDA %s and cuDNN %s (its tested build)" % (tested["cuda"], tested["cudnn"])) if tested else ""
+    if tested and tested.get("python"):  # its wheels stop at that Python (a newer one finds no release)
+        pair += " on Python %s" % tested["python"]
     native = 'pip install "tensorflow==%s.*"' % mm_text(last_native_gpu)
     return or_else(said("Run TensorFlow in WSL2 with `%s`", 'pip install "tensorflow[and-cuda]"'),
                    said("`%s`" + pair.replace("%", "%%") + ".", native), "%s, or %s")

@@ -359,7 +359,7 @@ FAMILIES = [
     ("jax-plugin-not-jaxlibs-release", JAX_PLUGIN, ["jax-cuda12-plugin 0.9.2", "jaxlib 0.9.0.1"],
      ["jax-cuda12-plugin==0.9.0.1 jax-cuda12-pjrt==0.9.0.1"], []),
     ("tf-no-gpu-platform-unsaid", TF_NO_GPU, ["TensorFlow 2.12.0", "native Windows (2.10.0 was the last"],
-     ["WSL2", "tensorflow==2.10.*", "CUDA 11.8 and cuDNN 8.6"], []),
+     ["WSL2", "tensorflow==2.10.*", "on Python 3.7-3.10", "CUDA 11.8 and cuDNN 8.6"], []),
     ("tf-no-gpu-linux", TF_NO_GPU_LINUX, ["[and-cuda] extra"], ['tensorflow[and-cuda]==2.15.0'], ["Windows"]),
     ("tf-no-gpu-release-unsaid", "Num GPUs Available:  0", ["CPU-only TensorFlow"], ['tensorflow[and-cuda]'], []),
     # a plugin release PyPI's index does not hold: JAX's CUDA extra brings all three at one release
@@ -384,6 +384,10 @@ FAMILIES = [
      ["nvidia.__path__", "LD_LIBRARY_PATH"], []),
     ("tf-and-cuda-other-release", TF_AND_CUDA_EMPTY.replace("tensorflow[and-cuda]", "tensorflow[and-cuda]==2.18.0"),
      ["TensorFlow 2.18.0 lists no GPU"], ["tensorflow[and-cuda]==2.18.0"], ["nvidia.__path__"]),
+    # https://github.com/PaddlePaddle/Paddle/issues/54995: "win11" is Windows (the py launcher, Scripts\activate)
+    ("pip-pinned-release-win11", "win11下使用python3.11.4和CUDA12.2无法安装\nERROR: Could not find a version that "
+     "satisfies the requirement paddlepaddle-gpu==2.4.2 (from versions: none)", ["has no wheel for Python 3.11"],
+     ["py -3.10 -m venv", ".venv-py310\\Scripts\\activate"], []),
     ("pip-none-index-not-held", "ERROR: Could not find a version that satisfies the requirement acme-gpu==1.0 "
      "(from versions: none)\nPython 3.13.1", ["acme-gpu for Python 3.13"], ["older Python"], []),
 ]
