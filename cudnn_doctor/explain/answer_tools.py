@@ -102,12 +102,14 @@ def _tf_no_gpu(ev: Evidence, compat: Compat) -> Answer:
     and tensorflow_linux tables, as CD703 and TensorFlow's own install page say)."""
     tf = ev.facts.program("TensorFlow")
     release = ver(tf.release) if tf and tf.release else None
-    if "[and-cuda]" in ev.text and (release is None or release.release[:2] == (2, 16)):
-        known = next(iter(r for r in compat.known_bad("tensorflow", str(release or "2.16.1"))
-                          if r.get("no_gpu_with_wheels")), None)
-        if known is not None:  # installed as its page says, yet no GPU: the release's own bug, where the text allows it
-            return Answer("%s%s (%s)" % ("" if release else "if this is TensorFlow 2.16: ", known["problem"],
-                                          known["source"].split(" ")[0]), tools.tf_wheels_on_path_fix())
+    if "[and-cuda]" in ev.text:  # installed as its page says, yet no GPU: a release's own bug, where the text allows it
+        rows = compat.known_bad("tensorflow", str(release)) if release else compat.flagged("tensorflow",
+                                                                                           "no_gpu_with_wheels")
+        known = next((r for r in rows if r.get("no_gpu_with_wheels")), None)
+        if known is not None:
+            return Answer("%s%s (%s)" % ("" if release else "if this is TensorFlow %s: " % known["version"].lstrip("=<>~"),
+                                          known["problem"], known["source"].split(" ")[0]),
+                          tools.tf_wheels_on_path_fix())
     last_gpu, wheels_from = compat.tensorflow_last_windows_gpu(), compat.tensorflow_pip_wheels_from()
     if release is None or last_gpu is None or wheels_from is None:
         return Answer("TensorFlow lists no GPU: a CPU-only TensorFlow (2.11 and newer on native Windows, or one "

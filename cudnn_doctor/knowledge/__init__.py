@@ -114,6 +114,7 @@ class Compat:
     known_bad = forward(KnownBadKnowledge.known_bad)
     harmless_warnings = forward(KnownBadKnowledge.harmless_warnings)
     dropped_gpus = forward(KnownBadKnowledge.dropped_gpus)
+    flagged = forward(KnownBadKnowledge.flagged)
     symptoms = forward(KnownBadKnowledge.symptoms)
     status_name = forward(KnownBadKnowledge.status_name)
     status_entries = forward(KnownBadKnowledge.status_entries)

@@ -55,6 +55,12 @@ class KnownBadKnowledge(Domain):
                 out.append(dict(row, status=status, source=source))
         return out
 
+    def flagged(self, component: str, flag: str) -> List[Dict[str, Any]]:
+        """[component]'s rows that carry ``flag`` (TensorFlow's `no_gpu_with_wheels`), whatever their release: for a
+        text that names none."""
+        table = self.table("known_bad", component)
+        return [dict(r, source=row_source(table, r)[1]) for r in table.get("rows", []) if r.get(flag)]
+
     def dropped_gpus(self, component: str) -> List[Dict[str, Any]]:
         """[component]'s rows that name GPUs its binaries dropped (`below_cc`), lowest floor first: the first row a
         GPU is below names the last release with kernels for it."""

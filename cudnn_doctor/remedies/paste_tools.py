@@ -27,7 +27,7 @@ def cusolver_handle_fix(cuda_major: int) -> Fix:
     nvcc = "nvidia-cuda-nvcc-cu%s" % cuda_major
     return say("install JAX's CUDA wheels at releases made for each other: %s, keeping " + nvcc + " (its ptxas) no "
                "newer than the CUDA the driver runs (the 'CUDA Version' %s prints); if GPU memory is short, let XLA "
-               "allocate as it goes: %s", run(pip('install -U "jax[cuda%s]"' % cuda_major)),
+               "allocate as it goes: %s", jax_cuda_extra_fix(cuda_major),
                run(on_machine("nvidia-smi", privileged=False)), run("export XLA_PYTHON_CLIENT_PREALLOCATE=false"))
 
 
