@@ -13,7 +13,7 @@ from ..remedies.explain import in_program_environment
 from ..results import Report
 from .answer import answer
 from .answered import Answer
-from .bounded import bounded_paste
+from .bounded import bounded_paste, plain_punctuation
 from .decode import decode
 from .evidence import Evidence
 from .here import startup_blocker
@@ -72,7 +72,7 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
             timeout: Optional[float] = None) -> ExplainReport:
     """Explain `text` on the machine under `root` (or, with check=False, from the text alone)."""
     compat = load_compat()
-    text = bounded_paste(text)
+    text = bounded_paste(plain_punctuation(text))
     ex = Explanation(matches=match_symptoms(text, compat), sonames=extract_sonames(text),
                      versions=parse_versions(text))
     ex.rules = routed_rules(ex.matches)

@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_builds as builds, paste_runtime as rt
-from ..remedies.paste_answers import cupy_wheel_of_cuda_fix
+from ..remedies.paste_answers import cupy_wheel_of_cuda_fix, torch7_loaded_branch_fix
 from ..versions import major_of, split_soname, ver
 from .answer_facts import from_loader, from_releases
 from .answer_builds import from_extension_abi
@@ -33,6 +33,11 @@ def _checks(ev: Evidence, compat: Compat) -> Optional[Answer]:
     major = major_of(bad.compiled)
     if bad.library == "TensorRT":
         return Answer(cause, rt.trt_rebuild_fix())
+    loaded = major_of(bad.runtime)
+    branches = (compat.version_check_rule(bad.framework, bad.library) or {}).get("branches", [])
+    if loaded is not None and "R%d" % loaded in branches:  # Torch7's cudnn.torch: a branch of the bindings per cuDNN major
+        return Answer(cause + "; the cudnn.torch bindings bind one cuDNN major per branch (R%s for cuDNN %s)" % (
+            major, major), torch7_loaded_branch_fix(loaded))
     if bad.library != "cuDNN" or major is None:
         return Answer(cause, paste.toolkit_release_fix(compat, bad.compiled, ev.platform))
     # The CUDA the program itself says it needs (ONNX Runtime's "CUDA 12.*"), else its build's, else one stated.

@@ -11,7 +11,7 @@ from ..knowledge import Compat
 from ..remedies import paste, paste_python as py_fix, paste_runtime as rt
 from packaging.version import Version
 
-from ..versions import major_of, ver
+from ..versions import major_of, tag_cuda, ver
 from .answered import Answer
 from .evidence import Evidence, LoaderFailure
 from .paste_facts import PasteFacts
@@ -144,22 +144,36 @@ _TORCH_MINIMUM = re.compile(r"minimum cuda capability (?:that we support|support
                             re.I)
 
 
+# The programs a paste names that run no framework's kernels: the driver's and the container's tools.
+_NOT_FRAMEWORKS = ("nvidia-smi", "modprobe", "docker", "nvidia-container-cli")
+
+
 def _dropped_gpu(ev: Evidence, compat: Compat, cc: Optional[str], release: Optional[str]) -> Optional[Answer]:
     """A GPU PyTorch's binaries dropped: the release the paste names, or, where it names none, the floor PyTorch
     itself printed. The lowest floor the GPU is below names the last release with kernels for it."""
     stated = _TORCH_MINIMUM.search(ev.text)
-    if cc is None or ver(cc) is None or (release is None and stated is None):
+    arch = compat.arch_for_cc(cc) if cc and ver(cc) is not None else None
+    # A GPU of an architecture NVIDIA retired, named beside a status error of a paste that names no release and no
+    # other framework (stable-diffusion-webui-9589: a Tesla K80 with CUDNN_STATUS_NOT_INITIALIZED): the builds of
+    # today dropped it, and PyTorch's rows name the last release with kernels for it.
+    retired = bool(arch and arch.last_cuda and ev.statuses and
+                   all(p.name in _NOT_FRAMEWORKS or p.name == "PyTorch" for p in ev.facts.programs))
+    if cc is None or ver(cc) is None or (release is None and stated is None and not retired):
         return None
     rows = compat.known_bad("torch", release) if release else compat.dropped_gpus("torch")
     row = next((r for r in sorted((r for r in rows if r.get("below_cc")), key=lambda r: _v(r["below_cc"]))
                 if _v(cc) < _v(r["below_cc"])), None)
     if row is None:
         return None
-    arch = compat.arch_for_cc(cc)
     floor = stated.group(1) if stated else row["below_cc"]
     said = "PyTorch %s" % release if release else "PyTorch (its minimum is compute capability %s)" % floor
     cause = "%s has no kernels for this %s GPU (compute capability %s): %s" % (
         said, arch.name if arch else "old", cc, row["problem"])
+    if arch and release is None and stated is None:
+        cause = "%s is a %s GPU (compute capability %s), which today's builds dropped: CUDA %s was the last to " \
+            "build for it and driver R%s the last branch to drive it; %s" % (
+                next((g.value for g in ev.facts.gpus), "this GPU"), arch.name, cc, arch.last_cuda,
+                arch.last_driver_branch or "?", row["problem"])
     if row.get("last_cuda"):
         return Answer(cause, py_fix.torch_release_fix(compat, row["last_release"], row["last_cuda"],
                                                       "the last with kernels for it"))
@@ -171,7 +185,9 @@ def from_warnings(ev: Evidence, compat: Compat) -> Optional[Answer]:
     check = next((c for c in ev.checks if c.framework == "TensorRT" and c.library == "cuDNN"), None)
     if check is None or not check.runtime or major_of(check.runtime) != major_of(check.compiled):
         return None
-    row = next((r for r in compat.harmless_warnings("tensorrt") if r["warning"] in ev.text), None)
+    # The row of the warning this version check prints (`check`), which users often retell in their own words.
+    row = next((r for r in compat.harmless_warnings("tensorrt")
+                if r["warning"] in ev.text or r.get("check") == check.library), None)
     if row is None:
         return None
     return Answer("a warning, not an error: TensorRT was built with cuDNN %s and loaded %s (the same major); %s" % (
@@ -320,3 +336,25 @@ def forward_compat(ev: Evidence, compat: Compat) -> Optional[Answer]:
              "refuses it (error 804)" % (("the %s is a consumer GPU" % gpu) if gpu else "this GPU",
                                          (", in %s" % folder) if folder else ""))
     return Answer(cause, rt.drop_folder_fix(folder, "the cuda-compat libcuda") if folder else rt.remove_compat_fix())
+
+
+def build_reach(ev: Evidence, compat: Compat) -> str:
+    """Where the GPU is not named: how far the failing build's CUDA reaches ('; a build for CUDA 10.1 has kernels up
+    to Turing GPUs: Ampere GPUs (compute capability 8.0 and up) need a build for CUDA 11.0 or newer'), from the
+    build tag (+cu101), else the CUDA the text names. A GPU newer than that is the usual cause
+    (Factor-Graph-Neural-Network-4: torch 1.5.1+cu101 on an RTX 3080 Ti)."""
+    torch = ev.facts.program("PyTorch")
+    cuda = tag_cuda(torch.tag if torch else None) or ev.facts.build_cuda() or next(iter(ev.cuda), None)
+    if cuda is None or ver(cuda) is None:
+        return ""
+    known = [(cc, arch) for arch in compat.architectures() for cc in arch.ccs
+             if ver(arch.first_cuda_for(cc)) is not None and _v(arch.first_cuda_for(cc)) <= _v(cuda)]
+    later = [(cc, arch) for arch in compat.architectures() for cc in arch.ccs
+             if ver(arch.first_cuda_for(cc)) is not None and _v(arch.first_cuda_for(cc)) > _v(cuda)]
+    if not known or not later:
+        return ""
+    top_arch = max(known, key=lambda pair: _v(pair[0]))[1]
+    nxt, nxt_arch = min(later, key=lambda pair: _v(pair[0]))
+    return "; a build for CUDA %s has kernels up to %s GPUs: %s GPUs (compute capability %s and up) need a build " \
+        "for CUDA %s or newer" % (cuda, top_arch.name, nxt_arch.name, nxt, nxt_arch.first_cuda_for(nxt))
+

@@ -13,7 +13,7 @@ from ..remedies.containers import container_gpu_fix, container_toolkit_fix, cont
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_framework_build_fix, driver_or_older_cuda_fix,
                                       framework_build_for_cuda_fix, with_python_note)
 from ..versions import major_of
-from .answer_facts import cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
+from .answer_facts import build_reach, cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
 from .answer_builds import from_builds
 from .answer_dlopen import from_dlopen
 from .answer_states import from_states
@@ -115,11 +115,12 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
             (" " + ev.drivers[0]) if ev.drivers else ""), rt.ptx_driver_fix(platform))
     if kind == "cublas-handle":
         return Answer("cuBLAS could not create its handle (CUBLAS_STATUS_NOT_INITIALIZED): almost always GPU "
-                      "memory ran out", rt.memory_fix())
+                      "memory ran out; else the CUDA compute cache (~/.nv) is not writable by this user (owned by "
+                      "root after a run under sudo)", rt.cublas_handle_fix())
     if kind == "execution-failed":
         return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
-                      "build predates this GPU's architecture (compute capability), else memory or the driver%s"
-                      % _stated(ev),
+                      "build predates this GPU's architecture (compute capability), else memory or the driver%s%s"
+                      % (_stated(ev), "" if gpu_cc(ev, compat) else build_reach(ev, compat)),
                       _arch_fix(ev, compat, ev.gpu_cc, _framework(ev) or "PyTorch", tagged_only=True))
     if kind == "nvrtc-builtins":
         return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
@@ -166,7 +167,8 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         # CUDA_ERROR_JIT_COMPILER_NOT_FOUND (221) existed (libgpuarray-289: libnvidia-ptxjitcompiler.so was missing)
         jit = not cc and ev.platform != "windows" and bool(re.search(r"NO_BINARY_FOR_GPU|NoBinaryForGpu", ev.text))
         return Answer("the build%s has no kernels for this GPU%s%s%s" % (
-            (" (%s's, for CUDA %s)" % (other, built)) if other and built else "", _arch_words(ev, compat, cc),
+            (" (%s's, for CUDA %s)" % (other, built)) if other and built else "",
+            _arch_words(ev, compat, cc) or ("" if jit else build_reach(ev, compat)),
             python or "", "; or, where it carries only PTX, the driver's PTX JIT compiler library "
             "(libnvidia-ptxjitcompiler.so.1) is missing, which older drivers report the same way" if jit else ""),
             rt.ptx_jit_or_arch_fix(fix) if jit else with_python_note(fix, python) if python else fix)

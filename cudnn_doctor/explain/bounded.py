@@ -75,6 +75,18 @@ def _anchored_lines(middle: str) -> List[str]:
     return kept
 
 
+# Typographic quotes and full-width punctuation, as word processors, chat tools and CJK input methods write the
+# messages users retell ("couldn‘t communicate", "cuda：11.7"), read as the ASCII the programs print; one character for
+# one, so every span stays where it was.
+_PLAIN = {**{c: "'" for c in range(0x2018, 0x201C)}, 0x2032: "'", 0x201C: '"', 0x201D: '"', 0x201E: '"',
+          **{c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}}
+
+
+def plain_punctuation(text: str) -> str:
+    """`text` with typographic quotes and full-width ASCII forms as their ASCII characters."""
+    return text.translate(_PLAIN)
+
+
 def bounded_paste(text: str) -> str:
     """`text` as explain reads it: unchanged when short and without a giant token, else cut as the module says."""
     if len(text) > _WHOLE_MAX:

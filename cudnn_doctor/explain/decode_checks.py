@@ -7,7 +7,7 @@ import re
 from typing import List, Optional, Tuple
 
 from ..knowledge import Compat
-from ..versions import ver
+from ..versions import decode_cudnn, ver
 from .evidence import VersionCheck
 from .parse import parse_versions
 
@@ -17,10 +17,15 @@ _MORE = (
                                          r"([\d.]+)", re.I), "cr"),
     ("PaddlePaddle", "CUDA", re.compile(r"compiled with CUDA ([\d.]+), but CUDA runtime version in your machine "
                                         r"is ([\d.]+)", re.I), "cr"),
-    ("TensorRT", "cuDNN", re.compile(r"TensorRT was linked against cuDNN ([\d.]+) but loaded cuDNN ([\d.]+)"), "cr"),
+    # TensorRT's own words, and as users retell them ("tensorrt is linked to cuDNN 8.6.0 but cuDNN 8.5.0 is loaded")
+    ("TensorRT", "cuDNN", re.compile(r"TensorRT (?:was|is) linked (?:against|to) cuDNN ([\d.]+),? but (?:loaded )?"
+                                     r"cuDNN ([\d.]+)", re.I), "cr"),
     ("TensorRT", "TensorRT", re.compile(r"expecting library version ([\d.]+) got ([\d.]+)"), "rc"),
 )
 _ORT = re.compile(r"Require cuDNN (\d+)\.\* and CUDA (\d+)\.\*")
+# Lua Torch7's cudnn.torch: the major its branch binds, and the loaded cuDNN's cudnnGetVersion() number
+_TORCH7 = re.compile(r"These bindings are for CUDNN (\d{1,2})\.x\b[^\n]{0,60}?while the loaded CuDNN is version:?[ \t]*"
+                     r"(\d{4,5})\b", re.I)
 
 
 def _parts(release: str) -> Tuple[int, ...]:
@@ -61,6 +66,8 @@ def decode_checks(text: str, compat: Compat) -> List[VersionCheck]:
         for m in pattern.finditer(text):
             runtime, compiled = (m.group(1), m.group(2)) if order == "rc" else (m.group(2), m.group(1))
             out.append(_check(compat, framework, library, runtime, compiled))
+    for m in _TORCH7.finditer(text):
+        out.append(_check(compat, "Torch7 cudnn.torch", "cuDNN", decode_cudnn(int(m.group(2))) or "", m.group(1)))
     for m in _ORT.finditer(text):
         out += [_check(compat, "ONNX Runtime", "cuDNN", "", m.group(1)),
                 _check(compat, "ONNX Runtime", "CUDA", "", m.group(2))]

@@ -132,7 +132,7 @@ _CUDA_PATH = re.compile(r"(?<![\w.+-])cuda-(\d{1,2}\.\d)(?=/|\b)")
 _DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library version|Kernel Module|NVRM version:"
                      r"[^\n]{0,60}?Kernel Module)[ \t]*:?[ \t]*(\d{3}\.\d{2,3}(?:\.\d{1,3})?)\b", re.I)
 _GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|GTX|GT|Ti|SUPER|[A-Z]{0,2}\d{2,4}\w*))+"
-                  r"|NVIDIA [ABHL]\d{1,3}\w*|(?:RTX|GTX) ?\d{3,4}\b(?: Ti\b)?)")
+                  r"|(?i:NVIDIA) [ABHLKMPTV]\d{1,3}\w*|(?:RTX|GTX) ?\d{3,4}\b(?: Ti\b)?)")
 # A compute capability stated ("cuda capability 3.0", Paddle's "GPU Compute Capability: 8.6"), and any sm_XX.
 STATED_CC = re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?::\s*)?(?:of\s*)?(\d{1,2}\.\d)", re.I)
 _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), STATED_CC)

@@ -30,6 +30,15 @@ def torch7_branch_fix(install_fix: Fix, branches: str) -> Fix:
                "https://github.com/soumith/cudnn.torch and build it with luarocks make", install_fix, branches)
 
 
+def torch7_loaded_branch_fix(major: int) -> Fix:
+    """The cudnn.torch branch that binds the cuDNN major the loader found, built by luarocks (the bindings are Lua
+    and build in seconds; the cuDNN stays as it is)."""
+    line = "git clone -b R%d https://github.com/soumith/cudnn.torch.git && cd cudnn.torch && luarocks make " \
+        "cudnn-scm-1.rockspec" % major
+    return run(line, text="build the cudnn.torch bindings of branch R%d, which bind the cuDNN %d installed: `%s`; or "
+                          "install the cuDNN major your bindings' branch binds" % (major, major, line))
+
+
 def driver_or_older_cuda_fix(driver_fix: Fix, runs: str) -> Fix:
     """A driver for the CUDA the program's PTX was built with, or a build with the CUDA the driver runs."""
     return say("%s; or build with CUDA %s or older, which it runs", driver_fix, runs)

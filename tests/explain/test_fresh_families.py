@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cudnn_doctor.explain import explain
+from cudnn_doctor.explain.bounded import plain_punctuation
 
 # https://github.com/alievk/avatarify-python/issues/58: no PyTorch wheel since 0.3.0 has kernels for compute
 # capability 3.0; the answer had been a cu118 build "for CUDA 6.0 or newer"
@@ -390,7 +391,52 @@ FAMILIES = [
      ["py -3.10 -m venv", ".venv-py310\\Scripts\\activate"], []),
     ("pip-none-index-not-held", "ERROR: Could not find a version that satisfies the requirement acme-gpu==1.0 "
      "(from versions: none)\nPython 3.13.1", ["acme-gpu for Python 3.13"], ["older Python"], []),
+    # A GPU of a retired architecture beside a status error, no release named: compat/gpu_arch.toml names its last
+    # CUDA and driver branch, compat/known_bad.toml [torch] the last PyTorch with kernels for it
+    ("retired-gpu-status", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\nGPU: NVIDIA Tesla K40m",
+     ["Kepler", "compute capability 3.5", "CUDA 11.8 was the last", "R470"], ["torch==1.13.1", "cu117"], []),
+    # TensorRT's cuDNN minor warning, in its own words and as a user retells it: the same major, so a warning
+    ("trt-cudnn-minor-warning", "[TRT] [W] TensorRT was linked against cuDNN 8.9.0 but loaded cuDNN 8.8.0",
+     ["a warning, not an error", "8.9.0", "8.8.0"], ["nothing to fix"], []),
+    # THC's words for CUBLAS_STATUS_NOT_INITIALIZED; the compute cache a sudo run left to root is the other cause
+    ("cublas-not-initialized-thc", "THCudaCheck FAIL\ncublas runtime error : library not initialized at "
+     "/pytorch/aten/src/THC/THCGeneral.cpp:216", ["CUBLAS_STATUS_NOT_INITIALIZED", "~/.nv"],
+     ["nvidia-smi", 'chown -R "$(id -u):$(id -g)" ~/.nv'], []),
+    # typographic quotes and full-width colons, as chat tools and CJK input methods retell a message
+    ("typographic-quotes", "NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver\uff1a "
+     "Make sure that the latest NVIDIA driver is installed and running.", ["kernel module"], ["modprobe"], []),
+    # Lua Torch7's cudnn.torch refusing a cuDNN of another major: the branch of the bindings for the one loaded
+    # (compat/frameworks.toml [version_checks] names the branches there are: R4-R7)
+    ("torch7-bindings-branch", "These bindings are for CUDNN 6.x (6005 <= cudnn.version > 7000) , while the loaded "
+     "CuDNN is version: 7102", ["cuDNN 6", "7.1.2"], ["git clone -b R7 https://github.com/soumith/cudnn.torch.git"],
+     []),
+    ("torch7-bindings-no-branch", "These bindings are for CUDNN 5.x (5005 <= cudnn.version > 6000) , while the "
+     "loaded CuDNN is version: 8005", ["cuDNN 5", "8.0.5"], ["cuDNN 5"], ["-b R8"]),
+    # The GPU unnamed: how far the build's CUDA reaches, from its tag or the CUDA the text names (compat/gpu_arch.toml)
+    ("build-reach-from-tag", "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+     "torch==1.7.1+cu101", ["CUDA 10.1 has kernels up to Turing", "Ampere", "CUDA 11.0 or newer"], ["torch"], []),
+    ("build-reach-stated", "RuntimeError: CUDNN_STATUS_EXECUTION_FAILED\npytorch 0.4.1\ncuda 9.2",
+     ["CUDA 9.2 has kernels up to Volta", "Turing", "CUDA 10.0 or newer"], ["torch"], []),
+    ("trt-cudnn-minor-retold", "I get this: tensorrt is linked to cuDNN 8.9.0 but cuDNN 8.8.1 is loaded",
+     ["a warning, not an error", "8.9.0", "8.8.1"], ["nothing to fix"], []),
 ]
+
+
+def test_plain_punctuation_keeps_every_span_where_it_was():
+    text = "cuda\uff1a11.7 \u201cquoted\u201d couldn\u2018t \uff08x\uff09"
+    plain = plain_punctuation(text)
+    assert plain == 'cuda:11.7 "quoted" couldn\'t (x)' and len(plain) == len(text)
+
+
+def test_a_gpu_today_s_builds_still_serve_is_not_called_retired():
+    ex = explain("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\nGPU: NVIDIA GeForce RTX 3090",
+                 check=False).explanation
+    assert "dropped" not in ex.answer.cause and "1.13.1" not in ex.fix.text
+
+
+def test_a_retired_gpu_under_another_framework_is_not_given_pytorch_s_release():
+    ex = explain("tensorflow: CUDNN_STATUS_NOT_INITIALIZED\nGPU: NVIDIA Tesla K80", check=False).explanation
+    assert "torch==" not in ex.fix.text
 
 
 @pytest.mark.parametrize("text, cause, fix, not_in_fix", [row[1:] for row in FAMILIES], ids=[row[0] for row in FAMILIES])
