@@ -10,6 +10,7 @@ from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_gpu_fix, container_toolkit_fix, container_toolkit_upgrade_fix
+from ..remedies.paste_tools import cublas_handle_fix, nvrtc_builtins_link_fix
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_framework_build_fix, driver_or_older_cuda_fix,
                                       framework_build_for_cuda_fix, with_python_note)
 from ..versions import major_of
@@ -116,7 +117,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "cublas-handle":
         return Answer("cuBLAS could not create its handle (CUBLAS_STATUS_NOT_INITIALIZED): almost always GPU "
                       "memory ran out; else the CUDA compute cache (~/.nv) is not writable by this user (owned by "
-                      "root after a run under sudo)", rt.cublas_handle_fix())
+                      "root after a run under sudo)", cublas_handle_fix())
     if kind == "execution-failed":
         return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
                       "build predates this GPU's architecture (compute capability), else memory or the driver%s%s"
@@ -125,6 +126,15 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "nvrtc-builtins":
         return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
             compat, major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
+    if kind == "nvrtc-builtins-missing":
+        shipped = next((s for s in ev.libraries if s.name.startswith("libnvrtc-builtins.so.")), None)
+        if shipped is not None:
+            return Answer("NVRTC could not open %s (%s's), which it loads at run time by that exact name: that "
+                          "release's NVRTC builtins are not on the loader's path, or PyTorch's libtorch download (or "
+                          "its CUDA 11 wheel) holds them under a hashed name (libnvrtc-builtins-<hash>.so.X.Y), which "
+                          "NVRTC does not look for" % (shipped.name, shipped.label),
+                          nvrtc_builtins_link_fix(shipped.name, paste.toolkit_library_fix(compat, shipped,
+                                                                                          "libnvrtc-builtins")))
     if kind == "cudnn-not-initialized":
         return Answer("cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): no usable driver or GPU, GPU "
                       "memory exhausted, or a cuDNN that does not fit the CUDA runtime and driver%s" % _stated(ev),

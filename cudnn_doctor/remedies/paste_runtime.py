@@ -60,14 +60,6 @@ def memory_fix() -> Fix:
                 "preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false)", "nvidia-smi")
 
 
-def cublas_handle_fix() -> Fix:
-    """cuBLAS could not start: GPU memory first; then the CUDA compute cache (~/.nv, CUDA_CACHE_PATH's default) that a
-    run as root left owned by root, which the user's own runs cannot write (cutorch#677)."""
-    return said("free GPU memory (`%s` lists the processes holding it) and lower the batch size; if a run as root "
-                "left the CUDA compute cache ~/.nv owned by root, give it back: `%s`", "nvidia-smi",
-                'sudo chown -R "$(id -u):$(id -g)" ~/.nv')
-
-
 def extension_cuda_fix(compat: Compat, toolkit: str, built: Optional[str]) -> Fix:
     """An extension's toolkit and PyTorch's CUDA differ: the PyTorch build for the toolkit's CUDA where PyTorch
     makes one for that CUDA major, else the toolkit PyTorch was built with on CUDA_HOME (`built`: None where the

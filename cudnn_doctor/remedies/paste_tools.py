@@ -146,3 +146,20 @@ def ctranslate2_cuda_fix(arm: bool) -> Fix:
 def gpu_build_fix() -> Fix:
     """A CPU-only build of a package whose CUDA build is not named: its CUDA build."""
     return advice("install the package's CUDA build (its install page names the pip package or index for each CUDA)")
+
+
+def nvrtc_builtins_link_fix(name: str, release_fix: Fix) -> Fix:
+    """NVRTC looks for `name` (libnvrtc-builtins.so.11.3) where a libtorch download holds it under a hashed name: a
+    link under the plain name, made in that folder; else the release's own NVRTC (`release_fix`)."""
+    link = "ln -s libnvrtc-builtins-*.so.%s %s" % (name.split(".so.", 1)[-1], name)
+    return run(link, text="where a hashed copy is there (libtorch's lib folder, or torch/lib of the wheel), link it "
+                          "under the plain name in that folder: `%s`; without one: %s" % (link, release_fix.text),
+               alternatives=list(release_fix.commands))
+
+
+def cublas_handle_fix() -> Fix:
+    """cuBLAS could not start: GPU memory first; then the CUDA compute cache (~/.nv, CUDA_CACHE_PATH's default) that a
+    run as root left owned by root, which the user's own runs cannot write (cutorch#677)."""
+    return said("free GPU memory (`%s` lists the processes holding it) and lower the batch size; if a run as root "
+                "left the CUDA compute cache ~/.nv owned by root, give it back: `%s`", "nvidia-smi",
+                'sudo chown -R "$(id -u):$(id -g)" ~/.nv')

@@ -417,6 +417,11 @@ FAMILIES = [
      "torch==1.7.1+cu101", ["CUDA 10.1 has kernels up to Turing", "Ampere", "CUDA 11.0 or newer"], ["torch"], []),
     ("build-reach-stated", "RuntimeError: CUDNN_STATUS_EXECUTION_FAILED\npytorch 0.4.1\ncuda 9.2",
      ["CUDA 9.2 has kernels up to Volta", "Turing", "CUDA 10.0 or newer"], ["torch"], []),
+    # NVRTC's builtins of its own release, by name: not on the path, or libtorch's hashed copy (pytorch#99781)
+    ("nvrtc-builtins-hashed", "terminate called after throwing an instance of 'c10::Error'\n  what():  nvrtc: error: "
+     "failed to open libnvrtc-builtins.so.11.7.\n  Make sure that libnvrtc-builtins.so.11.7 is installed correctly.",
+     ["libnvrtc-builtins.so.11.7", "CUDA 11.7", "hashed name"],
+     ["ln -s libnvrtc-builtins-*.so.11.7 libnvrtc-builtins.so.11.7", "CUDA 11.7 toolkit"], []),
     ("trt-cudnn-minor-retold", "I get this: tensorrt is linked to cuDNN 8.9.0 but cuDNN 8.8.1 is loaded",
      ["a warning, not an error", "8.9.0", "8.8.1"], ["nothing to fix"], []),
 ]
