@@ -10,7 +10,7 @@ from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_gpu_fix, container_toolkit_fix, container_toolkit_upgrade_fix
-from ..remedies.paste_tools import cublas_handle_fix, nvrtc_builtins_link_fix
+from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_link_fix
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_framework_build_fix, driver_or_older_cuda_fix,
                                       framework_build_for_cuda_fix, with_python_note)
 from ..versions import major_of
@@ -117,7 +117,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "cublas-handle":
         return Answer("cuBLAS could not create its handle (CUBLAS_STATUS_NOT_INITIALIZED): almost always GPU "
                       "memory ran out; else the CUDA compute cache (~/.nv) is not writable by this user (owned by "
-                      "root after a run under sudo)", cublas_handle_fix())
+                      "root after a run under sudo)", memory_or_compute_cache_fix())
     if kind == "execution-failed":
         return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
                       "build predates this GPU's architecture (compute capability), else memory or the driver%s%s"

@@ -9,10 +9,11 @@ import re
 from typing import Optional
 
 from ..knowledge import Compat
-from ..remedies import paste, paste_builds as builds, paste_runtime as rt
+from ..remedies import paste, paste_builds as builds
 from ..remedies.containers import docker_desktop_runtime_fix
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
+from ..remedies.paste_tools import memory_or_compute_cache_fix, no_device_fix
 from .answered import Answer
 from .evidence import Evidence
 
@@ -36,8 +37,8 @@ def _no_device(ev: Evidence) -> Answer:
         return Answer("CUDA sees no GPU inside the container: it was started without GPU access (or "
                       "CUDA_VISIBLE_DEVICES hides them)", visible_devices_or_unhide_fix())
     return Answer("CUDA sees no GPU (no CUDA-capable device): most often CUDA_VISIBLE_DEVICES hides them or names an "
-                  "index that does not exist; else a container started without GPUs, or no NVIDIA kernel module loaded",
-                  unhide_gpus_fix())
+                  "index that does not exist; else a container started without GPUs, or no NVIDIA kernel module loaded "
+                  "(after a kernel update, until a reboot)", no_device_fix())
 
 
 def _not_ready(ev: Evidence) -> Answer:
@@ -52,7 +53,9 @@ def _cudnn_handle(ev: Evidence) -> Answer:
     tf = "TensorFlow maps nearly all GPU memory when it starts, so " if ev.facts.runs("TensorFlow") or \
         "Failed to get convolution algorithm" in ev.text else ""
     return Answer("cuDNN failed to initialise its handle or workspace: %scuDNN finds no GPU memory left (most "
-                  "often); else a cuDNN/CUDA mismatch, printed in the lines above" % tf, rt.memory_fix())
+                  "often); else a cuDNN/CUDA mismatch, printed in the lines above, or a CUDA compute cache (~/.nv) "
+                  "that an earlier run left unwritable (as root) or stale (another driver)" % tf,
+                  memory_or_compute_cache_fix())
 
 
 def _driver_entry_missing(ev: Evidence) -> Answer:

@@ -157,9 +157,23 @@ def nvrtc_builtins_link_fix(name: str, release_fix: Fix) -> Fix:
                alternatives=list(release_fix.commands))
 
 
-def cublas_handle_fix() -> Fix:
-    """cuBLAS could not start: GPU memory first; then the CUDA compute cache (~/.nv, CUDA_CACHE_PATH's default) that a
-    run as root left owned by root, which the user's own runs cannot write (cutorch#677)."""
-    return said("free GPU memory (`%s` lists the processes holding it) and lower the batch size; if a run as root "
-                "left the CUDA compute cache ~/.nv owned by root, give it back: `%s`", "nvidia-smi",
-                'sudo chown -R "$(id -u):$(id -g)" ~/.nv')
+def memory_or_compute_cache_fix() -> Fix:
+    """A library could not start its handle: GPU memory first; then the CUDA compute cache (~/.nv, CUDA_CACHE_PATH's
+    default), which a run as root can leave unwritable and an older driver stale (cutorch#677; deep-rl-tensorflow#43:
+    `rm -rf ~/.nv` fixed TensorFlow's CUDNN_STATUS_INTERNAL_ERROR). CUDA rebuilds the cache on the next run; sudo,
+    because a cache a root run left is root's."""
+    return said("free GPU memory (`%s` lists the processes holding it), lower the batch size, and stop frameworks "
+                "preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false); if that is "
+                "not it, clear the CUDA compute cache, which CUDA rebuilds on the next run: `%s`", "nvidia-smi",
+                "sudo rm -rf ~/.nv/ComputeCache")
+
+
+def no_device_fix() -> Fix:
+    """CUDA sees no GPU and the paste does not say why: what CUDA_VISIBLE_DEVICES holds decides the first case; where
+    nvidia-smi fails too, the kernel module is not loaded, and after a kernel update only a reboot loads the module
+    built for the new kernel (deepnet#28)."""
+    return said("see what `%s` holds: if it is set, `%s` (or name a GPU index that exists); if `%s` fails too, "
+                "no NVIDIA kernel module is loaded: `%s`, and after a kernel update reboot so the module built for "
+                "the new kernel loads", "echo $CUDA_VISIBLE_DEVICES", "unset CUDA_VISIBLE_DEVICES", "nvidia-smi",
+                "sudo modprobe nvidia")
+

@@ -401,7 +401,15 @@ FAMILIES = [
     # THC's words for CUBLAS_STATUS_NOT_INITIALIZED; the compute cache a sudo run left to root is the other cause
     ("cublas-not-initialized-thc", "THCudaCheck FAIL\ncublas runtime error : library not initialized at "
      "/pytorch/aten/src/THC/THCGeneral.cpp:216", ["CUBLAS_STATUS_NOT_INITIALIZED", "~/.nv"],
-     ["nvidia-smi", 'chown -R "$(id -u):$(id -g)" ~/.nv'], []),
+     ["nvidia-smi", "sudo rm -rf ~/.nv/ComputeCache"], []),
+    # TensorFlow's cuDNN handle: memory first, then the compute cache an earlier run left (deep-rl-tensorflow#43)
+    ("cudnn-handle-cache", "E tensorflow/stream_executor/cuda/cuda_dnn.cc:385] could not create cudnn handle: "
+     "CUDNN_STATUS_INTERNAL_ERROR", ["GPU memory", "~/.nv"], ["TF_FORCE_GPU_ALLOW_GROWTH=true",
+                                                               "sudo rm -rf ~/.nv/ComputeCache"], []),
+    # no GPU seen, the paste silent on why: CUDA_VISIBLE_DEVICES first, then the kernel module (deepnet#28: a kernel
+    # update without a reboot)
+    ("no-device-unexplained", "RuntimeError: CUDA error: no CUDA-capable device is detected",
+     ["CUDA_VISIBLE_DEVICES", "kernel module"], ["unset CUDA_VISIBLE_DEVICES", "sudo modprobe nvidia", "reboot"], []),
     # typographic quotes and full-width colons, as chat tools and CJK input methods retell a message
     ("typographic-quotes", "NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver\uff1a "
      "Make sure that the latest NVIDIA driver is installed and running.", ["kernel module"], ["modprobe"], []),
