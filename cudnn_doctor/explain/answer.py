@@ -70,7 +70,21 @@ def _symbol_floor(symbol: str) -> Optional[str]:
     return "%s.%s" % m.groups() if m else None
 
 
+# PyTorch's RPATH $ORIGIN/../../../.. from site-packages/torch/lib is the environment's own lib folder: where a conda
+# cudatoolkit package puts its CUDA libraries (SentAlign#3: its libcublas.so.11 mixed with another libcublasLt)
+_ENV_LIB = re.compile(r"torch/lib/(?:\.\./){4}(lib\w+\.so[.\d]*)")
+
+
 def _loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    env_lib = _ENV_LIB.search(ev.text)
+    if env_lib and any(f.kind in ("undefined-symbol", "node-not-defined") for f in ev.loader):
+        f = next(f for f in ev.loader if f.kind in ("undefined-symbol", "node-not-defined"))
+        sibling = f.node or f.library
+        return Answer("%s needs %s from %s, which the copy loaded lacks: two builds are mixed. The %s PyTorch "
+                      "loaded is the one in the environment's own lib folder (its RPATH $ORIGIN/../../../.. reaches "
+                      "it), a conda cudatoolkit package's; the %s beside it is another build, or another copy found "
+                      "first" % (env_lib.group(1), f.symbol, sibling, env_lib.group(1), sibling),
+                      paste.conda_or_shadow_fix(env_lib.group(1), sibling))
     for f in ev.loader:
         if f.kind == "undefined-symbol" and f.node:
             floor = _symbol_floor(f.symbol)

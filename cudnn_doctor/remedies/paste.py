@@ -182,3 +182,20 @@ def find_library_fix(name: str) -> Fix:
                text="find it (`find / -name %s 2>/dev/null`), then put its folder on LD_LIBRARY_PATH or in "
                     "/etc/ld.so.conf.d/%s.conf and run `sudo ldconfig`; if it is nowhere, install the package that "
                     "ships it" % (q(stem + ".so*"), stem.replace("lib", "", 1) or "extra"))
+
+
+def conda_cudatoolkit_fix(name: str) -> Fix:
+    """A CUDA library from the environment's own lib folder (a conda cudatoolkit package) mixed with another build:
+    see which package put it there and the CUDA PyTorch was built for, then reinstall that cudatoolkit release whole
+    (removing it would break a conda PyTorch, which depends on it)."""
+    return said("see which package put %s in the environment's lib folder (`%s`) and the CUDA PyTorch was built for "
+                "(`%s`), then have conda reinstall the one cudatoolkit release of that CUDA "
+                "(cudatoolkit=11.3 for 11.3), so its libraries come from one build", name, "conda list cudatoolkit",
+                "python -c 'import torch; print(torch.version.cuda)'")
+
+
+def conda_or_shadow_fix(name: str, sibling: str) -> Fix:
+    """The environment's cudatoolkit copy of `name` beside a `sibling` of another build: one cudatoolkit release
+    whole, or, where the other copy comes first from LD_LIBRARY_PATH, that folder dropped."""
+    return or_else(conda_cudatoolkit_fix(name), shadowed_library_fix(sibling, None, "linux"),
+                   "%s; or, where the other copy comes first: %s")

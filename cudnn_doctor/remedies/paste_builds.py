@@ -134,4 +134,3 @@ def newer_toolkit_fix(floor: str, platform: str) -> Fix:
     return said("install the CUDA %s toolkit or newer (NVIDIA's cuda-toolkit-%s package; a conda build's own "
                 "cudatoolkit/cuda-nvcc pin instead, where conda or Nix provides it), then `%%s` and build again" % (
                     floor, floor.replace(".", "-")), home)
-

@@ -410,6 +410,11 @@ FAMILIES = [
     # update without a reboot)
     ("no-device-unexplained", "RuntimeError: CUDA error: no CUDA-capable device is detected",
      ["CUDA_VISIBLE_DEVICES", "kernel module"], ["unset CUDA_VISIBLE_DEVICES", "sudo modprobe nvidia", "reboot"], []),
+    # PyTorch's RPATH into the environment's own lib folder: a conda cudatoolkit's cuBLAS beside another build
+    ("conda-cudatoolkit-pair", "OSError: /opt/conda/envs/x/lib/python3.9/site-packages/torch/lib/../../../../libcublas"
+     ".so.11: undefined symbol: cublasLt_for_cublas_HSS, version libcublasLt.so.11",
+     ["conda cudatoolkit", "two builds are mixed", "libcublasLt.so.11"],
+     ["conda list cudatoolkit", "torch.version.cuda", "LD_LIBRARY_PATH"], ["conda remove"]),
     # typographic quotes and full-width colons, as chat tools and CJK input methods retell a message
     ("typographic-quotes", "NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver\uff1a "
      "Make sure that the latest NVIDIA driver is installed and running.", ["kernel module"], ["modprobe"], []),
