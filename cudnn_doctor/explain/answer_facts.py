@@ -5,7 +5,7 @@ CUDA, the driver's CUDA, the GPU). Pure: evidence and knowledge in, sentences an
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_python as py_fix, paste_runtime as rt
@@ -17,8 +17,8 @@ from .evidence import Evidence, LoaderFailure
 from .paste_facts import PasteFacts
 
 # The library a symbol's prefix names: nvrtcGetCUBIN is libnvrtc's.
-_SYMBOL_LIBRARY = (("nvrtc", "libnvrtc"), ("cudnn", "libcudnn"), ("nccl", "libnccl"), ("cublasLt", "libcublasLt"),
-                   ("cublas", "libcublas"), ("cufft", "libcufft"), ("cusparse", "libcusparse"), ("cuda", "libcudart"))
+# `ls -l` of a soname link: "/usr/lib/x86_64-linux-gnu/libnccl.so.2 -> libnccl.so.2.23.4" (folder, soname, release)
+_LINK = re.compile(r"(?<![\w.+/-])(/[\w.+/-]+)/(lib\w+)\.so\.(\d+) -> (?:[\w.+/-]*/)?\2\.so\.(\3(?:\.\d+)+)")
 _CUDA_DIR = re.compile(r"cuda-(\d{1,2}\.\d)")
 
 
@@ -50,14 +50,22 @@ def _older_cuda_folder(facts: PasteFacts) -> Optional[str]:
 _CXX_STD = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZTVSt", "_ZTISt", "_ZTSSt")
 
 
-def _undefined(f: LoaderFailure, facts: PasteFacts, platform: str = "linux") -> Optional[Answer]:
+def _listed_copies(text: str, stem: str) -> List[Tuple[str, str]]:
+    """(release, folder) of each copy of `stem` an `ls -l` in the text shows, newest first."""
+    found = {(m.group(4), m.group(1)) for m in _LINK.finditer(text) if m.group(2) == stem}
+    return sorted(found, key=lambda c: _v(c[0]), reverse=True)
+
+
+def _undefined(f: LoaderFailure, ev: Evidence, compat: Compat) -> Optional[Answer]:
+    facts, platform = ev.facts, ev.platform
     if f.symbol.startswith(_CXX_STD):  # fresh paste pytorch_geometric-506 had been answered with nothing at all
         return Answer("%s needs %s, a symbol of the C++ standard library that the libstdc++.so.6 loaded first lacks: "
                       "it was built with a newer GCC than that libstdc++" % (f.caller or "a library", f.symbol),
                       paste.libstdcxx_fix(f.symbol, platform))
-    stem = next((lib for prefix, lib in _SYMBOL_LIBRARY if f.symbol.startswith(prefix)), None)
-    if stem is None:
+    owner = compat.symbol_owner(f.symbol)  # whose API the symbol is (compat/sonames.toml [symbol_owners])
+    if owner is None:
         return None
+    stem = str(owner["stem"])
     if stem == "libnccl":
         wheels = facts.package("nvidia-nccl-")
         if len(wheels) > 1:
@@ -67,6 +75,12 @@ def _undefined(f: LoaderFailure, facts: PasteFacts, platform: str = "linux") -> 
             return Answer("two NCCL wheels are installed (%s): %s needs %s, which the NCCL found first lacks" % (
                 ", ".join("%s %s" % (w.name, w.release) for w in wheels), f.caller or "the program", f.symbol),
                 rt.duplicate_wheel_fix(" ".join(w.name for w in extra), kept.name))
+    copies = _listed_copies(ev.text, stem)
+    if len(copies) > 1:  # nccl#1784: a build's own NCCL 2.27 and the system's 2.23, which the loader found first
+        return Answer("%s is %s's own function, and the text lists %s: the older copy is found first, not the one "
+                      "the program was built with" % (f.symbol, owner["product"], " and ".join(
+                          "%s %s (%s)" % (owner["product"], release, folder) for release, folder in copies)),
+                      paste.older_copy_fix(stem, copies[0][1]))
     caller_dir, _, caller = f.caller.rpartition("/")
     folder = caller_dir if caller.startswith(stem) else (facts.folder_of_stem(stem) or _older_cuda_folder(facts))
     if folder:
@@ -77,14 +91,17 @@ def _undefined(f: LoaderFailure, facts: PasteFacts, platform: str = "linux") -> 
         return Answer("%s needs %s, which the libcudnn loaded first lacks: an older cuDNN shadows the one it was built "
                       "with" % (caller or "the program", f.symbol), paste.shadowed_library_fix("libcudnn.so", None,
                                                                                               "linux"))
-    return None
+    # CodeJudge#2: ncclCommRegister alone; the copies are two NCCL wheels, a system library or a build of one's own
+    return Answer("%s is %s's own function: the %s loaded is older than the one the program was built with (two "
+                  "copies: a system library, a build of your own, or pip wheels of another CUDA major beside each "
+                  "other)" % (f.symbol, owner["product"], stem), paste.older_copy_fix(stem, None))
 
 
 def from_loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """An undefined symbol without a version node: the folder or wheel whose older copy is found first."""
     for f in ev.loader:
         if f.kind == "undefined-symbol" and not f.node:
-            found = _undefined(f, ev.facts, ev.platform)
+            found = _undefined(f, ev, compat)
             if found is not None:
                 return found
     return None

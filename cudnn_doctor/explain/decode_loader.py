@@ -26,8 +26,9 @@ _PATTERNS = (
     ("missing", re.compile(r"(?<![\w.+-])(" + _NAMED + r")'?\s+(?:is\s+|was\s+)?(?:not found|missing)\b", re.I)),
     ("wrong-elf-class", re.compile(_LIB + r": wrong ELF class")),
 )
-_UNDEFINED = re.compile(_LIB + r":\s*undefined\s{1,4}symbol:\s*(\w+)(?:,\s*version\s+([\w.+-]+))?|"
-                        r"undefined\s{1,4}symbol(?::\s*|\s+(?=\w*[A-Z_\d]))(\w+)(?:,\s*version\s+([\w.+-]+))?")
+# The symbol bare or quoted, as reports retell it ('undefined symbol: "ncclCommWindowRegister"')
+_UNDEFINED = re.compile(_LIB + r":\s*undefined\s{1,4}symbol:\s*[\"'`]?(\w+)(?:,\s*version\s+([\w.+-]+))?|"
+                        r"undefined\s{1,4}symbol(?::\s*[\"'`]?|\s+(?=\w*[A-Z_\d]))(\w+)(?:,\s*version\s+([\w.+-]+))?")
 _NODE = re.compile(r"symbol\s+(\w+)(?:,)?\s+version\s+([\w.+-]+)\s+not defined in file\s+" + _LIB)
 _VERSION = re.compile(_LIB + r":\s*version [`'‘]([\w.+-]+)['’] not found(?:\s*\(required by ([^)]+)\))?")
 _NO_INFO = re.compile(_LIB + r":\s*no version information available(?:\s*\(required by ([^)]+)\))?")

@@ -227,6 +227,7 @@ class Compat:
     shipped_by = forward(SonameKnowledge.shipped_by)
     pip_project = forward(SonameKnowledge.pip_project)
     optional_library = forward(SonameKnowledge.optional_library)
+    symbol_owner = forward(SonameKnowledge.symbol_owner)
 
     # the framework builds pick chooses among (builds.py)
     wheel_code = forward(BuildKnowledge.wheel_code)

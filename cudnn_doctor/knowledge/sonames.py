@@ -93,6 +93,15 @@ class SonameKnowledge(Domain):
             return None  # libcudnn_ops_infer.so.9 was never shipped
         return Shipped(name, "cuDNN", major, major, table["source"])
 
+    def symbol_owner(self, symbol: str) -> Optional[Dict[str, Any]]:
+        """The row of the NVIDIA library whose API `symbol` belongs to, by its prefix (ncclCommRegister: NCCL's), with
+        the table's source; None for any other symbol."""
+        table = self.table("sonames", "symbol_owners")
+        rows = sorted(table.get("rows", []), key=lambda r: -len(r["prefix"]))
+        row = next((r for r in rows if symbol.startswith(r["prefix"]) and symbol[len(r["prefix"]):][:1].isupper()),
+                   None)
+        return dict(row, source=table["source"]) if row is not None else None
+
     def optional_library(self, stem: str) -> Optional[Dict[str, Any]]:
         """The row of a library a framework opens only for an optional feature (TensorRT's libnvinfer for
         TensorFlow's TF-TRT), with the table's source; None for any other."""

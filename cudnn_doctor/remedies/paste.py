@@ -199,3 +199,16 @@ def conda_or_shadow_fix(name: str, sibling: str) -> Fix:
     whole, or, where the other copy comes first from LD_LIBRARY_PATH, that folder dropped."""
     return or_else(conda_cudatoolkit_fix(name), shadowed_library_fix(sibling, None, "linux"),
                    "%s; or, where the other copy comes first: %s")
+
+
+def older_copy_fix(stem: str, newest: Optional[str]) -> Fix:
+    """An older copy of an NVIDIA library is loaded: list the copies the loader and pip know, drop a wheel of the
+    other CUDA major, and put the newest copy's folder first where the text names it."""
+    look = ["ldconfig -p | grep %s" % q(stem + ".so"), "pip list 2>/dev/null | grep -i nvidia-"]
+    first = ["export LD_LIBRARY_PATH=%s:$LD_LIBRARY_PATH" % q(newest)] if newest else []
+    return run(*look, *first, text="see which copies there are (`%s`; pip's: `%s`); where wheels of two CUDA "
+               "majors sit side by side, uninstall the duplicate for the CUDA the program is not built for "
+               "(nvidia-*-cu11 beside -cu12); then make the newest copy the one found first%s, or reinstall the program so the copy it "
+               "pins comes back" % (
+                   look[0], look[1], (": `%s`" % first[0]) if first else " (its folder first on LD_LIBRARY_PATH)"))
+

@@ -415,6 +415,18 @@ FAMILIES = [
      ".so.11: undefined symbol: cublasLt_for_cublas_HSS, version libcublasLt.so.11",
      ["conda cudatoolkit", "two builds are mixed", "libcublasLt.so.11"],
      ["conda list cudatoolkit", "torch.version.cuda", "LD_LIBRARY_PATH"], ["conda remove"]),
+    # an NVIDIA library's own function missing (compat/sonames.toml [symbol_owners]): an older copy loads; where the
+    # text lists the copies (ls -l of the soname links), the newest one's folder goes first (nccl#1784)
+    ("undefined-owned-symbol-listed", 'undefined symbol: "ncclCommWindowRegister"\n'
+     "lrwxrwxrwx 1 root root 17 Jul 17 19:02 /opt/nccl/build/lib/libnccl.so.2 -> libnccl.so.2.27.3\n"
+     "lrwxrwxrwx 1 root root 17 Sep 10  2024 /usr/lib/x86_64-linux-gnu/libnccl.so.2 -> libnccl.so.2.21.5",
+     ["NCCL's own function", "NCCL 2.27.3 (/opt/nccl/build/lib)", "NCCL 2.21.5"],
+     ["export LD_LIBRARY_PATH=/opt/nccl/build/lib:$LD_LIBRARY_PATH"], []),
+    ("undefined-owned-symbol", "ImportError: undefined symbol ncclCommRegister", ["NCCL's own function", "older"],
+     ["pip list 2>/dev/null | grep -i nvidia-", "uninstall the duplicate"], []),
+    # a symbol no NVIDIA library's prefix names: the loader's finding, said as such
+    ("undefined-unowned-symbol", "ImportError: undefined symbol: launchFusedAttentionKernel",
+     ["launchFusedAttentionKernel"], ["LD_DEBUG=libs"], []),
     # typographic quotes and full-width colons, as chat tools and CJK input methods retell a message
     ("typographic-quotes", "NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver\uff1a "
      "Make sure that the latest NVIDIA driver is installed and running.", ["kernel module"], ["modprobe"], []),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import pytest
 
 from cudnn_doctor.knowledge import Compat, load_compat
 from cudnn_doctor.knowledge.tables import Domain, Tables
@@ -48,3 +49,13 @@ def test_a_compat_built_from_other_tables_answers_from_them():
     compat = Compat(data, "test")
     assert compat.knowledge_date() == "2001-01-01" and compat.origin == "test"
     assert compat.published.knowledge_origin() == "test" and load_compat().knowledge_date() != "2001-01-01"
+
+
+@pytest.mark.parametrize("symbol, product", [
+    ("ncclCommRegister", "NCCL"), ("cublasLtMatmul", "cuBLASLt"), ("cublasCreate_v2", "cuBLAS"),
+    ("nvrtcAddNameExpression", "NVRTC"), ("cudnnCreate", "cuDNN"), ("cudaMallocAsync", "the CUDA runtime"),
+    ("ncclx", None), ("cuInit", None), ("_ZNSt13runtime_errorC2EPKc", None)])
+def test_a_symbol_is_owned_by_the_library_whose_prefix_it_carries(symbol, product):
+    owner = load_compat().symbol_owner(symbol)
+    assert (owner or {}).get("product") == product
+    assert owner is None or "https://" in owner["source"]
