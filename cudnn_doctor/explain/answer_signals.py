@@ -213,6 +213,11 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       rt.secure_boot_fix())
     if kind == "container-cli-file-exists":
         path = _said_path(ev, kind)
+        if path and "/aarch64-linux-gnu/" in path:  # nvidia-container-toolkit#295: an L4T image on a Jetson host
+            return Answer("the image already holds %s, a driver file the NVIDIA runtime mounts from the host: on a "
+                          "Jetson, an image of another L4T release or an older container toolkit; on other Arm hosts, "
+                          "the driver installed into the image" % path,
+                          paste.arm_image_files_fix(path.rpartition("/")[2], rt.image_driver_files_fix(path)))
         return Answer("the image already holds %s, a driver file nvidia-container-cli mounts from the host (the "
                       "driver was installed into the image)" % (path or "a driver library"),
                       rt.image_driver_files_fix(path))

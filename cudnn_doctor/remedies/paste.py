@@ -212,3 +212,20 @@ def older_copy_fix(stem: str, newest: Optional[str]) -> Fix:
                "pins comes back" % (
                    look[0], look[1], (": `%s`" % first[0]) if first else " (its folder first on LD_LIBRARY_PATH)"))
 
+
+def jetson_image_files_fix(name: str) -> Fix:
+    """On Jetson the runtime mounts the host's L4T driver files its CSV lists; an image of another L4T release that
+    carries them collides: the toolkit's current release, and an image of the host's L4T release."""
+    return run("cat /etc/nv_tegra_release", "sudo apt-get install --only-upgrade nvidia-container-toolkit",
+               text="on Jetson the runtime mounts the host's driver files (%s among them) that its CSV lists "
+                    "(/etc/nvidia-container-runtime/host-files-for-container.d): see the host's L4T release (`cat "
+                    "/etc/nv_tegra_release`), base the image on the l4t image of that release instead of copying the "
+                    "files in, and upgrade the NVIDIA container toolkit (`sudo apt-get install --only-upgrade "
+                    "nvidia-container-toolkit`)" % name)
+
+
+
+def arm_image_files_fix(name: str, other_hosts: Fix) -> Fix:
+    """A driver file in an image on an aarch64 host: Jetson's L4T collision first, else (Grace and other Arm servers)
+    the driver installed into the image (`other_hosts`)."""
+    return or_else(jetson_image_files_fix(name), other_hosts, "%s; on other Arm hosts: %s")

@@ -176,4 +176,3 @@ def no_device_fix() -> Fix:
                 "no NVIDIA kernel module is loaded: `%s`, and after a kernel update reboot so the module built for "
                 "the new kernel loads", "echo $CUDA_VISIBLE_DEVICES", "unset CUDA_VISIBLE_DEVICES", "nvidia-smi",
                 "sudo modprobe nvidia")
-

@@ -427,6 +427,13 @@ FAMILIES = [
     # a symbol no NVIDIA library's prefix names: the loader's finding, said as such
     ("undefined-unowned-symbol", "ImportError: undefined symbol: launchFusedAttentionKernel",
      ["launchFusedAttentionKernel"], ["LD_DEBUG=libs"], []),
+    # a driver file already in the image on an Arm host: Jetson's L4T collision first, then the driver in the image
+    ("container-file-exists-arm", "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/"
+     "9f/merged/usr/lib/aarch64-linux-gnu/tegra/libnvidia-eglcore.so.32.5.1: file exists",
+     ["Jetson", "L4T"], ["cat /etc/nv_tegra_release", "nvidia-container-toolkit", "remove the driver files"], []),
+    ("container-file-exists-x86", "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/"
+     "9f/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.104.05: file exists",
+     ["driver was installed into the image"], ["remove the driver files"], ["nv_tegra_release"]),
     # typographic quotes and full-width colons, as chat tools and CJK input methods retell a message
     ("typographic-quotes", "NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver\uff1a "
      "Make sure that the latest NVIDIA driver is installed and running.", ["kernel module"], ["modprobe"], []),
