@@ -361,7 +361,11 @@ def build_reach(ev: Evidence, compat: Compat) -> str:
     build tag (+cu101), else the CUDA the text names. A GPU newer than that is the usual cause
     (Factor-Graph-Neural-Network-4: torch 1.5.1+cu101 on an RTX 3080 Ti)."""
     torch = ev.facts.program("PyTorch")
-    cuda = tag_cuda(torch.tag if torch else None) or ev.facts.build_cuda() or next(iter(ev.cuda), None)
+    # the build tag; the build's CUDA the text states; the release's default build (compat's `stable` row: torch
+    # 1.4.0 is CUDA 10.1's, UFold#20); the CUDA the text names
+    default = next((str(r["cuda"]) for r in compat.torch_rows(torch.release) if r.get("channel") == "stable"),
+                   None) if torch is not None and torch.release and not torch.tag else None
+    cuda = tag_cuda(torch.tag if torch else None) or ev.facts.build_cuda() or default or next(iter(ev.cuda), None)
     if cuda is None or ver(cuda) is None:
         return ""
     known = [(cc, arch) for arch in compat.architectures() for cc in arch.ccs

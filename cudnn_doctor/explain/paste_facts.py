@@ -88,7 +88,8 @@ _REL = r"(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+([A-Za-z]\w*))?"
 # (name, pattern with a release as group 1 and a build tag as group 2, or no groups where only the name is said)
 _PROGRAMS = (
     ("Torch7", re.compile(_W + r"(?:luajit|luarocks|cutorch|cunn|torch7|share/lua/)", re.I)),
-    ("PyTorch", re.compile(_W + r"(?:torch|pytorch)(?: version)?[ \t]?(?:===?|:|[ \t])[ \t]*" + _REL, re.I)),
+    # "torch==1.8.1+cu101", "pytorch: 1.4", conda's "pytorch=1.4.0"
+    ("PyTorch", re.compile(_W + r"(?:torch|pytorch)(?: version)?[ \t]?(?:={1,3}|:|[ \t])[ \t]*" + _REL, re.I)),
     ("PyTorch", re.compile(_W + r"(?:torch/|import torch|pytorch\b)", re.I)),
     # PyTorch's own words (c10/cuda/CUDAFunctions.cpp), pasted alone: no other program says them
     ("PyTorch", re.compile(r"NVIDIA driver on your system is too old \(found version \d")),
@@ -113,7 +114,7 @@ _PROGRAMS = (
 _PACKAGE = re.compile(r"(?m)^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?([A-Za-z][\w.-]*)(?:==|[ \t]+)(\d+(?:\.\d+)+)"
                       r"(?:\+(\w+))?[ \t]*$")
 # a path's python3.6/, "Python 3.6.9", a `conda list` or `pip list` row ("python    3.6.12"), Python310\, cp310
-_PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_W + r"Python(?: version)?:? (\d\.\d{1,2})(?:\.\d+)?\b", re.I),
+_PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_W + r"Python(?: version)?(?::? |=)(\d\.\d{1,2})(?:\.\d+)?\b", re.I),
            re.compile(r"^[ \t]*python[ \t]{2,40}(3\.\d{1,2})\.\d+\b", re.I | re.M),
            re.compile(r"(?<![\w.])Python(3)(\d{1,2})[/\\]", re.I), re.compile(r"(?<![\w.])cp(3)(\d{1,2})\b"),
            re.compile(r"(?<![A-Za-z0-9_./])python(3\.\d{1,2})\.\d{1,2}(?![\d.])", re.I))  # "使用python3.11.4"

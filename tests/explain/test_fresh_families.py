@@ -434,6 +434,13 @@ FAMILIES = [
     ("container-file-exists-x86", "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/"
      "9f/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.104.05: file exists",
      ["driver was installed into the image"], ["remove the driver files"], ["nv_tegra_release"]),
+    # conda's "pytorch=1.4.0" and "python=3.6.6": the release's default build (CUDA 10.1) reaches Turing, and the
+    # build proposed is one that has wheels for Python 3.6
+    ("conda-style-pins", "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\npytorch=1.4.0\npython=3.6.6",
+     ["PyTorch 1.4.0", "CUDA 10.1 has kernels up to Turing", "Ampere"], ["Python 3.6", "torch==1.10.0+cu111"],
+     ["cu129"]),
+    ("no-device-retold", "\u7a0b\u5e8f\u8fd0\u884c\u7684\u65f6\u5019\uff0c\u63d0\u793a\uff1a\nno CUDA-capable is "
+     "detected", ["CUDA_VISIBLE_DEVICES"], ["unset CUDA_VISIBLE_DEVICES"], []),
     # typographic quotes and full-width colons, as chat tools and CJK input methods retell a message
     ("typographic-quotes", "NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver\uff1a "
      "Make sure that the latest NVIDIA driver is installed and running.", ["kernel module"], ["modprobe"], []),
