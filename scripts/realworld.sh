@@ -11,4 +11,11 @@
 # Exit 1 on any disagreement. REALWORLD_DOCTOR=/path/to/other/checkout judges that checkout's cudnn_doctor instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec python3 tests/realworld_run.py "$@"
+# The interpreter cudnn-doctor and its test extras are installed in (an active venv's python3), or $PYTHON: a bare
+# system python3 without them would fail deep in the harness with "No module named typer".
+py=${PYTHON:-python3}
+"$py" -c "import typer, cudnn_doctor" 2>/dev/null || {
+  echo "scripts/realworld.sh: $py cannot import cudnn_doctor; activate the environment it is installed in (pip install \".[test]\") or set PYTHON" >&2
+  exit 2
+}
+exec "$py" tests/realworld_run.py "$@"

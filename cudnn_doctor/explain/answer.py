@@ -11,6 +11,7 @@ from ..remedies import paste, paste_builds as builds, paste_runtime as rt
 from ..remedies.paste_answers import cupy_wheel_of_cuda_fix, torch7_loaded_branch_fix
 from ..versions import major_of, split_soname, ver
 from .answer_facts import from_loader, from_releases
+from .answer_wheels import from_wheels
 from .answer_builds import from_extension_abi
 from .answer_dlopen import sublibrary_on_path, torch7_bindings
 from .answer_install import from_pip
@@ -249,8 +250,8 @@ Step = Callable[[Evidence, Compat], Optional[Answer]]
 
 def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The first answer the evidence gives, most decisive kind first; None when it gives none."""
-    steps: List[Step] = [from_pip, from_loader, from_extension_abi, _loader, from_releases, _checks, _windows, from_signals, _loader_missing,
-                         from_statuses]
+    steps: List[Step] = [from_pip, from_loader, from_extension_abi, _loader, from_releases, from_wheels, _checks, _windows,
+                         from_signals, _loader_missing, from_statuses]
     for step in steps:
         found = step(ev, compat)
         if found is not None:

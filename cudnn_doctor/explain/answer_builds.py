@@ -43,11 +43,9 @@ def _torch(kind: str, ev: Evidence, compat: Compat) -> Answer:
 def _default_build_floor(compat: Compat, release: str, platform: str) -> Optional[Tuple[str, str]]:
     """(CUDA, driver) for a PyTorch release's default build (its `stable` row in compat's release matrix): the
     driver that CUDA needs without minor-version compatibility."""
-    minor = ".".join(release.split(".")[:2])
-    row = next((r for r in compat.framework_rows("pytorch") if str(r["torch"]) == minor
-                and r.get("channel") == "stable"), None)
-    floor = compat.min_driver(str(row["cuda"]), platform) if row else None
-    return (str(row["cuda"]), floor.version) if row and floor and floor.version else None
+    cuda = compat.torch_default_cuda(release)
+    floor = compat.min_driver(cuda, platform) if cuda else None
+    return (cuda, floor.version) if cuda and floor and floor.version else None
 
 
 def _opencv(ev: Evidence, compat: Compat) -> Answer:

@@ -358,24 +358,25 @@ def forward_compat(ev: Evidence, compat: Compat) -> Optional[Answer]:
 def build_reach(ev: Evidence, compat: Compat) -> str:
     """Where the GPU is not named: how far the failing build's CUDA reaches ('; a build for CUDA 10.1 has kernels up
     to Turing GPUs: Ampere GPUs (compute capability 8.0 and up) need a build for CUDA 11.0 or newer'), from the
-    build tag (+cu101), else the CUDA the text names. A GPU newer than that is the usual cause
-    (Factor-Graph-Neural-Network-4: torch 1.5.1+cu101 on an RTX 3080 Ti)."""
+    build tag (+cu101), else the build's CUDA the text states, else the release's default build (compat's `stable`
+    row: torch 1.4.0 is CUDA 10.1's, UFold#20), else the CUDA the text names. A GPU newer than that is the usual
+    cause (Factor-Graph-Neural-Network-4: torch 1.5.1+cu101 on an RTX 3080 Ti)."""
     torch = ev.facts.program("PyTorch")
-    # the build tag; the build's CUDA the text states; the release's default build (compat's `stable` row: torch
-    # 1.4.0 is CUDA 10.1's, UFold#20); the CUDA the text names
-    default = next((str(r["cuda"]) for r in compat.torch_rows(torch.release) if r.get("channel") == "stable"),
-                   None) if torch is not None and torch.release and not torch.tag else None
+    default = compat.torch_default_cuda(torch.release) if torch is not None and torch.release and not torch.tag \
+        else None
     cuda = tag_cuda(torch.tag if torch else None) or ev.facts.build_cuda() or default or next(iter(ev.cuda), None)
     if cuda is None or ver(cuda) is None:
         return ""
-    known = [(cc, arch) for arch in compat.architectures() for cc in arch.ccs
-             if ver(arch.first_cuda_for(cc)) is not None and _v(arch.first_cuda_for(cc)) <= _v(cuda)]
-    later = [(cc, arch) for arch in compat.architectures() for cc in arch.ccs
-             if ver(arch.first_cuda_for(cc)) is not None and _v(arch.first_cuda_for(cc)) > _v(cuda)]
+    known: List[Tuple[str, Any]] = []
+    later: List[Tuple[str, Any]] = []
+    for arch in compat.architectures():
+        for cc in arch.ccs:
+            first = arch.first_cuda_for(cc)
+            if ver(first) is not None:
+                (known if _v(first) <= _v(cuda) else later).append((cc, arch))
     if not known or not later:
         return ""
     top_arch = max(known, key=lambda pair: _v(pair[0]))[1]
     nxt, nxt_arch = min(later, key=lambda pair: _v(pair[0]))
     return "; a build for CUDA %s has kernels up to %s GPUs: %s GPUs (compute capability %s and up) need a build " \
         "for CUDA %s or newer" % (cuda, top_arch.name, nxt_arch.name, nxt, nxt_arch.first_cuda_for(nxt))
-

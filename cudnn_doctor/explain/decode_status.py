@@ -75,10 +75,27 @@ def _by_number(text: str, compat: Compat) -> List[StatusSeen]:
     return out
 
 
+# glog's CHECK_EQ as Caffe prints it: "Check failed: status == CUDNN_STATUS_SUCCESS (3 vs. 0)  CUDNN_STATUS_BAD_PARAM"
+_CHECKED = re.compile(r"\((\d{1,4}) vs\. 0\)\s*(CUDNN_STATUS_\w+)")
+
+
+def _by_name(text: str, compat: Compat) -> List[StatusSeen]:
+    """Each name once; a cuDNN name is cuDNN 9's unless the number beside it is the older table's (3 is 7.x/8.x's
+    BAD_PARAM, 2000 cuDNN 9's)."""
+    checked = {m.group(2): compat.status_by_number("cudnn_legacy", int(m.group(1))) for m in _CHECKED.finditer(text)
+               if int(m.group(1)) < 1000}
+    found = []
+    for name in dict.fromkeys(_NAME.findall(text)):
+        older = checked.get(name)
+        code = older if older is not None and older.name == name else compat.status_by_name(name)
+        if code is not None and code.number:
+            found.append(StatusSeen(code, name))
+    return found
+
+
 def decode_statuses(text: str, compat: Compat) -> List[StatusSeen]:
     """Every status the text names, once per (library, number), in the order: names, messages, numbers."""
-    found = [StatusSeen(c, n) for n in dict.fromkeys(_NAME.findall(text))
-             for c in [compat.status_by_name(n)] if c is not None and c.number]
+    found = _by_name(text, compat)
     found += _by_message(text, compat) + _by_type(text, compat) + _by_number(text, compat)
     seen: Dict[Tuple[str, int], StatusSeen] = {}
     for s in found:

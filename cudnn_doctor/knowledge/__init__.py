@@ -115,6 +115,8 @@ class Compat:
     harmless_warnings = forward(KnownBadKnowledge.harmless_warnings)
     dropped_gpus = forward(KnownBadKnowledge.dropped_gpus)
     flagged = forward(KnownBadKnowledge.flagged)
+    bad_wheel = forward(KnownBadKnowledge.bad_wheel)
+    bad_wheels = forward(KnownBadKnowledge.bad_wheels)
     symptoms = forward(KnownBadKnowledge.symptoms)
     status_name = forward(KnownBadKnowledge.status_name)
     status_entries = forward(KnownBadKnowledge.status_entries)
@@ -181,6 +183,7 @@ class Compat:
     pytorch_arch = forward(FrameworkKnowledge.pytorch_arch)
     tensorflow_row = forward(FrameworkKnowledge.tensorflow_row)
     torch_rows = forward(FrameworkKnowledge.torch_rows)
+    torch_default_cuda = forward(FrameworkKnowledge.torch_default_cuda)
     dl4j_releases = forward(FrameworkKnowledge.dl4j_releases)
 
     # cuDNN releases and their builds (cudnn.py)
@@ -218,6 +221,7 @@ class Compat:
 
     # file layouts, wheels and archive names (layout.py)
     cudnn_layout = forward(LayoutKnowledge.cudnn_layout)
+    later_engines = forward(LayoutKnowledge.later_engines)
     cudart_soname = forward(LayoutKnowledge.cudart_soname)
     cudnn_channels = forward(LayoutKnowledge.cudnn_channels)
     cudnn_wheel = forward(LayoutKnowledge.cudnn_wheel)

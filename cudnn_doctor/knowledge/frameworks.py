@@ -74,6 +74,10 @@ class FrameworkKnowledge(Domain):
         minor = mm_text(version.split("+")[0])
         return [r for r in self.framework_rows("pytorch") if r["torch"] == minor]
 
+    def torch_default_cuda(self, version: str) -> Optional[str]:
+        """The CUDA of a PyTorch release's default build (its `stable` row: torch 1.4 is CUDA 10.1's), or None."""
+        return next((str(r["cuda"]) for r in self.torch_rows(version) if r.get("channel") == "stable"), None)
+
     def dl4j_releases(self) -> List[str]:
         """DL4J releases compat knows, newest first (see dl4j_key for how they order)."""
         return sorted(dict.fromkeys(r["dl4j"] for r in self.framework_rows("dl4j")), key=dl4j_key, reverse=True)

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from ..versions import release3, ver
+from ..versions import canonical_name, release3, ver
 from .status import StatusKnowledge
 from .tables import Domain, Tables, row_source
 
@@ -54,6 +54,16 @@ class KnownBadKnowledge(Domain):
                 status, source = row_source(table, row)
                 out.append(dict(row, status=status, source=source))
         return out
+
+    def bad_wheel(self, project: str, version: Optional[str]) -> Optional[Dict[str, Any]]:
+        """The [cudnn] row of a wheel release known to be broken as built (nvidia-cudnn-cu13 9.20.0.48 lacks an
+        engine), or None: other builds of that release (its system packages) are not affected."""
+        name = canonical_name(project)
+        return next((r for r in self.known_bad("cudnn", version) if name in r.get("wheels", ())), None)
+
+    def bad_wheels(self) -> List[Dict[str, Any]]:
+        """Every [cudnn] row about one wheel's build, for a text that names no release."""
+        return self.flagged("cudnn", "wheels")
 
     def flagged(self, component: str, flag: str) -> List[Dict[str, Any]]:
         """[component]'s rows that carry ``flag`` (TensorFlow's `no_gpu_with_wheels`), whatever their release: for a

@@ -21,6 +21,14 @@ class LayoutKnowledge(Domain):
     def cudnn_layout(self, major: int) -> Dict[str, Any]:
         return self.table("cudnn_layout", "v%d" % major)
 
+    def later_engines(self, major: int, release: Optional[str]) -> List[str]:
+        """The engine sub-libraries a `release` opens by name beyond its major's fixed list (9.20's
+        libcudnn_engines_tensor_ir.so.9); none where the release is not known. A copy may lack them and run."""
+        have = release3(release) if release else None
+        since = self.cudnn_layout(major).get("linux_engines_since", {})
+        return [] if have is None else sorted(n for n, first in since.items()
+                                              if (r := release3(first)) is not None and have >= r)
+
     def cudart_soname(self, cuda: str) -> Optional[str]:
         """'libcudart.so.11.0' for CUDA 11.8: the name a program built for that CUDA asks the loader for."""
         want = mm(cuda)

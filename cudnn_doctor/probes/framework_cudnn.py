@@ -135,6 +135,7 @@ def resolve_sublibraries(ctx, fw: FrameworkFacts, major: int) -> Dict[str, Resol
     inherited = [] if info.runpath or preloaded else _loader_chain(ctx, fw)
     shim = dict(runpath=info.runpath, rpath=info.rpath, origin=os.path.dirname(res.path), inherited_rpath=inherited)
     release = _release_of(copy_for_path(ctx.facts, res.path, res.realpath)) if major >= 9 else None
+    names = list(names) + ctx.knowledge.later_engines(major, release)  # 9.20's tensor_ir engine, where it is 9.20+
     found = {name: _sublibrary(ctx, name, release, shim) for name in names if "_engines_" not in name}
     # cuDNN 9's engines are dlopened by libcudnn_graph's LibraryLoader at the first convolution, so glibc searches
     # from the graph library: its RUNPATH comes after LD_LIBRARY_PATH even where the shim's RPATH came before it

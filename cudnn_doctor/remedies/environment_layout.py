@@ -69,7 +69,9 @@ def _candidates(compat: Compat, facts: Facts, site: str, needs: Sequence[Need]) 
     ordered = sorted(named, key=lambda r: ver(r) or Version("0"), reverse=True)
     have = _site_release(facts, site, needs[0].project)
     first = [have] if have and major_of(have) == needs[0].major else []
-    return first + ordered + [_newest(compat, facts, needs[0])]
+    # a release whose wheel is broken as built (9.20.0.48's cu13 wheel lacks an engine) is no answer, pinned or not
+    return [r for r in first + ordered if compat.bad_wheel(needs[0].project, r) is None] + \
+        [_newest(compat, facts, needs[0])]
 
 
 def _newest(compat: Compat, facts: Facts, need: Need) -> str:

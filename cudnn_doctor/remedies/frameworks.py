@@ -150,6 +150,10 @@ def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[Cud
             if canonical_name(req.name) == canonical_name(wheel[0]) and \
                     not req.specifier.contains(wheel[1], prereleases=True):
                 return run(pip('install --force-reinstall --no-deps "%s%s"' % (req.name, req.specifier)))
+    bad = compat.bad_wheel(wheel[0], wheel[1]) if len(wheel) == 2 else None
+    if bad is not None:  # reinstalled, the wheel would lack the same file again
+        return say("%s %s lacks %s; a release from %s on has it: %s", wheel[0], wheel[1], bad.get("lacks", "a file"),
+                   bad["fixed_in"], run(pip('install -U "%s>=%s"' % (wheel[0], bad["fixed_in"]))))
     if copy:
         return reinstall_fix(compat, copy, facts)
     return advice("reinstall the cuDNN package that put libcudnn.so.N into %s, so all its sub-libraries are there"

@@ -9,6 +9,7 @@ from .acting import doctor, on_machine, pip
 from .frameworks import tensorflow_wheels_fix
 from .paste_answers import fabric_manager_for_driver_fix
 from .paste_python import supported_python_fix
+from .paste_runtime import memory_fix
 from .shell import advice, or_else, q, run, said, say
 
 _TRTEXEC = "trtexec --onnx=model.onnx --saveEngine=model.engine"
@@ -162,10 +163,20 @@ def memory_or_compute_cache_fix() -> Fix:
     default), which a run as root can leave unwritable and an older driver stale (cutorch#677; deep-rl-tensorflow#43:
     `rm -rf ~/.nv` fixed TensorFlow's CUDNN_STATUS_INTERNAL_ERROR). CUDA rebuilds the cache on the next run; sudo,
     because a cache a root run left is root's."""
-    return said("free GPU memory (`%s` lists the processes holding it), lower the batch size, and stop frameworks "
-                "preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false); if that is "
-                "not it, clear the CUDA compute cache, which CUDA rebuilds on the next run: `%s`", "nvidia-smi",
-                "sudo rm -rf ~/.nv/ComputeCache")
+    return say("%s; if that is not it, clear the CUDA compute cache, which CUDA rebuilds on the next run: %s",
+               memory_fix(), said("`%s`", "sudo rm -rf ~/.nv/ComputeCache"))
+
+
+def incomplete_wheel_fix(project: str, release: Optional[str], lacks: str, fixed_in: str) -> Fix:
+    """A cuDNN wheel broken as built (its `release` lacks `lacks`): a release from `fixed_in` on, which a framework
+    built with the older one accepts at run time (same major, newer minor; pip warns of its pin). Where the paste
+    does not say the wheel's release, pip show tells first, and check names the copy each sub-library comes from."""
+    upgrade = run(pip('install -U "%s>=%s"' % (project, fixed_in)))
+    if release:
+        return say("%s (pip warns that the framework pins %s; it accepts a newer cuDNN minor at run time)", upgrade,
+                   release)
+    return say("if %s shows the release that lacks %s: %s; else %s names the copy each sub-library comes from",
+               said("`%s`", pip("show %s" % project)), lacks, upgrade, said("`%s`", doctor("check")))
 
 
 def no_device_fix() -> Fix:

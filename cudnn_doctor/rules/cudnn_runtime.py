@@ -6,7 +6,7 @@ from typing import Dict, List, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
 
-from ..versions import major_of, mm_before, release3, soname_version, ver
+from ..versions import canonical_name, major_of, mm_before, release3, soname_version, ver
 from ..model import PRELOADED, CudnnCopy, Facts, Finding, FrameworkFacts, Resolution, Severity
 from . import LINUX, RuleContext, rule
 from ..queries import (compiled_cudnn, consumers, copy_for_path, cudnn_older, describe_copy, driver_cuda,
@@ -216,6 +216,9 @@ def known_bad(facts: Facts, ctx: RuleContext) -> List[Finding]:
     cublas = [w for w in facts.python.nvidia_wheels if w["name"].startswith("nvidia-cublas")]
     for copy in facts.cudnn:
         for bad in compat.known_bad("cudnn", copy.version):
+            if bad.get("wheels") and not (copy.origin == "pip" and
+                                          canonical_name((copy.package or "").split(" ")[0]) in bad["wheels"]):
+                continue  # the wheels' build of the release (nvidia-cudnn-cu13 9.20.0.48), not its packages
             if bad.get("with", "").startswith("cublas"):
                 need = bad["with"].split("cublas", 1)[1]
                 if not jax or not any(_matches(w["version"], need) for w in cublas):

@@ -47,14 +47,17 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         main = copy_for_path(facts, res.path, res.realpath)
         home = _folder(res.realpath or res.path)
-        missing = sorted(name for name, part in fw.resolved_cudnn_parts.items() if not part.path)
+        absent = [name for name, part in fw.resolved_cudnn_parts.items() if not part.path]
+        # A later engine (9.20's tensor_ir) may be absent: cuDNN runs without it; found in another copy, it mixes.
+        tolerated = compat_of(ctx).cudnn_layout(soname_major(res.name) or 9).get("linux_engines_since", {})
+        missing = sorted(name for name in absent if name not in tolerated)
         foreign = _foreign_parts(facts, fw, main, home)
         if not missing and not foreign:
             continue
         # Sub-libraries of one release behind another release's shim pass cuDNN's own version checks (the shim only
         # forwards); sub-libraries of two releases, or a missing one, fail at the first call that needs them.
         releases = {(other.version if other else _folder(p.path)) for _, p, other in foreign}
-        if len(foreign) < len(fw.resolved_cudnn_parts) - len(missing):
+        if len(foreign) < len(fw.resolved_cudnn_parts) - len(absent):
             releases.add(main.version if main else home)
         severity = ERROR if missing or len(releases) > 1 else WARNING
         # One other release behind the shim loads, but cudnnGetVersion() then reports that release: a framework

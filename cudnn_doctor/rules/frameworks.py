@@ -104,7 +104,8 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
                     _declared_by(fw), (" (its [%s] extra)" % extra.group(1)) if extra else "", req.name, req.specifier,
                     wheel["name"], wheel["version"], fw.location),
                 detail=detail,
-                remedy=whole_environment_fix(facts, compat_of(ctx), fw, framework_pin_fix(req.name, req.specifier))
+                remedy=None if severity == INFO else
+                whole_environment_fix(facts, compat_of(ctx), fw, framework_pin_fix(req.name, req.specifier))
                 if is_cudnn else _shared_release_fix(req, _others_pins(facts, fw, req, platform), wheel["version"]),
                 evidence={"framework": fw.name, "requirement": text, "installed": wheel["version"]},
                 catalogue=["G4", "E1"]))
@@ -150,6 +151,15 @@ def _cudnn_pin_verdict(facts: Facts, compat: Compat, fw: FrameworkFacts, req: Re
     older shim whose sub-libraries all come from a release it accepts), with the framework's version check (an older
     minor it loads), or as a missing soname (another major)."""
     res = fw.resolved_cudnn
+    bad = next((compat.bad_wheel(req.name, s.version) for s in req.specifier if s.operator in ("==", "===")), None)
+    if bad is not None and installed.release[:3] >= Version(bad["fixed_in"]).release[:3]:
+        built = fw.cudnn_version if fw.cudnn_version and "." in fw.cudnn_version else bad["version"].lstrip("=")
+        verdict = compat.acceptance.accepts(framework_kind(fw), built, ".".join(map(str, installed.release[:3])))
+        if verdict.accepts:  # the pin names a wheel broken as built, and this release is the way out (pip warns)
+            return INFO, ("The release it pins is the %s wheel that lacks %s; %s from %s on has it, and %s accepts "
+                          "cuDNN %s at run time, so this is the known way out; `pip check` reports the pin [%s]." % (
+                              req.name, bad.get("lacks", "a file"), req.name, bad["fixed_in"], fw.name, installed,
+                              bad["source"].split(" ")[0]))
     pinned = [Version(s.version.replace(".*", "")) for s in req.specifier if s.operator in ("==", ">=", "~=")
               and ver(s.version.replace(".*", "")) is not None]
     want = pinned[0] if pinned else None

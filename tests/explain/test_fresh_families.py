@@ -463,6 +463,16 @@ FAMILIES = [
      ["ln -s libnvrtc-builtins-*.so.11.7 libnvrtc-builtins.so.11.7", "CUDA 11.7 toolkit"], []),
     ("trt-cudnn-minor-retold", "I get this: tensorrt is linked to cuDNN 8.9.0 but cuDNN 8.8.1 is loaded",
      ["a warning, not an error", "8.9.0", "8.8.1"], ["nothing to fix"], []),
+    # The 9.20.0.48 wheels lack the tensor_ir engine (compat/known_bad.toml [cudnn], pytorch#188892): the release
+    # PyTorch pins is read from PyPI's wheel index; unnamed, the known case is said with pip show to tell
+    ("sublibrary-mismatch-pinned", "torch==2.13.0\nRuntimeError: CUDNN_BACKEND_TENSOR_DESCRIPTOR cudnnFinalize "
+     "failed cudnn_status: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", ["nvidia-cudnn-cu13 9.20.0.48",
+     "PyTorch 2.13.0 pins it", "libcudnn_engines_tensor_ir.so.9"], ['install -U "nvidia-cudnn-cu13>=9.21.0"'], []),
+    ("sublibrary-mismatch-unnamed", "RuntimeError: CUDNN_BACKEND_TENSOR_DESCRIPTOR cudnnFinalize failed cudnn_status: "
+     "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", ["9.20.0", "PyTorch 2.12.0 to 2.13.0", "tensor_ir"],
+     ["pip show nvidia-cudnn-cu13", 'install -U "nvidia-cudnn-cu13>=9.21.0"', "cudnn-doctor check"], ["<"]),
+    ("sublibrary-mismatch-other-pin", "torch==2.11.0\nRuntimeError: cudnn_status: "
+     "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", ["sub-libraries"], ["cudnn-doctor fix"], ["9.21.0", "<"]),
 ]
 
 

@@ -80,3 +80,15 @@ def test_sublibrary_unavailable_says_what_still_runs_without_the_precompiled_eng
     ex = explain("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE", check=False).explanation
     assert "libcudnn_engines_precompiled" in ex.answer.cause and "batch normalization" in ex.answer.cause
     assert "LD_LIBRARY_PATH" in ex.fix.text
+
+
+@pytest.mark.parametrize("code", [c for c in COMPAT.status_codes_of("cudnn_legacy") if c.number],
+                         ids=lambda c: c.name)
+def test_a_name_beside_the_older_tables_number_is_the_older_cudnns(code):
+    # Caffe's glog check (OPN#2, cuDNN 5): "Check failed: status == CUDNN_STATUS_SUCCESS (3 vs. 0)
+    # CUDNN_STATUS_BAD_PARAM" is cuDNN 7.x/8.x numbering, not cuDNN 9's 2000
+    text = "cudnn.hpp:122] Check failed: status == CUDNN_STATUS_SUCCESS (%d vs. 0)  %s" % (code.number, code.name)
+    [seen] = [s for s in decode_statuses(text, COMPAT) if s.code.name == code.name]
+    assert (seen.code.api, seen.code.number) == ("cudnn_legacy", code.number)
+    wrong = "Check failed: status == CUDNN_STATUS_SUCCESS (%d vs. 0)  %s" % (code.number + 1000, code.name)
+    assert all(s.code.api != "cudnn_legacy" for s in decode_statuses(wrong, COMPAT))

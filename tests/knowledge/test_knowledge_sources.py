@@ -175,3 +175,28 @@ def test_recorded_cudart_is_what_the_real_library_reports():
     (row,) = [r for r in rows if r["project"] == realdata.CUDNN9[0] and r["version"] == realdata.CUDNN9[1]]
     assert (row["cudnnGetVersion"], row["cudnnGetCudartVersion"]) == (version, cudart)
     assert Version(row["built_with_cuda"]) == Version("%d.%d" % (cudart // 1000, cudart % 1000 // 10))
+
+
+def _commands_in(node, where):
+    """(where, command) of every `commands` list in a parsed compat table, however deep."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "commands" and isinstance(value, list):
+                yield from (("%s.commands" % where, c) for c in value)
+            else:
+                yield from _commands_in(value, "%s.%s" % (where, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _commands_in(value, "%s[%d]" % (where, i))
+
+
+def test_commands_in_compat_run_as_printed():
+    # A command a table hands to a fix is printed and run as it is: a `<version>` in it is a placeholder the user
+    # would type (pytorch-187824's answer printed `nvidia-cudnn-cu12==<version>`). Templates live under other keys
+    # (`install`), filled by code.
+    from cudnn_doctor.knowledge.load import parse_toml
+
+    found = [(where, c) for p in sorted((ROOT / "compat").glob("*.toml"))
+             for where, c in _commands_in(parse_toml(p.read_text(encoding="utf-8")), p.stem)]
+    assert len(found) > 40
+    assert [(where, c) for where, c in found if re.search(r"<[\w ]+>", c)] == []
