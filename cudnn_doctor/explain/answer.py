@@ -9,7 +9,7 @@ from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_builds as builds, paste_runtime as rt
 from ..remedies.paste_answers import cupy_wheel_of_cuda_fix, torch7_loaded_branch_fix
-from ..versions import major_of, split_soname, ver
+from ..versions import major_of, soname_major, split_soname, ver
 from .answer_facts import from_loader, from_releases
 from .answer_wheels import from_wheels
 from .answer_builds import from_extension_abi
@@ -76,6 +76,15 @@ def _symbol_floor(symbol: str) -> Optional[str]:
 _ENV_LIB = re.compile(r"torch/lib/(?:\.\./){4}(lib\w+\.so[.\d]*)")
 
 
+def _older_copy_fix(f: Any, compat: Compat, ev: Evidence) -> Fix:
+    """The older copy taken off the path; for cuDNN, where it is the only one (jax-2494: cuDNN 7.4.2 lacked a symbol
+    jaxlib needs; 7.6.5 had it), its major's last release too (compat's release list)."""
+    shadowed = paste.shadowed_library_fix(f.node, None, ev.platform)
+    major = soname_major(f.library) if f.library.startswith("libcudnn") else None
+    newest = compat.cudnn_releases(major)[-1:] if major else []
+    return paste.or_newest_release_fix(shadowed, major, newest[0]) if major and newest else shadowed
+
+
 def _loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
     env_lib = _ENV_LIB.search(ev.text)
     if env_lib and any(f.kind in ("undefined-symbol", "node-not-defined") for f in ev.loader):
@@ -99,8 +108,7 @@ def _loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
                           paste.shadowed_library_fix(f.node, None, ev.platform))
         if f.kind == "node-not-defined":
             return Answer("two copies of %s are mixed: the one loaded lacks %s, which its sibling library was "
-                          "linked against" % (f.library, f.symbol), paste.shadowed_library_fix(f.node, None,
-                                                                                             ev.platform))
+                          "linked against" % (f.library, f.symbol), _older_copy_fix(f, compat, ev))
         if f.kind == "version-not-found" and f.library.startswith("libstdc++"):
             return Answer("the libstdc++.so.6 that loads is older than %s needs (%s)" % (
                 f.caller or "a library", f.node), paste.libstdcxx_fix(f.node, ev.platform))
@@ -160,7 +168,7 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
     first = shipped[0]
     stem = re.split(r"\.so|64_", first.name)[0]
     stem = stem if stem.startswith("lib") else "lib" + stem
-    cause = "%s is not found; it is %s's" % (first.name, first.label)
+    cause = "%s is not found; it is %s's%s" % (first.name, first.label, _asked_by(ev, first.label))
     if first.product == "cuDNN":
         cuda = ev.facts.build_cuda() or next((s.high for s in ev.libraries if s.product == "CUDA"), None) or \
             next(iter(ev.cuda), None)
@@ -175,6 +183,17 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
         if found is not None:
             return found
     return Answer(cause, paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix)
+
+
+# A Python package's frame in a traceback: "/usr/local/lib/python3.5/dist-packages/mxnet/base.py"
+_PACKAGE_FRAME = re.compile(r"[/\\](?:site|dist)-packages[/\\]+([A-Za-z]\w*)[/\\]")
+
+
+def _asked_by(ev: Evidence, label: str) -> str:
+    """'; the mxnet package loads it: its build is for CUDA 9.0' where a traceback shows the package whose library
+    asked (sockeye-787: MXNet's cu90 wheel on a CUDA 9.1 machine), so the build to change is named."""
+    frames = [m.group(1) for m in _PACKAGE_FRAME.finditer(ev.text) if m.group(1) not in ("nvidia", "ctypes")]
+    return "; the %s package loads it: its build is for %s" % (frames[-1], label) if frames else ""
 
 
 # The programs whose PyPI builds come for more than one CUDA major, by the key their builds are known under.

@@ -40,12 +40,14 @@ _STATUS_SIGNAL: Dict[str, str] = {
 }
 
 
-def _framework(ev: Evidence) -> str:
+def _framework(ev: Evidence, usual: bool = False) -> str:
     """PyTorch where the text is PyTorch's (its build is what to replace), else '' (the program is rebuilt); Lua
-    Torch7 paths name torch too, and have no wheel."""
+    Torch7 paths name torch too, and have no wheel. `usual`: PyTorch, the usual author of a bare cuDNN failure, also
+    where the text shows no other program nor its own CUDA source (darknet-2836: src/convolutional_kernels.cu)."""
     if ev.facts.runs("Torch7"):
         return ""
-    return "PyTorch" if re.search(r"torch|pytorch", ev.text, re.I) else ""
+    other = any(p.name not in ("PyTorch", "NCCL") for p in ev.facts.programs) or re.search(r"\.cu\b", ev.text)
+    return "PyTorch" if re.search(r"torch|pytorch", ev.text, re.I) or (usual and not other) else ""
 
 
 def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
@@ -122,7 +124,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
                       "build predates this GPU's architecture (compute capability), else memory or the driver%s%s"
                       % (_stated(ev), "" if gpu_cc(ev, compat) else build_reach(ev, compat)),
-                      _arch_fix(ev, compat, ev.gpu_cc, _framework(ev) or "PyTorch", tagged_only=True))
+                      _arch_fix(ev, compat, ev.gpu_cc, _framework(ev, usual=True), tagged_only=True))
     if kind == "nvrtc-builtins":
         return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
             compat, major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))

@@ -114,6 +114,12 @@ def shadowed_library_fix(node: str, newer_than: Optional[str], platform: str) ->
                     "%s copy beside the caller (pip's nvidia/*/lib) is loaded" % (node, node.split(".so")[0], want))
 
 
+def or_newest_release_fix(shadowed: Fix, cudnn_major: int, newest: str) -> Fix:
+    """An older cuDNN copy found first, or, where it is the only copy, too old a release: its major's newest."""
+    return say("%s; where it is the only copy, it is too old a release: install cuDNN %d's newest, %s (%s)", shadowed,
+               cudnn_major, newest, CUDNN_ARCHIVE)
+
+
 def unknown_symbol_fix(symbol: str) -> Fix:
     """An undefined symbol no table dates: which library loads for it, then the release the caller was built with."""
     return said("see which copy of each library loads (`%%s`, then look for %s in the one that should define it) and "

@@ -103,11 +103,18 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional
         kernels = ("sm_%s kernels" % cc.replace(".", "")) if cc else "kernels for every GPU up to the newest"
         return say("install a PyTorch build for CUDA %s or newer, which has %s: %s", first, kernels,
                    torch_install(compat, None, cuda))
-    arch = cc.replace(".", "") if cc else "<cc>"
-    return advice("rebuild the program for this GPU's architecture%s: nvcc -gencode arch=compute_%s,code=sm_%s "
-                  "(CMAKE_CUDA_ARCHITECTURES=%s; TORCH_CUDA_ARCH_LIST for PyTorch extensions), install a build "
-                  "of it compiled for this compute capability, or run it on another GPU, one the build has kernels "
-                  "for" % ((" (compute capability %s)" % cc) if cc else "", arch, arch, arch))
+    if cc is None:  # a program built from source with a CUDA older than the GPU (darknet-2836: CUDA 9.0, Turing)
+        return said("install a CUDA toolkit new enough for the GPU (CUDA %s or newer knows every GPU up to the newest; "
+                    "`%%s` prints its compute capability) and rebuild the program for it (nvcc -gencode "
+                    "arch=compute_XY,code=sm_XY for compute capability X.Y; CMAKE_CUDA_ARCHITECTURES; "
+                    "TORCH_CUDA_ARCH_LIST for PyTorch extensions), or install a build of it compiled for that compute "
+                    "capability" % first, "nvidia-smi --query-gpu=name,compute_cap --format=csv")
+    arch = cc.replace(".", "")
+    return advice("rebuild the program for this GPU's architecture (compute capability %s)%s: nvcc -gencode "
+                  "arch=compute_%s,code=sm_%s (CMAKE_CUDA_ARCHITECTURES=%s; TORCH_CUDA_ARCH_LIST for PyTorch "
+                  "extensions), install a build of it compiled for this compute capability, or run it on another "
+                  "GPU, one the build has kernels for" % (cc, (" with CUDA %s or newer, the first whose nvcc knows "
+                                                                "it" % first) if first else "", arch, arch, arch))
 
 
 def ptx_jit_or_arch_fix(arch: Fix) -> Fix:

@@ -84,9 +84,15 @@ def render_explain(report: Explained, con: Any, verbose: int = 0) -> None:
             say("Reported before: %s" % r.source)
 
 
+def _library(seen: Any) -> str:
+    """'cuDNN 9' where the paste gives cuDNN 9's number; a name alone does not say which cuDNN numbered it
+    (darknet's CUDNN_STATUS_EXECUTION_FAILED of 2019 is cuDNN 7's)."""
+    return "cuDNN" if seen.code.api == "cudnn_v9" and seen.said == seen.code.name else seen.code.library
+
+
 def decoded_lines(ev: Any) -> List[str]:
     """The evidence as the user reads it: each status with its meaning, each library with its release."""
-    out = ["%s %s%s: %s" % (s.code.library, s.code.name, "" if s.said == s.code.name else " (%s %d)" % (
+    out = ["%s %s%s: %s" % (_library(s), s.code.name, "" if s.said == s.code.name else " (%s %d)" % (
         s.code.ctype, s.code.number), s.code.meaning or s.code.message or s.code.words) for s in ev.statuses]
     out += ["%s ships with %s" % (lib.name, lib.label) for lib in ev.libraries]
     out += ["%s: built with %s %s, loaded %s (%s)" % (

@@ -471,6 +471,17 @@ FAMILIES = [
     ("sublibrary-mismatch-unnamed", "RuntimeError: CUDNN_BACKEND_TENSOR_DESCRIPTOR cudnnFinalize failed cudnn_status: "
      "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", ["9.20.0", "PyTorch 2.12.0 to 2.13.0", "tensor_ir"],
      ["pip show nvidia-cudnn-cu13", 'install -U "nvidia-cudnn-cu13>=9.21.0"', "cudnn-doctor check"], ["<"]),
+    # fresh8's families: a source build's own kernels (darknet-2836), a versioned cuDNN symbol the loaded copy lacks
+    # (jax-2494: 7.4.2 lacked it, 7.6.5 had it), the package a traceback shows asking for a CUDA runtime (sockeye-787)
+    ("source-build-execution-failed", " cuDNN status Error in: file: d:/tests/darknet/src/convolutional_kernels.cu : "
+     "forward_convolutional_layer_gpu() : line: 538\ncuDNN Error: CUDNN_STATUS_EXECUTION_FAILED", [],
+     ["install a CUDA toolkit new enough", "rebuild the program"], ["torch", "pip install"]),
+    ("versioned-cudnn-symbol", "ImportError: .../jaxlib/xla_extension.so: symbol cudnnSetCTCLossDescriptorEx version "
+     "libcudnn.so.7 not defined in file libcudnn.so.7 with link time reference", ["cudnnSetCTCLossDescriptorEx"],
+     ["LD_LIBRARY_PATH", "cuDNN 7's newest, 7.6.5"], []),
+    ("traceback-package", '  File "/usr/local/lib/python3.5/dist-packages/mxnet/base.py", line 204, in _load_lib\n'
+     "    lib = ctypes.CDLL(lib_path[0], ctypes.RTLD_LOCAL)\nOSError: libcudart.so.9.0: cannot open shared object file: "
+     "No such file or directory", ["the mxnet package loads it", "CUDA 9.0"], [], []),
     ("sublibrary-mismatch-other-pin", "torch==2.11.0\nRuntimeError: cudnn_status: "
      "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", ["sub-libraries"], ["cudnn-doctor fix"], ["9.21.0", "<"]),
 ]
