@@ -16,10 +16,10 @@ from ..knowledge import Compat
 from ..model import Facts, Fix
 from ..queries import (compiled_cudnn, cudnn_runs_on_cc, environment_prefix, framework_kind, gpus_with_cc, known_cc,
                        missing_sublibraries, platform_of, same_file)
-from ..versions import canonical_name, major_of, ver
+from ..versions import canonical_name, major_of, release3, ver
 from .acting import pip
 from .environment_needs import Need, applying_requirements
-from .shell import advice, noted, prepend_ld_path, q, run, said
+from .shell import advice, ld_library_path_without, noted, prepend_ld_path, q, run, said
 
 # Frameworks whose own Python side loads cuDNN from site-packages' nvidia/cudnn folder (torch's preload of the wheels
 # on sys.path, the JAX plugin's nvidia.cudnn import): their major stays in the site, the other goes beside it.
@@ -214,6 +214,9 @@ def layout_fix(facts: Facts, compat: Compat, layout: Layout, removed: Sequence[s
             commands += ["ln -sf %s %s" % (q("%s/%s" % (p.lib, name)), q(site_lib + "/" + name)) for name in p.files]
         elif not any(same_file(e, p.lib) for e in facts.loader.ld_library_path):
             commands.append(prepend_ld_path(p.lib or ""))
+    stray = _stray_release_folders(facts, layout, site_lib)
+    if stray:  # after the other major's folder is put first: the line drops only these entries from what is there
+        commands += ld_library_path_without(facts, stray).commands
     warned = _pin_warnings(layout)
     runs = "; ".join("%s %s" % (label, why) for label, why in sorted(layout.why.items()))
     if not commands:
@@ -224,6 +227,23 @@ def layout_fix(facts: Facts, compat: Compat, layout: Layout, removed: Sequence[s
     note = ("   (pip will warn that %s; they run all the same: %s)" % (" and ".join(warned), runs) if warned
             else "   (%s)" % runs)
     return noted(run(*commands), note)
+
+
+def _stray_release_folders(facts: Facts, layout: Layout, site_lib: str) -> List[str]:
+    """LD_LIBRARY_PATH entries holding another release of a major the layout keeps in the site: libcudnn_graph
+    dlopens its engines searching LD_LIBRARY_PATH before its RUNPATH, so that folder's engines would pair with the
+    site's graph (draws 422601-1, -12, -22: JAX given 9.28 in the site took 9.8's engines from ~/conda/lib and found
+    no engine). A release written `M.*` (pip's newest) differs from every copy."""
+    out = []
+    for p in layout.placements:
+        if p.folder is not None:
+            continue
+        plain = p.release[:-2] if p.release.endswith(".*") else p.release
+        want = release3(plain) if plain.count(".") >= 2 else None
+        out += [entry for entry in facts.loader.ld_library_path if not same_file(entry, site_lib) and any(
+            same_file(c.directory, entry) and c.major == p.needs[0].major and (want is None or release3(c.version) != want)
+            for c in facts.cudnn)]
+    return list(dict.fromkeys(out))
 
 
 def kept_but_damaged(facts: Facts, compat: Compat, layout: Layout) -> Optional[str]:

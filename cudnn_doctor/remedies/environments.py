@@ -6,7 +6,9 @@ environment per framework, each with the framework's own pins (read from its met
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import shlex
 from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..knowledge import Compat
@@ -147,7 +149,7 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     run time (a release of the major in the site, the other major beside it; words to leave it where it is in
     place); only where no set serves them all, one environment per framework. A fix that installs no cuDNN (an
     LD_LIBRARY_PATH entry dropped) stands: it changes nothing the others load from the site."""
-    if not any(_CHANGES_CUDNN.search(c) for c in own.commands):
+    if not any(_CHANGES_CUDNN.search(c) for c in own.commands) and not _strands_another(facts, fw, own):
         return beside_framework(facts, fw, own)
     solved = solve(facts, compat, fw.location)
     needs, layout = solved.needs, solved.layout
@@ -161,6 +163,22 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     # older copy ahead of the site (draw 20261129-32: a conda prefix's cuDNN 9.1 kept beating the 9.3 installed)
     beside = [c for c in own.commands if drops_ld_path(c) and c not in whole.commands]
     return beside_framework(facts, fw, then(whole, run(*beside)) if beside and whole.commands else whole)
+
+
+def _strands_another(facts: Facts, fw: FrameworkFacts, own: Fix) -> bool:
+    """Whether the fix takes off LD_LIBRARY_PATH a folder another framework of the site loads its cuDNN from: that one
+    would fall back to the site's copy, which may be another CUDA's build (draw 20261126-20: CD501's fix for JAX and
+    ONNX Runtime, CUDA 12, dropped the CUDA 13 folder torch 2.14.1 ran on)."""
+    dropped = {os.path.normpath(e) for c in own.commands if drops_ld_path(c)
+               for e in shlex.split(c.split("grep -vxF", 1)[1].split("|", 1)[0])[1::2] if "grep -vxF" in c}
+    everything = "unset LD_LIBRARY_PATH" in own.commands
+    for other in facts.python.frameworks:
+        res = other.resolved_cudnn
+        if other is fw or other.location != fw.location or res is None or not res.path or res.via != "LD_LIBRARY_PATH":
+            continue
+        if everything or os.path.normpath(os.path.dirname(res.path)) in dropped:
+            return True
+    return False
 
 
 def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:

@@ -603,3 +603,19 @@ def test_a_damaged_site_wheel_is_mended_with_the_release_its_frameworks_share():
     commands = [c for f in _findings(facts) if f.id in ("CD402", "CD503") for c in f.remedy.commands
                 if "nvidia-cudnn-cu12" in c]
     assert commands and all("9.3.0.75" in c and "9.1.0.70" not in c for c in commands), commands
+
+
+def test_a_folder_of_another_release_on_ld_library_path_leaves_it_with_the_layout():
+    # draws 422601-1 and -22 (the real loader as oracle): the layout kept JAX's major in the site, but libcudnn_graph
+    # dlopens its engines searching LD_LIBRARY_PATH first, so a conda prefix's 9.8 engines paired with the site's
+    # graph and JAX found no engine after the fix. A folder of the site's own release stays.
+    conda, same = "/opt/conda/lib", "/opt/cudnn-9.10.2/lib"
+    facts = _environment()
+    facts.cudnn += [cudnn_copy(conda, "9.8.0", "12.8", origin="conda", links=False),
+                    cudnn_copy(same, "9.10.2", "12.9", origin="ld_library_path", links=False)]
+    facts.loader.ld_library_path = [same, conda]
+    own = [f for f in _findings(facts) if f.id in ("CD702", "CD704") and f.severity.value == "error"]
+    assert own
+    for f in own:
+        after = ld_library_path_after(f.remedy.commands, [same, conda])
+        assert conda not in after and same in after, f.remedy.commands
