@@ -192,6 +192,8 @@ _PACKAGE_FRAME = re.compile(r"[/\\](?:site|dist)-packages[/\\]+([A-Za-z]\w*)[/\\
 def _asked_by(ev: Evidence, label: str) -> str:
     """'; the mxnet package loads it: its build is for CUDA 9.0' where a traceback shows the package whose library
     asked (sockeye-787: MXNet's cu90 wheel on a CUDA 9.1 machine), so the build to change is named."""
+    if not re.search(r"\bCDLL\b|\bdlopen\b|_load_lib\b|LoadLibrary", ev.text):
+        return ""  # no frame of the load itself: the last package named may be a wrapper's
     frames = [m.group(1) for m in _PACKAGE_FRAME.finditer(ev.text) if m.group(1) not in ("nvidia", "ctypes")]
     return "; the %s package loads it: its build is for %s" % (frames[-1], label) if frames else ""
 

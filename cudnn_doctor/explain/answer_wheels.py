@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from ..knowledge import Compat
 from ..remedies import paste_tools as tools
-from ..versions import canonical_name, ver
+from ..versions import canonical_name, release3, ver
 from .answered import Answer
 from .evidence import Evidence
 
@@ -48,14 +48,27 @@ def _release_said(ev: Evidence, compat: Compat,
     if listed:
         bad = compat.bad_wheel(listed[0].name, listed[0].release)
         return (canonical_name(listed[0].name), listed[0].release, " (listed in the paste)") if bad else None
+    if not _could_be_the_row(ev, row):
+        return None
     torch = ev.facts.program("PyTorch")
-    if torch is not None and torch.release:
+    if torch is not None and torch.release and not ev.facts.build_cuda():  # PyPI's own build: its pin is known
         for wheel in row["wheels"]:
             pin = _pin(wheel, torch.release)
             if pin:
                 return (wheel, pin, " (PyTorch %s pins it)" % torch.release) if compat.bad_wheel(wheel, pin) else None
         return None
     return "", None, ""
+
+
+def _could_be_the_row(ev: Evidence, row: Dict[str, Any]) -> bool:
+    """Whether nothing the paste says rules the row's release out: another framework than PyTorch (the one that
+    pins these wheels), another cuDNN major's library, or a cuDNN version other than the row's."""
+    if any(p.name != "PyTorch" for p in ev.facts.programs):
+        return False
+    if any(lib.product == "cuDNN" and lib.low != "9" for lib in ev.libraries):
+        return False
+    said = [s.value for s in (ev.facts.cudnn_loaded, ev.facts.cudnn_compiled) if s is not None]
+    return all(release3(v) is not None and "==" + str(release3(v)) == row["version"] for v in said)
 
 
 def _wheel_of_build(ev: Evidence, compat: Compat, row: Dict[str, Any]) -> Optional[str]:

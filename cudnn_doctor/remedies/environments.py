@@ -169,8 +169,8 @@ def _strands_another(facts: Facts, fw: FrameworkFacts, own: Fix) -> bool:
     """Whether the fix takes off LD_LIBRARY_PATH a folder another framework of the site loads its cuDNN from: that one
     would fall back to the site's copy, which may be another CUDA's build (draw 20261126-20: CD501's fix for JAX and
     ONNX Runtime, CUDA 12, dropped the CUDA 13 folder torch 2.14.1 ran on)."""
-    dropped = {os.path.normpath(e) for c in own.commands if drops_ld_path(c)
-               for e in shlex.split(c.split("grep -vxF", 1)[1].split("|", 1)[0])[1::2] if "grep -vxF" in c}
+    dropped = {os.path.normpath(e) for c in own.commands if drops_ld_path(c) and "grep -vxF" in c
+               for e in _dropped_entries(c)}
     everything = "unset LD_LIBRARY_PATH" in own.commands
     for other in facts.python.frameworks:
         res = other.resolved_cudnn
@@ -179,6 +179,15 @@ def _strands_another(facts: Facts, fw: FrameworkFacts, own: Fix) -> bool:
         if everything or os.path.normpath(os.path.dirname(res.path)) in dropped:
             return True
     return False
+
+
+def _dropped_entries(line: str) -> List[str]:
+    """The folders an ld_library_path_without line drops (its `-e FOLDER` words), as the shell reads them."""
+    try:
+        words = shlex.split(line.split("grep -vxF", 1)[1].rsplit(" | paste", 1)[0])
+    except ValueError:  # a quote shlex cannot close: nothing read, so nothing is judged stranded by this line
+        return []
+    return [words[i + 1] for i, w in enumerate(words[:-1]) if w == "-e"]
 
 
 def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:

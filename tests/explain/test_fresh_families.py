@@ -482,6 +482,13 @@ FAMILIES = [
     ("traceback-package", '  File "/usr/local/lib/python3.5/dist-packages/mxnet/base.py", line 204, in _load_lib\n'
      "    lib = ctypes.CDLL(lib_path[0], ctypes.RTLD_LOCAL)\nOSError: libcudart.so.9.0: cannot open shared object file: "
      "No such file or directory", ["the mxnet package loads it", "CUDA 9.0"], [], []),
+    # ... but not where the paste rules 9.20's wheels out: cuDNN 8, another framework, a build of another CUDA
+    ("sublibrary-mismatch-cudnn8", "Could not load library libcudnn_cnn_infer.so.8. "
+     "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", [], [], ["9.21.0"]),
+    ("sublibrary-mismatch-tensorflow", "tensorflow 2.5 with cuDNN 8.1.0: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", [],
+     [], ["9.21.0"]),
+    ("sublibrary-mismatch-tagged", "torch 2.13.0+cu126: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", [],
+     ["pip show nvidia-cudnn-cu12", "nvidia-cudnn-cu12>=9.21.0"], ["cu13"]),
     ("sublibrary-mismatch-other-pin", "torch==2.11.0\nRuntimeError: cudnn_status: "
      "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", ["sub-libraries"], ["cudnn-doctor fix"], ["9.21.0", "<"]),
 ]
@@ -516,3 +523,10 @@ def test_each_family_is_answered_from_what_the_paste_says(text, cause, fix, not_
 def test_pip_finding_no_release_of_a_project_the_index_does_not_hold_is_not_guessed():
     text = "ERROR: Could not find a version that satisfies the requirement acme-widgets==1.0 (from versions: 2.0)"
     assert explain(text, check=False).explanation.answer is None
+
+
+def test_a_package_is_named_as_the_loader_only_from_a_frame_of_the_load():
+    # sockeye-787's MXNet frame held ctypes.CDLL; a wrapper's frame above an error with no load frame names nobody
+    text = ('  File "/usr/lib/python3/dist-packages/wrapper/run.py", line 3, in main\n'
+            "OSError: libcudart.so.9.0: cannot open shared object file: No such file or directory")
+    assert "package loads it" not in explain(text, check=False).explanation.answer.cause
