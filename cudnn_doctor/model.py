@@ -186,6 +186,11 @@ class CudnnCopy:
     sublibraries_missing: List[str] = field(default_factory=list)
     load_error: Optional[str] = None  # dlopen / call failure, crash or hang of the child process
 
+    def pip_wheel(self) -> Optional[Tuple[str, str]]:
+        """The pip project and release this copy came from ("nvidia-cudnn-cu13", "9.20.0.48"), when pip owns it."""
+        parts = (self.package or "").split()
+        return (parts[0], parts[1]) if self.origin == "pip" and len(parts) == 2 else None
+
 
 ETC_PRELOAD = "/etc/ld.so.preload"
 PRELOADED = ("LD_PRELOAD", ETC_PRELOAD)  # a Resolution's `via` where a preload answered the request

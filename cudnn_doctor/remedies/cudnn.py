@@ -28,9 +28,9 @@ def cudnn_wheel_for(compat: Compat, *cudas: Any) -> Optional[str]:
 
 def copy_wheel(compat: Compat, copy: CudnnCopy, *fallback_cudas: Any) -> Optional[str]:
     """The pip project a cuDNN copy came from, else the wheel for the CUDA it (or the machine) was built for."""
-    pkg = (copy.package or "").split()
-    if pkg and pkg[0].startswith("nvidia-cudnn"):
-        return pkg[0]
+    wheel = copy.pip_wheel()
+    if wheel and wheel[0].startswith("nvidia-cudnn"):
+        return wheel[0]
     return cudnn_wheel_for(compat, copy.cuda_version, *fallback_cudas)
 
 

@@ -139,19 +139,19 @@ def cudnn_package_reinstall_fix(facts: Facts, compat: Compat, copy: Optional[Cud
     framework `fw` pins, at a release its pin admits (reinstalled at its own release it would undo the pin's fix); a
     wheel of another CUDA than the framework's is replaced by its own CUDA's (whole, it would still be the wrong
     build: CD501)."""
-    wheel = (copy.package or "").split() if copy is not None and copy.origin == "pip" else []
+    wheel = copy.pip_wheel() if copy is not None else None
     own = compat.cudnn_wheel(fw.cuda_version) if fw is not None and fw.cuda_version else None
-    if fw is not None and copy is not None and len(wheel) == 2 and own and \
+    if fw is not None and copy is not None and wheel and own and \
             canonical_name(wheel[0]).startswith("nvidia-cudnn-") and canonical_name(wheel[0]) != canonical_name(own):
         return other_cuda_wheel_first(wheel[0], _pinned_cudnn_wheel_fix(facts, compat, fw, copy.major),
                                       site_wheels(facts, fw.location))
-    if fw is not None and len(wheel) == 2:
+    if fw is not None and wheel:
         for req in applying_requirements(fw):
             if canonical_name(req.name) == canonical_name(wheel[0]) and \
                     not req.specifier.contains(wheel[1], prereleases=True):
                 return run(pip('install --force-reinstall --no-deps "%s%s"' % (req.name, req.specifier)))
-    bad = compat.bad_wheel(wheel[0], wheel[1]) if len(wheel) == 2 else None
-    if bad is not None:  # reinstalled, the wheel would lack the same file again
+    bad = compat.bad_wheel(*wheel) if wheel else None
+    if wheel and bad is not None:  # reinstalled, the wheel would lack the same file again
         return say("%s %s lacks %s; a release from %s on has it: %s", wheel[0], wheel[1], bad.get("lacks", "a file"),
                    bad["fixed_in"], run(pip('install -U "%s>=%s"' % (wheel[0], bad["fixed_in"]))))
     if copy:

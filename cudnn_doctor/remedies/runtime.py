@@ -52,8 +52,8 @@ def cudnn_for_cuda_fix(facts: Facts, compat: Compat, copy: CudnnCopy, cuda: Any,
         install = framework_cudnn_fix(facts, compat, fw, copy.major)
     else:
         install = machine_cudnn_fix(facts, compat, cuda, copy.major, copy.version, _channel(copy))
-    wheel = (copy.package or "").split()
-    if copy.origin == "pip" and wheel and wheel[0].startswith("nvidia-cudnn-") and install.commands and \
+    wheel = copy.pip_wheel()
+    if wheel and wheel[0].startswith("nvidia-cudnn-") and install.commands and \
             install.commands[0].startswith(pip("install")) and wheel[0] not in install.commands[0]:
         install = other_cuda_wheel_first(wheel[0], install, site_wheels(facts, os.path.dirname(os.path.dirname(
             os.path.dirname(os.path.normpath(copy.directory))))))

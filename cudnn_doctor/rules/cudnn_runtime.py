@@ -216,8 +216,8 @@ def known_bad(facts: Facts, ctx: RuleContext) -> List[Finding]:
     cublas = [w for w in facts.python.nvidia_wheels if w["name"].startswith("nvidia-cublas")]
     for copy in facts.cudnn:
         for bad in compat.known_bad("cudnn", copy.version):
-            if bad.get("wheels") and not (copy.origin == "pip" and
-                                          canonical_name((copy.package or "").split(" ")[0]) in bad["wheels"]):
+            wheel = copy.pip_wheel()
+            if bad.get("wheels") and not (wheel and canonical_name(wheel[0]) in bad["wheels"]):
                 continue  # the wheels' build of the release (nvidia-cudnn-cu13 9.20.0.48), not its packages
             if bad.get("with", "").startswith("cublas"):
                 need = bad["with"].split("cublas", 1)[1]

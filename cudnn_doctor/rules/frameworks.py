@@ -91,12 +91,13 @@ def pins(facts: Facts, ctx: RuleContext) -> List[Finding]:
             judged.add((fw.location, text))
             is_cudnn = canonical_name(req.name).startswith("nvidia-cudnn-")
             # pip check reads no extra's requirements (TensorFlow's pins sit under its [and-cuda])
-            reported = ("but `pip check` reports the conflict" if applies else
-                        "and `pip check`, which reads no extra's requirements, does not report it")
-            severity, detail = (_cudnn_pin_verdict(facts, compat_of(ctx), fw, req, installed) if is_cudnn else (WARNING, (
+            pip_says = ("`pip check` reports the conflict" if applies else
+                        "`pip check`, which reads no extra's requirements, does not report it")
+            severity, detail = (_cudnn_pin_verdict(facts, compat_of(ctx), fw, req, installed, pip_says) if is_cudnn
+                                else (WARNING, (
                 "Only one copy of %s fits in that site-packages/nvidia folder, so %s runs with the release another "
                 "package asked for instead of the one it was built and tested with; it usually loads (same soname) "
-                "%s." % (req.name, fw.name, reported))))
+                "%s %s." % (req.name, fw.name, "but" if applies else "and", pip_says))))
             extra = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", str(req.marker)) if applies is None else None
             out.append(finding(
                 severity,
@@ -146,20 +147,22 @@ def _shared_release_fix(req: Requirement, others: List[Tuple[str, Requirement]],
 
 
 def _cudnn_pin_verdict(facts: Facts, compat: Compat, fw: FrameworkFacts, req: Requirement,
-                       installed: Version) -> Tuple[Severity, str]:
+                       installed: Version, pip_says: str) -> Tuple[Severity, str]:
     """How a cuDNN wheel outside a framework's pin really fails: not at all (a newer minor of the same major, or an
     older shim whose sub-libraries all come from a release it accepts), with the framework's version check (an older
-    minor it loads), or as a missing soname (another major)."""
+    minor it loads), or as a missing soname (another major). `pip_says` is whether `pip check` reports the pin."""
     res = fw.resolved_cudnn
-    bad = next((compat.bad_wheel(req.name, s.version) for s in req.specifier if s.operator in ("==", "===")), None)
+    # the release an exact pin holds it to; a wildcard (==9.20.*) by its prefix, which compat's rows match
+    bad = next((compat.bad_wheel(req.name, s.version.replace(".*", "")) for s in req.specifier
+                if s.operator in ("==", "===")), None)
     if bad is not None and installed.release[:3] >= Version(bad["fixed_in"]).release[:3]:
         built = fw.cudnn_version if fw.cudnn_version and "." in fw.cudnn_version else bad["version"].lstrip("=")
         verdict = compat.acceptance.accepts(framework_kind(fw), built, ".".join(map(str, installed.release[:3])))
         if verdict.accepts:  # the pin names a wheel broken as built, and this release is the way out (pip warns)
             return INFO, ("The release it pins is the %s wheel that lacks %s; %s from %s on has it, and %s accepts "
-                          "cuDNN %s at run time, so this is the known way out; `pip check` reports the pin [%s]." % (
+                          "cuDNN %s at run time, so this is the known way out; %s [%s]." % (
                               req.name, bad.get("lacks", "a file"), req.name, bad["fixed_in"], fw.name, installed,
-                              bad["source"].split(" ")[0]))
+                              pip_says, bad["source"].split(" ")[0]))
     pinned = [Version(s.version.replace(".*", "")) for s in req.specifier if s.operator in ("==", ">=", "~=")
               and ver(s.version.replace(".*", "")) is not None]
     want = pinned[0] if pinned else None
@@ -169,7 +172,7 @@ def _cudnn_pin_verdict(facts: Facts, compat: Compat, fw: FrameworkFacts, req: Re
     own_folder = fw.location.rstrip("/") + "/"
     loads_it = bool(res is not None and res.path and (res.realpath or res.path).startswith(own_folder))
     if want is None:
-        return WARNING, "The framework was not built for this cuDNN; `pip check` reports the conflict."
+        return WARNING, "The framework was not built for this cuDNN; %s." % pip_says
     if want.release[0] != installed.release[0]:
         if res is not None and not res.path:
             return ERROR, ("It asks the loader for %s, which this wheel does not provide: '%s: cannot open shared "
@@ -187,8 +190,8 @@ def _cudnn_pin_verdict(facts: Facts, compat: Compat, fw: FrameworkFacts, req: Re
     if runs is not None and got is not None and got != installed and got.release[0] == want.release[0] and \
             got.release[:2] >= want.release[:2] and installed.release[:2] < want.release[:2]:
         return WARNING, ("Every sub-library of this wheel's shim comes from cuDNN %s at %s, so cudnnGetVersion() "
-                         "reports %s, which %s accepts; `pip check` reports the conflict." % (
-                             runs.version, runs.directory, runs.version, fw.name))
+                         "reports %s, which %s accepts; %s." % (
+                             runs.version, runs.directory, runs.version, fw.name, pip_says))
     if installed.release[:2] < want.release[:2]:
         # What the framework itself does with an older minor at run time (compat's [cudnn_acceptance]): torch,
         # TensorFlow and JAX refuse it; ONNX Runtime and CuPy ask only for the soname; Paddle warns and runs.
@@ -197,14 +200,14 @@ def _cudnn_pin_verdict(facts: Facts, compat: Compat, fw: FrameworkFacts, req: Re
         verdict = compat.acceptance.accepts(framework_kind(fw), str(want), runtime)
         if verdict.accepts:
             return WARNING, ("%s checks no more than the major at run time, so cuDNN %s runs it though it was built "
-                             "with %s%s; `pip check` reports the conflict [%s]." % (
+                             "with %s%s; %s [%s]." % (
                                  fw.name, installed, want, " (%s)" % verdict.why if verdict.why else "",
-                                 verdict.source))
+                                 pip_says, verdict.source))
         return (ERROR if loads_it else WARNING), (
             "It loads this older minor and stops: %s (cuDNN runs only programs built with an older or equal "
             "minor)." % (verdict.why if verdict.why.startswith("'") else "'%s'" % verdict.why))
     return WARNING, ("cuDNN %s still runs a program built with %s (same major, newer or equal minor), so it loads; "
-                     "`pip check` reports the conflict." % (installed, want))
+                     "%s." % (installed, want, pip_says))
 
 
 @rule("CD703", "tensorflow-windows-no-gpu", "TensorFlow 2.11+ has no GPU support on native Windows", section="python")

@@ -20,12 +20,12 @@ TENSOR_IR = "libcudnn_engines_tensor_ir.so.9"
 PIN = 'nvidia-cudnn-cu13==9.20.0.48; platform_system == "Linux"'
 
 
-def _torch_2_13(machine, system_cudnn: bool):
+def _torch_2_13(machine, system_cudnn: bool, pin: str = PIN):
     """torch 2.13.0 over the 9.20.0.48 cu13 wheel it pins (no tensor_ir engine, as on PyPI); a CUDA 12 system
     cuDNN 9.23.2 with its engine in the loader's cache where `system_cudnn`."""
     machine.driver()
     machine.pip_cudnn(SITE, "9.20.0.48", cuda_major=13, cudart=13000)
-    machine.dist(SITE, "torch", "2.13.0", requires=[PIN], files={"torch/version.py": "cuda = '13.0'\n"})
+    machine.dist(SITE, "torch", "2.13.0", requires=[pin], files={"torch/version.py": "cuda = '13.0'\n"})
     machine.consumer(SITE + "/torch/lib/libtorch_cuda.so", ["libcudnn.so.9"], rpath="$ORIGIN/../../nvidia/cudnn/lib")
     if system_cudnn:
         machine.cudnn("9.23.2", SYSTEM, None, cuda=12080, subs=SUBLIBS[9] + ["engines_tensor_ir"])
@@ -81,6 +81,24 @@ def test_after_the_fix_the_mix_is_gone_and_torch_s_pin_is_said_not_warned(machin
     assert not [f for f in findings if f.id in ("CD709", "CD506") or f.severity.value == "error"]
     [pin] = [f for f in findings if f.id == "CD702"]
     assert pin.severity.value == "info" and pin.remedy is None and "way out" in pin.detail
+
+
+def test_a_wildcard_pin_to_the_broken_release_is_said_too(machine):
+    """`==9.20.*` admits no release on PyPI but the broken 9.20.0.48: the same way out."""
+    _torch_2_13(machine, system_cudnn=True, pin="nvidia-cudnn-cu13==9.20.*")
+    _upgrade_wheel(machine, "9.21.0.82")
+    _, findings = _check(machine)
+    [pin] = [f for f in findings if f.id == "CD702"]
+    assert pin.severity.value == "info" and pin.remedy is None and "`pip check` reports" in pin.detail
+
+
+def test_an_extra_s_pin_is_not_said_to_be_reported_by_pip_check(machine):
+    """pip check reads no extra's requirements (TensorFlow's [and-cuda]): the words must not claim it reports it."""
+    _torch_2_13(machine, system_cudnn=True, pin='nvidia-cudnn-cu13==9.20.0.48; extra == "cuda"')
+    _upgrade_wheel(machine, "9.21.0.82")
+    _, findings = _check(machine)
+    [pin] = [f for f in findings if f.id == "CD702"]
+    assert "does not report it" in pin.detail and "`pip check` reports" not in pin.detail
 
 
 def test_the_system_package_of_the_same_release_is_not_the_broken_build(machine):
