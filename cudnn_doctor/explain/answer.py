@@ -16,6 +16,7 @@ from .answer_builds import from_extension_abi
 from .answer_dlopen import sublibrary_on_path, torch7_bindings
 from .answer_install import from_pip
 from .answer_signals import from_signals, from_statuses
+from .answer_states import started_without_gpus
 from .answered import Answer
 from .evidence import Evidence
 
@@ -272,7 +273,7 @@ Step = Callable[[Evidence, Compat], Optional[Answer]]
 def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The first answer the evidence gives, most decisive kind first; None when it gives none."""
     steps: List[Step] = [from_pip, from_loader, from_extension_abi, _loader, from_releases, from_wheels, _checks, _windows,
-                         from_signals, _loader_missing, from_statuses]
+                         started_without_gpus, from_signals, _loader_missing, from_statuses]
     for step in steps:
         found = step(ev, compat)
         if found is not None:

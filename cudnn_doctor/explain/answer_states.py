@@ -10,12 +10,19 @@ from typing import Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_builds as builds
-from ..remedies.containers import docker_desktop_runtime_fix
+from ..remedies.containers import container_gpu_fix, docker_desktop_runtime_fix
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
 from ..remedies.paste_tools import memory_or_compute_cache_fix, no_device_fix
 from .answered import Answer
 from .evidence import Evidence
+
+# A `docker run` command line, its backslash-continued lines included; what in it gives the container the GPUs.
+_DOCKER_RUN = re.compile(r"(?<![\w-])docker[ \t]+(?:container[ \t]+)?run\b(?:[^\n\\]|\\\r?\n|\\)*")
+_GPU_FLAGS = re.compile(r"--gpus\b|--runtime[ =]\S*nvidia|NVIDIA_VISIBLE_DEVICES|nvidia\.com/gpu|--device[ =]\S*nvidia\.com")
+# What a CUDA runtime says where no driver library reaches it: libcuda absent reads as a driver too old (35).
+_NO_DRIVER_KINDS = ("driver-too-old", "no-device", "driver-library-missing")
+_NO_DRIVER_STATUSES = ("cudaErrorInsufficientDriver", "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE")
 
 # FFmpeg's NVENC words: the API it was built for, the driver's, and the floor it knows ("(unknown)" past its table)
 _NVENC_API = re.compile(r"required nvenc API version\. Required: (\d+\.\d+) Found: (\d+\.\d+)")
@@ -103,6 +110,22 @@ def _invalid_device(ev: Evidence) -> Answer:
     where = " (CUDA_VISIBLE_DEVICES=%s shows it %d)" % (shown.group(1), visible) if visible and shown else ""
     return Answer("the program asked for a GPU index the process does not have%s: indices count from 0 over the "
                   "GPUs it sees" % where, builds.device_index_fix())
+
+
+def started_without_gpus(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """A container the paste starts with `docker run` and no GPU request (--gpus, the NVIDIA runtime): `--device
+    /dev/nvidia0` passes the device nodes but none of the host driver's libraries, so the CUDA runtime finds no
+    libcuda and says the driver is too old or absent (nvidia-docker#24: driver 346.46 was new enough)."""
+    if not (any(k in _NO_DRIVER_KINDS for k in ev.kinds()) or
+            any(s.code.name in _NO_DRIVER_STATUSES for s in ev.statuses)):
+        return None
+    runs = [m.group(0) for m in _DOCKER_RUN.finditer(ev.text)]
+    if not runs or any(_GPU_FLAGS.search(line) for line in runs):
+        return None
+    devices = "; its --device flags pass the device nodes, not the driver's libraries" if "--device" in runs[0] else ""
+    return Answer("the container was started without the GPUs: `docker run` asked for no GPU (no --gpus, no NVIDIA "
+                  "runtime%s), so the host driver's libcuda is not in the container and the CUDA runtime reads that as "
+                  "no driver, or one too old" % devices, container_gpu_fix())
 
 
 def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:

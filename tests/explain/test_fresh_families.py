@@ -491,6 +491,15 @@ FAMILIES = [
      ["pip show nvidia-cudnn-cu12", "nvidia-cudnn-cu12>=9.21.0"], ["cu13"]),
     ("sublibrary-mismatch-other-pin", "torch==2.11.0\nRuntimeError: cudnn_status: "
      "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH", ["sub-libraries"], ["cudnn-doctor fix"], ["9.21.0", "<"]),
+    # https://github.com/NVIDIA/nvidia-docker/issues/24: --device flags only, a driver (346.46) new enough
+    ("docker-run-without-gpus", "cudaGetDeviceCount returned 35\n-> CUDA driver version is insufficient for CUDA "
+     "runtime version\n\ndocker run --device /dev/nvidia-uvm:/dev/nvidia/uvm --device /dev/nvidia0:/dev/nvidia0 \\\n"
+     "--device /dev/nvidiactl:/dev/nvidiactl -it nvidia/cuda:7.0-cudnn3-devel bash",
+     ["started without the GPUs", "--device flags"], ["docker run --gpus all"], ["ubuntu-drivers"]),
+    ("docker-run-with-gpus-driver-old", "$ docker run --gpus all -it img\ncudaGetDeviceCount returned 35\n-> CUDA "
+     "driver version is insufficient for CUDA runtime version", ["driver"], [], ["docker run --gpus"]),
+    ("nvidia-docker-run-no-device", "$ nvidia-docker run -it img python t.py\nRuntimeError: CUDA error: no CUDA-capable "
+     "device is detected", [], [], ["docker run --gpus all -e"]),
 ]
 
 
