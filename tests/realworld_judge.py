@@ -323,7 +323,8 @@ def fix_commands(report: Report, stack: stacks.Stack) -> List[str]:
 # Paddle's also links the unversioned name in the wheel's folder: `&& ln -sf libcudnn.so.N $(echo DIR/...)/NAME`.
 NEW_ENVIRONMENT = re.compile(r"^python3 -m venv (\S+) && \1/bin/pip install (.+?)"
                              r"(?: && ln -sf (libcudnn\.so\.\d+) \$\(echo \1/lib/python3\*/site-packages/nvidia/cudnn/lib\)"
-                             r"/(libcudnn\.so))?( && echo 'export LD_LIBRARY_PATH=.*' >> \1/bin/activate)?$")
+                             r"/(libcudnn\.so))?( && echo 'export LD_LIBRARY_PATH=.*' >> \1/bin/activate)?"
+                             r"(?: && printf '%s\\n' ('.*') >> \1/bin/activate)?$")
 # The wheels of a new environment the oracle loads for its framework (what its install pins of these projects, from
 # its own metadata): torch's global deps need its CUDA runtime, TensorFlow's start-up its CUDA libraries.
 ORACLE_LOADS = {"torch": ("nvidia-cudnn-", "nvidia-cuda-runtime-"),
@@ -395,6 +396,28 @@ def with_extras_named(command: str) -> str:
     return "pip install %s" % " ".join(shlex.quote("%s==%s" % wheel) for wheel in [(name, version), *pins])
 
 
+# A line that changes only the shell's variables. A new environment is made and used from that same shell, so it
+# inherits what the user's shell has (an LD_PRELOAD, a conda prefix on LD_LIBRARY_PATH) after those lines.
+SHELL_LINE = re.compile(r"^(?:unset (?:LD_PRELOAD|LD_LIBRARY_PATH)|export LD_LIBRARY_PATH=.*)$")
+INHERITED = ("LD_PRELOAD", "LD_LIBRARY_PATH")
+
+
+def shell_after(env: Dict[str, str], lines: List[str]) -> Dict[str, str]:
+    """The loader's variables of a shell with `env` after these lines."""
+    script = "set -e\n%s\nenv -0\n" % "\n".join(lines)
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60, check=True)
+    after = dict(item.split("=", 1) for item in proc.stdout.split("\0") if "=" in item)
+    return {k: after[k] for k in INHERITED if after.get(k)}
+
+
+def inherit(env: stacks.Stack, inherited: Dict[str, str]) -> None:
+    """A new environment used from the user's shell: its activate's own LD_LIBRARY_PATH line goes in front of the
+    shell's; the shell's LD_PRELOAD applies as it is."""
+    for var, value in inherited.items():
+        own = env.env.get(var) if var == "LD_LIBRARY_PATH" else None
+        env.env[var] = "%s:%s" % (own, value) if own else value
+
+
 def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[List[stacks.Stack], str]:
     """Run the fix's own commands in a copy of the stack (pip from the wheel cache, no index); the new stacks: the
     copy, or each environment a fix makes per framework (built from the pool as its install line lays it out)."""
@@ -408,10 +431,18 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
         return [], "not run here (another index than PyPI): %s" % elsewhere[0]
     apart = [NEW_ENVIRONMENT.match(c) for c in commands]
     if any(apart):
-        if not all(apart):
-            return [], "mixed in-place and per-framework commands: %s" % commands
+        shell = [c for c, m in zip(commands, apart) if not m and SHELL_LINE.match(c)]
+        in_place = [c for c, m in zip(commands, apart) if not m and not SHELL_LINE.match(c)]
+        if in_place:
+            # Another error's fix for the environment the frameworks leave (TensorFlow's missing cuBLAS): it must
+            # run there as printed, but what is judged is the new environments, where they go
+            done, how = apply_fix(stack, shell + in_place, Path("%s-in-place" % root))
+            if not done:
+                return [], "the in-place part of a per-framework fix: %s" % how
+        inherited = shell_after(stack.env, shell)
+        plain = {k: v for k, v in stack.env.items() if k not in INHERITED}
         built = []
-        for i, m in enumerate(apart):
+        for i, m in enumerate(m for m in apart if m):
             case = environment_case("%s-env%d" % (stack.case.name, i), m.group(2), bool(m.group(5)))
             missing = stacks.missing_wheels(case)
             if missing:
@@ -421,6 +452,8 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
                 link = env.site / "nvidia/cudnn/lib" / m.group(4)
                 link.unlink(missing_ok=True)
                 link.symlink_to(m.group(3))
+            # the activate's own line that takes the shell's cuDNN folders off, run on what the shell hands it
+            inherit(env, shell_after(dict(plain, **inherited), shlex.split(m.group(6))) if m.group(6) else inherited)
             built.append(env)
         return built, "; ".join(commands)
     moved = stacks.copy(stack, root)

@@ -19,7 +19,7 @@ from ..queries import (compiled_cudnn, cudnn_runs_on_cc, environment_prefix, fra
 from ..versions import canonical_name, major_of, release3, ver
 from .acting import pip
 from .environment_needs import Need, applying_requirements
-from .shell import advice, ld_library_path_without, noted, prepend_ld_path, q, run, said
+from .shell import advice, noted, prepend_ld_path, q, run, said
 
 # Frameworks whose own Python side loads cuDNN from site-packages' nvidia/cudnn folder (torch's preload of the wheels
 # on sys.path, the JAX plugin's nvidia.cudnn import): their major stays in the site, the other goes beside it.
@@ -215,8 +215,14 @@ def layout_fix(facts: Facts, compat: Compat, layout: Layout, removed: Sequence[s
         elif not any(same_file(e, p.lib) for e in facts.loader.ld_library_path):
             commands.append(prepend_ld_path(p.lib or ""))
     stray = _stray_release_folders(facts, layout, site_lib)
-    if stray:  # after the other major's folder is put first: the line drops only these entries from what is there
-        commands += ld_library_path_without(facts, stray).commands
+    first = prepend_ld_path(site_lib)
+    if stray and not _comes_first(facts.loader.ld_library_path, site_lib, stray) and first not in commands:
+        # The site's own folder ahead of them: their other libraries (a conda prefix's cuBLAS, a toolkit's runtime)
+        # stay where the environment's other programs find them. Behind the other major's folder, which must win
+        # for its own soname's sub-libraries (draw 422601-1: Paddle's cuDNN 8 took parts from the site): each
+        # export goes in front, so the site's line comes before that folder's.
+        exports = [i for i, c in enumerate(commands) if c.startswith("export LD_LIBRARY_PATH=")]
+        commands.insert(exports[0] if exports else len(commands), first)
     warned = _pin_warnings(layout)
     runs = "; ".join("%s %s" % (label, why) for label, why in sorted(layout.why.items()))
     if not commands:
@@ -229,11 +235,18 @@ def layout_fix(facts: Facts, compat: Compat, layout: Layout, removed: Sequence[s
     return noted(run(*commands), note)
 
 
+def _comes_first(entries: List[str], folder: str, others: List[str]) -> bool:
+    """Whether `folder` is on LD_LIBRARY_PATH ahead of every one of `others`."""
+    at = next((i for i, e in enumerate(entries) if same_file(e, folder)), None)
+    return at is not None and all(not same_file(e, o) for e in entries[:at] for o in others)
+
+
 def _stray_release_folders(facts: Facts, layout: Layout, site_lib: str) -> List[str]:
     """LD_LIBRARY_PATH entries holding another release of a major the layout keeps in the site: libcudnn_graph
     dlopens its engines searching LD_LIBRARY_PATH before its RUNPATH, so that folder's engines would pair with the
-    site's graph (draws 422601-1, -12, -22: JAX given 9.28 in the site took 9.8's engines from ~/conda/lib and found
-    no engine). A release written `M.*` (pip's newest) differs from every copy."""
+    site's graph unless the site's folder comes first (draws 422601-1, -12, -22: JAX given 9.28 in the site took
+    9.8's engines from ~/conda/lib and found no engine). A release written `M.*` (pip's newest) differs from every
+    copy."""
     out = []
     for p in layout.placements:
         if p.folder is not None:

@@ -20,7 +20,7 @@ from .environment_layout import Layout, layout_fix, solve_layout
 from .environment_rebuild import Rebuild, rebuild_fix, rebuilt_layout
 from .onnxruntime import cuda_library_wheels
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
-from .shell import drops_ld_path, or_else, q, run, then
+from .shell import drop_ld_path_line, drops_ld_path, or_else, q, run, then
 from .software import torch_source
 
 if TYPE_CHECKING:
@@ -96,6 +96,10 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Opti
     it: ONNX Runtime, CuPy 13, Paddle) those folders go first on LD_LIBRARY_PATH in the new environment's activate
     script: set in the shell that runs the line, it would reach every other environment started from that shell."""
     steps = []
+    # The shell's LD_LIBRARY_PATH folders that hold a cuDNN: a new environment made and used from that shell would
+    # load it ahead of its own wheel's (draw 20261201-40: TensorFlow's new environment took a CUDA 11 cuDNN 8.9.6)
+    held = {os.path.normpath(c.directory) for c in facts.cudnn} if facts is not None else set()
+    shadowing = [e for e in facts.loader.ld_library_path if os.path.normpath(e) in held] if facts is not None else []
     for need in needs:
         fw = need.framework
         folder = "~/venvs/%s-%s" % (fw.name, fw.version.split("+")[0])
@@ -115,6 +119,8 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Opti
             folders = [wheel_folder] + ["$(echo %s/%s)" % (site, f) for _, f in wheels]
             step += " && echo 'export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}' >> %s/bin/activate" % (
                 ":".join(folders), folder)
+        if shadowing:  # searched before any RUNPATH: the new environment's activate takes them off again
+            step += " && printf '%%s\\n' %s >> %s/bin/activate" % (shlex.quote(drop_ld_path_line(shadowing)), folder)
         steps.append(system(step, privileged=False))
     return run(*steps)
 

@@ -165,9 +165,12 @@ def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
     run before it (draws 31337/36, /49: a wheel folder put first, then `unset LD_LIBRARY_PATH`)."""
     drop = {os.path.normpath(e) for e in entries}
     spelled = [d for d in facts.loader.ld_library_path if os.path.normpath(d) in drop] or sorted(drop)
-    words = " ".join("-e %s" % q(d) for d in dict.fromkeys(spelled))
-    line = _DROP_LD_PATH + words + " | paste -sd: -)\""
-    return run(line, *(prepend_ld_path(d) for d in _plain_path_wheel_folders(facts, drop)))
+    return run(drop_ld_path_line(spelled), *(prepend_ld_path(d) for d in _plain_path_wheel_folders(facts, drop)))
+
+
+def drop_ld_path_line(entries: Sequence[str]) -> str:
+    """The export line that takes these entries, spelled as given, off LD_LIBRARY_PATH as the shell has it then."""
+    return _DROP_LD_PATH + " ".join("-e %s" % q(d) for d in dict.fromkeys(entries)) + " | paste -sd: -)\""
 
 
 def _plain_path_wheel_folders(facts: Facts, dropped: Set[str]) -> List[str]:

@@ -95,6 +95,30 @@ def test_two_cuda_builds_of_one_major_with_no_build_the_driver_runs_get_one_envi
     assert own and all(f.remedy.commands == venvs for f in own)
 
 
+def test_a_new_environment_takes_the_shell_s_cudnn_folders_off_in_its_activate(tmp_path):
+    # draw 20261201-40 (the real loader, the new environments made in the user's shell): a folder of a CUDA 11
+    # cuDNN 8.9.6 first on LD_LIBRARY_PATH beat the new TensorFlow environment's own wheel
+    import subprocess
+    from facts_factory import driver
+    conda, toolkit = "/opt/conda/lib", "/usr/local/cuda/lib64"
+    facts = _environment(tf_pins=["nvidia-cudnn-cu13 ==9.24.0.43 ; extra == 'and-cuda'"])
+    facts.driver = driver("570.133.20", "12.8")
+    facts.cudnn.append(cudnn_copy(conda, "8.9.6", "11.8", origin="conda", links=False))
+    facts.loader.ld_library_path = [conda, toolkit]
+    [conflict] = [f for f in _findings(facts) if f.id == "CD710"]
+    for command in conflict.remedy.commands:
+        venv = shlex.split(command)[3]
+        tail = command.split(" && printf ", 1)[1]
+        assert tail.endswith(">> %s/bin/activate" % venv), command
+        activate = tmp_path / "activate"
+        subprocess.run(["sh", "-ec", "printf " + tail.replace(venv + "/bin/activate", str(activate))], check=True)
+        done = subprocess.run(["sh", "-ec", '. %s; printf %%s "$LD_LIBRARY_PATH"' % activate], capture_output=True,
+                              text=True, check=True, env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": conda + ":" +
+                                                          toolkit})
+        assert done.stdout == toolkit  # the cuDNN folder off, the toolkit's kept
+        activate.unlink()
+
+
 def test_one_release_meeting_every_pin_is_no_conflict():
     ranged = ["nvidia-cudnn-cu12>=9.1,<10 ; extra == 'and-cuda'"]
     findings = _findings(_environment(tf_pins=ranged))
@@ -605,10 +629,11 @@ def test_a_damaged_site_wheel_is_mended_with_the_release_its_frameworks_share():
     assert commands and all("9.3.0.75" in c and "9.1.0.70" not in c for c in commands), commands
 
 
-def test_a_folder_of_another_release_on_ld_library_path_leaves_it_with_the_layout():
+def test_a_folder_of_another_release_on_ld_library_path_comes_after_the_site_with_the_layout():
     # draws 422601-1 and -22 (the real loader as oracle): the layout kept JAX's major in the site, but libcudnn_graph
     # dlopens its engines searching LD_LIBRARY_PATH first, so a conda prefix's 9.8 engines paired with the site's
-    # graph and JAX found no engine after the fix. A folder of the site's own release stays.
+    # graph and JAX found no engine after the fix. The site's folder goes ahead of it; the prefix stays on the path
+    # (its other libraries serve the environment's other programs), and so does a folder of the site's own release.
     conda, same = "/opt/conda/lib", "/opt/cudnn-9.10.2/lib"
     facts = _environment()
     facts.cudnn += [cudnn_copy(conda, "9.8.0", "12.8", origin="conda", links=False),
@@ -618,7 +643,8 @@ def test_a_folder_of_another_release_on_ld_library_path_leaves_it_with_the_layou
     assert own
     for f in own:
         after = ld_library_path_after(f.remedy.commands, [same, conda])
-        assert conda not in after and same in after, f.remedy.commands
+        site_lib = next(e for e in after if e.endswith("/nvidia/cudnn/lib"))
+        assert after.index(site_lib) < after.index(conda) and same in after, f.remedy.commands
 
 
 def test_the_folders_a_drop_line_takes_off_are_read_as_the_shell_reads_them():
