@@ -10,7 +10,7 @@ from typing import List, Optional, Tuple
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..knowledge import Compat
-from ..remedies import paste, paste_tools as tools
+from ..remedies import paste, paste_builds as builds, paste_tools as tools
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_gpu_fix
 from ..remedies.driver import blacklist_nouveau_fix
@@ -58,6 +58,12 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("NCCL's NVLink SHARP (NVLS) transport failed: on an NVSwitch system NVLS needs the Fabric "
                       "Manager service of exactly the driver's version running, and the GPUs reset after Fabric "
                       "Manager restarts", tools.nvls_fix(driver))
+    if kind == "nccl-duplicate-gpu":
+        bus = re.search(r"both on CUDA device ([0-9a-fA-F]+)", ev.text)
+        return Answer("two ranks of one NCCL communicator run on the same GPU%s, which NCCL refuses (invalid "
+                      "usage): every process took the same device (one hard-coded, or none set so each took GPU 0), or "
+                      "more processes were started than GPUs" % (" (PCI bus id %s)" % bus.group(1) if bus else ""),
+                      builds.rank_per_gpu_fix())
     if kind == "pip-no-release":
         return _no_release(ev)
     if kind == "uv-no-wheel":

@@ -110,6 +110,14 @@ def one_process_per_gpu_fix(visible: int) -> Fix:
                   "more GPUs visible in CUDA_VISIBLE_DEVICES" % (visible, visible))
 
 
+def rank_per_gpu_fix() -> Fix:
+    """Ranks of one NCCL communicator sharing a GPU: each process its own GPU, chosen before NCCL starts."""
+    return advice("give each rank its own GPU before the process group starts: torch.cuda.set_device(local_rank) "
+                  "with local_rank from the LOCAL_RANK variable torchrun sets (or CUDA_VISIBLE_DEVICES per process), "
+                  "remove a GPU index hard-coded in the script, and launch no more processes per node than it has "
+                  "GPUs (torchrun --nproc-per-node)")
+
+
 def device_index_fix() -> Fix:
     """A GPU index the process does not have: what the machine lists against the index asked for."""
     return said("`%s` lists the GPUs (indices from 0; CUDA_VISIBLE_DEVICES renumbers the ones it names from 0): ask "

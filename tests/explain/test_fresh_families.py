@@ -498,6 +498,12 @@ FAMILIES = [
      ["started without the GPUs", "--device flags"], ["docker run --gpus all"], ["ubuntu-drivers"]),
     ("docker-run-with-gpus-driver-old", "$ docker run --gpus all -it img\ncudaGetDeviceCount returned 35\n-> CUDA "
      "driver version is insufficient for CUDA runtime version", ["driver"], [], ["docker run --gpus"]),
+    # https://github.com/Peterande/D-FINE/issues/289: NCCL's own check (src/init.cc), a GPU hard-coded in train.py
+    ("nccl-duplicate-gpu", "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+     "ProcessGroupNCCL.cpp:1691, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3\n"
+     "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\nDuplicate GPU detected : "
+     "rank 0 and rank 1 both on CUDA device 2000", ["same GPU", "2000"], ["set_device", "LOCAL_RANK"],
+     ["NCCL_DEBUG", "shm"]),
     ("nvidia-docker-run-no-device", "$ nvidia-docker run -it img python t.py\nRuntimeError: CUDA error: no CUDA-capable "
      "device is detected", [], [], ["docker run --gpus all -e"]),
 ]
