@@ -504,6 +504,11 @@ FAMILIES = [
      "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\nDuplicate GPU detected : "
      "rank 0 and rank 1 both on CUDA device 2000", ["same GPU", "2000"], ["set_device", "LOCAL_RANK"],
      ["NCCL_DEBUG", "shm"]),
+    # https://github.com/huggingface/transformers/issues/21663 (a PyTorch/CUDA mismatch; reinstalled, it ran) and the
+    # cause pytorch#91067 names: a toolkit's libcublasLt on LD_LIBRARY_PATH paired with the pip libcublas
+    ("cublas-invalid-value", "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx( handle, "
+     "opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb)`", ["libcublasLt", "LD_LIBRARY_PATH"],
+     ["env -u LD_LIBRARY_PATH", "pip check", "--force-reinstall"], []),
     ("nvidia-docker-run-no-device", "$ nvidia-docker run -it img python t.py\nRuntimeError: CUDA error: no CUDA-capable "
      "device is detected", [], [], ["docker run --gpus all -e"]),
 ]
