@@ -144,6 +144,16 @@ def ctranslate2_cuda_fix(arm: bool) -> Fix:
     return run(pip("install --force-reinstall ctranslate2"))
 
 
+def cuda_runtime_headers_fix(cuda: Optional[str]) -> Fix:
+    """The CUDA runtime headers NVRTC includes, from the nvidia-cuda-runtime wheel of the CUDA release CuPy compiles
+    for (its include folder's cuda-12.4), else a CUDA Toolkit CUDA_PATH names."""
+    if cuda and cuda.split(".")[0] in ("12", "13"):
+        return say("install the CUDA runtime headers of that release: %s (or a CUDA Toolkit %s, with CUDA_PATH naming "
+                   "it)", run(pip('install "nvidia-cuda-runtime-cu%s==%s.*"' % (cuda.split(".")[0], cuda))), cuda)
+    return advice("install a CUDA Toolkit of the CUDA release CuPy was built for and set CUDA_PATH to it, so NVRTC "
+                  "finds its include folder")
+
+
 def gpu_build_fix() -> Fix:
     """A CPU-only build of a package whose CUDA build is not named: its CUDA build."""
     return advice("install the package's CUDA build (its install page names the pip package or index for each CUDA)")

@@ -509,6 +509,10 @@ FAMILIES = [
     ("cublas-invalid-value", "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx( handle, "
      "opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb)`", ["libcublasLt", "LD_LIBRARY_PATH"],
      ["env -u LD_LIBRARY_PATH", "pip check", "--force-reinstall"], []),
+    # https://github.com/cupy/cupy/issues/8466: ComfyUI's embedded Python, no CUDA Toolkit
+    ("cupy-runtime-headers", "ComfyUI_windows_portable\\python_embeded\\Lib\\site-packages\\cupy\\_core\\include\\"
+     "cupy\\_cuda\\cuda-12.4\\cuda_fp16.h(129): catastrophic error: cannot open source file \"vector_types.h\"",
+     ["vector_types.h", "12.4"], ['pip install "nvidia-cuda-runtime-cu12==12.4.*"'], []),
     ("nvidia-docker-run-no-device", "$ nvidia-docker run -it img python t.py\nRuntimeError: CUDA error: no CUDA-capable "
      "device is detected", [], [], ["docker run --gpus all -e"]),
 ]
