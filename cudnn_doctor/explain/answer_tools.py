@@ -59,11 +59,11 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       "Manager service of exactly the driver's version running, and the GPUs reset after Fabric "
                       "Manager restarts", tools.nvls_fix(driver))
     if kind == "cupy-cuda-headers":
-        cuda = re.search(r"cupy[\\/]_cuda[\\/]cuda-(\d+\.\d+)", ev.text)
+        headers = re.search(r"cupy[\\/]_cuda[\\/]cuda-(\d+\.\d+)", ev.text)  # the CUDA they are from
         return Answer("CuPy's run-time compile (NVRTC) found no CUDA runtime headers: its float16 headers%s include "
                       "vector_types.h, which comes with a CUDA Toolkit or the nvidia-cuda-runtime wheel, and neither "
-                      "is here" % (" (CUDA %s's)" % cuda.group(1) if cuda else ""),
-                      tools.cuda_runtime_headers_fix(cuda.group(1) if cuda else None))
+                      "is here" % (" (CUDA %s's)" % headers.group(1) if headers else ""),
+                      tools.cuda_runtime_headers_fix(headers.group(1) if headers else None))
     if kind == "nccl-duplicate-gpu":
         bus = re.search(r"both on CUDA device ([0-9a-fA-F]+)", ev.text)
         return Answer("two ranks of one NCCL communicator run on the same GPU%s, which NCCL refuses (invalid "

@@ -80,16 +80,22 @@ def _wheel_of_build(ev: Evidence, compat: Compat, row: Dict[str, Any]) -> Option
 
 def _pin(wheel: str, torch_release: str) -> Optional[str]:
     """The release of `wheel` a PyTorch release pins on Linux (PyPI's wheel index), or None."""
+    return _pins(torch_release).get(wheel)
+
+
+def _pins(torch_release: str) -> Dict[str, str]:
+    """Each project a PyTorch release's Linux wheels pin to one release, and that release (PyPI's wheel index)."""
     from ..knowledge.wheel_index import Node, load_wheel_index  # why: the index loads in 0.9 s; only this needs it
 
     index = load_wheel_index()
     if torch_release not in index.versions("torch"):
-        return None
+        return {}
+    out = {}
     for req in index.requirements("torch", torch_release, Node(machine="x86_64", platform="linux")):
-        if canonical_name(req.name) == wheel:
-            exact = [s.version for s in req.specifier if s.operator in ("==", "===")]
-            return exact[0] if exact else None
-    return None
+        exact = [s.version for s in req.specifier if s.operator in ("==", "===")]
+        if exact:
+            out[canonical_name(req.name)] = exact[0]
+    return out
 
 
 def _torch_pinning(compat: Compat, row: Dict[str, Any]) -> List[Tuple[str, str]]:
@@ -99,10 +105,9 @@ def _torch_pinning(compat: Compat, row: Dict[str, Any]) -> List[Tuple[str, str]]
 
     out = []
     for release in load_wheel_index().versions("torch"):
-        for wheel in row["wheels"]:
-            pin = _pin(wheel, release)
-            if pin and compat.bad_wheel(wheel, pin) is not None:
-                out.append((release, wheel))
+        pins = _pins(release)
+        out += [(release, wheel) for wheel in row["wheels"]
+                if wheel in pins and compat.bad_wheel(wheel, pins[wheel]) is not None]
     return out
 
 
