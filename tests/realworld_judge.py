@@ -323,7 +323,7 @@ def fix_commands(report: Report, stack: stacks.Stack) -> List[str]:
 # Paddle's also links the unversioned name in the wheel's folder: `&& ln -sf libcudnn.so.N $(echo DIR/...)/NAME`.
 NEW_ENVIRONMENT = re.compile(r"^python3 -m venv (\S+) && \1/bin/pip install (.+?)"
                              r"(?: && ln -sf (libcudnn\.so\.\d+) \$\(echo \1/lib/python3\*/site-packages/nvidia/cudnn/lib\)"
-                             r"/(libcudnn\.so))?( && echo 'export LD_LIBRARY_PATH=.*' >> \1/bin/activate)?"
+                             r"/(libcudnn\.so))?( && echo 'export LD_LIBRARY_PATH=[^']*' >> \1/bin/activate)?"
                              r"(?: && printf '%s\\n' ('.*') >> \1/bin/activate)?$")
 # The wheels of a new environment the oracle loads for its framework (what its install pins of these projects, from
 # its own metadata): torch's global deps need its CUDA runtime, TensorFlow's start-up its CUDA libraries.

@@ -60,10 +60,14 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       "Manager restarts", tools.nvls_fix(driver))
     if kind == "cupy-cuda-headers":
         headers = re.search(r"cupy[\\/]_cuda[\\/]cuda-(\d+\.\d+)", ev.text)  # the CUDA they are from
-        return Answer("CuPy's run-time compile (NVRTC) found no CUDA runtime headers: its float16 headers%s include "
-                      "vector_types.h, which comes with a CUDA Toolkit or the nvidia-cuda-runtime wheel, and neither "
-                      "is here" % (" (CUDA %s's)" % headers.group(1) if headers else ""),
-                      tools.cuda_runtime_headers_fix(headers.group(1) if headers else None))
+        if headers or re.search(r"\bcupy", ev.text, re.I):
+            return Answer("CuPy's run-time compile (NVRTC) found no CUDA runtime headers: its float16 headers%s "
+                          "include vector_types.h, which comes with a CUDA Toolkit or the CUDA runtime wheel, and "
+                          "neither is here" % (" (CUDA %s's)" % headers.group(1) if headers else ""),
+                          tools.cuda_runtime_headers_fix(compat, headers.group(1) if headers else None))
+        return Answer("a run-time compile (NVRTC) found no CUDA runtime headers: they come with a CUDA Toolkit, on the "
+                      "include path the program gives NVRTC (CUDA_HOME or CUDA_PATH), or the CUDA runtime wheel's "
+                      "include folder", tools.cuda_runtime_headers_fix(compat, None))
     if kind == "nccl-duplicate-gpu":
         bus = re.search(r"both on CUDA device ([0-9a-fA-F]+)", ev.text)
         return Answer("two ranks of one NCCL communicator run on the same GPU%s, which NCCL refuses (invalid "

@@ -46,8 +46,13 @@ class FrameworkFeatureKnowledge(Domain):
         """The cuDNN major the framework's newest default builds use."""
         return max(int(r["cudnn_major"]) for r in self.table("framework_features", framework)["rows"])
 
-    def cuda_wheel(self, soname: str) -> Optional[Dict[str, Any]]:
-        """The pip ``wheel`` ({major}: the CUDA major) and site-packages ``folder`` of a CUDA library named by its
-        soname, matched by prefix (libcublasLt.so.12: the cuBLAS wheel); None for a library compat does not list."""
-        rows = self.table("framework_features", "cuda_wheels").get("rows", [])
-        return next((r for r in rows if soname.split(".so")[0].startswith(r["soname"])), None)
+    def cuda_wheel(self, soname: str, cuda_major: str) -> Optional[Dict[str, Any]]:
+        """The pip ``wheel`` and site-packages ``folder`` of a CUDA library named by its soname (or its stem), for a
+        CUDA major, matched by prefix (libcublasLt.so.12: the cuBLAS wheel); None for a library compat does not
+        list. From `unsuffixed_from` on the wheel's name has no -cuNN (nvidia-cuda-runtime for CUDA 13)."""
+        table = self.table("framework_features", "cuda_wheels")
+        row = next((r for r in table.get("rows", []) if soname.split(".so")[0].startswith(r["soname"])), None)
+        if row is None:
+            return None
+        plain = cuda_major.isdigit() and int(cuda_major) >= int(table.get("unsuffixed_from", 10 ** 6))
+        return dict(row, wheel=row["wheel"].replace("-cu{major}", "") if plain else row["wheel"].format(major=cuda_major))

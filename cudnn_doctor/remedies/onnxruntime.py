@@ -18,9 +18,9 @@ def cuda_library_wheels(compat: Compat, sonames: Sequence[str], cuda_major: str)
     [cuda_wheels]; libcublasLt: the cuBLAS wheel), each wheel once."""
     out: List[Tuple[str, str]] = []
     for soname in [n for n in sonames if not n.startswith("libcudnn")]:
-        row = compat.cuda_wheel(soname)
-        if row is not None and row["wheel"].format(major=cuda_major) not in [w for w, _ in out]:
-            out.append((row["wheel"].format(major=cuda_major), row["folder"]))
+        row = compat.cuda_wheel(soname, cuda_major)
+        if row is not None and row["wheel"] not in [w for w, _ in out]:
+            out.append((row["wheel"], row["folder"]))
     return out
 
 

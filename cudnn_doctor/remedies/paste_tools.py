@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..knowledge import Compat
 from ..model import Fix
 from .acting import doctor, on_machine, pip
 from .frameworks import tensorflow_wheels_fix
@@ -144,14 +145,15 @@ def ctranslate2_cuda_fix(arm: bool) -> Fix:
     return run(pip("install --force-reinstall ctranslate2"))
 
 
-def cuda_runtime_headers_fix(cuda: Optional[str]) -> Fix:
-    """The CUDA runtime headers NVRTC includes, from the nvidia-cuda-runtime wheel of the CUDA release CuPy compiles
-    for (its include folder's cuda-12.4), else a CUDA Toolkit CUDA_PATH names."""
-    if cuda and cuda.split(".")[0] in ("12", "13"):
+def cuda_runtime_headers_fix(compat: Compat, cuda: Optional[str]) -> Fix:
+    """The CUDA runtime headers NVRTC includes, from the CUDA runtime wheel of the CUDA release CuPy compiles for
+    (its include folder's cuda-12.4), else a CUDA Toolkit CUDA_PATH names."""
+    wheel = compat.cuda_wheel("libcudart", cuda.split(".")[0]) if cuda and cuda.split(".")[0] in ("12", "13") else None
+    if cuda and wheel is not None:
         return say("install the CUDA runtime headers of that release: %s (or a CUDA Toolkit %s, with CUDA_PATH naming "
-                   "it)", run(pip('install "nvidia-cuda-runtime-cu%s==%s.*"' % (cuda.split(".")[0], cuda))), cuda)
-    return advice("install a CUDA Toolkit of the CUDA release CuPy was built for and set CUDA_PATH to it, so NVRTC "
-                  "finds its include folder")
+                   "it)", run(pip('install "%s==%s.*"' % (wheel["wheel"], cuda))), cuda)
+    return advice("install a CUDA Toolkit of the CUDA release the program compiles for and set CUDA_PATH to it, so "
+                  "NVRTC finds its include folder")
 
 
 def gpu_build_fix() -> Fix:

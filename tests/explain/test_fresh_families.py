@@ -514,7 +514,21 @@ FAMILIES = [
      "cupy\\_cuda\\cuda-12.4\\cuda_fp16.h(129): catastrophic error: cannot open source file \"vector_types.h\"",
      ["vector_types.h", "12.4"], ['pip install "nvidia-cuda-runtime-cu12==12.4.*"'], []),
     ("nvidia-docker-run-no-device", "$ nvidia-docker run -it img python t.py\nRuntimeError: CUDA error: no CUDA-capable "
-     "device is detected", [], [], ["docker run --gpus all -e"]),
+     "device is detected", ["GPU"], [], ["docker run --gpus all -e"]),
+    # the driver was reached inside the container (nvidia-smi ran, PyTorch read its CUDA): the driver is the cause
+    ("docker-run-driver-reached", "$ docker run -it --rm pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime nvidia-smi\n"
+     "| NVIDIA-SMI 470.182.03 Driver Version: 470.182.03 CUDA Version: 11.4 |\nRuntimeError: The NVIDIA driver on your "
+     "system is too old (found version 11040).", ["11.4"], [], ["docker run --gpus"]),
+    ("docker-run-gpus-on-next-line", "docker run -it img\n   --gpus all\ncudaGetDeviceCount returned 35\n-> CUDA "
+     "driver version is insufficient for CUDA runtime version", ["driver"], [], ["docker run --gpus"]),
+    ("docker-default-runtime", '{"default-runtime": "nvidia"}\n$ docker run -it img\ncudaGetDeviceCount returned 35\n'
+     "-> CUDA driver version is insufficient for CUDA runtime version", [], [], ["docker run --gpus"]),
+    # CUDA 13's runtime wheel has no -cu13 suffix (nvidia-cuda-runtime-cu13 is a 0.0.1 placeholder on PyPI)
+    ("cupy-runtime-headers-13", "site-packages/cupy/_core/include/cupy/_cuda/cuda-13.0/cuda_fp16.h(1): catastrophic "
+     'error: cannot open source file "vector_types.h"', ["13.0"], ['pip install "nvidia-cuda-runtime==13.0.*"'],
+     ["-cu13"]),
+    ("nvrtc-headers-not-cupy", 'default_program(1): catastrophic error: cannot open source file "cuda_runtime.h"',
+     ["NVRTC", "CUDA Toolkit"], ["CUDA_PATH"], ["pip install"]),
 ]
 
 
