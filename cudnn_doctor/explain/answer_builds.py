@@ -15,6 +15,17 @@ from .answered import Answer
 from .evidence import Evidence
 
 
+def replaced_framework(ev: Evidence, usual: bool = False) -> str:
+    """PyTorch where the text is PyTorch's (its build is what to replace), else '' (the program is rebuilt); Lua
+    Torch7 paths name torch too, and have no wheel. `usual`: PyTorch, the usual author of a bare cuDNN failure, also
+    where the text shows no other program nor its own CUDA source (darknet-2836: src/convolutional_kernels.cu)."""
+    if ev.facts.runs("Torch7"):
+        return ""
+    other = any(p.name not in ("PyTorch", "NCCL") for p in ev.facts.programs) or re.search(r"\.cu\b", ev.text)
+    torch = re.search(r"torch|pytorch", ev.text, re.I) or ev.facts.runs("PyTorch")
+    return "PyTorch" if torch or (usual and not other) else ""
+
+
 def _torch(kind: str, ev: Evidence, compat: Compat) -> Answer:
     torch = ev.facts.program("PyTorch")
     release = torch.release if torch is not None and torch.release else ""

@@ -15,7 +15,7 @@ from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_framework_build
                                       framework_build_for_cuda_fix, with_python_note)
 from ..versions import major_of
 from .answer_facts import build_reach, cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
-from .answer_builds import from_builds
+from .answer_builds import from_builds, replaced_framework
 from .answer_dlopen import from_dlopen
 from .answer_states import from_states
 from .answer_toolchain import from_toolchain
@@ -38,16 +38,6 @@ _STATUS_SIGNAL: Dict[str, str] = {
     "CUDNN_STATUS_EXECUTION_FAILED": "execution-failed", "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE": "nvrtc-builtins",
     "CUDNN_STATUS_NOT_INITIALIZED": "cudnn-not-initialized",
 }
-
-
-def _framework(ev: Evidence, usual: bool = False) -> str:
-    """PyTorch where the text is PyTorch's (its build is what to replace), else '' (the program is rebuilt); Lua
-    Torch7 paths name torch too, and have no wheel. `usual`: PyTorch, the usual author of a bare cuDNN failure, also
-    where the text shows no other program nor its own CUDA source (darknet-2836: src/convolutional_kernels.cu)."""
-    if ev.facts.runs("Torch7"):
-        return ""
-    other = any(p.name not in ("PyTorch", "NCCL") for p in ev.facts.programs) or re.search(r"\.cu\b", ev.text)
-    return "PyTorch" if re.search(r"torch|pytorch", ev.text, re.I) or (usual and not other) else ""
 
 
 def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
@@ -124,7 +114,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
                       "build predates this GPU's architecture (compute capability), else memory or the driver%s%s"
                       % (_stated(ev), "" if gpu_cc(ev, compat) else build_reach(ev, compat)),
-                      _arch_fix(ev, compat, ev.gpu_cc, _framework(ev, usual=True), tagged_only=True))
+                      _arch_fix(ev, compat, ev.gpu_cc, replaced_framework(ev, usual=True), tagged_only=True))
     if kind == "nvrtc-builtins":
         return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
             compat, major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
@@ -168,11 +158,11 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind in ("no-kernel-image", "arch-mismatch"):
         cc = gpu_cc(ev, compat)
         python = torch_for_python(ev)
-        fix = _arch_fix(ev, compat, cc, _framework(ev))
+        fix = _arch_fix(ev, compat, cc, replaced_framework(ev))
         # a framework other than PyTorch named, with the CUDA its build is for: its build for a CUDA that knows the GPU
         other = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA and p.name != "PyTorch"), None)
         first = _first_cuda_serving(compat, cc)[1] if cc else None
-        if other and first and not _framework(ev):
+        if other and first and not replaced_framework(ev):
             fix = framework_build_for_cuda_fix(other, first)
         built = ev.facts.build_cuda()
         # the driver's own status, GPU unnamed: a PTX-only binary whose JIT library is missing read the same before

@@ -8,6 +8,7 @@ import re
 from typing import List, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import Version
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_builds as builds, paste_tools as tools
@@ -68,6 +69,8 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("a run-time compile (NVRTC) found no CUDA runtime headers: they come with a CUDA Toolkit, on the "
                       "include path the program gives NVRTC (CUDA_HOME or CUDA_PATH), or the CUDA runtime wheel's "
                       "include folder", tools.cuda_runtime_headers_fix(compat, None))
+    if kind == "tf-insufficient-driver":
+        return _tf_driver(ev, compat)
     if kind == "nccl-duplicate-gpu":
         bus = re.search(r"both on CUDA device ([0-9a-fA-F]+)", ev.text)
         return Answer("two ranks of one NCCL communicator run on the same GPU%s, which NCCL refuses (invalid "
@@ -111,6 +114,21 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         entry = compat.status_words("cudaErrorDevicesUnavailable")
         return Answer(entry["diagnosis"][0].lower() + entry["diagnosis"][1:].rstrip("."), table_fix(entry))
     return None
+
+
+def _tf_driver(ev: Evidence, compat: Compat) -> Answer:
+    """TensorFlow's own 'possibly insufficient driver version' after cuDNN failed: the driver it read against the
+    floor of the CUDA the text names (TensorFlow 1.5 on CUDA 9.0 needs 384.81; the reporter had 384.69)."""
+    said = re.search(r"possibly insufficient driver version: (\d+\.\d+)(?:\.0\b|(\.\d+))?", ev.text)
+    have = said.group(1) + (said.group(2) or "") if said else None
+    floor = next((f for f in (compat.min_driver(c, ev.platform) for c in ev.cuda) if f is not None), None)
+    older = floor is not None and floor.version is not None and have is not None and \
+        Version(have) < Version(floor.version)
+    return Answer("cuDNN could not start and TensorFlow's own check names the driver%s%s" % (
+        " (%s)" % have if have else "",
+        ": it is older than CUDA %s needs (driver %s or newer)" % (floor.cuda, floor.version)
+        if floor is not None and older else ""),
+        paste.driver_fix(floor.version if floor else None, ev.platform))
 
 
 def _tf_no_gpu(ev: Evidence, compat: Compat) -> Answer:

@@ -92,7 +92,8 @@ _PROGRAMS = (
     ("PyTorch", re.compile(_W + r"(?:torch|pytorch)(?: version)?[ \t]?(?:={1,3}|:|[ \t])[ \t]*" + _REL, re.I)),
     ("PyTorch", re.compile(_W + r"(?:torch/|import torch|pytorch\b)", re.I)),
     # PyTorch's own words (c10/cuda/CUDAFunctions.cpp), pasted alone: no other program says them
-    ("PyTorch", re.compile(r"NVIDIA driver on your system is too old \(found version \d")),
+    ("PyTorch", re.compile(r"NVIDIA driver on your system is too old \(found version \d|"
+                           r"CUDA kernel errors might be asynchronously reported at some other API call")),
     ("TensorFlow", re.compile(_W + r"tensor ?flow(?:-gpu)?(?:\[and-cuda\])?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
     ("TensorFlow", re.compile(_W + r"tensorflow\b", re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
@@ -165,7 +166,8 @@ def _cuda(number: str) -> Optional[str]:
 
 # Words one of whose is in the text wherever a program's patterns match: a pattern is tried only then (a 160 KiB
 # log costs a lowered copy and a find per word, not a regular-expression pass per pattern).
-_KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lua/"), "PyTorch": ("torch", "(found version"),
+_KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lua/"),
+         "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously"),
          "TensorFlow": ("tensorflow", "tensor flow"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime",), "CuPy": ("cupy",),
          "PaddlePaddle": ("paddle",), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2",),
          "NCCL": ("nccl",), "Caffe": ("caffe",), "docker": ("docker",), "nvidia-container-cli": ("nvidia-container-cli",),
