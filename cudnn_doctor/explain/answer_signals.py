@@ -9,7 +9,8 @@ from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
-from ..remedies.containers import container_gpu_fix, container_toolkit_fix, container_toolkit_upgrade_fix
+from ..remedies.containers import (container_driver_files_fix, container_gpu_fix, container_toolkit_fix,
+                                   container_toolkit_upgrade_fix)
 from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_link_fix
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_framework_build_fix, driver_or_older_cuda_fix,
                                       framework_build_for_cuda_fix, with_python_note)
@@ -135,8 +136,15 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("ldconfig's warning that WSL's driver files are copies, not symbolic links, is harmless",
                       rt.wsl_symlink_fix(), False)
     if kind in ("system-driver-mismatch", "nvml-mismatch"):
-        api = _API_MISMATCH.search(ev.text)
-        said = (": the libraries are %s, the loaded kernel module %s" % api.groups()) if api else ""
+        api, dso = _API_MISMATCH.search(ev.text), _DSO_MISMATCH.search(ev.text)
+        pair = api.groups() if api else dso.groups()[::-1] if dso else None  # (libraries, module)
+        said = ": the libraries are %s, the loaded kernel module %s" % pair if pair else ""
+        if (any(s.value == "container" for s in ev.facts.os) or re.search(r"\bDockerfile\b", ev.text)) and \
+                "nvidia-container-cli" not in ev.text:  # the runtime's own NVML reads the host's driver
+            return Answer("inside a container the driver's libraries must be the host's, which the NVIDIA runtime "
+                          "mounts: ones installed in the image or the container (a driver or CUDA installer run "
+                          "there) are another release than the host's kernel module%s" % said,
+                          container_driver_files_fix())
         return Answer("the driver's libraries and its loaded kernel module are different releases%s" % said,
                       rt.mismatched_driver_fix(platform))
     if kind == "container-cli-proc-driver":
@@ -178,8 +186,6 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         said = next((s.detail for s in ev.signals if s.kind == kind), "")
         return Answer("XLA cannot find or use the CUDA compiler tools (ptxas, libdevice) it needs: %s" % said,
                       rt.xla_cuda_tools_fix(compat, major_of(cuda) or 12))
-    if kind == "trt-engine-version":
-        return Answer("the TensorRT engine was built by another TensorRT version", rt.trt_rebuild_fix())
     if kind == "cudnn-no-engine":
         return Answer("cuDNN found no engine for this convolution: the framework's CUDA/cuDNN build does not fit "
                       "this GPU or driver, or GPU memory ran out", rt.engine_fix(compat, ev.gpu_cc))
@@ -228,6 +234,8 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
 
 # The kernel module's own line: "NVRM: API mismatch: the client has the version 550.90.07, but\n NVRM: this kernel
 # module has the version 550.54.14." (dmesg wraps it, each line prefixed again).
+# TensorFlow's and JAX's stream executor: "kernel version 515.48.7 does not match DSO version 510.73.5".
+_DSO_MISMATCH = re.compile(r"kernel version (\d+\.\d+(?:\.\d+)?) does not match DSO version (\d+\.\d+(?:\.\d+)?)")
 _API_MISMATCH = re.compile(r"client has the version (\d+\.\d+(?:\.\d+)?), but[ \t\r\n]{1,80}(?:NVRM:[ \t]{1,8})?"
                            r"this kernel module has the version (\d+\.\d+(?:\.\d+)?)")
 

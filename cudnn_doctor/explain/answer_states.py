@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_builds as builds
-from ..remedies.containers import container_gpu_fix, docker_desktop_runtime_fix
+from ..remedies.containers import container_gpu_fix, docker_desktop_runtime_fix, wsl_libcuda_first_fix
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
 from ..remedies.paste_tools import memory_or_compute_cache_fix, no_device_fix
@@ -47,6 +47,12 @@ def _no_device(ev: Evidence) -> Answer:
     if any(s.value == "container" for s in ev.facts.os):
         return Answer("CUDA sees no GPU inside the container: it was started without GPU access (or "
                       "CUDA_VISIBLE_DEVICES hides them)", visible_devices_or_unhide_fix())
+    if any(s.value == "wsl" for s in ev.facts.os):
+        # WSL has no /dev/nvidia*: only the Windows driver's libcuda (/usr/lib/wsl/lib) reaches the GPU (numba#6777)
+        return Answer("CUDA sees no GPU under WSL: the process loaded a libcuda other than WSL's own "
+                      "(/usr/lib/wsl/lib/libcuda.so.1, the Windows driver's) - a Linux driver or a CUDA compat package "
+                      "installed inside WSL, a toolkit's stub on the path, or a program that opens its own (numba's "
+                      "NUMBA_CUDA_DRIVER)", wsl_libcuda_first_fix())
     return Answer("CUDA sees no GPU (no CUDA-capable device): most often CUDA_VISIBLE_DEVICES hides them or names an "
                   "index that does not exist; else a container started without GPUs, or no NVIDIA kernel module loaded "
                   "(after a kernel update, until a reboot)", no_device_fix())

@@ -11,7 +11,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from ..knowledge import Compat
-from ..remedies import paste, paste_builds as builds, paste_tools as tools
+from ..remedies import paste, paste_builds as builds, paste_runtime as rt, paste_tools as tools
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import container_gpu_fix
 from ..remedies.driver import blacklist_nouveau_fix
@@ -69,6 +69,9 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("a run-time compile (NVRTC) found no CUDA runtime headers: they come with a CUDA Toolkit, on the "
                       "include path the program gives NVRTC (CUDA_HOME or CUDA_PATH), or the CUDA runtime wheel's "
                       "include folder", tools.cuda_runtime_headers_fix(compat, None))
+    if kind == "trt-engine-version":
+        return Answer("the TensorRT engine was built by another TensorRT release than the one loading it (most often "
+                      "two TensorRT installs: trtexec from one, the Python package from another)", rt.trt_rebuild_fix())
     if kind == "tf-insufficient-driver":
         return _tf_driver(ev, compat)
     if kind == "nccl-duplicate-gpu":

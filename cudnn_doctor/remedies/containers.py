@@ -94,6 +94,27 @@ def container_gpu_fix() -> Fix:
                run("docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ..."), configure)
 
 
+def container_driver_files_fix() -> Fix:
+    """Driver libraries installed inside a container or its image, of another release than the host's module: take
+    them out, so the NVIDIA runtime's mounts of the host's own serve again (words: the image and the host are not
+    this machine's to change)."""
+    return advice("remove the NVIDIA driver installed inside the container or its image (the nvidia-driver-* and "
+                  "libnvidia-* packages, or what a driver or CUDA .run installer put there; a Dockerfile installs no "
+                  "driver), then start a new container so the NVIDIA runtime mounts the host's driver libraries; a "
+                  "framework that wants a newer CUDA needs its build for the CUDA the host's nvidia-smi prints, or a "
+                  "newer driver on the host")
+
+
+def wsl_libcuda_first_fix() -> Fix:
+    """WSL's own libcuda first on the loader's path (and numba told where it is); a Linux driver inside WSL purged."""
+    first = "export LD_LIBRARY_PATH=/usr/lib/wsl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    numba, look, purge = "export NUMBA_CUDA_DRIVER=/usr/lib/wsl/lib/libcuda.so.1", "ldconfig -p | grep libcuda", \
+        system(PURGE_LINUX_DRIVER)
+    return run(first, text="put WSL's driver folder first: `%s` (numba: also `%s`); `%s` lists the others - a Linux "
+                           "NVIDIA driver inside WSL hides the Windows one: `%s`, then `wsl --shutdown` from Windows"
+                           % (first, numba, look, purge), alternatives=[numba, look, purge, "wsl --shutdown"])
+
+
 def wsl_driver_fix() -> Fix:
     return said("Install or update the NVIDIA driver on Windows (not inside WSL), then run `%s` from Windows and "
                 "reopen the distro; check with `%s` inside WSL.", "wsl --shutdown", "nvidia-smi")

@@ -176,10 +176,10 @@ def xla_cuda_tools_fix(compat: Compat, cuda_major: int) -> Fix:
 
 def trt_rebuild_fix() -> Fix:
     """A TensorRT engine serialized by another TensorRT version (or GPU)."""
-    return run("trtexec --onnx=model.onnx --saveEngine=model.engine",
-               text="rebuild the engine with the TensorRT that runs it (from the ONNX model: `trtexec "
-                    "--onnx=model.onnx --saveEngine=model.engine`), or install the TensorRT release that built it "
-                    "(its Python wheel, tensorrt, of the same version as the trtexec that built the engine)")
+    return run("trtexec --onnx=model.onnx --saveEngine=model.engine", alternatives=["pip uninstall tensorrt"], text=(
+               "rebuild the engine with the TensorRT that runs it (`trtexec --onnx=model.onnx --saveEngine=model.engine`)"
+               " or install the TensorRT release that built it; where two are installed (a tarball's trtexec, a pip "
+               "tensorrt wheel), keep one: `pip uninstall tensorrt`, or remove the libnvinfer packages"))
 
 
 def paging_file_fix() -> Fix:

@@ -355,7 +355,7 @@ FAMILIES = [
     ("paddle-arch-list", PADDLE_ARCH, ["sm_52, sm_60, sm_61, sm_70, sm_75", "Ampere"],
      ["paddlepaddle-gpu", "CUDA 11.0 or newer"], []),
     ("torch-dll-words-cut-short", TORCH_DLL_CUT, ["fbgemm.dll", "error 126"], ["Visual C++ Redistributable"], []),
-    ("trt-engine-install", TRT_MAGIC, ["another TensorRT version"], ["trtexec", "install the TensorRT release"], []),
+    ("trt-engine-install", TRT_MAGIC, ["another TensorRT release"], ["trtexec", "install the TensorRT release"], []),
     # the wheel index holds both plugin wheels at jaxlib's release
     ("jax-plugin-not-jaxlibs-release", JAX_PLUGIN, ["jax-cuda12-plugin 0.9.2", "jaxlib 0.9.0.1"],
      ["jax-cuda12-plugin==0.9.0.1 jax-cuda12-pjrt==0.9.0.1"], []),
@@ -527,6 +527,30 @@ FAMILIES = [
     ("cupy-runtime-headers-13", "site-packages/cupy/_core/include/cupy/_cuda/cuda-13.0/cuda_fp16.h(1): catastrophic "
      'error: cannot open source file "vector_types.h"', ["13.0"], ['pip install "nvidia-cuda-runtime==13.0.*"'],
      ["-cu13"]),
+    # fresh9's families. https://github.com/localminimum/QANet/issues/5: TensorFlow's own driver check, CUDA 9.0's
+    # floor (384.81) against the 384.69 it read
+    ("tf-insufficient-driver", "E tensorflow/stream_executor/cuda/cuda_dnn.cc:385] could not create cudnn handle: "
+     "CUDNN_STATUS_NOT_INITIALIZED\nE tensorflow/stream_executor/cuda/cuda_dnn.cc:393] possibly insufficient driver "
+     "version: 384.69.0\ntensorflow version: 1.5.0\nCUDA: 9.0", ["384.69", "CUDA 9.0", "384.81"], ["384.81"], []),
+    # https://github.com/jax-ml/jax/issues/11477: the stream executor's own words for a module/library mismatch
+    ("dso-mismatch", "kernel version 515.48.7 does not match DSO version 510.73.5 -- cannot find working devices in "
+     "this configuration", ["libraries are 510.73.5", "kernel module 515.48.7"], ["reboot"], []),
+    # https://github.com/hpc-admin-sist/DockerMonitor/issues/42: a driver installed inside a Docker container
+    ("nvml-mismatch-in-container", "root@3f2a9c0d1b7e:/app# nvidia-smi\nFailed to initialize NVML: Driver/library "
+     "version mismatch", ["inside a container"], ["remove the NVIDIA driver installed inside the container"],
+     ["sudo reboot"]),
+    # the container runtime's own NVML reads the host's driver: the host's mismatch (nvidia-container-toolkit#394)
+    ("nvml-mismatch-container-cli", "nvidia-container-cli: initialization error: nvml error: driver/library version "
+     "mismatch: unknown.", ["kernel module"], ["reboot"], ["inside the container"]),
+    # https://github.com/NVIDIA/cuml/issues/5624 (numba#6777): WSL's own libcuda first
+    ("wsl-no-device", "WSL2 CUDA 12.2: numba.cuda.cudadrv.driver.CudaAPIError: [100] Call to cuInit results in "
+     "CUDA_ERROR_NO_DEVICE", ["under WSL", "/usr/lib/wsl/lib"], ["export LD_LIBRARY_PATH=/usr/lib/wsl/lib",
+                                                                  "NUMBA_CUDA_DRIVER"], ["modprobe"]),
+    # https://github.com/NVIDIA/TensorRT/issues/3898: TensorRT 8.6 in the base environment, 10.1 in the venv
+    ("trt-two-installs", "[TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReaderInitCommon::46] Error Code 1: "
+     "Serialization (Serialization assertion stdVersionRead == serializationVersion failed.Version tag does not match. "
+     "Note: Current Version: 236, Serialized Engine Version: 237)", ["two TensorRT installs"],
+     ["pip uninstall tensorrt", "trtexec"], []),
     ("nvrtc-headers-not-cupy", 'default_program(1): catastrophic error: cannot open source file "cuda_runtime.h"',
      ["NVRTC", "CUDA Toolkit"], ["CUDA_PATH"], ["pip install"]),
 ]
