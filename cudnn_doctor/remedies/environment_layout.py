@@ -7,7 +7,7 @@ LD_LIBRARY_PATH), without touching the other framework. Only where no such set e
 builds of one major: the same soname) do the frameworks need separate environments."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Container, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
@@ -19,7 +19,7 @@ from ..queries import (compiled_cudnn, cudnn_runs_on_cc, environment_prefix, fra
 from ..versions import canonical_name, major_of, release3, ver
 from .acting import pip
 from .environment_needs import Need, applying_requirements
-from .shell import advice, noted, prepend_ld_path, q, run, said
+from .shell import advice, noted, prepend_ld_path, q, run
 
 # Frameworks whose own Python side loads cuDNN from site-packages' nvidia/cudnn folder (torch's preload of the wheels
 # on sys.path, the JAX plugin's nvidia.cudnn import): their major stays in the site, the other goes beside it.
@@ -226,9 +226,9 @@ def layout_fix(facts: Facts, compat: Compat, layout: Layout, removed: Sequence[s
     warned = _pin_warnings(layout)
     runs = "; ".join("%s %s" % (label, why) for label, why in sorted(layout.why.items()))
     if not commands:
-        if warned:
-            return said("leave the environment's cuDNN as it is: %s; `%%s` keeps reporting %s"
-                        % (runs.replace("%", "%%"), ", ".join(warned).replace("%", "%%")), "pip check")
+        if warned:  # `pip check` named, not run: it exits 1 on the very pins this leaves (draw 20261201-151)
+            return replace(advice("leave the environment's cuDNN as it is: %s; `pip check` keeps reporting %s"
+                                  % (runs, ", ".join(warned))), alternatives=["pip check"])
         return advice("leave the environment's cuDNN as it is: %s" % runs)
     note = ("   (pip will warn that %s; they run all the same: %s)" % (" and ".join(warned), runs) if warned
             else "   (%s)" % runs)
