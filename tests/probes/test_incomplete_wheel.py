@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from cudnn_doctor.diagnose import collect_facts
 from cudnn_doctor.knowledge import load_compat
 from cudnn_doctor.rules import RuleContext, evaluate
@@ -83,22 +85,19 @@ def test_after_the_fix_the_mix_is_gone_and_torch_s_pin_is_said_not_warned(machin
     assert pin.severity.value == "info" and pin.remedy is None and "way out" in pin.detail
 
 
-def test_a_wildcard_pin_to_the_broken_release_is_said_too(machine):
-    """`==9.20.*` admits no release on PyPI but the broken 9.20.0.48: the same way out."""
-    _torch_2_13(machine, system_cudnn=True, pin="nvidia-cudnn-cu13==9.20.*")
+# `==9.20.*` admits no release on PyPI but the broken 9.20.0.48: the same way out. pip check reads no extra's
+# requirements (TensorFlow's [and-cuda]): the words must not claim it reports one.
+@pytest.mark.parametrize("pin, says, not_said", [
+    ("nvidia-cudnn-cu13==9.20.*", "`pip check` reports", "does not report it"),
+    ('nvidia-cudnn-cu13==9.20.0.48; extra == "cuda"', "does not report it", "`pip check` reports"),
+], ids=["wildcard", "extra"])
+def test_the_way_out_is_said_for_every_pin_that_holds_the_broken_release(machine, pin, says, not_said):
+    _torch_2_13(machine, system_cudnn=True, pin=pin)
     _upgrade_wheel(machine, "9.21.0.82")
     _, findings = _check(machine)
-    [pin] = [f for f in findings if f.id == "CD702"]
-    assert pin.severity.value == "info" and pin.remedy is None and "`pip check` reports" in pin.detail
-
-
-def test_an_extra_s_pin_is_not_said_to_be_reported_by_pip_check(machine):
-    """pip check reads no extra's requirements (TensorFlow's [and-cuda]): the words must not claim it reports it."""
-    _torch_2_13(machine, system_cudnn=True, pin='nvidia-cudnn-cu13==9.20.0.48; extra == "cuda"')
-    _upgrade_wheel(machine, "9.21.0.82")
-    _, findings = _check(machine)
-    [pin] = [f for f in findings if f.id == "CD702"]
-    assert "does not report it" in pin.detail and "`pip check` reports" not in pin.detail
+    [found] = [f for f in findings if f.id == "CD702"]
+    assert found.severity.value == "info" and found.remedy is None and "way out" in found.detail
+    assert says in found.detail and not_said not in found.detail
 
 
 def test_the_system_package_of_the_same_release_is_not_the_broken_build(machine):
