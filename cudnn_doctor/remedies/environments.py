@@ -155,11 +155,19 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     run time (a release of the major in the site, the other major beside it; words to leave it where it is in
     place); only where no set serves them all, one environment per framework. A fix that installs no cuDNN (an
     LD_LIBRARY_PATH entry dropped) stands: it changes nothing the others load from the site."""
-    if not any(_CHANGES_CUDNN.search(c) for c in own.commands) and not _strands_another(facts, fw, own):
+    changes = any(_CHANGES_CUDNN.search(c) for c in own.commands) or _strands_another(facts, fw, own)
+    if not changes and sum(other.location == fw.location for other in facts.python.frameworks) < 2:
         return beside_framework(facts, fw, own)
     solved = solve(facts, compat, fw.location)
     needs, layout = solved.needs, solved.layout
     if len(needs) < 2 or not any(n.framework is fw for n in needs):
+        return beside_framework(facts, fw, own)
+    if layout is None and solved.rebuilt is None:
+        # No set serves them all here: every error's fix is the one plan. A framework's own fix in place would
+        # change the environment the frameworks leave, and its shell lines would reach the new environments made
+        # from that shell (draw 20261201-190: Paddle's LD_LIBRARY_PATH line gave the new TensorFlow a CUDA 11 cuDNN).
+        return beside_framework(facts, fw, shared_or_separate_fix(facts, compat, solved))
+    if not changes:
         return beside_framework(facts, fw, own)
     if layout is None:
         whole = shared_or_separate_fix(facts, compat, solved)

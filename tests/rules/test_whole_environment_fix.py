@@ -95,6 +95,23 @@ def test_two_cuda_builds_of_one_major_with_no_build_the_driver_runs_get_one_envi
     assert own and all(f.remedy.commands == venvs for f in own)
 
 
+def test_where_the_frameworks_need_environments_of_their_own_every_fix_is_that_plan():
+    # draw 20261201-190 (the real loader): Paddle's in-place LD_LIBRARY_PATH line and TensorFlow's CUDA-library
+    # install beside the per-framework environments; the shell line reached the new TensorFlow environment
+    from facts_factory import driver
+    from cudnn_doctor.remedies.acting import building_for
+    from cudnn_doctor.diagnose import fix_target
+    from cudnn_doctor.remedies.environments import whole_environment_fix
+    from cudnn_doctor.remedies.shell import prepend_ld_path, run
+    facts = _environment(tf_pins=["nvidia-cudnn-cu13 ==9.24.0.43 ; extra == 'and-cuda'"])
+    facts.driver = driver("570.133.20", "12.8")
+    [conflict] = [f for f in _findings(facts) if f.id == "CD710"]
+    tf = facts.python.frameworks[0]
+    with building_for(fix_target(facts)):
+        for own in (run('pip install "nvidia-cublas-cu12==12.3.4.1"'), run(prepend_ld_path(CUDNN))):
+            assert whole_environment_fix(facts, load_compat(), tf, own).commands == conflict.remedy.commands
+
+
 def test_a_new_environment_takes_the_shell_s_cudnn_folders_off_in_its_activate(tmp_path):
     # draw 20261201-40 (the real loader, the new environments made in the user's shell): a folder of a CUDA 11
     # cuDNN 8.9.6 first on LD_LIBRARY_PATH beat the new TensorFlow environment's own wheel
