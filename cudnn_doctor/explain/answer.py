@@ -278,10 +278,10 @@ def answer(ev: Evidence, compat: Compat) -> Optional[Answer]:
         found = step(ev, compat)
         if found is not None:
             return found
-    return _missing(ev, compat, _needed(ev, compat, [s.name for s in ev.libraries])) or _any_undefined(ev)
+    return _missing(ev, compat, _needed(ev, compat, [s.name for s in ev.libraries])) or _any_undefined(ev, compat)
 
 
-def _any_undefined(ev: Evidence) -> Optional[Answer]:
+def _any_undefined(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """An undefined symbol no family knows: still the loader's own finding, said as such (a paste with nothing but
     one had been answered with an empty cause and exit 0)."""
     f = next((f for f in ev.loader if f.kind == "undefined-symbol"), None)
@@ -292,6 +292,6 @@ def _any_undefined(ev: Evidence) -> Optional[Answer]:
     cause = ("%s needs %s, which no library loaded before it defines: it was built against another release of the "
              "library that should define it than the one found first" % (f.caller or "a library", f.symbol))
     if package:  # a Python extension: its build for what is installed here
-        return Answer(cause, builds.extension_rebuild_fix(package.group(1)))
+        return Answer(cause, builds.extension_rebuild_fix(package.group(1), compat.extension_source(package.group(1))))
     return Answer(cause, paste.shadowed_library_fix(f.library, None, ev.platform) if f.library else
                   paste.unknown_symbol_fix(f.symbol))

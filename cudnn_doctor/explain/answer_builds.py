@@ -113,7 +113,7 @@ def _xformers(ev: Evidence) -> Answer:
     said = (": the wheel was built for PyTorch %s, and this torch is %s" % (m.group(1), m.group(3))) if m else \
         ": the xformers wheel was built for another PyTorch release or CUDA build than the torch installed"
     return Answer("xFormers' C++/CUDA extensions did not load (a build mismatch)%s; `python -m xformers.info` shows "
-                  "both" % said, builds.extension_rebuild_fix("xformers"))
+                  "both" % said, builds.extension_rebuild_fix("xformers", "xformers"))
 
 
 # A C++ symbol of PyTorch's own namespaces (c10, at, torch, caffe2 before 2.0), as the loader prints it mangled:
@@ -144,5 +144,6 @@ def from_extension_abi(ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("the extension %s was built against another PyTorch release than %s: it needs %s, a C++ "
                       "symbol of PyTorch's that this torch does not have (PyTorch keeps no C++ ABI between releases)"
                       % (name, installed, f.symbol),
-                      builds.source_extension_rebuild_fix(source) if source else builds.extension_rebuild_fix(module))
+                      builds.source_extension_rebuild_fix(source) if source else
+                      builds.extension_rebuild_fix(module, compat.extension_source(module)))
     return None

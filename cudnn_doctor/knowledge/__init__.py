@@ -277,6 +277,7 @@ class Compat:
     framework_feature_since = forward(FrameworkFeatureKnowledge.framework_feature_since)
     framework_newest_cudnn_major = forward(FrameworkFeatureKnowledge.framework_newest_cudnn_major)
     cuda_wheel = forward(FrameworkFeatureKnowledge.cuda_wheel)
+    extension_source = forward(FrameworkFeatureKnowledge.extension_source)
 
     # the node's health (Xid, clock events) (node.py)
     xid = forward(NodeKnowledge.xid)

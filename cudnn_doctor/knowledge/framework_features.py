@@ -46,6 +46,12 @@ class FrameworkFeatureKnowledge(Domain):
         """The cuDNN major the framework's newest default builds use."""
         return max(int(r["cudnn_major"]) for r in self.table("framework_features", framework)["rows"])
 
+    def extension_source(self, module: str) -> str:
+        """What pip installs a PyTorch extension from: its own source where PyPI does not serve it (detectron2's
+        git repository), else its name."""
+        rows = self.table("framework_features", "extension_sources").get("rows", [])
+        return next((r["install"] for r in rows if r["module"] == module), module)
+
     def cuda_wheel(self, soname: str, cuda_major: str) -> Optional[Dict[str, Any]]:
         """The pip ``wheel`` and site-packages ``folder`` of a CUDA library named by its soname (or its stem), for a
         CUDA major, matched by prefix (libcublasLt.so.12: the cuBLAS wheel); None for a library compat does not

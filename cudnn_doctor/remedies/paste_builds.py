@@ -11,7 +11,7 @@ from ..knowledge import Compat
 from ..model import Fix
 from ..model_fix import WINDOWS_SHELL
 from .acting import system
-from .shell import advice, or_else, run, said, say
+from .shell import advice, or_else, q, run, said, say
 from .software import torch_source
 
 # Microsoft's permanent link to the newest Visual C++ Redistributable for x64 (learn.microsoft.com, "Latest supported
@@ -89,11 +89,12 @@ def visible_devices_fix(platform: str) -> Fix:
                 "needs --gpus all", 'echo "$CUDA_VISIBLE_DEVICES"', "nvidia-smi -L", "unset CUDA_VISIBLE_DEVICES")
 
 
-def extension_rebuild_fix(module: str) -> Fix:
-    """A PyTorch extension compiled against another torch: the build of it for the installed torch, or that torch."""
+def extension_rebuild_fix(module: str, source: str) -> Fix:
+    """A PyTorch extension compiled against another torch: the build of it for the installed torch, or that torch;
+    built here from `source` (its PyPI name, or where pip finds it when PyPI has none: compat's extension_sources)."""
     return said("reinstall %s built for the installed torch (a wheel whose name gives that torch and CUDA; or build "
                 "it here: `%%s`), or install the torch release it was built for" % module,
-                "pip install --force-reinstall --no-build-isolation --no-cache-dir %s" % module)
+                "pip install --force-reinstall --no-build-isolation --no-cache-dir %s" % q(source))
 
 
 def source_extension_rebuild_fix(folder: str) -> Fix:
