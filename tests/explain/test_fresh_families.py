@@ -554,7 +554,7 @@ FAMILIES = [
     # detectron2 is not on PyPI: its rebuild names its own repository (compat [extension_sources]), never a project
     # pip cannot find (the pip resolver judged the earlier `pip install ... detectron2`: no matching distribution)
     ("extension-not-on-pypi", "/home/tony/anaconda3/envs/detect2/lib/python3.6/site-packages/detectron2/_C.cpython-36m-"
-     "x86_64-linux-gnu.so: undefined symbol: _ZNK2at10TensorBase8data_ptrIdEEPT_v", ["detectron2"],
+     "x86_64-linux-gnu.so: undefined symbol: _ZNK2at10TensorBase8data_ptrIdEEPT_v", ["another PyTorch release"],
      ["git+https://github.com/facebookresearch/detectron2.git"], ["no-cache-dir detectron2"]),
     ("nvrtc-headers-not-cupy", 'default_program(1): catastrophic error: cannot open source file "cuda_runtime.h"',
      ["NVRTC", "CUDA Toolkit"], ["CUDA_PATH"], ["pip install"]),
