@@ -7,7 +7,7 @@ LD_LIBRARY_PATH), without touching the other framework. Only where no such set e
 builds of one major: the same soname) do the frameworks need separate environments."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Container, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from packaging.version import Version
@@ -226,9 +226,9 @@ def layout_fix(facts: Facts, compat: Compat, layout: Layout, removed: Sequence[s
     warned = _pin_warnings(layout)
     runs = "; ".join("%s %s" % (label, why) for label, why in sorted(layout.why.items()))
     if not commands:
-        if warned:  # `pip check` named, not run: it exits 1 on the very pins this leaves (draw 20261201-151)
-            return replace(advice("leave the environment's cuDNN as it is: %s; `pip check` keeps reporting %s"
-                                  % (runs, ", ".join(warned))), alternatives=["pip check"])
+        if warned:  # pip's check not run: it exits 1 on the very pins this leaves (draw 20261201-151)
+            return advice("leave the environment's cuDNN as it is: %s; pip's own check keeps reporting %s"
+                          % (runs, ", ".join(warned)))
         return advice("leave the environment's cuDNN as it is: %s" % runs)
     note = ("   (pip will warn that %s; they run all the same: %s)" % (" and ".join(warned), runs) if warned
             else "   (%s)" % runs)
