@@ -508,7 +508,7 @@ FAMILIES = [
     # cause pytorch#91067 names: a toolkit's libcublasLt on LD_LIBRARY_PATH paired with the pip libcublas
     ("cublas-invalid-value", "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasGemmEx( handle, "
      "opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb)`", ["libcublasLt", "LD_LIBRARY_PATH"],
-     ["env -u LD_LIBRARY_PATH", "pip check", "--force-reinstall"], []),
+     ["env -u LD_LIBRARY_PATH", "pip check", "reinstall the framework's installed release"], []),
     # https://github.com/cupy/cupy/issues/8466: ComfyUI's embedded Python, no CUDA Toolkit
     ("cupy-runtime-headers", "ComfyUI_windows_portable\\python_embeded\\Lib\\site-packages\\cupy\\_core\\include\\"
      "cupy\\_cuda\\cuda-12.4\\cuda_fp16.h(129): catastrophic error: cannot open source file \"vector_types.h\"",
