@@ -108,11 +108,10 @@ def container_driver_files_fix() -> Fix:
 def wsl_libcuda_first_fix() -> Fix:
     """WSL's own libcuda first on the loader's path (and numba told where it is); a Linux driver inside WSL purged."""
     first = "export LD_LIBRARY_PATH=/usr/lib/wsl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    numba, look, purge = "export NUMBA_CUDA_DRIVER=/usr/lib/wsl/lib/libcuda.so.1", "ldconfig -p | grep libcuda", \
-        system(PURGE_LINUX_DRIVER)
-    return run(first, text="put WSL's driver folder first: `%s` (numba: also `%s`); `%s` lists the others - a Linux "
-                           "NVIDIA driver inside WSL hides the Windows one: `%s`, then `wsl --shutdown` from Windows"
-                           % (first, numba, look, purge), alternatives=[numba, look, purge, "wsl --shutdown"])
+    numba, purge = "export NUMBA_CUDA_DRIVER=/usr/lib/wsl/lib/libcuda.so.1", system(PURGE_LINUX_DRIVER)
+    return run(first, text="put WSL's driver folder first: `%s` (numba: also `%s`); a Linux NVIDIA driver inside WSL "
+                           "hides the Windows one: `%s`, then `wsl --shutdown` from Windows" % (first, numba, purge),
+               alternatives=[numba, purge, "wsl --shutdown"])
 
 
 def wsl_driver_fix() -> Fix:
