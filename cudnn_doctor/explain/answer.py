@@ -15,6 +15,7 @@ from .answer_wheels import from_wheels
 from .answer_builds import from_extension_abi
 from .answer_dlopen import sublibrary_on_path, torch7_bindings
 from .answer_install import from_pip
+from .answer_pairs import onnxruntime_beside_torch
 from .answer_signals import from_signals, from_statuses
 from .answer_states import started_without_gpus
 from .answered import Answer
@@ -42,6 +43,9 @@ def _checks(ev: Evidence, compat: Compat) -> Optional[Answer]:
             major, major), torch7_loaded_branch_fix(loaded))
     if bad.library != "cuDNN" or major is None:
         return Answer(cause, paste.toolkit_release_fix(compat, bad.compiled, ev.platform))
+    paired = onnxruntime_beside_torch(bad, ev, compat)
+    if paired is not None:
+        return paired
     # The CUDA the program itself says it needs (ONNX Runtime's "CUDA 12.*"), else its build's, else one stated.
     cuda = next((c.compiled for c in ev.checks if c.framework == bad.framework and c.library == "CUDA"), None) or \
         ev.facts.build_cuda() or next(iter(ev.cuda), None)

@@ -10,6 +10,7 @@ from ..knowledge import Compat
 from ..versions import decode_cudnn, ver
 from .evidence import VersionCheck
 from .parse import parse_versions
+from .paste_facts import PasteFacts
 
 # (framework, library, pattern, order): order "rc" = runtime first, "cr" = compiled first.
 _MORE = (
@@ -55,9 +56,30 @@ def _check(compat: Compat, framework: str, library: str, runtime: str, compiled:
     return VersionCheck(framework, library, runtime, compiled, row["rule"], ok, row["source"])
 
 
-def decode_checks(text: str, compat: Compat) -> List[VersionCheck]:
-    """Every version check the text prints, judged by its framework's rule."""
-    out: List[Optional[VersionCheck]] = []
+def _environment_cudnn(facts: PasteFacts, compat: Compat) -> str:
+    """The cuDNN the paste's environment has: one it says was loaded, else the one its PyTorch build pins
+    (torch 2.3.1+cu121: 8.9.2.26, compat [pytorch]); "" where it says neither."""
+    if facts.cudnn_loaded is not None:
+        return facts.cudnn_loaded.value
+    torch = next((p for p in facts.programs if p.name == "PyTorch" and p.release), None)
+    cuda = facts.build_cuda()
+    rows = compat.torch_rows(torch.release) if torch is not None and torch.release else []
+    return next((str(r["cudnn"]) for r in rows if cuda and str(r["cuda"]) == cuda), "")
+
+
+def _onnxruntime_release(facts: PasteFacts, compat: Compat) -> Optional[VersionCheck]:
+    """onnxruntime-gpu's release said beside the cuDNN its environment has: PyPI's build of that release links one
+    cuDNN major (compat framework_features [onnxruntime_gpu]), the check ONNX Runtime's provider makes by loading it."""
+    ort = next((p for p in facts.programs if p.name == "ONNX Runtime" and p.release), None)
+    build = compat.framework_build("onnxruntime_gpu", ort.release) if ort is not None and ort.release else None
+    runtime = _environment_cudnn(facts, compat) if build is not None else ""
+    return _check(compat, "ONNX Runtime", "cuDNN", runtime, str(build["cudnn_major"])) if build and runtime else None
+
+
+def decode_checks(text: str, compat: Compat, facts: Optional[PasteFacts] = None) -> List[VersionCheck]:
+    """Every version check the text prints, judged by its framework's rule; with the paste's facts, the check a
+    framework release it names makes against the cuDNN it says the environment has."""
+    out: List[Optional[VersionCheck]] = [_onnxruntime_release(facts, compat)] if facts is not None else []
     pasted = parse_versions(text)
     if pasted.compiled:
         framework = "TensorFlow 1.x" if "compatibility version" in text else pasted.framework

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Tuple
 
-from ..versions import decode_cuda, tag_cuda
+from ..versions import decode_cuda, decode_cudnn, tag_cuda
 from .parse import parse_versions
 
 
@@ -85,20 +85,22 @@ class PasteFacts:
 
 _W = r"(?<![\w.+-])"  # starts only where a word starts
 _REL = r"(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+([A-Za-z]\w*))?"
+# between a name and its release: "==", ": ", " ", " version ", and users' own prints' " Ver." ("Torch Ver.2.3.1")
+_SAYS = r"(?:[ \t]?(?:version|ver\.)[ \t]*(?:={1,3}|:)?|[ \t]?(?:={1,3}|:|[ \t]))[ \t]*"
 # (name, pattern with a release as group 1 and a build tag as group 2, or no groups where only the name is said)
 _PROGRAMS = (
     ("Torch7", re.compile(_W + r"(?:luajit|luarocks|cutorch|cunn|torch7|share/lua/)", re.I)),
     # "torch==1.8.1+cu101", "pytorch: 1.4", conda's "pytorch=1.4.0"
-    ("PyTorch", re.compile(_W + r"(?:torch|pytorch)(?: version)?[ \t]?(?:={1,3}|:|[ \t])[ \t]*" + _REL, re.I)),
+    ("PyTorch", re.compile(_W + r"(?:torch|pytorch)" + _SAYS + _REL, re.I)),
     ("PyTorch", re.compile(_W + r"(?:torch/|import torch|pytorch\b)", re.I)),
     # PyTorch's own words (c10/cuda/CUDAFunctions.cpp), pasted alone: no other program says them
     ("PyTorch", re.compile(r"NVIDIA driver on your system is too old \(found version \d|"
                            r"CUDA kernel errors might be asynchronously reported at some other API call")),
-    ("TensorFlow", re.compile(_W + r"tensor ?flow(?:-gpu)?(?:\[and-cuda\])?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
+    ("TensorFlow", re.compile(_W + r"tensor ?flow(?:-gpu)?(?:\[and-cuda\])?" + _SAYS + _REL, re.I)),
     ("TensorFlow", re.compile(_W + r"tensorflow\b", re.I)),
-    ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
+    ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?" + _SAYS + _REL, re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?\b", re.I)),
-    ("ONNX Runtime", re.compile(_W + r"onnxruntime(?:-gpu)?(?: version)?[ \t]?(?:==|:|[ \t])[ \t]*" + _REL, re.I)),
+    ("ONNX Runtime", re.compile(_W + r"onnxruntime(?:-gpu)?" + _SAYS + _REL, re.I)),
     ("ONNX Runtime", re.compile(_W + r"(?:onnxruntime|\[ONNXRuntimeError\])", re.I)),
     ("CuPy", re.compile(_W + r"cupy(?:-cuda\w+)?\b", re.I)),
     ("PaddlePaddle", re.compile(_W + r"paddle(?:paddle)?(?:-gpu)?\b", re.I)),
@@ -115,7 +117,7 @@ _PROGRAMS = (
 _PACKAGE = re.compile(r"(?m)^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?([A-Za-z][\w.-]*)(?:==|[ \t]+)(\d+(?:\.\d+)+)"
                       r"(?:\+(\w+))?[ \t]*$")
 # a path's python3.6/, "Python 3.6.9", a `conda list` or `pip list` row ("python    3.6.12"), Python310\, cp310
-_PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_W + r"Python(?: version)?(?::? |=)(\d\.\d{1,2})(?:\.\d+)?\b", re.I),
+_PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_W + r"Python(?: version| ver\.)?(?::? |=|(?<=\.))(\d\.\d{1,2})(?:\.\d+)?\b", re.I),
            re.compile(r"^[ \t]*python[ \t]{2,40}(3\.\d{1,2})\.\d+\b", re.I | re.M),
            re.compile(r"(?<![\w.])Python(3)(\d{1,2})[/\\]", re.I), re.compile(r"(?<![\w.])cp(3)(\d{1,2})\b"),
            re.compile(r"(?<![A-Za-z0-9_./])python(3\.\d{1,2})\.\d{1,2}(?![\d.])", re.I))  # "使用python3.11.4"
@@ -130,6 +132,10 @@ _CUDA_DRIVER = (re.compile(r"driver on your system is too old \(found version (\
                 re.compile(r"Driver API Version:[ \t]*(\d{1,2}\.\d)\b"))
 # Paddle's start-up NOTE: "device: 0, cuDNN Version: 8.0." (the cuDNN it loaded)
 _CUDNN_NOTE = re.compile(r"cuDNN Version:[ \t]*(\d{1,2}\.\d{1,2})\b")
+# a user's own print of the cuDNN loaded: torch.backends.cudnn.version()'s number ("cuDNN Ver. 8907", "cudnn version:
+# 90100"); only that encoding (cuDNN 4 to 8: four digits, 9 on: five), never a release said in words
+_CUDNN_PRINTED = re.compile(r"(?<![\w.])cudnn(?:\.version\(\))?(?:[ \t]*(?:version|ver\.))?[ \t]*[:=]?[ \t]*"
+                            r"([4-8]\d{3}|9\d{4})(?![\d.])", re.I)
 _CUDA_PATH = re.compile(r"(?<![\w.+-])cuda-(\d{1,2}\.\d)(?=/|\b)")
 _DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library version|Kernel Module|NVRM version:"
                      r"[^\n]{0,60}?Kernel Module)[ \t]*:?[ \t]*(\d{3}\.\d{2,3}(?:\.\d{1,3})?)\b", re.I)
@@ -220,6 +226,9 @@ def read_paste(text: str) -> PasteFacts:
     out.cudnn_loaded = Said(versions.runtime, (0, 0)) if versions.runtime else None
     loaded = _CUDNN_NOTE.search(text) if out.cudnn_loaded is None and "cudnn version:" in low else None
     out.cudnn_loaded = _said(loaded, loaded.group(1)) if loaded else out.cudnn_loaded
+    printed = _CUDNN_PRINTED.search(text) if out.cudnn_loaded is None and "cudnn" in low else None
+    number = decode_cudnn(int(printed.group(1))) if printed else None
+    out.cudnn_loaded = _said(printed, number) if printed and number else out.cudnn_loaded
     d = _DRIVER.search(text) if _has(low, "driver", "nvml", "kernel module", "nvrm") else None
     out.driver = _said(d, d.group(1)) if d else None
     if _has(low, "geforce", "tesla", "quadro", "titan", "nvidia ", "rtx", "gtx"):

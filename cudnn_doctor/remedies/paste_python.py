@@ -46,7 +46,13 @@ def supported_python_fix(python: str, install: str, platform: str) -> Fix:
                     "`%s`, then `%s`" % ((python,) + commands))
 
 
-def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: str) -> Fix:
+def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: str, platform: str = "linux") -> Fix:
     """A PyTorch release known to fix (or to serve) what the paste shows; None: the newest for `cuda`."""
     return say("install PyTorch %s (%s): %s" % (release or "for CUDA %s" % cuda, why, "%s"),
-               torch_install(compat, release, cuda))
+               torch_install(compat, release, cuda, platform))
+
+
+def onnxruntime_release_fix(release: str, why: str) -> Fix:
+    """The onnxruntime-gpu release whose PyPI build links the cuDNN (and CUDA) major the environment already has."""
+    return run("pip install onnxruntime-gpu==%s" % release,
+               text="install onnxruntime-gpu %s (%s): `pip install onnxruntime-gpu==%s`" % (release, why, release))

@@ -54,8 +54,9 @@ def torch_variant_tag(cuda: str) -> str:
     return "cu%d%d" % pair if pair else "cu?"
 
 
-def torch_install(compat: Compat, version: Optional[str], cuda: str) -> Fix:
-    return run(system("pip install --force-reinstall %s" % torch_source(compat, version, cuda), privileged=False))
+def torch_install(compat: Compat, version: Optional[str], cuda: str, platform: str = "linux") -> Fix:
+    return run(system("pip install --force-reinstall %s" % torch_source(compat, version, cuda, platform=platform),
+                      privileged=False))
 
 
 def before_torch_indexes(compat: Compat, release: Optional[str]) -> bool:

@@ -1,0 +1,75 @@
+"""Two frameworks of one paste's environment that need different cuDNN majors: onnxruntime-gpu beside the PyTorch
+whose cuDNN the process loads (onnxruntime-22491: onnxruntime-gpu 1.19.2, built on cuDNN 9, beside torch
+2.3.1+cu121 and its cuDNN 8.9.7). One process holds one libcudnn major, so the way out is the release of either
+framework built on the other's major: the onnxruntime-gpu whose PyPI build links the major PyTorch brings (and its
+CUDA major), or the PyTorch release whose build for the same CUDA pins the major ONNX Runtime needs; never a second
+cuDNN wheel, which PyTorch's pin would fight. Pure: knowledge, PyPI's recorded release list and the paste's facts."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from ..knowledge import Compat
+from ..knowledge.wheel_index import load_wheel_index
+from ..model import Fix
+from ..remedies.paste_python import onnxruntime_release_fix, torch_release_fix
+from ..remedies.shell import say
+from ..versions import major_of, mm_text, ver
+from .answered import Answer
+from .evidence import Evidence, VersionCheck
+
+
+def _torch_build(compat: Compat, release: str, cuda: str) -> Optional[Dict[str, str]]:
+    return next(({k: str(v) for k, v in r.items()} for r in compat.torch_rows(release) if mm_text(str(r["cuda"])) == cuda),
+                None)
+
+
+def _onnxruntime_on(compat: Compat, cudnn: int, cuda: str) -> Optional[str]:
+    """The newest onnxruntime-gpu on PyPI whose build links cuDNN `cudnn` and CUDA `cuda`'s major."""
+    for release in load_wheel_index().versions("onnxruntime-gpu"):
+        build = compat.framework_build("onnxruntime_gpu", release)
+        if build and int(build["cudnn_major"]) == cudnn and major_of(str(build["cuda"])) == major_of(cuda):
+            return release
+    return None
+
+
+def _torch_on(compat: Compat, cudnn: int, cuda: str, since: str, python: Optional[str]) -> Optional[str]:
+    """The oldest PyTorch minor from `since` on whose CUDA `cuda` build pins cuDNN `cudnn` and has wheels for the
+    paste's Python (where it says one), as its newest release."""
+    minors: List[str] = sorted({str(r["torch"]) for r in compat.framework_rows("pytorch")
+                                if mm_text(str(r["cuda"])) == cuda and major_of(str(r["cudnn"])) == cudnn
+                                and (not python or SpecifierSet(str(r["python"])).contains(python))},
+                               key=Version)
+    have = ver(mm_text(since) or since)
+    minor = next((m for m in minors if have is None or Version(m) >= have), None)
+    releases = [r for r in load_wheel_index().versions("torch") if mm_text(r) == minor] if minor else []
+    return releases[0] if releases else None
+
+
+def onnxruntime_beside_torch(bad: VersionCheck, ev: Evidence, compat: Compat) -> Optional[Answer]:
+    torch = ev.facts.program("PyTorch")
+    cuda = ev.facts.build_cuda()
+    if bad.framework != "ONNX Runtime" or torch is None or not torch.release or not cuda or not bad.runtime:
+        return None
+    build = _torch_build(compat, torch.release, cuda)
+    loaded, needed = major_of(bad.runtime), major_of(bad.compiled)
+    if build is None or loaded is None or needed is None or major_of(build["cudnn"]) != loaded:
+        return None
+    cause = ("ONNX Runtime was built with cuDNN %d and the process has cuDNN %s, PyTorch %s+%s's (its CUDA %s build "
+             "pins cuDNN %s); one process loads one libcudnn major, so the two frameworks need builds on the same "
+             "one" % (needed, bad.runtime, torch.release, torch.tag or "", cuda, build["cudnn"]))
+    fixes: List[Fix] = []
+    ort = _onnxruntime_on(compat, loaded, cuda)
+    if ort:
+        fixes.append(onnxruntime_release_fix(ort, "its PyPI build links cuDNN %d and CUDA %s, as PyTorch's do" % (
+            loaded, major_of(cuda))))
+    python = ev.facts.python.value if ev.facts.python else None
+    newer = _torch_on(compat, needed, cuda, torch.release, python)
+    if newer:
+        fixes.append(torch_release_fix(compat, newer, cuda, "its CUDA %s build pins cuDNN %d, which ONNX Runtime "
+                                       "accepts too" % (cuda, needed), ev.platform))
+    if not fixes:
+        return None
+    return Answer(cause, fixes[0] if len(fixes) == 1 else say("%s; or %s", fixes[0], fixes[1]))
