@@ -113,7 +113,8 @@ def _loader(ev: Evidence, compat: Compat) -> Optional[Answer]:
                           paste.shadowed_library_fix(f.node, None, ev.platform))
         if f.kind == "node-not-defined":
             return Answer("two copies of %s are mixed: the one loaded lacks %s, which its sibling library was "
-                          "linked against" % (f.library, f.symbol), _older_copy_fix(f, compat, ev))
+                          "linked against" % (f.library, f.symbol or "the version node " + f.node),
+                          _older_copy_fix(f, compat, ev))
         if f.kind == "version-not-found" and f.library.startswith("libstdc++"):
             return Answer("the libstdc++.so.6 that loads is older than %s needs (%s)" % (
                 f.caller or "a library", f.node), paste.libstdcxx_fix(f.node, ev.platform))

@@ -1,6 +1,6 @@
 """Answers for pastes about building or pairing with PyTorch and about a GPU a library or a process cannot use:
 torchvision's own CUDA check, a CUDA extension built without a toolkit (CUDA_HOME), nvcc refusing the host
-compiler, a Windows DLL whose initialisation failed, FlashAttention on an older GPU, no GPU visible to the process.
+compiler, a Windows DLL whose initialisation failed, PTX of a newer ISA than the driver's JIT knows, FlashAttention on an older GPU, no GPU visible to the process.
 Each reads the versions the text states (the build's CUDA, the newest gcc nvcc names, the architecture the library
 names, a CUDA_VISIBLE_DEVICES setting) and says nothing it does not. Pure."""
 from __future__ import annotations
@@ -9,8 +9,9 @@ import re
 from typing import Optional
 
 from ..knowledge import Compat
-from ..remedies import paste_builds as builds
-from ..versions import tag_cuda
+from ..remedies import paste, paste_builds as builds, paste_runtime as rt
+from ..remedies.paste_answers import driver_or_older_cuda_fix
+from ..versions import major_of, tag_cuda
 from .answer_facts import gpu_cc
 from .answered import Answer
 from .evidence import Evidence
@@ -100,7 +101,35 @@ def from_toolchain(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _no_gpus(ev)
     if kind == "build-requires-newer-cuda":
         return _requires_cuda(ev)
+    if kind == "ptx-isa-newer":
+        return _ptx_isa(ev, compat)
+    if kind == "nvrtc-builtins-missing":  # NVRTC's own words, naming no file (a named one is answered before)
+        return _nvrtc_builtins(ev, compat)
     return None
+
+
+def _nvrtc_builtins(ev: Evidence, compat: Compat) -> Answer:
+    cuda = major_of(next(iter(ev.cuda), None))
+    cause = ("NVRTC could not load its libnvrtc-builtins library, which it opens at run time from the loader's "
+             "search path, beside its own libnvrtc; the CUDA library folder is not on that path")
+    return Answer(cause, rt.nvrtc_builtins_fix(compat, cuda) if cuda else rt.nvrtc_folder_fix())
+
+
+_PTX_ISA = re.compile(r"Unsupported \.version (\d+\.\d+); current version is '?(\d+\.\d+)")
+
+
+def _ptx_isa(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """ptxas's two ISA versions read as the CUDA releases that wrote them: the program's toolkit and the driver's."""
+    m = _PTX_ISA.search(ev.text)
+    ptx, driver = (compat.ptx_isa_cuda(m.group(1)), compat.ptx_isa_cuda(m.group(2))) if m else (None, None)
+    if m is None or ptx is None or driver is None:
+        return None
+    floor = compat.min_driver(ptx, ev.platform)
+    return Answer("the program's PTX is ISA %s, which CUDA %s writes, and the driver's JIT knows ISA %s at most (a "
+                  "CUDA %s driver): the driver is older than the toolkit that built the program%s" % (
+                      m.group(1), ptx, m.group(2), driver, (" (CUDA %s needs driver %s or newer)" % (
+                          ptx, floor.version)) if floor else ""),
+                  driver_or_older_cuda_fix(paste.driver_fix(floor.version if floor else None, ev.platform), driver))
 
 
 # a build's own floor: "PyTorch requires CUDA 10.2 or above." (cmake/public/cuda.cmake), "requires CUDA 11.0 or higher"

@@ -142,6 +142,7 @@ class Compat:
     min_driver = forward(DriverKnowledge.min_driver)
     minor_compat_floor = forward(DriverKnowledge.minor_compat_floor)
     nvenc_driver = forward(DriverKnowledge.nvenc_driver)
+    ptx_isa_cuda = forward(DriverKnowledge.ptx_isa_cuda)
     minor_compat_majors = forward(DriverKnowledge.minor_compat_majors)
     has_minor_compat = forward(DriverKnowledge.has_minor_compat)
     toolkit_package = forward(DriverKnowledge.toolkit_package)

@@ -206,6 +206,11 @@ class DriverKnowledge(Domain):
             return None, "compat has no driver row for CUDA %s" % target, None
         return False, "too old", floor or mvc
 
+    def ptx_isa_cuda(self, isa: str) -> Optional[str]:
+        """The CUDA release that introduced PTX ISA `isa` ("7.0": "11.0"); None where the table lacks it."""
+        rows = self.table("cuda_driver", "ptx_isa").get("rows", [])
+        return next((str(r["cuda"]) for r in rows if mm(r["isa"]) == mm(isa)), None)
+
     def nvenc_driver(self, api: str, platform: str = "linux") -> Optional[DriverFloor]:
         """The driver an NVENC API version (a Video Codec SDK release, "12.1") needs on `platform`; None where the
         table has no row for exactly that version (a floor between two rows is not guessed)."""

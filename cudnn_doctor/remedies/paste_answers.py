@@ -40,8 +40,11 @@ def torch7_loaded_branch_fix(major: int) -> Fix:
 
 
 def driver_or_older_cuda_fix(driver_fix: Fix, runs: str) -> Fix:
-    """A driver for the CUDA the program's PTX was built with, or a build with the CUDA the driver runs."""
-    return say("%s; or build with CUDA %s or older, which it runs", driver_fix, runs)
+    """A driver for the CUDA the program's PTX was built with, or a build with the CUDA the driver runs; a program
+    that compiles its kernels at run time (hashcat, OpenMM, CuPy) uses the installed toolkit, so that is what to
+    change there."""
+    return say("%s; or build with CUDA %s or older, which it runs (a program that compiles its kernels at run time "
+               "with the installed toolkit: install the CUDA %s toolkit instead)", driver_fix, runs, runs)
 
 
 # Where each framework names its builds for one CUDA: the way to keep a driver that cannot be upgraded (a cluster's,

@@ -258,6 +258,13 @@ def nvrtc_builtins_fix(compat: Compat, cuda_major: int) -> Fix:
                     "or put the toolkit's lib64 (which holds both) on LD_LIBRARY_PATH" % project)
 
 
+def nvrtc_folder_fix() -> Fix:
+    """NVRTC's builtins not found where the paste names no CUDA: the folder of the toolkit its libnvrtc is from."""
+    return advice("put the library folder of the CUDA toolkit whose libnvrtc the program loads (lib64 on Linux, lib "
+                  "on macOS; it holds libnvrtc-builtins beside libnvrtc) on LD_LIBRARY_PATH (DYLD_LIBRARY_PATH on "
+                  "macOS), in the shell that starts the program")
+
+
 def cudnn_startup_fix() -> Fix:
     """cuDNN could not start: driver, memory, or a cuDNN that does not fit the CUDA it runs with."""
     return said("check `%s` works (else repair the driver), free GPU memory, and reinstall the cuDNN build made for "

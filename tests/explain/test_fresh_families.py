@@ -558,6 +558,20 @@ FAMILIES = [
      ["git+https://github.com/facebookresearch/detectron2.git"], ["no-cache-dir detectron2"]),
     ("nvrtc-headers-not-cupy", 'default_program(1): catastrophic error: cannot open source file "cuda_runtime.h"',
      ["NVRTC", "CUDA Toolkit"], ["CUDA_PATH"], ["pip install"]),
+    # fresh10's families. https://github.com/heavyai/heavydb/issues/617: the driver's JIT (ptxas inside libcuda)
+    # refusing PTX of CUDA 11.0 (ISA 7.0) as a CUDA 10.1 driver (ISA 6.4); CUDA 11.0's floor from compat
+    ("ptx-isa-driver-jit", "NvidiaKernel.cpp:82 Check failed: cuLinkAddFile_v2(...) == CUDA_SUCCESS (218 == 0) ptxas "
+     "application ptx input, line 9; fatal   : Unsupported .version 7.0; current version is '6.4'.",
+     ["ISA 7.0", "CUDA 11.0", "CUDA 10.1"], ["450.36.06"], []),
+    # a ptxas program of its own (XLA's) says "ptxas :": the newer ptxas is the fix there, not the driver
+    ("ptx-isa-own-ptxas", "ptxas : Unsupported .version 8.4; current version is '8.2'", ["ptxas"], [],
+     ["CUDA 12.4 needs driver"]),
+    # https://github.com/openmm/openmm/issues/1485: NVRTC's own words, naming no file and no CUDA
+    ("nvrtc-builtins-unnamed", "Exception: Error compiling program: nvrtc: error: failed to load builtins",
+     ["libnvrtc-builtins"], ["LD_LIBRARY_PATH"], ["nvidia-cuda-nvrtc-cu12"]),
+    # https://github.com/davisking/dlib/issues/2719: the version node retold without its symbol
+    ("version-node-without-symbol", "version libcudnn_ops_infer.so.8 not defined in file libcudnn_ops_infer.so.8",
+     ["two copies of libcudnn_ops_infer.so.8", "version node"], ["LD_LIBRARY_PATH"], ["is not found"]),
 ]
 
 
