@@ -339,6 +339,7 @@ class MachineState(TypedDict, total=False):
 CUDA_ENVIRONMENT = (
     "CUDA_LAUNCH_BLOCKING",  # 1: every kernel launch waits for the kernel to finish (a debugging aid)
     "CUDA_MODULE_LOADING",  # EAGER: every kernel of every library is loaded when a program starts
+    "CUDA_CACHE_DISABLE",  # 1: the driver's JIT cache is off, PTX is compiled again in every process
 )
 
 

@@ -13,9 +13,7 @@ from packaging.version import Version
 
 from ..knowledge import Compat
 from ..knowledge.wheel_index import load_wheel_index
-from ..model import Fix
-from ..remedies.paste_python import onnxruntime_release_fix, torch_release_fix
-from ..remedies.shell import say
+from ..remedies.paste_python import one_cudnn_major_fix
 from ..versions import major_of, mm_text, ver
 from .answered import Answer
 from .evidence import Evidence, VersionCheck
@@ -60,16 +58,9 @@ def onnxruntime_beside_torch(bad: VersionCheck, ev: Evidence, compat: Compat) ->
     cause = ("ONNX Runtime was built with cuDNN %d and the process has cuDNN %s, PyTorch %s+%s's (its CUDA %s build "
              "pins cuDNN %s); one process loads one libcudnn major, so the two frameworks need builds on the same "
              "one" % (needed, bad.runtime, torch.release, torch.tag or "", cuda, build["cudnn"]))
-    fixes: List[Fix] = []
     ort = _onnxruntime_on(compat, loaded, cuda)
-    if ort:
-        fixes.append(onnxruntime_release_fix(ort, "its PyPI build links cuDNN %d and CUDA %s, as PyTorch's do" % (
-            loaded, major_of(cuda))))
     python = ev.facts.python.value if ev.facts.python else None
     newer = _torch_on(compat, needed, cuda, torch.release, python)
-    if newer:
-        fixes.append(torch_release_fix(compat, newer, cuda, "its CUDA %s build pins cuDNN %d, which ONNX Runtime "
-                                       "accepts too" % (cuda, needed), ev.platform))
-    if not fixes:
+    if not ort and not newer:
         return None
-    return Answer(cause, fixes[0] if len(fixes) == 1 else say("%s; or %s", fixes[0], fixes[1]))
+    return Answer(cause, one_cudnn_major_fix(compat, ort, newer, cuda, loaded, needed, ev.platform))

@@ -11,7 +11,7 @@ from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
 from ..remedies.containers import (container_driver_files_fix, container_gpu_fix, container_toolkit_fix,
                                    container_toolkit_upgrade_fix)
-from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_link_fix
+from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_fix, nvrtc_builtins_link_fix
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_framework_build_fix, driver_or_older_cuda_fix,
                                       framework_build_for_cuda_fix, with_python_note)
 from ..versions import major_of
@@ -117,7 +117,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       % (_stated(ev), "" if gpu_cc(ev, compat) else build_reach(ev, compat)),
                       _arch_fix(ev, compat, ev.gpu_cc, replaced_framework(ev, usual=True), tagged_only=True))
     if kind == "nvrtc-builtins":
-        return Answer("NVRTC could not load its libnvrtc-builtins library", rt.nvrtc_builtins_fix(
+        return Answer("NVRTC could not load its libnvrtc-builtins library", nvrtc_builtins_fix(
             compat, major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
     if kind == "nvrtc-builtins-missing":
         shipped = next((s for s in ev.libraries if s.name.startswith("libnvrtc-builtins.so.")), None)

@@ -9,7 +9,7 @@ import re
 from typing import Optional
 
 from ..knowledge import Compat
-from ..remedies import paste, paste_builds as builds, paste_runtime as rt
+from ..remedies import paste, paste_builds as builds, paste_tools as tools
 from ..remedies.paste_answers import driver_or_older_cuda_fix
 from ..versions import major_of, tag_cuda
 from .answer_facts import gpu_cc
@@ -112,7 +112,7 @@ def _nvrtc_builtins(ev: Evidence, compat: Compat) -> Answer:
     cuda = major_of(next(iter(ev.cuda), None))
     cause = ("NVRTC could not load its libnvrtc-builtins library, which it opens at run time from the loader's "
              "search path, beside its own libnvrtc; the CUDA library folder is not on that path")
-    return Answer(cause, rt.nvrtc_builtins_fix(compat, cuda) if cuda else rt.nvrtc_folder_fix())
+    return Answer(cause, tools.nvrtc_builtins_fix(compat, cuda) if cuda else tools.nvrtc_folder_fix())
 
 
 _PTX_ISA = re.compile(r"Unsupported \.version (\d+\.\d+); current version is '?(\d+\.\d+)")

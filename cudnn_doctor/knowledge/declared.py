@@ -12,7 +12,10 @@ from .tables import Domain, row_source
 FILE = "checks"
 SEVERITIES = ("error", "warning", "info")
 UNITS = ("bytes", "count")
-_REQUIRED = ("id", "title", "section", "severity", "fact", "title_found", "words", "source", "status")
+_REQUIRED = ("id", "title", "section", "severity", "fact", "title_found", "source", "status")
+# An environment variable's row (fact = "environment.NAME") needs no words: its fix is the variable unset, or set to
+# `set_to`, in the shell of the platform (remedies/environment.environment_variable_fix), with where to change it.
+ENVIRONMENT = "environment."
 
 
 class DeclaredCheck(NamedTuple):
@@ -27,6 +30,8 @@ class DeclaredCheck(NamedTuple):
     fact: str  # dotted path into the facts: host.shm_bytes
     when: Tuple[str, ...]  # facts that must be true for the check to apply
     below: Optional[float]  # a finding when the fact is under it; None: any value of the fact is one
+    equals: Optional[str]  # a finding when the fact (a string, compared without case or outer spaces) is this
+    set_to: Optional[str]  # an environment variable's fix: set it to this (None: unset it)
     unit: str  # how {value} and {limit} are written
     title_found: str  # the finding's headline: {value}, {limit}
     detail: str
@@ -38,6 +43,11 @@ class DeclaredCheck(NamedTuple):
 def problems_of(alias: str, row: Mapping[str, Any]) -> List[str]:
     """What is wrong with one declared check (empty when nothing is)."""
     found = ["%s: %s is missing" % (alias, key) for key in _REQUIRED if not row.get(key)]
+    if not row.get("words") and not str(row.get("fact", "")).startswith(ENVIRONMENT):
+        found.append("%s: words is missing" % alias)
+    for key in ("equals", "set_to"):
+        if key in row and not isinstance(row[key], str):
+            found.append("%s: %s must be a string" % (alias, key))
     if row.get("severity") not in SEVERITIES:
         found.append("%s: severity must be one of %s" % (alias, ", ".join(SEVERITIES)))
     if row.get("unit", "count") not in UNITS:
@@ -57,9 +67,9 @@ def _check(alias: str, row: Mapping[str, Any]) -> DeclaredCheck:
         alias=alias, id=str(row["id"]), title=str(row["title"]), section=str(row["section"]),
         severity=str(row["severity"]), platforms=tuple(row.get("platforms", ["linux", "windows"])),
         fact=str(row["fact"]), when=tuple(row.get("when", [])),
-        below=below, unit=str(row.get("unit", "count")),
+        below=below, equals=row.get("equals"), set_to=row.get("set_to"), unit=str(row.get("unit", "count")),
         title_found=str(row["title_found"]), detail=str(row.get("detail", "")),
-        fix={"commands": list(row.get("commands", [])), "words": str(row["words"])}, source=source, status=status)
+        fix={"commands": list(row.get("commands", [])), "words": str(row.get("words", ""))}, source=source, status=status)
 
 
 def declared(data: Mapping[str, Mapping[str, Any]]) -> List[DeclaredCheck]:

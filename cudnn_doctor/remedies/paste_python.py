@@ -52,7 +52,18 @@ def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: st
                torch_install(compat, release, cuda, platform))
 
 
-def onnxruntime_release_fix(release: str, why: str) -> Fix:
-    """The onnxruntime-gpu release whose PyPI build links the cuDNN (and CUDA) major the environment already has."""
-    return run("pip install onnxruntime-gpu==%s" % release,
-               text="install onnxruntime-gpu %s (%s): `pip install onnxruntime-gpu==%s`" % (release, why, release))
+def one_cudnn_major_fix(compat: Compat, onnxruntime: Optional[str], torch: Optional[str], cuda: str, has: int,
+                        needs: int, platform: str) -> Fix:
+    """onnxruntime-gpu and PyTorch on one cuDNN major: the onnxruntime-gpu release whose PyPI build links the major
+    (and CUDA major) PyTorch brings, first (it changes one framework), or the PyTorch release whose build for the same
+    CUDA pins the major ONNX Runtime needs."""
+    fixes = []
+    if onnxruntime:
+        fixes.append(run("pip install onnxruntime-gpu==%s" % onnxruntime,
+                         text="install onnxruntime-gpu %s (its PyPI build links cuDNN %d and CUDA %s, as PyTorch's "
+                              "do): `pip install onnxruntime-gpu==%s`" % (onnxruntime, has, cuda.split(".")[0],
+                                                                          onnxruntime)))
+    if torch:
+        fixes.append(torch_release_fix(compat, torch, cuda, "its CUDA %s build pins cuDNN %d, which ONNX Runtime "
+                                       "accepts too" % (cuda, needs), platform))
+    return fixes[0] if len(fixes) == 1 else say("%s; or %s", fixes[0], fixes[1])

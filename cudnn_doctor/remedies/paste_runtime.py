@@ -246,25 +246,6 @@ def ptx_driver_fix(platform: str) -> Fix:
                driver_fix(None, platform), run("nvidia-smi"))
 
 
-def nvrtc_builtins_fix(compat: Compat, cuda_major: int) -> Fix:
-    """NVRTC could not open its builtins library (it sits beside libnvrtc in the same release, in the same wheel
-    where NVIDIA ships one for the CUDA major)."""
-    project = compat.pip_project("libnvrtc-builtins", cuda_major)
-    if project is None:
-        return advice("put the CUDA %d toolkit's lib64, which holds libnvrtc and its libnvrtc-builtins, on "
-                      "LD_LIBRARY_PATH" % cuda_major)
-    return run('pip install --force-reinstall "%s"' % project,
-               text="give NVRTC its libnvrtc-builtins from the same release: `pip install --force-reinstall \"%s\"`, "
-                    "or put the toolkit's lib64 (which holds both) on LD_LIBRARY_PATH" % project)
-
-
-def nvrtc_folder_fix() -> Fix:
-    """NVRTC's builtins not found where the paste names no CUDA: the folder of the toolkit its libnvrtc is from."""
-    return advice("put the library folder of the CUDA toolkit whose libnvrtc the program loads (lib64 on Linux, lib "
-                  "on macOS; it holds libnvrtc-builtins beside libnvrtc) on LD_LIBRARY_PATH (DYLD_LIBRARY_PATH on "
-                  "macOS), in the shell that starts the program")
-
-
 def cudnn_startup_fix() -> Fix:
     """cuDNN could not start: driver, memory, or a cuDNN that does not fit the CUDA it runs with."""
     return said("check `%s` works (else repair the driver), free GPU memory, and reinstall the cuDNN build made for "

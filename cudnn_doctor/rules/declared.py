@@ -3,11 +3,13 @@ its own id and alias (so --skip, --list-checks and the report's sections treat i
 the fact is read by its dotted path, the number and words come from the knowledge the run was handed."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
-from ..knowledge.declared import DeclaredCheck, shipped_checks
-from ..model import Facts, Finding, Severity
+from ..knowledge.declared import ENVIRONMENT, DeclaredCheck, shipped_checks
+from ..model import Facts, Finding, Fix, Severity
+from ..queries import platform_of
 from ..remedies.catalogue import table_fix
+from ..remedies.environment import environment_variable_fix
 from . import RuleContext, RuleFunc, rule
 from .common import compat_of, finding
 
@@ -15,10 +17,10 @@ _SEVERITY: Dict[str, Severity] = {"error": Severity.ERROR, "warning": Severity.W
 
 
 def fact_at(facts: Facts, path: str) -> Any:
-    """The fact at a dotted path (host.shm_bytes); None where any step is missing."""
+    """The fact at a dotted path (host.shm_bytes, environment.CUDA_CACHE_DISABLE); None where any step is missing."""
     value: Any = facts
     for step in path.split("."):
-        value = getattr(value, step, None)
+        value = value.get(step) if isinstance(value, Mapping) else getattr(value, step, None)
         if value is None:
             return None
     return value
@@ -41,15 +43,32 @@ def judged(check: DeclaredCheck, facts: Facts) -> List[Finding]:
     value = fact_at(facts, check.fact)
     if value is None or value is False:
         return []
-    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if check.below is not None and (not numeric or value >= check.below):
+    said = value.strip() if isinstance(value, str) else None  # an environment variable's value, as set
+    if check.equals is not None and (said is None or said.lower() != check.equals.lower()):
+        return []
+    number = int(said) if said is not None and said.isdigit() else value  # "268435456" judged as the number
+    numeric = isinstance(number, (int, float)) and not isinstance(number, bool)
+    if check.below is not None and (not numeric or number >= check.below):
         return []
     limit = shown(check.below, check.unit) if check.below is not None else ""
     return [finding(
         _SEVERITY[check.severity],
-        check.title_found.format(value=shown(value, check.unit) if numeric else value, limit=limit),
-        detail=check.detail, remedy=table_fix(check.fix),
-        evidence={check.fact: value, **({"below": check.below} if check.below is not None else {})})]
+        check.title_found.format(value=shown(number, check.unit) if numeric else value, limit=limit),
+        detail=check.detail, remedy=_fix(check, facts),
+        evidence={_named(check.fact): value, **({"below": check.below} if check.below is not None else {})})]
+
+
+def _named(path: str) -> str:
+    """The evidence's key: the fact's path, an environment variable by its own name (CUDA_LAUNCH_BLOCKING)."""
+    return path[len(ENVIRONMENT):] if path.startswith(ENVIRONMENT) else path
+
+
+def _fix(check: DeclaredCheck, facts: Facts) -> Fix:
+    """The row's fix; an environment variable's without commands: unset it, or set it to `set_to`, in the shell of
+    the machine's platform."""
+    if check.fact.startswith(ENVIRONMENT) and not check.fix.get("commands"):
+        return environment_variable_fix(_named(check.fact), platform_of(facts), check.set_to)
+    return table_fix(check.fix)
 
 
 def _judge(alias: str) -> RuleFunc:

@@ -1,13 +1,12 @@
-"""CD510, CD609, CD610, CD612, CD613: the smoke test's verdict, loader traps in the environment itself, and CUDA
-environment variables that slow every program down."""
+"""CD510, CD609, CD610: the smoke test's verdict and loader traps in the environment itself. The CUDA variables that
+slow every program down (CD612-CD614) are declared in compat/checks.toml."""
 from __future__ import annotations
 
 from typing import List
 
 from ..model import Facts, Finding
-from ..queries import driver_place, platform_of
+from ..queries import driver_place
 from ..remedies.doctor import no_cudnn_to_smoke_fix, smoke_result_fix
-from ..remedies.environment import environment_variable_fix
 from ..remedies.loader import absolute_ld_library_path_fix, broken_library_fix
 from ..results import SmokeSkipped
 from . import LINUX, RuleContext, rule
@@ -71,32 +70,3 @@ def broken_first(facts: Facts, ctx: RuleContext) -> List[Finding]:
                       "later_copies": [s["path"] for s in res.shadowed]},
             catalogue=["D6", "F4"]))
     return out
-
-
-@rule("CD612", "cuda-launch-blocking", "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch wait", section="loader")
-def launch_blocking(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    value = facts.environment.get("CUDA_LAUNCH_BLOCKING")
-    if value is None or value.strip() != "1":
-        return []
-    return [finding(
-        WARNING, "CUDA_LAUNCH_BLOCKING=1 is set: every CUDA kernel launch waits for the kernel to finish",
-        detail="A debugging aid (errors are reported at the launch that caused them): the CPU can no longer queue "
-               "work ahead of the GPU, so training and inference run slower, often several times. Set it for one "
-               "debugging run, not for every program.",
-        remedy=environment_variable_fix("CUDA_LAUNCH_BLOCKING", platform_of(facts)),
-        evidence={"CUDA_LAUNCH_BLOCKING": value})]
-
-
-@rule("CD613", "cuda-module-loading-eager", "CUDA_MODULE_LOADING=EAGER loads every kernel at start-up",
-      section="loader")
-def eager_loading(facts: Facts, ctx: RuleContext) -> List[Finding]:
-    value = facts.environment.get("CUDA_MODULE_LOADING")
-    if value is None or value.strip().upper() != "EAGER":
-        return []
-    return [finding(
-        INFO, "CUDA_MODULE_LOADING=EAGER is set: CUDA loads every kernel of every library when a program starts",
-        detail="Lazy loading (CUDA's default in current releases) loads a kernel when it is first used; eager loading "
-               "makes every program start slower and hold more GPU memory, most of it for cuDNN and cuBLAS kernels "
-               "it never runs. Keep it only where a program relies on every kernel being loaded up front.",
-        remedy=environment_variable_fix("CUDA_MODULE_LOADING", platform_of(facts), "LAZY"),
-        evidence={"CUDA_MODULE_LOADING": value})]

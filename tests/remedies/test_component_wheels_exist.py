@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cudnn_doctor.remedies.paste_runtime import nvrtc_builtins_fix, xla_cuda_tools_fix
+from cudnn_doctor.remedies.paste_runtime import xla_cuda_tools_fix
+from cudnn_doctor.remedies.paste_tools import nvrtc_builtins_fix
 from hermetic import shipped_compat
 
 # The fixes these tests build themselves are written for Target() (the live root, a user, sh).

@@ -22,6 +22,8 @@ CASES = [
     ("CUDA_MODULE_LOADING", "eager", "CD613"),
     ("CUDA_MODULE_LOADING", "LAZY", None),
     ("CUDA_MODULE_LOADING", "DEFAULT", None),
+    ("CUDA_CACHE_DISABLE", "1", "CD614"),
+    ("CUDA_CACHE_DISABLE", "0", None),
 ]
 IDS = {case[2] for case in CASES if case[2]}
 

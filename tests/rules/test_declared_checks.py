@@ -11,9 +11,9 @@ import pytest
 
 from cudnn_doctor.knowledge import Compat, load_compat
 from cudnn_doctor.knowledge.declared import FILE, declared, problems_of, shipped_checks
-from cudnn_doctor.model import Facts, HostFacts
+from cudnn_doctor.model import CUDA_ENVIRONMENT, Facts, HostFacts
 from cudnn_doctor.rules import RuleContext, evaluate, registered_all
-from cudnn_doctor.rules.declared import fact_at, shown
+from cudnn_doctor.rules.declared import fact_at, judged, shown
 
 SHIPPED = load_compat()
 # The names the facts' annotations use, from every module that declares facts (some only under TYPE_CHECKING).
@@ -46,6 +46,9 @@ def test_every_row_is_valid_sourced_and_registered(alias):
 @pytest.mark.parametrize("alias", sorted(ROWS))
 def test_the_facts_a_row_names_exist_with_the_right_kind(alias):
     row = ROWS[alias]
+    if row["fact"].startswith("environment."):  # a variable the probe reads (model.CUDA_ENVIRONMENT), a string
+        assert row["fact"].split(".", 1)[1] in CUDA_ENVIRONMENT and ("equals" in row or "below" in row)
+        return
     kind = _leaf(row["fact"])
     assert kind in (int, float) if "below" in row else kind is not None, row["fact"]
     for path in row.get("when", []):
@@ -82,3 +85,21 @@ def test_fact_paths_and_numbers_read_as_said():
     assert fact_at(dataclasses.replace(facts, host=None), "host.shm_bytes") is None
     assert [shown(n, "bytes") for n in (64 << 20, 8 << 30, 65536, 512)] == ["64 MiB", "8 GiB", "64 KiB", "512 bytes"]
     assert shown(3, "count") == "3"
+
+
+def test_an_environment_row_is_judged_by_its_value_and_fixed_in_the_platform_s_shell():
+    """A row on an environment variable: `equals` without case or outer spaces, a number said as digits under
+    `below`, and the fix the variable unset (or set to `set_to`) in the shell of the machine's platform."""
+    row = {"id": "CD999", "title": "t", "section": "loader", "severity": "info", "fact": "environment.X_SIZE",
+           "below": 1024, "title_found": "X_SIZE is {value}, under {limit}", "source": "https://example.org",
+           "status": "secondary"}
+    eager = {k: v for k, v in row.items() if k != "below"}
+    eager.update(fact="environment.X_MODE", equals="EAGER", set_to="LAZY", title_found="X_MODE={value}")
+    [small, mode] = declared({FILE: {"x-size": row, "x-mode": eager}})
+    assert judged(small, Facts(environment={"X_SIZE": "100"}))[0].evidence == {"X_SIZE": "100", "below": 1024}
+    assert judged(small, Facts(environment={"X_SIZE": "4096"})) == []
+    assert judged(small, Facts(environment={"X_SIZE": "1g"})) == []  # not a number: not judged
+    found = judged(mode, Facts(environment={"X_MODE": " eager"}))
+    assert found and found[0].remedy.commands == ["export X_MODE=LAZY"]
+    assert judged(mode, Facts(environment={"X_MODE": "LAZY"})) == []
+    assert judged(mode, Facts()) == []
