@@ -1,6 +1,8 @@
 """Answers for a framework build without CUDA (check's CD701): a CPU-only PyTorch, answered with check's own
 remedy for the release the paste names (remedies.frameworks.framework_gpu_build_fix), and an OpenCV whose DNN
-module has no CUDA backend (a source build with CUDA, cuDNN and this GPU's architecture). Pure."""
+module has no CUDA backend (a source build with CUDA, cuDNN and this GPU's architecture), bitsandbytes without its
+native library, conda's CPU build superseding a CUDA one by channel priority, and a program whose --device offers
+only cpu. Pure."""
 from __future__ import annotations
 
 import re
@@ -76,7 +78,33 @@ def from_builds(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _xformers(ev)
     if kind == "extension-cuda-mismatch":
         return _extension_cuda(ev, compat)
+    if kind == "bitsandbytes-no-native":
+        return Answer("bitsandbytes could not load its native CUDA library (libbitsandbytes_cuda<version>.so): its "
+                      "release has no build for the CUDA it found, or the one it has will not load, and its "
+                      "functions are then called on None", builds.bitsandbytes_fix())
+    if kind == "conda-cuda-build-superseded":
+        return _superseded(ev)
+    if kind == "device-cuda-not-built":
+        program = _DEVICE_RUN.search(ev.text)
+        return Answer("the program was compiled without its CUDA feature: its --device accepts only cpu",
+                      builds.cuda_feature_rebuild_fix(program.group(1) if program else "the program"))
     return None
+
+
+# the command line that asked for the device: "target/debug/tabby  serve ... --device cuda"
+_DEVICE_RUN = re.compile(r"(?:^|/)([A-Za-z][\w.-]*)[ \t]+[^\n]*--device[ \t]+(?:cuda|gpu)\b", re.M)
+# conda's plan: "pytorch   pytorch::pytorch-1.7.1-py3.8_cuda10.2~ --> pkgs/main::pytorch-1.7.1-cpu_py38h6a09485_0"
+_SUPERSEDED = re.compile(r"(\w[\w-]*)::([\w.-]+?)-(\d[\w.]*)-\S*cuda\S*\s+-->\s+(\S+)::\S+-cpu_")
+
+
+def _superseded(ev: Evidence) -> Optional[Answer]:
+    m = _SUPERSEDED.search(ev.text)
+    if m is None:
+        return None
+    channel, package, release, other = m.groups()
+    return Answer("conda replaces %s %s's CUDA build from the %s channel with the CPU-only build of the same release "
+                  "from %s, a channel of higher priority: channel priority, not a choice of CPU over GPU" % (
+                      package, release, channel, other), builds.conda_channel_fix(channel, package, release))
 
 
 # torch.utils.cpp_extension's own words: "The detected CUDA version (11.8) mismatches the version that was used to

@@ -143,3 +143,29 @@ def newer_toolkit_fix(floor: str, platform: str) -> Fix:
     return said("install the CUDA %s toolkit or newer (NVIDIA's cuda-toolkit-%s package; a conda build's own "
                 "cudatoolkit/cuda-nvcc pin instead, where conda or Nix provides it), then `%%s` and build again" % (
                     floor, floor.replace(".", "-")), home)
+
+
+def bitsandbytes_fix() -> Fix:
+    """bitsandbytes' native library did not load: its current release, whose wheels carry the library for every CUDA
+    it supports (from 0.43 on, one wheel per platform)."""
+    return run("pip install -U bitsandbytes", "python -m bitsandbytes",
+               text="reinstall bitsandbytes at its current release, whose wheel carries its native library for the "
+                    "CUDA releases it supports: `pip install -U bitsandbytes`; then `python -m bitsandbytes` says "
+                    "which library it loads")
+
+
+def conda_channel_fix(channel: str, package: str, release: str) -> Fix:
+    """conda's higher-priority channel replaced the CUDA build: ask for it from its own channel, and give that
+    channel priority so the next update keeps it."""
+    return run('conda install -c %s "%s=%s=*cuda*"' % (channel, package, release),
+               "conda config --prepend channels %s" % channel,
+               text="install the CUDA build again from its own channel: `conda install -c %s \"%s=%s=*cuda*\"`, and "
+                    "give that channel priority so the next update keeps it: `conda config --prepend channels %s`" % (
+                        channel, package, release, channel))
+
+
+def cuda_feature_rebuild_fix(program: str) -> Fix:
+    """A program compiled without its CUDA feature: its build with the feature on, or its release built that way."""
+    return advice("rebuild %s with its CUDA feature on (a Rust program: cargo build --release --features cuda, as its "
+                  "project's GPU Dockerfile or build notes do), with the CUDA toolkit on PATH, or install its release "
+                  "built for CUDA" % program)

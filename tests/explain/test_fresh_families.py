@@ -570,6 +570,18 @@ FAMILIES = [
     ("nvrtc-builtins-unnamed", "Exception: Error compiling program: nvrtc: error: failed to load builtins",
      ["libnvrtc-builtins"], ["LD_LIBRARY_PATH"], ["nvidia-cuda-nvrtc-cu12"]),
     # https://github.com/davisking/dlib/issues/2719: the version node retold without its symbol
+    # bitsandbytes' own words for its native library not loading (bitsandbytes#492, #1210)
+    ("bitsandbytes-native", "AttributeError: 'NoneType' object has no attribute 'cquantize_blockwise_fp16_nf4'",
+     ["native CUDA library"], ["pip install -U bitsandbytes"], []),
+    # https://github.com/ContinuumIO/anaconda-issues/issues/12302: channel priority, the CUDA build kept by its channel
+    ("conda-superseded", "The following packages will be SUPERSEDED by a higher-priority channel:\n  pytorch    "
+     "pytorch::pytorch-1.7.1-py3.8_cuda10.2~ --> pkgs/main::pytorch-1.7.1-cpu_py38h6a09485_0",
+     ["pytorch 1.7.1", "pkgs/main", "channel priority"], ['conda install -c pytorch "pytorch=1.7.1=*cuda*"',
+                                                          "conda config --prepend channels pytorch"], []),
+    # https://github.com/TabbyML/tabby/issues/1163: clap's words for a binary built without its cuda feature
+    ("device-cuda-not-built", "target/debug/tabby  serve  --model TabbyML/StarCoder-1B --device cuda\nerror: invalid "
+     "value 'cuda' for '--device <DEVICE>'\n  [possible values: cpu]", ["without its CUDA feature"],
+     ["rebuild tabby", "--features cuda"], []),
     ("version-node-without-symbol", "version libcudnn_ops_infer.so.8 not defined in file libcudnn_ops_infer.so.8",
      ["two copies of libcudnn_ops_infer.so.8", "version node"], ["LD_LIBRARY_PATH"], ["is not found"]),
 ]
