@@ -219,16 +219,21 @@ def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:
 
 
 def for_user_site(facts: Facts, site: str, fix: Fix) -> Fix:
-    """A fix for a user site (`pip install --user`): its installs get --user, and its uninstalls are run by the
-    interpreter that owns the site where a --system-site-packages venv is active, since pip in the venv never removes
-    a package there ("Not uninstalling ... outside environment"; draw 20261130-1: JAX's CUDA 12 build stayed)."""
+    """A fix for a user site (`pip install --user`): its installs get --user, and both its installs and its
+    uninstalls are run by the interpreter that owns the site where a --system-site-packages venv is active, since pip
+    in the venv never removes a package there ("Not uninstalling ... outside environment"; draw 20261130-1: JAX's
+    CUDA 12 build stayed), not even the one its own --user install replaces (draw 20261201-123: the old release's
+    dist-info stayed beside the new one's)."""
     if site not in facts.python.user_sites or under_root():
         return fix
     fix = with_pip_option(fix, pip("install "), "--user")
-    owner, plain = facts.python.user_site_owner, pip("uninstall ")
-    if not owner or not any(c.startswith(plain) for c in fix.commands):
+    owner = facts.python.user_site_owner
+    if not owner:
         return fix
-    return _started_otherwise(fix, plain, "%s -m pip uninstall " % q(owner))
+    for plain, instead in ((pip("uninstall "), "uninstall "), (pip("install --user "), "install --user ")):
+        if any(c.startswith(plain) for c in fix.commands):
+            fix = _started_otherwise(fix, plain, "%s -m pip %s" % (q(owner), instead))
+    return fix
 
 
 def _started_otherwise(fix: Fix, plain: str, instead: str) -> Fix:
