@@ -85,16 +85,21 @@ def from_builds(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "conda-cuda-build-superseded":
         return _superseded(ev)
     if kind == "device-cuda-not-built":
-        program = _DEVICE_RUN.search(ev.text)
+        run = _DEVICE_RUN.search(ev.text)
+        program = run.group(1).rsplit("/", 1)[-1] if run else ""
         return Answer("the program was compiled without its CUDA feature: its --device accepts only cpu",
-                      builds.cuda_feature_rebuild_fix(program.group(1) if program else "the program"))
+                      builds.cuda_feature_rebuild_fix(program if program and program not in _LAUNCHERS else
+                                                      "the program"))
     return None
 
 
-# the command line that asked for the device: "target/debug/tabby  serve ... --device cuda"
-_DEVICE_RUN = re.compile(r"(?:^|/)([A-Za-z][\w.-]*)[ \t]+[^\n]*--device[ \t]+(?:cuda|gpu)\b", re.M)
+# the command line that asked for the device, its first word the program: "target/debug/tabby  serve ... --device cuda"
+_DEVICE_RUN = re.compile(r"^[ \t]*(?:\$[ \t]*)?([\w./-]+)[ \t][^\n]*--device[ \t]+(?:cuda|gpu)\b", re.M)
+# words that start another program: the program is then not named by the line's first word
+_LAUNCHERS = ("cargo", "python", "python3", "uv", "poetry", "pipx", "npx", "node", "bash", "sh", "sudo", "env",
+              "docker", "podman")
 # conda's plan: "pytorch   pytorch::pytorch-1.7.1-py3.8_cuda10.2~ --> pkgs/main::pytorch-1.7.1-cpu_py38h6a09485_0"
-_SUPERSEDED = re.compile(r"(\w[\w-]*)::([\w.-]+?)-(\d[\w.]*)-\S*cuda\S*\s+-->\s+(\S+)::\S+-cpu_")
+_SUPERSEDED = re.compile(r"(\w[\w./-]*)::([\w.-]+?)-(\d[\w.]*)-\S*cuda\S*\s+-->\s+(\S+)::\S+-cpu_")
 
 
 def _superseded(ev: Evidence) -> Optional[Answer]:

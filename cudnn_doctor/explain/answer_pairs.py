@@ -6,13 +6,13 @@ CUDA major), or the PyTorch release whose build for the same CUDA pins the major
 cuDNN wheel, which PyTorch's pin would fight. Pure: knowledge, PyPI's recorded release list and the paste's facts."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..knowledge import Compat
-from ..knowledge.wheel_index import load_wheel_index
+from ..knowledge.wheel_index import Node, load_wheel_index
 from ..remedies.paste_python import one_cudnn_major_fix
 from ..versions import major_of, mm_text, ver
 from .answered import Answer
@@ -24,43 +24,55 @@ def _torch_build(compat: Compat, release: str, cuda: str) -> Optional[Dict[str, 
                 None)
 
 
-def _onnxruntime_on(compat: Compat, cudnn: int, cuda: str) -> Optional[str]:
-    """The newest onnxruntime-gpu on PyPI whose build links cuDNN `cudnn` and CUDA `cuda`'s major."""
-    for release in load_wheel_index().versions("onnxruntime-gpu"):
+def _onnxruntime_on(compat: Compat, cudnn: int, cuda: str, python: Optional[str]) -> Optional[str]:
+    """The newest onnxruntime-gpu on PyPI whose build links cuDNN `cudnn` and CUDA `cuda`'s major, with a wheel for
+    the paste's Python (where it says one)."""
+    index = load_wheel_index()
+    for release in index.versions("onnxruntime-gpu"):
         build = compat.framework_build("onnxruntime_gpu", release)
-        if build and int(build["cudnn_major"]) == cudnn and major_of(str(build["cuda"])) == major_of(cuda):
+        if build and int(build["cudnn_major"]) == cudnn and major_of(str(build["cuda"])) == major_of(cuda) and \
+                index.installable("onnxruntime-gpu", release, Node(python=python or "")) is None:
             return release
     return None
 
 
-def _torch_on(compat: Compat, cudnn: int, cuda: str, since: str, python: Optional[str]) -> Optional[str]:
-    """The oldest PyTorch minor from `since` on whose CUDA `cuda` build pins cuDNN `cudnn` and has wheels for the
-    paste's Python (where it says one), as its newest release."""
-    minors: List[str] = sorted({str(r["torch"]) for r in compat.framework_rows("pytorch")
-                                if mm_text(str(r["cuda"])) == cuda and major_of(str(r["cudnn"])) == cudnn
-                                and (not python or SpecifierSet(str(r["python"])).contains(python))},
-                               key=Version)
+def _torch_on(compat: Compat, cudnn: int, cuda_major: int, mine: str, since: str,
+              python: Optional[str]) -> Optional[Tuple[str, str]]:
+    """(release, CUDA) of the oldest PyTorch minor from `since` on with a build for CUDA `cuda_major` that pins cuDNN
+    `cudnn` and has wheels for the paste's Python (where it says one), as its newest release: the build for the
+    CUDA it has now (`mine`) where that is of the major, else the minor's default (stable) one."""
+    rows = [r for r in compat.framework_rows("pytorch") if major_of(str(r["cuda"])) == cuda_major
+            and major_of(str(r["cudnn"])) == cudnn and (not python or SpecifierSet(str(r["python"])).contains(python))]
     have = ver(mm_text(since) or since)
-    minor = next((m for m in minors if have is None or Version(m) >= have), None)
-    releases = [r for r in load_wheel_index().versions("torch") if mm_text(r) == minor] if minor else []
-    return releases[0] if releases else None
+    minors = sorted({str(r["torch"]) for r in rows if have is None or Version(str(r["torch"])) >= have}, key=Version)
+    if not minors:
+        return None
+    of_minor = [r for r in rows if str(r["torch"]) == minors[0]]
+    row = next((r for r in of_minor if mm_text(str(r["cuda"])) == mine), None) or \
+        next((r for r in of_minor if r.get("channel") == "stable"), of_minor[0])
+    releases = [r for r in load_wheel_index().versions("torch") if mm_text(r) == minors[0]]
+    return (releases[0], mm_text(str(row["cuda"])) or str(row["cuda"])) if releases else None
 
 
 def onnxruntime_beside_torch(bad: VersionCheck, ev: Evidence, compat: Compat) -> Optional[Answer]:
     torch = ev.facts.program("PyTorch")
+    ort = next((p for p in ev.facts.programs if p.name == "ONNX Runtime" and p.release), None)
     cuda = ev.facts.build_cuda()
     if bad.framework != "ONNX Runtime" or torch is None or not torch.release or not cuda or not bad.runtime:
         return None
     build = _torch_build(compat, torch.release, cuda)
+    ort_build = compat.framework_build("onnxruntime_gpu", ort.release) if ort is not None and ort.release else None
     loaded, needed = major_of(bad.runtime), major_of(bad.compiled)
     if build is None or loaded is None or needed is None or major_of(build["cudnn"]) != loaded:
         return None
     cause = ("ONNX Runtime was built with cuDNN %d and the process has cuDNN %s, PyTorch %s+%s's (its CUDA %s build "
              "pins cuDNN %s); one process loads one libcudnn major, so the two frameworks need builds on the same "
              "one" % (needed, bad.runtime, torch.release, torch.tag or "", cuda, build["cudnn"]))
-    ort = _onnxruntime_on(compat, loaded, cuda)
     python = ev.facts.python.value if ev.facts.python else None
-    newer = _torch_on(compat, needed, cuda, torch.release, python)
-    if not ort and not newer:
+    same = _onnxruntime_on(compat, loaded, cuda, python)
+    # PyTorch's build must bring the CUDA major ONNX Runtime's build links too (a cu118 PyTorch has no CUDA 12)
+    ort_cuda = major_of(str(ort_build["cuda"])) if ort_build else major_of(cuda)
+    newer = _torch_on(compat, needed, ort_cuda, cuda, torch.release, python) if ort_cuda is not None else None
+    if not same and not newer:
         return None
-    return Answer(cause, one_cudnn_major_fix(compat, ort, newer, cuda, loaded, needed, ev.platform))
+    return Answer(cause, one_cudnn_major_fix(compat, same, newer, cuda, loaded, needed, ev.platform))

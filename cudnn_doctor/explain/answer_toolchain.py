@@ -103,6 +103,10 @@ def from_toolchain(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _requires_cuda(ev)
     if kind == "ptx-isa-newer":
         return _ptx_isa(ev, compat)
+    if kind == "nvrtc-stub":
+        return Answer("the libnvrtc that loaded is the CUDA toolkit's link-time stub (lib64/stubs), not the library: "
+                      "the program was built against the stubs folder (nvcc and CUDA_PATH naming different toolkits) "
+                      "or that folder is on the loader's path", tools.nvrtc_stub_fix())
     if kind == "nvrtc-builtins-missing":  # NVRTC's own words, naming no file (a named one is answered before)
         return _nvrtc_builtins(ev, compat)
     return None
@@ -121,9 +125,10 @@ _PTX_ISA = re.compile(r"Unsupported \.version (\d+\.\d+); current version is '?(
 def _ptx_isa(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """ptxas's two ISA versions read as the CUDA releases that wrote them: the program's toolkit and the driver's."""
     m = _PTX_ISA.search(ev.text)
-    ptx, driver = (compat.ptx_isa_cuda(m.group(1)), compat.ptx_isa_cuda(m.group(2))) if m else (None, None)
-    if m is None or ptx is None or driver is None:
+    written, known = (compat.ptx_isa_cuda(m.group(1)), compat.ptx_isa_cuda(m.group(2))) if m else (None, None)
+    if m is None or written is None or known is None:
         return None
+    ptx, driver = written[0], known[1]  # the oldest toolkit that writes the PTX; the newest driver the JIT can be
     floor = compat.min_driver(ptx, ev.platform)
     return Answer("the program's PTX is ISA %s, which CUDA %s writes, and the driver's JIT knows ISA %s at most (a "
                   "CUDA %s driver): the driver is older than the toolkit that built the program%s" % (

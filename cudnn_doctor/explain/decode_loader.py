@@ -30,7 +30,8 @@ _PATTERNS = (
 _UNDEFINED = re.compile(_LIB + r":\s*undefined\s{1,4}symbol:\s*[\"'`]?(\w+)(?:,\s*version\s+([\w.+-]+))?|"
                         r"undefined\s{1,4}symbol(?::\s*[\"'`]?|\s+(?=\w*[A-Z_\d]))(\w+)(?:,\s*version\s+([\w.+-]+))?")
 # "symbol X, version N not defined in file L", also retold without the symbol ("version L not defined in file L")
-_NODE = re.compile(r"(?:symbol\s+(\w+),?\s+)?(?<![\w.+-])version\s+([\w.+-]+)\s+not defined in file\s+" + _LIB)
+_NODE = re.compile(r"(?:symbol\s+(\w+),?\s+version\s+([\w.+-]+)|(?<![\w.+-])version\s+(lib[\w.+-]+\.so[\w.]*))"
+                   r"\s+not defined in file\s+" + _LIB)
 _VERSION = re.compile(_LIB + r":\s*version [`'‘]([\w.+-]+)['’] not found(?:\s*\(required by ([^)]+)\))?")
 _NO_INFO = re.compile(_LIB + r":\s*no version information available(?:\s*\(required by ([^)]+)\))?")
 _DLL = re.compile(r"[\w-]+(?:\.\w+)*?\.dll", re.I)
@@ -53,7 +54,8 @@ def decode_loader(text: str) -> List[LoaderFailure]:
         out.append(LoaderFailure("undefined-symbol", library=node or "", symbol=symbol, node=node or "",
                                  caller=caller or ""))
     for m in _NODE.finditer(text):
-        out.append(LoaderFailure("node-not-defined", library=m.group(3), symbol=m.group(1) or "", node=m.group(2)))
+        out.append(LoaderFailure("node-not-defined", library=m.group(4), symbol=m.group(1) or "",
+                                 node=m.group(2) or m.group(3)))
     for m in _VERSION.finditer(text):
         out.append(LoaderFailure("version-not-found", library=m.group(1), node=m.group(2),
                                  caller=(m.group(3) or "").strip()))

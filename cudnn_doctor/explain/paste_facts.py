@@ -134,7 +134,7 @@ _CUDA_DRIVER = (re.compile(r"driver on your system is too old \(found version (\
 _CUDNN_NOTE = re.compile(r"cuDNN Version:[ \t]*(\d{1,2}\.\d{1,2})\b")
 # a user's own print of the cuDNN loaded: torch.backends.cudnn.version()'s number ("cuDNN Ver. 8907", "cudnn version:
 # 90100"); only that encoding (cuDNN 4 to 8: four digits, 9 on: five), never a release said in words
-_CUDNN_PRINTED = re.compile(r"(?<![\w.])cudnn(?:\.version\(\))?(?:[ \t]*(?:version|ver\.))?[ \t]*[:=]?[ \t]*"
+_CUDNN_PRINTED = re.compile(r"(?<!\w)cudnn(?:\.version\(\)|[ \t]*(?:version|ver\.))[ \t]*[:=]?[ \t]*"
                             r"([4-8]\d{3}|9\d{4})(?![\d.])", re.I)
 _CUDA_PATH = re.compile(r"(?<![\w.+-])cuda-(\d{1,2}\.\d)(?=/|\b)")
 _DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library version|Kernel Module|NVRM version:"

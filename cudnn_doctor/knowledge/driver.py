@@ -206,10 +206,12 @@ class DriverKnowledge(Domain):
             return None, "compat has no driver row for CUDA %s" % target, None
         return False, "too old", floor or mvc
 
-    def ptx_isa_cuda(self, isa: str) -> Optional[str]:
-        """The CUDA release that introduced PTX ISA `isa` ("7.0": "11.0"); None where the table lacks it."""
+    def ptx_isa_cuda(self, isa: str) -> Optional[Tuple[str, str]]:
+        """(the CUDA release that introduced PTX ISA `isa`, the last whose ptxas writes it): "7.0": ("11.0", "11.0"),
+        "8.5": ("12.5", "12.6"); None where the table lacks it."""
         rows = self.table("cuda_driver", "ptx_isa").get("rows", [])
-        return next((str(r["cuda"]) for r in rows if mm(r["isa"]) == mm(isa)), None)
+        row = next((r for r in rows if mm(r["isa"]) == mm(isa)), None)
+        return (str(row["cuda"]), str(row.get("through", row["cuda"]))) if row else None
 
     def nvenc_driver(self, api: str, platform: str = "linux") -> Optional[DriverFloor]:
         """The driver an NVENC API version (a Video Codec SDK release, "12.1") needs on `platform`; None where the

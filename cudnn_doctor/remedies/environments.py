@@ -9,7 +9,9 @@ import dataclasses
 import os
 import re
 import shlex
-from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 from ..knowledge import Compat
 from ..model import Facts, Fix, FrameworkFacts
@@ -219,21 +221,49 @@ def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:
 
 
 def for_user_site(facts: Facts, site: str, fix: Fix) -> Fix:
-    """A fix for a user site (`pip install --user`): its installs get --user, and both its installs and its
-    uninstalls are run by the interpreter that owns the site where a --system-site-packages venv is active, since pip
-    in the venv never removes a package there ("Not uninstalling ... outside environment"; draw 20261130-1: JAX's
-    CUDA 12 build stayed), not even the one its own --user install replaces (draw 20261201-123: the old release's
-    dist-info stayed beside the new one's)."""
+    """A fix for a user site (`pip install --user`): its installs get --user, and where a --system-site-packages venv
+    is active, the interpreter that owns the site uninstalls there: pip in the venv never removes a package there
+    ("Not uninstalling ... outside environment"), neither one the fix uninstalls (draw 20261130-1: JAX's CUDA 12
+    build stayed) nor the release its own --user install replaces (draw 20261201-123: the old release's dist-info
+    stayed beside the new one's), so that release is uninstalled by the owner first. The install itself stays the
+    venv's pip: it writes the user site of the venv's own Python, where the owner found from pyvenv.cfg may be
+    another minor or refuse to install (an externally managed Python)."""
     if site not in facts.python.user_sites or under_root():
         return fix
     fix = with_pip_option(fix, pip("install "), "--user")
-    owner = facts.python.user_site_owner
+    owner, plain = facts.python.user_site_owner, pip("uninstall ")
     if not owner:
         return fix
-    for plain, instead in ((pip("uninstall "), "uninstall "), (pip("install --user "), "install --user ")):
-        if any(c.startswith(plain) for c in fix.commands):
-            fix = _started_otherwise(fix, plain, "%s -m pip %s" % (q(owner), instead))
-    return fix
+    if any(c.startswith(plain) for c in fix.commands):
+        fix = _started_otherwise(fix, plain, "%s -m pip uninstall " % q(owner))
+    held = {canonical_name(w["name"]) for w in facts.python.nvidia_wheels if w.get("location") == site} | \
+        {canonical_name(f.name) for f in facts.python.frameworks if f.location == site}
+    return _replaced_first(fix, pip("install --user "), held, "%s -m pip uninstall -y" % q(owner))
+
+
+def _project(requirement: str) -> str:
+    try:
+        return canonical_name(Requirement(requirement).name)
+    except InvalidRequirement:
+        return ""
+
+
+def _replaced_first(fix: Fix, install: str, held: Set[str], uninstall: str) -> Fix:
+    """Before each ``install`` command, ``uninstall`` of the projects it names that the site already holds."""
+    commands: List[str] = []
+    added: List[str] = []
+    for c in fix.commands:
+        named = [w.strip('"') for w in shlex.split(c[len(install):])] if c.startswith(install) else []
+        replaced = [n for n in (_project(w) for w in named if not w.startswith("-")) if n in held]
+        if replaced:
+            line = "%s %s" % (uninstall, " ".join(replaced))
+            commands.append(line)
+            added.append(line)
+        commands.append(c)
+    if not added:
+        return fix
+    return dataclasses.replace(fix, commands=commands, text="%s; %s" % ("; ".join("`%s`" % a for a in added),
+                                                                         fix.text))
 
 
 def _started_otherwise(fix: Fix, plain: str, instead: str) -> Fix:

@@ -146,12 +146,15 @@ def newer_toolkit_fix(floor: str, platform: str) -> Fix:
 
 
 def bitsandbytes_fix() -> Fix:
-    """bitsandbytes' native library did not load: its current release, whose wheels carry the library for every CUDA
-    it supports (from 0.43 on, one wheel per platform)."""
-    return run("pip install -U bitsandbytes", "python -m bitsandbytes",
-               text="reinstall bitsandbytes at its current release, whose wheel carries its native library for the "
-                    "CUDA releases it supports: `pip install -U bitsandbytes`; then `python -m bitsandbytes` says "
-                    "which library it loads")
+    """bitsandbytes' native library did not load: its newest release that accepts the installed PyTorch, whose wheels
+    carry the library for every CUDA it supports (from 0.43 on, one wheel per platform)."""
+    # The installed PyTorch named as a requirement: pip then picks the newest bitsandbytes that accepts it, where a
+    # plain upgrade would replace an older PyTorch with PyPI's default build (its newest releases require torch>=2.3).
+    install = 'pip install -U bitsandbytes "torch==$(python -c \'import torch; print(torch.__version__)\')"'
+    return run(install, "python -m bitsandbytes",
+               text="reinstall bitsandbytes at the newest release that accepts the PyTorch you have (its wheels carry "
+                    "the native library for the CUDA releases they support): `%s`; then `python -m bitsandbytes` "
+                    "says which library it loads" % install)
 
 
 def conda_channel_fix(channel: str, package: str, release: str) -> Fix:

@@ -3,7 +3,7 @@ when the release has no wheel for the paste's, and the source (PyPI, PyTorch's i
 serves the build the paste names."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import WINDOWS_SHELL, Fix
@@ -52,18 +52,22 @@ def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: st
                torch_install(compat, release, cuda, platform))
 
 
-def one_cudnn_major_fix(compat: Compat, onnxruntime: Optional[str], torch: Optional[str], cuda: str, has: int,
-                        needs: int, platform: str) -> Fix:
+def one_cudnn_major_fix(compat: Compat, onnxruntime: Optional[str], torch: Optional[Tuple[str, str]], cuda: str,
+                        have_major: int, want_major: int, platform: str) -> Fix:
     """onnxruntime-gpu and PyTorch on one cuDNN major: the onnxruntime-gpu release whose PyPI build links the major
-    (and CUDA major) PyTorch brings, first (it changes one framework), or the PyTorch release whose build for the same
-    CUDA pins the major ONNX Runtime needs."""
+    (and CUDA major) PyTorch brings, first (it changes one framework), or the PyTorch release whose build pins the
+    major ONNX Runtime needs, for the CUDA major it links; words alone where neither is known."""
     fixes = []
     if onnxruntime:
         fixes.append(run("pip install onnxruntime-gpu==%s" % onnxruntime,
                          text="install onnxruntime-gpu %s (its PyPI build links cuDNN %d and CUDA %s, as PyTorch's "
-                              "do): `pip install onnxruntime-gpu==%s`" % (onnxruntime, has, cuda.split(".")[0],
+                              "do): `pip install onnxruntime-gpu==%s`" % (onnxruntime, have_major, cuda.split(".")[0],
                                                                           onnxruntime)))
     if torch:
-        fixes.append(torch_release_fix(compat, torch, cuda, "its CUDA %s build pins cuDNN %d, which ONNX Runtime "
-                                       "accepts too" % (cuda, needs), platform))
+        release, its_cuda = torch
+        fixes.append(torch_release_fix(compat, release, its_cuda, "its CUDA %s build pins cuDNN %d, which ONNX Runtime "
+                                       "accepts too" % (its_cuda, want_major), platform))
+    if not fixes:
+        return advice("install releases of ONNX Runtime and PyTorch built on one cuDNN major (cuDNN %d for both, or "
+                      "%d for both)" % (have_major, want_major))
     return fixes[0] if len(fixes) == 1 else say("%s; or %s", fixes[0], fixes[1])

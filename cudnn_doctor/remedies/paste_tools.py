@@ -218,3 +218,12 @@ def nvrtc_folder_fix() -> Fix:
     return advice("put the library folder of the CUDA toolkit whose libnvrtc the program loads (lib64 on Linux, lib "
                   "on macOS; it holds libnvrtc-builtins beside libnvrtc) on LD_LIBRARY_PATH (DYLD_LIBRARY_PATH on "
                   "macOS), in the shell that starts the program")
+
+
+
+def nvrtc_stub_fix() -> Fix:
+    """The toolkit's NVRTC stub loaded: the real libnvrtc first, and a program built against one toolkit."""
+    return advice("take the toolkit's lib64/stubs folder off LD_LIBRARY_PATH, so the real libnvrtc of the toolkit is "
+                  "found; a program built from source (CuPy) links the stub when nvcc on PATH and CUDA_PATH name "
+                  "different toolkits: rebuild it with both naming one, or reinstall CuPy from its prebuilt wheel "
+                  "for your CUDA major (the cupy-cuda12x or cupy-cuda11x package) in place of the source build")

@@ -570,6 +570,19 @@ FAMILIES = [
     ("nvrtc-builtins-unnamed", "Exception: Error compiling program: nvrtc: error: failed to load builtins",
      ["libnvrtc-builtins"], ["LD_LIBRARY_PATH"], ["nvidia-cuda-nvrtc-cu12"]),
     # https://github.com/davisking/dlib/issues/2719: the version node retold without its symbol
+    # CUDA 12.6 still wrote ISA 8.5: a JIT at 8.5 may be a CUDA 12.6 driver, so the older toolkit named is 12.6
+    ("ptx-isa-shared-by-two", "ptxas application ptx input, line 9; fatal   : Unsupported .version 8.7; current "
+     "version is '8.5'", ["CUDA 12.8", "CUDA 12.6 driver"], ["CUDA 12.6 or older"], []),
+    # the review's false friends: a launcher's name is not the program; glibc's own version node is not two copies
+    ("device-cuda-launcher", "$ cargo run --release -- serve --model TabbyML/StarCoder-1B --device cuda\nerror: "
+     "invalid value 'cuda' for '--device <DEVICE>'\n  [possible values: cpu]", ["without its CUDA feature"],
+     ["rebuild the program"], ["rebuild cargo", "StarCoder"]),
+    ("conda-superseded-main", "The following packages will be SUPERSEDED by a higher-priority channel:\n  pytorch  "
+     "pkgs/main::pytorch-1.7.1-cuda102py38_0 --> conda-forge::pytorch-1.7.1-cpu_py38h1d3a2e8_0", ["pkgs/main"],
+     ['conda install -c pkgs/main "pytorch=1.7.1=*cuda*"'], ["-c main "]),
+    # https://github.com/cupy/cupy/issues/1034: NVRTC's stub answering for the library
+    ("nvrtc-stub", "You are running using the stub version of nvrtc", ["stub", "CUDA_PATH"], ["lib64/stubs",
+                                                                                            "cupy-cuda12x"], []),
     # bitsandbytes' own words for its native library not loading (bitsandbytes#492, #1210)
     ("bitsandbytes-native", "AttributeError: 'NoneType' object has no attribute 'cquantize_blockwise_fp16_nf4'",
      ["native CUDA library"], ["pip install -U bitsandbytes"], []),

@@ -68,3 +68,40 @@ def test_the_release_of_either_framework_is_named_where_both_exist():
 def test_frameworks_on_one_major_are_left_to_the_other_answers():
     ex = explain("torch==2.4.1+cu121\nonnxruntime-gpu==1.19.2\n" + LOAD_126, check=False).explanation
     assert "one libcudnn major" not in (ex.answer.cause if ex.answer else "")
+
+
+def test_pytorch_s_build_brings_the_cuda_major_onnx_runtime_links():
+    # onnxruntime-gpu 1.19.2 links CUDA 12: a cu118 PyTorch on cuDNN 9 would still lack it (review of round 25)
+    fix = explain(REQUIRE, check=False).explanation.fix.text
+    assert "download.pytorch.org/whl/cu12" in fix and "whl/cu118" not in fix, fix
+
+
+def test_an_onnxruntime_release_offered_links_the_cuda_major_pytorch_brings():
+    # onnxruntime-gpu 1.27 on is CUDA 13's (its Requires-Dist names nvidia-cudnn-cu13): beside a CUDA 12 PyTorch on
+    # cuDNN 9, the release offered is the newest CUDA 12 one
+    text = ("torch==2.5.1+cu124\nonnxruntime-gpu==1.18.1\nFailed to create CUDAExecutionProvider. Require cuDNN 8.* "
+            "and CUDA 11.*")
+    fix = explain(text, check=False).explanation.fix.text
+    [ort] = _fix_releases(fix, "onnxruntime-gpu")
+    build = load_compat().framework_build("onnxruntime_gpu", ort)
+    assert build is not None and build["cuda"] == "12" and build["cudnn_major"] == 9, (ort, build)
+
+
+@pytest.mark.parametrize("failure", ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+                                     "RuntimeError: CUDA error: no kernel image is available for execution on the "
+                                     "device"])
+def test_a_version_list_alone_does_not_take_over_another_failure(failure):
+    ex = explain("torch==2.3.1+cu121\nonnxruntime-gpu==1.19.2\n" + failure, check=False).explanation
+    assert "one libcudnn major" not in ex.answer.cause and "onnxruntime" not in ex.fix.text, ex.answer.cause
+
+
+@pytest.mark.parametrize("text, release", [("torch.backends.cudnn.version(): 8902", "8.9.2"),
+                                           ("cudnn version: 90100", "9.1.0")])
+def test_cudnn_s_integer_is_read_after_its_version_word(text, release):
+    said = read_paste(text).cudnn_loaded
+    assert said is not None and said.value == release
+
+
+@pytest.mark.parametrize("text", ["cudnn 4096 workspace", "use cudnn 8000 MB"])
+def test_a_number_beside_cudnn_without_its_version_word_is_not_a_release(text):
+    assert read_paste(text).cudnn_loaded is None

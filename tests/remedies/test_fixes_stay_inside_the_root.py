@@ -199,7 +199,8 @@ BY_ANNOTATION = {"Optional[DriverFloor]": st.builds(_floor), "Any": None, "Optio
                  "CudnnCopy": _copies(), "Optional[Fix]": st.sampled_from([None, A_BUILT]), "Fix": A_FIX,
                  "Sequence[Fix]": st.lists(A_FIX, min_size=1, max_size=2),
                  "Optional[Dict[str, str]]": st.just(DL4J_ROW), "Dict[str, str]": st.just(DL4J_ROW),
-                 "Dict[str, Optional[str]]": st.just({"dnn.enabled": "False"})}
+                 "Dict[str, Optional[str]]": st.just({"dnn.enabled": "False"}),
+                 "Optional[Tuple[str, str]]": st.sampled_from([None, ("2.4.1", "12.1")])}
 
 
 def _strategy(func: Callable[..., Any]) -> st.SearchStrategy:
@@ -211,6 +212,8 @@ def _strategy(func: Callable[..., Any]) -> st.SearchStrategy:
             fields[p.name] = BY_ANNOTATION[str(p.annotation)]
         elif p.name == "floor" and str(p.annotation) == "Any":
             fields[p.name] = st.builds(_floor)
+        elif p.name == "cuda_major" and str(p.annotation) == "int":  # a CUDA major as a number (nvrtc_builtins_fix)
+            fields[p.name] = st.sampled_from([11, 12, 13])
         elif p.name in BY_NAME:
             fields[p.name] = BY_NAME[p.name]
         elif p.default is not inspect.Parameter.empty:

@@ -55,9 +55,14 @@ def test_an_uninstall_in_the_user_site_a_venv_sees_is_run_by_the_sites_owner():
     facts = Facts(python=PythonEnvFacts(site_dirs=[VENV, USER], user_sites=[USER], user_site_owner=owner))
     with fixes_here():
         fix = for_user_site(facts, USER, run("pip uninstall -y jax-cuda12-plugin", 'pip install "jax-cuda13-pjrt"'))
-        # its --user install too (draw 20261201-123): pip in the venv would leave the release it replaces
-        assert fix.commands == [owner + " -m pip uninstall -y jax-cuda12-plugin",
-                                owner + ' -m pip install --user "jax-cuda13-pjrt"']
+        assert fix.commands == [owner + " -m pip uninstall -y jax-cuda12-plugin", 'pip install --user "jax-cuda13-pjrt"']
+        # a release the --user install replaces is uninstalled by the owner first (draw 20261201-123: pip in the
+        # venv left the old release's dist-info beside the new one's); the install stays the venv's pip, which
+        # writes the user site of its own Python
+        facts.python.nvidia_wheels = [{"name": "nvidia-cudnn-cu12", "version": "9.3.0.75", "location": USER}]
+        fix = for_user_site(facts, USER, run('pip install "nvidia-cudnn-cu12==9.10.2.21" "nvidia-nccl-cu12"'))
+        assert fix.commands == [owner + " -m pip uninstall -y nvidia-cudnn-cu12",
+                                'pip install --user "nvidia-cudnn-cu12==9.10.2.21" "nvidia-nccl-cu12"'], fix.commands
         facts.python.user_site_owner = None  # no venv active: pip itself removes from the user site
         assert for_user_site(facts, USER, run("pip uninstall -y x")).commands == ["pip uninstall -y x"]
         assert for_user_site(facts, VENV, run("pip uninstall -y x")).commands == ["pip uninstall -y x"]
