@@ -78,8 +78,14 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if foreign:
             name, part, other = foreign[0]
             entries = [e for e in (ld_entry_for(facts, p.path) for _, p, _ in foreign) if e]
-            fix = foreign_sublibraries_fix(facts, entries) if entries and len(entries) == len(foreign) else \
-                cudnn_package_reinstall_fix(facts, compat_of(ctx), main, home, fw)
+            # A preload's shim: without the preload the framework's own copy loads, with its own sub-libraries.
+            # Taking their folder off LD_LIBRARY_PATH instead let a third copy's parts in (draw 20261203-15).
+            if res.via in PRELOADED:
+                fix = drop_preload_fix(facts, res)
+            elif entries and len(entries) == len(foreign):
+                fix = foreign_sublibraries_fix(facts, entries)
+            else:
+                fix = cudnn_package_reinstall_fix(facts, compat_of(ctx), main, home, fw)
             release = "cuDNN %s" % other.version if other and other.version else "another copy"
             title = "%s loads %s but its %s from %s (%s)" % (label, what, name, _folder(part.path), release)
             detail = ("libcudnn.so.N is a shim that dlopens its sub-libraries at first use; glibc searches for them "
