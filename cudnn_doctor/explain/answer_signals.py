@@ -13,7 +13,7 @@ from ..remedies.containers import (container_driver_files_fix, container_gpu_fix
                                    container_toolkit_upgrade_fix)
 from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_fix, nvrtc_builtins_link_fix
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_framework_build_fix, driver_or_older_cuda_fix,
-                                      framework_build_for_cuda_fix, with_python_note)
+                                      framework_build_for_cuda_fix, framework_build_for_gpu_fix, with_python_note)
 from ..versions import major_of
 from .answer_facts import build_reach, cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
 from .answer_builds import from_builds, replaced_framework
@@ -170,8 +170,8 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         # a framework other than PyTorch named, with the CUDA its build is for: its build for a CUDA that knows the GPU
         other = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA and p.name != "PyTorch"), None)
         first = _first_cuda_serving(compat, cc)[1] if cc else None
-        if other and first and not replaced_framework(ev):
-            fix = framework_build_for_cuda_fix(other, first)
+        if other and not replaced_framework(ev):
+            fix = framework_build_for_cuda_fix(other, first) if first else framework_build_for_gpu_fix(other)
         built = ev.facts.build_cuda()
         # the driver's own status, GPU unnamed: a PTX-only binary whose JIT library is missing read the same before
         # CUDA_ERROR_JIT_COMPILER_NOT_FOUND (221) existed (libgpuarray-289: libnvidia-ptxjitcompiler.so was missing)

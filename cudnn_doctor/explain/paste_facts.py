@@ -104,6 +104,8 @@ _PROGRAMS = (
     ("ONNX Runtime", re.compile(_W + r"(?:onnxruntime|\[ONNXRuntimeError\])", re.I)),
     ("CuPy", re.compile(_W + r"cupy(?:-cuda\w+)?\b", re.I)),
     ("PaddlePaddle", re.compile(_W + r"paddle(?:paddle)?(?:-gpu)?\b", re.I)),
+    # Paddle's PADDLE_ENFORCE words for a CUDA call that failed: "OSError: (External) CUDA error(209), ..."
+    ("PaddlePaddle", re.compile(r"\(External\) (?:CUDA|CUDNN|CUBLAS) error\(\d+\)")),
     ("TensorRT", re.compile(r"(?:\[TRT\]|" + _W + r"TensorRT\b|" + _W + r"libnvinfer)", re.I)),
     ("CTranslate2", re.compile(_W + r"ctranslate2\b", re.I)),
     ("NCCL", re.compile(_W + r"(?:nccl\w*|libnccl)", re.I)),
@@ -141,6 +143,8 @@ _DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library versio
                      r"[^\n]{0,60}?Kernel Module)[ \t]*:?[ \t]*(\d{3}\.\d{2,3}(?:\.\d{1,3})?)\b", re.I)
 _GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|GTX|GT|Ti|SUPER|[A-Z]{0,2}\d{2,4}\w*))+"
                   r"|(?i:NVIDIA) [ABHLKMPTV]\d{1,3}\w*|(?:RTX|GTX) ?\d{3,4}\b(?: Ti\b)?)")
+# A card named by its number before the word for a graphics card ("5090显卡"): GeForce's GTX 10/16 and RTX 20-50.
+_GPU_CJK = re.compile(r"(?<![\w.])((1[06]|[2-5]0)[5-9]0(?: ?Ti)?)[ \t]*(?:显卡|顯示卡)")
 # A compute capability stated ("cuda capability 3.0", Paddle's "GPU Compute Capability: 8.6"), and any sm_XX.
 STATED_CC = re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?::\s*)?(?:of\s*)?(\d{1,2}\.\d)", re.I)
 _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), STATED_CC)
@@ -175,7 +179,7 @@ def _cuda(number: str) -> Optional[str]:
 _KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lua/"),
          "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously"),
          "TensorFlow": ("tensorflow", "tensor flow"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime",), "CuPy": ("cupy",),
-         "PaddlePaddle": ("paddle",), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2",),
+         "PaddlePaddle": ("paddle", "(external) cu"), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2",),
          "NCCL": ("nccl",), "Caffe": ("caffe",), "docker": ("docker",), "nvidia-container-cli": ("nvidia-container-cli",),
          "nvidia-smi": ("nvidia-smi",), "modprobe": ("modprobe", "insmod")}
 
@@ -233,6 +237,9 @@ def read_paste(text: str) -> PasteFacts:
     out.driver = _said(d, d.group(1)) if d else None
     if _has(low, "geforce", "tesla", "quadro", "titan", "nvidia ", "rtx", "gtx"):
         out.gpus = [_said(m, m.group(1)) for m in _GPU.finditer(text)]
+    if "显卡" in text or "顯示卡" in text:
+        out.gpus += [_said(m, ("GTX " if m.group(2) in ("10", "16") else "RTX ") + m.group(1))
+                     for m in _GPU_CJK.finditer(text)]
     for m in (_each(_CC, text) if _has(low, "sm_", "capability") else ()):
         v = m.group(1)
         out.ccs.append(_said(m, v if "." in v else "%s.%s" % (v[:-1], v[-1])))

@@ -80,6 +80,15 @@ def framework_build_for_cuda_fix(program: str, cuda: str) -> Fix:
         program, cuda, build.replace("that CUDA", "it")))
 
 
+def framework_build_for_gpu_fix(program: str) -> Fix:
+    """A named framework's build whose kernels cover a GPU the paste does not name: its build for an older CUDA for an
+    older GPU (newer CUDA builds drop old architectures), the newest CUDA's for a new one."""
+    build = BUILDS_FOR_CUDA.get(program, "its build for that CUDA (its install page names it)")
+    return said("install %s's build for a CUDA whose kernels cover this GPU (`%%s` prints its compute capability): "
+                "for an older GPU an older CUDA's build, which still has its kernels, for a new one the newest "
+                "CUDA's: %s" % (program, build.replace("%", "%%")), "nvidia-smi --query-gpu=name,compute_cap --format=csv")
+
+
 def visible_devices_or_unhide_fix() -> Fix:
     """Start the container with the GPUs, or stop hiding them (CUDA_VISIBLE_DEVICES)."""
     return or_else(visible_devices_fix(), unhide_gpus_fix())

@@ -112,9 +112,9 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional
     arch = cc.replace(".", "")
     return advice("rebuild the program for this GPU's architecture (compute capability %s)%s: nvcc -gencode "
                   "arch=compute_%s,code=sm_%s (CMAKE_CUDA_ARCHITECTURES=%s; TORCH_CUDA_ARCH_LIST for PyTorch "
-                  "extensions), install a build of it compiled for this compute capability, or run it on another "
-                  "GPU, one the build has kernels for" % (cc, (" with CUDA %s or newer, the first whose nvcc knows "
-                                                                "it" % first) if first else "", arch, arch, arch))
+                  "extensions), install a build of it compiled for sm_%s%s, or run it on another GPU, one the build "
+                  "has kernels for" % (cc, (" with CUDA %s or newer, the first whose nvcc knows it" % first) if first
+                                       else "", arch, arch, arch, arch, (" (CUDA %s or newer)" % first) if first else ""))
 
 
 def ptx_jit_or_arch_fix(arch: Fix) -> Fix:

@@ -580,6 +580,12 @@ FAMILIES = [
     ("conda-superseded-main", "The following packages will be SUPERSEDED by a higher-priority channel:\n  pytorch  "
      "pkgs/main::pytorch-1.7.1-cuda102py38_0 --> conda-forge::pytorch-1.7.1-cpu_py38h1d3a2e8_0", ["pkgs/main"],
      ['conda install -c pkgs/main "pytorch=1.7.1=*cuda*"'], ["-c main "]),
+    # https://github.com/jianchang512/parakeet-api/issues/5: the card by its number before the word for one
+    ("card-number-cjk", "5090显卡无法运行\nCUDA error: no kernel image is available for execution on the device",
+     ["RTX 5090", "12.0"], ["sm_120 (CUDA 12.8 or newer)"], []),
+    # https://github.com/PaddlePaddle/PaddleX/issues/4682: Paddle's words, no GPU named
+    ("paddle-no-kernel-image", "OSError: (External) CUDA error(209), no kernel image is available for execution on "
+     "the device.", ["no kernels"], ["paddlepaddle-gpu", "compute_cap"], ["nvcc -gencode"]),
     # https://github.com/cupy/cupy/issues/1034: NVRTC's stub answering for the library
     ("nvrtc-stub", "You are running using the stub version of nvrtc", ["stub", "CUDA_PATH"], ["lib64/stubs",
                                                                                             "cupy-cuda12x"], []),
