@@ -94,7 +94,7 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional
     newest = max(ccs, key=version_key) if ccs else None
     wanted = cc or newest
     first = compat.first_cuda_for_cc(wanted) if wanted else None
-    if framework == "PyTorch" and first and (driver or python):
+    if framework == "PyTorch" and first and (driver or python or cc):  # the GPU named: a build with its kernels
         found = _torch_for_paste(compat, cc, driver, python, release, platform, held)
         if found is not None:
             return found
