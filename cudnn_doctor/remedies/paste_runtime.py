@@ -94,7 +94,12 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional
     newest = max(ccs, key=version_key) if ccs else None
     wanted = cc or newest
     first = compat.first_cuda_for_cc(wanted) if wanted else None
-    if framework == "PyTorch" and first and (driver or python or cc):  # the GPU named: a build with its kernels
+    # A GPU older than every architecture today's builds carry (a Tesla K40m, 3.5): check's choice, the newest build
+    # with its kernels (the first CUDA that knows it is no guide: cu118 has no sm_35).
+    oldest = min((c for r in compat.framework_rows("pytorch_arch") for c in r.get("arch", [])), key=version_key,
+                 default=None)
+    retired = bool(cc and oldest and version_key(cc) < version_key(oldest))
+    if framework == "PyTorch" and first and (driver or python or retired):
         found = _torch_for_paste(compat, cc, driver, python, release, platform, held)
         if found is not None:
             return found
