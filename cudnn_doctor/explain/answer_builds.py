@@ -6,7 +6,7 @@ only cpu. Pure."""
 from __future__ import annotations
 
 import re
-from typing import Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import Facts, FrameworkFacts
@@ -66,31 +66,6 @@ def _opencv(ev: Evidence, compat: Compat) -> Answer:
     return Answer("this OpenCV was built without its CUDA DNN backend, so it falls back to the CPU: pip's "
                   "opencv-python wheels have none, and a source build drops it without cuDNN or when CUDA_ARCH_BIN "
                   "lists an architecture below the floor OpenCV's CMake checks", rt.opencv_cuda_build_fix(cc))
-
-
-def from_builds(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
-    """A framework built without CUDA, by the named condition the paste shows."""
-    if kind in ("torch-cpu-only", "torch-no-cuda"):
-        return _torch(kind, ev, compat)
-    if kind == "opencv-dnn-no-cuda":
-        return _opencv(ev, compat)
-    if kind == "xformers-no-extension":
-        return _xformers(ev)
-    if kind == "extension-cuda-mismatch":
-        return _extension_cuda(ev, compat)
-    if kind == "bitsandbytes-no-native":
-        return Answer("bitsandbytes could not load its native CUDA library (libbitsandbytes_cuda<version>.so): its "
-                      "release has no build for the CUDA it found, or the one it has will not load, and its "
-                      "functions are then called on None", builds.bitsandbytes_fix())
-    if kind == "conda-cuda-build-superseded":
-        return _superseded(ev)
-    if kind == "device-cuda-not-built":
-        run = _DEVICE_RUN.search(ev.text)
-        program = run.group(1).rsplit("/", 1)[-1] if run else ""
-        return Answer("the program was compiled without its CUDA feature: its --device accepts only cpu",
-                      builds.cuda_feature_rebuild_fix(program if program and program not in _LAUNCHERS else
-                                                      "the program"))
-    return None
 
 
 # the command line that asked for the device, its first word the program: "target/debug/tabby  serve ... --device cuda"
@@ -180,3 +155,35 @@ def from_extension_abi(ev: Evidence, compat: Compat) -> Optional[Answer]:
                       builds.source_extension_rebuild_fix(source) if source else
                       builds.extension_rebuild_fix(module, compat.extension_source(module)))
     return None
+
+
+def _bitsandbytes(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("bitsandbytes could not load its native CUDA library (libbitsandbytes_cuda<version>.so): its release "
+                  "has no build for the CUDA it found, or the one it has will not load, and its functions are then "
+                  "called on None", builds.bitsandbytes_fix())
+
+
+def _device_not_built(ev: Evidence, compat: Compat) -> Answer:
+    run = _DEVICE_RUN.search(ev.text)
+    program = run.group(1).rsplit("/", 1)[-1] if run else ""
+    return Answer("the program was compiled without its CUDA feature: its --device accepts only cpu",
+                  builds.cuda_feature_rebuild_fix(program if program and program not in _LAUNCHERS else "the program"))
+
+
+# Each named condition (compat/symptoms.toml) these answer, and its answer.
+_ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
+    "torch-cpu-only": lambda ev, compat: _torch("torch-cpu-only", ev, compat),
+    "torch-no-cuda": lambda ev, compat: _torch("torch-no-cuda", ev, compat),
+    "opencv-dnn-no-cuda": _opencv,
+    "xformers-no-extension": lambda ev, compat: _xformers(ev),
+    "extension-cuda-mismatch": _extension_cuda,
+    "bitsandbytes-no-native": _bitsandbytes,
+    "conda-cuda-build-superseded": lambda ev, compat: _superseded(ev),
+    "device-cuda-not-built": _device_not_built,
+}
+
+
+def from_builds(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """A framework built without CUDA, by the named condition the paste shows."""
+    answer = _ANSWERS.get(kind)
+    return answer(ev, compat) if answer is not None else None

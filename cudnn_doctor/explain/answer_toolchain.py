@@ -6,7 +6,7 @@ names, a CUDA_VISIBLE_DEVICES setting) and says nothing it does not. Pure."""
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Callable, Dict, Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_builds as builds, paste_tools as tools
@@ -82,36 +82,6 @@ def _no_gpus(ev: Evidence) -> Answer:
                   "without its GPUs)" % said, builds.visible_devices_fix(ev.platform))
 
 
-def from_toolchain(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
-    """The answer for one of these named conditions, else None."""
-    if kind == "torchvision-cuda-mismatch":
-        return _torchvision(ev, compat)
-    if kind == "cuda-home-unset":
-        return _cuda_home(ev)
-    if kind == "nvcc-host-compiler":
-        return _host_compiler(ev)
-    if kind == "windows-dll-init-failed":
-        dll = re.search(r"([\w.-]+\.dll)", ev.text)
-        return Answer("Windows loaded %s but its initialisation failed (WinError 1114): most often the Microsoft "
-                      "Visual C++ Redistributable it was built against is missing or older" % (
-                          dll.group(1) if dll else "a DLL"), builds.vc_redist_fix())
-    if kind == "flash-attn-arch":
-        return _flash_attn(ev, compat)
-    if kind == "no-cuda-gpus":
-        return _no_gpus(ev)
-    if kind == "build-requires-newer-cuda":
-        return _requires_cuda(ev)
-    if kind == "ptx-isa-newer":
-        return _ptx_isa(ev, compat)
-    if kind == "nvrtc-stub":
-        return Answer("the libnvrtc that loaded is the CUDA toolkit's link-time stub (lib64/stubs), not the library: "
-                      "the program was built against the stubs folder (nvcc and CUDA_PATH naming different toolkits) "
-                      "or that folder is on the loader's path", tools.nvrtc_stub_fix())
-    if kind == "nvrtc-builtins-missing":  # NVRTC's own words, naming no file (a named one is answered before)
-        return _nvrtc_builtins(ev, compat)
-    return None
-
-
 def _nvrtc_builtins(ev: Evidence, compat: Compat) -> Answer:
     cuda = major_of(next(iter(ev.cuda), None))
     cause = ("NVRTC could not load its libnvrtc-builtins library, which it opens at run time from the loader's "
@@ -148,3 +118,37 @@ def _requires_cuda(ev: Evidence) -> Optional[Answer]:
     who, floor = m.group(1) or "the build", m.group(2)
     return Answer("the CUDA toolkit this build found (its nvcc, from CUDA_HOME or PATH) is older than CUDA %s, which "
                   "%s requires" % (floor, who), builds.newer_toolkit_fix(floor, ev.platform))
+
+
+def _dll_init(ev: Evidence, compat: Compat) -> Answer:
+    dll = re.search(r"([\w.-]+\.dll)", ev.text)
+    return Answer("Windows loaded %s but its initialisation failed (WinError 1114): most often the Microsoft Visual C++ "
+                  "Redistributable it was built against is missing or older" % (dll.group(1) if dll else "a DLL"),
+                  builds.vc_redist_fix())
+
+
+def _nvrtc_stub(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("the libnvrtc that loaded is the CUDA toolkit's link-time stub (lib64/stubs), not the library: the "
+                  "program was built against the stubs folder (nvcc and CUDA_PATH naming different toolkits) or that "
+                  "folder is on the loader's path", tools.nvrtc_stub_fix())
+
+
+# Each named condition (compat/symptoms.toml) these answer, and its answer.
+_ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
+    "torchvision-cuda-mismatch": _torchvision,
+    "cuda-home-unset": lambda ev, compat: _cuda_home(ev),
+    "nvcc-host-compiler": lambda ev, compat: _host_compiler(ev),
+    "windows-dll-init-failed": _dll_init,
+    "flash-attn-arch": _flash_attn,
+    "no-cuda-gpus": lambda ev, compat: _no_gpus(ev),
+    "build-requires-newer-cuda": lambda ev, compat: _requires_cuda(ev),
+    "ptx-isa-newer": _ptx_isa,
+    "nvrtc-stub": _nvrtc_stub,
+    "nvrtc-builtins-missing": _nvrtc_builtins,  # NVRTC's own words, naming no file (a named one is answered before)
+}
+
+
+def from_toolchain(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """The answer for one of these named conditions, else None."""
+    answer = _ANSWERS.get(kind)
+    return answer(ev, compat) if answer is not None else None
