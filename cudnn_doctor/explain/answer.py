@@ -15,7 +15,7 @@ from .answer_wheels import from_wheels
 from .answer_builds import from_extension_abi
 from .answer_dlopen import sublibrary_on_path, torch7_bindings
 from .answer_install import from_pip
-from .answer_pairs import onnxruntime_beside_torch
+from .answer_pairs import onnxruntime_beside_torch, onnxruntime_for_cuda
 from .answer_signals import from_signals, from_statuses
 from .answer_states import started_without_gpus
 from .answered import Answer
@@ -42,7 +42,8 @@ def _checks(ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer(cause + "; the cudnn.torch bindings bind one cuDNN major per branch (R%s for cuDNN %s)" % (
             major, major), torch7_loaded_branch_fix(loaded))
     if bad.library != "cuDNN" or major is None:
-        return Answer(cause, paste.toolkit_release_fix(compat, bad.compiled, ev.platform))
+        toolkit = paste.toolkit_release_fix(compat, bad.compiled, ev.platform)
+        return onnxruntime_for_cuda(bad, ev, compat, toolkit) or Answer(cause, toolkit)
     paired = onnxruntime_beside_torch(bad, ev, compat)
     if paired is not None:
         return paired

@@ -13,7 +13,8 @@ from packaging.version import Version
 
 from ..knowledge import Compat
 from ..knowledge.wheel_index import Node, load_wheel_index
-from ..remedies.paste_python import one_cudnn_major_fix
+from ..model import Fix
+from ..remedies.paste_python import one_cudnn_major_fix, onnxruntime_for_cuda_fix
 from ..versions import major_of, mm_text, ver
 from .answered import Answer
 from .evidence import Evidence, VersionCheck
@@ -52,6 +53,25 @@ def _torch_on(compat: Compat, cudnn: int, cuda_major: int, mine: str, since: str
         next((r for r in of_minor if r.get("channel") == "stable"), of_minor[0])
     releases = [r for r in load_wheel_index().versions("torch") if mm_text(r) == minors[0]]
     return (releases[0], mm_text(str(row["cuda"])) or str(row["cuda"])) if releases else None
+
+
+def onnxruntime_for_cuda(bad: VersionCheck, ev: Evidence, compat: Compat, toolkit: Fix) -> Optional[Answer]:
+    """onnxruntime-gpu built for another CUDA major than the one the paste states (onnxruntime-19292: 1.16.2, CUDA
+    11.8's, on CUDA 12.1): its release built for that CUDA, or the CUDA it was built for."""
+    cuda = major_of(bad.runtime) if bad.framework == "ONNX Runtime" and bad.library == "CUDA" else None
+    python = ev.facts.python.value if ev.facts.python else None
+    index = load_wheel_index()
+    release = next((r for r in index.versions("onnxruntime-gpu") if cuda is not None and _built_for(compat, r, cuda)
+                    and index.installable("onnxruntime-gpu", r, Node(python=python or "")) is None), None)
+    if release is None or cuda is None:
+        return None
+    return Answer("ONNX Runtime was built with CUDA %s and the CUDA here is %s; its CUDA provider links one CUDA major"
+                  % (bad.compiled, bad.runtime), onnxruntime_for_cuda_fix(release, cuda, toolkit))
+
+
+def _built_for(compat: Compat, release: str, cuda_major: int) -> bool:
+    build = compat.framework_build("onnxruntime_gpu", release)
+    return build is not None and major_of(str(build["cuda"])) == cuda_major
 
 
 def onnxruntime_beside_torch(bad: VersionCheck, ev: Evidence, compat: Compat) -> Optional[Answer]:

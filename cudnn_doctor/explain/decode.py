@@ -61,10 +61,11 @@ def decode(text: str, compat: Compat) -> Evidence:
     names = extract_sonames(text)
     facts = read_paste(text)
     said = {s.value for s in facts.os}
+    cudas = _cudas(text)
     return Evidence(
         statuses=decode_statuses(text, compat), loader=decode_loader(text), windows=decode_windows(text, compat),
         libraries=[s for s in (compat.shipped_by(n) for n in names) if s is not None],
-        checks=decode_checks(text, compat, facts),
+        checks=decode_checks(text, compat, facts, cudas),
         signals=[Signal(m.id, _line(text, m.pattern)) for m in match_symptoms(text, compat)],
-        cuda=_cudas(text), gpu_cc=_gpu_cc(text), drivers=list(dict.fromkeys(_DRIVER.findall(text))),
+        cuda=cudas, gpu_cc=_gpu_cc(text), drivers=list(dict.fromkeys(_DRIVER.findall(text))),
         platform="windows" if "windows" in said and "wsl" not in said else "linux", text=text, facts=facts)

@@ -4,7 +4,7 @@ compat/frameworks.toml [version_checks]."""
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from ..knowledge import Compat
 from ..versions import decode_cudnn, ver
@@ -71,21 +71,28 @@ def _environment_cudnn(facts: PasteFacts, compat: Compat) -> str:
 _PROVIDER_FAILED = re.compile(r"onnxruntime_providers_cuda|Failed to create CUDAExecutionProvider|TryGetProviderInfo_CUDA")
 
 
-def _onnxruntime_release(facts: PasteFacts, compat: Compat, text: str) -> Optional[VersionCheck]:
-    """onnxruntime-gpu's release said beside the cuDNN its environment has: PyPI's build of that release links one
-    cuDNN major (compat framework_features [onnxruntime_gpu]), the check ONNX Runtime's provider makes by loading it."""
+def _onnxruntime_release(facts: PasteFacts, compat: Compat, text: str,
+                         cudas: Sequence[str]) -> List[Optional[VersionCheck]]:
+    """onnxruntime-gpu's release said beside the cuDNN its environment has, or the CUDA the paste states: PyPI's
+    build of that release links one cuDNN and one CUDA major (compat framework_features [onnxruntime_gpu]), the check
+    ONNX Runtime's provider makes by loading them."""
     ort = next((p for p in facts.programs if p.name == "ONNX Runtime" and p.release), None)
-    if ort is None or not _PROVIDER_FAILED.search(text):  # a version list alone says nothing failed
-        return None
-    build = compat.framework_build("onnxruntime_gpu", ort.release) if ort is not None and ort.release else None
-    runtime = _environment_cudnn(facts, compat) if build is not None else ""
-    return _check(compat, "ONNX Runtime", "cuDNN", runtime, str(build["cudnn_major"])) if build and runtime else None
+    if ort is None or not ort.release or not _PROVIDER_FAILED.search(text):  # a version list alone: nothing failed
+        return []
+    build = compat.framework_build("onnxruntime_gpu", ort.release)
+    if build is None:
+        return []
+    runtime = _environment_cudnn(facts, compat)
+    cuda = next(iter(cudas), "")
+    return [_check(compat, "ONNX Runtime", "cuDNN", runtime, str(build["cudnn_major"])) if runtime else None,
+            _check(compat, "ONNX Runtime", "CUDA", cuda, str(build["cuda"])) if cuda else None]
 
 
-def decode_checks(text: str, compat: Compat, facts: Optional[PasteFacts] = None) -> List[VersionCheck]:
+def decode_checks(text: str, compat: Compat, facts: Optional[PasteFacts] = None,
+                  cudas: Sequence[str] = ()) -> List[VersionCheck]:
     """Every version check the text prints, judged by its framework's rule; with the paste's facts, the check a
     framework release it names makes against the cuDNN it says the environment has."""
-    out: List[Optional[VersionCheck]] = [_onnxruntime_release(facts, compat, text)] if facts is not None else []
+    out: List[Optional[VersionCheck]] = _onnxruntime_release(facts, compat, text, cudas) if facts is not None else []
     pasted = parse_versions(text)
     if pasted.compiled:
         framework = "TensorFlow 1.x" if "compatibility version" in text else pasted.framework

@@ -100,7 +100,7 @@ _PROGRAMS = (
     ("TensorFlow", re.compile(_W + r"tensorflow\b", re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?" + _SAYS + _REL, re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?\b", re.I)),
-    ("ONNX Runtime", re.compile(_W + r"onnxruntime(?:-gpu)?" + _SAYS + _REL, re.I)),
+    ("ONNX Runtime", re.compile(_W + r"onnxru[nm]time(?:-gpu)?" + _SAYS + _REL, re.I)),  # "onnxrumtime 1.16.2"
     ("ONNX Runtime", re.compile(_W + r"(?:onnxruntime|\[ONNXRuntimeError\])", re.I)),
     ("CuPy", re.compile(_W + r"cupy(?:-cuda\w+)?\b", re.I)),
     ("PaddlePaddle", re.compile(_W + r"paddle(?:paddle)?(?:-gpu)?\b", re.I)),
@@ -178,7 +178,8 @@ def _cuda(number: str) -> Optional[str]:
 # log costs a lowered copy and a find per word, not a regular-expression pass per pattern).
 _KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lua/"),
          "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously"),
-         "TensorFlow": ("tensorflow", "tensor flow"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime",), "CuPy": ("cupy",),
+         "TensorFlow": ("tensorflow", "tensor flow"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime", "onnxrumtime"),
+         "CuPy": ("cupy",),
          "PaddlePaddle": ("paddle", "(external) cu"), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2",),
          "NCCL": ("nccl",), "Caffe": ("caffe",), "docker": ("docker",), "nvidia-container-cli": ("nvidia-container-cli",),
          "nvidia-smi": ("nvidia-smi",), "modprobe": ("modprobe", "insmod")}

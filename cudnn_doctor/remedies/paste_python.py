@@ -52,6 +52,13 @@ def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: st
                torch_install(compat, release, cuda, platform))
 
 
+def onnxruntime_for_cuda_fix(release: str, cuda_major: int, toolkit: Fix) -> Fix:
+    """The onnxruntime-gpu release whose PyPI build is for the CUDA major the machine has; or that build's CUDA."""
+    return say("%s; or %s", run("pip install onnxruntime-gpu==%s" % release,
+                                text="install onnxruntime-gpu %s, whose PyPI build is for CUDA %d: `pip install "
+                                     "onnxruntime-gpu==%s`" % (release, cuda_major, release)), toolkit)
+
+
 def one_cudnn_major_fix(compat: Compat, onnxruntime: Optional[str], torch: Optional[Tuple[str, str]], cuda: str,
                         have_major: int, want_major: int, platform: str) -> Fix:
     """onnxruntime-gpu and PyTorch on one cuDNN major: the onnxruntime-gpu release whose PyPI build links the major

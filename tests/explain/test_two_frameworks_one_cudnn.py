@@ -105,3 +105,15 @@ def test_cudnn_s_integer_is_read_after_its_version_word(text, release):
 @pytest.mark.parametrize("text", ["cudnn 4096 workspace", "use cudnn 8000 MB"])
 def test_a_number_beside_cudnn_without_its_version_word_is_not_a_release(text):
     assert read_paste(text).cudnn_loaded is None
+
+
+def test_onnxruntime_s_release_is_read_against_the_cuda_the_paste_states():
+    # https://github.com/microsoft/onnxruntime/issues/19292 (the reporter's own spelling): 1.16.2 is CUDA 11.8's
+    text = ("'Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/reference/"
+            "execution-providers/CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.'\n"
+            "onnxrumtime 1.16.2\nCUDA12.1")
+    ex = explain(text, check=False).explanation
+    assert "CUDA 11.8" in ex.answer.cause and "12.1" in ex.answer.cause, ex.answer.cause
+    [ort] = _fix_releases(ex.fix.text, "onnxruntime-gpu")
+    build = load_compat().framework_build("onnxruntime_gpu", ort)
+    assert ort in load_wheel_index().versions("onnxruntime-gpu") and build is not None and build["cuda"] == "12"
