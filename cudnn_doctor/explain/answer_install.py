@@ -53,10 +53,26 @@ def _python_of(ev: Evidence) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
+# pip's other words for the same ("Could not find a version that satisfies the requirement jaxlib==0.4.29+cuda12.cudnn88")
+_JAXLIB_LOCAL = re.compile(r"requirement (jaxlib==[\d.]+\+cuda(\d{2})\S*)")
+
+
+def _jaxlib_local(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """jaxlib's local CUDA builds (+cuda12.cudnn89) were never on PyPI: only JAX's own find-links page held them,
+    and JAX now brings CUDA through the jax[cudaN] extra's plugin wheels (jax-22522)."""
+    m = _JAXLIB_LOCAL.search(ev.text)
+    if m is None:
+        return None
+    return Answer("%s is one of jaxlib's local CUDA builds, which were never on PyPI (only JAX's own find-links "
+                  "page held them), so pip finds no such wheel on the index it was given; JAX now installs CUDA "
+                  "through the jax[cuda%s] extra's plugin wheels" % (m.group(1), m.group(2)),
+                  py_fix.jax_extra_fix(compat, int(m.group(2))))
+
+
 def from_pip(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """pip found no wheel for a pinned release: the Python it runs on, or the index it was not pointed at."""
     if "No matching distribution" not in ev.text:
-        return None
+        return _jaxlib_local(ev, compat) if "jaxlib==" in ev.text else None
     req = _pinned(ev.text)
     if req is None:
         return None

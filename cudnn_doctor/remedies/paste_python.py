@@ -52,6 +52,15 @@ def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: st
                torch_install(compat, release, cuda, platform))
 
 
+def jax_extra_fix(compat: Compat, cuda_major: int) -> Fix:
+    """JAX's CUDA build as its install recipe names it (compat: the jax[cuda<M>] extra, whose plugin wheels bring
+    CUDA and cuDNN), for jaxlib pins of the old local CUDA builds that only JAX's own page held."""
+    project = str(compat.install_recipe("jax").get("pip", "jax[cuda<M>]")).replace("<M>", str(cuda_major))
+    return run('pip install -U "%s"' % project,
+               text="install JAX's CUDA %d build the way JAX installs it now: `pip install -U \"%s\"` (its plugin "
+                    "wheels bring CUDA and cuDNN), with no jaxlib pin and no find-links page" % (cuda_major, project))
+
+
 def onnxruntime_for_cuda_fix(release: str, cuda_major: int, toolkit: Fix) -> Fix:
     """The onnxruntime-gpu release whose PyPI build is for the CUDA major the machine has; or that build's CUDA."""
     return say("%s; or %s", run("pip install onnxruntime-gpu==%s" % release,

@@ -586,6 +586,10 @@ FAMILIES = [
     # https://github.com/PaddlePaddle/PaddleX/issues/4682: Paddle's words, no GPU named
     ("paddle-no-kernel-image", "OSError: (External) CUDA error(209), no kernel image is available for execution on "
      "the device.", ["no kernels"], ["paddlepaddle-gpu", "compute_cap"], ["nvcc -gencode"]),
+    # https://github.com/jax-ml/jax/issues/22522: a jaxlib local CUDA build pinned, a README given as find-links
+    ("jaxlib-local-build", "ERROR: Could not find a version that satisfies the requirement jaxlib==0.4.29+cuda12.cudnn88 "
+     "(from versions: 0.1.75+cuda11.cudnn805, 0.1.75+cuda11.cudnn82)", ["never on PyPI", "jax[cuda12]"],
+     ['pip install -U "jax[cuda12]"'], ["jaxlib=="]),
     # https://github.com/cupy/cupy/issues/1034: NVRTC's stub answering for the library
     ("nvrtc-stub", "You are running using the stub version of nvrtc", ["stub", "CUDA_PATH"], ["lib64/stubs",
                                                                                             "cupy-cuda12x"], []),
