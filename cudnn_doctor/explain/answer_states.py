@@ -10,7 +10,8 @@ from typing import Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_builds as builds
-from ..remedies.containers import container_gpu_fix, docker_desktop_runtime_fix, wsl_libcuda_first_fix
+from ..remedies.containers import (container_gpu_fix, default_runtime_fix, docker_desktop_runtime_fix,
+                                   wsl_libcuda_first_fix)
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
 from ..remedies.paste_tools import memory_or_compute_cache_fix, no_device_fix
@@ -153,4 +154,8 @@ def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _nvenc(ev, compat)
     if kind == "invalid-device":
         return _invalid_device(ev)
+    if kind == "container-no-nvml":
+        return Answer("the program in the container found no libnvidia-ml.so.1: the node's container runtime did not "
+                      "inject the driver's libraries (the NVIDIA runtime is not its default runtime, or the pod does not "
+                      "ask for it), or the node has no driver", default_runtime_fix())
     return None

@@ -83,6 +83,15 @@ def container_toolkit_fix(runtime: str = "docker") -> Fix:
                runtime_configure_fix(runtime))
 
 
+def default_runtime_fix() -> Fix:
+    """The node's container runtime runs every container with the NVIDIA runtime, so containers that do not ask for
+    it by name (the Kubernetes device plugin's) get the driver's libraries too (words for docker's)."""
+    return say("on the node, make the NVIDIA runtime the container runtime's default: `%s` (docker: "
+               "--runtime=docker and restart docker), or give the pod runtimeClassName: nvidia",
+               run(on_machine("nvidia-ctk runtime configure --runtime=containerd --set-as-default"),
+                   on_machine("systemctl restart containerd")))
+
+
 def container_gpu_fix() -> Fix:
     """Start the container with the GPU, and give the host's Docker the NVIDIA runtime (words: the host is another
     machine, so its commands are not this fix's to run)."""

@@ -590,6 +590,9 @@ FAMILIES = [
     ("jaxlib-local-build", "ERROR: Could not find a version that satisfies the requirement jaxlib==0.4.29+cuda12.cudnn88 "
      "(from versions: 0.1.75+cuda11.cudnn805, 0.1.75+cuda11.cudnn82)", ["never on PyPI", "jax[cuda12]"],
      ['pip install -U "jax[cuda12]"'], ["jaxlib=="]),
+    # https://github.com/NVIDIA/k8s-device-plugin/issues/23: go-nvml's words in the device plugin's pod
+    ("container-no-nvml", "loading NVML\nFailed to start nvml with error:  could not load NVML library",
+     ["libnvidia-ml", "runtime"], ["--set-as-default", "runtimeClassName"], []),
     # https://github.com/cupy/cupy/issues/1034: NVRTC's stub answering for the library
     ("nvrtc-stub", "You are running using the stub version of nvrtc", ["stub", "CUDA_PATH"], ["lib64/stubs",
                                                                                             "cupy-cuda12x"], []),
