@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_builds as builds
-from ..remedies.containers import (container_gpu_fix, default_runtime_fix, docker_desktop_runtime_fix,
+from ..remedies.containers import (container_gpu_fix, default_runtime_fix, docker_desktop_runtime_fix, shm_mode_fix,
                                    wsl_libcuda_first_fix)
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
@@ -154,6 +154,10 @@ def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _nvenc(ev, compat)
     if kind == "invalid-device":
         return _invalid_device(ev)
+    if kind == "shm-permission":
+        return Answer("/dev/shm is not writable by this user: NCCL's shm_open of its segment was refused (Permission "
+                      "denied), which it reports as an unhandled system error; the folder's size is not the issue",
+                      shm_mode_fix())
     if kind == "container-no-nvml":
         return Answer("the program in the container found no libnvidia-ml.so.1: the node's container runtime did not "
                       "inject the driver's libraries (the NVIDIA runtime is not its default runtime, or the pod does not "

@@ -151,7 +151,7 @@ _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), STATED_CC)
 _OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files"
                               r"|(?<![\w.])(?:Windows (?:1[01]|7|8(?:\.1)?|Server)|on[ \t]{1,3}Windows)\b"
                               r"|(?<![\w.])win1[01](?![A-Za-z0-9_.])", re.I)),  # "win11下": a CJK letter is \w too
-       ("wsl", re.compile(r"/usr/lib/wsl\b|microsoft-standard-WSL|(?<![\w.])WSL2?\b")),
+       ("wsl", re.compile(r"/usr/lib/wsl\b|microsoft-standard-WSL|(?<![\w.])WSL2?\b", re.I)),
        # a shell prompt on Docker's default hostname, the container's 12-hex-digit id ("root@3f2a9c0d1b7e:/app#")
        ("container", re.compile(r"(?<![\w.])(?:docker|containerd|OCI runtime|kubepods|nvidia-container-cli)\b"
                                 r"|(?<![\w.@-])\w+@[0-9a-f]{12}:", re.I)))

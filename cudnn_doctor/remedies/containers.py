@@ -83,6 +83,12 @@ def container_toolkit_fix(runtime: str = "docker") -> Fix:
                runtime_configure_fix(runtime))
 
 
+def shm_mode_fix() -> Fix:
+    """/dev/shm writable by every user again, with the sticky bit its tmpfs is mounted with (mode 1777)."""
+    return run(on_machine("chmod 1777 /dev/shm"), text="give /dev/shm back the mode it is mounted with, writable by "
+               "every user with the sticky bit: `%s`" % on_machine("chmod 1777 /dev/shm"))
+
+
 def default_runtime_fix() -> Fix:
     """The node's container runtime runs every container with the NVIDIA runtime, so containers that do not ask for
     it by name (the Kubernetes device plugin's) get the driver's libraries too (words for docker's)."""

@@ -593,6 +593,10 @@ FAMILIES = [
     # https://github.com/NVIDIA/k8s-device-plugin/issues/23: go-nvml's words in the device plugin's pod
     ("container-no-nvml", "loading NVML\nFailed to start nvml with error:  could not load NVML library",
      ["libnvidia-ml", "runtime"], ["--set-as-default", "runtimeClassName"], []),
+    # https://github.com/NVIDIA/nccl/issues/328: NCCL refused /dev/shm by its mode, not by its size
+    ("shm-permission", "include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied\ninclude/shm.h:48 NCCL "
+     "WARN Error while creating shared memory segment nccl-shm-recv-b79 (size 4460544)", ["not writable"],
+     ["chmod 1777 /dev/shm"], ["--shm-size"]),
     # https://github.com/cupy/cupy/issues/1034: NVRTC's stub answering for the library
     ("nvrtc-stub", "You are running using the stub version of nvrtc", ["stub", "CUDA_PATH"], ["lib64/stubs",
                                                                                             "cupy-cuda12x"], []),
