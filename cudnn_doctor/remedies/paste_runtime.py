@@ -255,7 +255,8 @@ def cudnn_startup_fix() -> Fix:
     """cuDNN could not start: driver, memory, or a cuDNN that does not fit the CUDA it runs with."""
     return said("check `%s` works (else repair the driver), free GPU memory, and reinstall the cuDNN build made for "
                 "the program's CUDA (the nvidia-cudnn-cuXX wheel of its CUDA major, or the framework's own "
-                "[and-cuda]/bundled build)", "nvidia-smi")
+                "[and-cuda]/bundled build); where another cuDNN is found first, take its folder off LD_LIBRARY_PATH "
+                "or put the right one's first", "nvidia-smi")
 
 
 def engine_fix(compat: Compat, cc: Optional[str]) -> Fix:
