@@ -19,6 +19,7 @@ from .answer_facts import build_reach, cudnn_arch_floor, driver_too_old, forward
 from .answer_builds import from_builds, replaced_framework
 from .answer_dlopen import from_dlopen
 from .answer_states import from_states
+from .answer_arch import arch_words, first_cuda_serving
 from .answer_toolchain import from_toolchain
 from .answer_tools import from_tools
 from .answered import Answer
@@ -169,7 +170,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         fix = _arch_fix(ev, compat, cc, replaced_framework(ev))
         # a framework other than PyTorch named, with the CUDA its build is for: its build for a CUDA that knows the GPU
         other = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA and p.name != "PyTorch"), None)
-        first = _first_cuda_serving(compat, cc)[1] if cc else None
+        first = first_cuda_serving(compat, cc)[1] if cc else None
         if other and not replaced_framework(ev):
             fix = framework_build_for_cuda_fix(other, first) if first else framework_build_for_gpu_fix(other)
         built = ev.facts.build_cuda()
@@ -178,7 +179,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         jit = not cc and ev.platform != "windows" and bool(re.search(r"NO_BINARY_FOR_GPU|NoBinaryForGpu", ev.text))
         return Answer("the build%s has no kernels for this GPU%s%s%s" % (
             (" (%s's, for CUDA %s)" % (other, built)) if other and built else "",
-            _arch_words(ev, compat, cc) or ("" if jit else build_reach(ev, compat)),
+            arch_words(ev, compat, cc) or ("" if jit else build_reach(ev, compat)),
             python or "", "; or, where it carries only PTX, the driver's PTX JIT compiler library "
             "(libnvidia-ptxjitcompiler.so.1) is missing, which older drivers report the same way" if jit else ""),
             rt.ptx_jit_or_arch_fix(fix) if jit else with_python_note(fix, python) if python else fix)
@@ -273,28 +274,6 @@ def _stated(ev: Evidence) -> str:
              "compute capability %s" % ev.gpu_cc if ev.gpu_cc else ""]
     said = ", ".join(p for p in parts if p)
     return " (the text says: %s)" % said if said else ""
-
-
-def _first_cuda_serving(compat: Compat, cc: str) -> Tuple[str, Optional[str]]:
-    """The oldest compute capability of the GPU's family whose code runs on it, and the first CUDA with kernels for
-    that one: SASS for X.y runs on X.z, z >= y (gpu_arch.toml [binary_compat])."""
-    arch, major = compat.arch_for_cc(cc), cc.split(".")[0]
-    kin = [c for c in (arch.ccs if arch else []) if c.split(".")[0] == major and _ver_key(c) <= _ver_key(cc)]
-    runs = min(kin, key=_ver_key) if kin else cc
-    return runs, compat.first_cuda_for_cc(runs) or compat.first_cuda_for_cc(cc)
-
-
-def _arch_words(ev: Evidence, compat: Compat, cc: Optional[str]) -> str:
-    """' (the RTX 3090: Ampere, compute capability 8.6; builds for CUDA 11.1 or newer have kernels for it)'."""
-    if not cc:
-        return ""
-    arch = compat.arch_for_cc(cc)
-    runs, oldest = _first_cuda_serving(compat, cc)
-    gpu = next((g.value for g in ev.facts.gpus), None)
-    serves = (" (sm_%s's run on %s)" % (runs.replace(".", ""), cc)) if runs != cc else ""
-    return " (%s%scompute capability %s%s)" % (
-        ("the %s: " % gpu) if gpu else "", ("%s, " % arch.name) if arch else "", cc,
-        ("; builds for CUDA %s or newer have kernels for it%s" % (oldest, serves)) if oldest else "")
 
 
 def _arch_fix(ev: Evidence, compat: Compat, cc: Optional[str], framework: str, tagged_only: bool = False) -> Fix:

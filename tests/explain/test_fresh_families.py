@@ -597,6 +597,10 @@ FAMILIES = [
     ("shm-permission", "include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied\ninclude/shm.h:48 NCCL "
      "WARN Error while creating shared memory segment nccl-shm-recv-b79 (size 4460544)", ["not writable"],
      ["chmod 1777 /dev/shm"], ["--shm-size"]),
+    # https://github.com/niuchuangnn/SPICE/issues/26: PyTorch's warning lists the architectures its build carries
+    ("build-carries", "UserWarning: NVIDIA GeForce RTX 3090 with CUDA capability sm_86 is not compatible with the "
+     "current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_61 "
+     "sm_70 sm_75 compute_37.", ["carries sm_37 to sm_75 only", "older than 11.0"], [], []),
     # https://github.com/cupy/cupy/issues/1034: NVRTC's stub answering for the library
     ("nvrtc-stub", "You are running using the stub version of nvrtc", ["stub", "CUDA_PATH"], ["lib64/stubs",
                                                                                             "cupy-cuda12x"], []),
