@@ -601,6 +601,9 @@ FAMILIES = [
     ("build-carries", "UserWarning: NVIDIA GeForce RTX 3090 with CUDA capability sm_86 is not compatible with the "
      "current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_61 "
      "sm_70 sm_75 compute_37.", ["carries sm_37 to sm_75 only", "older than 11.0"], [], []),
+    # https://github.com/gpustack/gpustack/issues/1382: the card written with a hyphen and its D
+    ("card-hyphen", "Failed to run llama-box with RTX-5090D - CUDA error: no kernel image is available for execution "
+     "on the device", ["Blackwell", "CUDA 12.8"], ["sm_120"], []),
     # https://github.com/cupy/cupy/issues/1034: NVRTC's stub answering for the library
     ("nvrtc-stub", "You are running using the stub version of nvrtc", ["stub", "CUDA_PATH"], ["lib64/stubs",
                                                                                             "cupy-cuda12x"], []),
