@@ -14,7 +14,9 @@ from ..remedies.containers import (container_gpu_fix, default_runtime_fix, docke
                                    wsl_libcuda_first_fix)
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
-from ..remedies.paste_tools import memory_or_compute_cache_fix, no_device_fix
+from ..remedies.paste_tools import (kv_cache_fix, memory_or_compute_cache_fix, no_device_fix,
+                                   supported_gpu_or_release_fix)
+from .answer_facts import gpu_cc
 from .answered import Answer
 from .evidence import Evidence
 
@@ -140,6 +142,12 @@ def started_without_gpus(ev: Evidence, compat: Compat) -> Optional[Answer]:
                   % devices, container_gpu_fix())
 
 
+# vLLM's own words (vllm/worker): "The model's max seq len (32768) is larger than the maximum number of tokens that
+# can be stored in KV cache (7344)."
+_KV_CACHE = re.compile(r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV "
+                       r"cache \((\d+)\)")
+
+
 def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The runtime state a named condition is, answered with check's own remedy for it."""
     if kind == "no-device":
@@ -154,6 +162,19 @@ def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _nvenc(ev, compat)
     if kind == "invalid-device":
         return _invalid_device(ev)
+    if kind == "container-gpu-unsupported":
+        gpu = next((g.value for g in ev.facts.gpus), None)
+        cc = gpu_cc(ev, compat)
+        arch = compat.arch_for_cc(cc) if cc else None
+        return Answer("the container release's CUDA and libraries do not support this GPU%s; its entry point "
+                      "refuses it" % ((" (the %s%s)" % (gpu, (": %s, compute capability %s" % (arch.name, cc))
+                                                        if arch else "")) if gpu else ""),
+                      supported_gpu_or_release_fix())
+    if kind == "vllm-kv-cache":
+        m = _KV_CACHE.search(ev.text)
+        return Answer("vLLM's KV cache holds %s tokens in the GPU memory left after the model's weights, fewer than "
+                      "the model's max seq len (%s)" % (m.group(2) if m else "fewer", m.group(1) if m else "its "
+                      "context length"), kv_cache_fix(m.group(2) if m else None))
     if kind == "shm-permission":
         return Answer("/dev/shm is not writable by this user: NCCL's shm_open of its segment was refused (Permission "
                       "denied), which it reports as an unhandled system error; the folder's size is not the issue",

@@ -221,6 +221,23 @@ def nvrtc_folder_fix() -> Fix:
 
 
 
+def supported_gpu_or_release_fix() -> Fix:
+    """A container release that refuses the GPU: a GPU that release supports, or an older release that supported
+    this one (each release's notes list its GPUs)."""
+    return advice("run the container on a supported GPU (one its release lists), or use an older release of the "
+                  "container that still supported this GPU (each release's notes list the GPUs it supports), or "
+                  "install the framework's own build for this GPU outside the container")
+
+
+def kv_cache_fix(fits: Optional[str]) -> Fix:
+    """vLLM's KV cache holds fewer tokens than the model's context: a shorter context (``fits`` tokens, where vLLM
+    said), or more GPU memory for it."""
+    tokens = fits or "the number of tokens vLLM says its KV cache holds"
+    return advice("start vLLM with a context that fits the KV cache: --max-model-len %s or less (max_model_len in "
+                  "the Python API), or give the cache more GPU memory with a higher --gpu-memory-utilization (closer to "
+                  "1.0 risks running out of memory), or use a GPU with more memory" % tokens)
+
+
 def nvrtc_stub_fix() -> Fix:
     """The toolkit's NVRTC stub loaded: the real libnvrtc first, and a program built against one toolkit."""
     return advice("take the toolkit's lib64/stubs folder off LD_LIBRARY_PATH, so the real libnvrtc of the toolkit is "

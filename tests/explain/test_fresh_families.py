@@ -604,6 +604,14 @@ FAMILIES = [
     # https://github.com/gpustack/gpustack/issues/1382: the card written with a hyphen and its D
     ("card-hyphen", "Failed to run llama-box with RTX-5090D - CUDA error: no kernel image is available for execution "
      "on the device", ["Blackwell", "CUDA 12.8"], ["sm_120"], []),
+    # https://github.com/NVIDIA/caffe/issues/525: an NGC container's entry point refusing the GPU
+    ("container-gpu-unsupported", "ERROR: Detected NVIDIA Tesla K80 GPU, which is not supported by this container\n"
+     "ERROR: No NVIDIA supported GPU(s) detected to run this container", ["Tesla K80", "Kepler"],
+     ["supported GPU"], []),
+    # https://github.com/QwenLM/Qwen3/issues/295: vLLM's KV cache smaller than the model's context
+    ("vllm-kv-cache", "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that "
+     "can be stored in KV cache (7344). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+     "initializing the engine.", ["7344", "32768"], ["--max-model-len 7344", "--gpu-memory-utilization"], []),
     # https://github.com/cupy/cupy/issues/1034: NVRTC's stub answering for the library
     ("nvrtc-stub", "You are running using the stub version of nvrtc", ["stub", "CUDA_PATH"], ["lib64/stubs",
                                                                                             "cupy-cuda12x"], []),
