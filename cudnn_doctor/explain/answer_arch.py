@@ -17,7 +17,7 @@ def _ver_key(cc: str) -> Tuple[int, ...]:
     return tuple(int(p) for p in cc.split(".") if p.isdigit())
 
 
-def _carried(ev: Evidence, oldest: Optional[str]) -> str:
+def _carried(ev: Evidence, oldest: Optional[str], cc: str) -> str:
     """'; the installed build carries sm_37 to sm_75 only (built with a CUDA older than 11.0)' where the text lists
     the build's architectures, and how old its CUDA is for this GPU then (`oldest`: the first CUDA with its kernels)."""
     m = _SUPPORTS.search(ev.text)
@@ -25,8 +25,9 @@ def _carried(ev: Evidence, oldest: Optional[str]) -> str:
     if not sass:
         return ""
     newest = max(sass, key=lambda w: int(re.sub(r"\D", "", w)))
+    above = int(cc.replace(".", "")) > int(re.sub(r"\D", "", newest))  # a GPU newer than all it carries
     return "; the installed build carries %s to %s only%s" % (
-        sass[0], newest, (" (built with a CUDA older than %s)" % oldest) if oldest else "")
+        sass[0], newest, (" (built with a CUDA older than %s)" % oldest) if oldest and above else "")
 
 
 def first_cuda_serving(compat: Compat, cc: str) -> Tuple[str, Optional[str]]:
@@ -49,4 +50,4 @@ def arch_words(ev: Evidence, compat: Compat, cc: Optional[str]) -> str:
     return " (%s%scompute capability %s%s)%s" % (
         ("the %s: " % gpu) if gpu else "", ("%s, " % arch.name) if arch else "", cc,
         ("; builds for CUDA %s or newer have kernels for it%s" % (oldest, serves)) if oldest else "",
-        _carried(ev, oldest))
+        _carried(ev, oldest, cc))

@@ -61,7 +61,8 @@ def _jaxlib_local(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """jaxlib's local CUDA builds (+cuda12.cudnn89) were never on PyPI: only JAX's own find-links page held them,
     and JAX now brings CUDA through the jax[cudaN] extra's plugin wheels (jax-22522)."""
     m = _JAXLIB_LOCAL.search(ev.text)
-    if m is None:
+    extras = {str(r.get("extra")) for r in compat.framework_rows("jax")}
+    if m is None or "cuda%s" % m.group(2) not in extras:  # no jax[cuda11] today: the answer would be a CPU jax
         return None
     return Answer("%s is one of jaxlib's local CUDA builds, which were never on PyPI (only JAX's own find-links "
                   "page held them), so pip finds no such wheel on the index it was given; JAX now installs CUDA "
@@ -71,8 +72,9 @@ def _jaxlib_local(ev: Evidence, compat: Compat) -> Optional[Answer]:
 
 def from_pip(ev: Evidence, compat: Compat) -> Optional[Answer]:
     """pip found no wheel for a pinned release: the Python it runs on, or the index it was not pointed at."""
-    if "No matching distribution" not in ev.text:
-        return _jaxlib_local(ev, compat) if "jaxlib==" in ev.text else None
+    local = _jaxlib_local(ev, compat) if "jaxlib==" in ev.text else None
+    if local is not None or "No matching distribution" not in ev.text:
+        return local
     req = _pinned(ev.text)
     if req is None:
         return None

@@ -66,7 +66,14 @@ def onnxruntime_for_cuda(bad: VersionCheck, ev: Evidence, compat: Compat, toolki
     if release is None or cuda is None:
         return None
     return Answer("ONNX Runtime was built with CUDA %s and the CUDA here is %s; its CUDA provider links one CUDA major"
-                  % (bad.compiled, bad.runtime), onnxruntime_for_cuda_fix(release, cuda, toolkit))
+                  % (bad.compiled, bad.runtime), onnxruntime_for_cuda_fix(release, cuda, _has_extras(compat, release),
+                                                                          toolkit))
+
+
+def _has_extras(compat: Compat, release: str) -> bool:
+    since = ver(compat.framework_feature_since("onnxruntime_gpu", "pip_extras") or "")
+    have = ver(release)
+    return since is not None and have is not None and have >= since
 
 
 def _built_for(compat: Compat, release: str, cuda_major: int) -> bool:

@@ -148,6 +148,12 @@ _KV_CACHE = re.compile(r"max seq len \((\d+)\) is larger than the maximum number
                        r"cache \((\d+)\)")
 
 
+# NGC's words for a GPU newer than the container release ("which is not yet supported in this version of the container")
+_NOT_YET = re.compile(r"not yet supported")
+# Kubernetes' words: a pod, the device plugin, a DaemonSet, kubectl
+_POD = re.compile(r"device.plugin|kubectl|\bpods?\b|daemonset|k8s|kubelet|nvml with error", re.I)
+
+
 def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The runtime state a named condition is, answered with check's own remedy for it."""
     if kind == "no-device":
@@ -169,7 +175,7 @@ def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("the container release's CUDA and libraries do not support this GPU%s; its entry point "
                       "refuses it" % ((" (the %s%s)" % (gpu, (": %s, compute capability %s" % (arch.name, cc))
                                                         if arch else "")) if gpu else ""),
-                      supported_gpu_or_release_fix())
+                      supported_gpu_or_release_fix(_NOT_YET.search(ev.text) is not None))
     if kind == "vllm-kv-cache":
         m = _KV_CACHE.search(ev.text)
         return Answer("vLLM's KV cache holds %s tokens in the GPU memory left after the model's weights, fewer than "
@@ -179,8 +185,11 @@ def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("/dev/shm is not writable by this user: NCCL's shm_open of its segment was refused (Permission "
                       "denied), which it reports as an unhandled system error; the folder's size is not the issue",
                       shm_mode_fix())
-    if kind == "container-no-nvml":
+    if kind == "container-no-nvml" and (any(s.value == "container" for s in ev.facts.os) or _POD.search(ev.text)):
         return Answer("the program in the container found no libnvidia-ml.so.1: the node's container runtime did not "
                       "inject the driver's libraries (the NVIDIA runtime is not its default runtime, or the pod does not "
                       "ask for it), or the node has no driver", default_runtime_fix())
+    if kind == "container-no-nvml":  # on a host: the driver's own NVML library is not there
+        return Answer("the program found no libnvidia-ml.so.1, the NVIDIA driver's NVML library: the driver is not "
+                      "installed, or its libraries are not where the loader looks", paste.driver_fix(None, ev.platform))
     return None

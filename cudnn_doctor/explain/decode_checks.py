@@ -83,7 +83,9 @@ def _onnxruntime_release(facts: PasteFacts, compat: Compat, text: str,
     if build is None:
         return []
     runtime = _environment_cudnn(facts, compat)
-    cuda = next(iter(cudas), "")
+    # the last CUDA the text states ("installed 11.8, then upgraded to 12.4"), not the driver's (nvidia-smi's)
+    driver = facts.cuda_driver.value if facts.cuda_driver else None
+    cuda = next((c for c in reversed(list(cudas)) if c != driver), "")
     return [_check(compat, "ONNX Runtime", "cuDNN", runtime, str(build["cudnn_major"])) if runtime else None,
             _check(compat, "ONNX Runtime", "CUDA", cuda, str(build["cuda"])) if cuda else None]
 

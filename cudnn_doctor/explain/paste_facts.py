@@ -141,17 +141,17 @@ _CUDNN_PRINTED = re.compile(r"(?<!\w)cudnn(?:\.version\(\)|[ \t]*(?:version|ver\
 _CUDA_PATH = re.compile(r"(?<![\w.+-])cuda-(\d{1,2}\.\d)(?=/|\b)")
 _DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library version|Kernel Module|NVRM version:"
                      r"[^\n]{0,60}?Kernel Module)[ \t]*:?[ \t]*(\d{3}\.\d{2,3}(?:\.\d{1,3})?)\b", re.I)
-_GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?: (?:RTX|GTX|GT|Ti|SUPER|[A-Z]{0,2}\d{2,4}\w*))+"
+_GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?:[ -](?:RTX|GTX|GT|Ti|SUPER|[A-Z]{0,2}\d{2,4}\w*))+"
                   r"|(?i:NVIDIA) [ABHLKMPTV]\d{1,3}\w*|(?:RTX|GTX)[ -]?\d{3,4}D?\b(?: Ti\b)?)")
 # A card named by its number before the word for a graphics card ("5090显卡"): GeForce's GTX 10/16 and RTX 20-50.
-_GPU_CJK = re.compile(r"(?<![\w.])((1[06]|[2-5]0)[5-9]0(?: ?Ti)?)[ \t]*(?:显卡|顯示卡)")
+_GPU_CJK = re.compile(r"(?<![0-9A-Za-z_.])((1[06]|[2-5]0)[5-9]0(?: ?Ti)?)[ \t]*(?:显卡|顯示卡)")
 # A compute capability stated ("cuda capability 3.0", Paddle's "GPU Compute Capability: 8.6"), and any sm_XX.
 STATED_CC = re.compile(r"(?<![\w.])(?:compute|cuda) capability\s*(?::\s*)?(?:of\s*)?(\d{1,2}\.\d)", re.I)
 _CC = (re.compile(_W + r"sm_(\d{2,3})\b"), STATED_CC)
 _OS = (("windows", re.compile(r"\.dll\b|WinError|(?<![\w.])[A-Z]:\\|PowerShell|\\site-packages\\|Program Files"
                               r"|(?<![\w.])(?:Windows (?:1[01]|7|8(?:\.1)?|Server)|on[ \t]{1,3}Windows)\b"
                               r"|(?<![\w.])win1[01](?![A-Za-z0-9_.])", re.I)),  # "win11下": a CJK letter is \w too
-       ("wsl", re.compile(r"/usr/lib/wsl\b|microsoft-standard-WSL|(?<![\w.])WSL2?\b", re.I)),
+       ("wsl", re.compile(r"/usr/lib/wsl\b|microsoft-standard-WSL|(?<![\w.])WSL2?\b|(?<![\w./\\-])wsl2(?![\w./\\-])")),
        # a shell prompt on Docker's default hostname, the container's 12-hex-digit id ("root@3f2a9c0d1b7e:/app#")
        ("container", re.compile(r"(?<![\w.])(?:docker|containerd|OCI runtime|kubepods|nvidia-container-cli)\b"
                                 r"|(?<![\w.@-])\w+@[0-9a-f]{12}:", re.I)))

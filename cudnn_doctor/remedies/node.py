@@ -84,11 +84,11 @@ def acs_off_fix(bridges: Sequence[str]) -> Fix:
 
 
 def runtime_configure_fix(runtime: str) -> Fix:
-    """The NVIDIA runtime registered with docker or containerd, and the daemon restarted; systemd re-reads its units
-    first, since an older toolkit (nvidia-docker2) registers the runtime through a unit drop-in, which a restart alone
-    does not pick up (FreiPose-docker#4: "Unknown runtime specified nvidia" until daemon-reload)."""
+    """The NVIDIA runtime registered with docker or containerd, and the daemon restarted. No `systemctl
+    daemon-reload`: nvidia-ctk writes the runtime's own config (daemon.json, config.toml), and a reload takes GPU access
+    away from running containers under the systemd cgroup driver (CD806)."""
     return run(on_machine("nvidia-ctk runtime configure --runtime=%s" % runtime),
-               on_machine("systemctl daemon-reload"), on_machine("systemctl restart %s" % runtime))
+               on_machine("systemctl restart %s" % runtime))
 
 
 def cdi_generate_fix() -> Fix:

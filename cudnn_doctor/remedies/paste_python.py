@@ -61,11 +61,13 @@ def jax_extra_fix(compat: Compat, cuda_major: int) -> Fix:
                     "wheels bring CUDA and cuDNN), with no jaxlib pin and no find-links page" % (cuda_major, project))
 
 
-def onnxruntime_for_cuda_fix(release: str, cuda_major: int, toolkit: Fix) -> Fix:
-    """The onnxruntime-gpu release whose PyPI build is for the CUDA major the machine has; or that build's CUDA."""
-    return say("%s; or %s", run("pip install onnxruntime-gpu==%s" % release,
-                                text="install onnxruntime-gpu %s, whose PyPI build is for CUDA %d: `pip install "
-                                     "onnxruntime-gpu==%s`" % (release, cuda_major, release)), toolkit)
+def onnxruntime_for_cuda_fix(release: str, cuda_major: int, extras: bool, toolkit: Fix) -> Fix:
+    """The onnxruntime-gpu release whose PyPI build is for the CUDA major the machine has, with its [cuda,cudnn]
+    extras where it has them (the CUDA and cuDNN wheels it links); or that build's CUDA."""
+    wanted = "onnxruntime-gpu%s==%s" % ("[cuda,cudnn]" if extras else "", release)
+    return say("%s; or %s", run('pip install "%s"' % wanted,
+                                text="install onnxruntime-gpu %s, whose PyPI build is for CUDA %d: `pip install \"%s\"`"
+                                     % (release, cuda_major, wanted)), toolkit)
 
 
 def one_cudnn_major_fix(compat: Compat, onnxruntime: Optional[str], torch: Optional[Tuple[str, str]], cuda: str,

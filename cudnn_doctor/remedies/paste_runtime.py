@@ -94,12 +94,16 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional
     newest = max(ccs, key=version_key) if ccs else None
     wanted = cc or newest
     first = compat.first_cuda_for_cc(wanted) if wanted else None
-    # A GPU older than every architecture today's builds carry (a Tesla K40m, 3.5): check's choice, the newest build
-    # with its kernels (the first CUDA that knows it is no guide: cu118 has no sm_35).
-    oldest = min((c for r in compat.framework_rows("pytorch_arch") for c in r.get("arch", [])), key=version_key,
-                 default=None)
-    retired = bool(cc and oldest and version_key(cc) < version_key(oldest))
-    if framework == "PyTorch" and first and (driver or python or retired):
+    # A GPU PyTorch's binaries dropped (a Tesla K40m, 3.5): the last release compat's rows name for it (the first CUDA
+    # that knows the GPU is no guide: cu118 has no sm_35), where the paste names no driver or Python to choose by.
+    dropped = next((r for r in compat.dropped_gpus("torch") if cc and version_key(cc) < version_key(r["below_cc"])),
+                   None) if framework == "PyTorch" and not (driver or python) else None
+    if dropped is not None:
+        return unsupported_gpu_fix(dropped["below_cc"], dropped["last_release"]) if not dropped.get("last_cuda") else \
+            say("install PyTorch %s, the last release with %s kernels: %s", dropped["last_release"],
+                "sm_%s" % (cc or "").replace(".", ""), torch_install(compat, dropped["last_release"],
+                                                                      str(dropped["last_cuda"])))
+    if framework == "PyTorch" and first and (driver or python):
         found = _torch_for_paste(compat, cc, driver, python, release, platform, held)
         if found is not None:
             return found

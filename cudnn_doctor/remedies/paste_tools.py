@@ -221,12 +221,12 @@ def nvrtc_folder_fix() -> Fix:
 
 
 
-def supported_gpu_or_release_fix() -> Fix:
-    """A container release that refuses the GPU: a GPU that release supports, or an older release that supported
-    this one (each release's notes list its GPUs)."""
-    return advice("run the container on a supported GPU (one its release lists), or use an older release of the "
-                  "container that still supported this GPU (each release's notes list the GPUs it supports), or "
-                  "install the framework's own build for this GPU outside the container")
+def supported_gpu_or_release_fix(newer: bool) -> Fix:
+    """A container release that refuses the GPU: a release that supports it (a newer one for a GPU it does not yet
+    know, an older one for a GPU it dropped; each release's notes list its GPUs), or a supported GPU."""
+    return advice("use %s release of the container, one whose notes list this GPU, or run it on a supported GPU, or "
+                  "install the framework's own build for this GPU outside the container" % (
+                      "a newer" if newer else "an older"))
 
 
 def kv_cache_fix(fits: Optional[str]) -> Fix:

@@ -80,8 +80,9 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
             entries = [e for e in (ld_entry_for(facts, p.path) for _, p, _ in foreign) if e]
             # A preload's shim: without the preload the framework's own copy loads, with its own sub-libraries.
             # Taking their folder off LD_LIBRARY_PATH instead let a third copy's parts in (draw 20261203-15).
-            if res.via in PRELOADED:
-                fix = drop_preload_fix(facts, res)
+            if res.via in PRELOADED:  # ... and a folder of another copy's parts besides its own goes too
+                others = [e for e in entries if os.path.normpath(e) != own_cudnn_wheel_dir(fw)]
+                fix = drop_preload_fix(facts, res, foreign_sublibraries_fix(facts, others) if others else None)
             elif entries and len(entries) == len(foreign):
                 fix = foreign_sublibraries_fix(facts, entries)
             else:

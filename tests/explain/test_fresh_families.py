@@ -394,7 +394,8 @@ FAMILIES = [
     # A GPU of a retired architecture beside a status error, no release named: compat/gpu_arch.toml names its last
     # CUDA and driver branch, compat/known_bad.toml [torch] the last PyTorch with kernels for it
     ("retired-gpu-status", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\nGPU: NVIDIA Tesla K40m",
-     ["Kepler", "compute capability 3.5", "CUDA 11.8 was the last", "R470"], ["torch==1.13.1", "cu117"], []),
+     # 3.5: the wheels' architecture list starts at 3.7 from 1.3 on (a review of round 25; 1.13.1 is 3.7's last)
+     ["Kepler", "compute capability 3.5", "CUDA 11.8 was the last", "R470"], ["torch==1.2.0"], ["torch==1.13.1"]),
     # TensorRT's cuDNN minor warning, in its own words and as a user retells it: the same major, so a warning
     ("trt-cudnn-minor-warning", "[TRT] [W] TensorRT was linked against cuDNN 8.9.0 but loaded cuDNN 8.8.0",
      ["a warning, not an error", "8.9.0", "8.8.0"], ["nothing to fix"], []),
@@ -612,6 +613,18 @@ FAMILIES = [
     ("vllm-kv-cache", "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that "
      "can be stored in KV cache (7344). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
      "initializing the engine.", ["7344", "32768"], ["--max-model-len 7344", "--gpu-memory-utilization"], []),
+    # the review's false friends of round 25: go-nvml's words on a bare host, a folder named wsl, NGC's newer wording
+    ("host-no-nvml", "On my bare-metal Ubuntu host, nvidia-smi fails: could not load NVML library",
+     ["driver's NVML library"], ["NVIDIA driver"], ["--set-as-default"]),
+    ("folder-named-wsl", "$ cd ~/wsl && python train.py\nCUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected",
+     [], [], ["wsl --shutdown"]),
+    ("container-gpu-not-yet", "WARNING: Detected NVIDIA NVIDIA GeForce RTX 4090 GPU, which is not yet supported in "
+     "this version of the container\nERROR: No supported GPU(s) detected to run this container", ["RTX 4090"],
+     ["a newer release"], ["an older release"]),
+    ("card-after-cjk", "我的5090显卡 CUDA error: no kernel image is available for execution on the device",
+     ["RTX 5090", "12.0"], [], []),
+    ("card-full-name-hyphen", "NVIDIA GeForce RTX-5090D CUDA error: no kernel image is available for execution on "
+     "the device", ["RTX-5090D", "12.0"], [], []),
     # https://github.com/cupy/cupy/issues/1034: NVRTC's stub answering for the library
     ("nvrtc-stub", "You are running using the stub version of nvrtc", ["stub", "CUDA_PATH"], ["lib64/stubs",
                                                                                             "cupy-cuda12x"], []),

@@ -38,7 +38,7 @@ def test_only_cudnn_s_own_integer_encoding_is_read_as_the_one_loaded(text):
 
 
 def _fix_releases(fix_text: str, project: str) -> list:
-    return re.findall(r"%s==([\d.]+)" % re.escape(project), fix_text)
+    return re.findall(r"%s(?:\[[\w,]+\])?==([\d.]+)" % re.escape(project), fix_text)
 
 
 def test_onnxruntime_on_cudnn_9_beside_pytorch_on_cudnn_8_without_a_cuda_12_build_of_the_other():
