@@ -25,13 +25,15 @@ def _torch_build(compat: Compat, release: str, cuda: str) -> Optional[Dict[str, 
                 None)
 
 
-def _onnxruntime_on(compat: Compat, cudnn: int, cuda: str, python: Optional[str]) -> Optional[str]:
-    """The newest onnxruntime-gpu on PyPI whose build links cuDNN `cudnn` and CUDA `cuda`'s major, with a wheel for
-    the paste's Python (where it says one)."""
+def _newest_onnxruntime(compat: Compat, cuda_major: Optional[int], python: Optional[str],
+                        cudnn: Optional[int] = None) -> Optional[str]:
+    """The newest onnxruntime-gpu on PyPI whose build links CUDA `cuda_major` (and cuDNN `cudnn`, where given), with
+    a wheel for the paste's Python (where it says one)."""
     index = load_wheel_index()
-    for release in index.versions("onnxruntime-gpu"):
+    for release in index.versions("onnxruntime-gpu") if cuda_major is not None else []:
         build = compat.framework_build("onnxruntime_gpu", release)
-        if build and int(build["cudnn_major"]) == cudnn and major_of(str(build["cuda"])) == major_of(cuda) and \
+        if build and major_of(str(build["cuda"])) == cuda_major and \
+                (cudnn is None or int(build["cudnn_major"]) == cudnn) and \
                 index.installable("onnxruntime-gpu", release, Node(python=python or "")) is None:
             return release
     return None
@@ -59,10 +61,7 @@ def onnxruntime_for_cuda(bad: VersionCheck, ev: Evidence, compat: Compat, toolki
     """onnxruntime-gpu built for another CUDA major than the one the paste states (onnxruntime-19292: 1.16.2, CUDA
     11.8's, on CUDA 12.1): its release built for that CUDA, or the CUDA it was built for."""
     cuda = major_of(bad.runtime) if bad.framework == "ONNX Runtime" and bad.library == "CUDA" else None
-    python = ev.facts.python.value if ev.facts.python else None
-    index = load_wheel_index()
-    release = next((r for r in index.versions("onnxruntime-gpu") if cuda is not None and _built_for(compat, r, cuda)
-                    and index.installable("onnxruntime-gpu", r, Node(python=python or "")) is None), None)
+    release = _newest_onnxruntime(compat, cuda, ev.facts.python.value if ev.facts.python else None)
     if release is None or cuda is None:
         return None
     return Answer("ONNX Runtime was built with CUDA %s and the CUDA here is %s; its CUDA provider links one CUDA major"
@@ -74,11 +73,6 @@ def _has_extras(compat: Compat, release: str) -> bool:
     since = ver(compat.framework_feature_since("onnxruntime_gpu", "pip_extras") or "")
     have = ver(release)
     return since is not None and have is not None and have >= since
-
-
-def _built_for(compat: Compat, release: str, cuda_major: int) -> bool:
-    build = compat.framework_build("onnxruntime_gpu", release)
-    return build is not None and major_of(str(build["cuda"])) == cuda_major
 
 
 def onnxruntime_beside_torch(bad: VersionCheck, ev: Evidence, compat: Compat) -> Optional[Answer]:
@@ -96,7 +90,7 @@ def onnxruntime_beside_torch(bad: VersionCheck, ev: Evidence, compat: Compat) ->
              "pins cuDNN %s); one process loads one libcudnn major, so the two frameworks need builds on the same "
              "one" % (needed, bad.runtime, torch.release, torch.tag or "", cuda, build["cudnn"]))
     python = ev.facts.python.value if ev.facts.python else None
-    same = _onnxruntime_on(compat, loaded, cuda, python)
+    same = _newest_onnxruntime(compat, major_of(cuda), python, loaded)
     # PyTorch's build must bring the CUDA major ONNX Runtime's build links too (a cu118 PyTorch has no CUDA 12)
     ort_cuda = major_of(str(ort_build["cuda"])) if ort_build else major_of(cuda)
     newer = _torch_on(compat, needed, ort_cuda, cuda, torch.release, python) if ort_cuda is not None else None
