@@ -474,8 +474,9 @@ def apply_fix(stack: stacks.Stack, commands: List[str], root: Path) -> Tuple[Lis
     if proc.returncode != 0:
         return [], "fix failed: %s" % (proc.stderr.strip()[-400:])
     after = dict(item.split("=", 1) for item in proc.stdout.split("\0") if "=" in item)
-    # What the user's shell still has after the fix (PYTHONPATH too: a fix that ignored it would fail for them).
-    moved.env = {k: after[k] for k in ("PATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CONDA_PREFIX", "PYTHONPATH")
-                 if k in after}
+    # What the user's shell still has after the fix (PYTHONPATH too: a fix that ignored it would fail for them; an
+    # LD_PRELOAD the fix did not unset, as `fix`'s own new shell keeps it: draw 2757830195-32 was judged without it).
+    moved.env = {k: after[k] for k in ("PATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "LD_PRELOAD", "CONDA_PREFIX",
+                                       "PYTHONPATH") if k in after}
     moved.env["HOME"] = stack.env.get("HOME", "/root").replace(str(stack.root), str(root))  # a user site moves too
     return [moved], "; ".join(shlex.quote(c) if " " not in c else c for c in commands)
