@@ -299,8 +299,8 @@ def fix_schema() -> Dict[str, Any]:
                    "properties": {"prefix": text, "kind": {"enum": ["venv", "conda"]},
                                   "tool": {"enum": ["pip", "uv", "conda"]}}}
     step = {"type": "object", "required": ["kind", "command", "changes", "ids"], "additionalProperties": False,
-            "properties": {"kind": {"enum": ["packages", "links", "variables", "system"]}, "command": text, "changes": text,
-                           "ids": ids}}
+            "properties": {"kind": {"enum": ["packages", "removals", "environments", "links", "variables", "system"]},
+                           "command": text, "changes": text, "ids": ids}}
     payload = {
         "environment": {"anyOf": [environment, NULL]}, "plan": {"type": "array", "items": step},
         "left": {"type": "array", "items": {"type": "object", "required": ["id", "command", "why"],
@@ -313,6 +313,9 @@ def fix_schema() -> Dict[str, Any]:
                                            "properties": {"command": text, "exit_code": {"type": "integer"},
                                                           "output": text}}},
         "files": texts, "journal": text,
+        "made": {"type": "array", "items": {"type": "object", "required": ["prefix", "errors"],
+                                            "additionalProperties": False,
+                                            "properties": {"prefix": text, "errors": ids}}},
     }
     # The hand-written shapes above name exactly the fields render/fix.py writes.
     assert set(payload) == set(empty_payload()), sorted(set(payload) ^ set(empty_payload()))

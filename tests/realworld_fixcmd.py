@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -110,14 +110,46 @@ def give_pip(moved: stacks.Stack) -> None:
         link.symlink_to(os.path.dirname(runner_pip.__file__))
 
 
-def doctor_env(env: Dict[str, str]) -> Dict[str, str]:
+def doctor_env(env: Dict[str, str], index: bool = False) -> Dict[str, str]:
     """The environment fix runs in: the stack's own, with pip offline on the wheel cache and no dependencies (as
     apply_fix: what the oracle loads is named; fetch_pins fills the cache first), no pip cache written, and its
     temporary files in a folder that prove removes: a pip killed by SIGKILL leaves its unpacked wheel (a cuDNN wheel
     unpacks to gigabytes) in TMPDIR, and a few of those filled CI's disk until a later install failed."""
     SCRATCH.mkdir(parents=True, exist_ok=True)
-    return dict(env, PIP_FIND_LINKS=str(wheels.FOR_PIP), PIP_NO_DEPS="1", PIP_NO_INDEX="1", PIP_NO_CACHE_DIR="1",
-                PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", PIP_COMPILE="0", TMPDIR=str(SCRATCH))
+    offline = {} if index else {"PIP_NO_DEPS": "1", "PIP_NO_INDEX": "1"}
+    return dict(env, PIP_FIND_LINKS=str(wheels.FOR_PIP), PIP_NO_CACHE_DIR="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+                PIP_NO_INPUT="1", PIP_COMPILE="0", TMPDIR=str(SCRATCH), **offline)
+
+
+# A plan that makes new environments (fix's step "N. python3 -m venv ..."): their pip resolves the framework's own
+# dependencies, as it does for the user, from PyPI, taking a wheel of the cache where it has the same file (pip
+# lists --find-links files before the index's and keeps the first of equal candidates).
+_MAKES_ENVIRONMENTS = re.compile(r"^\s+\d+\. python3 -m venv ", re.M)
+
+
+def made_stacks(moved: stacks.Stack, before: Dict[str, str]) -> List[stacks.Stack]:
+    """Each venv fix made under the case's HOME (~/venvs/NAME), as a new shell that activates it sees it: the
+    frameworks of the case it holds, judged there (the shell's LD_PRELOAD and LD_LIBRARY_PATH inherited)."""
+    out = []
+    folder = moved.root / "home" / "venvs"
+    for venv in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if any(k.startswith(str(venv.relative_to(moved.root)) + "/") for k in before):
+            continue  # there before fix
+        shell = {k: v for k, v in moved.env.items() if k in ("HOME", "LD_PRELOAD", "LD_LIBRARY_PATH")}
+        proc = subprocess.run(["bash", "-c", '. "$1/bin/activate" && env -0', "bash", str(venv)],
+                              env=dict(shell, PATH="/usr/bin:/bin"), capture_output=True, text=True, check=True)
+        env = {k: v for k, v in (i.split("=", 1) for i in proc.stdout.split("\0") if "=" in i)
+               if k in ("HOME", "PATH", "VIRTUAL_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH")}
+        # made without --system-site-packages: its python sees no user site (the oracle runs it so), and neither does
+        # the doctor's view of it (the case's own user site holds frameworks of the same names)
+        env["PYTHONUSERBASE"] = str(venv / "no-user-site")
+        site = next(venv.glob("lib/python3*/site-packages"))
+        held = [w for w in (moved.case.framework, *moved.case.judged)
+                if any(site.glob("%s-%s.dist-info" % (canonicalize_name(w[0]).replace("-", "_"), w[1])))]
+        if held:
+            case = replace(moved.case, framework=held[0], judged=held[1:], user_site=False, activated=True)
+            out.append(stacks.Stack(case, moved.root, env, venv=venv))
+    return out
 
 
 def fetch_pins(plan: str) -> List[str]:
@@ -157,11 +189,11 @@ def reinstalled(plan: str, site: Path) -> List[str]:
     return named
 
 
-def fix(env: Dict[str, str], *args: str) -> Tuple[int, str]:
+def fix(env: Dict[str, str], *args: str, index: bool = False) -> Tuple[int, str]:
     # The cache folder of the runner's (a test session's own, tests/hermetic.py): no `cudnn-doctor update` copy of a
     # developer's knowledge is read by the child either.
     xdg = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} if os.environ.get("XDG_CACHE_HOME") else {}
-    proc = subprocess.run([sys.executable, "-c", BOOT, "fix", *args], env=dict(doctor_env(env), **xdg),
+    proc = subprocess.run([sys.executable, "-c", BOOT, "fix", *args], env=dict(doctor_env(env, index), **xdg),
                           capture_output=True, text=True, errors="replace", stdin=subprocess.DEVNULL, timeout=1800)
     return proc.returncode, proc.stdout + proc.stderr
 
@@ -215,7 +247,8 @@ def _installer_record(key: str) -> bool:
     return folder.endswith(".dist-info") and name in INSTALLER_RECORDS
 
 
-def killed_at_random(moved: stacks.Stack, fixed: Dict[str, str], seconds: float, rng: random.Random) -> str:
+def killed_at_random(moved: stacks.Stack, fixed: Dict[str, str], seconds: float, rng: random.Random,
+                     index: bool = False) -> str:
     """fix --yes started in the copy (back as before, by an exact undo) and killed with SIGKILL, with every child
     (pip), at a moment drawn between its start and the time a whole run took. What it leaves must be the old state,
     the new one, or an interrupted journal that the next fix refuses to run over and fix --undo puts back exactly.
@@ -225,7 +258,7 @@ def killed_at_random(moved: stacks.Stack, fixed: Dict[str, str], seconds: float,
     xdg = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} if os.environ.get("XDG_CACHE_HOME") else {}
     at = rng.uniform(0.0, seconds)
     proc = subprocess.Popen([sys.executable, "-c", BOOT, "fix", "--yes", *asked(moved)],
-                            env=dict(doctor_env(moved.env), **xdg),
+                            env=dict(doctor_env(moved.env, index), **xdg),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
@@ -240,7 +273,7 @@ def killed_at_random(moved: stacks.Stack, fixed: Dict[str, str], seconds: float,
         return "old"
     if now == fixed:
         return "new"
-    code, text = fix(moved.env, "--yes", *asked(moved))
+    code, text = fix(moved.env, "--yes", *asked(moved), index=index)
     if code == 0 or "interrupted" not in text:
         return "a mix, and fix ran over it (%s; exit %d): %s" % (ended, code, differences(before, now))
     code, text = fix(moved.env, "--undo", "--yes")
@@ -271,6 +304,8 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
     if run.skipped:
         return run
     moved = stacks.copy(stack, root)
+    # the user's home is the case's own: a new environment fix makes (~/venvs/NAME) is in the copy, hashed with it
+    moved.env["HOME"] = str(root / "home")
     try:
         give_pip(moved)
         rc_file(moved).parent.mkdir(exist_ok=True)  # the user's home, where --rc writes
@@ -290,12 +325,15 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
         if not run.dry_exact:
             run.why.append("--dry-run changed files: " + differences(before, state(root)))
         wheels.for_pip(reinstalled(text, moved.site))
+        index = bool(_MAKES_ENVIRONMENTS.search(text))
         t_fix = time.perf_counter()
-        run.codes["fix"], fixed_text = fix(moved.env, "--yes", *asked(moved))
+        run.codes["fix"], fixed_text = fix(moved.env, "--yes", *asked(moved), index=index)
         fix_seconds = time.perf_counter() - t_fix
         fixed_state = _files(state(root))
         healed = stacks.Stack(moved.case, root, new_shell(moved))
-        after, _ = judge_all(healed)
+        # where fix made an environment per framework, the frameworks run from those: each is judged there
+        made = made_stacks(moved, before)
+        after = [v for judged in (made or [healed]) for v in judge_all(judged)[0]]
         run.healed = all(seen.works for _, seen, _ in after)
         run.doctor_agrees = all(said.works == seen.works for _, seen, said in after)
         if not run.healed:
@@ -324,7 +362,7 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
         if not run.back:
             run.why.append("after undo the oracle sees %s, before fix %s" % (now, was))
         if kill is not None and run.undo_exact and fixed_state != _files(before):
-            run.killed = killed_at_random(moved, fixed_state, fix_seconds, kill)
+            run.killed = killed_at_random(moved, fixed_state, fix_seconds, kill, index)
             if run.killed not in ("old", "new", "undone"):
                 run.why.append("killed fix: " + run.killed)
     finally:

@@ -196,7 +196,7 @@ def observe(stack: stacks.Stack, work: Path) -> Tuple[Verdict, Optional[oracle.O
         startup = TF_STARTUP.get(str(oracle.tf_build_info(stack.site).get("cuda_version", "")).split(".")[0], ())
     elif kind == "paddle":
         soname = PADDLE_SONAME
-    result = oracle.run(lib, soname, work, stack.cache, stack.env, stack.root / "venv/bin/python", kind,
+    result = oracle.run(lib, soname, work, stack.cache, stack.env, stack.python, kind,
                         stack.site, startup, engines(), user_site=stack.case.user_site)
     own_check = ""  # the framework's own GPU-less verdict, where it has one
     if kind == "jax":

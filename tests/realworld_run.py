@@ -44,7 +44,7 @@ class Row:
 
 def each_framework(stack: stacks.Stack) -> List[stacks.Stack]:
     """The stack once per framework it holds that loads cuDNN (the same folder, another framework judged)."""
-    return [stacks.Stack(replace(stack.case, framework=stacks.as_installed(stack, fw)), stack.root, stack.env)
+    return [stacks.Stack(replace(stack.case, framework=stacks.as_installed(stack, fw)), stack.root, stack.env, stack.venv)
             for fw in [stack.case.framework, *stack.case.judged]]
 
 

@@ -66,11 +66,18 @@ class Stack:
     case: Case
     root: Path
     env: Dict[str, str] = field(default_factory=dict)
+    venv: Optional[Path] = None  # a venv elsewhere under root that holds the framework (one `fix` made), not root/venv
 
     @property
     def site(self) -> Path:
         """Where the framework is installed: the venv's site-packages, or the user site of the case's HOME."""
+        if self.venv is not None:
+            return next(self.venv.glob("lib/python3*/site-packages"))
         return self.root / (USER_SITE if self.case.user_site else SITE)
+
+    @property
+    def python(self) -> Path:
+        return (self.venv or self.root / "venv") / "bin/python"
 
     @property
     def pth_folder(self) -> Path:

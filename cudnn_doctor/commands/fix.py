@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import typer
 
@@ -179,10 +179,20 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
 
 def _dry_runs(plan, env: Mapping[str, str]) -> Optional[str]:
     """pip's dry run of each install: what it changes, version by version, or, said plainly before anything
-    changes, why pip cannot (its index out of reach, no such release)."""
+    changes, why pip cannot (its index out of reach, no such release) or why a new environment cannot be made."""
     from ..fixing.environment import package_set, pip_dry_run
+    from ..fixing.made import occupied
     from ..fixing.plan import with_versions
 
+    busy = occupied(plan.made, env)
+    if busy:
+        return busy
+    for step in [s for s in plan.steps if s.kind == "environments"]:
+        # what the new environment's pip will be asked, resolved by this one's as if nothing were installed: its
+        # index out of reach or a release that does not exist is said before anything changes
+        problem, _ = pip_dry_run(plan.environment, step.requirements, [*step.options, "--ignore-installed"], env)
+        if problem:
+            return "%s (for %s)" % (problem, step.paths[0])
     installs = [s for s in plan.steps if s.kind == "packages" and "install" in s.argv[2:4]]
     if not installs or plan.environment.tool != "pip":
         return None
@@ -203,7 +213,7 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     from ..fixing.apply import FixStopped, run_plan
     from ..fixing.plan import build_plan
     from ..model import Severity
-    from ..render.fix import before_after_lines, plan_lines, ran_lines, ran_payload, variables_hint
+    from ..render.fix import before_after_lines, made_lines, plan_lines, ran_lines, ran_payload, variables_hint
 
     active = plan.environment.active or bool(plan.environment.rc)  # every new shell reads the rc file
     new_shell = _NewShell(env, given, active)
@@ -234,6 +244,12 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
         return EXIT_PROBLEMS
     out.data.update(ran=ran_payload(ran), files=files, journal=done.journal)
     taken = [i for r in rounds for i in r.taken]
+    made = _judge_made(plan, env, before) if plan.made else {}
+    out.data["made"] = [{"prefix": path, "errors": sorted({i for i, _ in errors})} for path, errors in made.items()]
+    # The errors of the environment the frameworks left stay there (fix did not change it): moved, once every new
+    # environment the plan made is free of errors
+    moved = {i for s in plan.steps if s.kind == "environments" for i in s.ids} \
+        if made and not any(made.values()) else set()
     # A finding is its id and its words: one id reports each framework and wheel apart (CD702 for every pin), so a
     # status by id alone called one gone while another stayed (a new user's trial)
     errors_after = {(f.id, f.title) for f in after.findings if f.severity == Severity.ERROR or f.id in asked}
@@ -241,9 +257,10 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     shown += [(f.id, f.title) for r in rounds[1:] for f in brought if f.id in r.taken]
     seen = {(f.id, f.title) for f in before.findings} | set(shown)
     new = [(f.id, f.title) for f in after.findings if f.severity == Severity.ERROR and (f.id, f.title) not in seen]
-    stays = [pair for pair in shown if pair in errors_after]
-    out.data["remaining"] = sorted({i for i, _ in stays + new})
-    lines += before_after_lines(shown, errors_after, taken)
+    stays = [pair for pair in shown if pair in errors_after and pair[0] not in moved]
+    out.data["remaining"] = sorted({i for i, _ in stays + new} | {i for e in made.values() for i, _ in e})
+    lines += before_after_lines(shown, errors_after, taken, moved)
+    lines += made_lines(made, plan.environment.prefix)
     if new:
         lines.append("New after the fix: %s (`cudnn-doctor check` says why; `cudnn-doctor fix --undo` puts the "
                      "environment back)" % "; ".join("%s %s" % pair for pair in new))
@@ -253,7 +270,28 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     # an uninstall that took another wheel's files with it left torch without cuDNN, CD704, and fix had said 0); an
     # error of a kind it had, reworded (a count of files in its title), is not a new one
     brought_new = {i for i, _ in new} - {f.id for f in before.findings if f.severity == Severity.ERROR}
-    return EXIT_PROBLEMS if brought_new or any(i in taken for i, _ in stays + new) else EXIT_OK
+    return EXIT_PROBLEMS if brought_new or any(made.values()) or any(i in taken for i, _ in stays + new) \
+        else EXIT_OK
+
+
+def _judge_made(plan, env: Mapping[str, str], before) -> Dict[str, List[Tuple[str, str]]]:
+    """Each new environment the plan made, judged by check as a new shell that activates it sees it: its errors
+    (id, title) about its own site, and the machine's that were not there before (a missing driver that was, is the
+    machine's, left as it was). An error about another site is that environment's: the one the frameworks left, or
+    a user site the new venv does not see."""
+    from .. import diagnose
+    from ..fixing import gather, made
+    from ..model import Severity
+
+    had = {(f.id, f.title) for f in before.findings if f.severity == Severity.ERROR}
+    judged: Dict[str, List[Tuple[str, str]]] = {}
+    for named in plan.made:
+        path = made.folder(named, env)
+        report = diagnose.diagnose("/", made.new_shell(path, env, plan.environment.prefix))
+        errors = gather.errings(gather.chosen(report.findings, []), report.facts)
+        judged[path] = [(e.id, e.title) for e in errors
+                        if (e.site or "").startswith(path + os.sep) or (e.site is None and (e.id, e.title) not in had)]
+    return judged
 
 
 class _NewShell:

@@ -13,7 +13,7 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 from ..install import hooks
 from ..install.journal import TXN, StateLock, discard, history_entries, read_journal, write_journal
 from ..install.transaction import apply as apply_files, commit, dest_path, new_txn, undo as undo_files
-from . import activate, folders, shared, stash, strays
+from . import activate, folders, made, shared, stash, strays
 from .environment import conda_export, package_set, run, tail
 from .plan import Environment, Plan, project_name, user_steps, variable_names
 from .restore import reinstall, restore_packages, restore_user_site
@@ -154,6 +154,9 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
         folder, journal = new_txn(sdir, {"environment": environment.prefix, "kind": environment.kind,
                                          "tool": environment.tool, "follows": os.path.basename(follows)})
         try:
+            busy = made.occupied(plan.made, env)
+            if busy:
+                raise FixStopped("%s; nothing was changed" % busy)
             before = package_set(environment, env)
             if before is None and any(s.kind == "packages" for s in plan.steps):
                 raise FixStopped("the environment's package list could not be read (%s -m pip list): nothing "
@@ -181,7 +184,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
                            sites=sites, user_site=user_site, user_before=user_before,
                            base_python=environment.base_python,
                            steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops, targets=kept, shared=common,
-                           stash=wheels)
+                           stash=wheels, made=[made.folder(m, env) for m in plan.made])
             write_journal(folder, journal)  # before anything changes: what --undo needs
             hooks.point("fix-after-journal")
             for step in plan.steps:
@@ -306,7 +309,9 @@ def undo_preview(environment: Environment) -> List[str]:
     return (["The newest fix (%s) ran:" % os.path.basename(folder or "")]
             + ["  %s" % step for step in journal.get("steps") or []]
             + (["Undo puts these packages back:"] + ["  %s" % c for c in changed] if changed else [])
-            + (["and these files:"] + ["  %s" % f for f in files] if files else []))
+            + (["and these files:"] + ["  %s" % f for f in files] if files else [])
+            + (["and removes the environments it made:"] + ["  %s" % f for f in journal["made"]]
+               if journal.get("made") else []))
 
 
 def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mapping[str, str],
@@ -315,6 +320,7 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
     package cannot be put back (the record stays, so the next --undo tries again). ``interrupted``: the fix never
     finished (killed, or a step failed), so what its pip left unlisted in the sites is removed too."""
     done = undo_files(folder, journal)
+    done["removed"] += made.remove(journal.get("made") or [])  # the new environments, whole
     done["removed"] += folders.restore(folder, journal.get("targets") or [])
     # What fix's packages share with the ones before it (fix added a second owner): kept in the journal before pip
     # takes the added one away with the file.

@@ -12,8 +12,16 @@ from typing import List, Optional, Sequence, Tuple
 _SYSTEM = frozenset(("apt", "apt-get", "dnf", "yum", "zypper", "ldconfig", "chroot", "modprobe", "rmmod", "systemctl",
                      "reboot", "nvidia-smi", "nvidia-ctk", "dkms", "ubuntu-drivers", "tee", "update-alternatives",
                      "docker", "podman", "kubectl", "update-initramfs", "dracut", "mokutil", "sh", "bash"))
-# The separate environments of frameworks that cannot share one (remedies/environments): fix changes this one only.
+# The separate environments of frameworks that cannot share one (remedies/environments.separate_environments_fix):
+# one line per framework, the new folder's pip installing it, then at most its unversioned libcudnn.so link and two
+# lines appended to its own activate script. fix runs such a line whole, in bash, only in this shape: everything it
+# writes is inside the new folder, so undo removes that folder.
 _NEW_ENVIRONMENT = re.compile(r"python3?(\.\d+)? -m venv ")
+_NEW_ENVIRONMENT_LINE = re.compile(
+    r"python3 -m venv (~/[\w.+-]+(?:/[\w.+-]+)*) && \1/bin/pip install (?P<install>[^&|;`<>$]+?)"
+    r"(?: && ln -sf libcudnn\.so\.\d+ \$\(echo \1/lib/python3\*/site-packages/nvidia/cudnn/lib\)/libcudnn\.so)?"
+    r"(?: && echo 'export LD_LIBRARY_PATH=[^']*' >> \1/bin/activate)?"
+    r"(?: && printf '%s\\n' '[^']*(?:'\"'\"'[^']*)*' >> \1/bin/activate)?")
 _SHELL_SYNTAX = re.compile(r"&&|\|\||[;|`<>]|\$\(")  # a line the shell must read: fix cannot run it as words
 # Quoted words: a requirement's < or > is the word's, not a redirection ("nvidia-cudnn-cu13<10.0,>=9.12"); a double
 # quote holding $ or ` is still read by the shell, so it is not taken out.
@@ -29,7 +37,8 @@ _VALUE_OPTIONS = frozenset(("--target", "-t", "--index-url", "-i", "--extra-inde
 
 @dataclass(frozen=True)
 class Parsed:
-    kind: str  # "packages", "links", "removals", "variables", "system", "checks" (read only: nothing to run) or "left"
+    kind: str  # "packages", "links", "removals", "variables", "system", "environments" (a new venv made whole),
+    #            "checks" (read only: nothing to run) or "left"
     why: str = ""
     action: str = ""  # packages: install, uninstall
     options: Tuple[str, ...] = ()
@@ -38,7 +47,8 @@ class Parsed:
     variables: Tuple[Tuple[str, str], ...] = ()  # NAME=VALUE words before pip: its own environment
     link: str = ""  # `ln -sf TARGET LINK`: the link, and the name beside it that it points at
     target: str = ""
-    paths: Tuple[str, ...] = ()  # removals: what `rm -rf` names (a dist-info's version may be a glob)
+    paths: Tuple[str, ...] = ()  # removals: what `rm -rf` names (a dist-info's version may be a glob); environments:
+    #                              the new folder, as the line names it (~/venvs/NAME)
     python: str = ""  # packages: the absolute interpreter whose pip it names (a user site's owner), "" for pip's own
 
 
@@ -50,8 +60,13 @@ def parse_command(command: str, as_root: bool) -> Parsed:
     if ENV_LINE.match(text):
         return Parsed("variables", line=text)
     if _NEW_ENVIRONMENT.match(text):
-        return Parsed("left", "it makes a new environment (the frameworks cannot share this one), which fix leaves "
-                               "to you")
+        made = _NEW_ENVIRONMENT_LINE.fullmatch(text)
+        words = _install_words(made.group("install")) if made else None
+        if made is None or words is None:
+            return Parsed("left", "it makes a new environment in a way fix does not run")
+        index = words.index("--index-url") if "--index-url" in words else len(words)
+        return Parsed("environments", line=text, paths=(made.group(1),), options=tuple(words[index:index + 2]),
+                      requirements=tuple(words[:index] + words[index + 2:]))
     if _SHELL_SYNTAX.search(_QUOTED.sub("''", text)):
         return Parsed("left", "it is shell syntax (a pipe, a list or a redirection) fix does not run")
     try:
@@ -99,6 +114,21 @@ def parse_command(command: str, as_root: bool) -> Parsed:
         options.append("-y")  # fix asked before it ran: pip must not ask again
     return Parsed("packages", action=pip_args[0], options=tuple(options), requirements=tuple(reqs),
                    variables=tuple(assigned), python=words[0] if words[0].startswith("/") else "")
+
+
+def _install_words(text: str) -> Optional[List[str]]:
+    """A new environment's `pip install` words: requirements, and PyTorch's own index for one of its builds; None for
+    anything else."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return None
+    if not words or words[0].startswith("-"):
+        return None
+    for word, after in zip(words, words[1:] + [""]):
+        if word.startswith("-") and (word != "--index-url" or not after.startswith("https://download.pytorch.org/")):
+            return None
+    return words
 
 
 def _link(words: Sequence[str]) -> Parsed:

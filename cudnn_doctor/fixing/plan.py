@@ -66,7 +66,8 @@ class Erring:
 class Step:
     """One thing fix runs: ``argv`` (no shell) for packages, ``lines`` (shell lines) for the environment's variables."""
 
-    kind: str  # "packages", "removals", "links", "variables" or "system" (root's, run only as root with --yes)
+    kind: str  # "packages", "removals", "links", "variables", "system" (root's, run only as root with --yes) or
+    #            "environments" (a new venv made whole by its line, in bash: ``paths`` is its folder)
     shown: str  # as printed: the exact command
     changes: str  # what it changes, in words
     ids: List[str] = field(default_factory=list)
@@ -79,6 +80,7 @@ class Step:
     paths: List[str] = field(default_factory=list)  # removals steps: what is removed (a glob for a dist-info)
     user: bool = False  # packages steps: run by the user site's owner, on the user site
     resolved: List[str] = field(default_factory=list)  # install steps: every project pip's dry run would install
+    options: List[str] = field(default_factory=list)  # environments steps: its pip's options (PyTorch's own index)
 
 
 @dataclass
@@ -96,6 +98,11 @@ class Plan:
         return [line for s in self.steps if s.kind == "variables" for line in s.lines]
 
     @property
+    def made(self) -> List[str]:
+        """The folders of the new environments the plan makes, as its lines name them (~/venvs/NAME)."""
+        return [p for s in self.steps if s.kind == "environments" for p in s.paths]
+
+    @property
     def empty(self) -> bool:
         return not self.steps
 
@@ -110,6 +117,7 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
     system: List[Step] = []
     links: List[Step] = []
     removals: List[Step] = []
+    made: List[Step] = []
     gone: Set[str] = set()
     for err in errors:
         parsed = [(c, parse_command(c, as_root)) for c in err.commands]
@@ -152,6 +160,15 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
                                 % ", ".join(p.paths), paths=list(p.paths))
                     removals.append(same)
                 _add_id(same, err.id)
+            elif p.kind == "environments":
+                same = next((s for s in made if s.shown == command), None)
+                if same is None:
+                    same = Step("environments", command, "makes the new environment %s, which the frameworks run "
+                                "from after this (the one they leave keeps its packages)" % p.paths[0],
+                                argv=["bash", "-c", command], paths=list(p.paths), requirements=list(p.requirements),
+                                options=list(p.options))
+                    made.append(same)
+                _add_id(same, err.id)
             elif p.kind == "checks":
                 continue  # read only: the check after the steps asks the same
             elif p.kind == "variables":
@@ -167,9 +184,9 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
     ordered = _removals_first(list(packages.values()), gone)
     for step in ordered:
         _finish_packages(step, environment)
-    # a --target copy's removal, uninstalls and installs first, the machine's own after, then links to the files
-    # they put in place
-    plan.steps = [*removals, *ordered, *system, *links]
+    # a --target copy's removal, uninstalls and installs first, new environments, the machine's own after, then
+    # links to the files they put in place
+    plan.steps = [*removals, *ordered, *made, *system, *links]
     if variables.lines:
         variables.shown = "\n".join(variables.lines)
         variables.changes = _variables_changes(environment, variables.lines)
@@ -188,7 +205,7 @@ def _left_why(err: Erring, parsed: Sequence[Tuple[str, Parsed]], environment: Op
         return "some of its commands are for you to run"
     if any(p.kind == "system" for _, p in parsed) and not as_root:
         return "it needs root"
-    if any(p.kind in ("packages", "variables", "links", "removals") for _, p in parsed):
+    if any(p.kind in ("packages", "variables", "links", "removals", "environments") for _, p in parsed):
         if environment is None:
             return "no Python environment to change was named or found (activate it, or set VIRTUAL_ENV)"
         others = [p.python for _, p in parsed if p.python and not _same_interpreter(p.python, environment.base_python)]

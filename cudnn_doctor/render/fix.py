@@ -3,7 +3,7 @@ ran, the files written, and check's errors before and after. Lines only: the com
 exit code. It is handed fixing.plan.Plan values (a higher layer: read by their fields)."""
 from __future__ import annotations
 
-from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 def plan_lines(plan: Any, titles: Dict[str, str]) -> List[str]:
@@ -46,13 +46,28 @@ def ran_lines(ran: Sequence[Tuple[str, int, str]], files: Sequence[str], journal
 
 
 def before_after_lines(before: Sequence[Tuple[str, str]], after: Collection[Tuple[str, str]],
-                       taken: Sequence[str]) -> List[str]:
-    """One line per error check reported before (id, title): gone, or still there (taken on, or left for you)."""
+                       taken: Sequence[str], moved: Collection[str] = ()) -> List[str]:
+    """One line per error check reported before (id, title): gone, still there (taken on, or left for you), or left
+    behind in the environment the frameworks moved out of."""
     lines = ["Before -> after:"]
     for fid, title in before:
         state = "still there" if (fid, title) in after else "gone"
         why = "" if state == "gone" else ("  (fix took it on)" if fid in taken else "  (left for you)")
+        if state != "gone" and fid in moved:
+            state, why = "moved out", "  (the frameworks run from the new environments below)"
         lines.append("  %s  %s -> %s%s" % (fid, title, state, why))
+    return lines
+
+
+def made_lines(made: Mapping[str, Sequence[Tuple[str, str]]], left: str) -> List[str]:
+    """The new environments fix made, each as check judged it in a new shell that activates it."""
+    if not made:
+        return []
+    lines = ["New environments (check, in a new shell that activates each):"]
+    for path, errors in made.items():
+        lines.append("  %s: %s" % (path, "; ".join("%s %s" % e for e in errors) if errors else "no error"))
+    lines.append("Run each framework from its own: `. <folder>/bin/activate`. %s keeps its packages as they were; "
+                 "`cudnn-doctor fix --undo` (in it) removes the new environments." % left)
     return lines
 
 
@@ -77,7 +92,7 @@ def variables_hint(lines: Sequence[str], environment: Optional[Any], active: boo
 def empty_payload() -> Dict[str, Any]:
     """Every field of fix's --json (schema/fix-v1.json), before the run fills them in."""
     return {"environment": None, "plan": [], "left": [], "taken": [], "not_taken": [], "before": [], "problem": None,
-            "dry_run": False, "ran": [], "files": [], "journal": "", "remaining": [], "undone": False}
+            "dry_run": False, "ran": [], "files": [], "journal": "", "remaining": [], "undone": False, "made": []}
 
 
 def environment_payload(environment: Any) -> Optional[Dict[str, str]]:
