@@ -171,15 +171,18 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             common = shared.keep(folder, sites)  # pip removes them with either owner
             # each release pip may take away, for an undo that needs no index; every NVIDIA wheel too, since they
             # write the same nvidia/ paths over each other (a new user's trial: cu12's install over cu13's files)
-            pip_steps = [s for s in plan.steps if s.kind == "packages"]  # without one, pip changes nothing to keep
-            wheels = stash.keep(folder, sites, {project_name(r) for s in pip_steps for r in [*s.requirements,
-                                                                                            *s.resolved]}
-                                | {n for n in (before or {}) if n.startswith("nvidia-") and pip_steps})
-            present = strays.keep(folder, sites)  # a pip killed part-way leaves unlisted files
             user_before = package_set(environment, env, user_site) if user_site else None
             if user_site and user_before is None:
                 raise FixStopped("the user site's package list could not be read (%s -m pip list --path %s): "
                                  "nothing was changed" % (environment.python, user_site))
+            pip_steps = [s for s in plan.steps if s.kind == "packages"]  # without one, pip changes nothing to keep
+            # the user site's NVIDIA wheels too: a --user install writes over their shared files (draw 20261205-42:
+            # cuDNN 8's CUDA 11 wheel was reinstalled by name at undo, and pip wrote its RECORD anew)
+            wheels = stash.keep(folder, sites, {project_name(r) for s in pip_steps for r in [*s.requirements,
+                                                                                            *s.resolved]}
+                                | {n for n in {**(before or {}), **(user_before or {})} if n.startswith("nvidia-")
+                                   and pip_steps})
+            present = strays.keep(folder, sites)  # a pip killed part-way leaves unlisted files
             journal.update(status="applying", packages_before=before, conda_export=conda_export(environment, env),
                            sites=sites, user_site=user_site, user_before=user_before,
                            base_python=environment.base_python,
