@@ -10,7 +10,8 @@ Paddle's unversioned libcudnn.so link (515-18: `ln -sf` made through the journal
 for CUDA 13 (112930-17: moved to its release's CUDA 13 build, which undo puts back from the wheel cache), a venv used
 from PATH whose variables reach no activate script (20261205-10: the user follows fix's words, `--rc ~/.bashrc`),
 CuPy, Paddle and ONNX Runtime for CUDA 11 that cannot share one environment (20261203-20: fix makes one per
-framework, their pip resolving from PyPI, and undo removes them). The whole sample: `python tests/realworld_run.py --draws 30 --seed S --fix-command`."""
+framework, their pip resolving from PyPI, and undo removes them), a --user install over a user site's cuDNN 8 wheel
+(20261205-42: its files and pip's own records put back from the journal, not reinstalled by name). The whole sample: `python tests/realworld_run.py --draws 30 --seed S --fix-command`."""
 from __future__ import annotations
 
 import os
@@ -28,7 +29,7 @@ pytestmark = [pytest.mark.realworld, pytest.mark.live]
 
 # Every failing draw fix was tried on (seed, n); the other half is test_realworld_fixcmd_b.py, so that the full run's
 # `--dist loadfile` spreads them over the workers.
-DRAWS = [(101, 0), (101, 2), (202, 0), (515, 5), (515, 14), (515, 3), (515, 18), (291129, 20), (291129, 16), (291129, 39), (291129, 43), (291129, 47), (291129, 66), (112930, 17), (20261129, 9), (20261129, 32), (20261130, 1), (20261130, 36), (20261203, 17), (20261205, 10), (20261203, 20)]
+DRAWS = [(101, 0), (101, 2), (202, 0), (515, 5), (515, 14), (515, 3), (515, 18), (291129, 20), (291129, 16), (291129, 39), (291129, 43), (291129, 47), (291129, 66), (112930, 17), (20261129, 9), (20261129, 32), (20261130, 1), (20261130, 36), (20261203, 17), (20261205, 10), (20261203, 20), (20261205, 42)]
 
 
 @pytest.mark.parametrize("seed, n", DRAWS[0::2], ids=lambda v: str(v))
@@ -52,5 +53,5 @@ def heals_and_undoes(seed: int, n: int) -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     again = "python tests/realworld_run.py --only %d --seed %d --fix-command" % (n, seed)
-    assert (run.dry_exact, run.healed, run.undo_exact, run.back) == (True, True, True, True), "%s\n%s" % (
+    assert (run.dry_exact, run.healed, run.undo_exact, run.records_exact, run.back) == (True,) * 5, "%s\n%s" % (
         "\n".join(run.why), again)
