@@ -121,10 +121,10 @@ def doctor_env(env: Dict[str, str], index: bool = False) -> Dict[str, str]:
                 PIP_NO_INPUT="1", PIP_COMPILE="0", TMPDIR=str(SCRATCH), **offline)
 
 
-# A plan that makes new environments (fix's step "N. python3 -m venv ..."): their pip resolves the framework's own
+# A plan that makes new environments (fix's step "N. python3.X -m venv ..."): their pip resolves the framework's own
 # dependencies, as it does for the user, from PyPI, taking a wheel of the cache where it has the same file (pip
 # lists --find-links files before the index's and keeps the first of equal candidates).
-_MAKES_ENVIRONMENTS = re.compile(r"^\s+\d+\. python3 -m venv ", re.M)
+_MAKES_ENVIRONMENTS = re.compile(r"^\s+\d+\. python3(?:\.\d+)? -m venv ", re.M)
 
 
 def made_stacks(moved: stacks.Stack, before: Dict[str, str]) -> List[stacks.Stack]:

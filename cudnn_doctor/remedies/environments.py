@@ -110,7 +110,7 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Opti
             line += ' "%s"' % need.wants
         wheels = _missing_cuda_wheels(compat, facts, fw) if facts is not None else []
         line += "".join(' "%s"' % w for w, _ in wheels)
-        step = "python3 -m venv %s && %s/bin/pip install %s" % (folder, folder, line)
+        step = "%s -m venv %s && %s/bin/pip install %s" % (_python_of(fw), folder, folder, line)
         site = "%s/lib/python3*/site-packages" % folder
         wheel_folder = "$(echo %s/nvidia/cudnn/lib)" % site
         asked = fw.resolved_cudnn.name if fw.resolved_cudnn is not None else None
@@ -125,6 +125,13 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Opti
             step += " && printf '%%s\\n' %s >> %s/bin/activate" % (shlex.quote(drop_ld_path_line(shadowing)), folder)
         steps.append(system(step, privileged=False))
     return run(*steps)
+
+
+def _python_of(fw: FrameworkFacts) -> str:
+    """The interpreter a framework's new environment is made with: its site's Python minor (`python3.11`), so that
+    the release it pins has a wheel there (python3 may be another minor: TensorFlow 2.15 has no wheel for 3.12)."""
+    m = re.search(r"/python(3\.\d+)/site-packages", fw.location or "")
+    return "python%s" % m.group(1) if m else "python3"
 
 
 def shared_or_separate_fix(facts: Facts, compat: Compat, solved: SiteCudnn) -> Fix:

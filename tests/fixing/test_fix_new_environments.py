@@ -71,7 +71,8 @@ def machine(tmp_path):
                PATH="%s/bin:/usr/bin:/bin" % old)
     conflict, facts = _conflict()
     line = conflict.remedy.commands[0]
-    assert line.startswith("python3 -m venv %s " % ORT)
+    assert line.startswith("python3.12 -m venv %s " % ORT)  # the site's own Python minor (the facts' machine's)
+    line = line.replace("python3.12 ", "python%d.%d " % sys.version_info[:2], 1)  # this machine's: the venv's
     errs = [replace(e, commands=(line,), site=str(next(old.glob("lib/python*/site-packages")))) for e in
             gather.errings([conflict], facts)]
     environment = find_environment(env, [])

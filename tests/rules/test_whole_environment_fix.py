@@ -84,9 +84,9 @@ def test_two_cuda_builds_of_one_major_with_no_build_the_driver_runs_get_one_envi
     findings = _findings(facts)
     [conflict] = [f for f in findings if f.id == "CD710"]
     venvs = conflict.remedy.commands
-    assert venvs == ['python3 -m venv ~/venvs/tensorflow-2.17.1 && ~/venvs/tensorflow-2.17.1/bin/pip install '
+    assert venvs == ['python3.12 -m venv ~/venvs/tensorflow-2.17.1 && ~/venvs/tensorflow-2.17.1/bin/pip install '
                      '"tensorflow[and-cuda]==2.17.1"',
-                     'python3 -m venv ~/venvs/torch-2.9.1 && ~/venvs/torch-2.9.1/bin/pip install "torch==2.9.1"']
+                     'python3.12 -m venv ~/venvs/torch-2.9.1 && ~/venvs/torch-2.9.1/bin/pip install "torch==2.9.1"']
     for command in venvs:  # each line parses as the shell and pip read it, and names one release
         words = shlex.split(command)
         assert Requirement(words[-1]).specifier
@@ -552,7 +552,9 @@ def test_a_separate_environment_line_runs_as_printed_and_its_variable_stays_in_t
         framework_wheel(links, project, "11.11.3.6", files={"nvidia/%s/lib/lib%s.so.11" % (lib, lib): "elf"})
     home = tmp_path / "home"
     home.mkdir()
-    python = os.path.dirname(sys.executable)  # `python3` of the line: this interpreter, so venv makes the same kind
+    assert line.startswith("python3.12 -m venv ")  # the site's Python minor (the facts' machine's): this one's here
+    line = line.replace("python3.12 ", "python%d.%d " % sys.version_info[:2], 1)
+    python = os.path.dirname(sys.executable)  # `python3.X` of the line: this interpreter, so venv makes the same kind
     env = {"HOME": str(home), "PATH": "%s:/usr/bin:/bin" % python, "LD_LIBRARY_PATH": "/before",
            **offline_pip_env(links)}
     script = "%s\nprintf 'after: %%s\\n' \"$LD_LIBRARY_PATH\"\n. ~/venvs/onnxruntime-gpu-1.18.0/bin/activate\n" \
