@@ -3,7 +3,7 @@
 # under $OUT and /tmp. Needs no network: python3 with the project's dependencies (the lent machine's torch
 # environment, /opt/torch/.venv, has them), run from the repository root (e.g. through the device tool).
 #
-#   bash scripts/gpu_verify.sh speed|smoke|bench|install|all [RUNS]
+#   bash scripts/gpu_verify.sh speed|smoke|bench|install|fix|all [RUNS]
 #
 #   speed    `check --json` beside nvidia-smi, RUNS (default 25) interleaved whole processes, medians
 #            (benchmarks/check_bench.py), then what each start-up trick saves (benchmarks/startup_tricks.py)
@@ -12,15 +12,19 @@
 #   install  this checkout installed as a user installs it (pip, no network) and its command run: check, smoke
 #            --all, check --smoke; then `install` of the machine's own pip cuDNN repacked as NVIDIA's tarball into
 #            a fake toolkit under /tmp, smoke on the installed copy, and rollback
-#   all      each of the above, in that order
+#   fix      `fix` on a hard-linked copy of the machine's torch environment (TORCH_VENV, default /opt/torch/.venv),
+#            broken the commonest ways (the system cuDNN's folder first on LD_LIBRARY_PATH; it preloaded): check,
+#            fix --dry-run, fix --yes, torch's own convolution through cuDNN in a new shell of the environment, fix
+#            --undo --yes, every RECORD and bin/activate compared by hash, and torch again (the failure back)
+#   all      each of the above but fix, in that order
 #
 # Output: $OUT/verify-MODE.txt (everything printed) and the JSON reports beside it (check.json, smoke.json,
 # bench-quick.json); without $OUT, /tmp/gpu-verify. Each step runs under `timeout`; `all` takes a few minutes.
 set -u
 mode=${1:-all}
 runs=${2:-25}
-case "$mode" in speed|smoke|bench|install|all) ;; *)
-  echo "usage: bash scripts/gpu_verify.sh speed|smoke|bench|install|all [RUNS]" >&2; exit 2 ;; esac
+case "$mode" in speed|smoke|bench|install|fix|all) ;; *)
+  echo "usage: bash scripts/gpu_verify.sh speed|smoke|bench|install|fix|all [RUNS]" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 repo=$PWD
 out=${OUT:-/tmp/gpu-verify}; mkdir -p "$out"
@@ -94,6 +98,40 @@ PY
   doctor smoke --library "$tk/lib64/libcudnn.so.9"; echo "smoke installed exit=$?"
   doctor rollback --cuda-home "$tk"; echo "rollback exit=$?"
   find "$tk" | sort
+}
+
+fix() {
+  local venv=${TORCH_VENV:-/opt/torch/.venv} copy=/tmp/cudnn-doctor-fix-venv system how
+  system=$(ldconfig -p | awk '/libcudnn\.so\.9 /{print $NF; exit}')
+  [ -n "$system" ] && [ -d "$venv" ] || { echo "needs $venv and a system libcudnn.so.9"; return; }
+  conv='import torch; x = torch.randn(8, 3, 64, 64, device="cuda"); w = torch.randn(16, 3, 3, 3, device="cuda")
+torch.backends.cudnn.enabled = True; y = torch.nn.functional.conv2d(x, w); torch.cuda.synchronize()
+print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version(), "conv", tuple(y.shape))'
+  for how in ld_path preload; do
+    step "fix, $how: a hard-linked copy of $venv at $copy, the system cuDNN ($system) $how"
+    rm -rf "$copy"; cp -al "$venv" "$copy"
+    # the copy's own scripts and pyvenv.cfg name the copy (written anew: the original's files stay as they are)
+    for f in "$copy"/bin/activate "$copy"/pyvenv.cfg; do sed "s|$venv|$copy|g" "$f" > "$f.new"; mv "$f.new" "$f"; done
+    (
+      unset LD_PRELOAD LD_LIBRARY_PATH
+      if [ "$how" = ld_path ]; then export LD_LIBRARY_PATH=$(dirname "$system"); else export LD_PRELOAD=$system; fi
+      export VIRTUAL_ENV=$copy PATH=$copy/bin:$PATH
+      hashes() { (cd "$copy" && find . -name RECORD -path '*.dist-info/*' -o -path ./bin/activate | sort | xargs sha256sum); }
+      shell() { bash -c ". $copy/bin/activate && python -c '$conv'" 2>&1 | tail -3; echo "torch exit=${PIPESTATUS[0]}"; }
+      hashes > /tmp/fix-before.txt
+      step "torch in a new shell, before"; shell
+      step "check"; doctor check -q; echo "exit=$?"
+      step "fix --dry-run"; doctor fix --dry-run; echo "exit=$?"
+      step "fix --yes"; doctor fix --yes; echo "exit=$?"
+      step "torch in a new shell of the environment, after"; shell
+      step "fix --undo --yes"; doctor fix --undo --yes; echo "exit=$?"
+      hashes > /tmp/fix-after.txt
+      cmp -s /tmp/fix-before.txt /tmp/fix-after.txt && echo "undo exact: $(wc -l < /tmp/fix-after.txt) files by sha256" \
+        || diff /tmp/fix-before.txt /tmp/fix-after.txt | head
+      step "torch in a new shell, after undo"; shell
+    )
+  done
+  rm -rf "$copy"
 }
 
 {
