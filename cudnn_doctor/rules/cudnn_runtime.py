@@ -111,7 +111,7 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
                 framework_kind(fw), compiled, copy.version).accepts):
             continue
         fix = whole_environment_fix(facts, compat, fw, cudnn_not_older_than_build_fix(
-            facts, compat, fw, copy, compiled, ld_entry_for(facts, res.path)))
+            facts, compat, fw, copy, compiled, ld_entry_for(facts, res.path) or _parts_entry(facts, fw, copy)))
         out.append(finding(
             ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
                 fw.name, fw.version, compiled, copy.version, why),
@@ -123,6 +123,17 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
                                "loads_version": copy.version, "via": res.via},
             catalogue=["E1", "E2"]))
     return out
+
+
+def _parts_entry(facts: Facts, fw: FrameworkFacts, copy: CudnnCopy) -> Optional[str]:
+    """The LD_LIBRARY_PATH entry that hands the framework's own shim the sub-libraries of an older copy (the copy
+    that does its work, not the shim's): the H200's torch 2.11 got its wheel's 9.19 shim through its RPATH and the
+    system 9.14's parts through LD_LIBRARY_PATH, and CD503 said to upgrade the system copy instead."""
+    for part in fw.resolved_cudnn_parts.values():
+        entry = ld_entry_for(facts, part.path)
+        if entry and copy_for_path(facts, part.path, part.realpath) is copy:
+            return entry
+    return None
 
 
 @rule("CD504", "cudnn-shadowed-by-ld-library-path", "LD_LIBRARY_PATH hands a framework a foreign cuDNN",

@@ -418,3 +418,22 @@ def test_a_damaged_wheel_gets_one_reinstall_from_cd402_and_cd709():
     fixes = {f.id: f.remedy.commands for f in _findings(facts) if f.id in ("CD402", "CD709")}
     assert fixes["CD402"] == fixes["CD709"] == [
         'pip install --force-reinstall --no-deps "nvidia-cudnn-cu12==9.3.0.75"'], fixes
+
+
+def test_an_older_copys_parts_through_ld_library_path_are_taken_off_it_not_upgraded():
+    # The lent H200: torch 2.11 loads its wheel's 9.19 shim through its RPATH, and the shim the system 9.14's
+    # sub-libraries through LD_LIBRARY_PATH (`scripts/gpu_verify.sh fix`: torch says "compiled against (9, 19, 0) but
+    # found runtime version (9, 14, 0)"). CD503's fix is CD709's: that folder off the path, not the system copy upgraded
+    system = "/usr/lib/x86_64-linux-gnu"
+    torch = _torch("2.9.1", "9.10.2", TORCH291, 9)
+    parts = ("libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_adv.so.9")
+    torch.resolved_cudnn_parts = {p: resolution(p, "%s/%s" % (system, p), via="LD_LIBRARY_PATH") for p in parts}
+    facts = _environment([torch], "9.10.2.21")
+    facts.cudnn.append(cudnn_copy(system, "9.8.0", "12.8", origin="deb", links=False))
+    facts.loader.ld_library_path = [system]
+    found = _findings(facts)
+    [older] = [f for f in found if f.id == "CD503"]
+    assert "loads cuDNN 9.8.0" in older.title
+    assert older.remedy.commands and "Upgrade" not in older.remedy.text, older.remedy.text
+    assert any("grep -vxF -e %s " % system in c for c in older.remedy.commands), older.remedy.commands
+    assert not any(c.startswith("pip install") for c in older.remedy.commands)  # its own site's 9.10.2 fits
