@@ -18,7 +18,7 @@ _SYSTEM = frozenset(("apt", "apt-get", "dnf", "yum", "zypper", "ldconfig", "chro
 # writes is inside the new folder, so undo removes that folder.
 _NEW_ENVIRONMENT = re.compile(r"python3?(\.\d+)? -m venv ")
 _NEW_ENVIRONMENT_LINE = re.compile(
-    r"python3(?:\.\d+)? -m venv (~/[\w.+-]+(?:/[\w.+-]+)*) && \1/bin/pip install (?P<install>[^&|;`<>$]+?)"
+    r"python3(?:\.\d+)? -m venv (~/[\w.+-]+(?:/[\w.+-]+)*) && (?:PYTHONPATH= )?\1/bin/pip install (?P<install>[^&|;`<>$]+?)"
     r"(?: && ln -sf libcudnn\.so\.\d+ \$\(echo \1/lib/python3\*/site-packages/nvidia/cudnn/lib\)/libcudnn\.so)?"
     r"(?: && echo 'export LD_LIBRARY_PATH=[^']*' >> \1/bin/activate)?"
     r"(?: && printf '%s\\n' '[^']*(?:'\"'\"'[^']*)*' >> \1/bin/activate)?")

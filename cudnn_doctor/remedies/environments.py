@@ -102,6 +102,10 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Opti
     # load it ahead of its own wheel's (draw 20261201-40: TensorFlow's new environment took a CUDA 11 cuDNN 8.9.6)
     held = {os.path.normpath(c.directory) for c in facts.cudnn} if facts is not None else set()
     shadowing = [e for e in facts.loader.ld_library_path if os.path.normpath(e) in held] if facts is not None else []
+    # NVIDIA's wheels in a PYTHONPATH folder (`pip install --target`): the new environment's pip would count them
+    # installed and leave out the framework's own cuDNN pin (draw 20261205-40: JAX's new environment had none)
+    quiet = "PYTHONPATH= " if facts is not None and any(w.get("via") == "PYTHONPATH"
+                                                        for w in facts.python.nvidia_wheels) else ""
     for need in needs:
         fw = need.framework
         folder = "~/venvs/%s-%s" % (fw.name, fw.version.split("+")[0])
@@ -110,7 +114,7 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Opti
             line += ' "%s"' % need.wants
         wheels = _missing_cuda_wheels(compat, facts, fw) if facts is not None else []
         line += "".join(' "%s"' % w for w, _ in wheels)
-        step = "%s -m venv %s && %s/bin/pip install %s" % (_python_of(fw), folder, folder, line)
+        step = "%s -m venv %s && %s%s/bin/pip install %s" % (_python_of(fw), folder, quiet, folder, line)
         site = "%s/lib/python3*/site-packages" % folder
         wheel_folder = "$(echo %s/nvidia/cudnn/lib)" % site
         asked = fw.resolved_cudnn.name if fw.resolved_cudnn is not None else None

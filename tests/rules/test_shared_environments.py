@@ -437,3 +437,19 @@ def test_an_older_copys_parts_through_ld_library_path_are_taken_off_it_not_upgra
     assert older.remedy.commands and "Upgrade" not in older.remedy.text, older.remedy.text
     assert any("grep -vxF -e %s " % system in c for c in older.remedy.commands), older.remedy.commands
     assert not any(c.startswith("pip install") for c in older.remedy.commands)  # its own site's 9.10.2 fits
+
+
+def test_a_new_environments_pip_runs_without_pythonpath_where_nvidias_wheels_sit_in_a_target_folder():
+    # NVIDIA's wheels in a `pip install --target` folder on PYTHONPATH: the new environment's pip would count them
+    # installed ("Requirement already satisfied") and leave out the framework's own cuDNN (draw 20261205-40)
+    from cudnn_doctor.fixing.commands import parse_command
+    ort = _plain_path("onnxruntime-gpu", "1.18.0", 8, "onnxruntime/capi/libonnxruntime_providers_cuda.so")
+    ort.cuda_version = "11.8"
+    facts = _environment([ort, _tensorflow("2.17.1", 8, TF217, 8)], "8.9.7.29")
+    facts.python.nvidia_wheels.append({"name": "nvidia-cudnn-cu12", "version": "9.1.0.70", "location": "/srv/pydeps",
+                                       "via": "PYTHONPATH"})
+    [conflict] = [f for f in _findings(facts) if f.id == "CD710"]
+    for line in conflict.remedy.commands:
+        folder = line.split(" ")[3]
+        assert line.startswith("python3.12 -m venv %s && PYTHONPATH= %s/bin/pip install " % (folder, folder)), line
+        assert parse_command(line, False).kind == "environments"  # fix runs it as printed
