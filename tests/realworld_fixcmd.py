@@ -135,11 +135,13 @@ def made_stacks(moved: stacks.Stack, before: Dict[str, str]) -> List[stacks.Stac
     for venv in sorted(folder.iterdir()) if folder.is_dir() else []:
         if any(k.startswith(str(venv.relative_to(moved.root)) + "/") for k in before):
             continue  # there before fix
-        shell = {k: v for k, v in moved.env.items() if k in ("HOME", "LD_PRELOAD", "LD_LIBRARY_PATH")}
+        # what the user's shell has (a --target folder on PYTHONPATH too: a framework's Python side imports
+        # nvidia.cudnn from it first), then the made environment's activate
+        shell = {k: v for k, v in moved.env.items() if k in ("HOME", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH")}
         proc = subprocess.run(["bash", "-c", '. "$1/bin/activate" && env -0', "bash", str(venv)],
                               env=dict(shell, PATH="/usr/bin:/bin"), capture_output=True, text=True, check=True)
         env = {k: v for k, v in (i.split("=", 1) for i in proc.stdout.split("\0") if "=" in i)
-               if k in ("HOME", "PATH", "VIRTUAL_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH")}
+               if k in ("HOME", "PATH", "VIRTUAL_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH")}
         # made without --system-site-packages: its python sees no user site (the oracle runs it so), and neither does
         # the doctor's view of it (the case's own user site holds frameworks of the same names)
         env["PYTHONUSERBASE"] = str(venv / "no-user-site")
@@ -334,8 +336,12 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
         # where fix made an environment per framework, the frameworks run from those: each is judged there
         made = made_stacks(moved, before)
         after = [v for judged in (made or [healed]) for v in judge_all(judged)[0]]
-        run.healed = all(seen.works for _, seen, _ in after)
+        held = [s.case.framework for s in made] + [w for s in made for w in s.case.judged]
+        left_out = [w for w in (moved.case.framework, *moved.case.judged) if made and w not in held]
+        run.healed = all(seen.works for _, seen, _ in after) and not left_out
         run.doctor_agrees = all(said.works == seen.works for _, seen, said in after)
+        if left_out:
+            run.why.append("no new environment holds %s" % ", ".join("%s %s" % w for w in left_out))
         if not run.healed:
             run.why.append("not healed (fix exit %d: %s); after: %s" % (
                 run.codes["fix"], _said(fixed_text), "; ".join("%s: %s" % (fw, seen.summary)

@@ -248,7 +248,9 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     out.data["made"] = [{"prefix": path, "errors": sorted({i for i, _ in errors})} for path, errors in made.items()]
     # The errors of the environment the frameworks left stay there (fix did not change it): moved, once every new
     # environment the plan made is free of errors
-    moved = {i for s in plan.steps if s.kind == "environments" for i in s.ids} \
+    # (id, title): a finding of the same id about a framework that was not moved stays (a reviewer's case)
+    lines_made = {s.shown for s in plan.steps if s.kind == "environments"}
+    moved = {(f.id, f.title) for f in before.findings if f.remedy and lines_made & set(f.remedy.commands)} \
         if made and not any(made.values()) else set()
     # A finding is its id and its words: one id reports each framework and wheel apart (CD702 for every pin), so a
     # status by id alone called one gone while another stayed (a new user's trial)
@@ -257,7 +259,7 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     shown += [(f.id, f.title) for r in rounds[1:] for f in brought if f.id in r.taken]
     seen = {(f.id, f.title) for f in before.findings} | set(shown)
     new = [(f.id, f.title) for f in after.findings if f.severity == Severity.ERROR and (f.id, f.title) not in seen]
-    stays = [pair for pair in shown if pair in errors_after and pair[0] not in moved]
+    stays = [pair for pair in shown if pair in errors_after and pair not in moved]
     out.data["remaining"] = sorted({i for i, _ in stays + new} | {i for e in made.values() for i, _ in e})
     lines += before_after_lines(shown, errors_after, taken, moved)
     lines += made_lines(made, plan.environment.prefix)
@@ -276,7 +278,8 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
 
 def _judge_made(plan, env: Mapping[str, str], before) -> Dict[str, List[Tuple[str, str]]]:
     """Each new environment the plan made, judged by check as a new shell that activates it sees it: its errors
-    (id, title) about its own site, and the machine's that were not there before (a missing driver that was, is the
+    (id, title) about its own site; where check cannot tell the site (a framework of the same name elsewhere), any
+    about a framework it holds; and the machine's that were not there before (a missing driver that was, is the
     machine's, left as it was). An error about another site is that environment's: the one the frameworks left, or
     a user site the new venv does not see."""
     from .. import diagnose
@@ -288,9 +291,15 @@ def _judge_made(plan, env: Mapping[str, str], before) -> Dict[str, List[Tuple[st
     for named in plan.made:
         path = made.folder(named, env)
         report = diagnose.diagnose("/", made.new_shell(path, env, plan.environment.prefix))
-        errors = gather.errings(gather.chosen(report.findings, []), report.facts)
-        judged[path] = [(e.id, e.title) for e in errors
-                        if (e.site or "").startswith(path + os.sep) or (e.site is None and (e.id, e.title) not in had)]
+        chosen = gather.chosen(report.findings, [])
+        held = {n for fw in report.facts.python.frameworks if (fw.location or "").startswith(path + os.sep)
+                for n in (fw.name, "%s %s" % (fw.name, fw.version))}
+        judged[path] = []
+        for finding, erring in zip(chosen, gather.errings(chosen, report.facts)):
+            named = (finding.evidence or {}).get("framework") if isinstance(finding.evidence, dict) else None
+            if (erring.site or "").startswith(path + os.sep) or erring.site is None and (
+                    named in held if named else (erring.id, erring.title) not in had):
+                judged[path].append((erring.id, erring.title))
     return judged
 
 

@@ -187,7 +187,8 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
                            sites=sites, user_site=user_site, user_before=user_before,
                            base_python=environment.base_python,
                            steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops, targets=kept, shared=common,
-                           stash=wheels, made=[made.folder(m, env) for m in plan.made])
+                           stash=wheels, made=[made.folder(m, env) for m in plan.made],
+                           made_parents=made.parents_to_make(plan.made, env))
             write_journal(folder, journal)  # before anything changes: what --undo needs
             hooks.point("fix-after-journal")
             for step in plan.steps:
@@ -198,7 +199,11 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
                     out.ran.append((step.shown, 0, "removed " + (", ".join(removing[id(step)]) or "nothing")))
                     hooks.point("fix-after-step-%d" % len(out.ran))
                     continue
-                code, text = run(step.argv, dict(env, **step.pip_env))
+                if step.kind == "environments":
+                    made.make(made.folder(step.paths[0], env), os.path.basename(folder))
+                    code, text = made.run_line(step.argv, env)
+                else:
+                    code, text = run(step.argv, dict(env, **step.pip_env))
                 out.ran.append((step.shown, code, tail(text)))
                 hooks.point("fix-after-step-%d" % len(out.ran))
                 if code != 0:
@@ -323,7 +328,11 @@ def _undo_entry(environment: Environment, folder: str, journal: dict, env: Mappi
     package cannot be put back (the record stays, so the next --undo tries again). ``interrupted``: the fix never
     finished (killed, or a step failed), so what its pip left unlisted in the sites is removed too."""
     done = undo_files(folder, journal)
-    done["removed"] += made.remove(journal.get("made") or [])  # the new environments, whole
+    gone, problems = made.remove(journal.get("made") or [], journal.get("made_parents") or [])
+    done["removed"] += gone  # the new environments, whole
+    if problems:
+        raise FixStopped("; ".join(problems) + "; the journal stays: run `cudnn-doctor fix --undo` again once that "
+                         "is settled")
     done["removed"] += folders.restore(folder, journal.get("targets") or [])
     # What fix's packages share with the ones before it (fix added a second owner): kept in the journal before pip
     # takes the added one away with the file.

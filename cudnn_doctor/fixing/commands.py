@@ -17,11 +17,22 @@ _SYSTEM = frozenset(("apt", "apt-get", "dnf", "yum", "zypper", "ldconfig", "chro
 # lines appended to its own activate script. fix runs such a line whole, in bash, only in this shape: everything it
 # writes is inside the new folder, so undo removes that folder.
 _NEW_ENVIRONMENT = re.compile(r"python3?(\.\d+)? -m venv ")
+# Each part of the line is the remedy's own template: the folder ~/venvs/NAME, its install words each a quoted
+# requirement (or PyTorch's own index), the activate lines only the wheel folders put first and the shell's cuDNN
+# folders taken off (plain paths). Nothing else the shell would expand (a brace, a glob, a newline) gets through.
+_NAME = r"[A-Za-z0-9][A-Za-z0-9_+-]*(?:\.[A-Za-z0-9_+-]+)*"
+_REQUIREMENT = r'"[A-Za-z0-9][A-Za-z0-9_.-]*(?:\[[a-z0-9_,-]+\])?(?:[=<>!~]=?[A-Za-z0-9_.*+]+,?)*"'
+_PLAIN_PATH = r"/[A-Za-z0-9_./+-]+"
 _NEW_ENVIRONMENT_LINE = re.compile(
-    r"python3(?:\.\d+)? -m venv (~/[\w.+-]+(?:/[\w.+-]+)*) && (?:PYTHONPATH= )?\1/bin/pip install (?P<install>[^&|;`<>$]+?)"
+    r"python3(?:\.\d+)? -m venv (~/venvs/%s) && (?:PYTHONPATH= )?\1/bin/pip install "
+    r"(?P<install>%s(?: %s)*(?: --index-url https://download\.pytorch\.org/whl/[a-z0-9]+)?)"
     r"(?: && ln -sf libcudnn\.so\.\d+ \$\(echo \1/lib/python3\*/site-packages/nvidia/cudnn/lib\)/libcudnn\.so)?"
-    r"(?: && echo 'export LD_LIBRARY_PATH=[^']*' >> \1/bin/activate)?"
-    r"(?: && printf '%s\\n' '[^']*(?:'\"'\"'[^']*)*' >> \1/bin/activate)?")
+    r"(?: && echo 'export LD_LIBRARY_PATH=\$\(echo \1/lib/python3\*/site-packages/nvidia/[a-z_]+/lib\)"
+    r"(?::\$\(echo \1/lib/python3\*/site-packages/nvidia/[a-z_]+/lib\))*\$\{LD_LIBRARY_PATH:\+:\$LD_LIBRARY_PATH\}'"
+    r" >> \1/bin/activate)?"
+    r"(?: && printf '%%s\\n' 'export LD_LIBRARY_PATH=\"\$\(printf %%s \"\$\{LD_LIBRARY_PATH:-\}\" \| tr : '\"'\"'\\n'\"'\"' "
+    r"\| grep -vxF(?: -e %s)+ \| paste -sd: -\)\"' >> \1/bin/activate)?" % (_NAME, _REQUIREMENT, _REQUIREMENT,
+                                                                         _PLAIN_PATH))
 _SHELL_SYNTAX = re.compile(r"&&|\|\||[;|`<>]|\$\(")  # a line the shell must read: fix cannot run it as words
 # Quoted words: a requirement's < or > is the word's, not a redirection ("nvidia-cudnn-cu13<10.0,>=9.12"); a double
 # quote holding $ or ` is still read by the shell, so it is not taken out.

@@ -46,14 +46,14 @@ def ran_lines(ran: Sequence[Tuple[str, int, str]], files: Sequence[str], journal
 
 
 def before_after_lines(before: Sequence[Tuple[str, str]], after: Collection[Tuple[str, str]],
-                       taken: Sequence[str], moved: Collection[str] = ()) -> List[str]:
+                       taken: Sequence[str], moved: Collection[Tuple[str, str]] = ()) -> List[str]:
     """One line per error check reported before (id, title): gone, still there (taken on, or left for you), or left
     behind in the environment the frameworks moved out of."""
     lines = ["Before -> after:"]
     for fid, title in before:
         state = "still there" if (fid, title) in after else "gone"
         why = "" if state == "gone" else ("  (fix took it on)" if fid in taken else "  (left for you)")
-        if state != "gone" and fid in moved:
+        if state != "gone" and (fid, title) in moved:
             state, why = "moved out", "  (the frameworks run from the new environments below)"
         lines.append("  %s  %s -> %s%s" % (fid, title, state, why))
     return lines

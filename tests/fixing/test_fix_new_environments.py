@@ -141,3 +141,31 @@ def test_a_fix_killed_once_the_folder_is_made_is_undone_by_the_next_undo(machine
     undone = undo_newest(plan.environment, env)
     assert not (home / "venvs/onnxruntime-gpu-1.18.0").exists(), undone
     assert state_hashes(old) == before and not (old / ".cudnn-doctor").exists()
+
+
+def test_undo_removes_only_a_folder_fix_marked_and_the_empty_parents_it_made(tmp_path):
+    from cudnn_doctor.fixing import made
+    home = {"HOME": str(tmp_path)}
+    parents = made.parents_to_make(["~/venvs/a", "~/venvs/b"], home)
+    assert parents == [str(tmp_path / "venvs")]
+    made.make(str(tmp_path / "venvs/a"), "0001")
+    (tmp_path / "venvs/a/lib").mkdir()
+    (tmp_path / "venvs/b").mkdir()  # someone else's, made after a kill before fix made its own
+    (tmp_path / "venvs/b/mine").write_text("kept")
+    gone, problems = made.remove([str(tmp_path / "venvs/a"), str(tmp_path / "venvs/b")], parents)
+    assert gone == [str(tmp_path / "venvs/a")] and not problems
+    assert (tmp_path / "venvs/b/mine").read_text() == "kept"  # and so ~/venvs, not empty, stays too
+    with pytest.raises(FileExistsError):  # made exclusively: a folder there now stops the step
+        made.make(str(tmp_path / "venvs/b"), "0001")
+
+
+def test_a_line_past_its_time_is_killed_with_every_process_it_started(tmp_path):
+    from cudnn_doctor.fixing import made
+    late = tmp_path / "late"
+    # bash starts a child (as it does pip) that would write after the time is up
+    line = "(sleep 3; touch %s) && echo done" % late
+    code, said = made.run_line(["bash", "-c", line], dict(os.environ, PIP_TARGET="/elsewhere"), timeout=1)
+    assert code == 124 and "did not finish" in said
+    import time
+    time.sleep(3)
+    assert not late.exists()
