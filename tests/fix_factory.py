@@ -53,6 +53,17 @@ def make_venv(where: Path) -> Path:
     return where
 
 
+def bundled_pip_wheels(links: Path) -> None:
+    """The pip and setuptools wheels this Python bundles (ensurepip), linked into ``links``: `python -m venv
+    --upgrade-deps` asks pip for them, offline too (a new environment per framework is made so)."""
+    import ensurepip
+    bundled = Path(ensurepip.__file__).parent / "_bundled"
+    links.mkdir(parents=True, exist_ok=True)
+    for wheel in bundled.glob("*.whl"):
+        if not (links / wheel.name).exists():
+            (links / wheel.name).symlink_to(wheel)
+
+
 def offline_pip_env(links: Path) -> Dict[str, str]:
     """What makes the environment's pip resolve from ``links`` alone, as pip reads it from the environment."""
     return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(links), "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_COMPILE": "0",

@@ -321,7 +321,7 @@ def fix_commands(report: Report, stack: stacks.Stack) -> List[str]:
 
 # A fix that gives each framework its own environment: `python3.X -m venv DIR && DIR/bin/pip install REQ...`.
 # Paddle's also links the unversioned name in the wheel's folder: `&& ln -sf libcudnn.so.N $(echo DIR/...)/NAME`.
-NEW_ENVIRONMENT = re.compile(r"^python3(?:\.\d+)? -m venv (\S+) && (?:PYTHONPATH= )?\1/bin/pip install (.+?)"
+NEW_ENVIRONMENT = re.compile(r"^python3(?:\.\d+)? -m venv (?:--upgrade-deps )?(\S+) && (?:PYTHONPATH= )?\1/bin/pip install (.+?)"
                              r"(?: && ln -sf (libcudnn\.so\.\d+) \$\(echo \1/lib/python3\*/site-packages/nvidia/cudnn/lib\)"
                              r"/(libcudnn\.so))?( && echo 'export LD_LIBRARY_PATH=[^']*' >> \1/bin/activate)?"
                              r"(?: && printf '%s\\n' ('.*') >> \1/bin/activate)?$")

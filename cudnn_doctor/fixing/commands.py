@@ -24,7 +24,7 @@ _NAME = r"[A-Za-z0-9][A-Za-z0-9_+-]*(?:\.[A-Za-z0-9_+-]+)*"
 _REQUIREMENT = r'"[A-Za-z0-9][A-Za-z0-9_.-]*(?:\[[a-z0-9_,-]+\])?(?:[=<>!~]=?[A-Za-z0-9_.*+]+,?)*"'
 _PLAIN_PATH = r"/[A-Za-z0-9_./+-]+"
 _NEW_ENVIRONMENT_LINE = re.compile(
-    r"python3(?:\.\d+)? -m venv (~/venvs/%s) && (?:PYTHONPATH= )?\1/bin/pip install "
+    r"python3(?:\.\d+)? -m venv (?:--upgrade-deps )?(~/venvs/%s) && (?:PYTHONPATH= )?\1/bin/pip install "
     r"(?P<install>%s(?: %s)*(?: --index-url https://download\.pytorch\.org/whl/[a-z0-9]+)?)"
     r"(?: && ln -sf libcudnn\.so\.\d+ \$\(echo \1/lib/python3\*/site-packages/nvidia/cudnn/lib\)/libcudnn\.so)?"
     r"(?: && echo 'export LD_LIBRARY_PATH=\$\(echo \1/lib/python3\*/site-packages/nvidia/[a-z_]+/lib\)"

@@ -114,7 +114,9 @@ def separate_environments_fix(compat: Compat, needs: Sequence[Need], facts: Opti
             line += ' "%s"' % need.wants
         wheels = _missing_cuda_wheels(compat, facts, fw) if facts is not None else []
         line += "".join(' "%s"' % w for w, _ in wheels)
-        step = "%s -m venv %s && %s%s/bin/pip install %s" % (_python_of(fw), folder, quiet, folder, line)
+        # --upgrade-deps: the pip venv bundles may be too old for the framework's metadata (pip 23.2 does not read
+        # jax's `jax-cuda12-plugin[with_cuda]` as the plugin's `with-cuda` extra: draw 20261204-2 got no cuDNN)
+        step = "%s -m venv --upgrade-deps %s && %s%s/bin/pip install %s" % (_python_of(fw), folder, quiet, folder, line)
         site = "%s/lib/python3*/site-packages" % folder
         wheel_folder = "$(echo %s/nvidia/cudnn/lib)" % site
         asked = fw.resolved_cudnn.name if fw.resolved_cudnn is not None else None

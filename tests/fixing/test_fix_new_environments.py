@@ -19,7 +19,7 @@ from cudnn_doctor.fixing import apply, gather
 from cudnn_doctor.fixing.apply import FixStopped, run_plan, undo_newest
 from cudnn_doctor.fixing.environment import find_environment
 from cudnn_doctor.fixing.plan import Environment, build_plan
-from fix_factory import cudnn_wheel, framework_wheel, make_venv, offline_pip_env, open_to_others, pip, state_hashes
+from fix_factory import bundled_pip_wheels, cudnn_wheel, framework_wheel, make_venv, offline_pip_env, open_to_others, pip, state_hashes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "rules"))
 import test_shared_environments as shared_env  # noqa: E402  (its built facts: ORT 1.18 beside TensorFlow 2.17)
@@ -61,6 +61,7 @@ def machine(tmp_path):
     names, built here under their real names, for pip to resolve offline."""
     open_to_others(tmp_path)
     links = tmp_path / "wheels"
+    bundled_pip_wheels(links)  # --upgrade-deps, offline
     framework_wheel(links, "onnxruntime-gpu", "1.18.0", files={"onnxruntime/__init__.py": ""})
     cudnn_wheel(links, "8.9.6.50", cuda_major=11)
     old = make_venv(tmp_path / "old")
@@ -71,7 +72,7 @@ def machine(tmp_path):
                PATH="%s/bin:/usr/bin:/bin" % old)
     conflict, facts = _conflict()
     line = conflict.remedy.commands[0]
-    assert line.startswith("python3.12 -m venv %s " % ORT)  # the site's own Python minor (the facts' machine's)
+    assert line.startswith("python3.12 -m venv --upgrade-deps %s " % ORT)  # the site's own Python minor (the facts' machine's)
     line = line.replace("python3.12 ", "python%d.%d " % sys.version_info[:2], 1)  # this machine's: the venv's
     errs = [replace(e, commands=(line,), site=str(next(old.glob("lib/python*/site-packages")))) for e in
             gather.errings([conflict], facts)]

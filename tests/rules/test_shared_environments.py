@@ -170,7 +170,7 @@ def test_two_cuda_builds_of_one_major_with_no_other_build_still_need_separate_en
     ort.cuda_version = "11.8"
     facts = _environment([ort, _tensorflow("2.17.1", 8, TF217, 8)], "8.9.7.29")
     [conflict] = [f for f in _findings(facts) if f.id == "CD710"]
-    assert all(c.startswith("python3.12 -m venv ~/venvs/") for c in conflict.remedy.commands), conflict.remedy.commands
+    assert all(c.startswith("python3.12 -m venv --upgrade-deps ~/venvs/") for c in conflict.remedy.commands), conflict.remedy.commands
     assert "Nothing else serves them all" in conflict.detail
 
 
@@ -262,7 +262,7 @@ def test_no_cuda_13_build_for_a_driver_that_cannot_run_it_or_a_gpu_it_does_not_c
             'pip install "torch==2.14.1+cu126" --index-url https://download.pytorch.org/whl/cu126'
         ], (machine, conflict.remedy.commands)
     [conflict] = [f for f in _findings(_jax12_beside_torch13(gpus=[gpu(name="Tesla K80", cc="3.7")])) if f.id == "CD710"]
-    assert all(c.startswith("python3.12 -m venv ~/venvs/") for c in conflict.remedy.commands), conflict.remedy.commands
+    assert all(c.startswith("python3.12 -m venv --upgrade-deps ~/venvs/") for c in conflict.remedy.commands), conflict.remedy.commands
     assert "Nothing else serves them all" in conflict.detail
 
 
@@ -450,6 +450,6 @@ def test_a_new_environments_pip_runs_without_pythonpath_where_nvidias_wheels_sit
                                        "via": "PYTHONPATH"})
     [conflict] = [f for f in _findings(facts) if f.id == "CD710"]
     for line in conflict.remedy.commands:
-        folder = line.split(" ")[3]
-        assert line.startswith("python3.12 -m venv %s && PYTHONPATH= %s/bin/pip install " % (folder, folder)), line
+        folder = line.split(" ")[4]
+        assert line.startswith("python3.12 -m venv --upgrade-deps %s && PYTHONPATH= %s/bin/pip install " % (folder, folder)), line
         assert parse_command(line, False).kind == "environments"  # fix runs it as printed

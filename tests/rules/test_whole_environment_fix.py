@@ -84,9 +84,9 @@ def test_two_cuda_builds_of_one_major_with_no_build_the_driver_runs_get_one_envi
     findings = _findings(facts)
     [conflict] = [f for f in findings if f.id == "CD710"]
     venvs = conflict.remedy.commands
-    assert venvs == ['python3.12 -m venv ~/venvs/tensorflow-2.17.1 && ~/venvs/tensorflow-2.17.1/bin/pip install '
+    assert venvs == ['python3.12 -m venv --upgrade-deps ~/venvs/tensorflow-2.17.1 && ~/venvs/tensorflow-2.17.1/bin/pip install '
                      '"tensorflow[and-cuda]==2.17.1"',
-                     'python3.12 -m venv ~/venvs/torch-2.9.1 && ~/venvs/torch-2.9.1/bin/pip install "torch==2.9.1"']
+                     'python3.12 -m venv --upgrade-deps ~/venvs/torch-2.9.1 && ~/venvs/torch-2.9.1/bin/pip install "torch==2.9.1"']
     for command in venvs:  # each line parses as the shell and pip read it, and names one release
         words = shlex.split(command)
         assert Requirement(words[-1]).specifier
@@ -124,7 +124,7 @@ def test_a_new_environment_takes_the_shell_s_cudnn_folders_off_in_its_activate(t
     facts.loader.ld_library_path = [conda, toolkit]
     [conflict] = [f for f in _findings(facts) if f.id == "CD710"]
     for command in conflict.remedy.commands:
-        venv = shlex.split(command)[3]
+        venv = shlex.split(command)[4]  # python3.X -m venv --upgrade-deps FOLDER
         tail = command.split(" && printf ", 1)[1]
         assert tail.endswith(">> %s/bin/activate" % venv), command
         activate = tmp_path / "activate"
@@ -534,7 +534,7 @@ def test_a_separate_environment_line_runs_as_printed_and_its_variable_stays_in_t
     import sys
 
     from cudnn_doctor.remedies.environments import Need, separate_environments_fix
-    from fix_factory import cudnn_wheel, framework_wheel, offline_pip_env
+    from fix_factory import bundled_pip_wheels, cudnn_wheel, framework_wheel, offline_pip_env
 
     ort = framework("onnxruntime-gpu", "1.18.0", cuda_version="11.8",
                     consumer_library=TORCH_SITE + "/onnxruntime/capi/libonnxruntime_providers_cuda.so")
@@ -546,13 +546,14 @@ def test_a_separate_environment_line_runs_as_printed_and_its_variable_stays_in_t
     assert '"nvidia-cublas-cu11" "nvidia-cuda-runtime-cu11"' in line and "export LD_LIBRARY_PATH" not in \
         line.split("echo '")[0], line
     links = tmp_path / "wheels"
+    bundled_pip_wheels(links)  # --upgrade-deps, offline
     framework_wheel(links, "onnxruntime-gpu", "1.18.0")
     cudnn_wheel(links, "8.9.6.50", cuda_major=11)
     for project, lib in (("nvidia-cublas-cu11", "cublas"), ("nvidia-cuda-runtime-cu11", "cuda_runtime")):
         framework_wheel(links, project, "11.11.3.6", files={"nvidia/%s/lib/lib%s.so.11" % (lib, lib): "elf"})
     home = tmp_path / "home"
     home.mkdir()
-    assert line.startswith("python3.12 -m venv ")  # the site's Python minor (the facts' machine's): this one's here
+    assert line.startswith("python3.12 -m venv --upgrade-deps ")  # the site's Python minor (the facts' machine's): this one's here
     line = line.replace("python3.12 ", "python%d.%d " % sys.version_info[:2], 1)
     python = os.path.dirname(sys.executable)  # `python3.X` of the line: this interpreter, so venv makes the same kind
     env = {"HOME": str(home), "PATH": "%s:/usr/bin:/bin" % python, "LD_LIBRARY_PATH": "/before",
