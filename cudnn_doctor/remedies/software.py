@@ -66,6 +66,14 @@ def before_torch_indexes(compat: Compat, release: Optional[str]) -> bool:
     return have is not None and before is not None and have < before
 
 
+def newest_torch_before_indexes(compat: Compat, cuda: str) -> Optional[str]:
+    """The newest PyTorch release built for `cuda` where even that one predates the per-CUDA indexes (CUDA 10.0:
+    1.2), so the build has to be named by release: download.pytorch.org has no index for such a CUDA."""
+    releases = [str(r["torch"]) for r in compat.framework_rows("pytorch") if r.get("cuda") == mm_text(cuda)]
+    newest = max(releases, key=version_of, default=None)
+    return newest if newest and before_torch_indexes(compat, newest) else None
+
+
 def torch_source(compat: Compat, version: Optional[str], cuda: str, quoted: bool = False,
                  platform: str = "linux") -> str:
     """The pip words for a PyTorch release's CUDA build, in the form PyTorch's own page gives for that release: its
@@ -74,7 +82,7 @@ def torch_source(compat: Compat, version: Optional[str], cuda: str, quoted: bool
     .../torch_stable.html`). PyPI's own build of a release is a CUDA one on Linux only: on Windows its wheel is
     the CPU build, so there the page is always named."""
     recipe = compat.install_recipe("torch")
-    release = version.split("+")[0] if version else None
+    release = version.split("+")[0] if version else newest_torch_before_indexes(compat, cuda)
     mark = '"' if quoted else ""
     if release and before_torch_indexes(compat, release):
         # The build PyPI itself serves for that release (its torch/version.py names this CUDA) needs no other page.

@@ -78,3 +78,14 @@ def test_torch_source_follows_pytorchs_page_for_each_release():
     assert torch_source(compat, "1.10.2", "10.2") == "torch==1.10.2"  # the build PyPI itself serves
     assert torch_source(compat, "2.5.1", "12.4") == "torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124"
     assert torch_source(compat, None, "12.8") == "torch --index-url https://download.pytorch.org/whl/cu128"
+    # No per-CUDA index serves CUDA 10.0 or 9.2 (every release built for them predates the indexes): the newest
+    # release built for it is named, as its own page gives it (ivadomed#69: "found version 10000")
+    assert torch_source(compat, None, "10.0") == "torch==1.2"
+    assert torch_source(compat, None, "9.2") == "torch==1.7.0+cu92 -f https://download.pytorch.org/whl/torch_stable.html"
+
+
+def test_a_driver_of_cuda_10_0_gets_the_newest_pytorch_built_for_it():
+    fix = explain("AssertionError: \nThe NVIDIA driver on your system is too old (found version 10000).\n",
+                  check=False).explanation.fix
+    assert "pip install --force-reinstall torch==1.2" in fix.commands, fix.commands
+    assert "whl/cu100" not in fix.text
