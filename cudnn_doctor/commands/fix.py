@@ -296,9 +296,9 @@ def _judge_made(plan, env: Mapping[str, str], before) -> Dict[str, List[Tuple[st
                 for n in (fw.name, "%s %s" % (fw.name, fw.version))}
         judged[path] = []
         for finding, erring in zip(chosen, gather.errings(chosen, report.facts)):
-            named = (finding.evidence or {}).get("framework") if isinstance(finding.evidence, dict) else None
+            about = (finding.evidence or {}).get("framework") if isinstance(finding.evidence, dict) else None
             if (erring.site or "").startswith(path + os.sep) or erring.site is None and (
-                    named in held if named else (erring.id, erring.title) not in had):
+                    about in held if about else (erring.id, erring.title) not in had):
                 judged[path].append((erring.id, erring.title))
     return judged
 

@@ -128,18 +128,12 @@ def parse_command(command: str, as_root: bool) -> Parsed:
 
 
 def _install_words(text: str) -> Optional[List[str]]:
-    """A new environment's `pip install` words: requirements, and PyTorch's own index for one of its builds; None for
-    anything else."""
+    """A new environment's `pip install` words (the template above lets through only quoted requirements and PyTorch's
+    own index); None where the shell could not split them."""
     try:
-        words = shlex.split(text)
+        return shlex.split(text)
     except ValueError:
         return None
-    if not words or words[0].startswith("-"):
-        return None
-    for word, after in zip(words, words[1:] + [""]):
-        if word.startswith("-") and (word != "--index-url" or not after.startswith("https://download.pytorch.org/")):
-            return None
-    return words
 
 
 def _link(words: Sequence[str]) -> Parsed:
