@@ -111,6 +111,8 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _paddle_arch(ev, compat)
     if kind == "tf-no-gpu-listed":
         return _tf_no_gpu(ev, compat)
+    if kind == "tf-cannot-dlopen":
+        return _tf_cannot_dlopen(ev, compat)
     if kind == "jax-plugin-jaxlib-mismatch":
         return _jax_plugin(ev)
     if kind == "devices-busy":  # the status table's words for cudaErrorDevicesUnavailable: data, as check's
@@ -166,6 +168,28 @@ def _tf_no_gpu(ev: Evidence, compat: Compat) -> Answer:
         return Answer("TensorFlow %s lists no GPU: %s" % (release, on_linux), linux)
     return Answer("TensorFlow %s lists no GPU: %s; %s" % (release, native, on_linux),
                   tools.either_platform_fix(windows, linux))
+
+
+def _tf_cannot_dlopen(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """TensorFlow's 'Cannot dlopen some GPU libraries' where the text names the release: the CUDA and cuDNN that
+    release is built for (compat's tested build configurations), then what TensorFlow lists no GPU for; installed
+    with its [and-cuda] extra, the nvidia-* wheels' folders put where it looks (tensorflow#117538: TensorFlow 2.21
+    under WSL with a 13.2 toolkit installed, fixed by CUDA 12's folders on the path)."""
+    tf = ev.facts.program("TensorFlow")
+    release = ver(tf.release) if tf and tf.release else None
+    row = compat.tensorflow_row(str(release), "windows" if ev.platform == "windows" else "linux") if release else None
+    if release is None or row is None or not {"cuda", "cudnn"} <= set(row):
+        return None
+    built = "TensorFlow %s is built for CUDA %s and cuDNN %s (its tested build configuration)" % (
+        release, row["cuda"], row["cudnn"])
+    wheels_from = compat.tensorflow_pip_wheels_from()
+    if "[and-cuda]" in ev.text and wheels_from is not None and release >= wheels_from:
+        return Answer("TensorFlow could not load one of its CUDA/cuDNN libraries and skipped the GPU: %s, which its "
+                      "[and-cuda] extra installs as nvidia-* wheels; installed that way, it did not find them" % built,
+                      tools.tf_wheels_on_path_fix())
+    answer = _tf_no_gpu(ev, compat)
+    return Answer("TensorFlow could not load one of its CUDA/cuDNN libraries and skipped the GPU: %s; %s" % (
+        built, answer.cause), answer.fix)
 
 
 # JAX's words: "JAX plugin jax_cuda12_plugin version 0.9.2 is installed, but it is not compatible with the installed

@@ -88,7 +88,14 @@ _REL = r"(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+([A-Za-z]\w*))?"
 # between a name and its release: "==", ": ", " ", " version ", and users' own prints' " Ver." ("Torch Ver.2.3.1")
 _SAYS = r"(?:[ \t]?(?:version|ver\.)[ \t]*(?:={1,3}|:)?|[ \t]?(?:={1,3}|:|[ \t]))[ \t]*"
 # (name, pattern with a release as group 1 and a build tag as group 2, or no groups where only the name is said)
+# a REPL's or print's echo of a module's version: ">>> tf.__version__\n'2.21.0'", "print(torch.__version__)\n2.3.1+cu121"
+_ECHO = r"\.__version__\)?[ \t]*\r?\n(?:[ \t]*>>>[^\n]*\n)?[ \t]*['\"]?" + _REL
 _PROGRAMS = (
+    ("PyTorch", re.compile(_W + r"torch" + _ECHO)),
+    ("TensorFlow", re.compile(_W + r"(?:tf|tensorflow)" + _ECHO)),
+    ("JAX", re.compile(_W + r"jax(?:lib)?" + _ECHO)),
+    ("CuPy", re.compile(_W + r"(?:cupy|cp)" + _ECHO)),
+    ("ONNX Runtime", re.compile(_W + r"(?:onnxruntime|ort)" + _ECHO)),
     ("Torch7", re.compile(_W + r"(?:luajit|luarocks|cutorch|cunn|torch7|share/lua/)", re.I)),
     # "torch==1.8.1+cu101", "pytorch: 1.4", conda's "pytorch=1.4.0"
     ("PyTorch", re.compile(_W + r"(?:torch|pytorch)" + _SAYS + _REL, re.I)),
@@ -178,8 +185,8 @@ def _cuda(number: str) -> Optional[str]:
 # log costs a lowered copy and a find per word, not a regular-expression pass per pattern).
 _KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lua/"),
          "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously"),
-         "TensorFlow": ("tensorflow", "tensor flow"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime", "onnxrumtime"),
-         "CuPy": ("cupy",),
+         "TensorFlow": ("tensorflow", "tensor flow", "tf.__version__"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime", "onnxrumtime", "ort.__version__"),
+         "CuPy": ("cupy", "cp.__version__"),
          "PaddlePaddle": ("paddle", "(external) cu"), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2",),
          "NCCL": ("nccl",), "Caffe": ("caffe",), "docker": ("docker",), "nvidia-container-cli": ("nvidia-container-cli",),
          "nvidia-smi": ("nvidia-smi",), "modprobe": ("modprobe", "insmod")}

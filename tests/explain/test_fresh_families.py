@@ -264,7 +264,16 @@ PADDLE_PY312 = ("PS C:\\> python -m pip install paddlepaddle-gpu==2.5.1.post120 
                 "paddlepaddle-gpu==2.5.1.post120 (from versions: none)\nERROR: No matching distribution found for "
                 "paddlepaddle-gpu==2.5.1.post120\n\nPython: 3.12")
 
+# https://github.com/tensorflow/tensorflow/issues/117538: TensorFlow 2.21 under WSL, its release only in the REPL's echo
+TF_DLOPEN_WHEELS = (">>> tf.__version__\n'2.21.0'\n$ pip install tensorflow[and-cuda]\nW0000 00:00:1777802014.562474 "
+                    "11318 gpu_device.cc:2365] Cannot dlopen some GPU libraries. Please make sure the missing libraries "
+                    "mentioned above are installed properly ...")
+# the same words from a TensorFlow installed without its extra: the tested build's CUDA and cuDNN, then its extra
+TF_DLOPEN_PLAIN = ("tensorflow==2.15.1\nW tensorflow/core/common_runtime/gpu/gpu_device.cc:2256] Cannot dlopen some "
+                   "GPU libraries.")
 FAMILIES = [
+    ("tf-dlopen-wheels", TF_DLOPEN_WHEELS, ["CUDA 12.5", "cuDNN 9.3", "did not find them"], ["LD_LIBRARY_PATH"], []),
+    ("tf-dlopen-plain", TF_DLOPEN_PLAIN, ["CUDA 12.2", "cuDNN 8.9"], ['tensorflow[and-cuda]==2.15.1'], []),
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
      ["pip install"]),
     ("k80-last-release", K80, ["minimum is compute capability 5.0"], ["torch==1.13.1", "cu117"], []),

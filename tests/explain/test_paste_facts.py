@@ -81,3 +81,15 @@ def test_every_pattern_starts_where_a_word_starts():
     open_start = re.compile(r"(?:\(\?[a-zA-Z]+\))?(?:\((?:\?:)?)?(?:\[|\.|\\[wWsSdD])")
     loose = [(name, p.pattern[:40]) for name, p in _patterns() if open_start.match(p.pattern)]
     assert not loose
+
+
+def test_a_modules_version_echoed_by_the_repl_or_print_is_its_release():
+    """tensorflow#117538: the release was said only as `tf.__version__`'s echo, so TensorFlow's tested build was never
+    looked up."""
+    for text, name, release, tag in ((">>> tf.__version__\n'2.21.0'\n", "TensorFlow", "2.21.0", None),
+                                     ("print(torch.__version__)\n2.3.1+cu121\n", "PyTorch", "2.3.1", "cu121"),
+                                     (">>> import cupy as cp\n>>> cp.__version__\n'13.3.0'", "CuPy", "13.3.0", None),
+                                     ('>>> jax.__version__\n>>> \n"0.4.30"', "JAX", "0.4.30", None)):
+        program = read_paste(text).program(name)
+        assert program is not None and (program.release, program.tag) == (release, tag), text
+    assert read_paste("tf.__version__ is 2.21").program("TensorFlow") is None  # no echo: nothing read
