@@ -13,6 +13,8 @@ _NAME = re.compile(r"\b(?:CUDA_ERROR_\w+|cuda(?:Error|Success)\w*|CUDNN_STATUS_\
 # (pattern, table) for numbers; the runtime's table first: frameworks call the runtime API.
 _NUMBER: Tuple[Tuple["re.Pattern[str]", Tuple[str, ...]], ...] = (
     (re.compile(r"cuInit\D{0,20}?(?:failure|error)\D{0,3}(\d{1,4})\b", re.I), ("cuda_driver",)),
+    # ollama's words for its cuInit call: "cuda driver library init failure: 3"
+    (re.compile(r"driver library init failure:[ \t]*(\d{1,4})\b", re.I), ("cuda_driver",)),
     (re.compile(r"\bcudnn\s*(?:status|error)\s*[:=]?\s*(\d{1,4})\b(?!\.\d)", re.I), ("cudnn",)),
     (re.compile(r"\bCUDA\s*(?:error|failure|err)\s*(?:code\s*)?[:=#]?\s*\(?(\d{1,4})\b(?!\.\d)", re.I),
      ("cuda_runtime", "cuda_driver")),

@@ -92,3 +92,15 @@ def test_a_name_beside_the_older_tables_number_is_the_older_cudnns(code):
     assert (seen.code.api, seen.code.number) == ("cudnn_legacy", code.number)
     wrong = "Check failed: status == CUDNN_STATUS_SUCCESS (%d vs. 0)  %s" % (code.number + 1000, code.name)
     assert all(s.code.api != "cudnn_legacy" for s in decode_statuses(wrong, COMPAT))
+
+
+def test_ollamas_cuinit_failure_is_the_driver_apis_code_and_names_the_hmm_workaround():
+    """ollama#11593: "cuda driver library init failure: 3" is cuInit's CUresult; on drivers 570-580 the nvidia_uvm
+    HMM bug (open-gpu-kernel-modules#901, #947) gives exactly that while nvidia-smi works."""
+    text = ('msg="Unable to load cudart library /usr/lib/x86_64-linux-gnu/libcuda.so.575.57.08: cuda driver library '
+            'init failure: 3"')
+    assert [s.code.name for s in decode_statuses(text, COMPAT)] == ["CUDA_ERROR_NOT_INITIALIZED"]
+    found = answer(decode(text, COMPAT), COMPAT)
+    assert found is not None and "HMM" in found.cause
+    assert "echo 'options nvidia_uvm uvm_disable_hmm=1' | sudo tee /etc/modprobe.d/nvidia-uvm-hmm.conf" in \
+        found.fix.commands
