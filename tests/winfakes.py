@@ -29,6 +29,7 @@ KINDS = {
     "cudnn9-old": (CHAIN9, "9.0.0.312", "NVIDIA cuDNN Library", set()),
     "cudnn8": (CHAIN8, "8.9.5.29", "NVIDIA cuDNN Library", set()),
     "cudart12": ({"cudart64_12.dll": []}, "6.14.11.12040", "NVIDIA CUDA 12.4.127 Runtime", set()),
+    "cudart13": ({"cudart64_13.dll": []}, "6.14.11.13000", "NVIDIA CUDA 13.0.48 Runtime", set()),
     "cudart11": ({"cudart64_110.dll": []}, "6.14.11.11080", "NVIDIA CUDA 11.8.89 Runtime", set()),
     # The driver's CUDA library: Windows file version 31.0.15.3667 is driver 536.67 (CUDA 12.2).
     "driver536": ({"nvcuda.dll": []}, "31.0.15.3667", "NVIDIA CUDA Driver", set()),

@@ -56,9 +56,10 @@ def header(drive: Path, src_dir: Path, winfolder: str) -> None:
         shutil.copyfile(src, dest / "cudnn_version.h")
 
 
-def toolkit(drive: Path, version: str, runtime: Path, cudart: str) -> str:
+def toolkit(drive: Path, version: str, runtime: Path, cudart: str, dlls: str = "bin") -> str:
+    """A CUDA toolkit folder with its runtime DLL in ``dlls`` (bin; bin\\x64 from CUDA 13.0 on)."""
     folder = "%s\\v%s" % (TK, ".".join(version.split(".")[:2]))
-    put(drive, runtime, [cudart], folder + "\\bin")
+    put(drive, runtime, [cudart], folder + "\\" + dlls)
     tk = win_to_host(drive, folder)
     (tk / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": version}}))
     return folder

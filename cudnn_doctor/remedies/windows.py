@@ -90,6 +90,12 @@ def search_path_fix(facts: Facts, compat: Compat, holder: CudnnCopy) -> Fix:
     return powershell_fix([command], text, root=True, doctor=doctor or "")
 
 
+def toolkit_dlls_on_path_fix(folder: str) -> Fix:
+    """Put a toolkit's DLL folder on PATH (CUDA 13's bin\\x64, which its installer does not put there)."""
+    command = path_add(folder)
+    return powershell_fix([command], "put the toolkit's DLL folder on PATH: " + _elevated(command), root=True)
+
+
 def complete_copy_fix(compat: Compat, copy: CudnnCopy) -> Fix:
     """Copy the DLLs a cuDNN copy lacks from its own release's archive (run where the archive is extracted)."""
     release = ".".join((copy.version or "").split(".")[:3])

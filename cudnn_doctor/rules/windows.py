@@ -11,8 +11,9 @@ from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
 from . import WINDOWS, RuleContext, rule
 from ..remedies import machine_cudnn_fix
 from ..remedies.windows import (complete_copy_fix, cuda_runtime_fix, framework_import_fix, mixed_copies_fix,
-                                newer_copy_first_fix, python_dll_directory_fix, search_path_fix,
-                                windows_driver_fix, windows_framework_cudnn_fix, zlibwapi_fix)
+                                newer_copy_first_fix, on_path, python_dll_directory_fix, search_path_fix,
+                                toolkit_dlls_on_path_fix, windows_driver_fix, windows_framework_cudnn_fix,
+                                zlibwapi_fix)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 if TYPE_CHECKING:  # a Linux check never builds Windows facts (model.py)
@@ -261,6 +262,32 @@ def _cudart_cuda(load: WinLoad, win: WindowsFacts) -> Optional[str]:
                     digits = m.group(1)
                     return digits[:-1] if len(digits) == 3 else digits
     return None
+
+
+@rule("CD656", "windows-toolkit-runtime-off-path",
+      "A CUDA toolkit's runtime DLL is in a folder PATH does not name", platforms=WINDOWS, section="loader")
+def toolkit_runtime_off_path(facts: Facts, ctx: RuleContext) -> List[Finding]:
+    """CUDA 13 keeps its DLLs in bin\\x64, while its installer and older guides put bin on PATH: a program that
+    loads cudart64_13.dll by Windows' search order (llama.cpp, a Rust or C++ build) does not find it."""
+    win = _windows(facts)
+    if win is None:
+        return []
+    out: List[Finding] = []
+    for tk in facts.toolkits:
+        if not tk.cudart_path or tk.error:
+            continue
+        folder, name = ntpath.split(tk.cudart_path)
+        loaded = next((ld for ld in win.loads if ld.consumer == PLAIN and ld.request.lower() == name.lower()), None)
+        if on_path(win, folder) or loaded is None or loaded.path:
+            continue
+        out.append(finding(
+            WARNING, "CUDA %s's runtime %s is in %s, which is not on PATH: a program started from a shell cannot "
+                     "load it (error 126)" % (tk.version or "?", name, folder),
+            detail="From CUDA 13.0 on, the toolkit keeps its DLLs in bin\\x64, not bin; programs that load the "
+                   "runtime by Windows' search order find it only where PATH names that folder.",
+            remedy=toolkit_dlls_on_path_fix(folder), evidence={"toolkit": tk.path, "runtime": tk.cudart_path},
+            catalogue=["F6", "D1"]))
+    return out
 
 
 @rule("CD150", "windows-no-driver", "No NVIDIA driver on a Windows machine", platforms=WINDOWS, section="driver")

@@ -308,3 +308,28 @@ def test_driver_version_from_nvcuda_dll_feeds_the_driver_rules(tmp_path, kind, v
         assert "CD301" in ids and "sudo" not in ids["CD301"]["fix"], ids.get("CD301")
     else:
         assert "CD301" not in ids
+
+
+@pytest.mark.parametrize("path_names_x64", [False, True])
+def test_cuda_13_keeps_its_runtime_in_bin_x64_which_path_must_name(tmp_path, path_names_x64):
+    """CUDA 13.0 moved the toolkit's DLLs to bin\\x64 (pytorch#162383; cuda-pathfinder searches it first); its runtime
+    is found there, and a PATH that names only bin cannot load cudart64_13.dll (CD656, its folder put on PATH)."""
+    if winfakes.available() is not None:
+        pytest.skip(winfakes.available())
+    drive = tmp_path / "C"
+    winkit.base(drive)
+    winkit.put(drive, winfakes.build_kind("driver536", tmp_path / "drv"), ["nvcuda.dll"], r"C:\Windows\System32")
+    cudart = winfakes.build_kind("cudart13", tmp_path / "rt")
+    tk = winkit.toolkit(drive, "13.0.48", cudart, "cudart64_13.dll", dlls="bin\\x64")
+    path = "%s\\bin;%s" % (tk, "%s\\bin\\x64" % tk if path_names_x64 else r"C:\Windows\System32")
+    doc = json.loads(_check(["--json", "--root", str(drive), "--env", "PATH=%s" % path]).stdout)
+    toolkit = doc["facts"]["toolkits"][0]
+    assert toolkit["cudart_path"] == tk + "\\bin\\x64\\cudart64_13.dll" and toolkit["version"] == "13.0.48"
+    ids = {f["id"]: f for f in doc["findings"]}
+    if path_names_x64:
+        assert "CD656" not in ids
+    else:
+        assert tk + "\\bin\\x64" in ids["CD656"]["title"], ids.get("CD656")
+        assert ids["CD656"]["remedy"]["commands"] == [
+            "[Environment]::SetEnvironmentVariable('Path', [Environment]::GetEnvironmentVariable('Path', 'Machine') "
+            "+ ';' + '%s\\bin\\x64', 'Machine')" % tk]

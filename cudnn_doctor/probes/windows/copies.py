@@ -10,6 +10,7 @@ from ...readers.headers import parse_cudnn_header
 from ...readers.package_meta import normalize_name as _norm
 from ...versions import decode_cudnn
 from ..python_env import FRAMEWORKS, _framework
+from .machine import TOOLKIT_BINS
 from .state import State
 
 CUDNN_INSTALLER_ROOT = r"C:\Program Files\NVIDIA\CUDNN"
@@ -94,7 +95,9 @@ def cudnn_folders(state: State) -> Dict[str, Tuple[str, List[str]]]:
             out[hit][1].append(via)
 
     for tk in state.ctx.facts.toolkits:
-        add(ntpath.join(tk.path, "bin"), "toolkit", "CUDA toolkit %s" % tk.path)
+        for folder in TOOLKIT_BINS:  # a cuDNN copied into the toolkit sits beside its DLLs (bin\x64 from CUDA 13)
+            if folder == "bin" or state.drive.is_dir(ntpath.join(tk.path, folder)):
+                add(ntpath.join(tk.path, folder), "toolkit", "CUDA toolkit %s" % tk.path)
     for version_dir in state.drive.glob_dirs(CUDNN_INSTALLER_ROOT, "v"):
         bin_dir = ntpath.join(version_dir, "bin")
         add(bin_dir, "installer", "cuDNN installer")

@@ -14,6 +14,10 @@ from .state import State
 TOOLKIT_ROOT = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA"
 NVSMI = r"C:\Program Files\NVIDIA Corporation\NVSMI"
 _CUDART = re.compile(r"^cudart64_(\d+)\.dll$", re.I)
+# Where a toolkit keeps its DLLs and tools: bin\x64 from CUDA 13.0 on, bin before (NVIDIA's cuda-pathfinder searches
+# CUDA_PATH\bin\x64, bin\x86_64, then bin: https://github.com/NVIDIA/cuda-python/blob/main/cuda_pathfinder/cuda/
+# pathfinder/_binaries/find_nvidia_binary_utility.py; https://github.com/pytorch/pytorch/pull/162383).
+TOOLKIT_BINS = ("bin\\x64", "bin\\x86_64", "bin")
 
 
 def host(state: State) -> None:
@@ -98,17 +102,18 @@ def toolkits(state: State) -> None:
         if text:
             tk.version, tk.bundled_driver = parse_version_json(text)
             tk.version_source = "version.json"
-        nvcc = ntpath.join(folder, "bin", "nvcc.exe")
-        if state.drive.is_file(nvcc):
+        bins = [ntpath.join(folder, b) for b in TOOLKIT_BINS]
+        nvcc = next((n for n in (ntpath.join(b, "nvcc.exe") for b in bins) if state.drive.is_file(n)), None)
+        if nvcc:
             tk.nvcc_path = nvcc
             tk.nvcc_version = parse_nvcc_json(text) if text else None
-        for name in state.drive.listdir(ntpath.join(folder, "bin")):
-            if _CUDART.match(name):
-                tk.cudart_path = ntpath.join(folder, "bin", name)
-                dll = state.dll(tk.cudart_path)
-                tk.cudart_version = dll.version
-                if not tk.version and dll.version:
-                    tk.version, tk.version_source = dll.version, "%s version resource" % name
+        tk.cudart_path = next((ntpath.join(b, n) for b in bins for n in state.drive.listdir(b) if _CUDART.match(n)),
+                              None)
+        if tk.cudart_path:
+            dll = state.dll(tk.cudart_path)
+            tk.cudart_version = dll.version
+            if not tk.version and dll.version:
+                tk.version, tk.version_source = dll.version, "%s version resource" % ntpath.basename(tk.cudart_path)
         if not tk.version:
             m = re.search(r"\\v(\d+\.\d+)$", folder, re.I)
             if m:
