@@ -175,7 +175,8 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
     first = shipped[0]
     stem = re.split(r"\.so|64_", first.name)[0]
     stem = stem if stem.startswith("lib") else "lib" + stem
-    cause = "%s is not found; it is %s's%s" % (first.name, first.label, _asked_by(ev, first.label))
+    cause = "%s is not found; it is %s's%s%s" % (first.name, first.label, _asked_by(ev, first.label),
+                                                 _searched_older(ev, compat))
     if first.product == "cuDNN":
         cuda = ev.facts.build_cuda() or next((s.high for s in ev.libraries if s.product == "CUDA"), None) or \
             next(iter(ev.cuda), None)
@@ -190,6 +191,26 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
         if found is not None:
             return found
     return Answer(cause, paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix)
+
+
+# A loader's own list of the names it tried (cudarc: 'searched for library names: ["cudart.dll", "cudart64_12.dll"]')
+_SEARCHED = re.compile(r"searched for library names:\s*\[([^\]]{1,2000})\]")
+
+
+def _searched_older(ev: Evidence, compat: Compat) -> str:
+    """Where a loader lists the Windows runtime names it tried and none is of the newest CUDA major: that major's
+    name and folder, which the program does not know (cudarc#451: CUDA 13 installed, cudart64_13.dll in bin\\x64)."""
+    said = _SEARCHED.search(ev.text)
+    newest = major_of(compat.newest_cuda_release())
+    if said is None or newest is None:
+        return ""
+    majors = [int(m.group(1)[:2]) if len(m.group(1)) > 2 else int(m.group(1))
+              for m in re.finditer(r"cudart64_(\d+)", said.group(1))]
+    if not majors or max(majors) >= newest:
+        return ""
+    return ("; the names it searched stop at CUDA %d: CUDA %d names its runtime cudart64_%d.dll and keeps it in "
+            "bin\\x64, so with CUDA %d installed the program needs a release that knows it" % (
+                max(majors), newest, newest, newest))
 
 
 # A Python package's frame in a traceback: "/usr/local/lib/python3.5/dist-packages/mxnet/base.py"

@@ -271,7 +271,11 @@ TF_DLOPEN_WHEELS = (">>> tf.__version__\n'2.21.0'\n$ pip install tensorflow[and-
 # the same words from a TensorFlow installed without its extra: the tested build's CUDA and cuDNN, then its extra
 TF_DLOPEN_PLAIN = ("tensorflow==2.15.1\nW tensorflow/core/common_runtime/gpu/gpu_device.cc:2256] Cannot dlopen some "
                    "GPU libraries.")
+# https://github.com/chelsea0x3b/cudarc/issues/451: a loader whose list of runtime names stops at CUDA 12
+CUDARC = ('Unable to dynamically load the "cudart" shared library - searched for library names: ["cudart.dll", '
+          '"cudart64.dll", "cudart64_12.dll", "cudart64_126.dll", "cudart64_120_6.dll", "cudart64_110.dll"].')
 FAMILIES = [
+    ("names-searched-stop-at-12", CUDARC, ["cudart64_13.dll", "bin\\x64", "stop at CUDA 12"], [], []),
     ("tf-dlopen-wheels", TF_DLOPEN_WHEELS, ["CUDA 12.5", "cuDNN 9.3", "did not find them"], ["LD_LIBRARY_PATH"], []),
     ("tf-dlopen-plain", TF_DLOPEN_PLAIN, ["CUDA 12.2", "cuDNN 8.9"], ['tensorflow[and-cuda]==2.15.1'], []),
     ("gtx660-dropped", GTX660, ["minimum is compute capability 3.5", "0.3.1"], ["compute capability 3.5 or newer"],
