@@ -267,6 +267,9 @@ class PythonEnvFacts:
     # The interpreter that owns the user sites the active --system-site-packages venv sees: it uninstalls there (pip
     # in the venv never does). None: no such venv.
     user_site_owner: Optional[str] = None
+    # That owner is an externally managed Python (PEP 668: EXTERNALLY-MANAGED in its standard library folder, as
+    # Debian 12's and Ubuntu 23.04's are): its pip refuses to change the user site without --break-system-packages.
+    user_site_owner_managed: bool = False
 
 
 @dataclass

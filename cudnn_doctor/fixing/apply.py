@@ -185,7 +185,7 @@ def run_plan(plan: Plan, env: Mapping[str, str], as_root: bool, follows: str = "
             present = strays.keep(folder, sites)  # a pip killed part-way leaves unlisted files
             journal.update(status="applying", packages_before=before, conda_export=conda_export(environment, env),
                            sites=sites, user_site=user_site, user_before=user_before,
-                           base_python=environment.base_python,
+                           base_python=environment.base_python, base_managed=environment.base_managed,
                            steps=[s.shown for s in plan.steps], dirs=dirs, ops=ops, targets=kept, shared=common,
                            stash=wheels, made=[made.folder(m, env) for m in plan.made],
                            made_parents=made.parents_to_make(plan.made, env))

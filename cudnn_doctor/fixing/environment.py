@@ -61,34 +61,37 @@ def find_environment(env: Mapping[str, str], sites: Sequence[str]) -> Optional[E
         return None  # a system prefix (/usr) is not an environment fix changes
     writable = all(os.access(p, os.W_OK) for p in [prefix, *_sites(prefix)])
     # Known whenever it sees one: an error about a framework there, and any `pip install --user` step, change it.
-    user_site, base_python = _user_site(prefix, kind, env)
-    return Environment(prefix, kind, _tool(prefix, env), writable, user_site, base_python,
+    user_site, base_python, managed = _user_site(prefix, kind, env)
+    return Environment(prefix, kind, _tool(prefix, env), writable, user_site, base_python, managed,
                        active=_activated(prefix, env))
 
 
-def _user_site(prefix: str, kind: str, env: Mapping[str, str]) -> Tuple[str, str]:
-    """(the user site the environment's python sees, the interpreter that owns it), or ("", "") when it sees none:
-    a venv sees it only when made with --system-site-packages; its base interpreter owns it."""
+def _user_site(prefix: str, kind: str, env: Mapping[str, str]) -> Tuple[str, str, bool]:
+    """(the user site the environment's python sees, the interpreter that owns it, whether that one is externally
+    managed), or ("", "", False) when it sees none: a venv sees it only when made with --system-site-packages; its
+    base interpreter owns it."""
     if kind == "venv":
         try:
             with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8") as fh:
                 cfg = dict(line.split("=", 1) for line in fh.read().splitlines() if "=" in line)
         except OSError:
-            return "", ""
+            return "", "", False
         if {k.strip(): v.strip() for k, v in cfg.items()}.get("include-system-site-packages", "").lower() != "true":
-            return "", ""
+            return "", "", False
     # In a venv, the interpreter it was made from (sys._base_executable) owns the user site; a conda environment's
-    # own python does.
-    code, out = run([prefix + "/bin/python", "-c", "import site, sys; print(site.getusersitepackages() if "
-                     "site.ENABLE_USER_SITE else ''); print(sys._base_executable if sys.prefix != sys.base_prefix "
-                     "else '')"], env, QUICK)
+    # own python does. A venv has no standard library of its own: sysconfig's is the owner's, where PEP 668's
+    # marker sits.
+    code, out = run([prefix + "/bin/python", "-c", "import os, site, sys, sysconfig; print(site.getusersitepackages() "
+                     "if site.ENABLE_USER_SITE else ''); print(sys._base_executable if sys.prefix != sys.base_prefix "
+                     "else ''); print(os.path.isfile(os.path.join(sysconfig.get_path('stdlib'), "
+                     "'EXTERNALLY-MANAGED')))"], env, QUICK)
     lines = out.splitlines()
-    if code != 0 or len(lines) < 2 or not lines[0]:
-        return "", ""
+    if code != 0 or len(lines) < 3 or not lines[0]:
+        return "", "", False
     owner = lines[1]
     if owner and run([owner, "-m", "pip", "--version"], env, QUICK)[0] != 0:
         owner = ""  # no pip of its own: the environment's pip installs there (and cannot remove a release there)
-    return os.path.abspath(lines[0]), owner
+    return os.path.abspath(lines[0]), owner, bool(owner) and lines[2] == "True"
 
 
 def _activated(prefix: str, env: Mapping[str, str]) -> bool:

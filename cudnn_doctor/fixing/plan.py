@@ -25,6 +25,9 @@ class Environment:
     # interpreter that owns that site: pip in a venv installs there with --user but never uninstalls there.
     user_site: str = ""
     base_python: str = ""
+    # that interpreter is externally managed (PEP 668, Debian 12's python3): its pip changes the user site only with
+    # --break-system-packages
+    base_managed: bool = False
     # the shell fix runs in has it activated (VIRTUAL_ENV or CONDA_PREFIX names it): only then do its new shells
     # source the activate scripts fix writes variables into; one used from PATH alone never does
     active: bool = True
@@ -45,6 +48,12 @@ class Environment:
         """The pip that installs into the user site: its owner's (pip in a venv writes there with --user but never
         removes a release there, so an upgrade would leave two of one package), where fix found one."""
         return [self.base_python, "-m", "pip"] if self.base_python else self.pip_words()
+
+    def user_pip(self, action: str) -> List[str]:
+        """The user site's pip (``user_pip_words``) started for ``action``, told to act where its owner is externally
+        managed (it refuses "externally-managed-environment" otherwise, the user site's changes too)."""
+        told = ["--break-system-packages"] if self.base_python and self.base_managed else []
+        return [*self.user_pip_words(), action, *told]
 
     def with_python(self) -> List[str]:
         """uv needs to be told the environment after the subcommand; pip is the environment's own."""
@@ -288,7 +297,9 @@ def _finish_packages(step: Step, environment: Optional[Environment]) -> None:
     step.user = "--user" in options and bool(environment.base_python) and environment.tool == "pip"
     if step.user and action == "uninstall":
         options = [o for o in options if o != "--user"]
-    step.argv = ([*environment.user_pip_words(), action, *options, *step.requirements] if step.user else
+    if step.user:  # the owner's own option comes from the environment (its marker file), said once
+        options = [o for o in options if o != "--break-system-packages"]
+    step.argv = ([*environment.user_pip(action), *options, *step.requirements] if step.user else
                  [*environment.pip_words(), action, *environment.with_python(), *options, *step.requirements])
     step.shown = " ".join(["%s=%s" % (n, shlex.quote(v)) for n, v in step.pip_env.items()]
                           + [shlex.quote(w) for w in step.argv])

@@ -15,7 +15,7 @@ def reinstall(environment: Environment, journal: dict, site: str, owners: List[s
                env: Mapping[str, str]) -> Tuple[str, int, str]:
     """Each ``name==version`` reinstalled in its own site (the user site's by its owner, --user), files only."""
     user = bool(site) and site == journal.get("user_site")  # its owner is the user site's: --user, that site seen
-    argv = ([*_owner(environment, journal).user_pip_words(), "install", "--user"] if user else
+    argv = ([*_owner(environment, journal).user_pip("install"), "--user"] if user else
             [*environment.pip_words(), "install", *environment.with_python()]) + ["--no-deps", "--force-reinstall",
                                                                                   *owners]
     code, text = run(argv, dict(env, PYTHONPATH="") if user else dict(env, **OWN_SITE))
@@ -30,14 +30,16 @@ def restore_user_site(environment: Environment, folder: str, journal: dict,
     now = package_set(environment, env, site)
     if now is None:
         return [("%s -m pip list --path %s" % (environment.python, site), 1, "the package list could not be read")]
-    tool = _owner(environment, journal).user_pip_words()
-    return _put_set_back(journal.get("user_before") or {}, now, [*tool, "uninstall"], [*tool, "install", "--user"],
+    owner = _owner(environment, journal)
+    return _put_set_back(journal.get("user_before") or {}, now, owner.user_pip("uninstall"),
+                         [*owner.user_pip("install"), "--user"],
                          dict(env, PYTHONPATH=""), folder, stash.kept(folder, journal.get("stash") or [], [site]))
 
 
 def _owner(environment: Environment, journal: dict) -> Environment:
     """The environment with the user site's owner the fix ran pip with (the journal's)."""
-    return dataclasses.replace(environment, base_python=journal.get("base_python") or environment.base_python)
+    return dataclasses.replace(environment, base_python=journal.get("base_python") or environment.base_python,
+                               base_managed=bool(journal.get("base_managed", environment.base_managed)))
 
 
 def restore_packages(environment: Environment, folder: str, journal: dict,

@@ -8,7 +8,8 @@ from ..model import FrameworkFacts, PythonEnvFacts
 from ..versions import canonical_name, requirements
 from ..readers.package_meta import dist_info_name, parse_conda_record, parse_metadata, parse_tf_build_info
 from .framework_cudnn import resolve_frameworks  # noqa: F401  (run by probes/__init__ after the loader)
-from .python_places import active_venv, altered_files, path_environments, pth_folders, user_site_owner, user_sites
+from .python_places import (active_venv, altered_files, owner_managed, path_environments, pth_folders,
+                            user_site_owner, user_sites)
 
 # Cheap places other interpreters keep packages (virtual envs under /opt, distro pythons, conda).
 SITE_GLOBS = (
@@ -100,6 +101,7 @@ def probe(ctx) -> None:
     prefix, cfg = active_venv(host)
     env.package_tool = package_tool(host, prefix, cfg)
     env.user_site_owner = user_site_owner(cfg) if env.user_sites else None
+    env.user_site_owner_managed = bool(env.user_site_owner) and owner_managed(host, cfg)
     _conda(ctx, env)
 
 

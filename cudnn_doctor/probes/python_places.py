@@ -44,6 +44,19 @@ def user_site_owner(cfg: str) -> Optional[str]:
     return home.group(1).rstrip("/") + "/python3" if home else None
 
 
+_CFG_VERSION = re.compile(r"^\s*version(?:_info)?\s*=\s*(3\.\d+)", re.M)
+
+
+def owner_managed(host, cfg: str) -> bool:
+    """Whether the interpreter that made this venv is externally managed (PEP 668): the EXTERNALLY-MANAGED file in
+    its standard library folder, `home`'s parent's lib/python3.X (/usr/lib/python3.11 on Debian 12)."""
+    home, version = _HOME.search(cfg or ""), _CFG_VERSION.search(cfg or "")
+    if home is None or version is None:
+        return False
+    prefix = os.path.dirname(home.group(1).rstrip("/"))
+    return host.exists("%s/lib/python%s/EXTERNALLY-MANAGED" % (prefix, version.group(1)))
+
+
 def user_sites(host, version: Optional[str] = None) -> List[str]:
     """The user site folders (of one Python version, else every one there is)."""
     pattern = "python%s" % version if version else "python3*"

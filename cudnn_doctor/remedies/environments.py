@@ -247,11 +247,15 @@ def for_user_site(facts: Facts, site: str, fix: Fix) -> Fix:
     owner, plain = facts.python.user_site_owner, pip("uninstall ")
     if not owner:
         return fix
+    # An externally managed owner (Debian 12's /usr/bin/python3) refuses any change without the option, the user
+    # site's too ("error: externally-managed-environment"); the --user install stays the venv's pip, which it allows.
+    uninstall = "%s -m pip uninstall %s" % (q(owner), "--break-system-packages " if
+                                             facts.python.user_site_owner_managed else "")
     if any(c.startswith(plain) for c in fix.commands):
-        fix = _started_otherwise(fix, plain, "%s -m pip uninstall " % q(owner))
+        fix = _started_otherwise(fix, plain, uninstall)
     held = {canonical_name(w["name"]) for w in facts.python.nvidia_wheels if w.get("location") == site} | \
         {canonical_name(f.name) for f in facts.python.frameworks if f.location == site}
-    return _replaced_first(fix, pip("install --user "), held, "%s -m pip uninstall -y" % q(owner))
+    return _replaced_first(fix, pip("install --user "), held, uninstall + "-y")
 
 
 def _project(requirement: str) -> str:

@@ -63,6 +63,12 @@ def test_an_uninstall_in_the_user_site_a_venv_sees_is_run_by_the_sites_owner():
         fix = for_user_site(facts, USER, run('pip install "nvidia-cudnn-cu12==9.10.2.21" "nvidia-nccl-cu12"'))
         assert fix.commands == [owner + " -m pip uninstall -y nvidia-cudnn-cu12",
                                 'pip install --user "nvidia-cudnn-cu12==9.10.2.21" "nvidia-nccl-cu12"'], fix.commands
+        # Debian 12's python3 is externally managed (PEP 668): its pip changes the user site only when told to
+        facts.python.user_site_owner_managed = True
+        fix = for_user_site(facts, USER, run('pip install "nvidia-cudnn-cu12==9.10.2.21"', "pip uninstall -y x"))
+        assert fix.commands == [owner + " -m pip uninstall --break-system-packages -y nvidia-cudnn-cu12",
+                                'pip install --user "nvidia-cudnn-cu12==9.10.2.21"',
+                                owner + " -m pip uninstall --break-system-packages -y x"], fix.commands
         facts.python.user_site_owner = None  # no venv active: pip itself removes from the user site
         assert for_user_site(facts, USER, run("pip uninstall -y x")).commands == ["pip uninstall -y x"]
         assert for_user_site(facts, VENV, run("pip uninstall -y x")).commands == ["pip uninstall -y x"]
