@@ -6,6 +6,7 @@ import re
 from typing import Any, Callable, Dict, List, Optional
 
 from ..knowledge import Compat
+from ..knowledge.sonames import split_library
 from ..model import Fix
 from ..remedies import paste, paste_builds as builds, paste_runtime as rt
 from ..remedies.paste_answers import cupy_wheel_of_cuda_fix, torch7_loaded_branch_fix
@@ -204,8 +205,10 @@ def _searched_older(ev: Evidence, compat: Compat) -> str:
     newest = major_of(compat.newest_cuda_release())
     if said is None or newest is None:
         return ""
-    majors = [int(m.group(1)[:2]) if len(m.group(1)) > 2 else int(m.group(1))
-              for m in re.finditer(r"cudart64_(\d+)", said.group(1))]
+    read = [major_of(split[1]) for split in (split_library(m.group(0)) for m in
+                                              re.finditer(r"cudart64_\d+\.dll", said.group(1))) if split]
+    # cudart64_110.dll: 11; cudart64_90.dll: 9; cudart64_12.dll: 12 (CUDA 6.5's cudart64_65.dll reads 65: left out)
+    majors = [m for m in read if m is not None and m < 50]
     if not majors or max(majors) >= newest:
         return ""
     return ("; the names it searched stop at CUDA %d: CUDA %d names its runtime cudart64_%d.dll and keeps it in "

@@ -108,7 +108,7 @@ def _extension_cuda(ev: Evidence, compat: Compat) -> Optional[Answer]:
     return Answer("building a PyTorch extension: the CUDA toolkit it compiles with (nvcc, CUDA_HOME) is %s and this "
                   "PyTorch was built with %s; the extension builder needs the CUDA PyTorch was built with" % (
                       toolkit, "CUDA %s" % built if built else "another CUDA"),
-                  rt.extension_cuda_fix(compat, toolkit, built))
+                  rt.extension_cuda_fix(compat, toolkit, built, ev.platform))
 
 
 # xFormers' own warning: "xFormers was built for:\n    PyTorch 2.6.0+cu124 with CUDA 1204 (you have 2.6.0+cu126)".

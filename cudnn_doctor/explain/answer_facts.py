@@ -242,8 +242,8 @@ def driver_too_old(ev: Evidence, compat: Compat) -> Answer:
     cause = ("the driver runs CUDA %s (the 'found version' PyTorch prints is the driver's CUDA, not what the program "
              "needs); the program is built for a newer CUDA" % has)
     if cuda and ev.facts.runs("PyTorch"):
-        return Answer(cause, rt.driver_or_build_fix(py_fix.torch_release_fix(compat, None, cuda, "runs on this driver"),
-                                                   ev.platform))
+        release = py_fix.torch_release_fix(compat, None, cuda, "runs on this driver", ev.platform)
+        return Answer(cause, rt.driver_or_build_fix(release, ev.platform))
     return Answer(cause, paste.driver_fix(None, ev.platform))
 
 

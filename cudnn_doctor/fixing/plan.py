@@ -145,8 +145,9 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
         for command, p in parsed:
             if p.kind == "packages":
                 assert environment is not None  # _left_why refuses package steps without one
-                options = tuple(p.options)
-                if p.action == "uninstall" and _user_site_fix(err, environment):
+                # The owner's own option comes from the environment (its marker file), and only for its pip
+                options = tuple(o for o in p.options if o != "--break-system-packages")
+                if p.action == "uninstall" and (_user_site_fix(err, environment) or p.python):
                     # pip uninstall has no --user: pip in a venv never removes from the user site ("outside
                     # environment"), so the site's owner runs it (draw 20261130-1: a JAX build left in place)
                     options += ("--user",)
@@ -297,8 +298,6 @@ def _finish_packages(step: Step, environment: Optional[Environment]) -> None:
     step.user = "--user" in options and bool(environment.base_python) and environment.tool == "pip"
     if step.user and action == "uninstall":
         options = [o for o in options if o != "--user"]
-    if step.user:  # the owner's own option comes from the environment (its marker file), said once
-        options = [o for o in options if o != "--break-system-packages"]
     step.argv = ([*environment.user_pip(action), *options, *step.requirements] if step.user else
                  [*environment.pip_words(), action, *environment.with_python(), *options, *step.requirements])
     step.shown = " ".join(["%s=%s" % (n, shlex.quote(v)) for n, v in step.pip_env.items()]

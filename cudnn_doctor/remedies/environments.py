@@ -313,6 +313,9 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
     shadow = pythonpath_cudnn(facts, loaded)
     if shadow is None or shadow.get("location") == fw.location or not any("nvidia-cudnn-" in c for c in fix.commands):
         return fix
+    removal = pythonpath_cudnn_removal(shadow)
+    if removal.commands and removal.commands[0] in fix.commands:
+        return fix  # the fix already takes that copy away first (CD503 for JAX)
     return pythonpath_cudnn_removal(shadow, fix)
 
 

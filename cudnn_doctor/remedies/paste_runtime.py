@@ -60,7 +60,7 @@ def memory_fix() -> Fix:
                 "preallocating it (TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false)", "nvidia-smi")
 
 
-def extension_cuda_fix(compat: Compat, toolkit: str, built: Optional[str]) -> Fix:
+def extension_cuda_fix(compat: Compat, toolkit: str, built: Optional[str], platform: str = "linux") -> Fix:
     """An extension's toolkit and PyTorch's CUDA differ: the PyTorch build for the toolkit's CUDA where PyTorch
     makes one for that CUDA major, else the toolkit PyTorch was built with on CUDA_HOME (`built`: None where the
     text does not say which)."""
@@ -73,7 +73,7 @@ def extension_cuda_fix(compat: Compat, toolkit: str, built: Optional[str]) -> Fi
         return advice(other)
     cuda = max(cudas, key=version_key)
     return or_else(say("install the PyTorch build for CUDA %s, the toolkit's: %s", cuda,
-                       torch_install(compat, None, cuda)), other)
+                       torch_install(compat, None, cuda, platform)), other)
 
 
 def unsupported_gpu_fix(floor: str, last_release: str) -> Fix:

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Sequence
 
 from ..knowledge import Compat
 from . import RuleContext
-from ..model import Facts, Finding, Fix, FrameworkFacts, Severity
+from ..model import Finding, Fix, Severity
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -28,10 +28,3 @@ def compat_of(ctx: RuleContext) -> Compat:
         raise RuntimeError("RuleContext.compat is not set: pass load_compat() when evaluating rules")
     return compat
 
-
-def framework_named(facts: Facts, fw: FrameworkFacts) -> str:
-    """'torch 2.11.0', with its site where the same release sits in another site too (a copy of an environment
-    beside the one on PATH): two findings would otherwise read the same (seen on the H200)."""
-    twin = any(o is not fw and o.name == fw.name and o.version == fw.version and o.location != fw.location
-               for o in facts.python.frameworks)
-    return "%s %s%s" % (fw.name, fw.version, " in %s" % fw.location if twin and fw.location else "")

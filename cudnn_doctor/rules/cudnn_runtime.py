@@ -17,7 +17,7 @@ from ..remedies.runtime import (cudnn_for_cuda_fix, cudnn_for_newer_gpu_fix, cud
                                 driver_or_cudnn_for_driver_fix, keep_own_copies_fix, known_bad_upgrade_fix)
 from ..remedies.environments import whole_environment_fix
 from ..remedies.preloads import drop_preload_fix
-from .common import ERROR, INFO, WARNING, compat_of, finding, framework_named
+from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
 @rule("CD501", "cudnn-cuda-mismatch", "cuDNN built for another CUDA than the one it is used with", section="cudnn")
@@ -113,8 +113,8 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
         fix = whole_environment_fix(facts, compat, fw, cudnn_not_older_than_build_fix(
             facts, compat, fw, copy, compiled, ld_entry_for(facts, res.path) or _parts_entry(facts, fw, copy)))
         out.append(finding(
-            ERROR, "%s was built with cuDNN %s but loads cuDNN %s (%s)" % (
-                framework_named(facts, fw), compiled, copy.version, why),
+            ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
+                fw.name, fw.version, compiled, copy.version, why),
             detail="cuDNN needs the same major version and an equal or newer minor version than the build: TF/XLA "
                    "print 'Loaded runtime CuDNN library: %s but source was compiled with: %s', PyTorch 'cuDNN "
                    "version incompatibility', JAX 'Outdated cuDNN installation found' [%s]." % (

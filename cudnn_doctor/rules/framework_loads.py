@@ -17,7 +17,7 @@ from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibrar
 from ..remedies.preloads import drop_preload_fix
 from ..remedies.runtime import cudnn_not_older_than_build_fix, unresolved_cudnn_fix
 from . import LINUX, RuleContext, rule
-from .common import ERROR, WARNING, compat_of, finding, framework_named
+from .common import ERROR, WARNING, compat_of, finding
 
 
 def _folder(path: Optional[str]) -> str:
@@ -146,8 +146,8 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if verdict.accepts:
             continue
         out.append(finding(
-            ERROR, "%s loads the cuDNN %s that %s forces (%s)%s and refuses it" % (
-                framework_named(facts, fw), copy.version, res.via, res.path,
+            ERROR, "%s %s loads the cuDNN %s that %s forces (%s)%s and refuses it" % (
+                fw.name, fw.version, copy.version, res.via, res.path,
                 ", which reports the %s of its sub-libraries," % behind if behind else ""),
             detail="ld.so loads %s before the program and matches the framework's own request for %s against it, "
                    "whatever its RPATH or its own preload say; the framework was built with cuDNN %s and stops: "

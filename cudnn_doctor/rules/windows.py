@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING, Dict, List, Optional
 
 from ..knowledge import Compat
+from ..knowledge.sonames import split_library
 from ..versions import newer_than, ver, version_of
 from ..model import CudnnCopy, Facts, Finding, FrameworkFacts
 from . import WINDOWS, RuleContext, rule
@@ -253,14 +254,13 @@ def _unloadable(facts: Facts, compat: Compat, win: WindowsFacts, load: WinLoad, 
 
 
 def _cudart_cuda(load: WinLoad, win: WindowsFacts) -> Optional[str]:
-    """The CUDA major a consumer was built for, from the cudart64_NN.dll it imports (110 -> 11, 12 -> 12)."""
+    """The CUDA major a consumer was built for, from the cudart64_NN.dll it imports (110 -> 11, 12 -> 12, 90 -> 9)."""
     for d in win.dlls:
         if d.path == load.request:
             for name in d.imports:
-                m = re.match(r"^cudart64_(\d+)\.dll$", name, re.I)
-                if m:
-                    digits = m.group(1)
-                    return digits[:-1] if len(digits) == 3 else digits
+                split = split_library(name) if re.match(r"^cudart64_\d+\.dll$", name, re.I) else None
+                if split:
+                    return split[1].split(".")[0]
     return None
 
 

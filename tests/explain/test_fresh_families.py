@@ -273,7 +273,8 @@ TF_DLOPEN_PLAIN = ("tensorflow==2.15.1\nW tensorflow/core/common_runtime/gpu/gpu
                    "GPU libraries.")
 # https://github.com/chelsea0x3b/cudarc/issues/451: a loader whose list of runtime names stops at CUDA 12
 CUDARC = ('Unable to dynamically load the "cudart" shared library - searched for library names: ["cudart.dll", '
-          '"cudart64.dll", "cudart64_12.dll", "cudart64_126.dll", "cudart64_120_6.dll", "cudart64_110.dll"].')
+          '"cudart64.dll", "cudart64_12.dll", "cudart64_126.dll", "cudart64_120_6.dll", "cudart64_110.dll", '
+          '"cudart64_90.dll"].')  # cudart64_90.dll is CUDA 9's, not a 90th major (the review's case)
 FAMILIES = [
     ("names-searched-stop-at-12", CUDARC, ["cudart64_13.dll", "bin\\x64", "stop at CUDA 12"], [], []),
     ("tf-dlopen-wheels", TF_DLOPEN_WHEELS, ["CUDA 12.5", "cuDNN 9.3", "did not find them"], ["LD_LIBRARY_PATH"], []),

@@ -326,3 +326,16 @@ def test_an_uninstall_by_the_user_sites_owner_is_taken_and_another_pythons_pip_i
     assert plan.steps[0].argv == ["/usr/local/bin/python3.11", "-m", "pip", "uninstall", "-y", "jax-cuda12-plugin"]
     other = Erring("CD710", "t", ("/opt/other/bin/python3 -m pip uninstall -y x",), user)
     assert build_plan([other], env, False).not_taken == ["CD710"]
+
+
+def test_the_owners_own_uninstall_line_is_a_user_step_and_pep_668s_option_comes_from_the_environment():
+    """The review's case: an owner's uninstall line (`/usr/bin/python3.11 -m pip uninstall --break-system-packages -y
+    X`) where the finding names no site ran with the venv's own pip, the option with it. It is the owner's step, and
+    the option is the environment's to add: only where the owner is externally managed."""
+    line = "/usr/bin/python3.11 -m pip uninstall --break-system-packages -y torch"
+    for managed in (True, False):
+        seeing = Environment("/srv/venv", "venv", "pip", user_site="/home/u/.local/lib/python3.11/site-packages",
+                             base_python="/usr/bin/python3.11", base_managed=managed)
+        plan = build_plan([Erring("CD702", "t", (line,), site=None)], seeing, False)
+        assert plan.steps[0].user and plan.steps[0].argv == ["/usr/bin/python3.11", "-m", "pip", "uninstall"] + (
+            ["--break-system-packages"] if managed else []) + ["-y", "torch"], plan.steps[0].argv

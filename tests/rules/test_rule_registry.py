@@ -125,18 +125,3 @@ def test_every_rule_declares_a_section_and_the_report_heads_are_sections():
     assert all(r.section in SECTIONS for r in rules)
     assert {key for key, _, _ in _sections(Facts(), 0)} <= set(SECTIONS)
     assert (section_of("CD510"), section_of("CD801"), section_of("CD001")) == ("smoke", "driver", "doctor")
-
-
-def test_one_release_in_two_sites_is_named_with_its_site():
-    """The H200's fix trial: torch 2.11.0 in a copy of /opt/torch/.venv and in that environment itself gave two CD503
-    findings that read the same; each now names its site, and a release in one site stays plain."""
-    from cudnn_doctor.model import Facts, FrameworkFacts, PythonEnvFacts
-    from cudnn_doctor.rules.common import framework_named
-
-    a = FrameworkFacts(name="torch", version="2.11.0", location="/tmp/copy/lib/python3.12/site-packages")
-    b = FrameworkFacts(name="torch", version="2.11.0", location="/opt/torch/.venv/lib/python3.12/site-packages")
-    jax = FrameworkFacts(name="jax-cuda13-pjrt", version="0.11.2", location=a.location)
-    facts = Facts(python=PythonEnvFacts(frameworks=[a, b, jax]))
-    assert framework_named(facts, a) == "torch 2.11.0 in /tmp/copy/lib/python3.12/site-packages"
-    assert framework_named(facts, b).endswith("in /opt/torch/.venv/lib/python3.12/site-packages")
-    assert framework_named(facts, jax) == "jax-cuda13-pjrt 0.11.2"
