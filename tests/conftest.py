@@ -21,6 +21,7 @@ import engines  # noqa: E402
 import realdata  # noqa: E402
 import realroot  # noqa: E402
 import realworld_wheels  # noqa: E402
+import time_report  # noqa: E402
 import theano_sdist  # noqa: E402
 import zipapp_build  # noqa: E402
 from kit import FakeMachine, have_gcc  # noqa: E402
@@ -136,6 +137,16 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     hermetic.uninstall()
+
+
+def pytest_runtest_logreport(report):
+    if time_report.ENABLED:
+        time_report.record(report)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if time_report.ENABLED:
+        time_report.summary(terminalreporter)
 
 
 # The quick tier (`python -m pytest -m "not slow"`, README) leaves these out: what fetches or unpacks real NVIDIA

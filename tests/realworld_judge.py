@@ -2,7 +2,6 @@
 printed fix, applied to a copy of the stack, makes the framework load a cuDNN it accepts."""
 from __future__ import annotations
 
-import functools
 import mmap
 import os
 import re
@@ -244,11 +243,16 @@ def engine_expects(path: str) -> Optional[int]:
     """The cuDNN version a sub-library insists on at first use, from the test compiled into it (cuDNN 9.x's engine
     and graph libraries carry `cudnn_version != (9 * 10000 + 10 * 100 + 2)`); None where it has none."""
     st = os.stat(path)
-    return _expects(path, st.st_ino, st.st_size, st.st_mtime_ns)
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if identity not in _EXPECTS:  # a case's files are hard links into the shared trees: one read per file, not per case
+        _EXPECTS[identity] = _expects(path)
+    return _EXPECTS[identity]
 
 
-@functools.lru_cache(maxsize=None)
-def _expects(path: str, *_identity: int) -> Optional[int]:  # a wheel's file is hundreds of MB: read once per file
+_EXPECTS: Dict[Tuple[int, int, int, int], Optional[int]] = {}  # a wheel's file is hundreds of MB: read once
+
+
+def _expects(path: str) -> Optional[int]:
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         at = data.find(b"cudnn_version != (")
         m = re.match(rb"cudnn_version != \((\d+) \* 10000 \+ (\d+) \* 100 \+ (\d+)\)", data[at:at + 60]) \

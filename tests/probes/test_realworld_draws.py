@@ -2,7 +2,7 @@
 python under the real glibc loader: a fresh sample each run (the seed printed, so a failure reproduces with
 `scripts/realworld.sh --draws N --seed S`) and every draw that ever failed (tests/realworld_regressions.txt).
 REALWORLD_DRAWS sets the sample's size (CI: 30), REALWORLD_SEED fixes its seed, REALWORLD_BUDGET_S the seconds the
-drawn sample may take (CI: 300; the draws left then are skipped, saying so, while the regression set always runs: in
+drawn sample may take (CI: 180; the draws left then are skipped, saying so, while the regression set always runs: in
 test_realworld_regressions_a.py, _b.py and _c.py, a third each, so that `--dist loadfile` spreads them).
 
 The verdict (file, version, error or not, per framework) must agree with the oracle: always for the regression set;
@@ -29,7 +29,7 @@ from realworld_stacks import missing_wheels
 pytestmark = [pytest.mark.realworld, pytest.mark.live]
 SEED = int(os.environ.get("REALWORLD_SEED") or random.SystemRandom().randrange(10 ** 6))
 COUNT = int(os.environ.get("REALWORLD_DRAWS", "30"))
-BUDGET_S = float(os.environ.get("REALWORLD_BUDGET_S", "300"))
+BUDGET_S = float(os.environ.get("REALWORLD_BUDGET_S", "180"))
 # Each draw is named by (seed, n) and drawn inside its test: drawing reads the pool's wheels (downloading them on first
 # use), which collection, and a quick tier that deselects these, must never do.
 # (seed, n, places): fresh draws take every place a process draws from; a regression line, the generator it was found by
