@@ -16,15 +16,17 @@
 #            broken the commonest ways (the system cuDNN's folder first on LD_LIBRARY_PATH; it preloaded): check,
 #            fix --dry-run, fix --yes, torch's own convolution through cuDNN in a new shell of the environment, fix
 #            --undo --yes, every RECORD and bin/activate compared by hash, and torch again (the failure back)
-#   all      each of the above but fix, in that order
+#   profile  where one `check --json` spends its time: the interpreter's own floor, the imports (-X importtime,
+#            the 20 costliest), the report's probe timings, and a cProfile of the main thread (the 30 costliest)
+#   all      each of the above but fix and profile, in that order
 #
 # Output: $OUT/verify-MODE.txt (everything printed) and the JSON reports beside it (check.json, smoke.json,
 # bench-quick.json); without $OUT, /tmp/gpu-verify. Each step runs under `timeout`; `all` takes a few minutes.
 set -u
 mode=${1:-all}
 runs=${2:-25}
-case "$mode" in speed|smoke|bench|install|fix|all) ;; *)
-  echo "usage: bash scripts/gpu_verify.sh speed|smoke|bench|install|fix|all [RUNS]" >&2; exit 2 ;; esac
+case "$mode" in speed|smoke|bench|install|fix|profile|all) ;; *)
+  echo "usage: bash scripts/gpu_verify.sh speed|smoke|bench|install|fix|profile|all [RUNS]" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 repo=$PWD
 out=${OUT:-/tmp/gpu-verify}; mkdir -p "$out"
@@ -38,6 +40,35 @@ speed() {
   timeout 400 "$py" benchmarks/check_bench.py --runs "$runs"
   step "start-up tricks: each one's saving beside the plain way"
   timeout 300 "$py" benchmarks/startup_tricks.py --runs 20
+}
+
+profile() {
+  step "the interpreter's floor: python -c pass, python -I -S -c pass, and typer + rich imported (5 runs each, best)"
+  for code in "pass" "import typer, rich.console"; do
+    "$py" - "$code" <<'PY'
+import subprocess, sys, time
+best = min((lambda t: (subprocess.run([sys.executable, "-c", sys.argv[1]]), time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(5))
+print("%-28s %.3f s" % (sys.argv[1], best))
+PY
+  done
+  step "imports of one check --json (-X importtime, the 20 costliest by cumulative microseconds)"
+  (cd /tmp && "$py" -X importtime -m cudnn_doctor check --json 2>&1 >/dev/null) | sort -t'|' -k2 -n | tail -20
+  step "the report's own timings (ms) and the native child's"
+  (cd /tmp && "$py" -m cudnn_doctor check --json) | "$py" -c 'import json, sys; d = json.load(sys.stdin)
+t = d.get("timings_ms") or d.get("facts", {}).get("timings_ms") or {}
+print(" ".join("%s=%.1f" % kv for kv in sorted(t.items(), key=lambda kv: -kv[1])))'
+  step "cProfile of the main thread (30 costliest by cumulative time)"
+  (cd /tmp && "$py" - <<'PY'
+import cProfile, contextlib, io, pstats
+profile = cProfile.Profile()
+profile.enable()
+from cudnn_doctor.cli import main  # with argv given, main returns instead of ending the process early (cli._leave)
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    main(["check", "--json"])
+profile.disable()
+pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+PY
+  ) | grep -A34 "Ordered by"
 }
 
 smoke() {
