@@ -208,6 +208,10 @@ def main(argv: List[str]) -> int:
             print("    (%s)" % case.note)
         for problem in row.problems:
             print("    %s" % problem)
+        if ((not row.agree) or row.fix not in ("-", "proven")) and case.name.startswith("draw-") and \
+                (args.only or args.draws):  # a fresh draw takes every place: its line says so (`places`)
+            print("    its regression line (tests/realworld_regressions.txt): %s places # ..." % " ".join(
+                case.name.split("-")[1:]))
     seconds = time.perf_counter() - start
     print("%d environments, %d frameworks judged, %d agree with the oracle (%.1f%%); %d with a failure: fixes %d "
           "proven for every framework, %d not proven, %d not run; %d with a disagreement or an unproven fix; %.0f s "

@@ -150,7 +150,8 @@ def from_releases(ev: Evidence, compat: Compat) -> Optional[Answer]:
             cuda = ev.facts.build_cuda() or "10.2"
             return Answer("PyTorch %s (%s) is known for %s: %s; fixed in %s" % (
                 torch.release if torch else "", row["source"].split(" ")[0], row["status_code"], row["problem"],
-                row["fixed_in"]), py_fix.torch_release_fix(compat, row["fixed_in"], cuda, "the release that fixed it"))
+                row["fixed_in"]), py_fix.torch_release_fix(compat, row["fixed_in"], cuda, "the release that fixed it",
+                                                           ev.platform, _python(ev)))
     dropped = _dropped_gpu(ev, compat, cc, torch.release if torch is not None else None)
     return dropped or from_warnings(ev, compat)
 
@@ -193,7 +194,7 @@ def _dropped_gpu(ev: Evidence, compat: Compat, cc: Optional[str], release: Optio
                 arch.last_driver_branch or "?", row["problem"])
     if row.get("last_cuda"):
         return Answer(cause, py_fix.torch_release_fix(compat, row["last_release"], row["last_cuda"],
-                                                      "the last with kernels for it"))
+                                                      "the last with kernels for it", ev.platform, _python(ev)))
     return Answer(cause, rt.unsupported_gpu_fix(floor, row["last_release"]))
 
 
@@ -242,7 +243,7 @@ def driver_too_old(ev: Evidence, compat: Compat) -> Answer:
     cause = ("the driver runs CUDA %s (the 'found version' PyTorch prints is the driver's CUDA, not what the program "
              "needs); the program is built for a newer CUDA" % has)
     if cuda and ev.facts.runs("PyTorch"):
-        release = py_fix.torch_release_fix(compat, None, cuda, "runs on this driver", ev.platform)
+        release = py_fix.torch_release_fix(compat, None, cuda, "runs on this driver", ev.platform, _python(ev))
         return Answer(cause, rt.driver_or_build_fix(release, ev.platform))
     return Answer(cause, paste.driver_fix(None, ev.platform))
 
@@ -380,3 +381,8 @@ def build_reach(ev: Evidence, compat: Compat) -> str:
     nxt, nxt_arch = min(later, key=lambda pair: _v(pair[0]))
     return "; a build for CUDA %s has kernels up to %s GPUs: %s GPUs (compute capability %s and up) need a build " \
         "for CUDA %s or newer" % (cuda, top_arch.name, nxt_arch.name, nxt, nxt_arch.first_cuda_for(nxt))
+
+
+def _python(ev: Evidence) -> Optional[str]:
+    """The Python the paste names (a path's python3.X, a version line), or None where it says none."""
+    return ev.facts.python.value if ev.facts.python else None

@@ -13,6 +13,7 @@ API (pure; the resolver in knowledge/resolve.py builds on it):
     index.wheels("nvidia-cudnn-cu13", "9.28.1.5", node)   # the file names that install on the node, best first
     index.requirements("torch", "2.14.1", node, extras=())  # the Requires-Dist that apply on the node
     index.resolves("jax", "0.6.2", node, extras=("cuda12",))  # None, or the Miss of the first dependency that fails
+    index.pythons("torch", "1.2.0", node)      # the CPython releases it has wheels for there: ["2.7", "3.5", ...]
 
 A Node names what pip matches a wheel against: the Python (major.minor), the processor (uname machine: x86_64,
 aarch64; AMD64 on Windows), the platform and the C library (glibc major.minor, the manylinux floor). Wheel tags are
@@ -182,6 +183,16 @@ class WheelIndex:
         pys = sorted({t.interpreter for f in arch_files for t in f}, key=_py_order)
         return Miss("python", "%s %s has no wheel for Python %s on %s (it has %s)" % (
             project, version, node.python, _arch(node) or node.platform, ", ".join(pys)))
+
+    def pythons(self, project: str, version: str, node: Node) -> List[str]:
+        """The CPython releases ("3.7") the release has wheels for on the node's platform and processor, oldest
+        first, whatever the node's own Python; empty where a wheel takes any Python (py3) or none is known."""
+        row = self._release(project, version)
+        files = [self._file_tags(i) for i in (row or {}).get("f", [])]
+        interps = {t.interpreter for f in files for t in f if _platform_fits(t.platform, node)}
+        if not interps or any(not i.startswith("cp") for i in interps):
+            return []
+        return ["%s.%s" % (i[2], i[3:]) for i in sorted(interps, key=_py_order)]
 
     def _platform_miss(self, project: str, version: str, plats: Set[str], node: Node) -> Miss:
         if node.platform.startswith("win"):

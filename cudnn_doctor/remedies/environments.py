@@ -22,7 +22,7 @@ from .environment_layout import Layout, layout_fix, solve_layout
 from .environment_rebuild import Rebuild, rebuild_fix, rebuilt_layout
 from .onnxruntime import cuda_library_wheels
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
-from .shell import drop_ld_path_line, drops_ld_path, or_else, q, run, then
+from .shell import drop_ld_path_line, drops_ld_path, drops_preload, or_else, q, run, then
 from .software import torch_source
 
 if TYPE_CHECKING:
@@ -181,8 +181,11 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
         # No set serves them all here: every error's fix is the one plan. A framework's own fix in place would
         # change the environment the frameworks leave, and its shell lines would reach the new environments made
         # from that shell (draw 20261201-190: Paddle's LD_LIBRARY_PATH line gave the new TensorFlow a CUDA 11 cuDNN).
-        return beside_framework(facts, fw, shared_or_separate_fix(facts, compat, solved))
-    if not changes:
+        return beside_framework(facts, fw, shared_or_separate_fix(facts, compat, solved), whole_site=True)
+    # A preload taken away hands every framework of the site back to the site's own copy: where no one set of
+    # libraries serves them there, the plan comes with it, not a round later (draw 2621880-32: jax-cuda13 then loaded
+    # the CUDA 12 cuDNN that ONNX Runtime's wheel had put in the site).
+    if not changes and not (layout is None and any(drops_preload(c) for c in own.commands)):
         return beside_framework(facts, fw, own)
     if layout is None:
         whole = shared_or_separate_fix(facts, compat, solved)
@@ -190,8 +193,9 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
         whole = layout_fix(facts, compat, layout)
     # What the framework's own fix changes beside the site's packages stays: an LD_LIBRARY_PATH entry that hands it an
     # older copy ahead of the site (draw 20261129-32: a conda prefix's cuDNN 9.1 kept beating the 9.3 installed)
-    beside = [c for c in own.commands if drops_ld_path(c) and c not in whole.commands]
-    return beside_framework(facts, fw, then(whole, run(*beside)) if beside and whole.commands else whole)
+    beside = [c for c in own.commands if (drops_ld_path(c) or drops_preload(c)) and c not in whole.commands]
+    return beside_framework(facts, fw, then(whole, run(*beside)) if beside and whole.commands else whole,
+                            whole_site=True)
 
 
 def _strands_another(facts: Facts, fw: FrameworkFacts, own: Fix) -> bool:
@@ -291,12 +295,14 @@ def _started_otherwise(fix: Fix, plain: str, instead: str) -> Fix:
                                            fix.text))
 
 
-def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
+def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix, whole_site: bool = False) -> Fix:
     """The fix with its `pip install`s run without PYTHONPATH where NVIDIA's wheels sit in a PYTHONPATH folder
     (`pip install --target`): pip counts them as installed in every environment and says "Requirement already
     satisfied", yet the framework's library searches only its own site-packages' nvidia folders. Where the
     framework's own Python side loads its cuDNN from such a folder (torch 2.14's best-effort preload, JAX 0.6+'s
-    nvidia.cudnn import: sys.path puts PYTHONPATH first), that wheel's files go first, or it keeps loading them."""
+    nvidia.cudnn import: sys.path puts PYTHONPATH first), that wheel's files go first, or it keeps loading them;
+    with ``whole_site`` (the fix is the plan for every framework of the site), so do those of every other framework
+    there (draw 2621880-34: JAX moved to its CUDA 12 build kept importing a PYTHONPATH folder's CUDA 13 cuDNN)."""
     plain = pip("install ")
     fix = for_user_site(facts, fw.location, fix)
     if not under_root() and any(w.get("via") == ".pth" and w.get("location") != fw.location
@@ -308,15 +314,20 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix) -> Fix:
         return fix
     if elsewhere:
         fix = _started_otherwise(fix, plain, "PYTHONPATH= " + plain)
-    res = fw.resolved_cudnn
-    loaded = (res.realpath or res.path or "") if res is not None else ""
-    shadow = pythonpath_cudnn(facts, loaded)
-    if shadow is None or shadow.get("location") == fw.location or not any("nvidia-cudnn-" in c for c in fix.commands):
+    if not any("nvidia-cudnn-" in c for c in fix.commands):
         return fix
-    removal = pythonpath_cudnn_removal(shadow)
-    if removal.commands and removal.commands[0] in fix.commands:
-        return fix  # the fix already takes that copy away first (CD503 for JAX)
-    return pythonpath_cudnn_removal(shadow, fix)
+    judged = [fw] + [o for o in facts.python.frameworks if whole_site and o is not fw and o.location == fw.location]
+    for shadow in {s["location"]: s for s in (_shadow_of(facts, o) for o in judged) if s and s.get("location") != fw.location}.values():
+        removal = pythonpath_cudnn_removal(shadow)
+        if not (removal.commands and removal.commands[0] in fix.commands):  # not taken away first already (CD503)
+            fix = pythonpath_cudnn_removal(shadow, fix)
+    return fix
+
+
+def _shadow_of(facts: Facts, fw: FrameworkFacts) -> Optional[Dict[str, str]]:
+    """The PYTHONPATH or .pth folder's cuDNN wheel the framework loads, or None."""
+    res = fw.resolved_cudnn
+    return pythonpath_cudnn(facts, (res.realpath or res.path or "") if res is not None else "")
 
 
 def pythonpath_cudnn(facts: Facts, path: str) -> Optional[Dict[str, str]]:

@@ -3,13 +3,13 @@ when the release has no wheel for the paste's, and the source (PyPI, PyTorch's i
 serves the build the paste names."""
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import WINDOWS_SHELL, Fix
-from ..versions import tag_cuda
-from .shell import advice, q, run, say
-from .software import torch_install, torch_source
+from ..versions import tag_cuda, version_of
+from .shell import advice, or_else, q, run, say
+from .software import newest_torch_before_indexes, torch_install, torch_source
 
 
 def other_python_fix(python: str, why: str, use: Optional[str], release: Optional[str], platform: str) -> Fix:
@@ -46,10 +46,42 @@ def supported_python_fix(python: str, install: str, platform: str) -> Fix:
                     "`%s`, then `%s`" % ((python,) + commands))
 
 
-def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: str, platform: str = "linux") -> Fix:
-    """A PyTorch release known to fix (or to serve) what the paste shows; None: the newest for `cuda`."""
-    return say("install PyTorch %s (%s): %s" % (release or "for CUDA %s" % cuda, why, "%s"),
-               torch_install(compat, release, cuda, platform))
+def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: str, platform: str = "linux",
+                      python: Optional[str] = None) -> Fix:
+    """A PyTorch release known to fix (or to serve) what the paste shows; None: the newest for `cuda`. Where that
+    release has wheels only for Pythons older than any today's PyTorch runs on, the environment it needs comes with
+    it: made with its newest Python where the paste's (``python``) is not one of them, offered beside the plain
+    install where the paste does not say its Python."""
+    fix = say("install PyTorch %s (%s): %s" % (release or "for CUDA %s" % cuda, why, "%s"),
+              torch_install(compat, release, cuda, platform))
+    pinned = release or newest_torch_before_indexes(compat, cuda)
+    pythons = _old_pythons(pinned, platform) if pinned else []
+    if not pythons:
+        return fix
+    other = supported_python_fix(pythons[-1], torch_source(compat, pinned, cuda, quoted=True, platform=platform),
+                                 platform)
+    said_python = ".".join((python or "").split(".")[:2])
+    if said_python:
+        return fix if said_python in pythons else say(
+            "install PyTorch %s (%s), which has no wheel for Python %s: %s" % (pinned, why, said_python, "%s"), other)
+    span = pythons[0] if len(pythons) == 1 else "%s to %s" % (pythons[0], pythons[-1])
+    return or_else(fix, other, "%%s   (PyTorch %s has wheels for Python %s only: on a newer Python, %%s)" % (
+        pinned.split("+")[0], span))
+
+
+def _old_pythons(release: str, platform: str) -> List[str]:
+    """The Python 3 releases PyTorch ``release`` has wheels for (PyPI's files), where none of them is one the newest
+    PyTorch release has wheels for; else [] (a Python of today installs it, or the index does not know it)."""
+    from ..knowledge.wheel_index import Node, load_wheel_index  # why: loaded once, for an old release named only
+
+    index = load_wheel_index()
+    node = Node(platform="win32", machine="AMD64") if platform == "windows" else Node(machine="x86_64")
+    have = [p for p in index.pythons("torch", release.split("+")[0], node) if not p.startswith("2.")]
+    newest = next(iter(index.versions("torch")), None)
+    today = index.pythons("torch", newest, node) if newest else []
+    if not have or not today or version_of(have[-1]) >= version_of(today[0]):
+        return []
+    return have
 
 
 def jax_extra_fix(compat: Compat, cuda_major: int) -> Fix:

@@ -159,6 +159,13 @@ def drops_ld_path(command: str) -> bool:
     return command.startswith(_DROP_LD_PATH) or command == "unset LD_LIBRARY_PATH"
 
 
+def drops_preload(command: str) -> bool:
+    """Whether the command takes a preload away (a line remedies.preloads wrote): LD_PRELOAD unset or set to fewer
+    entries, or a line deleted from /etc/ld.so.preload."""
+    return command == "unset LD_PRELOAD" or command.startswith("export LD_PRELOAD=") or (
+        "sed -i " in command and command.rstrip("'\"").endswith("ld.so.preload"))
+
+
 def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
     """The `export` line that drops `entries` (each as the environment spells it) from LD_LIBRARY_PATH as the shell
     has it when the line runs: a value written out from the environment as found would undo another fix's export

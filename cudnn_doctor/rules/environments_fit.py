@@ -9,7 +9,7 @@ from typing import List
 from ..model import Facts, Finding
 from ..queries import cudnn_pin_floor, framework_kind, working_copy
 from ..versions import ver
-from ..remedies.environments import Need, shared_or_separate_fix, solve
+from ..remedies.environments import Need, beside_framework, shared_or_separate_fix, solve
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
@@ -56,7 +56,9 @@ def separate_environments(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="Every nvidia-cudnn-* wheel installs into the one site-packages/nvidia/cudnn folder, and a process "
                    "loads one libcudnn.so.N: %s. What each accepts at run time: %s. %s." % (why, "; ".join(
                        "%s wants %s" % (n.label, n.wants) for n in needs), then),
-            remedy=shared_or_separate_fix(facts, compat, solved),
+            # run as the frameworks' own fixes run: pip without PYTHONPATH's copies, a shadowing copy taken away
+            remedy=beside_framework(facts, (failing or needs)[0].framework, shared_or_separate_fix(facts, compat, solved),
+                                    whole_site=True),
             evidence={"framework": (failing or needs)[0].framework.name, "site": site, "why": why,
                       "needs": {n.label: n.wants for n in needs}}, catalogue=["G4"]))
     return out
