@@ -202,8 +202,10 @@ def _searched_older(ev: Evidence, compat: Compat) -> str:
     """Where a loader lists the Windows runtime names it tried and none is of the newest CUDA major: that major's
     name and folder, which the program does not know (cudarc#451: CUDA 13 installed, cudart64_13.dll in bin\\x64)."""
     said = _SEARCHED.search(ev.text)
+    if said is None:
+        return ""
     newest = major_of(compat.newest_cuda_release())
-    if said is None or newest is None:
+    if newest is None:
         return ""
     read = [major_of(split[1]) for split in (split_library(m.group(0)) for m in
                                               re.finditer(r"cudart64_\d+\.dll", said.group(1))) if split]

@@ -44,16 +44,15 @@ class Environment:
             return ["uv", "pip"]
         return [self.python, "-m", "pip"]
 
-    def user_pip_words(self) -> List[str]:
-        """The pip that installs into the user site: its owner's (pip in a venv writes there with --user but never
-        removes a release there, so an upgrade would leave two of one package), where fix found one."""
-        return [self.base_python, "-m", "pip"] if self.base_python else self.pip_words()
-
     def user_pip(self, action: str) -> List[str]:
-        """The user site's pip (``user_pip_words``) started for ``action``, told to act where its owner is externally
-        managed (it refuses "externally-managed-environment" otherwise, the user site's changes too)."""
-        told = ["--break-system-packages"] if self.base_python and self.base_managed else []
-        return [*self.user_pip_words(), action, *told]
+        """The pip that acts on the user site, started for ``action``: its owner's, where fix found one (pip in a venv
+        writes there with --user but never removes a release there, so an upgrade would leave two of one package),
+        told to act where that owner is externally managed (it refuses "externally-managed-environment" otherwise,
+        the user site's changes too)."""
+        if not self.base_python:
+            return [*self.pip_words(), action]
+        told = ["--break-system-packages"] if self.base_managed else []
+        return [self.base_python, "-m", "pip", action, *told]
 
     def with_python(self) -> List[str]:
         """uv needs to be told the environment after the subcommand; pip is the environment's own."""

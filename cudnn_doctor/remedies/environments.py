@@ -317,10 +317,11 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix, whole_site: boo
     if not any("nvidia-cudnn-" in c for c in fix.commands):
         return fix
     judged = [fw] + [o for o in facts.python.frameworks if whole_site and o is not fw and o.location == fw.location]
-    for shadow in {s["location"]: s for s in (_shadow_of(facts, o) for o in judged) if s and s.get("location") != fw.location}.values():
-        removal = pythonpath_cudnn_removal(shadow)
-        if not (removal.commands and removal.commands[0] in fix.commands):  # not taken away first already (CD503)
-            fix = pythonpath_cudnn_removal(shadow, fix)
+    shadows = {s["location"]: s for s in (_shadow_of(facts, o) for o in judged) if s and s["location"] != fw.location}
+    for shadow in shadows.values():
+        removed = pythonpath_cudnn_removal(shadow, fix)
+        if removed.commands[0] not in fix.commands:  # not taken away first already (CD503 for JAX)
+            fix = removed
     return fix
 
 

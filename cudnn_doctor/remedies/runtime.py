@@ -129,14 +129,15 @@ def cudnn_not_older_than_build_fix(facts: Facts, compat: Compat, fw: FrameworkFa
     kind = framework_kind(fw)
     if kind == "tensorflow":
         return tensorflow_wheels_fix(fw.version.split("+")[0])
-    if kind == "jax" and copy.origin == "pip" and shadow is None:
-        return jax_install(facts, compat, fw.cuda_version)
-    if kind == "jax" and shadow is not None:
-        # A `pip install --target` or .pth folder's copy: it goes (its nvidia/__init__.py makes that folder's `nvidia`
-        # the one JAX imports, whatever the site holds), then the cuDNN the installed release pins; a JAX reinstall
-        # healed nothing and moved JAX 0.7.2 to 0.10.2 (draw 505425-124)
-        return pythonpath_cudnn_removal(shadow, framework_cudnn_fix(facts, compat, fw, major_of(compiled)))
-    if kind == "jax":  # a system or tarball copy: its own wheel, found through its RPATH first (draw 271127/273)
+    if kind == "jax":
+        if shadow is not None:
+            # A `pip install --target` or .pth folder's copy: it goes (its nvidia/__init__.py makes that folder's
+            # `nvidia` the one JAX imports, whatever the site holds), then the cuDNN the installed release pins; a JAX
+            # reinstall healed nothing and moved JAX 0.7.2 to 0.10.2 (draw 505425-124)
+            return pythonpath_cudnn_removal(shadow, framework_cudnn_fix(facts, compat, fw, major_of(compiled)))
+        if copy.origin == "pip":
+            return jax_install(facts, compat, fw.cuda_version)
+        # a system or tarball copy: its own wheel, found through its RPATH first (draw 271127/273)
         return framework_cudnn_fix(facts, compat, fw, major_of(compiled))
     # The wheel of the framework's own CUDA (the copy's may be another's: a cu11 8.9 under a torch built for 12 or
     # 13), and only where NVIDIA built the release it was compiled with for that CUDA.
