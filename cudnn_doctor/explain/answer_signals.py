@@ -9,6 +9,7 @@ from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
+from ..remedies.shell import or_else
 from ..remedies.containers import (container_driver_files_fix, container_gpu_fix, container_toolkit_fix,
                                    container_toolkit_upgrade_fix)
 from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_fix, nvrtc_builtins_link_fix
@@ -18,7 +19,7 @@ from ..versions import major_of
 from .answer_facts import build_reach, cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
 from .answer_builds import from_builds, replaced_framework
 from .answer_dlopen import from_dlopen
-from .answer_states import from_states
+from .answer_states import DRIVER_REACHED, GPU_FLAGS, from_states
 from .answer_arch import arch_words, first_cuda_serving
 from .answer_toolchain import from_toolchain
 from .answer_tools import from_tools
@@ -96,11 +97,21 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "driver-too-old":
         floor = compat.min_driver(cuda, platform) if cuda else None
         program = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA), None)
-        return Answer("the NVIDIA driver%s is older than %sCUDA runtime%s needs%s" % (
+        cause = "the NVIDIA driver%s is older than %sCUDA runtime%s needs%s" % (
             (" " + ev.drivers[0]) if ev.drivers else "", ("%s's " % program) if program else "the ",
-            (" " + cuda) if cuda else "",
-            (" (driver %s or newer)" % floor.version) if floor else ""),
-            driver_or_framework_build_fix(paste.driver_fix(floor.version if floor else None, platform), program))
+            (" " + cuda) if cuda else "", (" (driver %s or newer)" % floor.version) if floor else "")
+        fix = driver_or_framework_build_fix(paste.driver_fix(floor.version if floor else None, platform), program)
+        # ... unless the paste shows the GPUs given to its container, or a driver reached
+        if ev.drivers or cuda or platform == "windows" or GPU_FLAGS.search(ev.text) or DRIVER_REACHED.search(ev.text):
+            return Answer(cause, fix)
+        # No version said on either side: the CUDA runtime says the same where it finds no driver at all, as in a
+        # container started without the GPUs (plain `docker run`; nvidia-docker#400, fixed by `--gpus all`).
+        in_container = any(s.value == "container" for s in ev.facts.os)
+        none = ("no driver reaches the process: a container started without the GPUs (plain `docker run`, not "
+                "`--gpus all` or nvidia-docker) has no libcuda, and the CUDA runtime then says this too")
+        if in_container:
+            return Answer("%s; else %s" % (none, cause), or_else(container_gpu_fix(), fix, "%s; else: %s"))
+        return Answer("%s, or %s" % (cause, none), or_else(fix, container_gpu_fix(), "%s; in a container: %s"))
     if kind == "ptx-toolchain" and (ev.facts.driver or ev.drivers):
         found = _ptx_floor(ev, compat)
         if found is not None:

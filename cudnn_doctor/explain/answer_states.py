@@ -23,10 +23,10 @@ from .evidence import Evidence
 # A `docker run` command line, its backslash-continued lines included; what in it gives the container the GPUs.
 _DOCKER_RUN = re.compile(r"(?<![\w-])docker[ \t]+(?:container[ \t]+)?run\b(?:[^\n\\]|\\\r?\n|\\)*")
 # Anywhere in the paste (a flag on a line of its own, daemon.json's default runtime): the GPUs were asked for.
-_GPU_FLAGS = re.compile(r"--gpus\b|--runtime[ =]\S*nvidia|NVIDIA_VISIBLE_DEVICES|nvidia\.com/gpu|"
+GPU_FLAGS = re.compile(r"--gpus\b|--runtime[ =]\S*nvidia|NVIDIA_VISIBLE_DEVICES|nvidia\.com/gpu|"
                         r"--device[ =]\S*nvidia\.com|default-runtime\W+nvidia")
 # The driver was reached: nvidia-smi ran, or the framework read the CUDA it runs (PyTorch's "found version 11040").
-_DRIVER_REACHED = re.compile(r"Driver Version:|found version \d{4,5}\b")
+DRIVER_REACHED = re.compile(r"Driver Version:|found version \d{4,5}\b")
 # What a CUDA runtime says where no driver library reaches it: libcuda absent reads as a driver too old (35).
 _NO_DRIVER_KINDS = ("driver-too-old", "no-device", "driver-library-missing")
 _NO_DRIVER_STATUSES = ("cudaErrorInsufficientDriver", "cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE")
@@ -133,7 +133,7 @@ def started_without_gpus(ev: Evidence, compat: Compat) -> Optional[Answer]:
             any(s.code.name in _NO_DRIVER_STATUSES for s in ev.statuses)):
         return None
     runs = [m.group(0) for m in _DOCKER_RUN.finditer(ev.text) if not re.match(r"docker\s+run\s+--help", m.group(0))]
-    if not runs or _GPU_FLAGS.search(ev.text) or _DRIVER_REACHED.search(ev.text) or ev.drivers:
+    if not runs or GPU_FLAGS.search(ev.text) or DRIVER_REACHED.search(ev.text) or ev.drivers:
         return None
     devices = "; its --device flags pass the device nodes, not the driver's libraries" if "--device" in runs[0] else ""
     return Answer("most likely the container was started without the GPUs: the `docker run` line asks for no GPU (no "

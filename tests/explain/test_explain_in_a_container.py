@@ -13,7 +13,10 @@ from cudnn_doctor.explain import explain
 
 TEXTS = ["Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR",
          "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
-         "RuntimeError: CUDA error: no CUDA-capable device is detected"]
+         "RuntimeError: CUDA error: no CUDA-capable device is detected",
+         # the CUDA runtime's word for no libcuda at all, too (nvidia-docker#400: fixed by `--gpus all`)
+         "Check failed: cudaSuccess == cudaStat (0 vs. 35) Cuda Error: CUDA driver version is insufficient for CUDA "
+         "runtime version"]
 
 
 def _container(tmp_path) -> FakeMachine:
@@ -31,7 +34,7 @@ def _check_fix(m: FakeMachine) -> str:
     return next(f["fix"] for f in doc["findings"] if f["id"] == "CD801")
 
 
-@pytest.mark.parametrize("text", TEXTS, ids=["internal", "not-initialized", "no-device"])
+@pytest.mark.parametrize("text", TEXTS, ids=["internal", "not-initialized", "no-device", "insufficient-driver"])
 def test_explain_in_a_container_without_gpus_agrees_with_check(tmp_path, text, monkeypatch):
     monkeypatch.setenv("container", "")
     m = _container(tmp_path)

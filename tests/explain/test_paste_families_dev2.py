@@ -483,3 +483,17 @@ def test_a_prompt_on_dockers_container_id_hostname_is_a_container():
 def test_a_library_named_missing_in_peoples_words_is_a_missing_library():
     ex = _ex("the program stops: libcudnn_cnn_infer.so.8 is missing")
     assert ex.answer is not None and "libcudnn_cnn_infer.so.8" in ex.answer.cause, ex.answer
+
+
+def test_an_insufficient_driver_with_no_version_said_names_the_container_started_without_gpus_too():
+    """cudaErrorInsufficientDriver (35) is also what the CUDA runtime returns where it finds no libcuda at all, as in a
+    container started with plain `docker run` (nvidia-docker#400): with no version on either side, both causes; a paste
+    that says it is a container puts the container first; a driver version named keeps the one cause."""
+    bare = "Cuda Error: CUDA driver version is insufficient for CUDA runtime version"
+    ex = _ex(bare)
+    assert "older than the CUDA runtime" in ex.answer.cause and "container" in ex.answer.cause, ex.answer.cause
+    assert "docker run --gpus all" in " ".join(ex.fix.alternatives), ex.fix.alternatives
+    inside = _ex("root@3f2a9c0d1b7e:/workspace# python train.py\n" + bare)
+    assert inside.answer.cause.startswith("no driver reaches the process"), inside.answer.cause
+    named = _ex("Driver Version: 390.48\n" + bare)
+    assert "container" not in named.answer.cause, named.answer.cause
