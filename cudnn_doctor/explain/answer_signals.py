@@ -9,12 +9,12 @@ from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import table_fix
-from ..remedies.shell import or_else
 from ..remedies.containers import (container_driver_files_fix, container_gpu_fix, container_toolkit_fix,
                                    container_toolkit_upgrade_fix)
 from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_fix, nvrtc_builtins_link_fix
-from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_framework_build_fix, driver_or_older_cuda_fix,
-                                      framework_build_for_cuda_fix, framework_build_for_gpu_fix, with_python_note)
+from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_container_fix, driver_or_framework_build_fix,
+                                      driver_or_older_cuda_fix, framework_build_for_cuda_fix,
+                                      framework_build_for_gpu_fix, with_python_note)
 from ..versions import major_of
 from .answer_facts import build_reach, cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
 from .answer_builds import from_builds, replaced_framework
@@ -109,9 +109,8 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         in_container = any(s.value == "container" for s in ev.facts.os)
         none = ("no driver reaches the process: a container started without the GPUs (plain `docker run`, not "
                 "`--gpus all` or nvidia-docker) has no libcuda, and the CUDA runtime then says this too")
-        if in_container:
-            return Answer("%s; else %s" % (none, cause), or_else(container_gpu_fix(), fix, "%s; else: %s"))
-        return Answer("%s, or %s" % (cause, none), or_else(fix, container_gpu_fix(), "%s; in a container: %s"))
+        return Answer(("%s; else %s" % (none, cause)) if in_container else "%s, or %s" % (cause, none),
+                      driver_or_container_fix(fix, in_container))
     if kind == "ptx-toolchain" and (ev.facts.driver or ev.drivers):
         found = _ptx_floor(ev, compat)
         if found is not None:

@@ -8,7 +8,7 @@ from typing import Optional
 from ..model import Fix
 from .acting import on_machine, pip
 from .catalogue import fabric_manager_fix
-from .containers import visible_devices_fix
+from .containers import container_gpu_fix, visible_devices_fix
 from .gpu import unhide_gpus_fix
 from .shell import advice, noted, or_else, run, said, say
 
@@ -71,6 +71,14 @@ def driver_or_framework_build_fix(driver_fix: Fix, program: Optional[str]) -> Fi
         return driver_fix
     return say("%s; or keep this driver: find the CUDA it runs (the 'CUDA Version' in the header %s prints) and "
                "install " + build.replace("%", "%%"), driver_fix, run(on_machine("nvidia-smi", privileged=False)))
+
+
+def driver_or_container_fix(driver_fix: Fix, container_first: bool) -> Fix:
+    """A driver too old, or none in the process's view (a container started without the GPUs): both ways, the
+    container's first where the paste is a container's."""
+    if container_first:
+        return or_else(container_gpu_fix(), driver_fix, "%s; else: %s")
+    return or_else(driver_fix, container_gpu_fix(), "%s; in a container: %s")
 
 
 def framework_build_for_cuda_fix(program: str, cuda: str) -> Fix:

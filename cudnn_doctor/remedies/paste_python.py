@@ -56,7 +56,7 @@ def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: st
               torch_install(compat, release, cuda, platform))
     pinned = release or newest_torch_before_indexes(compat, cuda)
     pythons = _old_pythons(pinned, platform) if pinned else []
-    if not pythons:
+    if not pinned or not pythons:
         return fix
     other = supported_python_fix(pythons[-1], torch_source(compat, pinned, cuda, quoted=True, platform=platform),
                                  platform)
