@@ -9,7 +9,7 @@ from typing import Optional
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
-from ..remedies.paste_answers import folder_then_install_fix, torch7_branch_fix
+from ..remedies.paste_answers import folder_then_install_fix, or_libcuda_link_fix, torch7_branch_fix
 from ..versions import major_of
 from .answered import Answer
 from .evidence import Evidence
@@ -30,10 +30,20 @@ def sublibrary_on_path(ev: Evidence, compat: Compat, cause: str, install_fix: Fi
         return None
     cuda = ev.facts.build_cuda() or next(iter(ev.cuda), None)
     wheel = compat.cudnn_wheel(major_of(cuda) or 12) or "nvidia-cudnn-cu12"
-    return Answer(cause + "; libcudnn itself loaded and opens its sub-libraries by name, so their folder must be on "
-                  "the loader's path (LD_LIBRARY_PATH): a cuDNN inside a pip wheel's site-packages/nvidia/cudnn/lib "
-                  "or another environment is not searched",
-                  folder_then_install_fix(rt.wheel_lib_path_fix("nvidia.cudnn", wheel), install_fix))
+    cause += ("; libcudnn itself loaded and opens its sub-libraries by name, so their folder must be on the loader's "
+              "path (LD_LIBRARY_PATH): a cuDNN inside a pip wheel's site-packages/nvidia/cudnn/lib or another "
+              "environment is not searched")
+    fix = folder_then_install_fix(rt.wheel_lib_path_fix("nvidia.cudnn", wheel), install_fix)
+    if _CNN_INFER_8 in ev.text and not _LOADER_SAID.search(ev.text):
+        # The loader's own error was cut off: cuDNN 8's cnn_infer also fails this way where the unversioned libcuda.so
+        # it opens is missing, as on WSL (microsoft/WSL#8587; nougat#105 linked /usr/lib/wsl/lib/libcuda.so.1)
+        return Answer(cause + "; or its own load failed on libcuda.so, which it opens by that unversioned name and "
+                      "which WSL keeps only in /usr/lib/wsl/lib", or_libcuda_link_fix(fix, ev.platform))
+    return Answer(cause, fix)
+
+
+_CNN_INFER_8 = "libcudnn_cnn_infer.so.8"
+_LOADER_SAID = re.compile(r"libcudnn_cnn_infer\.so\.8\. Error: |cannot open shared object file")
 
 
 # Lua Torch7's cudnn.torch: "libcudnn (R5) not found in library path" - each branch (R5, R6, R7) ffi.loads one major.

@@ -497,3 +497,16 @@ def test_an_insufficient_driver_with_no_version_said_names_the_container_started
     assert inside.answer.cause.startswith("no driver reaches the process"), inside.answer.cause
     named = _ex("Driver Version: 390.48\n" + bare)
     assert "container" not in named.answer.cause, named.answer.cause
+
+
+def test_cnn_infer_8_with_its_loader_error_cut_off_names_the_libcuda_it_opens_too():
+    """cuDNN 8's libcudnn_cnn_infer.so.8 also fails to load where the unversioned libcuda.so it opens is missing, as
+    on WSL (microsoft/WSL#8587): with the loader's own error cut off, both ways; with it, only the one it names."""
+    cut = _ex("Could not load library libcudnn_cnn_infer.so.8")
+    assert "libcuda.so" in cut.answer.cause and "/usr/lib/wsl/lib" in cut.answer.cause, cut.answer.cause
+    assert "sudo ln -sf libcuda.so.1 libcuda.so" in cut.fix.alternatives, cut.fix.alternatives
+    whole = _ex("Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared "
+                "object file: No such file or directory")
+    assert "libcuda.so" not in whole.answer.cause, whole.answer.cause
+    ops = _ex("Could not load library libcudnn_ops_infer.so.8")  # libcuda.so is cnn_infer's to open, not ops_infer's
+    assert "libcuda.so" not in ops.answer.cause, ops.answer.cause
