@@ -111,8 +111,15 @@ def owning_environment(facts: Facts, directory: str) -> Optional[str]:
     for marker in ("/site-packages/", "/dist-packages/"):
         if marker in path + "/":
             return environment_prefix((path + "/").split(marker)[0] + marker.rstrip("/"))
-    inside = [p for p in facts.python.conda_prefixes if path.startswith(os.path.normpath(p).rstrip("/") + "/")]
+    # ... or a folder inside an environment's prefix beside its site (`pip install --target <venv>/cudnn8`, the folder
+    # fix installs a second cuDNN major into: fix draw 1201281-4); never a system prefix such as /usr
+    venvs = {environment_prefix(os.path.normpath(site)) for site in facts.python.site_dirs if site}
+    prefixes = list(facts.python.conda_prefixes) + sorted(p for p in venvs if p not in _SYSTEM_PREFIXES)
+    inside = [p for p in prefixes if path.startswith(os.path.normpath(p).rstrip("/") + "/")]
     return max(inside, key=len) if inside else None
+
+
+_SYSTEM_PREFIXES = frozenset({"", "/", "/usr", "/usr/local", "/opt"})
 
 
 def in_environment_of(site: Optional[str], directory: str) -> bool:
