@@ -432,10 +432,12 @@ def run_all(wanted: List[stacks.Case], judge_all: Callable[[stacks.Stack], Tuple
     done = [r for r in runs if not r.skipped]
     undone = [r for r in done if r.undo_exact is not None]
     seconds = time.perf_counter() - start
-    print("fix-command: %d draws, %d failing, %d skipped (system folder), %d run: healed %d, doctor agrees after %d, "
-          "dry-run unchanged %d; fix changed something in %d: undo exact %d (pip's install records too: %d), "
-          "failure back %d of %d; %.0f s (%.0f s a failing draw run)" % (
-              len(wanted), len(runs), len(runs) - len(done), len(done), sum(bool(r.healed) for r in done),
+    healed = [r for r in done if r.healed]
+    print("fix-command: %d draws, %d failing, %d skipped (system folder), %d run: healed %d (fix said so, exit 0: %d), "
+          "doctor agrees after %d, dry-run unchanged %d; fix changed something in %d: undo exact %d (pip's install "
+          "records too: %d), failure back %d of %d; %.0f s (%.0f s a failing draw run)" % (
+              len(wanted), len(runs), len(runs) - len(done), len(done), len(healed),
+              sum(r.codes.get("fix") == 0 for r in healed),
               sum(bool(r.doctor_agrees) for r in done), sum(bool(r.dry_exact) for r in done), len(undone),
               sum(bool(r.undo_exact) for r in undone), sum(bool(r.records_exact) for r in undone),
               sum(bool(r.back) for r in done), len(done), seconds, sum(r.seconds for r in done) / max(len(done), 1)))
