@@ -322,7 +322,8 @@ def _any_undefined(ev: Evidence, compat: Compat) -> Optional[Answer]:
     at = ev.text.find(f.caller) if f.caller else -1
     package = re.search(r"-packages/(\w+)/(?:[\w.-]+/){0,4}$", ev.text[max(0, at - 300):at]) if at > 0 else None
     cause = ("%s needs %s, which no library loaded before it defines: it was built against another release of the "
-             "library that should define it than the one found first" % (f.caller or "a library", f.symbol))
+             "library that should define it than the one found first (a stale copy left by an earlier build or "
+             "install, found ahead of the one built with it)" % (f.caller or "a library", f.symbol))
     if package:  # a Python extension: its build for what is installed here
         return Answer(cause, builds.extension_rebuild_fix(package.group(1), compat.extension_source(package.group(1))))
     return Answer(cause, paste.shadowed_library_fix(f.library, None, ev.platform) if f.library else
