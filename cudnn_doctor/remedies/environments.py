@@ -276,8 +276,8 @@ def _replaced_first(fix: Fix, install: str, held: Set[str], uninstall: str) -> F
     for c in fix.commands:
         named = [w.strip('"') for w in shlex.split(c[len(install):])] if c.startswith(install) else []
         replaced = [n for n in (_project(w) for w in named if not w.startswith("-")) if n in held]
-        if replaced:
-            line = "%s %s" % (uninstall, " ".join(replaced))
+        line = "%s %s" % (uninstall, " ".join(replaced))
+        if replaced and line not in commands:  # not twice where the fix came through here already (CD710's plan)
             commands.append(line)
             added.append(line)
         commands.append(c)
@@ -314,7 +314,10 @@ def beside_framework(facts: Facts, fw: FrameworkFacts, fix: Fix, whole_site: boo
         return fix
     if elsewhere:
         fix = _started_otherwise(fix, plain, "PYTHONPATH= " + plain)
-    if not any("nvidia-cudnn-" in c for c in fix.commands):
+    # A cuDNN the fix installs, or (a plan for the whole site) any install, as there is one here: a framework moved to
+    # its release's other CUDA build brings its cuDNN through its own pins (`"jax-cuda13-plugin[with-cuda]==0.7.2"`),
+    # and then imports the shadowing copy all the same
+    if not whole_site and not any("nvidia-cudnn-" in c for c in fix.commands):
         return fix
     judged = [fw] + [o for o in facts.python.frameworks if whole_site and o is not fw and o.location == fw.location]
     shadows = {s["location"]: s for s in (_shadow_of(facts, o) for o in judged) if s and s["location"] != fw.location}

@@ -34,6 +34,14 @@ def test_a_named_python_decides_between_the_plain_install_and_the_environment(fi
     assert on_36.commands == ["pip install --force-reinstall torch==1.2.0"] and not on_36.alternatives
     on_311 = torch_release_fix(compat, "1.2.0", "10.0", "why", python="3.11")
     assert on_311.commands[0] == "python3.7 -m venv .venv-py37" and "no wheel for Python 3.11" in on_311.text
+    on_27 = torch_release_fix(compat, "1.2.0", "10.0", "why", python="2.7.18")  # PyPI has its cp27 wheels
+    assert on_27.commands == ["pip install --force-reinstall torch==1.2.0"], on_27.commands
+
+
+def test_a_windows_paste_is_told_the_pythons_of_the_page_pypi_had_no_wheel_for(fix_target):
+    # PyPI held no Windows wheel of 1.5 and older (torch_stable.html did, for the same Pythons as Linux's)
+    fix = torch_release_fix(load_compat(), "1.2.0", "10.0", "why", platform="windows")
+    assert "Python 3.5 to 3.7 only" in fix.text and "py -3.7 -m venv .venv-py37" in fix.alternatives, fix.text
 
 
 def test_a_release_of_today_gets_no_note(fix_target):
