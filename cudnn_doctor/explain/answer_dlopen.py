@@ -9,7 +9,7 @@ from typing import Optional
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
-from ..remedies.paste_answers import folder_then_install_fix, or_libcuda_link_fix, torch7_branch_fix
+from ..remedies.paste_answers import folder_then_install_fix, torch7_branch_fix
 from ..versions import major_of
 from .answered import Answer
 from .evidence import Evidence
@@ -38,7 +38,7 @@ def sublibrary_on_path(ev: Evidence, compat: Compat, cause: str, install_fix: Fi
         # The loader's own error was cut off: cuDNN 8's cnn_infer also fails this way where the unversioned libcuda.so
         # it opens is missing, as on WSL (microsoft/WSL#8587; nougat#105 linked /usr/lib/wsl/lib/libcuda.so.1)
         return Answer(cause + "; or its own load failed on libcuda.so, which it opens by that unversioned name and "
-                      "which WSL keeps only in /usr/lib/wsl/lib", or_libcuda_link_fix(fix, ev.platform))
+                      "which WSL keeps only in /usr/lib/wsl/lib", rt.or_libcuda_link_fix(fix, ev.platform))
     return Answer(cause, fix)
 
 

@@ -10,7 +10,6 @@ from .acting import on_machine, pip
 from .catalogue import fabric_manager_fix
 from .containers import container_gpu_fix, visible_devices_fix
 from .gpu import unhide_gpus_fix
-from .paste_runtime import libcuda_link_fix
 from .shell import advice, noted, or_else, run, said, say
 
 
@@ -23,12 +22,6 @@ def cupy_wheel_of_cuda_fix(fix: Fix, have: str, other: str, other_major: int) ->
 def folder_then_install_fix(path_fix: Fix, install_fix: Fix) -> Fix:
     """Put the installed cuDNN's folder on the loader's path; install it only where it is not there."""
     return say("%s; if that cuDNN is not installed: %s", path_fix, install_fix)
-
-
-def or_libcuda_link_fix(sublibrary_fix: Fix, platform: str) -> Fix:
-    """A sub-library that would not load, with the other way its load fails: the unversioned libcuda.so it opens is
-    missing (WSL keeps it only in /usr/lib/wsl/lib)."""
-    return or_else(sublibrary_fix, libcuda_link_fix(platform), "%s; if its error names libcuda.so: %s")
 
 
 def torch7_branch_fix(install_fix: Fix, branches: str) -> Fix:
