@@ -38,7 +38,7 @@ def sublibrary_on_path(ev: Evidence, compat: Compat, cause: str, install_fix: Fi
         # The loader's own error was cut off: cuDNN 8's cnn_infer also fails this way where the unversioned libcuda.so
         # it opens is missing, as on WSL (microsoft/WSL#8587; nougat#105 linked /usr/lib/wsl/lib/libcuda.so.1)
         return Answer(cause + "; or its own load failed on libcuda.so, which it opens by that unversioned name and "
-                      "which WSL keeps only in /usr/lib/wsl/lib", rt.or_libcuda_link_fix(fix, ev.platform))
+                      "which WSL keeps only in /usr/lib/wsl/lib", paste.or_libcuda_link_fix(fix, ev.platform))
     return Answer(cause, fix)
 
 

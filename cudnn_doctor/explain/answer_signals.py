@@ -213,7 +213,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       "depends on)" % cuda, paste.cudnn_for_cuda_fix(compat, cuda, ev.platform))
     if kind == "libcuda-unversioned":
         return Answer("the unversioned libcuda.so link (which cuDNN opens) is missing beside the driver's "
-                      "libcuda.so.1", rt.libcuda_link_fix(platform))
+                      "libcuda.so.1", paste.libcuda_link_fix(platform))
     if kind == "nvrtc-unversioned":
         return Answer("cuDNN 8 opens the unversioned libnvrtc.so, which only a CUDA toolkit's development "
                       "files provide", rt.nvrtc_link_fix())

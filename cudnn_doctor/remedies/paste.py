@@ -235,3 +235,19 @@ def arm_image_files_fix(name: str, other_hosts: Fix) -> Fix:
     """A driver file in an image on an aarch64 host: Jetson's L4T collision first, else (Grace and other Arm servers)
     the driver installed into the image (`other_hosts`)."""
     return or_else(jetson_image_files_fix(name), other_hosts, "%s; on other Arm hosts: %s")
+
+
+def libcuda_link_fix(platform: str) -> Fix:
+    """The unversioned libcuda.so is missing next to the driver's libcuda.so.1 (WSL, minimal driver installs)."""
+    if platform == "windows":
+        return advice("reinstall the NVIDIA driver for Windows (it provides nvcuda.dll) and restart")
+    folder = "$(dirname $(ldconfig -p | grep -m1 'libcuda.so.1 ' | awk '{print $NF}'))"
+    return run("cd %s" % folder, "sudo ln -sf libcuda.so.1 libcuda.so", "sudo ldconfig",
+               text="make the link next to the driver's libcuda.so.1: `cd %s && sudo ln -sf libcuda.so.1 libcuda.so "
+                    "&& sudo ldconfig` (on WSL the folder is /usr/lib/wsl/lib: add it to /etc/ld.so.conf.d)" % folder)
+
+
+def or_libcuda_link_fix(sublibrary_fix: Fix, platform: str) -> Fix:
+    """A sub-library that would not load, with the other way its load fails: the unversioned libcuda.so it opens is
+    missing (WSL keeps it only in /usr/lib/wsl/lib)."""
+    return or_else(sublibrary_fix, libcuda_link_fix(platform), "%s; if its error names libcuda.so: %s")

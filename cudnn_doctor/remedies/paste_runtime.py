@@ -217,22 +217,6 @@ def no_gpu_fix() -> Fix:
                                      "the GPU's index); start containers with `--gpus all`")
 
 
-def libcuda_link_fix(platform: str) -> Fix:
-    """The unversioned libcuda.so is missing next to the driver's libcuda.so.1 (WSL, minimal driver installs)."""
-    if platform == "windows":
-        return advice("reinstall the NVIDIA driver for Windows (it provides nvcuda.dll) and restart")
-    folder = "$(dirname $(ldconfig -p | grep -m1 'libcuda.so.1 ' | awk '{print $NF}'))"
-    return run("cd %s" % folder, "sudo ln -sf libcuda.so.1 libcuda.so", "sudo ldconfig",
-               text="make the link next to the driver's libcuda.so.1: `cd %s && sudo ln -sf libcuda.so.1 libcuda.so "
-                    "&& sudo ldconfig` (on WSL the folder is /usr/lib/wsl/lib: add it to /etc/ld.so.conf.d)" % folder)
-
-
-def or_libcuda_link_fix(sublibrary_fix: Fix, platform: str) -> Fix:
-    """A sub-library that would not load, with the other way its load fails: the unversioned libcuda.so it opens is
-    missing (WSL keeps it only in /usr/lib/wsl/lib)."""
-    return or_else(sublibrary_fix, libcuda_link_fix(platform), "%s; if its error names libcuda.so: %s")
-
-
 def nvrtc_link_fix() -> Fix:
     """cuDNN 8's runtime-compiled kernels open libnvrtc.so, which only development packages link."""
     folder = "$(python -c 'import nvidia.cuda_nvrtc, os; print(os.path.dirname(nvidia.cuda_nvrtc.__file__))')/lib"
