@@ -240,6 +240,9 @@ class FrameworkFacts:
     source: Optional[str] = None  # where the build info came from
     consumer_library: Optional[str] = None  # e.g. torch/lib/libtorch_cuda.so
     resolved_cudnn: Optional[Resolution] = None  # the cuDNN this framework's library would load
+    # where a preload answers it: what its own search would find were the preload gone (a fix that drops the
+    # preload hands it that copy)
+    cudnn_without_preload: Optional[Resolution] = None
     cudnn_soname_source: Optional[str] = None  # where the cuDNN soname it asks for was read (DT_NEEDED, build record..)
     resolved_cudnn_parts: Dict[str, Resolution] = field(default_factory=dict)  # sub-libraries libcudnn.so.N dlopens
     library_search_path: Optional[List[str]] = None  # its library's RPATH/RUNPATH, $ORIGIN expanded; None: unread

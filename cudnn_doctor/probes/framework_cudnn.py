@@ -208,4 +208,7 @@ def resolve_frameworks(ctx) -> None:
         name = dlopen_name(ctx, fw, major)
         fw.resolved_cudnn = preloaded_cudnn(ctx, fw, major, name) or ctx.loader.resolve(
             name, runpath=runpath, rpath=rpath, origin=origin)
+        if fw.resolved_cudnn.via in PRELOADED:
+            fw.cudnn_without_preload = preloaded_cudnn(ctx, fw, major, name, ld_preload=False) or ctx.loader.resolve(
+                name, runpath=runpath, rpath=rpath, origin=origin)
         fw.resolved_cudnn_parts = resolve_sublibraries(ctx, fw, major)

@@ -39,15 +39,16 @@ def python_path(ctx, fw: FrameworkFacts) -> List[str]:
     return list(dict.fromkeys(entries + sys_path_sites(ctx.host, fw.location)))
 
 
-def preloaded_cudnn(ctx, fw: FrameworkFacts, major: int, name: str) -> Optional[Resolution]:
+def preloaded_cudnn(ctx, fw: FrameworkFacts, major: int, name: str, ld_preload: bool = True) -> Optional[Resolution]:
     """The libcudnn the framework's Python side loads itself (which then answers its library's own request for
     `name`), or None when it loads none and the loader's search decides. A library LD_PRELOAD (or /etc/ld.so.preload)
     loads comes before both: it is loaded before the program starts, and answers the request only by its soname
-    (PaddlePaddle's dlopen of the bare libcudnn.so is not answered by a preloaded libcudnn.so.8)."""
+    (PaddlePaddle's dlopen of the bare libcudnn.so is not answered by a preloaded libcudnn.so.8). Without
+    ``ld_preload``: what it would be once LD_PRELOAD and /etc/ld.so.preload are gone."""
     library = fw.consumer_library
     if not library:
         return None
-    forced = ld_preloaded(ctx, name)
+    forced = ld_preloaded(ctx, name) if ld_preload else None
     if forced is not None:
         return forced
     if fw.name == "torch":

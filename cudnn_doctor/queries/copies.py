@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import CudnnCopy, Facts, FrameworkFacts, Resolution
-from ..versions import canonical_name
+from ..versions import canonical_name, major_of
 
 
 def site_wheels(facts: Facts, site: Optional[str]) -> Dict[str, str]:
@@ -37,6 +37,17 @@ def working_copy(facts: Facts, fw: FrameworkFacts) -> Optional[CudnnCopy]:
     if shim is None or not parts or other is None:
         return shim
     return other if other is not shim and other.version and other.version != shim.version else shim
+
+
+def built_cuda_major(copy: CudnnCopy) -> Optional[int]:
+    """The CUDA major a copy was built for: what the library said, else its pip wheel's name (nvidia-cudnn-cu12),
+    for a copy that could not be loaded (draw 486637-59: a cu12 8.9.7 lacking libcudnn_ops_infer aborted the probe,
+    and Paddle for CUDA 11.8 was sent to it)."""
+    if copy.cuda_version:
+        return major_of(copy.cuda_version)
+    wheel = copy.pip_wheel()
+    m = re.fullmatch(r"nvidia-cudnn-cu(\d+)", canonical_name(wheel[0])) if wheel else None
+    return int(m.group(1)) if m else None
 
 
 def copy_for_path(facts: Facts, path: Optional[str], realpath: Optional[str] = None) -> Optional[CudnnCopy]:

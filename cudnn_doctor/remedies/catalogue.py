@@ -7,11 +7,13 @@ import os
 from typing import Any, Dict, Mapping, Optional, Sequence
 
 from ..knowledge import Compat
-from ..model import Facts, Fix, FrameworkFacts
+from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
+from ..queries import missing_sublibraries
 from .cudnn import machine_cudnn_fix
 from .environments import need_of
+from .frameworks import cudnn_package_reinstall_fix
 from .acting import at, doctor, ldconfig, on_machine, pip, sudo, system
-from .shell import advice, prepend_ld_path, q, qs, run, said, stated
+from .shell import advice, prepend_ld_path, q, qs, run, said, stated, then
 
 # The programs a table's command names that belong to the machine's tree (its packages, its Python): under --root
 # they run inside that tree; every other program acts on the running machine (its kernel, devices, GPUs).
@@ -87,6 +89,15 @@ def paddle_cudnn_fix(directory: str, name: str, major: int) -> Fix:
     steps = [] if name == "libcudnn.so.%d" % major else ["ln -sf libcudnn.so.%d %s" % (major, q(at(os.path.join(
         directory, name))))]
     return run(*steps, prepend_ld_path(directory))
+
+
+def paddle_copy_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, copy: CudnnCopy, name: str, major: int) -> Fix:
+    """Paddle sent to a copy of its major in its own environment; one that lacks sub-libraries is reinstalled first,
+    or linked as it is its first call would fail (draw 486637-59)."""
+    link = paddle_cudnn_fix(copy.directory, name, major)
+    if not missing_sublibraries(compat, copy):
+        return link
+    return then(cudnn_package_reinstall_fix(facts, compat, copy, copy.directory, fw), link)
 
 
 def paddle_wheel_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, name: str, major: int) -> Fix:

@@ -7,9 +7,10 @@ from typing import Dict, List
 from ..versions import major_of, mm_at_least
 from ..model import Facts, Finding
 from . import RuleContext, rule
-from ..queries import driver_cuda, driver_version, in_environment_of, platform_of, site_wheels, visible_gpus
+from ..queries import (built_cuda_major, driver_cuda, driver_version, in_environment_of, platform_of, site_wheels,
+                       visible_gpus)
 from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, onnxruntime_cuda_fix
-from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, local_repo_fix, paddle_cudnn_fix, paddle_wheel_fix,
+from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, local_repo_fix, paddle_copy_fix, paddle_wheel_fix,
                                  one_cupy_fix, reboot_and_hold_fix, tensorflow_libraries_fix, uvm_fix,
                                  workspace_limit_fix)
 from ..knowledge.sonames import cuda_library_projects
@@ -155,9 +156,9 @@ def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
         cuda = major_of(fw.cuda_version)
         # Only one in its own environment: a link in another folder is no change fix can make or undo there, and
         # that folder is not the environment's to change (draw 291129-39: a preloaded tarball folder).
-        elsewhere = [c for c in facts.cudnn if c.major == major and major_of(c.cuda_version) in (None, cuda)
+        elsewhere = [c for c in facts.cudnn if c.major == major and built_cuda_major(c) in (None, cuda)
                      and in_environment_of(fw.location, c.directory)]
-        fix = whole_environment_fix(facts, compat, fw, paddle_cudnn_fix(elsewhere[0].directory, name, major)
+        fix = whole_environment_fix(facts, compat, fw, paddle_copy_fix(facts, compat, fw, elsewhere[0], name, major)
                                     if elsewhere else paddle_wheel_fix(facts, compat, fw, name, major))
         out.append(finding(
             ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (

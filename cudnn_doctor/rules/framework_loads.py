@@ -15,7 +15,7 @@ from ..queries import (compiled_cudnn, copy_for_path, working_copy, cudnn_pin_fl
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from ..remedies.preloads import drop_preload_fix
-from ..remedies.runtime import cudnn_not_older_than_build_fix, unresolved_cudnn_fix
+from ..remedies.runtime import cudnn_not_older_than_build_fix, unresolved_cudnn_fix, without_entry_fix
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
 
@@ -187,10 +187,24 @@ def _behind_the_preload_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, re
     there; None where the site's copy serves it."""
     lib = own_cudnn_wheel_dir(fw)
     major = soname_major(res.name)
+    kind = framework_kind(fw)
+
+    def fits(copy: CudnnCopy) -> bool:
+        return bool(copy.version) and not copy.sublibraries_missing and compat.acceptance.accepts(
+            kind, built, copy.version).accepts
+
+    # LD_LIBRARY_PATH comes before its RUNPATH: a copy there the framework refuses is what it meets next (draw
+    # 486637-22: with the preload gone TensorFlow 2.19 loaded a conda prefix's 9.1, older than its 9.3 build).
+    after = fw.cudnn_without_preload
+    nxt = copy_for_path(facts, after.path, after.realpath) if after is not None and after.via == "LD_LIBRARY_PATH" \
+        else None
+    entry = ld_entry_for(facts, after.path) if nxt is not None and after is not None else None
+    if nxt is not None and entry and not fits(nxt):
+        return whole_environment_fix(facts, compat, fw, without_entry_fix(facts, compat, fw, entry, major, fits))
     site = next((c for c in facts.cudnn if os.path.normpath(c.directory) == lib and c.major == major), None)
     if site is None or not site.version:
         return None
-    if not compat.acceptance.accepts(framework_kind(fw), built, site.version).accepts:
+    if not compat.acceptance.accepts(kind, built, site.version).accepts:
         own = cudnn_not_older_than_build_fix(facts, compat, fw, site, built, None)
     elif site.sublibraries_missing:
         own = cudnn_package_reinstall_fix(facts, compat, site, lib, fw)

@@ -177,3 +177,33 @@ def test_a_preloaded_wheel_shim_forwards_to_the_parts_its_search_finds(machine):
     assert torch.resolved_cudnn.path == "/opt/p/libcudnn.so.9"
     assert {p.path.rsplit("/", 1)[0] for p in torch.resolved_cudnn_parts.values()} == {SITE + "/nvidia/cudnn/lib"}
     assert not [f for f in _findings(facts) if f.id == "CD711"]
+
+
+def test_a_preload_gone_hands_the_framework_what_ld_library_path_holds_and_the_fix_goes_on(machine):
+    """realworld draw 486637-22: TensorFlow 2.19 (built with 9.3, its pin in its site) under an LD_PRELOAD of 9.5.1,
+    a conda prefix's 9.1 on LD_LIBRARY_PATH. `unset LD_PRELOAD` alone left TensorFlow on that 9.1 (LD_LIBRARY_PATH
+    comes before its RUNPATH; CD503 after): the probe records what loads once the preload is gone, and CD711's fix
+    takes that folder off the path too. Where nothing refused waits there, the preload is the whole fix."""
+    conda = "/opt/conda/lib"
+    machine.driver()
+    machine.pip_cudnn(SITE, "9.26.0.51", cuda_major=13, cudart=13000)
+    machine.dist(SITE, "torch", "2.15.0", requires=[TORCH_PIN], files={"torch/version.py": "cuda = '13.2'\n"})
+    machine.consumer(SITE + "/torch/lib/libtorch_cuda.so", ["libcudnn.so.9"], runpath="$ORIGIN/../../nvidia/cudnn/lib")
+    machine.cudnn("9.13.0", OTHER, None, cuda=13000)
+    machine.cudnn("9.10.0", conda, None, cuda=13000)
+    build_ld_cache(machine)
+    facts = _facts(machine, LD_PRELOAD=OTHER + "/libcudnn.so.9", LD_LIBRARY_PATH=conda)
+    [torch] = facts.python.frameworks
+    assert torch.resolved_cudnn.via == "LD_PRELOAD"
+    assert (torch.cudnn_without_preload.path, torch.cudnn_without_preload.via) == (conda + "/libcudnn.so.9",
+                                                                                    "LD_LIBRARY_PATH")
+    [cd711] = [f for f in _findings(facts) if f.id == "CD711"]
+    assert cd711.remedy.commands[0] == "unset LD_PRELOAD", cd711.remedy.commands
+    assert any(c.startswith("export LD_LIBRARY_PATH=") and "grep -vxF -e %s " % conda in c
+               for c in cd711.remedy.commands[1:]), cd711.remedy.commands
+
+    plain = _facts(machine, LD_PRELOAD=OTHER + "/libcudnn.so.9")  # nothing on LD_LIBRARY_PATH: its own 9.26 next
+    [torch] = plain.python.frameworks
+    assert torch.cudnn_without_preload.via == "RUNPATH" and _facts(machine).python.frameworks[0].cudnn_without_preload \
+        is None
+    assert [f for f in _findings(plain) if f.id == "CD711"][0].remedy.commands == ["unset LD_PRELOAD"]
