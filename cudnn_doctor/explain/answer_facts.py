@@ -151,7 +151,7 @@ def from_releases(ev: Evidence, compat: Compat) -> Optional[Answer]:
             return Answer("PyTorch %s (%s) is known for %s: %s; fixed in %s" % (
                 torch.release if torch else "", row["source"].split(" ")[0], row["status_code"], row["problem"],
                 row["fixed_in"]), py_fix.torch_release_fix(compat, row["fixed_in"], cuda, "the release that fixed it",
-                                                           ev.platform, _python(ev)))
+                                                           ev.platform, ev.python))
     dropped = _dropped_gpu(ev, compat, cc, torch.release if torch is not None else None)
     return dropped or from_warnings(ev, compat)
 
@@ -194,7 +194,7 @@ def _dropped_gpu(ev: Evidence, compat: Compat, cc: Optional[str], release: Optio
                 arch.last_driver_branch or "?", row["problem"])
     if row.get("last_cuda"):
         return Answer(cause, py_fix.torch_release_fix(compat, row["last_release"], row["last_cuda"],
-                                                      "the last with kernels for it", ev.platform, _python(ev)))
+                                                      "the last with kernels for it", ev.platform, ev.python))
     return Answer(cause, rt.unsupported_gpu_fix(floor, row["last_release"]))
 
 
@@ -243,7 +243,7 @@ def driver_too_old(ev: Evidence, compat: Compat) -> Answer:
     cause = ("the driver runs CUDA %s (the 'found version' PyTorch prints is the driver's CUDA, not what the program "
              "needs); the program is built for a newer CUDA" % has)
     if cuda and ev.facts.runs("PyTorch"):
-        release = py_fix.torch_release_fix(compat, None, cuda, "runs on this driver", ev.platform, _python(ev))
+        release = py_fix.torch_release_fix(compat, None, cuda, "runs on this driver", ev.platform, ev.python)
         return Answer(cause, rt.driver_or_build_fix(release, ev.platform))
     return Answer(cause, paste.driver_fix(None, ev.platform))
 
@@ -255,7 +255,7 @@ def no_kernel_image(ev: Evidence, compat: Compat) -> Optional[Answer]:
     if ev.facts.runs("Torch7"):
         return Answer("Torch7 (Lua)'s cutorch and cunn have no kernels for this GPU%s" % (
             (" (compute capability %s)" % cc) if cc else ""), rt.torch7_rebuild_fix(cc))
-    python = ev.facts.python.value if ev.facts.python else None
+    python = ev.python
     if python is None or not ev.facts.runs("PyTorch"):
         return None
     from ..knowledge.resolve import newest  # why: the wheel index loads in 0.9 s; only this answer needs it
@@ -287,7 +287,7 @@ def _nearest_python(python: str, installs: Callable[[str], bool]) -> Optional[st
 def torch_held_by_python(ev: Evidence) -> Optional[str]:
     """The newest PyTorch with wheels for the paste's Python, where that Python holds it below the newest release
     (the wheel index as judge); None where the paste names no Python or it holds nothing back."""
-    python = ev.facts.python.value if ev.facts.python else None
+    python = ev.python
     if python is None or not ev.facts.runs("PyTorch"):
         return None
     from ..knowledge.resolve import newest  # why: the wheel index loads in 0.9 s; only this answer needs it
@@ -381,8 +381,3 @@ def build_reach(ev: Evidence, compat: Compat) -> str:
     nxt, nxt_arch = min(later, key=lambda pair: _v(pair[0]))
     return "; a build for CUDA %s has kernels up to %s GPUs: %s GPUs (compute capability %s and up) need a build " \
         "for CUDA %s or newer" % (cuda, top_arch.name, nxt_arch.name, nxt, nxt_arch.first_cuda_for(nxt))
-
-
-def _python(ev: Evidence) -> Optional[str]:
-    """The Python the paste names (a path's python3.X, a version line), or None where it says none."""
-    return ev.facts.python.value if ev.facts.python else None

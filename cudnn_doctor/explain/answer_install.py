@@ -48,7 +48,7 @@ def _pythons(project: str, release: str) -> List[int]:
 
 
 def _python_of(ev: Evidence) -> Optional[int]:
-    said = ev.facts.python.value if ev.facts.python else ""
+    said = ev.python or ""
     m = re.fullmatch(r"3\.(\d{1,2})", said)
     return int(m.group(1)) if m else None
 

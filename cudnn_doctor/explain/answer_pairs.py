@@ -61,7 +61,7 @@ def onnxruntime_for_cuda(bad: VersionCheck, ev: Evidence, compat: Compat, toolki
     """onnxruntime-gpu built for another CUDA major than the one the paste states (onnxruntime-19292: 1.16.2, CUDA
     11.8's, on CUDA 12.1): its release built for that CUDA, or the CUDA it was built for."""
     cuda = major_of(bad.runtime) if bad.framework == "ONNX Runtime" and bad.library == "CUDA" else None
-    release = _newest_onnxruntime(compat, cuda, ev.facts.python.value if ev.facts.python else None)
+    release = _newest_onnxruntime(compat, cuda, ev.python)
     if release is None or cuda is None:
         return None
     return Answer("ONNX Runtime was built with CUDA %s and the CUDA here is %s; its CUDA provider links one CUDA major"
@@ -89,7 +89,7 @@ def onnxruntime_beside_torch(bad: VersionCheck, ev: Evidence, compat: Compat) ->
     cause = ("ONNX Runtime was built with cuDNN %d and the process has cuDNN %s, PyTorch %s+%s's (its CUDA %s build "
              "pins cuDNN %s); one process loads one libcudnn major, so the two frameworks need builds on the same "
              "one" % (needed, bad.runtime, torch.release, torch.tag or "", cuda, build["cudnn"]))
-    python = ev.facts.python.value if ev.facts.python else None
+    python = ev.python
     same = _newest_onnxruntime(compat, major_of(cuda), python, loaded)
     # PyTorch's build must bring the CUDA major ONNX Runtime's build links too (a cu118 PyTorch has no CUDA 12)
     ort_cuda = major_of(str(ort_build["cuda"])) if ort_build else major_of(cuda)

@@ -295,7 +295,7 @@ def _arch_fix(ev: Evidence, compat: Compat, cc: Optional[str], framework: str, t
     torch = ev.facts.program("PyTorch")
     known = torch is not None and bool(torch.release) and (bool(torch.tag) or not tagged_only)
     return rt.arch_fix(compat, cc, framework, driver=ev.facts.driver.value if ev.facts.driver else None,
-                       python=ev.facts.python.value if ev.facts.python else None,
+                       python=ev.python,
                        release=("%s+%s" % (torch.release, torch.tag) if torch.tag else torch.release)
                        if known and torch is not None else None, platform=ev.platform,
                        held=torch_held_by_python(ev))

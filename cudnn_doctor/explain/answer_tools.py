@@ -231,7 +231,7 @@ def _no_release(ev: Evidence) -> Optional[Answer]:
     from ..knowledge.wheel_index import Node, load_wheel_index
 
     index, project = load_wheel_index(), req.name.lower()
-    python = ev.facts.python.value if ev.facts.python else ""
+    python = ev.python or ""
     if not index.versions(project):
         # an index this one does not hold (Paddle's own): pip saw no file for the Python the paste states
         if python and not _listed(m.group(2)):
@@ -286,7 +286,7 @@ def _uv_no_wheel(ev: Evidence) -> Optional[Answer]:
     has one (an older pin or lock has none), else the Python nearest that one does."""
     m = _UV_NO_WHEEL.search(ev.text)
     named = (m.group(1) if m else None) or next((c.group(1) for c in _UV_COMMAND.finditer(ev.text)), None)
-    python = ev.facts.python.value if ev.facts.python else ""
+    python = ev.python or ""
     if not named or not python:
         return None
     from ..knowledge.wheel_index import Node, load_wheel_index  # why: loads in 0.9 s; only these answers need it

@@ -82,3 +82,8 @@ class Evidence:
 
     def kinds(self) -> List[str]:
         return [s.kind for s in self.signals]
+
+    @property
+    def python(self) -> Optional[str]:
+        """The Python the paste names (a path's python3.X, a version line), or None where it says none."""
+        return self.facts.python.value if self.facts.python else None

@@ -126,7 +126,7 @@ def owning_environment(facts: Facts, directory: str) -> Optional[str]:
     # fix installs a second cuDNN major into: fix draw 1201281-4); never a system prefix such as /usr
     venvs = {environment_prefix(os.path.normpath(site)) for site in facts.python.site_dirs
              if "/lib/python" in site}  # an environment's own site, not a PYTHONPATH or .pth folder
-    prefixes = list(facts.python.conda_prefixes) + sorted(p for p in venvs if p not in _SYSTEM_PREFIXES)
+    prefixes = list(facts.python.conda_prefixes) + [p for p in venvs if p not in _SYSTEM_PREFIXES]
     inside = [p for p in prefixes if path.startswith(os.path.normpath(p).rstrip("/") + "/")]
     return max(inside, key=len) if inside else None
 

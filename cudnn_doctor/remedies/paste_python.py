@@ -55,32 +55,32 @@ def torch_release_fix(compat: Compat, release: Optional[str], cuda: str, why: st
     fix = say("install PyTorch %s (%s): %s" % (release or "for CUDA %s" % cuda, why, "%s"),
               torch_install(compat, release, cuda, platform))
     pinned = release or newest_torch_before_indexes(compat, cuda)
-    pythons = _old_pythons(pinned, platform) if pinned else []
+    every = _old_pythons(pinned, platform) if pinned else []  # Python 2 too: a paste's 2.7 may be one of them
+    pythons = [p for p in every if not p.startswith("2.")]
     if not pinned or not pythons:
         return fix
     other = supported_python_fix(pythons[-1], torch_source(compat, pinned, cuda, quoted=True, platform=platform),
                                  platform)
     said_python = ".".join((python or "").split(".")[:2])
     if said_python:
-        return fix if said_python in _old_pythons(pinned, platform, python2=True) else say(
+        return fix if said_python in every else say(
             "install PyTorch %s (%s), which has no wheel for Python %s: %s" % (pinned, why, said_python, "%s"), other)
     span = pythons[0] if len(pythons) == 1 else "%s to %s" % (pythons[0], pythons[-1])
     return or_else(fix, other, "%%s   (PyTorch %s has wheels for Python %s only: on a newer Python, %%s)" % (
         pinned.split("+")[0], span))
 
 
-def _old_pythons(release: str, platform: str, python2: bool = False) -> List[str]:
-    """The Python 3 releases (and 2.x with ``python2``) PyTorch ``release`` has wheels for (PyPI's files), where none
-    of them is one the newest PyTorch release has wheels for; else [] (a Python of today installs it, or the index
-    does not know it). Where PyPI held no Windows wheel of a release (1.5 and older: PyTorch's own page served them,
-    for the same Pythons), its Linux wheels say."""
+def _old_pythons(release: str, platform: str) -> List[str]:
+    """The Python releases (2.x too) PyTorch ``release`` has wheels for (PyPI's files), where none of them is one the
+    newest PyTorch release has wheels for; else [] (a Python of today installs it, or the index does not know it).
+    Where PyPI held no Windows wheel of a release (1.5 and older: PyTorch's own page served them, for the same
+    Pythons), its Linux wheels say."""
     from ..knowledge.wheel_index import Node, load_wheel_index  # why: loaded once, for an old release named only
 
     index = load_wheel_index()
     linux = Node(machine="x86_64")
     node = Node(platform="win32", machine="AMD64") if platform == "windows" else linux
     have = index.pythons("torch", release.split("+")[0], node) or index.pythons("torch", release.split("+")[0], linux)
-    have = [p for p in have if python2 or not p.startswith("2.")]
     newest = next(iter(index.versions("torch")), None)
     today = index.pythons("torch", newest, node) if newest else []
     if not have or not today or version_of(have[-1]) >= version_of(today[0]):

@@ -190,8 +190,8 @@ def _behind_the_preload_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, re
     kind = framework_kind(fw)
 
     def fits(copy: CudnnCopy) -> bool:
-        return bool(copy.version) and not copy.sublibraries_missing and compat.acceptance.accepts(
-            kind, built, copy.version).accepts
+        return bool(copy.version and not copy.sublibraries_missing and compat.acceptance.accepts(
+            kind, built, copy.version).accepts)
 
     # LD_LIBRARY_PATH comes before its RUNPATH: a copy there the framework refuses is what it meets next (draw
     # 486637-22: with the preload gone TensorFlow 2.19 loaded a conda prefix's 9.1, older than its 9.3 build).
