@@ -144,9 +144,8 @@ def shared_or_separate_fix(facts: Facts, compat: Compat, solved: SiteCudnn) -> F
     """Where no set of cuDNN libraries serves the frameworks as they are built: one framework moved to its release's
     build for the other frameworks' CUDA (environment_rebuild), where PyPI has one that this node installs and the
     machine runs; else one environment per framework."""
-    if solved.rebuilt is not None:
-        fix = rebuild_fix(facts, compat, *solved.rebuilt)
-        return for_user_site(facts, solved.needs[0].framework.location, fix) if solved.needs else fix
+    if solved.rebuilt is not None:  # (its caller's beside_framework makes it a user site's fix where it is one)
+        return rebuild_fix(facts, compat, *solved.rebuilt)
     return separate_environments_fix(compat, solved.needs, facts)
 
 
@@ -277,7 +276,7 @@ def _replaced_first(fix: Fix, install: str, held: Set[str], uninstall: str) -> F
         named = [w.strip('"') for w in shlex.split(c[len(install):])] if c.startswith(install) else []
         replaced = [n for n in (_project(w) for w in named if not w.startswith("-")) if n in held]
         line = "%s %s" % (uninstall, " ".join(replaced))
-        if replaced and line not in commands:  # not twice where the fix came through here already (CD710's plan)
+        if replaced:
             commands.append(line)
             added.append(line)
         commands.append(c)
