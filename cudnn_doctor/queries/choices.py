@@ -12,8 +12,20 @@ from ..knowledge import Compat
 from ..model import Facts, FrameworkFacts
 from ..versions import (canonical_name, cuda_label, major_of, mm_text, release3_of, requirements, ver, version_key,
                         version_of)
+from .copies import environment_prefix
 from .gpus import _NO_FLOOR, cc_below, gpu_cudnn_problems, gpu_label, gpus_with_cc
 from .machine import driver_cuda, driver_version, platform_of
+
+
+def framework_label(facts: Facts, fw: FrameworkFacts) -> str:
+    """"torch 2.11.0", and where the same release is installed in another environment too, which one this is: two
+    findings that read alike name different environments (a venv and its copy, on the H200)."""
+    label = "%s %s" % (fw.name, fw.version)
+    twins = [o for o in facts.python.frameworks if o is not fw and (o.name, o.version) == (fw.name, fw.version)
+             and o.location != fw.location]
+    if not twins:
+        return label
+    return "%s (in %s)" % (label, environment_prefix(os.path.normpath(fw.location)))
 
 
 def framework_kind(fw: FrameworkFacts) -> Optional[str]:

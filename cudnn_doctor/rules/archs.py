@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 from ..knowledge import Compat
 from ..model import Facts, Finding, Fix, FrameworkFacts, GpuFacts
 from ..readers.fatbin import GpuCode, runs_on
-from ..queries import best_torch_variant, framework_kind, gpu_label, known_cc
+from ..queries import best_torch_variant, framework_kind, framework_label, gpu_label, known_cc
 from ..remedies import torch_install
 from ..remedies.targets import framework_upgrade_for_cc_fix, torch_from_source_fix
 from .common import ERROR, INFO, finding
@@ -53,7 +53,7 @@ def judge(facts: Facts, compat: Compat, fw: FrameworkFacts, gpus: List[GpuFacts]
         if missing:
             lib = missing[0]
             out.append(finding(
-                ERROR, "%s %s has no kernels for %s" % (fw.name, fw.version, gpu_label(gpu)),
+                ERROR, "%s has no kernels for %s" % (framework_label(facts, fw), gpu_label(gpu)),
                 detail="%s carries %s only (read from its .nv_fatbin section); every CUDA kernel in it fails with "
                        "'no kernel image is available for execution on the device'." % (lib["library"],
                                                                                       _describe(lib)),
@@ -61,7 +61,7 @@ def judge(facts: Facts, compat: Compat, fw: FrameworkFacts, gpus: List[GpuFacts]
             continue
         where = next(w for _, w in verdicts if w is not None)  # none is missing: every library runs on it
         out.append(finding(
-            INFO, "%s %s has %s: %s runs %s" % (fw.name, fw.version, _describe(main), gpu_label(gpu),
+            INFO, "%s has %s: %s runs %s" % (framework_label(facts, fw), _describe(main), gpu_label(gpu),
                                                         _how(where)),
             detail="Read from the .nv_fatbin section%s of %s." % (
                 "s" if len(libs) > 1 else "", ", ".join(e["library"] for e in libs)),

@@ -7,8 +7,8 @@ from typing import Dict, List
 from ..versions import major_of, mm_at_least
 from ..model import Facts, Finding
 from . import RuleContext, rule
-from ..queries import (built_cuda_major, driver_cuda, driver_version, in_environment_of, platform_of, site_wheels,
-                       visible_gpus)
+from ..queries import (built_cuda_major, driver_cuda, driver_version, framework_label, in_environment_of, platform_of,
+                       site_wheels, visible_gpus)
 from ..remedies import driver_or_older_image_fix, machine_cudnn_fix, onnxruntime_cuda_fix
 from ..remedies.catalogue import (dev_char_links_fix, fabric_manager_fix, local_repo_fix, paddle_copy_fix, paddle_wheel_fix,
                                  one_cupy_fix, reboot_and_hold_fix, tensorflow_libraries_fix, uvm_fix,
@@ -161,8 +161,8 @@ def paddle(facts: Facts, ctx: RuleContext) -> List[Finding]:
         fix = whole_environment_fix(facts, compat, fw, paddle_copy_fix(facts, compat, fw, elsewhere[0], name, major)
                                     if elsewhere else paddle_wheel_fix(facts, compat, fw, name, major))
         out.append(finding(
-            ERROR, "%s %s needs cuDNN %s, which no plain search path provides" % (
-                fw.name, fw.version, fw.cudnn_version),
+            ERROR, "%s needs cuDNN %s, which no plain search path provides" % (
+                framework_label(facts, fw), fw.cudnn_version),
             detail="Paddle dlopens cuDNN by name at run time (not through DT_NEEDED), so only LD_LIBRARY_PATH, the "
                    "loader cache and the default folders count: 'Cannot load cudnn shared library. Cannot invoke "
                    "method cudnnGetVersion'.%s" % (" A copy exists at %s." % elsewhere[0].directory if elsewhere else ""),

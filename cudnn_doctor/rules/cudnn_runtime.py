@@ -10,8 +10,8 @@ from ..versions import canonical_name, major_of, mm_before, release3, soname_ver
 from ..model import PRELOADED, CudnnCopy, Facts, Finding, FrameworkFacts, Resolution, Severity
 from . import LINUX, RuleContext, rule
 from ..queries import (compiled_cudnn, consumers, copy_for_path, cudnn_older, describe_copy, driver_cuda,
-                       driver_version, framework_kind, gpus_with_cc, has_driver, is_used, ld_entry_for, machine_cuda,
-                       platform_of, primary_toolkit, toolkit_owning, working_copy)
+                       driver_version, framework_kind, framework_label, gpus_with_cc, has_driver, is_used, ld_entry_for,
+                       machine_cuda, platform_of, primary_toolkit, toolkit_owning, working_copy)
 from ..remedies.frameworks import ld_library_path_cudnn_fix
 from ..remedies.runtime import (cudnn_for_cuda_fix, cudnn_for_newer_gpu_fix, cudnn_not_older_than_build_fix,
                                 driver_or_cudnn_for_driver_fix, keep_own_copies_fix, known_bad_upgrade_fix)
@@ -113,8 +113,8 @@ def runtime_older(facts: Facts, ctx: RuleContext) -> List[Finding]:
         fix = whole_environment_fix(facts, compat, fw, cudnn_not_older_than_build_fix(
             facts, compat, fw, copy, compiled, ld_entry_for(facts, res.path) or _parts_entry(facts, fw, copy)))
         out.append(finding(
-            ERROR, "%s %s was built with cuDNN %s but loads cuDNN %s (%s)" % (
-                fw.name, fw.version, compiled, copy.version, why),
+            ERROR, "%s was built with cuDNN %s but loads cuDNN %s (%s)" % (
+                framework_label(facts, fw), compiled, copy.version, why),
             detail="cuDNN needs the same major version and an equal or newer minor version than the build: TF/XLA "
                    "print 'Loaded runtime CuDNN library: %s but source was compiled with: %s', PyTorch 'cuDNN "
                    "version incompatibility', JAX 'Outdated cuDNN installation found' [%s]." % (

@@ -10,8 +10,8 @@ from typing import List, Optional, Tuple
 from ..knowledge import Compat
 from ..model import PRELOADED, CudnnCopy, Facts, Finding, Fix, FrameworkFacts, Resolution
 from ..versions import major_of, soname_major, ver
-from ..queries import (compiled_cudnn, copy_for_path, working_copy, cudnn_pin_floor, framework_kind, ld_entry_for,
-                       own_cudnn_wheel_dir)
+from ..queries import (compiled_cudnn, copy_for_path, cudnn_pin_floor, framework_kind, framework_label, ld_entry_for,
+                       own_cudnn_wheel_dir, working_copy)
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from ..remedies.preloads import drop_preload_fix
@@ -73,7 +73,7 @@ def mixed_copy(facts: Facts, ctx: RuleContext) -> List[Finding]:
             major_of(other_cuda) != major_of(fw.cuda_version)
         if refused or wrong_cuda:
             severity = ERROR
-        label = "%s %s" % (fw.name, fw.version)
+        label = framework_label(facts, fw)
         what = "cuDNN %s at %s" % ((main.version if main else None) or res.name, home)
         if foreign:
             name, part, other = foreign[0]
@@ -146,8 +146,8 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if verdict.accepts:
             continue
         out.append(finding(
-            ERROR, "%s %s loads the cuDNN %s that %s forces (%s)%s and refuses it" % (
-                fw.name, fw.version, copy.version, res.via, res.path,
+            ERROR, "%s loads the cuDNN %s that %s forces (%s)%s and refuses it" % (
+                framework_label(facts, fw), copy.version, res.via, res.path,
                 ", which reports the %s of its sub-libraries," % behind if behind else ""),
             detail="ld.so loads %s before the program and matches the framework's own request for %s against it, "
                    "whatever its RPATH or its own preload say; the framework was built with cuDNN %s and stops: "

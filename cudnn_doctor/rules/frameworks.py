@@ -12,8 +12,8 @@ from ..readers.package_meta import dist_info_name
 from ..versions import canonical_name, major_of, requirements, ver
 from ..model import Facts, Finding, Fix, FrameworkFacts, Severity
 from . import LINUX, RuleContext, rule
-from ..queries import (copy_for_path, framework_kind, has_driver, own_cudnn_wheel_dir, platform_of, same_file,
-                       working_copy)
+from ..queries import (copy_for_path, framework_kind, framework_label, has_driver, own_cudnn_wheel_dir, platform_of,
+                       same_file, working_copy)
 from ..remedies.frameworks import (framework_gpu_build_fix, framework_pin_fix, leave_pin_conflict_fix,
                                    onnxruntime_gpu_fix, tensorflow_native_windows_fix)
 from ..remedies.environments import whole_environment_fix
@@ -261,7 +261,7 @@ def unresolved(facts: Facts, ctx: RuleContext) -> List[Finding]:
         else:
             why = ""
         out.append(finding(
-            ERROR, "%s %s needs %s and none is on its search path" % (fw.name, fw.version, res.name),
+            ERROR, "%s needs %s and none is on its search path" % (framework_label(facts, fw), res.name),
             detail="It fails to import or falls back to CPU with '%s: cannot open shared object file'.%s%s" % (
                 res.name, why, (" Found other majors: %s." % ", ".join(
                     "libcudnn.so.%s at %s" % (c.major, c.directory) for c in others)) if others else ""),

@@ -14,8 +14,8 @@ from ..remedies.toolkit import (driver_for_framework_fix, driver_for_toolkit_fix
                                 drop_compat_libcuda_on_804_fix, drop_stub_libcuda_fix, exact_driver_for_ptx_fix,
                                 reinstall_toolkit_fix, relink_toolkit_fix, tensorflow_cuda_runtime_fix)
 from . import LINUX, RuleContext, rule
-from ..queries import (best_torch_variant, driver_cuda, driver_version, framework_kind, has_driver, ld_entry_for,
-                       platform_of, visible_gpus)
+from ..queries import (best_torch_variant, driver_cuda, driver_version, framework_kind, framework_label, has_driver,
+                       ld_entry_for, platform_of, visible_gpus)
 from .common import ERROR, INFO, WARNING, compat_of, finding
 
 
@@ -104,8 +104,8 @@ def framework_vs_driver(facts: Facts, ctx: RuleContext) -> List[Finding]:
             continue
         better = best_torch_variant(facts, compat, fw.version, site=fw.location) if framework_kind(fw) == "torch" else None
         out.append(finding(
-            ERROR, "%s %s is built for CUDA %s; driver %s supports CUDA %s" % (
-                fw.name, fw.version, fw.cuda_version, driver_version(facts) or "?", dcuda or "?"),
+            ERROR, "%s is built for CUDA %s; driver %s supports CUDA %s" % (
+                framework_label(facts, fw), fw.cuda_version, driver_version(facts) or "?", dcuda or "?"),
             detail="It fails at start-up with 'CUDA driver version is insufficient' / 'The NVIDIA driver on your "
                    "system is too old'. CUDA %s needs a driver %s [%s]." % (
                        fw.cuda_version, floor.text() if floor else "?", floor.source if floor else ""),
@@ -222,8 +222,8 @@ def runtime_missing(facts: Facts, ctx: RuleContext) -> List[Finding]:
         if fits:
             continue
         out.append(finding(
-            ERROR, "%s %s needs the CUDA %s runtime, which is not installed" % (
-                fw.name, fw.version, fw.cuda_version),
+            ERROR, "%s needs the CUDA %s runtime, which is not installed" % (
+                framework_label(facts, fw), fw.cuda_version),
             detail="It will log 'Could not load dynamic library libcudart.so...' and 'Cannot dlopen some GPU "
                    "libraries', then run on CPU. Installed toolkits: %s." % (
                        ", ".join("%s (%s)" % (t.version, t.path) for t in facts.toolkits) or "none"),

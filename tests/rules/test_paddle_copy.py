@@ -1,5 +1,6 @@
 """CD707's fix sends Paddle to a cuDNN of its major in its own environment only where that copy can serve it: built
-for Paddle's CUDA (read from the wheel's name where the library could not be loaded) and whole."""
+for Paddle's CUDA (read from the wheel's name where the library could not be loaded) and whole. A finding about a
+release installed in two environments says which one it is about."""
 from __future__ import annotations
 
 from cudnn_doctor.knowledge import load_compat
@@ -48,3 +49,21 @@ def test_a_wheel_of_its_own_cuda_that_lacks_a_sub_library_is_reinstalled_before_
 def test_a_whole_wheel_of_its_own_cuda_is_only_linked_and_put_on_the_path():
     commands = _cd707(11, missing=False)
     assert commands[0] == "ln -sf libcudnn.so.8 %s/libcudnn.so" % WHEEL and "pip" not in " ".join(commands), commands
+
+
+def test_the_same_release_in_two_environments_gets_two_findings_that_say_which():
+    # on the H200 a venv and a copy of it gave two CD503 findings that read alike: each now names its environment
+    facts = real_machine()
+    sites = [TORCH_SITE, "/home/u/copy/lib/python3.12/site-packages"]
+    facts.python.frameworks = [framework("paddlepaddle-gpu", "2.6.2", location=site, cuda_build=True, cuda_version="11.8",
+                                         cudnn_version="8.6.0", resolved_cudnn=resolution("libcudnn.so", None))
+                               for site in sites]
+    findings, _ = evaluate(facts, RuleContext(compat=load_compat()))
+    titles = sorted(f.title for f in findings if f.id == "CD707")
+    assert titles == ["paddlepaddle-gpu 2.6.2 (in /home/u/copy) needs cuDNN 8.6.0, which no plain search path provides",
+                      "paddlepaddle-gpu 2.6.2 (in /opt/torch/.venv) needs cuDNN 8.6.0, which no plain search path "
+                      "provides"], titles
+    facts.python.frameworks.pop()
+    findings, _ = evaluate(facts, RuleContext(compat=load_compat()))
+    assert [f.title for f in findings if f.id == "CD707"] == [
+        "paddlepaddle-gpu 2.6.2 needs cuDNN 8.6.0, which no plain search path provides"]
