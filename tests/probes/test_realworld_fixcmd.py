@@ -55,3 +55,5 @@ def heals_and_undoes(seed: int, n: int) -> None:
     again = "python tests/realworld_run.py --only %d --seed %d --fix-command" % (n, seed)
     assert (run.dry_exact, run.healed, run.undo_exact, run.records_exact, run.back) == (True,) * 5, "%s\n%s" % (
         "\n".join(run.why), again)
+    # exit 0 only when the errors it took on are gone: a healed draw whose fix says otherwise misleads a script
+    assert run.codes.get("fix") == 0, "healed, but fix exited %s\n%s" % (run.codes.get("fix"), again)
