@@ -208,10 +208,24 @@ def from_warnings(ev: Evidence, compat: Compat) -> Optional[Answer]:
                 if r["warning"] in ev.text or r.get("check") == check.library), None)
     if row is None:
         return None
-    return Answer("a warning, not an error: TensorRT was built with cuDNN %s and loaded %s (the same major); %s" % (
-        check.compiled, check.runtime, row["problem"]), rt.harmless_warning(
-        "look for the first real error; to silence it install cuDNN %s or a newer %s.x" % (
-            check.compiled, major_of(check.compiled))), False)
+    # A process loads one cuDNN: the first library to ask brings it, often PyTorch's own, imported before TensorRT
+    # (torch2trt-154: torch 1.1's 7.5 under TensorRT's 7.6.3; PyTorch 1.3, built with 7.6.3, ended the warning).
+    torch = _torch_with_cudnn(compat, check.compiled) if _v(check.runtime) < _v(check.compiled) else None
+    first = "; the older copy is the one the process loaded first, often PyTorch's own cuDNN where torch is imported " \
+        "before TensorRT (PyTorch %s and newer bring cuDNN %s or newer)" % (torch, check.compiled) if torch else ""
+    return Answer("a warning, not an error: TensorRT was built with cuDNN %s and loaded %s (the same major); %s%s" % (
+        check.compiled, check.runtime, row["problem"], first), rt.harmless_warning(
+        "look for the first real error; to silence it install cuDNN %s or a newer %s.x%s" % (
+            check.compiled, major_of(check.compiled), ", or PyTorch %s or newer where torch loads first" % torch
+            if torch else "")), False)
+
+
+def _torch_with_cudnn(compat: Compat, release: str) -> Optional[str]:
+    """The first PyTorch release whose CUDA builds bring a cuDNN of that major at least ``release`` (compat's build
+    rows: the cuDNN each release's wheels were built with)."""
+    rows = [r for r in compat.framework_rows("pytorch") if r.get("cudnn") and
+            major_of(str(r["cudnn"])) == major_of(release) and _v(str(r["cudnn"])) >= _v(release)]
+    return str(min(rows, key=lambda r: _v(str(r["torch"])))["torch"]) if rows else None
 
 
 def _torch_cuda_for(compat: Compat, driver_cuda: str) -> Optional[str]:

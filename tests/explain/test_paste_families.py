@@ -160,6 +160,14 @@ def test_tensorrt_cudnn_minor_warning_is_a_warning():
     assert ex.answer is not None and not ex.answer.problem and "warning" in ex.answer.cause, ex.answer
 
 
+@pytest.mark.parametrize("built, loaded, torch", [("7.6.3", "7.4.1", "1.3"), ("8.9.0", "8.8.0", "2.1")])
+def test_an_older_cudnn_under_tensorrt_names_the_pytorch_that_brings_one_new_enough(built, loaded, torch):
+    # corpus torch2trt-154: torch 1.1's own cuDNN 7.5 was loaded first; PyTorch 1.3 (built with 7.6.3, compat's build
+    # rows) ended the warning
+    ex = _ex("WARNING: TensorRT was linked against cuDNN %s but loaded cuDNN %s" % (built, loaded))
+    assert "PyTorch %s and newer" % torch in ex.answer.cause and "PyTorch %s or newer" % torch in ex.fix.text, ex.answer
+
+
 @pytest.mark.parametrize("text", [ORT, CU130, PY36, DRIVER_460, FOUND_11040, NVRTC, TORCH_180])
 def test_the_paste_facts_are_on_the_evidence(text):
     assert _ex(text).evidence.facts.programs
