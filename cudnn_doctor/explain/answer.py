@@ -9,7 +9,7 @@ from ..knowledge import Compat
 from ..knowledge.sonames import split_library
 from ..model import Fix
 from ..remedies import paste, paste_builds as builds, paste_runtime as rt
-from ..remedies.paste_answers import cupy_wheel_of_cuda_fix, torch7_loaded_branch_fix
+from ..remedies.paste_answers import cupy_wheel_of_cuda_fix, library_or_framework_build_fix, torch7_loaded_branch_fix
 from ..versions import major_of, soname_major, split_soname, ver
 from .answer_facts import from_loader, from_releases
 from .answer_wheels import from_wheels
@@ -191,7 +191,17 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
         found = _cupy_wheel(ev, compat, first.name, major_of(first.low), cause, fix)
         if found is not None:
             return found
-    return Answer(cause, paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix)
+    fix = paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix
+    if _PADDLE_DEPENDS.search(ev.text):  # Paddle names the library of the CUDA its own build was made for
+        cause += "; Paddle asks for the name its build was made with, so this paddlepaddle-gpu is a build for %s" % (
+            first.label)
+        if "build for the CUDA you have" not in fix.text:  # a CUDA library's fix offers the program's build itself
+            fix = library_or_framework_build_fix(fix, "PaddlePaddle", first.name)
+    return Answer(cause, fix)
+
+
+# Paddle's dynload words: "The third-party dynamic library (cudnn64_7.dll) that Paddle depends on is not configured"
+_PADDLE_DEPENDS = re.compile(r"dynamic library \([^)]{1,200}\) that Paddle depends on")
 
 
 # A loader's own list of the names it tried (cudarc: 'searched for library names: ["cudart.dll", "cudart64_12.dll"]')

@@ -88,6 +88,15 @@ def framework_build_for_cuda_fix(program: str, cuda: str) -> Fix:
         program, cuda, build.replace("that CUDA", "it")))
 
 
+def library_or_framework_build_fix(fix: Fix, program: str, library: str) -> Fix:
+    """The library a framework's build asks for by name (``fix``), or that framework's build for the CUDA installed,
+    which asks for that CUDA's names (Paddle-50588: a CUDA 10.2 paddlepaddle-gpu asking for cudnn64_7.dll on a CUDA
+    11.6 machine)."""
+    build = BUILDS_FOR_CUDA.get(program, "its build for that CUDA (its install page names it)")
+    return or_else(fix, advice("where another CUDA is installed, keep it and install %s (this build asks for %s, "
+                               "the name of the release it was built with)" % (build, library)), "%s. Or: %s")
+
+
 def framework_build_for_gpu_fix(program: str) -> Fix:
     """A named framework's build whose kernels cover a GPU the paste does not name: its build for an older CUDA for an
     older GPU (newer CUDA builds drop old architectures), the newest CUDA's for a new one."""

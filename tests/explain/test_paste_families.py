@@ -179,3 +179,12 @@ def test_a_paste_from_a_machine_with_a_driver_is_not_told_to_install_one_here(ma
     and does not come first; the paste's own answer stands."""
     ex = explain(text, root=str(machine.root)).explanation
     assert ex.checked and ex.fix.text == _ex(text).fix.text, ex.fix.text
+
+
+def test_paddles_own_words_for_an_old_library_name_its_build_and_the_build_for_the_cuda_installed():
+    # corpus Paddle-50588: paddlepaddle-gpu 2.4.0 for CUDA 10.2 asked for cudnn64_7.dll on a CUDA 11.6 machine; the
+    # matching Paddle build fixed it
+    ex = _ex("RuntimeError: (PreconditionNotMet) The third-party dynamic library (cudnn64_7.dll) that Paddle depends "
+             "on is not configured correctly. (error code is 126)")
+    assert "paddlepaddle-gpu is a build for cuDNN 7" in ex.answer.cause, ex.answer.cause
+    assert "cuDNN 7.6.5" in ex.fix.text and "paddlepaddle-gpu build for that CUDA" in ex.fix.text, ex.fix.text
