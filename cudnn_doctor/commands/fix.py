@@ -250,15 +250,15 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     # environment the plan made is free of errors
     # (id, title): a finding of the same id about a framework that was not moved stays (a reviewer's case)
     lines_made = {s.shown for s in plan.steps if s.kind == "environments"}
-    moved = {(f.id, f.title) for f in before.findings if f.remedy and lines_made & set(f.remedy.commands)} \
+    moved = {_key(f) for f in before.findings if f.remedy and lines_made & set(f.remedy.commands)} \
         if made and not any(made.values()) else set()
     # A finding is its id and its words: one id reports each framework and wheel apart (CD702 for every pin), so a
     # status by id alone called one gone while another stayed (a new user's trial)
-    errors_after = {(f.id, f.title) for f in after.findings if f.severity == Severity.ERROR or f.id in asked}
-    shown = [(f.id, f.title) for f in before.findings if f.id in plan.taken or f.id in plan.not_taken]
-    shown += [(f.id, f.title) for r in rounds[1:] for f in brought if f.id in r.taken]
-    seen = {(f.id, f.title) for f in before.findings} | set(shown)
-    new = [(f.id, f.title) for f in after.findings if f.severity == Severity.ERROR and (f.id, f.title) not in seen]
+    errors_after = {_key(f) for f in after.findings if f.severity == Severity.ERROR or f.id in asked}
+    shown = [_key(f) for f in before.findings if f.id in plan.taken or f.id in plan.not_taken]
+    shown += [_key(f) for r in rounds[1:] for f in brought if f.id in r.taken]
+    seen = {_key(f) for f in before.findings} | set(shown)
+    new = [_key(f) for f in after.findings if f.severity == Severity.ERROR and _key(f) not in seen]
     stays = [pair for pair in shown if pair in errors_after and pair not in moved]
     out.data["remaining"] = sorted({i for i, _ in stays + new} | {i for e in made.values() for i, _ in e})
     lines += before_after_lines(shown, errors_after, taken, moved)
@@ -286,7 +286,7 @@ def _judge_made(plan, env: Mapping[str, str], before) -> Dict[str, List[Tuple[st
     from ..fixing import gather, made
     from ..model import Severity
 
-    had = {(f.id, f.title) for f in before.findings if f.severity == Severity.ERROR}
+    had = {_key(f) for f in before.findings if f.severity == Severity.ERROR}
     judged: Dict[str, List[Tuple[str, str]]] = {}
     for named in plan.made:
         path = made.folder(named, env)
@@ -298,8 +298,8 @@ def _judge_made(plan, env: Mapping[str, str], before) -> Dict[str, List[Tuple[st
         for finding, erring in zip(chosen, gather.errings(chosen, report.facts)):
             about = (finding.evidence or {}).get("framework") if isinstance(finding.evidence, dict) else None
             if (erring.site or "").startswith(path + os.sep) or erring.site is None and (
-                    about in held if about else (erring.id, erring.title) not in had):
-                judged[path].append((erring.id, erring.title))
+                    about in held if about else _key(erring) not in had):
+                judged[path].append(_key(erring))
     return judged
 
 
@@ -324,3 +324,11 @@ class _NewShell:
                 else:
                     view[name] = value
         return diagnose.diagnose(root, self.inspected)
+
+
+def _key(f) -> Tuple[str, str]:
+    """A finding as fix matches it before and after: its id and its words, less the environment a title names only
+    while the same release is installed in another one too (a fix that changes that other copy rewords it)."""
+    from ..queries import without_environment  # why: every command's module is imported at start-up, fix's too
+
+    return f.id, without_environment(f.title)

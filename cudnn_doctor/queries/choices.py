@@ -3,6 +3,7 @@ which PyTorch variant, JAX extra or cuDNN release fits this machine's driver and
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
@@ -25,7 +26,19 @@ def framework_label(facts: Facts, fw: FrameworkFacts) -> str:
              and o.location != fw.location]
     if not twins:
         return label
-    return "%s (in %s)" % (label, environment_prefix(os.path.normpath(fw.location)))
+    prefix = environment_prefix(os.path.normpath(fw.location))
+    # two sites of one prefix (lib/python3.11 and lib/python3.12 of one venv): the site itself tells them apart
+    same = any(environment_prefix(os.path.normpath(o.location)) == prefix for o in twins)
+    return "%s (in %s)" % (label, os.path.normpath(fw.location) if same else prefix)
+
+
+_IN_ENVIRONMENT = re.compile(r" \(in [^()]+\)")
+
+
+def without_environment(title: str) -> str:
+    """A finding's title without the environment framework_label names for a release installed twice: what stays the
+    same when a fix changes the other copy (fix matches its findings before and after by it)."""
+    return _IN_ENVIRONMENT.sub("", title, count=1)
 
 
 def framework_kind(fw: FrameworkFacts) -> Optional[str]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, NamedTuple, Optional, Seq
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..knowledge import Compat
-from ..model import Facts, Fix, FrameworkFacts
+from ..model import PRELOADED, Facts, Fix, FrameworkFacts
 from ..queries import framework_kind, site_wheels
 from ..versions import canonical_name
 from .acting import at, pip, system, under_root
@@ -22,7 +22,7 @@ from .environment_layout import Layout, layout_fix, solve_layout
 from .environment_rebuild import Rebuild, rebuild_fix, rebuilt_layout
 from .onnxruntime import cuda_library_wheels
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
-from .shell import drop_ld_path_line, drops_ld_path, drops_preload, or_else, q, run, then
+from .shell import drop_ld_path_line, dropped_ld_entries, drops_ld_path, drops_preload, or_else, q, run, then
 from .software import torch_source
 
 if TYPE_CHECKING:
@@ -201,25 +201,17 @@ def _strands_another(facts: Facts, fw: FrameworkFacts, own: Fix) -> bool:
     """Whether the fix takes off LD_LIBRARY_PATH a folder another framework of the site loads its cuDNN from: that one
     would fall back to the site's copy, which may be another CUDA's build (draw 20261126-20: CD501's fix for JAX and
     ONNX Runtime, CUDA 12, dropped the CUDA 13 folder torch 2.14.1 ran on)."""
-    dropped = {os.path.normpath(e) for c in own.commands if drops_ld_path(c) and "grep -vxF" in c
-               for e in _dropped_entries(c)}
+    dropped = dropped_ld_entries(own)
     everything = "unset LD_LIBRARY_PATH" in own.commands
     for other in facts.python.frameworks:
         res = other.resolved_cudnn
+        if res is not None and res.via in PRELOADED:  # the fix's preload drop hands it what its own search finds
+            res = other.cudnn_without_preload
         if other is fw or other.location != fw.location or res is None or not res.path or res.via != "LD_LIBRARY_PATH":
             continue
         if everything or os.path.normpath(os.path.dirname(res.path)) in dropped:
             return True
     return False
-
-
-def _dropped_entries(line: str) -> List[str]:
-    """The folders an ld_library_path_without line drops (its `-e FOLDER` words), as the shell reads them."""
-    try:
-        words = shlex.split(line.split("grep -vxF", 1)[1].rsplit(" | paste", 1)[0])
-    except ValueError:  # a quote shlex cannot close: nothing read, so nothing is judged stranded by this line
-        return []
-    return [words[i + 1] for i, w in enumerate(words[:-1]) if w == "-e"]
 
 
 def with_pip_option(fix: Fix, plain: str, option: str) -> Fix:

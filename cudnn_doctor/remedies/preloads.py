@@ -4,7 +4,7 @@ is never asked for while the entry stays."""
 from __future__ import annotations
 
 import os
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 from ..model import ETC_PRELOAD, Facts, Fix, Resolution
 from .acting import at, sudo
@@ -26,7 +26,11 @@ def drop_preload_fix(facts: Facts, res: Resolution, then_fix: Optional[Fix] = No
         entry = _entry(facts, res.path or "")
         keep: Sequence[str] = [p for p in facts.loader.ld_preload if p != entry]
         drop = ld_preload_fix(keep)
-    steps = [f for f in [then_fix, *others] if f is not None]
+    steps: List[Fix] = []
+    for fix in (f for f in [then_fix, *others] if f is not None):
+        # one site's plan serves every framework there: said once, not once per framework it came through
+        if not set(fix.commands) <= {c for s in steps for c in s.commands}:
+            steps.append(fix)
     return then(drop, *steps) if steps else drop
 
 

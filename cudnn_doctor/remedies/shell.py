@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shlex
 from typing import Any, Iterable, List, Sequence, Set, Union
 
 from ..model import Facts, Fix
@@ -157,6 +158,22 @@ _DROP_LD_PATH = "export LD_LIBRARY_PATH=\"$(printf %s \"${LD_LIBRARY_PATH:-}\" |
 def drops_ld_path(command: str) -> bool:
     """Whether the command takes entries off LD_LIBRARY_PATH (a line ld_library_path_without wrote, or unset)."""
     return command.startswith(_DROP_LD_PATH) or command == "unset LD_LIBRARY_PATH"
+
+
+def dropped_ld_entries(fix: Fix) -> Set[str]:
+    """The folders the fix's ld_library_path_without lines take off LD_LIBRARY_PATH (their `-e FOLDER` words, as
+    the shell reads them), normalised."""
+    return {os.path.normpath(e) for c in fix.commands if drops_ld_path(c) and "grep -vxF" in c
+            for e in dropped_entries(c)}
+
+
+def dropped_entries(line: str) -> List[str]:
+    """The folders one ld_library_path_without line drops (its `-e FOLDER` words), as the shell reads them."""
+    try:
+        words = shlex.split(line.split("grep -vxF", 1)[1].rsplit(" | paste", 1)[0])
+    except ValueError:  # a quote shlex cannot close: nothing read, so nothing is judged stranded by this line
+        return []
+    return [words[i + 1] for i, w in enumerate(words[:-1]) if w == "-e"]
 
 
 def drops_preload(command: str) -> bool:

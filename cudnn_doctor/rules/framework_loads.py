@@ -5,7 +5,7 @@ one of whose libraries another release's file replaced (its RECORD says otherwis
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 from ..knowledge import Compat
 from ..model import PRELOADED, CudnnCopy, Facts, Finding, Fix, FrameworkFacts, Resolution
@@ -15,6 +15,7 @@ from ..queries import (compiled_cudnn, copy_for_path, cudnn_pin_floor, framework
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from ..remedies.preloads import drop_preload_fix
+from ..remedies.shell import dropped_ld_entries
 from ..remedies.runtime import cudnn_not_older_than_build_fix, unresolved_cudnn_fix, without_entry_fix
 from . import LINUX, RuleContext, rule
 from .common import ERROR, WARNING, compat_of, finding
@@ -145,6 +146,7 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
         verdict = compat.acceptance.accepts(framework_kind(fw), built, behind or copy.version)
         if verdict.accepts:
             continue
+        then_fix = _behind_the_preload_fix(facts, compat, fw, res, built)
         out.append(finding(
             ERROR, "%s loads the cuDNN %s that %s forces (%s)%s and refuses it" % (
                 framework_label(facts, fw), copy.version, res.via, res.path,
@@ -152,29 +154,31 @@ def preloaded(facts: Facts, ctx: RuleContext) -> List[Finding]:
             detail="ld.so loads %s before the program and matches the framework's own request for %s against it, "
                    "whatever its RPATH or its own preload say; the framework was built with cuDNN %s and stops: "
                    "'%s' [%s]." % (res.via, res.name, built, verdict.why, verdict.source.split(" ")[0]),
-            remedy=drop_preload_fix(facts, res, _behind_the_preload_fix(facts, compat, fw, res, built),
-                                    _left_without_fixes(facts, compat, fw, res)),
+            remedy=drop_preload_fix(facts, res, then_fix, _left_without_fixes(facts, compat, fw, res, then_fix)),
             evidence={"framework": fw.name, "preloaded": res.path, "via": res.via, "loads_version": copy.version,
                       "reports_version": behind or copy.version, "built_with": built}, catalogue=["E1", "E2"]))
     return out
 
 
-def _left_without_fixes(facts: Facts, compat: Compat, fw: FrameworkFacts, res: Resolution) -> List[Fix]:
+def _left_without_fixes(facts: Facts, compat: Compat, fw: FrameworkFacts, res: Resolution,
+                        behind: Optional[Fix]) -> List[Fix]:
     """For every other framework the same preload answered that finds no cuDNN of that major on its own path once it
-    is gone, where to find one (draw 301130-11: with LD_PRELOAD gone for torch, ONNX Runtime 1.22, whose library
-    searches only its own folder, found no libcudnn.so.9)."""
+    is gone (and once ``behind``, the fix for what ``fw`` meets next, took its LD_LIBRARY_PATH folders away), where
+    to find one (draw 301130-11: with LD_PRELOAD gone for torch, ONNX Runtime 1.22, whose library searches only its
+    own folder, found no libcudnn.so.9)."""
     major = soname_major(res.name)
+    gone = dropped_ld_entries(behind) if behind is not None else set()
     return [whole_environment_fix(facts, compat, other, unresolved_cudnn_fix(facts, compat, other, major))
-            for other in facts.python.frameworks if other is not fw and _left_without(facts, other, res, major)]
+            for other in facts.python.frameworks if other is not fw and _left_without(facts, other, res, major, gone)]
 
 
-def _left_without(facts: Facts, fw: FrameworkFacts, res: Resolution, major: Optional[int]) -> bool:
+def _left_without(facts: Facts, fw: FrameworkFacts, res: Resolution, major: Optional[int], gone: Set[str]) -> bool:
     """Whether ``fw``'s request was answered by the same preload and, that gone, nothing of the major is on its own
-    search path (RPATH/RUNPATH), LD_LIBRARY_PATH or the loader's cache."""
+    search path (RPATH/RUNPATH), LD_LIBRARY_PATH less the folders ``gone``, or the loader's cache."""
     own = fw.resolved_cudnn
     if own is None or own.via not in PRELOADED or own.path != res.path or fw.library_search_path is None:
         return False
-    dirs = {os.path.normpath(d) for d in list(fw.library_search_path) + list(facts.loader.ld_library_path)}
+    dirs = {os.path.normpath(d) for d in list(fw.library_search_path) + list(facts.loader.ld_library_path)} - gone
     return not any(c.major == major and (os.path.normpath(c.directory) in dirs or c.origin in ("system", "toolkit"))
                    for c in facts.cudnn)
 

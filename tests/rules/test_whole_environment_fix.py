@@ -669,7 +669,7 @@ def test_a_folder_of_another_release_on_ld_library_path_comes_after_the_site_wit
 
 def test_the_folders_a_drop_line_takes_off_are_read_as_the_shell_reads_them():
     from cudnn_doctor.remedies import shell
-    from cudnn_doctor.remedies.environments import _dropped_entries
+    from cudnn_doctor.remedies.shell import dropped_entries as _dropped_entries
     line = shell._DROP_LD_PATH + "-e /a/b -e %s | paste -sd: -)\"" % shell.q("/c d|x")
     assert _dropped_entries(line) == ["/a/b", "/c d|x"]
     assert ld_library_path_after([line], ["/a/b", "/c d|x", "/keep"]) == ["/keep"]  # what sh does with it
