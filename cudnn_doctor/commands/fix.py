@@ -255,13 +255,14 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     # A finding is its id and its words: one id reports each framework and wheel apart (CD702 for every pin), so a
     # status by id alone called one gone while another stayed (a new user's trial)
     errors_after = {_key(f) for f in after.findings if f.severity == Severity.ERROR or f.id in asked}
-    shown = [_key(f) for f in before.findings if f.id in plan.taken or f.id in plan.not_taken]
-    shown += [_key(f) for r in rounds[1:] for f in brought if f.id in r.taken]
+    shown_findings = [f for f in before.findings if f.id in plan.taken or f.id in plan.not_taken]
+    shown_findings += [f for r in rounds[1:] for f in brought if f.id in r.taken]
+    shown = [_key(f) for f in shown_findings]
     seen = {_key(f) for f in before.findings} | set(shown)
     new = [_key(f) for f in after.findings if f.severity == Severity.ERROR and _key(f) not in seen]
     stays = [pair for pair in shown if pair in errors_after and pair not in moved]
     out.data["remaining"] = sorted({i for i, _ in stays + new} | {i for e in made.values() for i, _ in e})
-    lines += before_after_lines(shown, errors_after, taken, moved)
+    lines += before_after_lines(shown, errors_after, taken, moved, titles=[f.title for f in shown_findings])
     lines += made_lines(made, plan.environment.prefix)
     if new:
         lines.append("New after the fix: %s (`cudnn-doctor check` says why; `cudnn-doctor fix --undo` puts the "

@@ -178,6 +178,8 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
     stem = stem if stem.startswith("lib") else "lib" + stem
     cause = "%s is not found; it is %s's%s%s" % (first.name, first.label, _asked_by(ev, first.label),
                                                  _searched_older(ev, compat))
+    # A CUDA library's fix already offers the program's build for the CUDA installed; cuDNN's names only cuDNN.
+    offers_build = first.product != "cuDNN"
     if first.product == "cuDNN":
         cuda = ev.facts.build_cuda() or next((s.high for s in ev.libraries if s.product == "CUDA"), None) or \
             next(iter(ev.cuda), None)
@@ -195,7 +197,7 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
     if _PADDLE_DEPENDS.search(ev.text):  # Paddle names the library of the CUDA its own build was made for
         cause += "; Paddle asks for the name its build was made with, so this paddlepaddle-gpu is a build for %s" % (
             first.label)
-        if "build for the CUDA you have" not in fix.text:  # a CUDA library's fix offers the program's build itself
+        if not offers_build:
             fix = library_or_framework_build_fix(fix, "PaddlePaddle", first.name)
     return Answer(cause, fix)
 

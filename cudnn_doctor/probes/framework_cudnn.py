@@ -180,6 +180,11 @@ def _sublibrary(ctx, soname: str, release: Optional[str], searcher: Dict) -> Res
 _CUDA_NEEDED = re.compile(r"lib(?:cudart|cublas)\.so\.(\d+)")
 
 
+def _loaded(ctx, fw: FrameworkFacts, major: int, name: str, search: dict, ld_preload: bool) -> Resolution:
+    """The copy a preload or the framework's own Python side hands it, else the loader's search from its library."""
+    return preloaded_cudnn(ctx, fw, major, name, ld_preload=ld_preload) or ctx.loader.resolve(name, **search)
+
+
 def resolve_frameworks(ctx) -> None:
     """Which cuDNN each framework would load: its RPATH/RUNPATH around LD_LIBRARY_PATH, as ld.so does (E2)."""
     resolved = set()
@@ -206,9 +211,8 @@ def resolve_frameworks(ctx) -> None:
         fw.library_search_path = [os.path.normpath(d.replace("${ORIGIN}", where).replace("$ORIGIN", where))
                                   for d in (runpath or rpath)]
         name = dlopen_name(ctx, fw, major)
-        fw.resolved_cudnn = preloaded_cudnn(ctx, fw, major, name) or ctx.loader.resolve(
-            name, runpath=runpath, rpath=rpath, origin=origin)
-        if fw.resolved_cudnn.via in PRELOADED:
-            fw.cudnn_without_preload = preloaded_cudnn(ctx, fw, major, name, ld_preload=False) or ctx.loader.resolve(
-                name, runpath=runpath, rpath=rpath, origin=origin)
+        search = dict(runpath=runpath, rpath=rpath, origin=origin)
+        fw.resolved_cudnn = _loaded(ctx, fw, major, name, search, ld_preload=True)
+        if fw.resolved_cudnn.via in PRELOADED:  # what it meets once the preload is gone (CD711's fix asks)
+            fw.cudnn_without_preload = _loaded(ctx, fw, major, name, search, ld_preload=False)
         fw.resolved_cudnn_parts = resolve_sublibraries(ctx, fw, major)

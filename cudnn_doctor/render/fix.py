@@ -46,16 +46,18 @@ def ran_lines(ran: Sequence[Tuple[str, int, str]], files: Sequence[str], journal
 
 
 def before_after_lines(before: Sequence[Tuple[str, str]], after: Collection[Tuple[str, str]],
-                       taken: Sequence[str], moved: Collection[Tuple[str, str]] = ()) -> List[str]:
+                       taken: Sequence[str], moved: Collection[Tuple[str, str]] = (),
+                       titles: Sequence[str] = ()) -> List[str]:
     """One line per error check reported before (id, title): gone, still there (taken on, or left for you), or left
-    behind in the environment the frameworks moved out of."""
+    behind in the environment the frameworks moved out of. ``titles`` are the words check said before, one per
+    entry: a release installed twice is matched without its environment but shown with it."""
     lines = ["Before -> after:"]
-    for fid, title in before:
+    for n, (fid, title) in enumerate(before):
         state = "still there" if (fid, title) in after else "gone"
         why = "" if state == "gone" else ("  (fix took it on)" if fid in taken else "  (left for you)")
         if state != "gone" and (fid, title) in moved:
             state, why = "moved out", "  (the frameworks run from the new environments below)"
-        lines.append("  %s  %s -> %s%s" % (fid, title, state, why))
+        lines.append("  %s  %s -> %s%s" % (fid, titles[n] if n < len(titles) else title, state, why))
     return lines
 
 

@@ -11,7 +11,7 @@ from ..knowledge import Compat
 from ..model import PRELOADED, CudnnCopy, Facts, Finding, Fix, FrameworkFacts, Resolution
 from ..versions import major_of, soname_major, ver
 from ..queries import (compiled_cudnn, copy_for_path, cudnn_pin_floor, framework_kind, framework_label, ld_entry_for,
-                       own_cudnn_wheel_dir, working_copy)
+                       missing_sublibraries, own_cudnn_wheel_dir, working_copy)
 from ..remedies.environments import force_reinstall_fix, whole_environment_fix
 from ..remedies.frameworks import cudnn_package_reinstall_fix, foreign_sublibraries_fix
 from ..remedies.preloads import drop_preload_fix
@@ -194,7 +194,7 @@ def _behind_the_preload_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, re
     kind = framework_kind(fw)
 
     def fits(copy: CudnnCopy) -> bool:
-        return bool(copy.version and not copy.sublibraries_missing and compat.acceptance.accepts(
+        return bool(copy.version and not missing_sublibraries(compat, copy) and compat.acceptance.accepts(
             kind, built, copy.version).accepts)
 
     # LD_LIBRARY_PATH comes before its RUNPATH: a copy there the framework refuses is what it meets next (draw
@@ -210,7 +210,7 @@ def _behind_the_preload_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, re
         return None
     if not compat.acceptance.accepts(kind, built, site.version).accepts:
         own = cudnn_not_older_than_build_fix(facts, compat, fw, site, built, None)
-    elif site.sublibraries_missing:
+    elif missing_sublibraries(compat, site):
         own = cudnn_package_reinstall_fix(facts, compat, site, lib, fw)
     else:
         return None
