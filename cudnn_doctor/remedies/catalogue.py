@@ -36,12 +36,13 @@ def table_command(command: str) -> str:
     return on_machine(bare, privileged=privileged)
 
 
-def table_fix(row: Mapping[str, Any]) -> Fix:
+def table_fix(row: Mapping[str, Any], shell: str = "sh") -> Fix:
     """The fix a compat table row holds: its `commands` built for the Target, said by its `words` ({0}, {1}, ...
-    stand for the commands in order)."""
-    commands = [table_command(c) for c in row.get("commands", [])]
+    stand for the commands in order). A row's commands for Windows (its `on_windows` part) are PowerShell's, as
+    typed there (never `sudo`: 'from an Administrator PowerShell' is said in its words)."""
+    commands = [table_command(c) if shell == "sh" else c for c in row.get("commands", [])]
     words = str(row.get("words", ""))
-    return run(*commands, text=words.format(*commands)) if commands else advice(words)
+    return run(*commands, text=words.format(*commands), shell=shell) if commands else advice(words)
 
 
 def uvm_fix(modprobe: bool, in_container: bool) -> Fix:

@@ -189,6 +189,8 @@ PADDLE_INIT = ("Please NOTE: device: 0, GPU Compute Capability: 7.5, Driver API 
                "(at /paddle/paddle/phi/backends/gpu/gpu_context.cc:571)")
 # https://github.com/iffiX/machin/issues/25: GPUs in Exclusive_Process mode
 BUSY = "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable"
+BUSY_WINDOWS = ("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable\n"
+                "File \"C:\\stable-diffusion-webui\\venv\\lib\\site-packages\\torch\\cuda\\__init__.py\"")
 # https://github.com/loicland/superpoint_graph/issues/250: CuPy's PTX newer than the driver JITs
 INVALID_PTX = "cupy.cuda.driver.CUDADriverError: CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed"
 
@@ -352,6 +354,9 @@ FAMILIES = [
      ["paddlepaddle-gpu", "CUDA 11.0 or newer"], ["nvcc -gencode"]),
     ("paddle-note-cudnn-init", PADDLE_INIT, ["CUDA 10.2", "cuDNN 8.1 loaded", "compute capability 7.5"], [], []),
     ("devices-busy", BUSY, ["Exclusive_Process"], ["compute_mode", "nvidia-smi -i 0 -c DEFAULT"], []),
+    # a WDDM GPU has only the Default mode (NVML's nvmlDeviceSetComputeMode): the driver install, and no sudo
+    ("devices-busy-windows", BUSY_WINDOWS, ["WDDM", "driver install is broken"],
+     ["clean installation", "driver_model.current", "Administrator PowerShell"], ["sudo"]),
     ("invalid-ptx", INVALID_PTX, ["newer than the driver"], ["cupy-cuda", "driver"], []),
     ("dll-in-torch-folder", TORCH_DLL, ["caffe2_detectron_ops.dll"],
      ["pip install --force-reinstall torch", "Visual C++ Redistributable"], []),
