@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Tuple
 
 from ..knowledge import ErrorText, load_compat
-from ..model import Facts, Finding, Fix, Severity, Target
+from ..model import WINDOWS_SHELL, Facts, Finding, Fix, Severity, Target
 from ..remedies.acting import building_for
 from ..remedies.explain import in_program_environment
 from ..results import Report
@@ -79,8 +79,9 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     ex.reports = compat.reports_of([m.id for m in ex.matches])
     ex.evidence = decode(text, compat)
     ex.needs = needs(compat, ex.sonames, ex.versions, ex.evidence.checks)
-    # The paste comes from a machine explain never saw: its answer is written for a plain user on its own root.
-    with building_for(Target()):
+    # The paste comes from a machine explain never saw: its answer is written for a plain user on its own root, in
+    # PowerShell where the paste reads as Windows.
+    with building_for(Target(shell=WINDOWS_SHELL if ex.evidence.platform == "windows" else "sh")):
         ex.answer = answer(ex.evidence, compat)
     if ex.answer is not None:
         ex.fix, ex.problem = ex.answer.fix, ex.answer.problem

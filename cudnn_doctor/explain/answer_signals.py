@@ -8,7 +8,7 @@ from typing import Dict, Optional, Tuple
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
-from ..remedies.catalogue import table_fix
+from ..remedies.catalogue import platform_row, table_fix
 from ..remedies.containers import (container_driver_files_fix, container_gpu_fix, container_toolkit_fix,
                                    container_toolkit_upgrade_fix)
 from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_fix, nvrtc_builtins_link_fix
@@ -380,7 +380,7 @@ def from_statuses(ev: Evidence, compat: Compat) -> Optional[Answer]:
         if seen.code.api == "nccl":
             return Answer("NCCL %s (%d): %s; NCCL_DEBUG=INFO names the failing call, in containers usually too "
                           "little shared memory" % (seen.code.name, seen.code.number, seen.code.words), rt.nccl_fix())
-        entry = compat.status_words(seen.code.name, seen.code.number) \
+        entry = platform_row(compat.status_words(seen.code.name, seen.code.number), ev.platform) \
             if seen.code.name in compat.status_entries() else {}
         return Answer("%s: %s" % (seen.code.name, entry.get("diagnosis") or seen.code.meaning or seen.code.words),
                       table_fix(entry) if entry.get("words") else rt.status_words_fix(seen.code.words))

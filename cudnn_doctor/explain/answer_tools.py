@@ -11,9 +11,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from ..knowledge import Compat
-from ..model import WINDOWS_SHELL
 from ..remedies import paste, paste_builds as builds, paste_runtime as rt, paste_tools as tools
-from ..remedies.catalogue import table_fix
+from ..remedies.catalogue import platform_row, table_fix
 from ..remedies.containers import container_gpu_fix
 from ..remedies.driver import blacklist_nouveau_fix
 from ..remedies.paste_answers import framework_build_for_cuda_fix
@@ -117,11 +116,8 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "jax-plugin-jaxlib-mismatch":
         return _jax_plugin(ev)
     if kind == "devices-busy":  # the status table's words for cudaErrorDevicesUnavailable: data, as check's
-        entry = compat.status_words("cudaErrorDevicesUnavailable")
-        windows = ev.platform == "windows" and "on_windows" in entry  # WDDM GPUs have no exclusive mode
-        entry = entry["on_windows"] if windows else entry
-        return Answer(entry["diagnosis"][0].lower() + entry["diagnosis"][1:].rstrip("."),
-                      table_fix(entry, WINDOWS_SHELL if windows else "sh"))
+        entry = platform_row(compat.status_words("cudaErrorDevicesUnavailable"), ev.platform)
+        return Answer(entry["diagnosis"][0].lower() + entry["diagnosis"][1:].rstrip("."), table_fix(entry))
     return None
 
 

@@ -38,6 +38,13 @@ def target() -> Target:
                        "evaluate, explain and pick do; smoke, bench and the installer use diagnose.fixes_here)") from None
 
 
+def target_shell() -> str:
+    """The shell of the Target being built for; "sh" where none is set (a shell line is the same on any root: only
+    what acts on the machine has to name its Target)."""
+    target_now = _TARGET.get(None)
+    return target_now.shell if target_now is not None else "sh"
+
+
 def under_root() -> bool:
     """The fixes act on a tree mounted somewhere (--root), not on the machine the doctor runs on."""
     return target().root.rstrip("/") != ""

@@ -7,7 +7,7 @@ import os
 from typing import Any, Dict, Mapping, Optional, Sequence
 
 from ..knowledge import Compat
-from ..model import CudnnCopy, Facts, Fix, FrameworkFacts
+from ..model import WINDOWS_SHELL, CudnnCopy, Facts, Fix, FrameworkFacts
 from ..queries import missing_sublibraries
 from .cudnn import machine_cudnn_fix
 from .environments import need_of
@@ -36,13 +36,22 @@ def table_command(command: str) -> str:
     return on_machine(bare, privileged=privileged)
 
 
-def table_fix(row: Mapping[str, Any], shell: str = "sh") -> Fix:
+def table_fix(row: Mapping[str, Any]) -> Fix:
     """The fix a compat table row holds: its `commands` built for the Target, said by its `words` ({0}, {1}, ...
-    stand for the commands in order). A row's commands for Windows (its `on_windows` part) are PowerShell's, as
-    typed there (never `sudo`: 'from an Administrator PowerShell' is said in its words)."""
+    stand for the commands in order). A row's part for Windows (platform_row) holds PowerShell's commands as typed
+    there (never `sudo`: 'from an Administrator PowerShell' is said in its words)."""
+    shell = str(row.get("shell", "sh"))
     commands = [table_command(c) if shell == "sh" else c for c in row.get("commands", [])]
     words = str(row.get("words", ""))
     return run(*commands, text=words.format(*commands), shell=shell) if commands else advice(words)
+
+
+def platform_row(row: Mapping[str, Any], platform: Optional[str]) -> Mapping[str, Any]:
+    """A status row as the paste's platform reads it: its `on_windows` part for Windows, where it has one (a WDDM
+    GPU has no exclusive mode; DLLs are found on PATH, not LD_LIBRARY_PATH)."""
+    if platform == "windows" and isinstance(row.get("on_windows"), Mapping):
+        return dict(row["on_windows"], shell=WINDOWS_SHELL)
+    return row
 
 
 def uvm_fix(modprobe: bool, in_container: bool) -> Fix:

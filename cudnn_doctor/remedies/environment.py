@@ -18,4 +18,5 @@ def environment_variable_fix(name: str, platform: str, value: Optional[str] = No
         command = ("Remove-Item Env:%s" % name if value is None
                    else "$env:%s = %s" % (name, powershell_quote(value)))
         return noted(command_fix([command], shell=WINDOWS_SHELL), _WHERE_WINDOWS)
-    return noted(run("unset %s" % name if value is None else "export %s=%s" % (name, sh_quote(value))), _WHERE_LINUX)
+    return noted(run("unset %s" % name if value is None else "export %s=%s" % (name, sh_quote(value)), shell="sh"),
+                 _WHERE_LINUX)

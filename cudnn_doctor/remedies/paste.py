@@ -38,8 +38,8 @@ def cudnn_choice(compat: Compat, major: int, at_least: Optional[str] = None,
     return release, cudas
 
 
-def _pip(line: str, note: str) -> Fix:
-    return run(line, text="%s   (%s)" % (line, note))
+def _pip(line: str, note: str, shell: str = "") -> Fix:
+    return run(line, text="%s   (%s)" % (line, note), shell=shell)
 
 
 def cudnn_release_fix(compat: Compat, major: int, at_least: Optional[str] = None, same_minor: bool = False,
@@ -75,18 +75,25 @@ def cudnn_for_builds_fix(compat: Compat, major: int, program: str, newest: Dict[
 
 
 def toolkit_library_fix(compat: Compat, shipped: Shipped, stem: str) -> Fix:
-    """A missing CUDA library: the wheel (CUDA 11 on) or the toolkit release that ships it."""
+    """A missing CUDA library: the wheel (CUDA 11 on) or the toolkit release that ships it. A DLL's is said for
+    Windows, where the toolkit's installer puts its bin folder on PATH (no LD_LIBRARY_PATH, no ldconfig there)."""
     cuda_major = major_of(shipped.high) or 0
     project = compat.pip_project(stem, cuda_major) if cuda_major else None
+    windows = shipped.name.lower().endswith(".dll")
+    folder = "bin folder on PATH (its installer puts it there)" if windows else "lib64 on LD_LIBRARY_PATH"
     if project is not None and shipped.low != shipped.high:  # one release only: its toolkit, below
         pin = '"%s==%s.*"' % (project, cuda_major) if project.endswith("cu%d" % cuda_major) else project
-        return say("install the CUDA %s library it was built for: %s, or a %s toolkit with its lib64 on "
-                   "LD_LIBRARY_PATH; or install the program's build for the CUDA you have", cuda_major,
-                   _pip("pip install %s" % pin, "ships %s" % shipped.name), shipped.label)
+        return say("install the CUDA %s library it was built for: %s, or a %s toolkit with its %s; or install the "
+                   "program's build for the CUDA you have", cuda_major,
+                   _pip("pip install %s" % pin, "ships %s" % shipped.name, WINDOWS_SHELL if windows else "sh"),
+                   shipped.label, folder)
+    rebuild = ("or reinstall the program's build for the CUDA you have (the package's pip variant for it, or rebuild "
+               "it from source against that CUDA; %s is %s only)" % (shipped.name, shipped.label))
+    if windows:
+        return advice("install the %s toolkit (%s; its installer puts its bin folder, which holds %s, on PATH: open "
+                      "a new shell after it); %s" % (shipped.label, TOOLKIT_ARCHIVE, shipped.name, rebuild))
     return run("sudo ldconfig", text="install the %s toolkit (%s) and put its lib64 folder on LD_LIBRARY_PATH (or "
-               "in /etc/ld.so.conf.d, then `sudo ldconfig`); or reinstall the program's build for the CUDA you have "
-               "(the package's pip variant for it, or rebuild it from source against that CUDA; %s is %s only)" % (shipped.label, TOOLKIT_ARCHIVE, shipped.name,
-                                                                      shipped.label))
+               "in /etc/ld.so.conf.d, then `sudo ldconfig`); %s" % (shipped.label, TOOLKIT_ARCHIVE, rebuild))
 
 
 def toolkit_release_fix(compat: Compat, release: str, platform: str) -> Fix:

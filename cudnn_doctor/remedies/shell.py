@@ -10,15 +10,16 @@ from typing import Any, Iterable, List, Sequence, Set, Union
 
 from ..model import Facts, Fix
 from ..queries import listed_in_ld_conf, own_cudnn_wheel_dir
-from .acting import at, ldconfig, sudo
+from .acting import at, ldconfig, sudo, target_shell
 from .shells import command_fix, needs_root, sh_quote
 
 
-def run(*commands: str, text: str = "", manual: str = "", writes: Sequence[str] = (), shell: str = "sh",
+def run(*commands: str, text: str = "", manual: str = "", writes: Sequence[str] = (), shell: str = "",
         alternatives: Sequence[str] = ()) -> Fix:
-    """A fix that is exactly these commands, run in order (the line shows them as ``shell`` runs them; a ``text``
-    that names other ways names their commands in ``alternatives``)."""
-    return command_fix(commands, shell=shell, text=text, manual=manual, writes=writes, alternatives=alternatives)
+    """A fix that is exactly these commands, run in order (the line shows them as ``shell`` runs them, by default
+    the Target's; a ``text`` that names other ways names their commands in ``alternatives``)."""
+    return command_fix(commands, shell=shell or target_shell(), text=text, manual=manual, writes=writes,
+                       alternatives=alternatives)
 
 
 def said(template: str, *commands: str, manual: str = "") -> Fix:
@@ -189,7 +190,8 @@ def ld_library_path_without(facts: Facts, entries: Iterable[str]) -> Fix:
     run before it (draws 31337/36, /49: a wheel folder put first, then `unset LD_LIBRARY_PATH`)."""
     drop = {os.path.normpath(e) for e in entries}
     spelled = [d for d in facts.loader.ld_library_path if os.path.normpath(d) in drop] or sorted(drop)
-    return run(drop_ld_path_line(spelled), *(prepend_ld_path(d) for d in _plain_path_wheel_folders(facts, drop)))
+    return run(drop_ld_path_line(spelled), *(prepend_ld_path(d) for d in _plain_path_wheel_folders(facts, drop)),
+               shell="sh")
 
 
 def drop_ld_path_line(entries: Sequence[str]) -> str:
