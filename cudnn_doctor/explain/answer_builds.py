@@ -44,7 +44,7 @@ def _torch(kind: str, ev: Evidence, compat: Compat) -> Answer:
                      "its default build is for CUDA %s, which needs driver %s or newer: an older driver, or none, "
                      "leaves no GPU reachable" % floor) if floor else "no NVIDIA driver or GPU is reachable"))
         if floor:  # which of the two: torch.version.cuda says (None on a CPU-only build)
-            fix = builds.cpu_build_or_driver_fix(fix, paste.driver_fix(floor[1], ev.platform))
+            fix = builds.cpu_build_or_driver_fix(fix, paste.driver_fix(floor[1], ev.driver_platform))
     else:
         cause = "%s is a CPU-only build (compiled without CUDA): it never uses the GPU" % said
     if held and ev.facts.python is not None:

@@ -251,15 +251,15 @@ def driver_too_old(ev: Evidence, compat: Compat) -> Answer:
             "CUDA %s needs a newer driver" % build
         return Answer("%s; the program is built for CUDA %s and the driver%s is older%s" % (
             need, build, (" " + driver) if driver else "", runs), paste.driver_fix(floor.version if floor else None,
-                                                                                 ev.platform))
+                                                                                 ev.driver_platform))
     assert has is not None  # the caller asks only where the paste names one of the two
     cuda = _torch_cuda_for(compat, has)
     cause = ("the driver runs CUDA %s (the 'found version' PyTorch prints is the driver's CUDA, not what the program "
              "needs); the program is built for a newer CUDA" % has)
     if cuda and ev.facts.runs("PyTorch"):
         release = py_fix.torch_release_fix(compat, None, cuda, "runs on this driver", ev.platform, ev.python)
-        return Answer(cause, rt.driver_or_build_fix(release, ev.platform))
-    return Answer(cause, paste.driver_fix(None, ev.platform))
+        return Answer(cause, rt.driver_or_build_fix(release, ev.driver_platform))
+    return Answer(cause, paste.driver_fix(None, ev.driver_platform))
 
 
 def no_kernel_image(ev: Evidence, compat: Compat) -> Optional[Answer]:

@@ -71,13 +71,17 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("nvidia-smi cannot reach the NVIDIA kernel module: it is not loaded (Secure Boot refusing the "
                       "unsigned module, no module built for the running kernel after a kernel update, nouveau holding "
                       "the GPU) or no driver is installed", rt.module_not_loaded_fix(platform))
+    if kind == "wsl-no-adapters":
+        return Answer("the NVIDIA Container Toolkit runs under WSL and finds no GPU adapter (/dev/dxg): the distro runs "
+                      "under WSL 1, which has no GPU support, or the Windows NVIDIA driver does not reach WSL 2",
+                      rt.wsl_adapters_fix())
     if kind in ("container-cli-no-driver", "cannot-talk-to-driver"):
-        return Answer("the host's NVIDIA driver is not loaded (or not installed)", paste.driver_fix(None, platform))
+        return Answer("the host's NVIDIA driver is not loaded (or not installed)", paste.driver_fix(None, ev.driver_platform))
     if kind == "nvml-unknown-error-container":
         return Answer("the running container lost its GPU device permissions", rt.container_restart_fix())
     if kind == "container-requirement" and re.search(r"driver 0\.0\b", ev.text):
         return Answer("the container runtime reads driver 0.0: it cannot reach the host's NVIDIA driver (not loaded, "
-                      "or libraries and module out of step after an upgrade)", paste.driver_fix(None, platform))
+                      "or libraries and module out of step after an upgrade)", paste.driver_fix(None, ev.driver_platform))
     if kind == "driver-library-missing" and any(s.value == "container" for s in ev.facts.os):
         return Answer("the driver library libcuda.so.1 is not found in the container: it was started without the "
                       "GPUs, so the NVIDIA runtime mounted none of the host driver's libraries", container_gpu_fix())
@@ -91,7 +95,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "container-requirement" and cuda:
         floor = compat.min_driver(cuda, platform)
         return Answer("the image needs CUDA %s, newer than the host driver runs" % cuda,
-                      paste.driver_fix(floor.version if floor else None, platform))
+                      paste.driver_fix(floor.version if floor else None, ev.driver_platform))
     if kind == "driver-too-old" and (ev.facts.build_cuda() or ev.facts.cuda_driver):
         return driver_too_old(ev, compat)
     if kind == "driver-too-old":
@@ -100,7 +104,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         cause = "the NVIDIA driver%s is older than %sCUDA runtime%s needs%s" % (
             (" " + ev.drivers[0]) if ev.drivers else "", ("%s's " % program) if program else "the ",
             (" " + cuda) if cuda else "", (" (driver %s or newer)" % floor.version) if floor else "")
-        fix = driver_or_framework_build_fix(paste.driver_fix(floor.version if floor else None, platform), program)
+        fix = driver_or_framework_build_fix(paste.driver_fix(floor.version if floor else None, ev.driver_platform), program)
         # ... unless the paste shows the GPUs given to its container, or a driver reached
         if ev.drivers or cuda or platform == "windows" or GPU_FLAGS.search(ev.text) or DRIVER_REACHED.search(ev.text):
             return Answer(cause, fix)
@@ -117,7 +121,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
             return found
     if kind == "ptx-toolchain":
         return Answer("the PTX was compiled by a CUDA toolkit newer than the driver%s can JIT (cudaError 222)" % (
-            (" " + ev.drivers[0]) if ev.drivers else ""), rt.ptx_driver_fix(platform))
+            (" " + ev.drivers[0]) if ev.drivers else ""), rt.ptx_driver_fix(ev.driver_platform))
     if kind == "cublas-handle":
         return Answer("cuBLAS could not create its handle (CUBLAS_STATUS_NOT_INITIALIZED): almost always GPU "
                       "memory ran out; else the CUDA compute cache (~/.nv) is not writable by this user (owned by "
@@ -157,11 +161,11 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                           "there) are another release than the host's kernel module%s" % said,
                           container_driver_files_fix())
         return Answer("the driver's libraries and its loaded kernel module are different releases%s" % said,
-                      rt.mismatched_driver_fix(platform))
+                      rt.mismatched_driver_fix(ev.driver_platform))
     if kind == "container-cli-proc-driver":
         return Answer("nvidia-container-cli's mount operation failed on the driver's own /proc/driver/nvidia "
                       "entries: the loaded nvidia kernel module is not the one the installed driver belongs to "
-                      "(upgraded or reinstalled without a reboot) or is not loaded", rt.mismatched_driver_fix(platform))
+                      "(upgraded or reinstalled without a reboot) or is not loaded", rt.mismatched_driver_fix(ev.driver_platform))
     if kind in ("launch-failure", "cuda-unknown-error"):
         return Answer("a GPU fault: after a suspend/resume the nvidia_uvm module is broken", rt.uvm_reload_fix(platform))
     if kind == "arch-mismatch":
@@ -267,7 +271,7 @@ def _ptx_floor(ev: Evidence, compat: Compat) -> Optional[Answer]:
     return Answer("the PTX was compiled by a CUDA toolkit newer than driver %s can JIT (cudaError 222): that driver "
                   "runs CUDA %s at most, and CUDA %s%s needs driver %s or newer" % (
                       driver, has, cuda, "" if said else " (the next release)", floor.version),
-                  driver_or_older_cuda_fix(paste.driver_fix(floor.version, ev.platform), has))
+                  driver_or_older_cuda_fix(paste.driver_fix(floor.version, ev.driver_platform), has))
 
 
 def _stated(ev: Evidence) -> str:

@@ -102,7 +102,7 @@ def _nvenc(ev: Evidence, compat: Compat) -> Answer:
             floor = "%s on Windows, %s on Linux" % (rows["windows"].version, rows["linux"].version)
     gap = " (built for NVENC API %s; this driver provides %s)" % api.groups() if api else ""
     return Answer("the NVIDIA driver is too old for this FFmpeg's NVENC encoder%s: it needs driver %s or newer" % (
-        gap, floor or "newer than this one"), paste.driver_fix(floor or None, ev.platform))
+        gap, floor or "newer than this one"), paste.driver_fix(floor or None, ev.driver_platform))
 
 
 # torch.distributed.launch's --nproc_per_node=4, torchrun's --nproc-per-node 4
@@ -191,5 +191,5 @@ def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       "ask for it), or the node has no driver", default_runtime_fix())
     if kind == "container-no-nvml":  # on a host: the driver's own NVML library is not there
         return Answer("the program found no libnvidia-ml.so.1, the NVIDIA driver's NVML library: the driver is not "
-                      "installed, or its libraries are not where the loader looks", paste.driver_fix(None, ev.platform))
+                      "installed, or its libraries are not where the loader looks", paste.driver_fix(None, ev.driver_platform))
     return None

@@ -104,7 +104,7 @@ def _ptx_isa(ev: Evidence, compat: Compat) -> Optional[Answer]:
                   "CUDA %s driver): the driver is older than the toolkit that built the program%s" % (
                       m.group(1), ptx, m.group(2), driver, (" (CUDA %s needs driver %s or newer)" % (
                           ptx, floor.version)) if floor else ""),
-                  driver_or_older_cuda_fix(paste.driver_fix(floor.version if floor else None, ev.platform), driver))
+                  driver_or_older_cuda_fix(paste.driver_fix(floor.version if floor else None, ev.driver_platform), driver))
 
 
 # a build's own floor: "PyTorch requires CUDA 10.2 or above." (cmake/public/cuda.cmake), "requires CUDA 11.0 or higher"

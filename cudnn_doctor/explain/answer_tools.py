@@ -97,7 +97,7 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         floor = compat.min_driver(image, ev.platform) if m else None
         return Answer("the image is CUDA %s and the host driver runs CUDA %s%s" % (
             image, has, ": CUDA %s needs driver %s or newer" % (image, floor.version) if floor else ""),
-            tools.driver_or_older_image_fix(paste.driver_fix(floor.version if floor else None, ev.platform), has))
+            tools.driver_or_older_image_fix(paste.driver_fix(floor.version if floor else None, ev.driver_platform), has))
     if kind == "nvrm-probe-not-called":
         return Answer("the NVIDIA kernel module did not bind the GPUs: another driver (nouveau, nvidiafb, rivafb) "
                       "owns them", blacklist_nouveau_fix(False))
@@ -133,7 +133,7 @@ def _tf_driver(ev: Evidence, compat: Compat) -> Answer:
         " (%s)" % have if have else "",
         ": it is older than CUDA %s needs (driver %s or newer)" % (floor.cuda, floor.version)
         if floor is not None and older else ""),
-        paste.driver_fix(floor.version if floor else None, ev.platform))
+        paste.driver_fix(floor.version if floor else None, ev.driver_platform))
 
 
 def _tf_no_gpu(ev: Evidence, compat: Compat) -> Answer:

@@ -84,6 +84,12 @@ class Evidence:
         return [s.kind for s in self.signals]
 
     @property
+    def driver_platform(self) -> str:
+        """Whose driver a fix installs: 'wsl' where the paste is from WSL, which runs on the Windows driver (a Linux
+        driver inside WSL hides it), else the platform."""
+        return "wsl" if any(s.value == "wsl" for s in self.facts.os) else self.platform
+
+    @property
     def python(self) -> Optional[str]:
         """The Python the paste names (a path's python3.X, a version line), or None where it says none."""
         return self.facts.python.value if self.facts.python else None

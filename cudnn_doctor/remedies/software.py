@@ -9,7 +9,7 @@ from ..versions import mm, mm_text, ver, version_of
 from ..model import Facts, Fix
 from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice, platform_of
 from .acting import at, doctor, on_machine, system
-from .shell import advice, prepend_ld_path, q, run, say, stated, then
+from .shell import advice, prepend_ld_path, q, run, said, say, stated, then
 from .shells import command_fix
 
 
@@ -23,6 +23,10 @@ def driver_upgrade_fix(floor_text: str, platform: str = "linux") -> Fix:
     if platform == "windows":
         return stated("Install or upgrade the NVIDIA driver to %s (NVIDIA's Windows installer from %s), then restart "
                       "Windows" % (floor_text, DRIVER_DOWNLOAD))
+    if platform == "wsl":  # WSL 2 runs on the Windows driver; a Linux driver inside it hides that one
+        return said("Install or upgrade the NVIDIA driver on Windows to %s (NVIDIA's Windows installer from %s; no "
+                    "Linux driver inside WSL), then run `%%s` from Windows and reopen the distro" % (
+                        floor_text, DRIVER_DOWNLOAD), "wsl --shutdown")
     installer = "NVIDIA's installer from %s" % DRIVER_DOWNLOAD
     install, reboot = system("ubuntu-drivers install"), on_machine("reboot")
     return command_fix([install, reboot],

@@ -1,6 +1,7 @@
-"""A paste explain reads as Windows gets an answer written for Windows: no sudo, apt, ldconfig, LD_LIBRARY_PATH or
-lib64 folder, and its commands are PowerShell's (the brief: every fix is built for its target). Drawn from every
-real paste of the corpus, not from a list: 21 Windows answers said Linux words before this test (round 30)."""
+"""A paste explain reads as Windows gets an answer written for Windows (no sudo, apt, ldconfig, LD_LIBRARY_PATH or
+lib64 folder; PowerShell's commands), and one read as WSL the Windows driver, never a Linux one (the brief: every
+fix is built for its target). Drawn from every real paste of the corpus, not from a list: 21 Windows answers said
+Linux words before this test, and 1 WSL answer a Linux driver (round 30)."""
 from __future__ import annotations
 
 import re
@@ -27,3 +28,34 @@ def test_windows_pastes_are_answered_for_windows():
                 wrong.append("%s: %s %s | %s" % (case["id"], said, sorted(shells), ex.fix.text[:160]))
     assert windows >= 100, windows  # the corpus holds that many: the platform reading still works
     assert wrong == [], "\n".join(wrong)
+
+
+LINUX_DRIVER = re.compile(r"ubuntu-drivers|\breboot\b|apt(?:-get)? install[^;`]*nvidia-driver|NVIDIA-Linux-\S+\.run")
+
+
+def test_wsl_pastes_never_install_a_linux_driver():
+    """WSL 2 runs on the Windows driver, and a Linux driver installed inside WSL hides it (catalogue H4): a paste
+    read as WSL is told to update the Windows driver and restart WSL, never to install a Linux one or reboot."""
+    wrong, wsl = [], 0
+    for split in grading.SPLITS:
+        for case in grading.cases(split):
+            ex = explain(case["text"], check=False).explanation
+            if ex.evidence is None or ex.evidence.driver_platform != "wsl" or ex.fix is None:
+                continue
+            wsl += 1
+            said = sorted(set(LINUX_DRIVER.findall(ex.fix.text)))
+            if said:
+                wrong.append("%s: %s | %s" % (case["id"], said, ex.fix.text[:160]))
+    assert wsl >= 5, wsl
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_a_driver_too_old_under_wsl_is_the_windows_driver():
+    text = ("nvidia-container-cli: initialization error: WSL environment detected but no adapters were found: unknown")
+    ex = explain(text, check=False).explanation
+    assert "WSL 1" in ex.answer.cause and "wsl --set-version <distro> 2" in ex.fix.commands, ex.fix.text
+    text = ("(base) user@DESKTOP:~$ uname -r\n5.15.153.1-microsoft-standard-WSL2\n"
+            "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).")
+    ex = explain(text, check=False).explanation
+    assert "on Windows" in ex.fix.text and "wsl --shutdown" in ex.fix.text and "ubuntu-drivers" not in ex.fix.text, \
+        ex.fix.text
