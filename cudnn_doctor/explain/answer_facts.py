@@ -363,7 +363,7 @@ def forward_compat(ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("CUDA's forward-compatibility libcuda (cuda-compat, carried by CUDA container images) was used "
                       "because the driver is older than %s needs, and the driver refuses it on this GPU: it serves "
                       "data-center GPUs only (error 804)" % ("CUDA %s" % cuda if cuda else "the program's CUDA"),
-                      rt.newer_driver_or_no_compat_fix(floor.version if floor else None, ev.platform))
+                      rt.newer_driver_or_no_compat_fix(floor.version if floor else None, ev.driver_platform))
     cause = ("%s: CUDA's forward-compatibility libcuda (cuda-compat%s) is for data-center GPUs only, and the driver "
              "refuses it (error 804)" % (("the %s is a consumer GPU" % gpu) if gpu else "this GPU",
                                          (", in %s" % folder) if folder else ""))

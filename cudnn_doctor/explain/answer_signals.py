@@ -10,7 +10,7 @@ from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import platform_row, table_fix
 from ..remedies.containers import (container_driver_files_fix, container_gpu_fix, container_toolkit_fix,
-                                   container_toolkit_upgrade_fix)
+                                   container_toolkit_upgrade_fix, wsl_adapters_fix)
 from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_fix, nvrtc_builtins_link_fix
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_container_fix, driver_or_framework_build_fix,
                                       driver_or_older_cuda_fix, framework_build_for_cuda_fix,
@@ -74,7 +74,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "wsl-no-adapters":
         return Answer("the NVIDIA Container Toolkit runs under WSL and finds no GPU adapter (/dev/dxg): the distro runs "
                       "under WSL 1, which has no GPU support, or the Windows NVIDIA driver does not reach WSL 2",
-                      rt.wsl_adapters_fix())
+                      wsl_adapters_fix())
     if kind in ("container-cli-no-driver", "cannot-talk-to-driver"):
         return Answer("the host's NVIDIA driver is not loaded (or not installed)", paste.driver_fix(None, ev.driver_platform))
     if kind == "nvml-unknown-error-container":

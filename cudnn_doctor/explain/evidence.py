@@ -86,8 +86,12 @@ class Evidence:
     @property
     def driver_platform(self) -> str:
         """Whose driver a fix installs: 'wsl' where the paste is from WSL, which runs on the Windows driver (a Linux
-        driver inside WSL hides it), else the platform."""
-        return "wsl" if any(s.value == "wsl" for s in self.facts.os) else self.platform
+        driver inside WSL hides it); 'container' where it is from a Linux container, which runs on its host's;
+        else the platform."""
+        said = {s.value for s in self.facts.os}
+        if "wsl" in said:
+            return "wsl"
+        return "container" if "container" in said and self.platform == "linux" else self.platform
 
     @property
     def python(self) -> Optional[str]:

@@ -134,6 +134,14 @@ def wsl_driver_fix() -> Fix:
                 "reopen the distro; check with `%s` inside WSL.", "wsl --shutdown", "nvidia-smi")
 
 
+def wsl_adapters_fix() -> Fix:
+    """No GPU adapter under WSL: the distro on WSL 2, WSL itself updated, the Windows driver current."""
+    return said("from Windows: `%s` shows each distro's WSL version; move one on WSL 1 with `%s`, update WSL with "
+                "`%s`, install the current NVIDIA driver on Windows (it brings the GPU into WSL 2: no Linux driver "
+                "inside), then `%s` and reopen the distro; `%s` then works inside it",
+                "wsl -l -v", "wsl --set-version <distro> 2", "wsl --update", "wsl --shutdown", "nvidia-smi")
+
+
 PURGE_LINUX_DRIVER = "apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"
 ANY_WSL_TOOLKIT = "the cuda-toolkit package of the CUDA version nvidia-smi prints (cuda-toolkit-12-4 for 12.4)"
 

@@ -30,6 +30,11 @@ def mismatched_driver_fix(platform: str) -> Fix:
     """The CUDA driver library and the kernel module/display driver are different releases."""
     if platform == "windows":
         return advice("reinstall the NVIDIA driver (clean installation option) and restart Windows")
+    if platform == "container":  # the host's module and libraries: the host's commands (its own sudo)
+        return run("sudo reboot", text="on the host (containers get its driver): its driver's libraries were upgraded "
+                   "but the old kernel module is still loaded: reboot the host (`sudo reboot`), then start the "
+                   "container again; if it persists, take any .../cuda-*/compat folder off LD_LIBRARY_PATH in the "
+                   "image")
     if platform == "wsl":  # WSL's libcuda is the Windows driver's: reinstall that one, then restart WSL
         return said("reinstall the NVIDIA driver on Windows (clean installation option; no Linux driver inside WSL), "
                     "then run `%s` from Windows and reopen the distro", "wsl --shutdown")
@@ -390,10 +395,3 @@ def newer_driver_or_no_compat_fix(floor: Optional[str], platform: str) -> Fix:
     usual way out, on any GPU), else the forward-compatibility package off the machine."""
     return or_else(driver_fix(floor, platform), remove_compat_fix())
 
-
-def wsl_adapters_fix() -> Fix:
-    """No GPU adapter under WSL: the distro on WSL 2, WSL itself updated, the Windows driver current."""
-    return said("from Windows: `%s` shows each distro's WSL version; move one on WSL 1 with `%s`, update WSL with "
-                "`%s`, install the current NVIDIA driver on Windows (it brings the GPU into WSL 2: no Linux driver "
-                "inside), then `%s` and reopen the distro; `%s` then works inside it",
-                "wsl -l -v", "wsl --set-version <distro> 2", "wsl --update", "wsl --shutdown", "nvidia-smi")

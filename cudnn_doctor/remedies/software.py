@@ -28,6 +28,11 @@ def driver_upgrade_fix(floor_text: str, platform: str = "linux") -> Fix:
                     "Linux driver inside WSL), then run `%%s` from Windows and reopen the distro" % (
                         floor_text, DRIVER_DOWNLOAD), "wsl --shutdown")
     installer = "NVIDIA's installer from %s" % DRIVER_DOWNLOAD
+    if platform == "container":  # containers run on the host's driver: the host's commands (its own sudo)
+        return run("sudo ubuntu-drivers install", "sudo reboot", text="on the host, not in the container (containers "
+                   "use the host's driver): install or upgrade the NVIDIA driver to %s (Ubuntu: `sudo ubuntu-drivers "
+                   "install`, or %s), reboot the host (`sudo reboot`), then start the container again" % (
+                       floor_text, installer), manual=installer + " on the host, then reboot it")
     install, reboot = system("ubuntu-drivers install"), on_machine("reboot")
     return command_fix([install, reboot],
                        text="Install or upgrade the NVIDIA driver to %s (Ubuntu: `%s`, or %s), then reboot (`%s`)"

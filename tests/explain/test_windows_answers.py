@@ -59,3 +59,19 @@ def test_a_driver_too_old_under_wsl_is_the_windows_driver():
     ex = explain(text, check=False).explanation
     assert "on Windows" in ex.fix.text and "wsl --shutdown" in ex.fix.text and "ubuntu-drivers" not in ex.fix.text, \
         ex.fix.text
+
+
+def test_container_pastes_put_the_driver_on_the_host():
+    """A container runs on its host's driver (the toolkit mounts it in): a driver installed or a reboot is the
+    host's, said so, never `ubuntu-drivers` run inside the container (20 answers of the corpus did, round 30)."""
+    wrong, inside = [], 0
+    for split in grading.SPLITS:
+        for case in grading.cases(split):
+            ex = explain(case["text"], check=False).explanation
+            if ex.evidence is None or ex.evidence.driver_platform != "container" or ex.fix is None:
+                continue
+            inside += 1
+            if LINUX_DRIVER.search(ex.fix.text) and "host" not in ex.fix.text:
+                wrong.append("%s | %s" % (case["id"], ex.fix.text[:160]))
+    assert inside >= 20, inside
+    assert wrong == [], "\n".join(wrong)
