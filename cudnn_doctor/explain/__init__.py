@@ -8,6 +8,7 @@ from typing import List, Mapping, Optional, Tuple
 
 from ..knowledge import ErrorText, load_compat
 from ..model import WINDOWS_SHELL, Facts, Finding, Fix, Severity, Target
+from ..queries import platform_of
 from ..remedies.acting import building_for
 from ..remedies.explain import in_program_environment
 from ..results import Report
@@ -46,6 +47,7 @@ class Explanation:
     answer: Optional[Answer] = None  # cause and fix from the text alone: the same on any machine
     here: List[str] = field(default_factory=list)  # what this machine adds to the answer ("no driver at all")
     also: List[Tuple[str, Fix]] = field(default_factory=list)  # further fixes, each with what it is for
+    elsewhere: str = ""  # why the text is not from this machine (a Windows paste read on Linux), where it says so
 
     @property
     def understood(self) -> bool:
@@ -105,6 +107,10 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
         nothing_here = in_program_environment(True)
     machine_problem = (any(f.severity == Severity.ERROR for f in report.findings) or
                        any(lib.problem for lib in ex.libraries) or bool(ex.gaps))
+    ex.elsewhere = other_machine(ex.evidence, full.facts)
+    if ex.elsewhere:  # this machine's repairs are not the text's: what it has is shown, its fixes are not offered
+        ex.problem = ex.problem or machine_problem
+        return report
     if ex.answer is None or ex.fix is None:
         ex.fix, ex.problem = machine_fix, machine_problem
     elif machine_fix is not None and machine_fix.text not in (ex.fix.text, nothing_here.text):
@@ -115,3 +121,14 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
         ex.fix = blocker.fix
     ex.problem = ex.problem or machine_problem or blocker is not None
     return report
+
+
+def other_machine(ev: Evidence, facts: Facts) -> str:
+    """Why the paste cannot be from the machine explain inspects, where the text says so (a Windows or WSL paste
+    read elsewhere); "" where it may be this machine's (a text that names no OS may come from any)."""
+    there = {"windows": "Windows", "wsl": "WSL"}.get(ev.driver_platform)
+    here = "Windows" if platform_of(facts) == "windows" else ("WSL" if facts.host.wsl else "Linux")
+    if there is None or there == here:
+        return ""
+    return "the text comes from %s and this machine runs %s: what it has is shown, not judged against the text" % (
+        there, here)

@@ -53,6 +53,8 @@ def render_explain(report: Explained, con: Any, verbose: int = 0) -> None:
             say("  " + line)
     if ex.checked:
         say("On this machine")
+        if ex.elsewhere:
+            say("  (%s)" % ex.elsewhere)
         for line in ex.here:
             say("  ERROR " + line)
         for line in ex.has:
@@ -118,5 +120,6 @@ def explain_payload(report: Explained) -> Dict[str, Any]:
     if ex.checked:
         payload.update(
             findings=to_plain(report.findings), checks_ran=report.rules_run, has=ex.has, gaps=ex.gaps,
-            libraries=[dict(to_plain(lib), fix=_fix_text(lib.fix)) for lib in ex.libraries], here=ex.here)
+            libraries=[dict(to_plain(lib), fix=_fix_text(lib.fix)) for lib in ex.libraries], here=ex.here,
+            elsewhere=ex.elsewhere)
     return payload

@@ -77,7 +77,10 @@ def test_each_direction_of_a_layer_is_found_timed_and_checked(healthy):
         entry = row[direction]
         assert entry["check"]["ok"] and entry["check"]["checked"] >= 1
         assert entry["workspace"] == 4096  # Find's fastest algorithm, with the workspace it asked for
-        assert entry["no_workspace"]["slowdown"] == pytest.approx(2.0)  # the fake's algorithm 0 is twice as slow
+        # Find timed the fake's algorithm 0 (no workspace) at twice algorithm 1's; the slowdown itself scales measured
+        # wall times, which a loaded machine moves (a timed assertion failed once beside a wheel download): at least 1
+        free = entry["no_workspace"]
+        assert free["find_ms"] == pytest.approx(2.0) and free["slowdown"] >= 1.0 and free["algo"] != entry["algo"]
         assert {c["algo"] for c in entry["candidates"]} >= {entry["algo"]}
     assert "error" not in healthy and healthy["version"] == 90100
 

@@ -75,3 +75,18 @@ def test_container_pastes_put_the_driver_on_the_host():
                 wrong.append("%s | %s" % (case["id"], ex.fix.text[:160]))
     assert inside >= 20, inside
     assert wrong == [], "\n".join(wrong)
+
+
+def test_a_windows_paste_read_on_linux_keeps_its_own_fix(tmp_path):
+    """A Windows paste explained on a Linux machine: this machine's facts are shown, but its repairs (here: no
+    cuDNN, install one for its CUDA) are not offered as the text's, since they cannot be its machine's."""
+    from kit import FakeMachine
+
+    m = FakeMachine(tmp_path / "linux")
+    m.mkdir("/usr/lib")
+    text = "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!"
+    ex = explain(text, root=str(m.root), env={}).explanation
+    assert ex.checked and "comes from Windows and this machine runs Linux" in ex.elsewhere
+    assert ex.also == [] and "Get-Command cudnn_ops_infer64_8.dll" in ex.fix.text
+    linux = explain("Could not load library libcudnn_cnn_infer.so.8", root=str(m.root), env={}).explanation
+    assert linux.elsewhere == ""  # a text that names no OS may be this machine's
