@@ -3,6 +3,7 @@ need -> what this machine has (one `diagnose` run, under the probes' deadline an
 May import diagnose, knowledge, queries, remedies and model; never probes, host, native or render."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Tuple
 
@@ -124,11 +125,25 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
 
 
 def other_machine(ev: Evidence, facts: Facts) -> str:
-    """Why the paste cannot be from the machine explain inspects, where the text says so (a Windows or WSL paste
-    read elsewhere); "" where it may be this machine's (a text that names no OS may come from any)."""
+    """Why the paste cannot be from the machine explain inspects, where the text says so: a Windows or WSL paste read
+    elsewhere, or a GPU model this machine (whose GPUs NVML named) does not have; "" where it may be this machine's
+    (a text that names no OS or GPU may come from any)."""
     there = {"windows": "Windows", "wsl": "WSL"}.get(ev.driver_platform)
     here = "Windows" if platform_of(facts) == "windows" else ("WSL" if facts.host.wsl else "Linux")
-    if there is None or there == here:
-        return ""
-    return "the text comes from %s and this machine runs %s: what it has is shown, not judged against the text" % (
-        there, here)
+    if there is not None and there != here:
+        return "the text comes from %s and this machine runs %s: what it has is shown, not judged against the " \
+               "text" % (there, here)
+    named = [g.value for g in ev.facts.gpus]
+    have = [g.name for g in facts.gpus if g.name]
+    if named and have and not any(_same_model(n, h) for n in named for h in have):
+        return "the text names %s and this machine has %s: what it has is shown, not judged against the text" % (
+            " and ".join(dict.fromkeys(named)), " and ".join(dict.fromkeys(have)))
+    return ""
+
+
+def _same_model(said: str, name: str) -> bool:
+    """A GPU as a paste names it ("RTX 3090", "Tesla V100") against NVML's name ("NVIDIA GeForce RTX 3090")."""
+    def core(text: str) -> str:
+        return re.sub(r"nvidia|geforce|tesla|quadro|[\s_-]", "", text.lower())
+    a, b = core(said), core(name)
+    return bool(a and b) and (a in b or b in a)

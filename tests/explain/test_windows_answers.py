@@ -90,3 +90,21 @@ def test_a_windows_paste_read_on_linux_keeps_its_own_fix(tmp_path):
     assert ex.also == [] and "Get-Command cudnn_ops_infer64_8.dll" in ex.fix.text
     linux = explain("Could not load library libcudnn_cnn_infer.so.8", root=str(m.root), env={}).explanation
     assert linux.elsewhere == ""  # a text that names no OS may be this machine's
+
+
+def test_a_gpu_this_machine_does_not_have_marks_the_text_as_another_machines():
+    """NVML names this machine's GPUs: a text about a GPU model none of them is came from elsewhere (another node of
+    the cluster, a forum post); one that names the same model, however spelled, or no GPU at all may be this one."""
+    from cudnn_doctor.explain import other_machine
+    from cudnn_doctor.explain.decode import decode
+    from cudnn_doctor.knowledge import load_compat
+    from cudnn_doctor.model import Facts, GpuFacts
+
+    h200 = Facts(gpus=[GpuFacts(index=0, name="NVIDIA H200")])
+    sm86 = decode("NVIDIA GeForce RTX 3090 with CUDA capability sm_86 is not compatible with the current PyTorch "
+                  "installation.", load_compat())
+    assert "names NVIDIA GeForce RTX 3090 and this machine has NVIDIA H200" in other_machine(sm86, h200)
+    assert other_machine(sm86, Facts(gpus=[GpuFacts(index=0, name="NVIDIA GeForce RTX 3090")])) == ""
+    assert other_machine(sm86, Facts()) == ""  # no GPU seen here (no driver): it may still be this machine
+    said = decode("CUDA error: out of memory on Tesla V100", load_compat())
+    assert other_machine(said, Facts(gpus=[GpuFacts(index=0, name="Tesla V100-SXM2-32GB")])) == ""
