@@ -9,7 +9,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Iterator, List, Optional, Sequence
 
 CACHE = Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / "cudnn-doctor-tests"))
 
@@ -57,6 +57,38 @@ def download_wheel(name: str, version: str, pattern: str, platforms: Sequence[st
         shutil.rmtree(private, ignore_errors=True)
         found = sorted(wheels.glob(pattern))
         return found[0] if found and (proc.returncode == 0 or not require_success) else None
+
+
+def wheel_members(project: str, release: str, ending: str) -> Optional[List[str]]:
+    """The member names of the release's wheel whose file name ends with ``ending`` ("x86_64.whl",
+    "cp312-win_amd64.whl"), read from its zip central directory on PyPI by HTTP range requests (a few hundred KB, not
+    the whole wheel); None where PyPI cannot be asked (offline, CUDNN_DOCTOR_NO_DOWNLOAD)."""
+    if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
+        return None
+    import struct
+    from urllib.parse import urljoin
+
+    import requests
+
+    page = "https://pypi.org/simple/%s/" % project
+    try:
+        doc = requests.get(page, timeout=30, headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
+        wheel = [f for f in doc["files"] if f["filename"].startswith(
+            "%s-%s-" % (project.replace("-", "_"), release)) and f["filename"].endswith(ending)][0]
+        url, size = urljoin(page, wheel["url"]), int(wheel["size"])
+        tail = requests.get(url, headers={"Range": "bytes=%d-%d" % (size - 65536, size - 1)}, timeout=60).content
+        end = tail.rfind(b"PK\x05\x06")
+        cd_size, cd_offset = struct.unpack("<II", tail[end + 12:end + 20])
+        directory = requests.get(url, headers={"Range": "bytes=%d-%d" % (cd_offset, cd_offset + cd_size - 1)},
+                                 timeout=60).content
+    except (requests.RequestException, ValueError, KeyError, IndexError):
+        return None
+    names, at = [], 0
+    while directory[at:at + 4] == b"PK\x01\x02":
+        name_len, extra_len, comment_len = struct.unpack("<HHH", directory[at + 28:at + 34])
+        names.append(directory[at + 46:at + 46 + name_len].decode())
+        at += 46 + name_len + extra_len + comment_len
+    return names
 
 
 def wheel_file(name: str, version: str) -> Optional[Path]:

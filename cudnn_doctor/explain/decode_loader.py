@@ -35,7 +35,8 @@ _NODE = re.compile(r"(?:symbol\s+(\w+),?\s+version\s+([\w.+-]+)|(?<![\w.+-])vers
 _VERSION = re.compile(_LIB + r":\s*version [`'‘]([\w.+-]+)['’] not found(?:\s*\(required by ([^)]+)\))?")
 _NO_INFO = re.compile(_LIB + r":\s*no version information available(?:\s*\(required by ([^)]+)\))?")
 _DLL = re.compile(r"[\w-]+(?:\.\w+)*?\.dll", re.I)
-_TORCH_DLL = re.compile(r'Error loading "[^"\n]{1,300}?\.dll')
+# quoted as PyTorch prints it, or retold without the quotes ("error loading fbgemm.dll", OneTrainer-487's title)
+_TORCH_DLL = re.compile(r'Error loading (?:"[^"\n]{1,300}?|[\w.-]{1,100})\.dll', re.I)
 _WIN_CODE = re.compile(r"(?:WinError|error(?: code)?|LoadLibrary\w*\s+failed with error)\s*:?\s*(126|127|193|1455)\b",
                        re.I)
 

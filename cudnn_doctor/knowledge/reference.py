@@ -2,7 +2,7 @@
 (compat/packages, windows, catalogue, gpu_peaks, cuda_driver [forward_compat] .toml)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from .tables import Domain
 
@@ -27,6 +27,12 @@ class ReferenceKnowledge(Domain):
     def windows_loader_errors(self) -> List[Dict[str, Any]]:
         """Windows error codes a failed DLL load reports (126, 127, 193, 1455), with their system message."""
         return list(self.table("windows", "loader_errors").get("rows", []))
+
+    def package_of_dll(self, dll: str) -> Optional[str]:
+        """The Python package whose own Windows wheel ships ``dll`` in its folder (fbgemm.dll: torch), or None."""
+        name = dll.lower()
+        return next((str(r["package"]) for r in self.table("windows", "package_dlls").get("rows", [])
+                     if name in (d.lower() for d in r["dlls"])), None)
 
     def zlibwapi(self) -> Dict[str, Any]:
         """Which cuDNN releases load zlibwapi.dll on Windows, and where it comes from."""

@@ -3,47 +3,18 @@ known_bad.toml [cudnn] rows about one wheel's build) against the real wheels' fi
 wheel's zip central directory by HTTP range requests (a few hundred KB, not the 500 MB wheels). Skipped offline."""
 from __future__ import annotations
 
-import os
-import struct
-from typing import List, Optional
-from urllib.parse import urljoin
+from typing import List
 
 import pytest
+from realdata import wheel_members
 
 from cudnn_doctor.knowledge import load_compat
 
 pytestmark = [pytest.mark.slow, pytest.mark.realdata]
 
 
-def _files(project: str, release: str) -> Optional[List[str]]:
-    """The members of the release's manylinux x86_64 wheel, or None where PyPI cannot be asked."""
-    if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
-        return None
-    import requests
-
-    page = "https://pypi.org/simple/%s/" % project
-    try:
-        doc = requests.get(page, timeout=30, headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
-        [wheel] = [f for f in doc["files"] if f["filename"].startswith(
-            "%s-%s-" % (project.replace("-", "_"), release)) and f["filename"].endswith("x86_64.whl")]
-        url, size = urljoin(page, wheel["url"]), int(wheel["size"])
-        tail = requests.get(url, headers={"Range": "bytes=%d-%d" % (size - 65536, size - 1)}, timeout=60).content
-        end = tail.rfind(b"PK\x05\x06")
-        cd_size, cd_offset = struct.unpack("<II", tail[end + 12:end + 20])
-        directory = requests.get(url, headers={"Range": "bytes=%d-%d" % (cd_offset, cd_offset + cd_size - 1)},
-                                 timeout=60).content
-    except (requests.RequestException, ValueError, KeyError):
-        return None
-    names, at = [], 0
-    while directory[at:at + 4] == b"PK\x01\x02":
-        name_len, extra_len, comment_len = struct.unpack("<HHH", directory[at + 28:at + 34])
-        names.append(directory[at + 46:at + 46 + name_len].decode())
-        at += 46 + name_len + extra_len + comment_len
-    return names
-
-
 def _libraries(project: str, release: str) -> List[str]:
-    files = _files(project, release)
+    files = wheel_members(project, release, "x86_64.whl")
     if files is None:
         pytest.skip("PyPI cannot be reached")
     return sorted(f.rsplit("/", 1)[1] for f in files if "/lib/" in f and ".so" in f)
