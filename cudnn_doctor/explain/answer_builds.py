@@ -38,7 +38,7 @@ def _torch(kind: str, ev: Evidence, compat: Compat) -> Answer:
     fix = framework_gpu_build_fix(Facts(), compat, FrameworkFacts(name="torch", version=release or held or "",
                                                                   location=""))
     if kind == "torch-no-cuda" and tag != "cpu":
-        floor = _default_build_floor(compat, release, ev.platform) if release else None
+        floor = _default_build_floor(compat, release, ev.driver_floor_platform) if release else None
         cause = ("torch.cuda.is_available() is False: most often %s is a CPU-only build (pip's default on some "
                  "platforms, or a +cpu wheel); if it is a CUDA build, %s" % (said, (
                      "its default build is for CUDA %s, which needs driver %s or newer: an older driver, or none, "

@@ -246,7 +246,7 @@ def driver_too_old(ev: Evidence, compat: Compat) -> Answer:
     driver = facts.driver.value if facts.driver else next(iter(ev.drivers), None)
     runs = " (it runs CUDA %s)" % has if has else ""
     if build:
-        floor = compat.min_driver(build, ev.platform)
+        floor = compat.min_driver(build, ev.driver_floor_platform)
         need = ("CUDA %s needs driver %s or newer" % (build, floor.version)) if floor else \
             "CUDA %s needs a newer driver" % build
         return Answer("%s; the program is built for CUDA %s and the driver%s is older%s" % (
@@ -359,7 +359,7 @@ def forward_compat(ev: Evidence, compat: Compat) -> Optional[Answer]:
         # a container's CUDA newer than the host driver, whose image carries cuda-compat (fresh paste ICRA2024-5:
         # an RTX 3090 with driver 525 under CUDA 12.1): the driver that CUDA needs
         cuda = ev.facts.build_cuda() or next(iter(ev.cuda), None)
-        floor = compat.min_driver(cuda, ev.platform) if cuda else None
+        floor = compat.min_driver(cuda, ev.driver_floor_platform) if cuda else None
         return Answer("CUDA's forward-compatibility libcuda (cuda-compat, carried by CUDA container images) was used "
                       "because the driver is older than %s needs, and the driver refuses it on this GPU: it serves "
                       "data-center GPUs only (error 804)" % ("CUDA %s" % cuda if cuda else "the program's CUDA"),

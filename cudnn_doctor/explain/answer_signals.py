@@ -9,6 +9,7 @@ from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.catalogue import platform_row, table_fix
+from ..remedies.driver import mismatched_driver_fix, uvm_reload_fix
 from ..remedies.containers import (container_driver_files_fix, container_gpu_fix, container_toolkit_fix,
                                    container_toolkit_upgrade_fix, wsl_adapters_fix)
 from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_fix, nvrtc_builtins_link_fix
@@ -93,13 +94,13 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       "is not on the loader path, or (a container) it was started without the GPUs",
                       rt.driver_library_fix(platform))
     if kind == "container-requirement" and cuda:
-        floor = compat.min_driver(cuda, platform)
+        floor = compat.min_driver(cuda, ev.driver_floor_platform)
         return Answer("the image needs CUDA %s, newer than the host driver runs" % cuda,
                       paste.driver_fix(floor.version if floor else None, ev.driver_platform))
     if kind == "driver-too-old" and (ev.facts.build_cuda() or ev.facts.cuda_driver):
         return driver_too_old(ev, compat)
     if kind == "driver-too-old":
-        floor = compat.min_driver(cuda, platform) if cuda else None
+        floor = compat.min_driver(cuda, ev.driver_floor_platform) if cuda else None
         program = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA), None)
         cause = "the NVIDIA driver%s is older than %sCUDA runtime%s needs%s" % (
             (" " + ev.drivers[0]) if ev.drivers else "", ("%s's " % program) if program else "the ",
@@ -125,7 +126,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "cublas-handle":
         return Answer("cuBLAS could not create its handle (CUBLAS_STATUS_NOT_INITIALIZED): almost always GPU "
                       "memory ran out; else the CUDA compute cache (~/.nv) is not writable by this user (owned by "
-                      "root after a run under sudo)", memory_or_compute_cache_fix())
+                      "root after a run under sudo)", memory_or_compute_cache_fix(ev.platform))
     if kind == "execution-failed":
         return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
                       "build predates this GPU's architecture (compute capability), else memory or the driver%s%s"
@@ -161,13 +162,13 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                           "there) are another release than the host's kernel module%s" % said,
                           container_driver_files_fix())
         return Answer("the driver's libraries and its loaded kernel module are different releases%s" % said,
-                      rt.mismatched_driver_fix(ev.driver_platform))
+                      mismatched_driver_fix(ev.driver_platform))
     if kind == "container-cli-proc-driver":
         return Answer("nvidia-container-cli's mount operation failed on the driver's own /proc/driver/nvidia "
                       "entries: the loaded nvidia kernel module is not the one the installed driver belongs to "
-                      "(upgraded or reinstalled without a reboot) or is not loaded", rt.mismatched_driver_fix(ev.driver_platform))
+                      "(upgraded or reinstalled without a reboot) or is not loaded", mismatched_driver_fix(ev.driver_platform))
     if kind in ("launch-failure", "cuda-unknown-error"):
-        return Answer("a GPU fault: after a suspend/resume the nvidia_uvm module is broken", rt.uvm_reload_fix(platform))
+        return Answer("a GPU fault: after a suspend/resume the nvidia_uvm module is broken", uvm_reload_fix(ev.driver_platform))
     if kind == "arch-mismatch":
         found = cudnn_arch_floor(ev, compat)
         if found is not None:
@@ -265,7 +266,7 @@ def _ptx_floor(ev: Evidence, compat: Compat) -> Optional[Answer]:
     newer = [c for c in compat.cuda_releases() if _ver_key(c) > _ver_key(has)]
     said = [c for c in ev.cuda if c in newer]
     cuda = said[0] if said else (newer[0] if newer else None)
-    floor = compat.min_driver(cuda, ev.platform) if cuda else None
+    floor = compat.min_driver(cuda, ev.driver_floor_platform) if cuda else None
     if cuda is None or floor is None:
         return None
     return Answer("the PTX was compiled by a CUDA toolkit newer than driver %s can JIT (cudaError 222): that driver "

@@ -46,7 +46,8 @@ def _no_device(ev: Evidence) -> Answer:
         value = set_to.group(1)
         odd = "" if _DEVICES.fullmatch(value) else " (not a GPU index or UUID)"
         return Answer("CUDA sees no GPU: the program ran with CUDA_VISIBLE_DEVICES=%s%s, which hides every GPU or "
-                      "names one that does not exist" % (value, odd), unhide_gpus_fix())
+                      "names one that does not exist" % (value, odd),
+                      builds.visible_devices_fix("windows") if ev.platform == "windows" else unhide_gpus_fix())
     if any(s.value == "container" for s in ev.facts.os):
         return Answer("CUDA sees no GPU inside the container: it was started without GPU access (or "
                       "CUDA_VISIBLE_DEVICES hides them)", visible_devices_or_unhide_fix())
@@ -56,6 +57,10 @@ def _no_device(ev: Evidence) -> Answer:
                       "(/usr/lib/wsl/lib/libcuda.so.1, the Windows driver's) - a Linux driver or a CUDA compat package "
                       "installed inside WSL, a toolkit's stub on the path, or a program that opens its own (numba's "
                       "NUMBA_CUDA_DRIVER)", wsl_libcuda_first_fix())
+    if ev.platform == "windows":
+        return Answer("CUDA sees no GPU (no CUDA-capable device): CUDA_VISIBLE_DEVICES hides them or names an index "
+                      "that does not exist, or the NVIDIA driver does not run (nvidia-smi lists no GPU)",
+                      builds.visible_devices_fix("windows"))
     return Answer("CUDA sees no GPU (no CUDA-capable device): most often CUDA_VISIBLE_DEVICES hides them or names an "
                   "index that does not exist; else a container started without GPUs, or no NVIDIA kernel module loaded "
                   "(after a kernel update, until a reboot)", no_device_fix())
@@ -75,7 +80,7 @@ def _cudnn_handle(ev: Evidence) -> Answer:
     return Answer("cuDNN failed to initialise its handle or workspace: %scuDNN finds no GPU memory left (most "
                   "often); else a cuDNN/CUDA mismatch, printed in the lines above, or a CUDA compute cache (~/.nv) "
                   "that an earlier run left unwritable (as root) or stale (another driver)" % tf,
-                  memory_or_compute_cache_fix())
+                  memory_or_compute_cache_fix(ev.platform))
 
 
 def _driver_entry_missing(ev: Evidence) -> Answer:

@@ -99,7 +99,7 @@ def _ptx_isa(ev: Evidence, compat: Compat) -> Optional[Answer]:
     if m is None or written is None or known is None:
         return None
     ptx, driver = written[0], known[1]  # the oldest toolkit that writes the PTX; the newest driver the JIT can be
-    floor = compat.min_driver(ptx, ev.platform)
+    floor = compat.min_driver(ptx, ev.driver_floor_platform)
     return Answer("the program's PTX is ISA %s, which CUDA %s writes, and the driver's JIT knows ISA %s at most (a "
                   "CUDA %s driver): the driver is older than the toolkit that built the program%s" % (
                       m.group(1), ptx, m.group(2), driver, (" (CUDA %s needs driver %s or newer)" % (

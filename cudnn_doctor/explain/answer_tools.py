@@ -94,7 +94,7 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "nvidia-docker-cuda-version":
         m = _DOCKER_CUDA.search(ev.text)
         has, image = m.groups() if m else ("?", "?")
-        floor = compat.min_driver(image, ev.platform) if m else None
+        floor = compat.min_driver(image, ev.driver_floor_platform) if m else None
         return Answer("the image is CUDA %s and the host driver runs CUDA %s%s" % (
             image, has, ": CUDA %s needs driver %s or newer" % (image, floor.version) if floor else ""),
             tools.driver_or_older_image_fix(paste.driver_fix(floor.version if floor else None, ev.driver_platform), has))
@@ -126,7 +126,7 @@ def _tf_driver(ev: Evidence, compat: Compat) -> Answer:
     floor of the CUDA the text names (TensorFlow 1.5 on CUDA 9.0 needs 384.81; the reporter had 384.69)."""
     said = re.search(r"possibly insufficient driver version: (\d+\.\d+)(?:\.0\b|(\.\d+))?", ev.text)
     have = said.group(1) + (said.group(2) or "") if said else None
-    floor = next((f for f in (compat.min_driver(c, ev.platform) for c in ev.cuda) if f is not None), None)
+    floor = next((f for f in (compat.min_driver(c, ev.driver_floor_platform) for c in ev.cuda) if f is not None), None)
     older = floor is not None and floor.version is not None and have is not None and \
         Version(have) < Version(floor.version)
     return Answer("cuDNN could not start and TensorFlow's own check names the driver%s%s" % (

@@ -89,9 +89,15 @@ class Evidence:
         driver inside WSL hides it); 'container' where it is from a Linux container, which runs on its host's;
         else the platform."""
         said = {s.value for s in self.facts.os}
-        if "wsl" in said:
-            return "wsl"
-        return "container" if "container" in said and self.platform == "linux" else self.platform
+        if self.platform != "linux":  # a Windows paste that mentions WSL is still Windows's
+            return self.platform
+        return "wsl" if "wsl" in said else ("container" if "container" in said else self.platform)
+
+    @property
+    def driver_floor_platform(self) -> str:
+        """Whose driver releases a floor names: Windows's under WSL too (its driver is the Windows one: CUDA 12.4
+        needs 551.61 there, not Linux's 550.54.14)."""
+        return "windows" if self.driver_platform in ("windows", "wsl") else "linux"
 
     @property
     def python(self) -> Optional[str]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ..knowledge import DriverFloor
-from ..model import Fix
+from ..model import WINDOWS_SHELL, Fix
 from .acting import on_machine, system
 from .node import runtime_configure_fix
 from .shell import advice, or_else, run, said, say
+from .shells import command_fix
 from .software import driver_upgrade_fix
 
 
@@ -135,11 +136,13 @@ def wsl_driver_fix() -> Fix:
 
 
 def wsl_adapters_fix() -> Fix:
-    """No GPU adapter under WSL: the distro on WSL 2, WSL itself updated, the Windows driver current."""
-    return said("from Windows: `%s` shows each distro's WSL version; move one on WSL 1 with `%s`, update WSL with "
-                "`%s`, install the current NVIDIA driver on Windows (it brings the GPU into WSL 2: no Linux driver "
-                "inside), then `%s` and reopen the distro; `%s` then works inside it",
-                "wsl -l -v", "wsl --set-version <distro> 2", "wsl --update", "wsl --shutdown", "nvidia-smi")
+    """No GPU adapter under WSL: the distro on WSL 2, WSL itself updated, the Windows driver current. Windows's
+    commands (PowerShell); moving a distro to WSL 2 needs its name, which the first one lists, so it is said."""
+    look, update, restart = "wsl -l -v", "wsl --update", "wsl --shutdown"
+    return command_fix([look, update, restart], shell=WINDOWS_SHELL, text=(
+        "from Windows: `%s` lists each distro's WSL version (move one on 1 with `wsl --set-version` followed by its "
+        "NAME and 2); `%s`; install the current NVIDIA driver on Windows (it brings the GPU into WSL 2: no Linux "
+        "driver inside); then `%s` and reopen the distro, where nvidia-smi then lists the GPU") % (look, update, restart))
 
 
 PURGE_LINUX_DRIVER = "apt remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..model import Fix
+from ..model import WINDOWS_SHELL, Fix
 from .acting import at, on_machine, ldconfig, sudo, system
 from .containers import container_gpu_fix, wsl_driver_fix
-from .shell import or_else, q, run, said, say, stated
+from .shell import advice, or_else, q, run, said, say, stated
+from .shells import command_fix
 
 
 def secure_boot_fix() -> Fix:
@@ -108,3 +109,42 @@ def gpu_unseen_fix() -> Fix:
     return run(smi, dmesg, text="Run `%s` to confirm, then look for NVRM/Xid errors with `%s`; enable the GPU in the "
                "firmware (or reseat it / check its power cables), then `%s`" % (smi, dmesg, reboot),
                manual="enable the GPU in the firmware (or reseat it / check its power cables), then `%s`" % reboot)
+
+
+def uvm_reload_fix(platform: str) -> Fix:
+    """The unified-memory module broke (after suspend/resume): reload it, or restart."""
+    if platform == "windows":
+        return advice("restart Windows (a GPU fault after sleep leaves the driver unusable until then); if it "
+                      "happens without sleep, update the NVIDIA driver")
+    if platform == "wsl":  # WSL has no nvidia modules of its own: the Windows driver's state, restarted from Windows
+        return command_fix(["wsl --shutdown"], shell=WINDOWS_SHELL, text="from Windows: `wsl --shutdown`, then reopen "
+                           "the distro (after a sleep restart Windows too); if it happens without sleep, rerun with "
+                           "CUDA_LAUNCH_BLOCKING=1 to see which call faulted")
+    if platform == "container":  # the module is the host's: a container cannot reload it
+        return run("sudo rmmod nvidia_uvm", "sudo modprobe nvidia_uvm",
+                   text="on the host, not in the container (its nvidia_uvm is the host's): if the host was suspended "
+                        "since the driver loaded, `sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm` with no GPU "
+                        "container running (or reboot the host), then start the container again; if not, rerun "
+                        "with CUDA_LAUNCH_BLOCKING=1 to see which call faulted")
+    return run("sudo rmmod nvidia_uvm", "sudo modprobe nvidia_uvm",
+               text="if the machine was suspended since the driver loaded: `sudo rmmod nvidia_uvm && sudo modprobe "
+                    "nvidia_uvm` (or reboot); if not, the program's own kernel faulted: rerun it with "
+                    "CUDA_LAUNCH_BLOCKING=1 to see which call")
+
+
+def mismatched_driver_fix(platform: str) -> Fix:
+    """The CUDA driver library and the kernel module/display driver are different releases."""
+    if platform == "windows":
+        return advice("reinstall the NVIDIA driver (clean installation option) and restart Windows")
+    if platform == "container":  # the host's module and libraries: the host's commands (its own sudo)
+        return run("sudo reboot", text="on the host (containers get its driver): its driver's libraries were upgraded "
+                   "but the old kernel module is still loaded: reboot the host (`sudo reboot`), then start the "
+                   "container again; if it persists, take any .../cuda-*/compat folder off LD_LIBRARY_PATH in the "
+                   "image")
+    if platform == "wsl":  # WSL's libcuda is the Windows driver's: reinstall that one, then restart WSL
+        return command_fix(["wsl --shutdown"], shell=WINDOWS_SHELL, text="reinstall the NVIDIA driver on Windows "
+                           "(clean installation option; no Linux driver inside WSL), then run `wsl --shutdown` from "
+                           "Windows and reopen the distro")
+    return run("sudo reboot", text="the driver's libraries were upgraded but the old kernel module is still "
+                                   "loaded (or a cuda-compat libcuda is on the path): reboot (`sudo reboot`); if "
+                                   "it persists, take any .../cuda-*/compat folder off LD_LIBRARY_PATH")

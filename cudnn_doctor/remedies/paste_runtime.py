@@ -15,34 +15,6 @@ from .paste import driver_fix
 from .software import before_torch_indexes, torch_install, torch_variant_tag
 
 
-def uvm_reload_fix(platform: str) -> Fix:
-    """The unified-memory module broke (after suspend/resume): reload it, or restart."""
-    if platform == "windows":
-        return advice("restart Windows (a GPU fault after sleep leaves the driver unusable until then); if it "
-                      "happens without sleep, update the NVIDIA driver")
-    return run("sudo rmmod nvidia_uvm", "sudo modprobe nvidia_uvm",
-               text="if the machine was suspended since the driver loaded: `sudo rmmod nvidia_uvm && sudo modprobe "
-                    "nvidia_uvm` (or reboot); if not, the program's own kernel faulted: rerun it with "
-                    "CUDA_LAUNCH_BLOCKING=1 to see which call")
-
-
-def mismatched_driver_fix(platform: str) -> Fix:
-    """The CUDA driver library and the kernel module/display driver are different releases."""
-    if platform == "windows":
-        return advice("reinstall the NVIDIA driver (clean installation option) and restart Windows")
-    if platform == "container":  # the host's module and libraries: the host's commands (its own sudo)
-        return run("sudo reboot", text="on the host (containers get its driver): its driver's libraries were upgraded "
-                   "but the old kernel module is still loaded: reboot the host (`sudo reboot`), then start the "
-                   "container again; if it persists, take any .../cuda-*/compat folder off LD_LIBRARY_PATH in the "
-                   "image")
-    if platform == "wsl":  # WSL's libcuda is the Windows driver's: reinstall that one, then restart WSL
-        return said("reinstall the NVIDIA driver on Windows (clean installation option; no Linux driver inside WSL), "
-                    "then run `%s` from Windows and reopen the distro", "wsl --shutdown")
-    return run("sudo reboot", text="the driver's libraries were upgraded but the old kernel module is still "
-                                   "loaded (or a cuda-compat libcuda is on the path): reboot (`sudo reboot`); if "
-                                   "it persists, take any .../cuda-*/compat folder off LD_LIBRARY_PATH")
-
-
 def cdi_spec_fix() -> Fix:
     """The host has no (current) CDI specification for its GPUs: node's command, said with when to run it again."""
     return say("generate the CDI specification for this driver: `%s` (again after every driver upgrade)",

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..knowledge import Compat
-from ..model import Fix
+from ..model import WINDOWS_SHELL, Fix
 from .acting import doctor, on_machine, pip
 from .frameworks import tensorflow_wheels_fix
 from .paste_answers import fabric_manager_for_driver_fix
 from .paste_python import supported_python_fix
 from .paste_runtime import memory_fix
 from .shell import advice, or_else, q, run, said, say
+from .shells import command_fix
 
 _TRTEXEC = "trtexec --onnx=model.onnx --saveEngine=model.engine"
 
@@ -170,11 +171,16 @@ def nvrtc_builtins_link_fix(name: str, release_fix: Fix) -> Fix:
                alternatives=list(release_fix.commands))
 
 
-def memory_or_compute_cache_fix() -> Fix:
+def memory_or_compute_cache_fix(platform: str = "linux") -> Fix:
     """A library could not start its handle: GPU memory first; then the CUDA compute cache (~/.nv, CUDA_CACHE_PATH's
     default), which a run as root can leave unwritable and an older driver stale (cutorch#677; deep-rl-tensorflow#43:
     `rm -rf ~/.nv` fixed TensorFlow's CUDNN_STATUS_INTERNAL_ERROR). CUDA rebuilds the cache on the next run; sudo,
-    because a cache a root run left is root's."""
+    because a cache a root run left is root's. On Windows the cache is %APPDATA%\\NVIDIA\\ComputeCache (CUDA
+    Programming Guide, 'Just-in-Time Compilation'), the user's own."""
+    if platform == "windows":
+        clear = command_fix(['Remove-Item -Recurse -Force "$env:APPDATA\\NVIDIA\\ComputeCache"'], shell=WINDOWS_SHELL)
+        return say("%s; if that is not it, clear the CUDA compute cache, which CUDA rebuilds on the next run: `%s`",
+                   memory_fix(), clear)
     return say("%s; if that is not it, clear the CUDA compute cache, which CUDA rebuilds on the next run: %s",
                memory_fix(), said("`%s`", "sudo rm -rf ~/.nv/ComputeCache"))
 

@@ -11,15 +11,16 @@ from typing import Any, Iterable, List, Sequence, Set, Union
 from ..model import Facts, Fix
 from ..queries import listed_in_ld_conf, own_cudnn_wheel_dir
 from .acting import at, ldconfig, sudo, target_shell
-from .shells import command_fix, needs_root, sh_quote
+from .shells import command_fix, either_shell, needs_root, sh_quote
 
 
 def run(*commands: str, text: str = "", manual: str = "", writes: Sequence[str] = (), shell: str = "",
         alternatives: Sequence[str] = ()) -> Fix:
-    """A fix that is exactly these commands, run in order (the line shows them as ``shell`` runs them, by default
-    the Target's; a ``text`` that names other ways names their commands in ``alternatives``)."""
-    return command_fix(commands, shell=shell or target_shell(), text=text, manual=manual, writes=writes,
-                       alternatives=alternatives)
+    """A fix that is exactly these commands, run in order (the line shows them as ``shell`` runs them: by default
+    sh, or the Target's where every command reads the same in either shell, such as a pip line; a ``text`` that
+    names other ways names their commands in ``alternatives``)."""
+    shell = shell or (target_shell() if either_shell(commands) else "sh")
+    return command_fix(commands, shell=shell, text=text, manual=manual, writes=writes, alternatives=alternatives)
 
 
 def said(template: str, *commands: str, manual: str = "") -> Fix:
@@ -49,7 +50,9 @@ def say(template: str, *parts: Part) -> Fix:
         return advice(text)
     commands = [c for f in fixes for c in f.commands]
     return Fix(text=text, commands=commands, root=any(f.root for f in fixes) or needs_root(commands),
-               shell=next((f.shell for f in fixes if f.shell), "sh" if commands else ""),
+               # a part only sh runs (sudo, $VAR) makes the whole sh's, though another part reads alike in both
+               shell="sh" if any(f.shell == "sh" for f in fixes) else next((f.shell for f in fixes if f.shell),
+                                                                             "sh" if commands else ""),
                doctor=next((f.doctor for f in fixes if f.doctor), ""),
                manual="; then ".join(f.manual for f in fixes if f.manual),
                writes=[w for f in fixes for w in f.writes], alternatives=[c for f in fixes for c in f.alternatives])

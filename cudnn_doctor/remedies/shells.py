@@ -2,6 +2,7 @@
 whose line shows them that way (sh for Linux, PowerShell and cmd for Windows)."""
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any, Callable, Dict, Sequence
 
@@ -29,6 +30,20 @@ _SEQUENCE: Dict[str, Callable[[Sequence[str]], str]] = {
 def line(commands: Sequence[str], shell: str = "sh") -> str:
     """The commands as one line to type into ``shell``."""
     return _SEQUENCE[shell](commands)
+
+
+# Programs whose command lines read the same in sh and PowerShell, given none of either shell's own syntax: a fix of
+# only these is written for the Target's shell; anything else is sh's (its `sudo`, `export`, `$VAR`, redirections).
+_EITHER_SHELL = ("pip", "pip3", "python", "python3", "py", "uv", "conda", "mamba", "nvidia-smi", "nvcc",
+                 "cudnn-doctor", "docker", "git", "wsl")
+_SHELL_SYNTAX = re.compile(r"[$`<>|&;~\n]|\\")
+_QUOTED = re.compile(r"'[^'$`\\]*'|\"[^\"$`\\]*\"")  # quoted words both shells keep whole (no expansion inside)
+
+
+def either_shell(commands: Sequence[str]) -> bool:
+    """Whether every command reads the same in sh and in PowerShell (pip install "torch>=2.6", nvidia-smi -L)."""
+    return bool(commands) and all(c.split(" ", 1)[0] in _EITHER_SHELL and not _SHELL_SYNTAX.search(_QUOTED.sub("", c))
+                                  for c in commands)
 
 
 def needs_root(commands: Sequence[str]) -> bool:

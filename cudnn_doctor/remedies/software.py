@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 from ..knowledge import Compat
 from ..versions import mm, mm_text, ver, version_of
-from ..model import Facts, Fix
+from ..model import WINDOWS_SHELL, Facts, Fix
 from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice, platform_of
 from .acting import at, doctor, on_machine, system
 from .shell import advice, prepend_ld_path, q, run, said, say, stated, then
@@ -24,9 +24,9 @@ def driver_upgrade_fix(floor_text: str, platform: str = "linux") -> Fix:
         return stated("Install or upgrade the NVIDIA driver to %s (NVIDIA's Windows installer from %s), then restart "
                       "Windows" % (floor_text, DRIVER_DOWNLOAD))
     if platform == "wsl":  # WSL 2 runs on the Windows driver; a Linux driver inside it hides that one
-        return said("Install or upgrade the NVIDIA driver on Windows to %s (NVIDIA's Windows installer from %s; no "
-                    "Linux driver inside WSL), then run `%%s` from Windows and reopen the distro" % (
-                        floor_text, DRIVER_DOWNLOAD), "wsl --shutdown")
+        return command_fix(["wsl --shutdown"], shell=WINDOWS_SHELL, text="Install or upgrade the NVIDIA driver on "
+                           "Windows to %s (NVIDIA's Windows installer from %s; no Linux driver inside WSL), then run "
+                           "`wsl --shutdown` from Windows and reopen the distro" % (floor_text, DRIVER_DOWNLOAD))
     installer = "NVIDIA's installer from %s" % DRIVER_DOWNLOAD
     if platform == "container":  # containers run on the host's driver: the host's commands (its own sudo)
         return run("sudo ubuntu-drivers install", "sudo reboot", text="on the host, not in the container (containers "

@@ -175,7 +175,7 @@ def test_toml_fix_rows_keep_commands_out_of_their_words():
         if "same_as" in entry:
             continue
         assert "fix" not in entry, "%s: a fix row is `commands` and `words`, not `fix`" % name
-        commands, words = entry.get("commands", []), entry.get("words", "")
+        commands, words = entry.get("commands", []) + entry.get("alternatives", []), entry.get("words", "")
         bare = re.sub(r"`[^`]*\x00[^`]*`", "\x00", re.sub(r"\{\d+\}", "\x00", words))
         problems += ["%s: %r in its words" % (name, m.group(0)) for m in COMMAND_LIKE.finditer(bare)]
         used = {int(n) for n in re.findall(r"\{(\d+)\}", words)}
