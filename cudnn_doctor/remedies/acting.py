@@ -6,8 +6,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterator, Optional, overload
 
-from ..model import Target
-from .shells import sh_quote
+from ..model import WINDOWS_SHELL, Target
+from .shells import powershell_quote, sh_quote
 
 # Builders are called from every rule with values, not a target; the core names the target once per judgement
 # (rules.evaluate, explain, the installer) instead of threading it through every builder's arguments. No default:
@@ -45,6 +45,21 @@ def target_shell() -> str:
     return target_now.shell if target_now is not None else "sh"
 
 
+def on_windows() -> bool:
+    """The fixes are for a Windows machine (PowerShell; no sudo: an Administrator shell is said in words)."""
+    return target_shell() == WINDOWS_SHELL
+
+
+def set_variable(name: str, value: object) -> str:
+    """``name`` set for this shell and the programs it starts, as the Target's shell writes it."""
+    return "$env:%s = %s" % (name, powershell_quote(value)) if on_windows() else "export %s=%s" % (
+        name, sh_quote(value))
+
+
+def unset_variable(name: str) -> str:
+    return "Remove-Item Env:%s" % name if on_windows() else "unset %s" % name
+
+
 def under_root() -> bool:
     """The fixes act on a tree mounted somewhere (--root), not on the machine the doctor runs on."""
     return target().root.rstrip("/") != ""
@@ -67,8 +82,9 @@ def at(path: Optional[str]) -> Optional[str]:
 
 
 def sudo(command: str) -> str:
-    """A command that needs root, for this user: `sudo COMMAND`, or the command alone for root."""
-    return command if target().as_root else "sudo " + command
+    """A command that needs root, for this user: `sudo COMMAND`, or the command alone for root and on Windows
+    (PowerShell has no sudo: the builder says 'from an Administrator PowerShell' and marks the fix root)."""
+    return command if target().as_root or on_windows() else "sudo " + command
 
 
 def system(command: str, privileged: bool = True) -> str:

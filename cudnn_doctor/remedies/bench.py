@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..model import Fix
-from .acting import doctor, on_machine
+from .acting import doctor, on_machine, set_variable, target_shell, unset_variable
 from .shell import run, said, stated
 
 MIB = 1 << 20
@@ -15,10 +15,11 @@ def workspace_fix(cap_bytes: float) -> Fix:
     cap measured here (so the line runs as printed)."""
     cap = max(1, int(cap_bytes // MIB))
     # The DL4J and PyTorch settings are lines of the user's program (words); the exports are the shell's.
-    return said("DL4J: .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on the NeuralNetConfiguration.Builder "
-                "or the ConvolutionLayer.Builder; PyTorch: `%s` (cuDNN's own workspace cap, MiB) and "
-                "torch.backends.cudnn.benchmark = False; TensorFlow: `%s` (default 4096)",
-                "export CUDNN_CONV_WSCAP_DBG=%d" % cap, "export TF_CUDNN_WORKSPACE_LIMIT_IN_MB=%d" % cap)
+    torch, tf = set_variable("CUDNN_CONV_WSCAP_DBG", cap), set_variable("TF_CUDNN_WORKSPACE_LIMIT_IN_MB", cap)
+    return run(torch, tf, shell=target_shell(), text="DL4J: .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on "
+               "the NeuralNetConfiguration.Builder or the ConvolutionLayer.Builder; PyTorch: `%s` (cuDNN's own "
+               "workspace cap, MiB) and torch.backends.cudnn.benchmark = False; TensorFlow: `%s` (default 4096)" % (
+                   torch, tf))
 
 
 def wrong_results_fix() -> Fix:
@@ -29,7 +30,7 @@ def wrong_results_fix() -> Fix:
 def slow_gpu_fix(causes: Sequence[str], nvml: Mapping[str, Any]) -> Fix:
     """What to do about a GPU below its healthy share of peak, by the cause seen."""
     if any("TF32_OVERRIDE" in c for c in causes):
-        return run("unset NVIDIA_TF32_OVERRIDE")
+        return run(unset_variable("NVIDIA_TF32_OVERRIDE"), shell=target_shell())
     if any("power limit" in c for c in causes):
         return said("%s  # restore the default power limit", on_machine("nvidia-smi -pl %.0f"
                                                                        % nvml["power_default_limit_w"]))

@@ -12,7 +12,7 @@ from ..queries import missing_sublibraries
 from .cudnn import machine_cudnn_fix
 from .environments import need_of
 from .frameworks import cudnn_package_reinstall_fix
-from .acting import at, doctor, ldconfig, on_machine, pip, sudo, system
+from .acting import at, doctor, ldconfig, on_machine, pip, set_variable, sudo, system, target_shell
 from .shell import advice, prepend_ld_path, q, qs, run, said, stated, then
 
 # The programs a table's command names that belong to the machine's tree (its packages, its Python): under --root
@@ -80,9 +80,9 @@ def fabric_manager_fix(branch: str, driver: str, installed: bool) -> Fix:
 
 def workspace_limit_fix(paddle_default_limit_mb: int) -> Fix:
     # DL4J's and PyTorch's settings are lines of the user's program (words); Paddle's is the shell's.
-    return said("If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode.NO_WORKSPACE) on conv layers; "
-                "Paddle %s (MB); PyTorch torch.backends.cudnn.benchmark = False.",
-                "export FLAGS_conv_workspace_size_limit=%d" % paddle_default_limit_mb)
+    paddle = set_variable("FLAGS_conv_workspace_size_limit", paddle_default_limit_mb)
+    return run(paddle, shell=target_shell(), text="If that happens: DL4J .cudnnAlgoMode(ConvolutionLayer.AlgoMode."
+               "NO_WORKSPACE) on conv layers; Paddle %s (MB); PyTorch torch.backends.cudnn.benchmark = False." % paddle)
 
 
 def tensorflow_libraries_fix(version: str, missing: Sequence[str], pins: Sequence[str], pip_wheels: bool) -> Fix:

@@ -5,7 +5,8 @@ from typing import Any, Dict, Optional
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
-from .acting import on_machine, system
+from .acting import on_machine, on_windows, set_variable, system, target_shell, unset_variable
+from .shells import command_fix
 from .shell import advice, or_else, run, said, say, then
 from .software import driver_upgrade_fix, toolkit_install_fix
 
@@ -47,11 +48,13 @@ def exclusive_gpu_fix(index: int, free: Optional[int]) -> Fix:
     """A GPU in exclusive (or prohibited) compute mode: another free GPU, else stop its holder, else (as root) reset
     the mode."""
     reset = on_machine("nvidia-smi -i %d -c DEFAULT" % index)
-    use = "export CUDA_VISIBLE_DEVICES=%d" % free if free is not None else ""
+    use = set_variable("CUDA_VISIBLE_DEVICES", free) if free is not None else ""
     other = ("Use another GPU (%s), stop" % use) if use else "Stop"
     smi = on_machine("nvidia-smi", privileged=False)
-    return run(reset, text="%s the process holding it (`%s` lists it), or, as root: %s" % (other, smi, reset),
-               manual="%s the process holding it (`%s` lists it)" % (other, smi), alternatives=[c for c in (use, smi) if c])
+    admin = "from an Administrator PowerShell" if on_windows() else "as root"
+    return command_fix([reset], shell=target_shell(), root=True, text="%s the process holding it (`%s` lists it), or, "
+                       "%s: %s" % (other, smi, admin, reset), manual="%s the process holding it (`%s` lists it)" % (
+                           other, smi), alternatives=[c for c in (use, smi) if c])
 
 
 def create_mig_instance_fix(index: int) -> Fix:
@@ -66,9 +69,10 @@ def create_mig_instance_fix(index: int) -> Fix:
 
 def cuda_visible_devices_fix(devices: str) -> Fix:
     """CUDA_VISIBLE_DEVICES set to ``devices`` (indices or MIG UUIDs, comma-separated)."""
-    return run("export CUDA_VISIBLE_DEVICES=%s" % devices)
+    return run(set_variable("CUDA_VISIBLE_DEVICES", devices), shell=target_shell())
 
 
 def unhide_gpus_fix() -> Fix:
     """CUDA_VISIBLE_DEVICES hides every GPU: drop it, or name the first GPU."""
-    return or_else(run("unset CUDA_VISIBLE_DEVICES"), run("export CUDA_VISIBLE_DEVICES=0"))
+    return or_else(run(unset_variable("CUDA_VISIBLE_DEVICES"), shell=target_shell()),
+                   run(set_variable("CUDA_VISIBLE_DEVICES", 0), shell=target_shell()))

@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional
 from ..knowledge import Compat
 from ..model import Facts, Fix
 from ..queries import platform_of
-from .acting import at, doctor, on_machine, pip, system
+from .acting import at, doctor, on_machine, pip, set_variable, system, target_shell
 from .shell import advice, or_else, run, said, say, stated, then
 from .software import TOOLKIT_ARCHIVE, arch_driver_limit, driver_upgrade_fix, toolkit_install_fix, torch_install
 
@@ -69,9 +69,10 @@ def older_toolkit_for_gpu_fix(cc: str) -> Fix:
 
 
 def free_gpu_memory_fix() -> Fix:
-    return said("Free the GPU (`%s` lists the processes holding it) or pick another one; stop frameworks from "
-                "grabbing all memory: %s (TensorFlow), %s (JAX).", on_machine("nvidia-smi", privileged=False),
-                "export TF_FORCE_GPU_ALLOW_GROWTH=true", "export XLA_PYTHON_CLIENT_PREALLOCATE=false")
+    smi, tf, jax = (on_machine("nvidia-smi", privileged=False), set_variable("TF_FORCE_GPU_ALLOW_GROWTH", "true"),
+                    set_variable("XLA_PYTHON_CLIENT_PREALLOCATE", "false"))
+    return run(smi, tf, jax, shell=target_shell(), text="Free the GPU (`%s` lists the processes holding it) or pick "
+               "another one; stop frameworks from grabbing all memory: %s (TensorFlow), %s (JAX)." % (smi, tf, jax))
 
 
 def no_driver_for_gpu_fix(cuda: str, limit: str, driver: Optional[str]) -> Fix:

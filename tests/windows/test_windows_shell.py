@@ -65,3 +65,37 @@ def test_every_windows_command_is_powershell(target):
         assert fix.shell == WINDOWS_SHELL, (name, fix.shell)
         for command in fix.commands + ([fix.doctor] if fix.doctor else []):
             quoted_arguments(command)  # fails where PowerShell would not read it
+
+
+def _windows_machine():
+    """A Windows machine check judges: two TCC GPUs (one exclusive and nearly full, one free), an A100 with MIG on
+    and no instance, no cuDNN (a review's scenario: their CD205/206/207 fixes said sudo and export there)."""
+    from cudnn_doctor.model import DriverFacts, GpuFacts, HostFacts
+
+    facts = Facts(host=HostFacts(root="/", platform="windows", machine="x86_64"),
+                  driver=DriverFacts(version="560.94", cuda_version="12.6"))
+    facts.windows = WindowsFacts(path=[r"C:\Windows\System32"], driver_model={"0": "TCC", "1": "TCC"})
+    facts.gpus = [GpuFacts(index=0, name="NVIDIA RTX A6000", compute_capability="8.6", memory_total_mib=49140,
+                           memory_free_mib=100, compute_mode="exclusive_process", running_processes=1),
+                  GpuFacts(index=1, name="NVIDIA RTX A6000", compute_capability="8.6", memory_total_mib=49140,
+                           memory_free_mib=40000, compute_mode="default"),
+                  GpuFacts(index=2, name="NVIDIA A100", compute_capability="8.0", mig_mode=True,
+                           memory_total_mib=40000, memory_free_mib=40000)]
+    return facts
+
+
+def test_check_on_a_windows_machine_writes_every_fix_for_powershell():
+    """check's own fixes for a Windows machine, the GPU ones too (compute mode, memory, MIG): PowerShell's words
+    (`$env:` for a variable, no sudo, an Administrator PowerShell said), each command read whole by its lexer."""
+    from cudnn_doctor.diagnose import collect_report
+
+    report = collect_report(facts=_windows_machine())
+    fixes = {f.id: f.remedy for f in report.findings if f.remedy is not None and f.remedy.commands}
+    assert {"CD205", "CD206", "CD207"} <= set(fixes), sorted(fixes)
+    for rule, fix in fixes.items():
+        assert fix.shell == WINDOWS_SHELL, (rule, fix.shell, fix.commands)
+        for command in fix.commands + fix.alternatives:
+            assert not command.startswith(("sudo ", "export ", "unset ")), (rule, command)
+            quoted_arguments(command)
+    assert fixes["CD205"].root and "Administrator PowerShell" in fixes["CD205"].text
+    assert "$env:CUDA_VISIBLE_DEVICES = '1'" in fixes["CD205"].alternatives
