@@ -156,8 +156,10 @@ def made_stacks(moved: stacks.Stack, before: Dict[str, str]) -> List[stacks.Stac
 
 def fetch_pins(plan: str) -> List[str]:
     """Each requirement of the plan's pip installs in the wheel cache, at the release pip with an index would pick
-    (wheels.fetch); the ones it could not get."""
-    return wheels.fetch(wheels.requirements_in(plan))
+    (wheels.fetch), and each one pip said it found no distribution for (a dependency an extra pins: draw 1201301-4,
+    TensorFlow 2.18's [and-cuda] nvidia-cublas-cu12==12.5.3.2); the ones it could not get."""
+    missing = [m.group(1).rstrip(":.,;") for m in re.finditer(r"No matching distribution found for (\S+)", plan)]
+    return wheels.fetch(list(dict.fromkeys(wheels.requirements_in(plan) + missing)))
 
 
 def fetch_removed(plan: str, site: Path) -> List[str]:
@@ -315,10 +317,15 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
         before = state(root)
         run.codes["dry-run"], text = fix(moved.env, "--dry-run", *asked(moved))
         run.dry_exact = state(root) == before
-        if run.codes["dry-run"] != 0 and "No matching distribution" in text:  # a pin the cache lacks: fetched
+        # a pin the cache lacks: fetched, then the dry run again, until pip finds all (each run names one more)
+        for _ in range(6):
+            if run.codes["dry-run"] == 0 or "No matching distribution" not in text:
+                break
             unavailable = fetch_pins(text)
             if unavailable:
                 run.why.append("not in the wheel cache nor on the index: %s" % ", ".join(unavailable))
+                break
+            wheels.for_pip()  # the fetched wheels where the dry run's pip looks (PIP_FIND_LINKS)
             run.codes["dry-run"], text = fix(moved.env, "--dry-run", *asked(moved))
             run.dry_exact = run.dry_exact and state(root) == before
         unavailable = fetch_removed(text, moved.site)
