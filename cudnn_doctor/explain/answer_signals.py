@@ -22,7 +22,7 @@ from .answer_builds import from_builds, replaced_framework
 from .answer_dlopen import from_dlopen
 from .answer_states import DRIVER_REACHED, GPU_FLAGS, from_states
 from .answer_arch import arch_words, first_cuda_serving
-from .answer_toolchain import from_toolchain
+from .answer_toolchain import from_toolchain, nvcc_arch
 from .answer_tools import from_tools
 from .answered import Answer
 from .evidence import Evidence
@@ -178,7 +178,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         if found is not None:
             return found
     if kind == "nvcc-unsupported-arch":
-        return _nvcc_arch(ev, compat)
+        return nvcc_arch(ev, compat)
     if kind in ("no-kernel-image", "arch-mismatch"):
         cc = gpu_cc(ev, compat)
         python = torch_for_python(ev)
@@ -308,26 +308,6 @@ def _arch_fix(ev: Evidence, compat: Compat, cc: Optional[str], framework: str, t
 
 def _ver_key(cc: str) -> Tuple[int, ...]:
     return tuple(int(p) for p in cc.split(".") if p.isdigit())
-
-
-# nvcc's own line: "nvcc fatal   : Unsupported gpu architecture 'compute_86'" (quotes as the terminal prints them).
-_NVCC_ARCH = re.compile(r"Unsupported gpu architecture\W{0,6}compute_(\d{2,3})", re.I)
-
-
-def _nvcc_arch(ev: Evidence, compat: Compat) -> Optional[Answer]:
-    """nvcc was asked for an architecture newer than it knows: the first CUDA that compiles for it; an arch list cut
-    to what the old nvcc knows ("TORCH_CUDA_ARCH_LIST=7.5") builds no kernels for this GPU."""
-    m = _NVCC_ARCH.search(ev.text)
-    if m is None:
-        return None
-    cc = "%s.%s" % (m.group(1)[:-1], m.group(1)[-1])
-    first = compat.first_cuda_for_cc(cc)
-    arch = compat.arch_for_cc(cc)
-    listed = re.search(r"TORCH_CUDA_ARCH_LIST\W{0,3}([\d.;+ PTX]{1,40})", ev.text)
-    cut = ("; building for TORCH_CUDA_ARCH_LIST=%s instead leaves no kernels for this GPU" %
-           listed.group(1).strip(" ;")) if listed else ""
-    return Answer("nvcc is older than CUDA %s, the first that compiles for compute capability %s (compute_%s%s)%s" % (
-        first or "?", cc, m.group(1), (", %s" % arch.name) if arch else "", cut), rt.nvcc_arch_fix(first, cc))
 
 
 def _said(ev: Evidence, kind: str) -> str:

@@ -9,7 +9,7 @@ import re
 from typing import Callable, Dict, Optional
 
 from ..knowledge import Compat
-from ..remedies import paste, paste_builds as builds, paste_tools as tools
+from ..remedies import paste, paste_builds as builds, paste_runtime as rt, paste_tools as tools
 from ..remedies.paste_answers import driver_or_older_cuda_fix
 from ..versions import major_of, tag_cuda
 from .answer_facts import gpu_cc
@@ -127,6 +127,26 @@ def _dll_init(ev: Evidence, compat: Compat) -> Answer:
                   builds.vc_redist_fix())
 
 
+# ggml-cuda's own words: "... has no device code compatible with CUDA arch 520. ggml-cuda.cu was compiled for: 520"
+# (its arch numbers are compute capability times 100)
+_GGML_ARCH = re.compile(r"compatible with CUDA arch (\d{3,4})\.?\s{0,3}(?:ggml-cuda\.cu was compiled for:\s{0,3}"
+                        r"([\d, ]{3,80}))?")
+
+
+def _ggml_arch(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    m = _GGML_ARCH.search(ev.text)
+    if m is None:
+        return None
+    built = [a for a in re.split(r"[,\s]+", m.group(2) or m.group(1)) if a]
+    said = ", ".join("%s (compute capability %s.%s)" % (a, a[:-2], a[-2]) for a in built)
+    cc = gpu_cc(ev, compat)
+    gpu = next((g.value for g in ev.facts.gpus), None)
+    here = (" and this GPU%s is compute capability %s" % ((" (%s)" % gpu) if gpu else "", cc)) if cc else ""
+    return Answer("this llama.cpp build's ggml-cuda was compiled for CUDA arch %s only%s: the GPU runs that older "
+                  "architecture's code, which lacks the kernel; its build has to include the GPU's own architecture" % (
+                      said, here), builds.ggml_rebuild_fix(cc))
+
+
 def _nvrtc_stub(ev: Evidence, compat: Compat) -> Answer:
     return Answer("the libnvrtc that loaded is the CUDA toolkit's link-time stub (lib64/stubs), not the library: the "
                   "program was built against the stubs folder (nvcc and CUDA_PATH naming different toolkits) or that "
@@ -144,6 +164,7 @@ _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "build-requires-newer-cuda": lambda ev, compat: _requires_cuda(ev),
     "ptx-isa-newer": _ptx_isa,
     "nvrtc-stub": _nvrtc_stub,
+    "ggml-arch": _ggml_arch,
     "nvrtc-builtins-missing": _nvrtc_builtins,  # NVRTC's own words, naming no file (a named one is answered before)
 }
 
@@ -152,3 +173,32 @@ def from_toolchain(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The answer for one of these named conditions, else None."""
     answer = _ANSWERS.get(kind)
     return answer(ev, compat) if answer is not None else None
+
+
+# nvcc's own line: "nvcc fatal   : Unsupported gpu architecture 'compute_86'" (quotes as the terminal prints them),
+# and ptxas's: "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'" (Triton's own ptxas, triton#8539).
+_NVCC_ARCH = re.compile(r"Unsupported gpu architecture\W{0,6}compute_(\d{2,3})|"
+                        r"Value\W{1,3}sm_(\d{2,3})[af]?\W{1,3}is not defined for option\W{1,3}gpu-name", re.I)
+# Triton compiles with the ptxas its wheel carries (triton/backends/nvidia/bin/ptxas) unless TRITON_PTXAS_PATH names
+# another (https://github.com/triton-lang/triton/blob/main/python/triton/knobs.py)
+_TRITON = re.compile(r"triton[\\/]backends[\\/]nvidia|\btriton\.|\bTriton\b")
+
+
+def nvcc_arch(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """nvcc was asked for an architecture newer than it knows: the first CUDA that compiles for it; an arch list cut
+    to what the old nvcc knows ("TORCH_CUDA_ARCH_LIST=7.5") builds no kernels for this GPU."""
+    m = _NVCC_ARCH.search(ev.text)
+    if m is None:
+        return None
+    digits, tool = (m.group(1), "nvcc") if m.group(1) else (m.group(2), "ptxas")
+    cc = "%s.%s" % (digits[:-1], digits[-1])
+    first = compat.first_cuda_for_cc(cc)
+    arch = compat.arch_for_cc(cc)
+    listed = re.search(r"TORCH_CUDA_ARCH_LIST\W{0,3}([\d.;+ PTX]{1,40})", ev.text)
+    cut = ("; building for TORCH_CUDA_ARCH_LIST=%s instead leaves no kernels for this GPU" %
+           listed.group(1).strip(" ;")) if listed else ""
+    triton = tool == "ptxas" and _TRITON.search(ev.text) is not None
+    return Answer("%s%s is older than CUDA %s, the first that compiles for compute capability %s (%s_%s%s)%s" % (
+        "Triton's own " if triton else "", tool, first or "?", cc, "compute" if tool == "nvcc" else "sm", digits,
+        (", %s" % arch.name) if arch else "", cut),
+        rt.triton_ptxas_fix(first) if triton else rt.nvcc_arch_fix(first, cc))

@@ -149,7 +149,7 @@ _CUDA_PATH = re.compile(r"(?<![\w.+-])cuda-(\d{1,2}\.\d)(?=/|\b)")
 _DRIVER = re.compile(r"(?:Driver Version|driver(?: version)?|NVML library version|Kernel Module|NVRM version:"
                      r"[^\n]{0,60}?Kernel Module)[ \t]*:?[ \t]*(\d{3}\.\d{2,3}(?:\.\d{1,3})?)\b", re.I)
 _GPU = re.compile(_W + r"((?:NVIDIA )?(?:GeForce|Tesla|Quadro|TITAN)(?:[ -](?:RTX|GTX|GT|Ti|SUPER|[A-Z]{0,2}\d{2,4}\w*))+"
-                  r"|(?i:NVIDIA) [ABHLKMPTV]\d{1,3}\w*|(?:RTX|GTX)[ -]?\d{3,4}D?\b(?: Ti\b)?)")
+                  r"|(?i:NVIDIA) [ABHLKMPTV]\d{1,3}\w*|(?i:RTX|GTX)[ -]?\d{3,4}D?\b(?: Ti\b)?)")
 # A card named by its number before the word for a graphics card ("5090显卡"): GeForce's GTX 10/16 and RTX 20-50.
 _GPU_CJK = re.compile(r"(?<![0-9A-Za-z_.])((1[06]|[2-5]0)[5-9]0(?: ?Ti)?)[ \t]*(?:显卡|顯示卡)")
 # A compute capability stated ("cuda capability 3.0", Paddle's "GPU Compute Capability: 8.6"), and any sm_XX.

@@ -172,3 +172,15 @@ def cuda_feature_rebuild_fix(program: str) -> Fix:
     return advice("rebuild %s with its CUDA feature on (a Rust program: cargo build --release --features cuda, as its "
                   "project's GPU Dockerfile or build notes do), with the CUDA toolkit on PATH, or install its release "
                   "built for CUDA" % program)
+
+
+def ggml_rebuild_fix(cc: Optional[str]) -> Fix:
+    """llama.cpp rebuilt with CUDA for this GPU's architecture (its build guide: GGML_CUDA, CMAKE_CUDA_ARCHITECTURES;
+    "native" asks nvcc for the GPUs of the machine that builds)."""
+    arch = cc.replace(".", "") if cc else "native"
+    configure = "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=%s" % arch
+    build = "cmake --build build --config Release"
+    return run(configure, build, text="rebuild llama.cpp for this GPU's architecture, from a clean build folder: `%s` "
+               "then `%s` (%s; https://github.com/ggml-org/llama.cpp/blob/master/docs/build.md)" % (
+                   configure, build, "compute capability %s" % cc if cc else "native: the GPUs of the machine that "
+                   "builds"))

@@ -8,6 +8,7 @@ from ..knowledge import Compat
 from ..model import WINDOWS_SHELL, DriverFacts, Facts, Fix, GpuFacts, HostFacts
 from ..queries import best_torch_variant
 from ..versions import mm_at_least, mm_text, version_key
+from .acting import set_variable, target_shell
 from .shell import advice, ld_library_path_without, or_else, q, run, said, say, stated, then
 from .shells import command_fix
 from .node import cdi_generate_fix
@@ -320,6 +321,15 @@ def nvcc_arch_fix(first_cuda: Optional[str], cc: str) -> Fix:
     return advice("install CUDA %s or newer (its nvcc compiles for compute capability %s), then rebuild for this GPU: "
                   "TORCH_CUDA_ARCH_LIST=\"%s\" for PyTorch extensions, nvcc -gencode arch=compute_%s,code=sm_%s "
                   "(CMAKE_CUDA_ARCHITECTURES=%s) otherwise" % (first_cuda or "a release", cc, cc, arch, arch, arch))
+
+
+def triton_ptxas_fix(first_cuda: Optional[str]) -> Fix:
+    """Triton's bundled ptxas predates the GPU: point it at a toolkit's ptxas that knows the GPU (TRITON_PTXAS_PATH),
+    or a Triton release whose ptxas does."""
+    line = set_variable("TRITON_PTXAS_PATH", "/usr/local/cuda/bin/ptxas")
+    return run(line, shell=target_shell(), text="with a CUDA %s or newer toolkit installed, point Triton at its ptxas: "
+               "`%s` (or upgrade torch with its pytorch-triton to a release whose bundled ptxas knows this GPU)" % (
+                   first_cuda or "new enough", line))
 
 
 def trt_plugin_fix(plugin: Optional[str]) -> Fix:

@@ -661,6 +661,21 @@ FAMILIES = [
      ["rebuild tabby", "--features cuda"], []),
     ("version-node-without-symbol", "version libcudnn_ops_infer.so.8 not defined in file libcudnn_ops_infer.so.8",
      ["two copies of libcudnn_ops_infer.so.8", "version node"], ["LD_LIBRARY_PATH"], ["is not found"]),
+    # fresh11's families (round 30). https://github.com/triton-lang/triton/issues/8539: Triton's own ptxas older than
+    # the GPU (sm_121a, DGX Spark), whose first CUDA comes from compat's architecture matrix
+    ("ptxas-arch-triton", "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'\nRepro command: "
+     "/env/lib/python3.10/site-packages/triton/backends/nvidia/bin/ptxas -lineinfo -v --gpu-name=sm_121a x.ptx",
+     ["Triton's own ptxas", "CUDA 12.9", "compute capability 12.1"], ["TRITON_PTXAS_PATH"], []),
+    ("ptxas-arch-alone", "ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-name'",
+     ["ptxas is older than CUDA 12.8", "compute capability 12.0"], ["CMAKE_CUDA_ARCHITECTURES=120"],
+     ["TRITON_PTXAS_PATH"]),
+    # https://github.com/ggml-org/llama.cpp/issues/5686: ggml-cuda's own check, a build for arch 520 on an RTX 3090
+    ("ggml-arch", "ERROR: CUDA kernel vec_dot_q5_K_q8_1_impl_vmmq has no device code compatible with CUDA arch 520. "
+     "ggml-cuda.cu was compiled for: 520\nnvidia rtx 3090", ["520 (compute capability 5.2)", "8.6"],
+     ["-DCMAKE_CUDA_ARCHITECTURES=86"], []),
+    # https://github.com/Nerogar/OneTrainer/issues/487: PyTorch's own DLL named bare (compat/windows.toml package_dlls)
+    ("torch-dll-bare", "[Bug]: error loading fbgemm.dll", ["fbgemm.dll", "error 126"],
+     ["pip install --force-reinstall torch", "Visual C++ Redistributable"], []),
 ]
 
 
