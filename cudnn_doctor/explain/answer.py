@@ -190,7 +190,8 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
             return found
     else:
         fix = paste.toolkit_library_fix(compat, first, stem)
-        found = _cupy_wheel(ev, compat, first.name, major_of(first.low), cause, fix)
+        found = _cupy_wheel(ev, compat, first.name, major_of(first.low), cause, fix) or \
+            _cudnn_asks_cublas(ev, compat, first.name, cause)
         if found is not None:
             return found
     fix = paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix
@@ -200,6 +201,27 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
         if not offers_build:
             fix = library_or_framework_build_fix(fix, "PaddlePaddle", first.name)
     return Answer(cause, fix)
+
+
+# cuDNN's own words for a library it opens itself ("Could not load library libcublasLt.so.12. Error: ..."): the cuBLAS
+# it asks for is its own build's CUDA (jax-14931: the CUDA 12 build of cuDNN 8.8 on a CUDA 11.8 machine)
+_CUDNN_ASKS = re.compile(r"Could not load library (libcublas(?:Lt)?\.so\.(\d+))\. Error")
+_CUDNN_SAID = re.compile(r"cudnn[ =v]{0,2}([5-9])(?:\.\d|\d\b)", re.I)
+
+
+def _cudnn_asks_cublas(ev: Evidence, compat: Compat, name: str, cause: str) -> Optional[Answer]:
+    asked = _CUDNN_ASKS.search(ev.text)
+    if asked is None or asked.group(1) != name:
+        return None
+    build = int(asked.group(2))
+    cause += ("; cuDNN prints 'Could not load library' for what it opens itself, so the cuDNN loaded is a build for "
+              "CUDA %d" % build)
+    have = next((c for c in ev.cuda if major_of(c) != build), None)
+    said = _CUDNN_SAID.search(ev.text)
+    if have is None or said is None:
+        return None
+    return Answer(cause + ", and the CUDA the text has is %s: install cuDNN's build for it" % have,
+                  paste.cudnn_release_fix(compat, int(said.group(1)), cuda=have))
 
 
 # Paddle's dynload words: "The third-party dynamic library (cudnn64_7.dll) that Paddle depends on is not configured"

@@ -10,8 +10,8 @@ from typing import Optional
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_builds as builds
-from ..remedies.containers import (container_gpu_fix, default_runtime_fix, docker_desktop_runtime_fix, shm_mode_fix,
-                                   wsl_libcuda_first_fix)
+from ..remedies.containers import (container_gpu_fix, container_ldcache_fix, default_runtime_fix,
+                                   docker_desktop_runtime_fix, shm_mode_fix, wsl_libcuda_first_fix)
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
 from ..remedies.paste_tools import (kv_cache_fix, memory_or_compute_cache_fix, no_device_fix,
@@ -194,6 +194,13 @@ def from_states(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("the program in the container found no libnvidia-ml.so.1: the node's container runtime did not "
                       "inject the driver's libraries (the NVIDIA runtime is not its default runtime, or the pod does not "
                       "ask for it), or the node has no driver", default_runtime_fix())
+    if kind == "nvidia-smi-no-nvml":
+        if ev.driver_platform == "container":  # the runtime mounted them; the container's loader cache missed them
+            return Answer("the NVIDIA runtime put nvidia-smi and the driver's libraries into the container, but the "
+                          "container's loader cache (ld.so.cache) does not list libnvidia-ml.so: the runtime's ldconfig "
+                          "step failed", container_ldcache_fix())
+        return Answer("nvidia-smi cannot load libnvidia-ml.so, the NVIDIA driver's NVML library: the driver's libraries "
+                      "are not installed, or not where the loader looks", paste.driver_fix(None, ev.driver_platform))
     if kind == "container-no-nvml":  # on a host: the driver's own NVML library is not there
         return Answer("the program found no libnvidia-ml.so.1, the NVIDIA driver's NVML library: the driver is not "
                       "installed, or its libraries are not where the loader looks", paste.driver_fix(None, ev.driver_platform))

@@ -121,6 +121,15 @@ def container_driver_files_fix() -> Fix:
                   "newer driver on the host")
 
 
+def container_ldcache_fix() -> Fix:
+    """The driver libraries the NVIDIA runtime mounted, missing from the container's loader cache: rebuild it there;
+    for good, the runtime's ldconfig setting on the host (nvidia-docker#854: '@/sbin/ldconfig' failed on Debian)."""
+    return run("ldconfig", "ldconfig -p", text="inside the container, as root: `ldconfig` (then `ldconfig -p` lists "
+               "libnvidia-ml.so.1); for every container, on the host: in /etc/nvidia-container-runtime/config.toml "
+               "set ldconfig to the host's ldconfig as it exists there (\"@/sbin/ldconfig\" on Debian, "
+               "\"@/sbin/ldconfig.real\" on Ubuntu), or to \"/sbin/ldconfig\" to run the container's own")
+
+
 def wsl_libcuda_first_fix() -> Fix:
     """WSL's own libcuda first on the loader's path (and numba told where it is); a Linux driver inside WSL purged."""
     first = "export LD_LIBRARY_PATH=/usr/lib/wsl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

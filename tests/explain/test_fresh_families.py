@@ -676,6 +676,16 @@ FAMILIES = [
     # https://github.com/Nerogar/OneTrainer/issues/487: PyTorch's own DLL named bare (compat/windows.toml package_dlls)
     ("torch-dll-bare", "[Bug]: error loading fbgemm.dll", ["fbgemm.dll", "error 126"],
      ["pip install --force-reinstall torch", "Visual C++ Redistributable"], []),
+    # https://github.com/google/jax/issues/14931: cuDNN's own words for the cuBLAS its CUDA 12 build opens, on a
+    # machine whose text says CUDA 11.8: cuDNN's build for 11.8
+    ("cudnn-asks-cublas", "Could not load library libcublasLt.so.12. Error: libcublasLt.so.12: cannot open shared "
+     "object file: No such file or directory\nOn my system I installed cuda 11.8 and cudnn 8.8.",
+     ["cuDNN loaded is a build for CUDA 12", "11.8"], ['nvidia-cudnn-cu11==8.*'], ["nvidia-cublas-cu12"]),
+    # https://github.com/NVIDIA/libnvidia-container/issues/67: nvidia-smi inside a container, the cache not rebuilt
+    ("container-ldcache", "When I launch a docker container, nvidia-smi inside the container says: NVIDIA-SMI "
+     "couldn't find libnvidia-ml.so library in your system.", ["loader cache"], ["ldconfig", "config.toml"], []),
+    ("nvidia-smi-no-nvml-host", "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system.",
+     ["driver's libraries"], ["NVIDIA driver"], ["config.toml"]),
 ]
 
 
