@@ -24,8 +24,8 @@ from .evidence import Evidence
 # TensorRT's words: "expecting compute 6.1 got compute 7.5" (this GPU, then the one the engine was built on)
 _TRT_DEVICE = re.compile(r"expecting compute (\d+\.\d+) got compute (\d+\.\d+)")
 # pip's words: the requirement, then the releases it found for this Python and platform ("none", or a list)
-_PIP_NO_RELEASE = re.compile(r"Could not find a version that satisfies the requirement (\S+) \(from versions: "
-                             r"([^)]{0,4000})\)")
+_PIP_NO_RELEASE = re.compile(r"Could not find a version that satisfies the requirement (\S+) (?:\(from [^)]{1,200}\) )?"
+                             r"\(from versions: ([^)]{0,4000})\)")
 _DOCKER_CUDA = re.compile(r"unsupported CUDA version: driver (\d+\.\d+) < image (\d+\.\d+)")
 _PADDLE_ARCH = re.compile(r"The GPU architecture in your current machine is (\w+), which is not compatible with Paddle "
                           r"installation with arch: ([\d ]{1,60})")
@@ -217,6 +217,21 @@ def _jax_plugin(ev: Evidence) -> Answer:
                   tools.jax_plugin_at_fix(wheels, jaxlib) if pinned else tools.jax_cuda_extra_fix(int(cuda)))
 
 
+def _none_admitted(ev: Evidence, req: Requirement, listed: List[str]) -> Optional[Answer]:
+    """pip lists releases, none in the range asked for, of a project the wheel index does not hold: pip lists only
+    releases with a file it can install on this Python and platform, so those in the range have none here (or do not
+    exist). Which Python they need is not in the text: said so, not guessed (cumm-28: spconv's cumm<0.5.0,>=0.4.5)."""
+    if not listed or not req.specifier or any(v in req.specifier for v in listed):
+        return None
+    asker = re.search(r"requirement %s \(from ([\w.\[\]-]+)" % re.escape(str(req)), ev.text)
+    python = " %s" % ev.python if ev.python else ""
+    return Answer("no release of %s in %s%s has a file pip can install on this Python%s and platform: pip lists only "
+                  "the releases that do (%s), so those in the range have wheels for other Pythons or platforms only, "
+                  "or do not exist" % (req.name, req.specifier, (" (which %s asks for)" % asker.group(1)) if asker
+                                       else "", python, ", ".join(listed[-6:])),
+                  tools.range_wheels_fix(req.name, str(req.specifier), asker.group(1) if asker else None))
+
+
 def _no_release(ev: Evidence) -> Optional[Answer]:
     """pip found no release of the requirement for this Python and platform: the wheel index says why, for the
     projects it holds (others are left to the other families)."""
@@ -238,7 +253,7 @@ def _no_release(ev: Evidence) -> Optional[Answer]:
             return Answer("pip found no release of %s for Python %s at the index it read (from versions: none): that "
                           "index has no wheel of it for this Python (a release made before Python %s came out has "
                           "none)" % (project, python, python), tools.older_python_fix(project, python))
-        return None
+        return _none_admitted(ev, req, _listed(m.group(2)))
     platform, machine = _PLATFORM_NODE.get(ev.platform, ("linux", ""))
     node = Node(python=python, machine=machine, platform=platform)
     listed = _listed(m.group(2))

@@ -103,6 +103,15 @@ def older_python_fix(project: str, python: str) -> Fix:
                   "release's install page lists, and install it there" % (project, python))
 
 
+def range_wheels_fix(project: str, spec: str, asker: Optional[str]) -> Fix:
+    """No release in the range asked for installs here, and the text does not say which Python they need: their
+    files on PyPI say; an environment with such a Python, or a release of the asker that takes what installs here."""
+    return said("see which Pythons and platforms the releases of %s in %s have wheels for (https://pypi.org/project/%s/"
+                "#files; `%%s` lists those pip can install here), then install in an environment with such a Python%s"
+                % (project, spec, project, (", or use a release of %s that accepts one pip lists" % asker) if asker
+                   else ""), "pip index versions %s" % project)
+
+
 def bitness_or_pip_fix(platform: str) -> Fix:
     """pip found no release though the project has wheels for this Python: a 32-bit Python, or a pip too old to read
     the wheels' tags."""
