@@ -61,18 +61,24 @@ LINUX_TEXTS = ["RuntimeError: CUDA error: unspecified launch failure",
 LINUX_DRIVER = re.compile(r"ubuntu-drivers|\breboot\b|apt(?:-get)? install[^;`]*nvidia-driver|NVIDIA-Linux-\S+\.run")
 
 
+def _driver_fixes(where: str, prompt: str, wrong_for_it):
+    """(how many texts read as ``where``, those whose fix ``wrong_for_it`` refuses): the corpus, the synthetic
+    Windows texts, and the Linux texts behind ``prompt``."""
+    count, wrong = 0, []
+    for name, text in list(_texts()) + [("%s-%d" % (where, n), prompt + t) for n, t in enumerate(LINUX_TEXTS)]:
+        ex = explain(text, check=False).explanation
+        if ex.evidence is None or ex.evidence.driver_platform != where or ex.fix is None:
+            continue
+        count += 1
+        if wrong_for_it(ex.fix.text):
+            wrong.append("%s | %s" % (name, ex.fix.text[:160]))
+    return count, wrong
+
+
 def test_wsl_pastes_never_install_a_linux_driver():
     """WSL 2 runs on the Windows driver, and a Linux driver installed inside WSL hides it (catalogue H4): a paste
     read as WSL is told to update the Windows driver and restart WSL, never to install a Linux one or reboot."""
-    wrong, wsl = [], 0
-    for name, text in list(_texts()) + [("wsl-%d" % n, WSL + t) for n, t in enumerate(LINUX_TEXTS)]:
-        ex = explain(text, check=False).explanation
-        if ex.evidence is None or ex.evidence.driver_platform != "wsl" or ex.fix is None:
-            continue
-        wsl += 1
-        said = sorted(set(LINUX_DRIVER.findall(ex.fix.text) + re.findall(r"rmmod|modprobe", ex.fix.text)))
-        if said:
-            wrong.append("%s: %s | %s" % (name, said, ex.fix.text[:160]))
+    wsl, wrong = _driver_fixes("wsl", WSL, lambda fix: bool(re.search(LINUX_DRIVER.pattern + r"|rmmod|modprobe", fix)))
     assert wsl >= 5, wsl
     assert wrong == [], "\n".join(wrong)
 
@@ -101,14 +107,8 @@ def test_a_driver_too_old_under_wsl_is_the_windows_driver():
 def test_container_pastes_put_the_driver_on_the_host():
     """A container runs on its host's driver (the toolkit mounts it in): a driver installed or a reboot is the
     host's, said so, never `ubuntu-drivers` run inside the container (20 answers of the corpus did, round 30)."""
-    wrong, inside = [], 0
-    for name, text in list(_texts()) + [("container-%d" % n, CONTAINER + t) for n, t in enumerate(LINUX_TEXTS)]:
-        ex = explain(text, check=False).explanation
-        if ex.evidence is None or ex.evidence.driver_platform != "container" or ex.fix is None:
-            continue
-        inside += 1
-        if re.search(LINUX_DRIVER.pattern + r"|rmmod|modprobe", ex.fix.text) and "on the host" not in ex.fix.text:
-            wrong.append("%s | %s" % (name, ex.fix.text[:160]))
+    inside, wrong = _driver_fixes("container", CONTAINER, lambda fix: bool(
+        re.search(LINUX_DRIVER.pattern + r"|rmmod|modprobe", fix)) and "on the host" not in fix)
     assert inside >= 20, inside
     assert wrong == [], "\n".join(wrong)
 
