@@ -40,14 +40,19 @@ def first_cuda_serving(compat: Compat, cc: str) -> Tuple[str, Optional[str]]:
 
 
 def arch_words(ev: Evidence, compat: Compat, cc: Optional[str]) -> str:
-    """' (the RTX 3090: Ampere, compute capability 8.6; builds for CUDA 11.1 or newer have kernels for it)'."""
+    """' (the RTX 3090: Ampere, compute capability 8.6; builds for CUDA 11.1 or newer have kernels for it)', and for
+    an architecture a CUDA major dropped, ' ... CUDA 8.0 to 12.9 ... (CUDA 13.0 dropped Pascal)'."""
     if not cc:
         return ""
     arch = compat.arch_for_cc(cc)
     runs, oldest = first_cuda_serving(compat, cc)
     gpu = next((g.value for g in ev.facts.gpus), None)
     serves = (" (sm_%s's run on %s)" % (runs.replace(".", ""), cc)) if runs != cc else ""
+    # an architecture a CUDA major dropped (Pascal's last is 12.9): a build for a newer CUDA has no kernels for it
+    reach = ("%s to %s" % (oldest, arch.last_cuda)) if arch and arch.last_cuda else "%s or newer" % oldest
+    gone = ("; CUDA %d.0 dropped %s" % (int(arch.last_cuda.split(".")[0]) + 1, arch.name)) \
+        if arch and arch.last_cuda else ""
     return " (%s%scompute capability %s%s)%s" % (
         ("the %s: " % gpu) if gpu else "", ("%s, " % arch.name) if arch else "", cc,
-        ("; builds for CUDA %s or newer have kernels for it%s" % (oldest, serves)) if oldest else "",
+        ("; builds for CUDA %s have kernels for it%s%s" % (reach, serves, gone)) if oldest else "",
         _carried(ev, oldest, cc))

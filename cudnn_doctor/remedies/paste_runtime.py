@@ -100,11 +100,14 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional
                     "TORCH_CUDA_ARCH_LIST for PyTorch extensions), or install a build of it compiled for that compute "
                     "capability" % first, "nvidia-smi --query-gpu=name,compute_cap --format=csv")
     arch = cc.replace(".", "")
+    family = compat.arch_for_cc(cc)
+    last = family.last_cuda if family is not None and family.last_cuda else ""  # a CUDA major dropped it since
+    reach = ("CUDA %s to %s" % (first, last)) if first and last else ("CUDA %s or newer" % first) if first else ""
     return advice("rebuild the program for this GPU's architecture (compute capability %s)%s: nvcc -gencode "
                   "arch=compute_%s,code=sm_%s (CMAKE_CUDA_ARCHITECTURES=%s; TORCH_CUDA_ARCH_LIST for PyTorch "
                   "extensions), install a build of it compiled for sm_%s%s, or run it on another GPU, one the build "
-                  "has kernels for" % (cc, (" with CUDA %s or newer, the first whose nvcc knows it" % first) if first
-                                       else "", arch, arch, arch, arch, (" (CUDA %s or newer)" % first) if first else ""))
+                  "has kernels for" % (cc, (" with %s, whose nvcc knows it" % reach) if reach else "", arch, arch, arch,
+                                       arch, (" (%s)" % reach) if reach else ""))
 
 
 def ptx_jit_or_arch_fix(arch: Fix) -> Fix:

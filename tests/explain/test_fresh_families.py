@@ -686,6 +686,11 @@ FAMILIES = [
      "couldn't find libnvidia-ml.so library in your system.", ["loader cache"], ["ldconfig", "config.toml"], []),
     ("nvidia-smi-no-nvml-host", "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system.",
      ["driver's libraries"], ["NVIDIA driver"], ["config.toml"]),
+    # https://github.com/ollama/ollama/issues/12341: a Pascal GPU under a CUDA 13 build; compat's architecture rows
+    # say its CUDA span (8.0 to 12.9) and the major that dropped it
+    ("arch-dropped-by-cuda-13", 'CUDA error: no kernel image is available for execution on the device\n  Model: '
+     '"nVidia GP106GL [Quadro P2000]"', ["CUDA 8.0 to 12.9", "CUDA 13.0 dropped Pascal"], ["CUDA 8.0 to 12.9"],
+     ["or newer"]),
 ]
 
 
