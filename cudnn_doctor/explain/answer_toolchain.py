@@ -147,6 +147,12 @@ def _ggml_arch(ev: Evidence, compat: Compat) -> Optional[Answer]:
                       said, here), builds.ggml_rebuild_fix(cc))
 
 
+def _mmcv_ops(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("mmcv has no compiled ops (mmcv._ext): the installed package is the lite one, which OpenMMLab builds "
+                  "without its CUDA/C++ ops (plain mmcv before 2.0, whose full package is mmcv-full; mmcv-lite from "
+                  "2.0)", builds.mmcv_full_fix())
+
+
 def _nvrtc_stub(ev: Evidence, compat: Compat) -> Answer:
     return Answer("the libnvrtc that loaded is the CUDA toolkit's link-time stub (lib64/stubs), not the library: the "
                   "program was built against the stubs folder (nvcc and CUDA_PATH naming different toolkits) or that "
@@ -165,6 +171,7 @@ _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "ptx-isa-newer": _ptx_isa,
     "nvrtc-stub": _nvrtc_stub,
     "ggml-arch": _ggml_arch,
+    "mmcv-no-ops": _mmcv_ops,
     "nvrtc-builtins-missing": _nvrtc_builtins,  # NVRTC's own words, naming no file (a named one is answered before)
 }
 

@@ -149,8 +149,8 @@ def wsl_adapters_fix() -> Fix:
     commands (PowerShell); moving a distro to WSL 2 needs its name, which the first one lists, so it is said."""
     look, update, restart = "wsl -l -v", "wsl --update", "wsl --shutdown"
     return command_fix([look, update, restart], shell=WINDOWS_SHELL, text=(
-        "from Windows: `%s` lists each distro's WSL version (move one on 1 with `wsl --set-version` followed by its "
-        "NAME and 2); `%s`; install the current NVIDIA driver on Windows (it brings the GPU into WSL 2: no Linux "
+        "from Windows: `%s` lists each distro's WSL version (one on WSL 1 moves to 2 with the --set-version option "
+        "of wsl, given its NAME and 2); `%s`; install the current NVIDIA driver on Windows (it brings the GPU into WSL 2: no Linux "
         "driver inside); then `%s` and reopen the distro, where nvidia-smi then lists the GPU") % (look, update, restart))
 
 

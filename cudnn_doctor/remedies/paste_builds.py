@@ -184,3 +184,12 @@ def ggml_rebuild_fix(cc: Optional[str]) -> Fix:
                "then `%s` (%s; https://github.com/ggml-org/llama.cpp/blob/master/docs/build.md)" % (
                    configure, build, "compute capability %s" % cc if cc else "native: the GPUs of the machine that "
                    "builds"))
+
+
+def mmcv_full_fix() -> Fix:
+    """mmcv with its ops: mmcv-full for the 1.x line (mmdetection 2.x), the full mmcv from 2.0 on, each built for the
+    installed PyTorch and CUDA (OpenMMLab's mim picks the prebuilt wheel for them)."""
+    drop, old = "pip uninstall -y mmcv mmcv-lite mmcv-full", 'mim install "mmcv-full<1.8"'
+    return run(drop, "pip install -U openmim", "mim install mmcv", alternatives=[old], text="`%s`, then the full "
+               "package built for the installed PyTorch and CUDA: `pip install -U openmim` and `mim install mmcv` (mmcv "
+               "2.x, for mmdetection 3.x), or `%s` for the 1.x line that mmdetection 2.x needs" % (drop, old))

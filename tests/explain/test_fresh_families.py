@@ -686,6 +686,9 @@ FAMILIES = [
      "couldn't find libnvidia-ml.so library in your system.", ["loader cache"], ["ldconfig", "config.toml"], []),
     ("nvidia-smi-no-nvml-host", "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system.",
      ["driver's libraries"], ["NVIDIA driver"], ["config.toml"]),
+    # https://github.com/open-mmlab/mmdetection/issues/3272: mmcv without its compiled ops
+    ("mmcv-no-ops", "ModuleNotFoundError: No module named 'mmcv._ext'", ["mmcv-full", "without its CUDA/C++ ops"],
+     ["mim install mmcv", "mmcv-full<1.8"], []),
     # https://github.com/ollama/ollama/issues/12341: a Pascal GPU under a CUDA 13 build; compat's architecture rows
     # say its CUDA span (8.0 to 12.9) and the major that dropped it
     ("arch-dropped-by-cuda-13", 'CUDA error: no kernel image is available for execution on the device\n  Model: '
