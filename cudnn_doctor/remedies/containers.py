@@ -6,7 +6,7 @@ from typing import Optional
 
 from ..knowledge import DriverFloor
 from ..model import WINDOWS_SHELL, Fix
-from .acting import on_machine, system
+from .acting import ldconfig, on_machine, system
 from .node import runtime_configure_fix
 from .shell import advice, or_else, run, said, say
 from .shells import command_fix
@@ -124,10 +124,11 @@ def container_driver_files_fix() -> Fix:
 def container_ldcache_fix() -> Fix:
     """The driver libraries the NVIDIA runtime mounted, missing from the container's loader cache: rebuild it there;
     for good, the runtime's ldconfig setting on the host (nvidia-docker#854: '@/sbin/ldconfig' failed on Debian)."""
-    return run("ldconfig", "ldconfig -p", text="inside the container, as root: `ldconfig` (then `ldconfig -p` lists "
-               "libnvidia-ml.so.1); for every container, on the host: in /etc/nvidia-container-runtime/config.toml "
-               "set ldconfig to the host's ldconfig as it exists there (\"@/sbin/ldconfig\" on Debian, "
-               "\"@/sbin/ldconfig.real\" on Ubuntu), or to \"/sbin/ldconfig\" to run the container's own")
+    rebuild = ldconfig()
+    return run(rebuild, text="inside the container: `%s` (the loader cache then lists libnvidia-ml.so.1); where every "
+               "container needs that, the NVIDIA runtime's config on the host (/etc/nvidia-container-runtime/"
+               "config.toml) names a loader-cache program the host does not run: set it to the host's own path, "
+               "prefixed with @, or to the container's own" % rebuild)
 
 
 def wsl_libcuda_first_fix() -> Fix:
