@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import socket
 import threading
 from contextlib import contextmanager
 from functools import partial
@@ -13,7 +14,23 @@ import pytest
 import archive_factory as af
 from kit import have_gcc
 
-pytestmark = pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build the fake NVIDIA libraries")
+
+
+def loopback_works() -> bool:
+    """Whether a server on 127.0.0.1 can be reached: not under `unshare -n` until `ip link set lo up` (.ci/run does)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        try:
+            socket.create_connection(listener.getsockname(), timeout=2).close()
+        except OSError:
+            return False
+    return True
+
+
+LOOPBACK = pytest.mark.skipif(not loopback_works(), reason="the loopback interface is down (unshare -n without `ip link "
+                              "set lo up`): no local HTTP server can be reached")
+pytestmark = [pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build the fake NVIDIA libraries"), LOOPBACK]
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

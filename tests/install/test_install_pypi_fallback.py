@@ -14,12 +14,12 @@ import archive_factory as af
 import realdata
 from kit import have_gcc
 from pypi_files import NEWEST_CU12, served_page
-from test_install_fetch import serve
+from test_install_fetch import LOOPBACK, serve
 
 from cudnn_doctor.install.errors import Refusal
 from cudnn_doctor.install.pypi import check_record
 
-pytestmark = pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build the fake NVIDIA libraries")
+pytestmark = [pytest.mark.skipif(not have_gcc(), reason="gcc is needed to build the fake NVIDIA libraries"), LOOPBACK]
 NOWHERE = "http://127.0.0.1:9/"  # the discard port: nothing listens, the connection is refused at once
 VERSION, WHEEL_NAME = NEWEST_CU12  # the newest cuDNN 9 PyPI lists for CUDA 12, and its real x86_64 file name
 SHORT = ".".join(VERSION.split(".")[:3])
