@@ -9,7 +9,7 @@ from ..versions import mm, mm_text, ver, version_of
 from ..model import WINDOWS_SHELL, Facts, Fix
 from ..queries import driver_cuda, gpu_label, gpus_with_cc, jax_choice, platform_of
 from .acting import at, doctor, on_machine, system
-from .shell import advice, prepend_ld_path, q, run, said, say, stated, then
+from .shell import advice, prepend_ld_path, q, run, say, stated, then
 from .shells import command_fix
 
 
