@@ -7,6 +7,7 @@ import json
 from typing import List, Optional, Sequence
 
 from ..model import Facts, Finding, Severity
+from ..queries import framework_label
 from .plan import Erring
 
 
@@ -28,8 +29,13 @@ def site_of(finding: Finding, facts: Facts) -> Optional[str]:
     evidence = finding.evidence if isinstance(finding.evidence, dict) else {}
     name = evidence.get("framework")
     if isinstance(name, str):  # its name, or its label (CD706: "tensorflow 2.15.1")
-        places = {fw.location for fw in facts.python.frameworks if name in (fw.name, "%s %s" % (fw.name, fw.version))
-                  and fw.location}
+        same_name = [fw for fw in facts.python.frameworks if name in (fw.name, "%s %s" % (fw.name, fw.version))
+                 and fw.location]
+        # One release installed in two environments (a venv and its copy, on the H200): the title's label says which
+        # twin it is, where the evidence may name the other's files (CD709: the LD_LIBRARY_PATH folder it loads from)
+        twins = [fw for fw in same_name if "(in " in framework_label(facts, fw) and framework_label(facts, fw) in
+                 finding.title]
+        places = {fw.location for fw in (twins or same_name)}
         if len(places) == 1:
             return places.pop()
     sites = {s for s in facts.python.site_dirs} | {p.get("site", "") for p in facts.python.pythons}

@@ -236,6 +236,32 @@ def test_a_finding_is_about_its_frameworks_site_and_not_the_places_it_searched()
     assert site_of(libs, facts) == SITE
 
 
+def test_a_twins_finding_is_about_the_twin_its_title_names_not_the_site_its_evidence_loads_from():
+    """H200, rounds 29-30: torch 2.11 in /opt/torch/.venv and in its hard-linked copy. CD709 about the copy's torch
+    names the original's cuDNN folder (LD_LIBRARY_PATH points there), so fix said it was about another environment;
+    the title's "(in ...)" says which twin it is."""
+    from cudnn_doctor.fixing.gather import site_of
+    from cudnn_doctor.model import Finding, Fix, Severity
+    from cudnn_doctor.queries import framework_label
+    from facts_factory import framework, real_machine
+
+    facts = real_machine()
+    original = "/opt/torch/.venv/lib/python3.12/site-packages"
+    copy = "/tmp/cudnn-doctor-fix-venv/lib/python3.12/site-packages"
+    facts.python.site_dirs = [copy, original]
+    facts.python.frameworks = [framework("torch", "2.11.0", location=original),
+                               framework("torch", "2.11.0", location=copy)]
+    for fw in facts.python.frameworks:
+        title = "%s loads cuDNN 9.19.0 but its libcudnn_graph.so.9 from elsewhere" % framework_label(facts, fw)
+        mixed = Finding("CD709", Severity.ERROR, title, remedy=Fix(text="x"), evidence={
+            "framework": "torch", "version": "2.11.0", "cudnn": original + "/nvidia/cudnn/lib/libcudnn.so.9"})
+        assert site_of(mixed, facts) == fw.location
+    # without a label to tell them apart (an older finding), the evidence still decides
+    bare = Finding("CD709", Severity.ERROR, "torch 2.11.0 loads", remedy=Fix(text="x"),
+                   evidence={"framework": "torch", "cudnn": copy + "/nvidia/cudnn/lib/libcudnn.so.9"})
+    assert site_of(bare, facts) == copy
+
+
 def test_a_removed_wheel_is_not_reinstalled_and_removals_come_before_installs():
     """realworld draw 291129-43: CD402 reinstalls the damaged cu13 wheel, CD501 and CD709 swap it for cu12 (the
     same nvidia/cudnn folder). Merged by options, CD501's install ran before its own uninstall, which then emptied
