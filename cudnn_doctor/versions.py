@@ -96,10 +96,16 @@ _SO_VERSION = re.compile(r"\.so\.(\d+(?:\.\d+)*)$")
 
 
 def tag_cuda(tag: Optional[str]) -> Optional[str]:
-    """A PyTorch build tag's CUDA, the last digit its minor: cu101 -> 10.1, cu130 -> 13.0, cu92 -> 9.2; None for
-    cpu, rocm or no tag."""
-    m = re.fullmatch(r"cu(\d{2,3})", tag or "")
-    return "%s.%s" % (m.group(1)[:-1], m.group(1)[-1]) if m else None
+    """A PyTorch build tag's CUDA, the last digit its minor: cu101 -> 10.1, cu130 -> 13.0, cu92 -> 9.2; jaxlib's
+    (its local version's first part): cuda111 -> 11.1, cuda92 -> 9.2, and since 0.4 the major alone, cuda11 -> 11,
+    cuda12 -> 12 ("0.4.13+cuda11.cudnn86"); None for cpu, rocm or no tag."""
+    m = re.fullmatch(r"cu(da)?(\d{2,3})", (tag or "").split(".")[0])
+    if m is None:
+        return None
+    digits = m.group(2)
+    if m.group(1) and len(digits) == 2 and digits[0] == "1":  # jaxlib's cuda11, cuda12: a major, never 1.1
+        return digits
+    return "%s.%s" % (digits[:-1], digits[-1])
 
 
 def soname_version(filename: str) -> Optional[str]:

@@ -14,7 +14,7 @@ from ..versions import major_of, soname_major, split_soname, ver
 from .answer_facts import from_loader, from_releases
 from .answer_wheels import from_wheels
 from .answer_builds import from_extension_abi
-from .answer_dlopen import sublibrary_on_path, torch7_bindings
+from .answer_dlopen import cudnn_needs_cublas, sublibrary_on_path, torch7_bindings
 from .answer_install import from_pip
 from .answer_pairs import onnxruntime_beside_torch, onnxruntime_for_cuda
 from .answer_signals import from_signals, from_statuses
@@ -176,8 +176,10 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
     first = shipped[0]
     stem = re.split(r"\.so|64_", first.name)[0]
     stem = stem if stem.startswith("lib") else "lib" + stem
-    cause = "%s is not found; it is %s's%s%s" % (first.name, first.label, _asked_by(ev, first.label),
-                                                 _searched_older(ev, compat))
+    needer = next((f.caller for f in ev.loader if f.library == first.name and f.kind == "missing" and f.caller), "")
+    cause = "%s is not found; it is %s's%s%s%s" % (
+        first.name, first.label, "; %s itself was found, and it needs %s" % (needer, first.name) if needer else "",
+        _asked_by(ev, first.label), _searched_older(ev, compat))
     # A CUDA library's fix already offers the program's build for the CUDA installed; cuDNN's names only cuDNN.
     offers_build = first.product != "cuDNN"
     if first.product == "cuDNN":
@@ -191,7 +193,8 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
     else:
         fix = paste.toolkit_library_fix(compat, first, stem)
         found = _cupy_wheel(ev, compat, first.name, major_of(first.low), cause, fix) or \
-            _cudnn_asks_cublas(ev, compat, first.name, cause)
+            _cudnn_asks_cublas(ev, compat, first.name, cause) or \
+            cudnn_needs_cublas(ev, compat, first.name, needer, cause, fix)
         if found is not None:
             return found
     fix = paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix

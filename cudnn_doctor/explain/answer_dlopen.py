@@ -10,7 +10,8 @@ from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
 from ..remedies.paste_answers import folder_then_install_fix, torch7_branch_fix
-from ..versions import major_of
+from ..remedies.shell import or_else
+from ..versions import major_of, soname_major
 from .answered import Answer
 from .evidence import Evidence
 
@@ -40,6 +41,25 @@ def sublibrary_on_path(ev: Evidence, compat: Compat, cause: str, install_fix: Fi
         return Answer(cause + "; or its own load failed on libcuda.so, which it opens by that unversioned name and "
                       "which WSL keeps only in /usr/lib/wsl/lib", paste.or_libcuda_link_fix(fix, ev.platform))
     return Answer(cause, fix)
+
+
+def cudnn_needs_cublas(ev: Evidence, compat: Compat, name: str, needer: str, cause: str,
+                       install_fix: Fix) -> Optional[Answer]:
+    """cuDNN's sub-library was found but the cuBLAS it opens was not (jax-16625: "Could not load library
+    libcudnn_ops_infer.so.8. Error: libcublas.so.11: cannot open ..."). NVIDIA's cuDNN wheel looks for cuBLAS in the
+    nvidia-cublas wheel it requires (its libraries' RUNPATH holds $ORIGIN/../../cublas/lib: nvidia-cudnn-cu11
+    8.9.6.50), so installing the cuDNN wheel brings it; a cuDNN from elsewhere needs the CUDA's cuBLAS on the path."""
+    cudnn = soname_major(needer) if needer.startswith("libcudnn") else None
+    cuda = soname_major(name) if re.match(r"libcublas(?:Lt)?\.so\.\d", name) else None
+    if cudnn is None or cuda is None:
+        return None
+    wheel = paste.cudnn_release_fix(compat, cudnn, cuda="%d.0" % cuda)
+    if not wheel.commands:
+        return None
+    return Answer(cause + "; cuDNN %d's wheel finds cuBLAS in the nvidia-cublas-cu%d wheel it requires (its libraries "
+                  "search $ORIGIN/../../cublas/lib), so that wheel is missing, or this cuDNN is not NVIDIA's wheel for "
+                  "CUDA %d" % (cudnn, cuda, cuda),
+                  or_else(wheel, install_fix, "%s, which brings the nvidia-cublas wheel it requires; or %s"))
 
 
 _CNN_INFER_8 = "libcudnn_cnn_infer.so.8"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import List
+from typing import Dict, List
 
 from ..knowledge import Compat
 from .evidence import LoaderFailure, WindowsLoad
@@ -41,15 +41,30 @@ _WIN_CODE = re.compile(r"(?:WinError|error(?: code)?|LoadLibrary\w*\s+failed wit
                        re.I)
 
 
+# A wrapper's words around the loader's own: "Could not load library libcudnn_ops_infer.so.8. Error: libcublas.so.11:
+# cannot open shared object file" (cuDNN), "Could not load dynamic library 'X'; dlerror: Y: cannot open ..."
+# (TensorFlow). Where Y is not X, X was found and Y, a library X needs, is the one missing (jax-16625).
+_WRAPPED = re.compile(r"(?:Could not|Unable to|Failed to) load (?:dynamic )?library:?\s+'?(" + _NAMED +
+                      r")'?[.;:,]?\s+(?:Error|dlerror)\s*:\s*(?:[^\s:]{0,400}/)?(" + _SO + r"): cannot open shared object file",
+                      re.I)
+
+
+def _found_but_needing(text: str) -> Dict[str, str]:
+    """{library found: the library it needs that is missing}, where a wrapper's message says so."""
+    return {m.group(1): m.group(2) for m in _WRAPPED.finditer(text) if m.group(1) != m.group(2)}
+
+
 def decode_loader(text: str) -> List[LoaderFailure]:
     """Each loader failure once, in the order the kinds are listed above."""
     out: List[LoaderFailure] = []
-    taken = set()
+    needing = _found_but_needing(text) if "rror" in text else {}
+    callers = {needed: found for found, needed in needing.items()}
+    taken = set(needing)  # found: not missing itself
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(text):
             if m.group(1) not in taken:
                 taken.add(m.group(1))
-                out.append(LoaderFailure(kind, library=m.group(1)))
+                out.append(LoaderFailure(kind, library=m.group(1), caller=callers.get(m.group(1), "")))
     for m in _UNDEFINED.finditer(text):
         caller, symbol, node = (m.group(1), m.group(2), m.group(3)) if m.group(2) else ("", m.group(4), m.group(5))
         out.append(LoaderFailure("undefined-symbol", library=node or "", symbol=symbol, node=node or "",

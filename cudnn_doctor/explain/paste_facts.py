@@ -85,8 +85,8 @@ class PasteFacts:
 
 _W = r"(?<![\w.+-])"  # starts only where a word starts
 _REL = r"(\d+\.\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+([A-Za-z]\w*))?"
-# between a name and its release: "==", ": ", " ", " version ", and users' own prints' " Ver." ("Torch Ver.2.3.1")
-_SAYS = r"(?:[ \t]?(?:version|ver\.)[ \t]*(?:={1,3}|:)?|[ \t]?(?:={1,3}|:|[ \t]))[ \t]*"
+# between a name and its release: "==", ": ", " ", " version ", users' own prints' " Ver." ("Torch Ver.2.3.1"), " v"
+_SAYS = r"(?:[ \t]?(?:version|ver\.)[ \t]*(?:={1,3}|:)?|[ \t]?(?:={1,3}|:|[ \t]))[ \t]*v?"
 # (name, pattern with a release as group 1 and a build tag as group 2, or no groups where only the name is said)
 # a REPL's or print's echo of a module's version: ">>> tf.__version__\n'2.21.0'", "print(torch.__version__)\n2.3.1+cu121"
 _ECHO = r"\.__version__\)?[ \t]*\r?\n(?:[ \t]*>>>[^\n]*\n)?[ \t]*['\"]?" + _REL

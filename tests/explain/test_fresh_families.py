@@ -681,6 +681,13 @@ FAMILIES = [
     ("cudnn-asks-cublas", "Could not load library libcublasLt.so.12. Error: libcublasLt.so.12: cannot open shared "
      "object file: No such file or directory\nOn my system I installed cuda 11.8 and cudnn 8.8.",
      ["cuDNN loaded is a build for CUDA 12", "11.8"], ['nvidia-cudnn-cu11==8.*'], ["nvidia-cublas-cu12"]),
+    # https://github.com/jax-ml/jax/issues/16625: cuDNN's sub-library found, the cuBLAS it opens not; the jaxlib
+    # build tag (+cuda11.cudnn86) says CUDA 11, and NVIDIA's cuDNN wheel brings the cuBLAS wheel it requires
+    ("cudnn-needs-cublas", "Could not load library libcudnn_ops_infer.so.8. Error: libcublas.so.11: cannot open "
+     "shared object file: No such file or directory\nFatal Python error: Aborted\n\njax v4.13  jaxlib "
+     "v0.4.13+cuda11.cudnn86", ["libcublas.so.11 is not found", "libcudnn_ops_infer.so.8 itself was found",
+                                "nvidia-cublas-cu11"], ['nvidia-cudnn-cu11==8.*', 'nvidia-cublas-cu11==11.*'],
+     ["nvidia-cudnn-cu12"]),
     # https://github.com/NVIDIA/libnvidia-container/issues/67: nvidia-smi inside a container, the cache not rebuilt
     ("container-ldcache", "When I launch a docker container, nvidia-smi inside the container says: NVIDIA-SMI "
      "couldn't find libnvidia-ml.so library in your system.", ["loader cache"], ["ldconfig", "config.toml"], []),

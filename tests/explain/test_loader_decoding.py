@@ -21,6 +21,19 @@ def test_cannot_open(where, lib):
     assert (f.kind, f.library) == ("missing", lib)
 
 
+@given(soname, folder, soname, st.sampled_from([
+    "Could not load library %s. Error: %s%s: cannot open shared object file: No such file or directory",
+    "Could not load dynamic library '%s'; dlerror: %s%s: cannot open shared object file: No such file or directory"]))
+def test_a_wrapper_naming_another_librarys_failure_says_what_is_missing_and_who_needs_it(found, where, needed, words):
+    """jax-16625: "Could not load library libcudnn_ops_infer.so.8. Error: libcublas.so.11: cannot open ...": the
+    sub-library was found; the library it needs is the one missing."""
+    failures = decode_loader(words % (found, where, needed))
+    if found == needed:  # the loader's words about the library itself
+        assert [(f.kind, f.library, f.caller) for f in failures] == [("missing", found, "")]
+    else:
+        assert [(f.kind, f.library, f.caller) for f in failures] == [("missing", needed, found)]
+
+
 @given(folder, soname, symbol, soname)
 def test_undefined_symbol_with_its_version_node(where, caller, sym, node):
     [f] = decode_loader("ImportError: %s%s: undefined symbol: %s, version %s" % (where, caller, sym, node))

@@ -38,6 +38,12 @@ def test_driver_cuda_encodings_and_tags():
     facts = read_paste("The NVIDIA driver on your system is too old (found version 11040).")
     assert facts.cuda_driver.value == "11.4" and facts.build_cuda() is None
     assert [tag_cuda(t) for t in ("cu101", "cu130", "cu92", "cpu", None)] == ["10.1", "13.0", "9.2", None, None]
+    # jaxlib's local versions: cuda111 until 0.3, the major alone since 0.4 ("0.4.13+cuda11.cudnn86")
+    assert [tag_cuda(t) for t in ("cuda111", "cuda92", "cuda11.cudnn86", "cuda12.cudnn89", "rocm5.2")] == [
+        "11.1", "9.2", "11", "12", None]
+    facts = read_paste("jax v4.13  jaxlib v0.4.13+cuda11.cudnn86")
+    assert ("JAX", "0.4.13", "cuda11") in [(p.name, p.release, p.tag) for p in facts.programs]
+    assert facts.build_cuda() == "11"
 
 
 def test_what_the_text_does_not_say_is_unknown():
