@@ -9,7 +9,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Sequence
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 CACHE = Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / "cudnn-doctor-tests"))
 
@@ -59,36 +59,84 @@ def download_wheel(name: str, version: str, pattern: str, platforms: Sequence[st
         return found[0] if found and (proc.returncode == 0 or not require_success) else None
 
 
+def _pypi_wheel(project: str, release: str, ending: str) -> Tuple[str, int, bool]:
+    """(url, size, whether PyPI serves its core metadata beside it) of the release's wheel ending with ``ending``."""
+    from urllib.parse import urljoin
+
+    import requests
+
+    page = "https://pypi.org/simple/%s/" % project
+    doc = requests.get(page, timeout=30, headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
+    wheel = [f for f in doc["files"] if f["filename"].startswith(
+        "%s-%s-" % (project.replace("-", "_"), release)) and f["filename"].endswith(ending)][0]
+    return urljoin(page, wheel["url"]), int(wheel["size"]), bool(wheel.get("core-metadata"))
+
+
+def _zip_directory(url: str, size: int) -> List[Tuple[str, int, int, int]]:
+    """(name, compression method, compressed size, local header offset) of each member, read from the zip's central
+    directory by HTTP range requests."""
+    import struct
+
+    import requests
+
+    tail = requests.get(url, headers={"Range": "bytes=%d-%d" % (max(0, size - 65536), size - 1)}, timeout=60).content
+    end = tail.rfind(b"PK\x05\x06")
+    cd_size, cd_offset = struct.unpack("<II", tail[end + 12:end + 20])
+    directory = requests.get(url, headers={"Range": "bytes=%d-%d" % (cd_offset, cd_offset + cd_size - 1)},
+                             timeout=60).content
+    out, at = [], 0
+    while directory[at:at + 4] == b"PK\x01\x02":
+        method, = struct.unpack("<H", directory[at + 10:at + 12])
+        packed, = struct.unpack("<I", directory[at + 20:at + 24])
+        name_len, extra_len, comment_len = struct.unpack("<HHH", directory[at + 28:at + 34])
+        offset, = struct.unpack("<I", directory[at + 42:at + 46])
+        out.append((directory[at + 46:at + 46 + name_len].decode(), method, packed, offset))
+        at += 46 + name_len + extra_len + comment_len
+    return out
+
+
 def wheel_members(project: str, release: str, ending: str) -> Optional[List[str]]:
     """The member names of the release's wheel whose file name ends with ``ending`` ("x86_64.whl",
     "cp312-win_amd64.whl"), read from its zip central directory on PyPI by HTTP range requests (a few hundred KB, not
     the whole wheel); None where PyPI cannot be asked (offline, CUDNN_DOCTOR_NO_DOWNLOAD)."""
     if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
         return None
+    import requests
+
+    try:
+        url, size, _ = _pypi_wheel(project, release, ending)
+        return [name for name, _, _, _ in _zip_directory(url, size)]
+    except (requests.RequestException, ValueError, KeyError, IndexError):
+        return None
+
+
+def wheel_requires(project: str, release: str, ending: str = "x86_64.whl") -> Optional[List[str]]:
+    """The Requires-Dist lines of the release's wheel: the core metadata PyPI serves beside it (PEP 658), else its
+    dist-info/METADATA member read by range requests (older uploads); None where PyPI cannot be asked."""
+    if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
+        return None
     import struct
-    from urllib.parse import urljoin
+    import zlib
+    from email.parser import Parser
 
     import requests
 
-    page = "https://pypi.org/simple/%s/" % project
     try:
-        doc = requests.get(page, timeout=30, headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
-        wheel = [f for f in doc["files"] if f["filename"].startswith(
-            "%s-%s-" % (project.replace("-", "_"), release)) and f["filename"].endswith(ending)][0]
-        url, size = urljoin(page, wheel["url"]), int(wheel["size"])
-        tail = requests.get(url, headers={"Range": "bytes=%d-%d" % (size - 65536, size - 1)}, timeout=60).content
-        end = tail.rfind(b"PK\x05\x06")
-        cd_size, cd_offset = struct.unpack("<II", tail[end + 12:end + 20])
-        directory = requests.get(url, headers={"Range": "bytes=%d-%d" % (cd_offset, cd_offset + cd_size - 1)},
-                                 timeout=60).content
-    except (requests.RequestException, ValueError, KeyError, IndexError):
+        url, size, served = _pypi_wheel(project, release, ending)
+        if served:
+            text = requests.get(url + ".metadata", timeout=30).text
+        else:
+            name, method, packed, offset = next(m for m in _zip_directory(url, size)
+                                                if m[0].endswith(".dist-info/METADATA"))
+            head = requests.get(url, headers={"Range": "bytes=%d-%d" % (offset, offset + 29)}, timeout=60).content
+            name_len, extra_len = struct.unpack("<HH", head[26:30])
+            start = offset + 30 + name_len + extra_len
+            data = requests.get(url, headers={"Range": "bytes=%d-%d" % (start, start + packed - 1)},
+                                timeout=60).content
+            text = (zlib.decompress(data, -15) if method == 8 else data).decode()
+    except (requests.RequestException, ValueError, KeyError, IndexError, StopIteration, zlib.error):
         return None
-    names, at = [], 0
-    while directory[at:at + 4] == b"PK\x01\x02":
-        name_len, extra_len, comment_len = struct.unpack("<HHH", directory[at + 28:at + 34])
-        names.append(directory[at + 46:at + 46 + name_len].decode())
-        at += 46 + name_len + extra_len + comment_len
-    return names
+    return Parser().parsestr(text).get_all("Requires-Dist") or []
 
 
 def wheel_file(name: str, version: str) -> Optional[Path]:
