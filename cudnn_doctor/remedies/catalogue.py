@@ -38,8 +38,9 @@ def table_command(command: str) -> str:
 
 def table_fix(row: Mapping[str, Any]) -> Fix:
     """The fix a compat table row holds: its `commands` built for the Target, said by its `words` ({0}, {1}, ...
-    stand for the commands in order, then its `alternatives`: another way, said, not run). A row's part for Windows (platform_row) holds PowerShell's commands as typed
-    there (never `sudo`: 'from an Administrator PowerShell' is said in its words)."""
+    stand for the commands in order, then its `alternatives`: another way, said, not run). A row's part for Windows
+    (platform_row) holds PowerShell's commands as typed there (never `sudo`: 'from an Administrator PowerShell' is
+    said in its words)."""
     shell = str(row.get("shell", "sh"))
     commands = [table_command(c) if shell == "sh" else c for c in row.get("commands", [])]
     other = [table_command(c) if shell == "sh" else c for c in row.get("alternatives", [])]  # said after, not run

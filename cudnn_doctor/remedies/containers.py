@@ -6,7 +6,7 @@ from typing import Optional
 
 from ..knowledge import DriverFloor
 from ..model import WINDOWS_SHELL, Fix
-from .acting import ldconfig, on_machine, system
+from .acting import ldconfig, on_machine, system, under_root
 from .node import runtime_configure_fix
 from .shell import advice, or_else, run, said, say
 from .shells import command_fix
@@ -125,10 +125,13 @@ def container_ldcache_fix() -> Fix:
     """The driver libraries the NVIDIA runtime mounted, missing from the container's loader cache: rebuild it there;
     for good, the runtime's ldconfig setting on the host (nvidia-docker#854: '@/sbin/ldconfig' failed on Debian)."""
     rebuild = ldconfig()
-    return run(rebuild, text="inside the container: `%s` (the loader cache then lists libnvidia-ml.so.1); where every "
+    # a container's user is often not root and has no sudo: root's shell in it comes from the host
+    as_user = "" if rebuild == "ldconfig" or under_root() else \
+        " (where the container has none, as its root user: from the host, docker exec with -u 0 and its name)"
+    return run(rebuild, text="inside the container: `%s`%s (the loader cache then lists libnvidia-ml.so.1); where every "
                "container needs that, the NVIDIA runtime's config on the host (/etc/nvidia-container-runtime/"
                "config.toml) names a loader-cache program the host does not run: set it to the host's own path, "
-               "prefixed with @, or to the container's own" % rebuild)
+               "prefixed with @, or to the container's own" % (rebuild, as_user))
 
 
 def wsl_libcuda_first_fix() -> Fix:

@@ -7,7 +7,6 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ..knowledge.declared import ENVIRONMENT, DeclaredCheck, shipped_checks
 from ..model import Facts, Finding, Fix, Severity
-from ..queries import platform_of
 from ..remedies.catalogue import table_fix
 from ..remedies.environment import environment_variable_fix
 from . import RuleContext, RuleFunc, rule
@@ -54,7 +53,7 @@ def judged(check: DeclaredCheck, facts: Facts) -> List[Finding]:
     return [finding(
         _SEVERITY[check.severity],
         check.title_found.format(value=shown(number, check.unit) if numeric else value, limit=limit),
-        detail=check.detail, remedy=_fix(check, facts),
+        detail=check.detail, remedy=_fix(check),
         evidence={_named(check.fact): value, **({"below": check.below} if check.below is not None else {})})]
 
 
@@ -63,11 +62,11 @@ def _named(path: str) -> str:
     return path[len(ENVIRONMENT):] if path.startswith(ENVIRONMENT) else path
 
 
-def _fix(check: DeclaredCheck, facts: Facts) -> Fix:
+def _fix(check: DeclaredCheck) -> Fix:
     """The row's fix; an environment variable's without commands: unset it, or set it to `set_to`, in the shell of
-    the machine's platform."""
+    the machine the fixes are built for."""
     if check.fact.startswith(ENVIRONMENT) and not check.fix.get("commands"):
-        return environment_variable_fix(_named(check.fact), platform_of(facts), check.set_to)
+        return environment_variable_fix(_named(check.fact), check.set_to)
     return table_fix(check.fix)
 
 

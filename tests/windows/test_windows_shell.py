@@ -48,8 +48,9 @@ def _windows_fixes():
     yield "newer first", windows.newer_copy_first_fix(win, old, copy)
     yield "framework cudnn", windows.windows_framework_cudnn_fix(wheel, "cudnn64_9.dll", "torch",
                                                                  "C:\\Python312\\Lib\\site-packages")
-    yield "environment", environment.environment_variable_fix("CUDA_VISIBLE_DEVICES", "windows", "0")
-    yield "environment unset", environment.environment_variable_fix("CUDA_LAUNCH_BLOCKING", "windows")
+    with building_for(Target(shell=WINDOWS_SHELL)):  # the Target's shell decides (explain: the paste's platform's)
+        yield "environment", environment.environment_variable_fix("CUDA_VISIBLE_DEVICES", "0")
+        yield "environment unset", environment.environment_variable_fix("CUDA_LAUNCH_BLOCKING")
     yield "shadowed", paste.shadowed_library_fix("cudnn64_9.dll", "9.1", "windows")
     yield "paging file", paste_runtime.paging_file_fix()
     yield "missing dll", paste.windows_missing_dll_fix("cudnn64_9.dll")
@@ -65,6 +66,16 @@ def test_every_windows_command_is_powershell(target):
         assert fix.shell == WINDOWS_SHELL, (name, fix.shell)
         for command in fix.commands + ([fix.doctor] if fix.doctor else []):
             quoted_arguments(command)  # fails where PowerShell would not read it
+
+
+def test_an_environment_variable_is_set_as_the_targets_shell_writes_it():
+    with building_for(Target()):
+        assert environment.environment_variable_fix("CUDA_VISIBLE_DEVICES", "0").commands == [
+            "export CUDA_VISIBLE_DEVICES=0"]
+        assert environment.environment_variable_fix("CUDA_LAUNCH_BLOCKING").commands == ["unset CUDA_LAUNCH_BLOCKING"]
+    with building_for(Target(shell=WINDOWS_SHELL)):
+        fix = environment.environment_variable_fix("CUDA_VISIBLE_DEVICES", "0")
+    assert (fix.commands, fix.shell) == (["$env:CUDA_VISIBLE_DEVICES = '0'"], WINDOWS_SHELL)
 
 
 def _windows_machine():
