@@ -106,3 +106,28 @@ def test_each_framework_check_reads_its_rule_from_the_knowledge():
     rows = COMPAT.table("frameworks", "version_checks")["rows"]
     assert {r["rule"] for r in rows} <= {"same-minor", "same-major-newer-minor", "not-older", "same-major", "exact"}
     assert COMPAT.version_check_rule("TensorFlow 1.x", "cuDNN")["rule"] == "same-minor"
+
+
+def test_a_machine_whose_framework_loads_the_cudnn_it_was_built_with_offers_no_machine_wide_cudnn():
+    """On the H200, explain of torch's "compiled against (9, 19, 0) but found runtime version (9, 14, 0)" offered
+    "and here" to register the torch venv's cuDNN 9.19 system-wide, where torch loads it from its own wheel (check
+    finds nothing). The pasted program's own framework here decides; another program's paste still gets the fix."""
+    from facts_factory import real_machine
+
+    from cudnn_doctor.explain.judge import one_fix
+    from cudnn_doctor.explain.parse import PastedVersions
+    from cudnn_doctor.remedies.explain import cudnn_version_fix, in_program_environment
+
+    from cudnn_doctor.model import Target
+    from cudnn_doctor.remedies.acting import building_for
+
+    facts, compat = real_machine(), shipped_compat()
+    versions = PastedVersions(compiled="9.19.0", runtime="9.14.0")
+    newer = PastedVersions(compiled="9.20.0", runtime="9.14.0")  # built with a newer cuDNN than torch here loads
+    with building_for(Target()):
+        gap = cudnn_version_fix(compat, facts, "9.14.0", "9.19.0")
+        assert "9.19" in gap.text
+        assert one_fix(compat, facts, "", versions, [], [], ["PyTorch"]).text == in_program_environment(True).text
+        assert one_fix(compat, facts, "", versions, [], [], ["TensorFlow"]).text == gap.text
+        assert one_fix(compat, facts, "", newer, [], [], ["PyTorch"]).text == \
+            cudnn_version_fix(compat, facts, "9.14.0", "9.20.0").text
