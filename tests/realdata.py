@@ -9,7 +9,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 CACHE = Path(os.environ.get("CUDNN_DOCTOR_TEST_CACHE", Path.home() / ".cache" / "cudnn-doctor-tests"))
 
@@ -137,6 +137,70 @@ def wheel_requires(project: str, release: str, ending: str = "x86_64.whl") -> Op
     except (requests.RequestException, ValueError, KeyError, IndexError, StopIteration, zlib.error):
         return None
     return Parser().parsestr(text).get_all("Requires-Dist") or []
+
+
+def wheel_elf_symbols(project: str, release: str, member_suffix: str, ending: str = "x86_64.whl") -> Optional[Set[str]]:
+    """The names of the functions and objects a shared library of the release's wheel defines (its .dynsym), read
+    from that member alone by HTTP range requests (its dynamic segment lies near the end, so the whole member:
+    NVRTC's is about 20 MB, NCCL's too big to fetch in a test); None where PyPI cannot be asked."""
+    if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
+        return None
+    import struct
+    import zlib
+
+    import requests
+
+    try:
+        url, size, _ = _pypi_wheel(project, release, ending)
+        name, method, packed, offset = next(m for m in _zip_directory(url, size) if m[0].endswith(member_suffix))
+        head = requests.get(url, headers={"Range": "bytes=%d-%d" % (offset, offset + 29)}, timeout=60).content
+        name_len, extra_len = struct.unpack("<HH", head[26:30])
+        start = offset + 30 + name_len + extra_len
+        data = requests.get(url, headers={"Range": "bytes=%d-%d" % (start, start + packed - 1)}, timeout=300).content
+        elf = zlib.decompressobj(-15).decompress(data) if method == 8 else data
+    except (requests.RequestException, ValueError, KeyError, IndexError, StopIteration, zlib.error):
+        return None
+    return _defined_symbols(elf)
+
+
+def _defined_symbols(elf: bytes) -> Set[str]:
+    """The defined dynamic symbols of a 64-bit little-endian ELF: its dynamic segment (program headers) gives .dynsym
+    and .dynstr."""
+    import struct
+
+    phoff, = struct.unpack("<Q", elf[32:40])
+    phentsize, phnum = struct.unpack("<HH", elf[54:58])
+    loads, dynamic = [], None
+    for i in range(phnum):
+        kind, _, off, vaddr, _, filesz = struct.unpack("<IIQQQQ", elf[phoff + i * phentsize:phoff + i * phentsize + 40])
+        if kind == 1:
+            loads.append((vaddr, off, filesz))
+        elif kind == 2:
+            dynamic = (off, filesz)
+
+    def at(address: int) -> int:  # a virtual address as a file offset
+        return next(off + address - vaddr for vaddr, off, filesz in loads if vaddr <= address < vaddr + filesz)
+
+    tags: Dict[int, int] = {}
+    assert dynamic is not None
+    for i in range(dynamic[1] // 16):
+        tag, value = struct.unpack("<qQ", elf[dynamic[0] + 16 * i:dynamic[0] + 16 * i + 16])
+        if tag == 0:
+            break
+        tags.setdefault(tag, value)
+    symtab, strtab, strsz = at(tags[6]), at(tags[5]), tags[10]
+    # DT_HASH's nchain is the symbol count; without it, .dynsym ends where .dynstr (or any section after it) starts
+    count = struct.unpack("<I", elf[at(tags[4]) + 4:at(tags[4]) + 8])[0] if 4 in tags else \
+        ((strtab if strtab > symtab else len(elf)) - symtab) // 24
+    out = set()
+    for i in range(1, count):
+        st_name, info, _, shndx = struct.unpack("<IBBH", elf[symtab + 24 * i:symtab + 24 * i + 8])
+        if st_name >= strsz:
+            break
+        if shndx != 0 and info >> 4 in (1, 2):  # defined, GLOBAL or WEAK
+            end = elf.index(b"\0", strtab + st_name)
+            out.add(elf[strtab + st_name:end].decode())
+    return out
 
 
 def wheel_file(name: str, version: str) -> Optional[Path]:

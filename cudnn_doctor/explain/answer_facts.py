@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_python as py_fix, paste_runtime as rt
+from ..remedies.shell import noted
 from packaging.version import Version
 
 from ..versions import major_of, tag_cuda, ver
@@ -66,6 +67,9 @@ def _undefined(f: LoaderFailure, ev: Evidence, compat: Compat) -> Optional[Answe
     if owner is None:
         return None
     stem = str(owner["stem"])
+    since = compat.symbol_since(f.symbol)  # the first release that has it, from the real wheels or NVIDIA's guides
+    dated = "; %s first came with %s %s, so the %s found is older than that" % (
+        f.symbol, since["named"], since["release"], stem) if since else ""
     if stem == "libnccl":
         wheels = facts.package("nvidia-nccl-")
         if len(wheels) > 1:
@@ -78,23 +82,27 @@ def _undefined(f: LoaderFailure, ev: Evidence, compat: Compat) -> Optional[Answe
     copies = _listed_copies(ev.text, stem)
     if len(copies) > 1:  # nccl#1784: a build's own NCCL 2.27 and the system's 2.23, which the loader found first
         return Answer("%s is %s's own function, and the text lists %s: the older copy is found first, not the one "
-                      "the program was built with" % (f.symbol, owner["product"], " and ".join(
-                          "%s %s (%s)" % (owner["product"], release, folder) for release, folder in copies)),
+                      "the program was built with%s" % (f.symbol, owner["product"], " and ".join(
+                          "%s %s (%s)" % (owner["product"], release, folder) for release, folder in copies), dated),
                       paste.older_copy_fix(stem, copies[0][1]))
     caller_dir, _, caller = f.caller.rpartition("/")
+    caller_dir = caller_dir or f.folder
     folder = caller_dir if caller.startswith(stem) else (facts.folder_of_stem(stem) or _older_cuda_folder(facts))
     if folder:
         return Answer("%s needs %s, which the %s in %s (found first) lacks: an older copy there shadows the one the "
-                      "program was built with" % (caller if folder != caller_dir else "the program", f.symbol, stem,
-                                                   folder), rt.drop_folder_fix(folder, "its older %s" % stem))
+                      "program was built with%s" % (caller if folder != caller_dir else "the program", f.symbol, stem,
+                                                     folder, dated), rt.drop_folder_fix(folder, "its older %s" % stem))
     if stem == "libcudnn":
         return Answer("%s needs %s, which the libcudnn loaded first lacks: an older cuDNN shadows the one it was built "
                       "with" % (caller or "the program", f.symbol), paste.shadowed_library_fix("libcudnn.so", None,
                                                                                               "linux"))
     # CodeJudge#2: ncclCommRegister alone; the copies are two NCCL wheels, a system library or a build of one's own
+    fix = paste.older_copy_fix(stem, None)
+    if since:  # what the copy found first must reach, where the text names no folder
+        fix = noted(fix, "; the copy the program needs is %s %s's or newer" % (since["named"], since["release"]))
     return Answer("%s is %s's own function: the %s loaded is older than the one the program was built with (two "
                   "copies: a system library, a build of your own, or pip wheels of another CUDA major beside each "
-                  "other)" % (f.symbol, owner["product"], stem), paste.older_copy_fix(stem, None))
+                  "other)%s" % (f.symbol, owner["product"], stem, dated), fix)
 
 
 def from_loader(ev: Evidence, compat: Compat) -> Optional[Answer]:

@@ -27,7 +27,9 @@ _PATTERNS = (
     ("wrong-elf-class", re.compile(_LIB + r": wrong ELF class")),
 )
 # The symbol bare or quoted, as reports retell it ('undefined symbol: "ncclCommWindowRegister"')
-_UNDEFINED = re.compile(_LIB + r":\s*undefined\s{1,4}symbol:\s*[\"'`]?(\w+)(?:,\s*version\s+([\w.+-]+))?|"
+# the caller with its folder where the text gives one ("/usr/local/cuda/8.0/lib64/libnvrtc.so: undefined symbol")
+_UNDEFINED = re.compile(r"(?<![\w.+-])((?:/[\w.+-]+)+/|[\w.+-]+/)?(" + _SO + r")" +
+                        r":\s*undefined\s{1,4}symbol:\s*[\"'`]?(\w+)(?:,\s*version\s+([\w.+-]+))?|"
                         r"undefined\s{1,4}symbol(?::\s*[\"'`]?|\s+(?=\w*[A-Z_\d]))(\w+)(?:,\s*version\s+([\w.+-]+))?")
 # "symbol X, version N not defined in file L", also retold without the symbol ("version L not defined in file L")
 _NODE = re.compile(r"(?:symbol\s+(\w+),?\s+version\s+([\w.+-]+)|(?<![\w.+-])version\s+(lib[\w.+-]+\.so[\w.]*))"
@@ -66,9 +68,9 @@ def decode_loader(text: str) -> List[LoaderFailure]:
                 taken.add(m.group(1))
                 out.append(LoaderFailure(kind, library=m.group(1), caller=callers.get(m.group(1), "")))
     for m in _UNDEFINED.finditer(text):
-        caller, symbol, node = (m.group(1), m.group(2), m.group(3)) if m.group(2) else ("", m.group(4), m.group(5))
+        folder, caller, symbol, node = m.group(1, 2, 3, 4) if m.group(3) else ("", "", m.group(5), m.group(6))
         out.append(LoaderFailure("undefined-symbol", library=node or "", symbol=symbol, node=node or "",
-                                 caller=caller or ""))
+                                 caller=caller or "", folder=(folder or "").rstrip("/")))
     for m in _NODE.finditer(text):
         out.append(LoaderFailure("node-not-defined", library=m.group(4), symbol=m.group(1) or "",
                                  node=m.group(2) or m.group(3)))

@@ -28,6 +28,7 @@ class LoaderFailure:
     symbol: str = ""
     node: str = ""  # a symbol version node: 'libnvJitLink.so.12', 'GLIBCXX_3.4.30'
     caller: str = ""  # the library (or program) that asked
+    folder: str = ""  # the caller's folder, where the text gives it (an undefined symbol's)
 
 
 @dataclass(frozen=True)

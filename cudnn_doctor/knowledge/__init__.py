@@ -234,6 +234,7 @@ class Compat:
     pip_project = forward(SonameKnowledge.pip_project)
     optional_library = forward(SonameKnowledge.optional_library)
     symbol_owner = forward(SonameKnowledge.symbol_owner)
+    symbol_since = forward(SonameKnowledge.symbol_since)
 
     # the framework builds pick chooses among (builds.py)
     wheel_code = forward(BuildKnowledge.wheel_code)

@@ -1,6 +1,8 @@
 """Library names (sonames, Windows DLLs) and the releases that ship them (compat/sonames.toml)."""
 from __future__ import annotations
 
+import functools
+import json
 import re
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
@@ -9,6 +11,7 @@ from packaging.version import Version
 
 from ..versions import ver
 from .driver import DriverKnowledge
+from .load import compat_dir
 from .tables import Domain, Tables
 
 _SONAME = re.compile(r"^(lib[\w+-]*?)(?:\.alt)?\.so(?:\.(\d+(?:\.\d+)*))?$")
@@ -102,6 +105,26 @@ class SonameKnowledge(Domain):
                    None)
         return dict(row, source=table["source"]) if row is not None else None
 
+    def symbol_since(self, symbol: str) -> Optional[Dict[str, str]]:
+        """The first release of an NVIDIA library that defines `symbol`: {"release": "12.0", "named": "CUDA", "product",
+        "stem", "source"}, read from the real wheels' libraries (compat/symbols_since.json, scripts/
+        record_symbols_since.py), else from NVIDIA's documents for older releases (sonames.toml
+        [symbols_since_documented]); None where neither dates it."""
+        documented = self.table("sonames", "symbols_since_documented")
+        row = next((r for r in documented.get("rows", []) if r["symbol"] == symbol), None)
+        if row is not None:
+            return {"release": row["since"], "named": row["named"], "product": row["product"], "stem": row["stem"],
+                    "source": row["source"]}
+        recorded = _recorded_symbols()
+        for stem, library in recorded.get("libraries", {}).items():
+            seen = library["since"].get(symbol)
+            if seen is not None:
+                return {"release": seen["release"], "named": library["named"], "product": library["product"],
+                        "stem": stem, "source": "%s defines it, and %s, the release before it that PyPI holds, does "
+                        "not (its .dynsym; %s)" % (seen["wheel"], _previous(library["read"], seen["wheel"]),
+                                                   recorded["_recorded"]["by"])}
+        return None
+
     def optional_library(self, stem: str) -> Optional[Dict[str, Any]]:
         """The row of a library a framework opens only for an optional feature (TensorRT's libnvinfer for
         TensorFlow's TF-TRT), with the table's source; None for any other."""
@@ -122,3 +145,15 @@ def cuda_library_projects(compat: Any, cuda_major: int) -> List[str]:
     """The PyPI projects of a CUDA major's toolkit libraries (cuBLAS, cudart, cuFFT, ... : compat's pip_projects)."""
     stems = compat.table("sonames", "pip_projects").get("projects", {})
     return sorted({p for p in (compat.pip_project(stem, cuda_major) for stem in stems) if p})
+
+
+@functools.lru_cache(maxsize=1)
+def _recorded_symbols() -> Dict[str, Any]:
+    """compat/symbols_since.json, read the first time an undefined symbol is asked about (explain only)."""
+    path = compat_dir() / "symbols_since.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _previous(read: List[str], wheel: str) -> str:
+    at = read.index(wheel) if wheel in read else 0
+    return read[at - 1] if at > 0 else "none"

@@ -688,6 +688,15 @@ FAMILIES = [
      "v0.4.13+cuda11.cudnn86", ["libcublas.so.11 is not found", "libcudnn_ops_infer.so.8 itself was found",
                                 "nvidia-cublas-cu11"], ['nvidia-cudnn-cu11==8.*', 'nvidia-cublas-cu11==11.*'],
      ["nvidia-cudnn-cu12"]),
+    # https://github.com/taolei87/sru/issues/3: an NVIDIA library's function dated by the first release that has it
+    # (compat/sonames.toml [symbols_since_documented] for CUDA 8.0's NVRTC; compat/symbols_since.json from the real
+    # wheels for the later ones)
+    ("symbol-since-documented", "libnvrtc.so: undefined symbol: nvrtcAddNameExpression",
+     ["first came with CUDA 8.0"], ["CUDA 8.0's or newer", "ldconfig -p | grep libnvrtc.so"], []),
+    ("symbol-since-wheels", "ImportError: libtorch_cuda.so: undefined symbol: nvrtcGetLTOIR",
+     ["first came with CUDA 12.0"], ["CUDA 12.0's or newer"], []),
+    ("symbol-since-nccl", "undefined symbol: ncclCommWindowRegister", ["first came with NCCL 2.27"],
+     ["NCCL 2.27's or newer"], []),
     # https://github.com/NVIDIA/libnvidia-container/issues/67: nvidia-smi inside a container, the cache not rebuilt
     ("container-ldcache", "When I launch a docker container, nvidia-smi inside the container says: NVIDIA-SMI "
      "couldn't find libnvidia-ml.so library in your system.", ["loader cache"], ["ldconfig", "config.toml"], []),

@@ -38,6 +38,7 @@ def test_a_wrapper_naming_another_librarys_failure_says_what_is_missing_and_who_
 def test_undefined_symbol_with_its_version_node(where, caller, sym, node):
     [f] = decode_loader("ImportError: %s%s: undefined symbol: %s, version %s" % (where, caller, sym, node))
     assert (f.kind, f.caller, f.symbol, f.node) == ("undefined-symbol", caller, sym, node)
+    assert f.folder == where.rstrip("/")  # the caller's folder, where the text gives it (fresh2's CUDA 8.0 libnvrtc)
 
 
 @given(soname, symbol, soname)
