@@ -97,7 +97,9 @@ class Plan:
 
     environment: Optional[Environment]
     steps: List[Step] = field(default_factory=list)
-    left: List[Tuple[str, str, str]] = field(default_factory=list)  # (finding id, command or "", why it is left)
+    # (finding id, command or "", why it is left, the finding's title: two findings of one id, twins in two
+    # environments, are told apart by it)
+    left: List[Tuple[str, str, str, str]] = field(default_factory=list)
     taken: List[str] = field(default_factory=list)  # ids whose every command is in the steps
     not_taken: List[str] = field(default_factory=list)  # ids left whole (some command fix cannot run)
 
@@ -133,9 +135,9 @@ def build_plan(errors: Sequence[Erring], environment: Optional[Environment], as_
         if why is not None:
             plan.not_taken.append(err.id)
             why = next((p.why for _, p in parsed if p.why), why)  # the first command fix cannot run says why
-            plan.left.extend((err.id, c, why) for c, _ in parsed)
+            plan.left.extend((err.id, c, why, err.title) for c, _ in parsed)
             if not parsed:
-                plan.left.append((err.id, "", why))
+                plan.left.append((err.id, "", why, err.title))
             continue
         plan.taken.append(err.id)
         touched = {a: {project_name(r) for _, p in parsed if p.kind == "packages" and p.action == a for r in p.requirements}

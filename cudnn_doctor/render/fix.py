@@ -23,10 +23,10 @@ def plan_lines(plan: Any, titles: Dict[str, str]) -> List[str]:
     if plan.left:
         lines.append("Left for you:")
         said = set()
-        for fid, command, why in plan.left:
-            if fid not in said:
-                said.add(fid)
-                lines.append("  %s  %s  (%s)" % (fid, titles.get(fid, ""), why))
+        for fid, command, why, title in plan.left:
+            if (fid, title) not in said:  # each finding once, by its own title (twins share an id)
+                said.add((fid, title))
+                lines.append("  %s  %s  (%s)" % (fid, title or titles.get(fid, ""), why))
             if command:
                 lines.append("         %s" % command)
     return lines
@@ -107,7 +107,7 @@ def plan_payload(plan: Any) -> Dict[str, Any]:
     return {"environment": environment_payload(plan.environment),
             "plan": [{"kind": s.kind, "command": s.shown, "changes": s.changes, "ids": list(s.ids)}
                      for s in plan.steps],
-            "left": [{"id": fid, "command": command, "why": why} for fid, command, why in plan.left],
+            "left": [{"id": fid, "command": command, "why": why} for fid, command, why, _ in plan.left],
             "taken": list(plan.taken), "not_taken": list(plan.not_taken)}
 
 

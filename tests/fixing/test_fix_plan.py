@@ -77,7 +77,24 @@ def test_a_read_only_pip_check_beside_changes_is_skipped_and_alone_leaves_the_fi
     plan = build_plan([Erring("CD501", "t", swap, SITE), Erring("CD702", "t", ("pip check",), SITE)], ENV, False)
     assert plan.taken == ["CD501"] and [s.kind for s in plan.steps] == ["packages", "packages", "variables"]
     assert not any("check" in s.argv for s in plan.steps)
-    assert plan.left == [("CD702", "pip check", "its fix changes nothing (it says to leave the environment as it is)")]
+    assert plan.left == [("CD702", "pip check", "its fix changes nothing (it says to leave the environment as it is)",
+                          "t")]
+
+
+def test_twins_left_for_the_user_are_named_by_their_own_titles():
+    """H200, rounds 29-31: "Left for you" named the twin fix takes on (the copy's torch) with the reason of the twin it
+    leaves (the original's, about another environment): titles were looked up by finding id, which twins share."""
+    from cudnn_doctor.render.fix import plan_lines
+
+    copy, original = SITE, "/opt/torch/.venv/lib/python3.12/site-packages"
+    fix = ("pip install --force-reinstall --no-deps nvidia-cudnn-cu13==9.19.0.56",)
+    errs = [Erring("CD503", "torch 2.11.0 (in /opt/torch/.venv) loads 9.14", fix, original),
+            Erring("CD503", "torch 2.11.0 (in the copy) loads 9.14", fix, copy)]
+    plan = build_plan(errs, ENV, as_root=False)
+    lines = plan_lines(plan, {e.id: e.title for e in errs})  # the id-keyed map holds the copy's title only
+    left = [line for line in lines if line.startswith("  CD503")]
+    assert left == ["  CD503  torch 2.11.0 (in /opt/torch/.venv) loads 9.14  (it is about another environment (%s): "
+                    "run fix with that one active)" % original], lines
 
 
 def test_root_steps_are_left_for_a_user_and_taken_by_root_and_a_finding_is_never_half_run():
@@ -86,7 +103,8 @@ def test_root_steps_are_left_for_a_user_and_taken_by_root_and_a_finding_is_never
             Erring("CD702", "pin", ('pip install "a==1"',), SITE)]
     user = build_plan(errs, ENV, as_root=False)
     assert user.taken == ["CD702"] and user.not_taken == ["CD608", "CD801"]
-    assert ("CD608", "sudo ldconfig", "it changes the system, not the environment: run it as root") in user.left
+    assert ("CD608", "sudo ldconfig", "it changes the system, not the environment: run it as root") in [
+        left[:3] for left in user.left]
     assert [s.kind for s in user.steps] == ["packages"]
     root = build_plan(errs, ENV, as_root=True)
     assert root.taken == ["CD608", "CD702"] and [s.kind for s in root.steps] == ["packages", "system"]
