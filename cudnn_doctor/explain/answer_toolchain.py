@@ -159,6 +159,29 @@ def _nvrtc_stub(ev: Evidence, compat: Compat) -> Answer:
                   "folder is on the loader's path", tools.nvrtc_stub_fix())
 
 
+def _spconv_cpu(ev: Evidence, compat: Compat) -> Answer:
+    cuda = ev.facts.build_cuda()
+    return Answer("spconv's tensors were built without CUDA: the CPU-only spconv or cumm package is installed, not "
+                  "spconv's build for a CUDA release (spconv-cuXYZ, with its cumm-cuXYZ)%s" % (
+                      "; PyTorch here is built for CUDA %s" % cuda if cuda else ""),
+                  builds.spconv_cuda_build_fix(compat, cuda))
+
+
+def _spconv_arch(ev: Evidence, compat: Compat) -> Answer:
+    cc = gpu_cc(ev, compat)
+    return Answer("libspconv has no kernels for this GPU's architecture%s and no NVRTC path to build them: it was "
+                  "built with an architecture list (CUMM_CUDA_ARCH_LIST) that leaves the GPU out" % (
+                      " (compute capability %s)" % cc if cc else ""), builds.spconv_arch_fix(compat, cc))
+
+
+def _cuequivariance(ev: Evidence, compat: Compat) -> Answer:
+    floor = str(compat.table("framework_builds", "cuequivariance").get("min_cc", "7.0"))
+    cc, gpu = gpu_cc(ev, compat), next((g.value for g in ev.facts.gpus), None)
+    here = " and this GPU%s is compute capability %s" % ((" (%s)" % gpu) if gpu else "", cc) if cc else ""
+    return Answer("cuEquivariance's CUDA kernels run from compute capability %s (Volta) up%s" % (floor, here),
+                  builds.supported_gpu_fix("cuEquivariance", floor))
+
+
 # Each named condition (compat/symptoms.toml) these answer, and its answer.
 _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "torchvision-cuda-mismatch": _torchvision,
@@ -172,6 +195,9 @@ _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "nvrtc-stub": _nvrtc_stub,
     "ggml-arch": _ggml_arch,
     "mmcv-no-ops": _mmcv_ops,
+    "spconv-cpu-only": _spconv_cpu,
+    "spconv-arch": _spconv_arch,
+    "cuequivariance-arch": _cuequivariance,
     "nvrtc-builtins-missing": _nvrtc_builtins,  # NVRTC's own words, naming no file (a named one is answered before)
 }
 

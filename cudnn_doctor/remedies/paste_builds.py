@@ -13,6 +13,7 @@ from ..model_fix import WINDOWS_SHELL
 from .acting import system
 from .shell import advice, or_else, q, run, said, say
 from .software import torch_source
+from ..versions import reaches
 
 # Microsoft's permanent link to the newest Visual C++ Redistributable for x64 (learn.microsoft.com, "Latest supported
 # Visual C++ Redistributable downloads").
@@ -193,3 +194,33 @@ def mmcv_full_fix() -> Fix:
     return run(drop, "pip install -U openmim", "mim install mmcv", alternatives=[old], text="`%s`, then the full "
                "package built for the installed PyTorch and CUDA: `pip install -U openmim` and `mim install mmcv` (mmcv "
                "2.x, for mmdetection 3.x), or `%s` for the 1.x line that mmdetection 2.x needs" % (drop, old))
+
+
+def spconv_cuda_build_fix(compat: Compat, cuda: Optional[str]) -> Fix:
+    """spconv's CUDA build in place of the CPU-only spconv and cumm: the spconv-cuXYZ of the CUDA PyTorch uses (the
+    newest build of that major not newer than it), which brings its cumm-cuXYZ."""
+    builds = [str(c) for c in compat.table("framework_builds", "spconv").get("cuda", [])]
+    drop = "pip uninstall -y spconv cumm"
+    fitting = [b for b in builds if cuda and b.split(".")[0] == cuda.split(".")[0] and reaches(cuda, b)]
+    if fitting:
+        install = "pip install spconv-cu%s" % fitting[-1].replace(".", "")
+        return run(drop, install, text="`%s`, then spconv's build for CUDA %s: `%s` (it brings cumm's)" % (
+            drop, fitting[-1], install))
+    ask = "python -c \"import torch; print(torch.version.cuda)\""
+    return run(drop, ask, text="`%s`, then the spconv-cuXYZ build of the CUDA PyTorch uses (`%s` says it): %s" % (
+        drop, ask, ", ".join("spconv-cu%s" % b.replace(".", "") for b in builds[-5:])))
+
+
+def spconv_arch_fix(compat: Compat, cc: Optional[str]) -> Fix:
+    """libspconv rebuilt with the GPU's architecture in cumm's architecture list."""
+    variable = str(compat.table("framework_builds", "spconv").get("arch_variable", "CUMM_CUDA_ARCH_LIST"))
+    if cc:
+        line = "export %s=%s" % (variable, q(cc))
+        return run(line, text="rebuild libspconv with this GPU's architecture: `%s` before its C++ build" % line)
+    look = "nvidia-smi --query-gpu=compute_cap --format=csv,noheader"
+    return run(look, text="rebuild libspconv with the GPU's architecture in %s (`%s` says it, as 8.6) before its C++ "
+               "build" % (variable, look))
+
+
+def supported_gpu_fix(program: str, floor: str) -> Fix:
+    return advice("run %s on a GPU of compute capability %s or newer" % (program, floor))

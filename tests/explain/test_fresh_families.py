@@ -697,6 +697,15 @@ FAMILIES = [
      ["first came with CUDA 12.0"], ["CUDA 12.0's or newer"], []),
     ("symbol-since-nccl", "undefined symbol: ncclCommWindowRegister", ["first came with NCCL 2.27"],
      ["NCCL 2.27's or newer"], []),
+    # https://github.com/traveller59/spconv/issues/423 and 534; https://github.com/NVIDIA/cuEquivariance/issues/29:
+    # a library's own words for a CPU-only build, a build without the GPU's architecture, a GPU below its floor
+    ("spconv-cpu-only", "ValueError: /io/include/tensorview/tensor.h(171)\ndon't compiled with cuda\ntorch "
+     "2.1.0+cu121", ["CPU-only spconv or cumm", "CUDA 12.1"], ["pip uninstall -y spconv cumm", "pip install spconv-cu121"],
+     []),
+    ("spconv-arch", "ConvTunerSimple_cached_get_nvrtc_params.cc(18)\nnot implemented in c++, must be overrided in "
+     "python!!!\nRTX 3090", ["libspconv has no kernels", "compute capability 8.6"], ["CUMM_CUDA_ARCH_LIST=8.6"], []),
+    ("cuequivariance-arch", "RuntimeError: can't query kernel attributes\nDevice name: NVIDIA GeForce GTX 1070 Ti",
+     ["compute capability 7.0 (Volta)", "6.1"], ["compute capability 7.0 or newer"], []),
     # https://github.com/NVIDIA/libnvidia-container/issues/67: nvidia-smi inside a container, the cache not rebuilt
     ("container-ldcache", "When I launch a docker container, nvidia-smi inside the container says: NVIDIA-SMI "
      "couldn't find libnvidia-ml.so library in your system.", ["loader cache"], ["ldconfig", "config.toml"], []),
