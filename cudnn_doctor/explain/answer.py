@@ -11,7 +11,8 @@ from ..model import Fix
 from ..remedies import paste, paste_builds as builds, paste_runtime as rt
 from ..remedies.paste_answers import cupy_wheel_of_cuda_fix, library_or_framework_build_fix, torch7_loaded_branch_fix
 from ..versions import major_of, soname_major, split_soname, ver
-from .answer_facts import from_loader, from_releases
+from .answer_facts import from_releases
+from .answer_symbols import from_loader
 from .answer_wheels import from_wheels
 from .answer_builds import from_extension_abi
 from .answer_dlopen import cudnn_needs_cublas, sublibrary_on_path, torch7_bindings

@@ -9,8 +9,7 @@ from typing import Optional
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_runtime as rt
-from ..remedies.paste_answers import folder_then_install_fix, torch7_branch_fix
-from ..remedies.shell import or_else
+from ..remedies.paste_answers import cudnn_wheel_brings_cublas_fix, folder_then_install_fix, torch7_branch_fix
 from ..versions import major_of, soname_major
 from .answered import Answer
 from .evidence import Evidence
@@ -59,7 +58,7 @@ def cudnn_needs_cublas(ev: Evidence, compat: Compat, name: str, needer: str, cau
     return Answer(cause + "; cuDNN %d's wheel finds cuBLAS in the nvidia-cublas-cu%d wheel it requires (its libraries "
                   "search $ORIGIN/../../cublas/lib), so that wheel is missing, or this cuDNN is not NVIDIA's wheel for "
                   "CUDA %d" % (cudnn, cuda, cuda),
-                  or_else(wheel, install_fix, "%s, which brings the nvidia-cublas wheel it requires; or %s"))
+                  cudnn_wheel_brings_cublas_fix(wheel, install_fix))
 
 
 _CNN_INFER_8 = "libcudnn_cnn_infer.so.8"

@@ -175,7 +175,7 @@ def _spconv_arch(ev: Evidence, compat: Compat) -> Answer:
 
 
 def _cuequivariance(ev: Evidence, compat: Compat) -> Answer:
-    floor = str(compat.table("framework_builds", "cuequivariance").get("min_cc", "7.0"))
+    floor = compat.library_min_cc("cuequivariance") or "7.0"
     cc, gpu = gpu_cc(ev, compat), next((g.value for g in ev.facts.gpus), None)
     here = " and this GPU%s is compute capability %s" % ((" (%s)" % gpu) if gpu else "", cc) if cc else ""
     return Answer("cuEquivariance's CUDA kernels run from compute capability %s (Volta) up%s" % (floor, here),

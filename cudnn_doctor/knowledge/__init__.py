@@ -238,6 +238,9 @@ class Compat:
 
     # the framework builds pick chooses among (builds.py)
     wheel_code = forward(BuildKnowledge.wheel_code)
+    spconv_cuda_builds = forward(BuildKnowledge.spconv_cuda_builds)
+    spconv_arch_variable = forward(BuildKnowledge.spconv_arch_variable)
+    library_min_cc = forward(BuildKnowledge.library_min_cc)
     install_recipe = forward(BuildKnowledge.install_recipe)
     extension_project = forward(BuildKnowledge.extension_project)
     conda_override = forward(BuildKnowledge.conda_override)

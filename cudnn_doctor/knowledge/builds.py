@@ -48,6 +48,19 @@ class BuildKnowledge(Domain):
         self.frameworks = frameworks
         self._builds: Dict[str, List[Build]] = {}  # by framework (framework_builds)
 
+    def spconv_cuda_builds(self) -> List[str]:
+        """The CUDA releases spconv publishes a build for (spconv-cuXYZ), oldest first ([spconv])."""
+        return [str(c) for c in self.table("framework_builds", "spconv").get("cuda", [])]
+
+    def spconv_arch_variable(self) -> str:
+        """The variable libspconv's C++ build takes its architecture list from ([spconv])."""
+        return str(self.table("framework_builds", "spconv").get("arch_variable", "CUMM_CUDA_ARCH_LIST"))
+
+    def library_min_cc(self, table: str) -> Optional[str]:
+        """The least compute capability a library's kernels run on ([cuequivariance] min_cc), where compat has it."""
+        floor = self.table("framework_builds", table).get("min_cc")
+        return str(floor) if floor else None
+
     def wheel_code(self, project: str, version: str) -> Optional[Dict[str, Any]]:
         table = self.table("framework_builds", "wheel_code")
         for row in table.get("rows", []):

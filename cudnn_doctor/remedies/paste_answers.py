@@ -122,3 +122,13 @@ def fabric_manager_for_driver_fix(driver: Optional[str]) -> Fix:
 def with_python_note(fix: Fix, note: str) -> Fix:
     """The fix, with what the paste's Python holds back said after it (the release that still installs there)."""
     return noted(fix, note)
+
+
+def cudnn_wheel_brings_cublas_fix(wheel_fix: Fix, install_fix: Fix) -> Fix:
+    """cuDNN's wheel, which requires the nvidia-cublas wheel its libraries look for, or the cuBLAS itself."""
+    return or_else(wheel_fix, install_fix, "%s, which brings the nvidia-cublas wheel it requires; or %s")
+
+
+def needs_release_fix(fix: Fix, named: str, release: str) -> Fix:
+    """``fix``, with the release the copy found first must reach (the first that defines the missing function)."""
+    return noted(fix, "; the copy the program needs is %s %s's or newer" % (named, release))

@@ -199,7 +199,7 @@ def mmcv_full_fix() -> Fix:
 def spconv_cuda_build_fix(compat: Compat, cuda: Optional[str]) -> Fix:
     """spconv's CUDA build in place of the CPU-only spconv and cumm: the spconv-cuXYZ of the CUDA PyTorch uses (the
     newest build of that major not newer than it), which brings its cumm-cuXYZ."""
-    builds = [str(c) for c in compat.table("framework_builds", "spconv").get("cuda", [])]
+    builds = compat.spconv_cuda_builds()
     drop = "pip uninstall -y spconv cumm"
     fitting = [b for b in builds if cuda and b.split(".")[0] == cuda.split(".")[0] and reaches(cuda, b)]
     if fitting:
@@ -213,7 +213,7 @@ def spconv_cuda_build_fix(compat: Compat, cuda: Optional[str]) -> Fix:
 
 def spconv_arch_fix(compat: Compat, cc: Optional[str]) -> Fix:
     """libspconv rebuilt with the GPU's architecture in cumm's architecture list."""
-    variable = str(compat.table("framework_builds", "spconv").get("arch_variable", "CUMM_CUDA_ARCH_LIST"))
+    variable = compat.spconv_arch_variable()
     if cc:
         line = "export %s=%s" % (variable, q(cc))
         return run(line, text="rebuild libspconv with this GPU's architecture: `%s` before its C++ build" % line)
