@@ -57,9 +57,10 @@ def record(stem: str) -> Dict[str, object]:
             if v.release[:2] in seen:
                 continue  # the same release under two projects (a CUDA 12 and 13 build of one NCCL)
             symbols = wheel_elf_symbols(project, str(v), member)
-            if symbols:
-                seen[v.release[:2]] = (project, str(v), symbols)
-                print("%s %s: %d symbols" % (project, v, len(symbols)), file=sys.stderr)
+            if not symbols:  # a release skipped would date its new functions to the next one read
+                raise SystemExit("cannot read %s from %s %s: nothing is written" % (member, project, v))
+            seen[v.release[:2]] = (project, str(v), symbols)
+            print("%s %s: %d symbols" % (project, v, len(symbols)), file=sys.stderr)
     ordered = [seen[k] for k in sorted(seen)]
     oldest = ordered[0]
     since: Dict[str, Dict[str, str]] = {}

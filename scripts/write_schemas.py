@@ -304,7 +304,8 @@ def fix_schema() -> Dict[str, Any]:
     payload = {
         "environment": {"anyOf": [environment, NULL]}, "plan": {"type": "array", "items": step},
         "left": {"type": "array", "items": {"type": "object", "required": ["id", "command", "why"],
-                                            "properties": {"id": text, "command": text, "why": text}}},
+                                            "properties": {"id": text, "command": text, "why": text,
+                                                           "title": text}}},
         "taken": ids, "not_taken": ids, "remaining": ids,
         "before": {"type": "array", "items": {"type": "object", "required": ["id", "title"],
                                               "properties": {"id": text, "title": text}}},

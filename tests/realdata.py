@@ -5,9 +5,11 @@ import contextlib
 import fcntl
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -59,6 +61,12 @@ def download_wheel(name: str, version: str, pattern: str, platforms: Sequence[st
         return found[0] if found and (proc.returncode == 0 or not require_success) else None
 
 
+# What a wheel read from PyPI by range requests may fail with: offline, a proxy's error page, a file that is not the
+# zip it should be. The readers turn each into None (the test skips), never into a wrong answer.
+_READ_ERRORS: Tuple[type, ...] = (ValueError, KeyError, IndexError, StopIteration, struct.error, zlib.error,
+                                  UnicodeDecodeError)
+
+
 def _pypi_wheel(project: str, release: str, ending: str) -> Tuple[str, int, bool]:
     """(url, size, whether PyPI serves its core metadata beside it) of the release's wheel ending with ``ending``."""
     from urllib.parse import urljoin
@@ -66,33 +74,80 @@ def _pypi_wheel(project: str, release: str, ending: str) -> Tuple[str, int, bool
     import requests
 
     page = "https://pypi.org/simple/%s/" % project
-    doc = requests.get(page, timeout=30, headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
-    wheel = [f for f in doc["files"] if f["filename"].startswith(
+    resp = requests.get(page, timeout=30, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    if resp.status_code != 200:
+        raise ValueError("%s: HTTP %d" % (page, resp.status_code))
+    wheel = [f for f in resp.json()["files"] if f["filename"].startswith(
         "%s-%s-" % (project.replace("-", "_"), release)) and f["filename"].endswith(ending)][0]
     return urljoin(page, wheel["url"]), int(wheel["size"]), bool(wheel.get("core-metadata"))
 
 
-def _zip_directory(url: str, size: int) -> List[Tuple[str, int, int, int]]:
-    """(name, compression method, compressed size, local header offset) of each member, read from the zip's central
-    directory by HTTP range requests."""
-    import struct
-
+def _bytes(url: str, start: int, length: int, timeout: int = 60) -> bytes:
+    """``length`` bytes of ``url`` from ``start``: a 206 answer of exactly that length, else ValueError (a server
+    that ignores Range would send the whole wheel)."""
     import requests
 
-    tail = requests.get(url, headers={"Range": "bytes=%d-%d" % (max(0, size - 65536), size - 1)}, timeout=60).content
+    resp = requests.get(url, headers={"Range": "bytes=%d-%d" % (start, start + length - 1)}, timeout=timeout)
+    if resp.status_code != 206 or len(resp.content) != length:
+        raise ValueError("%s: HTTP %d, %d bytes for a range of %d" % (url, resp.status_code, len(resp.content), length))
+    return resp.content
+
+
+_ZIP64 = 0xFFFFFFFF
+
+
+def _zip_directory(url: str, size: int) -> List[Tuple[str, int, int, int]]:
+    """(name, compression method, compressed size, local header offset) of each member, read from the zip's central
+    directory by HTTP range requests; zip64 wheels (over 4 GiB, or members past 2 GiB) by their zip64 records."""
+    take = min(size, 65536)
+    tail = _bytes(url, size - take, take)
     end = tail.rfind(b"PK\x05\x06")
+    if end < 0:
+        raise ValueError("%s: no end of central directory" % url)
     cd_size, cd_offset = struct.unpack("<II", tail[end + 12:end + 20])
-    directory = requests.get(url, headers={"Range": "bytes=%d-%d" % (cd_offset, cd_offset + cd_size - 1)},
-                             timeout=60).content
+    if _ZIP64 in (cd_size, cd_offset):  # the zip64 end record, named by the locator just before the end record
+        locator = tail.rfind(b"PK\x06\x07", 0, end)
+        record, = struct.unpack("<Q", tail[locator + 8:locator + 16])
+        head = _bytes(url, record, 56)
+        cd_size, cd_offset = struct.unpack("<QQ", head[40:56])
+    directory = _bytes(url, cd_offset, cd_size)
     out, at = [], 0
     while directory[at:at + 4] == b"PK\x01\x02":
         method, = struct.unpack("<H", directory[at + 10:at + 12])
-        packed, = struct.unpack("<I", directory[at + 20:at + 24])
+        packed, unpacked = struct.unpack("<II", directory[at + 20:at + 28])
         name_len, extra_len, comment_len = struct.unpack("<HHH", directory[at + 28:at + 34])
         offset, = struct.unpack("<I", directory[at + 42:at + 46])
+        extra = directory[at + 46 + name_len:at + 46 + name_len + extra_len]
+        packed, offset = _zip64_fields(extra, unpacked, packed, offset)
         out.append((directory[at + 46:at + 46 + name_len].decode(), method, packed, offset))
         at += 46 + name_len + extra_len + comment_len
+    if not out:
+        raise ValueError("%s: an empty central directory" % url)
     return out
+
+
+def _zip64_fields(extra: bytes, unpacked: int, packed: int, offset: int) -> Tuple[int, int]:
+    """A member's compressed size and header offset, from its zip64 extra field (0x0001) where the 32-bit fields say
+    0xFFFFFFFF; the field holds, in order, only those that overflowed (uncompressed, compressed, offset)."""
+    at = 0
+    while at + 4 <= len(extra):
+        kind, length = struct.unpack("<HH", extra[at:at + 4])
+        if kind == 1:
+            values = iter(struct.unpack("<%dQ" % (length // 8), extra[at + 4:at + 4 + length - length % 8]))
+            if unpacked == _ZIP64:
+                next(values)
+            packed = next(values) if packed == _ZIP64 else packed
+            offset = next(values) if offset == _ZIP64 else offset
+        at += 4 + length
+    return packed, offset
+
+
+def _member(url: str, offset: int, packed: int, method: int) -> bytes:
+    """One member's bytes, inflated: its local header says where its data starts."""
+    head = _bytes(url, offset, 30)
+    name_len, extra_len = struct.unpack("<HH", head[26:30])
+    data = _bytes(url, offset + 30 + name_len + extra_len, packed, timeout=300)
+    return zlib.decompress(data, -15) if method == 8 else data
 
 
 def wheel_members(project: str, release: str, ending: str) -> Optional[List[str]]:
@@ -106,7 +161,7 @@ def wheel_members(project: str, release: str, ending: str) -> Optional[List[str]
     try:
         url, size, _ = _pypi_wheel(project, release, ending)
         return [name for name, _, _, _ in _zip_directory(url, size)]
-    except (requests.RequestException, ValueError, KeyError, IndexError):
+    except (requests.RequestException,) + _READ_ERRORS:
         return None
 
 
@@ -115,8 +170,6 @@ def wheel_requires(project: str, release: str, ending: str = "x86_64.whl") -> Op
     dist-info/METADATA member read by range requests (older uploads); None where PyPI cannot be asked."""
     if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
         return None
-    import struct
-    import zlib
     from email.parser import Parser
 
     import requests
@@ -124,17 +177,15 @@ def wheel_requires(project: str, release: str, ending: str = "x86_64.whl") -> Op
     try:
         url, size, served = _pypi_wheel(project, release, ending)
         if served:
-            text = requests.get(url + ".metadata", timeout=30).text
+            resp = requests.get(url + ".metadata", timeout=30)
+            if resp.status_code != 200:
+                raise ValueError("%s.metadata: HTTP %d" % (url, resp.status_code))
+            text = resp.text
         else:
-            name, method, packed, offset = next(m for m in _zip_directory(url, size)
-                                                if m[0].endswith(".dist-info/METADATA"))
-            head = requests.get(url, headers={"Range": "bytes=%d-%d" % (offset, offset + 29)}, timeout=60).content
-            name_len, extra_len = struct.unpack("<HH", head[26:30])
-            start = offset + 30 + name_len + extra_len
-            data = requests.get(url, headers={"Range": "bytes=%d-%d" % (start, start + packed - 1)},
-                                timeout=60).content
-            text = (zlib.decompress(data, -15) if method == 8 else data).decode()
-    except (requests.RequestException, ValueError, KeyError, IndexError, StopIteration, zlib.error):
+            _, method, packed, offset = next(m for m in _zip_directory(url, size)
+                                             if m[0].endswith(".dist-info/METADATA"))
+            text = _member(url, offset, packed, method).decode()
+    except (requests.RequestException,) + _READ_ERRORS:
         return None
     return Parser().parsestr(text).get_all("Requires-Dist") or []
 
@@ -142,32 +193,25 @@ def wheel_requires(project: str, release: str, ending: str = "x86_64.whl") -> Op
 def wheel_elf_symbols(project: str, release: str, member_suffix: str, ending: str = "x86_64.whl") -> Optional[Set[str]]:
     """The names of the functions and objects a shared library of the release's wheel defines (its .dynsym), read
     from that member alone by HTTP range requests (its dynamic segment lies near the end, so the whole member:
-    NVRTC's is about 20 MB, NCCL's too big to fetch in a test); None where PyPI cannot be asked."""
+    NVRTC's is about 20 MB, NCCL's too big to fetch in a test); None where PyPI cannot be asked or the member is not
+    an ELF library this reader follows."""
     if os.environ.get("CUDNN_DOCTOR_NO_DOWNLOAD"):
         return None
-    import struct
-    import zlib
-
     import requests
 
     try:
         url, size, _ = _pypi_wheel(project, release, ending)
-        name, method, packed, offset = next(m for m in _zip_directory(url, size) if m[0].endswith(member_suffix))
-        head = requests.get(url, headers={"Range": "bytes=%d-%d" % (offset, offset + 29)}, timeout=60).content
-        name_len, extra_len = struct.unpack("<HH", head[26:30])
-        start = offset + 30 + name_len + extra_len
-        data = requests.get(url, headers={"Range": "bytes=%d-%d" % (start, start + packed - 1)}, timeout=300).content
-        elf = zlib.decompressobj(-15).decompress(data) if method == 8 else data
-    except (requests.RequestException, ValueError, KeyError, IndexError, StopIteration, zlib.error):
+        _, method, packed, offset = next(m for m in _zip_directory(url, size) if m[0].endswith(member_suffix))
+        return _defined_symbols(_member(url, offset, packed, method))
+    except (requests.RequestException, AssertionError) + _READ_ERRORS:
         return None
-    return _defined_symbols(elf)
 
 
 def _defined_symbols(elf: bytes) -> Set[str]:
     """The defined dynamic symbols of a 64-bit little-endian ELF: its dynamic segment (program headers) gives .dynsym
-    and .dynstr."""
-    import struct
-
+    and .dynstr. Version-node names (absolute symbols, st_shndx SHN_ABS) are not functions and are left out."""
+    if elf[:6] != b"\x7fELF\x02\x01":
+        raise ValueError("not a 64-bit little-endian ELF")
     phoff, = struct.unpack("<Q", elf[32:40])
     phentsize, phnum = struct.unpack("<HH", elf[54:58])
     loads, dynamic = [], None
@@ -177,12 +221,13 @@ def _defined_symbols(elf: bytes) -> Set[str]:
             loads.append((vaddr, off, filesz))
         elif kind == 2:
             dynamic = (off, filesz)
+    if dynamic is None:
+        raise ValueError("no dynamic segment")
 
     def at(address: int) -> int:  # a virtual address as a file offset
         return next(off + address - vaddr for vaddr, off, filesz in loads if vaddr <= address < vaddr + filesz)
 
     tags: Dict[int, int] = {}
-    assert dynamic is not None
     for i in range(dynamic[1] // 16):
         tag, value = struct.unpack("<qQ", elf[dynamic[0] + 16 * i:dynamic[0] + 16 * i + 16])
         if tag == 0:
@@ -197,7 +242,7 @@ def _defined_symbols(elf: bytes) -> Set[str]:
         st_name, info, _, shndx = struct.unpack("<IBBH", elf[symtab + 24 * i:symtab + 24 * i + 8])
         if st_name >= strsz:
             break
-        if shndx != 0 and info >> 4 in (1, 2):  # defined, GLOBAL or WEAK
+        if shndx not in (0, 0xFFF1) and info >> 4 in (1, 2):  # defined (not SHN_ABS), GLOBAL or WEAK
             end = elf.index(b"\0", strtab + st_name)
             out.add(elf[strtab + st_name:end].decode())
     return out

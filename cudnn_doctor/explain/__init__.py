@@ -103,8 +103,7 @@ def explain(text: str, root: str = "/", env: Optional[Mapping[str, str]] = None,
     # Built for this machine, as check's fixes are: no sudo for root, the root's files under --root.
     with building_for(fix_target(full.facts)):
         ex.libraries = check_libraries(ex.sonames, full.facts, compat, alternatives(text))
-        machine_fix = one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries,
-                              [p.name for p in ex.evidence.facts.programs])
+        machine_fix = one_fix(compat, full.facts, text, ex.versions, report.findings, ex.libraries)
         blocker = startup_blocker(ex.evidence, full.facts, compat)
         nothing_here = in_program_environment(True)
     machine_problem = (any(f.severity == Severity.ERROR for f in report.findings) or

@@ -27,8 +27,9 @@ _PATTERNS = (
     ("wrong-elf-class", re.compile(_LIB + r": wrong ELF class")),
 )
 # The symbol bare or quoted, as reports retell it ('undefined symbol: "ncclCommWindowRegister"')
-# the caller with its folder where the text gives one ("/usr/local/cuda/8.0/lib64/libnvrtc.so: undefined symbol")
-_UNDEFINED = re.compile(r"(?<![\w.+-])((?:/[\w.+-]+)+/|[\w.+-]+/)?(" + _SO + r")" +
+# the caller with its folder where the text gives a whole absolute one ("/usr/local/cuda/8.0/lib64/libnvrtc.so:
+# undefined symbol"); a path cut short (~/..., one with a space, a relative one) keeps no folder, never its tail
+_UNDEFINED = re.compile(r"(?<![\w.+-])(?:(?<![^\s'\"(:=])((?:/[\w.+-]+)+/)|[\w.+-]*/)?(" + _SO + r")" +
                         r":\s*undefined\s{1,4}symbol:\s*[\"'`]?(\w+)(?:,\s*version\s+([\w.+-]+))?|"
                         r"undefined\s{1,4}symbol(?::\s*[\"'`]?|\s+(?=\w*[A-Z_\d]))(\w+)(?:,\s*version\s+([\w.+-]+))?")
 # "symbol X, version N not defined in file L", also retold without the symbol ("version L not defined in file L")

@@ -129,36 +129,37 @@ def _failing_first(text: str, libraries: List[LibraryCheck]) -> List[LibraryChec
     return sorted(bad, key=lambda lib: (lib.name not in failed, soname_major(lib.name) is None))
 
 
-# The paste's program names (explain.paste_facts) by the kind framework_kind gives an installed framework.
-_KINDS = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax", "PaddlePaddle": "paddle",
-          "ONNX Runtime": "onnxruntime", "CuPy": "cupy"}
+# The framework whose own version check the pasted versions came from (explain.parse), by the kind framework_kind
+# gives an installed framework.
+_KINDS = {"PyTorch": "torch", "TensorFlow/XLA": "tensorflow", "JAX": "jax"}
 
 
-def _loads_what_it_was_built_with(compat: Compat, facts: Facts, compiled: str, programs: Sequence[str]) -> bool:
-    """A framework here of the program the paste names, built with that cuDNN, loads a copy its own run-time rule
-    accepts (the H200: torch 2.11 in its venv loads its wheel's 9.19): the machine's other copies are not this
-    error's, so explain offers no machine-wide cuDNN for it."""
-    kinds = {_KINDS[p] for p in programs if p in _KINDS}
-    for fw in facts.python.frameworks:
-        kind, built = framework_kind(fw), compiled_cudnn(fw)
-        if kind not in kinds or not built or major_of(built) != major_of(compiled) or not reaches(built, compiled):
-            continue
-        copy = working_copy(facts, fw)
-        if copy is not None and copy.version and compat.acceptance.accepts(kind, built, copy.version).accepts:
-            return True
-    return False
+def _loads_what_it_was_built_with(compat: Compat, facts: Facts, versions: PastedVersions) -> bool:
+    """Every framework here of the kind whose check the paste quotes, built with the pasted cuDNN release (major and
+    minor), loads a copy its own run-time rule accepts (the H200: torch 2.11 in its venv loads its wheel's 9.19):
+    the machine's other copies are not this error's, so explain offers no machine-wide cuDNN for it. Another
+    framework's paste, or one of these that refuses its copy, keeps the fix."""
+    kind = _KINDS.get(versions.framework)
+    compiled = versions.compiled
+    same = [fw for fw in facts.python.frameworks if framework_kind(fw) == kind and compiled_cudnn(fw)
+            and mm_text(compiled_cudnn(fw)) == mm_text(compiled)]
+    for fw in same:
+        copy, built = working_copy(facts, fw), compiled_cudnn(fw)
+        if copy is None or not copy.version or not compat.acceptance.accepts(kind, built, copy.version).accepts:
+            return False
+    return bool(same)
 
 
 def one_fix(compat: Compat, facts: Facts, text: str, versions: PastedVersions, findings: List[Finding],
-            libraries: List[LibraryCheck], programs: Sequence[str] = ()) -> Fix:
-    """The one fix explain leads with: a routed check's error, else the pasted versions' gap (unless the pasted
-    program here already loads a cuDNN it accepts), else the library the loader failed on, else a routed warning or
-    information; else where to look next."""
+            libraries: List[LibraryCheck]) -> Fix:
+    """The one fix explain leads with: a routed check's error, else the pasted versions' gap (unless the framework
+    that printed them here already loads a cuDNN it accepts), else the library the loader failed on, else a routed
+    warning or information; else where to look next."""
     for severity in (Severity.ERROR,):
         remedy = next((f.remedy for f in findings if f.severity == severity and f.remedy), None)
         if remedy is not None:
             return remedy
-    if versions.compiled and not _loads_what_it_was_built_with(compat, facts, versions.compiled, programs):
+    if versions.compiled and not _loads_what_it_was_built_with(compat, facts, versions):
         return cudnn_version_fix(compat, facts, versions.runtime, versions.compiled)
     failing = _failing_first(text, libraries)
     first_fix = failing[0].fix if failing else None

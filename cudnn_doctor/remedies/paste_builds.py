@@ -198,17 +198,25 @@ def mmcv_full_fix() -> Fix:
 
 def spconv_cuda_build_fix(compat: Compat, cuda: Optional[str]) -> Fix:
     """spconv's CUDA build in place of the CPU-only spconv and cumm: the spconv-cuXYZ of the CUDA PyTorch uses (the
-    newest build of that major not newer than it), which brings its cumm-cuXYZ."""
+    newest build of that major not newer than it), which brings its cumm-cuXYZ. The CPU and CUDA packages install
+    the same folders, so the build is removed too before it goes in again (else pip finds it installed, its files
+    gone with the CPU package's: spconv#423)."""
     builds = compat.spconv_cuda_builds()
-    drop = "pip uninstall -y spconv cumm"
+    look = "pip list 2>/dev/null | grep -iE '^(spconv|cumm)'"
     fitting = [b for b in builds if cuda and b.split(".")[0] == cuda.split(".")[0] and reaches(cuda, b)]
     if fitting:
-        install = "pip install spconv-cu%s" % fitting[-1].replace(".", "")
-        return run(drop, install, text="`%s`, then spconv's build for CUDA %s: `%s` (it brings cumm's)" % (
-            drop, fitting[-1], install))
+        tag = fitting[-1].replace(".", "")
+        drop = "pip uninstall -y spconv cumm spconv-cu%s cumm-cu%s" % (tag, tag)
+        install = "pip install spconv-cu%s" % tag
+        return run(look, drop, install, text="see which spconv and cumm packages there are (`%s`; uninstall any "
+                   "spconv-cuXYZ or cumm-cuXYZ of another CUDA too), then `%s` and spconv's build for CUDA %s: `%s` "
+                   "(it brings cumm's)" % (look, drop, fitting[-1], install))
+    drop = "pip uninstall -y spconv cumm"
     ask = "python -c \"import torch; print(torch.version.cuda)\""
-    return run(drop, ask, text="`%s`, then the spconv-cuXYZ build of the CUDA PyTorch uses (`%s` says it): %s" % (
-        drop, ask, ", ".join("spconv-cu%s" % b.replace(".", "") for b in builds[-5:])))
+    return run(look, drop, ask, text="see which spconv and cumm packages there are (`%s`), uninstall them all (`%s`, "
+               "and every spconv-cuXYZ and cumm-cuXYZ it lists), then install the spconv-cuXYZ build of the CUDA "
+               "PyTorch uses (`%s` says it): %s" % (look, drop, ask, ", ".join(
+                   "spconv-cu%s" % b.replace(".", "") for b in builds[-5:])))
 
 
 def spconv_arch_fix(compat: Compat, cc: Optional[str]) -> Fix:

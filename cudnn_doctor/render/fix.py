@@ -107,7 +107,8 @@ def plan_payload(plan: Any) -> Dict[str, Any]:
     return {"environment": environment_payload(plan.environment),
             "plan": [{"kind": s.kind, "command": s.shown, "changes": s.changes, "ids": list(s.ids)}
                      for s in plan.steps],
-            "left": [{"id": fid, "command": command, "why": why} for fid, command, why, _ in plan.left],
+            "left": [{"id": fid, "command": command, "why": why, "title": title}  # twins share an id, not a title
+                     for fid, command, why, title in plan.left],
             "taken": list(plan.taken), "not_taken": list(plan.not_taken)}
 
 

@@ -700,7 +700,7 @@ FAMILIES = [
     # https://github.com/traveller59/spconv/issues/423 and 534; https://github.com/NVIDIA/cuEquivariance/issues/29:
     # a library's own words for a CPU-only build, a build without the GPU's architecture, a GPU below its floor
     ("spconv-cpu-only", "ValueError: /io/include/tensorview/tensor.h(171)\ndon't compiled with cuda\ntorch "
-     "2.1.0+cu121", ["CPU-only spconv or cumm", "CUDA 12.1"], ["pip uninstall -y spconv cumm", "pip install spconv-cu121"],
+     "2.1.0+cu121", ["CPU-only spconv or cumm", "CUDA 12.1"], ["pip uninstall -y spconv cumm spconv-cu121 cumm-cu121", "pip install spconv-cu121"],
      []),
     ("spconv-arch", "ConvTunerSimple_cached_get_nvrtc_params.cc(18)\nnot implemented in c++, must be overrided in "
      "python!!!\nRTX 3090", ["libspconv has no kernels", "compute capability 8.6"], ["CUMM_CUDA_ARCH_LIST=8.6"], []),

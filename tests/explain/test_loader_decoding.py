@@ -21,6 +21,16 @@ def test_cannot_open(where, lib):
     assert (f.kind, f.library) == ("missing", lib)
 
 
+def test_a_folder_the_text_cuts_short_is_never_kept_as_its_tail():
+    """A review of round 31: "~/cuda-8.0/lib64/libnvrtc.so" kept "/cuda-8.0/lib64", a path with a space kept "lib",
+    and the fix then took a folder off LD_LIBRARY_PATH that is not on it."""
+    for text in ("~/cuda-8.0/lib64/libnvrtc.so: undefined symbol: nvrtcGetCUBIN",
+                 "/home/me/my env/lib/libnvrtc.so: undefined symbol: nvrtcGetCUBIN",
+                 "envs/py39/lib/libnvrtc.so.11.2: undefined symbol: nvrtcGetCUBIN"):
+        [f] = decode_loader(text)
+        assert (f.symbol, f.folder) == ("nvrtcGetCUBIN", ""), text
+
+
 @given(soname, folder, soname, st.sampled_from([
     "Could not load library %s. Error: %s%s: cannot open shared object file: No such file or directory",
     "Could not load dynamic library '%s'; dlerror: %s%s: cannot open shared object file: No such file or directory"]))

@@ -111,23 +111,33 @@ def test_each_framework_check_reads_its_rule_from_the_knowledge():
 def test_a_machine_whose_framework_loads_the_cudnn_it_was_built_with_offers_no_machine_wide_cudnn():
     """On the H200, explain of torch's "compiled against (9, 19, 0) but found runtime version (9, 14, 0)" offered
     "and here" to register the torch venv's cuDNN 9.19 system-wide, where torch loads it from its own wheel (check
-    finds nothing). The pasted program's own framework here decides; another program's paste still gets the fix."""
-    from facts_factory import real_machine
+    finds nothing). The framework whose check the paste quotes decides, built with the pasted release; another
+    framework's paste, another release, or a twin that refuses its copy keeps the fix."""
+    from facts_factory import framework, real_machine, resolution
 
     from cudnn_doctor.explain.judge import one_fix
     from cudnn_doctor.explain.parse import PastedVersions
-    from cudnn_doctor.remedies.explain import cudnn_version_fix, in_program_environment
-
     from cudnn_doctor.model import Target
     from cudnn_doctor.remedies.acting import building_for
+    from cudnn_doctor.remedies.explain import cudnn_version_fix, in_program_environment
 
     facts, compat = real_machine(), shipped_compat()
-    versions = PastedVersions(compiled="9.19.0", runtime="9.14.0")
-    newer = PastedVersions(compiled="9.20.0", runtime="9.14.0")  # built with a newer cuDNN than torch here loads
+
+    def fix(framework_said, compiled, machine=facts):
+        pasted = PastedVersions(compiled=compiled, runtime="9.14.0", framework=framework_said)
+        return one_fix(compat, machine, "", pasted, [], []).text
+
     with building_for(Target()):
-        gap = cudnn_version_fix(compat, facts, "9.14.0", "9.19.0")
-        assert "9.19" in gap.text
-        assert one_fix(compat, facts, "", versions, [], [], ["PyTorch"]).text == in_program_environment(True).text
-        assert one_fix(compat, facts, "", versions, [], [], ["TensorFlow"]).text == gap.text
-        assert one_fix(compat, facts, "", newer, [], [], ["PyTorch"]).text == \
-            cudnn_version_fix(compat, facts, "9.14.0", "9.20.0").text
+        gap = cudnn_version_fix(compat, facts, "9.14.0", "9.19.0").text
+        assert "9.19" in gap
+        assert fix("PyTorch", "9.19.0") == in_program_environment(True).text
+        assert fix("TensorFlow/XLA", "9.19.0") == gap  # TensorFlow's check: torch here says nothing of it
+        assert fix("", "9.19.0") == gap  # the framework that printed it is not known
+        assert fix("PyTorch", "9.20.0") == cudnn_version_fix(compat, facts, "9.14.0", "9.20.0").text
+        assert fix("PyTorch", "9.3.0") == cudnn_version_fix(compat, facts, "9.14.0", "9.3.0").text
+        # a second torch here built with 9.19 that loads the system's 9.14 (refused): the fix stays
+        twin = framework("torch", "2.11.0+cu130", location="/srv/other/lib/python3.12/site-packages",
+                         requires=['nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"'],
+                         resolved_cudnn=resolution("libcudnn.so.9", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"))
+        facts.python.frameworks.append(twin)
+        assert fix("PyTorch", "9.19.0") == gap

@@ -95,6 +95,8 @@ def test_twins_left_for_the_user_are_named_by_their_own_titles():
     left = [line for line in lines if line.startswith("  CD503")]
     assert left == ["  CD503  torch 2.11.0 (in /opt/torch/.venv) loads 9.14  (it is about another environment (%s): "
                     "run fix with that one active)" % original], lines
+    from cudnn_doctor.render.fix import plan_payload
+    assert [e["title"] for e in plan_payload(plan)["left"]] == ["torch 2.11.0 (in /opt/torch/.venv) loads 9.14"]
 
 
 def test_root_steps_are_left_for_a_user_and_taken_by_root_and_a_finding_is_never_half_run():

@@ -19,8 +19,9 @@ def test_each_spconv_build_the_table_names_is_on_pypi(cuda):
 
     project = "spconv-cu%s" % cuda.replace(".", "")
     try:
-        doc = requests.get("https://pypi.org/simple/%s/" % project, timeout=30,
-                           headers={"Accept": "application/vnd.pypi.simple.v1+json"}).json()
-    except (requests.RequestException, ValueError):
+        resp = requests.get("https://pypi.org/simple/%s/" % project, timeout=30,
+                            headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    except requests.RequestException:
         pytest.skip("PyPI cannot be reached")
-    assert doc.get("versions"), project
+    assert resp.status_code == 200, (project, resp.status_code)  # 404: no such project on PyPI
+    assert resp.json().get("versions"), project
