@@ -9,16 +9,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..knowledge import Compat
 from ..remedies import paste, paste_python as py_fix, paste_runtime as rt
-from packaging.version import Version
-
-from ..versions import major_of, tag_cuda, ver
+from ..versions import major_of, tag_cuda, ver, version_key as _v
 from .answered import Answer
 from .evidence import Evidence
-
-
-def _v(text: Optional[str]) -> Version:
-    """A release as a Version; one that does not parse sorts first."""
-    return ver(text) or Version("0")
 
 
 def gpu_cc(ev: Evidence, compat: Compat) -> Optional[str]:

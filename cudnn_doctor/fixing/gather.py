@@ -30,11 +30,11 @@ def site_of(finding: Finding, facts: Facts) -> Optional[str]:
     name = evidence.get("framework")
     if isinstance(name, str):  # its name, or its label (CD706: "tensorflow 2.15.1")
         same_name = [fw for fw in facts.python.frameworks if name in (fw.name, "%s %s" % (fw.name, fw.version))
-                 and fw.location]
+                     and fw.location]
         # One release installed in two environments (a venv and its copy, on the H200): the title's label says which
         # twin it is, where the evidence may name the other's files (CD709: the LD_LIBRARY_PATH folder it loads from)
-        twins = [fw for fw in same_name if "(in " in framework_label(facts, fw) and framework_label(facts, fw) in
-                 finding.title]
+        labels = {id(fw): framework_label(facts, fw) for fw in same_name}
+        twins = [fw for fw in same_name if "(in " in labels[id(fw)] and labels[id(fw)] in finding.title]
         places = {fw.location for fw in (twins or same_name)}
         if len(places) == 1:
             return places.pop()
