@@ -9,6 +9,7 @@ from ..knowledge import Compat
 from ..knowledge.sonames import split_library
 from ..model import Fix
 from ..remedies import paste, paste_builds as builds, paste_runtime as rt
+from ..remedies.onnxruntime import onnxruntime_windows_dlls_fix
 from ..remedies.paste_answers import cupy_wheel_of_cuda_fix, library_or_framework_build_fix, torch7_loaded_branch_fix
 from ..versions import major_of, soname_major, split_soname, ver
 from .answer_facts import from_releases
@@ -315,6 +316,11 @@ def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
                           rt.reinstall_package_fix(package) if package else rt.windows_32bit_fix(w.dll))
         if w.code == 126:
             cause = "%s or one of its dependencies (a DLL it imports) is not found (error 126)" % what
+            if _consumer_of(compat, w.dll) == "onnxruntime-gpu":
+                ort = ev.facts.program("ONNX Runtime")
+                return Answer("%s is there, but a DLL it imports is not found (error 126): the CUDA runtime, cuBLAS "
+                              "or cuDNN DLLs of its build" % what,
+                              onnxruntime_windows_dlls_fix(compat, ort.release if ort is not None else None))
             if package:
                 return Answer(cause, rt.reinstall_package_fix(package))
             shipped = compat.shipped_by(w.dll) if w.dll else None
@@ -325,6 +331,13 @@ def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
             found = _missing(ev, compat, [w.dll]) if w.dll else None
             return Answer(cause, found.fix if found else paste.windows_missing_dll_fix(w.dll))
     return None
+
+
+def _consumer_of(compat: Compat, dll: str) -> Optional[str]:
+    """The pip project whose library linking CUDA and cuDNN on Windows is this DLL (compat [consumers])."""
+    name = (dll or "").lower()
+    return next((str(r["dist"]) for r in compat.windows_consumers()
+                 if name and str(r["file"]).lower().rsplit("\\", 1)[-1] == name), None)
 
 
 def _site_package(dll: str, ev: Evidence) -> Optional[str]:

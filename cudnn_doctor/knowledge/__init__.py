@@ -278,6 +278,7 @@ class Compat:
     # framework features by release (framework_features.py)
     framework_feature = forward(FrameworkFeatureKnowledge.framework_feature)
     framework_build = forward(FrameworkFeatureKnowledge.framework_build)
+    framework_builds_by_release = forward(FrameworkFeatureKnowledge.framework_builds_by_release)
     framework_features_source = forward(FrameworkFeatureKnowledge.framework_features_source)
     framework_extras = forward(FrameworkFeatureKnowledge.framework_extras)
     framework_feature_since = forward(FrameworkFeatureKnowledge.framework_feature_since)

@@ -30,6 +30,11 @@ class FrameworkFeatureKnowledge(Domain):
                 return dict(row, source=table.get("source"))
         return None
 
+    def framework_builds_by_release(self, framework: str) -> List[Dict[str, Any]]:
+        """Every row of a framework's default builds (releases, cuda, cudnn_major, cudnn_wheel, cudnn_pin), oldest
+        first as compat writes them."""
+        return list(self.table("framework_features", framework).get("rows", []))
+
     def framework_features_source(self, framework: str) -> Optional[str]:
         """Where compat read a framework's features (its release pages), for the [source] a fix cites."""
         return self.table("framework_features", framework).get("source")

@@ -76,3 +76,32 @@ def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], miss
                      "exist from %s; or move to one built for cuDNN %s: `%%s` and call onnxruntime.preload_dlls()"
                      % (release, newer, newest), pip('install "onnxruntime-gpu[cuda,cudnn]>=%s"' % newer))
     return or_else(fix, noted(other, " [%s]" % source), "%s   (%s)")
+
+
+def onnxruntime_windows_dlls_fix(compat: Compat, release: Optional[str]) -> Fix:
+    """onnxruntime_providers_cuda.dll is there but a DLL it imports is not (error 126): the CUDA and cuDNN of its
+    build. Windows searches no site-packages folder, so pip's nvidia wheels count only through preload_dlls(), which
+    the releases with the [cuda,cudnn] extras have; older ones need NVIDIA's installers with their bin folders on
+    PATH. Without the release, each build's CUDA and cuDNN are said, the installed one deciding."""
+    source = compat.framework_features_source("onnxruntime_gpu")
+    since = compat.framework_feature_since("onnxruntime_gpu", "preload_dlls")
+    extras = ",".join(compat.framework_extras("onnxruntime_gpu"))
+    build = compat.framework_build("onnxruntime_gpu", release) if release else None
+    if build is not None and release and compat.framework_feature("onnxruntime_gpu", "preload_dlls", release):
+        line = pip('install "onnxruntime-gpu[%s]==%s"' % (extras, release.split("+")[0]))
+        return noted(said("`%s` and call onnxruntime.preload_dlls() before creating the session: it loads the CUDA "
+                          "%s and cuDNN %s DLLs of the nvidia wheels" % ("%s", build["cuda"], build["cudnn_major"]),
+                          line), " [%s]" % source)
+    if build is not None:
+        mine = advice("install CUDA %s and cuDNN %s for it (NVIDIA's Windows installers) and put their bin folders on "
+                      "PATH, or import a PyTorch built for the same CUDA and cuDNN major before onnxruntime"
+                      % (build["cuda"], build["cudnn_major"]))
+    else:
+        mine = advice("install the CUDA and cuDNN of its build (%s) and put their bin folders on PATH; `python -c "
+                      "\"import onnxruntime; print(onnxruntime.__version__)\"` says which it is" % "; ".join(
+                          "onnxruntime-gpu %s: CUDA %s and cuDNN %s" % (row["releases"], row["cuda"],
+                                                                        row["cudnn_major"])
+                          for row in compat.framework_builds_by_release("onnxruntime_gpu")))
+    newer = said('or `%s` and call onnxruntime.preload_dlls() before creating the session',
+                 pip('install "onnxruntime-gpu[%s]>=%s"' % (extras, since)))
+    return or_else(mine, noted(newer, " [%s]" % source), "%s   (%s)")

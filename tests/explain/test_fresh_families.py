@@ -277,6 +277,9 @@ TF_DLOPEN_PLAIN = ("tensorflow==2.15.1\nW tensorflow/core/common_runtime/gpu/gpu
 CUDARC = ('Unable to dynamically load the "cudart" shared library - searched for library names: ["cudart.dll", '
           '"cudart64.dll", "cudart64_12.dll", "cudart64_126.dll", "cudart64_120_6.dll", "cudart64_110.dll", '
           '"cudart64_90.dll"].')  # cudart64_90.dll is CUDA 9's, not a 90th major (the review's case)
+ORT_126 = ('[E:onnxruntime:Default, provider_bridge_ort.cc:1992 onnxruntime::TryGetProviderInfo_CUDA] '
+           'onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 "" '
+           'when trying to load "C:\\app\\venv\\Lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll"')
 FAMILIES = [
     ("names-searched-stop-at-12", CUDARC, ["cudart64_13.dll", "bin\\x64", "stop at CUDA 12"], [], []),
     ("tf-dlopen-wheels", TF_DLOPEN_WHEELS, ["CUDA 12.5", "cuDNN 9.3", "did not find them"], ["LD_LIBRARY_PATH"], []),
@@ -416,6 +419,15 @@ FAMILIES = [
      # 3.5: the wheels' architecture list starts at 3.7 from 1.3 on (a review of round 25; 1.13.1 is 3.7's last)
      ["Kepler", "compute capability 3.5", "CUDA 11.8 was the last", "R470"], ["torch==1.2.0"], ["torch==1.13.1"]),
     # TensorRT's cuDNN minor warning, in its own words and as a user retells it: the same major, so a warning
+    # ONNX Runtime's CUDA provider found but a DLL it imports not (onnxruntime#20049): the CUDA and cuDNN of its
+    # build (compat/framework_features.toml [onnxruntime_gpu]), never a reinstall of onnxruntime itself
+    ("ort-provider-dll-126", ORT_126, ["onnxruntime_providers_cuda.dll is there", "cuDNN DLLs of its build"],
+     [">=1.19,<1.27: CUDA 12 and cuDNN 9", 'onnxruntime-gpu[cuda,cudnn]>=1.21.0', "preload_dlls()"],
+     ["--force-reinstall", "Visual C++"]),
+    ("ort-provider-dll-126-extras", "onnxruntime-gpu 1.22.0\n" + ORT_126, ["error 126"],
+     ['onnxruntime-gpu[cuda,cudnn]==1.22.0', "preload_dlls()", "CUDA 12 and cuDNN 9"], ["--force-reinstall"]),
+    ("ort-provider-dll-126-old", "onnxruntime-gpu 1.18.0\n" + ORT_126, ["error 126"],
+     ["CUDA 11.8 and cuDNN 8", "bin folders on PATH", 'onnxruntime-gpu[cuda,cudnn]>=1.21.0'], ["==1.18.0"]),
     ("trt-cudnn-minor-warning", "[TRT] [W] TensorRT was linked against cuDNN 8.9.0 but loaded cuDNN 8.8.0",
      ["a warning, not an error", "8.9.0", "8.8.0"], ["nothing to fix"], []),
     # THC's words for CUBLAS_STATUS_NOT_INITIALIZED; the compute cache a sudo run left to root is the other cause
