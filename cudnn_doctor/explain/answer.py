@@ -18,7 +18,7 @@ from .answer_wheels import from_wheels
 from .answer_builds import from_extension_abi
 from .answer_dlopen import cudnn_needs_cublas, sublibrary_on_path, torch7_bindings
 from .answer_install import from_pip
-from .answer_pairs import onnxruntime_beside_torch, onnxruntime_for_cuda
+from .answer_pairs import onnxruntime_beside_torch, onnxruntime_for_cuda, onnxruntime_release_cudnn
 from .answer_signals import from_signals, from_statuses
 from .answer_states import started_without_gpus
 from .answered import Answer
@@ -189,7 +189,8 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
             next(iter(ev.cuda), None)
         fix = paste.cudnn_release_fix(compat, int(first.low), cuda=cuda) if cuda else \
             _cudnn_for_either_build(ev, compat, int(first.low))
-        found = sublibrary_on_path(ev, compat, cause, fix) or torch7_bindings(ev, cause, fix)
+        found = onnxruntime_release_cudnn(ev, compat, first.name, int(first.low), cause) or \
+            sublibrary_on_path(ev, compat, cause, fix) or torch7_bindings(ev, cause, fix)
         if found is not None and not first.name.lower().endswith(".dll"):
             return found
     else:

@@ -199,6 +199,9 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
             "(libnvidia-ptxjitcompiler.so.1) is missing, which older drivers report the same way" if jit else ""),
             rt.ptx_jit_or_arch_fix(fix) if jit else with_python_note(fix, python) if python else fix)
     if kind in ("xla-libdevice", "xla-ptxas"):
+        older = from_toolchain(kind, ev, compat)  # a ptxas found, too old for the GPU: which one, and what knows it
+        if older is not None:
+            return older
         said = next((s.detail for s in ev.signals if s.kind == kind), "")
         return Answer("XLA cannot find or use the CUDA compiler tools (ptxas, libdevice) it needs: %s" % said,
                       rt.xla_cuda_tools_fix(compat, major_of(cuda) or 12))

@@ -198,7 +198,8 @@ _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "spconv-cpu-only": _spconv_cpu,
     "spconv-arch": _spconv_arch,
     "cuequivariance-arch": _cuequivariance,
-    "nvrtc-builtins-missing": _nvrtc_builtins,  # NVRTC's own words, naming no file (a named one is answered before)
+    "nvrtc-builtins-missing": _nvrtc_builtins,
+    "xla-ptxas": lambda ev, compat: _xla_ptxas_cc(ev, compat),  # NVRTC's own words, naming no file (a named one is answered before)
 }
 
 
@@ -235,3 +236,26 @@ def nvcc_arch(ev: Evidence, compat: Compat) -> Optional[Answer]:
         "Triton's own " if triton else "", tool, first or "?", cc, "compute" if tool == "nvcc" else "sm", digits,
         (", %s" % arch.name) if arch else "", cut),
         rt.triton_ptxas_fix(first) if triton else rt.nvcc_arch_fix(first, cc))
+
+
+# XLA's warning where the ptxas it found cannot compile for the GPU (xla/stream_executor/gpu/asm_compiler.cc): "ptxas
+# does not support CC 8.9", then "Used ptxas at ptxas" (a bare name: the first on PATH). It then hands the PTX to the
+# driver, whose failure (CUDA_ERROR_INVALID_IMAGE) is the error the user sees (jax#17976).
+_XLA_PTXAS_CC = re.compile(r"ptxas does not support CC (\d{1,2})\.(\d)")
+_XLA_PTXAS_USED = re.compile(r"Used ptxas at (\S+)")
+
+
+def _xla_ptxas_cc(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    m = _XLA_PTXAS_CC.search(ev.text)
+    if m is None:
+        return None
+    cc = "%s.%s" % m.groups()
+    first = compat.first_cuda_for_cc(cc)
+    arch = compat.arch_for_cc(cc)
+    used = _XLA_PTXAS_USED.search(ev.text)
+    where = used.group(1) if used else "ptxas"
+    return Answer("the ptxas XLA ran (%s%s) is older than CUDA %s, the first that compiles for compute capability %s%s;"
+                  " XLA then leaves the PTX to the driver, and what fails after it is that fallback" % (
+                      where, ", the first on PATH" if "/" not in where else "", first or "?", cc,
+                      " (%s)" % arch.name if arch else ""),
+                  rt.xla_old_ptxas_fix(first, where.rsplit("/", 1)[0] if "/" in where else None))

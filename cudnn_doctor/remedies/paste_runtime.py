@@ -335,6 +335,20 @@ def triton_ptxas_fix(first_cuda: Optional[str]) -> Fix:
                    first_cuda or "new enough", line))
 
 
+def xla_old_ptxas_fix(first_cuda: Optional[str], folder: Optional[str]) -> Fix:
+    """XLA ran a ptxas older than the GPU. It takes the first ptxas on PATH before any CUDA root or pip wheel
+    (tsl::PreferPtxasFromPath() is true outside Google; newer XLA tries --xla_gpu_cuda_data_dir's first:
+    https://github.com/openxla/xla/blob/main/xla/stream_executor/cuda/subprocess_compilation.cc), so the old one
+    goes off PATH, or XLA is pointed at a toolkit new enough."""
+    flags = "export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda-%s" % (first_cuda or "12")
+    where = ("remove %s from PATH" % folder) if folder else \
+        "remove the older CUDA toolkit's bin folder from PATH (`which -a ptxas` lists each ptxas, `ptxas --version` " \
+        "says its CUDA)"
+    return advice("%s, or put a CUDA %s or newer toolkit's bin folder first: XLA runs the first ptxas on PATH before "
+                  "the one in the nvidia-cuda-nvcc wheel; with a newer toolkit installed, newer XLA releases also take "
+                  "it from `%s`" % (where, first_cuda or "new enough", flags))
+
+
 def trt_plugin_fix(plugin: Optional[str]) -> Fix:
     """A TensorRT plugin creator not registered: load the library that implements it before deserializing."""
     return advice("build the plugin library that implements %s and load it before deserializing the engine (Python: "

@@ -104,8 +104,15 @@ def export_path_line(entries: Sequence[str]) -> str:
 _KEEP_LD_PATH = "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 
+# The site-packages folder of the Python the user runs, asked of it when the line runs: a paste names no environment.
+ACTIVE_SITE = "$(python -c 'import sysconfig; print(sysconfig.get_path(\"purelib\"))')"
+
+
 def prepend_ld_path(directory: str) -> str:
-    """The export line that puts `directory` first on LD_LIBRARY_PATH, keeping what is there."""
+    """The export line that puts `directory` first on LD_LIBRARY_PATH, keeping what is there (a folder under
+    ACTIVE_SITE keeps the substitution live, inside double quotes)."""
+    if directory.startswith(ACTIVE_SITE + "/") and re.fullmatch(r"[\w./-]*", directory[len(ACTIVE_SITE):]):
+        return 'export LD_LIBRARY_PATH="%s"%s' % (directory, _KEEP_LD_PATH)
     return "export LD_LIBRARY_PATH=%s%s" % (q(directory), _KEEP_LD_PATH)
 
 

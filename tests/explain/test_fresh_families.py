@@ -280,6 +280,10 @@ CUDARC = ('Unable to dynamically load the "cudart" shared library - searched for
 ORT_126 = ('[E:onnxruntime:Default, provider_bridge_ort.cc:1992 onnxruntime::TryGetProviderInfo_CUDA] '
            'onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 "" '
            'when trying to load "C:\\app\\venv\\Lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll"')
+XLA_PTXAS = ("W external/xla/xla/stream_executor/gpu/asm_compiler.cc:232] Falling back to the CUDA driver for PTX "
+             "compilation; ptxas does not support CC 8.9\nW external/xla/xla/stream_executor/gpu/asm_compiler.cc:235] "
+             "Used ptxas at ptxas\nE cuda_driver.cc:864] failed to load PTX text as a module: CUDA_ERROR_INVALID_IMAGE: "
+             "device kernel image is invalid")
 FAMILIES = [
     ("names-searched-stop-at-12", CUDARC, ["cudart64_13.dll", "bin\\x64", "stop at CUDA 12"], [], []),
     ("tf-dlopen-wheels", TF_DLOPEN_WHEELS, ["CUDA 12.5", "cuDNN 9.3", "did not find them"], ["LD_LIBRARY_PATH"], []),
@@ -428,6 +432,21 @@ FAMILIES = [
      ['onnxruntime-gpu[cuda,cudnn]==1.22.0', "preload_dlls()", "CUDA 12 and cuDNN 9"], ["--force-reinstall"]),
     ("ort-provider-dll-126-old", "onnxruntime-gpu 1.18.0\n" + ORT_126, ["error 126"],
      ["CUDA 11.8 and cuDNN 8", "bin folders on PATH", 'onnxruntime-gpu[cuda,cudnn]>=1.21.0'], ["==1.18.0"]),
+    # fresh12's families (round 32). PyTorch's DataLoader words (torch/csrc/DataLoader.cpp) as pastes wrap them
+    ("shm-dataloader-wrapped", "RuntimeError: DataLoader worker (pid 47) is killed by signal: Bus\nerror. It is "
+     "possible that dataloader's workers are out of shared\nmemory. Please try to raise your shared memory limit.",
+     ["/dev/shm"], ["--shm-size"], []),
+    ("docker-runtime-retold", "docker: Error response from daemon: unknow runtime specified nvidia.", ["GPU runtime"],
+     ["nvidia-ctk runtime configure --runtime=docker"], []),
+    # a release named beside the cuDNN it asks for: that release's build (compat's onnxruntime-gpu rows)
+    ("ort-release-cudnn-missing", "onnxruntime 1.18需要cuDNN8\nlibcudnn.so.8: cannot open shared object file: No "
+     "such file or directory", ["ONNX Runtime 1.18 is built with CUDA 11.8 and cuDNN 8"],
+     ['"nvidia-cudnn-cu11==8.9.*"', "/nvidia/cudnn/lib", 'onnxruntime-gpu[cuda,cudnn]>=1.21.0'], ["cu12"]),
+    # XLA's ptxas older than the GPU (jax#17976): the first on PATH wins over the pip wheel's
+    ("xla-ptxas-older-than-gpu", XLA_PTXAS, ["older than CUDA 11.8", "compute capability 8.9", "first on PATH"],
+     ["bin folder from PATH", "xla_gpu_cuda_data_dir"], ["pip install"]),
+    ("xla-ptxas-older-path-named", XLA_PTXAS.replace("at ptxas", "at /usr/local/cuda-11.2/bin/ptxas"),
+     ["/usr/local/cuda-11.2/bin/ptxas"], ["remove /usr/local/cuda-11.2/bin from PATH"], []),
     ("trt-cudnn-minor-warning", "[TRT] [W] TensorRT was linked against cuDNN 8.9.0 but loaded cuDNN 8.8.0",
      ["a warning, not an error", "8.9.0", "8.8.0"], ["nothing to fix"], []),
     # THC's words for CUBLAS_STATUS_NOT_INITIALIZED; the compute cache a sudo run left to root is the other cause
@@ -780,3 +799,20 @@ def test_a_package_is_named_as_the_loader_only_from_a_frame_of_the_load():
     text = ('  File "/usr/lib/python3/dist-packages/wrapper/run.py", line 3, in main\n'
             "OSError: libcudart.so.9.0: cannot open shared object file: No such file or directory")
     assert "package loads it" not in explain(text, check=False).explanation.answer.cause
+
+
+def test_a_site_folder_of_the_active_python_is_asked_of_it_when_the_line_runs(tmp_path):
+    """The export line explain prints where the paste names no environment: run as printed by sh, with a `python`
+    first on PATH, it puts that interpreter's own site-packages folder first."""
+    import subprocess
+    import sys
+
+    ex = explain("onnxruntime 1.18\nlibcudnn.so.8: cannot open shared object file: No such file or directory",
+                 check=False).explanation
+    line = next(c for c in ex.fix.commands if c.startswith("export LD_LIBRARY_PATH="))
+    (tmp_path / "python").symlink_to(sys.executable)
+    site = subprocess.run([str(tmp_path / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(["sh", "-c", line + '; printf %s "$LD_LIBRARY_PATH"'], capture_output=True, text=True,
+                         env={"PATH": "%s:/usr/bin:/bin" % tmp_path, "LD_LIBRARY_PATH": "/old"}, check=True).stdout
+    assert out == site + "/nvidia/cudnn/lib:/old"
