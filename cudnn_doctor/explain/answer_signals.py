@@ -179,10 +179,10 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
             return found
     if kind == "nvcc-unsupported-arch":
         return nvcc_arch(ev, compat)
-    if kind in ("no-kernel-image", "arch-mismatch"):
+    if kind in ("no-kernel-image", "arch-mismatch", "nvrtc-arch"):
         cc = gpu_cc(ev, compat)
         python = torch_for_python(ev)
-        fix = _arch_fix(ev, compat, cc, replaced_framework(ev))
+        fix = _arch_fix(ev, compat, cc, replaced_framework(ev, usual=kind == "nvrtc-arch"))
         # a framework other than PyTorch named, with the CUDA its build is for: its build for a CUDA that knows the GPU
         other = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA and p.name != "PyTorch"), None)
         first = first_cuda_serving(compat, cc)[1] if cc else None
@@ -192,7 +192,11 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         # the driver's own status, GPU unnamed: a PTX-only binary whose JIT library is missing read the same before
         # CUDA_ERROR_JIT_COMPILER_NOT_FOUND (221) existed (libgpuarray-289: libnvidia-ptxjitcompiler.so was missing)
         jit = not cc and ev.platform != "windows" and bool(re.search(r"NO_BINARY_FOR_GPU|NoBinaryForGpu", ev.text))
-        return Answer("the build%s has no kernels for this GPU%s%s%s" % (
+        # NVRTC compiles at run time for the GPU it finds; one older than the GPU refuses its architecture
+        said = "the build%s has no kernels for this GPU%s%s%s" if kind != "nvrtc-arch" else \
+            "NVRTC, the run-time compiler of the build's CUDA%s, does not know this GPU's architecture: the build is " \
+            "older than the GPU%s%s%s"
+        return Answer(said % (
             (" (%s's, for CUDA %s)" % (other, built)) if other and built else "",
             arch_words(ev, compat, cc) or ("" if jit else build_reach(ev, compat)),
             python or "", "; or, where it carries only PTX, the driver's PTX JIT compiler library "
@@ -207,7 +211,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       rt.xla_cuda_tools_fix(compat, major_of(cuda) or 12))
     if kind == "cudnn-no-engine":
         return Answer("cuDNN found no engine for this convolution: the framework's CUDA/cuDNN build does not fit "
-                      "this GPU or driver, or GPU memory ran out", rt.engine_fix(compat, ev.gpu_cc))
+                      "this GPU or driver, or GPU memory ran out", rt.engine_fix(compat, ev.gpu_cc, ev.python))
     if kind in ("out-of-memory", "cudnn-workspace-oom"):
         # XLA's words: under JAX, 75% of the GPU's memory is taken at start
         # (https://docs.jax.dev/en/latest/gpu_memory_allocation.html)

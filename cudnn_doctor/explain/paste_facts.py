@@ -102,7 +102,9 @@ _PROGRAMS = (
     ("PyTorch", re.compile(_W + r"(?:torch/|import torch|pytorch\b)", re.I)),
     # PyTorch's own words (c10/cuda/CUDAFunctions.cpp), pasted alone: no other program says them
     ("PyTorch", re.compile(r"NVIDIA driver on your system is too old \(found version \d|"
-                           r"CUDA kernel errors might be asynchronously reported at some other API call")),
+                           r"CUDA kernel errors might be asynchronously reported at some other API call|"
+                           # c10's CUDA check, raised as RuntimeError (torch.AcceleratorError from 2.8)
+                           r"(?:RuntimeError|torch\.AcceleratorError): CUDA error: ")),
     ("TensorFlow", re.compile(_W + r"tensor ?flow(?:-gpu)?(?:\[and-cuda\])?" + _SAYS + _REL, re.I)),
     ("TensorFlow", re.compile(_W + r"tensorflow\b", re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?" + _SAYS + _REL, re.I)),
@@ -184,7 +186,7 @@ def _cuda(number: str) -> Optional[str]:
 # Words one of whose is in the text wherever a program's patterns match: a pattern is tried only then (a 160 KiB
 # log costs a lowered copy and a find per word, not a regular-expression pass per pattern).
 _KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lua/"),
-         "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously"),
+         "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously", "error: cuda error: "),
          "TensorFlow": ("tensorflow", "tensor flow", "tf.__version__"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime", "onnxrumtime", "ort.__version__"),
          "CuPy": ("cupy", "cp.__version__"),
          "PaddlePaddle": ("paddle", "(external) cu"), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2",),

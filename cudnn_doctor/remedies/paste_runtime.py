@@ -237,9 +237,10 @@ def cudnn_startup_fix() -> Fix:
                 "or put the right one's first", "nvidia-smi")
 
 
-def engine_fix(compat: Compat, cc: Optional[str]) -> Fix:
-    """No cuDNN engine: the framework build for this GPU and driver, then memory."""
-    return say("%s; and if memory is tight: %s", arch_fix(compat, cc, "PyTorch"), memory_fix())
+def engine_fix(compat: Compat, cc: Optional[str], python: Optional[str] = None) -> Fix:
+    """No cuDNN engine: the framework build for this GPU (with wheels for the paste's Python), then memory."""
+    return say("upgrade cuDNN with the framework's build, whose wheels bring their own: %s; and if memory is tight: %s",
+               arch_fix(compat, cc, "PyTorch", python=python), memory_fix())
 
 
 def driver_library_fix(platform: str) -> Fix:

@@ -447,6 +447,17 @@ FAMILIES = [
      ["bin folder from PATH", "xla_gpu_cuda_data_dir"], ["pip install"]),
     ("xla-ptxas-older-path-named", XLA_PTXAS.replace("at ptxas", "at /usr/local/cuda-11.2/bin/ptxas"),
      ["/usr/local/cuda-11.2/bin/ptxas"], ["remove /usr/local/cuda-11.2/bin from PATH"], []),
+    # fresh13's families (round 32). PyTorch's own words when every cuDNN algorithm failed (Conv_v7.cpp): the build
+    # for the paste's Python (3.8 here: 2.4 is the newest PyTorch with its wheels), then memory
+    ("torch-no-valid-cudnn-algorithm", '  File "/home/u/.conda/envs/x/lib/python3.8/site-packages/torch/nn/modules/'
+     'conv.py", line 566, in forward\nRuntimeError: Unable to find a valid cuDNN algorithm to run convolution',
+     ["cuDNN found no engine"], ["upgrade cuDNN", "torch==2.4 ", "Python 3.8", "batch size"], ["cu129"]),
+    # NVRTC older than the GPU (RoseTTAFold#156): PyTorch's build for a CUDA whose NVRTC knows it, not nvcc flags
+    ("nvrtc-arch", "RuntimeError: nvrtc: error: invalid value for --gpu-architecture (-arch)\nGPU: NVIDIA GeForce "
+     "RTX 4090", ["NVRTC", "compute capability 8.9"], ["PyTorch build for CUDA 11.8"], ["-gencode"]),
+    # c10's "RuntimeError: CUDA error: ..." is PyTorch's (Medallion#1): its build, not a rebuild
+    ("torch-cuda-error-words", "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+     "I am using RTX 4090.", ["compute capability 8.9"], ["PyTorch build for CUDA 11.8"], ["-gencode"]),
     ("trt-cudnn-minor-warning", "[TRT] [W] TensorRT was linked against cuDNN 8.9.0 but loaded cuDNN 8.8.0",
      ["a warning, not an error", "8.9.0", "8.8.0"], ["nothing to fix"], []),
     # THC's words for CUBLAS_STATUS_NOT_INITIALIZED; the compute cache a sudo run left to root is the other cause

@@ -47,9 +47,13 @@ def test_driver_cuda_encodings_and_tags():
 
 
 def test_what_the_text_does_not_say_is_unknown():
-    facts = read_paste("RuntimeError: CUDA error: out of memory")
+    facts = read_paste("CUDA error: out of memory")
     assert facts.python is None and facts.driver is None and facts.cuda_driver is None
     assert facts.build_cuda() is None and not facts.gpus and not facts.ccs and not facts.os and not facts.programs
+    # c10's own form of the same words says the program: PyTorch raises them as RuntimeError (AcceleratorError from
+    # 2.8), with no release
+    said = read_paste("RuntimeError: CUDA error: out of memory").programs
+    assert [(p.name, p.release) for p in said] == [("PyTorch", None)]
 
 
 def test_programs_tools_and_pip_list():
