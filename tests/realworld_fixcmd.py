@@ -5,6 +5,7 @@ new shell of the environment), undo exact? (every file of the copy as before, by
 sees the same failure again); and --dry-run changes nothing (hashes)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import random
@@ -59,9 +60,43 @@ class FixRun:
 
 
 def skip_reason(case: stacks.Case) -> str:
-    if case.system is not None:
-        return "a system folder: its ld.so.cache is the case's own, and a program run here reads /etc's"
+    if case.system is not None and not own_etc_works():
+        return "a system folder: its ld.so.cache is the case's own, and without a private mount namespace (root, " \
+               "unshare --mount) a program run here reads /etc's"
     return ""
+
+
+@functools.lru_cache(maxsize=1)
+def own_etc_works() -> bool:
+    """Whether fix can run in a mount namespace of its own here (root, and unshare allowed: a container without
+    CAP_SYS_ADMIN refuses it), where the case's /etc stands in for this machine's."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "true"],
+                          capture_output=True).returncode == 0
+
+
+def give_etc(moved: stacks.Stack) -> Optional[Path]:
+    """A draw with a system folder: the case's own /etc, this machine's copied under the case's ld.so.conf and
+    ld.so.cache, which fix (and the doctor it runs, and ldconfig where a step runs it) sees as /etc in a private mount
+    namespace; part of the case, so it is hashed with it. None for other draws."""
+    if moved.case.system is None:
+        return None
+    etc = moved.root / "etc"
+    subprocess.run(["cp", "-a", "--no-clobber", "/etc/.", str(etc)], check=True, capture_output=True)
+    return etc
+
+
+# In a private mount namespace, the case's /etc bound over this machine's, then the command itself (exec: the same
+# process, so a SIGKILL to its group reaches it as before).
+_IN_OWN_ETC = 'mount --bind "$1" /etc && shift && exec "$@"'
+
+
+def doctor_argv(etc: Optional[Path], *args: str) -> List[str]:
+    argv = [sys.executable, "-c", BOOT, "fix", *args]
+    if etc is None:
+        return argv
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", _IN_OWN_ETC, "sh", str(etc), *argv]
 
 
 _DIGESTS: Dict[Tuple[int, int, int, int], str] = {}  # by inode: a case's files are hard links into shared trees
@@ -193,11 +228,11 @@ def reinstalled(plan: str, site: Path) -> List[str]:
     return named
 
 
-def fix(env: Dict[str, str], *args: str, index: bool = False) -> Tuple[int, str]:
+def fix(env: Dict[str, str], *args: str, index: bool = False, etc: Optional[Path] = None) -> Tuple[int, str]:
     # The cache folder of the runner's (a test session's own, tests/hermetic.py): no `cudnn-doctor update` copy of a
     # developer's knowledge is read by the child either.
     xdg = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} if os.environ.get("XDG_CACHE_HOME") else {}
-    proc = subprocess.run([sys.executable, "-c", BOOT, "fix", *args], env=dict(doctor_env(env, index), **xdg),
+    proc = subprocess.run(doctor_argv(etc, *args), env=dict(doctor_env(env, index), **xdg),
                           capture_output=True, text=True, errors="replace", stdin=subprocess.DEVNULL, timeout=1800)
     return proc.returncode, proc.stdout + proc.stderr
 
@@ -252,7 +287,7 @@ def _installer_record(key: str) -> bool:
 
 
 def killed_at_random(moved: stacks.Stack, fixed: Dict[str, str], seconds: float, rng: random.Random,
-                     index: bool = False) -> str:
+                     index: bool = False, etc: Optional[Path] = None) -> str:
     """fix --yes started in the copy (back as before, by an exact undo) and killed with SIGKILL, with every child
     (pip), at a moment drawn between its start and the time a whole run took. What it leaves must be the old state,
     the new one, or an interrupted journal that the next fix refuses to run over and fix --undo puts back exactly.
@@ -261,7 +296,7 @@ def killed_at_random(moved: stacks.Stack, fixed: Dict[str, str], seconds: float,
     before = _files(state(root))
     xdg = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]} if os.environ.get("XDG_CACHE_HOME") else {}
     at = rng.uniform(0.0, seconds)
-    proc = subprocess.Popen([sys.executable, "-c", BOOT, "fix", "--yes", *asked(moved)],
+    proc = subprocess.Popen(doctor_argv(etc, "--yes", *asked(moved)),
                             env=dict(doctor_env(moved.env, index), **xdg),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -277,10 +312,10 @@ def killed_at_random(moved: stacks.Stack, fixed: Dict[str, str], seconds: float,
         return "old"
     if now == fixed:
         return "new"
-    code, text = fix(moved.env, "--yes", *asked(moved), index=index)
+    code, text = fix(moved.env, "--yes", *asked(moved), index=index, etc=etc)
     if code == 0 or "interrupted" not in text:
         return "a mix, and fix ran over it (%s; exit %d): %s" % (ended, code, differences(before, now))
-    code, text = fix(moved.env, "--undo", "--yes")
+    code, text = fix(moved.env, "--undo", "--yes", etc=etc)
     if _files(state(root)) == before and code == 0:
         return "undone"
     return "a mix that fix --undo did not put back (%s; undo exit %d): %s" % (
@@ -312,10 +347,11 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
     moved.env["HOME"] = str(root / "home")
     try:
         give_pip(moved)
+        etc = give_etc(moved)
         rc_file(moved).parent.mkdir(exist_ok=True)  # the user's home, where --rc writes
         wheels.for_pip()  # the dry run's pip finds the cache's wheels there too
         before = state(root)
-        run.codes["dry-run"], text = fix(moved.env, "--dry-run", *asked(moved))
+        run.codes["dry-run"], text = fix(moved.env, "--dry-run", *asked(moved), etc=etc)
         run.dry_exact = state(root) == before
         # a pin the cache lacks: fetched, then the dry run again, until pip finds all (each run names one more)
         for _ in range(6):
@@ -326,7 +362,7 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
                 run.why.append("not in the wheel cache nor on the index: %s" % ", ".join(unavailable))
                 break
             wheels.for_pip()  # the fetched wheels where the dry run's pip looks (PIP_FIND_LINKS)
-            run.codes["dry-run"], text = fix(moved.env, "--dry-run", *asked(moved))
+            run.codes["dry-run"], text = fix(moved.env, "--dry-run", *asked(moved), etc=etc)
             run.dry_exact = run.dry_exact and state(root) == before
         unavailable = fetch_removed(text, moved.site)
         if unavailable:
@@ -336,7 +372,7 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
         wheels.for_pip(reinstalled(text, moved.site))
         index = bool(_MAKES_ENVIRONMENTS.search(text))
         t_fix = time.perf_counter()
-        run.codes["fix"], fixed_text = fix(moved.env, "--yes", *asked(moved), index=index)
+        run.codes["fix"], fixed_text = fix(moved.env, "--yes", *asked(moved), index=index, etc=etc)
         fix_seconds = time.perf_counter() - t_fix
         fixed_state = _files(state(root))
         healed = stacks.Stack(moved.case, root, new_shell(moved))
@@ -360,7 +396,7 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
         if state(root) == before:  # fix changed nothing (it left every step, or stopped first): nothing to undo
             run.codes["undo"] = -1
         else:
-            run.codes["undo"], text = fix(healed.env, "--undo", "--yes")
+            run.codes["undo"], text = fix(healed.env, "--undo", "--yes", etc=etc)
             if run.codes["undo"] != 0:
                 run.why.append("undo exit %d: %s" % (run.codes["undo"], _said(text)))
             (files, records), (files_then, records_then) = split(state(root)), split(before)
@@ -375,7 +411,7 @@ def prove(stack: stacks.Stack, root: Path, judge_all: Callable[[stacks.Stack], T
         if not run.back:
             run.why.append("after undo the oracle sees %s, before fix %s" % (now, was))
         if kill is not None and run.undo_exact and fixed_state != _files(before):
-            run.killed = killed_at_random(moved, fixed_state, fix_seconds, kill, index)
+            run.killed = killed_at_random(moved, fixed_state, fix_seconds, kill, index, etc)
             if run.killed not in ("old", "new", "undone"):
                 run.why.append("killed fix: " + run.killed)
     finally:
