@@ -22,6 +22,7 @@ from .answer_builds import from_builds, replaced_framework
 from .answer_dlopen import from_dlopen
 from .answer_states import DRIVER_REACHED, GPU_FLAGS, from_states
 from .answer_arch import arch_words, first_cuda_serving
+from .answer_launch import from_launch
 from .answer_toolchain import from_toolchain, nvcc_arch
 from .answer_tools import from_tools
 from .answered import Answer
@@ -179,10 +180,10 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
             return found
     if kind == "nvcc-unsupported-arch":
         return nvcc_arch(ev, compat)
-    if kind in ("no-kernel-image", "arch-mismatch", "nvrtc-arch"):
+    if kind in ("no-kernel-image", "arch-mismatch", "nvrtc-arch", "llvm-unknown-processor"):
         cc = gpu_cc(ev, compat)
         python = torch_for_python(ev)
-        fix = _arch_fix(ev, compat, cc, replaced_framework(ev, usual=kind == "nvrtc-arch"))
+        fix = _arch_fix(ev, compat, cc, replaced_framework(ev, usual=kind in _COMPILERS))
         # a framework other than PyTorch named, with the CUDA its build is for: its build for a CUDA that knows the GPU
         other = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA and p.name != "PyTorch"), None)
         first = first_cuda_serving(compat, cc)[1] if cc else None
@@ -193,9 +194,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         # CUDA_ERROR_JIT_COMPILER_NOT_FOUND (221) existed (libgpuarray-289: libnvidia-ptxjitcompiler.so was missing)
         jit = not cc and ev.platform != "windows" and bool(re.search(r"NO_BINARY_FOR_GPU|NoBinaryForGpu", ev.text))
         # NVRTC compiles at run time for the GPU it finds; one older than the GPU refuses its architecture
-        said = "the build%s has no kernels for this GPU%s%s%s" if kind != "nvrtc-arch" else \
-            "NVRTC, the run-time compiler of the build's CUDA%s, does not know this GPU's architecture: the build is " \
-            "older than the GPU%s%s%s"
+        said = _COMPILERS.get(kind, "the build%s has no kernels for this GPU%s%s%s")
         return Answer(said % (
             (" (%s's, for CUDA %s)" % (other, built)) if other and built else "",
             arch_words(ev, compat, cc) or ("" if jit else build_reach(ev, compat)),
@@ -252,7 +251,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "windows-paging-file":
         return Answer("Windows' paging file is too small for the CUDA libraries", rt.paging_file_fix())
     return from_states(kind, ev, compat) or from_builds(kind, ev, compat) or from_dlopen(kind, ev, compat) or \
-        from_toolchain(kind, ev, compat) or from_tools(kind, ev, compat)
+        from_toolchain(kind, ev, compat) or from_tools(kind, ev, compat) or from_launch(kind, ev, compat)
 
 
 # The kernel module's own line: "NVRM: API mismatch: the client has the version 550.90.07, but\n NVRM: this kernel
@@ -296,6 +295,15 @@ def _stated(ev: Evidence) -> str:
              "compute capability %s" % ev.gpu_cc if ev.gpu_cc else ""]
     said = ", ".join(p for p in parts if p)
     return " (the text says: %s)" % said if said else ""
+
+
+# Compilers a build carries that refuse a GPU newer than they are: what the cause says of each
+_COMPILERS = {
+    "nvrtc-arch": "NVRTC, the run-time compiler of the build's CUDA%s, does not know this GPU's architecture: the "
+                  "build is older than the GPU%s%s%s",
+    "llvm-unknown-processor": "the LLVM inside the build's Triton%s does not know this GPU's architecture: the build "
+                              "is older than the GPU%s%s%s",
+}
 
 
 def _arch_fix(ev: Evidence, compat: Compat, cc: Optional[str], framework: str, tagged_only: bool = False) -> Fix:

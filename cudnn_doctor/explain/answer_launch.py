@@ -1,0 +1,117 @@
+"""Answers for what launchers and serving stacks say of the GPU they were given, with the numbers their own words
+carry: Triton's compute capability floor under torch.compile, bfloat16 on a GPU older than Ampere, PyTorch without
+NCCL, a collective past its timeout, GPUs without peer access, vLLM's memory share, a kernel module the kernel refused,
+a GPU off the bus, Kubernetes finding no free GPU. Pure: evidence and knowledge in."""
+from __future__ import annotations
+
+import re
+from typing import Callable, Dict, Optional
+
+from ..knowledge import Compat
+from ..remedies import paste_launch as launch
+from .answered import Answer
+from .evidence import Evidence
+
+# torch/utils/_triton.py (and older torch/_dynamo): "Found NVIDIA GeForce GTX 1070 which is too old to be supported by
+# the triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but
+# your device is of CUDA capability 6.1"
+_TRITON_OLD = re.compile(r"Found (.{1,60}?) which is too old to be supported by the triton GPU compiler.{0,200}?"
+                         r"Capability >= (\d+\.\d+), but your device is of CUDA capability (\d+\.\d+)", re.S)
+# vLLM: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute
+# capability 7.5."
+_BF16_FLOOR = re.compile(r"Bfloat16 is only supported on GPUs with compute capability of at least (\d+\.\d+)\. "
+                         r"Your (.{1,60}?) GPU has compute capability (\d+\.\d+)")
+# vLLM: "Free memory on device (67.24/79.25 GiB) on startup is less than desired GPU memory utilization (0.9, 71.33
+# GiB)"
+_VLLM_SHARE = re.compile(r"Free memory on device(?: \S{1,20})? \((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) GiB\)\s+on\s+startup\s+is\s+"
+                         r"less\s+than\s+desired\s+GPU\s+memory\s+utilization\s+\((\d(?:\.\d+)?),\s+(\d+(?:\.\d+)?) GiB\)")
+# ProcessGroupNCCL: "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, ...,
+# Timeout(ms)=600000) ran for 600060 milliseconds before timing out."
+_NCCL_TIMEOUT = re.compile(r"OpType=(\w+).{0,200}?Timeout\(ms\)=(\d+)", re.S)
+_VLLM = re.compile(r"\bvllm\b", re.I)
+
+
+def _triton_too_old(ev: Evidence, compat: Compat) -> Answer:
+    m = _TRITON_OLD.search(ev.text)
+    gpu, need, have = m.groups() if m else ("the GPU", "7.0", "?")
+    return Answer("Triton, the compiler torch.compile's inductor backend uses, needs a GPU of compute capability %s or "
+                  "newer, and %s is %s" % (need, gpu, have), launch.compile_off_fix(need))
+
+
+def _bf16_too_old(ev: Evidence, compat: Compat) -> Answer:
+    m = _BF16_FLOOR.search(ev.text)
+    if m is not None:
+        need, gpu, have = m.groups()
+        return Answer("bfloat16 needs a GPU of compute capability %s or newer, and the %s is %s" % (need, gpu, have),
+                      launch.half_precision_fix(True))
+    return Answer("cuBLAS has no bfloat16 (CUDA_R_16BF) matrix multiply for this GPU: bfloat16 runs natively from "
+                  "compute capability 8.0 (Ampere) on, as torch.cuda.is_bf16_supported() checks",
+                  launch.half_precision_fix(bool(_VLLM.search(ev.text))))
+
+
+def _no_nccl(ev: Evidence, compat: Compat) -> Answer:
+    where = {"windows": "on Windows", "macos": "on macOS"}.get(ev.platform, "")
+    return Answer("this PyTorch build has no NCCL%s: PyTorch's Windows and macOS builds, and its CPU-only ones, ship "
+                  "without it, so the nccl backend cannot start" % ((" (%s)" % where) if where else ""),
+                  launch.gloo_backend_fix())
+
+
+def _collective_timeout(ev: Evidence, compat: Compat) -> Answer:
+    m = _NCCL_TIMEOUT.search(ev.text)
+    what = "the %s collective" % m.group(1) if m else "a collective"
+    after = " %d s" % (int(m.group(2)) // 1000) if m else ""
+    return Answer("%s waited%s for a rank that never joined it: one process crashed, hangs (data loading, saving, an "
+                  "uneven number of batches per rank) or cannot reach the others; NCCL's watchdog then stops the job"
+                  % (what, after), launch.collective_timeout_fix())
+
+
+def _no_peer_access(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("the two GPUs cannot read each other's memory directly (peer-to-peer, cudaErrorPeerAccessUnsupported): "
+                  "GeForce cards have it turned off, and virtual machines often hide it, while NCCL or the program's "
+                  "own all-reduce asked for it", launch.peer_access_fix(bool(_VLLM.search(ev.text))))
+
+
+def _memory_share(ev: Evidence, compat: Compat) -> Answer:
+    m = _VLLM_SHARE.search(ev.text)
+    if m is None:
+        return Answer("vLLM reserves a share of the GPU's memory that is not free", launch.memory_share_fix(None))
+    free, total, asked, wanted = m.groups()
+    share = "%.2f" % (int(float(free) / float(total) * 100 - 1) / 100.0)
+    return Answer("vLLM reserves %s of the GPU's %s GiB (%s GiB) and only %s GiB are free: another process holds the "
+                  "rest" % (asked, total, wanted, free), launch.memory_share_fix(share))
+
+
+def _module_refused(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("the driver's installer built the nvidia kernel module and the kernel refused to load it: Secure "
+                  "Boot without its signing key enrolled, nouveau holding the GPU, or a GPU this driver release does "
+                  "not support", launch.kernel_module_refused_fix())
+
+
+def _off_the_bus(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("the GPU stopped answering on the PCIe bus (Xid 79, 'fallen off the bus'): power, heat, the slot or "
+                  "the card itself; the driver cannot use it again until it is reset", launch.gpu_off_the_bus_fix())
+
+
+def _no_gpu_node(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("Kubernetes finds no node with a free nvidia.com/gpu: the NVIDIA device plugin does not advertise "
+                  "the GPUs (not running, or finding none through the node's container runtime), or they are all "
+                  "taken", launch.device_plugin_fix())
+
+
+_ANSWERS: Dict[str, Callable[[Evidence, Compat], Answer]] = {
+    "triton-gpu-too-old": _triton_too_old,
+    "bf16-gpu-too-old": _bf16_too_old,
+    "nccl-not-built": _no_nccl,
+    "nccl-collective-timeout": _collective_timeout,
+    "peer-access-unsupported": _no_peer_access,
+    "vllm-memory-share": _memory_share,
+    "kernel-module-refused": _module_refused,
+    "gpu-off-the-bus": _off_the_bus,
+    "k8s-no-free-gpu": _no_gpu_node,
+}
+
+
+def from_launch(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """The answer for one of these named conditions, else None."""
+    answer = _ANSWERS.get(kind)
+    return answer(ev, compat) if answer is not None else None

@@ -1,0 +1,88 @@
+"""Fixes for what launchers and serving stacks say of the GPU they were given: a compiler or data type that needs a
+newer GPU, a distributed backend the build lacks, a collective that timed out, GPUs without peer access, memory
+another process holds, a kernel module the kernel refused. Each says the switch the program itself offers."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..model import Fix
+from .acting import set_variable
+from .shell import advice, run, said
+
+
+def compile_off_fix(need: str) -> Fix:
+    """Triton (torch.compile's inductor backend) needs a newer GPU: PyTorch's own switch turns torch.compile off
+    (TORCH_COMPILE_DISABLE, torch/_dynamo/config.py), or a backend that does not compile with Triton."""
+    line = set_variable("TORCH_COMPILE_DISABLE", "1")
+    return said("run the model without torch.compile: `%s` (PyTorch's own switch; or torch.compile(model, "
+                "backend=\"aot_eager\"), which does not compile with Triton), or run it on a GPU of compute "
+                "capability %s or newer" % ("%s", need), line)
+
+
+def half_precision_fix(vllm: bool) -> Fix:
+    """bfloat16 asked of a GPU older than it: float16 (vLLM's own flag, which its message names), or float32."""
+    if vllm:
+        return advice("start vLLM with `--dtype=half` (float16; `LLM(..., dtype=\"half\")` in Python), which this GPU "
+                      "runs; or run it on a GPU of compute capability 8.0 or newer")
+    return advice("load and run the model in float16 or float32 instead of bfloat16 (torch_dtype=torch.float16, "
+                  "dtype=\"float16\", or --dtype=half where the program has it); torch.cuda.is_bf16_supported() "
+                  "says whether a GPU runs bfloat16")
+
+
+def gloo_backend_fix() -> Fix:
+    """PyTorch without NCCL (its Windows and macOS builds): the gloo backend, which every build has."""
+    return advice("use the gloo backend, which every PyTorch build has: torch.distributed.init_process_group("
+                  "backend=\"gloo\") (PyTorch Lightning: PL_TORCH_DISTRIBUTED_BACKEND=gloo; accelerate and torchrun "
+                  "pass it through); NCCL is in PyTorch's CUDA builds for Linux only, so multi-GPU training with "
+                  "NCCL needs Linux or WSL 2")
+
+
+def collective_timeout_fix() -> Fix:
+    """A collective that timed out: find the rank that did not join before raising the timeout."""
+    return said("rerun with `%s` and TORCH_DISTRIBUTED_DEBUG=DETAIL to see which rank did not join the collective "
+                "(one that crashed, hung in data loading or saving, or cannot reach the others); where a step is "
+                "legitimately longer, raise the timeout: init_process_group(..., timeout=datetime.timedelta(minutes="
+                "60)); on GeForce cards or in virtual machines without peer access, NCCL_P2P_DISABLE=1",
+                set_variable("NCCL_DEBUG", "INFO"))
+
+
+def peer_access_fix(vllm: bool) -> Fix:
+    """GPUs that cannot reach each other's memory: NCCL (and vLLM's own all-reduce) told to go through the host."""
+    line = set_variable("NCCL_P2P_DISABLE", "1")
+    return said("`%s` (NCCL then copies through host memory)%s; where the GPUs should have peer access (data-centre "
+                "GPUs on one PCIe switch or NVLink), `nvidia-smi topo -p2p r` shows what the machine allows, and a "
+                "virtual machine needs the GPUs passed through with ACS off" % (
+                    "%s", ", and start vLLM with --disable-custom-all-reduce" if vllm else ""), line)
+
+
+def memory_share_fix(share: Optional[str]) -> Fix:
+    """vLLM reserves a share of the GPU's memory that is not free: free the GPU, or ask for a share that is."""
+    return said("free the GPU (`%s` lists the processes holding its memory) or start vLLM with a share that is "
+                "free: --gpu-memory-utilization %s" % ("%s", share or "lower than the free share"), "nvidia-smi")
+
+
+def kernel_module_refused_fix() -> Fix:
+    """The driver's installer built nvidia.ko and the kernel refused it: dmesg says why, each cause its own fix."""
+    return run("sudo dmesg | grep -i -E 'nvidia|nouveau|lockdown|secure boot'",
+               text="`sudo dmesg | grep -i -E 'nvidia|nouveau|lockdown|secure boot'` says which: 'Key was rejected "
+                    "by service' or 'Lockdown': Secure Boot, so enrol the module's signing key (`sudo mokutil "
+                    "--import ...`) or disable Secure Boot; nouveau holding the GPU: blacklist nouveau, rebuild the "
+                    "initramfs and reboot; 'NVRM: ... not supported': install the driver branch for this GPU")
+
+
+def gpu_off_the_bus_fix() -> Fix:
+    """Xid 79: the GPU stopped answering on PCIe; software cannot bring it back without a reset."""
+    return said("reboot the machine (or reset the GPU: `%s`, with nothing using it); if it happens again, it is the "
+                "hardware's side: check the GPU's power cables and the power supply, temperatures (`nvidia-smi -q -d "
+                "TEMPERATURE`), reseat the card, update the system BIOS, and report it to the vendor",
+                "sudo nvidia-smi --gpu-reset -i 0")
+
+
+def device_plugin_fix() -> Fix:
+    """Kubernetes finds no node with a free nvidia.com/gpu: the device plugin's view first."""
+    return said("see what the GPU node advertises: `%s` (Capacity and Allocatable nvidia.com/gpu); none there: the "
+                "NVIDIA device plugin is not running on it or finds no GPU (its pod's logs say which: `kubectl -n "
+                "kube-system logs -l name=nvidia-device-plugin-ds`), usually because the node's container runtime "
+                "does not run it with the NVIDIA runtime (make it the default: `nvidia-ctk runtime configure "
+                "--runtime=containerd --set-as-default`, or runtimeClassName: nvidia); all taken: free a GPU or ask "
+                "for fewer", "kubectl describe nodes | grep -A8 -i 'nvidia.com/gpu'")
