@@ -157,10 +157,25 @@ def from_extension_abi(ev: Evidence, compat: Compat) -> Optional[Answer]:
     return None
 
 
+# bitsandbytes' own words: "BNB_CUDA_VERSION=124 environment variable detected; loading libbitsandbytes_cuda124.so",
+# and the folder it looked in ("Could not find the bitsandbytes CUDA binary at PosixPath('/x/bitsandbytes/...')")
+_BNB_FORCED = re.compile(r"BNB_CUDA_VERSION=(\d+) environment variable detected")
+_BNB_FOLDER = re.compile(r"bitsandbytes CUDA binary at (?:PosixPath|WindowsPath)?\(?'?([^'\s)]+)/libbitsandbytes_")
+
+
 def _bitsandbytes(ev: Evidence, compat: Compat) -> Answer:
-    return Answer("bitsandbytes could not load its native CUDA library (libbitsandbytes_cuda<version>.so): its release "
-                  "has no build for the CUDA it found, or the one it has will not load, and its functions are then "
-                  "called on None", builds.bitsandbytes_fix())
+    forced = _BNB_FORCED.search(ev.text)
+    folder = _BNB_FOLDER.search(ev.text)
+    checkout = folder.group(1) if folder and not re.search(r"(site|dist)-packages", folder.group(1)) else None
+    cause = "bitsandbytes could not load its native CUDA library (libbitsandbytes_cuda<version>.so): its release " \
+            "has no build for the CUDA it found, or the one it has will not load, and its functions are then " \
+            "called on None"
+    if forced:
+        cause += "; BNB_CUDA_VERSION=%s makes it load libbitsandbytes_cuda%s.so, which this install does not have" % (
+            forced.group(1), forced.group(1))
+    if checkout:
+        cause += "; it runs from a source checkout (%s), whose native library is built, not downloaded" % checkout
+    return Answer(cause, builds.bitsandbytes_fix(bool(forced), checkout))
 
 
 def _device_not_built(ev: Evidence, compat: Compat) -> Answer:

@@ -10,7 +10,7 @@ from typing import Optional
 from ..knowledge import Compat
 from ..model import Fix
 from ..model_fix import WINDOWS_SHELL
-from .acting import system
+from .acting import system, unset_variable
 from .shell import advice, or_else, q, run, said, say
 from .software import torch_source
 from ..versions import reaches
@@ -146,16 +146,22 @@ def newer_toolkit_fix(floor: str, platform: str) -> Fix:
                     floor, floor.replace(".", "-")), home)
 
 
-def bitsandbytes_fix() -> Fix:
+def bitsandbytes_fix(forced: bool = False, checkout: Optional[str] = None) -> Fix:
     """bitsandbytes' native library did not load: its newest release that accepts the installed PyTorch, whose wheels
-    carry the library for every CUDA it supports (from 0.43 on, one wheel per platform)."""
+    carry the library for every CUDA it supports (from 0.43 on, one wheel per platform). `forced`: BNB_CUDA_VERSION
+    asks for one of another CUDA, so it goes first (bitsandbytes' own advice: set it empty). `checkout`: it runs from
+    a source folder, whose library is built there (its CMake build) unless the wheel is installed instead."""
     # The installed PyTorch named as a requirement: pip then picks the newest bitsandbytes that accepts it, where a
     # plain upgrade would replace an older PyTorch with PyPI's default build (its newest releases require torch>=2.3).
     install = 'pip install -U bitsandbytes "torch==$(python -c \'import torch; print(torch.__version__)\')"'
-    return run(install, "python -m bitsandbytes",
-               text="reinstall bitsandbytes at the newest release that accepts the PyTorch you have (its wheels carry "
+    first = [unset_variable("BNB_CUDA_VERSION")] if forced else []
+    built = ("; run that from another folder than the checkout %s (Python started inside it imports the checkout "
+             "first), or keep the checkout and build its library there: `cmake -DCOMPUTE_BACKEND=cuda -S . && make`"
+             % checkout) if checkout else ""
+    return run(*first, install, "python -m bitsandbytes",
+               text="%sreinstall bitsandbytes at the newest release that accepts the PyTorch you have (its wheels carry "
                     "the native library for the CUDA releases they support): `%s`; then `python -m bitsandbytes` "
-                    "says which library it loads" % install)
+                    "says which library it loads%s" % ("`%s`, then " % first[0] if first else "", install, built))
 
 
 def conda_channel_fix(channel: str, package: str, release: str) -> Fix:

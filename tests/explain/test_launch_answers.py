@@ -60,6 +60,13 @@ CASES = [
     ("https://github.com/ollama/ollama/issues/1649",
      "CUDA error 700 at ggml-cuda.cu:8111: an illegal memory access was encountered\ncurrent device: 1",
      ["bug of the program"], ["newest releases", "CUDA_VISIBLE_DEVICES"], []),
+    ("https://github.com/bitsandbytes-foundation/bitsandbytes/issues/1559",
+     "WARNING: BNB_CUDA_VERSION=124 environment variable detected; loading libbitsandbytes_cuda124.so.\nCould not find "
+     "the bitsandbytes CUDA binary at PosixPath('/notebooks/bitsandbytes/bitsandbytes/libbitsandbytes_cuda124.so')\n"
+     "Could not load bitsandbytes native library: /notebooks/bitsandbytes/bitsandbytes/libbitsandbytes_cpu.so: cannot "
+     "open shared object file: No such file or directory",
+     ["BNB_CUDA_VERSION=124", "source checkout (/notebooks/bitsandbytes/bitsandbytes)"],
+     ["unset BNB_CUDA_VERSION", "pip install -U bitsandbytes", "-DCOMPUTE_BACKEND=cuda"], ["ldconfig"]),
     ("https://github.com/meta-llama/llama3/issues/215",
      "ggml_cuda_init: failed to initialize CUDA: initialization error", ["kernel module"], ["nvidia-smi"], []),
 ]
