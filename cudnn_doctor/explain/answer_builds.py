@@ -12,6 +12,7 @@ from ..knowledge import Compat
 from ..model import Facts, FrameworkFacts
 from ..remedies import paste, paste_builds as builds, paste_runtime as rt
 from ..remedies.frameworks import framework_gpu_build_fix
+from ..remedies.software import torch_install
 from .answer_facts import gpu_cc, torch_held_by_python
 from .answered import Answer
 from .evidence import Evidence
@@ -116,12 +117,19 @@ _XFORMERS_BUILT = re.compile(r"built for:\s{0,20}PyTorch ([\w.+]{1,40}) with CUD
                              r"([\w.+]{1,40})\)")
 
 
-def _xformers(ev: Evidence) -> Answer:
+def _xformers(ev: Evidence, compat: Compat) -> Answer:
     m = _XFORMERS_BUILT.search(ev.text)
     said = (": the wheel was built for PyTorch %s, and this torch is %s" % (m.group(1), m.group(3))) if m else \
         ": the xformers wheel was built for another PyTorch release or CUDA build than the torch installed"
+    fix = builds.extension_rebuild_fix("xformers", "xformers")
+    # a CPU-only torch where xformers was built for that release's CUDA build (xformers#982): that build is the fix
+    # xFormers writes its CUDA as major * 100 + minor ("CUDA 1201": 12.1)
+    cuda = "%d.%d" % divmod(int(m.group(2)), 100) if m and m.group(3).endswith("+cpu") and "+cu" in m.group(1) else None
+    if m is not None and cuda:
+        said += ", the CPU-only build, so nothing in it runs on the GPU"
+        fix = builds.cuda_torch_first_fix(torch_install(compat, m.group(1).split("+")[0], cuda, ev.platform), fix)
     return Answer("xFormers' C++/CUDA extensions did not load (a build mismatch)%s; `python -m xformers.info` shows "
-                  "both" % said, builds.extension_rebuild_fix("xformers", "xformers"))
+                  "both" % said, fix)
 
 
 # A C++ symbol of PyTorch's own namespaces (c10, at, torch, caffe2 before 2.0), as the loader prints it mangled:
@@ -190,7 +198,7 @@ _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "torch-cpu-only": lambda ev, compat: _torch("torch-cpu-only", ev, compat),
     "torch-no-cuda": lambda ev, compat: _torch("torch-no-cuda", ev, compat),
     "opencv-dnn-no-cuda": _opencv,
-    "xformers-no-extension": lambda ev, compat: _xformers(ev),
+    "xformers-no-extension": _xformers,
     "extension-cuda-mismatch": _extension_cuda,
     "bitsandbytes-no-native": _bitsandbytes,
     "conda-cuda-build-superseded": lambda ev, compat: _superseded(ev),

@@ -98,6 +98,11 @@ def extension_rebuild_fix(module: str, source: str) -> Fix:
                 "pip install --force-reinstall --no-build-isolation --no-cache-dir %s" % q(source))
 
 
+def cuda_torch_first_fix(torch: Fix, rebuild: Fix) -> Fix:
+    """A CPU-only torch where an extension was built for that release's CUDA build: that build first."""
+    return or_else(say("install the CUDA build of that PyTorch release: %s", torch), rebuild, "%s; or %s")
+
+
 def source_extension_rebuild_fix(folder: str) -> Fix:
     """A PyTorch extension built in a source tree (not installed from a wheel) against another torch: built again
     there, against the installed torch."""

@@ -67,6 +67,11 @@ CASES = [
      "open shared object file: No such file or directory",
      ["BNB_CUDA_VERSION=124", "source checkout (/notebooks/bitsandbytes/bitsandbytes)"],
      ["unset BNB_CUDA_VERSION", "pip install -U bitsandbytes", "-DCOMPUTE_BACKEND=cuda"], ["ldconfig"]),
+    # a CPU-only torch where xFormers was built for that release's CUDA 12.1 build ("CUDA 1201")
+    ("https://github.com/facebookresearch/xformers/issues/982",
+     "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.2.0+cu121 "
+     "with CUDA 1201 (you have 2.2.0+cpu)\n    Python  3.11.7 (you have 3.11.0)", ["the CPU-only build"],
+     ["torch==2.2.0 --index-url https://download.pytorch.org/whl/cu121"], []),
     ("https://github.com/meta-llama/llama3/issues/215",
      "ggml_cuda_init: failed to initialize CUDA: initialization error", ["kernel module"], ["nvidia-smi"], []),
 ]
