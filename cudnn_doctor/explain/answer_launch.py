@@ -1,7 +1,8 @@
 """Answers for what launchers and serving stacks say of the GPU they were given, with the numbers their own words
 carry: Triton's compute capability floor under torch.compile, bfloat16 on a GPU older than Ampere, PyTorch without
 NCCL, a collective past its timeout, GPUs without peer access, vLLM's memory share, a kernel module the kernel refused,
-a GPU off the bus, Kubernetes finding no free GPU. Pure: evidence and knowledge in."""
+a GPU off the bus, Kubernetes finding no free GPU, NVML refusing a call, TensorRT-LLM's MPI world size, an illegal
+instruction. Pure: evidence and knowledge in."""
 from __future__ import annotations
 
 import re
@@ -98,7 +99,27 @@ def _no_gpu_node(ev: Evidence, compat: Compat) -> Answer:
                   "taken", launch.device_plugin_fix())
 
 
+def _nvml_permission(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("NVML refused the call for lack of permission: a setting only root may change, or, on a GPU split "
+                  "into MIG instances, a whole-GPU query from a process that sees one instance",
+                  launch.nvml_permission_fix())
+
+
+def _mpi_world(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("TensorRT-LLM's engine was built for tensor parallel times pipeline parallel ranks (tp * pp) and was "
+                  "started with another number of MPI processes", launch.mpi_world_fix())
+
+
+def _illegal_instruction(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("the process died of SIGILL (signal 4, illegal instruction): the CPU lacks an instruction set the "
+                  "build was compiled for (AVX, AVX2 or AVX-512), an old CPU or a virtual machine that hides them",
+                  launch.cpu_instructions_fix())
+
+
 _ANSWERS: Dict[str, Callable[[Evidence, Compat], Answer]] = {
+    "nvml-no-permission": _nvml_permission,
+    "trtllm-world-size": _mpi_world,
+    "cpu-illegal-instruction": _illegal_instruction,
     "triton-gpu-too-old": _triton_too_old,
     "bf16-gpu-too-old": _bf16_too_old,
     "nccl-not-built": _no_nccl,

@@ -86,3 +86,26 @@ def device_plugin_fix() -> Fix:
                 "does not run it with the NVIDIA runtime (make it the default: `nvidia-ctk runtime configure "
                 "--runtime=containerd --set-as-default`, or runtimeClassName: nvidia); all taken: free a GPU or ask "
                 "for fewer", "kubectl describe nodes | grep -A8 -i 'nvidia.com/gpu'")
+
+
+def nvml_permission_fix() -> Fix:
+    """NVML said no for lack of permission: root for settings; a MIG instance's own handle for its queries."""
+    return advice("run it as root where it changes a setting (clocks, power limit, persistence, ECC); on a GPU split "
+                  "into MIG instances a process sees only its own instance, so query that instance "
+                  "(pynvml.nvmlDeviceGetMigDeviceHandleByIndex(gpu, 0)) or ask `nvidia-smi` on the host; a program "
+                  "that reads whole-GPU memory there needs a release that knows MIG")
+
+
+def mpi_world_fix() -> Fix:
+    """TensorRT-LLM's engine asks for tp * pp ranks: started with that many MPI processes."""
+    return advice("start it with as many MPI processes as the engine was built for, tensor parallel times pipeline "
+                  "parallel: `mpirun -n <tp*pp> --allow-run-as-root python3 run.py ...` (Triton's launch_triton_server.py "
+                  "--world_size <tp*pp>), or rebuild the engine for the GPUs you start it on")
+
+
+def cpu_instructions_fix() -> Fix:
+    """SIGILL: a build for a CPU with more instruction sets than this one."""
+    return run("grep -o -w -E 'avx|avx2|avx512f|fma' /proc/cpuinfo | sort -u",
+               text="`grep -o -w -E 'avx|avx2|avx512f|fma' /proc/cpuinfo | sort -u` lists what this CPU has: use a "
+                    "build of the program for it (an image or wheel without AVX-512 or AVX2, or one built here from "
+                    "source), or a virtual machine that passes the host's CPU flags through (host CPU model)")

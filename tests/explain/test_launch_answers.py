@@ -72,6 +72,18 @@ CASES = [
      "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.2.0+cu121 "
      "with CUDA 1201 (you have 2.2.0+cpu)\n    Python  3.11.7 (you have 3.11.0)", ["the CPU-only build"],
      ["torch==2.2.0 --index-url https://download.pytorch.org/whl/cu121"], []),
+    ("https://github.com/NVIDIA/nvidia-container-toolkit/issues/842",
+     ">>> pynvml.nvmlDeviceGetMemoryInfo(handle)\n    raise NVMLError(ret)\npynvml.NVMLError_NoPermission: Insufficient "
+     "Permissions", ["MIG instances"], ["nvmlDeviceGetMigDeviceHandleByIndex"], []),
+    ("https://github.com/NVIDIA/TensorRT-LLM/issues/1796",
+     "RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (/tmp/tritonbuild/tensorrtllm/"
+     "tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:99)", ["tp * pp"], ["mpirun -n <tp*pp>"], []),
+    ("https://github.com/huggingface/text-generation-inference/issues/2238",
+     "Shard process was signaled to shutdown with signal 4 rank=0\nError: ShardCannotStart", ["SIGILL", "AVX"],
+     ["/proc/cpuinfo"], []),
+    ("https://github.com/jax-ml/jax/issues/29068",
+     "ERROR:2025-05-28 18:06:26,600:jax._src.xla_bridge:444: Jax plugin configuration error: Exception when calling "
+     "jax_plugins.xla_cuda12.initialize()", ["another release than jaxlib"], ['jax[cuda12]'], []),
     ("https://github.com/meta-llama/llama3/issues/215",
      "ggml_cuda_init: failed to initialize CUDA: initialization error", ["kernel module"], ["nvidia-smi"], []),
 ]
