@@ -308,8 +308,9 @@ def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
         if w.code == 1455:
             return Answer("Windows' paging file is too small to map %s (error 1455)" % what, rt.paging_file_fix())
         if w.code == 127:
-            return Answer("Windows loaded a %s of another version, without a function its caller imports (error "
-                          "127)" % what, paste.shadowed_library_fix(w.dll or what, None, "windows"))
+            return Answer("Windows loaded %s of another version, without a function its caller imports (error 127)"
+                          % (("a " + w.dll) if w.dll else "a DLL"),
+                          paste.shadowed_library_fix(w.dll or "*.dll", None, "windows"))
         package = _site_package(w.dll, ev) or (compat.package_of_dll(w.dll) if w.dll else None)
         if w.code == 193:
             return Answer("%s (or one of its dependencies) is not a loadable 64-bit image: 32-bit, or a damaged "

@@ -40,7 +40,7 @@ _NO_INFO = re.compile(_LIB + r":\s*no version information available(?:\s*\(requi
 _DLL = re.compile(r"[\w-]+(?:\.\w+)*?\.dll", re.I)
 # quoted as PyTorch prints it, or retold without the quotes ("error loading fbgemm.dll", OneTrainer-487's title)
 _TORCH_DLL = re.compile(r'Error loading (?:"[^"\n]{1,300}?|[\w.-]{1,100})\.dll', re.I)
-_WIN_CODE = re.compile(r"(?:WinError|error(?: code)?|LoadLibrary\w*\s+failed with error)\s*:?\s*(126|127|193|1455)\b",
+_WIN_CODE = re.compile(r"(WinError|error(?: code)?|LoadLibrary\w*\s+failed with error)\s*:?\s*(126|127|193|1455)\b",
                        re.I)
 
 
@@ -50,6 +50,14 @@ _WIN_CODE = re.compile(r"(?:WinError|error(?: code)?|LoadLibrary\w*\s+failed wit
 _WRAPPED = re.compile(r"(?:Could not|Unable to|Failed to) load (?:dynamic )?library:?\s+'?(" + _NAMED +
                       r")'?[.;:,]?\s+(?:Error|dlerror)\s*:\s*(?:[^\s:]{0,400}/)?(" + _SO + r"): cannot open shared object file",
                       re.I)
+
+
+# The same words around an undefined symbol: "Failed to load library libonnxruntime_providers_tensorrt.so with error:
+# .../libnvinfer_plugin.so.8: undefined symbol: ..." (onnxruntime#14802): the first library was found, and a library
+# it loads lacks a symbol; the undefined symbol is the failure, not a missing file.
+_WRAPPED_UNDEFINED = re.compile(r"(?:Could not|Unable to|Failed to) load (?:dynamic )?library:?\s+'?(" + _NAMED +
+                                r")'?[.;:,]?\s+(?:with error|Error|dlerror)\s*:\s*(?:[^\s:]{0,400}/)?" + _SO +
+                                r":\s*undefined\s{1,4}symbol", re.I)
 
 
 def _found_but_needing(text: str) -> Dict[str, str]:
@@ -63,6 +71,8 @@ def decode_loader(text: str) -> List[LoaderFailure]:
     needing = _found_but_needing(text) if "rror" in text else {}
     callers = {needed: found for found, needed in needing.items()}
     taken = set(needing)  # found: not missing itself
+    if "undefined" in text:
+        taken.update(m.group(1) for m in _WRAPPED_UNDEFINED.finditer(text))
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(text):
             if m.group(1) not in taken:
@@ -89,7 +99,10 @@ def decode_windows(text: str, compat: Compat) -> List[WindowsLoad]:
     dlls = _DLL.findall(text)
     # PyTorch's own words for a DLL of torch\lib that will not load (torch/__init__.py: 'Error loading "PATH" or one
     # of its dependencies.', from WinError 126), often pasted cut short before "or one of its dependencies"
-    numbers = {int(m.group(1)) for m in _WIN_CODE.finditer(text)}
+    # a bare "Error 127" is Windows' only beside a DLL: make's "*** [Makefile:219: x.o] Error 127" is a shell's
+    # command not found (open-gpu-kernel-modules#805: g++ missing)
+    numbers = {int(m.group(2)) for m in _WIN_CODE.finditer(text)
+               if dlls or not m.group(1).lower().startswith("error")}
     said = text.lower()
     torch_dll = not numbers and "winerror" not in said and _TORCH_DLL.search(text) is not None and not any(
         row["message"].lower() in said for row in compat.windows_loader_errors())  # a WinError named decides

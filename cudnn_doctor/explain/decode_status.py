@@ -31,6 +31,9 @@ def _cuda_text(text: str) -> bool:
 
 
 def _by_message(text: str, compat: Compat) -> List[StatusSeen]:
+    """Each library message the text holds on a line about CUDA ('DCGM initialization error' is DCGM's, not the
+    runtime's 'initialization error'); of two messages one of which holds the other ('operation not permitted' in
+    'operation not permitted when stream is capturing', 800 in 900), the longer."""
     low = text.lower()
     out: List[StatusSeen] = []
     if not _cuda_text(text):
@@ -38,9 +41,10 @@ def _by_message(text: str, compat: Compat) -> List[StatusSeen]:
     for api in ("cuda_runtime", "nccl", "cublas"):
         for code in compat.status_codes_of(api):
             said = code.message.split(" (run with")[0].strip().rstrip(".")
-            if code.number and len(said) >= _MIN_MESSAGE and said != code.name and said.lower() in low:
+            at = low.find(said.lower()) if code.number and len(said) >= _MIN_MESSAGE and said != code.name else -1
+            if at >= 0 and _cuda_text(text[low.rfind("\n", 0, at) + 1:at + len(said)]):
                 out.append(StatusSeen(code, said))
-    return out
+    return [s for s in out if not any(len(o.said) > len(s.said) and s.said.lower() in o.said.lower() for o in out)]
 
 
 def _cudnn_table(number: int) -> str:
