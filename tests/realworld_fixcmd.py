@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -72,8 +73,10 @@ def own_etc_works() -> bool:
     CAP_SYS_ADMIN refuses it), where the case's /etc stands in for this machine's."""
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         return False
-    return subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "true"],
-                          capture_output=True).returncode == 0
+    # the bind mount itself, not only the namespace: Docker with SYS_ADMIN under AppArmor allows unshare, not mount
+    with tempfile.TemporaryDirectory() as empty:
+        return subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", _IN_OWN_ETC, "sh",
+                               empty, "true"], capture_output=True).returncode == 0
 
 
 def give_etc(moved: stacks.Stack) -> Optional[Path]:
@@ -83,7 +86,15 @@ def give_etc(moved: stacks.Stack) -> Optional[Path]:
     if moved.case.system is None:
         return None
     etc = moved.root / "etc"
-    subprocess.run(["cp", "-a", "--no-clobber", "/etc/.", str(etc)], check=True, capture_output=True)
+    whole = moved.root / "etc-whole"
+    # this machine's /etc copied whole, then the case's two loader files over it (cp --no-clobber would say the same,
+    # but exits 1 for every file it skips from coreutils 9.2 on)
+    subprocess.run(["cp", "-a", "/etc/.", str(whole)], check=True, capture_output=True)
+    for name in ("ld.so.conf", "ld.so.cache"):
+        (whole / name).unlink(missing_ok=True)
+        shutil.copy2(etc / name, whole / name)
+    shutil.rmtree(etc)
+    whole.rename(etc)
     return etc
 
 
@@ -93,6 +104,7 @@ _IN_OWN_ETC = 'mount --bind "$1" /etc && shift && exec "$@"'
 
 
 def doctor_argv(etc: Optional[Path], *args: str) -> List[str]:
+    """`cudnn-doctor fix ARGS` as a user runs it, inside the case's own /etc where the case has one."""
     argv = [sys.executable, "-c", BOOT, "fix", *args]
     if etc is None:
         return argv

@@ -174,7 +174,9 @@ _BNB_FOLDER = re.compile(r"bitsandbytes CUDA binary at (?:PosixPath|WindowsPath)
 def _bitsandbytes(ev: Evidence, compat: Compat) -> Answer:
     forced = _BNB_FORCED.search(ev.text)
     folder = _BNB_FOLDER.search(ev.text)
-    checkout = folder.group(1) if folder and not re.search(r"(site|dist)-packages", folder.group(1)) else None
+    # the folder named is the package's own (.../bitsandbytes/bitsandbytes); the checkout is the one above it
+    checkout = folder.group(1).rsplit("/bitsandbytes", 1)[0] or "/" if folder and not re.search(
+        r"(site|dist)-packages", folder.group(1)) else None
     cause = "bitsandbytes could not load its native CUDA library (libbitsandbytes_cuda<version>.so): its release " \
             "has no build for the CUDA it found, or the one it has will not load, and its functions are then " \
             "called on None"

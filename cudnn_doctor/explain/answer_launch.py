@@ -8,8 +8,11 @@ from __future__ import annotations
 import re
 from typing import Callable, Dict, Optional
 
+from packaging.version import Version
+
 from ..knowledge import Compat
 from ..remedies import paste_launch as launch
+from .answer_facts import gpu_cc
 from .answered import Answer
 from .evidence import Evidence
 
@@ -20,8 +23,8 @@ _TRITON_OLD = re.compile(r"Found (.{1,60}?) which is too old to be supported by 
                          r"Capability >= (\d+\.\d+), but your device is of CUDA capability (\d+\.\d+)", re.S)
 # vLLM: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute
 # capability 7.5."
-_BF16_FLOOR = re.compile(r"Bfloat16 is only supported on GPUs with compute capability of at least (\d+\.\d+)\. "
-                         r"Your (.{1,60}?) GPU has compute capability (\d+\.\d+)")
+_BF16_FLOOR = re.compile(r"Bfloat16\s+is\s+only\s+supported\s+on\s+GPUs\s+with\s+compute\s+capability\s+of\s+at\s+"
+                         r"least\s+(\d+\.\d+)\.\s+Your\s+(.{1,60}?)\s+GPU\s+has\s+compute\s+capability\s+(\d+\.\d+)", re.S)
 # vLLM: "Free memory on device (67.24/79.25 GiB) on startup is less than desired GPU memory utilization (0.9, 71.33
 # GiB)"
 _VLLM_SHARE = re.compile(r"Free memory on device(?: \S{1,20})? \((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) GiB\)\s+on\s+startup\s+is\s+"
@@ -39,14 +42,17 @@ def _triton_too_old(ev: Evidence, compat: Compat) -> Answer:
                   "newer, and %s is %s" % (need, gpu, have), launch.compile_off_fix(need))
 
 
-def _bf16_too_old(ev: Evidence, compat: Compat) -> Answer:
+def _bf16_too_old(ev: Evidence, compat: Compat) -> Optional[Answer]:
     m = _BF16_FLOOR.search(ev.text)
     if m is not None:
         need, gpu, have = m.groups()
         return Answer("bfloat16 needs a GPU of compute capability %s or newer, and the %s is %s" % (need, gpu, have),
                       launch.half_precision_fix(True))
-    return Answer("cuBLAS has no bfloat16 (CUDA_R_16BF) matrix multiply for this GPU: bfloat16 runs natively from "
-                  "compute capability 8.0 (Ampere) on, as torch.cuda.is_bf16_supported() checks",
+    cc = gpu_cc(ev, compat)
+    if cc is not None and Version(cc) >= Version("8.0"):  # an Ampere or newer GPU runs bfloat16: not this cause
+        return None
+    return Answer("cuBLAS has no bfloat16 (CUDA_R_16BF) matrix multiply for this GPU%s: bfloat16 runs natively from "
+                  "compute capability 8.0 (Ampere) on" % (" (compute capability %s)" % cc if cc else ""),
                   launch.half_precision_fix(bool(_VLLM.search(ev.text))))
 
 
@@ -54,7 +60,7 @@ def _no_nccl(ev: Evidence, compat: Compat) -> Answer:
     where = {"windows": "on Windows", "macos": "on macOS"}.get(ev.platform, "")
     return Answer("this PyTorch build has no NCCL%s: PyTorch's Windows and macOS builds, and its CPU-only ones, ship "
                   "without it, so the nccl backend cannot start" % ((" (%s)" % where) if where else ""),
-                  launch.gloo_backend_fix())
+                  launch.gloo_backend_fix(linux=not where))
 
 
 def _collective_timeout(ev: Evidence, compat: Compat) -> Answer:
@@ -77,9 +83,10 @@ def _memory_share(ev: Evidence, compat: Compat) -> Answer:
     if m is None:
         return Answer("vLLM reserves a share of the GPU's memory that is not free", launch.memory_share_fix(None))
     free, total, asked, wanted = m.groups()
-    share = "%.2f" % (int(float(free) / float(total) * 100 - 1) / 100.0)
-    return Answer("vLLM reserves %s of the GPU's %s GiB (%s GiB) and only %s GiB are free: another process holds the "
-                  "rest" % (asked, total, wanted, free), launch.memory_share_fix(share))
+    share = int(float(free) / float(total) * 100 - 1) / 100.0  # a point under the free share, for vLLM's own context
+    return Answer("vLLM reserves %s of the GPU's %s GiB (%s GiB) and only %s GiB are free: other processes hold the "
+                  "rest (or, where it is a few hundred MiB, CUDA's own context)" % (asked, total, wanted, free),
+                  launch.memory_share_fix("%.2f" % share if share >= 0.1 else None))
 
 
 def _module_refused(ev: Evidence, compat: Compat) -> Answer:
@@ -88,9 +95,15 @@ def _module_refused(ev: Evidence, compat: Compat) -> Answer:
                   "not support", launch.kernel_module_refused_fix())
 
 
+# The kernel's line names the GPU by its PCI bus id: "NVRM: The NVIDIA GPU 0000:b3:00.0 ... fallen off the bus"
+_BUS_ID = re.compile(r"NVIDIA GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+
+
 def _off_the_bus(ev: Evidence, compat: Compat) -> Answer:
-    return Answer("the GPU stopped answering on the PCIe bus (Xid 79, 'fallen off the bus'): power, heat, the slot or "
-                  "the card itself; the driver cannot use it again until it is reset", launch.gpu_off_the_bus_fix())
+    bus = _BUS_ID.search(ev.text)
+    return Answer("the GPU%s stopped answering on the PCIe bus (Xid 79, 'fallen off the bus'): power, heat, the slot "
+                  "or the card itself; the driver cannot use it again until it is reset" % (
+                      " at %s" % bus.group(1) if bus else ""), launch.gpu_off_the_bus_fix(bus.group(1) if bus else None))
 
 
 def _no_gpu_node(ev: Evidence, compat: Compat) -> Answer:
@@ -116,7 +129,7 @@ def _illegal_instruction(ev: Evidence, compat: Compat) -> Answer:
                   launch.cpu_instructions_fix())
 
 
-_ANSWERS: Dict[str, Callable[[Evidence, Compat], Answer]] = {
+_ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "nvml-no-permission": _nvml_permission,
     "trtllm-world-size": _mpi_world,
     "cpu-illegal-instruction": _illegal_instruction,

@@ -14,8 +14,7 @@ from packaging.version import Version
 from ..knowledge import Compat
 from ..knowledge.wheel_index import Node, load_wheel_index
 from ..model import Fix
-from ..remedies.onnxruntime import onnxruntime_cuda_fix
-from ..remedies.shell import ACTIVE_SITE
+from ..remedies.onnxruntime import onnxruntime_release_fix
 from ..remedies.paste_python import one_cudnn_major_fix, onnxruntime_for_cuda_fix
 from ..versions import major_of, mm_text, ver
 from .answered import Answer
@@ -105,9 +104,9 @@ def onnxruntime_release_cudnn(ev: Evidence, compat: Compat, library: str, major:
     """A cuDNN library missing where the paste names the onnxruntime-gpu release that asks for it (onnxruntime 1.18:
     libcudnn.so.8): that release's CUDA and cuDNN, or a newer release built for the newer cuDNN (compat's
     onnxruntime-gpu rows), never a guess between its builds."""
-    ort = next((p for p in ev.facts.programs if p.name == "ONNX Runtime" and p.release), None)
-    build = compat.framework_build("onnxruntime_gpu", ort.release) if ort is not None and ort.release else None
-    if ort is None or build is None or int(build["cudnn_major"]) != major or not ort.release:
+    release = next((p.release for p in ev.facts.programs if p.name == "ONNX Runtime" and p.release), None)
+    build = compat.framework_build("onnxruntime_gpu", release) if release else None
+    if release is None or build is None or int(build["cudnn_major"]) != major:
         return None
     return Answer(cause + "; ONNX Runtime %s is built with CUDA %s and cuDNN %d, and its CUDA provider links %s" % (
-        ort.release, build["cuda"], major, library), onnxruntime_cuda_fix(compat, ort.release, ACTIVE_SITE, [library]))
+        release, build["cuda"], major, library), onnxruntime_release_fix(compat, release, [library]))

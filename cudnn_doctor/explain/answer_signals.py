@@ -183,7 +183,10 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind in ("no-kernel-image", "arch-mismatch", "nvrtc-arch", "llvm-unknown-processor"):
         cc = gpu_cc(ev, compat)
         python = torch_for_python(ev)
-        fix = _arch_fix(ev, compat, cc, replaced_framework(ev, usual=kind in _COMPILERS))
+        # NVRTC and Triton's LLVM are PyTorch's where nothing else is named; LLVM's words come from Julia, TVM and
+        # XLA too, so only a text naming Triton or PyTorch gets PyTorch's build
+        usual = kind == "nvrtc-arch" or (kind == "llvm-unknown-processor" and bool(_TRITON_OR_TORCH.search(ev.text)))
+        fix = _arch_fix(ev, compat, cc, replaced_framework(ev, usual=usual))
         # a framework other than PyTorch named, with the CUDA its build is for: its build for a CUDA that knows the GPU
         other = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA and p.name != "PyTorch"), None)
         first = first_cuda_serving(compat, cc)[1] if cc else None
@@ -195,6 +198,9 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         jit = not cc and ev.platform != "windows" and bool(re.search(r"NO_BINARY_FOR_GPU|NoBinaryForGpu", ev.text))
         # NVRTC compiles at run time for the GPU it finds; one older than the GPU refuses its architecture
         said = _COMPILERS.get(kind, "the build%s has no kernels for this GPU%s%s%s")
+        if kind == "llvm-unknown-processor" and not _TRITON_OR_TORCH.search(ev.text):
+            said = "the LLVM inside the program's compiler%s does not know this GPU's architecture: the build is " \
+                   "older than the GPU%s%s%s"
         return Answer(said % (
             (" (%s's, for CUDA %s)" % (other, built)) if other and built else "",
             arch_words(ev, compat, cc) or ("" if jit else build_reach(ev, compat)),
@@ -210,7 +216,8 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                       rt.xla_cuda_tools_fix(compat, major_of(cuda) or 12))
     if kind == "cudnn-no-engine":
         return Answer("cuDNN found no engine for this convolution: the framework's CUDA/cuDNN build does not fit "
-                      "this GPU or driver, or GPU memory ran out", rt.engine_fix(compat, ev.gpu_cc, ev.python))
+                      "this GPU or driver, or GPU memory ran out", rt.engine_fix(compat, ev.gpu_cc, ev.python,
+                                                                            bool(_NO_ALGORITHM.search(ev.text))))
     if kind in ("out-of-memory", "cudnn-workspace-oom"):
         # XLA's words: under JAX, 75% of the GPU's memory is taken at start
         # (https://docs.jax.dev/en/latest/gpu_memory_allocation.html)
@@ -297,6 +304,9 @@ def _stated(ev: Evidence) -> str:
     return " (the text says: %s)" % said if said else ""
 
 
+_TRITON_OR_TORCH = re.compile(r"triton|torch", re.I)
+# PyTorch's words once every cuDNN algorithm failed, most often for want of workspace memory (Conv_v7.cpp)
+_NO_ALGORITHM = re.compile(r"Unable to find a valid cuDNN algorithm|no valid convolution algorithms available")
 # Compilers a build carries that refuse a GPU newer than they are: what the cause says of each
 _COMPILERS = {
     "nvrtc-arch": "NVRTC, the run-time compiler of the build's CUDA%s, does not know this GPU's architecture: the "

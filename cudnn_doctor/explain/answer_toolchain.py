@@ -198,8 +198,8 @@ _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "spconv-cpu-only": _spconv_cpu,
     "spconv-arch": _spconv_arch,
     "cuequivariance-arch": _cuequivariance,
-    "nvrtc-builtins-missing": _nvrtc_builtins,
-    "xla-ptxas": lambda ev, compat: _xla_ptxas_cc(ev, compat),  # NVRTC's own words, naming no file (a named one is answered before)
+    "nvrtc-builtins-missing": _nvrtc_builtins,  # NVRTC's own words, naming no file (a named one is answered before)
+    "xla-ptxas": lambda ev, compat: _xla_ptxas_cc(ev, compat),  # defined below, with the words it reads
 }
 
 
@@ -258,4 +258,4 @@ def _xla_ptxas_cc(ev: Evidence, compat: Compat) -> Optional[Answer]:
                   " XLA then leaves the PTX to the driver, and what fails after it is that fallback" % (
                       where, ", the first on PATH" if "/" not in where else "", first or "?", cc,
                       " (%s)" % arch.name if arch else ""),
-                  rt.xla_old_ptxas_fix(first, where.rsplit("/", 1)[0] if "/" in where else None))
+                  tools.xla_old_ptxas_fix(first, where.rsplit("/", 1)[0] if "/" in where else None))

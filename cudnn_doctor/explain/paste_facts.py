@@ -90,6 +90,9 @@ _SAYS = r"(?:[ \t]?(?:version|ver\.)[ \t]*(?:={1,3}|:)?|[ \t]?(?:={1,3}|:|[ \t])
 # (name, pattern with a release as group 1 and a build tag as group 2, or no groups where only the name is said)
 # a REPL's or print's echo of a module's version: ">>> tf.__version__\n'2.21.0'", "print(torch.__version__)\n2.3.1+cu121"
 _ECHO = r"\.__version__\)?[ \t]*\r?\n(?:[ \t]*>>>[^\n]*\n)?[ \t]*['\"]?" + _REL
+_C10_CHECK = re.compile(r"(?:RuntimeError|torch\.AcceleratorError): CUDA error: ")
+# a traceback frame of an installed package: ".../site-packages/mmcv/ops/roi_align.py"
+_FRAME_PACKAGE = re.compile(r"(?:site|dist)-packages[/\\]+([A-Za-z_]\w*)[/\\]")
 _PROGRAMS = (
     ("PyTorch", re.compile(_W + r"torch" + _ECHO)),
     ("TensorFlow", re.compile(_W + r"(?:tf|tensorflow)" + _ECHO)),
@@ -102,9 +105,11 @@ _PROGRAMS = (
     ("PyTorch", re.compile(_W + r"(?:torch/|import torch|pytorch\b)", re.I)),
     # PyTorch's own words (c10/cuda/CUDAFunctions.cpp), pasted alone: no other program says them
     ("PyTorch", re.compile(r"NVIDIA driver on your system is too old \(found version \d|"
-                           r"CUDA kernel errors might be asynchronously reported at some other API call|"
-                           # c10's CUDA check, raised as RuntimeError (torch.AcceleratorError from 2.8)
-                           r"(?:RuntimeError|torch\.AcceleratorError): CUDA error: ")),
+                           r"CUDA kernel errors might be asynchronously reported at some other API call")),
+    # c10's CUDA check, raised as RuntimeError (torch.AcceleratorError from 2.8): PyTorch's own words, but an
+    # extension's kernels raise them too (mmcv, detectron2, flash_attn), so _programs keeps it only where no other
+    # package's frame is in the text
+    ("PyTorch", _C10_CHECK),
     ("TensorFlow", re.compile(_W + r"tensor ?flow(?:-gpu)?(?:\[and-cuda\])?" + _SAYS + _REL, re.I)),
     ("TensorFlow", re.compile(_W + r"tensorflow\b", re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?" + _SAYS + _REL, re.I)),
@@ -203,6 +208,8 @@ def _programs(text: str, low: str) -> List[Program]:
     for name, pattern in _PROGRAMS:
         if not _has(low, *_KEYS[name]):
             continue
+        if pattern is _C10_CHECK and any(p not in ("torch", "nvidia") for p in _FRAME_PACKAGE.findall(text)):
+            continue  # another package's kernel said it (an extension's build, not PyTorch's)
         for m in pattern.finditer(text):
             release = m.group(1) if pattern.groups else None
             tag = m.group(2) if pattern.groups > 1 else None

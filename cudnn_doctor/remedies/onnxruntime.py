@@ -2,6 +2,7 @@
 release really offers (its [cuda,cudnn] extras and preload_dlls() exist from one release on, compat says which)."""
 from __future__ import annotations
 
+import re
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 from packaging.specifiers import SpecifierSet
@@ -10,7 +11,7 @@ from ..knowledge import Compat
 from ..model import Fix
 from ..versions import canonical_name
 from .acting import pip
-from .shell import advice, noted, or_else, prepend_ld_path, run, said
+from .shell import ACTIVE_SITE, advice, noted, or_else, prepend_ld_path, run, said
 
 
 def cuda_library_wheels(compat: Compat, sonames: Sequence[str], cuda_major: str) -> List[Tuple[str, str]]:
@@ -22,6 +23,16 @@ def cuda_library_wheels(compat: Compat, sonames: Sequence[str], cuda_major: str)
         if row is not None and row["wheel"] not in [w for w, _ in out]:
             out.append((row["wheel"], row["folder"]))
     return out
+
+
+def newer_with_extras(compat: Compat) -> str:
+    """The releases a move to the [cuda,cudnn] extras and preload_dlls() names: from the first that has them up to the
+    last CUDA 12 build, since a CUDA 13 build (compat's rows) needs an R580 driver the machine may not have."""
+    since = compat.framework_feature_since("onnxruntime_gpu", "preload_dlls")
+    cuda12 = next((str(r["releases"]) for r in compat.framework_builds_by_release("onnxruntime_gpu")
+                   if str(r["cuda"]).split(".")[0] == "12"), "")
+    below = re.search(r"<[\d.]+", cuda12)
+    return ">=%s%s" % (since, "," + below.group(0) if below else "")
 
 
 def _held(wheel: str, site_releases: Mapping[str, str]) -> bool:
@@ -74,8 +85,14 @@ def onnxruntime_cuda_fix(compat: Compat, version: str, site: Optional[str], miss
         newest = compat.framework_newest_cudnn_major("onnxruntime_gpu")
         other = said("onnxruntime-gpu %s has neither the [cuda,cudnn] extras nor onnxruntime.preload_dlls(), which "
                      "exist from %s; or move to one built for cuDNN %s: `%%s` and call onnxruntime.preload_dlls()"
-                     % (release, newer, newest), pip('install "onnxruntime-gpu[cuda,cudnn]>=%s"' % newer))
+                     % (release, newer, newest), pip('install "onnxruntime-gpu[cuda,cudnn]%s"' % newer_with_extras(compat)))
     return or_else(fix, noted(other, " [%s]" % source), "%s   (%s)")
+
+
+def onnxruntime_release_fix(compat: Compat, release: str, missing: Sequence[str]) -> Fix:
+    """The CUDA libraries a named onnxruntime-gpu release links, for a paste that names no environment: their
+    folders under the site-packages of the Python the user runs, asked of it when the line runs."""
+    return onnxruntime_cuda_fix(compat, release, ACTIVE_SITE, missing)
 
 
 def onnxruntime_windows_dlls_fix(compat: Compat, release: Optional[str]) -> Fix:
@@ -103,5 +120,5 @@ def onnxruntime_windows_dlls_fix(compat: Compat, release: Optional[str]) -> Fix:
                                                                         row["cudnn_major"])
                           for row in compat.framework_builds_by_release("onnxruntime_gpu")))
     newer = said('or `%s` and call onnxruntime.preload_dlls() before creating the session',
-                 pip('install "onnxruntime-gpu[%s]>=%s"' % (extras, since)))
+                 pip('install "onnxruntime-gpu[%s]%s"' % (extras, newer_with_extras(compat))))
     return or_else(mine, noted(newer, " [%s]" % source), "%s   (%s)")

@@ -161,12 +161,14 @@ def bitsandbytes_fix(forced: bool = False, checkout: Optional[str] = None) -> Fi
     install = 'pip install -U bitsandbytes "torch==$(python -c \'import torch; print(torch.__version__)\')"'
     first = [unset_variable("BNB_CUDA_VERSION")] if forced else []
     built = ("; run that from another folder than the checkout %s (Python started inside it imports the checkout "
-             "first), or keep the checkout and build its library there: `cmake -DCOMPUTE_BACKEND=cuda -S . && make`"
-             % checkout) if checkout else ""
+             "first), or keep the checkout and build its library there: `cd %s && cmake -DCOMPUTE_BACKEND=cuda -S . && "
+             "cmake --build .`" % (checkout, q(checkout))) if checkout else ""
     return run(*first, install, "python -m bitsandbytes",
                text="%sreinstall bitsandbytes at the newest release that accepts the PyTorch you have (its wheels carry "
                     "the native library for the CUDA releases they support): `%s`; then `python -m bitsandbytes` "
-                    "says which library it loads%s" % ("`%s`, then " % first[0] if first else "", install, built))
+                    "says which library it loads%s" % (
+                        "`%s` (and remove it where it is set for good: ~/.bashrc, the notebook's or container's "
+                        "environment), then " % first[0] if first else "", install, built))
 
 
 def conda_channel_fix(channel: str, package: str, release: str) -> Fix:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..model import Fix
-from .acting import set_variable
+from .acting import doctor, set_variable
 from .shell import advice, run, said
 
 
@@ -25,16 +25,21 @@ def half_precision_fix(vllm: bool) -> Fix:
         return advice("start vLLM with `--dtype=half` (float16; `LLM(..., dtype=\"half\")` in Python), which this GPU "
                       "runs; or run it on a GPU of compute capability 8.0 or newer")
     return advice("load and run the model in float16 or float32 instead of bfloat16 (torch_dtype=torch.float16, "
-                  "dtype=\"float16\", or --dtype=half where the program has it); torch.cuda.is_bf16_supported() "
-                  "says whether a GPU runs bfloat16")
+                  "dtype=\"float16\", or --dtype=half where the program has it); "
+                  "torch.cuda.is_bf16_supported(including_emulation=False) (PyTorch 2.4 on) says whether a GPU runs "
+                  "bfloat16 natively")
 
 
-def gloo_backend_fix() -> Fix:
-    """PyTorch without NCCL (its Windows and macOS builds): the gloo backend, which every build has."""
-    return advice("use the gloo backend, which every PyTorch build has: torch.distributed.init_process_group("
-                  "backend=\"gloo\") (PyTorch Lightning: PL_TORCH_DISTRIBUTED_BACKEND=gloo; accelerate and torchrun "
-                  "pass it through); NCCL is in PyTorch's CUDA builds for Linux only, so multi-GPU training with "
-                  "NCCL needs Linux or WSL 2")
+def gloo_backend_fix(linux: bool) -> Fix:
+    """PyTorch without NCCL: on Linux most often its CPU-only build, so its CUDA build first (`cudnn-doctor pick` says
+    which this machine runs); on Windows and macOS, whose builds have none, the gloo backend every build has."""
+    gloo = ("use the gloo backend, which every PyTorch build has: torch.distributed.init_process_group("
+            "backend=\"gloo\") (PyTorch Lightning: Trainer(strategy=DDPStrategy(process_group_backend=\"gloo\")))")
+    if linux:
+        return said("install PyTorch's CUDA build, which has NCCL (`%s` names the build this machine runs; "
+                    "torch.version.cuda is None in a CPU-only one), or %s" % ("%s", gloo), doctor("pick"))
+    return advice("%s; NCCL is in PyTorch's CUDA builds for Linux only, so multi-GPU training with NCCL needs Linux or "
+                  "WSL 2" % gloo)
 
 
 def collective_timeout_fix() -> Fix:
@@ -56,9 +61,12 @@ def peer_access_fix(vllm: bool) -> Fix:
 
 
 def memory_share_fix(share: Optional[str]) -> Fix:
-    """vLLM reserves a share of the GPU's memory that is not free: free the GPU, or ask for a share that is."""
+    """vLLM reserves a share of the GPU's memory that is not free: free the GPU, or ask for a share that is (where a
+    useful one is: under a tenth, only freeing the GPU helps)."""
+    if share is None:
+        return said("free the GPU: `%s` lists the processes holding its memory", "nvidia-smi")
     return said("free the GPU (`%s` lists the processes holding its memory) or start vLLM with a share that is "
-                "free: --gpu-memory-utilization %s" % ("%s", share or "lower than the free share"), "nvidia-smi")
+                "free: --gpu-memory-utilization %s" % ("%s", share), "nvidia-smi")
 
 
 def kernel_module_refused_fix() -> Fix:
@@ -70,22 +78,28 @@ def kernel_module_refused_fix() -> Fix:
                     "initramfs and reboot; 'NVRM: ... not supported': install the driver branch for this GPU")
 
 
-def gpu_off_the_bus_fix() -> Fix:
-    """Xid 79: the GPU stopped answering on PCIe; software cannot bring it back without a reset."""
-    return said("reboot the machine (or reset the GPU: `%s`, with nothing using it); if it happens again, it is the "
+def gpu_off_the_bus_fix(bus_id: Optional[str]) -> Fix:
+    """Xid 79: the GPU stopped answering on PCIe; software cannot bring it back without a reset (of that GPU: the
+    bus id the kernel's line names, never another GPU's index)."""
+    reset = "sudo nvidia-smi --gpu-reset -i %s" % (bus_id or "<its bus id>")
+    return said("reboot the machine (or reset that GPU: `%s`, with nothing using it); if it happens again, it is the "
                 "hardware's side: check the GPU's power cables and the power supply, temperatures (`nvidia-smi -q -d "
-                "TEMPERATURE`), reseat the card, update the system BIOS, and report it to the vendor",
-                "sudo nvidia-smi --gpu-reset -i 0")
+                "TEMPERATURE`), reseat the card, update the system BIOS, and report it to the vendor" % "%s", reset) \
+        if bus_id else advice("reboot the machine (or reset that GPU with `sudo nvidia-smi --gpu-reset -i BUS_ID`, "
+                              "the bus id the kernel's NVRM line names, with nothing using it); if it happens again, "
+                              "check the GPU's power cables and supply, temperatures, reseat the card, update the "
+                              "system BIOS, and report it to the vendor")
 
 
 def device_plugin_fix() -> Fix:
     """Kubernetes finds no node with a free nvidia.com/gpu: the device plugin's view first."""
     return said("see what the GPU node advertises: `%s` (Capacity and Allocatable nvidia.com/gpu); none there: the "
-                "NVIDIA device plugin is not running on it or finds no GPU (its pod's logs say which: `kubectl -n "
-                "kube-system logs -l name=nvidia-device-plugin-ds`), usually because the node's container runtime "
-                "does not run it with the NVIDIA runtime (make it the default: `nvidia-ctk runtime configure "
-                "--runtime=containerd --set-as-default`, or runtimeClassName: nvidia); all taken: free a GPU or ask "
-                "for fewer", "kubectl describe nodes | grep -A8 -i 'nvidia.com/gpu'")
+                "NVIDIA device plugin is not running on it or finds no GPU (its pod's logs say which; `kubectl get "
+                "pods -A | grep -i device-plugin` finds it, wherever Helm or the GPU Operator put it), usually because "
+                "the node's container runtime does not run it with the NVIDIA runtime (make it the default on the "
+                "node: `nvidia-ctk runtime configure --runtime=containerd --set-as-default`, then `systemctl restart "
+                "containerd`; or runtimeClassName: nvidia); all taken: free a GPU or ask for fewer",
+                "kubectl describe nodes | grep -A8 -i 'nvidia.com/gpu'")
 
 
 def nvml_permission_fix() -> Fix:

@@ -237,10 +237,15 @@ def cudnn_startup_fix() -> Fix:
                 "or put the right one's first", "nvidia-smi")
 
 
-def engine_fix(compat: Compat, cc: Optional[str], python: Optional[str] = None) -> Fix:
-    """No cuDNN engine: the framework build for this GPU (with wheels for the paste's Python), then memory."""
+def engine_fix(compat: Compat, cc: Optional[str], python: Optional[str] = None, memory_first: bool = False) -> Fix:
+    """No cuDNN engine: the framework build for this GPU (with wheels for the paste's Python), then memory; memory
+    first where the framework drops every algorithm whose workspace it cannot allocate (PyTorch's Conv_v7.cpp)."""
+    build = arch_fix(compat, cc, "PyTorch", python=python)
+    if memory_first:
+        return say("%s; if memory is not it: upgrade cuDNN with the framework's build, whose wheels bring their own: %s",
+                   memory_fix(), build)
     return say("upgrade cuDNN with the framework's build, whose wheels bring their own: %s; and if memory is tight: %s",
-               arch_fix(compat, cc, "PyTorch", python=python), memory_fix())
+               build, memory_fix())
 
 
 def driver_library_fix(platform: str) -> Fix:
@@ -334,20 +339,6 @@ def triton_ptxas_fix(first_cuda: Optional[str]) -> Fix:
     return run(line, shell=target_shell(), text="with a CUDA %s or newer toolkit installed, point Triton at its ptxas: "
                "`%s` (or upgrade torch with its pytorch-triton to a release whose bundled ptxas knows this GPU)" % (
                    first_cuda or "new enough", line))
-
-
-def xla_old_ptxas_fix(first_cuda: Optional[str], folder: Optional[str]) -> Fix:
-    """XLA ran a ptxas older than the GPU. It takes the first ptxas on PATH before any CUDA root or pip wheel
-    (tsl::PreferPtxasFromPath() is true outside Google; newer XLA tries --xla_gpu_cuda_data_dir's first:
-    https://github.com/openxla/xla/blob/main/xla/stream_executor/cuda/subprocess_compilation.cc), so the old one
-    goes off PATH, or XLA is pointed at a toolkit new enough."""
-    flags = "export XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda-%s" % (first_cuda or "12")
-    where = ("remove %s from PATH" % folder) if folder else \
-        "remove the older CUDA toolkit's bin folder from PATH (`which -a ptxas` lists each ptxas, `ptxas --version` " \
-        "says its CUDA)"
-    return advice("%s, or put a CUDA %s or newer toolkit's bin folder first: XLA runs the first ptxas on PATH before "
-                  "the one in the nvidia-cuda-nvcc wheel; with a newer toolkit installed, newer XLA releases also take "
-                  "it from `%s`" % (where, first_cuda or "new enough", flags))
 
 
 def trt_plugin_fix(plugin: Optional[str]) -> Fix:

@@ -259,3 +259,21 @@ def nvrtc_stub_fix() -> Fix:
                   "found; a program built from source (CuPy) links the stub when nvcc on PATH and CUDA_PATH name "
                   "different toolkits: rebuild it with both naming one, or reinstall CuPy from its prebuilt wheel "
                   "for your CUDA major (the cupy-cuda12x or cupy-cuda11x package) in place of the source build")
+
+
+def xla_old_ptxas_fix(first_cuda: Optional[str], folder: Optional[str]) -> Fix:
+    """XLA ran a ptxas older than the GPU. Outside Google it tries the first ptxas on PATH before any CUDA root or pip
+    wheel (tsl::PreferPtxasFromPath() is true); newer releases try --xla_gpu_cuda_data_dir's first
+    (https://github.com/openxla/xla/blob/main/xla/stream_executor/cuda/subprocess_compilation.cc). A bare `ptxas`
+    was PATH's: the old one goes off PATH. A whole path may also be a CUDA root XLA found (older releases): XLA is
+    pointed at a toolkit new enough, keeping the flags the user has."""
+    toolkit = "/usr/local/cuda-%s" % (first_cuda or "12")
+    flags = 'export XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }--xla_gpu_cuda_data_dir=%s"' % toolkit
+    newer = "put a CUDA %s or newer toolkit's bin folder first on PATH" % (first_cuda or "new enough")
+    if folder:
+        return advice("with a CUDA %s or newer toolkit installed (as %s), point XLA at it: `%s`; and remove %s from PATH "
+                      "or %s, where XLA took it from PATH" % (first_cuda or "new enough", toolkit, flags, folder, newer))
+    return advice("remove the older CUDA toolkit's bin folder from PATH (`which -a ptxas` lists each ptxas, `ptxas "
+                  "--version` says its CUDA), or %s: XLA runs the first ptxas on PATH before the one in the "
+                  "nvidia-cuda-nvcc wheel; with a newer toolkit installed, newer XLA releases also take it from `%s`"
+                  % (newer, flags))

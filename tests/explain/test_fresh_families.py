@@ -426,12 +426,12 @@ FAMILIES = [
     # ONNX Runtime's CUDA provider found but a DLL it imports not (onnxruntime#20049): the CUDA and cuDNN of its
     # build (compat/framework_features.toml [onnxruntime_gpu]), never a reinstall of onnxruntime itself
     ("ort-provider-dll-126", ORT_126, ["onnxruntime_providers_cuda.dll is there", "cuDNN DLLs of its build"],
-     [">=1.19,<1.27: CUDA 12 and cuDNN 9", 'onnxruntime-gpu[cuda,cudnn]>=1.21.0', "preload_dlls()"],
+     [">=1.19,<1.27: CUDA 12 and cuDNN 9", 'onnxruntime-gpu[cuda,cudnn]>=1.21.0,<1.27', "preload_dlls()"],
      ["--force-reinstall", "Visual C++"]),
     ("ort-provider-dll-126-extras", "onnxruntime-gpu 1.22.0\n" + ORT_126, ["error 126"],
      ['onnxruntime-gpu[cuda,cudnn]==1.22.0', "preload_dlls()", "CUDA 12 and cuDNN 9"], ["--force-reinstall"]),
     ("ort-provider-dll-126-old", "onnxruntime-gpu 1.18.0\n" + ORT_126, ["error 126"],
-     ["CUDA 11.8 and cuDNN 8", "bin folders on PATH", 'onnxruntime-gpu[cuda,cudnn]>=1.21.0'], ["==1.18.0"]),
+     ["CUDA 11.8 and cuDNN 8", "bin folders on PATH", 'onnxruntime-gpu[cuda,cudnn]>=1.21.0,<1.27'], ["==1.18.0"]),
     # fresh12's families (round 32). PyTorch's DataLoader words (torch/csrc/DataLoader.cpp) as pastes wrap them
     ("shm-dataloader-wrapped", "RuntimeError: DataLoader worker (pid 47) is killed by signal: Bus\nerror. It is "
      "possible that dataloader's workers are out of shared\nmemory. Please try to raise your shared memory limit.",
@@ -441,7 +441,7 @@ FAMILIES = [
     # a release named beside the cuDNN it asks for: that release's build (compat's onnxruntime-gpu rows)
     ("ort-release-cudnn-missing", "onnxruntime 1.18需要cuDNN8\nlibcudnn.so.8: cannot open shared object file: No "
      "such file or directory", ["ONNX Runtime 1.18 is built with CUDA 11.8 and cuDNN 8"],
-     ['"nvidia-cudnn-cu11==8.9.*"', "/nvidia/cudnn/lib", 'onnxruntime-gpu[cuda,cudnn]>=1.21.0'], ["cu12"]),
+     ['"nvidia-cudnn-cu11==8.9.*"', "/nvidia/cudnn/lib", 'onnxruntime-gpu[cuda,cudnn]>=1.21.0,<1.27'], ["cu12"]),
     # XLA's ptxas older than the GPU (jax#17976): the first on PATH wins over the pip wheel's
     ("xla-ptxas-older-than-gpu", XLA_PTXAS, ["older than CUDA 11.8", "compute capability 8.9", "first on PATH"],
      ["bin folder from PATH", "xla_gpu_cuda_data_dir"], ["pip install"]),

@@ -49,9 +49,13 @@ CASES = [
     ("https://github.com/NVIDIA/k8s-device-plugin/issues/852",
      "Warning  FailedScheduling  26m (x150 over 12h)  default-scheduler  0/1 nodes are available: 1 Insufficient "
      "nvidia.com/gpu.", ["device plugin"], ["kubectl describe nodes", "--set-as-default"], []),
+    # LLVM's own words: Triton's where the text names Triton or PyTorch, else any LLVM-based compiler's (Julia, TVM)
     ("https://github.com/pytorch/pytorch/issues/148551",
-     "'sm_120' is not a recognized processor for this target (ignoring processor)", ["LLVM inside the build's Triton"],
-     ["PyTorch build for CUDA 12.9"], []),
+     "torch._inductor.exc.InductorError: 'sm_120' is not a recognized processor for this target (ignoring processor)",
+     ["LLVM inside the build's Triton"], ["PyTorch build for CUDA 12.9"], []),
+    ("https://github.com/pytorch/pytorch/issues/148551#bare",
+     "'sm_120' is not a recognized processor for this target (ignoring processor)",
+     ["LLVM inside the program's compiler"], [], ["torch"]),
     ("https://github.com/jax-ml/jax/issues/22416",
      "RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT plugin PJRT API version "
      "(0.54) and framework PJRT API version 0.51).", ["another release than jaxlib"], ['jax[cuda12]'], []),
@@ -65,8 +69,9 @@ CASES = [
      "the bitsandbytes CUDA binary at PosixPath('/notebooks/bitsandbytes/bitsandbytes/libbitsandbytes_cuda124.so')\n"
      "Could not load bitsandbytes native library: /notebooks/bitsandbytes/bitsandbytes/libbitsandbytes_cpu.so: cannot "
      "open shared object file: No such file or directory",
-     ["BNB_CUDA_VERSION=124", "source checkout (/notebooks/bitsandbytes/bitsandbytes)"],
-     ["unset BNB_CUDA_VERSION", "pip install -U bitsandbytes", "-DCOMPUTE_BACKEND=cuda"], ["ldconfig"]),
+     ["BNB_CUDA_VERSION=124", "source checkout (/notebooks/bitsandbytes)"],
+     ["unset BNB_CUDA_VERSION", "pip install -U bitsandbytes", "cd /notebooks/bitsandbytes && cmake -DCOMPUTE_BACKEND=cuda"],
+     ["ldconfig", "&& make"]),
     # a CPU-only torch where xFormers was built for that release's CUDA 12.1 build ("CUDA 1201")
     ("https://github.com/facebookresearch/xformers/issues/982",
      "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.2.0+cu121 "
@@ -104,3 +109,25 @@ def test_torch_compile_off_is_written_for_powershell_on_windows():
             "backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.1")
     ex = explain(text, check=False).explanation
     assert "$env:TORCH_COMPILE_DISABLE = '1'" in ex.fix.text and "export" not in ex.fix.text
+
+
+def test_an_extension_s_kernel_saying_c10_s_words_is_not_answered_with_pytorch():
+    """c10's 'RuntimeError: CUDA error:' is raised by an extension's kernels too: a frame of mmcv's (a review of
+    round 32) means its build lacks the GPU, and a PyTorch reinstall would also break its compiled ops."""
+    text = ('  File "/usr/lib/python3/site-packages/mmcv/ops/roi_align.py", line 4, in forward\nRuntimeError: CUDA '
+            "error: no kernel image is available for execution on the device")
+    fix = explain(text, check=False).explanation.fix.text
+    assert "rebuild" in fix and "pip install --force-reinstall torch" not in fix, fix
+
+
+def test_bfloat16_is_not_blamed_on_an_ampere_gpu():
+    text = ("GPU 0: NVIDIA A100-SXM4-80GB\nRuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling "
+            "`cublasGemmEx(handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF)`")
+    ex = explain(text, check=False).explanation
+    assert "Ampere) on" not in (ex.answer.cause if ex.answer else ""), ex.answer.cause
+
+
+def test_vllm_s_bfloat16_words_wrapped_across_lines_keep_its_flag():
+    text = ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU "
+            "has compute\ncapability 7.5. You can use float16 instead")
+    assert "--dtype=half" in explain(text, check=False).explanation.fix.text
