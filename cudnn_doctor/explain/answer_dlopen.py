@@ -8,7 +8,7 @@ from typing import Optional
 
 from ..knowledge import Compat
 from ..model import Fix
-from ..remedies import paste, paste_runtime as rt
+from ..remedies import paste, paste_launch as launch, paste_runtime as rt
 from ..remedies.paste_answers import cudnn_wheel_brings_cublas_fix, folder_then_install_fix, torch7_branch_fix
 from ..versions import major_of, soname_major
 from .answered import Answer
@@ -90,6 +90,11 @@ def from_dlopen(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "trt-plugin-missing":
         m = _PLUGIN.search(ev.text)
         plugin = ("%s (version %s)" % (m.group(1), m.group(2))) if m else "a plugin layer"
+        if "importFallbackPluginImporter" in ev.text or "Failed to parse onnx" in ev.text:
+            # the ONNX parser looks for a plugin only for an op it does not import itself (onnx-tensorrt#800)
+            return Answer("TensorRT's ONNX parser does not import the model's op %s itself, so it looked for a plugin "
+                          "of that name and found none: this TensorRT release does not support the op" % (
+                              m.group(1) if m else "(the node named above)"), launch.trt_parser_op_fix())
         return Answer("TensorRT has no creator for %s in its plugin registry: the engine uses a plugin whose library "
                       "(the project's own plugin .so, or TensorRT's libnvinfer_plugin) was not loaded before "
                       "deserializing" % plugin, rt.trt_plugin_fix(m.group(1) if m else None))

@@ -11,7 +11,7 @@ from typing import Callable, Dict, Optional
 from packaging.version import Version
 
 from ..knowledge import Compat
-from ..remedies import paste_launch as launch
+from ..remedies import paste, paste_launch as launch
 from .answer_facts import gpu_cc
 from .answered import Answer
 from .evidence import Evidence
@@ -129,6 +129,42 @@ def _illegal_instruction(ev: Evidence, compat: Compat) -> Answer:
                   launch.cpu_instructions_fix())
 
 
+def _others(kind: str, ev: Evidence) -> Optional[Answer]:
+    """Cluster and compiler conditions whose message says all there is: its answer, word for word from the table."""
+    if kind == "vgpu-unlicensed":
+        return Answer("the virtual GPU's guest holds no NVIDIA vGPU licence: an unlicensed guest runs restricted, and "
+                      "CUDA stops working in it", launch.vgpu_licence_fix())
+    if kind == "singularity-no-nv":
+        return Answer("Singularity/Apptainer's --nv found no NVIDIA driver libraries on this host to bind into the "
+                      "container: this node has no driver (a login node), or its libraries are not where ldconfig "
+                      "lists them", launch.singularity_nv_fix())
+    if kind == "slurm-gres-gpu":
+        mig = "MIG mode is enabled" in ev.text
+        return Answer("Slurm's GPU detection (AutoDetect=nvml) cannot describe the GPUs: %s" % (
+            "MIG mode is on and no MIG instances exist" if mig else "this slurmd was built without NVML"),
+            launch.slurm_gres_fix(mig))
+    if kind == "cudagraph-output-overwritten":
+        return Answer("torch.compile's reduce-overhead mode replays a CUDA graph into the same output memory, and an "
+                      "output kept from an earlier step was overwritten by the next replay",
+                      launch.cudagraph_outputs_fix())
+    if kind == "cudagraph-skipped":
+        return Answer("a warning, not an error: torch.compile ran this graph without CUDA graphs (the reason follows "
+                      "it: an input on the CPU, a mutated input, dynamic shapes); it runs correctly, only without that "
+                      "speed-up", paste.harmless(), False)
+    if kind == "xla-driver-older-than-ptxas":
+        return Answer("a warning, not an error: the driver's CUDA is older than the ptxas XLA compiles with, so XLA "
+                      "compiles without parallelism (slower); a newer driver lifts it", paste.harmless(), False)
+    if kind == "dkms-build-failed":
+        return Answer("DKMS could not build the NVIDIA kernel module for this kernel: its headers are missing or of "
+                      "another release, the compiler differs from the kernel's, or the kernel is newer than the driver "
+                      "branch supports", launch.dkms_build_fix())
+    if kind == "trt-no-implementation":
+        return Answer("TensorRT's builder found no tactic for a layer: most often its workspace (memory pool) was too "
+                      "small for every one, else this TensorRT does not support the layer on this GPU",
+                      launch.trt_workspace_fix())
+    return None
+
+
 _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "nvml-no-permission": _nvml_permission,
     "trtllm-world-size": _mpi_world,
@@ -148,4 +184,4 @@ _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
 def from_launch(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The answer for one of these named conditions, else None."""
     answer = _ANSWERS.get(kind)
-    return answer(ev, compat) if answer is not None else None
+    return answer(ev, compat) if answer is not None else _others(kind, ev)

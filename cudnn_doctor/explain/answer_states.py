@@ -66,7 +66,17 @@ def _no_device(ev: Evidence) -> Answer:
                   "(after a kernel update, until a reboot)", no_device_fix())
 
 
+# Fabric Manager's own log line: "fabric manager NVIDIA GPU driver interface version 530.30.02 don't match with driver
+# version 530.41.03" (gpu-operator#544): the second is the driver's, the one Fabric Manager must be
+_FM_MISMATCH = re.compile(r"driver interface version (\S+) don.t match with driver version (\d+\.\d+(?:\.\d+)?)")
+
+
 def _not_ready(ev: Evidence) -> Answer:
+    mismatch = _FM_MISMATCH.search(ev.text)
+    if mismatch is not None:
+        return Answer("nvidia-fabricmanager is release %s and the driver %s: Fabric Manager runs only at exactly the "
+                      "driver's version, and without it CUDA on an NVSwitch system waits (error 802)" % mismatch.groups(),
+                      fabric_manager_for_driver_fix(mismatch.group(2)))
     driver = ev.facts.driver.value if ev.facts.driver else None
     return Answer("CUDA error 802 (system not yet initialized): on an NVSwitch system (HGX/DGX) CUDA waits for "
                   "nvidia-fabricmanager, of exactly the driver's version%s, to run" % (

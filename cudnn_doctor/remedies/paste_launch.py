@@ -123,3 +123,59 @@ def cpu_instructions_fix() -> Fix:
                text="`grep -o -w -E 'avx|avx2|avx512f|fma' /proc/cpuinfo | sort -u` lists what this CPU has: use a "
                     "build of the program for it (an image or wheel without AVX-512 or AVX2, or one built here from "
                     "source), or a virtual machine that passes the host's CPU flags through (host CPU model)")
+
+
+def trt_parser_op_fix() -> Fix:
+    """An ONNX op TensorRT's parser does not import: a TensorRT that does, the op rewritten, or a plugin for it."""
+    return advice("install a newer TensorRT whose ONNX parser imports the op (its release notes' supported-operators "
+                  "list), or export the model without it (another opset, or the op rewritten with supported ones, "
+                  "e.g. onnx-graphsurgeon), or write a TensorRT plugin of that name and load it before parsing")
+
+
+def trt_workspace_fix() -> Fix:
+    """No tactic for a layer: a larger builder workspace, else a newer TensorRT."""
+    return advice("give the builder more workspace: trtexec --memPoolSize=workspace:8192 (MiB; older releases "
+                  "--workspace=8192), or config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 8 << 30) in "
+                  "Python; where no workspace helps, the layer needs a newer TensorRT release on this GPU")
+
+
+def vgpu_licence_fix() -> Fix:
+    """An unlicensed vGPU guest: the licence client configured and its service restarted."""
+    return said("license the guest: copy the client configuration token from the NVIDIA License System into "
+                "/etc/nvidia/ClientConfigToken/, set FeatureType=1 in /etc/nvidia/gridd.conf, then `%s`; "
+                "`nvidia-smi -q | grep -i -A2 license` shows the status (Kubernetes: the GPU Operator's "
+                "licensingConfig)", "sudo systemctl restart nvidia-gridd")
+
+
+def singularity_nv_fix() -> Fix:
+    """--nv found no driver libraries here: a GPU node's driver, or nvidia-container-cli to find them."""
+    return advice("run it on a node with the NVIDIA driver installed (`nvidia-smi` works there; login nodes often "
+                  "have none), or let nvidia-container-cli find the libraries: `--nvccli` instead of `--nv`")
+
+
+def slurm_gres_fix(mig: bool) -> Fix:
+    """Slurm's NVML detection: MIG instances to describe, or a slurmd built with NVML."""
+    if mig:
+        return advice("create the MIG instances Slurm should schedule (`sudo nvidia-smi mig -cgi <profiles> -C`), or "
+                      "disable MIG mode (`sudo nvidia-smi -mig 0`, then reset the GPU), or drop AutoDetect=nvml from "
+                      "gres.conf and list the GPUs by hand; then restart slurmd")
+    return advice("build slurmd with NVML (configure --with-nvml=<CUDA folder with nvml.h and libnvidia-ml>, or the "
+                  "distribution's slurm package built with it), or drop AutoDetect=nvml from gres.conf and list the "
+                  "GPUs by hand (Name=gpu File=/dev/nvidia0 ...); then restart slurmd")
+
+
+def cudagraph_outputs_fix() -> Fix:
+    """An output of a CUDA-graph replay kept past the next one: cloned, or a step marked."""
+    return advice("clone the outputs you keep past the next call (out = model(x).clone()), or call "
+                  "torch.compiler.cudagraph_mark_step_begin() before each step; or compile without "
+                  "mode=\"reduce-overhead\", which is what uses CUDA graphs")
+
+
+def dkms_build_fix() -> Fix:
+    """DKMS could not build the module: make.log names why; headers and compiler of the running kernel."""
+    return run("sudo apt install linux-headers-$(uname -r)",
+               text="read why in /var/lib/dkms/<module>/<version>/build/make.log; most often the running kernel's "
+                    "headers are missing (`sudo apt install linux-headers-$(uname -r)`; Fedora/RHEL: `sudo dnf "
+                    "install kernel-devel-$(uname -r)`) or the compiler differs from the kernel's (install the gcc "
+                    "release the kernel was built with, or use the distribution's own kernel); a kernel newer than "
+                    "the driver branch supports needs a newer driver; then `sudo dkms autoinstall` and reboot")
