@@ -158,6 +158,20 @@ def _others(kind: str, ev: Evidence) -> Optional[Answer]:
         return Answer("DKMS could not build the NVIDIA kernel module for this kernel: its headers are missing or of "
                       "another release, the compiler differs from the kernel's, or the kernel is newer than the driver "
                       "branch supports", launch.dkms_build_fix())
+    if kind == "fabric-manager-nothing-to-do":
+        return Answer("nvidia-fabricmanager found no NVSwitch: this machine's GPUs do not need Fabric Manager, and its "
+                      "service fails for want of work", launch.fabric_manager_off_fix())
+    if kind == "gpu-thermal":
+        return Answer("the GPU slows its clocks for heat: its cooling is not keeping it within its limits",
+                      launch.cooling_fix())
+    if kind == "nccl-ib-connection":
+        return Answer("NCCL's InfiniBand/RoCE connection between the nodes failed: for RoCE the GID index or the "
+                      "route between the ports, a firewall, or GPUDirect RDMA on the path", launch.nccl_ib_fix())
+    if kind == "torch-device-assert":
+        mig = bool(re.search(r"\bMIG\b", ev.text))
+        return Answer("PyTorch was asked for a GPU index it does not have%s" % (
+            ": on a GPU split into MIG instances a process sees only one instance, device 0" if mig else ""),
+            launch.mig_device_fix())
     if kind == "trt-no-implementation":
         return Answer("TensorRT's builder found no tactic for a layer: most often its workspace (memory pool) was too "
                       "small for every one, else this TensorRT does not support the layer on this GPU",

@@ -180,12 +180,12 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
             return found
     if kind == "nvcc-unsupported-arch":
         return nvcc_arch(ev, compat)
-    if kind in ("no-kernel-image", "arch-mismatch", "nvrtc-arch", "llvm-unknown-processor"):
+    if kind in ("no-kernel-image", "arch-mismatch", "nvrtc-arch", "llvm-unknown-processor", "cufft-internal-error"):
         cc = gpu_cc(ev, compat)
         python = torch_for_python(ev)
         # NVRTC and Triton's LLVM are PyTorch's where nothing else is named; LLVM's words come from Julia, TVM and
         # XLA too, so only a text naming Triton or PyTorch gets PyTorch's build
-        usual = kind == "nvrtc-arch" or (kind == "llvm-unknown-processor" and bool(_TRITON_OR_TORCH.search(ev.text)))
+        usual = kind == "nvrtc-arch" or (kind != "no-kernel-image" and bool(_TRITON_OR_TORCH.search(ev.text)))
         fix = _arch_fix(ev, compat, cc, replaced_framework(ev, usual=usual))
         # a framework other than PyTorch named, with the CUDA its build is for: its build for a CUDA that knows the GPU
         other = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA and p.name != "PyTorch"), None)
@@ -313,6 +313,8 @@ _COMPILERS = {
                   "build is older than the GPU%s%s%s",
     "llvm-unknown-processor": "the LLVM inside the build's Triton%s does not know this GPU's architecture: the build "
                               "is older than the GPU%s%s%s",
+    "cufft-internal-error": "cuFFT failed inside (CUFFT_INTERNAL_ERROR): most often the cuFFT of the build's CUDA%s is "
+                            "older than the GPU%s%s%s, else GPU memory ran out",
 }
 
 

@@ -179,3 +179,36 @@ def dkms_build_fix() -> Fix:
                     "install kernel-devel-$(uname -r)`) or the compiler differs from the kernel's (install the gcc "
                     "release the kernel was built with, or use the distribution's own kernel); a kernel newer than "
                     "the driver branch supports needs a newer driver; then `sudo dkms autoinstall` and reboot")
+
+
+def fabric_manager_off_fix() -> Fix:
+    """Fabric Manager on a machine without NVSwitch: its service off."""
+    return run("sudo systemctl disable --now nvidia-fabricmanager",
+               text="turn its service off: `sudo systemctl disable --now nvidia-fabricmanager` (only NVSwitch systems, "
+                    "HGX and DGX, need it; an NVLink bridge between two cards does not)")
+
+
+def cooling_fix() -> Fix:
+    """A GPU throttling for heat: its cooling."""
+    return run("nvidia-smi -q -d TEMPERATURE,PERFORMANCE",
+               text="check the cooling: `nvidia-smi -q -d TEMPERATURE,PERFORMANCE` shows its temperature and why the "
+                    "clocks drop; see that its fans spin (or, for a passive card, that the chassis moves enough air "
+                    "through it), nothing blocks the airflow, and the room is cool enough; a card that still runs hot "
+                    "needs its thermal material renewed by the vendor")
+
+
+def nccl_ib_fix() -> Fix:
+    """NCCL's IB/RoCE connection: NCCL's own report of the network, then the usual settings."""
+    return said("rerun with `%s` and NCCL_DEBUG_SUBSYS=INIT,NET to see which device and GID it uses; on RoCE set "
+                "NCCL_IB_GID_INDEX to the RoCE v2 GID (`show_gids` lists them; often 3), pick the right ports with "
+                "NCCL_IB_HCA and the interface with NCCL_SOCKET_IFNAME; see that the nodes reach each other there (no "
+                "firewall between them); try NCCL_NET_GDR_LEVEL=0 to leave GPUDirect RDMA out, and NCCL_IB_DISABLE=1 "
+                "to see whether TCP works at all", set_variable("NCCL_DEBUG", "INFO"))
+
+
+def mig_device_fix() -> Fix:
+    """A process sees one MIG instance: the one it should use named."""
+    return run("nvidia-smi -L",
+               text="on a GPU split into MIG instances each process sees one: list them with `nvidia-smi -L` and set "
+                    "CUDA_VISIBLE_DEVICES to one instance's MIG-... UUID per process, using device 0 in it; without "
+                    "MIG, use an index below the number of GPUs (torch.cuda.device_count())")

@@ -158,6 +158,27 @@ CASES = [
      'driver version 530.41.03. Please update with matching NVIDIA driver package.',
      ['nvidia-fabricmanager is release 530.30.02 and the driver 530.41.03'],
      ['nvidia-fabricmanager-530=530.41.03'], []),
+    ('https://github.com/pytorch/pytorch/issues/88038',
+     '    return _VF.stft(input, n_fft, hop_length, win_length, window,  # type: '
+     'ignore[attr-defined]\nRuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR',
+     ['CUFFT_INTERNAL_ERROR', 'older than the GPU'], ['new enough for the GPU'], []),
+    ('https://github.com/pytorch/pytorch/issues/130181',
+     '"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED" with torch 2.5.0.dev20240705+cu121 on 2 GPU '
+     'NVIDIA-A100-SXM4-80GB-MIG-3g.40gb',
+     ['MIG instances'], ['nvidia-smi -L'], []),
+    ('https://github.com/NVIDIA/gpu-operator/issues/610',
+     'nv-fabricmanager[4177]: request to query NVSwitch device information from NVSwitch driver failed with '
+     'error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\nsystemd[1]: nvidia-fabricmanager.service: '
+     'Control process exited, code=exited, status=1/FAILURE',
+     ['found no NVSwitch'], ['disable --now nvidia-fabricmanager'], []),
+    ('https://github.com/NVIDIA/nccl-tests/issues/185',
+     'misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with error Network is unreachable',
+     ['InfiniBand/RoCE'], ['NCCL_IB_GID_INDEX'], []),
+    ('https://github.com/NVIDIA/DCGM/issues/270',
+     "ERROR [1514002:1514004] [[Health]] Detected a WARNING in health system Thermal: 'Detected clocks "
+     'event due to thermal violation in GPU 2. Verify that the cooling on this machine is functional, '
+     'including external, thermal material interface, fans, and any other components.',
+     ['for heat'], ['TEMPERATURE,PERFORMANCE'], []),
     ("https://github.com/meta-llama/llama3/issues/215",
      "ggml_cuda_init: failed to initialize CUDA: initialization error", ["kernel module"], ["nvidia-smi"], []),
 ]
