@@ -306,3 +306,15 @@ def frozen_hashes() -> Dict[str, str]:
             digest, case_id = line.split()
             digests[case_id] = digest
     return digests
+
+
+def assert_answer(text: str, cause: List[str], fix: List[str], not_in_fix: List[str]) -> None:
+    """explain --no-check answers `text`, its cause saying each of `cause`, its fix each of `fix` and none of
+    `not_in_fix` (the family tests' one check)."""
+    from cudnn_doctor.explain import explain
+
+    ex = explain(text, check=False).explanation
+    assert ex.answer is not None, text
+    assert [c for c in cause if c not in ex.answer.cause] == [], ex.answer.cause
+    assert [f for f in fix if f not in ex.fix.text] == [], ex.fix.text
+    assert [f for f in not_in_fix if f in ex.fix.text] == [], ex.fix.text
