@@ -306,7 +306,7 @@ def fix_schema() -> Dict[str, Any]:
         "left": {"type": "array", "items": {"type": "object", "required": ["id", "command", "why"],
                                             "properties": {"id": text, "command": text, "why": text,
                                                            "title": text}}},
-        "taken": ids, "not_taken": ids, "remaining": ids,
+        "taken": ids, "not_taken": ids, "remaining": ids, "warnings_new": ids,
         "before": {"type": "array", "items": {"type": "object", "required": ["id", "title"],
                                               "properties": {"id": text, "title": text}}},
         "problem": {"type": ["string", "null"]}, "dry_run": {"type": "boolean"}, "undone": {"type": "boolean"},

@@ -57,10 +57,13 @@ def register(app: typer.Typer) -> None:
         if rc and (os.path.isdir(rc) or not os.path.isdir(os.path.dirname(rc))):
             error_exit("--rc %s: not a file in an existing folder" % rc)
         given = parse_env(env) or {}
+        for name in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+            if given.get(name) and not os.path.isdir(given[name]):
+                error_exit("--env %s=%s: no such folder" % (name, given[name]))
         inspected: Dict[str, str] = dict(os.environ, **given)
         out = _Out(as_json)
         if undo:
-            raise typer.Exit(_undo(inspected, yes, out))
+            raise typer.Exit(_undo(inspected, yes, out, dry_run))
         raise typer.Exit(_fix(list(ids or []), dry_run or root != "/", yes, shell, root, given or None, inspected,
                               out, rc))
 
@@ -85,7 +88,7 @@ class _Out:
         return code
 
 
-def _undo(env: Mapping[str, str], yes: bool, out: _Out) -> int:
+def _undo(env: Mapping[str, str], yes: bool, out: _Out, dry_run: bool = False) -> int:
     from ..fixing.apply import FixStopped, journaled_on_path, undo_newest, undo_preview
     from ..fixing.environment import find_environment
     from ..render.fix import environment_payload, ran_lines, ran_payload
@@ -97,8 +100,12 @@ def _undo(env: Mapping[str, str], yes: bool, out: _Out) -> int:
     if environment is None:
         error_exit("which environment? activate it (or pass --env VIRTUAL_ENV=PATH) and run fix --undo again")
     out.data["environment"] = environment_payload(environment)
-    if not yes:  # what it will take back, before it asks
+    if not yes or dry_run:  # what it will take back, before it asks
         out.say(undo_preview(environment))
+    if dry_run:
+        out.data["dry_run"] = True
+        out.say(["(dry run: nothing was changed)"])
+        return out.done(EXIT_OK)
     if not yes and not _ask("Put %s back as the newest fix found it?" % environment.prefix, out):
         return out.done(EXIT_USAGE)
     try:
@@ -143,7 +150,11 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
     before = diagnose.diagnose(root, given)
     unknown = gather.unknown_ids(before.findings, ids)
     if unknown:
-        error_exit("check reports no %s here" % ", ".join(unknown))
+        from ..rules import known_id
+
+        unnamed = [i for i in unknown if not known_id(i)]
+        error_exit("no check is called %s (`cudnn-doctor check --list-checks` lists them)" % ", ".join(unnamed)
+                   if unnamed else "check reports no %s here" % ", ".join(unknown))
     picked = gather.chosen(before.findings, ids)
     errs = gather.errings(picked, before.facts)
     environment = find_environment(env, [e.site for e in errs if e.site]) if root == "/" else None
@@ -153,6 +164,8 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
     as_root = diagnose.fix_target(before.facts).as_root and (yes or dry_run)
     plan = build_plan(errs, environment, as_root)
     if shell:
+        if not plan.variable_lines:  # said on stderr: what eval reads stays empty
+            sys.stderr.write("fix --shell: the plan sets no variable; `cudnn-doctor fix` runs its other steps\n")
         sys.stdout.write(shell_line(plan.variable_lines) + "\n" if plan.variable_lines else "")
         return EXIT_OK
     titles = {f.id: f.title for f in picked}
@@ -170,9 +183,10 @@ def _fix(ids: List[str], dry_run: bool, yes: bool, shell: bool, root: str, given
         out.say(["(dry run: nothing was changed)" if root == "/" else
                  "(--root: fix only prints; run these on that machine)"])
         return out.done(EXIT_OK)
-    if plan.empty:
+    if plan.empty:  # nothing fix can run: the errors stay, each left for the user (a new user's trial: [] said)
+        out.data["remaining"] = sorted({f.id for f in picked})
         return out.done(EXIT_PROBLEMS)
-    if not yes and not _ask("Run these %d steps?" % len(plan.steps), out):
+    if not yes and not _ask("Run this step?" if len(plan.steps) == 1 else "Run these %d steps?" % len(plan.steps), out):
         return out.done(EXIT_USAGE)
     return out.done(_run(plan, before, given, env, as_root, root, [i.upper() for i in ids], out))
 
@@ -267,6 +281,14 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
     if new:
         lines.append("New after the fix: %s (`cudnn-doctor check` says why; `cudnn-doctor fix --undo` puts the "
                      "environment back)" % "; ".join("%s %s" % pair for pair in new))
+    # a warning the fix brought is said too, though it does not fail the run (a new user's trial: cuDNN 8 for a second
+    # framework brought CD602, its NVRTC link, unsaid)
+    warned = {_key(f) for f in before.findings if f.severity == Severity.WARNING}
+    warnings_new = [_key(f) for f in after.findings if f.severity == Severity.WARNING and _key(f) not in warned]
+    out.data["warnings_new"] = sorted({i for i, _ in warnings_new})
+    if warnings_new:
+        lines.append("New warnings after the fix: %s (`cudnn-doctor check` says why and how)" % "; ".join(
+            "%s %s" % pair for pair in warnings_new))
     lines += variables_hint([v for r in rounds for v in r.variable_lines], plan.environment, active)
     out.say(lines)
     # what it took on must be gone, and no error of a kind the environment did not have may come (a new user's trial:

@@ -94,7 +94,8 @@ def variables_hint(lines: Sequence[str], environment: Optional[Any], active: boo
 def empty_payload() -> Dict[str, Any]:
     """Every field of fix's --json (schema/fix-v1.json), before the run fills them in."""
     return {"environment": None, "plan": [], "left": [], "taken": [], "not_taken": [], "before": [], "problem": None,
-            "dry_run": False, "ran": [], "files": [], "journal": "", "remaining": [], "undone": False, "made": []}
+            "dry_run": False, "ran": [], "files": [], "journal": "", "remaining": [], "undone": False, "made": [],
+            "warnings_new": []}
 
 
 def environment_payload(environment: Any) -> Optional[Dict[str, str]]:

@@ -93,6 +93,12 @@ def registered_all() -> List[Rule]:
     return RULES
 
 
+def known_id(name: str) -> bool:
+    """Whether some check is called this (its id, any case, or its alias): a typo is told from a check that found
+    nothing here."""
+    return any(r.id == name.upper() or r.alias == name for r in registered_all())
+
+
 def registered(stage: str) -> List[Rule]:
     """Every rule of one stage, in registration order."""
     return [r for r in registered_all() if r.stage == stage]

@@ -84,6 +84,11 @@ def test_fix_heals_the_venv_and_undo_puts_every_record_and_the_activate_script_b
     assert "# >>> cudnn-doctor >>>" in (venv / "bin" / "activate").read_text()
     asked = doctor(venv, links, "fix", "--undo")  # no terminal: it says what it would take back, and changes nothing
     assert asked.returncode == 2 and "nvidia-cudnn-cu12 8.9.2.26 -> 9.3.0.75" in asked.stdout, asked.stdout
+    fixed = state_hashes(venv)
+    # --undo --dry-run: the same preview, exit 0, nothing changed (a new user's trial: it asked for a terminal)
+    preview = doctor(venv, links, "fix", "--undo", "--dry-run")
+    assert preview.returncode == 0 and "nvidia-cudnn-cu12 8.9.2.26 -> 9.3.0.75" in preview.stdout, preview.stdout
+    assert "dry run: nothing was changed" in preview.stdout and state_hashes(venv) == fixed
     assert "python -m pip install nvidia-cudnn-cu12==8.9.2.26" in asked.stdout and "bin/activate" in asked.stdout
     # with no wheel to be had (an offline node): the release fix replaced comes back from the journal's own copy
     nothing = links.parent / "no-wheels"
@@ -104,6 +109,20 @@ def test_dry_run_and_no_terminal_without_yes_change_nothing(venv):
     asked = doctor(venv, links, "fix", *IDS)
     assert asked.returncode == 2 and "pass --yes" in asked.stdout
     assert state_hashes(venv) == before and not (venv / ".cudnn-doctor").exists()
+
+
+def test_a_typo_an_absent_finding_and_a_missing_environment_are_each_said_plainly(venv, tmp_path):
+    """A new user's trial: `fix CD999` and `fix foo` read like a check that found nothing, and --env VIRTUAL_ENV= a
+    folder that does not exist was taken silently."""
+    venv, links = venv
+    typo = doctor(venv, links, "fix", "CD999", "--dry-run")
+    assert typo.returncode == 2 and "no check is called CD999" in typo.stderr, typo.stderr
+    absent = doctor(venv, links, "fix", "CD226", "--dry-run")  # a real check that reports nothing here
+    assert absent.returncode == 2 and "check reports no CD226 here" in absent.stderr, absent.stderr
+    gone = subprocess.run([sys.executable, "-m", "cudnn_doctor", "fix", "--dry-run", "--env",
+                           "VIRTUAL_ENV=%s" % (tmp_path / "nowhere")], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+    assert gone.returncode == 2 and "no such folder" in gone.stderr and "Traceback" not in gone.stderr
 
 
 def test_json_is_one_envelope_of_its_schema_and_never_asks(venv):
