@@ -5,7 +5,7 @@ import os
 import re
 from typing import Dict, List, Set
 
-from ..versions import release3, release3_of
+from ..versions import major_of, release3, release3_of
 from ..model import CudnnCopy, Facts, Finding, Fix, LibFile
 from ..remedies import header_fix, readable_fix, reinstall_fix, relink_fix
 from ..remedies.environments import whole_environment_fix
@@ -26,10 +26,13 @@ def not_found(facts: Facts, ctx: RuleContext) -> List[Finding]:
         return []  # CD410 names the leftovers and the version they say
     compat = compat_of(ctx)
     wants = [fw for fw in facts.python.frameworks if fw.cuda_build]
-    # The CUDA the cuDNN must be built for: the toolkit programs use, else a framework's build, else the driver's.
+    # The CUDA the cuDNN must be built for: the frameworks' build where they agree on its major (they are what
+    # loads it: a new user's onnxruntime-gpu for CUDA 12 was offered CUDA 13's beside a CUDA 13 toolkit), else the
+    # toolkit programs use, else the driver's.
     tk = primary_toolkit(facts)
-    cuda = ((tk.version if tk else None) or next((fw.cuda_version for fw in wants if fw.cuda_version), None)
-            or machine_cuda(facts, compat))
+    built = [fw.cuda_version for fw in wants if fw.cuda_version]
+    agreed = built[0] if built and len({major_of(c) for c in built}) == 1 else None
+    cuda = agreed or (tk.version if tk else None) or (built[0] if built else None) or machine_cuda(facts, compat)
     severity = ERROR if wants or ctx.target else (WARNING if has_driver(facts) else INFO)
     # The places the cuDNN probe looked (not every file another probe read that happens to name cuDNN).
     places = list(dict.fromkeys(facts.searched.get("cudnn", [])))

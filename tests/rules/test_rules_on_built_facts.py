@@ -152,6 +152,12 @@ def _no_cudnn(f):
     f.python.frameworks[0].resolved_cudnn = resolution("libcudnn.so.9", None)
 
 
+def _no_cudnn_cuda12_framework(f):
+    """A new user's trial: onnxruntime-gpu built for CUDA 12 beside a CUDA 13 toolkit was offered CUDA 13's cuDNN."""
+    _no_cudnn(f)
+    f.python.frameworks = [framework("onnxruntime-gpu", "1.19.0", cuda_version="12", cudnn_version="9")]
+
+
 def _system(f) -> "object":
     return f.cudnn[0]
 
@@ -421,6 +427,7 @@ SCENARIOS: Dict[str, tuple] = {
     "C1-cudnn": (mutate(_cudnn_needs_driver), "CD502", "error", "ubuntu-drivers install", {}),
     "D1": (mutate(_no_cudnn), "CD401", "error", "libcudnn9-cuda-13", {}),
     "D1-framework": (mutate(_no_cudnn), "CD704", "error", "nvidia-cudnn-cu13", {}),
+    "D1-framework-cuda": (mutate(_no_cudnn_cuda12_framework), "CD401", "error", "libcudnn9-cuda-12", {}),
     "D2": (mutate(_sublibs_missing), "CD402", "error", "sudo apt install --reinstall libcudnn9-cuda-13", {}),
     "D3": (mutate(_mixed), "CD403", "error", "libcudnn_ops.so.9.1.0", {}),
     "D4": (_copied_without_p, "CD404", "warning", "sudo ln -sf libcudnn.so.7.6.5 libcudnn.so.7", {}),
