@@ -283,8 +283,10 @@ def _run(plan, before, given: Optional[Mapping[str, str]], env: Dict[str, str], 
                      "environment back)" % "; ".join("%s %s" % pair for pair in new))
     # a warning the fix brought is said too, though it does not fail the run (a new user's trial: cuDNN 8 for a second
     # framework brought CD602, its NVRTC link, unsaid)
-    warned = {_key(f) for f in before.findings if f.severity == Severity.WARNING}
-    warnings_new = [_key(f) for f in after.findings if f.severity == Severity.WARNING and _key(f) not in warned]
+    # by id: a warning the environment had, reworded by the fix (CD505's "via LD_LIBRARY_PATH" becoming "via
+    # ld.so.cache" on the H200), is not a new one
+    warned = {f.id for f in before.findings}
+    warnings_new = [_key(f) for f in after.findings if f.severity == Severity.WARNING and f.id not in warned]
     out.data["warnings_new"] = sorted({i for i, _ in warnings_new})
     if warnings_new:
         lines.append("New warnings after the fix: %s (`cudnn-doctor check` says why and how)" % "; ".join(
