@@ -114,11 +114,11 @@ def onnxruntime_windows_dlls_fix(compat: Compat, release: Optional[str]) -> Fix:
                       "PATH, or import a PyTorch built for the same CUDA and cuDNN major before onnxruntime"
                       % (build["cuda"], build["cudnn_major"]))
     else:
-        mine = advice("install the CUDA and cuDNN of its build (%s) and put their bin folders on PATH; `python -c "
-                      "\"import onnxruntime; print(onnxruntime.__version__)\"` says which it is" % "; ".join(
-                          "onnxruntime-gpu %s: CUDA %s and cuDNN %s" % (row["releases"], row["cuda"],
-                                                                        row["cudnn_major"])
-                          for row in compat.framework_builds_by_release("onnxruntime_gpu")))
+        mine = said("install the CUDA and cuDNN of its build (%s) and put their bin folders on PATH; `%%s` says which "
+                    "it is" % "; ".join("onnxruntime-gpu %s: CUDA %s and cuDNN %s" % (
+                        row["releases"], row["cuda"], row["cudnn_major"])
+                        for row in compat.framework_builds_by_release("onnxruntime_gpu")),
+                    'python -c "import onnxruntime; print(onnxruntime.__version__)"')
     newer = said('or `%s` and call onnxruntime.preload_dlls() before creating the session',
                  pip('install "onnxruntime-gpu[%s]%s"' % (extras, newer_with_extras(compat))))
     return or_else(mine, noted(newer, " [%s]" % source), "%s   (%s)")

@@ -22,7 +22,7 @@ def compile_off_fix(need: str) -> Fix:
 def half_precision_fix(vllm: bool) -> Fix:
     """bfloat16 asked of a GPU older than it: float16 (vLLM's own flag, which its message names), or float32."""
     if vllm:
-        return advice("start vLLM with `--dtype=half` (float16; `LLM(..., dtype=\"half\")` in Python), which this GPU "
+        return advice("start vLLM with --dtype=half (float16; LLM(..., dtype=\"half\") in Python), which this GPU "
                       "runs; or run it on a GPU of compute capability 8.0 or newer")
     return advice("load and run the model in float16 or float32 instead of bfloat16 (torch_dtype=torch.float16, "
                   "dtype=\"float16\", or --dtype=half where the program has it); "
@@ -55,9 +55,10 @@ def peer_access_fix(vllm: bool) -> Fix:
     """GPUs that cannot reach each other's memory: NCCL (and vLLM's own all-reduce) told to go through the host."""
     line = set_variable("NCCL_P2P_DISABLE", "1")
     return said("`%s` (NCCL then copies through host memory)%s; where the GPUs should have peer access (data-centre "
-                "GPUs on one PCIe switch or NVLink), `nvidia-smi topo -p2p r` shows what the machine allows, and a "
-                "virtual machine needs the GPUs passed through with ACS off" % (
-                    "%s", ", and start vLLM with --disable-custom-all-reduce" if vllm else ""), line)
+                "GPUs on one PCIe switch or NVLink), `%s` shows what the machine allows, and a virtual machine needs "
+                "the GPUs passed through with ACS off" % (
+                    "%s", ", and start vLLM with --disable-custom-all-reduce" if vllm else "", "%s"), line,
+                "nvidia-smi topo -p2p r")
 
 
 def memory_share_fix(share: Optional[str]) -> Fix:
@@ -73,8 +74,8 @@ def kernel_module_refused_fix() -> Fix:
     """The driver's installer built nvidia.ko and the kernel refused it: dmesg says why, each cause its own fix."""
     return run("sudo dmesg | grep -i -E 'nvidia|nouveau|lockdown|secure boot'",
                text="`sudo dmesg | grep -i -E 'nvidia|nouveau|lockdown|secure boot'` says which: 'Key was rejected "
-                    "by service' or 'Lockdown': Secure Boot, so enrol the module's signing key (`sudo mokutil "
-                    "--import ...`) or disable Secure Boot; nouveau holding the GPU: blacklist nouveau, rebuild the "
+                    "by service' or 'Lockdown': Secure Boot, so enrol the key DKMS signs the module with (MOK "
+                    "enrolment) or disable Secure Boot; nouveau holding the GPU: blacklist nouveau, rebuild the "
                     "initramfs and reboot; 'NVRM: ... not supported': install the driver branch for this GPU")
 
 
@@ -83,9 +84,9 @@ def gpu_off_the_bus_fix(bus_id: Optional[str]) -> Fix:
     bus id the kernel's line names, never another GPU's index)."""
     reset = "sudo nvidia-smi --gpu-reset -i %s" % (bus_id or "<its bus id>")
     return said("reboot the machine (or reset that GPU: `%s`, with nothing using it); if it happens again, it is the "
-                "hardware's side: check the GPU's power cables and the power supply, temperatures (`nvidia-smi -q -d "
-                "TEMPERATURE`), reseat the card, update the system BIOS, and report it to the vendor" % "%s", reset) \
-        if bus_id else advice("reboot the machine (or reset that GPU with `sudo nvidia-smi --gpu-reset -i BUS_ID`, "
+                "hardware's side: check the GPU's power cables and the power supply, temperatures (`%s`), reseat the "
+                "card, update the system BIOS, and report it to the vendor", reset, "nvidia-smi -q -d TEMPERATURE") \
+        if bus_id else advice("reboot the machine (or reset that GPU with nvidia-smi --gpu-reset -i and "
                               "the bus id the kernel's NVRM line names, with nothing using it); if it happens again, "
                               "check the GPU's power cables and supply, temperatures, reseat the card, update the "
                               "system BIOS, and report it to the vendor")
@@ -94,27 +95,28 @@ def gpu_off_the_bus_fix(bus_id: Optional[str]) -> Fix:
 def device_plugin_fix() -> Fix:
     """Kubernetes finds no node with a free nvidia.com/gpu: the device plugin's view first."""
     return said("see what the GPU node advertises: `%s` (Capacity and Allocatable nvidia.com/gpu); none there: the "
-                "NVIDIA device plugin is not running on it or finds no GPU (its pod's logs say which; `kubectl get "
-                "pods -A | grep -i device-plugin` finds it, wherever Helm or the GPU Operator put it), usually because "
-                "the node's container runtime does not run it with the NVIDIA runtime (make it the default on the "
-                "node: `nvidia-ctk runtime configure --runtime=containerd --set-as-default`, then `systemctl restart "
-                "containerd`; or runtimeClassName: nvidia); all taken: free a GPU or ask for fewer",
-                "kubectl describe nodes | grep -A8 -i 'nvidia.com/gpu'")
+                "NVIDIA device plugin is not running on it or finds no GPU (its pod's logs say which; `%s` finds it, "
+                "wherever Helm or the GPU Operator put it), usually because the node's container runtime does not run "
+                "it with the NVIDIA runtime (make it the default on the node: `%s`, then `%s`; or runtimeClassName: "
+                "nvidia); all taken: free a GPU or ask for fewer",
+                "kubectl describe nodes | grep -A8 -i 'nvidia.com/gpu'", "kubectl get pods -A | grep -i device-plugin",
+                "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default",
+                "sudo systemctl restart containerd")
 
 
 def nvml_permission_fix() -> Fix:
     """NVML said no for lack of permission: root for settings; a MIG instance's own handle for its queries."""
     return advice("run it as root where it changes a setting (clocks, power limit, persistence, ECC); on a GPU split "
                   "into MIG instances a process sees only its own instance, so query that instance "
-                  "(pynvml.nvmlDeviceGetMigDeviceHandleByIndex(gpu, 0)) or ask `nvidia-smi` on the host; a program "
+                  "(pynvml.nvmlDeviceGetMigDeviceHandleByIndex(gpu, 0)) or ask nvidia-smi on the host; a program "
                   "that reads whole-GPU memory there needs a release that knows MIG")
 
 
 def mpi_world_fix() -> Fix:
     """TensorRT-LLM's engine asks for tp * pp ranks: started with that many MPI processes."""
     return advice("start it with as many MPI processes as the engine was built for, tensor parallel times pipeline "
-                  "parallel: `mpirun -n <tp*pp> --allow-run-as-root python3 run.py ...` (Triton's launch_triton_server.py "
-                  "--world_size <tp*pp>), or rebuild the engine for the GPUs you start it on")
+                  "parallel: mpirun -n with tp*pp before the program (Triton's launch_triton_server.py: --world_size "
+                  "tp*pp), or rebuild the engine for the GPUs you start it on")
 
 
 def cpu_instructions_fix() -> Fix:
@@ -143,22 +145,22 @@ def vgpu_licence_fix() -> Fix:
     """An unlicensed vGPU guest: the licence client configured and its service restarted."""
     return said("license the guest: copy the client configuration token from the NVIDIA License System into "
                 "/etc/nvidia/ClientConfigToken/, set FeatureType=1 in /etc/nvidia/gridd.conf, then `%s`; "
-                "`nvidia-smi -q | grep -i -A2 license` shows the status (Kubernetes: the GPU Operator's "
-                "licensingConfig)", "sudo systemctl restart nvidia-gridd")
+                "`%s` shows the status (Kubernetes: the GPU Operator's licensingConfig)",
+                "sudo systemctl restart nvidia-gridd", "nvidia-smi -q | grep -i -A2 license")
 
 
 def singularity_nv_fix() -> Fix:
     """--nv found no driver libraries here: a GPU node's driver, or nvidia-container-cli to find them."""
-    return advice("run it on a node with the NVIDIA driver installed (`nvidia-smi` works there; login nodes often "
+    return advice("run it on a node with the NVIDIA driver installed (nvidia-smi works there; login nodes often "
                   "have none), or let nvidia-container-cli find the libraries: `--nvccli` instead of `--nv`")
 
 
 def slurm_gres_fix(mig: bool) -> Fix:
     """Slurm's NVML detection: MIG instances to describe, or a slurmd built with NVML."""
     if mig:
-        return advice("create the MIG instances Slurm should schedule (`sudo nvidia-smi mig -cgi <profiles> -C`), or "
-                      "disable MIG mode (`sudo nvidia-smi -mig 0`, then reset the GPU), or drop AutoDetect=nvml from "
-                      "gres.conf and list the GPUs by hand; then restart slurmd")
+        return said("create the MIG instances Slurm should schedule (nvidia-smi's mig subcommand, -cgi with their "
+                    "profiles and -C, as root), or disable MIG mode (`%s`, then reset the GPU), or drop AutoDetect=nvml "
+                    "from gres.conf and list the GPUs by hand; then restart slurmd", "sudo nvidia-smi -mig 0")
     return advice("build slurmd with NVML (configure --with-nvml=<CUDA folder with nvml.h and libnvidia-ml>, or the "
                   "distribution's slurm package built with it), or drop AutoDetect=nvml from gres.conf and list the "
                   "GPUs by hand (Name=gpu File=/dev/nvidia0 ...); then restart slurmd")
@@ -173,7 +175,8 @@ def cudagraph_outputs_fix() -> Fix:
 
 def dkms_build_fix() -> Fix:
     """DKMS could not build the module: make.log names why; headers and compiler of the running kernel."""
-    return run("sudo apt install linux-headers-$(uname -r)",
+    return run("sudo apt install linux-headers-$(uname -r)", "sudo dkms autoinstall",
+               alternatives=["sudo dnf install kernel-devel-$(uname -r)"],
                text="read why in /var/lib/dkms/<module>/<version>/build/make.log; most often the running kernel's "
                     "headers are missing (`sudo apt install linux-headers-$(uname -r)`; Fedora/RHEL: `sudo dnf "
                     "install kernel-devel-$(uname -r)`) or the compiler differs from the kernel's (install the gcc "
@@ -200,7 +203,7 @@ def cooling_fix() -> Fix:
 def nccl_ib_fix() -> Fix:
     """NCCL's IB/RoCE connection: NCCL's own report of the network, then the usual settings."""
     return said("rerun with `%s` and NCCL_DEBUG_SUBSYS=INIT,NET to see which device and GID it uses; on RoCE set "
-                "NCCL_IB_GID_INDEX to the RoCE v2 GID (`show_gids` lists them; often 3), pick the right ports with "
+                "NCCL_IB_GID_INDEX to the RoCE v2 GID (show_gids lists them; often 3), pick the right ports with "
                 "NCCL_IB_HCA and the interface with NCCL_SOCKET_IFNAME; see that the nodes reach each other there (no "
                 "firewall between them); try NCCL_NET_GDR_LEVEL=0 to leave GPUDirect RDMA out, and NCCL_IB_DISABLE=1 "
                 "to see whether TCP works at all", set_variable("NCCL_DEBUG", "INFO"))

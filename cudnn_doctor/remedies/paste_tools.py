@@ -271,9 +271,9 @@ def xla_old_ptxas_fix(first_cuda: Optional[str], folder: Optional[str]) -> Fix:
     flags = 'export XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }--xla_gpu_cuda_data_dir=%s"' % toolkit
     newer = "put a CUDA %s or newer toolkit's bin folder first on PATH" % (first_cuda or "new enough")
     if folder:
-        return advice("with a CUDA %s or newer toolkit installed (as %s), point XLA at it: `%s`; and remove %s from PATH "
-                      "or %s, where XLA took it from PATH" % (first_cuda or "new enough", toolkit, flags, folder, newer))
-    return advice("remove the older CUDA toolkit's bin folder from PATH (`which -a ptxas` lists each ptxas, `ptxas "
-                  "--version` says its CUDA), or %s: XLA runs the first ptxas on PATH before the one in the "
-                  "nvidia-cuda-nvcc wheel; with a newer toolkit installed, newer XLA releases also take it from `%s`"
-                  % (newer, flags))
+        return said("with a CUDA %s or newer toolkit installed (as %s), point XLA at it: `%%s`; and remove %s from PATH "
+                    "or %s, where XLA took it from PATH" % (first_cuda or "new enough", toolkit, folder, newer), flags)
+    return said("remove the older CUDA toolkit's bin folder from PATH (`%%s` lists each ptxas, and each one's --version "
+                "says its CUDA), or %s: XLA runs the first ptxas on PATH before the one in the nvidia-cuda-nvcc wheel; "
+                "with a newer toolkit installed, newer XLA releases also take it from `%%s`" % newer,
+                "which -a ptxas", flags)

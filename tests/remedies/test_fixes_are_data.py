@@ -136,7 +136,19 @@ def _explain_families() -> None:
         explain(row[1], check=False)
 
 
-WALKS = (_rules_over_scenarios, _smoke_statuses, _explain_corpus, _explain_families)
+def _explain_launchers() -> None:
+    """The real texts of the breadth sweeps' tests (launchers, serving stacks, cluster logs, misread statuses)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "explain"))
+    from test_launch_answers import CASES as LAUNCH
+    from test_misread_statuses import CASES as STATUSES
+
+    from cudnn_doctor.explain import explain
+
+    for row in list(LAUNCH) + list(STATUSES):
+        explain(row[1], check=False)
+
+
+WALKS = (_rules_over_scenarios, _smoke_statuses, _explain_corpus, _explain_families, _explain_launchers)
 
 
 @functools.lru_cache(maxsize=None)
