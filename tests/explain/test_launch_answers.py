@@ -48,7 +48,7 @@ CASES = [
     ("https://github.com/NVIDIA/gpu-driver-container/issues/44",
      "ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when this kernel module was "
      "built against the wrong or improperly configured kernel sources", ["Secure Boot", "nouveau"],
-     ["dmesg", "mokutil"], []),
+     ["dmesg", "MOK"], []),
     ("https://github.com/NVIDIA/NVSentinel/issues/155",
      '[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\nNVRM: (PCI ID: 10de:26b5) installed in this system '
      'has\nNVRM: '
@@ -93,7 +93,7 @@ CASES = [
      "Permissions", ["MIG instances"], ["nvmlDeviceGetMigDeviceHandleByIndex"], []),
     ("https://github.com/NVIDIA/TensorRT-LLM/issues/1796",
      "RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (/tmp/tritonbuild/tensorrtllm/"
-     "tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:99)", ["tp * pp"], ["mpirun -n <tp*pp>"], []),
+     "tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:99)", ["tp * pp"], ["mpirun -n"], []),
     ("https://github.com/huggingface/text-generation-inference/issues/2238",
      "Shard process was signaled to shutdown with signal 4 rank=0\nError: ShardCannotStart", ["SIGILL", "AVX"],
      ["/proc/cpuinfo"], []),
@@ -104,7 +104,7 @@ CASES = [
     ('https://github.com/ComputeCanada/puppet-magic_castle/pull/276',
      'slurmd: fatal: MIG mode is enabled, but no MIG devices were found. Please either create MIG '
      'instances, disable MIG mode, remove AutoDetect=nvml, or remove GPUs from ...',
-     ['MIG mode is on'], ['nvidia-smi mig -cgi'], []),
+     ['MIG mode is on'], ['-cgi', 'sudo nvidia-smi -mig 0'], []),
     ('https://github.com/NVIDIA/deepops/issues/1214',
      "fatal: We were configured to autodetect nvml functionality, but we weren't able to find that lib when "
      'Slurm was configured',
