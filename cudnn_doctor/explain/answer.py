@@ -12,7 +12,7 @@ from ..remedies import paste, paste_builds as builds, paste_runtime as rt
 from ..remedies.onnxruntime import onnxruntime_windows_dlls_fix
 from ..remedies.paste_answers import cupy_wheel_of_cuda_fix, library_or_framework_build_fix, torch7_loaded_branch_fix
 from ..versions import major_of, soname_major, split_soname, ver
-from .answer_facts import from_releases
+from .answer_facts import from_releases, torch_dll
 from .answer_symbols import from_loader
 from .answer_wheels import from_wheels
 from .answer_builds import from_extension_abi
@@ -323,8 +323,14 @@ def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
                 return Answer("%s is there, but a DLL it imports is not found (error 126): the CUDA runtime, cuBLAS "
                               "or cuDNN DLLs of its build" % what,
                               onnxruntime_windows_dlls_fix(compat, ort.release if ort is not None else None))
+            known = torch_dll(ev, compat, w.dll) if package == "torch" and w.dll else None
+            if known is not None:
+                return known
             if package:
-                return Answer(cause, rt.reinstall_package_fix(package))
+                return Answer(cause + "; it ships in the %s wheel beside the DLLs it imports%s: a partial install, "
+                              "or a wheel built without one of them" % (
+                                  package, " (its CUDA and cuDNN DLLs)" if package == "torch" else ""),
+                              rt.reinstall_package_fix(package))
             shipped = compat.shipped_by(w.dll) if w.dll else None
             zlib = compat.zlibwapi()
             if shipped is not None and shipped.product == "cuDNN" and shipped.low == "8" and zlib:

@@ -14,7 +14,7 @@ from ..remedies.containers import (container_gpu_fix, container_ldcache_fix, def
                                    docker_desktop_runtime_fix, shm_mode_fix, wsl_libcuda_first_fix)
 from ..remedies.gpu import unhide_gpus_fix
 from ..remedies.paste_answers import fabric_manager_for_driver_fix, visible_devices_or_unhide_fix
-from ..remedies.paste_tools import (kv_cache_fix, memory_or_compute_cache_fix, no_device_fix,
+from ..remedies.paste_tools import (caffe_grouped_conv_fix, kv_cache_fix, memory_or_compute_cache_fix, no_device_fix,
                                    supported_gpu_or_release_fix)
 from .answer_facts import gpu_cc
 from .answered import Answer
@@ -85,6 +85,12 @@ def _not_ready(ev: Evidence) -> Answer:
 
 
 def _cudnn_handle(ev: Evidence) -> Answer:
+    if ev.facts.runs("Caffe"):
+        # src/caffe/layers/cudnn_conv_layer.cpp creates CUDNN_STREAMS_PER_GROUP (3) handles and streams per group
+        return Answer("Caffe's cuDNN convolution layer creates three cuDNN handles and CUDA streams for each group, "
+                      "so a grouped (depthwise) convolution of many groups, as MobileNet's, exhausts them and GPU "
+                      "memory: cuDNN then fails with an internal error; else GPU memory itself ran out",
+                      caffe_grouped_conv_fix())
     tf = "TensorFlow maps nearly all GPU memory when it starts, so " if ev.facts.runs("TensorFlow") or \
         "Failed to get convolution algorithm" in ev.text else ""
     return Answer("cuDNN failed to initialise its handle or workspace: %scuDNN finds no GPU memory left (most "

@@ -122,8 +122,12 @@ _PROGRAMS = (
     ("PaddlePaddle", re.compile(r"\(External\) (?:CUDA|CUDNN|CUBLAS) error\(\d+\)")),
     ("TensorRT", re.compile(r"(?:\[TRT\]|" + _W + r"TensorRT\b|" + _W + r"libnvinfer)", re.I)),
     ("CTranslate2", re.compile(_W + r"ctranslate2\b", re.I)),
+    # CTranslate2's CUDA_CHECK (include/ctranslate2/utils.h); spconv's says it in lower case
+    ("CTranslate2", re.compile(r"CUDA failed with error ")),
     ("NCCL", re.compile(_W + r"(?:nccl\w*|libnccl)", re.I)),
     ("Caffe", re.compile(_W + r"caffe\b", re.I)),
+    # Caffe's CUDNN_CHECK (include/caffe/util/cudnn.hpp): glog's CHECK_EQ on a variable called status; MXNet's says e
+    ("Caffe", re.compile(r"Check failed: status == CUDNN_STATUS_SUCCESS \(")),
     ("docker", re.compile(_W + r"docker\b", re.I)),
     ("nvidia-container-cli", re.compile(_W + r"nvidia-container-cli\b")),
     ("nvidia-smi", re.compile(_W + r"nvidia-smi\b|NVIDIA-SMI\b")),
@@ -132,6 +136,9 @@ _PROGRAMS = (
 # pip list / pip freeze lines, and torch's collect_env ("[pip3] nvidia-nccl-cu12==2.29.3", "[conda] ...").
 _PACKAGE = re.compile(r"(?m)^[ \t]*(?:\[(?:pip3?|conda)\][ \t]+)?([A-Za-z][\w.-]*)(?:==|[ \t]+)(\d+(?:\.\d+)+)"
                       r"(?:\+(\w+))?[ \t]*$")
+# pip's own report of what it installed: "Successfully installed torch-2.4.0+cu121 nvidia-cudnn-cu12-9.1.0.70"
+_INSTALLED = re.compile(r"Successfully installed ([^\n]+)")
+_INSTALLED_ONE = re.compile(r"(?<!\S)([A-Za-z][\w.-]*?)-(\d+(?:\.\d+)+(?:\.post\d+)?)(?:\+(\w+))?(?![\w.+-])")
 # a path's python3.6/, "Python 3.6.9", a `conda list` or `pip list` row ("python    3.6.12"), Python310\, cp310
 _PYTHON = (re.compile(r"(?<![\w.])python(\d\.\d{1,2})[/\\]", re.I), re.compile(_W + r"Python(?: version| ver\.)?(?::? |=|(?<=\.))(\d\.\d{1,2})(?:\.\d+)?\b", re.I),
            re.compile(r"^[ \t]*python[ \t]{2,40}(3\.\d{1,2})\.\d+\b", re.I | re.M),
@@ -194,8 +201,8 @@ _KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lu
          "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously", "error: cuda error: "),
          "TensorFlow": ("tensorflow", "tensor flow", "tf.__version__"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime", "onnxrumtime", "ort.__version__"),
          "CuPy": ("cupy", "cp.__version__"),
-         "PaddlePaddle": ("paddle", "(external) cu"), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2",),
-         "NCCL": ("nccl",), "Caffe": ("caffe",), "docker": ("docker",), "nvidia-container-cli": ("nvidia-container-cli",),
+         "PaddlePaddle": ("paddle", "(external) cu"), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2", "cuda failed with error "),
+         "NCCL": ("nccl",), "Caffe": ("caffe", "status == cudnn_status_success ("), "docker": ("docker",), "nvidia-container-cli": ("nvidia-container-cli",),
          "nvidia-smi": ("nvidia-smi",), "modprobe": ("modprobe", "insmod")}
 
 
@@ -225,6 +232,9 @@ def read_paste(text: str) -> PasteFacts:
     low = text.lower()
     out = PasteFacts(programs=_programs(text, low))
     out.packages = [Program(m.group(1), m.group(2), m.group(3), m.span()) for m in _PACKAGE.finditer(text)]
+    for line in _INSTALLED.finditer(text) if "successfully installed" in low else ():
+        out.packages += [Program(m.group(1), m.group(2), m.group(3), (line.start(1) + m.start(), line.start(1) + m.end()))
+                         for m in _INSTALLED_ONE.finditer(line.group(1))]
     for p in out.packages:  # pip's list names the frameworks too
         for name, pattern in _PROGRAMS:
             if pattern.groups and pattern.match(p.name + " " + p.release if p.release else ""):

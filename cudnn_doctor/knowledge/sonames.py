@@ -79,6 +79,8 @@ class SonameKnowledge(Domain):
         if exact and (stem in table.get("exact_always", []) or _released(version) < _released(table.get("exact_before", "0"))):
             if version in self.drivers.cuda_releases():
                 return Shipped(name, "CUDA", version, version, table["source"])
+            if version in table.get("older_releases", []):
+                return Shipped(name, "CUDA", version, version, table["older_source"])
             return None
         if name.lower().endswith(".dll") and exact and int(exact.group(1)) >= 12:
             version = exact.group(1)  # nvrtc64_120_0.dll serves every CUDA 12.x, as libnvrtc.so.12 does

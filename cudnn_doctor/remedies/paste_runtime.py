@@ -327,9 +327,12 @@ def torch7_rebuild_fix(cc: Optional[str]) -> Fix:
 def nvcc_arch_fix(first_cuda: Optional[str], cc: str) -> Fix:
     """nvcc predates the GPU: a toolkit that knows it, then a build for its architecture."""
     arch = cc.replace(".", "")
-    return advice("install CUDA %s or newer (its nvcc compiles for compute capability %s), then rebuild for this GPU: "
-                  "TORCH_CUDA_ARCH_LIST=\"%s\" for PyTorch extensions, nvcc -gencode arch=compute_%s,code=sm_%s "
-                  "(CMAKE_CUDA_ARCHITECTURES=%s) otherwise" % (first_cuda or "a release", cc, cc, arch, arch, arch))
+    # an older toolkit first on PATH (apt's nvidia-cuda-toolkit in /usr/bin) shadows a newer one as often as none is
+    return said("install CUDA %s or newer (its nvcc compiles for compute capability %s), then rebuild for this GPU: "
+                "TORCH_CUDA_ARCH_LIST=\"%s\" for PyTorch extensions, nvcc -gencode arch=compute_%s,code=sm_%s "
+                "(CMAKE_CUDA_ARCHITECTURES=%s) otherwise; where a newer toolkit is installed already, an older nvcc "
+                "comes first: remove the older toolkit or put the newer one's bin first on PATH (`%%s` lists each)" % (
+                    first_cuda or "a release", cc, cc, arch, arch, arch), "which -a nvcc")
 
 
 def triton_ptxas_fix(first_cuda: Optional[str]) -> Fix:

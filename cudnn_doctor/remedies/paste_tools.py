@@ -146,6 +146,12 @@ def driver_or_older_image_fix(driver_fix: Fix, runs: str) -> Fix:
     return say("%s; or run an image of CUDA " + runs + " or older, which this driver runs", driver_fix)
 
 
+def ctranslate2_release_fix(release: str, cuda: str) -> Fix:
+    """CTranslate2's last release whose wheels load the CUDA major the driver runs."""
+    return say("install CTranslate2 %s, the last release for CUDA %s: %%s" % (release, cuda),
+               run(pip('install "ctranslate2==%s"' % release)))
+
+
 def ctranslate2_cuda_fix(arm: bool) -> Fix:
     """CTranslate2 with CUDA: PyPI's x86_64 wheels have it; on AArch64 (Jetson) it is compiled from source."""
     if arm:
@@ -192,6 +198,13 @@ def memory_or_compute_cache_fix(platform: str = "linux") -> Fix:
                    memory_fix(), clear)
     return say("%s; if that is not it, clear the CUDA compute cache, which CUDA rebuilds on the next run: %s",
                memory_fix(), said("`%s`", "sudo rm -rf ~/.nv/ComputeCache"))
+
+
+def caffe_grouped_conv_fix() -> Fix:
+    """Caffe's cuDNN convolution fails on a layer of many groups: that layer on Caffe's own kernels (the layer's
+    engine), then GPU memory. A prototxt edit, no command."""
+    return say("set engine: CAFFE in the convolution_param of the grouped (depthwise) convolution layers, so Caffe's "
+               "own kernels run them; if no layer is grouped: %s", memory_fix())
 
 
 def incomplete_wheel_fix(project: str, release: Optional[str], lacks: str, fixed_in: str) -> Fix:

@@ -1,0 +1,66 @@
+"""Versions and programs a paste carries, read where the answer had only the message class: the first PyTorch a
+driver no longer runs, a CUDA older than the driver table's, Caffe's and CTranslate2's own check macros, pip's
+"Successfully installed" line, a PyTorch release known for a missing DLL, and an nvcc older than the GPU that may be
+shadowing a newer one. Each text is a real paste from the thread named beside it."""
+from __future__ import annotations
+
+import pytest
+from explain_grading import assert_answer
+
+from cudnn_doctor.explain.paste_facts import read_paste
+
+# (thread, text, words the cause says, words the fix says, words the fix must not say)
+CASES = [
+    ("https://github.com/ivadomed/ivadomed/issues/69",
+     "AssertionError: \nThe NVIDIA driver on your system is too old (found version 10000).\nPlease update your GPU "
+     "driver by downloading and installing a new\nversion from the URL: http://www.nvidia.com/Download/index.aspx",
+     ["driver runs CUDA 10.0", "PyTorch 1.8 and newer are built for CUDA 10.1 or newer"], ["torch==1.2"], []),
+    ("https://github.com/MVIG-SJTU/RMPE/issues/7",
+     "libcudart.so.5.5: cannot open shared object file: No such file or directory",
+     ["libcudart.so.5.5", "CUDA 5.5's"], ["CUDA 5.5 toolkit"], []),
+    ("https://github.com/yjxiong/caffe/issues/174",
+     "Error with Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0) CUDNN_STATUS_INTERNAL_ERROR",
+     ["Caffe's cuDNN convolution layer", "grouped (depthwise)"], ["engine: CAFFE"], []),
+    ("https://github.com/NVIDIA/nvidia-docker/issues/1515",
+     "The latest nvidia-container-toolkit caused inconsistent cuda version and 804 error.",
+     ["forward-compatibility", "error 804"], ["cuda-compat"], []),
+    ("https://github.com/pytorch/pytorch/issues/131662",
+     "```Installing collected packages: torch Successfully installed torch-2.4.0+cu121```\n\n```import torch```\n\n"
+     'OSError: [WinError 126] The specified module could not be found. Error loading "c:\\Users\\Noor\\anaconda3\\'
+     'envs\\DL\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.',
+     ["PyTorch 2.4.0", "libomp140.x86_64.dll", "fixed in 2.4.1"], ["torch==2.4.1"], []),
+    ("https://github.com/OpenNMT/CTranslate2/issues/1842",
+     "NVIDIA-SMI 470.256.02   Driver Version: 470.256.02   CUDA Version: 11.4\n\n`Predictions may fail: CUDA "
+     "failed with error CUDA driver version is insufficient for CUDA runtime version`",
+     ["CTranslate2", "CUDA 12", "525.60.13", "runs CUDA 11.4", "3.24.0"], ['pip install "ctranslate2==3.24.0"'],
+     ["PyTorch"]),
+    ("https://github.com/torch/cunn/issues/242", "nvcc fatal   : Unsupported gpu architecture 'compute_52'",
+     ["nvcc is older than CUDA 6.5"], ["install CUDA 6.5 or newer", "`which -a nvcc`", "first on PATH"], []),
+]
+
+
+@pytest.mark.parametrize("url, text, cause, fix, not_in_fix", CASES, ids=[c[0].rsplit("/", 3)[1] for c in CASES])
+def test_the_versions_in_the_text_decide_the_answer(url, text, cause, fix, not_in_fix):
+    assert_answer(text, cause, fix, not_in_fix)
+
+
+def test_a_driver_only_text_does_not_blame_pytorch_where_pytorch_is_not_named():
+    """ctranslate2-1842 was told what "the 'found version' PyTorch prints" means, with no PyTorch in the text."""
+    from cudnn_doctor.explain import explain
+
+    text = "Driver Version: 470.256.02   CUDA Version: 11.4\nCUDA driver version is insufficient for CUDA runtime version"
+    assert "PyTorch" not in explain(text, check=False).explanation.answer.cause
+
+
+def test_pip_s_successfully_installed_line_names_the_releases():
+    facts = read_paste("Successfully installed nvidia-cudnn-cu12-9.1.0.70 torch-2.4.0+cu121 typing-extensions-4.12.2")
+    assert [(p.name, p.release, p.tag) for p in facts.packages] == [
+        ("nvidia-cudnn-cu12", "9.1.0.70", None), ("torch", "2.4.0", "cu121"), ("typing-extensions", "4.12.2", None)]
+    torch = facts.program("PyTorch")
+    assert torch is not None and (torch.release, torch.tag) == ("2.4.0", "cu121")
+
+
+def test_caffe_is_named_by_its_check_macro_and_mxnet_is_not():
+    assert read_paste("Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)  CUDNN_STATUS_INTERNAL_ERROR").runs("Caffe")
+    assert not read_paste("Check failed: e == CUDNN_STATUS_SUCCESS (4 vs. 0) cuDNN: CUDNN_STATUS_INTERNAL_ERROR"
+                          ).runs("Caffe")
