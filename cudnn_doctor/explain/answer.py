@@ -262,10 +262,15 @@ def _searched_older(ev: Evidence, compat: Compat) -> str:
 _PACKAGE_FRAME = re.compile(r"[/\\](?:site|dist)-packages[/\\]+([A-Za-z]\w*)[/\\]")
 
 
+# A compiled module's import failing on the library it links (kaito-2086: nixl_ep's "from . import nixl_ep_cpp",
+# then "ImportError: libcudart.so.13: ..."): the last frame's package is the one whose build asks for it.
+_EXTENSION_IMPORT = re.compile(r"\bimport [\w., ]+[ \t]*\r?\n[^\n]*ImportError: [^\n:]*\.so\S*: cannot open")
+
+
 def _asked_by(ev: Evidence, label: str) -> str:
     """'; the mxnet package loads it: its build is for CUDA 9.0' where a traceback shows the package whose library
     asked (sockeye-787: MXNet's cu90 wheel on a CUDA 9.1 machine), so the build to change is named."""
-    if not re.search(r"\bCDLL\b|\bdlopen\b|_load_lib\b|LoadLibrary", ev.text):
+    if not re.search(r"\bCDLL\b|\bdlopen\b|_load_lib\b|LoadLibrary", ev.text) and not _EXTENSION_IMPORT.search(ev.text):
         return ""  # no frame of the load itself: the last package named may be a wrapper's
     frames = [m.group(1) for m in _PACKAGE_FRAME.finditer(ev.text) if m.group(1) not in ("nvidia", "ctypes")]
     return "; the %s package loads it: its build is for %s" % (frames[-1], label) if frames else ""

@@ -168,6 +168,7 @@ def from_extension_abi(ev: Evidence, compat: Compat) -> Optional[Answer]:
 # bitsandbytes' own words: "BNB_CUDA_VERSION=124 environment variable detected; loading libbitsandbytes_cuda124.so",
 # and the folder it looked in ("Could not find the bitsandbytes CUDA binary at PosixPath('/x/bitsandbytes/...')")
 _BNB_FORCED = re.compile(r"BNB_CUDA_VERSION=(\d+) environment variable detected")
+_BNB_WANTED = re.compile(r"Required library version not found: libbitsandbytes_cuda(\d{3,4})\.so")
 _BNB_FOLDER = re.compile(r"bitsandbytes CUDA binary at (?:PosixPath|WindowsPath)?\(?'?([^'\s)]+)/libbitsandbytes_")
 
 
@@ -180,6 +181,11 @@ def _bitsandbytes(ev: Evidence, compat: Compat) -> Answer:
     cause = "bitsandbytes could not load its native CUDA library (libbitsandbytes_cuda<version>.so): its release " \
             "has no build for the CUDA it found, or the one it has will not load, and its functions are then " \
             "called on None"
+    wanted = _BNB_WANTED.search(ev.text)  # before 0.42 it says which it looked for, after the CUDA it found
+    if wanted and not forced:
+        cuda = "%s.%s" % (wanted.group(1)[:-1], wanted.group(1)[-1])
+        cause += "; it found CUDA %s and looked for libbitsandbytes_cuda%s.so, which this release does not ship" % (
+            cuda, wanted.group(1))
     if forced:
         cause += "; BNB_CUDA_VERSION=%s makes it load libbitsandbytes_cuda%s.so, which this install does not have" % (
             forced.group(1), forced.group(1))

@@ -162,7 +162,8 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                           "mounts: ones installed in the image or the container (a driver or CUDA installer run "
                           "there) are another release than the host's kernel module%s" % said,
                           container_driver_files_fix())
-        return Answer("the driver's libraries and its loaded kernel module are different releases%s" % said,
+        return Answer("the driver's libraries and its loaded kernel module are different releases%s (or the loader's "
+                      "cache, which ldconfig writes, still names another release's libraries)" % said,
                       mismatched_driver_fix(ev.driver_platform))
     if kind == "container-cli-proc-driver":
         return Answer("nvidia-container-cli's mount operation failed on the driver's own /proc/driver/nvidia "

@@ -145,6 +145,9 @@ def mismatched_driver_fix(platform: str) -> Fix:
         return command_fix(["wsl --shutdown"], shell=WINDOWS_SHELL, text="reinstall the NVIDIA driver on Windows "
                            "(clean installation option; no Linux driver inside WSL), then run `wsl --shutdown` from "
                            "Windows and reopen the distro")
-    return run("sudo reboot", text="the driver's libraries were upgraded but the old kernel module is still "
-                                   "loaded (or a cuda-compat libcuda is on the path): reboot (`sudo reboot`); if "
-                                   "it persists, take any .../cuda-*/compat folder off LD_LIBRARY_PATH")
+    # The loader's cache can still name a removed driver's libraries (a driver or nvidia-docker left them), so the
+    # module and what the cache finds differ until ldconfig runs again (DockerMonitor#12).
+    return run("sudo ldconfig", "sudo reboot", text="the driver's libraries were upgraded but the old kernel module is "
+               "still loaded, or the loader's cache still names another release's libraries (or a cuda-compat libcuda "
+               "is on the path): rebuild the cache (`sudo ldconfig`) and reboot (`sudo reboot`); if it persists, take "
+               "any .../cuda-*/compat folder off LD_LIBRARY_PATH")

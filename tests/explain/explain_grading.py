@@ -18,9 +18,9 @@ from typing import Any, Dict, Iterable, List, Optional
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "explain_corpus"
 # dev/heldout: issue 30's corpus; dev2/frozen: the cases issue 44 added, frozen drawn before any work on them; fresh,
-# fresh2 to fresh13: samples of threads no split held, each scored before any work on it (pastes nobody here had seen).
+# fresh2 to fresh14: samples of threads no split held, each scored before any work on it (pastes nobody here had seen).
 SPLITS = ("dev", "heldout", "dev2", "frozen", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7",
-          "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13")
+          "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14")
 ISSUE30_SPLITS = ("dev", "heldout")
 ISSUE44_SPLITS = ("dev2", "frozen")
 HIDDEN_SPLITS = ("heldout", "frozen")  # their misses are never shown while tuning

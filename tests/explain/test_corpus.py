@@ -140,7 +140,7 @@ def grades():
 
 # Issue 44's splits add 160-odd explain runs: their tallies run in the full tier, issue 30's stay in the quick one.
 @pytest.mark.parametrize("split", list(grading.ISSUE30_SPLITS) + ["fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7",
-                                                                    "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13"]
+                                                                    "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14"]
                          + [pytest.param(s, marks=pytest.mark.slow) for s in grading.ISSUE44_SPLITS])
 def test_tally_is_at_least_the_recorded_floor(grades, split):
     counts = grading.tally(grades(split))

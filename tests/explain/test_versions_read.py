@@ -1,7 +1,9 @@
 """Versions and programs a paste carries, read where the answer had only the message class: the first PyTorch a
 driver no longer runs, a CUDA older than the driver table's, Caffe's and CTranslate2's own check macros, pip's
-"Successfully installed" line, a PyTorch release known for a missing DLL, and an nvcc older than the GPU that may be
-shadowing a newer one. Each text is a real paste from the thread named beside it."""
+"Successfully installed" line, a PyTorch release known for a missing DLL, an nvcc older than the GPU that may be
+shadowing a newer one, bitsandbytes' older words for the library it looked for, a loader cache naming another
+driver's libraries, and the package whose compiled module's import asks for a missing library. Each text is a real
+paste from the thread named beside it."""
 from __future__ import annotations
 
 import pytest
@@ -34,6 +36,21 @@ CASES = [
      "failed with error CUDA driver version is insufficient for CUDA runtime version`",
      ["CTranslate2", "CUDA 12", "525.60.13", "runs CUDA 11.4", "3.24.0"], ['pip install "ctranslate2==3.24.0"'],
      ["PyTorch"]),
+    ("https://github.com/bitsandbytes-foundation/bitsandbytes/issues/551",
+     "CUDA_SETUP: WARNING! libcudart.so not found in any environmental path. Searching in backup paths...\nCUDA SETUP: "
+     "CUDA runtime path found: /usr/local/cuda/lib64/libcudart.so\nCUDA SETUP: Detected CUDA version 122\nCUDA SETUP: "
+     "Required library version not found: libbitsandbytes_cuda122.so. Maybe you need to compile it from source?\n"
+     "CUDA SETUP: Defaulting to libbitsandbytes_cpu.so...",
+     ["bitsandbytes", "found CUDA 12.2", "libbitsandbytes_cuda122.so, which this release does not ship"],
+     ["pip install -U bitsandbytes"], ["find / -name"]),
+    ("https://github.com/hpc-admin-sist/DockerMonitor/issues/12",
+     "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch",
+     ["different releases", "ldconfig"], ["sudo ldconfig", "sudo reboot"], []),
+    ("https://github.com/kaito-project/kaito/issues/2086",
+     "(EngineCore pid=169)   File \"/usr/local/lib/python3.12/site-packages/nixl_ep/__init__.py\", line 23, in "
+     "<module>\n(EngineCore pid=169)     from . import nixl_ep_cpp as _nixl_ep_cpp\n(EngineCore pid=169) ImportError: "
+     "libcudart.so.13: cannot open shared object file: No such file or directory",
+     ["libcudart.so.13", "the nixl_ep package loads it: its build is for CUDA 13"], [], []),
     ("https://github.com/torch/cunn/issues/242", "nvcc fatal   : Unsupported gpu architecture 'compute_52'",
      ["nvcc is older than CUDA 6.5"], ["install CUDA 6.5 or newer", "`which -a nvcc`", "first on PATH"], []),
 ]
