@@ -18,7 +18,7 @@ from .answer_wheels import from_wheels
 from .answer_builds import from_extension_abi
 from .answer_dlopen import cudnn_needs_cublas, sublibrary_on_path, torch7_bindings
 from .answer_install import from_pip
-from .answer_pairs import onnxruntime_beside_torch, onnxruntime_for_cuda, onnxruntime_release_cudnn
+from .answer_pairs import onnxruntime_beside_torch, onnxruntime_for_cuda, onnxruntime_own_cuda, onnxruntime_release_cudnn
 from .answer_signals import from_signals, from_statuses
 from .answer_states import started_without_gpus
 from .answered import Answer
@@ -47,7 +47,7 @@ def _checks(ev: Evidence, compat: Compat) -> Optional[Answer]:
     if bad.library != "cuDNN" or major is None:
         toolkit = paste.toolkit_release_fix(compat, bad.compiled, ev.platform)
         return onnxruntime_for_cuda(bad, ev, compat, toolkit) or Answer(cause, toolkit)
-    paired = onnxruntime_beside_torch(bad, ev, compat)
+    paired = onnxruntime_beside_torch(bad, ev, compat) or onnxruntime_own_cuda(ev, compat)
     if paired is not None:
         return paired
     # The CUDA the program itself says it needs (ONNX Runtime's "CUDA 12.*"), else its build's, else one stated.

@@ -10,7 +10,7 @@ from typing import Callable, Dict, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import Facts, FrameworkFacts
-from ..remedies import paste, paste_builds as builds, paste_runtime as rt
+from ..remedies import paste, paste_builds as builds, paste_runtime as rt, paste_tools as tools
 from ..remedies.frameworks import framework_gpu_build_fix
 from ..remedies.software import torch_install
 from .answer_facts import gpu_cc, torch_held_by_python
@@ -201,6 +201,22 @@ def _device_not_built(ev: Evidence, compat: Compat) -> Answer:
                   builds.cuda_feature_rebuild_fix(program if program and program not in _LAUNCHERS else "the program"))
 
 
+_TCNN_CC = re.compile(r"tinycudann extension for compute capability (\d{2,3})")
+
+
+def _tcnn(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """tiny-cuda-nn's bindings without an extension for the GPU: the compute capability its words carry ("87")."""
+    m = _TCNN_CC.search(ev.text)
+    if m is None:
+        return None
+    cc = "%s.%s" % (m.group(1)[:-1], m.group(1)[-1])
+    arch = compat.arch_for_cc(cc)
+    return Answer("tiny-cuda-nn's PyTorch bindings were built without an extension for this GPU, compute capability "
+                  "%s%s: they were built for other architectures (on another machine, or with "
+                  "TCNN_CUDA_ARCHITECTURES naming others)" % (cc, (" (%s)" % arch.name) if arch else ""),
+                  tools.tcnn_arch_fix(cc))
+
+
 # Each named condition (compat/symptoms.toml) these answer, and its answer.
 _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "torch-cpu-only": lambda ev, compat: _torch("torch-cpu-only", ev, compat),
@@ -211,6 +227,7 @@ _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "bitsandbytes-no-native": _bitsandbytes,
     "conda-cuda-build-superseded": lambda ev, compat: _superseded(ev),
     "device-cuda-not-built": _device_not_built,
+    "tcnn-no-arch": _tcnn,
 }
 
 

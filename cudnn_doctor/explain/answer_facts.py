@@ -322,7 +322,8 @@ def cudnn_arch_floor(ev: Evidence, compat: Compat) -> Optional[Answer]:
     if cc and floor is None and _v(cc) >= _v(low):
         return None  # a GPU above every floor: which cuDNN loaded decides, and the paste does not say
     gpu = (" this GPU's compute capability is %s;" % cc) if cc else ""
-    need = ("cuDNN %s supports GPUs of compute capability %s or higher" % (release, low)) if floor else         "no cuDNN release supports a GPU below compute capability %s (newer releases need more)" % low
+    need = ("cuDNN %s supports GPUs of compute capability %s or higher" % (release, low)) if floor else \
+        "no cuDNN release supports a GPU below compute capability %s (newer releases need more)" % low
     return Answer("CUDNN_STATUS_ARCH_MISMATCH:%s %s: the GPU is too old for it" % (gpu, need),
                   rt.supported_gpu_fix(low))
 

@@ -14,6 +14,7 @@ from packaging.version import Version
 from ..knowledge import Compat
 from ..knowledge.wheel_index import Node, load_wheel_index
 from ..model import Fix
+from ..remedies import paste
 from ..remedies.onnxruntime import onnxruntime_release_fix
 from ..remedies.paste_python import one_cudnn_major_fix, onnxruntime_for_cuda_fix
 from ..versions import major_of, mm_text, ver
@@ -68,6 +69,18 @@ def onnxruntime_for_cuda(bad: VersionCheck, ev: Evidence, compat: Compat, toolki
     return Answer("ONNX Runtime was built with CUDA %s and the CUDA here is %s; its CUDA provider links one CUDA major"
                   % (bad.compiled, bad.runtime), onnxruntime_for_cuda_fix(release, cuda, _has_extras(compat, release),
                                                                           toolkit))
+
+
+def onnxruntime_own_cuda(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """ONNX Runtime's own words name the CUDA major its build needs ("Require cuDNN 9.* and CUDA 12.*") and the paste
+    states a CUDA of another major (onnxruntime-21769: CUDA 11.7 with 1.19.0): the build's CUDA is the cause, whatever
+    cuDNN it also misses."""
+    said = next((c for c in ev.checks if c.framework == "ONNX Runtime" and c.library == "CUDA" and not c.runtime), None)
+    stated = next((c for c in ev.cuda if major_of(c) is not None), None)
+    if said is None or stated is None or major_of(stated) == major_of(said.compiled):
+        return None
+    check = VersionCheck(said.framework, "CUDA", stated, said.compiled, said.rule, False, said.source)
+    return onnxruntime_for_cuda(check, ev, compat, paste.toolkit_release_fix(compat, said.compiled, ev.platform))
 
 
 def _has_extras(compat: Compat, release: str) -> bool:

@@ -15,7 +15,7 @@ from .paste_facts import STATED_CC, read_paste
 from .parse import extract_sonames, match_symptoms
 
 _CUDA = (re.compile(r"found (?:CUDA )?version (\d{4,5})\b", re.I), re.compile(r"\bimage (\d{1,2}\.\d)\.\d"),
-         re.compile(r"toolkit/r(\d{1,2}\.\d)\b"), re.compile(r"cuda[-_ ]?(\d{1,2}\.\d)(?![\d.])", re.I),
+         re.compile(r"toolkit/r(\d{1,2}\.\d)\b"), re.compile(r"cuda[-_ ]?[(\uff08]?(\d{1,2}\.\d)(?![\d.])", re.I),
          re.compile(r"cuda\s{0,3}>=\s*(\d+\.\d+)"),  # nvidia-container-cli's "cuda>=9.2", spaced or not
          re.compile(r"CUDA ?(?:version|ver\.?|runtime|toolkit)?(?: is)?\s{0,3}:?\s{0,3}(\d{1,2}\.\d)\b", re.I))
 

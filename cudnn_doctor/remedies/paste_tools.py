@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..knowledge import Compat
 from ..model import WINDOWS_SHELL, Fix
-from .acting import doctor, on_machine, pip
+from .acting import doctor, on_machine, pip, set_variable
 from .frameworks import tensorflow_wheels_fix
 from .paste_answers import fabric_manager_for_driver_fix
 from .paste_python import supported_python_fix
@@ -144,6 +144,14 @@ def uv_floor_fix(project: str, first: str) -> Fix:
 def driver_or_older_image_fix(driver_fix: Fix, runs: str) -> Fix:
     """A driver for the image's CUDA, or an image of the CUDA the driver runs."""
     return say("%s; or run an image of CUDA " + runs + " or older, which this driver runs", driver_fix)
+
+
+def tcnn_arch_fix(cc: str) -> Fix:
+    """tiny-cuda-nn's PyTorch bindings rebuilt here for this GPU's architecture (its README's install line)."""
+    return said("rebuild tiny-cuda-nn's PyTorch bindings for compute capability %s, with the nvcc and PyTorch you run "
+                "it with: `%%s`, then `%%s`" % cc, set_variable("TCNN_CUDA_ARCHITECTURES", cc.replace(".", "")),
+                pip("install --force-reinstall --no-build-isolation "
+                    "git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch"))
 
 
 def ctranslate2_release_fix(release: str, cuda: str) -> Fix:

@@ -1,9 +1,10 @@
-"""Versions and programs a paste carries, read where the answer had only the message class: the first PyTorch a
-driver no longer runs, a CUDA older than the driver table's, Caffe's and CTranslate2's own check macros, pip's
+"""Versions and programs a paste carries, read where the answer had only the message class: the first PyTorch a driver
+no longer runs, a CUDA older than the driver table's, Caffe's and CTranslate2's own check macros, pip's
 "Successfully installed" line, a PyTorch release known for a missing DLL, an nvcc older than the GPU that may be
 shadowing a newer one, bitsandbytes' older words for the library it looked for, a loader cache naming another
-driver's libraries, and the package whose compiled module's import asks for a missing library. Each text is a real
-paste from the thread named beside it."""
+driver's libraries, the package whose compiled module's import asks for a missing library, tiny-cuda-nn's own words
+for an architecture its bindings lack, and ONNX Runtime's required CUDA against the CUDA the user states. Each text
+is a real paste from the thread named beside it."""
 from __future__ import annotations
 
 import pytest
@@ -51,6 +52,18 @@ CASES = [
      "<module>\n(EngineCore pid=169)     from . import nixl_ep_cpp as _nixl_ep_cpp\n(EngineCore pid=169) ImportError: "
      "libcudart.so.13: cannot open shared object file: No such file or directory",
      ["libcudart.so.13", "the nixl_ep package loads it: its build is for CUDA 13"], [], []),
+    ("https://github.com/NVlabs/tiny-cuda-nn/issues/434",
+     '  File "/home/xns/miniconda3/envs/3dgs/lib/python3.10/site-packages/tinycudann-1.7-py3.10-linux-aarch64.egg/'
+     'tinycudann/modules.py", line 59, in <module>\n    raise EnvironmentError(f"Could not find compatible tinycudann '
+     'extension for compute capability {system_compute_capability}.")\nOSError: Could not find compatible tinycudann '
+     "extension for compute capability 87.",
+     ["tiny-cuda-nn", "compute capability 8.7"], ["export TCNN_CUDA_ARCHITECTURES=87", "bindings/torch"], []),
+    ("https://github.com/microsoft/onnxruntime/issues/21769",
+     "I used onnxruntime-gpu==1.18.1 before, it can load onnx and work in CUDA\uff0811.7\uff09.\n\nToday, after "
+     "upgrading to onnxruntime-gpu==1.19.0, it prompts that CUDA does not work\n[W:onnxruntime:Default, "
+     "onnxruntime_pybind_state.cc:965 onnxruntime::python::CreateExecutionProviderInstance] Failed to create "
+     "CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*, and the latest MSVC runtime.",
+     ["built with CUDA 12", "the CUDA here is 11.7"], ['"onnxruntime-gpu==1.18.1"'], ["nvidia-cudnn-cu11"]),
     ("https://github.com/torch/cunn/issues/242", "nvcc fatal   : Unsupported gpu architecture 'compute_52'",
      ["nvcc is older than CUDA 6.5"], ["install CUDA 6.5 or newer", "`which -a nvcc`", "first on PATH"], []),
 ]
