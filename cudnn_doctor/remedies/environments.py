@@ -15,14 +15,15 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ..knowledge import Compat
 from ..model import PRELOADED, Facts, Fix, FrameworkFacts
-from ..queries import framework_kind, site_wheels
+from ..queries import framework_kind, own_cudnn_wheel_dir, site_wheels
 from ..versions import canonical_name
 from .acting import at, pip, system, under_root
 from .environment_layout import Layout, layout_fix, solve_layout
 from .environment_rebuild import Rebuild, rebuild_fix, rebuilt_layout
 from .onnxruntime import cuda_library_wheels
 from .environment_needs import Need as Need, applying_requirements as applying_requirements, need_of as need_of
-from .shell import drop_ld_path_line, dropped_ld_entries, drops_ld_path, drops_preload, or_else, q, run, then
+from .shell import (drop_ld_path_line, dropped_entries, dropped_ld_entries, drops_ld_path, drops_preload, or_else,
+                    q, run, then)
 from .software import torch_source
 
 if TYPE_CHECKING:
@@ -191,10 +192,27 @@ def whole_environment_fix(facts: Facts, compat: Compat, fw: FrameworkFacts, own:
     else:
         whole = layout_fix(facts, compat, layout)
     # What the framework's own fix changes beside the site's packages stays: an LD_LIBRARY_PATH entry that hands it an
-    # older copy ahead of the site (draw 20261129-32: a conda prefix's cuDNN 9.1 kept beating the 9.3 installed)
-    beside = [c for c in own.commands if (drops_ld_path(c) or drops_preload(c)) and c not in whole.commands]
+    # older copy ahead of the site (draw 20261129-32: a conda prefix's cuDNN 9.1 kept beating the 9.3 installed). The
+    # site's own nvidia/cudnn folder is not one of those: the plan makes its copy the one every framework there runs
+    # with, and a framework whose library searches only the plain path (ONNX Runtime) finds it only through that
+    # entry (draw 131314756-58: JAX's own CD501 fix dropped it, then the plan moved JAX to CUDA 12 and kept the site's
+    # copy, and ONNX Runtime found no libcudnn.so.9).
+    beside = [c for c in (_keeping_folder(c, own_cudnn_wheel_dir(fw)) for c in own.commands)
+              if c and (drops_ld_path(c) or drops_preload(c)) and c not in whole.commands]
     return beside_framework(facts, fw, then(whole, run(*beside)) if beside and whole.commands else whole,
                             whole_site=True)
+
+
+def _keeping_folder(command: str, folder: str) -> str:
+    """The command, but where it is a line that takes entries off LD_LIBRARY_PATH, without ``folder`` among them
+    (nothing where that was its only entry)."""
+    if not drops_ld_path(command) or "grep -vxF" not in command:
+        return command
+    entries = dropped_entries(command)
+    kept = [e for e in entries if os.path.normpath(e) != folder]
+    if len(kept) == len(entries):
+        return command
+    return drop_ld_path_line(kept) if kept else ""
 
 
 def _strands_another(facts: Facts, fw: FrameworkFacts, own: Fix) -> bool:

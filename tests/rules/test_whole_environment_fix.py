@@ -674,3 +674,53 @@ def test_the_folders_a_drop_line_takes_off_are_read_as_the_shell_reads_them():
     assert _dropped_entries(line) == ["/a/b", "/c d|x"]
     assert ld_library_path_after([line], ["/a/b", "/c d|x", "/keep"]) == ["/keep"]  # what sh does with it
     assert _dropped_entries(shell._DROP_LD_PATH + "-e '/unclosed | paste -sd: -)\"") == []  # no traceback
+
+
+
+PRELOADED, CUDNN8 = "/home/u/extra/p", "/home/u/extra/c"
+
+
+def _jax13_beside_onnxruntime_under_a_preload():
+    """Draw 131314756-58: jax-cuda13 0.7.2 beside onnxruntime-gpu 1.22 (CUDA 12) in a site holding nvidia-cudnn-cu12
+    9.8.0.87, whose folder is first on LD_LIBRARY_PATH (a cuDNN 8 folder after it), both under an LD_PRELOAD of a
+    9.5.1."""
+    plugin = TORCH_SITE + "/jax_plugins/xla_cuda13/xla_cuda_plugin.so"
+    pins = ['nvidia-cudnn-cu13<10.0,>=9.12.0.46; sys_platform == "linux" and extra == "with-cuda"']
+    forced = resolution("libcudnn.so.9", PRELOADED + "/libcudnn.so.9", via="LD_PRELOAD")
+    # the preloaded shim's sub-libraries come from the site's folder, first on LD_LIBRARY_PATH: the site's 9.8 works
+    parts = {n: resolution(n, CUDNN + "/" + n, via="LD_LIBRARY_PATH") for n in (
+        "libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_adv.so.9",
+        "libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9", "libcudnn_heuristic.so.9")}
+    jax = [framework(name, "0.7.2", cuda_version="13", requires=pins, extras=["with-cuda"], consumer_library=plugin,
+                     resolved_cudnn=forced if name.endswith("pjrt") else None,
+                     resolved_cudnn_parts=dict(parts) if name.endswith("pjrt") else {},
+                     cudnn_without_preload=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="sys.path")
+                     if name.endswith("pjrt") else None,
+                     library_search_path=[TORCH_SITE + "/jax_plugins/nvidia/cu13/lib", CUDNN])
+           for name in ("jax-cuda13-pjrt", "jax-cuda13-plugin")]
+    ort = framework("onnxruntime-gpu", "1.22.0", cuda_version="12",
+                    requires=['nvidia-cudnn-cu12~=9.0; extra == "cudnn"'], extras=["cuda", "cudnn"],
+                    consumer_library=TORCH_SITE + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
+                    resolved_cudnn=forced, resolved_cudnn_parts=dict(parts),
+                    cudnn_without_preload=resolution("libcudnn.so.9", CUDNN + "/libcudnn.so.9", via="LD_LIBRARY_PATH"),
+                    library_search_path=[])
+    facts = _alone(jax[0], [("nvidia-cudnn-cu12", "9.8.0.87")], [
+        cudnn_copy(CUDNN, "9.8.0", "12.8", origin="pip", links=False, package="nvidia-cudnn-cu12 9.8.0.87"),
+        cudnn_copy(PRELOADED, "9.5.1", "12.6", origin="other", links=False, found_via=["LD_PRELOAD"]),
+        cudnn_copy(CUDNN8, "8.9.7", "12.2", origin="ld_library_path", links=False)], [CUDNN, CUDNN8])
+    facts.python.frameworks = [*jax, ort]
+    facts.python.pythons = [{"site": TORCH_SITE, "version": "3.11", "source": "pyvenv.cfg"}]
+    facts.loader.ld_preload = [PRELOADED + "/libcudnn.so.9"]
+    return facts
+
+
+def test_the_sites_own_cudnn_folder_stays_on_ld_library_path_where_the_plan_keeps_its_copy():
+    # draw 131314756-58: JAX's own CD501 fix dropped the site's folder; the site's plan moved JAX to its CUDA 12 build
+    # and kept that copy, and ONNX Runtime (its library searches only its own folder) then found no libcudnn.so.9
+    facts = _jax13_beside_onnxruntime_under_a_preload()
+    errors = [f for f in _findings(facts) if f.severity.value == "error" and f.id.startswith("CD5")]
+    [mismatch] = [f for f in errors if f.id == "CD501" and f.evidence.get("framework") == "jax-cuda13-pjrt"]
+    assert any("jax-cuda12-plugin" in c for c in mismatch.remedy.commands), mismatch.remedy.commands
+    for finding in errors:  # every error's fix leaves ONNX Runtime the site's copy, the one the plan keeps
+        after = ld_library_path_after(finding.remedy.commands, [CUDNN, CUDNN8])
+        assert after == [CUDNN, CUDNN8], (finding.id, finding.remedy.commands)
