@@ -110,6 +110,8 @@ _PROGRAMS = (
     # extension's kernels raise them too (mmcv, detectron2, flash_attn), so _programs keeps it only where no other
     # package's frame is in the text
     ("PyTorch", _C10_CHECK),
+    # diffusers' PyTorch pipelines (its Flax ones are pipeline_flax_*): their files run PyTorch's kernels
+    ("PyTorch", re.compile(_W + r"pipeline_stable_diffusion\w*\.py")),
     ("TensorFlow", re.compile(_W + r"tensor ?flow(?:-gpu)?(?:\[and-cuda\])?" + _SAYS + _REL, re.I)),
     ("TensorFlow", re.compile(_W + r"tensorflow\b", re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?" + _SAYS + _REL, re.I)),
@@ -198,7 +200,8 @@ def _cuda(number: str) -> Optional[str]:
 # Words one of whose is in the text wherever a program's patterns match: a pattern is tried only then (a 160 KiB
 # log costs a lowered copy and a find per word, not a regular-expression pass per pattern).
 _KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lua/"),
-         "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously", "error: cuda error: "),
+         "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously", "error: cuda error: ",
+                     "pipeline_stable_diffusion"),
          "TensorFlow": ("tensorflow", "tensor flow", "tf.__version__"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime", "onnxrumtime", "ort.__version__"),
          "CuPy": ("cupy", "cp.__version__"),
          "PaddlePaddle": ("paddle", "(external) cu"), "TensorRT": ("[trt]", "tensorrt", "libnvinfer"), "CTranslate2": ("ctranslate2", "cuda failed with error "),

@@ -3,8 +3,8 @@ no longer runs, a CUDA older than the driver table's, Caffe's and CTranslate2's 
 "Successfully installed" line, a PyTorch release known for a missing DLL, an nvcc older than the GPU that may be
 shadowing a newer one, bitsandbytes' older words for the library it looked for, a loader cache naming another
 driver's libraries, the package whose compiled module's import asks for a missing library, tiny-cuda-nn's own words
-for an architecture its bindings lack, and ONNX Runtime's required CUDA against the CUDA the user states. Each text
-is a real paste from the thread named beside it."""
+for an architecture its bindings lack, diffusers' PyTorch pipeline files, and ONNX Runtime's required CUDA against
+the CUDA the user states. Each text is a real paste from the thread named beside it."""
 from __future__ import annotations
 
 import pytest
@@ -64,6 +64,10 @@ CASES = [
      "onnxruntime_pybind_state.cc:965 onnxruntime::python::CreateExecutionProviderInstance] Failed to create "
      "CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*, and the latest MSVC runtime.",
      ["built with CUDA 12", "the CUDA here is 11.7"], ['"onnxruntime-gpu==1.18.1"'], ["nvidia-cudnn-cu11"]),
+    ("https://github.com/yuval-alaluf/Attend-and-Excite/issues/7",
+     'CUDA error : no kernel image is available for execution\n\nI have this error : "CUDA error : no kernel image is '
+     'available for execution" on line 91 of pipeline_stable_diffusion.py.',
+     ["no kernels for this GPU"], ["PyTorch build", "download.pytorch.org/whl/cu"], ["nvcc -gencode"]),
     ("https://github.com/torch/cunn/issues/242", "nvcc fatal   : Unsupported gpu architecture 'compute_52'",
      ["nvcc is older than CUDA 6.5"], ["install CUDA 6.5 or newer", "`which -a nvcc`", "first on PATH"], []),
 ]
