@@ -3,7 +3,7 @@ lines) and from the status codes it names, when no loader failure or version che
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional
 
 from ..knowledge import Compat
 from ..model import Fix
@@ -12,11 +12,12 @@ from ..remedies.catalogue import platform_row, table_fix
 from ..remedies.driver import mismatched_driver_fix, uvm_reload_fix
 from ..remedies.containers import (container_driver_files_fix, container_gpu_fix, container_toolkit_fix,
                                    container_toolkit_upgrade_fix, wsl_adapters_fix)
-from ..remedies.paste_tools import memory_or_compute_cache_fix, nvrtc_builtins_fix, nvrtc_builtins_link_fix
+from ..remedies.paste_tools import (build_or_memory_fix, memory_or_compute_cache_fix, nvrtc_builtins_fix,
+                                    nvrtc_builtins_link_fix)
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_container_fix, driver_or_framework_build_fix,
                                       driver_or_older_cuda_fix, framework_build_for_cuda_fix,
                                       framework_build_for_gpu_fix, with_python_note)
-from ..versions import major_of
+from ..versions import major_of, version_key
 from .answer_facts import build_reach, cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
 from .answer_builds import from_builds, replaced_framework
 from .answer_dlopen import from_dlopen
@@ -132,7 +133,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer("a cuDNN kernel failed on the GPU (execution failed): most often the framework's CUDA/cuDNN "
                       "build predates this GPU's architecture (compute capability), else memory or the driver%s%s"
                       % (_stated(ev), "" if gpu_cc(ev, compat) else build_reach(ev, compat)),
-                      _arch_fix(ev, compat, ev.gpu_cc, replaced_framework(ev, usual=True), tagged_only=True))
+                      build_or_memory_fix(_arch_fix(ev, compat, ev.gpu_cc, replaced_framework(ev, usual=True), True)))
     if kind == "nvrtc-builtins":
         return Answer("NVRTC could not load its libnvrtc-builtins library", nvrtc_builtins_fix(
             compat, major_of(next((s.high for s in ev.libraries if s.product == "CUDA"), None) or cuda) or 12))
@@ -277,7 +278,7 @@ def _ptx_floor(ev: Evidence, compat: Compat) -> Optional[Answer]:
     has = compat.max_cuda_for_driver(driver, ev.platform)
     if has is None:
         return None
-    newer = [c for c in compat.cuda_releases() if _ver_key(c) > _ver_key(has)]
+    newer = [c for c in compat.cuda_releases() if version_key(c) > version_key(has)]
     said = [c for c in ev.cuda if c in newer]
     cuda = said[0] if said else (newer[0] if newer else None)
     floor = compat.min_driver(cuda, ev.driver_floor_platform) if cuda else None
@@ -332,10 +333,6 @@ def _arch_fix(ev: Evidence, compat: Compat, cc: Optional[str], framework: str, t
                        release=("%s+%s" % (torch.release, torch.tag) if torch.tag else torch.release)
                        if known and torch is not None else None, platform=ev.platform,
                        held=torch_held_by_python(ev))
-
-
-def _ver_key(cc: str) -> Tuple[int, ...]:
-    return tuple(int(p) for p in cc.split(".") if p.isdigit())
 
 
 def _said(ev: Evidence, kind: str) -> str:

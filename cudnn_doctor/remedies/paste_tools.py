@@ -146,6 +146,11 @@ def driver_or_older_image_fix(driver_fix: Fix, runs: str) -> Fix:
     return say("%s; or run an image of CUDA " + runs + " or older, which this driver runs", driver_fix)
 
 
+def build_or_memory_fix(build: Fix) -> Fix:
+    """A kernel that failed on the GPU: the build for its architecture first, then GPU memory."""
+    return say("%s; if the build is not it: %s", build, memory_fix())
+
+
 def tcnn_arch_fix(cc: str) -> Fix:
     """tiny-cuda-nn's PyTorch bindings rebuilt here for this GPU's architecture (its README's install line)."""
     return said("rebuild tiny-cuda-nn's PyTorch bindings for compute capability %s, with the nvcc and PyTorch you run "

@@ -68,6 +68,10 @@ CASES = [
      'CUDA error : no kernel image is available for execution\n\nI have this error : "CUDA error : no kernel image is '
      'available for execution" on line 91 of pipeline_stable_diffusion.py.',
      ["no kernels for this GPU"], ["PyTorch build", "download.pytorch.org/whl/cu"], ["nvcc -gencode"]),
+    ("https://github.com/msracver/Deep-Image-Analogy/issues/3",
+     "F0525 12:35:32.850440 182776 cudnn_conv_layer.cu:28] Check failed: status == CUD\nNN_STATUS_SUCCESS (8 vs. 0)  "
+     "CUDNN_STATUS_EXECUTION_FAILED\n*** Check failure stack trace: ***",
+     ["execution failed", "else memory"], ["rebuild the program", "lower the batch size"], []),
     ("https://github.com/torch/cunn/issues/242", "nvcc fatal   : Unsupported gpu architecture 'compute_52'",
      ["nvcc is older than CUDA 6.5"], ["install CUDA 6.5 or newer", "`which -a nvcc`", "first on PATH"], []),
 ]
