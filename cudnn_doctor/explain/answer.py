@@ -23,6 +23,7 @@ from .answer_signals import from_signals, from_statuses
 from .answer_states import started_without_gpus
 from .answered import Answer
 from .evidence import Evidence
+from .paste_facts import FRAME_PACKAGE
 
 _RULE_WORDS = {"same-minor": "the same major and minor", "same-major-newer-minor": "the same major and an equal or "
                "newer minor", "not-older": "the same or a newer release", "same-major": "the same major",
@@ -258,10 +259,6 @@ def _searched_older(ev: Evidence, compat: Compat) -> str:
                 max(majors), newest, newest, newest))
 
 
-# A Python package's frame in a traceback: "/usr/local/lib/python3.5/dist-packages/mxnet/base.py"
-_PACKAGE_FRAME = re.compile(r"[/\\](?:site|dist)-packages[/\\]+([A-Za-z]\w*)[/\\]")
-
-
 # A compiled module's import failing on the library it links (kaito-2086: nixl_ep's "from . import nixl_ep_cpp",
 # then "ImportError: libcudart.so.13: ..."): the last frame's package is the one whose build asks for it.
 _EXTENSION_IMPORT = re.compile(r"\bimport [\w., ]+[ \t]*\r?\n[^\n]*ImportError: [^\n:]*\.so\S*: cannot open")
@@ -272,7 +269,7 @@ def _asked_by(ev: Evidence, label: str) -> str:
     asked (sockeye-787: MXNet's cu90 wheel on a CUDA 9.1 machine), so the build to change is named."""
     if not re.search(r"\bCDLL\b|\bdlopen\b|_load_lib\b|LoadLibrary", ev.text) and not _EXTENSION_IMPORT.search(ev.text):
         return ""  # no frame of the load itself: the last package named may be a wrapper's
-    frames = [m.group(1) for m in _PACKAGE_FRAME.finditer(ev.text) if m.group(1) not in ("nvidia", "ctypes")]
+    frames = [m.group(1) for m in FRAME_PACKAGE.finditer(ev.text) if m.group(1) not in ("nvidia", "ctypes")]
     return "; the %s package loads it: its build is for %s" % (frames[-1], label) if frames else ""
 
 

@@ -92,7 +92,7 @@ _SAYS = r"(?:[ \t]?(?:version|ver\.)[ \t]*(?:={1,3}|:)?|[ \t]?(?:={1,3}|:|[ \t])
 _ECHO = r"\.__version__\)?[ \t]*\r?\n(?:[ \t]*>>>[^\n]*\n)?[ \t]*['\"]?" + _REL
 _C10_CHECK = re.compile(r"(?:RuntimeError|torch\.AcceleratorError): CUDA error: ")
 # a traceback frame of an installed package: ".../site-packages/mmcv/ops/roi_align.py"
-_FRAME_PACKAGE = re.compile(r"(?:site|dist)-packages[/\\]+([A-Za-z_]\w*)[/\\]")
+FRAME_PACKAGE = re.compile(r"(?:site|dist)-packages[/\\]+([A-Za-z_]\w*)[/\\]")
 _PROGRAMS = (
     ("PyTorch", re.compile(_W + r"torch" + _ECHO)),
     ("TensorFlow", re.compile(_W + r"(?:tf|tensorflow)" + _ECHO)),
@@ -218,7 +218,7 @@ def _programs(text: str, low: str) -> List[Program]:
     for name, pattern in _PROGRAMS:
         if not _has(low, *_KEYS[name]):
             continue
-        if pattern is _C10_CHECK and any(p not in ("torch", "nvidia") for p in _FRAME_PACKAGE.findall(text)):
+        if pattern is _C10_CHECK and any(p not in ("torch", "nvidia") for p in FRAME_PACKAGE.findall(text)):
             continue  # another package's kernel said it (an extension's build, not PyTorch's)
         for m in pattern.finditer(text):
             release = m.group(1) if pattern.groups else None
