@@ -129,56 +129,81 @@ def _illegal_instruction(ev: Evidence, compat: Compat) -> Answer:
                   launch.cpu_instructions_fix())
 
 
-def _others(kind: str, ev: Evidence) -> Optional[Answer]:
-    """Cluster and compiler conditions whose message says all there is: its answer, word for word from the table."""
-    if kind == "vgpu-unlicensed":
-        return Answer("the virtual GPU's guest holds no NVIDIA vGPU licence: an unlicensed guest runs restricted, and "
-                      "CUDA stops working in it", launch.vgpu_licence_fix())
-    if kind == "singularity-no-nv":
-        return Answer("Singularity/Apptainer's --nv found no NVIDIA driver libraries on this host to bind into the "
-                      "container: this node has no driver (a login node), or its libraries are not where ldconfig "
-                      "lists them", launch.singularity_nv_fix())
-    if kind == "slurm-gres-gpu":
-        mig = "MIG mode is enabled" in ev.text
-        return Answer("Slurm's GPU detection (AutoDetect=nvml) cannot describe the GPUs: %s" % (
-            "MIG mode is on and no MIG instances exist" if mig else "this slurmd was built without NVML"),
-            launch.slurm_gres_fix(mig))
-    if kind == "cudagraph-output-overwritten":
-        return Answer("torch.compile's reduce-overhead mode replays a CUDA graph into the same output memory, and an "
-                      "output kept from an earlier step was overwritten by the next replay",
-                      launch.cudagraph_outputs_fix())
-    if kind == "cudagraph-skipped":
-        return Answer("a warning, not an error: torch.compile ran this graph without CUDA graphs (the reason follows "
-                      "it: an input on the CPU, a mutated input, dynamic shapes); it runs correctly, only without that "
-                      "speed-up", paste.harmless(), False)
-    if kind == "xla-driver-older-than-ptxas":
-        return Answer("a warning, not an error: the driver's CUDA is older than the ptxas XLA compiles with, so XLA "
-                      "compiles without parallelism (slower); a newer driver lifts it", paste.harmless(), False)
-    if kind == "dkms-build-failed":
-        return Answer("DKMS could not build the NVIDIA kernel module for this kernel: its headers are missing or of "
-                      "another release, the compiler differs from the kernel's, or the kernel is newer than the driver "
-                      "branch supports", launch.dkms_build_fix())
-    if kind == "fabric-manager-nothing-to-do":
-        return Answer("nvidia-fabricmanager found no NVSwitch: this machine's GPUs do not need Fabric Manager, and its "
-                      "service fails for want of work", launch.fabric_manager_off_fix())
-    if kind == "gpu-thermal":
-        return Answer("the GPU slows its clocks for heat: its cooling is not keeping it within its limits",
-                      launch.cooling_fix())
-    if kind == "nccl-ib-connection":
-        return Answer("NCCL's InfiniBand/RoCE connection between the nodes failed: for RoCE the GID index or the "
-                      "route between the ports, a firewall, or GPUDirect RDMA on the path", launch.nccl_ib_fix())
-    if kind == "torch-device-assert":
-        mig = bool(re.search(r"\bMIG\b", ev.text))
-        return Answer("PyTorch was asked for a GPU index it does not have%s" % (
-            ": on a GPU split into MIG instances a process sees only one instance, device 0" if mig else ""),
-            launch.mig_device_fix())
-    if kind == "trt-no-implementation":
-        return Answer("TensorRT's builder found no tactic for a layer: most often its workspace (memory pool) was too "
-                      "small for every one, else this TensorRT does not support the layer on this GPU",
-                      launch.trt_workspace_fix())
-    return None
+def _symptom_says(kind: str, compat: Compat) -> str:
+    """The symptom row's meaning (compat/symptoms.toml) as a cause, where it says all there is: as a status row's
+    diagnosis is said (answer_tools' devices-busy), its first letter lower and its full stop dropped."""
+    meaning = next(s.meaning for s in compat.symptoms() if s.id == kind)
+    return meaning[0].lower() + meaning[1:].rstrip(".")
 
 
+def _vgpu_unlicensed(ev: Evidence, compat: Compat) -> Answer:
+    return Answer(_symptom_says("vgpu-unlicensed", compat), launch.vgpu_licence_fix())
+
+
+def _singularity_no_nv(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("Singularity/Apptainer's --nv found no NVIDIA driver libraries on this host to bind into the "
+                  "container: this node has no driver (a login node), or its libraries are not where ldconfig "
+                  "lists them", launch.singularity_nv_fix())
+
+
+def _slurm_gres(ev: Evidence, compat: Compat) -> Answer:
+    mig = "MIG mode is enabled" in ev.text
+    return Answer("Slurm's GPU detection (AutoDetect=nvml) cannot describe the GPUs: %s" % (
+        "MIG mode is on and no MIG instances exist" if mig else "this slurmd was built without NVML"),
+        launch.slurm_gres_fix(mig))
+
+
+def _cudagraph_overwritten(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("torch.compile's reduce-overhead mode replays a CUDA graph into the same output memory, and an "
+                  "output kept from an earlier step was overwritten by the next replay", launch.cudagraph_outputs_fix())
+
+
+def _cudagraph_skipped(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("a warning, not an error: torch.compile ran this graph without CUDA graphs (the reason follows it: "
+                  "an input on the CPU, a mutated input, dynamic shapes); it runs correctly, only without that "
+                  "speed-up", paste.harmless(), False)
+
+
+def _xla_older_driver(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("a warning, not an error: the driver's CUDA is older than the ptxas XLA compiles with, so XLA "
+                  "compiles without parallelism (slower); a newer driver lifts it", paste.harmless(), False)
+
+
+def _dkms_build(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("DKMS could not build the NVIDIA kernel module for this kernel: its headers are missing or of "
+                  "another release, the compiler differs from the kernel's, or the kernel is newer than the driver "
+                  "branch supports", launch.dkms_build_fix())
+
+
+def _fabric_manager_idle(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("nvidia-fabricmanager found no NVSwitch: this machine's GPUs do not need Fabric Manager, and its "
+                  "service fails for want of work", launch.fabric_manager_off_fix())
+
+
+def _gpu_thermal(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("the GPU slows its clocks for heat: its cooling is not keeping it within its limits",
+                  launch.cooling_fix())
+
+
+def _nccl_ib(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("NCCL's InfiniBand/RoCE connection between the nodes failed: for RoCE the GID index or the route "
+                  "between the ports, a firewall, or GPUDirect RDMA on the path", launch.nccl_ib_fix())
+
+
+def _torch_device_index(ev: Evidence, compat: Compat) -> Answer:
+    mig = bool(re.search(r"\bMIG\b", ev.text))
+    return Answer("PyTorch was asked for a GPU index it does not have%s" % (
+        ": on a GPU split into MIG instances a process sees only one instance, device 0" if mig else ""),
+        launch.mig_device_fix())
+
+
+def _trt_no_tactic(ev: Evidence, compat: Compat) -> Answer:
+    return Answer("TensorRT's builder found no tactic for a layer: most often its workspace (memory pool) was too "
+                  "small for every one, else this TensorRT does not support the layer on this GPU",
+                  launch.trt_workspace_fix())
+
+
+# Each named condition's answer, by its kind: the id of the symptom the paste matched (compat/symptoms.toml).
 _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "nvml-no-permission": _nvml_permission,
     "trtllm-world-size": _mpi_world,
@@ -192,10 +217,22 @@ _ANSWERS: Dict[str, Callable[[Evidence, Compat], Optional[Answer]]] = {
     "kernel-module-refused": _module_refused,
     "gpu-off-the-bus": _off_the_bus,
     "k8s-no-free-gpu": _no_gpu_node,
+    "vgpu-unlicensed": _vgpu_unlicensed,
+    "singularity-no-nv": _singularity_no_nv,
+    "slurm-gres-gpu": _slurm_gres,
+    "cudagraph-output-overwritten": _cudagraph_overwritten,
+    "cudagraph-skipped": _cudagraph_skipped,
+    "xla-driver-older-than-ptxas": _xla_older_driver,
+    "dkms-build-failed": _dkms_build,
+    "fabric-manager-nothing-to-do": _fabric_manager_idle,
+    "gpu-thermal": _gpu_thermal,
+    "nccl-ib-connection": _nccl_ib,
+    "torch-device-assert": _torch_device_index,
+    "trt-no-implementation": _trt_no_tactic,
 }
 
 
 def from_launch(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     """The answer for one of these named conditions, else None."""
     answer = _ANSWERS.get(kind)
-    return answer(ev, compat) if answer is not None else _others(kind, ev)
+    return answer(ev, compat) if answer is not None else None
