@@ -160,10 +160,9 @@ def bitsandbytes_fix(forced: bool = False, checkout: Optional[str] = None) -> Fi
     # plain upgrade would replace an older PyTorch with PyPI's default build (its newest releases require torch>=2.3).
     install = 'pip install -U bitsandbytes "torch==$(python -c \'import torch; print(torch.__version__)\')"'
     first = [unset_variable("BNB_CUDA_VERSION")] if forced else []
-    built = ("; run that from another folder than the checkout %s (Python started inside it imports the checkout "
-             "first), or keep the checkout and build its library there: `cd %s && cmake -DCOMPUTE_BACKEND=cuda -S . && "
-             "cmake --build .`" % (checkout, q(checkout))) if checkout else ""  # the same line as `cmake` below
     cmake = "cd %s && cmake -DCOMPUTE_BACKEND=cuda -S . && cmake --build ." % q(checkout) if checkout else ""
+    built = ("; run that from another folder than the checkout %s (Python started inside it imports the checkout "
+             "first), or keep the checkout and build its library there: `%s`" % (checkout, cmake)) if checkout else ""
     return run(*first, install, "python -m bitsandbytes", alternatives=[cmake] if cmake else [],
                text="%sreinstall bitsandbytes at the newest release that accepts the PyTorch you have (its wheels carry "
                     "the native library for the CUDA releases they support): `%s`; then `python -m bitsandbytes` "
