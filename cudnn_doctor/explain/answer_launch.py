@@ -176,13 +176,11 @@ def _dkms_build(ev: Evidence, compat: Compat) -> Answer:
 
 
 def _fabric_manager_idle(ev: Evidence, compat: Compat) -> Answer:
-    return Answer("nvidia-fabricmanager found no NVSwitch: this machine's GPUs do not need Fabric Manager, and its "
-                  "service fails for want of work", launch.fabric_manager_off_fix())
+    return Answer(_symptom_says("fabric-manager-nothing-to-do", compat), launch.fabric_manager_off_fix())
 
 
 def _gpu_thermal(ev: Evidence, compat: Compat) -> Answer:
-    return Answer("the GPU slows its clocks for heat: its cooling is not keeping it within its limits",
-                  launch.cooling_fix())
+    return Answer(_symptom_says("gpu-thermal", compat), launch.cooling_fix())
 
 
 def _nccl_ib(ev: Evidence, compat: Compat) -> Answer:
