@@ -7,6 +7,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from ..knowledge import Compat
 from ..model import Facts, Fix
+from ..versions import major_of
 from .acting import at, ldconfig, sudo, system, under_root
 from .shell import (export_path_line, ld_library_path_without, or_else, prepend_ld_path, q, run, say,
                     unregister_fix)
@@ -54,14 +55,22 @@ def cudnn_for_other_programs_fix(directory: str) -> Fix:
     return say("If such a program needs it: %s", run(prepend_ld_path(directory)))
 
 
-def nvrtc_link_fix(lib: str) -> Fix:
-    """Give a pip NVRTC wheel's folder the unversioned libnvrtc.so link cuDNN 8 dlopens, and put it on the path."""
-    return or_else(run("cd %s" % q(at(lib)), 'ln -s "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so', prepend_ld_path(lib)),
+def nvrtc_link_fix(lib: str, cuda: Any = None) -> Fix:
+    """Give a pip NVRTC wheel's folder the unversioned libnvrtc.so link cuDNN 8 dlopens, to the NVRTC of ``cuda``'s
+    major where given (the folder is every CUDA's NVRTC wheel's), and put it on the path."""
+    major = major_of(str(cuda)) if cuda is not None else None
+    files = "libnvrtc.so.%d*" % major if major is not None else "libnvrtc.so.*"
+    return or_else(run("cd %s" % q(at(lib)), 'ln -s "$(ls %s | head -n1)" libnvrtc.so' % files, prepend_ld_path(lib)),
                    "put a CUDA toolkit lib64, which has libnvrtc.so, on the path")
 
 
-def missing_nvrtc_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, prefix: str = "") -> Fix:
-    """Nothing provides NVRTC: install it with the package manager that installed this cuDNN 8."""
+def missing_nvrtc_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, prefix: str = "",
+                      other_cuda: bool = False) -> Fix:
+    """Nothing provides NVRTC (``other_cuda``: only another CUDA's NVRTC wheel is there): install it with the package
+    manager that installed this cuDNN 8."""
+    if other_cuda:
+        return say("Install NVRTC for CUDA %s (the NVRTC here is another CUDA's): %s", str(cuda or "?"),
+                   nvrtc_install_fix(facts, compat, cuda, channel, prefix))
     return say("Install NVRTC, which nothing on this machine provides: %s",
                nvrtc_install_fix(facts, compat, cuda, channel, prefix))
 

@@ -144,7 +144,7 @@ def nvrtc_install_fix(facts: Facts, compat: Compat, cuda: Any, channel: str, pre
     if channel == "pip" and wheel and prefix:
         lib = "%s/%s" % (prefix.rstrip("/"), row.get("pip_folder", "nvidia/cuda_nvrtc/lib"))
         return run(system('pip install "%s==%d.*"' % (wheel, major), privileged=False), "cd %s" % q(at(lib)),
-                   'ln -sf "$(ls libnvrtc.so.* | head -n1)" libnvrtc.so', prepend_ld_path(lib))
+                   'ln -sf "$(ls libnvrtc.so.%d* | head -n1)" libnvrtc.so' % major, prepend_ld_path(lib))
     if channel == "conda":
         where = ("-p %s " % q(prefix)) if prefix else ""
         return run(system('conda install %s-c %s "%s=%d.%d"' % (where, row.get("conda_channel", "nvidia"),

@@ -7,6 +7,7 @@ from typing import List
 
 from ..model import PRELOADED, CudnnCopy, Facts, Finding
 from ..queries import package_channel
+from ..versions import canonical_name, major_of
 from . import LINUX, RuleContext, rule
 from ..queries import is_pip_dir, machine_cuda, visible_gpus
 from ..remedies import cudnn_dir_fix
@@ -71,18 +72,21 @@ def nvrtc(facts: Facts, ctx: RuleContext) -> List[Finding]:
     res = facts.loader.resolved.get("libnvrtc.so")
     if not _cudnn8_in_use(facts) or res is None or res.path:
         return []
-    dirs = []
-    for wheel in facts.python.nvidia_wheels:
-        if wheel["name"].startswith("nvidia-cuda-nvrtc"):
-            dirs.append(wheel["location"].rstrip("/") + "/nvidia/cuda_nvrtc/lib")
+    compat = compat_of(ctx)
+    copy = next(c for c in facts.cudnn if c.major == 8)
+    # NVRTC of the CUDA this cuDNN 8 was built for: a cuDNN 8 for CUDA 11 beside a site's CUDA 12 NVRTC wheel would
+    # get a link to libnvrtc.so.12 (both wheels write nvidia/cuda_nvrtc/lib)
+    cuda = major_of(copy.cuda_version or "")
+    wanted = compat.nvrtc_packages().get("pip", {}).get(str(cuda)) if cuda is not None else None
+    found = [w for w in facts.python.nvidia_wheels if canonical_name(w["name"]).startswith("nvidia-cuda-nvrtc")]
+    dirs = [w["location"].rstrip("/") + "/nvidia/cuda_nvrtc/lib" for w in found
+            if wanted is None or canonical_name(w["name"]) == wanted]
     if dirs:
-        fix = nvrtc_link_fix(dirs[0])
+        fix = nvrtc_link_fix(dirs[0], cuda if wanted is not None else None)
     else:
-        # No NVRTC anywhere: install it first, with the package manager that installed this cuDNN 8.
-        compat = compat_of(ctx)
-        copy = next(c for c in facts.cudnn if c.major == 8)
+        # No NVRTC of its CUDA anywhere: install it first, with the package manager that installed this cuDNN 8.
         fix = missing_nvrtc_fix(facts, compat, copy.cuda_version or machine_cuda(facts, compat),
-                                package_channel(facts, copy), _prefix_of(facts, copy))
+                                package_channel(facts, copy), _prefix_of(facts, copy), other_cuda=bool(found))
     return [finding(
         WARNING, "cuDNN 8 is installed but nothing provides the unversioned libnvrtc.so",
         detail="cuDNN 8's convolution library dlopens 'libnvrtc.so' by that exact name; pip wheels ship only "

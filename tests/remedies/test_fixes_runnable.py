@@ -218,6 +218,25 @@ def test_cd602_installs_nvrtc_first_when_nothing_provides_it(copy, command):
         assert "sudo dnf install cuda-nvrtc-devel-12-2" in hit.fix and "nvidia-cuda-nvrtc-cu12" in hit.fix
 
 
+
+def test_cd602_links_the_nvrtc_of_the_cuda_its_cudnn_8_was_built_for():
+    # a cuDNN 8.9.6 wheel for CUDA 11 in a site whose NVRTC wheel is CUDA 12's: the link went to libnvrtc.so.12, which
+    # cuDNN 8 for CUDA 11 cannot use; CUDA 11's NVRTC goes in and is linked, and where both wheels share the folder
+    # (nvidia/cuda_nvrtc/lib) the link names CUDA 11's files
+    folder = TORCH_SITE + "/nvidia/cuda_nvrtc/lib"
+    copy = cudnn_copy(TORCH_SITE + "/nvidia/cudnn/lib", "8.9.6", "11.8", origin="pip", links=False,
+                      package="nvidia-cudnn-cu11 8.9.6.50")
+    f = real_machine()
+    f.cudnn.append(copy)
+    f.loader.resolved["libnvrtc.so"] = resolution("libnvrtc.so", None)
+    f.python.nvidia_wheels.append({"name": "nvidia-cuda-nvrtc-cu12", "version": "12.2.140", "location": TORCH_SITE})
+    commands = _only(_run(f), "CD602").remedy.commands
+    assert commands[:3] == ['pip install "nvidia-cuda-nvrtc-cu11==11.*"', "cd %s" % folder,
+                            'ln -sf "$(ls libnvrtc.so.11* | head -n1)" libnvrtc.so'], commands
+    f.python.nvidia_wheels.append({"name": "nvidia-cuda-nvrtc-cu11", "version": "11.8.89", "location": TORCH_SITE})
+    commands = _only(_run(f), "CD602").remedy.commands
+    assert commands[:2] == ["cd %s" % folder, 'ln -s "$(ls libnvrtc.so.11* | head -n1)" libnvrtc.so'], commands
+
 def test_cd602_uses_the_package_manager_the_root_has(machine, check_json):
     hit = _cudnn8_without_nvrtc(cudnn_copy("/opt/cudnn/lib", "8.9.7", "12.2"), package_manager="dnf")
     assert hit.remedy.commands == ["sudo dnf install cuda-nvrtc-devel-12-2"]
