@@ -8,8 +8,9 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..knowledge import Compat
+from ..model import Fix
 from ..remedies import paste, paste_python as py_fix, paste_runtime as rt
-from ..remedies.paste_tools import ctranslate2_release_fix
+from ..remedies.paste_tools import build_or_memory_fix, ctranslate2_release_fix
 from ..versions import major_of, tag_cuda, ver, version_key as _v
 from .answered import Answer
 from .evidence import Evidence
@@ -345,6 +346,24 @@ def forward_compat(ev: Evidence, compat: Compat) -> Optional[Answer]:
              "refuses it (error 804)" % (("the %s is a consumer GPU" % gpu) if gpu else "this GPU",
                                          (", in %s" % folder) if folder else ""))
     return Answer(cause, rt.drop_folder_fix(folder, "the cuda-compat libcuda") if folder else rt.remove_compat_fix())
+
+
+def torch_cudnn_start(ev: Evidence, compat: Compat, build: Callable[[], Fix]) -> Optional[Answer]:
+    """PyTorch's "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", its release unsaid: its own cuDNN could not start,
+    from GPU memory, or a build older than the GPU (a CUDA 10 build on an Ampere card: CLRNet#24, with batch size 1).
+    A release the paste names is judged by its known-bad rows instead (answer_facts.from_releases)."""
+    torch = ev.facts.program("PyTorch")
+    if torch is None or torch.release:
+        return None
+    names: Dict[str, List[str]] = {}
+    for arch in compat.architectures():
+        if arch.first_cuda and (major_of(arch.first_cuda) or 0) >= 11:
+            names.setdefault(arch.first_cuda, []).append(arch.name)
+    firsts = ", ".join("CUDA %s for %s" % (cuda, " and ".join(archs)) for cuda, archs in names.items())
+    return Answer("PyTorch's own cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): GPU memory ran out when it "
+                  "created its handle, or the PyTorch build is older than the GPU (each architecture's first CUDA: "
+                  "%s; a build for an older CUDA fails here even at batch size 1), or the driver does not run" %
+                  firsts, build_or_memory_fix(build()))
 
 
 def build_reach(ev: Evidence, compat: Compat) -> str:

@@ -18,7 +18,8 @@ from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_container_fix, 
                                       driver_or_older_cuda_fix, framework_build_for_cuda_fix,
                                       framework_build_for_gpu_fix, with_python_note)
 from ..versions import major_of, version_key
-from .answer_facts import build_reach, cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image, torch_for_python, torch_held_by_python
+from .answer_facts import (build_reach, cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image,
+                           torch_cudnn_start, torch_for_python, torch_held_by_python)
 from .answer_builds import from_builds, replaced_framework
 from .answer_dlopen import from_dlopen
 from .answer_states import DRIVER_REACHED, GPU_FLAGS, from_states
@@ -147,7 +148,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                           nvrtc_builtins_link_fix(shipped.name, paste.toolkit_library_fix(compat, shipped,
                                                                                           "libnvrtc-builtins")))
     if kind == "cudnn-not-initialized":
-        return Answer("cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): no usable driver or GPU, GPU "
+        return torch_cudnn_start(ev, compat, lambda: _arch_fix(ev, compat, gpu_cc(ev, compat), "PyTorch")) or Answer("cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): no usable driver or GPU, GPU "
                       "memory exhausted, or a cuDNN that does not fit the CUDA runtime and driver%s" % _stated(ev),
                       rt.cudnn_startup_fix())
     if kind == "not-a-symlink" and "/usr/lib/wsl" in " ".join(s.detail for s in ev.signals):

@@ -90,7 +90,8 @@ _SAYS = r"(?:[ \t]?(?:version|ver\.)[ \t]*(?:={1,3}|:)?|[ \t]?(?:={1,3}|:|[ \t])
 # (name, pattern with a release as group 1 and a build tag as group 2, or no groups where only the name is said)
 # a REPL's or print's echo of a module's version: ">>> tf.__version__\n'2.21.0'", "print(torch.__version__)\n2.3.1+cu121"
 _ECHO = r"\.__version__\)?[ \t]*\r?\n(?:[ \t]*>>>[^\n]*\n)?[ \t]*['\"]?" + _REL
-_C10_CHECK = re.compile(r"(?:RuntimeError|torch\.AcceleratorError): CUDA error: ")
+# ATen's cuDNN check says "cuDNN error: CUDNN_STATUS_..." the same way (aten/src/ATen/cudnn/Exceptions.h)
+_C10_CHECK = re.compile(r"(?:RuntimeError|torch\.AcceleratorError): (?:CUDA error: |cuDNN error: CUDNN_STATUS_)")
 # a traceback frame of an installed package: ".../site-packages/mmcv/ops/roi_align.py"
 FRAME_PACKAGE = re.compile(r"(?:site|dist)-packages[/\\]+([A-Za-z_]\w*)[/\\]")
 _PROGRAMS = (
@@ -200,7 +201,7 @@ def _cuda(number: str) -> Optional[str]:
 # Words one of whose is in the text wherever a program's patterns match: a pattern is tried only then (a 160 KiB
 # log costs a lowered copy and a find per word, not a regular-expression pass per pattern).
 _KEYS = {"Torch7": ("luajit", "luarocks", "cutorch", "cunn", "torch7", "share/lua/"),
-         "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously", "error: cuda error: ",
+         "PyTorch": ("torch", "(found version", "kernel errors might be asynchronously", "error: cuda error: ", "error: cudnn error: cudnn_status_",
                      "pipeline_stable_diffusion"),
          "TensorFlow": ("tensorflow", "tensor flow", "tf.__version__"), "JAX": ("jax",), "ONNX Runtime": ("onnxruntime", "onnxrumtime", "ort.__version__"),
          "CuPy": ("cupy", "cp.__version__"),

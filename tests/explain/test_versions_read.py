@@ -3,8 +3,8 @@ no longer runs, a CUDA older than the driver table's, Caffe's and CTranslate2's 
 "Successfully installed" line, a PyTorch release known for a missing DLL, an nvcc older than the GPU that may be
 shadowing a newer one, bitsandbytes' older words for the library it looked for, a loader cache naming another
 driver's libraries, the package whose compiled module's import asks for a missing library, tiny-cuda-nn's own words
-for an architecture its bindings lack, diffusers' PyTorch pipeline files, and ONNX Runtime's required CUDA against
-the CUDA the user states. Each text is a real paste from the thread named beside it."""
+for an architecture its bindings lack, diffusers' PyTorch pipeline files, ATen's own cuDNN check, and ONNX Runtime's
+required CUDA against the CUDA the user states. Each text is a real paste from the thread named beside it."""
 from __future__ import annotations
 
 import pytest
@@ -72,6 +72,10 @@ CASES = [
      "F0525 12:35:32.850440 182776 cudnn_conv_layer.cu:28] Check failed: status == CUD\nNN_STATUS_SUCCESS (8 vs. 0)  "
      "CUDNN_STATUS_EXECUTION_FAILED\n*** Check failure stack trace: ***",
      ["execution failed", "else memory"], ["rebuild the program", "lower the batch size"], []),
+    ("https://github.com/Turoad/CLRNet/issues/24",
+     "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\neven if reduced batch size to 1, still shows up this error",
+     ["PyTorch's own cuDNN", "CUDA 11.0 for Ampere", "batch size 1"], ["download.pytorch.org/whl/cu", "batch size"],
+     ["nvidia-cudnn-cu"]),
     ("https://github.com/torch/cunn/issues/242", "nvcc fatal   : Unsupported gpu architecture 'compute_52'",
      ["nvcc is older than CUDA 6.5"], ["install CUDA 6.5 or newer", "`which -a nvcc`", "first on PATH"], []),
 ]
@@ -96,6 +100,12 @@ def test_pip_s_successfully_installed_line_names_the_releases():
         ("nvidia-cudnn-cu12", "9.1.0.70", None), ("torch", "2.4.0", "cu121"), ("typing-extensions", "4.12.2", None)]
     torch = facts.program("PyTorch")
     assert torch is not None and (torch.release, torch.tag) == ("2.4.0", "cu121")
+
+
+def test_aten_s_cudnn_check_names_pytorch():
+    """id-pose-5: "RuntimeError: cuDNN error: CUDNN_STATUS_..." is ATen's own check (aten/src/ATen/cudnn/Exceptions.h)."""
+    assert read_paste("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED").runs("PyTorch")
+    assert not read_paste("cuDNN error: CUDNN_STATUS_NOT_INITIALIZED").runs("PyTorch")
 
 
 def test_caffe_is_named_by_its_check_macro_and_mxnet_is_not():
