@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_python as py_fix, paste_runtime as rt
-from ..remedies.paste_tools import build_or_memory_fix, ctranslate2_release_fix
+from ..remedies.paste_tools import build_or_memory_fix, contiguous_or_build_fix, ctranslate2_release_fix
 from ..versions import major_of, tag_cuda, ver, version_key as _v
 from .answered import Answer
 from .evidence import Evidence
@@ -348,10 +348,12 @@ def forward_compat(ev: Evidence, compat: Compat) -> Optional[Answer]:
     return Answer(cause, rt.drop_folder_fix(folder, "the cuda-compat libcuda") if folder else rt.remove_compat_fix())
 
 
-def torch_cudnn_start(ev: Evidence, compat: Compat, build: Callable[[], Fix]) -> Optional[Answer]:
-    """PyTorch's "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", its release unsaid: its own cuDNN could not start,
-    from GPU memory, or a build older than the GPU (a CUDA 10 build on an Ampere card: CLRNet#24, with batch size 1).
-    A release the paste names is judged by its known-bad rows instead (answer_facts.from_releases)."""
+def torch_cudnn_status(ev: Evidence, compat: Compat, kind: str, build: Callable[[], Fix]) -> Optional[Answer]:
+    """PyTorch's "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED" (or NOT_SUPPORTED), its release unsaid: its own cuDNN
+    could not start or has no engine for the convolution, most often because the build is older than the GPU (a CUDA
+    10 build on an Ampere card: CLRNet#24, with batch size 1; DPGN#15), else GPU memory (NOT_INITIALIZED) or the
+    input (NOT_SUPPORTED: PyTorch's own hint names a non-contiguous one). A release the paste names is judged by its
+    known-bad rows instead (answer_facts.from_releases)."""
     torch = ev.facts.program("PyTorch")
     if torch is None or torch.release:
         return None
@@ -359,11 +361,15 @@ def torch_cudnn_start(ev: Evidence, compat: Compat, build: Callable[[], Fix]) ->
     for arch in compat.architectures():
         if arch.first_cuda and (major_of(arch.first_cuda) or 0) >= 11:
             names.setdefault(arch.first_cuda, []).append(arch.name)
-    firsts = ", ".join("CUDA %s for %s" % (cuda, " and ".join(archs)) for cuda, archs in names.items())
+    older = "the PyTorch build is older than the GPU (each architecture's first CUDA: %s)" % ", ".join(
+        "CUDA %s for %s" % (cuda, " and ".join(archs)) for cuda, archs in names.items())
+    if kind == "cudnn-not-supported":
+        return Answer("PyTorch's own cuDNN has no engine for this convolution (CUDNN_STATUS_NOT_SUPPORTED): %s, or the "
+                      "input is non-contiguous or of a layout or data type this cuDNN does not take" % older,
+                      contiguous_or_build_fix(build()))
     return Answer("PyTorch's own cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): GPU memory ran out when it "
-                  "created its handle, or the PyTorch build is older than the GPU (each architecture's first CUDA: "
-                  "%s; a build for an older CUDA fails here even at batch size 1), or the driver does not run" %
-                  firsts, build_or_memory_fix(build()))
+                  "created its handle, or %s; a build for an older CUDA fails here even at batch size 1; or the "
+                  "driver does not run" % older, build_or_memory_fix(build()))
 
 
 def build_reach(ev: Evidence, compat: Compat) -> str:

@@ -15,17 +15,16 @@ from ..remedies.containers import (container_driver_files_fix, container_gpu_fix
 from ..remedies.paste_tools import (build_or_memory_fix, memory_or_compute_cache_fix, nvrtc_builtins_fix,
                                     nvrtc_builtins_link_fix)
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_container_fix, driver_or_framework_build_fix,
-                                      driver_or_older_cuda_fix, framework_build_for_cuda_fix,
-                                      framework_build_for_gpu_fix, with_python_note)
-from ..versions import major_of, version_key
+                                      framework_build_for_cuda_fix, framework_build_for_gpu_fix, with_python_note)
+from ..versions import major_of
 from .answer_facts import (build_reach, cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image,
-                           torch_cudnn_start, torch_for_python, torch_held_by_python)
+                           torch_cudnn_status, torch_for_python, torch_held_by_python)
 from .answer_builds import from_builds, replaced_framework
 from .answer_dlopen import from_dlopen
 from .answer_states import DRIVER_REACHED, GPU_FLAGS, from_states
 from .answer_arch import arch_words, first_cuda_serving
 from .answer_launch import from_launch
-from .answer_toolchain import from_toolchain, nvcc_arch
+from .answer_toolchain import from_toolchain, nvcc_arch, ptx_floor
 from .answer_tools import from_tools
 from .answered import Answer
 from .evidence import Evidence
@@ -43,7 +42,7 @@ _STATUS_SIGNAL: Dict[str, str] = {
     "cudaErrorUnsupportedPtxVersion": "ptx-toolchain", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "ptx-toolchain",
     "CUBLAS_STATUS_NOT_INITIALIZED": "cublas-handle", "CUBLAS_STATUS_ALLOC_FAILED": "cublas-handle",
     "CUDNN_STATUS_EXECUTION_FAILED": "execution-failed", "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE": "nvrtc-builtins",
-    "CUDNN_STATUS_NOT_INITIALIZED": "cudnn-not-initialized",
+    "CUDNN_STATUS_NOT_INITIALIZED": "cudnn-not-initialized", "CUDNN_STATUS_NOT_SUPPORTED": "cudnn-not-supported",
 }
 
 
@@ -120,7 +119,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return Answer(("%s; else %s" % (none, cause)) if in_container else "%s, or %s" % (cause, none),
                       driver_or_container_fix(fix, in_container))
     if kind == "ptx-toolchain" and (ev.facts.driver or ev.drivers):
-        found = _ptx_floor(ev, compat)
+        found = ptx_floor(ev, compat)
         if found is not None:
             return found
     if kind == "ptx-toolchain":
@@ -147,10 +146,13 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                           "NVRTC does not look for" % (shipped.name, shipped.label),
                           nvrtc_builtins_link_fix(shipped.name, paste.toolkit_library_fix(compat, shipped,
                                                                                           "libnvrtc-builtins")))
-    if kind == "cudnn-not-initialized":
-        return torch_cudnn_start(ev, compat, lambda: _arch_fix(ev, compat, gpu_cc(ev, compat), "PyTorch")) or Answer("cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): no usable driver or GPU, GPU "
-                      "memory exhausted, or a cuDNN that does not fit the CUDA runtime and driver%s" % _stated(ev),
-                      rt.cudnn_startup_fix())
+    if kind in ("cudnn-not-initialized", "cudnn-not-supported"):  # PyTorch's own cuDNN, else the table's words
+        torch = torch_cudnn_status(ev, compat, kind, lambda: _arch_fix(ev, compat, gpu_cc(ev, compat), "PyTorch"))
+        if torch is not None or kind == "cudnn-not-supported":
+            return torch
+        return Answer(
+            "cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): no usable driver or GPU, GPU memory exhausted, "
+            "or a cuDNN that does not fit the CUDA runtime and driver%s" % _stated(ev), rt.cudnn_startup_fix())
     if kind == "not-a-symlink" and "/usr/lib/wsl" in " ".join(s.detail for s in ev.signals):
         return Answer("ldconfig's warning that WSL's driver files are copies, not symbolic links, is harmless",
                       rt.wsl_symlink_fix(), False)
@@ -270,25 +272,6 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
 _DSO_MISMATCH = re.compile(r"kernel version (\d+\.\d+(?:\.\d+)?) does not match DSO version (\d+\.\d+(?:\.\d+)?)")
 _API_MISMATCH = re.compile(r"client has the version (\d+\.\d+(?:\.\d+)?), but[ \t\r\n]{1,80}(?:NVRM:[ \t]{1,8})?"
                            r"this kernel module has the version (\d+\.\d+(?:\.\d+)?)")
-
-
-def _ptx_floor(ev: Evidence, compat: Compat) -> Optional[Answer]:
-    """PTX newer than the pasted driver JITs: the newest CUDA that driver runs, and the floor of the CUDA the paste
-    builds with (else of the next release): compat/cuda_driver.toml."""
-    driver = ev.facts.driver.value if ev.facts.driver else ev.drivers[0]
-    has = compat.max_cuda_for_driver(driver, ev.platform)
-    if has is None:
-        return None
-    newer = [c for c in compat.cuda_releases() if version_key(c) > version_key(has)]
-    said = [c for c in ev.cuda if c in newer]
-    cuda = said[0] if said else (newer[0] if newer else None)
-    floor = compat.min_driver(cuda, ev.driver_floor_platform) if cuda else None
-    if cuda is None or floor is None:
-        return None
-    return Answer("the PTX was compiled by a CUDA toolkit newer than driver %s can JIT (cudaError 222): that driver "
-                  "runs CUDA %s at most, and CUDA %s%s needs driver %s or newer" % (
-                      driver, has, cuda, "" if said else " (the next release)", floor.version),
-                  driver_or_older_cuda_fix(paste.driver_fix(floor.version, ev.driver_platform), has))
 
 
 def _stated(ev: Evidence) -> str:

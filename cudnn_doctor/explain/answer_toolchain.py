@@ -1,6 +1,7 @@
 """Answers for pastes about building or pairing with PyTorch and about a GPU a library or a process cannot use:
 torchvision's own CUDA check, a CUDA extension built without a toolkit (CUDA_HOME), nvcc refusing the host
-compiler, a Windows DLL whose initialisation failed, PTX of a newer ISA than the driver's JIT knows, FlashAttention on an older GPU, no GPU visible to the process.
+compiler, a Windows DLL whose initialisation failed, PTX of a newer ISA than the driver's JIT knows or newer than the
+pasted driver runs, FlashAttention on an older GPU, no GPU visible to the process.
 Each reads the versions the text states (the build's CUDA, the newest gcc nvcc names, the architecture the library
 names, a CUDA_VISIBLE_DEVICES setting) and says nothing it does not. Pure."""
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Callable, Dict, Optional
 from ..knowledge import Compat
 from ..remedies import paste, paste_builds as builds, paste_runtime as rt, paste_tools as tools
 from ..remedies.paste_answers import driver_or_older_cuda_fix
-from ..versions import major_of, tag_cuda
+from ..versions import major_of, tag_cuda, version_key
 from .answer_facts import gpu_cc
 from .answered import Answer
 from .evidence import Evidence
@@ -259,3 +260,22 @@ def _xla_ptxas_cc(ev: Evidence, compat: Compat) -> Optional[Answer]:
                       where, ", the first on PATH" if "/" not in where else "", first or "?", cc,
                       " (%s)" % arch.name if arch else ""),
                   tools.xla_old_ptxas_fix(first, where.rsplit("/", 1)[0] if "/" in where else None))
+
+
+def ptx_floor(ev: Evidence, compat: Compat) -> Optional[Answer]:
+    """PTX newer than the pasted driver JITs: the newest CUDA that driver runs, and the floor of the CUDA the paste
+    builds with (else of the next release): compat/cuda_driver.toml."""
+    driver = ev.facts.driver.value if ev.facts.driver else ev.drivers[0]
+    has = compat.max_cuda_for_driver(driver, ev.platform)
+    if has is None:
+        return None
+    newer = [c for c in compat.cuda_releases() if version_key(c) > version_key(has)]
+    said = [c for c in ev.cuda if c in newer]
+    cuda = said[0] if said else (newer[0] if newer else None)
+    floor = compat.min_driver(cuda, ev.driver_floor_platform) if cuda else None
+    if cuda is None or floor is None:
+        return None
+    return Answer("the PTX was compiled by a CUDA toolkit newer than driver %s can JIT (cudaError 222): that driver "
+                  "runs CUDA %s at most, and CUDA %s%s needs driver %s or newer" % (
+                      driver, has, cuda, "" if said else " (the next release)", floor.version),
+                  driver_or_older_cuda_fix(paste.driver_fix(floor.version, ev.driver_platform), has))

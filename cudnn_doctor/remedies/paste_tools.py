@@ -151,6 +151,12 @@ def build_or_memory_fix(build: Fix) -> Fix:
     return say("%s; if the build is not it: %s", build, memory_fix())
 
 
+def contiguous_or_build_fix(build: Fix) -> Fix:
+    """cuDNN has no engine for PyTorch's convolution: the build for the GPU, then the input's layout."""
+    return say("%s; if the build is not it: make the input contiguous before the call (x = x.contiguous()), and "
+               "try float32 where it was half precision", build)
+
+
 def tcnn_arch_fix(cc: str) -> Fix:
     """tiny-cuda-nn's PyTorch bindings rebuilt here for this GPU's architecture (its README's install line)."""
     return said("rebuild tiny-cuda-nn's PyTorch bindings for compute capability %s, with the nvcc and PyTorch you run "

@@ -76,6 +76,10 @@ CASES = [
      "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\neven if reduced batch size to 1, still shows up this error",
      ["PyTorch's own cuDNN", "CUDA 11.0 for Ampere", "batch size 1"], ["download.pytorch.org/whl/cu", "batch size"],
      ["nvidia-cudnn-cu"]),
+    ("https://github.com/megvii-research/DPGN/issues/15",
+     "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous "
+     "input.", ["PyTorch's own cuDNN has no engine", "older than the GPU", "non-contiguous"],
+     ["download.pytorch.org/whl/cu", "x.contiguous()"], ["cudnn-doctor matrix"]),
     ("https://github.com/torch/cunn/issues/242", "nvcc fatal   : Unsupported gpu architecture 'compute_52'",
      ["nvcc is older than CUDA 6.5"], ["install CUDA 6.5 or newer", "`which -a nvcc`", "first on PATH"], []),
 ]
