@@ -55,7 +55,7 @@ class VersionCheck:
 
 @dataclass(frozen=True)
 class Signal:
-    """A named condition the text shows (compat/paste_signals.toml): container, architecture, suspend, XLA, ..."""
+    """A named condition the text shows (a symptom id of compat/symptoms.toml): container, architecture, suspend, XLA, ..."""
 
     kind: str
     detail: str = ""  # what the text said about it (a CUDA floor, a compute capability, a file)
