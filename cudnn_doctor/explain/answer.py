@@ -261,7 +261,7 @@ def _searched_older(ev: Evidence, compat: Compat) -> str:
 
 # A compiled module's import failing on the library it links (kaito-2086: nixl_ep's "from . import nixl_ep_cpp",
 # then "ImportError: libcudart.so.13: ..."): the last frame's package is the one whose build asks for it.
-_EXTENSION_IMPORT = re.compile(r"\bimport [\w., ]+[ \t]*\r?\n[^\n]*ImportError: [^\n:]*\.so\S*: cannot open")
+_EXTENSION_IMPORT = re.compile(r"\bimport [\w., ]{1,200}[ \t]*\r?\n[^\n]*ImportError: [^\n:]*\.so\S*: cannot open")
 
 
 def _asked_by(ev: Evidence, label: str) -> str:
