@@ -131,9 +131,11 @@ def _illegal_instruction(ev: Evidence, compat: Compat) -> Answer:
 
 def _symptom_says(kind: str, compat: Compat) -> str:
     """The symptom row's meaning (compat/symptoms.toml) as a cause, where it says all there is: as a status row's
-    diagnosis is said (answer_tools' devices-busy), its first letter lower and its full stop dropped."""
-    meaning = next(s.meaning for s in compat.symptoms() if s.id == kind)
-    return meaning[0].lower() + meaning[1:].rstrip(".")
+    diagnosis is said (answer_tools' devices-busy), a sentence's first capital lowered and its full stop dropped."""
+    meaning = next(s.meaning for s in compat.symptoms() if s.id == kind).rstrip(".")
+    first = meaning.split(" ", 1)[0]
+    # a sentence's own capital goes; a name's (Singularity, NVIDIA) stays
+    return meaning[0].lower() + meaning[1:] if first in ("The", "A", "An", "This", "Its") else meaning
 
 
 def _vgpu_unlicensed(ev: Evidence, compat: Compat) -> Answer:
@@ -141,9 +143,7 @@ def _vgpu_unlicensed(ev: Evidence, compat: Compat) -> Answer:
 
 
 def _singularity_no_nv(ev: Evidence, compat: Compat) -> Answer:
-    return Answer("Singularity/Apptainer's --nv found no NVIDIA driver libraries on this host to bind into the "
-                  "container: this node has no driver (a login node), or its libraries are not where ldconfig "
-                  "lists them", launch.singularity_nv_fix())
+    return Answer(_symptom_says("singularity-no-nv", compat), launch.singularity_nv_fix())
 
 
 def _slurm_gres(ev: Evidence, compat: Compat) -> Answer:
