@@ -201,7 +201,8 @@ def _missing(ev: Evidence, compat: Compat, names: List[str]) -> Optional[Answer]
             cudnn_needs_cublas(ev, compat, first.name, needer, cause, fix)
         if found is not None:
             return found
-    fix = paste.on_windows_path(fix, first.name) if first.name.lower().endswith(".dll") else fix
+    fix = paste.on_windows_path(fix, first.name, compat.cudnn_installer_folder()) \
+        if first.name.lower().endswith(".dll") else fix
     if _PADDLE_DEPENDS.search(ev.text):  # Paddle names the library of the CUDA its own build was made for
         cause += "; Paddle asks for the name its build was made with, so this paddlepaddle-gpu is a build for %s" % (
             first.label)
@@ -286,7 +287,9 @@ def _cudnn_for_either_build(ev: Evidence, compat: Compat, major: int) -> Fix:
     newest: Dict[str, str] = {}
     for build in builds:  # newest release first
         newest.setdefault(str(major_of(build.cuda)), build.release)
-    if program is None or len(newest) < 2:
+    if program is None:  # nothing says the program's CUDA: the wheel of each CUDA major this cuDNN is built for
+        return paste.cudnn_for_either_cuda_fix(compat, major)
+    if len(newest) < 2:
         return paste.cudnn_release_fix(compat, major)
     return paste.cudnn_for_builds_fix(compat, major, program.name, newest)
 

@@ -12,12 +12,13 @@ from ..remedies.catalogue import platform_row, table_fix
 from ..remedies.driver import mismatched_driver_fix, uvm_reload_fix
 from ..remedies.containers import (container_driver_files_fix, container_gpu_fix, container_toolkit_fix,
                                    container_toolkit_upgrade_fix, wsl_adapters_fix)
-from ..remedies.paste_tools import (build_or_memory_fix, memory_or_compute_cache_fix, nvrtc_builtins_fix,
-                                    nvrtc_builtins_link_fix)
+from ..remedies.paste_tools import (build_or_memory_fix, llvm_program_fix, memory_or_compute_cache_fix,
+                                    nvrtc_builtins_fix, nvrtc_builtins_link_fix)
 from ..remedies.paste_answers import (BUILDS_FOR_CUDA, driver_or_container_fix, driver_or_framework_build_fix,
                                       framework_build_for_cuda_fix, framework_build_for_gpu_fix, with_python_note)
 from ..versions import major_of
-from .answer_facts import (build_reach, cudnn_arch_floor, driver_too_old, forward_compat, gpu_cc, no_kernel_image,
+from .answer_driver import driver_too_old
+from .answer_facts import (build_reach, cudnn_arch_floor, forward_compat, gpu_cc, no_kernel_image,
                            torch_cudnn_status, torch_for_python, torch_held_by_python)
 from .answer_builds import from_builds, replaced_framework
 from .answer_dlopen import from_dlopen
@@ -190,8 +191,11 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         python = torch_for_python(ev)
         # NVRTC and Triton's LLVM are PyTorch's where nothing else is named; LLVM's words come from Julia, TVM and
         # XLA too, so only a text naming Triton or PyTorch gets PyTorch's build
-        usual = kind == "nvrtc-arch" or (kind != "no-kernel-image" and bool(_TRITON_OR_TORCH.search(ev.text)))
+        named = bool(_TRITON_OR_TORCH.search(ev.text))
+        usual = kind == "nvrtc-arch" or (kind != "no-kernel-image" and named)
         fix = _arch_fix(ev, compat, cc, replaced_framework(ev, usual=usual))
+        if kind == "llvm-unknown-processor" and not named:  # Triton is the likeliest, so its build comes first
+            kind, fix = "llvm-unknown-processor-unnamed", llvm_program_fix(_arch_fix(ev, compat, cc, "PyTorch"))
         # a framework other than PyTorch named, with the CUDA its build is for: its build for a CUDA that knows the GPU
         other = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA and p.name != "PyTorch"), None)
         first = first_cuda_serving(compat, cc)[1] if cc else None
@@ -203,9 +207,6 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         jit = not cc and ev.platform != "windows" and bool(re.search(r"NO_BINARY_FOR_GPU|NoBinaryForGpu", ev.text))
         # NVRTC compiles at run time for the GPU it finds; one older than the GPU refuses its architecture
         said = _COMPILERS.get(kind, "the build%s has no kernels for this GPU%s%s%s")
-        if kind == "llvm-unknown-processor" and not _TRITON_OR_TORCH.search(ev.text):
-            said = "the LLVM inside the program's compiler%s does not know this GPU's architecture: the build is " \
-                   "older than the GPU%s%s%s"
         return Answer(said % (
             (" (%s's, for CUDA %s)" % (other, built)) if other and built else "",
             arch_words(ev, compat, cc) or ("" if jit else build_reach(ev, compat)),
@@ -299,6 +300,9 @@ _COMPILERS = {
                   "build is older than the GPU%s%s%s",
     "llvm-unknown-processor": "the LLVM inside the build's Triton%s does not know this GPU's architecture: the build "
                               "is older than the GPU%s%s%s",
+    # LLVM's words come from Julia, TVM and XLA too: a text naming neither Triton nor PyTorch blames neither
+    "llvm-unknown-processor-unnamed": "the LLVM inside the program's compiler%s does not know this GPU's "
+                                      "architecture: the build is older than the GPU%s%s%s",
     "cufft-internal-error": "cuFFT failed inside (CUFFT_INTERNAL_ERROR): most often the cuFFT of the build's CUDA%s is "
                             "older than the GPU%s%s%s, else GPU memory ran out",
 }

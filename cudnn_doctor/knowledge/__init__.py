@@ -167,6 +167,7 @@ class Compat:
     architectures_source = forward(ReferenceKnowledge.architectures_source)
     windows_loader_errors = forward(ReferenceKnowledge.windows_loader_errors)
     zlibwapi = forward(ReferenceKnowledge.zlibwapi)
+    cudnn_installer_folder = forward(ReferenceKnowledge.cudnn_installer_folder)
     package_of_dll = forward(ReferenceKnowledge.package_of_dll)
     windows_consumers = forward(ReferenceKnowledge.windows_consumers)
     tensorflow_sonames = forward(ReferenceKnowledge.tensorflow_sonames)

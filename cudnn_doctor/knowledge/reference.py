@@ -38,6 +38,13 @@ class ReferenceKnowledge(Domain):
         """Which cuDNN releases load zlibwapi.dll on Windows, and where it comes from."""
         return dict(self.table("windows", "zlibwapi"))
 
+    def cudnn_installer_folder(self) -> str:
+        """Where NVIDIA's Windows cuDNN installer puts its DLLs ('C:\\Program Files\\NVIDIA\\CUDNN\\v<cudnn
+        major.minor>\\bin\\<cuda major.minor>'), or '' where the table does not say."""
+        row = self.table("windows", "cudnn_installer")
+        layout = str(row.get("layout", "")).split("\\*.dll", 1)[0]
+        return "%s\\%s" % (row["root"], layout) if row.get("root") and layout else ""
+
     def windows_consumers(self) -> List[Dict[str, Any]]:
         """Framework libraries on Windows that import cuDNN or the CUDA runtime."""
         return list(self.table("windows", "consumers").get("rows", []))

@@ -74,6 +74,20 @@ def cudnn_for_builds_fix(compat: Compat, major: int, program: str, newest: Dict[
                        other, release_other), cudnn_release_fix(compat, major, cuda=other)))
 
 
+def cudnn_for_either_cuda_fix(compat: Compat, major: int) -> Fix:
+    """A missing cuDNN `major` of a program whose CUDA nothing says: the wheel for each of the two newest CUDA majors
+    NVIDIA builds that cuDNN for, the program's CUDA deciding (never a guess of one)."""
+    cudas = sorted({m for r in compat.cudnn_releases(major) for b in compat.cudnn_builds(r)
+                    for m in (major_of(c) for c in b.cuda) if m is not None and m >= 11})
+    wheels = [c for c in cudas if compat.cudnn_wheel(c) and cudnn_choice(compat, major, cuda_major=c)]
+    if len(wheels) < 2:
+        return cudnn_release_fix(compat, major)
+    one, other = wheels[-2:]
+    return or_else(say("for a program built for CUDA %d: %%s" % one, cudnn_release_fix(compat, major, cuda=str(one))),
+                   say("for one built for CUDA %d: %%s; the program's CUDA decides" % other,
+                       cudnn_release_fix(compat, major, cuda=str(other))))
+
+
 def toolkit_library_fix(compat: Compat, shipped: Shipped, stem: str) -> Fix:
     """A missing CUDA library: the wheel (CUDA 11 on) or the toolkit release that ships it. A DLL's is said for
     Windows, where the toolkit's installer puts its bin folder on PATH (no LD_LIBRARY_PATH, no ldconfig there)."""
@@ -159,18 +173,22 @@ def driver_fix(floor: Optional[str], platform: str) -> Fix:
     return driver_upgrade_fix(floor or "the newest release for this GPU", platform)
 
 
-def windows_missing_dll_fix(dll: str) -> Fix:
-    """A DLL (or one of its imports) is nowhere on the DLL search path."""
+def windows_missing_dll_fix(dll: str, installer: str = "") -> Fix:
+    """A DLL (or one of its imports) is nowhere on the DLL search path. ``installer``: the folder NVIDIA's cuDNN
+    installer puts a cuDNN DLL in (one per CUDA release, below the bin folder it puts on PATH: faster-whisper#1230)."""
     look = "Get-Command %s -All" % (dll or "cudnn64_*.dll")
     return command_fix([look], shell=WINDOWS_SHELL,
                        text="put the folder that holds %s on PATH (`%s` shows what Windows finds; pip's wheels keep "
-                            "it in site-packages\\nvidia\\<library>\\bin); Python 3.8+ also needs "
-                            "os.add_dll_directory(<that folder>) before the import" % (dll or "the DLL", look))
+                            "it in site-packages\\nvidia\\<library>\\bin%s); Python 3.8+ also needs "
+                            "os.add_dll_directory(<that folder>) before the import" % (
+                                dll or "the DLL", look, ("; NVIDIA's cuDNN installer in %s, the CUDA release's own "
+                                                         "folder, not the bin folder above it" % installer)
+                                if installer and dll.lower().startswith("cudnn") else ""))
 
 
-def on_windows_path(install: Fix, dll: str) -> Fix:
+def on_windows_path(install: Fix, dll: str, installer: str = "") -> Fix:
     """An install on Windows, then the DLL's folder where Windows and Python look for it."""
-    return say("%s; then %s", install, windows_missing_dll_fix(dll))
+    return say("%s; then %s", install, windows_missing_dll_fix(dll, installer))
 
 
 def shadow_or_install(shadow: Fix, install: Fix) -> Fix:

@@ -10,7 +10,7 @@ from .acting import doctor, on_machine, pip, set_variable
 from .frameworks import tensorflow_wheels_fix
 from .paste_answers import fabric_manager_for_driver_fix
 from .paste_python import supported_python_fix
-from .paste_runtime import memory_fix
+from .paste_runtime import memory_fix, reinstall_package_fix
 from .shell import advice, or_else, q, run, said, say
 from .shells import command_fix
 
@@ -144,6 +144,19 @@ def uv_floor_fix(project: str, first: str) -> Fix:
 def driver_or_older_image_fix(driver_fix: Fix, runs: str) -> Fix:
     """A driver for the image's CUDA, or an image of the CUDA the driver runs."""
     return say("%s; or run an image of CUDA " + runs + " or older, which this driver runs", driver_fix)
+
+
+def llvm_program_fix(torch_build: Fix) -> Fix:
+    """LLVM inside a program's compiler older than the GPU, the program unnamed: where it is PyTorch's Triton
+    (torch.compile), the PyTorch build whose Triton knows the GPU; else the program's own newer release."""
+    return say("where it is PyTorch's torch.compile (Triton carries its own LLVM and ptxas, so no toolkit changes "
+               "it): %s; otherwise upgrade the program whose compiler carries LLVM (Julia's CUDA.jl, TVM, XLA) to a "
+               "release that knows this GPU", torch_build)
+
+
+def or_reinstall_fix(release: str, known: Fix, package: str) -> Fix:
+    """A fix for the one release the text may be, else the package reinstalled whole."""
+    return say("where it is %s: %%s; otherwise: %%s" % release, known, reinstall_package_fix(package))
 
 
 def build_or_memory_fix(build: Fix) -> Fix:

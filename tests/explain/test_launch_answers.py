@@ -62,7 +62,9 @@ CASES = [
      ["LLVM inside the build's Triton"], ["PyTorch build for CUDA 12.9"], []),
     ("https://github.com/pytorch/pytorch/issues/148551#bare",
      "'sm_120' is not a recognized processor for this target (ignoring processor)",
-     ["LLVM inside the program's compiler"], [], ["torch"]),
+     # no program named: the cause blames none, the fix gives Triton's case (the likeliest) as a case, then the rest
+     ["LLVM inside the program's compiler"], ["where it is PyTorch's torch.compile", "otherwise upgrade the program"],
+     ["nvcc -gencode"]),
     ("https://github.com/jax-ml/jax/issues/22416",
      "RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT plugin PJRT API version "
      "(0.54) and framework PJRT API version 0.51).", ["another release than jaxlib"], ['jax[cuda12]'], []),
