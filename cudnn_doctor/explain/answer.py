@@ -280,8 +280,9 @@ _BUILT_PER_CUDA = {"ONNX Runtime": "onnxruntime", "CuPy": "cupy"}
 
 def _cudnn_for_either_build(ev: Evidence, compat: Compat, major: int) -> Fix:
     """A cuDNN that is missing, where the paste says neither the CUDA nor the release of a program whose builds
-    come for several CUDA majors (onnxruntime-gpu 1.26 for CUDA 12, 1.31 for 13): the wheel for each, the build
-    deciding; never a guess (fresh paste rembg-798 was told CUDA 13's for what was most likely a CUDA 12 build)."""
+    come for several CUDA majors (onnxruntime-gpu 1.26 for CUDA 12, 1.31 for 13), or names no such program at all:
+    the wheel for each, the build deciding; never a guess (fresh paste rembg-798 was told CUDA 13's for what was
+    most likely a CUDA 12 build)."""
     program = next((p for p in ev.facts.programs if p.name in _BUILT_PER_CUDA and not p.release), None)
     builds = compat.framework_builds(_BUILT_PER_CUDA[program.name]) if program is not None else []
     newest: Dict[str, str] = {}
@@ -334,7 +335,7 @@ def _windows(ev: Evidence, compat: Compat) -> Optional[Answer]:
             if package:
                 return Answer(cause + "; it ships in the %s wheel beside the DLLs it imports%s: a partial install, "
                               "or a wheel built without one of them" % (
-                                  package, " (its CUDA and cuDNN DLLs)" if package == "torch" else ""),
+                                  package, " (for torch: its CUDA, cuDNN and OpenMP DLLs)" if package == "torch" else ""),
                               rt.reinstall_package_fix(package))
             shipped = compat.shipped_by(w.dll) if w.dll else None
             zlib = compat.zlibwapi()

@@ -66,7 +66,7 @@ def _opencv(ev: Evidence, compat: Compat) -> Answer:
     cc = gpu_cc(ev, compat)
     return Answer("this OpenCV was built without its CUDA DNN backend, so it falls back to the CPU: pip's "
                   "opencv-python wheels have none, and a source build drops it without cuDNN or when CUDA_ARCH_BIN "
-                  "lists an architecture below the floor OpenCV's CMake checks", rt.opencv_cuda_build_fix(cc))
+                  "lists an architecture below the floor OpenCV's CMake checks", tools.opencv_cuda_build_fix(cc))
 
 
 # the command line that asked for the device, its first word the program: "target/debug/tabby  serve ... --device cuda"
@@ -180,7 +180,8 @@ def _bitsandbytes(ev: Evidence, compat: Compat) -> Answer:
         r"(site|dist)-packages", folder.group(1)) else None
     cause = "bitsandbytes could not load its native CUDA library (libbitsandbytes_cuda<version>.so): its release " \
             "has no build for the CUDA it found, or the one it has will not load, and its functions are then " \
-            "called on None"
+            "called on None; or the PyTorch beside it is a CPU-only build, so it finds no CUDA at all " \
+            "(torch.cuda.is_available() is False)"
     wanted = _BNB_WANTED.search(ev.text)  # before 0.42 it says which it looked for, after the CUDA it found
     if wanted and not forced:
         cuda = "%s.%s" % (wanted.group(1)[:-1], wanted.group(1)[-1])

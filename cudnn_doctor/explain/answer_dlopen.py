@@ -9,6 +9,7 @@ from typing import Optional
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_launch as launch, paste_runtime as rt
+from ..remedies.paste_tools import trt_plugin_fix
 from ..remedies.paste_answers import cudnn_wheel_brings_cublas_fix, folder_then_install_fix, torch7_branch_fix
 from ..versions import major_of, soname_major
 from .answered import Answer
@@ -97,7 +98,7 @@ def from_dlopen(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
                               m.group(1) if m else "(the node named above)"), launch.trt_parser_op_fix())
         return Answer("TensorRT has no creator for %s in its plugin registry: the engine uses a plugin whose library "
                       "(the project's own plugin .so, or TensorRT's libnvinfer_plugin) was not loaded before "
-                      "deserializing" % plugin, rt.trt_plugin_fix(m.group(1) if m else None))
+                      "deserializing" % plugin, trt_plugin_fix(m.group(1) if m else None))
     if kind == "zlibwapi":
         download = compat.zlibwapi().get("download")
         if not download:

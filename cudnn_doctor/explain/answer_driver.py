@@ -35,7 +35,8 @@ def _first_torch_beyond(compat: Compat, driver_cuda: str) -> Optional[Tuple[str,
     oldest CUDA it is built for: where the driver stops keeping up (CUDA 10.0: PyTorch 1.3, CUDA 10.1)."""
     cudas: Dict[str, List[str]] = {}
     for row in compat.framework_rows("pytorch"):
-        cudas.setdefault(str(row["torch"]), []).append(str(row["cuda"]))
+        if "variants not read" not in str(row.get("source", "")):  # a release only partly read proves no absence
+            cudas.setdefault(str(row["torch"]), []).append(str(row["cuda"]))
     releases = sorted(cudas, key=_v)
     runs = [r for r in releases if any(_runs_on(compat, c, driver_cuda) for c in cudas[r])]
     later = [r for r in releases if runs and _v(r) > _v(runs[-1])]
@@ -58,7 +59,8 @@ def _ctranslate2_beyond(ev: Evidence, compat: Compat, has: str, driver: Optional
     return Answer("CTranslate2's current wheels are built for CUDA %s, which needs driver %s; the driver%s runs CUDA "
                   "%s. Its %s release is the last for CUDA %s" % (
                       current, needs, (" " + driver) if driver else "", has, fits[-1]["last"], fits[-1]["cuda"]),
-                  rt.driver_or_build_fix(ctranslate2_release_fix(str(fits[-1]["last"]), str(fits[-1]["cuda"])),
+                  rt.driver_or_build_fix(ctranslate2_release_fix(str(fits[-1]["last"]), str(fits[-1]["cuda"]),
+                                                                 str(fits[-1]["cudnn"])),
                                          ev.driver_platform))
 
 

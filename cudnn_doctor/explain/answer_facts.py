@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ..knowledge import Compat
 from ..model import Fix
 from ..remedies import paste, paste_python as py_fix, paste_runtime as rt
-from ..remedies.paste_tools import build_or_memory_fix, contiguous_or_build_fix, or_reinstall_fix
+from ..remedies.paste_tools import build_or_memory_fix, contiguous_or_build_fix, memory_or_build_fix, or_reinstall_fix
 from ..versions import major_of, tag_cuda, ver, version_key as _v
 from .answered import Answer
 from .evidence import Evidence
@@ -44,8 +44,11 @@ def torch_dll(ev: Evidence, compat: Compat, dll: str) -> Optional[Answer]:
     row = next((r for r in rows if str(r.get("dll", "")).lower() == dll.lower()), None)
     if row is None:
         return None
-    release = py_fix.torch_release_fix(compat, row["fixed_in"], ev.facts.build_cuda() or "12.1", "the release that "
-                                       "fixed it", ev.platform, ev.python)
+    cuda = ev.facts.build_cuda() or compat.torch_default_cuda(row["fixed_in"])  # the paste's build, else the default
+    if cuda is None:
+        return None
+    release = py_fix.torch_release_fix(compat, row["fixed_in"], cuda, "the release that fixed it", ev.platform,
+                                       ev.python)
     if named and torch is not None:
         return Answer("PyTorch %s is known for this (%s): %s; fixed in %s" % (
             torch.release, row["source"].split(" ")[0], row["problem"], row["fixed_in"]), release)
@@ -276,28 +279,32 @@ def forward_compat(ev: Evidence, compat: Compat) -> Optional[Answer]:
     return Answer(cause, rt.drop_folder_fix(folder, "the cuda-compat libcuda") if folder else rt.remove_compat_fix())
 
 
+# The paste rules GPU memory out itself: "even if reduced batch size to 1" (CLRNet#24).
+_SMALLEST_BATCH = re.compile(r"batch[ _]size\D{0,20}\b1\b", re.I)
+
+
 def torch_cudnn_status(ev: Evidence, compat: Compat, kind: str, build: Callable[[], Fix]) -> Optional[Answer]:
-    """PyTorch's "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED" (or NOT_SUPPORTED), its release unsaid: its own cuDNN
-    could not start or has no engine for the convolution, most often because the build is older than the GPU (a CUDA
-    10 build on an Ampere card: CLRNet#24, with batch size 1; DPGN#15), else GPU memory (NOT_INITIALIZED) or the
-    input (NOT_SUPPORTED: PyTorch's own hint names a non-contiguous one). A release the paste names is judged by its
-    known-bad rows instead (answer_facts.from_releases)."""
-    torch = ev.facts.program("PyTorch")
-    if torch is None or torch.release:
+    """PyTorch's "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED" (or NOT_SUPPORTED): its own cuDNN could not start, or
+    has no engine for the convolution. GPU memory first for the one (unless the paste rules it out at batch size 1)
+    and PyTorch's own hint, the input's layout, first for the other; then a build older than the GPU (a CUDA 10 build
+    on an Ampere card: CLRNet#24, DPGN#15). A known-bad release is answered before this (answer_facts.from_releases)."""
+    if ev.facts.program("PyTorch") is None:
         return None
     names: Dict[str, List[str]] = {}
-    for arch in compat.architectures():
-        if arch.first_cuda and (major_of(arch.first_cuda) or 0) >= 11:
+    for arch in compat.architectures()[-5:]:  # the newest architectures, each with the first CUDA that knows it
+        if arch.first_cuda:
             names.setdefault(arch.first_cuda, []).append(arch.name)
     older = "the PyTorch build is older than the GPU (each architecture's first CUDA: %s)" % ", ".join(
         "CUDA %s for %s" % (cuda, " and ".join(archs)) for cuda, archs in names.items())
     if kind == "cudnn-not-supported":
-        return Answer("PyTorch's own cuDNN has no engine for this convolution (CUDNN_STATUS_NOT_SUPPORTED): %s, or the "
-                      "input is non-contiguous or of a layout or data type this cuDNN does not take" % older,
-                      contiguous_or_build_fix(build()))
-    return Answer("PyTorch's own cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): GPU memory ran out when it "
-                  "created its handle, or %s; a build for an older CUDA fails here even at batch size 1; or the "
-                  "driver does not run" % older, build_or_memory_fix(build()))
+        return Answer("PyTorch's own cuDNN has no engine for this convolution (CUDNN_STATUS_NOT_SUPPORTED): the input "
+                      "is non-contiguous or of a layout or data type this cuDNN does not take (PyTorch's own hint), or "
+                      "%s" % older, contiguous_or_build_fix(build()))
+    memory = not _SMALLEST_BATCH.search(ev.text)
+    return Answer("PyTorch's own cuDNN could not initialise (CUDNN_STATUS_NOT_INITIALIZED): %s%s; or the driver does "
+                  "not run" % ("GPU memory ran out when it created its handle, or " if memory else "",
+                               older + ("" if memory else ", since it fails even at batch size 1")),
+                  memory_or_build_fix(build()) if memory else build_or_memory_fix(build()))
 
 
 def build_reach(ev: Evidence, compat: Compat) -> str:

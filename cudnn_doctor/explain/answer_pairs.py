@@ -76,10 +76,12 @@ def onnxruntime_own_cuda(ev: Evidence, compat: Compat) -> Optional[Answer]:
     states a CUDA of another major (onnxruntime-21769: CUDA 11.7 with 1.19.0): the build's CUDA is the cause, whatever
     cuDNN it also misses."""
     said = next((c for c in ev.checks if c.framework == "ONNX Runtime" and c.library == "CUDA" and not c.runtime), None)
-    stated = next((c for c in ev.cuda if major_of(c) is not None), None)
-    if said is None or stated is None or major_of(stated) == major_of(said.compiled):
+    driver = ev.facts.cuda_driver.value if ev.facts.cuda_driver else None  # nvidia-smi's: what the driver runs
+    stated = [c for c in ev.cuda if major_of(c) is not None and c != driver]
+    # any stated CUDA of the major it needs (a torch+cu121 beside it) leaves its cuDNN the one thing missing
+    if said is None or not stated or any(major_of(c) == major_of(said.compiled) for c in stated):
         return None
-    check = VersionCheck(said.framework, "CUDA", stated, said.compiled, said.rule, False, said.source)
+    check = VersionCheck(said.framework, "CUDA", stated[0], said.compiled, said.rule, False, said.source)
     return onnxruntime_for_cuda(check, ev, compat, paste.toolkit_release_fix(compat, said.compiled, ev.platform))
 
 

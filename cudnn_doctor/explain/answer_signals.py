@@ -194,8 +194,10 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         named = bool(_TRITON_OR_TORCH.search(ev.text))
         usual = kind == "nvrtc-arch" or (kind != "no-kernel-image" and named)
         fix = _arch_fix(ev, compat, cc, replaced_framework(ev, usual=usual))
-        if kind == "llvm-unknown-processor" and not named:  # Triton is the likeliest, so its build comes first
-            kind, fix = "llvm-unknown-processor-unnamed", llvm_program_fix(_arch_fix(ev, compat, cc, "PyTorch"))
+        wording = kind
+        if kind == "llvm-unknown-processor" and not named:  # Triton is the likeliest unless another is named
+            wording = "llvm-unknown-processor-unnamed"
+            fix = llvm_program_fix(None if _OTHER_LLVM.search(ev.text) else _arch_fix(ev, compat, cc, "PyTorch"))
         # a framework other than PyTorch named, with the CUDA its build is for: its build for a CUDA that knows the GPU
         other = next((p.name for p in ev.facts.programs if p.name in BUILDS_FOR_CUDA and p.name != "PyTorch"), None)
         first = first_cuda_serving(compat, cc)[1] if cc else None
@@ -206,7 +208,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         # CUDA_ERROR_JIT_COMPILER_NOT_FOUND (221) existed (libgpuarray-289: libnvidia-ptxjitcompiler.so was missing)
         jit = not cc and ev.platform != "windows" and bool(re.search(r"NO_BINARY_FOR_GPU|NoBinaryForGpu", ev.text))
         # NVRTC compiles at run time for the GPU it finds; one older than the GPU refuses its architecture
-        said = _COMPILERS.get(kind, "the build%s has no kernels for this GPU%s%s%s")
+        said = _COMPILERS.get(wording, "the build%s has no kernels for this GPU%s%s%s")
         return Answer(said % (
             (" (%s's, for CUDA %s)" % (other, built)) if other and built else "",
             arch_words(ev, compat, cc) or ("" if jit else build_reach(ev, compat)),
@@ -292,6 +294,8 @@ def _stated(ev: Evidence) -> str:
 
 
 _TRITON_OR_TORCH = re.compile(r"triton|torch", re.I)
+# The other programs whose compilers carry an LLVM that names GPUs by sm_XX: Julia's CUDA.jl, TVM, XLA, Numba
+_OTHER_LLVM = re.compile(r"\bjulia\b|CUDA\.jl|\btvm\b|\bxla\b|\bjax\b|\bnumba\b", re.I)
 # PyTorch's words once every cuDNN algorithm failed, most often for want of workspace memory (Conv_v7.cpp)
 _NO_ALGORITHM = re.compile(r"Unable to find a valid cuDNN algorithm|no valid convolution algorithms available")
 # Compilers a build carries that refuse a GPU newer than they are: what the cause says of each

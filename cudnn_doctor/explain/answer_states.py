@@ -85,7 +85,7 @@ def _not_ready(ev: Evidence) -> Answer:
 
 
 def _cudnn_handle(ev: Evidence) -> Answer:
-    if ev.facts.runs("Caffe"):
+    if ev.facts.runs("Caffe") and not ev.facts.runs("TensorFlow"):
         # src/caffe/layers/cudnn_conv_layer.cpp creates CUDNN_STREAMS_PER_GROUP (3) handles and streams per group
         return Answer("Caffe's cuDNN convolution layer creates three cuDNN handles and CUDA streams for each group, "
                       "so a grouped (depthwise) convolution of many groups, as MobileNet's, exhausts them and GPU "

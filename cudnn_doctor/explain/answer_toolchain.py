@@ -236,7 +236,7 @@ def nvcc_arch(ev: Evidence, compat: Compat) -> Optional[Answer]:
     return Answer("%s%s is older than CUDA %s, the first that compiles for compute capability %s (%s_%s%s)%s" % (
         "Triton's own " if triton else "", tool, first or "?", cc, "compute" if tool == "nvcc" else "sm", digits,
         (", %s" % arch.name) if arch else "", cut),
-        rt.triton_ptxas_fix(first) if triton else rt.nvcc_arch_fix(first, cc))
+        rt.triton_ptxas_fix(first) if triton else rt.nvcc_arch_fix(first, cc, ev.platform))
 
 
 # XLA's warning where the ptxas it found cannot compile for the GPU (xla/stream_executor/gpu/asm_compiler.cc): "ptxas

@@ -112,7 +112,7 @@ _PROGRAMS = (
     # package's frame is in the text
     ("PyTorch", _C10_CHECK),
     # diffusers' PyTorch pipelines (its Flax ones are pipeline_flax_*): their files run PyTorch's kernels
-    ("PyTorch", re.compile(_W + r"pipeline_stable_diffusion\w*\.py")),
+    ("PyTorch", re.compile(_W + r"pipeline_stable_diffusion(?!\w*_(?:onnx|oneflow|flax))\w*\.py")),
     ("TensorFlow", re.compile(_W + r"tensor ?flow(?:-gpu)?(?:\[and-cuda\])?" + _SAYS + _REL, re.I)),
     ("TensorFlow", re.compile(_W + r"tensorflow\b", re.I)),
     ("JAX", re.compile(_W + r"jax(?:lib)?(?:\[cuda\d*\])?" + _SAYS + _REL, re.I)),
@@ -129,8 +129,9 @@ _PROGRAMS = (
     ("CTranslate2", re.compile(r"CUDA failed with error ")),
     ("NCCL", re.compile(_W + r"(?:nccl\w*|libnccl)", re.I)),
     ("Caffe", re.compile(_W + r"caffe\b", re.I)),
-    # Caffe's CUDNN_CHECK (include/caffe/util/cudnn.hpp): glog's CHECK_EQ on a variable called status; MXNet's says e
-    ("Caffe", re.compile(r"Check failed: status == CUDNN_STATUS_SUCCESS \(")),
+    # Caffe's CUDNN_CHECK (include/caffe/util/cudnn.hpp): glog's CHECK_EQ on a variable called status, then " " and
+    # the status name; MXNet's says e, TensorFlow's cuda_dnn.cc runs straight into its own words ("Failed to set ...")
+    ("Caffe", re.compile(r"Check failed: status == CUDNN_STATUS_SUCCESS \(\d{1,4} vs\. 0\)[ \t]+CUDNN_STATUS_")),
     ("docker", re.compile(_W + r"docker\b", re.I)),
     ("nvidia-container-cli", re.compile(_W + r"nvidia-container-cli\b")),
     ("nvidia-smi", re.compile(_W + r"nvidia-smi\b|NVIDIA-SMI\b")),

@@ -75,17 +75,18 @@ def cudnn_for_builds_fix(compat: Compat, major: int, program: str, newest: Dict[
 
 
 def cudnn_for_either_cuda_fix(compat: Compat, major: int) -> Fix:
-    """A missing cuDNN `major` of a program whose CUDA nothing says: the wheel for each of the two newest CUDA majors
-    NVIDIA builds that cuDNN for, the program's CUDA deciding (never a guess of one)."""
+    """A missing cuDNN `major` of a program whose CUDA nothing says: the wheel for each CUDA major NVIDIA builds that
+    cuDNN for (as a pip wheel), the program's CUDA deciding (never a guess of one)."""
     cudas = sorted({m for r in compat.cudnn_releases(major) for b in compat.cudnn_builds(r)
-                    for m in (major_of(c) for c in b.cuda) if m is not None and m >= 11})
+                    for m in (major_of(c) for c in b.cuda) if m is not None})
     wheels = [c for c in cudas if compat.cudnn_wheel(c) and cudnn_choice(compat, major, cuda_major=c)]
     if len(wheels) < 2:
         return cudnn_release_fix(compat, major)
-    one, other = wheels[-2:]
-    return or_else(say("for a program built for CUDA %d: %%s" % one, cudnn_release_fix(compat, major, cuda=str(one))),
-                   say("for one built for CUDA %d: %%s; the program's CUDA decides" % other,
-                       cudnn_release_fix(compat, major, cuda=str(other))))
+    fix = say("for a program built for CUDA %d: %%s" % wheels[0], cudnn_release_fix(compat, major, cuda=str(wheels[0])))
+    for cuda in wheels[1:]:
+        fix = or_else(fix, say("for one built for CUDA %d: %%s" % cuda, cudnn_release_fix(compat, major,
+                                                                                      cuda=str(cuda))), "%s; %s")
+    return say("%s; the program's CUDA decides", fix)
 
 
 def toolkit_library_fix(compat: Compat, shipped: Shipped, stem: str) -> Fix:
@@ -174,8 +175,9 @@ def driver_fix(floor: Optional[str], platform: str) -> Fix:
 
 
 def windows_missing_dll_fix(dll: str, installer: str = "") -> Fix:
-    """A DLL (or one of its imports) is nowhere on the DLL search path. ``installer``: the folder NVIDIA's cuDNN
-    installer puts a cuDNN DLL in (one per CUDA release, below the bin folder it puts on PATH: faster-whisper#1230)."""
+    """A DLL (or one of its imports) is nowhere on the DLL search path. ``installer``: the folder NVIDIA's cuDNN 9
+    installer puts a cuDNN DLL in (one per CUDA release, below the bin folder it puts on PATH: faster-whisper#1230;
+    cuDNN 8 for Windows came as a zip)."""
     look = "Get-Command %s -All" % (dll or "cudnn64_*.dll")
     return command_fix([look], shell=WINDOWS_SHELL,
                        text="put the folder that holds %s on PATH (`%s` shows what Windows finds; pip's wheels keep "
@@ -183,7 +185,7 @@ def windows_missing_dll_fix(dll: str, installer: str = "") -> Fix:
                             "os.add_dll_directory(<that folder>) before the import" % (
                                 dll or "the DLL", look, ("; NVIDIA's cuDNN installer in %s, the CUDA release's own "
                                                          "folder, not the bin folder above it" % installer)
-                                if installer and dll.lower().startswith("cudnn") else ""))
+                                if installer and dll.lower().startswith("cudnn") and dll.lower().endswith("64_9.dll") else ""))
 
 
 def on_windows_path(install: Fix, dll: str, installer: str = "") -> Fix:

@@ -166,7 +166,8 @@ def bitsandbytes_fix(forced: bool = False, checkout: Optional[str] = None) -> Fi
     return run(*first, install, "python -m bitsandbytes", alternatives=[cmake] if cmake else [],
                text="%sreinstall bitsandbytes at the newest release that accepts the PyTorch you have (its wheels carry "
                     "the native library for the CUDA releases they support): `%s`; then `python -m bitsandbytes` "
-                    "says which library it loads%s" % (
+                    "says which library it loads, and where it says PyTorch sees no CUDA, the torch installed is a "
+                    "CPU-only build: install PyTorch's CUDA build first%s" % (
                         "`%s` (and remove it where it is set for good: ~/.bashrc, the notebook's or container's "
                         "environment), then " % first[0] if first else "", install, built))
 

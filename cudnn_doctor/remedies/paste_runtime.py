@@ -90,7 +90,7 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional
             return found
     if framework == "PyTorch" and first:
         cuda = first if mm_at_least(first, "11.0") else "11.8"
-        kernels = ("sm_%s kernels" % cc.replace(".", "")) if cc else "kernels for every GPU up to the newest"
+        kernels = ("sm_%s kernels" % cc.replace(".", "")) if cc else _torch_arch_span(compat, cuda)
         return say("install a PyTorch build for CUDA %s or newer, which has %s: %s", first, kernels,
                    torch_install(compat, None, cuda))
     if cc is None:  # a program built from source with a CUDA older than the GPU (darknet-2836: CUDA 9.0, Turing)
@@ -108,6 +108,21 @@ def arch_fix(compat: Compat, cc: Optional[str], framework: str, driver: Optional
                   "extensions), install a build of it compiled for sm_%s%s, or run it on another GPU, one the build "
                   "has kernels for" % (cc, (" with %s, whose nvcc knows it" % reach) if reach else "", arch, arch, arch,
                                        arch, (" (%s)" % reach) if reach else ""))
+
+
+def _torch_arch_span(compat: Compat, cuda: str) -> str:
+    """What a PyTorch build for `cuda` has kernels for, the GPU unnamed (compat's [pytorch_arch]): its lowest compute
+    capability up to the newest GPUs, and the build an older GPU needs (cu129 starts at 7.5; cu126 at 5.0)."""
+    def low(row: Dict[str, Any]) -> str:
+        return min((str(a) for a in row.get("arch", [])), key=version_key, default="")
+    rows = [r for r in compat.framework_rows("pytorch_arch") if low(r)]
+    this = [low(r) for r in rows if r.get("cuda") == mm_text(cuda)]
+    if not this:
+        return "kernels for the newest GPUs"
+    oldest = min(rows, key=lambda r: version_key(low(r)))
+    older = "; an older GPU needs the CUDA %s build, from %s" % (oldest["cuda"], low(oldest)) \
+        if version_key(low(oldest)) < version_key(min(this, key=version_key)) else ""
+    return "kernels from compute capability %s up to the newest GPUs%s" % (min(this, key=version_key), older)
 
 
 def ptx_jit_or_arch_fix(arch: Fix) -> Fix:
@@ -324,15 +339,20 @@ def torch7_rebuild_fix(cc: Optional[str]) -> Fix:
                           "capability %s: `%s` (Torch7 is no longer maintained; PyTorch is its successor)" % (arch, line))
 
 
-def nvcc_arch_fix(first_cuda: Optional[str], cc: str) -> Fix:
-    """nvcc predates the GPU: a toolkit that knows it, then a build for its architecture."""
+def nvcc_arch_fix(first_cuda: Optional[str], cc: str, platform: str = "linux") -> Fix:
+    """nvcc predates the GPU: a toolkit that knows it, then a build for its architecture. An older toolkit first on
+    PATH (apt's nvidia-cuda-toolkit in /usr/bin) shadows a newer one as often as none is installed: PATH first, since
+    removing a packaged toolkit can break what else uses it."""
     arch = cc.replace(".", "")
-    # an older toolkit first on PATH (apt's nvidia-cuda-toolkit in /usr/bin) shadows a newer one as often as none is
-    return said("install CUDA %s or newer (its nvcc compiles for compute capability %s), then rebuild for this GPU: "
-                "TORCH_CUDA_ARCH_LIST=\"%s\" for PyTorch extensions, nvcc -gencode arch=compute_%s,code=sm_%s "
-                "(CMAKE_CUDA_ARCHITECTURES=%s) otherwise; where a newer toolkit is installed already, an older nvcc "
-                "comes first: remove the older toolkit or put the newer one's bin first on PATH (`%%s` lists each)" % (
-                    first_cuda or "a release", cc, cc, arch, arch, arch), "which -a nvcc")
+    words = ("install CUDA %s or newer (its nvcc compiles for compute capability %s), then rebuild for this GPU: "
+             "TORCH_CUDA_ARCH_LIST=\"%s\" for PyTorch extensions, nvcc -gencode arch=compute_%s,code=sm_%s "
+             "(CMAKE_CUDA_ARCHITECTURES=%s) otherwise; where a newer toolkit is installed already, an older nvcc comes "
+             "first: put the newer one's bin first on PATH%s, or drop the older one's bin from PATH (`%%s` lists each)" % (
+                 first_cuda or "a release", cc, cc, arch, arch, arch,
+                 " and CUDA_PATH at it" if platform == "windows" else ""))
+    if platform == "windows":
+        return command_fix(["Get-Command nvcc -All"], shell=WINDOWS_SHELL, text=words % "Get-Command nvcc -All")
+    return said(words, "which -a nvcc")
 
 
 def triton_ptxas_fix(first_cuda: Optional[str]) -> Fix:
@@ -342,22 +362,6 @@ def triton_ptxas_fix(first_cuda: Optional[str]) -> Fix:
     return run(line, shell=target_shell(), text="with a CUDA %s or newer toolkit installed, point Triton at its ptxas: "
                "`%s` (or upgrade torch with its pytorch-triton to a release whose bundled ptxas knows this GPU)" % (
                    first_cuda or "new enough", line))
-
-
-def trt_plugin_fix(plugin: Optional[str]) -> Fix:
-    """A TensorRT plugin creator not registered: load the library that implements it before deserializing."""
-    return advice("build the plugin library that implements %s and load it before deserializing the engine (Python: "
-                  "ctypes.CDLL of its .so, then trt.init_libnvinfer_plugins(logger, ''); C++: link it or "
-                  "initLibNvInferPlugins for TensorRT's own plugins; trtexec --plugins=<its .so>)" % (
-                      plugin or "the plugin layer"))
-
-
-def opencv_cuda_build_fix(cc: Optional[str]) -> Fix:
-    """OpenCV without its CUDA DNN backend: a source build with CUDA, cuDNN and this GPU's architecture."""
-    arch = cc or "<this GPU's compute capability>"
-    return said("rebuild OpenCV with CUDA_ARCH_BIN=%s and its CUDA DNN backend (cmake -D WITH_CUDA=ON -D "
-                "WITH_CUDNN=ON -D OPENCV_DNN_CUDA=ON, with opencv_contrib), and `%%s` so the pip wheel (built without "
-                "CUDA) does not shadow it" % arch, "pip uninstall -y opencv-python")
 
 
 def supported_gpu_fix(floor: str) -> Fix:

@@ -146,12 +146,16 @@ def driver_or_older_image_fix(driver_fix: Fix, runs: str) -> Fix:
     return say("%s; or run an image of CUDA " + runs + " or older, which this driver runs", driver_fix)
 
 
-def llvm_program_fix(torch_build: Fix) -> Fix:
-    """LLVM inside a program's compiler older than the GPU, the program unnamed: where it is PyTorch's Triton
-    (torch.compile), the PyTorch build whose Triton knows the GPU; else the program's own newer release."""
+def llvm_program_fix(torch_build: Optional[Fix]) -> Fix:
+    """LLVM inside a program's compiler older than the GPU: where it may be PyTorch's Triton (torch.compile), the
+    PyTorch build whose Triton knows the GPU; else the program's own newer release (a toolkit cannot change the LLVM
+    a program carries)."""
+    other = "upgrade the program whose compiler carries LLVM (Julia's CUDA.jl, TVM, XLA, Numba) to a release that " \
+            "knows this GPU; a CUDA toolkit does not change the LLVM it carries"
+    if torch_build is None:
+        return advice(other)
     return say("where it is PyTorch's torch.compile (Triton carries its own LLVM and ptxas, so no toolkit changes "
-               "it): %s; otherwise upgrade the program whose compiler carries LLVM (Julia's CUDA.jl, TVM, XLA) to a "
-               "release that knows this GPU", torch_build)
+               "it): %s; otherwise " + other, torch_build)
 
 
 def or_reinstall_fix(release: str, known: Fix, package: str) -> Fix:
@@ -164,10 +168,16 @@ def build_or_memory_fix(build: Fix) -> Fix:
     return say("%s; if the build is not it: %s", build, memory_fix())
 
 
+def memory_or_build_fix(build: Fix) -> Fix:
+    """A handle that would not start: GPU memory first, then the build for the GPU's architecture."""
+    return say("%s; if memory is not it: %s", memory_fix(), build)
+
+
 def contiguous_or_build_fix(build: Fix) -> Fix:
-    """cuDNN has no engine for PyTorch's convolution: the build for the GPU, then the input's layout."""
-    return say("%s; if the build is not it: make the input contiguous before the call (x = x.contiguous()), and "
-               "try float32 where it was half precision", build)
+    """cuDNN has no engine for PyTorch's convolution: the input's layout first (PyTorch's own hint), then the build
+    for the GPU."""
+    return say("make the input contiguous before the call (x = x.contiguous()), and try float32 where it was half "
+               "precision; if that is not it: %s", build)
 
 
 def tcnn_arch_fix(cc: str) -> Fix:
@@ -178,10 +188,15 @@ def tcnn_arch_fix(cc: str) -> Fix:
                     "git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch"))
 
 
-def ctranslate2_release_fix(release: str, cuda: str) -> Fix:
-    """CTranslate2's last release whose wheels load the CUDA major the driver runs."""
-    return say("install CTranslate2 %s, the last release for CUDA %s: %%s" % (release, cuda),
-               run(pip('install "ctranslate2==%s"' % release)))
+def ctranslate2_release_fix(release: str, cuda: str, cudnn: str) -> Fix:
+    """CTranslate2's last release whose wheels load the CUDA major the driver runs. Its wheels carry no CUDA library
+    since 2.0 (it dlopens cuBLAS and cuDNN), so that CUDA's cuBLAS and cuDNN come with it, on the loader's path."""
+    return say("install CTranslate2 %s, the last release for CUDA %s, with that CUDA's cuBLAS and cuDNN %s, which it "
+               "loads at run time: %%s, then put their lib folders (site-packages/nvidia/cublas/lib and "
+               "nvidia/cudnn/lib) on LD_LIBRARY_PATH; faster-whisper before 1.0 is the one that accepts it" % (
+                   release, cuda, cudnn),
+               run(pip('install "ctranslate2==%s" nvidia-cublas-cu%s "nvidia-cudnn-cu%s==%s.*"' % (
+                   release, cuda, cuda, cudnn))))
 
 
 def ctranslate2_cuda_fix(arm: bool) -> Fix:
@@ -322,3 +337,19 @@ def xla_old_ptxas_fix(first_cuda: Optional[str], folder: Optional[str]) -> Fix:
                 "says its CUDA), or %s: XLA runs the first ptxas on PATH before the one in the nvidia-cuda-nvcc wheel; "
                 "with a newer toolkit installed, newer XLA releases also take it from `%%s`" % newer,
                 "which -a ptxas", flags)
+
+
+def opencv_cuda_build_fix(cc: Optional[str]) -> Fix:
+    """OpenCV without its CUDA DNN backend: a source build with CUDA, cuDNN and this GPU's architecture."""
+    arch = cc or "<this GPU's compute capability>"
+    return said("rebuild OpenCV with CUDA_ARCH_BIN=%s and its CUDA DNN backend (cmake -D WITH_CUDA=ON -D "
+                "WITH_CUDNN=ON -D OPENCV_DNN_CUDA=ON, with opencv_contrib), and `%%s` so the pip wheel (built without "
+                "CUDA) does not shadow it" % arch, "pip uninstall -y opencv-python")
+
+
+def trt_plugin_fix(plugin: Optional[str]) -> Fix:
+    """A TensorRT plugin creator not registered: load the library that implements it before deserializing."""
+    return advice("build the plugin library that implements %s and load it before deserializing the engine (Python: "
+                  "ctypes.CDLL of its .so, then trt.init_libnvinfer_plugins(logger, ''); C++: link it or "
+                  "initLibNvInferPlugins for TensorRT's own plugins; trtexec --plugins=<its .so>)" % (
+                      plugin or "the plugin layer"))

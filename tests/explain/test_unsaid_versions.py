@@ -15,7 +15,7 @@ CASES = [
     ("https://github.com/SYSTRAN/faster-whisper/issues/1230",
      "Could not locate cudnn_ops64_9.dll. Please make sure it is in your library path!\nInvalid handle. Cannot load "
      "symbol cudnnCreateTensorDescriptor", ["cudnn_ops64_9.dll", "cuDNN 9"],
-     ['for a program built for CUDA 12: pip install "nvidia-cudnn-cu12==9.*"', '"nvidia-cudnn-cu13==9.*"',
+     ['for one built for CUDA 12: pip install "nvidia-cudnn-cu12==9.*"', '"nvidia-cudnn-cu13==9.*"',
       "the program's CUDA decides", "C:\\Program Files\\NVIDIA\\CUDNN\\v<cudnn major.minor>\\bin\\<cuda major.minor>"],
      []),
     ("https://github.com/modelscope/FunClip/issues/105",
