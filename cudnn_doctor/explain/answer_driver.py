@@ -17,10 +17,8 @@ from .evidence import Evidence
 def _torch_cuda_for(compat: Compat, driver_cuda: str) -> Optional[str]:
     """The newest CUDA PyTorch builds for that a driver running `driver_cuda` runs (the same major where minor
     versions are compatible, else not newer)."""
-    major = major_of(driver_cuda)
-    cudas = [str(r["cuda"]) for r in compat.framework_rows("pytorch") if major_of(str(r["cuda"])) == major]
-    if not compat.has_minor_compat(major):
-        cudas = [c for c in cudas if _v(c) <= _v(driver_cuda)]
+    cudas = [str(r["cuda"]) for r in compat.framework_rows("pytorch")
+             if major_of(str(r["cuda"])) == major_of(driver_cuda) and _runs_on(compat, str(r["cuda"]), driver_cuda)]
     return max(cudas, key=_v) if cudas else None
 
 

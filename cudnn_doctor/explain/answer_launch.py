@@ -13,7 +13,7 @@ from packaging.version import Version
 from ..knowledge import Compat
 from ..remedies import paste, paste_launch as launch
 from .answer_facts import gpu_cc
-from .answered import Answer
+from .answered import Answer, clause
 from .evidence import Evidence
 
 # torch/utils/_triton.py (and older torch/_dynamo): "Found NVIDIA GeForce GTX 1070 which is too old to be supported by
@@ -132,10 +132,7 @@ def _illegal_instruction(ev: Evidence, compat: Compat) -> Answer:
 def _symptom_says(kind: str, compat: Compat) -> str:
     """The symptom row's meaning (compat/symptoms.toml) as a cause, where it says all there is: as a status row's
     diagnosis is said (answer_tools' devices-busy), a sentence's first capital lowered and its full stop dropped."""
-    meaning = next(s.meaning for s in compat.symptoms() if s.id == kind).rstrip(".")
-    first = meaning.split(" ", 1)[0]
-    # a sentence's own capital goes; a name's (Singularity, NVIDIA) stays
-    return meaning[0].lower() + meaning[1:] if first in ("The", "A", "An", "This", "Its") else meaning
+    return clause(next(s.meaning for s in compat.symptoms() if s.id == kind))
 
 
 def _vgpu_unlicensed(ev: Evidence, compat: Compat) -> Answer:

@@ -27,7 +27,7 @@ from .answer_arch import arch_words, first_cuda_serving
 from .answer_launch import from_launch
 from .answer_toolchain import from_toolchain, nvcc_arch, ptx_floor
 from .answer_tools import from_tools
-from .answered import Answer
+from .answered import Answer, clause
 from .evidence import Evidence
 
 # Status names whose cause is one of the named conditions below.
@@ -67,7 +67,7 @@ def _signal(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
     if kind == "shm-exhausted":
         check = compat.declared_check("container-shm-small")  # check's CD807: the same words and fix
         if check is not None:
-            return Answer("%s%s: %s" % (check.title[0].lower(), check.title[1:], check.detail), table_fix(check.fix))
+            return Answer("%s: %s" % (clause(check.title), check.detail), table_fix(check.fix))
     if kind == "cdi-unresolved":
         return Answer("the container asks for a CDI device that has no specification on the host", rt.cdi_spec_fix())
     if kind == "cannot-talk-to-driver" and platform == "linux" and \

@@ -18,7 +18,7 @@ from ..remedies.driver import blacklist_nouveau_fix
 from ..remedies.paste_answers import framework_build_for_cuda_fix
 from ..remedies.frameworks import onnxruntime_gpu_fix, tensorflow_native_windows_fix
 from ..versions import major_of, ver
-from .answered import Answer
+from .answered import Answer, clause
 from .evidence import Evidence
 
 # TensorRT's words: "expecting compute 6.1 got compute 7.5" (this GPU, then the one the engine was built on)
@@ -117,7 +117,7 @@ def from_tools(kind: str, ev: Evidence, compat: Compat) -> Optional[Answer]:
         return _jax_plugin(ev)
     if kind == "devices-busy":  # the status table's words for cudaErrorDevicesUnavailable: data, as check's
         entry = platform_row(compat.status_words("cudaErrorDevicesUnavailable"), ev.platform)
-        return Answer(entry["diagnosis"][0].lower() + entry["diagnosis"][1:].rstrip("."), table_fix(entry))
+        return Answer(clause(entry["diagnosis"]), table_fix(entry))
     return None
 
 

@@ -15,3 +15,14 @@ class Answer:
     cause: str
     fix: Fix
     problem: bool = True
+
+
+# The words a table's sentence may start with whose capital is the sentence's, not a name's (Singularity, NVIDIA).
+_SENTENCE_STARTS = ("The", "A", "An", "This", "Its", "Every", "On", "All", "No")
+
+
+def clause(sentence: str) -> str:
+    """A table's sentence (a symptom's meaning, a status's diagnosis, a check's title) said inside a cause: its own
+    capital lowered where it is the sentence's, and its full stop dropped."""
+    sentence = sentence.rstrip(".")
+    return sentence[0].lower() + sentence[1:] if sentence.split(" ", 1)[0] in _SENTENCE_STARTS else sentence
