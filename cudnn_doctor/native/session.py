@@ -157,6 +157,11 @@ class NativeSession:
 
         def on_result(_: int, task: int, result: dict) -> None:
             self.results.setdefault(task, result)
+            if self._all_answered():
+                # Nothing more to read: the child's own end (its select round and interpreter teardown, about 5 ms
+                # after its input closes) is not waited for. Its workers have all ended, each having answered.
+                children.pop(0, None)
+                self._kill()
 
         def on_stop(_: int, why: str) -> None:
             child = children.pop(0)
@@ -180,6 +185,10 @@ class NativeSession:
                 self._give_up({"timeout": self.task_timeout})
 
         pump(children, deadline, self.task_timeout, on_result, on_stop, poll=_KILL_GRACE * 2)
+
+    def _all_answered(self) -> bool:
+        """Every task has its result, or waits on a speculative task that has one (``_settle`` decides)."""
+        return all(i in self.results or self.waiting.get(i) in self.results for i in range(len(self.tasks)))
 
     def _give_up(self, reason: Optional[dict]) -> None:
         """Kill the child; the task it was on gets ``reason``; the rest go to a fresh child."""

@@ -177,3 +177,29 @@ def test_the_speculative_readiness_answers_only_a_task_for_the_same_gpus(tmp_pat
     assert [(r["index"], r["bus_id"], r["ok"]) for r in results[ids[1]]["gpus"]] == [
         (0, gpus[0][0], True), (1, gpus[1][0], True)]
     assert [(r["bus_id"], r["ok"]) for r in results[ids[0]]["gpus"]] == [(gpus[1][0], True)]
+
+
+def test_collect_returns_once_every_task_is_answered_not_when_the_child_ends(tmp_path):
+    """The child's own end (its select round, its interpreter's teardown: about 5 ms of every `check`) is not
+    waited for: a child that answers and then lingers is killed, its answers kept."""
+    import os
+    import time
+
+    from cudnn_doctor.native.session import NativeSession
+
+    lingering = tmp_path / "lingering_child.py"
+    lingering.write_text(
+        "import json, sys, time\n"
+        "for line in sys.stdin:\n"
+        "    task = json.loads(line)\n"
+        "    print(json.dumps({'task': task['id'], 'result': {'answered': task['op']}}), flush=True)\n"
+        "time.sleep(30)  # after its input closes: a slow exit\n")
+    session = NativeSession(env={"PATH": "/bin", "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+                            script=str(lingering))
+    session.start()
+    ids = session.submit([{"op": "first"}, {"op": "second"}])
+    start = time.monotonic()
+    results = session.collect(20.0)
+    assert [results[i] for i in ids] == [{"answered": "first"}, {"answered": "second"}]
+    assert time.monotonic() - start < 10
+    assert session.child is None  # killed with its process group, not left behind
