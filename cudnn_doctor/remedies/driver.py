@@ -147,7 +147,7 @@ def mismatched_driver_fix(platform: str) -> Fix:
                            "Windows and reopen the distro")
     # The loader's cache can still name a removed driver's libraries (a driver or nvidia-docker left them), so the
     # module and what the cache finds differ until ldconfig runs again (DockerMonitor#12).
-    return run(ldconfig(), "sudo reboot", text="the driver's libraries were upgraded but the old kernel module is "
-               "still loaded, or the loader's cache still names another release's libraries (or a cuda-compat libcuda "
-               "is on the path): rebuild the cache (`%s`) and reboot (`sudo reboot`); if it persists, take any "
-               ".../cuda-*/compat folder off LD_LIBRARY_PATH" % ldconfig())
+    return run(ldconfig(), on_machine("reboot"), text="the driver's libraries were upgraded but the old kernel module "
+               "is still loaded, or the loader's cache still names another release's libraries (or a cuda-compat "
+               "libcuda is on the path): rebuild the cache (`%s`) and reboot (`%s`); if it persists, take any "
+               ".../cuda-*/compat folder off LD_LIBRARY_PATH" % (ldconfig(), on_machine("reboot")))

@@ -17,9 +17,9 @@ def _ids(indices: Sequence[int]) -> str:
 
 def drain_and_reset_fix(indices: Sequence[int]) -> Fix:
     """Take the node's jobs off the GPUs, then reset them (a reboot does the same)."""
-    reset = run(*["sudo nvidia-smi --gpu-reset -i %d" % i for i in indices])
+    reset = run(*[on_machine("nvidia-smi --gpu-reset -i %d" % i) for i in indices])
     return then(advice("drain the node (no process may use GPU %s)" % _ids(indices)),
-                or_else(reset, run("sudo reboot")))
+                or_else(reset, run(on_machine("reboot"))))
 
 
 def drain_and_reboot_fix(indices: Sequence[int]) -> Fix:

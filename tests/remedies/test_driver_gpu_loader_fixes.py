@@ -86,3 +86,22 @@ def test_the_ptx_driver_fix_without_a_known_floor_still_reads_and_runs():
     fix = exact_driver_for_ptx_fix(None, "linux")
     assert "the toolkit's own driver release" in fix.text and "None" not in fix.text
     assert fix.commands == ["sudo ubuntu-drivers install", "sudo reboot"]
+
+
+def test_a_reboot_is_said_for_the_user_it_is_for_root_without_sudo():
+    """A driver/library mismatch and a GPU reset are the running machine's: `sudo` only where the user is not
+    root (a root shell in a container often has no sudo at all)."""
+    from cudnn_doctor.model import Target
+    from cudnn_doctor.remedies.acting import building_for
+    from cudnn_doctor.remedies.driver import mismatched_driver_fix
+    from cudnn_doctor.remedies.node import drain_and_reset_fix
+
+    assert mismatched_driver_fix("linux").commands == ["sudo ldconfig", "sudo reboot"]
+    reset = drain_and_reset_fix([1])  # the reset, or else the reboot
+    assert reset.commands == ["sudo nvidia-smi --gpu-reset -i 1"] and "(or sudo reboot)" in reset.text
+    with building_for(Target(as_root=True)):
+        assert mismatched_driver_fix("linux").commands == ["ldconfig", "reboot"]
+        reset = drain_and_reset_fix([1])
+        assert reset.commands == ["nvidia-smi --gpu-reset -i 1"] and "(or reboot)" in reset.text
+        assert "sudo" not in reset.text
+        assert "`reboot`" in mismatched_driver_fix("linux").text and "sudo" not in mismatched_driver_fix("linux").text
